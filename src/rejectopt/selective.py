@@ -1,0 +1,485 @@
+"""Selective classifiers built from an uncertainty score (Franc, Prusa & Voracek, 2023, Sec. 2).
+
+All three rejection models of the paper -- cost-based (Problem 1), bounded-improvement
+(Problems 2-3) and bounded-abstention (Problems 4-5) -- share one optimal form, the
+*randomized Bayes selection function* (eq. 25)::
+
+    c(x) = 1   if s(x) < a,
+           nu  if s(x) == a,
+           0   if s(x) > a,
+
+where ``s`` is an uncertainty score (larger = more uncertain; a proper score orders inputs
+like the conditional risk r(x) of eq. 9), ``a`` a decision threshold and ``nu`` an acceptance
+probability. The functions below fit ``(a, nu)`` on a validation sample of per-example losses
+``loss >= 0`` and scores ``s``, replacing the integrals over p(x) of Theorems 3 and 6 by
+empirical averages.
+
+Conventions
+-----------
+* The *expected* selective risk and coverage of a randomized selection function on a sample
+  are the ratio of expectations ``sum_i c_i l_i / sum_i c_i`` and ``mean_i c_i`` (the empirical
+  versions of eqs. 5-6), computed exactly, without sampling (:func:`empirical_risk_coverage`).
+* Examples with equal score form a *tie group*: a selection function treats them alike, so
+  only the acceptance probability ``nu`` of the boundary group can move the coverage
+  between two consecutive distinct score values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as _sps
+
+__all__ = [
+    "SelectionFunction",
+    "fit_cost_based",
+    "fit_bounded_improvement",
+    "fit_bounded_abstention",
+    "fit_geifman_el_yaniv",
+    "empirical_risk_coverage",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# The selection function
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SelectionFunction:
+    """Randomized Bayes selection function on an uncertainty score (eq. 25).
+
+    Accept when ``s < threshold``, reject when ``s > threshold`` and accept with probability
+    ``accept_prob`` when ``s == threshold`` (the boundary case of eqs. 15 and 23).
+
+    Parameters
+    ----------
+    threshold : float
+        Decision threshold ``a`` (gamma in eq. 15, beta in eq. 23). May be ``+inf`` (accept
+        everything) or ``-inf`` (reject everything), never NaN.
+    accept_prob : float
+        Acceptance probability ``nu`` in [0, 1] at exact ties ``s == threshold`` (tau in
+        eq. 16, kappa in eq. 24).
+    """
+
+    threshold: float
+    accept_prob: float
+
+    def __post_init__(self) -> None:
+        threshold = float(self.threshold)
+        accept_prob = float(self.accept_prob)
+        if math.isnan(threshold):
+            raise ValueError("SelectionFunction: threshold must not be NaN")
+        if not 0.0 <= accept_prob <= 1.0:
+            raise ValueError(
+                f"SelectionFunction: accept_prob must lie in [0, 1], got {self.accept_prob!r}"
+            )
+        object.__setattr__(self, "threshold", threshold)
+        object.__setattr__(self, "accept_prob", accept_prob)
+
+    def acceptance_probability(self, uncertainty: Any) -> np.ndarray:
+        """Probability c(x) of accepting each input: 1, ``accept_prob`` or 0 (eq. 25).
+
+        Parameters
+        ----------
+        uncertainty : array_like of float
+            Uncertainty scores ``s(x)``; NaN is rejected with ValueError.
+
+        Returns
+        -------
+        numpy.ndarray of float, same shape as ``uncertainty``.
+        """
+        s = _as_finite_or_inf_array(uncertainty, "uncertainty")
+        prob = np.where(s < self.threshold, 1.0, 0.0)
+        prob[s == self.threshold] = self.accept_prob
+        return prob
+
+    def accept(self, uncertainty: Any, random_state: Any = None) -> np.ndarray:
+        """Draw accept/reject decisions; randomises only at exact ties ``s == threshold``.
+
+        Parameters
+        ----------
+        uncertainty : array_like of float
+            Uncertainty scores ``s(x)``.
+        random_state : None, int, or numpy.random.Generator
+            Seed or generator (``numpy.random.default_rng``) for the boundary draws.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where the prediction is accepted.
+        """
+        s = _as_finite_or_inf_array(uncertainty, "uncertainty")
+        accepted = s < self.threshold
+        ties = s == self.threshold
+        n_ties = int(ties.sum())
+        if n_ties and self.accept_prob >= 1.0:
+            accepted[ties] = True
+        elif n_ties and self.accept_prob > 0.0:
+            rng = np.random.default_rng(random_state)
+            accepted[ties] = rng.random(n_ties) < self.accept_prob
+        return accepted
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dict; infinite thresholds are written as the strings ``"inf"``/``"-inf"``."""
+        data = asdict(self)
+        if math.isinf(self.threshold):
+            data["threshold"] = "inf" if self.threshold > 0 else "-inf"
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "SelectionFunction":
+        """Inverse of :meth:`to_dict`."""
+        missing = {"threshold", "accept_prob"} - set(data)
+        if missing:
+            raise ValueError(f"SelectionFunction.from_dict: missing keys {sorted(missing)}")
+        return cls(threshold=float(data["threshold"]), accept_prob=float(data["accept_prob"]))
+
+
+# --------------------------------------------------------------------------------------------
+# Input validation and tie groups
+# --------------------------------------------------------------------------------------------
+def _as_finite_or_inf_array(values: Any, name: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN at index {int(np.flatnonzero(np.isnan(arr))[0])}")
+    return arr
+
+
+def _validate_loss_and_scores(loss: Any, s: Any, loss_name: str = "loss") -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(loss, s)`` as 1-D float arrays or raise ValueError naming the bad input."""
+    loss = np.asarray(loss, dtype=float)
+    s = np.asarray(s, dtype=float)
+    if loss.ndim != 1 or s.ndim != 1:
+        raise ValueError(
+            f"{loss_name} and s must be 1-D, got shapes {loss.shape} and {s.shape}"
+        )
+    if loss.shape[0] != s.shape[0]:
+        raise ValueError(
+            f"length mismatch: {loss_name} has {loss.shape[0]} elements, s has {s.shape[0]}"
+        )
+    if loss.shape[0] == 0:
+        raise ValueError(f"{loss_name} and s are empty; need at least one example")
+    for name, arr in ((loss_name, loss), ("s", s)):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{name} must be finite; {name}[{i}] = {arr[i]}")
+    if (loss < 0).any():
+        i = int(np.flatnonzero(loss < 0)[0])
+        raise ValueError(f"{loss_name} must be non-negative; {loss_name}[{i}] = {loss[i]}")
+    return loss, s
+
+
+@dataclass(frozen=True)
+class _TieGroups:
+    """Distinct scores ``values`` (ascending) with per-group counts and loss sums."""
+
+    values: np.ndarray
+    counts: np.ndarray
+    loss_sums: np.ndarray
+
+    @property
+    def cum_counts(self) -> np.ndarray:
+        """N_j = #(s <= values[j]), with a leading 0 (length m + 1)."""
+        return np.concatenate([[0], np.cumsum(self.counts)])
+
+    @property
+    def cum_losses(self) -> np.ndarray:
+        """S_j = sum of losses with s <= values[j], with a leading 0 (length m + 1)."""
+        return np.concatenate([[0.0], np.cumsum(self.loss_sums)])
+
+
+def _tie_groups(loss: np.ndarray, s: np.ndarray) -> _TieGroups:
+    values, inverse, counts = np.unique(s, return_inverse=True, return_counts=True)
+    loss_sums = np.bincount(inverse, weights=loss, minlength=values.size)
+    return _TieGroups(values=values, counts=counts.astype(float), loss_sums=loss_sums)
+
+
+def _check_unit_interval(value: float, name: str, *, closed_low: bool) -> float:
+    value = float(value)
+    low_ok = value >= 0.0 if closed_low else value > 0.0
+    if not (math.isfinite(value) and low_ok and value <= 1.0):
+        interval = "[0, 1]" if closed_low else "(0, 1]"
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
+    return value
+
+
+def _check_nonnegative(value: float, name: str) -> float:
+    value = float(value)
+    if not (math.isfinite(value) and value >= 0.0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------------
+def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> tuple[float, float]:
+    """Expected empirical selective risk and coverage of ``selection`` (eqs. 5-6).
+
+    The expectation is over the randomisation at ties, computed exactly:
+    ``coverage = mean_i c_i`` and ``risk = sum_i c_i l_i / sum_i c_i`` with ``c_i`` from
+    :meth:`SelectionFunction.acceptance_probability`.
+
+    Parameters
+    ----------
+    loss : array_like, shape (n,)
+        Non-negative losses ``l(y_i, h(x_i))``.
+    s : array_like, shape (n,)
+        Uncertainty scores.
+    selection : SelectionFunction
+
+    Returns
+    -------
+    (selective_risk, coverage) : tuple of float
+        ``selective_risk`` is NaN when the coverage is 0 (the selective risk is undefined).
+    """
+    loss, s = _validate_loss_and_scores(loss, s)
+    prob = selection.acceptance_probability(s)
+    accepted_mass = float(prob.sum())
+    coverage = accepted_mass / loss.size
+    risk = float(prob @ loss) / accepted_mass if accepted_mass > 0 else float("nan")
+    return risk, coverage
+
+
+# --------------------------------------------------------------------------------------------
+# Cost-based model (Problem 1, eq. 4)
+# --------------------------------------------------------------------------------------------
+def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
+    """Empirical Chow rule on the score: minimise the empirical cost-based risk (eq. 1).
+
+    The empirical risk of accepting the examples with ``s <= u`` is
+    ``(sum_{s_i <= u} l_i + reject_cost * #(s_i > u)) / n``. It is evaluated for every cut
+    between consecutive distinct score values (plus "reject all") and the minimiser is
+    returned. Ties are handled all-or-nothing: the risk is linear in the acceptance probability
+    of a tie group, so an extreme value ``nu in {0, 1}`` is always optimal -- the empirical
+    counterpart of the remark after eq. (4) that a deterministic optimal strategy exists.
+    Among equally good cuts the one with the largest coverage is returned.
+
+    Parameters
+    ----------
+    loss : array_like, shape (n,)
+        Non-negative losses on a validation sample.
+    s : array_like, shape (n,)
+        Uncertainty scores on the same sample.
+    reject_cost : float
+        Reject cost epsilon >= 0 (same units as the loss).
+
+    Returns
+    -------
+    SelectionFunction
+        ``(u_j, 1)`` accepting the ``j`` lowest tie groups, or ``(u_1, 0)`` to reject all
+        (new inputs with a score below the smallest validation score are then still accepted).
+    """
+    loss, s = _validate_loss_and_scores(loss, s)
+    reject_cost = _check_nonnegative(reject_cost, "reject_cost")
+    groups = _tie_groups(loss, s)
+    n = loss.size
+    cum_counts, cum_losses = groups.cum_counts, groups.cum_losses
+    risks = (cum_losses + reject_cost * (n - cum_counts)) / n  # cut after group j = 0..m
+    tolerance = 1e-12 * max(1.0, float(np.abs(risks).max()))
+    best = int(np.flatnonzero(risks <= risks.min() + tolerance)[-1])
+    if best == 0:
+        return SelectionFunction(threshold=groups.values[0], accept_prob=0.0)
+    return SelectionFunction(threshold=groups.values[best - 1], accept_prob=1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Bounded-improvement model (Problem 3, Theorem 3, eqs. 14-16)
+# --------------------------------------------------------------------------------------------
+def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionFunction:
+    """Maximal empirical coverage subject to empirical selective risk <= ``target_risk``.
+
+    Empirical version of Theorem 3. With the excess loss ``l_i - lambda`` (the r-bar of
+    eq. 13), the cumulative excess ``D(a, nu) = sum_{s_i<a} (l_i - lambda)
+    + nu * sum_{s_i=a} (l_i - lambda)`` is piecewise linear along the sorted sample, and the
+    selective risk is <= lambda iff ``D <= 0``. The largest prefix with ``D <= 0`` fixes the
+    threshold gamma (eq. 14-15); on the boundary tie group the acceptance probability
+    ``nu = -D(before group) / (excess of the group)`` (eq. 16) makes the expected selective
+    risk equal ``target_risk`` exactly. If the whole sample has risk <= target, everything is
+    accepted.
+
+    Parameters
+    ----------
+    loss, s : array_like, shape (n,)
+        Validation losses (>= 0) and uncertainty scores.
+    target_risk : float
+        Target selective risk lambda > 0 (same units as the loss).
+
+    Returns
+    -------
+    SelectionFunction
+
+    Raises
+    ------
+    ValueError
+        On bad input, or when no threshold reaches a selective risk <= target (the
+        lowest-uncertainty tie group alone already exceeds it).
+    """
+    loss, s = _validate_loss_and_scores(loss, s)
+    target_risk = float(target_risk)
+    if not (math.isfinite(target_risk) and target_risk > 0):
+        raise ValueError(f"target_risk must be a finite number > 0, got {target_risk!r}")
+    groups = _tie_groups(loss, s)
+    group_excess = groups.loss_sums - target_risk * groups.counts
+    cum_excess = np.concatenate([[0.0], np.cumsum(group_excess)])  # D after group j = 0..m
+    tolerance = 1e-10 * (float(loss.sum()) + target_risk * loss.size)
+    feasible = np.flatnonzero(cum_excess[1:] <= tolerance)  # groups j (0-based) with D <= 0
+    if feasible.size == 0:
+        prefix_risks = groups.cum_losses[1:] / groups.cum_counts[1:]
+        raise ValueError(
+            f"infeasible target_risk={target_risk!r}: no threshold reaches a selective risk "
+            f"<= target on this sample (smallest achievable selective risk is "
+            f"{prefix_risks.min():.6g})"
+        )
+    last = int(feasible[-1])
+    if last == groups.values.size - 1:
+        return SelectionFunction(threshold=groups.values[-1], accept_prob=1.0)
+    boundary = last + 1
+    nu = -cum_excess[last + 1] / group_excess[boundary]  # group_excess[boundary] > 0 here
+    if nu <= 0.0:
+        return SelectionFunction(threshold=groups.values[last], accept_prob=1.0)
+    return SelectionFunction(threshold=groups.values[boundary], accept_prob=min(float(nu), 1.0))
+
+
+# --------------------------------------------------------------------------------------------
+# Bounded-abstention model (Problem 5, Theorem 6, eqs. 22-24)
+# --------------------------------------------------------------------------------------------
+def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> SelectionFunction:
+    """Minimal empirical selective risk subject to coverage >= ``target_coverage``.
+
+    Empirical version of Theorem 6: the threshold beta is the smallest distinct score at
+    which the cumulative count ``#(s <= beta)`` reaches ``omega * n`` (eq. 22), and the
+    acceptance probability at the boundary tie group is
+    ``kappa = (omega * n - #(s < beta)) / #(s == beta)`` (eq. 24), so that the expected
+    coverage equals ``omega`` exactly. For a proper uncertainty score this is the optimal
+    strategy; ``loss`` is used only for input validation.
+
+    Parameters
+    ----------
+    loss, s : array_like, shape (n,)
+        Validation losses (>= 0) and uncertainty scores.
+    target_coverage : float
+        Target coverage omega in (0, 1].
+
+    Returns
+    -------
+    SelectionFunction
+    """
+    loss, s = _validate_loss_and_scores(loss, s)
+    omega = _check_unit_interval(target_coverage, "target_coverage", closed_low=False)
+    groups = _tie_groups(loss, s)
+    cum_counts = groups.cum_counts
+    target_count = omega * loss.size
+    # smallest group j (0-based) with N_j >= omega * n, tolerant to round-off in omega * n
+    j = int(np.searchsorted(cum_counts[1:], target_count * (1 - 1e-12), side="left"))
+    j = min(j, groups.values.size - 1)
+    kappa = (target_count - cum_counts[j]) / groups.counts[j]
+    return SelectionFunction(threshold=groups.values[j], accept_prob=float(np.clip(kappa, 0.0, 1.0)))
+
+
+# --------------------------------------------------------------------------------------------
+# Geifman & El-Yaniv (2017): selection with guaranteed risk (SGR)
+# --------------------------------------------------------------------------------------------
+def _binomial_tail_upper_bound(n_errors: int, n_accepted: int, delta: float) -> float:
+    """B*(r, delta, m): largest b with P(Binomial(m, b) <= errors) >= delta (Clopper-Pearson).
+
+    Solves ``sum_{j<=k} C(m, j) b^j (1-b)^(m-j) = delta`` for b, i.e. the (1 - delta)
+    quantile of Beta(k + 1, m - k).
+    """
+    if n_accepted == 0 or n_errors >= n_accepted:
+        return 1.0
+    return float(_sps.beta.ppf(1.0 - delta, n_errors + 1, n_accepted - n_errors))
+
+
+def fit_geifman_el_yaniv(
+    loss01: Any,
+    s: Any,
+    target_risk: float,
+    delta: float,
+    loss_scale: float = 1.0,
+) -> tuple[SelectionFunction, float]:
+    """Selection with guaranteed risk (SGR) of Geifman & El-Yaniv (2017, Algorithm 1).
+
+    Binary search over ``k = ceil(log2 n)`` thresholds on the sorted scores. For the
+    threshold accepting the examples with ``s <= theta`` (m accepted, e errors) the selective
+    risk is bounded with probability ``1 - delta/k`` by the binomial tail inversion
+    ``B*(e/m, delta/k, m)`` (Clopper-Pearson upper bound); the Bonferroni correction makes the
+    bound hold for all tested thresholds simultaneously with probability ``1 - delta``.
+    The search moves towards larger coverage when ``B* < target_risk``.
+
+    Deviation from the published pseudo-code, which outputs the *last* tested threshold:
+    here the largest-coverage tested threshold whose bound is below the target is returned
+    (its guarantee is covered by the same union bound); if none is, ValueError is raised.
+
+    Parameters
+    ----------
+    loss01 : array_like, shape (n,)
+        0/1 losses times ``loss_scale`` (e.g. 0/100 with ``loss_scale=100``).
+    s : array_like, shape (n,)
+        Uncertainty scores (accept ``s <= theta``; ties are accepted together).
+    target_risk : float
+        Desired risk r* in (0, loss_scale], in loss units.
+    delta : float
+        Confidence parameter in (0, 1).
+    loss_scale : float, default 1.0
+        Value of a loss of one error.
+
+    Returns
+    -------
+    selection : SelectionFunction
+        Deterministic: ``(theta, 1.0)``.
+    risk_bound : float
+        Guaranteed selective-risk bound b* (in loss units): with probability >= 1 - delta the
+        true selective risk of ``selection`` is <= ``risk_bound`` (< ``target_risk``).
+    """
+    loss01, s = _validate_loss_and_scores(loss01, s, loss_name="loss01")
+    loss_scale = float(loss_scale)
+    if not (math.isfinite(loss_scale) and loss_scale > 0):
+        raise ValueError(f"loss_scale must be a finite number > 0, got {loss_scale!r}")
+    errors = loss01 / loss_scale
+    not_binary = ~np.isin(errors, (0.0, 1.0))
+    if not_binary.any():
+        i = int(np.flatnonzero(not_binary)[0])
+        raise ValueError(
+            f"loss01 must take only the values 0 and {loss_scale:g} (loss_scale); "
+            f"loss01[{i}] = {loss01[i]}"
+        )
+    target_risk = float(target_risk)
+    if not (math.isfinite(target_risk) and 0 < target_risk <= loss_scale):
+        raise ValueError(f"target_risk must lie in (0, {loss_scale:g}], got {target_risk!r}")
+    delta = float(delta)
+    if not (math.isfinite(delta) and 0 < delta < 1):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+
+    order = np.argsort(s, kind="stable")
+    s_sorted = s[order]
+    cum_errors = np.concatenate([[0.0], np.cumsum(errors[order])])
+    n = s.size
+    n_steps = max(1, math.ceil(math.log2(n)))
+    delta_step = delta / n_steps
+    target = target_risk / loss_scale
+
+    best: tuple[int, float, float] | None = None  # (n_accepted, theta, bound)
+    low, high = 0, n
+    for _ in range(n_steps):
+        mid = (low + high + 1) // 2
+        theta = s_sorted[mid - 1]
+        n_accepted = int(np.searchsorted(s_sorted, theta, side="right"))  # all ties accepted
+        n_errors = int(round(cum_errors[n_accepted]))
+        bound = _binomial_tail_upper_bound(n_errors, n_accepted, delta_step)
+        if bound < target:
+            low = mid
+            if best is None or n_accepted > best[0]:
+                best = (n_accepted, float(theta), bound)
+        else:
+            high = mid
+    if best is None:
+        raise ValueError(
+            f"infeasible target_risk={target_risk!r}: no tested threshold has a risk bound "
+            f"below the target at delta={delta!r} with n={n} examples"
+        )
+    _, theta, bound = best
+    return SelectionFunction(threshold=theta, accept_prob=1.0), bound * loss_scale
