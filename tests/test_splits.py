@@ -1,0 +1,81 @@
+import numpy as np
+import pytest
+
+from rejectopt.splits import (
+    DEFAULT_RATIOS,
+    PARTS,
+    derive_seed,
+    load_split,
+    make_splits,
+    save_splits,
+)
+
+
+@pytest.fixture
+def labels():
+    rng = np.random.default_rng(1)
+    # imbalanced classes, including a tiny one (like shuttle's class with 6 examples)
+    return np.concatenate([np.zeros(997), np.ones(250), np.full(6, 2), np.full(41, 3)]).astype(int)[
+        rng.permutation(1294)
+    ]
+
+
+def test_parts_are_disjoint_and_cover_every_example(labels):
+    splits = make_splits(labels, n_splits=3, seed=7, dataset="toy")
+    for k in range(3):
+        parts = [splits[f"{p}_{k}"] for p in PARTS]
+        joined = np.concatenate(parts)
+        assert len(joined) == len(labels)
+        assert np.array_equal(np.sort(joined), np.arange(len(labels)))
+
+
+@pytest.mark.parametrize("ratios", [DEFAULT_RATIOS, (0.25, 0.05, 0.2, 0.2, 0.3), (0.28, 0.2, 0.02, 0.2, 0.3)])
+def test_ratios_hold_within_one_example_per_class(labels, ratios):
+    splits = make_splits(labels, ratios=ratios, n_splits=2, seed=3, dataset="toy")
+    for k in range(2):
+        for part, ratio in zip(PARTS, ratios):
+            counts = np.bincount(labels[splits[f"{part}_{k}"]], minlength=4)
+            expected = ratio * np.bincount(labels, minlength=4)
+            assert np.all(np.abs(counts - expected) < 1.0), (part, counts, expected)
+
+
+def test_same_seed_same_splits_bytes(labels, tmp_path):
+    save_splits(tmp_path / "a.npz", make_splits(labels, n_splits=2, seed=11, dataset="toy"))
+    save_splits(tmp_path / "b.npz", make_splits(labels, n_splits=2, seed=11, dataset="toy"))
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+
+
+def test_splits_differ_across_repetitions_seeds_and_datasets(labels):
+    a = make_splits(labels, n_splits=2, seed=11, dataset="toy")
+    b = make_splits(labels, n_splits=1, seed=12, dataset="toy")
+    c = make_splits(labels, n_splits=1, seed=11, dataset="other")
+    assert not np.array_equal(a["trn1_0"], a["trn1_1"])
+    assert not np.array_equal(a["trn1_0"], b["trn1_0"])
+    assert not np.array_equal(a["trn1_0"], c["trn1_0"])
+
+
+def test_derive_seed_is_stable_known_answer():
+    # CRC32-based: independent of PYTHONHASHSEED and of the machine.
+    assert derive_seed(0, "shuttle", "split", 0) == derive_seed(0, "shuttle", "split", 0)
+    assert derive_seed(0, "shuttle") != derive_seed(1, "shuttle")
+    assert derive_seed(0, "a", "b") != derive_seed(0, "b", "a")
+
+
+def test_index_arrays_are_named_and_typed_by_the_contract(labels, tmp_path):
+    save_splits(tmp_path / "s.npz", make_splits(labels, n_splits=2, seed=0, dataset="toy"))
+    with np.load(tmp_path / "s.npz", allow_pickle=False) as data:
+        assert sorted(data.files) == sorted(f"{p}_{k}" for k in range(2) for p in PARTS)
+        assert all(data[name].dtype == np.int64 for name in data.files)
+    parts = load_split(tmp_path / "s.npz", 1)
+    assert list(parts) == list(PARTS)
+    with pytest.raises(KeyError, match="no split 2"):
+        load_split(tmp_path / "s.npz", 2)
+
+
+@pytest.mark.parametrize(
+    "ratios, message",
+    [((0.5, 0.5), "5 entries"), ((0.3, 0.1, 0.3, 0.1, 0.3), "sum to 1"), ((0.5, -0.1, 0.3, 0.1, 0.2), "positive")],
+)
+def test_bad_ratios_are_rejected(labels, ratios, message):
+    with pytest.raises(ValueError, match=message):
+        make_splits(labels, ratios=ratios)
