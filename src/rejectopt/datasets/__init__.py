@@ -1,0 +1,42 @@
+"""The 22 benchmark datasets of the paper's Table 2: registry, verified fetching, parsing.
+
+Typical use::
+
+    from rejectopt.datasets import prepare_dataset, load_prepared
+    info = prepare_dataset("letter", "results/raw", "results/data/letter.npz", mirror=None)
+    X, y = load_prepared("results/data/letter.npz")
+"""
+
+from ._fetch import (
+    LOCK_FILE_NAME,
+    ChecksumError,
+    DataSourceError,
+    fetch_file,
+    read_lock,
+    sha256_of_file,
+)
+from ._parsers import encode_labels, equal_frequency_bins
+from ._prepare import available_in_mirror, fingerprint, load_prepared, parse_raw, prepare_dataset
+from ._registry import CLASSIFICATION, ORDINAL, REGISTRY, DatasetSpec, RawFile, get_spec
+
+__all__ = [
+    "CLASSIFICATION",
+    "LOCK_FILE_NAME",
+    "ORDINAL",
+    "REGISTRY",
+    "ChecksumError",
+    "DataSourceError",
+    "DatasetSpec",
+    "RawFile",
+    "available_in_mirror",
+    "encode_labels",
+    "equal_frequency_bins",
+    "fetch_file",
+    "fingerprint",
+    "get_spec",
+    "load_prepared",
+    "parse_raw",
+    "prepare_dataset",
+    "read_lock",
+    "sha256_of_file",
+]
