@@ -1,0 +1,27 @@
+# rejectopt: reproduce Franc, Prusa & Voracek (JMLR 2023) end to end.
+# This file only wires the stages; every rule lives in workflow/rules/<stage>.smk
+# and every computation in the rejectopt library (src/rejectopt).
+
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+# Resolved beside this file, so the workflow also runs with --directory elsewhere.
+configfile: Path(workflow.basedir) / "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/classifiers.smk"
+include: "workflow/rules/scores.smk"
+include: "workflow/rules/evaluation.smk"
+include: "workflow/rules/tables.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_outputs(),

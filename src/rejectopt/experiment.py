@@ -1,0 +1,220 @@
+"""The benchmark's steps (Section 5.2) as file-in / file-out functions.
+
+Each function is one step of the pipeline: train a classifier on Trn1 and
+select it on Val1, learn an uncertainty score on Trn2 and select it on Val2,
+evaluate every score on Tst. They know nothing of the workflow manager that
+calls them; every output is written atomically.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pandas as pd
+
+from ._io import save_npz
+from .classifiers import classifier_outputs, train_classifier
+from .datasets import load_prepared
+from .metrics import aurc, risk_full
+from .scores import REG, SELE, TCP, select_C
+from .splits import derive_seed, load_split
+
+__all__ = [
+    "BASELINE",
+    "SUMMARY_COLUMNS",
+    "task_loss",
+    "run_classifier",
+    "run_score",
+    "summarize_dataset",
+]
+
+log = logging.getLogger(__name__)
+
+#: The baseline uncertainty each classifier comes with (Section 5.2).
+BASELINE = {"lr": "mcp", "svm": "margin", "svor": "margin"}
+
+#: Columns of ``results/datasets/{dataset}/summary.csv`` (a contract).
+SUMMARY_COLUMNS = [
+    "task",
+    "dataset",
+    "split",
+    "classifier",
+    "score",
+    "C_classifier",
+    "C_score",
+    "aurc",
+    "risk_full",
+    "n_test",
+]
+
+_SCORE_LEARNERS = {"sele": SELE, "reg": REG, "tcp": TCP}
+
+
+def task_loss(task: str, y_true, y_pred) -> np.ndarray:
+    """Loss of each prediction: ``100 [y != y']`` (classification) or ``|y - y'|`` (ordinal)."""
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if task == "classification":
+        return 100.0 * (y_true != y_pred)
+    if task == "ordinal":
+        return np.abs(y_true - y_pred).astype(float)
+    raise ValueError(f"unknown task {task!r}: expected 'classification' or 'ordinal'")
+
+
+def _error_name(kind: str) -> str:
+    return "mae" if kind == "svor" else "zero_one"
+
+
+def run_classifier(data_path, splits_path, split: int, kind: str, C_grid, seed: int, out_path, dataset: str = "") -> dict:
+    """Train ``kind`` on Trn1, pick C by Val1 error and save its outputs on every example.
+
+    The output ``.npz`` holds ``y_pred`` and ``baseline`` (the baseline
+    uncertainty: MCP for LR, margin for SVM / SVOR) for all examples of the
+    dataset, ``proba`` (LR only), the chosen ``C`` and the validation error of
+    each C of the grid (``C_grid``, ``val_error``).
+    """
+    X, y = load_prepared(data_path)
+    parts = load_split(splits_path, split)
+    n_classes = int(y.max()) + 1
+    start = time.perf_counter()
+    model, best_C, val_errors = train_classifier(
+        kind,
+        X[parts["trn1"]],
+        y[parts["trn1"]],
+        X[parts["val1"]],
+        y[parts["val1"]],
+        C_grid=tuple(C_grid),
+        n_classes=n_classes,
+        random_state=derive_seed(seed, dataset, "classifier", kind, split),
+    )
+    outputs = classifier_outputs(kind, model, X)
+    log.info(
+        "%s %s split %d: C=%g chosen on Val1 (errors %s) in %.1f s",
+        dataset, kind, split, best_C, {c: round(e, 4) for c, e in val_errors.items()}, time.perf_counter() - start,
+    )
+    arrays = {
+        "y_pred": np.asarray(outputs["y_pred"], dtype=np.int64),
+        "baseline": np.asarray(outputs["baseline"], dtype=float),
+        "C": np.float64(best_C),
+        "C_grid": np.asarray(list(val_errors), dtype=float),
+        "val_error": np.asarray(list(val_errors.values()), dtype=float),
+    }
+    if outputs.get("proba") is not None:
+        arrays["proba"] = np.asarray(outputs["proba"], dtype=float)
+    save_npz(out_path, **arrays)
+    return {"C": best_C, "val_error": val_errors}
+
+
+def _score_target(score: str, loss: np.ndarray, y: np.ndarray, proba) -> np.ndarray:
+    """What a score learner regresses / ranks: the loss, or the true-class probability (TCP)."""
+    if score != "tcp":
+        return loss
+    if proba is None:
+        raise ValueError("score 'tcp' needs class posteriors: only the 'lr' classifier provides them")
+    return proba[np.arange(len(y)), y]
+
+
+def run_score(
+    data_path,
+    splits_path,
+    classifier_path,
+    split: int,
+    task: str,
+    score: str,
+    C_grid,
+    seed: int,
+    out_path,
+    chunk_size: int = 500,
+    dataset: str = "",
+    classifier: str = "",
+) -> dict:
+    """Learn ``score`` on Trn2, pick C by Val2 AuRC, save its uncertainty on Tst.
+
+    The output ``.npz`` holds ``uncertainty`` (on the Tst indices, in their
+    order), the chosen ``C`` and the Val2 AuRC of each C (``C_grid``,
+    ``val_aurc``).
+    """
+    if score not in _SCORE_LEARNERS:
+        raise ValueError(f"unknown score {score!r}: expected one of {sorted(_SCORE_LEARNERS)}")
+    X, y = load_prepared(data_path)
+    parts = load_split(splits_path, split)
+    with np.load(classifier_path, allow_pickle=False) as clf:
+        y_pred = clf["y_pred"]
+        proba = clf["proba"] if "proba" in clf.files else None
+    loss = task_loss(task, y, y_pred)
+    target = _score_target(score, loss, y, proba)
+    n_classes = int(y.max()) + 1
+    learner = _SCORE_LEARNERS[score]()
+    params = {"n_classes": n_classes}
+    if score == "sele":
+        params.update(chunk_size=chunk_size, random_state=derive_seed(seed, dataset, classifier, score, split))
+    learner.set_params(**params)
+    trn2, val2, tst = parts["trn2"], parts["val2"], parts["tst"]
+    start = time.perf_counter()
+    best, val_aurc = select_C(
+        learner,
+        X[trn2], y_pred[trn2], target[trn2],
+        X[val2], y_pred[val2], loss[val2],
+        C_grid=tuple(C_grid),
+    )
+    log.info(
+        "%s %s/%s split %d: C=%g chosen on Val2 (AuRC %s) in %.1f s",
+        dataset, classifier, score, split, best.C, {c: round(a, 4) for c, a in val_aurc.items()},
+        time.perf_counter() - start,
+    )
+    save_npz(
+        out_path,
+        uncertainty=np.asarray(best.predict(X[tst], y_pred[tst]), dtype=float),
+        C=np.float64(best.C),
+        C_grid=np.asarray(list(val_aurc), dtype=float),
+        val_aurc=np.asarray(list(val_aurc.values()), dtype=float),
+    )
+    return {"C": best.C, "val_aurc": val_aurc}
+
+
+def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifier_files: dict, score_files: dict) -> pd.DataFrame:
+    """Test AuRC and full-coverage risk of every (split, classifier, score) of one dataset.
+
+    Parameters
+    ----------
+    classifier_files : dict
+        ``(classifier, split) -> path`` of :func:`run_classifier` outputs.
+    score_files : dict
+        ``(classifier, score, split) -> path`` of :func:`run_score` outputs.
+
+    Returns
+    -------
+    DataFrame with :data:`SUMMARY_COLUMNS`; baselines are rows with score
+    ``mcp`` / ``margin`` and an empty ``C_score``.
+    """
+    _, y = load_prepared(data_path)
+    rows = []
+    for (classifier, split), clf_path in sorted(classifier_files.items()):
+        tst = load_split(splits_path, split)["tst"]
+        with np.load(clf_path, allow_pickle=False) as clf:
+            loss = task_loss(task, y[tst], clf["y_pred"][tst])
+            uncertainties = {BASELINE[classifier]: (clf["baseline"][tst], np.nan)}
+            C_classifier = float(clf["C"])
+        for (clf_name, score, score_split), score_path in sorted(score_files.items()):
+            if (clf_name, score_split) != (classifier, split):
+                continue
+            with np.load(score_path, allow_pickle=False) as sc:
+                uncertainties[score] = (sc["uncertainty"], float(sc["C"]))
+        for score, (uncertainty, C_score) in uncertainties.items():
+            rows.append(
+                {
+                    "task": task,
+                    "dataset": dataset,
+                    "split": split,
+                    "classifier": classifier,
+                    "score": score,
+                    "C_classifier": C_classifier,
+                    "C_score": C_score,
+                    "aurc": aurc(loss, uncertainty),
+                    "risk_full": risk_full(loss),
+                    "n_test": len(tst),
+                }
+            )
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)

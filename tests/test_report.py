@@ -1,0 +1,101 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from rejectopt.report import (
+    TABLES,
+    aurc_table,
+    comparison_markdown,
+    paper_comparison,
+    relative_improvement,
+    render_table,
+    table_statistics,
+    timing_table,
+)
+
+METHODS = {"mcp": 10.0, "sele": 8.0, "reg": 9.0, "tcp": 8.5}
+
+
+def _summary(datasets=("a", "b", "c"), n_splits=3):
+    rng = np.random.default_rng(0)
+    rows = []
+    for d_i, dataset in enumerate(datasets):
+        for split in range(n_splits):
+            risk = 20.0 + d_i
+            for score, base in METHODS.items():
+                rows.append(dict(task="classification", dataset=dataset, split=split, classifier="lr", score=score,
+                                 C_classifier=10.0, C_score=np.nan if score == "mcp" else 1.0,
+                                 aurc=base + d_i + rng.normal(0, 0.1), risk_full=risk + split, n_test=100))
+    return pd.DataFrame(rows)
+
+
+def test_aurc_table_means_and_stds_match_pandas():
+    summary = _summary()
+    table = aurc_table(summary, TABLES["table3a"])
+    sele_b = summary.query("dataset == 'b' and score == 'sele'")["aurc"]
+    assert table.loc["b", ("sele", "mean")] == pytest.approx(sele_b.mean())
+    assert table.loc["b", ("sele", "std")] == pytest.approx(sele_b.std(ddof=1))
+    assert table.loc["a", ("risk_full", "mean")] == pytest.approx(21.0)  # 20 + mean(0, 1, 2)
+    assert list(table.index) == ["a", "b", "c"]
+
+
+def test_table_statistics_rank_sele_first_and_render_bold_best():
+    spec = TABLES["table3a"]
+    table = aurc_table(_summary(), spec)
+    stats = table_statistics(table, spec.methods)
+    assert stats.average_ranks.to_dict() == {"mcp": 4.0, "sele": 1.0, "reg": 3.0, "tcp": 2.0}
+    assert stats.n_datasets == 3
+    md = render_table(table, spec, stats, fmt="md")
+    assert md.count("**") == 2 * 3  # one bold cell per dataset
+    assert "| avg. rank | 4.00 | 1.00 | 3.00 | 2.00 |" in md
+    assert "Friedman test p = " in md and "Nemenyi CD" in md
+    tex = render_table(table, spec, stats, fmt="tex")
+    assert tex.count("\\textbf{") == 3 and "\\end{tabular}" in tex
+
+
+def test_relative_improvement_is_per_split_then_averaged():
+    summary = _summary()
+    gains = relative_improvement(summary, TABLES["table3a"])
+    wide = summary[summary.dataset == "a"].pivot(index="split", columns="score", values="aurc")
+    expected = 100 * (wide["mcp"] - wide["sele"]) / wide["mcp"]
+    assert gains.loc["a", ("sele", "mean")] == pytest.approx(expected.mean())
+    assert gains.loc["a", ("sele", "std")] == pytest.approx(expected.std(ddof=1))
+
+
+def test_paper_comparison_counts_agreement_by_std_or_relative():
+    summary = _summary(datasets=("a",))
+    reference = pd.DataFrame(
+        [
+            # ours ~8.0 for sele: within 2 std of 8.1 (std 0.1)
+            dict(task="classification", dataset="a", classifier="lr", score="sele", metric="aurc", mean=8.1, std=0.1),
+            # ours ~10.0 for mcp: 5 std away but within 10% of 10.9
+            dict(task="classification", dataset="a", classifier="lr", score="mcp", metric="aurc", mean=10.9, std=0.2),
+            # ours ~9.0 for reg: neither
+            dict(task="classification", dataset="a", classifier="lr", score="reg", metric="aurc", mean=12.0, std=0.1),
+            # R@100 ours 21.0
+            dict(task="classification", dataset="a", classifier="lr", score="none", metric="risk_full", mean=21.0, std=0.5),
+            # a dataset we did not run
+            dict(task="classification", dataset="z", classifier="lr", score="sele", metric="aurc", mean=1.0, std=0.1),
+        ]
+    )
+    cmp = paper_comparison(summary, reference).set_index(["dataset", "score"])
+    assert bool(cmp.loc[("a", "sele"), "agrees"]) and bool(cmp.loc[("a", "mcp"), "agrees"])
+    assert not bool(cmp.loc[("a", "reg"), "agrees"])
+    assert cmp.loc[("a", "none"), "ours_mean"] == pytest.approx(21.0)
+    assert pd.isna(cmp.loc[("z", "sele"), "ours_mean"]) and pd.isna(cmp.loc[("z", "sele"), "agrees"])
+    md = comparison_markdown(paper_comparison(summary, reference), [TABLES["table3a"]], ["a"], ["z"])
+    assert "**3 of 4 cells agree**" in md
+    assert "not run here: z" in md
+
+
+def test_timing_table_sums_benchmark_records(tmp_path):
+    for k, seconds in enumerate([1.5, 2.5]):
+        path = tmp_path / "benchmarks" / "train_classifier" / "shuttle" / "lr" / f"split_{k}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+                        f"{seconds}\t0:00:0{int(seconds)}\t100.5\t1\t1\t1\t0\t0\t0\t1\n")
+    table, md = timing_table(sorted((tmp_path / "benchmarks").rglob("*.tsv")))
+    row = table.iloc[0]
+    assert (row["rule"], row["dataset"], row["jobs"]) == ("train_classifier", "shuttle", 2)
+    assert row["total_s"] == pytest.approx(4.0) and row["max_s"] == pytest.approx(2.5)
+    assert "train_classifier: 2 jobs, 4.0 s in total" in md

@@ -1,0 +1,42 @@
+# Evaluate every score on Tst: one summary per dataset, then one for the run.
+
+
+rule summarize_dataset:
+    input:
+        data="results/data/{dataset}/data.npz",
+        splits="results/data/{dataset}/splits.npz",
+        classifiers=lambda w: list(classifier_files(w.dataset).values()),
+        scores=lambda w: list(score_files(w.dataset).values()),
+    output:
+        "results/datasets/{dataset}/summary.csv",
+    params:
+        task=lambda w: TASK[w.dataset],
+        classifier_files=lambda w: classifier_files(w.dataset),
+        score_files=lambda w: score_files(w.dataset),
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=10,
+    log:
+        "logs/summarize_dataset/{dataset}.log",
+    script:
+        "../scripts/summarize_dataset.py"
+
+
+rule collect_summary:
+    input:
+        dataset_summaries(),
+    output:
+        "results/summary.csv",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    log:
+        "logs/collect_summary.log",
+    script:
+        "../scripts/collect_summary.py"

@@ -1,0 +1,27 @@
+# Learn an uncertainty score on Trn2 and select its C on Val2 by AuRC (Section 5.1).
+
+
+rule learn_score:
+    input:
+        data="results/data/{dataset}/data.npz",
+        splits="results/data/{dataset}/splits.npz",
+        classifier="results/classifiers/{dataset}/{classifier}/split_{split}.npz",
+    output:
+        "results/scores/{dataset}/{classifier}/{score}/split_{split}.npz",
+    params:
+        task=lambda w: TASK[w.dataset],
+        C_grid=config["C_score"],
+        seed=config["seed"],
+        chunk_size=config["sele_chunk_size"],
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda w: 16000 if w.dataset in ("msd", "covtype", "codrna") else 4000,
+        runtime=lambda w: 240 if w.dataset in ("msd", "covtype", "codrna") else 60,
+    log:
+        "logs/learn_score/{dataset}/{classifier}/{score}/split_{split}.log",
+    benchmark:
+        "results/benchmarks/learn_score/{dataset}/{classifier}/{score}/split_{split}.tsv"
+    script:
+        "../scripts/learn_score.py"

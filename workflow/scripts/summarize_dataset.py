@@ -1,0 +1,17 @@
+"""Rule summarize_dataset: test AuRC / R@100 of every (split, classifier, score) of a dataset."""
+
+from _logging import log_to
+
+from rejectopt.experiment import summarize_dataset
+from rejectopt.report import write_csv
+
+log_to(snakemake.log[0])
+summary = summarize_dataset(
+    snakemake.wildcards.dataset,
+    snakemake.params.task,
+    snakemake.input.data,
+    snakemake.input.splits,
+    snakemake.params.classifier_files,
+    snakemake.params.score_files,
+)
+write_csv(summary, snakemake.output[0])
