@@ -1,0 +1,15 @@
+"""Classifiers of section 5.2 of Franc, Prusa & Voracek (2023): LR, linear SVM, SVOR."""
+
+from ._linear import BinaryHingeSVM, make_classifier
+from ._selection import C_GRID, classifier_outputs, train_classifier
+from ._svor import SVOR, svor_objective
+
+__all__ = [
+    "BinaryHingeSVM",
+    "C_GRID",
+    "SVOR",
+    "classifier_outputs",
+    "make_classifier",
+    "svor_objective",
+    "train_classifier",
+]

@@ -1,0 +1,181 @@
+"""Linear classifiers of section 5.2.1: multinomial logistic regression and linear SVMs."""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
+
+from ._svor import SVOR, solve_threshold_hinge_qp
+
+__all__ = ["BinaryHingeSVM", "make_classifier", "KINDS"]
+
+KINDS = ("lr", "svm", "svor")
+
+#: lbfgs iterations for LR. The objective with C/n on the summed log-loss is well
+#: conditioned on standardised data (lbfgs needs a few hundred iterations at most on
+#: letter/shuttle/covtype-sized data at C=1000); the cap is a safety margin only.
+LR_MAX_ITER = 10_000
+LR_TOL = 1e-6
+#: liblinear Crammer-Singer (dual coordinate descent) settings.
+CS_TOL = 1e-4
+CS_MAX_ITER = 100_000
+
+
+class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
+    """Binary linear SVM with an unregularised bias, solved exactly.
+
+    Minimises ``||w||^2/2 + C/n sum_i max(0, 1 - y_i (<w, x_i> + b))`` with
+    ``y_i in {-1, +1}`` encoded as labels ``{0, 1}`` (section 5.2.1 of [1], the
+    binary case). This is SVOR with two classes and one threshold ``-b``, so it is
+    solved by the same interior point method
+    (:func:`~rejectopt.classifiers._svor.solve_threshold_hinge_qp`), with a
+    certified duality gap. Unlike liblinear's ``LinearSVC``, the bias is not
+    regularised.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Loss weight: ``C/n`` times the summed hinge loss.
+    tol : float, default=1e-6
+        Relative duality gap at which to stop.
+    max_iter : int, default=200
+    random_state : int, default=0
+        Unused (deterministic solver).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    classes_ : ndarray ``[0, 1]``
+    n_classes_ : int, 2
+    objective_, gap_, rel_gap_ : float
+        Primal objective and certified duality gap.
+    n_iter_ : int
+
+    References
+    ----------
+    .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
+       Classifiers. JMLR 24(11):1-49, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[-2.0], [-1.0], [1.0], [2.0]])
+    >>> BinaryHingeSVM(C=100.0).fit(X, [0, 0, 1, 1]).predict(X).tolist()
+    [0, 0, 1, 1]
+    """
+
+    def __init__(self, *, C=1.0, tol=1e-6, max_iter=200, random_state=0):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit on labels in ``{0, 1}``; returns self."""
+        X = check_array(X, dtype=float)
+        y = np.asarray(y)
+        check_consistent_length(X, y)
+        if not np.all(np.isin(y, [0, 1])):
+            raise ValueError("BinaryHingeSVM expects labels in {0, 1}")
+        y = y.astype(np.int64)
+        w, b, info = solve_threshold_hinge_qp(X, y, 1, float(self.C), tol=self.tol,
+                                              max_iter=self.max_iter)
+        self.coef_ = w
+        self.intercept_ = float(-b[0])
+        self.classes_ = np.array([0, 1])
+        self.n_classes_ = 2
+        self.n_features_in_ = X.shape[1]
+        self.objective_ = info["objective"]
+        self.gap_ = info["gap"]
+        self.rel_gap_ = info["rel_gap"]
+        self.n_iter_ = info["n_iter"]
+        self.converged_ = info["converged"]
+        return self
+
+    def decision_function(self, X):
+        """``<w, x> + b``, shape (n_samples,)."""
+        check_is_fitted(self)
+        X = check_array(X, dtype=float)
+        return X @ self.coef_ + self.intercept_
+
+    def predict(self, X):
+        """``[<w, x> + b > 0]`` as labels in ``{0, 1}``."""
+        return (self.decision_function(X) > 0).astype(np.int64)
+
+
+def make_classifier(kind, *, C, n_classes, n_samples, random_state=0, c_scaling="mean"):
+    """Unfitted ``Pipeline(StandardScaler, model)`` for one model of section 5.2.
+
+    The scaler standardises with statistics of the data the pipeline is fitted on
+    (Trn1). In every model ``C`` weights the loss and the regulariser is
+    ``||w||^2/2``: the objective is ``||w||^2/2 + C/n sum_i loss_i`` with ``n``
+    the training size, i.e. scikit-learn's ``C`` (which multiplies the summed loss)
+    is set to ``C/n``:
+
+    - ``"lr"``: multinomial logistic regression (lbfgs), ``sklearn C = C/n``;
+      intercepts unpenalised. If the training labels hold only two classes sklearn
+      fits the equivalent binary logistic model; the multinomial model with
+      penalty on both class vectors equals it with ``sklearn C = 2C/n``, which is
+      used then so the model stays the multinomial one.
+    - ``"svm"`` with ``n_classes == 2``: :class:`BinaryHingeSVM` (exact, bias not
+      regularised), ``C/n`` on the summed hinge loss.
+    - ``"svm"`` with ``n_classes > 2``: liblinear Crammer-Singer
+      (``LinearSVC(multi_class="crammer_singer")``), ``sklearn C = C/n``, loss
+      ``max_y([y != y_i] + <w_y - w_{y_i}, x_i>)``; the biases are the
+      ``intercept_scaling=1`` augmented feature, so they are regularised together
+      with ``w`` as in the paper's ``||theta||^2`` with ``theta = ((w_y, b_y))``.
+    - ``"svor"``: :class:`SVOR`, ``C/n`` per hinge term (section 5.2.2).
+
+    Parameters
+    ----------
+    kind : {"lr", "svm", "svor"}
+    C : float
+    n_classes : int
+        Size of the global label space ``0..n_classes-1``.
+    n_samples : int
+        Number of training examples ``n`` (for the ``C/n`` mapping).
+    random_state : int, default=0
+    c_scaling : {"mean", "sum"}, default="mean"
+        ``"mean"`` (the convention above, the paper's ``C/n``): the loss weight is
+        ``C/n``. ``"sum"``: the loss weight is ``C`` itself (scikit-learn's reading,
+        equivalent to ``"mean"`` with ``C*n``). Kept as a switch because the PDF
+        extraction leaves the reading ambiguous.
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if C <= 0:
+        raise ValueError(f"C must be positive, got {C}")
+    if c_scaling not in ("mean", "sum"):
+        raise ValueError(f"c_scaling must be 'mean' or 'sum', got {c_scaling!r}")
+    if c_scaling == "sum":
+        C = float(C) * int(n_samples)
+    c = float(C) / int(n_samples)
+    if kind == "lr":
+        model = LogisticRegression(C=c, solver="lbfgs", tol=LR_TOL, max_iter=LR_MAX_ITER,
+                                   random_state=random_state)
+    elif kind == "svm" and n_classes == 2:
+        model = BinaryHingeSVM(C=C, random_state=random_state)
+    elif kind == "svm":
+        model = LinearSVC(C=c, loss="hinge", multi_class="crammer_singer", tol=CS_TOL,
+                          max_iter=CS_MAX_ITER, intercept_scaling=1.0,
+                          random_state=random_state)
+    else:
+        model = SVOR(C=C, n_classes=n_classes, random_state=random_state)
+    return Pipeline([("scaler", StandardScaler()), ("model", model)])
+
+
+def _fit_classifier(kind, X, y, *, C, n_classes, random_state=0, c_scaling="mean"):
+    pipe = make_classifier(kind, C=C, n_classes=n_classes, n_samples=X.shape[0],
+                           random_state=random_state, c_scaling=c_scaling)
+    if kind == "lr" and np.unique(y).size == 2:
+        pipe.set_params(model__C=2.0 * pipe[-1].C)
+    return pipe.fit(X, y)

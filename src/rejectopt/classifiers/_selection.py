@@ -1,0 +1,163 @@
+"""Model selection on Val1 and the outputs (predictions, baseline scores) of section 5.2."""
+
+import numpy as np
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_consistent_length
+
+from ._linear import KINDS, BinaryHingeSVM, _fit_classifier
+
+__all__ = ["train_classifier", "classifier_outputs", "C_GRID"]
+
+C_GRID = (1, 10, 100, 1000)
+_LOSSES = ("zero_one", "mae")
+
+
+def _check_labels(y, n_classes, name):
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {y.shape}")
+    if y.size and not np.all(np.equal(np.mod(y, 1), 0)):
+        raise ValueError(f"{name} must hold integer labels 0..K-1")
+    y = y.astype(np.int64)
+    if y.size and (y.min() < 0 or (n_classes is not None and y.max() >= n_classes)):
+        raise ValueError(f"{name} must lie in 0..{n_classes - 1 if n_classes else 'K-1'}, "
+                         f"got range [{y.min()}, {y.max()}]")
+    return y
+
+
+def _error(y_true, y_pred, loss):
+    if loss == "zero_one":
+        return float(np.mean(y_true != y_pred))
+    return float(np.mean(np.abs(y_true - y_pred)))
+
+
+def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=C_GRID, random_state=0,
+                     loss=None, n_classes=None, c_scaling="mean"):
+    """Train one model per ``C`` on Trn1 and keep the best on Val1 (section 5.2).
+
+    Parameters
+    ----------
+    kind : {"lr", "svm", "svor"}
+        Model; see :func:`~rejectopt.classifiers.make_classifier` for the exact
+        objectives and the ``C`` convention (``C/n`` on the summed loss).
+    X_trn, y_trn : arrays of shape (n, d) and (n,)
+        Trn1; integer labels in ``0..n_classes-1``.
+    X_val, y_val : arrays of shape (m, d) and (m,)
+        Val1.
+    C_grid : sequence of float, default=(1, 10, 100, 1000)
+    random_state : int, default=0
+    loss : {"zero_one", "mae"} or None, default=None
+        Validation error; None means ``"mae"`` for ``"svor"`` and ``"zero_one"``
+        otherwise.
+    n_classes : int or None, default=None
+        Size of the global label space; None infers ``max(y_trn, y_val) + 1``.
+        Pass it when a class may be absent from both splits.
+    c_scaling : {"mean", "sum"}, default="mean"
+        Loss weight ``C/n`` (default) or ``C``; see
+        :func:`~rejectopt.classifiers.make_classifier`.
+
+    Returns
+    -------
+    model : sklearn.pipeline.Pipeline
+        Fitted ``Pipeline(StandardScaler, model)`` for the chosen ``C``.
+    C : float
+        The chosen ``C``: smallest validation error; ties go to the smaller ``C``.
+    errors : dict
+        ``C -> validation error`` (fraction misclassified, or MAE).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if loss is None:
+        loss = "mae" if kind == "svor" else "zero_one"
+    if loss not in _LOSSES:
+        raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
+    X_trn = check_array(X_trn, dtype=float)
+    X_val = check_array(X_val, dtype=float)
+    check_consistent_length(X_trn, y_trn)
+    check_consistent_length(X_val, y_val)
+    if X_trn.shape[1] != X_val.shape[1]:
+        raise ValueError(f"X_trn has {X_trn.shape[1]} features, X_val {X_val.shape[1]}")
+    y_trn = _check_labels(y_trn, n_classes, "y_trn")
+    y_val = _check_labels(y_val, n_classes, "y_val")
+    if n_classes is None:
+        n_classes = int(max(y_trn.max(), y_val.max())) + 1
+    if len(C_grid) == 0:
+        raise ValueError("C_grid is empty")
+    best = None
+    errors = {}
+    for C in sorted(C_grid):
+        model = _fit_classifier(kind, X_trn, y_trn, C=C, n_classes=n_classes,
+                                random_state=random_state, c_scaling=c_scaling)
+        y_hat = classifier_outputs(kind, model, X_val, n_classes=n_classes)["y_pred"]
+        errors[C] = _error(y_val, y_hat, loss)
+        if best is None or errors[C] < best[2]:
+            best = (model, C, errors[C])
+    return best[0], best[1], errors
+
+
+def classifier_outputs(kind, model, X, n_classes=None):
+    """Predictions and baseline uncertainty scores of a fitted classifier.
+
+    Parameters
+    ----------
+    kind : {"lr", "svm", "svor"}
+    model : fitted Pipeline
+        As returned by :func:`train_classifier`.
+    X : array-like of shape (n, d)
+        Raw (unscaled) features; the pipeline applies the Trn1 scaling.
+    n_classes : int or None, default=None
+        Global label space ``0..n_classes-1``; None takes it from the model
+        (``max(classes_) + 1`` for LR and multiclass SVM, which misses trailing
+        classes absent from training: pass it explicitly).
+
+    Returns
+    -------
+    dict
+        ``y_pred`` : int64 (n,), labels in ``0..n_classes-1``.
+        ``baseline`` : float (n,), baseline uncertainty (higher = more uncertain):
+        LR ``MCP = 1 - max_y p(y|x)``; binary SVM ``-|<w,x> + b|``; multiclass SVM
+        ``-max_y (<w_y, x> + b_y)``; SVOR ``-min_y |<x, w> - b_y|`` (section 5.2).
+        ``proba`` : float (n, n_classes), LR only; classes absent from training get 0.
+        ``decision`` : SVM ``<w,x> + b`` (n,) binary or (n, n_classes) multiclass
+        with ``-inf`` for classes absent from training; SVOR ``<x, w>`` (n,).
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    X = check_array(X, dtype=float)
+    est = model[-1]
+    Z = model[:-1].transform(X)
+    out = {}
+    if kind == "svor":
+        f = est.decision_function(Z)
+        out["y_pred"] = est.predict(Z)
+        out["baseline"] = est.margin(Z)
+        out["decision"] = f
+        return out
+    if isinstance(est, BinaryHingeSVM):
+        f = est.decision_function(Z)
+        out["y_pred"] = (f > 0).astype(np.int64)
+        out["baseline"] = -np.abs(f)
+        out["decision"] = f
+        return out
+    classes = np.asarray(est.classes_).astype(np.int64)
+    K = int(classes.max()) + 1 if n_classes is None else int(n_classes)
+    if classes.max() >= K:
+        raise ValueError(f"model knows class {classes.max()} >= n_classes={K}")
+    if kind == "lr":
+        p = est.predict_proba(Z)
+        proba = np.zeros((X.shape[0], K))
+        proba[:, classes] = p
+        out["y_pred"] = classes[np.argmax(p, axis=1)]
+        out["baseline"] = 1.0 - p.max(axis=1)
+        out["proba"] = proba
+        return out
+    # multiclass linear SVM (Crammer-Singer)
+    F = est.decision_function(Z)
+    if F.ndim == 1:  # only two classes present in training
+        F = np.column_stack([-F, F]) / 2.0
+    D = np.full((X.shape[0], K), -np.inf)
+    D[:, classes] = F
+    out["y_pred"] = classes[np.argmax(F, axis=1)]
+    out["baseline"] = -F.max(axis=1)
+    out["decision"] = D
+    return out

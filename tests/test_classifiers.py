@@ -1,0 +1,190 @@
+"""Tests for rejectopt.classifiers (LR, linear SVMs, selection, outputs)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits, load_iris
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
+
+from rejectopt.classifiers import (
+    BinaryHingeSVM,
+    classifier_outputs,
+    make_classifier,
+    train_classifier,
+)
+
+
+def split(X, y, seed=0, frac=0.6):
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(y))
+    k = int(frac * len(y))
+    return X[idx[:k]], y[idx[:k]], X[idx[k:]], y[idx[k:]]
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return split(X[:900], y[:900])
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return split(X, y, seed=1)
+
+
+@pytest.mark.parametrize("kind", ["lr", "svm"])
+def test_train_classifier_picks_smallest_validation_error(kind, digits):
+    Xt, yt, Xv, yv = digits
+    grid = (1, 10, 100, 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model, C, errors = train_classifier(kind, Xt, yt, Xv, yv, C_grid=grid)
+    direct = {}
+    for c in grid:
+        m = make_classifier(kind, C=c, n_classes=10, n_samples=len(yt)).fit(Xt, yt)
+        direct[c] = float(np.mean(m.predict(Xv) != yv))
+    assert errors == pytest.approx(direct)
+    best = min(direct.values())
+    assert C == min(c for c in grid if direct[c] == best)  # ties -> smaller C
+    assert np.mean(model.predict(Xv) != yv) == pytest.approx(errors[C])
+
+
+def test_train_classifier_svor_uses_mae():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 4))
+    z = X @ np.array([1.0, -2.0, 0.5, 0.0]) + 0.3 * rng.standard_normal(300)
+    y = np.searchsorted(np.quantile(z, [0.2, 0.4, 0.6, 0.8]), z)
+    Xt, yt, Xv, yv = split(X, y)
+    model, C, errors = train_classifier("svor", Xt, yt, Xv, yv, C_grid=(0.1, 1, 10))
+    for c in (0.1, 1, 10):
+        m = make_classifier("svor", C=c, n_classes=5, n_samples=len(yt)).fit(Xt, yt)
+        assert errors[c] == pytest.approx(np.mean(np.abs(m.predict(Xv) - yv)))
+    assert errors[C] == min(errors.values())
+    out = classifier_outputs("svor", model, Xv)
+    np.testing.assert_array_equal(out["y_pred"], model.predict(Xv))
+    th = model[-1].thresholds_
+    f = out["decision"]
+    np.testing.assert_allclose(out["baseline"], -np.abs(f[:, None] - th).min(axis=1))
+    assert errors[C] < 0.5
+
+
+def test_lr_outputs_shapes_and_mcp(iris):
+    Xt, yt, Xv, yv = iris
+    model, C, _ = train_classifier("lr", Xt, yt, Xv, yv)
+    out = classifier_outputs("lr", model, Xv, n_classes=3)
+    assert out["y_pred"].shape == (len(yv),) and out["y_pred"].dtype == np.int64
+    assert out["proba"].shape == (len(yv), 3)
+    np.testing.assert_allclose(out["proba"].sum(axis=1), 1.0)
+    np.testing.assert_allclose(out["baseline"], 1 - out["proba"].max(axis=1))
+    np.testing.assert_array_equal(out["y_pred"], out["proba"].argmax(axis=1))
+    # multinomial model with C/n on the summed log-loss
+    est = model[-1]
+    assert est.C == pytest.approx(C / len(yt))
+    assert est.coef_.shape == (3, 4)
+
+
+def test_multiclass_svm_is_crammer_singer(iris):
+    Xt, yt, Xv, yv = iris
+    model, C, _ = train_classifier("svm", Xt, yt, Xv, yv)
+    est = model[-1]
+    assert isinstance(est, LinearSVC)
+    assert est.multi_class == "crammer_singer"
+    assert est.C == pytest.approx(C / len(yt))
+    out = classifier_outputs("svm", model, Xv)
+    assert out["decision"].shape == (len(yv), 3)
+    np.testing.assert_allclose(out["baseline"], -out["decision"].max(axis=1))
+    np.testing.assert_array_equal(out["y_pred"], model.predict(Xv))
+    assert "proba" not in out
+
+
+def test_binary_svm_margin_is_minus_abs_decision(iris):
+    Xt, yt, Xv, yv = iris
+    yt, yv = (yt == 2).astype(int), (yv == 2).astype(int)
+    model, C, _ = train_classifier("svm", Xt, yt, Xv, yv)
+    assert isinstance(model[-1], BinaryHingeSVM)
+    out = classifier_outputs("svm", model, Xv)
+    assert out["decision"].shape == (len(yv),)
+    np.testing.assert_allclose(out["baseline"], -np.abs(out["decision"]))
+    np.testing.assert_array_equal(out["y_pred"], (out["decision"] > 0).astype(int))
+    assert np.mean(out["y_pred"] != yv) < 0.15
+
+
+def test_binary_hinge_svm_matches_objective_optimum():
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 3))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(80) > 0.3).astype(int)
+    C = 10.0
+    est = BinaryHingeSVM(C=C).fit(X, y)
+    w, b = cp.Variable(3), cp.Variable()
+    s = 2.0 * y - 1
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C / 80
+                                  * cp.sum(cp.pos(1 - cp.multiply(s, X @ w + b)))))
+    prob.solve(solver=cp.CLARABEL)
+    assert est.objective_ == pytest.approx(prob.value, rel=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["lr", "svm"])
+def test_label_space_kept_when_class_missing_from_training(kind, digits):
+    Xt, yt, Xv, yv = digits
+    keep = yt != 7  # class 7 absent from Trn1, present in Val1
+    model, _, _ = train_classifier(kind, Xt[keep], yt[keep], Xv, yv, C_grid=(10, 100))
+    out = classifier_outputs(kind, model, Xv, n_classes=10)
+    assert out["y_pred"].max() <= 9 and 7 not in out["y_pred"]
+    # labels are not shifted: other classes are still predicted well
+    ok = yv != 7
+    assert np.mean(out["y_pred"][ok] == yv[ok]) > 0.85
+    if kind == "lr":
+        assert out["proba"].shape == (len(yv), 10)
+        np.testing.assert_array_equal(out["proba"][:, 7], 0.0)
+    else:
+        assert out["decision"].shape == (len(yv), 10)
+        assert np.all(np.isneginf(out["decision"][:, 7]))
+        assert np.all(np.isfinite(out["baseline"]))
+
+
+def test_last_class_missing_needs_n_classes(digits):
+    Xt, yt, Xv, yv = digits
+    keep = yt != 9
+    model, _, _ = train_classifier("lr", Xt[keep], yt[keep], Xv[yv != 9], yv[yv != 9],
+                                   C_grid=(10,), n_classes=10)
+    out = classifier_outputs("lr", model, Xv, n_classes=10)
+    assert out["proba"].shape == (len(yv), 10)
+
+
+def test_binary_lr_equals_multinomial_convention(iris):
+    Xt, yt, Xv, yv = iris
+    yt, yv = (yt == 1).astype(int), (yv == 1).astype(int)
+    model, C, _ = train_classifier("lr", Xt, yt, Xv, yv, C_grid=(10,))
+    assert model[-1].C == pytest.approx(2 * 10 / len(yt))
+    out = classifier_outputs("lr", model, Xv)
+    assert out["proba"].shape == (len(yv), 2)
+
+
+def test_standardisation_uses_training_statistics(iris):
+    Xt, yt, Xv, yv = iris
+    model, _, _ = train_classifier("lr", Xt, yt, Xv, yv, C_grid=(1,))
+    np.testing.assert_allclose(model[0].mean_, Xt.mean(axis=0))
+    np.testing.assert_allclose(model[0].scale_, Xt.std(axis=0))
+
+
+def test_c_scaling_sum(iris):
+    Xt, yt, Xv, yv = iris
+    m = make_classifier("svm", C=2.0, n_classes=3, n_samples=len(yt), c_scaling="sum")
+    assert m[-1].C == pytest.approx(2.0)
+    m = make_classifier("svor", C=2.0, n_classes=3, n_samples=len(yt), c_scaling="sum")
+    assert m[-1].C == pytest.approx(2.0 * len(yt))
+
+
+def test_bad_arguments():
+    X = np.zeros((4, 2))
+    y = np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="kind"):
+        train_classifier("knn", X, y, X, y)
+    with pytest.raises(ValueError, match="loss"):
+        train_classifier("lr", X, y, X, y, loss="hinge")
+    with pytest.raises(ValueError, match="lie in"):
+        train_classifier("lr", X, y, X, y + 1, n_classes=2)
