@@ -44,7 +44,7 @@ def test_train_classifier_picks_smallest_validation_error(kind, digits):
         model, C, errors = train_classifier(kind, Xt, yt, Xv, yv, C_grid=grid)
     direct = {}
     for c in grid:
-        m = make_classifier(kind, C=c, n_classes=10, n_samples=len(yt)).fit(Xt, yt)
+        m = make_classifier(kind, C=c, n_classes=10, n_samples=len(yt), n_features=Xt.shape[1]).fit(Xt, yt)
         direct[c] = float(np.mean(m.predict(Xv) != yv))
     assert errors == pytest.approx(direct)
     best = min(direct.values())
@@ -82,7 +82,7 @@ def test_lr_outputs_shapes_and_mcp(iris):
     np.testing.assert_array_equal(out["y_pred"], out["proba"].argmax(axis=1))
     # multinomial model with C/n on the summed log-loss
     est = model[-1]
-    assert est.C == pytest.approx(C / len(yt))
+    assert est.C == pytest.approx(C)  # default c_scaling='sum': sklearn's C
     assert est.coef_.shape == (3, 4)
 
 
@@ -92,7 +92,7 @@ def test_multiclass_svm_is_crammer_singer(iris):
     est = model[-1]
     assert isinstance(est, LinearSVC)
     assert est.multi_class == "crammer_singer"
-    assert est.C == pytest.approx(C / len(yt))
+    assert est.C == pytest.approx(C)  # default c_scaling='sum': sklearn's C
     out = classifier_outputs("svm", model, Xv)
     assert out["decision"].shape == (len(yv), 3)
     np.testing.assert_allclose(out["baseline"], -out["decision"].max(axis=1))
@@ -159,7 +159,7 @@ def test_binary_lr_equals_multinomial_convention(iris):
     Xt, yt, Xv, yv = iris
     yt, yv = (yt == 1).astype(int), (yv == 1).astype(int)
     model, C, _ = train_classifier("lr", Xt, yt, Xv, yv, C_grid=(10,))
-    assert model[-1].C == pytest.approx(2 * 10 / len(yt))
+    assert model[-1].C == pytest.approx(2 * 10)
     out = classifier_outputs("lr", model, Xv)
     assert out["proba"].shape == (len(yv), 2)
 
@@ -171,10 +171,14 @@ def test_standardisation_uses_training_statistics(iris):
     np.testing.assert_allclose(model[0].scale_, Xt.std(axis=0))
 
 
-def test_c_scaling_sum(iris):
+def test_c_scaling_sum_and_mean(iris):
     Xt, yt, Xv, yv = iris
     m = make_classifier("svm", C=2.0, n_classes=3, n_samples=len(yt), c_scaling="sum")
     assert m[-1].C == pytest.approx(2.0)
+    m = make_classifier("svm", C=2.0, n_classes=3, n_samples=len(yt), c_scaling="mean")
+    assert m[-1].C == pytest.approx(2.0 / len(yt))
+    m = make_classifier("lr", C=2.0, n_classes=3, n_samples=len(yt), c_scaling="mean")
+    assert m[-1].C == pytest.approx(2.0 / len(yt))
     m = make_classifier("svor", C=2.0, n_classes=3, n_samples=len(yt), c_scaling="sum")
     assert m[-1].C == pytest.approx(2.0 * len(yt))
 

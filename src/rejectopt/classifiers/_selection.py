@@ -32,7 +32,7 @@ def _error(y_true, y_pred, loss):
 
 
 def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=C_GRID, random_state=0,
-                     loss=None, n_classes=None, c_scaling="mean"):
+                     loss=None, n_classes=None, c_scaling="sum"):
     """Train one model per ``C`` on Trn1 and keep the best on Val1 (section 5.2).
 
     Parameters
@@ -52,8 +52,8 @@ def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=C_GRID, random_sta
     n_classes : int or None, default=None
         Size of the global label space; None infers ``max(y_trn, y_val) + 1``.
         Pass it when a class may be absent from both splits.
-    c_scaling : {"mean", "sum"}, default="mean"
-        Loss weight ``C/n`` (default) or ``C``; see
+    c_scaling : {"sum", "mean"}, default="sum"
+        Loss weight ``C`` (default) or ``C/n``; see
         :func:`~rejectopt.classifiers.make_classifier`.
 
     Returns
