@@ -1,0 +1,161 @@
+"""Shared machinery of the linear per-predicted-class uncertainty scores (eq. 37)."""
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_array, check_consistent_length
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+
+__all__ = ["PerClassLinearScore"]
+
+
+def single_threaded_blas():
+    """Context limiting BLAS to one thread.
+
+    The learners' matrix products are small (per class, d+1 columns) and SELE
+    already runs its chunk batches in threads; multithreaded BLAS gains little
+    here and its spinning worker threads can slow these calls by orders of
+    magnitude when the machine is loaded.
+    """
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def feature_statistics(X, standardize):
+    """Mean and scale used to standardise ``X``; constant features get scale 1."""
+    d = X.shape[1]
+    if not standardize:
+        return np.zeros(d), np.ones(d)
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale[scale <= 1e-12 * np.maximum(1.0, np.abs(mean))] = 1.0
+    return mean, scale
+
+
+def check_predicted_classes(y_pred, n_samples, n_classes=None):
+    """Validate predicted class indices; ``None`` means one class (structured output).
+
+    Returns an int array of shape (n_samples,) and the number of classes.
+    """
+    if y_pred is None:
+        return np.zeros(n_samples, dtype=np.intp), 1
+    y_pred = np.asarray(y_pred)
+    if y_pred.ndim != 1 or y_pred.shape[0] != n_samples:
+        raise ValueError(f"y_pred must have shape ({n_samples},), got {y_pred.shape}")
+    if y_pred.size and not np.issubdtype(y_pred.dtype, np.integer):
+        if not np.all(np.isfinite(y_pred)) or np.any(y_pred != np.round(y_pred)):
+            raise ValueError("y_pred must hold integer class indices 0..K-1")
+    y_pred = y_pred.astype(np.intp)
+    if y_pred.size and y_pred.min() < 0:
+        raise ValueError(f"y_pred must be non-negative class indices, got minimum {y_pred.min()}")
+    if n_classes is None:
+        n_classes = int(y_pred.max()) + 1 if y_pred.size else 1
+    return y_pred, int(n_classes)
+
+
+class ClassLayout:
+    """Examples grouped by predicted class so that per-class products are plain BLAS calls.
+
+    ``order`` sorts examples by class (stably); ``bounds[c]:bounds[c+1]`` is the
+    block of class ``c`` in the sorted layout. ``design`` is the sorted design
+    matrix with a trailing column of ones (for the per-class bias).
+    """
+
+    def __init__(self, Z, classes, n_classes):
+        self.order = np.argsort(classes, kind="stable")
+        counts = np.bincount(classes, minlength=n_classes)[:n_classes]
+        self.bounds = np.concatenate([[0], np.cumsum(counts)])
+        self.counts = counts
+        self.n_classes = n_classes
+        self.design = np.hstack([Z[self.order], np.ones((Z.shape[0], 1))])
+
+    @property
+    def n_params(self):
+        return self.n_classes * self.design.shape[1]
+
+    def blocks(self):
+        """Yield ``(class, slice)`` for each class with at least one example."""
+        for c in range(self.n_classes):
+            if self.counts[c]:
+                yield c, slice(self.bounds[c], self.bounds[c + 1])
+
+    def scores_sorted(self, theta):
+        """``s = <w_c, x> + b_c`` in class-sorted order; ``theta`` has shape (K, d+1)."""
+        s = np.empty(self.design.shape[0])
+        for c, rows in self.blocks():
+            s[rows] = self.design[rows] @ theta[c]
+        return s
+
+    def gradient(self, grad_scores_sorted):
+        """Map a gradient w.r.t. the sorted scores to one w.r.t. ``theta`` (K, d+1)."""
+        grad = np.zeros((self.n_classes, self.design.shape[1]))
+        for c, rows in self.blocks():
+            grad[c] = grad_scores_sorted[rows] @ self.design[rows]
+        return grad
+
+
+class PerClassLinearScore(BaseEstimator):
+    """Base class of scores ``s(x) = <w_{h(x)}, x> + b_{h(x)}`` (eq. 37 of [1]).
+
+    Subclasses implement ``_fit_parameters(layout, target)`` returning a
+    (K, d+1) array ``[w_c, b_c]`` in standardised feature space.
+
+    Classes never predicted in the training data get zero weights and the bias
+    ``unseen_class_score_`` (the largest training uncertainty), so their inputs
+    are treated as at least as uncertain as the most uncertain training example.
+    Predicted class indices ``>= n_classes_`` at predict time are handled the same way.
+
+    References
+    ----------
+    .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
+       Classifiers. JMLR 24(11):1-49, 2023.
+    """
+
+    def _validate_fit_data(self, X, y_pred, target, target_name):
+        X = check_array(X, dtype=np.float64)
+        target = np.asarray(target, dtype=np.float64)
+        if target.ndim != 1:
+            raise ValueError(f"{target_name} must be 1-D, got shape {target.shape}")
+        check_consistent_length(X, target)
+        if not np.all(np.isfinite(target)):
+            raise ValueError(f"{target_name} contains NaN or infinite values")
+        classes, n_classes = check_predicted_classes(y_pred, X.shape[0], self.n_classes)
+        if classes.size and classes.max() >= n_classes:
+            raise ValueError(f"y_pred contains class {classes.max()} but n_classes={n_classes}")
+        return X, classes, n_classes, target
+
+    def _prepare_layout(self, X, y_pred, target, target_name):
+        X, classes, n_classes, target = self._validate_fit_data(X, y_pred, target, target_name)
+        self.mean_, self.scale_ = feature_statistics(X, self.standardize)
+        self.n_features_in_ = X.shape[1]
+        self.n_classes_ = n_classes
+        self.structured_ = y_pred is None
+        layout = ClassLayout((X - self.mean_) / self.scale_, classes, n_classes)
+        self.class_seen_ = layout.counts > 0
+        return layout, target[layout.order]
+
+    def _set_parameters(self, theta, layout, unseen_score):
+        """Store ``theta`` (K, d+1) as ``coef_``/``intercept_`` with the unseen-class rule."""
+        theta = np.array(theta, dtype=np.float64)
+        theta[~self.class_seen_] = 0.0
+        self.unseen_class_score_ = float(unseen_score)
+        theta[~self.class_seen_, -1] = self.unseen_class_score_
+        self.coef_ = theta[:, :-1]
+        self.intercept_ = theta[:, -1]
+
+    def _raw_scores(self, X, y_pred):
+        """Linear score of eq. (37) for new data, without any sign convention."""
+        check_is_fitted(self, ["coef_", "intercept_"])
+        X = check_array(X, dtype=np.float64)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but the score was fitted with {self.n_features_in_}")
+        if self.structured_ and y_pred is not None:
+            raise ValueError("the score was fitted in structured-output mode (y_pred=None); pass y_pred=None")
+        if not self.structured_ and y_pred is None:
+            raise ValueError("the score was fitted per predicted class; y_pred is required")
+        classes, _ = check_predicted_classes(y_pred, X.shape[0], self.n_classes_)
+        Z = (X - self.mean_) / self.scale_
+        known = classes < self.n_classes_
+        safe = np.where(known, classes, 0)
+        s = np.einsum("ij,ij->i", Z, self.coef_[safe]) + self.intercept_[safe]
+        s[~known] = self.unseen_class_score_
+        return s

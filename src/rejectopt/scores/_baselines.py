@@ -1,0 +1,78 @@
+"""Baseline uncertainty scores computed from a classifier's own outputs (section 5.1 of [1])."""
+
+import numpy as np
+
+__all__ = ["mcp", "svm_margin", "svor_margin"]
+
+
+def _finite_array(values, name, ndims):
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim not in ndims:
+        raise ValueError(f"{name} must have {' or '.join(map(str, ndims))} dimension(s), got shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return values
+
+
+def mcp(proba):
+    """Maximum class probability baseline: ``1 - max_y p(y | x)``.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n, K)
+        Class posterior estimates.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Uncertainty (larger = more uncertain).
+
+    Examples
+    --------
+    >>> mcp([[0.9, 0.1], [0.5, 0.5]]).tolist()
+    [0.09999999999999998, 0.5]
+    """
+    proba = _finite_array(proba, "proba", (2,))
+    return 1.0 - proba.max(axis=1)
+
+
+def svm_margin(decision):
+    """SVM margin baseline: ``-|f(x)|`` (binary) or ``-max_y f_y(x)`` (multiclass).
+
+    Parameters
+    ----------
+    decision : array-like of shape (n,) or (n, K)
+        Decision function of a binary SVM (1-D) or per-class scores
+        ``<w_y, x> + b_y`` of a multiclass SVM (2-D).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Uncertainty (small margin = uncertain).
+    """
+    decision = _finite_array(decision, "decision", (1, 2))
+    if decision.ndim == 1:
+        return -np.abs(decision)
+    return -decision.max(axis=1)
+
+
+def svor_margin(f, thresholds):
+    """Support vector ordinal regression margin baseline: ``-min_y |f(x) - b_y|``.
+
+    Parameters
+    ----------
+    f : array-like of shape (n,)
+        Projection ``<w, x>``.
+    thresholds : array-like of shape (Y-1,)
+        Thresholds ``b_y``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Uncertainty (close to a threshold = uncertain).
+    """
+    f = _finite_array(f, "f", (1,))
+    thresholds = _finite_array(thresholds, "thresholds", (1,))
+    if thresholds.size == 0:
+        raise ValueError("thresholds must contain at least one value, got shape (0,)")
+    return -np.min(np.abs(f[:, None] - thresholds[None, :]), axis=1)

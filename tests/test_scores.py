@@ -1,0 +1,271 @@
+"""Tests of rejectopt.scores: learned scores (SELE, REG, TCP), baselines and C selection."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.stats import spearmanr
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from rejectopt.metrics import aurc
+from rejectopt.scores import REG, SELE, TCP, ChunkedSELEObjective, make_chunks, mcp, select_C, svm_margin, svor_margin
+
+
+def _sigmoid(z):
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+def _linear_risk_data(n, seed, d=5, n_classes=3):
+    """x ~ N(0, I_d), predicted class uniform, P(error | x) = sigmoid(<a_c, x> + b_c)."""
+    rng = np.random.default_rng(seed)
+    directions = np.random.default_rng(123).normal(size=(n_classes, d))
+    offsets = np.array([-1.0, 0.0, -0.5])[:n_classes]
+    X = rng.normal(size=(n, d))
+    y_pred = rng.integers(0, n_classes, n)
+    risk = _sigmoid(np.einsum("ij,ij->i", X, directions[y_pred]) + offsets[y_pred])
+    loss = 100.0 * (rng.random(n) < risk)  # classification loss in %, as in the protocol
+    return X, y_pred, loss, risk
+
+
+@pytest.fixture(scope="module")
+def linear_risk():
+    return _linear_risk_data(4000, seed=0), _linear_risk_data(4000, seed=1)
+
+
+def _naive_chunk_objective(loss, chunks, scores):
+    """Eq. (30) averaged over chunks, with explicit n_k x n_k matrices (float64)."""
+    value, grad = 0.0, np.zeros_like(scores)
+    for chunk in chunks:
+        s, l = scores[chunk], loss[chunk]
+        diff = s[None, :] - s[:, None]
+        sig = _sigmoid(diff)
+        value += (l[:, None] * np.logaddexp(0.0, diff)).sum() / len(chunk) ** 2
+        grad[chunk] += ((l[:, None] * sig).sum(axis=0) - l * sig.sum(axis=1)) / len(chunk) ** 2
+    return value / len(chunks), grad / len(chunks)
+
+
+# ---------------------------------------------------------------- SELE objective
+
+
+@pytest.mark.parametrize("error_rate", [0.67, 0.1], ids=["circulant", "bipartite"])
+@pytest.mark.parametrize("spread", [3.0, 200.0], ids=["exp-path", "stable-path"])
+@pytest.mark.parametrize("dtype, rel", [(np.float64, 1e-12), (np.float32, 1e-5)])
+@pytest.mark.parametrize("n", [2, 9, 1001])
+def test_chunked_objective_matches_naive_pairwise_sum(n, dtype, rel, spread, error_rate):
+    rng = np.random.default_rng(n)
+    loss = (rng.random(n) < error_rate) * rng.integers(1, 3, n).astype(float)
+    loss[0] = 1.0  # at least one positive loss
+    scores = spread * rng.normal(size=n)
+    chunks = make_chunks(n, chunk_size=200, random_state=0)
+    expected_value, expected_grad = _naive_chunk_objective(loss, chunks, scores)
+    objective = ChunkedSELEObjective(loss, chunks, dtype=dtype, n_jobs=2)
+    if n > 100:
+        assert objective.groups[-1].bipartite == (error_rate < 0.5)
+    with ThreadPoolExecutor(2) as executor:
+        value, grad = objective.value_and_gradient(scores, executor)
+    assert value == pytest.approx(expected_value, rel=rel)
+    np.testing.assert_allclose(grad, expected_grad, rtol=0, atol=rel * np.abs(expected_grad).max())
+
+
+def test_sele_gradient_matches_finite_differences():
+    X, y_pred, loss, _ = _linear_risk_data(600, seed=3)
+    problem = SELE(dtype="float64", chunk_size=100)._build_problem(X, y_pred, loss)
+    theta = np.random.default_rng(0).normal(size=problem.shape).ravel() * 0.3
+    _, grad = problem.value_and_gradient(theta, 0.7)
+    step = 1e-6
+    for k in np.random.default_rng(1).choice(theta.size, 10, replace=False):
+        e = np.zeros_like(theta)
+        e[k] = step
+        numeric = (problem.value_and_gradient(theta + e, 0.7)[0] - problem.value_and_gradient(theta - e, 0.7)[0]) / (
+            2 * step
+        )
+        assert grad[k] == pytest.approx(numeric, rel=1e-5, abs=1e-8)
+
+
+def test_make_chunks_is_a_seeded_partition():
+    chunks = make_chunks(1234, chunk_size=500, random_state=7)
+    assert len(chunks) == 2 and sorted(np.concatenate(chunks).tolist()) == list(range(1234))
+    again = make_chunks(1234, chunk_size=500, random_state=7)
+    assert all(np.array_equal(a, b) for a, b in zip(chunks, again))
+
+
+@pytest.mark.parametrize("C", [0.0, 1.0, 100.0])
+def test_sele_objective_matches_tightly_converged_reference(C):
+    """The fit's objective is within 1e-4 (relative) of scipy L-BFGS at gtol 1e-10 on the same chunks."""
+    X, y_pred, loss, _ = _linear_risk_data(1500, seed=4)
+    sele = SELE(C=C, chunk_size=300, random_state=5).fit(X, y_pred, loss)
+
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    chunks = make_chunks(len(loss), chunk_size=300, random_state=5)
+    K, d = 3, X.shape[1]
+    C_eff = max(C, 1e-6 * loss.mean())
+
+    def objective(theta_flat):
+        theta = theta_flat.reshape(K, d + 1)
+        scores = np.einsum("ij,ij->i", Z, theta[y_pred, :d]) + theta[y_pred, d]
+        value, grad_s = _naive_chunk_objective(loss, chunks, scores)
+        grad = np.zeros_like(theta)
+        np.add.at(grad, y_pred, np.hstack([Z, np.ones((len(loss), 1))]) * grad_s[:, None])
+        grad[:, :d] += C_eff * theta[:, :d]
+        return value + 0.5 * C_eff * np.sum(theta[:, :d] ** 2), grad.ravel()
+
+    reference = minimize(
+        objective, np.zeros(K * (d + 1)), jac=True, method="L-BFGS-B", options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 20000}
+    )
+    fitted_theta = np.hstack([sele.coef_, sele.intercept_[:, None]]).ravel()
+    assert objective(fitted_theta)[0] == pytest.approx(sele.objective_, rel=1e-6)
+    assert (sele.objective_ - reference.fun) / reference.fun < 1e-4
+
+
+# ---------------------------------------------------------------- Fisher consistency (Theorems 7 and 11)
+
+
+@pytest.mark.parametrize("estimator", [SELE(C=1), REG(C=1)], ids=["SELE", "REG"])
+def test_learned_score_recovers_ordering_of_linear_conditional_risk(linear_risk, estimator):
+    (X, y_pred, loss, _), (X_tst, y_pred_tst, loss_tst, risk_tst) = linear_risk
+    score = clone(estimator).fit(X, y_pred, loss).predict(X_tst, y_pred_tst)
+    assert spearmanr(score, risk_tst).statistic >= 0.9
+    random_aurcs = [aurc(loss_tst, np.random.default_rng(k).random(len(loss_tst))) for k in range(5)]
+    assert aurc(loss_tst, score) < 0.75 * min(random_aurcs)
+    assert aurc(loss_tst, score) < 1.1 * aurc(loss_tst, risk_tst)
+
+
+def test_tcp_predicts_negative_confidence(linear_risk):
+    (X, y_pred, _, risk), (X_tst, y_pred_tst, _, risk_tst) = linear_risk
+    tcp = TCP(C=1).fit(X, y_pred, 1.0 - risk)  # p_true = probability of being correct
+    uncertainty = tcp.predict(X_tst, y_pred_tst)
+    assert spearmanr(uncertainty, risk_tst).statistic >= 0.9
+    assert np.allclose(uncertainty, -tcp._raw_scores(X_tst, y_pred_tst))
+
+
+def test_reg_with_C_zero_is_least_squares_per_class():
+    rng = np.random.default_rng(0)
+    X, y_pred = rng.normal(size=(300, 3)), rng.integers(0, 2, 300)
+    true_w = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, 1.0]])
+    target = np.einsum("ij,ij->i", X, true_w[y_pred]) + np.array([0.3, -0.7])[y_pred]
+    reg = REG(C=0, standardize=False).fit(X, y_pred, target)
+    np.testing.assert_allclose(reg.coef_, true_w, atol=1e-10)
+    np.testing.assert_allclose(reg.predict(X, y_pred), target, atol=1e-10)
+
+
+# ---------------------------------------------------------------- C = 0, structured mode, unseen classes
+
+
+def test_sele_with_C_zero_is_finite_on_separable_data():
+    """An indicator feature separates errors from correct predictions: R alone has no minimiser."""
+    rng = np.random.default_rng(0)
+    indicator = (rng.random(800) < 0.3).astype(float)
+    X = np.column_stack([indicator, rng.normal(size=(800, 2))])
+    loss = 100.0 * indicator
+    sele = SELE(C=0).fit(X, None, loss)
+    scores = sele.predict(X, None)
+    assert np.all(np.isfinite(scores)) and np.all(np.isfinite(sele.coef_))
+    assert sele.coef_[0, 0] > 1.0  # pushed far along the separating direction, but bounded
+    assert aurc(loss, scores) == pytest.approx(aurc(loss, loss), abs=1e-12)
+    assert sele.C_effective_ == pytest.approx(1e-6 * loss.mean())
+
+
+def test_structured_mode_uses_one_weight_vector():
+    X, _, loss, _ = _linear_risk_data(500, seed=2)
+    for estimator in (SELE(C=1), REG(C=1), TCP(C=1)):
+        fitted = estimator.fit(X, None, loss)
+        assert fitted.coef_.shape == (1, X.shape[1]) and fitted.predict(X, None).shape == (500,)
+        with pytest.raises(ValueError, match="structured"):
+            fitted.predict(X, np.zeros(500, int))
+
+
+@pytest.mark.parametrize("estimator", [SELE(C=1), REG(C=1), TCP(C=1)], ids=["SELE", "REG", "TCP"])
+def test_unseen_predicted_class_is_most_uncertain_and_does_not_crash(estimator):
+    X, y_pred, loss, _ = _linear_risk_data(600, seed=5)
+    y_pred = np.where(y_pred == 1, 0, y_pred)  # class 1 never predicted in training
+    fitted = clone(estimator).set_params(n_classes=4).fit(X, y_pred, loss)
+    train_uncertainty = fitted.predict(X, y_pred)
+    unseen = fitted.predict(X[:5], np.array([1, 1, 3, 3, 7]))  # 7 >= n_classes as well
+    assert np.all(np.isfinite(unseen)) and np.all(unseen >= train_uncertainty.max() - 1e-12)
+    assert not fitted.class_seen_[1] and not fitted.class_seen_[3]
+
+
+# ---------------------------------------------------------------- scikit-learn API
+
+
+@pytest.mark.parametrize("estimator", [SELE(C=3, chunk_size=50), REG(C=3), TCP(C=3)], ids=["SELE", "REG", "TCP"])
+def test_get_params_set_params_clone_round_trip(estimator):
+    params = estimator.get_params()
+    copy = clone(estimator)
+    assert copy.get_params() == params and copy is not estimator
+    copy.set_params(C=7)
+    assert copy.C == 7 and estimator.C == 3
+    with pytest.raises(TypeError):
+        type(estimator)(3)  # keyword-only
+
+
+@pytest.mark.parametrize("estimator", [SELE(), REG(), TCP()], ids=["SELE", "REG", "TCP"])
+def test_predict_before_fit_raises_not_fitted(estimator):
+    with pytest.raises(NotFittedError):
+        estimator.predict(np.zeros((2, 3)), np.zeros(2, int))
+
+
+def test_fit_validates_inputs():
+    X = np.zeros((4, 2))
+    with pytest.raises(ValueError, match="y_pred"):
+        SELE().fit(X, np.array([0, 1]), np.ones(4))
+    with pytest.raises(ValueError, match="non-negative"):
+        SELE().fit(X, np.array([0, -1, 0, 0]), np.ones(4))
+    with pytest.raises(ValueError, match="C must be"):
+        REG(C=-1).fit(X, np.zeros(4, int), np.ones(4))
+
+
+def test_sele_is_deterministic_and_standardises_constant_features():
+    X, y_pred, loss, _ = _linear_risk_data(700, seed=6)
+    X = np.hstack([X, np.full((700, 1), 5.0)])
+    first = SELE(C=1, random_state=3).fit(X, y_pred, loss)
+    second = SELE(C=1, random_state=3).fit(X, y_pred, loss)
+    assert first.scale_[-1] == 1.0
+    assert first.predict(X, y_pred).tobytes() == second.predict(X, y_pred).tobytes()
+
+
+def test_sele_fit_path_matches_individual_fits_and_warm_start():
+    X, y_pred, loss, _ = _linear_risk_data(1500, seed=7)
+    path = SELE(chunk_size=300).fit_path(X, y_pred, loss, C_grid=(0, 10, 1000))
+    for C, fitted in zip((0, 10, 1000), path):
+        single = SELE(C=C, chunk_size=300).fit(X, y_pred, loss)
+        assert fitted.C == C and fitted.objective_ == pytest.approx(single.objective_, rel=1e-5)
+    warm = SELE(C=1000, chunk_size=300, warm_start=True).fit(X, y_pred, loss)
+    warm.set_params(C=10).fit(X, y_pred, loss)
+    assert warm.objective_ == pytest.approx(path[1].objective_, rel=1e-5)
+
+
+def test_all_zero_loss_gives_zero_weights():
+    X, y_pred, _, _ = _linear_risk_data(300, seed=8)
+    sele = SELE(C=0).fit(X, y_pred, np.zeros(300))
+    assert np.all(sele.predict(X, y_pred) == 0.0)
+
+
+# ---------------------------------------------------------------- baselines and selection
+
+
+def test_baselines_return_uncertainties():
+    np.testing.assert_allclose(mcp([[0.7, 0.3], [0.4, 0.6]]), [0.3, 0.4])
+    np.testing.assert_allclose(svm_margin([2.0, -0.5]), [-2.0, -0.5])
+    np.testing.assert_allclose(svm_margin([[1.0, 3.0], [0.2, -1.0]]), [-3.0, -0.2])
+    np.testing.assert_allclose(svor_margin([0.1, 2.0], [0.0, 1.0, 3.0]), [-0.1, -1.0])
+    with pytest.raises(ValueError, match="proba"):
+        mcp([0.5, 0.5])
+
+
+def test_select_C_picks_smallest_validation_aurc(linear_risk):
+    (X, y_pred, loss, _), (X_val, y_pred_val, loss_val, _) = linear_risk
+    for estimator, target in ((REG(), loss), (SELE(), loss), (TCP(), 1.0 - loss / 100)):
+        best, val_aurc = select_C(estimator, X, y_pred, target, X_val, y_pred_val, loss_val)
+        assert sorted(val_aurc) == [0, 1, 10, 100, 1000]
+        assert val_aurc[best.C] == min(val_aurc.values())
+        assert aurc(loss_val, best.predict(X_val, y_pred_val)) == pytest.approx(val_aurc[best.C])
+
+
+def test_select_C_breaks_ties_towards_larger_C():
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y_pred, loss = np.zeros(50, int), np.zeros(50)
+    best, val_aurc = select_C(REG(), X, y_pred, loss, X, y_pred, loss)
+    assert set(val_aurc.values()) == {0.0} and best.C == 1000
