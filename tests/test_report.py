@@ -99,3 +99,13 @@ def test_timing_table_sums_benchmark_records(tmp_path):
     assert (row["rule"], row["dataset"], row["jobs"]) == ("train_classifier", "shuttle", 2)
     assert row["total_s"] == pytest.approx(4.0) and row["max_s"] == pytest.approx(2.5)
     assert "train_classifier: 2 jobs, 4.0 s in total" in md
+
+
+def test_cd_figure_explains_itself_with_a_single_dataset():
+    from rejectopt.report import cd_figure
+
+    spec = TABLES["table3a"]
+    stats = table_statistics(aurc_table(_summary(datasets=("a",)), spec), spec.methods)
+    assert stats.n_datasets == 1 and np.isnan(stats.cd_005)
+    fig = cd_figure(stats, spec)
+    assert "at least 2 datasets" in fig.texts[0].get_text()

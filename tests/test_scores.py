@@ -269,3 +269,16 @@ def test_select_C_breaks_ties_towards_larger_C():
     y_pred, loss = np.zeros(50, int), np.zeros(50)
     best, val_aurc = select_C(REG(), X, y_pred, loss, X, y_pred, loss)
     assert set(val_aurc.values()) == {0.0} and best.C == 1000
+
+
+@pytest.mark.parametrize("n, d", [(40, 300), (300, 40)])
+def test_reg_equals_sklearn_ridge_in_primal_and_dual_regimes(n, d):
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(3)
+    X, loss = rng.normal(size=(n, d)), rng.random(n)
+    C = 0.5
+    ours = REG(C=C, standardize=False).fit(X, None, loss).predict(X, None)
+    # F = C/2 ||w||^2 + 1/n sum r^2  <=>  sum r^2 + (C n / 2) ||w||^2, bias unpenalised
+    ref = Ridge(alpha=C * n / 2, fit_intercept=True).fit(X, loss).predict(X)
+    np.testing.assert_allclose(ours, ref, rtol=1e-8, atol=1e-10)

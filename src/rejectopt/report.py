@@ -208,9 +208,19 @@ def improvement_figure(gains: pd.DataFrame, spec: TableSpec):
 def cd_figure(stats: TableStatistics, spec: TableSpec):
     """Critical-difference diagram of a table's average ranks (Nemenyi, alpha = :data:`CD_ALPHA`)."""
     ranks = stats.average_ranks.rename(lambda m: _LABELS.get(m, m))
-    cd = stats.cd_010 if CD_ALPHA == 0.10 else nemenyi_cd(len(ranks), stats.n_datasets, alpha=CD_ALPHA)
+    if stats.n_datasets < 2:
+        return _message_figure(f"{spec.title}: a CD diagram needs at least 2 datasets, this run has {stats.n_datasets}.")
+    cd = nemenyi_cd(len(ranks), stats.n_datasets, alpha=CD_ALPHA)
     title = f"{spec.title}: N = {stats.n_datasets} datasets, CD = {_fmt(cd)} (alpha = {CD_ALPHA})"
     return cd_diagram(ranks, cd, title=title)
+
+
+def _message_figure(message: str):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.0, 1.5))
+    fig.text(0.5, 0.5, message, ha="center", va="center", wrap=True)
+    return fig
 
 
 def paper_comparison(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:

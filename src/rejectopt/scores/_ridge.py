@@ -10,23 +10,29 @@ __all__ = ["REG", "TCP"]
 def _per_class_ridge(layout, target, C):
     """Minimise ``C/2 sum_c ||w_c||^2 + 1/n sum_i (t_i - <w_{c_i}, x_i> - b_{c_i})^2``.
 
-    Biases are not regularised, so each class is solved on centred data:
-    ``(A^T A + (C n / 2) I) w = A^T t`` with ``A``, ``t`` centred per class,
-    then ``b = mean(t) - mean(x) w``. Solved by least squares on the stacked
-    system ``[A; sqrt(Cn/2) I] w = [t; 0]``, which for ``C = 0`` returns the
-    minimum-norm least-squares solution.
+    Biases are not regularised, so each class is solved on centred data ``A``,
+    ``t``: ``w = (A^T A + lam I)^{-1} A^T t`` with ``lam = C n / 2``, computed in
+    the primal (a d x d system) when a class has at least d examples and in the
+    dual, ``w = A^T (A A^T + lam I)^{-1} t`` (an n_c x n_c system), when it has
+    fewer, as for the 2,448 HOG features of the landmark experiment. Then
+    ``b = mean(t) - mean(x) w``. ``C = 0`` gives the minimum-norm least-squares
+    solution.
     """
     n, d1 = layout.design.shape
     d = d1 - 1
     theta = np.zeros((layout.n_classes, d1))
-    ridge = np.sqrt(C * n / 2.0) * np.eye(d)
+    lam = C * n / 2.0
     for c, rows in layout.blocks():
         X_c = layout.design[rows, :d]
         t_c = target[rows]
         x_mean, t_mean = X_c.mean(axis=0), t_c.mean()
-        A = np.vstack([X_c - x_mean, ridge]) if C > 0 else X_c - x_mean
-        rhs = np.concatenate([t_c - t_mean, np.zeros(d)]) if C > 0 else t_c - t_mean
-        w = np.linalg.lstsq(A, rhs, rcond=None)[0]
+        A, t = X_c - x_mean, t_c - t_mean
+        if lam == 0:
+            w = np.linalg.lstsq(A, t, rcond=None)[0]
+        elif A.shape[0] >= d:
+            w = np.linalg.solve(A.T @ A + lam * np.eye(d), A.T @ t)
+        else:
+            w = A.T @ np.linalg.solve(A @ A.T + lam * np.eye(A.shape[0]), t)
         theta[c, :d] = w
         theta[c, d] = t_mean - x_mean @ w
     return theta
