@@ -4,7 +4,12 @@ import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length
 
-from ._linear import KINDS, BinaryHingeSVM, _fit_classifier
+from ._linear import KINDS as _LINEAR_KINDS
+from ._linear import BinaryHingeSVM, _fit_classifier
+from ._xgb import XGB_GRID, train_xgb, xgb_outputs
+
+#: Every classifier kind: the linear models of section 5.2 and gradient-boosted trees.
+KINDS = _LINEAR_KINDS + ("xgb",)
 
 __all__ = ["train_classifier", "classifier_outputs", "C_GRID"]
 
@@ -31,20 +36,24 @@ def _error(y_true, y_pred, loss):
     return float(np.mean(np.abs(y_true - y_pred)))
 
 
-def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=C_GRID, random_state=0,
-                     loss=None, n_classes=None, c_scaling="sum"):
+def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=None, random_state=0,
+                     loss=None, n_classes=None, c_scaling="sum", n_jobs=1):
     """Train one model per ``C`` on Trn1 and keep the best on Val1 (section 5.2).
 
     Parameters
     ----------
-    kind : {"lr", "svm", "svor"}
+    kind : {"lr", "svm", "svor", "xgb"}
         Model; see :func:`~rejectopt.classifiers.make_classifier` for the exact
-        objectives and the ``C`` convention (``C/n`` on the summed loss).
+        objectives and the ``C`` convention (``C/n`` on the summed loss), and
+        :func:`~rejectopt.classifiers.train_xgb` for ``"xgb"`` (XGBoost, no ``C``).
     X_trn, y_trn : arrays of shape (n, d) and (n,)
         Trn1; integer labels in ``0..n_classes-1``.
     X_val, y_val : arrays of shape (m, d) and (m,)
         Val1.
-    C_grid : sequence of float, default=(1, 10, 100, 1000)
+    C_grid : sequence or None, default=None
+        Linear models: the values of ``C``; None -> ``C_GRID = (1, 10, 100, 1000)``.
+        ``"xgb"``: None (-> ``XGB_GRID``) or a sequence of hyper-parameter dicts;
+        numbers raise ValueError (XGBoost has no ``C``).
     random_state : int, default=0
     loss : {"zero_one", "mae"} or None, default=None
         Validation error; None means ``"mae"`` for ``"svor"`` and ``"zero_one"``
@@ -54,16 +63,24 @@ def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=C_GRID, random_sta
         Pass it when a class may be absent from both splits.
     c_scaling : {"sum", "mean"}, default="sum"
         Loss weight ``C`` (default) or ``C/n``; see
-        :func:`~rejectopt.classifiers.make_classifier`.
+        :func:`~rejectopt.classifiers.make_classifier`. Ignored by ``"xgb"``.
+    n_jobs : int, default=1
+        Threads of XGBoost; ignored by the linear models.
 
     Returns
     -------
-    model : sklearn.pipeline.Pipeline
-        Fitted ``Pipeline(StandardScaler, model)`` for the chosen ``C``.
+    model : sklearn.pipeline.Pipeline or XGBLabelSpaceClassifier
+        Fitted ``Pipeline(StandardScaler, model)`` for the chosen ``C``; for
+        ``"xgb"`` the chosen booster (``model.best_params_`` = its
+        hyper-parameters with the early-stopped number of rounds).
     C : float
         The chosen ``C``: smallest validation error; ties go to the smaller ``C``.
+        For ``"xgb"``: the index of the chosen point of the grid, as a float
+        (this is what the summary's ``C_classifier`` column holds for xgb);
+        ties go to the earlier grid point.
     errors : dict
-        ``C -> validation error`` (fraction misclassified, or MAE).
+        ``C -> validation error`` (fraction misclassified, or MAE); for
+        ``"xgb"`` ``float(grid index) -> validation error``.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -81,6 +98,9 @@ def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=C_GRID, random_sta
     y_val = _check_labels(y_val, n_classes, "y_val")
     if n_classes is None:
         n_classes = int(max(y_trn.max(), y_val.max())) + 1
+    if kind == "xgb":
+        return _train_xgb_on_grid(X_trn, y_trn, X_val, y_val, C_grid, random_state, loss, n_classes, n_jobs)
+    C_grid = C_GRID if C_grid is None else C_grid
     if len(C_grid) == 0:
         raise ValueError("C_grid is empty")
     best = None
@@ -95,13 +115,22 @@ def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=C_GRID, random_sta
     return best[0], best[1], errors
 
 
+def _train_xgb_on_grid(X_trn, y_trn, X_val, y_val, grid, random_state, loss, n_classes, n_jobs):
+    if grid is None:
+        grid = XGB_GRID
+    elif any(not isinstance(point, dict) for point in grid):
+        raise ValueError("xgb has no C: pass C_grid=None (XGB_GRID) or a sequence of hyper-parameter dicts")
+    return train_xgb(X_trn, y_trn, X_val, y_val, grid=grid, random_state=random_state, n_classes=n_classes,
+                     error=lambda y_true, y_pred: _error(y_true, y_pred, loss), n_jobs=n_jobs)
+
+
 def classifier_outputs(kind, model, X, n_classes=None):
     """Predictions and baseline uncertainty scores of a fitted classifier.
 
     Parameters
     ----------
-    kind : {"lr", "svm", "svor"}
-    model : fitted Pipeline
+    kind : {"lr", "svm", "svor", "xgb"}
+    model : fitted Pipeline or XGBLabelSpaceClassifier
         As returned by :func:`train_classifier`.
     X : array-like of shape (n, d)
         Raw (unscaled) features; the pipeline applies the Trn1 scaling.
@@ -115,15 +144,19 @@ def classifier_outputs(kind, model, X, n_classes=None):
     dict
         ``y_pred`` : int64 (n,), labels in ``0..n_classes-1``.
         ``baseline`` : float (n,), baseline uncertainty (higher = more uncertain):
-        LR ``MCP = 1 - max_y p(y|x)``; binary SVM ``-|<w,x> + b|``; multiclass SVM
+        LR and XGB ``MCP = 1 - max_y p(y|x)``; binary SVM ``-|<w,x> + b|``; multiclass SVM
         ``-max_y (<w_y, x> + b_y)``; SVOR ``-min_y |<x, w> - b_y|`` (section 5.2).
-        ``proba`` : float (n, n_classes), LR only; classes absent from training get 0.
+        ``proba`` : float (n, n_classes), LR and XGB only; classes absent from training get 0.
         ``decision`` : SVM ``<w,x> + b`` (n,) binary or (n, n_classes) multiclass
         with ``-inf`` for classes absent from training; SVOR ``<x, w>`` (n,).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     X = check_array(X, dtype=float)
+    if kind == "xgb":
+        if n_classes is not None and int(n_classes) != model.n_classes_:
+            raise ValueError(f"model was trained for n_classes={model.n_classes_}, got n_classes={n_classes}")
+        return xgb_outputs(model, X)
     est = model[-1]
     Z = model[:-1].transform(X)
     out = {}

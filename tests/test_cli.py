@@ -1,0 +1,228 @@
+"""Tests for the ``python -m rejectopt select|apply`` command line (rejectopt.cli)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from rejectopt import cli
+from rejectopt.datasets import load_prepared, prepare_dataset
+from rejectopt.scores import SELE
+
+MIRROR = Path(__file__).resolve().parents[1] / "workflow" / "resources" / "demo_mirror"
+TARGET_COVERAGE = 0.8
+
+
+def _frame(X, y, y_pred):
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["y"] = y
+    frame["y_pred"] = y_pred
+    return frame
+
+
+@pytest.fixture(scope="module")
+def satellite(tmp_path_factory):
+    """LR trained on 1500 rows of sattelite; CSVs of 2500 rows for select and the rest (unseen) for apply."""
+    tmp = tmp_path_factory.mktemp("sat")
+    prepare_dataset("sattelite", tmp / "raw", tmp / "d.npz", mirror=MIRROR)
+    X, y = load_prepared(tmp / "d.npz")
+    order = np.random.default_rng(0).permutation(len(y))
+    trn, given, unseen = order[:1500], order[1500:4000], order[4000:]
+    clf = LogisticRegression(max_iter=2000).fit(X[trn] / 100.0, y[trn])
+    paths = {}
+    for name, rows in (("given", given), ("unseen", unseen)):
+        paths[name] = tmp / f"{name}.csv"
+        _frame(X[rows], y[rows], clf.predict(X[rows] / 100.0)).to_csv(paths[name], index=False)
+    return tmp, paths
+
+
+@pytest.fixture(scope="module")
+def selected(satellite):
+    tmp, paths = satellite
+    out = tmp / "sel"
+    status = cli.main(["select", "--data", str(paths["given"]), "--target", f"coverage={TARGET_COVERAGE}",
+                       "--out", str(out), "-q"])
+    assert status == 0
+    return out
+
+
+def test_select_writes_all_outputs(selected):
+    assert sorted(p.name for p in selected.iterdir()) == ["model.json", "rc_curve.png", "report.json", "report.md"]
+    report = json.loads((selected / "report.json").read_text())
+    assert report["rows"] == {"total": 2500, "train_fit": 875, "train_validation": 375, "calibration": 750,
+                              "report": 500}
+    point = report["report"]
+    assert point["coverage_ci"][0] <= point["coverage"] <= point["coverage_ci"][1]
+    assert point["selective_risk_ci"][0] <= point["selective_risk"] <= point["selective_risk_ci"][1]
+    assert report["aurc_report"]["learned_score"] < report["aurc_report"]["random_order"]
+    assert report["calibration"]["coverage"] == pytest.approx(TARGET_COVERAGE)
+    model = json.loads((selected / "model.json").read_text())
+    assert model["classes"] == [str(k) for k in range(6)]
+    assert model["feature_columns"] == [f"f{j}" for j in range(36)]
+    assert (selected / "rc_curve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_coverage_on_unseen_rows(satellite, selected, tmp_path):
+    _, paths = satellite
+    out = tmp_path / "decisions.csv"
+    assert cli.main(["apply", "--model", str(selected / "model.json"), "--data", str(paths["unseen"]),
+                     "--out", str(out), "-q"]) == 0
+    decisions = pd.read_csv(out)
+    unseen = pd.read_csv(paths["unseen"])
+    n = len(unseen)
+    coverage = decisions["accept"].mean()
+    sigma = np.sqrt(TARGET_COVERAGE * (1 - TARGET_COVERAGE) / n)
+    accepted = decisions["accept"].to_numpy() == 1
+    risk_accepted = 100 * np.mean(unseen["y"].to_numpy()[accepted] != unseen["y_pred"].to_numpy()[accepted])
+    risk_all = 100 * np.mean(unseen["y"] != unseen["y_pred"])
+    print(f"unseen rows n={n}: coverage {coverage:.4f} (3 sigma {3 * sigma:.4f}), "
+          f"selective risk {risk_accepted:.2f} % vs {risk_all:.2f} % at full coverage")
+    assert len(decisions) == n
+    assert coverage >= TARGET_COVERAGE - 3 * sigma
+    assert risk_accepted < risk_all
+
+
+def test_model_json_round_trip_reproduces_uncertainties_exactly(satellite, selected, tmp_path):
+    _, paths = satellite
+    model, score, selection = cli.load_model(selected / "model.json")
+    table = cli.load_table(paths["unseen"], feature_columns=model["feature_columns"], need_loss=False)
+    classes, _ = cli.class_indices(table.pred_keys, model["classes"])
+    expected = score.predict(table.X, classes)
+    out = tmp_path / "decisions.csv"
+    cli.main(["apply", "--model", str(selected / "model.json"), "--data", str(paths["unseen"]), "--out", str(out),
+              "-q"])
+    written = pd.read_csv(out, dtype={"uncertainty": str})["uncertainty"].map(float).to_numpy()  # exact parse
+    np.testing.assert_array_equal(written, expected)
+    # fitted score -> dict -> JSON text -> dict -> score: bit-identical predictions
+    rng = np.random.default_rng(1)
+    X, y_pred = rng.normal(size=(300, 4)), rng.integers(0, 3, 300)
+    loss = 100.0 * (rng.random(300) < 1 / (1 + np.exp(-X[:, 0])))
+    fitted = SELE(C=1.0, n_classes=4).fit(X, y_pred, loss)  # class 3 never predicted
+    restored = cli.score_from_dict(json.loads(json.dumps(cli.score_to_dict(fitted, "sele"))))
+    probe = np.arange(4).repeat(5)
+    X_new = rng.normal(size=(20, 4))
+    np.testing.assert_array_equal(restored.predict(X_new, probe), fitted.predict(X_new, probe))
+
+
+def _corrupt(paths, tmp_path, name, edit):
+    frame = pd.read_csv(paths["unseen"])
+    frame = edit(frame)
+    path = tmp_path / f"{name}.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _set(frame, row, column, value):
+    frame[column] = frame[column].astype(object)
+    frame.loc[row, column] = value
+    return frame
+
+
+ERROR_CASES = {
+    "missing": (lambda f: f.drop(columns=["f5"]), ["missing column", "'f5'", "'f4'"]),
+    "nan": (lambda f: _set(f, 4, "f3", np.nan), ["NaN", "'f3'", "row 5"]),
+    "text": (lambda f: _set(f, 7, "f2", "abc"), ["non-numeric", "'abc'", "'f2'", "row 8"]),
+    "unseen_class": (lambda f: _set(f, 9, "y_pred", 9), ["not seen", "'9'", "'y_pred'", "row 10"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERROR_CASES))
+def test_apply_errors_name_row_and_column(case, satellite, selected, tmp_path, capsys):
+    _, paths = satellite
+    edit, fragments = ERROR_CASES[case]
+    data = _corrupt(paths, tmp_path, case, edit)
+    out = tmp_path / "out" / "decisions.csv"
+    status = cli.main(["apply", "--model", str(selected / "model.json"), "--data", str(data), "--out", str(out),
+                       "-q"])
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err
+    assert not out.parent.exists()
+
+
+@pytest.mark.parametrize("case", ["missing", "nan", "text"])
+def test_select_errors_leave_no_output(case, satellite, tmp_path, capsys):
+    _, paths = satellite
+    edit, fragments = ERROR_CASES[case]
+    data = _corrupt(paths, tmp_path, case, edit)
+    out = tmp_path / "sel"
+    status = cli.main(["select", "--data", str(data), "--target", "coverage=0.8", "--out", str(out),
+                       "--feature-columns", ",".join(f"f{j}" for j in range(36)), "-q"])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1
+    for fragment in fragments:
+        assert fragment in err
+    assert not out.exists()
+
+
+def test_unseen_class_can_be_rejected(satellite, selected, tmp_path):
+    _, paths = satellite
+    data = _corrupt(paths, tmp_path, "u", lambda f: _set(f, 9, "y_pred", 9))
+    out = tmp_path / "d.csv"
+    assert cli.main(["apply", "--model", str(selected / "model.json"), "--data", str(data), "--out", str(out),
+                     "--unseen-classes", "reject", "-q"]) == 0
+    row = pd.read_csv(out).iloc[9]
+    assert row["accept"] == 0 and np.isinf(row["uncertainty"])
+
+
+def test_failed_write_removes_partial_files(tmp_path):
+    out = tmp_path / "new"
+    with pytest.raises(TypeError):
+        cli.write_outputs(out, {"a.json": b"{}", "b.md": None})  # the second write fails
+    assert not out.exists()
+    existing = tmp_path / "old"
+    existing.mkdir()
+    with pytest.raises(TypeError):
+        cli.write_outputs(existing, {"a.json": b"{}", "b.md": None})
+    assert list(existing.iterdir()) == []
+
+
+def test_npz_input_with_loss_and_reg(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y_pred = rng.integers(0, 2, 600)
+    loss = np.abs(rng.normal(size=600)) * (1 + (X[:, 0] > 0))
+    np.savez(tmp_path / "d.npz", X=X, y_pred=y_pred, loss=loss)
+    out = tmp_path / "sel"
+    assert cli.main(["select", "--data", str(tmp_path / "d.npz"), "--loss-column", "loss", "--score", "reg",
+                     "--target", "risk=1.0", "--C", "0,1", "--out", str(out), "-q"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["score"] == "reg" and report["target"] == {"kind": "risk", "value": 1.0}
+    assert report["report"]["selective_risk_ci_method"].startswith("normal approximation")
+    np.savez(tmp_path / "new.npz", X=X[:50], y_pred=y_pred[:50])
+    assert cli.main(["apply", "--model", str(out / "model.json"), "--data", str(tmp_path / "new.npz"),
+                     "--out", str(tmp_path / "d.csv"), "-q"]) == 0
+    assert pd.read_csv(tmp_path / "d.csv")["row"].tolist() == list(range(50))  # NPZ rows are 0-based indices
+
+
+def test_parse_target():
+    assert cli.parse_target("coverage=0.8") == cli.Target("coverage", 0.8)
+    assert cli.parse_target("reject_cost=10") == cli.Target("reject-cost", 10.0)
+    for bad in ("coverage=1.5", "risk=-1", "cov=0.5", "coverage", "risk=abc"):
+        with pytest.raises(cli.InputError):
+            cli.parse_target(bad)
+
+
+def test_module_entry_point_exits_2_without_traceback(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "rejectopt", "apply", "--model", str(tmp_path / "none.json"),
+                             "--data", "x.csv", "--out", str(tmp_path / "d.csv")], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("error:") and "Traceback" not in result.stderr
+    assert "no such file" in result.stderr
+
+
+def test_infeasible_risk_target_exits_2_without_output(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", X=rng.normal(size=(200, 2)), y_pred=np.zeros(200, int), y=np.ones(200, int))
+    out = tmp_path / "sel"
+    assert cli.main(["select", "--data", str(tmp_path / "d.npz"), "--target", "risk=5", "--C", "1",
+                     "--out", str(out), "-q"]) == 2
+    assert "cannot meet --target risk=5" in capsys.readouterr().err
+    assert not out.exists()
