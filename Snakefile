@@ -19,6 +19,7 @@ include: "workflow/rules/classifiers.smk"
 include: "workflow/rules/scores.smk"
 include: "workflow/rules/evaluation.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/landmarks.smk"
 
 
 rule all:

@@ -57,7 +57,7 @@ RAW_DIR = config.get("raw_dir", "results/raw")
 
 wildcard_constraints:
     dataset="|".join(DATASETS),
-    classifier="lr|svm|svor",
+    classifier="lr|svm|svor|xgb",
     score="sele|reg|tcp",
     split=r"\d+",
 
@@ -109,6 +109,7 @@ def all_outputs():
         *table_outputs(),
         "results/tables/paper_comparison.md",
         "results/tables/timing.md",
+        *landmark_outputs(),  # workflow/rules/landmarks.smk
     ]
 
 
@@ -124,7 +125,7 @@ def benchmark_files():
             f"results/benchmarks/learn_score/{d}/{c}/{s}/split_{k}.tsv"
             for (c, s, k) in score_files(d)
         ]
-    return files
+    return files + landmark_benchmark_files()  # workflow/rules/landmarks.smk
 
 
 def table_outputs():

@@ -27,7 +27,7 @@ rule summarize_dataset:
 
 rule collect_summary:
     input:
-        dataset_summaries(),
+        lambda w: dataset_summaries() + landmark_summaries(),  # + 300-W (landmarks.smk)
     output:
         "results/summary.csv",
     conda:

@@ -1,0 +1,221 @@
+# Facial landmarks with a reject option (Section 5.2.3, Fig. 4-5): DLIB's 68-point shape
+# predictor on 300-W, baseline = negated face-detector score, SELE / REG on HOG features.
+#
+# When it runs: faces_mirror set -> from that folder; no mirror at all -> the official archive
+# (download_faces + extract_faces); data_mirror set without faces_mirror -> skipped, with a warning.
+
+from rejectopt.landmarks import ARCHIVE_SUBSETS, MIRROR_SUBSETS
+
+LANDMARKS = config["landmarks"]
+FACES_MIRROR = config.get("faces_mirror")
+if FACES_MIRROR is not None and not Path(FACES_MIRROR).is_dir():
+    raise ValueError(
+        f"config faces_mirror={FACES_MIRROR!r} is not a folder; point it at the offline 300-W faces "
+        f"({', '.join(MIRROR_SUBSETS)}), e.g. ../shared/data/faces, or set it to null to download"
+    )
+
+
+def _landmarks_mode():
+    """'mirror', 'download' or None (not run)."""
+    if not LANDMARKS["enabled"]:
+        return None
+    if FACES_MIRROR is not None:
+        return "mirror"
+    if MIRROR is not None:
+        logging.getLogger("rejectopt").warning(
+            "data_mirror is set but faces_mirror is not: the 300-W landmark experiment is skipped "
+            "(set faces_mirror=<folder with the offline faces>, e.g. ../shared/data/faces, or run "
+            "without data_mirror to download the official archive)"
+        )
+        return None
+    return "download"
+
+
+LANDMARKS_MODE = _landmarks_mode()
+FACES_ARCHIVE_DIR = f"{RAW_DIR}/300w/extracted"
+FACES_ROOT = FACES_MIRROR if LANDMARKS_MODE == "mirror" else f"{FACES_ARCHIVE_DIR}/ibug_300W_large_face_landmark_dataset"
+FACES_SUBSETS = list(MIRROR_SUBSETS if LANDMARKS_MODE == "mirror" else ARCHIVE_SUBSETS)
+FACES = {"folder": FACES_ROOT, "subsets": FACES_SUBSETS, "max_faces": LANDMARKS["max_faces"]}
+FACES_INPUT = [] if LANDMARKS_MODE == "mirror" else [FACES_ARCHIVE_DIR]
+LANDMARK_DIR = "results/landmarks/300w"
+
+
+def landmark_summaries():
+    """The 300-W summary when the landmark experiment runs (collect_summary concatenates it)."""
+    return ["results/datasets/300w/summary.csv"] if LANDMARKS_MODE else []
+
+
+def landmark_benchmark_files():
+    """Benchmark records of the landmark experiment's heavy rules (for timing.md)."""
+    if not LANDMARKS_MODE:
+        return []
+    return ["results/benchmarks/detect_faces/300w/detect.tsv"] + [
+        f"results/benchmarks/train_landmarks/300w/split_{k}.tsv" for k in SPLITS
+    ]
+
+
+def landmark_outputs():
+    """Final outputs of the landmark experiment (none when it is skipped)."""
+    if not LANDMARKS_MODE:
+        return []
+    return [
+        "results/datasets/300w/summary.csv",
+        "results/tables/landmarks_note.md",
+        "results/figures/rc_300w.png",
+        "results/figures/learning_curve_300w.png",
+        "results/figures/faces_300w.png",
+    ]
+
+
+rule download_faces:
+    output:
+        f"{RAW_DIR}/300w/ibug_300W_large_face_landmark_dataset.tar.gz",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=120,
+    log:
+        "logs/download_faces/300w.log",
+    script:
+        "../scripts/download_faces.py"
+
+
+rule extract_faces:
+    input:
+        f"{RAW_DIR}/300w/ibug_300W_large_face_landmark_dataset.tar.gz",
+    output:
+        directory(FACES_ARCHIVE_DIR),
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    log:
+        "logs/extract_faces/300w.log",
+    script:
+        "../scripts/extract_faces.py"
+
+
+rule detect_faces:
+    input:
+        FACES_INPUT,
+    output:
+        f"{LANDMARK_DIR}/detections.npz",
+    params:
+        faces=FACES,
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=lambda w: 30 if LANDMARKS_MODE == "mirror" else 240,
+    log:
+        "logs/detect_faces/300w.log",
+    benchmark:
+        "results/benchmarks/detect_faces/300w/detect.tsv"
+    script:
+        "../scripts/detect_faces.py"
+
+
+rule make_face_splits:
+    input:
+        FACES_INPUT,
+    output:
+        "results/data/300w/splits.npz",
+    params:
+        faces=FACES,
+        ratios=LANDMARKS["split_ratios"],
+        n_splits=config["n_splits"],
+        seed=config["seed"],
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    log:
+        "logs/make_face_splits/300w.log",
+    script:
+        "../scripts/make_face_splits.py"
+
+
+rule train_landmarks:
+    input:
+        FACES_INPUT,
+        detections=f"{LANDMARK_DIR}/detections.npz",
+        splits="results/data/300w/splits.npz",
+    output:
+        result=f"{LANDMARK_DIR}/split_{{split}}.npz",
+        curve=f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv",
+    params:
+        faces=FACES,
+        options_grid=LANDMARKS["predictor_options_grid"],
+        C_grid=config["C_score"],
+        learning_curve_sizes=LANDMARKS["learning_curve_sizes"],
+        with_coordinates=LANDMARKS["with_coordinates"],
+        pretrained=LANDMARKS["pretrained"],
+        seed=config["seed"],
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda w: 4000 if LANDMARKS_MODE == "mirror" else 16000,
+        runtime=lambda w: 30 if LANDMARKS_MODE == "mirror" else 480,
+    log:
+        "logs/train_landmarks/300w/split_{split}.log",
+    benchmark:
+        "results/benchmarks/train_landmarks/300w/split_{split}.tsv"
+    script:
+        "../scripts/train_landmarks.py"
+
+
+rule summarize_landmarks:
+    input:
+        results=expand(f"{LANDMARK_DIR}/split_{{split}}.npz", split=SPLITS),
+        curves=expand(f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv", split=SPLITS),
+    output:
+        summary="results/datasets/300w/summary.csv",
+        note="results/tables/landmarks_note.md",
+    params:
+        splits=SPLITS,
+        faces=FACES,
+        pretrained=LANDMARKS["pretrained"],
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    log:
+        "logs/summarize_landmarks/300w.log",
+    script:
+        "../scripts/summarize_landmarks.py"
+
+
+rule landmark_figures:
+    input:
+        FACES_INPUT,
+        summary="results/datasets/300w/summary.csv",
+        results=expand(f"{LANDMARK_DIR}/split_{{split}}.npz", split=SPLITS),
+        curves=expand(f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv", split=SPLITS),
+    output:
+        rc="results/figures/rc_300w.png",
+        learning_curve="results/figures/learning_curve_300w.png",
+        faces="results/figures/faces_300w.png",
+    params:
+        splits=SPLITS,
+        faces=FACES,
+        pretrained=LANDMARKS["pretrained"],
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    log:
+        "logs/landmark_figures/300w.log",
+    script:
+        "../scripts/landmark_figures.py"

@@ -1,0 +1,10 @@
+"""Rule detect_faces: DLIB's HOG face detector once per face (box and score, the baseline uncertainty)."""
+
+from _logging import log_to
+
+from rejectopt.landmarks import load_or_detect_faces, select_faces
+
+log_to(snakemake.log[0])
+faces = select_faces(**snakemake.params.faces)
+# The output path doubles as the cache: Snakemake removed any stale file, so this always detects.
+load_or_detect_faces(faces, snakemake.output[0], upsample=1)
