@@ -22,12 +22,12 @@ def test_full_default_config_plans_all_22_datasets(tmp_path):
     run = snakemake(tmp_path, "-n", "--quiet", "rules")
     assert run.returncode == 0, run.stderr
     plan = run.stdout + run.stderr
-    # 22 datasets prepared, 5 splits x (lr, svm) x 11 + 5 x svor x 11 classifiers
+    # 22 datasets prepared; 5 splits x (lr, svm, xgb) x 11 + 5 x svor x 11 classifiers
     assert "prepare_dataset" in plan and "download_raw" in plan
     counts = {line.split()[0]: int(line.split()[1]) for line in plan.splitlines() if len(line.split()) == 2 and line.split()[1].isdigit()}
     assert counts["prepare_dataset"] == 22
-    assert counts["train_classifier"] == 5 * (2 * 11 + 11)
-    assert counts["learn_score"] == 5 * (11 * (3 + 2) + 11 * 2)
+    assert counts["train_classifier"] == 5 * (3 * 11 + 11)
+    assert counts["learn_score"] == 5 * (11 * (3 + 2 + 3) + 11 * 2)
 
 
 @pytest.mark.parametrize(
@@ -83,6 +83,8 @@ def test_pipeline_writes_the_contracted_outputs(pipeline_run):
         "results/tables/table3b.tex",
         "results/tables/table4.csv",
         "results/figures/cd_lr.png",
+        "results/tables/table3c.md",
+        "results/figures/cd_xgb.png",
         "results/figures/improvement_svor.png",
         "results/tables/paper_comparison.md",
         "results/tables/paper_comparison.csv",
@@ -100,6 +102,7 @@ def test_pipeline_numbers_are_sane(pipeline_run):
     assert got == {
         *(("sattelite", "lr", s) for s in ("mcp", "sele", "reg", "tcp")),
         *(("sattelite", "svm", s) for s in ("margin", "sele", "reg")),
+        *(("sattelite", "xgb", s) for s in ("mcp", "sele", "reg", "tcp")),
         *(("abalone", "svor", s) for s in ("margin", "sele", "reg")),
     }
     # Every score beats a random ordering (whose expected AuRC is the full risk), and AuRC >= 0.

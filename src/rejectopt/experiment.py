@@ -32,8 +32,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The baseline uncertainty each classifier comes with (Section 5.2).
-BASELINE = {"lr": "mcp", "svm": "margin", "svor": "margin"}
+#: The baseline uncertainty each classifier comes with (Section 5.2; xgb is our extension).
+BASELINE = {"lr": "mcp", "svm": "margin", "svor": "margin", "xgb": "mcp"}
 
 #: Columns of ``results/datasets/{dataset}/summary.csv`` (a contract).
 SUMMARY_COLUMNS = [
@@ -67,13 +67,18 @@ def _error_name(kind: str) -> str:
     return "mae" if kind == "svor" else "zero_one"
 
 
-def run_classifier(data_path, splits_path, split: int, kind: str, C_grid, seed: int, out_path, dataset: str = "") -> dict:
+def run_classifier(
+    data_path, splits_path, split: int, kind: str, C_grid, seed: int, out_path, dataset: str = "", threads: int = 1
+) -> dict:
     """Train ``kind`` on Trn1, pick C by Val1 error and save its outputs on every example.
 
     The output ``.npz`` holds ``y_pred`` and ``baseline`` (the baseline
-    uncertainty: MCP for LR, margin for SVM / SVOR) for all examples of the
-    dataset, ``proba`` (LR only), the chosen ``C`` and the validation error of
-    each C of the grid (``C_grid``, ``val_error``).
+    uncertainty: MCP for LR and XGBoost, margin for SVM / SVOR) for all
+    examples of the dataset, ``proba`` (LR, XGBoost), the chosen ``C`` and the
+    validation error of each C of the grid (``C_grid``, ``val_error``). XGBoost
+    has no C: its hyper-parameter grid is fixed
+    (:data:`rejectopt.classifiers.XGB_GRID`) and ``C`` holds the chosen grid
+    index.
     """
     X, y = load_prepared(data_path)
     parts = load_split(splits_path, split)
@@ -85,11 +90,12 @@ def run_classifier(data_path, splits_path, split: int, kind: str, C_grid, seed: 
         y[parts["trn1"]],
         X[parts["val1"]],
         y[parts["val1"]],
-        C_grid=tuple(C_grid),
+        C_grid=None if kind == "xgb" else tuple(C_grid),
         n_classes=n_classes,
         random_state=derive_seed(seed, dataset, "classifier", kind, split),
+        n_jobs=threads,
     )
-    outputs = classifier_outputs(kind, model, X)
+    outputs = classifier_outputs(kind, model, X, n_classes=n_classes)
     log.info(
         "%s %s split %d: C=%g chosen on Val1 (errors %s) in %.1f s",
         dataset, kind, split, best_C, {c: round(e, 4) for c, e in val_errors.items()}, time.perf_counter() - start,

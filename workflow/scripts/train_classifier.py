@@ -17,4 +17,5 @@ with threadpool_limits(limits=snakemake.threads):
         seed=snakemake.params.seed,
         out_path=snakemake.output[0],
         dataset=snakemake.wildcards.dataset,
+        threads=snakemake.threads,
     )
