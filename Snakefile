@@ -13,6 +13,9 @@ min_version("9.0")
 configfile: Path(workflow.basedir) / "config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/classifiers.smk"

@@ -89,6 +89,7 @@ def test_pipeline_writes_the_contracted_outputs(pipeline_run):
         "results/tables/paper_comparison.md",
         "results/tables/paper_comparison.csv",
         "results/tables/timing.md",
+        "results/tables/environment.md",
     ]:
         assert (pipeline_run / path).is_file(), path
 
@@ -120,3 +121,19 @@ def test_pipeline_rerun_has_nothing_to_do(pipeline_run):
     )
     assert run.returncode == 0
     assert "Nothing to be done" in run.stdout + run.stderr
+
+
+def test_report_html_holds_every_table_and_figure(pipeline_run):
+    run = snakemake(
+        pipeline_run, "--report", "results/report.html",
+        "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite,abalone]", "n_splits=1",
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    html = (pipeline_run / "results/report.html").read_text(errors="replace")
+    for name in [
+        "table3a.csv", "table3b.csv", "table3c.csv", "table4.csv",
+        "cd_lr.png", "cd_svm.png", "cd_xgb.png", "cd_svor.png",
+        "improvement_lr.png", "improvement_svor.png",
+        "paper_comparison.md", "paper_comparison.csv", "timing.csv", "environment.md",
+    ]:
+        assert name in html, name

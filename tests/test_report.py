@@ -109,3 +109,13 @@ def test_cd_figure_explains_itself_with_a_single_dataset():
     assert stats.n_datasets == 1 and np.isnan(stats.cd_005)
     fig = cd_figure(stats, spec)
     assert "at least 2 datasets" in fig.texts[0].get_text()
+
+
+def test_environment_lists_versions_checksums_and_config():
+    from rejectopt.report import environment_markdown
+
+    datasets = {"toy": {"n": 3, "d": 2, "k": 2, "xy_sha256": "abc123", "raw": {"toy.data": "def456"}}}
+    md = environment_markdown({"seed": 0, "datasets": ["toy"]}, datasets)
+    assert "| numpy | " in md and "| scikit-learn | " in md
+    assert "| toy | 3 | 2 | 2 | `abc123` | toy.data: `def456` |" in md
+    assert "seed: 0" in md

@@ -32,6 +32,7 @@ __all__ = [
     "paper_comparison",
     "comparison_markdown",
     "timing_table",
+    "environment_markdown",
 ]
 
 #: Significance level of the Nemenyi test in the CD diagrams, as in the paper's Fig. 1 and 3a.
@@ -369,3 +370,40 @@ def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
         lines.append(f"| {r['rule']} | {r['dataset']} | {r['jobs']} | {r['total_s']:.1f} | {r['mean_s']:.1f} | "
                      f"{r['max_s']:.1f} | {_fmt(r['max_rss_mb'], 0)} |")
     return table, "\n".join(lines) + "\n"
+
+
+_ENVIRONMENT_PACKAGES = (
+    "rejectopt", "numpy", "scipy", "pandas", "scikit-learn", "xgboost", "scikit-posthocs", "matplotlib",
+    "snakemake", "snakemake-executor-plugin-slurm", "dlib-bin", "scikit-image",
+)
+
+
+def _installed_version(package: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def environment_markdown(config: dict, datasets: dict) -> str:
+    """Package versions, dataset checksums and the run's configuration, as Markdown.
+
+    ``datasets`` maps a dataset name to ``{"n", "d", "k", "xy_sha256",
+    "raw": {file name: sha256}}``.
+    """
+    import platform
+
+    import yaml
+
+    lines = ["# Environment of this run", "", f"Python {platform.python_version()} on {platform.platform()}", ""]
+    lines += ["| package | version |", "|---|---|"]
+    lines += [f"| {p} | {_installed_version(p)} |" for p in _ENVIRONMENT_PACKAGES]
+    lines += ["", "## Datasets", "", "| dataset | n | d | K | fingerprint of X, y (sha256) | raw files (sha256) |",
+              "|---|---|---|---|---|---|"]
+    for name, info in sorted(datasets.items()):
+        raw = "<br>".join(f"{f}: `{h}`" for f, h in sorted(info["raw"].items()))
+        lines.append(f"| {name} | {info['n']} | {info['d']} | {info['k']} | `{info['xy_sha256']}` | {raw} |")
+    lines += ["", "## Configuration", "", "```yaml", yaml.safe_dump(config, sort_keys=True).rstrip(), "```"]
+    return "\n".join(lines) + "\n"

@@ -109,6 +109,7 @@ def all_outputs():
         *table_outputs(),
         "results/tables/paper_comparison.md",
         "results/tables/timing.md",
+        "results/tables/environment.md",
         *landmark_outputs(),  # workflow/rules/landmarks.smk
     ]
 

@@ -178,7 +178,12 @@ rule summarize_landmarks:
         curves=expand(f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv", split=SPLITS),
     output:
         summary="results/datasets/300w/summary.csv",
-        note="results/tables/landmarks_note.md",
+        note=report(
+            "results/tables/landmarks_note.md",
+            caption="../report/landmarks.rst",
+            category="Landmarks (300-W)",
+            labels={"item": "note"},
+        ),
     params:
         splits=SPLITS,
         faces=FACES,
@@ -202,9 +207,24 @@ rule landmark_figures:
         results=expand(f"{LANDMARK_DIR}/split_{{split}}.npz", split=SPLITS),
         curves=expand(f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv", split=SPLITS),
     output:
-        rc="results/figures/rc_300w.png",
-        learning_curve="results/figures/learning_curve_300w.png",
-        faces="results/figures/faces_300w.png",
+        rc=report(
+            "results/figures/rc_300w.png",
+            caption="../report/landmarks.rst",
+            category="Landmarks (300-W)",
+            labels={"item": "RC curves (Fig. 4a)"},
+        ),
+        learning_curve=report(
+            "results/figures/learning_curve_300w.png",
+            caption="../report/landmarks.rst",
+            category="Landmarks (300-W)",
+            labels={"item": "learning curve (Fig. 4b)"},
+        ),
+        faces=report(
+            "results/figures/faces_300w.png",
+            caption="../report/landmarks.rst",
+            category="Landmarks (300-W)",
+            labels={"item": "most / least uncertain faces (Fig. 5)"},
+        ),
     params:
         splits=SPLITS,
         faces=FACES,

@@ -10,11 +10,26 @@ for _table, _spec in TABLES.items():
         input:
             "results/summary.csv",
         output:
-            csv=f"results/tables/{_table}.csv",
+            csv=report(
+                f"results/tables/{_table}.csv",
+                caption="../report/table.rst",
+                category="Tables",
+                labels={"table": _spec.title},
+            ),
             md=f"results/tables/{_table}.md",
             tex=f"results/tables/{_table}.tex",
-            cd=f"results/figures/cd_{_spec.classifier}.png",
-            improvement=f"results/figures/improvement_{_spec.classifier}.png",
+            cd=report(
+                f"results/figures/cd_{_spec.classifier}.png",
+                caption="../report/cd_diagram.rst",
+                category="Figures",
+                labels={"figure": f"CD diagram, {_spec.title}"},
+            ),
+            improvement=report(
+                f"results/figures/improvement_{_spec.classifier}.png",
+                caption="../report/improvement.rst",
+                category="Figures",
+                labels={"figure": f"Improvement, {_spec.title}"},
+            ),
         params:
             table=_table,
         conda:
@@ -34,8 +49,18 @@ rule paper_comparison:
         summary="results/summary.csv",
         reference=REPO / "workflow/resources/reference_results.csv",
     output:
-        csv="results/tables/paper_comparison.csv",
-        md="results/tables/paper_comparison.md",
+        csv=report(
+            "results/tables/paper_comparison.csv",
+            caption="../report/paper_comparison.rst",
+            category="Paper comparison",
+            labels={"table": "every cell"},
+        ),
+        md=report(
+            "results/tables/paper_comparison.md",
+            caption="../report/paper_comparison.rst",
+            category="Paper comparison",
+            labels={"table": "summary"},
+        ),
     params:
         datasets_run=lambda w: DATASETS + (["300w"] if landmark_summaries() else []),  # + landmarks.smk
         # extensions beyond the paper (xgb) have no published numbers: left out of the comparison
@@ -61,7 +86,7 @@ rule timing:
         lambda w: benchmark_files(),
     output:
         md="results/tables/timing.md",
-        csv="results/tables/timing.csv",
+        csv=report("results/tables/timing.csv", caption="../report/timing.rst", category="Timing"),
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
@@ -72,3 +97,23 @@ rule timing:
         "logs/timing.log",
     script:
         "../scripts/timing.py"
+
+
+rule environment:
+    input:
+        [f"results/data/{d}/data.npz" for d in DATASETS],
+    output:
+        report("results/tables/environment.md", caption="../report/environment.rst", category="Environment"),
+    params:
+        datasets=DATASETS,
+        raw_dir=RAW_DIR,
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    log:
+        "logs/environment.log",
+    script:
+        "../scripts/environment.py"

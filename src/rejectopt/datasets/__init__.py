@@ -16,7 +16,7 @@ from ._fetch import (
     sha256_of_file,
 )
 from ._parsers import encode_labels, equal_frequency_bins
-from ._prepare import available_in_mirror, fingerprint, load_prepared, parse_raw, prepare_dataset
+from ._prepare import available_in_mirror, dataset_checksums, fingerprint, load_prepared, parse_raw, prepare_dataset
 from ._registry import CLASSIFICATION, ORDINAL, REGISTRY, DatasetSpec, RawFile, get_spec
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "DatasetSpec",
     "RawFile",
     "available_in_mirror",
+    "dataset_checksums",
     "encode_labels",
     "equal_frequency_bins",
     "fetch_file",

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import save_npz
-from ._fetch import fetch_file, find_in_mirror
+from ._fetch import fetch_file, find_in_mirror, read_lock
 from ._parsers import encode_labels, equal_frequency_bins
 from ._registry import DatasetSpec, get_spec
 
@@ -130,3 +130,14 @@ def available_in_mirror(name: str, mirror: str | os.PathLike | None) -> bool:
     if mirror is None:
         return False
     return all(find_in_mirror(f, mirror) is not None for f in get_spec(name).files)
+
+
+def dataset_checksums(name: str, npz_path: str | os.PathLike, raw_dir: str | os.PathLike) -> dict:
+    """What identifies a prepared dataset: n, d, K, the fingerprint of (X, y), each raw file's sha256.
+
+    Raw hashes come from the registry where pinned, else from ``raw_dir/<name>/checksums.lock``.
+    """
+    X, y = load_prepared(npz_path)
+    locked = read_lock(Path(raw_dir) / name)
+    raw = {f.name: f.sha256 or locked.get(f.name, "unknown") for f in get_spec(name).files}
+    return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": int(y.max()) + 1, "xy_sha256": fingerprint(X, y), "raw": raw}

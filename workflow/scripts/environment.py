@@ -1,0 +1,13 @@
+"""Rule environment: package versions, dataset checksums and the configuration of this run."""
+
+from _logging import log_to
+
+from rejectopt.datasets import dataset_checksums
+from rejectopt.report import environment_markdown, write_text
+
+log_to(snakemake.log[0])
+datasets = {
+    name: dataset_checksums(name, path, snakemake.params.raw_dir)
+    for name, path in zip(snakemake.params.datasets, snakemake.input)
+}
+write_text(environment_markdown(dict(snakemake.config), datasets), snakemake.output[0])
