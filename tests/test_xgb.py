@@ -4,9 +4,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris
 
-pytest.importorskip("xgboost")
-
-from rejectopt.classifiers import (  # noqa: E402
+from rejectopt.classifiers import (
     XGB_GRID,
     XGBLabelSpaceClassifier,
     classifier_outputs,

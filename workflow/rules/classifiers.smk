@@ -12,7 +12,8 @@ rule train_classifier:
         seed=config["seed"],
     conda:
         "../../envs/rejectopt.yaml"
-    threads: 2
+    # liblinear and scikit-learn's LR solvers use one core; SVOR's Newton systems and XGBoost use two.
+    threads: lambda w: 2 if w.classifier in ("svor", "xgb") else 1
     resources:
         mem_mb=lambda w: 16000 if w.dataset in ("msd", "covtype", "codrna") else 4000,
         runtime=lambda w: 240 if w.dataset in ("msd", "covtype", "codrna") else 60,

@@ -15,7 +15,8 @@ rule learn_score:
         chunk_size=config["sele_chunk_size"],
     conda:
         "../../envs/rejectopt.yaml"
-    threads: 2
+    # the score learners run single-threaded (SELE limits BLAS to one thread: small products).
+    threads: 1
     resources:
         mem_mb=lambda w: 16000 if w.dataset in ("msd", "covtype", "codrna") else 4000,
         runtime=lambda w: 240 if w.dataset in ("msd", "covtype", "codrna") else 60,
