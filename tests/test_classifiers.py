@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits, load_iris
+from conftest import split
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
@@ -14,25 +14,6 @@ from rejectopt.classifiers import (
     make_classifier,
     train_classifier,
 )
-
-
-def split(X, y, seed=0, frac=0.6):
-    rng = np.random.default_rng(seed)
-    idx = rng.permutation(len(y))
-    k = int(frac * len(y))
-    return X[idx[:k]], y[idx[:k]], X[idx[k:]], y[idx[k:]]
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return split(X[:900], y[:900])
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return split(X, y, seed=1)
 
 
 @pytest.mark.parametrize("kind", ["lr", "svm"])

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits, load_iris
 
 from rejectopt.classifiers import (
     XGB_GRID,
@@ -14,26 +13,6 @@ from rejectopt.classifiers import (
 SMALL_GRID = ({"max_depth": 2, "learning_rate": 0.3, "n_estimators": 60},
               {"max_depth": 4, "learning_rate": 0.1, "n_estimators": 60},
               {"max_depth": 1, "learning_rate": 0.05, "n_estimators": 5})
-
-
-def split(X, y, seed=0, frac=0.6):
-    rng = np.random.default_rng(seed)
-    idx = rng.permutation(len(y))
-    k = int(frac * len(y))
-    return X[idx[:k]], y[idx[:k]], X[idx[k:]], y[idx[k:]]
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return split(X[:700], y[:700])
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return split(X, y, seed=1)
-
 
 def test_picks_grid_point_with_smallest_validation_error(digits):
     Xt, yt, Xv, yv = digits
@@ -52,7 +31,6 @@ def test_picks_grid_point_with_smallest_validation_error(digits):
     assert np.mean(classifier_outputs("xgb", model, Xv)["y_pred"] != yv) == pytest.approx(errors[index])
     assert len(set(direct.values())) > 1  # the grid actually discriminates
 
-
 def test_outputs_proba_sums_to_one_and_baseline_is_mcp(iris):
     Xt, yt, Xv, yv = iris
     model, _, _ = train_classifier("xgb", Xt, yt, Xv, yv, C_grid=SMALL_GRID[:1])
@@ -62,7 +40,6 @@ def test_outputs_proba_sums_to_one_and_baseline_is_mcp(iris):
     np.testing.assert_array_equal(out["y_pred"], np.argmax(out["proba"], axis=1))
     np.testing.assert_allclose(out["baseline"], 1.0 - out["proba"].max(axis=1))
     assert out["y_pred"].dtype == np.int64
-
 
 def test_label_space_kept_when_a_class_is_missing_from_training(iris):
     Xt, yt, Xv, yv = iris
@@ -77,7 +54,6 @@ def test_label_space_kept_when_a_class_is_missing_from_training(iris):
     with pytest.raises(ValueError, match="n_classes"):
         classifier_outputs("xgb", model, Xv, n_classes=3)
 
-
 def test_deterministic(digits):
     Xt, yt, Xv, yv = digits
     fits = [train_classifier("xgb", Xt, yt, Xv, yv, C_grid=SMALL_GRID[:2], random_state=3, n_jobs=2)
@@ -87,13 +63,11 @@ def test_deterministic(digits):
     np.testing.assert_array_equal(a["proba"], b["proba"])
     assert fits[0][1:] == fits[1][1:]
 
-
 def test_numeric_C_grid_is_refused_and_default_grid_documented(iris):
     Xt, yt, Xv, yv = iris
     with pytest.raises(ValueError, match="no C"):
         train_classifier("xgb", Xt, yt, Xv, yv, C_grid=(1, 10))
     assert [tuple(sorted(p)) for p in XGB_GRID] == [("learning_rate", "max_depth")] * 4
-
 
 def test_single_training_class_is_an_error(iris):
     Xt, yt, Xv, yv = iris

@@ -1,0 +1,26 @@
+"""Shared fixtures: small real datasets shipped with scikit-learn (no download)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits, load_iris
+
+
+def split(X, y, seed=0, frac=0.6):
+    """Seeded random train / validation split: (X_trn, y_trn, X_val, y_val)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(y))
+    k = int(frac * len(y))
+    return X[idx[:k]], y[idx[:k]], X[idx[k:]], y[idx[k:]]
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return split(X, y, seed=1)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    """The first 900 digits (10 classes, 64 features)."""
+    X, y = load_digits(return_X_y=True)
+    return split(X[:900], y[:900])
