@@ -1,0 +1,373 @@
+"""300-W faces: constants, annotations, images, the landmark loss, the official archive."""
+
+from __future__ import annotations
+
+import logging
+import os
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+__all__ = [
+    "N_LANDMARKS",
+    "N_FEATURES",
+    "OUTER_EYE_CORNERS",
+    "OFFICIAL_SOURCES",
+    "ARCHIVE_SUBSETS",
+    "MIRROR_SUBSETS",
+    "DEFAULT_RATIOS",
+    "DEFAULT_OPTIONS_GRID",
+    "DEFAULT_LEARNING_CURVE_SIZES",
+    "MISS_IOU_THRESHOLD",
+    "read_pts",
+    "list_faces",
+    "load_image",
+    "load_images",
+    "inter_ocular_distance",
+    "landmark_loss",
+    "per_landmark",
+    "archive_raw_file",
+    "fetch_archive",
+    "extract_archive",
+]
+
+logger = logging.getLogger(__name__)
+
+
+#: Number of landmarks of the iBUG / 300-W markup.
+N_LANDMARKS = 68
+
+
+#: HOG descriptor length per landmark: 9 orientations x 2 x 2 cells.
+HOG_DIM_PER_LANDMARK = 36
+
+
+#: Dimension of psi(x) in Section 5.2.3 of [1]: 68 x 36 = 2,448.
+N_FEATURES = N_LANDMARKS * HOG_DIM_PER_LANDMARK
+
+
+#: 0-based indices of the outer eye corners (points 37 and 46 of the 1-based markup).
+OUTER_EYE_CORNERS = (36, 45)
+
+
+#: Official sources of 300-W, for users with internet access. The dlib.net archive is the
+#: 6,666-face "large" set (afw, helen, ibug, lfpw with the 300-W markup, plus dlib's XML lists);
+#: the iBUG pages hold the licence (research use only, commercial use prohibited).
+OFFICIAL_SOURCES = {
+    "archive_url": "http://dlib.net/files/data/ibug_300W_large_face_landmark_dataset.tar.gz",
+    "archive_name": "ibug_300W_large_face_landmark_dataset.tar.gz",
+    "ibug_300w_page": "https://ibug.doc.ic.ac.uk/resources/300-W/",
+    "ibug_markup_page": "https://ibug.doc.ic.ac.uk/resources/facial-point-annotations/",
+    "pretrained_68_model": "http://dlib.net/files/shape_predictor_68_face_landmarks.dat.bz2",
+}
+
+
+#: Face folders of the extracted official archive (relative to its top folder).
+ARCHIVE_SUBSETS = ("afw", "helen/trainset", "helen/testset", "lfpw/trainset", "lfpw/testset", "ibug")
+
+
+#: Face folders of the project's offline copy (``shared/data/faces``); 1,537 faces.
+MIRROR_SUBSETS = ("afw", "helen_testset", "helen_trainset")
+
+
+#: Trn1 / Val1 / Trn2 / Val2 / Tst for the 1,537 offline faces (538 / 77 / 461 / 154 / 307, stratified by subset).
+#: See :func:`run_landmark_split` for the reasons.
+DEFAULT_RATIOS = (0.35, 0.05, 0.30, 0.10, 0.20)
+
+
+#: Shape-predictor options tried on Val1 (dlib's defaults except nu / oversampling, kept tiny:
+#: one training takes ~20 s (oversampling 5) to ~40 s (10) for ~540 faces on 2 cores).
+DEFAULT_OPTIONS_GRID = (
+    {"cascade_depth": 10, "tree_depth": 4, "nu": 0.1, "num_trees_per_cascade_level": 500, "oversampling_amount": 5},
+    {"cascade_depth": 10, "tree_depth": 4, "nu": 0.1, "num_trees_per_cascade_level": 500, "oversampling_amount": 10},
+)
+
+
+#: Sizes m of the Trn2 prefixes of the learning curve (Fig. 4b of [1]); sizes above |Trn2| are dropped
+#: and the full Trn2 is always added.
+DEFAULT_LEARNING_CURVE_SIZES = (50, 100, 200, 300)
+
+
+#: A face counts as detected when its best detection overlaps the ground-truth landmark box
+#: with at least this IoU (the typical dlib box covers brows-to-chin, IoU ~0.7 with that box).
+MISS_IOU_THRESHOLD = 0.3
+
+
+# HOG patch: side = _PATCH_FRACTION x (predicted) inter-ocular distance, resampled to a
+# 16 x 16 grid = 2 x 2 cells of 8 x 8 px.
+_PATCH_FRACTION = 0.3
+
+
+_CELL_PX = 8
+
+
+_HOG_ORIENTATIONS = 9
+
+
+# --------------------------------------------------------------------------- annotations
+def read_pts(path) -> np.ndarray:
+    """Read a 300-W ``.pts`` file as 0-based pixel coordinates.
+
+    Accepts the official header style (``version: 1`` / ``n_points: 68`` /
+    ``{`` / 68 ``x y`` lines / ``}``) and bare files of 68 ``x y`` lines.
+    300-W coordinates are 1-based (MATLAB; the top-left pixel centre is (1, 1)),
+    so 1 is subtracted.
+
+    Parameters
+    ----------
+    path : path-like
+        The ``.pts`` file.
+
+    Returns
+    -------
+    ndarray of shape (68, 2)
+        ``(x, y)`` per landmark, 0-based, float64.
+
+    Raises
+    ------
+    ValueError
+        The file is malformed (unknown header line, a line that is not two
+        numbers, a point count other than 68, a missing ``}``); the message
+        names the file.
+    """
+    path = Path(path)
+    lines = [line.strip() for line in path.read_text().splitlines()]
+    lines = [line for line in lines if line]
+    declared = None
+    if lines and lines[0].lower().startswith("version"):
+        header, lines = _split_pts_header(path, lines)
+        declared = header
+    points = []
+    for number, line in enumerate(lines, 1):
+        fields = line.split()
+        try:
+            if len(fields) != 2:
+                raise ValueError
+            points.append((float(fields[0]), float(fields[1])))
+        except ValueError:
+            raise ValueError(f"{path}: malformed point line {line!r} (expected two numbers 'x y')") from None
+    if declared is not None and declared != len(points):
+        raise ValueError(f"{path}: header declares n_points {declared} but the file holds {len(points)} points")
+    if len(points) != N_LANDMARKS:
+        raise ValueError(f"{path}: expected {N_LANDMARKS} points, found {len(points)}")
+    coords = np.asarray(points, dtype=np.float64) - 1.0
+    if not np.all(np.isfinite(coords)):
+        raise ValueError(f"{path}: non-finite coordinates")
+    return coords
+
+
+def _split_pts_header(path: Path, lines: list[str]) -> tuple[int, list[str]]:
+    """Parse ``version / n_points / {`` ... ``}``; return (n_points, point lines)."""
+    n_points = None
+    for position, line in enumerate(lines):
+        if line == "{":
+            if lines[-1] != "}":
+                raise ValueError(f"{path}: header style .pts without the closing '}}'")
+            if n_points is None:
+                raise ValueError(f"{path}: header without an 'n_points:' line")
+            return n_points, lines[position + 1 : -1]
+        key, _, value = line.partition(":")
+        key = key.strip().lower()
+        if key == "n_points":
+            try:
+                n_points = int(value)
+            except ValueError:
+                raise ValueError(f"{path}: malformed header line {line!r}") from None
+        elif key != "version":
+            raise ValueError(f"{path}: unknown header line {line!r}")
+    raise ValueError(f"{path}: header style .pts without the opening '{{'")
+
+
+def list_faces(folder, subsets=MIRROR_SUBSETS) -> pd.DataFrame:
+    """List the annotated faces under ``folder`` (one image + one ``.pts`` per face).
+
+    Parameters
+    ----------
+    folder : path-like
+        Root folder: the offline copy (``shared/data/faces``) or the top folder
+        of the extracted official archive (then pass ``subsets=ARCHIVE_SUBSETS``).
+    subsets : sequence of str, default=MIRROR_SUBSETS
+        Sub-folders to scan, each holding ``<name>.pts`` beside ``<name>.jpg``
+        (or ``.png``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``name, subset, image, pts`` (paths as str), sorted by
+        ``(subset, name)``, index 0..n-1. Deterministic.
+
+    Raises
+    ------
+    FileNotFoundError
+        A subset folder is missing or a ``.pts`` has no image.
+    """
+    folder = Path(folder)
+    rows = []
+    for subset in subsets:
+        directory = folder / subset
+        if not directory.is_dir():
+            raise FileNotFoundError(f"face subset folder {directory} not found")
+        for pts in sorted(directory.glob("*.pts")):
+            candidates = (pts.with_suffix(ext) for ext in (".jpg", ".png", ".jpeg"))
+            image = next((candidate for candidate in candidates if candidate.exists()), None)
+            if image is None:
+                raise FileNotFoundError(f"{pts} has no image (.jpg/.png) beside it")
+            rows.append({"name": pts.stem, "subset": subset, "image": str(image), "pts": str(pts)})
+    faces = pd.DataFrame(rows, columns=["name", "subset", "image", "pts"])
+    return faces.sort_values(["subset", "name"], kind="stable").reset_index(drop=True)
+
+
+def load_image(path) -> np.ndarray:
+    """Load an image as a grayscale ``uint8`` array (both dlib models work on intensities)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return np.ascontiguousarray(np.asarray(image.convert("L"), dtype=np.uint8))
+
+
+def load_images(paths) -> list[np.ndarray]:
+    """:func:`load_image` for each path."""
+    return [load_image(path) for path in paths]
+
+
+def _load_truths(faces: pd.DataFrame) -> np.ndarray:
+    """Ground-truth landmarks (n, 68, 2) of the rows of ``faces``."""
+    return np.stack([read_pts(path) for path in faces["pts"]]) if len(faces) else np.zeros((0, N_LANDMARKS, 2))
+
+
+# --------------------------------------------------------------------------- loss
+def _as_shapes(landmarks, name: str) -> np.ndarray:
+    array = np.asarray(landmarks, dtype=np.float64)
+    if array.ndim == 2:
+        array = array[None]
+    if array.ndim != 3 or array.shape[1:] != (N_LANDMARKS, 2):
+        raise ValueError(
+            f"{name} must have shape (n, {N_LANDMARKS}, 2) or ({N_LANDMARKS}, 2), got {np.shape(landmarks)}"
+        )
+    return array
+
+
+def inter_ocular_distance(landmarks) -> np.ndarray:
+    """Distance between the outer eye corners (0-based points 36 and 45), shape (n,)."""
+    shapes = _as_shapes(landmarks, "landmarks")
+    return np.linalg.norm(shapes[:, OUTER_EYE_CORNERS[0]] - shapes[:, OUTER_EYE_CORNERS[1]], axis=1)
+
+
+def landmark_loss(truth, pred) -> np.ndarray:
+    """Normalised localisation error of Section 5.2.3 of [1].
+
+    ``l(y, y') = 100 / iod(y) * sum_{i=1}^{68} ||l_i - l'_i||`` with ``iod``
+    the distance of the ground-truth outer eye corners.
+
+    Parameters
+    ----------
+    truth, pred : array-like of shape (n, 68, 2) or (68, 2)
+        Ground-truth and predicted landmarks (same pixel convention).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The loss per face (a sum over landmarks; :func:`per_landmark` gives the
+        scale of Fig. 4 of [1]).
+
+    Examples
+    --------
+    >>> truth = np.zeros((68, 2)); truth[45] = (50, 0)
+    >>> float(landmark_loss(truth, truth + (3, 4))[0])
+    680.0
+    """
+    truth = _as_shapes(truth, "truth")
+    pred = _as_shapes(pred, "pred")
+    if truth.shape != pred.shape:
+        raise ValueError(f"truth and pred shapes differ: {truth.shape} vs {pred.shape}")
+    iod = inter_ocular_distance(truth)
+    if np.any(iod <= 0):
+        raise ValueError(f"ground-truth inter-ocular distance must be positive (face {int(np.argmin(iod))})")
+    return 100.0 / iod * np.linalg.norm(truth - pred, axis=2).sum(axis=1)
+
+
+def per_landmark(loss):
+    """The loss averaged over the 68 landmarks (``loss / 68``): the scale of Fig. 4 of [1].
+
+    AuRC values on this scale are the paper's 2.6 (SELE), 2.8 (REG) and 3.5
+    (face score).
+    """
+    return np.asarray(loss, dtype=np.float64) / N_LANDMARKS
+
+
+# --------------------------------------------------------------------------- official archive
+def archive_raw_file():
+    """The official 300-W archive as a :class:`rejectopt.datasets.RawFile` (sha256 recorded on first fetch)."""
+    from ..datasets import RawFile
+
+    return RawFile(
+        dataset="300w", name=OFFICIAL_SOURCES["archive_name"], url=OFFICIAL_SOURCES["archive_url"], sha256=None
+    )
+
+
+def fetch_archive(dest_dir, mirror=None, allow_download: bool = True) -> Path:
+    """Fetch the official archive (~1.7 GB) with :func:`rejectopt.datasets.fetch_file`.
+
+    Its sha256 is recorded in ``dest_dir/checksums.lock`` on the first download
+    and verified afterwards. Extract it with :func:`extract_archive`.
+    """
+    from ..datasets import fetch_file
+
+    return fetch_file(archive_raw_file(), dest_dir, mirror=mirror, allow_download=allow_download)
+
+
+def _check_member_inside(member: tarfile.TarInfo, dest: Path, tar_path) -> None:
+    """Raise if ``member`` would land (or link) outside ``dest``."""
+    name = member.name
+    target = (dest / name).resolve()
+    if Path(name).is_absolute() or os.path.isabs(name) or not target.is_relative_to(dest):
+        raise ValueError(f"{tar_path}: member {name!r} escapes the destination {dest}; nothing was extracted")
+    if member.issym() or member.islnk():
+        base = target.parent if member.issym() else dest
+        link = (base / member.linkname).resolve()
+        if os.path.isabs(member.linkname) or not link.is_relative_to(dest):
+            raise ValueError(
+                f"{tar_path}: link {name!r} -> {member.linkname!r} points outside {dest}; nothing was extracted"
+            )
+
+
+def extract_archive(tar_path, dest) -> Path:
+    """Safely extract a (gzipped) tar archive such as the official 300-W one.
+
+    Every member is checked before anything is written: a member whose path
+    (or link target) escapes ``dest`` (``../x``, an absolute path) raises and
+    nothing is extracted. Extraction then uses tarfile's ``data`` filter
+    (PEP 706), which also drops device files and unsafe permissions.
+
+    Parameters
+    ----------
+    tar_path : path-like
+    dest : path-like
+        Destination folder (created if needed).
+
+    Returns
+    -------
+    pathlib.Path
+        ``dest``.
+
+    Raises
+    ------
+    ValueError
+        A member escapes ``dest``; the message names it.
+    """
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    dest = dest.resolve()
+    with tarfile.open(tar_path, "r:*") as archive:
+        members = archive.getmembers()
+        for member in members:
+            _check_member_inside(member, dest, tar_path)
+        try:
+            archive.extractall(dest, members=members, filter="data")
+        except tarfile.FilterError as error:
+            raise ValueError(f"{tar_path}: unsafe member refused by the tar data filter: {error}") from error
+    logger.info("extracted %d members of %s into %s", len(members), tar_path, dest)
+    return dest
