@@ -9,7 +9,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
-from ._svor import SVOR, solve_threshold_hinge_qp
+from ._svor import SVOR, set_solver_certificate, solve_threshold_hinge_qp
 
 __all__ = ["BinaryHingeSVM", "make_classifier", "KINDS"]
 
@@ -88,11 +88,7 @@ class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
         self.classes_ = np.array([0, 1])
         self.n_classes_ = 2
         self.n_features_in_ = X.shape[1]
-        self.objective_ = info["objective"]
-        self.gap_ = info["gap"]
-        self.rel_gap_ = info["rel_gap"]
-        self.n_iter_ = info["n_iter"]
-        self.converged_ = info["converged"]
+        set_solver_certificate(self, info)
         return self
 
     def decision_function(self, X):

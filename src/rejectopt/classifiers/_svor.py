@@ -6,7 +6,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
-__all__ = ["SVOR", "svor_objective", "solve_threshold_hinge_qp"]
+__all__ = ["SVOR", "svor_objective", "solve_threshold_hinge_qp", "set_solver_certificate"]
 
 
 def _signs(y, n_thr):
@@ -94,6 +94,16 @@ def _max_step(v, dv):
     if not np.any(neg):
         return np.inf
     return float(np.min(-v[neg] / dv[neg]))
+
+
+def set_solver_certificate(estimator, info):
+    """Copy the solver's certificate (objective, duality gap, iterations) onto a fitted estimator."""
+    estimator.objective_ = info["objective"]
+    estimator.dual_objective_ = info["dual_objective"]
+    estimator.gap_ = info["gap"]
+    estimator.rel_gap_ = info["rel_gap"]
+    estimator.n_iter_ = info["n_iter"]
+    estimator.converged_ = info["converged"]
 
 
 def solve_threshold_hinge_qp(X, y, n_thr, C, *, tol=1e-6, max_iter=200, verbose=False):
@@ -360,12 +370,7 @@ class SVOR(ClassifierMixin, BaseEstimator):
         self.n_classes_ = n_classes
         self.classes_ = np.arange(n_classes)
         self.n_features_in_ = X.shape[1]
-        self.objective_ = info["objective"]
-        self.dual_objective_ = info["dual_objective"]
-        self.gap_ = info["gap"]
-        self.rel_gap_ = info["rel_gap"]
-        self.n_iter_ = info["n_iter"]
-        self.converged_ = info["converged"]
+        set_solver_certificate(self, info)
         return self
 
     def decision_function(self, X):
