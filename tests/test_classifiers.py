@@ -167,7 +167,7 @@ def test_c_scaling_sum_and_mean(iris):
 def test_bad_arguments():
     X = np.zeros((4, 2))
     y = np.array([0, 1, 0, 1])
-    with pytest.raises(ValueError, match="kind"):
+    with pytest.raises(ValueError, match="unknown classifier 'knn'.*registered classifiers: lr, svm, svor, xgb"):
         train_classifier("knn", X, y, X, y)
     with pytest.raises(ValueError, match="loss"):
         train_classifier("lr", X, y, X, y, loss="hinge")

@@ -1,18 +1,29 @@
-"""Classifiers of section 5.2 of Franc, Prusa & Voracek (2023): LR, linear SVM, SVOR; plus XGBoost."""
+"""Classifiers of section 5.2 of Franc, Prusa & Voracek (2023): LR, linear SVM, SVOR; plus XGBoost.
 
-from ._linear import BinaryHingeSVM, make_classifier
-from ._selection import C_GRID, classifier_outputs, train_classifier
+Every classifier is registered once (:func:`register_classifier`); the pipeline and
+the reports read :data:`CLASSIFIERS`.
+"""
+
+from ._registry import CLASSIFIERS, TASKS, ClassifierInfo, classifier_names, get_classifier, register_classifier
+from ._linear import C_GRID, BinaryHingeSVM, make_classifier
+from ._selection import classifier_outputs, train_classifier
 from ._svor import SVOR, svor_objective
 from ._xgb import XGB_GRID, XGBLabelSpaceClassifier, train_xgb, xgb_outputs
 
 __all__ = [
     "BinaryHingeSVM",
+    "CLASSIFIERS",
     "C_GRID",
+    "ClassifierInfo",
     "SVOR",
+    "TASKS",
     "XGBLabelSpaceClassifier",
     "XGB_GRID",
+    "classifier_names",
     "classifier_outputs",
+    "get_classifier",
     "make_classifier",
+    "register_classifier",
     "svor_objective",
     "train_classifier",
     "train_xgb",

@@ -11,9 +11,12 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from ._svor import SVOR, set_solver_certificate, solve_threshold_hinge_qp
 
-__all__ = ["BinaryHingeSVM", "make_classifier", "KINDS"]
+__all__ = ["BinaryHingeSVM", "C_GRID", "make_classifier", "KINDS"]
 
+#: The linear models built by :func:`make_classifier` (registered in ``_selection``).
 KINDS = ("lr", "svm", "svor")
+#: The classifiers' C grid of section 5.2 (selected by Val1 error or MAE).
+C_GRID = (1, 10, 100, 1000)
 
 #: Iteration cap for LR (Newton needs a few dozen, lbfgs up to a few thousand); a safety margin.
 LR_MAX_ITER = 10_000

@@ -4,16 +4,13 @@ import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length
 
-from ._linear import KINDS as _LINEAR_KINDS
-from ._linear import BinaryHingeSVM, _fit_classifier
+from ..scores import mcp, svm_margin
+from ._linear import C_GRID, BinaryHingeSVM, _fit_classifier
+from ._registry import get_classifier, register_classifier
 from ._xgb import XGB_GRID, train_xgb, xgb_outputs
-
-#: Every classifier kind: the linear models of section 5.2 and gradient-boosted trees.
-KINDS = _LINEAR_KINDS + ("xgb",)
 
 __all__ = ["train_classifier", "classifier_outputs", "C_GRID"]
 
-C_GRID = (1, 10, 100, 1000)
 _LOSSES = ("zero_one", "mae")
 
 
@@ -82,10 +79,9 @@ def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=None, random_state
         ``C -> validation error`` (fraction misclassified, or MAE); for
         ``"xgb"`` ``float(grid index) -> validation error``.
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    info = get_classifier(kind)
     if loss is None:
-        loss = "mae" if kind == "svor" else "zero_one"
+        loss = info.loss
     if loss not in _LOSSES:
         raise ValueError(f"loss must be one of {_LOSSES}, got {loss!r}")
     X_trn = check_array(X_trn, dtype=float)
@@ -98,21 +94,108 @@ def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=None, random_state
     y_val = _check_labels(y_val, n_classes, "y_val")
     if n_classes is None:
         n_classes = int(max(y_trn.max(), y_val.max())) + 1
-    if kind == "xgb":
+    return info.cls.train(X_trn, y_trn, X_val, y_val, C_grid=C_grid, n_classes=n_classes,
+                          random_state=random_state, n_jobs=n_jobs, loss=loss, c_scaling=c_scaling)
+
+
+class _LinearModel:
+    """Train / outputs of the linear models of section 5.2: one model per C, the best on Val1."""
+
+    kind = ""
+
+    @classmethod
+    def train(cls, X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss, c_scaling="sum"):
+        C_grid = C_GRID if C_grid is None else C_grid
+        if len(C_grid) == 0:
+            raise ValueError("C_grid is empty")
+        best = None
+        errors = {}
+        for C in sorted(C_grid):
+            model = _fit_classifier(cls.kind, X_trn, y_trn, C=C, n_classes=n_classes,
+                                    random_state=random_state, c_scaling=c_scaling)
+            y_hat = cls.outputs(model, X_val, n_classes=n_classes)["y_pred"]
+            errors[C] = _error(y_val, y_hat, loss)
+            if best is None or errors[C] < best[2]:
+                best = (model, C, errors[C])
+        return best[0], best[1], errors
+
+
+@register_classifier("lr", task="classification", baseline="mcp", posteriors=True, label="LR",
+                     table="table3a", title="Table 3a: logistic regression", extension=False)
+class LogisticRegressionModel(_LinearModel):
+    """Multinomial logistic regression (:func:`~rejectopt.classifiers.make_classifier` ``"lr"``)."""
+
+    kind = "lr"
+
+    @staticmethod
+    def outputs(model, X, n_classes=None):
+        est, Z = model[-1], model[:-1].transform(X)
+        classes, K = _label_space(est, n_classes)
+        p = est.predict_proba(Z)
+        proba = np.zeros((X.shape[0], K))
+        proba[:, classes] = p
+        return {"y_pred": classes[np.argmax(p, axis=1)], "baseline": mcp(p), "proba": proba}
+
+
+@register_classifier("svm", task="classification", baseline="margin", posteriors=False, label="SVM",
+                     table="table3b", title="Table 3b: linear SVM", extension=False)
+class LinearSVMModel(_LinearModel):
+    """Linear SVM: exact binary hinge, Crammer-Singer for K > 2 (:func:`make_classifier` ``"svm"``)."""
+
+    kind = "svm"
+
+    @staticmethod
+    def outputs(model, X, n_classes=None):
+        est, Z = model[-1], model[:-1].transform(X)
+        if isinstance(est, BinaryHingeSVM):
+            f = est.decision_function(Z)
+            return {"y_pred": (f > 0).astype(np.int64), "baseline": svm_margin(f), "decision": f}
+        classes, K = _label_space(est, n_classes)
+        F = est.decision_function(Z)
+        if F.ndim == 1:  # only two classes present in training
+            F = np.column_stack([-F, F]) / 2.0
+        D = np.full((X.shape[0], K), -np.inf)
+        D[:, classes] = F
+        return {"y_pred": classes[np.argmax(F, axis=1)], "baseline": svm_margin(F), "decision": D}
+
+
+@register_classifier("svor", task="ordinal", baseline="margin", posteriors=False, threads=2, label="SVOR",
+                     table="table4", title="Table 4: SVOR (ordinal regression)", extension=False)
+class SVORModel(_LinearModel):
+    """Support vector ordinal regression, SVOR-IMC (:class:`~rejectopt.classifiers.SVOR`)."""
+
+    kind = "svor"
+
+    @staticmethod
+    def outputs(model, X, n_classes=None):
+        est, Z = model[-1], model[:-1].transform(X)
+        return {"y_pred": est.predict(Z), "baseline": est.margin(Z), "decision": est.decision_function(Z)}
+
+
+@register_classifier("xgb", task="classification", baseline="mcp", posteriors=True, uses_C=False, threads=2,
+                     label="XGBoost", table="table3c",
+                     title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)")
+class XGBoostModel:
+    """Gradient-boosted trees on their own hyper-parameter grid (:func:`~rejectopt.classifiers.train_xgb`)."""
+
+    @staticmethod
+    def train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss, c_scaling="sum"):
         return _train_xgb_on_grid(X_trn, y_trn, X_val, y_val, C_grid, random_state, loss, n_classes, n_jobs)
-    C_grid = C_GRID if C_grid is None else C_grid
-    if len(C_grid) == 0:
-        raise ValueError("C_grid is empty")
-    best = None
-    errors = {}
-    for C in sorted(C_grid):
-        model = _fit_classifier(kind, X_trn, y_trn, C=C, n_classes=n_classes,
-                                random_state=random_state, c_scaling=c_scaling)
-        y_hat = classifier_outputs(kind, model, X_val, n_classes=n_classes)["y_pred"]
-        errors[C] = _error(y_val, y_hat, loss)
-        if best is None or errors[C] < best[2]:
-            best = (model, C, errors[C])
-    return best[0], best[1], errors
+
+    @staticmethod
+    def outputs(model, X, n_classes=None):
+        if n_classes is not None and int(n_classes) != model.n_classes_:
+            raise ValueError(f"model was trained for n_classes={model.n_classes_}, got n_classes={n_classes}")
+        return xgb_outputs(model, X)
+
+
+def _label_space(est, n_classes):
+    """The model's known classes (int64) and the size of the global label space."""
+    classes = np.asarray(est.classes_).astype(np.int64)
+    K = int(classes.max()) + 1 if n_classes is None else int(n_classes)
+    if classes.max() >= K:
+        raise ValueError(f"model knows class {classes.max()} >= n_classes={K}")
+    return classes, K
 
 
 def _train_xgb_on_grid(X_trn, y_trn, X_val, y_val, grid, random_state, loss, n_classes, n_jobs):
@@ -150,47 +233,6 @@ def classifier_outputs(kind, model, X, n_classes=None):
         ``decision`` : SVM ``<w,x> + b`` (n,) binary or (n, n_classes) multiclass
         with ``-inf`` for classes absent from training; SVOR ``<x, w>`` (n,).
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    info = get_classifier(kind)
     X = check_array(X, dtype=float)
-    if kind == "xgb":
-        if n_classes is not None and int(n_classes) != model.n_classes_:
-            raise ValueError(f"model was trained for n_classes={model.n_classes_}, got n_classes={n_classes}")
-        return xgb_outputs(model, X)
-    est = model[-1]
-    Z = model[:-1].transform(X)
-    out = {}
-    if kind == "svor":
-        f = est.decision_function(Z)
-        out["y_pred"] = est.predict(Z)
-        out["baseline"] = est.margin(Z)
-        out["decision"] = f
-        return out
-    if isinstance(est, BinaryHingeSVM):
-        f = est.decision_function(Z)
-        out["y_pred"] = (f > 0).astype(np.int64)
-        out["baseline"] = -np.abs(f)
-        out["decision"] = f
-        return out
-    classes = np.asarray(est.classes_).astype(np.int64)
-    K = int(classes.max()) + 1 if n_classes is None else int(n_classes)
-    if classes.max() >= K:
-        raise ValueError(f"model knows class {classes.max()} >= n_classes={K}")
-    if kind == "lr":
-        p = est.predict_proba(Z)
-        proba = np.zeros((X.shape[0], K))
-        proba[:, classes] = p
-        out["y_pred"] = classes[np.argmax(p, axis=1)]
-        out["baseline"] = 1.0 - p.max(axis=1)
-        out["proba"] = proba
-        return out
-    # multiclass linear SVM (Crammer-Singer)
-    F = est.decision_function(Z)
-    if F.ndim == 1:  # only two classes present in training
-        F = np.column_stack([-F, F]) / 2.0
-    D = np.full((X.shape[0], K), -np.inf)
-    D[:, classes] = F
-    out["y_pred"] = classes[np.argmax(F, axis=1)]
-    out["baseline"] = -F.max(axis=1)
-    out["decision"] = D
-    return out
+    return info.cls.outputs(model, X, n_classes=n_classes)

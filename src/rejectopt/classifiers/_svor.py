@@ -386,7 +386,9 @@ class SVOR(ClassifierMixin, BaseEstimator):
 
     def margin(self, X):
         """Baseline uncertainty ``-min_j |<x, w> - b_j|`` (section 5.2.2 of [1])."""
+        from ..scores import svor_margin
+
         f = self.decision_function(X)
-        if self.thresholds_.size == 0:
+        if self.thresholds_.size == 0:  # one class in training: every example equally certain
             return np.full(f.shape, -np.inf)
-        return -np.abs(f[:, None] - self.thresholds_[None, :]).min(axis=1)
+        return svor_margin(f, self.thresholds_)

@@ -17,6 +17,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
+from ..scores import mcp
+
 __all__ = [
     "XGB_EARLY_STOPPING_ROUNDS",
     "XGB_GRID",
@@ -252,6 +254,6 @@ def xgb_outputs(model, X):
     proba = model.predict_proba(X)
     return {
         "y_pred": np.argmax(proba, axis=1).astype(np.int64),
-        "baseline": 1.0 - proba.max(axis=1),
+        "baseline": mcp(proba),
         "proba": proba,
     }

@@ -1,8 +1,17 @@
-"""Baseline uncertainty scores computed from a classifier's own outputs (section 5.1 of [1])."""
+"""Baseline uncertainty scores computed from a classifier's own outputs (section 5.1 of [1]).
+
+These functions are the one home of each baseline's formula: the classifiers'
+outputs (:func:`rejectopt.classifiers.classifier_outputs`) and the landmark
+experiment call them. Each is registered as a score with
+``learns_from="classifier"`` so that labels, tables and config validation read it
+from the registry like the learned scores.
+"""
 
 import numpy as np
 
-__all__ = ["mcp", "svm_margin", "svor_margin"]
+from ._registry import register_score
+
+__all__ = ["mcp", "svm_margin", "svor_margin", "face_score", "MCP", "Margin", "FaceScore"]
 
 
 def _finite_array(values, name, ndims):
@@ -43,7 +52,8 @@ def svm_margin(decision):
     ----------
     decision : array-like of shape (n,) or (n, K)
         Decision function of a binary SVM (1-D) or per-class scores
-        ``<w_y, x> + b_y`` of a multiclass SVM (2-D).
+        ``<w_y, x> + b_y`` of a multiclass SVM (2-D), over the classes the
+        model knows (no ``-inf`` columns).
 
     Returns
     -------
@@ -76,3 +86,29 @@ def svor_margin(f, thresholds):
     if thresholds.size == 0:
         raise ValueError("thresholds must contain at least one value, got shape (0,)")
     return -np.min(np.abs(f[:, None] - thresholds[None, :]), axis=1)
+
+
+def face_score(detector_score):
+    """Landmark baseline (section 5.2.3): the negated face-detector confidence."""
+    return -_finite_array(detector_score, "detector_score", (1,))
+
+
+@register_score("mcp", label="MCP", learns_from="classifier")
+class MCP:
+    """Maximum class probability of a classifier with posteriors (LR, XGBoost): :func:`mcp`."""
+
+    compute = staticmethod(mcp)
+
+
+@register_score("margin", label="Margin", learns_from="classifier")
+class Margin:
+    """Margin of a max-margin model: :func:`svm_margin` (SVM) or :func:`svor_margin` (SVOR)."""
+
+    compute = staticmethod(svm_margin)
+
+
+@register_score("face_score", label="Face score", learns_from="classifier")
+class FaceScore:
+    """Negated face-detector score of the landmark experiment: :func:`face_score`."""
+
+    compute = staticmethod(face_score)

@@ -11,7 +11,9 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from ._base import PerClassLinearScore, single_threaded_blas
+from ._registry import register_score
 from ._ridge import _check_C
+from ._selection import SCORE_C_GRID
 
 __all__ = ["SELE", "ChunkedSELEObjective", "make_chunks"]
 
@@ -401,6 +403,7 @@ class _SELEProblem:
         return to_theta(result.x), int(result.nit), float(result.fun) * self.scale
 
 
+@register_score("sele", label="SELE", learns_from="loss")
 class SELE(PerClassLinearScore):
     """Uncertainty score learned by minimising the SELE proxy loss.
 
@@ -583,7 +586,7 @@ class SELE(PerClassLinearScore):
                 theta, info = self._solve(problem, self.C, self._initial_theta(problem), executor)
             return self._store(problem, theta, info)
 
-    def fit_path(self, X, y_pred, loss, C_grid=(0, 1, 10, 100, 1000)):
+    def fit_path(self, X, y_pred, loss, C_grid=SCORE_C_GRID):
         """Fit one score per ``C`` sharing the chunk tensors, warm-started from the largest C down.
 
         Parameters

@@ -4,18 +4,35 @@ from sklearn.base import clone
 
 from ..metrics import aurc
 
-__all__ = ["select_C"]
+__all__ = ["SCORE_C_GRID", "select_C"]
+
+#: The score learners' C grid of Section 5.1 ({0, 1, 10, 100, 1000}; 0 = unregularised).
+SCORE_C_GRID = (0, 1, 10, 100, 1000)
+
+
+def _with_C(estimator, C):
+    """An unfitted copy of ``estimator`` with ``C``: ``clone`` for scikit-learn estimators, else
+    ``type(estimator)(C=C)`` (the plugin contract of :func:`~rejectopt.scores.register_score`)."""
+    if hasattr(estimator, "get_params") and hasattr(estimator, "set_params"):
+        return clone(estimator).set_params(C=C)
+    return type(estimator)(C=C)
 
 
 def _fit_per_C(estimator, X_trn, y_pred_trn, target_trn, C_grid):
-    """One fitted estimator per C: the learner's warm-started path when it has one, else clones."""
+    """One fitted estimator per C: the learner's warm-started path when it has one, else copies."""
     if hasattr(estimator, "fit_path"):
         return estimator.fit_path(X_trn, y_pred_trn, target_trn, C_grid=C_grid)
-    return [clone(estimator).set_params(C=C).fit(X_trn, y_pred_trn, target_trn) for C in C_grid]
+    fitted = []
+    for C in C_grid:
+        model = _with_C(estimator, C).fit(X_trn, y_pred_trn, target_trn)
+        if model is None:
+            raise TypeError(f"{type(estimator).__name__}.fit must return self, got None")
+        fitted.append(model)
+    return fitted
 
 
 def select_C(
-    estimator, X_trn, y_pred_trn, target_trn, X_val, y_pred_val, loss_val, C_grid=(0, 1, 10, 100, 1000)
+    estimator, X_trn, y_pred_trn, target_trn, X_val, y_pred_val, loss_val, C_grid=SCORE_C_GRID
 ):
     """Fit ``estimator`` for each C and keep the one with the smallest validation AuRC.
 
@@ -26,7 +43,7 @@ def select_C(
 
     Parameters
     ----------
-    estimator : SELE, REG or TCP
+    estimator : SELE, REG, TCP or a registered plugin score
         Unfitted template; its ``C`` is overridden.
     X_trn, y_pred_trn, target_trn
         Training data; ``target_trn`` is the loss (SELE, REG) or the
@@ -36,7 +53,7 @@ def select_C(
     loss_val : array-like of shape (n_val,)
         Validation losses of the classifier (the selection criterion always
         uses the classification loss, also for TCP).
-    C_grid : sequence of float, default=(0, 1, 10, 100, 1000)
+    C_grid : sequence of float, default=SCORE_C_GRID
 
     Returns
     -------

@@ -1,0 +1,85 @@
+"""A named registry of methods: one plain dict per kind, filled once by decorators."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Generic, Iterator, TypeVar
+
+__all__ = ["Registry", "RegistryError"]
+
+T = TypeVar("T")
+
+
+class RegistryError(ValueError):
+    """A name that is unknown, or registered twice."""
+
+
+class Registry(Generic[T]):
+    """Entries of one kind (scores, classifiers) keyed by their unique name.
+
+    scikit-learn's ``_SCORERS`` pattern: a dict built in one place; lookups of an
+    unknown name raise an error that lists the valid names (and the closest one).
+    Everything else (config validation, wildcard constraints, CLI choices, table
+    columns, labels) reads the registry and never types the names again.
+    """
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, T] = {}
+        self._origin: dict[str, str] = {}
+
+    def add(self, name: str, entry: T, origin: str) -> None:
+        """Register ``entry`` under ``name``; ``origin`` (a module) is named in errors."""
+        if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
+            raise RegistryError(
+                f"{origin}: {self.kind} name {name!r} is not valid: use a lower-case Python identifier "
+                "(letters, digits, underscores), e.g. 'my_score'"
+            )
+        if name in self._entries:
+            raise RegistryError(
+                f"{origin}: {self.kind} {name!r} is already registered by {self._origin[name]}; "
+                f"choose another name (registered {self.kind}s: {', '.join(self.names())})"
+            )
+        self._entries[name] = entry
+        self._origin[name] = origin
+
+    def remove(self, name: str) -> None:
+        """Forget ``name`` (tests and interactive sessions re-registering a plugin)."""
+        self._entries.pop(name, None)
+        self._origin.pop(name, None)
+
+    def get(self, name: str) -> T:
+        """The entry named ``name``; a :class:`RegistryError` lists the valid names otherwise."""
+        try:
+            return self._entries[name]
+        except (KeyError, TypeError):
+            raise RegistryError(self.unknown_message(name)) from None
+
+    def unknown_message(self, name) -> str:
+        """``unknown score 'sel': did you mean 'sele'? registered scores: ...``."""
+        close = difflib.get_close_matches(str(name), self.names(), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        return f"unknown {self.kind} {name!r}: {hint}registered {self.kind}s: {', '.join(self.names())}"
+
+    def origin(self, name: str) -> str:
+        """The module that registered ``name``."""
+        self.get(name)
+        return self._origin[name]
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def items(self):
+        return self._entries.items()
+
+    def values(self):
+        return self._entries.values()
+
+    def __contains__(self, name) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)

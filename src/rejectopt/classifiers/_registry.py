@@ -1,0 +1,116 @@
+"""The classifier registry: every classifier of the benchmark, registered once by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._registry import Registry, RegistryError
+
+__all__ = ["CLASSIFIERS", "TASKS", "ClassifierInfo", "classifier_names", "get_classifier", "register_classifier"]
+
+#: Prediction tasks of the benchmark: the loss is ``100 [y != y']`` or ``|y - y'|``.
+TASKS = ("classification", "ordinal")
+
+
+@dataclass(frozen=True)
+class ClassifierInfo:
+    """A registered classifier and what the pipeline needs to know about it.
+
+    Attributes
+    ----------
+    name : str
+        Unique name (config, wildcards, file paths, summary rows).
+    cls : type
+        Class with ``train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes,
+        random_state, n_jobs, loss)`` returning ``(model, C, val_errors)`` and
+        ``outputs(model, X, n_classes)`` returning a dict with ``y_pred``,
+        ``baseline`` and, with posteriors, ``proba``.
+    task : {"classification", "ordinal"}
+    baseline : str
+        Name of the registered baseline score its outputs carry (``mcp``, ``margin``).
+    posteriors : bool
+        Whether ``outputs`` holds class posteriors (needed by TCP-like scores).
+    uses_C : bool
+        Whether the config's ``C_classifier`` grid applies (XGBoost has its own grid).
+    threads : int
+        Threads one training job uses (the rule's ``threads``).
+    label, table, title : str
+        Display label; name and title of its results table.
+    extension : bool
+        True for models beyond the paper (left out of the paper comparison).
+    """
+
+    name: str
+    cls: type
+    task: str
+    baseline: str
+    posteriors: bool
+    uses_C: bool
+    threads: int
+    label: str
+    table: str
+    title: str
+    extension: bool
+
+    @property
+    def loss(self) -> str:
+        """Validation error on Val1: ``"zero_one"`` (classification) or ``"mae"`` (ordinal)."""
+        return "mae" if self.task == "ordinal" else "zero_one"
+
+
+CLASSIFIERS: Registry[ClassifierInfo] = Registry("classifier")
+
+
+def register_classifier(
+    name: str,
+    *,
+    task: str,
+    baseline: str,
+    posteriors: bool,
+    uses_C: bool = True,
+    threads: int = 1,
+    label: str | None = None,
+    table: str | None = None,
+    title: str | None = None,
+    extension: bool = True,
+):
+    """Class decorator registering a classifier under ``name`` (see :class:`ClassifierInfo`).
+
+    ``table`` defaults to ``"table_<name>"``; ``extension`` to True (only the
+    paper's own models set it to False).
+    """
+    if task not in TASKS:
+        raise RegistryError(f"register_classifier({name!r}): task must be one of {TASKS}, got {task!r}")
+
+    def decorator(cls):
+        origin = f"{cls.__module__}.{cls.__qualname__}"
+        missing = [m for m in ("train", "outputs") if not callable(getattr(cls, m, None))]
+        if missing:
+            raise RegistryError(f"{origin}: classifier {name!r} lacks {', '.join(missing)}")
+        info = ClassifierInfo(
+            name=name,
+            cls=cls,
+            task=task,
+            baseline=baseline,
+            posteriors=bool(posteriors),
+            uses_C=bool(uses_C),
+            threads=int(threads),
+            label=label or name,
+            table=table or f"table_{name}",
+            title=title or f"{label or name} (extension, not in the paper)",
+            extension=bool(extension),
+        )
+        CLASSIFIERS.add(name, info, origin=origin)
+        return cls
+
+    return decorator
+
+
+def get_classifier(name: str) -> ClassifierInfo:
+    """The registered classifier ``name``; the error lists the registered names."""
+    return CLASSIFIERS.get(name)
+
+
+def classifier_names(task: str | None = None) -> list[str]:
+    """Registered classifier names, optionally of one task."""
+    return [n for n, info in CLASSIFIERS.items() if task is None or info.task == task]
