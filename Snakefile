@@ -28,4 +28,4 @@ include: "workflow/rules/landmarks.smk"
 rule all:
     default_target: True
     input:
-        all_outputs(),
+        TARGETS,

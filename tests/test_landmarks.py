@@ -284,7 +284,7 @@ def test_figures_and_note_render(tmp_path):
 def test_paper_comparison_handles_the_landmark_rows_without_paper_std():
     import pandas as pd
 
-    from rejectopt.report import LANDMARKS_SPEC, comparison_markdown, paper_comparison
+    from rejectopt.report import comparison_markdown, landmarks_spec, paper_comparison
 
     summary = L.landmark_summary({0: _fake_result(seed=0), 1: _fake_result(seed=1)})
     summary.loc[summary.score == "sele", "aurc"] = [2.7, 2.7]  # within 10% of 2.6
@@ -296,7 +296,7 @@ def test_paper_comparison_handles_the_landmark_rows_without_paper_std():
     assert bool(cells.loc["sele", "agrees"]) and not bool(cells.loc["reg", "agrees"])
     assert bool(cells.loc["face_score", "agrees"])
     markdown = comparison_markdown(comparison, [], ["300w"], [])
-    assert LANDMARKS_SPEC.title in markdown and "landmarks / dlib: 2 of 3 cells agree" in markdown
+    assert landmarks_spec().title in markdown and "landmarks / dlib: 2 of 3 cells agree" in markdown
 
 
 # --------------------------------------------------------------------------- the Snakemake rules

@@ -1,17 +1,23 @@
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from rejectopt.report import (
-    TABLES,
     aurc_table,
     comparison_markdown,
     paper_comparison,
     relative_improvement,
     render_table,
     table_statistics,
+    table_specs,
     timing_table,
 )
+
+#: The tables of the repository's default config (columns: each classifier's baseline + its scores).
+TABLES = table_specs(yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())["scores"])
 
 METHODS = {"mcp": 10.0, "sele": 8.0, "reg": 9.0, "tcp": 8.5}
 
@@ -119,3 +125,13 @@ def test_environment_lists_versions_checksums_and_config():
     assert "| numpy | " in md and "| scikit-learn | " in md
     assert "| toy | 3 | 2 | 2 | `abc123` | toy.data: `def456` |" in md
     assert "seed: 0" in md
+
+
+def test_table_specs_follow_the_registry_and_config():
+    specs = table_specs({"lr": ["sele", "reg"], "svor": ["reg"]})
+    assert list(specs) == ["table3a", "table3b", "table4", "table3c"]  # registry order
+    assert specs["table3a"].methods == ("mcp", "sele", "reg")  # baseline first, then the config's order
+    assert specs["table3b"].methods == ("margin",)
+    assert specs["table4"].methods == ("margin", "reg") and specs["table4"].task == "ordinal"
+    assert specs["table3c"].extension and not specs["table3a"].extension
+    assert list(table_specs({}, classifiers=["svm"])) == ["table3b"]

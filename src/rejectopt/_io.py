@@ -1,4 +1,8 @@
-"""Atomic file output: a step that fails or is killed never leaves a complete-looking file."""
+"""Atomic file output: a step that fails or is killed never leaves a complete-looking file.
+
+The one home of atomic writes in rejectopt: every writer of the library and the
+pipeline goes through :func:`atomic_path`.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["atomic_path", "save_npz"]
+__all__ = ["atomic_path", "save_npz", "write_bytes", "write_text", "write_csv", "save_figure"]
 
 
 @contextlib.contextmanager
@@ -31,3 +35,27 @@ def save_npz(path, **arrays) -> None:
     """Write ``arrays`` to ``path`` as an uncompressed ``.npz``, atomically."""
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
         np.savez(handle, **arrays)
+
+
+def write_bytes(data: bytes, path) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        Path(tmp).write_bytes(data)
+
+
+def write_text(text: str, path) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text)
+
+
+def write_csv(frame, path) -> None:
+    """Write a DataFrame to ``path`` as CSV (no index), atomically."""
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False)
+
+
+def save_figure(figure, path, dpi: int = 150) -> None:
+    """Save a matplotlib figure to ``path`` as PNG, atomically."""
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=dpi)

@@ -15,14 +15,13 @@ import numpy as np
 import pandas as pd
 
 from ._io import save_npz
-from .classifiers import classifier_outputs, train_classifier
+from .classifiers import classifier_outputs, get_classifier, train_classifier
 from .datasets import load_prepared
 from .metrics import aurc, risk_full
-from .scores import REG, SELE, TCP, select_C
+from .scores import get_score, select_C
 from .splits import derive_seed, load_split
 
 __all__ = [
-    "BASELINE",
     "SUMMARY_COLUMNS",
     "task_loss",
     "run_classifier",
@@ -31,9 +30,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: The baseline uncertainty each classifier comes with (Section 5.2; xgb is our extension).
-BASELINE = {"lr": "mcp", "svm": "margin", "svor": "margin", "xgb": "mcp"}
 
 #: Columns of ``results/datasets/{dataset}/summary.csv`` (a contract).
 SUMMARY_COLUMNS = [
@@ -49,9 +45,6 @@ SUMMARY_COLUMNS = [
     "n_test",
 ]
 
-_SCORE_LEARNERS = {"sele": SELE, "reg": REG, "tcp": TCP}
-
-
 def task_loss(task: str, y_true, y_pred) -> np.ndarray:
     """Loss of each prediction: ``100 [y != y']`` (classification) or ``|y - y'|`` (ordinal)."""
     y_true = np.asarray(y_true)
@@ -63,23 +56,20 @@ def task_loss(task: str, y_true, y_pred) -> np.ndarray:
     raise ValueError(f"unknown task {task!r}: expected 'classification' or 'ordinal'")
 
 
-def _error_name(kind: str) -> str:
-    return "mae" if kind == "svor" else "zero_one"
-
-
 def run_classifier(
     data_path, splits_path, split: int, kind: str, C_grid, seed: int, out_path, dataset: str = "", threads: int = 1
 ) -> dict:
     """Train ``kind`` on Trn1, pick C by Val1 error and save its outputs on every example.
 
-    The output ``.npz`` holds ``y_pred`` and ``baseline`` (the baseline
-    uncertainty: MCP for LR and XGBoost, margin for SVM / SVOR) for all
-    examples of the dataset, ``proba`` (LR, XGBoost), the chosen ``C`` and the
-    validation error of each C of the grid (``C_grid``, ``val_error``). XGBoost
-    has no C: its hyper-parameter grid is fixed
-    (:data:`rejectopt.classifiers.XGB_GRID`) and ``C`` holds the chosen grid
-    index.
+    The output ``.npz`` holds ``y_pred`` and ``baseline`` (the classifier's
+    registered baseline uncertainty: MCP for LR and XGBoost, margin for SVM /
+    SVOR) for all examples of the dataset, ``proba`` (classifiers with
+    posteriors), the chosen ``C`` and the validation error of each C of the grid
+    (``C_grid``, ``val_error``). A classifier registered with ``uses_C=False``
+    (XGBoost) ignores ``C_grid``: it searches its own grid
+    (:data:`rejectopt.classifiers.XGB_GRID`) and ``C`` holds the chosen grid index.
     """
+    info = get_classifier(kind)
     X, y = load_prepared(data_path)
     parts = load_split(splits_path, split)
     n_classes = int(y.max()) + 1
@@ -90,7 +80,7 @@ def run_classifier(
         y[parts["trn1"]],
         X[parts["val1"]],
         y[parts["val1"]],
-        C_grid=None if kind == "xgb" else tuple(C_grid),
+        C_grid=tuple(C_grid) if info.uses_C else None,
         n_classes=n_classes,
         random_state=derive_seed(seed, dataset, "classifier", kind, split),
         n_jobs=threads,
@@ -113,15 +103,6 @@ def run_classifier(
     return {"C": best_C, "val_error": val_errors}
 
 
-def _score_target(score: str, loss: np.ndarray, y: np.ndarray, proba) -> np.ndarray:
-    """What a score learner regresses / ranks: the loss, or the true-class probability (TCP)."""
-    if score != "tcp":
-        return loss
-    if proba is None:
-        raise ValueError("score 'tcp' needs class posteriors: only the 'lr' classifier provides them")
-    return proba[np.arange(len(y)), y]
-
-
 def run_score(
     data_path,
     splits_path,
@@ -136,27 +117,31 @@ def run_score(
     dataset: str = "",
     classifier: str = "",
 ) -> dict:
-    """Learn ``score`` on Trn2, pick C by Val2 AuRC, save its uncertainty on Tst.
+    """Learn the registered ``score`` on Trn2, pick C by Val2 AuRC, save its uncertainty on Tst.
+
+    The learner is made by :meth:`rejectopt.scores.ScoreInfo.make` (only the
+    keywords its ``__init__`` accepts among ``n_classes``, ``chunk_size`` and
+    ``random_state``) and fitted to what it declares it learns from: the loss,
+    or the true class's posterior (TCP).
 
     The output ``.npz`` holds ``uncertainty`` (on the Tst indices, in their
     order), the chosen ``C`` and the Val2 AuRC of each C (``C_grid``,
     ``val_aurc``).
     """
-    if score not in _SCORE_LEARNERS:
-        raise ValueError(f"unknown score {score!r}: expected one of {sorted(_SCORE_LEARNERS)}")
+    info = get_score(score)
     X, y = load_prepared(data_path)
     parts = load_split(splits_path, split)
     with np.load(classifier_path, allow_pickle=False) as clf:
         y_pred = clf["y_pred"]
         proba = clf["proba"] if "proba" in clf.files else None
     loss = task_loss(task, y, y_pred)
-    target = _score_target(score, loss, y, proba)
-    n_classes = int(y.max()) + 1
-    learner = _SCORE_LEARNERS[score]()
-    params = {"n_classes": n_classes}
-    if score == "sele":
-        params.update(chunk_size=chunk_size, random_state=derive_seed(seed, dataset, classifier, score, split))
-    learner.set_params(**params)
+    target = info.target(loss, y, proba)
+    learner = info.make(
+        C_grid[0],
+        n_classes=int(y.max()) + 1,
+        chunk_size=chunk_size,
+        random_state=derive_seed(seed, dataset, classifier, score, split),
+    )
     trn2, val2, tst = parts["trn2"], parts["val2"], parts["tst"]
     start = time.perf_counter()
     best, val_aurc = select_C(
@@ -201,7 +186,7 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
         tst = load_split(splits_path, split)["tst"]
         with np.load(clf_path, allow_pickle=False) as clf:
             loss = task_loss(task, y[tst], clf["y_pred"][tst])
-            uncertainties = {BASELINE[classifier]: (clf["baseline"][tst], np.nan)}
+            uncertainties = {get_classifier(classifier).baseline: (clf["baseline"][tst], np.nan)}
             C_classifier = float(clf["C"])
         for (clf_name, score, score_split), score_path in sorted(score_files.items()):
             if (clf_name, score_split) != (classifier, split):

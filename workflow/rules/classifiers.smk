@@ -1,5 +1,13 @@
 # Train a classifier on Trn1 and select its C on Val1 (Section 5.2).
 
+from rejectopt.classifiers import get_classifier
+
+BENCHMARKS += [
+    f"results/benchmarks/train_classifier/{d}/{c}/split_{k}.tsv"
+    for d in DATASETS
+    for (c, k) in classifier_files(d)
+]
+
 
 rule train_classifier:
     input:
@@ -12,11 +20,11 @@ rule train_classifier:
         seed=config["seed"],
     conda:
         "../../envs/rejectopt.yaml"
-    # liblinear and scikit-learn's LR solvers use one core; SVOR's Newton systems and XGBoost use two.
-    threads: lambda w: 2 if w.classifier in ("svor", "xgb") else 1
+    # As registered: liblinear / scikit-learn LR use one core; SVOR's Newton systems and XGBoost two.
+    threads: lambda w: get_classifier(w.classifier).threads
     resources:
-        mem_mb=lambda w: 16000 if w.dataset in ("msd", "covtype", "codrna") else 4000,
-        runtime=lambda w: 240 if w.dataset in ("msd", "covtype", "codrna") else 60,
+        mem_mb=heavy(4000, 16000),
+        runtime=heavy(60, 240),
     log:
         "logs/train_classifier/{dataset}/{classifier}/split_{split}.log",
     benchmark:

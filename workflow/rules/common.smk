@@ -1,65 +1,58 @@
-# Setup done once: config validation, the datasets this run covers, input functions.
+# Setup done once: plugins, config validation, the run's plan, wildcard constraints, shared helpers.
+# Method and dataset names are read off the library's registries (rejectopt.config.plan_run);
+# each later stage appends its own final outputs to TARGETS (rule all), its per-dataset summaries
+# to SUMMARIES and its benchmark records to BENCHMARKS.
 
 import logging
+import warnings
 from pathlib import Path
 
-from snakemake.utils import validate
+import yaml
 
-from rejectopt.datasets import available_in_mirror, get_spec
-from rejectopt.report import TABLES
-from rejectopt.splits import check_ratios
-
-
-validate(config, "../schemas/config.schema.yaml")
+from rejectopt.config import coerce_numbers, load_plugins, plan_run, validate_config
 
 #: The repository root, so that its resources resolve from any --directory.
 REPO = Path(workflow.main_snakefile).parent
 
-for _name, _ratios in config["split_ratios"].items():
-    try:
-        check_ratios(_ratios)
-    except ValueError as err:
-        raise ValueError(f"config split_ratios.{_name}: {err}") from None
+# Plugins first: their scores must be registered before the names in the config are checked.
+config.update(coerce_numbers(dict(config)))
+load_plugins(config.get("plugins") or [])
+validate_config(config, yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text()))
+PLAN = plan_run(config)
 
 MIRROR = config.get("data_mirror")
-if MIRROR is not None and not Path(MIRROR).is_dir():
-    raise ValueError(
-        f"config data_mirror={MIRROR!r} is not a folder; point it at a folder laid out as "
-        "<mirror>/<dataset>/<file>[.xz|.gz] or set it to null to download"
-    )
-
-
-def _datasets_to_run():
-    """Configured datasets; with a mirror, those the mirror holds (the rest are listed, loudly)."""
-    wanted = list(config["datasets"])
-    if MIRROR is None:
-        return wanted, []
-    present = [d for d in wanted if available_in_mirror(d, MIRROR)]
-    absent = [d for d in wanted if d not in present]
-    return present, absent
-
-
-DATASETS, NOT_IN_MIRROR = _datasets_to_run()
-if NOT_IN_MIRROR:
+DATASETS = PLAN.datasets
+if PLAN.skipped:
     logging.getLogger("rejectopt").warning(
         "data_mirror %s does not hold %s: skipped (they need the official download; "
         "run without data_mirror to fetch them)",
         MIRROR,
-        ", ".join(NOT_IN_MIRROR),
+        ", ".join(PLAN.skipped),
     )
-if not DATASETS:
-    raise ValueError(f"none of the configured datasets {config['datasets']} is available in data_mirror={MIRROR!r}")
 
 SPLITS = list(range(config["n_splits"]))
-TASK = {d: get_spec(d).task for d in DATASETS}
+TASK = PLAN.task
 RAW_DIR = config.get("raw_dir", "results/raw")
+
+TARGETS = []
+SUMMARIES = []
+BENCHMARKS = []
 
 
 wildcard_constraints:
     dataset="|".join(DATASETS),
-    classifier="lr|svm|svor|xgb",
-    score="sele|reg|tcp",
+    classifier="|".join(PLAN.classifiers_run()) or "none",
+    score="|".join(PLAN.scores_run()) or "none",
     split=r"\d+",
+
+
+#: Datasets from this many examples on get the large memory / runtime budgets (msd, covtype, codrna).
+HEAVY_N = 300_000
+
+
+def heavy(light, heavy_value):
+    """A resource callable: ``heavy_value`` for the large datasets, ``light`` for the others."""
+    return lambda w: heavy_value if PLAN.n_examples[w.dataset] >= HEAVY_N else light
 
 
 def split_ratios(dataset):
@@ -67,15 +60,11 @@ def split_ratios(dataset):
 
 
 def classifiers_of(dataset):
-    return config["classifiers"].get(TASK[dataset], [])
+    return PLAN.classifiers_of(dataset)
 
 
 def scores_of(classifier):
-    return config["scores"].get(classifier, [])
-
-
-def raw_files(wildcards):
-    return [f"{RAW_DIR}/{wildcards.dataset}/{f.name}" for f in get_spec(wildcards.dataset).files]
+    return PLAN.scores_of(classifier)
 
 
 def classifier_file(dataset, classifier, split):
@@ -97,44 +86,3 @@ def score_files(dataset):
         for s in scores_of(c)
         for k in SPLITS
     }
-
-
-def dataset_summaries():
-    return [f"results/datasets/{d}/summary.csv" for d in DATASETS]
-
-
-def all_outputs():
-    return [
-        "results/summary.csv",
-        *table_outputs(),
-        "results/tables/paper_comparison.md",
-        "results/tables/timing.md",
-        "results/tables/environment.md",
-        *landmark_outputs(),  # workflow/rules/landmarks.smk
-    ]
-
-
-def benchmark_files():
-    """Benchmark records of every training job of this run."""
-    files = []
-    for d in DATASETS:
-        files += [
-            f"results/benchmarks/train_classifier/{d}/{c}/split_{k}.tsv"
-            for (c, k) in classifier_files(d)
-        ]
-        files += [
-            f"results/benchmarks/learn_score/{d}/{c}/{s}/split_{k}.tsv"
-            for (c, s, k) in score_files(d)
-        ]
-    return files + landmark_benchmark_files()  # workflow/rules/landmarks.smk
-
-
-def table_outputs():
-    """The tables whose classifier this run trains."""
-    classifiers = {c for d in DATASETS for c in classifiers_of(d)}
-    return [
-        f"results/tables/{name}.{ext}"
-        for name, spec in TABLES.items()
-        if spec.classifier in classifiers
-        for ext in ("csv", "md", "tex")
-    ]

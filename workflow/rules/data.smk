@@ -1,4 +1,14 @@
 # Raw files (downloaded or copied from data_mirror, checksummed), prepared arrays, splits.
+# A custom dataset (config custom_datasets) is read from its own file instead of raw files.
+
+from rejectopt.datasets import get_spec
+
+
+def prepare_inputs(wildcards):
+    """The verified raw files of a paper dataset, or the file of a custom dataset."""
+    if wildcards.dataset in PLAN.custom:
+        return [str(PLAN.custom[wildcards.dataset].path)]
+    return [f"{RAW_DIR}/{wildcards.dataset}/{f.name}" for f in get_spec(wildcards.dataset).files]
 
 
 rule download_raw:
@@ -20,16 +30,17 @@ rule download_raw:
 
 rule prepare_dataset:
     input:
-        raw_files,
+        prepare_inputs,
     output:
         "results/data/{dataset}/data.npz",
     params:
         raw_dir=RAW_DIR,
+        custom=lambda w: PLAN.custom.get(w.dataset),
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
-        mem_mb=lambda w: 12000 if w.dataset in ("msd", "covtype", "codrna") else 3000,
+        mem_mb=heavy(3000, 12000),
         runtime=30,
     log:
         "logs/prepare_dataset/{dataset}.log",

@@ -1,5 +1,7 @@
 # Evaluate every score on Tst: one summary per dataset, then one for the run.
 
+SUMMARIES += [f"results/datasets/{d}/summary.csv" for d in DATASETS]
+
 
 rule summarize_dataset:
     input:
@@ -27,7 +29,7 @@ rule summarize_dataset:
 
 rule collect_summary:
     input:
-        lambda w: dataset_summaries() + landmark_summaries(),  # + 300-W (landmarks.smk)
+        lambda w: SUMMARIES,
     output:
         "results/summary.csv",
     conda:

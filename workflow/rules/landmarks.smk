@@ -40,25 +40,12 @@ FACES_INPUT = [] if LANDMARKS_MODE == "mirror" else [FACES_ARCHIVE_DIR]
 LANDMARK_DIR = "results/landmarks/300w"
 
 
-def landmark_summaries():
-    """The 300-W summary when the landmark experiment runs (collect_summary concatenates it)."""
-    return ["results/datasets/300w/summary.csv"] if LANDMARKS_MODE else []
-
-
-def landmark_benchmark_files():
-    """Benchmark records of the landmark experiment's heavy rules (for timing.md)."""
-    if not LANDMARKS_MODE:
-        return []
-    return ["results/benchmarks/detect_faces/300w/detect.tsv"] + [
+if LANDMARKS_MODE:
+    SUMMARIES += ["results/datasets/300w/summary.csv"]
+    BENCHMARKS += ["results/benchmarks/detect_faces/300w/detect.tsv"] + [
         f"results/benchmarks/train_landmarks/300w/split_{k}.tsv" for k in SPLITS
     ]
-
-
-def landmark_outputs():
-    """Final outputs of the landmark experiment (none when it is skipped)."""
-    if not LANDMARKS_MODE:
-        return []
-    return [
+    TARGETS += [
         "results/datasets/300w/summary.csv",
         "results/tables/landmarks_note.md",
         "results/figures/rc_300w.png",

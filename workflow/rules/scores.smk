@@ -1,5 +1,11 @@
 # Learn an uncertainty score on Trn2 and select its C on Val2 by AuRC (Section 5.1).
 
+BENCHMARKS += [
+    f"results/benchmarks/learn_score/{d}/{c}/{s}/split_{k}.tsv"
+    for d in DATASETS
+    for (c, s, k) in score_files(d)
+]
+
 
 rule learn_score:
     input:
@@ -13,13 +19,14 @@ rule learn_score:
         C_grid=config["C_score"],
         seed=config["seed"],
         chunk_size=config["sele_chunk_size"],
+        plugins=config.get("plugins") or [],
     conda:
         "../../envs/rejectopt.yaml"
     # the score learners run single-threaded (SELE limits BLAS to one thread: small products).
     threads: 1
     resources:
-        mem_mb=lambda w: 16000 if w.dataset in ("msd", "covtype", "codrna") else 4000,
-        runtime=lambda w: 240 if w.dataset in ("msd", "covtype", "codrna") else 60,
+        mem_mb=heavy(4000, 16000),
+        runtime=heavy(60, 240),
     log:
         "logs/learn_score/{dataset}/{classifier}/{score}/split_{split}.log",
     benchmark:

@@ -1,47 +1,80 @@
-# The paper's tables and figures, the comparison with its published numbers, timing.
+# The paper's tables and figures, the comparison with its published numbers, timing, environment.
+# One table per trained classifier, its columns the classifier's baseline and configured scores
+# (rejectopt.report.table_specs reads the registries: a plugin score becomes a column).
+
+from rejectopt.report import table_specs
+
+TABLES = table_specs(config["scores"], PLAN.classifiers_run())
+TABLE_OF = {spec.classifier: name for name, spec in TABLES.items()}
+
+TARGETS += [f"results/tables/{t}.{ext}" for t in TABLES for ext in ("csv", "md", "tex")]
+TARGETS += [f"results/figures/{fig}_{s.classifier}.png" for s in TABLES.values() for fig in ("cd", "improvement")]
+TARGETS += [
+    "results/summary.csv",
+    "results/tables/paper_comparison.md",
+    "results/tables/timing.md",
+    "results/tables/environment.md",
+]
 
 
+wildcard_constraints:
+    table="|".join(TABLES) or "none",
 
-for _table, _spec in TABLES.items():
 
-    rule:
-        name:
-            f"make_{_table}"
-        input:
-            "results/summary.csv",
-        output:
-            csv=report(
-                f"results/tables/{_table}.csv",
-                caption="../report/table.rst",
-                category="Tables",
-                labels={"table": _spec.title},
-            ),
-            md=f"results/tables/{_table}.md",
-            tex=f"results/tables/{_table}.tex",
-            cd=report(
-                f"results/figures/cd_{_spec.classifier}.png",
-                caption="../report/cd_diagram.rst",
-                category="Figures",
-                labels={"figure": f"CD diagram, {_spec.title}"},
-            ),
-            improvement=report(
-                f"results/figures/improvement_{_spec.classifier}.png",
-                caption="../report/improvement.rst",
-                category="Figures",
-                labels={"figure": f"Improvement, {_spec.title}"},
-            ),
-        params:
-            table=_table,
-        conda:
-            "../../envs/rejectopt.yaml"
-        threads: 1
-        resources:
-            mem_mb=1000,
-            runtime=5,
-        log:
-            f"logs/make_table/{_table}.log",
-        script:
-            "../scripts/make_table.py"
+rule make_table:
+    input:
+        "results/summary.csv",
+    output:
+        csv=report(
+            "results/tables/{table}.csv",
+            caption="../report/table.rst",
+            category="Tables",
+            labels={"table": "{table}"},
+        ),
+        md="results/tables/{table}.md",
+        tex="results/tables/{table}.tex",
+    params:
+        spec=lambda w: TABLES[w.table],
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    log:
+        "logs/make_table/{table}.log",
+    script:
+        "../scripts/make_table.py"
+
+
+rule plot_table:
+    input:
+        "results/summary.csv",
+    output:
+        cd=report(
+            "results/figures/cd_{classifier}.png",
+            caption="../report/cd_diagram.rst",
+            category="Figures",
+            labels={"figure": "CD diagram, {classifier}"},
+        ),
+        improvement=report(
+            "results/figures/improvement_{classifier}.png",
+            caption="../report/improvement.rst",
+            category="Figures",
+            labels={"figure": "Improvement, {classifier}"},
+        ),
+    params:
+        spec=lambda w: TABLES[TABLE_OF[w.classifier]],
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    log:
+        "logs/plot_table/{classifier}.log",
+    script:
+        "../scripts/plot_table.py"
 
 
 rule paper_comparison:
@@ -62,13 +95,10 @@ rule paper_comparison:
             labels={"table": "summary"},
         ),
     params:
-        datasets_run=lambda w: DATASETS + (["300w"] if landmark_summaries() else []),  # + landmarks.smk
-        # extensions beyond the paper (xgb) have no published numbers: left out of the comparison
-        tables=[
-            t
-            for t, s in TABLES.items()
-            if not s.extension and s.classifier in {c for d in DATASETS for c in classifiers_of(d)}
-        ],
+        # the per-dataset summaries name the datasets run (+ 300w when landmarks.smk adds it)
+        datasets_run=lambda w: [Path(s).parent.name for s in SUMMARIES if Path(s).parent.name not in PLAN.custom],
+        # extensions beyond the paper (xgb) and custom datasets have no published numbers
+        specs=[s for s in TABLES.values() if not s.extension],
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
@@ -83,7 +113,7 @@ rule paper_comparison:
 
 rule timing:
     input:
-        lambda w: benchmark_files(),
+        lambda w: BENCHMARKS,
     output:
         md="results/tables/timing.md",
         csv=report("results/tables/timing.csv", caption="../report/timing.rst", category="Timing"),
@@ -107,6 +137,7 @@ rule environment:
     params:
         datasets=DATASETS,
         raw_dir=RAW_DIR,
+        custom=PLAN.custom,
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1

@@ -1,9 +1,11 @@
-"""Route a rule script's logging (the library's progress messages) to the rule's log file."""
+"""Route a rule script's logging (the library's progress messages) and its failure to the rule's log."""
 
 import logging
+import sys
 
 
 def log_to(path):
+    """Log INFO and up to ``path``; an uncaught exception is logged there too before it ends the job."""
     logging.basicConfig(
         filename=path,
         level=logging.INFO,
@@ -11,3 +13,10 @@ def log_to(path):
         force=True,
     )
     logging.captureWarnings(True)
+    previous = sys.excepthook
+
+    def log_and_raise(kind, error, trace):
+        logging.getLogger("rejectopt").error("%s: %s", kind.__name__, error, exc_info=(kind, error, trace))
+        previous(kind, error, trace)
+
+    sys.excepthook = log_and_raise

@@ -2,12 +2,18 @@
 
 from _logging import log_to
 
-from rejectopt.datasets import dataset_checksums
-from rejectopt.report import environment_markdown, write_text
+from rejectopt._io import write_text
+from rejectopt.datasets import dataset_checksums, custom_checksums
+from rejectopt.report import environment_markdown
 
 log_to(snakemake.log[0])
+custom = snakemake.params.custom
 datasets = {
-    name: dataset_checksums(name, path, snakemake.params.raw_dir)
+    name: (
+        custom_checksums(custom[name], path)
+        if name in custom
+        else dataset_checksums(name, path, snakemake.params.raw_dir)
+    )
     for name, path in zip(snakemake.params.datasets, snakemake.input)
 }
 write_text(environment_markdown(dict(snakemake.config), datasets), snakemake.output[0])

@@ -4,9 +4,11 @@ from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
+from rejectopt.config import load_plugins
 from rejectopt.experiment import run_score
 
 log_to(snakemake.log[0])
+load_plugins(snakemake.params.plugins)  # a plugin score must be registered in this process too
 with threadpool_limits(limits=snakemake.threads):
     run_score(
         snakemake.input.data,

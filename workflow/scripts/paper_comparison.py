@@ -4,13 +4,14 @@ import pandas as pd
 
 from _logging import log_to
 
-from rejectopt.report import TABLES, comparison_markdown, paper_comparison, write_csv, write_text
+from rejectopt._io import write_csv, write_text
+from rejectopt.report import comparison_markdown, paper_comparison
 
 log_to(snakemake.log[0])
 reference = pd.read_csv(snakemake.input.reference)
-comparison = paper_comparison(pd.read_csv(snakemake.input.summary), reference)
-write_csv(comparison, snakemake.output.csv)
+summary = pd.read_csv(snakemake.input.summary)
 run = list(snakemake.params.datasets_run)
+comparison = paper_comparison(summary[summary["dataset"].isin(run)], reference)
+write_csv(comparison, snakemake.output.csv)
 missing = sorted(set(reference["dataset"]) - set(run))
-specs = [TABLES[t] for t in snakemake.params.tables]
-write_text(comparison_markdown(comparison, specs, run, missing), snakemake.output.md)
+write_text(comparison_markdown(comparison, list(snakemake.params.specs), run, missing), snakemake.output.md)

@@ -3,7 +3,7 @@
 from _logging import log_to
 
 from rejectopt.experiment import summarize_dataset
-from rejectopt.report import write_csv
+from rejectopt._io import write_csv
 
 log_to(snakemake.log[0])
 summary = summarize_dataset(

@@ -5,7 +5,7 @@ import pandas as pd
 from _logging import log_to
 
 from rejectopt.landmarks import landmark_summary, landmarks_note, load_landmark_result, select_faces
-from rejectopt.report import write_csv, write_text
+from rejectopt._io import write_csv, write_text
 
 log_to(snakemake.log[0])
 splits = snakemake.params.splits

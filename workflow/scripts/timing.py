@@ -2,7 +2,8 @@
 
 from _logging import log_to
 
-from rejectopt.report import timing_table, write_csv, write_text
+from rejectopt._io import write_csv, write_text
+from rejectopt.report import timing_table
 
 log_to(snakemake.log[0])
 table, markdown = timing_table(snakemake.input)

@@ -6,7 +6,7 @@ from threadpoolctl import threadpool_limits
 from _logging import log_to
 
 from rejectopt.landmarks import run_landmark_split, save_landmark_result, select_faces
-from rejectopt.report import write_csv
+from rejectopt._io import write_csv
 from rejectopt.splits import derive_seed, load_split
 
 log_to(snakemake.log[0])

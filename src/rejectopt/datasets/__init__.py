@@ -1,4 +1,4 @@
-"""The 22 benchmark datasets of the paper's Table 2: registry, verified fetching, parsing.
+"""The 22 benchmark datasets of the paper's Table 2 (registry, verified fetching, parsing) and users' own.
 
 Typical use::
 
@@ -15,6 +15,15 @@ from ._fetch import (
     read_lock,
     sha256_of_file,
 )
+from ._custom import (
+    CustomDataset,
+    CustomDatasetError,
+    check_custom,
+    custom_checksums,
+    custom_dataset,
+    load_custom,
+    prepare_custom,
+)
 from ._parsers import encode_labels, equal_frequency_bins
 from ._prepare import available_in_mirror, dataset_checksums, fingerprint, load_prepared, parse_raw, prepare_dataset
 from ._registry import CLASSIFICATION, ORDINAL, REGISTRY, DatasetSpec, RawFile, get_spec
@@ -25,6 +34,13 @@ __all__ = [
     "ORDINAL",
     "REGISTRY",
     "ChecksumError",
+    "CustomDataset",
+    "CustomDatasetError",
+    "check_custom",
+    "custom_checksums",
+    "custom_dataset",
+    "load_custom",
+    "prepare_custom",
     "DataSourceError",
     "DatasetSpec",
     "RawFile",

@@ -1,0 +1,253 @@
+"""The pipeline's configuration: plugins, validation with one-line errors, and the run's plan.
+
+Used by ``workflow/rules/common.smk`` before any job runs, and usable without
+Snakemake: ``plan_run(yaml.safe_load(open("config.yaml")))`` tells what a run
+would compute. Method names are never listed here: they are read off the
+registries of :mod:`rejectopt.classifiers` and :mod:`rejectopt.scores`, which
+plugins extend.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .classifiers import CLASSIFIERS, TASKS, get_classifier
+from .datasets import REGISTRY as DATASET_REGISTRY
+from .datasets import available_in_mirror
+from .datasets._custom import CustomDataset, check_custom, custom_dataset
+from .scores import SCORES
+from .splits import check_ratios
+
+__all__ = ["ConfigError", "PluginError", "RunPlan", "coerce_numbers", "load_plugins", "plan_run", "validate_config"]
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot run; the message names the key and the fix."""
+
+
+class PluginError(ConfigError):
+    """A plugin module that cannot be imported or registers something invalid."""
+
+
+def load_plugins(modules, search_dir=".") -> list:
+    """Import the ``plugins:`` modules so that their scores / classifiers register.
+
+    Modules are looked up on ``sys.path`` with ``search_dir`` (the working
+    directory) put first, so a plugin file beside the config is found. A module
+    that fails to import, registers a name that is taken, or whose class lacks
+    ``fit`` / ``predict`` raises one :class:`PluginError` naming the module.
+    """
+    search_dir = str(Path(search_dir).resolve())
+    if search_dir not in sys.path:
+        sys.path.insert(0, search_dir)
+    loaded = []
+    for name in modules or []:
+        if not isinstance(name, str) or not all(part.isidentifier() for part in name.split(".")):
+            raise PluginError(f"config plugins: {name!r} is not a module name (e.g. my_scores or package.module)")
+        try:
+            loaded.append(importlib.import_module(name))
+        except ModuleNotFoundError as err:
+            if err.name and name.startswith(err.name):
+                raise PluginError(
+                    f"config plugins: module {name!r} not found; put {name.replace('.', '/')}.py in the working "
+                    f"directory ({search_dir}) or on PYTHONPATH"
+                ) from None
+            raise PluginError(f"config plugins: module {name!r} failed to import: {err}") from None
+        except Exception as err:  # a plugin's own error, reported with its module's name
+            raise PluginError(f"config plugins: module {name!r} failed to import: {type(err).__name__}: {err}") from None
+    return loaded
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def coerce_numbers(value):
+    """Numbers given as text inside lists (``--config C_classifier='[1,10]'``) become numbers.
+
+    Snakemake parses the items of a command-line list as strings; a string that
+    is exactly a decimal number is converted (``"10"`` -> 10, ``"-1"`` -> -1,
+    ``"0.3"`` -> 0.3), so the schema then checks its value (and names it).
+    """
+    if isinstance(value, dict):
+        return {k: coerce_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_to_number(v) if isinstance(v, str) else coerce_numbers(v) for v in value]
+    return value
+
+
+def _to_number(text: str):
+    if not _NUMBER.match(text.strip()):
+        return text
+    number = float(text)
+    return int(number) if number.is_integer() and re.match(r"^[+-]?\d+$", text.strip()) else number
+
+
+def validate_config(config: dict, schema: dict) -> None:
+    """Check ``config`` against the JSON schema; one :class:`ConfigError` line per problem.
+
+    Unlike a raw jsonschema message (which prints the whole schema), the error
+    names the offending key path, its value and, for a misspelt key, the
+    allowed keys closest to it.
+    """
+    import jsonschema
+
+    validator = jsonschema.Draft7Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.path), list(map(str, e.path))))
+    if errors:
+        raise ConfigError("; ".join(_one_line(e) for e in errors[:3]))
+
+
+def _one_line(error) -> str:
+    where = "config " + (".".join(map(str, error.path)) or "(top level)")
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        hints = []
+        for key in extra:
+            close = difflib.get_close_matches(str(key), allowed, n=3)
+            hints.append(f"unknown key {key!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
+        return f"{where}: {'; '.join(hints)}; allowed keys: {', '.join(allowed)}"
+    if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "type", "enum"):
+        return f"{where}: {error.instance!r} is invalid: {error.message.split(chr(10))[0]}"
+    return f"{where}: {error.message.splitlines()[0][:300]}"
+
+
+@dataclass
+class RunPlan:
+    """What one run computes: datasets (with their task), classifiers per dataset, scores per classifier.
+
+    Attributes
+    ----------
+    datasets : list of str
+        Datasets this run covers (configured ones the mirror holds, plus custom ones).
+    skipped : list of str
+        Configured paper datasets the mirror does not hold.
+    task : dict
+        Dataset -> task.
+    custom : dict
+        Custom dataset name -> :class:`~rejectopt.datasets.CustomDataset`.
+    classifiers : dict
+        Task -> classifier names (config ``classifiers``).
+    scores : dict
+        Classifier -> learned score names (config ``scores``).
+    n_examples : dict
+        Dataset -> number of examples (sizes the jobs' resources).
+    """
+
+    datasets: list
+    skipped: list
+    task: dict
+    custom: dict = field(default_factory=dict)
+    n_examples: dict = field(default_factory=dict)
+    classifiers: dict = field(default_factory=dict)
+    scores: dict = field(default_factory=dict)
+
+    def classifiers_of(self, dataset: str) -> list:
+        return list(self.classifiers.get(self.task[dataset], []))
+
+    def scores_of(self, classifier: str) -> list:
+        return list(self.scores.get(classifier, []))
+
+    def classifiers_run(self) -> list:
+        """Classifiers trained on at least one dataset, in registry order."""
+        used = {c for d in self.datasets for c in self.classifiers_of(d)}
+        return [c for c in CLASSIFIERS if c in used]
+
+    def scores_run(self) -> list:
+        """Learned scores of this run, in registry order."""
+        used = {s for c in self.classifiers_run() for s in self.scores_of(c)}
+        return [s for s in SCORES if s in used]
+
+
+def _check_methods(config: dict) -> None:
+    classifiers = config.get("classifiers", {})
+    for task, names in classifiers.items():
+        for name in names:
+            if name not in CLASSIFIERS:
+                raise ConfigError(f"config classifiers.{task}: {CLASSIFIERS.unknown_message(name)}")
+            info = get_classifier(name)
+            if info.task != task:
+                raise ConfigError(f"config classifiers.{task}: classifier {name!r} is for the {info.task} task")
+    for classifier, names in config.get("scores", {}).items():
+        if classifier not in CLASSIFIERS:
+            raise ConfigError(f"config scores: {CLASSIFIERS.unknown_message(classifier)}")
+        info = get_classifier(classifier)
+        for name in names:
+            if name not in SCORES:
+                raise ConfigError(f"config scores.{classifier}: {SCORES.unknown_message(name)} "
+                                  "(a score of your own: list its module under plugins)")
+            score = SCORES.get(name)
+            if score.baseline:
+                raise ConfigError(f"config scores.{classifier}: {name!r} is a baseline read off a classifier's "
+                                  "outputs, always reported; list only learned scores here")
+            if score.applies_to is not None and classifier not in score.applies_to:
+                raise ConfigError(f"config scores.{classifier}: score {name!r} applies to {', '.join(score.applies_to)} only")
+            if score.needs_posteriors and not info.posteriors:
+                with_posteriors = [c for c, i in CLASSIFIERS.items() if i.posteriors]
+                raise ConfigError(
+                    f"config scores.{classifier}: score {name!r} learns from class posteriors, which classifier "
+                    f"{classifier!r} does not give (classifiers with posteriors: {', '.join(with_posteriors)})"
+                )
+
+
+def plan_run(config: dict, base_dir=".") -> RunPlan:
+    """Check the config's names and data against the registries; return the run's :class:`RunPlan`.
+
+    Every check runs before any job: unknown datasets, classifiers or scores
+    (with the registered names listed), scores that do not apply to a
+    classifier, split ratios, and each custom dataset's file (read whole:
+    non-numeric or missing values, classes too small for the five parts).
+    """
+    for name, ratios in config.get("split_ratios", {}).items():
+        try:
+            check_ratios(ratios)
+        except ValueError as err:
+            raise ConfigError(f"config split_ratios.{name}: {err}") from None
+    _check_methods(config)
+    custom = {}
+    for name, entry in (config.get("custom_datasets") or {}).items():
+        if name in DATASET_REGISTRY:
+            raise ConfigError(f"config custom_datasets.{name}: {name!r} is one of the paper's datasets; choose another name")
+        custom[name] = custom_dataset(name, entry, base_dir)
+    for name in config.get("split_ratios", {}):
+        if name != "default" and name not in DATASET_REGISTRY and name not in custom:
+            raise ConfigError(f"config split_ratios.{name}: unknown dataset {name!r}")
+    wanted = list(config["datasets"])
+    for name in wanted:
+        if name not in DATASET_REGISTRY and name not in custom:
+            close = difflib.get_close_matches(name, [*DATASET_REGISTRY, *custom], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(
+                f"config datasets: unknown dataset {name!r}{hint}; the paper's datasets are "
+                f"{', '.join(DATASET_REGISTRY)}; a file of your own goes under custom_datasets"
+            )
+    mirror = config.get("data_mirror")
+    if mirror is not None and not Path(mirror).is_dir():
+        raise ConfigError(
+            f"config data_mirror={mirror!r} is not a folder; point it at a folder laid out as "
+            "<mirror>/<dataset>/<file>[.xz|.gz] or set it to null to download"
+        )
+    run, skipped = [], []
+    for name in wanted:
+        if name in custom or mirror is None or available_in_mirror(name, mirror):
+            run.append(name)
+        else:
+            skipped.append(name)
+    if not run:
+        raise ConfigError(f"none of the configured datasets {wanted} is available in data_mirror={mirror!r}")
+    ratios = config.get("split_ratios", {})
+    n_examples = {}
+    for name in run:
+        if name in custom:
+            n_examples[name] = check_custom(custom[name], ratios.get(name, ratios.get("default")))["n"]
+        else:
+            n_examples[name] = DATASET_REGISTRY[name].n_examples
+    task = {d: custom[d].task if d in custom else DATASET_REGISTRY[d].task for d in run}
+    classifiers = {t: list(config.get("classifiers", {}).get(t, [])) for t in TASKS}
+    scores = {c: list(s) for c, s in config.get("scores", {}).items()}
+    return RunPlan(run, skipped, task, custom, n_examples, classifiers, scores)

@@ -1,0 +1,121 @@
+"""Our numbers beside the paper's published ones: agreement per cell, rankings, significance."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..stats import average_ranks, friedman_test, nemenyi_cd
+from ._specs import TableSpec, label, landmarks_spec
+from ._tables import format_number
+
+__all__ = ["paper_comparison", "comparison_markdown"]
+
+
+def paper_comparison(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+    """Every published cell beside ours: AuRC per method and R@100 (``risk_full``).
+
+    A cell agrees when ``|ours - paper| <= 2 paper std`` or within 10% of the
+    paper's value. Cells of datasets we did not run have empty ``ours_*``.
+    """
+    aurc = summary.groupby(["task", "dataset", "classifier", "score"])["aurc"].agg(["mean", "std", "count"]).reset_index()
+    aurc["metric"] = "aurc"
+    per_split = summary.drop_duplicates(["dataset", "classifier", "split"])
+    risk = per_split.groupby(["task", "dataset", "classifier"])["risk_full"].agg(["mean", "std", "count"]).reset_index()
+    risk["score"], risk["metric"] = "none", "risk_full"
+    ours = pd.concat([aurc, risk], ignore_index=True).rename(
+        columns={"mean": "ours_mean", "std": "ours_std", "count": "ours_splits"}
+    )
+    keys = ["task", "dataset", "classifier", "score", "metric"]
+    ref = reference.rename(columns={"mean": "paper_mean", "std": "paper_std"})
+    merged = ref.merge(ours, on=keys, how="left")
+    diff = merged["ours_mean"] - merged["paper_mean"]
+    merged["diff"] = diff
+    merged["diff_in_paper_std"] = diff / merged["paper_std"].where(merged["paper_std"] > 0)
+    merged["rel_diff"] = diff / merged["paper_mean"]
+    within_std = merged["diff_in_paper_std"].abs() <= 2
+    within_rel = merged["rel_diff"].abs() <= 0.10
+    merged["agrees"] = (within_std | within_rel).where(merged["ours_mean"].notna())
+    return merged[keys + ["paper_mean", "paper_std", "ours_mean", "ours_std", "ours_splits", "diff",
+                          "diff_in_paper_std", "rel_diff", "agrees"]]
+
+
+def _ranking_line(means: pd.DataFrame) -> str:
+    ranks = average_ranks(means).sort_values()
+    return ", ".join(f"{label(m)} {r:.2f}" for m, r in ranks.items())
+
+
+def _conclusions(comparison: pd.DataFrame, spec: TableSpec) -> list[str]:
+    """Ranking and significance, ours vs the paper's numbers on the same datasets."""
+    cells = comparison[(comparison["classifier"] == spec.classifier) & (comparison["metric"] == "aurc")]
+    cells = cells[cells["score"].isin(spec.methods)]
+    ran = cells.dropna(subset=["ours_mean"])
+    if ran.empty:
+        return [f"- {spec.title}: not run."]
+    methods = [m for m in spec.methods if m in set(ran["score"])]
+    ours = ran.pivot(index="dataset", columns="score", values="ours_mean").reindex(columns=methods).dropna()
+    paper_same = ran.pivot(index="dataset", columns="score", values="paper_mean").reindex(columns=methods).loc[ours.index]
+    paper_all = cells.pivot(index="dataset", columns="score", values="paper_mean").reindex(columns=methods).dropna()
+    lines = [f"- {spec.title} ({len(ours)} of {len(paper_all)} datasets run):"]
+    lines.append(f"  - average ranks, ours: {_ranking_line(ours)}")
+    lines.append(f"  - average ranks, paper on the same datasets: {_ranking_line(paper_same)}")
+    lines.append(f"  - average ranks, paper on all its datasets: {_ranking_line(paper_all)}")
+    best_ours = average_ranks(ours).idxmin()
+    best_paper = average_ranks(paper_all).idxmin()
+    lines.append(f"  - best method: ours {label(best_ours)}, paper {label(best_paper)} -> "
+                 f"{'same' if best_ours == best_paper else 'DIFFERENT'}")
+    if len(ours) >= 2:
+        p_ours = friedman_test(ours).pvalue
+        p_paper = friedman_test(paper_same).pvalue
+        lines.append(
+            f"  - Friedman rejects equivalence at 0.05: ours {'yes' if p_ours <= 0.05 else 'no'} (p = {p_ours:.4f}), "
+            f"paper's numbers on the same datasets {'yes' if p_paper <= 0.05 else 'no'} (p = {p_paper:.4f})"
+        )
+        lines.append("  - Nemenyi pairs significantly different at alpha = 0.10: ours "
+                     f"{_significant_pairs(ours)}; paper (same datasets) {_significant_pairs(paper_same)}")
+    return lines
+
+
+def _significant_pairs(means: pd.DataFrame) -> str:
+    ranks = average_ranks(means)
+    cd = nemenyi_cd(means.shape[1], means.shape[0], alpha=0.10)
+    pairs = [
+        f"{label(a)} < {label(b)}"
+        for a in ranks.index
+        for b in ranks.index
+        if ranks[b] - ranks[a] > cd
+    ]
+    return ", ".join(pairs) if pairs else "none"
+
+
+def comparison_markdown(comparison: pd.DataFrame, specs, datasets_run, datasets_missing) -> str:
+    """The paper-comparison report: agreement counts, conclusions, every cell."""
+    counted = comparison[comparison["ours_mean"].notna()]
+    n_agree = int(counted["agrees"].sum())
+    lines = ["# Our numbers beside the paper's (Franc, Prusa & Voracek, JMLR 2023)", ""]
+    lines.append(f"Datasets run: {', '.join(datasets_run) or 'none'}.")
+    lines.append(f"Datasets of the paper not run here: {', '.join(datasets_missing) or 'none'}.")
+    lines.append("")
+    lines.append(
+        f"**{n_agree} of {len(counted)} cells agree** (|ours - paper| <= 2 paper std, or within 10% of the paper's value)."
+    )
+    for (task, clf), group in counted.groupby(["task", "classifier"]):
+        lines.append(f"- {task} / {clf}: {int(group['agrees'].sum())} of {len(group)} cells agree")
+    lines += ["", "## Rankings and significance", ""]
+    if not any(spec.task == "landmarks" for spec in specs) and (counted["task"] == "landmarks").any():
+        specs = [*specs, landmarks_spec()]
+    for spec in specs:
+        lines += _conclusions(comparison, spec)
+    lines += ["", "## Every cell", "", "A cell that disagrees is marked **no**; `diff/std` is the difference in units of the paper's std.", ""]
+    header = ["task", "dataset", "classifier", "score", "metric", "paper", "ours", "diff", "diff/std", "agrees"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, r in comparison.iterrows():
+        ours = "not run" if pd.isna(r["ours_mean"]) else f"{r['ours_mean']:.2f} ± {format_number(r['ours_std'])}"
+        agrees = "" if pd.isna(r["agrees"]) else ("yes" if r["agrees"] else "**no**")
+        paper = f"{r['paper_mean']:.2f}" + ("" if pd.isna(r["paper_std"]) else f" ± {r['paper_std']:.2f}")
+        lines.append("| " + " | ".join([
+            r["task"], r["dataset"], r["classifier"], r["score"], r["metric"], paper, ours,
+            "" if pd.isna(r["diff"]) else f"{r['diff']:+.2f}", format_number(r["diff_in_paper_std"], 1), agrees,
+        ]) + " |")
+    return "\n".join(lines) + "\n"
+
+
