@@ -10,6 +10,11 @@ response (ordinal regression).  :func:`encode_labels` and
 
 The encoding decisions needed to reach the feature counts of the paper's
 Table 2 (marketing, bikeshare, metro, abalone) are documented on the readers.
+
+A cell that should be numeric but holds text, NaN or inf, a missing value
+(empty cell, a line cut short as by a truncated download) or a missing label
+raises ValueError naming the file, its line and the column, instead of
+turning silently into NaN features or a class of its own.
 """
 
 from __future__ import annotations
@@ -148,33 +153,165 @@ def _path(paths: Paths, name: str) -> Path:
         raise KeyError(f"raw file {name!r} missing; got {sorted(paths)}") from None
 
 
-def _split_features_target(table: pd.DataFrame, target_col) -> tuple[np.ndarray, np.ndarray]:
+def _split_features_target(
+    table: pd.DataFrame, target_col, numeric_target: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    _validate(table, [c for c in table.columns if c != target_col], target_col, numeric_target)
     target = table[target_col].to_numpy()
     X = table.drop(columns=[target_col]).to_numpy(dtype=np.float64)
     return np.ascontiguousarray(X), target
 
 
+def _tag(table: pd.DataFrame, path: Path, header_lines: int) -> pd.DataFrame:
+    """Remember where ``table`` was read from, for error messages naming the file and line."""
+    table.attrs["source"] = Path(path)
+    table.attrs["header_lines"] = header_lines
+    return table
+
+
+def _read_csv(path: Path, header_lines: int, **kwargs) -> pd.DataFrame:
+    """``pandas.read_csv`` whose tokenizer errors name the file; the table is tagged (see _tag)."""
+    try:
+        table = pd.read_csv(path, **kwargs)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"{Path(path).name}: {exc}") from exc
+    return _tag(table, path, header_lines)
+
+
 def _read_whitespace_table(path: Path) -> pd.DataFrame:
     """Numeric table split on any run of whitespace (spaces or TABs), blank lines skipped."""
-    return pd.read_csv(path, sep=r"\s+", header=None, skip_blank_lines=True, engine="c")
+    return _read_csv(path, 0, sep=r"\s+", header=None, skip_blank_lines=True, engine="c")
 
 
 def _read_comma_table(path: Path, **kwargs) -> pd.DataFrame:
     """Comma-separated table without header; spaces after commas are allowed."""
-    return pd.read_csv(path, header=None, skipinitialspace=True, **kwargs)
+    return _read_csv(path, 0, header=None, skipinitialspace=True, **kwargs)
 
 
-def _concat_last_column_target(tables: list[pd.DataFrame]) -> tuple[np.ndarray, np.ndarray]:
+def _read_header_csv(path: Path, **kwargs) -> pd.DataFrame:
+    """Table whose first line holds the column names."""
+    return _read_csv(path, 1, **kwargs)
+
+
+def _concat_last_column_target(
+    tables: list[pd.DataFrame], numeric_target: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    for part in tables:  # per file, so that errors name the file and its line
+        _validate(part, list(part.columns[:-1]), part.columns[-1], numeric_target)
     table = pd.concat(tables, ignore_index=True)
+    table.attrs = {}  # validated above, per file
     return _split_features_target(table, table.columns[-1])
+
+
+# --------------------------------------------------------------------------- validation
+def _validate(table: pd.DataFrame, numeric_cols, target_col=None, numeric_target: bool = False) -> None:
+    """Raise ValueError naming the file, line and column of the first bad cell.
+
+    Bad cells: a non-numeric or non-finite value (text, NaN, inf) or a missing
+    value (empty cell, a line with too few fields) in ``numeric_cols``; a
+    missing target; a non-numeric target if ``numeric_target``.  Nothing is
+    converted or returned: the caller's arrays are computed as before.
+    A table without a ``source`` tag (see _tag) is not checked.
+    """
+    source = table.attrs.get("source")
+    if source is None:
+        return
+    first = None  # (row, column position, column label, value)
+    columns = list(table.columns)
+    checks = [(c, True) for c in numeric_cols]
+    if target_col is not None:
+        checks.append((target_col, numeric_target))
+    for col, numeric in checks:
+        series = table[col]
+        if numeric:
+            values = series.to_numpy()
+            if values.dtype.kind in "iub":
+                continue
+            if values.dtype.kind == "f":
+                bad = ~np.isfinite(values)
+            else:
+                bad = ~np.isfinite(pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64))
+        else:
+            bad = series.isna().to_numpy()
+        if bad.any():
+            row = int(np.argmax(bad))
+            key = (row, columns.index(col))
+            if first is None or key < first[:2]:
+                first = (*key, col, series.iloc[row])
+    if first is None:
+        return
+    row, _, col, value = first
+    if isinstance(value, str):
+        what = f"non-numeric value {value!r}"
+    elif pd.isna(value):
+        what = "missing value (empty cell, NaN or too few fields)"
+    else:
+        what = f"non-finite value {value!r}"
+    column = f"column {col + 1}" if isinstance(col, (int, np.integer)) else f"column {col!r}"
+    raise ValueError(f"{source.name}: {_where(source, row, table.attrs.get('header_lines', 0))}, {column}: {what}")
+
+
+def _where(path: Path, row: int, header_lines: int = 0, skip_comments: bool = False) -> str:
+    """'line N' of data row ``row`` (0-based; blank lines and the header skipped as pandas does)."""
+    if path.suffix.lower() in (".xlsx", ".xls"):
+        return f"sheet row {row + header_lines + 1}"
+    wanted = header_lines + row
+    seen = 0
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            text = raw.split(b"#", 1)[0] if skip_comments else raw
+            if not text.strip():
+                continue
+            if seen == wanted:
+                return f"line {number}"
+            seen += 1
+    return f"data row {row + 1}"
+
+
+def _svmlight_problem(path: Path, n_features: int) -> str | None:
+    """'line N: ...' of the first line of an svmlight file that cannot be parsed, else None."""
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            tokens = raw.split(b"#", 1)[0].split()
+            if not tokens:
+                continue
+            try:
+                float(tokens[0])
+            except ValueError:
+                return f"line {number}: bad label {tokens[0].decode(errors='replace')!r}"
+            for token in tokens[1:]:
+                index, sep, value = token.partition(b":")
+                try:
+                    index_ok = sep == b":" and 1 <= int(index) <= n_features
+                    float(value)
+                except ValueError:
+                    index_ok = False
+                if not index_ok:
+                    bad = token.decode(errors="replace")
+                    return f"line {number}: bad feature {bad!r} (expected index:value, index 1..{n_features})"
+    return None
 
 
 def _read_svmlight(paths: list[Path], n_features: int) -> tuple[np.ndarray, np.ndarray]:
     from sklearn.datasets import load_svmlight_files
 
-    loaded = load_svmlight_files([str(p) for p in paths], n_features=n_features, dtype=np.float64)
+    try:
+        loaded = load_svmlight_files([str(p) for p in paths], n_features=n_features, dtype=np.float64)
+    except ValueError as exc:
+        for path in paths:
+            problem = _svmlight_problem(Path(path), n_features)
+            if problem is not None:
+                raise ValueError(f"{Path(path).name}: {problem}") from exc
+        raise ValueError(f"{', '.join(Path(p).name for p in paths)}: {exc}") from exc
     blocks = [loaded[2 * i].toarray() for i in range(len(paths))]
     labels = [loaded[2 * i + 1] for i in range(len(paths))]
+    for path, block, label in zip(paths, blocks, labels):
+        bad = ~np.isfinite(block)
+        bad_label = ~np.isfinite(label)
+        if bad.any() or bad_label.any():
+            row = int(np.argmax(bad.any(axis=1) | bad_label))
+            what = "label" if bad_label[row] else f"feature {int(np.argmax(bad[row])) + 1}"
+            raise ValueError(f"{Path(path).name}: {_where(Path(path), row, skip_comments=True)}: non-finite {what}")
     return np.ascontiguousarray(np.vstack(blocks)), np.concatenate(labels)
 
 
@@ -196,7 +333,7 @@ def read_codrna(paths: Paths):
 
 def read_covtype(paths: Paths):
     """covtype: ``covtype.data`` (decompressed from the UCI .gz); 54 features, classes 1..7."""
-    return _concat_last_column_target([_read_comma_table(_path(paths, "covtype.data"))])
+    return _concat_last_column_target([_read_comma_table(_path(paths, "covtype.data"))], numeric_target=True)
 
 
 def read_ijcnn(paths: Paths):
@@ -222,10 +359,12 @@ def read_marketing(paths: Paths):
     Columns: numeric ones in file order, then the indicators per categorical
     column in file order, levels sorted.  Target ``y``: no/yes.
     """
-    table = pd.read_csv(_path(paths, "bank-full.csv"), sep=";")
-    target = table.pop("y").to_numpy()
+    table = _read_header_csv(_path(paths, "bank-full.csv"), sep=";")
     categorical = [c for c in table.columns if table[c].dtype == object or pd.api.types.is_string_dtype(table[c])]
     numeric = [c for c in table.columns if c not in categorical]
+    _validate(table, numeric, "y")
+    target = table.pop("y").to_numpy()
+    categorical.remove("y")
     blocks = [table[numeric].to_numpy(dtype=np.float64)]
     blocks += [_one_hot(table[c]) for c in categorical]
     return np.ascontiguousarray(np.hstack(blocks)), target
@@ -258,7 +397,9 @@ def read_sattelite(paths: Paths):
 
 def read_sensorless(paths: Paths):
     """sensorless: ``Sensorless_drive_diagnosis.txt``, whitespace separated; 48 features, classes 1..11."""
-    return _concat_last_column_target([_read_whitespace_table(_path(paths, "Sensorless_drive_diagnosis.txt"))])
+    return _concat_last_column_target(
+        [_read_whitespace_table(_path(paths, "Sensorless_drive_diagnosis.txt"))], numeric_target=True
+    )
 
 
 def read_shuttle(paths: Paths):
@@ -283,6 +424,7 @@ def read_abalone(paths: Paths):
     also give 19 non-empty classes, with other boundaries.
     """
     table = _read_comma_table(_path(paths, "abalone.data"))
+    _validate(table, list(table.columns[1:8]), table.columns[8], numeric_target=True)
     sex = _one_hot(table[0], levels=["F", "I", "M"])
     numeric = table.iloc[:, 1:8].to_numpy(dtype=np.float64)
     rings = np.clip(table[8].to_numpy(dtype=np.int64), *ABALONE_RING_RANGE)
@@ -293,7 +435,7 @@ def read_bank(paths: Paths):
     """bank (Delve bank-32nh, Torgo's files): ``bank32nh.data`` + ``bank32nh.test``
     (one empty line in .test is skipped); 32 features, target ``rej`` (last column)."""
     tables = [_read_whitespace_table(_path(paths, f)) for f in ("bank32nh.data", "bank32nh.test")]
-    return _concat_last_column_target(tables)
+    return _concat_last_column_target(tables, numeric_target=True)
 
 
 def read_bikeshare(paths: Paths):
@@ -306,29 +448,30 @@ def read_bikeshare(paths: Paths):
     it adds no information.  Kept: season, yr, mnth, hr, holiday, weekday,
     weathersit, temp, atemp, hum, windspeed = 11 features as in Table 2.
     """
-    table = pd.read_csv(_path(paths, "hour.csv"))
+    table = _read_header_csv(_path(paths, "hour.csv"))
     workingday = ((table["weekday"] % 6 != 0) & (table["holiday"] == 0)).astype(int)
     if not (workingday == table["workingday"]).all():
         raise ValueError("hour.csv: workingday is not determined by holiday and weekday")
     table = table.drop(columns=["instant", "dteday", "casual", "registered", "workingday"])
-    return _split_features_target(table, "cnt")
+    return _split_features_target(table, "cnt", numeric_target=True)
 
 
 def read_california(paths: Paths):
     """california: ``cal_housing.data``; 8 features, target medianHouseValue (last column)."""
-    return _concat_last_column_target([_read_comma_table(_path(paths, "cal_housing.data"))])
+    return _concat_last_column_target([_read_comma_table(_path(paths, "cal_housing.data"))], numeric_target=True)
 
 
 def read_ccpp(paths: Paths):
     """ccpp: ``Folds5x2_pp.xlsx`` sheet ``Sheet1`` (the 5 sheets are shufflings of the same
     9,568 rows); 4 features (AT, V, AP, RH), target PE."""
-    table = pd.read_excel(_path(paths, "Folds5x2_pp.xlsx"), sheet_name="Sheet1", engine="openpyxl")
-    return _split_features_target(table, "PE")
+    path = _path(paths, "Folds5x2_pp.xlsx")
+    table = _tag(pd.read_excel(path, sheet_name="Sheet1", engine="openpyxl"), path, 1)
+    return _split_features_target(table, "PE", numeric_target=True)
 
 
 def read_cpu(paths: Paths):
     """cpu (Delve comp-activ, cpu_act): ``cpu_act.data``; 21 features, target ``usr``."""
-    return _concat_last_column_target([_read_comma_table(_path(paths, "cpu_act.data"))])
+    return _concat_last_column_target([_read_comma_table(_path(paths, "cpu_act.data"))], numeric_target=True)
 
 
 def read_facebook(paths: Paths):
@@ -338,15 +481,16 @@ def read_facebook(paths: Paths):
     Both files are required; the test file alone is never used as a stand-in.
     """
     tables = [_read_comma_table(_path(paths, f)) for f in ("Features_Variant_1.csv", "Features_TestSet.csv")]
-    return _concat_last_column_target(tables)
+    return _concat_last_column_target(tables, numeric_target=True)
 
 
 def read_gpu(paths: Paths):
     """gpu (SGEMM): ``sgemm_product.csv``; 14 kernel parameters, target = mean of Run1..Run4 (ms)."""
-    table = pd.read_csv(_path(paths, "sgemm_product.csv"))
+    table = _read_header_csv(_path(paths, "sgemm_product.csv"))
     runs = [c for c in table.columns if c.startswith("Run")]
     if len(runs) != 4:
         raise ValueError(f"sgemm_product.csv: expected 4 Run columns, got {runs}")
+    _validate(table, list(table.columns))
     target = table[runs].to_numpy(dtype=np.float64).mean(axis=1)
     X = table.drop(columns=runs).to_numpy(dtype=np.float64)
     return np.ascontiguousarray(X), target
@@ -375,7 +519,8 @@ def read_metro(paths: Paths):
     weather_description one-hot (38 levels, a refinement of weather_main), which
     would exceed 30.  The literal string "None" is read as text, not NA.
     """
-    table = pd.read_csv(_path(paths, "Metro_Interstate_Traffic_Volume.csv"), keep_default_na=False)
+    table = _read_header_csv(_path(paths, "Metro_Interstate_Traffic_Volume.csv"), keep_default_na=False)
+    _validate(table, ["temp", "rain_1h", "snow_1h", "clouds_all"], "traffic_volume", numeric_target=True)
     unknown = (set(table["holiday"]) - set(METRO_HOLIDAYS)) | (set(table["weather_main"]) - set(METRO_WEATHER))
     if unknown:
         raise ValueError(f"metro: unexpected category levels {sorted(unknown)}")
@@ -405,12 +550,14 @@ def read_msd(paths: Paths):
     here because the raw file was not available.
     """
     table = _read_comma_table(_path(paths, "YearPredictionMSD.txt"))
-    X, year = _split_features_target(table, table.columns[0])
+    X, year = _split_features_target(table, table.columns[0], numeric_target=True)
     keep = (year >= MSD_YEARS[0]) & (year <= MSD_YEARS[1])
     return np.ascontiguousarray(X[keep]), year[keep].astype(np.int64)
 
 
 def read_superconduct(paths: Paths):
     """superconduct: ``train.csv`` (zip member); 81 features, target ``critical_temp``."""
-    table = pd.read_csv(_path(paths, "train.csv"))
-    return _split_features_target(table, "critical_temp")
+    table = _read_header_csv(_path(paths, "train.csv"))
+    if "critical_temp" not in table.columns:
+        raise ValueError(f"train.csv: no column 'critical_temp' in its header (columns {list(table.columns[:5])}...)")
+    return _split_features_target(table, "critical_temp", numeric_target=True)
