@@ -10,6 +10,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
+#: Outputs of this configuration recorded from d42ac17, before the open-method-layer refactor.
+BASELINE = REPO / "tests" / "data" / "pipeline_baseline"
 
 
 def snakemake(workdir, *args, timeout=900):
@@ -137,3 +139,16 @@ def test_report_html_holds_every_table_and_figure(pipeline_run):
         "paper_comparison.md", "paper_comparison.csv", "timing.csv", "environment.md",
     ]:
         assert name in html, name
+
+
+def test_outputs_of_the_ci_configuration_are_unchanged(pipeline_run):
+    """summary.csv (the columns recorded before the refactor), the tables and the paper comparison
+    are byte-identical to the outputs of d42ac17 on the same configuration."""
+    summary = pd.read_csv(pipeline_run / "results/summary.csv")
+    recorded = (BASELINE / "summary.csv").read_text()
+    columns = recorded.splitlines()[0].split(",")
+    assert summary[columns].to_csv(index=False) == recorded
+    for name in ["table3a", "table3b", "table3c", "table4"]:
+        for ext in ("csv", "md", "tex"):
+            assert (pipeline_run / f"results/tables/{name}.{ext}").read_bytes() == (BASELINE / f"{name}.{ext}").read_bytes(), name
+    assert (pipeline_run / "results/tables/paper_comparison.csv").read_bytes() == (BASELINE / "paper_comparison.csv").read_bytes()

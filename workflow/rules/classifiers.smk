@@ -15,9 +15,10 @@ rule train_classifier:
         splits="results/data/{dataset}/splits.npz",
     output:
         "results/classifiers/{dataset}/{classifier}/split_{split}.npz",
-    params:
-        C_grid=config["C_classifier"],
-        seed=config["seed"],
+    log:
+        "logs/train_classifier/{dataset}/{classifier}/split_{split}.log",
+    benchmark:
+        "results/benchmarks/train_classifier/{dataset}/{classifier}/split_{split}.tsv"
     conda:
         "../../envs/rejectopt.yaml"
     # As registered: liblinear / scikit-learn LR use one core; SVOR's Newton systems and XGBoost two.
@@ -25,9 +26,8 @@ rule train_classifier:
     resources:
         mem_mb=heavy(4000, 16000),
         runtime=heavy(60, 240),
-    log:
-        "logs/train_classifier/{dataset}/{classifier}/split_{split}.log",
-    benchmark:
-        "results/benchmarks/train_classifier/{dataset}/{classifier}/split_{split}.tsv"
+    params:
+        C_grid=config["C_classifier"],
+        seed=config["seed"],
     script:
         "../scripts/train_classifier.py"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from rejectopt.datasets import get_spec
 from rejectopt.config import coerce_numbers, load_plugins, plan_run, validate_config
 
 #: The repository root, so that its resources resolve from any --directory.
@@ -17,7 +18,9 @@ REPO = Path(workflow.main_snakefile).parent
 # Plugins first: their scores must be registered before the names in the config are checked.
 config.update(coerce_numbers(dict(config)))
 load_plugins(config.get("plugins") or [])
-validate_config(config, yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text()))
+validate_config(
+    config, yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+)
 PLAN = plan_run(config)
 
 MIRROR = config.get("data_mirror")
@@ -76,7 +79,11 @@ def score_file(dataset, classifier, score, split):
 
 
 def classifier_files(dataset):
-    return {(c, k): classifier_file(dataset, c, k) for c in classifiers_of(dataset) for k in SPLITS}
+    return {
+        (c, k): classifier_file(dataset, c, k)
+        for c in classifiers_of(dataset)
+        for k in SPLITS
+    }
 
 
 def score_files(dataset):
@@ -86,3 +93,29 @@ def score_files(dataset):
         for s in scores_of(c)
         for k in SPLITS
     }
+
+
+def prepare_inputs(wildcards):
+    """The verified raw files of a paper dataset, or the file of a custom dataset."""
+    if wildcards.dataset in PLAN.custom:
+        return [str(PLAN.custom[wildcards.dataset].path)]
+    return [
+        f"{RAW_DIR}/{wildcards.dataset}/{f.name}"
+        for f in get_spec(wildcards.dataset).files
+    ]
+
+
+def landmarks_mode(enabled, faces_mirror, mirror):
+    """How the 300-W landmark experiment runs: 'mirror', 'download' or None (not run)."""
+    if not enabled:
+        return None
+    if faces_mirror is not None:
+        return "mirror"
+    if mirror is not None:
+        logging.getLogger("rejectopt").warning(
+            "data_mirror is set but faces_mirror is not: the 300-W landmark experiment is skipped "
+            "(set faces_mirror=<folder with the offline faces>, e.g. ../shared/data/faces, or run "
+            "without data_mirror to download the official archive)"
+        )
+        return None
+    return "download"

@@ -11,18 +11,18 @@ rule summarize_dataset:
         scores=lambda w: list(score_files(w.dataset).values()),
     output:
         "results/datasets/{dataset}/summary.csv",
-    params:
-        task=lambda w: TASK[w.dataset],
-        classifier_files=lambda w: classifier_files(w.dataset),
-        score_files=lambda w: score_files(w.dataset),
+    log:
+        "logs/summarize_dataset/{dataset}.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=3000,
         runtime=10,
-    log:
-        "logs/summarize_dataset/{dataset}.log",
+    params:
+        task=lambda w: TASK[w.dataset],
+        classifier_files=lambda w: classifier_files(w.dataset),
+        score_files=lambda w: score_files(w.dataset),
     script:
         "../scripts/summarize_dataset.py"
 
@@ -32,13 +32,13 @@ rule collect_summary:
         lambda w: SUMMARIES,
     output:
         "results/summary.csv",
+    log:
+        "logs/collect_summary.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    log:
-        "logs/collect_summary.log",
     script:
         "../scripts/collect_summary.py"

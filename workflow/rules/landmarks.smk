@@ -15,27 +15,19 @@ if FACES_MIRROR is not None and not Path(FACES_MIRROR).is_dir():
     )
 
 
-def _landmarks_mode():
-    """'mirror', 'download' or None (not run)."""
-    if not LANDMARKS["enabled"]:
-        return None
-    if FACES_MIRROR is not None:
-        return "mirror"
-    if MIRROR is not None:
-        logging.getLogger("rejectopt").warning(
-            "data_mirror is set but faces_mirror is not: the 300-W landmark experiment is skipped "
-            "(set faces_mirror=<folder with the offline faces>, e.g. ../shared/data/faces, or run "
-            "without data_mirror to download the official archive)"
-        )
-        return None
-    return "download"
-
-
-LANDMARKS_MODE = _landmarks_mode()
+LANDMARKS_MODE = landmarks_mode(config["landmarks"]["enabled"], FACES_MIRROR, MIRROR)
 FACES_ARCHIVE_DIR = f"{RAW_DIR}/300w/extracted"
-FACES_ROOT = FACES_MIRROR if LANDMARKS_MODE == "mirror" else f"{FACES_ARCHIVE_DIR}/ibug_300W_large_face_landmark_dataset"
+FACES_ROOT = (
+    FACES_MIRROR
+    if LANDMARKS_MODE == "mirror"
+    else f"{FACES_ARCHIVE_DIR}/ibug_300W_large_face_landmark_dataset"
+)
 FACES_SUBSETS = list(MIRROR_SUBSETS if LANDMARKS_MODE == "mirror" else ARCHIVE_SUBSETS)
-FACES = {"folder": FACES_ROOT, "subsets": FACES_SUBSETS, "max_faces": LANDMARKS["max_faces"]}
+FACES = {
+    "folder": FACES_ROOT,
+    "subsets": FACES_SUBSETS,
+    "max_faces": LANDMARKS["max_faces"],
+}
 FACES_INPUT = [] if LANDMARKS_MODE == "mirror" else [FACES_ARCHIVE_DIR]
 LANDMARK_DIR = "results/landmarks/300w"
 
@@ -57,14 +49,14 @@ if LANDMARKS_MODE:
 rule download_faces:
     output:
         f"{RAW_DIR}/300w/ibug_300W_large_face_landmark_dataset.tar.gz",
+    log:
+        "logs/download_faces/300w.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=120,
-    log:
-        "logs/download_faces/300w.log",
     script:
         "../scripts/download_faces.py"
 
@@ -74,14 +66,14 @@ rule extract_faces:
         f"{RAW_DIR}/300w/ibug_300W_large_face_landmark_dataset.tar.gz",
     output:
         directory(FACES_ARCHIVE_DIR),
+    log:
+        "logs/extract_faces/300w.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    log:
-        "logs/extract_faces/300w.log",
     script:
         "../scripts/extract_faces.py"
 
@@ -91,18 +83,18 @@ rule detect_faces:
         FACES_INPUT,
     output:
         f"{LANDMARK_DIR}/detections.npz",
-    params:
-        faces=FACES,
+    log:
+        "logs/detect_faces/300w.log",
+    benchmark:
+        "results/benchmarks/detect_faces/300w/detect.tsv"
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=lambda w: 30 if LANDMARKS_MODE == "mirror" else 240,
-    log:
-        "logs/detect_faces/300w.log",
-    benchmark:
-        "results/benchmarks/detect_faces/300w/detect.tsv"
+    params:
+        faces=FACES,
     script:
         "../scripts/detect_faces.py"
 
@@ -112,19 +104,19 @@ rule make_face_splits:
         FACES_INPUT,
     output:
         "results/data/300w/splits.npz",
-    params:
-        faces=FACES,
-        ratios=LANDMARKS["split_ratios"],
-        n_splits=config["n_splits"],
-        seed=config["seed"],
+    log:
+        "logs/make_face_splits/300w.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    log:
-        "logs/make_face_splits/300w.log",
+    params:
+        faces=FACES,
+        ratios=LANDMARKS["split_ratios"],
+        n_splits=config["n_splits"],
+        seed=config["seed"],
     script:
         "../scripts/make_face_splits.py"
 
@@ -137,6 +129,16 @@ rule train_landmarks:
     output:
         result=f"{LANDMARK_DIR}/split_{{split}}.npz",
         curve=f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv",
+    log:
+        "logs/train_landmarks/300w/split_{split}.log",
+    benchmark:
+        "results/benchmarks/train_landmarks/300w/split_{split}.tsv"
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 2
+    resources:
+        mem_mb=lambda w: 4000 if LANDMARKS_MODE == "mirror" else 16000,
+        runtime=lambda w: 30 if LANDMARKS_MODE == "mirror" else 480,
     params:
         faces=FACES,
         options_grid=LANDMARKS["predictor_options_grid"],
@@ -145,16 +147,6 @@ rule train_landmarks:
         with_coordinates=LANDMARKS["with_coordinates"],
         pretrained=LANDMARKS["pretrained"],
         seed=config["seed"],
-    conda:
-        "../../envs/rejectopt.yaml"
-    threads: 2
-    resources:
-        mem_mb=lambda w: 4000 if LANDMARKS_MODE == "mirror" else 16000,
-        runtime=lambda w: 30 if LANDMARKS_MODE == "mirror" else 480,
-    log:
-        "logs/train_landmarks/300w/split_{split}.log",
-    benchmark:
-        "results/benchmarks/train_landmarks/300w/split_{split}.tsv"
     script:
         "../scripts/train_landmarks.py"
 
@@ -162,7 +154,9 @@ rule train_landmarks:
 rule summarize_landmarks:
     input:
         results=expand(f"{LANDMARK_DIR}/split_{{split}}.npz", split=SPLITS),
-        curves=expand(f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv", split=SPLITS),
+        curves=expand(
+            f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv", split=SPLITS
+        ),
     output:
         summary="results/datasets/300w/summary.csv",
         note=report(
@@ -171,18 +165,18 @@ rule summarize_landmarks:
             category="Landmarks (300-W)",
             labels={"item": "note"},
         ),
-    params:
-        splits=SPLITS,
-        faces=FACES,
-        pretrained=LANDMARKS["pretrained"],
+    log:
+        "logs/summarize_landmarks/300w.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    log:
-        "logs/summarize_landmarks/300w.log",
+    params:
+        splits=SPLITS,
+        faces=FACES,
+        pretrained=LANDMARKS["pretrained"],
     script:
         "../scripts/summarize_landmarks.py"
 
@@ -192,7 +186,9 @@ rule landmark_figures:
         FACES_INPUT,
         summary="results/datasets/300w/summary.csv",
         results=expand(f"{LANDMARK_DIR}/split_{{split}}.npz", split=SPLITS),
-        curves=expand(f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv", split=SPLITS),
+        curves=expand(
+            f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv", split=SPLITS
+        ),
     output:
         rc=report(
             "results/figures/rc_300w.png",
@@ -212,17 +208,17 @@ rule landmark_figures:
             category="Landmarks (300-W)",
             labels={"item": "most / least uncertain faces (Fig. 5)"},
         ),
-    params:
-        splits=SPLITS,
-        faces=FACES,
-        pretrained=LANDMARKS["pretrained"],
+    log:
+        "logs/landmark_figures/300w.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=5,
-    log:
-        "logs/landmark_figures/300w.log",
+    params:
+        splits=SPLITS,
+        faces=FACES,
+        pretrained=LANDMARKS["pretrained"],
     script:
         "../scripts/landmark_figures.py"

@@ -14,12 +14,10 @@ rule learn_score:
         classifier="results/classifiers/{dataset}/{classifier}/split_{split}.npz",
     output:
         "results/scores/{dataset}/{classifier}/{score}/split_{split}.npz",
-    params:
-        task=lambda w: TASK[w.dataset],
-        C_grid=config["C_score"],
-        seed=config["seed"],
-        chunk_size=config["sele_chunk_size"],
-        plugins=config.get("plugins") or [],
+    log:
+        "logs/learn_score/{dataset}/{classifier}/{score}/split_{split}.log",
+    benchmark:
+        "results/benchmarks/learn_score/{dataset}/{classifier}/{score}/split_{split}.tsv"
     conda:
         "../../envs/rejectopt.yaml"
     # the score learners run single-threaded (SELE limits BLAS to one thread: small products).
@@ -27,9 +25,11 @@ rule learn_score:
     resources:
         mem_mb=heavy(4000, 16000),
         runtime=heavy(60, 240),
-    log:
-        "logs/learn_score/{dataset}/{classifier}/{score}/split_{split}.log",
-    benchmark:
-        "results/benchmarks/learn_score/{dataset}/{classifier}/{score}/split_{split}.tsv"
+    params:
+        task=lambda w: TASK[w.dataset],
+        C_grid=config["C_score"],
+        seed=config["seed"],
+        chunk_size=config["sele_chunk_size"],
+        plugins=config.get("plugins") or [],
     script:
         "../scripts/learn_score.py"

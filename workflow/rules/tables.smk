@@ -8,7 +8,11 @@ TABLES = table_specs(config["scores"], PLAN.classifiers_run())
 TABLE_OF = {spec.classifier: name for name, spec in TABLES.items()}
 
 TARGETS += [f"results/tables/{t}.{ext}" for t in TABLES for ext in ("csv", "md", "tex")]
-TARGETS += [f"results/figures/{fig}_{s.classifier}.png" for s in TABLES.values() for fig in ("cd", "improvement")]
+TARGETS += [
+    f"results/figures/{fig}_{s.classifier}.png"
+    for s in TABLES.values()
+    for fig in ("cd", "improvement")
+]
 TARGETS += [
     "results/summary.csv",
     "results/tables/paper_comparison.md",
@@ -33,16 +37,16 @@ rule make_table:
         ),
         md="results/tables/{table}.md",
         tex="results/tables/{table}.tex",
-    params:
-        spec=lambda w: TABLES[w.table],
+    log:
+        "logs/make_table/{table}.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    log:
-        "logs/make_table/{table}.log",
+    params:
+        spec=lambda w: TABLES[w.table],
     script:
         "../scripts/make_table.py"
 
@@ -63,16 +67,16 @@ rule plot_table:
             category="Figures",
             labels={"figure": "Improvement, {classifier}"},
         ),
-    params:
-        spec=lambda w: TABLES[TABLE_OF[w.classifier]],
+    log:
+        "logs/plot_table/{classifier}.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    log:
-        "logs/plot_table/{classifier}.log",
+    params:
+        spec=lambda w: TABLES[TABLE_OF[w.classifier]],
     script:
         "../scripts/plot_table.py"
 
@@ -94,19 +98,23 @@ rule paper_comparison:
             category="Paper comparison",
             labels={"table": "summary"},
         ),
-    params:
-        # the per-dataset summaries name the datasets run (+ 300w when landmarks.smk adds it)
-        datasets_run=lambda w: [Path(s).parent.name for s in SUMMARIES if Path(s).parent.name not in PLAN.custom],
-        # extensions beyond the paper (xgb) and custom datasets have no published numbers
-        specs=[s for s in TABLES.values() if not s.extension],
+    log:
+        "logs/paper_comparison.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    log:
-        "logs/paper_comparison.log",
+    params:
+        # the per-dataset summaries name the datasets run (+ 300w when landmarks.smk adds it)
+        datasets_run=lambda w: [
+            Path(s).parent.name
+            for s in SUMMARIES
+            if Path(s).parent.name not in PLAN.custom
+        ],
+        # extensions beyond the paper (xgb) and custom datasets have no published numbers
+        specs=[s for s in TABLES.values() if not s.extension],
     script:
         "../scripts/paper_comparison.py"
 
@@ -116,15 +124,19 @@ rule timing:
         lambda w: BENCHMARKS,
     output:
         md="results/tables/timing.md",
-        csv=report("results/tables/timing.csv", caption="../report/timing.rst", category="Timing"),
+        csv=report(
+            "results/tables/timing.csv",
+            caption="../report/timing.rst",
+            category="Timing",
+        ),
+    log:
+        "logs/timing.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
-    log:
-        "logs/timing.log",
     script:
         "../scripts/timing.py"
 
@@ -133,18 +145,22 @@ rule environment:
     input:
         [f"results/data/{d}/data.npz" for d in DATASETS],
     output:
-        report("results/tables/environment.md", caption="../report/environment.rst", category="Environment"),
-    params:
-        datasets=DATASETS,
-        raw_dir=RAW_DIR,
-        custom=PLAN.custom,
+        report(
+            "results/tables/environment.md",
+            caption="../report/environment.rst",
+            category="Environment",
+        ),
+    log:
+        "logs/environment.log",
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=10,
-    log:
-        "logs/environment.log",
+    params:
+        datasets=DATASETS,
+        raw_dir=RAW_DIR,
+        custom=PLAN.custom,
     script:
         "../scripts/environment.py"

@@ -220,12 +220,12 @@ def check_custom(dataset: CustomDataset, ratios) -> dict:
     X, y, classes = load_custom(dataset)
     counts = np.bincount(y, minlength=len(classes))
     need = min_class_size(ratios)
-    small = [(classes[k], int(counts[k])) for k in range(len(classes)) if counts[k] < need]
+    small = [(classes[k].item(), int(counts[k])) for k in range(len(classes)) if counts[k] < need]
     if small:
         listed = ", ".join(f"{value!r} ({count})" for value, count in small[:5])
         raise CustomDatasetError(
             f"{dataset.path}: class(es) {listed} of target {dataset.target or 'y'!r} are too small to be split five "
-            f"ways ({'/'.join(PARTS)} with ratios {list(check_ratios(ratios))}): every class needs at least {need} "
+            f"ways ({'/'.join(PARTS)} with ratios {check_ratios(ratios).tolist()}): every class needs at least {need} "
             "examples; merge or drop the small classes"
         )
     return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": len(classes), "sha256": sha256_of_file(dataset.path)}

@@ -10,9 +10,15 @@ import numpy as np
 import pandas as pd
 
 from .._io import save_npz
+from ..scores import SCORE_C_GRID, get_score
+from ..scores import face_score as face_score_uncertainty
 from ._faces import DEFAULT_LEARNING_CURVE_SIZES, DEFAULT_OPTIONS_GRID, MIRROR_SUBSETS, _load_truths, landmark_loss, list_faces, load_images, per_landmark
 from ._predictor import predict_landmarks, pretrained_predictor_path, train_shape_predictor
 from ._features import face_features
+
+#: The scores learned on the HOG features of each face (Section 5.2.3 compares SELE and REG with the
+#: face detector's score, the baseline).
+LEARNED_SCORES = ("sele", "reg")
 
 __all__ = [
     "choose_predictor_options",
@@ -50,13 +56,17 @@ def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxe
 
 
 def _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed):
-    """SELE and REG on (Trn2, Val2) with C by Val2 AuRC; returns {name: (estimator, val_aurc)}."""
-    from ..scores import REG, SELE, select_C
+    """The learned scores of :data:`LEARNED_SCORES` on (Trn2, Val2) with C by Val2 AuRC.
 
-    learners = {"sele": SELE(random_state=seed, n_jobs=threads), "reg": REG()}
+    Returns ``{name: (estimator, val_aurc)}``; learners come from the score
+    registry (:func:`rejectopt.scores.make_score`).
+    """
+    from ..scores import make_score, select_C
+
     return {
-        name: select_C(learner, X_trn, None, loss_trn, X_val, None, loss_val, C_grid=C_grid)
-        for name, learner in learners.items()
+        name: select_C(make_score(name, C_grid[0], random_state=seed, n_jobs=threads),
+                       X_trn, None, loss_trn, X_val, None, loss_val, C_grid=C_grid)
+        for name in LEARNED_SCORES
     }
 
 
@@ -69,7 +79,7 @@ def run_landmark_split(
     detections: dict,
     split_indices: dict,
     options_grid=DEFAULT_OPTIONS_GRID,
-    C_grid=(0, 1, 10, 100, 1000),
+    C_grid=SCORE_C_GRID,
     threads: int = 1,
     seed: int = 0,
     learning_curve_sizes=DEFAULT_LEARNING_CURVE_SIZES,
@@ -115,7 +125,7 @@ def run_landmark_split(
         Row indices of ``faces_df`` per part ``trn1, val1, trn2, val2, tst``
         (e.g. :func:`rejectopt.splits.load_split`).
     options_grid : sequence of dict, default=DEFAULT_OPTIONS_GRID
-    C_grid : sequence of float, default=(0, 1, 10, 100, 1000)
+    C_grid : sequence of float, default=SCORE_C_GRID
     threads : int, default=1
         Threads of dlib's trainer and of SELE.
     seed : int, default=0
@@ -172,7 +182,7 @@ def run_landmark_split(
     (X_trn, loss_trn), (X_val, loss_val), (X_tst, loss_tst) = data["trn2"], data["val2"], data["tst"]
 
     learned = _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed)
-    uncertainty = {"face_score": -face_score[parts["tst"]]}
+    uncertainty = {"face_score": face_score_uncertainty(face_score[parts["tst"]])}
     for name, (estimator, _) in learned.items():
         uncertainty[name] = estimator.predict(X_tst, None)
     test_aurc = {name: float(aurc(per_landmark(loss_tst), u)) for name, u in uncertainty.items()}
@@ -213,13 +223,13 @@ PRETRAINED_WARNING = (
 )
 
 
-_METHODS = ("face_score", "sele", "reg")
+_METHODS = ("face_score", *LEARNED_SCORES)
 
 
-_METHOD_LABELS = {"face_score": "Face score", "sele": "SELE", "reg": "REG"}
+_METHOD_LABELS = {name: get_score(name).label for name in _METHODS}
 
 
-_RESULT_ARRAYS = ("tst_index", "loss", "pred", "uncertainty_face_score", "uncertainty_sele", "uncertainty_reg")
+_RESULT_ARRAYS = ("tst_index", "loss", "pred", *(f"uncertainty_{m}" for m in _METHODS))
 
 
 _RESULT_JSON = ("aurc", "C", "val_aurc", "predictor_options", "val1_error", "mean_error")

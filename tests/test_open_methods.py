@@ -1,0 +1,255 @@
+"""The open method layer: a user's score (plugin) and dataset (custom_datasets) run through the
+pipeline like the paper's; bad plugins and bad files are refused before any job, naming the culprit."""
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_breast_cancer, load_wine
+
+from rejectopt.config import ConfigError, PluginError, coerce_numbers, load_plugins, plan_run
+from rejectopt.scores import SCORES, get_score, make_score, register_score, score_names
+from test_pipeline import snakemake
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: A real score of a user's own: the mean loss of the k nearest Trn2 neighbours, k = 1 + round(C).
+PLUGIN = textwrap.dedent(
+    '''
+    import numpy as np
+    from sklearn.neighbors import KNeighborsRegressor
+
+    import rejectopt
+
+
+    @rejectopt.scores.register_score("knn_loss")
+    class KNNLoss:
+        def __init__(self, C=1.0):
+            self.C = C
+
+        def fit(self, X, y_pred, loss):
+            k = min(1 + int(round(self.C)), len(loss))
+            self.model_ = KNeighborsRegressor(n_neighbors=k).fit(np.column_stack([X, y_pred]), loss)
+            return self
+
+        def predict(self, X, y_pred):
+            return self.model_.predict(np.column_stack([X, y_pred]))
+    '''
+)
+
+
+def _write_wine_csv(path):
+    data = load_wine(as_frame=True)
+    frame = data.frame.rename(columns={"target": "cultivar"})
+    frame["cultivar"] = frame["cultivar"].map({0: "barolo", 1: "grignolino", 2: "barbera"})
+    frame.to_csv(path, index=False)
+
+
+def _write_cancer_npz(path):
+    X, y = load_breast_cancer(return_X_y=True)
+    np.savez(path, X=X, y=y)
+
+
+@pytest.fixture(scope="module")
+def plugin_run(tmp_path_factory):
+    """A plugin score and two custom datasets (CSV, NPZ) through the whole pipeline, LR only."""
+    workdir = tmp_path_factory.mktemp("plugin")
+    (workdir / "my_scores.py").write_text(PLUGIN)
+    _write_wine_csv(workdir / "wine.csv")
+    _write_cancer_npz(workdir / "cancer.npz")
+    (workdir / "user.yaml").write_text(textwrap.dedent(
+        """
+        plugins: [my_scores]
+        custom_datasets:
+          wine: {path: wine.csv, task: classification, target: cultivar}
+          cancer: {path: cancer.npz, task: classification}
+        datasets: [wine, cancer]
+        n_splits: 1
+        classifiers: {classification: [lr], ordinal: []}
+        scores: {lr: [sele, knn_loss]}
+        landmarks: {enabled: false}
+        """
+    ))
+    run = snakemake(workdir, "--cores", "2", "--configfile", str(workdir / "user.yaml"))
+    assert run.returncode == 0, run.stderr[-5000:]
+    return workdir
+
+
+def test_plugin_score_and_custom_datasets_reach_the_table(plugin_run):
+    summary = pd.read_csv(plugin_run / "results/summary.csv")
+    assert set(summary.dataset) == {"wine", "cancer"}
+    assert set(summary.score) == {"mcp", "sele", "knn_loss"}
+    knn = summary[summary.score == "knn_loss"]
+    assert knn.C_score.isin([0, 1, 10, 100, 1000]).all()  # C chosen from C_score by Val2 AuRC
+    assert (knn.aurc >= 0).all() and (knn.aurc <= knn.risk_full + 1e-9).all()
+    table = pd.read_csv(plugin_run / "results/tables/table3a.csv")
+    assert set(table.dataset) == {"wine", "cancer"} and "knn_loss_mean" in table.columns
+    markdown = (plugin_run / "results/tables/table3a.md").read_text()
+    header = next(line for line in markdown.splitlines() if line.startswith("| dataset"))
+    assert header.split(" | ")[1:4] == ["MCP", "SELE", "knn_loss"]
+    rank_row = next(line for line in markdown.splitlines() if line.startswith("| avg. rank"))
+    ranks = [float(c) for c in rank_row.strip("| ").split(" | ")[1:4]]
+    assert sum(ranks) == pytest.approx(6.0)  # 3 methods: ranks 1..3 on each dataset
+    assert "Friedman test p = 0." in markdown or "Friedman test p = 1." in markdown
+    assert "Nemenyi CD = " in markdown and "n/a (alpha = 0.05)" not in markdown
+
+
+def test_custom_datasets_are_in_the_environment_not_in_the_paper_comparison(plugin_run):
+    from rejectopt.datasets._fetch import sha256_of_file
+
+    environment = (plugin_run / "results/tables/environment.md").read_text()
+    assert sha256_of_file(plugin_run / "wine.csv") in environment
+    assert sha256_of_file(plugin_run / "cancer.npz") in environment
+    comparison = pd.read_csv(plugin_run / "results/tables/paper_comparison.csv")
+    assert not comparison.dataset.isin(["wine", "cancer"]).any()
+    assert comparison.ours_mean.isna().all()  # no paper dataset ran
+    X = np.load(plugin_run / "results/data/wine/data.npz")
+    assert X["X"].shape == (178, 13) and sorted(set(X["y"].tolist())) == [0, 1, 2]
+
+
+def _bad_run(tmp_path, files, config):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "user.yaml").write_text(textwrap.dedent(config))
+    run = snakemake(tmp_path, "--cores", "1", "--configfile", str(tmp_path / "user.yaml"))
+    assert run.returncode != 0
+    assert not (tmp_path / "results").exists()  # refused before any job
+    return run.stdout + run.stderr
+
+
+PLUGIN_CONFIG = """
+plugins: [{module}]
+datasets: [sattelite]
+scores: {{lr: [sele]}}
+"""
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (None, "module 'bad_plugin' not found"),
+        ("import numpy\nraise RuntimeError('no licence server')\n", "bad_plugin' failed to import: RuntimeError: no licence server"),
+        (
+            "import rejectopt\n@rejectopt.scores.register_score('sele')\nclass Mine:\n"
+            "    def __init__(self, C=1.0): pass\n    def fit(self, X, y_pred, loss): return self\n"
+            "    def predict(self, X, y_pred): return X[:, 0]\n",
+            "score 'sele' is already registered by rejectopt.scores._sele.SELE",
+        ),
+        (
+            "import rejectopt\n@rejectopt.scores.register_score('mine')\nclass Mine:\n"
+            "    def __init__(self, C=1.0): pass\n    def fit(self, X, y_pred, loss): return self\n",
+            "bad_plugin.Mine: score 'mine' lacks predict",
+        ),
+    ],
+    ids=["missing", "raises", "name-taken", "no-predict"],
+)
+def test_bad_plugin_is_refused_before_any_job(tmp_path, source, expected):
+    files = {} if source is None else {"bad_plugin.py": source}
+    output = _bad_run(tmp_path, files, PLUGIN_CONFIG.format(module="bad_plugin"))
+    assert expected in output
+    assert "bad_plugin" in output
+
+
+DATASET_CONFIG = """
+custom_datasets:
+  mine: {path: mine.csv, task: classification, target: y}
+datasets: [mine]
+"""
+
+
+def _csv(rows):
+    return "a,b,y\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n"
+
+
+GOOD_ROWS = [(i, i % 7, "p" if i % 2 else "q") for i in range(40)]
+
+
+@pytest.mark.parametrize(
+    "rows, expected",
+    [
+        (GOOD_ROWS[:9] + [(9, "", "p")] + GOOD_ROWS[10:], "mine.csv line 11, column 'b': empty"),
+        (GOOD_ROWS[:4] + [(4, "nan", "q")] + GOOD_ROWS[5:], "mine.csv line 6, column 'b': nan is not a finite number"),
+        (GOOD_ROWS[:2] + [("x1", 2, "q")] + GOOD_ROWS[3:], "mine.csv line 4, column 'a': 'x1' is not a number"),
+        (GOOD_ROWS + [(40, 1, "r"), (41, 2, "r")], "class(es) 'r' (2) of target 'y' are too small to be split five ways"),
+    ],
+    ids=["empty-cell", "nan", "text", "tiny-class"],
+)
+def test_bad_custom_dataset_is_refused_before_any_job(tmp_path, rows, expected):
+    output = _bad_run(tmp_path, {"mine.csv": _csv(rows)}, DATASET_CONFIG)
+    assert expected in output
+
+
+# --- the registry and the config checks, without Snakemake --------------------------------------
+
+
+def test_every_built_in_method_is_registered_once_with_a_label():
+    assert score_names(learned=True) == ["reg", "tcp", "sele"]
+    assert set(score_names(learned=False)) == {"mcp", "margin", "face_score"}
+    assert [get_score(n).label for n in ("sele", "reg", "tcp", "mcp", "margin")] == ["SELE", "REG", "TCP", "MCP", "Margin"]
+    assert get_score("tcp").needs_posteriors and not get_score("sele").needs_posteriors
+
+
+def test_make_score_passes_only_the_keywords_a_score_accepts():
+    sele = make_score("sele", 10.0, n_classes=3, chunk_size=100, random_state=7)
+    assert (sele.C, sele.n_classes, sele.chunk_size, sele.random_state) == (10.0, 3, 100, 7)
+    reg = make_score("reg", 1.0, n_classes=3, chunk_size=100, random_state=7)  # REG takes no seed
+    assert (reg.C, reg.n_classes) == (1.0, 3)
+
+
+def test_a_plain_class_gets_the_C_grid_through_select_C():
+    from rejectopt.scores import select_C
+
+    @register_score("test_abs_first_feature")
+    class AbsFirst:
+        def __init__(self, C=1.0):
+            self.C = C
+
+        def fit(self, X, y_pred, loss):
+            self.shift_ = float(self.C)
+            return self
+
+        def predict(self, X, y_pred):
+            return np.abs(X[:, 0] - self.shift_)
+
+    try:
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(200, 2))
+        loss = (np.abs(X[:, 0] - 1.0) > 1.0).astype(float)  # errors far from x0 = 1
+        best, val = select_C(AbsFirst(), X, None, loss, X, None, loss, C_grid=(0, 1, 10))
+        assert best.C == 1 and val[1] < val[0] < val[10]
+    finally:
+        SCORES.remove("test_abs_first_feature")
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"scores": {"svm": ["tcp"]}}, "score 'tcp' learns from class posteriors, which classifier 'svm' does not give"),
+        ({"scores": {"lr": ["sel"]}}, "unknown score 'sel': did you mean 'sele'?"),
+        ({"scores": {"lr": ["mcp"]}}, "'mcp' is a baseline"),
+        ({"classifiers": {"classification": ["svor"]}}, "classifier 'svor' is for the ordinal task"),
+        ({"datasets": ["letterr"]}, "unknown dataset 'letterr' (did you mean 'letter'?)"),
+        ({"custom_datasets": {"letter": {"path": "x.csv"}}}, "'letter' is one of the paper's datasets"),
+    ],
+)
+def test_plan_run_names_the_bad_entry(change, message):
+    import yaml
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config.update(change)
+    with pytest.raises(ConfigError) as err:
+        plan_run(config)
+    assert message in str(err.value)
+
+
+def test_numbers_given_as_text_become_numbers():
+    assert coerce_numbers({"C_classifier": ["1", "10", "-1", "0.5", "1e3"], "datasets": ["letter"]}) == {
+        "C_classifier": [1, 10, -1, 0.5, 1000.0], "datasets": ["letter"],
+    }
+
+
+def test_load_plugins_refuses_a_non_module_name(tmp_path):
+    with pytest.raises(PluginError, match="'my-scores' is not a module name"):
+        load_plugins(["my-scores"], search_dir=tmp_path)
