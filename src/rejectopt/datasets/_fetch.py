@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from .._io import atomic_path, write_text
+
 if TYPE_CHECKING:  # pragma: no cover
     from ._registry import RawFile
 
@@ -93,21 +95,15 @@ def _record_in_lock(dest_dir: Path, name: str, sha256: str) -> None:
         fcntl.flock(folder, fcntl.LOCK_EX)  # released when the descriptor is closed
         lock = read_lock(dest_dir)
         lock[name] = sha256
-        _atomic_write_text(dest_dir / LOCK_FILE_NAME, json.dumps(lock, indent=2, sort_keys=True) + "\n")
+        write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n", dest_dir / LOCK_FILE_NAME)
     finally:
         os.close(folder)
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    with _temporary_file(path.parent, path.name) as (tmp_path, handle):
-        handle.write(text.encode("utf-8"))
-        handle.close()
-        os.replace(tmp_path, path)
-
-
 @contextmanager
-def _temporary_file(folder: Path, stem: str):
-    """Open ``folder/.<stem>.<random>.part`` for binary writing; delete it unless it was moved."""
+def _scratch_file(folder: Path, stem: str):
+    """Open ``folder/.<stem>.<random>.part`` for binary writing (a downloaded archive before
+    extraction); always deleted afterwards. Final files are written by :func:`rejectopt._io.atomic_path`."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{stem}.", suffix=".part", dir=folder)
     handle = os.fdopen(fd, "wb")
     try:
@@ -273,7 +269,7 @@ def _write_from_url(raw_file: "RawFile", dest_dir: Path, sink: _HashingWriter, p
     if not needs_unpacking and raw_file.download_sha256 is None:
         _download(raw_file.url, sink, callback)
         return
-    with _temporary_file(dest_dir, raw_file.name + ".download") as (tmp_path, handle):
+    with _scratch_file(dest_dir, raw_file.name + ".download") as (tmp_path, handle):
         download_sink = _HashingWriter(handle)
         _download(raw_file.url, download_sink, callback)
         handle.close()
@@ -392,17 +388,16 @@ def fetch_file(
     elif mirror is None and not allow_download:
         raise DataSourceError(f"{raw_file.name}: downloading disabled and no `data_mirror` given ({raw_file.url})")
 
-    with _temporary_file(dest_dir, raw_file.name) as (tmp_path, handle):
-        sink = _HashingWriter(handle)
-        if mirror_path is not None:
-            _write_from_mirror(raw_file, mirror_path, sink)
-        else:
-            _write_from_url(raw_file, dest_dir, sink, progress)
-        handle.close()
+    with atomic_path(final_path) as tmp_path:
+        with open(tmp_path, "wb") as handle:
+            sink = _HashingWriter(handle)
+            if mirror_path is not None:
+                _write_from_mirror(raw_file, mirror_path, sink)
+            else:
+                _write_from_url(raw_file, dest_dir, sink, progress)
         found = sink.hexdigest()
         source = str(mirror_path) if mirror_path is not None else raw_file.url
         _verify(f"{raw_file.name} (from {source}; expected hash from the {origin or 'registry'})", expected, found)
-        os.replace(tmp_path, final_path)
 
     if expected is None:
         _record_in_lock(dest_dir, raw_file.name, found)
