@@ -38,7 +38,8 @@ def test_full_default_config_plans_all_22_datasets(tmp_path):
         ("datasets=[shutle]", "shutle"),
         ("C_score=[-1,1]", "-1"),
         ("n_split=1", "n_split"),
-        ("classifiers={classification: [knn]}", "knn"),
+        ("classifiers={classification: [knn]}", "unknown classifier 'knn'"),
+        ("C_classifier=[-1,10]", "config C_classifier.0: -1 is invalid"),  # numbers given as text on the CLI
     ],
 )
 def test_bad_config_is_rejected_before_any_job(tmp_path, override, message):
@@ -46,6 +47,20 @@ def test_bad_config_is_rejected_before_any_job(tmp_path, override, message):
     assert run.returncode != 0
     assert message in run.stderr + run.stdout
     assert not (tmp_path / "results").exists()
+
+
+def test_a_misspelt_key_gets_one_short_message(tmp_path):
+    run = snakemake(tmp_path, "-n", "--config", "n_split=1")
+    output = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert "unknown key 'n_split' (did you mean 'n_splits'?)" in output
+    assert len(output.splitlines()) < 10  # not the whole schema
+    assert "No validator found" not in output
+
+
+def test_command_line_number_lists_are_numbers(tmp_path):
+    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", "C_classifier=[1,10]", "datasets=[letter]", "n_splits=1")
+    assert run.returncode == 0, run.stderr[-2000:]
 
 
 def test_ratios_not_summing_to_one_are_rejected(tmp_path):
