@@ -1,24 +1,46 @@
-"""Evaluation metrics for selective classifiers: RC curve, AuRC and the SELE loss.
+"""Evaluation metrics for selective classifiers: RC curve, AuRC, AUGRC, excess areas, SELE loss, bootstrap.
 
 All functions take per-example losses ``loss`` (the loss of the classifier's
 prediction, ``l(y_i, h(x_i))``) and uncertainties ``uncertainty`` (``s(x_i)``,
-larger = more uncertain), and return Python floats or NumPy arrays.
+larger = more uncertain), and return Python floats or NumPy arrays. Results are
+in loss units (no x1000 or percent rescaling).
+
+Bad input (NaN or infinite values, negative losses, length mismatch, empty
+arrays) raises ValueError naming the argument.
 
 References
 ----------
 .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
    Classifiers. JMLR 24(11):1-49, 2023.
+.. [2] J. Traub, T. J. Bungert, C. T. Lueth, M. Baumgartner, K. H. Maier-Hein,
+   L. Maier-Hein, P. F. Jaeger. Overcoming Common Flaws in the Evaluation of
+   Selective Classification Systems. NeurIPS 2024.
 """
+
+import functools
+import math
+from typing import Callable, NamedTuple
 
 import numpy as np
 
 __all__ = [
     "rc_curve",
     "aurc",
+    "augrc",
+    "eaurc",
+    "eaugrc",
+    "risk_at_coverage",
+    "coverage_at_risk",
     "risk_full",
     "sele_loss",
     "sele_proxy",
     "selective_risk_coverage",
+    "bootstrap_ci",
+    "ConfidenceInterval",
+    "reject_confusion_matrix",
+    "Metric",
+    "METRICS",
+    "get_metric",
 ]
 
 _PROXY_BLOCK_ELEMENTS = 1 << 22  # bounds the memory of sele_proxy to ~32 MB
@@ -89,11 +111,12 @@ def rc_curve(loss, uncertainty):
     return counts / loss.size, risk
 
 
-def aurc(loss, uncertainty):
+def aurc(loss, uncertainty, ties="index"):
     """Area under the risk-coverage curve.
 
     Implements eq. (27) of [1]: ``AuRC = (1/n) sum_i L(i)/i`` with examples
-    sorted by uncertainty ascending, ties broken by example index.
+    sorted by uncertainty ascending and ``L(i)`` the sum of the first ``i``
+    sorted losses.
 
     Parameters
     ----------
@@ -101,6 +124,17 @@ def aurc(loss, uncertainty):
         Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
         Uncertainty scores, larger = more uncertain.
+    ties : {"index", "average"}, default="index"
+        How examples with equal uncertainty are ordered.
+
+        * ``"index"``: by example index (stable sort), the paper's convention and
+          the historical behaviour of this function.
+        * ``"average"``: the exact expectation of the AuRC over a uniformly random
+          order inside every tie group. A tie group of ``m`` examples with loss sum
+          ``S`` preceded by ``a`` examples contributes
+          ``sum_{j=1..m} (L(a) + j S/m) / (a + j)``: the expected loss of each of
+          its positions is the group mean ``S/m``, and the AuRC is linear in the
+          ``L(i)``. Invariant to the order of the examples.
 
     Returns
     -------
@@ -110,7 +144,12 @@ def aurc(loss, uncertainty):
     --------
     >>> aurc([0, 0, 1], [0, 1, 2])  # (0 + 0 + 1/3) / 3
     0.1111111111111111
+    >>> aurc([1, 0], [0, 0]), aurc([1, 0], [0, 0], ties="average")
+    (0.75, 0.5)
     """
+    _check_choice(ties, "ties", ("index", "average"))
+    if ties == "average":
+        return _one_row(_aurc_rows, loss, uncertainty, ties="average")
     _, risk = rc_curve(loss, uncertainty)
     return float(np.mean(risk))
 
@@ -214,3 +253,563 @@ def selective_risk_coverage(loss, uncertainty, threshold):
     n_accepted = int(np.count_nonzero(accepted))
     risk = float(loss[accepted].sum() / n_accepted) if n_accepted else 0.0
     return risk, n_accepted / loss.size
+
+
+# --------------------------------------------------------------------------------------------
+# Generalized risk, excess areas, operating points
+# --------------------------------------------------------------------------------------------
+_BOOTSTRAP_BLOCK_ELEMENTS = 1 << 21  # resampled values per block of bootstrap_ci (a few 16 MB arrays)
+
+
+def _check_choice(value, name, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+
+
+def _check_coverage(coverage):
+    try:
+        coverage = float(coverage)
+    except (TypeError, ValueError):
+        raise ValueError(f"coverage must be a number in (0, 1], got {coverage!r}") from None
+    if not (0.0 < coverage <= 1.0):
+        raise ValueError(f"coverage must lie in (0, 1], got {coverage!r}")
+    return coverage
+
+
+def _check_risk(risk):
+    try:
+        risk = float(risk)
+    except (TypeError, ValueError):
+        raise ValueError(f"risk must be a finite number >= 0 (loss units), got {risk!r}") from None
+    if not (math.isfinite(risk) and risk >= 0.0):
+        raise ValueError(f"risk must be a finite number >= 0 (loss units), got {risk!r}")
+    return risk
+
+
+class _Sample:
+    """A validated sample sorted once, evaluated under multiplicity weights (one row per resample).
+
+    A weight row ``w`` (non-negative integers summing to ``n``) stands for the sample in which
+    example ``j`` occurs ``w[j]`` times; the original sample is ``w = 1``. Examples are sorted
+    by uncertainty ascending, ties by index (stable), so a resample listed in index order
+    sorts the same way. Every metric is a function of *groups* of consecutive sorted
+    examples -- single examples (index tie-breaking), tie groups of equal uncertainty, or
+    single examples sorted by loss (oracle) -- through their weighted counts ``M`` and loss
+    sums ``S`` (arrays of shape (B, G)).
+    """
+
+    def __init__(self, loss, uncertainty):
+        self.n = loss.size
+        self.order_u = np.argsort(uncertainty, kind="stable")
+        self.loss_u = loss[self.order_u]
+        u_sorted = uncertainty[self.order_u]
+        self.tie_starts = np.flatnonzero(np.concatenate([[True], u_sorted[1:] != u_sorted[:-1]]))
+        self.order_loss = np.argsort(loss, kind="stable")
+        self.loss_sorted = loss[self.order_loss]
+
+    def groups(self, weights, by):
+        """Weighted counts, loss sums and mean losses of the groups ``by`` = "example", "tie" or "oracle".
+
+        The mean of an empty group is its example's loss (any finite value would do).
+        """
+        if by == "oracle":
+            counts = weights[:, self.order_loss]
+            return counts, counts * self.loss_sorted, self.loss_sorted
+        counts = weights[:, self.order_u]
+        sums = counts * self.loss_u
+        if by == "tie" and self.tie_starts.size < self.n:
+            counts = np.add.reduceat(counts, self.tie_starts, axis=1)
+            sums = np.add.reduceat(sums, self.tie_starts, axis=1)
+            return counts, sums, np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+        return counts, sums, self.loss_u
+
+
+def _aurc_of_groups(counts, sums, means, n):
+    """Eq. (27) with ``L(k)`` replaced by its linear interpolation inside each group.
+
+    Position ``k`` of a group with ``N`` examples before it, loss sum ``C`` before it, ``M``
+    examples and mean loss ``mu`` has ``Lbar(k) = C + (k - N) mu`` (the expected ``L(k)``
+    under a random order inside the group; the exact ``L(k)`` when its examples have equal
+    losses), so the group contributes, with ``dH = H(N + M) - H(N)`` (harmonic numbers)::
+
+        sum_{j=1..M} (C + j mu) / (N + j) = (C - mu N) dH + M mu.
+
+    ``dH`` of a single example is ``1 / (N + 1)``, computed as such (no cancellation).
+    """
+    after = np.cumsum(counts, axis=1)
+    before = after - counts
+    harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n + 1))])
+    increment = np.where(counts == 1, 1.0 / np.maximum(after, 1.0),
+                         harmonic[after.astype(np.intp)] - harmonic[before.astype(np.intp)])
+    cum_before = np.cumsum(sums, axis=1) - sums
+    return np.sum((cum_before - means * before) * increment + sums, axis=1) / n
+
+
+def _augrc_of_groups(counts, sums, means, n):
+    """Trapezoidal area under ``(k/n, Lbar(k)/n)``: ``1/n^2 sum_g S_g (n - N_g - M_g/2)``."""
+    return np.sum(sums * (n - np.cumsum(counts, axis=1) + 0.5 * counts), axis=1) / (n * n)
+
+
+def _aurc_rows(sample, weights, ties="index"):
+    return _aurc_of_groups(*sample.groups(weights, "tie" if ties == "average" else "example"), sample.n)
+
+
+def _augrc_rows(sample, weights):
+    return _augrc_of_groups(*sample.groups(weights, "tie"), sample.n)
+
+
+def _eaurc_rows(sample, weights):
+    oracle = _aurc_of_groups(*sample.groups(weights, "oracle"), sample.n)
+    return _aurc_of_groups(*sample.groups(weights, "example"), sample.n) - oracle
+
+
+def _eaugrc_rows(sample, weights):
+    oracle = _augrc_of_groups(*sample.groups(weights, "oracle"), sample.n)
+    return _augrc_of_groups(*sample.groups(weights, "tie"), sample.n) - oracle
+
+
+def _risk_at_coverage_rows(sample, weights, coverage):
+    counts, sums, means = sample.groups(weights, "tie")
+    n = sample.n
+    t = coverage * n
+    after = np.cumsum(counts, axis=1)
+    g = np.minimum(np.sum(after < t, axis=1), counts.shape[1] - 1)[:, None]  # group holding position t
+    before = np.take_along_axis(after - counts, g, axis=1)[:, 0]
+    cum_before = np.take_along_axis(np.cumsum(sums, axis=1) - sums, g, axis=1)[:, 0]
+    mean = np.take_along_axis(np.broadcast_to(means, counts.shape), g, axis=1)[:, 0]
+    return (cum_before + (t - before) * mean) / t
+
+
+def _coverage_at_risk_rows(sample, weights, risk):
+    counts, sums, _ = sample.groups(weights, "tie")
+    n = sample.n
+    n_rows, n_groups = counts.shape
+    ends = np.zeros((n_rows, n_groups + 1))  # examples accepted at the end of group g (0 before any)
+    np.cumsum(counts, axis=1, out=ends[:, 1:])
+    cum = np.zeros((n_rows, n_groups + 1))
+    np.cumsum(sums, axis=1, out=cum[:, 1:])
+    excess = cum - risk * ends  # D: <= 0 iff the selective risk is <= risk
+    tolerance = 1e-10 * (cum[:, -1:] + risk * n)  # as selective.fit_bounded_improvement
+    last = n_groups - np.argmax((excess <= tolerance)[:, ::-1], axis=1)  # last feasible group end
+    rows = np.arange(n_rows)
+    inside = last < n_groups
+    nxt = np.minimum(last + 1, n_groups)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = np.clip(-excess[rows, last] / (excess[rows, nxt] - excess[rows, last]), 0.0, 1.0)
+    boundary = counts[rows, np.minimum(last, n_groups - 1)]  # size of the next group (group index = last)
+    return (ends[rows, last] + np.where(inside, fraction * boundary, 0.0)) / n
+
+
+def _one_row(rows_function, loss, uncertainty, **kwargs):
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    sample = _Sample(loss, uncertainty)
+    return float(rows_function(sample, np.ones((1, loss.size)), **kwargs)[0])
+
+
+def augrc(loss, uncertainty):
+    """Area under the generalized risk-coverage curve (AUGRC) of [2].
+
+    The generalized risk at coverage ``k/n`` is ``L(k)/n``: the summed loss of the
+    ``k`` accepted (least uncertain) examples divided by *all* ``n`` examples,
+    i.e. the expected loss per input of accepting and being wrong. Conventions of
+    the reference implementation of [2] (fd-shifts ``RiskCoverageStats.augrc``,
+    with ``confids = -uncertainty`` and ``residuals = loss``):
+
+    * examples are sorted by uncertainty ascending; a curve point is placed only at
+      the end of each group of tied uncertainties, ``(k/n, L(k)/n)`` with ``k`` the
+      number of examples whose uncertainty is <= the group's value, plus the origin
+      ``(0, 0)``;
+    * the area is the trapezoidal rule over these points (so a tie group is the
+      straight line between its end points, the expectation over random
+      tie-breaking);
+    * the result is in loss units: fd-shifts' value divided by its display scale 1000.
+
+    Parameters
+    ----------
+    loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
+    uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Relation to the empirical SELE loss of eq. (29) of [1]
+    (:func:`sele_loss`, ``sele = 1/n^2 sum_i sum_j l_i [s_i <= s_j]``). For distinct
+    scores ``sele = (1/n) sum_{k=1..n} L(k)/n`` is the right Riemann sum of the
+    generalized RC curve, and the trapezoidal rule removes half of the last step::
+
+        AUGRC = sele - L(n) / (2 n^2),       L(n) = sum_i l_i.
+
+    With ties, ``AUGRC = 1/n^2 sum_i l_i (#{j: s_j > s_i} + #{j: s_j = s_i} / 2)``, i.e.
+    ``AUGRC = sele - 1/(2 n^2) sum_i l_i m_i`` with ``m_i`` the size of the tie group of
+    example ``i`` (itself included). For 0/1 losses with error rate ``e`` the oracle
+    ordering gives ``e^2 / 2`` and a constant score ``e / 2``.
+
+    Examples
+    --------
+    >>> augrc([0, 1], [0.1, 0.9])  # points (0, 0), (1/2, 0), (1, 1/2)
+    0.125
+    >>> augrc([0, 1], [0.5, 0.5])  # one tie group: (0, 0), (1, 1/2)
+    0.25
+    """
+    return _one_row(_augrc_rows, loss, uncertainty)
+
+
+def eaurc(loss, uncertainty):
+    """Excess AuRC: ``aurc(loss, uncertainty)`` minus the AuRC of the oracle ordering.
+
+    The oracle sorts the examples by loss ascending (eq. 27 of [1] with
+    ``s = loss``; ties among equal losses do not matter). Ties in ``uncertainty``
+    are broken by index as in :func:`aurc`. Always >= 0 (up to round-off): no
+    ordering has a smaller ``L(i)`` at any ``i`` than the oracle.
+
+    Parameters
+    ----------
+    loss : array-like of shape (n,)
+    uncertainty : array-like of shape (n,)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> eaurc([0, 1], [0.9, 0.1])  # aurc (1 + 1/2)/2 minus oracle (0 + 1/2)/2
+    0.5
+    """
+    return _one_row(_eaurc_rows, loss, uncertainty)
+
+
+def eaugrc(loss, uncertainty):
+    """Excess AUGRC: ``augrc(loss, uncertainty)`` minus the AUGRC of the oracle ordering.
+
+    The oracle sorts the examples by loss ascending (fd-shifts' ``augrc_optimal``;
+    for 0/1 losses with error rate ``e`` it equals ``e^2 / 2``). Always >= 0 up to
+    round-off.
+
+    Parameters
+    ----------
+    loss : array-like of shape (n,)
+    uncertainty : array-like of shape (n,)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> eaugrc([0, 1], [0.9, 0.1])  # 3/8 - 1/8
+    0.25
+    """
+    return _one_row(_eaugrc_rows, loss, uncertainty)
+
+
+def risk_at_coverage(loss, uncertainty, coverage):
+    """Selective risk at an exact coverage, ties resolved as the paper's selection function.
+
+    Definition: the expected selective risk (ratio of expectations, eqs. 5-6 of [1])
+    of the bounded-abstention selection function with target coverage ``omega``
+    (eqs. 22-24): accept every example with ``s < beta``, the boundary tie group
+    ``s == beta`` with the probability ``kappa`` that makes the expected coverage
+    exactly ``omega``, reject the rest. With ``Lbar`` the piecewise-linear
+    interpolation of ``k -> L(k)`` between the ends of the tie groups (and ``(0, 0)``)::
+
+        risk_at_coverage = Lbar(omega n) / (omega n).
+
+    It is the value of :func:`rejectopt.selective.empirical_risk_coverage` for
+    :func:`rejectopt.selective.fit_bounded_abstention` fitted on the same sample.
+    For distinct scores and an integer ``k = omega n`` it is ``L(k)/k``, the point
+    of :func:`rc_curve` at coverage ``k/n``. Invariant to the order of the examples.
+
+    Parameters
+    ----------
+    loss : array-like of shape (n,)
+    uncertainty : array-like of shape (n,)
+    coverage : float
+        Target coverage ``omega`` in (0, 1].
+
+    Returns
+    -------
+    float
+        In loss units.
+
+    Examples
+    --------
+    >>> risk_at_coverage([0, 1, 1, 0], [0, 1, 1, 2], 0.5)  # 0 + half of the tie group (1, 1)
+    0.5
+    """
+    coverage = _check_coverage(coverage)
+    return _one_row(_risk_at_coverage_rows, loss, uncertainty, coverage=coverage)
+
+
+def coverage_at_risk(loss, uncertainty, risk):
+    """Largest coverage whose selective risk stays <= ``risk``, ties resolved as the paper's rule.
+
+    Definition: the expected coverage of the bounded-improvement selection function
+    with target risk ``lambda`` (Theorem 3 of [1], eqs. 14-16, empirical version
+    :func:`rejectopt.selective.fit_bounded_improvement`): the largest
+    ``omega in [0, 1]`` with ``Lbar(omega n) <= lambda omega n``, where ``Lbar`` is
+    the piecewise-linear interpolation of ``k -> L(k)`` between the ends of the tie
+    groups. Inside the boundary tie group the coverage is fractional (the
+    acceptance probability of eq. 16). A relative tolerance of 1e-10, as in
+    ``fit_bounded_improvement``, absorbs round-off at exact equality.
+
+    Unlike ``fit_bounded_improvement``, an unreachable target is not an error: the
+    result is 0.0 when even the least uncertain tie group has a mean loss above
+    ``risk``. Invariant to the order of the examples.
+
+    Parameters
+    ----------
+    loss : array-like of shape (n,)
+    uncertainty : array-like of shape (n,)
+    risk : float
+        Target selective risk ``lambda >= 0``, in loss units.
+
+    Returns
+    -------
+    float
+        Coverage in [0, 1].
+
+    Examples
+    --------
+    >>> coverage_at_risk([0, 0, 1, 1], [0, 1, 2, 3], 0.5)  # 4 accepted: mean loss 0.5
+    1.0
+    >>> coverage_at_risk([0, 0, 1, 1], [0, 1, 2, 3], 0.25)  # 2 + 2/3 accepted
+    0.6666666666666666
+    """
+    risk = _check_risk(risk)
+    return _one_row(_coverage_at_risk_rows, loss, uncertainty, risk=risk)
+
+
+# --------------------------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------------------------
+class Metric(NamedTuple):
+    """A registered metric: ``function(loss, uncertainty) -> float``, its display label and meaning."""
+
+    function: Callable
+    label: str
+    description: str
+
+
+#: Metrics of ``(loss, uncertainty)`` by name; all are areas in loss units, lower is better.
+METRICS = {
+    "aurc": Metric(aurc, "AuRC", "area under the risk-coverage curve (eq. 27 of Franc et al. 2023)"),
+    "augrc": Metric(augrc, "AUGRC", "area under the generalized risk-coverage curve (Traub et al. 2024)"),
+    "eaurc": Metric(eaurc, "E-AuRC", "AuRC minus the AuRC of the oracle ordering"),
+    "eaugrc": Metric(eaugrc, "E-AUGRC", "AUGRC minus the AUGRC of the oracle ordering"),
+}
+
+
+def get_metric(name):
+    """The metric function registered under ``name`` in :data:`METRICS`.
+
+    Parameters
+    ----------
+    name : str or callable
+        A key of :data:`METRICS`; a callable is returned unchanged.
+
+    Returns
+    -------
+    callable
+        ``function(loss, uncertainty) -> float``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name; the message lists the valid names.
+
+    Examples
+    --------
+    >>> get_metric("augrc") is augrc
+    True
+    """
+    if callable(name) and not isinstance(name, str):
+        return name
+    if isinstance(name, str) and name in METRICS:
+        return METRICS[name].function
+    raise ValueError(f"{name!r} is not a valid metric name; valid names are {', '.join(map(repr, METRICS))}")
+
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap
+# --------------------------------------------------------------------------------------------
+class ConfidenceInterval(NamedTuple):
+    """Lower and upper end of a confidence interval; unpacks as ``low, high``."""
+
+    low: float
+    high: float
+
+
+#: Vectorised (rows = resamples) implementations of the metrics, keyed by the public function.
+_ROWS = {
+    aurc: _aurc_rows,
+    augrc: _augrc_rows,
+    eaurc: _eaurc_rows,
+    eaugrc: _eaugrc_rows,
+    risk_at_coverage: _risk_at_coverage_rows,
+    coverage_at_risk: _coverage_at_risk_rows,
+}
+
+
+def _resolve_metric(metric):
+    """``(scalar function, rows function or None, keyword arguments)`` of a metric name or callable."""
+    if isinstance(metric, str):
+        function = get_metric(metric)
+        return function, _ROWS.get(function), {}
+    if not callable(metric):
+        raise ValueError(f"metric must be a metric name or a callable, got {metric!r}")
+    if isinstance(metric, functools.partial) and not metric.args and metric.func in _ROWS:
+        return metric, _ROWS[metric.func], dict(metric.keywords)
+    return metric, _ROWS.get(metric), {}
+
+
+def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random_state=None):
+    """Percentile bootstrap confidence interval of a metric of ``(loss, uncertainty)``.
+
+    Draws ``n_resamples`` samples of the ``n`` examples with replacement (pairs
+    ``(loss_i, uncertainty_i)`` stay together), evaluates the metric on each and
+    returns the ``(1 - level)/2`` and ``(1 + level)/2`` quantiles (linear
+    interpolation, ``numpy.quantile``) of the resampled values.
+
+    The metrics of this module (:func:`aurc` with either ``ties``, :func:`augrc`,
+    :func:`eaurc`, :func:`eaugrc`, :func:`risk_at_coverage`, :func:`coverage_at_risk`,
+    by name or as a function, also as ``functools.partial(f, keyword=...)``) are
+    evaluated for a whole block of resamples at once with array operations (a
+    resample is a vector of multiplicities over the sample, sorted once, O(n) per
+    resample); any other callable is called once per resample, on the resampled
+    arrays listed in index order. Both give the same values up to round-off for the
+    same seed. A resample lists the drawn examples in index order, so ties between
+    distinct examples are broken as in the original sample (``aurc``'s ``"index"``
+    rule); repeated copies of an example tie with each other and are handled by each
+    metric's own tie rule.
+
+    Parameters
+    ----------
+    metric : str or callable
+        A name of :data:`METRICS` or ``f(loss, uncertainty) -> float``; bind further
+        arguments with ``functools.partial``, e.g.
+        ``partial(risk_at_coverage, coverage=0.8)``.
+    loss : array-like of shape (n,)
+    uncertainty : array-like of shape (n,)
+    n_resamples : int, default=2000
+        Number of bootstrap resamples, >= 1.
+    level : float, default=0.95
+        Confidence level in (0, 1).
+    random_state : None, int or numpy.random.Generator
+        Seed of ``numpy.random.default_rng``; the same seed gives the same interval.
+
+    Returns
+    -------
+    ConfidenceInterval
+        Named tuple ``(low, high)`` of Python floats.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> u = rng.random(200)
+    >>> loss = (rng.random(200) < u).astype(float)
+    >>> low, high = bootstrap_ci("augrc", loss, u, n_resamples=500, random_state=0)
+    >>> bool(low < augrc(loss, u) < high)
+    True
+    """
+    function, rows_function, kwargs = _resolve_metric(metric)
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
+    try:
+        level = float(level)
+    except (TypeError, ValueError):
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}") from None
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    function(loss, uncertainty)  # validates the metric's own arguments on the full sample
+    rng = np.random.default_rng(random_state)
+    n = loss.size
+    sample = _Sample(loss, uncertainty) if rows_function is not None else None
+    block = max(1, _BOOTSTRAP_BLOCK_ELEMENTS // n)
+    values = np.empty(int(n_resamples))
+    for start in range(0, int(n_resamples), block):
+        stop = min(start + block, int(n_resamples))
+        index = rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
+        if rows_function is not None:
+            offsets = (np.arange(stop - start, dtype=np.intp) * n)[:, None]
+            weights = np.bincount((index + offsets).ravel(), minlength=(stop - start) * n).reshape(-1, n)
+            values[start:stop] = rows_function(sample, weights.astype(np.float64), **kwargs)
+        else:
+            index.sort(axis=1)  # a resample in index order: ties are broken as in the original sample
+            values[start:stop] = [function(loss[i], uncertainty[i]) for i in index]
+    alpha = 1.0 - level
+    low, high = np.quantile(values, [alpha / 2, 1.0 - alpha / 2])
+    return ConfidenceInterval(float(low), float(high))
+
+
+# --------------------------------------------------------------------------------------------
+# Confusion matrix of a selective classifier
+# --------------------------------------------------------------------------------------------
+def _as_label_array(values, name):
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} must contain at least one example, got shape (0,)")
+    if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains {np.count_nonzero(~np.isfinite(array))} NaN or infinite value(s)")
+    if array.dtype.kind == "O":
+        bad = [i for i, v in enumerate(array.tolist()) if isinstance(v, float) and not math.isfinite(v)]
+        if bad:
+            raise ValueError(f"{name} contains {len(bad)} NaN or infinite value(s)")
+    return array
+
+
+def reject_confusion_matrix(y_true, y_pred, rejected):
+    """Counts of accepted/rejected x correct/wrong predictions of a selective classifier.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        True labels.
+    y_pred : array-like of shape (n,)
+        Predictions of the underlying classifier ``h(x)`` for *every* example,
+        including the rejected ones (not the reject label).
+    rejected : array-like of bool of shape (n,)
+        True where the selective classifier abstained (0/1 integers are accepted).
+
+    Returns
+    -------
+    ndarray of int64, shape (2, 2)
+        Rows: accepted, rejected; columns: correct, wrong::
+
+            [[accepted-correct, accepted-wrong],
+             [rejected-correct, rejected-wrong]]
+
+        So ``m[0].sum() / m.sum()`` is the coverage, ``m[0, 1] / m[0].sum()`` the
+        selective 0/1 risk and ``m[1, 0]`` the correct predictions thrown away.
+
+    Examples
+    --------
+    >>> reject_confusion_matrix([0, 1, 1, 0], [0, 1, 0, 1], [False, False, True, False]).tolist()
+    [[2, 1], [0, 1]]
+    """
+    y_true = _as_label_array(y_true, "y_true")
+    y_pred = _as_label_array(y_pred, "y_pred")
+    rejected = np.asarray(rejected)
+    if rejected.ndim != 1:
+        raise ValueError(f"rejected must be 1-D, got shape {rejected.shape}")
+    if not (y_true.shape == y_pred.shape == rejected.shape):
+        raise ValueError(
+            f"y_true, y_pred and rejected must have the same length, got shapes {y_true.shape}, "
+            f"{y_pred.shape} and {rejected.shape}"
+        )
+    if rejected.dtype != bool:
+        if rejected.dtype.kind not in "biuf" or not np.all(np.isin(rejected, (0, 1))):
+            raise ValueError("rejected must be boolean (or 0/1), got values other than True/False")
+        rejected = rejected.astype(bool)
+    wrong = np.asarray(y_true != y_pred, dtype=bool)
+    counts = np.zeros((2, 2), dtype=np.int64)
+    np.add.at(counts, (rejected.astype(np.intp), wrong.astype(np.intp)), 1)
+    return counts
