@@ -1,0 +1,358 @@
+"""Evaluation metrics of OOD selective classifiers from one score (Sec. 3 and B.2 of [1]).
+
+Conventions (the contract of :mod:`rejectopt.ood`)
+---------------------------------------------------
+* ``loss[i]`` is the loss of the ID classifier on sample ``i``; the loss of OOD samples
+  (``is_ood[i]`` True) is ignored and may be NaN. ``uncertainty`` is larger = reject first.
+* **Positive class = ID** (accepted), as in Sec. 2.2 of [1]: TPR = share of ID samples
+  accepted (phi, a.k.a. recall or coverage), FPR = share of OOD samples accepted (rho).
+* **Thresholds.** A single-score selective function accepts iff ``uncertainty <= t``
+  (B.2). Any real ``t`` accepts the same samples as the largest distinct uncertainty value
+  ``<= t``, so "all thresholds" are exactly the ``m`` distinct values ``u_1 < ... < u_m`` of
+  ``uncertainty`` (ID and OOD pooled) plus ``t = -inf`` (accept nothing): ``m + 1``
+  operating points. Samples tied at a threshold are accepted or rejected together; the
+  metrics never split a tie group (the randomised strategies in :mod:`._strategies` do).
+* **Selective risk** ``R^S_n`` = summed loss of the accepted ID samples / their number
+  (Sec. 3.2); undefined (NaN) when no ID sample is accepted, and such thresholds never count
+  as feasible.
+* **Precision** (Sec. 2.3, 3.3): ``kappa = (1 - pi) phi / ((1 - pi) phi + pi rho)``; with
+  ``ood_prior=None`` the prior ``pi`` is the sample share of OOD and kappa is the share of
+  ID among the accepted samples. Undefined (NaN) when nothing is accepted.
+* Constraints are checked with an absolute tolerance of ``CONSTRAINT_TOL = 1e-12``.
+
+References
+----------
+.. [1] V. Franc, D. Prusa, J. Paplham. "Reject option models comprising out-of-distribution
+   detection." arXiv:2307.05199.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _sweep
+from ._validation import check_prior, check_target, validate
+
+__all__ = [
+    "OperatingPoints",
+    "operating_points",
+    "selective_risk_at_tpr_fpr",
+    "selective_risk_at_precision_recall",
+    "roc_curve",
+    "auroc",
+    "precision_recall_curve",
+    "aupr",
+    "risk_coverage_curve_at_fpr",
+    "oscr",
+    "empirical_rates",
+]
+
+
+@dataclass(frozen=True)
+class OperatingPoints:
+    """All ``m + 1`` operating points of one uncertainty score (B.2).
+
+    Every attribute is an array of shape ``(m + 1,)``; entry 0 is the accept-nothing threshold
+    ``-inf``, entry ``j >= 1`` the threshold at the ``j``-th smallest distinct uncertainty.
+
+    Attributes
+    ----------
+    threshold : ndarray
+        ``-inf, u_1, ..., u_m``; the rule accepts iff ``uncertainty <= threshold``.
+    n_id_accepted, n_ood_accepted : ndarray
+        Number of accepted ID and OOD samples.
+    loss_sum : ndarray
+        Summed loss of the accepted ID samples.
+    tpr, fpr : ndarray
+        phi_n and rho_n of Sec. 3.2.
+    precision : ndarray
+        kappa_n of Sec. 3.3 (NaN when nothing is accepted).
+    selective_risk : ndarray
+        R^S_n of Sec. 3.2 (NaN when no ID sample is accepted).
+    """
+
+    threshold: np.ndarray
+    n_id_accepted: np.ndarray
+    n_ood_accepted: np.ndarray
+    loss_sum: np.ndarray
+    tpr: np.ndarray
+    fpr: np.ndarray
+    precision: np.ndarray
+    selective_risk: np.ndarray
+
+    @property
+    def recall(self) -> np.ndarray:
+        """Recall = TPR (Sec. 2.3)."""
+        return self.tpr
+
+
+def _points(loss: np.ndarray, is_ood: np.ndarray, u: np.ndarray, ood_prior: float | None) -> OperatingPoints:
+    sw = _sweep.sweep(u, is_ood, loss)
+    last = sw.last[0]
+    zero = np.zeros(1)
+    A = np.concatenate([zero, sw.A[0, last]])
+    F = np.concatenate([zero, sw.F[0, last]])
+    L = np.concatenate([zero, sw.L[0, last]])
+    threshold = np.concatenate([[-np.inf], sw.values[0, last]])
+    n_id, n_ood = sw.n_id, sw.n_ood
+    tpr = A / n_id if n_id else np.full(A.shape, np.nan)
+    fpr = F / n_ood if n_ood else np.full(F.shape, np.nan)
+    wA, wF = _sweep.precision_weights(max(n_id, 1), max(n_ood, 1), ood_prior)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(A + F > 0, wA * A / (wA * A + wF * F), np.nan)
+        risk = np.where(A > 0, L / np.where(A > 0, A, 1.0), np.nan)
+    return OperatingPoints(threshold, A, F, L, tpr, fpr, precision, risk)
+
+
+def operating_points(
+    loss: Any, is_ood: Any, uncertainty: Any, *, ood_prior: float | None = None
+) -> OperatingPoints:
+    """TPR, FPR, precision, recall and selective risk at every distinct threshold (B.2).
+
+    One stable sort of ``uncertainty`` and one cumulative sweep: O(n log n) time, O(n) memory.
+
+    Parameters
+    ----------
+    loss : array_like of float, shape (n,)
+        Loss ``l(y_i, h(x_i)) >= 0`` of each sample; ignored (may be NaN) for OOD samples.
+    is_ood : array_like of bool, shape (n,)
+        True for OOD samples (label "empty set" in [1]).
+    uncertainty : array_like of float, shape (n,)
+        Uncertainty score ``s(x_i)``, larger = reject first; finite.
+    ood_prior : float in (0, 1), optional
+        OOD prior ``pi`` used in the precision; default the sample share of OOD.
+
+    Returns
+    -------
+    OperatingPoints
+        ``m + 1`` points, the first one for the accept-nothing threshold ``-inf``.
+
+    Examples
+    --------
+    >>> pts = operating_points([0, 1, 9], [False, False, True], [0.1, 0.5, 0.5])
+    >>> pts.tpr.tolist(), pts.fpr.tolist(), pts.selective_risk.tolist()[1:]
+    ([0.0, 0.5, 1.0], [0.0, 0.0, 1.0], [0.0, 0.5])
+    """
+    loss, is_ood, u = validate(loss, is_ood, uncertainty)
+    return _points(loss, is_ood, u, check_prior(ood_prior))
+
+
+def selective_risk_at_tpr_fpr(
+    loss: Any, is_ood: Any, uncertainty: Any, tpr_min: float, fpr_max: float
+) -> float:
+    """Selective risk of the best threshold under the bounded TPR-FPR model, problem (13).
+
+    ``min_t R^S_n(t)`` s.t. ``phi_n(t) >= tpr_min`` and ``rho_n(t) <= fpr_max``, over the
+    ``m + 1`` thresholds of :func:`operating_points` (deterministic: tie groups are never
+    split). This is the evaluation metric "selective risk at TPR(tpr_min), FPR(fpr_max)" of
+    Table 1 of [1]. O(n log n).
+
+    Parameters
+    ----------
+    loss, is_ood, uncertainty : array_like, shape (n,)
+        See :func:`operating_points`.
+    tpr_min : float in [0, 1]
+        Minimal acceptable TPR phi_min.
+    fpr_max : float in [0, 1]
+        Maximal acceptable FPR rho_max.
+
+    Returns
+    -------
+    float
+        The smallest selective risk, or NaN when no threshold with at least one accepted ID
+        sample is feasible (the paper's "unable").
+    """
+    tpr_min = check_target(tpr_min, "tpr_min")
+    fpr_max = check_target(fpr_max, "fpr_max")
+    loss, is_ood, u = validate(loss, is_ood, uncertainty)
+    sw = _sweep.sweep(u, is_ood, loss)
+    best = _sweep.best_constrained(
+        sw, _sweep.tpr_fpr_constraints(sw.n_id, sw.n_ood, tpr_min, fpr_max), randomize=False
+    )
+    return float(best.risk[0]) if best.feasible[0] else float("nan")
+
+
+def selective_risk_at_precision_recall(
+    loss: Any,
+    is_ood: Any,
+    uncertainty: Any,
+    precision_min: float,
+    recall_min: float,
+    *,
+    ood_prior: float | None = None,
+) -> float:
+    """Selective risk of the best threshold under the bounded precision-recall model, problem (14).
+
+    ``min_t R^S_n(t)`` s.t. ``kappa_n(t) >= precision_min`` and ``phi_n(t) >= recall_min``
+    with ``kappa_n = (1 - pi) phi_n / ((1 - pi) phi_n + pi rho_n)`` (Sec. 3.3), over the
+    thresholds of :func:`operating_points`.
+
+    Parameters
+    ----------
+    loss, is_ood, uncertainty : array_like, shape (n,)
+        See :func:`operating_points`.
+    precision_min : float in [0, 1]
+        Minimal acceptable precision kappa_min.
+    recall_min : float in [0, 1]
+        Minimal acceptable recall (= TPR) phi_min.
+    ood_prior : float in (0, 1), optional
+        pi; default the sample share of OOD (then kappa_n = #ID accepted / #accepted).
+
+    Returns
+    -------
+    float
+        The smallest selective risk, NaN when infeasible ("unable").
+    """
+    precision_min = check_target(precision_min, "precision_min")
+    recall_min = check_target(recall_min, "recall_min")
+    ood_prior = check_prior(ood_prior)
+    loss, is_ood, u = validate(loss, is_ood, uncertainty)
+    sw = _sweep.sweep(u, is_ood, loss)
+    cons = _sweep.precision_recall_constraints(sw.n_id, sw.n_ood, precision_min, recall_min, ood_prior)
+    best = _sweep.best_constrained(sw, cons, randomize=False)
+    return float(best.risk[0]) if best.feasible[0] else float("nan")
+
+
+def roc_curve(is_ood: Any, uncertainty: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ROC curve of ID (positive) vs OOD (negative) for the rule ``uncertainty <= t`` (Sec. 3.2).
+
+    Returns
+    -------
+    fpr, tpr, thresholds : ndarray, shape (m + 1,)
+        Starting at ``(0, 0)`` for ``t = -inf`` and ending at ``(1, 1)``.
+    """
+    _, is_ood, u = validate(None, is_ood, uncertainty, need_loss=False)
+    pts = _points(np.zeros(u.shape), is_ood, u, None)
+    return pts.fpr, pts.tpr, pts.threshold
+
+
+def auroc(is_ood: Any, uncertainty: Any) -> float:
+    """Area under the ROC curve, ID = positive class, OOD = negative (Sec. 3.2 and 3.4).
+
+    Trapezoidal area under :func:`roc_curve`, i.e. the probability that a random ID sample is
+    less uncertain than a random OOD sample, ties counted 1/2. Equals
+    ``sklearn.metrics.roc_auc_score(~is_ood, -uncertainty)``.
+    """
+    fpr, tpr, _ = roc_curve(is_ood, uncertainty)
+    return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2.0))
+
+
+def precision_recall_curve(
+    is_ood: Any, uncertainty: Any, *, ood_prior: float | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Precision-recall curve with ID as the positive class (Sec. 3.3).
+
+    Returns
+    -------
+    precision, recall, thresholds : ndarray, shape (m,)
+        One point per distinct threshold (the accept-nothing point, whose precision is
+        undefined, is left out), in increasing threshold order.
+    """
+    ood_prior = check_prior(ood_prior)
+    _, is_ood, u = validate(None, is_ood, uncertainty, need_loss=False)
+    pts = _points(np.zeros(u.shape), is_ood, u, ood_prior)
+    return pts.precision[1:], pts.tpr[1:], pts.threshold[1:]
+
+
+def aupr(is_ood: Any, uncertainty: Any, *, ood_prior: float | None = None) -> float:
+    """Area under the precision-recall curve, ID positive (Sec. 3.3 and Table 1 of [1]).
+
+    Computed as average precision, ``sum_j (recall_j - recall_{j-1}) precision_j`` over the
+    distinct thresholds (no interpolation); with ``ood_prior=None`` it equals
+    ``sklearn.metrics.average_precision_score(~is_ood, -uncertainty)``.
+    """
+    precision, recall, _ = precision_recall_curve(is_ood, uncertainty, ood_prior=ood_prior)
+    steps = np.diff(np.concatenate([[0.0], recall]))
+    return float(np.sum(steps * precision))
+
+
+def risk_coverage_curve_at_fpr(
+    loss: Any, is_ood: Any, uncertainty: Any, fpr_max: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Risk-coverage curve at a maximal FPR (Sec. 3.2, Fig. 1a of the supplement).
+
+    The operating points with ``rho_n <= fpr_max`` and at least one accepted ID sample.
+
+    Returns
+    -------
+    coverage, selective_risk, thresholds : ndarray
+        Coverage = TPR phi_n, in increasing order; the last coverage is the largest one
+        attainable at ``fpr_max``.
+    """
+    fpr_max = check_target(fpr_max, "fpr_max")
+    loss, is_ood, u = validate(loss, is_ood, uncertainty)
+    pts = _points(loss, is_ood, u, None)
+    keep = (pts.fpr <= fpr_max + 1e-12) & (pts.n_id_accepted > 0)
+    return pts.tpr[keep], pts.selective_risk[keep], pts.threshold[keep]
+
+
+def oscr(loss: Any, is_ood: Any, uncertainty: Any, *, ccr: str = "seed") -> float:
+    """Open-set classification rate: area under the CCR-vs-FPR curve (Sec. 3.4 of [1]).
+
+    Parameters
+    ----------
+    loss, is_ood, uncertainty : array_like, shape (n,)
+        See :func:`operating_points`; for the usual reading use the 0/1 loss.
+    ccr : {"seed", "open_set"}, default "seed"
+        Correct classification rate at each threshold:
+
+        * ``"seed"``: ``CCR = 1 - R^S_n`` (accuracy on the *accepted* ID samples), the
+          convention stated in Sec. 3.4 of [1] and the one that reproduces Table 1. The
+          curve starts at the first threshold accepting an ID sample and is extended at that
+          CCR down to FPR 0.
+        * ``"open_set"``: ``CCR = (#accepted ID samples - their summed loss) / #ID``
+          (for the 0/1 loss: correctly classified *and* accepted ID samples over all ID
+          samples, Dhamija et al. 2018), starting at ``(0, 0)``.
+
+    Returns
+    -------
+    float
+        Trapezoidal area over FPR in [0, 1].
+    """
+    if ccr not in ("seed", "open_set"):
+        raise ValueError(f"ccr must be 'seed' or 'open_set', got {ccr!r}")
+    loss, is_ood, u = validate(loss, is_ood, uncertainty)
+    pts = _points(loss, is_ood, u, None)
+    if ccr == "open_set":
+        fpr = pts.fpr
+        rate = (pts.n_id_accepted - pts.loss_sum) / (pts.n_id_accepted[-1])
+    else:
+        defined = pts.n_id_accepted > 0
+        fpr = np.concatenate([[0.0], pts.fpr[defined]])
+        rate = 1.0 - pts.selective_risk[defined]
+        rate = np.concatenate([rate[:1], rate])
+    return float(np.sum(np.diff(fpr) * (rate[1:] + rate[:-1]) / 2.0))
+
+
+def empirical_rates(
+    loss: Any, is_ood: Any, accept_prob: Any, *, ood_prior: float | None = None
+) -> dict[str, float]:
+    """Expected TPR, FPR, precision and selective risk of a (randomised) selective function.
+
+    The expectation over the randomisation is exact: with ``c_i`` the acceptance probability
+    of sample ``i`` (e.g. from ``SelectionFunction.acceptance_probability``),
+    ``tpr = mean_{ID} c_i``, ``fpr = mean_{OOD} c_i``, risk = ``sum_{ID} c_i l_i / sum_{ID} c_i``
+    (the estimators of Sec. 3.2 with a stochastic ``c``).
+
+    Returns
+    -------
+    dict with keys ``tpr``, ``fpr``, ``precision``, ``selective_risk`` (NaN when undefined).
+    """
+    ood_prior = check_prior(ood_prior)
+    loss, is_ood, c = validate(loss, is_ood, accept_prob, uncertainty_name="accept_prob")
+    if ((c < 0) | (c > 1)).any():
+        raise ValueError("accept_prob must lie in [0, 1]")
+    n_ood = int(is_ood.sum())
+    n_id = is_ood.size - n_ood
+    A = float(c[~is_ood].sum())
+    F = float(c[is_ood].sum())
+    wA, wF = _sweep.precision_weights(n_id, n_ood, ood_prior)
+    return {
+        "tpr": A / n_id,
+        "fpr": F / n_ood,
+        "precision": wA * A / (wA * A + wF * F) if A + F > 0 else float("nan"),
+        "selective_risk": float(c @ loss) / A if A > 0 else float("nan"),
+    }

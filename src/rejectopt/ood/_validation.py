@@ -1,0 +1,126 @@
+"""Input checks shared by the OOD metrics and strategies (ValueErrors name the argument)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+#: Absolute tolerance with which the rate constraints (TPR, FPR, precision) are checked, so that
+#: a target equal to an attainable ratio ``k / n`` counts as met despite floating-point rounding.
+CONSTRAINT_TOL = 1e-12
+
+
+def check_target(value: Any, name: str) -> float:
+    """Return ``value`` as a float in [0, 1] or raise ValueError naming ``name``."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
+    return value
+
+
+def check_prior(ood_prior: Any) -> float | None:
+    """``None`` (use the sample share of OOD) or a float in the open interval (0, 1)."""
+    if ood_prior is None:
+        return None
+    try:
+        value = float(ood_prior)
+    except (TypeError, ValueError):
+        raise ValueError(f"ood_prior must be None or a number in (0, 1), got {ood_prior!r}") from None
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise ValueError(f"ood_prior must lie in the open interval (0, 1), got {ood_prior!r}")
+    return value
+
+
+def as_1d(values: Any, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; need at least one ID and one OOD sample")
+    return arr
+
+
+def as_finite_1d(values: Any, name: str) -> np.ndarray:
+    arr = as_1d(values, name)
+    try:
+        arr = arr.astype(float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numeric") from None
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be finite (no NaN or inf); {name}[{i}] = {arr[i]}")
+    return arr
+
+
+def as_ood_mask(is_ood: Any) -> np.ndarray:
+    arr = as_1d(is_ood, "is_ood")
+    if arr.dtype == bool:
+        return arr
+    try:
+        num = arr.astype(float)
+    except (TypeError, ValueError):
+        raise ValueError("is_ood must be boolean (or 0/1)") from None
+    if not np.isin(num, (0.0, 1.0)).all():
+        i = int(np.flatnonzero(~np.isin(num, (0.0, 1.0)))[0])
+        raise ValueError(f"is_ood must be boolean (or 0/1); is_ood[{i}] = {arr[i]!r}")
+    return num.astype(bool)
+
+
+def check_lengths(**arrays: np.ndarray) -> int:
+    lengths = {name: arr.shape[0] for name, arr in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{name} has {n}" for name, n in lengths.items())
+        raise ValueError(f"length mismatch: {desc}")
+    return next(iter(lengths.values()))
+
+
+def check_both_classes(is_ood: np.ndarray, *, need_ood: bool = True, need_id: bool = True) -> None:
+    if need_id and not (~is_ood).any():
+        raise ValueError("is_ood marks every sample as OOD: no ID samples, TPR and risk are undefined")
+    if need_ood and not is_ood.any():
+        raise ValueError("is_ood marks no sample as OOD: no OOD samples, FPR is undefined")
+
+
+def validate(
+    loss: Any,
+    is_ood: Any,
+    uncertainty: Any,
+    *,
+    need_loss: bool = True,
+    need_ood: bool = True,
+    uncertainty_name: str = "uncertainty",
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """Return ``(loss, is_ood, uncertainty)`` as 1-D arrays, the OOD losses set to 0.
+
+    The loss of OOD samples is ignored (it may be NaN, e.g. when OOD samples have no label);
+    the loss of every ID sample must be finite and >= 0.
+    """
+    is_ood = as_ood_mask(is_ood)
+    uncertainty = as_finite_1d(uncertainty, uncertainty_name)
+    arrays = {"is_ood": is_ood, uncertainty_name: uncertainty}
+    if need_loss:
+        loss_arr = as_1d(loss, "loss")
+        try:
+            loss_arr = loss_arr.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError("loss must be numeric") from None
+        arrays = {"loss": loss_arr, **arrays}
+    check_lengths(**arrays)
+    check_both_classes(is_ood, need_ood=need_ood)
+    if not need_loss:
+        return None, is_ood, uncertainty
+    loss_arr = np.where(is_ood, 0.0, loss_arr)
+    bad = ~np.isfinite(loss_arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"loss of ID samples must be finite; loss[{i}] = {loss_arr[i]}")
+    if (loss_arr < 0).any():
+        i = int(np.flatnonzero(loss_arr < 0)[0])
+        raise ValueError(f"loss must be non-negative; loss[{i}] = {loss_arr[i]}")
+    return loss_arr, is_ood, uncertainty
