@@ -3,52 +3,28 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.linear_model import LogisticRegression
 
 from rejectopt import cli
-from rejectopt.datasets import load_prepared, prepare_dataset
+from rejectopt.cli._files import write_outputs
 from rejectopt.scores import SELE
-
-MIRROR = Path(__file__).resolve().parents[1] / "workflow" / "resources" / "demo_mirror"
-TARGET_COVERAGE = 0.8
-
-
-def _frame(X, y, y_pred):
-    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
-    frame["y"] = y
-    frame["y_pred"] = y_pred
-    return frame
+from rejectopt.scores._base import PerClassLinearScore
+from test_cli_data import TARGET_COVERAGE, satellite_tables, selected_model, shared_folder
 
 
 @pytest.fixture(scope="module")
 def satellite(tmp_path_factory):
-    """LR trained on 1500 rows of sattelite; CSVs of 2500 rows for select and the rest (unseen) for apply."""
-    tmp = tmp_path_factory.mktemp("sat")
-    prepare_dataset("sattelite", tmp / "raw", tmp / "d.npz", mirror=MIRROR)
-    X, y = load_prepared(tmp / "d.npz")
-    order = np.random.default_rng(0).permutation(len(y))
-    trn, given, unseen = order[:1500], order[1500:4000], order[4000:]
-    clf = LogisticRegression(max_iter=2000).fit(X[trn] / 100.0, y[trn])
-    paths = {}
-    for name, rows in (("given", given), ("unseen", unseen)):
-        paths[name] = tmp / f"{name}.csv"
-        _frame(X[rows], y[rows], clf.predict(X[rows] / 100.0)).to_csv(paths[name], index=False)
-    return tmp, paths
+    """(folder, {"given": CSV for select, "unseen": CSV for apply}), shared by the test_cli* modules."""
+    folder = shared_folder(tmp_path_factory)
+    return folder, satellite_tables(folder)
 
 
 @pytest.fixture(scope="module")
 def selected(satellite):
-    tmp, paths = satellite
-    out = tmp / "sel"
-    status = cli.main(["select", "--data", str(paths["given"]), "--target", f"coverage={TARGET_COVERAGE}",
-                       "--out", str(out), "-q"])
-    assert status == 0
-    return out
+    return selected_model(satellite[0])
 
 
 def test_select_writes_all_outputs(selected):
@@ -91,7 +67,7 @@ def test_model_json_round_trip_reproduces_uncertainties_exactly(satellite, selec
     _, paths = satellite
     model, score, selection = cli.load_model(selected / "model.json")
     table = cli.load_table(paths["unseen"], feature_columns=model["feature_columns"], need_loss=False)
-    classes, _ = cli.class_indices(table.pred_keys, model["classes"])
+    classes = np.array([model["classes"].index(k) for k in table.pred_keys])
     expected = score.predict(table.X, classes)
     out = tmp_path / "decisions.csv"
     cli.main(["apply", "--model", str(selected / "model.json"), "--data", str(paths["unseen"]), "--out", str(out),
@@ -103,7 +79,8 @@ def test_model_json_round_trip_reproduces_uncertainties_exactly(satellite, selec
     X, y_pred = rng.normal(size=(300, 4)), rng.integers(0, 3, 300)
     loss = 100.0 * (rng.random(300) < 1 / (1 + np.exp(-X[:, 0])))
     fitted = SELE(C=1.0, n_classes=4).fit(X, y_pred, loss)  # class 3 never predicted
-    restored = cli.score_from_dict(json.loads(json.dumps(cli.score_to_dict(fitted, "sele"))))
+    restored = PerClassLinearScore.from_dict(json.loads(json.dumps(fitted.to_dict())))
+    assert type(restored) is SELE and restored.to_dict() == fitted.to_dict()
     probe = np.arange(4).repeat(5)
     X_new = rng.normal(size=(20, 4))
     np.testing.assert_array_equal(restored.predict(X_new, probe), fitted.predict(X_new, probe))
@@ -175,13 +152,17 @@ def test_unseen_class_can_be_rejected(satellite, selected, tmp_path):
 def test_failed_write_removes_partial_files(tmp_path):
     out = tmp_path / "new"
     with pytest.raises(TypeError):
-        cli.write_outputs(out, {"a.json": b"{}", "b.md": None})  # the second write fails
+        write_outputs(out, {"a.json": b"{}", "b.md": None})  # the second write fails
     assert not out.exists()
     existing = tmp_path / "old"
     existing.mkdir()
     with pytest.raises(TypeError):
-        cli.write_outputs(existing, {"a.json": b"{}", "b.md": None})
+        write_outputs(existing, {"a.json": b"{}", "b.md": None})
     assert list(existing.iterdir()) == []
+    (existing / "a.json").write_bytes(b"previous")  # --force: nothing is replaced unless every file is written
+    with pytest.raises(TypeError):
+        write_outputs(existing, {"a.json": b"{}", "b.md": None})
+    assert [p.name for p in existing.iterdir()] == ["a.json"] and (existing / "a.json").read_bytes() == b"previous"
 
 
 def test_npz_input_with_loss_and_reg(tmp_path):
@@ -202,17 +183,11 @@ def test_npz_input_with_loss_and_reg(tmp_path):
     assert pd.read_csv(tmp_path / "d.csv")["row"].tolist() == list(range(50))  # NPZ rows are 0-based indices
 
 
-def test_parse_target():
-    assert cli.parse_target("coverage=0.8") == cli.Target("coverage", 0.8)
-    assert cli.parse_target("reject_cost=10") == cli.Target("reject-cost", 10.0)
-    for bad in ("coverage=1.5", "risk=-1", "cov=0.5", "coverage", "risk=abc"):
-        with pytest.raises(cli.InputError):
-            cli.parse_target(bad)
-
-
 def test_module_entry_point_exits_2_without_traceback(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "rejectopt", "apply", "--model", str(tmp_path / "none.json"),
-                             "--data", "x.csv", "--out", str(tmp_path / "d.csv")], capture_output=True, text=True)
+    # -q before the subcommand is accepted (issue 17, case 8)
+    result = subprocess.run([sys.executable, "-m", "rejectopt", "-q", "apply", "--model",
+                             str(tmp_path / "none.json"), "--data", "x.csv", "--out", str(tmp_path / "d.csv")],
+                            capture_output=True, text=True)
     assert result.returncode == 2
     assert result.stderr.strip().startswith("error:") and "Traceback" not in result.stderr
     assert "no such file" in result.stderr

@@ -108,7 +108,8 @@ def test_rc_curve_last_risk_is_full_risk():
 def test_selective_risk_coverage_accepts_below_or_at_threshold():
     risk, coverage = selective_risk_coverage([0, 1, 2, 3], [0.0, 1.0, 2.0, 3.0], 1.0)
     assert (risk, coverage) == (0.5, 0.5)
-    assert selective_risk_coverage([1, 1], [5.0, 6.0], 0.0) == (0.0, 0.0)
+    risk, coverage = selective_risk_coverage([1, 1], [5.0, 6.0], 0.0)  # nothing accepted: undefined risk
+    assert np.isnan(risk) and coverage == 0.0
 
 
 def test_metrics_return_python_floats():

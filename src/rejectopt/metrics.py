@@ -240,19 +240,24 @@ def selective_risk_coverage(loss, uncertainty, threshold):
     Returns
     -------
     risk : float
-        Mean loss over the accepted examples; 0.0 when nothing is accepted
-        (an empty acceptance set incurs no loss).
+        Mean loss over the accepted examples; NaN when nothing is accepted
+        (undefined, as everywhere in rejectopt).
     coverage : float
         Fraction of accepted examples.
+
+    Notes
+    -----
+    The deterministic case of :func:`rejectopt.selective.empirical_risk_coverage`
+    (the one home of selective risk and coverage), with the selection function
+    ``SelectionFunction(threshold, 1.0)``.
     """
+    from .selective import SelectionFunction, empirical_risk_coverage
+
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     threshold = float(threshold)
     if np.isnan(threshold):
         raise ValueError("threshold must not be NaN")
-    accepted = uncertainty <= threshold
-    n_accepted = int(np.count_nonzero(accepted))
-    risk = float(loss[accepted].sum() / n_accepted) if n_accepted else 0.0
-    return risk, n_accepted / loss.size
+    return empirical_risk_coverage(loss, uncertainty, SelectionFunction(threshold, 1.0))
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,11 +14,19 @@ probability. The functions below fit ``(a, nu)`` on a validation sample of per-e
 ``loss >= 0`` and scores ``s``, replacing the integrals over p(x) of Theorems 3 and 6 by
 empirical averages.
 
+:class:`Target` names one of the three models with its parameter (``coverage=0.8``,
+``risk=5``, ``reject-cost=10``; :func:`parse_target`). :func:`fit_selective` learns a whole
+selective classifier from a classifier's predictions and losses -- a registered score with C
+chosen by validation AuRC, then the selection function for a target -- on the rows of
+:func:`split_rows`; :func:`operating_point` reports its coverage and selective risk with
+confidence intervals (``python -m rejectopt select`` is a shell around these).
+
 Conventions
 -----------
 * The *expected* selective risk and coverage of a randomized selection function on a sample
   are the ratio of expectations ``sum_i c_i l_i / sum_i c_i`` and ``mean_i c_i`` (the empirical
-  versions of eqs. 5-6), computed exactly, without sampling (:func:`empirical_risk_coverage`).
+  versions of eqs. 5-6), computed exactly, without sampling (:func:`empirical_risk_coverage`,
+  the one home of this computation). With nothing accepted the selective risk is undefined: NaN.
 * Examples with equal score form a *tie group*: a selection function treats them alike, so
   only the acceptance probability ``nu`` of the boundary group can move the coverage
   between two consecutive distinct score values.
@@ -27,14 +35,27 @@ Conventions
 from __future__ import annotations
 
 import math
+import numbers
+import reprlib
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 from scipy import stats as _sps
 
+from .stats import selective_risk_interval, wilson_interval
+
 __all__ = [
+    "InfeasibleTargetError",
+    "OperatingPoint",
     "SelectionFunction",
+    "SelectiveFit",
+    "Target",
+    "TARGET_KINDS",
+    "fit_selective",
+    "operating_point",
+    "parse_target",
+    "split_rows",
     "fit_cost_based",
     "fit_bounded_improvement",
     "fit_bounded_abstention",
@@ -129,12 +150,48 @@ class SelectionFunction:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SelectionFunction":
-        """Inverse of :meth:`to_dict`."""
+    def from_dict(cls, data: dict[str, Any], *, name: str = "SelectionFunction") -> "SelectionFunction":
+        """Inverse of :meth:`to_dict`, for untrusted input (e.g. a hand-edited JSON file).
+
+        ``threshold`` must be a number or the string ``"inf"`` / ``"-inf"``, ``accept_prob``
+        a number in [0, 1]; no other key is allowed. ``name`` prefixes the field names in
+        the messages (``selection.threshold``).
+
+        Raises
+        ------
+        ValueError
+            Naming the missing, unknown or malformed field.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"{name} must be an object with keys threshold and accept_prob, "
+                             f"got {type(data).__name__}")
         missing = {"threshold", "accept_prob"} - set(data)
         if missing:
-            raise ValueError(f"SelectionFunction.from_dict: missing keys {sorted(missing)}")
-        return cls(threshold=float(data["threshold"]), accept_prob=float(data["accept_prob"]))
+            raise ValueError(f"{name}: missing keys {sorted(missing)}")
+        unknown = set(data) - {"threshold", "accept_prob"}
+        if unknown:
+            raise ValueError(f"{name}: unknown keys {sorted(map(str, unknown))}")
+        threshold = data["threshold"]
+        if isinstance(threshold, str) and threshold in ("inf", "-inf"):
+            threshold = float(threshold)
+        elif not _is_real_number(threshold) or not math.isfinite(float(threshold)):
+            raise ValueError(f'{name}.threshold must be a finite number, "inf" or "-inf", '
+                             f"got {reprlib.repr(threshold)}")
+        accept_prob = data["accept_prob"]
+        if not _is_real_number(accept_prob) or not 0.0 <= accept_prob <= 1.0:
+            raise ValueError(f"{name}.accept_prob must be a number in [0, 1], got {reprlib.repr(accept_prob)}")
+        return cls(threshold=float(threshold), accept_prob=float(accept_prob))
+
+
+def _is_real_number(value: Any) -> bool:
+    """True for int and float values (JSON numbers) within the float range; False for bool, str, etc."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        float(value)
+    except OverflowError:  # an integer beyond the float range
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,6 +268,11 @@ def _check_nonnegative(value: float, name: str) -> float:
     if not (math.isfinite(value) and value >= 0.0):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     return value
+
+
+class InfeasibleTargetError(ValueError):
+    """No selection function meets the target on the sample (e.g. a selective risk below
+    that of the least uncertain examples)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -329,7 +391,7 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
     feasible = np.flatnonzero(cum_excess[1:] <= tolerance)  # groups j (0-based) with D <= 0
     if feasible.size == 0:
         prefix_risks = groups.cum_losses[1:] / groups.cum_counts[1:]
-        raise ValueError(
+        raise InfeasibleTargetError(
             f"infeasible target_risk={target_risk!r}: no threshold reaches a selective risk "
             f"<= target on this sample (smallest achievable selective risk is "
             f"{prefix_risks.min():.6g})"
@@ -483,3 +545,232 @@ def fit_geifman_el_yaniv(
         )
     _, theta, bound = best
     return SelectionFunction(threshold=theta, accept_prob=1.0), bound * loss_scale
+
+
+# --------------------------------------------------------------------------------------------
+# Targets: which of the three models, and its parameter
+# --------------------------------------------------------------------------------------------
+#: Target kinds: bounded abstention, bounded improvement, cost-based model.
+TARGET_KINDS = ("coverage", "risk", "reject-cost")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a selection function is fitted for.
+
+    ``kind`` is ``"coverage"`` (bounded abstention, :func:`fit_bounded_abstention`: value
+    in (0, 1]), ``"risk"`` (bounded improvement, :func:`fit_bounded_improvement`: the
+    largest coverage with selective risk <= value, in loss units, e.g. percent for the
+    0/100 loss; value > 0) or ``"reject-cost"`` (cost-based model, :func:`fit_cost_based`:
+    minimise risk + value * rejection rate; value >= 0).
+    """
+
+    kind: str
+    value: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in TARGET_KINDS:
+            raise ValueError(f"target must be coverage=W, risk=L or reject-cost=E, got kind {self.kind!r}")
+        try:
+            number = float(self.value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"target {self.kind}: {reprlib.repr(self.value)} is not a number") from None
+        if self.kind == "coverage" and not 0.0 < number <= 1.0:
+            raise ValueError(f"target coverage must lie in (0, 1], got {number:g}")
+        if self.kind == "risk" and not (math.isfinite(number) and number > 0):
+            raise ValueError(f"target risk must be a finite number > 0 (loss units), got {number:g}")
+        if self.kind == "reject-cost" and not (math.isfinite(number) and number >= 0):
+            raise ValueError(f"target reject-cost must be a finite number >= 0, got {number:g}")
+        object.__setattr__(self, "value", number)
+
+    def fit(self, loss: Any, uncertainty: Any) -> SelectionFunction:
+        """Fit the selection function on calibration ``loss`` and ``uncertainty``.
+
+        Raises :class:`InfeasibleTargetError` when a risk target cannot be met.
+        """
+        if self.kind == "coverage":
+            return fit_bounded_abstention(loss, uncertainty, self.value)
+        if self.kind == "risk":
+            return fit_bounded_improvement(loss, uncertainty, self.value)
+        return fit_cost_based(loss, uncertainty, self.value)
+
+    def __str__(self) -> str:
+        return f"{self.kind}={self.value:g}"
+
+
+def parse_target(text: str) -> Target:
+    """Parse ``coverage=0.8``, ``risk=5`` or ``reject-cost=10`` (also ``reject_cost``) into a :class:`Target`.
+
+    Raises
+    ------
+    ValueError
+        Unknown kind, a value that is not a number or out of range; the message starts with
+        ``target``.
+    """
+    kind, sep, value = str(text).partition("=")
+    kind = kind.strip().lower().replace("_", "-")
+    if not sep or kind not in TARGET_KINDS:
+        raise ValueError(f"target must be coverage=W, risk=L or reject-cost=E, got {text!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"target {kind}: {value!r} is not a number") from None
+    return Target(kind, number)
+
+
+# --------------------------------------------------------------------------------------------
+# Learning a selective classifier from a classifier's predictions and losses
+# --------------------------------------------------------------------------------------------
+def split_rows(n: int, calibration_fraction: float = 0.3, report_fraction: float = 0.2,
+               validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
+    """Seeded split of ``range(n)`` into train (``fit`` + ``validation``), ``calibration`` and ``report`` rows.
+
+    ``round(calibration_fraction * n)`` calibration rows, ``round(report_fraction * n)``
+    report rows, the rest trains the score; ``validation_fraction`` of the train rows (its
+    last share in the permutation) picks C. Each part holds sorted row indices.
+
+    Raises
+    ------
+    ValueError
+        A fraction outside (0, 1), calibration + report fractions >= 1, a negative seed,
+        or a part with fewer than ``min_rows`` rows.
+    """
+    fractions = {"calibration_fraction": calibration_fraction, "report_fraction": report_fraction,
+                 "validation_fraction": validation_fraction}
+    for name, value in fractions.items():
+        if not 0.0 < value < 1.0:
+            raise ValueError(f"{name} must lie in (0, 1), got {value:g}")
+    if calibration_fraction + report_fraction >= 1.0:
+        raise ValueError(f"calibration_fraction + report_fraction = {calibration_fraction + report_fraction:g} "
+                         "leaves no rows to train the score: the sum must be below 1")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    n_calibration = int(round(calibration_fraction * n))
+    n_report = int(round(report_fraction * n))
+    n_train = n - n_calibration - n_report
+    n_validation = int(round(validation_fraction * n_train))
+    sizes = {"fit": n_train - n_validation, "validation": n_validation,
+             "calibration": n_calibration, "report": n_report}
+    if any(v < min_rows for v in sizes.values()):
+        raise ValueError(f"too few rows ({n}) for the split {sizes}: every part needs at least {min_rows} rows")
+    order = np.random.default_rng(seed).permutation(n)
+    bounds = np.cumsum([0] + list(sizes.values()))
+    return {name: np.sort(order[bounds[k]:bounds[k + 1]]) for k, name in enumerate(sizes)}
+
+
+@dataclass(frozen=True)
+class SelectiveFit:
+    """Result of :func:`fit_selective`.
+
+    Attributes
+    ----------
+    score : fitted score learner (refitted on the fit + validation rows with ``C``)
+    C : float
+        Chosen by the validation AuRC.
+    validation_aurc : dict of float -> float
+        ``C -> AuRC`` on the validation rows.
+    selection : SelectionFunction
+        Fitted on the calibration rows.
+    uncertainty : ndarray of shape (n,)
+        The score on every row.
+    parts : dict of ndarray
+        The row split (:func:`split_rows`).
+    """
+
+    score: Any
+    C: float
+    validation_aurc: dict
+    selection: SelectionFunction
+    uncertainty: np.ndarray
+    parts: dict
+
+
+def fit_selective(X: Any, y_pred: Any, loss: Any, target: Target, parts: dict, *, score: str = "sele",
+                  n_classes: int | None = None, C_grid: Any = None, seed: int = 0, n_jobs: int = 1) -> SelectiveFit:
+    """Learn an uncertainty score and a selection function from a classifier's predictions and losses.
+
+    The score (a registered score learning from the loss, :func:`rejectopt.scores.get_score`)
+    is fitted on ``parts["fit"]`` for each C of ``C_grid``; the C with the smallest AuRC
+    on ``parts["validation"]`` is refitted on both parts (Section 5.1 of the paper). The
+    selection function for ``target`` is fitted on ``parts["calibration"]``;
+    ``parts["report"]`` is not used.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y_pred : ndarray of shape (n,) of int
+        Predicted class indices 0..K-1.
+    loss : ndarray of shape (n,)
+        The classifier's losses.
+    target : Target
+    parts : dict of ndarray
+        Output of :func:`split_rows`.
+    score : str, default="sele"
+    n_classes : int or None
+    C_grid : sequence of float or None
+        None: :data:`rejectopt.scores.SCORE_C_GRID`.
+    seed, n_jobs : int
+        Passed to the score learner when it accepts ``random_state`` / ``n_jobs``.
+
+    Raises
+    ------
+    InfeasibleTargetError
+        The target cannot be met on the calibration rows.
+    ValueError
+        A score that does not learn from the loss, or an uncertainty that is not finite.
+    """
+    from .scores import SCORE_C_GRID, get_score, select_C  # lazy: rejectopt.scores imports rejectopt.metrics
+
+    info = get_score(score)
+    if info.learns_from != "loss":
+        raise ValueError(f"score {score!r} learns from {info.learns_from}, not from the loss")
+    C_grid = SCORE_C_GRID if C_grid is None else C_grid
+    context = {"n_classes": n_classes, "random_state": seed, "n_jobs": n_jobs}
+    fit_rows, val_rows = parts["fit"], parts["validation"]
+    best, val_aurc = select_C(info.make(0.0, **context), X[fit_rows], y_pred[fit_rows], loss[fit_rows],
+                              X[val_rows], y_pred[val_rows], loss[val_rows], C_grid=C_grid)
+    train_rows = np.concatenate([fit_rows, val_rows])
+    learner = info.make(best.C, **context).fit(X[train_rows], y_pred[train_rows], loss[train_rows])
+    s = np.asarray(learner.predict(X, y_pred), dtype=float)
+    bad = ~np.isfinite(s)
+    if bad.any():
+        raise ValueError(f"the uncertainty of row index {int(np.flatnonzero(bad)[0])} is {s[bad][0]} "
+                         f"({int(bad.sum())} row(s) in all): the features overflow the score")
+    cal = parts["calibration"]
+    selection = target.fit(loss[cal], s[cal])
+    return SelectiveFit(score=learner, C=float(best.C),
+                        validation_aurc={float(c): float(v) for c, v in val_aurc.items()},
+                        selection=selection, uncertainty=s, parts=parts)
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Expected coverage and selective risk of a selection function on a sample, with intervals.
+
+    ``selective_risk`` and its interval are NaN when nothing is accepted (undefined).
+    """
+
+    coverage: float
+    coverage_ci: tuple[float, float]
+    coverage_ci_method: str
+    selective_risk: float
+    selective_risk_ci: tuple[float, float]
+    selective_risk_ci_method: str
+    n_accepted_expected: float
+
+
+def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence: float = 0.95) -> OperatingPoint:
+    """Coverage (Wilson interval) and selective risk (:func:`rejectopt.stats.selective_risk_interval`)."""
+    loss, s = _validate_loss_and_scores(loss, s)
+    prob = selection.acceptance_probability(s)
+    risk, coverage = empirical_risk_coverage(loss, s, selection)
+    risk_ci, risk_method = selective_risk_interval(loss, prob, confidence)
+    return OperatingPoint(
+        coverage=coverage,
+        coverage_ci=wilson_interval(float(prob.sum()), loss.size, confidence),
+        coverage_ci_method=f"Wilson score interval ({confidence:.0%})",
+        selective_risk=risk,
+        selective_risk_ci=risk_ci,
+        selective_risk_ci_method=risk_method,
+        n_accepted_expected=float(prob.sum()),
+    )

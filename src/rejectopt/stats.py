@@ -32,6 +32,9 @@ __all__ = [
     "nemenyi_pairwise",
     "cliques",
     "cd_diagram",
+    "wilson_interval",
+    "normal_interval",
+    "selective_risk_interval",
 ]
 
 
@@ -383,3 +386,65 @@ def cd_diagram(
     if title:
         ax.text(width / 2, top - 0.05, title, ha="center", va="top", fontsize=_FONT_SIZE + 1)
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Confidence intervals of a selective classifier's coverage and selective risk
+# --------------------------------------------------------------------------------------------
+def _z_value(confidence: float) -> float:
+    confidence = float(confidence)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    return float(_sps.norm.ppf(0.5 + confidence / 2))
+
+
+def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion ``successes / n``.
+
+    ``successes`` may be fractional (an expected count, e.g. the accepted mass of a
+    randomized selection function). The interval is widened, if round-off requires,
+    to contain ``successes / n``. Returns ``(nan, nan)`` for ``n <= 0``.
+    """
+    if n <= 0:
+        return float("nan"), float("nan")
+    z = _z_value(confidence)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, min(centre - half, p)), min(1.0, max(centre + half, p))
+
+
+def normal_interval(mean: float, variance: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Normal-approximation interval ``mean +- z sqrt(variance / n)`` of a mean of ``n`` values."""
+    half = _z_value(confidence) * math.sqrt(variance / n)
+    return mean - half, mean + half
+
+
+def selective_risk_interval(loss: Any, accept_prob: Any, confidence: float = 0.95) -> tuple[tuple[float, float], str]:
+    """Confidence interval of the selective risk over the accepted rows, and its method.
+
+    Rows are weighted by their acceptance probability (of a randomized selection
+    function: only tie rows have weights in (0, 1)). Losses taking only the values 0
+    and ``m`` (e.g. the 0/100 loss): Wilson interval of the error rate among the
+    accepted rows, times ``m``. Other losses (e.g. MAE): normal approximation of the
+    weighted mean, clipped at 0.
+
+    Returns
+    -------
+    (low, high), method : tuple of float, str
+        ``(nan, nan)`` and ``"none (nothing accepted)"`` when nothing is accepted.
+    """
+    loss = np.asarray(loss, dtype=float)
+    accept_prob = np.asarray(accept_prob, dtype=float)
+    accepted = float(accept_prob.sum())
+    if accepted <= 0:
+        return (float("nan"), float("nan")), "none (nothing accepted)"
+    values = np.unique(loss)
+    if values.size <= 2 and values.min() == 0.0:
+        scale = float(loss.max()) or 1.0
+        low, high = wilson_interval(float(accept_prob @ (loss > 0)), accepted, confidence)
+        return (low * scale, high * scale), f"Wilson score interval ({confidence:.0%}) on the accepted rows"
+    mean = float(accept_prob @ loss) / accepted
+    variance = float(accept_prob @ (loss - mean) ** 2) / max(accepted - 1.0, 1.0)
+    low, high = normal_interval(mean, variance, accepted, confidence)
+    return (max(0.0, low), high), f"normal approximation ({confidence:.0%}) on the accepted rows"

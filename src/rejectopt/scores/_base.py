@@ -1,5 +1,7 @@
 """Shared machinery of the linear per-predicted-class uncertainty scores (eq. 37)."""
 
+import reprlib
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_array, check_consistent_length
@@ -159,3 +161,134 @@ class PerClassLinearScore(BaseEstimator):
         s = np.einsum("ij,ij->i", Z, self.coef_[safe]) + self.intercept_[safe]
         s[~known] = self.unseen_class_score_
         return s
+
+    # ----------------------------------------------------------------------------------------
+    # JSON round trip (plain numbers only: loading a score cannot run code)
+    # ----------------------------------------------------------------------------------------
+    def to_dict(self):
+        """JSON-able parameters of the fitted score: everything :meth:`predict` needs.
+
+        ``kind`` is the name under which the class is registered
+        (:func:`rejectopt.scores.register_score`); :meth:`from_dict` dispatches on it.
+        ``structured`` is written only for a score fitted with ``y_pred=None``.
+        """
+        from ._registry import SCORES
+
+        check_is_fitted(self, ["coef_", "intercept_"])
+        kinds = [name for name, info in SCORES.items() if info.cls is type(self)]
+        if not kinds:
+            raise ValueError(f"{type(self).__name__} is not a registered score: to_dict needs its registered name")
+        data = {
+            "kind": kinds[0],
+            "C": float(self.C),
+            "n_classes": int(self.n_classes_),
+            "n_features": int(self.n_features_in_),
+            "mean": self.mean_.tolist(),
+            "scale": self.scale_.tolist(),
+            "coef": self.coef_.tolist(),
+            "intercept": self.intercept_.tolist(),
+            "unseen_class_score": float(self.unseen_class_score_),
+            "class_seen": [bool(v) for v in self.class_seen_],
+        }
+        if self.structured_:
+            data["structured"] = True
+        return data
+
+    @classmethod
+    def from_dict(cls, data, *, name="score"):
+        """Rebuild a fitted score from :meth:`to_dict` output, validating every field.
+
+        The class is looked up in the score registry by ``data["kind"]`` (it must be a
+        subclass of ``cls``). Checked: keys (none missing, none unknown), types (JSON
+        numbers, not strings or booleans), lengths, finite values, ``scale > 0``,
+        ``n_classes`` / ``n_features`` >= 1. ``name`` prefixes the field names in messages
+        (``score.scale[3]``).
+
+        Raises
+        ------
+        ValueError
+            Naming the first bad field.
+        """
+        from ._registry import SCORES
+
+        if not isinstance(data, dict):
+            raise ValueError(f"{name} must be an object, got {type(data).__name__}")
+        required = {"kind", "C", "n_classes", "n_features", "mean", "scale", "coef", "intercept",
+                    "unseen_class_score", "class_seen"}
+        missing = sorted(required - set(data))
+        if missing:
+            raise ValueError(f"{name}: missing keys {missing}")
+        unknown = sorted(map(str, set(data) - required - {"structured"}))
+        if unknown:
+            raise ValueError(f"{name}: unknown keys {unknown}")
+        kind = data["kind"]
+        if not isinstance(kind, str) or kind not in SCORES:
+            raise ValueError(f"{name}.kind: {SCORES.unknown_message(kind)}")
+        score_cls = SCORES.get(kind).cls
+        if not (isinstance(score_cls, type) and issubclass(score_cls, cls)):
+            raise ValueError(f"{name}.kind: score {kind!r} is not a {cls.__name__}")
+        K = _json_int(data["n_classes"], f"{name}.n_classes")
+        d = _json_int(data["n_features"], f"{name}.n_features")
+        C = _json_numbers(data["C"], (), f"{name}.C")
+        if C < 0:
+            raise ValueError(f"{name}.C must be >= 0, got {_brief(data['C'])}")
+        mean = _json_numbers(data["mean"], (d,), f"{name}.mean")
+        scale = _json_numbers(data["scale"], (d,), f"{name}.scale")
+        if (scale <= 0).any():
+            j = int(np.flatnonzero(scale <= 0)[0])
+            raise ValueError(f"{name}.scale[{j}] must be > 0, got {_brief(data['scale'][j])}")
+        coef = _json_numbers(data["coef"], (K, d), f"{name}.coef")
+        intercept = _json_numbers(data["intercept"], (K,), f"{name}.intercept")
+        unseen = float(_json_numbers(data["unseen_class_score"], (), f"{name}.unseen_class_score"))
+        seen = data["class_seen"]
+        if not isinstance(seen, list) or len(seen) != K or not all(isinstance(v, bool) for v in seen):
+            raise ValueError(f"{name}.class_seen must be a list of {K} booleans (true/false), one per class")
+        structured = data.get("structured", False)
+        if not isinstance(structured, bool) or (structured and K != 1):
+            raise ValueError(f"{name}.structured must be true (with n_classes 1) or false, got {_brief(structured)}")
+        score = SCORES.get(kind).make(float(C), n_classes=K)
+        score.mean_, score.scale_, score.coef_, score.intercept_ = mean, scale, coef, intercept
+        score.n_classes_, score.n_features_in_ = K, d
+        score.unseen_class_score_, score.class_seen_ = unseen, np.array(seen, dtype=bool)
+        score.structured_ = structured
+        return score
+
+
+def _json_int(value, field):
+    """A JSON integer >= 1 (not a boolean, not a float)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{field} must be an integer >= 1, got {_brief(value)}")
+    return value
+
+
+def _json_numbers(value, shape, field):
+    """Nested JSON lists of finite numbers of exactly ``shape`` as float64 (a float for ``shape=()``)."""
+    if not shape:
+        if not _is_finite_number(value):
+            raise ValueError(f"{field} must be a finite number, got {_brief(value)}")
+        return float(value)
+    if not isinstance(value, list) or len(value) != shape[0]:
+        got = f"a list of {len(value)}" if isinstance(value, list) else type(value).__name__
+        raise ValueError(f"{field} must be a list of {shape[0]} {'lists' if len(shape) > 1 else 'numbers'}, got {got}")
+    if len(shape) > 1:
+        return np.array([_json_numbers(row, shape[1:], f"{field}[{i}]") for i, row in enumerate(value)],
+                        dtype=np.float64).reshape(shape)
+    for i, v in enumerate(value):
+        if not _is_finite_number(v):
+            raise ValueError(f"{field}[{i}] must be a finite number, got {_brief(v)}")
+    return np.array(value, dtype=np.float64)
+
+
+def _is_finite_number(value):
+    """A finite JSON number: int or float, not a boolean, representable as a finite float64."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return bool(np.isfinite(float(value)))
+    except OverflowError:  # an integer beyond the float range
+        return False
+
+
+def _brief(value):
+    """Short ``repr`` of a (possibly huge or deeply nested) JSON value for messages."""
+    return reprlib.repr(value)

@@ -1,0 +1,19 @@
+"""The one exception of the command line: bad input, reported as one line with exit status 2."""
+
+__all__ = ["EXIT_INPUT_ERROR", "InputError", "one_line"]
+
+#: Exit status of ``python -m rejectopt`` on bad input (argparse uses it for bad options too).
+EXIT_INPUT_ERROR = 2
+
+
+class InputError(Exception):
+    """Bad user input: a file, a column, a value, an option or a model file.
+
+    Only this exception becomes a one-line message with exit status 2; anything else
+    raised under :func:`rejectopt.cli.main` is a bug and keeps its traceback.
+    """
+
+
+def one_line(err):
+    """The message of ``err`` on one line."""
+    return " ".join(str(err).split())

@@ -1,0 +1,251 @@
+"""Argument parsing and the two commands, ``select`` and ``apply``; the library does the work."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..scores import SCORE_C_GRID, get_score, score_names
+from ..selective import InfeasibleTargetError, fit_selective, parse_target, split_rows
+from ._errors import EXIT_INPUT_ERROR, InputError, one_line
+from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
+from ._model import apply_model, load_model, model_dict
+from ._report import figure_png, json_bytes, report_dict, report_figure, report_markdown, summary_line, versions
+from ._table import class_indices, class_vocabulary, load_table
+
+__all__ = ["build_parser", "main"]
+
+log = logging.getLogger(__name__)
+
+#: Files written by ``select``, in this order.
+SELECT_OUTPUTS = ("model.json", "report.json", "report.md", "rc_curve.png")
+#: Fewest rows allowed in each part of the split.
+MIN_ROWS_PER_PART = 10
+DEFAULT_SCORE = "sele"
+
+
+def cli_scores():
+    """Registered scores ``select`` can learn: from the loss, with a JSON form (default first)."""
+    names = [n for n in score_names(learned=True)
+             if get_score(n).learns_from == "loss" and callable(getattr(get_score(n).cls, "from_dict", None))]
+    return sorted(names, key=lambda n: n != DEFAULT_SCORE)
+
+
+# --------------------------------------------------------------------------------------------
+# select
+# --------------------------------------------------------------------------------------------
+def _parse_C_grid(text):
+    try:
+        grid = [float(v) for v in str(text).split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"--C must be comma-separated numbers, got {text!r}") from None
+    if not grid or any(not math.isfinite(c) or c < 0 for c in grid):
+        raise InputError(f"--C must be non-negative finite numbers, got {text!r}")
+    return grid
+
+
+def _check_fractions(args):
+    fractions = {"--calibration-fraction": args.calibration_fraction, "--report-fraction": args.report_fraction,
+                 "--validation-fraction": args.validation_fraction}
+    for name, value in fractions.items():
+        if not 0.0 < value < 1.0:
+            raise InputError(f"{name} must lie in (0, 1), got {value:g}")
+    total = args.calibration_fraction + args.report_fraction
+    if total >= 1.0:
+        raise InputError(f"--calibration-fraction {args.calibration_fraction:g} + --report-fraction "
+                         f"{args.report_fraction:g} = {total:g} leaves no rows to train the score: the sum must be "
+                         "below 1")
+
+
+def run_select(args):
+    try:
+        target = parse_target(args.target)
+    except ValueError as err:
+        raise InputError(f"--{err}") from None
+    C_grid = _parse_C_grid(args.C)
+    _check_fractions(args)
+    features = [c.strip() for c in args.feature_columns.split(",")] if args.feature_columns else None
+    check_output_folder(args.out, SELECT_OUTPUTS, {"--data": args.data}, args.force)
+    table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
+                       loss_column=args.loss_column, loss=args.loss, feature_columns=features)
+    n = table.X.shape[0]
+    if not table.loss.any():
+        log.warning("%s: every loss is 0 (all %d predictions are correct): there is nothing to learn, the score "
+                    "and the selection function are arbitrary", table.source, n)
+    vocabulary = class_vocabulary(table.pred_keys) if table.pred_keys is not None else None
+    classes = class_indices(table.pred_keys, vocabulary)[0] if vocabulary is not None else np.zeros(n, np.intp)
+    try:
+        parts = split_rows(n, args.calibration_fraction, args.report_fraction, args.validation_fraction, args.seed,
+                           min_rows=MIN_ROWS_PER_PART)
+    except ValueError as err:
+        raise InputError(err) from None
+    log.info("rows: %s", {k: int(v.size) for k, v in parts.items()})
+    try:
+        fit = fit_selective(table.X, classes, table.loss, target, parts, score=args.score,
+                            n_classes=len(vocabulary) if vocabulary is not None else 1, C_grid=C_grid, seed=args.seed,
+                            n_jobs=args.n_jobs)
+    except InfeasibleTargetError as err:
+        raise InputError(f"cannot meet --target {target.kind}={target.value:g} on the calibration rows: "
+                         f"{one_line(err)}") from None
+    label = get_score(args.score).label
+    log.info("%s: C=%g chosen by validation AuRC %s", label, fit.C, fit.validation_aurc)
+    log.info("selection function: threshold %.6g, acceptance probability %.4g at the threshold",
+             fit.selection.threshold, fit.selection.accept_prob)
+    loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
+    split = {"seed": args.seed, "calibration_fraction": args.calibration_fraction,
+             "report_fraction": args.report_fraction, "validation_fraction": args.validation_fraction}
+    report = report_dict(fit, table.loss, target, score_name=args.score, loss_name=loss_name, C_grid=C_grid,
+                         split=split, versions=versions())
+    model = model_dict(feature_columns=table.feature_columns, classes=vocabulary, score=fit.score,
+                       selection=fit.selection, target=target, loss_name=loss_name, versions=report["versions"],
+                       pred_column=args.pred_column)
+    files = dict(zip(SELECT_OUTPUTS, (json_bytes(model), json_bytes(report), report_markdown(report).encode(),
+                                      figure_png(report_figure(fit, table.loss, report, label)))))
+    check_output_folder(args.out, SELECT_OUTPUTS, {"--data": args.data}, args.force)
+    try:
+        write_outputs(args.out, files)
+    except OSError as err:
+        raise InputError(f"--out {args.out}: cannot write ({one_line(err)})") from None
+    print(f"wrote {', '.join(files)} to {args.out}")
+    print(summary_line(report))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# apply
+# --------------------------------------------------------------------------------------------
+def run_apply(args):
+    inputs = {"--model": args.model, "--data": args.data}
+    check_output_file(args.out, inputs, args.force)
+    model, score, selection = load_model(args.model)
+    table = load_table(args.data, pred_column=model["pred_column"], feature_columns=model["feature_columns"],
+                       need_loss=False)
+    decisions = apply_model(model, score, selection, table, unseen=args.unseen_classes,
+                            extreme=args.extreme_values, seed=args.seed)
+    check_output_file(args.out, inputs, args.force)
+    write_decisions(decisions, Path(args.out))
+    print(f"wrote {args.out}: {int(decisions['accept'].sum())} of {len(decisions)} rows accepted "
+          f"({decisions['accept'].mean():.4f})")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# Parser and entry point
+# --------------------------------------------------------------------------------------------
+def _non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {value}")
+    return value
+
+
+def build_parser():
+    """The ``argparse`` parser of ``python -m rejectopt``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m rejectopt",
+        description="Selective prediction for your own classifier: learn an uncertainty score and the optimal "
+                    "(randomized Bayes) selection function of Franc, Prusa & Voracek (JMLR 2023).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit status: 0 on success, 2 on bad input (one-line message, no partial output).")
+    parser.add_argument("-q", "--quiet", action="store_true", help="log warnings only (no progress)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{select,apply}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="log warnings only (no progress)")
+    common.add_argument("--force", action="store_true",
+                        help="replace existing output files (never an input file)")
+    _add_select_parser(sub, common)
+    _add_apply_parser(sub, common)
+    return parser
+
+
+def _add_select_parser(sub, common):
+    p = sub.add_parser(
+        "select", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="learn the score and selection function from labelled predictions",
+        description="Learn an uncertainty score (SELE or REG) from your classifier's predictions and losses, and "
+                    "fit the selection function for a target.\n\nRows are split (seeded): train (score; an internal "
+                    "validation share picks C by AuRC), calibration (selection function) and report (held out: "
+                    "achieved coverage and selective risk with 95% intervals).",
+        epilog="Examples:\n  python -m rejectopt select --data val.csv --target coverage=0.8 --out sel/\n"
+               "  python -m rejectopt select --data val.npz --target risk=5 --score reg --out sel/\n"
+               "  python -m rejectopt select --data val.csv --loss-column loss --target reject-cost=10 --out sel/")
+    p.add_argument("--data", required=True, help="CSV with a header, or NPZ with arrays X, y_pred and y or loss")
+    p.add_argument("--target", required=True,
+                   help="coverage=W (accept a fraction W in (0,1]), risk=L (largest coverage with selective risk "
+                        "<= L, in loss units: percent for zero_one) or reject-cost=E (cost-based rule)")
+    p.add_argument("--out", required=True, help="output folder: model.json, report.md, report.json, rc_curve.png")
+    choices = cli_scores()
+    others = [n for n in score_names(learned=True) if get_score(n).needs_posteriors]
+    p.add_argument("--score", choices=choices, default=DEFAULT_SCORE,
+                   help=f"learned uncertainty score, one that learns from the loss: "
+                        f"{' or '.join(get_score(n).label for n in choices)} (default {get_score(DEFAULT_SCORE).label})"
+                        + (f"; not {', '.join(get_score(n).label for n in others)}: "
+                           f"{'it learns' if len(others) == 1 else 'they learn'} from the classifier's class "
+                           "posteriors, which the input does not hold" if others else ""))
+    p.add_argument("--C", default=",".join(f"{c:g}" for c in SCORE_C_GRID),
+                   help="regularisation grid, comma-separated (default %(default)s)")
+    p.add_argument("--calibration-fraction", type=float, default=0.3,
+                   help="share of rows for fitting the selection function (default %(default)s)")
+    p.add_argument("--report-fraction", type=float, default=0.2,
+                   help="share of held-out rows for the report (default %(default)s)")
+    p.add_argument("--validation-fraction", type=float, default=0.3,
+                   help="share of the train rows that picks C (default %(default)s)")
+    p.add_argument("--seed", type=_non_negative_int, default=0,
+                   help="seed of the row split and of SELE's chunks (default 0)")
+    p.add_argument("--label-column", default="y", help="true label column (default %(default)s)")
+    p.add_argument("--pred-column", default="y_pred",
+                   help="predicted class column (default %(default)s); 'none' for one class-agnostic score "
+                        "(needs --loss-column)")
+    p.add_argument("--loss-column", default=None, help="column with the loss of each prediction (instead of "
+                                                       "--label-column and --loss)")
+    p.add_argument("--loss", default="zero_one", choices=("zero_one", "mae"),
+                   help="loss from labels: zero_one = 100*[y != y_pred] (percent, as in the paper), "
+                        "mae = |y - y_pred| (default %(default)s)")
+    p.add_argument("--feature-columns", default=None,
+                   help="comma-separated feature columns (default: every column except label/pred/loss)")
+    p.add_argument("--n-jobs", type=int, default=1, help="threads of SELE (default %(default)s)")
+    p.set_defaults(run=run_select)
+
+
+def _add_apply_parser(sub, common):
+    p = sub.add_parser(
+        "apply", parents=[common], help="accept or reject new predictions with a model.json",
+        description="Compute the uncertainty of new predictions with a model.json written by 'select' and decide "
+                    "accept/reject per row (randomised only at exact ties with the threshold, seeded).")
+    p.add_argument("--model", required=True, help="model.json written by 'select'")
+    p.add_argument("--data", required=True, help="CSV or NPZ with the model's feature columns and predicted class")
+    p.add_argument("--out", required=True, help="output CSV: row, predicted class, uncertainty, "
+                                                "acceptance_probability, accept (1/0)")
+    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the draws at ties (default %(default)s)")
+    p.add_argument("--unseen-classes", choices=("error", "reject"), default="error",
+                   help="a predicted class not seen by 'select': stop with an error (default) or reject the row")
+    p.add_argument("--extreme-values", choices=("reject", "error"), default="reject",
+                   help="a row with a feature value beyond +-1e150 (raw or standardised, where the score "
+                        "overflows): reject the row (default) or stop with an error")
+    p.set_defaults(run=run_apply)
+
+
+def main(argv=None):
+    """Entry point of ``python -m rejectopt``; returns the exit status.
+
+    Bad input (:class:`InputError`) is one line on stderr and exit status 2; anything
+    else is a bug and keeps its traceback.
+    """
+    args = build_parser().parse_args(argv)
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                            format="%(levelname)s: %(message)s", stream=sys.stderr)
+    try:
+        return args.run(args)
+    except InputError as err:
+        print(f"error: {one_line(err)}", file=sys.stderr)
+        return EXIT_INPUT_ERROR

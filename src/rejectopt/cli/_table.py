@@ -1,0 +1,377 @@
+"""Input tables of ``select`` and ``apply``: reading, validation and predicted-class keys.
+
+Row numbers in messages: for a CSV, ``row N`` is the N-th data row (the header is not
+counted, so it is on line N + 1 of the file); for an NPZ, ``index i`` is the 0-based
+array index.
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import logging
+import math
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ._errors import InputError, one_line
+
+__all__ = ["FEATURE_LIMIT", "NO_PRED", "Table", "class_indices", "class_vocabulary", "load_table", "row_label"]
+
+log = logging.getLogger(__name__)
+
+#: Value of ``--pred-column`` meaning "no predicted class": one class-agnostic score.
+NO_PRED = "none"
+#: Largest magnitude of a feature value (and a loss). Beyond it the squares summed to standardise
+#: the features overflow float64 (max 1.8e308) on large files, and a linear score of such a value
+#: says nothing: ``select`` refuses the file, ``apply`` rejects the row (or refuses, by option).
+FEATURE_LIMIT = 1e150
+
+
+@dataclass
+class Table:
+    """Validated input: features, predicted-class keys and, for ``select``, losses.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, d), float64, finite
+    feature_columns : list of str
+    pred_keys : ndarray of str objects (n,) or None
+        Normalised predicted classes (``"3"`` for 3, 3.0 and " 3"; other text as is).
+    loss : ndarray (n,) or None
+    source : str
+        File name, for messages.
+    is_csv : bool
+    """
+
+    X: np.ndarray
+    feature_columns: list
+    pred_keys: np.ndarray | None
+    loss: np.ndarray | None
+    source: str
+    is_csv: bool = True
+    pred_raw: object = field(default=None, repr=False)
+
+    def where(self, i):
+        """Human-readable position of 0-based row ``i``."""
+        return row_label(i, self.is_csv)
+
+
+def row_label(i, is_csv):
+    """``row N`` (1-based data row) for a CSV, ``index i`` for an NPZ."""
+    return f"row {int(i) + 1}" if is_csv else f"index {int(i)}"
+
+
+# --------------------------------------------------------------------------------------------
+# Columns
+# --------------------------------------------------------------------------------------------
+def _class_key(value):
+    """Canonical text of a class label: integral numbers as ``"3"``, other text stripped; None for NaN."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return str(value).strip()
+    if math.isnan(number):
+        return None
+    if number.is_integer():
+        return str(int(number))
+    return repr(number)
+
+
+def _class_keys(values, column, source, is_csv):
+    """Canonical class keys of a column; missing values raise InputError naming the row."""
+    codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=True)
+    keys = [_class_key(u) for u in uniques]
+    missing = np.flatnonzero(codes < 0)
+    if missing.size == 0 and any(k is None for k in keys):
+        missing = np.flatnonzero([keys[c] is None for c in codes])
+    if missing.size:
+        raise InputError(f"{source}: missing value (NaN) in column {column!r} at {row_label(missing[0], is_csv)}"
+                         f" ({missing.size} row(s) in all)")
+    return np.array(keys, dtype=object)[codes]
+
+
+def _numeric_column(values, column, source, is_csv, non_negative=False):
+    """Column as float64; non-numeric, NaN, infinite (and negative) values raise InputError."""
+    series = pd.Series(values)
+    numbers = pd.to_numeric(series, errors="coerce")
+    non_numeric = np.flatnonzero(numbers.isna().to_numpy() & series.notna().to_numpy())
+    if non_numeric.size:
+        i = non_numeric[0]
+        raise InputError(f"{source}: non-numeric value {series.iloc[i]!r} in column {column!r} at "
+                         f"{row_label(i, is_csv)}")
+    numbers = numbers.to_numpy(dtype=float)
+    missing = np.flatnonzero(np.isnan(numbers))
+    if missing.size:
+        raise InputError(f"{source}: missing value (NaN) in column {column!r} at {row_label(missing[0], is_csv)}"
+                         f" ({missing.size} row(s) in all)")
+    infinite = np.flatnonzero(np.isinf(numbers))
+    if infinite.size:
+        raise InputError(f"{source}: infinite value in column {column!r} at {row_label(infinite[0], is_csv)}")
+    if non_negative and (numbers < 0).any():
+        i = int(np.flatnonzero(numbers < 0)[0])
+        raise InputError(f"{source}: negative loss {numbers[i]:g} in column {column!r} at {row_label(i, is_csv)}")
+    return numbers
+
+
+def _require_columns(available, required, source):
+    missing = [c for c in required if c not in available]
+    if missing:
+        raise InputError(f"{source}: missing column(s) {missing}; the file has columns {list(available)}")
+
+
+def out_of_range_message(source, value, column, where):
+    """``<file>: value 1e+308 in column 'f4' at row 7 is out of range: ...``."""
+    reason = (f"values must lie within +-{FEATURE_LIMIT:g} (beyond, standardising the features overflows float64)"
+              if abs(value) > FEATURE_LIMIT else
+              f"standardised with the model's mean and scale it lies beyond +-{FEATURE_LIMIT:g}")
+    return f"{source}: value {value:g} in column {column!r} at {where} is out of range: {reason}"
+
+
+def out_of_range(X, low=-FEATURE_LIMIT, high=FEATURE_LIMIT):
+    """Mask of the rows of ``X`` with a value outside ``[low, high]`` (per column or scalar bounds).
+
+    Compares without float temporaries (a pass for the extremes first), so it costs little
+    on a file of a million rows.
+    """
+    if X.size == 0 or (np.all(X.min(axis=0) >= low) and np.all(X.max(axis=0) <= high)):
+        return np.zeros(X.shape[0], dtype=bool)
+    return ((X < low) | (X > high)).any(axis=1)
+
+
+def first_out_of_range(X, rows, low=-FEATURE_LIMIT, high=FEATURE_LIMIT):
+    """``(row, column)`` of the first value outside the bounds among the rows of the mask ``rows``."""
+    i = int(np.flatnonzero(rows)[0])
+    low, high = np.broadcast_to(low, X.shape[1:]), np.broadcast_to(high, X.shape[1:])
+    return i, int(np.flatnonzero((X[i] < low) | (X[i] > high))[0])
+
+
+def _check_range(X, columns, source, is_csv):
+    """InputError naming the first value with ``|x| > FEATURE_LIMIT`` (row-major order)."""
+    rows = out_of_range(X)
+    if rows.any():
+        i, j = first_out_of_range(X, rows)
+        raise InputError(out_of_range_message(source, X[i, j], columns[j], row_label(i, is_csv)))
+
+
+# --------------------------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------------------------
+def _csv_header(path):
+    """Header cells as written in the file (pandas renames duplicates to ``f0.1``); None if unreadable."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
+            return next(csv.reader(handle, skipinitialspace=True), [])
+    except csv.Error:
+        return None
+
+
+def _read_frame(path):
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    if path.suffix.lower() == ".npz":
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return {name: data[name] for name in data.files}, False
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:
+            raise InputError(f"{path}: cannot read NPZ ({one_line(err)})") from None
+    try:
+        frame = pd.read_csv(path, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: the file is empty") from None
+    except (ValueError, OSError) as err:  # ParserError, UnicodeDecodeError, unreadable file
+        raise InputError(f"{path}: cannot parse CSV ({one_line(err)})") from None
+    header = _csv_header(path)
+    duplicates = [name for name, count in collections.Counter(header or []).items() if count > 1 and name]
+    if duplicates:
+        raise InputError(f"{path}: duplicate column name(s) {duplicates} in the header: every column needs its own "
+                         "name")
+    return frame, True
+
+
+def _npz_column(arrays, name, source):
+    values = arrays[name]
+    if values.ndim != 1:
+        raise InputError(f"{source}: array {name!r} must be 1-D, got shape {values.shape}")
+    return values
+
+
+def _feature_matrix_from_npz(arrays, source, n_features=None):
+    _require_columns(arrays, ["X"], source)
+    X = arrays["X"]
+    if X.ndim != 2:
+        raise InputError(f"{source}: array 'X' must be 2-D, got shape {X.shape}")
+    if not (np.issubdtype(X.dtype, np.integer) or np.issubdtype(X.dtype, np.floating)):
+        raise InputError(f"{source}: array 'X' must hold real numbers, got dtype {X.dtype}")
+    X = X.astype(float)
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:
+        i, j = bad[0]
+        raise InputError(f"{source}: non-finite value {X[i, j]} in 'X' at index {i}, column {j}")
+    if n_features is not None and X.shape[1] != n_features:
+        raise InputError(f"{source}: 'X' has {X.shape[1]} columns, the model expects {n_features}")
+    return X
+
+
+def _check_feature_list(feature_columns, special, source):
+    seen = set()
+    for name in feature_columns:
+        if name in seen:
+            raise InputError(f"--feature-columns lists {name!r} twice")
+        seen.add(name)
+    clash = [c for c in feature_columns if c in special]
+    if clash:
+        raise InputError(f"{source}: --feature-columns includes {clash}, the {special[clash[0]]} column: a feature "
+                         "must not be the label, the prediction or the loss")
+
+
+def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None, loss="zero_one",
+               feature_columns=None, need_loss=True):
+    """Read and validate a CSV or NPZ for ``select`` (``need_loss=True``) or ``apply``.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.npz`` with arrays ``X``, ``y_pred`` and ``y`` or ``loss`` (and optionally
+        ``feature_names``); anything else is read as a CSV with a header.
+    pred_column : str
+        Predicted class column; ``"none"`` for no predicted class (one score for all).
+    label_column : str
+        True label column, used with ``loss`` when ``loss_column`` is None.
+    loss_column : str or None
+        Column holding the loss of each prediction directly.
+    loss : {"zero_one", "mae"}
+        ``zero_one``: ``100 [y != y_pred]`` (the paper's 0/100 loss, in percent);
+        ``mae``: ``|y - y_pred|`` (numeric labels).
+    feature_columns : list of str or None
+        None: every column except the label, prediction and loss columns.
+    need_loss : bool
+        ``select``: the loss is read, and the label, prediction and loss columns must not
+        be features; values beyond :data:`FEATURE_LIMIT` are refused (``apply`` rejects
+        such rows instead, see :func:`rejectopt.cli._model.apply_model`).
+
+    Returns
+    -------
+    Table
+
+    Raises
+    ------
+    InputError
+        Missing or duplicate columns, no rows, NaN, non-numeric or out-of-range values:
+        naming the file, row and column.
+    """
+    frame, is_csv = _read_frame(path)
+    source = str(path)
+    use_pred = pred_column != NO_PRED
+    special = [c for c in (pred_column if use_pred else None,
+                           (loss_column or label_column) if need_loss else None) if c]
+    if need_loss and feature_columns is not None:
+        roles = {label_column: "label", loss_column: "loss", pred_column if use_pred else None: "prediction"}
+        _check_feature_list(feature_columns, {c: r for c, r in roles.items() if c is not None}, source)
+    if is_csv:
+        required = special + list(feature_columns or [])
+        _require_columns(frame.columns, required, source)
+        if len(frame) == 0:
+            raise InputError(f"{source}: no data rows (the file has only a header)")
+        inferred = feature_columns is None
+        if inferred:
+            excluded = {pred_column, label_column, loss_column}
+            feature_columns = [str(c) for c in frame.columns if c not in excluded]
+        if not feature_columns:
+            raise InputError(f"{source}: no feature columns (the file has columns {list(frame.columns)})")
+        X = np.empty((len(frame), len(feature_columns)))
+        try:
+            for j, name in enumerate(feature_columns):
+                X[:, j] = _numeric_column(frame[name].to_numpy(), name, source, True)
+        except InputError as err:
+            hint = " (feature columns were inferred: choose them with --feature-columns)" if inferred else ""
+            raise InputError(f"{err}{hint}") from None
+        column = frame.__getitem__
+    else:
+        npz_names = {pred_column: "y_pred", label_column: "y", loss_column: "loss"}
+        _require_columns(frame, [npz_names[c] for c in special], source)
+        X = _feature_matrix_from_npz(frame, source, None if feature_columns is None else len(feature_columns))
+        if X.shape[0] == 0:
+            raise InputError(f"{source}: no data rows (array 'X' has 0 rows)")
+        if feature_columns is None:
+            names = frame.get("feature_names")
+            feature_columns = ([str(v) for v in names] if names is not None and len(names) == X.shape[1]
+                               else [f"x{j}" for j in range(X.shape[1])])
+
+        def column(name):
+            return _npz_column(frame, npz_names[name], source)
+    for name in special:
+        if len(column(name)) != X.shape[0]:
+            raise InputError(f"{source}: column {name!r} has {len(column(name))} rows, X has {X.shape[0]}")
+    if need_loss:
+        _check_range(X, feature_columns, source, is_csv)
+    pred_raw = column(pred_column) if use_pred else None
+    pred_keys = _class_keys(pred_raw, pred_column, source, is_csv) if use_pred else None
+    losses = None
+    if need_loss:
+        losses = _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source, is_csv)
+    return Table(X=X, feature_columns=list(feature_columns), pred_keys=pred_keys, loss=losses, source=source,
+                 is_csv=is_csv, pred_raw=pred_raw)
+
+
+def _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source, is_csv):
+    if loss_column is not None:
+        losses = _numeric_column(column(loss_column), loss_column, source, is_csv, non_negative=True)
+        _check_range(losses[:, None], [loss_column], source, is_csv)
+        return losses
+    if pred_keys is None:
+        raise InputError("--pred-column none needs --loss-column (the loss cannot be computed without predictions)")
+    if loss == "zero_one":
+        labels = _class_keys(column(label_column), label_column, source, is_csv)
+        if not set(labels.tolist()) & set(pred_keys.tolist()):
+            log.warning("%s: no value of %r occurs in %r: every prediction counts as an error (label encodings "
+                        "differ?)", source, label_column, pred_column)
+        return 100.0 * (labels != pred_keys).astype(float)
+    if loss == "mae":
+        y = _numeric_column(column(label_column), label_column, source, is_csv)
+        y_pred = _numeric_column(pred_raw, pred_column, source, is_csv)
+        _check_range(np.column_stack([y, y_pred]), [label_column, pred_column], source, is_csv)
+        return np.abs(y - y_pred)
+    raise InputError(f"--loss must be zero_one or mae, got {loss!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Predicted classes
+# --------------------------------------------------------------------------------------------
+def class_vocabulary(keys):
+    """Sorted distinct class keys: numerically when all are integers, else as text."""
+    distinct = set(keys.tolist())
+    if all(_is_integer_text(k) for k in distinct):
+        return sorted(distinct, key=int)
+    return sorted(distinct)
+
+
+def _is_integer_text(text):
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def class_indices(keys, vocabulary, source="", is_csv=True, column="y_pred", unseen="error"):
+    """Map class keys to positions in ``vocabulary``.
+
+    Returns ``(indices, unseen_mask)``; with ``unseen="error"`` a key not in the
+    vocabulary raises InputError naming the first such row and its value.
+    """
+    lookup = {k: i for i, k in enumerate(vocabulary)}
+    indices = np.array([lookup.get(k, -1) for k in keys], dtype=np.intp)
+    unseen_mask = indices < 0
+    if unseen_mask.any() and unseen == "error":
+        i = int(np.flatnonzero(unseen_mask)[0])
+        raise InputError(
+            f"{source}: predicted class {keys[i]!r} in column {column!r} at {row_label(i, is_csv)} was not seen "
+            f"when the model was built ({int(unseen_mask.sum())} row(s) in all; known classes {list(vocabulary)}); "
+            f"pass --unseen-classes reject to reject such rows")
+    return np.where(unseen_mask, 0, indices), unseen_mask

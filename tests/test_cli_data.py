@@ -1,0 +1,66 @@
+"""Data of the command-line tests: "your" classifier on sattelite, built once per test session.
+
+``test_cli*.py`` modules share :func:`satellite_tables` and :func:`selected_model` (cached,
+so the dataset is prepared, the classifier trained and ``select`` run once per session).
+"""
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+
+from rejectopt import cli
+from rejectopt.datasets import load_prepared, prepare_dataset
+
+MIRROR = Path(__file__).resolve().parents[1] / "workflow" / "resources" / "demo_mirror"
+TARGET_COVERAGE = 0.8
+N_FEATURES = 36
+
+
+def frame(X, y, y_pred):
+    table = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    table["y"] = y
+    table["y_pred"] = y_pred
+    return table
+
+
+@functools.lru_cache(maxsize=None)
+def satellite_tables(folder):
+    """LR trained on 1500 rows of sattelite; CSVs of 2500 rows for select (``given``) and the rest for apply."""
+    folder = Path(folder)
+    prepare_dataset("sattelite", folder / "raw", folder / "d.npz", mirror=MIRROR)
+    X, y = load_prepared(folder / "d.npz")
+    order = np.random.default_rng(0).permutation(len(y))
+    trn, given, unseen = order[:1500], order[1500:4000], order[4000:]
+    clf = LogisticRegression(max_iter=2000).fit(X[trn] / 100.0, y[trn])
+    paths = {}
+    for name, rows in (("given", given), ("unseen", unseen)):
+        paths[name] = folder / f"{name}.csv"
+        frame(X[rows], y[rows], clf.predict(X[rows] / 100.0)).to_csv(paths[name], index=False)
+    return paths
+
+
+@functools.lru_cache(maxsize=None)
+def selected_model(folder):
+    """``select --target coverage=0.8`` on the ``given`` table (default C grid); returns the output folder."""
+    paths = satellite_tables(folder)
+    out = Path(folder) / "sel"
+    status = cli.main(["select", "--data", str(paths["given"]), "--target", f"coverage={TARGET_COVERAGE}",
+                       "--out", str(out), "-q"])
+    assert status == 0
+    return out
+
+
+def shared_folder(tmp_path_factory):
+    """The session's folder of the shared data (one per test session)."""
+    return str(tmp_path_factory.getbasetemp() / "cli_satellite")
+
+
+def test_satellite_tables(tmp_path_factory):
+    paths = satellite_tables(shared_folder(tmp_path_factory))
+    given, unseen = pd.read_csv(paths["given"]), pd.read_csv(paths["unseen"])
+    assert len(given) == 2500 and len(unseen) == 2435
+    assert list(given.columns) == [f"f{j}" for j in range(N_FEATURES)] + ["y", "y_pred"]
+    assert 0.05 < (given["y"] != given["y_pred"]).mean() < 0.3  # a useful, imperfect classifier
