@@ -1,0 +1,601 @@
+"""SelectiveClassifier: a scikit-learn meta-estimator adding the paper's optimal reject option to any classifier."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
+
+from .scores import SCORE_C_GRID, TCP, get_score, select_C
+from .selective import InfeasibleTargetError, Target, empirical_risk_coverage, fit_selective, split_rows
+
+__all__ = ["SelectiveClassifier"]
+
+_TARGETS = ("coverage", "risk", "reject-cost")
+_LOSSES = ("zero_one", "mae")
+_TIE_BREAKING = ("hash", "sequential")
+_MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(values):
+    """SplitMix64 finaliser on a uint64 array (wrapping arithmetic)."""
+    values = values + np.uint64(0x9E3779B97F4A7C15)
+    values = (values ^ (values >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    values = (values ^ (values >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return values ^ (values >> np.uint64(31))
+
+
+def _row_uniforms(X, seed):
+    """A uniform number in [0, 1) per row of ``X``, a deterministic function of the row and ``seed``."""
+    bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0).view(np.uint64)  # + 0.0: -0.0 -> 0.0
+    with np.errstate(over="ignore"):
+        state = _splitmix64(np.full(bits.shape[0], np.uint64(seed & _MASK64)))
+        for j in range(bits.shape[1]):
+            state = _splitmix64(state ^ bits[:, j])
+    return (state >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def _take_rows(X_raw, X, rows):
+    """Rows of the input as given (list, array, DataFrame) for the classifier; else of the validated array."""
+    if isinstance(X_raw, (list, np.ndarray)) or hasattr(X_raw, "iloc"):
+        return _safe_indexing(X_raw, rows)
+    return X[rows]
+
+
+def _fraction(value, name):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
+    return number
+
+
+class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Classifier with a reject option: the paper's optimal strategy on top of any classifier.
+
+    ``fit(X, y)`` splits the labelled rows (seeded, ``random_state``) into
+
+    ========== =========================== ===============================================
+    part       size                        used for
+    ========== =========================== ===============================================
+    classifier ``classifier_fraction``     fitting a clone of ``estimator`` (not with
+                                           ``prefit=True``: then all rows go on)
+    fit        rest of the train part      fitting the uncertainty score for each C
+    validation ``validation_fraction`` of  choosing C by the AuRC (eq. 27), then the score
+               the train part              is refitted on fit + validation rows
+    calibration ``calibration_fraction``   fitting the selection function (eq. 25) for the
+                                           target
+    report     ``report_fraction``         held out: achieved coverage and selective risk
+                                           (:attr:`report_`)
+    ========== =========================== ===============================================
+
+    where the last four fractions are of the rows left after the classifier part. Those
+    rows are split by :func:`rejectopt.selective.split_rows` and, for a registered score
+    learning from the loss (``"sele"``, ``"reg"``, plugins), the score and the selection
+    function are fitted by :func:`rejectopt.selective.fit_selective`: the code of
+    ``python -m rejectopt select``. So with ``prefit=True``, the same ``random_state`` as
+    ``--seed``, the same target and C grid, the score, the selection function and the
+    decisions are those of ``select`` followed by ``apply``. Unlike ``select``, a part may
+    be as small as one row, so that tiny samples still fit.
+
+    The uncertainty score (SELE, REG or TCP; one linear score per predicted class on the
+    features, eq. 37) is learned from the losses of the classifier's predictions; the
+    selection function is the randomized Bayes selection function of eq. (25), fitted
+    for a target coverage (Problem 5, eqs. 22-24), a target selective risk (Problem 3,
+    eqs. 14-16) or a reject cost (Problem 1, Chow's rule).
+
+    Parameters
+    ----------
+    estimator : object
+        Classifier with ``predict`` (and ``fit`` unless ``prefit=True``); ``predict_proba``
+        is needed only for ``uncertainty_score="tcp"``. It sees ``X`` as passed to :meth:`fit` and
+        :meth:`predict` (e.g. a DataFrame); the uncertainty score sees ``X`` as a float array.
+    uncertainty_score : str or estimator, default="sele"
+        Uncertainty score learner: the name of a learned score of the registry
+        (:func:`rejectopt.scores.get_score`: ``"sele"``, the paper's SELE, eq. 30;
+        ``"reg"``, loss regression; ``"tcp"``, true-class-probability regression, which
+        needs ``predict_proba``; or a registered plugin), or an unfitted instance such as
+        ``SELE(chunk_size=200)`` to set its options. Its ``n_classes`` and ``random_state``
+        are set from this estimator (and ``n_jobs`` unless ``n_jobs=None``). Not called
+        ``score``, which would hide the :meth:`score` method (scikit-learn stores
+        parameters as attributes); not an instance by default, because scikit-learn
+        requires immutable defaults.
+    target : {"coverage", "risk", "reject-cost"}, default="coverage"
+        ``"coverage"``: accept a fraction ``value`` in (0, 1] of inputs (bounded abstention);
+        ``"risk"``: the largest coverage whose selective risk is <= ``value`` in loss units
+        (bounded improvement; percent for the 0/100 loss); ``"reject-cost"``: minimise
+        loss + ``value`` per rejection (cost-based model).
+    value : float, default=0.8
+        Target coverage, selective risk or reject cost.
+    reject_label : object, default=-1
+        Label returned by :meth:`predict` for rejected inputs; must not be a class.
+    prefit : bool, default=False
+        ``estimator`` is already fitted: it is used as is (not cloned, not refitted) and
+        all rows go to the score and the selection function. ``clone`` (e.g. inside
+        ``GridSearchCV``) returns an unfitted copy of a plain estimator; wrap it in
+        ``sklearn.frozen.FrozenEstimator`` to keep it fitted there.
+    classifier_fraction : float, default=0.5
+        Share of the rows that fits the classifier (ignored with ``prefit=True``).
+    calibration_fraction : float, default=0.3
+        Share of the remaining rows that fits the selection function.
+    report_fraction : float, default=0.2
+        Share of the remaining rows held out for :attr:`report_`.
+    validation_fraction : float, default=0.3
+        Share of the train part (remaining rows minus calibration and report) that chooses C.
+    C_grid : tuple of float, default=rejectopt.scores.SCORE_C_GRID
+        Regularisation constants tried for the score, chosen by the validation AuRC
+        (section 5.1: 0, 1, 10, 100, 1000). A single value fixes C (then the
+        validation rows only add to the training rows of the refit).
+    loss : {"zero_one", "mae"}, default="zero_one"
+        Loss of a prediction: ``100 [y != h(x)]`` (the paper's 0/100 loss, percent) or
+        ``|y - h(x)|`` (numeric labels, ordinal regression). Same as ``select --loss``.
+    tie_breaking : {"hash", "sequential"}, default="hash"
+        How inputs whose uncertainty equals the threshold are accepted with probability
+        ``accept_prob`` (eq. 25). ``"hash"``: a pseudo-random number computed from the
+        input's features and ``random_state``, so a given input always gets the same
+        decision, in any batch and order (scikit-learn's invariance conventions).
+        ``"sequential"``: ``numpy.random.default_rng(random_state)`` draws in row order,
+        exactly as ``python -m rejectopt apply --seed``. Inputs off the threshold are
+        decided deterministically either way. Read at prediction time only.
+    random_state : int, RandomState, Generator or None, default=0
+        Seed of the splits, of SELE's random chunks and of the tie draws (as ``--seed`` of
+        ``select`` and ``apply``). None draws a fresh seed at each fit.
+    n_jobs : int or None, default=1
+        Threads of SELE (the score's ``n_jobs``); None keeps the score's own setting.
+
+    Attributes
+    ----------
+    estimator_ : object
+        The fitted classifier (``estimator`` itself when ``prefit=True``).
+    uncertainty_score_ : SELE, REG or TCP
+        The fitted uncertainty score.
+    selection_ : rejectopt.selective.SelectionFunction
+        Threshold and acceptance probability at the threshold (eq. 25).
+    classes_ : ndarray
+        Class labels: those of ``y``, of ``estimator_.classes_`` and of its predictions.
+    C_ : float
+        Regularisation constant of the score.
+    validation_aurc_ : dict
+        ``C -> validation AuRC``.
+    report_ : dict
+        On the held-out report rows: expected ``coverage`` and ``selective_risk`` (loss
+        units; None when nothing is accepted) of the selection function, and ``n_rows``.
+    split_ : dict of ndarray
+        Row indices of ``X`` in each part: ``classifier``, ``fit``, ``validation``,
+        ``calibration``, ``report``.
+    random_seed_ : int
+        The integer seed used.
+    n_features_in_, feature_names_in_
+        As in scikit-learn.
+
+    See Also
+    --------
+    rejectopt.metrics.reject_confusion_matrix : accepted/rejected x correct/wrong counts.
+
+    References
+    ----------
+    .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
+       Classifiers. JMLR 24(11):1-49, 2023.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = SelectiveClassifier(LogisticRegression(max_iter=2000), value=0.9, C_grid=(1.0,))
+    >>> model = model.fit(X[:1200], y[:1200])
+    >>> labels = model.predict(X[1200:])
+    >>> bool(abs((labels != -1).mean() - 0.9) < 0.1)
+    True
+    """
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        uncertainty_score="sele",
+        target="coverage",
+        value=0.8,
+        reject_label=-1,
+        prefit=False,
+        classifier_fraction=0.5,
+        calibration_fraction=0.3,
+        report_fraction=0.2,
+        validation_fraction=0.3,
+        C_grid=SCORE_C_GRID,
+        loss="zero_one",
+        tie_breaking="hash",
+        random_state=0,
+        n_jobs=1,
+    ):
+        self.estimator = estimator
+        self.uncertainty_score = uncertainty_score
+        self.target = target
+        self.value = value
+        self.reject_label = reject_label
+        self.prefit = prefit
+        self.classifier_fraction = classifier_fraction
+        self.calibration_fraction = calibration_fraction
+        self.report_fraction = report_fraction
+        self.validation_fraction = validation_fraction
+        self.C_grid = C_grid
+        self.loss = loss
+        self.tie_breaking = tie_breaking
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # ----------------------------------------------------------------------------------------
+    # Parameter checks
+    # ----------------------------------------------------------------------------------------
+    def _target_kind(self):
+        kind = str(self.target).strip().lower().replace("_", "-") if isinstance(self.target, str) else None
+        if kind not in _TARGETS:
+            raise ValueError(f"target must be one of {', '.join(map(repr, _TARGETS))}; got {self.target!r}")
+        try:
+            value = float(self.value)
+        except (TypeError, ValueError):
+            value = float("nan")
+        if kind == "coverage" and not 0.0 < value <= 1.0:
+            raise ValueError(f"value must lie in (0, 1] for target='coverage', got {self.value!r}")
+        if kind == "risk" and not (math.isfinite(value) and value > 0):
+            raise ValueError(f"value must be a finite number > 0 (loss units) for target='risk', got {self.value!r}")
+        if kind == "reject-cost" and not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"value must be a finite number >= 0 for target='reject-cost', got {self.value!r}")
+        return kind, value
+
+    def _score_spec(self):
+        """``(registry entry or None, instance or None)`` of ``uncertainty_score``, validated."""
+        spec = self.uncertainty_score
+        if isinstance(spec, str):
+            try:
+                info = get_score(spec)
+            except ValueError as err:
+                raise ValueError(f"uncertainty_score: {err}") from None
+            if info.baseline:
+                raise ValueError(f"uncertainty_score={spec!r} is computed from a classifier's outputs, it is not "
+                                 f"learned; choose a learned score such as 'sele', 'reg' or 'tcp'")
+            return info, None
+        if not (hasattr(spec, "fit") and hasattr(spec, "predict") and hasattr(spec, "get_params")):
+            raise ValueError(f"uncertainty_score must be the name of a learned score ('sele', 'reg', 'tcp', ...) "
+                             f"or an unfitted score estimator such as SELE(); got {spec!r}")
+        return None, spec
+
+    def _n_jobs(self):
+        if self.n_jobs is None:
+            return None
+        if isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs < 1:
+            raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
+        return int(self.n_jobs)
+
+    def _score_template(self, instance, n_classes, seed):
+        """An unfitted copy of a score instance with this estimator's classes, seed and threads."""
+        params = instance.get_params()
+        updates = {"n_classes": n_classes, "random_state": seed, "n_jobs": self._n_jobs(), "C": 0.0}
+        updates = {k: v for k, v in updates.items() if k in params and not (k == "n_jobs" and v is None)}
+        return clone(instance).set_params(**updates)
+
+    def _C_grid(self):
+        try:
+            grid = [float(c) for c in self.C_grid]
+        except (TypeError, ValueError):
+            grid = []
+        if not grid or not all(math.isfinite(c) and c >= 0 for c in grid):
+            raise ValueError(f"C_grid must be a non-empty sequence of finite numbers >= 0, got {self.C_grid!r}")
+        return grid
+
+    def _seed(self):
+        state = self.random_state
+        if isinstance(state, numbers.Integral) and not isinstance(state, bool):
+            if state < 0:
+                raise ValueError(f"random_state must be a non-negative integer, got {state!r}")
+            return int(state)
+        if isinstance(state, np.random.Generator):
+            return int(state.integers(2**31 - 1))
+        return int(check_random_state(state).randint(2**31 - 1))
+
+    def _check_fractions(self):
+        classifier = _fraction(self.classifier_fraction, "classifier_fraction")
+        calibration = _fraction(self.calibration_fraction, "calibration_fraction")
+        report = _fraction(self.report_fraction, "report_fraction")
+        validation = _fraction(self.validation_fraction, "validation_fraction")
+        if calibration + report >= 1.0:
+            raise ValueError(f"calibration_fraction + report_fraction must be < 1, got "
+                             f"{self.calibration_fraction!r} + {self.report_fraction!r}")
+        return classifier, calibration, report, validation
+
+    # ----------------------------------------------------------------------------------------
+    # Fit
+    # ----------------------------------------------------------------------------------------
+    def _split(self, n, seed):
+        """Row indices of every part; the parts after the classifier's come from ``split_rows``."""
+        classifier_fraction, calibration, report, validation = self._check_fractions()
+        if self.prefit:
+            classifier_rows, rest = np.array([], dtype=np.intp), np.arange(n)
+        else:
+            n_classifier = int(round(classifier_fraction * n))
+            order = np.random.default_rng([seed, 1]).permutation(n)
+            classifier_rows, rest = np.sort(order[:n_classifier]), np.sort(order[n_classifier:])
+        try:
+            if not self.prefit and min(classifier_rows.size, rest.size) < 1:
+                raise ValueError(f"{classifier_rows.size} rows for the classifier and {rest.size} for the rest")
+            parts = split_rows(rest.size, calibration, report, validation, seed, min_rows=1)
+        except ValueError as err:
+            raise ValueError(f"SelectiveClassifier: too few samples, n_samples = {n} ({err}); every part "
+                             f"needs at least 1 sample") from None
+        return {"classifier": classifier_rows, **{name: rest[rows] for name, rows in parts.items()}}, rest, parts
+
+    def _losses(self, y, y_pred):
+        if self.loss == "zero_one":
+            return 100.0 * np.asarray(y != y_pred, dtype=np.float64)
+        if self.loss == "mae":
+            try:
+                return np.abs(np.asarray(y, dtype=np.float64) - np.asarray(y_pred, dtype=np.float64))
+            except (TypeError, ValueError):
+                raise ValueError("loss='mae' needs numeric labels and predictions") from None
+        raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}")
+
+    def _class_index(self, y_pred):
+        """Position of each predicted label in ``classes_``; ``len(classes_)`` for an unknown label."""
+        y_pred = np.asarray(y_pred)
+        n_classes = len(self.classes_)
+        try:
+            position = np.clip(np.searchsorted(self.classes_, y_pred), 0, n_classes - 1)
+            known = np.asarray(self.classes_[position] == y_pred, dtype=bool)
+        except TypeError:
+            lookup = {label: k for k, label in enumerate(self.classes_.tolist())}
+            position = np.array([lookup.get(label, n_classes) for label in y_pred.tolist()], dtype=np.intp)
+            known = position < n_classes
+        return np.where(known, position, n_classes).astype(np.intp)
+
+    def _true_class_probability(self, X, y):
+        if not hasattr(self.estimator_, "predict_proba"):
+            raise ValueError("uncertainty_score='tcp' needs an estimator with predict_proba")
+        proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
+        classes = np.asarray(self.estimator_.classes_)
+        lookup = {label: k for k, label in enumerate(classes.tolist())}
+        column = np.array([lookup.get(label, -1) for label in np.asarray(y).tolist()], dtype=np.intp)
+        return np.where(column >= 0, proba[np.arange(len(column)), np.maximum(column, 0)], 0.0)
+
+    def fit(self, X, y):
+        """Fit the classifier (unless ``prefit``), the uncertainty score and the selection function.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        kind, value = self._target_kind()
+        C_grid = self._C_grid()
+        info, instance = self._score_spec()
+        n_jobs = self._n_jobs()
+        if self.tie_breaking not in _TIE_BREAKING:
+            raise ValueError(f"tie_breaking must be one of {', '.join(map(repr, _TIE_BREAKING))}; "
+                             f"got {self.tie_breaking!r}")
+        if self.loss not in _LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}")
+        if not hasattr(self.estimator, "predict") or not (self.prefit or hasattr(self.estimator, "fit")):
+            raise ValueError(f"estimator must have predict{'' if self.prefit else ' and fit'}; "
+                             f"got {self.estimator!r}")
+        X_raw = X
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self._check_reject_label(np.unique(y))
+        seed = self._seed()
+        split, rest, parts = self._split(X.shape[0], seed)
+
+        if self.prefit:
+            try:
+                check_is_fitted(self.estimator)
+            except NotFittedError as err:
+                raise ValueError(f"prefit=True but the estimator is not fitted: {err}") from None
+            except TypeError:
+                pass  # not a scikit-learn estimator: trust it
+            self.estimator_ = self.estimator
+        else:
+            rows = split["classifier"]
+            self.estimator_ = clone(self.estimator).fit(_take_rows(X_raw, X, rows), y[rows])
+
+        # Everything below works on the rows after the classifier part, indexed by `parts`,
+        # exactly like `select` on its table.
+        X_rest, y_rest = X[rest], y[rest]
+        y_pred = np.asarray(self.estimator_.predict(_take_rows(X_raw, X, rest)))
+        if y_pred.shape != y_rest.shape:
+            raise ValueError(f"estimator.predict returned shape {y_pred.shape}, expected {y_rest.shape}")
+        self.classes_ = self._classes(y, y_pred)
+        self._check_reject_label(self.classes_)
+        classes = self._class_index(y_pred)
+        loss = self._losses(y_rest, y_pred)
+        target = Target(kind, value)
+        try:
+            if info is not None and info.learns_from == "loss":
+                fitted = fit_selective(X_rest, classes, loss, target, parts, score=info.name,
+                                       n_classes=len(self.classes_), C_grid=C_grid, seed=seed, n_jobs=n_jobs)
+                learner, C, validation_aurc, selection, uncertainty = (
+                    fitted.score, fitted.C, fitted.validation_aurc, fitted.selection, fitted.uncertainty)
+            else:
+                if info is not None:
+                    context = {"n_classes": len(self.classes_), "random_state": seed}
+                    instance = info.make(0.0, **context, **({} if n_jobs is None else {"n_jobs": n_jobs}))
+                template = self._score_template(instance, len(self.classes_), seed)
+                fit_target = (self._true_class_probability(_take_rows(X_raw, X, rest), y_rest)
+                              if _learns_from_posterior(info, template) else loss)
+                learner, C, validation_aurc, selection, uncertainty = _fit_score_and_selection(
+                    template, X_rest, classes, loss, fit_target, target, parts, C_grid)
+        except InfeasibleTargetError as err:
+            raise ValueError(f"cannot meet target={kind!r}, value={value:g} on the {parts['calibration'].size} "
+                             f"calibration rows: {err}") from None
+        self.uncertainty_score_, self.C_, self.validation_aurc_, self.selection_ = (
+            learner, float(C), dict(validation_aurc), selection)
+        rep = parts["report"]
+        risk, coverage = empirical_risk_coverage(loss[rep], uncertainty[rep], selection)
+        self.report_ = {"coverage": coverage, "selective_risk": None if math.isnan(risk) else risk,
+                        "n_rows": int(rep.size)}
+        self.split_ = split
+        self.random_seed_ = seed
+        return self
+
+    def _check_reject_label(self, classes):
+        if any(_same_label(label, self.reject_label) for label in np.asarray(classes).tolist()):
+            raise ValueError(f"reject_label={self.reject_label!r} is one of the classes {np.asarray(classes).tolist()}; "
+                             f"choose another reject_label")
+
+    def _classes(self, y, y_pred):
+        labels = [np.unique(y), np.unique(y_pred)]
+        if hasattr(self.estimator_, "classes_"):
+            labels.append(np.asarray(self.estimator_.classes_))
+        try:
+            return np.unique(np.concatenate(labels))
+        except (TypeError, ValueError):
+            return np.unique(y)
+
+    # ----------------------------------------------------------------------------------------
+    # Predict
+    # ----------------------------------------------------------------------------------------
+    def _decide(self, X):
+        """Predictions of the classifier, uncertainties and accept decisions for ``X``."""
+        check_is_fitted(self, ["selection_", "uncertainty_score_"])
+        X_raw = X
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        y_pred = np.asarray(self.estimator_.predict(X_raw))
+        uncertainty = self.uncertainty_score_.predict(X, self._class_index(y_pred))
+        selection = self.selection_
+        if self.tie_breaking == "sequential":
+            accept = selection.accept(uncertainty, random_state=self.random_seed_)
+        else:
+            accept = uncertainty < selection.threshold
+            ties = uncertainty == selection.threshold
+            if selection.accept_prob >= 1.0:
+                accept |= ties
+            elif selection.accept_prob > 0.0 and ties.any():
+                accept[ties] = _row_uniforms(X[ties], self.random_seed_) < selection.accept_prob
+        return y_pred, uncertainty, accept
+
+    def predict(self, X):
+        """Predicted labels, ``reject_label`` where the prediction is rejected.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Same dtype as the classes when ``reject_label`` fits in it, else object.
+        """
+        y_pred, _, accept = self._decide(X)
+        reject = np.asarray(self.reject_label)
+        numeric = y_pred.dtype.kind in "biuf" and reject.dtype.kind in "biuf"
+        text = y_pred.dtype.kind in "US" and reject.dtype.kind in "US"
+        dtype = np.result_type(y_pred.dtype, reject.dtype) if numeric or text else object
+        labels = y_pred.astype(dtype, copy=True)
+        labels[~accept] = self.reject_label
+        return labels
+
+    def accept(self, X):
+        """Accept (True) or reject (False) the classifier's prediction on each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of bool of shape (n_samples,)
+        """
+        return self._decide(X)[2]
+
+    def predict_uncertainty(self, X):
+        """Uncertainty ``s(x)`` of the classifier's prediction (larger = more uncertain).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of float of shape (n_samples,)
+        """
+        return self._decide(X)[1]
+
+    def acceptance_probability(self, X):
+        """Probability ``c(x)`` of accepting each prediction: 1, ``selection_.accept_prob`` or 0 (eq. 25).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of float of shape (n_samples,)
+        """
+        return self.selection_.acceptance_probability(self._decide(X)[1])
+
+    def score(self, X, y, sample_weight=None):
+        """Selective accuracy: the (weighted) accuracy of the accepted predictions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None
+
+        Returns
+        -------
+        float
+            NaN when no prediction is accepted (the selective accuracy is undefined).
+        """
+        y_pred, _, accept = self._decide(X)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(y_pred, y)
+        weight = np.ones(len(y)) if sample_weight is None else column_or_1d(sample_weight).astype(np.float64)
+        check_consistent_length(y, weight)
+        accepted_weight = float(weight[accept].sum())
+        if accepted_weight <= 0:
+            return float("nan")
+        return float(np.dot(weight[accept], np.asarray(y_pred[accept] == y[accept], dtype=np.float64))
+                     / accepted_weight)
+
+
+def _same_label(label, reject_label):
+    try:
+        return bool(label == reject_label)
+    except (TypeError, ValueError):
+        return False
+
+
+def _learns_from_posterior(info, template):
+    if info is not None:
+        return info.learns_from == "true_class_posterior"
+    return isinstance(template, TCP)
+
+
+def _fit_score_and_selection(template, X, classes, loss, fit_target, target, parts, C_grid):
+    """``fit_selective`` for a score instance, or one learning from the true class's posterior.
+
+    The same steps: fit the score per C on the fit rows (``fit_target``: the loss or the
+    true class's posterior), choose C by the AuRC of the loss on the validation rows, refit on
+    fit + validation rows (in that order), fit the selection function on the calibration rows.
+    """
+    fit_rows, val_rows = parts["fit"], parts["validation"]
+    best, val_aurc = select_C(template, X[fit_rows], classes[fit_rows], fit_target[fit_rows],
+                              X[val_rows], classes[val_rows], loss[val_rows], C_grid=C_grid)
+    train_rows = np.concatenate([fit_rows, val_rows])
+    learner = clone(template).set_params(C=best.C).fit(X[train_rows], classes[train_rows], fit_target[train_rows])
+    uncertainty = np.asarray(learner.predict(X, classes), dtype=np.float64)
+    if not np.all(np.isfinite(uncertainty)):
+        raise ValueError("the uncertainty score is not finite on some rows: the features overflow the score")
+    cal = parts["calibration"]
+    selection = target.fit(loss[cal], uncertainty[cal])
+    return learner, float(best.C), {float(c): float(v) for c, v in val_aurc.items()}, selection, uncertainty

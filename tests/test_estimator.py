@@ -1,0 +1,349 @@
+"""Tests of rejectopt.estimator.SelectiveClassifier: CLI parity, scikit-learn conventions, decisions."""
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.naive_bayes import GaussianNB
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+from sklearn.utils import estimator_checks
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from rejectopt import cli
+from rejectopt.datasets import load_prepared, prepare_dataset
+from rejectopt.estimator import SelectiveClassifier
+from rejectopt.metrics import reject_confusion_matrix
+from rejectopt.scores import REG, SELE, TCP
+from rejectopt.selective import SelectionFunction, split_rows
+
+MIRROR = Path(__file__).resolve().parents[1] / "workflow" / "resources" / "demo_mirror"
+
+#: Checks that a reject option makes inapplicable, with the reason (sklearn's xfail mechanism).
+EXPECTED_FAILED_CHECKS = {
+    "check_classifiers_train": (
+        "predict returns reject_label for the 1 - value = 20 % most uncertain inputs by design, and the check "
+        "counts them as errors (it requires training accuracy > 0.83); with value=1.0 it passes "
+        "(test_xfailed_checks_fail_only_because_of_the_reject_label)"),
+    "check_classifiers_classes": (
+        "its last problem uses the labels {-1, 1}, which contain the default reject_label=-1, so fit refuses "
+        "them (an abstention would be indistinguishable from class -1); with another reject_label it passes "
+        "(test_xfailed_checks_fail_only_because_of_the_reject_label)"),
+}
+
+
+def _expected_failed_checks(estimator):
+    return EXPECTED_FAILED_CHECKS
+
+
+@parametrize_with_checks([SelectiveClassifier(LinearSVC())], expected_failed_checks=_expected_failed_checks,
+                         xfail_strict=True)
+def test_sklearn_estimator_checks(estimator, check, monkeypatch):
+    if getattr(check, "func", check).__name__ == "check_array_api_input":
+        # scikit-learn skips this check unless SCIPY_ARRAY_API=1, which SciPy reads once at import.
+        # The check runs here with the NumPy namespace only (the estimator declares no array API
+        # support), where SciPy's flag changes nothing: setting the variable for scikit-learn's own
+        # test of it runs the check instead of skipping it (it also passes in a fresh process
+        # started with SCIPY_ARRAY_API=1).
+        monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=UserWarning)
+        check(estimator)
+
+
+def test_xfailed_checks_fail_only_because_of_the_reject_label():
+    estimator_checks.check_classifiers_classes("SelectiveClassifier",
+                                               SelectiveClassifier(LinearSVC(), reject_label=-999))
+    estimator_checks.check_classifiers_train("SelectiveClassifier", SelectiveClassifier(LinearSVC(), value=1.0))
+
+
+# --------------------------------------------------------------------------------------------
+# Parity with `python -m rejectopt select` / `apply` on the README's sattelite example
+# --------------------------------------------------------------------------------------------
+def _table(X, y, y_pred, rows):
+    frame = pd.DataFrame(X[rows], columns=[f"f{j}" for j in range(X.shape[1])])
+    if y is not None:
+        frame["y"] = y[rows]
+    frame["y_pred"] = y_pred[rows]
+    return frame
+
+
+@pytest.fixture(scope="module")
+def readme_example(tmp_path_factory):
+    """The README's "Use SELE on your own classifier" example, run through the command line."""
+    tmp = tmp_path_factory.mktemp("readme")
+    prepare_dataset("sattelite", tmp / "raw", tmp / "sattelite.npz", mirror=MIRROR)
+    X, y = load_prepared(tmp / "sattelite.npz")
+    rows = np.random.default_rng(0).permutation(len(y))
+    trn, val, new = rows[:1500], rows[1500:4000], rows[4000:]
+    clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(X[trn], y[trn])
+    y_pred = clf.predict(X)
+    _table(X, y, y_pred, val).to_csv(tmp / "val.csv", index=False)
+    _table(X, None, y_pred, new).to_csv(tmp / "new.csv", index=False)
+    assert cli.main(["select", "--data", str(tmp / "val.csv"), "--target", "coverage=0.8",
+                     "--out", str(tmp / "selection"), "-q"]) == 0
+    assert cli.main(["apply", "--model", str(tmp / "selection" / "model.json"), "--data", str(tmp / "new.csv"),
+                     "--out", str(tmp / "decisions.csv"), "-q"]) == 0
+    return {"tmp": tmp, "X": X, "y": y, "clf": clf, "val": val, "new": new}
+
+
+def _decisions(path):
+    frame = pd.read_csv(path, dtype={"uncertainty": str, "acceptance_probability": str})
+    return {"accept": frame["accept"].to_numpy() == 1,
+            "uncertainty": frame["uncertainty"].map(float).to_numpy(),  # exact parse of %.17g
+            "acceptance_probability": frame["acceptance_probability"].map(float).to_numpy()}
+
+
+def test_prefit_decides_exactly_as_select_and_apply(readme_example):
+    ex = readme_example
+    X, y, val, new = ex["X"], ex["y"], ex["val"], ex["new"]
+    model = SelectiveClassifier(ex["clf"], prefit=True, target="coverage", value=0.8, random_state=0)
+    model.fit(X[val], y[val])
+    assert model.estimator_ is ex["clf"]
+    saved = json.loads((ex["tmp"] / "selection" / "model.json").read_text())
+    report = json.loads((ex["tmp"] / "selection" / "report.json").read_text())
+    # the same rows, C, score and selection function as `select`
+    assert model.C_ == report["C"]
+    assert model.validation_aurc_ == {float(c): v for c, v in report["validation_aurc"].items()}
+    assert model.selection_.to_dict() == saved["selection"]
+    for name in ("coef", "intercept", "mean", "scale"):
+        np.testing.assert_array_equal(getattr(model.uncertainty_score_, f"{name}_"), np.asarray(saved["score"][name]))
+    assert model.report_["coverage"] == report["report"]["coverage"]
+    assert model.report_["selective_risk"] == report["report"]["selective_risk"]
+    assert {k: v.size for k, v in model.split_.items()} == {"classifier": 0, "fit": 875, "validation": 375,
+                                                           "calibration": 750, "report": 500}
+    for name, rows in split_rows(len(val), seed=0).items():
+        np.testing.assert_array_equal(model.split_[name], rows)
+    # the same decisions as `apply` on the 2,435 new rows
+    expected = _decisions(ex["tmp"] / "decisions.csv")
+    np.testing.assert_array_equal(model.predict_uncertainty(X[new]), expected["uncertainty"])
+    np.testing.assert_array_equal(model.acceptance_probability(X[new]), expected["acceptance_probability"])
+    np.testing.assert_array_equal(model.accept(X[new]), expected["accept"])
+    np.testing.assert_array_equal(model.predict(X[new]), np.where(expected["accept"], ex["clf"].predict(X[new]), -1))
+    coverage = expected["accept"].mean()
+    print(f"README example: estimator and CLI accept the same {expected['accept'].sum()} of {len(new)} new rows "
+          f"(coverage {coverage:.4f})")
+    assert abs(coverage - 0.8) < 3 * np.sqrt(0.8 * 0.2 / len(new))
+
+
+def test_sequential_ties_reproduce_apply_draws(readme_example, tmp_path):
+    """A risk target randomises at the threshold; with tie_breaking="sequential" the draws are apply's."""
+    ex = readme_example
+    X, y, val, new = ex["X"], ex["y"], ex["val"], ex["new"]
+    assert cli.main(["select", "--data", str(ex["tmp"] / "val.csv"), "--target", "risk=8", "--seed", "3",
+                     "--C", "1", "--out", str(tmp_path / "sel"), "-q"]) == 0
+    model = SelectiveClassifier(ex["clf"], prefit=True, target="risk", value=8, random_state=3, C_grid=(1.0,),
+                                tie_breaking="sequential").fit(X[val], y[val])
+    assert model.selection_.to_dict() == json.loads((tmp_path / "sel" / "model.json").read_text())["selection"]
+    assert 0.0 < model.selection_.accept_prob < 1.0
+    # new rows plus 40 copies of the calibration row that sits exactly on the threshold
+    u_val = model.predict_uncertainty(X[val])
+    boundary = val[np.flatnonzero(u_val == model.selection_.threshold)[0]]
+    rows = np.concatenate([new[:300], np.repeat(boundary, 40), new[300:600]])
+    _table(X, None, ex["clf"].predict(X), rows).to_csv(tmp_path / "ties.csv", index=False)
+    assert cli.main(["apply", "--model", str(tmp_path / "sel" / "model.json"), "--data", str(tmp_path / "ties.csv"),
+                     "--seed", "3", "--out", str(tmp_path / "decisions.csv"), "-q"]) == 0
+    expected = _decisions(tmp_path / "decisions.csv")
+    assert 0 < expected["accept"][300:340].sum() < 40  # the copies were drawn
+    np.testing.assert_array_equal(model.accept(X[rows]), expected["accept"])
+    # the default hash draws (tie_breaking is read at prediction time) decide every copy of an input alike
+    hashed = model.set_params(tie_breaking="hash")
+    decisions = hashed.accept(X[rows])
+    assert len(set(decisions[300:340].tolist())) == 1
+    np.testing.assert_array_equal(decisions[300:340], hashed.accept(X[[boundary]]).repeat(40))
+    off_threshold = expected["acceptance_probability"] != model.selection_.accept_prob
+    np.testing.assert_array_equal(decisions[off_threshold], expected["accept"][off_threshold])
+
+
+# --------------------------------------------------------------------------------------------
+# scikit-learn composition
+# --------------------------------------------------------------------------------------------
+def test_pipeline_and_grid_search(iris):
+    X_trn, y_trn, X_val, y_val = iris
+    model = make_pipeline(StandardScaler(), SelectiveClassifier(LinearSVC(), C_grid=(1.0,)))
+    labels = model.fit(X_trn, y_trn).predict(X_val)
+    assert set(np.unique(labels)) <= set(np.unique(y_trn)) | {-1}
+    search = GridSearchCV(
+        make_pipeline(StandardScaler(), SelectiveClassifier(LinearSVC(), C_grid=(1.0,))),
+        {"selectiveclassifier__value": [0.7, 0.95], "selectiveclassifier__estimator__C": [0.01, 1.0]}, cv=2)
+    search.fit(X_trn, y_trn)
+    assert set(search.best_params_) == {"selectiveclassifier__value", "selectiveclassifier__estimator__C"}
+    assert np.all((search.cv_results_["mean_test_score"] > 0.5) & (search.cv_results_["mean_test_score"] <= 1))
+    assert search.best_estimator_.score(X_val, y_val) > 0.8
+
+
+def test_prefit_frozen_classifier_in_grid_search(iris):
+    """clone() refits nothing: a FrozenEstimator keeps a prefit classifier fitted through GridSearchCV."""
+    X_trn, y_trn, X_val, y_val = iris
+    clf = GaussianNB().fit(X_val, y_val)
+    search = GridSearchCV(SelectiveClassifier(FrozenEstimator(clf), prefit=True, C_grid=(1.0,)),
+                          {"value": [0.6, 0.9]}, cv=2).fit(X_trn, y_trn)
+    assert search.best_estimator_.estimator_.estimator is clf
+    np.testing.assert_array_equal(search.best_estimator_.estimator_.predict(X_trn), clf.predict(X_trn))
+
+
+def test_predict_score_and_confusion_matrix(iris):
+    X_trn, y_trn, X_val, y_val = iris
+    model = SelectiveClassifier(GaussianNB(), uncertainty_score="reg", value=0.7,
+                                random_state=1).fit(X_trn, y_trn)
+    labels = model.predict(X_val)
+    accept = model.accept(X_val)
+    base = model.estimator_.predict(X_val)
+    np.testing.assert_array_equal(labels, np.where(accept, base, -1))
+    assert labels.dtype == y_trn.dtype
+    assert model.score(X_val, y_val) == pytest.approx(np.mean(base[accept] == y_val[accept]))
+    weights = np.linspace(1, 2, len(y_val))
+    assert model.score(X_val, y_val, sample_weight=weights) == pytest.approx(
+        np.average(base[accept] == y_val[accept], weights=weights[accept]))
+    counts = reject_confusion_matrix(y_val, base, ~accept)
+    assert counts.sum() == len(y_val) and counts[0].sum() == accept.sum()
+    assert counts[0, 1] / counts[0].sum() == pytest.approx(1 - model.score(X_val, y_val))
+    model.selection_ = SelectionFunction(threshold=-np.inf, accept_prob=0.0)  # reject everything
+    assert np.isnan(model.score(X_val, y_val))
+    assert np.all(model.predict(X_val) == -1)
+
+
+def test_dataframe_reaches_the_classifier_with_its_column_names(iris):
+    X_trn, y_trn, X_val, _ = iris
+    columns = ["sepal_l", "sepal_w", "petal_l", "petal_w"]
+    by_name = make_pipeline(ColumnTransformer([("petals", StandardScaler(), ["petal_l", "petal_w"])]), LinearSVC())
+    model = SelectiveClassifier(by_name, C_grid=(1.0,)).fit(pd.DataFrame(X_trn, columns=columns), y_trn)
+    assert model.feature_names_in_.tolist() == columns
+    labels = model.predict(pd.DataFrame(X_val, columns=columns))
+    np.testing.assert_array_equal(labels, model.predict(pd.DataFrame(X_val, columns=columns)))
+    assert model.uncertainty_score_.n_features_in_ == 4  # the score sees every column as floats
+
+
+def test_string_labels_and_reject_label_types(iris):
+    X_trn, y_trn, X_val, _ = iris
+    names = np.array(["setosa", "versicolor", "virginica"])
+    model = SelectiveClassifier(GaussianNB(), C_grid=(1.0,), reject_label="abstain")
+    labels = model.fit(X_trn, names[y_trn]).predict(X_val)
+    assert labels.dtype.kind == "U" and set(labels) <= set(names) | {"abstain"}
+    mixed = model.set_params(reject_label=-1).fit(X_trn, names[y_trn]).predict(X_val)
+    assert mixed.dtype == object and set(mixed.tolist()) <= set(names) | {-1}
+    with pytest.raises(ValueError, match="reject_label='setosa' is one of the classes"):
+        model.set_params(reject_label="setosa").fit(X_trn, names[y_trn])
+
+
+class _SignRule:
+    """A 'classifier' with only predict: no fit, no classes_, no predict_proba."""
+
+    def __init__(self, constant=None):
+        self.constant = constant
+
+    def predict(self, X):
+        X = np.asarray(X)
+        return np.full(len(X), self.constant) if self.constant is not None else (X[:, 0] > 0).astype(int)
+
+
+def test_prefit_rule_without_posteriors_or_fit():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 3))
+    flip = rng.random(1000) < 1 / (1 + np.exp(-(3 * X[:, 1] - 2)))  # errors grow with x1
+    y = (X[:, 0] > 0).astype(int) ^ flip
+    model = SelectiveClassifier(_SignRule(), prefit=True, C_grid=(1.0,)).fit(X, y)
+    assert model.classes_.tolist() == [0, 1]
+    assert np.corrcoef(model.predict_uncertainty(X), X[:, 1])[0, 1] > 0.5
+    X_new = rng.normal(size=(2000, 3))
+    wrong = rng.random(2000) < 1 / (1 + np.exp(-(3 * X_new[:, 1] - 2)))
+    accept = model.accept(X_new)
+    assert wrong[accept].mean() < 0.5 * wrong.mean()
+    with pytest.raises(ValueError, match="uncertainty_score='tcp' needs an estimator with predict_proba"):
+        SelectiveClassifier(_SignRule(), prefit=True, uncertainty_score="tcp").fit(X, y)
+
+
+def test_infeasible_risk_target_names_the_target():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
+    with pytest.raises(ValueError, match=r"cannot meet target='risk', value=5 on the 60 calibration rows"):
+        SelectiveClassifier(_SignRule(constant=7), prefit=True, target="risk", value=5).fit(X, y)
+
+
+def test_score_instances_and_tcp(iris):
+    X_trn, y_trn, X_val, _ = iris
+    for score in (SELE(chunk_size=50), REG(), "reg", "tcp", TCP(C=1.0)):
+        model = SelectiveClassifier(GaussianNB(), uncertainty_score=score, C_grid=(1.0, 10.0),
+                                    random_state=2).fit(X_trn, y_trn)
+        expected_type = {"tcp": TCP, "reg": REG}[score] if isinstance(score, str) else type(score)
+        assert type(model.uncertainty_score_) is expected_type
+        assert model.uncertainty_score_.n_classes_ == 3
+        assert model.predict_uncertainty(X_val).shape == (len(X_val),)
+    assert SELE(chunk_size=50).get_params()["random_state"] == 0  # the given instance is not modified
+
+
+def test_hash_ties_are_batch_and_order_invariant():
+    """Perfectly separable data: all losses zero, one constant score, every input on the threshold."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X[:, 0] += np.where(y == 1, 3.0, -3.0)
+    model = SelectiveClassifier(LogisticRegression(), C_grid=(1.0,), value=0.75).fit(X, y)
+    assert model.selection_.accept_prob == pytest.approx(0.75)
+    X_new = rng.normal(size=(4000, 2))
+    accept = model.accept(X_new)
+    assert np.all(model.acceptance_probability(X_new) == model.selection_.accept_prob)
+    assert abs(accept.mean() - 0.75) < 4 * np.sqrt(0.75 * 0.25 / 4000)
+    perm = rng.permutation(4000)
+    np.testing.assert_array_equal(model.accept(X_new[perm]), accept[perm])
+    np.testing.assert_array_equal(model.accept(X_new[:7]), accept[:7])
+    other_seed = clone(model).set_params(random_state=1).fit(X, y)
+    assert not np.array_equal(other_seed.accept(X_new), accept)
+
+
+def test_report_on_held_out_rows(digits):
+    X_trn, y_trn, _, _ = digits
+    model = SelectiveClassifier(LinearSVC(), C_grid=(1.0,), value=0.8).fit(X_trn, y_trn)
+    sizes = {name: rows.size for name, rows in model.split_.items()}
+    assert sum(sizes.values()) == len(y_trn) and sizes["classifier"] == round(0.5 * len(y_trn))
+    all_rows = np.concatenate(list(model.split_.values()))
+    assert np.unique(all_rows).size == len(y_trn)
+    assert model.report_["n_rows"] == sizes["report"] == round(0.2 * (len(y_trn) - sizes["classifier"]))
+    assert 0.6 < model.report_["coverage"] <= 1.0
+    assert model.random_seed_ == 0
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"target": "accuracy"}, "target must be one of 'coverage', 'risk', 'reject-cost'"),
+        ({"value": 1.5}, r"value must lie in \(0, 1\] for target='coverage'"),
+        ({"target": "risk", "value": -1}, "value must be a finite number > 0"),
+        ({"target": "reject_cost", "value": np.nan}, "value must be a finite number >= 0"),
+        ({"uncertainty_score": "sel"}, "uncertainty_score: .*'sele'"),
+        ({"uncertainty_score": "mcp"}, "uncertainty_score='mcp' is computed from a classifier's outputs"),
+        ({"uncertainty_score": 3}, "uncertainty_score must be the name of a learned score"),
+        ({"tie_breaking": "random"}, "tie_breaking must be one of 'hash', 'sequential'"),
+        ({"loss": "hinge"}, "loss must be one of 'zero_one', 'mae'"),
+        ({"calibration_fraction": 1.0}, r"calibration_fraction must lie in \(0, 1\)"),
+        ({"report_fraction": 0.0}, r"report_fraction must lie in \(0, 1\)"),
+        ({"calibration_fraction": 0.6, "report_fraction": 0.5}, "calibration_fraction \\+ report_fraction"),
+        ({"C_grid": ()}, "C_grid must be a non-empty sequence"),
+        ({"n_jobs": 0}, "n_jobs must be None or an integer >= 1"),
+        ({"random_state": -3}, "random_state must be a non-negative integer"),
+        ({"reject_label": 2}, "reject_label=2 is one of the classes"),
+    ],
+)
+def test_parameter_errors_name_the_parameter(params, match, iris):
+    X_trn, y_trn, _, _ = iris
+    with pytest.raises(ValueError, match=match):
+        SelectiveClassifier(LinearSVC(), C_grid=(1.0,)).set_params(**params).fit(X_trn, y_trn)
+
+
+def test_input_errors(iris):
+    X_trn, y_trn, _, _ = iris
+    with pytest.raises(ValueError, match="n_samples = 4"):
+        SelectiveClassifier(LogisticRegression()).fit(X_trn[:4], y_trn[:4])
+    with pytest.raises(ValueError, match="prefit=True but the estimator is not fitted"):
+        SelectiveClassifier(LogisticRegression(), prefit=True).fit(X_trn, y_trn)
+    with pytest.raises(ValueError, match="estimator must have predict and fit"):
+        SelectiveClassifier(object()).fit(X_trn, y_trn)
