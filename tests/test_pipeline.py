@@ -107,6 +107,13 @@ def test_pipeline_writes_the_contracted_outputs(pipeline_run):
         "results/tables/paper_comparison.csv",
         "results/tables/timing.md",
         "results/tables/environment.md",
+        "results/tables/table3a_augrc.md",
+        "results/tables/table4_eaurc.csv",
+        "results/tables/table3b_eaugrc.tex",
+        "results/figures/cd_table3c_augrc.png",
+        "results/tables/rankings.md",
+        "results/figures/rc/sattelite_lr.png",
+        "results/figures/rc/abalone_svor.png",
     ]:
         assert (pipeline_run / path).is_file(), path
 
@@ -115,6 +122,7 @@ def test_pipeline_numbers_are_sane(pipeline_run):
     summary = pd.read_csv(pipeline_run / "results/summary.csv")
     assert list(summary.columns) == [
         "task", "dataset", "split", "classifier", "score", "C_classifier", "C_score", "aurc", "risk_full", "n_test",
+        "augrc", "eaurc", "eaugrc",
     ]
     got = set(zip(summary.dataset, summary.classifier, summary.score))
     assert got == {

@@ -135,3 +135,36 @@ def test_table_specs_follow_the_registry_and_config():
     assert specs["table4"].methods == ("margin", "reg") and specs["table4"].task == "ordinal"
     assert specs["table3c"].extension and not specs["table3a"].extension
     assert list(table_specs({}, classifiers=["svm"])) == ["table3b"]
+
+
+def test_tables_under_another_metric_and_the_rankings_say_where_they_differ():
+    from rejectopt.report import rankings_markdown
+
+    summary = _summary(datasets=("a", "b", "c", "d"))
+    # a metric under which REG is best everywhere: the rankings must say so
+    summary["augrc"] = summary["aurc"].where(summary["score"] != "reg", 0.0)
+    table = aurc_table(summary, TABLES["table3a"], "augrc")
+    assert (table[("reg", "mean")] == 0).all()
+    stats = table_statistics(table, TABLES["table3a"].methods)
+    assert stats.average_ranks["reg"] == 1.0
+    markdown = render_table(table, TABLES["table3a"], stats, fmt="md", metric="augrc")
+    assert markdown.startswith("### Table 3a: logistic regression (AUGRC)") and "Test AUGRC" in markdown
+    text = rankings_markdown(summary, [TABLES["table3a"]], ["aurc", "augrc"])
+    assert "| REG | 3.00 | 1.00 |" in text  # AuRC: SELE 8 < TCP 8.5 < REG 9 < MCP 10
+    assert "Under AUGRC the best-ranked method is REG, under AuRC SELE." in text
+    with pytest.raises(ValueError, match="no column 'eaurc'"):
+        aurc_table(summary, TABLES["table3a"], "eaurc")
+
+
+def test_mean_rc_curve_averages_splits_on_a_common_grid():
+    from rejectopt.metrics import rc_curve
+    from rejectopt.report import mean_rc_curve
+
+    rng = np.random.default_rng(3)
+    samples = [(rng.integers(0, 2, n) * 100.0, rng.random(n)) for n in (50, 80)]
+    grid = np.array([0.5, 1.0])
+    mean, std = mean_rc_curve(samples, grid)
+    each = [np.interp(grid, *rc_curve(loss, u)) for loss, u in samples]
+    np.testing.assert_allclose(mean, np.mean(each, axis=0))
+    np.testing.assert_allclose(std, np.std(each, axis=0))
+    np.testing.assert_allclose(mean[1], np.mean([loss.mean() for loss, _ in samples]))  # full coverage = mean loss

@@ -17,7 +17,7 @@ import pandas as pd
 from ._io import save_npz
 from .classifiers import classifier_outputs, get_classifier, train_classifier
 from .datasets import load_prepared
-from .metrics import aurc, risk_full
+from .metrics import METRICS, aurc, risk_full
 from .scores import get_score, select_C
 from .splits import derive_seed, load_split
 
@@ -27,11 +27,15 @@ __all__ = [
     "run_classifier",
     "run_score",
     "summarize_dataset",
+    "tst_outcomes",
 ]
 
 log = logging.getLogger(__name__)
 
-#: Columns of ``results/datasets/{dataset}/summary.csv`` (a contract).
+#: Metrics of :data:`rejectopt.metrics.METRICS` stored beside ``aurc`` (raw loss units), in registry order.
+EXTRA_METRICS = [name for name in METRICS if name != "aurc"]
+
+#: Columns of ``results/datasets/{dataset}/summary.csv`` (a contract; new metrics are appended).
 SUMMARY_COLUMNS = [
     "task",
     "dataset",
@@ -43,6 +47,7 @@ SUMMARY_COLUMNS = [
     "aurc",
     "risk_full",
     "n_test",
+    *EXTRA_METRICS,
 ]
 
 def task_loss(task: str, y_true, y_pred) -> np.ndarray:
@@ -165,8 +170,35 @@ def run_score(
     return {"C": best.C, "val_aurc": val_aurc}
 
 
+def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, score_files: dict) -> dict:
+    """Tst losses and every score's uncertainties, per (classifier, split).
+
+    Returns
+    -------
+    dict
+        ``(classifier, split) -> (loss, C_classifier, {score: (uncertainty, C_score)})``
+        in sorted key order; the classifier's registered baseline comes first
+        (``C_score`` NaN), then the learned scores in sorted order.
+    """
+    _, y = load_prepared(data_path)
+    outcomes = {}
+    for (classifier, split), clf_path in sorted(classifier_files.items()):
+        tst = load_split(splits_path, split)["tst"]
+        with np.load(clf_path, allow_pickle=False) as clf:
+            loss = task_loss(task, y[tst], clf["y_pred"][tst])
+            scores = {get_classifier(classifier).baseline: (clf["baseline"][tst], np.nan)}
+            C_classifier = float(clf["C"])
+        for (clf_name, score, score_split), score_path in sorted(score_files.items()):
+            if (clf_name, score_split) != (classifier, split):
+                continue
+            with np.load(score_path, allow_pickle=False) as sc:
+                scores[score] = (sc["uncertainty"], float(sc["C"]))
+        outcomes[(classifier, split)] = (loss, C_classifier, scores)
+    return outcomes
+
+
 def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifier_files: dict, score_files: dict) -> pd.DataFrame:
-    """Test AuRC and full-coverage risk of every (split, classifier, score) of one dataset.
+    """Test AuRC, the other registered metrics and the full-coverage risk of every (split, classifier, score).
 
     Parameters
     ----------
@@ -180,20 +212,11 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
     DataFrame with :data:`SUMMARY_COLUMNS`; baselines are rows with score
     ``mcp`` / ``margin`` and an empty ``C_score``.
     """
-    _, y = load_prepared(data_path)
     rows = []
-    for (classifier, split), clf_path in sorted(classifier_files.items()):
-        tst = load_split(splits_path, split)["tst"]
-        with np.load(clf_path, allow_pickle=False) as clf:
-            loss = task_loss(task, y[tst], clf["y_pred"][tst])
-            uncertainties = {get_classifier(classifier).baseline: (clf["baseline"][tst], np.nan)}
-            C_classifier = float(clf["C"])
-        for (clf_name, score, score_split), score_path in sorted(score_files.items()):
-            if (clf_name, score_split) != (classifier, split):
-                continue
-            with np.load(score_path, allow_pickle=False) as sc:
-                uncertainties[score] = (sc["uncertainty"], float(sc["C"]))
-        for score, (uncertainty, C_score) in uncertainties.items():
+    for (classifier, split), (loss, C_classifier, scores) in tst_outcomes(
+        task, data_path, splits_path, classifier_files, score_files
+    ).items():
+        for score, (uncertainty, C_score) in scores.items():
             rows.append(
                 {
                     "task": task,
@@ -205,7 +228,8 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
                     "C_score": C_score,
                     "aurc": aurc(loss, uncertainty),
                     "risk_full": risk_full(loss),
-                    "n_test": len(tst),
+                    "n_test": len(loss),
+                    **{name: METRICS[name].function(loss, uncertainty) for name in EXTRA_METRICS},
                 }
             )
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)

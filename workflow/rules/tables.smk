@@ -2,6 +2,7 @@
 # One table per trained classifier, its columns the classifier's baseline and configured scores
 # (rejectopt.report.table_specs reads the registries: a plugin score becomes a column).
 
+from rejectopt.metrics import METRICS
 from rejectopt.report import table_specs
 
 TABLES = table_specs(config["scores"], PLAN.classifiers_run())
@@ -13,7 +14,20 @@ TARGETS += [
     for s in TABLES.values()
     for fig in ("cd", "improvement")
 ]
+#: Every registered metric besides AuRC gets its own version of each table (and a CD diagram).
+OTHER_METRICS = [m for m in METRICS if m != "aurc"]
 TARGETS += [
+    f"results/tables/{t}_{m}.{ext}"
+    for t in TABLES
+    for m in OTHER_METRICS
+    for ext in ("csv", "md", "tex")
+]
+TARGETS += [f"results/figures/cd_{t}_{m}.png" for t in TABLES for m in OTHER_METRICS]
+TARGETS += [
+    f"results/figures/rc/{d}_{c}.png" for d in DATASETS for c in classifiers_of(d)
+]
+TARGETS += [
+    "results/tables/rankings.md",
     "results/summary.csv",
     "results/tables/paper_comparison.md",
     "results/tables/timing.md",
@@ -23,6 +37,7 @@ TARGETS += [
 
 wildcard_constraints:
     table="|".join(TABLES) or "none",
+    metric="|".join(OTHER_METRICS) or "none",
 
 
 rule make_table:
@@ -47,8 +62,109 @@ rule make_table:
         runtime=5,
     params:
         spec=lambda w: TABLES[w.table],
+        metric="aurc",
     script:
         "../scripts/make_table.py"
+
+
+rule make_metric_table:
+    input:
+        "results/summary.csv",
+    output:
+        csv=report(
+            "results/tables/{table}_{metric}.csv",
+            caption="../report/table.rst",
+            category="Tables under other metrics",
+            labels={"table": "{table}", "metric": "{metric}"},
+        ),
+        md="results/tables/{table}_{metric}.md",
+        tex="results/tables/{table}_{metric}.tex",
+        cd=report(
+            "results/figures/cd_{table}_{metric}.png",
+            caption="../report/cd_diagram.rst",
+            category="Tables under other metrics",
+            labels={"table": "{table}", "metric": "{metric} (CD diagram)"},
+        ),
+    log:
+        "logs/make_metric_table/{table}_{metric}.log",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        spec=lambda w: TABLES[w.table],
+        metric=lambda w: w.metric,
+    script:
+        "../scripts/make_table.py"
+
+
+rule rankings:
+    input:
+        "results/summary.csv",
+    output:
+        report(
+            "results/tables/rankings.md",
+            caption="../report/rankings.rst",
+            category="Tables under other metrics",
+            labels={"table": "rankings under every metric"},
+        ),
+    log:
+        "logs/rankings.log",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        specs=list(TABLES.values()),
+        metrics=list(METRICS),
+    script:
+        "../scripts/rankings.py"
+
+
+rule plot_rc_curves:
+    input:
+        data="results/data/{dataset}/data.npz",
+        splits="results/data/{dataset}/splits.npz",
+        classifiers=lambda w: [
+            classifier_file(w.dataset, w.classifier, k) for k in SPLITS
+        ],
+        scores=lambda w: [
+            score_file(w.dataset, w.classifier, s, k)
+            for s in scores_of(w.classifier)
+            for k in SPLITS
+        ],
+    output:
+        report(
+            "results/figures/rc/{dataset}_{classifier}.png",
+            caption="../report/rc_curves.rst",
+            category="RC curves",
+            labels={"dataset": "{dataset}", "classifier": "{classifier}"},
+        ),
+    log:
+        "logs/plot_rc_curves/{dataset}_{classifier}.log",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    params:
+        task=lambda w: TASK[w.dataset],
+        classifier_files=lambda w: {
+            (w.classifier, k): classifier_file(w.dataset, w.classifier, k)
+            for k in SPLITS
+        },
+        score_files=lambda w: {
+            (w.classifier, s, k): score_file(w.dataset, w.classifier, s, k)
+            for s in scores_of(w.classifier)
+            for k in SPLITS
+        },
+    script:
+        "../scripts/plot_rc_curves.py"
 
 
 rule plot_table:

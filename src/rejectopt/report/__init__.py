@@ -10,9 +10,10 @@ happens only here. Tables and their columns are read off the registries
 """
 
 from ._comparison import comparison_markdown, paper_comparison
-from ._figures import CD_ALPHA, cd_figure, improvement_figure, message_figure, rc_figure
+from ._figures import CD_ALPHA, cd_figure, improvement_figure, mean_rc_curve, message_figure, rc_curves_figure, rc_figure
 from ._provenance import environment_markdown, timing_table
-from ._specs import TableSpec, classifier_label, label, landmarks_spec, table_specs
+from ._rankings import metric_rankings, rankings_markdown
+from ._specs import TableSpec, classifier_label, label, landmarks_spec, metric_label, table_specs
 from ._tables import TableStatistics, aurc_table, format_number, relative_improvement, render_table, table_statistics
 
 __all__ = [
@@ -28,8 +29,13 @@ __all__ = [
     "improvement_figure",
     "label",
     "landmarks_spec",
+    "mean_rc_curve",
     "message_figure",
+    "metric_label",
+    "metric_rankings",
     "paper_comparison",
+    "rankings_markdown",
+    "rc_curves_figure",
     "rc_figure",
     "relative_improvement",
     "render_table",

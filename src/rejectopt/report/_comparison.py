@@ -6,7 +6,7 @@ import pandas as pd
 
 from ..stats import average_ranks, friedman_test, nemenyi_cd
 from ._specs import TableSpec, label, landmarks_spec
-from ._tables import format_number
+from ._tables import format_number, significant_pairs
 
 __all__ = ["paper_comparison", "comparison_markdown"]
 
@@ -71,20 +71,8 @@ def _conclusions(comparison: pd.DataFrame, spec: TableSpec) -> list[str]:
             f"paper's numbers on the same datasets {'yes' if p_paper <= 0.05 else 'no'} (p = {p_paper:.4f})"
         )
         lines.append("  - Nemenyi pairs significantly different at alpha = 0.10: ours "
-                     f"{_significant_pairs(ours)}; paper (same datasets) {_significant_pairs(paper_same)}")
+                     f"{significant_pairs(ours)}; paper (same datasets) {significant_pairs(paper_same)}")
     return lines
-
-
-def _significant_pairs(means: pd.DataFrame) -> str:
-    ranks = average_ranks(means)
-    cd = nemenyi_cd(means.shape[1], means.shape[0], alpha=0.10)
-    pairs = [
-        f"{label(a)} < {label(b)}"
-        for a in ranks.index
-        for b in ranks.index
-        if ranks[b] - ranks[a] > cd
-    ]
-    return ", ".join(pairs) if pairs else "none"
 
 
 def comparison_markdown(comparison: pd.DataFrame, specs, datasets_run, datasets_missing) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..classifiers import CLASSIFIERS, get_classifier
 from ..scores import get_score
 
-__all__ = ["TableSpec", "table_specs", "landmarks_spec", "label"]
+__all__ = ["TableSpec", "classifier_label", "label", "landmarks_spec", "metric_label", "table_specs"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,13 @@ def landmarks_spec(scores=("sele", "reg")) -> TableSpec:
     """The landmark experiment (Section 5.2.3, Fig. 4): ranked in the paper comparison, no table rule."""
     return TableSpec("landmarks", "landmarks", "dlib", ("face_score", *scores),
                      "Section 5.2.3: DLIB landmarks on 300-W (Fig. 4)")
+
+
+def metric_label(name: str) -> str:
+    """Display label of a registered metric (``augrc`` -> ``AUGRC``)."""
+    from ..metrics import METRICS
+
+    return METRICS[name].label if name in METRICS else name
 
 
 def classifier_label(name: str) -> str:

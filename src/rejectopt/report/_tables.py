@@ -8,22 +8,28 @@ import numpy as np
 import pandas as pd
 
 from ..stats import average_ranks, friedman_test, nemenyi_cd
-from ._specs import TableSpec, label
+from ._specs import TableSpec, label, metric_label
 
-__all__ = ["TableStatistics", "aurc_table", "table_statistics", "render_table", "relative_improvement", "format_number"]
+__all__ = [
+    "TableStatistics", "aurc_table", "format_number", "mean_matrix", "relative_improvement", "render_table",
+    "significant_pairs", "table_statistics",
+]
 
 
-def aurc_table(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
-    """Mean and std over splits of test AuRC per (dataset, method), and of R@100.
+def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc") -> pd.DataFrame:
+    """Mean and std over splits of a test metric (default AuRC) per (dataset, method), and of R@100.
 
-    Returns a frame indexed by dataset with columns ``(method, 'mean'|'std')``
-    for each method of ``spec`` and ``('risk_full', ...)``; ``n_splits`` counts
-    the splits behind each row.
+    ``metric`` is a column of the summary, one per registered metric
+    (:data:`rejectopt.metrics.METRICS`). Returns a frame indexed by dataset with
+    columns ``(method, 'mean'|'std')`` for each method of ``spec`` and
+    ``('risk_full', ...)``; ``n_splits`` counts the splits behind each row.
     """
+    if metric not in summary.columns:
+        raise ValueError(f"summary has no column {metric!r} (columns: {', '.join(summary.columns)})")
     rows = summary[(summary["classifier"] == spec.classifier) & summary["score"].isin(spec.methods)]
     if rows.empty:
         raise ValueError(f"summary has no rows for classifier {spec.classifier!r} ({spec.name})")
-    stats = rows.groupby(["dataset", "score"])["aurc"].agg(["mean", "std"]).unstack("score")
+    stats = rows.groupby(["dataset", "score"])[metric].agg(["mean", "std"]).unstack("score")
     stats = stats.swaplevel(axis=1)[[m for m in spec.methods if m in set(rows["score"])]]
     stats.columns = pd.MultiIndex.from_tuples(stats.columns)
     per_split = rows.drop_duplicates(["dataset", "split"])
@@ -34,7 +40,15 @@ def aurc_table(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
     return stats
 
 
-def _mean_matrix(table: pd.DataFrame, methods) -> pd.DataFrame:
+def significant_pairs(means: pd.DataFrame, alpha: float = 0.10) -> str:
+    """Pairs of methods whose average ranks differ by more than Nemenyi's CD, e.g. ``SELE < REG``."""
+    ranks = average_ranks(means)
+    cd = nemenyi_cd(means.shape[1], means.shape[0], alpha=alpha)
+    pairs = [f"{label(a)} < {label(b)}" for a in ranks.index for b in ranks.index if ranks[b] - ranks[a] > cd]
+    return ", ".join(pairs) if pairs else "none"
+
+
+def mean_matrix(table: pd.DataFrame, methods) -> pd.DataFrame:
     return pd.DataFrame({m: table[(m, "mean")] for m in methods})
 
 
@@ -52,7 +66,7 @@ class TableStatistics:
 
 def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
     """Rank methods per dataset by mean test AuRC and test their equivalence (Demsar 2006)."""
-    means = _mean_matrix(table, methods).dropna()
+    means = mean_matrix(table, methods).dropna()
     n, k = means.shape
     ranks = average_ranks(means)
     if n >= 2 and k >= 2:
@@ -68,7 +82,8 @@ def format_number(value: float, digits: int = 2) -> str:
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
-def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, fmt: str = "md") -> str:
+def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, fmt: str = "md",
+                 metric: str = "aurc") -> str:
     """Render a results table as Markdown (``fmt='md'``) or LaTeX (``fmt='tex'``).
 
     Cells are ``mean ± std`` of test AuRC over the splits; the best mean per
@@ -92,18 +107,19 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
         body.append(cells)
     body.append(["avg. rank"] + [format_number(stats.average_ranks.get(m, np.nan)) for m in methods] + ["", ""])
     notes = [
-        f"Test AuRC (mean ± std over splits) on {stats.n_datasets} datasets; best per row in bold.",
+        f"Test {metric_label(metric)} (mean ± std over splits) on {stats.n_datasets} datasets; best per row in bold.",
         f"Friedman test p = {format_number(stats.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(stats.iman_davenport_pvalue, 4)}); "
         f"Nemenyi CD = {format_number(stats.cd_005)} (alpha = 0.05), {format_number(stats.cd_010)} (alpha = 0.10).",
     ]
     if spec.extension:
         notes.append("This table is an extension of the paper, not a reproduction of it.")
+    title = spec.title if metric == "aurc" else f"{spec.title} ({metric_label(metric)})"
     if fmt == "md":
-        lines = [f"### {spec.title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(cells) + " |" for cells in body]
         return "\n".join(lines + [""] + notes) + "\n"
     cols = "l" + "r" * (len(header) - 1)
-    lines = [f"% {spec.title}", f"\\begin{{tabular}}{{{cols}}}", "\\hline", " & ".join(header) + " \\\\", "\\hline"]
+    lines = [f"% {title}", f"\\begin{{tabular}}{{{cols}}}", "\\hline", " & ".join(header) + " \\\\", "\\hline"]
     lines += [" & ".join(c.replace("_", "\\_") for c in cells) + " \\\\" for cells in body[:-1]]
     lines += ["\\hline", " & ".join(body[-1]) + " \\\\", "\\hline", "\\end{tabular}"]
     return "\n".join(lines + [f"% {n}" for n in notes]) + "\n"

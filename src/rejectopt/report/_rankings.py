@@ -1,0 +1,80 @@
+"""Average ranks of each table's methods under every registered metric, side by side."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ._specs import TableSpec, label, metric_label
+from ._tables import aurc_table, format_number, mean_matrix, significant_pairs, table_statistics
+
+__all__ = ["metric_rankings", "rankings_markdown"]
+
+
+def metric_rankings(summary: pd.DataFrame, spec: TableSpec, metrics) -> dict:
+    """``metric -> (TableStatistics, mean matrix)`` of one table under each metric."""
+    out = {}
+    for metric in metrics:
+        table = aurc_table(summary, spec, metric)
+        methods = [m for m in spec.methods if (m, "mean") in table.columns]
+        out[metric] = (table_statistics(table, methods), mean_matrix(table, methods).dropna())
+    return out
+
+
+def _verdicts(stats, means) -> dict:
+    ranks = stats.average_ranks.sort_values(kind="stable")
+    best = ranks.index[0] if len(ranks) else None
+    return {
+        "best": best,
+        "order": ", ".join(label(m) for m in ranks.index),
+        "friedman": stats.n_datasets >= 2 and stats.friedman_pvalue <= 0.05,
+        "pairs": significant_pairs(means) if means.shape[0] >= 2 and means.shape[1] >= 2 else "none",
+    }
+
+
+def rankings_markdown(summary: pd.DataFrame, specs, metrics) -> str:
+    """Per table, the average ranks under each metric and a sentence where a conclusion differs from AuRC's.
+
+    A conclusion is the best-ranked method (and, when that agrees, the whole rank
+    order), whether Friedman rejects equivalence at 0.05, and the Nemenyi pairs
+    significantly different at alpha = 0.10.
+    """
+    metrics = list(metrics)
+    lines = ["# Average ranks under each metric", "",
+             "Ranks of the methods by mean test value per dataset (1 = best; every metric: lower is better).", ""]
+    for spec in specs:
+        ranked = metric_rankings(summary, spec, metrics)
+        methods = [m for m in spec.methods if m in ranked[metrics[0]][0].average_ranks.index]
+        lines += [f"## {spec.title}", ""]
+        lines.append("| method | " + " | ".join(metric_label(m) for m in metrics) + " |")
+        lines.append("|---|" + "---|" * len(metrics))
+        for method in methods:
+            cells = [format_number(ranked[m][0].average_ranks.get(method, float("nan"))) for m in metrics]
+            lines.append(f"| {label(method)} | " + " | ".join(cells) + " |")
+        lines.append("| Friedman p | " + " | ".join(format_number(ranked[m][0].friedman_pvalue, 4) for m in metrics) + " |")
+        lines.append("| Nemenyi pairs (alpha 0.10) | " + " | ".join(
+            _verdicts(*ranked[m])["pairs"] for m in metrics) + " |")
+        lines.append("")
+        reference = _verdicts(*ranked["aurc"]) if "aurc" in ranked else None
+        sentences = []
+        for metric in metrics:
+            if reference is None or metric == "aurc":
+                continue
+            verdict = _verdicts(*ranked[metric])
+            name = metric_label(metric)
+            if verdict["best"] != reference["best"]:
+                sentences.append(f"Under {name} the best-ranked method is {label(verdict['best'])}, "
+                                 f"under AuRC {label(reference['best'])}.")
+            elif verdict["order"] != reference["order"]:
+                sentences.append(f"Under {name} the same method ranks first, but the order is {verdict['order']} "
+                                 f"(AuRC: {reference['order']}).")
+            if verdict["friedman"] != reference["friedman"]:
+                sentences.append(f"Friedman {'rejects' if verdict['friedman'] else 'does not reject'} equivalence at "
+                                 f"0.05 under {name}, {'rejects' if reference['friedman'] else 'does not'} under AuRC.")
+            if verdict["pairs"] != reference["pairs"]:
+                sentences.append(f"Nemenyi (alpha 0.10) separates {verdict['pairs']} under {name}, "
+                                 f"{reference['pairs']} under AuRC.")
+        n = ranked[metrics[0]][0].n_datasets
+        lines.append(" ".join(sentences) if sentences else
+                     f"Every metric agrees with AuRC on the best method, Friedman's verdict and the Nemenyi pairs ({n} datasets).")
+        lines.append("")
+    return "\n".join(lines)

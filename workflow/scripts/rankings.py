@@ -1,0 +1,12 @@
+"""Rule rankings: each table's average ranks under every registered metric, and where they disagree."""
+
+import pandas as pd
+
+from _logging import log_to
+
+from rejectopt._io import write_text
+from rejectopt.report import rankings_markdown
+
+log_to(snakemake.log[0])
+summary = pd.read_csv(snakemake.input[0])
+write_text(rankings_markdown(summary, snakemake.params.specs, snakemake.params.metrics), snakemake.output[0])
