@@ -12,7 +12,7 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
-from .scores import SCORE_C_GRID, TCP, get_score, select_C
+from .scores import SCORE_C_GRID, TCP, get_score, score_names, select_C
 from .selective import InfeasibleTargetError, Target, empirical_risk_coverage, fit_selective, split_rows
 
 __all__ = ["SelectiveClassifier"]
@@ -261,11 +261,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 raise ValueError(f"uncertainty_score: {err}") from None
             if info.baseline:
                 raise ValueError(f"uncertainty_score={spec!r} is computed from a classifier's outputs, it is not "
-                                 f"learned; choose a learned score such as 'sele', 'reg' or 'tcp'")
+                                 f"learned; choose a learned score: {', '.join(score_names(learned=True))}")
             return info, None
         if not (hasattr(spec, "fit") and hasattr(spec, "predict") and hasattr(spec, "get_params")):
-            raise ValueError(f"uncertainty_score must be the name of a learned score ('sele', 'reg', 'tcp', ...) "
-                             f"or an unfitted score estimator such as SELE(); got {spec!r}")
+            raise ValueError(f"uncertainty_score must be the name of a learned score "
+                             f"({', '.join(score_names(learned=True))}) or an unfitted score estimator such as SELE(); "
+                             f"got {spec!r}")
         return None, spec
 
     def _n_jobs(self):

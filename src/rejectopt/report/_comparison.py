@@ -90,7 +90,7 @@ def comparison_markdown(comparison: pd.DataFrame, specs, datasets_run, datasets_
         lines.append(f"- {task} / {clf}: {int(group['agrees'].sum())} of {len(group)} cells agree")
     lines += ["", "## Rankings and significance", ""]
     if not any(spec.task == "landmarks" for spec in specs) and (counted["task"] == "landmarks").any():
-        specs = [*specs, landmarks_spec()]
+        specs = [*specs, landmarks_spec(counted.loc[counted["task"] == "landmarks", "score"].unique())]
     for spec in specs:
         lines += _conclusions(comparison, spec)
     lines += ["", "## Every cell", "", "A cell that disagrees is marked **no**; `diff/std` is the difference in units of the paper's std.", ""]
