@@ -344,12 +344,14 @@ class DoubleScoreSelection:
             raise ValueError(f"length mismatch: s_r has shape {s_r.shape}, s_g has shape {s_g.shape}")
         return self.weight_r * s_r + self.weight_g * s_g
 
+    @property
+    def selection(self) -> SelectionFunction:
+        """The randomised threshold rule on the combined score (the one home of accept / tie logic)."""
+        return SelectionFunction(self.threshold, self.accept_prob)
+
     def acceptance_probability(self, s_r: Any, s_g: Any) -> np.ndarray:
         """Probability ``c(x)`` of accepting each input: 1, ``accept_prob`` or 0 (eq. 12)."""
-        s = self.score(s_r, s_g)
-        prob = np.where(s < self.threshold, 1.0, 0.0)
-        prob[s == self.threshold] = self.accept_prob
-        return prob
+        return self.selection.acceptance_probability(self.score(s_r, s_g))
 
     def accept(self, s_r: Any, s_g: Any, random_state: Any = None) -> np.ndarray:
         """Draw accept/reject decisions; randomises only at exact ties.
@@ -365,23 +367,11 @@ class DoubleScoreSelection:
         -------
         numpy.ndarray of bool
         """
-        s = self.score(s_r, s_g)
-        accepted = s < self.threshold
-        ties = s == self.threshold
-        n_ties = int(ties.sum())
-        if n_ties and self.accept_prob >= 1.0:
-            accepted[ties] = True
-        elif n_ties and self.accept_prob > 0.0:
-            rng = np.random.default_rng(random_state)
-            accepted[ties] = rng.random(n_ties) < self.accept_prob
-        return accepted
+        return self.selection.accept(self.score(s_r, s_g), random_state)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able dict; infinite thresholds are written as ``"inf"`` / ``"-inf"``."""
-        data = asdict(self)
-        if math.isinf(self.threshold):
-            data["threshold"] = "inf" if self.threshold > 0 else "-inf"
-        return data
+        """JSON-able dict: the two weights and :meth:`SelectionFunction.to_dict` of the threshold rule."""
+        return {"weight_r": self.weight_r, "weight_g": self.weight_g, **self.selection.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "DoubleScoreSelection":
@@ -392,23 +382,19 @@ class DoubleScoreSelection:
         ValueError
             Naming the offending field.
         """
-        keys = {"weight_r", "weight_g", "threshold", "accept_prob"}
         if not isinstance(data, dict):
             raise ValueError(f"DoubleScoreSelection.from_dict needs a dict, got {type(data).__name__}")
-        missing, unknown = keys - set(data), set(data) - keys
-        if missing:
-            raise ValueError(f"DoubleScoreSelection.from_dict: missing keys {sorted(missing)}")
-        if unknown:
-            raise ValueError(f"DoubleScoreSelection.from_dict: unknown keys {sorted(map(str, unknown))}")
-        values = {}
-        for key in sorted(keys):
+        weights = {}
+        for key in ("weight_r", "weight_g"):
+            if key not in data:
+                raise ValueError(f"DoubleScoreSelection.from_dict: missing keys {[key]}")
             value = data[key]
-            if key == "threshold" and value in ("inf", "-inf"):
-                value = float(value)
-            elif isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
                 raise ValueError(f"DoubleScoreSelection.{key} must be a number, got {value!r}")
-            values[key] = float(value)
-        return cls(**values)
+            weights[key] = float(value)
+        rest = {k: v for k, v in data.items() if k not in weights}
+        selection = SelectionFunction.from_dict(rest, name="DoubleScoreSelection")
+        return cls(**weights, threshold=selection.threshold, accept_prob=selection.accept_prob)
 
 
 #: Elements of one batch of combined scores (rows x samples) evaluated at once.
