@@ -248,6 +248,12 @@ def test_numbers_given_as_text_become_numbers():
     assert coerce_numbers({"C_classifier": ["1", "10", "-1", "0.5", "1e3"], "datasets": ["letter"]}) == {
         "C_classifier": [1, 10, -1, 0.5, 1000.0], "datasets": ["letter"],
     }
+    assert coerce_numbers({"landmarks": {"enabled": "false", "max_faces": "40"}, "raw_dir": "10"}) == {
+        "landmarks": {"enabled": False, "max_faces": 40}, "raw_dir": "10",
+    }
+    assert coerce_numbers({"custom_datasets": {"d": {"path": "1.csv", "target": "0"}}}) == {
+        "custom_datasets": {"d": {"path": "1.csv", "target": "0"}},
+    }
 
 
 def test_load_plugins_refuses_a_non_module_name(tmp_path):

@@ -66,17 +66,22 @@ def load_plugins(modules, search_dir=".") -> list:
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
-def coerce_numbers(value):
-    """Numbers given as text inside lists (``--config C_classifier='[1,10]'``) become numbers.
+def coerce_numbers(value, _key=None):
+    """Numbers and booleans given as text on the command line become numbers and booleans.
 
-    Snakemake parses the items of a command-line list as strings; a string that
-    is exactly a decimal number is converted (``"10"`` -> 10, ``"-1"`` -> -1,
-    ``"0.3"`` -> 0.3), so the schema then checks its value (and names it).
+    Snakemake parses the items of a command-line list and the values of a
+    command-line mapping as strings (``--config C_classifier='[1,10]'``,
+    ``landmarks='{enabled: false}'``); a string that is exactly a decimal number
+    is converted (``"10"`` -> 10, ``"-1"`` -> -1, ``"0.3"`` -> 0.3) and ``"true"``
+    / ``"false"`` become booleans, so the schema then checks the value (and
+    names it). Top-level strings and ``custom_datasets`` (paths, column names)
+    are left alone.
     """
     if isinstance(value, dict):
-        return {k: coerce_numbers(v) for k, v in value.items()}
+        return {k: v if k == "custom_datasets" else coerce_numbers(v, k) for k, v in value.items()} if _key is None \
+            else {k: _to_scalar(v) if isinstance(v, str) else coerce_numbers(v, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_to_number(v) if isinstance(v, str) else coerce_numbers(v) for v in value]
+        return [_to_scalar(v) if isinstance(v, str) else coerce_numbers(v, _key) for v in value]
     return value
 
 
@@ -85,6 +90,12 @@ def _to_number(text: str):
         return text
     number = float(text)
     return int(number) if number.is_integer() and re.match(r"^[+-]?\d+$", text.strip()) else number
+
+
+def _to_scalar(text: str):
+    if text.strip().lower() in ("true", "false"):
+        return text.strip().lower() == "true"
+    return _to_number(text)
 
 
 def validate_config(config: dict, schema: dict) -> None:
