@@ -5,6 +5,7 @@ the reports read :data:`CLASSIFIERS`.
 """
 
 from ._registry import CLASSIFIERS, TASKS, ClassifierInfo, classifier_names, get_classifier, register_classifier
+from ._double_hinge import DoubleHingeSVM, chow_thresholds, double_hinge_loss
 from ._linear import C_GRID, BinaryHingeSVM, make_classifier
 from ._selection import classifier_outputs, train_classifier
 from ._svor import SVOR, svor_objective
@@ -15,12 +16,15 @@ __all__ = [
     "CLASSIFIERS",
     "C_GRID",
     "ClassifierInfo",
+    "DoubleHingeSVM",
     "SVOR",
     "TASKS",
     "XGBLabelSpaceClassifier",
     "XGB_GRID",
+    "chow_thresholds",
     "classifier_names",
     "classifier_outputs",
+    "double_hinge_loss",
     "get_classifier",
     "make_classifier",
     "register_classifier",
