@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..selective import SelectionFunction
+from ..selective import InfeasibleTargetError, SelectionFunction
 from . import _sweep
 from ._validation import as_finite_1d, check_lengths, check_prior, check_target, validate
 
@@ -187,7 +187,7 @@ def fit_cost_based(
 # --------------------------------------------------------------------------------------------
 def _single_selection(sw: _sweep.Sweep, best: _sweep.Best, what: str) -> SelectionFunction:
     if not best.feasible[0]:
-        raise ValueError(
+        raise InfeasibleTargetError(
             f"infeasible {what}: no threshold on this validation sample accepts an ID sample "
             "while meeting both constraints"
         )
@@ -590,7 +590,7 @@ def fit_double_score_tpr_fpr(
 
     value, selection = _double_search(loss, is_ood, s_r, s_g, solve_rows=solve, **opts)
     if selection is None:
-        raise ValueError(f"infeasible tpr_min={tpr_min!r}, fpr_max={fpr_max!r} for every angle tried")
+        raise InfeasibleTargetError(f"infeasible tpr_min={tpr_min!r}, fpr_max={fpr_max!r} for every angle tried")
     return selection
 
 
@@ -641,7 +641,7 @@ def fit_double_score_precision_recall(
 
     value, selection = _double_search(loss, is_ood, s_r, s_g, solve_rows=solve, **opts)
     if selection is None:
-        raise ValueError(
+        raise InfeasibleTargetError(
             f"infeasible precision_min={precision_min!r}, recall_min={recall_min!r} for every angle tried"
         )
     return selection
@@ -705,10 +705,8 @@ def double_score_risk_at_tpr_fpr(
     """
     try:
         sel = fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min, fpr_max, randomize=False, **kwargs)
-    except ValueError as exc:
-        if "infeasible" in str(exc):
-            return float("nan")
-        raise
+    except InfeasibleTargetError:
+        return float("nan")
     return _risk_of(sel, loss, is_ood, s_r, s_g)
 
 
@@ -728,10 +726,8 @@ def double_score_risk_at_precision_recall(
         sel = fit_double_score_precision_recall(
             loss, is_ood, s_r, s_g, precision_min, recall_min, ood_prior=ood_prior, randomize=False, **kwargs
         )
-    except ValueError as exc:
-        if "infeasible" in str(exc):
-            return float("nan")
-        raise
+    except InfeasibleTargetError:
+        return float("nan")
     return _risk_of(sel, loss, is_ood, s_r, s_g)
 
 

@@ -1,0 +1,263 @@
+"""The tabular OOD benchmark (rejectopt.ood._benchmark, workflow/rules/ood.smk; issue 14, part 3).
+
+1. The class hold-out: which classes, ID / OOD counts of each part.
+2. The double score MCP + kNN, tuned on Val at the seed-style bound (recomputed here by brute
+   force), meets TPR >= 0.8 and the bound on Val, and is the benchmark's fit.
+3. One split on the real sattelite data (the demo mirror): sane numbers, files, figures.
+4. The table's statistics from a synthetic frame against rejectopt.stats computed here.
+5. The pipeline plans the ood rules on the CI configuration.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rejectopt import ood, stats
+from rejectopt.datasets import load_prepared, prepare_dataset
+from rejectopt.splits import make_splits
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
+
+
+# --------------------------------------------------------------------------------------------
+# 1. The class hold-out
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "n_classes, expected",
+    [(6, [4, 5]), (10, [7, 8, 9]), (12, [8, 9, 10, 11]), (26, list(range(18, 26))), (3, [2])],
+)
+def test_held_out_classes_are_the_ceil_of_30_percent_largest_indices(n_classes, expected):
+    y = np.repeat(np.arange(n_classes), 3)
+    assert ood.held_out_classes(y, 0.3).tolist() == expected  # 0.3 * 10 = 3.0000000000000004 -> 3
+
+
+def test_held_out_fraction_is_configurable_and_checked():
+    y = np.repeat(np.arange(10), 2)
+    assert ood.held_out_classes(y, 0.5).tolist() == [5, 6, 7, 8, 9]
+    assert ood.held_out_classes(y, 0.01).tolist() == [9]
+    with pytest.raises(ValueError, match="fewer than 2 ID classes"):
+        ood.held_out_classes(np.array([0, 1, 1]), 0.3)
+    with pytest.raises(ValueError, match=r"\(0, 1\)"):
+        ood.held_out_classes(y, 1.0)
+    with pytest.raises(ValueError, match="unknown keys"):
+        ood.ood_settings({"held_out_fractoin": 0.3})
+    assert ood.ood_settings({"fpr_max": 0.3})["held_out_fraction"] == 0.3
+
+
+def test_partition_counts():
+    y = np.repeat(np.arange(6), 10)  # classes 4, 5 are OOD: 20 of 60
+    parts = make_splits(y, n_splits=1, seed=3, dataset="toy")
+    parts = {p: parts[f"{p}_0"] for p in ("trn1", "val1", "trn2", "val2", "tst")}
+    part = ood.ood_partition(y, parts, 0.3)
+    assert part.held_out.tolist() == [4, 5] and part.n_classes_id == 4
+    for name in ("trn1", "val1", "trn2", "val2"):  # ID only
+        idx = getattr(part, name)
+        assert (y[idx] < 4).all()
+        assert idx.size == (y[parts[name]] < 4).sum()
+    assert part.val.tolist() == sorted(parts["val1"].tolist() + parts["val2"].tolist())
+    assert part.tst.tolist() == parts["tst"].tolist()
+    counts = part.counts()
+    # 10 examples per class, ratios 30/10/30/10/20: 1 + 1 per class in Val, 2 in Tst
+    assert counts == {"n_id_val": 8, "n_ood_val": 4, "n_id_tst": 8, "n_ood_tst": 4}
+
+
+# --------------------------------------------------------------------------------------------
+# 2. + 3. One split of the real sattelite data
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sattelite(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ood_sattelite")
+    prepare_dataset("sattelite", folder / "raw", folder / "data.npz", mirror=DEMO_MIRROR)
+    X, y = load_prepared(folder / "data.npz")
+    splits = make_splits(y, n_splits=1, seed=0, dataset="sattelite")
+    np.savez(folder / "splits.npz", **splits)
+    result = ood.ood_split_files(
+        folder / "data.npz", folder / "splits.npz", 0, folder / "split_0.csv", folder / "split_0.npz",
+        dataset="sattelite", C_classifier=(1,), C_score=(1,),
+    )
+    return folder, X, y, splits, result
+
+
+def test_sattelite_split_numbers_are_sane(sattelite):
+    folder, X, y, splits, result = sattelite
+    rows = pd.read_csv(folder / "split_0.csv")
+    assert list(rows.columns) == ood.OOD_SPLIT_COLUMNS
+    assert rows["method"].tolist() == ["mcp", "sele", "knn", "mahalanobis", "mcp+knn", "sele+knn", "sele+mahalanobis"]
+    assert (rows["held_out"] == "4 5").all()
+    tst = splits["tst_0"]
+    assert (rows["n_ood_tst"] == np.isin(y[tst], [4, 5]).sum()).all()
+    assert (rows["n_id_tst"] + rows["n_ood_tst"] == tst.size).all()
+    by = rows.set_index("method")
+    assert by.loc["knn", "auroc"] > 0.5
+    risks = rows[["risk_seed", "risk_fixed", "deployed_risk_seed", "id_error"]].to_numpy().ravel()
+    risks = risks[np.isfinite(risks)]
+    assert ((risks >= 0) & (risks <= 100)).all()
+    assert 5 < by["id_error"].iloc[0] < 30
+    # the seed-style bound makes every method feasible: it is the largest FPR@TPR of them all
+    assert np.isfinite(rows["risk_seed"]).all()
+    assert rows["fpr_bound_tst"].iloc[0] == pytest.approx(rows["fpr_at_tpr"].max())
+    assert rows["feasible_val_seed"].all()
+    assert (rows[["auroc", "oscr"]].to_numpy() >= 0).all() and (rows[["auroc", "oscr"]].to_numpy() <= 1).all()
+    # R^S at the bound is at most the risk at FPR@TPR of a single score: recompute one independently
+    sc = result.scores["lr"]
+    u = sc.singles["knn"][1]
+    ok_risks = []
+    for t in np.unique(u):
+        acc = u <= t
+        id_acc = acc & ~sc.is_ood_tst
+        tpr = id_acc.sum() / (~sc.is_ood_tst).sum()
+        fpr = (acc & sc.is_ood_tst).sum() / sc.is_ood_tst.sum()
+        if tpr >= 0.8 and fpr <= rows["fpr_bound_tst"].iloc[0] + 1e-12:
+            ok_risks.append(sc.loss_tst[id_acc].mean())
+    assert by.loc["knn", "risk_seed"] == pytest.approx(min(ok_risks))
+
+
+def _brute_min_fpr(is_ood, u, tpr_min):
+    best = 1.0
+    for t in np.unique(u):
+        acc = u <= t
+        if acc[~is_ood].mean() >= tpr_min:
+            best = min(best, acc[is_ood].mean())
+    return best
+
+
+def test_mcp_knn_double_score_meets_tpr_on_val(sattelite):
+    _, _, _, _, result = sattelite
+    sc = result.scores["lr"]
+    row = result.rows.set_index("method").loc["mcp+knn"]
+    bound = max(_brute_min_fpr(sc.is_ood_val, v, 0.8) for v, _ in sc.singles.values())
+    assert row["fpr_bound_val"] == pytest.approx(bound)
+    (r_v, _), (g_v, _) = sc.singles["mcp"], sc.singles["knn"]
+    sel = ood.fit_double_score_tpr_fpr(sc.loss_val, sc.is_ood_val, r_v, g_v, 0.8, bound, angles=181)
+    assert sel.mu == pytest.approx(row["mu_seed"])
+    c = sel.acceptance_probability(r_v, g_v)
+    assert c[~sc.is_ood_val].mean() >= 0.8 - 1e-9
+    assert c[sc.is_ood_val].mean() <= bound + 1e-9
+    assert row["feasible_val_seed"]
+
+
+def test_sattelite_figures_are_written(sattelite, tmp_path):
+    folder = sattelite[0]
+    ood.ood_figure_files([folder / "split_0.npz"], tmp_path / "roc.png", tmp_path / "rc.png", dataset="sattelite")
+    for name in ("roc.png", "rc.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_double_score_beats_both_scores_when_each_sees_one_thing():
+    """s_r ranks misclassified ID examples last but is blind to OOD, s_g the reverse."""
+    rng = np.random.default_rng(0)
+
+    def sample(n_id, n_ood):
+        err = rng.random(n_id) < 0.2
+        loss = np.concatenate([100.0 * err, np.full(n_ood, np.nan)])
+        is_ood = np.r_[np.zeros(n_id, bool), np.ones(n_ood, bool)]
+        s_r = np.concatenate([err + 0.3 * rng.standard_normal(n_id), rng.random(n_ood)])
+        s_g = np.concatenate([0.3 * rng.standard_normal(n_id), 1 + 0.3 * rng.standard_normal(n_ood)])
+        return loss, is_ood, s_r, s_g
+
+    lv, ov, rv, gv = sample(2000, 500)
+    lt, ot, rt, gt = sample(2000, 500)
+    rows, curves = ood.evaluate_ood_methods(
+        (lv, ov), (lt, ot), {"r": (rv, rt), "g": (gv, gt)}, [("r", "g")], tpr_min=0.8, fpr_max=0.2, angles=91
+    )
+    by = {r["method"]: r for r in rows}
+    # at FPR <= 0.2 s_r alone is unable, s_g alone accepts the errors, the double score neither
+    assert np.isnan(by["r"]["risk_fixed"]) and not by["r"]["feasible_val_fixed"]
+    assert by["r+g"]["risk_fixed"] < 0.5 * by["g"]["risk_fixed"]
+    assert by["r+g"]["feasible_val_fixed"] and 0 < by["r+g"]["mu_fixed"] < np.inf
+    assert curves["r+g__roc_fpr"][0] == 0 and curves["r+g__roc_tpr"][-1] == 1
+
+
+# --------------------------------------------------------------------------------------------
+# 4. The table against rejectopt.stats
+# --------------------------------------------------------------------------------------------
+def _synthetic_results():
+    rng = np.random.default_rng(1)
+    methods = ["mcp", "knn", "mcp+knn", "sele"]
+    rows = []
+    for d, dataset in enumerate(["alpha", "beta", "gamma"]):
+        for split in range(3):
+            for m, method in enumerate(methods):
+                risk = 5.0 + m + d + rng.random()
+                rows.append({
+                    "dataset": dataset, "split": split, "classifier": "lr", "method": method,
+                    "kind": "double" if "+" in method else "single", "held_out": "4 5",
+                    "tpr_min": 0.8, "fpr_max": 0.2,
+                    "risk_seed": np.nan if (dataset, method, split) == ("beta", "mcp", 1) else risk,
+                    "risk_fixed": risk + 1, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.1 * m, "auroc": 0.5 + 0.1 * m,
+                    "oscr": 0.9, "id_error": 10.0, "feasible_val_seed": True, "feasible_tst_seed": split != 0,
+                    "feasible_val_fixed": False, "feasible_tst_fixed": False,
+                })
+    return pd.DataFrame(rows), methods
+
+
+def test_table_statistics_match_rejectopt_stats():
+    results, methods = _synthetic_results()
+    table = ood.ood_table(results)
+    assert len(table) == 12 and table["n_splits"].eq(3).all()
+    cell = table.set_index(["dataset", "method"]).loc[("gamma", "knn")]
+    sub = results[(results.dataset == "gamma") & (results.method == "knn")]
+    assert cell["risk_seed_mean"] == pytest.approx(sub["risk_seed"].mean())
+    assert cell["risk_seed_std"] == pytest.approx(sub["risk_seed"].std())
+    assert cell["feasible_tst_seed"] == 2 and cell["feasible_val_seed"] == 3
+    assert table.set_index(["dataset", "method"]).loc[("beta", "mcp"), "unable_seed"] == 1
+
+    # independently: the mean matrix, the unable cell replaced by a worse-than-all value
+    means = results.groupby(["dataset", "method"])["risk_seed"].mean().unstack()[methods]
+    means.loc["beta", "mcp"] = 1e6
+    s = ood.ood_statistics(table, "lr", "risk_seed")
+    expected = stats.average_ranks(means)
+    pd.testing.assert_series_equal(s.average_ranks[methods], expected[methods], check_names=False)
+    assert s.ranks.loc["beta", "mcp"] == 4.0
+    friedman = stats.friedman_test(means)
+    assert s.friedman_pvalue == pytest.approx(friedman.pvalue)
+    assert s.cd_005 == pytest.approx(stats.nemenyi_cd(4, 3, alpha=0.05))
+
+    # AUROC: larger is better
+    a = ood.ood_statistics(table, "lr", "auroc")
+    assert a.average_ranks["sele"] == 1.0 and a.average_ranks["mcp"] == 4.0
+
+    md = ood.render_ood_table(table, "md")
+    assert f"p = {friedman.pvalue:.4f}" in md
+    for method in methods:
+        assert f"| {ood.method_label(method)} | {expected[method]:.2f} |" in md
+    assert "unable on 1/3" in md and "MCP + kNN" in md
+    tex = ood.render_ood_table(table, "tex")
+    assert "\\begin{tabular}" in tex and "$\\pm$" in tex and "$R^S$" in tex
+
+
+def test_table1_rendering_places_computed_beside_paper():
+    paper = ood.paper_table1()
+    text = ood.render_table1(paper.assign(mu=[np.inf, 0.2, 0.0, 0.11]), paper, paper)
+    assert "| C(0) | paper | unable | unable | 0.760 |" in text
+    assert "| | stated (OOD mean 3) |" not in text and "|  | stated (OOD mean 3) |" in text
+    assert "| inf |" in text
+
+
+# --------------------------------------------------------------------------------------------
+# 5. The pipeline plans the OOD rules
+# --------------------------------------------------------------------------------------------
+def test_pipeline_plans_the_ood_rules_on_the_ci_configuration(tmp_path):
+    cmd = [
+        sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+        "-n", "--quiet", "rules", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite,abalone]",
+        "n_splits=1",
+    ]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    plan = run.stdout + run.stderr
+    counts = {
+        line.split()[0]: int(line.split()[1])
+        for line in plan.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit()
+    }
+    # sattelite only (abalone is ordinal, not in ood.datasets): 1 split, 1 table, 1 figure job, Table 1
+    assert counts["ood_split"] == 1
+    assert counts["ood_table"] == 1
+    assert counts["ood_figures"] == 1
+    assert counts["ood_table1"] == 1

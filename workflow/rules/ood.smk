@@ -1,0 +1,144 @@
+# Reject option with out-of-distribution inputs (Franc, Prusa & Paplham; issue 14): the last
+# ~30 % of the classes of the multi-class datasets held out as OOD, single scores (MCP, SELE,
+# kNN distance, Mahalanobis) and double scores tuned on Val, R^S at TPR / FPR on Tst
+# (rejectopt.ood.run_ood_split), plus Table 1 of the paper computed (rejectopt.ood.synthetic_table1).
+# Only the datasets this run covers and config ood.datasets lists; the same splits as the tables.
+
+from rejectopt.classifiers import get_classifier
+from rejectopt.ood import ood_settings
+
+OOD = ood_settings(config.get("ood"))
+for _name in OOD["classifiers"]:
+    if get_classifier(_name).task != "classification":
+        raise ValueError(
+            f"config ood.classifiers: {_name!r} is not a classification classifier"
+        )
+for _name in OOD["datasets"]:
+    if _name not in PLAN.custom:
+        get_spec(_name)  # an unknown name fails here, listing the valid ones
+OOD_DATASETS = [d for d in DATASETS if d in OOD["datasets"]]
+for _name in OOD_DATASETS:
+    if TASK[_name] != "classification":
+        raise ValueError(
+            f"config ood.datasets: {_name!r} is an {TASK[_name]} dataset; the OOD benchmark "
+            "holds out classes of a classification dataset"
+        )
+
+if OOD_DATASETS:
+    BENCHMARKS += [
+        f"results/benchmarks/ood_split/{d}/split_{k}.tsv"
+        for d in OOD_DATASETS
+        for k in SPLITS
+    ]
+    TARGETS += [f"results/tables/ood.{ext}" for ext in ("csv", "md", "tex")]
+    TARGETS += [
+        f"results/figures/ood/{d}_{fig}.png"
+        for d in OOD_DATASETS
+        for fig in ("roc", "rc_at_fpr")
+    ]
+TARGETS += ["results/tables/ood_table1.md"]
+
+
+rule ood_split:
+    input:
+        data="results/data/{dataset}/data.npz",
+        splits="results/data/{dataset}/splits.npz",
+    output:
+        csv="results/ood/{dataset}/split_{split}.csv",
+        curves="results/ood/{dataset}/split_{split}.npz",
+    log:
+        "logs/ood_split/{dataset}/split_{split}.log",
+    benchmark:
+        "results/benchmarks/ood_split/{dataset}/split_{split}.tsv"
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: lambda w: max(get_classifier(c).threads for c in OOD["classifiers"])
+    resources:
+        mem_mb=heavy(3000, 16000),
+        runtime=heavy(60, 480),
+    params:
+        # ood.datasets only selects the jobs: leaving it out keeps them when the list changes
+        settings={k: v for k, v in OOD.items() if k != "datasets"},
+        C_classifier=config["C_classifier"],
+        C_score=config["C_score"],
+        sele_chunk_size=config.get("sele_chunk_size", 500),
+        seed=config["seed"],
+    script:
+        "../scripts/ood_split.py"
+
+
+rule ood_table:
+    input:
+        [f"results/ood/{d}/split_{k}.csv" for d in OOD_DATASETS for k in SPLITS],
+    output:
+        csv=report(
+            "results/tables/ood.csv",
+            caption="../report/ood.rst",
+            category="Out-of-distribution inputs",
+            labels={"table": "OOD benchmark (every cell)"},
+        ),
+        md=report(
+            "results/tables/ood.md",
+            caption="../report/ood.rst",
+            category="Out-of-distribution inputs",
+            labels={"table": "OOD benchmark, ranks, Friedman, Nemenyi"},
+        ),
+        tex="results/tables/ood.tex",
+    log:
+        "logs/ood_table.log",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../scripts/ood_table.py"
+
+
+rule ood_figures:
+    input:
+        lambda w: [f"results/ood/{w.dataset}/split_{k}.npz" for k in SPLITS],
+    output:
+        roc=report(
+            "results/figures/ood/{dataset}_roc.png",
+            caption="../report/ood_roc.rst",
+            category="Out-of-distribution inputs",
+            labels={"figure": "ROC, {dataset}"},
+        ),
+        rc=report(
+            "results/figures/ood/{dataset}_rc_at_fpr.png",
+            caption="../report/ood_rc.rst",
+            category="Out-of-distribution inputs",
+            labels={"figure": "RC at FPR, {dataset}"},
+        ),
+    log:
+        "logs/ood_figures/{dataset}.log",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    script:
+        "../scripts/ood_figures.py"
+
+
+rule ood_table1:
+    output:
+        report(
+            "results/tables/ood_table1.md",
+            caption="../report/ood_table1.rst",
+            category="Out-of-distribution inputs",
+            labels={"table": "Table 1 (synthetic example)"},
+        ),
+    log:
+        "logs/ood_table1.log",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/ood_table1.py"

@@ -1,0 +1,8 @@
+"""Rule ood_table: the OOD table (csv/md/tex) with ranks, Friedman and Nemenyi (rejectopt.ood.ood_table_files)."""
+
+from _logging import log_to
+
+from rejectopt.ood import ood_table_files
+
+log_to(snakemake.log[0])
+ood_table_files(snakemake.input, snakemake.output.csv, snakemake.output.md, snakemake.output.tex)
