@@ -6,6 +6,17 @@ on labelled data, and fits the paper's randomized Bayes selection function
 (eq. 25) for a target coverage, a target selective risk or a reject cost.
 ``apply`` uses the resulting ``model.json`` to accept or reject new predictions.
 
+With out-of-distribution (OOD) rows marked in a column (``--ood-column``, default
+``is_ood``: 0/false = ID, 1/true = OOD), ``select`` also takes the targets of the OOD
+reject-option models of :mod:`rejectopt.ood`: ``tpr=0.8,fpr=0.2`` (bounded TPR-FPR,
+Theorem 3) or ``precision=0.9,recall=0.7`` (bounded precision-recall, Theorem 5)
+(:class:`rejectopt.selective.OODTarget`). OOD rows need features and a predicted class
+but no label or loss: the score learns from the ID rows, and the OOD rows are split
+between the calibration and report rows only (:func:`rejectopt.selective.split_ood_rows`).
+The report gives TPR, FPR, precision, recall, coverage and the selective risk of the
+accepted ID rows with intervals, and whether each bound is met. ``apply`` is the same
+for such a model and does not read the OOD column.
+
 This package is a thin shell: argument parsing (``_main``), input tables
 (``_table``), the model file (``_model``), output files (``_files``) and the
 report texts (``_report``). The work is done by the library:

@@ -11,11 +11,23 @@ from pathlib import Path
 import numpy as np
 
 from ..scores import SCORE_C_GRID, get_score, score_names
-from ..selective import InfeasibleTargetError, fit_selective, parse_target, split_rows
+from ..selective import InfeasibleTargetError, OODTarget, fit_selective, parse_target, split_ood_rows, split_rows
 from ._errors import EXIT_INPUT_ERROR, InputError, one_line
 from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
 from ._model import apply_model, load_model, model_dict
-from ._report import figure_png, json_bytes, report_dict, report_figure, report_markdown, summary_line, versions
+from ._report import (
+    figure_png,
+    json_bytes,
+    ood_report_dict,
+    ood_report_figure,
+    ood_report_markdown,
+    ood_summary_line,
+    report_dict,
+    report_figure,
+    report_markdown,
+    summary_line,
+    versions,
+)
 from ._table import class_indices, class_vocabulary, load_table
 
 __all__ = ["build_parser", "main"]
@@ -27,6 +39,8 @@ SELECT_OUTPUTS = ("model.json", "report.json", "report.md", "rc_curve.png")
 #: Fewest rows allowed in each part of the split.
 MIN_ROWS_PER_PART = 10
 DEFAULT_SCORE = "sele"
+#: Column marking the OOD rows for a tpr=T,fpr=F or precision=P,recall=R target (``--ood-column``).
+DEFAULT_OOD_COLUMN = "is_ood"
 
 
 def cli_scores():
@@ -62,36 +76,55 @@ def _check_fractions(args):
                          "below 1")
 
 
+def _ood_column(args, target):
+    """The OOD column for an OOD target (None otherwise); ``--ood-column`` with another target is an error."""
+    if isinstance(target, OODTarget):
+        return args.ood_column if args.ood_column is not None else DEFAULT_OOD_COLUMN
+    if args.ood_column is not None:
+        raise InputError(f"--ood-column is used only with a target tpr=T,fpr=F or precision=P,recall=R, "
+                         f"not --target {target}")
+    return None
+
+
 def run_select(args):
     try:
         target = parse_target(args.target)
     except ValueError as err:
         raise InputError(f"--{err}") from None
+    ood_column = _ood_column(args, target)
     C_grid = _parse_C_grid(args.C)
     _check_fractions(args)
     features = [c.strip() for c in args.feature_columns.split(",")] if args.feature_columns else None
     check_output_folder(args.out, SELECT_OUTPUTS, {"--data": args.data}, args.force)
     table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
-                       loss_column=args.loss_column, loss=args.loss, feature_columns=features)
+                       loss_column=args.loss_column, loss=args.loss, feature_columns=features, ood_column=ood_column)
     n = table.X.shape[0]
-    if not table.loss.any():
+    id_loss = table.loss if table.is_ood is None else table.loss[~table.is_ood]
+    if not id_loss.any():
         log.warning("%s: every loss is 0 (all %d predictions are correct): there is nothing to learn, the score "
-                    "and the selection function are arbitrary", table.source, n)
+                    "and the selection function are arbitrary", table.source, id_loss.size)
+    if ood_column is None and features is None and DEFAULT_OOD_COLUMN in table.feature_columns:
+        log.warning("%s: column %r is used as a feature; to mark OOD rows with it, give a target tpr=T,fpr=F or "
+                    "precision=P,recall=R", table.source, DEFAULT_OOD_COLUMN)
     vocabulary = class_vocabulary(table.pred_keys) if table.pred_keys is not None else None
     classes = class_indices(table.pred_keys, vocabulary)[0] if vocabulary is not None else np.zeros(n, np.intp)
+    fractions = (args.calibration_fraction, args.report_fraction, args.validation_fraction, args.seed)
     try:
-        parts = split_rows(n, args.calibration_fraction, args.report_fraction, args.validation_fraction, args.seed,
-                           min_rows=MIN_ROWS_PER_PART)
+        if table.is_ood is None:
+            parts = split_rows(n, *fractions, min_rows=MIN_ROWS_PER_PART)
+        else:
+            parts = split_ood_rows(table.is_ood, *fractions, min_rows=MIN_ROWS_PER_PART)
     except ValueError as err:
-        raise InputError(err) from None
+        raise InputError(f"{table.source}: {err}" if table.is_ood is not None else err) from None
     log.info("rows: %s", {k: int(v.size) for k, v in parts.items()})
     try:
         fit = fit_selective(table.X, classes, table.loss, target, parts, score=args.score,
                             n_classes=len(vocabulary) if vocabulary is not None else 1, C_grid=C_grid, seed=args.seed,
-                            n_jobs=args.n_jobs)
+                            n_jobs=args.n_jobs, is_ood=table.is_ood)
     except InfeasibleTargetError as err:
-        raise InputError(f"cannot meet --target {target.kind}={target.value:g} on the calibration rows: "
-                         f"{one_line(err)}") from None
+        message = one_line(err)
+        message = message.removeprefix(f"target {target} is ")  # OODTarget.fit names the target: once is enough
+        raise InputError(f"cannot meet --target {target} on the calibration rows: {message}") from None
     label = get_score(args.score).label
     log.info("%s: C=%g chosen by validation AuRC %s", label, fit.C, fit.validation_aurc)
     log.info("selection function: threshold %.6g, acceptance probability %.4g at the threshold",
@@ -99,20 +132,27 @@ def run_select(args):
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     split = {"seed": args.seed, "calibration_fraction": args.calibration_fraction,
              "report_fraction": args.report_fraction, "validation_fraction": args.validation_fraction}
-    report = report_dict(fit, table.loss, target, score_name=args.score, loss_name=loss_name, C_grid=C_grid,
-                         split=split, versions=versions())
+    if table.is_ood is None:
+        report = report_dict(fit, table.loss, target, score_name=args.score, loss_name=loss_name, C_grid=C_grid,
+                             split=split, versions=versions())
+        texts = (report_markdown(report), summary_line(report))
+        figure = report_figure(fit, table.loss, report, label)
+    else:
+        report = ood_report_dict(fit, table.loss, table.is_ood, target, score_name=args.score, loss_name=loss_name,
+                                 C_grid=C_grid, split=split, versions=versions(), ood_column=ood_column)
+        texts = (ood_report_markdown(report), ood_summary_line(report))
+        figure = ood_report_figure(fit, table.loss, table.is_ood, report, label)
     model = model_dict(feature_columns=table.feature_columns, classes=vocabulary, score=fit.score,
                        selection=fit.selection, target=target, loss_name=loss_name, versions=report["versions"],
-                       pred_column=args.pred_column)
-    files = dict(zip(SELECT_OUTPUTS, (json_bytes(model), json_bytes(report), report_markdown(report).encode(),
-                                      figure_png(report_figure(fit, table.loss, report, label)))))
+                       pred_column=args.pred_column, ood_column=ood_column)
+    files = dict(zip(SELECT_OUTPUTS, (json_bytes(model), json_bytes(report), texts[0].encode(), figure_png(figure))))
     check_output_folder(args.out, SELECT_OUTPUTS, {"--data": args.data}, args.force)
     try:
         write_outputs(args.out, files)
     except OSError as err:
         raise InputError(f"--out {args.out}: cannot write ({one_line(err)})") from None
     print(f"wrote {', '.join(files)} to {args.out}")
-    print(summary_line(report))
+    print(texts[1])
     return 0
 
 
@@ -125,6 +165,10 @@ def run_apply(args):
     model, score, selection = load_model(args.model)
     table = load_table(args.data, pred_column=model["pred_column"], feature_columns=model["feature_columns"],
                        need_loss=False)
+    ood_column = model["target"].get("ood_column")
+    if ood_column is not None and ood_column in table.columns:
+        log.info("%s: column %r (OOD rows at select) is not read: apply decides from the features and the predicted "
+                 "class alone, as for any row", table.source, ood_column)
     decisions = apply_model(model, score, selection, table, unseen=args.unseen_classes,
                             extreme=args.extreme_values, seed=args.seed)
     check_output_file(args.out, inputs, args.force)
@@ -177,11 +221,19 @@ def _add_select_parser(sub, common):
                     "achieved coverage and selective risk with 95% intervals).",
         epilog="Examples:\n  python -m rejectopt select --data val.csv --target coverage=0.8 --out sel/\n"
                "  python -m rejectopt select --data val.npz --target risk=5 --score reg --out sel/\n"
-               "  python -m rejectopt select --data val.csv --loss-column loss --target reject-cost=10 --out sel/")
+               "  python -m rejectopt select --data val.csv --loss-column loss --target reject-cost=10 --out sel/\n"
+               "  python -m rejectopt select --data mixed.csv --target tpr=0.8,fpr=0.3 --out sel/   "
+               "(column is_ood: 1 = OOD row)\n"
+               "  python -m rejectopt select --data mixed.csv --target precision=0.9,recall=0.7 --ood-column ood "
+               "--out sel/")
     p.add_argument("--data", required=True, help="CSV with a header, or NPZ with arrays X, y_pred and y or loss")
     p.add_argument("--target", required=True,
                    help="coverage=W (accept a fraction W in (0,1]), risk=L (largest coverage with selective risk "
-                        "<= L, in loss units: percent for zero_one) or reject-cost=E (cost-based rule)")
+                        "<= L, in loss units: percent for zero_one) or reject-cost=E (cost-based rule); with "
+                        "out-of-distribution (OOD) rows marked by --ood-column: tpr=T,fpr=F (smallest selective risk "
+                        "of the accepted ID rows with TPR = share of ID accepted >= T and FPR = share of OOD accepted "
+                        "<= F) or precision=P,recall=R (share of ID among the accepted >= P, recall = TPR >= R); "
+                        "bounds in [0,1]")
     p.add_argument("--out", required=True, help="output folder: model.json, report.md, report.json, rc_curve.png")
     choices = cli_scores()
     others = [n for n in score_names(learned=True) if get_score(n).needs_posteriors]
@@ -211,7 +263,12 @@ def _add_select_parser(sub, common):
                    help="loss from labels: zero_one = 100*[y != y_pred] (percent, as in the paper), "
                         "mae = |y - y_pred| (default %(default)s)")
     p.add_argument("--feature-columns", default=None,
-                   help="comma-separated feature columns (default: every column except label/pred/loss)")
+                   help="comma-separated feature columns (default: every column except label/pred/loss/OOD)")
+    p.add_argument("--ood-column", default=None,
+                   help=f"with a tpr/fpr or precision/recall target: column marking OOD rows, 0/false = ID, "
+                        f"1/true = OOD (default {DEFAULT_OOD_COLUMN}; array is_ood of an NPZ). OOD rows need features "
+                        "and a predicted class; their label or loss is not read (may be empty). The score learns from "
+                        "the ID rows; OOD rows go to the calibration and report rows only")
     p.add_argument("--n-jobs", type=int, default=1, help="threads of SELE (default %(default)s)")
     p.set_defaults(run=run_select)
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..scores._base import PerClassLinearScore
-from ..selective import SelectionFunction, Target
+from ..selective import OOD_TARGET_KINDS, SelectionFunction, target_from_dict, target_to_dict
 from ._errors import InputError, one_line
 from ._table import FEATURE_LIMIT, NO_PRED, class_indices, first_out_of_range, out_of_range, out_of_range_message
 
@@ -30,8 +30,17 @@ _MODEL_KEYS = ("format", "format_version", "feature_columns", "classes", "score"
                "versions", "pred_column")
 
 
-def model_dict(*, feature_columns, classes, score, selection, target, loss_name, versions, pred_column):
-    """The content of ``model.json`` (key order fixed: the file is byte-identical for the same input)."""
+def model_dict(*, feature_columns, classes, score, selection, target, loss_name, versions, pred_column,
+               ood_column=None):
+    """The content of ``model.json`` (key order fixed: the file is byte-identical for the same input).
+
+    ``target`` is ``{"kind": "coverage", "value": 0.8}``; for an OOD target
+    ``{"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}, "ood_column": "is_ood"}``
+    (the column that marked the OOD rows at ``select``; ``apply`` does not read it).
+    """
+    target_entry = target_to_dict(target)
+    if ood_column is not None:
+        target_entry["ood_column"] = ood_column
     return {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
@@ -39,7 +48,7 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
         "classes": classes,
         "score": score.to_dict(),
         "selection": selection.to_dict(),
-        "target": {"kind": target.kind, "value": target.value},
+        "target": target_entry,
         "loss": loss_name,
         "versions": versions,
         "pred_column": pred_column,
@@ -93,12 +102,13 @@ def _validate(model):
         if len(classes) != score.n_classes_:
             raise ValueError(f"classes has {len(classes)} entries but score.n_classes is {score.n_classes_}")
     target = model["target"]
-    if not isinstance(target, dict) or set(target) != {"kind", "value"}:
-        raise ValueError("target must be an object with keys kind and value")
-    value = target["value"]
-    if not isinstance(target["kind"], str) or isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError("target must hold a kind (text) and a value (number)")
-    Target(target["kind"], value)
+    if isinstance(target, dict) and target.get("kind") in OOD_TARGET_KINDS:
+        if set(target) != {"kind", "value", "ood_column"}:
+            raise ValueError(f"target of kind {target['kind']} must be an object with keys kind, value and ood_column")
+        if not isinstance(target["ood_column"], str):
+            raise ValueError("target.ood_column must be a string")
+        target = {"kind": target["kind"], "value": target["value"]}
+    target_from_dict(target)
     if not isinstance(model["loss"], str):
         raise ValueError("loss must be a string")
     versions = model["versions"]

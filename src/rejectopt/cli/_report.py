@@ -142,3 +142,269 @@ def figure_png(fig):
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------------------------
+# Targets with out-of-distribution rows (tpr=T,fpr=F and precision=P,recall=R)
+# --------------------------------------------------------------------------------------------
+#: Rates reported for an OOD target, in the order of the report.
+OOD_RATES = ("tpr", "fpr", "precision", "recall")
+_RATE_LABELS = {"tpr": "TPR (share of ID rows accepted)", "fpr": "FPR (share of OOD rows accepted)",
+                "precision": "precision (share of ID among the accepted)", "recall": "recall (= TPR)"}
+
+
+def is_ood_report(report):
+    """Whether ``report`` is that of an OOD target (``tpr-fpr`` or ``precision-recall``)."""
+    from ..selective import OOD_TARGET_KINDS
+
+    return report["target"]["kind"] in OOD_TARGET_KINDS
+
+
+def _ood_point(loss, is_ood, prob, confidence=0.95):
+    """Expected rates, coverage and selective risk of the accepted ID rows, with Wilson / risk intervals."""
+    from ..stats import selective_risk_interval, wilson_interval
+
+    n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
+    accepted_id, accepted_ood = float(prob[~is_ood].sum()), float(prob[is_ood].sum())
+    accepted = accepted_id + accepted_ood
+    loss_id, prob_id = loss[~is_ood], prob[~is_ood]
+    risk = float(prob_id @ loss_id) / accepted_id if accepted_id > 0 else float("nan")
+    risk_ci, risk_method = selective_risk_interval(loss_id, prob_id, confidence)
+    tpr_ci = list(wilson_interval(accepted_id, n_id, confidence))
+    precision = accepted_id / accepted if accepted > 0 else float("nan")
+    return {
+        "coverage": accepted / is_ood.size,
+        "coverage_ci": list(wilson_interval(accepted, is_ood.size, confidence)),
+        "coverage_ci_method": f"Wilson score interval ({confidence:.0%})",
+        "tpr": accepted_id / n_id,
+        "tpr_ci": tpr_ci,
+        "fpr": accepted_ood / n_ood,
+        "fpr_ci": list(wilson_interval(accepted_ood, n_ood, confidence)),
+        "precision": _none_if_nan(precision),
+        "precision_ci": [_none_if_nan(v) for v in wilson_interval(accepted_id, accepted, confidence)],
+        "recall": accepted_id / n_id,
+        "recall_ci": tpr_ci,
+        "rates_ci_method": f"Wilson score interval ({confidence:.0%})",
+        "selective_risk": _none_if_nan(risk),
+        "selective_risk_ci": [_none_if_nan(v) for v in risk_ci],
+        "selective_risk_ci_method": risk_method,
+        "n_accepted_expected": accepted,
+        "n_id_accepted_expected": accepted_id,
+        "n_ood_accepted_expected": accepted_ood,
+    }
+
+
+def _nan_if_none(value):
+    return float("nan") if value is None else value
+
+
+def _feasibility(target, point):
+    """Per bound: met by the point estimates; and, with intervals, not contradicted by them."""
+    rates = {name: _nan_if_none(point[name]) for name in target.names}
+    met = target.met(rates)
+    out = {"met": {**met, "all": all(met.values())}}
+    if f"{target.names[0]}_ci" in point:
+        upper = {name: _nan_if_none(point[f"{name}_ci"][1]) for name in target.names}
+        lower = {name: _nan_if_none(point[f"{name}_ci"][0]) for name in target.names}
+        # a lower bound is contradicted when the interval lies below it, an upper bound when it lies above
+        within = target.met({name: lower[name] if name == "fpr" else upper[name] for name in target.names})
+        out["met_within_ci"] = {**within, "all": all(within.values())}
+    return out
+
+
+def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid, split, versions, ood_column):
+    """The content of ``report.json`` for an OOD target (:class:`rejectopt.selective.OODTarget`).
+
+    On the calibration rows (where the selection function was fitted) and on the held-out
+    report rows: expected TPR, FPR, precision, recall (= TPR), coverage of all rows and
+    selective risk of the accepted ID rows, on the report rows with 95 % intervals; whether
+    the bounds are met (``feasibility``); what the calibration rows allow
+    (``attainable_calibration``, :meth:`rejectopt.selective.OODTarget.attainable`).
+    """
+    from ..ood import auroc
+
+    parts, s, selection = fit.parts, fit.uncertainty, fit.selection
+    cal, rep = parts["calibration"], parts["report"]
+    ood_cal, ood_rep = is_ood[cal], is_ood[rep]
+    calibration = _ood_point(loss[cal], ood_cal, selection.acceptance_probability(s[cal]))
+    calibration = {k: v for k, v in calibration.items() if not k.endswith(("_ci", "_ci_method"))}
+    point = _ood_point(loss[rep], ood_rep, selection.acceptance_probability(s[rep]))
+    loss_id, s_id = loss[rep][~ood_rep], s[rep][~ood_rep]
+    on_report = _feasibility(target, point)
+    return {
+        "target": {"kind": target.kind, "value": target.as_dict()},
+        "ood_column": ood_column,
+        "loss": loss_name,
+        "score": score_name,
+        "C": fit.C,
+        "C_grid": [float(c) for c in C_grid],
+        "validation_aurc": {str(k): v for k, v in fit.validation_aurc.items()},
+        "selection": selection.to_dict(),
+        "split": split,
+        "rows": {"total": int(s.size), "train_fit": int(parts["fit"].size),
+                 "train_validation": int(parts["validation"].size), "calibration": int(cal.size),
+                 "report": int(rep.size),
+                 "ood": {"total": int(is_ood.sum()), "calibration": int(ood_cal.sum()), "report": int(ood_rep.sum())}},
+        "calibration": calibration,
+        "attainable_calibration": target.attainable(ood_cal, s[cal]),
+        "report": point,
+        "feasibility": {"calibration": _feasibility(target, calibration)["met"], "report": on_report["met"],
+                        "report_within_ci": on_report["met_within_ci"]},
+        "aurc_report": {"learned_score": aurc(loss_id, s_id), "random_order": float(loss_id.mean()),
+                        "oracle": aurc(loss_id, loss_id)},
+        "auroc_report": auroc(ood_rep, s[rep]),
+        "risk_full_coverage_report": float(loss_id.mean()),
+        "versions": versions,
+    }
+
+
+def _target_of(report):
+    from ..selective import target_from_dict
+
+    return target_from_dict(report["target"])
+
+
+def ood_report_figure(fit, loss, is_ood, report, score_label):
+    """ROC curve (TPR vs FPR) of the report rows and RC curve of their ID rows, each with the chosen point."""
+    from matplotlib.figure import Figure
+
+    from ..metrics import rc_curve
+    from ..ood import roc_curve
+
+    rep = fit.parts["report"]
+    ood_rep, s_rep = is_ood[rep], fit.uncertainty[rep]
+    point, target = report["report"], _target_of(report)
+    fig = Figure(figsize=(10.0, 4.0), dpi=110)
+    roc, rc = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    fpr, tpr, _ = roc_curve(ood_rep, s_rep)
+    roc.plot(fpr, tpr, label=f"{score_label} score (AUROC {report['auroc_report']:.3g})")
+    roc.plot([0, 1], [0, 1], color="0.7", lw=1, label="random order")
+
+    def bar(value, ci):
+        return [[max(0.0, value - ci[0])], [max(0.0, ci[1] - value)]]
+
+    roc.errorbar([point["fpr"]], [point["tpr"]], xerr=bar(point["fpr"], point["fpr_ci"]),
+                 yerr=bar(point["tpr"], point["tpr_ci"]), fmt="o", color="C3", capsize=3,
+                 label=f"chosen point ({target})")
+    bounds = target.as_dict()
+    if "tpr" in bounds:
+        roc.axhline(bounds["tpr"], color="0.4", ls=":", lw=1)
+        roc.axvline(bounds["fpr"], color="0.4", ls=":", lw=1)
+    else:
+        roc.axhline(bounds["recall"], color="0.4", ls=":", lw=1)
+    roc.set_xlabel("FPR (share of OOD rows accepted)")
+    roc.set_ylabel("TPR (share of ID rows accepted)")
+    roc.set_xlim(0, 1)
+    roc.set_ylim(0, 1.01)
+    roc.set_title(f"report rows: {report['rows']['report'] - report['rows']['ood']['report']} ID, "
+                  f"{report['rows']['ood']['report']} OOD", fontsize=10)
+    roc.legend(fontsize=8, loc="lower right")
+    loss_id, s_id = loss[rep][~ood_rep], s_rep[~ood_rep]
+    rc.plot(*rc_curve(loss_id, s_id), label=f"{score_label} score (AuRC {report['aurc_report']['learned_score']:.3g})")
+    rc.axhline(report["risk_full_coverage_report"], color="0.3", ls="--", lw=1, label="random order")
+    if point["selective_risk"] is not None:
+        rc.errorbar([point["tpr"]], [point["selective_risk"]], xerr=bar(point["tpr"], point["tpr_ci"]),
+                    yerr=bar(point["selective_risk"], point["selective_risk_ci"]), fmt="o", color="C3", capsize=3,
+                    label="chosen point")
+    unit = f"{report['loss']}{', %' if report['loss'] == 'zero_one' else ''}"
+    rc.set_xlabel("coverage of the ID rows (= TPR)")
+    rc.set_ylabel(f"selective risk of the accepted ID rows ({unit})")
+    rc.set_xlim(0, 1)
+    rc.set_title("ID report rows: risk-coverage curve", fontsize=10)
+    rc.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def _interval(point, name):
+    low, high = point[f"{name}_ci"]
+    return f"[{fmt(low)}, {fmt(high)}]"
+
+
+def _yes(flag):
+    return "yes" if flag else "**no**"
+
+
+def ood_report_markdown(report):
+    """The human-readable ``report.md`` of an OOD target."""
+    from ..selective import describe_attainable
+
+    target = _target_of(report)
+    point, rows, aurcs, cal = report["report"], report["rows"], report["aurc_report"], report["calibration"]
+    sel, feasibility = report["selection"], report["feasibility"]
+    model = ("bounded TPR-FPR model (Theorem 3)" if target.kind == "tpr-fpr"
+             else "bounded precision-recall model (Theorem 5)")
+    bound_text = {"tpr": "TPR >= {:g}", "fpr": "FPR <= {:g}", "precision": "precision >= {:g}",
+                  "recall": "recall >= {:g}"}
+    ood = rows["ood"]
+    lines = [
+        "# Selective prediction report (with out-of-distribution rows)",
+        "",
+        f"Target: **{target}** ({model} of Franc, Prusa & Paplham: the smallest selective risk of the accepted "
+        f"in-distribution (ID) rows subject to "
+        f"{' and '.join(bound_text[n].format(v) for n, v in target.as_dict().items())}); OOD rows marked by column "
+        f"`{report['ood_column']}`. Loss: {report['loss']}; score: {report['score'].upper()} with C = {report['C']:g} "
+        "(learned from the ID rows, chosen by validation AuRC).",
+        "",
+        f"Selection function (randomized threshold rule): accept if uncertainty < {sel['threshold']}, "
+        f"accept with probability {sel['accept_prob']:.4g} if equal, reject otherwise.",
+        "",
+        "| rows | fit | validation | calibration | report | total |",
+        "|---|---|---|---|---|---|",
+        f"| ID | {rows['train_fit']} | {rows['train_validation']} | {rows['calibration'] - ood['calibration']} | "
+        f"{rows['report'] - ood['report']} | {rows['total'] - ood['total']} |",
+        f"| OOD | 0 | 0 | {ood['calibration']} | {ood['report']} | {ood['total']} |",
+        "",
+        "Achieved on the held-out report rows (not used for fitting or calibration):",
+        "",
+        "| quantity | value | 95 % interval | method |",
+        "|---|---|---|---|",
+    ]
+    for name in OOD_RATES:
+        lines.append(f"| {_RATE_LABELS[name]} | {fmt(point[name])} | {_interval(point, name)} | "
+                     f"{point['rates_ci_method']} |")
+    lines += [
+        f"| coverage (share of all rows accepted) | {fmt(point['coverage'])} | {_interval(point, 'coverage')} | "
+        f"{point['coverage_ci_method']} |",
+        f"| selective risk of the accepted ID rows | {fmt(point['selective_risk'])} | "
+        f"{_interval(point, 'selective_risk')} | {point['selective_risk_ci_method']} |",
+        f"| risk of the ID rows at full coverage | {fmt(report['risk_full_coverage_report'])} | | |",
+        "",
+        "Feasibility (each bound on the calibration rows, where the rule was fitted, and on the report rows):",
+        "",
+        "| bound | calibration | met | report | met | met within the 95 % interval |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, value in target.as_dict().items():
+        lines.append(f"| {bound_text[name].format(value)} | {fmt(cal[name])} | "
+                     f"{_yes(feasibility['calibration'][name])} "
+                     f"| {fmt(point[name])} | {_yes(feasibility['report'][name])} | "
+                     f"{_yes(feasibility['report_within_ci'][name])} |")
+    lines += [
+        "",
+        f"On the calibration rows {describe_attainable(target, report['attainable_calibration'])}; coverage "
+        f"{fmt(cal['coverage'])}, selective risk of the accepted ID rows {fmt(cal['selective_risk'])}.",
+        "",
+        f"Separation of ID and OOD report rows by the score: AUROC {fmt(report['auroc_report'])} (0.5 = none). "
+        f"AuRC on the ID report rows (lower is better): learned score {fmt(aurcs['learned_score'])}, random order "
+        f"{fmt(aurcs['random_order'])}, oracle {fmt(aurcs['oracle'])}.",
+        "",
+        "![ROC and RC curves](rc_curve.png)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def ood_summary_line(report):
+    """The line ``select`` prints for an OOD target: its rates, coverage and selective risk on the report rows."""
+    target = _target_of(report)
+    point = report["report"]
+    names = ("tpr", "fpr") if target.kind == "tpr-fpr" else ("precision", "recall")
+    rates = ", ".join(f"{name if name in ('precision', 'recall') else name.upper()} {fmt(point[name])} "
+                      f"{_interval(point, name)}" for name in names)
+    met = report["feasibility"]["report"]["all"]
+    within = report["feasibility"]["report_within_ci"]["all"]
+    verdict = "met" if met else ("not met, within sampling error" if within else "NOT met")
+    return (f"report rows: {rates}, coverage {fmt(point['coverage'])} {_interval(point, 'coverage')}, selective risk "
+            f"of accepted ID rows {fmt(point['selective_risk'])} {_interval(point, 'selective_risk')}; target "
+            f"{target} {verdict}")

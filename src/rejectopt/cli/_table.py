@@ -12,6 +12,7 @@ import csv
 import logging
 import math
 import zipfile
+from numbers import Real
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,9 +44,14 @@ class Table:
     pred_keys : ndarray of str objects (n,) or None
         Normalised predicted classes (``"3"`` for 3, 3.0 and " 3"; other text as is).
     loss : ndarray (n,) or None
+        NaN for the OOD rows (their loss is not read).
     source : str
         File name, for messages.
     is_csv : bool
+    is_ood : ndarray of bool (n,) or None
+        With an OOD column: True for the rows it marks OOD.
+    columns : list of str
+        Every column (CSV) or array (NPZ) of the file.
     """
 
     X: np.ndarray
@@ -55,6 +61,8 @@ class Table:
     source: str
     is_csv: bool = True
     pred_raw: object = field(default=None, repr=False)
+    is_ood: np.ndarray | None = None
+    columns: list = field(default_factory=list, repr=False)
 
     def where(self, i):
         """Human-readable position of 0-based row ``i``."""
@@ -82,40 +90,106 @@ def _class_key(value):
     return repr(number)
 
 
-def _class_keys(values, column, source, is_csv):
-    """Canonical class keys of a column; missing values raise InputError naming the row."""
+def _position(i, index):
+    """Row ``i`` of a column, or of the subset of rows ``index`` (a row of the file)."""
+    return i if index is None else index[i]
+
+
+def _class_keys(values, column, source, is_csv, index=None):
+    """Canonical class keys of a column; missing values raise InputError naming the row.
+
+    ``index``: the file rows of ``values`` when they are a subset (for the messages).
+    """
     codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=True)
     keys = [_class_key(u) for u in uniques]
     missing = np.flatnonzero(codes < 0)
     if missing.size == 0 and any(k is None for k in keys):
         missing = np.flatnonzero([keys[c] is None for c in codes])
     if missing.size:
-        raise InputError(f"{source}: missing value (NaN) in column {column!r} at {row_label(missing[0], is_csv)}"
-                         f" ({missing.size} row(s) in all)")
+        raise InputError(f"{source}: missing value (NaN) in column {column!r} at "
+                         f"{row_label(_position(missing[0], index), is_csv)} ({missing.size} row(s) in all)")
     return np.array(keys, dtype=object)[codes]
 
 
-def _numeric_column(values, column, source, is_csv, non_negative=False):
-    """Column as float64; non-numeric, NaN, infinite (and negative) values raise InputError."""
+def _numeric_column(values, column, source, is_csv, non_negative=False, index=None):
+    """Column as float64; non-numeric, NaN, infinite (and negative) values raise InputError.
+
+    ``index``: the file rows of ``values`` when they are a subset (for the messages).
+    """
     series = pd.Series(values)
     numbers = pd.to_numeric(series, errors="coerce")
     non_numeric = np.flatnonzero(numbers.isna().to_numpy() & series.notna().to_numpy())
     if non_numeric.size:
         i = non_numeric[0]
         raise InputError(f"{source}: non-numeric value {series.iloc[i]!r} in column {column!r} at "
-                         f"{row_label(i, is_csv)}")
+                         f"{row_label(_position(i, index), is_csv)}")
     numbers = numbers.to_numpy(dtype=float)
     missing = np.flatnonzero(np.isnan(numbers))
     if missing.size:
-        raise InputError(f"{source}: missing value (NaN) in column {column!r} at {row_label(missing[0], is_csv)}"
-                         f" ({missing.size} row(s) in all)")
+        raise InputError(f"{source}: missing value (NaN) in column {column!r} at "
+                         f"{row_label(_position(missing[0], index), is_csv)} ({missing.size} row(s) in all)")
     infinite = np.flatnonzero(np.isinf(numbers))
     if infinite.size:
-        raise InputError(f"{source}: infinite value in column {column!r} at {row_label(infinite[0], is_csv)}")
+        raise InputError(f"{source}: infinite value in column {column!r} at "
+                         f"{row_label(_position(infinite[0], index), is_csv)}")
     if non_negative and (numbers < 0).any():
         i = int(np.flatnonzero(numbers < 0)[0])
-        raise InputError(f"{source}: negative loss {numbers[i]:g} in column {column!r} at {row_label(i, is_csv)}")
+        raise InputError(f"{source}: negative loss {numbers[i]:g} in column {column!r} at "
+                         f"{row_label(_position(i, index), is_csv)}")
     return numbers
+
+
+#: Texts of an OOD column (case-insensitive, stripped) and their meaning.
+_OOD_TEXT = {"1": True, "1.0": True, "true": True, "0": False, "0.0": False, "false": False}
+
+
+def _ood_flag(value):
+    """True / False for an OOD-column value, None if missing (NaN), ValueError otherwise."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (Real, np.number)):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        if number in (0.0, 1.0):
+            return number == 1.0
+        raise ValueError(value)
+    text = str(value).strip().lower()
+    if text in _OOD_TEXT:
+        return _OOD_TEXT[text]
+    raise ValueError(value)
+
+
+def _ood_column(values, column, source, is_csv):
+    """The OOD column as a bool mask: 0/1 or false/true; NaN or another value raises InputError naming the row."""
+    series = pd.Series(values, dtype=object)
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    flags = np.empty(len(uniques), dtype=np.int8)  # 0 ID, 1 OOD, -1 missing, -2 other
+    for k, value in enumerate(uniques):
+        try:
+            flag = _ood_flag(value)
+        except ValueError:
+            flags[k] = -2
+        else:
+            flags[k] = -1 if flag is None else int(flag)
+    per_row = np.where(codes < 0, -1, flags[np.maximum(codes, 0)] if len(uniques) else -1)
+    bad = np.flatnonzero(per_row < 0)
+    if bad.size:
+        i = int(bad[0])
+        if per_row[i] == -1:
+            n_missing = int((per_row == -1).sum())
+            raise InputError(f"{source}: missing value (NaN) in the OOD column {column!r} at {row_label(i, is_csv)} "
+                             f"({n_missing} row(s) in all): mark every row 0/false (ID) or 1/true (OOD)")
+        raise InputError(f"{source}: value {series.iloc[i]!r} in the OOD column {column!r} at {row_label(i, is_csv)} "
+                         "is not 0/false (ID) or 1/true (OOD)")
+    is_ood = per_row.astype(bool)
+    if not is_ood.any():
+        raise InputError(f"{source}: the OOD column {column!r} marks no row OOD (1/true): a TPR-FPR or "
+                         "precision-recall target needs OOD rows")
+    if is_ood.all():
+        raise InputError(f"{source}: the OOD column {column!r} marks every row OOD (1/true): a TPR-FPR or "
+                         "precision-recall target needs ID rows")
+    return is_ood
 
 
 def _require_columns(available, required, source):
@@ -150,12 +224,15 @@ def first_out_of_range(X, rows, low=-FEATURE_LIMIT, high=FEATURE_LIMIT):
     return i, int(np.flatnonzero((X[i] < low) | (X[i] > high))[0])
 
 
-def _check_range(X, columns, source, is_csv):
-    """InputError naming the first value with ``|x| > FEATURE_LIMIT`` (row-major order)."""
+def _check_range(X, columns, source, is_csv, index=None):
+    """InputError naming the first value with ``|x| > FEATURE_LIMIT`` (row-major order).
+
+    ``index``: the file rows of ``X`` when they are a subset (for the message).
+    """
     rows = out_of_range(X)
     if rows.any():
         i, j = first_out_of_range(X, rows)
-        raise InputError(out_of_range_message(source, X[i, j], columns[j], row_label(i, is_csv)))
+        raise InputError(out_of_range_message(source, X[i, j], columns[j], row_label(_position(i, index), is_csv)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,12 +303,18 @@ def _check_feature_list(feature_columns, special, source):
         seen.add(name)
     clash = [c for c in feature_columns if c in special]
     if clash:
+        roles = ("the label, the prediction, the loss or the OOD indicator" if OOD_ROLE in special.values()
+                 else "the label, the prediction or the loss")
         raise InputError(f"{source}: --feature-columns includes {clash}, the {special[clash[0]]} column: a feature "
-                         "must not be the label, the prediction or the loss")
+                         f"must not be {roles}")
+
+
+#: Role of the OOD column in messages.
+OOD_ROLE = "OOD indicator"
 
 
 def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None, loss="zero_one",
-               feature_columns=None, need_loss=True):
+               feature_columns=None, need_loss=True, ood_column=None):
     """Read and validate a CSV or NPZ for ``select`` (``need_loss=True``) or ``apply``.
 
     Parameters
@@ -254,6 +337,12 @@ def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None
         ``select``: the loss is read, and the label, prediction and loss columns must not
         be features; values beyond :data:`FEATURE_LIMIT` are refused (``apply`` rejects
         such rows instead, see :func:`rejectopt.cli._model.apply_model`).
+    ood_column : str or None
+        ``select`` with a TPR-FPR or precision-recall target: the column marking OOD rows
+        (0/false = ID, 1/true = OOD; array ``is_ood`` of an NPZ); it is not a feature, and
+        there must be both ID and OOD rows. The OOD rows need valid features and a predicted
+        class (the score of a row depends on both); their label and loss are not read (they
+        may be empty) and their ``loss`` is NaN.
 
     Returns
     -------
@@ -269,9 +358,15 @@ def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None
     source = str(path)
     use_pred = pred_column != NO_PRED
     special = [c for c in (pred_column if use_pred else None,
-                           (loss_column or label_column) if need_loss else None) if c]
-    if need_loss and feature_columns is not None:
+                           (loss_column or label_column) if need_loss else None, ood_column) if c]
+    if ood_column is not None:
         roles = {label_column: "label", loss_column: "loss", pred_column if use_pred else None: "prediction"}
+        if ood_column in roles:
+            raise InputError(f"--ood-column {ood_column!r} is the {roles[ood_column]} column: the OOD indicator "
+                             "needs a column of its own")
+    if need_loss and feature_columns is not None:
+        roles = {label_column: "label", loss_column: "loss", pred_column if use_pred else None: "prediction",
+                 ood_column: OOD_ROLE}
         _check_feature_list(feature_columns, {c: r for c, r in roles.items() if c is not None}, source)
     if is_csv:
         required = special + list(feature_columns or [])
@@ -280,7 +375,7 @@ def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None
             raise InputError(f"{source}: no data rows (the file has only a header)")
         inferred = feature_columns is None
         if inferred:
-            excluded = {pred_column, label_column, loss_column}
+            excluded = {pred_column, label_column, loss_column, ood_column}
             feature_columns = [str(c) for c in frame.columns if c not in excluded]
         if not feature_columns:
             raise InputError(f"{source}: no feature columns (the file has columns {list(frame.columns)})")
@@ -293,7 +388,7 @@ def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None
             raise InputError(f"{err}{hint}") from None
         column = frame.__getitem__
     else:
-        npz_names = {pred_column: "y_pred", label_column: "y", loss_column: "loss"}
+        npz_names = {pred_column: "y_pred", label_column: "y", loss_column: "loss", ood_column: "is_ood"}
         _require_columns(frame, [npz_names[c] for c in special], source)
         X = _feature_matrix_from_npz(frame, source, None if feature_columns is None else len(feature_columns))
         if X.shape[0] == 0:
@@ -310,32 +405,49 @@ def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None
             raise InputError(f"{source}: column {name!r} has {len(column(name))} rows, X has {X.shape[0]}")
     if need_loss:
         _check_range(X, feature_columns, source, is_csv)
+    is_ood = _ood_column(column(ood_column), ood_column, source, is_csv) if ood_column is not None else None
     pred_raw = column(pred_column) if use_pred else None
     pred_keys = _class_keys(pred_raw, pred_column, source, is_csv) if use_pred else None
     losses = None
     if need_loss:
-        losses = _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source, is_csv)
+        id_rows = None if is_ood is None else np.flatnonzero(~is_ood)
+        losses = _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source, is_csv,
+                         id_rows)
+        if id_rows is not None:
+            losses = _spread(losses, id_rows, X.shape[0])
     return Table(X=X, feature_columns=list(feature_columns), pred_keys=pred_keys, loss=losses, source=source,
-                 is_csv=is_csv, pred_raw=pred_raw)
+                 is_csv=is_csv, pred_raw=pred_raw, is_ood=is_ood, columns=[str(c) for c in frame.keys()])
 
 
-def _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source, is_csv):
+def _spread(values, rows, n):
+    """Length-``n`` array holding ``values`` at ``rows`` and NaN elsewhere."""
+    out = np.full(n, np.nan)
+    out[rows] = values
+    return out
+
+
+def _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source, is_csv, rows=None):
+    """The loss of each row, or of the rows ``rows`` only (the ID rows: only they are read and checked)."""
+    def part(values):
+        return values if rows is None else np.asarray(values, dtype=object)[rows]
+
     if loss_column is not None:
-        losses = _numeric_column(column(loss_column), loss_column, source, is_csv, non_negative=True)
-        _check_range(losses[:, None], [loss_column], source, is_csv)
+        losses = _numeric_column(part(column(loss_column)), loss_column, source, is_csv, non_negative=True, index=rows)
+        _check_range(losses[:, None], [loss_column], source, is_csv, index=rows)
         return losses
     if pred_keys is None:
         raise InputError("--pred-column none needs --loss-column (the loss cannot be computed without predictions)")
+    pred_keys = pred_keys if rows is None else pred_keys[rows]
     if loss == "zero_one":
-        labels = _class_keys(column(label_column), label_column, source, is_csv)
+        labels = _class_keys(part(column(label_column)), label_column, source, is_csv, index=rows)
         if not set(labels.tolist()) & set(pred_keys.tolist()):
             log.warning("%s: no value of %r occurs in %r: every prediction counts as an error (label encodings "
                         "differ?)", source, label_column, pred_column)
         return 100.0 * (labels != pred_keys).astype(float)
     if loss == "mae":
-        y = _numeric_column(column(label_column), label_column, source, is_csv)
-        y_pred = _numeric_column(pred_raw, pred_column, source, is_csv)
-        _check_range(np.column_stack([y, y_pred]), [label_column, pred_column], source, is_csv)
+        y = _numeric_column(part(column(label_column)), label_column, source, is_csv, index=rows)
+        y_pred = _numeric_column(part(pred_raw), pred_column, source, is_csv, index=rows)
+        _check_range(np.column_stack([y, y_pred]), [label_column, pred_column], source, is_csv, index=rows)
         return np.abs(y - y_pred)
     raise InputError(f"--loss must be zero_one or mae, got {loss!r}")
 
