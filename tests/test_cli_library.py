@@ -225,7 +225,7 @@ def test_rc_figure_draws_curves_and_the_point():
 
 
 def test_cli_offers_the_registered_scores_that_learn_from_the_loss(capsys):
-    from rejectopt.cli._main import cli_scores
+    from rejectopt.cli._parser import cli_scores
 
     assert cli_scores() == ["sele", "reg"]
     with pytest.raises(SystemExit):

@@ -19,7 +19,7 @@ from pathlib import Path
 from .classifiers import CLASSIFIERS, TASKS, get_classifier
 from .datasets import REGISTRY as DATASET_REGISTRY
 from .datasets import available_in_mirror
-from .datasets._custom import CustomDataset, check_custom, custom_dataset
+from .datasets._custom import check_custom, custom_dataset
 from .scores import SCORES
 from .splits import check_ratios
 

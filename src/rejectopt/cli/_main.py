@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
 import math
 import sys
@@ -10,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..scores import SCORE_C_GRID, get_score, score_names
 from ..selective import InfeasibleTargetError, OODTarget, fit_selective, parse_target, split_ood_rows, split_rows
 from ._errors import EXIT_INPUT_ERROR, InputError, one_line
 from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
@@ -28,6 +26,8 @@ from ._report import (
     summary_line,
     versions,
 )
+from ..scores import get_score
+from ._parser import DEFAULT_OOD_COLUMN, build_parser
 from ._table import class_indices, class_vocabulary, load_table
 
 __all__ = ["build_parser", "main"]
@@ -38,16 +38,6 @@ log = logging.getLogger(__name__)
 SELECT_OUTPUTS = ("model.json", "report.json", "report.md", "rc_curve.png")
 #: Fewest rows allowed in each part of the split.
 MIN_ROWS_PER_PART = 10
-DEFAULT_SCORE = "sele"
-#: Column marking the OOD rows for a tpr=T,fpr=F or precision=P,recall=R target (``--ood-column``).
-DEFAULT_OOD_COLUMN = "is_ood"
-
-
-def cli_scores():
-    """Registered scores ``select`` can learn: from the loss, with a JSON form (default first)."""
-    names = [n for n in score_names(learned=True)
-             if get_score(n).learns_from == "loss" and callable(getattr(get_score(n).cls, "from_dict", None))]
-    return sorted(names, key=lambda n: n != DEFAULT_SCORE)
 
 
 # --------------------------------------------------------------------------------------------
@@ -181,116 +171,6 @@ def run_apply(args):
 # --------------------------------------------------------------------------------------------
 # Parser and entry point
 # --------------------------------------------------------------------------------------------
-def _non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {value}")
-    return value
-
-
-def build_parser():
-    """The ``argparse`` parser of ``python -m rejectopt``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m rejectopt",
-        description="Selective prediction for your own classifier: learn an uncertainty score and the optimal "
-                    "(randomized Bayes) selection function of Franc, Prusa & Voracek (JMLR 2023).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Exit status: 0 on success, 2 on bad input (one-line message, no partial output).")
-    parser.add_argument("-q", "--quiet", action="store_true", help="log warnings only (no progress)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{select,apply}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
-                        help="log warnings only (no progress)")
-    common.add_argument("--force", action="store_true",
-                        help="replace existing output files (never an input file)")
-    _add_select_parser(sub, common)
-    _add_apply_parser(sub, common)
-    return parser
-
-
-def _add_select_parser(sub, common):
-    p = sub.add_parser(
-        "select", parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
-        help="learn the score and selection function from labelled predictions",
-        description="Learn an uncertainty score (SELE or REG) from your classifier's predictions and losses, and "
-                    "fit the selection function for a target.\n\nRows are split (seeded): train (score; an internal "
-                    "validation share picks C by AuRC), calibration (selection function) and report (held out: "
-                    "achieved coverage and selective risk with 95% intervals).",
-        epilog="Examples:\n  python -m rejectopt select --data val.csv --target coverage=0.8 --out sel/\n"
-               "  python -m rejectopt select --data val.npz --target risk=5 --score reg --out sel/\n"
-               "  python -m rejectopt select --data val.csv --loss-column loss --target reject-cost=10 --out sel/\n"
-               "  python -m rejectopt select --data mixed.csv --target tpr=0.8,fpr=0.3 --out sel/   "
-               "(column is_ood: 1 = OOD row)\n"
-               "  python -m rejectopt select --data mixed.csv --target precision=0.9,recall=0.7 --ood-column ood "
-               "--out sel/")
-    p.add_argument("--data", required=True, help="CSV with a header, or NPZ with arrays X, y_pred and y or loss")
-    p.add_argument("--target", required=True,
-                   help="coverage=W (accept a fraction W in (0,1]), risk=L (largest coverage with selective risk "
-                        "<= L, in loss units: percent for zero_one) or reject-cost=E (cost-based rule); with "
-                        "out-of-distribution (OOD) rows marked by --ood-column: tpr=T,fpr=F (smallest selective risk "
-                        "of the accepted ID rows with TPR = share of ID accepted >= T and FPR = share of OOD accepted "
-                        "<= F) or precision=P,recall=R (share of ID among the accepted >= P, recall = TPR >= R); "
-                        "bounds in [0,1]")
-    p.add_argument("--out", required=True, help="output folder: model.json, report.md, report.json, rc_curve.png")
-    choices = cli_scores()
-    others = [n for n in score_names(learned=True) if get_score(n).needs_posteriors]
-    p.add_argument("--score", choices=choices, default=DEFAULT_SCORE,
-                   help=f"learned uncertainty score, one that learns from the loss: "
-                        f"{' or '.join(get_score(n).label for n in choices)} (default {get_score(DEFAULT_SCORE).label})"
-                        + (f"; not {', '.join(get_score(n).label for n in others)}: "
-                           f"{'it learns' if len(others) == 1 else 'they learn'} from the classifier's class "
-                           "posteriors, which the input does not hold" if others else ""))
-    p.add_argument("--C", default=",".join(f"{c:g}" for c in SCORE_C_GRID),
-                   help="regularisation grid, comma-separated (default %(default)s)")
-    p.add_argument("--calibration-fraction", type=float, default=0.3,
-                   help="share of rows for fitting the selection function (default %(default)s)")
-    p.add_argument("--report-fraction", type=float, default=0.2,
-                   help="share of held-out rows for the report (default %(default)s)")
-    p.add_argument("--validation-fraction", type=float, default=0.3,
-                   help="share of the train rows that picks C (default %(default)s)")
-    p.add_argument("--seed", type=_non_negative_int, default=0,
-                   help="seed of the row split and of SELE's chunks (default 0)")
-    p.add_argument("--label-column", default="y", help="true label column (default %(default)s)")
-    p.add_argument("--pred-column", default="y_pred",
-                   help="predicted class column (default %(default)s); 'none' for one class-agnostic score "
-                        "(needs --loss-column)")
-    p.add_argument("--loss-column", default=None, help="column with the loss of each prediction (instead of "
-                                                       "--label-column and --loss)")
-    p.add_argument("--loss", default="zero_one", choices=("zero_one", "mae"),
-                   help="loss from labels: zero_one = 100*[y != y_pred] (percent, as in the paper), "
-                        "mae = |y - y_pred| (default %(default)s)")
-    p.add_argument("--feature-columns", default=None,
-                   help="comma-separated feature columns (default: every column except label/pred/loss/OOD)")
-    p.add_argument("--ood-column", default=None,
-                   help=f"with a tpr/fpr or precision/recall target: column marking OOD rows, 0/false = ID, "
-                        f"1/true = OOD (default {DEFAULT_OOD_COLUMN}; array is_ood of an NPZ). OOD rows need features "
-                        "and a predicted class; their label or loss is not read (may be empty). The score learns from "
-                        "the ID rows; OOD rows go to the calibration and report rows only")
-    p.add_argument("--n-jobs", type=int, default=1, help="threads of SELE (default %(default)s)")
-    p.set_defaults(run=run_select)
-
-
-def _add_apply_parser(sub, common):
-    p = sub.add_parser(
-        "apply", parents=[common], help="accept or reject new predictions with a model.json",
-        description="Compute the uncertainty of new predictions with a model.json written by 'select' and decide "
-                    "accept/reject per row (randomised only at exact ties with the threshold, seeded).")
-    p.add_argument("--model", required=True, help="model.json written by 'select'")
-    p.add_argument("--data", required=True, help="CSV or NPZ with the model's feature columns and predicted class")
-    p.add_argument("--out", required=True, help="output CSV: row, predicted class, uncertainty, "
-                                                "acceptance_probability, accept (1/0)")
-    p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the draws at ties (default %(default)s)")
-    p.add_argument("--unseen-classes", choices=("error", "reject"), default="error",
-                   help="a predicted class not seen by 'select': stop with an error (default) or reject the row")
-    p.add_argument("--extreme-values", choices=("reject", "error"), default="reject",
-                   help="a row with a feature value beyond +-1e150 (raw or standardised, where the score "
-                        "overflows): reject the row (default) or stop with an error")
-    p.set_defaults(run=run_apply)
-
-
 def main(argv=None):
     """Entry point of ``python -m rejectopt``; returns the exit status.
 
@@ -298,11 +178,12 @@ def main(argv=None):
     else is a bug and keeps its traceback.
     """
     args = build_parser().parse_args(argv)
+    run = {"select": run_select, "apply": run_apply}[args.command]
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                             format="%(levelname)s: %(message)s", stream=sys.stderr)
     try:
-        return args.run(args)
+        return run(args)
     except InputError as err:
         print(f"error: {one_line(err)}", file=sys.stderr)
         return EXIT_INPUT_ERROR

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import average_ranks, friedman_test, nemenyi_cd
+from ..stats import average_ranks, friedman_test
 from ._specs import TableSpec, label, landmarks_spec
 from ._tables import format_number, significant_pairs
 
