@@ -14,7 +14,7 @@ DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
 BASELINE = REPO / "tests" / "data" / "pipeline_baseline"
 
 
-def snakemake(workdir, *args, timeout=900):
+def snakemake(workdir, *args, timeout=1800):
     """Run the repository's workflow in ``workdir``; return the completed process."""
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
