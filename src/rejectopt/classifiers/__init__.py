@@ -5,6 +5,7 @@ the reports read :data:`CLASSIFIERS`.
 """
 
 from ._registry import CLASSIFIERS, TASKS, ClassifierInfo, classifier_names, get_classifier, register_classifier
+from ._crammer_singer import CrammerSingerSVM, crammer_singer_objective, fit_crammer_singer_path
 from ._double_hinge import DoubleHingeSVM, chow_thresholds, double_hinge_loss
 from ._linear import C_GRID, BinaryHingeSVM, make_classifier
 from ._selection import classifier_outputs, train_classifier
@@ -16,6 +17,7 @@ __all__ = [
     "CLASSIFIERS",
     "C_GRID",
     "ClassifierInfo",
+    "CrammerSingerSVM",
     "DoubleHingeSVM",
     "SVOR",
     "TASKS",
@@ -24,7 +26,9 @@ __all__ = [
     "chow_thresholds",
     "classifier_names",
     "classifier_outputs",
+    "crammer_singer_objective",
     "double_hinge_loss",
+    "fit_crammer_singer_path",
     "get_classifier",
     "make_classifier",
     "register_classifier",
