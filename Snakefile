@@ -22,6 +22,8 @@ include: "workflow/rules/classifiers.smk"
 include: "workflow/rules/scores.smk"
 include: "workflow/rules/evaluation.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/ood.smk"
+include: "workflow/rules/double_hinge.smk"
 include: "workflow/rules/landmarks.smk"
 
 

@@ -1,14 +1,30 @@
-"""Rule download_raw: fetch one raw file (official URL or data_mirror), verify its sha256."""
+"""Rule download_raw: fetch one raw file (official URL or data_mirror), verify its sha256.
+
+A file with a pinned sha256 is verified here. A file without one is written but stays
+pending: prepare_dataset records its hash in checksums.lock only once the dataset parsed
+and passed validation. The download settings (download_base, download_retries,
+download_backoff_s, download_timeout_s) are read from the config, not passed as params:
+they say how the bytes travel, not what they are, so changing them must not make
+Snakemake download verified files again.
+"""
 
 from pathlib import Path
 
 from _logging import log_to
 
 from rejectopt.datasets import fetch_file, get_spec
+from rejectopt.datasets._fetch import DownloadOptions
 
 log_to(snakemake.log[0])
 spec = get_spec(snakemake.wildcards.dataset)
 raw_file = next(f for f in spec.files if f.name == snakemake.wildcards.filename)
 mirror = snakemake.params.mirror
 # With a mirror, never fall back to the network: a missing file is an error naming the mirror.
-fetch_file(raw_file, Path(snakemake.output[0]).parent, mirror=mirror, allow_download=mirror is None)
+fetch_file(
+    raw_file,
+    Path(snakemake.output[0]).parent,
+    mirror=mirror,
+    allow_download=mirror is None,
+    download=DownloadOptions.from_config(snakemake.config),
+    record_lock=False,
+)

@@ -1,4 +1,9 @@
-"""Rule prepare_dataset: parse the verified raw files (or a custom dataset's file) into X and y."""
+"""Rule prepare_dataset: parse the verified raw files (or a custom dataset's file) into X and y.
+
+The arrays are validated before data.npz is written; only then are the hashes of raw files
+without a pinned sha256 recorded in checksums.lock (a file that fails is moved aside to
+<name>.rejected and never trusted).
+"""
 
 from _logging import log_to
 
@@ -8,5 +13,5 @@ log_to(snakemake.log[0])
 if snakemake.params.custom is not None:
     prepare_custom(snakemake.params.custom, snakemake.output[0])
 else:
-    # The raw files are already fetched and verified by download_raw; this re-verifies, then parses.
+    # The raw files are already fetched by download_raw; this re-verifies, parses and validates.
     prepare_dataset(snakemake.wildcards.dataset, snakemake.params.raw_dir, snakemake.output[0], allow_download=False)

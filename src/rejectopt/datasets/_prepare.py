@@ -1,4 +1,12 @@
-"""From raw files to a verified ``.npz`` with the canonical arrays ``X`` (float64) and ``y`` (int64)."""
+"""From raw files to a verified ``.npz`` with the canonical arrays ``X`` (float64) and ``y`` (int64).
+
+Validate before trusting: the parsed arrays are checked (:func:`validate_arrays`:
+2-D, Table 2's column count, finite values, integer labels) and compared with
+the registry's shape and fingerprint before ``data.npz`` is written.  A raw file
+without a pinned sha256 is recorded in ``checksums.lock`` only after all of this
+passed; if anything fails, it is moved aside to ``<name>.rejected`` (so that no
+untrusted file looks complete) and the error says so.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,15 @@ from pathlib import Path
 import numpy as np
 
 from .._io import save_npz
-from ._fetch import fetch_file, find_in_mirror, read_lock
+from ._fetch import (
+    DownloadOptions,
+    fetch_file,
+    find_in_mirror,
+    is_trusted,
+    read_lock,
+    record_trusted,
+    sha256_of_file,
+)
 from ._parsers import encode_labels, equal_frequency_bins
 from ._registry import DatasetSpec, get_spec
 
@@ -21,9 +37,19 @@ __all__ = [
     "load_prepared",
     "parse_raw",
     "prepare_dataset",
+    "RawDataError",
+    "REJECTED_SUFFIX",
+    "validate_arrays",
 ]
 
 logger = logging.getLogger(__name__)
+
+#: Suffix of a raw file moved aside because its dataset failed parsing or validation.
+REJECTED_SUFFIX = ".rejected"
+
+
+class RawDataError(ValueError):
+    """Parsed raw files that cannot be used: the message names the raw files and, where known, the row."""
 
 
 def fingerprint(X: np.ndarray, y: np.ndarray) -> str:
@@ -74,14 +100,62 @@ def _check_against_spec(spec: DatasetSpec, X: np.ndarray, y: np.ndarray, digest:
         )
 
 
+def validate_arrays(spec: DatasetSpec, X: np.ndarray, y: np.ndarray, paths: Mapping[str, str | os.PathLike]) -> None:
+    """Check parsed arrays before anything is written: a 2-D ``X`` with the spec's column count,
+    finite values, one integer label >= 0 per row.
+
+    The readers already name the file, line and column of a bad cell; this is the
+    net behind them (e.g. for a whole file with one column too few).
+
+    Raises
+    ------
+    RawDataError
+        Naming the dataset, its raw files and the first bad row (counted over the
+        files in the order given, header and blank lines not counted).
+    """
+    files = " + ".join(Path(paths[name]).name for name in spec.file_names)
+    where = f"{spec.name}: parsed from {files}"
+    if X.ndim != 2:
+        raise RawDataError(f"{where}: X has shape {X.shape}, expected a 2-D table")
+    if X.shape[1] != spec.n_features:
+        raise RawDataError(
+            f"{where}: wrong column count: {X.shape[1]} feature columns, expected {spec.n_features} "
+            "(Table 2); the file layout differs from the one the reader expects"
+        )
+    if y.ndim != 1 or len(y) != len(X):
+        raise RawDataError(f"{where}: {len(y)} labels for {len(X)} rows")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row = int(np.argmax(bad.any(axis=1)))
+        column = int(np.argmax(bad[row]))
+        raise RawDataError(
+            f"{where}: data row {row + 1}, feature column {column + 1}: non-finite value {float(X[row, column])}"
+        )
+    if y.dtype.kind not in "iu" or (len(y) and int(y.min()) < 0):
+        raise RawDataError(f"{where}: labels must be integers >= 0 (got dtype {y.dtype}, min {y.min() if len(y) else None})")
+
+
+def _reject(dest: Path, pending: Mapping[str, str]) -> list[Path]:
+    """Move the pending (untrusted) raw files aside to ``<name>.rejected``; their new paths."""
+    moved = []
+    for name in sorted(pending):
+        path = dest / name
+        if path.exists():
+            target = path.with_name(name + REJECTED_SUFFIX)
+            os.replace(path, target)
+            moved.append(target)
+    return moved
+
+
 def prepare_dataset(
     name: str,
     raw_dir: str | os.PathLike,
     out_npz: str | os.PathLike,
     mirror: str | os.PathLike | None = None,
     allow_download: bool = True,
+    download: DownloadOptions | Mapping | None = None,
 ) -> dict:
-    """Fetch, verify and parse a dataset, and write ``out_npz`` with arrays ``X`` and ``y``.
+    """Fetch, verify, parse and validate a dataset, and write ``out_npz`` with arrays ``X`` and ``y``.
 
     Parameters
     ----------
@@ -95,6 +169,8 @@ def prepare_dataset(
         The ``data_mirror`` folder (see :func:`fetch_file`).
     allow_download : bool, default True
         Passed to :func:`fetch_file`.
+    download : DownloadOptions or mapping, optional
+        Download base URL, retries, backoff and timeout (see :class:`DownloadOptions`).
 
     Returns
     -------
@@ -103,18 +179,43 @@ def prepare_dataset(
 
     Raises
     ------
-    ChecksumError, DataSourceError
+    ChecksumError, DownloadError, DecompressionError, DataSourceError
         From fetching.
     ValueError
-        If the shape or the pinned fingerprint of the prepared data differs.
+        A reader's error naming the file, line and column of a bad cell;
+        :class:`RawDataError` from :func:`validate_arrays`; a shape or pinned
+        fingerprint differing from the registry's.  If a raw file without a
+        pinned sha256 took part, it is moved to ``<name>.rejected``, never
+        recorded in ``checksums.lock``, and the error is a :class:`RawDataError`
+        saying so.
     """
     spec = get_spec(name)
     dest = Path(raw_dir) / spec.name
-    paths = {f.name: fetch_file(f, dest, mirror=mirror, allow_download=allow_download) for f in spec.files}
-    X, y = parse_raw(spec, paths)
-    digest = fingerprint(X, y)
-    _check_against_spec(spec, X, y, digest)
+    paths = {
+        f.name: fetch_file(f, dest, mirror=mirror, allow_download=allow_download, download=download, record_lock=False)
+        for f in spec.files
+    }
+    # Files with neither a pinned nor a locked sha256: trusted only once everything below passed.
+    pending = {f.name: sha256_of_file(paths[f.name]) for f in spec.files if not is_trusted(f, dest)}
+    try:
+        X, y = parse_raw(spec, paths)
+        validate_arrays(spec, X, y, paths)
+        digest = fingerprint(X, y)
+        _check_against_spec(spec, X, y, digest)
+    except Exception as exc:
+        if not pending:
+            raise
+        moved = _reject(dest, pending)
+        reason = str(exc).strip().rstrip(".") if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        raise RawDataError(
+            f"{reason}. "
+            f"Not trusted: {', '.join(sorted(pending))} (no pinned sha256) "
+            f"{'was' if len(pending) == 1 else 'were'} not recorded in {dest / 'checksums.lock'} and "
+            f"moved aside to {', '.join(str(p) for p in moved)} for inspection; the next run fetches "
+            f"{'it' if len(pending) == 1 else 'them'} again."
+        ) from exc
     save_npz(out_npz, X=X, y=y)
+    record_trusted(dest, pending)
     logger.info("%s: wrote %s (n=%d, d=%d, K=%d, xy_sha256 %s)", name, out_npz, *X.shape, spec.n_classes, digest)
     return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": int(y.max()) + 1, "xy_sha256": digest}
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import lzma
 import os
 import tarfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +34,9 @@ __all__ = [
     "archive_raw_file",
     "fetch_archive",
     "extract_archive",
+    "ARCHIVE_TOP_FOLDER",
+    "check_archive_layout",
+    "extract_official_archive",
 ]
 
 logger = logging.getLogger(__name__)
@@ -299,6 +304,10 @@ def per_landmark(loss):
 
 
 # --------------------------------------------------------------------------- official archive
+#: Top folder of the official archive; the face folders ARCHIVE_SUBSETS lie under it.
+ARCHIVE_TOP_FOLDER = "ibug_300W_large_face_landmark_dataset"
+
+
 def archive_raw_file():
     """The official 300-W archive as a :class:`rejectopt.datasets.RawFile` (sha256 recorded on first fetch)."""
     from ..datasets import RawFile
@@ -308,45 +317,60 @@ def archive_raw_file():
     )
 
 
-def fetch_archive(dest_dir, mirror=None, allow_download: bool = True) -> Path:
+def fetch_archive(dest_dir, mirror=None, allow_download: bool = True, download=None, record_lock: bool = True) -> Path:
     """Fetch the official archive (~1.7 GB) with :func:`rejectopt.datasets.fetch_file`.
 
-    Its sha256 is recorded in ``dest_dir/checksums.lock`` on the first download
-    and verified afterwards. Extract it with :func:`extract_archive`.
+    ``download`` (a :class:`rejectopt.datasets._fetch.DownloadOptions` or mapping) sets the
+    download base URL, retries, backoff and timeout. With ``record_lock=True`` its sha256 is
+    recorded in ``dest_dir/checksums.lock`` at once; with False (the pipeline) only by
+    :func:`extract_official_archive` once the archive extracted safely with the official layout.
+    Later fetches are verified against the recorded hash.
     """
     from ..datasets import fetch_file
 
-    return fetch_file(archive_raw_file(), dest_dir, mirror=mirror, allow_download=allow_download)
+    return fetch_file(
+        archive_raw_file(), dest_dir, mirror=mirror, allow_download=allow_download, download=download,
+        record_lock=record_lock,
+    )
 
 
-def _check_member_inside(member: tarfile.TarInfo, dest: Path, tar_path) -> None:
-    """Raise if ``member`` would land (or link) outside ``dest``."""
+def _check_member(member: tarfile.TarInfo, dest: Path, tar_path) -> None:
+    """Raise if ``member`` would land (or link) outside ``dest`` or is not a file, folder or link."""
     name = member.name
     target = (dest / name).resolve()
     if Path(name).is_absolute() or os.path.isabs(name) or not target.is_relative_to(dest):
-        raise ValueError(f"{tar_path}: member {name!r} escapes the destination {dest}; nothing was extracted")
+        raise ValueError(f"{tar_path}: member {name!r} escapes the destination; nothing was extracted")
+    if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+        kind = "a device file" if (member.ischr() or member.isblk()) else "a FIFO" if member.isfifo() else "special"
+        raise ValueError(f"{tar_path}: member {name!r} is {kind}, not a regular file; nothing was extracted")
     if member.issym() or member.islnk():
         base = target.parent if member.issym() else dest
         link = (base / member.linkname).resolve()
         if os.path.isabs(member.linkname) or not link.is_relative_to(dest):
             raise ValueError(
-                f"{tar_path}: link {name!r} -> {member.linkname!r} points outside {dest}; nothing was extracted"
+                f"{tar_path}: link {name!r} -> {member.linkname!r} points outside the destination; "
+                "nothing was extracted"
             )
 
 
-def extract_archive(tar_path, dest) -> Path:
-    """Safely extract a (gzipped) tar archive such as the official 300-W one.
+def extract_archive(tar_path, dest, check=None) -> Path:
+    """Safely extract a (gzipped) tar archive such as the official 300-W one, all or nothing.
 
-    Every member is checked before anything is written: a member whose path
-    (or link target) escapes ``dest`` (``../x``, an absolute path) raises and
-    nothing is extracted. Extraction then uses tarfile's ``data`` filter
-    (PEP 706), which also drops device files and unsafe permissions.
+    Every member is checked before anything is written: a member whose path or
+    link target escapes ``dest`` (``../x``, an absolute path, a symlink or hard
+    link pointing outside) or that is a device file or FIFO raises and nothing is
+    extracted. Extraction goes into a temporary folder beside ``dest`` with
+    tarfile's ``data`` filter (PEP 706, a second line of defence); ``check``
+    (if given) is called with that folder; only then is the folder renamed to
+    ``dest`` (:func:`rejectopt._io.atomic_path`). On any error ``dest`` is not created.
 
     Parameters
     ----------
     tar_path : path-like
     dest : path-like
-        Destination folder (created if needed).
+        Destination folder; must not exist or be empty.
+    check : callable, optional
+        ``check(folder)`` raises if the extracted content is not acceptable.
 
     Returns
     -------
@@ -356,18 +380,102 @@ def extract_archive(tar_path, dest) -> Path:
     Raises
     ------
     ValueError
-        A member escapes ``dest``; the message names it.
+        An unsafe member (the message names it), or ``check`` refused the content.
+    rejectopt.datasets.DecompressionError
+        The archive is corrupt or truncated.
+    FileExistsError
+        ``dest`` already holds files.
     """
+    import shutil
+
+    from .._io import atomic_path
+    from ..datasets._fetch import DecompressionError, check_stream
+
     dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    dest = dest.resolve()
-    with tarfile.open(tar_path, "r:*") as archive:
-        members = archive.getmembers()
-        for member in members:
-            _check_member_inside(member, dest, tar_path)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise FileExistsError(f"{dest} already exists and is not an empty folder: remove it to extract {tar_path}")
+    # the whole compressed stream first: its CRC is at the end, past the tar's end marker
+    check_stream(tar_path, Path(tar_path).name, f"the archive {tar_path}",
+                 "Nothing was extracted; delete it and run again to download it anew.")
+    with atomic_path(dest) as tmp:
+        if tmp.exists():  # left by a killed run with the same pid
+            shutil.rmtree(tmp)
+        tmp.mkdir()
         try:
-            archive.extractall(dest, members=members, filter="data")
-        except tarfile.FilterError as error:
-            raise ValueError(f"{tar_path}: unsafe member refused by the tar data filter: {error}") from error
+            root = tmp.resolve()
+            try:
+                with tarfile.open(tar_path, "r:*") as archive:
+                    members = archive.getmembers()
+                    for member in members:
+                        _check_member(member, root, tar_path)
+                    archive.extractall(root, members=members, filter="data")
+            except tarfile.FilterError as error:
+                raise ValueError(f"{tar_path}: unsafe member refused by the tar data filter: {error}; "
+                                 "nothing was extracted") from error
+            except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError) as error:
+                if isinstance(error, OSError) and error.errno is not None:
+                    raise  # a real I/O error (disk full, permissions), not bad data
+                raise DecompressionError(
+                    f"{tar_path}: the archive is corrupt or truncated ({type(error).__name__}: {error}); "
+                    "nothing was extracted. Delete it and run again to download it anew."
+                ) from error
+            if check is not None:
+                check(root)
+            if dest.is_dir():
+                dest.rmdir()  # empty (checked above); the rename replaces it
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     logger.info("extracted %d members of %s into %s", len(members), tar_path, dest)
     return dest
+
+
+def check_archive_layout(folder) -> pd.DataFrame:
+    """Check an extracted official archive: every face folder of ARCHIVE_SUBSETS under
+    ``ibug_300W_large_face_landmark_dataset/`` holds annotated faces whose ``.pts`` parse.
+
+    Returns the faces (:func:`list_faces`); raises ValueError naming what is missing.
+    """
+    top = Path(folder) / ARCHIVE_TOP_FOLDER
+    try:
+        faces = list_faces(top, ARCHIVE_SUBSETS)
+    except FileNotFoundError as error:
+        raise ValueError(
+            f"not the official 300-W layout ({ARCHIVE_TOP_FOLDER}/{{{', '.join(ARCHIVE_SUBSETS)}}}): {error}"
+        ) from error
+    empty = [subset for subset in ARCHIVE_SUBSETS if not (faces["subset"] == subset).any()]
+    if empty:
+        raise ValueError(f"not the official 300-W layout: no annotated face in {', '.join(empty)}")
+    for pts in faces["pts"]:
+        read_pts(pts)
+    return faces
+
+
+def extract_official_archive(tar_path, dest) -> Path:
+    """Extract the official 300-W archive (:func:`extract_archive` + :func:`check_archive_layout`),
+    then trust it: its sha256 goes to ``checksums.lock`` beside it (unless pinned or already there).
+
+    An archive that is refused (unsafe member, corrupt, not the official layout) is
+    never recorded: it is moved aside to ``<name>.rejected`` and the error says so.
+    """
+    from ..datasets._fetch import is_trusted, record_trusted, sha256_of_file
+
+    tar_path = Path(tar_path)
+    raw_file = archive_raw_file()
+    trusted = is_trusted(raw_file, tar_path.parent)
+    try:
+        extract_archive(tar_path, dest, check=check_archive_layout)
+    except FileExistsError:
+        raise
+    except (ValueError, OSError) as error:
+        if trusted:
+            raise
+        rejected = tar_path.with_name(tar_path.name + ".rejected")
+        os.replace(tar_path, rejected)
+        raise type(error)(
+            f"{str(error).strip().rstrip('.')}. The archive was not recorded in checksums.lock and was moved aside to {rejected}; "
+            "the next run downloads it again."
+        ) from error
+    if not trusted:
+        record_trusted(tar_path.parent, {raw_file.name: sha256_of_file(tar_path)})
+    return Path(dest)

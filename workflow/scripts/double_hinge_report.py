@@ -1,0 +1,15 @@
+"""Rule double_hinge_report: the table (csv/md/tex) and one figure per dataset (rejectopt.double_hinge_experiment)."""
+
+from _logging import log_to
+
+from rejectopt.double_hinge_experiment import double_hinge_report_files
+
+log_to(snakemake.log[0])
+double_hinge_report_files(
+    snakemake.input.csv,
+    snakemake.input.curves,
+    snakemake.output.csv,
+    snakemake.output.md,
+    snakemake.output.tex,
+    figures=dict(zip(snakemake.params.datasets, snakemake.output.figures)),
+)
