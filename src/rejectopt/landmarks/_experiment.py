@@ -10,15 +10,15 @@ import numpy as np
 import pandas as pd
 
 from .._io import save_npz
-from ..scores import SCORE_C_GRID, get_score
+from ..scores import SCORE_C_GRID, get_score, score_names
 from ..scores import face_score as face_score_uncertainty
 from ._faces import DEFAULT_LEARNING_CURVE_SIZES, DEFAULT_OPTIONS_GRID, MIRROR_SUBSETS, _load_truths, landmark_loss, list_faces, load_images, per_landmark
 from ._predictor import predict_landmarks, pretrained_predictor_path, train_shape_predictor
 from ._features import face_features
 
-#: The scores learned on the HOG features of each face (Section 5.2.3 compares SELE and REG with the
-#: face detector's score, the baseline).
-LEARNED_SCORES = ("sele", "reg")
+#: The scores learned on the HOG features of each face: the registered scores that learn from the
+#: loss (Section 5.2.3 compares SELE and REG with the face detector's score, the baseline).
+LEARNED_SCORES = tuple(n for n in score_names(learned=True) if get_score(n).learns_from == "loss")
 
 __all__ = [
     "choose_predictor_options",
