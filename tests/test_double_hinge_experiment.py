@@ -71,7 +71,8 @@ def bc_run(tmp_path_factory):
     """Split 0 of breast cancer through the file-in / file-out step (the pipeline's job)."""
     out = tmp_path_factory.mktemp("double_hinge") / "breast_cancer"
     result = dh.double_hinge_split_files(None, None, 0, out / "split_0.csv", out / "split_0.npz",
-                                         dataset="breast_cancer", settings={"reject_costs": COSTS}, seed=0)
+                                         out / "timing_split_0.csv", dataset="breast_cancer",
+                                         settings={"reject_costs": COSTS}, seed=0)
     X, y, parts = dh.breast_cancer_split(0, seed=0)
     return result, X, y, parts, out
 
@@ -132,14 +133,32 @@ def test_split_files_and_report_files(bc_run, tmp_path):
     pd.testing.assert_frame_equal(written, result.rows, check_dtype=False)
     with np.load(out / "split_0.npz") as curves:
         assert curves["lr_sele_cov"][-1] == 1.0 and curves["lr_sele_risk"].size == curves["lr_sele_cov"].size
+    timing = pd.read_csv(out / "timing_split_0.csv")
+    assert list(timing.columns) == dh.TIMING_COLUMNS and len(timing) == len(result.rows)
+    assert (timing["fit_cpu_s"] > 0).all() and (timing["fit_wall_s"] > 0).all()
     table = dh.double_hinge_report_files([out / "split_0.csv"], [out / "split_0.npz"], tmp_path / "t.csv",
                                          tmp_path / "t.md", tmp_path / "t.tex",
-                                         figures={"breast_cancer": tmp_path / "bc.png"})
+                                         figures={"breast_cancer": tmp_path / "bc.png"},
+                                         timing_paths=[out / "timing_split_0.csv"], timing_out=tmp_path / "time.md")
     assert len(table) == len(COSTS) * len(dh.METHODS) and (table["n_splits"] == 1).all()
     assert (tmp_path / "bc.png").read_bytes()[:4] == b"\x89PNG"
     md = (tmp_path / "t.md").read_text()
     assert "Cost risk on Tst" in md and "Wilcoxon" in md and "DH-SVM" in md
     assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
+    # the DH-SVM's time: its fits summed over the reject costs (one split)
+    dh_cpu = timing.loc[timing["method"] == "double_hinge", "fit_cpu_s"].sum()
+    assert f"| breast_cancer | {dh_cpu:.1f} |" in (tmp_path / "time.md").read_text()
+
+
+def test_a_rerun_writes_the_same_result_bytes(bc_run, tmp_path):
+    """Only the timing file may differ between two runs (a local and a SLURM run are compared byte for byte)."""
+    _, _, _, _, out = bc_run
+    assert not {"fit_wall_s", "fit_cpu_s"} & set(pd.read_csv(out / "split_0.csv").columns)
+    dh.double_hinge_split_files(None, None, 0, tmp_path / "split_0.csv", tmp_path / "split_0.npz",
+                                tmp_path / "timing_split_0.csv", dataset="breast_cancer",
+                                settings={"reject_costs": COSTS}, seed=0)
+    assert (tmp_path / "split_0.csv").read_bytes() == (out / "split_0.csv").read_bytes()
+    assert (tmp_path / "split_0.npz").read_bytes() == (out / "split_0.npz").read_bytes()
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,7 +242,7 @@ def _synthetic_results():
                         "dataset": dataset, "split": split, "reject_cost": d, "method": method,
                         "cost_risk": 3.0 + m * 0.3 + k + d + rng.random(), "coverage": coverage,
                         "selective_risk": np.nan if coverage == 0 else 2.0 + rng.random(),
-                        "error_full": 5.0, "fit_wall_s": 1.0, "fit_cpu_s": 2.0, "C": 10.0,
+                        "error_full": 5.0, "C": 10.0,
                     })
     return pd.DataFrame(rows)
 

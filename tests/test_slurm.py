@@ -131,12 +131,12 @@ def test_every_job_ran_as_a_slurm_job(slurm_run):
 
 
 def outputs_to_compare(workdir):
-    """Every file the run wrote under results/ but the wall-clock timing records (benchmarks/, timing.*)."""
+    """Every file the run wrote under results/ but the wall-clock timing records (benchmarks/, timing*)."""
     results = workdir / "results"
     return {
         str(p.relative_to(workdir)): p.read_bytes()
         for p in sorted(results.rglob("*"))
-        if p.is_file() and "benchmarks" not in p.relative_to(results).parts and not p.name.startswith("timing.")
+        if p.is_file() and "benchmarks" not in p.relative_to(results).parts and not p.name.startswith("timing")
     }
 
 

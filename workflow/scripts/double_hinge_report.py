@@ -12,4 +12,6 @@ double_hinge_report_files(
     snakemake.output.md,
     snakemake.output.tex,
     figures=dict(zip(snakemake.params.datasets, snakemake.output.figures)),
+    timing_paths=snakemake.input.timing,
+    timing_out=snakemake.output.timing,
 )

@@ -15,6 +15,7 @@ with threadpool_limits(limits=snakemake.threads):
         int(snakemake.wildcards.split),
         snakemake.output.csv,
         snakemake.output.curves,
+        snakemake.output.timing,
         dataset=snakemake.wildcards.dataset,
         settings=snakemake.params.settings,
         split_ratios=snakemake.params.split_ratios,
