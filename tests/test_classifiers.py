@@ -10,10 +10,13 @@ from sklearn.svm import LinearSVC
 
 from rejectopt.classifiers import (
     BinaryHingeSVM,
+    CrammerSingerSVM,
     classifier_outputs,
+    crammer_singer_objective,
     make_classifier,
     train_classifier,
 )
+from rejectopt.classifiers._linear import CS_TOL
 
 
 @pytest.mark.parametrize("kind", ["lr", "svm"])
@@ -71,9 +74,15 @@ def test_multiclass_svm_is_crammer_singer(iris):
     Xt, yt, Xv, yv = iris
     model, C, _ = train_classifier("svm", Xt, yt, Xv, yv)
     est = model[-1]
-    assert isinstance(est, LinearSVC)
-    assert est.multi_class == "crammer_singer"
+    assert isinstance(est, CrammerSingerSVM) and est.converged_ and est.rel_gap_ <= CS_TOL
     assert est.C == pytest.approx(C)  # default c_scaling='sum': sklearn's C
+    # the warm-started path's model solves liblinear's Crammer-Singer objective: against liblinear
+    # itself run to a tight tolerance, within the certified gap
+    Z = model[0].transform(Xt)
+    svc = LinearSVC(C=C, loss="hinge", multi_class="crammer_singer", tol=1e-10, max_iter=1_000_000).fit(Z, yt)
+    reference = crammer_singer_objective(Z, yt, svc.coef_, svc.intercept_, C)
+    assert crammer_singer_objective(Z, yt, est.coef_, est.intercept_, C) == pytest.approx(est.objective_, rel=1e-12)
+    assert est.dual_objective_ <= reference * (1 + 1e-9) and abs(est.objective_ - reference) <= CS_TOL * reference
     out = classifier_outputs("svm", model, Xv)
     assert out["decision"].shape == (len(yv), 3)
     np.testing.assert_allclose(out["baseline"], -out["decision"].max(axis=1))

@@ -1,17 +1,22 @@
 """Model selection on Val1 and the outputs (predictions, baseline scores) of section 5.2."""
 
+import logging
+
 import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length
 
 from ..scores import mcp, svm_margin
-from ._linear import C_GRID, BinaryHingeSVM, _fit_classifier
+from ._crammer_singer import fit_crammer_singer_path
+from ._linear import C_GRID, CS_TOL, BinaryHingeSVM, _fit_classifier
 from ._registry import get_classifier, register_classifier
 from ._xgb import XGB_GRID, train_xgb, xgb_outputs
 
 __all__ = ["train_classifier", "classifier_outputs", "C_GRID"]
 
 _LOSSES = ("zero_one", "mae")
+
+log = logging.getLogger(__name__)
 
 
 def _check_labels(y, n_classes, name):
@@ -110,14 +115,28 @@ class _LinearModel:
             raise ValueError("C_grid is empty")
         best = None
         errors = {}
-        for C in sorted(C_grid):
-            model = _fit_classifier(cls.kind, X_trn, y_trn, C=C, n_classes=n_classes,
-                                    random_state=random_state, c_scaling=c_scaling)
+        models = cls._fit_grid(X_trn, y_trn, sorted(C_grid), n_classes=n_classes, random_state=random_state,
+                               c_scaling=c_scaling)
+        for C, model in zip(sorted(C_grid), models):
+            _log_certificate(cls.kind, C, model[-1])
             y_hat = cls.outputs(model, X_val, n_classes=n_classes)["y_pred"]
             errors[C] = _error(y_val, y_hat, loss)
             if best is None or errors[C] < best[2]:
                 best = (model, C, errors[C])
         return best[0], best[1], errors
+
+    @classmethod
+    def _fit_grid(cls, X_trn, y_trn, C_grid, *, n_classes, random_state, c_scaling):
+        """One fitted ``Pipeline(StandardScaler, model)`` per C of ``C_grid`` (increasing)."""
+        return [_fit_classifier(cls.kind, X_trn, y_trn, C=C, n_classes=n_classes, random_state=random_state,
+                                c_scaling=c_scaling) for C in C_grid]
+
+
+def _log_certificate(kind, C, est):
+    """Log a solver's optimality certificate (SVOR, the SVMs: ``objective_``, ``rel_gap_``, ...)."""
+    if hasattr(est, "rel_gap_"):
+        log.info("%s C=%g: objective %.10g, relative duality gap %.2e, %d iterations, converged %s", kind, C,
+                 est.objective_, est.rel_gap_, est.n_iter_, est.converged_)
 
 
 @register_classifier("lr", task="classification", baseline="mcp", posteriors=True, label="LR",
@@ -157,6 +176,22 @@ class LinearSVMModel(_LinearModel):
         D = np.full((X.shape[0], K), -np.inf)
         D[:, classes] = F
         return {"y_pred": classes[np.argmax(F, axis=1)], "baseline": svm_margin(F), "decision": D}
+
+    @classmethod
+    def _fit_grid(cls, X_trn, y_trn, C_grid, *, n_classes, random_state, c_scaling):
+        """K > 2: one scaler and the Crammer-Singer path warm-started along C
+        (:func:`fit_crammer_singer_path`; each fit certified to :data:`CS_TOL`), the same
+        models as :func:`make_classifier` up to the solver tolerance; binary: as every linear model."""
+        if n_classes == 2:
+            return super()._fit_grid(X_trn, y_trn, C_grid, n_classes=n_classes, random_state=random_state,
+                                     c_scaling=c_scaling)
+        from sklearn.pipeline import Pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        scaler = StandardScaler().fit(X_trn)
+        weights = [float(C) if c_scaling == "sum" else float(C) / X_trn.shape[0] for C in C_grid]
+        path = fit_crammer_singer_path(scaler.transform(X_trn), y_trn, weights, tol=CS_TOL, random_state=random_state)
+        return [Pipeline([("scaler", scaler), ("model", est)]) for est in path]
 
 
 @register_classifier("svor", task="ordinal", baseline="margin", posteriors=False, threads=2, label="SVOR",
