@@ -25,7 +25,10 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "task_loss",
     "run_classifier",
-    "run_score",
+    "SCORE_FIELDS",
+    "learn_score",
+    "run_scores",
+    "score_key",
     "summarize_dataset",
     "tst_outcomes",
 ]
@@ -108,37 +111,36 @@ def run_classifier(
     return {"C": best_C, "val_error": val_errors}
 
 
-def run_score(
-    data_path,
-    splits_path,
-    classifier_path,
-    split: int,
+def learn_score(
+    X,
+    y,
+    parts: dict,
+    y_pred,
+    proba,
     task: str,
     score: str,
     C_grid,
     seed: int,
-    out_path,
+    split: int,
     chunk_size: int = 500,
     dataset: str = "",
     classifier: str = "",
 ) -> dict:
-    """Learn the registered ``score`` on Trn2, pick C by Val2 AuRC, save its uncertainty on Tst.
+    """Learn the registered ``score`` on Trn2, pick C by Val2 AuRC, return its uncertainty on Tst.
 
     The learner is made by :meth:`rejectopt.scores.ScoreInfo.make` (only the
     keywords its ``__init__`` accepts among ``n_classes``, ``chunk_size`` and
-    ``random_state``) and fitted to what it declares it learns from: the loss,
-    or the true class's posterior (TCP).
+    ``random_state``, seeded by ``(seed, dataset, classifier, score, split)``) and
+    fitted to what it declares it learns from: the loss, or the true class's
+    posterior (TCP).
 
-    The output ``.npz`` holds ``uncertainty`` (on the Tst indices, in their
-    order), the chosen ``C`` and the Val2 AuRC of each C (``C_grid``,
-    ``val_aurc``).
+    Returns
+    -------
+    dict
+        :data:`SCORE_FIELDS`: ``uncertainty`` (on the Tst indices, in their order),
+        the chosen ``C`` and the Val2 AuRC of each C (``C_grid``, ``val_aurc``).
     """
     info = get_score(score)
-    X, y = load_prepared(data_path)
-    parts = load_split(splits_path, split)
-    with np.load(classifier_path, allow_pickle=False) as clf:
-        y_pred = clf["y_pred"]
-        proba = clf["proba"] if "proba" in clf.files else None
     loss = task_loss(task, y, y_pred)
     target = info.target(loss, y, proba)
     learner = info.make(
@@ -160,14 +162,71 @@ def run_score(
         dataset, classifier, score, split, best.C, {c: round(a, 4) for c, a in val_aurc.items()},
         time.perf_counter() - start,
     )
-    save_npz(
-        out_path,
-        uncertainty=np.asarray(best.predict(X[tst], y_pred[tst]), dtype=float),
-        C=np.float64(best.C),
-        C_grid=np.asarray(list(val_aurc), dtype=float),
-        val_aurc=np.asarray(list(val_aurc.values()), dtype=float),
-    )
-    return {"C": best.C, "val_aurc": val_aurc}
+    return {
+        "uncertainty": np.asarray(best.predict(X[tst], y_pred[tst]), dtype=float),
+        "C": np.float64(best.C),
+        "C_grid": np.asarray(list(val_aurc), dtype=float),
+        "val_aurc": np.asarray(list(val_aurc.values()), dtype=float),
+    }
+
+
+#: The arrays of one (score, split) in a scores file (:func:`run_scores`).
+SCORE_FIELDS = ("uncertainty", "C", "C_grid", "val_aurc")
+
+
+def score_key(score: str, split: int, field: str) -> str:
+    """Name of one array in a scores file: ``"{score}/split_{split}/{field}"`` (``field`` of :data:`SCORE_FIELDS`)."""
+    return f"{score}/split_{int(split)}/{field}"
+
+
+def run_scores(
+    data_path,
+    splits_path,
+    classifier_files: dict,
+    task: str,
+    scores,
+    C_grid,
+    seed: int,
+    out_path,
+    chunk_size: int = 500,
+    dataset: str = "",
+    classifier: str = "",
+) -> dict:
+    """:func:`learn_score` for every score of ``scores`` on every split of one (dataset, classifier); one file.
+
+    One job per (dataset, classifier) instead of one per (score, split): learning a
+    score takes a median 0.1 s, starting a Python process with the library about
+    1 s (issue 18). Each (score, split) is seeded on its own, so its result does not
+    depend on which other scores or splits the file holds.
+
+    Parameters
+    ----------
+    classifier_files : dict
+        ``split -> path`` of :func:`run_classifier` outputs.
+    scores : sequence of str
+        Registered learned scores.
+
+    Returns
+    -------
+    dict
+        ``(score, split) -> {"C", "val_aurc"}``; the file at ``out_path`` holds the
+        arrays :func:`score_key` ``(score, split, field)``.
+    """
+    X, y = load_prepared(data_path)
+    arrays, chosen = {}, {}
+    for split, clf_path in sorted(classifier_files.items()):
+        parts = load_split(splits_path, split)
+        with np.load(clf_path, allow_pickle=False) as clf:
+            y_pred = clf["y_pred"]
+            proba = clf["proba"] if "proba" in clf.files else None
+        for score in scores:
+            result = learn_score(X, y, parts, y_pred, proba, task, score, C_grid, seed, split,
+                                 chunk_size=chunk_size, dataset=dataset, classifier=classifier)
+            arrays.update({score_key(score, split, f): result[f] for f in SCORE_FIELDS})
+            chosen[(score, split)] = {"C": float(result["C"]),
+                                      "val_aurc": dict(zip(result["C_grid"].tolist(), result["val_aurc"].tolist()))}
+    save_npz(out_path, **arrays)
+    return chosen
 
 
 def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, score_files: dict) -> dict:
@@ -192,7 +251,7 @@ def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, scor
             if (clf_name, score_split) != (classifier, split):
                 continue
             with np.load(score_path, allow_pickle=False) as sc:
-                scores[score] = (sc["uncertainty"], float(sc["C"]))
+                scores[score] = (sc[score_key(score, split, "uncertainty")], float(sc[score_key(score, split, "C")]))
         outcomes[(classifier, split)] = (loss, C_classifier, scores)
     return outcomes
 
@@ -205,7 +264,7 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
     classifier_files : dict
         ``(classifier, split) -> path`` of :func:`run_classifier` outputs.
     score_files : dict
-        ``(classifier, score, split) -> path`` of :func:`run_score` outputs.
+        ``(classifier, score, split) -> path`` of the :func:`run_scores` file holding that score and split.
 
     Returns
     -------

@@ -75,7 +75,8 @@ def classifier_file(dataset, classifier, split):
 
 
 def score_file(dataset, classifier, score, split):
-    return f"results/scores/{dataset}/{classifier}/{score}/split_{split}.npz"
+    """The file holding one (score, split): all scores of a (dataset, classifier) share one."""
+    return f"results/scores/{dataset}/{classifier}.npz"
 
 
 def classifier_files(dataset):

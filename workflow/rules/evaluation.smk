@@ -8,7 +8,7 @@ rule summarize_dataset:
         data="results/data/{dataset}/data.npz",
         splits="results/data/{dataset}/splits.npz",
         classifiers=lambda w: list(classifier_files(w.dataset).values()),
-        scores=lambda w: list(score_files(w.dataset).values()),
+        scores=lambda w: sorted(set(score_files(w.dataset).values())),
     output:
         "results/datasets/{dataset}/summary.csv",
     log:

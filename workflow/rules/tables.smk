@@ -132,11 +132,13 @@ rule plot_rc_curves:
         classifiers=lambda w: [
             classifier_file(w.dataset, w.classifier, k) for k in SPLITS
         ],
-        scores=lambda w: [
-            score_file(w.dataset, w.classifier, s, k)
-            for s in scores_of(w.classifier)
-            for k in SPLITS
-        ],
+        scores=lambda w: sorted(
+            {
+                score_file(w.dataset, w.classifier, s, k)
+                for s in scores_of(w.classifier)
+                for k in SPLITS
+            }
+        ),
     output:
         report(
             "results/figures/rc/{dataset}_{classifier}.png",

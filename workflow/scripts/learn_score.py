@@ -1,22 +1,21 @@
-"""Rule learn_score: learn the uncertainty score on Trn2, select C on Val2 by AuRC, score Tst."""
+"""Rule learn_score: every score of one (dataset, classifier) on every split, C by Val2 AuRC; one file."""
 
 from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
 from rejectopt.config import load_plugins
-from rejectopt.experiment import run_score
+from rejectopt.experiment import run_scores
 
 log_to(snakemake.log[0])
 load_plugins(snakemake.params.plugins)  # a plugin score must be registered in this process too
 with threadpool_limits(limits=snakemake.threads):
-    run_score(
+    run_scores(
         snakemake.input.data,
         snakemake.input.splits,
-        snakemake.input.classifier,
-        split=int(snakemake.wildcards.split),
+        snakemake.params.classifier_files,
         task=snakemake.params.task,
-        score=snakemake.wildcards.score,
+        scores=snakemake.params.scores,
         C_grid=snakemake.params.C_grid,
         seed=snakemake.params.seed,
         out_path=snakemake.output[0],

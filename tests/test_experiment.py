@@ -1,0 +1,75 @@
+"""Tests for rejectopt.experiment: the file-in / file-out steps the pipeline's rules call."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+from rejectopt._io import save_npz
+from rejectopt.datasets import load_prepared
+from rejectopt.experiment import (
+    SCORE_FIELDS,
+    learn_score,
+    run_classifier,
+    run_scores,
+    score_key,
+    summarize_dataset,
+    task_loss,
+)
+from rejectopt.metrics import aurc
+from rejectopt.splits import load_split, make_splits, save_splits
+
+C_SCORE = (0, 1, 10)
+
+
+@pytest.fixture(scope="module")
+def digits_run(tmp_path_factory):
+    """Digits (1,797 x 64, 10 classes), 2 splits, LR on each: the inputs of learn_score."""
+    root = tmp_path_factory.mktemp("experiment")
+    X, y = load_digits(return_X_y=True)
+    save_npz(root / "data.npz", X=X.astype(float), y=y.astype(np.int64))
+    save_splits(root / "splits.npz", make_splits(y, n_splits=2, seed=0, dataset="digits"))
+    classifiers = {}
+    for k in (0, 1):
+        classifiers[k] = root / f"lr_{k}.npz"
+        run_classifier(root / "data.npz", root / "splits.npz", k, "lr", (1, 10), 0, classifiers[k], dataset="digits")
+    return root, classifiers
+
+
+def test_one_scores_file_holds_each_score_and_split_as_learned_alone(digits_run):
+    root, classifiers = digits_run
+    chosen = run_scores(root / "data.npz", root / "splits.npz", classifiers, "classification", ["sele", "tcp"],
+                        C_SCORE, 0, root / "scores.npz", dataset="digits", classifier="lr")
+    X, y = load_prepared(root / "data.npz")
+    with np.load(root / "scores.npz", allow_pickle=False) as held:
+        assert sorted(held.files) == sorted(score_key(s, k, f) for s in ("sele", "tcp") for k in (0, 1)
+                                            for f in SCORE_FIELDS)
+        for k, path in classifiers.items():
+            parts = load_split(root / "splits.npz", k)
+            with np.load(path) as clf:
+                y_pred, proba = clf["y_pred"], clf["proba"]
+            # tcp alone, without sele learned before it in the same process: the same bytes
+            alone = learn_score(X, y, parts, y_pred, proba, "classification", "tcp", C_SCORE, 0, k,
+                                dataset="digits", classifier="lr")
+            for field in SCORE_FIELDS:
+                np.testing.assert_array_equal(held[score_key("tcp", k, field)], alone[field])
+            # the Val2 AuRC of the chosen C is the smallest of the grid
+            val_aurc = held[score_key("sele", k, "val_aurc")]
+            assert held[score_key("sele", k, "C")] == held[score_key("sele", k, "C_grid")][np.argmin(val_aurc)]
+            assert chosen[("sele", k)]["C"] == float(held[score_key("sele", k, "C")])
+            assert held[score_key("sele", k, "uncertainty")].shape == parts["tst"].shape
+
+
+def test_summary_reads_the_scores_file(digits_run):
+    root, classifiers = digits_run
+    run_scores(root / "data.npz", root / "splits.npz", classifiers, "classification", ["reg"], C_SCORE, 0,
+               root / "reg.npz", dataset="digits", classifier="lr")
+    summary = summarize_dataset("digits", "classification", root / "data.npz", root / "splits.npz",
+                                {("lr", k): p for k, p in classifiers.items()},
+                                {("lr", "reg", k): root / "reg.npz" for k in classifiers})
+    assert sorted(summary["score"]) == ["mcp", "mcp", "reg", "reg"]
+    _, y = load_prepared(root / "data.npz")
+    tst = load_split(root / "splits.npz", 1)["tst"]
+    with np.load(classifiers[1]) as clf, np.load(root / "reg.npz") as reg:
+        expected = aurc(task_loss("classification", y[tst], clf["y_pred"][tst]), reg[score_key("reg", 1, "uncertainty")])
+    row = summary[(summary["score"] == "reg") & (summary["split"] == 1)].iloc[0]
+    assert row["aurc"] == expected
