@@ -8,6 +8,7 @@ from rejectopt.classifiers import (
     XGBLabelSpaceClassifier,
     classifier_outputs,
     train_classifier,
+    train_xgb,
 )
 
 SMALL_GRID = ({"max_depth": 2, "learning_rate": 0.3, "n_estimators": 60},
@@ -73,3 +74,101 @@ def test_single_training_class_is_an_error(iris):
     Xt, yt, Xv, yv = iris
     with pytest.raises(ValueError, match="two classes"):
         XGBLabelSpaceClassifier().fit(Xt[yt == 0], yt[yt == 0])
+
+def _xgbclassifier_proba(X_trn, y_trn, X_val, y_val, X, n_classes, **params):
+    """``xgboost.XGBClassifier`` (the booster before issue 18) on encoded labels, early-stopped on (X_val, y_val)."""
+    xgboost = pytest.importorskip("xgboost")
+    classes = np.unique(y_trn)
+    known = np.isin(y_val, classes)
+    clf = xgboost.XGBClassifier(tree_method="hist", random_state=5, n_jobs=1, verbosity=0,
+                                early_stopping_rounds=20, **params)
+    clf.fit(X_trn, np.searchsorted(classes, y_trn),
+            eval_set=[(X_val[known], np.searchsorted(classes, y_val[known]))], verbose=False)
+    p = np.asarray(clf.predict_proba(X), dtype=float)
+    p /= p.sum(axis=1, keepdims=True)
+    proba = np.zeros((X.shape[0], n_classes))
+    proba[:, classes] = p
+    return proba, clf.best_iteration
+
+
+@pytest.mark.parametrize("labels", [None, (0, 2)], ids=["multiclass", "binary"])
+def test_same_model_as_xgbclassifier(iris, digits, labels):
+    Xt, yt, Xv, yv = digits if labels is None else iris
+    if labels is not None:  # binary:logistic, as XGBClassifier picks for two classes
+        keep_t, keep_v = np.isin(yt, labels), np.isin(yv, labels)
+        Xt, yt, Xv, yv = Xt[keep_t], yt[keep_t], Xv[keep_v], yv[keep_v]
+    params = {"max_depth": 3, "learning_rate": 0.3, "n_estimators": 200}
+    model = XGBLabelSpaceClassifier(n_classes=11, random_state=5, **params).fit(Xt, yt, Xv, yv)
+    expected, best = _xgbclassifier_proba(Xt, yt, Xv, yv, Xv, 11, **params)
+    assert model.best_iteration_ == best < 199  # early stopping fired
+    np.testing.assert_array_equal(model.predict_proba(Xv), expected)
+    assert model.booster_.num_boosted_rounds() == best + 1  # cut to the rounds it uses
+
+
+@pytest.mark.parametrize("selection_rounds", [5, None])
+def test_selection_errors_are_those_of_capped_fits(digits, selection_rounds):
+    Xt, yt, Xv, yv = digits
+    model, index, errors = train_xgb(Xt, yt, Xv, yv, grid=SMALL_GRID, n_classes=10, selection_rounds=selection_rounds)
+    direct = {}
+    for k, point in enumerate(SMALL_GRID):
+        rounds = point["n_estimators"] if selection_rounds is None else min(selection_rounds, point["n_estimators"])
+        m = XGBLabelSpaceClassifier(n_classes=10, **{**point, "n_estimators": rounds}).fit(Xt, yt, Xv, yv)
+        direct[float(k)] = float(np.mean(m.predict(Xv) != yv))
+    assert errors == direct  # exact: the same boosters
+    assert index == min(k for k in direct if direct[k] == min(direct.values()))
+
+
+def test_chosen_point_resumed_after_the_cap_equals_a_fresh_fit(digits):
+    Xt, yt, Xv, yv = digits
+    grid = SMALL_GRID[:2]
+    model, index, _ = train_xgb(Xt, yt, Xv, yv, grid=grid, n_classes=10, random_state=3, selection_rounds=7)
+    point = grid[int(index)]
+    rounds = model.best_params_["n_estimators"]
+    assert rounds > 7  # boosted on past the selection cap
+    alone = XGBLabelSpaceClassifier(n_classes=10, random_state=3, **point).fit(Xt, yt, Xv, yv)
+    fresh = XGBLabelSpaceClassifier(n_classes=10, random_state=3, **{**point, "n_estimators": rounds},
+                                    early_stopping_rounds=None).fit(Xt, yt)
+    assert alone.best_params_ == model.best_params_
+    for other in (alone, fresh):
+        np.testing.assert_array_equal(model.predict_proba(Xv), other.predict_proba(Xv))
+        np.testing.assert_array_equal(model.predict_proba(Xt), other.predict_proba(Xt))
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_bit_identical_for_a_fixed_thread_count(n_jobs):
+    # 6,000 rows: more than one of XGBoost's 2,048-row blocks, so two threads really split the work
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((7500, 6))
+    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.standard_normal(7500), [-0.5, 0.5])
+    Xt, yt, Xv, yv = X[:6000], y[:6000], X[6000:], y[6000:]
+    grid = ({"max_depth": 3, "learning_rate": 0.3, "n_estimators": 15},
+            {"max_depth": 2, "learning_rate": 0.3, "n_estimators": 15})
+    fits = [train_xgb(Xt, yt, Xv, yv, grid=grid, n_jobs=n_jobs, selection_rounds=5) for _ in range(2)]
+    (a, index_a, errors_a), (b, index_b, errors_b) = fits
+    assert a.best_params_["n_estimators"] > 5  # the chosen point was paused and resumed
+    assert (index_a, errors_a, a.best_params_) == (index_b, errors_b, b.best_params_)
+    np.testing.assert_array_equal(a.predict_proba(Xv), b.predict_proba(Xv))
+    np.testing.assert_array_equal(a.booster_.save_raw(), b.booster_.save_raw())
+
+
+@pytest.mark.parametrize("n_jobs", [0, -1, 1.5, True, None])
+def test_n_jobs_must_be_a_positive_integer(iris, n_jobs):
+    Xt, yt, Xv, yv = iris
+    with pytest.raises(ValueError, match="n_jobs must be a positive integer"):
+        train_xgb(Xt, yt, Xv, yv, grid=SMALL_GRID[:1], n_jobs=n_jobs)
+    with pytest.raises(ValueError, match="n_jobs must be a positive integer"):
+        XGBLabelSpaceClassifier(n_jobs=n_jobs).fit(Xt, yt)
+
+
+@pytest.mark.parametrize("selection_rounds", [0, -5, 2.5, False])
+def test_selection_rounds_must_be_a_positive_integer_or_none(iris, selection_rounds):
+    Xt, yt, Xv, yv = iris
+    with pytest.raises(ValueError, match="selection_rounds must be a positive integer or None"):
+        train_xgb(Xt, yt, Xv, yv, grid=SMALL_GRID[:1], selection_rounds=selection_rounds)
+
+
+def test_predict_checks_the_number_of_features(iris):
+    Xt, yt, Xv, yv = iris
+    model = XGBLabelSpaceClassifier(n_estimators=5).fit(Xt, yt)
+    with pytest.raises(ValueError, match="X has 3 features, the model was fitted on 4"):
+        model.predict_proba(Xv[:, :3])

@@ -21,7 +21,8 @@ rule train_classifier:
         "results/benchmarks/train_classifier/{dataset}/{classifier}/split_{split}.tsv"
     conda:
         "../../envs/rejectopt.yaml"
-    # As registered: liblinear / scikit-learn LR use one core; SVOR's Newton systems and XGBoost two.
+    # As registered: LR, the SVMs and XGBoost use one core (XGBoost on 2 threads of a shared core ran
+    # 16x slower: pendigit 167 s against 10 s, issue 18); SVOR's Newton systems two.
     threads: lambda w: get_classifier(w.classifier).threads
     resources:
         mem_mb=heavy(4000, 16000),

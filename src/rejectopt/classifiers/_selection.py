@@ -207,7 +207,7 @@ class SVORModel(_LinearModel):
         return {"y_pred": est.predict(Z), "baseline": est.margin(Z), "decision": est.decision_function(Z)}
 
 
-@register_classifier("xgb", task="classification", baseline="mcp", posteriors=True, uses_C=False, threads=2,
+@register_classifier("xgb", task="classification", baseline="mcp", posteriors=True, uses_C=False, threads=1,
                      label="XGBoost", table="table3c",
                      title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)")
 class XGBoostModel:
