@@ -1,6 +1,8 @@
 """The open method layer: a user's score (plugin) and dataset (custom_datasets) run through the
 pipeline like the paper's; bad plugins and bad files are refused before any job, naming the culprit."""
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -189,6 +191,52 @@ def test_every_built_in_method_is_registered_once_with_a_label():
     assert set(score_names(learned=False)) == {"mcp", "margin", "face_score"}
     assert [get_score(n).label for n in ("sele", "reg", "tcp", "mcp", "margin")] == ["SELE", "REG", "TCP", "MCP", "Margin"]
     assert get_score("tcp").needs_posteriors and not get_score("sele").needs_posteriors
+
+
+def test_reading_the_registries_imports_no_scikit_learn():
+    """Issue 18: a table, summary or figure job reads the registries only; scikit-learn and
+    scipy.stats (about 2 s of a job's start-up) load with the first registered class used."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import rejectopt.config, rejectopt.experiment, rejectopt.report
+        from rejectopt.classifiers import CLASSIFIERS
+        from rejectopt.scores import SCORES
+        from rejectopt.report import table_specs
+        specs = table_specs({"lr": ["sele", "tcp"], "svm": ["reg"], "svor": ["sele"], "xgb": ["tcp"]})
+        labels = [info.label for info in [*CLASSIFIERS.values(), *SCORES.values()]]
+        print(sorted(m for m in sys.modules if m.split(".")[0] == "sklearn" or m == "scipy.stats._stats_py"))
+        SCORES.get("sele").cls
+        print("sklearn" in sys.modules)
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split("\n")[:2] == ["[]", "True"], run.stdout
+
+
+def test_a_class_registered_by_path_is_checked_when_first_used():
+    from rejectopt.classifiers import CLASSIFIERS, register_classifier
+    from rejectopt._registry import RegistryError
+
+    register_score("test_by_path")("rejectopt.scores._baselines:MCP")  # a baseline, registered as learned
+    register_score("test_bad_path")("rejectopt.scores._baselines:NoSuchScore")
+    register_classifier("test_no_train", task="classification", baseline="mcp", posteriors=True)(
+        "rejectopt.scores._ridge:REG")
+    try:
+        assert SCORES.origin("test_by_path") == "rejectopt.scores._baselines.MCP"
+        with pytest.raises(RegistryError, match=r"rejectopt.scores._baselines.MCP: score 'test_by_path' lacks fit, "
+                                                r"predict \(see rejectopt.scores.register_score\)"):
+            get_score("test_by_path").cls
+        with pytest.raises(RegistryError, match="cannot load the registered class 'rejectopt.scores._baselines:"
+                                                "NoSuchScore': AttributeError"):
+            get_score("test_bad_path").cls
+        with pytest.raises(RegistryError, match="classifier 'test_no_train' lacks train, outputs"):
+            CLASSIFIERS.get("test_no_train").cls
+        assert get_score("sele").cls.__name__ == "SELE" and get_score("sele").cls is get_score("sele").cls
+    finally:
+        SCORES.remove("test_by_path")
+        SCORES.remove("test_bad_path")
+        CLASSIFIERS.remove("test_no_train")
 
 
 def test_make_score_passes_only_the_keywords_a_score_accepts():

@@ -6,26 +6,16 @@ Classifiers", JMLR 24(11), 2023. Submodules load on first use
 so importing the package itself stays cheap.
 """
 
-import importlib
+import lazy_loader as _lazy
 
 __version__ = "0.1.0"
 
-_SUBMODULES = (
-    "classifiers", "config", "datasets", "estimator", "experiment", "landmarks", "metrics", "ood",
-    "report", "scores", "selective", "splits", "stats",
+__getattr__, __dir__, __all__ = _lazy.attach(
+    __name__,
+    submodules=[
+        "classifiers", "config", "datasets", "estimator", "experiment", "landmarks", "metrics", "ood",
+        "report", "scores", "selective", "splits", "stats",
+    ],
+    submod_attrs={"estimator": ["SelectiveClassifier"]},
 )
-_ATTRIBUTES = {"SelectiveClassifier": "estimator"}
-
-__all__ = [*_SUBMODULES, *_ATTRIBUTES, "__version__"]
-
-
-def __getattr__(name):
-    if name in _SUBMODULES:
-        return importlib.import_module(f".{name}", __name__)
-    if name in _ATTRIBUTES:
-        return getattr(importlib.import_module(f".{_ATTRIBUTES[name]}", __name__), name)
-    raise AttributeError(f"module 'rejectopt' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(__all__)
+__all__ = [*__all__, "__version__"]

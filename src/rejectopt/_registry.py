@@ -1,17 +1,47 @@
-"""A named registry of methods: one plain dict per kind, filled once by decorators."""
+"""A named registry of methods: one plain dict per kind, filled once by decorators.
+
+An entry may name its class by import path (``"rejectopt.scores._sele:SELE"``) instead of
+holding it: the class is imported on first use (:func:`load_class`). The built-in methods
+are registered that way, so reading the registries (config checks, wildcard constraints,
+table layouts) imports neither scikit-learn nor SciPy (issue 18: a job's start-up cost).
+"""
 
 from __future__ import annotations
 
 import difflib
+import importlib
 from typing import Generic, Iterator, TypeVar
 
-__all__ = ["Registry", "RegistryError"]
+__all__ = ["Registry", "RegistryError", "load_class"]
 
 T = TypeVar("T")
 
 
 class RegistryError(ValueError):
     """A name that is unknown, or registered twice."""
+
+
+def load_class(path: str) -> type:
+    """The class at ``"package.module:QualName"``, imported now.
+
+    Raises
+    ------
+    RegistryError
+        ``path`` has no ``module:QualName`` form, the module cannot be imported, or it
+        has no such class (the message names the path and the cause).
+    """
+    module, _, qualname = str(path).partition(":")
+    if not module or not qualname:
+        raise RegistryError(f"class path {path!r} is not of the form 'package.module:QualName'")
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise RegistryError(f"cannot load the registered class {path!r}: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(obj, type):
+        raise RegistryError(f"{path!r} is a {type(obj).__name__}, not a class")
+    return obj
 
 
 class Registry(Generic[T]):

@@ -18,7 +18,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sps
+import lazy_loader as _lazy
+
+#: scipy.stats, imported at its first use (it costs about 0.6 s: a table job needs it, a figure job not).
+_sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
 
 __all__ = [
     "FriedmanResult",

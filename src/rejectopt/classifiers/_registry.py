@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-from .._registry import Registry, RegistryError
+from .._registry import Registry, RegistryError, load_class
 
 __all__ = ["CLASSIFIERS", "TASKS", "ClassifierInfo", "classifier_names", "get_classifier", "register_classifier"]
 
@@ -20,8 +21,12 @@ class ClassifierInfo:
     ----------
     name : str
         Unique name (config, wildcards, file paths, summary rows).
+    source : type or str
+        The class, or its import path ``"package.module:QualName"`` (imported on first
+        use of :attr:`cls`; the built-in classifiers, so that reading the registry needs
+        no scikit-learn).
     cls : type
-        Class with ``train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes,
+        The class (property; loads ``source``): a class with ``train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes,
         random_state, n_jobs, loss)`` returning ``(model, C, val_errors)`` and
         ``outputs(model, X, n_classes)`` returning a dict with ``y_pred``,
         ``baseline`` and, with posteriors, ``proba``.
@@ -41,7 +46,7 @@ class ClassifierInfo:
     """
 
     name: str
-    cls: type
+    source: type | str
     task: str
     baseline: str
     posteriors: bool
@@ -51,6 +56,13 @@ class ClassifierInfo:
     table: str
     title: str
     extension: bool
+
+    @functools.cached_property
+    def cls(self) -> type:
+        """The registered class, imported and checked on first use."""
+        if isinstance(self.source, type):
+            return self.source
+        return _check_class(self.name, load_class(self.source), origin=self.source.replace(":", "."))
 
     @property
     def loss(self) -> str:
@@ -77,19 +89,22 @@ def register_classifier(
     """Class decorator registering a classifier under ``name`` (see :class:`ClassifierInfo`).
 
     ``table`` defaults to ``"table_<name>"``; ``extension`` to True (only the
-    paper's own models set it to False).
+    paper's own models set it to False). The decorator also takes the class's import
+    path, ``register_classifier("lr", ...)("rejectopt.classifiers._selection:LogisticRegressionModel")``:
+    the class is then imported and checked on first use.
     """
     if task not in TASKS:
         raise RegistryError(f"register_classifier({name!r}): task must be one of {TASKS}, got {task!r}")
 
     def decorator(cls):
-        origin = f"{cls.__module__}.{cls.__qualname__}"
-        missing = [m for m in ("train", "outputs") if not callable(getattr(cls, m, None))]
-        if missing:
-            raise RegistryError(f"{origin}: classifier {name!r} lacks {', '.join(missing)}")
+        if isinstance(cls, str):
+            origin = cls.replace(":", ".")  # module.QualName, as for a class
+        else:
+            origin = f"{cls.__module__}.{cls.__qualname__}"
+            _check_class(name, cls, origin)
         info = ClassifierInfo(
             name=name,
-            cls=cls,
+            source=cls,
             task=task,
             baseline=baseline,
             posteriors=bool(posteriors),
@@ -104,6 +119,13 @@ def register_classifier(
         return cls
 
     return decorator
+
+
+def _check_class(name: str, cls, origin: str) -> type:
+    missing = [m for m in ("train", "outputs") if not callable(getattr(cls, m, None))]
+    if missing:
+        raise RegistryError(f"{origin}: classifier {name!r} lacks {', '.join(missing)}")
+    return cls
 
 
 def get_classifier(name: str) -> ClassifierInfo:

@@ -8,8 +8,8 @@ from sklearn.utils.validation import check_consistent_length
 
 from ..scores import mcp, svm_margin
 from ._crammer_singer import fit_crammer_singer_path
-from ._linear import C_GRID, CS_TOL, BinaryHingeSVM, _fit_classifier
-from ._registry import get_classifier, register_classifier
+from ._linear import C_GRID, CS_TOL, BinaryHingeSVM, _fit_classifier, loss_weights
+from ._registry import get_classifier
 from ._xgb import XGB_GRID, train_xgb, xgb_outputs
 
 __all__ = ["train_classifier", "classifier_outputs", "C_GRID"]
@@ -139,8 +139,6 @@ def _log_certificate(kind, C, est):
                  est.objective_, est.rel_gap_, est.n_iter_, est.converged_)
 
 
-@register_classifier("lr", task="classification", baseline="mcp", posteriors=True, label="LR",
-                     table="table3a", title="Table 3a: logistic regression", extension=False)
 class LogisticRegressionModel(_LinearModel):
     """Multinomial logistic regression (:func:`~rejectopt.classifiers.make_classifier` ``"lr"``)."""
 
@@ -156,8 +154,6 @@ class LogisticRegressionModel(_LinearModel):
         return {"y_pred": classes[np.argmax(p, axis=1)], "baseline": mcp(p), "proba": proba}
 
 
-@register_classifier("svm", task="classification", baseline="margin", posteriors=False, label="SVM",
-                     table="table3b", title="Table 3b: linear SVM", extension=False)
 class LinearSVMModel(_LinearModel):
     """Linear SVM: exact binary hinge, Crammer-Singer for K > 2 (:func:`make_classifier` ``"svm"``)."""
 
@@ -189,13 +185,11 @@ class LinearSVMModel(_LinearModel):
         from sklearn.preprocessing import StandardScaler
 
         scaler = StandardScaler().fit(X_trn)
-        weights = [float(C) if c_scaling == "sum" else float(C) / X_trn.shape[0] for C in C_grid]
+        weights = [loss_weights(C, X_trn.shape[0], c_scaling)[0] for C in C_grid]
         path = fit_crammer_singer_path(scaler.transform(X_trn), y_trn, weights, tol=CS_TOL, random_state=random_state)
         return [Pipeline([("scaler", scaler), ("model", est)]) for est in path]
 
 
-@register_classifier("svor", task="ordinal", baseline="margin", posteriors=False, threads=2, label="SVOR",
-                     table="table4", title="Table 4: SVOR (ordinal regression)", extension=False)
 class SVORModel(_LinearModel):
     """Support vector ordinal regression, SVOR-IMC (:class:`~rejectopt.classifiers.SVOR`)."""
 
@@ -207,9 +201,6 @@ class SVORModel(_LinearModel):
         return {"y_pred": est.predict(Z), "baseline": est.margin(Z), "decision": est.decision_function(Z)}
 
 
-@register_classifier("xgb", task="classification", baseline="mcp", posteriors=True, uses_C=False, threads=1,
-                     label="XGBoost", table="table3c",
-                     title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)")
 class XGBoostModel:
     """Gradient-boosted trees on their own hyper-parameter grid (:func:`~rejectopt.classifiers.train_xgb`)."""
 

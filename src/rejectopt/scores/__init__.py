@@ -1,14 +1,33 @@
 """Uncertainty scores for reject option classifiers: learned (SELE, REG, TCP) and baselines.
 
-Every score is registered once (:func:`register_score`); the pipeline, the CLI and
-the reports read :data:`SCORES`.
+Every score is registered once, here for the built-in ones and with
+:func:`register_score` for a user's; the pipeline, the CLI and the reports read
+:data:`SCORES`. The built-in classes are registered by import path and loaded on
+first use, so reading the registry imports no scikit-learn (issue 18); the names
+below are likewise imported on first access (SPEC 1, ``lazy_loader``).
 """
 
+import lazy_loader as _lazy
+
 from ._registry import SCORES, ScoreInfo, get_score, make_score, register_score, score_names
-from ._baselines import FaceScore, Margin, MCP, face_score, mcp, svm_margin, svor_margin
-from ._ridge import REG, TCP
-from ._sele import SELE, ChunkedSELEObjective, make_chunks
-from ._selection import SCORE_C_GRID, select_C
+
+# The order of registration is the order of the registry (CLI choices, default score lists).
+register_score("mcp", label="MCP", learns_from="classifier")("rejectopt.scores._baselines:MCP")
+register_score("margin", label="Margin", learns_from="classifier")("rejectopt.scores._baselines:Margin")
+register_score("face_score", label="Face score", learns_from="classifier")("rejectopt.scores._baselines:FaceScore")
+register_score("reg", label="REG", learns_from="loss")("rejectopt.scores._ridge:REG")
+register_score("tcp", label="TCP", learns_from="true_class_posterior")("rejectopt.scores._ridge:TCP")
+register_score("sele", label="SELE", learns_from="loss")("rejectopt.scores._sele:SELE")
+
+__getattr__, __dir__, _ = _lazy.attach(
+    __name__,
+    submod_attrs={
+        "_baselines": ["FaceScore", "Margin", "MCP", "face_score", "mcp", "svm_margin", "svor_margin"],
+        "_ridge": ["REG", "TCP"],
+        "_sele": ["SELE", "ChunkedSELEObjective", "make_chunks"],
+        "_selection": ["SCORE_C_GRID", "select_C"],
+    },
+)
 
 __all__ = [
     "SCORES",

@@ -9,7 +9,6 @@ from the registry like the learned scores.
 
 import numpy as np
 
-from ._registry import register_score
 
 __all__ = ["mcp", "svm_margin", "svor_margin", "face_score", "MCP", "Margin", "FaceScore"]
 
@@ -93,22 +92,28 @@ def face_score(detector_score):
     return -_finite_array(detector_score, "detector_score", (1,))
 
 
-@register_score("mcp", label="MCP", learns_from="classifier")
 class MCP:
-    """Maximum class probability of a classifier with posteriors (LR, XGBoost): :func:`mcp`."""
+    """Maximum class probability of a classifier with posteriors (LR, XGBoost): :func:`mcp`.
+
+    Registered as ``"mcp"`` in :mod:`rejectopt.scores`.
+    """
 
     compute = staticmethod(mcp)
 
 
-@register_score("margin", label="Margin", learns_from="classifier")
 class Margin:
-    """Margin of a max-margin model: :func:`svm_margin` (SVM) or :func:`svor_margin` (SVOR)."""
+    """Margin of a max-margin model: :func:`svm_margin` (SVM) or :func:`svor_margin` (SVOR).
+
+    Registered as ``"margin"`` in :mod:`rejectopt.scores`.
+    """
 
     compute = staticmethod(svm_margin)
 
 
-@register_score("face_score", label="Face score", learns_from="classifier")
 class FaceScore:
-    """Negated face-detector score of the landmark experiment: :func:`face_score`."""
+    """Negated face-detector score of the landmark experiment: :func:`face_score`.
+
+    Registered as ``"face_score"`` in :mod:`rejectopt.scores`.
+    """
 
     compute = staticmethod(face_score)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._registry import Registry, RegistryError
+from .._registry import Registry, RegistryError, load_class
 
 __all__ = [
     "LEARNS_FROM",
@@ -34,8 +35,12 @@ class ScoreInfo:
     ----------
     name : str
         Unique name (config, file paths, summary rows).
+    source : type or str
+        The class, or its import path ``"package.module:QualName"`` (imported on first
+        use of :attr:`cls`; the built-in scores, so that reading the registry needs no
+        scikit-learn).
     cls : type
-        The class. Learned scores: ``cls(C=...)``, ``fit(X, y_pred, target)``
+        The class (property; loads ``source``). Learned scores: ``cls(C=...)``, ``fit(X, y_pred, target)``
         returning ``self`` and ``predict(X, y_pred)`` returning the uncertainty
         (larger = more uncertain). Baselines: a ``compute`` static method.
     label : str
@@ -48,10 +53,17 @@ class ScoreInfo:
     """
 
     name: str
-    cls: type
+    source: type | str
     label: str
     learns_from: str
     applies_to: tuple[str, ...] | None
+
+    @functools.cached_property
+    def cls(self) -> type:
+        """The registered class, imported and checked on first use."""
+        if isinstance(self.source, type):
+            return self.source
+        return _check_class(self.name, self.learns_from, load_class(self.source), origin=self.source.replace(":", "."))
 
     @property
     def baseline(self) -> bool:
@@ -129,6 +141,10 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
     applies_to : sequence of str or None, default=None
         Classifiers the score applies to; None = all.
 
+    The decorator also takes the class's import path,
+    ``register_score("sele", ...)("rejectopt.scores._sele:SELE")``: the class is then
+    imported and checked on first use (the built-in scores, see :mod:`rejectopt.scores`).
+
     Raises
     ------
     RegistryError
@@ -140,20 +156,14 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
         raise RegistryError(f"register_score({name!r}): learns_from must be one of {LEARNS_FROM}, got {learns_from!r}")
 
     def decorator(cls):
-        origin = f"{cls.__module__}.{cls.__qualname__}"
-        if not isinstance(cls, type):
-            raise RegistryError(f"{origin}: @register_score({name!r}) decorates a class, got {type(cls).__name__}")
-        if learns_from == "classifier":
-            missing = [m for m in ("compute",) if not callable(getattr(cls, m, None))]
+        if isinstance(cls, str):
+            origin = cls.replace(":", ".")  # module.QualName, as for a class
         else:
-            missing = [m for m in ("fit", "predict") if not callable(getattr(cls, m, None))]
-            if "C" not in _init_keywords(cls) and "**" not in _init_keywords(cls):
-                missing.append("__init__(self, C=...)")
-        if missing:
-            raise RegistryError(f"{origin}: score {name!r} lacks {', '.join(missing)} (see rejectopt.scores.register_score)")
+            origin = f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', cls)}"
+            _check_class(name, learns_from, cls, origin)
         info = ScoreInfo(
             name=name,
-            cls=cls,
+            source=cls,
             label=label or name,
             learns_from=learns_from,
             applies_to=None if applies_to is None else tuple(applies_to),
@@ -162,6 +172,21 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
         return cls
 
     return decorator
+
+
+def _check_class(name: str, learns_from: str, cls, origin: str) -> type:
+    """``cls`` if it has what a score registered with ``learns_from`` needs; else a RegistryError."""
+    if not isinstance(cls, type):
+        raise RegistryError(f"{origin}: @register_score({name!r}) decorates a class, got {type(cls).__name__}")
+    if learns_from == "classifier":
+        missing = [m for m in ("compute",) if not callable(getattr(cls, m, None))]
+    else:
+        missing = [m for m in ("fit", "predict") if not callable(getattr(cls, m, None))]
+        if "C" not in _init_keywords(cls) and "**" not in _init_keywords(cls):
+            missing.append("__init__(self, C=...)")
+    if missing:
+        raise RegistryError(f"{origin}: score {name!r} lacks {', '.join(missing)} (see rejectopt.scores.register_score)")
+    return cls
 
 
 def get_score(name: str) -> ScoreInfo:

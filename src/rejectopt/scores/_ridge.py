@@ -3,7 +3,6 @@
 import numpy as np
 
 from ._base import PerClassLinearScore, single_threaded_blas
-from ._registry import register_score
 
 __all__ = ["REG", "TCP"]
 
@@ -45,7 +44,6 @@ def _check_C(C):
     return float(C)
 
 
-@register_score("reg", label="REG", learns_from="loss")
 class REG(PerClassLinearScore):
     """Uncertainty score learned by regressing the classifier's loss.
 
@@ -127,7 +125,6 @@ class REG(PerClassLinearScore):
         return self._raw_scores(X, y_pred)
 
 
-@register_score("tcp", label="TCP", learns_from="true_class_posterior")
 class TCP(PerClassLinearScore):
     """True-class-probability score: ridge regression of ``p_hat(y_i | x_i)``.
 

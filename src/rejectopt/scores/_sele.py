@@ -11,7 +11,6 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from ._base import PerClassLinearScore, single_threaded_blas
-from ._registry import register_score
 from ._ridge import _check_C
 from ._selection import SCORE_C_GRID
 
@@ -403,7 +402,6 @@ class _SELEProblem:
         return to_theta(result.x), int(result.nit), float(result.fun) * self.scale
 
 
-@register_score("sele", label="SELE", learns_from="loss")
 class SELE(PerClassLinearScore):
     """Uncertainty score learned by minimising the SELE proxy loss.
 

@@ -1,7 +1,5 @@
 """Selection of the regularisation constant C of a score learner by validation AuRC."""
 
-from sklearn.base import clone
-
 from ..metrics import aurc
 
 __all__ = ["SCORE_C_GRID", "select_C"]
@@ -14,6 +12,8 @@ def _with_C(estimator, C):
     """An unfitted copy of ``estimator`` with ``C``: ``clone`` for scikit-learn estimators, else
     ``type(estimator)(C=C)`` (the plugin contract of :func:`~rejectopt.scores.register_score`)."""
     if hasattr(estimator, "get_params") and hasattr(estimator, "set_params"):
+        from sklearn.base import clone  # here, not at the top: reading the score registry needs no scikit-learn
+
         return clone(estimator).set_params(C=C)
     return type(estimator)(C=C)
 
