@@ -10,6 +10,7 @@ from rejectopt.experiment import (
     SCORE_FIELDS,
     learn_score,
     run_classifier,
+    run_classifiers,
     run_scores,
     score_key,
     summarize_dataset,
@@ -33,6 +34,23 @@ def digits_run(tmp_path_factory):
         classifiers[k] = root / f"lr_{k}.npz"
         run_classifier(root / "data.npz", root / "splits.npz", k, "lr", (1, 10), 0, classifiers[k], dataset="digits")
     return root, classifiers
+
+
+def test_one_job_trains_each_split_as_trained_alone(digits_run, tmp_path):
+    root, alone = digits_run
+    together = {k: tmp_path / f"lr_{k}.npz" for k in (1, 0)}
+    chosen = run_classifiers(root / "data.npz", root / "splits.npz", together, "lr", (1, 10), 0, dataset="digits")
+    assert sorted(chosen) == [0, 1]
+    for k in (0, 1):
+        with np.load(together[k]) as held, np.load(alone[k]) as single:
+            assert sorted(held.files) == sorted(single.files) == ["C", "C_grid", "baseline", "proba", "val_error", "y_pred"]
+            for name in held.files:
+                np.testing.assert_array_equal(held[name], single[name])
+            assert chosen[k]["C"] == float(held["C"])
+            assert list(chosen[k]["val_error"].values()) == held["val_error"].tolist()
+    # the two splits differ: each split is trained on its own Trn1
+    with np.load(together[0]) as a, np.load(together[1]) as b:
+        assert not np.array_equal(a["proba"], b["proba"])
 
 
 def test_one_scores_file_holds_each_score_and_split_as_learned_alone(digits_run):

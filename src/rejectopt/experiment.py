@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ._io import save_npz
-from .classifiers import classifier_outputs, get_classifier, train_classifier
+from . import classifiers
+from .classifiers import get_classifier
 from .datasets import load_prepared
 from .metrics import METRICS, aurc, risk_full
 from .scores import get_score, select_C
@@ -25,6 +26,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "task_loss",
     "run_classifier",
+    "run_classifiers",
     "SCORE_FIELDS",
     "learn_score",
     "run_scores",
@@ -67,7 +69,7 @@ def task_loss(task: str, y_true, y_pred) -> np.ndarray:
 def run_classifier(
     data_path, splits_path, split: int, kind: str, C_grid, seed: int, out_path, dataset: str = "", threads: int = 1
 ) -> dict:
-    """Train ``kind`` on Trn1, pick C by Val1 error and save its outputs on every example.
+    """Train ``kind`` on Trn1 of one split, pick C by Val1 error and save its outputs on every example.
 
     The output ``.npz`` holds ``y_pred`` and ``baseline`` (the classifier's
     registered baseline uncertainty: MCP for LR and XGBoost, margin for SVM /
@@ -77,38 +79,61 @@ def run_classifier(
     (XGBoost) ignores ``C_grid``: it searches its own grid
     (:data:`rejectopt.classifiers.XGB_GRID`) and ``C`` holds the chosen grid index.
     """
+    return run_classifiers(data_path, splits_path, {split: out_path}, kind, C_grid, seed, dataset=dataset,
+                           threads=threads)[split]
+
+
+def run_classifiers(
+    data_path, splits_path, split_files: dict, kind: str, C_grid, seed: int, dataset: str = "", threads: int = 1
+) -> dict:
+    """:func:`run_classifier` on every split of ``split_files`` (``split -> out_path``), the data read once.
+
+    One job per (dataset, classifier) in the pipeline (issue 18: a job's start-up and
+    imports cost about 1 s, most models fit in less). Each split keeps its own seed, so
+    its file does not depend on which other splits the job trains; each file is
+    written atomically as soon as its split is done.
+
+    Returns
+    -------
+    dict
+        ``split -> {"C", "val_error"}``.
+    """
     info = get_classifier(kind)
     X, y = load_prepared(data_path)
-    parts = load_split(splits_path, split)
     n_classes = int(y.max()) + 1
-    start = time.perf_counter()
-    model, best_C, val_errors = train_classifier(
-        kind,
-        X[parts["trn1"]],
-        y[parts["trn1"]],
-        X[parts["val1"]],
-        y[parts["val1"]],
-        C_grid=tuple(C_grid) if info.uses_C else None,
-        n_classes=n_classes,
-        random_state=derive_seed(seed, dataset, "classifier", kind, split),
-        n_jobs=threads,
-    )
-    outputs = classifier_outputs(kind, model, X, n_classes=n_classes)
-    log.info(
-        "%s %s split %d: C=%g chosen on Val1 (errors %s) in %.1f s",
-        dataset, kind, split, best_C, {c: round(e, 4) for c, e in val_errors.items()}, time.perf_counter() - start,
-    )
-    arrays = {
-        "y_pred": np.asarray(outputs["y_pred"], dtype=np.int64),
-        "baseline": np.asarray(outputs["baseline"], dtype=float),
-        "C": np.float64(best_C),
-        "C_grid": np.asarray(list(val_errors), dtype=float),
-        "val_error": np.asarray(list(val_errors.values()), dtype=float),
-    }
-    if outputs.get("proba") is not None:
-        arrays["proba"] = np.asarray(outputs["proba"], dtype=float)
-    save_npz(out_path, **arrays)
-    return {"C": best_C, "val_error": val_errors}
+    chosen = {}
+    for split, out_path in sorted(split_files.items()):
+        parts = load_split(splits_path, split)
+        start = time.perf_counter()
+        model, best_C, val_errors = classifiers.train_classifier(
+            kind,
+            X[parts["trn1"]],
+            y[parts["trn1"]],
+            X[parts["val1"]],
+            y[parts["val1"]],
+            C_grid=tuple(C_grid) if info.uses_C else None,
+            n_classes=n_classes,
+            random_state=derive_seed(seed, dataset, "classifier", kind, split),
+            n_jobs=threads,
+        )
+        outputs = classifiers.classifier_outputs(kind, model, X, n_classes=n_classes)
+        log.info(
+            "%s %s split %d: C=%g chosen on Val1 (errors %s) in %.1f s",
+            dataset, kind, split, best_C, {c: round(e, 4) for c, e in val_errors.items()},
+            time.perf_counter() - start,
+        )
+        arrays = {
+            "y_pred": np.asarray(outputs["y_pred"], dtype=np.int64),
+            "baseline": np.asarray(outputs["baseline"], dtype=float),
+            "C": np.float64(best_C),
+            "C_grid": np.asarray(list(val_errors), dtype=float),
+            "val_error": np.asarray(list(val_errors.values()), dtype=float),
+        }
+        if outputs.get("proba") is not None:
+            arrays["proba"] = np.asarray(outputs["proba"], dtype=float)
+        save_npz(out_path, **arrays)
+        chosen[split] = {"C": best_C, "val_error": val_errors}
+    return chosen
 
 
 def learn_score(
@@ -245,13 +270,18 @@ def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, scor
         tst = load_split(splits_path, split)["tst"]
         with np.load(clf_path, allow_pickle=False) as clf:
             loss = task_loss(task, y[tst], clf["y_pred"][tst])
-            scores = {get_classifier(classifier).baseline: (clf["baseline"][tst], np.nan)}
+            baseline = get_classifier(classifier).baseline
+            scores = {baseline: (clf["baseline"][tst], np.nan)}
             C_classifier = float(clf["C"])
+        held = {}  # path -> the scores of this (classifier, split) it holds; each file opened once
         for (clf_name, score, score_split), score_path in sorted(score_files.items()):
-            if (clf_name, score_split) != (classifier, split):
-                continue
+            if (clf_name, score_split) == (classifier, split):
+                held.setdefault(score_path, []).append(score)
+        for score_path, names in held.items():
             with np.load(score_path, allow_pickle=False) as sc:
-                scores[score] = (sc[score_key(score, split, "uncertainty")], float(sc[score_key(score, split, "C")]))
+                for score in names:
+                    scores[score] = (sc[score_key(score, split, "uncertainty")], float(sc[score_key(score, split, "C")]))
+        scores = {name: scores[name] for name in [baseline, *sorted(set(scores) - {baseline})]}
         outcomes[(classifier, split)] = (loss, C_classifier, scores)
     return outcomes
 

@@ -1,21 +1,20 @@
-"""Rule train_classifier: fit on Trn1, select C on Val1, save outputs on every example."""
+"""Rule train_classifier: on every split of one (dataset, classifier), fit on Trn1, select C on Val1, save outputs."""
 
 from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
-from rejectopt.experiment import run_classifier
+from rejectopt.experiment import run_classifiers
 
 log_to(snakemake.log[0])
 with threadpool_limits(limits=snakemake.threads):
-    run_classifier(
+    run_classifiers(
         snakemake.input.data,
         snakemake.input.splits,
-        split=int(snakemake.wildcards.split),
+        snakemake.params.split_files,
         kind=snakemake.wildcards.classifier,
         C_grid=snakemake.params.C_grid,
         seed=snakemake.params.seed,
-        out_path=snakemake.output[0],
         dataset=snakemake.wildcards.dataset,
         threads=snakemake.threads,
     )

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 from ._crammer_singer import CrammerSingerSVM
 from ._svor import SVOR, set_solver_certificate, solve_threshold_hinge_qp
 
-__all__ = ["BinaryHingeSVM", "C_GRID", "make_classifier", "KINDS"]
+__all__ = ["BinaryHingeSVM", "C_GRID", "make_classifier", "loss_weights", "KINDS"]
 
 #: The linear models built by :func:`make_classifier` (registered in ``_selection``).
 KINDS = ("lr", "svm", "svor")
@@ -177,11 +177,7 @@ def make_classifier(kind, *, C, n_classes, n_samples, n_features=None, random_st
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if C <= 0:
         raise ValueError(f"C must be positive, got {C}")
-    if c_scaling not in ("mean", "sum"):
-        raise ValueError(f"c_scaling must be 'mean' or 'sum', got {c_scaling!r}")
-    if c_scaling == "sum":
-        C = float(C) * int(n_samples)
-    c = float(C) / int(n_samples)
+    c, C = loss_weights(C, n_samples, c_scaling)
     if kind == "lr":
         solver = "lbfgs" if n_features is None else lr_solver(n_features, n_classes)
         model = LogisticRegression(C=c, solver=solver, tol=LR_TOL, max_iter=LR_MAX_ITER,
@@ -193,6 +189,18 @@ def make_classifier(kind, *, C, n_classes, n_samples, n_features=None, random_st
     else:
         model = SVOR(C=C, n_classes=n_classes, random_state=random_state)
     return Pipeline([("scaler", StandardScaler()), ("model", model)])
+
+
+def loss_weights(C, n_samples, c_scaling="sum"):
+    """``(c, C_n)``: the weight ``c`` of the summed loss and ``C_n = c n`` of the mean loss for ``C``.
+
+    One reading of C for every linear model (see :func:`make_classifier`): with
+    ``"sum"``, ``c = C``; with ``"mean"``, ``c = C / n``.
+    """
+    if c_scaling not in ("mean", "sum"):
+        raise ValueError(f"c_scaling must be 'mean' or 'sum', got {c_scaling!r}")
+    C_n = float(C) * int(n_samples) if c_scaling == "sum" else C
+    return float(C_n) / int(n_samples), C_n
 
 
 def _fit_classifier(kind, X, y, *, C, n_classes, random_state=0, c_scaling="sum"):
