@@ -93,6 +93,77 @@ def test_hog_features_have_the_papers_dimension_and_are_finite():
     assert both.shape == (2, 2448 + 136)
 
 
+def _skimage_hog(patch):
+    from skimage.feature import hog
+
+    return hog(patch, orientations=9, pixels_per_cell=(8, 8), cells_per_block=(2, 2), block_norm="L2-Hys",
+               feature_vector=True)
+
+
+def test_hog_descriptors_equal_scikit_image_bit_for_bit():
+    from rejectopt.landmarks._features import _hog_descriptors
+
+    rng = np.random.default_rng(1)
+    patches = [rng.uniform(0, 255, size=(16, 16)) for _ in range(40)]
+    patches += [rng.integers(0, 256, size=(16, 16)).astype(float) for _ in range(40)]  # many tied angles
+    ramp = np.arange(16.0)
+    patches += [np.zeros((16, 16)), np.full((16, 16), 7.0),  # no gradient: all zeros
+                np.tile(ramp, (16, 1)), np.tile(ramp[:, None], (1, 16)),  # 0 and 90 degrees: bin edges
+                np.add.outer(ramp, ramp), np.subtract.outer(ramp, ramp)]  # 45 and 135 degrees
+    # {0, 1, 1e-300}: some pixels get gradients (row -1e-300, col 1), whose angle mod 180 rounds to
+    # exactly 180, in no orientation bin of scikit-image
+    tiny = [rng.choice([0.0, 1.0, 1e-300], size=(16, 16)) for _ in range(20)]
+    g_row = np.stack([t[2:, 1:-1] - t[:-2, 1:-1] for t in tiny])
+    g_col = np.stack([t[1:-1, 2:] - t[1:-1, :-2] for t in tiny])
+    assert np.any(np.arctan2(g_row, g_col) * (180 / np.pi) % 180 == 180)
+    # magnitudes near float's smallest normal number: the cell mean (float / 64) is rounded in float
+    patches += [rng.uniform(0, 1e-36, size=(16, 16)) for _ in range(10)]
+    patches = np.stack(patches + tiny)
+    expected = np.stack([_skimage_hog(patch) for patch in patches])
+    got = _hog_descriptors(patches)
+    assert got.shape == (len(patches), 36)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_face_features_equal_per_patch_scikit_image_hog():
+    """face_features (batched) against the definition: map_coordinates patches, one skimage hog each."""
+    from scipy.ndimage import map_coordinates
+
+    rng = np.random.default_rng(2)
+    images = [rng.integers(0, 256, size=(90, 110), dtype=np.uint8), rng.integers(0, 256, size=(120, 100, 3))]
+    shapes = np.stack([_points(3), _points(4)])
+    expected = []
+    for image, shape in zip(images, shapes):
+        gray = np.asarray(image, dtype=np.float64)
+        gray = gray.mean(axis=2) if gray.ndim == 3 else gray
+        eye = shape[45] - shape[36]
+        iod = max(float(np.linalg.norm(eye)), 1.0)
+        angle = float(np.arctan2(eye[1], eye[0]))
+        offsets = (np.arange(16) + 0.5) / 16 * (0.3 * iod) - 0.3 * iod / 2
+        u, v = np.meshgrid(offsets, offsets)
+        cols = shape[:, 0, None, None] + (np.cos(angle) * u - np.sin(angle) * v)[None]
+        rows = shape[:, 1, None, None] + (np.sin(angle) * u + np.cos(angle) * v)[None]
+        patches = map_coordinates(gray, [rows.ravel(), cols.ravel()], order=1, mode="nearest").reshape(68, 16, 16)
+        expected.append(np.concatenate([_skimage_hog(patch) for patch in patches]))
+    np.testing.assert_array_equal(L.face_features(images, shapes), np.stack(expected))
+    np.testing.assert_array_equal(L.hog_features(images[1], shapes[1]), expected[1])
+
+
+def test_importing_landmarks_leaves_the_score_registry_for_later():
+    """Jobs that only detect or train predictors do not import scikit-learn; the constants still match."""
+    import subprocess
+    import sys
+
+    code = ("import sys, rejectopt.landmarks as L; print('sklearn' in sys.modules); "
+            "from rejectopt.landmarks import _experiment as E; print(E._learned_scores(), E._methods())")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    from rejectopt.scores import get_score, score_names
+
+    learned = tuple(n for n in score_names(learned=True) if get_score(n).learns_from == "loss")
+    assert run.stdout.split("\n")[:2] == ["False", f"{learned} {('face_score', *learned)}"]
+    assert set(learned) == {"sele", "reg"}
+
+
 # --------------------------------------------------------------------------- archive
 def _tar_with(tmp_path, names):
     tar_path = tmp_path / "archive.tar.gz"
@@ -139,6 +210,9 @@ def test_detection_overlaps_the_ground_truth(real_faces):
     ious = [L.box_iou(L.landmark_bbox(t)[0], b[None])[0] for t, b in zip(truths, detections["box"])]
     assert min(ious) > 0.3
     assert detections["detected"].all() and np.all(np.isfinite(detections["score"]))
+    in_processes = L.detect_faces(few, n_jobs=2)
+    for key in ("box", "score", "detected", "iou", "name"):
+        np.testing.assert_array_equal(in_processes[key], detections[key])
 
 
 @needs_faces
@@ -150,6 +224,9 @@ def test_tiny_shape_predictor_trains_and_predicts(real_faces, tmp_path):
     model = L.train_shape_predictor(images, boxes, truths, options, threads=2, seed=0, path=tmp_path / "sp.dat")
     pred = L.predict_landmarks(model, images[:5], boxes[:5])
     assert pred.shape == (5, 68, 2)
+    import dlib
+
+    np.testing.assert_array_equal(L.predict_landmarks(dlib.shape_predictor(str(model)), images[:5], boxes[:5]), pred)
     assert np.median(L.per_landmark(L.landmark_loss(truths[:5], pred))) < 30
 
 
@@ -162,6 +239,10 @@ def test_shape_predictor_training_is_reproducible_for_a_seed(real_faces, tmp_pat
     models = [L.train_shape_predictor(images, boxes, truths, options, 2, 7, tmp_path / f"{k}.dat") for k in range(2)]
     runs = [L.predict_landmarks(model, images, boxes) for model in models]
     np.testing.assert_array_equal(runs[0], runs[1])
+    saved, in_memory = L.train_shape_predictor(images, boxes, truths, options, 2, 7, tmp_path / "2.dat",
+                                               return_predictor=True)
+    np.testing.assert_array_equal(L.predict_landmarks(in_memory, images, boxes), runs[0])  # save/load is exact
+    assert saved.read_bytes() == models[0].read_bytes()
 
 
 @needs_faces
@@ -187,6 +268,34 @@ def test_run_landmark_split_end_to_end_on_a_tiny_split(real_faces):
     np.testing.assert_array_equal(out["uncertainty_face_score"], -detections["score"][parts["tst"]])
     assert set(out["aurc"]) == {"face_score", "sele", "reg"} and out["C"] == {"sele": 100, "reg": 100}
     assert sorted(out["learning_curve"]["m"].unique()) == [6, 12]
+
+
+@needs_faces
+def test_grid_jobs_and_workers_give_the_same_split(real_faces, tmp_path):
+    """The pipeline's way (grid cells trained as separate jobs, worker processes) = the serial call."""
+    import pandas as pd
+
+    detections = L.detect_faces(real_faces)
+    pieces = np.array_split(np.arange(len(real_faces)), [12, 16, 28, 32])
+    parts = dict(zip(("trn1", "val1", "trn2", "val2", "tst"), pieces))
+    grid = ({"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 10, "oversampling_amount": 2},
+            {"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 10, "oversampling_amount": 3})
+    common = dict(options_grid=grid, C_grid=(1, 100), threads=2, seed=3, learning_curve_sizes=(6, 9))
+    serial = L.run_landmark_split(real_faces, detections, parts, **common)
+    candidates = [L.train_candidate_predictor(real_faces, detections, parts, options, threads=2, seed=3,
+                                              path=tmp_path / f"p{k}.dat") for k, options in enumerate(grid)]
+    assert [error for _, error in candidates] == [serial["val1_error"][k] for k in range(len(grid))]
+    for kwargs in ({"candidates": candidates, "workers": 2}, {"workers": 2}):
+        out = L.run_landmark_split(real_faces, detections, parts, **common, **kwargs)
+        for key, value in serial.items():
+            if isinstance(value, pd.DataFrame):
+                pd.testing.assert_frame_equal(out[key], value)
+            elif isinstance(value, np.ndarray):
+                np.testing.assert_array_equal(out[key], value)
+            else:
+                assert out[key] == value, key
+    with pytest.raises(ValueError, match="candidate"):
+        L.run_landmark_split(real_faces, detections, parts, **common, candidates=candidates[:1])
 
 
 # --------------------------------------------------------------------------- pipeline helpers
@@ -325,7 +434,18 @@ def test_snakemake_plans_the_landmark_rules_from_faces_mirror(tmp_path):
     assert {r: counts.get(r) for r in ("detect_faces", "make_face_splits", "train_landmarks", "summarize_landmarks",
                                        "landmark_figures")} == dict.fromkeys(
         ("detect_faces", "make_face_splits", "train_landmarks", "summarize_landmarks", "landmark_figures"), 1)
+    assert counts.get("train_predictor") == 2  # one job per option set of the grid
     assert "download_faces" not in counts
+
+
+@needs_faces
+def test_snakemake_trains_no_predictor_in_pretrained_mode(tmp_path):
+    (tmp_path / "pretrained.yaml").write_text("landmarks:\n  pretrained: true\n")
+    run = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(tmp_path / "pretrained.yaml"),
+                     "--config", f"faces_mirror={FACES}", "datasets=[shuttle]", "n_splits=2")
+    assert run.returncode == 0, run.stderr
+    counts = _rule_counts(run.stdout + run.stderr)
+    assert counts.get("train_landmarks") == 2 and "train_predictor" not in counts
 
 
 def test_snakemake_skips_landmarks_loudly_with_data_mirror_only(tmp_path):
@@ -342,6 +462,7 @@ def test_snakemake_plans_the_official_download_without_mirrors(tmp_path):
     assert run.returncode == 0, run.stderr
     counts = _rule_counts(run.stdout + run.stderr)
     assert counts["download_faces"] == counts["extract_faces"] == 1 and counts["train_landmarks"] == 2
+    assert counts["train_predictor"] == 4
 
 
 def test_snakemake_names_a_missing_faces_mirror(tmp_path):
@@ -378,3 +499,5 @@ def test_landmark_rules_run_end_to_end_on_a_few_faces(tmp_path):
     assert sorted(summary["score"]) == ["face_score", "reg", "sele"] and (summary["dataset"] == "300w").all()
     assert summary["aurc"].between(0, 100).all() and summary["n_test"].between(17, 23).all()
     assert (tmp_path / "results/benchmarks/train_landmarks/300w/split_0.tsv").is_file()
+    assert (tmp_path / "results/benchmarks/train_predictor/300w/split_0_option_0.tsv").is_file()
+    assert not list((tmp_path / "results/landmarks/300w").glob("predictor_*"))  # temporary models removed

@@ -30,13 +30,58 @@ FACES = {
 }
 FACES_INPUT = [] if LANDMARKS_MODE == "mirror" else [FACES_ARCHIVE_DIR]
 LANDMARK_DIR = "results/landmarks/300w"
+# dlib's trainer threads and SELE's n_jobs (with the BLAS thread limit). Fixed, not the job's cores:
+# the trained shape predictor depends on dlib's thread count (it sums the residuals per thread
+# block), so a run on fewer cores would give other numbers. 2 = the 2-core runs the results were
+# made with. Parallelism comes from the jobs and their worker processes instead (results
+# independent of --cores). A 1-thread trainer would cost less CPU but trains other models, hence
+# other numbers.
+LANDMARK_TRAINER_THREADS = 2
+LANDMARK_SCORE_JOBS = 2
+# One predictor per split and option set of the grid (train_predictor), unless the pretrained model is used.
+PREDICTOR_OPTIONS = range(
+    0 if LANDMARKS["pretrained"] else len(LANDMARKS["predictor_options_grid"])
+)
 
+
+def _predictor_cost(options):
+    """Relative training time of a shape-predictor option set (dlib's defaults where unset)."""
+    return (
+        options.get("oversampling_amount", 20)
+        * options.get("cascade_depth", 10)
+        * options.get("num_trees_per_cascade_level", 500)
+        * options.get("tree_depth", 4)
+    )
+
+
+_MAX_PREDICTOR_COST = max(map(_predictor_cost, LANDMARKS["predictor_options_grid"]))
+
+
+def _train_predictor_priority(wildcards):
+    """1 + the option set's cost relative to the grid's costliest: the longest trainings start first."""
+    options = LANDMARKS["predictor_options_grid"][int(wildcards.option)]
+    return 1 + _predictor_cost(options) / _MAX_PREDICTOR_COST
+
+
+# Scheduling (priority, higher first): the longest trainings first (so that no long one is left for
+# the end), and a split's train_landmarks as soon as its predictors are there (it interleaves with the
+# other trainings and frees their ~65 MB models). A priority function needs a Snakemake with
+# Rule.expand_priority (9.27 has it); without, every training gets 1 (same results, other order).
+TRAIN_PREDICTOR_PRIORITY = (
+    _train_predictor_priority if hasattr(snakemake.rules.Rule, "expand_priority") else 1
+)
 
 if LANDMARKS_MODE:
     SUMMARIES += ["results/datasets/300w/summary.csv"]
-    BENCHMARKS += ["results/benchmarks/detect_faces/300w/detect.tsv"] + [
-        f"results/benchmarks/train_landmarks/300w/split_{k}.tsv" for k in SPLITS
-    ]
+    BENCHMARKS += (
+        ["results/benchmarks/detect_faces/300w/detect.tsv"]
+        + [
+            f"results/benchmarks/train_predictor/300w/split_{k}_option_{o}.tsv"
+            for k in SPLITS
+            for o in PREDICTOR_OPTIONS
+        ]
+        + [f"results/benchmarks/train_landmarks/300w/split_{k}.tsv" for k in SPLITS]
+    )
     TARGETS += [
         "results/datasets/300w/summary.csv",
         "results/tables/landmarks_note.md",
@@ -89,7 +134,8 @@ rule detect_faces:
         "results/benchmarks/detect_faces/300w/detect.tsv"
     conda:
         "../../envs/rejectopt.yaml"
-    threads: 1
+    # Worker processes over the faces (dlib's detector is single-threaded; results do not depend on it).
+    threads: 2
     resources:
         mem_mb=2000,
         runtime=lambda w: 30 if LANDMARKS_MODE == "mirror" else 240,
@@ -121,11 +167,54 @@ rule make_face_splits:
         "../scripts/make_face_splits.py"
 
 
+# One cell of the shape-predictor option grid on one split: train on Trn1, error on Val1. The cells
+# are separate jobs so that a machine with more cores trains the grids of all splits side by side.
+# threads = dlib's LANDMARK_TRAINER_THREADS: measured on 2 cores, one such training alone takes
+# 33 s / 65 s (oversampling 5 / 10) and two side by side 53 s / 125 s, so it keeps ~1.7 cores busy.
+# The model (~65 MB) is temporary: train_landmarks keeps the best one's results.
+rule train_predictor:
+    input:
+        FACES_INPUT,
+        detections=f"{LANDMARK_DIR}/detections.npz",
+        splits="results/data/300w/splits.npz",
+    output:
+        model=temp(f"{LANDMARK_DIR}/predictor_split_{{split}}_option_{{option}}.dat"),
+        error=temp(f"{LANDMARK_DIR}/predictor_split_{{split}}_option_{{option}}.json"),
+    log:
+        "logs/train_predictor/300w/split_{split}_option_{option}.log",
+    benchmark:
+        "results/benchmarks/train_predictor/300w/split_{split}_option_{option}.tsv"
+    wildcard_constraints:
+        option=r"\d+",
+    priority: TRAIN_PREDICTOR_PRIORITY
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: LANDMARK_TRAINER_THREADS
+    resources:
+        mem_mb=lambda w: 2000 if LANDMARKS_MODE == "mirror" else 12000,
+        runtime=lambda w: 30 if LANDMARKS_MODE == "mirror" else 480,
+    params:
+        faces=FACES,
+        options_grid=LANDMARKS["predictor_options_grid"],
+        trainer_threads=LANDMARK_TRAINER_THREADS,
+        seed=config["seed"],
+    script:
+        "../scripts/train_landmarks.py"
+
+
 rule train_landmarks:
     input:
         FACES_INPUT,
         detections=f"{LANDMARK_DIR}/detections.npz",
         splits="results/data/300w/splits.npz",
+        models=expand(
+            f"{LANDMARK_DIR}/predictor_split_{{{{split}}}}_option_{{option}}.dat",
+            option=PREDICTOR_OPTIONS,
+        ),
+        errors=expand(
+            f"{LANDMARK_DIR}/predictor_split_{{{{split}}}}_option_{{option}}.json",
+            option=PREDICTOR_OPTIONS,
+        ),
     output:
         result=f"{LANDMARK_DIR}/split_{{split}}.npz",
         curve=f"{LANDMARK_DIR}/learning_curve_split_{{split}}.csv",
@@ -133,8 +222,12 @@ rule train_landmarks:
         "logs/train_landmarks/300w/split_{split}.log",
     benchmark:
         "results/benchmarks/train_landmarks/300w/split_{split}.tsv"
+    priority: 10
     conda:
         "../../envs/rejectopt.yaml"
+    # threads = worker processes fitting the learned scores of the learning-curve points side by
+    # side (results independent of their number); inside each, SELE's fixed LANDMARK_SCORE_JOBS
+    # threads add a second core only in its short parallel sections.
     threads: 2
     resources:
         mem_mb=lambda w: 4000 if LANDMARKS_MODE == "mirror" else 16000,
@@ -146,6 +239,7 @@ rule train_landmarks:
         learning_curve_sizes=LANDMARKS["learning_curve_sizes"],
         with_coordinates=LANDMARKS["with_coordinates"],
         pretrained=LANDMARKS["pretrained"],
+        score_jobs=LANDMARK_SCORE_JOBS,
         seed=config["seed"],
     script:
         "../scripts/train_landmarks.py"

@@ -7,4 +7,5 @@ from rejectopt.landmarks import load_or_detect_faces, select_faces
 log_to(snakemake.log[0])
 faces = select_faces(**snakemake.params.faces)
 # The output path doubles as the cache: Snakemake removed any stale file, so this always detects.
-load_or_detect_faces(faces, snakemake.output[0], upsample=1)
+# The faces are split over the job's threads (worker processes); the result does not depend on them.
+load_or_detect_faces(faces, snakemake.output[0], upsample=1, n_jobs=snakemake.threads)

@@ -11,7 +11,8 @@ linear on ``psi(x)`` in R^2448, HOG descriptors (36 per landmark) around the
 
 Pipeline for one split (:func:`run_landmark_split`): detect once per face set
 (:func:`load_or_detect_faces`), train the shape predictor on Trn1 and choose
-its options on Val1 (:func:`train_shape_predictor`, :func:`predict_landmarks`),
+its options on Val1 (:func:`train_shape_predictor`, :func:`predict_landmarks`;
+the pipeline trains each option set as its own job, :func:`train_candidate_predictor`),
 predict on Trn2 / Val2 / Tst, extract features (:func:`face_features`), learn
 SELE and REG on Trn2 with C chosen on Val2, and report test losses and
 uncertainties, plus a learning curve (Fig. 4b).
@@ -67,6 +68,7 @@ from ._features import (
 )
 from ._experiment import (
     choose_predictor_options,
+    train_candidate_predictor,
     run_landmark_split,
     PRETRAINED_WARNING,
     select_faces,
@@ -114,6 +116,7 @@ __all__ = [
     "fetch_archive",
     "extract_archive",
     "choose_predictor_options",
+    "train_candidate_predictor",
     "run_landmark_split",
     "PRETRAINED_WARNING",
     "select_faces",

