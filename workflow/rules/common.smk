@@ -120,3 +120,22 @@ def landmarks_mode(enabled, faces_mirror, mirror):
         )
         return None
     return "download"
+
+
+def predictor_cost(options):
+    """Relative training time of a shape-predictor option set (dlib's defaults where unset)."""
+    return (
+        options.get("oversampling_amount", 20)
+        * options.get("cascade_depth", 10)
+        * options.get("num_trees_per_cascade_level", 500)
+        * options.get("tree_depth", 4)
+    )
+
+
+def train_predictor_priority(wildcards):
+    """Rule train_predictor (landmarks.smk): 1 + the option set's cost relative to the grid's
+    costliest, so that the longest trainings start first."""
+    grid = LANDMARKS["predictor_options_grid"]
+    return 1 + predictor_cost(grid[int(wildcards.option)]) / max(
+        map(predictor_cost, grid)
+    )

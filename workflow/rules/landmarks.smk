@@ -44,31 +44,12 @@ PREDICTOR_OPTIONS = range(
 )
 
 
-def _predictor_cost(options):
-    """Relative training time of a shape-predictor option set (dlib's defaults where unset)."""
-    return (
-        options.get("oversampling_amount", 20)
-        * options.get("cascade_depth", 10)
-        * options.get("num_trees_per_cascade_level", 500)
-        * options.get("tree_depth", 4)
-    )
-
-
-_MAX_PREDICTOR_COST = max(map(_predictor_cost, LANDMARKS["predictor_options_grid"]))
-
-
-def _train_predictor_priority(wildcards):
-    """1 + the option set's cost relative to the grid's costliest: the longest trainings start first."""
-    options = LANDMARKS["predictor_options_grid"][int(wildcards.option)]
-    return 1 + _predictor_cost(options) / _MAX_PREDICTOR_COST
-
-
 # Scheduling (priority, higher first): the longest trainings first (so that no long one is left for
 # the end), and a split's train_landmarks as soon as its predictors are there (it interleaves with the
 # other trainings and frees their ~65 MB models). A priority function needs a Snakemake with
 # Rule.expand_priority (9.27 has it); without, every training gets 1 (same results, other order).
 TRAIN_PREDICTOR_PRIORITY = (
-    _train_predictor_priority if hasattr(snakemake.rules.Rule, "expand_priority") else 1
+    train_predictor_priority if hasattr(snakemake.rules.Rule, "expand_priority") else 1
 )
 
 if LANDMARKS_MODE:
