@@ -88,8 +88,9 @@ def run_classifiers(
 ) -> dict:
     """:func:`run_classifier` on every split of ``split_files`` (``split -> out_path``), the data read once.
 
-    One job per (dataset, classifier) in the pipeline (issue 18: a job's start-up and
-    imports cost about 1 s, most models fit in less). Each split keeps its own seed, so
+    One job per (dataset, classifier) in the pipeline (issue 18: a job that fits a model
+    spends about 2.8 CPU-s starting and importing scikit-learn, often more than one split's
+    fit). Each split keeps its own seed, so
     its file does not depend on which other splits the job trains; each file is
     written atomically as soon as its split is done.
 
