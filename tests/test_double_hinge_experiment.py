@@ -161,6 +161,21 @@ def test_a_rerun_writes_the_same_result_bytes(bc_run, tmp_path):
     assert (tmp_path / "split_0.npz").read_bytes() == (out / "split_0.npz").read_bytes()
 
 
+def test_a_multi_split_job_writes_each_split_as_if_alone(bc_run, tmp_path):
+    """The pipeline's job runs every split of a dataset (double_hinge_splits_files); split 0's
+    result files must not depend on the other splits the job runs."""
+    _, _, _, _, out = bc_run
+    files = {k: (tmp_path / f"split_{k}.csv", tmp_path / f"split_{k}.npz", tmp_path / f"timing_{k}.csv")
+             for k in (1, 0)}
+    results = dh.double_hinge_splits_files(None, None, files, dataset="breast_cancer",
+                                           settings={"reject_costs": COSTS}, seed=0)
+    assert sorted(results) == [0, 1] and results[1].rows["split"].eq(1).all()
+    assert (tmp_path / "split_0.csv").read_bytes() == (out / "split_0.csv").read_bytes()
+    assert (tmp_path / "split_0.npz").read_bytes() == (out / "split_0.npz").read_bytes()
+    assert (tmp_path / "split_1.csv").read_bytes() != (out / "split_0.csv").read_bytes()
+    assert len(pd.read_csv(tmp_path / "timing_1.csv")) == len(results[1].rows)
+
+
 # --------------------------------------------------------------------------------------------
 # 3. The baselines against independent computations
 # --------------------------------------------------------------------------------------------

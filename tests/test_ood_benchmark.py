@@ -141,6 +141,20 @@ def test_mcp_knn_double_score_meets_tpr_on_val(sattelite):
     assert row["feasible_val_seed"]
 
 
+def test_a_multi_split_job_writes_each_split_as_if_alone(sattelite, tmp_path):
+    """The pipeline's job runs every split of a dataset (ood_splits_files); split 0's files must not
+    depend on the other splits the job runs, nor on their order."""
+    folder, X, y, _, _ = sattelite
+    np.savez(tmp_path / "splits.npz", **make_splits(y, n_splits=2, seed=0, dataset="sattelite"))
+    files = {k: (tmp_path / f"split_{k}.csv", tmp_path / f"split_{k}.npz") for k in (1, 0)}
+    results = ood.ood_splits_files(folder / "data.npz", tmp_path / "splits.npz", files, dataset="sattelite",
+                                   C_classifier=(1,), C_score=(1,))
+    assert sorted(results) == [0, 1] and results[1].rows["split"].eq(1).all()
+    assert (tmp_path / "split_0.csv").read_bytes() == (folder / "split_0.csv").read_bytes()
+    assert (tmp_path / "split_0.npz").read_bytes() == (folder / "split_0.npz").read_bytes()
+    assert (tmp_path / "split_1.csv").read_bytes() != (folder / "split_0.csv").read_bytes()
+
+
 def test_sattelite_figures_are_written(sattelite, tmp_path):
     folder = sattelite[0]
     ood.ood_figure_files([folder / "split_0.npz"], tmp_path / "roc.png", tmp_path / "rc.png", dataset="sattelite")

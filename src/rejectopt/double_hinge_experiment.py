@@ -78,6 +78,7 @@ __all__ = [
     "chow_reject",
     "run_double_hinge_split",
     "double_hinge_split_files",
+    "double_hinge_splits_files",
     "double_hinge_table",
     "cost_risk_ranks",
     "wilcoxon_tests",
@@ -479,32 +480,49 @@ def run_double_hinge_split(
 def double_hinge_split_files(data_path, splits_path, split: int, csv_path, curves_path, timing_path, *,
                              dataset: str = "", settings: dict | None = None, split_ratios=None,
                              **kwargs: Any) -> DoubleHingeSplitResult:
-    """File-in / file-out :func:`run_double_hinge_split`: the rows to ``csv_path``, the curves to
+    """File-in / file-out :func:`run_double_hinge_split` on one split: :func:`double_hinge_splits_files`
+    with one entry."""
+    return double_hinge_splits_files(data_path, splits_path, {split: (csv_path, curves_path, timing_path)},
+                                     dataset=dataset, settings=settings, split_ratios=split_ratios,
+                                     **kwargs)[split]
+
+
+def double_hinge_splits_files(data_path, splits_path, split_files: dict, *, dataset: str = "",
+                              settings: dict | None = None, split_ratios=None,
+                              **kwargs: Any) -> dict[int, DoubleHingeSplitResult]:
+    """File-in / file-out :func:`run_double_hinge_split` on every split of ``split_files``
+    (``split -> (csv_path, curves_path, timing_path)``): the rows to ``csv_path``, the curves to
     ``curves_path`` (NPZ), the fit times to ``timing_path`` (the only output that varies between runs).
 
-    ``data_path`` / ``splits_path`` are the pipeline's prepared data and splits; for
-    :data:`BREAST_CANCER` both are None and :func:`breast_cancer_split` builds the split with
-    ``split_ratios`` and ``kwargs["seed"]``. ``settings`` is the config block ``double_hinge:``
-    (``datasets`` is ignored); ``kwargs`` go to :func:`run_double_hinge_split` (``C_classifier``,
-    ``C_score``, ``sele_chunk_size``, ``seed``).
+    ``data_path`` / ``splits_path`` are the pipeline's prepared data and splits, read once; for
+    :data:`BREAST_CANCER` both are None and :func:`breast_cancer_split` builds each split with
+    ``split_ratios`` and ``kwargs["seed"]``. Each split's files are written (atomically) as soon
+    as it is done and depend only on that split's seeds. ``settings`` is the config block
+    ``double_hinge:`` (``datasets`` is ignored); ``kwargs`` go to :func:`run_double_hinge_split`
+    (``C_classifier``, ``C_score``, ``sele_chunk_size``, ``seed``).
     """
     from ._io import save_npz, write_csv
 
     s = double_hinge_settings(settings)
-    if dataset == BREAST_CANCER:
-        X, y, parts = breast_cancer_split(split, split_ratios, seed=kwargs.get("seed", 0))
-    else:
+    if dataset != BREAST_CANCER:
         from .datasets import load_prepared
         from .splits import load_split
 
         X, y = load_prepared(data_path)
-        parts = load_split(splits_path, split)
-    result = run_double_hinge_split(X, y, parts, dataset=dataset, split=split, reject_costs=s["reject_costs"],
-                                    C_grid=s["C_grid"], c_scaling=s["c_scaling"], **kwargs)
-    write_csv(result.rows, csv_path)
-    save_npz(curves_path, **result.curves)
-    write_csv(result.timing, timing_path)
-    return result
+    results = {}
+    for split, (csv_path, curves_path, timing_path) in sorted(split_files.items()):
+        if dataset == BREAST_CANCER:
+            X, y, parts = breast_cancer_split(split, split_ratios, seed=kwargs.get("seed", 0))
+        else:
+            parts = load_split(splits_path, split)
+        result = run_double_hinge_split(X, y, parts, dataset=dataset, split=split,
+                                        reject_costs=s["reject_costs"], C_grid=s["C_grid"],
+                                        c_scaling=s["c_scaling"], **kwargs)
+        write_csv(result.rows, csv_path)
+        save_npz(curves_path, **result.curves)
+        write_csv(result.timing, timing_path)
+        results[split] = result
+    return results
 
 
 # --------------------------------------------------------------------------------------------

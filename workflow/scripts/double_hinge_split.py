@@ -1,28 +1,25 @@
-"""Rule double_hinge_split: the double-hinge experiment on every split of one dataset (rejectopt.double_hinge_experiment)."""
+"""Rule double_hinge_split: the double-hinge experiment on every split of one dataset
+(rejectopt.double_hinge_experiment.double_hinge_splits_files)."""
 
 from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
-from rejectopt.double_hinge_experiment import double_hinge_split_files
+from rejectopt.double_hinge_experiment import double_hinge_splits_files
 
 log_to(snakemake.log[0])
 inputs = dict(snakemake.input.items())  # none for breast cancer, built from scikit-learn in the job
+outputs = zip(snakemake.output.csv, snakemake.output.curves, snakemake.output.timing)
 with threadpool_limits(limits=snakemake.threads):
-    outputs = zip(snakemake.output.csv, snakemake.output.curves, snakemake.output.timing)
-    for split, (csv, curves, timing) in zip(snakemake.params.splits, outputs):
-        double_hinge_split_files(
-            inputs.get("data"),
-            inputs.get("splits"),
-            int(split),
-            csv,
-            curves,
-            timing,
-            dataset=snakemake.wildcards.dataset,
-            settings=snakemake.params.settings,
-            split_ratios=snakemake.params.split_ratios,
-            C_classifier=snakemake.params.C_classifier,
-            C_score=snakemake.params.C_score,
-            sele_chunk_size=snakemake.params.sele_chunk_size,
-            seed=snakemake.params.seed,
-        )
+    double_hinge_splits_files(
+        inputs.get("data"),
+        inputs.get("splits"),
+        dict(zip(map(int, snakemake.params.splits), outputs)),
+        dataset=snakemake.wildcards.dataset,
+        settings=snakemake.params.settings,
+        split_ratios=snakemake.params.split_ratios,
+        C_classifier=snakemake.params.C_classifier,
+        C_score=snakemake.params.C_score,
+        sele_chunk_size=snakemake.params.sele_chunk_size,
+        seed=snakemake.params.seed,
+    )

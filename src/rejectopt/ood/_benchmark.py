@@ -89,6 +89,7 @@ __all__ = [
     "evaluate_ood_methods",
     "run_ood_split",
     "ood_split_files",
+    "ood_splits_files",
     "ood_table",
     "ood_statistics",
     "render_ood_table",
@@ -562,10 +563,21 @@ def run_ood_split(
 
 def ood_split_files(data_path, splits_path, split: int, csv_path, curves_path, *, dataset: str = "",
                     settings: dict | None = None, **kwargs: Any) -> OODSplitResult:
-    """File-in / file-out :func:`run_ood_split`: prepared data + splits -> rows CSV + curves NPZ.
+    """File-in / file-out :func:`run_ood_split` on one split: :func:`ood_splits_files` with one entry."""
+    return ood_splits_files(data_path, splits_path, {split: (csv_path, curves_path)}, dataset=dataset,
+                            settings=settings, **kwargs)[split]
 
-    ``settings`` is the config block ``ood:`` (:func:`ood_settings`; ``datasets`` is ignored);
-    ``kwargs`` go to :func:`run_ood_split` (``C_classifier``, ``C_score``, ``seed``, ...).
+
+def ood_splits_files(data_path, splits_path, split_files: dict, *, dataset: str = "",
+                     settings: dict | None = None, **kwargs: Any) -> dict[int, OODSplitResult]:
+    """File-in / file-out :func:`run_ood_split` on every split of ``split_files``
+    (``split -> (csv_path, curves_path)``): prepared data + splits -> rows CSV + curves NPZ.
+
+    The data are read once; each split's files are written (atomically) as soon as it is done,
+    and depend only on that split (its seed is derived from ``seed``, dataset and split), not on
+    which other splits the job runs. ``settings`` is the config block ``ood:``
+    (:func:`ood_settings`; ``datasets`` is ignored); ``kwargs`` go to :func:`run_ood_split`
+    (``C_classifier``, ``C_score``, ``seed``, ...).
     """
     from .._io import save_npz, write_csv
     from ..datasets import load_prepared
@@ -573,14 +585,17 @@ def ood_split_files(data_path, splits_path, split: int, csv_path, curves_path, *
 
     s = ood_settings(settings)
     X, y = load_prepared(data_path)
-    result = run_ood_split(
-        X, y, load_split(splits_path, split), dataset=dataset, split=split, classifiers=s["classifiers"],
-        held_out_fraction=s["held_out_fraction"], tpr_min=s["tpr_min"], fpr_max=s["fpr_max"],
-        knn_neighbors=s["knn_neighbors"], angles=s["angles"], **kwargs,
-    )
-    write_csv(result.rows, csv_path)
-    save_npz(curves_path, **result.curves)
-    return result
+    results = {}
+    for split, (csv_path, curves_path) in sorted(split_files.items()):
+        result = run_ood_split(
+            X, y, load_split(splits_path, split), dataset=dataset, split=split, classifiers=s["classifiers"],
+            held_out_fraction=s["held_out_fraction"], tpr_min=s["tpr_min"], fpr_max=s["fpr_max"],
+            knn_neighbors=s["knn_neighbors"], angles=s["angles"], **kwargs,
+        )
+        write_csv(result.rows, csv_path)
+        save_npz(curves_path, **result.curves)
+        results[split] = result
+    return results
 
 
 # --------------------------------------------------------------------------------------------
