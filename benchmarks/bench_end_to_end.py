@@ -112,7 +112,6 @@ FIRST_USE = {
     "double_hinge_split": [_CLASSES, "from rejectopt.classifiers import DoubleHingeSVM"],
     "plot_rc_curves": [_FIGURES],
     "make_table": [_STATS, _FIGURES],
-    "make_metric_table": [_STATS, _FIGURES],
     "plot_table": [_STATS, _FIGURES],
     "rankings": [_STATS],
     "paper_comparison": [_STATS],

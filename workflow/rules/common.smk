@@ -96,6 +96,13 @@ def score_files(dataset):
     }
 
 
+def table_path(table, metric, ext):
+    """A results table under one metric: AuRC's keeps the paper's name, the others add the metric."""
+    if metric == "aurc":
+        return f"results/tables/{table}.{ext}"
+    return f"results/tables/{table}_{metric}.{ext}"
+
+
 def prepare_inputs(wildcards):
     """The verified raw files of a paper dataset, or the file of a custom dataset."""
     if wildcards.dataset in PLAN.custom:

@@ -8,19 +8,19 @@ from rejectopt.report import table_specs
 TABLES = table_specs(config["scores"], PLAN.classifiers_run())
 TABLE_OF = {spec.classifier: name for name, spec in TABLES.items()}
 
-TARGETS += [f"results/tables/{t}.{ext}" for t in TABLES for ext in ("csv", "md", "tex")]
+#: Every registered metric besides AuRC gets its own version of each table (and a CD diagram).
+OTHER_METRICS = [m for m in METRICS if m != "aurc"]
+TABLE_METRICS = ["aurc", *OTHER_METRICS]
+TARGETS += [
+    table_path(t, m, ext)
+    for t in TABLES
+    for m in TABLE_METRICS
+    for ext in ("csv", "md", "tex")
+]
 TARGETS += [
     f"results/figures/{fig}_{s.classifier}.png"
     for s in TABLES.values()
     for fig in ("cd", "improvement")
-]
-#: Every registered metric besides AuRC gets its own version of each table (and a CD diagram).
-OTHER_METRICS = [m for m in METRICS if m != "aurc"]
-TARGETS += [
-    f"results/tables/{t}_{m}.{ext}"
-    for t in TABLES
-    for m in OTHER_METRICS
-    for ext in ("csv", "md", "tex")
 ]
 TARGETS += [f"results/figures/cd_{t}_{m}.png" for t in TABLES for m in OTHER_METRICS]
 TARGETS += [
@@ -40,18 +40,36 @@ wildcard_constraints:
     metric="|".join(OTHER_METRICS) or "none",
 
 
+# One job per table writes it under every metric (AuRC first): they all read results/summary.csv
+# and change together, and one job per (table, metric) spent more starting than computing.
 rule make_table:
     input:
         "results/summary.csv",
     output:
-        csv=report(
-            "results/tables/{table}.csv",
-            caption="../report/table.rst",
-            category="Tables",
-            labels={"table": "{table}"},
-        ),
-        md="results/tables/{table}.md",
-        tex="results/tables/{table}.tex",
+        csv=[
+            report(
+                table_path("{table}", m, "csv"),
+                caption="../report/table.rst",
+                category="Tables" if m == "aurc" else "Tables under other metrics",
+                labels=(
+                    {"table": "{table}"}
+                    if m == "aurc"
+                    else {"table": "{table}", "metric": m}
+                ),
+            )
+            for m in TABLE_METRICS
+        ],
+        md=[table_path("{table}", m, "md") for m in TABLE_METRICS],
+        tex=[table_path("{table}", m, "tex") for m in TABLE_METRICS],
+        cd=[
+            report(
+                f"results/figures/cd_{{table}}_{m}.png",
+                caption="../report/cd_diagram.rst",
+                category="Tables under other metrics",
+                labels={"table": "{table}", "metric": f"{m} (CD diagram)"},
+            )
+            for m in OTHER_METRICS
+        ],
     log:
         "logs/make_table/{table}.log",
     conda:
@@ -62,40 +80,9 @@ rule make_table:
         runtime=5,
     params:
         spec=lambda w: TABLES[w.table],
-        metric="aurc",
-    script:
-        "../scripts/make_table.py"
-
-
-rule make_metric_table:
-    input:
-        "results/summary.csv",
-    output:
-        csv=report(
-            "results/tables/{table}_{metric}.csv",
-            caption="../report/table.rst",
-            category="Tables under other metrics",
-            labels={"table": "{table}", "metric": "{metric}"},
-        ),
-        md="results/tables/{table}_{metric}.md",
-        tex="results/tables/{table}_{metric}.tex",
-        cd=report(
-            "results/figures/cd_{table}_{metric}.png",
-            caption="../report/cd_diagram.rst",
-            category="Tables under other metrics",
-            labels={"table": "{table}", "metric": "{metric} (CD diagram)"},
-        ),
-    log:
-        "logs/make_metric_table/{table}_{metric}.log",
-    conda:
-        "../../envs/rejectopt.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        spec=lambda w: TABLES[w.table],
-        metric=lambda w: w.metric,
+        metrics=TABLE_METRICS,
+        # the CD diagram of AuRC is plot_table's (named by classifier, as in the paper's figures)
+        cd=lambda w, output: dict(zip(OTHER_METRICS, output.cd)),
     script:
         "../scripts/make_table.py"
 

@@ -1,4 +1,4 @@
-"""Rules make_table / make_metric_table: one results table (csv/md/tex) under one metric.
+"""Rule make_table: one results table (csv/md/tex) under every metric, AuRC first.
 
 Mean +- std over splits per dataset and method, average ranks, Friedman, Nemenyi;
 for the metrics besides AuRC also the table's CD diagram.
@@ -12,13 +12,16 @@ from rejectopt._io import save_figure, write_text
 from rejectopt.report import aurc_table, cd_figure, render_table, table_statistics
 
 log_to(snakemake.log[0])
-spec, metric = snakemake.params.spec, snakemake.params.metric
-table = aurc_table(pd.read_csv(snakemake.input[0]), spec, metric)
-stats = table_statistics(table, spec.methods)
-flat = table.copy()
-flat.columns = ["_".join(filter(None, col)) for col in flat.columns]
-write_text(flat.reset_index().to_csv(index=False), snakemake.output.csv)
-write_text(render_table(table, spec, stats, fmt="md", metric=metric), snakemake.output.md)
-write_text(render_table(table, spec, stats, fmt="tex", metric=metric), snakemake.output.tex)
-if "cd" in snakemake.output.keys():
-    save_figure(cd_figure(stats, spec, metric), snakemake.output.cd)
+spec, cd_paths = snakemake.params.spec, snakemake.params.cd
+summary = pd.read_csv(snakemake.input[0])
+outputs = zip(snakemake.params.metrics, snakemake.output.csv, snakemake.output.md, snakemake.output.tex)
+for metric, csv, md, tex in outputs:
+    table = aurc_table(summary, spec, metric)
+    stats = table_statistics(table, spec.methods)
+    flat = table.copy()
+    flat.columns = ["_".join(filter(None, col)) for col in flat.columns]
+    write_text(flat.reset_index().to_csv(index=False), csv)
+    write_text(render_table(table, spec, stats, fmt="md", metric=metric), md)
+    write_text(render_table(table, spec, stats, fmt="tex", metric=metric), tex)
+    if metric in cd_paths:
+        save_figure(cd_figure(stats, spec, metric), cd_paths[metric])
