@@ -149,19 +149,52 @@ def test_face_features_equal_per_patch_scikit_image_hog():
     np.testing.assert_array_equal(L.hog_features(images[1], shapes[1]), expected[1])
 
 
-def test_importing_landmarks_leaves_the_score_registry_for_later():
+def test_importing_landmarks_imports_no_scikit_learn():
     """Jobs that only detect or train predictors do not import scikit-learn; the constants still match."""
     import subprocess
     import sys
 
     code = ("import sys, rejectopt.landmarks as L; print('sklearn' in sys.modules); "
-            "from rejectopt.landmarks import _experiment as E; print(E._learned_scores(), E._methods())")
+            "from rejectopt.landmarks import _experiment as E; print(E.LEARNED_SCORES, E._METHODS)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     from rejectopt.scores import get_score, score_names
 
     learned = tuple(n for n in score_names(learned=True) if get_score(n).learns_from == "loss")
     assert run.stdout.split("\n")[:2] == ["False", f"{learned} {('face_score', *learned)}"]
     assert set(learned) == {"sele", "reg"}
+
+
+# --------------------------------------------------------------------------- worker processes
+class _NotPicklable:
+    """Data that can reach a worker process only through the fork."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __reduce__(self):
+        raise TypeError("the shared data were pickled")
+
+
+def _offset_in_process(shared, task):
+    return shared.value + task, os.getpid()
+
+
+def test_map_in_processes_keeps_the_order_and_forks_the_shared_data():
+    """Serial (one job or one task: this process) and forked workers give the same results in task order;
+    the data bound to the function reach the workers through the fork, not pickled with every task."""
+    from functools import partial
+
+    from rejectopt.landmarks._faces import _map_in_processes
+
+    function = partial(_offset_in_process, _NotPicklable(100))
+    tasks = [3, 1, 4, 1, 5, 9, 2]
+    serial = list(_map_in_processes(function, tasks, 1))
+    assert serial == [(100 + t, os.getpid()) for t in tasks]
+    assert list(_map_in_processes(function, tasks[:1], 2)) == serial[:1]
+    for chunksize in (1, 3):
+        pooled = list(_map_in_processes(function, tasks, 2, chunksize=chunksize))
+        assert [value for value, _ in pooled] == [value for value, _ in serial]
+        assert os.getpid() not in {pid for _, pid in pooled}
 
 
 # --------------------------------------------------------------------------- archive

@@ -180,7 +180,7 @@ rule train_predictor:
         trainer_threads=LANDMARK_TRAINER_THREADS,
         seed=config["seed"],
     script:
-        "../scripts/train_landmarks.py"
+        "../scripts/train_predictor.py"
 
 
 rule train_landmarks:

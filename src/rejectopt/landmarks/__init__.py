@@ -67,6 +67,7 @@ from ._features import (
     face_features,
 )
 from ._experiment import (
+    load_split_inputs,
     choose_predictor_options,
     train_candidate_predictor,
     run_landmark_split,
@@ -115,6 +116,7 @@ __all__ = [
     "archive_raw_file",
     "fetch_archive",
     "extract_archive",
+    "load_split_inputs",
     "choose_predictor_options",
     "train_candidate_predictor",
     "run_landmark_split",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import tempfile
 from pathlib import Path
@@ -11,40 +12,28 @@ import numpy as np
 import pandas as pd
 
 from .._io import save_npz
+from ..metrics import aurc
+from ..scores import SCORE_C_GRID, get_score, make_score, score_names, select_C
+from ..scores import face_score as face_score_uncertainty
+from ..splits import derive_seed, load_split
 from ._faces import DEFAULT_LEARNING_CURVE_SIZES, DEFAULT_OPTIONS_GRID, MIRROR_SUBSETS, _load_truths, _map_in_processes, landmark_loss, list_faces, load_images, per_landmark
 from ._predictor import predict_landmarks, pretrained_predictor_path, train_shape_predictor
 from ._features import face_features
 
+# The score registry is read here, on import: it imports no scikit-learn (the learners load on first
+# use), so the jobs that only detect faces, train shape predictors or make splits still do without it.
 
-# The score registry (rejectopt.scores imports scikit-learn, ~1 s) is read on first use, not on
-# import, so the jobs that only detect faces, train shape predictors or make splits do not pay for it.
-@functools.cache
-def _learned_scores() -> tuple:
-    """The scores learned on the HOG features of each face: the registered scores that learn from the
-    loss (Section 5.2.3 compares SELE and REG with the face detector's score, the baseline)."""
-    from ..scores import get_score, score_names
-
-    return tuple(n for n in score_names(learned=True) if get_score(n).learns_from == "loss")
-
-
-@functools.cache
-def _methods() -> tuple:
-    """The uncertainties reported: the baseline, then :func:`_learned_scores`."""
-    return ("face_score", *_learned_scores())
-
-
-@functools.cache
-def _method_labels() -> dict:
-    from ..scores import get_score
-
-    return {name: get_score(name).label for name in _methods()}
-
-
-def _result_arrays() -> tuple:
-    return ("tst_index", "loss", "pred", *(f"uncertainty_{m}" for m in _methods()))
+#: The scores learned on the HOG features of each face: the registered scores that learn from the
+#: loss (Section 5.2.3 compares SELE and REG with the face detector's score, the baseline).
+LEARNED_SCORES = tuple(n for n in score_names(learned=True) if get_score(n).learns_from == "loss")
+#: The uncertainties reported: the baseline, then :data:`LEARNED_SCORES`.
+_METHODS = ("face_score", *LEARNED_SCORES)
+_METHOD_LABELS = {name: get_score(name).label for name in _METHODS}
+_RESULT_ARRAYS = ("tst_index", "loss", "pred", *(f"uncertainty_{m}" for m in _METHODS))
 
 
 __all__ = [
+    "load_split_inputs",
     "choose_predictor_options",
     "train_candidate_predictor",
     "run_landmark_split",
@@ -61,6 +50,23 @@ logger = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- one split
+def load_split_inputs(faces: dict, detections_path, splits_path, split: int, master_seed: int) -> tuple:
+    """The inputs of split ``split`` (rules train_predictor and train_landmarks).
+
+    Returns ``(faces_df, detections, split_indices, seed)``: ``select_faces(**faces)``,
+    the detections at ``detections_path`` (checked against that face list),
+    the split's row indices in ``splits_path``, and its seed derived from
+    ``master_seed``.
+    """
+    faces_df = select_faces(**faces)
+    with np.load(detections_path, allow_pickle=False) as data:
+        detections = {key: data[key] for key in data.files}
+    if detections["name"].tolist() != faces_df["name"].tolist():
+        raise ValueError(f"{detections_path} does not match the face list; rerun detect_faces")
+    seed = derive_seed(master_seed, "300w", "landmarks", split)
+    return faces_df, detections, load_split(splits_path, split), seed
+
+
 def _validated_predictor(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
                          options: dict, threads: int, seed: int, path) -> tuple[Path, float]:
     """Train one shape predictor on Trn1, save it at ``path``; return it and its mean per-landmark Val1 loss."""
@@ -70,19 +76,27 @@ def _validated_predictor(images_trn, boxes_trn, truths_trn, images_val, boxes_va
     return path, float(per_landmark(landmark_loss(truths_val, pred)).mean())
 
 
-_GRID_DATA = None  # (Trn1, Val1 data, threads, seed, work_dir) for the forked option-grid workers
-
-
-def _grid_task(task):
-    k, options = task
-    images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val, threads, seed, work_dir = _GRID_DATA
+def _train_grid_cell(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val, threads, seed, work_dir,
+                     cell):
+    """:func:`_validated_predictor` of the grid cell ``cell = (index, options)``, saved in ``work_dir``."""
+    k, options = cell
     return _validated_predictor(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
                                 options, threads, seed, Path(work_dir) / f"shape_predictor_{k}.dat")
 
 
-def _best_candidate(errors: dict) -> int:
-    """The grid index with the smallest Val1 error (ties: the earlier options)."""
-    return min(errors, key=lambda k: (errors[k], k))
+def _best_predictor(options_grid, candidates: dict) -> tuple[Path, dict, dict]:
+    """Log the Val1 error of each option set and pick the smallest (ties: the earlier options).
+
+    ``candidates`` is ``{grid index: (model path, Val1 error)}``, one per entry of
+    ``options_grid``. Returns ``(model_path, best_options, {grid index: Val1 error})``.
+    """
+    if len(candidates) != len(options_grid):
+        raise ValueError(f"{len(candidates)} candidate predictors for {len(options_grid)} option sets")
+    errors = {k: float(error) for k, (_, error) in candidates.items()}
+    for k, options in enumerate(options_grid):
+        logger.info("options %d %s: Val1 mean per-landmark loss %.3f", k, options, errors[k])
+    best = min(errors, key=lambda k: (errors[k], k))
+    return Path(candidates[best][0]), dict(options_grid[best]), errors
 
 
 def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
@@ -96,19 +110,10 @@ def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxe
     are trained at once in separate processes (the models do not depend on
     ``workers``). Returns ``(model_path, best_options, {grid index: Val1 error})``.
     """
-    global _GRID_DATA
-    work_dir = Path(work_dir)
-    _GRID_DATA = (images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val, threads, seed, work_dir)
-    try:
-        trained = list(_map_in_processes(_grid_task, list(enumerate(options_grid)), workers))
-    finally:
-        _GRID_DATA = None
-    paths = {k: path for k, (path, _) in enumerate(trained)}
-    errors = {k: error for k, (_, error) in enumerate(trained)}
-    for k, options in enumerate(options_grid):
-        logger.info("options %d %s: Val1 mean per-landmark loss %.3f", k, options, errors[k])
-    best = _best_candidate(errors)
-    return paths[best], dict(options_grid[best]), errors
+    train = functools.partial(_train_grid_cell, images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
+                              threads, seed, Path(work_dir))
+    trained = _map_in_processes(train, list(enumerate(options_grid)), workers)
+    return _best_predictor(options_grid, dict(enumerate(trained)))
 
 
 def _predictor_data(faces_df: pd.DataFrame, detections: dict, split_indices: dict) -> tuple:
@@ -145,26 +150,20 @@ def train_candidate_predictor(faces_df: pd.DataFrame, detections: dict, split_in
 
 
 def _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed):
-    """The learned scores of :func:`_learned_scores` on (Trn2, Val2) with C by Val2 AuRC.
+    """The scores of :data:`LEARNED_SCORES` on (Trn2, Val2) with C by Val2 AuRC.
 
     Returns ``{name: (estimator, val_aurc)}``; learners come from the score
     registry (:func:`rejectopt.scores.make_score`).
     """
-    from ..scores import make_score, select_C
-
     return {
         name: select_C(make_score(name, C_grid[0], random_state=seed, n_jobs=threads),
                        X_trn, None, loss_trn, X_val, None, loss_val, C_grid=C_grid)
-        for name in _learned_scores()
+        for name in LEARNED_SCORES
     }
 
 
-_SCORE_DATA = None  # (X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed) for the forked workers
-
-
-def _score_task(head):
+def _fit_scores(X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed, head):
     """Learned scores on the Trn2 faces ``head`` (None: all): ``{name: (C, {C: Val2 AuRC}, Tst uncertainty)}``."""
-    X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed = _SCORE_DATA
     if head is not None:
         X_trn, loss_trn = X_trn[head], loss_trn[head]
     fitted = _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed)
@@ -267,10 +266,6 @@ def run_landmark_split(
         loss}, ``learning_curve`` DataFrame (m, method, C, test_aurc), and the
         per-part mean per-landmark losses ``mean_error``.
     """
-    from ..metrics import aurc
-    from ..scores import SCORE_C_GRID
-    from ..scores import face_score as face_score_uncertainty
-
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
     parts = {part: np.asarray(split_indices[part], dtype=np.int64) for part in ("trn1", "val1", "trn2", "val2", "tst")}
     boxes = np.asarray(detections["box"], dtype=np.float64)
@@ -282,14 +277,7 @@ def run_landmark_split(
         if pretrained:
             model, options, val1_error = pretrained_predictor_path(), {"pretrained": True}, {}
         elif candidates is not None:
-            candidates = list(candidates)
-            if len(candidates) != len(options_grid):
-                raise ValueError(f"{len(candidates)} candidate predictors for {len(options_grid)} option sets")
-            val1_error = {k: float(error) for k, (_, error) in enumerate(candidates)}
-            for k, options in enumerate(options_grid):
-                logger.info("options %d %s: Val1 mean per-landmark loss %.3f", k, options, val1_error[k])
-            best = _best_candidate(val1_error)
-            model, options = Path(candidates[best][0]), dict(options_grid[best])
+            model, options, val1_error = _best_predictor(options_grid, dict(enumerate(candidates)))
         else:
             model, options, val1_error = choose_predictor_options(
                 *_predictor_data(faces_df, detections, parts), options_grid, threads, seed, work_dir, workers=workers,
@@ -313,12 +301,8 @@ def run_landmark_split(
     order = rng.permutation(len(loss_trn))
     sizes = _learning_curve_sizes(learning_curve_sizes, len(loss_trn))
     heads = [None] + [order[:m] for m in sizes if m != len(loss_trn)]
-    global _SCORE_DATA
-    _SCORE_DATA = (X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed)
-    try:
-        fits = list(_map_in_processes(_score_task, heads, workers))
-    finally:
-        _SCORE_DATA = None
+    fit = functools.partial(_fit_scores, X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed)
+    fits = list(_map_in_processes(fit, heads, workers))
     learned, partial = fits[0], dict(zip([m for m in sizes if m != len(loss_trn)], fits[1:]))
 
     uncertainty = {"face_score": face_score_uncertainty(face_score[parts["tst"]])}
@@ -376,9 +360,7 @@ def select_faces(folder, subsets=MIRROR_SUBSETS, max_faces=None) -> pd.DataFrame
 
 def save_landmark_result(path, result: dict) -> None:
     """Write a :func:`run_landmark_split` result to ``.npz`` atomically (dicts as JSON, no pickle)."""
-    import json
-
-    arrays = {key: np.asarray(result[key]) for key in _result_arrays()}
+    arrays = {key: np.asarray(result[key]) for key in _RESULT_ARRAYS}
     for key in _RESULT_JSON:
         arrays[key] = np.array(json.dumps(result[key], sort_keys=True))
     arrays["risk_full"] = np.array(float(result["risk_full"]))
@@ -387,10 +369,8 @@ def save_landmark_result(path, result: dict) -> None:
 
 def load_landmark_result(path) -> dict:
     """Inverse of :func:`save_landmark_result` (without the learning curve, saved as CSV beside it)."""
-    import json
-
     with np.load(path, allow_pickle=False) as data:
-        result = {key: data[key] for key in _result_arrays()}
+        result = {key: data[key] for key in _RESULT_ARRAYS}
         for key in _RESULT_JSON:
             result[key] = json.loads(str(data[key]))
         result["risk_full"] = float(data["risk_full"])
@@ -409,7 +389,7 @@ def landmark_summary(results: dict) -> pd.DataFrame:
     for split, result in sorted(results.items()):
         options = result["predictor_options"]
         oversampling = np.nan if options.get("pretrained") else float(options.get("oversampling_amount", np.nan))
-        for method in _methods():
+        for method in _METHODS:
             rows.append({
                 "task": "landmarks", "dataset": "300w", "split": int(split), "classifier": "dlib", "score": method,
                 "C_classifier": oversampling, "C_score": float(result["C"].get(method, np.nan)),
@@ -453,18 +433,18 @@ def landmarks_note(summary: pd.DataFrame, curves: dict, results: dict, n_faces: 
     wide = summary.pivot(index="split", columns="score", values="aurc")
     for split, result in sorted(results.items()):
         lines.append(
-            f"| {split} | " + " | ".join(f"{wide.loc[split, m]:.2f}" for m in _methods())
+            f"| {split} | " + " | ".join(f"{wide.loc[split, m]:.2f}" for m in _METHODS)
             + f" | {result['risk_full']:.2f} | {result['C']['sele']:g} | {result['C']['reg']:g} | "
             f"{result['predictor_options']} |"
         )
     risk = summary.drop_duplicates("split")["risk_full"]
-    lines.append("| mean ± std | " + " | ".join(_mean_std(wide[m]) for m in _methods()) + f" | {_mean_std(risk)} | | | |")
+    lines.append("| mean ± std | " + " | ".join(_mean_std(wide[m]) for m in _METHODS) + f" | {_mean_std(risk)} | | | |")
     table = learning_curve_table(curves)
     lines += ["", "## Learning curve (test AuRC vs number of Trn2 faces, mean ± std over splits)", "",
-              "| m | " + " | ".join(_method_labels()[m] for m in _methods()) + " |", "|---|---|---|---|"]
+              "| m | " + " | ".join(_METHOD_LABELS[m] for m in _METHODS) + " |", "|---|---|---|---|"]
     for m, group in table.groupby("m"):
         cells = group.set_index("method")
         lines.append(f"| {m} | " + " | ".join(
-            _pm(cells.loc[k, "mean"], cells.loc[k, "std"]) if k in cells.index else "" for k in _methods()
+            _pm(cells.loc[k, "mean"], cells.loc[k, "std"]) if k in cells.index else "" for k in _METHODS
         ) + " |")
     return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ._faces import load_image, per_landmark, read_pts
-from ._experiment import PRETRAINED_WARNING, _mean_std, _method_labels, _methods, learning_curve_table
+from ._experiment import PRETRAINED_WARNING, _mean_std, _METHOD_LABELS, _METHODS, learning_curve_table
 
 __all__ = [
     "rc_figure",
@@ -35,9 +35,9 @@ def rc_figure(result: dict, split: int, summary: pd.DataFrame | None = None, pre
     fig = Figure(figsize=(6.4, 4.8), layout="constrained")
     ax = fig.add_subplot()
     loss = per_landmark(result["loss"])
-    for method in _methods():
+    for method in _METHODS:
         coverage, risk = rc_curve(loss, result[f"uncertainty_{method}"])
-        label = f"{_method_labels()[method]}: AuRC {result['aurc'][method]:.2f}"
+        label = f"{_METHOD_LABELS[method]}: AuRC {result['aurc'][method]:.2f}"
         if summary is not None:
             label += f" (all splits {_mean_std(summary.loc[summary['score'] == method, 'aurc'])})"
         ax.plot(100 * coverage, risk, label=label)
@@ -58,15 +58,15 @@ def learning_curve_figure(curves: dict, pretrained: bool = False):
     table = learning_curve_table(curves)
     fig = Figure(figsize=(6.4, 4.8), layout="constrained")
     ax = fig.add_subplot()
-    for method in _methods():
+    for method in _METHODS:
         rows = table[table["method"] == method].sort_values("m")
         if method == "face_score":
             mean, std = rows["mean"].iloc[0], rows["std"].fillna(0).iloc[0]
-            ax.axhline(mean, color="gray", linestyle="--", label=f"{_method_labels()[method]} ({mean:.2f})")
+            ax.axhline(mean, color="gray", linestyle="--", label=f"{_METHOD_LABELS[method]} ({mean:.2f})")
             ax.axhspan(mean - std, mean + std, color="gray", alpha=0.15)
             continue
         ax.errorbar(rows["m"], rows["mean"], yerr=rows["std"].fillna(0), marker="o", capsize=3,
-                    label=_method_labels()[method])
+                    label=_METHOD_LABELS[method])
     ax.set_xlabel("number of Trn2 faces")
     ax.set_ylabel("test AuRC [per landmark]")
     ax.set_title(_title(f"300-W: learning curve, mean ± std over {len(curves)} splits", pretrained), fontsize=9)
