@@ -421,6 +421,18 @@ def test_figures_and_note_render(tmp_path):
         assert ("optimistic" in note) == pretrained and "| mean ± std |" in note
     assert len([ax for ax in figures[2].axes if ax.images]) == 20
     assert "split 0" in figures[0].axes[0].get_title()
+    # every cell of the per-split table sits under its own method's label (a hard-coded header once
+    # swapped SELE and REG when the registry's order changed)
+    lines = note.splitlines()
+    header = next(line for line in lines if line.startswith("| split |"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    row = [c.strip() for c in next(line for line in lines if line.startswith("| 0 |")).strip("|").split("|")]
+    assert len(row) == len(columns)
+    for score, label in (("sele", "SELE"), ("reg", "REG"), ("face_score", "Face score")):
+        aurc = summary[(summary.split == 0) & (summary.score == score)]["aurc"].item()
+        assert row[columns.index(label)] == f"{aurc:.2f}", (score, header, row)
+        if score != "face_score":
+            assert row[columns.index(f"C {label}")] == f"{results[0]['C'][score]:g}"
 
 
 def test_paper_comparison_handles_the_landmark_rows_without_paper_std():

@@ -427,21 +427,24 @@ def landmarks_note(summary: pd.DataFrame, curves: dict, results: dict, n_faces: 
         "`C_classifier` in summary.csv is the shape predictor's oversampling amount chosen on Val1 "
         "(NaN for the pretrained model).",
         "",
-        "| split | Face score | SELE | REG | R@100 | C SELE | C REG | predictor |",
-        "|---|---|---|---|---|---|---|---|",
+        # the columns in _METHODS order, labelled from the same tuple (the registry decides the order)
+        "| split | " + " | ".join(_METHOD_LABELS[m] for m in _METHODS) + " | R@100 | "
+        + " | ".join(f"C {_METHOD_LABELS[m]}" for m in LEARNED_SCORES) + " | predictor |",
+        "|---" * (len(_METHODS) + len(LEARNED_SCORES) + 3) + "|",
     ]
     wide = summary.pivot(index="split", columns="score", values="aurc")
     for split, result in sorted(results.items()):
         lines.append(
             f"| {split} | " + " | ".join(f"{wide.loc[split, m]:.2f}" for m in _METHODS)
-            + f" | {result['risk_full']:.2f} | {result['C']['sele']:g} | {result['C']['reg']:g} | "
-            f"{result['predictor_options']} |"
+            + f" | {result['risk_full']:.2f} | " + " | ".join(f"{result['C'][m]:g}" for m in LEARNED_SCORES)
+            + f" | {result['predictor_options']} |"
         )
     risk = summary.drop_duplicates("split")["risk_full"]
-    lines.append("| mean ± std | " + " | ".join(_mean_std(wide[m]) for m in _METHODS) + f" | {_mean_std(risk)} | | | |")
+    lines.append("| mean ± std | " + " | ".join(_mean_std(wide[m]) for m in _METHODS) + f" | {_mean_std(risk)} |"
+                 + " |" * (len(LEARNED_SCORES) + 1))
     table = learning_curve_table(curves)
     lines += ["", "## Learning curve (test AuRC vs number of Trn2 faces, mean ± std over splits)", "",
-              "| m | " + " | ".join(_METHOD_LABELS[m] for m in _METHODS) + " |", "|---|---|---|---|"]
+              "| m | " + " | ".join(_METHOD_LABELS[m] for m in _METHODS) + " |", "|---" * (len(_METHODS) + 1) + "|"]
     for m, group in table.groupby("m"):
         cells = group.set_index("method")
         lines.append(f"| {m} | " + " | ".join(
