@@ -66,6 +66,7 @@ rule double_hinge_split:
         runtime=lambda w: (480 if PLAN.n_examples.get(w.dataset, 0) >= HEAVY_N else 60)
         * len(SPLITS),
     params:
+        # the keyword arguments of the library call (splits: the job's loop)
         splits=SPLITS,
         # double_hinge.datasets only selects the jobs: leaving it out keeps them when the list changes
         settings={k: v for k, v in DOUBLE_HINGE.items() if k != "datasets"},

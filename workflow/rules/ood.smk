@@ -55,6 +55,7 @@ rule ood_split:
         mem_mb=heavy(3000, 16000),
         runtime=heavy(60 * len(SPLITS), 480 * len(SPLITS)),
     params:
+        # the keyword arguments of the library call (splits: the job's loop)
         splits=SPLITS,
         # ood.datasets only selects the jobs: leaving it out keeps them when the list changes
         settings={k: v for k, v in OOD.items() if k != "datasets"},
