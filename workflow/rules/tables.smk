@@ -37,7 +37,6 @@ TARGETS += [
 
 wildcard_constraints:
     table="|".join(TABLES) or "none",
-    metric="|".join(OTHER_METRICS) or "none",
 
 
 # One job per table writes it under every metric (AuRC first): they all read results/summary.csv
