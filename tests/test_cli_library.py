@@ -12,16 +12,9 @@ from rejectopt import cli
 from rejectopt.report import rc_figure
 from rejectopt.scores import REG, SELE, TCP
 from rejectopt.scores._base import PerClassLinearScore
-from rejectopt.selective import (
-    InfeasibleTargetError,
-    SelectionFunction,
-    Target,
-    empirical_risk_coverage,
-    fit_selective,
-    operating_point,
-    parse_target,
-    split_rows,
-)
+from rejectopt.fitting import fit_selective, split_rows
+from rejectopt.selective import InfeasibleTargetError, SelectionFunction, empirical_risk_coverage, operating_point
+from rejectopt.targets import Target, parse_target
 from rejectopt.stats import normal_interval, selective_risk_interval, wilson_interval
 
 

@@ -17,7 +17,9 @@ from sklearn.linear_model import LogisticRegression
 from rejectopt import cli
 from rejectopt.cli._model import apply_model
 from rejectopt.datasets import load_prepared, prepare_dataset
-from rejectopt.selective import InfeasibleTargetError, OODTarget, parse_target, split_ood_rows
+from rejectopt.fitting import split_ood_rows
+from rejectopt.selective import InfeasibleTargetError
+from rejectopt.targets import OODTarget, parse_target
 from test_cli_data import MIRROR, frame
 
 TPR_FPR = (0.8, 0.3)

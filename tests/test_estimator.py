@@ -24,7 +24,8 @@ from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.estimator import SelectiveClassifier
 from rejectopt.metrics import reject_confusion_matrix
 from rejectopt.scores import REG, SELE, TCP
-from rejectopt.selective import SelectionFunction, split_rows
+from rejectopt.fitting import split_rows
+from rejectopt.selective import SelectionFunction
 
 MIRROR = Path(__file__).resolve().parents[1] / "workflow" / "resources" / "demo_mirror"
 

@@ -13,7 +13,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from .scores import SCORE_C_GRID, TCP, get_score, score_names, select_C
-from .selective import InfeasibleTargetError, Target, empirical_risk_coverage, fit_selective, split_rows
+from .fitting import fit_selective, split_rows
+from .selective import InfeasibleTargetError, empirical_risk_coverage
+from .targets import Target
 
 __all__ = ["SelectiveClassifier"]
 
@@ -78,9 +80,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     ========== =========================== ===============================================
 
     where the last four fractions are of the rows left after the classifier part. Those
-    rows are split by :func:`rejectopt.selective.split_rows` and, for a registered score
+    rows are split by :func:`rejectopt.fitting.split_rows` and, for a registered score
     learning from the loss (``"sele"``, ``"reg"``, plugins), the score and the selection
-    function are fitted by :func:`rejectopt.selective.fit_selective`: the code of
+    function are fitted by :func:`rejectopt.fitting.fit_selective`: the code of
     ``python -m rejectopt select``. So with ``prefit=True``, the same ``random_state`` as
     ``--seed``, the same target and C grid, the score, the selection function and the
     decisions are those of ``select`` followed by ``apply``. Unlike ``select``, a part may

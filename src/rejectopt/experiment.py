@@ -18,7 +18,7 @@ from ._io import save_npz
 from . import classifiers
 from .classifiers import get_classifier
 from .datasets import load_prepared
-from .metrics import METRICS, aurc, risk_full
+from .metrics import METRICS, aurc, risk_full, task_loss
 from .scores import get_score, select_C
 from .splits import derive_seed, load_split
 
@@ -54,17 +54,6 @@ SUMMARY_COLUMNS = [
     "n_test",
     *EXTRA_METRICS,
 ]
-
-def task_loss(task: str, y_true, y_pred) -> np.ndarray:
-    """Loss of each prediction: ``100 [y != y']`` (classification) or ``|y - y'|`` (ordinal)."""
-    y_true = np.asarray(y_true)
-    y_pred = np.asarray(y_pred)
-    if task == "classification":
-        return 100.0 * (y_true != y_pred)
-    if task == "ordinal":
-        return np.abs(y_true - y_pred).astype(float)
-    raise ValueError(f"unknown task {task!r}: expected 'classification' or 'ordinal'")
-
 
 def run_classifier(
     data_path, splits_path, split: int, kind: str, C_grid, seed: int, out_path, dataset: str = "", threads: int = 1

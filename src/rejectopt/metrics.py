@@ -23,7 +23,13 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from .selective import SelectionFunction, empirical_risk_coverage
+
 __all__ = [
+    "LOSSES",
+    "TASK_LOSS",
+    "per_example_loss",
+    "task_loss",
     "rc_curve",
     "aurc",
     "augrc",
@@ -44,6 +50,45 @@ __all__ = [
 ]
 
 _PROXY_BLOCK_ELEMENTS = 1 << 22  # bounds the memory of sele_proxy to ~32 MB
+
+
+# --------------------------------------------------------------------------------------------
+# Per-example losses: the one home of l(y, h(x)) for the pipeline, the CLI and the estimator
+# --------------------------------------------------------------------------------------------
+#: The per-example losses by name: ``zero_one`` = ``100 [y != y']`` (the paper's 0/100 loss, so
+#: risks read in percent, Section 5.2) and ``mae`` = ``|y - y'|`` (ordinal labels, Table 4).
+LOSSES = ("zero_one", "mae")
+
+#: The loss of each task of the benchmark (Section 5.2): classification 0/100, ordinal MAE.
+TASK_LOSS = {"classification": "zero_one", "ordinal": "mae"}
+
+
+def per_example_loss(name, y_true, y_pred):
+    """The loss ``name`` (:data:`LOSSES`) of each prediction, as float64.
+
+    ``zero_one`` compares labels of any type; ``mae`` needs numeric labels.
+
+    Raises
+    ------
+    ValueError
+        An unknown loss name, or labels of different lengths.
+    """
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if name not in LOSSES:
+        raise ValueError(f"unknown loss {name!r}: expected one of {', '.join(map(repr, LOSSES))}")
+    if y_true.shape != y_pred.shape:
+        raise ValueError(f"labels of shape {y_true.shape} and predictions of shape {y_pred.shape} differ")
+    if name == "zero_one":
+        return 100.0 * (y_true != y_pred)
+    return np.abs(y_true - y_pred).astype(float)
+
+
+def task_loss(task, y_true, y_pred):
+    """Loss of each prediction for a benchmark ``task`` (:data:`TASK_LOSS`): 0/100 or absolute error."""
+    if task not in TASK_LOSS:
+        raise ValueError(f"unknown task {task!r}: expected 'classification' or 'ordinal'")
+    return per_example_loss(TASK_LOSS[task], y_true, y_pred)
 
 
 def _as_loss(loss):
@@ -251,8 +296,6 @@ def selective_risk_coverage(loss, uncertainty, threshold):
     (the one home of selective risk and coverage), with the selection function
     ``SelectionFunction(threshold, 1.0)``.
     """
-    from .selective import SelectionFunction, empirical_risk_coverage
-
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     threshold = float(threshold)
     if np.isnan(threshold):

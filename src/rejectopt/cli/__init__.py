@@ -10,9 +10,9 @@ With out-of-distribution (OOD) rows marked in a column (``--ood-column``, defaul
 ``is_ood``: 0/false = ID, 1/true = OOD), ``select`` also takes the targets of the OOD
 reject-option models of :mod:`rejectopt.ood`: ``tpr=0.8,fpr=0.2`` (bounded TPR-FPR,
 Theorem 3) or ``precision=0.9,recall=0.7`` (bounded precision-recall, Theorem 5)
-(:class:`rejectopt.selective.OODTarget`). OOD rows need features and a predicted class
+(:class:`rejectopt.targets.OODTarget`). OOD rows need features and a predicted class
 but no label or loss: the score learns from the ID rows, and the OOD rows are split
-between the calibration and report rows only (:func:`rejectopt.selective.split_ood_rows`).
+between the calibration and report rows only (:func:`rejectopt.fitting.split_ood_rows`).
 The report gives TPR, FPR, precision, recall, coverage and the selective risk of the
 accepted ID rows with intervals, and whether each bound is met. ``apply`` is the same
 for such a model and does not read the OOD column.
@@ -20,8 +20,8 @@ for such a model and does not read the OOD column.
 This package is a thin shell: argument parsing (``_main``), input tables
 (``_table``), the model file (``_model``), output files (``_files``) and the
 report texts (``_report``). The work is done by the library:
-:func:`rejectopt.selective.split_rows`, :func:`rejectopt.selective.fit_selective`,
-:func:`rejectopt.selective.parse_target`, :func:`rejectopt.selective.operating_point`,
+:func:`rejectopt.fitting.split_rows`, :func:`rejectopt.fitting.fit_selective`,
+:func:`rejectopt.targets.parse_target`, :func:`rejectopt.selective.operating_point`,
 the intervals of :mod:`rejectopt.stats`, the score registry and
 ``PerClassLinearScore.to_dict`` / ``from_dict``, and :func:`rejectopt.report.rc_figure`.
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..selective import InfeasibleTargetError, OODTarget, fit_selective, parse_target, split_ood_rows, split_rows
+from ..fitting import fit_selective, split_ood_rows, split_rows
+from ..selective import InfeasibleTargetError
+from ..targets import OODTarget, parse_target
 from ._errors import EXIT_INPUT_ERROR, InputError, one_line
 from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
 from ._model import apply_model, load_model, model_dict

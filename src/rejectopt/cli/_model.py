@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from ..scores._base import PerClassLinearScore
-from ..selective import OOD_TARGET_KINDS, SelectionFunction, target_from_dict, target_to_dict
+from ..selective import SelectionFunction
+from ..targets import OOD_TARGET_KINDS, target_from_dict, target_to_dict
 from ._errors import InputError, one_line
 from ._table import FEATURE_LIMIT, NO_PRED, class_indices, first_out_of_range, out_of_range, out_of_range_message
 

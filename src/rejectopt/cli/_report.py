@@ -42,7 +42,7 @@ def _point_dict(point):
 
 
 def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, versions):
-    """The content of ``report.json`` for a :class:`rejectopt.selective.SelectiveFit` on ``loss``."""
+    """The content of ``report.json`` for a :class:`rejectopt.fitting.SelectiveFit` on ``loss``."""
     parts, s, selection = fit.parts, fit.uncertainty, fit.selection
     cal, rep = parts["calibration"], parts["report"]
     loss_rep, s_rep = loss[rep], s[rep]
@@ -155,7 +155,7 @@ _RATE_LABELS = {"tpr": "TPR (share of ID rows accepted)", "fpr": "FPR (share of 
 
 def is_ood_report(report):
     """Whether ``report`` is that of an OOD target (``tpr-fpr`` or ``precision-recall``)."""
-    from ..selective import OOD_TARGET_KINDS
+    from ..targets import OOD_TARGET_KINDS
 
     return report["target"]["kind"] in OOD_TARGET_KINDS
 
@@ -213,13 +213,13 @@ def _feasibility(target, point):
 
 
 def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid, split, versions, ood_column):
-    """The content of ``report.json`` for an OOD target (:class:`rejectopt.selective.OODTarget`).
+    """The content of ``report.json`` for an OOD target (:class:`rejectopt.targets.OODTarget`).
 
     On the calibration rows (where the selection function was fitted) and on the held-out
     report rows: expected TPR, FPR, precision, recall (= TPR), coverage of all rows and
     selective risk of the accepted ID rows, on the report rows with 95 % intervals; whether
     the bounds are met (``feasibility``); what the calibration rows allow
-    (``attainable_calibration``, :meth:`rejectopt.selective.OODTarget.attainable`).
+    (``attainable_calibration``, :meth:`rejectopt.targets.OODTarget.attainable`).
     """
     from ..ood import auroc
 
@@ -259,7 +259,7 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
 
 
 def _target_of(report):
-    from ..selective import target_from_dict
+    from ..targets import target_from_dict
 
     return target_from_dict(report["target"])
 
@@ -327,7 +327,7 @@ def _yes(flag):
 
 def ood_report_markdown(report):
     """The human-readable ``report.md`` of an OOD target."""
-    from ..selective import describe_attainable
+    from ..targets import describe_attainable
 
     target = _target_of(report)
     point, rows, aurcs, cal = report["report"], report["rows"], report["aurc_report"], report["calibration"]

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import average_ranks, friedman_test, nemenyi_cd
+from ._format import format_number
 from ._specs import TableSpec, label, metric_label
 
 __all__ = [
@@ -76,10 +77,6 @@ def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
     else:
         p = p_id = cd05 = cd10 = float("nan")
     return TableStatistics(ranks, n, p, p_id, cd05, cd10)
-
-
-def format_number(value: float, digits: int = 2) -> str:
-    return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
 def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, fmt: str = "md",

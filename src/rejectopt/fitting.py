@@ -1,0 +1,206 @@
+"""Learning a selective classifier from a classifier's predictions and losses.
+
+:func:`fit_selective` learns a whole selective classifier -- a registered score with C chosen
+by validation AuRC (Section 5.1 of Franc, Prusa & Voracek, 2023), then the selection function
+for a :class:`~rejectopt.targets.Target` or :class:`~rejectopt.targets.OODTarget` -- on the rows
+of :func:`split_rows` (or :func:`split_ood_rows`). ``python -m rejectopt select`` and
+:class:`rejectopt.SelectiveClassifier` are both built on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .scores import SCORE_C_GRID, get_score, select_C
+from .selective import SelectionFunction
+from .targets import OODTarget, Target
+
+__all__ = ["SelectiveFit", "fit_selective", "split_ood_rows", "split_rows"]
+
+def split_rows(n: int, calibration_fraction: float = 0.3, report_fraction: float = 0.2,
+               validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
+    """Seeded split of ``range(n)`` into train (``fit`` + ``validation``), ``calibration`` and ``report`` rows.
+
+    ``round(calibration_fraction * n)`` calibration rows, ``round(report_fraction * n)``
+    report rows, the rest trains the score; ``validation_fraction`` of the train rows (its
+    last share in the permutation) picks C. Each part holds sorted row indices.
+
+    Raises
+    ------
+    ValueError
+        A fraction outside (0, 1), calibration + report fractions >= 1, a negative seed,
+        or a part with fewer than ``min_rows`` rows.
+    """
+    fractions = {"calibration_fraction": calibration_fraction, "report_fraction": report_fraction,
+                 "validation_fraction": validation_fraction}
+    for name, value in fractions.items():
+        if not 0.0 < value < 1.0:
+            raise ValueError(f"{name} must lie in (0, 1), got {value:g}")
+    if calibration_fraction + report_fraction >= 1.0:
+        raise ValueError(f"calibration_fraction + report_fraction = {calibration_fraction + report_fraction:g} "
+                         "leaves no rows to train the score: the sum must be below 1")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    n_calibration = int(round(calibration_fraction * n))
+    n_report = int(round(report_fraction * n))
+    n_train = n - n_calibration - n_report
+    n_validation = int(round(validation_fraction * n_train))
+    sizes = {"fit": n_train - n_validation, "validation": n_validation,
+             "calibration": n_calibration, "report": n_report}
+    if any(v < min_rows for v in sizes.values()):
+        raise ValueError(f"too few rows ({n}) for the split {sizes}: every part needs at least {min_rows} rows")
+    order = np.random.default_rng(seed).permutation(n)
+    bounds = np.cumsum([0] + list(sizes.values()))
+    return {name: np.sort(order[bounds[k]:bounds[k + 1]]) for k, name in enumerate(sizes)}
+
+
+def split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fraction: float = 0.2,
+                   validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
+    """:func:`split_rows` for a sample mixing in-distribution (ID) and OOD rows (``is_ood`` True).
+
+    OOD rows have no meaningful loss, so they cannot train a score learned from the loss:
+    the ID rows are split by :func:`split_rows` (same fractions and seed, on the ID rows
+    alone), and the OOD rows only between ``calibration`` and ``report``, in the proportion
+    ``calibration_fraction : report_fraction`` (0.3 : 0.2 = 60 % : 40 %), by their own seeded
+    permutation. ``fit`` and ``validation`` then hold ID rows only; ``calibration`` and
+    ``report`` both. Indices refer to the whole sample and are sorted.
+
+    Raises
+    ------
+    ValueError
+        No ID or no OOD rows, fewer than ``min_rows`` ID rows in a part or OOD rows in the
+        calibration or report part, or the errors of :func:`split_rows`.
+    """
+    is_ood = np.asarray(is_ood, dtype=bool)
+    if is_ood.ndim != 1:
+        raise ValueError(f"is_ood must be 1-D, got shape {is_ood.shape}")
+    id_rows, ood_rows = np.flatnonzero(~is_ood), np.flatnonzero(is_ood)
+    if id_rows.size == 0:
+        raise ValueError("no ID rows: every row is marked OOD")
+    if ood_rows.size == 0:
+        raise ValueError("no OOD rows: no row is marked OOD")
+    try:
+        id_parts = split_rows(id_rows.size, calibration_fraction, report_fraction, validation_fraction, seed,
+                              min_rows=min_rows)
+    except ValueError as err:
+        if str(err).startswith("too few rows"):
+            raise ValueError(f"ID rows: {err}") from None
+        raise
+    n_calibration = int(round(ood_rows.size * calibration_fraction / (calibration_fraction + report_fraction)))
+    sizes = {"calibration": n_calibration, "report": ood_rows.size - n_calibration}
+    if min(sizes.values()) < min_rows:
+        raise ValueError(f"too few OOD rows ({ood_rows.size}) for the split {sizes}: the calibration and the report "
+                         f"part each need at least {min_rows} OOD rows")
+    order = ood_rows[np.random.default_rng([seed, 1]).permutation(ood_rows.size)]
+    ood_parts = {"calibration": order[:n_calibration], "report": order[n_calibration:]}
+    parts = {name: id_rows[rows] for name, rows in id_parts.items()}
+    for name, rows in ood_parts.items():
+        parts[name] = np.sort(np.concatenate([parts[name], rows]))
+    return parts
+
+
+@dataclass(frozen=True)
+class SelectiveFit:
+    """Result of :func:`fit_selective`.
+
+    Attributes
+    ----------
+    score : fitted score learner (refitted on the fit + validation rows with ``C``)
+    C : float
+        Chosen by the validation AuRC.
+    validation_aurc : dict of float -> float
+        ``C -> AuRC`` on the validation rows.
+    selection : SelectionFunction
+        Fitted on the calibration rows.
+    uncertainty : ndarray of shape (n,)
+        The score on every row.
+    parts : dict of ndarray
+        The row split (:func:`split_rows`).
+    """
+
+    score: Any
+    C: float
+    validation_aurc: dict
+    selection: SelectionFunction
+    uncertainty: np.ndarray
+    parts: dict
+
+
+def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", parts: dict, *,
+                  score: str = "sele", n_classes: int | None = None, C_grid: Any = None, seed: int = 0,
+                  n_jobs: int = 1, is_ood: Any = None) -> SelectiveFit:
+    """Learn an uncertainty score and a selection function from a classifier's predictions and losses.
+
+    The score (a registered score learning from the loss, :func:`rejectopt.scores.get_score`)
+    is fitted on ``parts["fit"]`` for each C of ``C_grid``; the C with the smallest AuRC
+    on ``parts["validation"]`` is refitted on both parts (Section 5.1 of the paper). The
+    selection function for ``target`` is fitted on ``parts["calibration"]``;
+    ``parts["report"]`` is not used.
+
+    With an :class:`OODTarget` the rows marked by ``is_ood`` are out-of-distribution: the
+    score learns from the ID rows of ``parts["fit"]`` and ``parts["validation"]`` only (OOD
+    losses are ignored and may be NaN; :func:`split_ood_rows` puts no OOD row there), and
+    the selection function is fitted on all calibration rows by the bounded TPR-FPR or
+    precision-recall strategy (:meth:`OODTarget.fit`). The uncertainty is computed for every
+    row, OOD rows included (they need a predicted class, as at prediction time).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y_pred : ndarray of shape (n,) of int
+        Predicted class indices 0..K-1.
+    loss : ndarray of shape (n,)
+        The classifier's losses (of the ID rows; OOD rows' may be NaN).
+    target : Target or OODTarget
+    parts : dict of ndarray
+        Output of :func:`split_rows` (or :func:`split_ood_rows` with an :class:`OODTarget`).
+    score : str, default="sele"
+    n_classes : int or None
+    C_grid : sequence of float or None
+        None: :data:`rejectopt.scores.SCORE_C_GRID`.
+    seed, n_jobs : int
+        Passed to the score learner when it accepts ``random_state`` / ``n_jobs``.
+    is_ood : array_like of bool, shape (n,), or None
+        Needed with an :class:`OODTarget` (and only then): True for OOD rows.
+
+    Raises
+    ------
+    InfeasibleTargetError
+        The target cannot be met on the calibration rows.
+    ValueError
+        A score that does not learn from the loss, an uncertainty that is not finite, or
+        ``is_ood`` missing with an OOD target (given with another target).
+    """
+    info = get_score(score)
+    if info.learns_from != "loss":
+        raise ValueError(f"score {score!r} learns from {info.learns_from}, not from the loss")
+    C_grid = SCORE_C_GRID if C_grid is None else C_grid
+    context = {"n_classes": n_classes, "random_state": seed, "n_jobs": n_jobs}
+    fit_rows, val_rows = parts["fit"], parts["validation"]
+    ood_target = isinstance(target, OODTarget)
+    if ood_target:
+        if is_ood is None:
+            raise ValueError(f"target {target} needs is_ood, the mask of the OOD rows")
+        is_ood = np.asarray(is_ood, dtype=bool)
+        if is_ood.shape != (len(loss),):
+            raise ValueError(f"is_ood has shape {is_ood.shape}, the loss {np.shape(loss)}")
+        fit_rows, val_rows = fit_rows[~is_ood[fit_rows]], val_rows[~is_ood[val_rows]]
+    elif is_ood is not None:
+        raise ValueError(f"is_ood is used only with a TPR-FPR or precision-recall target, not {target}")
+    best, val_aurc = select_C(info.make(0.0, **context), X[fit_rows], y_pred[fit_rows], loss[fit_rows],
+                              X[val_rows], y_pred[val_rows], loss[val_rows], C_grid=C_grid)
+    train_rows = np.concatenate([fit_rows, val_rows])
+    learner = info.make(best.C, **context).fit(X[train_rows], y_pred[train_rows], loss[train_rows])
+    s = np.asarray(learner.predict(X, y_pred), dtype=float)
+    bad = ~np.isfinite(s)
+    if bad.any():
+        raise ValueError(f"the uncertainty of row index {int(np.flatnonzero(bad)[0])} is {s[bad][0]} "
+                         f"({int(bad.sum())} row(s) in all): the features overflow the score")
+    cal = parts["calibration"]
+    selection = target.fit(loss[cal], is_ood[cal], s[cal]) if ood_target else target.fit(loss[cal], s[cal])
+    return SelectiveFit(score=learner, C=float(best.C),
+                        validation_aurc={float(c): float(v) for c, v in val_aurc.items()},
+                        selection=selection, uncertainty=s, parts=parts)

@@ -1,0 +1,334 @@
+"""What a selective classifier is fitted for: the rejection model and its parameter.
+
+:class:`Target` names one of the three rejection models of Franc, Prusa & Voracek (2023,
+Sec. 2) with its parameter (``coverage=0.8``, ``risk=5``, ``reject-cost=10``);
+:class:`OODTarget` one of the models with out-of-distribution inputs of :mod:`rejectopt.ood`
+(``tpr=0.8,fpr=0.2``, ``precision=0.9,recall=0.7``). :func:`parse_target` reads the CLI's
+text form, :func:`target_from_dict` / :func:`target_to_dict` the model file's. A target fits
+its selection function with the strategies of :mod:`rejectopt.selective` and
+:mod:`rejectopt.ood`, which know nothing of targets.
+"""
+
+from __future__ import annotations
+
+import math
+import reprlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .ood import CONSTRAINT_TOL, fit_bounded_precision_recall, fit_bounded_tpr_fpr, operating_points
+from .selective import (
+    InfeasibleTargetError,
+    SelectionFunction,
+    _is_real_number,
+    fit_bounded_abstention,
+    fit_bounded_improvement,
+    fit_cost_based,
+)
+
+__all__ = [
+    "OODTarget",
+    "OOD_TARGET_KINDS",
+    "TARGET_KINDS",
+    "Target",
+    "describe_attainable",
+    "parse_target",
+    "target_from_dict",
+    "target_to_dict",
+]
+
+#: Target kinds: bounded abstention, bounded improvement, cost-based model.
+TARGET_KINDS = ("coverage", "risk", "reject-cost")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a selection function is fitted for.
+
+    ``kind`` is ``"coverage"`` (bounded abstention, :func:`fit_bounded_abstention`: value
+    in (0, 1]), ``"risk"`` (bounded improvement, :func:`fit_bounded_improvement`: the
+    largest coverage with selective risk <= value, in loss units, e.g. percent for the
+    0/100 loss; value > 0) or ``"reject-cost"`` (cost-based model, :func:`fit_cost_based`:
+    minimise risk + value * rejection rate; value >= 0).
+    """
+
+    kind: str
+    value: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in TARGET_KINDS:
+            raise ValueError(f"target must be coverage=W, risk=L or reject-cost=E, got kind {self.kind!r}")
+        try:
+            number = float(self.value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"target {self.kind}: {reprlib.repr(self.value)} is not a number") from None
+        if self.kind == "coverage" and not 0.0 < number <= 1.0:
+            raise ValueError(f"target coverage must lie in (0, 1], got {number:g}")
+        if self.kind == "risk" and not (math.isfinite(number) and number > 0):
+            raise ValueError(f"target risk must be a finite number > 0 (loss units), got {number:g}")
+        if self.kind == "reject-cost" and not (math.isfinite(number) and number >= 0):
+            raise ValueError(f"target reject-cost must be a finite number >= 0, got {number:g}")
+        object.__setattr__(self, "value", number)
+
+    def fit(self, loss: Any, uncertainty: Any) -> SelectionFunction:
+        """Fit the selection function on calibration ``loss`` and ``uncertainty``.
+
+        Raises :class:`InfeasibleTargetError` when a risk target cannot be met.
+        """
+        if self.kind == "coverage":
+            return fit_bounded_abstention(loss, uncertainty, self.value)
+        if self.kind == "risk":
+            return fit_bounded_improvement(loss, uncertainty, self.value)
+        return fit_cost_based(loss, uncertainty, self.value)
+
+    def __str__(self) -> str:
+        return f"{self.kind}={self.value:g}"
+
+
+#: Target kinds of the OOD rejection models (Franc, Prusa & Paplham): bounded TPR-FPR (Theorem 3)
+#: and bounded precision-recall (Theorem 5), each with its two bounds in text order.
+OOD_TARGET_KINDS = {"tpr-fpr": ("tpr", "fpr"), "precision-recall": ("precision", "recall")}
+_OOD_TARGET_FORMS = "tpr=T,fpr=F or precision=P,recall=R"
+_ALL_TARGET_FORMS = f"coverage=W, risk=L, reject-cost=E, {_OOD_TARGET_FORMS}"
+
+
+@dataclass(frozen=True)
+class OODTarget:
+    """A target of a reject option model comprising out-of-distribution (OOD) inputs.
+
+    ``kind`` is ``"tpr-fpr"`` (bounded TPR-FPR model, :func:`rejectopt.ood.fit_bounded_tpr_fpr`:
+    the smallest selective risk of the accepted in-distribution (ID) inputs subject to
+    TPR = share of ID accepted >= ``bounds[0]`` and FPR = share of OOD accepted <= ``bounds[1]``)
+    or ``"precision-recall"`` (bounded precision-recall model,
+    :func:`rejectopt.ood.fit_bounded_precision_recall`: precision = share of ID among the
+    accepted >= ``bounds[0]`` and recall = TPR >= ``bounds[1]``). Each bound lies in [0, 1].
+    The precision uses the share of OOD in the sample as the OOD prior.
+    """
+
+    kind: str
+    bounds: tuple
+
+    def __post_init__(self) -> None:
+        if self.kind not in OOD_TARGET_KINDS:
+            raise ValueError(f"target must be {_OOD_TARGET_FORMS}, got kind {self.kind!r}")
+        bounds = tuple(self.bounds)
+        if len(bounds) != 2:
+            raise ValueError(f"target {self.kind} needs two bounds ({', '.join(self.names)}), got {len(bounds)}")
+        checked = []
+        for name, value in zip(self.names, bounds):
+            if not _is_real_number(value) or not 0.0 <= float(value) <= 1.0:
+                raise ValueError(f"target {name} must be a number in [0, 1], got {reprlib.repr(value)}")
+            checked.append(float(value))
+        object.__setattr__(self, "bounds", tuple(checked))
+
+    @property
+    def names(self) -> tuple[str, str]:
+        """``("tpr", "fpr")`` or ``("precision", "recall")``."""
+        return OOD_TARGET_KINDS[self.kind]
+
+    def as_dict(self) -> dict[str, float]:
+        """``{"tpr": 0.8, "fpr": 0.2}`` or ``{"precision": 0.9, "recall": 0.7}``."""
+        return dict(zip(self.names, self.bounds))
+
+    def __str__(self) -> str:
+        return ",".join(f"{name}={value:g}" for name, value in self.as_dict().items())
+
+    def met(self, rates: dict) -> dict[str, bool]:
+        """Whether each bound holds for ``rates`` (keys ``tpr``/``fpr`` or ``precision``/``recall``).
+
+        TPR, precision and recall are lower bounds, FPR an upper bound; an undefined (NaN)
+        rate does not meet its bound. Compared with the tolerance
+        :data:`rejectopt.ood.CONSTRAINT_TOL`, as the strategies do.
+        """
+        out = {}
+        for name, bound in self.as_dict().items():
+            value = float(rates[name])
+            out[name] = bool(value <= bound + CONSTRAINT_TOL if name == "fpr" else value >= bound - CONSTRAINT_TOL)
+        return out
+
+    def fit(self, loss: Any, is_ood: Any, uncertainty: Any) -> SelectionFunction:
+        """Fit the optimal selection function on calibration rows (Theorem 3 or 5 of the OOD paper).
+
+        ``loss`` of the OOD rows is ignored (may be NaN). The rule is randomised at the
+        boundary tie group (``accept_prob``), so the bounds hold for the expected rates.
+
+        Raises
+        ------
+        InfeasibleTargetError
+            No threshold meets both bounds while accepting an ID input (the paper's "unable");
+            the message names the target and what the rows allow (:meth:`attainable`).
+        ValueError
+            Bad input (no ID or no OOD rows, NaN, lengths), from :mod:`rejectopt.ood`.
+        """
+        fit = fit_bounded_tpr_fpr if self.kind == "tpr-fpr" else fit_bounded_precision_recall
+        try:
+            return fit(loss, is_ood, uncertainty, *self.bounds)
+        except InfeasibleTargetError:
+            pass  # described below with what the rows allow; bad input (a plain ValueError) propagates
+        is_ood = np.asarray(is_ood).astype(bool)  # valid: the strategy checked it
+        attainable = self.attainable(is_ood, uncertainty)
+        raise InfeasibleTargetError(f"target {self} is infeasible on these {is_ood.size} rows "
+                                    f"({int((~is_ood).sum())} ID, {int(is_ood.sum())} OOD): "
+                                    f"{describe_attainable(self, attainable)}; the strategy is unable")
+
+    def attainable(self, is_ood: Any, uncertainty: Any) -> dict[str, float]:
+        """What the rows allow for each bound, given the other, with randomised thresholds.
+
+        For ``tpr-fpr``: ``fpr_at_tpr`` (smallest FPR with TPR >= the TPR bound) and
+        ``tpr_at_fpr`` (largest TPR with FPR <= the FPR bound); for ``precision-recall``:
+        ``precision_at_recall`` (largest precision with recall >= the recall bound, NaN if
+        nothing is accepted) and ``recall_at_precision`` (largest recall with precision >= the
+        precision bound; 0 if no accepted set reaches it). Between two consecutive distinct
+        scores the rates move linearly with the acceptance probability of the tie group, so
+        the ROC points are interpolated.
+        """
+
+        is_ood = np.asarray(is_ood, dtype=bool)
+        points = operating_points(np.zeros(is_ood.size), is_ood, uncertainty)
+        n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
+        tpr, fpr = points.tpr, points.fpr
+        if self.kind == "tpr-fpr":
+            tpr_min, fpr_max = self.bounds
+            return {"fpr_at_tpr": _fpr_at_tpr(tpr, fpr, tpr_min), "tpr_at_fpr": _tpr_at_fpr(tpr, fpr, fpr_max)}
+        precision_min, recall_min = self.bounds
+        A, F = tpr * n_id, fpr * n_ood
+        candidates = [A[1:][tpr[1:] >= recall_min], F[1:][tpr[1:] >= recall_min]]
+        if recall_min > 0:
+            candidates = [np.append(candidates[0], recall_min * n_id),
+                          np.append(candidates[1], _fpr_at_tpr(tpr, fpr, recall_min) * n_ood)]
+        accepted = candidates[0] + candidates[1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            precisions = np.where(accepted > 0, candidates[0] / accepted, np.nan)
+        best_precision = float(np.nanmax(precisions)) if np.isfinite(precisions).any() else float("nan")
+        # largest A on each segment between consecutive points with (1 - p) A - p F >= 0 (linear in tau)
+        g = (1.0 - precision_min) * A - precision_min * F
+        g0, g1 = g[:-1], g[1:]
+        tol = 1e-12 * max(n_id, n_ood)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = np.where(g1 >= -tol, 1.0, np.where(g0 >= -tol, g0 / (g0 - g1), np.nan))
+        reach = A[:-1] + t * (A[1:] - A[:-1])
+        best_recall = float(np.nanmax(reach)) / n_id if np.isfinite(reach).any() else 0.0
+        return {"precision_at_recall": best_precision, "recall_at_precision": best_recall}
+
+
+def _fpr_at_tpr(tpr: np.ndarray, fpr: np.ndarray, tpr_min: float) -> float:
+    """Smallest FPR with TPR >= ``tpr_min`` on the interpolated ROC (points from (0, 0) to (1, 1))."""
+    j = int(np.searchsorted(tpr, tpr_min, side="left"))
+    if j == 0:
+        return 0.0
+    if j >= tpr.size:
+        return float(fpr[-1])
+    share = (tpr_min - tpr[j - 1]) / (tpr[j] - tpr[j - 1])
+    return float(fpr[j - 1] + share * (fpr[j] - fpr[j - 1]))
+
+
+def _tpr_at_fpr(tpr: np.ndarray, fpr: np.ndarray, fpr_max: float) -> float:
+    """Largest TPR with FPR <= ``fpr_max`` on the interpolated ROC."""
+    j = int(np.searchsorted(fpr, fpr_max, side="right")) - 1
+    if j >= fpr.size - 1:
+        return float(tpr[-1])
+    share = (fpr_max - fpr[j]) / (fpr[j + 1] - fpr[j])
+    return float(tpr[j] + share * (tpr[j + 1] - tpr[j]))
+
+
+def describe_attainable(target: OODTarget, attainable: dict) -> str:
+    """One phrase: what the rows allow for ``target`` (from :meth:`OODTarget.attainable`)."""
+    def fmt(value):
+        return "nothing" if math.isnan(value) else f"{value:.4g}"
+
+    if target.kind == "tpr-fpr":
+        tpr_min, fpr_max = target.bounds
+        return (f"at TPR >= {tpr_min:g} the smallest attainable FPR is {fmt(attainable['fpr_at_tpr'])}, "
+                f"at FPR <= {fpr_max:g} the largest attainable TPR is {fmt(attainable['tpr_at_fpr'])}")
+    precision_min, recall_min = target.bounds
+    return (f"at recall >= {recall_min:g} the largest attainable precision is "
+            f"{fmt(attainable['precision_at_recall'])}, at precision >= {precision_min:g} the largest attainable "
+            f"recall is {fmt(attainable['recall_at_precision'])}")
+
+
+def target_from_dict(data: Any) -> "Target | OODTarget":
+    """The target of a ``{"kind": ..., "value": ...}`` dict (``model.json``), for untrusted input.
+
+    ``value`` is a number for ``coverage`` / ``risk`` / ``reject-cost`` and an object
+    ``{"tpr": T, "fpr": F}`` / ``{"precision": P, "recall": R}`` for the OOD kinds.
+
+    Raises
+    ------
+    ValueError
+        Naming the malformed part.
+    """
+    if not isinstance(data, dict) or set(data) != {"kind", "value"}:
+        raise ValueError("target must be an object with keys kind and value")
+    kind, value = data["kind"], data["value"]
+    if not isinstance(kind, str):
+        raise ValueError("target must hold a kind (text) and a value")
+    if kind in OOD_TARGET_KINDS:
+        names = OOD_TARGET_KINDS[kind]
+        if not isinstance(value, dict) or set(value) != set(names):
+            raise ValueError(f"target.value of kind {kind} must be an object with keys {' and '.join(names)}")
+        return OODTarget(kind, tuple(value[name] for name in names))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("target must hold a kind (text) and a value (number)")
+    return Target(kind, value)
+
+
+def target_to_dict(target: "Target | OODTarget") -> dict[str, Any]:
+    """Inverse of :func:`target_from_dict`."""
+    if isinstance(target, OODTarget):
+        return {"kind": target.kind, "value": target.as_dict()}
+    return {"kind": target.kind, "value": target.value}
+
+
+def _parse_ood_target(text: str, parts: list[str]) -> OODTarget:
+    values = {}
+    for part in parts:
+        name, sep, value = part.partition("=")
+        name = name.strip().lower()
+        if not sep or name not in ("tpr", "fpr", "precision", "recall"):
+            raise ValueError(f"target must be {_ALL_TARGET_FORMS}, got {text!r}")
+        if name in values:
+            raise ValueError(f"target {text!r} gives {name} twice")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"target {name}: {value.strip()!r} is not a number") from None
+        if not 0.0 <= number <= 1.0:  # also NaN
+            raise ValueError(f"target {name} must lie in [0, 1], got {value.strip()}")
+        values[name] = number
+    for kind, names in OOD_TARGET_KINDS.items():
+        if set(names) == set(values):
+            return OODTarget(kind, tuple(values[name] for name in names))
+        if set(values) < set(names):
+            missing = (set(names) - set(values)).pop()
+            raise ValueError(f"target {text!r} needs {missing} as well: {','.join(f'{n}=...' for n in names)}")
+    raise ValueError(f"target must be {_OOD_TARGET_FORMS}, got {text!r} (the bounds of two models mixed)")
+
+
+def parse_target(text: str) -> "Target | OODTarget":
+    """Parse a target text into a :class:`Target` or an :class:`OODTarget`.
+
+    ``coverage=0.8``, ``risk=5`` or ``reject-cost=10`` (also ``reject_cost``) give a
+    :class:`Target`; ``tpr=0.8,fpr=0.2`` or ``precision=0.9,recall=0.7`` (either order, each
+    bound in [0, 1]) an :class:`OODTarget`.
+
+    Raises
+    ------
+    ValueError
+        Unknown kind, a missing or repeated bound, a value that is not a number or out of
+        range; the message starts with ``target``.
+    """
+    parts = str(text).split(",")
+    first = parts[0].partition("=")[0].strip().lower()
+    if len(parts) > 1 or first in ("tpr", "fpr", "precision", "recall"):
+        return _parse_ood_target(str(text), parts)
+    kind, sep, value = str(text).partition("=")
+    kind = kind.strip().lower().replace("_", "-")
+    if not sep or kind not in TARGET_KINDS:
+        raise ValueError(f"target must be {_ALL_TARGET_FORMS}, got {text!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"target {kind}: {value!r} is not a number") from None
+    return Target(kind, number)
