@@ -194,12 +194,12 @@ def test_every_built_in_method_is_registered_once_with_a_label():
 
 
 def test_reading_the_registries_imports_no_scikit_learn():
-    """Issue 18: a table, summary or figure job reads the registries only; scikit-learn and
+    """A table, summary or figure job reads the registries only; scikit-learn and
     scipy.stats (about 2 s of a job's start-up) load with the first registered class used."""
     code = textwrap.dedent(
         """
         import sys
-        import rejectopt.config, rejectopt.experiment, rejectopt.report
+        import rejectopt.config, rejectopt.experiments, rejectopt.experiments.paper, rejectopt.report
         from rejectopt.classifiers import CLASSIFIERS
         from rejectopt.scores import SCORES
         from rejectopt.report import table_specs

@@ -34,6 +34,7 @@ __all__ = [
     "nemenyi_cd",
     "nemenyi_pairwise",
     "cliques",
+    "significant_pairs",
     "cd_diagram",
     "wilson_interval",
     "normal_interval",
@@ -236,6 +237,17 @@ def nemenyi_pairwise(table: pd.DataFrame) -> pd.DataFrame:
     table = _validate_table(table)
     pvalues = scikit_posthocs.posthoc_nemenyi_friedman(table)
     return pvalues.loc[list(table.columns), list(table.columns)]
+
+
+def significant_pairs(avg_ranks: pd.Series, cd: float) -> list[tuple[str, str]]:
+    """Pairs ``(better, worse)`` whose average ranks differ by more than the critical difference ``cd``.
+
+    The Nemenyi post-hoc verdict (Demsar 2006, Sec. 3.2.2) in the order of ``avg_ranks``; none
+    when ``cd`` is NaN (fewer than two datasets).
+    """
+    if not np.isfinite(cd):
+        return []
+    return [(a, b) for a in avg_ranks.index for b in avg_ranks.index if avg_ranks[b] - avg_ranks[a] > cd]
 
 
 def cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:

@@ -3,7 +3,7 @@
 from _logging import log_to
 
 from rejectopt._io import save_figure
-from rejectopt.experiment import tst_outcomes
+from rejectopt.experiments.paper import tst_outcomes
 from rejectopt.report import classifier_label, rc_curves_figure
 
 log_to(snakemake.log[0])

@@ -2,7 +2,7 @@
 
 from _logging import log_to
 
-from rejectopt.experiment import summarize_dataset
+from rejectopt.experiments.paper import summarize_dataset
 from rejectopt._io import write_csv
 
 log_to(snakemake.log[0])

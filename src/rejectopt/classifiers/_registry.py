@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
-from .._registry import Registry, RegistryError, load_class
+from .._registry import ClassEntry, Registry, RegistryError
 
 __all__ = ["CLASSIFIERS", "TASKS", "ClassifierInfo", "classifier_names", "get_classifier", "register_classifier"]
 
@@ -14,7 +13,7 @@ TASKS = ("classification", "ordinal")
 
 
 @dataclass(frozen=True)
-class ClassifierInfo:
+class ClassifierInfo(ClassEntry):
     """A registered classifier and what the pipeline needs to know about it.
 
     Attributes
@@ -57,12 +56,8 @@ class ClassifierInfo:
     title: str
     extension: bool
 
-    @functools.cached_property
-    def cls(self) -> type:
-        """The registered class, imported and checked on first use."""
-        if isinstance(self.source, type):
-            return self.source
-        return _check_class(self.name, load_class(self.source), origin=self.source.replace(":", "."))
+    def _check_class(self, cls, origin: str) -> type:
+        return _check_class(self.name, cls, origin)
 
     @property
     def loss(self) -> str:
@@ -96,13 +91,8 @@ def register_classifier(
     if task not in TASKS:
         raise RegistryError(f"register_classifier({name!r}): task must be one of {TASKS}, got {task!r}")
 
-    def decorator(cls):
-        if isinstance(cls, str):
-            origin = cls.replace(":", ".")  # module.QualName, as for a class
-        else:
-            origin = f"{cls.__module__}.{cls.__qualname__}"
-            _check_class(name, cls, origin)
-        info = ClassifierInfo(
+    def entry(cls) -> ClassifierInfo:
+        return ClassifierInfo(
             name=name,
             source=cls,
             task=task,
@@ -115,10 +105,8 @@ def register_classifier(
             title=title or f"{label or name} (extension, not in the paper)",
             extension=bool(extension),
         )
-        CLASSIFIERS.add(name, info, origin=origin)
-        return cls
 
-    return decorator
+    return CLASSIFIERS.decorator(name, entry, lambda cls, origin: _check_class(name, cls, origin))
 
 
 def _check_class(name: str, cls, origin: str) -> type:

@@ -14,9 +14,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..classifiers import classifier_outputs, get_classifier, train_classifier
+# The learners load on first use (the packages' lazy attributes), so that a job that only reads
+# the registries, a table or a figure job, does not import scikit-learn.
+from .. import classifiers, scores
+from ..classifiers import get_classifier
 from ..metrics import task_loss
-from ..scores import get_score, select_C
+from ..scores import get_score
 
 __all__ = ["ClassifierThenScore", "fit_classifier_then_score"]
 
@@ -63,11 +66,11 @@ def fit_classifier_then_score(kind: str, X, y, parts: dict, rows, *, n_classes: 
         raise ValueError(f"{kind!r} is an {info.task} classifier; this step needs a classification one")
     trn1, val1, trn2, val2 = (parts[p] for p in ("trn1", "val1", "trn2", "val2"))
     wall, cpu = time.perf_counter(), time.process_time()
-    model, C, _ = train_classifier(kind, X[trn1], y[trn1], X[val1], y[val1],
+    model, C, _ = classifiers.train_classifier(kind, X[trn1], y[trn1], X[val1], y[val1],
                                    C_grid=tuple(C_classifier) if info.uses_C else None, n_classes=n_classes,
                                    random_state=classifier_seed, n_jobs=threads)
     times = {"classifier": (time.perf_counter() - wall, time.process_time() - cpu)}
-    out = classifier_outputs(kind, model, X[rows], n_classes=n_classes)
+    out = classifiers.classifier_outputs(kind, model, X[rows], n_classes=n_classes)
     y_pred, baseline = np.zeros(y.size, dtype=np.int64), np.zeros(y.size)
     y_pred[rows], baseline[rows] = out["y_pred"], out["baseline"]
     proba = None
@@ -81,7 +84,7 @@ def fit_classifier_then_score(kind: str, X, y, parts: dict, rows, *, n_classes: 
     learner = learner_info.make(C_score[0], n_classes=n_classes, chunk_size=chunk_size, random_state=score_seed)
     target = learner_info.target(np.nan_to_num(loss), y, proba)
     wall, cpu = time.perf_counter(), time.process_time()
-    best, _ = select_C(learner, X[trn2], y_pred[trn2], target[trn2], X[val2], y_pred[val2], loss[val2],
+    best, _ = scores.select_C(learner, X[trn2], y_pred[trn2], target[trn2], X[val2], y_pred[val2], loss[val2],
                        C_grid=tuple(C_score))
     times["score"] = (time.perf_counter() - wall, time.process_time() - cpu)
     return ClassifierThenScore(model, float(C), y_pred, baseline, proba, loss, best, float(best.C), times)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._registry import Registry, RegistryError, load_class
+from .._registry import ClassEntry, Registry, RegistryError
 
 __all__ = [
     "LEARNS_FROM",
@@ -28,7 +27,7 @@ LEARNS_FROM = ("loss", "true_class_posterior", "classifier")
 
 
 @dataclass(frozen=True)
-class ScoreInfo:
+class ScoreInfo(ClassEntry):
     """A registered score: its class and what the pipeline needs to know about it.
 
     Attributes
@@ -58,12 +57,8 @@ class ScoreInfo:
     learns_from: str
     applies_to: tuple[str, ...] | None
 
-    @functools.cached_property
-    def cls(self) -> type:
-        """The registered class, imported and checked on first use."""
-        if isinstance(self.source, type):
-            return self.source
-        return _check_class(self.name, self.learns_from, load_class(self.source), origin=self.source.replace(":", "."))
+    def _check_class(self, cls, origin: str) -> type:
+        return _check_class(self.name, self.learns_from, cls, origin)
 
     @property
     def baseline(self) -> bool:
@@ -155,23 +150,11 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
     if learns_from not in LEARNS_FROM:
         raise RegistryError(f"register_score({name!r}): learns_from must be one of {LEARNS_FROM}, got {learns_from!r}")
 
-    def decorator(cls):
-        if isinstance(cls, str):
-            origin = cls.replace(":", ".")  # module.QualName, as for a class
-        else:
-            origin = f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', cls)}"
-            _check_class(name, learns_from, cls, origin)
-        info = ScoreInfo(
-            name=name,
-            source=cls,
-            label=label or name,
-            learns_from=learns_from,
-            applies_to=None if applies_to is None else tuple(applies_to),
-        )
-        SCORES.add(name, info, origin=origin)
-        return cls
+    def entry(cls) -> ScoreInfo:
+        return ScoreInfo(name=name, source=cls, label=label or name, learns_from=learns_from,
+                         applies_to=None if applies_to is None else tuple(applies_to))
 
-    return decorator
+    return SCORES.decorator(name, entry, lambda cls, origin: _check_class(name, learns_from, cls, origin))
 
 
 def _check_class(name: str, learns_from: str, cls, origin: str) -> type:

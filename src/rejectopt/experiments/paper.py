@@ -1,9 +1,16 @@
-"""The benchmark's steps (Section 5.2) as file-in / file-out functions.
+"""The paper's experiment (Section 5.2, Tables 3a / 3b / 4, and Table 3c, our XGBoost extension).
 
-Each function is one step of the pipeline: train a classifier on Trn1 and
-select it on Val1, learn an uncertainty score on Trn2 and select it on Val2,
-evaluate every score on Tst. They know nothing of the workflow manager that
-calls them; every output is written atomically.
+Its steps are file-in / file-out functions, one per staged rule of the pipeline: train a
+classifier on Trn1 and select it on Val1 (:func:`run_classifiers`), learn every uncertainty score
+on Trn2 and select it on Val2 (:func:`run_scores`), evaluate every score on Tst
+(:func:`summarize_dataset`). They know nothing of the workflow manager that calls them; every
+output is written atomically. The staged files are the inputs other experiments reuse where
+their protocol is the same.
+
+The experiment contract (:mod:`rejectopt.experiments`): :func:`settings`; :func:`run_split`, the
+Tst rows of one split from its staged classifier and score files; :func:`aggregate`, one table of
+mean and std per dataset for each classifier (:func:`table_specs`, :func:`aurc_table`), whose
+statistics are :func:`table_statistics`. Rendering is :mod:`rejectopt.report`'s.
 """
 
 from __future__ import annotations
@@ -14,17 +21,35 @@ import time
 import numpy as np
 import pandas as pd
 
-from ._io import save_npz
-from . import classifiers
-from .classifiers import get_classifier
-from .datasets import load_prepared
-from .metrics import METRICS, aurc, risk_full, task_loss
-from .scores import get_score, select_C
-from .splits import derive_seed, load_split
+from dataclasses import dataclass
+
+# The learners load on first use (the packages' lazy attributes), so that a job that only reads
+# the registries, a table or a figure job, does not import scikit-learn.
+from .. import classifiers
+from .. import scores as _scores  # the module: run_scores has a parameter named scores
+from .._io import save_npz
+from ..classifiers import CLASSIFIERS, get_classifier
+from ..datasets import load_prepared
+from ..metrics import METRICS, aurc, risk_full, task_loss
+from ..scores import get_score
+from ..splits import derive_seed, load_split
+from ..stats import average_ranks, friedman_test, nemenyi_cd
+from ._contract import SplitInputs, SplitResult
 
 __all__ = [
+    "NAME",
     "SUMMARY_COLUMNS",
-    "task_loss",
+    "TableSpec",
+    "TableStatistics",
+    "aggregate",
+    "aurc_table",
+    "landmarks_spec",
+    "mean_matrix",
+    "relative_improvement",
+    "run_split",
+    "settings",
+    "table_specs",
+    "table_statistics",
     "run_classifier",
     "run_classifiers",
     "SCORE_FIELDS",
@@ -36,6 +61,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+NAME = "paper"
 
 #: Metrics of :data:`rejectopt.metrics.METRICS` stored beside ``aurc`` (raw loss units), in registry order.
 EXTRA_METRICS = [name for name in METRICS if name != "aurc"]
@@ -77,9 +104,8 @@ def run_classifiers(
 ) -> dict:
     """:func:`run_classifier` on every split of ``split_files`` (``split -> out_path``), the data read once.
 
-    One job per (dataset, classifier) in the pipeline (issue 18: a job that fits a model
-    spends about 2.8 CPU-s starting and importing scikit-learn, often more than one split's
-    fit). Each split keeps its own seed, so
+    One job per (dataset, classifier) in the pipeline (a job that fits a model spends about
+    2.8 CPU-s starting and importing scikit-learn, often more than one split's fit). Each split keeps its own seed, so
     its file does not depend on which other splits the job trains; each file is
     written atomically as soon as its split is done.
 
@@ -166,7 +192,7 @@ def learn_score(
     )
     trn2, val2, tst = parts["trn2"], parts["val2"], parts["tst"]
     start = time.perf_counter()
-    best, val_aurc = select_C(
+    best, val_aurc = _scores.select_C(
         learner,
         X[trn2], y_pred[trn2], target[trn2],
         X[val2], y_pred[val2], loss[val2],
@@ -211,7 +237,7 @@ def run_scores(
 
     One job per (dataset, classifier) instead of one per (score, split): learning a
     score takes a median 0.1 s, starting a Python process with the library about
-    1 s (issue 18). Each (score, split) is seeded on its own, so its result does not
+    1 s. Each (score, split) is seeded on its own, so its result does not
     depend on which other scores or splits the file holds.
 
     Parameters
@@ -312,3 +338,171 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
                 }
             )
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+# --------------------------------------------------------------------------------------------
+# The experiment contract
+# --------------------------------------------------------------------------------------------
+def settings(config: dict) -> dict:
+    """The paper experiment's settings from the pipeline config: classifiers, scores, C grids, seed.
+
+    ``classifiers`` are the config's classifiers of every task, in registry order; ``scores``
+    maps each to its learned scores (the order of its table's columns).
+    """
+    wanted = [name for task in config.get("classifiers", {}).values() for name in task]
+    unknown = [name for name in wanted if name not in CLASSIFIERS]
+    if unknown:
+        raise ValueError(f"config classifiers: {', '.join(map(repr, unknown))} "
+                         f"not registered (registered: {', '.join(CLASSIFIERS.names())})")
+    return {
+        "classifiers": [name for name in CLASSIFIERS.names() if name in wanted],
+        "scores": {name: list(config.get("scores", {}).get(name, ())) for name in wanted},
+        "C_classifier": list(config.get("C_classifier", classifiers.C_GRID)),
+        "C_score": list(config.get("C_score", ())),
+        "sele_chunk_size": int(config.get("sele_chunk_size", 500)),
+        "seed": int(config.get("seed", 0)),
+    }
+
+
+def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
+    """The Tst rows of one split (:data:`SUMMARY_COLUMNS`) from its staged classifier and score files.
+
+    ``inputs.staged`` gives ``classifier/<name>`` (the :func:`run_classifiers` file of this split)
+    and ``scores/<name>`` (the :func:`run_scores` file) for each classifier of ``settings``.
+    """
+    classifier_files, score_files = {}, {}
+    for name in settings["classifiers"]:
+        classifier_files[(name, inputs.split)] = inputs.staged_file(f"classifier/{name}")
+        for score in settings["scores"].get(name, ()):
+            score_files[(name, score, inputs.split)] = inputs.staged_file(f"scores/{name}")
+    rows = summarize_dataset(inputs.dataset, inputs.task, inputs.data_path, inputs.splits_path,
+                             classifier_files, score_files)
+    return SplitResult(rows)
+
+
+def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
+    """Every split's rows to one table per classifier (:func:`aurc_table`), keyed by its name (``table3a``)."""
+    specs = table_specs(settings["scores"], settings["classifiers"])
+    present = set(rows["classifier"])
+    return {name: aurc_table(rows, spec) for name, spec in specs.items() if spec.classifier in present}
+
+
+# --------------------------------------------------------------------------------------------
+# The results tables as numbers: what each holds, mean and std per dataset, ranks and tests
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TableSpec:
+    """One results table: a classifier, its baseline and the learned scores configured for it."""
+
+    name: str
+    task: str
+    classifier: str
+    methods: tuple[str, ...]
+    title: str
+    extension: bool = False
+
+    @property
+    def baseline(self) -> str:
+        return self.methods[0]
+
+
+def table_specs(scores: dict, classifiers=None) -> dict[str, TableSpec]:
+    """One table per classifier: its registered baseline, then the scores of ``scores[classifier]``.
+
+    Parameters
+    ----------
+    scores : dict
+        The config's ``scores:`` mapping, classifier -> learned score names
+        (the order of the table's columns).
+    classifiers : iterable of str or None
+        The classifiers to make tables for; None = every registered one.
+
+    Returns
+    -------
+    dict
+        Table name (the classifier's registered ``table``, e.g. ``table3a``) ->
+        :class:`TableSpec`, in registry order.
+    """
+    wanted = set(CLASSIFIERS.names() if classifiers is None else classifiers)
+    specs = {}
+    for name, info in CLASSIFIERS.items():
+        if name not in wanted:
+            continue
+        methods = (info.baseline, *scores.get(name, ()))
+        specs[info.table] = TableSpec(info.table, info.task, name, methods, info.title, info.extension)
+    return specs
+
+
+def landmarks_spec(scores) -> TableSpec:
+    """The landmark experiment (Section 5.2.3, Fig. 4): the face score, then ``scores``; no table rule."""
+    return TableSpec("landmarks", "landmarks", "dlib", ("face_score", *[s for s in scores if s != "face_score"]),
+                     "Section 5.2.3: DLIB landmarks on 300-W (Fig. 4)")
+
+
+def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc") -> pd.DataFrame:
+    """Mean and std over splits of a test metric (default AuRC) per (dataset, method), and of R@100.
+
+    ``metric`` is a column of the summary, one per registered metric
+    (:data:`rejectopt.metrics.METRICS`). Returns a frame indexed by dataset with
+    columns ``(method, 'mean'|'std')`` for each method of ``spec`` and
+    ``('risk_full', ...)``; ``n_splits`` counts the splits behind each row.
+    """
+    if metric not in summary.columns:
+        raise ValueError(f"summary has no column {metric!r} (columns: {', '.join(summary.columns)})")
+    rows = summary[(summary["classifier"] == spec.classifier) & summary["score"].isin(spec.methods)]
+    if rows.empty:
+        raise ValueError(f"summary has no rows for classifier {spec.classifier!r} ({spec.name})")
+    stats = rows.groupby(["dataset", "score"])[metric].agg(["mean", "std"]).unstack("score")
+    stats = stats.swaplevel(axis=1)[[m for m in spec.methods if m in set(rows["score"])]]
+    stats.columns = pd.MultiIndex.from_tuples(stats.columns)
+    per_split = rows.drop_duplicates(["dataset", "split"])
+    risk = per_split.groupby("dataset")["risk_full"].agg(["mean", "std"])
+    for col in ("mean", "std"):
+        stats[("risk_full", col)] = risk[col]
+    stats[("n_splits", "")] = per_split.groupby("dataset")["split"].nunique()
+    return stats
+
+
+def mean_matrix(table: pd.DataFrame, methods) -> pd.DataFrame:
+    """Datasets x methods matrix of the mean metric of :func:`aurc_table`."""
+    return pd.DataFrame({m: table[(m, "mean")] for m in methods})
+
+
+@dataclass(frozen=True)
+class TableStatistics:
+    """Average ranks, Friedman test and Nemenyi critical differences of one table."""
+
+    average_ranks: pd.Series
+    n_datasets: int
+    friedman_pvalue: float
+    iman_davenport_pvalue: float
+    cd_005: float
+    cd_010: float
+
+
+def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
+    """Rank methods per dataset by mean test AuRC and test their equivalence (Demsar 2006)."""
+    means = mean_matrix(table, methods).dropna()
+    n, k = means.shape
+    ranks = average_ranks(means)
+    if n >= 2 and k >= 2:
+        result = friedman_test(means)
+        p, p_id = float(result.pvalue), float(result.iman_davenport_pvalue)
+        cd05, cd10 = nemenyi_cd(k, n, alpha=0.05), nemenyi_cd(k, n, alpha=0.10)
+    else:
+        p = p_id = cd05 = cd10 = float("nan")
+    return TableStatistics(ranks, n, p, p_id, cd05, cd10)
+
+
+def relative_improvement(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
+    """``100 (AuRC_baseline - AuRC_method) / AuRC_baseline`` per split; mean and std per dataset.
+
+    As the paper's Figures 2 and 3b. Returns a frame indexed by dataset with
+    columns ``(method, 'mean'|'std')`` for each learned score.
+    """
+    rows = summary[summary["classifier"] == spec.classifier]
+    wide = rows.pivot_table(index=["dataset", "split"], columns="score", values="aurc")
+    base = wide[spec.baseline]
+    learned = [m for m in spec.methods[1:] if m in wide.columns]
+    gains = pd.DataFrame({m: 100.0 * (base - wide[m]) / base for m in learned})
+    return gains.groupby("dataset").agg(["mean", "std"])

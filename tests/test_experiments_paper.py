@@ -1,4 +1,4 @@
-"""Tests for rejectopt.experiment: the file-in / file-out steps the pipeline's rules call."""
+"""Tests for rejectopt.experiments.paper: the file-in / file-out steps the pipeline's rules call."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from sklearn.datasets import load_digits
 
 from rejectopt._io import save_npz
 from rejectopt.datasets import load_prepared
-from rejectopt.experiment import (
+from rejectopt.experiments.paper import (
     SCORE_FIELDS,
     learn_score,
     run_classifier,
