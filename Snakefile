@@ -25,6 +25,7 @@ include: "workflow/rules/tables.smk"
 include: "workflow/rules/ood.smk"
 include: "workflow/rules/double_hinge.smk"
 include: "workflow/rules/landmarks.smk"
+include: "workflow/rules/experiments.smk"
 
 
 rule all:

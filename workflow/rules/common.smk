@@ -11,6 +11,7 @@ import yaml
 
 from rejectopt.datasets import get_spec
 from rejectopt.config import coerce_numbers, load_plugins, plan_run, validate_config
+from rejectopt.experiments import load_experiments
 
 #: The repository root, so that its resources resolve from any --directory.
 REPO = Path(workflow.main_snakefile).parent
@@ -22,6 +23,7 @@ validate_config(
     config, yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
 )
 PLAN = plan_run(config)
+USER_EXPERIMENTS = load_experiments(config.get("experiments") or [])
 
 MIRROR = config.get("data_mirror")
 DATASETS = PLAN.datasets
@@ -47,6 +49,7 @@ wildcard_constraints:
     classifier="|".join(PLAN.classifiers_run()) or "none",
     score="|".join(PLAN.scores_run()) or "none",
     split=r"\d+",
+    experiment="|".join(USER_EXPERIMENTS) or "none",
 
 
 #: Datasets from this many examples on get the large memory / runtime budgets (msd, covtype, codrna).
@@ -92,6 +95,21 @@ def score_files(dataset):
         (c, s, k): score_file(dataset, c, s, k)
         for c in classifiers_of(dataset)
         for s in scores_of(c)
+        for k in SPLITS
+    }
+
+
+def staged_files(dataset):
+    """``split -> {role: path}`` of the staged files a user's experiment reads (rejectopt.experiments)."""
+    return {
+        k: {
+            **{f"classifier/{c}": classifier_file(dataset, c, k) for c in classifiers_of(dataset)},
+            **{
+                f"scores/{c}": score_file(dataset, c, None, k)
+                for c in classifiers_of(dataset)
+                if scores_of(c)
+            },
+        }
         for k in SPLITS
     }
 

@@ -14,15 +14,15 @@ module                 experiment
 The contract
 ------------
 An experiment is a module (or any object) with these four names; :func:`check_experiment`
-checks them, and :func:`load_experiment` loads a user's module by its import path:
+checks them, and :func:`load_experiments` loads a user's modules by their import paths:
 
 ``NAME : str``
     Its name: a lower-case identifier, the folder of its results
     (``results/experiments/<NAME>/`` for a user's experiment).
 ``settings(config: dict) -> dict``
-    Its settings, read from the whole pipeline config (its own block, usually
-    ``config[NAME]``), with defaults filled in and every value checked: a bad value raises
-    ``ValueError`` naming the key.
+    Its settings, read from the whole pipeline config (a built-in experiment's own block is
+    ``config[NAME]``, a user's ``config["experiment_settings"][NAME]``), with defaults filled in
+    and every value checked: a bad value raises ``ValueError`` naming the key.
 ``run_split(inputs: SplitInputs, settings: dict) -> SplitResult``
     One split of one dataset: from the staged files the pipeline already made (the prepared
     data, the splits, and where the protocol is the paper's, the trained classifiers and learned
@@ -39,29 +39,42 @@ experiments keep their own rules and result paths, which predate the generic one
 experiment, listed in the config key ``experiments``, runs through the generic rules of
 ``workflow/rules/experiments.smk`` with nothing else to write.
 
+A user's experiment sees, in ``inputs.staged``, the files of the run's classifiers and scores for
+the dataset: ``classifier/<name>`` (arrays ``y_pred``, ``baseline``, ``proba`` where the
+classifier has posteriors, on every example) and ``scores/<name>`` (the learned scores' Tst
+uncertainties, :func:`rejectopt.experiments.paper.score_key`). Its rows go to
+``results/experiments/<NAME>/<dataset>/split_<k>.csv`` (:func:`run_dataset`) and its tables to
+``results/experiments/<NAME>/tables/<table>.csv`` (:func:`aggregate_files`).
+
 Helpers shared by the experiments live here once: :class:`SplitInputs`, :func:`run_splits`,
 :func:`fit_classifier_then_score` and :data:`LOSS_SCALE`; method labels and number formats are
 :mod:`rejectopt.report`'s.
 """
 
 from ._contract import (
+    BUILT_IN,
     LOSS_SCALE,
     SplitInputs,
     SplitResult,
+    aggregate_files,
     check_experiment,
-    load_experiment,
+    load_experiments,
+    run_dataset,
     run_splits,
     split_inputs,
 )
 from ._learners import fit_classifier_then_score
 
 __all__ = [
+    "BUILT_IN",
     "LOSS_SCALE",
     "SplitInputs",
     "SplitResult",
+    "aggregate_files",
     "check_experiment",
     "fit_classifier_then_score",
-    "load_experiment",
+    "load_experiments",
+    "run_dataset",
     "run_splits",
     "split_inputs",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,18 +13,21 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._io import save_npz, write_csv
+from .._io import atomic_path, save_npz, write_csv
 from ..datasets import load_prepared
 from ..splits import load_split
 
-__all__ = ["LOSS_SCALE", "SplitInputs", "SplitResult", "check_experiment", "load_experiment", "run_splits",
-           "split_inputs"]
+__all__ = ["BUILT_IN", "LOSS_SCALE", "SplitInputs", "SplitResult", "aggregate_files", "check_experiment",
+           "load_experiments", "run_dataset", "run_splits", "split_inputs"]
 
 log = logging.getLogger(__name__)
 
 #: The classification loss is ``100 [y != h(x)]`` (:func:`rejectopt.metrics.task_loss`): risks read
 #: in percent, as in the paper's tables, in every experiment.
 LOSS_SCALE = 100.0
+
+#: The built-in experiments' names: a user's experiment may not take them.
+BUILT_IN = ("paper", "ood", "double_hinge", "landmarks")
 
 #: The names a module of the contract defines (see the package docstring).
 CONTRACT = ("NAME", "settings", "run_split", "aggregate")
@@ -122,20 +126,45 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
     return experiment
 
 
-def load_experiment(path: str) -> Any:
-    """Import a user's experiment module by its import path (config key ``experiments``) and check it."""
-    try:
-        module = importlib.import_module(path)
-    except Exception as err:  # any error of the user's module is reported with its name
-        raise ImportError(f"config experiments: module {path!r} failed to import: {type(err).__name__}: {err}") from err
-    return check_experiment(module, origin=f"{path!r}")
+def load_experiments(paths, search_dir=".") -> dict[str, Any]:
+    """Import a user's experiment modules (config key ``experiments``) and check them: ``NAME -> module``.
+
+    Modules are looked up as the config's ``plugins`` are: on ``sys.path`` with ``search_dir``
+    (the working directory) first, so a file beside the config is found.
+
+    Raises
+    ------
+    ImportError
+        A module that cannot be imported (its own error is named).
+    TypeError
+        A module that lacks a name of the contract, or whose ``NAME`` is taken.
+    """
+    search_dir = str(Path(search_dir).resolve())
+    if search_dir not in sys.path:
+        sys.path.insert(0, search_dir)
+    loaded: dict[str, Any] = {}
+    for path in paths or []:
+        if not isinstance(path, str) or not all(part.isidentifier() for part in path.split(".")):
+            raise ImportError(f"config experiments: {path!r} is not a module name (e.g. my_experiment or package.module)")
+        try:
+            module = importlib.import_module(path)
+        except Exception as err:  # the user's module's own error, reported with its name
+            raise ImportError(f"config experiments: module {path!r} failed to import: "
+                              f"{type(err).__name__}: {err}") from err
+        check_experiment(module, origin=f"{path!r}")
+        if module.NAME in BUILT_IN or module.NAME in loaded:
+            raise TypeError(f"experiment {path!r}: NAME {module.NAME!r} is taken "
+                            f"(built in: {', '.join(BUILT_IN)}; loaded: {', '.join(loaded) or 'none'})")
+        loaded[module.NAME] = module
+    return loaded
 
 
 def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[int, SplitInputs],
                outputs: Mapping[int, tuple], *, label: str = "") -> dict[int, SplitResult]:
     """Run ``run_split`` on each split of ``inputs`` and write its files as soon as it is done.
 
-    ``outputs`` maps a split to ``(rows_csv, curves_npz)`` (``curves_npz`` may be None). Each
+    ``outputs`` maps a split to ``(rows_csv, curves_npz)`` (``curves_npz`` may be None). Rows
+    without the columns ``dataset`` and ``split`` get them, first. Each
     file is written atomically, so an interrupted job leaves no half-written split behind, and
     the data are read once for all splits when the inputs share them.
 
@@ -148,6 +177,9 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
     for split in sorted(inputs):
         start = time.perf_counter()
         result = run_split(inputs[split])
+        for column, value in (("split", split), ("dataset", inputs[split].dataset)):
+            if column not in result.rows.columns:
+                result.rows.insert(0, column, value)
         rows_path, curves_path = outputs[split]
         write_csv(result.rows, rows_path)
         if curves_path is not None:
@@ -155,3 +187,37 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
         log.info("%s split %d: %d rows in %.1f s", label, split, len(result.rows), time.perf_counter() - start)
         results[split] = result
     return results
+
+
+def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, splits_path, split_files: Mapping,
+                staged: Mapping | None = None) -> dict[int, SplitResult]:
+    """Every split of ``split_files`` (``split -> rows_csv``) of one dataset through ``experiment``.
+
+    What the generic rule ``experiment_dataset`` runs for a user's experiment: the settings read
+    from the config once, the data once, then :func:`run_splits`.
+    """
+    settings = experiment.settings(config)
+    inputs = split_inputs(dataset, task, int(config.get("seed", 0)), data_path, splits_path, split_files, staged)
+    return run_splits(lambda i: experiment.run_split(i, settings), inputs,
+                      {k: (path, None) for k, path in split_files.items()}, label=f"{experiment.NAME} {dataset}")
+
+
+def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, pd.DataFrame]:
+    """Every split's rows to the experiment's tables, one ``<table>.csv`` (with its index) each in ``out_dir``.
+
+    Raises
+    ------
+    ValueError
+        A table name that is not a file name (the experiment's ``aggregate`` is named).
+    """
+    rows = pd.concat([pd.read_csv(path) for path in rows_paths], ignore_index=True)
+    tables = experiment.aggregate(rows, experiment.settings(config))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"experiment {experiment.NAME}: aggregate returned table name {name!r}; "
+                             "use Python identifiers (they become file names)")
+        with atomic_path(out_dir / f"{name}.csv") as tmp:
+            table.to_csv(tmp)
+    return tables

@@ -1,0 +1,57 @@
+# A user's experiments (config key experiments): each one module of the contract of
+# rejectopt.experiments, run on every dataset of the run from the staged data, classifiers and
+# scores; one job per dataset writes each split's rows, one job per experiment its tables.
+# The module's file is an input, so editing it reruns what depends on it.
+
+TARGETS += [f"results/experiments/{name}/tables" for name in USER_EXPERIMENTS]
+
+
+rule experiment_dataset:
+    input:
+        module=lambda w: USER_EXPERIMENTS[w.experiment].__file__,
+        data="results/data/{dataset}/data.npz",
+        splits="results/data/{dataset}/splits.npz",
+        classifiers=lambda w: list(classifier_files(w.dataset).values()),
+        scores=lambda w: sorted(set(score_files(w.dataset).values())),
+    output:
+        expand(
+            "results/experiments/{{experiment}}/{{dataset}}/split_{split}.csv",
+            split=SPLITS,
+        ),
+    log:
+        "logs/experiment_dataset/{experiment}/{dataset}.log",
+    benchmark:
+        "benchmarks/experiment_dataset/{experiment}/{dataset}.tsv"
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    params:
+        task=lambda w: TASK[w.dataset],
+        staged=lambda w: staged_files(w.dataset),
+    script:
+        "../scripts/experiment_dataset.py"
+
+
+rule experiment_tables:
+    input:
+        module=lambda w: USER_EXPERIMENTS[w.experiment].__file__,
+        rows=expand(
+            "results/experiments/{{experiment}}/{dataset}/split_{split}.csv",
+            dataset=DATASETS,
+            split=SPLITS,
+        ),
+    output:
+        directory("results/experiments/{experiment}/tables"),
+    log:
+        "logs/experiment_tables/{experiment}.log",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/experiment_tables.py"
