@@ -9,7 +9,7 @@ fits the whole grid warm-started along C, single-threaded BLAS. Prints per C:
 wall time, Newton iterations, primal objective, relative duality gap, Val1
 error; with ``--liblinear`` also the objective (of the same function) and time
 of ``LinearSVC(multi_class="crammer_singer", tol=1e-4, max_iter=100000)`` as
-``make_classifier`` configured it before issue 18 (the "before" of that issue;
+``make_classifier`` configured it before the certified solver (the "before";
 slow: about a minute per fit on letter).
 """
 

@@ -1,4 +1,4 @@
-"""End to end: the offline reproduction from raw files to tables in a fresh directory (issue 18, goals 3 and 4).
+"""End to end: the offline reproduction from raw files to tables in a fresh directory.
 
 Run: ``python benchmarks/bench_end_to_end.py [--mode tabular|demo] [--cores 2] [--mirror DIR]
 [--keep DIR] [--snakemake-args ...]``.

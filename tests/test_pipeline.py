@@ -171,7 +171,7 @@ def test_outputs_of_the_ci_configuration_are_unchanged(pipeline_run):
     are byte-identical to the recorded outputs of the same configuration: those of d42ac17, but for
     sattelite's SVM rows (table3b, paper comparison), re-recorded when the multiclass SVM moved from
     liblinear (stopped at max_iter for C >= 100: objective 3.6 times the optimum at C = 1000) to the
-    certified Crammer-Singer solver (issue 18): same C chosen on Val1, Tst error 16.15 -> 15.99 %,
+    certified Crammer-Singer solver: same C chosen on Val1, Tst error 16.15 -> 15.99 %,
     AuRC margin 4.87 -> 4.91, SELE 4.40 -> 4.46, REG 6.91 -> 7.28."""
     summary = pd.read_csv(pipeline_run / "results/summary.csv")
     recorded = (BASELINE / "summary.csv").read_text()

@@ -76,7 +76,7 @@ def test_single_training_class_is_an_error(iris):
         XGBLabelSpaceClassifier().fit(Xt[yt == 0], yt[yt == 0])
 
 def _xgbclassifier_proba(X_trn, y_trn, X_val, y_val, X, n_classes, **params):
-    """``xgboost.XGBClassifier`` (the booster before issue 18) on encoded labels, early-stopped on (X_val, y_val)."""
+    """``xgboost.XGBClassifier`` (the booster before the shared-matrix grid) on encoded labels, early-stopped on (X_val, y_val)."""
     xgboost = pytest.importorskip("xgboost")
     classes = np.unique(y_trn)
     known = np.isin(y_val, classes)

@@ -1,5 +1,5 @@
 # Train a classifier on Trn1 and select its C on Val1 (Section 5.2): one job per (dataset, classifier)
-# trains every split (issue 18: 145 jobs of ~1 s start-up each became 29 in the offline run), each split
+# trains every split (145 jobs of ~1 s start-up each became 29 in the offline run), each split
 # seeded on its own and written to its own file as soon as it is done.
 
 from rejectopt.classifiers import get_classifier
@@ -24,7 +24,7 @@ rule train_classifier:
     conda:
         "../../envs/rejectopt.yaml"
     # As registered: LR, the SVMs and XGBoost use one core (XGBoost on 2 threads of a shared core ran
-    # 16x slower: pendigit 167 s against 10 s, issue 18); SVOR's Newton systems two.
+    # 16x slower: pendigit 167 s against 10 s); SVOR's Newton systems two.
     threads: lambda w: get_classifier(w.classifier).threads
     resources:
         mem_mb=heavy(4000, 16000),

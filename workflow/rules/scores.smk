@@ -1,5 +1,5 @@
 # Learn the uncertainty scores on Trn2 and select their C on Val2 by AuRC (Section 5.1): one job per
-# (dataset, classifier) learns every score of the classifier on every split (issue 18: a score takes
+# (dataset, classifier) learns every score of the classifier on every split (a score takes
 # a median 0.1 s, a job's Python start and imports about 1 s), each (score, split) seeded on its own.
 
 BENCHMARKS += [

@@ -21,7 +21,7 @@ C_GRID = (1, 10, 100, 1000)
 #: Iteration cap for LR (Newton needs a few dozen, lbfgs up to a few thousand); a safety margin.
 LR_MAX_ITER = 10_000
 LR_TOL = 1e-6
-#: Crammer-Singer SVM: the relative duality gap at which :class:`CrammerSingerSVM` stops (issue 18).
+#: Crammer-Singer SVM: the relative duality gap at which :class:`CrammerSingerSVM` stops.
 CS_TOL = 1e-3
 
 
@@ -148,7 +148,7 @@ def make_classifier(kind, *, C, n_classes, n_samples, n_features=None, random_st
       biases are the constant feature, regularised together with ``w`` as in the
       paper's ``||theta||^2`` with ``theta = ((w_y, b_y))``. Solved to a relative
       duality gap of :data:`CS_TOL` (certificate ``objective_``, ``dual_objective_``,
-      ``rel_gap_``, ``converged_``). Until issue 18 this was liblinear itself, whose
+      ``rel_gap_``, ``converged_``). This was liblinear itself before, whose
       dual coordinate descent stopped at ``max_iter`` on most weakly regularised fits
       (letter's C=1000 objective 3.8 % above the optimum, sattelite's 3.6 times).
     - ``"svor"``: :class:`SVOR` (section 5.2.2), the same C reading per hinge term.

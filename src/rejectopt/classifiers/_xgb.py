@@ -12,7 +12,7 @@ in two phases:
 2. only the winner, if it was still improving at the cap, is boosted on, up to
    :data:`XGB_MAX_ROUNDS` rounds with the same early stopping.
 
-Why (issue 18): the cost is the number of boosting rounds. A round grows one
+Why: the cost is the number of boosting rounds. A round grows one
 tree per class, 2-20 ms single-threaded on these datasets, while building the
 matrices costs under 40 ms: sharing them saves little, the rounds are what to
 cut. Boosting every point to its
@@ -324,7 +324,7 @@ def train_xgb(X_trn, y_trn, X_val, y_val, grid=XGB_GRID, random_state=0, n_class
     smallest error, if it reached the cap without early stopping, is boosted on
     to its ``n_estimators`` (default :data:`XGB_MAX_ROUNDS`) with the same early
     stopping, as if it had never paused. ``selection_rounds=None`` boosts every
-    point to its own stop (the selection before issue 18: about twice the
+    point to its own stop (the earlier full-length selection: about twice the
     rounds on avila, see the module docstring).
 
     Parameters
