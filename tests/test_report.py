@@ -4,7 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from matplotlib.figure import Figure
 
+from rejectopt.report import cd_diagram
+from rejectopt.stats import nemenyi_cd
 from rejectopt.report import (
     aurc_table,
     comparison_markdown,
@@ -168,3 +171,21 @@ def test_mean_rc_curve_averages_splits_on_a_common_grid():
     np.testing.assert_allclose(mean, np.mean(each, axis=0))
     np.testing.assert_allclose(std, np.std(each, axis=0))
     np.testing.assert_allclose(mean[1], np.mean([loss.mean() for loss, _ in samples]))  # full coverage = mean loss
+
+
+def test_cd_diagram_has_one_label_per_method(tmp_path):
+    ranks = pd.Series({"MCP": 2.9, "REG": 2.45, "SELE": 1.55, "TCP": 3.1})
+    fig = cd_diagram(ranks, nemenyi_cd(4, 11, 0.10), title="demo")
+    assert isinstance(fig, Figure)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    for name in ranks.index:
+        assert sum(t.startswith(f"{name} (") for t in texts) == 1
+    assert any(t.startswith("CD = 1.26") for t in texts)
+    fig.savefig(tmp_path / "cd.png")
+    assert (tmp_path / "cd.png").stat().st_size > 0
+
+
+def test_cd_diagram_draws_into_given_axes():
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert cd_diagram(pd.Series({"x": 1.2, "y": 1.8}), 0.5, ax=ax) is fig

@@ -1,16 +1,14 @@
-"""Tests for rejectopt.stats (Demsar 2006 statistics and CD diagram)."""
+"""Tests for rejectopt.stats (Demsar 2006 statistics; the CD diagram is drawn by rejectopt.report)."""
 
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
-from matplotlib.figure import Figure
 from scipy import stats as sps
 
 from rejectopt.stats import (
     average_ranks,
-    cd_diagram,
     cliques,
     friedman_test,
     nemenyi_cd,
@@ -119,21 +117,3 @@ def test_cliques_hand_made():
     assert cliques(ranks, cd=10) == [["A", "B", "C", "D", "E"]]
     with pytest.raises(ValueError, match="cd"):
         cliques(ranks, cd=0)
-
-
-def test_cd_diagram_has_one_label_per_method(tmp_path):
-    ranks = pd.Series({"MCP": 2.9, "REG": 2.45, "SELE": 1.55, "TCP": 3.1})
-    fig = cd_diagram(ranks, nemenyi_cd(4, 11, 0.10), title="demo")
-    assert isinstance(fig, Figure)
-    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    for name in ranks.index:
-        assert sum(t.startswith(f"{name} (") for t in texts) == 1
-    assert any(t.startswith("CD = 1.26") for t in texts)
-    fig.savefig(tmp_path / "cd.png")
-    assert (tmp_path / "cd.png").stat().st_size > 0
-
-
-def test_cd_diagram_draws_into_given_axes():
-    fig = Figure()
-    ax = fig.add_subplot()
-    assert cd_diagram(pd.Series({"x": 1.2, "y": 1.8}), 0.5, ax=ax) is fig

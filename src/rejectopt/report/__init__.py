@@ -10,7 +10,7 @@ happens only here. Tables and their columns are read off the registries
 """
 
 from ._comparison import comparison_markdown, paper_comparison
-from ._figures import CD_ALPHA, cd_figure, improvement_figure, mean_rc_curve, message_figure, rc_curves_figure, rc_figure
+from ._figures import CD_ALPHA, cd_diagram, cd_figure, improvement_figure, mean_rc_curve, message_figure, rc_curves_figure, rc_figure
 from ._provenance import environment_markdown, timing_table
 from ._rankings import metric_rankings, rankings_markdown
 from ._specs import TableSpec, classifier_label, label, landmarks_spec, metric_label, table_specs
@@ -18,6 +18,7 @@ from ._tables import TableStatistics, aurc_table, format_number, relative_improv
 
 __all__ = [
     "CD_ALPHA",
+    "cd_diagram",
     "TableSpec",
     "TableStatistics",
     "aurc_table",

@@ -2,22 +2,140 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from ..stats import cd_diagram, nemenyi_cd
+from ..stats import cliques, nemenyi_cd
 from ._specs import TableSpec, label, metric_label
 from ._tables import TableStatistics, format_number
 
-__all__ = ["CD_ALPHA", "improvement_figure", "cd_figure", "message_figure", "rc_figure", "rc_curves_figure", "mean_rc_curve"]
+__all__ = ["CD_ALPHA", "cd_diagram", "improvement_figure", "cd_figure", "message_figure", "rc_figure", "rc_curves_figure", "mean_rc_curve"]
 
 #: Significance level of the Nemenyi test in the CD diagrams, as in the paper's Fig. 1 and 3a.
 CD_ALPHA = 0.10
 
 
+# --------------------------------------------------------------------------------------------
+# Critical-difference diagram
+# --------------------------------------------------------------------------------------------
+_LINE_STEP = 0.28  # inches between two method lines
+_BAR_STEP = 0.12  # inches between two clique bars
+_FONT_SIZE = 10
+
+
+def _label_width_inches(labels: list[str]) -> float:
+    return 0.3 + 0.08 * max(len(label) for label in labels)
+
+
+def cd_diagram(
+    avg_ranks: pd.Series,
+    cd: float,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    """Demsar-style critical-difference diagram (Demsar 2006, Fig. 1; the paper's Figs. 1, 3a).
+
+    A horizontal axis of average ranks 1..k (best on the left), each method's name on a line
+    going to its average rank (better half on the left, worse half on the right), thick bars
+    joining groups not significantly different (:func:`cliques`) and the CD interval drawn
+    above the axis.
+
+    Parameters
+    ----------
+    avg_ranks : pandas.Series
+        Average rank per method (index = method names).
+    cd : float
+        Critical difference, e.g. from :func:`nemenyi_cd`.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; by default a new :class:`matplotlib.figure.Figure` is created
+        (no pyplot, no backend selection).
+    title : str, optional
+        Title written above the diagram.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    ranks = pd.Series(avg_ranks, dtype=float).sort_values(kind="stable")
+    if ranks.size < 2:
+        raise ValueError(f"need at least 2 methods, got {ranks.size}")
+    groups = cliques(ranks, cd)
+    k = ranks.size
+    labels = [f"{name} ({rank:.2f})" for name, rank in ranks.items()]
+    n_left = (k + 1) // 2
+    left = list(zip(labels[:n_left], ranks.to_numpy()[:n_left]))
+    right = list(zip(labels[n_left:], ranks.to_numpy()[n_left:]))[::-1]  # worst first
+
+    # geometry in inches: x maps ranks via scale, y goes down from the axis at 0
+    text_width = _label_width_inches(labels)
+    axis_width = max(2.5, 0.9 * (k - 1))
+    width = axis_width + 2 * text_width
+    bars_depth = 0.15 + _BAR_STEP * len(groups)
+    lines_depth = bars_depth + _LINE_STEP * (max(len(left), len(right)) + 0.5)
+    top = 0.95 + (0.3 if title else 0.0)
+    scale = axis_width / (k - 1)
+
+    def x_of(rank: float) -> float:
+        return text_width + (rank - 1.0) * scale
+
+    if ax is None:
+        from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
+
+        fig = Figure(figsize=(width, top + lines_depth))
+        ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    fig = ax.figure
+    ax.set_xlim(0.0, width)
+    ax.set_ylim(-lines_depth, top)
+    ax.set_axis_off()
+
+    line_kw = dict(color="black", linewidth=1.0, solid_capstyle="butt")
+    # rank axis with ticks and labels
+    ax.plot([x_of(1), x_of(k)], [0, 0], **line_kw)
+    for tick in np.arange(1.0, k + 0.01, 0.5):
+        height = 0.1 if float(tick).is_integer() else 0.05
+        ax.plot([x_of(tick), x_of(tick)], [0, height], **line_kw)
+        if float(tick).is_integer():
+            ax.text(x_of(tick), 0.14, f"{int(tick)}", ha="center", va="bottom", fontsize=_FONT_SIZE)
+
+    # CD interval above the axis
+    cd_y = 0.6
+    ax.plot([x_of(1), x_of(1 + cd)], [cd_y, cd_y], **line_kw)
+    for end in (1, 1 + cd):
+        ax.plot([x_of(end), x_of(end)], [cd_y - 0.05, cd_y + 0.05], **line_kw)
+    ax.text(x_of(1 + cd / 2), cd_y + 0.07, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=_FONT_SIZE)
+
+    # method lines and labels
+    for side, items in (("left", left), ("right", right)):
+        for i, (name, rank) in enumerate(items):
+            y = -(bars_depth + _LINE_STEP * (i + 0.5))
+            x_end = x_of(1) - 0.15 if side == "left" else x_of(k) + 0.15
+            ax.plot([x_of(rank), x_of(rank), x_end], [0, y, y], **line_kw)
+            ax.text(
+                x_end - 0.05 if side == "left" else x_end + 0.05,
+                y,
+                name,
+                ha="right" if side == "left" else "left",
+                va="center",
+                fontsize=_FONT_SIZE,
+            )
+
+    # thick bars joining methods that are not significantly different
+    for i, group in enumerate(groups):
+        y = -(0.1 + _BAR_STEP * (i + 0.5))
+        low, high = ranks[group[0]], ranks[group[-1]]
+        ax.plot([x_of(low) - 0.04, x_of(high) + 0.04], [y, y], color="black", linewidth=3.0,
+                solid_capstyle="butt")
+
+    if title:
+        ax.text(width / 2, top - 0.05, title, ha="center", va="top", fontsize=_FONT_SIZE + 1)
+    return fig
+
+
 def improvement_figure(gains: pd.DataFrame, spec: TableSpec):
     """Grouped bar chart of the relative improvement over the baseline (Fig. 2 / 3b)."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
     methods = list(dict.fromkeys(gains.columns.get_level_values(0)))
     datasets = list(gains.index)
@@ -49,7 +167,7 @@ def cd_figure(stats: TableStatistics, spec: TableSpec, metric: str = "aurc"):
 
 
 def message_figure(message: str):
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
     fig = Figure(figsize=(6.0, 1.5))
     fig.text(0.5, 0.5, message, ha="center", va="center", wrap=True)
@@ -77,7 +195,7 @@ def rc_figure(loss, uncertainty, *, score_label="score", point=None, point_label
     """
     import math
 
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
     from ..metrics import aurc, rc_curve
 
@@ -134,7 +252,7 @@ def rc_curves_figure(curves: dict, title: str, risk_label: str = "loss"):
     risk_label : str
         The loss in the y label.
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
     fig = Figure(figsize=(6.0, 4.2), layout="constrained")
     ax = fig.add_subplot()
