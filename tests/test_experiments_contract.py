@@ -1,7 +1,6 @@
 """The experiment contract (rejectopt.experiments): its check, a user's module loaded by name, and a
 toy experiment added as the README says, run by the pipeline's generic rules on real data."""
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,17 @@ from rejectopt.splits import load_split
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
-TOY = REPO / "tests" / "data" / "experiments" / "toy_experiment.py"
+
+
+def readme_block(first_line):
+    """The README's fenced code block that starts with ``first_line``."""
+    text = (REPO / "README.md").read_text()
+    start = text.index(f"\n{first_line}\n") + 1
+    return text[start:text.index("```", start)]
+
+
+#: The README's experiment, as a user copies it.
+TOY = readme_block("# my_experiment.py: the selective risk of each classifier's own baseline at a fixed coverage")
 
 
 @pytest.mark.parametrize("name", ["paper", "ood", "double_hinge", "landmarks"])
@@ -34,7 +43,7 @@ def test_a_module_missing_part_of_the_contract_is_named(tmp_path):
 
 
 def test_a_user_experiment_may_not_take_a_built_in_name(tmp_path):
-    text = TOY.read_text().replace('NAME = "toy"', 'NAME = "ood"')
+    text = TOY.replace('NAME = "toy"', 'NAME = "ood"')
     (tmp_path / "clash_experiment.py").write_text(text)
     with pytest.raises(TypeError, match=r"NAME 'ood' is taken \(built in: paper, ood, double_hinge, landmarks"):
         load_experiments(["clash_experiment"], search_dir=tmp_path)
@@ -53,13 +62,15 @@ def test_a_missing_staged_file_names_the_roles_the_rule_gave():
 
 
 def test_the_toy_experiment_runs_in_the_pipeline_as_the_readme_says(tmp_path):
-    """The README's route: one module file in the working directory, listed under experiments:.
-    Its table must equal the same numbers computed here from the staged classifier files."""
-    shutil.copy(TOY, tmp_path / "toy_experiment.py")
+    """The README's route, its very text: the module file in the working directory, listed under
+    experiments: in user.yaml. Its table must equal the numbers computed here from the staged
+    classifier files."""
+    (tmp_path / "my_experiment.py").write_text(TOY)
+    (tmp_path / "user.yaml").write_text(readme_block("# user.yaml\nexperiments: [my_experiment]"))
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-           "--cores", "2", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite,abalone]", "n_splits=2",
-           "experiments=[toy_experiment]", "classifiers={classification: [lr], ordinal: [svor]}",
-           "scores={lr: [sele], svor: [sele]}", "experiment_settings={toy: {coverage: 0.7}}", "--", "results/experiments/toy/tables"]
+           "--cores", "2", "--configfile", str(tmp_path / "user.yaml"), "--config", f"data_mirror={DEMO_MIRROR}",
+           "datasets=[sattelite,abalone]", "n_splits=2", "classifiers={classification: [lr], ordinal: [svor]}",
+           "scores={lr: [sele], svor: [sele]}", "--", "results/experiments/toy/tables"]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stderr[-4000:]
     table = pd.read_csv(tmp_path / "results/experiments/toy/tables/risk.csv", index_col=[0, 1])
