@@ -105,7 +105,7 @@ def validate_config(config: dict, schema: dict) -> None:
     names the offending key path, its value and, for a misspelt key, the
     allowed keys closest to it.
     """
-    import jsonschema
+    import jsonschema  # jsonschema: only the pipeline's config check needs it (a pipeline extra)
 
     validator = jsonschema.Draft7Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.path), list(map(str, e.path))))

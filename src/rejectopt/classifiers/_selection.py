@@ -181,8 +181,8 @@ class LinearSVMModel(_LinearModel):
         if n_classes == 2:
             return super()._fit_grid(X_trn, y_trn, C_grid, n_classes=n_classes, random_state=random_state,
                                      c_scaling=c_scaling)
-        from sklearn.pipeline import Pipeline
-        from sklearn.preprocessing import StandardScaler
+        from sklearn.pipeline import Pipeline  # scikit-learn: heavy, reading the registry must not load it
+        from sklearn.preprocessing import StandardScaler  # scikit-learn: as above
 
         scaler = StandardScaler().fit(X_trn)
         weights = [loss_weights(C, X_trn.shape[0], c_scaling)[0] for C in C_grid]

@@ -6,6 +6,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
+from ..scores import svor_margin
+
 __all__ = ["SVOR", "svor_objective", "solve_threshold_hinge_qp", "set_solver_certificate"]
 
 
@@ -386,8 +388,6 @@ class SVOR(ClassifierMixin, BaseEstimator):
 
     def margin(self, X):
         """Baseline uncertainty ``-min_j |<x, w> - b_j|`` (section 5.2.2 of [1])."""
-        from ..scores import svor_margin
-
         f = self.decision_function(X)
         if self.thresholds_.size == 0:  # one class in training: every example equally certain
             return np.full(f.shape, -np.inf)

@@ -81,7 +81,7 @@ XGB_SELECTION_ROUNDS = 300
 
 def _import_xgboost():
     try:
-        import xgboost
+        import xgboost  # xgboost: heavy, only an XGBoost fit needs it
     except ImportError as err:  # pragma: no cover - depends on the environment
         raise ImportError("the 'xgb' classifier needs the xgboost package: pip install xgboost") from err
     return xgboost

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -193,8 +194,6 @@ def rc_figure(loss, uncertainty, *, score_label="score", point=None, point_label
     -------
     matplotlib.figure.Figure
     """
-    import math
-
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
     from ..metrics import aurc, rc_curve

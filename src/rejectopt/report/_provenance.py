@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import platform
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from ._tables import format_number
 
@@ -46,8 +49,6 @@ _ENVIRONMENT_PACKAGES = (
 
 
 def _installed_version(package: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(package)
     except PackageNotFoundError:
@@ -60,10 +61,6 @@ def environment_markdown(config: dict, datasets: dict) -> str:
     ``datasets`` maps a dataset name to ``{"n", "d", "k", "xy_sha256",
     "raw": {file name: sha256}}``.
     """
-    import platform
-
-    import yaml
-
     lines = ["# Environment of this run", "", f"Python {platform.python_version()} on {platform.platform()}", ""]
     lines += ["| package | version |", "|---|---|"]
     lines += [f"| {p} | {_installed_version(p)} |" for p in _ENVIRONMENT_PACKAGES]
