@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import check_estimator
 from threadpoolctl import threadpool_limits
 
 from rejectopt.classifiers import _double_hinge
+from rejectopt.classifiers import fit_double_hinge
 from rejectopt.classifiers._double_hinge import DoubleHingeSVM, chow_thresholds, double_hinge_loss
 
 
@@ -304,3 +305,36 @@ def test_sklearn_conventions_certificate_and_doctest():
 
 def test_passes_scikit_learns_estimator_checks():
     check_estimator(DoubleHingeSVM())
+
+
+def test_fit_double_hinge_keeps_the_c_of_the_smallest_validation_cost_risk():
+    rng = np.random.default_rng(5)
+    X, y = gaussians(300, rng)
+    Xv, yv = gaussians(200, rng)
+    grid = [100.0, 0.01, 1.0]
+    model, C, info = fit_double_hinge(X, y, Xv, yv, 0.2, grid, c_scaling="mean")
+    assert sorted(info["val_cost_risk"]) == sorted(grid) == sorted(info["fits"])
+    # the validation cost risk by hand: 100 (errors on the accepted + d rejections) / n
+    for c, risk in info["val_cost_risk"].items():
+        fitted = DoubleHingeSVM(reject_cost=0.2, C=c / len(y)).fit(X, y)
+        rejected = fitted.reject(Xv)
+        errors = (fitted.predict(Xv) != yv) & ~rejected
+        assert risk == pytest.approx(100 * (errors.sum() + 0.2 * rejected.sum()) / len(yv))
+    best = min(info["val_cost_risk"].values())
+    assert info["val_cost_risk"][C] == best
+    assert C == min(c for c, r in info["val_cost_risk"].items() if r == best)  # ties: the smaller C
+    assert model.C == pytest.approx(C / len(y)) and model.reject_cost == 0.2
+    assert info["fit_cpu_s"] == pytest.approx(sum(f[1] for f in info["fits"].values()))
+    assert all(f[3] <= 1e-6 for f in info["fits"].values())
+    # c_scaling="sum": the grid value is the loss weight itself
+    model, C, _ = fit_double_hinge(X, y, Xv, yv, 0.2, [0.5], c_scaling="sum")
+    assert C == 0.5 and model.C == 0.5
+
+
+def test_fit_double_hinge_breaks_ties_towards_the_smaller_c():
+    rng = np.random.default_rng(6)
+    X, y = gaussians(100, rng)
+    # every C of a hard-margin-like grid gives the same validation risk on a far-apart sample
+    Xv, yv = 10 * MU * np.array([[1], [-1]]), np.array([1, -1])
+    _, C, info = fit_double_hinge(X, y, Xv, yv, 0.3, [1000.0, 10.0, 100.0], c_scaling="mean")
+    assert len(set(info["val_cost_risk"].values())) == 1 and C == 10.0

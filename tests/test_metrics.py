@@ -3,7 +3,15 @@
 import numpy as np
 import pytest
 
-from rejectopt.metrics import aurc, rc_curve, risk_full, selective_risk_coverage, sele_loss, sele_proxy
+from rejectopt.metrics import (
+    aurc,
+    rc_curve,
+    risk_full,
+    selective_outcome,
+    selective_risk_coverage,
+    sele_loss,
+    sele_proxy,
+)
 
 
 def _tied_sample(seed, n=60):
@@ -133,3 +141,28 @@ def test_bad_input_raises_value_error_naming_the_problem(loss, score, message):
     for metric in (aurc, sele_loss, sele_proxy, rc_curve):
         with pytest.raises(ValueError, match=message):
             metric(loss, score)
+
+
+# --------------------------------------------------------------------------------------------
+# selective_outcome: the cost risk of an accept mask (the cost-based model's empirical risk)
+# --------------------------------------------------------------------------------------------
+def test_selective_outcome_counts_errors_and_rejections():
+    loss = np.array([0.0, 100.0, 0.0, 100.0, 100.0])
+    accepted = np.array([True, True, True, False, False])
+    got = selective_outcome(loss, accepted, 0.2)
+    # one accepted error (100) and two rejections at 100 d = 20 each, over 5 examples
+    assert got["cost_risk"] == pytest.approx((100 + 2 * 20) / 5)
+    assert got["coverage"] == pytest.approx(0.6) and got["selective_risk"] == pytest.approx(100 / 3)
+    assert (got["n_test"], got["n_rejected"], got["n_errors_accepted"]) == (5, 2, 1)
+    # other units: a 0/1 loss with loss_scale 1 gives the same risk divided by 100
+    assert selective_outcome(loss / 100, accepted, 0.2, loss_scale=1.0)["cost_risk"] == pytest.approx(got["cost_risk"] / 100)
+    # accept all: the error rate; reject all: 100 d and an undefined selective risk
+    assert selective_outcome(loss, np.ones(5, bool), 0.2)["cost_risk"] == pytest.approx(60.0)
+    none = selective_outcome(loss, np.zeros(5, bool), 0.2)
+    assert none["cost_risk"] == pytest.approx(20.0) and none["coverage"] == 0 and np.isnan(none["selective_risk"])
+
+
+@pytest.mark.parametrize("loss, accepted", [([0.0, 1.0], [True]), ([], []), ([[0.0]], [[True]])])
+def test_selective_outcome_rejects_bad_shapes(loss, accepted):
+    with pytest.raises(ValueError, match="1-D of the same non-zero length"):
+        selective_outcome(loss, accepted, 0.1)

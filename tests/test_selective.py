@@ -8,12 +8,15 @@ import pytest
 
 from rejectopt.selective import (
     SelectionFunction,
+    chow_reject,
     empirical_risk_coverage,
     fit_bounded_abstention,
     fit_bounded_improvement,
     fit_cost_based,
     fit_geifman_el_yaniv,
+    fit_margin_threshold,
 )
+from rejectopt.metrics import selective_outcome
 
 
 def synthetic_sample(n, seed):
@@ -221,3 +224,45 @@ def test_empirical_risk_coverage_with_zero_coverage_is_nan():
     loss, s = tied_sample()
     risk, coverage = empirical_risk_coverage(loss, s, SelectionFunction(-np.inf, 0.0))
     assert coverage == 0.0 and math.isnan(risk)
+
+
+# --------------------------------------------------------------------------------------------
+# Two rules of the cost-based model on a classifier's own outputs: Chow's, the margin threshold
+# --------------------------------------------------------------------------------------------
+def test_chow_reject_rejects_below_one_minus_d():
+    # the boundary: a maximum posterior of exactly 1 - d is accepted
+    assert chow_reject([[0.8, 0.2], [0.79, 0.21], [0.1, 0.9]], 0.2).tolist() == [False, True, False]
+    assert chow_reject([[0.5, 0.5]], 0.45).tolist() == [True]
+    with pytest.raises(ValueError, match="2-D"):
+        chow_reject([0.8, 0.2], 0.2)
+
+
+def _brute_force_margin_threshold(f, loss, d):
+    """Every threshold t: reject iff |f| < t. Returns (min cost risk, coverage, t) of the minimiser
+    with the largest coverage."""
+    a = np.abs(f)
+    best = None
+    for t in np.concatenate([np.unique(a), [np.inf]]):
+        accept = a >= t
+        cost = (loss[accept].sum() + 100 * d * (~accept).sum()) / a.size
+        if best is None or cost < best[0] - 1e-9 or (abs(cost - best[0]) <= 1e-9 and accept.mean() > best[1]):
+            best = (cost, accept.mean(), t)
+    return best
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
+    rng = np.random.default_rng(seed)
+    f = np.round(rng.normal(size=300), 1)  # many ties in |f|, and f = 0
+    loss = 100.0 * (rng.random(300) < 1 / (1 + np.exp(3 * np.abs(f))))
+    for d in [0.05, 0.1, 0.2, 0.3, 0.45]:
+        sel = fit_margin_threshold(f, loss, d)
+        accept = sel.acceptance_probability(-np.abs(f)) > 0.5
+        cost, coverage, t = _brute_force_margin_threshold(f, loss, d)
+        got = selective_outcome(loss, accept, d)
+        assert got["cost_risk"] == pytest.approx(cost)
+        assert got["coverage"] == pytest.approx(coverage)
+        if coverage > 0:
+            assert -sel.threshold == pytest.approx(t)
+        # the same rule on a 0/1 loss with loss_scale 1
+        assert fit_margin_threshold(f, loss / 100, d, loss_scale=1.0) == sel

@@ -44,6 +44,7 @@ __all__ = [
     "bootstrap_ci",
     "ConfidenceInterval",
     "reject_confusion_matrix",
+    "selective_outcome",
     "Metric",
     "METRICS",
     "get_metric",
@@ -861,3 +862,42 @@ def reject_confusion_matrix(y_true, y_pred, rejected):
     counts = np.zeros((2, 2), dtype=np.int64)
     np.add.at(counts, (rejected.astype(np.intp), wrong.astype(np.intp)), 1)
     return counts
+
+
+# --------------------------------------------------------------------------------------------
+# Cost risk of an accept mask: the empirical risk of the cost-based model (Problem 1)
+# --------------------------------------------------------------------------------------------
+def selective_outcome(loss, accepted, reject_cost, *, loss_scale=100.0):
+    """Cost risk, coverage and selective risk of accepting ``accepted`` (bool) with losses ``loss``.
+
+    The empirical risk of Chow's cost-based model (Problem 1 of Franc, Prusa & Voracek, 2023):
+    an error costs 1, a rejection ``d = reject_cost`` (in ``[0, 1)``). ``loss`` counts
+    ``loss_scale`` per error (``100 [y != h(x)]`` by default, the pipeline's 0/100 loss, so
+    risks read in percent), hence ``cost_risk = (sum of accepted losses + loss_scale d #rejected) / n``;
+    ``selective_risk`` is the mean loss on the accepted examples (NaN when none is accepted).
+
+    Returns
+    -------
+    dict
+        ``cost_risk``, ``coverage``, ``selective_risk``, ``n_test`` (n), ``n_rejected`` and
+        ``n_errors_accepted`` (accepted examples with a non-zero loss).
+
+    Raises
+    ------
+    ValueError
+        ``loss`` and ``accepted`` not 1-D of the same non-zero length.
+    """
+    loss = np.asarray(loss, dtype=float)
+    accepted = np.asarray(accepted, dtype=bool)
+    if loss.shape != accepted.shape or loss.ndim != 1 or loss.size == 0:
+        raise ValueError(f"loss and accepted must be 1-D of the same non-zero length, got {loss.shape}, {accepted.shape}")
+    n, n_acc = loss.size, int(accepted.sum())
+    n_rej = n - n_acc
+    return {
+        "cost_risk": (float(loss[accepted].sum()) + float(loss_scale) * float(reject_cost) * n_rej) / n,
+        "coverage": n_acc / n,
+        "selective_risk": float(loss[accepted].mean()) if n_acc else float("nan"),
+        "n_test": n,
+        "n_rejected": n_rej,
+        "n_errors_accepted": int(np.count_nonzero(loss[accepted])),
+    }

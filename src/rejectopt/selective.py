@@ -56,6 +56,8 @@ __all__ = [
     "fit_bounded_abstention",
     "fit_geifman_el_yaniv",
     "empirical_risk_coverage",
+    "chow_reject",
+    "fit_margin_threshold",
 ]
 
 
@@ -573,3 +575,46 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
         selective_risk_ci_method=risk_method,
         n_accepted_expected=float(prob.sum()),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Two rules of the cost-based model (Problem 1) on a classifier's own outputs
+# --------------------------------------------------------------------------------------------
+def chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
+    """Chow's rule on posteriors: reject iff ``max_y p(y|x) < 1 - d`` (boolean, True = reject).
+
+    The Bayes-optimal rule of the cost-based model when ``proba`` are the true posteriors (an
+    error costs 1, a rejection ``d = reject_cost``); nothing is fitted. A maximum posterior of
+    exactly ``1 - d`` is accepted.
+    """
+    proba = np.asarray(proba, dtype=float)
+    if proba.ndim != 2:
+        raise ValueError(f"proba must be 2-D (n, K), got shape {proba.shape}")
+    return proba.max(axis=1) < 1.0 - float(reject_cost)
+
+
+def fit_margin_threshold(decision: Any, loss: Any, reject_cost: float, *, loss_scale: float = 100.0) -> SelectionFunction:
+    """Reject iff the margin ``|f(x)|`` is small, at the cut minimising the empirical cost risk.
+
+    :func:`fit_cost_based` on the uncertainty ``-|f|`` (the SVM margin baseline) with the
+    rejection cost ``loss_scale d``: among all cuts between consecutive distinct ``|f|`` values
+    of the sample (and "reject all") the one with the smallest empirical cost risk
+    ``(sum of accepted losses + loss_scale d #rejected) / n``; ties go to the largest coverage.
+
+    Parameters
+    ----------
+    decision : array_like, shape (n,)
+        ``f(x)`` on the validation sample.
+    loss : array_like, shape (n,)
+        ``loss_scale [y != sign f(x)]`` (``100 [y != sign f(x)]`` by default, the 0/100 loss).
+    reject_cost : float
+        ``d``, the cost of a rejection when an error costs 1.
+
+    Returns
+    -------
+    SelectionFunction
+        On the uncertainty ``-|f|``: ``selection.acceptance_probability(-np.abs(f)) == 1`` accepts.
+        It accepts ``|f| >= -threshold`` (``accept_prob`` 1) or, rejecting all of the sample,
+        ``|f| > -threshold`` (``accept_prob`` 0).
+    """
+    return fit_cost_based(loss, -np.abs(np.asarray(decision, float)), float(loss_scale) * float(reject_cost))

@@ -26,7 +26,7 @@ __getattr__, __dir__, _ = _lazy.attach(
     __name__,
     submod_attrs={
         "_crammer_singer": ["CrammerSingerSVM", "crammer_singer_objective", "fit_crammer_singer_path"],
-        "_double_hinge": ["DoubleHingeSVM", "chow_thresholds", "double_hinge_loss"],
+        "_double_hinge": ["DoubleHingeSVM", "chow_thresholds", "double_hinge_loss", "fit_double_hinge"],
         "_linear": ["C_GRID", "BinaryHingeSVM", "make_classifier"],
         "_selection": ["classifier_outputs", "train_classifier"],
         "_svor": ["SVOR", "svor_objective"],
@@ -51,6 +51,7 @@ __all__ = [
     "crammer_singer_objective",
     "double_hinge_loss",
     "fit_crammer_singer_path",
+    "fit_double_hinge",
     "get_classifier",
     "make_classifier",
     "register_classifier",
