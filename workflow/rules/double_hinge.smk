@@ -1,20 +1,16 @@
-# SVM with a reject option via the double-hinge loss (Grandvalet et al. 2008; issue 15): on the
-# binary datasets the run covers (config double_hinge.datasets) plus breast cancer (scikit-learn's,
-# split with the config's default ratios and seed), per reject cost d the double-hinge SVM against
+# SVM with a reject option via the double-hinge loss (Grandvalet et al. 2008): on the binary
+# datasets the run covers (config double_hinge.datasets) plus breast cancer (scikit-learn's, split
+# with the config's default ratios and seed), per reject cost d the double-hinge SVM against
 # LR + SELE with a cost-based rule, the plain SVM with a |f| threshold and LR with Chow's rule on Tst
-# (rejectopt.double_hinge_experiment.run_double_hinge_split); one collecting job writes the table
-# (mean +- std, ranks, Wilcoxon) and one figure per dataset.
+# (rejectopt.experiments.double_hinge.run_split); one collecting job writes the table (mean +- std,
+# ranks, Wilcoxon) and one figure per dataset (rejectopt.report.double_hinge).
 
-from rejectopt.double_hinge_experiment import (
-    BREAST_CANCER,
-    double_hinge_datasets,
-    double_hinge_settings,
-)
+from rejectopt.experiments import double_hinge as dh_experiment
 
-DOUBLE_HINGE = double_hinge_settings(config.get("double_hinge"))
-DH_DATASETS = double_hinge_datasets(DOUBLE_HINGE, DATASETS, list(PLAN.custom))
+DOUBLE_HINGE = dh_experiment.settings(config)
+DH_DATASETS = dh_experiment.covered_datasets(DOUBLE_HINGE, DATASETS, list(PLAN.custom))
 for _name in DH_DATASETS:
-    if _name != BREAST_CANCER and TASK[_name] != "classification":
+    if _name != dh_experiment.BREAST_CANCER and TASK[_name] != "classification":
         raise ValueError(
             f"config double_hinge.datasets: {_name!r} is an {TASK[_name]} dataset"
         )
@@ -29,21 +25,27 @@ if DH_DATASETS:
     TARGETS += [f"results/figures/double_hinge/{d}.png" for d in DH_DATASETS]
 
 
-# One job per dataset runs every split (issue 18: a job's start-up with scikit-learn costs 2.5 s of
-# CPU), each split written as soon as it is done.
+def double_hinge_inputs(dataset):
+    """Rule double_hinge_split's inputs: data, splits and, where staged, LR's classifier files."""
+    if dataset == dh_experiment.BREAST_CANCER:
+        return {}
+    inputs = {
+        "data": f"results/data/{dataset}/data.npz",
+        "splits": f"results/data/{dataset}/splits.npz",
+    }
+    if dataset in DATASETS and "lr" in classifiers_of(dataset):
+        inputs["lr"] = [classifier_file(dataset, "lr", k) for k in SPLITS]
+    return inputs
+
+
+# One job per dataset runs every split (a job's start-up with scikit-learn costs 2.5 s of CPU, more
+# than a small dataset's split), each split written as soon as it is done.
 rule double_hinge_split:
     input:
-        # the pipeline's prepared data and splits; none for breast cancer (built in the job)
-        unpack(
-            lambda w: (
-                {}
-                if w.dataset == BREAST_CANCER
-                else {
-                    "data": f"results/data/{w.dataset}/data.npz",
-                    "splits": f"results/data/{w.dataset}/splits.npz",
-                }
-            )
-        ),
+        # the pipeline's prepared data and splits, and its LR classifier files where the run trains
+        # LR on the dataset (the job reads LR's outputs instead of training it again); none for
+        # breast cancer (built in the job)
+        unpack(lambda w: double_hinge_inputs(w.dataset)),
     output:
         csv=[f"results/double_hinge/{{dataset}}/split_{k}.csv" for k in SPLITS],
         curves=[f"results/double_hinge/{{dataset}}/split_{k}.npz" for k in SPLITS],
@@ -68,8 +70,11 @@ rule double_hinge_split:
     params:
         # the keyword arguments of the library call (splits: the job's loop)
         splits=SPLITS,
-        # double_hinge.datasets only selects the jobs: leaving it out keeps them when the list changes
-        settings={k: v for k, v in DOUBLE_HINGE.items() if k != "datasets"},
+        # the config block but datasets, which only selects the jobs: leaving it out keeps them
+        # when the list changes
+        settings={
+            k: DOUBLE_HINGE[k] for k in dh_experiment.DEFAULTS if k != "datasets"
+        },
         split_ratios=config["split_ratios"]["default"],
         C_classifier=config["C_classifier"],
         C_score=config["C_score"],

@@ -1,8 +1,9 @@
-"""Rule double_hinge_report: the table (csv/md/tex) and one figure per dataset (rejectopt.double_hinge_experiment)."""
+"""Rule double_hinge_report: the table (csv/md/tex) and one figure per dataset
+(rejectopt.report.double_hinge.double_hinge_report_files)."""
 
 from _logging import log_to
 
-from rejectopt.double_hinge_experiment import double_hinge_report_files
+from rejectopt.report.double_hinge import double_hinge_report_files
 
 log_to(snakemake.log[0])
 double_hinge_report_files(

@@ -1,11 +1,15 @@
-"""The double-hinge experiment (rejectopt.double_hinge_experiment, workflow/rules/double_hinge.smk; issue 15, part 3).
+"""The double-hinge experiment (rejectopt.experiments.double_hinge, workflow/rules/double_hinge.smk).
 
-1. Settings and the datasets a run covers; breast cancer's splits.
+1. Settings from the pipeline config, the datasets a run covers, breast cancer's splits.
 2. One split on breast cancer: sane numbers, the double-hinge SVM rejects more as d falls, files.
-3. The naive baseline (plain SVM, |f| threshold on Val2) against a brute-force threshold search;
-   Chow's rule on LR's posterior against a direct computation.
-4. The table, ranks and Wilcoxon tests from a synthetic frame against scipy / rejectopt.stats.
-5. The pipeline plans the rules on the CI configuration.
+3. The baselines against independent computations: the plain SVM's |f| threshold on Val2,
+   Chow's rule on LR's posterior; the contract's run_split on the pipeline's staged data and LR.
+4. The tables, ranks and Wilcoxon tests from a synthetic frame against scipy / rejectopt.stats.
+5. The pipeline plans the rules.
+
+Rendering is tests/test_report_double_hinge.py's; the cost-risk metric, Chow's rule and the
+margin threshold are tested on their own in test_metrics / test_selective, the double-hinge
+model selection in test_double_hinge.
 """
 
 import subprocess
@@ -18,9 +22,11 @@ import pytest
 from scipy.stats import wilcoxon
 
 from rejectopt import stats
-from rejectopt import double_hinge_experiment as dh
 from rejectopt.classifiers import DoubleHingeSVM, classifier_outputs
-from rejectopt.splits import DEFAULT_RATIOS, PARTS, make_splits
+from rejectopt.experiments import SplitInputs, check_experiment
+from rejectopt.experiments import double_hinge as dh
+from rejectopt.experiments.paper import run_classifiers
+from rejectopt.splits import DEFAULT_RATIOS, PARTS, make_splits, save_splits
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
@@ -30,24 +36,37 @@ COSTS = [0.05, 0.1, 0.2, 0.3, 0.45]
 # --------------------------------------------------------------------------------------------
 # 1. Settings, datasets, breast cancer's splits
 # --------------------------------------------------------------------------------------------
+def test_the_module_keeps_the_contract():
+    assert check_experiment(dh) is dh and dh.NAME == "double_hinge"
+
+
 def test_settings_fill_defaults_and_reject_bad_values():
-    s = dh.double_hinge_settings({"reject_costs": [0.3, 0.1]})
+    s = dh.settings({"double_hinge": {"reject_costs": [0.3, 0.1]}})
     assert s["reject_costs"] == [0.1, 0.3] and s["c_scaling"] == "mean" and s["C_grid"] == [1.0, 10.0, 100.0, 1000.0]
+    assert s["datasets"] == dh.DEFAULTS["datasets"]
+    # the pipeline's LR / SELE settings: the config's, else its defaults
+    assert s["C_classifier"] == [1, 10, 100, 1000] and s["C_score"] == [0, 1, 10, 100, 1000]
+    assert s["sele_chunk_size"] == 500 and s["split_ratios"] == list(DEFAULT_RATIOS)
+    s = dh.settings({"C_classifier": [1, 10], "C_score": [0, 1], "sele_chunk_size": 200,
+                     "split_ratios": {"default": [0.2, 0.2, 0.2, 0.2, 0.2], "letter": [0.5, 0.1, 0.2, 0.1, 0.1]}})
+    assert s["C_classifier"] == [1, 10] and s["C_score"] == [0, 1] and s["sele_chunk_size"] == 200
+    assert s["split_ratios"] == [0.2] * 5
     for bad in ({"reject_cost": [0.1]}, {"reject_costs": [0.5]}, {"reject_costs": [0.0]}, {"C_grid": [0]},
                 {"c_scaling": "per_example"}):
         with pytest.raises(ValueError, match="double_hinge"):
-            dh.double_hinge_settings(bad)
+            dh.settings({"double_hinge": bad})
 
 
 def test_datasets_are_those_the_run_covers_plus_breast_cancer():
-    s = dh.double_hinge_settings()
-    assert dh.double_hinge_datasets(s, ["sattelite", "abalone"]) == ["breast_cancer"]
-    assert dh.double_hinge_datasets(s, ["phishing", "letter", "marketing"]) == ["phishing", "marketing", "breast_cancer"]
-    assert dh.double_hinge_datasets(dh.double_hinge_settings({"datasets": ["phishing"]}), ["phishing"]) == ["phishing"]
+    s = dh.settings({})
+    assert dh.covered_datasets(s, ["sattelite", "abalone"]) == ["breast_cancer"]
+    assert dh.covered_datasets(s, ["phishing", "letter", "marketing"]) == ["phishing", "marketing", "breast_cancer"]
+    assert dh.covered_datasets(dh.settings({"double_hinge": {"datasets": ["phishing"]}}), ["phishing"]) == ["phishing"]
+    assert dh.covered_datasets(dh.settings({"double_hinge": {"datasets": ["mine"]}}), ["mine"], custom=["mine"]) == ["mine"]
     with pytest.raises(ValueError, match="not a binary"):
-        dh.double_hinge_datasets(dh.double_hinge_settings({"datasets": ["sattelite"]}), ["sattelite"])
+        dh.covered_datasets(dh.settings({"double_hinge": {"datasets": ["sattelite"]}}), ["sattelite"])
     with pytest.raises(ValueError, match="unknown dataset|Unknown|unknown"):
-        dh.double_hinge_datasets(dh.double_hinge_settings({"datasets": ["phishng"]}), [])
+        dh.covered_datasets(dh.settings({"double_hinge": {"datasets": ["phishng"]}}), [])
 
 
 def test_breast_cancer_splits_are_make_splits_and_independent_of_their_number():
@@ -66,13 +85,16 @@ def test_breast_cancer_splits_are_make_splits_and_independent_of_their_number():
 # --------------------------------------------------------------------------------------------
 # 2. One split on breast cancer
 # --------------------------------------------------------------------------------------------
+def split_paths(folder, k):
+    return folder / f"split_{k}.csv", folder / f"split_{k}.npz", folder / f"timing_split_{k}.csv"
+
+
 @pytest.fixture(scope="module")
 def bc_run(tmp_path_factory):
     """Split 0 of breast cancer through the file-in / file-out step (the pipeline's job)."""
     out = tmp_path_factory.mktemp("double_hinge") / "breast_cancer"
-    result = dh.double_hinge_split_files(None, None, 0, out / "split_0.csv", out / "split_0.npz",
-                                         out / "timing_split_0.csv", dataset="breast_cancer",
-                                         settings={"reject_costs": COSTS}, seed=0)
+    result = dh.run_dataset_files(None, None, {0: split_paths(out, 0)}, dataset="breast_cancer",
+                                  settings={"reject_costs": COSTS}, seed=0)[0]
     X, y, parts = dh.breast_cancer_split(0, seed=0)
     return result, X, y, parts, out
 
@@ -127,57 +149,43 @@ def test_double_hinge_row_is_the_chosen_model_on_tst(bc_run):
         assert row["n_rejected"] == rejected.sum()
 
 
-def test_split_files_and_report_files(bc_run, tmp_path):
+def test_split_files(bc_run):
     result, _, _, _, out = bc_run
     written = pd.read_csv(out / "split_0.csv")
     pd.testing.assert_frame_equal(written, result.rows, check_dtype=False)
     with np.load(out / "split_0.npz") as curves:
+        assert sorted(curves.files) == sorted(result.curves)
         assert curves["lr_sele_cov"][-1] == 1.0 and curves["lr_sele_risk"].size == curves["lr_sele_cov"].size
     timing = pd.read_csv(out / "timing_split_0.csv")
     assert list(timing.columns) == dh.TIMING_COLUMNS and len(timing) == len(result.rows)
     assert (timing["fit_cpu_s"] > 0).all() and (timing["fit_wall_s"] > 0).all()
-    table = dh.double_hinge_report_files([out / "split_0.csv"], [out / "split_0.npz"], tmp_path / "t.csv",
-                                         tmp_path / "t.md", tmp_path / "t.tex",
-                                         figures={"breast_cancer": tmp_path / "bc.png"},
-                                         timing_paths=[out / "timing_split_0.csv"], timing_out=tmp_path / "time.md")
-    assert len(table) == len(COSTS) * len(dh.METHODS) and (table["n_splits"] == 1).all()
-    assert (tmp_path / "bc.png").read_bytes()[:4] == b"\x89PNG"
-    md = (tmp_path / "t.md").read_text()
-    assert "Cost risk on Tst" in md and "Wilcoxon" in md and "DH-SVM" in md
-    assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
-    # the DH-SVM's time: its fits summed over the reject costs (one split)
-    dh_cpu = timing.loc[timing["method"] == "double_hinge", "fit_cpu_s"].sum()
-    assert f"| breast_cancer | {dh_cpu:.1f} |" in (tmp_path / "time.md").read_text()
 
 
 def test_a_rerun_writes_the_same_result_bytes(bc_run, tmp_path):
     """Only the timing file may differ between two runs (a local and a SLURM run are compared byte for byte)."""
     _, _, _, _, out = bc_run
     assert not {"fit_wall_s", "fit_cpu_s"} & set(pd.read_csv(out / "split_0.csv").columns)
-    dh.double_hinge_split_files(None, None, 0, tmp_path / "split_0.csv", tmp_path / "split_0.npz",
-                                tmp_path / "timing_split_0.csv", dataset="breast_cancer",
-                                settings={"reject_costs": COSTS}, seed=0)
+    dh.run_dataset_files(None, None, {0: split_paths(tmp_path, 0)}, dataset="breast_cancer",
+                         settings={"reject_costs": COSTS}, seed=0)
     assert (tmp_path / "split_0.csv").read_bytes() == (out / "split_0.csv").read_bytes()
     assert (tmp_path / "split_0.npz").read_bytes() == (out / "split_0.npz").read_bytes()
 
 
 def test_a_multi_split_job_writes_each_split_as_if_alone(bc_run, tmp_path):
-    """The pipeline's job runs every split of a dataset (double_hinge_splits_files); split 0's
-    result files must not depend on the other splits the job runs."""
+    """The pipeline's job runs every split of a dataset; split 0's result files must not depend
+    on the other splits the job runs."""
     _, _, _, _, out = bc_run
-    files = {k: (tmp_path / f"split_{k}.csv", tmp_path / f"split_{k}.npz", tmp_path / f"timing_{k}.csv")
-             for k in (1, 0)}
-    results = dh.double_hinge_splits_files(None, None, files, dataset="breast_cancer",
-                                           settings={"reject_costs": COSTS}, seed=0)
+    results = dh.run_dataset_files(None, None, {k: split_paths(tmp_path, k) for k in (1, 0)}, dataset="breast_cancer",
+                                   settings={"reject_costs": COSTS}, seed=0)
     assert sorted(results) == [0, 1] and results[1].rows["split"].eq(1).all()
     assert (tmp_path / "split_0.csv").read_bytes() == (out / "split_0.csv").read_bytes()
     assert (tmp_path / "split_0.npz").read_bytes() == (out / "split_0.npz").read_bytes()
     assert (tmp_path / "split_1.csv").read_bytes() != (out / "split_0.csv").read_bytes()
-    assert len(pd.read_csv(tmp_path / "timing_1.csv")) == len(results[1].rows)
+    assert len(pd.read_csv(tmp_path / "timing_split_1.csv")) == len(results[1].rows)
 
 
 # --------------------------------------------------------------------------------------------
-# 3. The baselines against independent computations
+# 3. The baselines against independent computations; the pipeline's staged data
 # --------------------------------------------------------------------------------------------
 def _brute_force_threshold(f, loss, d):
     """Every threshold t: reject iff |f| < t. Returns (min cost risk, coverage, t) of the minimiser
@@ -190,22 +198,6 @@ def _brute_force_threshold(f, loss, d):
         if best is None or cost < best[0] - 1e-9 or (abs(cost - best[0]) <= 1e-9 and accept.mean() > best[1]):
             best = (cost, accept.mean(), t)
     return best
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
-    rng = np.random.default_rng(seed)
-    f = np.round(rng.normal(size=300), 1)  # many ties in |f|, and f = 0
-    loss = 100.0 * (rng.random(300) < 1 / (1 + np.exp(3 * np.abs(f))))
-    for d in COSTS:
-        sel = dh.fit_margin_threshold(f, loss, d)
-        accept = sel.acceptance_probability(-np.abs(f)) > 0.5
-        cost, coverage, t = _brute_force_threshold(f, loss, d)
-        got = dh.selective_outcome(loss, accept, d)
-        assert got["cost_risk"] == pytest.approx(cost)
-        assert got["coverage"] == pytest.approx(coverage)
-        if coverage > 0:
-            assert -sel.threshold == pytest.approx(t)
 
 
 def test_svm_threshold_rows_match_brute_force(bc_run):
@@ -238,14 +230,57 @@ def test_chow_rule_rows_match_a_direct_computation(bc_run):
         assert rows.loc[d, "cost_risk"] == pytest.approx(100 * ((wrong & ~reject).sum() + d * reject.sum()) / tst.size)
         assert rows.loc[d, "coverage"] == pytest.approx(1 - reject.mean())
         assert rows.loc[d, "error_full"] == pytest.approx(100 * wrong.mean())
-    # the boundary: max posterior exactly 1 - d is accepted
-    assert dh.chow_reject([[0.8, 0.2], [0.79, 0.21], [0.1, 0.9]], 0.2).tolist() == [False, True, False]
+
+
+def test_run_split_reads_the_pipelines_staged_data(tmp_path):
+    """A pipeline dataset's split comes from its prepared data and splits files (SplitInputs)."""
+    X, y, _ = dh.breast_cancer_split(0)
+    np.savez(tmp_path / "data.npz", X=X, y=2 * y + 3)  # any two labels
+    save_splits(tmp_path / "splits.npz", make_splits(y, DEFAULT_RATIOS, n_splits=1, seed=1, dataset="toy"))
+    inputs = SplitInputs("toy", 0, "classification", 1, tmp_path / "data.npz", tmp_path / "splits.npz")
+    result = dh.run_split(inputs, dh.settings({"double_hinge": {"reject_costs": [0.2]}}))
+    assert list(result.rows.columns) == dh.SPLIT_COLUMNS and len(result.rows) == len(dh.METHODS)
+    assert result.rows["dataset"].eq("toy").all() and result.rows["split"].eq(0).all()
+    assert (result.rows["n_test"] == inputs.parts["tst"].size).all()
+    np.savez(tmp_path / "three.npz", X=X, y=y % 3 + (np.arange(y.size) % 3 == 0))
+    with pytest.raises(ValueError, match="binary"):
+        dh.run_split(SplitInputs("toy", 0, "classification", 1, tmp_path / "three.npz", tmp_path / "splits.npz"),
+                     dh.settings({}))
+
+
+def test_the_staged_lr_gives_the_same_results_as_training_it(tmp_path):
+    """Where the rule gives the staged LR classifier file (rules/classifiers.smk), LR is read, not
+    trained: the same rows and curves; LR's fit times are NaN (not this job's)."""
+    X, y, _ = dh.breast_cancer_split(0)
+    np.savez(tmp_path / "data.npz", X=X, y=y)
+    save_splits(tmp_path / "splits.npz", make_splits(y, DEFAULT_RATIOS, n_splits=2, seed=1, dataset="toy"))
+    staged = {k: {dh.STAGED_LR: tmp_path / f"lr_{k}.npz"} for k in (0, 1)}
+    run_classifiers(tmp_path / "data.npz", tmp_path / "splits.npz", {k: tmp_path / f"lr_{k}.npz" for k in (0, 1)},
+                    "lr", [1, 10, 100, 1000], seed=1, dataset="toy")
+    settings = {"reject_costs": [0.1, 0.3]}
+    trained = dh.run_dataset_files(tmp_path / "data.npz", tmp_path / "splits.npz",
+                                   {k: split_paths(tmp_path / "trained", k) for k in (0, 1)}, dataset="toy", seed=1,
+                                   settings=settings)
+    read = dh.run_dataset_files(tmp_path / "data.npz", tmp_path / "splits.npz",
+                                {k: split_paths(tmp_path / "read", k) for k in (0, 1)}, dataset="toy", seed=1,
+                                settings=settings, staged=staged)
+    for k in (0, 1):
+        for name in (f"split_{k}.csv", f"split_{k}.npz"):
+            assert (tmp_path / "read" / name).read_bytes() == (tmp_path / "trained" / name).read_bytes()
+        assert read[k].models["lr"] is None and trained[k].models["lr"] is not None
+        timing = read[k].timing.set_index("method")
+        assert timing.loc[["lr_sele", "lr_chow"], "fit_wall_s"].isna().all()
+        assert timing.loc[["double_hinge", "svm_threshold"], "fit_wall_s"].notna().all()
+    # a staged file of another C grid is not this run's LR
+    with pytest.raises(ValueError, match="C_classifier"):
+        dh.run_split(SplitInputs("toy", 0, "classification", 1, tmp_path / "data.npz", tmp_path / "splits.npz",
+                                 staged[0]), dh.settings({"C_classifier": [1, 10]}))
 
 
 # --------------------------------------------------------------------------------------------
-# 4. The table from a synthetic frame
+# 4. The tables from a synthetic frame
 # --------------------------------------------------------------------------------------------
-def _synthetic_results():
+def synthetic_results():
     rng = np.random.default_rng(3)
     rows = []
     for k, dataset in enumerate(["alpha", "beta"]):
@@ -263,7 +298,7 @@ def _synthetic_results():
 
 
 def test_table_ranks_and_wilcoxon_match_scipy_and_stats():
-    results = _synthetic_results()
+    results = synthetic_results()
     table = dh.double_hinge_table(results)
     assert len(table) == 2 * 2 * 4 and (table["n_splits"] == 4).all()
     assert list(table["method"][:4]) == list(dh.METHODS)
@@ -292,21 +327,35 @@ def test_table_ranks_and_wilcoxon_match_scipy_and_stats():
             assert got["statistic"] == pytest.approx(res.statistic) and got["pvalue"] == pytest.approx(res.pvalue)
             assert got["n_pairs"] == x.size and got["reference_better"] == int((x < y).sum())
 
-    md = dh.render_double_hinge_table(table, results, "md")
-    for method in dh.METHODS:
-        label = dh.method_label(method).replace("|", "\\|")  # a literal | is escaped in a Markdown table
-        assert f"| {label} | {ranks.average_ranks[method]:.2f} |" in md
-    p_all = tests.loc[("all", "lr_chow"), "pvalue"]
-    assert f"p = {p_all:.4f}" in md
-    assert "(1/4 empty)" in md
-    best = means.loc[("alpha", 0.3)].idxmin()
-    assert f"**{table.set_index(['dataset', 'reject_cost', 'method']).loc[('alpha', 0.3, best), 'cost_risk_mean']:.2f}" in md
-    tex = dh.render_double_hinge_table(table, results, "tex")
-    assert "\\begin{tabular}" in tex and "$\\pm$" in tex and "\\textbf{" in tex and "$|f|$" in tex
+
+def test_aggregate_returns_the_tables_as_numbers():
+    results = synthetic_results()
+    tables = dh.aggregate(results, dh.settings({}))
+    assert set(tables) == {"double_hinge", "ranks", "rank_tests", "wilcoxon"}
+    assert all(name.isidentifier() for name in tables)
+    pd.testing.assert_frame_equal(tables["double_hinge"], dh.double_hinge_table(results))
+    pd.testing.assert_frame_equal(tables["wilcoxon"], dh.wilcoxon_tests(results))
+    ranks = dh.cost_risk_ranks(dh.double_hinge_table(results))
+    assert list(tables["ranks"].index) == list(dh.METHODS)
+    np.testing.assert_allclose(tables["ranks"]["average_rank"], ranks.average_ranks[list(dh.METHODS)])
+    assert tables["ranks"]["best_cells"].tolist() == ranks.wins[list(dh.METHODS)].tolist()
+    assert tables["rank_tests"].iloc[0]["n_cells"] == 4
+    assert tables["rank_tests"].iloc[0]["friedman_pvalue"] == pytest.approx(ranks.friedman_pvalue)
+
+
+def test_table_file_writes_the_table(tmp_path):
+    results = synthetic_results()
+    paths = []
+    for (dataset, split), frame in results.groupby(["dataset", "split"]):
+        paths.append(tmp_path / f"{dataset}_{split}.csv")
+        frame.to_csv(paths[-1], index=False)
+    rows, table = dh.table_file(paths, tmp_path / "table.csv")
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "table.csv", dtype={"C": str}), table, check_dtype=False)
+    assert len(rows) == len(results)
 
 
 def test_wilcoxon_of_identical_methods_is_one():
-    results = _synthetic_results()
+    results = synthetic_results()
     same = results[results.method == "double_hinge"].assign(method="lr_chow")
     frame = pd.concat([results[results.method == "double_hinge"], same])
     tests = dh.wilcoxon_tests(frame)

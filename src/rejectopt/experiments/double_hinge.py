@@ -1,0 +1,619 @@
+"""SVM with a reject option (double hinge) against post-hoc rejection, on binary datasets.
+
+The experiment of Grandvalet et al. [1] on the pipeline's splits: for each rejection cost ``d``
+(misclassification costs 1, ``0 < d < 1/2``) four selective classifiers are fitted on one random
+split and scored on its Tst part by the cost risk ``(errors + d x rejections) / n`` (the empirical
+risk of Chow's cost-based model, Problem 1 of [2]; :func:`rejectopt.metrics.selective_outcome`),
+their coverage and selective risk. Each split of the pipeline (``results/data/{dataset}/splits.npz``;
+for breast cancer, :func:`breast_cancer_split` makes them with :func:`rejectopt.splits.make_splits`)
+is used as follows:
+
+* ``double_hinge`` -- :class:`~rejectopt.classifiers.DoubleHingeSVM` (linear kernel,
+  ``reject_cost=d``) on the Trn1 features standardised by Trn1's statistics; ``C`` chosen per ``d``
+  on Val1 by the cost risk (:func:`rejectopt.classifiers.fit_double_hinge`; ties: the smaller
+  ``C``); it rejects iff ``f- < f(x) < f+``.
+* ``lr_sele`` -- LR on Trn1 with ``C`` by Val1 error, SELE on Trn2 with ``C`` by Val2 AuRC
+  (:func:`rejectopt.experiments.fit_classifier_then_score`), then the selection function
+  :func:`rejectopt.selective.fit_cost_based` with ``reject_cost = 100 d`` (the losses are
+  ``100 [y != h(x)]``) fitted on **Val2**, the part SELE's ``C`` was chosen on.
+* ``svm_threshold`` -- the naive baseline: the plain linear SVM
+  (:class:`~rejectopt.classifiers.BinaryHingeSVM`, the pipeline's ``svm``) on Trn1, ``C`` by Val1
+  error on the *same* grid and scaling as the double-hinge SVM, rejecting iff ``|f(x)|`` is below
+  the threshold that minimises the cost risk on **Val2** (:func:`rejectopt.selective.fit_margin_threshold`;
+  the same part as ``lr_sele``'s selection function, so the two post-hoc rules see the same data).
+* ``lr_chow`` -- LR's own posterior with Chow's rule: reject iff ``max_y p(y|x) < 1 - d``
+  (:func:`rejectopt.selective.chow_reject`); nothing is tuned.
+
+Seeds are ``derive_seed(seed, dataset, "double_hinge", split, part)`` (``part`` = ``lr``,
+``sele``, ``svm``); the linear solvers are deterministic, SELE's chunking is seeded.
+
+C grids: LR uses the pipeline's ``C_classifier`` (loss weight ``C`` on the summed loss, as
+everywhere in the pipeline); the two SVMs share ``double_hinge.C_grid`` read with
+``double_hinge.c_scaling`` (``"mean"``: loss weight ``C / n_trn1`` on the summed loss, i.e.
+``C`` per example; ``"sum"``: ``C``). With standardised features the summed reading of
+{1, ..., 1000} is almost hard-margin on the larger datasets: on marketing every ``C`` of it gives
+the same double-hinge model, while ``{1, 10, 100, 1000} / n_trn1`` spans under- to weakly
+regularised (see :class:`~rejectopt.classifiers.DoubleHingeSVM`).
+
+The protocol against the paper's
+--------------------------------
+The same as the paper's (Section 5.2 of [2]): the splits and their ratios, LR on Trn1 with ``C``
+by the Val1 error on the config's ``C_classifier``, SELE on LR's Trn2 losses with ``C`` by the
+Val2 AuRC on ``C_score``, Tst only for the reported numbers, risks in percent.
+
+Where it differs: the paper reports the AuRC of a score, the whole RC curve; here each method is
+one selective classifier per ``d``, so a post-hoc rule needs a threshold, fitted on Val2 (the
+score's own selection part: Trn2 / Val2 stay the post-hoc stage's, as in the paper), and the
+number is the Tst cost risk. The double-hinge SVM and the plain SVM are not the paper's methods;
+they are selected on Trn1 / Val1 like the paper's classifiers. Breast cancer is not a paper
+dataset: its splits are made in the job, with the config's default ratios and seed.
+
+LR is the staged rules' where the dataset is one of the run's: the rule ``double_hinge_split``
+gives the LR classifier files of ``rules/classifiers.smk`` (``results/classifiers/{dataset}/lr/``,
+the same LR on the same splits, Trn1 / Val1 and ``C_classifier`` grid, with a deterministic
+solver), and :func:`run_split` reads LR's predictions and posteriors from them instead of training
+LR again. The predictions are the same; the posteriors may differ in their last bits (the staged
+rule predicts every example at once, this job Trn2, Val2 and Tst), which changes a result only if
+a maximum posterior lies within those bits of Chow's ``1 - d``: on phishing and marketing (5
+splits) every result file stayed byte-identical. LR is trained in the job for breast cancer, which
+is not a dataset of the staged rules.
+SELE is always learned in the job: the staged score file (``results/scores/{dataset}/lr.npz``)
+keeps the score's uncertainty on Tst only, while this experiment fits its selection function on
+Val2, and its seed is this experiment's.
+
+The contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings` (the config block
+``double_hinge:`` and the pipeline's LR / SELE settings), :func:`run_split` (one split's rows,
+:data:`SPLIT_COLUMNS`, and its Tst RC curves of LR + SELE and of the plain SVM's ``-|f|``; the fit
+times apart, :data:`TIMING_COLUMNS`), :func:`aggregate` (:func:`double_hinge_table`: mean and std
+over the splits per (dataset, d, method); :func:`cost_risk_ranks`: the average ranks of the
+methods by cost risk over the (dataset, d) cells; :func:`wilcoxon_tests`: paired Wilcoxon
+signed-rank tests of the double-hinge SVM against each other method over splits x datasets, per
+``d`` and over all ``d``). Rendering is :mod:`rejectopt.report.double_hinge`'s.
+
+References
+----------
+.. [1] Y. Grandvalet, A. Rakotomamonjy, J. Keshet, S. Canu. Support Vector Machines with a
+   Reject Option. NIPS 21, 2008.
+.. [2] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option Classifiers.
+   JMLR 24(11):1-49, 2023.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+# The learners load on first use (the package's lazy attributes): the Snakefile imports this
+# module to plan the run, and a table job does not need scikit-learn.
+from .. import classifiers, scores
+from .._io import write_csv
+from ..datasets import get_spec
+from ..metrics import rc_curve, selective_outcome, task_loss
+from ..scores import get_score
+from ..selective import chow_reject, fit_cost_based, fit_margin_threshold
+from ..splits import DEFAULT_RATIOS, PARTS, derive_seed, make_splits
+from ..stats import average_ranks, friedman_test, nemenyi_cd, rank_methods
+from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
+from ._learners import ClassifierThenScore, fit_classifier_then_score
+
+__all__ = [
+    "NAME",
+    "BREAST_CANCER",
+    "DEFAULTS",
+    "METHODS",
+    "SPLIT_COLUMNS",
+    "STAGED_LR",
+    "TIMING_COLUMNS",
+    "DoubleHingeSplitResult",
+    "RankResult",
+    "settings",
+    "covered_datasets",
+    "breast_cancer_split",
+    "run_split",
+    "run_dataset_files",
+    "aggregate",
+    "table_file",
+    "table_order",
+    "double_hinge_table",
+    "cost_risk_ranks",
+    "wilcoxon_tests",
+]
+
+log = logging.getLogger(__name__)
+
+NAME = "double_hinge"
+
+#: The dataset loaded from scikit-learn (``sklearn.datasets.load_breast_cancer``), not the pipeline.
+BREAST_CANCER = "breast_cancer"
+
+#: The config block ``double_hinge:``, its keys and defaults; :func:`settings` fills the missing ones.
+DEFAULTS = {
+    "datasets": ["marketing", "phishing", "codrna", "ijcnn", BREAST_CANCER],
+    "reject_costs": [0.05, 0.1, 0.2, 0.3, 0.45],
+    "C_grid": [1, 10, 100, 1000],
+    "c_scaling": "mean",
+}
+
+#: The pipeline's settings of LR and SELE where the config lacks them (its defaults).
+_PIPELINE_DEFAULTS = {"C_classifier": [1, 10, 100, 1000], "C_score": [0, 1, 10, 100, 1000], "sele_chunk_size": 500}
+
+#: The compared methods, in table order (see the module notes).
+METHODS = ("double_hinge", "lr_sele", "svm_threshold", "lr_chow")
+
+#: The role of the staged LR classifier file in :attr:`SplitInputs.staged <rejectopt.experiments.SplitInputs>`.
+STAGED_LR = "classifier/lr"
+
+#: Columns of ``results/double_hinge/{dataset}/split_{k}.csv`` (one row per reject cost and method).
+SPLIT_COLUMNS = [
+    "dataset", "split", "reject_cost", "method", "cost_risk", "coverage", "selective_risk", "error_full",
+    "n_test", "n_rejected", "n_errors_accepted", "val_part", "val_cost_risk", "C", "C_score", "threshold",
+    "n_iter", "rel_gap",
+]
+
+#: Columns of ``results/double_hinge/{dataset}/timing_split_{k}.csv``: the fit times, kept apart from
+#: the results so that those are byte-identical from run to run (and between a local and a SLURM run).
+#: Where LR is read from its staged file, not fitted in the job, its part (LR + SELE, LR + Chow) is NaN.
+TIMING_COLUMNS = ["dataset", "split", "reject_cost", "method", "fit_wall_s", "fit_cpu_s"]
+
+
+# --------------------------------------------------------------------------------------------
+# Settings, datasets, breast cancer's splits
+# --------------------------------------------------------------------------------------------
+def settings(config: dict) -> dict:
+    """The experiment's settings from the whole pipeline config.
+
+    The block ``config["double_hinge"]`` with :data:`DEFAULTS` for its missing keys, and the
+    pipeline's ``C_classifier``, ``C_score``, ``sele_chunk_size`` (LR and SELE) and
+    ``split_ratios.default`` (breast cancer's splits) as ``split_ratios``.
+
+    Raises
+    ------
+    ValueError
+        On an unknown key of the block, a reject cost outside ``(0, 1/2)``, a non-positive ``C``
+        or an unknown ``c_scaling``.
+    """
+    block = dict(config.get("double_hinge") or {})
+    unknown = sorted(set(block) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"config double_hinge: unknown keys {unknown}; allowed: {sorted(DEFAULTS)}")
+    out = {**DEFAULTS, **block}
+    costs = [float(d) for d in out["reject_costs"]]
+    if not costs or any(not 0.0 < d < 0.5 for d in costs) or len(set(costs)) != len(costs):
+        raise ValueError(f"config double_hinge.reject_costs must be distinct numbers in (0, 1/2), got {out['reject_costs']!r}")
+    grid = [float(c) for c in out["C_grid"]]
+    if not grid or any(not (np.isfinite(c) and c > 0) for c in grid):
+        raise ValueError(f"config double_hinge.C_grid must hold positive numbers, got {out['C_grid']!r}")
+    if out["c_scaling"] not in ("mean", "sum"):
+        raise ValueError(f"config double_hinge.c_scaling must be 'mean' or 'sum', got {out['c_scaling']!r}")
+    out["reject_costs"], out["C_grid"] = sorted(costs), grid
+    out["datasets"] = list(out["datasets"])
+    # the LR and SELE grids as the config gives them: the staged rules read the same values
+    for key, default in _PIPELINE_DEFAULTS.items():
+        out[key] = config.get(key, default)
+    out["C_classifier"], out["C_score"] = list(out["C_classifier"]), list(out["C_score"])
+    out["sele_chunk_size"] = int(out["sele_chunk_size"])
+    out["split_ratios"] = list((config.get("split_ratios") or {}).get("default", DEFAULT_RATIOS))
+    return out
+
+
+#: :func:`settings` under another name, for :func:`run_dataset_files`, whose keyword ``settings``
+#: (the rule's param) is the config block.
+_settings = settings
+
+
+def covered_datasets(settings: dict, run_datasets: Sequence[str], custom: Sequence[str] = ()) -> list[str]:
+    """The datasets this run's experiment covers: those of ``settings["datasets"]`` the run covers, then breast cancer.
+
+    A listed name must be :data:`BREAST_CANCER`, a registered binary dataset or a custom dataset
+    (``custom``: checked for two classes when its job runs).
+
+    Raises
+    ------
+    ValueError
+        On an unknown name or a registered dataset that is not binary.
+    """
+    for name in settings["datasets"]:
+        if name == BREAST_CANCER or name in custom:
+            continue
+        spec = get_spec(name)  # an unknown name fails here, listing the valid ones
+        if spec.task != "classification" or spec.n_classes != 2:
+            raise ValueError(
+                f"config double_hinge.datasets: {name!r} is not a binary classification dataset "
+                f"({spec.task}, {spec.n_classes} classes); the double-hinge SVM is binary"
+            )
+    chosen = [d for d in run_datasets if d in settings["datasets"]]
+    return chosen + ([BREAST_CANCER] if BREAST_CANCER in settings["datasets"] else [])
+
+
+def breast_cancer_split(split: int, ratios=None, seed: int = 0) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Wisconsin breast cancer (569 x 30, shipped with scikit-learn) and its split ``split``.
+
+    The split is part ``split`` of ``make_splits(y, ratios, n_splits=split + 1, seed,
+    dataset="breast_cancer")``: each split is seeded by ``(seed, "breast_cancer", split)`` alone,
+    so it is the same whatever the number of splits of the run. Labels are scikit-learn's
+    (0 = malignant, 1 = benign).
+
+    Returns
+    -------
+    X : ndarray of shape (569, 30)
+    y : ndarray of int64
+    parts : dict
+        Index arrays ``trn1, val1, trn2, val2, tst``.
+    """
+    from sklearn.datasets import load_breast_cancer  # scikit-learn: heavy, only the split jobs need it
+
+    X, y = load_breast_cancer(return_X_y=True)
+    ratios = DEFAULT_RATIOS if ratios is None else ratios
+    arrays = make_splits(y, ratios, n_splits=int(split) + 1, seed=seed, dataset=BREAST_CANCER)
+    return np.asarray(X, float), np.asarray(y, np.int64), {p: arrays[f"{p}_{int(split)}"] for p in PARTS}
+
+
+# --------------------------------------------------------------------------------------------
+# One split
+# --------------------------------------------------------------------------------------------
+@dataclass
+class DoubleHingeSplitResult(SplitResult):
+    """Output of :func:`run_split`: the contract's rows and curves, the fit times and the models.
+
+    Attributes
+    ----------
+    rows : DataFrame
+        :data:`SPLIT_COLUMNS`, one row per (reject cost, method).
+    curves : dict
+        Tst RC curves (:func:`rejectopt.metrics.rc_curve`): ``lr_sele_cov``, ``lr_sele_risk`` (LR's
+        loss ordered by SELE) and ``svm_cov``, ``svm_risk`` (the plain SVM's loss ordered by ``-|f|``).
+    timing : DataFrame
+        :data:`TIMING_COLUMNS`, the same rows' fit times (wall and CPU seconds).
+    models : dict
+        The fitted models (not written): ``lr``, ``sele``, ``svm``, ``scaler`` and
+        ``double_hinge`` (reject cost -> DoubleHingeSVM).
+    """
+
+    timing: pd.DataFrame = None
+    models: dict = field(default_factory=dict)
+
+
+def _row(method: str, d: float, outcome: dict, **extra: Any) -> dict:
+    nan = float("nan")
+    row = {"method": method, "reject_cost": float(d), **outcome}
+    for key in ("val_part", "val_cost_risk", "C", "C_score", "threshold", "fit_wall_s", "fit_cpu_s", "n_iter",
+                "rel_gap", "error_full"):
+        row[key] = extra.get(key, "none" if key == "val_part" else nan)
+    return row
+
+
+def _staged_lr_then_sele(path, X, y, parts: dict, settings: dict, score_seed: int) -> ClassifierThenScore:
+    """LR's outputs from its staged classifier file, then SELE learned on them as
+    :func:`rejectopt.experiments.fit_classifier_then_score` learns it.
+
+    The staged LR (``rules/classifiers.smk``, :func:`rejectopt.experiments.paper.run_classifiers`)
+    is this experiment's: the same split, Trn1 / Val1 and ``C_classifier`` grid, and a deterministic
+    solver, so its predictions equal those of an LR trained here. Its fit time is not this job's:
+    the times of the LR part are NaN.
+
+    Raises
+    ------
+    ValueError
+        A staged file of another dataset size or ``C`` grid than this run's.
+    """
+    with np.load(path, allow_pickle=False) as staged:
+        y_pred, baseline, proba = staged["y_pred"], staged["baseline"], staged["proba"]
+        C, grid = float(staged["C"]), sorted(float(c) for c in staged["C_grid"])
+    if y_pred.shape != y.shape or proba.shape != (y.size, 2):
+        raise ValueError(f"{path}: staged LR outputs of shape {y_pred.shape} / {proba.shape}, "
+                         f"expected ({y.size},) / ({y.size}, 2)")
+    if grid != sorted(float(c) for c in settings["C_classifier"]):
+        raise ValueError(f"{path}: staged LR chosen on the grid {grid}, this run's C_classifier is "
+                         f"{settings['C_classifier']}")
+    trn2, val2 = parts["trn2"], parts["val2"]
+    loss = task_loss("classification", y, y_pred).astype(float)
+    info = get_score("sele")
+    learner = info.make(settings["C_score"][0], n_classes=2, chunk_size=settings["sele_chunk_size"],
+                        random_state=score_seed)
+    target = info.target(loss, y, proba)
+    wall, cpu = time.perf_counter(), time.process_time()
+    best, _ = scores.select_C(learner, X[trn2], y_pred[trn2], target[trn2], X[val2], y_pred[val2], loss[val2],
+                              C_grid=tuple(settings["C_score"]))
+    times = {"classifier": (float("nan"), float("nan")),
+             "score": (time.perf_counter() - wall, time.process_time() - cpu)}
+    return ClassifierThenScore(None, C, y_pred, baseline, proba, loss, best, float(best.C), times)
+
+
+def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
+    """The four methods of the module notes on one split, for every reject cost; scored on Tst.
+
+    ``inputs`` gives the dataset's data and split (for :data:`BREAST_CANCER`, made here by
+    :func:`breast_cancer_split` with ``settings["split_ratios"]`` and ``inputs.seed``), the
+    names of the cell and the run's seed, from which the seeds derive, and optionally the staged
+    LR classifier file (role :data:`STAGED_LR`): LR's outputs are read from it instead of
+    training LR (the same numbers; its fit times are then NaN). ``settings`` is
+    :func:`settings`'s: the reject costs, the SVMs' ``C_grid`` / ``c_scaling``, LR's and SELE's
+    grids and SELE's chunk size.
+
+    Returns
+    -------
+    DoubleHingeSplitResult
+    """
+    from sklearn.preprocessing import StandardScaler  # scikit-learn: heavy, only the split jobs need it
+
+    dataset, split, seed = inputs.dataset, int(inputs.split), int(inputs.seed)
+    if dataset == BREAST_CANCER:
+        X, y, parts = breast_cancer_split(split, settings["split_ratios"], seed=seed)
+    else:
+        X, y, parts = inputs.X, inputs.y, inputs.parts
+    reject_costs, C_grid, c_scaling = settings["reject_costs"], settings["C_grid"], settings["c_scaling"]
+    X = np.asarray(X, dtype=float)
+    classes, y = np.unique(np.asarray(y), return_inverse=True)
+    if classes.size != 2:
+        raise ValueError(f"{dataset or 'the dataset'}: the double-hinge experiment needs a binary dataset, "
+                         f"found {classes.size} classes")
+    y = y.astype(np.int64)
+    parts = {p: np.asarray(parts[p], dtype=np.int64) for p in PARTS}
+    trn1, val1, trn2, val2, tst = (parts[p] for p in PARTS)
+    seeds = {part: derive_seed(seed, dataset, "double_hinge", split, part) for part in ("lr", "sele", "svm")}
+    rows: list[dict] = []
+    start = time.perf_counter()
+
+    # LR on Trn1 (C by Val1 error), SELE on Trn2 (C by Val2 AuRC), predicted on Trn2, Val2 and Tst;
+    # LR from the staged classifier file where the rule gives it
+    if STAGED_LR in inputs.staged:
+        lr = _staged_lr_then_sele(inputs.staged_file(STAGED_LR), X, y, parts, settings, seeds["sele"])
+        log.info("%s split %d: LR's outputs read from %s", dataset, split, inputs.staged_file(STAGED_LR))
+    else:
+        used = np.concatenate([trn2, val2, tst])
+        lr = fit_classifier_then_score("lr", X, y, parts, used, n_classes=2, C_classifier=settings["C_classifier"],
+                                       C_score=settings["C_score"], classifier_seed=seeds["lr"],
+                                       score_seed=seeds["sele"], chunk_size=settings["sele_chunk_size"])
+    loss, proba, score, C_lr = lr.loss, lr.proba, lr.score, lr.C
+    lr_time, sele_time = lr.times["classifier"], lr.times["score"]
+    s_val2, s_tst = score.predict(X[val2], lr.y_pred[val2]), score.predict(X[tst], lr.y_pred[tst])
+    lr_error = float(loss[tst].mean())
+
+    # the plain SVM on Trn1 (C by Val1 error, the SVMs' grid), f on Val2 and Tst
+    wall, cpu = time.perf_counter(), time.process_time()
+    svm, C_svm, _ = classifiers.train_classifier("svm", X[trn1], y[trn1], X[val1], y[val1], C_grid=tuple(C_grid),
+                                                 n_classes=2, random_state=seeds["svm"], c_scaling=c_scaling)
+    svm_time = (time.perf_counter() - wall, time.process_time() - cpu)
+    f_val2 = classifiers.classifier_outputs("svm", svm, X[val2], n_classes=2)["decision"]
+    f_tst = classifiers.classifier_outputs("svm", svm, X[tst], n_classes=2)["decision"]
+    svm_loss_val2 = LOSS_SCALE * ((f_val2 > 0).astype(np.int64) != y[val2])
+    svm_loss_tst = LOSS_SCALE * ((f_tst > 0).astype(np.int64) != y[tst])
+
+    scaler = StandardScaler().fit(X[trn1])
+    Z_trn1, Z_val1, Z_tst = (scaler.transform(X[i]) for i in (trn1, val1, tst))
+    dh_models = {}
+    for d in reject_costs:
+        d = float(d)
+        model, C_dh, info = classifiers.fit_double_hinge(Z_trn1, y[trn1], Z_val1, y[val1], d, C_grid,
+                                                         c_scaling=c_scaling)
+        dh_models[d] = model
+        dh_loss = LOSS_SCALE * (model.predict(Z_tst) != y[tst])
+        rows.append(_row("double_hinge", d, selective_outcome(dh_loss, ~model.reject(Z_tst), d), val_part="val1",
+                         val_cost_risk=info["val_cost_risk"][C_dh], C=C_dh, fit_wall_s=info["fit_wall_s"],
+                         fit_cpu_s=info["fit_cpu_s"], n_iter=info["fits"][C_dh][2], rel_gap=info["fits"][C_dh][3],
+                         error_full=float(dh_loss.mean()), threshold=model.f_plus_))
+
+        sel = fit_cost_based(loss[val2], s_val2, LOSS_SCALE * d)
+        val_acc = sel.acceptance_probability(s_val2) > 0.5
+        rows.append(_row("lr_sele", d, selective_outcome(loss[tst], sel.acceptance_probability(s_tst) > 0.5, d),
+                         val_part="val2", val_cost_risk=selective_outcome(loss[val2], val_acc, d)["cost_risk"],
+                         C=C_lr, C_score=lr.C_score, threshold=sel.threshold, error_full=lr_error,
+                         fit_wall_s=lr_time[0] + sele_time[0], fit_cpu_s=lr_time[1] + sele_time[1]))
+
+        sel = fit_margin_threshold(f_val2, svm_loss_val2, d)
+        val_acc = sel.acceptance_probability(-np.abs(f_val2)) > 0.5
+        rows.append(_row("svm_threshold", d,
+                         selective_outcome(svm_loss_tst, sel.acceptance_probability(-np.abs(f_tst)) > 0.5, d),
+                         val_part="val2", val_cost_risk=selective_outcome(svm_loss_val2, val_acc, d)["cost_risk"],
+                         C=C_svm, threshold=-sel.threshold, error_full=float(svm_loss_tst.mean()),
+                         fit_wall_s=svm_time[0], fit_cpu_s=svm_time[1], n_iter=int(svm[-1].n_iter_),
+                         rel_gap=float(svm[-1].rel_gap_)))
+
+        rows.append(_row("lr_chow", d, selective_outcome(loss[tst], ~chow_reject(proba[tst], d), d), C=C_lr,
+                         threshold=1.0 - d, error_full=lr_error, fit_wall_s=lr_time[0], fit_cpu_s=lr_time[1]))
+        log.info("%s split %d d=%g: cost risk %s; DH-SVM C=%g (Val1 %s)", dataset, split, d,
+                 {r["method"]: round(r["cost_risk"], 3) for r in rows[-4:]}, C_dh,
+                 {c: round(v, 3) for c, v in info["val_cost_risk"].items()})
+
+    frame = pd.DataFrame(rows).assign(dataset=dataset, split=split)
+    cov_s, risk_s = rc_curve(loss[tst], s_tst)
+    cov_m, risk_m = rc_curve(svm_loss_tst, -np.abs(f_tst))
+    curves = {"lr_sele_cov": cov_s, "lr_sele_risk": risk_s, "svm_cov": cov_m, "svm_risk": risk_m}
+    log.info("%s split %d: LR C=%g (Tst error %.2f %%), SELE C=%g, SVM C=%g, %d reject costs in %.1f s", dataset,
+             split, C_lr, lr_error, lr.C_score, C_svm, len(reject_costs), time.perf_counter() - start)
+    models = {"lr": lr.model, "sele": score, "svm": svm, "scaler": scaler, "double_hinge": dh_models}
+    return DoubleHingeSplitResult(frame[SPLIT_COLUMNS], curves, timing=frame[TIMING_COLUMNS], models=models)
+
+
+def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], *, dataset: str, seed: int = 0,
+                      settings: dict | None = None, split_ratios=None, C_classifier=None, C_score=None,
+                      sele_chunk_size=None, staged: Mapping | None = None) -> dict[int, DoubleHingeSplitResult]:
+    """File-in / file-out :func:`run_split` on every split of ``split_files`` of one dataset.
+
+    ``split_files`` maps a split to ``(csv_path, curves_path, timing_path)``: the rows go to
+    ``csv_path``, the curves to ``curves_path`` (NPZ), the fit times to ``timing_path`` (the only
+    output that varies between runs). Each split's files are written (atomically) as soon as it is
+    done (:func:`rejectopt.experiments.run_splits`) and depend only on that split's seeds.
+
+    ``data_path`` / ``splits_path`` are the pipeline's prepared data and splits, read once; for
+    :data:`BREAST_CANCER` both are None (:func:`breast_cancer_split` builds each split). The
+    keywords are the rule's params: ``settings`` is the config block ``double_hinge:``
+    (``datasets`` is ignored), ``split_ratios`` the config's ``split_ratios.default``,
+    ``C_classifier``, ``C_score``, ``sele_chunk_size`` and ``seed`` the config's (None: the
+    pipeline's defaults). ``staged`` maps a split to its staged files by role: the LR classifier
+    file of the split under :data:`STAGED_LR` replaces training LR (:func:`run_split`).
+    """
+    config = {"double_hinge": settings, "split_ratios": {} if split_ratios is None else {"default": split_ratios}}
+    for key, value in (("C_classifier", C_classifier), ("C_score", C_score), ("sele_chunk_size", sele_chunk_size)):
+        if value is not None:
+            config[key] = value
+    chosen = _settings(config)
+    if dataset == BREAST_CANCER:
+        inputs = {int(k): SplitInputs(dataset, int(k), "classification", int(seed), None, None) for k in split_files}
+    else:
+        inputs = split_inputs(dataset, "classification", int(seed), data_path, splits_path, split_files, staged)
+
+    def run(split_input: SplitInputs) -> DoubleHingeSplitResult:
+        result = run_split(split_input, chosen)
+        write_csv(result.timing, split_files[split_input.split][2])
+        return result
+
+    outputs = {int(k): (csv_path, curves_path) for k, (csv_path, curves_path, _) in split_files.items()}
+    return run_splits(run, inputs, outputs, label=f"{NAME} {dataset}")
+
+
+# --------------------------------------------------------------------------------------------
+# The tables: mean +- std, ranks by cost risk, Wilcoxon signed-rank tests
+# --------------------------------------------------------------------------------------------
+_MEAN_STD = ("cost_risk", "coverage", "selective_risk", "error_full")
+
+
+def table_order(results: pd.DataFrame) -> tuple[list[str], list[float], list[str]]:
+    """The datasets (first seen first), the reject costs (ascending) and the methods (:data:`METHODS`
+    first, then any other, sorted) of per-split rows or of :func:`double_hinge_table`."""
+    datasets = list(dict.fromkeys(results["dataset"]))
+    costs = sorted(dict.fromkeys(results["reject_cost"].astype(float)))
+    methods = [m for m in METHODS if m in set(results["method"])] + sorted(set(results["method"]) - set(METHODS))
+    return datasets, costs, methods
+
+
+def double_hinge_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std over the splits per (dataset, reject cost, method) of the per-split rows.
+
+    Returns
+    -------
+    DataFrame
+        ``dataset, reject_cost, method, n_splits``, ``{metric}_mean`` / ``{metric}_std`` for
+        cost risk, coverage, selective risk (over the splits where something is accepted) and the
+        full-coverage error, ``n_empty`` (splits accepting nothing) and ``C`` (the chosen grid
+        values, space-separated per split).
+    """
+    needed = ("dataset", "split", "reject_cost", "method", *_MEAN_STD, "C")
+    missing = [c for c in needed if c not in results]
+    if missing:
+        raise ValueError(f"results lack the columns {missing}")
+    if results.empty:
+        raise ValueError("results has no rows")
+    datasets, costs, methods = table_order(results)
+    frame = results.sort_values("split", kind="stable")
+    table = frame.groupby(["dataset", "reject_cost", "method"]).agg(
+        n_splits=("split", "nunique"),
+        **{f"{c}_{s}": (c, s) for c in _MEAN_STD for s in ("mean", "std")},
+        n_empty=("coverage", lambda v: int((v == 0).sum())),
+        C=("C", lambda v: " ".join(f"{c:g}" for c in v)),
+    ).reset_index()
+    order = table.assign(_d=table["dataset"].map(datasets.index), _m=table["method"].map(methods.index))
+    return table.loc[order.sort_values(["_d", "reject_cost", "_m"]).index].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """Ranks of the methods by mean cost risk over the (dataset, reject cost) cells.
+
+    ``ranks``: cells x methods (1 = best, ties averaged); ``average_ranks``; Friedman's and
+    Iman-Davenport's p-values and Nemenyi's CD at alpha 0.05 (NaN with fewer than 2 cells). The
+    cells of one dataset share its splits, so the tests treat them as independent only nominally.
+    """
+
+    ranks: pd.DataFrame
+    average_ranks: pd.Series
+    friedman_pvalue: float
+    iman_davenport_pvalue: float
+    cd_005: float
+    wins: pd.Series
+
+
+def cost_risk_ranks(table: pd.DataFrame) -> RankResult:
+    """Rank the methods per (dataset, d) cell by mean cost risk (:mod:`rejectopt.stats`)."""
+    datasets, costs, methods = table_order(table)
+    wide = table.pivot(index=["dataset", "reject_cost"], columns="method", values="cost_risk_mean")
+    cells = [(d, c) for d in datasets for c in costs if (d, c) in wide.index]
+    wide = wide.loc[cells, methods]
+    wide.index = [f"{d}, d={c:g}" for d, c in cells]
+    ranks = rank_methods(wide)
+    if len(cells) >= 2:
+        res = friedman_test(wide)
+        p, p_id, cd = float(res.pvalue), float(res.iman_davenport_pvalue), nemenyi_cd(len(methods), len(cells))
+    else:
+        p = p_id = cd = float("nan")
+    wins = (ranks == ranks.min(axis=1).to_numpy()[:, None]).sum(axis=0).rename("best_cells")
+    return RankResult(ranks, average_ranks(wide), p, p_id, cd, wins)
+
+
+def wilcoxon_tests(results: pd.DataFrame, reference: str = "double_hinge", metric: str = "cost_risk") -> pd.DataFrame:
+    """Paired Wilcoxon signed-rank tests of ``reference`` against each other method.
+
+    Pairs are the (dataset, split) cells of one reject cost (``reject_cost`` = that cost), or the
+    (dataset, split, cost) cells of all costs (``reject_cost`` = ``"all"``); the test is
+    :func:`scipy.stats.wilcoxon` (two-sided, zero differences dropped, ``method="auto"``) on the
+    per-split ``metric``.
+
+    Returns
+    -------
+    DataFrame
+        ``reject_cost, method, n_pairs, n_nonzero, reference_better, reference_worse,
+        median_difference`` (reference minus method), ``statistic``, ``pvalue`` (NaN without pairs;
+        1 when every difference is zero).
+    """
+    from scipy.stats import wilcoxon  # scipy.stats: heavy (about 0.6 s), only the table job needs it
+
+    _, costs, methods = table_order(results)
+    if reference not in methods:
+        raise ValueError(f"results hold no rows of the reference method {reference!r}")
+    groups = [(f"{c:g}", results[results["reject_cost"].astype(float) == c]) for c in costs] + [("all", results)]
+    rows = []
+    for label, frame in groups:
+        wide = frame.pivot(index=["dataset", "split", "reject_cost"], columns="method", values=metric)
+        for method in methods:
+            if method == reference:
+                continue
+            pair = wide[[reference, method]].dropna()
+            x, y = pair[reference].to_numpy(float), pair[method].to_numpy(float)
+            diff = x - y
+            stat = p = float("nan")
+            if diff.size and not np.any(diff):
+                stat, p = 0.0, 1.0  # no evidence either way (scipy: 1 for few pairs, NaN for many)
+            elif diff.size:
+                with warnings.catch_warnings():  # e.g. one non-zero difference: zero variance of the normal approximation
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    res = wilcoxon(x, y)
+                stat, p = float(res.statistic), float(res.pvalue)
+            rows.append({"reject_cost": label, "method": method, "n_pairs": int(diff.size),
+                         "n_nonzero": int(np.count_nonzero(diff)), "reference_better": int((diff < 0).sum()),
+                         "reference_worse": int((diff > 0).sum()),
+                         "median_difference": float(np.median(diff)) if diff.size else float("nan"),
+                         "statistic": stat, "pvalue": p})
+    return pd.DataFrame(rows)
+
+
+def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.DataFrame]:
+    """Every split's rows (:data:`SPLIT_COLUMNS`) to the experiment's tables, as numbers.
+
+    ``double_hinge``: :func:`double_hinge_table`; ``ranks``: per method its average rank by cost
+    risk over the (dataset, d) cells and the cells where it is best (:func:`cost_risk_ranks`);
+    ``rank_tests``: one row, the number of cells, Friedman's and Iman-Davenport's p-values and
+    Nemenyi's CD at alpha 0.05; ``wilcoxon``: :func:`wilcoxon_tests`. ``settings`` is unused: the
+    rows hold every setting.
+    """
+    table = double_hinge_table(rows)
+    ranks = cost_risk_ranks(table)
+    rank_frame = pd.DataFrame({"average_rank": ranks.average_ranks, "best_cells": ranks.wins})
+    rank_frame.index.name = "method"
+    rank_tests = pd.DataFrame([{"n_cells": len(ranks.ranks), "friedman_pvalue": ranks.friedman_pvalue,
+                                "iman_davenport_pvalue": ranks.iman_davenport_pvalue, "nemenyi_cd_005": ranks.cd_005}])
+    return {"double_hinge": table, "ranks": rank_frame, "rank_tests": rank_tests, "wilcoxon": wilcoxon_tests(rows)}
+
+
+def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every split's rows from ``csv_paths`` to :func:`double_hinge_table`, written to ``csv_out``
+    (CSV, no index, atomically). Returns ``(rows, table)``."""
+    results = pd.concat([pd.read_csv(p) for p in csv_paths], ignore_index=True)
+    table = double_hinge_table(results)
+    write_csv(table, csv_out)
+    return results, table

@@ -1,0 +1,280 @@
+"""The double-hinge experiment rendered: its table as Markdown / LaTeX, the solver times, one figure per dataset.
+
+The numbers are :mod:`rejectopt.experiments.double_hinge`'s (:func:`~rejectopt.experiments.double_hinge.double_hinge_table`,
+:func:`~rejectopt.experiments.double_hinge.cost_risk_ranks`, :func:`~rejectopt.experiments.double_hinge.wilcoxon_tests`);
+the number formats :mod:`rejectopt.report._format`'s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._io import save_figure, write_text
+from ..experiments.double_hinge import METHODS, TIMING_COLUMNS, cost_risk_ranks, table_file, table_order, wilcoxon_tests
+from ._format import format_number, mean_std_cell
+
+__all__ = [
+    "double_hinge_figure",
+    "double_hinge_report_files",
+    "method_label",
+    "render_double_hinge_table",
+    "render_double_hinge_timing",
+]
+
+_LABELS = {
+    "double_hinge": "DH-SVM",
+    "lr_sele": "LR + SELE",
+    "svm_threshold": "SVM + |f| threshold",
+    "lr_chow": "LR + Chow",
+}
+
+
+def method_label(method: str) -> str:
+    """Display label of a method of :data:`~rejectopt.experiments.double_hinge.METHODS` (``double_hinge`` -> ``DH-SVM``)."""
+    return _LABELS.get(method, method)
+
+
+def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: str = "md") -> str:
+    """The experiment's report as Markdown (``fmt='md'``) or LaTeX (``fmt='tex'``).
+
+    ``table`` is :func:`~rejectopt.experiments.double_hinge.double_hinge_table` of the per-split
+    ``results``. Sections: the cost risk per (dataset, d) and method (mean ± std over splits, best
+    in bold), coverage and selective risk, average ranks by cost risk
+    (:func:`~rejectopt.experiments.double_hinge.cost_risk_ranks`), the Wilcoxon tests of the
+    double-hinge SVM against each method (:func:`~rejectopt.experiments.double_hinge.wilcoxon_tests`),
+    the chosen ``C`` and the fit times.
+    """
+    if fmt not in ("md", "tex"):
+        raise ValueError(f"fmt must be 'md' or 'tex', got {fmt!r}")
+    md = fmt == "md"
+    pm = " ± "  # cells are built as Markdown; esc() turns them into LaTeX
+
+    def bold(s: str) -> str:
+        return f"**{s}**"
+
+    def esc(s: str) -> str:
+        """A Markdown cell as LaTeX: special characters escaped, **bold** -> \\textbf{}."""
+        strong = s.startswith("**") and s.endswith("**")
+        s = s[2:-2] if strong else s
+        s = (s.replace("_", "\\_").replace("%", "\\%").replace("|f|", "$|f|$").replace("R^S", "$R^S$")
+             .replace("±", "$\\pm$"))
+        return f"\\textbf{{{s}}}" if strong else s
+
+    out: list[str] = []
+
+    def pipe(cells: list[str]) -> str:
+        """A Markdown table row; a literal | in a cell (|f|) is escaped."""
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    def emit(header: list[str], body: list[list[str]], title: str, notes: list[str]) -> None:
+        if md:
+            out.extend([f"### {title}", "", pipe(header), "|" + "---|" * len(header)])
+            out.extend(pipe(r) for r in body)
+            out.extend([""] + notes + [""])
+        else:
+            out.extend([f"% {title}", f"\\begin{{tabular}}{{l{'r' * (len(header) - 1)}}}", "\\hline",
+                        " & ".join(esc(h) for h in header) + " \\\\", "\\hline"])
+            out.extend(" & ".join(esc(c) for c in r) + " \\\\" for r in body)
+            out.extend(["\\hline", "\\end{tabular}"] + [f"% {n}" for n in notes] + [""])
+
+    datasets, costs, methods = table_order(table)
+    n_splits = int(table["n_splits"].max())
+    idx = table.set_index(["dataset", "reject_cost", "method"])
+    labels = [method_label(m) for m in methods]
+
+    body = []
+    for dataset in datasets:
+        for i, c in enumerate(costs):
+            if (dataset, c, methods[0]) not in idx.index:
+                continue
+            block = idx.loc[(dataset, c)].loc[methods]
+            best = float(block["cost_risk_mean"].min())
+            cells = [dataset if i == 0 else "", f"{c:g}", format_number(100 * c, 1)]
+            for _, r in block.iterrows():
+                cell = mean_std_cell(r["cost_risk_mean"], r["cost_risk_std"], 2, pm, int(r["n_splits"]))
+                cells.append(bold(cell) if np.isclose(r["cost_risk_mean"], best) else cell)
+            body.append(cells)
+    emit(["dataset", "d", "reject all"] + labels, body,
+         f"Cost risk on Tst (%), {n_splits} split(s)",
+         ["Cost risk = 100 (errors + d x rejections) / n on Tst (errors only on accepted examples), mean ± std over "
+          "splits; best per row in bold. 'reject all' = 100 d. DH-SVM: double-hinge SVM, C by Val1 cost risk; "
+          "LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; SVM + |f| threshold: the plain SVM, "
+          "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."])
+
+    body = []
+    for dataset in datasets:
+        for i, c in enumerate(costs):
+            if (dataset, c, methods[0]) not in idx.index:
+                continue
+            block = idx.loc[(dataset, c)].loc[methods]
+            cells = [dataset if i == 0 else "", f"{c:g}"]
+            for _, r in block.iterrows():
+                ns = int(r["n_splits"])
+                risk = mean_std_cell(r["selective_risk_mean"], r["selective_risk_std"], 2, pm, ns - int(r["n_empty"]))
+                if r["n_empty"]:
+                    risk += f" ({int(r['n_empty'])}/{ns} empty)"
+                cells.append(f"{mean_std_cell(r['coverage_mean'], r['coverage_std'], 3, pm, ns)} / {risk}")
+            body.append(cells)
+    emit(["dataset", "d"] + labels, body, "Coverage / selective risk R^S (%) on Tst",
+         ["Coverage = share of Tst accepted; R^S = error (%) on the accepted examples, over the splits accepting "
+          "something ('empty': splits rejecting every Tst example)."])
+
+    ranks = cost_risk_ranks(table)
+    body = [[method_label(m), format_number(ranks.average_ranks[m]), str(int(ranks.wins[m]))] for m in methods]
+    emit(["method", "average rank", "best in cells"], body,
+         f"Average ranks by cost risk over {len(ranks.ranks)} (dataset, d) cells",
+         ["Ranked per (dataset, d) cell on the mean cost risk over splits (1 = best, ties averaged); 'best in cells' "
+          "counts ties for the best.",
+          f"Friedman p = {format_number(ranks.friedman_pvalue, 4)} "
+          f"(Iman-Davenport p = {format_number(ranks.iman_davenport_pvalue, 4)}), "
+          f"Nemenyi CD (alpha 0.05) = {format_number(ranks.cd_005)}; the cells of a dataset share its splits, so these "
+          "tests are indicative."])
+
+    tests = wilcoxon_tests(results)
+    others = [m for m in methods if m != "double_hinge"]
+    body = []
+    for label in [f"{c:g}" for c in costs] + ["all"]:
+        rows = tests[tests["reject_cost"] == label].set_index("method")
+        cells = [label, str(int(rows["n_pairs"].iloc[0]))]
+        for m in others:
+            r = rows.loc[m]
+            cells.append(f"p = {format_number(r['pvalue'], 4)} ({int(r['reference_better'])}/"
+                         f"{int(r['reference_worse'])}, median {r['median_difference']:+.2f})")
+        body.append(cells)
+    emit(["d", "pairs"] + [f"DH-SVM vs {method_label(m)}" for m in others], body,
+         "Paired Wilcoxon signed-rank tests of the DH-SVM's cost risk",
+         ["scipy.stats.wilcoxon (two-sided, zero differences dropped) over the (dataset, split) pairs of each d and the "
+          "(dataset, split, d) pairs of all d. In brackets: pairs where the DH-SVM is better / worse, and the median "
+          "of DH-SVM minus the other method (percentage points; negative = DH-SVM better)."])
+
+    body = []
+    for dataset in datasets:
+        dh = table[(table["dataset"] == dataset) & (table["method"] == "double_hinge")]
+        chosen = "; ".join(f"{c:g}: {C}" for c, C in zip(dh["reject_cost"], dh["C"]))
+        body.append([dataset, chosen, str(int(dh["n_splits"].max())) if len(dh) else "0"])
+    emit(["dataset", "DH-SVM C per d (per split)", "splits"], body, "Model selection",
+         ["The DH-SVM fits one model per C of the grid and per d on Trn1 (interior point method, certified duality "
+          "gap) and keeps the C with the smallest Val1 cost risk; the solver times are in timing_double_hinge.md."])
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_double_hinge_timing(timing: pd.DataFrame) -> str:
+    """Markdown table of the fit times (:data:`~rejectopt.experiments.double_hinge.TIMING_COLUMNS`
+    rows of every split) per dataset.
+
+    DH-SVM: the fits of the whole grid for every ``d``, summed, mean over splits; plain SVM: its
+    grid once per split (every ``d`` shares it), mean over splits. CPU time counts every thread.
+    """
+    missing = [c for c in TIMING_COLUMNS if c not in timing]
+    if missing:
+        raise ValueError(f"timing lacks the columns {missing}")
+    out = ["### Solver time per split", "",
+           "| dataset | DH-SVM fits CPU s | DH-SVM fits wall s | plain SVM CPU s | splits |", "|---|---|---|---|---|"]
+    for dataset in dict.fromkeys(timing["dataset"]):
+        rows = timing[timing["dataset"] == dataset]
+        dh = rows[rows["method"] == "double_hinge"].groupby("split")[["fit_cpu_s", "fit_wall_s"]].sum()
+        svm = rows[rows["method"] == "svm_threshold"].groupby("split")["fit_cpu_s"].first()
+        out.append(f"| {dataset} | {format_number(float(dh['fit_cpu_s'].mean()) if len(dh) else np.nan, 1)} | "
+                   f"{format_number(float(dh['fit_wall_s'].mean()) if len(dh) else np.nan, 1)} | "
+                   f"{format_number(float(svm.mean()) if len(svm) else np.nan, 1)} | {rows['split'].nunique()} |")
+    out += ["", "The DH-SVM fits one model per C of the grid and per d; its times are summed over both, then "
+            "averaged over the splits. The plain SVM fits its grid once per split. Wall-clock records: they vary "
+            "from run to run, unlike every other output of the experiment."]
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Figure: the methods' (coverage, R^S) points on the LR + SELE RC curve
+# --------------------------------------------------------------------------------------------
+_GRID = np.linspace(0.0, 1.0, 401)
+
+
+def _mean_curve(curves: list[dict], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Mean over the splits of the RC curves interpolated on :data:`_GRID` (coverage >= every split's first point)."""
+    low = max(float(c[f"{name}_cov"][0]) for c in curves)
+    grid = _GRID[_GRID >= low]
+    risks = [np.interp(grid, c[f"{name}_cov"], c[f"{name}_risk"]) for c in curves]
+    return grid, np.mean(risks, axis=0)
+
+
+def double_hinge_figure(curves: list[dict], rows: pd.DataFrame, dataset: str = ""):
+    """Left: RC curves on Tst (LR + SELE, plain SVM by |f|; mean over splits) with every method's
+    mean (coverage, R^S) point per d; right: mean cost risk against d with the reject-all line."""
+    from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
+
+    fig = Figure(figsize=(11.0, 4.6), layout="constrained")
+    ax, bx = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    cov, risk = _mean_curve(curves, "lr_sele")
+    ax.plot(cov, risk, "-", color="C1", linewidth=1.4, label="LR + SELE RC curve")
+    cov, risk = _mean_curve(curves, "svm")
+    ax.plot(cov, risk, ":", color="C2", linewidth=1.2, label="SVM |f| RC curve")
+    mean = rows.groupby(["method", "reject_cost"]).agg(coverage=("coverage", "mean"),
+                                                       selective_risk=("selective_risk", "mean"),
+                                                       cost_risk=("cost_risk", "mean")).reset_index()
+    styles = {"double_hinge": ("o", "C0", 8), "lr_sele": ("x", "C1", 7), "svm_threshold": ("^", "C2", 6),
+              "lr_chow": ("s", "C3", 5)}
+    for method in [m for m in METHODS if m in set(mean["method"])]:
+        pts = mean[mean["method"] == method]
+        marker, color, size = styles[method]
+        ax.plot(pts["coverage"], pts["selective_risk"], marker, color=color, markersize=size, linestyle="none",
+                markerfacecolor=color if method == "double_hinge" else "none", label=method_label(method))
+        if method == "double_hinge":
+            for _, p in pts.iterrows():
+                if np.isfinite(p["selective_risk"]):
+                    ax.annotate(f"d={p['reject_cost']:g}", (p["coverage"], p["selective_risk"]), fontsize=7,
+                                xytext=(4, 4), textcoords="offset points", color=color)
+        bx.plot(pts["reject_cost"], pts["cost_risk"], marker + "-", color=color, markersize=size,
+                markerfacecolor=color if method == "double_hinge" else "none", label=method_label(method))
+    costs = np.sort(mean["reject_cost"].unique())
+    bx.plot(costs, 100 * costs, "--", color="grey", linewidth=0.8, label="reject all (100 d)")
+    bx.set_ylim(0, 1.25 * float(mean["cost_risk"].max()))
+    # zoom on the coverages the methods reach (the RC curves are noisy at small coverage)
+    low = max(0.0, float(np.nanmin(mean["coverage"])) - 0.1)
+    shown = [float(np.nanmax(mean["selective_risk"])) if mean["selective_risk"].notna().any() else 0.0]
+    for name in ("lr_sele", "svm"):
+        c, r = _mean_curve(curves, name)
+        shown.append(float(r[c >= low].max()) if np.any(c >= low) else 0.0)
+    n = int(rows["split"].nunique())
+    ax.set_xlim(low, 1.01)
+    ax.set_ylim(0, 1.1 * max(shown) + 1e-9)
+    ax.set_xlabel("coverage")
+    ax.set_ylabel("selective risk $R^S$ [%]")
+    ax.set_title(f"{dataset}: Tst, mean of {n} split(s); points: each method at each d", fontsize=9)
+    ax.legend(fontsize=7)
+    bx.set_xlabel("reject cost d")
+    bx.set_ylabel("cost risk [%]")
+    bx.set_title(f"{dataset}: cost risk (errors + d rejections) / n on Tst", fontsize=9)
+    bx.legend(fontsize=7)
+    return fig
+
+
+def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_out, md_out, tex_out,
+                              figures: dict | None = None, timing_paths: Sequence = (),
+                              timing_out=None) -> pd.DataFrame:
+    """Per-split CSVs and curve NPZs -> the table (CSV, Markdown, LaTeX) and one figure per dataset;
+    the per-split timing CSVs ``timing_paths`` -> :func:`render_double_hinge_timing` at ``timing_out``.
+
+    The table's numbers go to ``csv_out`` through :func:`rejectopt.experiments.double_hinge.table_file`.
+    ``figures`` maps a dataset to its PNG path; the curve files of a dataset are those of
+    ``curve_paths`` under a folder named after it (``results/double_hinge/{dataset}/split_{k}.npz``).
+    """
+    results, table = table_file(csv_paths, csv_out)
+    write_text(render_double_hinge_table(table, results, "md"), md_out)
+    write_text(render_double_hinge_table(table, results, "tex"), tex_out)
+    if timing_out is not None:
+        timing = pd.concat([pd.read_csv(p) for p in timing_paths], ignore_index=True)
+        write_text(render_double_hinge_timing(timing), timing_out)
+    for dataset, png in (figures or {}).items():
+        curves = []
+        for path in curve_paths:
+            if Path(path).parent.name == dataset:
+                with np.load(path, allow_pickle=False) as data:
+                    curves.append({k: data[k] for k in data.files})
+        if not curves:
+            raise ValueError(f"no curve file of dataset {dataset!r} among {list(map(str, curve_paths))}")
+        save_figure(double_hinge_figure(curves, results[results["dataset"] == dataset], dataset), png)
+    return table

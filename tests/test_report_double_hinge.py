@@ -1,0 +1,85 @@
+"""The double-hinge experiment rendered (rejectopt.report.double_hinge): the Markdown / LaTeX table,
+the solver times, the figure and the report files of one real split."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rejectopt.experiments import double_hinge as dh
+from rejectopt.report import double_hinge as report
+from test_experiments_double_hinge import COSTS, split_paths, synthetic_results
+
+
+def test_labels():
+    assert report.method_label("double_hinge") == "DH-SVM" and report.method_label("lr_chow") == "LR + Chow"
+    assert report.method_label("mine") == "mine"
+
+
+def test_table_renders_the_numbers_of_the_experiment():
+    results = synthetic_results()
+    table = dh.double_hinge_table(results)
+    ranks = dh.cost_risk_ranks(table)
+    tests = dh.wilcoxon_tests(results).set_index(["reject_cost", "method"])
+    md = report.render_double_hinge_table(table, results, "md")
+    for method in dh.METHODS:
+        label = report.method_label(method).replace("|", "\\|")  # a literal | is escaped in a Markdown table
+        assert f"| {label} | {ranks.average_ranks[method]:.2f} |" in md
+    p_all = tests.loc[("all", "lr_chow"), "pvalue"]
+    assert f"p = {p_all:.4f}" in md
+    assert "(1/4 empty)" in md
+    means = results.groupby(["dataset", "reject_cost", "method"])["cost_risk"].mean()
+    best = means.loc[("alpha", 0.3)].idxmin()
+    assert f"**{table.set_index(['dataset', 'reject_cost', 'method']).loc[('alpha', 0.3, best), 'cost_risk_mean']:.2f}" in md
+    tex = report.render_double_hinge_table(table, results, "tex")
+    assert "\\begin{tabular}" in tex and "$\\pm$" in tex and "\\textbf{" in tex and "$|f|$" in tex
+    with pytest.raises(ValueError, match="fmt"):
+        report.render_double_hinge_table(table, results, "html")
+
+
+def test_cells_print_na_for_a_missing_mean_and_the_mean_alone_for_one_split():
+    results = synthetic_results()
+    one = results[results["split"] == 0].copy()
+    one.loc[one["method"] == "lr_chow", "selective_risk"] = np.nan
+    one.loc[one["method"] == "lr_chow", "coverage"] = 0.0
+    md = report.render_double_hinge_table(dh.double_hinge_table(one), one, "md")
+    assert " ± " not in md.split("### Coverage")[1].split("###")[0].replace("mean ± std", "")
+    assert "n/a (1/1 empty)" in md
+
+
+def test_timing_table():
+    timing = pd.DataFrame({"dataset": ["a"] * 4, "split": [0, 0, 1, 1], "reject_cost": [0.1, 0.1, 0.1, 0.1],
+                           "method": ["double_hinge", "svm_threshold"] * 2, "fit_wall_s": [1.0, 2.0, 3.0, 4.0],
+                           "fit_cpu_s": [1.0, 0.5, 3.0, 1.5]})
+    text = report.render_double_hinge_timing(timing)
+    assert "| a | 2.0 | 2.0 | 1.0 | 2 |" in text
+    with pytest.raises(ValueError, match="fit_cpu_s"):
+        report.render_double_hinge_timing(timing.drop(columns="fit_cpu_s"))
+
+
+@pytest.fixture(scope="module")
+def bc_files(tmp_path_factory):
+    out = tmp_path_factory.mktemp("double_hinge_report") / "breast_cancer"
+    dh.run_dataset_files(None, None, {0: split_paths(out, 0)}, dataset="breast_cancer",
+                         settings={"reject_costs": COSTS}, seed=0)
+    return out
+
+
+def test_report_files(bc_files, tmp_path):
+    out = bc_files
+    table = report.double_hinge_report_files([out / "split_0.csv"], [out / "split_0.npz"], tmp_path / "t.csv",
+                                              tmp_path / "t.md", tmp_path / "t.tex",
+                                              figures={"breast_cancer": tmp_path / "bc.png"},
+                                              timing_paths=[out / "timing_split_0.csv"], timing_out=tmp_path / "time.md")
+    assert len(table) == len(COSTS) * len(dh.METHODS) and (table["n_splits"] == 1).all()
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "t.csv", dtype={"C": str}), table, check_dtype=False)
+    assert (tmp_path / "bc.png").read_bytes()[:4] == b"\x89PNG"
+    md = (tmp_path / "t.md").read_text()
+    assert "Cost risk on Tst" in md and "Wilcoxon" in md and "DH-SVM" in md
+    assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
+    # the DH-SVM's time: its fits summed over the reject costs (one split)
+    timing = pd.read_csv(out / "timing_split_0.csv")
+    dh_cpu = timing.loc[timing["method"] == "double_hinge", "fit_cpu_s"].sum()
+    assert f"| breast_cancer | {dh_cpu:.1f} |" in (tmp_path / "time.md").read_text()
+    with pytest.raises(ValueError, match="no curve file"):
+        report.double_hinge_report_files([out / "split_0.csv"], [out / "split_0.npz"], tmp_path / "u.csv",
+                                         tmp_path / "u.md", tmp_path / "u.tex", figures={"phishing": tmp_path / "p.png"})
