@@ -165,6 +165,70 @@ def test_sequential_ties_reproduce_apply_draws(readme_example, tmp_path):
     np.testing.assert_array_equal(decisions[off_threshold], expected["accept"][off_threshold])
 
 
+class _RelabelMarked:
+    """A fitted classifier that predicts the label 99 (never seen at fit) for rows whose first feature is 0.5."""
+
+    def __init__(self, clf):
+        self.clf = clf
+
+    def predict(self, X):
+        X = np.asarray(X)
+        return np.where(X[:, 0] == 0.5, 99, self.clf.predict(X))
+
+
+def test_hostile_rows_get_the_same_answer_from_the_estimator_and_apply(readme_example, tmp_path):
+    """Overflowing features and an unseen class are rejected by both routes alike; NaN and a missing column refused."""
+    ex = readme_example
+    X, y, val, new = ex["X"], ex["y"], ex["val"], ex["new"]
+    clf = _RelabelMarked(ex["clf"])
+    model = SelectiveClassifier(clf, prefit=True, target="coverage", value=0.8, random_state=0,
+                                tie_breaking="sequential").fit(X[val], y[val])
+    hostile = X[new[:40]].copy()
+    values = [1e308, -1e308, 1e200, 1e151, -1e151]
+    for i, value in enumerate(values):
+        hostile[i, 3 + i] = value
+    hostile[10, 0] = 0.5  # predicted as class 99
+    y_pred = clf.predict(hostile)
+    assert y_pred[10] == 99
+    frame = _table(hostile, None, y_pred, np.arange(len(hostile)))
+    frame.to_csv(tmp_path / "hostile.csv", index=False)
+    assert cli.main(["apply", "--model", str(ex["tmp"] / "selection" / "model.json"), "--data",
+                     str(tmp_path / "hostile.csv"), "--unseen-classes", "reject", "--out",
+                     str(tmp_path / "decisions.csv"), "-q"]) == 0
+    expected = _decisions(tmp_path / "decisions.csv")
+    guarded = np.zeros(len(hostile), dtype=bool)
+    guarded[[0, 1, 2, 3, 4, 10]] = True
+    # without the guard, LR accepted most such rows as the most certain; now never
+    assert not expected["accept"][guarded].any() and np.isinf(expected["uncertainty"][guarded]).all()
+    np.testing.assert_array_equal(model.accept(hostile), expected["accept"])
+    np.testing.assert_array_equal(model.predict_uncertainty(hostile), expected["uncertainty"])
+    np.testing.assert_array_equal(model.acceptance_probability(hostile), expected["acceptance_probability"])
+    assert (model.predict(hostile)[guarded] == -1).all()
+    assert expected["accept"][~guarded].mean() > 0.5  # the other rows are decided as usual
+    # NaN: both refuse
+    nan_rows = hostile[11:13].copy()
+    nan_rows[1, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict(nan_rows)
+    _table(nan_rows, None, ex["clf"].predict(np.nan_to_num(nan_rows)), np.arange(2)).to_csv(
+        tmp_path / "nan.csv", index=False)
+    assert cli.main(["apply", "--model", str(ex["tmp"] / "selection" / "model.json"), "--data",
+                     str(tmp_path / "nan.csv"), "--out", str(tmp_path / "nan_out.csv"), "-q"]) == 2
+    # a missing feature column: both refuse, naming the count or the column
+    with pytest.raises(ValueError, match="features"):
+        model.predict(hostile[:, :-1])
+    frame.drop(columns=["f35"]).to_csv(tmp_path / "missing.csv", index=False)
+    assert cli.main(["apply", "--model", str(ex["tmp"] / "selection" / "model.json"), "--data",
+                     str(tmp_path / "missing.csv"), "--out", str(tmp_path / "missing_out.csv"), "-q"]) == 2
+
+
+def test_fit_refuses_an_overflowing_training_row_naming_it(iris):
+    X, y = iris[0].copy(), iris[1]
+    X[17, 2] = 1e308
+    with pytest.raises(ValueError, match=r"value 1e\+308 at row 17, column 2 is out of range"):
+        SelectiveClassifier(LogisticRegression(max_iter=500)).fit(X, y)
+
+
 # --------------------------------------------------------------------------------------------
 # scikit-learn composition
 # --------------------------------------------------------------------------------------------

@@ -12,8 +12,10 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
-from .scores import SCORE_C_GRID, TCP, get_score, score_names, select_C
 from .fitting import fit_selective, split_rows
+from .metrics import per_example_loss
+from .model import TIE_BREAKING, check_features, decide
+from .scores import SCORE_C_GRID, TCP, get_score, score_names
 from .selective import InfeasibleTargetError, empirical_risk_coverage
 from .targets import Target
 
@@ -21,26 +23,6 @@ __all__ = ["SelectiveClassifier"]
 
 _TARGETS = ("coverage", "risk", "reject-cost")
 _LOSSES = ("zero_one", "mae")
-_TIE_BREAKING = ("hash", "sequential")
-_MASK64 = (1 << 64) - 1
-
-
-def _splitmix64(values):
-    """SplitMix64 finaliser on a uint64 array (wrapping arithmetic)."""
-    values = values + np.uint64(0x9E3779B97F4A7C15)
-    values = (values ^ (values >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    values = (values ^ (values >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return values ^ (values >> np.uint64(31))
-
-
-def _row_uniforms(X, seed):
-    """A uniform number in [0, 1) per row of ``X``, a deterministic function of the row and ``seed``."""
-    bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0).view(np.uint64)  # + 0.0: -0.0 -> 0.0
-    with np.errstate(over="ignore"):
-        state = _splitmix64(np.full(bits.shape[0], np.uint64(seed & _MASK64)))
-        for j in range(bits.shape[1]):
-            state = _splitmix64(state ^ bits[:, j])
-    return (state >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def _take_rows(X_raw, X, rows):
@@ -87,6 +69,11 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     ``--seed``, the same target and C grid, the score, the selection function and the
     decisions are those of ``select`` followed by ``apply``. Unlike ``select``, a part may
     be as small as one row, so that tiny samples still fit.
+
+    Deciding is :func:`rejectopt.model.decide`, as for ``apply``: a row with a feature beyond
+    :data:`rejectopt.model.FEATURE_LIMIT` (raw or standardised by the score) or whose predicted
+    label was not among :attr:`classes_` at fit is always rejected (uncertainty ``+inf``); such a
+    value in the training rows is refused by :meth:`fit`, naming its row.
 
     The uncertainty score (SELE, REG or TCP; one linear score per predicted class on the
     features, eq. 37) is learned from the losses of the classifier's predictions; the
@@ -336,14 +323,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return {"classifier": classifier_rows, **{name: rest[rows] for name, rows in parts.items()}}, rest, parts
 
     def _losses(self, y, y_pred):
-        if self.loss == "zero_one":
-            return 100.0 * np.asarray(y != y_pred, dtype=np.float64)
         if self.loss == "mae":
             try:
-                return np.abs(np.asarray(y, dtype=np.float64) - np.asarray(y_pred, dtype=np.float64))
+                y, y_pred = np.asarray(y, dtype=np.float64), np.asarray(y_pred, dtype=np.float64)
             except (TypeError, ValueError):
                 raise ValueError("loss='mae' needs numeric labels and predictions") from None
-        raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}")
+        return per_example_loss(self.loss, y, y_pred)
 
     def _class_index(self, y_pred):
         """Position of each predicted label in ``classes_``; ``len(classes_)`` for an unknown label."""
@@ -383,8 +368,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         C_grid = self._C_grid()
         info, instance = self._score_spec()
         n_jobs = self._n_jobs()
-        if self.tie_breaking not in _TIE_BREAKING:
-            raise ValueError(f"tie_breaking must be one of {', '.join(map(repr, _TIE_BREAKING))}; "
+        if self.tie_breaking not in TIE_BREAKING:
+            raise ValueError(f"tie_breaking must be one of {', '.join(map(repr, TIE_BREAKING))}; "
                              f"got {self.tie_breaking!r}")
         if self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}")
@@ -393,6 +378,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                              f"got {self.estimator!r}")
         X_raw = X
         X, y = validate_data(self, X, y, dtype=np.float64)
+        check_features(X)
         check_classification_targets(y)
         self._check_reject_label(np.unique(y))
         seed = self._seed()
@@ -421,28 +407,19 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         classes = self._class_index(y_pred)
         loss = self._losses(y_rest, y_pred)
         target = Target(kind, value)
+        score = info.name if info is not None else self._score_template(instance, len(self.classes_), seed)
+        fit_target = (self._true_class_probability(_take_rows(X_raw, X, rest), y_rest)
+                      if _learns_from_posterior(info, score) else None)
         try:
-            if info is not None and info.learns_from == "loss":
-                fitted = fit_selective(X_rest, classes, loss, target, parts, score=info.name,
-                                       n_classes=len(self.classes_), C_grid=C_grid, seed=seed, n_jobs=n_jobs)
-                learner, C, validation_aurc, selection, uncertainty = (
-                    fitted.score, fitted.C, fitted.validation_aurc, fitted.selection, fitted.uncertainty)
-            else:
-                if info is not None:
-                    context = {"n_classes": len(self.classes_), "random_state": seed}
-                    instance = info.make(0.0, **context, **({} if n_jobs is None else {"n_jobs": n_jobs}))
-                template = self._score_template(instance, len(self.classes_), seed)
-                fit_target = (self._true_class_probability(_take_rows(X_raw, X, rest), y_rest)
-                              if _learns_from_posterior(info, template) else loss)
-                learner, C, validation_aurc, selection, uncertainty = _fit_score_and_selection(
-                    template, X_rest, classes, loss, fit_target, target, parts, C_grid)
+            fitted = fit_selective(X_rest, classes, loss, target, parts, score=score, n_classes=len(self.classes_),
+                                   C_grid=C_grid, seed=seed, n_jobs=n_jobs, fit_target=fit_target)
         except InfeasibleTargetError as err:
             raise ValueError(f"cannot meet target={kind!r}, value={value:g} on the {parts['calibration'].size} "
                              f"calibration rows: {err}") from None
         self.uncertainty_score_, self.C_, self.validation_aurc_, self.selection_ = (
-            learner, float(C), dict(validation_aurc), selection)
+            fitted.score, fitted.C, dict(fitted.validation_aurc), fitted.selection)
         rep = parts["report"]
-        risk, coverage = empirical_risk_coverage(loss[rep], uncertainty[rep], selection)
+        risk, coverage = empirical_risk_coverage(loss[rep], fitted.uncertainty[rep], fitted.selection)
         self.report_ = {"coverage": coverage, "selective_risk": None if math.isnan(risk) else risk,
                         "n_rows": int(rep.size)}
         self.split_ = split
@@ -467,23 +444,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     # Predict
     # ----------------------------------------------------------------------------------------
     def _decide(self, X):
-        """Predictions of the classifier, uncertainties and accept decisions for ``X``."""
+        """Predictions of the classifier and the guarded decisions of :func:`rejectopt.model.decide` for ``X``."""
         check_is_fitted(self, ["selection_", "uncertainty_score_"])
         X_raw = X
         X = validate_data(self, X, dtype=np.float64, reset=False)
         y_pred = np.asarray(self.estimator_.predict(X_raw))
-        uncertainty = self.uncertainty_score_.predict(X, self._class_index(y_pred))
-        selection = self.selection_
-        if self.tie_breaking == "sequential":
-            accept = selection.accept(uncertainty, random_state=self.random_seed_)
-        else:
-            accept = uncertainty < selection.threshold
-            ties = uncertainty == selection.threshold
-            if selection.accept_prob >= 1.0:
-                accept |= ties
-            elif selection.accept_prob > 0.0 and ties.any():
-                accept[ties] = _row_uniforms(X[ties], self.random_seed_) < selection.accept_prob
-        return y_pred, uncertainty, accept
+        classes = self._class_index(y_pred)
+        decisions = decide(self.uncertainty_score_, self.selection_, X, classes, unseen=classes == len(self.classes_),
+                           seed=self.random_seed_, tie_breaking=self.tie_breaking)
+        return y_pred, decisions
 
     def predict(self, X):
         """Predicted labels, ``reject_label`` where the prediction is rejected.
@@ -497,7 +466,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
             Same dtype as the classes when ``reject_label`` fits in it, else object.
         """
-        y_pred, _, accept = self._decide(X)
+        y_pred, decisions = self._decide(X)
+        accept = decisions.accept
         reject = np.asarray(self.reject_label)
         numeric = y_pred.dtype.kind in "biuf" and reject.dtype.kind in "biuf"
         text = y_pred.dtype.kind in "US" and reject.dtype.kind in "US"
@@ -517,7 +487,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         ndarray of bool of shape (n_samples,)
         """
-        return self._decide(X)[2]
+        return self._decide(X)[1].accept
 
     def predict_uncertainty(self, X):
         """Uncertainty ``s(x)`` of the classifier's prediction (larger = more uncertain).
@@ -530,7 +500,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         ndarray of float of shape (n_samples,)
         """
-        return self._decide(X)[1]
+        return self._decide(X)[1].uncertainty
 
     def acceptance_probability(self, X):
         """Probability ``c(x)`` of accepting each prediction: 1, ``selection_.accept_prob`` or 0 (eq. 25).
@@ -543,7 +513,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         ndarray of float of shape (n_samples,)
         """
-        return self.selection_.acceptance_probability(self._decide(X)[1])
+        return self._decide(X)[1].acceptance_probability
 
     def score(self, X, y, sample_weight=None):
         """Selective accuracy: the (weighted) accuracy of the accepted predictions.
@@ -559,7 +529,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         float
             NaN when no prediction is accepted (the selective accuracy is undefined).
         """
-        y_pred, _, accept = self._decide(X)
+        y_pred, decisions = self._decide(X)
+        accept = decisions.accept
         y = column_or_1d(y, warn=True)
         check_consistent_length(y_pred, y)
         weight = np.ones(len(y)) if sample_weight is None else column_or_1d(sample_weight).astype(np.float64)
@@ -582,23 +553,3 @@ def _learns_from_posterior(info, template):
     if info is not None:
         return info.learns_from == "true_class_posterior"
     return isinstance(template, TCP)
-
-
-def _fit_score_and_selection(template, X, classes, loss, fit_target, target, parts, C_grid):
-    """``fit_selective`` for a score instance, or one learning from the true class's posterior.
-
-    The same steps: fit the score per C on the fit rows (``fit_target``: the loss or the
-    true class's posterior), choose C by the AuRC of the loss on the validation rows, refit on
-    fit + validation rows (in that order), fit the selection function on the calibration rows.
-    """
-    fit_rows, val_rows = parts["fit"], parts["validation"]
-    best, val_aurc = select_C(template, X[fit_rows], classes[fit_rows], fit_target[fit_rows],
-                              X[val_rows], classes[val_rows], loss[val_rows], C_grid=C_grid)
-    train_rows = np.concatenate([fit_rows, val_rows])
-    learner = clone(template).set_params(C=best.C).fit(X[train_rows], classes[train_rows], fit_target[train_rows])
-    uncertainty = np.asarray(learner.predict(X, classes), dtype=np.float64)
-    if not np.all(np.isfinite(uncertainty)):
-        raise ValueError("the uncertainty score is not finite on some rows: the features overflow the score")
-    cal = parts["calibration"]
-    selection = target.fit(loss[cal], uncertainty[cal])
-    return learner, float(best.C), {float(c): float(v) for c, v in val_aurc.items()}, selection, uncertainty

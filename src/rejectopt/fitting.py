@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 
 from .scores import SCORE_C_GRID, get_score, select_C
 from .selective import SelectionFunction
@@ -130,13 +131,14 @@ class SelectiveFit:
 
 
 def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", parts: dict, *,
-                  score: str = "sele", n_classes: int | None = None, C_grid: Any = None, seed: int = 0,
-                  n_jobs: int = 1, is_ood: Any = None) -> SelectiveFit:
+                  score: Any = "sele", n_classes: int | None = None, C_grid: Any = None, seed: int = 0,
+                  n_jobs: int = 1, is_ood: Any = None, fit_target: Any = None) -> SelectiveFit:
     """Learn an uncertainty score and a selection function from a classifier's predictions and losses.
 
-    The score (a registered score learning from the loss, :func:`rejectopt.scores.get_score`)
-    is fitted on ``parts["fit"]`` for each C of ``C_grid``; the C with the smallest AuRC
-    on ``parts["validation"]`` is refitted on both parts (Section 5.1 of the paper). The
+    The score (a registered learned score, :func:`rejectopt.scores.get_score`, or an unfitted
+    score instance) is fitted on ``parts["fit"]`` for each C of ``C_grid``; the C with the
+    smallest AuRC of the loss on ``parts["validation"]`` is refitted on both parts (Section 5.1
+    of the paper). The
     selection function for ``target`` is fitted on ``parts["calibration"]``;
     ``parts["report"]`` is not used.
 
@@ -157,7 +159,10 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     target : Target or OODTarget
     parts : dict of ndarray
         Output of :func:`split_rows` (or :func:`split_ood_rows` with an :class:`OODTarget`).
-    score : str, default="sele"
+    score : str or score instance, default="sele"
+        A registered learned score's name (made with ``n_classes``, ``seed`` and ``n_jobs``
+        where it takes them), or an unfitted instance with ``get_params`` / ``set_params``,
+        used as it is but for its ``C``.
     n_classes : int or None
     C_grid : sequence of float or None
         None: :data:`rejectopt.scores.SCORE_C_GRID`.
@@ -165,20 +170,35 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
         Passed to the score learner when it accepts ``random_state`` / ``n_jobs``.
     is_ood : array_like of bool, shape (n,), or None
         Needed with an :class:`OODTarget` (and only then): True for OOD rows.
+    fit_target : ndarray of shape (n,) or None
+        What the score is fitted to where it is not the loss: the true class's posterior for a
+        score learning from it (TCP, eq. 35). C is still chosen by the AuRC of the loss.
 
     Raises
     ------
     InfeasibleTargetError
         The target cannot be met on the calibration rows.
     ValueError
-        A score that does not learn from the loss, an uncertainty that is not finite, or
+        A registered score that does not learn from the loss without ``fit_target``, an
+        uncertainty that is not finite, or
         ``is_ood`` missing with an OOD target (given with another target).
     """
-    info = get_score(score)
-    if info.learns_from != "loss":
-        raise ValueError(f"score {score!r} learns from {info.learns_from}, not from the loss")
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
-    context = {"n_classes": n_classes, "random_state": seed, "n_jobs": n_jobs}
+    if isinstance(score, str):
+        info = get_score(score)
+        if info.learns_from != "loss" and fit_target is None:
+            raise ValueError(f"score {score!r} learns from {info.learns_from}, not from the loss: pass fit_target")
+        context = {"n_classes": n_classes, "random_state": seed, "n_jobs": n_jobs}
+        template = info.make(0.0, **context)
+
+        def learner_with(C):
+            return info.make(C, **context)
+    else:
+        template = score
+
+        def learner_with(C):
+            return clone(template).set_params(C=C)
+    fit_target = loss if fit_target is None else np.asarray(fit_target, dtype=float)
     fit_rows, val_rows = parts["fit"], parts["validation"]
     ood_target = isinstance(target, OODTarget)
     if ood_target:
@@ -190,10 +210,10 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
         fit_rows, val_rows = fit_rows[~is_ood[fit_rows]], val_rows[~is_ood[val_rows]]
     elif is_ood is not None:
         raise ValueError(f"is_ood is used only with a TPR-FPR or precision-recall target, not {target}")
-    best, val_aurc = select_C(info.make(0.0, **context), X[fit_rows], y_pred[fit_rows], loss[fit_rows],
+    best, val_aurc = select_C(template, X[fit_rows], y_pred[fit_rows], fit_target[fit_rows],
                               X[val_rows], y_pred[val_rows], loss[val_rows], C_grid=C_grid)
     train_rows = np.concatenate([fit_rows, val_rows])
-    learner = info.make(best.C, **context).fit(X[train_rows], y_pred[train_rows], loss[train_rows])
+    learner = learner_with(best.C).fit(X[train_rows], y_pred[train_rows], fit_target[train_rows])
     s = np.asarray(learner.predict(X, y_pred), dtype=float)
     bad = ~np.isfinite(s)
     if bad.any():

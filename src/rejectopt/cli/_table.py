@@ -19,18 +19,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..model import FEATURE_LIMIT, NO_PRED, first_out_of_range, out_of_range, out_of_range_reason
 from ._errors import InputError, one_line
 
 __all__ = ["FEATURE_LIMIT", "NO_PRED", "Table", "class_indices", "class_vocabulary", "load_table", "row_label"]
 
 log = logging.getLogger(__name__)
-
-#: Value of ``--pred-column`` meaning "no predicted class": one class-agnostic score.
-NO_PRED = "none"
-#: Largest magnitude of a feature value (and a loss). Beyond it the squares summed to standardise
-#: the features overflow float64 (max 1.8e308) on large files, and a linear score of such a value
-#: says nothing: ``select`` refuses the file, ``apply`` rejects the row (or refuses, by option).
-FEATURE_LIMIT = 1e150
 
 
 @dataclass
@@ -200,28 +194,7 @@ def _require_columns(available, required, source):
 
 def out_of_range_message(source, value, column, where):
     """``<file>: value 1e+308 in column 'f4' at row 7 is out of range: ...``."""
-    reason = (f"values must lie within +-{FEATURE_LIMIT:g} (beyond, standardising the features overflows float64)"
-              if abs(value) > FEATURE_LIMIT else
-              f"standardised with the model's mean and scale it lies beyond +-{FEATURE_LIMIT:g}")
-    return f"{source}: value {value:g} in column {column!r} at {where} is out of range: {reason}"
-
-
-def out_of_range(X, low=-FEATURE_LIMIT, high=FEATURE_LIMIT):
-    """Mask of the rows of ``X`` with a value outside ``[low, high]`` (per column or scalar bounds).
-
-    Compares without float temporaries (a pass for the extremes first), so it costs little
-    on a file of a million rows.
-    """
-    if X.size == 0 or (np.all(X.min(axis=0) >= low) and np.all(X.max(axis=0) <= high)):
-        return np.zeros(X.shape[0], dtype=bool)
-    return ((X < low) | (X > high)).any(axis=1)
-
-
-def first_out_of_range(X, rows, low=-FEATURE_LIMIT, high=FEATURE_LIMIT):
-    """``(row, column)`` of the first value outside the bounds among the rows of the mask ``rows``."""
-    i = int(np.flatnonzero(rows)[0])
-    low, high = np.broadcast_to(low, X.shape[1:]), np.broadcast_to(high, X.shape[1:])
-    return i, int(np.flatnonzero((X[i] < low) | (X[i] > high))[0])
+    return f"{source}: value {value:g} in column {column!r} at {where} is out of range: {out_of_range_reason(value)}"
 
 
 def _check_range(X, columns, source, is_csv, index=None):

@@ -22,6 +22,7 @@ register_score("sele", label="SELE", learns_from="loss")("rejectopt.scores._sele
 __getattr__, __dir__, _ = _lazy.attach(
     __name__,
     submod_attrs={
+        "_base": ["PerClassLinearScore"],
         "_baselines": ["FaceScore", "Margin", "MCP", "face_score", "mcp", "svm_margin", "svor_margin"],
         "_ridge": ["REG", "TCP"],
         "_sele": ["SELE", "ChunkedSELEObjective", "make_chunks"],
@@ -37,6 +38,7 @@ __all__ = [
     "make_score",
     "register_score",
     "score_names",
+    "PerClassLinearScore",
     "SELE",
     "REG",
     "TCP",

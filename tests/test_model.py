@@ -1,0 +1,140 @@
+"""Tests of rejectopt.model: the guard, the guarded decisions and model.json, on known answers."""
+
+import json
+
+import numpy as np
+import pytest
+
+from rejectopt.model import (
+    FEATURE_LIMIT,
+    MODEL_FORMAT,
+    check_features,
+    decide,
+    feature_bounds,
+    first_out_of_range,
+    model_dict,
+    out_of_range,
+    read_model,
+    row_uniforms,
+    validate_model,
+)
+from rejectopt.scores import PerClassLinearScore
+from rejectopt.selective import SelectionFunction
+from rejectopt.targets import Target
+
+#: A two-class, two-feature linear score written by hand: s = coef_c . (x - mean) / scale + intercept_c.
+SCORE = {"kind": "sele", "C": 1.0, "n_classes": 2, "n_features": 2, "mean": [1.0, -2.0], "scale": [2.0, 0.5],
+         "coef": [[1.0, -1.0], [0.5, 2.0]], "intercept": [0.0, 1.0], "unseen_class_score": 9.0,
+         "class_seen": [True, True]}
+
+
+def _by_hand(X, classes):
+    coef, intercept = np.array(SCORE["coef"]), np.array(SCORE["intercept"])
+    Z = (X - np.array(SCORE["mean"])) / np.array(SCORE["scale"])
+    return np.array([Z[i] @ coef[c] + intercept[c] for i, c in enumerate(classes)])
+
+
+def test_out_of_range_flags_extremes_and_nan_and_names_the_first():
+    X = np.array([[0.0, 1.0], [1e151, 0.0], [0.0, np.nan], [-2e150, 3.0], [5.0, 5.0]])
+    np.testing.assert_array_equal(out_of_range(X), [False, True, True, True, False])
+    assert first_out_of_range(X, out_of_range(X)) == (1, 0)
+    # per-column bounds
+    np.testing.assert_array_equal(out_of_range(X[[0, 4]], np.array([-1.0, -1.0]), np.array([4.0, 6.0])), [False, True])
+    assert not out_of_range(np.zeros((0, 3))).any()
+
+
+def test_feature_bounds_are_the_raw_and_the_standardised_limits():
+    score = PerClassLinearScore.from_dict(SCORE)
+    low, high = feature_bounds(score)
+    # |x| <= L and |(x - mean) / scale| <= L: feature 0 (scale 2) is bounded by the raw limit, feature 1 (scale 0.5)
+    # by the standardised one
+    np.testing.assert_array_equal(low, [-FEATURE_LIMIT, -2.0 - 0.5 * FEATURE_LIMIT])
+    np.testing.assert_array_equal(high, [FEATURE_LIMIT, -2.0 + 0.5 * FEATURE_LIMIT])
+    assert feature_bounds(object()) == (-FEATURE_LIMIT, FEATURE_LIMIT)
+
+
+def test_check_features_names_row_and_column():
+    X = np.ones((5, 3))
+    check_features(X)
+    X[3, 1], X[4, 0] = -1e200, np.inf
+    with pytest.raises(ValueError, match=r"X: value -1e\+200 at row 3, column 1 is out of range: values must lie "
+                                         r"within \+-1e\+150 .*\(2 row\(s\) in all\)"):
+        check_features(X)
+
+
+def test_decide_known_answer_with_guarded_rows():
+    score = PerClassLinearScore.from_dict(SCORE)
+    X = np.array([[1.0, -2.0], [3.0, -1.0], [1e151, 0.0], [0.0, 1e150], [2.0, 0.0], [0.0, np.nan]])
+    classes = np.array([0, 1, 0, 1, 1, 0])
+    unseen = np.array([False, False, False, False, True, False])
+    expected = _by_hand(X[:2], classes[:2])  # 0 and 0.5 * 1 + 2 * 2 + 1 = 5.5
+    np.testing.assert_array_equal(expected, [0.0, 5.5])
+    selection = SelectionFunction(threshold=5.5, accept_prob=0.25)
+    out = decide(score, selection, X, classes, unseen=unseen, seed=7)
+    np.testing.assert_array_equal(out.uncertainty, [0.0, 5.5, np.inf, np.inf, np.inf, np.inf])
+    np.testing.assert_array_equal(out.acceptance_probability, [1.0, 0.25, 0, 0, 0, 0])
+    np.testing.assert_array_equal(out.out_of_range, [False, False, True, True, False, True])
+    np.testing.assert_array_equal(out.unseen, unseen)
+    assert out.accept[0] and not out.accept[2:].any()
+    # the tie at the threshold: sequential draws are the selection function's own, hash draws the row's
+    sequential = selection.accept(out.uncertainty, random_state=7)
+    assert out.accept[1] == sequential[1]
+    hashed = decide(score, selection, X, classes, unseen=unseen, seed=7, tie_breaking="hash")
+    assert hashed.accept[1] == (row_uniforms(X[[1]], 7)[0] < 0.25)
+    # a threshold of +inf accepts everything but the guarded rows
+    everything = decide(score, SelectionFunction(threshold=np.inf, accept_prob=1.0), X, classes, unseen=unseen)
+    np.testing.assert_array_equal(everything.accept, [True, True, False, False, False, False])
+    with pytest.raises(ValueError, match="tie_breaking must be one of 'hash', 'sequential'"):
+        decide(score, selection, X, classes, tie_breaking="random")
+
+
+def test_row_uniforms_depend_on_the_row_alone():
+    X = np.array([[0.0, 1.0], [-0.0, 1.0], [2.0, 3.0]])
+    u = row_uniforms(X, 3)
+    assert u[0] == u[1] != u[2]
+    assert row_uniforms(X[[2, 0]], 3).tolist() == [u[2], u[0]]
+    assert ((0 <= u) & (u < 1)).all() and row_uniforms(X, 4)[0] != u[0]
+
+
+def _model(tmp_path, **changes):
+    score = PerClassLinearScore.from_dict(SCORE)
+    content = model_dict(feature_columns=["a", "b"], classes=["x", "y"], score=score,
+                         selection=SelectionFunction(threshold=1.5, accept_prob=1.0), target=Target("coverage", 0.8),
+                         loss_name="zero_one", versions={"rejectopt": "test"}, pred_column="y_pred")
+    content.update(changes)
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(content))
+    return path, content
+
+
+def test_model_json_round_trip(tmp_path):
+    path, content = _model(tmp_path)
+    assert list(content)[:2] == ["format", "format_version"] and content["format"] == MODEL_FORMAT
+    model, score, selection = read_model(path)
+    assert model == content and selection == SelectionFunction(threshold=1.5, accept_prob=1.0)
+    X = np.array([[0.0, 0.0], [2.0, -1.0]])
+    np.testing.assert_array_equal(score.predict(X, np.array([0, 1])), _by_hand(X, [0, 1]))
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"format": "other"}, 'not a rejectopt model'),
+    ({"format_version": 2}, "unsupported format_version 2"),
+    ({"classes": ["x"]}, "classes has 1 entries but score.n_classes is 2"),
+    ({"feature_columns": ["a", "a"]}, "feature_columns lists 'a' twice"),
+    ({"pred_column": "a"}, "feature_columns includes the pred_column 'a'"),
+    ({"extra": 1}, r"unknown field\(s\) \['extra'\]"),
+])
+def test_read_model_names_the_bad_field(tmp_path, changes, message):
+    path, _ = _model(tmp_path, **changes)
+    with pytest.raises(ValueError, match=f"^{tmp_path / 'model.json'}: invalid model: {message}"):
+        read_model(path)
+
+
+def test_read_model_refuses_what_is_not_a_model_file(tmp_path):
+    with pytest.raises(ValueError, match="no such file"):
+        read_model(tmp_path / "absent.json")
+    (tmp_path / "nan.json").write_text('{"format": NaN}')
+    with pytest.raises(ValueError, match=r"not a JSON model file \(non-standard JSON number NaN\)"):
+        read_model(tmp_path / "nan.json")
+    with pytest.raises(ValueError, match="missing field"):
+        validate_model({"format": MODEL_FORMAT, "format_version": 1})
