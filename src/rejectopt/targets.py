@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .ood import CONSTRAINT_TOL, fit_bounded_precision_recall, fit_bounded_tpr_fpr, operating_points
+from .stats import selective_risk_interval, wilson_interval
 from .selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -34,6 +35,7 @@ __all__ = [
     "TARGET_KINDS",
     "Target",
     "describe_attainable",
+    "ood_operating_point",
     "parse_target",
     "target_from_dict",
     "target_to_dict",
@@ -246,6 +248,50 @@ def describe_attainable(target: OODTarget, attainable: dict) -> str:
     return (f"at recall >= {recall_min:g} the largest attainable precision is "
             f"{fmt(attainable['precision_at_recall'])}, at precision >= {precision_min:g} the largest attainable "
             f"recall is {fmt(attainable['recall_at_precision'])}")
+
+
+def ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: float = 0.95) -> dict[str, Any]:
+    """What a selection function achieves on a sample of ID and OOD rows, with intervals.
+
+    With ``c_i`` the acceptance probability of row ``i`` (the expectation over the
+    randomisation is exact, as in :func:`rejectopt.ood.empirical_rates`): TPR = mean of ``c``
+    on the ID rows (= recall), FPR = mean on the OOD rows, precision = the ID share of the
+    accepted, coverage = the accepted share of all rows, and the selective risk of the accepted
+    ID rows; Wilson score intervals for the rates and the coverage,
+    :func:`rejectopt.stats.selective_risk_interval` for the risk. Undefined values (nothing
+    accepted) are NaN. The OOD rows' losses are not read.
+    """
+    loss = np.asarray(loss, dtype=np.float64)
+    is_ood = np.asarray(is_ood, dtype=bool)
+    prob = np.asarray(accept_prob, dtype=np.float64)
+    n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
+    accepted_id, accepted_ood = float(prob[~is_ood].sum()), float(prob[is_ood].sum())
+    accepted = accepted_id + accepted_ood
+    loss_id, prob_id = loss[~is_ood], prob[~is_ood]
+    risk = float(prob_id @ loss_id) / accepted_id if accepted_id > 0 else float("nan")
+    risk_ci, risk_method = selective_risk_interval(loss_id, prob_id, confidence)
+    tpr_ci = list(wilson_interval(accepted_id, n_id, confidence))
+    precision = accepted_id / accepted if accepted > 0 else float("nan")
+    return {
+        "coverage": accepted / is_ood.size,
+        "coverage_ci": list(wilson_interval(accepted, is_ood.size, confidence)),
+        "coverage_ci_method": f"Wilson score interval ({confidence:.0%})",
+        "tpr": accepted_id / n_id,
+        "tpr_ci": tpr_ci,
+        "fpr": accepted_ood / n_ood,
+        "fpr_ci": list(wilson_interval(accepted_ood, n_ood, confidence)),
+        "precision": precision,
+        "precision_ci": list(wilson_interval(accepted_id, accepted, confidence)),
+        "recall": accepted_id / n_id,
+        "recall_ci": tpr_ci,
+        "rates_ci_method": f"Wilson score interval ({confidence:.0%})",
+        "selective_risk": risk,
+        "selective_risk_ci": list(risk_ci),
+        "selective_risk_ci_method": risk_method,
+        "n_accepted_expected": accepted,
+        "n_id_accepted_expected": accepted_id,
+        "n_ood_accepted_expected": accepted_ood,
+    }
 
 
 def target_from_dict(data: Any) -> "Target | OODTarget":

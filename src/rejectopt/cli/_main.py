@@ -10,25 +10,25 @@ from pathlib import Path
 import numpy as np
 
 from ..fitting import fit_selective, split_ood_rows, split_rows
+from ..model import model_dict
+from ..report.selection import ood_select_figure, select_figure
+from ..scores import get_score
 from ..selective import InfeasibleTargetError
 from ..targets import OODTarget, parse_target
 from ._errors import EXIT_INPUT_ERROR, InputError, one_line
 from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
-from ._model import apply_model, load_model, model_dict
+from ._model import apply_model, load_model
 from ._report import (
     figure_png,
     json_bytes,
     ood_report_dict,
-    ood_report_figure,
     ood_report_markdown,
     ood_summary_line,
     report_dict,
-    report_figure,
     report_markdown,
     summary_line,
     versions,
 )
-from ..scores import get_score
 from ._parser import DEFAULT_OOD_COLUMN, build_parser
 from ._table import class_indices, class_vocabulary, load_table
 
@@ -128,12 +128,12 @@ def run_select(args):
         report = report_dict(fit, table.loss, target, score_name=args.score, loss_name=loss_name, C_grid=C_grid,
                              split=split, versions=versions())
         texts = (report_markdown(report), summary_line(report))
-        figure = report_figure(fit, table.loss, report, label)
+        figure = select_figure(fit, table.loss, report, label)
     else:
         report = ood_report_dict(fit, table.loss, table.is_ood, target, score_name=args.score, loss_name=loss_name,
                                  C_grid=C_grid, split=split, versions=versions(), ood_column=ood_column)
         texts = (ood_report_markdown(report), ood_summary_line(report))
-        figure = ood_report_figure(fit, table.loss, table.is_ood, report, label)
+        figure = ood_select_figure(fit, table.loss, table.is_ood, report, label)
     model = model_dict(feature_columns=table.feature_columns, classes=vocabulary, score=fit.score,
                        selection=fit.selection, target=target, loss_name=loss_name, versions=report["versions"],
                        pred_column=args.pred_column, ood_column=ood_column)

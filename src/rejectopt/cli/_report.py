@@ -8,19 +8,21 @@ import math
 import platform
 
 import numpy as np
+import scipy
+import sklearn
 
 from .. import __version__
 from ..metrics import aurc
+from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
+from ..targets import OOD_TARGET_KINDS, describe_attainable, ood_operating_point, target_from_dict
 
-__all__ = ["figure_png", "json_bytes", "report_dict", "report_markdown", "summary_line", "versions"]
+__all__ = ["figure_png", "json_bytes", "ood_report_dict", "ood_report_markdown", "ood_summary_line", "report_dict",
+           "report_markdown", "summary_line", "versions"]
 
 
 def versions():
     """Versions of rejectopt, Python and the numerical libraries (recorded in the outputs)."""
-    import scipy
-    import sklearn
-
     return {"rejectopt": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "scipy": scipy.__version__, "scikit-learn": sklearn.__version__}
 
@@ -66,19 +68,6 @@ def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, vers
         "risk_full_coverage_report": float(loss_rep.mean()),
         "versions": versions,
     }
-
-
-def report_figure(fit, loss, report, score_label):
-    """RC curve of the report rows with the chosen operating point (:func:`rejectopt.report.rc_figure`)."""
-    from ..report import rc_figure  # lazy: rejectopt.report imports the classifiers, apply does not need them
-
-    rep = fit.parts["report"]
-    loss_rep, s_rep = loss[rep], fit.uncertainty[rep]
-    unit = f"{report['loss']}{', %' if report['loss'] == 'zero_one' else ''}"
-    target = report["target"]
-    return rc_figure(loss_rep, s_rep, score_label=score_label, point=operating_point(loss_rep, s_rep, fit.selection),
-                     point_label=f"chosen point ({target['kind']}={target['value']:g})", risk_label=unit,
-                     title=f"report rows (n={report['rows']['report']})")
 
 
 def fmt(value, digits=4):
@@ -155,43 +144,16 @@ _RATE_LABELS = {"tpr": "TPR (share of ID rows accepted)", "fpr": "FPR (share of 
 
 def is_ood_report(report):
     """Whether ``report`` is that of an OOD target (``tpr-fpr`` or ``precision-recall``)."""
-    from ..targets import OOD_TARGET_KINDS
-
     return report["target"]["kind"] in OOD_TARGET_KINDS
 
 
-def _ood_point(loss, is_ood, prob, confidence=0.95):
-    """Expected rates, coverage and selective risk of the accepted ID rows, with Wilson / risk intervals."""
-    from ..stats import selective_risk_interval, wilson_interval
-
-    n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
-    accepted_id, accepted_ood = float(prob[~is_ood].sum()), float(prob[is_ood].sum())
-    accepted = accepted_id + accepted_ood
-    loss_id, prob_id = loss[~is_ood], prob[~is_ood]
-    risk = float(prob_id @ loss_id) / accepted_id if accepted_id > 0 else float("nan")
-    risk_ci, risk_method = selective_risk_interval(loss_id, prob_id, confidence)
-    tpr_ci = list(wilson_interval(accepted_id, n_id, confidence))
-    precision = accepted_id / accepted if accepted > 0 else float("nan")
-    return {
-        "coverage": accepted / is_ood.size,
-        "coverage_ci": list(wilson_interval(accepted, is_ood.size, confidence)),
-        "coverage_ci_method": f"Wilson score interval ({confidence:.0%})",
-        "tpr": accepted_id / n_id,
-        "tpr_ci": tpr_ci,
-        "fpr": accepted_ood / n_ood,
-        "fpr_ci": list(wilson_interval(accepted_ood, n_ood, confidence)),
-        "precision": _none_if_nan(precision),
-        "precision_ci": [_none_if_nan(v) for v in wilson_interval(accepted_id, accepted, confidence)],
-        "recall": accepted_id / n_id,
-        "recall_ci": tpr_ci,
-        "rates_ci_method": f"Wilson score interval ({confidence:.0%})",
-        "selective_risk": _none_if_nan(risk),
-        "selective_risk_ci": [_none_if_nan(v) for v in risk_ci],
-        "selective_risk_ci_method": risk_method,
-        "n_accepted_expected": accepted,
-        "n_id_accepted_expected": accepted_id,
-        "n_ood_accepted_expected": accepted_ood,
-    }
+def _ood_point(loss, is_ood, prob):
+    """:func:`rejectopt.targets.ood_operating_point` with JSON's null for an undefined value."""
+    point = ood_operating_point(loss, is_ood, prob)
+    for name in ("precision", "selective_risk"):
+        point[name] = _none_if_nan(point[name])
+        point[f"{name}_ci"] = [_none_if_nan(v) for v in point[f"{name}_ci"]]
+    return point
 
 
 def _nan_if_none(value):
@@ -221,8 +183,6 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
     the bounds are met (``feasibility``); what the calibration rows allow
     (``attainable_calibration``, :meth:`rejectopt.targets.OODTarget.attainable`).
     """
-    from ..ood import auroc
-
     parts, s, selection = fit.parts, fit.uncertainty, fit.selection
     cal, rep = parts["calibration"], parts["report"]
     ood_cal, ood_rep = is_ood[cal], is_ood[rep]
@@ -259,61 +219,7 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
 
 
 def _target_of(report):
-    from ..targets import target_from_dict
-
     return target_from_dict(report["target"])
-
-
-def ood_report_figure(fit, loss, is_ood, report, score_label):
-    """ROC curve (TPR vs FPR) of the report rows and RC curve of their ID rows, each with the chosen point."""
-    from matplotlib.figure import Figure
-
-    from ..metrics import rc_curve
-    from ..ood import roc_curve
-
-    rep = fit.parts["report"]
-    ood_rep, s_rep = is_ood[rep], fit.uncertainty[rep]
-    point, target = report["report"], _target_of(report)
-    fig = Figure(figsize=(10.0, 4.0), dpi=110)
-    roc, rc = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
-    fpr, tpr, _ = roc_curve(ood_rep, s_rep)
-    roc.plot(fpr, tpr, label=f"{score_label} score (AUROC {report['auroc_report']:.3g})")
-    roc.plot([0, 1], [0, 1], color="0.7", lw=1, label="random order")
-
-    def bar(value, ci):
-        return [[max(0.0, value - ci[0])], [max(0.0, ci[1] - value)]]
-
-    roc.errorbar([point["fpr"]], [point["tpr"]], xerr=bar(point["fpr"], point["fpr_ci"]),
-                 yerr=bar(point["tpr"], point["tpr_ci"]), fmt="o", color="C3", capsize=3,
-                 label=f"chosen point ({target})")
-    bounds = target.as_dict()
-    if "tpr" in bounds:
-        roc.axhline(bounds["tpr"], color="0.4", ls=":", lw=1)
-        roc.axvline(bounds["fpr"], color="0.4", ls=":", lw=1)
-    else:
-        roc.axhline(bounds["recall"], color="0.4", ls=":", lw=1)
-    roc.set_xlabel("FPR (share of OOD rows accepted)")
-    roc.set_ylabel("TPR (share of ID rows accepted)")
-    roc.set_xlim(0, 1)
-    roc.set_ylim(0, 1.01)
-    roc.set_title(f"report rows: {report['rows']['report'] - report['rows']['ood']['report']} ID, "
-                  f"{report['rows']['ood']['report']} OOD", fontsize=10)
-    roc.legend(fontsize=8, loc="lower right")
-    loss_id, s_id = loss[rep][~ood_rep], s_rep[~ood_rep]
-    rc.plot(*rc_curve(loss_id, s_id), label=f"{score_label} score (AuRC {report['aurc_report']['learned_score']:.3g})")
-    rc.axhline(report["risk_full_coverage_report"], color="0.3", ls="--", lw=1, label="random order")
-    if point["selective_risk"] is not None:
-        rc.errorbar([point["tpr"]], [point["selective_risk"]], xerr=bar(point["tpr"], point["tpr_ci"]),
-                    yerr=bar(point["selective_risk"], point["selective_risk_ci"]), fmt="o", color="C3", capsize=3,
-                    label="chosen point")
-    unit = f"{report['loss']}{', %' if report['loss'] == 'zero_one' else ''}"
-    rc.set_xlabel("coverage of the ID rows (= TPR)")
-    rc.set_ylabel(f"selective risk of the accepted ID rows ({unit})")
-    rc.set_xlim(0, 1)
-    rc.set_title("ID report rows: risk-coverage curve", fontsize=10)
-    rc.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    return fig
 
 
 def _interval(point, name):
@@ -327,8 +233,6 @@ def _yes(flag):
 
 def ood_report_markdown(report):
     """The human-readable ``report.md`` of an OOD target."""
-    from ..targets import describe_attainable
-
     target = _target_of(report)
     point, rows, aurcs, cal = report["report"], report["rows"], report["aurc_report"], report["calibration"]
     sel, feasibility = report["selection"], report["feasibility"]

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..metrics import aurc, rc_curve
 from ..stats import cliques, nemenyi_cd
 from ._specs import TableSpec, label, metric_label
 from ._tables import TableStatistics, format_number
@@ -196,7 +197,6 @@ def rc_figure(loss, uncertainty, *, score_label="score", point=None, point_label
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
-    from ..metrics import aurc, rc_curve
 
     loss = np.asarray(loss, dtype=float)
     fig = Figure(figsize=(5.5, 4.0), dpi=110)
@@ -233,8 +233,6 @@ def mean_rc_curve(samples, grid=RC_GRID):
     is read at ``grid`` by linear interpolation, so splits of different sizes
     average on the same coverages.
     """
-    from ..metrics import rc_curve
-
     risks = np.array([np.interp(grid, *rc_curve(loss, u)) for loss, u in samples])
     return risks.mean(axis=0), risks.std(axis=0)
 

@@ -8,6 +8,8 @@ from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from ._registry import SCORES
+
 __all__ = ["PerClassLinearScore"]
 
 
@@ -172,8 +174,6 @@ class PerClassLinearScore(BaseEstimator):
         (:func:`rejectopt.scores.register_score`); :meth:`from_dict` dispatches on it.
         ``structured`` is written only for a score fitted with ``y_pred=None``.
         """
-        from ._registry import SCORES
-
         check_is_fitted(self, ["coef_", "intercept_"])
         kinds = [name for name, info in SCORES.items() if info.cls is type(self)]
         if not kinds:
@@ -209,8 +209,6 @@ class PerClassLinearScore(BaseEstimator):
         ValueError
             Naming the first bad field.
         """
-        from ._registry import SCORES
-
         if not isinstance(data, dict):
             raise ValueError(f"{name} must be an object, got {type(data).__name__}")
         required = {"kind", "C", "n_classes", "n_features", "mean", "scale", "coef", "intercept",
