@@ -24,3 +24,13 @@ def digits():
     """The first 900 digits (10 classes, 64 features)."""
     X, y = load_digits(return_X_y=True)
     return split(X[:900], y[:900])
+
+
+@pytest.fixture(scope="module")
+def problem():
+    """A synthetic selective problem: features, two predicted classes, 0/100 losses that the first feature ranks."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(800, 3))
+    y_pred = rng.integers(0, 2, 800)
+    loss = 100.0 * (rng.random(800) < 1 / (1 + np.exp(-2 * X[:, 0] * (2 * y_pred - 1))))
+    return X, y_pred, loss

@@ -10,9 +10,10 @@ import pytest
 
 from rejectopt import cli
 from rejectopt.cli._files import write_outputs
+from rejectopt.cli._parser import cli_scores
 from rejectopt.scores import SELE
-from rejectopt.scores._base import PerClassLinearScore
-from test_cli_data import TARGET_COVERAGE, satellite_tables, selected_model, shared_folder
+from rejectopt.scores import PerClassLinearScore
+from cli_data import N_FEATURES, TARGET_COVERAGE, satellite_tables, selected_model, shared_folder
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +185,7 @@ def test_npz_input_with_loss_and_reg(tmp_path):
 
 
 def test_module_entry_point_exits_2_without_traceback(tmp_path):
-    # -q before the subcommand is accepted (issue 17, case 8)
+    # -q before the subcommand is accepted, as after it
     result = subprocess.run([sys.executable, "-m", "rejectopt", "-q", "apply", "--model",
                              str(tmp_path / "none.json"), "--data", "x.csv", "--out", str(tmp_path / "d.csv")],
                             capture_output=True, text=True)
@@ -201,3 +202,21 @@ def test_infeasible_risk_target_exits_2_without_output(tmp_path, capsys):
                      "--out", str(out), "-q"]) == 2
     assert "cannot meet --target risk=5" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_satellite_tables(tmp_path_factory):
+    paths = satellite_tables(shared_folder(tmp_path_factory))
+    given, unseen = pd.read_csv(paths["given"]), pd.read_csv(paths["unseen"])
+    assert len(given) == 2500 and len(unseen) == 2435
+    assert list(given.columns) == [f"f{j}" for j in range(N_FEATURES)] + ["y", "y_pred"]
+    assert 0.05 < (given["y"] != given["y_pred"]).mean() < 0.3  # a useful, imperfect classifier
+
+
+def test_cli_offers_the_registered_scores_that_learn_from_the_loss(capsys):
+    assert cli_scores() == ["sele", "reg"]
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["select", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--score {sele,reg}" in help_text and "not TCP: it learns from the classifier's class posteriors" in help_text
+    args = cli.build_parser().parse_args(["select", "--data", "d.csv", "--target", "coverage=0.5", "--out", "o"])
+    assert args.C == "0,1,10,100,1000" and args.score == "sele"  # SCORE_C_GRID

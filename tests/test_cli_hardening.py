@@ -1,7 +1,7 @@
-"""Issue 17: hostile or clumsy input to ``select`` / ``apply`` ends in a clear error or a safe decision.
+"""Hostile or clumsy input to ``select`` / ``apply`` ends in a clear error or a safe decision.
 
-Each test fails on the command line before the fix (``git show 12f35d7:src/rejectopt/cli.py``)
-and passes after. Only :func:`rejectopt.cli.main` is used, so the tests hold for any layout.
+Each case is one that a looser command line got wrong (exit 0 with a wrong decision, or a
+traceback). Only :func:`rejectopt.cli.main` is used, so the tests hold for any layout.
 """
 
 import json
@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from rejectopt import cli
-from test_cli_data import satellite_tables, selected_model, shared_folder
+from cli_data import satellite_tables, selected_model, shared_folder
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +147,7 @@ def _replace(path, value):
 
 
 MODEL_EDITS = {
-    # issue 17, case 2: accepted with exit 0 before
+    # edits that a looser check accepted with exit 0
     "classes removed": (_drop("classes"), "classes"),
     "zero scale": (_set_score("scale", 3, 0.0), "score.scale[3]"),
     "negative scale": (_set_score("scale", 5, -2.5), "score.scale[5]"),
@@ -158,7 +158,7 @@ MODEL_EDITS = {
     "duplicate feature": (_replace(("feature_columns", 1), "f0"), "feature_columns"),
     "boolean in coef": (lambda m: m["score"]["coef"][2].__setitem__(0, True), "score.coef[2][0]"),
     "unknown score kind": (_replace(("score", "kind"), "svm"), "score.kind"),
-    # issue 17, case 4: TypeError tracebacks before
+    # edits that a looser check met with a TypeError traceback
     "classes as lists": (lambda m: m.update(classes=[[c] for c in m["classes"]]), "classes"),
     "feature names as objects": (lambda m: m.update(feature_columns=[{"name": c} for c in m["feature_columns"]]),
                                  "feature_columns"),

@@ -1,4 +1,4 @@
-"""``select --target tpr=T,fpr=F`` / ``precision=P,recall=R`` with out-of-distribution rows (issue 14, part 4).
+"""``select --target tpr=T,fpr=F`` / ``precision=P,recall=R`` with out-of-distribution rows.
 
 Real data: LR ("your" classifier) trained on the in-distribution (ID) classes of sattelite; the
 last class is out-of-distribution (OOD): its rows are marked ``is_ood=1`` and have no label.
@@ -20,7 +20,7 @@ from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.fitting import split_ood_rows
 from rejectopt.selective import InfeasibleTargetError
 from rejectopt.targets import OODTarget, parse_target
-from test_cli_data import MIRROR, frame
+from cli_data import MIRROR, frame
 
 TPR_FPR = (0.8, 0.3)
 PRECISION_RECALL = (0.9, 0.7)

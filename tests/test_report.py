@@ -6,7 +6,8 @@ import pytest
 import yaml
 from matplotlib.figure import Figure
 
-from rejectopt.report import cd_diagram
+from rejectopt.report import cd_diagram, rc_figure
+from rejectopt.selective import SelectionFunction, operating_point
 from rejectopt.stats import nemenyi_cd
 from rejectopt.report import (
     aurc_table,
@@ -189,3 +190,18 @@ def test_cd_diagram_draws_into_given_axes():
     fig = Figure()
     ax = fig.add_subplot()
     assert cd_diagram(pd.Series({"x": 1.2, "y": 1.8}), 0.5, ax=ax) is fig
+
+
+def test_rc_figure_draws_curves_and_the_point():
+    rng = np.random.default_rng(0)
+    s = rng.normal(size=200)
+    loss = 100.0 * (rng.random(200) < 1 / (1 + np.exp(-2 * s)))
+    selection = SelectionFunction(0.0, 1.0)
+    fig = rc_figure(loss, s, score_label="SELE", point=operating_point(loss, s, selection),
+                    risk_label="zero_one, %", title="report rows")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0].startswith("SELE score (AuRC") and labels[-1] == "chosen point"
+    assert ax.get_ylabel() == "selective risk (zero_one, %)" and ax.get_title() == "report rows"
+    nothing = operating_point(loss, s, SelectionFunction(-np.inf, 0.0))
+    assert len(rc_figure(loss, s, point=nothing).axes[0].get_legend().get_texts()) == 3  # no point

@@ -1,5 +1,6 @@
 """Tests of rejectopt.scores: learned scores (SELE, REG, TCP), baselines and C selection."""
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -10,7 +11,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from rejectopt.metrics import aurc
-from rejectopt.scores import REG, SELE, TCP, ChunkedSELEObjective, make_chunks, mcp, select_C, svm_margin, svor_margin
+from rejectopt.scores import REG, SELE, TCP, ChunkedSELEObjective, PerClassLinearScore, make_chunks, mcp, select_C, svm_margin, svor_margin
 
 
 def _sigmoid(z):
@@ -282,3 +283,55 @@ def test_reg_equals_sklearn_ridge_in_primal_and_dual_regimes(n, d):
     # F = C/2 ||w||^2 + 1/n sum r^2  <=>  sum r^2 + (C n / 2) ||w||^2, bias unpenalised
     ref = Ridge(alpha=C * n / 2, fit_intercept=True).fit(X, loss).predict(X)
     np.testing.assert_allclose(ours, ref, rtol=1e-8, atol=1e-10)
+
+
+# --------------------------------------------------------------------------------------------
+# JSON form (dispatch through the registry)
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("cls", [SELE, REG, TCP])
+def test_score_json_round_trip_through_the_registry(cls, problem):
+    X, y_pred, loss = problem
+    target = loss / 100.0 if cls is not TCP else 1.0 - loss / 100.0
+    fitted = cls(C=1.0, n_classes=3).fit(X, y_pred, target)  # class 2 never predicted
+    data = json.loads(json.dumps(fitted.to_dict(), allow_nan=False))
+    assert data["kind"] == cls.__name__.lower() and "structured" not in data
+    restored = PerClassLinearScore.from_dict(data)
+    assert type(restored) is cls and cls.from_dict(data).to_dict() == data
+    probe = np.arange(3).repeat(4)
+    np.testing.assert_array_equal(restored.predict(X[:12], probe), fitted.predict(X[:12], probe))
+
+
+def test_structured_score_round_trip():
+    rng = np.random.default_rng(0)
+    X, loss = rng.normal(size=(100, 2)), rng.random(100)
+    fitted = REG(C=1.0).fit(X, None, loss)
+    data = fitted.to_dict()
+    assert data["structured"] is True
+    np.testing.assert_array_equal(PerClassLinearScore.from_dict(data).predict(X, None), fitted.predict(X, None))
+
+
+@pytest.fixture(scope="module")
+def reg_dict(problem):
+    X, y_pred, loss = problem
+    return REG(C=1.0, n_classes=2).fit(X, y_pred, loss).to_dict()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.pop("mean"), r"score: missing keys \['mean'\]"),
+    (lambda d: d.update(extra=1), r"score: unknown keys \['extra'\]"),
+    (lambda d: d.update(kind="tcp"), "score.kind: score 'tcp' is not a SELE"),  # via SELE.from_dict
+    (lambda d: d.update(kind=["reg"]), "score.kind: unknown score"),
+    (lambda d: d["scale"].__setitem__(1, 0), r"score.scale\[1\] must be > 0"),
+    (lambda d: d["mean"].__setitem__(0, "0.5"), r"score.mean\[0\] must be a finite number"),
+    (lambda d: d["intercept"].__setitem__(0, 10**400), r"score.intercept\[0\] must be a finite number"),
+    (lambda d: d["coef"].append([0.0, 0.0, 0.0]), "score.coef must be a list of 2 lists, got a list of 3"),
+    (lambda d: d.update(n_classes=True), "score.n_classes must be an integer >= 1"),
+    (lambda d: d.update(class_seen=[1, 1]), "score.class_seen must be a list of 2 booleans"),
+    (lambda d: d.update(C=-1), "score.C must be >= 0"),
+])
+def test_score_from_dict_names_the_bad_field(reg_dict, edit, message):
+    data = json.loads(json.dumps(reg_dict))
+    edit(data)
+    cls = SELE if data["kind"] == "tcp" else PerClassLinearScore
+    with pytest.raises(ValueError, match=message):
+        cls.from_dict(data)

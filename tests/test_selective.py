@@ -15,6 +15,7 @@ from rejectopt.selective import (
     fit_cost_based,
     fit_geifman_el_yaniv,
     fit_margin_threshold,
+    operating_point,
 )
 from rejectopt.metrics import selective_outcome
 
@@ -266,3 +267,20 @@ def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
             assert -sel.threshold == pytest.approx(t)
         # the same rule on a 0/1 loss with loss_scale 1
         assert fit_margin_threshold(f, loss / 100, d, loss_scale=1.0) == sel
+
+
+def test_operating_point_with_nothing_accepted_is_undefined():
+    point = operating_point([0.0, 100.0], [1.0, 2.0], SelectionFunction(-np.inf, 0.0))
+    assert point.coverage == 0.0 and math.isnan(point.selective_risk)
+    assert all(math.isnan(v) for v in point.selective_risk_ci)
+
+
+def test_selection_function_from_dict_is_strict():
+    assert SelectionFunction.from_dict({"threshold": "-inf", "accept_prob": 1}) == SelectionFunction(-np.inf, 1.0)
+    for bad, field in (({"threshold": "0.5", "accept_prob": 1.0}, "selection.threshold"),
+                       ({"threshold": 0.5, "accept_prob": True}, "selection.accept_prob"),
+                       ({"threshold": 0.5, "accept_prob": 1.5}, "selection.accept_prob"),
+                       ({"threshold": 0.5, "accept_prob": 1.0, "nu": 1}, "unknown keys"),
+                       ([0.5, 1.0], "must be an object")):
+        with pytest.raises(ValueError, match=field):
+            SelectionFunction.from_dict(bad, name="selection")

@@ -14,7 +14,10 @@ from rejectopt.stats import (
     nemenyi_cd,
     nemenyi_pairwise,
     nemenyi_q,
+    normal_interval,
     rank_methods,
+    selective_risk_interval,
+    wilson_interval,
 )
 
 
@@ -117,3 +120,36 @@ def test_cliques_hand_made():
     assert cliques(ranks, cd=10) == [["A", "B", "C", "D", "E"]]
     with pytest.raises(ValueError, match="cd"):
         cliques(ranks, cd=0)
+
+
+# --------------------------------------------------------------------------------------------
+# Intervals (rejectopt.stats)
+# --------------------------------------------------------------------------------------------
+def test_wilson_interval_matches_its_formula_and_contains_the_estimate():
+    z = sps.norm.ppf(0.975)
+    low, high = wilson_interval(8, 10)
+    centre = (0.8 + z**2 / 20) / (1 + z**2 / 10)
+    half = z * math.sqrt(0.8 * 0.2 / 10 + z**2 / 400) / (1 + z**2 / 10)
+    assert (low, high) == pytest.approx((centre - half, centre + half))
+    assert (round(low, 4), round(high, 4)) == (0.4902, 0.9433)
+    assert wilson_interval(0, 50)[0] == 0.0 and wilson_interval(50, 50)[1] == 1.0
+    assert all(math.isnan(v) for v in wilson_interval(0, 0))
+    assert wilson_interval(8, 10, confidence=0.99)[0] < low
+
+
+def test_normal_interval():
+    low, high = normal_interval(2.0, 4.0, 16, confidence=0.95)
+    assert (low, high) == pytest.approx((2.0 - sps.norm.ppf(0.975) * 0.5, 2.0 + sps.norm.ppf(0.975) * 0.5))
+
+
+def test_selective_risk_interval_two_valued_weighted_and_empty():
+    loss = np.array([0, 100, 0, 0, 100, 0, 0, 0], dtype=float)
+    accept = np.array([1, 1, 1, 1, 0.5, 0, 0, 0])
+    (low, high), method = selective_risk_interval(loss, accept)
+    w_low, w_high = wilson_interval(1.5, 4.5)
+    assert (low, high) == pytest.approx((100 * w_low, 100 * w_high)) and method.startswith("Wilson")
+    mae = np.array([0.5, 1.5, 0.2, 3.0])
+    (low, high), method = selective_risk_interval(mae, np.ones(4))
+    assert method.startswith("normal approximation") and low == max(0.0, low) and low < mae.mean() < high
+    (low, high), method = selective_risk_interval(mae, np.zeros(4))
+    assert math.isnan(low) and math.isnan(high) and method == "none (nothing accepted)"

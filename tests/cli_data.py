@@ -56,11 +56,3 @@ def selected_model(folder):
 def shared_folder(tmp_path_factory):
     """The session's folder of the shared data (one per test session)."""
     return str(tmp_path_factory.getbasetemp() / "cli_satellite")
-
-
-def test_satellite_tables(tmp_path_factory):
-    paths = satellite_tables(shared_folder(tmp_path_factory))
-    given, unseen = pd.read_csv(paths["given"]), pd.read_csv(paths["unseen"])
-    assert len(given) == 2500 and len(unseen) == 2435
-    assert list(given.columns) == [f"f{j}" for j in range(N_FEATURES)] + ["y", "y_pred"]
-    assert 0.05 < (given["y"] != given["y_pred"]).mean() < 0.3  # a useful, imperfect classifier

@@ -1,0 +1,76 @@
+"""Tests of rejectopt.fitting: the row split and learning a selective classifier from losses."""
+
+import numpy as np
+import pytest
+
+from rejectopt.fitting import fit_selective, split_rows
+from rejectopt.scores import REG, SELE, TCP
+from rejectopt.selective import empirical_risk_coverage, operating_point
+from rejectopt.targets import Target
+
+
+def test_split_rows_sizes_disjoint_and_seeded():
+    parts = split_rows(2500)
+    assert {k: v.size for k, v in parts.items()} == {"fit": 875, "validation": 375, "calibration": 750,
+                                                     "report": 500}
+    assert np.array_equal(np.sort(np.concatenate(list(parts.values()))), np.arange(2500))
+    assert all(np.array_equal(parts[k], split_rows(2500)[k]) for k in parts)
+    assert not np.array_equal(parts["report"], split_rows(2500, seed=1)["report"])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"calibration_fraction": 0.6, "report_fraction": 0.5}, "sum must be below 1"),
+    ({"validation_fraction": 1.0}, "validation_fraction must lie in"),
+    ({"seed": -1}, "seed must be a non-negative integer"),
+    ({"n": 40}, "too few rows"),
+])
+def test_split_rows_refuses(kwargs, message):
+    kwargs = {"n": 1000, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        split_rows(**kwargs)
+
+
+@pytest.mark.parametrize("score", ["reg", "sele"])
+def test_fit_selective_picks_C_and_meets_the_target_on_calibration_rows(problem, score):
+    X, y_pred, loss = problem
+    parts = split_rows(len(loss))
+    fit = fit_selective(X, y_pred, loss, Target("coverage", 0.6), parts, score=score, n_classes=2, C_grid=(0, 10))
+    assert type(fit.score) is {"reg": REG, "sele": SELE}[score]
+    assert fit.C in (0.0, 10.0) and fit.validation_aurc[fit.C] == min(fit.validation_aurc.values())
+    cal = parts["calibration"]
+    _, coverage = empirical_risk_coverage(loss[cal], fit.uncertainty[cal], fit.selection)
+    assert coverage == pytest.approx(0.6)
+    point = operating_point(loss[parts["report"]], fit.uncertainty[parts["report"]], fit.selection)
+    assert point.coverage_ci[0] <= point.coverage <= point.coverage_ci[1]
+    assert point.selective_risk < loss[parts["report"]].mean()  # the score ranks the errors last
+
+
+def test_fit_selective_refuses_a_score_not_learned_from_the_loss(problem):
+    X, y_pred, loss = problem
+    with pytest.raises(ValueError, match="learns from true_class_posterior"):
+        fit_selective(X, y_pred, loss, Target("coverage", 0.6), split_rows(len(loss)), score="tcp")
+
+
+def test_a_score_instance_fits_as_its_registered_name(problem):
+    """An unfitted instance is used as it is but for C: the same fit as the registry's entry of the same options."""
+    X, y_pred, loss = problem
+    parts = split_rows(len(loss))
+    by_name = fit_selective(X, y_pred, loss, Target("coverage", 0.6), parts, score="reg", n_classes=2, C_grid=(0, 10))
+    by_instance = fit_selective(X, y_pred, loss, Target("coverage", 0.6), parts, score=REG(n_classes=2, C=123.0),
+                                C_grid=(0, 10))
+    assert by_instance.C == by_name.C and by_instance.selection == by_name.selection
+    np.testing.assert_array_equal(by_instance.uncertainty, by_name.uncertainty)
+    assert by_instance.score is not by_name.score
+
+
+def test_tcp_learns_from_its_fit_target_and_chooses_C_by_the_loss(problem):
+    """TCP regresses the true class's posterior (fit_target); C is chosen by the validation AuRC of the loss."""
+    X, y_pred, loss = problem
+    parts = split_rows(len(loss))
+    posterior = 1.0 - loss / 100.0 * 0.7  # the true class's posterior: low where the prediction is wrong
+    fit = fit_selective(X, y_pred, loss, Target("coverage", 0.6), parts, score="tcp", n_classes=2, C_grid=(0, 10),
+                        fit_target=posterior)
+    assert type(fit.score) is TCP
+    train = np.concatenate([parts["fit"], parts["validation"]])
+    expected = TCP(C=fit.C, n_classes=2).fit(X[train], y_pred[train], posterior[train])
+    np.testing.assert_array_equal(fit.uncertainty, expected.predict(X, y_pred))
