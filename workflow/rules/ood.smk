@@ -1,28 +1,16 @@
-# Reject option with out-of-distribution inputs (Franc, Prusa & Paplham; issue 14): the last
-# ~30 % of the classes of the multi-class datasets held out as OOD, single scores (MCP, SELE,
-# kNN distance, Mahalanobis) and double scores tuned on Val, R^S at TPR / FPR on Tst
-# (rejectopt.ood.run_ood_split), plus Table 1 of the paper computed (rejectopt.ood.synthetic_table1).
+# Reject option with out-of-distribution inputs (Franc, Prusa & Paplham): the last ~30 % of the
+# classes of the multi-class datasets held out as OOD, single scores (MCP, SELE, kNN distance,
+# Mahalanobis) and double scores tuned on Val, R^S at TPR / FPR on Tst
+# (rejectopt.experiments.ood.run_split); one job writes the table (rejectopt.report.ood), one per
+# dataset its figures, and one Table 1 of the paper computed (rejectopt.report.ood.ood_table1_file).
 # Only the datasets this run covers and config ood.datasets lists; the same splits as the tables.
 
 from rejectopt.classifiers import get_classifier
-from rejectopt.ood import ood_settings
+from rejectopt.experiments import ood as ood_experiment
 
-OOD = ood_settings(config.get("ood"))
-for _name in OOD["classifiers"]:
-    if get_classifier(_name).task != "classification":
-        raise ValueError(
-            f"config ood.classifiers: {_name!r} is not a classification classifier"
-        )
-for _name in OOD["datasets"]:
-    if _name not in PLAN.custom:
-        get_spec(_name)  # an unknown name fails here, listing the valid ones
-OOD_DATASETS = [d for d in DATASETS if d in OOD["datasets"]]
-for _name in OOD_DATASETS:
-    if TASK[_name] != "classification":
-        raise ValueError(
-            f"config ood.datasets: {_name!r} is an {TASK[_name]} dataset; the OOD benchmark "
-            "holds out classes of a classification dataset"
-        )
+# the settings check every value, the classifiers included (a classification one each)
+OOD = ood_experiment.settings(config)
+OOD_DATASETS = ood_experiment.covered_datasets(OOD, DATASETS, TASK, list(PLAN.custom))
 
 if OOD_DATASETS:
     BENCHMARKS += [f"results/benchmarks/ood_split/{d}.tsv" for d in OOD_DATASETS]
@@ -35,8 +23,8 @@ if OOD_DATASETS:
 TARGETS += ["results/tables/ood_table1.md"]
 
 
-# One job per dataset runs every split (issue 18: a job's start-up with scikit-learn costs 2.5 s of
-# CPU, a split 2-8 s), each split written as soon as it is done.
+# One job per dataset runs every split (a job's start-up with scikit-learn costs 2.5 s of CPU, a
+# split 2-8 s), each split written as soon as it is done.
 rule ood_split:
     input:
         data="results/data/{dataset}/data.npz",
@@ -57,8 +45,9 @@ rule ood_split:
     params:
         # the keyword arguments of the library call (splits: the job's loop)
         splits=SPLITS,
-        # ood.datasets only selects the jobs: leaving it out keeps them when the list changes
-        settings={k: v for k, v in OOD.items() if k != "datasets"},
+        # the config block but datasets, which only selects the jobs: leaving it out keeps them
+        # when the list changes
+        settings={k: OOD[k] for k in ood_experiment.DEFAULTS if k != "datasets"},
         C_classifier=config["C_classifier"],
         C_score=config["C_score"],
         sele_chunk_size=config.get("sele_chunk_size", 500),

@@ -1,4 +1,5 @@
-"""Rule ood_split: the OOD benchmark on every split of one dataset (rejectopt.ood.ood_splits_files).
+"""Rule ood_split: the OOD benchmark on every split of one dataset
+(rejectopt.experiments.ood.run_dataset_files).
 
 The rule's params other than ``splits`` are the library call's keyword arguments.
 """
@@ -7,13 +8,13 @@ from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
-from rejectopt.ood import ood_splits_files
+from rejectopt.experiments.ood import run_dataset_files
 
 log_to(snakemake.log[0])
 params = dict(snakemake.params.items())
 outputs = zip(snakemake.output.csv, snakemake.output.curves)
 with threadpool_limits(limits=snakemake.threads):
-    ood_splits_files(
+    run_dataset_files(
         snakemake.input.data,
         snakemake.input.splits,
         dict(zip(map(int, params.pop("splits")), outputs)),

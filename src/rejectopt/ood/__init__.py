@@ -29,38 +29,16 @@ Synthetic example (Sec. 3.1, Table 1): :class:`GaussianOODModel`, :func:`synthet
 
 OOD scores on features: :class:`KNNDistanceOOD`, :class:`MahalanobisOOD`.
 
+This package is the library: it knows rules, scores and metrics, not the pipeline. The tabular
+benchmark that holds classes of the paper's datasets out as OOD is an experiment of the contract,
+:mod:`rejectopt.experiments.ood`, rendered by :mod:`rejectopt.report.ood`.
+
 References
 ----------
 .. [1] V. Franc, D. Prusa, J. Paplham. "Reject option models comprising out-of-distribution
    detection." arXiv:2307.05199.
 """
 
-from ._benchmark import (
-    OOD_DEFAULTS,
-    OOD_SPLIT_COLUMNS,
-    OODPartition,
-    OODScores,
-    OODSplitResult,
-    OODStatistics,
-    evaluate_ood_methods,
-    held_out_classes,
-    method_label,
-    min_fpr_at_tpr,
-    ood_figure_files,
-    ood_partition,
-    ood_rc_figure,
-    ood_roc_figure,
-    ood_settings,
-    ood_split_files,
-    ood_splits_files,
-    ood_statistics,
-    ood_table,
-    ood_table1_file,
-    ood_table_files,
-    render_ood_table,
-    render_table1,
-    run_ood_split,
-)
 from ._finite import FiniteSolution, solve_bounded_precision_recall_finite, solve_bounded_tpr_fpr_finite
 from ._metrics import (
     OperatingPoints,
@@ -124,28 +102,4 @@ __all__ = [
     "paper_table1",
     "KNNDistanceOOD",
     "MahalanobisOOD",
-    "OOD_DEFAULTS",
-    "OOD_SPLIT_COLUMNS",
-    "OODPartition",
-    "OODScores",
-    "OODSplitResult",
-    "OODStatistics",
-    "ood_settings",
-    "held_out_classes",
-    "ood_partition",
-    "min_fpr_at_tpr",
-    "evaluate_ood_methods",
-    "run_ood_split",
-    "ood_split_files",
-    "ood_splits_files",
-    "ood_table",
-    "ood_statistics",
-    "render_ood_table",
-    "ood_table_files",
-    "ood_roc_figure",
-    "ood_rc_figure",
-    "ood_figure_files",
-    "render_table1",
-    "ood_table1_file",
-    "method_label",
 ]

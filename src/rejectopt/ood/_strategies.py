@@ -30,6 +30,7 @@ import numpy as np
 
 from ..selective import InfeasibleTargetError, SelectionFunction
 from . import _sweep
+from ._metrics import empirical_rates
 from ._validation import as_finite_1d, check_lengths, check_prior, check_target, validate
 
 __all__ = [
@@ -732,6 +733,4 @@ def double_score_risk_at_precision_recall(
 
 
 def _risk_of(sel: DoubleScoreSelection, loss: Any, is_ood: Any, s_r: Any, s_g: Any) -> float:
-    from ._metrics import empirical_rates
-
     return empirical_rates(loss, is_ood, sel.acceptance_probability(s_r, s_g))["selective_risk"]

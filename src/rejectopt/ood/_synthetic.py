@@ -72,6 +72,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import optimize
 from scipy.special import ndtr
 
@@ -475,8 +476,6 @@ def synthetic_table1(
         value, A's) and ``mu`` (D's tuned mu for
         the TPR-FPR metric). ``attrs["model"]`` holds the model parameters.
     """
-    import pandas as pd
-
     model = model or GaussianOODModel()
     pop = _Population(model)
     rows = {}
@@ -516,8 +515,6 @@ def synthetic_table1(
 def paper_table1():
     """The numbers published in Table 1 of [1] (NaN = "unable"), same layout as
     :func:`synthetic_table1` (without the extra columns)."""
-    import pandas as pd
-
     nan = float("nan")
     data = {
         "A(inf)": (0.157, 0.157, 0.88, 0.96, 0.82),

@@ -1,11 +1,17 @@
-"""The tabular OOD benchmark (rejectopt.ood._benchmark, workflow/rules/ood.smk; issue 14, part 3).
+"""The OOD experiment (rejectopt.experiments.ood, workflow/rules/ood.smk).
 
-1. The class hold-out: which classes, ID / OOD counts of each part.
+1. The contract, the settings, the datasets a run covers; the class hold-out: which classes,
+   ID / OOD counts of each part.
 2. The double score MCP + kNN, tuned on Val at the seed-style bound (recomputed here by brute
    force), meets TPR >= 0.8 and the bound on Val, and is the benchmark's fit.
-3. One split on the real sattelite data (the demo mirror): sane numbers, files, figures.
-4. The table's statistics from a synthetic frame against rejectopt.stats computed here.
+3. One split on the real sattelite data (the demo mirror): sane numbers, files; the contract's
+   run_split on the pipeline's staged data.
+4. The table's statistics from a synthetic frame against rejectopt.stats computed here; the
+   contract's aggregate.
 5. The pipeline plans the ood rules on the CI configuration.
+
+Rendering (Markdown / LaTeX, figures, Table 1) is tests/test_report_ood.py's; the OOD library
+(metrics, strategies, scores, the synthetic example) is tests/test_ood.py's.
 """
 
 import subprocess
@@ -18,6 +24,8 @@ import pytest
 
 from rejectopt import ood, stats
 from rejectopt.datasets import load_prepared, prepare_dataset
+from rejectopt.experiments import SplitInputs, check_experiment
+from rejectopt.experiments import ood as ood_experiment
 from rejectopt.splits import make_splits
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,35 +33,68 @@ DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
 
 
 # --------------------------------------------------------------------------------------------
-# 1. The class hold-out
+# 1. The contract, the settings, the class hold-out
 # --------------------------------------------------------------------------------------------
+def test_the_module_keeps_the_contract():
+    assert check_experiment(ood_experiment) is ood_experiment and ood_experiment.NAME == "ood"
+
+
 @pytest.mark.parametrize(
     "n_classes, expected",
     [(6, [4, 5]), (10, [7, 8, 9]), (12, [8, 9, 10, 11]), (26, list(range(18, 26))), (3, [2])],
 )
 def test_held_out_classes_are_the_ceil_of_30_percent_largest_indices(n_classes, expected):
     y = np.repeat(np.arange(n_classes), 3)
-    assert ood.held_out_classes(y, 0.3).tolist() == expected  # 0.3 * 10 = 3.0000000000000004 -> 3
+    assert ood_experiment.held_out_classes(y, 0.3).tolist() == expected  # 0.3 * 10 = 3.0000000000000004 -> 3
 
 
 def test_held_out_fraction_is_configurable_and_checked():
     y = np.repeat(np.arange(10), 2)
-    assert ood.held_out_classes(y, 0.5).tolist() == [5, 6, 7, 8, 9]
-    assert ood.held_out_classes(y, 0.01).tolist() == [9]
+    assert ood_experiment.held_out_classes(y, 0.5).tolist() == [5, 6, 7, 8, 9]
+    assert ood_experiment.held_out_classes(y, 0.01).tolist() == [9]
     with pytest.raises(ValueError, match="fewer than 2 ID classes"):
-        ood.held_out_classes(np.array([0, 1, 1]), 0.3)
+        ood_experiment.held_out_classes(np.array([0, 1, 1]), 0.3)
     with pytest.raises(ValueError, match=r"\(0, 1\)"):
-        ood.held_out_classes(y, 1.0)
+        ood_experiment.held_out_classes(y, 1.0)
     with pytest.raises(ValueError, match="unknown keys"):
-        ood.ood_settings({"held_out_fractoin": 0.3})
-    assert ood.ood_settings({"fpr_max": 0.3})["held_out_fraction"] == 0.3
+        ood_experiment.settings({"ood": {"held_out_fractoin": 0.3}})
+    assert ood_experiment.settings({"ood": {"fpr_max": 0.3}})["held_out_fraction"] == 0.3
+
+
+def test_settings_fill_defaults_and_reject_bad_values():
+    s = ood_experiment.settings({})
+    assert {k: s[k] for k in ood_experiment.DEFAULTS} == ood_experiment.DEFAULTS
+    # the pipeline's classifier / SELE settings: the config's, else its defaults
+    assert s["C_classifier"] == [1, 10, 100, 1000] and s["C_score"] == [0, 1, 10, 100, 1000]
+    assert s["sele_chunk_size"] == 500
+    s = ood_experiment.settings({"C_classifier": [1, 10], "C_score": [0, 1], "sele_chunk_size": 200})
+    assert s["C_classifier"] == [1, 10] and s["C_score"] == [0, 1] and s["sele_chunk_size"] == 200
+    for bad in ({"held_out_fraction": 0.0}, {"tpr_min": 1.5}, {"fpr_max": -0.1}, {"knn_neighbors": 0},
+                {"angles": 1}):
+        with pytest.raises(ValueError, match="config ood"):
+            ood_experiment.settings({"ood": bad})
+    with pytest.raises(ValueError, match="not a classification classifier"):
+        ood_experiment.settings({"ood": {"classifiers": ["svor"]}})
+
+
+def test_datasets_are_those_the_run_covers():
+    s = ood_experiment.settings({})
+    task = {"sattelite": "classification", "abalone": "ordinal", "letter": "classification", "mine": "ordinal"}
+    assert ood_experiment.covered_datasets(s, ["sattelite", "abalone"], task) == ["sattelite"]
+    assert ood_experiment.covered_datasets(s, ["sattelite", "letter"], task) == ["sattelite", "letter"]
+    mine = ood_experiment.settings({"ood": {"datasets": ["mine", "sattelite"]}})
+    assert ood_experiment.covered_datasets(mine, ["sattelite"], task, custom=["mine"]) == ["sattelite"]
+    with pytest.raises(ValueError, match="ordinal dataset"):
+        ood_experiment.covered_datasets(mine, ["mine"], task, custom=["mine"])
+    with pytest.raises(ValueError, match="unknown dataset|Unknown|unknown"):
+        ood_experiment.covered_datasets(ood_experiment.settings({"ood": {"datasets": ["letterr"]}}), [], task)
 
 
 def test_partition_counts():
     y = np.repeat(np.arange(6), 10)  # classes 4, 5 are OOD: 20 of 60
     parts = make_splits(y, n_splits=1, seed=3, dataset="toy")
     parts = {p: parts[f"{p}_0"] for p in ("trn1", "val1", "trn2", "val2", "tst")}
-    part = ood.ood_partition(y, parts, 0.3)
+    part = ood_experiment.ood_partition(y, parts, 0.3)
     assert part.held_out.tolist() == [4, 5] and part.n_classes_id == 4
     for name in ("trn1", "val1", "trn2", "val2"):  # ID only
         idx = getattr(part, name)
@@ -76,17 +117,17 @@ def sattelite(tmp_path_factory):
     X, y = load_prepared(folder / "data.npz")
     splits = make_splits(y, n_splits=1, seed=0, dataset="sattelite")
     np.savez(folder / "splits.npz", **splits)
-    result = ood.ood_split_files(
-        folder / "data.npz", folder / "splits.npz", 0, folder / "split_0.csv", folder / "split_0.npz",
+    result = ood_experiment.run_dataset_files(
+        folder / "data.npz", folder / "splits.npz", {0: (folder / "split_0.csv", folder / "split_0.npz")},
         dataset="sattelite", C_classifier=(1,), C_score=(1,),
-    )
+    )[0]
     return folder, X, y, splits, result
 
 
 def test_sattelite_split_numbers_are_sane(sattelite):
     folder, X, y, splits, result = sattelite
     rows = pd.read_csv(folder / "split_0.csv")
-    assert list(rows.columns) == ood.OOD_SPLIT_COLUMNS
+    assert list(rows.columns) == ood_experiment.SPLIT_COLUMNS
     assert rows["method"].tolist() == ["mcp", "sele", "knn", "mahalanobis", "mcp+knn", "sele+knn", "sele+mahalanobis"]
     assert (rows["held_out"] == "4 5").all()
     tst = splits["tst_0"]
@@ -142,24 +183,26 @@ def test_mcp_knn_double_score_meets_tpr_on_val(sattelite):
 
 
 def test_a_multi_split_job_writes_each_split_as_if_alone(sattelite, tmp_path):
-    """The pipeline's job runs every split of a dataset (ood_splits_files); split 0's files must not
+    """The pipeline's job runs every split of a dataset (run_dataset_files); split 0's files must not
     depend on the other splits the job runs, nor on their order."""
     folder, X, y, _, _ = sattelite
     np.savez(tmp_path / "splits.npz", **make_splits(y, n_splits=2, seed=0, dataset="sattelite"))
     files = {k: (tmp_path / f"split_{k}.csv", tmp_path / f"split_{k}.npz") for k in (1, 0)}
-    results = ood.ood_splits_files(folder / "data.npz", tmp_path / "splits.npz", files, dataset="sattelite",
-                                   C_classifier=(1,), C_score=(1,))
+    results = ood_experiment.run_dataset_files(folder / "data.npz", tmp_path / "splits.npz", files,
+                                               dataset="sattelite", C_classifier=(1,), C_score=(1,))
     assert sorted(results) == [0, 1] and results[1].rows["split"].eq(1).all()
     assert (tmp_path / "split_0.csv").read_bytes() == (folder / "split_0.csv").read_bytes()
     assert (tmp_path / "split_0.npz").read_bytes() == (folder / "split_0.npz").read_bytes()
     assert (tmp_path / "split_1.csv").read_bytes() != (folder / "split_0.csv").read_bytes()
 
 
-def test_sattelite_figures_are_written(sattelite, tmp_path):
-    folder = sattelite[0]
-    ood.ood_figure_files([folder / "split_0.npz"], tmp_path / "roc.png", tmp_path / "rc.png", dataset="sattelite")
-    for name in ("roc.png", "rc.png"):
-        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+def test_run_split_reads_the_pipelines_staged_data(sattelite):
+    """The contract's run_split on SplitInputs (the staged data and splits) gives the job's rows."""
+    folder, _, _, _, result = sattelite
+    inputs = SplitInputs("sattelite", 0, "classification", 0, folder / "data.npz", folder / "splits.npz")
+    again = ood_experiment.run_split(inputs, ood_experiment.settings({"C_classifier": [1], "C_score": [1]}))
+    pd.testing.assert_frame_equal(again.rows, result.rows)
+    assert list(again.curves) == list(result.curves)
 
 
 def test_double_score_beats_both_scores_when_each_sees_one_thing():
@@ -176,7 +219,7 @@ def test_double_score_beats_both_scores_when_each_sees_one_thing():
 
     lv, ov, rv, gv = sample(2000, 500)
     lt, ot, rt, gt = sample(2000, 500)
-    rows, curves = ood.evaluate_ood_methods(
+    rows, curves = ood_experiment.evaluate_ood_methods(
         (lv, ov), (lt, ot), {"r": (rv, rt), "g": (gv, gt)}, [("r", "g")], tpr_min=0.8, fpr_max=0.2, angles=91
     )
     by = {r["method"]: r for r in rows}
@@ -190,7 +233,7 @@ def test_double_score_beats_both_scores_when_each_sees_one_thing():
 # --------------------------------------------------------------------------------------------
 # 4. The table against rejectopt.stats
 # --------------------------------------------------------------------------------------------
-def _synthetic_results():
+def synthetic_results():
     rng = np.random.default_rng(1)
     methods = ["mcp", "knn", "mcp+knn", "sele"]
     rows = []
@@ -211,8 +254,8 @@ def _synthetic_results():
 
 
 def test_table_statistics_match_rejectopt_stats():
-    results, methods = _synthetic_results()
-    table = ood.ood_table(results)
+    results, methods = synthetic_results()
+    table = ood_experiment.ood_table(results)
     assert len(table) == 12 and table["n_splits"].eq(3).all()
     cell = table.set_index(["dataset", "method"]).loc[("gamma", "knn")]
     sub = results[(results.dataset == "gamma") & (results.method == "knn")]
@@ -224,33 +267,46 @@ def test_table_statistics_match_rejectopt_stats():
     # independently: the mean matrix, the unable cell replaced by a worse-than-all value
     means = results.groupby(["dataset", "method"])["risk_seed"].mean().unstack()[methods]
     means.loc["beta", "mcp"] = 1e6
-    s = ood.ood_statistics(table, "lr", "risk_seed")
+    s = ood_experiment.ood_statistics(table, "lr", "risk_seed")
     expected = stats.average_ranks(means)
     pd.testing.assert_series_equal(s.average_ranks[methods], expected[methods], check_names=False)
     assert s.ranks.loc["beta", "mcp"] == 4.0
     friedman = stats.friedman_test(means)
     assert s.friedman_pvalue == pytest.approx(friedman.pvalue)
     assert s.cd_005 == pytest.approx(stats.nemenyi_cd(4, 3, alpha=0.05))
+    assert s.significant_pairs(0.05) == stats.significant_pairs(s.average_ranks, s.cd_005)
 
     # AUROC: larger is better
-    a = ood.ood_statistics(table, "lr", "auroc")
+    a = ood_experiment.ood_statistics(table, "lr", "auroc")
     assert a.average_ranks["sele"] == 1.0 and a.average_ranks["mcp"] == 4.0
 
-    md = ood.render_ood_table(table, "md")
-    assert f"p = {friedman.pvalue:.4f}" in md
-    for method in methods:
-        assert f"| {ood.method_label(method)} | {expected[method]:.2f} |" in md
-    assert "unable on 1/3" in md and "MCP + kNN" in md
-    tex = ood.render_ood_table(table, "tex")
-    assert "\\begin{tabular}" in tex and "$\\pm$" in tex and "$R^S$" in tex
+
+def test_aggregate_returns_the_tables_as_numbers():
+    results, methods = synthetic_results()
+    tables = ood_experiment.aggregate(results, ood_experiment.settings({}))
+    assert set(tables) == {"ood", "ranks", "rank_tests"}
+    assert all(name.isidentifier() for name in tables)
+    table = ood_experiment.ood_table(results)
+    pd.testing.assert_frame_equal(tables["ood"], table)
+    ranks = tables["ranks"].sort_index()
+    for metric in ood_experiment.RANK_METRICS:
+        s = ood_experiment.ood_statistics(table, "lr", metric)
+        got = ranks.loc[("lr", metric)]["average_rank"]
+        np.testing.assert_allclose(got[methods].to_numpy(), s.average_ranks[methods].to_numpy())
+        test = tables["rank_tests"].loc[("lr", metric)]
+        assert test["n_datasets"] == 3 and test["friedman_pvalue"] == pytest.approx(s.friedman_pvalue)
+        assert test["nemenyi_cd_005"] == pytest.approx(s.cd_005)
 
 
-def test_table1_rendering_places_computed_beside_paper():
-    paper = ood.paper_table1()
-    text = ood.render_table1(paper.assign(mu=[np.inf, 0.2, 0.0, 0.11]), paper, paper)
-    assert "| C(0) | paper | unable | unable | 0.760 |" in text
-    assert "| | stated (OOD mean 3) |" not in text and "|  | stated (OOD mean 3) |" in text
-    assert "| inf |" in text
+def test_table_file_writes_the_table(tmp_path):
+    results, _ = synthetic_results()
+    paths = []
+    for (dataset, split), frame in results.groupby(["dataset", "split"]):
+        paths.append(tmp_path / f"{dataset}_{split}.csv")
+        frame.to_csv(paths[-1], index=False)
+    rows, table = ood_experiment.table_file(paths, tmp_path / "table.csv")
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "table.csv"), table, check_dtype=False)
+    assert len(rows) == len(results)
 
 
 # --------------------------------------------------------------------------------------------

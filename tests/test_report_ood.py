@@ -1,0 +1,69 @@
+"""The OOD experiment rendered (rejectopt.report.ood): labels, the Markdown / LaTeX table against the
+experiment's statistics, the figures of one real split, the report files, and the seed's Table 1."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rejectopt import ood, stats
+from rejectopt.experiments import ood as ood_experiment
+from rejectopt.report import ood as report
+from test_experiments_ood import sattelite, synthetic_results  # noqa: F401 (sattelite: a fixture)
+
+
+def test_labels():
+    assert report.method_label("mcp+knn") == "MCP + kNN"
+    assert report.method_label("sele+mahalanobis") == "SELE + Mahalanobis"
+    assert report.method_label("margin") == "Margin" and report.method_label("mine") == "mine"
+
+
+def test_table_renders_the_statistics_of_the_experiment():
+    results, methods = synthetic_results()
+    table = ood_experiment.ood_table(results)
+    means = results.groupby(["dataset", "method"])["risk_seed"].mean().unstack()[methods]
+    means.loc["beta", "mcp"] = 1e6
+    expected = stats.average_ranks(means)
+    friedman = stats.friedman_test(means)
+
+    md = report.render_ood_table(table, "md")
+    assert f"p = {friedman.pvalue:.4f}" in md
+    for method in methods:
+        assert f"| {report.method_label(method)} | {expected[method]:.2f} |" in md
+    assert "unable on 1/3" in md and "MCP + kNN" in md
+    tex = report.render_ood_table(table, "tex")
+    assert "\\begin{tabular}" in tex and "$\\pm$" in tex and "$R^S$" in tex
+    with pytest.raises(ValueError, match="fmt"):
+        report.render_ood_table(table, "html")
+
+
+def test_cells_print_unable_for_a_missing_mean_and_the_mean_alone_for_one_split():
+    results, _ = synthetic_results()
+    one = results[results["split"] == 1]
+    md = report.render_ood_table(ood_experiment.ood_table(one), "md")
+    first = md.split("### Average ranks")[0]
+    assert " ± " not in first.replace("mean ± std", "")
+    assert "| beta (0.300) | MCP | unable |" in md
+
+
+def test_report_files(sattelite, tmp_path):
+    folder = sattelite[0]
+    table = report.ood_table_files([folder / "split_0.csv"], tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
+    assert len(table) == 7 and (table["n_splits"] == 1).all()
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "t.csv"), table, check_dtype=False)
+    assert "OOD benchmark, LR" in (tmp_path / "t.md").read_text()
+    assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
+
+
+def test_sattelite_figures_are_written(sattelite, tmp_path):
+    folder = sattelite[0]
+    report.ood_figure_files([folder / "split_0.npz"], tmp_path / "roc.png", tmp_path / "rc.png", dataset="sattelite")
+    for name in ("roc.png", "rc.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table1_rendering_places_computed_beside_paper():
+    paper = ood.paper_table1()
+    text = report.render_table1(paper.assign(mu=[np.inf, 0.2, 0.0, 0.11]), paper, paper)
+    assert "| C(0) | paper | unable | unable | 0.760 |" in text
+    assert "| | stated (OOD mean 3) |" not in text and "|  | stated (OOD mean 3) |" in text
+    assert "| inf |" in text
