@@ -25,8 +25,8 @@ from rejectopt.datasets import (
     load_prepared,
     prepare_dataset,
     read_lock,
+    sha256_of_file,
 )
-from rejectopt.datasets._fetch import sha256_of_file
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MIRRORED = (
@@ -154,7 +154,7 @@ def test_unpinned_file_is_recorded_in_lock_then_verified(tmp_path, caplog):
     content = b"1,2,3\n4,5,6\n"
     toy_mirror = _mirror_with_content(tmp_path, raw_file, content)
     dest = tmp_path / "dest"
-    with caplog.at_level("WARNING", logger="rejectopt.datasets._fetch"):
+    with caplog.at_level("WARNING", logger="rejectopt.datasets._trust"):
         path = fetch_file(raw_file, dest, mirror=toy_mirror, allow_download=False)
     assert path.read_bytes() == content
     recorded = read_lock(dest)["toy.csv"]

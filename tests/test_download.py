@@ -1,4 +1,4 @@
-"""The real download path, run against a local HTTP server (issue 16, parts 2-4).
+"""The real download path, run against a local HTTP server: faults, trust, 300-W and the pipeline end to end.
 
 tests/http_server.py serves the official files at ``/<host>/<path>`` on
 127.0.0.1, the layout the ``download_base`` config key maps the official URLs
@@ -58,22 +58,27 @@ from test_excerpts import EXCERPT_SHAPES, edit_cell, excerpt, official_downloads
 
 from rejectopt.config import ConfigError, validate_config
 from rejectopt.datasets import (
+    ARCHIVE_SUBSETS,
     LOCK_FILE_NAME,
     REGISTRY,
     ChecksumError,
+    DecompressionError,
+    DownloadError,
+    DownloadOptions,
     RawFile,
+    extract_official_archive,
+    fetch_archive,
     fetch_file,
     fingerprint,
     get_spec,
+    list_faces,
     load_prepared,
     prepare_dataset,
     read_lock,
 )
-from rejectopt.datasets import _fetch, _prepare
-from rejectopt.datasets._fetch import DecompressionError, DownloadError, DownloadOptions, resolve_url
+from rejectopt.datasets import _download, _prepare
+from rejectopt.datasets._download import resolve_url
 from rejectopt.datasets._prepare import RawDataError
-from rejectopt.landmarks import ARCHIVE_SUBSETS, list_faces
-from rejectopt.landmarks._faces import extract_official_archive, fetch_archive
 
 REPO = Path(__file__).resolve().parents[1]
 ABALONE_URL = f"{UCI}/abalone/abalone.data"
@@ -118,7 +123,7 @@ def server(official_files):
 def sleeps(monkeypatch):
     """The waits between attempts (recorded, not slept)."""
     waited = []
-    monkeypatch.setattr(_fetch, "_sleep", waited.append)
+    monkeypatch.setattr(_download, "_sleep", waited.append)
     return waited
 
 
@@ -229,7 +234,7 @@ def test_persistent_fault_is_one_clear_error_and_leaves_nothing(fault, name, off
 @pytest.mark.parametrize("fault", ["drop", "500", "stall", "length_long"])
 def test_transient_fault_is_retried_with_backoff(fault, server, sleeps, tmp_path, caplog):
     server.fail(ABALONE_URL, fault)
-    with caplog.at_level("WARNING", logger="rejectopt.datasets._fetch"):
+    with caplog.at_level("WARNING", logger="rejectopt.datasets._download"):
         info = fetch_through(server, "abalone", tmp_path, backoff_s=0.25)
     assert info["xy_sha256"] == get_spec("abalone").xy_sha256
     assert server.requests_of(ABALONE_URL) == [fault, "ok"]

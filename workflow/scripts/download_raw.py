@@ -12,8 +12,7 @@ from pathlib import Path
 
 from _logging import log_to
 
-from rejectopt.datasets import fetch_file, get_spec
-from rejectopt.datasets._fetch import DownloadOptions
+from rejectopt.datasets import DownloadOptions, fetch_file, get_spec
 
 log_to(snakemake.log[0])
 spec = get_spec(snakemake.wildcards.dataset)

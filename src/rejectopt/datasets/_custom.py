@@ -12,7 +12,8 @@ import numpy as np
 
 from .._io import save_npz
 from ..splits import PARTS, _part_sizes, check_ratios
-from ._fetch import sha256_of_file
+from ._prepare import fingerprint, load_prepared
+from ._trust import sha256_of_file
 
 __all__ = ["CustomDataset", "CustomDatasetError", "check_custom", "custom_checksums", "custom_dataset", "load_custom", "prepare_custom"]
 
@@ -233,8 +234,6 @@ def check_custom(dataset: CustomDataset, ratios) -> dict:
 
 def prepare_custom(dataset: CustomDataset, out_npz) -> dict:
     """Write ``out_npz`` (arrays ``X``, ``y``) from a custom dataset; returns n, d, K, sha256."""
-    from ._prepare import fingerprint
-
     X, y, classes = load_custom(dataset)
     save_npz(out_npz, X=X, y=y)
     digest = fingerprint(X, y)
@@ -248,8 +247,6 @@ def prepare_custom(dataset: CustomDataset, out_npz) -> dict:
 
 def custom_checksums(dataset: CustomDataset, npz_path) -> dict:
     """What identifies a prepared custom dataset (as :func:`~rejectopt.datasets.dataset_checksums`)."""
-    from ._prepare import fingerprint, load_prepared
-
     X, y = load_prepared(npz_path)
     return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": int(y.max()) + 1, "xy_sha256": fingerprint(X, y),
             "raw": {f"{dataset.path.name} (custom)": sha256_of_file(dataset.path)}}

@@ -293,7 +293,7 @@ def _svmlight_problem(path: Path, n_features: int) -> str | None:
 
 
 def _read_svmlight(paths: list[Path], n_features: int) -> tuple[np.ndarray, np.ndarray]:
-    from sklearn.datasets import load_svmlight_files
+    from sklearn.datasets import load_svmlight_files  # scikit-learn: heavy (1 s), LIBSVM files only
 
     try:
         loaded = load_svmlight_files([str(p) for p in paths], n_features=n_features, dtype=np.float64)

@@ -19,15 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from .._io import save_npz
-from ._fetch import (
-    DownloadOptions,
-    fetch_file,
-    find_in_mirror,
-    is_trusted,
-    read_lock,
-    record_trusted,
-    sha256_of_file,
-)
+from ._download import DownloadOptions
+from ._fetch import fetch_file, find_in_mirror
+from ._trust import is_trusted, read_lock, record_trusted, sha256_of_file
 from ._parsers import encode_labels, equal_frequency_bins
 from ._registry import DatasetSpec, get_spec
 

@@ -1,0 +1,169 @@
+"""Archives: one member of a downloaded zip / tar (a raw file packed with others), and a whole
+tar archive extracted safely, all or nothing (the official 300-W faces)."""
+
+from __future__ import annotations
+
+import logging
+import lzma
+import os
+import shutil
+import tarfile
+import zipfile
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._io import atomic_path
+from ._decompress import DECODE_ERRORS, check_stream
+from ._errors import DataSourceError, DecompressionError
+from ._stream import ReadFailed, pump
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._registry import RawFile
+
+__all__ = ["extract_archive", "extract_member", "resolve_member"]
+
+logger = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- one member of a download
+def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, sink, hint: str) -> None:
+    """Copy member ``raw_file.archive_member`` of the downloaded zip / tar ``archive`` into ``sink``;
+    a damaged archive raises :class:`DecompressionError` ending with ``hint`` (what to do)."""
+    member = raw_file.archive_member
+    damaged = (
+        f"{raw_file.name}: the download of {url} ({n_bytes} bytes) cannot be read as an archive"
+    )
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as bundle:
+                with bundle.open(resolve_member(bundle.namelist(), member, url)) as source:
+                    pump(source, sink, DECODE_ERRORS)
+            return
+        if tarfile.is_tarfile(archive):
+            check_stream(archive, raw_file.name, f"the download of {url} ({n_bytes} bytes)", hint)
+            with tarfile.open(archive) as bundle:
+                source = bundle.extractfile(resolve_member(bundle.getnames(), member, url))
+                if source is None:
+                    raise DataSourceError(f"{member} is not a regular file in {url}")
+                with source:
+                    pump(source, sink, DECODE_ERRORS)
+            return
+    except ReadFailed as exc:
+        raise DecompressionError(
+            f"{damaged}: member {member!r} is corrupt or truncated ({type(exc.error).__name__}: {exc.error}); "
+            f"nothing was written. {hint}"
+        ) from exc.error
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise DecompressionError(
+            f"{damaged}: the archive is corrupt or truncated ({type(exc).__name__}: {exc}); nothing was "
+            f"written. {hint}"
+        ) from exc
+    raise DecompressionError(
+        f"{damaged}: it is neither a zip nor a tar archive (corrupt or truncated, or the server sent "
+        f"something else, such as an HTML page); nothing was written. {hint}"
+    )
+
+
+def resolve_member(names: list[str], member: str, url: str) -> str:
+    """``member`` if present, else the single member with the same base name."""
+    if member in names:
+        return member
+    base = member.rsplit("/", 1)[-1]
+    same_base = [n for n in names if n.rsplit("/", 1)[-1] == base]
+    if len(same_base) == 1:
+        logger.info("%s: member %s found as %s", url, member, same_base[0])
+        return same_base[0]
+    raise DataSourceError(f"{url} has no member {member!r} (members: {names[:20]})")
+
+
+# --------------------------------------------------------------------------- a whole tar archive
+def _check_member(member: tarfile.TarInfo, dest: Path, tar_path) -> None:
+    """Raise if ``member`` would land (or link) outside ``dest`` or is not a file, folder or link."""
+    name = member.name
+    target = (dest / name).resolve()
+    if Path(name).is_absolute() or os.path.isabs(name) or not target.is_relative_to(dest):
+        raise ValueError(f"{tar_path}: member {name!r} escapes the destination; nothing was extracted")
+    if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+        kind = "a device file" if (member.ischr() or member.isblk()) else "a FIFO" if member.isfifo() else "special"
+        raise ValueError(f"{tar_path}: member {name!r} is {kind}, not a regular file; nothing was extracted")
+    if member.issym() or member.islnk():
+        base = target.parent if member.issym() else dest
+        link = (base / member.linkname).resolve()
+        if os.path.isabs(member.linkname) or not link.is_relative_to(dest):
+            raise ValueError(
+                f"{tar_path}: link {name!r} -> {member.linkname!r} points outside the destination; "
+                "nothing was extracted"
+            )
+
+
+def extract_archive(tar_path, dest, check=None) -> Path:
+    """Safely extract a (compressed) tar archive such as the official 300-W one, all or nothing.
+
+    Every member is checked before anything is written: a member whose path or
+    link target escapes ``dest`` (``../x``, an absolute path, a symlink or hard
+    link pointing outside) or that is a device file or FIFO raises and nothing is
+    extracted. Extraction goes into a temporary folder beside ``dest`` with
+    tarfile's ``data`` filter (PEP 706, a second line of defence); ``check``
+    (if given) is called with that folder; only then is the folder renamed to
+    ``dest`` (:func:`rejectopt._io.atomic_path`). On any error ``dest`` is not created.
+
+    Parameters
+    ----------
+    tar_path : path-like
+    dest : path-like
+        Destination folder; must not exist or be empty.
+    check : callable, optional
+        ``check(folder)`` raises if the extracted content is not acceptable.
+
+    Returns
+    -------
+    pathlib.Path
+        ``dest``.
+
+    Raises
+    ------
+    ValueError
+        An unsafe member (the message names it), or ``check`` refused the content.
+    rejectopt.datasets.DecompressionError
+        The archive is corrupt or truncated.
+    FileExistsError
+        ``dest`` already holds files.
+    """
+    dest = Path(dest)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise FileExistsError(f"{dest} already exists and is not an empty folder: remove it to extract {tar_path}")
+    # the whole compressed stream first: its CRC is at the end, past the tar's end marker
+    check_stream(tar_path, Path(tar_path).name, f"the archive {tar_path}",
+                 "Nothing was extracted; delete it and run again to download it anew.")
+    with atomic_path(dest) as tmp:
+        if tmp.exists():  # left by a killed run with the same pid
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        try:
+            root = tmp.resolve()
+            try:
+                with tarfile.open(tar_path, "r:*") as archive:
+                    members = archive.getmembers()
+                    for member in members:
+                        _check_member(member, root, tar_path)
+                    archive.extractall(root, members=members, filter="data")
+            except tarfile.FilterError as error:
+                raise ValueError(f"{tar_path}: unsafe member refused by the tar data filter: {error}; "
+                                 "nothing was extracted") from error
+            except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError) as error:
+                if isinstance(error, OSError) and error.errno is not None:
+                    raise  # a real I/O error (disk full, permissions), not bad data
+                raise DecompressionError(
+                    f"{tar_path}: the archive is corrupt or truncated ({type(error).__name__}: {error}); "
+                    "nothing was extracted. Delete it and run again to download it anew."
+                ) from error
+            if check is not None:
+                check(root)
+            if dest.is_dir():
+                dest.rmdir()  # empty (checked above); the rename replaces it
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    logger.info("extracted %d members of %s into %s", len(members), tar_path, dest)
+    return dest

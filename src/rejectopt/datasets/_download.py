@@ -1,0 +1,343 @@
+"""Downloading a raw file from its official URL (or a ``download_base`` copy of the official
+hosts), with retries, backoff and timeouts; the download unpacked (an archive member, a
+compressed file) and verified before anything is written under the final name.
+
+Downloads (:class:`DownloadOptions`, the pipeline's ``download_*`` config keys)
+    ``base`` (``download_base``) fetches every official URL from another server
+    or folder: ``<scheme>://<host>/<path>[?<query>]`` is read from
+    ``<base>/<host>/<path>[?<query>]`` (the scheme is dropped, the host becomes
+    the first folder, path and query are kept), e.g. with
+    ``base = "http://127.0.0.1:8000/"`` the URL
+    ``https://archive.ics.uci.edu/ml/machine-learning-databases/letter-recognition/letter-recognition.data``
+    is fetched from ``http://127.0.0.1:8000/archive.ics.uci.edu/ml/machine-learning-databases/letter-recognition/letter-recognition.data``;
+    a ``file:///folder/`` base reads a local copy of that tree.
+    Transient failures are retried ``retries`` times (``download_retries``),
+    waiting ``backoff_s * 2**(k-1)`` seconds before retry ``k``
+    (``download_backoff_s``): a refused, reset or dropped connection, a body
+    shorter than its ``Content-Length``, no data for ``timeout_s`` seconds
+    (``download_timeout_s``), HTTP 408, 425, 429 and 5xx.  Never retried: other
+    HTTP statuses (404, 403, ...), a checksum mismatch, data that cannot be
+    decompressed.  A final failure is one error naming the file, the URL, the
+    HTTP status or the expected and found sha256, and the attempts made.
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import os
+import socket
+import ssl
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._archive import extract_member
+from ._decompress import decompress_into
+from ._errors import DownloadError
+from ._stream import HashingWriter, ProgressCallback, ReadFailed, pump
+from ._trust import verify_sha256
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._registry import RawFile
+
+__all__ = [
+    "DOWNLOAD_BACKOFF_S",
+    "DOWNLOAD_RETRIES",
+    "DOWNLOAD_TIMEOUT_S",
+    "MIRROR_HINT",
+    "TRANSIENT_HTTP_STATUSES",
+    "DownloadOptions",
+    "as_options",
+    "attempts_note",
+    "download_with_retries",
+    "resolve_url",
+    "write_from_url",
+]
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_EVERY_BYTES = 16 << 20
+#: Defaults of the ``download_timeout_s``, ``download_retries`` and ``download_backoff_s`` config keys.
+DOWNLOAD_TIMEOUT_S = 60.0
+DOWNLOAD_RETRIES = 3
+DOWNLOAD_BACKOFF_S = 5.0
+#: HTTP statuses worth another attempt (the server is busy or failed for the moment).
+TRANSIENT_HTTP_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+MIRROR_HINT = (
+    "Set the `data_mirror` config option to a folder laid out as "
+    "<mirror>/<dataset>/<file>[.xz|.gz|.bz2] to use local copies instead of downloading."
+)
+
+#: Waits between attempts (replaced in tests that check the delays).
+_sleep = time.sleep
+
+
+def resolve_url(url: str, base: str | None) -> str:
+    """Where ``url`` is fetched from with ``download_base = base`` (None: ``url`` itself).
+
+    ``<scheme>://<host>/<path>[?<query>]`` maps to ``<base>/<host>/<path>[?<query>]``.
+
+    Examples
+    --------
+    >>> resolve_url("https://dlib.net/files/a.tar.gz", "http://127.0.0.1:8000/")
+    'http://127.0.0.1:8000/dlib.net/files/a.tar.gz'
+    >>> resolve_url("https://dlib.net/files/a.tar.gz", None)
+    'https://dlib.net/files/a.tar.gz'
+    """
+    if base is None:
+        return url
+    parts = urllib.parse.urlsplit(url)
+    mapped = f"{base.rstrip('/')}/{parts.netloc}{parts.path}"
+    return f"{mapped}?{parts.query}" if parts.query else mapped
+
+
+@dataclass(frozen=True)
+class DownloadOptions:
+    """How downloads are made: where from, how often retried, how long waited.
+
+    Attributes
+    ----------
+    base : str or None
+        ``download_base``: None fetches the official URLs; else a ``http://``,
+        ``https://`` or ``file://`` URL under which the official hosts are
+        folders (see :func:`resolve_url`).
+    retries : int
+        ``download_retries``: further attempts after a transient failure.
+    backoff_s : float
+        ``download_backoff_s``: the wait before retry ``k`` is ``backoff_s * 2**(k-1)`` s.
+    timeout_s : float
+        ``download_timeout_s``: a connection or read with no data for this long fails (and is retried).
+    """
+
+    base: str | None = None
+    retries: int = DOWNLOAD_RETRIES
+    backoff_s: float = DOWNLOAD_BACKOFF_S
+    timeout_s: float = DOWNLOAD_TIMEOUT_S
+
+    def __post_init__(self):
+        if self.base is not None and urllib.parse.urlsplit(self.base).scheme not in ("http", "https", "file"):
+            raise ValueError(f"download_base must be an http://, https:// or file:// URL, got {self.base!r}")
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise ValueError(f"download_retries must be an integer >= 0, got {self.retries!r}")
+        if not self.backoff_s >= 0:
+            raise ValueError(f"download_backoff_s must be >= 0, got {self.backoff_s!r}")
+        if not self.timeout_s > 0:
+            raise ValueError(f"download_timeout_s must be > 0, got {self.timeout_s!r}")
+
+    @classmethod
+    def from_config(cls, config: Mapping) -> "DownloadOptions":
+        """The options of a pipeline config (keys ``download_base``, ``download_retries``,
+        ``download_backoff_s``, ``download_timeout_s``; absent keys take the defaults)."""
+        return cls(
+            base=config.get("download_base"),
+            retries=config.get("download_retries", DOWNLOAD_RETRIES),
+            backoff_s=config.get("download_backoff_s", DOWNLOAD_BACKOFF_S),
+            timeout_s=config.get("download_timeout_s", DOWNLOAD_TIMEOUT_S),
+        )
+
+    def url_for(self, url: str) -> str:
+        """The URL actually requested for the official ``url``."""
+        return resolve_url(url, self.base)
+
+    def delay(self, retry: int) -> float:
+        """Seconds waited before retry number ``retry`` (1-based)."""
+        return self.backoff_s * 2 ** (retry - 1)
+
+
+def as_options(download: "DownloadOptions | Mapping | None") -> DownloadOptions:
+    """``download`` as :class:`DownloadOptions` (None: the defaults; a mapping: its fields)."""
+    if download is None:
+        return DownloadOptions()
+    if isinstance(download, DownloadOptions):
+        return download
+    return DownloadOptions(**dict(download))
+
+
+@contextmanager
+def _scratch_path(folder: Path, stem: str):
+    """A fresh ``folder/.<stem>.<random>.part`` (a downloaded archive before extraction);
+    always deleted afterwards. Final files are written by :func:`rejectopt._io.atomic_path`."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{stem}.", suffix=".part", dir=folder)
+    os.close(fd)
+    try:
+        yield Path(tmp_name)
+    finally:
+        Path(tmp_name).unlink(missing_ok=True)
+
+
+class _Transient(Exception):
+    """One attempt failed in a way worth retrying."""
+
+    def __init__(self, reason: str, status: int | None = None):
+        super().__init__(reason)
+        self.reason, self.status = reason, status
+
+
+class _Final(_Transient):
+    """One attempt failed in a way no retry can fix (e.g. HTTP 404)."""
+
+
+#: What reading an HTTP response raises when the connection breaks or stalls.
+_NETWORK_ERRORS = (OSError, http.client.HTTPException)
+
+
+def _is_transient(error: BaseException) -> bool:
+    """Whether a failure to get a response is worth another attempt: a refused, reset or timed-out
+    connection or a temporary name-resolution failure is; an unknown host, a missing file under a
+    file:// base, a certificate that does not verify or a malformed URL is not."""
+    if isinstance(error, urllib.error.URLError):
+        error = error.reason
+    if not isinstance(error, OSError):
+        return isinstance(error, http.client.HTTPException)
+    if isinstance(error, socket.gaierror):
+        return error.errno == socket.EAI_AGAIN
+    if isinstance(error, (FileNotFoundError, PermissionError, IsADirectoryError, ssl.SSLCertVerificationError)):
+        return False
+    return True
+
+
+def _network_reason(error: BaseException, timeout_s: float) -> str:
+    if isinstance(error, urllib.error.URLError) and not isinstance(error, urllib.error.HTTPError):
+        error = error.reason if isinstance(error.reason, BaseException) else error
+    if isinstance(error, TimeoutError):
+        return f"no data for {timeout_s:g} s (timeout; download_timeout_s={timeout_s:g})"
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, (ConnectionResetError, http.client.RemoteDisconnected)):
+        return f"connection dropped by the server ({type(error).__name__})"
+    if isinstance(error, socket.gaierror):
+        return f"cannot resolve the host name ({error}; no network?)"
+    if isinstance(error, urllib.error.URLError):
+        return f"cannot connect: {error.reason}"
+    return f"{type(error).__name__}: {error}"
+
+
+def _attempt(url: str, path: Path, timeout_s: float, progress: ProgressCallback | None) -> tuple[str, int]:
+    """One GET of ``url`` into ``path`` (truncated first); (sha256, bytes) or _Transient / _Final."""
+    try:
+        response = urllib.request.urlopen(url, timeout=timeout_s)  # noqa: S310 (registry URLs / download_base)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        reason = f"HTTP {exc.code} {exc.reason}"
+        raise (_Transient if exc.code in TRANSIENT_HTTP_STATUSES else _Final)(reason, exc.code) from exc
+    except (urllib.error.URLError, *_NETWORK_ERRORS) as exc:
+        kind = _Transient if _is_transient(exc) else _Final
+        raise kind(_network_reason(exc, timeout_s)) from exc
+    with response:
+        declared = response.headers.get("Content-Length")
+        total = int(declared) if declared and declared.strip().isdigit() else None
+        with open(path, "wb") as handle:
+            sink = HashingWriter(handle)
+            try:
+                # read1: whatever has arrived, so that a failure reports the bytes really received
+                pump(response, sink, _NETWORK_ERRORS, progress, total, read=getattr(response, "read1", None))
+            except ReadFailed as exc:
+                of = f" of the {total} announced" if total is not None else ""
+                raise _Transient(f"{_network_reason(exc.error, timeout_s)} after {sink.n_bytes} bytes{of}") from exc.error
+    # http.client stops quietly at a closed connection: compare with the announced length.
+    if total is not None and sink.n_bytes != total:
+        raise _Transient(f"the server announced Content-Length {total} but sent {sink.n_bytes} bytes")
+    return sink.hexdigest(), sink.n_bytes
+
+
+def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, options: DownloadOptions,
+              progress: ProgressCallback | None) -> tuple[str, int, int]:
+    """Download ``raw_file.url`` (after ``download_base``) into ``path`` with retries;
+    (sha256, bytes, attempts made) or :class:`DownloadError`."""
+    url = options.url_for(raw_file.url)
+    official = "" if url == raw_file.url else f" (official URL {raw_file.url})"
+    attempts = options.retries + 1
+    last = None
+    for attempt in range(1, attempts + 1):
+        try:
+            sha256, n_bytes = _attempt(url, path, options.timeout_s, progress)
+        except _Final as exc:
+            raise DownloadError(
+                f"{raw_file.name}: cannot download {url}{official}: {exc.reason}; not retried "
+                f"(attempt {attempt} of {attempts}, download_retries={options.retries}: only dropped or refused "
+                f"connections, timeouts, short bodies and HTTP {'/'.join(map(str, sorted(TRANSIENT_HTTP_STATUSES)))} "
+                f"are retried). Nothing was written to {dest_dir}. {MIRROR_HINT}",
+                url=url, status=exc.status, attempts=attempt,
+            ) from exc
+        except _Transient as exc:
+            last = exc
+            if attempt < attempts:
+                delay = options.delay(attempt)
+                logger.warning(
+                    "%s: attempt %d of %d failed (%s: %s); retrying in %g s",
+                    raw_file.name, attempt, attempts, url, exc.reason, delay,
+                )
+                _sleep(delay)
+            continue
+        if attempt > 1:
+            logger.info("%s: downloaded on attempt %d of %d", raw_file.name, attempt, attempts)
+        return sha256, n_bytes, attempt
+    raise DownloadError(
+        f"{raw_file.name}: download of {url}{official} failed after {attempts} attempts "
+        f"(download_retries={options.retries}); last error: {last.reason}. Nothing was written to "
+        f"{dest_dir}. {MIRROR_HINT}",
+        url=url, status=last.status, attempts=attempts,
+    ) from last
+
+
+def _logging_progress(label: str) -> ProgressCallback:
+    state = {"next": PROGRESS_EVERY_BYTES}
+
+    def report(done: int, total: int | None) -> None:
+        if done < state["next"] - PROGRESS_EVERY_BYTES:  # a new attempt started over
+            state["next"] = PROGRESS_EVERY_BYTES
+        if done >= state["next"]:
+            state["next"] += PROGRESS_EVERY_BYTES
+            of_total = f" of {total / 2**20:.1f}" if total else ""
+            logger.info("%s: %.1f%s MiB downloaded", label, done / 2**20, of_total)
+
+    return report
+
+
+def write_from_url(raw_file: "RawFile", dest_dir: Path, out_path: Path, options: DownloadOptions,
+                   progress) -> tuple[str, int, int]:
+    """Download ``raw_file`` into ``out_path``, extracting its member / decompressing it;
+    (sha256 of ``out_path``, its bytes, download attempts)."""
+    url = options.url_for(raw_file.url)
+    callback = _logging_progress(url) if progress is True else (progress or None)
+    needs_unpacking = bool(raw_file.archive_member or raw_file.compression)
+    logger.info("%s: downloading %s", raw_file.name, url)
+    if not needs_unpacking and raw_file.download_sha256 is None:
+        return download_with_retries(raw_file, out_path, dest_dir, options, callback)
+    with _scratch_path(dest_dir, raw_file.name + ".download") as tmp_path:
+        download_sha256, n_bytes, attempts = download_with_retries(raw_file, tmp_path, dest_dir, options, callback)
+        verify_sha256(
+            f"{url} (the download of {raw_file.name}; {attempts_note(attempts)})",
+            raw_file.download_sha256, download_sha256, "the download",
+        )
+        with open(out_path, "wb") as handle:
+            sink = HashingWriter(handle)
+            if raw_file.archive_member:
+                extract_member(raw_file, tmp_path, url, n_bytes, sink, _download_hint(raw_file, url))
+            else:
+                decompress_into(
+                    tmp_path, raw_file.compression, sink, raw_file.name,
+                    f"the download of {url} ({n_bytes} bytes)", _download_hint(raw_file, url),
+                )
+        return sink.hexdigest(), sink.n_bytes, attempts
+
+
+def attempts_note(attempts: int) -> str:
+    """How many attempts a download took, for an error or log message."""
+    return f"{attempts} download attempt{'s' if attempts > 1 else ''}; a checksum mismatch is not retried"
+
+
+def _download_hint(raw_file: "RawFile", url: str) -> str:
+    return (
+        f"Run again to download it anew; if this happens again the file served at {url} is damaged: "
+        f"put an intact copy at <data_mirror>/{raw_file.dataset}/{raw_file.name}[.xz|.gz|.bz2] and set "
+        "the `data_mirror` config option."
+    )
