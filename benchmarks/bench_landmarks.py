@@ -9,7 +9,8 @@ the wall time of the whole run, the CPU time of all its processes (exact:
 may be shared), and per rule the jobs, wall and CPU seconds summed over the
 ``benchmark:`` records (columns ``s`` and ``cpu_time``; Snakemake samples the
 CPU time, every 30 s after the first 15 s, so ``cpu_time`` undercounts).
-Goal (issue 18): the experiment in under 10 minutes of wall time on 2 cores.
+Goal (GOAL_S): the whole offline experiment in under 10 minutes of wall time on 2 cores; the run
+reports whether it met it.
 Exits nonzero if the run fails or a target is missing.
 
 Usage: python benchmarks/bench_landmarks.py [--n-splits K] [--cores 2] [--faces DIR] [--keep DIR]

@@ -99,7 +99,7 @@ def test_plugin_score_and_custom_datasets_reach_the_table(plugin_run):
 
 
 def test_custom_datasets_are_in_the_environment_not_in_the_paper_comparison(plugin_run):
-    from rejectopt.datasets._fetch import sha256_of_file
+    from rejectopt.datasets import sha256_of_file
 
     environment = (plugin_run / "results/tables/environment.md").read_text()
     assert sha256_of_file(plugin_run / "wine.csv") in environment

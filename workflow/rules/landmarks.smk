@@ -1,12 +1,16 @@
 # Facial landmarks with a reject option (Section 5.2.3, Fig. 4-5): DLIB's 68-point shape
-# predictor on 300-W, baseline = negated face-detector score, SELE / REG on HOG features.
+# predictor on 300-W, baseline = negated face-detector score, SELE / REG on HOG features
+# (rejectopt.experiments.landmarks; rendering: rejectopt.report.landmarks).
 #
 # When it runs: faces_mirror set -> from that folder; no mirror at all -> the official archive
 # (download_faces + extract_faces); data_mirror set without faces_mirror -> skipped, with a warning.
 
-from rejectopt.landmarks import ARCHIVE_SUBSETS, MIRROR_SUBSETS
+from rejectopt.datasets import MIRROR_SUBSETS
+from rejectopt.experiments import landmarks as landmarks_experiment
 
-LANDMARKS = config["landmarks"]
+# The block landmarks: with its defaults, the faces the run uses (faces_mirror, else the extracted
+# official archive) and the experiment's fixed thread counts.
+LANDMARKS = landmarks_experiment.settings(config)
 FACES_MIRROR = config.get("faces_mirror")
 if FACES_MIRROR is not None and not Path(FACES_MIRROR).is_dir():
     raise ValueError(
@@ -15,29 +19,16 @@ if FACES_MIRROR is not None and not Path(FACES_MIRROR).is_dir():
     )
 
 
-LANDMARKS_MODE = landmarks_mode(config["landmarks"]["enabled"], FACES_MIRROR, MIRROR)
-FACES_ARCHIVE_DIR = f"{RAW_DIR}/300w/extracted"
-FACES_ROOT = (
-    FACES_MIRROR
-    if LANDMARKS_MODE == "mirror"
-    else f"{FACES_ARCHIVE_DIR}/ibug_300W_large_face_landmark_dataset"
-)
-FACES_SUBSETS = list(MIRROR_SUBSETS if LANDMARKS_MODE == "mirror" else ARCHIVE_SUBSETS)
-FACES = {
-    "folder": FACES_ROOT,
-    "subsets": FACES_SUBSETS,
-    "max_faces": LANDMARKS["max_faces"],
-}
+LANDMARKS_MODE = landmarks_mode(LANDMARKS["enabled"], FACES_MIRROR, MIRROR)
+FACES_ARCHIVE_DIR = LANDMARKS["archive_dir"]
+FACES = LANDMARKS["faces"]
 FACES_INPUT = [] if LANDMARKS_MODE == "mirror" else [FACES_ARCHIVE_DIR]
 LANDMARK_DIR = "results/landmarks/300w"
-# dlib's trainer threads and SELE's n_jobs (with the BLAS thread limit). Fixed, not the job's cores:
-# the trained shape predictor depends on dlib's thread count (it sums the residuals per thread
-# block), so a run on fewer cores would give other numbers. 2 = the 2-core runs the results were
-# made with. Parallelism comes from the jobs and their worker processes instead (results
-# independent of --cores). A 1-thread trainer would cost less CPU but trains other models, hence
-# other numbers.
-LANDMARK_TRAINER_THREADS = 2
-LANDMARK_SCORE_JOBS = 2
+# dlib's trainer threads and SELE's n_jobs (with the BLAS thread limit): fixed, not the job's cores,
+# as the results depend on them (rejectopt.experiments.landmarks.TRAINER_THREADS / SCORE_JOBS).
+# Parallelism comes from the jobs and their worker processes instead (results independent of --cores).
+LANDMARK_TRAINER_THREADS = LANDMARKS["trainer_threads"]
+LANDMARK_SCORE_JOBS = LANDMARKS["score_jobs"]
 # One predictor per split and option set of the grid (train_predictor), unless the pretrained model is used.
 PREDICTOR_OPTIONS = range(
     0 if LANDMARKS["pretrained"] else len(LANDMARKS["predictor_options_grid"])
@@ -216,7 +207,7 @@ rule train_landmarks:
     params:
         faces=FACES,
         options_grid=LANDMARKS["predictor_options_grid"],
-        C_grid=config["C_score"],
+        C_grid=LANDMARKS["C_grid"],
         learning_curve_sizes=LANDMARKS["learning_curve_sizes"],
         with_coordinates=LANDMARKS["with_coordinates"],
         pretrained=LANDMARKS["pretrained"],

@@ -2,7 +2,8 @@
 
 from _logging import log_to
 
-from rejectopt.landmarks import load_or_detect_faces, select_faces
+from rejectopt.experiments.landmarks import select_faces
+from rejectopt.landmarks import load_or_detect_faces
 
 log_to(snakemake.log[0])
 faces = select_faces(**snakemake.params.faces)

