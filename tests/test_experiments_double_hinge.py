@@ -27,6 +27,7 @@ from rejectopt.experiments import SplitInputs, check_experiment
 from rejectopt.experiments import double_hinge as dh
 from rejectopt.experiments.paper import run_classifiers
 from rejectopt.splits import DEFAULT_RATIOS, PARTS, make_splits, save_splits
+from known_answers import brute_force_margin_threshold
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
@@ -187,17 +188,6 @@ def test_a_multi_split_job_writes_each_split_as_if_alone(bc_run, tmp_path):
 # --------------------------------------------------------------------------------------------
 # 3. The baselines against independent computations; the pipeline's staged data
 # --------------------------------------------------------------------------------------------
-def _brute_force_threshold(f, loss, d):
-    """Every threshold t: reject iff |f| < t. Returns (min cost risk, coverage, t) of the minimiser
-    with the largest coverage."""
-    a = np.abs(f)
-    best = None
-    for t in np.concatenate([np.unique(a), [np.inf]]):
-        accept = a >= t
-        cost = (loss[accept].sum() + 100 * d * (~accept).sum()) / a.size
-        if best is None or cost < best[0] - 1e-9 or (abs(cost - best[0]) <= 1e-9 and accept.mean() > best[1]):
-            best = (cost, accept.mean(), t)
-    return best
 
 
 def test_svm_threshold_rows_match_brute_force(bc_run):
@@ -209,7 +199,7 @@ def test_svm_threshold_rows_match_brute_force(bc_run):
     loss_tst = 100.0 * ((f_tst > 0) != y[parts["tst"]])
     rows = result.rows[result.rows["method"] == "svm_threshold"].set_index("reject_cost")
     for d in COSTS:
-        cost, coverage, t = _brute_force_threshold(f_val, loss_val, d)
+        cost, coverage, t = brute_force_margin_threshold(f_val, loss_val, d)
         assert rows.loc[d, "val_cost_risk"] == pytest.approx(cost)
         if coverage > 0:
             accept = np.abs(f_tst) >= t

@@ -18,6 +18,7 @@ from rejectopt.selective import (
     operating_point,
 )
 from rejectopt.metrics import selective_outcome
+from known_answers import brute_force_margin_threshold
 
 
 def synthetic_sample(n, seed):
@@ -238,19 +239,6 @@ def test_chow_reject_rejects_below_one_minus_d():
         chow_reject([0.8, 0.2], 0.2)
 
 
-def _brute_force_margin_threshold(f, loss, d):
-    """Every threshold t: reject iff |f| < t. Returns (min cost risk, coverage, t) of the minimiser
-    with the largest coverage."""
-    a = np.abs(f)
-    best = None
-    for t in np.concatenate([np.unique(a), [np.inf]]):
-        accept = a >= t
-        cost = (loss[accept].sum() + 100 * d * (~accept).sum()) / a.size
-        if best is None or cost < best[0] - 1e-9 or (abs(cost - best[0]) <= 1e-9 and accept.mean() > best[1]):
-            best = (cost, accept.mean(), t)
-    return best
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
     rng = np.random.default_rng(seed)
@@ -259,7 +247,7 @@ def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
     for d in [0.05, 0.1, 0.2, 0.3, 0.45]:
         sel = fit_margin_threshold(f, loss, d)
         accept = sel.acceptance_probability(-np.abs(f)) > 0.5
-        cost, coverage, t = _brute_force_margin_threshold(f, loss, d)
+        cost, coverage, t = brute_force_margin_threshold(f, loss, d)
         got = selective_outcome(loss, accept, d)
         assert got["cost_risk"] == pytest.approx(cost)
         assert got["coverage"] == pytest.approx(coverage)

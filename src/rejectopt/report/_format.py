@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["format_number", "mean_std_cell", "pm"]
+__all__ = ["format_number", "mean_std_cell", "pm", "table_section"]
 
 
 def format_number(value: float, digits: int = 2) -> str:
@@ -22,3 +22,22 @@ def mean_std_cell(mean: float, std: float, digits: int, pm_sign: str, n: int, mi
 def pm(mean: float, std: float) -> str:
     """``mean ± std`` with two decimals, or just the mean when the std is undefined (one split)."""
     return f"{mean:.2f} ± {std:.2f}" if np.isfinite(std) else f"{mean:.2f}"
+
+
+def table_section(title: str, header: list[str], body: list[list[str]], notes: list[str], fmt: str,
+                  escape=None, escape_pipes: bool = False) -> list[str]:
+    """One titled table with its notes, as Markdown (``fmt='md'``) or a LaTeX tabular (``'tex'``) lines.
+
+    ``escape`` turns a cell into LaTeX (identity if None); ``escape_pipes`` escapes a literal ``|``
+    in a Markdown cell (a cell that names ``|f|``).
+    """
+    if fmt == "md":
+        def row(cells):
+            return "| " + " | ".join(c.replace("|", "\\|") if escape_pipes else c for c in cells) + " |"
+
+        return [f"### {title}", "", row(header), "|" + "---|" * len(header), *map(row, body), "", *notes, ""]
+    escape = escape or (lambda cell: cell)
+    return ([f"% {title}", f"\\begin{{tabular}}{{l{'r' * (len(header) - 1)}}}", "\\hline",
+             " & ".join(escape(h) for h in header) + " \\\\", "\\hline"]
+            + [" & ".join(escape(c) for c in r) + " \\\\" for r in body]
+            + ["\\hline", "\\end{tabular}"] + [f"% {n}" for n in notes] + [""])

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._io import save_figure, write_text
 from ..experiments.double_hinge import METHODS, TIMING_COLUMNS, cost_risk_ranks, table_file, table_order, wilcoxon_tests
-from ._format import format_number, mean_std_cell
+from ._format import format_number, mean_std_cell, table_section
 
 __all__ = [
     "double_hinge_figure",
@@ -66,20 +66,8 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
 
     out: list[str] = []
 
-    def pipe(cells: list[str]) -> str:
-        """A Markdown table row; a literal | in a cell (|f|) is escaped."""
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
     def emit(header: list[str], body: list[list[str]], title: str, notes: list[str]) -> None:
-        if md:
-            out.extend([f"### {title}", "", pipe(header), "|" + "---|" * len(header)])
-            out.extend(pipe(r) for r in body)
-            out.extend([""] + notes + [""])
-        else:
-            out.extend([f"% {title}", f"\\begin{{tabular}}{{l{'r' * (len(header) - 1)}}}", "\\hline",
-                        " & ".join(esc(h) for h in header) + " \\\\", "\\hline"])
-            out.extend(" & ".join(esc(c) for c in r) + " \\\\" for r in body)
-            out.extend(["\\hline", "\\end{tabular}"] + [f"% {n}" for n in notes] + [""])
+        out.extend(table_section(title, header, body, notes, fmt, esc, escape_pipes=True))
 
     datasets, costs, methods = table_order(table)
     n_splits = int(table["n_splits"].max())

@@ -24,7 +24,7 @@ import pandas as pd
 from .._io import save_figure, write_text
 from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
 from ..ood import GaussianOODModel, paper_table1, synthetic_table1
-from ._format import format_number, mean_std_cell
+from ._format import format_number, mean_std_cell, table_section
 from ._specs import classifier_label, label
 
 __all__ = [
@@ -74,15 +74,7 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
     out: list[str] = []
 
     def emit(header: list[str], body: list[list[str]], title: str, notes: list[str]) -> None:
-        if md:
-            out.extend([f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)])
-            out.extend("| " + " | ".join(r) + " |" for r in body)
-            out.extend([""] + notes + [""])
-        else:
-            out.extend([f"% {title}", f"\\begin{{tabular}}{{l{'r' * (len(header) - 1)}}}", "\\hline",
-                        " & ".join(esc(h) for h in header) + " \\\\", "\\hline"])
-            out.extend(" & ".join(esc(c) for c in r) + " \\\\" for r in body)
-            out.extend(["\\hline", "\\end{tabular}"] + [f"% {n}" for n in notes] + [""])
+        out.extend(table_section(title, header, body, notes, fmt, esc))
 
     for classifier in dict.fromkeys(table["classifier"]):
         rows = table[table["classifier"] == classifier]
