@@ -12,8 +12,6 @@ margin threshold are tested on their own in test_metrics / test_selective, the d
 model selection in test_double_hinge.
 """
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -350,24 +348,3 @@ def test_wilcoxon_of_identical_methods_is_one():
     frame = pd.concat([results[results.method == "double_hinge"], same])
     tests = dh.wilcoxon_tests(frame)
     assert (tests["pvalue"] == 1.0).all() and (tests["n_nonzero"] == 0).all()
-
-
-# --------------------------------------------------------------------------------------------
-# 5. The pipeline plans the rules
-# --------------------------------------------------------------------------------------------
-def test_pipeline_plans_the_double_hinge_rules_on_the_ci_configuration(tmp_path):
-    cmd = [
-        sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-        "-n", "--quiet", "rules", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite,abalone]",
-        "n_splits=1",
-    ]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    counts = {
-        line.split()[0]: int(line.split()[1])
-        for line in (run.stdout + run.stderr).splitlines()
-        if len(line.split()) == 2 and line.split()[1].isdigit()
-    }
-    # neither sattelite (6 classes) nor abalone (ordinal) is binary: breast cancer only, 1 split
-    assert counts["double_hinge_split"] == 1
-    assert counts["double_hinge_report"] == 1

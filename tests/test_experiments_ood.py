@@ -14,8 +14,6 @@ Rendering (Markdown / LaTeX, figures, Table 1) is tests/test_report_ood.py's; th
 (metrics, strategies, scores, the synthetic example) is tests/test_ood.py's.
 """
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -307,27 +305,3 @@ def test_table_file_writes_the_table(tmp_path):
     rows, table = ood_experiment.table_file(paths, tmp_path / "table.csv")
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "table.csv"), table, check_dtype=False)
     assert len(rows) == len(results)
-
-
-# --------------------------------------------------------------------------------------------
-# 5. The pipeline plans the OOD rules
-# --------------------------------------------------------------------------------------------
-def test_pipeline_plans_the_ood_rules_on_the_ci_configuration(tmp_path):
-    cmd = [
-        sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-        "-n", "--quiet", "rules", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite,abalone]",
-        "n_splits=1",
-    ]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    plan = run.stdout + run.stderr
-    counts = {
-        line.split()[0]: int(line.split()[1])
-        for line in plan.splitlines()
-        if len(line.split()) == 2 and line.split()[1].isdigit()
-    }
-    # sattelite only (abalone is ordinal, not in ood.datasets): 1 split, 1 table, 1 figure job, Table 1
-    assert counts["ood_split"] == 1
-    assert counts["ood_table"] == 1
-    assert counts["ood_figures"] == 1
-    assert counts["ood_table1"] == 1

@@ -4,7 +4,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -18,6 +17,18 @@ def snakemake(workdir, *args, timeout=1800):
     """Run the repository's workflow in ``workdir``; return the completed process."""
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def test_ci_configuration_plans_the_ood_and_double_hinge_jobs(tmp_path):
+    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", f"data_mirror={DEMO_MIRROR}",
+                    "datasets=[sattelite,abalone]", "n_splits=1", timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in (run.stdout + run.stderr).splitlines()
+              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    # OOD: sattelite only (abalone is ordinal, not in ood.datasets): 1 split, 1 table, 1 figure job, Table 1
+    assert [counts[r] for r in ("ood_split", "ood_table", "ood_figures", "ood_table1")] == [1, 1, 1, 1]
+    # double hinge: neither sattelite (6 classes) nor abalone (ordinal) is binary: breast cancer only, 1 split
+    assert counts["double_hinge_split"] == 1 and counts["double_hinge_report"] == 1
 
 
 def test_full_default_config_plans_all_22_datasets(tmp_path):
