@@ -103,7 +103,10 @@ def staged_files(dataset):
     """``split -> {role: path}`` of the staged files a user's experiment reads (rejectopt.experiments)."""
     return {
         k: {
-            **{f"classifier/{c}": classifier_file(dataset, c, k) for c in classifiers_of(dataset)},
+            **{
+                f"classifier/{c}": classifier_file(dataset, c, k)
+                for c in classifiers_of(dataset)
+            },
             **{
                 f"scores/{c}": score_file(dataset, c, None, k)
                 for c in classifiers_of(dataset)

@@ -72,9 +72,7 @@ rule double_hinge_split:
         splits=SPLITS,
         # the config block but datasets, which only selects the jobs: leaving it out keeps them
         # when the list changes
-        settings={
-            k: DOUBLE_HINGE[k] for k in dh_experiment.DEFAULTS if k != "datasets"
-        },
+        settings={k: DOUBLE_HINGE[k] for k in dh_experiment.DEFAULTS if k != "datasets"},
         split_ratios=config["split_ratios"]["default"],
         C_classifier=config["C_classifier"],
         C_score=config["C_score"],
