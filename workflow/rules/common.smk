@@ -11,6 +11,7 @@ import yaml
 
 from rejectopt.datasets import get_spec
 from rejectopt.config import coerce_numbers, load_plugins, plan_run, validate_config
+from rejectopt.experiments import double_hinge as dh_experiment
 from rejectopt.experiments import load_experiments
 
 #: The repository root, so that its resources resolve from any --directory.
@@ -115,6 +116,19 @@ def staged_files(dataset):
         }
         for k in SPLITS
     }
+
+
+def double_hinge_inputs(dataset):
+    """Rule double_hinge_split's inputs: data, splits and, where staged, LR's classifier files."""
+    if dataset == dh_experiment.BREAST_CANCER:
+        return {}
+    inputs = {
+        "data": f"results/data/{dataset}/data.npz",
+        "splits": f"results/data/{dataset}/splits.npz",
+    }
+    if dataset in DATASETS and "lr" in classifiers_of(dataset):
+        inputs["lr"] = [classifier_file(dataset, "lr", k) for k in SPLITS]
+    return inputs
 
 
 def table_path(table, metric, ext):

@@ -25,19 +25,6 @@ if DH_DATASETS:
     TARGETS += [f"results/figures/double_hinge/{d}.png" for d in DH_DATASETS]
 
 
-def double_hinge_inputs(dataset):
-    """Rule double_hinge_split's inputs: data, splits and, where staged, LR's classifier files."""
-    if dataset == dh_experiment.BREAST_CANCER:
-        return {}
-    inputs = {
-        "data": f"results/data/{dataset}/data.npz",
-        "splits": f"results/data/{dataset}/splits.npz",
-    }
-    if dataset in DATASETS and "lr" in classifiers_of(dataset):
-        inputs["lr"] = [classifier_file(dataset, "lr", k) for k in SPLITS]
-    return inputs
-
-
 # One job per dataset runs every split (a job's start-up with scikit-learn costs 2.5 s of CPU, more
 # than a small dataset's split), each split written as soon as it is done.
 rule double_hinge_split:
