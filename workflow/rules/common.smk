@@ -4,15 +4,26 @@
 # to SUMMARIES and its benchmark records to BENCHMARKS.
 
 import logging
+import os
 import warnings
 from pathlib import Path
 
 import yaml
 
 from rejectopt.datasets import get_spec
-from rejectopt.config import coerce_numbers, load_plugins, plan_run, validate_config
+from rejectopt.config import (
+    blas_environment,
+    coerce_numbers,
+    load_plugins,
+    plan_run,
+    validate_config,
+)
 from rejectopt.experiments import double_hinge as dh_experiment
 from rejectopt.experiments import load_experiments
+
+# The same numbers on every x86-64 CPU with AVX2: the jobs (child processes, SLURM jobs) inherit
+# the pinned OpenBLAS kernels (rejectopt.config.blas_environment).
+os.environ.update(blas_environment())
 
 #: The repository root, so that its resources resolve from any --directory.
 REPO = Path(workflow.main_snakefile).parent
