@@ -142,7 +142,9 @@ class Decisions:
     acceptance_probability : ndarray of float
         ``c(x)`` of eq. (25): 1, the selection function's probability at the threshold, or 0.
     out_of_range : ndarray of bool
-        Rows with a feature out of range (:func:`feature_bounds`) or an uncertainty that is not finite.
+        Rows with a feature out of range (:func:`feature_bounds`) or NaN.
+    overflow : ndarray of bool
+        Other rows whose uncertainty is not finite (the score overflows on them).
     unseen : ndarray of bool
         Rows whose predicted class the model never saw.
     """
@@ -151,6 +153,7 @@ class Decisions:
     accept: np.ndarray
     acceptance_probability: np.ndarray
     out_of_range: np.ndarray
+    overflow: np.ndarray
     unseen: np.ndarray
 
 
@@ -207,8 +210,8 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
     X_safe = np.where(extreme[:, None], 0.0, X) if extreme.any() else X
     with np.errstate(over="ignore", invalid="ignore"):
         uncertainty = np.array(score.predict(X_safe, classes), dtype=np.float64)
-    extreme |= ~np.isfinite(uncertainty)
-    rejected = extreme | unseen
+    overflow = ~np.isfinite(uncertainty) & ~extreme
+    rejected = extreme | overflow | unseen
     uncertainty[rejected] = np.inf
     if tie_breaking == "sequential":
         accept = selection.accept(uncertainty, random_state=seed)
@@ -222,7 +225,7 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
     accept = accept & ~rejected
     probability = np.where(rejected, 0.0, selection.acceptance_probability(uncertainty))
     return Decisions(uncertainty=uncertainty, accept=accept, acceptance_probability=probability,
-                     out_of_range=extreme, unseen=unseen)
+                     out_of_range=extreme, overflow=overflow, unseen=unseen)
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ from ..model import (
     feature_bounds,
     first_out_of_range,
     model_dict,
-    out_of_range,
     read_model,
 )
 from ._errors import InputError, one_line
@@ -64,10 +63,10 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
     else:
         classes, unseen_mask = class_indices(table.pred_keys, vocabulary, table.source, table.is_csv,
                                              pred_column, unseen)
-    low, high = feature_bounds(score)
-    extreme_mask = out_of_range(table.X, low, high)
+    decisions = decide(score, selection, table.X, classes, unseen=unseen_mask, seed=seed)
+    extreme_mask = decisions.out_of_range
     if extreme_mask.any():
-        first, j = first_out_of_range(table.X, extreme_mask, low, high)
+        first, j = first_out_of_range(table.X, extreme_mask, *feature_bounds(score))
         message = out_of_range_message(table.source, table.X[first, j], table.feature_columns[j], table.where(first))
         if extreme == "error":
             raise InputError(f"{message} ({int(extreme_mask.sum())} row(s) in all); pass --extreme-values reject "
@@ -78,7 +77,6 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
         first = int(np.flatnonzero(unseen_mask)[0])
         log.warning("%d row(s) predict a class not seen by select (first: %s, value %r): rejected",
                     int(unseen_mask.sum()), table.where(first), table.pred_keys[first])
-    decisions = decide(score, selection, table.X, classes, unseen=unseen_mask, seed=seed)
     columns = {"row": np.arange(1, n + 1) if table.is_csv else np.arange(n)}
     if table.pred_keys is not None:
         columns[pred_column] = table.pred_keys

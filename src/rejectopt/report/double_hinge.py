@@ -73,19 +73,18 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
     n_splits = int(table["n_splits"].max())
     idx = table.set_index(["dataset", "reject_cost", "method"])
     labels = [method_label(m) for m in methods]
+    # (dataset label on its first row, d, the methods' rows) of every (dataset, d) cell of the table
+    cells_of = [(dataset if i == 0 else "", c, idx.loc[(dataset, c)].loc[methods])
+                for dataset in datasets for i, c in enumerate(costs) if (dataset, c, methods[0]) in idx.index]
 
     body = []
-    for dataset in datasets:
-        for i, c in enumerate(costs):
-            if (dataset, c, methods[0]) not in idx.index:
-                continue
-            block = idx.loc[(dataset, c)].loc[methods]
-            best = float(block["cost_risk_mean"].min())
-            cells = [dataset if i == 0 else "", f"{c:g}", format_number(100 * c, 1)]
-            for _, r in block.iterrows():
-                cell = mean_std_cell(r["cost_risk_mean"], r["cost_risk_std"], 2, pm, int(r["n_splits"]))
-                cells.append(bold(cell) if np.isclose(r["cost_risk_mean"], best) else cell)
-            body.append(cells)
+    for first, c, block in cells_of:
+        best = float(block["cost_risk_mean"].min())
+        cells = [first, f"{c:g}", format_number(100 * c, 1)]
+        for _, r in block.iterrows():
+            cell = mean_std_cell(r["cost_risk_mean"], r["cost_risk_std"], 2, pm, int(r["n_splits"]))
+            cells.append(bold(cell) if np.isclose(r["cost_risk_mean"], best) else cell)
+        body.append(cells)
     emit(["dataset", "d", "reject all"] + labels, body,
          f"Cost risk on Tst (%), {n_splits} split(s)",
          ["Cost risk = 100 (errors + d x rejections) / n on Tst (errors only on accepted examples), mean ± std over "
@@ -94,19 +93,15 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
           "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."])
 
     body = []
-    for dataset in datasets:
-        for i, c in enumerate(costs):
-            if (dataset, c, methods[0]) not in idx.index:
-                continue
-            block = idx.loc[(dataset, c)].loc[methods]
-            cells = [dataset if i == 0 else "", f"{c:g}"]
-            for _, r in block.iterrows():
-                ns = int(r["n_splits"])
-                risk = mean_std_cell(r["selective_risk_mean"], r["selective_risk_std"], 2, pm, ns - int(r["n_empty"]))
-                if r["n_empty"]:
-                    risk += f" ({int(r['n_empty'])}/{ns} empty)"
-                cells.append(f"{mean_std_cell(r['coverage_mean'], r['coverage_std'], 3, pm, ns)} / {risk}")
-            body.append(cells)
+    for first, c, block in cells_of:
+        cells = [first, f"{c:g}"]
+        for _, r in block.iterrows():
+            ns = int(r["n_splits"])
+            risk = mean_std_cell(r["selective_risk_mean"], r["selective_risk_std"], 2, pm, ns - int(r["n_empty"]))
+            if r["n_empty"]:
+                risk += f" ({int(r['n_empty'])}/{ns} empty)"
+            cells.append(f"{mean_std_cell(r['coverage_mean'], r['coverage_std'], 3, pm, ns)} / {risk}")
+        body.append(cells)
     emit(["dataset", "d"] + labels, body, "Coverage / selective risk R^S (%) on Tst",
          ["Coverage = share of Tst accepted; R^S = error (%) on the accepted examples, over the splits accepting "
           "something ('empty': splits rejecting every Tst example)."])
