@@ -16,6 +16,9 @@ in order (then the file is served normally):
 ``wrong_bytes``   the file with one byte changed (same length)
 ``length_long``   Content-Length 1000 larger than the body, which is sent whole
 ``length_short``  Content-Length half the body's size (the client stops there)
+``drip``          status 200 and the full Content-Length, then the body one byte every
+                  ``DRIP_INTERVAL_S`` (never a silence long enough for a read timeout)
+``drip_head``     the status line and headers themselves one byte every ``DRIP_INTERVAL_S``
 
 Also here: the official packaging of the mirror's raw files (zip, tar.gz, gzip and
 unix ``compress`` .Z, plain), built from the mirror's xz copies, and of a small 300-W
@@ -43,9 +46,11 @@ UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 TORGO = "https://www.dcc.fc.up.pt/~ltorgo/Regression"
 FACES_URL = "http://dlib.net/files/data/ibug_300W_large_face_landmark_dataset.tar.gz"
-FAULTS = ("drop", "404", "500", "stall", "wrong_bytes", "length_long", "length_short")
+FAULTS = ("drop", "404", "500", "stall", "wrong_bytes", "length_long", "length_short", "drip", "drip_head")
 #: The longest a stalled response is held (it is released at once when the server stops).
 STALL_MAX_S = 30.0
+#: Seconds between two bytes of a dripping response (shorter than the tests' 0.3 s read timeout).
+DRIP_INTERVAL_S = 0.05
 
 
 def served_path(official_url: str) -> str:
@@ -71,6 +76,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "500":
             self.send_error(500)
             return
+        if fault == "drip_head":
+            head = f"HTTP/1.1 200 OK\r\nX-Padding: {'.' * 200}\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+            self._drip(owner, head + data)
+            return
         if fault == "wrong_bytes":
             middle = len(data) // 2
             data = data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
@@ -86,6 +95,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()
             return
+        if fault == "drip":
+            self._drip(owner, data)
+            return
         if fault == "stall":
             self.wfile.write(data[:1024])
             self.wfile.flush()
@@ -95,6 +107,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except OSError:  # the client gave up (e.g. after reading a short Content-Length)
             pass
+
+
+    def _drip(self, owner: "LocalServer", data: bytes) -> None:
+        """Send ``data`` one byte at a time until done, the client leaves or the server stops."""
+        for k in range(len(data)):
+            try:
+                self.wfile.write(data[k:k + 1])
+                self.wfile.flush()
+            except OSError:  # the client gave up
+                return
+            if owner._release.wait(DRIP_INTERVAL_S):
+                return
 
 
 class _Server(ThreadingHTTPServer):
@@ -170,45 +194,61 @@ class LocalServer:
 
 
 # --------------------------------------------------------------------------- packaging
-def lzw_compress(data: bytes, max_bits: int = 16) -> bytes:
-    """unix ``compress`` (.Z) of ``data``: LZW, block mode, codes of 9..``max_bits`` bits.
+class _LZWWriter:
+    """The bit packing of unix ``compress`` (.Z): LZW codes, block mode, 9..``max_bits`` bits.
 
-    As ``compress(1)`` writes it: the code width grows when the decoder's table would
-    reach the next power of two, and every width change first pads the output to a
-    whole group of 8 codes (``n_bits`` bytes).  No CLEAR code is emitted: the table
-    stops growing when full.  ``gzip -d`` decodes the result.
+    The code width grows when the decoder's table (gzip's ``unlzw.c``) would hold more entries
+    than its ``maxcode``: ``2**n_bits - 1``, or the table size ``2**max_bits`` once the width is
+    ``max_bits``. At the start ``maxcode`` is 511 even for ``max_bits = 9``, so a 9-bit stream
+    whose table fills goes on in 10-bit codes: that is what gzip, ``compress -d`` and unlzw3 read
+    (``compress -b9`` itself keeps 9 bits there, which none of them reads; tests/data/lzw/README.md).
+    Every width change first pads the output to a whole group of 8 codes (``n_bits`` bytes).
     """
-    out = bytearray(b"\x1f\x9d" + bytes([0x80 | max_bits]))
-    max_entries = 1 << max_bits
-    next_code = 257  # 256 is CLEAR in block mode
-    n_bits, bit_buffer, n_buffered, codes_in_group = 9, 0, 0, 0
-    emitted = 0
 
-    def put(code: int) -> None:
-        nonlocal bit_buffer, n_buffered, codes_in_group, n_bits
+    def __init__(self, max_bits: int):
+        self.out = bytearray(b"\x1f\x9d" + bytes([0x80 | max_bits]))
+        self.max_bits, self.max_entries = max_bits, 1 << max_bits
+        self.n_bits, self.maxcode = 9, (1 << 9) - 1
+        self.bit_buffer = self.n_buffered = self.codes_in_group = self.emitted = 0
+
+    def put(self, code: int) -> None:
         # the decoder's table holds 257 + (codes read - 1) entries before reading this code
-        decoder_entries = min(257 + max(emitted - 1, 0), max_entries)
-        if decoder_entries > (1 << n_bits) - 1 and n_bits < max_bits:
-            while codes_in_group % 8:  # pad the group of 8 codes of the old width with zero bits
-                n_buffered += n_bits
-                codes_in_group += 1
-            flush()
-            n_bits, codes_in_group = n_bits + 1, 0
-        bit_buffer |= code << n_buffered
-        n_buffered += n_bits
-        codes_in_group += 1
-        flush(keep_partial=True)
+        decoder_entries = min(257 + max(self.emitted - 1, 0), self.max_entries)
+        if decoder_entries > self.maxcode:
+            while self.codes_in_group % 8:  # pad the group of 8 codes of the old width with zero bits
+                self.n_buffered += self.n_bits
+                self.codes_in_group += 1
+            self.flush()
+            self.n_bits, self.codes_in_group = self.n_bits + 1, 0
+            self.maxcode = self.max_entries if self.n_bits == self.max_bits else (1 << self.n_bits) - 1
+        self.bit_buffer |= code << self.n_buffered
+        self.n_buffered += self.n_bits
+        self.codes_in_group += 1
+        self.emitted += 1
+        self.flush(keep_partial=True)
 
-    def flush(keep_partial: bool = False) -> None:
-        nonlocal bit_buffer, n_buffered
-        while n_buffered >= 8:
-            out.append(bit_buffer & 0xFF)
-            bit_buffer >>= 8
-            n_buffered -= 8
-        if not keep_partial and n_buffered:
-            out.append(bit_buffer & 0xFF)
-            bit_buffer, n_buffered = 0, 0
+    def flush(self, keep_partial: bool = False) -> None:
+        while self.n_buffered >= 8:
+            self.out.append(self.bit_buffer & 0xFF)
+            self.bit_buffer >>= 8
+            self.n_buffered -= 8
+        if not keep_partial and self.n_buffered:
+            self.out.append(self.bit_buffer & 0xFF)
+            self.bit_buffer, self.n_buffered = 0, 0
 
+    def finish(self) -> bytes:
+        self.flush()
+        return bytes(self.out)
+
+
+def lzw_compress(data: bytes, max_bits: int = 16) -> bytes:
+    """unix ``compress`` (.Z) of ``data``: LZW, block mode, codes of 9..``max_bits`` bits
+    (see :class:`_LZWWriter`). No CLEAR code is emitted: the table stops growing when full.
+    ``gzip -d`` decodes the result; for ``max_bits`` >= 10, and for 9 while the table is not
+    full, it is byte for byte what ``compress -b<max_bits>`` (ncompress 4.2.4.6) writes when
+    that emits no CLEAR."""
+    writer = _LZWWriter(max_bits)
+    next_code = 257  # 256 is CLEAR in block mode
     table = {}  # (prefix code << 8) | next byte -> code; the 256 single bytes are implicit
     if data:
         word = data[0]
@@ -218,15 +258,24 @@ def lzw_compress(data: bytes, max_bits: int = 16) -> bytes:
             if code is not None:
                 word = code
                 continue
-            put(word)
-            emitted += 1
-            if next_code < max_entries:
+            writer.put(word)
+            if next_code < writer.max_entries:
                 table[key] = next_code
                 next_code += 1
             word = value
-        put(word)
-    flush()
-    return bytes(out)
+        writer.put(word)
+    return writer.finish()
+
+
+def lzw_bomb(n_codes: int) -> bytes:
+    """A .Z stream of ``n_codes`` 16-bit-max codes that expands to ``n_codes * (n_codes + 1) / 2``
+    zero bytes: code ``256 + k`` is ``k + 1`` zeros, each code the one the decoder is defining
+    (its KwKwK case). 12,000 codes (about 22 KB) make 72 MB."""
+    writer = _LZWWriter(16)
+    writer.put(0)
+    for k in range(1, n_codes):
+        writer.put(256 + k)
+    return writer.finish()
 
 
 def tar_gz(members: dict[str, bytes]) -> bytes:

@@ -30,10 +30,13 @@ import gzip
 import hashlib
 import io
 import lzma
+import os
 import re
 import subprocess
 import sys
 import tarfile
+import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +52,8 @@ from http_server import (
     LocalServer,
     facebook_downloads,
     faces_members,
+    lzw_bomb,
+    lzw_compress,
     mirror_folder,
     mirrored_downloads,
     served_path,
@@ -77,7 +82,9 @@ from rejectopt.datasets import (
     read_lock,
 )
 from rejectopt.datasets import _download, _prepare
+from rejectopt.datasets._decompress import MIN_UNPACK_CAP_BYTES, unlzw
 from rejectopt.datasets._download import resolve_url
+from rejectopt.datasets._errors import DataSourceError, UnpackLimitError
 from rejectopt.datasets._prepare import RawDataError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,9 +151,11 @@ def test_download_base_maps_the_host_to_a_folder():
         assert resolve_url(ABALONE_URL, local.base) == local.url(ABALONE_URL)
     finally:
         local.close()
-    for bad in (dict(base="ftp://x/"), dict(retries=-1), dict(backoff_s=-1), dict(timeout_s=0)):
+    for bad in (dict(base="ftp://x/"), dict(retries=-1), dict(backoff_s=-1), dict(timeout_s=0), dict(deadline_s=0)):
         with pytest.raises(ValueError, match="download_"):
             DownloadOptions(**bad)
+    with pytest.raises(ValueError, match="unpack_max_ratio must be >= 1"):
+        DownloadOptions(max_ratio=0.5)
 
 
 def test_config_keys_are_in_the_schema_and_checked():
@@ -154,7 +163,10 @@ def test_config_keys_are_in_the_schema_and_checked():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     assert DownloadOptions.from_config(config) == DownloadOptions()  # config.yaml holds the library defaults
     validate_config({**config, "download_base": "http://127.0.0.1:1/", "download_retries": 0}, schema)
-    for key, value in [("download_base", "ftp://x/"), ("download_retries", -1), ("download_timeout_s", 0)]:
+    assert DownloadOptions.from_config({"download_deadline_s": 2, "unpack_max_ratio": 500}) == DownloadOptions(
+        deadline_s=2, max_ratio=500)
+    for key, value in [("download_base", "ftp://x/"), ("download_retries", -1), ("download_timeout_s", 0),
+                       ("download_deadline_s", 0), ("unpack_max_ratio", 0.5)]:
         with pytest.raises(ConfigError, match=key):
             validate_config({**config, key: value}, schema)
 
@@ -451,6 +463,9 @@ MALICIOUS = {  # case -> (member adder, message pattern)
                          r"link '.*afw/link' -> '/etc/passwd' points outside the destination"),
     "hard link outside": (_member(f"{TOP}/afw/hard", tarfile.LNKTYPE, "../outside.txt"),
                           r"link '.*afw/hard' -> '\.\./outside\.txt' points outside the destination"),
+    "hard link to no member": (_member(f"{TOP}/afw/hard", tarfile.LNKTYPE, f"{TOP}/afw/missing.jpg"),
+                               r"hard link '.*afw/hard' -> '.*afw/missing\.jpg' names no regular file stored before "
+                               r"it in the archive"),
     "device file": (_member(f"{TOP}/afw/null", tarfile.CHRTYPE), r"member '.*afw/null' is a device file"),
     "fifo": (_member(f"{TOP}/afw/pipe", tarfile.FIFOTYPE), r"member '.*afw/pipe' is a FIFO"),
 }
@@ -490,6 +505,224 @@ def test_faces_download_fault_leaves_nothing(server, sleeps, tmp_path):
     with pytest.raises(DownloadError, match=r"ibug_300W_large_face_landmark_dataset\.tar\.gz: download of .* failed after 3 attempts"):
         fetch_archive(tmp_path / "300w", download=DownloadOptions(base=server.base, **FAST), record_lock=False)
     assert files_in(tmp_path / "300w") == []
+
+
+# --------------------------------------------------------------------------- deadline
+@pytest.mark.parametrize("fault", ["drip", "drip_head"])
+def test_slow_drip_ends_at_the_deadline_and_leaves_nothing(fault, server, sleeps, tmp_path):
+    """One byte every 0.05 s never trips the 0.3 s read timeout; the 2 s deadline ends it, in the
+    body (``drip``) or in the status line and headers (``drip_head``), and is not retried."""
+    server.fail(ABALONE_URL, fault)
+    url = server.url(ABALONE_URL)
+    start = time.monotonic()
+    with pytest.raises(DownloadError) as info:
+        fetch_through(server, "abalone", tmp_path, deadline_s=2)
+    elapsed = time.monotonic() - start
+    assert 1.9 <= elapsed < 4.0, elapsed
+    size = len(server.files[served_path(ABALONE_URL)])
+    received = rf"\d+ bytes of the {size} announced received" if fault == "drip" else "0 bytes received"
+    assert re.fullmatch(
+        rf"abalone\.data: download of {re.escape(url)} \(official URL {re.escape(ABALONE_URL)}\) stopped at its "
+        rf"deadline of 2 s \(download_deadline_s=2; attempt 1 of 3, {received}\): the server sends too slowly or "
+        rf"never ends\. Nothing was written to {re.escape(str(tmp_path / 'raw' / 'abalone'))}\. If the server is "
+        rf"only slow, raise download_deadline_s\. Set the `data_mirror` .*",
+        str(info.value),
+    ), str(info.value)
+    if fault == "drip":
+        assert 20 <= int(re.search(r"(\d+) bytes of", str(info.value)).group(1)) <= 45  # 2 s at 20 bytes/s
+    assert info.value.attempts == 1 and info.value.status is None and info.value.url == url
+    assert server.requests_of(ABALONE_URL) == [fault] and sleeps == []
+    assert_nothing_looks_complete(tmp_path, "abalone")
+
+
+def test_no_retry_waits_past_the_deadline(server, sleeps, tmp_path):
+    server.fail(ABALONE_URL, "500")
+    with pytest.raises(DownloadError, match=r"stopped at its deadline of 2 s \(download_deadline_s=2; attempt 1 of 3, "
+                       r"the wait of 5 s before a retry would pass it; last error: HTTP 500 "
+                       r"Internal Server Error\)"):
+        fetch_through(server, "abalone", tmp_path, deadline_s=2, backoff_s=5)
+    assert server.requests_of(ABALONE_URL) == ["500"] and sleeps == []
+    assert_nothing_looks_complete(tmp_path, "abalone")
+
+
+def test_a_killed_download_leaves_a_part_file_the_next_fetch_removes(server, tmp_path):
+    """kill -9 during a download leaves ``.<file>.<pid>.part``; the next fetch of that file removes
+    it (its process is gone) and leaves alone what is not ours: another file's, a running
+    process's, names of the user's own."""
+    server.fail(ABALONE_URL, "drip")
+    raw = tmp_path / "raw" / "abalone"
+    code = (
+        "import sys; sys.path.insert(0, 'src'); from rejectopt.datasets import DownloadOptions, fetch_file, get_spec; "
+        f"fetch_file(get_spec('abalone').files[0], {str(raw)!r}, progress=False, "
+        f"download=DownloadOptions(base={server.base!r}, retries=0, deadline_s=60))"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
+    try:
+        for _ in range(400):  # the child imports the package, then the drip starts
+            parts = [p for p in files_in(raw) if p.endswith(".part")]
+            if parts:
+                break
+            time.sleep(0.05)
+    finally:
+        child.kill()
+        child.wait()
+    assert parts == [f".abalone.data.{child.pid}.part"]
+    others = [f".abalone.data.{os.getppid()}.part", ".abalone.data.part", "abalone.data.123.part",
+              f".abalone.names.{child.pid}.part", f".abalone.data.download.{os.getppid()}.x1_y.part"]
+    for name in others:
+        (raw / name).write_bytes(b"keep")
+    stale_download = f".abalone.data.download.{child.pid}.k2j_x9.part"
+    (raw / stale_download).write_bytes(b"stale")
+    path = fetch_file(get_spec("abalone").files[0], raw, download=DownloadOptions(base=server.base, **FAST),
+                      progress=False)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == get_spec("abalone").files[0].sha256
+    assert files_in(raw) == sorted(["abalone.data", *others])  # pinned sha256: no checksums.lock
+
+
+# --------------------------------------------------------------------------- decompression bombs
+BOMB_MIB = 80  # past the 64 MiB floor of the cap; each bomb is under 400 KB
+
+
+def _zeros_tgz(size: int) -> bytes:
+    class Zeros(io.RawIOBase):
+        left = size
+
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            n = min(len(buffer), self.left)
+            buffer[:n] = bytes(n)
+            self.left -= n
+            return n
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as archive:
+        info = tarfile.TarInfo("toy/data.txt")
+        info.size = size
+        archive.addfile(info, Zeros())
+    return buffer.getvalue()
+
+
+def _zeros_zip(size: int) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle, bundle.open("toy/data.txt", "w") as member:
+        for _ in range(size >> 20):
+            member.write(bytes(1 << 20))
+    return buffer.getvalue()
+
+
+BOMBS = {  # packaging -> (RawFile fields, builder of the served bytes): each expands to >= 64 MiB of zeros
+    ".gz": ({"compression": "gz"}, lambda: gzip.compress(bytes(1 << 20), mtime=0) * BOMB_MIB),
+    ".bz2": ({"compression": "bz2"}, lambda: bz2.compress(bytes(1 << 20)) * BOMB_MIB),
+    ".xz": ({"compression": "xz"}, lambda: lzma.compress(bytes(1 << 20)) * BOMB_MIB),
+    ".Z": ({"compression": "Z"}, lambda: lzw_bomb(12_000)),  # 72 MB
+    ".zip": ({"archive_member": "toy/data.txt"}, lambda: _zeros_zip(BOMB_MIB << 20)),
+    ".tgz": ({"archive_member": "toy/data.txt"}, lambda: _zeros_tgz(BOMB_MIB << 20)),
+}
+
+
+@pytest.mark.parametrize("packaging", list(BOMBS))
+def test_decompression_bomb_stops_at_the_cap(packaging, server, sleeps, tmp_path):
+    fields, build = BOMBS[packaging]
+    raw_file = RawFile(dataset="toy", name="data.txt", url=f"https://example.org/files/bomb{packaging}", **fields)
+    served = build()
+    server.serve(raw_file.url, served)
+    url = server.url(raw_file.url)
+    start = time.monotonic()
+    with pytest.raises(UnpackLimitError) as info:
+        fetch_file(raw_file, tmp_path / "raw", download=DownloadOptions(base=server.base, **FAST), progress=False)
+    assert time.monotonic() - start < 10
+    message = str(info.value)
+    assert info.value.limit == MIN_UNPACK_CAP_BYTES and isinstance(info.value, DecompressionError)
+    assert message.startswith("data.txt: "), message
+    assert f"the download of {url} ({len(served)} bytes)" in message
+    assert (f"expands past the cap of {MIN_UNPACK_CAP_BYTES} bytes (64 MiB: unpack_max_ratio=100 times its "
+            f"{len(served)} compressed bytes, at least 64 MiB); decompression stopped there and nothing was written"
+            ) in message, message
+    assert "raise the `unpack_max_ratio` config option (or DownloadOptions(max_ratio=...)) above 100." in message
+    assert files_in(tmp_path / "raw") == []
+    # a legitimate file that compresses that well passes with a higher ratio (here: any ratio, the floor)
+    small = RawFile(dataset="toy", name="ok.txt", url="https://example.org/files/ok.gz", compression="gz")
+    server.serve(small.url, gzip.compress(bytes(10 << 20), mtime=0))  # 10 MiB at 1000:1, under the 64 MiB floor
+    assert fetch_file(small, tmp_path / "raw", download=DownloadOptions(base=server.base, **FAST),
+                      progress=False).stat().st_size == 10 << 20
+
+
+def test_mirror_copy_bomb_names_the_copy_and_a_higher_ratio_lets_it_through(tmp_path):
+    raw_file = RawFile(dataset="toy", name="toy.csv", url="https://example.invalid/toy.csv")
+    copy = tmp_path / "mirror" / "toy" / "toy.csv.gz"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(gzip.compress(bytes(1 << 20), mtime=0) * 70)  # 70 MiB from ~70 KB: 1000:1
+    with pytest.raises(UnpackLimitError, match=re.escape(
+            f"toy.csv: the data_mirror copy {copy}, decompressed as .gz, expands past the cap of "
+            f"{MIN_UNPACK_CAP_BYTES} bytes")):
+        fetch_file(raw_file, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False)
+    assert files_in(tmp_path / "raw") == []
+    path = fetch_file(raw_file, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False,
+                      download=DownloadOptions(max_ratio=2000))
+    assert path.stat().st_size == 70 << 20
+
+
+def test_archive_bomb_is_refused_before_extraction(tmp_path):
+    work = tmp_path / "raw" / "300w"
+    work.mkdir(parents=True)
+    archive = work / "ibug_300W_large_face_landmark_dataset.tar.gz"
+    archive.write_bytes(_zeros_tgz(BOMB_MIB << 20))
+    with pytest.raises(UnpackLimitError, match=re.escape(f"expands past the cap of {MIN_UNPACK_CAP_BYTES} bytes")) as info:
+        extract_official_archive(archive, work / "extracted")
+    assert f"the archive {archive}" in str(info.value) and "unpack_max_ratio" in str(info.value)
+    assert files_in(work) == [archive.name + ".rejected"]
+
+
+# --------------------------------------------------------------------------- links in archives
+def test_tar_member_that_is_a_link_is_refused_by_name(server, sleeps, tmp_path):
+    raw_file = RawFile(dataset="toy", name="data.txt", url="https://example.org/files/links.tar",
+                       archive_member="toy/data.txt")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        info = tarfile.TarInfo("toy/data.txt")
+        info.type, info.linkname = tarfile.SYMTYPE, "missing.txt"
+        archive.addfile(info)
+    server.serve(raw_file.url, buffer.getvalue())
+    with pytest.raises(DataSourceError) as info:
+        fetch_file(raw_file, tmp_path / "raw", download=DownloadOptions(base=server.base, **FAST), progress=False)
+    assert str(info.value).startswith(
+        f"data.txt: member 'toy/data.txt' of the download of {server.url(raw_file.url)} ({len(buffer.getvalue())} "
+        "bytes) is a symbolic link to 'missing.txt', not a regular file: refused, nothing was written. Run again"
+    ), str(info.value)
+    assert files_in(tmp_path / "raw") == []
+
+
+# --------------------------------------------------------------------------- unix compress (.Z)
+LZW = REPO / "tests" / "data" / "lzw"
+LZW_KNOWN = {  # file written by ncompress 4.2.4.6 (tests/data/lzw/README.md) -> (what it holds, max bits)
+    "covtype.data.Z": (excerpt("covtype/covtype.data"), 16),
+    "covtype.data.head400.b9.Z": (excerpt("covtype/covtype.data")[:400], 9),
+    "train.csv.head25000.b10.Z": (excerpt("superconduct/train.csv")[:25000], 10),
+}
+
+
+@pytest.mark.parametrize("name", list(LZW_KNOWN))
+def test_lzw_decoder_reads_what_compress_wrote(name):
+    data, max_bits = LZW_KNOWN[name]
+    written = (LZW / name).read_bytes()
+    assert written[2] == 0x80 | max_bits
+    assert unlzw(written) == data
+    if name != "train.csv.head25000.b10.Z":  # compress emitted a CLEAR there, our encoder never does
+        assert lzw_compress(data, max_bits) == written
+
+
+def test_full_9_bit_table_is_read_as_gzip_reads_it():
+    """``compress -b9`` keeps 9-bit codes once its table is full, but gzip, ``compress -d`` and
+    unlzw3 read 10-bit codes from there: they all refuse that file, and so does our decoder. Our
+    encoder writes the 10-bit codes, which gzip reads back."""
+    data = excerpt("covtype/covtype.data")
+    with pytest.raises(ValueError, match=r"corrupt \.Z stream: code \d+ with 512 table entries \(10-bit codes\)"):
+        unlzw((LZW / "covtype.data.b9.Z").read_bytes())
+    ours = lzw_compress(data, 9)
+    assert unlzw(ours) == data
+    assert subprocess.run(["gzip", "-dc"], input=ours, capture_output=True, check=True).stdout == data
 
 
 # --------------------------------------------------------------------------- end to end

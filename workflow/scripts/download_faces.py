@@ -2,7 +2,8 @@
 
 Its sha256 is recorded in checksums.lock by extract_faces, once the archive extracted
 safely with the official layout. Download settings (download_base, download_retries,
-download_backoff_s, download_timeout_s) come from the config (see download_raw.py).
+download_backoff_s, download_timeout_s, download_deadline_s) come from the config (see
+download_raw.py).
 """
 
 from pathlib import Path

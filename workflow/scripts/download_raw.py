@@ -3,9 +3,10 @@
 A file with a pinned sha256 is verified here. A file without one is written but stays
 pending: prepare_dataset records its hash in checksums.lock only once the dataset parsed
 and passed validation. The download settings (download_base, download_retries,
-download_backoff_s, download_timeout_s) are read from the config, not passed as params:
-they say how the bytes travel, not what they are, so changing them must not make
-Snakemake download verified files again.
+download_backoff_s, download_timeout_s, download_deadline_s, unpack_max_ratio) are read
+from the config, not passed as params: they say how the bytes travel and how far they may
+expand, not what they are, so changing them must not make Snakemake download verified
+files again.
 """
 
 from pathlib import Path

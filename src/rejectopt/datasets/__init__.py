@@ -18,7 +18,7 @@ layouts, ``.pts`` annotations, the official archive).
 
 from ._archive import extract_archive
 from ._download import DownloadOptions
-from ._errors import ChecksumError, DataSourceError, DecompressionError, DownloadError
+from ._errors import ChecksumError, DataSourceError, DecompressionError, DownloadError, UnpackLimitError
 from ._fetch import fetch_file
 from ._trust import LOCK_FILE_NAME, read_lock, sha256_of_file
 from ._custom import (
@@ -68,6 +68,7 @@ __all__ = [
     "DataSourceError",
     "DatasetSpec",
     "DecompressionError",
+    "UnpackLimitError",
     "DownloadError",
     "DownloadOptions",
     "RawFile",

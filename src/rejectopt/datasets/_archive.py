@@ -1,5 +1,10 @@
 """Archives: one member of a downloaded zip / tar (a raw file packed with others), and a whole
-tar archive extracted safely, all or nothing (the official 300-W faces)."""
+tar archive extracted safely, all or nothing (the official 300-W faces).
+
+Both stop at the cap of :func:`~rejectopt.datasets._decompress.unpack_cap` (``unpack_max_ratio``
+times the archive's size): a member, or the sum of the members, declared larger is refused before
+anything is extracted, and a member that turns out larger than declared is stopped at the cap.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._io import atomic_path
-from ._decompress import DECODE_ERRORS, check_stream
-from ._errors import DataSourceError, DecompressionError
-from ._stream import ReadFailed, pump
+from ._decompress import (
+    DECODE_ERRORS,
+    MAX_UNPACK_RATIO,
+    check_stream,
+    unpack_cap,
+    unpack_limit_error,
+)
+from ._errors import DataSourceError, DecompressionError, UnpackLimitError
+from ._stream import OverLimit, ReadFailed, pump, remove_stale_parts
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._registry import RawFile
@@ -27,28 +38,41 @@ logger = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- one member of a download
-def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, sink, hint: str) -> None:
+def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, sink, hint: str,
+                   max_ratio: float = MAX_UNPACK_RATIO) -> None:
     """Copy member ``raw_file.archive_member`` of the downloaded zip / tar ``archive`` into ``sink``;
-    a damaged archive raises :class:`DecompressionError` ending with ``hint`` (what to do)."""
+    a damaged archive raises :class:`DecompressionError` ending with ``hint`` (what to do), a member
+    past the cap :class:`~rejectopt.datasets._errors.UnpackLimitError`, a member that is a link or
+    not a file :class:`DataSourceError`."""
     member = raw_file.archive_member
-    damaged = (
-        f"{raw_file.name}: the download of {url} ({n_bytes} bytes) cannot be read as an archive"
-    )
+    what = f"the download of {url} ({n_bytes} bytes)"
+    damaged = f"{raw_file.name}: {what} cannot be read as an archive"
+    cap = unpack_cap(n_bytes, max_ratio)
+
+    def too_large(name: str):
+        return unpack_limit_error(raw_file.name, f"member {name!r} of {what}", cap, n_bytes, max_ratio, hint)
+
     try:
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as bundle:
-                with bundle.open(resolve_member(bundle.namelist(), member, url)) as source:
-                    pump(source, sink, DECODE_ERRORS)
+                info = bundle.getinfo(resolve_member(bundle.namelist(), member, url))
+                if info.file_size > cap:
+                    raise too_large(info.filename)
+                with bundle.open(info) as source:
+                    pump(source, sink, DECODE_ERRORS, limit=cap)
             return
         if tarfile.is_tarfile(archive):
-            check_stream(archive, raw_file.name, f"the download of {url} ({n_bytes} bytes)", hint)
+            check_stream(archive, raw_file.name, what, hint, max_ratio)
             with tarfile.open(archive) as bundle:
-                source = bundle.extractfile(resolve_member(bundle.getnames(), member, url))
-                if source is None:
-                    raise DataSourceError(f"{member} is not a regular file in {url}")
+                info = _regular_member(bundle, resolve_member(bundle.getnames(), member, url), raw_file.name, what, hint)
+                if info.size > cap:
+                    raise too_large(info.name)
+                source = bundle.extractfile(info)
                 with source:
-                    pump(source, sink, DECODE_ERRORS)
+                    pump(source, sink, DECODE_ERRORS, limit=cap)
             return
+    except OverLimit:
+        raise too_large(member) from None
     except ReadFailed as exc:
         raise DecompressionError(
             f"{damaged}: member {member!r} is corrupt or truncated ({type(exc.error).__name__}: {exc.error}); "
@@ -65,6 +89,23 @@ def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, s
     )
 
 
+def _regular_member(bundle: tarfile.TarFile, name: str, raw_name: str, what: str, hint: str) -> tarfile.TarInfo:
+    """The tar member ``name`` if it is a regular file; a link, folder or special file is refused
+    (a raw file is stored in the archive itself: a link could name another member, or none)."""
+    info = bundle.getmember(name)
+    if info.isfile():
+        return info
+    if info.issym() or info.islnk():
+        kind = "a symbolic link" if info.issym() else "a hard link"
+        described = f"{kind} to {info.linkname!r}"
+    else:
+        described = "a folder" if info.isdir() else "a special file (device or FIFO)"
+    raise DataSourceError(
+        f"{raw_name}: member {name!r} of {what} is {described}, not a regular file: refused, nothing was "
+        f"written. {hint}"
+    )
+
+
 def resolve_member(names: list[str], member: str, url: str) -> str:
     """``member`` if present, else the single member with the same base name."""
     if member in names:
@@ -78,8 +119,10 @@ def resolve_member(names: list[str], member: str, url: str) -> str:
 
 
 # --------------------------------------------------------------------------- a whole tar archive
-def _check_member(member: tarfile.TarInfo, dest: Path, tar_path) -> None:
-    """Raise if ``member`` would land (or link) outside ``dest`` or is not a file, folder or link."""
+def _check_member(member: tarfile.TarInfo, dest: Path, tar_path, earlier_files: set[str]) -> None:
+    """Raise if ``member`` would land (or link) outside ``dest``, is not a file, folder or link, or
+    is a hard link to no earlier regular file of the archive (``earlier_files``: tarfile would
+    stop on a KeyError)."""
     name = member.name
     target = (dest / name).resolve()
     if Path(name).is_absolute() or os.path.isabs(name) or not target.is_relative_to(dest):
@@ -95,9 +138,14 @@ def _check_member(member: tarfile.TarInfo, dest: Path, tar_path) -> None:
                 f"{tar_path}: link {name!r} -> {member.linkname!r} points outside the destination; "
                 "nothing was extracted"
             )
+    if member.islnk() and member.linkname not in earlier_files:
+        raise ValueError(
+            f"{tar_path}: hard link {name!r} -> {member.linkname!r} names no regular file stored before it "
+            "in the archive; nothing was extracted"
+        )
 
 
-def extract_archive(tar_path, dest, check=None) -> Path:
+def extract_archive(tar_path, dest, check=None, max_ratio: float = MAX_UNPACK_RATIO) -> Path:
     """Safely extract a (compressed) tar archive such as the official 300-W one, all or nothing.
 
     Every member is checked before anything is written: a member whose path or
@@ -107,6 +155,9 @@ def extract_archive(tar_path, dest, check=None) -> Path:
     tarfile's ``data`` filter (PEP 706, a second line of defence); ``check``
     (if given) is called with that folder; only then is the folder renamed to
     ``dest`` (:func:`rejectopt._io.atomic_path`). On any error ``dest`` is not created.
+    Members whose declared sizes add up to more than :func:`~rejectopt.datasets._decompress.unpack_cap`
+    of the archive's size (``max_ratio`` times it, at least 64 MiB) are refused before extraction.
+    A temporary folder left beside ``dest`` by a killed run is removed first.
 
     Parameters
     ----------
@@ -115,6 +166,8 @@ def extract_archive(tar_path, dest, check=None) -> Path:
         Destination folder; must not exist or be empty.
     check : callable, optional
         ``check(folder)`` raises if the extracted content is not acceptable.
+    max_ratio : float, default=100
+        The cap on the extracted bytes per byte of the archive (``unpack_max_ratio``).
 
     Returns
     -------
@@ -126,16 +179,19 @@ def extract_archive(tar_path, dest, check=None) -> Path:
     ValueError
         An unsafe member (the message names it), or ``check`` refused the content.
     rejectopt.datasets.DecompressionError
-        The archive is corrupt or truncated.
+        The archive is corrupt or truncated, or expands past the cap (``UnpackLimitError``).
     FileExistsError
         ``dest`` already holds files.
     """
     dest = Path(dest)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise FileExistsError(f"{dest} already exists and is not an empty folder: remove it to extract {tar_path}")
+    remove_stale_parts(dest.parent, dest.name)
+    packed = Path(tar_path).stat().st_size
+    cap = unpack_cap(packed, max_ratio)
+    redo = "Nothing was extracted; delete it and run again to download it anew"
     # the whole compressed stream first: its CRC is at the end, past the tar's end marker
-    check_stream(tar_path, Path(tar_path).name, f"the archive {tar_path}",
-                 "Nothing was extracted; delete it and run again to download it anew.")
+    check_stream(tar_path, Path(tar_path).name, f"the archive {tar_path}", redo + ".", max_ratio)
     with atomic_path(dest) as tmp:
         if tmp.exists():  # left by a killed run with the same pid
             shutil.rmtree(tmp)
@@ -145,9 +201,19 @@ def extract_archive(tar_path, dest, check=None) -> Path:
             try:
                 with tarfile.open(tar_path, "r:*") as archive:
                     members = archive.getmembers()
+                    files: set[str] = set()
                     for member in members:
-                        _check_member(member, root, tar_path)
+                        _check_member(member, root, tar_path, files)
+                        if member.isfile():
+                            files.add(member.name)
+                    declared = sum(member.size for member in members if member.isfile())
+                    if declared > cap:
+                        raise unpack_limit_error(
+                            Path(tar_path).name, f"the archive {tar_path} ({len(members)} members, {declared} bytes "
+                            "declared)", cap, packed, max_ratio, redo)
                     archive.extractall(root, members=members, filter="data")
+            except UnpackLimitError:
+                raise
             except tarfile.FilterError as error:
                 raise ValueError(f"{tar_path}: unsafe member refused by the tar data filter: {error}; "
                                  "nothing was extracted") from error

@@ -19,6 +19,14 @@ Downloads (:class:`DownloadOptions`, the pipeline's ``download_*`` config keys)
     HTTP statuses (404, 403, ...), a checksum mismatch, data that cannot be
     decompressed.  A final failure is one error naming the file, the URL, the
     HTTP status or the expected and found sha256, and the attempts made.
+    The whole download of one file, every attempt and wait included, ends by
+    ``deadline_s`` seconds (``download_deadline_s``): a server that sends a
+    byte now and then never trips the timeout, so a watchdog shuts the
+    connection at the deadline, whatever it is doing (connecting, sending
+    headers or the body); the error names the file, the URL, the bytes
+    received and the key to raise.  The download is then decompressed or
+    unpacked with the cap of ``max_ratio`` (``unpack_max_ratio``, see
+    :mod:`._decompress`).
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import os
 import socket
 import ssl
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -36,20 +45,24 @@ import urllib.request
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._archive import extract_member
-from ._decompress import decompress_into
+from ._decompress import MAX_UNPACK_RATIO, decompress_into
 from ._errors import DownloadError
 from ._stream import HashingWriter, ProgressCallback, ReadFailed, pump
 from ._trust import verify_sha256
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Self  # Python >= 3.11; annotations only
+
     from ._registry import RawFile
 
 __all__ = [
     "DOWNLOAD_BACKOFF_S",
+    "DOWNLOAD_DEADLINE_S",
     "DOWNLOAD_RETRIES",
     "DOWNLOAD_TIMEOUT_S",
     "MIRROR_HINT",
@@ -69,6 +82,9 @@ PROGRESS_EVERY_BYTES = 16 << 20
 DOWNLOAD_TIMEOUT_S = 60.0
 DOWNLOAD_RETRIES = 3
 DOWNLOAD_BACKOFF_S = 5.0
+#: Default of the ``download_deadline_s`` config key: the longest one file's download may take,
+#: all attempts included. The largest download, the 1.7 GB 300-W archive, needs 2 h at 240 kB/s.
+DOWNLOAD_DEADLINE_S = 7200.0
 #: HTTP statuses worth another attempt (the server is busy or failed for the moment).
 TRANSIENT_HTTP_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 MIRROR_HINT = (
@@ -115,12 +131,20 @@ class DownloadOptions:
         ``download_backoff_s``: the wait before retry ``k`` is ``backoff_s * 2**(k-1)`` s.
     timeout_s : float
         ``download_timeout_s``: a connection or read with no data for this long fails (and is retried).
+    deadline_s : float
+        ``download_deadline_s``: the whole download of one file (every attempt and wait) ends by
+        then, however slowly the data keeps coming; not retried.
+    max_ratio : float
+        ``unpack_max_ratio``: a download or mirror copy is decompressed / unpacked to at most this
+        many times its size (at least 64 MiB; see :func:`._decompress.unpack_cap`).
     """
 
     base: str | None = None
     retries: int = DOWNLOAD_RETRIES
     backoff_s: float = DOWNLOAD_BACKOFF_S
     timeout_s: float = DOWNLOAD_TIMEOUT_S
+    deadline_s: float = DOWNLOAD_DEADLINE_S
+    max_ratio: float = MAX_UNPACK_RATIO
 
     def __post_init__(self):
         if self.base is not None and urllib.parse.urlsplit(self.base).scheme not in ("http", "https", "file"):
@@ -131,16 +155,23 @@ class DownloadOptions:
             raise ValueError(f"download_backoff_s must be >= 0, got {self.backoff_s!r}")
         if not self.timeout_s > 0:
             raise ValueError(f"download_timeout_s must be > 0, got {self.timeout_s!r}")
+        if not self.deadline_s > 0:
+            raise ValueError(f"download_deadline_s must be > 0, got {self.deadline_s!r}")
+        if not self.max_ratio >= 1:
+            raise ValueError(f"unpack_max_ratio must be >= 1, got {self.max_ratio!r}")
 
     @classmethod
     def from_config(cls, config: Mapping) -> "DownloadOptions":
         """The options of a pipeline config (keys ``download_base``, ``download_retries``,
-        ``download_backoff_s``, ``download_timeout_s``; absent keys take the defaults)."""
+        ``download_backoff_s``, ``download_timeout_s``, ``download_deadline_s``,
+        ``unpack_max_ratio``; absent keys take the defaults)."""
         return cls(
             base=config.get("download_base"),
             retries=config.get("download_retries", DOWNLOAD_RETRIES),
             backoff_s=config.get("download_backoff_s", DOWNLOAD_BACKOFF_S),
             timeout_s=config.get("download_timeout_s", DOWNLOAD_TIMEOUT_S),
+            deadline_s=config.get("download_deadline_s", DOWNLOAD_DEADLINE_S),
+            max_ratio=config.get("unpack_max_ratio", MAX_UNPACK_RATIO),
         )
 
     def url_for(self, url: str) -> str:
@@ -163,9 +194,10 @@ def as_options(download: "DownloadOptions | Mapping | None") -> DownloadOptions:
 
 @contextmanager
 def _scratch_path(folder: Path, stem: str):
-    """A fresh ``folder/.<stem>.<random>.part`` (a downloaded archive before extraction);
-    always deleted afterwards. Final files are written by :func:`rejectopt._io.atomic_path`."""
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{stem}.", suffix=".part", dir=folder)
+    """A fresh ``folder/.<stem>.<pid>.<random>.part`` (a downloaded archive before extraction);
+    always deleted afterwards, and by :func:`._stream.remove_stale_parts` once process ``<pid>``
+    was killed. Final files are written by :func:`rejectopt._io.atomic_path`."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{stem}.{os.getpid()}.", suffix=".part", dir=folder)
     os.close(fd)
     try:
         yield Path(tmp_name)
@@ -183,6 +215,94 @@ class _Transient(Exception):
 
 class _Final(_Transient):
     """One attempt failed in a way no retry can fix (e.g. HTTP 404)."""
+
+
+class _PastDeadline(Exception):
+    """The download's deadline came during an attempt, after ``n_bytes`` bytes of ``total``."""
+
+    def __init__(self, n_bytes: int, total: int | None):
+        super().__init__(f"deadline after {n_bytes} bytes")
+        self.n_bytes, self.total = n_bytes, total
+
+
+class _Watchdog:
+    """Shuts down the sockets of one attempt when the download's deadline comes.
+
+    A socket timeout fires only after a silence; a server that sends a byte now and then (while
+    connecting, in its headers or its body) never trips it. Shutting the socket down from this
+    timer thread ends the read that blocks in the downloading thread, wherever it is.
+    """
+
+    def __init__(self, remaining_s: float):
+        self.fired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(remaining_s, 0.0), self._fire)
+        self._timer.daemon = True
+
+    def track(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.fired:
+                self._shut(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            for sock in self._sockets:
+                self._shut(sock)
+
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
+        try:  # the plain socket's shutdown, also under TLS: it only wakes the reader
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def __enter__(self) -> Self:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._timer.cancel()
+
+
+class _WatchedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, *args, watchdog: _Watchdog, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._watchdog = watchdog
+
+    def connect(self):
+        super().connect()
+        self._watchdog.track(self.sock)
+
+
+class _WatchedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args, watchdog: _Watchdog, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._watchdog = watchdog
+
+    def connect(self):
+        super().connect()
+        self._watchdog.track(self.sock)
+
+
+class _WatchedHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, watchdog: _Watchdog):
+        super().__init__()
+        self._watchdog = watchdog
+
+    def http_open(self, req):
+        return self.do_open(partial(_WatchedHTTPConnection, watchdog=self._watchdog), req)
+
+
+class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, watchdog: _Watchdog):
+        super().__init__()
+        self._watchdog = watchdog
+
+    def https_open(self, req):
+        return self.do_open(partial(_WatchedHTTPSConnection, watchdog=self._watchdog), req, context=self._context)
 
 
 #: What reading an HTTP response raises when the connection breaks or stalls.
@@ -220,28 +340,57 @@ def _network_reason(error: BaseException, timeout_s: float) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def _attempt(url: str, path: Path, timeout_s: float, progress: ProgressCallback | None) -> tuple[str, int]:
-    """One GET of ``url`` into ``path`` (truncated first); (sha256, bytes) or _Transient / _Final."""
+def _attempt(url: str, path: Path, timeout_s: float, deadline: float,
+             progress: ProgressCallback | None) -> tuple[str, int]:
+    """One GET of ``url`` into ``path`` (truncated first), ended by a watchdog at ``deadline``
+    (:func:`time.monotonic`); (sha256, bytes) or _Transient / _Final / _PastDeadline."""
+    state = {"n_bytes": 0, "total": None}
+    remaining_s = deadline - time.monotonic()
+    with _Watchdog(remaining_s) as watchdog:
+        try:
+            # a silence longer than what is left of the deadline is the deadline too
+            return _get(url, path, min(timeout_s, max(remaining_s, 0.001)), timeout_s, watchdog, progress, state)
+        except (_Transient, urllib.error.URLError, *_NETWORK_ERRORS):
+            if watchdog.fired or time.monotonic() >= deadline:
+                raise _PastDeadline(state["n_bytes"], state["total"]) from None
+            raise
+
+
+def _get(url: str, path: Path, socket_timeout_s: float, timeout_s: float, watchdog: _Watchdog,
+         progress: ProgressCallback | None, state: dict) -> tuple[str, int]:
+    opener = urllib.request.build_opener(_WatchedHTTPHandler(watchdog), _WatchedHTTPSHandler(watchdog))
     try:
-        response = urllib.request.urlopen(url, timeout=timeout_s)  # noqa: S310 (registry URLs / download_base)
+        response = opener.open(url, timeout=socket_timeout_s)
     except urllib.error.HTTPError as exc:
         exc.close()
         reason = f"HTTP {exc.code} {exc.reason}"
         raise (_Transient if exc.code in TRANSIENT_HTTP_STATUSES else _Final)(reason, exc.code) from exc
     except (urllib.error.URLError, *_NETWORK_ERRORS) as exc:
+        if watchdog.fired:
+            raise
         kind = _Transient if _is_transient(exc) else _Final
         raise kind(_network_reason(exc, timeout_s)) from exc
     with response:
         declared = response.headers.get("Content-Length")
         total = int(declared) if declared and declared.strip().isdigit() else None
+        state["total"] = total
         with open(path, "wb") as handle:
             sink = HashingWriter(handle)
+
+            def counted(done: int, of: int | None) -> None:
+                state["n_bytes"] = done
+                if progress is not None:
+                    progress(done, of)
+
             try:
                 # read1: whatever has arrived, so that a failure reports the bytes really received
-                pump(response, sink, _NETWORK_ERRORS, progress, total, read=getattr(response, "read1", None))
+                pump(response, sink, _NETWORK_ERRORS, counted, total, read=getattr(response, "read1", None))
             except ReadFailed as exc:
                 of = f" of the {total} announced" if total is not None else ""
                 raise _Transient(f"{_network_reason(exc.error, timeout_s)} after {sink.n_bytes} bytes{of}") from exc.error
+    # the watchdog's shutdown looks like the end of the body to http.client
+    if watchdog.fired and (total is None or sink.n_bytes != total):
+        raise _PastDeadline(sink.n_bytes, total)
     # http.client stops quietly at a closed connection: compare with the announced length.
     if total is not None and sink.n_bytes != total:
         raise _Transient(f"the server announced Content-Length {total} but sent {sink.n_bytes} bytes")
@@ -250,15 +399,29 @@ def _attempt(url: str, path: Path, timeout_s: float, progress: ProgressCallback 
 
 def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, options: DownloadOptions,
               progress: ProgressCallback | None) -> tuple[str, int, int]:
-    """Download ``raw_file.url`` (after ``download_base``) into ``path`` with retries;
-    (sha256, bytes, attempts made) or :class:`DownloadError`."""
+    """Download ``raw_file.url`` (after ``download_base``) into ``path`` with retries, all within
+    ``options.deadline_s``; (sha256, bytes, attempts made) or :class:`DownloadError`."""
     url = options.url_for(raw_file.url)
     official = "" if url == raw_file.url else f" (official URL {raw_file.url})"
     attempts = options.retries + 1
+    deadline = time.monotonic() + options.deadline_s
     last = None
+
+    def past_deadline(attempt: int, where: str) -> DownloadError:
+        return DownloadError(
+            f"{raw_file.name}: download of {url}{official} stopped at its deadline of {options.deadline_s:g} s "
+            f"(download_deadline_s={options.deadline_s:g}; attempt {attempt} of {attempts}, {where}): "
+            f"the server sends too slowly or never ends. Nothing was written to "
+            f"{dest_dir}. If the server is only slow, raise download_deadline_s. {MIRROR_HINT}",
+            url=url, status=None, attempts=attempt,
+        )
+
     for attempt in range(1, attempts + 1):
         try:
-            sha256, n_bytes = _attempt(url, path, options.timeout_s, progress)
+            sha256, n_bytes = _attempt(url, path, options.timeout_s, deadline, progress)
+        except _PastDeadline as exc:
+            of = f" of the {exc.total} announced" if exc.total is not None else ""
+            raise past_deadline(attempt, f"{exc.n_bytes} bytes{of} received") from None
         except _Final as exc:
             raise DownloadError(
                 f"{raw_file.name}: cannot download {url}{official}: {exc.reason}; not retried "
@@ -271,6 +434,9 @@ def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, optio
             last = exc
             if attempt < attempts:
                 delay = options.delay(attempt)
+                if time.monotonic() + delay >= deadline:
+                    raise past_deadline(attempt, f"the wait of {delay:g} s before a retry would pass it; last "
+                                        f"error: {exc.reason}") from exc
                 logger.warning(
                     "%s: attempt %d of %d failed (%s: %s); retrying in %g s",
                     raw_file.name, attempt, attempts, url, exc.reason, delay,
@@ -321,11 +487,11 @@ def write_from_url(raw_file: "RawFile", dest_dir: Path, out_path: Path, options:
         with open(out_path, "wb") as handle:
             sink = HashingWriter(handle)
             if raw_file.archive_member:
-                extract_member(raw_file, tmp_path, url, n_bytes, sink, _download_hint(raw_file, url))
+                extract_member(raw_file, tmp_path, url, n_bytes, sink, _download_hint(raw_file, url), options.max_ratio)
             else:
                 decompress_into(
                     tmp_path, raw_file.compression, sink, raw_file.name,
-                    f"the download of {url} ({n_bytes} bytes)", _download_hint(raw_file, url),
+                    f"the download of {url} ({n_bytes} bytes)", _download_hint(raw_file, url), options.max_ratio,
                 )
         return sink.hexdigest(), sink.n_bytes, attempts
 

@@ -3,7 +3,7 @@ a failed download and damaged bytes alike (:class:`DataSourceError`) or tells th
 
 from __future__ import annotations
 
-__all__ = ["ChecksumError", "DataSourceError", "DecompressionError", "DownloadError"]
+__all__ = ["ChecksumError", "DataSourceError", "DecompressionError", "DownloadError", "UnpackLimitError"]
 
 
 class ChecksumError(ValueError):
@@ -37,3 +37,22 @@ class DownloadError(DataSourceError):
 
 class DecompressionError(DataSourceError):
     """A compressed file or archive (mirror copy or download) is corrupt or truncated."""
+
+
+class UnpackLimitError(DecompressionError):
+    """A compressed file or archive expands past its cap (``unpack_max_ratio`` times its compressed
+    size, at least :data:`~rejectopt.datasets._decompress.MIN_UNPACK_CAP_BYTES`): a decompression
+    bomb, or a file that compresses unusually well. Decompression stopped at the cap.
+
+    Attributes
+    ----------
+    limit : int or None
+        The cap in bytes.
+    """
+
+    def __init__(self, message: str, limit: int | None = None):
+        super().__init__(message)
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return str(self.args[0])

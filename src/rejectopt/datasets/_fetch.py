@@ -3,7 +3,8 @@
 Every file is streamed into a temporary file beside its final name while its
 sha256 is computed; only a verified file is moved to its final name
 (:func:`rejectopt._io.atomic_path`).  On any failure the temporary files are
-deleted and nothing is left under the final name.
+deleted and nothing is left under the final name; those of a run that was
+killed (``.<name>.<pid>.part``) are removed when the file is next fetched.
 
 Where a raw file comes from is the concern of this module (:func:`fetch_file`): a copy in the
 data mirror (``<mirror>/<dataset>/<file>[.xz|.gz|.bz2]``), else a download (:mod:`._download`:
@@ -23,7 +24,7 @@ from .._io import atomic_path
 from ._decompress import TEST_COMMAND, compression_of_suffix, decompress_into
 from ._download import DownloadOptions, as_options, attempts_note, write_from_url
 from ._errors import DataSourceError
-from ._stream import HashingWriter, ProgressCallback
+from ._stream import HashingWriter, ProgressCallback, remove_stale_parts
 from ._trust import LOCK_FILE_NAME, expected_sha256, record_trusted, sha256_of_file, verify_sha256
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -46,12 +47,12 @@ def find_in_mirror(raw_file: "RawFile", mirror: str | os.PathLike) -> Path | Non
     return None
 
 
-def _write_from_mirror(raw_file: "RawFile", mirror_path: Path, sink: HashingWriter) -> None:
+def _write_from_mirror(raw_file: "RawFile", mirror_path: Path, sink: HashingWriter, max_ratio: float) -> None:
     compression = compression_of_suffix(mirror_path.name[len(raw_file.name):])
     logger.info("%s: copying from mirror %s", raw_file.name, mirror_path)
     decompress_into(
         mirror_path, compression, sink, raw_file.name, f"the data_mirror copy {mirror_path}",
-        _mirror_hint(mirror_path, compression),
+        _mirror_hint(mirror_path, compression), max_ratio,
     )
 
 
@@ -91,9 +92,11 @@ def fetch_file(
     allow_download : bool, default True
         If False, a file missing from the mirror raises instead of being downloaded.
     download : DownloadOptions or mapping, optional
-        Where from (``base``), retries, backoff and timeout of downloads (see
+        Where from (``base``), retries, backoff, timeout and deadline of downloads,
+        and the cap on decompressing (``max_ratio``, also for a mirror copy; see
         :class:`DownloadOptions`; a mapping holds its fields). Default: the
-        official URLs, 3 retries, 5 s backoff, 60 s timeout.
+        official URLs, 3 retries, 5 s backoff, 60 s timeout, 7200 s deadline,
+        100:1 cap.
     record_lock : bool, default True
         For a file without a pinned or locked sha256: True records its hash in
         ``checksums.lock`` at once; False leaves it pending (the caller records it
@@ -112,9 +115,10 @@ def fetch_file(
         ``checksums.lock``); the message gives both hashes. Nothing is left in ``dest_dir``.
     DownloadError
         The download failed for good: the message names the file, the URL, the HTTP
-        status or the last network error, and the attempts made.
+        status or the last network error (or the deadline passed), and the attempts made.
     DecompressionError
-        The mirror copy or the download cannot be decompressed / unpacked.
+        The mirror copy or the download cannot be decompressed / unpacked, or expands
+        past the cap (:class:`~rejectopt.datasets._errors.UnpackLimitError`).
     DataSourceError
         Neither the mirror nor the URL provided the file.
     """
@@ -122,6 +126,7 @@ def fetch_file(
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
     final_path = dest_dir / raw_file.name
+    remove_stale_parts(dest_dir, raw_file.name)
     expected, origin = expected_sha256(raw_file, dest_dir)
     if final_path.exists():
         if expected is not None and sha256_of_file(final_path) == expected:
@@ -148,7 +153,7 @@ def fetch_file(
         if mirror_path is not None:
             with open(tmp_path, "wb") as handle:
                 sink = HashingWriter(handle)
-                _write_from_mirror(raw_file, mirror_path, sink)
+                _write_from_mirror(raw_file, mirror_path, sink, options.max_ratio)
             found, n_bytes, source = sink.hexdigest(), sink.n_bytes, str(mirror_path)
         else:
             found, n_bytes, attempts = write_from_url(raw_file, dest_dir, tmp_path, options, progress)
