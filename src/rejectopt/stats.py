@@ -73,6 +73,18 @@ def rank_methods(table: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Same shape; rank 1 = smallest value, tied values get the average of their ranks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"sele": [1.0, 2.0, 3.0, 0.5], "mcp": [1.5, 2.5, 2.0, 0.9],
+    ...                       "reg": [2.0, 3.0, 4.0, 0.9]}, index=["a", "b", "c", "d"])
+    >>> rank_methods(table)
+       sele  mcp  reg
+    a   1.0  2.0  3.0
+    b   1.0  2.0  3.0
+    c   2.0  1.0  3.0
+    d   1.0  2.5  2.5
     """
     table = _validate_table(table)
     return table.rank(axis=1, method="average", ascending=True)
@@ -81,10 +93,26 @@ def rank_methods(table: pd.DataFrame) -> pd.DataFrame:
 def average_ranks(table: pd.DataFrame) -> pd.Series:
     """Average rank of each method over the datasets (``R_j`` in Demsar 2006).
 
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Rows = datasets, columns = methods, values = AuRC (smaller is better).
+
     Returns
     -------
     pandas.Series
         Indexed by method, in the column order of ``table``, named ``"average_rank"``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"sele": [1.0, 2.0, 3.0, 0.5], "mcp": [1.5, 2.5, 2.0, 0.9],
+    ...                       "reg": [2.0, 3.0, 4.0, 0.9]}, index=["a", "b", "c", "d"])
+    >>> average_ranks(table)
+    sele    1.250
+    mcp     1.875
+    reg     2.875
+    Name: average_rank, dtype: float64
     """
     return rank_methods(table).mean(axis=0).rename("average_rank")
 
@@ -108,6 +136,22 @@ class FriedmanResult:
         Upper tail of F(k - 1, (k - 1)(N - 1)).
     n_datasets, n_methods : int
         N and k.
+
+    Parameters
+    ----------
+    statistic, pvalue, iman_davenport_F, iman_davenport_pvalue : float
+        The attributes above.
+    n_datasets, n_methods : int
+        The attributes above.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"sele": [1.0, 2.0, 3.0, 0.5], "mcp": [1.5, 2.5, 2.0, 0.9],
+    ...                       "reg": [2.0, 3.0, 4.0, 0.9]}, index=["a", "b", "c", "d"])
+    >>> result = friedman_test(table)
+    >>> round(result.statistic, 3), round(result.pvalue, 4), result.n_methods
+    (5.375, 0.0681, 3)
     """
 
     statistic: float
@@ -119,14 +163,54 @@ class FriedmanResult:
 
 
 def friedman_statistic(avg_ranks: Any, n_datasets: int) -> float:
-    """Demsar's chi2_F from average ranks ``R_j`` of k methods over N datasets."""
+    """Demsar's chi2_F from average ranks ``R_j`` of k methods over N datasets.
+
+    ``chi2_F = 12 N / (k (k + 1)) [sum_j R_j^2 - k (k + 1)^2 / 4]`` (Demsar 2006, Sec. 3.2.2).
+
+    Parameters
+    ----------
+    avg_ranks : array-like of shape (k,)
+        Average rank of each method.
+    n_datasets : int
+        Number of datasets N the ranks average over.
+
+    Returns
+    -------
+    float
+        The Friedman statistic, chi-square with k - 1 degrees of freedom under the null.
+
+    Examples
+    --------
+    >>> friedman_statistic([1.25, 1.875, 2.875], n_datasets=4)
+    5.375
+    """
     ranks = np.asarray(avg_ranks, dtype=float)
     k, n = ranks.size, int(n_datasets)
     return float(12.0 * n / (k * (k + 1)) * (np.sum(ranks**2) - k * (k + 1) ** 2 / 4.0))
 
 
 def iman_davenport(chi2_f: float, n_datasets: int, n_methods: int) -> tuple[float, float]:
-    """Iman-Davenport ``F_F`` and its p-value from F(k - 1, (k - 1)(N - 1))."""
+    """Iman-Davenport ``F_F`` and its p-value from F(k - 1, (k - 1)(N - 1)).
+
+    Parameters
+    ----------
+    chi2_f : float
+        Friedman's statistic (:func:`friedman_statistic`).
+    n_datasets, n_methods : int
+        N and k.
+
+    Returns
+    -------
+    (float, float)
+        ``F_F = (N - 1) chi2_F / (N (k - 1) - chi2_F)`` and its p-value; ``(inf, 0)`` when the
+        ranks agree perfectly, ``(nan, nan)`` for fewer than 2 datasets.
+
+    Examples
+    --------
+    >>> f_f, p = iman_davenport(5.375, n_datasets=4, n_methods=3)
+    >>> round(f_f, 4), round(p, 4)
+    (6.1429, 0.0353)
+    """
     n, k = int(n_datasets), int(n_methods)
     denominator = n * (k - 1) - chi2_f
     if n < 2:
@@ -152,6 +236,16 @@ def friedman_test(table: pd.DataFrame) -> FriedmanResult:
     Returns
     -------
     FriedmanResult
+        Statistic and p-value, and the Iman-Davenport F and its p-value.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"sele": [1.0, 2.0, 3.0, 0.5], "mcp": [1.5, 2.5, 2.0, 0.9],
+    ...                       "reg": [2.0, 3.0, 4.0, 0.9]}, index=["a", "b", "c", "d"])
+    >>> result = friedman_test(table)
+    >>> round(result.statistic, 3), round(result.iman_davenport_pvalue, 4)
+    (5.375, 0.0353)
     """
     table = _validate_table(table)
     n, k = table.shape
@@ -186,6 +280,23 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     """Nemenyi critical value ``q_alpha``: studentized-range quantile (df = inf) over sqrt(2).
 
     Reproduces Demsar's (2006) Table 5a, e.g. ``q_0.05 = 2.343`` (k=3), ``2.569`` (k=4).
+
+    Parameters
+    ----------
+    k : int
+        Number of methods (>= 2).
+    alpha : float, default 0.05
+        Significance level.
+
+    Returns
+    -------
+    float
+        ``q_alpha``.
+
+    Examples
+    --------
+    >>> round(nemenyi_q(3), 3), round(nemenyi_q(4, alpha=0.10), 3)
+    (2.344, 2.291)
     """
     k, _, alpha = _validate_k_n_alpha(k, 1, alpha)
     q_range = float(_sps.studentized_range.ppf(1.0 - alpha, k, np.inf))
@@ -211,6 +322,11 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
     float
         E.g. 1.26 for k=4, N=11, alpha=0.10 (as in the paper) and 1.00 for k=3, N=11,
         alpha=0.05 (the paper prints 0.98 for k=3 at alpha=0.10, where the formula gives 0.875).
+
+    Examples
+    --------
+    >>> round(nemenyi_cd(4, 11, alpha=0.10), 3)
+    1.261
     """
     k, n, alpha = _validate_k_n_alpha(k, n, alpha)
     return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n))
@@ -228,6 +344,17 @@ def nemenyi_pairwise(table: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Symmetric k x k matrix of p-values indexed by method.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"sele": [1.0, 2.0, 3.0, 0.5], "mcp": [1.5, 2.5, 2.0, 0.9],
+    ...                       "reg": [2.0, 3.0, 4.0, 0.9]}, index=["a", "b", "c", "d"])
+    >>> nemenyi_pairwise(table).round(3)
+           sele    mcp    reg
+    sele  1.000  0.650  0.056
+    mcp   0.650  1.000  0.333
+    reg   0.056  0.333  1.000
     """
     import scikit_posthocs  # scikit-posthocs: 0.9 s to import, only the pairwise table needs it
 
@@ -241,6 +368,25 @@ def significant_pairs(avg_ranks: pd.Series, cd: float) -> list[tuple[str, str]]:
 
     The Nemenyi post-hoc verdict (Demsar 2006, Sec. 3.2.2) in the order of ``avg_ranks``; none
     when ``cd`` is NaN (fewer than two datasets).
+
+    Parameters
+    ----------
+    avg_ranks : pandas.Series
+        Average rank per method (index = method names).
+    cd : float
+        Critical difference (:func:`nemenyi_cd`).
+
+    Returns
+    -------
+    list of (str, str)
+        The significantly different pairs, the better method first.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ranks = pd.Series({"sele": 1.36, "tcp": 2.36, "mcp": 2.73, "reg": 3.55})
+    >>> significant_pairs(ranks, cd=1.26)
+    [('sele', 'mcp'), ('sele', 'reg')]
     """
     if not np.isfinite(cd):
         return []
@@ -265,6 +411,13 @@ def cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
     -------
     list of list of str
         Groups ordered by their best (smallest) rank; methods within a group by rank.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ranks = pd.Series({"sele": 1.36, "tcp": 2.36, "mcp": 2.73, "reg": 3.55})
+    >>> cliques(ranks, cd=1.26)
+    [['sele', 'tcp'], ['tcp', 'mcp', 'reg']]
     """
     cd = float(cd)
     if not (math.isfinite(cd) and cd > 0):
@@ -299,7 +452,27 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
 
     ``successes`` may be fractional (an expected count, e.g. the accepted mass of a
     randomized selection function). The interval is widened, if round-off requires,
-    to contain ``successes / n``. Returns ``(nan, nan)`` for ``n <= 0``.
+    to contain ``successes / n``.
+
+    Parameters
+    ----------
+    successes : float
+        Number (or expected number) of successes.
+    n : float
+        Number of trials; ``(nan, nan)`` is returned for ``n <= 0``.
+    confidence : float, default 0.95
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        Lower and upper bound, within [0, 1].
+
+    Examples
+    --------
+    >>> low, high = wilson_interval(8, 100)
+    >>> round(low, 4), round(high, 4)
+    (0.0411, 0.15)
     """
     if n <= 0:
         return float("nan"), float("nan")
@@ -311,7 +484,28 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
 
 
 def normal_interval(mean: float, variance: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
-    """Normal-approximation interval ``mean +- z sqrt(variance / n)`` of a mean of ``n`` values."""
+    """Normal-approximation interval ``mean +- z sqrt(variance / n)`` of a mean of ``n`` values.
+
+    Parameters
+    ----------
+    mean, variance : float
+        Sample mean and variance of the values.
+    n : float
+        Number of values (> 0).
+    confidence : float, default 0.95
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    (float, float)
+        Lower and upper bound.
+
+    Examples
+    --------
+    >>> low, high = normal_interval(2.0, 4.0, 100)
+    >>> round(low, 4), round(high, 4)
+    (1.608, 2.392)
+    """
     half = _z_value(confidence) * math.sqrt(variance / n)
     return mean - half, mean + half
 
@@ -325,10 +519,25 @@ def selective_risk_interval(loss: Any, accept_prob: Any, confidence: float = 0.9
     accepted rows, times ``m``. Other losses (e.g. MAE): normal approximation of the
     weighted mean, clipped at 0.
 
+    Parameters
+    ----------
+    loss : array-like of shape (n,)
+        Loss of each row's prediction.
+    accept_prob : array-like of shape (n,)
+        Probability that each row is accepted.
+    confidence : float, default 0.95
+        Confidence level in (0, 1).
+
     Returns
     -------
     (low, high), method : tuple of float, str
         ``(nan, nan)`` and ``"none (nothing accepted)"`` when nothing is accepted.
+
+    Examples
+    --------
+    >>> (low, high), method = selective_risk_interval([0, 100, 0, 0], [1, 1, 1, 0.5])
+    >>> round(low, 2), round(high, 2), method
+    (5.24, 74.33, 'Wilson score interval (95%) on the accepted rows')
     """
     loss = np.asarray(loss, dtype=float)
     accept_prob = np.asarray(accept_prob, dtype=float)
