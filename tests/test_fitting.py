@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.naive_bayes import GaussianNB
 
 from rejectopt.fitting import fit_selective, split_rows
 from rejectopt.scores import REG, SELE, TCP
@@ -74,3 +75,39 @@ def test_tcp_learns_from_its_fit_target_and_chooses_C_by_the_loss(problem):
     train = np.concatenate([parts["fit"], parts["validation"]])
     expected = TCP(C=fit.C, n_classes=2).fit(X[train], y_pred[train], posterior[train])
     np.testing.assert_array_equal(fit.uncertainty, expected.predict(X, y_pred))
+
+
+class _Prior:
+    """A user's score that learns only the mean loss: the same uncertainty for every row."""
+
+    def __init__(self, C=1.0):
+        self.C = C
+
+    def get_params(self, deep=True):
+        return {"C": self.C}
+
+    def set_params(self, **params):
+        self.C = params.get("C", self.C)
+        return self
+
+    def fit(self, X, y_pred, loss):
+        self.mean_ = float(np.mean(loss))
+        return self
+
+    def predict(self, X, y_pred):
+        return np.full(len(X), self.mean_)
+
+
+def test_a_constant_score_is_fitted_with_a_warning_naming_it(digits):
+    X_trn, y_trn, X_val, y_val = digits
+    y_pred = GaussianNB().fit(X_trn, y_trn).predict(X_val)
+    loss = 100.0 * (y_pred != y_val)
+    parts = split_rows(len(y_val), seed=0)
+    with pytest.warns(UserWarning) as caught:
+        fit = fit_selective(X_val, y_pred, loss, Target("coverage", 0.7), parts, score=_Prior(), n_classes=10,
+                            C_grid=(1.0,))
+    assert str(caught[0].message) == (
+        f"uncertainty score (class test_fitting._Prior in {__file__}) gives the same uncertainty {fit.uncertainty[0]:g} "
+        f"to all {len(y_val)} rows of the sample: it orders nothing, and every row is accepted at random with one "
+        "probability")
+    assert fit.selection.accept_prob == pytest.approx(0.7)  # the whole calibration sample ties: one draw decides

@@ -1,6 +1,8 @@
 """Tests of rejectopt.scores: learned scores (SELE, REG, TCP), baselines and C selection."""
 
+import importlib.util
 import json
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -8,9 +10,19 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import spearmanr
 from sklearn.base import clone
+from sklearn.datasets import load_digits
 from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
 
 from rejectopt.metrics import aurc
+from rejectopt.scores import (
+    SCORES,
+    ScoreError,
+    call_score,
+    constant_score_message,
+    describe_score,
+    make_score,
+)
 from rejectopt.scores import REG, SELE, TCP, ChunkedSELEObjective, PerClassLinearScore, make_chunks, mcp, select_C, svm_margin, svor_margin
 
 
@@ -335,3 +347,105 @@ def test_score_from_dict_names_the_bad_field(reg_dict, edit, message):
     cls = SELE if data["kind"] == "tcp" else PerClassLinearScore
     with pytest.raises(ValueError, match=message):
         cls.from_dict(data)
+
+
+# --------------------------------------------------------------------------------------------
+# A user's score (plugin) that fails: named with its file, whatever it does wrong
+# --------------------------------------------------------------------------------------------
+#: A plugin file: the mean loss of the k nearest training rows, with a switch for each defect.
+FAULTY_PLUGIN = '''
+import sys
+
+import numpy as np
+from sklearn.neighbors import KNeighborsRegressor
+
+import rejectopt
+
+DEFECT = None
+
+
+@rejectopt.scores.register_score("faulty_knn")
+class FaultyKNN:
+    def __init__(self, C=1.0):
+        self.C = C
+
+    def fit(self, X, y_pred, loss):
+        if DEFECT == "raise":
+            raise RuntimeError("licence server unreachable")
+        self.model_ = KNeighborsRegressor(n_neighbors=1 + int(self.C)).fit(X, loss)
+        return None if DEFECT == "no-self" else self
+
+    def predict(self, X, y_pred):
+        if DEFECT == "exit":
+            sys.exit(0)
+        s = self.model_.predict(X)
+        if DEFECT in ("-inf", "nan", "inf"):
+            s[3] = float(DEFECT)
+        if DEFECT == "constant":
+            s[:] = 1.0
+        return s
+'''
+
+
+@pytest.fixture
+def faulty_plugin(tmp_path):
+    """The plugin file imported by its path (as the pipeline imports a plugin), unregistered afterwards."""
+    path = tmp_path / "faulty_scores.py"
+    path.write_text(FAULTY_PLUGIN)
+    spec = importlib.util.spec_from_file_location("faulty_scores", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["faulty_scores"] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module, path
+    finally:
+        SCORES.remove("faulty_knn")
+        sys.modules.pop("faulty_scores", None)
+
+
+@pytest.fixture(scope="module")
+def digits_losses():
+    """Digits, LR trained on the first 600 rows; the next rows' features, predicted classes and 0/100 losses."""
+    X, y = load_digits(return_X_y=True)
+    clf = LogisticRegression(max_iter=2000).fit(X[:600], y[:600])
+    X, y = X[600:1200], y[600:1200]
+    y_pred = clf.predict(X)
+    return X, y_pred, 100.0 * (y_pred != y)
+
+
+@pytest.mark.parametrize("defect, message", [
+    ("raise", r"failed in fit: RuntimeError: licence server unreachable"),
+    ("no-self", r"fit must return self, got None"),
+    ("exit", r"failed in predict: SystemExit\(0\)"),
+    ("-inf", r"predict returned the uncertainty -inf at row index 3 \(1 non-finite value\(s\) of 300\)"),
+    ("nan", r"predict returned the uncertainty nan at row index 3"),
+    ("inf", r"predict returned the uncertainty inf at row index 3"),
+])
+def test_a_faulty_plugin_is_named_with_its_file(faulty_plugin, digits_losses, defect, message):
+    module, path = faulty_plugin
+    module.DEFECT = defect
+    X, y_pred, loss = digits_losses
+    with pytest.raises(ScoreError, match=message) as err:
+        select_C(make_score("faulty_knn", 1.0), X[:300], y_pred[:300], loss[:300], X[300:], y_pred[300:],
+                 loss[300:], C_grid=(1, 3))
+    assert str(err.value).startswith(f"score 'faulty_knn' (class faulty_scores.FaultyKNN in {path})")
+
+
+def test_a_sound_plugin_passes_and_a_constant_one_is_described(faulty_plugin, digits_losses):
+    _, path = faulty_plugin
+    X, y_pred, loss = digits_losses
+    best, val_aurc = select_C(make_score("faulty_knn", 1.0), X[:300], y_pred[:300], loss[:300], X[300:],
+                              y_pred[300:], loss[300:], C_grid=(1, 3))
+    assert val_aurc[best.C] == min(val_aurc.values())
+    assert constant_score_message(best.predict(X[300:], None), best, "Val") is None
+    assert constant_score_message(np.full(300, 2.5), best, "Val2 of digits") == (
+        f"score 'faulty_knn' (class faulty_scores.FaultyKNN in {path}) gives the same uncertainty 2.5 to all 300 rows "
+        "of Val2 of digits: it orders nothing, and every row is accepted at random with one probability")
+
+
+def test_a_built_in_score_keeps_its_own_input_errors():
+    """The library's scores validate their input; their errors are not blamed on the score."""
+    assert describe_score(SELE()) == "score 'sele' (rejectopt.scores._sele.SELE)"
+    with pytest.raises(ValueError, match="loss contains NaN or infinite values") as err:
+        call_score(REG(), "fit", np.ones((5, 2)), np.zeros(5, int), np.array([0, 1, np.nan, 0, 1.0]))
+    assert type(err.value) is ValueError

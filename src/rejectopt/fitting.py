@@ -9,13 +9,20 @@ of :func:`split_rows` (or :func:`split_ood_rows`). ``python -m rejectopt select`
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
-from .scores import SCORE_C_GRID, get_score, select_C
+from .scores import (
+    SCORE_C_GRID,
+    call_score,
+    constant_score_message,
+    get_score,
+    select_C,
+)
 from .selective import SelectionFunction
 from .targets import OODTarget, Target
 
@@ -178,9 +185,11 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     ------
     InfeasibleTargetError
         The target cannot be met on the calibration rows.
+    ScoreError
+        The score's own ``fit`` or ``predict`` fails, or its uncertainty on a row is not
+        finite (:func:`rejectopt.scores.call_score`): the message names the score and its file.
     ValueError
-        A registered score that does not learn from the loss without ``fit_target``, an
-        uncertainty that is not finite, or
+        A registered score that does not learn from the loss without ``fit_target``, or
         ``is_ood`` missing with an OOD target (given with another target).
     """
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
@@ -213,12 +222,11 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     best, val_aurc = select_C(template, X[fit_rows], y_pred[fit_rows], fit_target[fit_rows],
                               X[val_rows], y_pred[val_rows], loss[val_rows], C_grid=C_grid)
     train_rows = np.concatenate([fit_rows, val_rows])
-    learner = learner_with(best.C).fit(X[train_rows], y_pred[train_rows], fit_target[train_rows])
-    s = np.asarray(learner.predict(X, y_pred), dtype=float)
-    bad = ~np.isfinite(s)
-    if bad.any():
-        raise ValueError(f"the uncertainty of row index {int(np.flatnonzero(bad)[0])} is {s[bad][0]} "
-                         f"({int(bad.sum())} row(s) in all): the features overflow the score")
+    learner = call_score(learner_with(best.C), "fit", X[train_rows], y_pred[train_rows], fit_target[train_rows])
+    s = call_score(learner, "predict", X, y_pred, n_rows=len(loss))
+    constant = constant_score_message(s, learner, "the sample")
+    if constant and np.ptp(fit_target[train_rows]) > 0:  # a constant target has its own warning
+        warnings.warn(constant, stacklevel=2)
     cal = parts["calibration"]
     selection = target.fit(loss[cal], is_ood[cal], s[cal]) if ood_target else target.fit(loss[cal], s[cal])
     return SelectiveFit(score=learner, C=float(best.C),

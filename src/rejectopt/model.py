@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .scores import PerClassLinearScore
+from .scores import PerClassLinearScore, call_score
 from .selective import SelectionFunction
 from .targets import OOD_TARGET_KINDS, target_from_dict, target_to_dict
 
@@ -46,6 +46,7 @@ __all__ = [
     "out_of_range_reason",
     "read_model",
     "validate_model",
+    "value_text",
 ]
 
 #: Largest magnitude of a feature value (and of a loss). Beyond it the squares summed to
@@ -123,8 +124,13 @@ def check_features(X: np.ndarray, *, what: str = "X") -> None:
     rows = out_of_range(X)
     if rows.any():
         i, j = first_out_of_range(X, rows)
-        raise ValueError(f"{what}: value {X[i, j]:g} at row {i}, column {j} is out of range: "
+        raise ValueError(f"{what}: value {value_text(X[i, j])} at row {i}, column {j} is out of range: "
                          f"{out_of_range_reason(X[i, j])} ({int(rows.sum())} row(s) in all)")
+
+
+def value_text(value: float) -> str:
+    """A feature value as messages print it: ``1e+308``, ``inf``, ``-inf``, ``NaN``."""
+    return "NaN" if np.isnan(value) else f"{value:g}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,6 +202,14 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
     tie_breaking : {"sequential", "hash"}
         ``"sequential"``: one seeded draw per tied row in row order (``apply``'s);
         ``"hash"``: a draw from the row's own values (:func:`row_uniforms`).
+
+    Raises
+    ------
+    rejectopt.scores.ScoreError
+        A score other than the built-in linear one (a plugin's, a user's instance) fails or
+        returns a non-finite uncertainty on a row within the bounds, naming the score and its
+        file. Only the linear score's overflow on such a row is a decision (rejected, in
+        ``overflow``): its weights are finite, so it overflows only on extreme values.
     """
     if tie_breaking not in TIE_BREAKING:
         raise ValueError(f"tie_breaking must be one of {', '.join(map(repr, TIE_BREAKING))}; got {tie_breaking!r}")
@@ -208,8 +222,11 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
     # an out-of-range row's features are replaced before the score sees them (a NaN would stop it):
     # the row is rejected whatever its score
     X_safe = np.where(extreme[:, None], 0.0, X) if extreme.any() else X
-    with np.errstate(over="ignore", invalid="ignore"):
-        uncertainty = np.array(score.predict(X_safe, classes), dtype=np.float64)
+    if isinstance(score, PerClassLinearScore):
+        with np.errstate(over="ignore", invalid="ignore"):
+            uncertainty = np.array(score.predict(X_safe, classes), dtype=np.float64)
+    else:  # a user's score: a non-finite value on an in-range row is its defect, refused naming it
+        uncertainty = np.array(call_score(score, "predict", X_safe, classes, n_rows=n), dtype=np.float64)
     overflow = ~np.isfinite(uncertainty) & ~extreme
     rejected = extreme | overflow | unseen
     uncertainty[rejected] = np.inf

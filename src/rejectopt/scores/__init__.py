@@ -9,7 +9,18 @@ below are likewise imported on first access (SPEC 1, ``lazy_loader``).
 
 import lazy_loader as _lazy
 
-from ._registry import SCORES, ScoreInfo, get_score, make_score, register_score, score_names
+from ._registry import (
+    SCORES,
+    ScoreError,
+    ScoreInfo,
+    call_score,
+    constant_score_message,
+    describe_score,
+    get_score,
+    make_score,
+    register_score,
+    score_names,
+)
 
 # The order of registration is the order of the registry (CLI choices, default score lists).
 register_score("mcp", label="MCP", learns_from="classifier")("rejectopt.scores._baselines:MCP")
@@ -33,7 +44,11 @@ __getattr__, __dir__, _ = _lazy.attach(
 __all__ = [
     "SCORES",
     "SCORE_C_GRID",
+    "ScoreError",
     "ScoreInfo",
+    "call_score",
+    "constant_score_message",
+    "describe_score",
     "get_score",
     "make_score",
     "register_score",

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._registry import ClassEntry, Registry, RegistryError
+from .._registry import ClassEntry, Registry, RegistryError, origin_of
 
 __all__ = [
     "LEARNS_FROM",
     "SCORES",
+    "ScoreError",
     "ScoreInfo",
+    "call_score",
+    "constant_score_message",
+    "describe_score",
     "get_score",
     "make_score",
     "register_score",
@@ -185,3 +190,98 @@ def score_names(*, learned: bool | None = None) -> list[str]:
 def make_score(name: str, C, **context):
     """A new unfitted learner of score ``name`` (see :meth:`ScoreInfo.make`)."""
     return get_score(name).make(C, **context)
+
+
+# --------------------------------------------------------------------------------------------
+# Calling a score learner: its own failures and its outputs, named after the score and its file
+# --------------------------------------------------------------------------------------------
+class ScoreError(ValueError):
+    """A score learner's own code failed (raised, exited) or returned an unusable uncertainty.
+
+    The message names the score, its class and, for a user's score (a plugin), the file that
+    defines it: that file is what needs fixing, not the data or the config.
+    """
+
+
+def _source_file(cls) -> str | None:
+    """The file defining ``cls``: its module's, else that of its methods' code (a module loaded by path)."""
+    module = sys.modules.get(getattr(cls, "__module__", ""))
+    path = getattr(module, "__file__", None)
+    if path is None:
+        codes = [getattr(member, "__code__", None) for member in vars(cls).values()]
+        path = next((code.co_filename for code in codes if code is not None), None)
+    return path
+
+
+def _built_in(learner) -> bool:
+    cls = learner if isinstance(learner, type) else type(learner)
+    return origin_of(cls).startswith("rejectopt.")
+
+
+def describe_score(learner) -> str:
+    """``score 'knn_loss' (class my_scores.KNNLoss in /work/my_scores.py)`` for messages.
+
+    The registered name is looked up without loading the built-in classes (their import
+    paths are compared); a learner of an unregistered class is named by its class.
+    """
+    cls = learner if isinstance(learner, type) else type(learner)
+    origin = origin_of(cls)
+    names = [name for name, info in SCORES.items() if info.source is cls or origin_of(info.source) == origin]
+    what = f"score {names[0]!r}" if names else "uncertainty score"
+    if _built_in(cls):
+        return f"{what} ({origin})"
+    path = _source_file(cls)
+    return f"{what} (class {origin} in {path})" if path else f"{what} (class {origin})"
+
+
+def call_score(learner, method: str, *args, n_rows: int | None = None):
+    """``learner.<method>(*args)``; what the learner's own code does wrong becomes a :class:`ScoreError`.
+
+    An exception raised by a user's learner (the built-in ones raise their own errors on bad
+    input, unchanged), or ``SystemExit`` (a plugin calling ``sys.exit`` would
+    otherwise end the whole process with no output and, under Snakemake, a missing-output
+    error naming no culprit), is reported naming the score and its file. With ``n_rows``
+    the result is an uncertainty: it must be ``n_rows`` real numbers, all finite. A NaN
+    cannot be ranked, and ``-inf`` would be accepted before every other row (``+inf``
+    rejected after them) whatever the classifier's loss: such a value is a defect of the
+    score, not a decision.
+    """
+    try:
+        result = getattr(learner, method)(*args)
+    except (Exception, SystemExit) as err:
+        if isinstance(err, Exception) and _built_in(learner):
+            raise  # the library's own scores validate their inputs: their errors name the data already
+        cause = f"SystemExit({err.code!r})" if isinstance(err, SystemExit) else f"{type(err).__name__}: {err}"
+        raise ScoreError(f"{describe_score(learner)} failed in {method}: {cause}") from err
+    if method == "fit" and result is None:
+        raise ScoreError(f"{describe_score(learner)}: fit must return self, got None")
+    if n_rows is None:
+        return result
+    try:
+        values = np.asarray(result, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ScoreError(f"{describe_score(learner)}: {method} returned values that are not real numbers "
+                         f"({type(err).__name__}: {err})") from None
+    if values.shape != (n_rows,):
+        raise ScoreError(f"{describe_score(learner)}: {method} returned shape {values.shape} for {n_rows} rows; "
+                         f"an uncertainty is one number per row, shape ({n_rows},)")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ScoreError(f"{describe_score(learner)}: {method} returned the uncertainty {values[i]} at row index {i} "
+                         f"({int(bad.sum())} non-finite value(s) of {n_rows}); an uncertainty must be a finite "
+                         "number (NaN cannot be ranked, -inf would be accepted first whatever the loss)")
+    return values
+
+
+def constant_score_message(uncertainty, learner, where: str) -> str | None:
+    """A warning's text when ``uncertainty`` is one value on every row of ``where``, else None.
+
+    A constant score orders nothing: every row ties at the threshold, so the selection
+    function accepts each at random with the same probability, like no score at all.
+    """
+    values = np.asarray(uncertainty, dtype=np.float64)
+    if values.size < 2 or np.ptp(values) != 0:
+        return None
+    return (f"{describe_score(learner)} gives the same uncertainty {values[0]:g} to all {values.size} rows of "
+            f"{where}: it orders nothing, and every row is accepted at random with one probability")

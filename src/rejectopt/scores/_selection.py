@@ -1,6 +1,7 @@
 """Selection of the regularisation constant C of a score learner by validation AuRC."""
 
 from ..metrics import aurc
+from ._registry import call_score
 
 __all__ = ["SCORE_C_GRID", "select_C"]
 
@@ -21,13 +22,10 @@ def _with_C(estimator, C):
 def _fit_per_C(estimator, X_trn, y_pred_trn, target_trn, C_grid):
     """One fitted estimator per C: the learner's warm-started path when it has one, else copies."""
     if hasattr(estimator, "fit_path"):
-        return estimator.fit_path(X_trn, y_pred_trn, target_trn, C_grid=C_grid)
+        return call_score(estimator, "fit_path", X_trn, y_pred_trn, target_trn, C_grid)
     fitted = []
     for C in C_grid:
-        model = _with_C(estimator, C).fit(X_trn, y_pred_trn, target_trn)
-        if model is None:
-            raise TypeError(f"{type(estimator).__name__}.fit must return self, got None")
-        fitted.append(model)
+        fitted.append(call_score(_with_C(estimator, C), "fit", X_trn, y_pred_trn, target_trn))
     return fitted
 
 
@@ -62,11 +60,19 @@ def select_C(
         the larger C (the more regularised, more stable score).
     val_aurc : dict
         ``C -> validation AuRC``.
+
+    Raises
+    ------
+    ScoreError
+        The learner's ``fit`` or ``predict`` fails, or its uncertainty is not finite
+        (:func:`rejectopt.scores.call_score`), naming the score and its file.
     """
     C_grid = list(C_grid)
     if not C_grid:
         raise ValueError("C_grid must contain at least one value")
     fitted = _fit_per_C(estimator, X_trn, y_pred_trn, target_trn, C_grid)
-    val_aurc = {C: aurc(loss_val, est.predict(X_val, y_pred_val)) for C, est in zip(C_grid, fitted)}
+    n_val = len(loss_val)
+    val_aurc = {C: aurc(loss_val, call_score(est, "predict", X_val, y_pred_val, n_rows=n_val))
+                for C, est in zip(C_grid, fitted)}
     best = min(range(len(C_grid)), key=lambda k: (val_aurc[C_grid[k]], -C_grid[k]))
     return fitted[best], val_aurc
