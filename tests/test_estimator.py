@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
+from sklearn.datasets import load_digits
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
@@ -23,7 +24,7 @@ from rejectopt import cli
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.estimator import SelectiveClassifier
 from rejectopt.metrics import reject_confusion_matrix
-from rejectopt.scores import REG, SELE, TCP
+from rejectopt.scores import REG, SELE, TCP, ScoreError
 from rejectopt.fitting import split_rows
 from rejectopt.selective import SelectionFunction
 
@@ -412,3 +413,144 @@ def test_input_errors(iris):
         SelectiveClassifier(LogisticRegression(), prefit=True).fit(X_trn, y_trn)
     with pytest.raises(ValueError, match="estimator must have predict and fit"):
         SelectiveClassifier(object()).fit(X_trn, y_trn)
+
+
+# --------------------------------------------------------------------------------------------
+# Hostile rows and inputs: the library answers as the CLI does
+# --------------------------------------------------------------------------------------------
+class _Recording:
+    """A fitted classifier that records the largest magnitude of the features it is shown."""
+
+    def __init__(self, clf):
+        self.clf, self.classes_, self.largest = clf, clf.classes_, 0.0
+
+    def predict(self, X):
+        self.largest = max(self.largest, float(np.abs(np.asarray(X)).max()))
+        return self.clf.predict(X)
+
+
+def test_digits_rows_out_of_range_are_rejected_with_a_warning_and_never_reach_the_classifier():
+    """384 digits rows with one feature of +-1e308, +-1e200 or +-1e151 (LR accepted 201 of them before the guard)."""
+    X, y = load_digits(return_X_y=True)
+    clf = _Recording(LogisticRegression(max_iter=2000).fit(X[:600], y[:600]))
+    model = SelectiveClassifier(clf, prefit=True, C_grid=(1.0,), value=0.9).fit(X[600:1200], y[600:1200])
+    rows = []
+    for value in (1e308, -1e308, 1e200, -1e200, 1e151, -1e151):
+        for j in range(64):
+            row = X[1200 + j].copy()
+            row[j] = value
+            rows.append(row)
+    hostile = np.vstack([np.array(rows), X[1300:1316]])
+    with pytest.warns(UserWarning, match=r"^384 row\(s\) with a value out of range \(first: value 1e\+308 at row 0, "
+                                         r"column 0: values must lie within \+-1e\+150"):
+        labels = model.predict(hostile)
+    assert (labels[:384] == -1).all() and clf.largest <= 16.0  # the classifier saw the 16 ordinary rows only
+    np.testing.assert_array_equal(labels[384:], np.where(model.accept(X[1300:1316]), clf.predict(X[1300:1316]), -1))
+
+
+def test_nan_and_text_are_refused_naming_row_and_column(iris):
+    X_trn, y_trn, X_val, _ = iris
+    columns = ["sepal_l", "sepal_w", "petal_l", "petal_w"]
+    model = SelectiveClassifier(LogisticRegression(max_iter=500), C_grid=(1.0,)).fit(
+        pd.DataFrame(X_trn, columns=columns), y_trn)
+    new = pd.DataFrame(X_val[:5], columns=columns)
+    new.iloc[3, 2] = np.inf
+    with pytest.raises(ValueError, match=r"^X: value inf at row 3, column 2 \('petal_l'\) is not a finite number"):
+        model.predict(new)
+    bad = X_trn.copy()
+    bad[11, 1] = np.nan
+    with pytest.raises(ValueError, match=r"^X: value NaN at row 11, column 1 is out of range: values must be finite"):
+        SelectiveClassifier(LogisticRegression()).fit(bad, y_trn)
+    text = pd.DataFrame(X_trn, columns=columns).astype({"sepal_w": str})
+    with pytest.raises(ValueError, match=r"^X: column 'sepal_w' holds .* values \(e\.g\. '3\.\d+' at row 0\), not "
+                                         r"numbers"):
+        SelectiveClassifier(LogisticRegression()).fit(text, y_trn)
+    words = pd.DataFrame(X_val[:5], columns=columns).assign(colour="red")
+    with pytest.raises(ValueError, match=r"X: column 'colour' holds .* \(e\.g\. 'red' at row 0\)"):
+        model.predict(words)
+
+
+class _Duck:
+    """A fitted classifier with predict and predict_proba but no classes_ (duck typing)."""
+
+    def __init__(self, clf):
+        self.clf = clf
+
+    def predict(self, X):
+        return self.clf.predict(X)
+
+    def predict_proba(self, X):
+        return self.clf.predict_proba(X)
+
+
+def test_tcp_with_a_classifier_without_classes_names_what_is_missing(iris):
+    X_trn, y_trn, X_val, y_val = iris
+    duck = _Duck(LogisticRegression(max_iter=500).fit(X_val, y_val))
+    with pytest.raises(ValueError, match=r"uncertainty_score='tcp' needs the estimator's classes_ .* _Duck has "
+                                         r"predict_proba but no classes_"):
+        SelectiveClassifier(duck, prefit=True, uncertainty_score="tcp", C_grid=(1.0,)).fit(X_trn, y_trn)
+    model = SelectiveClassifier(duck, prefit=True, C_grid=(1.0,)).fit(X_trn, y_trn)  # SELE needs no classes_
+    assert model.classes_.tolist() == [0, 1, 2]
+
+
+def test_labels_never_predicted_warn_as_select_does(iris):
+    X_trn, y_trn, X_val, y_val = iris
+    clf = LogisticRegression(max_iter=500).fit(X_val, y_val)  # predicts 0, 1, 2
+    names = np.array(["setosa", "versicolor", "virginica"])
+    with pytest.warns(UserWarning, match=r"no label of y \(setosa, versicolor, virginica\) is ever predicted by the "
+                                         r"classifier \(0, 1, 2\): every prediction counts as an error"):
+        model = SelectiveClassifier(clf, prefit=True, C_grid=(1.0,), reject_label="abstain").fit(X_trn, names[y_trn])
+    assert model.classes_.tolist() == ["setosa", "versicolor", "virginica", 0, 1, 2]
+    assert set(model.predict(X_val).tolist()) <= {0, 1, 2, "abstain"}
+
+
+def test_all_correct_rows_and_tied_coverage_warn_as_select_reports():
+    """Digits 0 and 1: LR makes no error, SELE is constant, every row ties; the hash draws reach 0.36 for 0.6."""
+    X, y = load_digits(return_X_y=True)
+    X, y = X[y < 2], y[y < 2]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = SelectiveClassifier(LogisticRegression(max_iter=2000), C_grid=(1.0,), value=0.6).fit(X, y)
+    messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert messages[0].startswith("every loss is 0 (all 180 predictions of the rows after the classifier's part are "
+                                  "correct): there is nothing to learn")
+    report_rows = model.split_["report"]
+    reached = model.accept(X[report_rows]).mean()
+    assert model.report_["coverage_decided"] == reached == 13 / 36
+    assert model.report_["coverage"] == pytest.approx(0.6)  # expected over the draws: the target
+    assert messages[1] == ("coverage reached on the 36 held-out report rows is 0.361 (95 % interval [0.225, 0.524]) for "
+                           "a target coverage of 0.6: 36 of them tie at the threshold and are accepted with probability "
+                           "0.6 each, drawn by tie_breaking='hash'; expect a coverage off the target on new rows too "
+                           "(a score with fewer ties, or more rows, brings it closer)")
+
+
+class _InfAtPredict:
+    """A user's score instance: REG's ridge regression of the loss, but -inf on rows whose first pixel is 0 once fitted."""
+
+    def __init__(self, C=1.0, poison=False):
+        self.C, self.poison = C, poison
+
+    def get_params(self, deep=True):
+        return {"C": self.C, "poison": self.poison}
+
+    def set_params(self, **params):
+        for key, value in params.items():
+            setattr(self, key, value)
+        return self
+
+    def fit(self, X, y_pred, loss):
+        self.reg_ = REG(C=self.C).fit(X, y_pred, loss)
+        return self
+
+    def predict(self, X, y_pred):
+        s = self.reg_.predict(X, y_pred)
+        return np.where(np.asarray(X)[:, 0] == 0, -np.inf, s) if self.poison else s
+
+
+def test_a_users_score_with_non_finite_values_at_predict_time_is_named(digits):
+    X_trn, y_trn, X_val, _ = digits
+    model = SelectiveClassifier(GaussianNB(), uncertainty_score=_InfAtPredict(), C_grid=(1.0,)).fit(X_trn, y_trn)
+    model.uncertainty_score_.poison = True
+    with pytest.raises(ScoreError, match=rf"^uncertainty score \(class test_estimator._InfAtPredict in "
+                                         rf"{__file__}\): predict returned the uncertainty -inf at row index 0"):
+        model.predict(X_val)

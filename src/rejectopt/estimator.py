@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
@@ -14,9 +15,19 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from .fitting import fit_selective, split_rows
 from .metrics import per_example_loss
-from .model import TIE_BREAKING, check_features, decide
+from .model import (
+    TIE_BREAKING,
+    check_features,
+    decide,
+    feature_bounds,
+    first_out_of_range,
+    out_of_range,
+    out_of_range_reason,
+    value_text,
+)
 from .scores import SCORE_C_GRID, TCP, get_score, score_names
 from .selective import InfeasibleTargetError, empirical_risk_coverage
+from .stats import wilson_interval
 from .targets import Target
 
 __all__ = ["SelectiveClassifier"]
@@ -30,6 +41,38 @@ def _take_rows(X_raw, X, rows):
     if isinstance(X_raw, (list, np.ndarray)) or hasattr(X_raw, "iloc"):
         return _safe_indexing(X_raw, rows)
     return X[rows]
+
+
+def _check_numeric_columns(X):
+    """Refuse text columns, naming the first one: the score would read them as numbers, the classifier as text.
+
+    ``validate_data`` turns a DataFrame column of numbers written as text (``"1.5"``) into floats
+    without a word, while the classifier inside sees the text; a column of words fails there
+    naming no column. ``apply`` reads every feature column as numbers and names the column and
+    row of a value that is not one; so does this.
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns"):
+        for position, (column, dtype) in enumerate(zip(X.columns, dtypes)):
+            if dtype.kind in "biufc" or dtype.kind == "b":
+                continue
+            values = X.iloc[:, position]
+            texts = np.flatnonzero([isinstance(v, (str, bytes)) for v in values.tolist()])
+            if texts.size or dtype.kind not in "O":
+                first = values.iloc[int(texts[0])] if texts.size else values.iloc[0]
+                row = values.index[int(texts[0])] if texts.size else values.index[0]
+                raise ValueError(f"X: column {column!r} holds {dtype} values (e.g. {first!r} at row {row!r}), not "
+                                 "numbers: the uncertainty score reads every column as a number; encode the column "
+                                 "before the SelectiveClassifier (e.g. make_pipeline(ColumnTransformer(...), "
+                                 "SelectiveClassifier(...))) or convert it with pandas.to_numeric")
+        return
+    array = X if isinstance(X, np.ndarray) else None
+    if array is not None and array.dtype.kind in "USO" and array.ndim == 2:
+        texts = np.argwhere(np.vectorize(lambda v: isinstance(v, (str, bytes)), otypes=[bool])(array))
+        if texts.size:
+            i, j = texts[0]
+            raise ValueError(f"X: value {array[i, j]!r} at row {i}, column {j} is text, not a number: the uncertainty "
+                             "score reads every column as a number; convert X to numbers first")
 
 
 def _fraction(value, name):
@@ -70,10 +113,22 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     decisions are those of ``select`` followed by ``apply``. Unlike ``select``, a part may
     be as small as one row, so that tiny samples still fit.
 
-    Deciding is :func:`rejectopt.model.decide`, as for ``apply``: a row with a feature beyond
-    :data:`rejectopt.model.FEATURE_LIMIT` (raw or standardised by the score) or whose predicted
-    label was not among :attr:`classes_` at fit is always rejected (uncertainty ``+inf``); such a
-    value in the training rows is refused by :meth:`fit`, naming its row.
+    Deciding is :func:`rejectopt.model.decide`, as for ``apply`` with its default options: a row
+    with a feature beyond :data:`rejectopt.model.FEATURE_LIMIT` (raw or standardised by the score)
+    is rejected (``reject_label``, uncertainty ``+inf``, acceptance probability 0) with a warning
+    naming the first such row and column, and is never passed to the classifier; a row whose
+    predicted label was not among :attr:`classes_` at fit is rejected likewise. Rows are decided,
+    not refused, so that one hostile row does not stop a batch. A NaN or infinite feature is
+    refused (ValueError naming its row and column), as ``apply`` refuses it; so is a text column
+    (naming it). :meth:`fit` refuses a training row with a value out of range or not finite,
+    naming its row and column: a score fitted on it says nothing about the other rows. A score
+    of the user's own (a plugin, an instance) that fails or returns a non-finite uncertainty
+    raises :class:`rejectopt.scores.ScoreError` naming it and its file.
+
+    :meth:`fit` warns, as ``select`` does, when every loss it learns from is 0 (the score has
+    nothing to learn), when no label of ``y`` is ever predicted (label encodings differ?), and,
+    for a coverage target, when the coverage :meth:`predict` reaches on the held-out report rows
+    leaves the target outside its 95 % interval (e.g. many rows tied at the threshold).
 
     The uncertainty score (SELE, REG or TCP; one linear score per predicted class on the
     features, eq. 37) is learned from the losses of the classifier's predictions; the
@@ -156,7 +211,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ``C -> validation AuRC``.
     report_ : dict
         On the held-out report rows: expected ``coverage`` and ``selective_risk`` (loss
-        units; None when nothing is accepted) of the selection function, and ``n_rows``.
+        units; None when nothing is accepted) of the selection function, ``n_rows``, and
+        ``coverage_decided``, the share of them :meth:`predict` accepts (its tie draws).
     split_ : dict of ndarray
         Row indices of ``X`` in each part: ``classifier``, ``fit``, ``validation``,
         ``calibration``, ``report``.
@@ -346,6 +402,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _true_class_probability(self, X, y):
         if not hasattr(self.estimator_, "predict_proba"):
             raise ValueError("uncertainty_score='tcp' needs an estimator with predict_proba")
+        if not hasattr(self.estimator_, "classes_"):
+            raise ValueError(f"uncertainty_score='tcp' needs the estimator's classes_ (the class of each "
+                             f"predict_proba column); {type(self.estimator_).__name__} has predict_proba but no "
+                             "classes_: set it on the classifier, or choose uncertainty_score='sele'")
         proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
         classes = np.asarray(self.estimator_.classes_)
         lookup = {label: k for k, label in enumerate(classes.tolist())}
@@ -377,7 +437,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"estimator must have predict{'' if self.prefit else ' and fit'}; "
                              f"got {self.estimator!r}")
         X_raw = X
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        _check_numeric_columns(X)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
         check_features(X)
         check_classification_targets(y)
         self._check_reject_label(np.unique(y))
@@ -406,6 +467,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self._check_reject_label(self.classes_)
         classes = self._class_index(y_pred)
         loss = self._losses(y_rest, y_pred)
+        self._warn_about_losses(y_rest, y_pred, loss)
         target = Target(kind, value)
         score = info.name if info is not None else self._score_template(instance, len(self.classes_), seed)
         fit_target = (self._true_class_probability(_take_rows(X_raw, X, rest), y_rest)
@@ -420,11 +482,55 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             fitted.score, fitted.C, dict(fitted.validation_aurc), fitted.selection)
         rep = parts["report"]
         risk, coverage = empirical_risk_coverage(loss[rep], fitted.uncertainty[rep], fitted.selection)
-        self.report_ = {"coverage": coverage, "selective_risk": None if math.isnan(risk) else risk,
-                        "n_rows": int(rep.size)}
         self.split_ = split
         self.random_seed_ = seed
+        decided = decide(self.uncertainty_score_, self.selection_, X_rest[rep], classes[rep], seed=seed,
+                         tie_breaking=self.tie_breaking).accept
+        self.report_ = {"coverage": coverage, "selective_risk": None if math.isnan(risk) else risk,
+                        "n_rows": int(rep.size), "coverage_decided": float(decided.mean()) if rep.size else math.nan}
+        if kind == "coverage":
+            self._warn_about_coverage(value, decided, fitted.uncertainty[rep])
         return self
+
+    def _warn_about_losses(self, y, y_pred, loss):
+        """``select``'s warnings on the rows the score learns from: all correct, or no label ever predicted."""
+        n = loss.size
+        if n and not np.any(loss):
+            warnings.warn(f"every loss is 0 (all {n} predictions of the rows after the classifier's part are "
+                          "correct): there is nothing to learn, the uncertainty score is constant and the rows are "
+                          "accepted at random with one probability", stacklevel=3)
+        try:
+            overlap = bool(np.isin(np.asarray(y_pred), np.asarray(y)).any())
+        except TypeError:
+            overlap = bool(set(np.asarray(y_pred).tolist()) & set(np.asarray(y).tolist()))
+        if n and not overlap:
+            labels, predicted = np.unique(np.asarray(y).astype(str)), np.unique(np.asarray(y_pred).astype(str))
+            warnings.warn(f"no label of y ({', '.join(labels[:5])}{', ...' if labels.size > 5 else ''}) is ever "
+                          f"predicted by the classifier ({', '.join(predicted[:5])}"
+                          f"{', ...' if predicted.size > 5 else ''}): every prediction counts as an error (label "
+                          "encodings differ?)", stacklevel=3)
+
+    def _warn_about_coverage(self, value, decided, uncertainty):
+        """Warn when rows tie at the threshold and the coverage predict reaches on the report rows misses the target.
+
+        Tied rows are accepted by a draw (eq. 25); where many rows tie (a constant score, few distinct
+        rows), the draws decide the coverage, which can land far from the target although the
+        expected coverage (:attr:`report_`) meets it. The warning fires when the target lies outside
+        the 95 % Wilson interval of the reached coverage. Without ties the coverage differs from the
+        target by the sampling of the calibration and report rows only, which :attr:`report_` shows.
+        """
+        n = decided.size
+        ties = int(np.sum(uncertainty == self.selection_.threshold))
+        if n == 0 or ties == 0 or not 0.0 < self.selection_.accept_prob < 1.0:
+            return
+        low, high = wilson_interval(float(decided.sum()), n)
+        if low <= value <= high:
+            return
+        warnings.warn(f"coverage reached on the {n} held-out report rows is {decided.mean():.3g} (95 % interval "
+                      f"[{low:.3g}, {high:.3g}]) for a target coverage of {value:g}: {ties} of them tie at the "
+                      f"threshold and are accepted with probability {self.selection_.accept_prob:.3g} each, drawn "
+                      f"by tie_breaking={self.tie_breaking!r}; expect a coverage off the target on new rows too "
+                      "(a score with fewer ties, or more rows, brings it closer)", stacklevel=3)
 
     def _check_reject_label(self, classes):
         if any(_same_label(label, self.reject_label) for label in np.asarray(classes).tolist()):
@@ -435,10 +541,18 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         labels = [np.unique(y), np.unique(y_pred)]
         if hasattr(self.estimator_, "classes_"):
             labels.append(np.asarray(self.estimator_.classes_))
+        kinds = {part.dtype.kind for part in labels if part.size}
         try:
-            return np.unique(np.concatenate(labels))
+            if kinds <= set("biuf") or kinds <= set("US"):  # else numpy would compare 0 with '0' as equal
+                return np.unique(np.concatenate(labels))
         except (TypeError, ValueError):
-            return np.unique(y)
+            pass
+        # labels of types that do not compare (0 and 'a'): y's first, then the classifier's own, so
+        # that each predicted label has a place (an unplaced one would break the score's classes)
+        known = np.unique(y).tolist()
+        seen = set(known)
+        extra = [v for part in labels[1:] for v in np.asarray(part).tolist() if not (v in seen or seen.add(v))]
+        return np.array(known + extra, dtype=object)
 
     # ----------------------------------------------------------------------------------------
     # Predict
@@ -447,12 +561,38 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """Predictions of the classifier and the guarded decisions of :func:`rejectopt.model.decide` for ``X``."""
         check_is_fitted(self, ["selection_", "uncertainty_score_"])
         X_raw = X
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        y_pred = np.asarray(self.estimator_.predict(X_raw))
+        _check_numeric_columns(X)
+        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
+        self._refuse_non_finite(X)
+        low, high = feature_bounds(self.uncertainty_score_)
+        extreme = out_of_range(X, low, high)
+        if extreme.any():  # rejected by decide; the classifier never sees them (it may overflow, or fail)
+            i, j = first_out_of_range(X, extreme, low, high)
+            warnings.warn(f"{int(extreme.sum())} row(s) with a value out of range (first: value {value_text(X[i, j])} "
+                          f"at row {i}, {self._column(j)}: {out_of_range_reason(X[i, j])}): rejected", stacklevel=3)
+            safe = np.flatnonzero(~extreme)
+            y_safe = np.asarray(self.estimator_.predict(_take_rows(X_raw, X, safe))) if safe.size else self.classes_[:0]
+            y_pred = np.empty(X.shape[0], dtype=np.result_type(y_safe.dtype, self.classes_.dtype))
+            y_pred[safe], y_pred[extreme] = y_safe, self.classes_[0]
+        else:
+            y_pred = np.asarray(self.estimator_.predict(X_raw))
         classes = self._class_index(y_pred)
         decisions = decide(self.uncertainty_score_, self.selection_, X, classes, unseen=classes == len(self.classes_),
                            seed=self.random_seed_, tie_breaking=self.tie_breaking)
         return y_pred, decisions
+
+    def _column(self, j):
+        names = getattr(self, "feature_names_in_", None)
+        return f"column {j} ({names[j]!r})" if names is not None else f"column {j}"
+
+    def _refuse_non_finite(self, X):
+        """NaN or an infinite value: a ValueError naming the first one's row and column (``apply`` refuses them too)."""
+        bad = ~np.isfinite(X)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise ValueError(f"X: value {value_text(X[i, j])} at row {i}, {self._column(j)} is not a finite number: "
+                             f"NaN or infinite values cannot be decided ({int(bad.any(axis=1).sum())} row(s) in all); "
+                             "apply refuses them too")
 
     def predict(self, X):
         """Predicted labels, ``reject_label`` where the prediction is rejected.
