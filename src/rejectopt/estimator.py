@@ -90,19 +90,19 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     ``fit(X, y)`` splits the labelled rows (seeded, ``random_state``) into
 
-    ========== =========================== ===============================================
-    part       size                        used for
-    ========== =========================== ===============================================
-    classifier ``classifier_fraction``     fitting a clone of ``estimator`` (not with
-                                           ``prefit=True``: then all rows go on)
-    fit        rest of the train part      fitting the uncertainty score for each C
-    validation ``validation_fraction`` of  choosing C by the AuRC (eq. 27), then the score
-               the train part              is refitted on fit + validation rows
-    calibration ``calibration_fraction``   fitting the selection function (eq. 25) for the
-                                           target
-    report     ``report_fraction``         held out: achieved coverage and selective risk
-                                           (:attr:`report_`)
-    ========== =========================== ===============================================
+    =========== =========================== ===============================================
+    part        size                        used for
+    =========== =========================== ===============================================
+    classifier  ``classifier_fraction``     fitting a clone of ``estimator`` (not with
+                                            ``prefit=True``: then all rows go on)
+    fit         rest of the train part      fitting the uncertainty score for each C
+    validation  ``validation_fraction`` of  choosing C by the AuRC (eq. 27), then the score
+                the train part              is refitted on fit + validation rows
+    calibration ``calibration_fraction``    fitting the selection function (eq. 25) for the
+                                            target
+    report      ``report_fraction``         held out: achieved coverage and selective risk
+                                            (:attr:`report_`)
+    =========== =========================== ===============================================
 
     where the last four fractions are of the rows left after the classifier part. Those
     rows are split by :func:`rejectopt.fitting.split_rows` and, for a registered score
@@ -237,6 +237,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     >>> X, y = load_digits(return_X_y=True)
     >>> model = SelectiveClassifier(LogisticRegression(max_iter=2000), value=0.9, C_grid=(1.0,))
     >>> model = model.fit(X[:1200], y[:1200])
+    >>> {part: len(rows) for part, rows in model.split_.items()}  # the table above, for 1200 rows
+    {'classifier': 600, 'fit': 210, 'validation': 90, 'calibration': 180, 'report': 120}
     >>> labels = model.predict(X[1200:])
     >>> bool(abs((labels != -1).mean() - 0.9) < 0.1)
     True

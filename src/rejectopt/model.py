@@ -54,7 +54,9 @@ __all__ = [
 #: of such a value says nothing.
 FEATURE_LIMIT = 1e150
 
+#: The ``format`` field of every ``model.json``: a file without it is not read as a model.
 MODEL_FORMAT = "rejectopt-selective-model"
+#: The ``format_version`` this release writes and reads; a change of the fields raises it.
 MODEL_FORMAT_VERSION = 1
 #: ``pred_column`` of a model with one class-agnostic score (no predicted class).
 NO_PRED = "none"
@@ -73,6 +75,27 @@ def out_of_range(X: np.ndarray, low: Any = -FEATURE_LIMIT, high: Any = FEATURE_L
 
     Compares without float temporaries where it can (a pass for the extremes first), so it
     costs little on a million rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Feature values.
+    low, high : float or ndarray of shape (d,), default=-FEATURE_LIMIT, FEATURE_LIMIT
+        Bounds, one for all columns or one per column (:func:`feature_bounds`).
+
+    Returns
+    -------
+    ndarray of bool of shape (n,)
+        True for a row with a value below ``low``, above ``high`` or NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 1e200]])
+    >>> out_of_range(X)
+    array([False,  True,  True])
+    >>> out_of_range(X, low=0.0, high=[2.5, 1.5])
+    array([False,  True,  True])
     """
     if X.size == 0:
         return np.zeros(X.shape[0], dtype=bool)
@@ -84,14 +107,56 @@ def out_of_range(X: np.ndarray, low: Any = -FEATURE_LIMIT, high: Any = FEATURE_L
 
 def first_out_of_range(X: np.ndarray, rows: np.ndarray, low: Any = -FEATURE_LIMIT,
                        high: Any = FEATURE_LIMIT) -> tuple[int, int]:
-    """``(row, column)`` of the first value outside the bounds (or NaN) among the rows of the mask ``rows``."""
+    """``(row, column)`` of the first value outside the bounds (or NaN) among the rows of the mask ``rows``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Feature values.
+    rows : ndarray of bool of shape (n,)
+        Rows out of range (:func:`out_of_range` with the same bounds); at least one True.
+    low, high : float or ndarray of shape (d,), default=-FEATURE_LIMIT, FEATURE_LIMIT
+        The bounds.
+
+    Returns
+    -------
+    tuple of (int, int)
+        Row and column index (0-based) of the first offending value, for error messages.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 1.0], [2.0, np.inf], [np.nan, 3.0]])
+    >>> first_out_of_range(X, out_of_range(X))
+    (1, 1)
+    """
     i = int(np.flatnonzero(rows)[0])
     low, high = np.broadcast_to(low, X.shape[1:]), np.broadcast_to(high, X.shape[1:])
     return i, int(np.flatnonzero(~((X[i] >= low) & (X[i] <= high)))[0])
 
 
 def out_of_range_reason(value: float) -> str:
-    """Why ``value`` is out of range: beyond the raw bound, not finite, or beyond it once standardised."""
+    """Why ``value`` is out of range: beyond the raw bound, not finite, or beyond it once standardised.
+
+    Parameters
+    ----------
+    value : float
+        A value that :func:`out_of_range` flagged.
+
+    Returns
+    -------
+    str
+        The reason, as the error messages of ``apply`` and :func:`check_features` word it.
+
+    Examples
+    --------
+    >>> out_of_range_reason(float("inf"))
+    'values must be finite numbers'
+    >>> out_of_range_reason(1e200)
+    'values must lie within +-1e+150 (beyond, standardising the features overflows float64)'
+    >>> out_of_range_reason(5.0)
+    "standardised with the model's mean and scale it lies beyond +-1e+150"
+    """
     if not np.isfinite(value):
         return "values must be finite numbers"
     if abs(value) > FEATURE_LIMIT:
@@ -104,6 +169,29 @@ def feature_bounds(score: Any) -> tuple[Any, Any]:
 
     ``|x| <= L`` and ``|(x - mean) / scale| <= L``; a score without ``mean_`` / ``scale_`` (not a
     standardising linear score) gets the raw bound alone.
+
+    Parameters
+    ----------
+    score : object
+        A fitted uncertainty score; its ``mean_`` and ``scale_`` (of shape (d,)) are read if it
+        has them.
+
+    Returns
+    -------
+    low, high : float or ndarray of shape (d,)
+        Lower and upper bound per feature (scalars for a score without ``mean_`` / ``scale_``).
+
+    Examples
+    --------
+    A feature whose training values spread over 1e-6 gets a bound 1e6 times tighter:
+
+    >>> import numpy as np
+    >>> from rejectopt.scores import REG
+    >>> score = REG(C=0).fit(np.array([[0.0], [1e-6]]), np.array([0, 0]), np.array([0.0, 1.0]))
+    >>> feature_bounds(score)
+    (array([-5.e+143]), array([5.e+143]))
+    >>> feature_bounds(object())
+    (-1e+150, 1e+150)
     """
     if not (hasattr(score, "mean_") and hasattr(score, "scale_")):
         return -FEATURE_LIMIT, FEATURE_LIMIT
@@ -116,10 +204,26 @@ def feature_bounds(score: Any) -> tuple[Any, Any]:
 def check_features(X: np.ndarray, *, what: str = "X") -> None:
     """Refuse training rows with a value beyond :data:`FEATURE_LIMIT` or not finite.
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training features.
+    what : str, default="X"
+        Name of ``X`` that starts the message.
+
     Raises
     ------
     ValueError
         Naming the first such value's row and column index (0-based) and how many rows hold one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_features(np.array([[0.0, 1.0], [2.0, 3.0]]))  # in range: returns None
+    >>> check_features(np.array([[0.0, 1.0], [np.nan, 3.0], [1e200, 0.0]]), what="X_train")
+    Traceback (most recent call last):
+        ...
+    ValueError: X_train: value NaN at row 1, column 0 is out of range: values must be finite numbers (2 row(s) in all)
     """
     rows = out_of_range(X)
     if rows.any():
@@ -129,7 +233,23 @@ def check_features(X: np.ndarray, *, what: str = "X") -> None:
 
 
 def value_text(value: float) -> str:
-    """A feature value as messages print it: ``1e+308``, ``inf``, ``-inf``, ``NaN``."""
+    """A feature value as messages print it: ``1e+308``, ``inf``, ``-inf``, ``NaN``.
+
+    Parameters
+    ----------
+    value : float
+        The value.
+
+    Returns
+    -------
+    str
+        ``format(value, "g")``, or ``"NaN"`` for a NaN.
+
+    Examples
+    --------
+    >>> [value_text(v) for v in (1e308, float("-inf"), float("nan"), 0.25)]
+    ['1e+308', '-inf', 'NaN', '0.25']
+    """
     return "NaN" if np.isnan(value) else f"{value:g}"
 
 
@@ -153,6 +273,28 @@ class Decisions:
         Other rows whose uncertainty is not finite (the score overflows on them).
     unseen : ndarray of bool
         Rows whose predicted class the model never saw.
+
+    Parameters
+    ----------
+    uncertainty, acceptance_probability : ndarray of float
+        The attributes above.
+    accept, out_of_range, overflow, unseen : ndarray of bool
+        The attributes above.
+
+    Examples
+    --------
+    Made by :func:`decide`; a row is accepted only if it is in range, its uncertainty finite and
+    its class seen:
+
+    >>> import numpy as np
+    >>> from rejectopt.scores import REG
+    >>> from rejectopt.selective import SelectionFunction
+    >>> score = REG(C=0).fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]),
+    ...                      np.array([10.0, 30.0, 20.0, 60.0]))
+    >>> decisions = decide(score, SelectionFunction(threshold=50.0, accept_prob=1.0),
+    ...                    np.array([[0.0], [np.nan], [3.0]]), np.array([0, 0, 1]))
+    >>> decisions.accept, decisions.out_of_range
+    (array([ True, False, False]), array([False,  True, False]))
     """
 
     uncertainty: np.ndarray
@@ -190,9 +332,12 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
 
     Parameters
     ----------
-    score : fitted score with ``predict(X, classes)``
+    score : object
+        A fitted score with ``predict(X, classes)`` (the uncertainty, larger = more uncertain).
     selection : SelectionFunction
+        Threshold and acceptance probability at the threshold (eq. 25).
     X : ndarray of shape (n, d)
+        Features of the rows to decide on, as the score reads them.
     classes : ndarray of int of shape (n,)
         Predicted class indices (any value on the ``unseen`` rows).
     unseen : ndarray of bool of shape (n,) or None
@@ -203,6 +348,12 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
         ``"sequential"``: one seeded draw per tied row in row order (``apply``'s);
         ``"hash"``: a draw from the row's own values (:func:`row_uniforms`).
 
+    Returns
+    -------
+    Decisions
+        Per row: uncertainty (``+inf`` on a guarded row), acceptance, acceptance probability
+        and why a row was guarded.
+
     Raises
     ------
     rejectopt.scores.ScoreError
@@ -210,6 +361,27 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
         returns a non-finite uncertainty on a row within the bounds, naming the score and its
         file. Only the linear score's overflow on such a row is a decision (rejected, in
         ``overflow``): its weights are finite, so it overflows only on extreme values.
+
+    Examples
+    --------
+    A REG score (one line per predicted class) and a threshold 30 with acceptance probability
+    0.5: the row at the threshold is drawn, the NaN row, the row beyond the limit and the row of
+    an unseen class are rejected with uncertainty ``+inf``.
+
+    >>> import numpy as np
+    >>> from rejectopt.scores import REG
+    >>> from rejectopt.selective import SelectionFunction
+    >>> score = REG(C=0).fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]),
+    ...                      np.array([10.0, 30.0, 20.0, 60.0]))
+    >>> X = np.array([[0.0], [1.0], [np.nan], [1e200], [0.5]])
+    >>> decisions = decide(score, SelectionFunction(threshold=30.0, accept_prob=0.5), X,
+    ...                    np.array([0, 0, 0, 1, 0]), unseen=np.array([0, 0, 0, 0, 1], dtype=bool))
+    >>> decisions.uncertainty.round(4)
+    array([10., 30., inf, inf, inf])
+    >>> decisions.acceptance_probability
+    array([1. , 0.5, 0. , 0. , 0. ])
+    >>> decisions.out_of_range, decisions.unseen
+    (array([False, False,  True,  True, False]), array([False, False, False, False,  True]))
     """
     if tie_breaking not in TIE_BREAKING:
         raise ValueError(f"tie_breaking must be one of {', '.join(map(repr, TIE_BREAKING))}; got {tie_breaking!r}")
@@ -255,6 +427,50 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
     ``target`` is ``{"kind": "coverage", "value": 0.8}``; for an OOD target
     ``{"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}, "ood_column": "is_ood"}``
     (the column that marked the OOD rows at ``select``; deciding does not read it).
+
+    Parameters
+    ----------
+    feature_columns : sequence of str
+        Names of the feature columns, in the order the score reads them.
+    classes : list of str or None
+        The predicted classes as text, in the order of the score's per-class weights; None
+        with ``pred_column`` :data:`NO_PRED`.
+    score : PerClassLinearScore
+        The fitted score (written by its ``to_dict``).
+    selection : SelectionFunction
+        The fitted selection function.
+    target : Target or OODTarget
+        What the selection function was fitted for.
+    loss_name : str
+        The loss the score learned from (``"zero_one"``, ``"mae"`` or ``"column NAME"``).
+    versions : dict of str
+        Versions of the libraries that fitted the model.
+    pred_column : str
+        Column of the predicted class in the data ``apply`` reads, or :data:`NO_PRED`.
+    ood_column : str or None, default=None
+        Column that marked the OOD rows at ``select`` (OOD targets only).
+
+    Returns
+    -------
+    dict
+        JSON-able: ``json.dumps`` of it is the file.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rejectopt.scores import REG
+    >>> from rejectopt.selective import SelectionFunction
+    >>> from rejectopt.targets import Target
+    >>> score = REG(C=0).fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]),
+    ...                      np.array([10.0, 30.0, 20.0, 60.0]))
+    >>> model = model_dict(feature_columns=["x"], classes=["cat", "dog"], score=score,
+    ...                    selection=SelectionFunction(threshold=30.0, accept_prob=0.5),
+    ...                    target=Target("coverage", 0.75), loss_name="zero_one",
+    ...                    versions={"rejectopt": "1.0"}, pred_column="pred")
+    >>> list(model)
+    ['format', 'format_version', 'feature_columns', 'classes', 'score', 'selection', 'target', 'loss', 'versions', 'pred_column']
+    >>> model["target"], model["selection"]
+    ({'kind': 'coverage', 'value': 0.75}, {'threshold': 30.0, 'accept_prob': 0.5})
     """
     target_entry = target_to_dict(target)
     if ood_column is not None:
@@ -289,11 +505,42 @@ def _text_list(value, field, *, unique=True):
 def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     """Check every field of a parsed ``model.json``; returns ``(score, selection)``.
 
+    Parameters
+    ----------
+    model : object
+        The parsed JSON (untrusted: any value is checked, not assumed to be a dict).
+
+    Returns
+    -------
+    score : PerClassLinearScore
+        The fitted score the file describes.
+    selection : SelectionFunction
+        Its selection function.
+
     Raises
     ------
     ValueError
         Naming the first bad field: missing, unknown, of the wrong type or length, not finite,
         a scale <= 0, ...
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rejectopt.scores import REG
+    >>> from rejectopt.selective import SelectionFunction
+    >>> from rejectopt.targets import Target
+    >>> score = REG(C=0).fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]),
+    ...                      np.array([10.0, 30.0, 20.0, 60.0]))
+    >>> model = model_dict(feature_columns=["x"], classes=["cat", "dog"], score=score,
+    ...                    selection=SelectionFunction(threshold=30.0, accept_prob=0.5),
+    ...                    target=Target("coverage", 0.75), loss_name="zero_one",
+    ...                    versions={"rejectopt": "1.0"}, pred_column="pred")
+    >>> validate_model(model)
+    (REG(C=0.0, n_classes=2), SelectionFunction(threshold=30.0, accept_prob=0.5))
+    >>> validate_model(dict(model, classes=["cat"]))
+    Traceback (most recent call last):
+        ...
+    ValueError: classes has 1 entries but score.n_classes is 2
     """
     if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:
         raise ValueError(f"not a rejectopt model (expected \"format\": \"{MODEL_FORMAT}\")")
@@ -349,11 +596,48 @@ def _one_line(err: BaseException) -> str:
 def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]:
     """Read and validate a ``model.json``; returns ``(model, score, selection)``.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file ``select`` wrote.
+
+    Returns
+    -------
+    model : dict
+        The parsed file.
+    score : PerClassLinearScore
+        The fitted score.
+    selection : SelectionFunction
+        The fitted selection function.
+
     Raises
     ------
     ValueError
         Not a file, not JSON (also: nested too deeply, NaN / Infinity), or an invalid field
         (:func:`validate_model`); the message starts with the path.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rejectopt.scores import REG
+    >>> from rejectopt.selective import SelectionFunction
+    >>> from rejectopt.targets import Target
+    >>> score = REG(C=0).fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]),
+    ...                      np.array([10.0, 30.0, 20.0, 60.0]))
+    >>> model = model_dict(feature_columns=["x"], classes=["cat", "dog"], score=score,
+    ...                    selection=SelectionFunction(threshold=30.0, accept_prob=0.5),
+    ...                    target=Target("coverage", 0.75), loss_name="zero_one",
+    ...                    versions={"rejectopt": "1.0"}, pred_column="pred")
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "model.json"
+    ...     _ = path.write_text(json.dumps(model))
+    ...     read, score, selection = read_model(path)
+    >>> read == model, selection
+    (True, SelectionFunction(threshold=30.0, accept_prob=0.5))
+    >>> score.predict(np.array([[1.0], [3.0]]), np.array([0, 1])).round(4)
+    array([30., 60.])
     """
     path = Path(path)
     if not path.is_file():

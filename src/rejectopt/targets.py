@@ -54,6 +54,30 @@ class Target:
     largest coverage with selective risk <= value, in loss units, e.g. percent for the
     0/100 loss; value > 0) or ``"reject-cost"`` (cost-based model, :func:`fit_cost_based`:
     minimise risk + value * rejection rate; value >= 0).
+
+    Parameters
+    ----------
+    kind : {"coverage", "risk", "reject-cost"}
+        The rejection model.
+    value : float
+        Its parameter; stored as a float.
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, or a value that is not a number or out of the kind's range.
+
+    Examples
+    --------
+    >>> target = Target("coverage", 0.75)
+    >>> str(target)
+    'coverage=0.75'
+    >>> target.fit(loss=[0, 0, 1, 0, 1, 1], uncertainty=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    SelectionFunction(threshold=0.5, accept_prob=0.5)
+    >>> Target("coverage", 1.5)
+    Traceback (most recent call last):
+        ...
+    ValueError: target coverage must lie in (0, 1], got 1.5
     """
 
     kind: str
@@ -107,6 +131,34 @@ class OODTarget:
     :func:`rejectopt.ood.fit_bounded_precision_recall`: precision = share of ID among the
     accepted >= ``bounds[0]`` and recall = TPR >= ``bounds[1]``). Each bound lies in [0, 1].
     The precision uses the share of OOD in the sample as the OOD prior.
+
+    Parameters
+    ----------
+    kind : {"tpr-fpr", "precision-recall"}
+        The rejection model.
+    bounds : tuple of (float, float)
+        ``(tpr, fpr)`` or ``(precision, recall)``; stored as floats.
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, not two bounds, or a bound that is not a number in [0, 1].
+
+    Examples
+    --------
+    Five ID rows and five OOD rows; the OOD row of uncertainty 0.35 cannot be told from the ID
+    ones:
+
+    >>> import numpy as np
+    >>> is_ood = np.array([False] * 5 + [True] * 5)
+    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.9, 0.5, 0.6, 0.7, 0.8, 0.35])
+    >>> target = OODTarget("tpr-fpr", (0.8, 0.2))
+    >>> str(target), target.as_dict()
+    ('tpr=0.8,fpr=0.2', {'tpr': 0.8, 'fpr': 0.2})
+    >>> target.fit(np.zeros(10), is_ood, uncertainty)
+    SelectionFunction(threshold=0.4, accept_prob=1.0)
+    >>> target.attainable(is_ood, uncertainty)
+    {'fpr_at_tpr': 0.2, 'tpr_at_fpr': 0.8}
     """
 
     kind: str
@@ -236,7 +288,29 @@ def _tpr_at_fpr(tpr: np.ndarray, fpr: np.ndarray, fpr_max: float) -> float:
 
 
 def describe_attainable(target: OODTarget, attainable: dict) -> str:
-    """One phrase: what the rows allow for ``target`` (from :meth:`OODTarget.attainable`)."""
+    """One phrase: what the rows allow for ``target`` (from :meth:`OODTarget.attainable`).
+
+    Parameters
+    ----------
+    target : OODTarget
+        The target the rows were asked to meet.
+    attainable : dict of str to float
+        ``target.attainable(is_ood, uncertainty)``.
+
+    Returns
+    -------
+    str
+        The phrase the error of an infeasible target carries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_ood = np.array([False] * 5 + [True] * 5)
+    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.9, 0.5, 0.6, 0.7, 0.8, 0.35])
+    >>> target = OODTarget("tpr-fpr", (0.9, 0.1))
+    >>> describe_attainable(target, target.attainable(is_ood, uncertainty))
+    'at TPR >= 0.9 the smallest attainable FPR is 1, at FPR <= 0.1 the largest attainable TPR is 0.6'
+    """
     def fmt(value):
         return "nothing" if math.isnan(value) else f"{value:.4g}"
 
@@ -260,6 +334,40 @@ def ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: fl
     ID rows; Wilson score intervals for the rates and the coverage,
     :func:`rejectopt.stats.selective_risk_interval` for the risk. Undefined values (nothing
     accepted) are NaN. The OOD rows' losses are not read.
+
+    Parameters
+    ----------
+    loss : array_like of float of shape (n,)
+        Losses (those of the OOD rows may be NaN).
+    is_ood : array_like of bool of shape (n,)
+        True for an OOD row.
+    accept_prob : array_like of float of shape (n,)
+        Acceptance probability ``c_i`` of each row (``SelectionFunction.acceptance_probability``).
+    confidence : float, default=0.95
+        Level of the intervals.
+
+    Returns
+    -------
+    dict
+        ``coverage``, ``tpr``, ``fpr``, ``precision``, ``recall`` and ``selective_risk``, each
+        with its interval (``*_ci``, a list ``[low, high]``), the methods of the intervals
+        (``*_ci_method``) and the expected numbers of accepted rows
+        (``n_accepted_expected``, ``n_id_accepted_expected``, ``n_ood_accepted_expected``).
+
+    Examples
+    --------
+    The selection function of the :class:`OODTarget` example accepts four ID rows (one of them
+    wrong, loss 100) and one OOD row:
+
+    >>> import numpy as np
+    >>> is_ood = np.array([False] * 5 + [True] * 5)
+    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.9, 0.5, 0.6, 0.7, 0.8, 0.35])
+    >>> loss = np.array([0, 0, 100, 0, 100] + [np.nan] * 5)
+    >>> point = ood_operating_point(loss, is_ood, (uncertainty <= 0.4).astype(float))
+    >>> {name: point[name] for name in ("coverage", "tpr", "fpr", "precision", "selective_risk")}
+    {'coverage': 0.5, 'tpr': 0.8, 'fpr': 0.2, 'precision': 0.8, 'selective_risk': 25.0}
+    >>> [round(v, 4) for v in point["tpr_ci"]], point["rates_ci_method"]
+    ([0.3755, 0.9638], 'Wilson score interval (95%)')
     """
     loss = np.asarray(loss, dtype=np.float64)
     is_ood = np.asarray(is_ood, dtype=bool)
@@ -300,10 +408,29 @@ def target_from_dict(data: Any) -> "Target | OODTarget":
     ``value`` is a number for ``coverage`` / ``risk`` / ``reject-cost`` and an object
     ``{"tpr": T, "fpr": F}`` / ``{"precision": P, "recall": R}`` for the OOD kinds.
 
+    Parameters
+    ----------
+    data : object
+        The parsed ``target`` field (any value: it is checked, not assumed to be a dict).
+
+    Returns
+    -------
+    Target or OODTarget
+        The target.
+
     Raises
     ------
     ValueError
         Naming the malformed part.
+
+    Examples
+    --------
+    >>> target_from_dict({"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}})
+    OODTarget(kind='tpr-fpr', bounds=(0.8, 0.2))
+    >>> target_from_dict({"kind": "coverage", "value": "0.8"})
+    Traceback (most recent call last):
+        ...
+    ValueError: target must hold a kind (text) and a value (number)
     """
     if not isinstance(data, dict) or set(data) != {"kind", "value"}:
         raise ValueError("target must be an object with keys kind and value")
@@ -321,7 +448,25 @@ def target_from_dict(data: Any) -> "Target | OODTarget":
 
 
 def target_to_dict(target: "Target | OODTarget") -> dict[str, Any]:
-    """Inverse of :func:`target_from_dict`."""
+    """Inverse of :func:`target_from_dict`.
+
+    Parameters
+    ----------
+    target : Target or OODTarget
+        The target.
+
+    Returns
+    -------
+    dict
+        ``{"kind": ..., "value": ...}``, JSON-able.
+
+    Examples
+    --------
+    >>> target_to_dict(Target("risk", 5))
+    {'kind': 'risk', 'value': 5.0}
+    >>> target_to_dict(OODTarget("precision-recall", (0.9, 0.7)))
+    {'kind': 'precision-recall', 'value': {'precision': 0.9, 'recall': 0.7}}
+    """
     if isinstance(target, OODTarget):
         return {"kind": target.kind, "value": target.as_dict()}
     return {"kind": target.kind, "value": target.value}
@@ -359,11 +504,32 @@ def parse_target(text: str) -> "Target | OODTarget":
     :class:`Target`; ``tpr=0.8,fpr=0.2`` or ``precision=0.9,recall=0.7`` (either order, each
     bound in [0, 1]) an :class:`OODTarget`.
 
+    Parameters
+    ----------
+    text : str
+        The target as the CLI's ``--target`` takes it.
+
+    Returns
+    -------
+    Target or OODTarget
+        The target.
+
     Raises
     ------
     ValueError
         Unknown kind, a missing or repeated bound, a value that is not a number or out of
         range; the message starts with ``target``.
+
+    Examples
+    --------
+    >>> parse_target("coverage=0.8"), parse_target("reject_cost=10")
+    (Target(kind='coverage', value=0.8), Target(kind='reject-cost', value=10.0))
+    >>> parse_target("recall=0.7,precision=0.9")
+    OODTarget(kind='precision-recall', bounds=(0.9, 0.7))
+    >>> parse_target("coverage=2")
+    Traceback (most recent call last):
+        ...
+    ValueError: target coverage must lie in (0, 1], got 2
     """
     parts = str(text).split(",")
     first = parts[0].partition("=")[0].strip().lower()

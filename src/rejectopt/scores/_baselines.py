@@ -58,6 +58,13 @@ def svm_margin(decision):
     -------
     ndarray of shape (n,)
         Uncertainty (small margin = uncertain).
+
+    Examples
+    --------
+    >>> svm_margin([1.5, -0.2])  # binary: the nearer the boundary, the more uncertain
+    array([-1.5, -0.2])
+    >>> svm_margin([[2.0, -1.0, 0.5], [0.1, 0.3, -2.0]])  # multiclass: the winning class's score
+    array([-2. , -0.3])
     """
     decision = _finite_array(decision, "decision", (1, 2))
     if decision.ndim == 1:
@@ -79,6 +86,11 @@ def svor_margin(f, thresholds):
     -------
     ndarray of shape (n,)
         Uncertainty (close to a threshold = uncertain).
+
+    Examples
+    --------
+    >>> svor_margin([0.2, 1.4, 3.0], thresholds=[0.0, 1.0, 2.0])
+    array([-0.2, -0.4, -1. ])
     """
     f = _finite_array(f, "f", (1,))
     thresholds = _finite_array(thresholds, "thresholds", (1,))
@@ -88,7 +100,23 @@ def svor_margin(f, thresholds):
 
 
 def face_score(detector_score):
-    """Landmark baseline (section 5.2.3): the negated face-detector confidence."""
+    """Landmark baseline (section 5.2.3): the negated face-detector confidence.
+
+    Parameters
+    ----------
+    detector_score : array-like of shape (n,)
+        Confidence of the face detector on each image (larger = surer).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Uncertainty ``-detector_score``.
+
+    Examples
+    --------
+    >>> face_score([12.5, 3.0])
+    array([-12.5,  -3. ])
+    """
     return -_finite_array(detector_score, "detector_score", (1,))
 
 
@@ -96,6 +124,14 @@ class MCP:
     """Maximum class probability of a classifier with posteriors (LR, XGBoost): :func:`mcp`.
 
     Registered as ``"mcp"`` in :mod:`rejectopt.scores`.
+
+    Examples
+    --------
+    >>> from rejectopt.scores import get_score
+    >>> get_score("mcp").cls is MCP
+    True
+    >>> MCP.compute([[0.9, 0.1], [0.6, 0.4]]).round(4)
+    array([0.1, 0.4])
     """
 
     compute = staticmethod(mcp)
@@ -105,6 +141,14 @@ class Margin:
     """Margin of a max-margin model: :func:`svm_margin` (SVM) or :func:`svor_margin` (SVOR).
 
     Registered as ``"margin"`` in :mod:`rejectopt.scores`.
+
+    Examples
+    --------
+    >>> from rejectopt.scores import get_score
+    >>> get_score("margin").cls is Margin
+    True
+    >>> Margin.compute([1.5, -0.2])
+    array([-1.5, -0.2])
     """
 
     compute = staticmethod(svm_margin)
@@ -114,6 +158,14 @@ class FaceScore:
     """Negated face-detector score of the landmark experiment: :func:`face_score`.
 
     Registered as ``"face_score"`` in :mod:`rejectopt.scores`.
+
+    Examples
+    --------
+    >>> from rejectopt.scores import get_score
+    >>> get_score("face_score").cls is FaceScore
+    True
+    >>> FaceScore.compute([12.5, 3.0])
+    array([-12.5,  -3. ])
     """
 
     compute = staticmethod(face_score)

@@ -54,6 +54,28 @@ class ScoreInfo(ClassEntry):
     applies_to : tuple of str or None
         Classifier names the score applies to; None = every classifier (that
         has posteriors, when ``learns_from="true_class_posterior"``).
+
+    Parameters
+    ----------
+    name, label, learns_from : str
+        The attributes above.
+    source : type or str
+        The attribute above.
+    applies_to : tuple of str or None
+        The attribute above.
+
+    Examples
+    --------
+    Made by :func:`register_score`, read by :func:`get_score`:
+
+    >>> from rejectopt.scores import get_score
+    >>> info = get_score("tcp")
+    >>> info
+    ScoreInfo(name='tcp', source='rejectopt.scores._ridge:TCP', label='TCP', learns_from='true_class_posterior', applies_to=None)
+    >>> info.cls.__name__, info.baseline, info.needs_posteriors
+    ('TCP', False, True)
+    >>> info.make(1.0, n_classes=3, random_state=0)  # only the keywords TCP takes
+    TCP(C=1.0, n_classes=3)
     """
 
     name: str
@@ -111,6 +133,8 @@ def _init_keywords(cls) -> set[str]:
     return names
 
 
+#: Every registered score by name, in the order of registration (the built-in ones first, in
+#: the order of :mod:`rejectopt.scores`): what the pipeline, the CLI and the reports read.
 SCORES: Registry[ScoreInfo] = Registry("score")
 
 
@@ -128,7 +152,11 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
             def predict(self, X, y_pred): ...  # uncertainty, larger = reject first
 
     listed under ``plugins:`` in the config, after which ``knn_loss`` is valid
-    under ``scores:`` (see :func:`rejectopt.plugins.load_plugins`).
+    under ``scores:`` (see :func:`rejectopt.config.load_plugins`).
+
+    The decorator also takes the class's import path,
+    ``register_score("sele", ...)("rejectopt.scores._sele:SELE")``: the class is then
+    imported and checked on first use (the built-in scores, see :mod:`rejectopt.scores`).
 
     Parameters
     ----------
@@ -141,9 +169,11 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
     applies_to : sequence of str or None, default=None
         Classifiers the score applies to; None = all.
 
-    The decorator also takes the class's import path,
-    ``register_score("sele", ...)("rejectopt.scores._sele:SELE")``: the class is then
-    imported and checked on first use (the built-in scores, see :mod:`rejectopt.scores`).
+    Returns
+    -------
+    callable
+        The class decorator: it registers the class (or its import path) and returns it
+        unchanged.
 
     Raises
     ------
@@ -151,6 +181,31 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
         The name is taken (the message names the module that took it), is not
         an identifier, or the class lacks ``fit`` / ``predict`` / a ``C``
         argument (learned scores) or ``compute`` (baselines).
+
+    Examples
+    --------
+    A score learning the loss of the nearest training row (``C`` is required by the
+    contract, unused here):
+
+    >>> import numpy as np
+    >>> from rejectopt.scores import SCORES, get_score, make_score, register_score
+    >>> @register_score("nearest_loss", label="1-NN loss")
+    ... class NearestLoss:
+    ...     def __init__(self, C=1.0):
+    ...         self.C = C
+    ...     def fit(self, X, y_pred, loss):
+    ...         self.X_, self.loss_ = np.asarray(X, dtype=float), np.asarray(loss, dtype=float)
+    ...         return self
+    ...     def predict(self, X, y_pred):
+    ...         distances = ((np.asarray(X, dtype=float)[:, None] - self.X_[None]) ** 2).sum(axis=2)
+    ...         return self.loss_[distances.argmin(axis=1)]
+    >>> get_score("nearest_loss").label
+    '1-NN loss'
+    >>> score = make_score("nearest_loss", 10.0, n_classes=2)  # n_classes: not taken, not passed
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> score.fit(X, None, [0.0, 100.0, 0.0]).predict(np.array([[0.9], [2.2]]), None)
+    array([100.,   0.])
+    >>> SCORES.remove("nearest_loss")  # forget it again (tests, interactive sessions)
     """
     if learns_from not in LEARNS_FROM:
         raise RegistryError(f"register_score({name!r}): learns_from must be one of {LEARNS_FROM}, got {learns_from!r}")
@@ -178,17 +233,82 @@ def _check_class(name: str, learns_from: str, cls, origin: str) -> type:
 
 
 def get_score(name: str) -> ScoreInfo:
-    """The registered score ``name``; the error lists the registered names."""
+    """The registered score ``name``; the error lists the registered names.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (:func:`score_names`).
+
+    Returns
+    -------
+    ScoreInfo
+        Its registry entry.
+
+    Raises
+    ------
+    RegistryError
+        An unknown name; the message suggests the closest registered one.
+
+    Examples
+    --------
+    >>> get_score("sele")
+    ScoreInfo(name='sele', source='rejectopt.scores._sele:SELE', label='SELE', learns_from='loss', applies_to=None)
+    >>> get_score("sel")
+    Traceback (most recent call last):
+        ...
+    rejectopt._registry.RegistryError: unknown score 'sel': did you mean 'sele'? registered scores: mcp, margin, face_score, reg, tcp, sele
+    """
     return SCORES.get(name)
 
 
 def score_names(*, learned: bool | None = None) -> list[str]:
-    """Registered score names; ``learned=True`` only learned ones, ``False`` only baselines."""
+    """Registered score names; ``learned=True`` only learned ones, ``False`` only baselines.
+
+    Parameters
+    ----------
+    learned : bool or None, default=None
+        True: the scores learned from the data; False: the baselines read off a
+        classifier's outputs; None: all.
+
+    Returns
+    -------
+    list of str
+        In the order of registration.
+
+    Examples
+    --------
+    >>> score_names(learned=True), score_names(learned=False)
+    (['reg', 'tcp', 'sele'], ['mcp', 'margin', 'face_score'])
+    """
     return [n for n, info in SCORES.items() if learned is None or info.baseline != learned]
 
 
 def make_score(name: str, C, **context):
-    """A new unfitted learner of score ``name`` (see :meth:`ScoreInfo.make`)."""
+    """A new unfitted learner of score ``name`` (see :meth:`ScoreInfo.make`).
+
+    Parameters
+    ----------
+    name : str
+        A registered learned score.
+    C : float
+        Its regularisation constant.
+    **context
+        What the caller knows (``n_classes``, ``random_state``, ``chunk_size``, ``n_jobs``);
+        only the keywords the class's ``__init__`` accepts are passed.
+
+    Returns
+    -------
+    object
+        The unfitted learner.
+
+    Examples
+    --------
+    >>> make_score("sele", 10, n_classes=3, chunk_size=200, n_jobs=1)
+    SELE(C=10, chunk_size=200, n_classes=3, n_jobs=1)
+    >>> make_score("reg", 1.0, n_classes=3, chunk_size=200)  # REG takes no chunk_size
+    REG(C=1.0, n_classes=3)
+    """
     return get_score(name).make(C, **context)
 
 
@@ -200,6 +320,20 @@ class ScoreError(ValueError):
 
     The message names the score, its class and, for a user's score (a plugin), the file that
     defines it: that file is what needs fixing, not the data or the config.
+
+    Examples
+    --------
+    A user's score whose ``fit`` forgets to return ``self``:
+
+    >>> from rejectopt.scores import ScoreError, call_score
+    >>> class Forgetful:
+    ...     def fit(self, X, y_pred, loss):
+    ...         self.mean_ = sum(loss) / len(loss)
+    >>> try:
+    ...     call_score(Forgetful(), "fit", [[0.0], [1.0]], [0, 0], [0.0, 100.0])
+    ... except ScoreError as err:
+    ...     print(isinstance(err, ValueError), str(err).split("): ")[-1])
+    True fit must return self, got None
     """
 
 
@@ -223,6 +357,24 @@ def describe_score(learner) -> str:
 
     The registered name is looked up without loading the built-in classes (their import
     paths are compared); a learner of an unregistered class is named by its class.
+
+    Parameters
+    ----------
+    learner : object or type
+        A score learner or its class.
+
+    Returns
+    -------
+    str
+        Its registered name (if any), its class and, for a user's class, the file defining it.
+
+    Examples
+    --------
+    >>> from rejectopt.scores import REG, SELE
+    >>> describe_score(SELE)
+    "score 'sele' (rejectopt.scores._sele.SELE)"
+    >>> describe_score(REG(C=1.0))
+    "score 'reg' (rejectopt.scores._ridge.REG)"
     """
     cls = learner if isinstance(learner, type) else type(learner)
     origin = origin_of(cls)
@@ -245,6 +397,47 @@ def call_score(learner, method: str, *args, n_rows: int | None = None):
     cannot be ranked, and ``-inf`` would be accepted before every other row (``+inf``
     rejected after them) whatever the classifier's loss: such a value is a defect of the
     score, not a decision.
+
+    Parameters
+    ----------
+    learner : object
+        The score learner.
+    method : str
+        The method to call (``"fit"``, ``"predict"``, ``"fit_path"``).
+    *args
+        Its arguments.
+    n_rows : int or None, default=None
+        With a number: the result is an uncertainty of that many rows, checked.
+
+    Returns
+    -------
+    object
+        What the method returns; with ``n_rows``, as a float ndarray of shape ``(n_rows,)``.
+
+    Raises
+    ------
+    ScoreError
+        The user's learner raised or exited, ``fit`` returned None, or the uncertainty is not
+        ``n_rows`` finite real numbers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rejectopt.scores import REG
+    >>> X, y_pred = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1])
+    >>> score = call_score(REG(C=0), "fit", X, y_pred, np.array([10.0, 30.0, 20.0, 60.0]))
+    >>> call_score(score, "predict", X, y_pred, n_rows=4).round(4)
+    array([10., 30., 20., 60.])
+
+    A user's score whose ``predict`` is not finished yet:
+
+    >>> class Unfinished:
+    ...     def predict(self, X, y_pred):
+    ...         return np.full(len(X), np.nan)
+    >>> call_score(Unfinished(), "predict", X, y_pred, n_rows=4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    rejectopt.scores._registry.ScoreError: uncertainty score (...Unfinished...): predict returned the uncertainty nan at row index 0 (4 non-finite value(s) of 4); an uncertainty must be a finite number (NaN cannot be ranked, -inf would be accepted first whatever the loss)
     """
     try:
         result = getattr(learner, method)(*args)
@@ -279,6 +472,29 @@ def constant_score_message(uncertainty, learner, where: str) -> str | None:
 
     A constant score orders nothing: every row ties at the threshold, so the selection
     function accepts each at random with the same probability, like no score at all.
+
+    Parameters
+    ----------
+    uncertainty : array_like of float
+        The score's uncertainty on the rows.
+    learner : object
+        The score learner (named in the text by :func:`describe_score`).
+    where : str
+        What the rows are, for the text (``"the validation rows"``).
+
+    Returns
+    -------
+    str or None
+        The warning's text, or None when the uncertainty takes two values or more (or there
+        are fewer than two rows).
+
+    Examples
+    --------
+    >>> from rejectopt.scores import REG
+    >>> constant_score_message([0.0, 0.0, 0.0], REG(), "the validation rows")
+    "score 'reg' (rejectopt.scores._ridge.REG) gives the same uncertainty 0 to all 3 rows of the validation rows: it orders nothing, and every row is accepted at random with one probability"
+    >>> constant_score_message([0.1, 0.2], REG(), "the validation rows") is None
+    True
     """
     values = np.asarray(uncertainty, dtype=np.float64)
     if values.size < 2 or np.ptp(values) != 0:

@@ -152,6 +152,17 @@ class TCP(PerClassLinearScore):
     ----------
     .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
        Classifiers. JMLR 24(11):1-49, 2023.
+
+    Examples
+    --------
+    The classifier's probability of the true class is regressed; the uncertainty is its
+    negative:
+
+    >>> import numpy as np
+    >>> X, y_pred = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1])
+    >>> tcp = TCP(C=0).fit(X, y_pred, np.array([0.9, 0.7, 0.8, 0.4]))
+    >>> tcp.predict(X, y_pred).round(4)
+    array([-0.9, -0.7, -0.8, -0.4])
     """
 
     def __init__(self, *, C=10.0, n_classes=None, standardize=True):
