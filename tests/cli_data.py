@@ -1,7 +1,8 @@
 """Data of the command-line tests: "your" classifier on sattelite, built once per test session.
 
 ``test_cli*.py`` modules share :func:`satellite_tables` and :func:`selected_model` (cached,
-so the dataset is prepared, the classifier trained and ``select`` run once per session).
+so the dataset is prepared, the classifier trained and ``select`` run once per session);
+``test_cli.py`` and ``test_logits.py`` share :func:`network_outputs`, a network's exported outputs.
 """
 
 import functools
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.datasets import load_digits
+from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
 
 from rejectopt import cli
@@ -56,3 +59,31 @@ def selected_model(folder):
 def shared_folder(tmp_path_factory):
     """The session's folder of the shared data (one per test session)."""
     return str(tmp_path_factory.getbasetemp() / "cli_satellite")
+
+
+@functools.cache
+def network_outputs(folder):
+    """A small two-stage "network" on scikit-learn's digits, its outputs as the deep route reads them.
+
+    PCA to 12 dimensions (the penultimate layer: ``embeddings``) and a logistic regression on
+    top (``logits``, its decision function), trained on the first 500 digits with a strong
+    penalty so that it errs on about one in ten of the other 1297. Returns ``{"npz", "csv",
+    "logits", "labels", "embeddings"}``; the NPZ holds arrays ``logits``, ``labels``,
+    ``embeddings``, the CSV columns ``logit_0..9``, ``emb_0..11``, ``label``.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    X, y = load_digits(return_X_y=True)
+    pca = PCA(n_components=12, random_state=0).fit(X[:500])
+    head = LogisticRegression(C=1e-3, max_iter=2000).fit(pca.transform(X[:500]), y[:500])
+    embeddings = pca.transform(X[500:])
+    logits = head.decision_function(embeddings)
+    labels = y[500:]
+    np.savez(folder / "net.npz", logits=logits, labels=labels, embeddings=embeddings)
+    table = pd.DataFrame(logits, columns=[f"logit_{j}" for j in range(logits.shape[1])])
+    for j in range(embeddings.shape[1]):
+        table[f"emb_{j}"] = embeddings[:, j]
+    table["label"] = labels
+    table.to_csv(folder / "net.csv", index=False, float_format="%.17g")
+    return {"npz": folder / "net.npz", "csv": folder / "net.csv", "logits": logits, "labels": labels,
+            "embeddings": embeddings}

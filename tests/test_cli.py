@@ -11,9 +11,10 @@ import pytest
 from rejectopt import cli
 from rejectopt.cli._files import write_outputs
 from rejectopt.cli._parser import cli_scores
+from rejectopt.logits import fit_logits
 from rejectopt.scores import SELE
 from rejectopt.scores import PerClassLinearScore
-from cli_data import N_FEATURES, TARGET_COVERAGE, satellite_tables, selected_model, shared_folder
+from cli_data import N_FEATURES, TARGET_COVERAGE, network_outputs, satellite_tables, selected_model, shared_folder
 
 
 @pytest.fixture(scope="module")
@@ -220,3 +221,138 @@ def test_cli_offers_the_registered_scores_that_learn_from_the_loss(capsys):
     assert "--score {sele,reg}" in help_text and "not TCP: it learns from the classifier's class posteriors" in help_text
     args = cli.build_parser().parse_args(["select", "--data", "d.csv", "--target", "coverage=0.5", "--out", "o"])
     assert args.C == "0,1,10,100,1000" and args.score == "sele"  # SCORE_C_GRID
+
+
+# --------------------------------------------------------------------------------------------
+# A deep network's outputs: NPZ arrays logits / labels / embeddings, CSV columns logit_* / emb_* / label
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def network(tmp_path_factory):
+    return network_outputs(str(tmp_path_factory.getbasetemp() / "network_outputs"))
+
+
+@pytest.fixture(scope="module")
+def network_selected(network, tmp_path_factory):
+    """``select`` on the NPZ and on the CSV of the same outputs (seed 3)."""
+    out = {}
+    for kind in ("npz", "csv"):
+        out[kind] = tmp_path_factory.mktemp(f"sel_{kind}")
+        assert cli.main(["select", "--data", str(network[kind]), "--target", "coverage=0.8", "--seed", "3",
+                         "--out", str(out[kind]), "--force", "-q"]) == 0
+    return out
+
+
+def test_network_outputs_select_and_apply_as_the_library_does(network, network_selected, tmp_path):
+    models = {kind: json.loads((folder / "model.json").read_text()) for kind, folder in network_selected.items()}
+    assert models["npz"] == models["csv"]  # the same outputs as NPZ or CSV: the same model
+    assert models["npz"]["feature_columns"] == [f"emb_{j}" for j in range(12)]
+    assert models["npz"]["classes"] == [str(k) for k in range(10)] and models["npz"]["pred_column"] == "y_pred"
+    route = fit_logits(network["logits"], network["labels"], network["embeddings"], scores=("sele",), seed=3)
+    for model_kind in ("npz", "csv"):  # a model selected on either file applies to both
+        for data_kind in ("npz", "csv"):
+            out = tmp_path / f"{model_kind}_{data_kind}.csv"
+            assert cli.main(["apply", "--model", str(network_selected[model_kind] / "model.json"),
+                             "--data", str(network[data_kind]), "--out", str(out), "-q"]) == 0
+            decisions = pd.read_csv(out, dtype={"uncertainty": str})
+            np.testing.assert_array_equal(decisions["uncertainty"].map(float).to_numpy(), route.uncertainty["sele"])
+            np.testing.assert_array_equal(decisions["y_pred"].to_numpy(), network["logits"].argmax(axis=1))
+    report = json.loads((network_selected["npz"] / "report.json").read_text())
+    assert report["C"] == route.table["C"].iloc[-1]
+
+
+def test_network_outputs_without_embeddings_learn_on_the_logits(network, tmp_path):
+    np.savez(tmp_path / "logits.npz", logits=network["logits"], labels=network["labels"])
+    assert cli.main(["select", "--data", str(tmp_path / "logits.npz"), "--target", "coverage=0.8", "--C", "1",
+                     "--out", str(tmp_path / "sel"), "-q"]) == 0
+    model = json.loads((tmp_path / "sel" / "model.json").read_text())
+    assert model["feature_columns"] == [f"logit_{j}" for j in range(10)]
+
+
+def _network_csv(network, tmp_path, edit):
+    frame = edit(pd.read_csv(network["csv"]))
+    frame.to_csv(tmp_path / "bad.csv", index=False)
+    return tmp_path / "bad.csv"
+
+
+def _network_npz(network, tmp_path, **changes):
+    arrays = {"logits": network["logits"], "labels": network["labels"], "embeddings": network["embeddings"]}
+    arrays.update(changes)
+    np.savez(tmp_path / "bad.npz", **{k: v for k, v in arrays.items() if v is not None})
+    return tmp_path / "bad.npz"
+
+
+def _changed(array, position, value):
+    array = np.array(array, dtype=float, copy=True)
+    array[position] = value
+    return array
+
+
+NETWORK_SELECT_ERRORS = {
+    "csv_nan_logit": (lambda n, t: _network_csv(n, t, lambda f: _set(f, 4, "logit_3", np.nan)),
+                      ["bad.csv", "NaN", "'logit_3'", "row 5"]),
+    "csv_text_embedding": (lambda n, t: _network_csv(n, t, lambda f: _set(f, 7, "emb_2", "abc")),
+                           ["bad.csv", "non-numeric", "'abc'", "'emb_2'", "row 8"]),
+    "csv_label_out_of_range": (lambda n, t: _network_csv(n, t, lambda f: _set(f, 3, "label", 10)),
+                               ["bad.csv", "label 10 is not a class of the 10 logits (0..9)", "'label'", "row 4"]),
+    "csv_gap_in_logits": (lambda n, t: _network_csv(n, t, lambda f: f.drop(columns=["logit_4"])),
+                          ["bad.csv", "column logit_4 is missing"]),
+    "csv_also_predictions": (lambda n, t: _network_csv(n, t, lambda f: f.assign(y_pred=0)),
+                             ["bad.csv", "both logit columns", "'y_pred'"]),
+    "npz_inf_embedding": (lambda n, t: _network_npz(n, t, embeddings=_changed(n["embeddings"], (6, 1), np.inf)),
+                          ["bad.npz", "non-finite value inf", "array 'embeddings'", "index 6, column 1"]),
+    "npz_label_rows": (lambda n, t: _network_npz(n, t, labels=n["labels"][:-1]),
+                       ["bad.npz", "array 'labels'", "1296 rows, logits 1297"]),
+    "npz_embedding_rows": (lambda n, t: _network_npz(n, t, embeddings=n["embeddings"][:5]),
+                           ["bad.npz", "array 'embeddings'", "5 rows, logits 1297"]),
+    "npz_no_labels": (lambda n, t: _network_npz(n, t, labels=None), ["bad.npz", "missing column(s) ['labels']"]),
+    "npz_flat_logits": (lambda n, t: _network_npz(n, t, logits=n["logits"][:, 0]),
+                        ["bad.npz", "array 'logits'", "must be 2-D", "(1297,)"]),
+    "npz_huge_embedding": (lambda n, t: _network_npz(n, t, embeddings=_changed(n["embeddings"], (2, 3), 1e200)),
+                           ["bad.npz", "value 1e+200", "'emb_3'", "index 2", "out of range"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NETWORK_SELECT_ERRORS))
+def test_network_outputs_errors_name_file_array_and_row(case, network, tmp_path, capsys):
+    make, fragments = NETWORK_SELECT_ERRORS[case]
+    data = make(network, tmp_path)
+    out = tmp_path / "sel"
+    status = cli.main(["select", "--data", str(data), "--target", "coverage=0.8", "--out", str(out), "-q"])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("option, fragment", [
+    (["--loss-column", "loss"], "--loss-column does not apply"),
+    (["--loss", "mae"], "--loss mae does not apply"),
+    (["--feature-columns", "emb_0"], "--feature-columns does not apply"),
+    (["--pred-column", "pred"], "--pred-column pred does not apply"),
+    (["--target", "tpr=0.8,fpr=0.3"], "not available for a network's outputs"),
+])
+def test_network_outputs_refuse_table_options(option, fragment, network, tmp_path, capsys):
+    args = ["select", "--data", str(network["npz"]), "--target", "coverage=0.8", "--out", str(tmp_path / "s"), "-q"]
+    assert cli.main(args + option) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and str(network["npz"]) in err
+    assert option[0] == "--target" or "the prediction is the largest logit" in err
+
+
+def test_apply_checks_the_network_outputs_against_the_model(network, network_selected, tmp_path, capsys):
+    model = str(network_selected["npz"] / "model.json")
+    no_embeddings = _network_npz(network, tmp_path, embeddings=None, labels=None)
+    assert cli.main(["apply", "--model", model, "--data", str(no_embeddings), "--out", str(tmp_path / "d.csv"),
+                     "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.npz: the model reads 12 features emb_0 .. emb_11" in err and "10 logit_0 .. logit_9" in err
+    nan_logit = _network_csv(network, tmp_path, lambda f: _set(f.drop(columns=["label"]), 9, "logit_0", np.nan))
+    assert cli.main(["apply", "--model", model, "--data", str(nan_logit), "--out", str(tmp_path / "d.csv"), "-q"]) == 2
+    assert "bad.csv: missing value (NaN) in column 'logit_0' at row 10" in capsys.readouterr().err
+    assert not (tmp_path / "d.csv").exists()
+    # a huge embedding value is rejected (the guard of every apply), the other rows decided as usual
+    huge = _network_npz(network, tmp_path, embeddings=_changed(network["embeddings"], (2, 3), 1e200))
+    assert cli.main(["apply", "--model", model, "--data", str(huge), "--out", str(tmp_path / "d.csv"), "-q"]) == 0
+    decisions = pd.read_csv(tmp_path / "d.csv")
+    assert decisions["accept"].iloc[2] == 0 and np.isinf(decisions["uncertainty"].iloc[2])

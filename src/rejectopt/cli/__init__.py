@@ -17,6 +17,11 @@ The report gives TPR, FPR, precision, recall, coverage and the selective risk of
 accepted ID rows with intervals, and whether each bound is met. ``apply`` is the same
 for such a model and does not read the OOD column.
 
+A deep network's outputs are read as they are exported: an NPZ with arrays ``logits``,
+``labels`` and optionally ``embeddings``, or a CSV with columns ``logit_0..``, ``label`` and
+optionally ``emb_0..``; the prediction is the largest logit, the features are the embeddings
+(else the logits), with the checks of :func:`rejectopt.logits.check_network_outputs`.
+
 This package is a thin shell: argument parsing (``_main``), input tables
 (``_table``), the model file (``_model``), output files (``_files``) and the
 report texts (``_report``). The work is done by the library:

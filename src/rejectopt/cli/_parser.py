@@ -64,8 +64,14 @@ def _add_select_parser(sub, common):
                "  python -m rejectopt select --data mixed.csv --target tpr=0.8,fpr=0.3 --out sel/   "
                "(column is_ood: 1 = OOD row)\n"
                "  python -m rejectopt select --data mixed.csv --target precision=0.9,recall=0.7 --ood-column ood "
-               "--out sel/")
-    p.add_argument("--data", required=True, help="CSV with a header, or NPZ with arrays X, y_pred and y or loss")
+               "--out sel/\n"
+               "  python -m rejectopt select --data net_val.npz --target coverage=0.9 --out sel/   "
+               "(a network's logits, labels, embeddings)")
+    p.add_argument("--data", required=True,
+                   help="CSV with a header, or NPZ with arrays X, y_pred and y or loss; or a deep network's outputs: "
+                        "NPZ with arrays logits (n x K), labels (n, classes 0..K-1) and optionally embeddings "
+                        "(n x d), or CSV with columns logit_0..logit_{K-1}, label and optionally emb_0..emb_{d-1} "
+                        "(prediction = largest logit; features = embeddings, else logits)")
     p.add_argument("--target", required=True,
                    help="coverage=W (accept a fraction W in (0,1]), risk=L (largest coverage with selective risk "
                         "<= L, in loss units: percent for zero_one) or reject-cost=E (cost-based rule); with "
@@ -92,7 +98,8 @@ def _add_select_parser(sub, common):
                    help="share of the train rows that picks C (default %(default)s)")
     p.add_argument("--seed", type=_non_negative_int, default=0,
                    help="seed of the row split and of SELE's chunks (default 0)")
-    p.add_argument("--label-column", default="y", help="true label column (default %(default)s)")
+    p.add_argument("--label-column", default=None,
+                   help="true label column (default y; for a network's outputs label in a CSV, labels in an NPZ)")
     p.add_argument("--pred-column", default="y_pred",
                    help="predicted class column (default %(default)s); 'none' for one class-agnostic score "
                         "(needs --loss-column)")
@@ -117,7 +124,9 @@ def _add_apply_parser(sub, common):
         description="Compute the uncertainty of new predictions with a model.json written by 'select' and decide "
                     "accept/reject per row (randomised only at exact ties with the threshold, seeded).")
     p.add_argument("--model", required=True, help="model.json written by 'select'")
-    p.add_argument("--data", required=True, help="CSV or NPZ with the model's feature columns and predicted class")
+    p.add_argument("--data", required=True,
+                   help="CSV or NPZ with the model's feature columns and predicted class, or the network's outputs "
+                        "(logits and the embeddings the model was selected on; labels are not read)")
     p.add_argument("--out", required=True, help="output CSV: row, predicted class, uncertainty, "
                                                 "acceptance_probability, accept (1/0)")
     p.add_argument("--seed", type=_non_negative_int, default=0, help="seed of the draws at ties (default %(default)s)")

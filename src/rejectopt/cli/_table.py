@@ -3,6 +3,12 @@
 Row numbers in messages: for a CSV, ``row N`` is the N-th data row (the header is not
 counted, so it is on line N + 1 of the file); for an NPZ, ``index i`` is the 0-based
 array index.
+
+Two kinds of file are read. A *table of predictions*: features, a predicted-class column and a
+label or loss column (NPZ: arrays ``X``, ``y_pred``, ``y`` / ``loss``). A *deep network's
+outputs* (:data:`NETWORK_ARRAYS`, :data:`NETWORK_CSV`): its logits, optionally its
+penultimate-layer embeddings, and the labels; the prediction is the largest logit and the
+features are the embeddings, or the logits when there are none (:mod:`rejectopt.logits`).
 """
 
 from __future__ import annotations
@@ -11,18 +17,28 @@ import collections
 import csv
 import logging
 import math
+import re
 import zipfile
-from numbers import Real
 from dataclasses import dataclass, field
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..model import FEATURE_LIMIT, NO_PRED, first_out_of_range, out_of_range, out_of_range_reason
+from ..logits import NetworkOutputError, check_network_outputs, predictions
+from ..metrics import per_example_loss
+from ..model import (
+    FEATURE_LIMIT,
+    NO_PRED,
+    first_out_of_range,
+    out_of_range,
+    out_of_range_reason,
+)
 from ._errors import InputError, one_line
 
-__all__ = ["FEATURE_LIMIT", "NO_PRED", "Table", "class_indices", "class_vocabulary", "load_table", "row_label"]
+__all__ = ["FEATURE_LIMIT", "NETWORK_ARRAYS", "NETWORK_CSV", "NO_PRED", "Table", "class_indices", "class_vocabulary",
+           "is_network_file", "load_table", "row_label"]
 
 log = logging.getLogger(__name__)
 
@@ -286,7 +302,7 @@ def _check_feature_list(feature_columns, special, source):
 OOD_ROLE = "OOD indicator"
 
 
-def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None, loss="zero_one",
+def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=None, loss="zero_one",
                feature_columns=None, need_loss=True, ood_column=None):
     """Read and validate a CSV or NPZ for ``select`` (``need_loss=True``) or ``apply``.
 
@@ -294,11 +310,14 @@ def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None
     ----------
     path : path-like
         ``.npz`` with arrays ``X``, ``y_pred`` and ``y`` or ``loss`` (and optionally
-        ``feature_names``); anything else is read as a CSV with a header.
+        ``feature_names``); anything else is read as a CSV with a header. A deep network's
+        outputs (an NPZ with an array ``logits``, a CSV with columns ``logit_0``, ...) are read
+        as :data:`NETWORK_ARRAYS` / :data:`NETWORK_CSV` describe.
     pred_column : str
         Predicted class column; ``"none"`` for no predicted class (one score for all).
-    label_column : str
-        True label column, used with ``loss`` when ``loss_column`` is None.
+    label_column : str or None
+        True label column, used with ``loss`` when ``loss_column`` is None; None = ``y``
+        (``labels`` / ``label`` for a network's outputs).
     loss_column : str or None
         Column holding the loss of each prediction directly.
     loss : {"zero_one", "mae"}
@@ -329,6 +348,11 @@ def load_table(path, *, pred_column="y_pred", label_column="y", loss_column=None
     """
     frame, is_csv = _read_frame(path)
     source = str(path)
+    if is_network_file(frame, is_csv):
+        return _network_table(frame, is_csv, source, pred_column=pred_column, label_column=label_column,
+                              loss_column=loss_column, loss=loss, feature_columns=feature_columns,
+                              need_loss=need_loss, ood_column=ood_column)
+    label_column = "y" if label_column is None else label_column
     use_pred = pred_column != NO_PRED
     special = [c for c in (pred_column if use_pred else None,
                            (loss_column or label_column) if need_loss else None, ood_column) if c]
@@ -460,3 +484,129 @@ def class_indices(keys, vocabulary, source="", is_csv=True, column="y_pred", uns
             f"when the model was built ({int(unseen_mask.sum())} row(s) in all; known classes {list(vocabulary)}); "
             f"pass --unseen-classes reject to reject such rows")
     return np.where(unseen_mask, 0, indices), unseen_mask
+
+
+# --------------------------------------------------------------------------------------------
+# A deep network's outputs
+# --------------------------------------------------------------------------------------------
+#: The arrays of a network's outputs in an NPZ: ``logits`` (n x K, required), ``embeddings``
+#: (n x d, the penultimate layer, optional), ``labels`` (n, true classes 0..K-1; ``select`` only).
+NETWORK_ARRAYS = {"logits": "logits", "embeddings": "embeddings", "labels": "labels"}
+#: The columns of a network's outputs in a CSV: ``logit_0`` .. ``logit_{K-1}``, ``emb_0`` ..
+#: ``emb_{d-1}`` (optional), ``label`` (``select`` only). Features keep these names in
+#: ``model.json``, so a model selected on an NPZ applies to a CSV and back.
+NETWORK_CSV = {"logits": "logit_", "embeddings": "emb_", "labels": "label"}
+_NUMBERED = {prefix: re.compile(rf"^{prefix}(0|[1-9][0-9]*)$") for prefix in ("logit_", "emb_")}
+
+
+def is_network_file(frame, is_csv):
+    """Whether a read file holds a network's outputs: an array ``logits`` (NPZ) or a column ``logit_0`` (CSV)."""
+    if is_csv:
+        return any(_NUMBERED["logit_"].match(str(c)) for c in frame.columns)
+    return NETWORK_ARRAYS["logits"] in frame
+
+
+def _numbered_columns(columns, prefix, source):
+    """``[prefix0, prefix1, ...]``: the columns named ``prefix<j>``, checked to run from 0 without a gap."""
+    found = sorted(int(_NUMBERED[prefix].match(str(c)).group(1)) for c in columns if _NUMBERED[prefix].match(str(c)))
+    missing = sorted(set(range(found[-1] + 1)) - set(found)) if found else []
+    if missing:
+        raise InputError(f"{source}: column {prefix}{missing[0]} is missing: the columns {prefix}0 .. "
+                         f"{prefix}{found[-1]} must all be there ({len(missing)} missing)")
+    return [f"{prefix}{j}" for j in found]
+
+
+def _network_error(err, source, is_csv, columns):
+    """The CLI's wording of a :class:`rejectopt.logits.NetworkOutputError`: the file's own row and column names."""
+    if err.index is None:
+        what = f"column(s) {NETWORK_CSV[err.array]}*" if is_csv and err.array != "labels" else (
+            f"column {columns['labels']!r}" if is_csv else f"array {columns[err.array]!r}")
+        return InputError(f"{source}: {what} {err.problem}")
+    if is_csv:
+        column = (f"{NETWORK_CSV[err.array]}{err.column}" if err.array != "labels" else columns["labels"])
+        return InputError(f"{source}: {err.problem} in column {column!r} at {row_label(err.index, True)}")
+    at = f"index {err.index}" + ("" if err.column is None else f", column {err.column}")
+    return InputError(f"{source}: {err.problem} in array {columns[err.array]!r} at {at}")
+
+
+def _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss):
+    """Options of a table of predictions that a network's outputs do not take, each with the reason."""
+    why = (f"{source} holds a network's outputs (logits): the prediction is the largest logit, the features are "
+           "the embeddings (else the logits) and the loss is 100 [label != prediction]")
+    if not need_loss:  # apply: the options are the model's; its feature columns are checked against the file's
+        return
+    if pred_column != "y_pred":
+        raise InputError(f"--pred-column {pred_column} does not apply: {why}")
+    if feature_columns is not None:
+        raise InputError(f"--feature-columns does not apply: {why}")
+    if loss_column is not None:
+        raise InputError(f"--loss-column does not apply: {why}")
+    if loss != "zero_one":
+        raise InputError(f"--loss {loss} does not apply: {why}")
+    if ood_column is not None:
+        raise InputError(f"{source}: a TPR-FPR or precision-recall target is not available for a network's outputs "
+                         "yet; export a table of predictions (features, y_pred, y, is_ood) instead")
+
+
+def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_column, loss, feature_columns,
+                   need_loss, ood_column):
+    """:class:`Table` of a network's outputs (:data:`NETWORK_ARRAYS`, :data:`NETWORK_CSV`).
+
+    ``select`` (``need_loss``) needs the labels; ``apply`` passes the model's ``feature_columns``,
+    which must be the file's embedding (or logit) columns.
+    """
+    _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss)
+    if is_csv:
+        names = dict(NETWORK_CSV, labels=label_column or NETWORK_CSV["labels"])
+        if "y_pred" in frame.columns or "X" in frame.columns:
+            raise InputError(f"{source}: both logit columns (logit_0, ...) and a prediction column 'y_pred': is it a "
+                             "network's outputs or a table of predictions? Rename one")
+        if len(frame) == 0:
+            raise InputError(f"{source}: no data rows (the file has only a header)")
+        logit_columns = _numbered_columns(frame.columns, "logit_", source)
+        emb_columns = _numbered_columns(frame.columns, "emb_", source)
+        logits = np.column_stack([_numeric_column(frame[c].to_numpy(), c, source, True) for c in logit_columns])
+        embeddings = (np.column_stack([_numeric_column(frame[c].to_numpy(), c, source, True) for c in emb_columns])
+                      if emb_columns else None)
+        if need_loss:
+            _require_columns(frame.columns, [names["labels"]], source)
+            labels = _numeric_column(frame[names["labels"]].to_numpy(), names["labels"], source, True)
+        else:
+            labels = None
+        known = set(logit_columns) | set(emb_columns) | {names["labels"]}
+        ignored = [str(c) for c in frame.columns if c not in known]
+    else:
+        names = dict(NETWORK_ARRAYS, labels=label_column or NETWORK_ARRAYS["labels"])
+        if "X" in frame or "y_pred" in frame:
+            raise InputError(f"{source}: both an array 'logits' and an array 'X' or 'y_pred': is it a network's "
+                             "outputs or a table of predictions? Keep one")
+        if need_loss:
+            _require_columns(frame, [names["labels"]], source)
+        logits, embeddings = frame[names["logits"]], frame.get(names["embeddings"])
+        labels = frame[names["labels"]] if need_loss else None
+        ignored = [k for k in frame if k not in set(names.values())]
+    if ignored:
+        log.info("%s: a network's outputs; not read: %s", source, ", ".join(ignored))
+    try:
+        logits, labels, embeddings = check_network_outputs(logits, labels, embeddings)
+    except NetworkOutputError as err:
+        raise _network_error(err, source, is_csv, names) from None
+    X = embeddings if embeddings is not None else logits
+    feature_columns_found = [f"{'emb_' if embeddings is not None else 'logit_'}{j}" for j in range(X.shape[1])]
+    if feature_columns is not None and list(feature_columns) != feature_columns_found:
+        raise InputError(f"{source}: the model reads {len(feature_columns)} features {_span(feature_columns)}, "
+                         f"this network's outputs give {len(feature_columns_found)} {_span(feature_columns_found)} "
+                         f"({'embeddings' if embeddings is not None else 'logits, no embeddings'}): apply the model "
+                         "to outputs of the network it was selected on")
+    if need_loss:
+        _check_range(X, feature_columns_found, source, is_csv)
+    y_pred = predictions(logits)
+    pred_keys = np.array([str(k) for k in y_pred], dtype=object)
+    losses = per_example_loss("zero_one", labels, y_pred) if need_loss else None
+    return Table(X=X, feature_columns=feature_columns_found, pred_keys=pred_keys, loss=losses, source=source,
+                 is_csv=is_csv, pred_raw=y_pred, is_ood=None, columns=[str(c) for c in frame])
+
+
+def _span(columns):
+    columns = list(columns)
+    return f"{columns[0]} .. {columns[-1]}" if len(columns) > 2 else ", ".join(columns)
