@@ -13,8 +13,8 @@ __version__ = "0.1.0"
 __getattr__, __dir__, __all__ = _lazy.attach(
     __name__,
     submodules=[
-        "classifiers", "config", "datasets", "estimator", "experiment", "landmarks", "metrics", "ood",
-        "report", "scores", "selective", "splits", "stats",
+        "classifiers", "config", "datasets", "estimator", "experiments", "fitting", "landmarks", "logits",
+        "metrics", "model", "ood", "report", "scores", "selective", "splits", "stats", "targets",
     ],
     submod_attrs={"estimator": ["SelectiveClassifier"]},
 )
