@@ -79,6 +79,14 @@ class SelectionFunction:
     accept_prob : float
         Acceptance probability ``nu`` in [0, 1] at exact ties ``s == threshold`` (tau in
         eq. 16, kappa in eq. 24).
+
+    Examples
+    --------
+    >>> selection = SelectionFunction(threshold=0.4, accept_prob=0.5)
+    >>> selection.acceptance_probability([0.1, 0.4, 0.9])
+    array([1. , 0.5, 0. ])
+    >>> selection.to_dict()
+    {'threshold': 0.4, 'accept_prob': 0.5}
     """
 
     threshold: float
@@ -269,7 +277,18 @@ def _check_nonnegative(value: float, name: str) -> float:
 
 class InfeasibleTargetError(ValueError):
     """No selection function meets the target on the sample (e.g. a selective risk below
-    that of the least uncertain examples)."""
+    that of the least uncertain examples).
+
+    A :class:`ValueError`, so a caller that catches bad input catches this too.
+
+    Examples
+    --------
+    >>> try:
+    ...     fit_bounded_improvement([1.0, 0.0], [0.1, 0.2], target_risk=0.1)
+    ... except InfeasibleTargetError as error:
+    ...     print(error)
+    infeasible target_risk=0.1: no threshold reaches a selective risk <= target on this sample (smallest achievable selective risk is 0.5)
+    """
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,11 +308,21 @@ def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> 
     s : array_like, shape (n,)
         Uncertainty scores.
     selection : SelectionFunction
+        The selection function to evaluate.
 
     Returns
     -------
     (selective_risk, coverage) : tuple of float
         ``selective_risk`` is NaN when the coverage is 0 (the selective risk is undefined).
+
+    Examples
+    --------
+    Half of the tie at ``s == 0.4`` is accepted in expectation:
+
+    >>> loss, s = [0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    >>> risk, coverage = empirical_risk_coverage(loss, s, SelectionFunction(0.4, 0.5))
+    >>> round(risk, 4), round(coverage, 4)
+    (0.2857, 0.5833)
     """
     loss, s = _validate_loss_and_scores(loss, s)
     prob = selection.acceptance_probability(s)
@@ -331,6 +360,13 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
     SelectionFunction
         ``(u_j, 1)`` accepting the ``j`` lowest tie groups, or ``(u_1, 0)`` to reject all
         (new inputs with a score below the smallest validation score are then still accepted).
+
+    Examples
+    --------
+    With a rejection cost of 0.4 it pays to accept only the two examples without a loss:
+
+    >>> fit_cost_based([0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], reject_cost=0.4)
+    SelectionFunction(threshold=0.2, accept_prob=1.0)
     """
     loss, s = _validate_loss_and_scores(loss, s)
     reject_cost = _check_nonnegative(reject_cost, "reject_cost")
@@ -370,12 +406,26 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
     Returns
     -------
     SelectionFunction
+        ``(gamma, tau)`` of eqs. 15-16.
 
     Raises
     ------
     ValueError
-        On bad input, or when no threshold reaches a selective risk <= target (the
-        lowest-uncertainty tie group alone already exceeds it).
+        On bad input, or (:class:`InfeasibleTargetError`) when no threshold reaches a selective
+        risk <= target (the lowest-uncertainty tie group alone already exceeds it).
+
+    Examples
+    --------
+    The first four examples have risk 0.25; the fifth is accepted with the probability that
+    lifts the expected selective risk to the target 0.3:
+
+    >>> loss, s = [0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    >>> selection = fit_bounded_improvement(loss, s, target_risk=0.3)
+    >>> selection.threshold, round(selection.accept_prob, 4)
+    (0.5, 0.2857)
+    >>> risk, coverage = empirical_risk_coverage(loss, s, selection)
+    >>> round(risk, 4), round(coverage, 4)
+    (0.3, 0.7143)
     """
     loss, s = _validate_loss_and_scores(loss, s)
     target_risk = float(target_risk)
@@ -426,6 +476,16 @@ def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> Selecti
     Returns
     -------
     SelectionFunction
+        ``(beta, kappa)`` of eqs. 22-24.
+
+    Examples
+    --------
+    >>> loss, s = [0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    >>> selection = fit_bounded_abstention(loss, s, target_coverage=0.75)
+    >>> selection
+    SelectionFunction(threshold=0.5, accept_prob=0.5)
+    >>> [round(v, 4) for v in empirical_risk_coverage(loss, s, selection)]
+    [0.3333, 0.75]
     """
     loss, s = _validate_loss_and_scores(loss, s)
     omega = _check_unit_interval(target_coverage, "target_coverage", closed_low=False)
@@ -493,6 +553,19 @@ def fit_geifman_el_yaniv(
     risk_bound : float
         Guaranteed selective-risk bound b* (in loss units): with probability >= 1 - delta the
         true selective risk of ``selection`` is <= ``risk_bound`` (< ``target_risk``).
+
+    Examples
+    --------
+    100 examples: the 60 least uncertain are correct, every second of the others an error
+    (0/100 loss):
+
+    >>> import numpy as np
+    >>> s = np.arange(100) / 100
+    >>> loss01 = 100 * np.r_[np.zeros(60), np.tile([0, 1], 20)]
+    >>> selection, bound = fit_geifman_el_yaniv(loss01, s, target_risk=10, delta=0.1,
+    ...                                         loss_scale=100)
+    >>> selection, round(bound, 4)
+    (SelectionFunction(threshold=0.62, accept_prob=1.0), 9.4827)
     """
     loss01, s = _validate_loss_and_scores(loss01, s, loss_name="loss01")
     loss_scale = float(loss_scale)
@@ -549,6 +622,30 @@ class OperatingPoint:
     """Expected coverage and selective risk of a selection function on a sample, with intervals.
 
     ``selective_risk`` and its interval are NaN when nothing is accepted (undefined).
+
+    Parameters
+    ----------
+    coverage : float
+        Expected share of the sample accepted, ``mean_i c_i``.
+    coverage_ci : tuple of float
+        ``(low, high)`` confidence interval of the coverage.
+    coverage_ci_method : str
+        How ``coverage_ci`` was computed, for the report.
+    selective_risk : float
+        Expected selective risk ``sum_i c_i l_i / sum_i c_i`` (NaN when nothing is accepted).
+    selective_risk_ci : tuple of float
+        ``(low, high)`` confidence interval of the selective risk.
+    selective_risk_ci_method : str
+        How ``selective_risk_ci`` was computed (:func:`rejectopt.stats.selective_risk_interval`).
+    n_accepted_expected : float
+        Expected number of accepted examples, ``sum_i c_i``.
+
+    Examples
+    --------
+    >>> point = operating_point([0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+    ...                         SelectionFunction(0.4, 1.0))
+    >>> round(point.selective_risk, 4), point.n_accepted_expected
+    (0.25, 4.0)
     """
 
     coverage: float
@@ -561,7 +658,36 @@ class OperatingPoint:
 
 
 def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence: float = 0.95) -> OperatingPoint:
-    """Coverage (Wilson interval) and selective risk (:func:`rejectopt.stats.selective_risk_interval`)."""
+    """Coverage (Wilson interval) and selective risk (:func:`rejectopt.stats.selective_risk_interval`).
+
+    Parameters
+    ----------
+    loss : array_like, shape (n,)
+        Non-negative losses on the sample.
+    s : array_like, shape (n,)
+        Uncertainty scores on the same sample.
+    selection : SelectionFunction
+        The fitted selection function.
+    confidence : float, default 0.95
+        Confidence level of both intervals.
+
+    Returns
+    -------
+    OperatingPoint
+        Expected coverage and selective risk (as :func:`empirical_risk_coverage`), their
+        intervals and the names of the interval methods.
+
+    Examples
+    --------
+    >>> point = operating_point([0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+    ...                         SelectionFunction(0.4, 1.0))
+    >>> round(point.coverage, 4), [round(v, 4) for v in point.coverage_ci]
+    (0.6667, [0.3, 0.9032])
+    >>> round(point.selective_risk, 4), [round(v, 4) for v in point.selective_risk_ci]
+    (0.25, [0.0456, 0.6994])
+    >>> point.selective_risk_ci_method
+    'Wilson score interval (95%) on the accepted rows'
+    """
     loss, s = _validate_loss_and_scores(loss, s)
     prob = selection.acceptance_probability(s)
     risk, coverage = empirical_risk_coverage(loss, s, selection)
@@ -586,6 +712,23 @@ def chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
     The Bayes-optimal rule of the cost-based model when ``proba`` are the true posteriors (an
     error costs 1, a rejection ``d = reject_cost``); nothing is fitted. A maximum posterior of
     exactly ``1 - d`` is accepted.
+
+    Parameters
+    ----------
+    proba : array_like, shape (n, K)
+        Class posteriors ``p(y|x)`` (e.g. ``predict_proba``).
+    reject_cost : float
+        ``d``, the cost of a rejection when an error costs 1.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n,)
+        True where the input is rejected.
+
+    Examples
+    --------
+    >>> chow_reject([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]], reject_cost=0.3)
+    array([False,  True, False])
     """
     proba = np.asarray(proba, dtype=float)
     if proba.ndim != 2:
@@ -609,6 +752,9 @@ def fit_margin_threshold(decision: Any, loss: Any, reject_cost: float, *, loss_s
         ``loss_scale [y != sign f(x)]`` (``100 [y != sign f(x)]`` by default, the 0/100 loss).
     reject_cost : float
         ``d``, the cost of a rejection when an error costs 1.
+    loss_scale : float, default 100.0
+        The loss of one error (100 for the 0/100 loss); the rejection cost in loss units is
+        ``loss_scale d``.
 
     Returns
     -------
@@ -616,5 +762,17 @@ def fit_margin_threshold(decision: Any, loss: Any, reject_cost: float, *, loss_s
         On the uncertainty ``-|f|``: ``selection.acceptance_probability(-np.abs(f)) == 1`` accepts.
         It accepts ``|f| >= -threshold`` (``accept_prob`` 1) or, rejecting all of the sample,
         ``|f| > -threshold`` (``accept_prob`` 0).
+
+    Examples
+    --------
+    The two errors have the smallest margins, so the rule rejects ``|f| < 1``:
+
+    >>> import numpy as np
+    >>> f = np.array([2.0, -1.5, 0.2, -0.1, 1.0, 0.05])
+    >>> selection = fit_margin_threshold(f, [0, 0, 100, 0, 0, 100], reject_cost=0.2)
+    >>> selection
+    SelectionFunction(threshold=-1.0, accept_prob=1.0)
+    >>> selection.acceptance_probability(-np.abs(f))
+    array([1., 1., 0., 0., 1., 0.])
     """
     return fit_cost_based(loss, -np.abs(np.asarray(decision, float)), float(loss_scale) * float(reject_cost))

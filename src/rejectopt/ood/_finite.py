@@ -2,7 +2,8 @@
 
 For a finite ``X`` with known ``p_I(x)``, ``p_O(x)`` and conditional risk ``r(x)``, the
 bounded TPR-FPR model (Problem 1) is solved through the structure proved in [1]: the
-optimal ``c`` accepts ``s(x) = r(x) + mu g(x) < lambda``, rejects ``> lambda``, and takes
+optimal ``c`` accepts ``s(x) = r(x) + mu g(x) < lambda`` with ``g = p_O / p_I`` (the paper prints
+``p_I / p_I``, see ``docs/papers.md``), rejects ``> lambda``, and takes
 values ``tau(x)`` on the boundary (Theorem 3, eq. 9), where the boundary acceptance is fixed
 by the two rate constraints (Theorem 7). ``(mu, lambda)`` are the multipliers of the LP
 (21): for a fixed ``mu >= 0`` the dual function is maximised at the weighted
@@ -15,6 +16,7 @@ Note on Lemma 1 of the supplement: its proof claims ``R^S(h, c / alpha) = R^S(h,
 alpha``, but the selective risk is invariant to scaling ``c`` (numerator and ``phi`` scale
 alike). The reformulation (21) is still exact for that very reason: any feasible ``c`` with
 ``phi(c) > phi_min`` scales down to ``phi = phi_min`` with the same risk and a smaller FPR.
+The seeds' errata, each with its numerical evidence, are collected in ``docs/papers.md``.
 
 References
 ----------
@@ -46,6 +48,22 @@ class FiniteSolution:
         ``R^S``, ``phi`` and ``rho`` of ``c``.
     mu, lam : float
         Multipliers of eq. (9): ``c(x) = 1`` where ``r + mu g < lam``, 0 where ``>``.
+
+    Parameters
+    ----------
+    accept_prob : ndarray, shape (m,)
+        The attribute above.
+    selective_risk, tpr, fpr, mu, lam : float
+        The attributes above.
+
+    Examples
+    --------
+    Three inputs; the least risky one is also the most OOD-like after the third:
+
+    >>> p_in, p_out, cond_risk = [0.5, 0.3, 0.2], [0.5, 0.1, 0.4], [0.05, 0.2, 0.3]
+    >>> solution = solve_bounded_tpr_fpr_finite(p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=1.0)
+    >>> solution.accept_prob.round(4).tolist(), round(solution.selective_risk, 4), solution.mu
+    ([1.0, 0.3333, 0.0], 0.075, 0.0)
     """
 
     accept_prob: np.ndarray
@@ -114,6 +132,19 @@ def solve_bounded_tpr_fpr_finite(
     ------
     ValueError
         On bad input, or when no ``c`` reaches TPR ``tpr_min`` at FPR <= ``fpr_max``.
+
+    Examples
+    --------
+    Three inputs; the least risky one is also the most OOD-like after the third:
+
+    >>> p_in, p_out, cond_risk = [0.5, 0.3, 0.2], [0.5, 0.1, 0.4], [0.05, 0.2, 0.3]
+    >>> solution = solve_bounded_tpr_fpr_finite(p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=0.45)
+    >>> solution.accept_prob.round(4).tolist()
+    [0.75, 0.75, 0.0]
+    >>> [round(v, 4) for v in (solution.selective_risk, solution.tpr, solution.fpr)]
+    [0.1063, 0.6, 0.45]
+    >>> round(solution.mu, 4), round(solution.lam, 4)
+    (0.225, 0.275)
     """
     a = _check_distribution(p_in, "p_in")
     b = _check_distribution(p_out, "p_out")
@@ -195,6 +226,27 @@ def solve_bounded_precision_recall_finite(
         phi_min.
     ood_prior : float in (0, 1)
         pi.
+
+    Returns
+    -------
+    FiniteSolution
+        An optimal ``c``, found as that of :func:`solve_bounded_tpr_fpr_finite` at the
+        ``rho_max`` above.
+
+    Examples
+    --------
+    With pi = 0.5, precision >= 0.6 at recall 0.6 means FPR <= 0.4:
+
+    Three inputs; the least risky one is also the most OOD-like after the third:
+
+    >>> p_in, p_out, cond_risk = [0.5, 0.3, 0.2], [0.5, 0.1, 0.4], [0.05, 0.2, 0.3]
+    >>> solution = solve_bounded_precision_recall_finite(p_in, p_out, cond_risk,
+    ...                                                  precision_min=0.6, recall_min=0.6,
+    ...                                                  ood_prior=0.5)
+    >>> solution.accept_prob.round(4).tolist(), round(solution.fpr, 4)
+    ([0.6, 1.0, 0.0], 0.4)
+    >>> round(solution.selective_risk, 4)
+    0.125
     """
     kappa = check_target(precision_min, "precision_min")
     phi = check_target(recall_min, "recall_min")

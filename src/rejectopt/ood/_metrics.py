@@ -72,6 +72,21 @@ class OperatingPoints:
         kappa_n of Sec. 3.3 (NaN when nothing is accepted).
     selective_risk : ndarray
         R^S_n of Sec. 3.2 (NaN when no ID sample is accepted).
+
+    Parameters
+    ----------
+    threshold, n_id_accepted, n_ood_accepted, loss_sum : ndarray
+        The attributes above.
+    tpr, fpr, precision, selective_risk : ndarray
+        The attributes above.
+
+    Examples
+    --------
+    >>> pts = operating_points([0, 1, 9], [False, False, True], [0.1, 0.5, 0.5])
+    >>> pts.threshold.tolist(), pts.n_ood_accepted.tolist()
+    ([-inf, 0.1, 0.5], [0.0, 0.0, 1.0])
+    >>> pts.precision.tolist()
+    [nan, 1.0, 0.6666666666666666]
     """
 
     threshold: np.ndarray
@@ -164,6 +179,17 @@ def selective_risk_at_tpr_fpr(
     float
         The smallest selective risk, or NaN when no threshold with at least one accepted ID
         sample is feasible (the paper's "unable").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
+    >>> round(selective_risk_at_tpr_fpr(loss, is_ood, uncertainty, tpr_min=0.6, fpr_max=0.5), 4)
+    0.25
+    >>> selective_risk_at_tpr_fpr(loss, is_ood, uncertainty, tpr_min=0.9, fpr_max=0.5)
+    nan
     """
     tpr_min = check_target(tpr_min, "tpr_min")
     fpr_max = check_target(fpr_max, "fpr_max")
@@ -205,6 +231,16 @@ def selective_risk_at_precision_recall(
     -------
     float
         The smallest selective risk, NaN when infeasible ("unable").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
+    >>> round(selective_risk_at_precision_recall(loss, is_ood, uncertainty,
+    ...                                          precision_min=0.7, recall_min=0.8), 4)
+    0.25
     """
     precision_min = check_target(precision_min, "precision_min")
     recall_min = check_target(recall_min, "recall_min")
@@ -219,10 +255,30 @@ def selective_risk_at_precision_recall(
 def roc_curve(is_ood: Any, uncertainty: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ROC curve of ID (positive) vs OOD (negative) for the rule ``uncertainty <= t`` (Sec. 3.2).
 
+    Parameters
+    ----------
+    is_ood : array_like of bool, shape (n,)
+        True for OOD samples.
+    uncertainty : array_like of float, shape (n,)
+        Uncertainty score, larger = reject first; finite.
+
     Returns
     -------
     fpr, tpr, thresholds : ndarray, shape (m + 1,)
         Starting at ``(0, 0)`` for ``t = -inf`` and ending at ``(1, 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> fpr, tpr, thresholds = roc_curve(is_ood, uncertainty)
+    >>> np.round(fpr, 4).tolist()
+    [0.0, 0.0, 0.0, 0.3333, 0.3333, 0.3333, 0.6667, 0.6667, 1.0]
+    >>> tpr
+    array([0. , 0.2, 0.4, 0.4, 0.6, 0.8, 0.8, 1. , 1. ])
+    >>> thresholds[:3]
+    array([-inf,  0.1,  0.2])
     """
     _, is_ood, u = validate(None, is_ood, uncertainty, need_loss=False)
     pts = _points(np.zeros(u.shape), is_ood, u, None)
@@ -235,6 +291,29 @@ def auroc(is_ood: Any, uncertainty: Any) -> float:
     Trapezoidal area under :func:`roc_curve`, i.e. the probability that a random ID sample is
     less uncertain than a random OOD sample, ties counted 1/2. Equals
     ``sklearn.metrics.roc_auc_score(~is_ood, -uncertainty)``.
+
+    Parameters
+    ----------
+    is_ood : array_like of bool, shape (n,)
+        True for OOD samples.
+    uncertainty : array_like of float, shape (n,)
+        Uncertainty score, larger = reject first; finite.
+
+    Returns
+    -------
+    float
+        AUROC in [0, 1]; 1 when every ID sample is less uncertain than every OOD sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> round(auroc(is_ood, uncertainty), 4)
+    0.7333
+    >>> from sklearn.metrics import roc_auc_score
+    >>> round(roc_auc_score(~np.array(is_ood), -np.array(uncertainty)), 4)
+    0.7333
     """
     fpr, tpr, _ = roc_curve(is_ood, uncertainty)
     return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2.0))
@@ -245,11 +324,31 @@ def precision_recall_curve(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Precision-recall curve with ID as the positive class (Sec. 3.3).
 
+    Parameters
+    ----------
+    is_ood : array_like of bool, shape (n,)
+        True for OOD samples.
+    uncertainty : array_like of float, shape (n,)
+        Uncertainty score, larger = reject first; finite.
+    ood_prior : float in (0, 1), optional
+        OOD prior ``pi`` of the precision; default the sample share of OOD.
+
     Returns
     -------
     precision, recall, thresholds : ndarray, shape (m,)
         One point per distinct threshold (the accept-nothing point, whose precision is
         undefined, is left out), in increasing threshold order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> precision, recall, thresholds = precision_recall_curve(is_ood, uncertainty)
+    >>> np.round(precision, 4)
+    array([1.    , 1.    , 0.6667, 0.75  , 0.8   , 0.6667, 0.7143, 0.625 ])
+    >>> recall
+    array([0.2, 0.4, 0.4, 0.6, 0.8, 0.8, 1. , 1. ])
     """
     ood_prior = check_prior(ood_prior)
     _, is_ood, u = validate(None, is_ood, uncertainty, need_loss=False)
@@ -263,6 +362,33 @@ def aupr(is_ood: Any, uncertainty: Any, *, ood_prior: float | None = None) -> fl
     Computed as average precision, ``sum_j (recall_j - recall_{j-1}) precision_j`` over the
     distinct thresholds (no interpolation); with ``ood_prior=None`` it equals
     ``sklearn.metrics.average_precision_score(~is_ood, -uncertainty)``.
+
+    Parameters
+    ----------
+    is_ood : array_like of bool, shape (n,)
+        True for OOD samples.
+    uncertainty : array_like of float, shape (n,)
+        Uncertainty score, larger = reject first; finite.
+    ood_prior : float in (0, 1), optional
+        OOD prior ``pi`` of the precision; default the sample share of OOD.
+
+    Returns
+    -------
+    float
+        Average precision in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> round(aupr(is_ood, uncertainty), 4)
+    0.8529
+    >>> from sklearn.metrics import average_precision_score
+    >>> round(average_precision_score(~np.array(is_ood), -np.array(uncertainty)), 4)
+    0.8529
+    >>> round(aupr(is_ood, uncertainty, ood_prior=0.5), 4)
+    0.7897
     """
     precision, recall, _ = precision_recall_curve(is_ood, uncertainty, ood_prior=ood_prior)
     steps = np.diff(np.concatenate([[0.0], recall]))
@@ -276,11 +402,28 @@ def risk_coverage_curve_at_fpr(
 
     The operating points with ``rho_n <= fpr_max`` and at least one accepted ID sample.
 
+    Parameters
+    ----------
+    loss, is_ood, uncertainty : array_like, shape (n,)
+        See :func:`operating_points`.
+    fpr_max : float in [0, 1]
+        Maximal acceptable FPR rho_max.
+
     Returns
     -------
     coverage, selective_risk, thresholds : ndarray
         Coverage = TPR phi_n, in increasing order; the last coverage is the largest one
         attainable at ``fpr_max``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
+    >>> coverage, risk, thresholds = risk_coverage_curve_at_fpr(loss, is_ood, uncertainty, 0.5)
+    >>> coverage, np.round(risk, 4)
+    (array([0.2, 0.4, 0.4, 0.6, 0.8]), array([0.    , 0.    , 0.    , 0.3333, 0.25  ]))
     """
     fpr_max = check_target(fpr_max, "fpr_max")
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
@@ -311,6 +454,17 @@ def oscr(loss: Any, is_ood: Any, uncertainty: Any, *, ccr: str = "seed") -> floa
     -------
     float
         Trapezoidal area over FPR in [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
+    >>> round(oscr(loss, is_ood, uncertainty), 4)
+    0.7833
+    >>> round(oscr(loss, is_ood, uncertainty, ccr="open_set"), 4)
+    0.5333
     """
     if ccr not in ("seed", "open_set"):
         raise ValueError(f"ccr must be 'seed' or 'open_set', got {ccr!r}")
@@ -337,9 +491,33 @@ def empirical_rates(
     ``tpr = mean_{ID} c_i``, ``fpr = mean_{OOD} c_i``, risk = ``sum_{ID} c_i l_i / sum_{ID} c_i``
     (the estimators of Sec. 3.2 with a stochastic ``c``).
 
+    Parameters
+    ----------
+    loss : array_like of float, shape (n,)
+        Loss of each sample; ignored (may be NaN) for OOD samples.
+    is_ood : array_like of bool, shape (n,)
+        True for OOD samples.
+    accept_prob : array_like of float, shape (n,)
+        Acceptance probability ``c_i`` in [0, 1] of each sample.
+    ood_prior : float in (0, 1), optional
+        OOD prior ``pi`` of the precision; default the sample share of OOD.
+
     Returns
     -------
-    dict with keys ``tpr``, ``fpr``, ``precision``, ``selective_risk`` (NaN when undefined).
+    dict
+        Keys ``tpr``, ``fpr``, ``precision``, ``selective_risk`` (NaN when undefined).
+
+    Examples
+    --------
+    Accept the three least uncertain samples and half of the fourth:
+
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
+    >>> rates = empirical_rates(loss, is_ood, [1, 1, 1, 0.5, 0, 0, 0, 0])
+    >>> {key: round(value, 4) for key, value in rates.items()}
+    {'tpr': 0.5, 'fpr': 0.3333, 'precision': 0.7143, 'selective_risk': 0.2}
     """
     ood_prior = check_prior(ood_prior)
     loss, is_ood, c = validate(loss, is_ood, accept_prob, uncertainty_name="accept_prob")

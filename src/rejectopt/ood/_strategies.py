@@ -96,6 +96,19 @@ def cost_based_score(
         eps2 > eps3 >= 0 of the loss (3).
     ood_prior : float in (0, 1)
         pi of the mixture (1).
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (n,)
+        ``s_C(x)``; ``+inf`` where ``g(x)`` is.
+
+    Examples
+    --------
+    With eps2 = 1, eps3 = 0 and pi = 0.2 the likelihood ratio is weighted by 0.25:
+
+    >>> cost_based_score([0.1, 0.3, 0.05], [0.5, 0.1, 4.0], accept_cost_ood=1.0,
+    ...                  reject_cost_ood=0.0, ood_prior=0.2)
+    array([0.225, 0.325, 1.05 ])
     """
     _, eps2, eps3 = _check_costs(0.0, accept_cost_ood, reject_cost_ood)
     pi = check_prior(ood_prior)
@@ -172,6 +185,22 @@ def fit_cost_based(
     SelectionFunction
         ``(u_j, 1.0)`` accepting the ``j`` least uncertain tie groups, or ``(u_1, 0.0)`` to
         reject everything seen. Among equal risks the largest coverage is returned.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> loss = [0, 0, np.nan, 0, 1, np.nan, 1, np.nan]
+    >>> fit_cost_based(loss, is_ood, uncertainty, reject_cost_id=0.3, accept_cost_ood=1.0,
+    ...                reject_cost_ood=0.0)
+    SelectionFunction(threshold=0.2, accept_prob=1.0)
+
+    A cheaper accepted OOD sample (eps2 = 0.2) moves the threshold past the first one:
+
+    >>> fit_cost_based(loss, is_ood, uncertainty, reject_cost_id=0.5, accept_cost_ood=0.2,
+    ...                reject_cost_ood=0.0)
+    SelectionFunction(threshold=0.4, accept_prob=1.0)
     """
     eps = _check_costs(reject_cost_id, accept_cost_ood, reject_cost_ood)
     ood_prior = check_prior(ood_prior)
@@ -224,7 +253,26 @@ def fit_bounded_tpr_fpr(
     Raises
     ------
     ValueError
-        On bad input or when the constraints cannot be met on this sample.
+        On bad input or (:class:`rejectopt.selective.InfeasibleTargetError`) when the
+        constraints cannot be met on this sample.
+
+    Examples
+    --------
+    TPR >= 0.7 needs 3.5 of the 5 ID samples: the fourth ID sample (an error, at 0.5) is
+    accepted with probability 1/2 (up to the constraint tolerance):
+
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> loss = [0, 0, np.nan, 0, 1, np.nan, 1, np.nan]
+    >>> selection = fit_bounded_tpr_fpr(loss, is_ood, uncertainty, tpr_min=0.7, fpr_max=0.5)
+    >>> selection.threshold, round(selection.accept_prob, 4)
+    (0.5, 0.5)
+    >>> rates = empirical_rates(loss, is_ood, selection.acceptance_probability(uncertainty))
+    >>> round(rates["tpr"], 4), round(rates["selective_risk"], 4)
+    (0.7, 0.1429)
+    >>> fit_bounded_tpr_fpr(loss, is_ood, uncertainty, 0.7, 0.5, randomize=False)
+    SelectionFunction(threshold=0.5, accept_prob=1.0)
     """
     tpr_min = check_target(tpr_min, "tpr_min")
     fpr_max = check_target(fpr_max, "fpr_max")
@@ -262,6 +310,31 @@ def fit_bounded_precision_recall(
         pi; default the sample share of OOD.
     randomize : bool, default True
         False restricts to deterministic thresholds.
+
+    Returns
+    -------
+    SelectionFunction
+        ``threshold = lambda``, ``accept_prob = tau``.
+
+    Raises
+    ------
+    ValueError
+        On bad input or (:class:`rejectopt.selective.InfeasibleTargetError`) when the
+        constraints cannot be met on this sample.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    >>> is_ood = [False, False, True, False, False, True, False, True]
+    >>> loss = [0, 0, np.nan, 0, 1, np.nan, 1, np.nan]
+    >>> selection = fit_bounded_precision_recall(loss, is_ood, uncertainty,
+    ...                                          precision_min=0.75, recall_min=0.7)
+    >>> selection.threshold, round(selection.accept_prob, 4)
+    (0.5, 0.5)
+    >>> rates = empirical_rates(loss, is_ood, selection.acceptance_probability(uncertainty))
+    >>> round(rates["precision"], 4), round(rates["selective_risk"], 4)
+    (0.7778, 0.1429)
     """
     precision_min = check_target(precision_min, "precision_min")
     recall_min = check_target(recall_min, "recall_min")
@@ -302,6 +375,18 @@ class DoubleScoreSelection:
         lambda' (may be +-inf, never NaN).
     accept_prob : float in [0, 1]
         tau at exact ties.
+
+    Examples
+    --------
+    >>> rule = DoubleScoreSelection(weight_r=1.0, weight_g=0.5, threshold=0.75, accept_prob=0.5)
+    >>> rule.mu
+    0.5
+    >>> rule.score([0.25, 0.5, 0.25], [0.5, 0.5, 1.0])
+    array([0.5 , 0.75, 0.75])
+    >>> rule.acceptance_probability([0.25, 0.5, 0.25], [0.5, 0.5, 1.0])
+    array([1. , 0.5, 0.5])
+    >>> rule.to_dict()
+    {'weight_r': 1.0, 'weight_g': 0.5, 'threshold': 0.75, 'accept_prob': 0.5}
     """
 
     weight_r: float
@@ -567,16 +652,36 @@ def fit_double_score_tpr_fpr(
         phi_min, rho_max.
     randomize : bool, default True
         Randomised boundary (eq. 9); False for deterministic thresholds only.
+    **kwargs
+        The options of the angle search below; any other keyword raises TypeError.
     {double_params}
 
     Returns
     -------
     DoubleScoreSelection
+        The rule of the best angle, with its threshold and ``tau``.
 
     Raises
     ------
     ValueError
-        On bad input or when no angle and threshold meets the constraints.
+        On bad input or (:class:`rejectopt.selective.InfeasibleTargetError`) when no angle
+        and threshold meets the constraints.
+
+    Examples
+    --------
+    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
+    the OOD samples, ``s_g`` alone cannot reject the errors:
+
+    >>> import numpy as np
+    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
+    >>> is_ood = [False, False, False, False, False, True, True, True]
+    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
+    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
+    >>> rule = fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min=0.6, fpr_max=0.0)
+    >>> round(rule.mu, 4), rule.accept_prob
+    (0.3393, 1.0)
+    >>> rule.acceptance_probability(s_r, s_g)
+    array([1., 1., 0., 1., 0., 0., 0., 0.])
     """
     tpr_min = check_target(tpr_min, "tpr_min")
     fpr_max = check_target(fpr_max, "fpr_max")
@@ -623,11 +728,35 @@ def fit_double_score_precision_recall(
         pi in the precision; default the sample share of OOD.
     randomize : bool, default True
         Randomised boundary (eq. 11); False for deterministic thresholds only.
+    **kwargs
+        The options of the angle search below; any other keyword raises TypeError.
     {double_params}
 
     Returns
     -------
     DoubleScoreSelection
+        The rule of the best angle, with its threshold and ``tau``.
+
+    Raises
+    ------
+    ValueError
+        On bad input or (:class:`rejectopt.selective.InfeasibleTargetError`) when no angle
+        and threshold meets the constraints.
+
+    Examples
+    --------
+    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
+    the OOD samples, ``s_g`` alone cannot reject the errors:
+
+    >>> import numpy as np
+    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
+    >>> is_ood = [False, False, False, False, False, True, True, True]
+    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
+    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
+    >>> rule = fit_double_score_precision_recall(loss, is_ood, s_r, s_g, precision_min=0.9,
+    ...                                          recall_min=0.6)
+    >>> rule.acceptance_probability(s_r, s_g)
+    array([1., 1., 0., 1., 0., 0., 0., 0.])
     """
     precision_min = check_target(precision_min, "precision_min")
     recall_min = check_target(recall_min, "recall_min")
@@ -676,11 +805,29 @@ def fit_double_score_cost_based(
         eps1 >= 0, eps2 > eps3 >= 0 of the loss (3).
     ood_prior : float in (0, 1), optional
         pi; default the sample share of OOD.
+    **kwargs
+        The options of the angle search below; any other keyword raises TypeError.
     {double_params}
 
     Returns
     -------
     DoubleScoreSelection
+        The rule of the best angle; ``accept_prob`` is 1, or 0 when it rejects everything seen.
+
+    Examples
+    --------
+    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
+    the OOD samples, ``s_g`` alone cannot reject the errors:
+
+    >>> import numpy as np
+    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
+    >>> is_ood = [False, False, False, False, False, True, True, True]
+    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
+    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
+    >>> rule = fit_double_score_cost_based(loss, is_ood, s_r, s_g, reject_cost_id=0.5,
+    ...                                    accept_cost_ood=1.0, reject_cost_ood=0.0)
+    >>> rule.acceptance_probability(s_r, s_g)
+    array([1., 1., 0., 1., 0., 0., 0., 0.])
     """
     eps = _check_costs(reject_cost_id, accept_cost_ood, reject_cost_ood)
     ood_prior = check_prior(ood_prior)
@@ -703,6 +850,37 @@ def double_score_risk_at_tpr_fpr(
 
     The smallest selective risk over the deterministic double-score family on this sample
     (``randomize=False``), NaN when no angle is feasible ("unable").
+
+    Parameters
+    ----------
+    loss, is_ood, s_r, s_g : array_like, shape (n,)
+        As in :func:`fit_double_score_tpr_fpr`.
+    tpr_min, fpr_max : float in [0, 1]
+        phi_min, rho_max.
+    **kwargs
+        Options of the angle search (``angles``, ``angle_range``, ``standardize``,
+        ``max_exact_work``), as in :func:`fit_double_score_tpr_fpr`.
+
+    Returns
+    -------
+    float
+        The smallest selective risk, NaN when infeasible.
+
+    Examples
+    --------
+    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
+    the OOD samples, ``s_g`` alone cannot reject the errors:
+
+    >>> import numpy as np
+    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
+    >>> is_ood = [False, False, False, False, False, True, True, True]
+    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
+    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
+    >>> double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min=0.6, fpr_max=0.0)
+    0.0
+    >>> from rejectopt.ood import selective_risk_at_tpr_fpr
+    >>> [round(selective_risk_at_tpr_fpr(loss, is_ood, s, 0.6, 0.0), 4) for s in (s_r, s_g)]
+    [nan, 0.25]
     """
     try:
         sel = fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min, fpr_max, randomize=False, **kwargs)
@@ -722,7 +900,47 @@ def double_score_risk_at_precision_recall(
     ood_prior: float | None = None,
     **kwargs: Any,
 ) -> float:
-    """Evaluation metric of problem (14) for a double-score method (Table 1, method D)."""
+    """Evaluation metric of problem (14) for a double-score method (Table 1, method D).
+
+    The smallest selective risk over the deterministic double-score family on this sample
+    (``randomize=False``), NaN when no angle is feasible ("unable").
+
+    Parameters
+    ----------
+    loss, is_ood, s_r, s_g : array_like, shape (n,)
+        As in :func:`fit_double_score_tpr_fpr`.
+    precision_min, recall_min : float in [0, 1]
+        kappa_min, phi_min.
+    ood_prior : float in (0, 1), optional
+        pi in the precision; default the sample share of OOD.
+    **kwargs
+        Options of the angle search (``angles``, ``angle_range``, ``standardize``,
+        ``max_exact_work``), as in :func:`fit_double_score_tpr_fpr`.
+
+    Returns
+    -------
+    float
+        The smallest selective risk, NaN when infeasible.
+
+    Examples
+    --------
+    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
+    the OOD samples, ``s_g`` alone cannot reject the errors:
+
+    >>> import numpy as np
+    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
+    >>> is_ood = [False, False, False, False, False, True, True, True]
+    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
+    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
+    >>> double_score_risk_at_precision_recall(loss, is_ood, s_r, s_g, precision_min=0.9,
+    ...                                       recall_min=0.6)
+    0.0
+
+    Recall 1 accepts both errors too:
+
+    >>> double_score_risk_at_precision_recall(loss, is_ood, s_r, s_g, 0.9, 1.0)
+    0.4
+    """
     try:
         sel = fit_double_score_precision_recall(
             loss, is_ood, s_r, s_g, precision_min, recall_min, ood_prior=ood_prior, randomize=False, **kwargs

@@ -50,7 +50,8 @@ Table 1, but the selective risks, C's AUROC/AUPR, C's maximal coverage at FPR 0.
 OSCRs do not. The variance reading of ``N(x; mu, sigma)`` is confirmed (A's AUROC/AUPR need
 variance 0.2), and scanning the OOD mean shows that **an OOD mean of 2 reproduces every
 column** to the paper's rounding except the residuals below. We conclude that Table 1 was
-produced with ``p_O = N(x; 2, 0.2)``, "3" in the text being a typo. Residuals at mean 2:
+produced with ``p_O = N(x; 2, 0.2)``, "3" in the text being a typo (``docs/papers.md``, with the
+other errata of the seeds). Residuals at mean 2:
 A's and B's risks are 0.0015 and 0.0012 off the printed digit, C's AUPR is 0.914 vs 0.92, and
 D's risks are 0.126 / 0.124 vs 0.133 / 0.129 -- the exact optimum over the family is *lower*
 than the printed values, so those are not the population optimum. Sec. 3.2 defines the
@@ -90,11 +91,25 @@ class GaussianOODModel:
     class_weights : tuple of float, default (0.3, 0.3, 0.4)
         ``p_I(y)``.
     class_means : tuple of float, default (-1, 1, 3)
+        ``m_y``, the mean of each ID class.
     class_std : float, default 1
-    ood_mean : float, default 3 (as stated; 2 reproduces Table 1, see the module notes)
-    ood_std : float, default sqrt(0.2) (variance 0.2)
+        Standard deviation of every ID class.
+    ood_mean : float, default 3
+        Mean of ``p_O`` (as stated; 2 reproduces Table 1, see the module notes).
+    ood_std : float, default sqrt(0.2)
+        Standard deviation of ``p_O`` (variance 0.2).
     ood_prior : float, default 0.25
         pi of eq. (1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> model = GaussianOODModel()
+    >>> np.round(model.cond_risk([0.0, 3.0]), 4), np.round(model.likelihood_ratio([0.0, 3.0]), 4)
+    (array([0.506 , 0.0924]), array([0.    , 5.0739]))
+    >>> sample = model.sample(5, random_state=0)
+    >>> sample["y"], sample["loss"]
+    (array([ 2,  2, -1, -1,  2]), array([ 0.,  0., nan, nan,  0.]))
     """
 
     class_weights: tuple[float, ...] = (0.3, 0.3, 0.4)
@@ -475,6 +490,21 @@ def synthetic_table1(
         ``max_tpr_at_fpr`` (largest TPR at FPR <= fpr_max, B.1; for D the Neyman-Pearson
         value, A's) and ``mu`` (D's tuned mu for
         the TPR-FPR metric). ``attrs["model"]`` holds the model parameters.
+
+    Examples
+    --------
+    The setup as stated (OOD mean 3), the "mean 3" rows of the module notes (a few seconds):
+
+    >>> table = synthetic_table1(oscr_angles=2)
+    >>> table[["risk_tpr_fpr", "auroc", "aupr"]].round(4)
+            risk_tpr_fpr   auroc    aupr
+    method                              
+    A(inf)        0.2291  0.8798  0.9629
+    B(0.2)        0.2094  0.8588  0.9490
+    C(0)             NaN  0.3666  0.7455
+    D(R)          0.1866  0.8798  0.9629
+    >>> round(float(table.loc["D(R)", "mu"]), 4)
+    0.1107
     """
     model = model or GaussianOODModel()
     pop = _Population(model)
@@ -514,7 +544,24 @@ def synthetic_table1(
 
 def paper_table1():
     """The numbers published in Table 1 of [1] (NaN = "unable"), same layout as
-    :func:`synthetic_table1` (without the extra columns)."""
+    :func:`synthetic_table1` (without the extra columns).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows ``A(inf)``, ``B(0.2)``, ``C(0)``, ``D(R)``; columns ``risk_tpr_fpr``,
+        ``risk_prec_recall``, ``auroc``, ``aupr``, ``oscr``, as printed in the paper.
+
+    Examples
+    --------
+    >>> paper_table1()
+            risk_tpr_fpr  risk_prec_recall  auroc  aupr  oscr
+    method                                                   
+    A(inf)         0.157             0.157   0.88  0.96  0.82
+    B(0.2)         0.143             0.143   0.86  0.95  0.83
+    C(0)             NaN               NaN   0.76  0.92  0.86
+    D(R)           0.133             0.129   0.88  0.96  0.86
+    """
     nan = float("nan")
     data = {
         "A(inf)": (0.157, 0.157, 0.88, 0.96, 0.82),

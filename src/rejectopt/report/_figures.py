@@ -59,6 +59,15 @@ def cd_diagram(
     Returns
     -------
     matplotlib.figure.Figure
+        The figure of ``ax`` (or the new one), sized to fit the labels.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> fig = cd_diagram(pd.Series({"SELE": 1.25, "MCP": 1.875, "REG": 2.875}), cd=1.2,
+    ...                  title="three methods")
+    >>> [text.get_text() for text in fig.axes[0].texts]
+    ['1', '2', '3', 'CD = 1.20', 'SELE (1.25)', 'MCP (1.88)', 'REG (2.88)', 'three methods']
     """
     ranks = pd.Series(avg_ranks, dtype=float).sort_values(kind="stable")
     if ranks.size < 2:
@@ -136,7 +145,39 @@ def cd_diagram(
 
 
 def improvement_figure(gains: pd.DataFrame, spec: TableSpec):
-    """Grouped bar chart of the relative improvement over the baseline (Fig. 2 / 3b)."""
+    """Grouped bar chart of the relative improvement over the baseline (Fig. 2 / 3b).
+
+    Parameters
+    ----------
+    gains : pandas.DataFrame
+        :func:`relative_improvement`: indexed by dataset, columns ``(method, 'mean'|'std')``
+        in percent.
+    spec : TableSpec
+        The table (its title and baseline).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One group of bars per dataset, one bar (mean, std as error bar) per method.
+
+    Examples
+    --------
+    A summary of three datasets, two splits and the three methods of Table 3a:
+
+    >>> import pandas as pd
+    >>> from rejectopt.report import table_specs
+    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
+    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
+    >>> summary = pd.DataFrame([
+    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
+    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
+    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
+    >>> from rejectopt.report import relative_improvement
+    >>> fig = improvement_figure(relative_improvement(summary, spec), spec)
+    >>> ax = fig.axes[0]
+    >>> ax.get_ylabel(), [text.get_text() for text in ax.get_legend().get_texts()]
+    ('improvement over MCP [%]', ['SELE', 'REG'])
+    """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
     methods = list(dict.fromkeys(gains.columns.get_level_values(0)))
@@ -158,7 +199,43 @@ def improvement_figure(gains: pd.DataFrame, spec: TableSpec):
 
 
 def cd_figure(stats: TableStatistics, spec: TableSpec, metric: str = "aurc"):
-    """Critical-difference diagram of a table's average ranks (Nemenyi, alpha = :data:`CD_ALPHA`)."""
+    """Critical-difference diagram of a table's average ranks (Nemenyi, alpha = :data:`CD_ALPHA`).
+
+    Parameters
+    ----------
+    stats : TableStatistics
+        The table's average ranks and number of datasets (:func:`table_statistics`).
+    spec : TableSpec
+        The table (its title).
+    metric : str, default "aurc"
+        The metric the ranks are of; named in the title unless it is AuRC.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        :func:`cd_diagram`, or a :func:`message_figure` saying why when there are fewer than
+        2 datasets.
+
+    Examples
+    --------
+    A summary of three datasets, two splits and the three methods of Table 3a:
+
+    >>> import pandas as pd
+    >>> from rejectopt.report import table_specs
+    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
+    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
+    >>> summary = pd.DataFrame([
+    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
+    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
+    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
+    >>> from rejectopt.report import aurc_table, table_statistics
+    >>> table = aurc_table(summary, spec)
+    >>> stats = table_statistics(table, spec.methods)
+    >>> fig = cd_figure(stats, spec)
+    >>> print(fig.axes[0].texts[-1].get_text())
+    Table 3a: logistic regression
+    N = 3 datasets, Nemenyi CD = 1.68 (alpha = 0.1)
+    """
     ranks = stats.average_ranks.rename(lambda m: label(m))
     name = spec.title if metric == "aurc" else f"{spec.title} ({metric_label(metric)})"
     if stats.n_datasets < 2:
@@ -169,6 +246,24 @@ def cd_figure(stats: TableStatistics, spec: TableSpec, metric: str = "aurc"):
 
 
 def message_figure(message: str):
+    """A figure holding only a sentence: what a figure job draws when there is nothing to plot.
+
+    Parameters
+    ----------
+    message : str
+        The sentence, centred and wrapped.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Without axes.
+
+    Examples
+    --------
+    >>> fig = message_figure("a CD diagram needs at least 2 datasets")
+    >>> fig.texts[0].get_text(), fig.axes
+    ('a CD diagram needs at least 2 datasets', [])
+    """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
     fig = Figure(figsize=(6.0, 1.5))
@@ -183,6 +278,7 @@ def rc_figure(loss, uncertainty, *, score_label="score", point=None, point_label
     Parameters
     ----------
     loss, uncertainty : array-like of shape (n,)
+        Per-example losses and uncertainty scores (larger = reject first).
     score_label : str
         Legend label of the score (its AuRC is appended).
     point : rejectopt.selective.OperatingPoint or None
@@ -194,6 +290,21 @@ def rc_figure(loss, uncertainty, *, score_label="score", point=None, point_label
     Returns
     -------
     matplotlib.figure.Figure
+        One axes: coverage against selective risk.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loss = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0])
+    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    >>> from rejectopt.selective import SelectionFunction, operating_point
+    >>> point = operating_point(loss, uncertainty, SelectionFunction(0.4, 1.0))
+    >>> fig = rc_figure(loss, uncertainty, score_label="demo", point=point)
+    >>> ax = fig.axes[0]
+    >>> ax.get_xlabel(), ax.get_ylabel()
+    ('coverage', 'selective risk (loss)')
+    >>> [text.get_text() for text in ax.get_legend().get_texts()]
+    ['demo score (AuRC 0.247)', 'oracle (AuRC 0.192)', 'random order (AuRC 0.5)', 'chosen point']
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -232,6 +343,28 @@ def mean_rc_curve(samples, grid=RC_GRID):
     split's RC curve (:func:`rejectopt.metrics.rc_curve`, points ``(i/n, L(i)/i)``)
     is read at ``grid`` by linear interpolation, so splits of different sizes
     average on the same coverages.
+
+    Parameters
+    ----------
+    samples : list of (array_like, array_like)
+        ``(loss, uncertainty)`` of each split.
+    grid : array_like of float, default ``RC_GRID``
+        Coverages in (0, 1] (default 0.01, 0.02, ..., 1).
+
+    Returns
+    -------
+    mean, std : numpy.ndarray
+        Mean and (population) standard deviation over the splits at each coverage of ``grid``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loss = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0])
+    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    >>> mean, std = mean_rc_curve([(loss, uncertainty), (loss[::-1], uncertainty)],
+    ...                           grid=[0.5, 1.0])
+    >>> np.round(mean, 4), np.round(std, 4)
+    (array([0.5, 0.5]), array([0.1667, 0.    ]))
     """
     risks = np.array([np.interp(grid, *rc_curve(loss, u)) for loss, u in samples])
     return risks.mean(axis=0), risks.std(axis=0)
@@ -246,8 +379,28 @@ def rc_curves_figure(curves: dict, title: str, risk_label: str = "loss"):
         Score name -> list of ``(loss, uncertainty)`` per split (every score
         of one classifier shares the losses of a split).
     title : str
+        First line of the axes title.
     risk_label : str
         The loss in the y label.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: coverage against selective risk.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loss = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0])
+    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    >>> fig = rc_curves_figure({"sele": [(loss, uncertainty)], "mcp": [(loss, uncertainty[::-1])]},
+    ...                        "demo")
+    >>> ax = fig.axes[0]
+    >>> print(ax.get_title())
+    demo
+    Tst, mean ± std over 1 split(s)
+    >>> [text.get_text() for text in ax.get_legend().get_texts()]
+    ['SELE', 'MCP', 'oracle', 'random order']
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 

@@ -8,7 +8,25 @@ __all__ = ["format_number", "mean_std_cell", "pm", "table_section"]
 
 
 def format_number(value: float, digits: int = 2) -> str:
-    """``value`` with ``digits`` decimals; ``n/a`` for None, NaN or an infinity."""
+    """``value`` with ``digits`` decimals; ``n/a`` for None, NaN or an infinity.
+
+    Parameters
+    ----------
+    value : float or None
+        The number to print.
+    digits : int, default 2
+        Decimals after the point.
+
+    Returns
+    -------
+    str
+        The formatted number, or ``"n/a"``.
+
+    Examples
+    --------
+    >>> format_number(3.14159), format_number(3.14159, 3), format_number(float("nan")), format_number(None)
+    ('3.14', '3.142', 'n/a', 'n/a')
+    """
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 

@@ -18,7 +18,47 @@ __all__ = ["ood_select_figure", "select_figure"]
 
 
 def select_figure(fit, loss, report, score_label):
-    """RC curve of the report rows with the chosen operating point (:func:`rc_figure`)."""
+    """RC curve of the report rows with the chosen operating point (:func:`rc_figure`).
+
+    Parameters
+    ----------
+    fit : rejectopt.fitting.SelectiveFit
+        The fitted score and selection function, with the row split.
+    loss : numpy.ndarray of shape (n,)
+        The classifier's losses on every row.
+    report : dict
+        The content of ``report.json`` (``target``, ``loss``, ``rows``).
+    score_label : str
+        Display label of the score.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The report rows' RC curve, the oracle, the random order and the chosen point.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from rejectopt.cli._report import report_dict
+    >>> from rejectopt.fitting import fit_selective, split_rows
+    >>> from rejectopt.targets import Target
+    >>> X, y = load_digits(return_X_y=True)
+    >>> classifier = GaussianNB().fit(X[::2], y[::2])  # one half trains the classifier
+    >>> X, y = X[1::2], y[1::2]  # the other half, the selective part
+    >>> y_pred = classifier.predict(X)
+    >>> loss = 100.0 * (y_pred != y)  # the 0/100 loss
+    >>> target = Target("coverage", 0.8)
+    >>> fit = fit_selective(X, y_pred, loss, target, split_rows(len(y), seed=0), n_classes=10,
+    ...                     C_grid=[1.0])
+    >>> report = report_dict(fit, loss, target, score_name="sele", loss_name="zero_one",
+    ...                      C_grid=[1.0], split={}, versions={})
+    >>> ax = select_figure(fit, loss, report, "SELE").axes[0]
+    >>> ax.get_title(), ax.get_ylabel()
+    ('report rows (n=180)', 'selective risk (zero_one, %)')
+    >>> [text.get_text() for text in ax.get_legend().get_texts()]
+    ['SELE score (AuRC 3.54)', 'oracle (AuRC 2.46)', 'random order (AuRC 21.1)', 'chosen point (coverage=0.8)']
+    """
     rep = fit.parts["report"]
     loss_rep, s_rep = loss[rep], fit.uncertainty[rep]
     unit = f"{report['loss']}{', %' if report['loss'] == 'zero_one' else ''}"
@@ -29,7 +69,54 @@ def select_figure(fit, loss, report, score_label):
 
 
 def ood_select_figure(fit, loss, is_ood, report, score_label):
-    """ROC curve (TPR vs FPR) of the report rows and RC curve of their ID rows, each with the chosen point."""
+    """ROC curve (TPR vs FPR) of the report rows and RC curve of their ID rows, each with the chosen point.
+
+    Parameters
+    ----------
+    fit : rejectopt.fitting.SelectiveFit
+        The fitted score and selection function (an OOD target), with the row split.
+    loss : numpy.ndarray of shape (n,)
+        The classifier's losses (NaN on OOD rows).
+    is_ood : numpy.ndarray of bool, shape (n,)
+        True on the out-of-distribution rows.
+    report : dict
+        The content of ``report.json`` for an OOD target.
+    score_label : str
+        Display label of the score.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes: the ROC curve and the ID rows' RC curve.
+
+    Examples
+    --------
+    The digits 8 and 9 are out-of-distribution: the classifier never sees them.
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from rejectopt.cli._report import ood_report_dict
+    >>> from rejectopt.fitting import fit_selective, split_ood_rows
+    >>> from rejectopt.targets import parse_target
+    >>> X, y = load_digits(return_X_y=True)
+    >>> is_ood = y >= 8
+    >>> train = (np.arange(y.size) % 2 == 0) & ~is_ood
+    >>> classifier = GaussianNB().fit(X[train], y[train])
+    >>> X, y, is_ood = X[~train], y[~train], is_ood[~train]
+    >>> y_pred = classifier.predict(X)
+    >>> loss = np.where(is_ood, np.nan, 100.0 * (y_pred != y))
+    >>> target = parse_target("tpr=0.8,fpr=0.3")
+    >>> fit = fit_selective(X, y_pred, loss, target, split_ood_rows(is_ood, seed=0), n_classes=8,
+    ...                     C_grid=[1.0], is_ood=is_ood)
+    >>> report = ood_report_dict(fit, loss, is_ood, target, score_name="sele", loss_name="zero_one",
+    ...                          C_grid=[1.0], split={}, versions={}, ood_column="is_ood")
+    >>> roc, rc = ood_select_figure(fit, loss, is_ood, report, "SELE").axes
+    >>> roc.get_title(), [text.get_text() for text in roc.get_legend().get_texts()]
+    ('report rows: 144 ID, 142 OOD', ['SELE score (AUROC 0.862)', 'random order', 'chosen point (tpr=0.8,fpr=0.3)'])
+    >>> rc.get_xlabel()
+    'coverage of the ID rows (= TPR)'
+    """
     from matplotlib.figure import Figure  # matplotlib: heavy, only select draws figures
 
     rep = fit.parts["report"]
