@@ -11,6 +11,20 @@ class InputError(Exception):
 
     Only this exception becomes a one-line message with exit status 2; anything else
     raised under :func:`rejectopt.cli.main` is a bug and keeps its traceback.
+
+    Parameters
+    ----------
+    *args : object
+        The message, naming the file, row, column, option or model field at fault.
+
+    Examples
+    --------
+    >>> from rejectopt.cli import load_model
+    >>> try:
+    ...     load_model("no/such/model.json")
+    ... except InputError as err:
+    ...     print(err)
+    no/such/model.json: no such file
     """
 
 

@@ -178,6 +178,41 @@ def main(argv=None):
 
     Bad input (:class:`InputError`) is one line on stderr and exit status 2; anything
     else is a bug and keeps its traceback.
+
+    Parameters
+    ----------
+    argv : list of str or None, default=None
+        The command line without the program name; None reads ``sys.argv``.
+
+    Returns
+    -------
+    int
+        0 on success, 2 (:data:`rejectopt.cli._errors.EXIT_INPUT_ERROR`) on bad input.
+
+    Examples
+    --------
+    ``select`` on the predictions of a logistic regression on digits, then ``apply``:
+
+    >>> import tempfile, pathlib
+    >>> import pandas as pd
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X, y = load_digits(return_X_y=True)
+    >>> clf = LogisticRegression(max_iter=3000, C=0.001).fit(X[:300], y[:300])
+    >>> frame = pd.DataFrame(X[300:], columns=[f"f{j}" for j in range(64)])
+    >>> frame["y"], frame["y_pred"] = y[300:], clf.predict(X[300:])
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> frame.to_csv(folder / "val.csv", index=False)
+    >>> from rejectopt.cli import main
+    >>> main(["-q", "select", "--data", str(folder / "val.csv"), "--target", "coverage=0.8",
+    ...       "--C", "1", "--out", str(folder / "selection")])  # doctest: +ELLIPSIS
+    wrote model.json, report.json, report.md, rc_curve.png to .../selection
+    report rows: coverage ...
+    0
+    >>> main(["-q", "apply", "--model", str(folder / "selection" / "model.json"),
+    ...       "--data", str(folder / "val.csv"), "--out", str(folder / "decisions.csv")])  # doctest: +ELLIPSIS
+    wrote .../decisions.csv: 1189 of 1497 rows accepted (0.7943)
+    0
     """
     args = build_parser().parse_args(argv)
     run = {"select": run_select, "apply": run_apply}[args.command]

@@ -31,10 +31,46 @@ log = logging.getLogger(__name__)
 def load_model(path):
     """Read and validate a ``model.json`` written by ``select``; returns ``(model, score, selection)``.
 
+    Parameters
+    ----------
+    path : path-like
+        The ``model.json`` file.
+
+    Returns
+    -------
+    model : dict
+        The validated file (:func:`rejectopt.model.validate_model`).
+    score : rejectopt.scores.PerClassLinearScore
+        The uncertainty score.
+    selection : rejectopt.selective.SelectionFunction
+        The selection function.
+
     Raises
     ------
     InputError
         Not a file, not JSON, or any field invalid (:func:`rejectopt.model.read_model`), naming the field.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import pandas as pd
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X, y = load_digits(return_X_y=True)
+    >>> clf = LogisticRegression(max_iter=3000, C=0.001).fit(X[:300], y[:300])
+    >>> frame = pd.DataFrame(X[300:], columns=[f"f{j}" for j in range(64)])
+    >>> frame["y"], frame["y_pred"] = y[300:], clf.predict(X[300:])
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> frame.to_csv(folder / "val.csv", index=False)
+    >>> from rejectopt.cli import main
+    >>> main(["-q", "select", "--data", str(folder / "val.csv"), "--target", "coverage=0.8",
+    ...       "--C", "1", "--out", str(folder / "selection")])  # doctest: +ELLIPSIS
+    wrote model.json, report.json, report.md, rc_curve.png to .../selection
+    report rows: coverage ...
+    0
+    >>> model, score, selection = load_model(folder / "selection" / "model.json")
+    >>> model["target"], type(score).__name__
+    ({'kind': 'coverage', 'value': 0.8}, 'SELE')
     """
     try:
         return read_model(path)
@@ -50,10 +86,47 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
     rows with a feature value beyond :data:`rejectopt.model.FEATURE_LIMIT` (raw or
     standardised), by ``extreme``.
 
+    Parameters
+    ----------
+    model, score, selection
+        What :func:`load_model` returns.
+    table : Table
+        The rows to decide (:func:`load_table` with ``need_loss=False``).
+    unseen : {"error", "reject"}, default="error"
+        Rows predicting a class ``select`` never saw: an :class:`InputError`, or rejected.
+    extreme : {"reject", "error"}, default="reject"
+        Rows with a feature beyond the bound: rejected with a warning, or an :class:`InputError`.
+    seed : int, default=0
+        Seed of the randomized decisions at the threshold (:func:`rejectopt.model.row_uniforms`).
+
     Returns
     -------
     pandas.DataFrame
         ``row``, the predicted class, ``uncertainty``, ``acceptance_probability``, ``accept`` (0/1).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import pandas as pd
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> X, y = load_digits(return_X_y=True)
+    >>> clf = LogisticRegression(max_iter=3000, C=0.001).fit(X[:300], y[:300])
+    >>> frame = pd.DataFrame(X[300:], columns=[f"f{j}" for j in range(64)])
+    >>> frame["y"], frame["y_pred"] = y[300:], clf.predict(X[300:])
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> frame.to_csv(folder / "val.csv", index=False)
+    >>> from rejectopt.cli import main
+    >>> main(["-q", "select", "--data", str(folder / "val.csv"), "--target", "coverage=0.8",
+    ...       "--C", "1", "--out", str(folder / "selection")])  # doctest: +ELLIPSIS
+    wrote model.json, report.json, report.md, rc_curve.png to .../selection
+    report rows: coverage ...
+    0
+    >>> model, score, selection = load_model(folder / "selection" / "model.json")
+    >>> from rejectopt.cli import load_table
+    >>> decisions = apply_model(model, score, selection, load_table(folder / "val.csv", need_loss=False))
+    >>> decisions.columns.tolist()
+    ['row', 'y_pred', 'uncertainty', 'acceptance_probability', 'accept']
     """
     n = table.X.shape[0]
     vocabulary = model["classes"]

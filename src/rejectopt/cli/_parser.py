@@ -31,7 +31,20 @@ def _non_negative_int(text):
 
 
 def build_parser():
-    """The ``argparse`` parser of ``python -m rejectopt``."""
+    """The ``argparse`` parser of ``python -m rejectopt``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        With the subcommands ``select`` and ``apply`` and their options.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["apply", "--model", "model.json", "--data", "new.csv",
+    ...                                   "--out", "decisions.csv"])
+    >>> args.command, args.unseen_classes, args.extreme_values
+    ('apply', 'error', 'reject')
+    """
     parser = argparse.ArgumentParser(
         prog="python -m rejectopt",
         description="Selective prediction for your own classifier: learn an uncertainty score and the optimal "

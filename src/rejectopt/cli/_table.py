@@ -62,6 +62,24 @@ class Table:
         With an OOD column: True for the rows it marks OOD.
     columns : list of str
         Every column (CSV) or array (NPZ) of the file.
+
+    Parameters
+    ----------
+    X, feature_columns, pred_keys, loss, source, is_csv, is_ood, columns
+        The attributes above.
+    pred_raw : ndarray or None
+        The predicted classes as read, before normalisation (for the ``mae`` loss).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
+    >>> _ = path.write_text("a,b,y,y_pred\\n0.5,1,2,2\\n1.5,0,1,2\\n")
+    >>> table = load_table(path)
+    >>> table.X.tolist(), table.feature_columns, table.pred_keys.tolist(), table.loss.tolist()
+    ([[0.5, 1.0], [1.5, 0.0]], ['a', 'b'], ['2', '2'], [0.0, 100.0])
+    >>> table.where(1)  # the second data row, as messages name it
+    'row 2'
     """
 
     X: np.ndarray
@@ -345,6 +363,19 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
     InputError
         Missing or duplicate columns, no rows, NaN, non-numeric or out-of-range values:
         naming the file, row and column.
+    
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
+    >>> _ = path.write_text("a,b,y,y_pred\\n0.5,1,2,2\\n1e300,0,1,2\\n")
+    >>> try:
+    ...     load_table(path)
+    ... except InputError as err:
+    ...     print(err)  # doctest: +ELLIPSIS
+    /.../rows.csv: value 1e+300 in column 'a' at row 2 is out of range: ...
+    >>> load_table(path, need_loss=False).X[:, 0].tolist()  # apply: decide() rejects the row later
+    [0.5, 1e+300]
     """
     frame, is_csv = _read_frame(path)
     source = str(path)
