@@ -137,6 +137,42 @@ class DownloadOptions:
     max_ratio : float
         ``unpack_max_ratio``: a download or mirror copy is decompressed / unpacked to at most this
         many times its size (at least 64 MiB; see :func:`._decompress.unpack_cap`).
+
+    Parameters
+    ----------
+    base : str or None, default None
+        The attribute above.
+    retries : int, default 3
+        The attribute above.
+    backoff_s : float, default 5.0
+        The attribute above.
+    timeout_s : float, default 60.0
+        The attribute above.
+    deadline_s : float, default 7200.0
+        The attribute above.
+    max_ratio : float, default 100.0
+        The attribute above.
+
+    Raises
+    ------
+    ValueError
+        A value out of range; the message names its config key.
+
+    Examples
+    --------
+    Official URLs read from a local copy of the hosts' trees, two retries waiting 1 s then 2 s:
+
+    >>> from rejectopt.datasets import DownloadOptions
+    >>> options = DownloadOptions(base="file:///srv/copy/", retries=2, backoff_s=1.0)
+    >>> options.url_for("https://archive.ics.uci.edu/ml/machine-learning-databases/abalone/abalone.data")
+    'file:///srv/copy/archive.ics.uci.edu/ml/machine-learning-databases/abalone/abalone.data'
+    >>> [options.delay(k) for k in (1, 2)]
+    [1.0, 2.0]
+
+    From a pipeline config (absent keys take the defaults):
+
+    >>> DownloadOptions.from_config({"download_retries": 0})
+    DownloadOptions(base=None, retries=0, backoff_s=5.0, timeout_s=60.0, deadline_s=7200.0, max_ratio=100.0)
     """
 
     base: str | None = None
