@@ -8,6 +8,18 @@ in loss units (no x1000 or percent rescaling).
 Bad input (NaN or infinite values, negative losses, length mismatch, empty
 arrays) raises ValueError naming the argument.
 
+Conventions. The risk-coverage metrics (:func:`aurc`, :func:`augrc`, :func:`eaurc`,
+:func:`eaugrc`, :func:`risk_at_coverage`, :func:`coverage_at_risk`) take
+``convention`` (:data:`CONVENTIONS`): ``"paper"`` (the default, eq. (27) of [1] and this
+module's definitions) or the definition of another library -- ``"fd-shifts"``,
+``"fd-shifts-legacy"``, ``"geifman"``, ``"torch-uncertainty"``, ``"mapie"`` -- computed as that
+library computes it, tie rule and scale included (in loss units: fd-shifts' display factor
+1000 is left out). A metric a convention does not define raises ValueError naming both.
+Where a convention depends on the order of tied scores, ``ties="index"`` takes the input
+order and ``ties="average"`` the expectation over random orders of the tied examples. The
+definitions side by side: ``docs/metrics_conventions.md``; the libraries' own values, which
+the tests compare with to 1e-12: ``tests/data/metric_conventions_golden.json``.
+
 References
 ----------
 .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
@@ -23,9 +35,12 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .selective import SelectionFunction, empirical_risk_coverage
+from ..selective import SelectionFunction, empirical_risk_coverage
+from . import _conventions
+from ._conventions import CONVENTIONS
 
 __all__ = [
+    "CONVENTIONS",
     "LOSSES",
     "TASK_LOSS",
     "per_example_loss",
@@ -157,7 +172,7 @@ def rc_curve(loss, uncertainty):
     return counts / loss.size, risk
 
 
-def aurc(loss, uncertainty, ties="index"):
+def aurc(loss, uncertainty, ties="index", convention="paper"):
     """Area under the risk-coverage curve.
 
     Implements eq. (27) of [1]: ``AuRC = (1/n) sum_i L(i)/i`` with examples
@@ -182,6 +197,16 @@ def aurc(loss, uncertainty, ties="index"):
           its positions is the group mean ``S/m``, and the AuRC is linear in the
           ``L(i)``. Invariant to the order of the examples.
 
+        Both apply to the conventions that depend on the order of tied scores
+        (``"torch-uncertainty"``, ``"geifman"``, ``"fd-shifts-legacy"``, ``"mapie"``),
+        ``"index"`` as the library's sort made stable (its own unstable sort can order
+        tied examples otherwise, by platform and array length); fd-shifts' AURC is
+        invariant to the order.
+    convention : str, default="paper"
+        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        (this docstring) or a library's, computed as the library does, in loss units.
+        ValueError when the convention does not define this metric.
+
     Returns
     -------
     float
@@ -192,8 +217,12 @@ def aurc(loss, uncertainty, ties="index"):
     0.1111111111111111
     >>> aurc([1, 0], [0, 0]), aurc([1, 0], [0, 0], ties="average")
     (0.75, 0.5)
+    >>> aurc([0, 1, 0, 1], [-0.9, -0.8, -0.7, -0.1], convention="torch-uncertainty")
+    0.3611111111111111
     """
     _check_choice(ties, "ties", ("index", "average"))
+    if convention != "paper":
+        return _by_convention("aurc", loss, uncertainty, convention, ties)
     if ties == "average":
         return _one_row(_aurc_rows, loss, uncertainty, ties="average")
     _, risk = rc_curve(loss, uncertainty)
@@ -237,7 +266,8 @@ def sele_loss(loss, uncertainty):
     Theorem 8 of [1] holds when the (distinct) scores sort the losses
     non-decreasingly, the hypothesis of Lemma 15 used in its proof; it fails
     for adversarial scores, e.g. a single unit loss on the least uncertain of
-    ``n`` examples gives ``AuRC / sele = H_n`` (the harmonic number, > 2 for n >= 4).
+    ``n`` examples gives ``AuRC / sele = H_n`` (the harmonic number, > 2 for n >= 4); the
+    evidence is in ``docs/papers.md``.
     """
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     n = loss.size
@@ -407,9 +437,9 @@ def _augrc_rows(sample, weights):
     return _augrc_of_groups(*sample.groups(weights, "tie"), sample.n)
 
 
-def _eaurc_rows(sample, weights):
+def _eaurc_rows(sample, weights, ties="index"):
     oracle = _aurc_of_groups(*sample.groups(weights, "oracle"), sample.n)
-    return _aurc_of_groups(*sample.groups(weights, "example"), sample.n) - oracle
+    return _aurc_of_groups(*sample.groups(weights, "tie" if ties == "average" else "example"), sample.n) - oracle
 
 
 def _eaugrc_rows(sample, weights):
@@ -455,7 +485,15 @@ def _one_row(rows_function, loss, uncertainty, **kwargs):
     return float(rows_function(sample, np.ones((1, loss.size)), **kwargs)[0])
 
 
-def augrc(loss, uncertainty):
+def _by_convention(metric, loss, uncertainty, convention, ties, **targets):
+    """``metric`` under a library's ``convention`` (:mod:`rejectopt.metrics._conventions`)."""
+    _check_choice(ties, "ties", ("index", "average"))
+    _conventions.check(convention, metric)
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    return float(_conventions.evaluate(metric, loss, uncertainty, convention, ties, **targets))
+
+
+def augrc(loss, uncertainty, *, ties="index", convention="paper"):
     """Area under the generalized risk-coverage curve (AUGRC) of [2].
 
     The generalized risk at coverage ``k/n`` is ``L(k)/n``: the summed loss of the
@@ -479,6 +517,18 @@ def augrc(loss, uncertainty):
         Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
         Uncertainty scores, larger = more uncertain.
+    ties : {"index", "average"}, default="index"
+        For conventions that depend on the order of tied scores (``"torch-uncertainty"``,
+        ``"geifman"``, ``"fd-shifts-legacy"``, ``"mapie"``): ``"index"`` keeps the input order
+        among equal uncertainties (the library's sort made stable; its own unstable sort
+        can order them otherwise, by platform and array length), ``"average"`` gives the
+        expectation over random orders inside each tie group (on the expected curve for a
+        coverage at a risk). The paper's definition here and fd-shifts' are invariant to
+        the order: ``ties`` changes nothing.
+    convention : str, default="paper"
+        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        (this docstring, fd-shifts' AUGRC) or a library's, computed as the library does, in loss units.
+        ValueError when the convention does not define this metric.
 
     Returns
     -------
@@ -505,21 +555,34 @@ def augrc(loss, uncertainty):
     >>> augrc([0, 1], [0.5, 0.5])  # one tie group: (0, 0), (1, 1/2)
     0.25
     """
+    if convention != "paper":
+        return _by_convention("augrc", loss, uncertainty, convention, ties)
+    _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_augrc_rows, loss, uncertainty)
 
 
-def eaurc(loss, uncertainty):
+def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
     """Excess AuRC: ``aurc(loss, uncertainty)`` minus the AuRC of the oracle ordering.
 
     The oracle sorts the examples by loss ascending (eq. 27 of [1] with
     ``s = loss``; ties among equal losses do not matter). Ties in ``uncertainty``
-    are broken by index as in :func:`aurc`. Always >= 0 (up to round-off): no
-    ordering has a smaller ``L(i)`` at any ``i`` than the oracle.
+    are resolved as ``ties`` says, as in :func:`aurc`. Always >= 0 (up to round-off): no
+    ordering has a smaller ``L(i)`` at any ``i`` than the oracle. Other conventions subtract
+    their own reference: Geifman's and fd-shifts' legacy code ``e + (1 - e) ln(1 - e)``
+    (``e`` the mean loss, the continuous limit for 0/1 losses), fd-shifts the same for 0/1
+    losses and its trapezoidal AURC of the sorted losses otherwise (so it can be < 0).
 
     Parameters
     ----------
     loss : array-like of shape (n,)
     uncertainty : array-like of shape (n,)
+    ties : {"index", "average"}, default="index"
+        As in :func:`aurc` (``"average"``: the expected AuRC over random orders of the tied
+        examples, minus the oracle's).
+    convention : str, default="paper"
+        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        (this docstring) or a library's, computed as the library does, in loss units.
+        ValueError when the convention does not define this metric.
 
     Returns
     -------
@@ -530,20 +593,37 @@ def eaurc(loss, uncertainty):
     >>> eaurc([0, 1], [0.9, 0.1])  # aurc (1 + 1/2)/2 minus oracle (0 + 1/2)/2
     0.5
     """
+    _check_choice(ties, "ties", ("index", "average"))
+    if convention != "paper":
+        return _by_convention("eaurc", loss, uncertainty, convention, ties)
+    if ties == "average":
+        return _one_row(_eaurc_rows, loss, uncertainty, ties="average")
     return _one_row(_eaurc_rows, loss, uncertainty)
 
 
-def eaugrc(loss, uncertainty):
+def eaugrc(loss, uncertainty, *, ties="index", convention="paper"):
     """Excess AUGRC: ``augrc(loss, uncertainty)`` minus the AUGRC of the oracle ordering.
 
     The oracle sorts the examples by loss ascending (fd-shifts' ``augrc_optimal``;
     for 0/1 losses with error rate ``e`` it equals ``e^2 / 2``). Always >= 0 up to
-    round-off.
+    round-off. fd-shifts' convention takes the closed form ``e^2 / 2`` for 0/1 losses.
 
     Parameters
     ----------
     loss : array-like of shape (n,)
     uncertainty : array-like of shape (n,)
+    ties : {"index", "average"}, default="index"
+        For conventions that depend on the order of tied scores (``"torch-uncertainty"``,
+        ``"geifman"``, ``"fd-shifts-legacy"``, ``"mapie"``): ``"index"`` keeps the input order
+        among equal uncertainties (the library's sort made stable; its own unstable sort
+        can order them otherwise, by platform and array length), ``"average"`` gives the
+        expectation over random orders inside each tie group (on the expected curve for a
+        coverage at a risk). The paper's definition here and fd-shifts' are invariant to
+        the order: ``ties`` changes nothing.
+    convention : str, default="paper"
+        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        (this docstring) or a library's, computed as the library does, in loss units.
+        ValueError when the convention does not define this metric.
 
     Returns
     -------
@@ -554,10 +634,13 @@ def eaugrc(loss, uncertainty):
     >>> eaugrc([0, 1], [0.9, 0.1])  # 3/8 - 1/8
     0.25
     """
+    if convention != "paper":
+        return _by_convention("eaugrc", loss, uncertainty, convention, ties)
+    _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_eaugrc_rows, loss, uncertainty)
 
 
-def risk_at_coverage(loss, uncertainty, coverage):
+def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="paper"):
     """Selective risk at an exact coverage, ties resolved as the paper's selection function.
 
     Definition: the expected selective risk (ratio of expectations, eqs. 5-6 of [1])
@@ -580,6 +663,21 @@ def risk_at_coverage(loss, uncertainty, coverage):
     uncertainty : array-like of shape (n,)
     coverage : float
         Target coverage ``omega`` in (0, 1].
+    ties : {"index", "average"}, default="index"
+        For conventions that depend on the order of tied scores (``"torch-uncertainty"``,
+        ``"geifman"``, ``"fd-shifts-legacy"``, ``"mapie"``): ``"index"`` keeps the input order
+        among equal uncertainties (the library's sort made stable; its own unstable sort
+        can order them otherwise, by platform and array length), ``"average"`` gives the
+        expectation over random orders inside each tie group (on the expected curve for a
+        coverage at a risk). The paper's definition here and fd-shifts' are invariant to
+        the order: ``ties`` changes nothing.
+    convention : str, default="paper"
+        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        (this docstring) or a library's, computed as the library does, in loss units.
+        ValueError when the convention does not define this metric.
+        fd-shifts: the lowest selective risk among its working points (points whose risk
+        is below every risk at a higher coverage) of coverage >= ``coverage``;
+        torch-uncertainty: the selective risk of the ``ceil(n coverage)`` most confident.
 
     Returns
     -------
@@ -592,10 +690,13 @@ def risk_at_coverage(loss, uncertainty, coverage):
     0.5
     """
     coverage = _check_coverage(coverage)
+    if convention != "paper":
+        return _by_convention("risk_at_coverage", loss, uncertainty, convention, ties, coverage=coverage)
+    _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_risk_at_coverage_rows, loss, uncertainty, coverage=coverage)
 
 
-def coverage_at_risk(loss, uncertainty, risk):
+def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper"):
     """Largest coverage whose selective risk stays <= ``risk``, ties resolved as the paper's rule.
 
     Definition: the expected coverage of the bounded-improvement selection function
@@ -617,6 +718,22 @@ def coverage_at_risk(loss, uncertainty, risk):
     uncertainty : array-like of shape (n,)
     risk : float
         Target selective risk ``lambda >= 0``, in loss units.
+    ties : {"index", "average"}, default="index"
+        For conventions that depend on the order of tied scores (``"torch-uncertainty"``,
+        ``"geifman"``, ``"fd-shifts-legacy"``, ``"mapie"``): ``"index"`` keeps the input order
+        among equal uncertainties (the library's sort made stable; its own unstable sort
+        can order them otherwise, by platform and array length), ``"average"`` gives the
+        expectation over random orders inside each tie group (on the expected curve for a
+        coverage at a risk). The paper's definition here and fd-shifts' are invariant to
+        the order: ``ties`` changes nothing.
+    convention : str, default="paper"
+        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        (this docstring) or a library's, computed as the library does, in loss units.
+        ValueError when the convention does not define this metric.
+        fd-shifts: the largest coverage among its working points with risk <= ``risk``
+        (ValueError when there is none, where fd-shifts fails too); torch-uncertainty: the
+        largest ``k/n`` whose selective risk of the ``k`` most confident is <= ``risk``
+        (NaN when there is none, as the library).
 
     Returns
     -------
@@ -631,6 +748,9 @@ def coverage_at_risk(loss, uncertainty, risk):
     0.6666666666666666
     """
     risk = _check_risk(risk)
+    if convention != "paper":
+        return _by_convention("coverage_at_risk", loss, uncertainty, convention, ties, risk=risk)
+    _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_coverage_at_risk_rows, loss, uncertainty, risk=risk)
 
 
@@ -705,15 +825,27 @@ _ROWS = {
 }
 
 
+#: Keyword arguments the vectorised implementations take; ``ties`` only matters to these two.
+_ROWS_KEYWORDS = {aurc: {"ties"}, eaurc: {"ties"}, risk_at_coverage: {"coverage"}, coverage_at_risk: {"risk"}}
+
+
 def _resolve_metric(metric):
-    """``(scalar function, rows function or None, keyword arguments)`` of a metric name or callable."""
+    """``(scalar function, rows function or None, keyword arguments)`` of a metric name or callable.
+
+    A library's convention has no vectorised implementation: it is evaluated per resample.
+    """
     if isinstance(metric, str):
         function = get_metric(metric)
         return function, _ROWS.get(function), {}
     if not callable(metric):
         raise ValueError(f"metric must be a metric name or a callable, got {metric!r}")
     if isinstance(metric, functools.partial) and not metric.args and metric.func in _ROWS:
-        return metric, _ROWS[metric.func], dict(metric.keywords)
+        kwargs = dict(metric.keywords)
+        if kwargs.pop("convention", "paper") != "paper":
+            return metric, None, {}
+        allowed = _ROWS_KEYWORDS.get(metric.func, set())
+        kwargs = {k: v for k, v in kwargs.items() if k in allowed or k != "ties"}
+        return metric, _ROWS[metric.func], kwargs
     return metric, _ROWS.get(metric), {}
 
 
@@ -727,8 +859,8 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
 
     The metrics of this module (:func:`aurc` with either ``ties``, :func:`augrc`,
     :func:`eaurc`, :func:`eaugrc`, :func:`risk_at_coverage`, :func:`coverage_at_risk`,
-    by name or as a function, also as ``functools.partial(f, keyword=...)``) are
-    evaluated for a whole block of resamples at once with array operations (a
+    by name or as a function, also as ``functools.partial(f, keyword=...)``, in the
+    paper's convention) are evaluated for a whole block of resamples at once with array operations (a
     resample is a vector of multiplicities over the sample, sorted once, O(n) per
     resample); any other callable is called once per resample, on the resampled
     arrays listed in index order. Both give the same values up to round-off for the

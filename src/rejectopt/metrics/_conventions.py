@@ -1,0 +1,273 @@
+"""The risk-coverage metrics as other libraries compute them: one function per (convention, metric).
+
+Every function takes validated float64 arrays ``loss`` (non-negative) and ``uncertainty``
+(larger = more uncertain; the libraries' confidence is ``-uncertainty``) and returns a float
+in loss units (fd-shifts' display factor 1000 is not applied). The arithmetic follows each
+library's own code step by step (sequential sums where the library loops, its rounding of
+the coverage grid, its comparisons), so the values agree with the libraries' to round-off;
+``tests/data/metric_conventions_golden.json`` holds the libraries' own values and
+``benchmarks/golden/make_convention_golden.py`` the code that made them.
+
+Ties. Every library here sorts the examples by confidence; when several examples share a
+score the libraries that walk the sorted examples one by one (all but fd-shifts) depend on
+the order their sort leaves the tied examples in. NumPy's default ``argsort`` and
+``torch.argsort`` are not stable sorts, so on tied scores the libraries' own values can change
+with the platform, the library version and the array's length. Here ``ties="index"`` sorts
+stably in the library's direction, so among tied examples the input order decides (what the
+library computes whenever its sort keeps equal keys in place), and ``ties="average"``
+replaces the losses of every tie group by the group's mean: the cumulative losses become the
+expected ones under a uniformly random order inside each group, so every metric that is
+linear in them -- all areas and the risk at a coverage -- is the exact expectation over the
+orders of the tied examples; a coverage at a risk is read on that expected curve.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: The conventions, ``paper`` first (the default of :mod:`rejectopt.metrics`).
+CONVENTIONS = ("paper", "fd-shifts", "fd-shifts-legacy", "geifman", "torch-uncertainty", "mapie")
+
+#: Where each convention comes from (named in error messages and the docs).
+SOURCES = {
+    "paper": "eq. (27) of Franc, Prusa & Voracek (JMLR 2023)",
+    "fd-shifts": "fd-shifts' RiskCoverageStats (fd_shifts/analysis/rc_stats.py)",
+    "fd-shifts-legacy": "fd-shifts' legacy StatsCache metrics (fd_shifts/analysis/metrics.py, legacy=True)",
+    "geifman": "Geifman & El-Yaniv's RC_curve (uncertainty_ICLR, utils/uncertainty_tools.py)",
+    "torch-uncertainty": "torch-uncertainty's AURC / AUGRC / RiskAtxCov / CovAtxRisk",
+    "mapie": "MAPIE's auarc (mapie.metrics.uncertainty), as 1 - AUARC",
+}
+
+#: The metrics each convention defines; asking another raises ValueError.
+DEFINED = {
+    "paper": ("aurc", "augrc", "eaurc", "eaugrc", "risk_at_coverage", "coverage_at_risk"),
+    "fd-shifts": ("aurc", "augrc", "eaurc", "eaugrc", "risk_at_coverage", "coverage_at_risk"),
+    "fd-shifts-legacy": ("aurc", "eaurc"),
+    "geifman": ("aurc", "eaurc"),
+    "torch-uncertainty": ("aurc", "augrc", "risk_at_coverage", "coverage_at_risk"),
+    "mapie": ("aurc",),
+}
+
+#: Conventions whose values depend on the order of tied examples (``ties`` matters).
+ORDER_DEPENDENT = ("paper", "fd-shifts-legacy", "geifman", "torch-uncertainty", "mapie")
+
+
+def check(convention, metric):
+    """Raise ValueError unless ``convention`` is known and defines ``metric``."""
+    if not isinstance(convention, str) or convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {', '.join(map(repr, CONVENTIONS))}; got {convention!r}")
+    if metric not in DEFINED[convention]:
+        having = [c for c in CONVENTIONS if metric in DEFINED[c]]
+        raise ValueError(
+            f"convention {convention!r} ({SOURCES[convention]}) does not define {metric}; "
+            f"the conventions that do: {', '.join(map(repr, having))}")
+
+
+def tie_means(loss, uncertainty):
+    """Each loss replaced by the mean loss of its tie group (examples of equal uncertainty)."""
+    _, group = np.unique(uncertainty, return_inverse=True)
+    sums = np.bincount(group, weights=loss)
+    return (sums / np.bincount(group))[group]
+
+
+def _sequential_sum(values):
+    """Left-to-right float sum, as Python's ``sum`` over an array (the libraries' loops)."""
+    return float(np.add.accumulate(values)[-1]) if values.size else 0.0
+
+
+def _remaining_sums(sorted_loss):
+    """Loss sum left after removing the first ``i`` sorted examples, i = 0..n-1, by repeated subtraction."""
+    total = _sequential_sum(sorted_loss)
+    return np.subtract.accumulate(np.concatenate(([total], sorted_loss[:-1])))
+
+
+def _trapezoid(y, x):
+    """``numpy.trapezoid(y, x)`` (the same expression, so the same rounding)."""
+    return float(np.add.reduce(np.diff(x) * (y[1:] + y[:-1]) / 2.0))
+
+
+def _ascending_confidence(loss, uncertainty):
+    """Losses and confidences sorted by confidence ascending, stably (ties keep the input order)."""
+    order = np.argsort(-uncertainty, kind="stable")
+    return loss[order], -uncertainty[order]
+
+
+def _descending_confidence(loss, uncertainty):
+    """Losses sorted by confidence descending, stably (ties keep the input order)."""
+    return loss[np.argsort(uncertainty, kind="stable")]
+
+
+# --------------------------------------------------------------------------------------------
+# fd-shifts: RiskCoverageStats (points only between distinct scores, trapezoid, coverage-0 point)
+# --------------------------------------------------------------------------------------------
+def _fd_curve(loss, uncertainty, generalized):
+    """fd-shifts' ``selective_risk_stats`` / ``generalized_risk_stats``: coverages, risks, working points.
+
+    Examples are removed least confident first; a point is placed after the last example of
+    each tie group, plus ``(1, L(n)/n)`` and a coverage-0 point (risk repeated for the
+    selective risk, 0 for the generalized one). A point is a working point when its risk is
+    strictly below every risk at a higher coverage.
+    """
+    r, c = _ascending_confidence(loss, uncertainty)
+    n = r.size
+    remaining = _remaining_sums(r)  # remaining[i + 1]: after removing i + 1 examples
+    at = np.flatnonzero(c[:-1] != c[1:])  # i with a point after removing examples 0..i
+    kept = n - 1 - at
+    risks = np.concatenate(([remaining[0] / n], remaining[at + 1] / (kept if not generalized else n)))
+    coverages = np.concatenate(([1.0], kept / n, [0.0]))
+    working = [True]
+    lowest = risks[0]
+    for risk in risks[1:]:
+        working.append(bool(risk < lowest))
+        lowest = min(lowest, risk)
+    if generalized:
+        working.append(bool(risks[-1] > 0))
+        risks = np.concatenate((risks, [0.0]))
+    else:
+        working.append(False)
+        risks = np.concatenate((risks, [risks[-1]]))
+    return coverages, risks, np.asarray(working)
+
+
+def _fd_area(loss, uncertainty, generalized):
+    coverages, risks, _ = _fd_curve(loss, uncertainty, generalized)
+    return -_trapezoid(risks, coverages)
+
+
+def _is_binary(loss):
+    return bool(np.all((loss == 0) | (loss == 1)))
+
+
+def _fd_optimal(loss, generalized):
+    """fd-shifts' ``aurc_optimal`` / ``augrc_optimal``: closed forms for 0/1 losses, else the sorted losses."""
+    if _is_binary(loss):
+        err = np.mean(loss)
+        if generalized:
+            return float(0.5 * err**2)
+        return float(err + (1 - err) * np.log(1 - err + np.finfo(err.dtype).eps))
+    ordered = np.sort(loss)  # the oracle: confidences linspace(1, 0, n) on the ascending losses
+    return _fd_area(ordered, np.arange(ordered.size, dtype=np.float64), generalized)
+
+
+def fd_shifts(metric, loss, uncertainty, coverage=None, risk=None):
+    if metric == "aurc":
+        return _fd_area(loss, uncertainty, False)
+    if metric == "augrc":
+        return _fd_area(loss, uncertainty, True)
+    if metric == "eaurc":
+        return _fd_area(loss, uncertainty, False) - _fd_optimal(loss, False)
+    if metric == "eaugrc":
+        return _fd_area(loss, uncertainty, True) - _fd_optimal(loss, True)
+    coverages, risks, working = _fd_curve(loss, uncertainty, False)
+    coverages, risks = coverages[working], risks[working]
+    if metric == "risk_at_coverage":  # get_working_point(target_cov): the lowest risk at coverage >= target
+        return float(risks[coverages >= coverage].min())
+    admissible = risks <= risk  # get_working_point(target_risk): the largest coverage at risk <= target
+    if not admissible.any():
+        raise ValueError(f"convention 'fd-shifts': no working point of the risk-coverage curve has a selective "
+                         f"risk <= {risk!r} (the lowest is {risks.min()!r}); fd-shifts' get_working_point fails here too")
+    return float(coverages[admissible].max())
+
+
+# --------------------------------------------------------------------------------------------
+# fd-shifts legacy: StatsCache.rc_curve_stats and the aurc / e-aurc metric functions
+# --------------------------------------------------------------------------------------------
+def fd_shifts_legacy(metric, loss, uncertainty):
+    """Legacy fd-shifts: after removing ``i + 1`` examples the risk is ``L/(n - 1 - i)``, a point is
+    kept when the removed example starts a new score (and always for the first one), each with
+    the weight of the examples removed since the previous point; AURC is the weighted mean of
+    consecutive risk pairs. E-AURC subtracts ``e + (1 - e) ln(1 - e + eps)``, ``e`` the mean loss.
+    """
+    r, c = _ascending_confidence(loss, uncertainty)
+    n = r.size
+    remaining = _remaining_sums(r)
+    starts = np.ones(max(n - 1, 0), dtype=bool)  # removal i (0..n-2) keeps a point: i == 0 or a new score
+    starts[1:] = c[1 : n - 1] != c[: n - 2]
+    at = np.flatnonzero(starts)
+    risks = np.concatenate(([remaining[0] / n], remaining[at + 1] / (n - 1 - at)))
+    weights = np.diff(np.concatenate(([-1], at))) / n
+    tail = (n - 2) - (at[-1] if at.size else -1)
+    if tail > 0:
+        risks = np.concatenate((risks, [risks[-1]]))
+        weights = np.concatenate((weights, [tail / n]))
+    area = _sequential_sum((risks[:-1] + risks[1:]) * 0.5 * weights)
+    if metric == "aurc":
+        return area
+    err = np.mean(loss)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(area - (err + (1 - err) * np.log(1 - err + np.finfo(err.dtype).eps)))
+
+
+# --------------------------------------------------------------------------------------------
+# Geifman & El-Yaniv: RC_curve of utils/uncertainty_tools.py
+# --------------------------------------------------------------------------------------------
+def geifman(metric, loss, uncertainty):
+    """One point per removed example, risk ``L / (n - i)`` after removing ``i + 1`` (one more than the
+    examples left), AUC the mean of the ``n`` risks; E-AURC subtracts ``e + (1 - e) ln(1 - e)``
+    (NaN when every loss is 1, as the original)."""
+    r, _ = _ascending_confidence(loss, uncertainty)
+    n = r.size
+    remaining = _remaining_sums(r)
+    risks = np.concatenate(([remaining[0] / n], remaining[1:] / (n - np.arange(n - 1))))
+    area = _sequential_sum(risks) / n
+    if metric == "aurc":
+        return area
+    err = np.mean(loss)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(area - (err + (1 - err) * np.log(1 - err)))
+
+
+# --------------------------------------------------------------------------------------------
+# torch-uncertainty: AURC, AUGRC, RiskAtxCov, CovAtxRisk
+# --------------------------------------------------------------------------------------------
+def torch_uncertainty(metric, loss, uncertainty, coverage=None, risk=None):
+    """Selective risks at coverages ``k/N``, k = 1..N (no coverage-0 point); the areas are the
+    trapezoid over them divided by ``1 - 1/N`` (NaN for N < 2, as the library); the risk at a
+    coverage is the risk at ``ceil(N coverage)``; the coverage at a risk the largest ``k/N`` whose
+    risk is <= it (NaN when none is)."""
+    e = _descending_confidence(loss, uncertainty)
+    n = e.size
+    rates = np.cumsum(e) / np.arange(1, n + 1, dtype=np.float64)
+    if metric == "risk_at_coverage":
+        return float(rates[math.ceil(n * coverage) - 1])
+    if metric == "coverage_at_risk":
+        admissible = np.flatnonzero(rates <= risk)
+        return float((admissible[-1] + 1) / n) if admissible.size else float("nan")
+    if n < 2:
+        return float("nan")
+    cov = np.arange(1, n + 1) / n
+    y = rates if metric == "aurc" else rates * cov
+    return _trapezoid(y, cov) / (1 - 1 / n)
+
+
+# --------------------------------------------------------------------------------------------
+# MAPIE: auarc (mean accuracy of the k most confident, k = 1..n), AURC = 1 - AUARC
+# --------------------------------------------------------------------------------------------
+def mapie(metric, loss, uncertainty, original_loss):
+    """1 - MAPIE's AUARC; MAPIE takes correctness ``1 - loss`` and refuses anything but 0/1."""
+    if not _is_binary(original_loss):
+        raise ValueError("convention 'mapie' (MAPIE's auarc) takes 0/1 losses only (correctness = 1 - loss), got "
+                         f"values {np.unique(original_loss)[:5].tolist()}...; pass 0/1 errors (e.g. the 0/100 "
+                         "loss divided by 100) or choose another convention")
+    correct = (1.0 - loss)[np.argsort(uncertainty, kind="stable")]
+    accuracy = np.cumsum(correct) / np.arange(1, correct.size + 1, dtype=float)
+    return 1.0 - float(np.mean(accuracy))
+
+
+def evaluate(metric, loss, uncertainty, convention, ties, coverage=None, risk=None):
+    """``metric`` of validated ``(loss, uncertainty)`` under a non-paper ``convention``."""
+    check(convention, metric)
+    original = loss
+    if ties == "average" and convention in ORDER_DEPENDENT:
+        loss = tie_means(loss, uncertainty)
+    if convention == "fd-shifts":
+        return fd_shifts(metric, loss, uncertainty, coverage, risk)
+    if convention == "fd-shifts-legacy":
+        return fd_shifts_legacy(metric, loss, uncertainty)
+    if convention == "geifman":
+        return geifman(metric, loss, uncertainty)
+    if convention == "torch-uncertainty":
+        return torch_uncertainty(metric, loss, uncertainty, coverage, risk)
+    return mapie(metric, loss, uncertainty, original)

@@ -1,0 +1,216 @@
+"""The risk-coverage metrics under other libraries' conventions, against the libraries' own values.
+
+``tests/data/metric_conventions_golden.json`` holds values computed by MAPIE's and
+torch-uncertainty's released code and by fd-shifts' and Geifman's functions re-typed from their
+repositories (``benchmarks/golden/make_convention_golden.py``, provenance in the file), on the
+issue's 4-sample example, fd-shifts' own RC_STATS_TEST_CASES and 320 random cases with ties,
+plateaus and graded losses.
+"""
+
+import functools
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rejectopt.metrics import (
+    CONVENTIONS,
+    augrc,
+    aurc,
+    bootstrap_ci,
+    coverage_at_risk,
+    eaugrc,
+    eaurc,
+    risk_at_coverage,
+)
+
+GOLDEN = json.loads((Path(__file__).parent / "data" / "metric_conventions_golden.json").read_text())
+FUNCTIONS = {"aurc": aurc, "augrc": augrc, "eaurc": eaurc, "eaugrc": eaugrc,
+             "risk_at_coverage": risk_at_coverage, "coverage_at_risk": coverage_at_risk}
+LIBRARIES = [c for c in CONVENTIONS if c != "paper"]
+
+
+def _call(metric, loss, uncertainty, case, **kwargs):
+    target = {"risk_at_coverage": (case["coverage"],), "coverage_at_risk": (case["risk"],)}.get(metric, ())
+    return FUNCTIONS[metric](loss, uncertainty, *target, **kwargs)
+
+
+def _same(got, want):
+    if math.isnan(want):
+        return math.isnan(got)
+    return math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_the_golden_file_covers_what_it_claims():
+    cases = GOLDEN["cases"]
+    assert sum(c["id"].startswith("random-") for c in cases) >= 300
+    assert sum(c["id"].startswith("fd-shifts:") for c in cases) == 31  # RC_STATS_TEST_CASES without NaN
+    random_cases = [c for c in cases if c["id"].startswith("random-")]
+    assert sum(len(set(c["uncertainty"])) < len(c["uncertainty"]) for c in random_cases) > 150  # ties
+    assert sum(not set(c["loss"]) <= {0.0, 1.0} for c in random_cases) > 100  # graded losses
+    provenance = GOLDEN["provenance"]
+    assert {"mapie", "torch-uncertainty", "torch", "numpy"} <= set(provenance["packages"])
+    assert provenance["re-typed"]["fd-shifts"]["repo"] == "IML-DKFZ/fd-shifts"
+
+
+@pytest.mark.parametrize("convention", LIBRARIES)
+def test_every_value_equals_the_librarys_own(convention):
+    checked, wrong = 0, []
+    for case in GOLDEN["cases"]:
+        values = case["values"].get(convention)
+        if values is None:
+            continue
+        loss, uncertainty = np.asarray(case["loss"]), np.asarray(case["uncertainty"])
+        order = case.get("order", {}).get(convention)
+        if order is not None:  # the library's unstable sort put tied examples in this order
+            loss, uncertainty = loss[order], uncertainty[order]
+        for metric, want in values.items():
+            if isinstance(want, dict):  # the library itself fails here
+                with pytest.raises(ValueError, match=convention):
+                    _call(metric, loss, uncertainty, case, convention=convention)
+                checked += 1
+                continue
+            got = _call(metric, loss, uncertainty, case, convention=convention)
+            checked += 1
+            if not _same(got, want):
+                wrong.append((case["id"], metric, got, want))
+    assert checked >= (150 if convention == "mapie" else 600)  # MAPIE: AURC of 0/1 losses only
+    assert not wrong, wrong[:5]
+
+
+def test_the_papers_aurc_is_mapies_one_minus_auarc_on_every_binary_case():
+    checked = 0
+    for case in GOLDEN["cases"]:
+        if "mapie" in case["values"]:
+            assert _same(aurc(case["loss"], case["uncertainty"]), case["values"]["mapie"]["aurc"]), case["id"]
+            checked += 1
+    assert checked > 150
+
+
+# The issue's example: losses [0, 1, 0, 1], confidences [.9, .8, .7, .1] (uncertainty = -confidence).
+LOSS = [0, 1, 0, 1]
+UNCERTAINTY = [-0.9, -0.8, -0.7, -0.1]
+
+
+def test_the_four_sample_example():
+    # fd-shifts: points (1, 1/2), (3/4, 1/3), (1/2, 1/2), (1/4, 0), (0, 0), trapezoid = 13/48
+    assert aurc(LOSS, UNCERTAINTY, convention="fd-shifts") == pytest.approx(13 / 48, abs=1e-15)
+    assert augrc(LOSS, UNCERTAINTY, convention="fd-shifts") == 0.1875
+    # Geifman: (1/2 + 1/4 + 1/3 + 0) / 4 = 13/48, the same number by another road
+    assert aurc(LOSS, UNCERTAINTY, convention="geifman") == pytest.approx(13 / 48, abs=1e-15)
+    assert aurc(LOSS, UNCERTAINTY, convention="fd-shifts-legacy") == pytest.approx(13 / 48, abs=1e-15)
+    # MAPIE: 1 - mean(1, 1/2, 2/3, 1/2) = 1/3, eq. (27) of the paper
+    assert aurc(LOSS, UNCERTAINTY, convention="mapie") == pytest.approx(1 / 3, abs=1e-15)
+    assert aurc(LOSS, UNCERTAINTY) == pytest.approx(1 / 3, abs=1e-15)
+    # torch-uncertainty: trapezoid over (k/4, r_k) = 13/48, divided by 1 - 1/4
+    assert aurc(LOSS, UNCERTAINTY, convention="torch-uncertainty") == pytest.approx(13 / 36, abs=1e-15)
+    assert augrc(LOSS, UNCERTAINTY, convention="torch-uncertainty") == pytest.approx(0.25, abs=1e-15)
+    assert round(aurc(LOSS, UNCERTAINTY, convention="torch-uncertainty"), 3) == 0.361
+
+
+def test_swapping_tied_examples_moves_every_convention_but_fd_shifts():
+    tied = [-0.9, -0.8, -0.8, -0.1]
+    a, b = [0, 1, 0, 1], [0, 0, 1, 1]  # the two tied examples (positions 1 and 2) swapped
+    assert aurc(a, tied, convention="fd-shifts") == aurc(b, tied, convention="fd-shifts") == 0.1875
+    expected = {"torch-uncertainty": (13 / 36, 7 / 36), "geifman": (3 / 16, 13 / 48),
+                "fd-shifts-legacy": (7 / 48, 1 / 3), "mapie": (1 / 3, 5 / 24), "paper": (1 / 3, 5 / 24)}
+    for convention, (before, after) in expected.items():
+        assert aurc(a, tied, convention=convention) == pytest.approx(before, abs=1e-15), convention
+        assert aurc(b, tied, convention=convention) == pytest.approx(after, abs=1e-15), convention
+        # the tie-averaged value is the same for both orders: the mean of the two orders' values
+        for loss in (a, b):
+            assert aurc(loss, tied, ties="average", convention=convention) == pytest.approx(
+                (before + after) / 2, abs=1e-15), convention
+    assert round(aurc(b, tied, convention="torch-uncertainty"), 3) == 0.194
+
+
+def _every_tie_order(loss, uncertainty):
+    """All orders of the examples inside each tie group (input positions of each group permuted)."""
+    groups = [np.flatnonzero(uncertainty == value) for value in np.unique(uncertainty)]
+    for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
+        order = np.arange(loss.size)
+        for group, permuted in zip(groups, choice):
+            order[group] = permuted
+        yield loss[order], uncertainty[order]
+
+
+@pytest.mark.parametrize("convention", ["torch-uncertainty", "geifman", "fd-shifts-legacy", "mapie", "paper"])
+def test_tie_average_is_the_mean_over_every_order_of_the_tied_examples(convention):
+    rng = np.random.default_rng(7)
+    metrics = [m for m in ("aurc", "augrc", "eaurc", "risk_at_coverage") if _defines(convention, m)]
+    for _ in range(12):
+        n = int(rng.integers(2, 7))
+        uncertainty = rng.integers(0, 3, n).astype(float)  # at most 5! x 1 orders
+        loss = (rng.random(n) < 0.5).astype(float) if convention == "mapie" else rng.choice([0.0, 0.3, 1.0], n)
+        case = {"coverage": float(rng.choice([0.4, 0.75, 1.0])), "risk": 0.3}
+        for metric in metrics:
+            values = [_call(metric, lo, un, case, convention=convention) for lo, un in _every_tie_order(loss, uncertainty)]
+            averaged = _call(metric, loss, uncertainty, case, convention=convention, ties="average")
+            assert averaged == pytest.approx(np.mean(values), abs=1e-12), (convention, metric, loss, uncertainty)
+
+
+def _defines(convention, metric):
+    try:
+        _call(metric, [0.0, 1.0], [0.0, 1.0], {"coverage": 1.0, "risk": 1.0}, convention=convention)
+    except ValueError:
+        return False
+    return True
+
+
+def test_fd_shifts_ignores_the_order_of_ties():
+    rng = np.random.default_rng(3)
+    loss, uncertainty = rng.random(30), rng.integers(0, 4, 30).astype(float)
+    orders = [np.lexsort((rng.random(30), uncertainty)) for _ in range(5)]  # tie groups shuffled
+    for metric in FUNCTIONS:
+        case = {"coverage": 0.6, "risk": 0.6}
+        values = [_call(metric, loss[o], uncertainty[o], case, convention="fd-shifts") for o in orders]
+        assert max(values) - min(values) < 1e-12, metric
+        assert len({tuple(loss[o]) for o in orders}) == 5  # the orders differ
+
+
+@pytest.mark.parametrize(("convention", "metric"), [
+    ("mapie", "eaurc"), ("mapie", "augrc"), ("mapie", "risk_at_coverage"), ("torch-uncertainty", "eaurc"),
+    ("geifman", "augrc"), ("geifman", "coverage_at_risk"), ("fd-shifts-legacy", "eaugrc"),
+    ("torch-uncertainty", "eaugrc"),
+])
+def test_a_metric_the_convention_lacks_is_an_error_naming_both(convention, metric):
+    with pytest.raises(ValueError, match=rf"convention '{convention}' .* does not define {metric}"):
+        _call(metric, LOSS, UNCERTAINTY, {"coverage": 0.5, "risk": 0.5}, convention=convention)
+
+
+def test_unknown_convention_and_non_binary_mapie_losses_are_errors():
+    with pytest.raises(ValueError, match="convention must be one of 'paper', 'fd-shifts'.*got 'sklearn'"):
+        aurc(LOSS, UNCERTAINTY, convention="sklearn")
+    with pytest.raises(ValueError, match="convention 'mapie'.*0/1 losses"):
+        aurc([0, 100, 0, 100], UNCERTAINTY, convention="mapie")
+    with pytest.raises(ValueError, match="ties must be one of 'index', 'average'"):
+        augrc(LOSS, UNCERTAINTY, ties="random", convention="torch-uncertainty")
+
+
+def test_torch_uncertainty_returns_nan_where_the_library_does():
+    assert math.isnan(aurc([1.0], [0.0], convention="torch-uncertainty"))  # area of one point
+    assert math.isnan(coverage_at_risk([1, 1], [0, 1], 0.5, convention="torch-uncertainty"))
+    with pytest.raises(ValueError, match="no working point"):
+        coverage_at_risk([1, 1], [0, 1], 0.5, convention="fd-shifts")
+
+
+def test_the_paper_convention_is_the_default_bit_for_bit():
+    rng = np.random.default_rng(11)
+    loss, uncertainty = 100.0 * (rng.random(200) < 0.3), np.round(rng.random(200), 1)
+    assert aurc(loss, uncertainty, convention="paper") == aurc(loss, uncertainty)
+    assert eaurc(loss, uncertainty, convention="paper") == eaurc(loss, uncertainty)
+    assert risk_at_coverage(loss, uncertainty, 0.7, convention="paper") == risk_at_coverage(loss, uncertainty, 0.7)
+
+
+def test_bootstrap_evaluates_a_library_convention_per_resample():
+    rng = np.random.default_rng(5)
+    loss, uncertainty = (rng.random(40) < 0.4).astype(float), np.round(rng.random(40), 1)
+    metric = functools.partial(aurc, convention="torch-uncertainty")
+    low, high = bootstrap_ci(metric, loss, uncertainty, n_resamples=60, random_state=2)
+    draws = np.random.default_rng(2).integers(0, 40, size=(60, 40))
+    draws.sort(axis=1)
+    values = [aurc(loss[i], uncertainty[i], convention="torch-uncertainty") for i in draws]
+    assert (low, high) == tuple(np.quantile(values, [0.025, 0.975]))
