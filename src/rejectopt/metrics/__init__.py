@@ -17,7 +17,7 @@ library computes it, tie rule and scale included (in loss units: fd-shifts' disp
 1000 is left out). A metric a convention does not define raises ValueError naming both.
 Where a convention depends on the order of tied scores, ``ties="index"`` takes the input
 order and ``ties="average"`` the expectation over random orders of the tied examples. The
-definitions side by side: ``docs/metrics_conventions.md``; the libraries' own values, which
+definitions side by side: ``docs/guide/metric_conventions.md``; the libraries' own values, which
 the tests compare with to 1e-12: ``tests/data/metric_conventions_golden.json``.
 
 References
@@ -203,7 +203,7 @@ def aurc(loss, uncertainty, ties="index", convention="paper"):
         tied examples otherwise, by platform and array length); fd-shifts' AURC is
         invariant to the order.
     convention : str, default="paper"
-        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        Whose definition (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``): ``"paper"``
         (this docstring) or a library's, computed as the library does, in loss units.
         ValueError when the convention does not define this metric.
 
@@ -526,7 +526,7 @@ def augrc(loss, uncertainty, *, ties="index", convention="paper"):
         coverage at a risk). The paper's definition here and fd-shifts' are invariant to
         the order: ``ties`` changes nothing.
     convention : str, default="paper"
-        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        Whose definition (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``): ``"paper"``
         (this docstring, fd-shifts' AUGRC) or a library's, computed as the library does, in loss units.
         ValueError when the convention does not define this metric.
 
@@ -580,7 +580,7 @@ def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
         As in :func:`aurc` (``"average"``: the expected AuRC over random orders of the tied
         examples, minus the oracle's).
     convention : str, default="paper"
-        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        Whose definition (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``): ``"paper"``
         (this docstring) or a library's, computed as the library does, in loss units.
         ValueError when the convention does not define this metric.
 
@@ -621,7 +621,7 @@ def eaugrc(loss, uncertainty, *, ties="index", convention="paper"):
         coverage at a risk). The paper's definition here and fd-shifts' are invariant to
         the order: ``ties`` changes nothing.
     convention : str, default="paper"
-        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        Whose definition (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``): ``"paper"``
         (this docstring) or a library's, computed as the library does, in loss units.
         ValueError when the convention does not define this metric.
 
@@ -672,7 +672,7 @@ def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="p
         coverage at a risk). The paper's definition here and fd-shifts' are invariant to
         the order: ``ties`` changes nothing.
     convention : str, default="paper"
-        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        Whose definition (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``): ``"paper"``
         (this docstring) or a library's, computed as the library does, in loss units.
         ValueError when the convention does not define this metric.
         fd-shifts: the lowest selective risk among its working points (points whose risk
@@ -727,7 +727,7 @@ def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper
         coverage at a risk). The paper's definition here and fd-shifts' are invariant to
         the order: ``ties`` changes nothing.
     convention : str, default="paper"
-        Whose definition (:data:`CONVENTIONS`; ``docs/metrics_conventions.md``): ``"paper"``
+        Whose definition (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``): ``"paper"``
         (this docstring) or a library's, computed as the library does, in loss units.
         ValueError when the convention does not define this metric.
         fd-shifts: the largest coverage among its working points with risk <= ``risk``
