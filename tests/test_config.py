@@ -1,10 +1,29 @@
-"""Tests of rejectopt.config's run environment: the pinned OpenBLAS kernels."""
+"""Tests of rejectopt.config: the run environment (the pinned OpenBLAS kernels), the plugins, and
+the run's plan (what it tracks, what it refuses before any job, what it does not read)."""
 
+import os
 import platform
+import sys
+import textwrap
+import time
+from pathlib import Path
 
 import pytest
+import yaml
+from sklearn.datasets import load_wine
+from test_pipeline import snakemake
 
-from rejectopt.config import BLAS_CORETYPE, blas_environment
+from rejectopt.config import (
+    BLAS_CORETYPE,
+    C_MAX,
+    ConfigError,
+    PluginError,
+    blas_environment,
+    load_plugins,
+    plan_run,
+    validate_config,
+)
+from rejectopt.scores import SCORES
 
 AVX2 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
 NO_AVX2 = "processor\t: 0\nflags\t\t: fpu sse2 avx\n"
@@ -35,3 +54,232 @@ def test_nothing_is_pinned_without_avx2_or_cpuinfo_or_on_another_architecture(x8
 def test_the_users_value_wins(x86, tmp_path):
     (tmp_path / "cpuinfo").write_text(AVX2)
     assert blas_environment({"OPENBLAS_CORETYPE": "SkylakeX"}, tmp_path / "cpuinfo") == {}
+
+
+# --- the run's plan: tracked plugin files, checks before any job, no data file parsed ----------
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+
+#: A user's score: the mean Trn2 loss of the k = 1 + round(C) nearest neighbours.
+KNN_PLUGIN = textwrap.dedent(
+    '''
+    import numpy as np
+    from sklearn.neighbors import KNeighborsRegressor
+
+    import rejectopt
+
+
+    @rejectopt.scores.register_score("test_cfg_knn")
+    class KNNLoss:
+        def __init__(self, C=1.0):
+            self.C = C
+
+        def fit(self, X, y_pred, loss):
+            k = min(1 + int(round(self.C)), len(loss))
+            self.model_ = KNeighborsRegressor(n_neighbors=k).fit(X, loss)
+            return self
+
+        def predict(self, X, y_pred):
+            return self.model_.predict(X)
+    '''
+)
+
+
+def _default_config(**change):
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config.update(change)
+    return config
+
+
+def _planned_jobs(run) -> dict:
+    """``rule -> count`` of a ``--quiet rules`` dry run."""
+    lines = (run.stdout + run.stderr).splitlines()
+    return {line.split()[0]: int(line.split()[1]) for line in lines
+            if len(line.split()) == 2 and line.split()[1].isdigit() and line.split()[0] != "total"}
+
+
+def test_an_edited_plugin_or_custom_file_reruns_what_depends_on_it(tmp_path):
+    """Real dry runs after the outputs are up to date: the plugin's file is an input of the score
+    job that learns its score (only that job reruns), the custom CSV an input of the preparation
+    (all rerun)."""
+    (tmp_path / "cfg_scores.py").write_text(KNN_PLUGIN)
+    frame = load_wine(as_frame=True).frame
+    frame.to_csv(tmp_path / "wine.csv", index=False)
+    (tmp_path / "user.yaml").write_text(textwrap.dedent(
+        """
+        plugins: [cfg_scores]
+        custom_datasets:
+          wine: {path: wine.csv, target: target}
+        datasets: [wine]
+        n_splits: 1
+        classifiers: {classification: [lr]}
+        C_classifier: [1]
+        C_score: [1]
+        scores: {lr: [test_cfg_knn]}
+        landmarks: {enabled: false}
+        ood: {datasets: []}
+        double_hinge: {datasets: []}
+        """
+    ))
+    target, config = "results/scores/wine/lr.npz", ("--configfile", str(tmp_path / "user.yaml"))
+    # the outputs made up to date without running the jobs (their content is not what is tested)
+    outputs = ["data/wine/data.npz", "data/wine/splits.npz", "classifiers/wine/lr/split_0.npz", "scores/wine/lr.npz"]
+    for i, name in enumerate(outputs):
+        (tmp_path / "results" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "results" / name).touch()
+    run = snakemake(tmp_path, target, "--touch", "--cores", "1", *config)
+    assert run.returncode == 0, run.stderr[-3000:]
+    scores = tmp_path / target
+    dry = snakemake(tmp_path, target, "-n", *config, "--quiet", "rules")
+    assert dry.returncode == 0 and _planned_jobs(dry) == {}, dry.stderr[-3000:]
+
+    plugin = tmp_path / "cfg_scores.py"
+    plugin.write_text(KNN_PLUGIN.replace("k = min(1 + int(round(self.C))", "k = min(2 + int(round(self.C))"))
+    later = scores.stat().st_mtime + 5
+    os.utime(plugin, (later, later))
+    dry = snakemake(tmp_path, target, "-n", *config, "--quiet", "rules")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert _planned_jobs(dry) == {"learn_score": 1}
+
+    os.utime(tmp_path / "wine.csv", (later + 5, later + 5))
+    dry = snakemake(tmp_path, target, "-n", *config, "--quiet", "rules")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = _planned_jobs(dry)
+    training = [rule for rule in jobs if rule.startswith("train_classifier")]
+    assert len(training) == 1 and jobs[training[0]] == 1, dry.stdout + dry.stderr
+    assert {r: n for r, n in jobs.items() if r not in training} == {"prepare_dataset": 1, "make_splits": 1,
+                                                                     "learn_score": 1}
+
+
+def test_plan_names_the_plugin_file_of_each_classifiers_scores(tmp_path):
+    (tmp_path / "cfg_plan_scores.py").write_text(KNN_PLUGIN.replace("test_cfg_knn", "test_cfg_plan_knn"))
+    try:
+        load_plugins(["cfg_plan_scores"], search_dir=tmp_path)
+        plan = plan_run(_default_config(datasets=["letter"], scores={"lr": ["sele", "test_cfg_plan_knn"], "svm": ["reg"]}))
+        assert plan.code_files_of("lr") == [str((tmp_path / "cfg_plan_scores.py").resolve())]
+        assert plan.code_files_of("svm") == [] and plan.code_files_of("xgb") == []
+    finally:
+        SCORES.remove("test_cfg_plan_knn")
+        sys.modules.pop("cfg_plan_scores", None)
+
+
+def test_a_stray_sklearn_py_in_the_working_directory_changes_nothing(tmp_path):
+    """The working directory is never put on sys.path: its sklearn.py is not imported, the plan holds."""
+    (tmp_path / "sklearn.py").write_text("raise ImportError('the stray sklearn.py was imported')\n")
+    (tmp_path / "cfg_stray.py").write_text("VALUE = 1\n")
+    (tmp_path / "user.yaml").write_text("plugins: [cfg_stray]\ndatasets: [shuttle]\nn_splits: 1\n")
+    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(tmp_path / "user.yaml"), timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "stray sklearn.py" not in run.stdout + run.stderr
+    jobs = _planned_jobs(run)
+    assert jobs["prepare_dataset"] == 1 and jobs["learn_score"] == 3  # shuttle; lr, svm, xgb
+
+
+def test_a_plugin_named_like_an_installed_module_is_refused(tmp_path):
+    (tmp_path / "sklearn.py").write_text("VALUE = 1\n")
+    with pytest.raises(PluginError) as err:
+        load_plugins(["sklearn"], search_dir=tmp_path)
+    assert f"{tmp_path / 'sklearn.py'} has the name of the installed module 'sklearn'" in str(err.value)
+    assert "config plugins: module 'sklearn'" in str(err.value) and "rename the file" in str(err.value)
+    import sklearn
+
+    assert sklearn.__file__ != str(tmp_path / "sklearn.py")
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"C_classifier": [0]}, "config C_classifier[0]: C = 0 is invalid; every C must be a finite number in (0, 1e+06]"),
+        ({"C_classifier": [1, 1e308]}, ("config C_classifier[1]: C = 1e+308 is invalid; every C must be a finite number "
+                                        "in (0, 1e+06]")),
+        ({"C_score": [0, float("nan")]}, ("config C_score[1]: C = nan is invalid; every C must be a finite number in "
+                                          "[0, 1e+06] (0 = unregularised)")),
+        ({"double_hinge": {"C_grid": [float("inf")]}}, "config double_hinge.C_grid[0]: C = inf is invalid"),
+        ({"classifiers": {"classification": [], "ordinal": ["svor"]}},
+         ("config classifiers.classification: no classifier, but the run's datasets letter are classification "
+          "datasets; list at least one (lr, svm, xgb")),
+        ({"classifiers": {}, "datasets": ["abalone"]}, "config classifiers.ordinal: no classifier"),
+    ],
+)
+def test_plan_refuses_a_bad_C_or_an_empty_classifier_list_naming_the_key(change, message):
+    with pytest.raises(ConfigError) as err:
+        plan_run(_default_config(**{"datasets": ["letter"], **change}))
+    assert message in str(err.value)
+
+
+def test_C_score_zero_means_unregularised_and_is_valid():
+    plan = plan_run(_default_config(datasets=["letter"], C_score=[0, 1], C_classifier=[C_MAX]))
+    assert plan.datasets == ["letter"]
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("C_classifier", [0], "config C_classifier.0: 0 is invalid: 0 is less than or equal to the minimum of 0"),
+        ("C_classifier", [1e308], "config C_classifier.0: 1e+308 is invalid: 1e+308 is greater than the maximum of"),
+        ("C_score", [0, 2e6], "config C_score.1: 2000000.0 is invalid: 2000000.0 is greater than the maximum of"),
+    ],
+)
+def test_the_schema_states_the_C_bounds(key, value, message):
+    config = _default_config(**{key: value})
+    with pytest.raises(ConfigError) as err:
+        validate_config(config, SCHEMA)
+    assert message in str(err.value)
+    assert SCHEMA["definitions"]["C_grid"]["items"]["maximum"] == C_MAX
+
+
+def _custom_config(tmp_path, entry, **change):
+    return _default_config(custom_datasets={"mine": entry}, datasets=["mine"], **change)
+
+
+def test_a_custom_dataset_in_ood_or_double_hinge_must_declare_its_classes(tmp_path):
+    (tmp_path / "mine.csv").write_text("a,b,y\n1,2,p\n")
+    entry = {"path": str(tmp_path / "mine.csv"), "target": "y"}
+    with pytest.raises(ConfigError) as err:
+        plan_run(_custom_config(tmp_path, entry, ood={"datasets": ["mine"]}))
+    assert "config custom_datasets.mine.n_classes: declare the number of classes of 'mine', listed under " \
+           "ood.datasets" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        plan_run(_custom_config(tmp_path, {**entry, "n_classes": 4}, double_hinge={"datasets": ["mine"]}))
+    assert "config double_hinge.datasets: 'mine' has 4 classes (custom_datasets.mine.n_classes); the double-hinge " \
+           "SVM is binary" in str(err.value)
+    plan = plan_run(_custom_config(tmp_path, {**entry, "n_classes": 2}, double_hinge={"datasets": ["mine"]}))
+    assert plan.n_classes == {"mine": 2}
+
+
+def test_a_binary_dataset_in_ood_is_refused_at_planning(tmp_path):
+    """A real dry run: refused while the workflow is read, before any job (no results folder), from
+    the registry's class count (a custom dataset's declared one is checked the same way)."""
+    run = snakemake(tmp_path, "-n", "--config", "datasets=[phishing]", "ood={datasets: [phishing]}", timeout=300)
+    assert run.returncode != 0
+    assert ("config ood.datasets: 'phishing' has 2 classes: holding out 1 of 2 classes leaves fewer than 2 ID "
+            "classes") in run.stdout + run.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_planning_reads_no_data_file(tmp_path):
+    """A 60 MB CSV is planned from its size and first lines: the row count is an estimate, in milliseconds."""
+    row = "0.123456,1.234567,2.345678,3.456789,p\n"
+    n = 60_000_000 // len(row)
+    with open(tmp_path / "big.csv", "w") as handle:
+        handle.write("a,b,c,d,y\n")
+        handle.write(row * n)
+    entry = {"path": str(tmp_path / "big.csv"), "target": "y"}
+    start = time.perf_counter()
+    plan = plan_run(_custom_config(tmp_path, entry))
+    assert time.perf_counter() - start < 1.0
+    assert plan.n_examples == {"mine": n}
+
+
+def test_a_run_of_custom_datasets_only_downloads_no_faces(tmp_path):
+    """A real dry run, no mirror set: the paper's datasets would be downloaded, but none is in the
+    run, so neither is the 300-W archive (the landmark experiment is skipped, saying so)."""
+    load_wine(as_frame=True).frame.to_csv(tmp_path / "wine.csv", index=False)
+    (tmp_path / "user.yaml").write_text("custom_datasets:\n  wine: {path: wine.csv, target: target}\ndatasets: [wine]\n")
+    run = snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "user.yaml"), "--quiet", "rules", timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    jobs = _planned_jobs(run)
+    assert jobs["prepare_dataset"] == 1 and "download_raw" not in jobs
+    assert not {"download_faces", "extract_faces", "detect_faces"} & set(jobs)
+    assert "the run's datasets are all custom_datasets: the 300-W landmark experiment is skipped" in run.stderr

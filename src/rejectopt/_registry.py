@@ -15,9 +15,14 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Callable, Generic, Iterator, TypeVar
 
-__all__ = ["ClassEntry", "Registry", "RegistryError", "load_class"]
+__all__ = ["ClassEntry", "Registry", "RegistryError", "import_user_module", "load_class"]
 
 T = TypeVar("T")
 
@@ -47,6 +52,52 @@ def load_class(path: str) -> type:
     if not isinstance(obj, type):
         raise RegistryError(f"{path!r} is a {type(obj).__name__}, not a class")
     return obj
+
+
+def import_user_module(name: str, search_dir: str | os.PathLike = ".") -> ModuleType:
+    """Import a user's module ``name`` (``my_scores`` or ``package.module``): from ``search_dir`` by file path, else from ``sys.path``.
+
+    The folder is never put on ``sys.path``: there, any file of the working directory named like
+    an installed module (a stray ``sklearn.py``) would be imported in its place by every later
+    ``import``. The module's top-level file (``<name>.py``, or the package ``<name>/__init__.py``)
+    is loaded from ``search_dir`` by its path instead, and a package's submodules from the
+    package's own folder. A module already imported (from the same file) is returned as it is.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        Neither in ``search_dir`` nor on ``sys.path`` (``err.name`` is the missing module).
+    ImportError
+        A file in ``search_dir`` named like a module installed elsewhere (it would shadow it).
+    Exception
+        Whatever the module raises while it is imported.
+    """
+    top = name.split(".")[0]
+    folder = Path(search_dir).resolve()
+    candidates = [folder / f"{top}.py", folder / top / "__init__.py"]
+    path = next((c for c in candidates if c.is_file()), None)
+    if path is None:
+        return importlib.import_module(name)
+    loaded = sys.modules.get(top)
+    if loaded is not None:
+        origin = getattr(loaded, "__file__", None)
+    else:
+        installed = importlib.util.find_spec(top)
+        origin = None if installed is None else installed.origin
+    if origin is not None and Path(origin).resolve() != path:
+        raise ImportError(f"{path} has the name of the installed module {top!r} ({origin}) and would shadow it; "
+                          "rename the file (and its entry in the config)", name=top, path=str(path))
+    if loaded is None:
+        package = [str(path.parent)] if path.name == "__init__.py" else None
+        spec = importlib.util.spec_from_file_location(top, path, submodule_search_locations=package)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[top] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[top]  # a failed import leaves nothing half-registered under its name
+            raise
+    return importlib.import_module(name)
 
 
 def origin_of(cls) -> str:

@@ -10,22 +10,23 @@ plugins extend.
 from __future__ import annotations
 
 import difflib
-import importlib
+import inspect
+import math
 import os
 import platform
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._registry import import_user_module
 from .classifiers import CLASSIFIERS, TASKS, get_classifier
 from .datasets import REGISTRY as DATASET_REGISTRY
 from .datasets import available_in_mirror
-from .datasets._custom import check_custom, custom_dataset
+from .datasets._custom import custom_dataset, peek_custom
 from .scores import SCORES
 from .splits import check_ratios
 
-__all__ = ["ConfigError", "PluginError", "RunPlan", "blas_environment", "coerce_numbers", "load_plugins", "plan_run",
+__all__ = ["C_MAX", "ConfigError", "PluginError", "RunPlan", "blas_environment", "coerce_numbers", "load_plugins", "plan_run",
            "validate_config"]
 
 
@@ -63,20 +64,20 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo") -> dict[str, str]:
 def load_plugins(modules, search_dir=".") -> list:
     """Import the ``plugins:`` modules so that their scores / classifiers register.
 
-    Modules are looked up on ``sys.path`` with ``search_dir`` (the working
-    directory) put first, so a plugin file beside the config is found. A module
-    that fails to import, registers a name that is taken, or whose class lacks
-    ``fit`` / ``predict`` raises one :class:`PluginError` naming the module.
+    A module is read from its file in ``search_dir`` (the working directory), else from
+    ``PYTHONPATH`` (:func:`rejectopt._registry.import_user_module`); the folder is not put on
+    ``sys.path``, so a stray file there named like an installed module (``sklearn.py``) changes
+    nothing. A module that fails to import, shadows an installed one, registers a name that is
+    taken, or whose class lacks ``fit`` / ``predict`` raises one :class:`PluginError` naming the
+    module.
     """
     search_dir = str(Path(search_dir).resolve())
-    if search_dir not in sys.path:
-        sys.path.insert(0, search_dir)
     loaded = []
     for name in modules or []:
         if not isinstance(name, str) or not all(part.isidentifier() for part in name.split(".")):
             raise PluginError(f"config plugins: {name!r} is not a module name (e.g. my_scores or package.module)")
         try:
-            loaded.append(importlib.import_module(name))
+            loaded.append(import_user_module(name, search_dir))
         except ModuleNotFoundError as err:
             if err.name and name.startswith(err.name):
                 raise PluginError(
@@ -173,7 +174,14 @@ class RunPlan:
     scores : dict
         Classifier -> learned score names (config ``scores``).
     n_examples : dict
-        Dataset -> number of examples (sizes the jobs' resources).
+        Dataset -> number of examples (sizes the jobs' resources): the registry's, an NPZ's
+        array header, or a CSV's estimate from its size (planning parses no data file).
+    n_classes : dict
+        Dataset -> number of classes: the registry's, or what ``custom_datasets.<name>.n_classes``
+        declares (None when it declares none).
+    code_files : dict
+        Method (classifier or score) -> the file of a user's class behind it (a plugin's); the
+        rules using the method take the file as an input, so that an edited plugin reruns them.
     """
 
     datasets: list
@@ -183,6 +191,8 @@ class RunPlan:
     n_examples: dict = field(default_factory=dict)
     classifiers: dict = field(default_factory=dict)
     scores: dict = field(default_factory=dict)
+    n_classes: dict = field(default_factory=dict)
+    code_files: dict = field(default_factory=dict)
 
     def classifiers_of(self, dataset: str) -> list:
         return list(self.classifiers.get(self.task[dataset], []))
@@ -199,6 +209,11 @@ class RunPlan:
         """Learned scores of this run, in registry order."""
         used = {s for c in self.classifiers_run() for s in self.scores_of(c)}
         return [s for s in SCORES if s in used]
+
+    def code_files_of(self, classifier: str) -> list:
+        """The files of the users' classes behind ``classifier`` and the scores it learns (sorted)."""
+        methods = [classifier, *self.scores_of(classifier)]
+        return sorted({self.code_files[m] for m in methods if m in self.code_files})
 
 
 def _check_methods(config: dict) -> None:
@@ -232,26 +247,109 @@ def _check_methods(config: dict) -> None:
                 )
 
 
-def plan_run(config: dict, base_dir=".") -> RunPlan:
-    """Check the config's names and data against the registries; return the run's :class:`RunPlan`.
+#: Largest value of a C grid (``C_classifier``, ``C_score``, ``double_hinge.C_grid``): a thousand
+#: times the paper's largest C. Beyond it the data term C * sum(loss) swamps the regulariser
+#: |w|^2 / 2 below the solvers' tolerances (and 1e308 overflows the objective to inf).
+C_MAX = 1e6
 
-    Every check runs before any job: unknown datasets, classifiers or scores
-    (with the registered names listed), scores that do not apply to a
-    classifier, split ratios, and each custom dataset's file (read whole:
-    non-numeric or missing values, classes too small for the five parts).
+
+def _check_C_grids(config: dict) -> None:
+    """Every C is finite and within ``[0, C_MAX]``; a classifier's C positive (at C = 0 its data would weigh nothing)."""
+    grids = {"C_classifier": (config.get("C_classifier"), False), "C_score": (config.get("C_score"), True),
+             "double_hinge.C_grid": ((config.get("double_hinge") or {}).get("C_grid"), False)}
+    for key, (grid, zero_ok) in grids.items():
+        if grid is None:
+            continue
+        if not isinstance(grid, list) or not grid:
+            raise ConfigError(f"config {key}: {grid!r} is not a non-empty list of C values")
+        allowed = f"[0, {C_MAX:g}] (0 = unregularised)" if zero_ok else f"(0, {C_MAX:g}]"
+        for i, C in enumerate(grid):
+            number = isinstance(C, (int, float)) and not isinstance(C, bool) and math.isfinite(C)
+            if not (number and (0 <= C if zero_ok else 0 < C) and C <= C_MAX):
+                raise ConfigError(f"config {key}[{i}]: C = {C!r} is invalid; every C must be a finite number in {allowed}")
+
+
+def _check_classifier_lists(config: dict, task: dict) -> None:
+    """Each task of the run's datasets has a classifier: an empty list would end the run with no table."""
+    classifiers = config.get("classifiers") or {}
+    for name in TASKS:
+        datasets = [d for d, t in task.items() if t == name]
+        if datasets and not classifiers.get(name):
+            offered = [c for c, info in CLASSIFIERS.items() if info.task == name]
+            raise ConfigError(
+                f"config classifiers.{name}: no classifier, but the run's datasets {', '.join(datasets)} are {name} "
+                f"datasets; list at least one ({', '.join(offered)}) or drop them from datasets"
+            )
+
+
+def _check_class_counts(config: dict, run: list, custom: dict, n_classes: dict) -> None:
+    """A custom dataset in an experiment that needs its class count declares it; the double hinge's are binary.
+
+    The registered datasets' counts are checked by the experiments' own ``covered_datasets``
+    (and the OOD split by ``held_out_classes``) from :attr:`RunPlan.n_classes`.
     """
-    for name, ratios in config.get("split_ratios", {}).items():
+    for block, why in (("ood", "holds out its last classes as OOD"), ("double_hinge", "is binary")):
+        for name in (config.get(block) or {}).get("datasets") or []:
+            if name not in custom or name not in run:
+                continue
+            if custom[name].task != "classification":
+                raise ConfigError(f"config {block}.datasets: {name!r} is an {custom[name].task} dataset "
+                                  f"(custom_datasets.{name}.task); the experiment {why}")
+            if n_classes[name] is None:
+                raise ConfigError(
+                    f"config custom_datasets.{name}.n_classes: declare the number of classes of {name!r}, listed "
+                    f"under {block}.datasets (the experiment {why}); it is checked against the file when prepared"
+                )
+            if block == "double_hinge" and n_classes[name] != 2:
+                raise ConfigError(
+                    f"config double_hinge.datasets: {name!r} has {n_classes[name]} classes "
+                    f"(custom_datasets.{name}.n_classes); the double-hinge SVM is binary"
+                )
+
+
+def _code_files(config: dict) -> dict:
+    """Method -> file of the user's class behind it, for the classifiers and scores the config names."""
+    names = [c for cs in (config.get("classifiers") or {}).values() for c in cs]
+    names += [c for c in config.get("scores") or {}] + [s for ss in (config.get("scores") or {}).values() for s in ss]
+    files = {}
+    for name in dict.fromkeys(names):
+        registry = CLASSIFIERS if name in CLASSIFIERS else SCORES if name in SCORES else None
+        source = None if registry is None else registry.get(name).source
+        if isinstance(source, type) and not source.__module__.startswith("rejectopt."):
+            try:
+                path = inspect.getsourcefile(source)
+            except TypeError:  # a class defined in no file (built in C, or made at run time)
+                path = None
+            if path is not None:
+                files[name] = str(Path(path).resolve())
+    return files
+
+
+def plan_run(config: dict, base_dir=".") -> RunPlan:
+    """Check the config's names against the registries; return the run's :class:`RunPlan`.
+
+    Every check runs before any job, and none parses a data file (a dry run costs the same
+    for a file of any size): unknown datasets, classifiers or scores (with the registered names
+    listed), scores that do not apply to a classifier, split ratios, C grids, a task of the run
+    left without a classifier, the class counts of the OOD and double-hinge datasets, and each
+    custom dataset's entry, header (CSV) or array shapes (NPZ). The content of a custom
+    dataset's file is checked by the job that prepares it
+    (:func:`rejectopt.datasets.prepare_custom`).
+    """
+    ratios = config.get("split_ratios", {})
+    for name, value in ratios.items():
         try:
-            check_ratios(ratios)
+            check_ratios(value)
         except ValueError as err:
             raise ConfigError(f"config split_ratios.{name}: {err}") from None
     _check_methods(config)
+    _check_C_grids(config)
     custom = {}
     for name, entry in (config.get("custom_datasets") or {}).items():
         if name in DATASET_REGISTRY:
             raise ConfigError(f"config custom_datasets.{name}: {name!r} is one of the paper's datasets; choose another name")
-        custom[name] = custom_dataset(name, entry, base_dir)
-    for name in config.get("split_ratios", {}):
+        custom[name] = custom_dataset(name, entry, base_dir, ratios=ratios.get(name, ratios.get("default")))
+    for name in ratios:
         if name != "default" and name not in DATASET_REGISTRY and name not in custom:
             raise ConfigError(f"config split_ratios.{name}: unknown dataset {name!r}")
     wanted = list(config["datasets"])
@@ -277,14 +375,17 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
             skipped.append(name)
     if not run:
         raise ConfigError(f"none of the configured datasets {wanted} is available in data_mirror={mirror!r}")
-    ratios = config.get("split_ratios", {})
-    n_examples = {}
+    n_examples, n_classes = {}, {}
     for name in run:
         if name in custom:
-            n_examples[name] = check_custom(custom[name], ratios.get(name, ratios.get("default")))["n"]
+            n_examples[name] = peek_custom(custom[name])["n"]
+            n_classes[name] = custom[name].n_classes
         else:
             n_examples[name] = DATASET_REGISTRY[name].n_examples
+            n_classes[name] = DATASET_REGISTRY[name].n_classes
     task = {d: custom[d].task if d in custom else DATASET_REGISTRY[d].task for d in run}
+    _check_classifier_lists(config, task)
+    _check_class_counts(config, run, custom, n_classes)
     classifiers = {t: list(config.get("classifiers", {}).get(t, [])) for t in TASKS}
     scores = {c: list(s) for c, s in config.get("scores", {}).items()}
-    return RunPlan(run, skipped, task, custom, n_examples, classifiers, scores)
+    return RunPlan(run, skipped, task, custom, n_examples, classifiers, scores, n_classes, _code_files(config))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import atomic_path, save_npz, write_csv
+from .._registry import import_user_module
 from ..datasets import load_prepared
 from ..splits import load_split
 
@@ -129,8 +128,9 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
 def load_experiments(paths, search_dir=".") -> dict[str, Any]:
     """Import a user's experiment modules (config key ``experiments``) and check them: ``NAME -> module``.
 
-    Modules are looked up as the config's ``plugins`` are: on ``sys.path`` with ``search_dir``
-    (the working directory) first, so a file beside the config is found.
+    Modules are looked up as the config's ``plugins`` are: by file path in ``search_dir`` (the
+    working directory), else on ``sys.path`` (:func:`rejectopt._registry.import_user_module`;
+    the folder is not put on ``sys.path``, where a stray ``sklearn.py`` would shadow scikit-learn).
 
     Raises
     ------
@@ -139,15 +139,12 @@ def load_experiments(paths, search_dir=".") -> dict[str, Any]:
     TypeError
         A module that lacks a name of the contract, or whose ``NAME`` is taken.
     """
-    search_dir = str(Path(search_dir).resolve())
-    if search_dir not in sys.path:
-        sys.path.insert(0, search_dir)
     loaded: dict[str, Any] = {}
     for path in paths or []:
         if not isinstance(path, str) or not all(part.isidentifier() for part in path.split(".")):
             raise ImportError(f"config experiments: {path!r} is not a module name (e.g. my_experiment or package.module)")
         try:
-            module = importlib.import_module(path)
+            module = import_user_module(path, search_dir)
         except Exception as err:  # the user's module's own error, reported with its name
             raise ImportError(f"config experiments: module {path!r} failed to import: "
                               f"{type(err).__name__}: {err}") from err
