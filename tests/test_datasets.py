@@ -15,18 +15,22 @@ from rejectopt.datasets import (
     ORDINAL,
     REGISTRY,
     ChecksumError,
+    CustomDatasetError,
     DataSourceError,
     RawFile,
     available_in_mirror,
+    custom_dataset,
     equal_frequency_bins,
     fetch_file,
     fingerprint,
     get_spec,
     load_prepared,
+    prepare_custom,
     prepare_dataset,
     read_lock,
     sha256_of_file,
 )
+from rejectopt.datasets._custom import peek_custom
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MIRRORED = (
@@ -204,3 +208,101 @@ def test_abalone_classes_follow_the_authors_merge_rule(prepared, mirror):
     assert len(counts) == 19 and counts.min() > 0
     assert counts[0] == np.sum(rings <= 3) and counts[-1] == np.sum(rings >= 21)
     assert np.array_equal(y, np.clip(rings, 3, 21).astype(int) - 3)
+
+
+# --- custom datasets: planned from metadata, checked when prepared ----------------------------
+
+#: The models' bound on a feature's magnitude (rejectopt.model.FEATURE_LIMIT; the model layer sits
+#: above datasets, so the pipeline's preparation passes it in).
+FEATURE_LIMIT = 1e150
+
+
+def _wine(tmp_path, name="wine.csv", edit=None):
+    """scikit-learn's wine data (178 x 13, 3 cultivars) as a user's CSV, optionally with one cell edited."""
+    from sklearn.datasets import load_wine
+
+    frame = load_wine(as_frame=True).frame.rename(columns={"target": "cultivar"})
+    if edit is not None:
+        row, column, text = edit
+        frame = frame.astype({column: object})
+        frame.loc[row, column] = text
+    frame.to_csv(tmp_path / name, index=False)
+    return custom_dataset("wine", {"path": str(tmp_path / name), "target": "cultivar"})
+
+
+def test_prepare_custom_writes_the_csv_values(tmp_path):
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    info = prepare_custom(_wine(tmp_path), tmp_path / "data.npz", feature_limit=FEATURE_LIMIT)
+    assert (info["n"], info["d"], info["k"]) == (178, 13, 3)
+    prepared_X, prepared_y = load_prepared(tmp_path / "data.npz")
+    np.testing.assert_array_equal(prepared_X, X)  # the CSV's decimal text round-trips exactly
+    np.testing.assert_array_equal(prepared_y, y)
+    assert peek_custom(_wine(tmp_path)) == {"n": 178, "d": 13, "exact": True}
+
+
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("1e300", ("1e300 lies beyond +-1e+150, the bound on feature values (beyond it, standardising the "
+                   "features overflows float64)")),
+        ("-1e400", "-1e400 is not finite (infinite, or beyond float64's range)"),
+        ("nan", "nan is NaN (a missing value)"),
+        ("", "empty; features must be numeric"),
+        ("12,5", "'12,5' is not a number; features must be numeric"),  # a decimal comma, quoted
+    ],
+    ids=["overflowing", "beyond-float64", "nan", "empty", "decimal-comma"],
+)
+def test_a_bad_custom_cell_is_named_by_file_line_and_column_and_nothing_is_written(tmp_path, text, found):
+    dataset = _wine(tmp_path, edit=(41, "magnesium", text))
+    with pytest.raises(CustomDatasetError) as err:
+        prepare_custom(dataset, tmp_path / "data.npz", feature_limit=FEATURE_LIMIT)
+    assert str(err.value).startswith(f"{tmp_path / 'wine.csv'} line 43, column 'magnesium': {found}")
+    assert not (tmp_path / "data.npz").exists()
+
+
+def test_an_overflowing_npz_feature_is_named_by_row_and_column(tmp_path):
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X[[7, 9], 3] = 1e300
+    np.savez(tmp_path / "cancer.npz", X=X, y=y)
+    dataset = custom_dataset("cancer", {"path": str(tmp_path / "cancer.npz")})
+    assert peek_custom(dataset) == {"n": 569, "d": 30, "exact": True}  # read off the array headers
+    with pytest.raises(CustomDatasetError) as err:
+        prepare_custom(dataset, tmp_path / "data.npz", feature_limit=FEATURE_LIMIT)
+    assert str(err.value).startswith(f"{tmp_path / 'cancer.npz'}: X[7, 3] = 1e+300 lies beyond +-1e+150")
+    assert "(2 row(s) in all)" in str(err.value)
+
+
+def test_a_latin1_csv_is_named_with_its_line(tmp_path):
+    rows = ["taste,acidity,y"] + [f"{i},{i % 5},{'doux' if i % 2 else 'sec'}" for i in range(40)]
+    rows[12] = "11,1,crémeux"
+    (tmp_path / "latin.csv").write_bytes("\n".join(rows).encode("latin-1") + b"\n")
+    dataset = custom_dataset("latin", {"path": str(tmp_path / "latin.csv"), "target": "y"})
+    assert peek_custom(dataset)["n"] == 40  # planning reads the header only
+    with pytest.raises(CustomDatasetError) as err:
+        prepare_custom(dataset, tmp_path / "data.npz", feature_limit=FEATURE_LIMIT)
+    assert str(err.value) == (
+        f"{tmp_path / 'latin.csv'} line 13: byte 0xe9 (position 8 of the line) is not UTF-8; custom CSV files are read "
+        "as UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)")
+    (tmp_path / "latin_header.csv").write_bytes("goût,y\n1,a\n".encode("latin-1"))
+    with pytest.raises(CustomDatasetError, match="latin_header.csv line 1: byte 0xfb"):
+        peek_custom(custom_dataset("h", {"path": str(tmp_path / "latin_header.csv"), "target": "y"}))
+
+
+def test_prepare_custom_checks_the_declared_classes_and_their_sizes(tmp_path):
+    path = str(tmp_path / "wine.csv")
+    _wine(tmp_path)
+    declared = custom_dataset("wine", {"path": path, "target": "cultivar", "n_classes": 2})
+    with pytest.raises(CustomDatasetError) as err:
+        prepare_custom(declared, tmp_path / "data.npz", feature_limit=FEATURE_LIMIT)
+    assert str(err.value) == (f"{path}: target 'cultivar' holds 3 classes (0.0, 1.0, 2.0), but config "
+                              "custom_datasets.wine.n_classes declares 2; correct the config")
+    # ratios giving Val1 a 0.5 % share: a class needs 61 examples to reach it (cultivars: 59, 71, 48)
+    tiny_val = custom_dataset("wine", {"path": path, "target": "cultivar"}, ratios=[0.495, 0.005, 0.3, 0.1, 0.1])
+    with pytest.raises(CustomDatasetError, match=r"class\(es\) 0.0 \(59\), 2.0 \(48\) of target 'cultivar' are too "
+                                                 r"small to be split five ways .* every class needs at least 61"):
+        prepare_custom(tiny_val, tmp_path / "data.npz", feature_limit=FEATURE_LIMIT)
+    assert not (tmp_path / "data.npz").exists()

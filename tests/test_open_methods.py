@@ -1,6 +1,7 @@
 """The open method layer: a user's score (plugin) and dataset (custom_datasets) run through the
 pipeline like the paper's; bad plugins and bad files are refused before any job, naming the culprit."""
 
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,10 @@ import pytest
 from sklearn.datasets import load_breast_cancer, load_wine
 
 from rejectopt.config import ConfigError, PluginError, coerce_numbers, load_plugins, plan_run
-from rejectopt.scores import SCORES, get_score, make_score, register_score, score_names
+from rejectopt.datasets import load_prepared, prepare_dataset
+from rejectopt.experiments.paper import SCORE_ERROR, run_classifiers, run_scores, score_key, tst_outcomes
+from rejectopt.scores import SCORES, ScoreError, get_score, make_score, register_score, score_names
+from rejectopt.splits import make_splits, save_splits
 from test_pipeline import snakemake
 
 REPO = Path(__file__).resolve().parents[1]
@@ -168,19 +172,19 @@ def _csv(rows):
 GOOD_ROWS = [(i, i % 7, "p" if i % 2 else "q") for i in range(40)]
 
 
-@pytest.mark.parametrize(
-    "rows, expected",
-    [
-        (GOOD_ROWS[:9] + [(9, "", "p")] + GOOD_ROWS[10:], "mine.csv line 11, column 'b': empty"),
-        (GOOD_ROWS[:4] + [(4, "nan", "q")] + GOOD_ROWS[5:], "mine.csv line 6, column 'b': nan is not a finite number"),
-        (GOOD_ROWS[:2] + [("x1", 2, "q")] + GOOD_ROWS[3:], "mine.csv line 4, column 'a': 'x1' is not a number"),
-        (GOOD_ROWS + [(40, 1, "r"), (41, 2, "r")], "class(es) 'r' (2) of target 'y' are too small to be split five ways"),
-    ],
-    ids=["empty-cell", "nan", "text", "tiny-class"],
-)
-def test_bad_custom_dataset_is_refused_before_any_job(tmp_path, rows, expected):
-    output = _bad_run(tmp_path, {"mine.csv": _csv(rows)}, DATASET_CONFIG)
-    assert expected in output
+def test_a_bad_custom_cell_fails_its_preparation_job_naming_file_line_and_column(tmp_path):
+    """Planning reads no data file: the dry run plans the custom dataset, and its preparation job
+    refuses the overflowing cell (rejectopt.datasets.prepare_custom; every bad-cell case is in
+    test_datasets), names it in the job's log and writes no data.npz."""
+    rows = GOOD_ROWS[:4] + [(4, "1e300", "q")] + GOOD_ROWS[5:]
+    (tmp_path / "mine.csv").write_text(_csv(rows))
+    (tmp_path / "user.yaml").write_text(textwrap.dedent(DATASET_CONFIG))
+    run = snakemake(tmp_path, "results/data/mine/data.npz", "--cores", "1", "--configfile", str(tmp_path / "user.yaml"))
+    assert run.returncode != 0
+    expected = "CustomDatasetError: mine.csv line 6, column 'b': 1e300 lies beyond +-1e+150, the bound on feature values"
+    assert expected in (tmp_path / "logs/prepare_dataset/mine.log").read_text()
+    assert "Error in rule prepare_dataset" in run.stdout + run.stderr
+    assert not (tmp_path / "results/data/mine/data.npz").exists()
 
 
 # --- the registry and the config checks, without Snakemake --------------------------------------
@@ -307,3 +311,64 @@ def test_numbers_given_as_text_become_numbers():
 def test_load_plugins_refuses_a_non_module_name(tmp_path):
     with pytest.raises(PluginError, match="'my-scores' is not a module name"):
         load_plugins(["my-scores"], search_dir=tmp_path)
+
+
+# --- a plugin that fails inside a job fails alone, named, and is never silently dropped -----------
+
+#: A user's score that leaves the process (``sys.exit(0)``) when asked for its uncertainty.
+EXITING_PLUGIN = textwrap.dedent(
+    '''
+    import sys
+
+    import numpy as np
+
+    import rejectopt
+
+
+    @rejectopt.scores.register_score("test_exiting")
+    class Exiting:
+        def __init__(self, C=1.0):
+            self.C = C
+
+        def fit(self, X, y_pred, loss):
+            self.mean_ = float(np.mean(loss))
+            return self
+
+        def predict(self, X, y_pred):
+            sys.exit(0)
+    '''
+)
+
+
+def test_a_failing_plugin_keeps_the_other_scores_of_its_job_and_is_named_when_read(tmp_path):
+    mirror = REPO / "workflow" / "resources" / "demo_mirror"
+    prepare_dataset("sattelite", tmp_path / "raw", tmp_path / "data.npz", mirror=mirror)
+    _, y = load_prepared(tmp_path / "data.npz")
+    save_splits(tmp_path / "splits.npz", make_splits(y, n_splits=1, seed=0, dataset="sattelite"))
+    run_classifiers(tmp_path / "data.npz", tmp_path / "splits.npz", {0: tmp_path / "lr_0.npz"}, "lr", [1.0], 0,
+                    dataset="sattelite")
+    plugin = tmp_path / "exiting_scores.py"
+    plugin.write_text(EXITING_PLUGIN)
+    spec = importlib.util.spec_from_file_location("exiting_scores", plugin)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    common = {"task": "classification", "C_grid": [1.0], "seed": 0, "dataset": "sattelite", "classifier": "lr"}
+    try:
+        chosen = run_scores(tmp_path / "data.npz", tmp_path / "splits.npz", {0: tmp_path / "lr_0.npz"},
+                            scores=["test_exiting", "sele"], out_path=tmp_path / "both.npz", **common)
+        run_scores(tmp_path / "data.npz", tmp_path / "splits.npz", {0: tmp_path / "lr_0.npz"}, scores=["sele"],
+                   out_path=tmp_path / "sele.npz", **common)
+    finally:
+        SCORES.remove("test_exiting")
+    expected = (f"sattelite lr split 0: score 'test_exiting' (class exiting_scores.Exiting in {plugin}) failed in "
+                "predict: SystemExit(0)")
+    assert chosen[("test_exiting", 0)] == {"error": expected}
+    with np.load(tmp_path / "both.npz") as both, np.load(tmp_path / "sele.npz") as alone:
+        assert str(both[score_key("test_exiting", 0, SCORE_ERROR)]) == expected
+        for field in ("uncertainty", "C", "C_grid", "val_aurc"):  # SELE's results, as if learned alone
+            np.testing.assert_array_equal(both[score_key("sele", 0, field)], alone[score_key("sele", 0, field)])
+    with pytest.raises(ScoreError, match=f"{tmp_path / 'both.npz'}: score 'test_exiting' failed when it was learned, "
+                                         "so it has no results: sattelite lr split 0: score 'test_exiting' "
+                                         r"\(class exiting_scores.Exiting in .*exiting_scores.py\) failed in predict"):
+        tst_outcomes("classification", tmp_path / "data.npz", tmp_path / "splits.npz",
+                     {("lr", 0): tmp_path / "lr_0.npz"},
+                     {("lr", "sele", 0): tmp_path / "both.npz", ("lr", "test_exiting", 0): tmp_path / "both.npz"})

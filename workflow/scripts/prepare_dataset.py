@@ -11,7 +11,11 @@ from rejectopt.datasets import prepare_custom, prepare_dataset
 
 log_to(snakemake.log[0])
 if snakemake.params.custom is not None:
-    prepare_custom(snakemake.params.custom, snakemake.output[0])
+    # the content is checked here, not at planning time (a dry run never parses a data file), with
+    # the models' bound on feature values (rejectopt.model imports scikit-learn: custom datasets only)
+    from rejectopt.model import FEATURE_LIMIT
+
+    prepare_custom(snakemake.params.custom, snakemake.output[0], feature_limit=FEATURE_LIMIT)
 else:
     # The raw files are already fetched by download_raw; this re-verifies, parses and validates.
     prepare_dataset(snakemake.wildcards.dataset, snakemake.params.raw_dir, snakemake.output[0], allow_download=False)

@@ -2,29 +2,49 @@
 
 from __future__ import annotations
 
+import array
 import csv
 import logging
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .._io import save_npz
-from ..splits import PARTS, _part_sizes, check_ratios
+from ..splits import DEFAULT_RATIOS, PARTS, _part_sizes, check_ratios
 from ._prepare import fingerprint, load_prepared
 from ._trust import sha256_of_file
 
-__all__ = ["CustomDataset", "CustomDatasetError", "check_custom", "custom_checksums", "custom_dataset", "load_custom", "prepare_custom"]
+__all__ = ["CustomDataset", "CustomDatasetError", "check_custom", "custom_checksums", "custom_dataset", "load_custom",
+           "peek_custom", "prepare_custom"]
 
 logger = logging.getLogger(__name__)
 
 #: The tasks a custom dataset can have (the loss follows: 0/1 x 100, or |rank difference|).
 CUSTOM_TASKS = ("classification", "ordinal")
+#: Bytes of a CSV read at planning time to estimate its number of rows (the file is not parsed).
+_SAMPLE_BYTES = 1 << 16
 
 
 class CustomDatasetError(ValueError):
-    """A custom dataset entry or file that cannot be used; the message names file, row and column."""
+    """A custom dataset entry or file that cannot be used; the message names file, row and column.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.datasets import CustomDatasetError, custom_dataset, load_custom
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "bad.csv").write_text("size,fruit\\n1,apple\\nbig,pear\\n")
+    ...     bad = custom_dataset("bad", {"path": "bad.csv", "target": "fruit"}, base_dir=tmp)
+    ...     try:
+    ...         load_custom(bad, feature_limit=1e150)
+    ...     except CustomDatasetError as error:
+    ...         print(str(error).split("bad.csv ")[1].split(";")[0])
+    line 3, column 'size': 'big' is not a number
+    """
 
 
 @dataclass(frozen=True)
@@ -36,34 +56,111 @@ class CustomDataset:
     name : str
         The name used under ``datasets:`` and in every output path.
     path : Path
-        The CSV (a header, numeric feature columns, the target column) or NPZ
+        The CSV (a header, numeric feature columns, the target column; UTF-8) or NPZ
         (arrays ``X`` and ``y``) file.
     task : {"classification", "ordinal"}
     target : str or None
         The target column of a CSV (ignored for NPZ).
+    n_classes : int or None
+        The number of classes the config declares (``custom_datasets.<name>.n_classes``), so
+        that the experiments needing a class count (OOD, double hinge) are checked at planning
+        time; the file is checked to hold exactly as many when it is prepared.
+    ratios : tuple of float or None
+        The split ratios the dataset is split with; every class must be large enough to reach
+        each of the five parts. None: :data:`rejectopt.splits.DEFAULT_RATIOS`.
+
+    Parameters
+    ----------
+    name : str
+        The attribute above.
+    path : Path
+        The attribute above.
+    task : {"classification", "ordinal"}
+        The attribute above.
+    target : str or None
+        The attribute above.
+    n_classes : int or None, default None
+        The attribute above.
+    ratios : tuple of float or None, default None
+        The attribute above.
+
+    Examples
+    --------
+    Made from a config entry by :func:`custom_dataset`, which checks it:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.datasets import custom_dataset
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "fruit.csv").write_text("size,fruit\\n1,apple\\n2,pear\\n")
+    ...     fruit = custom_dataset("fruit", {"path": "fruit.csv", "target": "fruit", "n_classes": 2}, base_dir=tmp)
+    >>> fruit.name, fruit.path.name, fruit.kind, fruit.task, fruit.target, fruit.n_classes, fruit.ratios
+    ('fruit', 'fruit.csv', 'csv', 'classification', 'fruit', 2, None)
     """
 
     name: str
     path: Path
     task: str
     target: str | None
+    n_classes: int | None = None
+    ratios: tuple | None = None
 
     @property
     def kind(self) -> str:
         return "npz" if self.path.suffix.lower() == ".npz" else "csv"
 
 
-def custom_dataset(name: str, entry: dict, base_dir: str | os.PathLike = ".") -> CustomDataset:
-    """Validate one ``custom_datasets: {name: {path, task, target}}`` entry (the file is not read).
+def custom_dataset(name: str, entry: dict, base_dir: str | os.PathLike = ".", ratios=None) -> CustomDataset:
+    """Validate one ``custom_datasets: {name: {path, task, target, n_classes}}`` entry (the file is not read).
 
-    A relative ``path`` is taken relative to ``base_dir`` (the working directory).
+    A relative ``path`` is taken relative to ``base_dir`` (the working directory); ``ratios``
+    are the split ratios of the dataset (see :class:`CustomDataset`).
+
+    Parameters
+    ----------
+    name : str
+        The key of the entry under ``custom_datasets``.
+    entry : dict
+        ``path`` (required; ``.csv`` or ``.npz``), ``task`` (default ``"classification"``),
+        ``target`` (required for a CSV), ``n_classes`` (optional, an integer >= 2).
+    base_dir : path-like, default "."
+        The folder a relative ``path`` is read from.
+    ratios : sequence of float, optional
+        The split ratios of the dataset (None: :data:`rejectopt.splits.DEFAULT_RATIOS`).
+
+    Returns
+    -------
+    CustomDataset
+        The entry, checked, with ``path`` joined to ``base_dir``.
+
+    Raises
+    ------
+    CustomDatasetError
+        An unknown or missing key, a bad value, or a file that does not exist; the message
+        names the key as ``config custom_datasets.<name>.<key>``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.datasets import CustomDatasetError, custom_dataset
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "fruit.csv").write_text("size,fruit\\n1,apple\\n2,pear\\n")
+    ...     fruit = custom_dataset("fruit", {"path": "fruit.csv", "target": "fruit"}, base_dir=tmp)
+    ...     print(fruit.path == Path(tmp, "fruit.csv"), fruit.task, fruit.target)
+    ...     try:
+    ...         custom_dataset("fruit", {"path": "fruit.csv", "task": "regression", "target": "fruit"}, base_dir=tmp)
+    ...     except CustomDatasetError as error:
+    ...         print(error)
+    True classification fruit
+    config custom_datasets.fruit.task: 'regression' is not one of classification, ordinal
     """
     where = f"config custom_datasets.{name}"
     if not isinstance(entry, dict):
-        raise CustomDatasetError(f"{where}: expected a mapping with keys path, task, target; got {entry!r}")
-    unknown = set(entry) - {"path", "task", "target"}
+        raise CustomDatasetError(f"{where}: expected a mapping with keys path, task, target, n_classes; got {entry!r}")
+    unknown = set(entry) - {"path", "task", "target", "n_classes"}
     if unknown:
-        raise CustomDatasetError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: path, task, target")
+        raise CustomDatasetError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: path, task, target, n_classes")
     if "path" not in entry:
         raise CustomDatasetError(f"{where}: 'path' is missing (a .csv or .npz file)")
     path = Path(base_dir) / Path(str(entry["path"])).expanduser()
@@ -77,17 +174,29 @@ def custom_dataset(name: str, entry: dict, base_dir: str | os.PathLike = ".") ->
     target = entry.get("target")
     if path.suffix.lower() == ".csv" and not target:
         raise CustomDatasetError(f"{where}.target: name the target column of {path}")
-    return CustomDataset(name=name, path=path, task=task, target=None if target is None else str(target))
+    n_classes = entry.get("n_classes")
+    if n_classes is not None and (isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 2):
+        raise CustomDatasetError(f"{where}.n_classes: {n_classes!r} is not a number of classes (an integer >= 2)")
+    return CustomDataset(name=name, path=path, task=task, target=None if target is None else str(target),
+                         n_classes=n_classes, ratios=None if ratios is None else tuple(float(r) for r in ratios))
 
 
-def _csv_matrix(dataset: CustomDataset) -> tuple[np.ndarray, np.ndarray]:
-    """Features (float64) and raw target strings of a CSV, each bad cell named by line and column."""
+def _decoded_lines(handle, path):
+    """The lines of a CSV opened in binary, decoded as UTF-8 one by one, so a bad byte is named by its line."""
+    for number, raw in enumerate(handle, start=1):
+        try:
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as err:
+            raise CustomDatasetError(
+                f"{path} line {number}: byte 0x{raw[err.start]:02x} (position {err.start + 1} of the line) is not UTF-8; "
+                "custom CSV files are read as UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
+            ) from None
+
+
+def _csv_header(dataset: CustomDataset, header: list) -> tuple[list, int]:
+    """The stripped header and the target's index; duplicated names and a missing target column are refused."""
     path = dataset.path
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
-    if not rows:
-        raise CustomDatasetError(f"{path}: the file is empty; expected a header line and data rows")
-    header = [h.strip() for h in rows[0]]
+    header = [h.strip() for h in header]
     seen = set()
     for column in header:
         if column in seen:
@@ -98,29 +207,54 @@ def _csv_matrix(dataset: CustomDataset) -> tuple[np.ndarray, np.ndarray]:
             f"{path}: target column {dataset.target!r} (custom_datasets.{dataset.name}.target) is not in the header "
             f"({', '.join(header)})"
         )
-    data = rows[1:]
-    if not data:
-        raise CustomDatasetError(f"{path}: the header is the only line; no data rows")
-    t = header.index(dataset.target)
-    features = [c for c in range(len(header)) if c != t]
-    if not features:
+    if len(header) < 2:
         raise CustomDatasetError(f"{path}: no feature columns besides the target {dataset.target!r}")
-    X = np.empty((len(data), len(features)))
-    targets = []
-    for i, row in enumerate(data):
-        line = i + 2
-        if len(row) != len(header):
-            raise CustomDatasetError(f"{path} line {line}: {len(row)} fields, the header has {len(header)}")
-        for j, c in enumerate(features):
-            X[i, j] = _number(row[c], path, line, header[c])
-        value = row[t].strip()
-        if value == "" or value.lower() == "nan":
-            raise CustomDatasetError(f"{path} line {line}, column {header[t]!r}: the target is missing")
-        targets.append(value)
+    return header, header.index(dataset.target)
+
+
+def _csv_matrix(dataset: CustomDataset, feature_limit: float) -> tuple[np.ndarray, np.ndarray]:
+    """Features (float64) and raw target strings of a CSV, each bad cell named by line and column.
+
+    The rows are converted as they are read (8 bytes a value), not held as text.
+    """
+    path = dataset.path
+    with open(path, "rb") as handle:
+        reader = csv.reader(_decoded_lines(handle, path))
+        header = next(reader, None)
+        if header is None:
+            raise CustomDatasetError(f"{path}: the file is empty; expected a header line and data rows")
+        header, t = _csv_header(dataset, header)
+        features = [c for c in range(len(header)) if c != t]
+        values = array.array("d")
+        targets = []
+        for row in reader:
+            line = reader.line_num
+            if len(row) != len(header):
+                raise CustomDatasetError(f"{path} line {line}: {len(row)} fields, the header has {len(header)}")
+            values.extend(_number(row[c], path, line, header[c], feature_limit) for c in features)
+            value = row[t].strip()
+            if value == "" or value.lower() == "nan":
+                raise CustomDatasetError(f"{path} line {line}, column {header[t]!r}: the target is missing")
+            targets.append(value)
+    if not targets:
+        raise CustomDatasetError(f"{path}: the header is the only line; no data rows")
+    X = np.frombuffer(values, dtype=np.float64).reshape(len(targets), len(features)).copy()
     return X, np.asarray(targets)
 
 
-def _number(text: str, path, line: int, column: str) -> float:
+def _beyond(value: float, feature_limit: float) -> str | None:
+    """What is wrong with a feature value, or None: NaN, infinite (an overflowing number included), beyond the bound."""
+    if np.isnan(value):
+        return "is NaN (a missing value)"
+    if not np.isfinite(value):
+        return "is not finite (infinite, or beyond float64's range)"
+    if abs(value) > feature_limit:
+        return (f"lies beyond +-{feature_limit:g}, the bound on feature values (beyond it, standardising the "
+                "features overflows float64); rescale the column, e.g. to log units")
+    return None
+
+
+def _number(text: str, path, line: int, column: str, feature_limit: float) -> float:
     text = text.strip()
     try:
         value = float(text)
@@ -130,12 +264,13 @@ def _number(text: str, path, line: int, column: str) -> float:
             f"{path} line {line}, column {column!r}: {what}; features must be numeric (one-hot encode text, "
             "impute or drop missing values)"
         ) from None
-    if not np.isfinite(value):
-        raise CustomDatasetError(f"{path} line {line}, column {column!r}: {text} is not a finite number")
+    problem = _beyond(value, feature_limit)
+    if problem is not None:
+        raise CustomDatasetError(f"{path} line {line}, column {column!r}: {text} {problem}")
     return value
 
 
-def _npz_arrays(dataset: CustomDataset) -> tuple[np.ndarray, np.ndarray]:
+def _npz_arrays(dataset: CustomDataset, feature_limit: float) -> tuple[np.ndarray, np.ndarray]:
     path = dataset.path
     try:
         with np.load(path, allow_pickle=False) as data:
@@ -145,17 +280,19 @@ def _npz_arrays(dataset: CustomDataset) -> tuple[np.ndarray, np.ndarray]:
             X, y = data["X"], data["y"]
     except CustomDatasetError:
         raise
-    except ValueError as err:  # object arrays need pickle, which is refused
+    except (ValueError, OSError, zipfile.BadZipFile) as err:  # object arrays need pickle, which is refused
         raise CustomDatasetError(f"{path}: cannot read arrays X and y without pickle ({err})") from None
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
         raise CustomDatasetError(f"{path}: X must be 2-D and y 1-D with as many rows; got {X.shape} and {y.shape}")
     if not np.issubdtype(X.dtype, np.number):
         raise CustomDatasetError(f"{path}: X has dtype {X.dtype}; features must be numeric")
     X = X.astype(np.float64)
-    bad = np.argwhere(~np.isfinite(X))
+    with np.errstate(invalid="ignore"):
+        bad = np.argwhere(~(np.abs(X) <= feature_limit))
     if bad.size:
         row, column = bad[0]
-        raise CustomDatasetError(f"{path}: X[{row}, {column}] is {X[row, column]}; features must be finite numbers")
+        raise CustomDatasetError(f"{path}: X[{row}, {column}] = {X[row, column]:g} {_beyond(X[row, column], feature_limit)} "
+                                 f"({len(np.unique(bad[:, 0]))} row(s) in all)")
     return X, y
 
 
@@ -193,9 +330,109 @@ def _is_number(text) -> bool:
     return True
 
 
-def load_custom(dataset: CustomDataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(X, y, classes)`` of a custom dataset, validated; errors name file, line and column."""
-    X, raw = _csv_matrix(dataset) if dataset.kind == "csv" else _npz_arrays(dataset)
+def peek_custom(dataset: CustomDataset) -> dict:
+    """What planning needs of a custom dataset, without parsing its data: ``n`` rows (``exact`` or not), ``d`` features.
+
+    A CSV's header is read (UTF-8, the target column present) and its rows estimated from the
+    file's size and the length of its first lines; an NPZ's ``X`` and ``y`` shapes are read off
+    their array headers. The content is checked when the dataset is prepared
+    (:func:`prepare_custom`), so a dry run costs the same for a file of any size.
+    """
+    path = dataset.path
+    if dataset.kind == "csv":
+        with open(path, "rb") as handle:
+            first = handle.readline()  # the header, whole however wide
+            sample = handle.read(_SAMPLE_BYTES)
+        header = next(csv.reader(_decoded_lines(iter([first]), path)), None)
+        if header is None:
+            raise CustomDatasetError(f"{path}: the file is empty; expected a header line and data rows")
+        d = len(_csv_header(dataset, header)[0]) - 1
+        rows = sample.splitlines(keepends=True)
+        if len(sample) < _SAMPLE_BYTES:  # the whole file was read: the count is exact
+            return {"n": sum(1 for line in rows if line.strip()), "d": d, "exact": True}
+        complete = rows[:-1] or rows  # the sample's last row may be cut
+        per_row = sum(map(len, complete)) / len(complete)
+        return {"n": round((path.stat().st_size - len(first)) / per_row), "d": d, "exact": False}
+    try:
+        with zipfile.ZipFile(path) as archive:
+            shapes = {key: _npy_shape(archive, key) for key in ("X", "y")}
+    except (OSError, ValueError, zipfile.BadZipFile) as err:
+        raise CustomDatasetError(f"{path}: not a readable .npz file of arrays X and y ({err})") from None
+    missing = [k for k, shape in shapes.items() if shape is None]
+    if missing:
+        raise CustomDatasetError(f"{path}: no array {' or '.join(missing)}")
+    if len(shapes["X"]) != 2 or len(shapes["y"]) != 1 or shapes["X"][0] != shapes["y"][0]:
+        raise CustomDatasetError(f"{path}: X must be 2-D and y 1-D with as many rows; got {shapes['X']} and {shapes['y']}")
+    return {"n": int(shapes["y"][0]), "d": int(shapes["X"][1]), "exact": True}
+
+
+def _npy_shape(archive: zipfile.ZipFile, key: str) -> tuple | None:
+    """The shape in the header of array ``key`` of an NPZ archive (its data are not read), None if absent."""
+    if f"{key}.npy" not in archive.namelist():
+        return None
+    with archive.open(f"{key}.npy") as member:
+        version = np.lib.format.read_magic(member)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        return tuple(read(member)[0])
+
+
+def load_custom(dataset: CustomDataset, *, feature_limit: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X, y, classes)`` of a custom dataset, validated; errors name file, line and column.
+
+    ``feature_limit`` is the bound on a feature's magnitude the fitted models use
+    (:data:`rejectopt.model.FEATURE_LIMIT`): a value beyond it, NaN or infinite is refused here,
+    naming what was found, rather than turning into a NaN inside a job.
+
+    Parameters
+    ----------
+    dataset : CustomDataset
+        The entry (see :func:`custom_dataset`).
+    feature_limit : float
+        The largest feature magnitude accepted.
+
+    Returns
+    -------
+    X : numpy.ndarray of float64, shape (n, d)
+        The feature columns, in file order.
+    y : numpy.ndarray of int64, shape (n,)
+        Labels 0..K-1: the rank of each target value among the sorted distinct ones (numbers
+        sorted numerically, text alphabetically).
+    classes : numpy.ndarray, shape (K,)
+        The target value of each label.
+
+    Raises
+    ------
+    CustomDatasetError
+        A cell that is not a number, NaN, infinite or beyond ``feature_limit``, a ragged row, a
+        missing target, a single class; the message names the file, line and column.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.datasets import custom_dataset
+    >>> FEATURE_LIMIT = 1e150  # rejectopt.model.FEATURE_LIMIT (not imported: it loads scikit-learn)
+    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
+    >>> entry = {"path": "fruit.csv", "task": "classification", "target": "fruit", "n_classes": 2}
+    >>> from rejectopt.datasets import load_custom
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
+    ...     fruit = custom_dataset("fruit", entry, base_dir=tmp)
+    ...     X, y, classes = load_custom(fruit, feature_limit=FEATURE_LIMIT)
+    >>> X.shape, X[:3].tolist(), y[:4].tolist(), classes.tolist()
+    ((20, 2), [[0.0, 0.5], [1.0, 1.5], [2.0, 2.5]], [1, 0, 1, 0], ['apple', 'pear'])
+
+    An ordinal NPZ target keeps the order of its levels:
+
+    >>> import numpy as np
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     np.savez(Path(tmp, "grades.npz"), X=np.arange(6.0).reshape(3, 2), y=np.array([3, 1, 3]))
+    ...     grades = custom_dataset("grades", {"path": "grades.npz", "task": "ordinal"}, base_dir=tmp)
+    ...     X, y, classes = load_custom(grades, feature_limit=FEATURE_LIMIT)
+    >>> y.tolist(), classes.tolist()
+    ([1, 0, 1], [1.0, 3.0])
+    """
+    X, raw = _csv_matrix(dataset, feature_limit) if dataset.kind == "csv" else _npz_arrays(dataset, feature_limit)
     y, classes = _encode_target(dataset, raw)
     if len(classes) < 2:
         raise CustomDatasetError(f"{dataset.path}: the target has a single class ({classes[0]!r}); need at least 2")
@@ -211,14 +448,15 @@ def min_class_size(ratios) -> int:
     return n
 
 
-def check_custom(dataset: CustomDataset, ratios) -> dict:
-    """Read and validate a custom dataset before any job runs; returns its n, d, K and sha256.
-
-    Besides the file checks of :func:`load_custom`, every class must be large
-    enough for each of the five parts (Trn1, Val1, Trn2, Val2, Tst) to receive
-    one of its examples under the stratified split.
-    """
-    X, y, classes = load_custom(dataset)
+def _check_classes(dataset: CustomDataset, y: np.ndarray, classes: np.ndarray) -> None:
+    """The declared number of classes holds, and every class can reach each of the five parts."""
+    if dataset.n_classes is not None and len(classes) != dataset.n_classes:
+        shown = ", ".join(map(repr, classes.tolist()[:10])) + (", ..." if len(classes) > 10 else "")
+        raise CustomDatasetError(
+            f"{dataset.path}: target {dataset.target or 'y'!r} holds {len(classes)} classes ({shown}), but "
+            f"config custom_datasets.{dataset.name}.n_classes declares {dataset.n_classes}; correct the config"
+        )
+    ratios = DEFAULT_RATIOS if dataset.ratios is None else dataset.ratios
     counts = np.bincount(y, minlength=len(classes))
     need = min_class_size(ratios)
     small = [(classes[k].item(), int(counts[k])) for k in range(len(classes)) if counts[k] < need]
@@ -229,12 +467,97 @@ def check_custom(dataset: CustomDataset, ratios) -> dict:
             f"ways ({'/'.join(PARTS)} with ratios {check_ratios(ratios).tolist()}): every class needs at least {need} "
             "examples; merge or drop the small classes"
         )
+
+
+def check_custom(dataset: CustomDataset, *, feature_limit: float) -> dict:
+    """Read and validate a custom dataset's content; returns its n, d, K and sha256.
+
+    Besides the file checks of :func:`load_custom`, the declared ``n_classes`` must hold and
+    every class must be large enough for each of the five parts (Trn1, Val1, Trn2, Val2, Tst)
+    to receive one of its examples under the stratified split.
+
+    Parameters
+    ----------
+    dataset : CustomDataset
+        The entry (see :func:`custom_dataset`).
+    feature_limit : float
+        The largest feature magnitude accepted (see :func:`load_custom`).
+
+    Returns
+    -------
+    dict
+        ``{"n", "d", "k", "sha256"}``: rows, features, classes, and the file's sha256.
+
+    Raises
+    ------
+    CustomDatasetError
+        From :func:`load_custom`; the declared ``n_classes`` differs; a class too small for the
+        five parts.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.datasets import custom_dataset
+    >>> FEATURE_LIMIT = 1e150  # rejectopt.model.FEATURE_LIMIT (not imported: it loads scikit-learn)
+    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
+    >>> entry = {"path": "fruit.csv", "task": "classification", "target": "fruit", "n_classes": 2}
+    >>> from rejectopt.datasets import check_custom
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
+    ...     fruit = custom_dataset("fruit", entry, base_dir=tmp)
+    ...     info = check_custom(fruit, feature_limit=FEATURE_LIMIT)
+    >>> info["n"], info["d"], info["k"], info["sha256"][:12]
+    (20, 2, 2, 'f8cf5ebaacbc')
+    """
+    X, y, classes = load_custom(dataset, feature_limit=feature_limit)
+    _check_classes(dataset, y, classes)
     return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": len(classes), "sha256": sha256_of_file(dataset.path)}
 
 
-def prepare_custom(dataset: CustomDataset, out_npz) -> dict:
-    """Write ``out_npz`` (arrays ``X``, ``y``) from a custom dataset; returns n, d, K, sha256."""
-    X, y, classes = load_custom(dataset)
+def prepare_custom(dataset: CustomDataset, out_npz, *, feature_limit: float) -> dict:
+    """Write ``out_npz`` (arrays ``X``, ``y``) from a custom dataset checked as by :func:`check_custom`; returns n, d, K, sha256.
+
+    Nothing is written when a check fails.
+
+    Parameters
+    ----------
+    dataset : CustomDataset
+        The entry (see :func:`custom_dataset`).
+    out_npz : path-like
+        Output file, written atomically; load with :func:`load_prepared`.
+    feature_limit : float
+        The largest feature magnitude accepted (see :func:`load_custom`).
+
+    Returns
+    -------
+    dict
+        ``{"n", "d", "k", "xy_sha256", "raw": {file name: sha256}}``, as :func:`prepare_dataset`.
+
+    Raises
+    ------
+    CustomDatasetError
+        As :func:`check_custom`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.datasets import custom_dataset
+    >>> FEATURE_LIMIT = 1e150  # rejectopt.model.FEATURE_LIMIT (not imported: it loads scikit-learn)
+    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
+    >>> entry = {"path": "fruit.csv", "task": "classification", "target": "fruit", "n_classes": 2}
+    >>> from rejectopt.datasets import load_prepared, prepare_custom
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
+    ...     fruit = custom_dataset("fruit", entry, base_dir=tmp)
+    ...     info = prepare_custom(fruit, Path(tmp, "fruit.npz"), feature_limit=FEATURE_LIMIT)
+    ...     X, y = load_prepared(Path(tmp, "fruit.npz"))
+    >>> info["n"], info["d"], info["k"], info["xy_sha256"][:12], X.shape, y[:4].tolist()
+    (20, 2, 2, 'f3dbe5970d10', (20, 2), [1, 0, 1, 0])
+    """
+    X, y, classes = load_custom(dataset, feature_limit=feature_limit)
+    _check_classes(dataset, y, classes)
     save_npz(out_npz, X=X, y=y)
     digest = fingerprint(X, y)
     logger.info(
@@ -246,7 +569,37 @@ def prepare_custom(dataset: CustomDataset, out_npz) -> dict:
 
 
 def custom_checksums(dataset: CustomDataset, npz_path) -> dict:
-    """What identifies a prepared custom dataset (as :func:`~rejectopt.datasets.dataset_checksums`)."""
+    """What identifies a prepared custom dataset (as :func:`~rejectopt.datasets.dataset_checksums`).
+
+    Parameters
+    ----------
+    dataset : CustomDataset
+        The entry (see :func:`custom_dataset`).
+    npz_path : path-like
+        The file written by :func:`prepare_custom`.
+
+    Returns
+    -------
+    dict
+        ``{"n", "d", "k", "xy_sha256", "raw": {"<file name> (custom)": sha256}}``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.datasets import custom_dataset
+    >>> FEATURE_LIMIT = 1e150  # rejectopt.model.FEATURE_LIMIT (not imported: it loads scikit-learn)
+    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
+    >>> entry = {"path": "fruit.csv", "task": "classification", "target": "fruit", "n_classes": 2}
+    >>> from rejectopt.datasets import custom_checksums, prepare_custom
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
+    ...     fruit = custom_dataset("fruit", entry, base_dir=tmp)
+    ...     _ = prepare_custom(fruit, Path(tmp, "fruit.npz"), feature_limit=FEATURE_LIMIT)
+    ...     sums = custom_checksums(fruit, Path(tmp, "fruit.npz"))
+    >>> sums["n"], sums["k"], sums["xy_sha256"][:12], {k: v[:12] for k, v in sums["raw"].items()}
+    (20, 2, 'f3dbe5970d10', {'fruit.csv (custom)': 'f8cf5ebaacbc'})
+    """
     X, y = load_prepared(npz_path)
     return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": int(y.max()) + 1, "xy_sha256": fingerprint(X, y),
             "raw": {f"{dataset.path.name} (custom)": sha256_of_file(dataset.path)}}

@@ -74,6 +74,28 @@ class RawFile:
         Compression of the download when it is a single compressed file: 'gz', 'bz2', 'xz', 'Z'.
     download_sha256 : str or None
         Optional sha256 of the downloaded bytes (archive or compressed file).
+
+    Parameters
+    ----------
+    dataset, name, url : str
+        The attributes above.
+    sha256, archive_member, compression, download_sha256 : str or None, default None
+        The attributes above.
+
+    Examples
+    --------
+    >>> from rejectopt.datasets import get_spec
+    >>> raw = get_spec("shuttle").files[0]
+    >>> raw.name, raw.compression, raw.sha256[:12]
+    ('shuttle.trn', 'Z', '87b24ee9fb51')
+    >>> raw.url
+    'https://archive.ics.uci.edu/ml/machine-learning-databases/statlog/shuttle/shuttle.trn.Z'
+
+    A file of one's own, fetched from a mirror or its URL by :func:`fetch_file`:
+
+    >>> from rejectopt.datasets import RawFile
+    >>> RawFile("toy", "toy.csv", "https://example.org/toy.csv.gz", compression="gz").sha256 is None
+    True
     """
 
     dataset: str
@@ -109,6 +131,34 @@ class DatasetSpec:
         Pinned :func:`fingerprint` of the prepared (X, y); None if not yet known.
     table2 : tuple of int
         (examples, features, classes) as printed in the paper's Table 2.
+
+    Parameters
+    ----------
+    name, task : str
+        The attributes above.
+    files : tuple of RawFile
+        The attribute above.
+    n_examples, n_features, n_classes : int
+        The attributes above.
+    parser : callable
+        The attribute above.
+    notes : str, default ""
+        The attribute above.
+    xy_sha256 : str or None, default None
+        The attribute above.
+    target_encoding : {"labels", "equal_frequency"}, default "labels"
+        The attribute above.
+    table2 : tuple of int, default (0, 0, 0)
+        The attribute above.
+
+    Examples
+    --------
+    >>> from rejectopt.datasets import get_spec
+    >>> spec = get_spec("shuttle")
+    >>> spec.task, (spec.n_examples, spec.n_features, spec.n_classes), spec.target_encoding
+    ('classification', (58000, 9, 7), 'labels')
+    >>> spec.file_names, spec.table2
+    (('shuttle.trn', 'shuttle.tst'), (58000, 9, 7))
     """
 
     name: str
@@ -284,18 +334,43 @@ _SPECS = [
         "train.csv of superconduct.zip; target critical_temp. Not in the mirror."),
 ]
 
+#: The 22 datasets of the paper's Table 2, by name: classification first, then ordinal regression.
 REGISTRY: dict[str, DatasetSpec] = {spec.name: spec for spec in _SPECS}
+#: Names of the 11 classification datasets, in the order of Table 2.
 CLASSIFICATION: tuple[str, ...] = tuple(s.name for s in _SPECS if s.task == "classification")
+#: Names of the 11 ordinal-regression datasets (integer targets such as abalone's rings kept as
+#: ordered classes, real ones binned by :func:`equal_frequency_bins`), in the order of Table 2.
 ORDINAL: tuple[str, ...] = tuple(s.name for s in _SPECS if s.task == "ordinal")
 
 
 def get_spec(name: str) -> DatasetSpec:
     """Specification of dataset ``name``.
 
+    Parameters
+    ----------
+    name : str
+        A name of ``REGISTRY`` (lower case, the paper's spelling).
+
+    Returns
+    -------
+    DatasetSpec
+        Its raw files, shape, parser and target encoding.
+
     Raises
     ------
     ValueError
         If ``name`` is unknown; the message lists the valid names.
+
+    Examples
+    --------
+    >>> from rejectopt.datasets import get_spec
+    >>> spec = get_spec("abalone")
+    >>> spec.task, spec.n_classes, spec.target_encoding, spec.file_names
+    ('ordinal', 19, 'labels', ('abalone.data',))
+    >>> get_spec("mnist")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: unknown dataset 'mnist'; valid names: avila, codrna, covtype, ijcnn, letter, ...
     """
     try:
         return REGISTRY[name]
