@@ -13,6 +13,7 @@ from rejectopt.report import (
     aurc_table,
     comparison_markdown,
     paper_comparison,
+    read_summary,
     relative_improvement,
     render_table,
     table_statistics,
@@ -205,3 +206,25 @@ def test_rc_figure_draws_curves_and_the_point():
     assert ax.get_ylabel() == "selective risk (zero_one, %)" and ax.get_title() == "report rows"
     nothing = operating_point(loss, s, SelectionFunction(-np.inf, 0.0))
     assert len(rc_figure(loss, s, point=nothing).axes[0].get_legend().get_texts()) == 3  # no point
+
+
+def test_read_summary_names_the_line_and_cell_of_a_nan_aurc(tmp_path):
+    """The recorded pipeline summary, one AuRC set to NaN and one AUGRC to inf: the error names the
+    file, the line, the row's dataset / classifier / score / split and the column."""
+    baseline = pd.read_csv(Path(__file__).resolve().parent / "data/pipeline_baseline/summary.csv")
+    assert read_summary(Path(__file__).resolve().parent / "data/pipeline_baseline/summary.csv").equals(baseline)
+    damaged = baseline.copy()
+    damaged.loc[5, "aurc"] = np.nan
+    damaged.to_csv(tmp_path / "summary.csv", index=False)
+    row = baseline.iloc[5]
+    with pytest.raises(ValueError) as err:
+        read_summary(tmp_path / "summary.csv")
+    assert str(err.value).startswith(
+        f"{tmp_path / 'summary.csv'} line 7 (dataset {row.dataset}, classifier {row.classifier}, score {row.score}, "
+        f"split {row.split}): aurc is nan, not a finite number (1 row(s) in all)")
+    extra = baseline.assign(augrc=1.0)
+    extra.loc[2, "augrc"] = np.inf
+    extra.to_csv(tmp_path / "extra.csv", index=False)
+    assert read_summary(tmp_path / "extra.csv").shape == extra.shape  # not asked for: not checked
+    with pytest.raises(ValueError, match=r"extra.csv line 4 \(dataset .*\): augrc is inf, not a finite number"):
+        read_summary(tmp_path / "extra.csv", ["augrc"])

@@ -5,6 +5,10 @@ import pandas as pd
 from _logging import log_to
 
 from rejectopt._io import write_csv
+from rejectopt.experiments.paper import EXTRA_METRICS
+from rejectopt.report import read_summary
 
 log_to(snakemake.log[0])
-write_csv(pd.concat([pd.read_csv(path) for path in snakemake.input], ignore_index=True), snakemake.output[0])
+# every dataset's metrics are checked here, so a NaN is named by its own file and row
+frames = [read_summary(path, EXTRA_METRICS) for path in snakemake.input]
+write_csv(pd.concat(frames, ignore_index=True), snakemake.output[0])

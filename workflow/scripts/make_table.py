@@ -4,16 +4,14 @@ Mean +- std over splits per dataset and method, average ranks, Friedman, Nemenyi
 for the metrics besides AuRC also the table's CD diagram.
 """
 
-import pandas as pd
-
 from _logging import log_to
 
 from rejectopt._io import save_figure, write_text
-from rejectopt.report import aurc_table, cd_figure, render_table, table_statistics
+from rejectopt.report import aurc_table, cd_figure, read_summary, render_table, table_statistics
 
 log_to(snakemake.log[0])
 spec, cd_paths = snakemake.params.spec, snakemake.params.cd
-summary = pd.read_csv(snakemake.input[0])
+summary = read_summary(snakemake.input[0])  # a NaN AuRC is named by its line, not met in the ranks
 outputs = zip(snakemake.params.metrics, snakemake.output.csv, snakemake.output.md, snakemake.output.tex)
 for metric, csv, md, tex in outputs:
     table = aurc_table(summary, spec, metric)

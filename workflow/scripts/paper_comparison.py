@@ -5,11 +5,11 @@ import pandas as pd
 from _logging import log_to
 
 from rejectopt._io import write_csv, write_text
-from rejectopt.report import comparison_markdown, paper_comparison
+from rejectopt.report import comparison_markdown, paper_comparison, read_summary
 
 log_to(snakemake.log[0])
 reference = pd.read_csv(snakemake.input.reference)
-summary = pd.read_csv(snakemake.input.summary)
+summary = read_summary(snakemake.input.summary)
 run = list(snakemake.params.datasets_run)
 comparison = paper_comparison(summary[summary["dataset"].isin(run)], reference)
 write_csv(comparison, snakemake.output.csv)

@@ -1,15 +1,20 @@
 """Rule plot_table: a table's CD diagram (Nemenyi) and improvement-over-baseline figure."""
 
-import pandas as pd
-
 from _logging import log_to
 
 from rejectopt._io import save_figure
-from rejectopt.report import aurc_table, cd_figure, improvement_figure, relative_improvement, table_statistics
+from rejectopt.report import (
+    aurc_table,
+    cd_figure,
+    improvement_figure,
+    read_summary,
+    relative_improvement,
+    table_statistics,
+)
 
 log_to(snakemake.log[0])
 spec = snakemake.params.spec
-summary = pd.read_csv(snakemake.input[0])
+summary = read_summary(snakemake.input[0])
 stats = table_statistics(aurc_table(summary, spec), spec.methods)
 save_figure(cd_figure(stats, spec), snakemake.output.cd)
 save_figure(improvement_figure(relative_improvement(summary, spec), spec), snakemake.output.improvement)

@@ -1,12 +1,10 @@
 """Rule rankings: each table's average ranks under every registered metric, and where they disagree."""
 
-import pandas as pd
-
 from _logging import log_to
 
 from rejectopt._io import write_text
-from rejectopt.report import rankings_markdown
+from rejectopt.report import rankings_markdown, read_summary
 
 log_to(snakemake.log[0])
-summary = pd.read_csv(snakemake.input[0])
+summary = read_summary(snakemake.input[0])
 write_text(rankings_markdown(summary, snakemake.params.specs, snakemake.params.metrics), snakemake.output[0])

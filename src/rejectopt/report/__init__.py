@@ -14,7 +14,15 @@ from ._figures import CD_ALPHA, cd_diagram, cd_figure, improvement_figure, mean_
 from ._provenance import environment_markdown, timing_table
 from ._rankings import metric_rankings, rankings_markdown
 from ._specs import TableSpec, classifier_label, label, landmarks_spec, metric_label, table_specs
-from ._tables import TableStatistics, aurc_table, format_number, relative_improvement, render_table, table_statistics
+from ._tables import (
+    TableStatistics,
+    aurc_table,
+    format_number,
+    read_summary,
+    relative_improvement,
+    render_table,
+    table_statistics,
+)
 
 __all__ = [
     "CD_ALPHA",
@@ -38,6 +46,7 @@ __all__ = [
     "rankings_markdown",
     "rc_curves_figure",
     "rc_figure",
+    "read_summary",
     "relative_improvement",
     "render_table",
     "table_specs",
