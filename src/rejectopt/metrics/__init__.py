@@ -84,10 +84,31 @@ def per_example_loss(name, y_true, y_pred):
 
     ``zero_one`` compares labels of any type; ``mae`` needs numeric labels.
 
+    Parameters
+    ----------
+    name : {"zero_one", "mae"}
+        The loss: ``100 [y != y']`` (risks read in percent) or ``|y - y'|``.
+    y_true : array-like of shape (n,)
+        True labels.
+    y_pred : array-like of shape (n,)
+        Predicted labels, of the same shape as ``y_true``.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The loss of each prediction.
+
     Raises
     ------
     ValueError
         An unknown loss name, or labels of different lengths.
+
+    Examples
+    --------
+    >>> per_example_loss("zero_one", [0, 1, 2], [0, 2, 2]).tolist()
+    [0.0, 100.0, 0.0]
+    >>> per_example_loss("mae", [0, 1, 3], [0, 2, 1]).tolist()
+    [0.0, 1.0, 2.0]
     """
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
@@ -101,7 +122,34 @@ def per_example_loss(name, y_true, y_pred):
 
 
 def task_loss(task, y_true, y_pred):
-    """Loss of each prediction for a benchmark ``task`` (:data:`TASK_LOSS`): 0/100 or absolute error."""
+    """Loss of each prediction for a benchmark ``task`` (:data:`TASK_LOSS`): 0/100 or absolute error.
+
+    Parameters
+    ----------
+    task : {"classification", "ordinal"}
+        The benchmark task; its loss is ``TASK_LOSS[task]`` (Section 5.2 of [1]).
+    y_true : array-like of shape (n,)
+        True labels.
+    y_pred : array-like of shape (n,)
+        Predicted labels, of the same shape as ``y_true``.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The loss of each prediction, as :func:`per_example_loss` computes it.
+
+    Raises
+    ------
+    ValueError
+        An unknown task, or labels of different lengths.
+
+    Examples
+    --------
+    >>> task_loss("classification", ["a", "b"], ["a", "a"]).tolist()
+    [0.0, 100.0]
+    >>> task_loss("ordinal", [0, 1, 3], [0, 2, 1]).tolist()
+    [0.0, 1.0, 2.0]
+    """
     if task not in TASK_LOSS:
         raise ValueError(f"unknown task {task!r}: expected 'classification' or 'ordinal'")
     return per_example_loss(TASK_LOSS[task], y_true, y_pred)
@@ -210,6 +258,7 @@ def aurc(loss, uncertainty, ties="index", convention="paper"):
     Returns
     -------
     float
+        The AuRC, in loss units.
 
     Examples
     --------
@@ -235,10 +284,17 @@ def risk_full(loss):
     Parameters
     ----------
     loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
 
     Returns
     -------
     float
+        The mean loss, in loss units.
+
+    Examples
+    --------
+    >>> risk_full([0, 100, 0, 0])  # one error in four under the 0/100 loss: 25 %
+    25.0
     """
     return float(np.mean(_as_loss(loss)))
 
@@ -253,11 +309,14 @@ def sele_loss(loss, uncertainty):
     Parameters
     ----------
     loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
 
     Returns
     -------
     float
+        In loss units.
 
     Notes
     -----
@@ -268,6 +327,14 @@ def sele_loss(loss, uncertainty):
     for adversarial scores, e.g. a single unit loss on the least uncertain of
     ``n`` examples gives ``AuRC / sele = H_n`` (the harmonic number, > 2 for n >= 4); the
     evidence is in ``docs/papers.md``.
+
+    Examples
+    --------
+    >>> sele_loss([0, 0, 1], [0, 1, 2])  # the error is the most uncertain: 1 * 1 / 9
+    0.1111111111111111
+    >>> loss, score = [1, 0, 0, 0], [0, 1, 2, 3]  # the error is the least uncertain
+    >>> round(aurc(loss, score) / sele_loss(loss, score), 4)  # H_4 = 25/12 > 2
+    2.0833
     """
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     n = loss.size
@@ -286,11 +353,21 @@ def sele_proxy(loss, uncertainty):
     Parameters
     ----------
     loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
 
     Returns
     -------
     float
+        In loss units.
+
+    Examples
+    --------
+    >>> round(sele_proxy([0, 0, 1], [0, 1, 2]), 4)  # the error is the most uncertain
+    0.1259
+    >>> round(sele_proxy([1, 0, 0], [0, 1, 2]), 4)  # the error is the least uncertain
+    0.4593
     """
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     n = loss.size
@@ -309,7 +386,9 @@ def selective_risk_coverage(loss, uncertainty, threshold):
     Parameters
     ----------
     loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
     threshold : float
         Examples with ``uncertainty <= threshold`` are accepted.
 
@@ -326,6 +405,14 @@ def selective_risk_coverage(loss, uncertainty, threshold):
     The deterministic case of :func:`rejectopt.selective.empirical_risk_coverage`
     (the one home of selective risk and coverage), with the selection function
     ``SelectionFunction(threshold, 1.0)``.
+
+    Examples
+    --------
+    >>> risk, coverage = selective_risk_coverage([0, 100, 0, 100], [0.1, 0.2, 0.3, 0.9], 0.3)
+    >>> round(risk, 4), coverage  # one error among the three accepted
+    (33.3333, 0.75)
+    >>> selective_risk_coverage([0, 100], [0.5, 0.9], 0.1)  # nothing accepted
+    (nan, 0.0)
     """
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     threshold = float(threshold)
@@ -533,6 +620,7 @@ def augrc(loss, uncertainty, *, ties="index", convention="paper"):
     Returns
     -------
     float
+        The AUGRC, in loss units.
 
     Notes
     -----
@@ -575,7 +663,9 @@ def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
     Parameters
     ----------
     loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
     ties : {"index", "average"}, default="index"
         As in :func:`aurc` (``"average"``: the expected AuRC over random orders of the tied
         examples, minus the oracle's).
@@ -587,6 +677,7 @@ def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
     Returns
     -------
     float
+        The excess AuRC, in loss units.
 
     Examples
     --------
@@ -611,7 +702,9 @@ def eaugrc(loss, uncertainty, *, ties="index", convention="paper"):
     Parameters
     ----------
     loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
     ties : {"index", "average"}, default="index"
         For conventions that depend on the order of tied scores (``"torch-uncertainty"``,
         ``"geifman"``, ``"fd-shifts-legacy"``, ``"mapie"``): ``"index"`` keeps the input order
@@ -628,6 +721,7 @@ def eaugrc(loss, uncertainty, *, ties="index", convention="paper"):
     Returns
     -------
     float
+        The excess AUGRC, in loss units.
 
     Examples
     --------
@@ -660,7 +754,9 @@ def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="p
     Parameters
     ----------
     loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
     coverage : float
         Target coverage ``omega`` in (0, 1].
     ties : {"index", "average"}, default="index"
@@ -715,7 +811,9 @@ def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper
     Parameters
     ----------
     loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
     risk : float
         Target selective risk ``lambda >= 0``, in loss units.
     ties : {"index", "average"}, default="index"
@@ -758,7 +856,23 @@ def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper
 # Registry
 # --------------------------------------------------------------------------------------------
 class Metric(NamedTuple):
-    """A registered metric: ``function(loss, uncertainty) -> float``, its display label and meaning."""
+    """A registered metric: ``function(loss, uncertainty) -> float``, its display label and meaning.
+
+    Parameters
+    ----------
+    function : callable
+        ``function(loss, uncertainty) -> float``, in loss units, lower is better.
+    label : str
+        The name tables and figures show, e.g. ``"AuRC"``.
+    description : str
+        One line saying what the metric measures and where it is defined.
+
+    Examples
+    --------
+    >>> metric = METRICS["aurc"]
+    >>> metric.label, metric.function([0, 0, 1], [0, 1, 2])
+    ('AuRC', 0.1111111111111111)
+    """
 
     function: Callable
     label: str
@@ -808,7 +922,23 @@ def get_metric(name):
 # Bootstrap
 # --------------------------------------------------------------------------------------------
 class ConfidenceInterval(NamedTuple):
-    """Lower and upper end of a confidence interval; unpacks as ``low, high``."""
+    """Lower and upper end of a confidence interval; unpacks as ``low, high``.
+
+    Parameters
+    ----------
+    low : float
+        Lower end, the ``(1 - level)/2`` quantile of the resampled values.
+    high : float
+        Upper end, the ``(1 + level)/2`` quantile.
+
+    Examples
+    --------
+    >>> loss, score = [0, 0, 1, 0, 1, 0, 0, 1], [0.1, 0.2, 0.9, 0.3, 0.5, 0.4, 0.2, 0.8]
+    >>> ci = bootstrap_ci("aurc", loss, score, n_resamples=200, random_state=0)
+    >>> round(ci.low, 4), round(ci.high, 4)
+    (0.0156, 0.4455)
+    >>> low, high = ci
+    """
 
     low: float
     high: float
@@ -876,7 +1006,9 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
         arguments with ``functools.partial``, e.g.
         ``partial(risk_at_coverage, coverage=0.8)``.
     loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
     n_resamples : int, default=2000
         Number of bootstrap resamples, >= 1.
     level : float, default=0.95
@@ -1008,6 +1140,17 @@ def selective_outcome(loss, accepted, reject_cost, *, loss_scale=100.0):
     risks read in percent), hence ``cost_risk = (sum of accepted losses + loss_scale d #rejected) / n``;
     ``selective_risk`` is the mean loss on the accepted examples (NaN when none is accepted).
 
+    Parameters
+    ----------
+    loss : array-like of shape (n,)
+        Per-example losses, ``loss_scale`` for an error and 0 for a correct prediction.
+    accepted : array-like of bool, shape (n,)
+        True where the selective classifier predicts, False where it rejects.
+    reject_cost : float
+        The cost ``d`` of a rejection, in ``[0, 1)`` (an error costs 1).
+    loss_scale : float, default=100.0
+        The loss of one error, so that ``d`` is rescaled to loss units.
+
     Returns
     -------
     dict
@@ -1018,6 +1161,12 @@ def selective_outcome(loss, accepted, reject_cost, *, loss_scale=100.0):
     ------
     ValueError
         ``loss`` and ``accepted`` not 1-D of the same non-zero length.
+
+    Examples
+    --------
+    >>> out = selective_outcome([0, 100, 0, 100], [True, True, True, False], reject_cost=0.2)
+    >>> out["cost_risk"], out["coverage"], out["n_rejected"]  # (100 + 100 * 0.2 * 1) / 4
+    (30.0, 0.75, 1)
     """
     loss = np.asarray(loss, dtype=float)
     accepted = np.asarray(accepted, dtype=bool)
