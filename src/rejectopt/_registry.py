@@ -192,7 +192,7 @@ class Registry(Generic[T]):
         return f"unknown {self.kind} {name!r}: {hint}registered {self.kind}s: {', '.join(self.names())}"
 
     def origin(self, name: str) -> str:
-        """The module that registered ``name``."""
+        """Where ``name`` was registered from: ``module.QualName`` of its class (named in errors)."""
         self.get(name)
         return self._origin[name]
 
