@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from rejectopt._io import IntermediateFileError, save_npz
 from rejectopt.splits import (
     DEFAULT_RATIOS,
     PARTS,
@@ -79,3 +80,59 @@ def test_index_arrays_are_named_and_typed_by_the_contract(labels, tmp_path):
 def test_bad_ratios_are_rejected(labels, ratios, message):
     with pytest.raises(ValueError, match=message):
         make_splits(labels, ratios=ratios)
+
+
+def test_a_split_whose_trn_and_tst_overlap_is_never_written(labels, tmp_path):
+    path = tmp_path / "splits.npz"
+    good = make_splits(labels, n_splits=2, seed=0, dataset="toy")
+    save_splits(path, good, y=labels, ratios=DEFAULT_RATIOS)
+    earlier = path.read_bytes()
+    bad = dict(good, tst_1=np.sort(np.concatenate([good["tst_1"], good["trn1_1"][:3]])))
+    with pytest.raises(ValueError, match=r"split 1: parts trn1 and tst overlap \(row \d+ is in both\)") as err:
+        save_splits(path, bad, y=labels, ratios=DEFAULT_RATIOS)
+    assert str(path) in str(err.value)
+    assert path.read_bytes() == earlier  # the earlier file is kept, nothing half-written
+
+
+def test_a_split_leaving_rows_out_or_off_its_ratios_is_refused(labels, tmp_path):
+    splits = make_splits(labels, n_splits=1, seed=0, dataset="toy")
+    dropped = dict(splits, val2_0=splits["val2_0"][1:])
+    with pytest.raises(ValueError, match=f"the parts hold {len(labels) - 1} of the data's {len(labels)} rows"):
+        save_splits(tmp_path / "s.npz", dropped, y=labels)
+    # all rows, disjoint, but 10 Tst rows moved to Trn1: no longer 20 % of every class up to one
+    moved = dict(splits, trn1_0=np.sort(np.concatenate([splits["trn1_0"], splits["tst_0"][:10]])),
+                 tst_0=splits["tst_0"][10:])
+    with pytest.raises(ValueError, match="part trn1 holds .* expected 0.3 x"):
+        save_splits(tmp_path / "s.npz", moved, y=labels, ratios=DEFAULT_RATIOS)
+    save_splits(tmp_path / "s.npz", moved, y=labels)  # without ratios, only the partition is checked
+    assert not (tmp_path / ".s.npz.part").exists()
+
+
+def test_a_splits_file_edited_by_hand_is_refused(labels, tmp_path):
+    path = tmp_path / "splits.npz"
+    splits = make_splits(labels, n_splits=1, seed=0, dataset="toy")
+    save_splits(path, splits, y=labels, ratios=DEFAULT_RATIOS)
+    np.savez(path, **dict(splits, tst_0=np.concatenate([splits["tst_0"], splits["trn1_0"]])))
+    with pytest.raises(IntermediateFileError, match="no content record") as err:
+        load_split(path, 0)
+    assert str(path) in str(err.value)
+
+
+def test_overlapping_parts_are_refused_on_reading_too(labels, tmp_path):
+    """A file with a valid record but overlapping parts (written by another tool through save_npz)."""
+    path = tmp_path / "splits.npz"
+    splits = make_splits(labels, n_splits=1, seed=0, dataset="toy")
+    splits["tst_0"] = np.sort(np.concatenate([splits["tst_0"][5:], splits["trn1_0"][:5]]))
+    save_npz(path, provenance={"n_rows": len(labels)}, **splits)
+    with pytest.raises(IntermediateFileError, match="parts trn1 and tst overlap") as err:
+        load_split(path, 0)
+    assert str(path) in str(err.value) and f"snakemake --forcerun {path}" in str(err.value)
+
+
+def test_splits_made_from_other_data_are_stale(labels, tmp_path):
+    path = tmp_path / "splits.npz"
+    save_splits(path, make_splits(labels, n_splits=1, seed=0, dataset="toy"), y=labels, data_sha256="a" * 64)
+    assert load_split(path, 0, data_sha256="a" * 64)["tst"].size > 0
+    with pytest.raises(IntermediateFileError, match="stale") as err:
+        load_split(path, 0, data_sha256="b" * 64)
+    assert str(path) in str(err.value)

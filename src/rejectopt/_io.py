@@ -1,40 +1,273 @@
-"""Atomic file output: a step that fails or is killed never leaves a complete-looking file.
+"""Atomic file output, and ``.npz`` files that carry a record of their own content.
 
 The one home of atomic writes in rejectopt: every writer of the library and the
 pipeline goes through :func:`atomic_path`.
+
+The one home of intermediate ``.npz`` files too (the prepared data, the splits, the
+classifiers' outputs, the learned scores, the experiments' curves): :func:`save_npz` writes,
+in the zip archive's comment, a record of what the file holds (a sha256 of its arrays) and of
+what it was made from (its provenance, e.g. the checksum of the data); :func:`load_npz` reads
+the arrays back only if they still match that record. A file edited by hand, truncated,
+corrupted, or made from other inputs is refused with an :class:`IntermediateFileError` that
+names it and says how to make it again, instead of being used silently. The record lives in
+the zip comment so that ``numpy.load`` still reads the arrays as before.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
+import json
 import os
+import zipfile
+import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["atomic_path", "save_npz", "write_bytes", "write_text", "write_csv", "save_figure"]
+__all__ = [
+    "IntermediateFileError",
+    "NpzArrays",
+    "arrays_sha256",
+    "atomic_path",
+    "load_npz",
+    "npz_checksum",
+    "recompute_hint",
+    "save_figure",
+    "save_npz",
+    "write_bytes",
+    "write_csv",
+    "write_text",
+]
+
+#: Errors of a full or read-only file system: :func:`atomic_path` names the file it was writing.
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
+
+#: The zip comment of a file written by :func:`save_npz`: this tag, then the record as JSON.
+_RECORD_TAG = b"rejectopt-npz "
+_RECORD_FORMAT = 1
+
+
+def recompute_hint(path) -> str:
+    """How to make the intermediate file ``path`` again, said by every :class:`IntermediateFileError`.
+
+    Snakemake's ``--forcerun`` takes a file: it remakes that file and everything made from it.
+    Deleting the file is not enough: Snakemake does not remake a missing intermediate file while
+    the files made from it are present and newer than their other inputs.
+    """
+    return (f"remake it with `snakemake --forcerun {path}` and the run's usual options (it remakes the file "
+            "and everything made from it), or, with the library, rerun the step that wrote it")
+
+
+class IntermediateFileError(ValueError):
+    """An intermediate ``.npz`` that cannot be trusted: corrupt or truncated, changed since it was
+    written, without a content record, or made from other inputs. The message names the file and
+    how to make it again (:func:`recompute_hint`)."""
 
 
 @contextlib.contextmanager
 def atomic_path(path):
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success.
 
-    On any exception the temporary file is removed and ``path`` is untouched.
+    On any exception the temporary file is removed and ``path`` is untouched. A full or
+    read-only file system (``ENOSPC``, ``EDQUOT``, ``EROFS``) is re-raised as an ``OSError`` of
+    the same ``errno`` whose message names ``path``: the system's own error names no file when
+    it comes from a write.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         yield tmp
         os.replace(tmp, path)
+    except OSError as err:
+        if err.errno not in _NO_ROOM:
+            raise
+        raise OSError(err.errno, f"{err.strerror} while writing {path}; nothing was written there (the partial "
+                      f"file was removed): free space on (or make writable) the file system of {path.parent}, "
+                      "or write the results elsewhere, then run again", str(path)) from err
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # never hide the error above behind a failed clean-up
+            tmp.unlink(missing_ok=True)
 
 
-def save_npz(path, **arrays) -> None:
-    """Write ``arrays`` to ``path`` as an uncompressed ``.npz``, atomically."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        np.savez(handle, **arrays)
+def arrays_sha256(arrays: Mapping[str, np.ndarray]) -> str:
+    """sha256 identifying named arrays: for each name in sorted order, its name, dtype, shape and bytes.
+
+    Independent of the file format (and of the zip's timestamps): two files hold the same
+    arrays if and only if (up to sha256 collisions) their checksums are equal.
+    """
+    hasher = hashlib.sha256()
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        header = json.dumps([name, array.dtype.str, list(array.shape)]).encode()
+        hasher.update(len(header).to_bytes(8, "little"))
+        hasher.update(header)
+        hasher.update(array.tobytes(order="C"))
+    return hasher.hexdigest()
+
+
+def _jsonable(value):
+    """``value`` as it reads back from JSON (tuples become lists), so records compare equal."""
+    return json.loads(json.dumps(value))
+
+
+def save_npz(path, *, provenance: Mapping | None = None, **arrays) -> None:
+    """Write ``arrays`` to ``path`` as an uncompressed ``.npz``, atomically, with its content record.
+
+    Parameters
+    ----------
+    path : path-like
+    provenance : mapping, optional
+        What the arrays were made from (JSON values: e.g. the checksum of the data, the split),
+        checked by the readers with :func:`load_npz` ``(expect=...)``.
+    **arrays : array-like
+        The arrays by name (no object arrays: files are read without pickles).
+    """
+    arrays = {name: np.asarray(value) for name, value in arrays.items()}
+    record = {"format": _RECORD_FORMAT, "sha256": arrays_sha256(arrays), "provenance": _jsonable(dict(provenance or {}))}
+    comment = _RECORD_TAG + json.dumps(record, sort_keys=True).encode()
+    if len(comment) > 65535:  # the zip format's bound on a comment
+        raise ValueError(f"{path}: provenance too large for the file's record ({len(comment)} bytes, at most 65535)")
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
+        with zipfile.ZipFile(tmp, "a") as archive:
+            archive.comment = comment
+
+
+class NpzArrays(dict):
+    """The arrays of a verified ``.npz`` by name (:func:`load_npz`).
+
+    Also ``files``, and use in a ``with`` block, as numpy's ``NpzFile``, so a reader written for
+    ``numpy.load`` reads it unchanged.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+    sha256 : str
+        The checksum of the arrays (:func:`arrays_sha256`), as recorded and verified.
+    provenance : dict
+        What the arrays were made from, as given to :func:`save_npz`.
+    """
+
+    def __init__(self, arrays, path, sha256: str, provenance: dict):
+        super().__init__(arrays)
+        self.path, self.sha256, self.provenance = Path(path), sha256, provenance
+
+    @property
+    def files(self) -> list[str]:
+        return list(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+def _corrupt(path, err) -> IntermediateFileError:
+    return IntermediateFileError(f"{path}: corrupt or truncated .npz, cannot be read ({type(err).__name__}: {err}); "
+                                 f"{recompute_hint(path)}")
+
+
+def _read_record(path: Path) -> dict | None:
+    """The record in the zip comment of ``path`` (None when there is none); corrupt files raise."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            comment = archive.comment
+    except (zipfile.BadZipFile, EOFError, ValueError, zlib.error) as err:
+        raise _corrupt(path, err) from err
+    if not comment.startswith(_RECORD_TAG):
+        return None
+    try:
+        record = json.loads(comment[len(_RECORD_TAG):])
+    except ValueError as err:
+        raise _corrupt(path, err) from err
+    if not isinstance(record, dict) or record.get("format") != _RECORD_FORMAT or "sha256" not in record:
+        raise _corrupt(path, ValueError(f"unreadable content record {comment[:80]!r}"))
+    return record
+
+
+def npz_checksum(path) -> str:
+    """The checksum of the arrays recorded in ``path`` (:func:`arrays_sha256`), without reading them.
+
+    What a file made from ``path`` records as its provenance; :func:`load_npz` verifies it when
+    the arrays are read.
+
+    Raises
+    ------
+    IntermediateFileError
+        The file is corrupt or has no content record.
+    """
+    path = Path(path)
+    record = _read_record(path)
+    if record is None:
+        raise _unrecorded(path)
+    return record["sha256"]
+
+
+def _unrecorded(path) -> IntermediateFileError:
+    return IntermediateFileError(
+        f"{path}: no content record, so what it holds cannot be verified (it was not written by rejectopt's "
+        f"save_npz: written or edited by hand, or made by an older version); {recompute_hint(path)}"
+    )
+
+
+def load_npz(path, *, expect: Mapping | None = None) -> NpzArrays:
+    """Read every array of an ``.npz`` written by :func:`save_npz`, verified against its record.
+
+    Parameters
+    ----------
+    path : path-like
+    expect : mapping, optional
+        Provenance the file must have been made from: each key's recorded value must equal
+        the given one. A key given as None, or that the writer did not record (a file written
+        through the library without that provenance), is not checked.
+
+    Returns
+    -------
+    NpzArrays
+        The arrays by name, with the verified checksum and the provenance.
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path``.
+    IntermediateFileError
+        The file is corrupt or truncated, has no content record, its arrays differ from the
+        recorded checksum (edited after it was written), or its provenance differs from
+        ``expect`` (made from other inputs: stale). The message names the file, what differs,
+        and how to make it again.
+    """
+    path = Path(path)
+    record = _read_record(path)
+    if record is None:
+        raise _unrecorded(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+    except (zipfile.BadZipFile, EOFError, ValueError, zlib.error) as err:
+        raise _corrupt(path, err) from err
+    found = arrays_sha256(arrays)
+    if found != record["sha256"]:
+        raise IntermediateFileError(
+            f"{path}: its arrays changed after it was written (recorded sha256 {record['sha256']}, found {found}): "
+            f"edited by hand? {recompute_hint(path)}"
+        )
+    provenance = record.get("provenance") or {}
+    for key, value in (expect or {}).items():
+        recorded = provenance.get(key)
+        if value is None or recorded is None:  # not known to the reader, or not stated by the writer
+            continue
+        if recorded != _jsonable(value):
+            raise IntermediateFileError(
+                f"{path}: made from {key} {recorded!r}, but this step's is {_jsonable(value)!r}: the file is stale "
+                f"(made from other inputs); {recompute_hint(path)}"
+            )
+    return NpzArrays(arrays, path, found, provenance)
 
 
 def write_bytes(data: bytes, path) -> None:

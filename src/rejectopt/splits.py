@@ -10,7 +10,7 @@ from __future__ import annotations
 import zlib
 import numpy as np
 
-from ._io import save_npz
+from ._io import IntermediateFileError, load_npz, recompute_hint, save_npz
 
 __all__ = [
     "PARTS",
@@ -19,6 +19,7 @@ __all__ = [
     "derive_seed",
     "stratified_partition",
     "make_splits",
+    "check_split",
     "save_splits",
     "load_split",
 ]
@@ -108,15 +109,108 @@ def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, data
     return arrays
 
 
-def save_splits(path, splits: dict[str, np.ndarray]) -> None:
-    """Write the index arrays to ``path`` (``.npz``) atomically."""
-    save_npz(path, **splits)
+def check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "split", y=None, ratios=None) -> None:
+    """Check that ``parts`` (keyed by :data:`PARTS`) is what the protocol says a split is.
+
+    The parts are disjoint and together hold every row of ``range(n_rows)`` once: no example is
+    both trained on and tested on, none is left out. Given the labels ``y`` and the ``ratios``,
+    each part also holds ``ratio * n_class`` examples of every class up to one
+    (:func:`stratified_partition`).
+
+    Raises
+    ------
+    ValueError
+        Naming ``where``, the parts involved and, for an overlap or a gap, an example row.
+    """
+    missing = [part for part in PARTS if part not in parts]
+    if missing:
+        raise ValueError(f"{where}: no part {', '.join(missing)}")
+    sizes = {part: np.asarray(parts[part]).size for part in PARTS}
+    joined = np.concatenate([np.asarray(parts[part], dtype=np.int64).ravel() for part in PARTS])
+    if joined.size and (joined.min() < 0 or joined.max() >= n_rows):
+        bad = int(joined[(joined < 0) | (joined >= n_rows)][0])
+        raise ValueError(f"{where}: row {bad} is outside the data's {n_rows} rows")
+    owner = np.full(n_rows, -1)
+    for number, part in enumerate(PARTS):
+        index = np.asarray(parts[part], dtype=np.int64)
+        taken = owner[index] >= 0
+        if taken.any():
+            row = int(index[taken][0])
+            raise ValueError(f"{where}: parts {PARTS[owner[row]]} and {part} overlap (row {row} is in both); the "
+                             "parts of a split must be disjoint")
+        values, counts = np.unique(index, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"{where}: part {part} holds row {int(values[counts > 1][0])} twice")
+        owner[index] = number
+    if joined.size != n_rows:
+        row = int(np.flatnonzero(owner < 0)[0])
+        raise ValueError(f"{where}: the parts hold {joined.size} of the data's {n_rows} rows (row {row} is in none); "
+                         f"a split covers every row ({', '.join(f'{p} {sizes[p]}' for p in PARTS)})")
+    if y is not None and ratios is not None:
+        y, ratios = np.asarray(y), check_ratios(ratios)
+        labels, totals = np.unique(y, return_counts=True)
+        for part, ratio in zip(PARTS, ratios):
+            counts = np.array([np.sum(y[parts[part]] == label) for label in labels])
+            off = np.abs(counts - ratio * totals) >= 1
+            if off.any():
+                label = labels[np.argmax(off)]
+                raise ValueError(f"{where}: part {part} holds {counts[np.argmax(off)]} examples of class {label}, "
+                                 f"expected {ratio} x {totals[np.argmax(off)]} up to one (ratios {ratios.tolist()})")
 
 
-def load_split(path, k: int) -> dict[str, np.ndarray]:
-    """The five index arrays of split ``k`` from a splits file, keyed by part."""
-    with np.load(path, allow_pickle=False) as data:
-        missing = [f"{part}_{k}" for part in PARTS if f"{part}_{k}" not in data]
-        if missing:
-            raise KeyError(f"{path} has no split {k} (missing {', '.join(missing)}); rerun make_splits with n_splits > {k}")
-        return {part: data[f"{part}_{k}"] for part in PARTS}
+def save_splits(path, splits: dict[str, np.ndarray], *, y=None, ratios=None, data_sha256: str | None = None) -> None:
+    """Write the index arrays to ``path`` (``.npz``) atomically, each split checked first.
+
+    Parameters
+    ----------
+    splits : dict
+        Index arrays ``{part}_{k}`` (:func:`make_splits`).
+    y : array, optional
+        The labels the splits were made from: every split must cover ``len(y)`` rows (without
+        ``y``, as many as its first split holds) and, with ``ratios``, be stratified by them.
+    ratios : sequence of 5 floats, optional
+    data_sha256 : str, optional
+        What identifies the data the splits were made from (the checksum recorded in its file,
+        :func:`rejectopt._io.npz_checksum`), recorded so that a reader can tell stale splits.
+
+    Raises
+    ------
+    ValueError
+        A split that is not a partition of the rows (:func:`check_split`); nothing is written.
+    """
+    splits = {name: np.asarray(index, dtype=np.int64) for name, index in splits.items()}
+    ks = sorted({int(name.rsplit("_", 1)[1]) for name in splits})
+    n_rows = len(y) if y is not None else sum(splits[f"{part}_{ks[0]}"].size for part in PARTS if f"{part}_{ks[0]}" in splits)
+    for k in ks:
+        check_split({part: splits[f"{part}_{k}"] for part in PARTS if f"{part}_{k}" in splits}, n_rows,
+                    where=f"{path}: split {k}", y=y, ratios=ratios)
+    provenance = {"n_rows": int(n_rows), "n_splits": len(ks), "data_sha256": data_sha256,
+                  "ratios": None if ratios is None else check_ratios(ratios).tolist()}
+    save_npz(path, provenance=provenance, **splits)
+
+
+def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.ndarray]:
+    """The five index arrays of split ``k`` from a splits file, keyed by part; checked before use.
+
+    The file must be as :func:`save_splits` wrote it (:func:`rejectopt._io.load_npz`), made from
+    the data ``data_sha256`` identifies (when given), and split ``k`` must be a partition of its
+    rows (:func:`check_split`).
+
+    Raises
+    ------
+    rejectopt._io.IntermediateFileError
+        Naming the file: corrupt, edited, without a content record, made from other data, or
+        with overlapping or missing parts.
+    KeyError
+        The file has no split ``k``.
+    """
+    data = load_npz(path, expect={"data_sha256": data_sha256})
+    missing = [f"{part}_{k}" for part in PARTS if f"{part}_{k}" not in data]
+    if missing:
+        raise KeyError(f"{path} has no split {k} (missing {', '.join(missing)}); rerun make_splits with n_splits > {k}")
+    parts = {part: data[f"{part}_{k}"] for part in PARTS}
+    try:
+        check_split(parts, int(data.provenance.get("n_rows", -1)), where=f"{path}: split {k}")
+    except ValueError as err:
+        raise IntermediateFileError(f"{err}; {recompute_hint(path)}") from err
+    return parts

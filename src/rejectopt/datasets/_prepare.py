@@ -18,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import save_npz
+from .._io import IntermediateFileError, load_npz, recompute_hint, save_npz
 from ._download import DownloadOptions
+from ._errors import ChecksumError, DataSourceError
 from ._fetch import fetch_file, find_in_mirror
-from ._trust import is_trusted, read_lock, record_trusted, sha256_of_file
+from ._trust import expected_sha256, is_trusted, read_lock, record_trusted, sha256_of_file
 from ._parsers import encode_labels, equal_frequency_bins
 from ._registry import DatasetSpec, get_spec
 
@@ -52,6 +53,29 @@ def fingerprint(X: np.ndarray, y: np.ndarray) -> str:
     Hashes, in this order: ``X`` as C-ordered little-endian float64 bytes,
     ``y`` as little-endian int64 bytes, then the shapes ``X.shape + y.shape``
     as little-endian int64.
+
+    Parameters
+    ----------
+    X : array-like, shape (n, d)
+        Features; hashed as float64.
+    y : array-like, shape (n,)
+        Labels; hashed as int64.
+
+    Returns
+    -------
+    str
+        64 lower-case hex digits; the ``xy_sha256`` pinned in :class:`DatasetSpec`.
+
+    Examples
+    --------
+    The same values give the same fingerprint whatever their dtype:
+
+    >>> import numpy as np
+    >>> from rejectopt.datasets import fingerprint
+    >>> fingerprint(np.array([[0.0, 1.0], [2.0, 3.0]]), np.array([0, 1]))
+    'e10e9580944b2e26ebbac56487c151dcff2437c7126a80a0d46c0f0c465d80c9'
+    >>> fingerprint(np.array([[0, 1], [2, 3]]), np.array([0.0, 1.0]))
+    'e10e9580944b2e26ebbac56487c151dcff2437c7126a80a0d46c0f0c465d80c9'
     """
     X = np.ascontiguousarray(X, dtype="<f8")
     y = np.ascontiguousarray(y, dtype="<i8")
@@ -68,8 +92,31 @@ def parse_raw(name: str | DatasetSpec, paths: Mapping[str, str | os.PathLike]) -
     Parameters
     ----------
     name : str or DatasetSpec
+        The dataset (a name of ``REGISTRY``) or its specification.
     paths : mapping
         ``{raw file name: local path}`` for every file of the spec.
+
+    Returns
+    -------
+    X : numpy.ndarray of float64, shape (n, d)
+        The features.
+    y : numpy.ndarray of int64, shape (n,)
+        The classes 0..K-1 (``spec.target_encoding``); the shape is not checked against the
+        registry here (:func:`prepare_dataset` does).
+
+    Examples
+    --------
+    Three rows of the shuttle files, labels 2, 4, 1 encoded in sorted order:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.datasets import parse_raw
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "shuttle.trn").write_text("50 21 77 0 28 0 27 48 22 2\\n55 0 92 0 0 26 36 92 56 4\\n")
+    ...     _ = Path(tmp, "shuttle.tst").write_text("53 0 82 0 52 -5 29 30 2 1\\n")
+    ...     X, y = parse_raw("shuttle", {name: Path(tmp, name) for name in ("shuttle.trn", "shuttle.tst")})
+    >>> X.shape, X[2, :6].tolist(), y.tolist()
+    ((3, 9), [53.0, 0.0, 82.0, 0.0, 52.0, -5.0], [1, 2, 0])
     """
     spec = get_spec(name) if isinstance(name, str) else name
     X, target = spec.parser(paths)
@@ -141,6 +188,32 @@ def _reject(dest: Path, pending: Mapping[str, str]) -> list[Path]:
     return moved
 
 
+def _fetch_verified(raw_file, dest: Path, mirror, allow_download: bool, download) -> Path:
+    """:func:`fetch_file` for :func:`prepare_dataset`; a raw file that changed on disk is named as such.
+
+    Without a mirror or downloading (the pipeline's prepare step, after its download step), a
+    present raw file whose sha256 no longer matches cannot be fetched again here: the error
+    says that this file changed, with the expected and found sha256, not that downloading is off.
+    """
+    try:
+        return fetch_file(raw_file, dest, mirror=mirror, allow_download=allow_download, download=download,
+                          record_lock=False)
+    except DataSourceError:
+        path = dest / raw_file.name
+        expected, origin = expected_sha256(raw_file, dest)
+        if expected is None or not path.is_file():
+            raise
+        found = sha256_of_file(path)
+        if found == expected:
+            raise
+        raise ChecksumError(
+            f"raw file {path} changed since it was verified: expected sha256 {expected} (from the "
+            f"{origin}), found {found}. Fetch it again (from the `data_mirror` or {raw_file.url}, verified): "
+            f"`snakemake --forcerun {path}` with the run's usual options, or, with the library, delete it and "
+            "call prepare_dataset with a mirror or downloading allowed"
+        ) from None
+
+
 def prepare_dataset(
     name: str,
     raw_dir: str | os.PathLike,
@@ -182,13 +255,27 @@ def prepare_dataset(
         pinned sha256 took part, it is moved to ``<name>.rejected``, never
         recorded in ``checksums.lock``, and the error is a :class:`RawDataError`
         saying so.
+
+    Examples
+    --------
+    abalone from the demo mirror embedded in the repository:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import rejectopt
+    >>> demo = Path(rejectopt.__file__).parents[2] / "workflow" / "resources" / "demo_mirror"
+    >>> from rejectopt.datasets import get_spec, prepare_dataset
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     info = prepare_dataset("abalone", Path(tmp, "raw"), Path(tmp, "abalone.npz"), mirror=demo,
+    ...                            allow_download=False)
+    ...     print(sorted(p.name for p in Path(tmp, "raw", "abalone").iterdir()))
+    ['abalone.data']
+    >>> info["n"], info["d"], info["k"], info["xy_sha256"] == get_spec("abalone").xy_sha256
+    (4177, 10, 19, True)
     """
     spec = get_spec(name)
     dest = Path(raw_dir) / spec.name
-    paths = {
-        f.name: fetch_file(f, dest, mirror=mirror, allow_download=allow_download, download=download, record_lock=False)
-        for f in spec.files
-    }
+    paths = {f.name: _fetch_verified(f, dest, mirror, allow_download, download) for f in spec.files}
     # Files with neither a pinned nor a locked sha256: trusted only once everything below passed.
     pending = {f.name: sha256_of_file(paths[f.name]) for f in spec.files if not is_trusted(f, dest)}
     try:
@@ -208,20 +295,80 @@ def prepare_dataset(
             f"moved aside to {', '.join(str(p) for p in moved)} for inspection; the next run fetches "
             f"{'it' if len(pending) == 1 else 'them'} again."
         ) from exc
-    save_npz(out_npz, X=X, y=y)
+    save_npz(out_npz, provenance={"dataset": spec.name, "xy_sha256": digest}, X=X, y=y)
     record_trusted(dest, pending)
     logger.info("%s: wrote %s (n=%d, d=%d, K=%d, xy_sha256 %s)", name, out_npz, *X.shape, spec.n_classes, digest)
     return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": int(y.max()) + 1, "xy_sha256": digest}
 
 
 def load_prepared(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
-    """Load ``(X, y)`` written by :func:`prepare_dataset` (no pickles allowed)."""
-    with np.load(path, allow_pickle=False) as data:
-        return data["X"], data["y"]
+    """Load ``(X, y)`` written by :func:`prepare_dataset` or :func:`prepare_custom`, verified.
+
+    Parameters
+    ----------
+    path : path-like
+        The ``.npz`` file.
+
+    Returns
+    -------
+    X : numpy.ndarray of float64, shape (n, d)
+        The features.
+    y : numpy.ndarray of int64, shape (n,)
+        The classes 0..K-1.
+
+    Raises
+    ------
+    rejectopt._io.IntermediateFileError
+        The file is corrupt, was changed after it was written (its arrays no longer match the
+        checksum it records), has no content record, or lacks ``X`` or ``y``; the message names
+        it and says how to make it again.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import rejectopt
+    >>> demo = Path(rejectopt.__file__).parents[2] / "workflow" / "resources" / "demo_mirror"
+    >>> from rejectopt.datasets import load_prepared, prepare_dataset
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = prepare_dataset("sattelite", Path(tmp, "raw"), Path(tmp, "sat.npz"), mirror=demo)
+    ...     X, y = load_prepared(Path(tmp, "sat.npz"))
+    >>> X.shape, X.dtype, y[:5].tolist(), int(y.max())
+    ((6435, 36), dtype('float64'), [2, 2, 2, 2, 2], 5)
+    """
+    data = load_npz(path)
+    missing = [name for name in ("X", "y") if name not in data]
+    if missing:
+        raise IntermediateFileError(f"{path}: no array {' or '.join(missing)} (holds {', '.join(data) or 'nothing'}): "
+                                    f"not a prepared dataset; {recompute_hint(path)}")
+    return data["X"], data["y"]
 
 
 def available_in_mirror(name: str, mirror: str | os.PathLike | None) -> bool:
-    """True if every raw file of dataset ``name`` is in the mirror (``<mirror>/<name>/<file>[.xz|...]``)."""
+    """True if every raw file of dataset ``name`` is in the mirror (``<mirror>/<name>/<file>[.xz|...]``).
+
+    Parameters
+    ----------
+    name : str
+        Dataset name (see ``REGISTRY``).
+    mirror : path-like or None
+        The ``data_mirror`` folder; None (no mirror) gives False.
+
+    Returns
+    -------
+    bool
+        Whether :func:`prepare_dataset` can run from the mirror alone.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import rejectopt
+    >>> demo = Path(rejectopt.__file__).parents[2] / "workflow" / "resources" / "demo_mirror"
+    >>> from rejectopt.datasets import available_in_mirror
+    >>> available_in_mirror("shuttle", demo), available_in_mirror("letter", demo), available_in_mirror("shuttle", None)
+    (True, False, False)
+    """
     if mirror is None:
         return False
     return all(find_in_mirror(f, mirror) is not None for f in get_spec(name).files)
@@ -231,6 +378,33 @@ def dataset_checksums(name: str, npz_path: str | os.PathLike, raw_dir: str | os.
     """What identifies a prepared dataset: n, d, K, the fingerprint of (X, y), each raw file's sha256.
 
     Raw hashes come from the registry where pinned, else from ``raw_dir/<name>/checksums.lock``.
+
+    Parameters
+    ----------
+    name : str
+        Dataset name (see ``REGISTRY``).
+    npz_path : path-like
+        The file written by :func:`prepare_dataset`.
+    raw_dir : path-like
+        The ``raw_dir`` given to :func:`prepare_dataset` (raw files in ``raw_dir/<name>/``).
+
+    Returns
+    -------
+    dict
+        ``{"n", "d", "k", "xy_sha256", "raw": {file name: sha256 or "unknown"}}``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import rejectopt
+    >>> demo = Path(rejectopt.__file__).parents[2] / "workflow" / "resources" / "demo_mirror"
+    >>> from rejectopt.datasets import dataset_checksums, prepare_dataset
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = prepare_dataset("abalone", Path(tmp, "raw"), Path(tmp, "abalone.npz"), mirror=demo)
+    ...     sums = dataset_checksums("abalone", Path(tmp, "abalone.npz"), Path(tmp, "raw"))
+    >>> sums["n"], sums["d"], sums["k"], sums["xy_sha256"][:12], sums["raw"]["abalone.data"][:12]
+    (4177, 10, 19, '37a9a595b02c', 'de37cdcdcaaa')
     """
     X, y = load_prepared(npz_path)
     locked = read_lock(Path(raw_dir) / name)
