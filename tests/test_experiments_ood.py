@@ -24,7 +24,7 @@ from rejectopt import ood, stats
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.experiments import SplitInputs, check_experiment
 from rejectopt.experiments import ood as ood_experiment
-from rejectopt.splits import make_splits
+from rejectopt.splits import make_splits, save_splits
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
@@ -114,7 +114,7 @@ def sattelite(tmp_path_factory):
     prepare_dataset("sattelite", folder / "raw", folder / "data.npz", mirror=DEMO_MIRROR)
     X, y = load_prepared(folder / "data.npz")
     splits = make_splits(y, n_splits=1, seed=0, dataset="sattelite")
-    np.savez(folder / "splits.npz", **splits)
+    save_splits(folder / "splits.npz", splits, y=y)
     result = ood_experiment.run_dataset_files(
         folder / "data.npz", folder / "splits.npz", {0: (folder / "split_0.csv", folder / "split_0.npz")},
         dataset="sattelite", C_classifier=(1,), C_score=(1,),
@@ -184,7 +184,7 @@ def test_a_multi_split_job_writes_each_split_as_if_alone(sattelite, tmp_path):
     """The pipeline's job runs every split of a dataset (run_dataset_files); split 0's files must not
     depend on the other splits the job runs, nor on their order."""
     folder, X, y, _, _ = sattelite
-    np.savez(tmp_path / "splits.npz", **make_splits(y, n_splits=2, seed=0, dataset="sattelite"))
+    save_splits(tmp_path / "splits.npz", make_splits(y, n_splits=2, seed=0, dataset="sattelite"), y=y)
     files = {k: (tmp_path / f"split_{k}.csv", tmp_path / f"split_{k}.npz") for k in (1, 0)}
     results = ood_experiment.run_dataset_files(folder / "data.npz", tmp_path / "splits.npz", files,
                                                dataset="sattelite", C_classifier=(1,), C_score=(1,))

@@ -13,6 +13,7 @@ from rejectopt.experiments.paper import (
     run_classifiers,
     run_scores,
     score_key,
+    settings,
     summarize_dataset,
     task_loss,
 )
@@ -91,3 +92,23 @@ def test_summary_reads_the_scores_file(digits_run):
         expected = aurc(task_loss("classification", y[tst], clf["y_pred"][tst]), reg[score_key("reg", 1, "uncertainty")])
     row = summary[(summary["score"] == "reg") & (summary["split"] == 1)].iloc[0]
     assert row["aurc"] == expected
+
+
+def test_the_config_aurc_convention_fills_the_summarys_aurc_column(digits_run):
+    root, classifiers = digits_run
+    args = ("digits", "classification", root / "data.npz", root / "splits.npz",
+            {("lr", k): p for k, p in classifiers.items()}, {})
+    chosen = settings({"aurc_convention": "torch-uncertainty"})["aurc_convention"]
+    paper, other = summarize_dataset(*args), summarize_dataset(*args, chosen)
+    # only the aurc column changes; it is torch-uncertainty's AURC of the 0/1 errors, in percent
+    assert paper.drop(columns="aurc").equals(other.drop(columns="aurc"))
+    _, y = load_prepared(root / "data.npz")
+    for split in (0, 1):
+        tst = load_split(root / "splits.npz", split)["tst"]
+        with np.load(classifiers[split]) as clf:
+            errors, mcp = (y[tst] != clf["y_pred"][tst]).astype(float), clf["baseline"][tst]
+        row = other[other["split"] == split].iloc[0]
+        assert row["aurc"] == pytest.approx(100 * aurc(errors, mcp, convention="torch-uncertainty"), rel=1e-12)
+        assert row["aurc"] != pytest.approx(paper[paper["split"] == split].iloc[0]["aurc"], rel=1e-6)
+    with pytest.raises(ValueError, match="config aurc_convention: 'sklearn' is not a convention"):
+        settings({"aurc_convention": "sklearn"})

@@ -13,5 +13,6 @@ summary = summarize_dataset(
     snakemake.input.splits,
     snakemake.params.classifier_files,
     snakemake.params.score_files,
+    snakemake.params.aurc_convention,
 )
 write_csv(summary, snakemake.output[0])

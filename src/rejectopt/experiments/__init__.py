@@ -42,7 +42,11 @@ experiment, listed in the config key ``experiments``, runs through the generic r
 A user's experiment sees, in ``inputs.staged``, the files of the run's classifiers and scores for
 the dataset: ``classifier/<name>`` (arrays ``y_pred``, ``baseline``, ``proba`` where the
 classifier has posteriors, on every example) and ``scores/<name>`` (the learned scores' Tst
-uncertainties, :func:`rejectopt.experiments.paper.score_key`). Its rows go to
+uncertainties, :func:`rejectopt.experiments.paper.score_key`). Every staged file records what it
+holds and what it was made from; read a classifier file with
+:func:`rejectopt.experiments.paper.load_classifier_file` (any of them with
+:func:`rejectopt._io.load_npz`), which refuses a file edited, truncated or made from other data,
+naming it. Its rows go to
 ``results/experiments/<NAME>/<dataset>/split_<k>.csv`` (:func:`run_dataset`) and its tables to
 ``results/experiments/<NAME>/tables/<table>.csv`` (:func:`aggregate_files`).
 

@@ -137,6 +137,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: The experiment's name in the experiment contract (the OOD benchmark of ``workflow/rules/ood.smk``).
 NAME = "ood"
 
 #: The config block ``ood:``, its keys and defaults; :func:`settings` fills the missing ones.

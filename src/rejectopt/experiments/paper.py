@@ -27,10 +27,10 @@ from dataclasses import dataclass
 # the registries, a table or a figure job, does not import scikit-learn.
 from .. import classifiers
 from .. import scores as _scores  # the module: run_scores has a parameter named scores
-from .._io import save_npz
+from .._io import load_npz, npz_checksum, save_npz
 from ..classifiers import CLASSIFIERS, get_classifier
 from ..datasets import load_prepared
-from ..metrics import METRICS, aurc, risk_full, task_loss
+from ..metrics import CONVENTIONS, METRICS, TASK_LOSS, aurc, risk_full, task_loss
 from ..scores import get_score
 from ..splits import derive_seed, load_split
 from ..stats import average_ranks, friedman_test, nemenyi_cd
@@ -53,6 +53,8 @@ __all__ = [
     "table_statistics",
     "run_classifier",
     "run_classifiers",
+    "load_classifier_file",
+    "SCORE_ERROR",
     "SCORE_FIELDS",
     "learn_score",
     "run_scores",
@@ -63,6 +65,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: The experiment's name in the experiment contract (the paper's Tables 3 and 4).
 NAME = "paper"
 
 #: Metrics of :data:`rejectopt.metrics.METRICS` stored beside ``aurc`` (raw loss units), in registry order.
@@ -121,10 +124,11 @@ def run_classifiers(
     """
     info = get_classifier(kind)
     X, y = load_prepared(data_path)
+    data_id = npz_checksum(data_path)
     n_classes = int(y.max()) + 1
     chosen = {}
     for split, out_path in sorted(split_files.items()):
-        parts = load_split(splits_path, split)
+        parts = load_split(splits_path, split, data_sha256=data_id)
         start = time.perf_counter()
         model, best_C, val_errors = classifiers.train_classifier(
             kind,
@@ -152,7 +156,9 @@ def run_classifiers(
         }
         if outputs.get("proba") is not None:
             arrays["proba"] = np.asarray(outputs["proba"], dtype=float)
-        save_npz(out_path, **arrays)
+        provenance = {"data_sha256": data_id, "splits_sha256": npz_checksum(splits_path), "split": int(split),
+                      "classifier": kind}
+        save_npz(out_path, provenance=provenance, **arrays)
         chosen[split] = {"C": best_C, "val_error": val_errors}
     return chosen
 
@@ -185,6 +191,12 @@ def learn_score(
     dict
         :data:`SCORE_FIELDS`: ``uncertainty`` (on the Tst indices, in their order),
         the chosen ``C`` and the Val2 AuRC of each C (``C_grid``, ``val_aurc``).
+
+    Raises
+    ------
+    rejectopt.scores.ScoreError
+        The score's own code fails (raises, exits) or gives a non-finite uncertainty on a
+        Val2 or Tst row; the message names the score and the file that defines it.
     """
     info = get_score(score)
     loss = task_loss(task, y, y_pred)
@@ -208,8 +220,12 @@ def learn_score(
         dataset, classifier, score, split, best.C, {c: round(a, 4) for c, a in val_aurc.items()},
         time.perf_counter() - start,
     )
+    uncertainty = _scores.call_score(best, "predict", X[tst], y_pred[tst], n_rows=tst.size)
+    constant = _scores.constant_score_message(uncertainty, best, f"Tst of {dataset} split {split} ({classifier})")
+    if constant:
+        log.warning("%s", constant)
     return {
-        "uncertainty": np.asarray(best.predict(X[tst], y_pred[tst]), dtype=float),
+        "uncertainty": uncertainty,
         "C": np.float64(best.C),
         "C_grid": np.asarray(list(val_aurc), dtype=float),
         "val_aurc": np.asarray(list(val_aurc.values()), dtype=float),
@@ -218,6 +234,8 @@ def learn_score(
 
 #: The arrays of one (score, split) in a scores file (:func:`run_scores`).
 SCORE_FIELDS = ("uncertainty", "C", "C_grid", "val_aurc")
+#: The one array of a (score, split) that failed, in place of :data:`SCORE_FIELDS`: its message.
+SCORE_ERROR = "error"
 
 
 def score_key(score: str, split: int, field: str) -> str:
@@ -255,24 +273,61 @@ def run_scores(
     Returns
     -------
     dict
-        ``(score, split) -> {"C", "val_aurc"}``; the file at ``out_path`` holds the
-        arrays :func:`score_key` ``(score, split, field)``.
+        ``(score, split) -> {"C", "val_aurc"}``, or ``{"error": message}`` for a failed score;
+        the file at ``out_path`` holds the arrays :func:`score_key` ``(score, split, field)``.
+
+    Notes
+    -----
+    A score whose own code fails (:class:`rejectopt.scores.ScoreError`: a plugin that raises,
+    exits or returns a non-finite uncertainty) fails alone: the other scores of the job are
+    learned and written, and the failed one is recorded in the file as
+    ``score_key(score, split, SCORE_ERROR)``, its message, and logged as an error. Reading its
+    results (:func:`tst_outcomes`) then raises that message, so no table is made without it
+    unnoticed. Any other error (the data, the split files) fails the job as before.
     """
     X, y = load_prepared(data_path)
-    arrays, chosen = {}, {}
+    data_id = npz_checksum(data_path)
+    arrays, chosen, provenance = {}, {}, {"data_sha256": data_id, "classifier": classifier}
     for split, clf_path in sorted(classifier_files.items()):
-        parts = load_split(splits_path, split)
-        with np.load(clf_path, allow_pickle=False) as clf:
+        parts = load_split(splits_path, split, data_sha256=data_id)
+        with load_classifier_file(clf_path, data_id, split) as clf:
+            provenance[f"classifier_sha256/split_{int(split)}"] = clf.sha256
             y_pred = clf["y_pred"]
             proba = clf["proba"] if "proba" in clf.files else None
         for score in scores:
-            result = learn_score(X, y, parts, y_pred, proba, task, score, C_grid, seed, split,
-                                 chunk_size=chunk_size, dataset=dataset, classifier=classifier)
+            try:
+                result = learn_score(X, y, parts, y_pred, proba, task, score, C_grid, seed, split,
+                                     chunk_size=chunk_size, dataset=dataset, classifier=classifier)
+            except _scores.ScoreError as err:  # this score's own defect: the other scores go on
+                message = f"{dataset} {classifier} split {split}: {err}"
+                log.error("%s", message)
+                arrays[score_key(score, split, SCORE_ERROR)] = np.array(message)
+                chosen[(score, split)] = {"error": message}
+                continue
             arrays.update({score_key(score, split, f): result[f] for f in SCORE_FIELDS})
             chosen[(score, split)] = {"C": float(result["C"]),
                                       "val_aurc": dict(zip(result["C_grid"].tolist(), result["val_aurc"].tolist()))}
-    save_npz(out_path, **arrays)
+    save_npz(out_path, provenance=provenance, **arrays)
     return chosen
+
+
+def load_classifier_file(path, data_sha256: str | None = None, split: int | None = None):
+    """A :func:`run_classifier` output, verified (:func:`rejectopt._io.load_npz`): unchanged since it
+    was written and, where given, made from the data ``data_sha256`` identifies, for ``split``.
+
+    Returns
+    -------
+    rejectopt._io.NpzArrays
+        ``y_pred``, ``baseline``, ``C``, ``C_grid``, ``val_error`` and, where the classifier has
+        posteriors, ``proba``.
+
+    Raises
+    ------
+    rejectopt._io.IntermediateFileError
+        Naming the file: corrupt, edited, without a content record, or made from other data or
+        for another split.
+    """
+    return load_npz(path, expect={"data_sha256": data_sha256, "split": None if split is None else int(split)})
 
 
 def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, score_files: dict) -> dict:
@@ -286,10 +341,12 @@ def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, scor
         (``C_score`` NaN), then the learned scores in sorted order.
     """
     _, y = load_prepared(data_path)
+    data_id = npz_checksum(data_path)
     outcomes = {}
     for (classifier, split), clf_path in sorted(classifier_files.items()):
-        tst = load_split(splits_path, split)["tst"]
-        with np.load(clf_path, allow_pickle=False) as clf:
+        tst = load_split(splits_path, split, data_sha256=data_id)["tst"]
+        with load_classifier_file(clf_path, data_id, split) as clf:
+            clf_id = clf.sha256
             loss = task_loss(task, y[tst], clf["y_pred"][tst])
             baseline = get_classifier(classifier).baseline
             scores = {baseline: (clf["baseline"][tst], np.nan)}
@@ -299,15 +356,21 @@ def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, scor
             if (clf_name, score_split) == (classifier, split):
                 held.setdefault(score_path, []).append(score)
         for score_path, names in held.items():
-            with np.load(score_path, allow_pickle=False) as sc:
+            with load_npz(score_path, expect={"data_sha256": data_id, f"classifier_sha256/split_{int(split)}": clf_id}) as sc:
                 for score in names:
+                    if score_key(score, split, SCORE_ERROR) in sc.files:
+                        raise _scores.ScoreError(f"{score_path}: score {score!r} failed when it was learned, so it "
+                                                 f"has no results: {sc[score_key(score, split, SCORE_ERROR)]}; "
+                                                 f"fix the score's file (or drop {score!r} from the config's "
+                                                 "scores) and rerun")
                     scores[score] = (sc[score_key(score, split, "uncertainty")], float(sc[score_key(score, split, "C")]))
         scores = {name: scores[name] for name in [baseline, *sorted(set(scores) - {baseline})]}
         outcomes[(classifier, split)] = (loss, C_classifier, scores)
     return outcomes
 
 
-def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifier_files: dict, score_files: dict) -> pd.DataFrame:
+def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifier_files: dict, score_files: dict,
+                      aurc_convention: str = "paper") -> pd.DataFrame:
     """Test AuRC, the other registered metrics and the full-coverage risk of every (split, classifier, score).
 
     Parameters
@@ -316,6 +379,10 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
         ``(classifier, split) -> path`` of :func:`run_classifier` outputs.
     score_files : dict
         ``(classifier, score, split) -> path`` of the :func:`run_scores` file holding that score and split.
+    aurc_convention : str, default="paper"
+        Whose AuRC fills the ``aurc`` column (:data:`rejectopt.metrics.CONVENTIONS`; the 0/100
+        classification loss is passed as 0/1 errors and the result scaled back to percent); the
+        other columns keep their registered definitions.
 
     Returns
     -------
@@ -336,13 +403,44 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
                     "score": score,
                     "C_classifier": C_classifier,
                     "C_score": C_score,
-                    "aurc": aurc(loss, uncertainty),
+                    "aurc": _summary_aurc(dataset, task, loss, uncertainty, aurc_convention),
                     "risk_full": risk_full(loss),
                     "n_test": len(loss),
                     **{name: METRICS[name].function(loss, uncertainty) for name in EXTRA_METRICS},
                 }
             )
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def _summary_aurc(dataset: str, task: str, loss, uncertainty, convention: str = "paper") -> float:
+    """The summary's AuRC under ``convention`` (config ``aurc_convention``; :data:`rejectopt.metrics.CONVENTIONS`).
+
+    ``paper`` is eq. (27) on the task loss. The libraries' conventions take the 0/1 errors the
+    libraries expect (the 0/100 classification loss divided by 100; the ordinal MAE as it is),
+    and the result is scaled back to the summary's loss units. MAPIE's convention takes 0/1
+    losses only, so it fails on ordinal datasets with a message naming the dataset.
+
+    Parameters
+    ----------
+    dataset, task : str
+        The dataset (named in errors) and its task (:data:`rejectopt.metrics.TASK_LOSS`).
+    loss, uncertainty : array-like of shape (n,)
+        The Tst losses of the task and the score's uncertainties.
+    convention : str, default="paper"
+        A name of :data:`rejectopt.metrics.CONVENTIONS`.
+
+    Returns
+    -------
+    float
+        The AuRC in the task's loss units (percent for classification).
+    """
+    if convention == "paper":
+        return aurc(loss, uncertainty)
+    scale = 100.0 if TASK_LOSS[task] == "zero_one" else 1.0
+    try:
+        return scale * aurc(np.asarray(loss) / scale, uncertainty, convention=convention)
+    except ValueError as err:
+        raise ValueError(f"{dataset} ({task}), config aurc_convention: {err}") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -366,7 +464,16 @@ def settings(config: dict) -> dict:
         "C_score": list(config.get("C_score", ())),
         "sele_chunk_size": int(config.get("sele_chunk_size", 500)),
         "seed": int(config.get("seed", 0)),
+        "aurc_convention": _aurc_convention(config),
     }
+
+
+def _aurc_convention(config: dict) -> str:
+    convention = config.get("aurc_convention", "paper")
+    if convention not in CONVENTIONS:
+        raise ValueError(f"config aurc_convention: {convention!r} is not a convention; "
+                         f"choose one of {', '.join(map(repr, CONVENTIONS))}")
+    return convention
 
 
 def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
@@ -381,7 +488,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
         for score in settings["scores"].get(name, ()):
             score_files[(name, score, inputs.split)] = inputs.staged_file(f"scores/{name}")
     rows = summarize_dataset(inputs.dataset, inputs.task, inputs.data_path, inputs.splits_path,
-                             classifier_files, score_files)
+                             classifier_files, score_files, settings.get("aurc_convention", "paper"))
     return SplitResult(rows)
 
 

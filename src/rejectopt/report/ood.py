@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import save_figure, write_text
+from .._io import load_npz, save_figure, write_text
 from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
 from ..ood import GaussianOODModel, paper_table1, synthetic_table1
 from ._format import format_number, mean_std_cell, table_section
@@ -505,8 +505,9 @@ def ood_figure_files(curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "
     ...           **{f"lr__{key}": value for key, value in split_curves.items()}}
     >>> import tempfile
     >>> from pathlib import Path
+    >>> from rejectopt._io import save_npz
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     np.savez(Path(tmp, "split_0.npz"), **curves)
+    ...     save_npz(Path(tmp, "split_0.npz"), **curves)
     ...     ood_figure_files([Path(tmp, "split_0.npz")], Path(tmp, "roc.png"), Path(tmp, "rc.png"),
     ...                      dataset="iris")
     ...     [Path(tmp, name).read_bytes()[1:4] for name in ("roc.png", "rc.png")]
@@ -514,7 +515,7 @@ def ood_figure_files(curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "
     """
     curves = []
     for path in curve_paths:
-        with np.load(path, allow_pickle=False) as data:
+        with load_npz(path) as data:  # verified: a curve file edited by hand is refused, named
             curves.append({k: data[k] for k in data.files})
     save_figure(ood_roc_figure(curves, dataset), roc_out)
     save_figure(ood_rc_figure(curves, dataset), rc_out)
