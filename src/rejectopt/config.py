@@ -436,8 +436,8 @@ def _check_methods(config: dict) -> None:
 
 
 #: Largest value of a C grid (``C_classifier``, ``C_score``, ``double_hinge.C_grid``): a thousand
-#: times the paper's largest C. Beyond it the data term C * sum(loss) swamps the regulariser
-#: |w|^2 / 2 below the solvers' tolerances (and 1e308 overflows the objective to inf).
+#: times the paper's largest C. Beyond it the data term ``C * sum(loss)`` swamps the regulariser
+#: ``||w||^2 / 2`` below the solvers' tolerances (and 1e308 overflows the objective to inf).
 C_MAX = 1e6
 
 

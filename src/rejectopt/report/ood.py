@@ -54,7 +54,7 @@ def method_label(method: str) -> str:
     Returns
     -------
     str
-        The label of each part, joined by `` + ``; unknown names print as they are.
+        The label of each part, joined by ``" + "``; unknown names print as they are.
 
     Examples
     --------
