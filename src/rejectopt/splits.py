@@ -36,13 +36,57 @@ def derive_seed(master_seed: int, *names: str | int) -> int:
 
     The same (master seed, names) always gives the same seed on every machine
     (it uses CRC32 of the names, not Python's salted ``hash``).
+
+    Parameters
+    ----------
+    master_seed : int
+        The run's seed (config key ``seed``).
+    *names : str or int
+        What the seed is for, e.g. the dataset, ``"split"`` and the split number.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32)``.
+
+    Examples
+    --------
+    >>> derive_seed(0, "iris", "split", 0)
+    3710318630
+    >>> derive_seed(0, "iris", "split", 0) == derive_seed(0, "iris", "split", 1)
+    False
     """
     key = [int(master_seed)] + [zlib.crc32(str(name).encode()) for name in names]
     return int(np.random.SeedSequence(key).generate_state(1)[0])
 
 
 def check_ratios(ratios) -> np.ndarray:
-    """Validate a ratio vector for (Trn1, Val1, Trn2, Val2, Tst); return it as an array."""
+    """Validate a ratio vector for (Trn1, Val1, Trn2, Val2, Tst); return it as an array.
+
+    Parameters
+    ----------
+    ratios : sequence of 5 floats
+        The fraction of the examples in each part of :data:`PARTS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``ratios`` as floats.
+
+    Raises
+    ------
+    ValueError
+        Not five entries, or not positive, or not summing to 1; the values are named.
+
+    Examples
+    --------
+    >>> check_ratios([0.3, 0.1, 0.3, 0.1, 0.2])
+    array([0.3, 0.1, 0.3, 0.1, 0.2])
+    >>> check_ratios([0.5, 0.5])
+    Traceback (most recent call last):
+    ...
+    ValueError: ratios must have 5 entries (trn1/val1/trn2/val2/tst), got [0.5, 0.5]
+    """
     ratios = np.asarray(ratios, dtype=float)
     if ratios.shape != (len(PARTS),):
         raise ValueError(
@@ -74,10 +118,29 @@ def stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.nd
     rule, so each part holds ``ratio * n_class`` examples of every class up to
     one example.
 
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        The labels the partition is stratified by.
+    ratios : sequence of 5 floats
+        The parts' fractions (:func:`check_ratios`).
+    rng : numpy.random.Generator
+        The source of the shuffles.
+
     Returns
     -------
     dict of str to ndarray of int64
         Sorted example indices per part, keyed by :data:`PARTS`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.array([0] * 10 + [1] * 10)
+    >>> parts = stratified_partition(y, DEFAULT_RATIOS, np.random.default_rng(0))
+    >>> parts["tst"]
+    array([ 1,  8, 11, 15])
+    >>> {part: int((y[index] == 1).sum()) for part, index in parts.items()}
+    {'trn1': 3, 'val1': 1, 'trn2': 3, 'val2': 1, 'tst': 2}
     """
     y = np.asarray(y)
     ratios = check_ratios(ratios)
@@ -93,11 +156,38 @@ def stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.nd
 def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, dataset: str = "") -> dict[str, np.ndarray]:
     """``n_splits`` independent stratified partitions, seeded by (seed, dataset, k).
 
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        The labels the partitions are stratified by.
+    ratios : sequence of 5 floats, default DEFAULT_RATIOS
+        The parts' fractions (:func:`check_ratios`).
+    n_splits : int, default 5
+        How many partitions.
+    seed : int, default 0
+        The run's master seed (:func:`derive_seed`).
+    dataset : str, default ""
+        The dataset's name: datasets of one run get independent splits.
+
     Returns
     -------
     dict of str to ndarray
         Index arrays named ``{part}_{k}``: ``trn1_0, val1_0, trn2_0, val2_0,
         tst_0, trn1_1, ...``.
+
+    Raises
+    ------
+    ValueError
+        ``n_splits`` below 1, or bad ``ratios``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> splits = make_splits(np.array([0] * 10 + [1] * 10), n_splits=2, seed=0, dataset="toy")
+    >>> sorted(splits)
+    ['trn1_0', 'trn1_1', 'trn2_0', 'trn2_1', 'tst_0', 'tst_1', 'val1_0', 'val1_1', 'val2_0', 'val2_1']
+    >>> splits["tst_0"], splits["tst_1"]
+    (array([ 2,  6, 10, 18]), array([ 4,  5, 12, 15]))
     """
     if n_splits < 1:
         raise ValueError(f"n_splits must be at least 1, got {n_splits}")
@@ -117,10 +207,37 @@ def check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "spli
     each part also holds ``ratio * n_class`` examples of every class up to one
     (:func:`stratified_partition`).
 
+    Parameters
+    ----------
+    parts : dict of str to array-like of int
+        Row indices keyed by :data:`PARTS`.
+    n_rows : int
+        The data's rows: the parts must hold each of ``range(n_rows)`` once.
+    where : str, default "split"
+        What the error messages name (the file and split).
+    y : array-like of shape (n_rows,), optional
+        The labels; with ``ratios``, the stratification is checked too.
+    ratios : sequence of 5 floats, optional
+        The parts' fractions.
+
+    Returns
+    -------
+    None
+        A split that passes; a bad one raises.
+
     Raises
     ------
     ValueError
         Naming ``where``, the parts involved and, for an overlap or a gap, an example row.
+
+    Examples
+    --------
+    >>> parts = {"trn1": [0, 1], "val1": [1], "trn2": [2], "val2": [3], "tst": [4]}
+    >>> check_split(parts, 5, where="splits.npz: split 0")
+    Traceback (most recent call last):
+    ...
+    ValueError: splits.npz: split 0: parts trn1 and val1 overlap (row 1 is in both); the parts of a split must be disjoint
+    >>> check_split({"trn1": [0, 1], "val1": [2], "trn2": [3], "val2": [5], "tst": [4]}, 6)
     """
     missing = [part for part in PARTS if part not in parts]
     if missing:
@@ -163,20 +280,39 @@ def save_splits(path, splits: dict[str, np.ndarray], *, y=None, ratios=None, dat
 
     Parameters
     ----------
+    path : path-like
+        The ``.npz`` file written.
     splits : dict
         Index arrays ``{part}_{k}`` (:func:`make_splits`).
     y : array, optional
         The labels the splits were made from: every split must cover ``len(y)`` rows (without
         ``y``, as many as its first split holds) and, with ``ratios``, be stratified by them.
     ratios : sequence of 5 floats, optional
+        The ratios the splits were made with, checked with ``y`` and recorded.
     data_sha256 : str, optional
         What identifies the data the splits were made from (the checksum recorded in its file,
         :func:`rejectopt._io.npz_checksum`), recorded so that a reader can tell stale splits.
+
+    Returns
+    -------
+    None
+        The file is written, with its content record and provenance.
 
     Raises
     ------
     ValueError
         A split that is not a partition of the rows (:func:`check_split`); nothing is written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> y = np.array([0] * 10 + [1] * 10)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     save_splits(Path(tmp) / "splits.npz", make_splits(y, n_splits=2), y=y, ratios=DEFAULT_RATIOS)
+    ...     load_split(Path(tmp) / "splits.npz", 1)["val1"]
+    array([ 4, 13])
     """
     splits = {name: np.asarray(index, dtype=np.int64) for name, index in splits.items()}
     ks = sorted({int(name.rsplit("_", 1)[1]) for name in splits})
@@ -196,6 +332,20 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
     the data ``data_sha256`` identifies (when given), and split ``k`` must be a partition of its
     rows (:func:`check_split`).
 
+    Parameters
+    ----------
+    path : path-like
+        A splits file (:func:`save_splits`).
+    k : int
+        The split's number.
+    data_sha256 : str, optional
+        The checksum of the data at hand: a file made from other data is refused.
+
+    Returns
+    -------
+    dict of str to ndarray of int64
+        Row indices keyed by :data:`PARTS`.
+
     Raises
     ------
     rejectopt._io.IntermediateFileError
@@ -203,6 +353,22 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
         with overlapping or missing parts.
     KeyError
         The file has no split ``k``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> y = np.array([0] * 10 + [1] * 10)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     save_splits(Path(tmp) / "splits.npz", make_splits(y, n_splits=1), y=y)
+    ...     parts = load_split(Path(tmp) / "splits.npz", 0)
+    ...     load_split(Path(tmp) / "splits.npz", 1)
+    Traceback (most recent call last):
+    ...
+    KeyError: '... has no split 1 (missing trn1_1, val1_1, trn2_1, val2_1, tst_1); rerun make_splits with n_splits > 1'
+    >>> {part: len(index) for part, index in parts.items()}
+    {'trn1': 6, 'val1': 2, 'trn2': 6, 'val2': 2, 'tst': 4}
     """
     data = load_npz(path, expect={"data_sha256": data_sha256})
     missing = [f"{part}_{k}" for part in PARTS if f"{part}_{k}" not in data]

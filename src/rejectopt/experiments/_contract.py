@@ -36,10 +36,15 @@ CONTRACT = ("NAME", "settings", "run_split", "aggregate")
 class SplitInputs:
     """What one split of one dataset starts from: the pipeline's staged files, opened on demand.
 
-    Attributes
+    ``X``, ``y`` (the prepared data) and ``parts`` (the split's row indices,
+    :func:`rejectopt.splits.load_split`) are read at their first use.
+
+    Parameters
     ----------
     dataset : str
+        The dataset's name.
     split : int
+        The split's number.
     task : str
         ``"classification"`` or ``"ordinal"``.
     seed : int
@@ -49,6 +54,34 @@ class SplitInputs:
     staged : dict
         Further staged files by role, e.g. ``{"classifier/lr": path, "scores/lr": path}``:
         what the experiment's rule declares as its inputs.
+    _data : tuple, optional
+        ``(X, y)`` already read, shared by the splits of one dataset (:func:`split_inputs`).
+    _parts : dict, optional
+        The split's row indices already read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
+    >>> inputs = SplitInputs("iris", 1, "classification", 0, data_path, splits_path,
+    ...                      staged={"classifier/lr": Path(tmp.name, "lr.npz")})
+    >>> inputs.X.shape, inputs.parts["tst"][:5]
+    ((150, 4), array([ 3,  4,  8, 19, 22]))
+    >>> inputs.staged_file("classifier/lr").name
+    'lr.npz'
+    >>> inputs.staged_file("scores/lr")
+    Traceback (most recent call last):
+    ...
+    KeyError: "iris split 1: no staged file 'scores/lr' (the rule gives: classifier/lr)"
+    >>> tmp.cleanup()
     """
 
     dataset: str
@@ -92,7 +125,25 @@ class SplitInputs:
 
 @dataclass
 class SplitResult:
-    """One split's tidy rows (one per method and setting) and optional named curves (arrays)."""
+    """One split's tidy rows (one per method and setting) and optional named curves (arrays).
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        One row per method and setting; :func:`run_splits` adds ``dataset`` and ``split``.
+    curves : dict of str to numpy.ndarray, optional
+        Arrays written to the split's ``.npz`` (e.g. risk-coverage curves).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> result = SplitResult(pd.DataFrame({"method": ["sele"], "aurc": [4.2]}),
+    ...                      curves={"sele_risk": np.array([0.0, 2.5, 4.0])})
+    >>> result.rows
+      method  aurc
+    0   sele   4.2
+    """
 
     rows: pd.DataFrame
     curves: dict[str, np.ndarray] = field(default_factory=dict)
@@ -102,6 +153,44 @@ def split_inputs(dataset: str, task: str, seed: int, data_path, splits_path, spl
     """:class:`SplitInputs` of every split of ``splits`` for one dataset, the data read once for all.
 
     ``staged`` maps a split to its staged files by role (see :attr:`SplitInputs.staged`).
+
+    Parameters
+    ----------
+    dataset : str
+        The dataset's name.
+    task : str
+        ``"classification"`` or ``"ordinal"``.
+    seed : int
+        The run's master seed.
+    data_path, splits_path : path-like
+        The prepared data and its splits file.
+    splits : iterable of int
+        The splits' numbers.
+    staged : dict, optional
+        ``split -> {role: path}``; a split not in it gets none.
+
+    Returns
+    -------
+    dict of int to SplitInputs
+        By split number.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
+    >>> inputs = split_inputs("iris", "classification", 0, data_path, splits_path, [0, 1],
+    ...                       staged={1: {"classifier/lr": Path(tmp.name, "lr.npz")}})
+    >>> sorted(inputs), inputs[0].staged, inputs[1].X is inputs[0].X
+    ([0, 1], {}, True)
+    >>> tmp.cleanup()
     """
     data = load_prepared(data_path)
     staged = staged or {}
@@ -110,7 +199,36 @@ def split_inputs(dataset: str, task: str, seed: int, data_path, splits_path, spl
 
 
 def check_experiment(experiment: Any, origin: str = "") -> Any:
-    """``experiment`` if it has the contract's names, a ``TypeError`` naming what is missing otherwise."""
+    """``experiment`` if it has the contract's names, a ``TypeError`` naming what is missing otherwise.
+
+    Parameters
+    ----------
+    experiment : module or object
+        What should define ``NAME``, ``settings``, ``run_split`` and ``aggregate``.
+    origin : str, default ""
+        What the error names (default: the module's name).
+
+    Returns
+    -------
+    module or object
+        ``experiment`` itself.
+
+    Raises
+    ------
+    TypeError
+        A name missing or not callable, or ``NAME`` not a lower-case identifier.
+
+    Examples
+    --------
+    >>> from rejectopt.experiments import paper
+    >>> check_experiment(paper).NAME
+    'paper'
+    >>> import types
+    >>> check_experiment(types.SimpleNamespace(NAME="mine", settings=dict), origin="my_experiment")
+    Traceback (most recent call last):
+    ...
+    TypeError: experiment my_experiment: missing run_split, aggregate of the contract (NAME, settings, run_split, aggregate; see rejectopt.experiments)
+    """
     where = origin or getattr(experiment, "__name__", repr(experiment))
     missing = [name for name in CONTRACT if not hasattr(experiment, name)]
     if missing:
@@ -126,11 +244,23 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
 
 
 def load_experiments(paths, search_dir=".") -> dict[str, Any]:
-    """Import a user's experiment modules (config key ``experiments``) and check them: ``NAME -> module``.
+    r"""Import a user's experiment modules (config key ``experiments``) and check them: ``NAME -> module``.
 
     Modules are looked up as the config's ``plugins`` are: by file path in ``search_dir`` (the
     working directory), else on ``sys.path`` (:func:`rejectopt._registry.import_user_module`;
     the folder is not put on ``sys.path``, where a stray ``sklearn.py`` would shadow scikit-learn).
+
+    Parameters
+    ----------
+    paths : list of str or None
+        Module names (``my_experiment``, ``package.module``).
+    search_dir : path-like, default "."
+        Where a module's file is looked up first.
+
+    Returns
+    -------
+    dict of str to module
+        By each module's ``NAME``.
 
     Raises
     ------
@@ -138,6 +268,24 @@ def load_experiments(paths, search_dir=".") -> dict[str, Any]:
         A module that cannot be imported (its own error is named).
     TypeError
         A module that lacks a name of the contract, or whose ``NAME`` is taken.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "count_rows.py").write_text(
+    ...         'NAME = "count_rows"\n'
+    ...         "def settings(config): return {}\n"
+    ...         "def run_split(inputs, settings): ...\n"
+    ...         "def aggregate(rows, settings): return {}\n")
+    ...     experiments = load_experiments(["count_rows"], search_dir=tmp)
+    >>> list(experiments)
+    ['count_rows']
+    >>> load_experiments(["my-experiment"])
+    Traceback (most recent call last):
+    ...
+    ImportError: config experiments: 'my-experiment' is not a module name (e.g. my_experiment or package.module)
     """
     loaded: dict[str, Any] = {}
     for path in paths or []:
@@ -165,10 +313,43 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
     file is written atomically, so an interrupted job leaves no half-written split behind, and
     the data are read once for all splits when the inputs share them.
 
+    Parameters
+    ----------
+    run_split : callable
+        ``SplitInputs -> SplitResult`` (an experiment's ``run_split`` with its settings bound).
+    inputs : mapping of int to SplitInputs
+        By split (:func:`split_inputs`).
+    outputs : mapping of int to tuple
+        By split: ``(rows_csv, curves_npz)``.
+    label : str, default ""
+        What the log lines name.
+
     Returns
     -------
     dict
         ``split -> SplitResult``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
+    >>> import pandas as pd
+    >>> def count(inputs):
+    ...     return SplitResult(pd.DataFrame({"tst_size": [len(inputs.parts["tst"])]}))
+    >>> inputs = split_inputs("iris", "classification", 0, data_path, splits_path, [0, 1])
+    >>> results = run_splits(count, inputs, {k: (Path(tmp.name, f"split_{k}.csv"), None) for k in inputs})
+    >>> pd.read_csv(Path(tmp.name, "split_1.csv"))
+      dataset  split  tst_size
+    0    iris      1        30
+    >>> tmp.cleanup()
     """
     results = {}
     for split in sorted(inputs):
@@ -192,6 +373,56 @@ def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, sp
 
     What the generic rule ``experiment_dataset`` runs for a user's experiment: the settings read
     from the config once, the data once, then :func:`run_splits`.
+
+    Parameters
+    ----------
+    experiment : module or object
+        A module of the contract (:func:`check_experiment`).
+    config : dict
+        The whole pipeline config (its ``seed``, and what ``experiment.settings`` reads).
+    dataset : str
+        The dataset's name.
+    task : str
+        ``"classification"`` or ``"ordinal"``.
+    data_path, splits_path : path-like
+        The prepared data and its splits file.
+    split_files : mapping of int to path-like
+        ``split -> rows_csv``: the splits run and where their rows go.
+    staged : mapping, optional
+        ``split -> {role: path}`` (:attr:`SplitInputs.staged`).
+
+    Returns
+    -------
+    dict of int to SplitResult
+        By split.
+
+    Examples
+    --------
+    An experiment that counts the Tst examples of each split:
+
+    >>> import types
+    >>> import pandas as pd
+    >>> def run_split(inputs, settings):
+    ...     return SplitResult(pd.DataFrame({"method": ["tst_size"], "value": [len(inputs.parts["tst"])]}))
+    >>> experiment = types.SimpleNamespace(
+    ...     NAME="count", settings=lambda config: {}, run_split=run_split,
+    ...     aggregate=lambda rows, settings: {"total": rows.groupby("method")[["value"]].sum()})
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
+    >>> files = {k: Path(tmp.name, f"split_{k}.csv") for k in (0, 1)}
+    >>> results = run_dataset(experiment, {"seed": 0}, "iris", "classification", data_path, splits_path, files)
+    >>> results[1].rows
+      dataset  split    method  value
+    0    iris      1  tst_size     30
+    >>> tmp.cleanup()
     """
     settings = experiment.settings(config)
     inputs = split_inputs(dataset, task, int(config.get("seed", 0)), data_path, splits_path, split_files, staged)
@@ -202,10 +433,58 @@ def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, sp
 def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, pd.DataFrame]:
     """Every split's rows to the experiment's tables, one ``<table>.csv`` (with its index) each in ``out_dir``.
 
+    Parameters
+    ----------
+    experiment : module or object
+        A module of the contract (:func:`check_experiment`).
+    config : dict
+        The whole pipeline config (what ``experiment.settings`` reads).
+    rows_paths : iterable of path-like
+        Every split's rows (:func:`run_dataset`'s CSV files).
+    out_dir : path-like
+        The tables' folder, made if missing.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The tables by name, as written.
+
     Raises
     ------
     ValueError
         A table name that is not a file name (the experiment's ``aggregate`` is named).
+
+    Examples
+    --------
+    An experiment that counts the Tst examples of each split:
+
+    >>> import types
+    >>> import pandas as pd
+    >>> def run_split(inputs, settings):
+    ...     return SplitResult(pd.DataFrame({"method": ["tst_size"], "value": [len(inputs.parts["tst"])]}))
+    >>> experiment = types.SimpleNamespace(
+    ...     NAME="count", settings=lambda config: {}, run_split=run_split,
+    ...     aggregate=lambda rows, settings: {"total": rows.groupby("method")[["value"]].sum()})
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
+    >>> files = {k: Path(tmp.name, f"split_{k}.csv") for k in (0, 1)}
+    >>> _ = run_dataset(experiment, {"seed": 0}, "iris", "classification", data_path, splits_path, files)
+    >>> tables = aggregate_files(experiment, {}, files.values(), Path(tmp.name, "tables"))
+    >>> tables["total"]
+              value
+    method         
+    tst_size     60
+    >>> sorted(path.name for path in Path(tmp.name, "tables").iterdir())
+    ['total.csv']
+    >>> tmp.cleanup()
     """
     rows = pd.concat([pd.read_csv(path) for path in rows_paths], ignore_index=True)
     tables = experiment.aggregate(rows, experiment.settings(config))

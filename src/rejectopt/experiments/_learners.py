@@ -31,6 +31,46 @@ class ClassifierThenScore:
     ``y_pred``, ``baseline``, ``proba`` and ``loss`` have one entry per example of the dataset;
     only the ``rows`` passed to :func:`fit_classifier_then_score` are filled (the others are 0).
     ``times`` holds ``(wall_s, cpu_s)`` of the two fits, under ``"classifier"`` and ``"score"``.
+
+    Parameters
+    ----------
+    model : object
+        The fitted classifier.
+    C : float
+        Its C, chosen by the Val1 error.
+    y_pred : numpy.ndarray of int64
+        Its predictions.
+    baseline : numpy.ndarray
+        Its own uncertainty (the paper's baseline score).
+    proba : numpy.ndarray or None
+        Its posteriors, ``(n, n_classes)``, where it has them.
+    loss : numpy.ndarray
+        ``100 [y != y_pred]``; NaN for the ignored examples.
+    score : object
+        The learned score, fitted with its best C.
+    C_score : float
+        That C, chosen by the Val2 AuRC.
+    times : dict
+        ``(wall_s, cpu_s)`` of each fit.
+
+    Examples
+    --------
+    Logistic regression on two features of iris, then SELE:
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt.splits import PARTS, make_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> splits = make_splits(y, n_splits=1, dataset="iris")
+    >>> parts = {part: splits[f"{part}_0"] for part in PARTS}
+    >>> fit = fit_classifier_then_score("lr", X, y, parts, np.arange(len(y)), n_classes=3,
+    ...                                 C_classifier=[1.0, 10.0], C_score=[1.0, 10.0],
+    ...                                 classifier_seed=0, score_seed=0)
+    >>> fit.C, fit.C_score, float(fit.loss[parts["tst"]].mean())
+    (10.0, 10.0, 20.0)
+    >>> type(fit.score).__name__, sorted(fit.times)
+    ('SELE', ['classifier', 'score'])
     """
 
     model: Any
@@ -53,13 +93,58 @@ def fit_classifier_then_score(kind: str, X, y, parts: dict, rows, *, n_classes: 
     ----------
     kind : str
         A registered classification classifier.
+    X : numpy.ndarray of shape (n, d)
+        The features of every example.
+    y : numpy.ndarray of shape (n,)
+        The classes 0..n_classes-1.
     parts : dict
         Row indices ``trn1``, ``val1``, ``trn2``, ``val2``.
     rows : array of int
         The examples to predict (they must include Trn2 and Val2), in the order given.
+    n_classes : int
+        The number of classes.
+    C_classifier, C_score : sequence of float
+        The C grids of the classifier and of the score (the score's first C builds it).
+    classifier_seed, score_seed : int
+        Their random states.
+    score : str, default "sele"
+        A registered learned score.
+    chunk_size : int, default 500
+        The score's training chunk size.
+    threads : int, default 1
+        The classifier's ``n_jobs``.
     ignore : array of bool or None
         Examples whose loss is undefined (an OOD example has no ID label): NaN in ``loss``,
         never used by the score.
+
+    Returns
+    -------
+    ClassifierThenScore
+        The two fitted models, their outputs on ``rows`` and the fits' times.
+
+    Raises
+    ------
+    ValueError
+        ``kind`` is not a classification classifier.
+
+    Examples
+    --------
+    Logistic regression on two features of iris, then SELE:
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt.splits import PARTS, make_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> splits = make_splits(y, n_splits=1, dataset="iris")
+    >>> parts = {part: splits[f"{part}_0"] for part in PARTS}
+    >>> fit = fit_classifier_then_score("lr", X, y, parts, np.arange(len(y)), n_classes=3,
+    ...                                 C_classifier=[1.0, 10.0], C_score=[1.0, 10.0],
+    ...                                 classifier_seed=0, score_seed=0)
+    >>> fit.C, fit.C_score, float(fit.loss[parts["tst"]].mean())
+    (10.0, 10.0, 20.0)
+    >>> type(fit.score).__name__, sorted(fit.times)
+    ('SELE', ['classifier', 'score'])
     """
     info = get_classifier(kind)
     if info.task != "classification":

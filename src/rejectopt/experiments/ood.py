@@ -182,11 +182,30 @@ def settings(config: dict) -> dict:
     ``C_classifier``, ``C_score`` and ``sele_chunk_size``, which the classifier and SELE are
     selected on as in the staged rules.
 
+    Parameters
+    ----------
+    config : dict
+        The whole pipeline config.
+
+    Returns
+    -------
+    dict
+        The keys of :data:`DEFAULTS`, ``C_classifier``, ``C_score`` and ``sele_chunk_size``.
+
     Raises
     ------
     ValueError
         On an unknown key of the block, a value out of range, or a classifier that is not a
         classification one (holding out classes needs class labels).
+
+    Examples
+    --------
+    >>> settings({"ood": {"tpr_min": 0.9}, "C_score": [1, 10]})["tpr_min"], settings({})["C_score"]
+    (0.9, [0, 1, 10, 100, 1000])
+    >>> settings({"ood": {"held_out": 0.3}})
+    Traceback (most recent call last):
+    ...
+    ValueError: config ood: unknown keys ['held_out']; allowed: ['angles', 'classifiers', 'datasets', 'fpr_max', 'held_out_fraction', 'knn_neighbors', 'tpr_min']
     """
     block = dict(config.get("ood") or {})
     unknown = sorted(set(block) - set(DEFAULTS))
@@ -222,10 +241,37 @@ def covered_datasets(settings: dict, run_datasets: Sequence[str], task: Mapping[
     Every listed name must be a registered dataset or one of ``custom``, even when the run does
     not cover it; a covered one must be a classification dataset (``task``: dataset -> task).
 
+    Parameters
+    ----------
+    settings : dict
+        :func:`settings`.
+    run_datasets : sequence of str
+        The datasets of the run, in run order.
+    task : mapping of str to str
+        The task of each dataset of the run.
+    custom : sequence of str, default ()
+        The run's own (custom) datasets, valid names too.
+
+    Returns
+    -------
+    list of str
+        The covered datasets, in run order.
+
     Raises
     ------
     ValueError
         On an unknown name or a covered dataset that is ordinal.
+
+    Examples
+    --------
+    >>> chosen = settings({"ood": {"datasets": ["sattelite", "pendigit", "mine"]}})
+    >>> task = dict.fromkeys(["mine", "pendigit", "shuttle"], "classification")
+    >>> covered_datasets(chosen, ["mine", "pendigit", "shuttle"], task, custom=["mine"])
+    ['mine', 'pendigit']
+    >>> covered_datasets(settings({"ood": {"datasets": ["nope"]}}), ["shuttle"], task)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown dataset 'nope'; valid names: avila, ...
     """
     for name in settings["datasets"]:
         if name not in custom:
@@ -247,10 +293,34 @@ def held_out_classes(y: Any, fraction: float = 0.3) -> np.ndarray:
     ``0.3 * 10`` gives 3 classes, not 4. At least one class is held out and at least two
     stay ID (the classifier must still have a decision to make).
 
+    Parameters
+    ----------
+    y : array-like of int
+        The labels ``0..K-1``.
+    fraction : float, default 0.3
+        The fraction of the classes held out, in ``(0, 1)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The held-out labels, ascending.
+
+    Raises
+    ------
+    ValueError
+        Labels that are not ``0..K-1``, a fraction outside ``(0, 1)``, or fewer than 2 ID
+        classes left.
+
     Examples
     --------
     >>> held_out_classes([0, 1, 2, 3, 4, 5], 0.3).tolist()
     [4, 5]
+    >>> held_out_classes(list(range(10)), 0.3).tolist()
+    [7, 8, 9]
+    >>> held_out_classes([0, 1, 2], 0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: holding out 2 of 3 classes leaves fewer than 2 ID classes; the OOD benchmark needs a multi-class dataset (or a smaller held_out_fraction)
     """
     y = np.asarray(y)
     if y.ndim != 1 or y.size == 0 or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
@@ -272,7 +342,7 @@ def held_out_classes(y: Any, fraction: float = 0.3) -> np.ndarray:
 class OODPartition:
     """One split of the pipeline turned into an OOD problem (see the module notes).
 
-    Attributes
+    Parameters
     ----------
     held_out : ndarray
         The OOD class labels.
@@ -286,6 +356,17 @@ class OODPartition:
         ID and OOD examples of Val1 and Val2, sorted.
     tst : ndarray of int
         ID and OOD examples of Tst.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rejectopt.splits import DEFAULT_RATIOS, stratified_partition
+    >>> y = np.repeat(np.arange(4), 10)
+    >>> part = ood_partition(y, stratified_partition(y, DEFAULT_RATIOS, np.random.default_rng(0)))
+    >>> part.held_out, part.n_classes_id, part.trn1.size
+    (array([2, 3]), 2, 6)
+    >>> part.counts()
+    {'n_id_val': 4, 'n_ood_val': 4, 'n_id_tst': 4, 'n_ood_tst': 4}
     """
 
     held_out: np.ndarray
@@ -311,10 +392,37 @@ class OODPartition:
 def ood_partition(y: Any, parts: dict, held_out_fraction: float = 0.3) -> OODPartition:
     """Hold out the last classes of ``y`` as OOD in one split ``parts`` (``trn1`` ... ``tst``).
 
+    Parameters
+    ----------
+    y : array-like of int
+        The labels ``0..K-1`` of the whole dataset.
+    parts : dict
+        Row indices of ``trn1``, ``val1``, ``trn2``, ``val2``, ``tst``.
+    held_out_fraction : float, default 0.3
+        :func:`held_out_classes`'s fraction.
+
+    Returns
+    -------
+    OODPartition
+        ID-only training parts, Val (Val1 and Val2) and Tst with both.
+
     Raises
     ------
     ValueError
         When Val or Tst lacks ID or OOD examples: neither the rules nor their rates are defined then.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.array([0, 0, 1, 1, 2, 2, 0, 1, 2, 2])
+    >>> parts = {"trn1": [0, 2], "val1": [1, 4], "trn2": [3, 5], "val2": [6], "tst": [7, 8, 9]}
+    >>> part = ood_partition(y, parts, held_out_fraction=0.3)
+    >>> part.held_out, part.trn2, part.val, part.is_ood[part.tst]
+    (array([2]), array([3]), array([1, 4, 6]), array([False,  True,  True]))
+    >>> ood_partition(y, {**parts, "tst": [7]})
+    Traceback (most recent call last):
+    ...
+    ValueError: the OOD split has no ood tst examples
     """
     y = np.asarray(y)
     held_out = held_out_classes(y, held_out_fraction)
@@ -344,6 +452,27 @@ def min_fpr_at_tpr(is_ood: Any, uncertainty: Any, tpr_min: float) -> float:
     """Smallest FPR of a deterministic threshold with TPR >= ``tpr_min`` (FPR@TPR).
 
     The seed-style bound of the module notes is the largest of these over the methods.
+
+    Parameters
+    ----------
+    is_ood : array-like of bool
+        The OOD indicators (the positives are the ID examples).
+    uncertainty : array-like of float
+        The score; larger = reject first.
+    tpr_min : float
+        The smallest TPR (accepted ID fraction) allowed.
+
+    Returns
+    -------
+    float
+        The smallest FPR (accepted OOD fraction).
+
+    Examples
+    --------
+    >>> is_ood = [False, False, True, True, False]
+    >>> uncertainty = [0.1, 0.4, 0.9, 0.3, 0.2]
+    >>> min_fpr_at_tpr(is_ood, uncertainty, 0.5), min_fpr_at_tpr(is_ood, uncertainty, 1.0)
+    (0.0, 0.5)
     """
     is_ood = np.asarray(is_ood, dtype=bool)
     pts = operating_points(np.zeros(is_ood.shape), is_ood, uncertainty)
@@ -404,6 +533,32 @@ def evaluate_ood_methods(
         ``{method}__roc_fpr``, ``__roc_tpr`` (ROC of the ``risk_seed`` score),
         ``__rc_seed_cov``, ``__rc_seed_risk`` (RC curve at the Tst seed-style bound),
         ``__rc_fixed_cov``, ``__rc_fixed_risk`` (at ``fpr_max``), and ``fpr_bound_tst``.
+
+    Examples
+    --------
+    A classifier's score ``r`` that sees its errors and an OOD score ``g`` that sees the OOD
+    examples, on Val and Tst of 80 ID and 20 OOD examples:
+
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> def sample(n_id, n_ood):
+    ...     is_ood = np.r_[np.zeros(n_id, bool), np.ones(n_ood, bool)]
+    ...     loss = np.where(is_ood, np.nan, 100.0 * (rng.random(is_ood.size) < 0.2))
+    ...     r = np.nan_to_num(loss) / 100 + rng.normal(0, 0.5, is_ood.size)
+    ...     g = is_ood + rng.normal(0, 0.5, is_ood.size)
+    ...     return loss, is_ood, r, g
+    >>> loss_v, ood_v, r_v, g_v = sample(80, 20)
+    >>> loss_t, ood_t, r_t, g_t = sample(80, 20)
+    >>> rows, curves = evaluate_ood_methods((loss_v, ood_v), (loss_t, ood_t),
+    ...                                     {"r": (r_v, r_t), "g": (g_v, g_t)}, [("r", "g")], angles=19)
+    >>> pd.DataFrame(rows)[["method", "kind", "risk_seed", "risk_fixed", "auroc"]].round(2)
+      method    kind  risk_seed  risk_fixed  auroc
+    0      r  single       9.38         NaN   0.37
+    1      g  single      23.38       23.88   0.92
+    2    r+g  double       9.38       21.54   0.37
+    >>> float(curves["fpr_bound_tst"])
+    0.95
     """
     loss_v, ood_v = np.asarray(val[0], float), np.asarray(val[1], bool)
     loss_t, ood_t = np.asarray(tst[0], float), np.asarray(tst[1], bool)
@@ -477,15 +632,45 @@ def evaluate_ood_methods(
 class OODScores:
     """What one classifier's methods are tuned and evaluated on (Val and Tst of one split).
 
-    Attributes
+    Parameters
     ----------
     loss_val, is_ood_val, loss_tst, is_ood_tst : ndarray
         Losses ``100 [y != h(x)]`` (NaN for OOD examples) and OOD indicators.
     singles : dict
         Method -> (Val uncertainty, Tst uncertainty).
     doubles : list of (s_r, s_g)
+        The pairs of ``singles`` combined as double scores.
     C_classifier, C_sele : float
         The chosen regularisation constants.
+
+    Examples
+    --------
+    The scores of a split recompute its rows (:func:`evaluate_ood_methods`):
+
+    The first 500 digits (10 classes: 7, 8 and 9 held out), one split:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_digits
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_digits(return_X_y=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X[:500], y=y[:500])
+    >>> save_splits(splits_path, make_splits(y[:500], n_splits=2, dataset="digits"), y=y[:500])
+    >>> from rejectopt.experiments import split_inputs
+    >>> inputs = split_inputs("digits", "classification", 0, data_path, splits_path, [0])
+    >>> chosen = settings({"ood": {"angles": 19}, "C_classifier": [1.0], "C_score": [1.0]})
+    >>> result = run_split(inputs[0], chosen)
+    >>> scores = result.scores["lr"]
+    >>> list(scores.singles), scores.doubles
+    (['mcp', 'sele', 'knn', 'mahalanobis'], [('mcp', 'knn'), ('sele', 'knn'), ('sele', 'mahalanobis')])
+    >>> rows, _ = evaluate_ood_methods((scores.loss_val, scores.is_ood_val), (scores.loss_tst, scores.is_ood_tst),
+    ...                                scores.singles, scores.doubles, angles=19)
+    >>> [row["risk_seed"] for row in rows] == result.rows["risk_seed"].tolist()
+    True
+    >>> tmp.cleanup()
     """
 
     loss_val: np.ndarray
@@ -506,6 +691,37 @@ class OODSplitResult(SplitResult):
     plus ``{classifier}__fpr_bound_tst``, ``{classifier}__methods``, ``classifiers``,
     ``tpr_min`` and ``fpr_max``. ``scores`` (not written to files) holds each classifier's
     :class:`OODScores`, so that a test can recompute a number from the very scores.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        One row per (classifier, method), :data:`SPLIT_COLUMNS`.
+    curves : dict of str to numpy.ndarray
+        The Tst curves, keyed as above.
+    scores : dict of str to OODScores
+        By classifier.
+
+    Examples
+    --------
+    The first 500 digits (10 classes: 7, 8 and 9 held out), one split:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_digits
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_digits(return_X_y=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X[:500], y=y[:500])
+    >>> save_splits(splits_path, make_splits(y[:500], n_splits=2, dataset="digits"), y=y[:500])
+    >>> from rejectopt.experiments import split_inputs
+    >>> inputs = split_inputs("digits", "classification", 0, data_path, splits_path, [0])
+    >>> chosen = settings({"ood": {"angles": 19}, "C_classifier": [1.0], "C_score": [1.0]})
+    >>> result = run_split(inputs[0], chosen)
+    >>> result.rows.shape, list(result.scores), result.curves["lr__methods"][:3]
+    ((7, 35), ['lr'], array(['mcp', 'sele', 'knn'], dtype='<U16'))
+    >>> tmp.cleanup()
     """
 
     scores: dict = field(default_factory=dict)
@@ -523,9 +739,48 @@ def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSp
     ``fpr_max``, ``knn_neighbors``, ``angles`` and the classifier / SELE grids and SELE's chunk
     size. ``threads`` are the classifier's (XGBoost): a resource of the job, not a setting.
 
+    Parameters
+    ----------
+    inputs : rejectopt.experiments.SplitInputs
+        The split.
+    settings : dict
+        :func:`settings`.
+    threads : int, default 1
+        The classifier's ``n_jobs``.
+
     Returns
     -------
     OODSplitResult
+        The rows (:data:`SPLIT_COLUMNS`), the Tst curves and the scores.
+
+    Examples
+    --------
+    The first 500 digits (10 classes: 7, 8 and 9 held out), one split:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_digits
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_digits(return_X_y=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X[:500], y=y[:500])
+    >>> save_splits(splits_path, make_splits(y[:500], n_splits=2, dataset="digits"), y=y[:500])
+    >>> from rejectopt.experiments import split_inputs
+    >>> inputs = split_inputs("digits", "classification", 0, data_path, splits_path, [0])
+    >>> chosen = settings({"ood": {"angles": 19}, "C_classifier": [1.0], "C_score": [1.0]})
+    >>> result = run_split(inputs[0], chosen)
+    >>> result.rows[["method", "kind", "risk_seed", "risk_fixed", "auroc"]].round(3)
+                 method    kind  risk_seed  risk_fixed  auroc
+    0               mcp  single      1.613       1.695  0.877
+    1              sele  single      1.754         NaN  0.642
+    2               knn  single      0.000       0.000  0.904
+    3       mahalanobis  single      0.000       0.000  0.884
+    4           mcp+knn  double      0.000       0.000  0.916
+    5          sele+knn  double      0.000       0.000  0.904
+    6  sele+mahalanobis  double      1.562       0.000  0.813
+    >>> tmp.cleanup()
     """
     dataset, split, seed = inputs.dataset, int(inputs.split), int(inputs.seed)
     classifiers = settings["classifiers"]
@@ -612,6 +867,55 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
     The keywords are the rule's params: ``settings`` is the config block ``ood:`` (``datasets`` is
     ignored), ``C_classifier``, ``C_score``, ``sele_chunk_size`` and ``seed`` the config's (None:
     the pipeline's defaults); ``threads`` the job's.
+
+    Parameters
+    ----------
+    data_path, splits_path : path-like
+        The prepared data and its splits file.
+    split_files : mapping of int to tuple
+        ``split -> (csv_path, curves_path)``.
+    dataset : str
+        The dataset's name.
+    seed : int, default 0
+        The run's master seed.
+    settings : dict, optional
+        The config block ``ood:`` (None: :data:`DEFAULTS`).
+    C_classifier, C_score : sequence of float, optional
+        The config's C grids.
+    sele_chunk_size : int, optional
+        The config's SELE chunk size.
+    threads : int, default 1
+        The classifier's ``n_jobs``.
+
+    Returns
+    -------
+    dict of int to OODSplitResult
+        By split.
+
+    Examples
+    --------
+    The first 500 digits (10 classes: 7, 8 and 9 held out), one split:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_digits
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_digits(return_X_y=True)
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X[:500], y=y[:500])
+    >>> save_splits(splits_path, make_splits(y[:500], n_splits=2, dataset="digits"), y=y[:500])
+    >>> import pandas as pd
+    >>> files = {1: (Path(tmp.name, "split_1.csv"), Path(tmp.name, "split_1.npz"))}
+    >>> results = run_dataset_files(data_path, splits_path, files, dataset="digits", settings={"angles": 19},
+    ...                             C_classifier=[1.0], C_score=[1.0])
+    >>> pd.read_csv(files[1][0])[["split", "method", "C_sele", "n_ood_tst"]].head(3)
+       split method  C_sele  n_ood_tst
+    0      1    mcp     1.0         29
+    1      1   sele     1.0         29
+    2      1    knn     1.0         29
+    >>> tmp.cleanup()
     """
     config = {"ood": settings}
     for key, value in (("C_classifier", C_classifier), ("C_score", C_score), ("sele_chunk_size", sele_chunk_size)):
@@ -633,6 +937,11 @@ _COUNTS = ("feasible_val_seed", "feasible_tst_seed", "feasible_val_fixed", "feas
 def ood_table(results: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over the splits per (classifier, dataset, method) of the per-split rows.
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Every split's rows (:data:`SPLIT_COLUMNS`).
+
     Returns
     -------
     pandas.DataFrame
@@ -641,6 +950,30 @@ def ood_table(results: pd.DataFrame) -> pd.DataFrame:
         ``risk_fixed``: over the feasible splits), the FPR bound, FPR@TPR, AUROC, OSCR and the
         ID error, ``unable_seed`` / ``unable_fixed`` (splits where R^S is undefined) and the
         feasibility counts ``feasible_{val,tst}_{seed,fixed}``.
+
+    Raises
+    ------
+    ValueError
+        ``results`` lacks a column (named) or has no rows.
+
+    Examples
+    --------
+    Rows of 3 methods on 3 datasets, 2 splits each:
+
+    >>> import pandas as pd
+    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
+    >>> rows = pd.DataFrame([
+    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
+    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
+    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
+    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
+    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
+    >>> table = ood_table(rows)
+    >>> table[["dataset", "method", "n_splits", "risk_seed_mean", "risk_seed_std", "feasible_tst_seed"]].round(2).head(3)
+      dataset method  n_splits  risk_seed_mean  risk_seed_std  feasible_tst_seed
+    0       a    mcp         2             6.5           0.71                  1
+    1       a   sele         2             4.5           0.71                  1
+    2       a    knn         2             5.5           0.71                  1
     """
     needed = ("classifier", "dataset", "method", "kind", "held_out", "split", *_MEAN_STD, *_COUNTS)
     missing = [c for c in needed if c not in results]
@@ -665,17 +998,39 @@ def ood_table(results: pd.DataFrame) -> pd.DataFrame:
 class OODStatistics:
     """Ranks of one classifier's methods over the datasets (by one metric).
 
-    Attributes
+    Parameters
     ----------
     metric : str
         ``risk_seed``, ``risk_fixed`` (smaller is better), ``auroc`` or ``oscr`` (larger).
     ranks : DataFrame
         Datasets x methods, 1 = best, unable = worst (ties averaged).
     average_ranks : Series
+        The methods' average ranks over the datasets.
     friedman_pvalue, iman_davenport_pvalue : float
         NaN with fewer than 2 datasets.
     cd_005, cd_010 : float
         Nemenyi critical differences at alpha 0.05 and 0.10 (NaN with fewer than 2 datasets).
+
+    Examples
+    --------
+    Rows of 3 methods on 3 datasets, 2 splits each:
+
+    >>> import pandas as pd
+    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
+    >>> rows = pd.DataFrame([
+    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
+    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
+    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
+    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
+    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
+    >>> stats = ood_statistics(ood_table(rows), "lr")
+    >>> stats.n_datasets, stats.metric, round(stats.cd_010, 4)
+    (3, 'risk_seed', 1.6757)
+
+    SELE leads MCP by 1.67 average ranks, under the critical difference at alpha 0.10:
+
+    >>> stats.significant_pairs(alpha=0.10)
+    []
     """
 
     metric: str
@@ -719,6 +1074,42 @@ def ood_statistics(table: pd.DataFrame, classifier: str, metric: str = "risk_see
     worst there: it has no number to compare); the statistics are
     :func:`rejectopt.stats.rank_methods`, :func:`~rejectopt.stats.average_ranks`,
     :func:`~rejectopt.stats.friedman_test` and :func:`~rejectopt.stats.nemenyi_cd` on that matrix.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`ood_table`.
+    classifier : str
+        Whose methods are ranked.
+    metric : str, default "risk_seed"
+        One of :data:`RANK_METRICS`.
+
+    Returns
+    -------
+    OODStatistics
+        The ranks and tests.
+
+    Examples
+    --------
+    Rows of 3 methods on 3 datasets, 2 splits each:
+
+    >>> import pandas as pd
+    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
+    >>> rows = pd.DataFrame([
+    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
+    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
+    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
+    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
+    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
+    >>> stats = ood_statistics(ood_table(rows), "lr")
+    >>> stats.ranks
+    method   mcp  sele  knn
+    dataset                
+    a        3.0   1.0  2.0
+    b        3.0   1.0  2.0
+    c        3.0   2.0  1.0
+    >>> stats.average_ranks.round(4).to_dict(), round(stats.friedman_pvalue, 4), round(stats.cd_005, 4)
+    ({'mcp': 3.0, 'sele': 1.3333, 'knn': 1.6667}, 0.097, 1.9136)
     """
     matrix = _rankable(table, classifier, metric)
     n, k = matrix.shape
@@ -738,6 +1129,36 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     method) its average rank over the datasets; ``rank_tests``: per (classifier, metric) the
     number of datasets, Friedman's and Iman-Davenport's p-values and Nemenyi's CD at alpha 0.05
     and 0.10 (:func:`ood_statistics`). ``settings`` is unused: the rows hold every setting.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Every split's rows of every dataset.
+    settings : dict, optional
+        Unused (the contract's signature).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``ood``, ``ranks`` and ``rank_tests``.
+
+    Examples
+    --------
+    Rows of 3 methods on 3 datasets, 2 splits each:
+
+    >>> import pandas as pd
+    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
+    >>> rows = pd.DataFrame([
+    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
+    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
+    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
+    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
+    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
+    >>> tables = aggregate(rows)
+    >>> list(tables)
+    ['ood', 'ranks', 'rank_tests']
+    >>> tables["rank_tests"].loc[("lr", "risk_seed"), ["n_datasets", "friedman_pvalue", "nemenyi_cd_005"]].round(4).tolist()
+    [3.0, 0.097, 1.9136]
     """
     table = ood_table(rows)
     ranks, tests = [], []
@@ -755,7 +1176,45 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
 
 def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every split's rows from ``csv_paths`` to :func:`ood_table`, written to ``csv_out`` (CSV, no
-    index, atomically). Returns ``(rows, table)``."""
+    index, atomically).
+
+    Parameters
+    ----------
+    csv_paths : sequence of path-like
+        The splits' rows (:func:`run_dataset_files`).
+    csv_out : path-like
+        The table written.
+
+    Returns
+    -------
+    rows : pandas.DataFrame
+        The splits' rows, concatenated.
+    table : pandas.DataFrame
+        :func:`ood_table` of them.
+
+    Examples
+    --------
+    Rows of 3 methods on 3 datasets, 2 splits each:
+
+    >>> import pandas as pd
+    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
+    >>> rows = pd.DataFrame([
+    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
+    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
+    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
+    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
+    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     paths = [Path(tmp, f"split_{k}.csv") for k in (0, 1)]
+    ...     for k, path in enumerate(paths):
+    ...         rows[rows["split"] == k].to_csv(path, index=False)
+    ...     rows_read, table = table_file(paths, Path(tmp, "ood.csv"))
+    ...     written = pd.read_csv(Path(tmp, "ood.csv"))
+    >>> len(rows_read), table.shape, written.shape
+    (18, (9, 26), (9, 26))
+    """
     results = pd.concat([pd.read_csv(p) for p in csv_paths], ignore_index=True)
     table = ood_table(results)
     write_csv(table, csv_out)

@@ -102,6 +102,51 @@ def run_classifier(
     (``C_grid``, ``val_error``). A classifier registered with ``uses_C=False``
     (XGBoost) ignores ``C_grid``: it searches its own grid
     (:data:`rejectopt.classifiers.XGB_GRID`) and ``C`` holds the chosen grid index.
+
+    Parameters
+    ----------
+    data_path, splits_path : path-like
+        The prepared data and its splits file.
+    split : int
+        The split trained.
+    kind : str
+        A registered classifier.
+    C_grid : sequence of float
+        The C values tried.
+    seed : int
+        The run's master seed (the fit's seed is derived from it, the dataset, ``kind`` and ``split``).
+    out_path : path-like
+        The ``.npz`` written.
+    dataset : str, default ""
+        The dataset's name (seeds and log lines).
+    threads : int, default 1
+        The classifier's ``n_jobs``.
+
+    Returns
+    -------
+    dict
+        ``{"C", "val_error"}``: the chosen C and the Val1 error of each C.
+
+    Examples
+    --------
+    Two features of iris (so that the classifier errs), two splits:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
+    >>> chosen = run_classifier(data_path, splits_path, 1, "lr", [0.1, 10.0], 0, Path(tmp.name, "lr_1.npz"),
+    ...                         dataset="iris")
+    >>> chosen["C"], {C: round(error, 4) for C, error in chosen["val_error"].items()}
+    (0.1, {0.1: 0.2667, 10.0: 0.3333})
+    >>> tmp.cleanup()
     """
     return run_classifiers(data_path, splits_path, {split: out_path}, kind, C_grid, seed, dataset=dataset,
                            threads=threads)[split]
@@ -117,10 +162,50 @@ def run_classifiers(
     its file does not depend on which other splits the job trains; each file is
     written atomically as soon as its split is done.
 
+    Parameters
+    ----------
+    data_path, splits_path : path-like
+        The prepared data and its splits file.
+    split_files : dict
+        ``split -> out_path``.
+    kind : str
+        A registered classifier.
+    C_grid : sequence of float
+        The C values tried.
+    seed : int
+        The run's master seed.
+    dataset : str, default ""
+        The dataset's name (seeds and log lines).
+    threads : int, default 1
+        The classifier's ``n_jobs``.
+
     Returns
     -------
     dict
         ``split -> {"C", "val_error"}``.
+
+    Examples
+    --------
+    Two features of iris (so that the classifier errs), two splits:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
+    >>> files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
+    >>> chosen = run_classifiers(data_path, splits_path, files, "lr", [0.1, 10.0], 0, dataset="iris")
+    >>> {k: round(c["val_error"][c["C"]], 4) for k, c in chosen.items()}
+    {0: 0.3333, 1: 0.2667}
+    >>> sorted(load_classifier_file(files[0]).files)
+    ['C', 'C_grid', 'baseline', 'proba', 'val_error', 'y_pred']
+    >>> tmp.cleanup()
     """
     info = get_classifier(kind)
     X, y = load_prepared(data_path)
@@ -186,6 +271,33 @@ def learn_score(
     fitted to what it declares it learns from: the loss, or the true class's
     posterior (TCP).
 
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n, d)
+        The features of every example.
+    y : numpy.ndarray of shape (n,)
+        The labels.
+    parts : dict
+        Row indices ``trn2``, ``val2``, ``tst`` (:func:`rejectopt.splits.load_split`).
+    y_pred : numpy.ndarray of shape (n,)
+        The classifier's predictions on every example.
+    proba : numpy.ndarray of shape (n, n_classes) or None
+        Its posteriors, where it has them (a TCP score needs them).
+    task : str
+        ``"classification"`` or ``"ordinal"``: the loss (:func:`rejectopt.metrics.task_loss`).
+    score : str
+        A registered learned score.
+    C_grid : sequence of float
+        The C values tried.
+    seed : int
+        The run's master seed.
+    split : int
+        The split's number (seed, log lines).
+    chunk_size : int, default 500
+        The score's training chunk size.
+    dataset, classifier : str, default ""
+        Names for the seed and the log lines.
+
     Returns
     -------
     dict
@@ -197,6 +309,32 @@ def learn_score(
     rejectopt.scores.ScoreError
         The score's own code fails (raises, exits) or gives a non-finite uncertainty on a
         Val2 or Tst row; the message names the score and the file that defines it.
+
+    Examples
+    --------
+    Two features of iris (so that the classifier errs), two splits:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
+    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
+    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
+    >>> from rejectopt.splits import load_split
+    >>> with load_classifier_file(classifier_files[0]) as clf:
+    ...     y_pred, proba = clf["y_pred"], clf["proba"]
+    >>> result = learn_score(X, y, load_split(splits_path, 0), y_pred, proba, "classification", "sele",
+    ...                      [1.0, 10.0], 0, 0, dataset="iris", classifier="lr")
+    >>> float(result["C"]), result["val_aurc"].round(3), result["uncertainty"].shape
+    (1.0, array([6.777, 7.29 ]), (30,))
+    >>> tmp.cleanup()
     """
     info = get_score(score)
     loss = task_loss(task, y, y_pred)
@@ -239,7 +377,27 @@ SCORE_ERROR = "error"
 
 
 def score_key(score: str, split: int, field: str) -> str:
-    """Name of one array in a scores file: ``"{score}/split_{split}/{field}"`` (``field`` of :data:`SCORE_FIELDS`)."""
+    """Name of one array in a scores file: ``"{score}/split_{split}/{field}"`` (``field`` of :data:`SCORE_FIELDS`).
+
+    Parameters
+    ----------
+    score : str
+        The learned score.
+    split : int
+        The split's number.
+    field : str
+        One of :data:`SCORE_FIELDS`, or :data:`SCORE_ERROR`.
+
+    Returns
+    -------
+    str
+        The array's name.
+
+    Examples
+    --------
+    >>> score_key("sele", 1, "uncertainty")
+    'sele/split_1/uncertainty'
+    """
     return f"{score}/split_{int(split)}/{field}"
 
 
@@ -265,10 +423,24 @@ def run_scores(
 
     Parameters
     ----------
+    data_path, splits_path : path-like
+        The prepared data and its splits file.
     classifier_files : dict
         ``split -> path`` of :func:`run_classifier` outputs.
+    task : str
+        ``"classification"`` or ``"ordinal"``.
     scores : sequence of str
         Registered learned scores.
+    C_grid : sequence of float
+        The C values tried for each score.
+    seed : int
+        The run's master seed.
+    out_path : path-like
+        The ``.npz`` written.
+    chunk_size : int, default 500
+        The scores' training chunk size.
+    dataset, classifier : str, default ""
+        Names for the seeds, the file's provenance and the log lines.
 
     Returns
     -------
@@ -284,6 +456,32 @@ def run_scores(
     ``score_key(score, split, SCORE_ERROR)``, its message, and logged as an error. Reading its
     results (:func:`tst_outcomes`) then raises that message, so no table is made without it
     unnoticed. Any other error (the data, the split files) fails the job as before.
+
+    Examples
+    --------
+    Two features of iris (so that the classifier errs), two splits:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
+    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
+    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
+    >>> chosen = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
+    ...                     [1.0, 10.0], 0, Path(tmp.name, "scores.npz"), dataset="iris", classifier="lr")
+    >>> {key: c["C"] for key, c in chosen.items()}
+    {('sele', 0): 1.0, ('reg', 0): 10.0, ('sele', 1): 10.0, ('reg', 1): 10.0}
+    >>> from rejectopt._io import load_npz
+    >>> load_npz(Path(tmp.name, "scores.npz"))[score_key("sele", 1, "uncertainty")].shape
+    (30,)
+    >>> tmp.cleanup()
     """
     X, y = load_prepared(data_path)
     data_id = npz_checksum(data_path)
@@ -315,6 +513,15 @@ def load_classifier_file(path, data_sha256: str | None = None, split: int | None
     """A :func:`run_classifier` output, verified (:func:`rejectopt._io.load_npz`): unchanged since it
     was written and, where given, made from the data ``data_sha256`` identifies, for ``split``.
 
+    Parameters
+    ----------
+    path : path-like
+        The classifier file.
+    data_sha256 : str, optional
+        The checksum of the data at hand (:func:`rejectopt._io.npz_checksum`).
+    split : int, optional
+        The split the file must be for.
+
     Returns
     -------
     rejectopt._io.NpzArrays
@@ -326,6 +533,32 @@ def load_classifier_file(path, data_sha256: str | None = None, split: int | None
     rejectopt._io.IntermediateFileError
         Naming the file: corrupt, edited, without a content record, or made from other data or
         for another split.
+
+    Examples
+    --------
+    Two features of iris (so that the classifier errs), two splits:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
+    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
+    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
+    >>> with load_classifier_file(classifier_files[1], split=1) as clf:
+    ...     float(clf["C"]), clf["y_pred"].shape
+    (0.1, (150,))
+    >>> load_classifier_file(classifier_files[1], split=0)
+    Traceback (most recent call last):
+    ...
+    rejectopt._io.IntermediateFileError: .../lr_1.npz: made from split 1, but this step's is 0: the file is stale ...
+    >>> tmp.cleanup()
     """
     return load_npz(path, expect={"data_sha256": data_sha256, "split": None if split is None else int(split)})
 
@@ -333,12 +566,56 @@ def load_classifier_file(path, data_sha256: str | None = None, split: int | None
 def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, score_files: dict) -> dict:
     """Tst losses and every score's uncertainties, per (classifier, split).
 
+    Parameters
+    ----------
+    task : str
+        ``"classification"`` or ``"ordinal"``.
+    data_path, splits_path : path-like
+        The prepared data and its splits file.
+    classifier_files : dict
+        ``(classifier, split) -> path`` of :func:`run_classifier` outputs.
+    score_files : dict
+        ``(classifier, score, split) -> path`` of the :func:`run_scores` file holding that score and split.
+
     Returns
     -------
     dict
         ``(classifier, split) -> (loss, C_classifier, {score: (uncertainty, C_score)})``
         in sorted key order; the classifier's registered baseline comes first
         (``C_score`` NaN), then the learned scores in sorted order.
+
+    Raises
+    ------
+    rejectopt.scores.ScoreError
+        A score that failed when it was learned (its recorded message).
+
+    Examples
+    --------
+    Two features of iris (so that the classifier errs), two splits:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
+    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
+    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
+    >>> scores_path = Path(tmp.name, "scores.npz")
+    >>> _ = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
+    ...                [1.0, 10.0], 0, scores_path, dataset="iris", classifier="lr")
+    >>> score_files = {("lr", score, k): scores_path for score in ("sele", "reg") for k in (0, 1)}
+    >>> outcomes = tst_outcomes("classification", data_path, splits_path,
+    ...                         {("lr", k): path for k, path in classifier_files.items()}, score_files)
+    >>> loss, C_classifier, scores = outcomes[("lr", 1)]
+    >>> round(float(loss.mean()), 2), C_classifier, {name: C for name, (_, C) in scores.items()}
+    (23.33, 0.1, {'mcp': nan, 'reg': 10.0, 'sele': 10.0})
+    >>> tmp.cleanup()
     """
     _, y = load_prepared(data_path)
     data_id = npz_checksum(data_path)
@@ -375,6 +652,12 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
 
     Parameters
     ----------
+    dataset : str
+        The dataset's name (a column).
+    task : str
+        ``"classification"`` or ``"ordinal"``.
+    data_path, splits_path : path-like
+        The prepared data and its splits file.
     classifier_files : dict
         ``(classifier, split) -> path`` of :func:`run_classifier` outputs.
     score_files : dict
@@ -386,8 +669,42 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
 
     Returns
     -------
-    DataFrame with :data:`SUMMARY_COLUMNS`; baselines are rows with score
-    ``mcp`` / ``margin`` and an empty ``C_score``.
+    pandas.DataFrame
+        With :data:`SUMMARY_COLUMNS`; baselines are rows with score ``mcp`` / ``margin`` and an
+        empty ``C_score``.
+
+    Examples
+    --------
+    Two features of iris (so that the classifier errs), two splits:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
+    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
+    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
+    >>> scores_path = Path(tmp.name, "scores.npz")
+    >>> _ = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
+    ...                [1.0, 10.0], 0, scores_path, dataset="iris", classifier="lr")
+    >>> score_files = {("lr", score, k): scores_path for score in ("sele", "reg") for k in (0, 1)}
+    >>> summary = summarize_dataset("iris", "classification", data_path, splits_path,
+    ...                             {("lr", k): path for k, path in classifier_files.items()}, score_files)
+    >>> summary[["split", "score", "C_score", "aurc", "risk_full", "n_test"]].round(2)
+       split score  C_score   aurc  risk_full  n_test
+    0      0   mcp      NaN   4.54      13.33      30
+    1      0   reg     10.0   5.63      13.33      30
+    2      0  sele      1.0   5.48      13.33      30
+    3      1   mcp      NaN  10.39      23.33      30
+    4      1   reg     10.0  12.81      23.33      30
+    5      1  sele     10.0  14.10      23.33      30
+    >>> tmp.cleanup()
     """
     rows = []
     for (classifier, split), (loss, C_classifier, scores) in tst_outcomes(
@@ -451,6 +768,33 @@ def settings(config: dict) -> dict:
 
     ``classifiers`` are the config's classifiers of every task, in registry order; ``scores``
     maps each to its learned scores (the order of its table's columns).
+
+    Parameters
+    ----------
+    config : dict
+        The whole pipeline config.
+
+    Returns
+    -------
+    dict
+        ``classifiers``, ``scores``, ``C_classifier``, ``C_score``, ``sele_chunk_size``, ``seed``
+        and ``aurc_convention``.
+
+    Raises
+    ------
+    ValueError
+        A classifier not registered, or an unknown ``aurc_convention``; the key is named.
+
+    Examples
+    --------
+    >>> config = {"classifiers": {"classification": ["lr"]}, "scores": {"lr": ["sele", "reg"]},
+    ...           "C_classifier": [0.1, 10.0], "C_score": [1.0, 10.0]}
+    >>> settings(config)
+    {'classifiers': ['lr'], 'scores': {'lr': ['sele', 'reg']}, 'C_classifier': [0.1, 10.0], 'C_score': [1.0, 10.0], 'sele_chunk_size': 500, 'seed': 0, 'aurc_convention': 'paper'}
+    >>> settings({"classifiers": {"classification": ["lr", "rf"]}})
+    Traceback (most recent call last):
+    ...
+    ValueError: config classifiers: 'rf' not registered (registered: lr, svm, svor, xgb)
     """
     wanted = [name for task in config.get("classifiers", {}).values() for name in task]
     unknown = [name for name in wanted if name not in CLASSIFIERS]
@@ -481,6 +825,51 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
     ``inputs.staged`` gives ``classifier/<name>`` (the :func:`run_classifiers` file of this split)
     and ``scores/<name>`` (the :func:`run_scores` file) for each classifier of ``settings``.
+
+    Parameters
+    ----------
+    inputs : rejectopt.experiments.SplitInputs
+        The split, with its staged files.
+    settings : dict
+        :func:`settings`.
+
+    Returns
+    -------
+    rejectopt.experiments.SplitResult
+        The split's rows (:func:`summarize_dataset`), no curves.
+
+    Examples
+    --------
+    Two features of iris (so that the classifier errs), two splits:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
+    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
+    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
+    >>> scores_path = Path(tmp.name, "scores.npz")
+    >>> _ = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
+    ...                [1.0, 10.0], 0, scores_path, dataset="iris", classifier="lr")
+    >>> score_files = {("lr", score, k): scores_path for score in ("sele", "reg") for k in (0, 1)}
+    >>> from rejectopt.experiments import split_inputs
+    >>> staged = {1: {"classifier/lr": classifier_files[1], "scores/lr": scores_path}}
+    >>> inputs = split_inputs("iris", "classification", 0, data_path, splits_path, [1], staged)
+    >>> config = {"classifiers": {"classification": ["lr"]}, "scores": {"lr": ["sele", "reg"]},
+    ...           "C_classifier": [0.1, 10.0], "C_score": [1.0, 10.0]}
+    >>> run_split(inputs[1], settings(config)).rows[["split", "score", "aurc", "risk_full"]].round(2)
+       split score   aurc  risk_full
+    0      1   mcp  10.39      23.33
+    1      1   reg  12.81      23.33
+    2      1  sele  14.10      23.33
+    >>> tmp.cleanup()
     """
     classifier_files, score_files = {}, {}
     for name in settings["classifiers"]:
@@ -493,7 +882,55 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
 
 def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
-    """Every split's rows to one table per classifier (:func:`aurc_table`), keyed by its name (``table3a``)."""
+    """Every split's rows to one table per classifier (:func:`aurc_table`), keyed by its name (``table3a``).
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Every split's rows (:data:`SUMMARY_COLUMNS`).
+    settings : dict
+        :func:`settings`.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        A table for each configured classifier that has rows.
+
+    Examples
+    --------
+    Two features of iris (so that the classifier errs), two splits:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn.datasets import load_iris
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.splits import make_splits, save_splits
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
+    >>> save_npz(data_path, X=X, y=y)
+    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
+    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
+    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
+    >>> scores_path = Path(tmp.name, "scores.npz")
+    >>> _ = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
+    ...                [1.0, 10.0], 0, scores_path, dataset="iris", classifier="lr")
+    >>> score_files = {("lr", score, k): scores_path for score in ("sele", "reg") for k in (0, 1)}
+    >>> summary = summarize_dataset("iris", "classification", data_path, splits_path,
+    ...                             {("lr", k): path for k, path in classifier_files.items()}, score_files)
+    >>> config = {"classifiers": {"classification": ["lr"]}, "scores": {"lr": ["sele", "reg"]},
+    ...           "C_classifier": [0.1, 10.0], "C_score": [1.0, 10.0]}
+    >>> tables = aggregate(summary, settings(config))
+    >>> list(tables)
+    ['table3a']
+    >>> tables["table3a"][[("sele", "mean"), ("n_splits", "")]].round(2)
+             sele n_splits
+             mean         
+    dataset               
+    iris     9.79        2
+    >>> tmp.cleanup()
+    """
     specs = table_specs(settings["scores"], settings["classifiers"])
     present = set(rows["classifier"])
     return {name: aurc_table(rows, spec) for name, spec in specs.items() if spec.classifier in present}
@@ -504,7 +941,31 @@ def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TableSpec:
-    """One results table: a classifier, its baseline and the learned scores configured for it."""
+    """One results table: a classifier, its baseline and the learned scores configured for it.
+
+    Parameters
+    ----------
+    name : str
+        The table's name (``table3a``), the stem of its files.
+    task : str
+        The task of its datasets (``classification``, ``ordinal``, ``landmarks``).
+    classifier : str
+        Registered name of the classifier.
+    methods : tuple of str
+        The baseline score, then the learned scores: the table's columns.
+    title : str
+        Printed above the table and in the figures.
+    extension : bool, default False
+        True for a table that is not in the paper.
+
+    Examples
+    --------
+    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
+    >>> spec
+    TableSpec(name='table3a', task='classification', classifier='lr', methods=('mcp', 'sele', 'reg'), title='Table 3a: logistic regression', extension=False)
+    >>> spec.baseline
+    'mcp'
+    """
 
     name: str
     task: str
@@ -534,6 +995,12 @@ def table_specs(scores: dict, classifiers=None) -> dict[str, TableSpec]:
     dict
         Table name (the classifier's registered ``table``, e.g. ``table3a``) ->
         :class:`TableSpec`, in registry order.
+
+    Examples
+    --------
+    >>> specs = table_specs({"lr": ("sele",), "svm": ("sele",)}, classifiers=["lr", "svm"])
+    >>> {name: spec.methods for name, spec in specs.items()}
+    {'table3a': ('mcp', 'sele'), 'table3b': ('margin', 'sele')}
     """
     wanted = set(CLASSIFIERS.names() if classifiers is None else classifiers)
     specs = {}
@@ -546,7 +1013,23 @@ def table_specs(scores: dict, classifiers=None) -> dict[str, TableSpec]:
 
 
 def landmarks_spec(scores) -> TableSpec:
-    """The landmark experiment (Section 5.2.3, Fig. 4): the face score, then ``scores``; no table rule."""
+    """The landmark experiment (Section 5.2.3, Fig. 4): the face score, then ``scores``; no table rule.
+
+    Parameters
+    ----------
+    scores : iterable of str
+        The learned scores of the experiment (``face_score`` among them is dropped: it leads).
+
+    Returns
+    -------
+    TableSpec
+        Named ``landmarks``, classifier ``dlib``.
+
+    Examples
+    --------
+    >>> landmarks_spec(["sele", "reg", "face_score"]).methods
+    ('face_score', 'sele', 'reg')
+    """
     return TableSpec("landmarks", "landmarks", "dlib", ("face_score", *[s for s in scores if s != "face_score"]),
                      "Section 5.2.3: DLIB landmarks on 300-W (Fig. 4)")
 
@@ -558,6 +1041,45 @@ def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc") -> 
     (:data:`rejectopt.metrics.METRICS`). Returns a frame indexed by dataset with
     columns ``(method, 'mean'|'std')`` for each method of ``spec`` and
     ``('risk_full', ...)``; ``n_splits`` counts the splits behind each row.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy results summary (``results/summary.csv``).
+    spec : TableSpec
+        The table: its classifier and methods.
+    metric : str, default "aurc"
+        The metric column averaged.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by dataset, columns ``(method, 'mean'|'std')``, ``('risk_full', ...)`` and
+        ``('n_splits', '')``.
+
+    Raises
+    ------
+    ValueError
+        When ``summary`` has no column ``metric`` or no row of the table's classifier.
+
+    Examples
+    --------
+    A summary of three datasets, two splits and the three methods of Table 3a:
+
+    >>> import pandas as pd
+    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
+    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
+    >>> summary = pd.DataFrame([
+    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
+    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
+    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
+    >>> aurc_table(summary, spec).round(2)
+              mcp        sele         reg       risk_full       n_splits
+             mean   std  mean   std  mean   std      mean   std         
+    dataset                                                             
+    a        12.5  0.71   8.5  0.71   9.5  0.71      30.5  0.71        2
+    b        20.5  0.71  15.5  0.71  18.5  0.71      30.5  0.71        2
+    c         5.5  0.71   5.0  0.71   4.5  0.71      30.5  0.71        2
     """
     if metric not in summary.columns:
         raise ValueError(f"summary has no column {metric!r} (columns: {', '.join(summary.columns)})")
@@ -576,13 +1098,68 @@ def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc") -> 
 
 
 def mean_matrix(table: pd.DataFrame, methods) -> pd.DataFrame:
-    """Datasets x methods matrix of the mean metric of :func:`aurc_table`."""
+    """Datasets x methods matrix of the mean metric of :func:`aurc_table`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`aurc_table`.
+    methods : iterable of str
+        The columns kept, in this order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by dataset, one column per method.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> spec = table_specs({"lr": ("sele",)}, classifiers=["lr"])["table3a"]
+    >>> summary = pd.DataFrame([
+    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
+    ...      "aurc": v + s, "risk_full": 30.0}
+    ...     for d, values in {"a": (12.0, 8.0), "b": (5.0, 6.0)}.items() for s in (0, 1)
+    ...     for m, v in zip(spec.methods, values)])
+    >>> mean_matrix(aurc_table(summary, spec), spec.methods)
+              mcp  sele
+    dataset            
+    a        12.5   8.5
+    b         5.5   6.5
+    """
     return pd.DataFrame({m: table[(m, "mean")] for m in methods})
 
 
 @dataclass(frozen=True)
 class TableStatistics:
-    """Average ranks, Friedman test and Nemenyi critical differences of one table."""
+    """Average ranks, Friedman test and Nemenyi critical differences of one table.
+
+    Parameters
+    ----------
+    average_ranks : pandas.Series
+        Average rank of each method over the datasets (1 = best).
+    n_datasets : int
+        Datasets with a mean for every method.
+    friedman_pvalue, iman_davenport_pvalue : float
+        p-values of the Friedman test and of its Iman-Davenport F form (NaN below 2 datasets).
+    cd_005, cd_010 : float
+        Nemenyi critical differences at alpha = 0.05 and 0.10 (NaN below 2 datasets).
+
+    Examples
+    --------
+    A summary of three datasets, two splits and the three methods of Table 3a:
+
+    >>> import pandas as pd
+    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
+    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
+    >>> summary = pd.DataFrame([
+    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
+    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
+    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
+    >>> stats = table_statistics(aurc_table(summary, spec), spec.methods)
+    >>> stats.n_datasets, round(stats.cd_010, 4)
+    (3, 1.6757)
+    """
 
     average_ranks: pd.Series
     n_datasets: int
@@ -593,7 +1170,37 @@ class TableStatistics:
 
 
 def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
-    """Rank methods per dataset by mean test AuRC and test their equivalence (Demsar 2006)."""
+    """Rank methods per dataset by mean test AuRC and test their equivalence (Demsar 2006).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`aurc_table` of the metric.
+    methods : iterable of str
+        The methods compared (columns of ``table``); datasets missing one are left out.
+
+    Returns
+    -------
+    TableStatistics
+        The tests are NaN with fewer than 2 datasets or methods.
+
+    Examples
+    --------
+    A summary of three datasets, two splits and the three methods of Table 3a:
+
+    >>> import pandas as pd
+    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
+    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
+    >>> summary = pd.DataFrame([
+    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
+    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
+    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
+    >>> stats = table_statistics(aurc_table(summary, spec), spec.methods)
+    >>> stats.average_ranks.round(4).to_dict()
+    {'mcp': 3.0, 'sele': 1.3333, 'reg': 1.6667}
+    >>> round(stats.friedman_pvalue, 4), round(stats.iman_davenport_pvalue, 4), round(stats.cd_005, 4)
+    (0.097, 0.0494, 1.9136)
+    """
     means = mean_matrix(table, methods).dropna()
     n, k = means.shape
     ranks = average_ranks(means)
@@ -611,6 +1218,37 @@ def relative_improvement(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame
 
     As the paper's Figures 2 and 3b. Returns a frame indexed by dataset with
     columns ``(method, 'mean'|'std')`` for each learned score.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy results summary.
+    spec : TableSpec
+        The table: its classifier, baseline (``methods[0]``) and learned scores.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Improvement in percent (positive = smaller AuRC than the baseline).
+
+    Examples
+    --------
+    A summary of three datasets, two splits and the three methods of Table 3a:
+
+    >>> import pandas as pd
+    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
+    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
+    >>> summary = pd.DataFrame([
+    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
+    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
+    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
+    >>> relative_improvement(summary, spec).round(2)
+              sele          reg      
+              mean   std   mean   std
+    dataset                          
+    a        32.05  1.81  24.04  1.36
+    b        24.40  0.84   9.76  0.34
+    c         9.17  1.18  18.33  2.36
     """
     rows = summary[summary["classifier"] == spec.classifier]
     wide = rows.pivot_table(index=["dataset", "split"], columns="score", values="aurc")
