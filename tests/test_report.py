@@ -228,3 +228,16 @@ def test_read_summary_names_the_line_and_cell_of_a_nan_aurc(tmp_path):
     assert read_summary(tmp_path / "extra.csv").shape == extra.shape  # not asked for: not checked
     with pytest.raises(ValueError, match=r"extra.csv line 4 \(dataset .*\): augrc is inf, not a finite number"):
         read_summary(tmp_path / "extra.csv", ["augrc"])
+
+
+def test_paper_comparison_of_a_run_with_one_method_says_so_instead_of_ranking():
+    """A run that learned no score for LR (``scores: {lr: []}``) leaves MCP alone in Table 3a:
+    nothing to rank, said in words rather than failing in the Friedman ranks."""
+    summary = _summary(datasets=("a", "b"))
+    summary = summary[summary["score"] == "mcp"]
+    reference = pd.DataFrame([
+        dict(task="classification", dataset=d, classifier="lr", score=s, metric="aurc", mean=m, std=0.1)
+        for d in ("a", "b") for s, m in (("mcp", 10.0), ("sele", 8.0))
+    ])
+    md = comparison_markdown(paper_comparison(summary, reference), [TABLES["table3a"]], ["a", "b"], [])
+    assert "only MCP was run: no ranking to compare" in md

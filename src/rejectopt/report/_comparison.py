@@ -101,6 +101,9 @@ def _conclusions(comparison: pd.DataFrame, spec: TableSpec) -> list[str]:
     paper_same = ran.pivot(index="dataset", columns="score", values="paper_mean").reindex(columns=methods).loc[ours.index]
     paper_all = cells.pivot(index="dataset", columns="score", values="paper_mean").reindex(columns=methods).dropna()
     lines = [f"- {spec.title} ({len(ours)} of {len(paper_all)} datasets run):"]
+    if len(methods) < 2:  # a run with a single method of this table (e.g. ``scores: {lr: []}``)
+        lines.append(f"  - only {', '.join(map(label, methods))} was run: no ranking to compare")
+        return lines
     lines.append(f"  - average ranks, ours: {_ranking_line(ours)}")
     lines.append(f"  - average ranks, paper on the same datasets: {_ranking_line(paper_same)}")
     lines.append(f"  - average ranks, paper on all its datasets: {_ranking_line(paper_all)}")
