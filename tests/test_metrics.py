@@ -166,3 +166,15 @@ def test_selective_outcome_counts_errors_and_rejections():
 def test_selective_outcome_rejects_bad_shapes(loss, accepted):
     with pytest.raises(ValueError, match="1-D of the same non-zero length"):
         selective_outcome(loss, accepted, 0.1)
+
+
+@pytest.mark.parametrize("loss, cost, message", [
+    ([float("nan"), 0.0], 0.2, "NaN or infinite"),
+    ([-5.0, 0.0], 0.2, "non-negative"),
+    ([0.0, 100.0], -0.1, "reject_cost must be a finite number >= 0"),
+    ([0.0, 100.0], float("inf"), "reject_cost must be a finite number >= 0"),
+])
+def test_selective_outcome_refuses_a_bad_loss_or_reject_cost(loss, cost, message):
+    """A NaN loss used to give a NaN cost risk, a negative one a negative selective risk."""
+    with pytest.raises(ValueError, match=message):
+        selective_outcome(loss, [True, False], cost)

@@ -1160,7 +1160,8 @@ def selective_outcome(loss, accepted, reject_cost, *, loss_scale=100.0):
     Raises
     ------
     ValueError
-        ``loss`` and ``accepted`` not 1-D of the same non-zero length.
+        ``loss`` and ``accepted`` not 1-D of the same non-zero length, a loss that is negative or
+        not finite, or ``reject_cost`` negative or not finite.
 
     Examples
     --------
@@ -1172,6 +1173,9 @@ def selective_outcome(loss, accepted, reject_cost, *, loss_scale=100.0):
     accepted = np.asarray(accepted, dtype=bool)
     if loss.shape != accepted.shape or loss.ndim != 1 or loss.size == 0:
         raise ValueError(f"loss and accepted must be 1-D of the same non-zero length, got {loss.shape}, {accepted.shape}")
+    loss = _as_loss(loss)
+    if not (math.isfinite(float(reject_cost)) and float(reject_cost) >= 0):
+        raise ValueError(f"reject_cost must be a finite number >= 0, got {reject_cost!r}")
     n, n_acc = loss.size, int(accepted.sum())
     n_rej = n - n_acc
     return {
