@@ -12,7 +12,8 @@ import pandas as pd
 from test_experiments_landmarks import fake_faces, fake_result
 
 from rejectopt.experiments.landmarks import landmark_summary, load_landmark_result, save_landmark_result
-from rejectopt.report import comparison_markdown, landmarks_spec, paper_comparison
+from rejectopt.landmarks import per_landmark
+from rejectopt.report import comparison_markdown, format_number, landmarks_spec, paper_comparison
 from rejectopt.report import landmarks as R
 
 
@@ -94,3 +95,22 @@ def test_the_rules_files_hold_the_rendered_numbers(tmp_path):
                             pretrained=True)
     for path in outputs.values():
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_faces_figure_puts_the_highest_faces_on_their_own_rows_for_any_n(tmp_path):
+    """With n not a multiple of the 5 columns (fewer test faces, max_faces), the title once read
+    'rows 1-0 ... rows 1-1'; the lowest faces fill the top rows, the highest start a new row."""
+    result, faces = fake_result(seed=0), fake_faces(tmp_path)
+    order = np.argsort(np.asarray(result["uncertainty_sele"]), kind="stable")
+    for n, rows_each in [(2, 1), (7, 2), (10, 2)]:
+        figure = R.faces_figure(faces, result, 0, n=n)
+        grid = [ax for ax in figure.axes if ax.get_subplotspec() is not None]
+        assert len(grid) == 2 * rows_each * 5
+        shown = [i for i, ax in enumerate(grid) if ax.images]
+        assert shown == list(range(n)) + list(range(rows_each * 5, rows_each * 5 + n))
+        title = figure._suptitle.get_text()
+        assert f"rows 1-{rows_each} the {n} faces with the lowest" in title
+        assert f"rows {rows_each + 1}-{2 * rows_each} the {n} with the highest" in title
+        losses = per_landmark(result["loss"])  # the highest rows start with the most uncertain face
+        assert grid[rows_each * 5].get_title() == f"loss {format_number(losses[order[-1]])}"
+        assert grid[0].get_title() == f"loss {format_number(losses[order[0]])}"

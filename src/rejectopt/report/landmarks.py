@@ -339,13 +339,17 @@ def faces_figure(faces_df: pd.DataFrame, result: dict, split: int, n: int = 10, 
     uncertainty = np.asarray(result["uncertainty_sele"])
     order = np.argsort(uncertainty, kind="stable")
     n = min(n, len(order) // 2)
-    chosen = [("lowest", k) for k in order[:n]] + [("highest", k) for k in order[::-1][:n]]
     cols = 5
-    rows = int(np.ceil(len(chosen) / cols))
+    # The lowest faces fill the top rows and the highest start on a row of their own, so the
+    # title's row ranges hold for any n (not only multiples of ``cols``).
+    rows_each = int(np.ceil(n / cols))
+    rows = max(2 * rows_each, 1)
     fig = Figure(figsize=(2.2 * cols, 2.5 * rows + 0.6), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    chosen = [(axes[i], "lowest", k) for i, k in enumerate(order[:n])]
+    chosen += [(axes[rows_each * cols + i], "highest", k) for i, k in enumerate(order[::-1][:n])]
     loss = per_landmark(result["loss"])
-    for ax, (which, k) in zip(axes, chosen):
+    for ax, which, k in chosen:
         row = faces_df.iloc[int(result["tst_index"][k])]
         truth = read_pts(row["pts"])
         pred = np.asarray(result["pred"][k])
@@ -360,12 +364,12 @@ def faces_figure(faces_df: pd.DataFrame, result: dict, split: int, n: int = 10, 
         ax.set_title(f"loss {format_number(loss[k])}", fontsize=8,
                      color="black" if which == "lowest" else "darkred")
         ax.set_axis_off()
-    for ax in axes[len(chosen):]:
+    for ax in set(axes) - {ax for ax, _, _ in chosen}:
         ax.set_axis_off()
     if chosen:
         axes[0].legend(loc="lower left", fontsize=6, markerscale=3)
-    fig.suptitle(_title(f"300-W Tst of split {split}: rows 1-{rows // 2} the {n} faces with the lowest SELE "
-                        f"uncertainty, rows {rows // 2 + 1}-{rows} the {n} with the highest "
+    fig.suptitle(_title(f"300-W Tst of split {split}: rows 1-{rows_each} the {n} faces with the lowest SELE "
+                        f"uncertainty, rows {rows_each + 1}-{2 * rows_each} the {n} with the highest "
                         "(green truth, red DLIB; loss per landmark, % of iod)", pretrained, width=140), fontsize=9)
     return fig
 
