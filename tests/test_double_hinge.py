@@ -1,11 +1,12 @@
 """DoubleHingeSVM: reconstruction of the loss, exactness against cvxpy, Chow's rule, errors, labels."""
 
 import doctest
+import re
 
 import cvxpy as cp
 import numpy as np
 import pytest
-from scipy.optimize import brentq
+from scipy.optimize import brentq, minimize_scalar
 from scipy.stats import norm
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -75,7 +76,12 @@ def test_symmetric_loss_is_a_scaled_bartlett_wegkamp_loss_and_rules_cross_near_0
             np.testing.assert_allclose(ours, entropy(d) * phi(d * y * f / entropy(d), d), atol=1e-12)
     # B&W reject iff |z| < 1/2; ours iff |f| < log((1-d)/d): "identical for r ~ 0.24"
     ratio = lambda d: d * np.log((1 - d) / d) / entropy(d) - 0.5  # noqa: E731
-    assert brentq(ratio, 0.1, 0.45) == pytest.approx(0.24, abs=0.005)
+    root = brentq(ratio, 0.1, 0.45, xtol=1e-14, rtol=1e-14)
+    assert abs(ratio(root)) < 1e-13 and ratio(root - 1e-9) * ratio(root + 1e-9) < 0  # a simple root
+    # the docstring's value is the root to its own printed digits (it once said 0.2398)
+    stated = re.search(r"equals 1/2 at ``d = (0\.(\d+))``", DoubleHingeSVM.__doc__)
+    assert stated is not None
+    assert abs(float(stated.group(1)) - root) <= 0.5 * 10.0 ** -len(stated.group(2))
     assert ratio(0.1) > 0 > ratio(0.45)  # ours rejects more when rejection is cheap
 
 
@@ -338,3 +344,171 @@ def test_fit_double_hinge_breaks_ties_towards_the_smaller_c():
     Xv, yv = 10 * MU * np.array([[1], [-1]]), np.array([1, -1])
     _, C, info = fit_double_hinge(X, y, Xv, yv, 0.3, [1000.0, 10.0, 100.0], c_scaling="mean")
     assert len(set(info["val_cost_risk"].values())) == 1 and C == 10.0
+
+
+# ---------------------------------------------------------------- the Gaussian kernel through Nyström
+
+def test_nystroem_with_every_row_as_a_landmark_is_the_exact_kernel():
+    rng = np.random.default_rng(8)
+    X, y = gaussians(150, rng)
+    X_test, _ = gaussians(500, rng)
+    kw = {"reject_cost": 0.2, "C": 2.0, "kernel": "rbf", "gamma": 0.5}
+    exact = DoubleHingeSVM(**kw).fit(X, y)
+    full = DoubleHingeSVM(**kw, n_landmarks=10_000, random_state=0).fit(X, y)  # capped at n = 150
+    assert full.n_landmarks_ == 150 and full.feature_map_ is not None and exact.feature_map_ is None
+    assert full.objective_ == pytest.approx(exact.objective_, rel=1e-6)
+    np.testing.assert_allclose(full.decision_function(X_test), exact.decision_function(X_test), atol=1e-4)
+    # fewer landmarks restrict f to their span: the minimum of P can only rise
+    for rank in (5, 20, 60):
+        low = DoubleHingeSVM(**kw, n_landmarks=rank, random_state=0).fit(X, y)
+        assert low.coef_.shape == (rank,) and low.converged_
+        assert low.objective_ >= exact.objective_ - exact.gap_ - low.gap_
+    # the same landmarks for the same seed
+    a, b = (DoubleHingeSVM(**kw, n_landmarks=20, random_state=3).fit(X, y) for _ in range(2))
+    np.testing.assert_array_equal(a.decision_function(X_test), b.decision_function(X_test))
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"n_landmarks": 10}, "n_landmarks is the Nyström rank of the rbf kernel; kernel='linear'"),
+    ({"kernel": "rbf", "n_landmarks": 0}, "n_landmarks must be a positive int or None, got 0"),
+    ({"kernel": "rbf", "n_landmarks": 2.5}, "n_landmarks must be a positive int or None, got 2.5"),
+])
+def test_invalid_nystroem_rank_is_named(kw, match):
+    with pytest.raises(ValueError, match=re.escape(match)):
+        DoubleHingeSVM(**kw).fit([[0.0], [1.0], [2.0]], [0, 1, 1])
+
+
+def test_fit_double_hinge_rbf_keeps_the_width_and_c_of_the_smallest_validation_cost_risk():
+    rng = np.random.default_rng(9)
+    X, y = gaussians(200, rng)
+    Xv, yv = gaussians(300, rng)
+    gammas, grid = [2.0, 0.05], [1000.0, 10.0]
+    model, C, info = fit_double_hinge(X, y, Xv, yv, 0.2, grid, kernel="rbf", gamma_grid=gammas, n_landmarks=40,
+                                      random_state=1)
+    assert sorted(info["val_cost_risk"]) == [(g, c) for g in sorted(gammas) for c in sorted(grid)]
+    for (g, c), risk in info["val_cost_risk"].items():
+        fitted = DoubleHingeSVM(reject_cost=0.2, C=c / len(y), kernel="rbf", gamma=g, n_landmarks=40,
+                                random_state=1).fit(X, y)
+        rejected = fitted.reject(Xv)
+        errors = (fitted.predict(Xv) != yv) & ~rejected
+        assert risk == pytest.approx(100 * (errors.sum() + 0.2 * rejected.sum()) / len(yv))
+    best = min(info["val_cost_risk"].values())
+    first = min(k for k, r in info["val_cost_risk"].items() if r == best)  # ties: smaller gamma, then C
+    assert info["key"] == first == (info["gamma"], C)
+    assert model.gamma == info["gamma"] and model.n_landmarks_ == 40 and model.C == pytest.approx(C / len(y))
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"gamma_grid": [1.0]}, "gamma_grid is the RBF kernel's"),
+    ({"kernel": "rbf"}, "kernel='rbf' needs gamma_grid of positive widths, got None"),
+    ({"kernel": "rbf", "gamma_grid": [0.0]}, "kernel='rbf' needs gamma_grid of positive widths, got [0.0]"),
+    ({"kernel": "poly"}, "kernel must be 'linear' or 'rbf', got 'poly'"),
+    ({"c_scaling": "per_row"}, "c_scaling must be 'mean' or 'sum', got 'per_row'"),
+])
+def test_fit_double_hinge_names_a_bad_kernel_grid(kw, match):
+    X, y = np.arange(6.0)[:, None], np.array([0, 0, 0, 1, 1, 1])
+    with pytest.raises(ValueError, match=re.escape(match)):
+        fit_double_hinge(X, y, X, y, 0.2, [1.0], **kw)
+
+
+# ---------------------------------------------------------------- the Chow limit in one dimension
+
+def _gaussian_1d(n, rng):
+    """Classes N(-1, 1) / N(+1, 1) with equal priors: the log-odds is 2x, so Chow's rule rejects iff |x| < logit(1-d)/2."""
+    y = np.where(rng.random(n) < 0.5, 1, -1)
+    return rng.normal(y.astype(float), 1.0)[:, None], y
+
+
+def exact_cost_1d(f, d):
+    """Expected cost (errors + d rejections) of Chow's rule on the score ``f`` under the 1-D model, by integration.
+
+    The decision of ``f`` (-1 / reject / +1 against ``logit(d)``, 0, ``logit(1-d)``) is constant between the
+    crossings of those levels, found on a grid of step 1e-3 over [-12, 12] and refined by brentq; on each
+    piece the class masses are differences of the normal CDF (beyond +-12 each tail has mass < 1e-32).
+    """
+    lo, hi = -12.0, 12.0
+    levels = (np.log(d / (1 - d)), 0.0, np.log((1 - d) / d))
+    x = np.linspace(lo, hi, 24_001)
+    fx = f(x)
+    cuts = [lo, hi]
+    for level in levels:
+        g = fx - level
+        for i in np.flatnonzero(g[:-1] * g[1:] < 0):
+            cuts.append(brentq(lambda z, level=level: f(np.array([z]))[0] - level, x[i], x[i + 1], xtol=1e-13))
+    cuts = np.sort(cuts)
+    mids = f((cuts[:-1] + cuts[1:]) / 2)  # the score inside each piece
+    cuts[0], cuts[-1] = -np.inf, np.inf
+    cost = 0.0
+    for a, b, mid in zip(cuts[:-1], cuts[1:], mids):
+        neg = 0.5 * (norm.cdf(b + 1) - norm.cdf(a + 1))  # mass of class -1 on (a, b)
+        pos = 0.5 * (norm.cdf(b - 1) - norm.cdf(a - 1))
+        cost += d * (neg + pos) if levels[0] < mid < levels[2] else (neg if mid > 0 else pos)
+    return cost
+
+
+def best_linear_slope(d):
+    """Slope ``w`` of the linear score ``f = w x`` minimising the expected double-hinge loss (b = 0 by symmetry).
+
+    In the margin ``m = y w x`` the two tangents at ``p- = d``, ``p+ = 1 - d`` are ``H(d) - (1-d) m`` and
+    ``H(d) - d m``, so ``l = d [H(d)/d - m]_+ + (1 - 2d) [-m]_+``; and ``u = y x ~ N(1, 1)`` for both classes, so
+    ``m ~ N(w, w^2)`` and ``E[k - m]_+ = (k - w) Phi((k - w)/w) + w phi((k - w)/w)`` in closed form.
+    """
+    h = entropy(d)
+
+    def hinge(k, w):
+        if w == 0:
+            return max(k, 0.0)
+        z = (k - w) / w
+        return (k - w) * norm.cdf(z) + w * norm.pdf(z)
+
+    def risk(w):
+        return d * hinge(h / d, w) + (1 - 2 * d) * hinge(0.0, w)
+
+    return minimize_scalar(risk, bounds=(0.0, 6.0), method="bounded", options={"xatol": 1e-10}).x
+
+
+def test_best_linear_double_hinge_model_is_not_chows_rule():
+    # Chow's rule (f = the log-odds 2x): Bayes cost; the best line's reject interval +-logit(1-d)/w
+    expected = {0.3: (0.426, 0.424), 0.2: (0.735, 0.693), 0.1: (1.449, 1.099)}
+    for d, (linear, chow) in expected.items():
+        w = best_linear_slope(d)
+        half = np.log((1 - d) / d)
+        assert round(half / w, 3) == linear and round(half / 2, 3) == chow
+    d = 0.1
+    bayes = exact_cost_1d(lambda x: 2 * x, d)
+    assert bayes == pytest.approx(0.0701, abs=5e-5)
+    # Bayes cost in closed form: errors beyond the reject interval, d inside it
+    a = np.log(9) / 2
+    assert bayes == pytest.approx(2 * 0.5 * norm.sf(a + 1) + d * (norm.cdf(a - 1) - norm.cdf(-a - 1)), rel=1e-10)
+    w = best_linear_slope(d)
+    assert w == pytest.approx(1.52, abs=0.005)
+    assert exact_cost_1d(lambda x: w * x, d) - bayes == pytest.approx(0.0037, abs=5e-5)
+    # d = 0.05: the best slope is 0, so f = 0 rejects everything at cost d (Chow: +-1.472)
+    assert best_linear_slope(0.05) < 1e-6
+    assert exact_cost_1d(lambda x: 0.0 * x, 0.05) == pytest.approx(0.05)
+
+
+def test_rbf_excess_cost_falls_to_the_chow_limit_and_the_linear_one_stays_at_its_bias():
+    d, seeds = 0.1, range(8)
+    bayes = exact_cost_1d(lambda x: 2 * x, d)
+    w = best_linear_slope(d)
+    linear_bias = exact_cost_1d(lambda x: w * x, d) - bayes  # 0.0037
+    rbf, linear = {}, {}
+    for n in (200, 800, 3200):
+        ex_rbf, ex_lin = [], []
+        for seed in seeds:
+            X, y = _gaussian_1d(n, np.random.default_rng(seed))
+            # C = c0 n^-0.6 on the summed loss: the regularisation C^-1 / n -> 0, slower than 1/n
+            model = DoubleHingeSVM(reject_cost=d, C=100.0 * n ** -0.6, kernel="rbf", gamma=0.5, n_landmarks=100,
+                                   random_state=seed).fit(X, y)
+            ex_rbf.append(exact_cost_1d(lambda x, m=model: m.decision_function(x[:, None]), d) - bayes)
+            lin = DoubleHingeSVM(reject_cost=d, C=10.0).fit(X, y)
+            ex_lin.append(exact_cost_1d(lambda x, m=lin: m.decision_function(x[:, None]), d) - bayes)
+        rbf[n], linear[n] = float(np.mean(ex_rbf)), float(np.mean(ex_lin))
+        assert min(ex_rbf + ex_lin) >= -1e-12  # nobody beats Bayes
+    print(f"\nd = {d}: Bayes {bayes:.4f}; mean excess cost over {len(seeds)} seeds, n -> RBF {rbf}, "
+          f"linear {linear}; the best line's {linear_bias:.4f}")
+    assert rbf[200] > rbf[800] > rbf[3200]          # the RBF model approaches Chow's rule ...
+    assert rbf[3200] < linear_bias                  # ... below what any line can reach
+    assert linear[3200] == pytest.approx(linear_bias, abs=0.001)  # the line stays at its bias
+    assert min(linear.values()) > 0.8 * linear_bias

@@ -12,6 +12,7 @@ margin threshold are tested on their own in test_metrics / test_selective, the d
 model selection in test_double_hinge.
 """
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ import pytest
 from scipy.stats import wilcoxon
 
 from rejectopt import stats
+from rejectopt._io import save_npz
 from rejectopt.classifiers import DoubleHingeSVM, classifier_outputs
 from rejectopt.experiments import SplitInputs, check_experiment
 from rejectopt.experiments import double_hinge as dh
@@ -53,6 +55,18 @@ def test_settings_fill_defaults_and_reject_bad_values():
     for bad in ({"reject_cost": [0.1]}, {"reject_costs": [0.5]}, {"reject_costs": [0.0]}, {"C_grid": [0]},
                 {"c_scaling": "per_example"}):
         with pytest.raises(ValueError, match="double_hinge"):
+            dh.settings({"double_hinge": bad})
+    # the Gaussian-kernel row's grids and Nyström rank
+    s = dh.settings({})
+    assert s["rbf_gamma_grid"] == [0.3, 1.0] and s["rbf_C_grid"] == [1e4, 1e5, 1e6] and s["rbf_rank"] == 200
+    s = dh.settings({"double_hinge": {"rbf_gamma_grid": [3, 0.5], "rbf_rank": 50}})
+    assert s["rbf_gamma_grid"] == [0.5, 3.0] and s["rbf_rank"] == 50
+    for bad, message in (({"rbf_gamma_grid": [0.0]}, "double_hinge.rbf_gamma_grid must hold distinct positive"),
+                         ({"rbf_C_grid": [10, 10]}, "double_hinge.rbf_C_grid must hold distinct positive"),
+                         ({"rbf_C_grid": []}, "double_hinge.rbf_C_grid must hold distinct positive"),
+                         ({"rbf_rank": 0}, "double_hinge.rbf_rank must be a positive integer (the Nyström rank), got 0"),
+                         ({"rbf_rank": 2.5}, "double_hinge.rbf_rank must be a positive integer")):
+        with pytest.raises(ValueError, match=re.escape(message)):
             dh.settings({"double_hinge": bad})
 
 
@@ -116,7 +130,14 @@ def test_breast_cancer_numbers_are_sane(bc_run):
     assert rows["error_full"].between(0, 15).all()  # breast cancer is easy: a few % error
     # the DH-SVM's C has the smallest Val1 cost risk of the grid; its certificate is tight
     dhr = rows[rows["method"] == "double_hinge"].set_index("reject_cost")
-    assert (dhr["rel_gap"] <= 1e-6).all() and dhr["C"].isin([1, 10, 100, 1000]).all()
+    assert (dhr["rel_gap"] <= 1e-6).all() and dhr["C"].isin([1, 10, 100, 1000]).all() and dhr["gamma"].isna().all()
+    # the RBF row: (gamma, C) from its grids (gamma in units of 1 / n_features: 30 features)
+    rbf = rows[rows["method"] == "double_hinge_rbf"].set_index("reject_cost")
+    assert (rbf["rel_gap"] <= 1e-6).all() and rbf["C"].isin(dh.DEFAULTS["rbf_C_grid"]).all()
+    np.testing.assert_allclose(
+        [min(abs(30 * g - np.array(dh.DEFAULTS["rbf_gamma_grid"]))) for g in rbf["gamma"]], 0.0, atol=1e-12)
+    # Trn1 has fewer rows than the rank: every row is a landmark, the exact kernel
+    assert all(m.n_landmarks_ == parts["trn1"].size for m in result.models["double_hinge_rbf"].values())
 
 
 def test_double_hinge_rejects_more_as_d_falls(bc_run):
@@ -135,17 +156,21 @@ def test_double_hinge_rejects_more_as_d_falls(bc_run):
     assert np.all(np.diff(widths) < 0)
 
 
-def test_double_hinge_row_is_the_chosen_model_on_tst(bc_run):
+@pytest.mark.parametrize("method", dh.DOUBLE_HINGE_METHODS)
+def test_double_hinge_row_is_the_chosen_model_on_tst(bc_run, method):
     result, X, y, parts, _ = bc_run
     scaler, tst = result.models["scaler"], parts["tst"]
     Z = scaler.transform(X[tst])
-    for d, model in result.models["double_hinge"].items():
+    for d, model in result.models[method].items():
         rejected = model.reject(Z)
         errors = (model.predict(Z) != y[tst]) & ~rejected
         expected = 100 * (errors.sum() + d * rejected.sum()) / tst.size
-        row = result.rows[(result.rows["method"] == "double_hinge") & (result.rows["reject_cost"] == d)].iloc[0]
+        row = result.rows[(result.rows["method"] == method) & (result.rows["reject_cost"] == d)].iloc[0]
         assert row["cost_risk"] == pytest.approx(expected)
         assert row["n_rejected"] == rejected.sum()
+        assert row["C"] == pytest.approx(model.C * parts["trn1"].size)  # the grid's C is per example
+        if method == "double_hinge_rbf":
+            assert row["gamma"] == model.gamma and model.kernel == "rbf"
 
 
 def test_split_files(bc_run):
@@ -223,14 +248,15 @@ def test_chow_rule_rows_match_a_direct_computation(bc_run):
 def test_run_split_reads_the_pipelines_staged_data(tmp_path):
     """A pipeline dataset's split comes from its prepared data and splits files (SplitInputs)."""
     X, y, _ = dh.breast_cancer_split(0)
-    np.savez(tmp_path / "data.npz", X=X, y=2 * y + 3)  # any two labels
+    save_npz(tmp_path / "data.npz", X=X, y=2 * y + 3)  # any two labels
     save_splits(tmp_path / "splits.npz", make_splits(y, DEFAULT_RATIOS, n_splits=1, seed=1, dataset="toy"))
     inputs = SplitInputs("toy", 0, "classification", 1, tmp_path / "data.npz", tmp_path / "splits.npz")
-    result = dh.run_split(inputs, dh.settings({"double_hinge": {"reject_costs": [0.2]}}))
+    result = dh.run_split(inputs, dh.settings({"double_hinge": {"reject_costs": [0.2], "rbf_gamma_grid": [0.3],
+                                                                "rbf_C_grid": [10000]}}))
     assert list(result.rows.columns) == dh.SPLIT_COLUMNS and len(result.rows) == len(dh.METHODS)
     assert result.rows["dataset"].eq("toy").all() and result.rows["split"].eq(0).all()
     assert (result.rows["n_test"] == inputs.parts["tst"].size).all()
-    np.savez(tmp_path / "three.npz", X=X, y=y % 3 + (np.arange(y.size) % 3 == 0))
+    save_npz(tmp_path / "three.npz", X=X, y=y % 3 + (np.arange(y.size) % 3 == 0))
     with pytest.raises(ValueError, match="binary"):
         dh.run_split(SplitInputs("toy", 0, "classification", 1, tmp_path / "three.npz", tmp_path / "splits.npz"),
                      dh.settings({}))
@@ -240,12 +266,12 @@ def test_the_staged_lr_gives_the_same_results_as_training_it(tmp_path):
     """Where the rule gives the staged LR classifier file (rules/classifiers.smk), LR is read, not
     trained: the same rows and curves; LR's fit times are NaN (not this job's)."""
     X, y, _ = dh.breast_cancer_split(0)
-    np.savez(tmp_path / "data.npz", X=X, y=y)
+    save_npz(tmp_path / "data.npz", X=X, y=y)
     save_splits(tmp_path / "splits.npz", make_splits(y, DEFAULT_RATIOS, n_splits=2, seed=1, dataset="toy"))
     staged = {k: {dh.STAGED_LR: tmp_path / f"lr_{k}.npz"} for k in (0, 1)}
     run_classifiers(tmp_path / "data.npz", tmp_path / "splits.npz", {k: tmp_path / f"lr_{k}.npz" for k in (0, 1)},
                     "lr", [1, 10, 100, 1000], seed=1, dataset="toy")
-    settings = {"reject_costs": [0.1, 0.3]}
+    settings = {"reject_costs": [0.1, 0.3], "rbf_gamma_grid": [0.3], "rbf_C_grid": [10000]}  # a small RBF grid: fast
     trained = dh.run_dataset_files(tmp_path / "data.npz", tmp_path / "splits.npz",
                                    {k: split_paths(tmp_path / "trained", k) for k in (0, 1)}, dataset="toy", seed=1,
                                    settings=settings)
@@ -258,7 +284,7 @@ def test_the_staged_lr_gives_the_same_results_as_training_it(tmp_path):
         assert read[k].models["lr"] is None and trained[k].models["lr"] is not None
         timing = read[k].timing.set_index("method")
         assert timing.loc[["lr_sele", "lr_chow"], "fit_wall_s"].isna().all()
-        assert timing.loc[["double_hinge", "svm_threshold"], "fit_wall_s"].notna().all()
+        assert timing.loc[["double_hinge_rbf", "double_hinge", "svm_threshold"], "fit_wall_s"].notna().all()
     # a staged file of another C grid is not this run's LR
     with pytest.raises(ValueError, match="C_classifier"):
         dh.run_split(SplitInputs("toy", 0, "classification", 1, tmp_path / "data.npz", tmp_path / "splits.npz",
@@ -280,7 +306,7 @@ def synthetic_results():
                         "dataset": dataset, "split": split, "reject_cost": d, "method": method,
                         "cost_risk": 3.0 + m * 0.3 + k + d + rng.random(), "coverage": coverage,
                         "selective_risk": np.nan if coverage == 0 else 2.0 + rng.random(),
-                        "error_full": 5.0, "C": 10.0,
+                        "error_full": 5.0, "C": 10.0, "gamma": 0.1 if method == dh.REFERENCE else np.nan,
                     })
     return pd.DataFrame(rows)
 
@@ -288,8 +314,8 @@ def synthetic_results():
 def test_table_ranks_and_wilcoxon_match_scipy_and_stats():
     results = synthetic_results()
     table = dh.double_hinge_table(results)
-    assert len(table) == 2 * 2 * 4 and (table["n_splits"] == 4).all()
-    assert list(table["method"][:4]) == list(dh.METHODS)
+    assert len(table) == 2 * 2 * len(dh.METHODS) and (table["n_splits"] == 4).all()
+    assert list(table["method"][:len(dh.METHODS)]) == list(dh.METHODS)
     cell = table.set_index(["dataset", "reject_cost", "method"]).loc[("beta", 0.1, "double_hinge")]
     sub = results[(results.dataset == "beta") & (results.reject_cost == 0.1) & (results.method == "double_hinge")]
     assert cell["cost_risk_mean"] == pytest.approx(sub["cost_risk"].mean())
@@ -305,8 +331,8 @@ def test_table_ranks_and_wilcoxon_match_scipy_and_stats():
     tests = dh.wilcoxon_tests(results).set_index(["reject_cost", "method"])
     for label, frame in (("0.1", results[results.reject_cost == 0.1]), ("all", results)):
         key = ["dataset", "split", "reject_cost"]
-        ref = frame[frame.method == "double_hinge"].sort_values(key)
-        for method in dh.METHODS[1:]:
+        ref = frame[frame.method == dh.REFERENCE].sort_values(key)
+        for method in [m for m in dh.METHODS if m != dh.REFERENCE]:
             other = frame[frame.method == method].sort_values(key)
             assert ref[key].to_numpy().tolist() == other[key].to_numpy().tolist()
             x, y = ref["cost_risk"].to_numpy(), other["cost_risk"].to_numpy()
@@ -338,13 +364,13 @@ def test_table_file_writes_the_table(tmp_path):
         paths.append(tmp_path / f"{dataset}_{split}.csv")
         frame.to_csv(paths[-1], index=False)
     rows, table = dh.table_file(paths, tmp_path / "table.csv")
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "table.csv", dtype={"C": str}), table, check_dtype=False)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "table.csv", dtype={"C": str, "gamma": str}), table, check_dtype=False)
     assert len(rows) == len(results)
 
 
 def test_wilcoxon_of_identical_methods_is_one():
     results = synthetic_results()
-    same = results[results.method == "double_hinge"].assign(method="lr_chow")
-    frame = pd.concat([results[results.method == "double_hinge"], same])
+    same = results[results.method == dh.REFERENCE].assign(method="lr_chow")
+    frame = pd.concat([results[results.method == dh.REFERENCE], same])
     tests = dh.wilcoxon_tests(frame)
     assert (tests["pvalue"] == 1.0).all() and (tests["n_nonzero"] == 0).all()

@@ -11,7 +11,8 @@ from test_experiments_double_hinge import COSTS, split_paths, synthetic_results
 
 
 def test_labels():
-    assert report.method_label("double_hinge") == "DH-SVM" and report.method_label("lr_chow") == "LR + Chow"
+    assert report.method_label("double_hinge_rbf") == "DH-SVM (RBF)"
+    assert report.method_label("double_hinge") == "DH-SVM (linear)" and report.method_label("lr_chow") == "LR + Chow"
     assert report.method_label("mine") == "mine"
 
 
@@ -47,11 +48,12 @@ def test_cells_print_na_for_a_missing_mean_and_the_mean_alone_for_one_split():
 
 
 def test_timing_table():
-    timing = pd.DataFrame({"dataset": ["a"] * 4, "split": [0, 0, 1, 1], "reject_cost": [0.1, 0.1, 0.1, 0.1],
-                           "method": ["double_hinge", "svm_threshold"] * 2, "fit_wall_s": [1.0, 2.0, 3.0, 4.0],
-                           "fit_cpu_s": [1.0, 0.5, 3.0, 1.5]})
+    timing = pd.DataFrame({"dataset": ["a"] * 6, "split": [0, 0, 0, 1, 1, 1], "reject_cost": [0.1] * 6,
+                           "method": ["double_hinge_rbf", "double_hinge", "svm_threshold"] * 2,
+                           "fit_wall_s": [10.0, 1.0, 2.0, 30.0, 3.0, 4.0], "fit_cpu_s": [8.0, 1.0, 0.5, 20.0, 3.0, 1.5]})
     text = report.render_double_hinge_timing(timing)
-    assert "| a | 2.0 | 2.0 | 1.0 | 2 |" in text
+    # RBF CPU / wall, linear CPU / wall, plain SVM CPU: means over the two splits
+    assert "| a | 14.0 | 20.0 | 2.0 | 2.0 | 1.0 | 2 |" in text
     with pytest.raises(ValueError, match="fit_cpu_s"):
         report.render_double_hinge_timing(timing.drop(columns="fit_cpu_s"))
 
@@ -71,15 +73,19 @@ def test_report_files(bc_files, tmp_path):
                                               figures={"breast_cancer": tmp_path / "bc.png"},
                                               timing_paths=[out / "timing_split_0.csv"], timing_out=tmp_path / "time.md")
     assert len(table) == len(COSTS) * len(dh.METHODS) and (table["n_splits"] == 1).all()
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "t.csv", dtype={"C": str}), table, check_dtype=False)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "t.csv", dtype={"C": str, "gamma": str}), table,
+                                  check_dtype=False)
     assert (tmp_path / "bc.png").read_bytes()[:4] == b"\x89PNG"
     md = (tmp_path / "t.md").read_text()
-    assert "Cost risk on Tst" in md and "Wilcoxon" in md and "DH-SVM" in md
+    assert "Cost risk on Tst" in md and "Wilcoxon" in md and "DH-SVM (RBF) vs DH-SVM (linear)" in md
+    rbf = table[table["method"] == "double_hinge_rbf"]
+    assert f"{rbf['reject_cost'].iloc[0]:g}: C {rbf['C'].iloc[0]}, gamma {rbf['gamma'].iloc[0]}" in md
     assert "\\begin{tabular}" in (tmp_path / "t.tex").read_text()
-    # the DH-SVM's time: its fits summed over the reject costs (one split)
+    # each DH-SVM's time: its fits summed over the reject costs (one split)
     timing = pd.read_csv(out / "timing_split_0.csv")
-    dh_cpu = timing.loc[timing["method"] == "double_hinge", "fit_cpu_s"].sum()
-    assert f"| breast_cancer | {dh_cpu:.1f} |" in (tmp_path / "time.md").read_text()
+    rbf_cpu, rbf_wall, lin_cpu = (timing.loc[timing["method"] == m, c].sum() for m, c in (
+        ("double_hinge_rbf", "fit_cpu_s"), ("double_hinge_rbf", "fit_wall_s"), ("double_hinge", "fit_cpu_s")))
+    assert f"| breast_cancer | {rbf_cpu:.1f} | {rbf_wall:.1f} | {lin_cpu:.1f} |" in (tmp_path / "time.md").read_text()
     with pytest.raises(ValueError, match="no curve file"):
         report.double_hinge_report_files([out / "split_0.csv"], [out / "split_0.npz"], tmp_path / "u.csv",
                                          tmp_path / "u.md", tmp_path / "u.tex", figures={"phishing": tmp_path / "p.png"})

@@ -1,9 +1,10 @@
 # SVM with a reject option via the double-hinge loss (Grandvalet et al. 2008): on the binary
 # datasets the run covers (config double_hinge.datasets) plus breast cancer (scikit-learn's, split
-# with the config's default ratios and seed), per reject cost d the double-hinge SVM against
-# LR + SELE with a cost-based rule, the plain SVM with a |f| threshold and LR with Chow's rule on Tst
-# (rejectopt.experiments.double_hinge.run_split); one collecting job writes the table (mean +- std,
-# ranks, Wilcoxon) and one figure per dataset (rejectopt.report.double_hinge).
+# with the config's default ratios and seed), per reject cost d the double-hinge SVM with the
+# Gaussian kernel (Nystrom rank double_hinge.rbf_rank, width and C on Val1) and with the linear
+# kernel against LR + SELE with a cost-based rule, the plain SVM with a |f| threshold and LR with
+# Chow's rule on Tst (rejectopt.experiments.double_hinge.run_split); one collecting job writes the
+# table (mean +- std, ranks, Wilcoxon) and one figure per dataset (rejectopt.report.double_hinge).
 
 from rejectopt.experiments import double_hinge as dh_experiment
 
@@ -50,10 +51,9 @@ rule double_hinge_split:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
-        # as heavy(), also for breast cancer (not in the run's plan)
-        mem_mb=lambda w: 8000 if PLAN.n_examples.get(w.dataset, 0) >= HEAVY_N else 2000,
-        runtime=lambda w: (480 if PLAN.n_examples.get(w.dataset, 0) >= HEAVY_N else 60)
-        * len(SPLITS),
+        # by the dataset's size, also for breast cancer (not in the run's plan)
+        mem_mb=declared("double_hinge_split", "mem_mb"),
+        runtime=declared("double_hinge_split", "runtime", splits=len(SPLITS)),
     params:
         # the keyword arguments of the library call (splits: the job's loop)
         splits=SPLITS,

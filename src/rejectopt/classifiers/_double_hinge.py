@@ -8,6 +8,7 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.kernel_approximation import Nystroem
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
@@ -262,6 +263,16 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
     gamma : "scale", "auto" or float, default="scale"
         RBF width in ``exp(-gamma ||x - x'||^2)``: ``"scale"`` is
         ``1 / (n_features * X.var())`` as in scikit-learn, ``"auto"`` is ``1 / n_features``.
+    n_landmarks : int or None, default=None
+        ``kernel="rbf"`` only. None: the exact kernel (``O(n^3)`` time, ``O(n^2)`` memory). An
+        int ``r``: the Nyström approximation with ``r`` landmarks drawn uniformly without
+        replacement from the training rows (:class:`sklearn.kernel_approximation.Nystroem`),
+        i.e. ``f`` restricted to the span of ``k(z_j, .)`` over the landmarks ``z_j``, which is
+        the problem (10) with the features ``K_nm K_mm^{-1/2}`` and costs ``O(n r^2)`` per
+        iteration; ``r >= n`` takes every training row as a landmark (the exact problem, up to
+        rounding). The approximation can only raise the minimum of ``P``.
+    random_state : int or None, default=None
+        Seed of the Nyström landmarks (unused otherwise).
     c_pos, c_neg : float or None, default=None
         Cost of misclassifying a positive / negative example (None: 1). The
         positive class is ``classes_[1]`` (the larger label in sorted order).
@@ -283,14 +294,18 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
     threshold_ : float
         ``log(c_neg/c_pos)`` (0 for equal misclassification costs), lies in
         ``(f_minus_, f_plus_)``; ``predict`` returns ``classes_[1]`` iff ``f(x) > threshold_``.
-    coef_ : ndarray of shape (n_features,)
-        Only for ``kernel="linear"``.
+    coef_ : ndarray of shape (n_features,) or (n_landmarks_,)
+        For ``kernel="linear"``, and in the Nyström feature space for ``n_landmarks`` set.
+    feature_map_ : Nystroem or None
+        The fitted Nyström map (``n_landmarks`` set), else None.
+    n_landmarks_ : int or None
+        Number of landmarks used (``min(n_landmarks, n)``), None for the exact kernel.
     intercept_ : float
     dual_coef_ : ndarray of shape (n_SV,)
         ``y_i gamma_i`` of the support vectors (``gamma = alpha + beta`` of the dual).
     support_ : ndarray of int
     support_vectors_ : ndarray of shape (n_SV, n_features)
-        Only for ``kernel="rbf"``.
+        Only for ``kernel="rbf"`` with the exact kernel.
     gamma_ : float
         The RBF width used (None for linear).
     objective_ : float
@@ -330,7 +345,8 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
     ``l(y, f) = H(d) phi(d y f / H(d))`` with their ``phi(z) = 1 - (1-d) z / d``
     (``z < 0``), ``1 - z`` (``0 <= z < 1``), ``0`` else; (iv) "The two rules are
     identical for r ~ 0.24": B&W reject iff ``|z| < 1/2``, ours iff ``|f| < log((1-d)/d)``,
-    i.e. ``|z| < d log((1-d)/d) / H(d)``, which equals 1/2 at ``d = 0.2398``; ours
+    i.e. ``|z| < d log((1-d)/d) / H(d)``, which equals 1/2 at ``d = 0.24149`` (the root by
+    :func:`scipy.optimize.brentq`; erratum notes in ``docs/papers.md``); ours
     rejects more below and fewer above ("rejects more examples when the loss
     incurred by rejection is small"). (iii) and (iv) are checked in the tests.
     The costs enter the loss only through ``p-`` and ``p+`` (the paper's
@@ -363,6 +379,18 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
     model it defines (with the exactly optimal ``b``); their duality gap is the
     stopping test, as the paper suggests ("monitoring the duality gap").
 
+    **Kernels.** The seed's experiments use Gaussian kernels. The linear kernel is
+    biased even where the true log-odds is linear: the loss is tangent to the
+    logistic loss only at ``f-`` and ``f+``, and one line cannot meet the log-odds
+    at both. On 1-D classes N(-1, 1) / N(+1, 1) with equal priors (log-odds ``2x``)
+    the best linear model rejects ``|x| < 1.449`` at ``d = 0.1`` where Chow's rule
+    rejects ``|x| < 1.099`` (excess cost 0.0037 over Bayes' 0.0701), and at
+    ``d = 0.05`` its best slope is 0: it rejects everything. The RBF model's excess
+    cost falls towards 0 as ``n`` grows (tests; ``docs/papers.md``). For ``n`` beyond
+    a few thousand, ``n_landmarks`` fits the RBF model on a Nyström approximation
+    (``benchmarks/bench_double_hinge_nystroem.py`` measures its distance to the
+    exact kernel).
+
     References
     ----------
     .. [1] Y. Grandvalet, A. Rakotomamonjy, J. Keshet, S. Canu. Support Vector
@@ -382,12 +410,14 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
     (['a', 'b'], [False, True, False])
     """
 
-    def __init__(self, *, reject_cost=0.2, C=1.0, kernel="linear", gamma="scale", c_pos=None,
-                 c_neg=None, r_pos=None, r_neg=None, tol=1e-8, max_iter=100):
+    def __init__(self, *, reject_cost=0.2, C=1.0, kernel="linear", gamma="scale", n_landmarks=None,
+                 random_state=None, c_pos=None, c_neg=None, r_pos=None, r_neg=None, tol=1e-8, max_iter=100):
         self.reject_cost = reject_cost
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
+        self.n_landmarks = n_landmarks
+        self.random_state = random_state
         self.c_pos = c_pos
         self.c_neg = c_neg
         self.r_pos = r_pos
@@ -449,7 +479,19 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         ys = np.where(y == self.classes_[1], 1.0, -1.0)
         a, D, t, tau = _hinge_form(ys, self.p_minus_, self.p_plus_)
         cxi, ceta = self.C * a, np.full_like(a, self.C * D)
-        if self.kernel == "linear":
+        self.feature_map_, self.n_landmarks_ = None, None
+        if self.n_landmarks is not None:
+            if self.kernel != "rbf":
+                raise ValueError(f"n_landmarks is the Nyström rank of the rbf kernel; kernel={self.kernel!r} "
+                                 "takes n_landmarks=None")
+            if isinstance(self.n_landmarks, bool) or not isinstance(self.n_landmarks, (int, np.integer)) \
+                    or self.n_landmarks < 1:
+                raise ValueError(f"n_landmarks must be a positive int or None, got {self.n_landmarks!r}")
+            self.n_landmarks_ = int(min(self.n_landmarks, X.shape[0]))
+            self.feature_map_ = Nystroem(gamma=self.gamma_, n_components=self.n_landmarks_,
+                                         random_state=self.random_state).fit(X)
+            K, Phi = None, self.feature_map_.transform(X)
+        elif self.kernel == "linear":
             K, Phi = None, X
         else:
             K = rbf_kernel(X, gamma=self.gamma_)
@@ -459,7 +501,7 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         self.dual_coef_ = (ys * gamma)[self.support_]
         self.intercept_ = b
         if K is None:
-            self.coef_ = X.T @ (ys * gamma)
+            self.coef_ = Phi.T @ (ys * gamma)
         else:
             self.support_vectors_ = X[self.support_]
         self.objective_, self.dual_objective_ = info["objective"], info["dual_objective"]
@@ -477,6 +519,8 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but DoubleHingeSVM is expecting "
                              f"{self.n_features_in_} features as input.")
+        if self.feature_map_ is not None:
+            return self.feature_map_.transform(X) @ self.coef_ + self.intercept_
         if self.kernel == "linear":
             return X @ self.coef_ + self.intercept_
         return rbf_kernel(X, self.support_vectors_, gamma=self.gamma_) @ self.dual_coef_ + self.intercept_
@@ -493,14 +537,21 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
 
 
 def fit_double_hinge(Z_trn, y_trn, Z_val, y_val, reject_cost: float, C_grid: Sequence[float], *,
-                     c_scaling: str = "mean"):
-    """One linear :class:`DoubleHingeSVM` per ``C``; the best by the validation cost risk.
+                     c_scaling: str = "mean", kernel: str = "linear", gamma_grid: Sequence[float] | None = None,
+                     n_landmarks: int | None = None, random_state=None):
+    """One :class:`DoubleHingeSVM` per ``C`` (and per RBF width); the best by the validation cost risk.
 
     Model selection for the cost-based model: the cost risk ``(errors + d rejections) / n`` of
     each model on the validation sample (:func:`rejectopt.metrics.selective_outcome`, in percent
-    with the 0/100 loss), the smallest kept; ties go to the smaller ``C``. ``Z_*`` are
+    with the 0/100 loss), the smallest kept; ties go to the smaller ``C`` (and, for the RBF
+    kernel, first to the smaller width ``gamma``: the smoother model). ``Z_*`` are
     (standardised) features, ``y_*`` binary labels. The loss weight is ``C / n_trn``
     (``c_scaling="mean"``: ``C`` per example) or ``C`` (``"sum"``).
+
+    ``kernel="linear"`` fits the linear model (``gamma_grid`` must be None). ``kernel="rbf"``
+    fits one model per ``(gamma, C)`` of ``gamma_grid x C_grid`` (absolute widths), with the
+    Nyström rank ``n_landmarks`` (None: the exact kernel) and the landmarks' seed
+    ``random_state``: the same landmarks for every ``(gamma, C)`` and every reject cost.
 
     Returns
     -------
@@ -508,21 +559,45 @@ def fit_double_hinge(Z_trn, y_trn, Z_val, y_val, reject_cost: float, C_grid: Seq
     C : float
         The chosen grid value.
     info : dict
-        ``val_cost_risk`` (C -> validation cost risk, percent), ``fit_wall_s`` / ``fit_cpu_s``
-        (summed over the grid), ``fits`` (C -> (wall s, cpu s, iterations, relative gap)).
+        ``key``: the chosen model's key in ``val_cost_risk`` and ``fits`` (``C`` for the linear
+        kernel, ``(gamma, C)`` for the RBF kernel); ``gamma``: the chosen width (None for linear);
+        ``val_cost_risk`` (key -> validation cost risk, percent), ``fit_wall_s`` / ``fit_cpu_s``
+        (summed over the grid), ``fits`` (key -> (wall s, cpu s, iterations, relative gap)).
+
+    Raises
+    ------
+    ValueError
+        On an unknown ``kernel`` or ``c_scaling``, or a ``gamma_grid`` that does not fit the kernel.
     """
+    if c_scaling not in ("mean", "sum"):
+        raise ValueError(f"c_scaling must be 'mean' or 'sum', got {c_scaling!r}")
+    if kernel == "linear":
+        if gamma_grid is not None:
+            raise ValueError("gamma_grid is the RBF kernel's; the linear kernel takes gamma_grid=None")
+        grid = [(None, float(c)) for c in sorted(float(c) for c in C_grid)]
+    elif kernel == "rbf":
+        gammas = sorted(float(g) for g in (gamma_grid or ()))
+        if not gammas or any(not (np.isfinite(g) and g > 0) for g in gammas):
+            raise ValueError(f"kernel='rbf' needs gamma_grid of positive widths, got {gamma_grid!r}")
+        grid = [(g, float(c)) for g in gammas for c in sorted(float(c) for c in C_grid)]
+    else:
+        raise ValueError(f"kernel must be 'linear' or 'rbf', got {kernel!r}")
     n = len(y_trn)
     y_val = np.asarray(y_val)
     best, risks, fits = None, {}, {}
-    for C in sorted(float(c) for c in C_grid):
+    for gamma, C in grid:
+        key = C if gamma is None else (gamma, C)
         weight = C / n if c_scaling == "mean" else C
+        extra = {} if gamma is None else {"kernel": "rbf", "gamma": gamma, "n_landmarks": n_landmarks,
+                                          "random_state": random_state}
         wall, cpu = time.perf_counter(), time.process_time()
-        model = DoubleHingeSVM(reject_cost=reject_cost, C=weight).fit(Z_trn, y_trn)
-        fits[C] = (time.perf_counter() - wall, time.process_time() - cpu, int(model.n_iter_), float(model.rel_gap_))
+        model = DoubleHingeSVM(reject_cost=reject_cost, C=weight, **extra).fit(Z_trn, y_trn)
+        fits[key] = (time.perf_counter() - wall, time.process_time() - cpu, int(model.n_iter_), float(model.rel_gap_))
         loss = per_example_loss("zero_one", y_val, model.predict(Z_val))
-        risks[C] = selective_outcome(loss, ~model.reject(Z_val), reject_cost)["cost_risk"]
-        if best is None or risks[C] < best[2]:
-            best = (model, C, risks[C])
-    info = {"val_cost_risk": risks, "fits": fits, "fit_wall_s": sum(f[0] for f in fits.values()),
-            "fit_cpu_s": sum(f[1] for f in fits.values())}
-    return best[0], best[1], info
+        risks[key] = selective_outcome(loss, ~model.reject(Z_val), reject_cost)["cost_risk"]
+        if best is None or risks[key] < best[2]:
+            best = (model, key, risks[key])
+    model, key, _ = best
+    info = {"key": key, "gamma": None if kernel == "linear" else key[0], "val_cost_risk": risks, "fits": fits,
+            "fit_wall_s": sum(f[0] for f in fits.values()), "fit_cpu_s": sum(f[1] for f in fits.values())}
+    return model, (key if kernel == "linear" else key[1]), info

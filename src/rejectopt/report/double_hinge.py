@@ -14,7 +14,16 @@ import numpy as np
 import pandas as pd
 
 from .._io import save_figure, write_text
-from ..experiments.double_hinge import METHODS, TIMING_COLUMNS, cost_risk_ranks, table_file, table_order, wilcoxon_tests
+from ..experiments.double_hinge import (
+    DOUBLE_HINGE_METHODS,
+    METHODS,
+    REFERENCE,
+    TIMING_COLUMNS,
+    cost_risk_ranks,
+    table_file,
+    table_order,
+    wilcoxon_tests,
+)
 from ._format import format_number, mean_std_cell, table_section
 
 __all__ = [
@@ -26,7 +35,8 @@ __all__ = [
 ]
 
 _LABELS = {
-    "double_hinge": "DH-SVM",
+    "double_hinge_rbf": "DH-SVM (RBF)",
+    "double_hinge": "DH-SVM (linear)",
     "lr_sele": "LR + SELE",
     "svm_threshold": "SVM + |f| threshold",
     "lr_chow": "LR + Chow",
@@ -34,7 +44,7 @@ _LABELS = {
 
 
 def method_label(method: str) -> str:
-    """Display label of a method of :data:`~rejectopt.experiments.double_hinge.METHODS` (``double_hinge`` -> ``DH-SVM``)."""
+    """Display label of a method of :data:`~rejectopt.experiments.double_hinge.METHODS` (``double_hinge_rbf`` -> ``DH-SVM (RBF)``)."""
     return _LABELS.get(method, method)
 
 
@@ -44,9 +54,9 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
     ``table`` is :func:`~rejectopt.experiments.double_hinge.double_hinge_table` of the per-split
     ``results``. Sections: the cost risk per (dataset, d) and method (mean ± std over splits, best
     in bold), coverage and selective risk, average ranks by cost risk
-    (:func:`~rejectopt.experiments.double_hinge.cost_risk_ranks`), the Wilcoxon tests of the
+    (:func:`~rejectopt.experiments.double_hinge.cost_risk_ranks`), the Wilcoxon tests of the RBF
     double-hinge SVM against each method (:func:`~rejectopt.experiments.double_hinge.wilcoxon_tests`),
-    the chosen ``C`` and the fit times.
+    the chosen ``C`` (and RBF width) and the fit times.
     """
     if fmt not in ("md", "tex"):
         raise ValueError(f"fmt must be 'md' or 'tex', got {fmt!r}")
@@ -88,8 +98,10 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
     emit(["dataset", "d", "reject all"] + labels, body,
          f"Cost risk on Tst (%), {n_splits} split(s)",
          ["Cost risk = 100 (errors + d x rejections) / n on Tst (errors only on accepted examples), mean ± std over "
-          "splits; best per row in bold. 'reject all' = 100 d. DH-SVM: double-hinge SVM, C by Val1 cost risk; "
-          "LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; SVM + |f| threshold: the plain SVM, "
+          "splits; best per row in bold. 'reject all' = 100 d. DH-SVM (RBF): double-hinge SVM with the Gaussian "
+          "kernel (Nyström approximation), width and C by Val1 cost risk; DH-SVM (linear): the same with the linear "
+          "kernel, C by Val1 cost risk (biased at small d: its best line is not Chow's rule even where the log-odds "
+          "is linear); LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; SVM + |f| threshold: the plain SVM, "
           "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."])
 
     body = []
@@ -118,7 +130,8 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
           "tests are indicative."])
 
     tests = wilcoxon_tests(results)
-    others = [m for m in methods if m != "double_hinge"]
+    others = [m for m in methods if m != REFERENCE]
+    ref = method_label(REFERENCE)
     body = []
     for label in [f"{c:g}" for c in costs] + ["all"]:
         rows = tests[tests["reject_cost"] == label].set_index("method")
@@ -128,20 +141,25 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
             cells.append(f"p = {format_number(r['pvalue'], 4)} ({int(r['reference_better'])}/"
                          f"{int(r['reference_worse'])}, median {r['median_difference']:+.2f})")
         body.append(cells)
-    emit(["d", "pairs"] + [f"DH-SVM vs {method_label(m)}" for m in others], body,
-         "Paired Wilcoxon signed-rank tests of the DH-SVM's cost risk",
+    emit(["d", "pairs"] + [f"{ref} vs {method_label(m)}" for m in others], body,
+         f"Paired Wilcoxon signed-rank tests of the {ref}'s cost risk",
          ["scipy.stats.wilcoxon (two-sided, zero differences dropped) over the (dataset, split) pairs of each d and the "
-          "(dataset, split, d) pairs of all d. In brackets: pairs where the DH-SVM is better / worse, and the median "
-          "of DH-SVM minus the other method (percentage points; negative = DH-SVM better)."])
+          f"(dataset, split, d) pairs of all d. In brackets: pairs where the {ref} is better / worse, and the median "
+          f"of {ref} minus the other method (percentage points; negative = {ref} better)."])
 
     body = []
     for dataset in datasets:
-        dh = table[(table["dataset"] == dataset) & (table["method"] == "double_hinge")]
-        chosen = "; ".join(f"{c:g}: {C}" for c, C in zip(dh["reject_cost"], dh["C"]))
-        body.append([dataset, chosen, str(int(dh["n_splits"].max())) if len(dh) else "0"])
-    emit(["dataset", "DH-SVM C per d (per split)", "splits"], body, "Model selection",
-         ["The DH-SVM fits one model per C of the grid and per d on Trn1 (interior point method, certified duality "
-          "gap) and keeps the C with the smallest Val1 cost risk; the solver times are in timing_double_hinge.md."])
+        for method in [m for m in DOUBLE_HINGE_METHODS if m in methods]:
+            dh = table[(table["dataset"] == dataset) & (table["method"] == method)]
+            if method == "double_hinge_rbf":
+                chosen = "; ".join(f"{c:g}: C {C}, gamma {g}" for c, C, g in zip(dh["reject_cost"], dh["C"], dh["gamma"]))
+            else:
+                chosen = "; ".join(f"{c:g}: C {C}" for c, C in zip(dh["reject_cost"], dh["C"]))
+            body.append([dataset, method_label(method), chosen, str(int(dh["n_splits"].max())) if len(dh) else "0"])
+    emit(["dataset", "model", "chosen per d (per split)", "splits"], body, "Model selection",
+         ["Each DH-SVM fits one model per grid point and per d on Trn1 (interior point method, certified duality "
+          "gap) and keeps the one with the smallest Val1 cost risk (RBF: width gamma, absolute, and C; linear: C); "
+          "the solver times are in timing_double_hinge.md."])
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -149,22 +167,29 @@ def render_double_hinge_timing(timing: pd.DataFrame) -> str:
     """Markdown table of the fit times (:data:`~rejectopt.experiments.double_hinge.TIMING_COLUMNS`
     rows of every split) per dataset.
 
-    DH-SVM: the fits of the whole grid for every ``d``, summed, mean over splits; plain SVM: its
-    grid once per split (every ``d`` shares it), mean over splits. CPU time counts every thread.
+    Each DH-SVM (RBF, linear): the fits of its whole grid for every ``d``, summed, mean over splits;
+    plain SVM: its grid once per split (every ``d`` shares it), mean over splits. CPU time counts
+    every thread.
     """
     missing = [c for c in TIMING_COLUMNS if c not in timing]
     if missing:
         raise ValueError(f"timing lacks the columns {missing}")
     out = ["### Solver time per split", "",
-           "| dataset | DH-SVM fits CPU s | DH-SVM fits wall s | plain SVM CPU s | splits |", "|---|---|---|---|---|"]
+           "| dataset | DH-SVM (RBF) fits CPU s | DH-SVM (RBF) fits wall s | DH-SVM (linear) fits CPU s | "
+           "DH-SVM (linear) fits wall s | plain SVM CPU s | splits |", "|---|---|---|---|---|---|---|"]
+
+    def mean_of(frame: pd.DataFrame, column: str) -> str:
+        return format_number(float(frame[column].mean()) if len(frame) else np.nan, 1)
+
     for dataset in dict.fromkeys(timing["dataset"]):
         rows = timing[timing["dataset"] == dataset]
-        dh = rows[rows["method"] == "double_hinge"].groupby("split")[["fit_cpu_s", "fit_wall_s"]].sum()
-        svm = rows[rows["method"] == "svm_threshold"].groupby("split")["fit_cpu_s"].first()
-        out.append(f"| {dataset} | {format_number(float(dh['fit_cpu_s'].mean()) if len(dh) else np.nan, 1)} | "
-                   f"{format_number(float(dh['fit_wall_s'].mean()) if len(dh) else np.nan, 1)} | "
-                   f"{format_number(float(svm.mean()) if len(svm) else np.nan, 1)} | {rows['split'].nunique()} |")
-    out += ["", "The DH-SVM fits one model per C of the grid and per d; its times are summed over both, then "
+        cells = []
+        for method in DOUBLE_HINGE_METHODS:
+            dh = rows[rows["method"] == method].groupby("split")[["fit_cpu_s", "fit_wall_s"]].sum()
+            cells += [mean_of(dh, "fit_cpu_s"), mean_of(dh, "fit_wall_s")]
+        svm = rows[rows["method"] == "svm_threshold"].groupby("split")[["fit_cpu_s"]].first()
+        out.append(f"| {dataset} | {' | '.join(cells)} | {mean_of(svm, 'fit_cpu_s')} | {rows['split'].nunique()} |")
+    out += ["", "Each DH-SVM fits one model per grid point and per d; its times are summed over both, then "
             "averaged over the splits. The plain SVM fits its grid once per split. Wall-clock records: they vary "
             "from run to run, unlike every other output of the experiment."]
     return "\n".join(out) + "\n"
@@ -198,20 +223,20 @@ def double_hinge_figure(curves: list[dict], rows: pd.DataFrame, dataset: str = "
     mean = rows.groupby(["method", "reject_cost"]).agg(coverage=("coverage", "mean"),
                                                        selective_risk=("selective_risk", "mean"),
                                                        cost_risk=("cost_risk", "mean")).reset_index()
-    styles = {"double_hinge": ("o", "C0", 8), "lr_sele": ("x", "C1", 7), "svm_threshold": ("^", "C2", 6),
+    styles = {"double_hinge_rbf": ("D", "C4", 8), "double_hinge": ("o", "C0", 8), "lr_sele": ("x", "C1", 7), "svm_threshold": ("^", "C2", 6),
               "lr_chow": ("s", "C3", 5)}
     for method in [m for m in METHODS if m in set(mean["method"])]:
         pts = mean[mean["method"] == method]
         marker, color, size = styles[method]
         ax.plot(pts["coverage"], pts["selective_risk"], marker, color=color, markersize=size, linestyle="none",
-                markerfacecolor=color if method == "double_hinge" else "none", label=method_label(method))
-        if method == "double_hinge":
+                markerfacecolor=color if method in DOUBLE_HINGE_METHODS else "none", label=method_label(method))
+        if method == REFERENCE:
             for _, p in pts.iterrows():
                 if np.isfinite(p["selective_risk"]):
                     ax.annotate(f"d={p['reject_cost']:g}", (p["coverage"], p["selective_risk"]), fontsize=7,
                                 xytext=(4, 4), textcoords="offset points", color=color)
         bx.plot(pts["reject_cost"], pts["cost_risk"], marker + "-", color=color, markersize=size,
-                markerfacecolor=color if method == "double_hinge" else "none", label=method_label(method))
+                markerfacecolor=color if method in DOUBLE_HINGE_METHODS else "none", label=method_label(method))
     costs = np.sort(mean["reject_cost"].unique())
     bx.plot(costs, 100 * costs, "--", color="grey", linewidth=0.8, label="reject all (100 d)")
     bx.set_ylim(0, 1.25 * float(mean["cost_risk"].max()))
