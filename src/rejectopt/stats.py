@@ -321,7 +321,8 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
     -------
     float
         E.g. 1.26 for k=4, N=11, alpha=0.10 (as in the paper) and 1.00 for k=3, N=11,
-        alpha=0.05 (the paper prints 0.98 for k=3 at alpha=0.10, where the formula gives 0.875).
+        alpha=0.05 (the paper prints 0.98 for k=3 at alpha=0.10, where the formula gives 0.875;
+        ``docs/papers.md``).
 
     Examples
     --------
