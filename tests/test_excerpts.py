@@ -120,18 +120,20 @@ def network(monkeypatch, tmp_path):
     served: dict[str, bytes] = {}
     # prepare_dataset looks its spec up in the registry: give it the unpinned one (see unpinned)
     monkeypatch.setattr(_prepare, "get_spec", unpinned)
-    real_urlopen = urllib.request.urlopen
+    real_open = urllib.request.OpenerDirector.open
     folder = tmp_path / "served"
     folder.mkdir()
 
-    def urlopen(url, *args, timeout=None, **kwargs):
+    def open_served(opener, url, *args, timeout=None, **kwargs):
+        # the downloader opens every URL through its own opener (a deadline watchdog on the socket)
+        url = url if isinstance(url, str) else url.full_url
         if url not in served:
             raise urllib.error.URLError(f"no such URL in this test: {url}")
         path = folder / hashlib.sha256(url.encode()).hexdigest()
         path.write_bytes(served[url])
-        return real_urlopen(path.as_uri(), timeout=timeout)
+        return real_open(opener, path.as_uri(), timeout=timeout)
 
-    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    monkeypatch.setattr(urllib.request.OpenerDirector, "open", open_served)
     return served
 
 
