@@ -65,6 +65,7 @@ class ClassifierInfo(ClassEntry):
         return "mae" if self.task == "ordinal" else "zero_one"
 
 
+#: The classifier registry: name -> :class:`ClassifierInfo` (built-ins and ``register_classifier`` plugins).
 CLASSIFIERS: Registry[ClassifierInfo] = Registry("classifier")
 
 

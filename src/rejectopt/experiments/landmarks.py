@@ -51,7 +51,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import save_npz, write_csv, write_text
+from .._io import load_npz, save_npz, write_csv, write_text
 from ..datasets import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER, MIRROR_SUBSETS, list_faces
 from ..landmarks import (
     face_features,
@@ -111,6 +111,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: The experiment's name in the experiment contract (the 300-W landmark experiment).
 NAME = "landmarks"
 
 #: The dataset's name in the results (``results/datasets/300w/summary.csv``) and in the seeds.
@@ -244,7 +245,7 @@ def split_seed(master_seed: int, split: int) -> int:
 
 def load_detections(path, faces_df: pd.DataFrame) -> dict:
     """The detections at ``path`` (:func:`rejectopt.landmarks.load_or_detect_faces`), checked against ``faces_df``."""
-    with np.load(path, allow_pickle=False) as data:
+    with load_npz(path) as data:
         detections = {key: data[key] for key in data.files}
     if detections["name"].tolist() != faces_df["name"].tolist():
         raise ValueError(f"{path} does not match the face list; rerun detect_faces")
@@ -603,8 +604,9 @@ def face_splits_file(out_path, *, faces: dict, ratios, n_splits: int, seed: int)
     """``n_splits`` Trn1 / Val1 / Trn2 / Val2 / Tst splits of the faces, stratified by subset and
     seeded (:func:`rejectopt.splits.make_splits`), written to ``out_path`` (rule make_face_splits)."""
     faces_df = select_faces(**faces)
-    splits = make_splits(faces_df["subset"].to_numpy(), ratios=ratios, n_splits=n_splits, seed=seed, dataset=DATASET)
-    save_splits(out_path, splits)
+    subsets = faces_df["subset"].to_numpy()
+    splits = make_splits(subsets, ratios=ratios, n_splits=n_splits, seed=seed, dataset=DATASET)
+    save_splits(out_path, splits, y=subsets, ratios=ratios)  # checked: every face once, stratified by subset
     return splits
 
 
@@ -662,7 +664,7 @@ def save_landmark_result(path, result: dict) -> None:
 
 def load_landmark_result(path) -> dict:
     """Inverse of :func:`save_landmark_result` (without the learning curve, saved as CSV beside it)."""
-    with np.load(path, allow_pickle=False) as data:
+    with load_npz(path) as data:
         result = {key: data[key] for key in _RESULT_ARRAYS}
         for key in _RESULT_JSON:
             result[key] = json.loads(str(data[key]))
