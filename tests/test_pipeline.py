@@ -1,9 +1,12 @@
 """The Snakemake pipeline: config validation, planning, and one real end-to-end run."""
 
+import hashlib
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -35,12 +38,15 @@ def test_full_default_config_plans_all_22_datasets(tmp_path):
     run = snakemake(tmp_path, "-n", "--quiet", "rules")
     assert run.returncode == 0, run.stderr
     plan = run.stdout + run.stderr
-    # 22 datasets prepared; one train_classifier job per (dataset, classifier), training its 5 splits:
-    # (lr, svm, xgb) x 11 classification + svor x 11 ordinal datasets
+    # 22 datasets prepared; (lr, svm, xgb) x 11 classification + svor x 11 ordinal datasets trained:
+    # one train_classifier job per cheap (dataset, classifier) pair for its 5 splits, one
+    # train_classifier_split job per split of the pairs the cost model (rejectopt.resources)
+    # predicts above its threshold: covtype's and sensorless' XGBoost, msd's SVOR
     assert "prepare_dataset" in plan and "download_raw" in plan
     counts = {line.split()[0]: int(line.split()[1]) for line in plan.splitlines() if len(line.split()) == 2 and line.split()[1].isdigit()}
     assert counts["prepare_dataset"] == 22
-    assert counts["train_classifier"] == 3 * 11 + 11
+    assert counts["train_classifier_split"] == 3 * 5
+    assert counts["train_classifier"] + counts["train_classifier_split"] // 5 == 3 * 11 + 11
     # one learn_score job per (dataset, classifier), learning all its scores on all splits
     assert counts["learn_score"] == 3 * 11 + 11
 
@@ -192,3 +198,83 @@ def test_outputs_of_the_ci_configuration_are_unchanged(pipeline_run):
         for ext in ("csv", "md", "tex"):
             assert (pipeline_run / f"results/tables/{name}.{ext}").read_bytes() == (BASELINE / f"{name}.{ext}").read_bytes(), name
     assert (pipeline_run / "results/tables/paper_comparison.csv").read_bytes() == (BASELINE / "paper_comparison.csv").read_bytes()
+
+
+def _copy_of_run(pipeline_run, tmp_path):
+    """A copy of the finished run (results with their times, and Snakemake's records) to damage."""
+    work = tmp_path / "work"
+    shutil.copytree(pipeline_run / "results", work / "results")
+    shutil.copytree(pipeline_run / ".snakemake" / "metadata", work / ".snakemake" / "metadata")
+    return work
+
+
+def _rewrite_by_hand(path, **changes):
+    """What editing an .npz with numpy does: new arrays, and no rejectopt record."""
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    np.savez(path, **{**arrays, **changes})
+
+
+def _logs(work):
+    """Every job log of the run, together (which rule's log it is depends on how the jobs are cut)."""
+    return "\n".join(path.read_text() for path in sorted((work / "logs").rglob("*.log")))
+
+
+def _rerun(work, *targets):
+    return snakemake(work, "--cores", "1", "--keep-going", *targets, "--config", f"data_mirror={DEMO_MIRROR}",
+                     "datasets=[sattelite,abalone]", "n_splits=1", timeout=600)
+
+
+def test_edited_raw_file_and_edited_scores_are_refused_naming_the_file(pipeline_run, tmp_path):
+    """A raw file changed after it was verified, and a scores file edited by hand: each job that
+    would use them fails with a message naming the file; no table is made from them."""
+    work = _copy_of_run(pipeline_run, tmp_path)
+    raw = work / "results/raw/abalone/abalone.data"
+    raw.write_text(raw.read_text().replace("M,0.455,", "M,0.955,", 1))
+    scores = work / "results/scores/sattelite/lr.npz"
+    with np.load(scores) as data:
+        _rewrite_by_hand(scores, **{"sele/split_0/uncertainty": -data["sele/split_0/uncertainty"]})
+    summary = (work / "results/summary.csv").read_bytes()
+    run = _rerun(work, "results/summary.csv")
+    assert run.returncode != 0
+    logs = _logs(work)
+    assert f"raw file {raw.relative_to(work)} changed since it was verified: expected sha256 " in logs
+    assert "found " + hashlib.sha256(raw.read_bytes()).hexdigest() in logs
+    assert f"IntermediateFileError: {scores.relative_to(work)}: no content record" in logs
+    assert f"`snakemake --forcerun {raw.relative_to(work)}`" in logs  # how to fetch it again
+    assert f"`snakemake --forcerun {scores.relative_to(work)}`" in logs  # how to remake it
+    assert (work / "results/summary.csv").read_bytes() == summary  # the earlier summary is not overwritten
+    assert not (work / "results/data/abalone/data.npz").exists()  # Snakemake removed the failed job's output
+    assert not (work / "results/datasets/sattelite/summary.csv").exists()
+
+
+def test_corrupt_scores_and_an_edited_data_file_are_refused_naming_the_file(pipeline_run, tmp_path):
+    """A truncated scores file is named as corrupt (it was a BadZipFile naming no file); a data.npz
+    edited by hand, whose fingerprint is pinned, is refused by the step that reads it."""
+    work = _copy_of_run(pipeline_run, tmp_path)
+    scores = work / "results/scores/abalone/svor.npz"
+    scores.write_bytes(scores.read_bytes()[:1000])  # a truncated copy, a full disk
+    data = work / "results/data/sattelite/data.npz"
+    with np.load(data) as arrays:
+        _rewrite_by_hand(data, X=arrays["X"] * 2)
+    summary = (work / "results/summary.csv").read_bytes()
+    run = _rerun(work, "results/datasets/abalone/summary.csv", "results/data/sattelite/splits.npz")
+    assert run.returncode != 0
+    logs = _logs(work)
+    assert f"IntermediateFileError: {scores.relative_to(work)}: corrupt or truncated .npz" in logs
+    assert f"IntermediateFileError: {data.relative_to(work)}: no content record" in logs
+    assert (work / "results/summary.csv").read_bytes() == summary
+    assert not (work / "results/data/sattelite/splits.npz").exists()
+
+
+def test_splits_with_overlapping_trn_and_tst_are_refused(pipeline_run, tmp_path):
+    """Tst rows added to Trn1 by hand: no classifier is trained on them (the overlap check itself,
+    for a file with a valid record, is tests/test_splits.py's)."""
+    work = _copy_of_run(pipeline_run, tmp_path)
+    splits = work / "results/data/abalone/splits.npz"
+    with np.load(splits) as parts:
+        _rewrite_by_hand(splits, tst_0=np.union1d(parts["tst_0"], parts["trn1_0"][:10]))
+    run = _rerun(work, "results/classifiers/abalone/svor/split_0.npz")
+    assert run.returncode != 0
+    assert f"IntermediateFileError: {splits.relative_to(work)}: no content record" in _logs(work)
+    assert not (work / "results/classifiers/abalone/svor/split_0.npz").exists()

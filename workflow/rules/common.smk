@@ -3,6 +3,7 @@
 # each later stage appends its own final outputs to TARGETS (rule all), its per-dataset summaries
 # to SUMMARIES and its benchmark records to BENCHMARKS.
 
+import functools
 import logging
 import os
 import warnings
@@ -19,6 +20,9 @@ from rejectopt.config import (
     validate_config,
 )
 from rejectopt.experiments import double_hinge as dh_experiment
+from rejectopt.classifiers import get_classifier
+from rejectopt.datasets import REGISTRY as DATASET_REGISTRY
+from rejectopt.resources import custom_shape, job_resources, splits_per_job
 from rejectopt.experiments import load_experiments
 
 # The same numbers on every x86-64 CPU with AVX2: the jobs (child processes, SLURM jobs) inherit
@@ -64,13 +68,69 @@ wildcard_constraints:
     experiment="|".join(USER_EXPERIMENTS) or "none",
 
 
-#: Datasets from this many examples on get the large memory / runtime budgets (msd, covtype, codrna).
-HEAVY_N = 300_000
+#: The size of scikit-learn's breast cancer set (569 x 30, 2 classes), run by the double-hinge
+#: experiment beside the run's datasets.
+BREAST_CANCER_SHAPE = (569, 30, 2)
 
 
-def heavy(light, heavy_value):
-    """A resource callable: ``heavy_value`` for the large datasets, ``light`` for the others."""
-    return lambda w: heavy_value if PLAN.n_examples[w.dataset] >= HEAVY_N else light
+@functools.cache
+def dataset_shape(dataset):
+    """(n, d, K) that sizes a dataset's jobs (rejectopt.resources): Table 2's for the paper's
+    datasets; for a custom one its rows and features read off its file's header and its declared
+    n_classes (10 when undeclared: declare it to size the jobs of a many-class dataset).
+    """
+    if dataset in PLAN.custom:
+        custom = PLAN.custom[dataset]
+        n, d = custom_shape(custom.path)
+        return (
+            PLAN.n_examples.get(dataset, n),
+            d,
+            getattr(custom, "n_classes", None) or 10,
+        )
+    if dataset in DATASET_REGISTRY:
+        spec = DATASET_REGISTRY[dataset]
+        return spec.n_examples, spec.n_features, spec.n_classes
+    return BREAST_CANCER_SHAPE
+
+
+def declared(rule_name, resource, splits=1):
+    """A resource callable: the ``resource`` (mem_mb or runtime) a job of rule ``rule_name``
+    declares for its wildcards' dataset (and classifier), covering ``splits`` splits
+    (rejectopt.resources)."""
+
+    def value(wildcards):
+        dataset, classifier = job_pair(wildcards)
+        threads = (
+            get_classifier(classifier).threads if rule_name == "train_classifier" else 1
+        )
+        return job_resources(
+            rule_name,
+            *dataset_shape(dataset),
+            classifier=classifier,
+            splits=splits,
+            threads=threads,
+        )[resource]
+
+    return value
+
+
+def job_pair(wildcards):
+    """(dataset, classifier or None) of a job's wildcards; a per-split job names them as ``pair``."""
+    if hasattr(wildcards, "pair"):
+        dataset, classifier = wildcards.pair.split("/")
+        return dataset, classifier
+    return wildcards.dataset, getattr(wildcards, "classifier", None)
+
+
+def split_pairs():
+    """The "dataset/classifier" pairs trained with one job per split: those whose splits together
+    cost more than rejectopt.resources.SPLIT_JOB_CPU_S by the dataset's size."""
+    return [
+        f"{d}/{c}"
+        for d in DATASETS
+        for c in classifiers_of(d)
+        if splits_per_job(c, *dataset_shape(d), len(SPLITS)) == 1
+    ]
 
 
 def split_ratios(dataset):
@@ -159,12 +219,22 @@ def prepare_inputs(wildcards):
     ]
 
 
-def landmarks_mode(enabled, faces_mirror, mirror):
-    """How the 300-W landmark experiment runs: 'mirror', 'download' or None (not run)."""
+def landmarks_mode(enabled, faces_mirror, mirror, custom_only=False):
+    """How the 300-W landmark experiment runs: 'mirror', 'download' or None (not run).
+
+    A run of custom datasets only downloads nothing: the official 300-W archive is fetched only
+    by a run that downloads the paper's datasets too."""
     if not enabled:
         return None
     if faces_mirror is not None:
         return "mirror"
+    if custom_only:
+        logging.getLogger("rejectopt").warning(
+            "the run's datasets are all custom_datasets: the 300-W landmark experiment is skipped "
+            "(set faces_mirror=<folder with the offline faces> to run it, or landmarks='{enabled: false}' "
+            "to silence this)"
+        )
+        return None
     if mirror is not None:
         logging.getLogger("rejectopt").warning(
             "data_mirror is set but faces_mirror is not: the 300-W landmark experiment is skipped "

@@ -30,8 +30,8 @@ rule prepare_dataset:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
-        mem_mb=heavy(3000, 12000),
-        runtime=30,
+        mem_mb=declared("prepare_dataset", "mem_mb"),
+        runtime=declared("prepare_dataset", "runtime"),
     params:
         raw_dir=RAW_DIR,
         custom=lambda w: PLAN.custom.get(w.dataset),
@@ -50,8 +50,8 @@ rule make_splits:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=declared("make_splits", "mem_mb"),
+        runtime=declared("make_splits", "runtime"),
     params:
         ratios=lambda w: split_ratios(w.dataset),
         n_splits=config["n_splits"],

@@ -17,12 +17,13 @@ rule summarize_dataset:
         "../../envs/rejectopt.yaml"
     threads: 1
     resources:
-        mem_mb=3000,
-        runtime=10,
+        mem_mb=declared("summarize_dataset", "mem_mb"),
+        runtime=declared("summarize_dataset", "runtime", splits=len(SPLITS)),
     params:
         task=lambda w: TASK[w.dataset],
         classifier_files=lambda w: classifier_files(w.dataset),
         score_files=lambda w: score_files(w.dataset),
+        aurc_convention=config.get("aurc_convention", "paper"),
     script:
         "../scripts/summarize_dataset.py"
 

@@ -3,7 +3,8 @@
 # (rejectopt.experiments.landmarks; rendering: rejectopt.report.landmarks).
 #
 # When it runs: faces_mirror set -> from that folder; no mirror at all -> the official archive
-# (download_faces + extract_faces); data_mirror set without faces_mirror -> skipped, with a warning.
+# (download_faces + extract_faces); data_mirror set, or only custom datasets, without faces_mirror
+# -> skipped, with a warning.
 
 from rejectopt.datasets import MIRROR_SUBSETS
 from rejectopt.experiments import landmarks as landmarks_experiment
@@ -19,7 +20,12 @@ if FACES_MIRROR is not None and not Path(FACES_MIRROR).is_dir():
     )
 
 
-LANDMARKS_MODE = landmarks_mode(LANDMARKS["enabled"], FACES_MIRROR, MIRROR)
+LANDMARKS_MODE = landmarks_mode(
+    LANDMARKS["enabled"],
+    FACES_MIRROR,
+    MIRROR,
+    custom_only=all(d in PLAN.custom for d in DATASETS),
+)
 FACES_ARCHIVE_DIR = LANDMARKS["archive_dir"]
 FACES = LANDMARKS["faces"]
 FACES_INPUT = [] if LANDMARKS_MODE == "mirror" else [FACES_ARCHIVE_DIR]

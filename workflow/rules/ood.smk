@@ -11,6 +11,17 @@ from rejectopt.experiments import ood as ood_experiment
 # the settings check every value, the classifiers included (a classification one each)
 OOD = ood_experiment.settings(config)
 OOD_DATASETS = ood_experiment.covered_datasets(OOD, DATASETS, TASK, list(PLAN.custom))
+# at planning time, from the registry's (or the config's declared) class counts: a dataset with too
+# few classes to hold some out is refused before any job
+for _name in OOD_DATASETS:
+    try:
+        ood_experiment.held_out_classes(
+            list(range(PLAN.n_classes[_name])), OOD["held_out_fraction"]
+        )
+    except ValueError as err:
+        raise ValueError(
+            f"config ood.datasets: {_name!r} has {PLAN.n_classes[_name]} classes: {err}"
+        ) from None
 
 if OOD_DATASETS:
     BENCHMARKS += [f"results/benchmarks/ood_split/{d}.tsv" for d in OOD_DATASETS]
@@ -40,8 +51,8 @@ rule ood_split:
         "../../envs/rejectopt.yaml"
     threads: lambda w: max(get_classifier(c).threads for c in OOD["classifiers"])
     resources:
-        mem_mb=heavy(3000, 16000),
-        runtime=heavy(60 * len(SPLITS), 480 * len(SPLITS)),
+        mem_mb=declared("ood_split", "mem_mb"),
+        runtime=declared("ood_split", "runtime", splits=len(SPLITS)),
     params:
         # the keyword arguments of the library call (splits: the job's loop)
         splits=SPLITS,

@@ -16,6 +16,8 @@ rule learn_score:
         classifiers=lambda w: [
             classifier_file(w.dataset, w.classifier, k) for k in SPLITS
         ],
+        # the files of the plugins' scores it learns: an edited plugin reruns the job
+        plugins=lambda w: PLAN.code_files_of(w.classifier),
     output:
         "results/scores/{dataset}/{classifier}.npz",
     log:
@@ -27,8 +29,8 @@ rule learn_score:
     # the score learners run single-threaded (SELE limits BLAS to one thread: small products).
     threads: 1
     resources:
-        mem_mb=heavy(4000, 16000),
-        runtime=heavy(60, 720),
+        mem_mb=declared("learn_score", "mem_mb"),
+        runtime=declared("learn_score", "runtime", splits=len(SPLITS)),
     params:
         task=lambda w: TASK[w.dataset],
         scores=lambda w: scores_of(w.classifier),

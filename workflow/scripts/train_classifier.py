@@ -1,4 +1,4 @@
-"""Rule train_classifier: on every split of one (dataset, classifier), fit on Trn1, select C on Val1, save outputs."""
+"""Rules train_classifier / train_classifier_split: on the job's splits of one (dataset, classifier), fit on Trn1, select C on Val1, save outputs."""
 
 from threadpoolctl import threadpool_limits
 
@@ -12,9 +12,9 @@ with threadpool_limits(limits=snakemake.threads):
         snakemake.input.data,
         snakemake.input.splits,
         snakemake.params.split_files,
-        kind=snakemake.wildcards.classifier,
+        kind=snakemake.params.classifier,
         C_grid=snakemake.params.C_grid,
         seed=snakemake.params.seed,
-        dataset=snakemake.wildcards.dataset,
+        dataset=snakemake.params.dataset,
         threads=snakemake.threads,
     )
