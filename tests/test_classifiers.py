@@ -1,5 +1,6 @@
 """Tests for rejectopt.classifiers (LR, linear SVMs, selection, outputs)."""
 
+import functools
 import warnings
 
 import numpy as np
@@ -182,3 +183,27 @@ def test_bad_arguments():
         train_classifier("lr", X, y, X, y, loss="hinge")
     with pytest.raises(ValueError, match="lie in"):
         train_classifier("lr", X, y, X, y + 1, n_classes=2)
+
+
+def test_a_fit_at_its_iteration_cap_is_logged(iris, monkeypatch, caplog):
+    """LR at scikit-learn's max_iter and a certified solver whose duality gap is above its tolerance both
+    leave a warning naming the cap in the job's log (timing.md lists those lines)."""
+    from rejectopt.classifiers import _linear
+
+    Xt, yt, Xv, yv = iris
+    monkeypatch.setattr(_linear, "LR_MAX_ITER", 2)
+    with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        train_classifier("lr", Xt, yt, Xv, yv, C_grid=(1000.0,), n_classes=3)
+    assert "lr C=1000 stopped at its iteration cap (2 iterations" in caplog.text
+    caplog.clear()
+    monkeypatch.setattr(_linear, "SVOR", functools.partial(_linear.SVOR, max_iter=1))
+    with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"):
+        train_classifier("svor", Xt, yt, Xv, yv, C_grid=(1.0,), n_classes=3)
+    assert "svor C=1 stopped at its iteration cap (1 iterations, relative duality gap" in caplog.text
+    caplog.clear()
+    monkeypatch.undo()
+    with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"):
+        train_classifier("lr", Xt, yt, Xv, yv, C_grid=(1.0,), n_classes=3)
+        train_classifier("svor", Xt, yt, Xv, yv, C_grid=(1.0,), n_classes=3)
+    assert "iteration cap" not in caplog.text

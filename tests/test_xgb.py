@@ -172,3 +172,18 @@ def test_predict_checks_the_number_of_features(iris):
     model = XGBLabelSpaceClassifier(n_estimators=5).fit(Xt, yt)
     with pytest.raises(ValueError, match="X has 3 features, the model was fitted on 4"):
         model.predict_proba(Xv[:, :3])
+
+
+def test_a_fit_ended_by_its_round_cap_says_so(digits, caplog):
+    """Three rounds at learning rate 0.05 cannot early-stop (patience 20): capped_, and the log names the cap;
+    a fit that early-stopped or had no validation set to stop on is not capped."""
+    Xt, yt, Xv, yv = digits
+    capped = XGBLabelSpaceClassifier(n_classes=10, n_estimators=3, learning_rate=0.05).fit(Xt, yt, Xv, yv)
+    assert capped.capped_ and capped.best_iteration_ == 2
+    stopped = XGBLabelSpaceClassifier(n_classes=10, n_estimators=1000, early_stopping_rounds=2).fit(Xt, yt, Xv, yv)
+    assert not stopped.capped_ and stopped.best_iteration_ < 997
+    assert not XGBLabelSpaceClassifier(n_classes=10, n_estimators=3).fit(Xt, yt).capped_
+    with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"):
+        train_classifier("xgb", Xt, yt, Xv, yv, C_grid=({"max_depth": 2, "learning_rate": 0.05, "n_estimators": 3},),
+                         n_classes=10)
+    assert "xgb grid point 0 stopped at its iteration cap (3 boosting rounds" in caplog.text

@@ -132,11 +132,24 @@ class _LinearModel:
                                 c_scaling=c_scaling) for C in C_grid]
 
 
+#: The words a job's log uses for a fit that stopped at its iteration cap without its convergence
+#: test passing; ``workflow/scripts/timing.py`` lists every such log line in ``timing.md``.
+CAP_MESSAGE = "stopped at its iteration cap"
+
+
 def _log_certificate(kind, C, est):
-    """Log a solver's optimality certificate (SVOR, the SVMs: ``objective_``, ``rel_gap_``, ...)."""
+    """Log a solver's optimality certificate (SVOR, the SVMs: ``objective_``, ``rel_gap_``, ...), and warn
+    with :data:`CAP_MESSAGE` when the fit stopped at its iteration cap (LR: scikit-learn's ``n_iter_`` at
+    ``max_iter``; the certified solvers: ``converged_`` false) -- never silently."""
     if hasattr(est, "rel_gap_"):
         log.info("%s C=%g: objective %.10g, relative duality gap %.2e, %d iterations, converged %s", kind, C,
                  est.objective_, est.rel_gap_, est.n_iter_, est.converged_)
+        if not est.converged_:
+            log.warning("%s C=%g %s (%d iterations, relative duality gap %.2e above its tolerance)", kind, C,
+                        CAP_MESSAGE, est.n_iter_, est.rel_gap_)
+    elif hasattr(est, "max_iter") and np.max(getattr(est, "n_iter_", 0)) >= est.max_iter:
+        log.warning("%s C=%g %s (%d iterations, gradient tolerance %g not reached)", kind, C, CAP_MESSAGE,
+                    int(np.max(est.n_iter_)), est.tol)
 
 
 class LogisticRegressionModel(_LinearModel):
@@ -229,8 +242,13 @@ def _train_xgb_on_grid(X_trn, y_trn, X_val, y_val, grid, random_state, loss, n_c
         grid = XGB_GRID
     elif any(not isinstance(point, dict) for point in grid):
         raise ValueError("xgb has no C: pass C_grid=None (XGB_GRID) or a sequence of hyper-parameter dicts")
-    return train_xgb(X_trn, y_trn, X_val, y_val, grid=grid, random_state=random_state, n_classes=n_classes,
-                     error=lambda y_true, y_pred: _error(y_true, y_pred, loss), n_jobs=n_jobs)
+    model, index, errors = train_xgb(X_trn, y_trn, X_val, y_val, grid=grid, random_state=random_state,
+                                     n_classes=n_classes, error=lambda y_true, y_pred: _error(y_true, y_pred, loss),
+                                     n_jobs=n_jobs)
+    if model.capped_:
+        log.warning("xgb grid point %d %s (%d boosting rounds, Val1 log-loss still falling)", model.grid_index_,
+                    CAP_MESSAGE, model.best_iteration_ + 1)
+    return model, index, errors
 
 
 def classifier_outputs(kind, model, X, n_classes=None):

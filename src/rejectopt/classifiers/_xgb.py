@@ -83,7 +83,8 @@ def _import_xgboost():
     try:
         import xgboost  # xgboost: heavy, only an XGBoost fit needs it
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("the 'xgb' classifier needs the xgboost package: pip install xgboost") from err
+        raise ImportError("the 'xgb' classifier needs the xgboost package: pip install xgboost-cpu "
+                          "(or xgboost, its CUDA build)") from err
     return xgboost
 
 
@@ -215,6 +216,9 @@ class XGBLabelSpaceClassifier(ClassifierMixin, BaseEstimator):
         ``best_iteration_ + 1`` rounds.
     best_iteration_ : int
         Rounds kept minus one (the early-stopping optimum; the last round without it).
+    capped_ : bool
+        Whether boosting with early stopping reached ``n_estimators`` rounds before the stopping
+        rule fired (the round cap, not convergence, ended it).
     n_features_in_ : int
 
     Examples
@@ -261,6 +265,9 @@ class XGBLabelSpaceClassifier(ClassifierMixin, BaseEstimator):
         self.n_classes_ = matrices.n_classes
         self.n_features_in_ = matrices.n_features
         self.best_iteration_ = int(boosting.best_iteration)
+        # boosted to its round cap before early stopping fired: the Val1 log-loss had improved within
+        # the last `patience` rounds (logged as a fit stopped at its iteration cap)
+        self.capped_ = bool(boosting.patience and not boosting.stopped and boosting.rounds >= int(self.n_estimators))
         self.booster_ = boosting.booster[: self.best_iteration_ + 1]
         self.booster_.set_param({"nthread": matrices.n_jobs})
         return self
