@@ -1,5 +1,5 @@
 """The experiment contract (rejectopt.experiments): its check, a user's module loaded by name, and a
-toy experiment added as the README says, run by the pipeline's generic rules on real data."""
+toy experiment added as the user guide says, run by the pipeline's generic rules on real data."""
 
 import subprocess
 import sys
@@ -18,15 +18,19 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
 
 
-def readme_block(first_line):
-    """The README's fenced code block that starts with ``first_line``."""
-    text = (REPO / "README.md").read_text()
+#: The user guide's page that shows how to add an experiment.
+GUIDE = REPO / "docs" / "guide" / "extending.md"
+
+
+def guide_block(first_line):
+    """The guide's fenced code block that starts with ``first_line``."""
+    text = GUIDE.read_text()
     start = text.index(f"\n{first_line}\n") + 1
     return text[start:text.index("```", start)]
 
 
-#: The README's experiment, as a user copies it.
-TOY = readme_block("# my_experiment.py: the selective risk of each classifier's own baseline at a fixed coverage")
+#: The guide's experiment, as a user copies it.
+TOY = guide_block("# my_experiment.py: the selective risk of each classifier's own baseline at a fixed coverage")
 
 
 @pytest.mark.parametrize("name", ["paper", "ood", "double_hinge", "landmarks"])
@@ -61,12 +65,12 @@ def test_a_missing_staged_file_names_the_roles_the_rule_gave():
         inputs.staged_file("scores/lr")
 
 
-def test_the_toy_experiment_runs_in_the_pipeline_as_the_readme_says(tmp_path):
-    """The README's route, its very text: the module file in the working directory, listed under
+def test_the_toy_experiment_runs_in_the_pipeline_as_the_guide_says(tmp_path):
+    """The guide's route, its very text: the module file in the working directory, listed under
     experiments: in user.yaml. Its table must equal the numbers computed here from the staged
     classifier files."""
     (tmp_path / "my_experiment.py").write_text(TOY)
-    (tmp_path / "user.yaml").write_text(readme_block("# user.yaml\nexperiments: [my_experiment]"))
+    (tmp_path / "user.yaml").write_text(guide_block("# user.yaml\nexperiments: [my_experiment]"))
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
            "--cores", "2", "--configfile", str(tmp_path / "user.yaml"), "--config", f"data_mirror={DEMO_MIRROR}",
            "datasets=[sattelite,abalone]", "n_splits=2", "classifiers={classification: [lr], ordinal: [svor]}",

@@ -1,0 +1,192 @@
+"""Sphinx configuration of rejectopt's documentation site.
+
+Build it with ``python -m sphinx -W --keep-going -b html docs docs/_build/html`` (the ``docs``
+extra). The API reference is generated from the ``__all__`` of every public module, so a name
+added to the library appears here without editing this folder, and numpydoc's validation
+refuses (with ``-W``) a public function or class whose docstring lacks Parameters, Returns or an
+Examples block.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from pathlib import Path
+
+from sphinx.pycode import ModuleAnalyzer
+
+import rejectopt
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+
+# Figures are drawn without a display.
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+project = "rejectopt"
+author = "the rejectopt developers"
+copyright = "2026, the rejectopt developers"
+release = rejectopt.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.doctest",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["_build", "api/generated/*.examples", "sg_execution_times.rst"]
+myst_enable_extensions = ["dollarmath", "colon_fence"]
+myst_heading_anchors = 3
+# numpydoc renames each docstring's References ([1] -> [R<hash>-1]); a module docstring that lists
+# references its functions cite then warns that the renamed citation is unreferenced, although
+# the reference list is what the page is meant to show.
+suppress_warnings = ["ref.citation"]
+
+html_theme = "pydata_sphinx_theme"
+html_title = "rejectopt"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_prev_next": False,
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_static_path: list[str] = []
+
+# --- API reference -----------------------------------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": False}
+autodoc_typehints = "none"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+# Every public function and class: documented parameters (PR01), a Returns section (RT01 for
+# functions) and an Examples block (EX01); GL08: a public object without a docstring. Methods
+# are documented on their class's page but validated only through their class.
+numpydoc_validation_checks = {"GL08", "PR01", "RT01", "EX01"}
+numpydoc_validation_exclude = {
+    r"\.[A-Z]\w*\.\w+$",  # methods and attributes of a class
+}
+
+#: The public modules of the reference, in the order of the package's layers (top first).
+API_MODULES = [
+    "rejectopt.estimator",
+    "rejectopt.logits",
+    "rejectopt.model",
+    "rejectopt.fitting",
+    "rejectopt.targets",
+    "rejectopt.scores",
+    "rejectopt.classifiers",
+    "rejectopt.datasets",
+    "rejectopt.landmarks",
+    "rejectopt.metrics",
+    "rejectopt.selective",
+    "rejectopt.ood",
+    "rejectopt.splits",
+    "rejectopt.stats",
+    "rejectopt.experiments",
+    "rejectopt.experiments.paper",
+    "rejectopt.experiments.ood",
+    "rejectopt.experiments.double_hinge",
+    "rejectopt.experiments.landmarks",
+    "rejectopt.report",
+    "rejectopt.report.ood",
+    "rejectopt.report.double_hinge",
+    "rejectopt.report.landmarks",
+    "rejectopt.report.selection",
+    "rejectopt.config",
+    "rejectopt.cli",
+]
+
+
+def _data_doc(module_name: str, member: str) -> list[str]:
+    """The ``#:`` comment of a public constant, read in the module that assigns it.
+
+    autodoc reads only the source of the module a page names, so a constant a package re-exports
+    would show its type's docstring; and numpydoc would validate a constant like a function.
+    The assigning module is found among the package's own modules: the one whose ``#:`` comment
+    names the member and whose attribute is the very object.
+    """
+    module = importlib.import_module(module_name)
+    value = getattr(module, member)
+    candidates = [module_name] + [info.name for info in pkgutil.walk_packages(rejectopt.__path__, "rejectopt.")]
+    for candidate in candidates:
+        docs = ModuleAnalyzer.for_module(candidate).find_attr_docs()
+        if ("", member) in docs and getattr(importlib.import_module(candidate), member, None) is value:
+            return list(docs["", member])
+    raise RuntimeError(f"{module_name}.{member}: a public constant without a #: comment where it is assigned")
+
+
+def _api_pages() -> None:
+    """Write ``api/<module>.rst`` for every public module, listing its ``__all__``."""
+    api = DOCS / "api"
+    api.mkdir(exist_ok=True)
+    index = ["API reference", "=============", "", ".. toctree::", "   :maxdepth: 1", ""]
+    for name in API_MODULES:
+        module = importlib.import_module(name)
+        index.append(f"   {name}")
+        title = f"``{name}``"
+        lines = [title, "=" * len(title), "", f".. automodule:: {name}", "   :no-members:", ""]
+        kinds = {"Classes": [], "Functions": [], "Data": []}
+        for member in module.__all__:
+            obj = getattr(module, member)
+            if isinstance(obj, type):
+                kinds["Classes"].append(member)
+            elif callable(obj):
+                kinds["Functions"].append(member)
+            else:
+                kinds["Data"].append(member)
+        for kind, members in kinds.items():
+            if not members:
+                continue
+            lines += [kind, "-" * len(kind), "", f".. currentmodule:: {name}", ""]
+            if kind == "Data":
+                for member in members:
+                    lines += [f".. data:: {member}", ""]
+                    lines += [f"   {line}" if line else "" for line in _data_doc(name, member)] + [""]
+                continue
+            template = "class.rst" if kind == "Classes" else "function.rst"
+            lines += [".. autosummary::", "   :toctree: generated/", f"   :template: {template}", ""]
+            lines += [f"   {member}" for member in members] + [""]
+        (api / f"{name}.rst").write_text("\n".join(lines))
+    (api / "index.rst").write_text("\n".join(index) + "\n")
+
+
+_api_pages()
+templates_path = ["_templates"]
+
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    """Leave out the methods a class inherits from scikit-learn (``get_params``,
+    ``set_score_request``, ...): scikit-learn documents them, and their docstrings refer to its
+    own glossary, which this site does not have."""
+    owner = getattr(obj, "__qualname__", "")
+    module = getattr(obj, "__module__", "") or ""
+    if what == "class" and "." in owner and module.startswith("sklearn."):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign_members)
+
+# --- Example gallery ---------------------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    # A script that raises fails the build (with -W and by sphinx-gallery itself).
+    "abort_on_example_error": True,
+    "image_scrapers": ("matplotlib",),
+    "show_memory": False,
+    "min_reported_time": 1,
+}
