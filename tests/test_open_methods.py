@@ -137,6 +137,7 @@ scores: {{lr: [sele]}}
     [
         (None, "module 'bad_plugin' not found"),
         ("import numpy\nraise RuntimeError('no licence server')\n", "bad_plugin' failed to import: RuntimeError: no licence server"),
+        ("import sys\nsys.exit(0)\n", "bad_plugin' failed to import: SystemExit: 0"),
         (
             "import rejectopt\n@rejectopt.scores.register_score('sele')\nclass Mine:\n"
             "    def __init__(self, C=1.0): pass\n    def fit(self, X, y_pred, loss): return self\n"
@@ -149,7 +150,7 @@ scores: {{lr: [sele]}}
             "bad_plugin.Mine: score 'mine' lacks predict",
         ),
     ],
-    ids=["missing", "raises", "name-taken", "no-predict"],
+    ids=["missing", "raises", "exits", "name-taken", "no-predict"],
 )
 def test_bad_plugin_is_refused_before_any_job(tmp_path, source, expected):
     files = {} if source is None else {"bad_plugin.py": source}

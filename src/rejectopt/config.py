@@ -197,7 +197,9 @@ def load_plugins(modules, search_dir=".") -> list:
                     f"directory ({search_dir}) or on PYTHONPATH"
                 ) from None
             raise PluginError(f"config plugins: module {name!r} failed to import: {err}") from None
-        except Exception as err:  # a plugin's own error, reported with its module's name
+        except (Exception, SystemExit) as err:  # a plugin's own error, reported with its module's name
+            # SystemExit too: a plugin calling sys.exit() while imported would otherwise end the
+            # planning process (Snakemake itself) without a word on which module did it
             raise PluginError(f"config plugins: module {name!r} failed to import: {type(err).__name__}: {err}") from None
     return loaded
 
