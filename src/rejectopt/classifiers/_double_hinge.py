@@ -34,11 +34,38 @@ def chow_thresholds(c_pos=1.0, c_neg=1.0, r_pos=0.2, r_neg=0.2):
     rejects iff ``p_minus < p < p_plus`` with ``p_minus = r_neg / (c_pos - r_pos + r_neg)``
     and ``p_plus = (c_neg - r_neg) / (c_neg - r_neg + r_pos)``.
 
+    Parameters
+    ----------
+    c_pos : float, default=1.0
+        Cost of misclassifying a positive example (predicting -1 for ``y = +1``).
+    c_neg : float, default=1.0
+        Cost of misclassifying a negative example.
+    r_pos : float, default=0.2
+        Cost of rejecting a positive example.
+    r_neg : float, default=0.2
+        Cost of rejecting a negative example.
+
+    Returns
+    -------
+    p_minus, p_plus : float
+        Bayes' rule predicts -1 for ``p <= p_minus``, rejects for ``p_minus < p < p_plus`` and
+        predicts +1 for ``p >= p_plus``.
+
     Raises
     ------
     ValueError
         If a cost is not positive, or ``r_pos/c_pos + r_neg/c_neg >= 1`` (then
         ``p_minus >= p_plus``: rejection is never optimal).
+
+    Examples
+    --------
+    The symmetric case ``p_minus = 1 - p_plus = d``, then an error on a negative example that
+    costs twice as much, which moves the upper threshold up:
+
+    >>> chow_thresholds(r_pos=0.2, r_neg=0.2)
+    (0.2, 0.8)
+    >>> chow_thresholds(c_pos=1.0, c_neg=2.0, r_pos=0.3, r_neg=0.3)
+    (0.3, 0.85)
     """
     costs = {"c_pos": c_pos, "c_neg": c_neg, "r_pos": r_pos, "r_neg": r_neg}
     for name, value in costs.items():
@@ -57,6 +84,33 @@ def double_hinge_loss(y, f, p_minus, p_plus):
     ``T_p(y, f) = H(p) - y q f`` with ``q = 1 - p`` (``y = +1``) or ``q = p`` (``y = -1``)
     is the tangent at ``f = log(p/(1-p))`` of the logistic negative log-likelihood
     ``log(1 + exp(-y f))`` (see the Notes of :class:`DoubleHingeSVM`).
+
+    Parameters
+    ----------
+    y : array-like
+        Labels in {-1, +1}.
+    f : array-like
+        Scores (estimated posterior logits of +1), broadcast against ``y``.
+    p_minus, p_plus : float
+        Chow's posterior thresholds, ``0 < p_minus < p_plus < 1`` (:func:`chow_thresholds`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The loss of each example, ``>= 0``.
+
+    Examples
+    --------
+    At the thresholds ``f = log(p/(1-p)) = -+log 4`` of ``d = 0.2`` the loss equals the logistic
+    loss ``log(1 + exp(-y f))`` (1.6094 and 0.2231), below it elsewhere, and it is 0 beyond the
+    hinge:
+
+    >>> import numpy as np
+    >>> f = np.array([-3.0, -np.log(4), 0.0, np.log(4), 3.0])
+    >>> double_hinge_loss(np.ones(5), f, 0.2, 0.8).round(4)
+    array([2.9004, 1.6094, 0.5004, 0.2231, 0.    ])
+    >>> np.log1p(np.exp(-f)).round(4)
+    array([3.0486, 1.6094, 0.6931, 0.2231, 0.0486])
     """
     y = np.asarray(y, dtype=float)
     f = np.asarray(f, dtype=float)
@@ -294,7 +348,7 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
     threshold_ : float
         ``log(c_neg/c_pos)`` (0 for equal misclassification costs), lies in
         ``(f_minus_, f_plus_)``; ``predict`` returns ``classes_[1]`` iff ``f(x) > threshold_``.
-    coef_ : ndarray of shape (n_features,) or (n_landmarks_,)
+    coef_ : ndarray of shape (n_features,) or ``(n_landmarks_,)``
         For ``kernel="linear"``, and in the Nyström feature space for ``n_landmarks`` set.
     feature_map_ : Nystroem or None
         The fitted Nyström map (``n_landmarks`` set), else None.
@@ -553,6 +607,31 @@ def fit_double_hinge(Z_trn, y_trn, Z_val, y_val, reject_cost: float, C_grid: Seq
     Nyström rank ``n_landmarks`` (None: the exact kernel) and the landmarks' seed
     ``random_state``: the same landmarks for every ``(gamma, C)`` and every reject cost.
 
+    Parameters
+    ----------
+    Z_trn : array-like of shape (n_trn, n_features)
+        Training features.
+    y_trn : array-like of shape (n_trn,)
+        Training labels, two distinct values.
+    Z_val : array-like of shape (n_val, n_features)
+        Validation features, the sample the model is chosen on.
+    y_val : array-like of shape (n_val,)
+        Validation labels.
+    reject_cost : float
+        Cost ``d`` of a rejection, ``0 < d < 1/2`` (misclassification costs 1).
+    C_grid : sequence of float
+        The loss weights tried, read with ``c_scaling``.
+    c_scaling : {"mean", "sum"}, default="mean"
+        ``"mean"``: the model's ``C`` is ``C / n_trn``; ``"sum"``: ``C`` itself.
+    kernel : {"linear", "rbf"}, default="linear"
+        The model's kernel.
+    gamma_grid : sequence of float or None, default=None
+        The absolute RBF widths tried (``kernel="rbf"`` only).
+    n_landmarks : int or None, default=None
+        The Nyström rank of the RBF models (None: the exact kernel).
+    random_state : int or None, default=None
+        Seed of the Nyström landmarks.
+
     Returns
     -------
     model : DoubleHingeSVM
@@ -568,6 +647,28 @@ def fit_double_hinge(Z_trn, y_trn, Z_val, y_val, reject_cost: float, C_grid: Seq
     ------
     ValueError
         On an unknown ``kernel`` or ``c_scaling``, or a ``gamma_grid`` that does not fit the kernel.
+
+    Examples
+    --------
+    Two Gaussian features, the label the sign of the first plus noise; 100 rows to train on, 100
+    to choose ``C`` on:
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> y = (X[:, 0] + 0.5 * rng.normal(size=200) > 0).astype(int)
+    >>> model, C, info = fit_double_hinge(X[:100], y[:100], X[100:], y[100:], 0.2, [0.1, 1, 10])
+    >>> C, model.C, {key: round(risk, 2) for key, risk in info["val_cost_risk"].items()}
+    (10.0, 0.1, {0.1: 20.0, 1.0: 20.0, 10.0: 17.2})
+
+    The RBF kernel on 30 Nyström landmarks: the keys are ``(gamma, C)``. Both models reject every
+    validation example (cost risk ``100 d = 20``: these ``C`` are too small for the kernel, see
+    :class:`DoubleHingeSVM`), and at equal risks the smaller ``C`` is kept.
+
+    >>> model, C, info = fit_double_hinge(X[:100], y[:100], X[100:], y[100:], 0.2, [1, 10], kernel="rbf",
+    ...                                   gamma_grid=[0.5], n_landmarks=30, random_state=0)
+    >>> info["key"], info["val_cost_risk"], model.n_landmarks_, float(model.reject(X[100:]).mean())
+    ((0.5, 1.0), {(0.5, 1.0): 20.0, (0.5, 10.0): 20.0}, 30, 1.0)
     """
     if c_scaling not in ("mean", "sum"):
         raise ValueError(f"c_scaling must be 'mean' or 'sum', got {c_scaling!r}")

@@ -206,11 +206,32 @@ def settings(config: dict) -> dict:
     pipeline's ``C_classifier``, ``C_score``, ``sele_chunk_size`` (LR and SELE) and
     ``split_ratios.default`` (breast cancer's splits) as ``split_ratios``.
 
+    Parameters
+    ----------
+    config : dict
+        The pipeline's config (``config.yaml`` as a dict); only the keys above are read.
+
+    Returns
+    -------
+    dict
+        The keys of :data:`DEFAULTS` (reject costs and grids sorted, as floats), ``C_classifier``,
+        ``C_score``, ``sele_chunk_size`` and ``split_ratios``.
+
     Raises
     ------
     ValueError
         On an unknown key of the block, a reject cost outside ``(0, 1/2)``, a non-positive ``C``
         or width, a rank below 1 or an unknown ``c_scaling``.
+
+    Examples
+    --------
+    >>> chosen = settings({"double_hinge": {"reject_costs": [0.3, 0.1], "C_grid": [1, 10]}})
+    >>> chosen["reject_costs"], chosen["C_grid"], chosen["rbf_rank"], chosen["C_classifier"]
+    ([0.1, 0.3], [1.0, 10.0], 200, [1, 10, 100, 1000])
+    >>> settings({"double_hinge": {"reject_costs": [0.6]}})
+    Traceback (most recent call last):
+        ...
+    ValueError: config double_hinge.reject_costs must be distinct numbers in (0, 1/2), got [0.6]
     """
     block = dict(config.get("double_hinge") or {})
     unknown = sorted(set(block) - set(DEFAULTS))
@@ -256,10 +277,34 @@ def covered_datasets(settings: dict, run_datasets: Sequence[str], custom: Sequen
     A listed name must be :data:`BREAST_CANCER`, a registered binary dataset or a custom dataset
     (``custom``: checked for two classes when its job runs).
 
+    Parameters
+    ----------
+    settings : dict
+        :func:`settings`'s output (its ``datasets``).
+    run_datasets : sequence of str
+        The datasets of the run (the config's ``datasets``).
+    custom : sequence of str, optional
+        The run's custom datasets (not in the registry).
+
+    Returns
+    -------
+    list of str
+        The run's datasets that ``settings["datasets"]`` lists, in the run's order, then
+        :data:`BREAST_CANCER` if listed.
+
     Raises
     ------
     ValueError
         On an unknown name or a registered dataset that is not binary.
+
+    Examples
+    --------
+    >>> covered_datasets(settings({}), ["phishing", "letter", "marketing"])
+    ['phishing', 'marketing', 'breast_cancer']
+    >>> covered_datasets(settings({"double_hinge": {"datasets": ["letter"]}}), ["letter"])
+    Traceback (most recent call last):
+        ...
+    ValueError: config double_hinge.datasets: 'letter' is not a binary classification dataset (classification, 26 classes); the double-hinge SVM is binary
     """
     for name in settings["datasets"]:
         if name == BREAST_CANCER or name in custom:
@@ -282,12 +327,28 @@ def breast_cancer_split(split: int, ratios=None, seed: int = 0) -> tuple[np.ndar
     so it is the same whatever the number of splits of the run. Labels are scikit-learn's
     (0 = malignant, 1 = benign).
 
+    Parameters
+    ----------
+    split : int
+        The split's number, from 0.
+    ratios : sequence of float, optional
+        The shares of ``trn1, val1, trn2, val2, tst`` (None: :data:`rejectopt.splits.DEFAULT_RATIOS`).
+    seed : int, default=0
+        The run's master seed.
+
     Returns
     -------
     X : ndarray of shape (569, 30)
     y : ndarray of int64
     parts : dict
         Index arrays ``trn1, val1, trn2, val2, tst``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X, y, parts = breast_cancer_split(0)
+    >>> X.shape, np.bincount(y).tolist(), {part: len(rows) for part, rows in parts.items()}
+    ((569, 30), [212, 357], {'trn1': 171, 'val1': 57, 'trn2': 171, 'val2': 57, 'tst': 113})
     """
     from sklearn.datasets import load_breast_cancer  # scikit-learn: heavy, only the split jobs need it
 
@@ -316,6 +377,23 @@ class DoubleHingeSplitResult(SplitResult):
     models : dict
         The fitted models (not written): ``lr``, ``sele``, ``svm``, ``scaler``, ``double_hinge``
         and ``double_hinge_rbf`` (reject cost -> DoubleHingeSVM).
+
+    Parameters
+    ----------
+    rows, curves, timing, models
+        The attributes above.
+
+    Examples
+    --------
+    :func:`run_split` makes them; the contract's :func:`rejectopt.experiments.run_splits` writes
+    ``rows`` and ``curves`` only:
+
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> result = DoubleHingeSplitResult(pd.DataFrame({"method": ["lr_chow"], "cost_risk": [3.01]}),
+    ...                                 curves={"svm_cov": np.array([0.5, 1.0])})
+    >>> result.rows.shape, result.timing, result.models
+    ((1, 2), None, {})
     """
 
     timing: pd.DataFrame = None
@@ -380,9 +458,37 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
     ``rbf_gamma_grid`` (times ``1 / n_features``), ``rbf_C_grid`` and ``rbf_rank``, LR's and SELE's
     grids and SELE's chunk size.
 
+    Parameters
+    ----------
+    inputs : rejectopt.experiments.SplitInputs
+        The split's data, names, seed and staged files.
+    settings : dict
+        :func:`settings`'s output.
+
     Returns
     -------
     DoubleHingeSplitResult
+        The rows (:data:`SPLIT_COLUMNS`), the Tst RC curves, the fit times and the models.
+
+    Examples
+    --------
+    Breast cancer's first split with one reject cost and one grid point per model (the
+    pipeline's grids are those of :data:`DEFAULTS`):
+
+    >>> from rejectopt.experiments import SplitInputs
+    >>> chosen = settings({"double_hinge": {"reject_costs": [0.2], "C_grid": [10], "rbf_gamma_grid": [1.0],
+    ...                                     "rbf_C_grid": [1e5], "rbf_rank": 50},
+    ...                    "C_classifier": [10], "C_score": [0]})
+    >>> result = run_split(SplitInputs(BREAST_CANCER, 0, "classification", 0, None, None), chosen)
+    >>> result.rows[["method", "cost_risk", "coverage", "selective_risk"]].round(2)
+                 method  cost_risk  coverage  selective_risk
+    0  double_hinge_rbf       3.89      0.94            2.83
+    1      double_hinge       5.84      0.75            1.18
+    2           lr_sele       2.83      0.99            2.68
+    3     svm_threshold       2.30      0.97            1.82
+    4           lr_chow       3.01      0.98            2.70
+    >>> sorted(result.curves), result.models["double_hinge_rbf"][0.2].n_landmarks_
+    (['lr_sele_cov', 'lr_sele_risk', 'svm_cov', 'svm_risk'], 50)
     """
     from sklearn.preprocessing import StandardScaler  # scikit-learn: heavy, only the split jobs need it
 
@@ -508,6 +614,53 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
     ``C_classifier``, ``C_score``, ``sele_chunk_size`` and ``seed`` the config's (None: the
     pipeline's defaults). ``staged`` maps a split to its staged files by role: the LR classifier
     file of the split under :data:`STAGED_LR` replaces training LR (:func:`run_split`).
+
+    Parameters
+    ----------
+    data_path, splits_path : path-like or None
+        ``results/data/{dataset}/data.npz`` and ``splits.npz`` (None for :data:`BREAST_CANCER`).
+    split_files : mapping of int to tuple
+        Split -> ``(csv_path, curves_path, timing_path)``.
+    dataset : str
+        The dataset's name.
+    seed : int, default=0
+        The run's master seed.
+    settings : dict, optional
+        The config block ``double_hinge:``.
+    split_ratios : sequence of float, optional
+        The config's ``split_ratios.default`` (breast cancer's splits).
+    C_classifier, C_score : sequence of float, optional
+        LR's and SELE's grids.
+    sele_chunk_size : int, optional
+        SELE's chunk size.
+    staged : mapping, optional
+        Split -> its staged files by role.
+
+    Returns
+    -------
+    dict of int to DoubleHingeSplitResult
+        Each split's result, as written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> block = {"reject_costs": [0.2], "C_grid": [10], "rbf_gamma_grid": [1.0], "rbf_C_grid": [1e5],
+    ...          "rbf_rank": 50}
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     out = Path(folder)
+    ...     files = {0: (out / "split_0.csv", out / "split_0.npz", out / "timing_split_0.csv")}
+    ...     results = run_dataset_files(None, None, files, dataset=BREAST_CANCER, settings=block,
+    ...                                 C_classifier=[10], C_score=[0])
+    ...     written = sorted(path.name for path in out.iterdir())
+    ...     rows = pd.read_csv(out / "split_0.csv")
+    >>> written, list(results)
+    (['split_0.csv', 'split_0.npz', 'timing_split_0.csv'], [0])
+    >>> rows[["dataset", "method", "cost_risk"]].round(2).head(2)
+             dataset            method  cost_risk
+    0  breast_cancer  double_hinge_rbf       3.89
+    1  breast_cancer      double_hinge       5.84
     """
     config = {"double_hinge": settings, "split_ratios": {} if split_ratios is None else {"default": split_ratios}}
     for key, value in (("C_classifier", C_classifier), ("C_score", C_score), ("sele_chunk_size", sele_chunk_size)):
@@ -536,7 +689,27 @@ _MEAN_STD = ("cost_risk", "coverage", "selective_risk", "error_full")
 
 def table_order(results: pd.DataFrame) -> tuple[list[str], list[float], list[str]]:
     """The datasets (first seen first), the reject costs (ascending) and the methods (:data:`METHODS`
-    first, then any other, sorted) of per-split rows or of :func:`double_hinge_table`."""
+    first, then any other, sorted) of per-split rows or of :func:`double_hinge_table`.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Rows with the columns ``dataset``, ``reject_cost`` and ``method``.
+
+    Returns
+    -------
+    datasets : list of str
+    reject_costs : list of float
+    methods : list of str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"dataset": ["b", "a", "b"], "reject_cost": [0.3, 0.1, 0.1],
+    ...                      "method": ["mine", "lr_chow", "double_hinge"]})
+    >>> table_order(rows)
+    (['b', 'a'], [0.1, 0.3], ['double_hinge', 'lr_chow', 'mine'])
+    """
     datasets = list(dict.fromkeys(results["dataset"]))
     costs = sorted(dict.fromkeys(results["reject_cost"].astype(float)))
     methods = [m for m in METHODS if m in set(results["method"])] + sorted(set(results["method"]) - set(METHODS))
@@ -546,6 +719,13 @@ def table_order(results: pd.DataFrame) -> tuple[list[str], list[float], list[str
 def double_hinge_table(results: pd.DataFrame) -> pd.DataFrame:
     """Mean and std over the splits per (dataset, reject cost, method) of the per-split rows.
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-split rows with at least ``dataset, split, reject_cost, method``, ``cost_risk``,
+        ``coverage``, ``selective_risk``, ``error_full``, ``C`` and ``gamma``
+        (:data:`SPLIT_COLUMNS`).
+
     Returns
     -------
     DataFrame
@@ -554,6 +734,30 @@ def double_hinge_table(results: pd.DataFrame) -> pd.DataFrame:
         full-coverage error, ``n_empty`` (splits accepting nothing), ``C`` and ``gamma`` (the
         chosen grid values, space-separated per split; ``gamma`` is the absolute RBF width, NaN for
         the methods without one).
+
+    Raises
+    ------
+    ValueError
+        If ``results`` lacks a column or has no rows.
+
+    Examples
+    --------
+    Two datasets, two splits, two reject costs and the five methods, with made-up cost risks:
+
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
+    ...                                    names=["dataset", "split", "reject_cost", "method"])
+    >>> rows = cells.to_frame(index=False).assign(
+    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
+    ...     selective_risk=2.0, error_full=5.0, C=10.0,
+    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
+    >>> table = double_hinge_table(rows)
+    >>> table[["dataset", "reject_cost", "method", "cost_risk_mean", "C", "gamma"]].head(3)
+      dataset  reject_cost            method  cost_risk_mean      C    gamma
+    0       a          0.1  double_hinge_rbf           4.905  10 10  0.1 0.1
+    1       a          0.1      double_hinge           2.545  10 10      NaN
+    2       a          0.1           lr_sele           3.795  10 10      NaN
     """
     needed = ("dataset", "split", "reject_cost", "method", *_MEAN_STD, "C", "gamma")
     missing = [c for c in needed if c not in results]
@@ -581,6 +785,38 @@ class RankResult:
     ``ranks``: cells x methods (1 = best, ties averaged); ``average_ranks``; Friedman's and
     Iman-Davenport's p-values and Nemenyi's CD at alpha 0.05 (NaN with fewer than 2 cells). The
     cells of one dataset share its splits, so the tests treat them as independent only nominally.
+
+    Parameters
+    ----------
+    ranks : pandas.DataFrame
+        Cells x methods, the ranks.
+    average_ranks : pandas.Series
+        Per method, its average rank over the cells.
+    friedman_pvalue, iman_davenport_pvalue : float
+        The p-values of Friedman's test and of its Iman-Davenport correction.
+    cd_005 : float
+        Nemenyi's critical difference at alpha 0.05.
+    wins : pandas.Series
+        Per method, the cells where it has the best rank (ties count for each), named
+        ``best_cells``.
+
+    Examples
+    --------
+    :func:`cost_risk_ranks` makes them:
+
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
+    ...                                    names=["dataset", "split", "reject_cost", "method"])
+    >>> rows = cells.to_frame(index=False).assign(
+    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
+    ...     selective_risk=2.0, error_full=5.0, C=10.0,
+    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
+    >>> ranks = cost_risk_ranks(double_hinge_table(rows))
+    >>> ranks.ranks.index.tolist()
+    ['a, d=0.1', 'a, d=0.2', 'b, d=0.1', 'b, d=0.2']
+    >>> round(ranks.friedman_pvalue, 3), round(ranks.cd_005, 2)
+    (0.663, 3.05)
     """
 
     ranks: pd.DataFrame
@@ -592,7 +828,40 @@ class RankResult:
 
 
 def cost_risk_ranks(table: pd.DataFrame) -> RankResult:
-    """Rank the methods per (dataset, d) cell by mean cost risk (:mod:`rejectopt.stats`)."""
+    """Rank the methods per (dataset, d) cell by mean cost risk (:mod:`rejectopt.stats`).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`double_hinge_table`'s output.
+
+    Returns
+    -------
+    RankResult
+        The ranks, average ranks, wins, Friedman's and Iman-Davenport's p-values and Nemenyi's CD.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
+    ...                                    names=["dataset", "split", "reject_cost", "method"])
+    >>> rows = cells.to_frame(index=False).assign(
+    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
+    ...     selective_risk=2.0, error_full=5.0, C=10.0,
+    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
+    >>> ranks = cost_risk_ranks(double_hinge_table(rows))
+    >>> ranks.average_ranks
+    method
+    double_hinge_rbf    2.25
+    double_hinge        2.75
+    lr_sele             3.50
+    svm_threshold       2.75
+    lr_chow             3.75
+    Name: average_rank, dtype: float64
+    >>> ranks.wins.tolist()
+    [1, 1, 0, 2, 0]
+    """
     datasets, costs, methods = table_order(table)
     wide = table.pivot(index=["dataset", "reject_cost"], columns="method", values="cost_risk_mean")
     cells = [(d, c) for d in datasets for c in costs if (d, c) in wide.index]
@@ -616,12 +885,45 @@ def wilcoxon_tests(results: pd.DataFrame, reference: str = REFERENCE, metric: st
     :func:`scipy.stats.wilcoxon` (two-sided, zero differences dropped, ``method="auto"``) on the
     per-split ``metric``.
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Per-split rows (:data:`SPLIT_COLUMNS`, or at least ``dataset, split, reject_cost, method``
+        and ``metric``).
+    reference : str, default=REFERENCE
+        The method tested against each other one.
+    metric : str, default="cost_risk"
+        The column compared.
+
     Returns
     -------
     DataFrame
         ``reject_cost, method, n_pairs, n_nonzero, reference_better, reference_worse,
         median_difference`` (reference minus method), ``statistic``, ``pvalue`` (NaN without pairs;
         1 when every difference is zero).
+
+    Raises
+    ------
+    ValueError
+        If ``results`` holds no row of ``reference``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
+    ...                                    names=["dataset", "split", "reject_cost", "method"])
+    >>> rows = cells.to_frame(index=False).assign(
+    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
+    ...     selective_risk=2.0, error_full=5.0, C=10.0,
+    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
+    >>> tests = wilcoxon_tests(rows)
+    >>> tests[tests["reject_cost"] == "all"][["method", "n_pairs", "median_difference", "pvalue"]].round(3)
+               method  n_pairs  median_difference  pvalue
+    8    double_hinge        8              0.400   0.844
+    9         lr_sele        8             -0.820   0.461
+    10  svm_threshold        8             -0.320   0.977
+    11        lr_chow        8             -0.445   0.148
     """
     from scipy.stats import wilcoxon  # scipy.stats: heavy (about 0.6 s), only the table job needs it
 
@@ -662,6 +964,35 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     ``rank_tests``: one row, the number of cells, Friedman's and Iman-Davenport's p-values and
     Nemenyi's CD at alpha 0.05; ``wilcoxon``: :func:`wilcoxon_tests`. ``settings`` is unused: the
     rows hold every setting.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Every split's rows.
+    settings : dict, optional
+        Unused (the experiment contract's signature).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The tables ``double_hinge``, ``ranks``, ``rank_tests`` and ``wilcoxon``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
+    ...                                    names=["dataset", "split", "reject_cost", "method"])
+    >>> rows = cells.to_frame(index=False).assign(
+    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
+    ...     selective_risk=2.0, error_full=5.0, C=10.0,
+    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
+    >>> tables = aggregate(rows)
+    >>> list(tables)
+    ['double_hinge', 'ranks', 'rank_tests', 'wilcoxon']
+    >>> tables["rank_tests"].round(3)
+       n_cells  friedman_pvalue  iman_davenport_pvalue  nemenyi_cd_005
+    0        4            0.663                  0.717            3.05
     """
     table = double_hinge_table(rows)
     ranks = cost_risk_ranks(table)
@@ -674,7 +1005,43 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
 
 def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every split's rows from ``csv_paths`` to :func:`double_hinge_table`, written to ``csv_out``
-    (CSV, no index, atomically). Returns ``(rows, table)``."""
+    (CSV, no index, atomically).
+
+    Parameters
+    ----------
+    csv_paths : sequence of path-like
+        The per-split CSVs (:data:`SPLIT_COLUMNS`).
+    csv_out : path-like
+        Where the table goes.
+
+    Returns
+    -------
+    rows : pandas.DataFrame
+        The per-split rows, concatenated.
+    table : pandas.DataFrame
+        :func:`double_hinge_table` of them, as written.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
+    ...                                    names=["dataset", "split", "reject_cost", "method"])
+    >>> rows = cells.to_frame(index=False).assign(
+    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
+    ...     selective_risk=2.0, error_full=5.0, C=10.0,
+    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     paths = [Path(folder) / f"split_{k}.csv" for k in (0, 1)]
+    ...     for k, path in enumerate(paths):
+    ...         rows[rows["split"] == k].to_csv(path, index=False)
+    ...     read, table = table_file(paths, Path(folder) / "double_hinge.csv")
+    ...     written = pd.read_csv(Path(folder) / "double_hinge.csv")
+    >>> len(read), len(table), written["cost_risk_mean"].equals(table["cost_risk_mean"])
+    (40, 20, True)
+    """
     results = pd.concat([pd.read_csv(p) for p in csv_paths], ignore_index=True)
     table = double_hinge_table(results)
     write_csv(table, csv_out)

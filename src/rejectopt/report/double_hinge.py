@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import save_figure, write_text
+from .._io import load_npz, save_figure, write_text
 from ..experiments.double_hinge import (
     DOUBLE_HINGE_METHODS,
     METHODS,
@@ -44,12 +44,28 @@ _LABELS = {
 
 
 def method_label(method: str) -> str:
-    """Display label of a method of :data:`~rejectopt.experiments.double_hinge.METHODS` (``double_hinge_rbf`` -> ``DH-SVM (RBF)``)."""
+    """Display label of a method of :data:`~rejectopt.experiments.double_hinge.METHODS` (``double_hinge_rbf`` -> ``DH-SVM (RBF)``).
+
+    Parameters
+    ----------
+    method : str
+        A method's name.
+
+    Returns
+    -------
+    str
+        Its label in the tables and figures; an unknown name is its own label.
+
+    Examples
+    --------
+    >>> method_label("double_hinge_rbf"), method_label("svm_threshold"), method_label("mine")
+    ('DH-SVM (RBF)', 'SVM + |f| threshold', 'mine')
+    """
     return _LABELS.get(method, method)
 
 
 def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: str = "md") -> str:
-    """The experiment's report as Markdown (``fmt='md'``) or LaTeX (``fmt='tex'``).
+    r"""The experiment's report as Markdown (``fmt='md'``) or LaTeX (``fmt='tex'``).
 
     ``table`` is :func:`~rejectopt.experiments.double_hinge.double_hinge_table` of the per-split
     ``results``. Sections: the cost risk per (dataset, d) and method (mean ± std over splits, best
@@ -57,6 +73,46 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
     (:func:`~rejectopt.experiments.double_hinge.cost_risk_ranks`), the Wilcoxon tests of the RBF
     double-hinge SVM against each method (:func:`~rejectopt.experiments.double_hinge.wilcoxon_tests`),
     the chosen ``C`` (and RBF width) and the fit times.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`~rejectopt.experiments.double_hinge.double_hinge_table` of ``results``.
+    results : pandas.DataFrame
+        The per-split rows (:data:`~rejectopt.experiments.double_hinge.SPLIT_COLUMNS`).
+    fmt : {"md", "tex"}, default="md"
+        Markdown or LaTeX.
+
+    Returns
+    -------
+    str
+        The report's sections, each a title, a table and its notes.
+
+    Raises
+    ------
+    ValueError
+        On an unknown ``fmt``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from rejectopt.experiments.double_hinge import METHODS, REFERENCE, double_hinge_table
+    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
+    ...                                    names=["dataset", "split", "reject_cost", "method"])
+    >>> rows = cells.to_frame(index=False).assign(
+    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
+    ...     selective_risk=2.0, error_full=5.0, C=10.0,
+    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
+    >>> md = render_double_hinge_table(double_hinge_table(rows), rows)
+    >>> [line for line in md.splitlines() if line.startswith("###")]  # doctest: +NORMALIZE_WHITESPACE
+    ['### Cost risk on Tst (%), 2 split(s)', '### Coverage / selective risk R^S (%) on Tst',
+     '### Average ranks by cost risk over 4 (dataset, d) cells',
+     "### Paired Wilcoxon signed-rank tests of the DH-SVM (RBF)'s cost risk", '### Model selection']
+    >>> print(md.splitlines()[4])
+    | a | 0.1 | 10.0 | 4.90 ± 0.50 | 2.54 ± 0.76 | 3.79 ± 2.31 | **2.10 ± 0.04** | 5.08 ± 0.23 |
+    >>> print(render_double_hinge_table(double_hinge_table(rows), rows, "tex").splitlines()[5])
+    a & 0.1 & 10.0 & 4.90 $\pm$ 0.50 & 2.54 $\pm$ 0.76 & 3.79 $\pm$ 2.31 & \textbf{2.10 $\pm$ 0.04} & 5.08 $\pm$ 0.23 \\
     """
     if fmt not in ("md", "tex"):
         raise ValueError(f"fmt must be 'md' or 'tex', got {fmt!r}")
@@ -170,6 +226,31 @@ def render_double_hinge_timing(timing: pd.DataFrame) -> str:
     Each DH-SVM (RBF, linear): the fits of its whole grid for every ``d``, summed, mean over splits;
     plain SVM: its grid once per split (every ``d`` shares it), mean over splits. CPU time counts
     every thread.
+
+    Parameters
+    ----------
+    timing : pandas.DataFrame
+        The timing rows of every split (:data:`~rejectopt.experiments.double_hinge.TIMING_COLUMNS`).
+
+    Returns
+    -------
+    str
+        A Markdown section: one row per dataset, then a note.
+
+    Raises
+    ------
+    ValueError
+        If ``timing`` lacks a column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> timing = pd.DataFrame({"dataset": "a", "split": [0, 0, 0, 1, 1, 1], "reject_cost": 0.1,
+    ...                        "method": ["double_hinge_rbf", "double_hinge", "svm_threshold"] * 2,
+    ...                        "fit_wall_s": [10.0, 1.0, 2.0, 30.0, 3.0, 4.0],
+    ...                        "fit_cpu_s": [8.0, 1.0, 0.5, 20.0, 3.0, 1.5]})
+    >>> print(render_double_hinge_timing(timing).splitlines()[4])
+    | a | 14.0 | 20.0 | 2.0 | 2.0 | 1.0 | 2 |
     """
     missing = [c for c in TIMING_COLUMNS if c not in timing]
     if missing:
@@ -210,8 +291,44 @@ def _mean_curve(curves: list[dict], name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def double_hinge_figure(curves: list[dict], rows: pd.DataFrame, dataset: str = ""):
-    """Left: RC curves on Tst (LR + SELE, plain SVM by |f|; mean over splits) with every method's
-    mean (coverage, R^S) point per d; right: mean cost risk against d with the reject-all line."""
+    """Left: RC curves on Tst (LR + SELE, plain SVM by ``|f|``; mean over splits) with every method's
+    mean (coverage, R^S) point per d; right: mean cost risk against d with the reject-all line.
+
+    Parameters
+    ----------
+    curves : list of dict
+        One split's curves each (the ``curves`` of
+        :class:`~rejectopt.experiments.double_hinge.DoubleHingeSplitResult`): ``lr_sele_cov``,
+        ``lr_sele_risk``, ``svm_cov``, ``svm_risk``.
+    rows : pandas.DataFrame
+        The same splits' rows (:data:`~rejectopt.experiments.double_hinge.SPLIT_COLUMNS`).
+    dataset : str, optional
+        The dataset's name, in the titles.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The two panels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from rejectopt.experiments.double_hinge import METHODS, REFERENCE, double_hinge_table
+    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
+    ...                                    names=["dataset", "split", "reject_cost", "method"])
+    >>> rows = cells.to_frame(index=False).assign(
+    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
+    ...     selective_risk=2.0, error_full=5.0, C=10.0,
+    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
+    >>> curves = [{"lr_sele_cov": np.array([0.2, 0.6, 1.0]), "lr_sele_risk": np.array([1.0, 2.0, 5.0]),
+    ...            "svm_cov": np.array([0.1, 0.5, 1.0]), "svm_risk": np.array([0.5, 2.5, 6.0])}]
+    >>> fig = double_hinge_figure(curves * 2, rows[rows["dataset"] == "a"], "a")
+    >>> [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
+    [('coverage', 'selective risk $R^S$ [%]'), ('reject cost d', 'cost risk [%]')]
+    >>> fig.axes[0].get_title()
+    'a: Tst, mean of 2 split(s); points: each method at each d'
+    """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
     fig = Figure(figsize=(11.0, 4.6), layout="constrained")
@@ -269,6 +386,67 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
     The table's numbers go to ``csv_out`` through :func:`rejectopt.experiments.double_hinge.table_file`.
     ``figures`` maps a dataset to its PNG path; the curve files of a dataset are those of
     ``curve_paths`` under a folder named after it (``results/double_hinge/{dataset}/split_{k}.npz``).
+    They are read with :func:`rejectopt._io.load_npz`, which refuses a file edited or truncated
+    since it was written.
+
+    Parameters
+    ----------
+    csv_paths : sequence of path-like
+        The per-split CSVs.
+    curve_paths : sequence of path-like
+        The per-split curve files (written by :func:`rejectopt._io.save_npz`).
+    csv_out, md_out, tex_out : path-like
+        Where the table goes as CSV, Markdown and LaTeX.
+    figures : dict, optional
+        Dataset -> PNG path of its figure (:func:`double_hinge_figure`).
+    timing_paths : sequence of path-like, optional
+        The per-split timing CSVs.
+    timing_out : path-like, optional
+        Where :func:`render_double_hinge_timing` goes (None: not written).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, as written to ``csv_out``.
+
+    Raises
+    ------
+    ValueError
+        If a dataset of ``figures`` has no curve file.
+    rejectopt._io.IntermediateFileError
+        A curve file without its content record, or changed since it was written.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from rejectopt.experiments.double_hinge import METHODS, REFERENCE, double_hinge_table
+    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
+    ...                                    names=["dataset", "split", "reject_cost", "method"])
+    >>> rows = cells.to_frame(index=False).assign(
+    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
+    ...     selective_risk=2.0, error_full=5.0, C=10.0,
+    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
+    >>> curves = [{"lr_sele_cov": np.array([0.2, 0.6, 1.0]), "lr_sele_risk": np.array([1.0, 2.0, 5.0]),
+    ...            "svm_cov": np.array([0.1, 0.5, 1.0]), "svm_risk": np.array([0.5, 2.5, 6.0])}]
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt._io import save_npz
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     out = Path(folder)
+    ...     csvs, npzs = [], []
+    ...     for (dataset, split), part in rows.groupby(["dataset", "split"]):
+    ...         (out / dataset).mkdir(exist_ok=True)
+    ...         csvs.append(out / dataset / f"split_{split}.csv")
+    ...         part.to_csv(csvs[-1], index=False)
+    ...         npzs.append(out / dataset / f"split_{split}.npz")
+    ...         save_npz(npzs[-1], **curves[0])
+    ...     table = double_hinge_report_files(csvs, npzs, out / "t.csv", out / "t.md", out / "t.tex",
+    ...                                       figures={"a": out / "a.png"})
+    ...     written = sorted(path.name for path in out.iterdir())
+    ...     png = (out / "a.png").read_bytes()[:4]
+    >>> written, png, len(table)
+    (['a', 'a.png', 'b', 't.csv', 't.md', 't.tex'], b'\x89PNG', 20)
     """
     results, table = table_file(csv_paths, csv_out)
     write_text(render_double_hinge_table(table, results, "md"), md_out)
@@ -280,7 +458,7 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
         curves = []
         for path in curve_paths:
             if Path(path).parent.name == dataset:
-                with np.load(path, allow_pickle=False) as data:
+                with load_npz(path) as data:  # verified: unchanged since run_split's job wrote it
                     curves.append({k: data[k] for k in data.files})
         if not curves:
             raise ValueError(f"no curve file of dataset {dataset!r} among {list(map(str, curve_paths))}")
