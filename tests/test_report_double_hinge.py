@@ -1,10 +1,14 @@
 """The double-hinge experiment rendered (rejectopt.report.double_hinge): the Markdown / LaTeX table,
 the solver times, the figure and the report files of one real split."""
 
+import re
+import zipfile
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from rejectopt._io import IntermediateFileError, load_npz, save_npz
 from rejectopt.experiments import double_hinge as dh
 from rejectopt.report import double_hinge as report
 from test_experiments_double_hinge import COSTS, split_paths, synthetic_results
@@ -89,3 +93,26 @@ def test_report_files(bc_files, tmp_path):
     with pytest.raises(ValueError, match="no curve file"):
         report.double_hinge_report_files([out / "split_0.csv"], [out / "split_0.npz"], tmp_path / "u.csv",
                                          tmp_path / "u.md", tmp_path / "u.tex", figures={"phishing": tmp_path / "p.png"})
+
+
+def test_report_files_refuse_a_curve_file_changed_since_it_was_written(bc_files, tmp_path):
+    """The curve files are verified against their content record: one rewritten by hand (no record)
+    or edited after save_npz wrote it stops the report with the file's name."""
+    curves = load_npz(bc_files / "split_0.npz")
+    folder = tmp_path / "breast_cancer"
+    folder.mkdir()
+    unrecorded, edited = folder / "unrecorded.npz", folder / "edited.npz"
+    np.savez(unrecorded, **curves)
+    save_npz(edited, **curves)
+    with zipfile.ZipFile(edited) as archive:  # same record, one array changed
+        comment = archive.comment
+    changed = dict(curves, svm_risk=curves["svm_risk"] + 1.0)
+    np.savez(edited, **changed)
+    with zipfile.ZipFile(edited, "a") as archive:
+        archive.comment = comment
+    for path, reason in ((unrecorded, "no content record"), (edited, "its arrays changed after it was written")):
+        with pytest.raises(IntermediateFileError, match=re.escape(str(path))) as err:
+            report.double_hinge_report_files([bc_files / "split_0.csv"], [path], tmp_path / "t.csv", tmp_path / "t.md",
+                                             tmp_path / "t.tex", figures={"breast_cancer": tmp_path / "bc.png"})
+        assert reason in str(err.value)
+    assert not (tmp_path / "bc.png").exists()
