@@ -303,7 +303,9 @@ class _Watchdog:
         self._timer.cancel()
 
 
-class _WatchedHTTPConnection(http.client.HTTPConnection):
+class _Watched:
+    """A connection whose socket, once connected (and wrapped in TLS), its watchdog can shut."""
+
     def __init__(self, *args, watchdog: _Watchdog, **kwargs):
         super().__init__(*args, **kwargs)
         self._watchdog = watchdog
@@ -313,14 +315,12 @@ class _WatchedHTTPConnection(http.client.HTTPConnection):
         self._watchdog.track(self.sock)
 
 
-class _WatchedHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args, watchdog: _Watchdog, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._watchdog = watchdog
+class _WatchedHTTPConnection(_Watched, http.client.HTTPConnection):
+    pass
 
-    def connect(self):
-        super().connect()
-        self._watchdog.track(self.sock)
+
+class _WatchedHTTPSConnection(_Watched, http.client.HTTPSConnection):
+    pass
 
 
 class _WatchedHTTPHandler(urllib.request.HTTPHandler):
