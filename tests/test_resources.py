@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from rejectopt.datasets import REGISTRY
@@ -18,7 +17,6 @@ from rejectopt.resources import (
     RUNTIME_MARGIN,
     SPLIT_JOB_CPU_S,
     STAGES,
-    custom_shape,
     job_resources,
     splits_per_job,
 )
@@ -70,16 +68,6 @@ def test_only_costly_pairs_get_one_job_per_split():
     covtype, letter = REGISTRY["covtype"], REGISTRY["letter"]
     assert splits_per_job("xgb", covtype.n_examples, covtype.n_features, covtype.n_classes, 5) == 1
     assert splits_per_job("lr", letter.n_examples, letter.n_features, letter.n_classes, 5) == 5
-
-
-def test_custom_shape_reads_headers_only(tmp_path):
-    X, y = np.zeros((37, 4)), np.arange(37) % 3
-    np.savez(tmp_path / "d.npz", X=X, y=y)
-    assert custom_shape(tmp_path / "d.npz") == (37, 4)
-    rows = "\n".join(f"{i},{i + 1},{i % 2}" for i in range(100))
-    (tmp_path / "d.csv").write_text("a,b,target\n" + rows + "\n")
-    n, d = custom_shape(tmp_path / "d.csv")
-    assert d == 2 and abs(n - 101) <= 3  # rows estimated from the file size (the header counts as one)
 
 
 def _records():

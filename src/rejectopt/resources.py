@@ -31,11 +31,8 @@ start-up of a job (about 3 CPU-s: Python, scikit-learn, the data) would otherwis
 from __future__ import annotations
 
 import math
-import zipfile
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
 
 __all__ = [
     "MEMORY_MARGIN",
@@ -43,7 +40,6 @@ __all__ = [
     "SPLIT_JOB_CPU_S",
     "STAGES",
     "StageCost",
-    "custom_shape",
     "job_resources",
     "splits_per_job",
     "work_size",
@@ -166,25 +162,3 @@ def splits_per_job(classifier: str, n: int, d: int, k: int, n_splits: int) -> in
     """Splits one ``train_classifier`` job trains: all of them, or 1 for a pair costlier than :data:`SPLIT_JOB_CPU_S`."""
     cpu = max(cost.cpu_s(n, d, k) for cost in _costs("train_classifier", classifier)) * n_splits
     return 1 if cpu > SPLIT_JOB_CPU_S else n_splits
-
-
-def custom_shape(path) -> tuple[int, int]:
-    """``(rows, features)`` of a custom dataset's file, read off its header only (sizes the jobs before any runs).
-
-    An NPZ's ``X`` array header holds its shape; a CSV's header line its columns (one is the
-    target) and its rows are estimated from the file's size over its first lines' length.
-    """
-    path = Path(path)
-    if path.suffix.lower() == ".npz":
-        with zipfile.ZipFile(path) as archive, archive.open("X.npy") as member:
-            version = np.lib.format.read_magic(member)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape = read(member)[0]
-        return int(shape[0]), int(shape[1])
-    with open(path, "rb") as handle:
-        sample = handle.read(1 << 20)
-    lines = sample.splitlines()
-    columns = lines[0].count(b",") + 1 if lines else 1
-    body = lines[1:-1] if len(lines) > 2 else lines[1:]
-    per_row = sum(len(line) + 1 for line in body) / max(len(body), 1)
-    return max(round(path.stat().st_size / max(per_row, 1.0)), 1), max(columns - 1, 1)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from rejectopt.datasets import get_spec
+from rejectopt.datasets import get_spec, peek_custom
 from rejectopt.config import (
     blas_environment,
     coerce_numbers,
@@ -22,7 +22,7 @@ from rejectopt.config import (
 from rejectopt.experiments import double_hinge as dh_experiment
 from rejectopt.classifiers import get_classifier
 from rejectopt.datasets import REGISTRY as DATASET_REGISTRY
-from rejectopt.resources import custom_shape, job_resources, splits_per_job
+from rejectopt.resources import job_resources, splits_per_job
 from rejectopt.experiments import load_experiments
 
 # The same numbers on every x86-64 CPU with AVX2: the jobs (child processes, SLURM jobs) inherit
@@ -81,10 +81,10 @@ def dataset_shape(dataset):
     """
     if dataset in PLAN.custom:
         custom = PLAN.custom[dataset]
-        n, d = custom_shape(custom.path)
+        shape = peek_custom(custom)  # the file's header only, as the plan read it
         return (
-            PLAN.n_examples.get(dataset, n),
-            d,
+            PLAN.n_examples.get(dataset, shape["n"]),
+            shape["d"],
             getattr(custom, "n_classes", None) or 10,
         )
     if dataset in DATASET_REGISTRY:

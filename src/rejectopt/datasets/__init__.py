@@ -28,6 +28,7 @@ from ._custom import (
     custom_checksums,
     custom_dataset,
     load_custom,
+    peek_custom,
     prepare_custom,
 )
 from ._parsers import encode_labels, equal_frequency_bins
@@ -64,6 +65,7 @@ __all__ = [
     "custom_checksums",
     "custom_dataset",
     "load_custom",
+    "peek_custom",
     "prepare_custom",
     "DataSourceError",
     "DatasetSpec",
