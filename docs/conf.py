@@ -101,6 +101,7 @@ API_MODULES = [
     "rejectopt.report.landmarks",
     "rejectopt.report.selection",
     "rejectopt.config",
+    "rejectopt.resources",
     "rejectopt.cli",
 ]
 

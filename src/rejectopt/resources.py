@@ -61,7 +61,27 @@ SPLIT_JOB_CPU_S = 300.0
 
 @dataclass(frozen=True)
 class StageCost:
-    """Fitted cost of one stage: CPU-s per split ``c0 + a (n d K / 1e6) ** b``, RSS ``m0 + m1 n d / 1e6 + m2 n K / 1e6``."""
+    """Fitted cost of one stage: CPU-s per split ``c0 + a (n d K / 1e6) ** b``, RSS ``m0 + m1 n d / 1e6 + m2 n K / 1e6``.
+
+    Parameters
+    ----------
+    c0, a, b : float
+        CPU seconds per split: ``c0 + a z ** b``, with ``z`` the stage's work size (:func:`work_size`).
+    m0, m1, m2 : float
+        Peak RSS in MB: ``m0 + m1 n d / 1e6 + m2 n K / 1e6``.
+    per_split : bool, default=True
+        Whether the CPU seconds are per split (a job covering k splits costs k times them).
+    size : {"n", "nd", "ndk"}, default="ndk"
+        What the work grows with.
+
+    Examples
+    --------
+    LR's training at covtype's size (581,012 x 54, 7 classes), as the pipeline sizes it:
+
+    >>> cost = STAGES["train_classifier/lr"]
+    >>> round(cost.cpu_s(581_012, 54, 7), 2), round(cost.rss_mb(581_012, 54, 7), 1)
+    (8.69, 622.7)
+    """
 
     c0: float
     a: float
@@ -101,7 +121,25 @@ STAGES: dict[str, StageCost] = {
 
 
 def work_size(size: str, n: int, d: int, k: int) -> float:
-    """The size a stage's work grows with, in millions: ``"n"``, ``"nd"`` or ``"ndk"`` (:class:`StageCost`)."""
+    """The size a stage's work grows with, in millions: ``"n"``, ``"nd"`` or ``"ndk"`` (:class:`StageCost`).
+
+    Parameters
+    ----------
+    size : {"n", "nd", "ndk"}
+        Which product of the dataset's sizes.
+    n, d, k : int
+        Examples, features and classes.
+
+    Returns
+    -------
+    float
+        The product, divided by one million.
+
+    Examples
+    --------
+    >>> work_size("nd", 1000, 20, 3), work_size("ndk", 1000, 20, 3)
+    (0.02, 0.06)
+    """
     factors = {"n": n, "nd": n * d, "ndk": n * d * k}
     if size not in factors:
         raise ValueError(f"StageCost.size must be one of {sorted(factors)}, got {size!r}")
@@ -159,6 +197,28 @@ def job_resources(rule: str, n: int, d: int, k: int, classifier: str | None = No
 
 
 def splits_per_job(classifier: str, n: int, d: int, k: int, n_splits: int) -> int:
-    """Splits one ``train_classifier`` job trains: all of them, or 1 for a pair costlier than :data:`SPLIT_JOB_CPU_S`."""
+    """Splits one ``train_classifier`` job trains: all of them, or 1 for a pair costlier than :data:`SPLIT_JOB_CPU_S`.
+
+    Parameters
+    ----------
+    classifier : str
+        The classifier (a plugin's is priced as the costliest registered one).
+    n, d, k : int
+        The dataset's examples, features and classes.
+    n_splits : int
+        The run's splits.
+
+    Returns
+    -------
+    int
+        ``n_splits`` (one job for all splits) or 1 (one job per split).
+
+    Examples
+    --------
+    covtype's XGBoost trains one split per job, its LR all five in one job:
+
+    >>> splits_per_job("xgb", 581_012, 54, 7, 5), splits_per_job("lr", 581_012, 54, 7, 5)
+    (1, 5)
+    """
     cpu = max(cost.cpu_s(n, d, k) for cost in _costs("train_classifier", classifier)) * n_splits
     return 1 if cpu > SPLIT_JOB_CPU_S else n_splits
