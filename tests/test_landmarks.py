@@ -282,3 +282,25 @@ def test_load_or_detect_faces_caches_and_checks_the_face_list(real_faces, tmp_pa
     np.testing.assert_array_equal(first["box"], again["box"])
     other = L.load_or_detect_faces(real_faces.iloc[1:3].reset_index(drop=True), tmp_path / "det.npz")
     assert other["name"].tolist() == real_faces["name"].iloc[1:3].tolist()
+
+
+def test_the_pretrained_model_is_found_without_importing_its_package(monkeypatch, tmp_path):
+    """face_recognition_models imports pkg_resources, gone from setuptools 81 on: the demo mode
+    finds its model file by the package's location instead, and names the extra when it is absent."""
+    import subprocess
+    import sys
+
+    from rejectopt.landmarks import _predictor
+
+    path = _predictor.pretrained_predictor_path()
+    assert path.name == "shape_predictor_68_face_landmarks.dat" and path.stat().st_size > 90e6
+    probe = ("import sys; from rejectopt.landmarks import pretrained_predictor_path as p; p(); "
+             "print('face_recognition_models' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
+    monkeypatch.setattr(_predictor.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModuleNotFoundError, match=r"landmarks.pretrained needs .* pip install -e '\.\[landmarks\]'"):
+        _predictor.pretrained_predictor_path()
+    spec = type("Spec", (), {"submodule_search_locations": [str(tmp_path)]})()
+    monkeypatch.setattr(_predictor.importlib.util, "find_spec", lambda name: spec)
+    with pytest.raises(FileNotFoundError, match="holds no 68-point model"):
+        _predictor.pretrained_predictor_path()

@@ -176,7 +176,35 @@ def _solve(Z, yi, C, W, tol, max_iter, mu, predictor=None):
 def crammer_singer_objective(X, y, coef, intercept, C, classes=None):
     """Primal objective ``P(W)`` of :class:`CrammerSingerSVM` at ``W = [coef, intercept]``.
 
-    ``classes`` maps the labels ``y`` to rows of ``coef`` (default ``np.unique(y)``).
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The examples.
+    y : array-like of shape (n,)
+        Their labels, each one of ``classes``.
+    coef : array-like of shape (K, d)
+        ``w_y`` per class.
+    intercept : array-like of shape (K,)
+        ``b_y`` per class (regularised with ``coef``, as in :class:`CrammerSingerSVM`).
+    C : float
+        The loss weight.
+    classes : array-like of shape (K,), optional
+        Maps the labels ``y`` to rows of ``coef`` (default ``np.unique(y)``).
+
+    Returns
+    -------
+    float
+        ``P(W)``.
+
+    Examples
+    --------
+    At the fitted model it is the certificate's primal objective:
+
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> svm = CrammerSingerSVM(C=1.0).fit(X, y)
+    >>> round(crammer_singer_objective(X, y, svm.coef_, svm.intercept_, C=1.0), 4), round(svm.objective_, 4)
+    (20.0221, 20.0221)
     """
     X = check_array(X, dtype=float)
     classes = np.unique(y) if classes is None else np.asarray(classes)

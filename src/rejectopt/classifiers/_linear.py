@@ -156,7 +156,9 @@ def make_classifier(kind, *, C, n_classes, n_samples, n_features=None, random_st
     Parameters
     ----------
     kind : {"lr", "svm", "svor"}
+        The model.
     C : float
+        The loss weight (see ``c_scaling``), positive.
     n_classes : int
         Size of the global label space ``0..n_classes-1``.
     n_samples : int
@@ -164,6 +166,7 @@ def make_classifier(kind, *, C, n_classes, n_samples, n_features=None, random_st
     n_features : int or None, default=None
         Number of features ``d``; picks the LR solver (:func:`lr_solver`); None -> lbfgs.
     random_state : int, default=0
+        Seed of the model.
     c_scaling : {"sum", "mean"}, default="sum"
         ``"sum"``: the loss weight is ``C`` itself (scikit-learn's reading).
         ``"mean"``: the loss weight is ``C/n``. A switch because the PDF extraction
@@ -172,6 +175,19 @@ def make_classifier(kind, *, C, n_classes, n_samples, n_features=None, random_st
     Returns
     -------
     sklearn.pipeline.Pipeline
+        ``Pipeline(StandardScaler, model)``, unfitted.
+
+    Examples
+    --------
+    Three classes make ``"svm"`` the Crammer-Singer SVM:
+
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> pipeline = make_classifier("svm", C=1.0, n_classes=3, n_samples=75)
+    >>> type(pipeline.named_steps["model"]).__name__
+    'CrammerSingerSVM'
+    >>> round(pipeline.fit(X[::2], y[::2]).score(X[1::2], y[1::2]), 4)
+    0.96
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")

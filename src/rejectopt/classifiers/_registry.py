@@ -16,7 +16,9 @@ TASKS = ("classification", "ordinal")
 class ClassifierInfo(ClassEntry):
     """A registered classifier and what the pipeline needs to know about it.
 
-    Attributes
+    Made by :func:`register_classifier`; the parameters are its attributes.
+
+    Parameters
     ----------
     name : str
         Unique name (config, wildcards, file paths, summary rows).
@@ -24,12 +26,8 @@ class ClassifierInfo(ClassEntry):
         The class, or its import path ``"package.module:QualName"`` (imported on first
         use of :attr:`cls`; the built-in classifiers, so that reading the registry needs
         no scikit-learn).
-    cls : type
-        The class (property; loads ``source``): a class with ``train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes,
-        random_state, n_jobs, loss)`` returning ``(model, C, val_errors)`` and
-        ``outputs(model, X, n_classes)`` returning a dict with ``y_pred``,
-        ``baseline`` and, with posteriors, ``proba``.
     task : {"classification", "ordinal"}
+        The prediction task (:data:`TASKS`); sets the validation error :attr:`loss`.
     baseline : str
         Name of the registered baseline score its outputs carry (``mcp``, ``margin``).
     posteriors : bool
@@ -38,10 +36,31 @@ class ClassifierInfo(ClassEntry):
         Whether the config's ``C_classifier`` grid applies (XGBoost has its own grid).
     threads : int
         Threads one training job uses (the rule's ``threads``).
-    label, table, title : str
-        Display label; name and title of its results table.
+    label : str
+        Display label.
+    table, title : str
+        Name and title of its results table.
     extension : bool
         True for models beyond the paper (left out of the paper comparison).
+
+    Attributes
+    ----------
+    cls : type
+        The class (property; loads ``source``): a class with ``train(X_trn, y_trn, X_val, y_val, *,
+        C_grid, n_classes, random_state, n_jobs, loss)`` returning ``(model, C, val_errors)`` and
+        ``outputs(model, X, n_classes)`` returning a dict with ``y_pred``, ``baseline`` and, with
+        posteriors, ``proba``.
+    loss : str
+        Validation error on Val1: ``"zero_one"`` (classification) or ``"mae"`` (ordinal).
+
+    Examples
+    --------
+    >>> from rejectopt.classifiers import get_classifier
+    >>> info = get_classifier("svor")
+    >>> info.task, info.baseline, info.posteriors, info.loss, info.table, info.extension
+    ('ordinal', 'margin', False, 'mae', 'table4', False)
+    >>> info.source, info.cls.__name__
+    ('rejectopt.classifiers._selection:SVORModel', 'SVORModel')
     """
 
     name: str
@@ -88,6 +107,69 @@ def register_classifier(
     paper's own models set it to False). The decorator also takes the class's import
     path, ``register_classifier("lr", ...)("rejectopt.classifiers._selection:LogisticRegressionModel")``:
     the class is then imported and checked on first use.
+
+    Parameters
+    ----------
+    name : str
+        Unique name (config, wildcards, file paths, summary rows).
+    task : {"classification", "ordinal"}
+        The prediction task.
+    baseline : str
+        The registered baseline score its outputs carry (``mcp``, ``margin``).
+    posteriors : bool
+        Whether ``outputs`` holds class posteriors ``proba``.
+    uses_C : bool, default=True
+        Whether the config's ``C_classifier`` grid applies.
+    threads : int, default=1
+        Threads one training job uses.
+    label : str, optional
+        Display label; default ``name``.
+    table : str, optional
+        Name of its results table; default ``"table_<name>"``.
+    title : str, optional
+        Title of its results table; default ``"<label> (extension, not in the paper)"``.
+    extension : bool, default=True
+        Whether the model goes beyond the paper (left out of the paper comparison).
+
+    Returns
+    -------
+    callable
+        The decorator: it registers a class (checked now for ``train`` and ``outputs``) or an
+        import path (checked on first use) and returns it unchanged.
+
+    Raises
+    ------
+    rejectopt._registry.RegistryError
+        An unknown task, a name already registered, or a class without ``train`` / ``outputs``.
+
+    Examples
+    --------
+    A nearest-class-mean plugin, trained and applied through the registry like the built-ins,
+    then removed again:
+
+    >>> import numpy as np
+    >>> from rejectopt.classifiers import CLASSIFIERS, classifier_outputs, train_classifier
+    >>> @register_classifier("nearest_mean", task="classification", baseline="margin",
+    ...                      posteriors=False, uses_C=False)
+    ... class NearestMean:
+    ...     @staticmethod
+    ...     def train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss,
+    ...               c_scaling="sum"):
+    ...         means = np.stack([X_trn[y_trn == k].mean(axis=0) for k in range(n_classes)])
+    ...         model = {"means": means}
+    ...         return model, 1.0, {1.0: float(np.mean(NearestMean.outputs(model, X_val)["y_pred"] != y_val))}
+    ...     @staticmethod
+    ...     def outputs(model, X, n_classes=None):
+    ...         distance = np.linalg.norm(X[:, None, :] - model["means"][None], axis=2)
+    ...         return {"y_pred": distance.argmin(axis=1), "baseline": distance.min(axis=1)}
+    >>> X = np.array([[0.0, 0.0], [0.2, 0.1], [3.0, 3.0], [3.1, 2.8]])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> model, C, errors = train_classifier("nearest_mean", X, y, X, y)
+    >>> classifier_outputs("nearest_mean", model, [[2.0, 2.0]])["y_pred"], errors
+    (array([1]), {1.0: 0.0})
+    >>> CLASSIFIERS.remove("nearest_mean")
+    >>> "nearest_mean" in CLASSIFIERS
+    False
     """
     if task not in TASKS:
         raise RegistryError(f"register_classifier({name!r}): task must be one of {TASKS}, got {task!r}")
@@ -118,10 +200,52 @@ def _check_class(name: str, cls, origin: str) -> type:
 
 
 def get_classifier(name: str) -> ClassifierInfo:
-    """The registered classifier ``name``; the error lists the registered names."""
+    """The registered classifier ``name``; the error lists the registered names.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (:func:`classifier_names`).
+
+    Returns
+    -------
+    ClassifierInfo
+        Its entry.
+
+    Raises
+    ------
+    rejectopt._registry.RegistryError
+        ``name`` is not registered; the message lists the registered names.
+
+    Examples
+    --------
+    >>> info = get_classifier("lr")
+    >>> info.label, info.baseline, info.posteriors, info.loss
+    ('LR', 'mcp', True, 'zero_one')
+    >>> get_classifier("rf")
+    Traceback (most recent call last):
+    ...
+    rejectopt._registry.RegistryError: unknown classifier 'rf': registered classifiers: lr, svm, svor, xgb
+    """
     return CLASSIFIERS.get(name)
 
 
 def classifier_names(task: str | None = None) -> list[str]:
-    """Registered classifier names, optionally of one task."""
+    """Registered classifier names, optionally of one task.
+
+    Parameters
+    ----------
+    task : {"classification", "ordinal"} or None, default=None
+        Keep only the classifiers of this task; None keeps all.
+
+    Returns
+    -------
+    list of str
+        In registration order (the built-ins first).
+
+    Examples
+    --------
+    >>> classifier_names(), classifier_names("ordinal")
+    (['lr', 'svm', 'svor', 'xgb'], ['svor'])
+    """
     return [n for n, info in CLASSIFIERS.items() if task is None or info.task == task]

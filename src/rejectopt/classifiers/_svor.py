@@ -27,14 +27,29 @@ def svor_objective(w, b, X, y, C):
     Parameters
     ----------
     w : ndarray of shape (d,)
+        The direction.
     b : ndarray of shape (Y-1,)
+        The thresholds.
     X : ndarray of shape (n, d)
+        The examples.
     y : ndarray of shape (n,), ints in 0..Y-1
+        Their 0-based ranks.
     C : float
+        The weight of the mean hinge loss.
 
     Returns
     -------
     float
+        ``F(w, b)``.
+
+    Examples
+    --------
+    ``f = <w, x> = (0, 1, 2, 3)`` against thresholds (1.5, 2.5): the hinge terms are 0, 0, 0, 0
+    (rank 0 twice), 0.5, 0.5 (rank 1) and 0.5, 0.5 (rank 2), so ``F = 1/2 + 2/4 = 1``:
+
+    >>> X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 2])
+    >>> svor_objective(np.array([1.0]), np.array([1.5, 2.5]), X, y, C=1.0)
+    1.0
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)

@@ -273,7 +273,7 @@ class XGBLabelSpaceClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_proba(self, X):
-        """Class probabilities in the global label space, shape (n, n_classes_); absent classes get 0."""
+        """Class probabilities in the global label space, shape (n, ``n_classes_``); absent classes get 0."""
         check_is_fitted(self, "booster_")
         X = check_array(X, dtype=float)
         if X.shape[1] != self.n_features_in_:
@@ -342,7 +342,9 @@ def train_xgb(X_trn, y_trn, X_val, y_val, grid=XGB_GRID, random_state=0, n_class
         Hyper-parameter points (keys ``max_depth``, ``learning_rate`` and
         optionally ``n_estimators``, ``early_stopping_rounds``).
     random_state : int, default=0
+        Seed of XGBoost.
     n_classes : int or None, default=None
+        Size of the global label space; None -> ``max(y_trn) + 1``.
     error : callable or None
         ``error(y_true, y_pred) -> float``; None -> fraction misclassified.
     n_jobs : int, default=1
@@ -368,6 +370,18 @@ def train_xgb(X_trn, y_trn, X_val, y_val, grid=XGB_GRID, random_state=0, n_class
         ``float(index) -> phase-1 Val1 error``, the errors that chose the point
         (for the chosen point, the returned model's error whenever phase 2 did
         not boost it on).
+
+    Examples
+    --------
+    Iris, even rows as Trn1 and odd rows as Val1, a grid of two small points:
+
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> grid = [{"max_depth": 2, "learning_rate": 0.3, "n_estimators": 20},
+    ...         {"max_depth": 1, "learning_rate": 0.3, "n_estimators": 20}]
+    >>> model, index, errors = train_xgb(X[::2], y[::2], X[1::2], y[1::2], grid=grid)
+    >>> index, {k: round(e, 4) for k, e in errors.items()}, model.best_params_
+    (0.0, {0.0: 0.0267, 1.0: 0.0267}, {'max_depth': 2, 'learning_rate': 0.3, 'n_estimators': 18})
     """
     grid = _check_grid(grid)
     selection_rounds = _check_selection_rounds(selection_rounds)
@@ -396,12 +410,30 @@ def train_xgb(X_trn, y_trn, X_val, y_val, grid=XGB_GRID, random_state=0, n_class
 def xgb_outputs(model, X):
     """Predictions, MCP baseline and probabilities of a fitted :class:`XGBLabelSpaceClassifier`.
 
+    Parameters
+    ----------
+    model : XGBLabelSpaceClassifier
+        Fitted.
+    X : array-like of shape (n, d)
+        The examples.
+
     Returns
     -------
     dict
         ``y_pred`` (n,) int64 argmax of ``proba`` in ``0..K-1``; ``baseline`` (n,)
         ``MCP = 1 - max_y p(y|x)``; ``proba`` (n, K), zero columns for classes
         absent from training.
+
+    Examples
+    --------
+    A label space of four classes, the last absent from training:
+
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = XGBLabelSpaceClassifier(n_classes=4, n_estimators=20).fit(X[::2], y[::2])
+    >>> outputs = xgb_outputs(model, X[[1, 51, 101]])
+    >>> outputs["y_pred"], outputs["baseline"].round(3), outputs["proba"][:, 3]
+    (array([0, 1, 2]), array([0.019, 0.02 , 0.044]), array([0., 0., 0.]))
     """
     proba = model.predict_proba(X)
     return {

@@ -128,7 +128,7 @@ DEFAULT_OPTIONS_GRID = (
     {"cascade_depth": 10, "tree_depth": 4, "nu": 0.1, "num_trees_per_cascade_level": 500, "oversampling_amount": 10},
 )
 
-#: Sizes m of the Trn2 prefixes of the learning curve (Fig. 4b of [1]); sizes above |Trn2| are dropped
+#: Sizes m of the Trn2 prefixes of the learning curve (Fig. 4b of [1]); sizes above the size of Trn2 are dropped
 #: and the full Trn2 is always added.
 DEFAULT_LEARNING_CURVE_SIZES = (50, 100, 200, 300)
 
@@ -185,10 +185,32 @@ def settings(config: dict) -> dict:
     archive extracted under ``raw_dir`` (``archive_dir``, :data:`rejectopt.datasets.ARCHIVE_SUBSETS`);
     ``trainer_threads`` and ``score_jobs`` (:data:`TRAINER_THREADS`, :data:`SCORE_JOBS`).
 
+    Parameters
+    ----------
+    config : dict
+        The whole pipeline config (``config.yaml``); only ``landmarks``, ``C_score``, ``seed``,
+        ``faces_mirror`` and ``raw_dir`` are read.
+
+    Returns
+    -------
+    dict
+        The keys of :data:`DEFAULTS` and ``C_grid``, ``seed``, ``archive_dir``, ``faces``,
+        ``trainer_threads``, ``score_jobs``.
+
     Raises
     ------
     ValueError
         On an unknown key of the block or a bad value (the key is named).
+
+    Examples
+    --------
+    >>> chosen = settings({"seed": 7, "faces_mirror": "faces", "landmarks": {"max_faces": 40}})
+    >>> chosen["seed"], chosen["pretrained"], chosen["trainer_threads"], chosen["faces"]["max_faces"]
+    (7, False, 2, 40)
+    >>> settings({"landmarks": {"max_face": 40}})
+    Traceback (most recent call last):
+    ...
+    ValueError: config landmarks: unknown keys ['max_face']; allowed: ['enabled', 'learning_curve_sizes', 'max_faces', 'predictor_options_grid', 'pretrained', 'split_ratios', 'with_coordinates']
     """
     block = dict(config.get("landmarks") or {})
     unknown = sorted(set(block) - set(DEFAULTS))
@@ -230,6 +252,33 @@ def select_faces(folder, subsets=MIRROR_SUBSETS, max_faces=None) -> pd.DataFrame
 
     The faces are taken at evenly spaced positions of the sorted list, so every
     subset keeps its share; deterministic. ``max_faces=None`` keeps all.
+
+    Parameters
+    ----------
+    folder : path-like
+        The faces' root folder (:func:`rejectopt.datasets.list_faces`).
+    subsets : sequence of str, default=MIRROR_SUBSETS
+        Its sub-folders to read.
+    max_faces : int, optional
+        Keep at most this many faces.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``name, subset, image, pts``, index 0..n-1.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     Path(tmp, "afw").mkdir()
+    ...     for k in range(7):
+    ...         _ = Path(tmp, "afw", f"{k}.pts").write_text("")
+    ...         _ = Path(tmp, "afw", f"{k}.jpg").write_bytes(b"")
+    ...     faces = select_faces(tmp, ["afw"], max_faces=3)
+    >>> faces["name"].tolist()
+    ['0', '3', '6']
     """
     faces = list_faces(folder, subsets)
     if max_faces is not None and int(max_faces) < len(faces):
@@ -239,12 +288,66 @@ def select_faces(folder, subsets=MIRROR_SUBSETS, max_faces=None) -> pd.DataFrame
 
 
 def split_seed(master_seed: int, split: int) -> int:
-    """The seed of split ``split`` (dlib's trainer, SELE's chunks, the learning-curve permutation)."""
+    """The seed of split ``split`` (dlib's trainer, SELE's chunks, the learning-curve permutation).
+
+    Parameters
+    ----------
+    master_seed : int
+        The run's ``seed``.
+    split : int
+        The split's number.
+
+    Returns
+    -------
+    int
+        :func:`rejectopt.splits.derive_seed` of the seed, :data:`DATASET`, ``"landmarks"`` and the split.
+
+    Examples
+    --------
+    >>> split_seed(0, 0), split_seed(0, 1)
+    (2866425441, 4163084181)
+    """
     return derive_seed(master_seed, DATASET, "landmarks", split)
 
 
 def load_detections(path, faces_df: pd.DataFrame) -> dict:
-    """The detections at ``path`` (:func:`rejectopt.landmarks.load_or_detect_faces`), checked against ``faces_df``."""
+    """The detections at ``path`` (:func:`rejectopt.landmarks.load_or_detect_faces`), checked against ``faces_df``.
+
+    Parameters
+    ----------
+    path : path-like
+        The detections' ``.npz`` (read by :func:`rejectopt._io.load_npz`).
+    faces_df : pandas.DataFrame
+        The face list the detections must follow, name by name.
+
+    Returns
+    -------
+    dict
+        The file's arrays by name.
+
+    Raises
+    ------
+    ValueError
+        The detections' names are not the face list's (the file is named).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from rejectopt._io import save_npz
+    >>> faces_df = pd.DataFrame({"name": ["a", "b"]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp, "detections.npz")
+    ...     save_npz(path, box=np.zeros((2, 4)), score=np.array([0.5, -0.2]), name=np.array(["a", "b"]))
+    ...     detections = load_detections(path, faces_df)
+    ...     load_detections(path, faces_df.iloc[::-1])
+    Traceback (most recent call last):
+    ...
+    ValueError: ...detections.npz does not match the face list; rerun detect_faces
+    >>> sorted(detections), detections["score"]
+    (['box', 'name', 'score'], array([ 0.5, -0.2]))
+    """
     with load_npz(path) as data:
         detections = {key: data[key] for key in data.files}
     if detections["name"].tolist() != faces_df["name"].tolist():
@@ -259,6 +362,60 @@ def load_split_inputs(faces: dict, detections_path, splits_path, split: int, mas
     the detections at ``detections_path`` (checked against that face list),
     the split's row indices in ``splits_path``, and its seed derived from
     ``master_seed`` (:func:`split_seed`).
+
+    Parameters
+    ----------
+    faces : dict
+        The keywords of :func:`select_faces` (``settings(config)["faces"]``).
+    detections_path : path-like
+        The staged detections (:func:`load_detections`).
+    splits_path : path-like
+        The splits file (:func:`face_splits_file`).
+    split : int
+        The split's number.
+    master_seed : int
+        The run's ``seed``.
+
+    Returns
+    -------
+    tuple
+        ``(faces_df, detections, split_indices, seed)``.
+
+    Examples
+    --------
+    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
+    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
+    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
+    two tiny shape predictors:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.landmarks import fallback_box
+    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
+    >>> for k, truth in enumerate(truths):
+    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
+    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
+    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
+    >>> faces_df = select_faces(**faces)
+    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
+    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
+    ...          subset=faces_df["subset"].to_numpy(str))
+    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
+    ...                      n_splits=1, seed=0)
+    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...          "oversampling_amount": k} for k in (1, 2)]
+    >>> faces_df, detections, parts, seed = load_split_inputs(faces, root / "detections.npz",
+    ...                                                       root / "splits.npz", 0, master_seed=0)
+    >>> tmp.cleanup()
+    >>> len(faces_df), {part: len(rows) for part, rows in parts.items()}, seed
+    (20, {'trn1': 6, 'val1': 2, 'trn2': 6, 'val2': 2, 'tst': 4}, 2866425441)
     """
     faces_df = select_faces(**faces)
     detections = load_detections(detections_path, faces_df)
@@ -310,6 +467,51 @@ def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxe
     on it: dlib sums the residuals per thread block); ``workers`` option sets
     are trained at once in separate processes (the models do not depend on
     ``workers``). Returns ``(model_path, best_options, {grid index: Val1 error})``.
+
+    Parameters
+    ----------
+    images_trn, boxes_trn, truths_trn : sequence of ndarray, array-like of shape (n, 4), (n, 68, 2)
+        The Trn1 faces: images, detector boxes, ground-truth landmarks.
+    images_val, boxes_val, truths_val : sequence of ndarray, array-like of shape (m, 4), (m, 68, 2)
+        The Val1 faces.
+    options_grid : sequence of dict
+        The option sets tried (:func:`rejectopt.landmarks.train_shape_predictor`'s ``options``).
+    threads : int
+        dlib's ``num_threads``.
+    seed : int
+        dlib's ``random_seed``.
+    work_dir : path-like
+        Where the models are saved (``shape_predictor_<k>.dat``).
+    workers : int, default=1
+        Option sets trained at once, in separate processes.
+
+    Returns
+    -------
+    tuple
+        ``(model_path, best_options, {grid index: Val1 error})``, the error the mean per-landmark loss.
+
+    Examples
+    --------
+    Six synthetic 64 x 64 faces (the 68 points drawn white on black, each set shifted), four for
+    Trn1 and two for Val1, and two tiny option sets:
+
+    >>> import tempfile
+    >>> from rejectopt.landmarks import fallback_box
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = np.stack([base + rng.normal(0, 2, 2) for _ in range(6)])
+    >>> images = [np.zeros((64, 64), dtype=np.uint8) for _ in truths]
+    >>> for image, truth in zip(images, truths):
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    >>> boxes = np.stack([fallback_box(truth) for truth in truths])
+    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...          "oversampling_amount": k} for k in (1, 2)]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path, best, errors = choose_predictor_options(images[:4], boxes[:4], truths[:4], images[4:],
+    ...                                                   boxes[4:], truths[4:], grid, 1, 0, tmp)
+    ...     name = path.name
+    >>> name, best["oversampling_amount"], {k: round(e, 3) for k, e in errors.items()}
+    ('shape_predictor_1.dat', 2, {0: 7.416, 1: 7.082})
     """
     train = functools.partial(_train_grid_cell, images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
                               threads, seed, Path(work_dir))
@@ -337,10 +539,65 @@ def train_candidate_predictor(faces_df: pd.DataFrame, detections: dict, split_in
     ``seed``), so the pipeline can train the grid cells as separate jobs and
     pass them to :func:`run_landmark_split` as ``candidates``.
 
+    Parameters
+    ----------
+    faces_df : pandas.DataFrame
+        The face list (:func:`select_faces`).
+    detections : dict
+        Its detections (``box``, :func:`load_detections`).
+    split_indices : dict
+        Row indices of ``faces_df`` per part; ``trn1`` and ``val1`` are read.
+    options : dict
+        One option set of the grid (:func:`rejectopt.landmarks.train_shape_predictor`).
+    threads : int, default=1
+        dlib's ``num_threads`` (the model depends on it).
+    seed : int, default=0
+        dlib's ``random_seed``.
+    path : path-like, optional
+        Where the model is saved; default a new temporary file.
+
     Returns
     -------
     (pathlib.Path, float)
         The saved model and its mean per-landmark loss on Val1.
+
+    Examples
+    --------
+    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
+    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
+    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
+    two tiny shape predictors:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.landmarks import fallback_box
+    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
+    >>> for k, truth in enumerate(truths):
+    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
+    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
+    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
+    >>> faces_df = select_faces(**faces)
+    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
+    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
+    ...          subset=faces_df["subset"].to_numpy(str))
+    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
+    ...                      n_splits=1, seed=0)
+    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...          "oversampling_amount": k} for k in (1, 2)]
+    >>> faces_df, detections, parts, seed = load_split_inputs(faces, root / "detections.npz",
+    ...                                                       root / "splits.npz", 0, master_seed=0)
+    >>> path, error = train_candidate_predictor(faces_df, detections, parts, grid[1], seed=seed,
+    ...                                         path=root / "model_1.dat")
+    >>> tmp.cleanup()
+    >>> path.name, round(error, 3)
+    ('model_1.dat', 5.681)
     """
     images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val = _predictor_data(
         faces_df, detections, split_indices)
@@ -428,6 +685,7 @@ def run_landmark_split(
         Row indices of ``faces_df`` per part ``trn1, val1, trn2, val2, tst``
         (e.g. :func:`rejectopt.splits.load_split`).
     options_grid : sequence of dict, default=DEFAULT_OPTIONS_GRID
+        The shape-predictor option sets tried on Val1.
     C_grid : sequence of float, default=None
         None: :data:`rejectopt.scores.SCORE_C_GRID`.
     threads : int, default=1
@@ -438,6 +696,7 @@ def run_landmark_split(
     seed : int, default=0
         Seed of dlib's trainer, SELE's chunks and the learning-curve permutation.
     learning_curve_sizes : sequence of int, default=DEFAULT_LEARNING_CURVE_SIZES
+        Sizes m of the Trn2 prefixes of the learning curve (the full Trn2 is always a point).
     with_coordinates : bool, default=False
         Passed to :func:`~rejectopt.landmarks.face_features`.
     pretrained : bool, default=False
@@ -466,6 +725,44 @@ def run_landmark_split(
         ``predictor_options``, ``val1_error`` {grid index: mean per-landmark
         loss}, ``learning_curve`` DataFrame (m, method, C, test_aurc), and the
         per-part mean per-landmark losses ``mean_error``.
+
+    Examples
+    --------
+    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
+    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
+    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
+    two tiny shape predictors:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.landmarks import fallback_box
+    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
+    >>> for k, truth in enumerate(truths):
+    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
+    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
+    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
+    >>> faces_df = select_faces(**faces)
+    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
+    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
+    ...          subset=faces_df["subset"].to_numpy(str))
+    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
+    ...                      n_splits=1, seed=0)
+    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...          "oversampling_amount": k} for k in (1, 2)]
+    >>> faces_df, detections, parts, seed = load_split_inputs(faces, root / "detections.npz",
+    ...                                                       root / "splits.npz", 0, master_seed=0)
+    >>> result = run_landmark_split(faces_df, detections, parts, options_grid=grid[:1], C_grid=[1.0],
+    ...                             seed=seed, learning_curve_sizes=())
+    >>> tmp.cleanup()
+    >>> round(result["risk_full"], 3), {method: round(value, 3) for method, value in result["aurc"].items()}
+    (5.729, {'face_score': 5.845, 'reg': 5.545, 'sele': 5.545})
     """
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
     parts = {part: np.asarray(split_indices[part], dtype=np.int64) for part in ("trn1", "val1", "trn2", "val2", "tst")}
@@ -537,7 +834,35 @@ def run_landmark_split(
 class LandmarkSplitResult(SplitResult):
     """Output of :func:`run_split`: the contract's rows (:func:`landmark_summary` of this split; no
     curves) and the whole :func:`run_landmark_split` result (saved by :func:`save_landmark_result`,
-    its learning curve as CSV beside it)."""
+    its learning curve as CSV beside it).
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        :func:`landmark_summary` of the split.
+    curves : dict of str to numpy.ndarray, optional
+        Unused by this experiment (empty).
+    result : dict, optional
+        The :func:`run_landmark_split` result.
+
+    Examples
+    --------
+    A hand-made result with the keys of :func:`run_landmark_split`:
+
+    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
+    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
+    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
+    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
+    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
+    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
+    ...           "mean_error": {"tst": 7.5}}
+    >>> out = LandmarkSplitResult(landmark_summary({0: result}), result=result)
+    >>> out.rows[["score", "aurc"]], out.curves
+    (        score  aurc
+    0  face_score   6.5
+    1         reg   5.5
+    2        sele   5.0, {})
+    """
 
     result: dict = field(default_factory=dict)
 
@@ -564,6 +889,64 @@ def run_split(inputs: SplitInputs, settings: dict, workers: int = 1) -> Landmark
     :func:`settings`'s: the faces, the option grid, ``C_grid``, the learning-curve sizes, the
     feature map, the demo mode and SELE's ``score_jobs``. ``workers`` processes run the
     independent pieces (the results do not depend on it).
+
+    Parameters
+    ----------
+    inputs : rejectopt.experiments.SplitInputs
+        The split's staged files, seed and parts.
+    settings : dict
+        :func:`settings` of the config (``faces`` as the rule gives them).
+    workers : int, default=1
+        Worker processes.
+
+    Returns
+    -------
+    LandmarkSplitResult
+        The split's rows and the whole result.
+
+    Examples
+    --------
+    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
+    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
+    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
+    two tiny shape predictors:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.landmarks import fallback_box
+    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
+    >>> for k, truth in enumerate(truths):
+    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
+    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
+    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
+    >>> faces_df = select_faces(**faces)
+    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
+    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
+    ...          subset=faces_df["subset"].to_numpy(str))
+    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
+    ...                      n_splits=1, seed=0)
+    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...          "oversampling_amount": k} for k in (1, 2)]
+    >>> from rejectopt.experiments import SplitInputs
+    >>> chosen = settings({"C_score": [1.0], "landmarks": {"predictor_options_grid": grid,
+    ...                                                   "learning_curve_sizes": []}})
+    >>> chosen["faces"], chosen["score_jobs"] = faces, 1
+    >>> inputs = SplitInputs(DATASET, 0, NAME, 0, None, root / "splits.npz",
+    ...                      {STAGED_DETECTIONS: root / "detections.npz"})
+    >>> out = run_split(inputs, chosen)
+    >>> tmp.cleanup()
+    >>> out.rows[["score", "C_classifier", "C_score", "aurc", "n_test"]].round(3)
+            score  C_classifier  C_score   aurc  n_test
+    0  face_score           2.0      NaN  6.390       4
+    1         reg           2.0      1.0  5.544       4
+    2        sele           2.0      1.0  5.544       4
     """
     faces_df = select_faces(**settings["faces"])
     detections = load_detections(inputs.staged_file(STAGED_DETECTIONS), faces_df)
@@ -602,7 +985,45 @@ def _settings_of(faces: dict, seed: int, **block) -> dict:
 
 def face_splits_file(out_path, *, faces: dict, ratios, n_splits: int, seed: int) -> dict:
     """``n_splits`` Trn1 / Val1 / Trn2 / Val2 / Tst splits of the faces, stratified by subset and
-    seeded (:func:`rejectopt.splits.make_splits`), written to ``out_path`` (rule make_face_splits)."""
+    seeded (:func:`rejectopt.splits.make_splits`), written to ``out_path`` (rule make_face_splits).
+
+    Parameters
+    ----------
+    out_path : path-like
+        The splits file (``.npz``, :func:`rejectopt.splits.save_splits`).
+    faces : dict
+        The keywords of :func:`select_faces`.
+    ratios : sequence of 5 float
+        The parts' shares.
+    n_splits : int
+        Number of splits.
+    seed : int
+        The run's ``seed``.
+
+    Returns
+    -------
+    dict
+        ``{"<part>_<k>": row indices}``, as written.
+
+    Examples
+    --------
+    Ten faces (empty files suffice: only the list is read):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.splits import load_split
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     Path(tmp, "afw").mkdir()
+    ...     for k in range(10):
+    ...         _ = Path(tmp, "afw", f"{k}.pts").write_text("")
+    ...         _ = Path(tmp, "afw", f"{k}.jpg").write_bytes(b"")
+    ...     faces = {"folder": tmp, "subsets": ["afw"], "max_faces": None}
+    ...     splits = face_splits_file(Path(tmp, "splits.npz"), faces=faces,
+    ...                               ratios=(0.3, 0.1, 0.3, 0.1, 0.2), n_splits=2, seed=0)
+    ...     parts = load_split(Path(tmp, "splits.npz"), 1)
+    >>> sorted(splits)[:5], {part: len(rows) for part, rows in parts.items()}
+    (['trn1_0', 'trn1_1', 'trn2_0', 'trn2_1', 'tst_0'], {'trn1': 3, 'val1': 1, 'trn2': 3, 'val2': 1, 'tst': 2})
+    """
     faces_df = select_faces(**faces)
     subsets = faces_df["subset"].to_numpy()
     splits = make_splits(subsets, ratios=ratios, n_splits=n_splits, seed=seed, dataset=DATASET)
@@ -616,7 +1037,67 @@ def train_predictor_file(detections_path, splits_path, split: int, option: int, 
     (:func:`train_candidate_predictor`) at ``model_out``, its Val1 error as JSON at ``error_out``
     (``option``, ``options``, ``val1_error``). Returns the error.
 
-    The keywords are the rule's params; ``trainer_threads`` is dlib's (:data:`TRAINER_THREADS`).
+    Parameters
+    ----------
+    detections_path, splits_path : path-like
+        The staged detections and splits (:func:`load_split_inputs`).
+    split : int
+        The split's number.
+    option : int
+        The index of the option set in ``options_grid``.
+    model_out, error_out : path-like
+        The model (``.dat``) and its Val1 error (JSON) written.
+    faces : dict
+        The keywords of :func:`select_faces`.
+    options_grid : sequence of dict
+        The option grid.
+    trainer_threads : int
+        dlib's ``num_threads`` (:data:`TRAINER_THREADS`).
+    seed : int
+        The run's ``seed`` (:func:`split_seed` derives the split's).
+
+    Returns
+    -------
+    float
+        The mean per-landmark Val1 loss of the model.
+
+    Examples
+    --------
+    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
+    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
+    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
+    two tiny shape predictors:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.landmarks import fallback_box
+    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
+    >>> for k, truth in enumerate(truths):
+    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
+    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
+    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
+    >>> faces_df = select_faces(**faces)
+    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
+    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
+    ...          subset=faces_df["subset"].to_numpy(str))
+    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
+    ...                      n_splits=1, seed=0)
+    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...          "oversampling_amount": k} for k in (1, 2)]
+    >>> error = train_predictor_file(root / "detections.npz", root / "splits.npz", 0, 1, root / "model_1.dat",
+    ...                              root / "error_1.json", faces=faces, options_grid=grid,
+    ...                              trainer_threads=1, seed=0)
+    >>> written = (root / "error_1.json").read_text()
+    >>> tmp.cleanup()
+    >>> round(error, 3), sorted(json.loads(written))
+    (5.681, ['option', 'options', 'val1_error'])
     """
     faces_df, detections, split_indices, split_seed_ = load_split_inputs(faces, detections_path, splits_path,
                                                                          int(split), seed)
@@ -638,6 +1119,87 @@ def run_split_files(detections_path, splits_path, split: int, result_out, curve_
     ``curve_out`` (CSV). ``models`` / ``errors`` are the option grid's trained models and their
     JSON files (:func:`train_predictor_file`), one per option set (none in the demo mode); the
     keywords are the rule's params (``score_jobs``: SELE's ``n_jobs``, :data:`SCORE_JOBS`).
+
+    Parameters
+    ----------
+    detections_path, splits_path : path-like
+        The staged detections and splits.
+    split : int
+        The split's number.
+    result_out, curve_out : path-like
+        The result (``.npz``) and its learning curve (CSV) written.
+    faces : dict
+        The keywords of :func:`select_faces`.
+    seed : int
+        The run's ``seed``.
+    options_grid : sequence of dict
+        The option grid.
+    C_grid : sequence of float
+        The scores' C values, chosen on Val2.
+    learning_curve_sizes : sequence of int
+        The learning curve's Trn2 sizes.
+    with_coordinates : bool
+        Append the landmark coordinates to psi(x).
+    pretrained : bool
+        DLIB's pretrained model instead of the grid (demo mode).
+    score_jobs : int
+        SELE's ``n_jobs``.
+    models, errors : sequence of path-like, default=()
+        The grid's trained models and their JSON files.
+    workers : int, default=1
+        Worker processes.
+
+    Returns
+    -------
+    LandmarkSplitResult
+        As :func:`run_split`.
+
+    Examples
+    --------
+    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
+    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
+    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
+    two tiny shape predictors:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> from rejectopt._io import save_npz
+    >>> from rejectopt.landmarks import fallback_box
+    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
+    >>> for k, truth in enumerate(truths):
+    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
+    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
+    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
+    >>> faces_df = select_faces(**faces)
+    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
+    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
+    ...          subset=faces_df["subset"].to_numpy(str))
+    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
+    ...                      n_splits=1, seed=0)
+    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...          "oversampling_amount": k} for k in (1, 2)]
+    >>> for k in range(len(grid)):
+    ...     _ = train_predictor_file(root / "detections.npz", root / "splits.npz", 0, k, root / f"model_{k}.dat",
+    ...                              root / f"error_{k}.json", faces=faces, options_grid=grid,
+    ...                              trainer_threads=1, seed=0)
+    >>> out = run_split_files(root / "detections.npz", root / "splits.npz", 0, root / "result.npz",
+    ...                       root / "curve.csv", faces=faces, seed=0, options_grid=grid, C_grid=[1.0],
+    ...                       learning_curve_sizes=[], with_coordinates=False, pretrained=False,
+    ...                       score_jobs=1, models=[root / "model_0.dat", root / "model_1.dat"],
+    ...                       errors=[root / "error_0.json", root / "error_1.json"])
+    >>> saved = load_landmark_result(root / "result.npz")
+    >>> tmp.cleanup()
+    >>> out.rows[["score", "aurc"]].round(3), saved["aurc"] == out.result["aurc"]
+    (        score   aurc
+    0  face_score  6.390
+    1         reg  5.544
+    2        sele  5.544, True)
     """
     chosen = _settings_of(faces, seed, predictor_options_grid=list(options_grid), C_grid=C_grid,
                           learning_curve_sizes=list(learning_curve_sizes), with_coordinates=with_coordinates,
@@ -654,7 +1216,40 @@ def run_split_files(detections_path, splits_path, split: int, result_out, curve_
 
 
 def save_landmark_result(path, result: dict) -> None:
-    """Write a :func:`run_landmark_split` result to ``.npz`` atomically (dicts as JSON, no pickle)."""
+    """Write a :func:`run_landmark_split` result to ``.npz`` atomically (dicts as JSON, no pickle).
+
+    Parameters
+    ----------
+    path : path-like
+        The ``.npz`` written (:func:`rejectopt._io.save_npz`).
+    result : dict
+        A :func:`run_landmark_split` result; its learning curve is not saved here.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    A hand-made result with the keys of :func:`run_landmark_split`:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt._io import load_npz
+    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
+    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
+    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
+    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
+    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
+    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
+    ...           "mean_error": {"tst": 7.5}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     save_landmark_result(Path(tmp, "result.npz"), result)
+    ...     with load_npz(Path(tmp, "result.npz")) as data:
+    ...         names, aurc = sorted(data.files), str(data["aurc"])
+    >>> len(names), aurc
+    (13, '{"face_score": 6.5, "reg": 5.5, "sele": 5.0}')
+    """
     arrays = {key: np.asarray(result[key]) for key in _RESULT_ARRAYS}
     for key in _RESULT_JSON:
         arrays[key] = np.array(json.dumps(result[key], sort_keys=True))
@@ -663,7 +1258,35 @@ def save_landmark_result(path, result: dict) -> None:
 
 
 def load_landmark_result(path) -> dict:
-    """Inverse of :func:`save_landmark_result` (without the learning curve, saved as CSV beside it)."""
+    """Inverse of :func:`save_landmark_result` (without the learning curve, saved as CSV beside it).
+
+    Parameters
+    ----------
+    path : path-like
+        A file of :func:`save_landmark_result` (checked by :func:`rejectopt._io.load_npz`).
+
+    Returns
+    -------
+    dict
+        The result's arrays, its JSON entries as dicts and ``risk_full`` as a float.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
+    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
+    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
+    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
+    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
+    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
+    ...           "mean_error": {"tst": 7.5}}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     save_landmark_result(Path(tmp, "result.npz"), result)
+    ...     loaded = load_landmark_result(Path(tmp, "result.npz"))
+    >>> loaded["C"], loaded["risk_full"], loaded["loss"]
+    ({'reg': 1.0, 'sele': 10.0}, 7.5, array([340., 680.]))
+    """
     with load_npz(path) as data:
         result = {key: data[key] for key in _RESULT_ARRAYS}
         for key in _RESULT_JSON:
@@ -682,6 +1305,33 @@ def landmark_summary(results: dict) -> pd.DataFrame:
     of [1]); ``C_classifier`` is the chosen ``oversampling_amount`` of the shape
     predictor (NaN for the pretrained model); ``C_score`` the C chosen on Val2
     (NaN for the face score).
+
+    Parameters
+    ----------
+    results : dict
+        ``{split: result}``, results of :func:`run_landmark_split` (or :func:`load_landmark_result`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per split and method of :data:`METHODS`, columns :data:`SUMMARY_COLUMNS`.
+
+    Examples
+    --------
+    A hand-made result with the keys of :func:`run_landmark_split`:
+
+    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
+    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
+    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
+    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
+    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
+    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
+    ...           "mean_error": {"tst": 7.5}}
+    >>> landmark_summary({0: result})[["split", "score", "C_classifier", "C_score", "aurc", "n_test"]]
+       split       score  C_classifier  C_score  aurc  n_test
+    0      0  face_score           5.0      NaN   6.5       2
+    1      0         reg           5.0      1.0   5.5       2
+    2      0        sele           5.0     10.0   5.0       2
     """
     rows = []
     for split, result in sorted(results.items()):
@@ -698,7 +1348,31 @@ def landmark_summary(results: dict) -> pd.DataFrame:
 
 
 def learning_curve_table(curves: dict) -> pd.DataFrame:
-    """Mean, std and count over splits of test AuRC per (method, m) from ``{split: curve DataFrame}``."""
+    """Mean, std and count over splits of test AuRC per (method, m) from ``{split: curve DataFrame}``.
+
+    Parameters
+    ----------
+    curves : dict
+        ``{split: learning curve}``, each a DataFrame with ``m, method, C, test_aurc`` (the
+        ``learning_curve`` of :func:`run_landmark_split`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method, m, mean, std, count``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> curve = lambda sele, reg: pd.DataFrame({"m": [50, 50, 100, 100], "method": ["sele", "reg"] * 2,
+    ...                                         "C": 1.0, "test_aurc": sele + reg})
+    >>> learning_curve_table({0: curve([4.0, 3.0], [5.0, 3.5]), 1: curve([5.0, 3.2], [6.0, 3.6])})
+      method    m  mean       std  count
+    0    reg   50  3.10  0.141421      2
+    1    reg  100  3.55  0.070711      2
+    2   sele   50  4.50  0.707107      2
+    3   sele  100  5.50  0.707107      2
+    """
     frame = pd.concat([curve.assign(split=int(k)) for k, curve in curves.items()], ignore_index=True)
     return frame.groupby(["method", "m"])["test_aurc"].agg(["mean", "std", "count"]).reset_index()
 
@@ -710,6 +1384,40 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     of R@100, :func:`rejectopt.experiments.paper.aurc_table` with
     :func:`~rejectopt.experiments.paper.landmarks_spec`. ``settings`` is unused: the rows hold
     every setting.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Every split's rows (:func:`landmark_summary`).
+    settings : dict, optional
+        Unused (the experiment contract passes it).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``{"landmarks": table}``.
+
+    Examples
+    --------
+    Two hand-made splits' results with the keys of :func:`run_landmark_split`:
+
+    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
+    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
+    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
+    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
+    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
+    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
+    ...           "mean_error": {"tst": 7.5}}
+    >>> other = {**result, "aurc": {"face_score": 7.5, "sele": 6.0, "reg": 5.5}}
+    >>> table = aggregate(landmark_summary({0: result, 1: other}))["landmarks"]
+    >>> table.loc["300w", ["face_score", "sele", "reg"]].round(3)
+    face_score  mean    7.000
+                std     0.707
+    sele        mean    5.500
+                std     0.707
+    reg         mean    5.500
+                std     0.000
+    Name: 300w, dtype: float64
     """
     return {"landmarks": aurc_table(rows, landmarks_spec(LEARNED_SCORES))}
 
@@ -720,6 +1428,48 @@ def summary_file(result_paths: Sequence, curve_paths: Sequence, splits: Sequence
     their rows (:func:`landmark_summary`) written to ``summary_out`` (rule summarize_landmarks).
 
     Returns ``(results, curves, summary)``: ``{split: result}``, ``{split: curve}`` and the rows.
+
+    Parameters
+    ----------
+    result_paths, curve_paths : sequence of path-like
+        One result file and one learning-curve CSV per split.
+    splits : sequence of int
+        The splits' numbers, in the same order.
+    summary_out : path-like
+        The rows' CSV written.
+
+    Returns
+    -------
+    tuple
+        ``(results, curves, summary)``.
+
+    Examples
+    --------
+    A hand-made result with the keys of :func:`run_landmark_split`, and its learning curve:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt._io import write_csv
+    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
+    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
+    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
+    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
+    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
+    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
+    ...           "mean_error": {"tst": 7.5}}
+    >>> curve = pd.DataFrame({"m": [2, 2], "method": ["sele", "face_score"], "C": [10.0, np.nan],
+    ...                       "test_aurc": [5.0, 6.5]})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     save_landmark_result(Path(tmp, "result_0.npz"), result)
+    ...     write_csv(curve, Path(tmp, "curve_0.csv"))
+    ...     results, curves, summary = summary_file([Path(tmp, "result_0.npz")], [Path(tmp, "curve_0.csv")],
+    ...                                             [0], Path(tmp, "summary.csv"))
+    ...     written = pd.read_csv(Path(tmp, "summary.csv"))
+    >>> summary[["score", "aurc"]], written.equals(summary)
+    (        score  aurc
+    0  face_score   6.5
+    1         reg   5.5
+    2        sele   5.0, True)
     """
     results = {k: load_landmark_result(path) for k, path in zip(splits, result_paths)}
     curves = {k: pd.read_csv(path) for k, path in zip(splits, curve_paths)}

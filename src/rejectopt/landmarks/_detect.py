@@ -38,13 +38,48 @@ _DLIB_BOX_DX, _DLIB_BOX_DY, _DLIB_BOX_SIDE = -0.025, -0.058, 1.024
 
 # --------------------------------------------------------------------------- face detection
 def landmark_bbox(landmarks) -> np.ndarray:
-    """Bounding boxes ``(left, top, right, bottom)`` of landmark sets, shape (n, 4)."""
+    """Bounding boxes ``(left, top, right, bottom)`` of landmark sets, shape (n, 4).
+
+    Parameters
+    ----------
+    landmarks : array-like of shape (n, 68, 2) or (68, 2)
+        Landmark sets, 0-based ``(x, y)``.
+
+    Returns
+    -------
+    ndarray of shape (n, 4)
+        The smallest and largest ``x`` and ``y`` of each set.
+
+    Examples
+    --------
+    >>> shape = np.zeros((68, 2)); shape[10] = (40, 5); shape[20] = (-3, 60)
+    >>> landmark_bbox(shape)
+    array([[-3.,  0., 40., 60.]])
+    """
     shapes = _as_shapes(landmarks, "landmarks")
     return np.concatenate([shapes.min(axis=1), shapes.max(axis=1)], axis=1)
 
 
 def box_iou(box, boxes) -> np.ndarray:
-    """Intersection over union of one box with each of ``boxes`` (``left, top, right, bottom``)."""
+    """Intersection over union of one box with each of ``boxes`` (``left, top, right, bottom``).
+
+    Parameters
+    ----------
+    box : array-like of shape (4,)
+        ``left, top, right, bottom``.
+    boxes : array-like of shape (m, 4) or (4,)
+        The boxes to compare ``box`` with.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        ``area(box & b) / area(box | b)`` per box ``b``; 0 where the union is empty.
+
+    Examples
+    --------
+    >>> box_iou([0, 0, 10, 10], [[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30]]).round(4)
+    array([1.    , 0.3333, 0.    ])
+    """
     box = np.asarray(box, dtype=np.float64)
     boxes = np.atleast_2d(np.asarray(boxes, dtype=np.float64))
     width = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
@@ -63,6 +98,24 @@ def fallback_box(truth) -> np.ndarray:
     the medians of the detected faces of the offline 300-W copy, so the box
     looks like the detector's typical box. This uses the ground truth, so it
     slightly favours the shape predictor on the (few) missed faces.
+
+    Parameters
+    ----------
+    truth : array-like of shape (68, 2)
+        The face's ground-truth landmarks, 0-based ``(x, y)``.
+
+    Returns
+    -------
+    ndarray of shape (4,)
+        ``left, top, right, bottom`` (float, not rounded).
+
+    Examples
+    --------
+    A landmark box of 100 x 50 pixels at the origin gives a square of side 102.4:
+
+    >>> shape = np.zeros((68, 2)); shape[1] = (100, 50)
+    >>> fallback_box(shape).round(2)
+    array([ -3.7, -29.1,  98.7,  73.3])
     """
     left, top, right, bottom = landmark_bbox(truth)[0]
     width, height = right - left, bottom - top
@@ -126,6 +179,7 @@ def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float
     upsample : int, default=1
         Image pyramid up-sampling of the detector (1 finds faces down to ~40 px).
     iou_threshold : float, default=MISS_IOU_THRESHOLD
+        A face whose best detection overlaps its landmark box less is missed.
     n_jobs : int, default=1
         Worker processes (the faces are independent; the result does not
         depend on ``n_jobs``).
@@ -137,6 +191,33 @@ def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float
         ``detected`` (n,) bool; ``iou`` (n,) of the matched detection (0 if
         none); ``name`` and ``subset`` (n,) str and ``upsample`` (scalar), to
         check a cache against a face list and settings.
+
+    Raises
+    ------
+    RuntimeError
+        The detector matched none of the faces.
+
+    Examples
+    --------
+    scikit-image's astronaut photograph as a one-face set, annotated with a rough 17 x 4 grid of
+    68 points over the face (300-W's ``.pts`` files are 1-based):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> from skimage.data import astronaut
+    >>> from rejectopt.datasets import list_faces
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> Path(tmp.name, "afw").mkdir()
+    >>> Image.fromarray(astronaut()).save(Path(tmp.name, "afw", "astronaut.png"))
+    >>> x, y = np.meshgrid(np.linspace(185, 255, 17), np.linspace(90, 160, 4))
+    >>> _ = Path(tmp.name, "afw", "astronaut.pts").write_text(
+    ...     "".join(f"{a + 1} {b + 1}\\n" for a, b in zip(x.ravel(), y.ravel())))
+    >>> faces = list_faces(tmp.name, ["afw"])
+    >>> detections = detect_faces(faces)
+    >>> tmp.cleanup()
+    >>> detections["box"], detections["detected"], detections["iou"].round(3)
+    (array([[175.,  76., 265., 166.]]), array([ True]), array([0.605]))
     """
     n = len(faces_df)
     box = np.zeros((n, 4))
@@ -178,7 +259,46 @@ def load_or_detect_faces(faces_df: pd.DataFrame, cache_path, upsample: int = 1, 
 
     The cache is reused only when its ``name``/``subset`` columns equal the
     face list's and it was made with the same ``upsample``; otherwise detection reruns and the cache is replaced
-    atomically. ``n_jobs``: worker processes of :func:`detect_faces`.
+    atomically.
+
+    Parameters
+    ----------
+    faces_df : pandas.DataFrame
+        From :func:`rejectopt.datasets.list_faces` (needs ``name``, ``subset``, ``image``, ``pts``).
+    cache_path : path-like
+        The ``.npz`` cache, read if it matches and written otherwise.
+    upsample : int, default=1
+        Image pyramid up-sampling of the detector.
+    n_jobs : int, default=1
+        Worker processes of :func:`detect_faces`.
+
+    Returns
+    -------
+    dict
+        The arrays of :func:`detect_faces`.
+
+    Examples
+    --------
+    The astronaut of :func:`detect_faces`; the second call reads the cache:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> from skimage.data import astronaut
+    >>> from rejectopt.datasets import list_faces
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> Path(tmp.name, "afw").mkdir()
+    >>> Image.fromarray(astronaut()).save(Path(tmp.name, "afw", "astronaut.png"))
+    >>> x, y = np.meshgrid(np.linspace(185, 255, 17), np.linspace(90, 160, 4))
+    >>> _ = Path(tmp.name, "afw", "astronaut.pts").write_text(
+    ...     "".join(f"{a + 1} {b + 1}\\n" for a, b in zip(x.ravel(), y.ravel())))
+    >>> faces = list_faces(tmp.name, ["afw"])
+    >>> cache = Path(tmp.name, "detections.npz")
+    >>> first = load_or_detect_faces(faces, cache)
+    >>> second = load_or_detect_faces(faces, cache)
+    >>> tmp.cleanup()
+    >>> sorted(second), second["box"], np.array_equal(first["score"], second["score"])
+    (['box', 'detected', 'iou', 'name', 'score', 'subset', 'upsample'], array([[175.,  76., 265., 166.]]), True)
     """
     cache_path = Path(cache_path)
     if cache_path.exists():

@@ -28,7 +28,33 @@ OUTER_EYE_CORNERS = (36, 45)
 
 # --------------------------------------------------------------------------- images and truths
 def load_image(path) -> np.ndarray:
-    """Load an image as a grayscale ``uint8`` array (both dlib models work on intensities)."""
+    """Load an image as a grayscale ``uint8`` array (both dlib models work on intensities).
+
+    Parameters
+    ----------
+    path : path-like
+        An image file pillow reads (``.jpg``, ``.png``, ...); colour is converted to
+        pillow's luma ``L``.
+
+    Returns
+    -------
+    ndarray of shape (H, W), uint8
+        C-contiguous, as dlib expects.
+
+    Examples
+    --------
+    A pure red 4 x 6 image has luma ``299 * 255 // 1000 = 76``:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp, "face.png")
+    ...     Image.fromarray(np.full((4, 6, 3), (255, 0, 0), dtype=np.uint8)).save(path)
+    ...     image = load_image(path)
+    >>> image.shape, image.dtype, int(image[0, 0])
+    ((4, 6), dtype('uint8'), 76)
+    """
     from PIL import Image  # pillow: optional (the landmarks extra), only the jobs reading images need it
 
     with Image.open(path) as image:
@@ -36,12 +62,62 @@ def load_image(path) -> np.ndarray:
 
 
 def load_images(paths) -> list[np.ndarray]:
-    """:func:`load_image` for each path."""
+    """:func:`load_image` for each path.
+
+    Parameters
+    ----------
+    paths : iterable of path-like
+        Image files, e.g. the ``image`` column of :func:`rejectopt.datasets.list_faces`.
+
+    Returns
+    -------
+    list of ndarray
+        One grayscale ``uint8`` array per path, in order.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from PIL import Image
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     for k, size in enumerate([(4, 6), (8, 3)]):
+    ...         Image.fromarray(np.zeros(size, dtype=np.uint8)).save(Path(tmp, f"{k}.png"))
+    ...     images = load_images([Path(tmp, "0.png"), Path(tmp, "1.png")])
+    >>> [image.shape for image in images]
+    [(4, 6), (8, 3)]
+    """
     return [load_image(path) for path in paths]
 
 
 def load_truths(faces: pd.DataFrame) -> np.ndarray:
-    """Ground-truth landmarks (n, 68, 2) of the rows of ``faces`` (their ``pts`` column)."""
+    """Ground-truth landmarks (n, 68, 2) of the rows of ``faces`` (their ``pts`` column).
+
+    Parameters
+    ----------
+    faces : pandas.DataFrame
+        Rows of :func:`rejectopt.datasets.list_faces`; only the ``pts`` column (paths of 300-W
+        ``.pts`` files) is read.
+
+    Returns
+    -------
+    ndarray of shape (n, 68, 2)
+        0-based ``(x, y)`` per face and landmark (:func:`rejectopt.datasets.read_pts`); shape
+        (0, 68, 2) for no rows.
+
+    Examples
+    --------
+    A bare ``.pts`` file whose point ``k`` (1-based) is at ``(k, 1)``:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp, "face.pts")
+    ...     _ = path.write_text("".join(f"{k} 1\\n" for k in range(1, 69)))
+    ...     truths = load_truths(pd.DataFrame({"pts": [str(path), str(path)]}))
+    >>> truths.shape, truths[0, :2].tolist()
+    ((2, 68, 2), [[0.0, 0.0], [1.0, 0.0]])
+    """
     return np.stack([read_pts(path) for path in faces["pts"]]) if len(faces) else np.zeros((0, N_LANDMARKS, 2))
 
 
@@ -58,7 +134,26 @@ def _as_shapes(landmarks, name: str) -> np.ndarray:
 
 
 def inter_ocular_distance(landmarks) -> np.ndarray:
-    """Distance between the outer eye corners (0-based points 36 and 45), shape (n,)."""
+    """Distance between the outer eye corners (0-based points 36 and 45), shape (n,).
+
+    The normaliser ``iod(y)`` of the landmark loss (Section 5.2.3 of [1]).
+
+    Parameters
+    ----------
+    landmarks : array-like of shape (n, 68, 2) or (68, 2)
+        Landmark sets, 0-based ``(x, y)``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The inter-ocular distance of each set (n = 1 for a single set).
+
+    Examples
+    --------
+    >>> shape = np.zeros((68, 2)); shape[36] = (10, 20); shape[45] = (40, 60)
+    >>> inter_ocular_distance(shape)
+    array([50.])
+    """
     shapes = _as_shapes(landmarks, "landmarks")
     return np.linalg.norm(shapes[:, OUTER_EYE_CORNERS[0]] - shapes[:, OUTER_EYE_CORNERS[1]], axis=1)
 
@@ -101,5 +196,20 @@ def per_landmark(loss):
 
     AuRC values on this scale are the paper's 2.6 (SELE), 2.8 (REG) and 3.5
     (face score).
+
+    Parameters
+    ----------
+    loss : array-like
+        Losses of :func:`landmark_loss` (a sum over the 68 landmarks).
+
+    Returns
+    -------
+    ndarray
+        ``loss / 68``, float64, same shape.
+
+    Examples
+    --------
+    >>> per_landmark([680.0, 136.0])
+    array([10.,  2.])
     """
     return np.asarray(loss, dtype=np.float64) / N_LANDMARKS

