@@ -337,6 +337,34 @@ def peek_custom(dataset: CustomDataset) -> dict:
     file's size and the length of its first lines; an NPZ's ``X`` and ``y`` shapes are read off
     their array headers. The content is checked when the dataset is prepared
     (:func:`prepare_custom`), so a dry run costs the same for a file of any size.
+
+    Parameters
+    ----------
+    dataset : CustomDataset
+        The entry (:func:`custom_dataset`).
+
+    Returns
+    -------
+    dict
+        ``{"n": rows, "d": features, "exact": whether n was counted rather than estimated}``.
+
+    Raises
+    ------
+    CustomDatasetError
+        An empty CSV, a header without the target column or not UTF-8, an NPZ without 2-D ``X``
+        and 1-D ``y`` of as many rows, naming the file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from rejectopt.datasets import custom_dataset, peek_custom
+    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
+    ...     peek_custom(custom_dataset("fruit", {"path": "fruit.csv", "task": "classification",
+    ...                                          "target": "fruit"}, base_dir=tmp))
+    {'n': 20, 'd': 2, 'exact': True}
     """
     path = dataset.path
     if dataset.kind == "csv":
