@@ -435,9 +435,9 @@ def main():
         cases.append(case)
         return values
 
-    add("issue-example", [0.9, 0.8, 0.7, 0.1], [0, 1, 0, 1])
-    add("issue-tie", [0.9, 0.8, 0.8, 0.1], [0, 1, 0, 1])
-    add("issue-tie-swapped", [0.9, 0.8, 0.8, 0.1], [0, 0, 1, 1])
+    add("four-sample", [0.9, 0.8, 0.7, 0.1], [0, 1, 0, 1])
+    add("four-sample-tie", [0.9, 0.8, 0.8, 0.1], [0, 1, 0, 1])
+    add("four-sample-tie-swapped", [0.9, 0.8, 0.8, 0.1], [0, 0, 1, 1])
     for case_id, conf, correct, (aurc, eaurc, augrc) in fd_shifts_test_cases(rng):
         values = add(case_id, conf, 1 - correct, 0.5, 0.3)
         got = values["fd-shifts"]
