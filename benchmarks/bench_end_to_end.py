@@ -1,13 +1,15 @@
 """End to end: the offline reproduction from raw files to tables in a fresh directory.
 
-Run: ``python benchmarks/bench_end_to_end.py [--mode tabular|demo] [--cores 2] [--mirror DIR]
-[--keep DIR] [--snakemake-args ...]``.
+Run: ``python benchmarks/bench_end_to_end.py [--mode tabular|full|demo] [--cores 2] [--mirror DIR]
+[--faces DIR] [--keep DIR] [--snakemake-args ...]``.
 
 ``tabular``: every dataset of ``--mirror`` (default ``../shared/data/raw``: the 15 mirrored ones),
 5 splits, LR / SVM / SVOR / XGBoost, all scores, tables, OOD and double-hinge experiments; no
-landmarks (``benchmarks/bench_landmarks.py`` measures those). ``demo``: the README's first command
-(the embedded demo mirror, its 3 datasets). Goals: tabular under 10 min of wall time on 2 cores,
-demo under 3 min.
+landmarks (``benchmarks/bench_landmarks.py`` measures those alone). ``full``: the whole offline
+reproduction in one Snakemake run, the tabular part and the 300-W landmark experiment on the offline
+faces (``--faces``, default ``../shared/data/faces``), so that the two share the cores as a user's
+run does. ``demo``: the README's first command (the embedded demo mirror, its 3 datasets). Goals
+on 2 cores: full under 15 min of wall time, tabular under 10 min, demo under 3 min.
 
 Prints
 ------
@@ -138,9 +140,11 @@ def import_cost(script, rule, repeats=3):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mode", choices=["tabular", "demo"], default="tabular")
+    parser.add_argument("--mode", choices=["tabular", "full", "demo"], default="tabular")
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--mirror", default=str(REPO.parent / "shared" / "data" / "raw"))
+    parser.add_argument("--faces", default=str(REPO.parent / "shared" / "data" / "faces"),
+                        help="the offline 300-W faces (--mode full)")
     parser.add_argument("--keep", help="run in this (new) folder and keep it; default: a temporary one")
     parser.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[],
                         help="passed on to snakemake (last), e.g. --snakemake-args --config n_splits=1")
@@ -148,6 +152,8 @@ def main(argv=None):
 
     if args.mode == "tabular":
         config = ["--config", f"data_mirror={args.mirror}"]
+    elif args.mode == "full":
+        config = ["--config", f"data_mirror={args.mirror}", f"faces_mirror={args.faces}"]
     else:
         # the README's first command: the embedded demo mirror, its three datasets
         config = ["--config", f"data_mirror={REPO / 'workflow' / 'resources' / 'demo_mirror'}",
