@@ -278,3 +278,34 @@ def test_splits_with_overlapping_trn_and_tst_are_refused(pipeline_run, tmp_path)
     assert run.returncode != 0
     assert f"IntermediateFileError: {splits.relative_to(work)}: no content record" in _logs(work)
     assert not (work / "results/classifiers/abalone/svor/split_0.npz").exists()
+
+
+def test_split_job_cpu_s_cuts_training_jobs_by_split_with_the_same_files(tmp_path):
+    """config split_job_cpu_s = 0 gives every training job one split (train_classifier_split,
+    double_hinge_one_split); the double-hinge experiment's split files are then the same as from one
+    job for all splits (each split is seeded on its own): CSVs byte for byte, curves array for array."""
+    config = ["--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite]", "n_splits=2"]
+    plan = snakemake(tmp_path / "plan", "-n", "--quiet", "rules", *config, "split_job_cpu_s=0", timeout=300)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in (plan.stdout + plan.stderr).splitlines()
+              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    assert counts["train_classifier_split"] == 2 * 3 and "train_classifier" not in counts  # lr, svm, xgb
+    assert counts["double_hinge_one_split"] == 2 and "double_hinge_split" not in counts  # breast cancer
+
+    targets = [f"results/double_hinge/breast_cancer/split_{k}.{ext}" for k in (0, 1) for ext in ("csv", "npz")]
+    runs = {}
+    for name, extra in (("one_job", []), ("per_split", ["split_job_cpu_s=0"])):
+        work = tmp_path / name
+        run = snakemake(work, "--cores", "2", *targets, *config, *extra, timeout=900)
+        assert run.returncode == 0, run.stderr[-3000:]
+        jobs = run.stdout + run.stderr
+        assert ("double_hinge_one_split" in jobs) == (name == "per_split"), jobs[-3000:]
+        runs[name] = work
+    for k in (0, 1):
+        folder = "results/double_hinge/breast_cancer"
+        one, per = runs["one_job"] / folder, runs["per_split"] / folder
+        assert (one / f"split_{k}.csv").read_bytes() == (per / f"split_{k}.csv").read_bytes()
+        with np.load(one / f"split_{k}.npz") as a, np.load(per / f"split_{k}.npz") as b:
+            assert a.files == b.files
+            for array in a.files:
+                np.testing.assert_array_equal(a[array], b[array], err_msg=f"split {k}: {array}")

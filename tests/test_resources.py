@@ -70,6 +70,23 @@ def test_only_costly_pairs_get_one_job_per_split():
     assert splits_per_job("lr", letter.n_examples, letter.n_features, letter.n_classes, 5) == 5
 
 
+def test_double_hinge_jobs_are_split_by_the_same_rule_and_the_threshold_is_the_configs():
+    """codrna's double-hinge splits together are priced above the threshold (one job per split), the
+    other binary datasets' below; threshold 0 splits every job, a negative one is refused."""
+    cost = STAGES["double_hinge_split"]
+    for name in ("codrna", "ijcnn", "marketing", "phishing"):
+        spec = REGISTRY[name]
+        expected = 1 if 5 * cost.cpu_s(spec.n_examples, spec.n_features, spec.n_classes) > SPLIT_JOB_CPU_S else 5
+        got = splits_per_job(None, spec.n_examples, spec.n_features, spec.n_classes, 5, stage="double_hinge_split")
+        assert got == expected, name
+        assert (got == 1) == (name == "codrna"), name
+    letter = REGISTRY["letter"]
+    shape = (letter.n_examples, letter.n_features, letter.n_classes)
+    assert splits_per_job("lr", *shape, 5) == 5 and splits_per_job("lr", *shape, 5, threshold=0) == 1
+    with pytest.raises(ValueError, match="threshold must be >= 0 CPU seconds, got -1"):
+        splits_per_job("lr", *shape, 5, threshold=-1)
+
+
 def _records():
     with open(RECORDS) as handle:
         return list(csv.DictReader(handle))

@@ -25,7 +25,9 @@ its CPU seconds on a quiet one.
 A (dataset, classifier) pair whose splits together are predicted to cost more than
 :data:`SPLIT_JOB_CPU_S` gets one job per split (:func:`splits_per_job`), so that a workstation's
 cores or a cluster run them side by side; cheaper pairs keep one job for all splits, where the
-start-up of a job (about 3 CPU-s: Python, scikit-learn, the data) would otherwise dominate.
+start-up of a job (about 3 CPU-s: Python, scikit-learn, the data) would otherwise dominate. The
+double-hinge experiment's jobs (one per dataset) are split the same way: codrna's five splits of
+Gaussian-kernel fits are priced at about 28 CPU-minutes together, about 5.5 for one.
 """
 
 from __future__ import annotations
@@ -196,17 +198,24 @@ def job_resources(rule: str, n: int, d: int, k: int, classifier: str | None = No
     return {"mem_mb": mem_mb, "runtime": runtime}
 
 
-def splits_per_job(classifier: str, n: int, d: int, k: int, n_splits: int) -> int:
-    """Splits one ``train_classifier`` job trains: all of them, or 1 for a pair costlier than :data:`SPLIT_JOB_CPU_S`.
+def splits_per_job(classifier: str | None, n: int, d: int, k: int, n_splits: int,
+                   stage: str = "train_classifier", threshold: float = SPLIT_JOB_CPU_S) -> int:
+    """Splits one job of rule ``stage`` covers: all of them, or 1 for a job costlier than :data:`SPLIT_JOB_CPU_S`.
 
     Parameters
     ----------
-    classifier : str
-        The classifier (a plugin's is priced as the costliest registered one).
+    classifier : str or None
+        The classifier of a ``train_classifier`` job (a plugin's is priced as the costliest
+        registered one); None for a rule without one (``double_hinge_split``).
     n, d, k : int
         The dataset's examples, features and classes.
     n_splits : int
         The run's splits.
+    stage : str, default="train_classifier"
+        The rule whose jobs are split: ``train_classifier`` or ``double_hinge_split``.
+    threshold : float, default=SPLIT_JOB_CPU_S
+        CPU seconds over all splits above which a job covers one split (the config's
+        ``split_job_cpu_s``); 0 splits every job.
 
     Returns
     -------
@@ -219,6 +228,15 @@ def splits_per_job(classifier: str, n: int, d: int, k: int, n_splits: int) -> in
 
     >>> splits_per_job("xgb", 581_012, 54, 7, 5), splits_per_job("lr", 581_012, 54, 7, 5)
     (1, 5)
+
+    The double-hinge experiment on codrna (331,152 rows) runs one split per job, on ijcnn all five
+    in one:
+
+    >>> (splits_per_job(None, 331_152, 8, 2, 5, stage="double_hinge_split"),
+    ...  splits_per_job(None, 49_990, 22, 2, 5, stage="double_hinge_split"))
+    (1, 5)
     """
-    cpu = max(cost.cpu_s(n, d, k) for cost in _costs("train_classifier", classifier)) * n_splits
-    return 1 if cpu > SPLIT_JOB_CPU_S else n_splits
+    if threshold < 0:
+        raise ValueError(f"splits_per_job: threshold must be >= 0 CPU seconds, got {threshold}")
+    cpu = max(cost.cpu_s(n, d, k) for cost in _costs(stage, classifier)) * n_splits
+    return 1 if cpu > threshold else n_splits

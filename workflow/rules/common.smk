@@ -124,12 +124,15 @@ def job_pair(wildcards):
 
 def split_pairs():
     """The "dataset/classifier" pairs trained with one job per split: those whose splits together
-    cost more than rejectopt.resources.SPLIT_JOB_CPU_S by the dataset's size."""
+    cost more than config split_job_cpu_s by the dataset's size (rejectopt.resources)."""
     return [
         f"{d}/{c}"
         for d in DATASETS
         for c in classifiers_of(d)
-        if splits_per_job(c, *dataset_shape(d), len(SPLITS)) == 1
+        if splits_per_job(
+            c, *dataset_shape(d), len(SPLITS), threshold=config["split_job_cpu_s"]
+        )
+        == 1
     ]
 
 
@@ -189,8 +192,9 @@ def staged_files(dataset):
     }
 
 
-def double_hinge_inputs(dataset):
-    """Rule double_hinge_split's inputs: data, splits and, where staged, LR's classifier files."""
+def double_hinge_inputs(dataset, splits=None):
+    """The double-hinge jobs' inputs: data, splits and, where staged, LR's classifier files of
+    ``splits`` (default: all of the run's)."""
     if dataset == dh_experiment.BREAST_CANCER:
         return {}
     inputs = {
@@ -198,7 +202,10 @@ def double_hinge_inputs(dataset):
         "splits": f"results/data/{dataset}/splits.npz",
     }
     if dataset in DATASETS and "lr" in classifiers_of(dataset):
-        inputs["lr"] = [classifier_file(dataset, "lr", k) for k in SPLITS]
+        inputs["lr"] = [
+            classifier_file(dataset, "lr", k)
+            for k in (SPLITS if splits is None else splits)
+        ]
     return inputs
 
 

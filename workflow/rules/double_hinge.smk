@@ -17,9 +17,32 @@ for _name in DH_DATASETS:
         )
 
 
+# Granularity by cost, as for the classifiers (rejectopt.resources.splits_per_job): a dataset
+# whose splits together cost more than config split_job_cpu_s (codrna at its real size) gets one
+# job per split, rule double_hinge_one_split; the others run every split in one double_hinge_split
+# job. Each split is seeded on its own, so its files are the same either way.
+DH_SPLIT_DATASETS = [
+    d
+    for d in DH_DATASETS
+    if splits_per_job(
+        None,
+        *dataset_shape(d),
+        len(SPLITS),
+        stage="double_hinge_split",
+        threshold=config["split_job_cpu_s"],
+    )
+    == 1
+]
+
 if DH_DATASETS:
     BENCHMARKS += [
-        f"results/benchmarks/double_hinge_split/{d}.tsv" for d in DH_DATASETS
+        f"results/benchmarks/double_hinge_split/{d}.tsv"
+        for d in DH_DATASETS
+        if d not in DH_SPLIT_DATASETS
+    ] + [
+        f"results/benchmarks/double_hinge_split/{d}/split_{k}.tsv"
+        for d in DH_SPLIT_DATASETS
+        for k in SPLITS
     ]
     TARGETS += [f"results/tables/double_hinge.{ext}" for ext in ("csv", "md", "tex")]
     TARGETS += ["results/tables/timing_double_hinge.md"]
@@ -27,7 +50,11 @@ if DH_DATASETS:
 
 
 # One job per dataset runs every split (a job's start-up with scikit-learn costs 2.5 s of CPU, more
-# than a small dataset's split), each split written as soon as it is done.
+# than a small dataset's split), each split written as soon as it is done; a costly dataset's
+# split job (double_hinge_one_split) wins over it.
+ruleorder: double_hinge_one_split > double_hinge_split
+
+
 rule double_hinge_split:
     input:
         # the pipeline's prepared data and splits, and its LR classifier files where the run trains
@@ -59,6 +86,38 @@ rule double_hinge_split:
         splits=SPLITS,
         # the config block but datasets, which only selects the jobs: leaving it out keeps them
         # when the list changes
+        settings={k: DOUBLE_HINGE[k] for k in dh_experiment.DEFAULTS if k != "datasets"},
+        split_ratios=config["split_ratios"]["default"],
+        C_classifier=config["C_classifier"],
+        C_score=config["C_score"],
+        sele_chunk_size=config.get("sele_chunk_size", 500),
+        seed=config["seed"],
+    script:
+        "../scripts/double_hinge_split.py"
+
+
+rule double_hinge_one_split:
+    input:
+        unpack(lambda w: double_hinge_inputs(w.dataset, splits=[int(w.split)])),
+    output:
+        csv="results/double_hinge/{dataset}/split_{split}.csv",
+        curves="results/double_hinge/{dataset}/split_{split}.npz",
+        timing="results/double_hinge/{dataset}/timing_split_{split}.csv",
+    log:
+        "logs/double_hinge_split/{dataset}/split_{split}.log",
+    benchmark:
+        "results/benchmarks/double_hinge_split/{dataset}/split_{split}.tsv"
+    wildcard_constraints:
+        dataset="|".join(DH_SPLIT_DATASETS) or "none",
+        split=r"\d+",
+    conda:
+        "../../envs/rejectopt.yaml"
+    threads: 1
+    resources:
+        mem_mb=declared("double_hinge_split", "mem_mb"),
+        runtime=declared("double_hinge_split", "runtime"),
+    params:
+        splits=lambda w: [int(w.split)],
         settings={k: DOUBLE_HINGE[k] for k in dh_experiment.DEFAULTS if k != "datasets"},
         split_ratios=config["split_ratios"]["default"],
         C_classifier=config["C_classifier"],

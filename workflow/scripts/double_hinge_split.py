@@ -1,5 +1,5 @@
-"""Rule double_hinge_split: the double-hinge experiment on every split of one dataset
-(rejectopt.experiments.double_hinge.run_dataset_files).
+"""Rules double_hinge_split (every split of one dataset) and double_hinge_one_split (one split of a
+costly dataset): the double-hinge experiment (rejectopt.experiments.double_hinge.run_dataset_files).
 
 The rule's params other than ``splits`` are the library call's keyword arguments; its input ``lr``
 (where given) holds the staged LR classifier file of each split, in the order of ``splits``.
@@ -15,8 +15,14 @@ log_to(snakemake.log[0])
 inputs = dict(snakemake.input.items())  # none for breast cancer, built from scikit-learn in the job
 params = dict(snakemake.params.items())
 splits = list(map(int, params.pop("splits")))
-outputs = zip(snakemake.output.csv, snakemake.output.curves, snakemake.output.timing)
-staged = {k: {STAGED_LR: path} for k, path in zip(splits, inputs.get("lr", []))}
+
+def as_list(files):
+    """A named input or output as a list: one file (the one-split rule's) comes as a plain string."""
+    return [files] if isinstance(files, str) else list(files)
+
+
+outputs = zip(*(as_list(snakemake.output[name]) for name in ("csv", "curves", "timing")))
+staged = {k: {STAGED_LR: path} for k, path in zip(splits, as_list(inputs.get("lr", [])))}
 with threadpool_limits(limits=snakemake.threads):
     run_dataset_files(
         inputs.get("data"),
