@@ -85,10 +85,16 @@ def stand_in(name, n, seed=0):
     return X, y.astype(np.int64)
 
 
+#: The one-split rules of costly jobs, recorded under the rule they stand in for (their benchmark
+#: records lie in its folder, one per split).
+SPLIT_RULES = {"train_classifier_split": "train_classifier", "double_hinge_one_split": "double_hinge_split"}
+
+
 def parse_jobs(output):
     """{benchmark path or rule name: (rule, threads, mem_mb, runtime)} from Snakemake's job listing.
 
-    Jobs without a ``benchmark:`` record are keyed by their rule (one per rule in a stand-in run).
+    Jobs without a ``benchmark:`` record are keyed by their rule (one per rule in a stand-in run);
+    a one-split job (:data:`SPLIT_RULES`) is recorded under the rule it stands in for.
     """
     jobs = {}
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", output):
@@ -100,7 +106,7 @@ def parse_jobs(output):
         values = dict(item.split("=", 1) for item in res.group(1).split(", ") if "=" in item)
         threads = re.search(r"\n\s*threads: (\d+)", block)
         jobs[bench.group(1) if bench else rule.group(1)] = (
-            rule.group(1), int(threads.group(1)) if threads else 1,
+            SPLIT_RULES.get(rule.group(1), rule.group(1)), int(threads.group(1)) if threads else 1,
             int(values.get("mem_mb", 0)), int(values.get("runtime", 0)))
     return jobs
 
@@ -338,10 +344,17 @@ def _fmt(value):
 
 
 def full_run_jobs(rows, by_stage, pooled, n_splits):
-    """The full run's jobs of the stand-ins: CPU-s at 100 % of n, the split jobs as the pipeline makes them."""
+    """The full run's jobs of the stand-ins: CPU-s at 100 % of n, the split jobs as the pipeline makes them.
+
+    A one-split job's record (``job`` ending in ``/split_k``) stands for every split of its job.
+    The records of mirrored datasets (kept for fitting the cost models) are left out: their jobs come
+    from ``--mirrored-benchmarks``.
+    """
     best = {}
     for r in rows:
-        key = (r["dataset"], r["rule"], r["job"])
+        if r["dataset"] not in UNMIRRORED:
+            continue
+        key = (r["dataset"], r["rule"], re.sub(r"/split_\d+$", "", r["job"]))
         if key not in best or r["fraction"] > best[key]["fraction"]:
             best[key] = r
     jobs = []
@@ -355,9 +368,9 @@ def full_run_jobs(rows, by_stage, pooled, n_splits):
         classifier = job.split("/")[1] if rule in PER_CLASSIFIER else None
         threads = r["threads"]
         per_split = rule in PER_SPLIT
-        if rule == "train_classifier" and splits_per_job(classifier, spec.n_examples, spec.n_features,
-                                                         spec.n_classes, n_splits) == 1:
-            parts = [(f"{name}/{classifier}/split_{k}", cpu) for k in range(n_splits)]
+        if rule in SPLIT_RULES.values() and splits_per_job(classifier, spec.n_examples, spec.n_features,
+                                                           spec.n_classes, n_splits, stage=rule) == 1:
+            parts = [(f"{job}/split_{k}", cpu) for k in range(n_splits)]
         else:
             parts = [(job, cpu * n_splits if per_split else cpu)]
         for label, cost in parts:

@@ -41,7 +41,7 @@ def test_settings_fill_defaults_and_reject_bad_values():
         assert s[key] == value, key
     assert s["split_ratios"] == list(E.DEFAULT_RATIOS) and s["learning_curve_sizes"] == [50, 100, 200, 300]
     assert s["predictor_options_grid"] == [dict(o) for o in E.DEFAULT_OPTIONS_GRID]
-    assert s["trainer_threads"] == E.TRAINER_THREADS == 2 and s["score_jobs"] == E.SCORE_JOBS == 2
+    assert s["trainer_threads"] == E.TRAINER_THREADS == 1 and s["score_jobs"] == E.SCORE_JOBS == 2
     assert s["seed"] == 0 and list(s["C_grid"]) == list(SCORE_C_GRID)
     # the pipeline's values as the config gives them (the rules pass them on as params)
     config = {"landmarks": {"max_faces": 40, "learning_curve_sizes": [10]}, "C_score": [1, 100], "seed": 7}

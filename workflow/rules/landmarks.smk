@@ -147,8 +147,9 @@ rule make_face_splits:
 
 # One cell of the shape-predictor option grid on one split: train on Trn1, error on Val1. The cells
 # are separate jobs so that a machine with more cores trains the grids of all splits side by side.
-# threads = dlib's LANDMARK_TRAINER_THREADS: measured on 2 cores, one such training alone takes
-# 33 s / 65 s (oversampling 5 / 10) and two side by side 53 s / 125 s, so it keeps ~1.7 cores busy.
+# threads = dlib's LANDMARK_TRAINER_THREADS (1): dlib's trainer keeps a second thread busy only in
+# part (2 threads: 40 s and 57 CPU-s for one training; 1 thread: 44 s and 45 CPU-s), so the
+# grid's jobs run side by side on one core each.
 # The model (~65 MB) is temporary: train_landmarks keeps the best one's results.
 rule train_predictor:
     input:

@@ -145,9 +145,10 @@ DEFAULTS = {
 
 #: dlib's trainer threads. Fixed, not the job's cores: the trained shape predictor depends on dlib's
 #: thread count (it sums the residuals per thread block), so a run on fewer cores would give other
-#: numbers. 2 = the 2-core runs the results were made with. A 1-thread trainer would cost less CPU
-#: but trains other models, hence other numbers.
-TRAINER_THREADS = 2
+#: numbers. 1, with the grid's jobs side by side: on 2 cores one training (split 0, oversampling 10)
+#: took 40 s of wall time and 57 CPU-s with 2 threads, 44 s and 45 CPU-s with 1, and two 1-thread
+#: trainings side by side 42 s and 46 s, so two 1-thread jobs train twice what one 2-thread job does.
+TRAINER_THREADS = 1
 
 #: SELE's ``n_jobs`` (and the BLAS thread limit of the job), fixed for the same reason: SELE's sums
 #: may depend on it. Parallelism comes from the jobs and their worker processes instead (results
@@ -206,7 +207,7 @@ def settings(config: dict) -> dict:
     --------
     >>> chosen = settings({"seed": 7, "faces_mirror": "faces", "landmarks": {"max_faces": 40}})
     >>> chosen["seed"], chosen["pretrained"], chosen["trainer_threads"], chosen["faces"]["max_faces"]
-    (7, False, 2, 40)
+    (7, False, 1, 40)
     >>> settings({"landmarks": {"max_face": 40}})
     Traceback (most recent call last):
     ...
