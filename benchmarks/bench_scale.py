@@ -115,8 +115,8 @@ def parse_jobs(output):
 #: process of its own after the run (CPU-s and peak RSS from ``getrusage``).
 REPLAYED = {
     "prepare_dataset": "from rejectopt.datasets import prepare_custom; from rejectopt.config import plan_run; "
-                       "import yaml; plan = plan_run(yaml.safe_load(open('bench_config.yaml')) | "
-                       "{{'classifiers': {{}}, 'scores': {{}}}}); prepare_custom(plan.custom['{name}'], 'replay.npz')",
+                       "import yaml; plan = plan_run(yaml.safe_load(open({base!r})) | "
+                       "yaml.safe_load(open('bench_config.yaml'))); prepare_custom(plan.custom['{name}'], 'replay.npz')",
     "make_splits": "from rejectopt.datasets import load_prepared; from rejectopt.splits import make_splits; "
                    "_, y = load_prepared('results/data/{name}/data.npz'); "
                    "make_splits(y, ratios={ratios}, n_splits=1, seed=0, dataset='{name}')",
@@ -136,7 +136,7 @@ def replay(workdir, rule, name, ratios):
                 f"summarize_dataset('{name}', plan.task['{name}'], 'results/data/{name}/data.npz', "
                 f"'results/data/{name}/splits.npz', cs, ss)")
     else:
-        code = REPLAYED[rule].format(name=name, ratios=list(ratios))
+        code = REPLAYED[rule].format(name=name, ratios=list(ratios), base=str(REPO / "config.yaml"))
     probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
              "subprocess.run([sys.executable, '-c', sys.argv[1]], check=True); w = time.perf_counter() - t; "
              "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
@@ -160,6 +160,8 @@ SNAKEMAKE_SAMPLING_1S = (
 def run_one(name, fraction, cores, records, keep):
     spec = REGISTRY[name]
     n = max(round(fraction * spec.n_examples), 200)
+    if keep is not None:
+        Path(keep).mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix=f"scale_{name}_{fraction:g}_", dir=keep))
     X, y = stand_in(name, n)
     data = workdir / f"{name}_synthetic.npz"
@@ -171,7 +173,9 @@ def run_one(name, fraction, cores, records, keep):
     binary = spec.task == "classification" and spec.n_classes == 2
     config = {
         "datasets": [custom], "n_splits": 1, "data_mirror": None,
-        "custom_datasets": {custom: {"path": str(data), "task": spec.task}},
+        # n_classes sizes the jobs (rejectopt.resources) and is checked at planning for the
+        # double-hinge experiment, which is binary
+        "custom_datasets": {custom: {"path": str(data), "task": spec.task, "n_classes": spec.n_classes}},
         "split_ratios": {"default": base["split_ratios"]["default"], custom: ratios},
         "landmarks": {**base["landmarks"], "enabled": False},
         "ood": {**base["ood"], "datasets": []},
