@@ -116,7 +116,8 @@ def parse_jobs(output):
 REPLAYED = {
     "prepare_dataset": "from rejectopt.datasets import prepare_custom; from rejectopt.config import plan_run; "
                        "import yaml; plan = plan_run(yaml.safe_load(open({base!r})) | "
-                       "yaml.safe_load(open('bench_config.yaml'))); prepare_custom(plan.custom['{name}'], 'replay.npz')",
+                       "yaml.safe_load(open('bench_config.yaml'))); from rejectopt.model import FEATURE_LIMIT; "
+                       "prepare_custom(plan.custom['{name}'], 'replay.npz', feature_limit=FEATURE_LIMIT)",
     "make_splits": "from rejectopt.datasets import load_prepared; from rejectopt.splits import make_splits; "
                    "_, y = load_prepared('results/data/{name}/data.npz'); "
                    "make_splits(y, ratios={ratios}, n_splits=1, seed=0, dataset='{name}')",
@@ -129,12 +130,13 @@ def replay(workdir, rule, name, ratios):
     if rule == "summarize_dataset":
         code = ("import glob; from rejectopt.experiments.paper import summarize_dataset; "
                 "from rejectopt.config import plan_run; import yaml; "
-                "plan = plan_run(yaml.safe_load(open('bench_config.yaml'))); "
+                f"cfg = yaml.safe_load(open({str(REPO / 'config.yaml')!r})) | "
+                "yaml.safe_load(open('bench_config.yaml')); plan = plan_run(cfg); "
                 f"cs = {{(c, 0): f'results/classifiers/{name}/{{c}}/split_0.npz' for c in plan.classifiers_of('{name}')}}; "
                 f"ss = {{(c, s, 0): f'results/scores/{name}/{{c}}.npz' for c in plan.classifiers_of('{name}') "
                 "for s in plan.scores_of(c)}; "
                 f"summarize_dataset('{name}', plan.task['{name}'], 'results/data/{name}/data.npz', "
-                f"'results/data/{name}/splits.npz', cs, ss)")
+                f"'results/data/{name}/splits.npz', cs, ss, cfg.get('aurc_convention', 'paper'))")
     else:
         code = REPLAYED[rule].format(name=name, ratios=list(ratios), base=str(REPO / "config.yaml"))
     probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
@@ -515,8 +517,9 @@ def main(argv=None):
                         help="fractions of n to run the stand-ins at (none: only --prepare-mirrored)")
     parser.add_argument("--datasets", nargs="+", choices=UNMIRRORED, default=list(UNMIRRORED))
     parser.add_argument("--cores", type=int, default=2, help="cores of each stand-in run")
-    parser.add_argument("--records", type=Path, default=Path("bench_scale_records.csv"),
-                        help="CSV the measurements are appended to (and the report read from)")
+    parser.add_argument("--records", type=Path, default=REPO / "benchmarks" / "bench_scale_records.csv",
+                        help="CSV the measurements are appended to (and the report read from); default: the "
+                             "committed records")
     parser.add_argument("--report-only", action="store_true", help="print the report from --records, run nothing")
     parser.add_argument("--keep", help="keep the run folders under this folder")
     parser.add_argument("--splits", type=int, default=5, help="splits of the estimated full run")

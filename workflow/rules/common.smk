@@ -124,7 +124,8 @@ def job_pair(wildcards):
 
 def split_pairs():
     """The "dataset/classifier" pairs trained with one job per split: those whose splits together
-    cost more than config split_job_cpu_s by the dataset's size (rejectopt.resources)."""
+    cost more than config split_job_cpu_s by the dataset's size (rejectopt.resources); none in a
+    run of one split, where one job covers one split anyway."""
     return [
         f"{d}/{c}"
         for d in DATASETS
@@ -132,7 +133,7 @@ def split_pairs():
         if splits_per_job(
             c, *dataset_shape(d), len(SPLITS), threshold=config["split_job_cpu_s"]
         )
-        == 1
+        < len(SPLITS)
     ]
 
 

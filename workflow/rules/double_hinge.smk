@@ -20,7 +20,8 @@ for _name in DH_DATASETS:
 # Granularity by cost, as for the classifiers (rejectopt.resources.splits_per_job): a dataset
 # whose splits together cost more than config split_job_cpu_s (codrna at its real size) gets one
 # job per split, rule double_hinge_one_split; the others run every split in one double_hinge_split
-# job. Each split is seeded on its own, so its files are the same either way.
+# job (also every dataset of a one-split run). Each split is seeded on its own, so its files are
+# the same either way.
 DH_SPLIT_DATASETS = [
     d
     for d in DH_DATASETS
@@ -31,7 +32,7 @@ DH_SPLIT_DATASETS = [
         stage="double_hinge_split",
         threshold=config["split_job_cpu_s"],
     )
-    == 1
+    < len(SPLITS)
 ]
 
 if DH_DATASETS:
