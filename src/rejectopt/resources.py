@@ -200,7 +200,7 @@ def job_resources(rule: str, n: int, d: int, k: int, classifier: str | None = No
 
 def splits_per_job(classifier: str | None, n: int, d: int, k: int, n_splits: int,
                    stage: str = "train_classifier", threshold: float = SPLIT_JOB_CPU_S) -> int:
-    """Splits one job of rule ``stage`` covers: all of them, or 1 for a job costlier than :data:`SPLIT_JOB_CPU_S`.
+    """Splits one job of rule ``stage`` covers: all of them, or 1 for a job costlier than ``threshold``.
 
     Parameters
     ----------
