@@ -7,11 +7,11 @@ from rejectopt.metrics import (
     aurc,
     rc_curve,
     risk_full,
-    selective_outcome,
     selective_risk_coverage,
     sele_loss,
     sele_proxy,
 )
+from rejectopt.metrics._confusion import selective_outcome
 
 
 def _tied_sample(seed, n=60):
@@ -60,7 +60,7 @@ def test_sele_proxy_matches_definition_across_row_blocks(monkeypatch):
     loss, score = rng.random(300), rng.normal(size=300)
     expected = _proxy_by_definition(loss, score)
     assert sele_proxy(loss, score) == pytest.approx(expected, rel=1e-12)
-    monkeypatch.setattr("rejectopt.metrics._PROXY_BLOCK_ELEMENTS", 7 * 300)  # 43 row blocks
+    monkeypatch.setattr("rejectopt.metrics._sele._PROXY_BLOCK_ELEMENTS", 7 * 300)  # 43 row blocks
     assert sele_proxy(loss, score) == pytest.approx(expected, rel=1e-12)
 
 

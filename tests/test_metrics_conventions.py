@@ -3,7 +3,7 @@
 ``tests/data/metric_conventions_golden.json`` holds values computed by MAPIE's and
 torch-uncertainty's released code and by fd-shifts' and Geifman's functions re-typed from their
 repositories (``benchmarks/golden/make_convention_golden.py``, provenance in the file), on the
-4-sample example of the library survey (the README's table), fd-shifts' own RC_STATS_TEST_CASES and 320 random cases with ties,
+4-sample example of the library survey (docs/guide/metric_conventions.md), fd-shifts' own RC_STATS_TEST_CASES and 320 random cases with ties,
 plateaus and graded losses.
 """
 
@@ -90,7 +90,7 @@ def test_the_papers_aurc_is_mapies_one_minus_auarc_on_every_binary_case():
     assert checked > 150
 
 
-# The 4-sample example of the README's table of conventions: losses [0, 1, 0, 1], confidences [.9, .8, .7, .1] (uncertainty = -confidence).
+# The 4-sample example of docs/guide/metric_conventions.md: losses [0, 1, 0, 1], confidences [.9, .8, .7, .1] (uncertainty = -confidence).
 LOSS = [0, 1, 0, 1]
 UNCERTAINTY = [-0.9, -0.8, -0.7, -0.1]
 

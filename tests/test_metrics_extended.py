@@ -301,7 +301,7 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
 def test_bootstrap_in_blocks_equals_the_loop(monkeypatch):
     rng = np.random.default_rng(1)
     loss, u = rng.random(50), rng.random(50)
-    monkeypatch.setattr(metrics, "_BOOTSTRAP_BLOCK_ELEMENTS", 50 * 7)  # 7 resamples per block
+    monkeypatch.setattr(metrics._bootstrap, "_BOOTSTRAP_BLOCK_ELEMENTS", 50 * 7)  # 7 resamples per block
     blocked = bootstrap_ci("augrc", loss, u, n_resamples=100, random_state=3)
     looped = bootstrap_ci(lambda a, b: augrc(a, b), loss, u, n_resamples=100, random_state=3)
     np.testing.assert_allclose(blocked, looped, rtol=1e-12)

@@ -1,0 +1,538 @@
+"""Risk-coverage curve and its areas: AuRC, AUGRC, excess areas, risk at coverage, coverage at risk.
+
+Each area is evaluated through :class:`_Sample`, which sorts the sample once and evaluates it
+under multiplicity weights, so :func:`rejectopt.metrics.bootstrap_ci` computes a whole block of
+resamples with the same code as the single sample.
+
+[1] and [2] are listed in the references of :mod:`rejectopt.metrics`.
+"""
+
+import math
+
+import numpy as np
+
+from ..selective import SelectionFunction, empirical_risk_coverage
+from . import _conventions
+from ._losses import _as_loss, _as_loss_and_uncertainty
+
+
+def rc_curve(loss, uncertainty):
+    """Risk-coverage curve of a selective classifier on a finite sample.
+
+    Examples are sorted by ``uncertainty`` ascending, ties broken by example
+    index (stable sort). With ``L(i)`` the sum of the first ``i`` sorted
+    losses, the curve has points ``(i/n, L(i)/i)``, ``i = 1..n`` (section 2.4 of [1]).
+
+    Parameters
+    ----------
+    loss : array-like of shape (n,)
+        Non-negative losses of the classifier's predictions.
+    uncertainty : array-like of shape (n,)
+        Uncertainty scores, larger = more uncertain.
+
+    Returns
+    -------
+    coverage : ndarray of shape (n,)
+        ``i / n``.
+    risk : ndarray of shape (n,)
+        Selective risk ``L(i) / i``.
+
+    Examples
+    --------
+    >>> cov, risk = rc_curve([0, 1, 0], [0.1, 0.9, 0.2])
+    >>> risk.tolist()
+    [0.0, 0.0, 0.3333333333333333]
+    """
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    order = np.argsort(uncertainty, kind="stable")
+    counts = np.arange(1, loss.size + 1, dtype=np.float64)
+    risk = np.cumsum(loss[order]) / counts
+    return counts / loss.size, risk
+
+
+def aurc(loss, uncertainty, ties="index", convention="paper"):
+    """Area under the risk-coverage curve.
+
+    Implements eq. (27) of [1]: ``AuRC = (1/n) sum_i L(i)/i`` with examples
+    sorted by uncertainty ascending and ``L(i)`` the sum of the first ``i``
+    sorted losses.
+
+    Parameters
+    ----------
+    loss, uncertainty : array-like of shape (n,)
+        The losses of the classifier's predictions and their uncertainty scores (:func:`rc_curve`).
+    ties : {"index", "average"}, default="index"
+        How examples with equal uncertainty are ordered.
+
+        * ``"index"``: by example index (stable sort), the paper's convention and
+          the historical behaviour of this function.
+        * ``"average"``: the exact expectation of the AuRC over a uniformly random
+          order inside every tie group. A tie group of ``m`` examples with loss sum
+          ``S`` preceded by ``a`` examples contributes
+          ``sum_{j=1..m} (L(a) + j S/m) / (a + j)``: the expected loss of each of
+          its positions is the group mean ``S/m``, and the AuRC is linear in the
+          ``L(i)``. Invariant to the order of the examples.
+
+        Both apply to the conventions that depend on the order of tied scores
+        (``"torch-uncertainty"``, ``"geifman"``, ``"fd-shifts-legacy"``, ``"mapie"``),
+        ``"index"`` as the library's sort made stable (its own unstable sort can order
+        tied examples otherwise, by platform and array length); fd-shifts' AURC is
+        invariant to the order. For a coverage at a risk, ``"average"`` reads the
+        expected curve.
+    convention : str, default="paper"
+        Whose definition (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``): ``"paper"``
+        (this docstring) or a library's, computed as the library does, in loss units.
+        ValueError when the convention does not define this metric.
+
+    Returns
+    -------
+    float
+        The AuRC, in loss units.
+
+    Examples
+    --------
+    >>> aurc([0, 0, 1], [0, 1, 2])  # (0 + 0 + 1/3) / 3
+    0.1111111111111111
+    >>> aurc([1, 0], [0, 0]), aurc([1, 0], [0, 0], ties="average")
+    (0.75, 0.5)
+    >>> aurc([0, 1, 0, 1], [-0.9, -0.8, -0.7, -0.1], convention="torch-uncertainty")
+    0.3611111111111111
+    """
+    _check_choice(ties, "ties", ("index", "average"))
+    if convention != "paper":
+        return _by_convention("aurc", loss, uncertainty, convention, ties)
+    if ties == "average":
+        return _one_row(_aurc_rows, loss, uncertainty, ties="average")
+    _, risk = rc_curve(loss, uncertainty)
+    return float(np.mean(risk))
+
+
+def risk_full(loss):
+    """Risk of the non-selective classifier (coverage 1), ``L(n)/n``.
+
+    Parameters
+    ----------
+    loss : array-like of shape (n,)
+        The losses of all predictions.
+
+    Returns
+    -------
+    float
+        The mean loss, in loss units.
+
+    Examples
+    --------
+    >>> risk_full([0, 100, 0, 0])  # one error in four under the 0/100 loss: 25 %
+    25.0
+    """
+    return float(np.mean(_as_loss(loss)))
+
+
+def selective_risk_coverage(loss, uncertainty, threshold):
+    """Selective risk and coverage when accepting examples with ``s <= threshold``.
+
+    Parameters
+    ----------
+    loss, uncertainty : array-like of shape (n,)
+        Per-example losses and uncertainties (:func:`rc_curve`).
+    threshold : float
+        Examples with ``uncertainty <= threshold`` are accepted.
+
+    Returns
+    -------
+    risk : float
+        Mean loss over the accepted examples; NaN when nothing is accepted
+        (undefined, as everywhere in rejectopt).
+    coverage : float
+        Fraction of accepted examples.
+
+    Notes
+    -----
+    The deterministic case of :func:`rejectopt.selective.empirical_risk_coverage`
+    (the one home of selective risk and coverage), with the selection function
+    ``SelectionFunction(threshold, 1.0)``.
+
+    Examples
+    --------
+    >>> risk, coverage = selective_risk_coverage([0, 100, 0, 100], [0.1, 0.2, 0.3, 0.9], 0.3)
+    >>> round(risk, 4), coverage  # one error among the three accepted
+    (33.3333, 0.75)
+    >>> selective_risk_coverage([0, 100], [0.5, 0.9], 0.1)  # nothing accepted
+    (nan, 0.0)
+    """
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    threshold = float(threshold)
+    if np.isnan(threshold):
+        raise ValueError("threshold must not be NaN")
+    return empirical_risk_coverage(loss, uncertainty, SelectionFunction(threshold, 1.0))
+
+
+def _check_choice(value, name, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+
+
+def _check_coverage(coverage):
+    try:
+        coverage = float(coverage)
+    except (TypeError, ValueError):
+        raise ValueError(f"coverage must be a number in (0, 1], got {coverage!r}") from None
+    if not (0.0 < coverage <= 1.0):
+        raise ValueError(f"coverage must lie in (0, 1], got {coverage!r}")
+    return coverage
+
+
+def _check_risk(risk):
+    try:
+        risk = float(risk)
+    except (TypeError, ValueError):
+        raise ValueError(f"risk must be a finite number >= 0 (loss units), got {risk!r}") from None
+    if not (math.isfinite(risk) and risk >= 0.0):
+        raise ValueError(f"risk must be a finite number >= 0 (loss units), got {risk!r}")
+    return risk
+
+
+class _Sample:
+    """A validated sample sorted once, evaluated under multiplicity weights (one row per resample).
+
+    A weight row ``w`` (non-negative integers summing to ``n``) stands for the sample in which
+    example ``j`` occurs ``w[j]`` times; the original sample is ``w = 1``. Examples are sorted
+    by uncertainty ascending, ties by index (stable), so a resample listed in index order
+    sorts the same way. Every metric is a function of *groups* of consecutive sorted
+    examples -- single examples (index tie-breaking), tie groups of equal uncertainty, or
+    single examples sorted by loss (oracle) -- through their weighted counts ``M`` and loss
+    sums ``S`` (arrays of shape (B, G)).
+    """
+
+    def __init__(self, loss, uncertainty):
+        self.n = loss.size
+        self.order_u = np.argsort(uncertainty, kind="stable")
+        self.loss_u = loss[self.order_u]
+        u_sorted = uncertainty[self.order_u]
+        self.tie_starts = np.flatnonzero(np.concatenate([[True], u_sorted[1:] != u_sorted[:-1]]))
+        self.order_loss = np.argsort(loss, kind="stable")
+        self.loss_sorted = loss[self.order_loss]
+
+    def groups(self, weights, by):
+        """Weighted counts, loss sums and mean losses of the groups ``by`` = "example", "tie" or "oracle".
+
+        The mean of an empty group is its example's loss (any finite value would do).
+        """
+        if by == "oracle":
+            counts = weights[:, self.order_loss]
+            return counts, counts * self.loss_sorted, self.loss_sorted
+        counts = weights[:, self.order_u]
+        sums = counts * self.loss_u
+        if by == "tie" and self.tie_starts.size < self.n:
+            counts = np.add.reduceat(counts, self.tie_starts, axis=1)
+            sums = np.add.reduceat(sums, self.tie_starts, axis=1)
+            return counts, sums, np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+        return counts, sums, self.loss_u
+
+
+def _aurc_of_groups(counts, sums, means, n):
+    """Eq. (27) with ``L(k)`` replaced by its linear interpolation inside each group.
+
+    Position ``k`` of a group with ``N`` examples before it, loss sum ``C`` before it, ``M``
+    examples and mean loss ``mu`` has ``Lbar(k) = C + (k - N) mu`` (the expected ``L(k)``
+    under a random order inside the group; the exact ``L(k)`` when its examples have equal
+    losses), so the group contributes, with ``dH = H(N + M) - H(N)`` (harmonic numbers)::
+
+        sum_{j=1..M} (C + j mu) / (N + j) = (C - mu N) dH + M mu.
+
+    ``dH`` of a single example is ``1 / (N + 1)``, computed as such (no cancellation).
+    """
+    after = np.cumsum(counts, axis=1)
+    before = after - counts
+    harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n + 1))])
+    increment = np.where(counts == 1, 1.0 / np.maximum(after, 1.0),
+                         harmonic[after.astype(np.intp)] - harmonic[before.astype(np.intp)])
+    cum_before = np.cumsum(sums, axis=1) - sums
+    return np.sum((cum_before - means * before) * increment + sums, axis=1) / n
+
+
+def _augrc_of_groups(counts, sums, means, n):
+    """Trapezoidal area under ``(k/n, Lbar(k)/n)``: ``1/n^2 sum_g S_g (n - N_g - M_g/2)``."""
+    return np.sum(sums * (n - np.cumsum(counts, axis=1) + 0.5 * counts), axis=1) / (n * n)
+
+
+def _aurc_rows(sample, weights, ties="index"):
+    return _aurc_of_groups(*sample.groups(weights, "tie" if ties == "average" else "example"), sample.n)
+
+
+def _augrc_rows(sample, weights):
+    return _augrc_of_groups(*sample.groups(weights, "tie"), sample.n)
+
+
+def _eaurc_rows(sample, weights, ties="index"):
+    oracle = _aurc_of_groups(*sample.groups(weights, "oracle"), sample.n)
+    return _aurc_of_groups(*sample.groups(weights, "tie" if ties == "average" else "example"), sample.n) - oracle
+
+
+def _eaugrc_rows(sample, weights):
+    oracle = _augrc_of_groups(*sample.groups(weights, "oracle"), sample.n)
+    return _augrc_of_groups(*sample.groups(weights, "tie"), sample.n) - oracle
+
+
+def _risk_at_coverage_rows(sample, weights, coverage):
+    counts, sums, means = sample.groups(weights, "tie")
+    n = sample.n
+    t = coverage * n
+    after = np.cumsum(counts, axis=1)
+    g = np.minimum(np.sum(after < t, axis=1), counts.shape[1] - 1)[:, None]  # group holding position t
+    before = np.take_along_axis(after - counts, g, axis=1)[:, 0]
+    cum_before = np.take_along_axis(np.cumsum(sums, axis=1) - sums, g, axis=1)[:, 0]
+    mean = np.take_along_axis(np.broadcast_to(means, counts.shape), g, axis=1)[:, 0]
+    return (cum_before + (t - before) * mean) / t
+
+
+def _coverage_at_risk_rows(sample, weights, risk):
+    counts, sums, _ = sample.groups(weights, "tie")
+    n = sample.n
+    n_rows, n_groups = counts.shape
+    ends = np.zeros((n_rows, n_groups + 1))  # examples accepted at the end of group g (0 before any)
+    np.cumsum(counts, axis=1, out=ends[:, 1:])
+    cum = np.zeros((n_rows, n_groups + 1))
+    np.cumsum(sums, axis=1, out=cum[:, 1:])
+    excess = cum - risk * ends  # D: <= 0 iff the selective risk is <= risk
+    tolerance = 1e-10 * (cum[:, -1:] + risk * n)  # as selective.fit_bounded_improvement
+    last = n_groups - np.argmax((excess <= tolerance)[:, ::-1], axis=1)  # last feasible group end
+    rows = np.arange(n_rows)
+    inside = last < n_groups
+    nxt = np.minimum(last + 1, n_groups)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = np.clip(-excess[rows, last] / (excess[rows, nxt] - excess[rows, last]), 0.0, 1.0)
+    boundary = counts[rows, np.minimum(last, n_groups - 1)]  # size of the next group (group index = last)
+    return (ends[rows, last] + np.where(inside, fraction * boundary, 0.0)) / n
+
+
+def _one_row(rows_function, loss, uncertainty, **kwargs):
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    sample = _Sample(loss, uncertainty)
+    return float(rows_function(sample, np.ones((1, loss.size)), **kwargs)[0])
+
+
+def _by_convention(metric, loss, uncertainty, convention, ties, **targets):
+    """``metric`` under a library's ``convention`` (:mod:`rejectopt.metrics._conventions`)."""
+    _check_choice(ties, "ties", ("index", "average"))
+    _conventions.check(convention, metric)
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    return float(_conventions.evaluate(metric, loss, uncertainty, convention, ties, **targets))
+
+
+def augrc(loss, uncertainty, *, ties="index", convention="paper"):
+    """Area under the generalized risk-coverage curve (AUGRC) of [2].
+
+    The generalized risk at coverage ``k/n`` is ``L(k)/n``: the summed loss of the
+    ``k`` accepted (least uncertain) examples divided by *all* ``n`` examples,
+    i.e. the expected loss per input of accepting and being wrong. Conventions of
+    the reference implementation of [2] (fd-shifts ``RiskCoverageStats.augrc``,
+    with ``confids = -uncertainty`` and ``residuals = loss``):
+
+    * examples are sorted by uncertainty ascending; a curve point is placed only at
+      the end of each group of tied uncertainties, ``(k/n, L(k)/n)`` with ``k`` the
+      number of examples whose uncertainty is <= the group's value, plus the origin
+      ``(0, 0)``;
+    * the area is the trapezoidal rule over these points (so a tie group is the
+      straight line between its end points, the expectation over random
+      tie-breaking);
+    * the result is in loss units: fd-shifts' value divided by its display scale 1000.
+
+    Parameters
+    ----------
+    loss, uncertainty : array-like of shape (n,)
+        Losses and uncertainty scores, as in :func:`aurc`.
+    ties, convention : str, default="index" and "paper"
+        As in :func:`aurc`; ``"paper"`` is fd-shifts' AUGRC, and neither depends on ``ties``.
+
+    Returns
+    -------
+    float
+        The AUGRC, in loss units.
+
+    Notes
+    -----
+    Relation to the empirical SELE loss of eq. (29) of [1]
+    (:func:`sele_loss`, ``sele = 1/n^2 sum_i sum_j l_i [s_i <= s_j]``). For distinct
+    scores ``sele = (1/n) sum_{k=1..n} L(k)/n`` is the right Riemann sum of the
+    generalized RC curve, and the trapezoidal rule removes half of the last step::
+
+        AUGRC = sele - L(n) / (2 n^2),       L(n) = sum_i l_i.
+
+    With ties, ``AUGRC = 1/n^2 sum_i l_i (#{j: s_j > s_i} + #{j: s_j = s_i} / 2)``, i.e.
+    ``AUGRC = sele - 1/(2 n^2) sum_i l_i m_i`` with ``m_i`` the size of the tie group of
+    example ``i`` (itself included). For 0/1 losses with error rate ``e`` the oracle
+    ordering gives ``e^2 / 2`` and a constant score ``e / 2``.
+
+    Examples
+    --------
+    >>> augrc([0, 1], [0.1, 0.9])  # points (0, 0), (1/2, 0), (1, 1/2)
+    0.125
+    >>> augrc([0, 1], [0.5, 0.5])  # one tie group: (0, 0), (1, 1/2)
+    0.25
+    """
+    if convention != "paper":
+        return _by_convention("augrc", loss, uncertainty, convention, ties)
+    _check_choice(ties, "ties", ("index", "average"))
+    return _one_row(_augrc_rows, loss, uncertainty)
+
+
+def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
+    """Excess AuRC: ``aurc(loss, uncertainty)`` minus the AuRC of the oracle ordering.
+
+    The oracle sorts the examples by loss ascending (eq. 27 of [1] with
+    ``s = loss``; ties among equal losses do not matter). Ties in ``uncertainty``
+    are resolved as ``ties`` says, as in :func:`aurc`. Always >= 0 (up to round-off): no
+    ordering has a smaller ``L(i)`` at any ``i`` than the oracle. Other conventions subtract
+    their own reference: Geifman's and fd-shifts' legacy code ``e + (1 - e) ln(1 - e)``
+    (``e`` the mean loss, the continuous limit for 0/1 losses), fd-shifts the same for 0/1
+    losses and its trapezoidal AURC of the sorted losses otherwise (so it can be < 0).
+
+    Parameters
+    ----------
+    loss, uncertainty : array-like of shape (n,)
+        As in :func:`aurc`.
+    ties, convention : str, default="index" and "paper"
+        As in :func:`aurc` (``"average"``: the expected AuRC over random orders of the tied
+        examples, minus the oracle's).
+
+    Returns
+    -------
+    float
+        The excess AuRC, in loss units.
+
+    Examples
+    --------
+    >>> eaurc([0, 1], [0.9, 0.1])  # aurc (1 + 1/2)/2 minus oracle (0 + 1/2)/2
+    0.5
+    """
+    _check_choice(ties, "ties", ("index", "average"))
+    if convention != "paper":
+        return _by_convention("eaurc", loss, uncertainty, convention, ties)
+    if ties == "average":
+        return _one_row(_eaurc_rows, loss, uncertainty, ties="average")
+    return _one_row(_eaurc_rows, loss, uncertainty)
+
+
+def eaugrc(loss, uncertainty, *, ties="index", convention="paper"):
+    """Excess AUGRC: ``augrc(loss, uncertainty)`` minus the AUGRC of the oracle ordering.
+
+    The oracle sorts the examples by loss ascending (fd-shifts' ``augrc_optimal``;
+    for 0/1 losses with error rate ``e`` it equals ``e^2 / 2``). Always >= 0 up to
+    round-off. fd-shifts' convention takes the closed form ``e^2 / 2`` for 0/1 losses.
+
+    Parameters
+    ----------
+    loss, uncertainty : array-like of shape (n,)
+        The sample, as in :func:`augrc`.
+    ties, convention : str, default="index" and "paper"
+        As in :func:`augrc`.
+
+    Returns
+    -------
+    float
+        The excess AUGRC, in loss units.
+
+    Examples
+    --------
+    >>> eaugrc([0, 1], [0.9, 0.1])  # 3/8 - 1/8
+    0.25
+    """
+    if convention != "paper":
+        return _by_convention("eaugrc", loss, uncertainty, convention, ties)
+    _check_choice(ties, "ties", ("index", "average"))
+    return _one_row(_eaugrc_rows, loss, uncertainty)
+
+
+def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="paper"):
+    """Selective risk at an exact coverage, ties resolved as the paper's selection function.
+
+    Definition: the expected selective risk (ratio of expectations, eqs. 5-6 of [1])
+    of the bounded-abstention selection function with target coverage ``omega``
+    (eqs. 22-24): accept every example with ``s < beta``, the boundary tie group
+    ``s == beta`` with the probability ``kappa`` that makes the expected coverage
+    exactly ``omega``, reject the rest. With ``Lbar`` the piecewise-linear
+    interpolation of ``k -> L(k)`` between the ends of the tie groups (and ``(0, 0)``)::
+
+        risk_at_coverage = Lbar(omega n) / (omega n).
+
+    It is the value of :func:`rejectopt.selective.empirical_risk_coverage` for
+    :func:`rejectopt.selective.fit_bounded_abstention` fitted on the same sample.
+    For distinct scores and an integer ``k = omega n`` it is ``L(k)/k``, the point
+    of :func:`rc_curve` at coverage ``k/n``. Invariant to the order of the examples.
+
+    Parameters
+    ----------
+    loss, uncertainty : array-like of shape (n,)
+        Losses and uncertainties of the sample (:func:`aurc`).
+    coverage : float
+        Target coverage ``omega`` in (0, 1].
+    ties, convention : str, default="index" and "paper"
+        As in :func:`aurc`; the paper's definition does not depend on ``ties``.
+        fd-shifts: the lowest selective risk among its working points (points whose risk
+        is below every risk at a higher coverage) of coverage >= ``coverage``;
+        torch-uncertainty: the selective risk of the ``ceil(n coverage)`` most confident.
+
+    Returns
+    -------
+    float
+        The selective risk at ``coverage``, in loss units.
+
+    Examples
+    --------
+    >>> risk_at_coverage([0, 1, 1, 0], [0, 1, 1, 2], 0.5)  # 0 + half of the tie group (1, 1)
+    0.5
+    """
+    coverage = _check_coverage(coverage)
+    if convention != "paper":
+        return _by_convention("risk_at_coverage", loss, uncertainty, convention, ties, coverage=coverage)
+    _check_choice(ties, "ties", ("index", "average"))
+    return _one_row(_risk_at_coverage_rows, loss, uncertainty, coverage=coverage)
+
+
+def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper"):
+    """Largest coverage whose selective risk stays <= ``risk``, ties resolved as the paper's rule.
+
+    Definition: the expected coverage of the bounded-improvement selection function
+    with target risk ``lambda`` (Theorem 3 of [1], eqs. 14-16, empirical version
+    :func:`rejectopt.selective.fit_bounded_improvement`): the largest
+    ``omega in [0, 1]`` with ``Lbar(omega n) <= lambda omega n``, where ``Lbar`` is
+    the piecewise-linear interpolation of ``k -> L(k)`` between the ends of the tie
+    groups. Inside the boundary tie group the coverage is fractional (the
+    acceptance probability of eq. 16). A relative tolerance of 1e-10, as in
+    ``fit_bounded_improvement``, absorbs round-off at exact equality.
+
+    Unlike ``fit_bounded_improvement``, an unreachable target is not an error: the
+    result is 0.0 when even the least uncertain tie group has a mean loss above
+    ``risk``. Invariant to the order of the examples.
+
+    Parameters
+    ----------
+    loss, uncertainty : array-like of shape (n,)
+        The losses and uncertainties (:func:`aurc`).
+    risk : float
+        Target selective risk ``lambda >= 0``, in loss units.
+    ties, convention : str, default="index" and "paper"
+        As in :func:`risk_at_coverage`.
+        fd-shifts: the largest coverage among its working points with risk <= ``risk``
+        (ValueError when there is none, where fd-shifts fails too); torch-uncertainty: the
+        largest ``k/n`` whose selective risk of the ``k`` most confident is <= ``risk``
+        (NaN when there is none, as the library).
+
+    Returns
+    -------
+    float
+        Coverage in [0, 1].
+
+    Examples
+    --------
+    >>> coverage_at_risk([0, 0, 1, 1], [0, 1, 2, 3], 0.5)  # 4 accepted: mean loss 0.5
+    1.0
+    >>> coverage_at_risk([0, 0, 1, 1], [0, 1, 2, 3], 0.25)  # 2 + 2/3 accepted
+    0.6666666666666666
+    """
+    risk = _check_risk(risk)
+    if convention != "paper":
+        return _by_convention("coverage_at_risk", loss, uncertainty, convention, ties, risk=risk)
+    _check_choice(ties, "ties", ("index", "average"))
+    return _one_row(_coverage_at_risk_rows, loss, uncertainty, risk=risk)
