@@ -4,8 +4,10 @@ import pytest
 from rejectopt._io import IntermediateFileError, save_npz
 from rejectopt.splits import (
     DEFAULT_RATIOS,
-    PARTS,
-    derive_seed,
+    _PARTS,
+    _check_ratios,
+    _derive_seed,
+    _stratified_partition,
     load_split,
     make_splits,
     save_splits,
@@ -24,7 +26,7 @@ def labels():
 def test_parts_are_disjoint_and_cover_every_example(labels):
     splits = make_splits(labels, n_splits=3, seed=7, dataset="toy")
     for k in range(3):
-        parts = [splits[f"{p}_{k}"] for p in PARTS]
+        parts = [splits[f"{p}_{k}"] for p in _PARTS]
         joined = np.concatenate(parts)
         assert len(joined) == len(labels)
         assert np.array_equal(np.sort(joined), np.arange(len(labels)))
@@ -34,7 +36,7 @@ def test_parts_are_disjoint_and_cover_every_example(labels):
 def test_ratios_hold_within_one_example_per_class(labels, ratios):
     splits = make_splits(labels, ratios=ratios, n_splits=2, seed=3, dataset="toy")
     for k in range(2):
-        for part, ratio in zip(PARTS, ratios):
+        for part, ratio in zip(_PARTS, ratios):
             counts = np.bincount(labels[splits[f"{part}_{k}"]], minlength=4)
             expected = ratio * np.bincount(labels, minlength=4)
             assert np.all(np.abs(counts - expected) < 1.0), (part, counts, expected)
@@ -57,18 +59,36 @@ def test_splits_differ_across_repetitions_seeds_and_datasets(labels):
 
 def test_derive_seed_is_stable_known_answer():
     # CRC32-based: independent of PYTHONHASHSEED and of the machine.
-    assert derive_seed(0, "shuttle", "split", 0) == derive_seed(0, "shuttle", "split", 0)
-    assert derive_seed(0, "shuttle") != derive_seed(1, "shuttle")
-    assert derive_seed(0, "a", "b") != derive_seed(0, "b", "a")
+    assert _derive_seed(0, "shuttle", "split", 0) == _derive_seed(0, "shuttle", "split", 0)
+    assert _derive_seed(0, "shuttle") != _derive_seed(1, "shuttle")
+    assert _derive_seed(0, "a", "b") != _derive_seed(0, "b", "a")
+    assert _derive_seed(0, "iris", "split", 0) == 3710318630
+
+
+def test_small_sample_known_answers(tmp_path):
+    y = np.array([0] * 10 + [1] * 10)
+    parts = _stratified_partition(y, DEFAULT_RATIOS, np.random.default_rng(0))
+    assert parts["tst"].tolist() == [1, 8, 11, 15]
+    assert {part: int((y[index] == 1).sum()) for part, index in parts.items()} == {
+        "trn1": 3, "val1": 1, "trn2": 3, "val2": 1, "tst": 2}
+    save_splits(tmp_path / "splits.npz", make_splits(y, n_splits=2), y=y, ratios=DEFAULT_RATIOS)
+    assert load_split(tmp_path / "splits.npz", 1)["val1"].tolist() == [4, 13]
+    assert {part: len(index) for part, index in load_split(tmp_path / "splits.npz", 0).items()} == {
+        "trn1": 6, "val1": 2, "trn2": 6, "val2": 2, "tst": 4}
+    with pytest.raises(KeyError, match=r"has no split 2 \(missing trn1_2, val1_2, trn2_2, val2_2, tst_2\); rerun "
+                                        r"make_splits with n_splits > 2"):
+        load_split(tmp_path / "splits.npz", 2)
+    with pytest.raises(ValueError, match="ratios must have 5 entries"):
+        _check_ratios([0.5, 0.5])
 
 
 def test_index_arrays_are_named_and_typed_by_the_contract(labels, tmp_path):
     save_splits(tmp_path / "s.npz", make_splits(labels, n_splits=2, seed=0, dataset="toy"))
     with np.load(tmp_path / "s.npz", allow_pickle=False) as data:
-        assert sorted(data.files) == sorted(f"{p}_{k}" for k in range(2) for p in PARTS)
+        assert sorted(data.files) == sorted(f"{p}_{k}" for k in range(2) for p in _PARTS)
         assert all(data[name].dtype == np.int64 for name in data.files)
     parts = load_split(tmp_path / "s.npz", 1)
-    assert list(parts) == list(PARTS)
+    assert list(parts) == list(_PARTS)
     with pytest.raises(KeyError, match="no split 2"):
         load_split(tmp_path / "s.npz", 2)
 

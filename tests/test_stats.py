@@ -8,13 +8,13 @@ import pytest
 from scipy import stats as sps
 
 from rejectopt.stats import (
+    _cliques,
+    _nemenyi_pairwise,
+    _normal_interval,
     average_ranks,
-    cliques,
     friedman_test,
     nemenyi_cd,
-    nemenyi_pairwise,
     nemenyi_q,
-    normal_interval,
     rank_methods,
     selective_risk_interval,
     wilson_interval,
@@ -50,10 +50,16 @@ def test_nemenyi_cd_bad_input():
 
 def test_nemenyi_pairwise_is_symmetric_pvalue_matrix():
     table = random_table()
-    p = nemenyi_pairwise(table)
+    p = _nemenyi_pairwise(table)
     assert list(p.index) == list(table.columns) == list(p.columns)
     np.testing.assert_allclose(p.to_numpy(), p.to_numpy().T)
     assert ((p.to_numpy() >= 0) & (p.to_numpy() <= 1)).all()
+
+
+def test_nemenyi_pairwise_known_answer():
+    table = pd.DataFrame({"sele": [1.0, 2.0, 3.0, 0.5], "mcp": [1.5, 2.5, 2.0, 0.9], "reg": [2.0, 3.0, 4.0, 0.9]})
+    p = _nemenyi_pairwise(table).round(3)
+    assert p.loc["sele", "mcp"] == 0.650 and p.loc["sele", "reg"] == 0.056 and p.loc["mcp", "reg"] == 0.333
 
 
 # ---------------------------------------------------------------- ranks
@@ -112,14 +118,16 @@ def test_friedman_perfect_agreement_gives_infinite_F():
 # ---------------------------------------------------------------- cliques and diagram
 def test_cliques_hand_made():
     ranks = pd.Series({"A": 1.0, "B": 1.5, "C": 2.2, "D": 3.5, "E": 3.6})
-    assert cliques(ranks, cd=1.5) == [["A", "B", "C"], ["C", "D", "E"]]
-    assert cliques(ranks, cd=1.25) == [["A", "B", "C"], ["D", "E"]]
-    assert cliques(ranks, cd=0.5) == [["D", "E"]]  # 1.5 - 1.0 is not < 0.5
-    assert cliques(ranks, cd=0.6) == [["A", "B"], ["D", "E"]]
-    assert cliques(ranks, cd=0.05) == []
-    assert cliques(ranks, cd=10) == [["A", "B", "C", "D", "E"]]
+    paper = pd.Series({"sele": 1.36, "tcp": 2.36, "mcp": 2.73, "reg": 3.55})  # the paper's ranks, CD 1.26
+    assert _cliques(paper, cd=1.26) == [["sele", "tcp"], ["tcp", "mcp", "reg"]]
+    assert _cliques(ranks, cd=1.5) == [["A", "B", "C"], ["C", "D", "E"]]
+    assert _cliques(ranks, cd=1.25) == [["A", "B", "C"], ["D", "E"]]
+    assert _cliques(ranks, cd=0.5) == [["D", "E"]]  # 1.5 - 1.0 is not < 0.5
+    assert _cliques(ranks, cd=0.6) == [["A", "B"], ["D", "E"]]
+    assert _cliques(ranks, cd=0.05) == []
+    assert _cliques(ranks, cd=10) == [["A", "B", "C", "D", "E"]]
     with pytest.raises(ValueError, match="cd"):
-        cliques(ranks, cd=0)
+        _cliques(ranks, cd=0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -138,7 +146,7 @@ def test_wilson_interval_matches_its_formula_and_contains_the_estimate():
 
 
 def test_normal_interval():
-    low, high = normal_interval(2.0, 4.0, 16, confidence=0.95)
+    low, high = _normal_interval(2.0, 4.0, 16, confidence=0.95)
     assert (low, high) == pytest.approx((2.0 - sps.norm.ppf(0.975) * 0.5, 2.0 + sps.norm.ppf(0.975) * 0.5))
 
 

@@ -4,7 +4,19 @@ import numpy as np
 import pytest
 
 from rejectopt.selective import InfeasibleTargetError, empirical_risk_coverage
-from rejectopt.targets import Target, parse_target
+from rejectopt.targets import (
+    OODTarget,
+    Target,
+    _describe_attainable,
+    _ood_operating_point,
+    _target_from_dict,
+    _target_to_dict,
+    parse_target,
+)
+
+# five ID rows and five OOD rows; the OOD row of uncertainty 0.35 cannot be told from the ID ones
+IS_OOD = np.array([False] * 5 + [True] * 5)
+UNCERTAINTY = np.array([0.1, 0.2, 0.3, 0.4, 0.9, 0.5, 0.6, 0.7, 0.8, 0.35])
 
 
 def test_parse_target():
@@ -30,3 +42,29 @@ def test_target_fits_each_model():
     assert empirical_risk_coverage(loss, s, Target("reject-cost", 1000).fit(loss, s))[1] == 1  # rejecting is dear
     with pytest.raises(InfeasibleTargetError):
         Target("risk", 1e-9).fit(np.full(5, 100.0), np.arange(5.0))
+
+
+def test_describe_attainable_names_what_the_rows_allow():
+    target = OODTarget("tpr-fpr", (0.9, 0.1))
+    assert _describe_attainable(target, target.attainable(IS_OOD, UNCERTAINTY)) == (
+        "at TPR >= 0.9 the smallest attainable FPR is 1, at FPR <= 0.1 the largest attainable TPR is 0.6")
+
+
+def test_ood_operating_point_known_answer():
+    # four ID rows accepted (one wrong, loss 100) and one OOD row
+    loss = np.array([0, 0, 100, 0, 100] + [np.nan] * 5)
+    point = _ood_operating_point(loss, IS_OOD, (UNCERTAINTY <= 0.4).astype(float))
+    assert {name: point[name] for name in ("coverage", "tpr", "fpr", "precision", "selective_risk")} == {
+        "coverage": 0.5, "tpr": 0.8, "fpr": 0.2, "precision": 0.8, "selective_risk": 25.0}
+    assert [round(v, 4) for v in point["tpr_ci"]] == [0.3755, 0.9638]
+    assert point["rates_ci_method"] == "Wilson score interval (95%)"
+
+
+def test_target_dict_round_trip_and_malformed_input():
+    assert _target_from_dict({"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}}) == OODTarget("tpr-fpr", (0.8, 0.2))
+    assert _target_to_dict(Target("risk", 5)) == {"kind": "risk", "value": 5.0}
+    ood = OODTarget("precision-recall", (0.9, 0.7))
+    assert _target_to_dict(ood) == {"kind": "precision-recall", "value": {"precision": 0.9, "recall": 0.7}}
+    assert _target_from_dict(_target_to_dict(ood)) == ood
+    with pytest.raises(ValueError, match=r"^target must hold a kind \(text\) and a value \(number\)$"):
+        _target_from_dict({"kind": "coverage", "value": "0.8"})

@@ -56,14 +56,43 @@ __all__ = [
     "fit_bounded_abstention",
     "fit_geifman_el_yaniv",
     "empirical_risk_coverage",
-    "chow_reject",
-    "fit_margin_threshold",
 ]
 
 
 # --------------------------------------------------------------------------------------------
 # The selection function
 # --------------------------------------------------------------------------------------------
+#: How inputs tied at the threshold are drawn (eq. 25): see :meth:`SelectionFunction.accept`.
+_TIE_BREAKING = ("hash", "sequential")
+_MASK64 = (1 << 64) - 1
+
+
+def _check_tie_breaking(tie_breaking: str) -> None:
+    if tie_breaking not in _TIE_BREAKING:
+        raise ValueError(f"tie_breaking must be one of {', '.join(map(repr, _TIE_BREAKING))}; got {tie_breaking!r}")
+
+
+def _splitmix64(values):
+    """SplitMix64 finaliser on a uint64 array (wrapping arithmetic)."""
+    values = values + np.uint64(0x9E3779B97F4A7C15)
+    values = (values ^ (values >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    values = (values ^ (values >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return values ^ (values >> np.uint64(31))
+
+
+def _row_uniforms(X: np.ndarray, seed: int) -> np.ndarray:
+    """A uniform number in [0, 1) per row of ``X``, a deterministic function of the row and ``seed``.
+
+    The ``"hash"`` tie-breaking: every copy of an input is decided alike, in any batch.
+    """
+    bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0).view(np.uint64)  # + 0.0: -0.0 -> 0.0
+    with np.errstate(over="ignore"):
+        state = _splitmix64(np.full(bits.shape[0], np.uint64(seed & _MASK64)))
+        for j in range(bits.shape[1]):
+            state = _splitmix64(state ^ bits[:, j])
+    return (state >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
 @dataclass(frozen=True)
 class SelectionFunction:
     """Randomized Bayes selection function on an uncertainty score (eq. 25).
@@ -121,21 +150,35 @@ class SelectionFunction:
         prob[s == self.threshold] = self.accept_prob
         return prob
 
-    def accept(self, uncertainty: Any, random_state: Any = None) -> np.ndarray:
+    def accept(self, uncertainty: Any, random_state: Any = None, *, tie_breaking: str = "sequential",
+               rows: Any = None) -> np.ndarray:
         """Draw accept/reject decisions; randomises only at exact ties ``s == threshold``.
+
+        The one home of tie-breaking: :func:`rejectopt.model.decide` (``apply`` and
+        :class:`rejectopt.SelectiveClassifier`) draws here too.
 
         Parameters
         ----------
         uncertainty : array_like of float
             Uncertainty scores ``s(x)``.
         random_state : None, int, or numpy.random.Generator
-            Seed or generator (``numpy.random.default_rng``) for the boundary draws.
+            Seed or generator (``numpy.random.default_rng``) for the boundary draws; an int
+            with ``tie_breaking="hash"``.
+        tie_breaking : {"sequential", "hash"}, default="sequential"
+            ``"sequential"``: one seeded draw per tied input, in row order (``apply``'s).
+            ``"hash"``: a number computed from the input's own values (``rows``) and the seed,
+            so every copy of an input is decided alike, in any batch and order.
+        rows : array_like of shape (n, d) or None, default=None
+            The inputs whose values ``"hash"`` reads.
 
         Returns
         -------
         numpy.ndarray of bool
             True where the prediction is accepted.
         """
+        _check_tie_breaking(tie_breaking)
+        if tie_breaking == "hash" and rows is None:
+            raise ValueError('tie_breaking="hash" draws from the inputs: pass rows')
         s = _as_finite_or_inf_array(uncertainty, "uncertainty")
         accepted = s < self.threshold
         ties = s == self.threshold
@@ -143,8 +186,11 @@ class SelectionFunction:
         if n_ties and self.accept_prob >= 1.0:
             accepted[ties] = True
         elif n_ties and self.accept_prob > 0.0:
-            rng = np.random.default_rng(random_state)
-            accepted[ties] = rng.random(n_ties) < self.accept_prob
+            if tie_breaking == "hash":
+                draws = _row_uniforms(np.asarray(rows)[ties], random_state)
+            else:
+                draws = np.random.default_rng(random_state).random(n_ties)
+            accepted[ties] = draws < self.accept_prob
         return accepted
 
     def to_dict(self) -> dict[str, Any]:
@@ -642,10 +688,9 @@ class OperatingPoint:
 
     Examples
     --------
-    >>> point = operating_point([0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
-    ...                         SelectionFunction(0.4, 1.0))
-    >>> round(point.selective_risk, 4), point.n_accepted_expected
-    (0.25, 4.0)
+    >>> point = operating_point([0, 100, 0, 0], [0.3, 0.1, 0.2, 0.9], SelectionFunction(0.5, 1.0))
+    >>> point.coverage, point.selective_risk, point.n_accepted_expected
+    (0.75, 33.333333333333336, 3.0)
     """
 
     coverage: float
@@ -706,7 +751,7 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
 # --------------------------------------------------------------------------------------------
 # Two rules of the cost-based model (Problem 1) on a classifier's own outputs
 # --------------------------------------------------------------------------------------------
-def chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
+def _chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
     """Chow's rule on posteriors: reject iff ``max_y p(y|x) < 1 - d`` (boolean, True = reject).
 
     The Bayes-optimal rule of the cost-based model when ``proba`` are the true posteriors (an
@@ -724,11 +769,6 @@ def chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
     -------
     numpy.ndarray of bool, shape (n,)
         True where the input is rejected.
-
-    Examples
-    --------
-    >>> chow_reject([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]], reject_cost=0.3)
-    array([False,  True, False])
     """
     proba = np.asarray(proba, dtype=float)
     if proba.ndim != 2:
@@ -736,7 +776,7 @@ def chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
     return proba.max(axis=1) < 1.0 - float(reject_cost)
 
 
-def fit_margin_threshold(decision: Any, loss: Any, reject_cost: float, *, loss_scale: float = 100.0) -> SelectionFunction:
+def _fit_margin_threshold(decision: Any, loss: Any, reject_cost: float, *, loss_scale: float = 100.0) -> SelectionFunction:
     """Reject iff the margin ``|f(x)|`` is small, at the cut minimising the empirical cost risk.
 
     :func:`fit_cost_based` on the uncertainty ``-|f|`` (the SVM margin baseline) with the
@@ -762,17 +802,5 @@ def fit_margin_threshold(decision: Any, loss: Any, reject_cost: float, *, loss_s
         On the uncertainty ``-|f|``: ``selection.acceptance_probability(-np.abs(f)) == 1`` accepts.
         It accepts ``|f| >= -threshold`` (``accept_prob`` 1) or, rejecting all of the sample,
         ``|f| > -threshold`` (``accept_prob`` 0).
-
-    Examples
-    --------
-    The two errors have the smallest margins, so the rule rejects ``|f| < 1``:
-
-    >>> import numpy as np
-    >>> f = np.array([2.0, -1.5, 0.2, -0.1, 1.0, 0.05])
-    >>> selection = fit_margin_threshold(f, [0, 0, 100, 0, 0, 100], reject_cost=0.2)
-    >>> selection
-    SelectionFunction(threshold=-1.0, accept_prob=1.0)
-    >>> selection.acceptance_probability(-np.abs(f))
-    array([1., 1., 0., 0., 1., 0.])
     """
     return fit_cost_based(loss, -np.abs(np.asarray(decision, float)), float(loss_scale) * float(reject_cost))

@@ -12,26 +12,16 @@ import numpy as np
 
 from ._io import IntermediateFileError, load_npz, recompute_hint, save_npz
 
-__all__ = [
-    "PARTS",
-    "DEFAULT_RATIOS",
-    "check_ratios",
-    "derive_seed",
-    "stratified_partition",
-    "make_splits",
-    "check_split",
-    "save_splits",
-    "load_split",
-]
+__all__ = ["DEFAULT_RATIOS", "make_splits", "save_splits", "load_split"]
 
 #: The five parts, in the order in which ratio vectors list them.
-PARTS = ("trn1", "val1", "trn2", "val2", "tst")
+_PARTS = ("trn1", "val1", "trn2", "val2", "tst")
 
 #: The paper's ratios 30/10/30/10/20 (Section 5.2.1).
 DEFAULT_RATIOS = (0.3, 0.1, 0.3, 0.1, 0.2)
 
 
-def derive_seed(master_seed: int, *names: str | int) -> int:
+def _derive_seed(master_seed: int, *names: str | int) -> int:
     """Derive a deterministic 32-bit seed from a master seed and cell names.
 
     The same (master seed, names) always gives the same seed on every machine
@@ -49,24 +39,18 @@ def derive_seed(master_seed: int, *names: str | int) -> int:
     int
         A seed in ``[0, 2**32)``.
 
-    Examples
-    --------
-    >>> derive_seed(0, "iris", "split", 0)
-    3710318630
-    >>> derive_seed(0, "iris", "split", 0) == derive_seed(0, "iris", "split", 1)
-    False
     """
     key = [int(master_seed)] + [zlib.crc32(str(name).encode()) for name in names]
     return int(np.random.SeedSequence(key).generate_state(1)[0])
 
 
-def check_ratios(ratios) -> np.ndarray:
+def _check_ratios(ratios) -> np.ndarray:
     """Validate a ratio vector for (Trn1, Val1, Trn2, Val2, Tst); return it as an array.
 
     Parameters
     ----------
     ratios : sequence of 5 floats
-        The fraction of the examples in each part of :data:`PARTS`.
+        The fraction of the examples in each part of ``_PARTS``.
 
     Returns
     -------
@@ -78,19 +62,11 @@ def check_ratios(ratios) -> np.ndarray:
     ValueError
         Not five entries, or not positive, or not summing to 1; the values are named.
 
-    Examples
-    --------
-    >>> check_ratios([0.3, 0.1, 0.3, 0.1, 0.2])
-    array([0.3, 0.1, 0.3, 0.1, 0.2])
-    >>> check_ratios([0.5, 0.5])
-    Traceback (most recent call last):
-    ...
-    ValueError: ratios must have 5 entries (trn1/val1/trn2/val2/tst), got [0.5, 0.5]
     """
     ratios = np.asarray(ratios, dtype=float)
-    if ratios.shape != (len(PARTS),):
+    if ratios.shape != (len(_PARTS),):
         raise ValueError(
-            f"ratios must have {len(PARTS)} entries ({'/'.join(PARTS)}), got {ratios.tolist()}"
+            f"ratios must have {len(_PARTS)} entries ({'/'.join(_PARTS)}), got {ratios.tolist()}"
         )
     if np.any(ratios <= 0) or not np.isclose(ratios.sum(), 1.0, atol=1e-6):
         raise ValueError(f"ratios must be positive and sum to 1, got {ratios.tolist()}")
@@ -111,7 +87,7 @@ def _part_sizes(n: int, ratios: np.ndarray) -> np.ndarray:
     return sizes
 
 
-def stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def _stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """One random stratified partition of ``range(len(y))`` into the five parts.
 
     Within each class the examples are shuffled and cut by the largest-remainder
@@ -123,32 +99,23 @@ def stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.nd
     y : array-like of shape (n,)
         The labels the partition is stratified by.
     ratios : sequence of 5 floats
-        The parts' fractions (:func:`check_ratios`).
+        The parts' fractions (:func:`_check_ratios`).
     rng : numpy.random.Generator
         The source of the shuffles.
 
     Returns
     -------
     dict of str to ndarray of int64
-        Sorted example indices per part, keyed by :data:`PARTS`.
+        Sorted example indices per part, keyed by ``_PARTS``.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> y = np.array([0] * 10 + [1] * 10)
-    >>> parts = stratified_partition(y, DEFAULT_RATIOS, np.random.default_rng(0))
-    >>> parts["tst"]
-    array([ 1,  8, 11, 15])
-    >>> {part: int((y[index] == 1).sum()) for part, index in parts.items()}
-    {'trn1': 3, 'val1': 1, 'trn2': 3, 'val2': 1, 'tst': 2}
     """
     y = np.asarray(y)
-    ratios = check_ratios(ratios)
-    pieces = {part: [] for part in PARTS}
+    ratios = _check_ratios(ratios)
+    pieces = {part: [] for part in _PARTS}
     for label in np.unique(y):
         members = rng.permutation(np.flatnonzero(y == label))
         bounds = np.cumsum(_part_sizes(len(members), ratios))[:-1]
-        for part, chunk in zip(PARTS, np.split(members, bounds)):
+        for part, chunk in zip(_PARTS, np.split(members, bounds)):
             pieces[part].append(chunk)
     return {part: np.sort(np.concatenate(chunks)).astype(np.int64) for part, chunks in pieces.items()}
 
@@ -161,11 +128,11 @@ def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, data
     y : array-like of shape (n,)
         The labels the partitions are stratified by.
     ratios : sequence of 5 floats, default DEFAULT_RATIOS
-        The parts' fractions (:func:`check_ratios`).
+        The parts' fractions (:func:`_check_ratios`).
     n_splits : int, default 5
         How many partitions.
     seed : int, default 0
-        The run's master seed (:func:`derive_seed`).
+        The run's master seed (:func:`_derive_seed`).
     dataset : str, default ""
         The dataset's name: datasets of one run get independent splits.
 
@@ -193,24 +160,24 @@ def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, data
         raise ValueError(f"n_splits must be at least 1, got {n_splits}")
     arrays = {}
     for k in range(n_splits):
-        rng = np.random.default_rng(derive_seed(seed, dataset, "split", k))
-        for part, index in stratified_partition(y, ratios, rng).items():
+        rng = np.random.default_rng(_derive_seed(seed, dataset, "split", k))
+        for part, index in _stratified_partition(y, ratios, rng).items():
             arrays[f"{part}_{k}"] = index
     return arrays
 
 
-def check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "split", y=None, ratios=None) -> None:
-    """Check that ``parts`` (keyed by :data:`PARTS`) is what the protocol says a split is.
+def _check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "split", y=None, ratios=None) -> None:
+    """Check that ``parts`` (keyed by ``_PARTS``) is what the protocol says a split is.
 
     The parts are disjoint and together hold every row of ``range(n_rows)`` once: no example is
     both trained on and tested on, none is left out. Given the labels ``y`` and the ``ratios``,
     each part also holds ``ratio * n_class`` examples of every class up to one
-    (:func:`stratified_partition`).
+    (:func:`_stratified_partition`).
 
     Parameters
     ----------
     parts : dict of str to array-like of int
-        Row indices keyed by :data:`PARTS`.
+        Row indices keyed by ``_PARTS``.
     n_rows : int
         The data's rows: the parts must hold each of ``range(n_rows)`` once.
     where : str, default "split"
@@ -230,30 +197,22 @@ def check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "spli
     ValueError
         Naming ``where``, the parts involved and, for an overlap or a gap, an example row.
 
-    Examples
-    --------
-    >>> parts = {"trn1": [0, 1], "val1": [1], "trn2": [2], "val2": [3], "tst": [4]}
-    >>> check_split(parts, 5, where="splits.npz: split 0")
-    Traceback (most recent call last):
-    ...
-    ValueError: splits.npz: split 0: parts trn1 and val1 overlap (row 1 is in both); the parts of a split must be disjoint
-    >>> check_split({"trn1": [0, 1], "val1": [2], "trn2": [3], "val2": [5], "tst": [4]}, 6)
     """
-    missing = [part for part in PARTS if part not in parts]
+    missing = [part for part in _PARTS if part not in parts]
     if missing:
         raise ValueError(f"{where}: no part {', '.join(missing)}")
-    sizes = {part: np.asarray(parts[part]).size for part in PARTS}
-    joined = np.concatenate([np.asarray(parts[part], dtype=np.int64).ravel() for part in PARTS])
+    sizes = {part: np.asarray(parts[part]).size for part in _PARTS}
+    joined = np.concatenate([np.asarray(parts[part], dtype=np.int64).ravel() for part in _PARTS])
     if joined.size and (joined.min() < 0 or joined.max() >= n_rows):
         bad = int(joined[(joined < 0) | (joined >= n_rows)][0])
         raise ValueError(f"{where}: row {bad} is outside the data's {n_rows} rows")
     owner = np.full(n_rows, -1)
-    for number, part in enumerate(PARTS):
+    for number, part in enumerate(_PARTS):
         index = np.asarray(parts[part], dtype=np.int64)
         taken = owner[index] >= 0
         if taken.any():
             row = int(index[taken][0])
-            raise ValueError(f"{where}: parts {PARTS[owner[row]]} and {part} overlap (row {row} is in both); the "
+            raise ValueError(f"{where}: parts {_PARTS[owner[row]]} and {part} overlap (row {row} is in both); the "
                              "parts of a split must be disjoint")
         values, counts = np.unique(index, return_counts=True)
         if (counts > 1).any():
@@ -262,11 +221,11 @@ def check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "spli
     if joined.size != n_rows:
         row = int(np.flatnonzero(owner < 0)[0])
         raise ValueError(f"{where}: the parts hold {joined.size} of the data's {n_rows} rows (row {row} is in none); "
-                         f"a split covers every row ({', '.join(f'{p} {sizes[p]}' for p in PARTS)})")
+                         f"a split covers every row ({', '.join(f'{p} {sizes[p]}' for p in _PARTS)})")
     if y is not None and ratios is not None:
-        y, ratios = np.asarray(y), check_ratios(ratios)
+        y, ratios = np.asarray(y), _check_ratios(ratios)
         labels, totals = np.unique(y, return_counts=True)
-        for part, ratio in zip(PARTS, ratios):
+        for part, ratio in zip(_PARTS, ratios):
             counts = np.array([np.sum(y[parts[part]] == label) for label in labels])
             off = np.abs(counts - ratio * totals) >= 1
             if off.any():
@@ -301,27 +260,28 @@ def save_splits(path, splits: dict[str, np.ndarray], *, y=None, ratios=None, dat
     Raises
     ------
     ValueError
-        A split that is not a partition of the rows (:func:`check_split`); nothing is written.
+        A split that is not a partition of the rows (:func:`_check_split`); nothing is written.
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
+    A split whose parts overlap is refused before anything is written:
+
     >>> import numpy as np
-    >>> y = np.array([0] * 10 + [1] * 10)
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     save_splits(Path(tmp) / "splits.npz", make_splits(y, n_splits=2), y=y, ratios=DEFAULT_RATIOS)
-    ...     load_split(Path(tmp) / "splits.npz", 1)["val1"]
-    array([ 4, 13])
+    >>> splits = make_splits(np.array([0] * 10 + [1] * 10), n_splits=1)
+    >>> splits["tst_0"] = splits["trn1_0"]
+    >>> save_splits("splits.npz", splits)
+    Traceback (most recent call last):
+    ...
+    ValueError: splits.npz: split 0: parts trn1 and tst overlap (row 1 is in both); the parts of a split must be disjoint
     """
     splits = {name: np.asarray(index, dtype=np.int64) for name, index in splits.items()}
     ks = sorted({int(name.rsplit("_", 1)[1]) for name in splits})
-    n_rows = len(y) if y is not None else sum(splits[f"{part}_{ks[0]}"].size for part in PARTS if f"{part}_{ks[0]}" in splits)
+    n_rows = len(y) if y is not None else sum(splits[f"{part}_{ks[0]}"].size for part in _PARTS if f"{part}_{ks[0]}" in splits)
     for k in ks:
-        check_split({part: splits[f"{part}_{k}"] for part in PARTS if f"{part}_{k}" in splits}, n_rows,
+        _check_split({part: splits[f"{part}_{k}"] for part in _PARTS if f"{part}_{k}" in splits}, n_rows,
                     where=f"{path}: split {k}", y=y, ratios=ratios)
     provenance = {"n_rows": int(n_rows), "n_splits": len(ks), "data_sha256": data_sha256,
-                  "ratios": None if ratios is None else check_ratios(ratios).tolist()}
+                  "ratios": None if ratios is None else _check_ratios(ratios).tolist()}
     save_npz(path, provenance=provenance, **splits)
 
 
@@ -330,7 +290,7 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
 
     The file must be as :func:`save_splits` wrote it (:func:`rejectopt._io.load_npz`), made from
     the data ``data_sha256`` identifies (when given), and split ``k`` must be a partition of its
-    rows (:func:`check_split`).
+    rows (:func:`_check_split`).
 
     Parameters
     ----------
@@ -344,7 +304,7 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
     Returns
     -------
     dict of str to ndarray of int64
-        Row indices keyed by :data:`PARTS`.
+        Row indices keyed by ``_PARTS``.
 
     Raises
     ------
@@ -356,27 +316,19 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import numpy as np
-    >>> y = np.array([0] * 10 + [1] * 10)
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     save_splits(Path(tmp) / "splits.npz", make_splits(y, n_splits=1), y=y)
-    ...     parts = load_split(Path(tmp) / "splits.npz", 0)
-    ...     load_split(Path(tmp) / "splits.npz", 1)
-    Traceback (most recent call last):
-    ...
-    KeyError: '... has no split 1 (missing trn1_1, val1_1, trn2_1, val2_1, tst_1); rerun make_splits with n_splits > 1'
-    >>> {part: len(index) for part, index in parts.items()}
-    {'trn1': 6, 'val1': 2, 'trn2': 6, 'val2': 2, 'tst': 4}
+    Reading the pipeline's splits of a dataset (a file :func:`save_splits` wrote; shown, not
+    run)::
+
+        parts = load_split("results/data/iris/splits.npz", 0)
+        list(parts)   # ['trn1', 'val1', 'trn2', 'val2', 'tst']
     """
     data = load_npz(path, expect={"data_sha256": data_sha256})
-    missing = [f"{part}_{k}" for part in PARTS if f"{part}_{k}" not in data]
+    missing = [f"{part}_{k}" for part in _PARTS if f"{part}_{k}" not in data]
     if missing:
         raise KeyError(f"{path} has no split {k} (missing {', '.join(missing)}); rerun make_splits with n_splits > {k}")
-    parts = {part: data[f"{part}_{k}"] for part in PARTS}
+    parts = {part: data[f"{part}_{k}"] for part in _PARTS}
     try:
-        check_split(parts, int(data.provenance.get("n_rows", -1)), where=f"{path}: split {k}")
+        _check_split(parts, int(data.provenance.get("n_rows", -1)), where=f"{path}: split {k}")
     except ValueError as err:
         raise IntermediateFileError(f"{err}; {recompute_hint(path)}") from err
     return parts

@@ -4,7 +4,7 @@
 Sec. 2) with its parameter (``coverage=0.8``, ``risk=5``, ``reject-cost=10``);
 :class:`OODTarget` one of the models with out-of-distribution inputs of :mod:`rejectopt.ood`
 (``tpr=0.8,fpr=0.2``, ``precision=0.9,recall=0.7``). :func:`parse_target` reads the CLI's
-text form, :func:`target_from_dict` / :func:`target_to_dict` the model file's. A target fits
+text form, ``_target_from_dict`` / ``_target_to_dict`` the model file's. A target fits
 its selection function with the strategies of :mod:`rejectopt.selective` and
 :mod:`rejectopt.ood`, which know nothing of targets.
 """
@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .ood import CONSTRAINT_TOL, fit_bounded_precision_recall, fit_bounded_tpr_fpr, operating_points
+from .ood import fit_bounded_precision_recall, fit_bounded_tpr_fpr
+from .ood._metrics import operating_points
+from .ood._validation import CONSTRAINT_TOL
 from .stats import selective_risk_interval, wilson_interval
 from .selective import (
     InfeasibleTargetError,
@@ -29,20 +31,10 @@ from .selective import (
     fit_cost_based,
 )
 
-__all__ = [
-    "OODTarget",
-    "OOD_TARGET_KINDS",
-    "TARGET_KINDS",
-    "Target",
-    "describe_attainable",
-    "ood_operating_point",
-    "parse_target",
-    "target_from_dict",
-    "target_to_dict",
-]
+__all__ = ["Target", "OODTarget", "parse_target"]
 
 #: Target kinds: bounded abstention, bounded improvement, cost-based model.
-TARGET_KINDS = ("coverage", "risk", "reject-cost")
+_TARGET_KINDS = ("coverage", "risk", "reject-cost")
 
 
 @dataclass(frozen=True)
@@ -84,7 +76,7 @@ class Target:
     value: float
 
     def __post_init__(self) -> None:
-        if self.kind not in TARGET_KINDS:
+        if self.kind not in _TARGET_KINDS:
             raise ValueError(f"target must be coverage=W, risk=L or reject-cost=E, got kind {self.kind!r}")
         try:
             number = float(self.value)
@@ -115,7 +107,7 @@ class Target:
 
 #: Target kinds of the OOD rejection models (Franc, Prusa & Paplham): bounded TPR-FPR (Theorem 3)
 #: and bounded precision-recall (Theorem 5), each with its two bounds in text order.
-OOD_TARGET_KINDS = {"tpr-fpr": ("tpr", "fpr"), "precision-recall": ("precision", "recall")}
+_OOD_TARGET_KINDS = {"tpr-fpr": ("tpr", "fpr"), "precision-recall": ("precision", "recall")}
 _OOD_TARGET_FORMS = "tpr=T,fpr=F or precision=P,recall=R"
 _ALL_TARGET_FORMS = f"coverage=W, risk=L, reject-cost=E, {_OOD_TARGET_FORMS}"
 
@@ -165,7 +157,7 @@ class OODTarget:
     bounds: tuple
 
     def __post_init__(self) -> None:
-        if self.kind not in OOD_TARGET_KINDS:
+        if self.kind not in _OOD_TARGET_KINDS:
             raise ValueError(f"target must be {_OOD_TARGET_FORMS}, got kind {self.kind!r}")
         bounds = tuple(self.bounds)
         if len(bounds) != 2:
@@ -180,7 +172,7 @@ class OODTarget:
     @property
     def names(self) -> tuple[str, str]:
         """``("tpr", "fpr")`` or ``("precision", "recall")``."""
-        return OOD_TARGET_KINDS[self.kind]
+        return _OOD_TARGET_KINDS[self.kind]
 
     def as_dict(self) -> dict[str, float]:
         """``{"tpr": 0.8, "fpr": 0.2}`` or ``{"precision": 0.9, "recall": 0.7}``."""
@@ -194,7 +186,7 @@ class OODTarget:
 
         TPR, precision and recall are lower bounds, FPR an upper bound; an undefined (NaN)
         rate does not meet its bound. Compared with the tolerance
-        :data:`rejectopt.ood.CONSTRAINT_TOL`, as the strategies do.
+        ``rejectopt.ood._validation.CONSTRAINT_TOL``, as the strategies do.
         """
         out = {}
         for name, bound in self.as_dict().items():
@@ -225,7 +217,7 @@ class OODTarget:
         attainable = self.attainable(is_ood, uncertainty)
         raise InfeasibleTargetError(f"target {self} is infeasible on these {is_ood.size} rows "
                                     f"({int((~is_ood).sum())} ID, {int(is_ood.sum())} OOD): "
-                                    f"{describe_attainable(self, attainable)}; the strategy is unable")
+                                    f"{_describe_attainable(self, attainable)}; the strategy is unable")
 
     def attainable(self, is_ood: Any, uncertainty: Any) -> dict[str, float]:
         """What the rows allow for each bound, given the other, with randomised thresholds.
@@ -287,7 +279,7 @@ def _tpr_at_fpr(tpr: np.ndarray, fpr: np.ndarray, fpr_max: float) -> float:
     return float(tpr[j] + share * (tpr[j + 1] - tpr[j]))
 
 
-def describe_attainable(target: OODTarget, attainable: dict) -> str:
+def _describe_attainable(target: OODTarget, attainable: dict) -> str:
     """One phrase: what the rows allow for ``target`` (from :meth:`OODTarget.attainable`).
 
     Parameters
@@ -302,14 +294,6 @@ def describe_attainable(target: OODTarget, attainable: dict) -> str:
     str
         The phrase the error of an infeasible target carries.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> is_ood = np.array([False] * 5 + [True] * 5)
-    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.9, 0.5, 0.6, 0.7, 0.8, 0.35])
-    >>> target = OODTarget("tpr-fpr", (0.9, 0.1))
-    >>> describe_attainable(target, target.attainable(is_ood, uncertainty))
-    'at TPR >= 0.9 the smallest attainable FPR is 1, at FPR <= 0.1 the largest attainable TPR is 0.6'
     """
     def fmt(value):
         return "nothing" if math.isnan(value) else f"{value:.4g}"
@@ -324,7 +308,7 @@ def describe_attainable(target: OODTarget, attainable: dict) -> str:
             f"recall is {fmt(attainable['recall_at_precision'])}")
 
 
-def ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: float = 0.95) -> dict[str, Any]:
+def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: float = 0.95) -> dict[str, Any]:
     """What a selection function achieves on a sample of ID and OOD rows, with intervals.
 
     With ``c_i`` the acceptance probability of row ``i`` (the expectation over the
@@ -354,20 +338,6 @@ def ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: fl
         (``*_ci_method``) and the expected numbers of accepted rows
         (``n_accepted_expected``, ``n_id_accepted_expected``, ``n_ood_accepted_expected``).
 
-    Examples
-    --------
-    The selection function of the :class:`OODTarget` example accepts four ID rows (one of them
-    wrong, loss 100) and one OOD row:
-
-    >>> import numpy as np
-    >>> is_ood = np.array([False] * 5 + [True] * 5)
-    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.9, 0.5, 0.6, 0.7, 0.8, 0.35])
-    >>> loss = np.array([0, 0, 100, 0, 100] + [np.nan] * 5)
-    >>> point = ood_operating_point(loss, is_ood, (uncertainty <= 0.4).astype(float))
-    >>> {name: point[name] for name in ("coverage", "tpr", "fpr", "precision", "selective_risk")}
-    {'coverage': 0.5, 'tpr': 0.8, 'fpr': 0.2, 'precision': 0.8, 'selective_risk': 25.0}
-    >>> [round(v, 4) for v in point["tpr_ci"]], point["rates_ci_method"]
-    ([0.3755, 0.9638], 'Wilson score interval (95%)')
     """
     loss = np.asarray(loss, dtype=np.float64)
     is_ood = np.asarray(is_ood, dtype=bool)
@@ -402,7 +372,7 @@ def ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: fl
     }
 
 
-def target_from_dict(data: Any) -> "Target | OODTarget":
+def _target_from_dict(data: Any) -> "Target | OODTarget":
     """The target of a ``{"kind": ..., "value": ...}`` dict (``model.json``), for untrusted input.
 
     ``value`` is a number for ``coverage`` / ``risk`` / ``reject-cost`` and an object
@@ -416,29 +386,21 @@ def target_from_dict(data: Any) -> "Target | OODTarget":
     Returns
     -------
     Target or OODTarget
-        The target.
+        The target the dict describes.
 
     Raises
     ------
     ValueError
         Naming the malformed part.
 
-    Examples
-    --------
-    >>> target_from_dict({"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}})
-    OODTarget(kind='tpr-fpr', bounds=(0.8, 0.2))
-    >>> target_from_dict({"kind": "coverage", "value": "0.8"})
-    Traceback (most recent call last):
-        ...
-    ValueError: target must hold a kind (text) and a value (number)
     """
     if not isinstance(data, dict) or set(data) != {"kind", "value"}:
         raise ValueError("target must be an object with keys kind and value")
     kind, value = data["kind"], data["value"]
     if not isinstance(kind, str):
         raise ValueError("target must hold a kind (text) and a value")
-    if kind in OOD_TARGET_KINDS:
-        names = OOD_TARGET_KINDS[kind]
+    if kind in _OOD_TARGET_KINDS:
+        names = _OOD_TARGET_KINDS[kind]
         if not isinstance(value, dict) or set(value) != set(names):
             raise ValueError(f"target.value of kind {kind} must be an object with keys {' and '.join(names)}")
         return OODTarget(kind, tuple(value[name] for name in names))
@@ -447,8 +409,8 @@ def target_from_dict(data: Any) -> "Target | OODTarget":
     return Target(kind, value)
 
 
-def target_to_dict(target: "Target | OODTarget") -> dict[str, Any]:
-    """Inverse of :func:`target_from_dict`.
+def _target_to_dict(target: "Target | OODTarget") -> dict[str, Any]:
+    """Inverse of :func:`_target_from_dict`.
 
     Parameters
     ----------
@@ -460,12 +422,6 @@ def target_to_dict(target: "Target | OODTarget") -> dict[str, Any]:
     dict
         ``{"kind": ..., "value": ...}``, JSON-able.
 
-    Examples
-    --------
-    >>> target_to_dict(Target("risk", 5))
-    {'kind': 'risk', 'value': 5.0}
-    >>> target_to_dict(OODTarget("precision-recall", (0.9, 0.7)))
-    {'kind': 'precision-recall', 'value': {'precision': 0.9, 'recall': 0.7}}
     """
     if isinstance(target, OODTarget):
         return {"kind": target.kind, "value": target.as_dict()}
@@ -488,7 +444,7 @@ def _parse_ood_target(text: str, parts: list[str]) -> OODTarget:
         if not 0.0 <= number <= 1.0:  # also NaN
             raise ValueError(f"target {name} must lie in [0, 1], got {value.strip()}")
         values[name] = number
-    for kind, names in OOD_TARGET_KINDS.items():
+    for kind, names in _OOD_TARGET_KINDS.items():
         if set(names) == set(values):
             return OODTarget(kind, tuple(values[name] for name in names))
         if set(values) < set(names):
@@ -537,7 +493,7 @@ def parse_target(text: str) -> "Target | OODTarget":
         return _parse_ood_target(str(text), parts)
     kind, sep, value = str(text).partition("=")
     kind = kind.strip().lower().replace("_", "-")
-    if not sep or kind not in TARGET_KINDS:
+    if not sep or kind not in _TARGET_KINDS:
         raise ValueError(f"target must be {_ALL_TARGET_FORMS}, got {text!r}")
     try:
         number = float(value)
