@@ -5,31 +5,28 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import split
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
-from rejectopt.classifiers import (
-    BinaryHingeSVM,
-    CrammerSingerSVM,
-    classifier_outputs,
-    crammer_singer_objective,
-    make_classifier,
-    train_classifier,
-)
+from rejectopt.classifiers import BinaryHingeSVM, CrammerSingerSVM, make_classifier
+from rejectopt.classifiers._crammer_singer import crammer_singer_objective
+from rejectopt.classifiers._selection import classifier_outputs, train_classifier
 from rejectopt.classifiers._linear import CS_TOL
+from support import split
 
 
-@pytest.mark.parametrize("kind", ["lr", "svm"])
-def test_train_classifier_picks_smallest_validation_error(kind, digits):
-    Xt, yt, Xv, yv = digits
+# the SVM on iris: the multiclass (Crammer-Singer) solver takes minutes on digits' large C, and iris
+# has a tie (C = 1 and 10) and a worse C, so the choice is still tested
+@pytest.mark.parametrize("kind, data", [("lr", "digits"), ("svm", "iris")])
+def test_train_classifier_picks_smallest_validation_error(kind, data, request):
+    Xt, yt, Xv, yv = request.getfixturevalue(data)
     grid = (1, 10, 100, 1000)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model, C, errors = train_classifier(kind, Xt, yt, Xv, yv, C_grid=grid)
     direct = {}
     for c in grid:
-        m = make_classifier(kind, C=c, n_classes=10, n_samples=len(yt), n_features=Xt.shape[1]).fit(Xt, yt)
+        m = make_classifier(kind, C=c, n_classes=int(yt.max()) + 1, n_samples=len(yt), n_features=Xt.shape[1]).fit(Xt, yt)
         direct[c] = float(np.mean(m.predict(Xv) != yv))
     assert errors == pytest.approx(direct)
     best = min(direct.values())
@@ -207,3 +204,49 @@ def test_a_fit_at_its_iteration_cap_is_logged(iris, monkeypatch, caplog):
         train_classifier("lr", Xt, yt, Xv, yv, C_grid=(1.0,), n_classes=3)
         train_classifier("svor", Xt, yt, Xv, yv, C_grid=(1.0,), n_classes=3)
     assert "iteration cap" not in caplog.text
+
+
+def test_registry_entries_and_the_iris_known_answers():
+    """The registry entry of SVOR; LR on iris (even rows Trn1, odd rows Val1): C by Val1 error and its outputs."""
+    from sklearn.datasets import load_iris
+
+    from rejectopt.classifiers import get_classifier
+
+    info = get_classifier("svor")
+    assert (info.task, info.baseline, info.posteriors, info.loss, info.table, info.extension) == (
+        "ordinal", "margin", False, "mae", "table4", False)
+    assert (info.source, info.cls.__name__) == ("rejectopt.classifiers._selection:SVORModel", "SVORModel")
+    X, y = load_iris(return_X_y=True)
+    model, C, errors = train_classifier("lr", X[::2], y[::2], X[1::2], y[1::2], C_grid=[0.01, 1.0])
+    assert (C, {c: round(e, 4) for c, e in errors.items()}) == (1.0, {0.01: 0.1333, 1.0: 0.0267})
+    model, _, _ = train_classifier("lr", X[::2], y[::2], X[1::2], y[1::2], C_grid=[1.0])
+    outputs = classifier_outputs("lr", model, X[[1, 51, 101]], n_classes=3)
+    assert sorted(outputs) == ["baseline", "proba", "y_pred"] and outputs["y_pred"].tolist() == [0, 1, 2]
+    np.testing.assert_allclose(outputs["baseline"], [0.116, 0.237, 0.248], atol=5e-4)
+
+
+def test_a_registered_plugin_classifier_trains_and_predicts_through_the_registry():
+    from rejectopt.classifiers import CLASSIFIERS, register_classifier
+
+    @register_classifier("nearest_mean_test", task="classification", baseline="margin", posteriors=False,
+                         uses_C=False)
+    class NearestMean:
+        @staticmethod
+        def train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss, c_scaling="sum"):
+            model = {"means": np.stack([X_trn[y_trn == k].mean(axis=0) for k in range(n_classes)])}
+            return model, 1.0, {1.0: float(np.mean(NearestMean.outputs(model, X_val)["y_pred"] != y_val))}
+
+        @staticmethod
+        def outputs(model, X, n_classes=None):
+            distance = np.linalg.norm(X[:, None, :] - model["means"][None], axis=2)
+            return {"y_pred": distance.argmin(axis=1), "baseline": distance.min(axis=1)}
+
+    try:
+        X = np.array([[0.0, 0.0], [0.2, 0.1], [3.0, 3.0], [3.1, 2.8]])
+        y = np.array([0, 0, 1, 1])
+        model, C, errors = train_classifier("nearest_mean_test", X, y, X, y)
+        assert (C, errors) == (1.0, {1.0: 0.0})
+        assert classifier_outputs("nearest_mean_test", model, [[2.0, 2.0]])["y_pred"].tolist() == [1]
+    finally:
+        CLASSIFIERS.remove("nearest_mean_test")
+    assert "nearest_mean_test" not in CLASSIFIERS

@@ -11,7 +11,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from rejectopt.classifiers import classifier_outputs
+from rejectopt.classifiers._selection import classifier_outputs
 from rejectopt.classifiers._crammer_singer import (
     CrammerSingerSVM,
     crammer_singer_objective,
@@ -204,3 +204,15 @@ def test_estimator_conventions_and_pipeline_drop_in():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         CrammerSingerSVM(C=5.0).fit(X, y)
+
+
+def test_objective_on_iris_is_the_certificates_and_a_path_converges():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    svm = CrammerSingerSVM(C=1.0).fit(X, y)
+    assert round(crammer_singer_objective(X, y, svm.coef_, svm.intercept_, C=1.0), 4) == round(svm.objective_, 4) \
+        == 20.0221
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 3)), rng.integers(0, 3, 60)
+    assert [est.converged_ for est in fit_crammer_singer_path(X, y, [1, 10, 100])] == [True, True, True]

@@ -15,8 +15,7 @@ from sklearn.utils.estimator_checks import check_estimator
 from threadpoolctl import threadpool_limits
 
 from rejectopt.classifiers import _double_hinge
-from rejectopt.classifiers import fit_double_hinge
-from rejectopt.classifiers._double_hinge import DoubleHingeSVM, chow_thresholds, double_hinge_loss
+from rejectopt.classifiers._double_hinge import DoubleHingeSVM, chow_thresholds, double_hinge_loss, fit_double_hinge
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -512,3 +511,24 @@ def test_rbf_excess_cost_falls_to_the_chow_limit_and_the_linear_one_stays_at_its
     assert rbf[3200] < linear_bias                  # ... below what any line can reach
     assert linear[3200] == pytest.approx(linear_bias, abs=0.001)  # the line stays at its bias
     assert min(linear.values()) > 0.8 * linear_bias
+
+
+def test_double_hinge_known_answers():
+    """Chow's thresholds; the loss equals the logistic loss at the logits of d = 0.2 and is 0 beyond the hinge;
+    fit_double_hinge keeps the C of the smallest validation cost risk (linear, then RBF on 30 landmarks)."""
+    assert chow_thresholds(r_pos=0.2, r_neg=0.2) == pytest.approx((0.2, 0.8))
+    assert chow_thresholds(c_pos=1.0, c_neg=2.0, r_pos=0.3, r_neg=0.3) == pytest.approx((0.3, 0.85))
+    f = np.array([-3.0, -np.log(4), 0.0, np.log(4), 3.0])
+    np.testing.assert_allclose(double_hinge_loss(np.ones(5), f, 0.2, 0.8), [2.9004, 1.6094, 0.5004, 0.2231, 0.0],
+                               atol=5e-5)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=200) > 0).astype(int)
+    model, C, info = fit_double_hinge(X[:100], y[:100], X[100:], y[100:], 0.2, [0.1, 1, 10])
+    assert (C, model.C) == (10.0, 0.1)
+    assert {k: round(r, 2) for k, r in info["val_cost_risk"].items()} == {0.1: 20.0, 1.0: 20.0, 10.0: 17.2}
+    model, C, info = fit_double_hinge(X[:100], y[:100], X[100:], y[100:], 0.2, [1, 10], kernel="rbf",
+                                      gamma_grid=[0.5], n_landmarks=30, random_state=0)
+    assert (info["key"], info["val_cost_risk"], model.n_landmarks_) == ((0.5, 1.0), {(0.5, 1.0): 20.0,
+                                                                                      (0.5, 10.0): 20.0}, 30)
+    assert float(model.reject(X[100:]).mean()) == 1.0

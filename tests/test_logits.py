@@ -34,7 +34,7 @@ from rejectopt.logits import (
 )
 from rejectopt.metrics import aurc, rc_curve
 from rejectopt.targets import Target
-import conftest
+import support
 from cli_data import network_outputs
 
 
@@ -297,12 +297,12 @@ def _no_torch(name, package=None):
 
 
 def test_torch_tests_fail_on_ci_without_torch_and_skip_elsewhere(monkeypatch):
-    """tests/conftest.py: without torch a `torch` test is skipped, but with CI=true it fails (never a silent skip)."""
-    monkeypatch.setattr(conftest.importlib.util, "find_spec", _no_torch)
+    """tests/conftest.py's hook: without torch a `torch` test is skipped, but with CI=true it fails (never a silent skip)."""
+    monkeypatch.setattr(support.importlib.util, "find_spec", _no_torch)
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="torch is not installed but CI=true"):
-        conftest.pytest_runtest_setup(_MarkedItem("torch"))
-    conftest.pytest_runtest_setup(_MarkedItem("slurm"))  # other tests are left alone
+        support.skip_or_fail_without_torch(_MarkedItem("torch"))
+    support.skip_or_fail_without_torch(_MarkedItem("slurm"))  # other tests are left alone
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match=r"needs torch: pip install 'rejectopt\[deep\]'"):
-        conftest.pytest_runtest_setup(_MarkedItem("torch"))
+        support.skip_or_fail_without_torch(_MarkedItem("torch"))

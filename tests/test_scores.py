@@ -15,15 +15,11 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 
 from rejectopt.metrics import aurc
-from rejectopt.scores import (
-    SCORES,
-    ScoreError,
-    call_score,
-    constant_score_message,
-    describe_score,
-    make_score,
-)
-from rejectopt.scores import REG, SELE, TCP, ChunkedSELEObjective, PerClassLinearScore, make_chunks, mcp, select_C, svm_margin, svor_margin
+from rejectopt.scores import REG, SCORES, SELE, TCP, ScoreError, make_score, mcp, select_C, svm_margin
+from rejectopt.scores._base import PerClassLinearScore
+from rejectopt.scores._baselines import svor_margin
+from rejectopt.scores._registry import call_score, constant_score_message, describe_score
+from rejectopt.scores._sele import ChunkedSELEObjective, make_chunks
 
 
 def _sigmoid(z):
@@ -449,3 +445,72 @@ def test_a_built_in_score_keeps_its_own_input_errors():
     with pytest.raises(ValueError, match="loss contains NaN or infinite values") as err:
         call_score(REG(), "fit", np.ones((5, 2)), np.zeros(5, int), np.array([0, 1, np.nan, 0, 1.0]))
     assert type(err.value) is ValueError
+
+
+# ---------------------------------------------------------------- registry entries and internals (known answers)
+
+
+def test_registered_baseline_classes_compute_their_formula():
+    """The baselines' registry classes are the one home of each formula (face score: the negated detector)."""
+    from rejectopt.scores import get_score
+    from rejectopt.scores._baselines import MCP, FaceScore, Margin, face_score
+
+    assert [get_score(n).cls for n in ("mcp", "margin", "face_score")] == [MCP, Margin, FaceScore]
+    np.testing.assert_allclose(MCP.compute([[0.9, 0.1], [0.6, 0.4]]), [0.1, 0.4])
+    np.testing.assert_array_equal(Margin.compute([1.5, -0.2]), [-1.5, -0.2])
+    np.testing.assert_array_equal(FaceScore.compute([12.5, 3.0]), face_score([12.5, 3.0]))
+    np.testing.assert_array_equal(face_score([12.5, 3.0]), [-12.5, -3.0])
+    np.testing.assert_allclose(svor_margin([0.2, 1.4, 3.0], thresholds=[0.0, 1.0, 2.0]), [-0.2, -0.4, -1.0])
+
+
+def test_score_info_makes_a_learner_with_only_the_keywords_it_takes():
+    from rejectopt.scores import get_score
+
+    info = get_score("tcp")
+    assert repr(info) == ("ScoreInfo(name='tcp', source='rejectopt.scores._ridge:TCP', label='TCP', "
+                          "learns_from='true_class_posterior', applies_to=None)")
+    assert (info.cls.__name__, info.baseline, info.needs_posteriors) == ("TCP", False, True)
+    assert repr(info.make(1.0, n_classes=3, random_state=0)) == "TCP(C=1.0, n_classes=3)"
+    assert repr(make_score("reg", 1.0, n_classes=3, chunk_size=200)) == "REG(C=1.0, n_classes=3)"
+
+
+def test_call_score_checks_the_uncertainty_and_names_the_score():
+    X, y_pred = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1])
+    score = call_score(REG(C=0), "fit", X, y_pred, np.array([10.0, 30.0, 20.0, 60.0]))
+    np.testing.assert_allclose(call_score(score, "predict", X, y_pred, n_rows=4), [10.0, 30.0, 20.0, 60.0])
+    assert describe_score(REG(C=1.0)) == "score 'reg' (rejectopt.scores._ridge.REG)"
+
+    class Forgetful:
+        def fit(self, X, y_pred, loss):
+            self.mean_ = sum(loss) / len(loss)
+
+    with pytest.raises(ScoreError, match=r"\): fit must return self, got None$") as err:
+        call_score(Forgetful(), "fit", [[0.0], [1.0]], [0, 0], [0.0, 100.0])
+    assert isinstance(err.value, ValueError)
+    assert constant_score_message([0.0, 0.0, 0.0], REG(), "the validation rows") == (
+        "score 'reg' (rejectopt.scores._ridge.REG) gives the same uncertainty 0 to all 3 rows of the validation rows: "
+        "it orders nothing, and every row is accepted at random with one probability")
+    assert constant_score_message([0.1, 0.2], REG(), "the validation rows") is None
+
+
+def test_a_fitted_score_round_trips_through_json_numbers():
+    """PerClassLinearScore.to_dict / from_dict (the ``score`` of model.json); an unseen class gets the largest
+    training uncertainty."""
+    X, y_pred = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1])
+    score = REG(C=0).fit(X, y_pred, np.array([10.0, 30.0, 20.0, 60.0]))
+    data = score.to_dict()
+    assert (data["kind"], data["n_classes"], data["n_features"]) == ("reg", 2, 1)
+    np.testing.assert_allclose(PerClassLinearScore.from_dict(data).predict(X, y_pred), [10.0, 30.0, 20.0, 60.0])
+    np.testing.assert_allclose(score.predict(np.array([[1.0]]), np.array([5])), [60.0])
+
+
+def test_make_chunks_and_the_chunked_objective_known_answer():
+    """SELE's chunks: a seeded partition. One chunk of four rows, two wrong (loss 100): at s = 0 each of the 16
+    pair terms of eq. (30) is l_i log 2, so R = 50 log 2; ranking the wrong rows as more uncertain lowers R."""
+    assert [c.tolist() for c in make_chunks(10, chunk_size=4, random_state=0)] == [[2, 8, 4, 9, 1], [6, 7, 3, 0, 5]]
+    objective = ChunkedSELEObjective([0.0, 100.0, 0.0, 100.0], make_chunks(4, chunk_size=4), dtype=np.float64)
+    value, gradient = objective.value_and_gradient(np.zeros(4))
+    assert value == pytest.approx(50 * np.log(2), abs=1e-4)
+    np.testing.assert_allclose(gradient, [6.25, -6.25, 6.25, -6.25], atol=1e-4)
+    values = [objective.value_and_gradient(np.array(s))[0] for s in ([0.0, 1.0, 0.0, 1.0], [0.0, -1.0, 0.0, -1.0])]
+    assert [round(v, 4) for v in values] == [25.1602, 50.1602]

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from rejectopt.classifiers import SVOR, svor_objective
+from rejectopt.classifiers import SVOR
+from rejectopt.classifiers._svor import svor_objective
 
 
 def make_ordinal(n, d, n_classes, noise=0.5, seed=0):
@@ -132,3 +133,10 @@ def test_not_fitted_raises():
     from sklearn.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         SVOR().predict(np.zeros((2, 2)))
+
+
+def test_svor_objective_known_answer():
+    """f = (0, 1, 2, 3) against thresholds (1.5, 2.5): hinge terms 0 (rank 0), 0.5 + 0.5 (rank 1 and 2 each),
+    so F = ||w||^2 / 2 + C/n sum = 1/2 + 2/4 = 1."""
+    X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 2])
+    assert svor_objective(np.array([1.0]), np.array([1.5, 2.5]), X, y, C=1.0) == 1.0

@@ -3,13 +3,8 @@
 import numpy as np
 import pytest
 
-from rejectopt.classifiers import (
-    XGB_GRID,
-    XGBLabelSpaceClassifier,
-    classifier_outputs,
-    train_classifier,
-    train_xgb,
-)
+from rejectopt.classifiers._selection import classifier_outputs, train_classifier
+from rejectopt.classifiers._xgb import XGB_GRID, XGBLabelSpaceClassifier, train_xgb
 
 SMALL_GRID = ({"max_depth": 2, "learning_rate": 0.3, "n_estimators": 60},
               {"max_depth": 4, "learning_rate": 0.1, "n_estimators": 60},
@@ -187,3 +182,22 @@ def test_a_fit_ended_by_its_round_cap_says_so(digits, caplog):
         train_classifier("xgb", Xt, yt, Xv, yv, C_grid=({"max_depth": 2, "learning_rate": 0.05, "n_estimators": 3},),
                          n_classes=10)
     assert "xgb grid point 0 stopped at its iteration cap (3 boosting rounds" in caplog.text
+
+
+def test_train_xgb_and_outputs_on_iris_known_answer():
+    """Iris, even rows Trn1, odd rows Val1; a label space of four classes, the last absent from training."""
+    from sklearn.datasets import load_iris
+
+    from rejectopt.classifiers._xgb import xgb_outputs
+
+    X, y = load_iris(return_X_y=True)
+    grid = [{"max_depth": 2, "learning_rate": 0.3, "n_estimators": 20},
+            {"max_depth": 1, "learning_rate": 0.3, "n_estimators": 20}]
+    model, index, errors = train_xgb(X[::2], y[::2], X[1::2], y[1::2], grid=grid)
+    assert (index, {k: round(e, 4) for k, e in errors.items()}) == (0.0, {0.0: 0.0267, 1.0: 0.0267})
+    assert model.best_params_ == {"max_depth": 2, "learning_rate": 0.3, "n_estimators": 18}
+    model = XGBLabelSpaceClassifier(n_classes=4, n_estimators=20).fit(X[::2], y[::2])
+    outputs = xgb_outputs(model, X[[1, 51, 101]])
+    assert outputs["y_pred"].tolist() == [0, 1, 2] and outputs["proba"].shape == (3, 4)
+    np.testing.assert_allclose(outputs["baseline"], [0.019, 0.02, 0.044], atol=5e-4)
+    np.testing.assert_array_equal(outputs["proba"][:, 3], 0.0)

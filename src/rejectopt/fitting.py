@@ -3,7 +3,7 @@
 :func:`fit_selective` learns a whole selective classifier -- a registered score with C chosen
 by validation AuRC (Section 5.1 of Franc, Prusa & Voracek, 2023), then the selection function
 for a :class:`~rejectopt.targets.Target` or :class:`~rejectopt.targets.OODTarget` -- on the rows
-of :func:`split_rows` (or :func:`split_ood_rows`). ``python -m rejectopt select`` and
+of :func:`split_rows`. ``python -m rejectopt select`` and
 :class:`rejectopt.SelectiveClassifier` are both built on it.
 """
 
@@ -16,17 +16,13 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from .scores import (
-    SCORE_C_GRID,
-    call_score,
-    constant_score_message,
-    get_score,
-    select_C,
-)
+from .scores import get_score, select_C
+from .scores._registry import call_score, constant_score_message
+from .scores._selection import SCORE_C_GRID
 from .selective import SelectionFunction
 from .targets import OODTarget, Target
 
-__all__ = ["SelectiveFit", "fit_selective", "split_ood_rows", "split_rows"]
+__all__ = ["SelectiveFit", "fit_selective", "split_rows"]
 
 def split_rows(n: int, calibration_fraction: float = 0.3, report_fraction: float = 0.2,
                validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
@@ -67,10 +63,6 @@ def split_rows(n: int, calibration_fraction: float = 0.3, report_fraction: float
     --------
     >>> split_rows(10, seed=1, min_rows=1)
     {'fit': array([4, 7, 8]), 'validation': array([0, 1]), 'calibration': array([2, 5, 9]), 'report': array([3, 6])}
-    >>> split_rows(20)
-    Traceback (most recent call last):
-        ...
-    ValueError: too few rows (20) for the split {'fit': 7, 'validation': 3, 'calibration': 6, 'report': 4}: every part needs at least 10 rows
     """
     fractions = {"calibration_fraction": calibration_fraction, "report_fraction": report_fraction,
                  "validation_fraction": validation_fraction}
@@ -95,8 +87,8 @@ def split_rows(n: int, calibration_fraction: float = 0.3, report_fraction: float
     return {name: np.sort(order[bounds[k]:bounds[k + 1]]) for k, name in enumerate(sizes)}
 
 
-def split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fraction: float = 0.2,
-                   validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
+def _split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fraction: float = 0.2,
+                    validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
     """:func:`split_rows` for a sample mixing in-distribution (ID) and OOD rows (``is_ood`` True).
 
     OOD rows have no meaningful loss, so they cannot train a score learned from the loss:
@@ -129,16 +121,6 @@ def split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fracti
     ValueError
         No ID or no OOD rows, fewer than ``min_rows`` ID rows in a part or OOD rows in the
         calibration or report part, or the errors of :func:`split_rows`.
-
-    Examples
-    --------
-    Every fourth of 40 rows is OOD; they go to the calibration and the report part only:
-
-    >>> import numpy as np
-    >>> is_ood = np.arange(40) % 4 == 0
-    >>> parts = split_ood_rows(is_ood, min_rows=2)
-    >>> {name: (len(rows), int(is_ood[rows].sum())) for name, rows in parts.items()}
-    {'fit': (11, 0), 'validation': (4, 0), 'calibration': (15, 6), 'report': (10, 4)}
     """
     is_ood = np.asarray(is_ood, dtype=bool)
     if is_ood.ndim != 1:
@@ -170,11 +152,12 @@ def split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fracti
 
 @dataclass(frozen=True)
 class SelectiveFit:
-    """Result of :func:`fit_selective`.
+    """Result of :func:`fit_selective`; the parameters are kept as attributes of the same names.
 
-    Attributes
+    Parameters
     ----------
-    score : fitted score learner (refitted on the fit + validation rows with ``C``)
+    score : object
+        The fitted score learner, refitted on the fit + validation rows with ``C``.
     C : float
         Chosen by the validation AuRC.
     validation_aurc : dict of float -> float
@@ -186,39 +169,9 @@ class SelectiveFit:
     parts : dict of ndarray
         The row split (:func:`split_rows`).
 
-    Parameters
-    ----------
-    score : object
-        The attribute above.
-    C : float
-        The attribute above.
-    validation_aurc : dict of float -> float
-        The attribute above.
-    selection : SelectionFunction
-        The attribute above.
-    uncertainty : ndarray of shape (n,)
-        The attribute above.
-    parts : dict of ndarray
-        The attribute above.
-
     Examples
     --------
-    A Gaussian naive Bayes classifier of digits, and SELE learned from its 0/100 losses:
-
-    >>> from sklearn.datasets import load_digits
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from rejectopt.targets import Target
-    >>> X, y = load_digits(return_X_y=True)
-    >>> classifier = GaussianNB().fit(X[::2], y[::2])  # one half trains the classifier
-    >>> X, y = X[1::2], y[1::2]  # the other half, the selective part
-    >>> y_pred = classifier.predict(X)
-    >>> loss = 100.0 * (y_pred != y)  # the 0/100 loss
-    >>> parts = split_rows(len(y), seed=0)
-    >>> fit = fit_selective(X, y_pred, loss, Target("coverage", 0.8), parts, n_classes=10)
-    >>> type(fit.score).__name__, fit.C, fit.uncertainty.shape
-    ('SELE', 1.0, (898,))
-    >>> fit.parts is parts
-    True
+    See :func:`fit_selective`, which returns it.
     """
 
     score: Any
@@ -234,19 +187,15 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
                   n_jobs: int = 1, is_ood: Any = None, fit_target: Any = None) -> SelectiveFit:
     """Learn an uncertainty score and a selection function from a classifier's predictions and losses.
 
-    The score (a registered learned score, :func:`rejectopt.scores.get_score`, or an unfitted
-    score instance) is fitted on ``parts["fit"]`` for each C of ``C_grid``; the C with the
-    smallest AuRC of the loss on ``parts["validation"]`` is refitted on both parts (Section 5.1
-    of the paper). The
-    selection function for ``target`` is fitted on ``parts["calibration"]``;
+    The score is fitted on ``parts["fit"]`` for each C of ``C_grid``; the C with the smallest
+    AuRC of the loss on ``parts["validation"]`` is refitted on both parts (Section 5.1 of the
+    paper). The selection function for ``target`` is fitted on ``parts["calibration"]``;
     ``parts["report"]`` is not used.
 
-    With an :class:`OODTarget` the rows marked by ``is_ood`` are out-of-distribution: the
-    score learns from the ID rows of ``parts["fit"]`` and ``parts["validation"]`` only (OOD
-    losses are ignored and may be NaN; :func:`split_ood_rows` puts no OOD row there), and
-    the selection function is fitted on all calibration rows by the bounded TPR-FPR or
-    precision-recall strategy (:meth:`OODTarget.fit`). The uncertainty is computed for every
-    row, OOD rows included (they need a predicted class, as at prediction time).
+    With an :class:`OODTarget`, the score learns from the in-distribution rows of the fit and
+    validation parts only (OOD losses may be NaN), and the selection function is fitted on all
+    calibration rows by :meth:`OODTarget.fit`. The uncertainty covers every row, OOD rows
+    included.
 
     Parameters
     ----------
@@ -259,7 +208,8 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     target : Target or OODTarget
         The rejection model and its parameter, for the selection function.
     parts : dict of ndarray
-        Output of :func:`split_rows` (or :func:`split_ood_rows` with an :class:`OODTarget`).
+        Output of :func:`split_rows` (with an :class:`OODTarget`, a split that keeps the OOD
+        rows out of ``fit`` and ``validation``).
     score : str or score instance, default="sele"
         A registered learned score's name (made with ``n_classes``, ``seed`` and ``n_jobs``
         where it takes them), or an unfitted instance with ``get_params`` / ``set_params``,
@@ -267,7 +217,7 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     n_classes : int or None
         Number of predicted classes K; None: ``max(y_pred) + 1`` on the training rows.
     C_grid : sequence of float or None
-        None: :data:`rejectopt.scores.SCORE_C_GRID`.
+        None: the grid of Section 5.1, ``(0, 1, 10, 100, 1000)``.
     seed, n_jobs : int
         Passed to the score learner when it accepts ``random_state`` / ``n_jobs``.
     is_ood : array_like of bool, shape (n,), or None
@@ -288,36 +238,22 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
         The target cannot be met on the calibration rows.
     ScoreError
         The score's own ``fit`` or ``predict`` fails, or its uncertainty on a row is not
-        finite (:func:`rejectopt.scores.call_score`): the message names the score and its file.
+        finite: the message names the score and its file.
     ValueError
         A registered score that does not learn from the loss without ``fit_target``, or
         ``is_ood`` missing with an OOD target (given with another target).
 
     Examples
     --------
-    A Gaussian naive Bayes classifier of digits errs on 22 % of the rows; SELE with C chosen
-    by the validation AuRC, and a selection function accepting 80 % of the inputs:
-
     >>> from sklearn.datasets import load_digits
     >>> from sklearn.naive_bayes import GaussianNB
     >>> from rejectopt.targets import Target
     >>> X, y = load_digits(return_X_y=True)
-    >>> classifier = GaussianNB().fit(X[::2], y[::2])  # one half trains the classifier
-    >>> X, y = X[1::2], y[1::2]  # the other half, the selective part
-    >>> y_pred = classifier.predict(X)
-    >>> loss = 100.0 * (y_pred != y)  # the 0/100 loss
-    >>> parts = split_rows(len(y), seed=0)
-    >>> fit = fit_selective(X, y_pred, loss, Target("coverage", 0.8), parts, n_classes=10)
-    >>> fit.C, {C: round(aurc, 1) for C, aurc in fit.validation_aurc.items()}
-    (1.0, {0.0: 8.1, 1.0: 7.2, 10.0: 8.1, 100.0: 9.6, 1000.0: 9.9})
-
-    On the held-out report rows it accepts 79 % of the inputs, with a third of the risk:
-
-    >>> report = parts["report"]
-    >>> accept = fit.selection.acceptance_probability(fit.uncertainty[report])
-    >>> risk = float(accept @ loss[report] / accept.sum())
-    >>> round(float(accept.mean()), 4), round(risk, 1), round(float(loss[report].mean()), 1)
-    (0.7889, 7.7, 21.1)
+    >>> y_pred = GaussianNB().fit(X[::2], y[::2]).predict(X[1::2])  # one half trains the classifier
+    >>> loss = 100.0 * (y_pred != y[1::2])  # the 0/100 loss on the other half
+    >>> fit = fit_selective(X[1::2], y_pred, loss, Target("coverage", 0.8), split_rows(len(loss)))
+    >>> type(fit.score).__name__, fit.C
+    ('SELE', 1.0)
     """
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
     if isinstance(score, str):

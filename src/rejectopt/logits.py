@@ -56,13 +56,13 @@ import pandas as pd
 
 from .fitting import fit_selective, split_rows
 from .metrics import METRICS, per_example_loss, rc_curve, risk_full
-from .scores import SCORE_C_GRID, get_score, mcp, score_names, svm_margin
+from .scores import get_score, mcp, score_names, svm_margin
+from .scores._selection import SCORE_C_GRID
 from .selective import InfeasibleTargetError, empirical_risk_coverage
 from .targets import Target, parse_target
 
 __all__ = [
     "BASELINES",
-    "FEATURE_SOURCES",
     "LogitsFit",
     "NetworkOutputError",
     "baseline_uncertainties",
@@ -71,7 +71,6 @@ __all__ = [
     "energy",
     "entropy",
     "fit_logits",
-    "log_softmax",
     "margin",
     "max_logit",
     "msp",
@@ -80,7 +79,7 @@ __all__ = [
 ]
 
 #: Where the learned scores read their features: the penultimate-layer embeddings or the logits.
-FEATURE_SOURCES = ("embeddings", "logits")
+_FEATURE_SOURCES = ("embeddings", "logits")
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,23 +196,8 @@ def check_network_outputs(logits, labels=None, embeddings=None):
 # --------------------------------------------------------------------------------------------
 # The network's posterior and prediction
 # --------------------------------------------------------------------------------------------
-def log_softmax(logits):
-    """``log p(y|x) = f_y(x) - log sum_k exp f_k(x)``, computed with the largest logit factored out.
-
-    Parameters
-    ----------
-    logits : array-like of shape (n, K)
-
-    Returns
-    -------
-    ndarray of shape (n, K)
-        Log-posteriors; each row's exponentials sum to 1.
-
-    Examples
-    --------
-    >>> log_softmax([[0.0, 0.0]]).tolist()
-    [[-0.6931471805599453, -0.6931471805599453]]
-    """
+def _log_softmax(logits):
+    """``log p(y|x) = f_y(x) - log sum_k exp f_k(x)`` of ``logits`` (n, K), the largest logit factored out."""
     logits = np.asarray(logits, dtype=np.float64)
     shifted = logits - logits.max(axis=1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
@@ -225,17 +209,19 @@ def softmax(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
+        Pre-softmax outputs.
 
     Returns
     -------
     ndarray of shape (n, K)
+        The posterior of each class.
 
     Examples
     --------
     >>> softmax([[0.0, np.log(3.0)]]).round(12).tolist()
     [[0.25, 0.75]]
     """
-    return np.exp(log_softmax(logits))
+    return np.exp(_log_softmax(logits))
 
 
 def predictions(logits):
@@ -244,10 +230,12 @@ def predictions(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
+        One row per input.
 
     Returns
     -------
     ndarray of int64, shape (n,)
+        Class indices ``0..K-1``.
 
     Examples
     --------
@@ -266,11 +254,12 @@ def msp(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
+        The network's outputs; MSP reads their softmax.
 
     Returns
     -------
     ndarray of shape (n,)
-        Uncertainty (larger = more uncertain).
+        ``1 - max_y p(y|x)`` of each row. Larger = more uncertain.
 
     Examples
     --------
@@ -286,18 +275,19 @@ def entropy(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
+        Pre-softmax outputs of n rows.
 
     Returns
     -------
     ndarray of shape (n,)
-        Uncertainty (larger = more uncertain).
+        Entropy of each row's posterior, in nats. Larger = more uncertain.
 
     Examples
     --------
     >>> entropy([[0.0, 0.0]]).round(12).tolist()  # log 2
     [0.69314718056]
     """
-    log_p = log_softmax(logits)
+    log_p = _log_softmax(logits)
     return -(np.exp(log_p) * log_p).sum(axis=1)
 
 
@@ -338,11 +328,12 @@ def doctor(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
+        The logits; DOCTOR reads the squared posteriors.
 
     Returns
     -------
     ndarray of shape (n,)
-        Uncertainty (larger = more uncertain).
+        ``1 - g(x)`` of each row, in [0, 1). Larger = more uncertain.
 
     Examples
     --------
@@ -359,11 +350,12 @@ def max_logit(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
+        Logits, read as they are (no softmax).
 
     Returns
     -------
     ndarray of shape (n,)
-        Uncertainty (larger = more uncertain).
+        ``-max_y f_y(x)`` of each row. Larger = more uncertain.
 
     Examples
     --------
@@ -379,11 +371,12 @@ def margin(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
+        Logits of at least two classes.
 
     Returns
     -------
     ndarray of shape (n,)
-        Uncertainty (larger = more uncertain).
+        Minus the gap of the two largest posteriors, in (-1, 0]. Larger = more uncertain.
 
     Examples
     --------
@@ -468,13 +461,7 @@ class LogitsFit:
 
     Examples
     --------
-    >>> from sklearn.datasets import load_digits
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> X, y = load_digits(return_X_y=True)
-    >>> net = LogisticRegression(max_iter=3000).fit(X[:600], y[:600])
-    >>> fit = fit_logits(net.decision_function(X[600:]), y[600:], scores=(), baselines=("energy",))
-    >>> sorted(fit.parts), fit.table["n_eval"].item()
-    (['calibration', 'fit', 'report', 'validation'], 239)
+    See :func:`fit_logits`, which returns it.
     """
 
     table: pd.DataFrame
@@ -495,9 +482,9 @@ def _feature_sources(features, embeddings):
     if features == "auto":
         return ["embeddings" if embeddings is not None else "logits"]
     sources = [features] if isinstance(features, str) else list(features)
-    bad = [s for s in sources if s not in FEATURE_SOURCES]
+    bad = [s for s in sources if s not in _FEATURE_SOURCES]
     if bad or not sources:
-        raise ValueError(f"features must be 'auto' or among {FEATURE_SOURCES}, got {features!r}")
+        raise ValueError(f"features must be 'auto' or among {_FEATURE_SOURCES}, got {features!r}")
     if "embeddings" in sources and embeddings is None:
         raise ValueError("features='embeddings' needs embeddings; pass them or use features='logits'")
     return sources
@@ -533,7 +520,8 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
     features : {"auto", "embeddings", "logits"} or sequence of them, default="auto"
         The learned scores' features: ``"auto"`` = the embeddings when given, else the logits;
         a sequence learns each score on each source (methods ``sele@embeddings``, ...).
-    C_grid : sequence of float, default=rejectopt.scores.SCORE_C_GRID
+    C_grid : sequence of float, default=(0, 1, 10, 100, 1000)
+        The score's C grid (Section 5.1).
     calibration_fraction, report_fraction, validation_fraction : float
         As :func:`rejectopt.fitting.split_rows` (defaults 0.3, 0.2, 0.3, as ``select``).
     seed : int, default=0

@@ -9,7 +9,7 @@ below are likewise imported on first access (SPEC 1, ``lazy_loader``).
 
 import lazy_loader as _lazy
 
-from ._registry import CLASSIFIERS, TASKS, ClassifierInfo, classifier_names, get_classifier, register_classifier
+from ._registry import CLASSIFIERS, classifier_names, get_classifier, register_classifier
 
 _MODELS = "rejectopt.classifiers._selection"
 register_classifier("lr", task="classification", baseline="mcp", posteriors=True, label="LR", table="table3a",
@@ -22,41 +22,28 @@ register_classifier("xgb", task="classification", baseline="mcp", posteriors=Tru
                     label="XGBoost", table="table3c",
                     title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)")(f"{_MODELS}:XGBoostModel")
 
+# The pipeline's own steps (``_selection.train_classifier``, ``classifier_outputs``,
+# ``_double_hinge.fit_double_hinge``) are reached through these private submodules, loaded on
+# first use like the public names.
 __getattr__, __dir__, _ = _lazy.attach(
     __name__,
+    submodules=["_double_hinge", "_selection"],
     submod_attrs={
-        "_crammer_singer": ["CrammerSingerSVM", "crammer_singer_objective", "fit_crammer_singer_path"],
-        "_double_hinge": ["DoubleHingeSVM", "chow_thresholds", "double_hinge_loss", "fit_double_hinge"],
-        "_linear": ["C_GRID", "BinaryHingeSVM", "make_classifier"],
-        "_selection": ["classifier_outputs", "train_classifier"],
-        "_svor": ["SVOR", "svor_objective"],
-        "_xgb": ["XGB_GRID", "XGBLabelSpaceClassifier", "train_xgb", "xgb_outputs"],
+        "_crammer_singer": ["CrammerSingerSVM"],
+        "_double_hinge": ["DoubleHingeSVM"],
+        "_linear": ["BinaryHingeSVM", "make_classifier"],
+        "_svor": ["SVOR"],
     },
 )
 
 __all__ = [
     "BinaryHingeSVM",
     "CLASSIFIERS",
-    "C_GRID",
-    "ClassifierInfo",
     "CrammerSingerSVM",
     "DoubleHingeSVM",
     "SVOR",
-    "TASKS",
-    "XGBLabelSpaceClassifier",
-    "XGB_GRID",
-    "chow_thresholds",
     "classifier_names",
-    "classifier_outputs",
-    "crammer_singer_objective",
-    "double_hinge_loss",
-    "fit_crammer_singer_path",
-    "fit_double_hinge",
     "get_classifier",
     "make_classifier",
     "register_classifier",
-    "svor_objective",
-    "train_classifier",
-    "train_xgb",
-    "xgb_outputs",
 ]

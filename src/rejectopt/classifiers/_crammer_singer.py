@@ -195,16 +195,6 @@ def crammer_singer_objective(X, y, coef, intercept, C, classes=None):
     -------
     float
         ``P(W)``.
-
-    Examples
-    --------
-    At the fitted model it is the certificate's primal objective:
-
-    >>> from sklearn.datasets import load_iris
-    >>> X, y = load_iris(return_X_y=True)
-    >>> svm = CrammerSingerSVM(C=1.0).fit(X, y)
-    >>> round(crammer_singer_objective(X, y, svm.coef_, svm.intercept_, C=1.0), 4), round(svm.objective_, 4)
-    (20.0221, 20.0221)
     """
     X = check_array(X, dtype=float)
     classes = np.unique(y) if classes is None else np.asarray(classes)
@@ -234,18 +224,16 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
 
     (liblinear's dual variables are ``alpha_i^m = C([m = y_i] - pi_im)``: ``sum_m alpha_i^m = 0``,
     ``alpha_i^m <= C [m = y_i]``, and it minimises ``-D``). Weak duality gives
-    ``D(pi) <= P(W)`` for every ``W`` and every ``pi`` with rows on the simplex,
-    and at ``W = W(pi)`` the gap is ``C sum_i (max_y A_iy - <pi_i, A_i>)``, with
-    ``A_iy = [y != y_i] + <w_y - w_{y_i}, x~_i>``.
+    ``D(pi) <= P(W)`` for every ``W`` and every ``pi`` with rows on the simplex.
 
     Solver: Newton's method on the smoothed primal ``f_mu`` (``max_y`` replaced
     by ``mu log sum_y exp(. / mu)``), path-following in ``mu`` with predictor
     steps along ``W(mu)``; the Hessian only involves examples near a tie of two
-    classes, so late iterations are cheap. At every iterate the softmax
-    ``pi_i = softmax(A_i / mu)`` is dual feasible, giving the certificate
-    ``gap = P(W) - D(pi) = ||grad f_mu(W)||^2 / 2 + C sum_i (max_y A_iy -
-    <pi_i, A_i>) >= 0``, and it stops as soon as ``gap / |P| <= tol``, never on
-    an iteration count alone.
+    classes, so late iterations are cheap. With ``A_iy = [y != y_i] + <w_y - w_{y_i}, x~_i>``,
+    the softmax ``pi_i = softmax(A_i / mu)`` of every iterate is dual feasible and certifies
+    ``gap = P(W) - D(pi) = ||grad f_mu(W)||^2 / 2 + C sum_i (max_y A_iy - <pi_i, A_i>) >= 0``
+    (the second term alone at ``W = W(pi)``); it stops as soon as ``gap / |P| <= tol``,
+    never on an iteration count alone.
 
     Parameters
     ----------
@@ -285,7 +273,7 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
     With two classes present, ``decision_function`` still returns shape (n, 2)
     (``LinearSVC`` returns the 1-D difference ``F = f_1 - f_0``); at the optimum
     ``w_0 = -w_1``, so the columns equal ``[-F, F] / 2``, which is what
-    :func:`~rejectopt.classifiers.classifier_outputs` builds from a 1-D output.
+    :func:`~rejectopt.classifiers._selection.classifier_outputs` builds from a 1-D output.
 
     References
     ----------
@@ -313,11 +301,12 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
-        """Fit the model.
+        """Fit the model to a relative duality gap of ``tol``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training features (the bias is their constant extra feature).
         y : array-like of shape (n_samples,)
             Labels, at least two distinct values (any sortable labels).
 
@@ -360,6 +349,7 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Features with the training data's columns.
 
         Returns
         -------
@@ -378,10 +368,12 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Inputs to classify.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Labels from ``classes_``.
         """
         scores = self.decision_function(X)
         return self.classes_[np.argmax(scores, axis=1)]
@@ -413,14 +405,6 @@ def fit_crammer_singer_path(X, y, C_grid, *, tol=1e-3, max_iter=1000, random_sta
     -------
     list of CrammerSingerSVM
         Fitted estimators in the order of ``C_grid`` (a repeated C gives the same object).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X, y = rng.standard_normal((60, 3)), rng.integers(0, 3, 60)
-    >>> [est.converged_ for est in fit_crammer_singer_path(X, y, [1, 10, 100])]
-    [True, True, True]
     """
     X, classes, yi = _check_training_data(X, y)
     fitted, W0, mu0, predictor = {}, None, None, None

@@ -14,7 +14,8 @@ from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_X_y
 
-from ..metrics import per_example_loss, selective_outcome
+from ..metrics import per_example_loss
+from ..metrics._confusion import selective_outcome
 
 __all__ = ["DoubleHingeSVM", "chow_thresholds", "double_hinge_loss", "fit_double_hinge"]
 
@@ -56,16 +57,6 @@ def chow_thresholds(c_pos=1.0, c_neg=1.0, r_pos=0.2, r_neg=0.2):
     ValueError
         If a cost is not positive, or ``r_pos/c_pos + r_neg/c_neg >= 1`` (then
         ``p_minus >= p_plus``: rejection is never optimal).
-
-    Examples
-    --------
-    The symmetric case ``p_minus = 1 - p_plus = d``, then an error on a negative example that
-    costs twice as much, which moves the upper threshold up:
-
-    >>> chow_thresholds(r_pos=0.2, r_neg=0.2)
-    (0.2, 0.8)
-    >>> chow_thresholds(c_pos=1.0, c_neg=2.0, r_pos=0.3, r_neg=0.3)
-    (0.3, 0.85)
     """
     costs = {"c_pos": c_pos, "c_neg": c_neg, "r_pos": r_pos, "r_neg": r_neg}
     for name, value in costs.items():
@@ -98,19 +89,6 @@ def double_hinge_loss(y, f, p_minus, p_plus):
     -------
     numpy.ndarray
         The loss of each example, ``>= 0``.
-
-    Examples
-    --------
-    At the thresholds ``f = log(p/(1-p)) = -+log 4`` of ``d = 0.2`` the loss equals the logistic
-    loss ``log(1 + exp(-y f))`` (1.6094 and 0.2231), below it elsewhere, and it is 0 beyond the
-    hinge:
-
-    >>> import numpy as np
-    >>> f = np.array([-3.0, -np.log(4), 0.0, np.log(4), 3.0])
-    >>> double_hinge_loss(np.ones(5), f, 0.2, 0.8).round(4)
-    array([2.9004, 1.6094, 0.5004, 0.2231, 0.    ])
-    >>> np.log1p(np.exp(-f)).round(4)
-    array([3.0486, 1.6094, 0.6931, 0.2231, 0.0486])
     """
     y = np.asarray(y, dtype=float)
     f = np.asarray(f, dtype=float)
@@ -319,12 +297,11 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         ``1 / (n_features * X.var())`` as in scikit-learn, ``"auto"`` is ``1 / n_features``.
     n_landmarks : int or None, default=None
         ``kernel="rbf"`` only. None: the exact kernel (``O(n^3)`` time, ``O(n^2)`` memory). An
-        int ``r``: the Nyström approximation with ``r`` landmarks drawn uniformly without
-        replacement from the training rows (:class:`sklearn.kernel_approximation.Nystroem`),
-        i.e. ``f`` restricted to the span of ``k(z_j, .)`` over the landmarks ``z_j``, which is
-        the problem (10) with the features ``K_nm K_mm^{-1/2}`` and costs ``O(n r^2)`` per
-        iteration; ``r >= n`` takes every training row as a landmark (the exact problem, up to
-        rounding). The approximation can only raise the minimum of ``P``.
+        int ``r``: the Nyström approximation (:class:`sklearn.kernel_approximation.Nystroem`)
+        on ``r`` training rows ``z_j`` drawn uniformly without replacement, i.e. ``f`` in the
+        span of the ``k(z_j, .)``: problem (10) with the features ``K_nm K_mm^{-1/2}``, at
+        ``O(n r^2)`` per iteration; ``r >= n`` is the exact problem up to rounding. The
+        approximation can only raise the minimum of ``P``.
     random_state : int or None, default=None
         Seed of the Nyström landmarks (unused otherwise).
     c_pos, c_neg : float or None, default=None
@@ -425,25 +402,23 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
     **Solver.** Not the paper's active set method (Algorithm 1, one linear system
     over the margin vectors per iteration) but a Mehrotra primal-dual interior
     point method on (10) whose Newton steps reduce to ``(r+1) x (r+1)`` normal
-    equations, ``r`` the feature dimension (``d`` for linear: ``O(n d^2)`` per
-    iteration; for RBF the rank of the kernel matrix via its eigendecomposition,
-    so ``O(n^3)`` time and ``O(n^2)`` memory: meant for ``n`` up to a few
-    thousand). The number of iterations hardly depends on ``C`` (10-25 measured).
-    Every iteration builds a feasible dual point from the multipliers and the
-    model it defines (with the exactly optimal ``b``); their duality gap is the
-    stopping test, as the paper suggests ("monitoring the duality gap").
+    equations, ``r`` the feature dimension: ``d`` for linear (``O(n d^2)`` per
+    iteration), for the exact RBF kernel the rank of the kernel matrix via its
+    eigendecomposition (hence its cost above: meant for ``n`` up to a few thousand).
+    Iterations hardly depend on ``C`` (10-25 measured). Each builds a feasible dual
+    point and the model it defines (with the exactly optimal ``b``); their duality gap
+    is the stopping test, as the paper suggests ("monitoring the duality gap").
 
-    **Kernels.** The seed's experiments use Gaussian kernels. The linear kernel is
-    biased even where the true log-odds is linear: the loss is tangent to the
-    logistic loss only at ``f-`` and ``f+``, and one line cannot meet the log-odds
-    at both. On 1-D classes N(-1, 1) / N(+1, 1) with equal priors (log-odds ``2x``)
-    the best linear model rejects ``|x| < 1.449`` at ``d = 0.1`` where Chow's rule
-    rejects ``|x| < 1.099`` (excess cost 0.0037 over Bayes' 0.0701), and at
-    ``d = 0.05`` its best slope is 0: it rejects everything. The RBF model's excess
-    cost falls towards 0 as ``n`` grows (tests; ``docs/papers.md``). For ``n`` beyond
-    a few thousand, ``n_landmarks`` fits the RBF model on a Nyström approximation
-    (``benchmarks/bench_double_hinge_nystroem.py`` measures its distance to the
-    exact kernel).
+    **Kernels.** The seed's experiments use Gaussian kernels, because the linear one is
+    biased even where the true log-odds is linear: the loss is tangent to the logistic
+    loss only at ``f-`` and ``f+``, and one line cannot meet the log-odds at both. On
+    1-D classes N(-1, 1) / N(+1, 1) with equal priors (log-odds ``2x``) the best linear
+    model rejects ``|x| < 1.449`` at ``d = 0.1`` where Chow's rule rejects ``|x| < 1.099``
+    (excess cost 0.0037 over Bayes' 0.0701); at ``d = 0.05`` its best slope is 0, so it
+    rejects everything. The RBF model's excess cost falls towards 0 as ``n`` grows (tests;
+    ``docs/papers.md``); beyond a few thousand rows, set ``n_landmarks``
+    (``benchmarks/bench_double_hinge_nystroem.py`` measures the distance to the exact
+    kernel).
 
     References
     ----------
@@ -596,7 +571,7 @@ def fit_double_hinge(Z_trn, y_trn, Z_val, y_val, reject_cost: float, C_grid: Seq
     """One :class:`DoubleHingeSVM` per ``C`` (and per RBF width); the best by the validation cost risk.
 
     Model selection for the cost-based model: the cost risk ``(errors + d rejections) / n`` of
-    each model on the validation sample (:func:`rejectopt.metrics.selective_outcome`, in percent
+    each model on the validation sample (:func:`rejectopt.metrics._confusion.selective_outcome`, in percent
     with the 0/100 loss), the smallest kept; ties go to the smaller ``C`` (and, for the RBF
     kernel, first to the smaller width ``gamma``: the smoother model). ``Z_*`` are
     (standardised) features, ``y_*`` binary labels. The loss weight is ``C / n_trn``
@@ -647,28 +622,6 @@ def fit_double_hinge(Z_trn, y_trn, Z_val, y_val, reject_cost: float, C_grid: Seq
     ------
     ValueError
         On an unknown ``kernel`` or ``c_scaling``, or a ``gamma_grid`` that does not fit the kernel.
-
-    Examples
-    --------
-    Two Gaussian features, the label the sign of the first plus noise; 100 rows to train on, 100
-    to choose ``C`` on:
-
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(200, 2))
-    >>> y = (X[:, 0] + 0.5 * rng.normal(size=200) > 0).astype(int)
-    >>> model, C, info = fit_double_hinge(X[:100], y[:100], X[100:], y[100:], 0.2, [0.1, 1, 10])
-    >>> C, model.C, {key: round(risk, 2) for key, risk in info["val_cost_risk"].items()}
-    (10.0, 0.1, {0.1: 20.0, 1.0: 20.0, 10.0: 17.2})
-
-    The RBF kernel on 30 Nyström landmarks: the keys are ``(gamma, C)``. Both models reject every
-    validation example (cost risk ``100 d = 20``: these ``C`` are too small for the kernel, see
-    :class:`DoubleHingeSVM`), and at equal risks the smaller ``C`` is kept.
-
-    >>> model, C, info = fit_double_hinge(X[:100], y[:100], X[100:], y[100:], 0.2, [1, 10], kernel="rbf",
-    ...                                   gamma_grid=[0.5], n_landmarks=30, random_state=0)
-    >>> info["key"], info["val_cost_risk"], model.n_landmarks_, float(model.reject(X[100:]).mean())
-    ((0.5, 1.0), {(0.5, 1.0): 20.0, (0.5, 10.0): 20.0}, 30, 1.0)
     """
     if c_scaling not in ("mean", "sum"):
         raise ValueError(f"c_scaling must be 'mean' or 'sum', got {c_scaling!r}")

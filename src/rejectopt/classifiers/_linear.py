@@ -59,7 +59,7 @@ class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
     References
     ----------
     .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
-       Classifiers. JMLR 24(11):1-49, 2023.
+       Classifiers. JMLR 24(11):1-49, 2023. Section 5.2.1.
 
     Examples
     --------
@@ -124,32 +124,28 @@ def lr_solver(n_features, n_classes):
 def make_classifier(kind, *, C, n_classes, n_samples, n_features=None, random_state=0, c_scaling="sum"):
     """Unfitted ``Pipeline(StandardScaler, model)`` for one model of section 5.2.
 
-    The scaler standardises with statistics of the data the pipeline is fitted on
-    (Trn1). In every model ``C`` weights the loss and the regulariser is
-    ``||w||^2/2``. With the default ``c_scaling="sum"`` the objective is
-    ``||w||^2/2 + C sum_i loss_i`` (scikit-learn's and LIBLINEAR's reading of C);
-    with ``"mean"`` it is ``||w||^2/2 + C/n sum_i loss_i`` (the paper's PDF shows a
-    ``C/n`` factor next to the loss, but the regulariser is lost in the
-    extraction). ``"sum"`` is the default because it reproduces the paper's
-    full-coverage risks: on shuttle (split 0) the test error of LR / SVM is
-    2.89 / 2.15 % with ``"sum"`` and 4.12 / 2.66 % with ``"mean"`` (paper: 3.36 ± 0.25
-    / 2.02 ± 0.15), where ``"mean"`` selects C = 1000, the edge of the grid.
+    The scaler standardises with the statistics of the data the pipeline is fitted on
+    (Trn1). Every model weights the loss by ``C`` against the regulariser ``||w||^2/2``:
+    ``C sum_i loss_i`` with the default ``c_scaling="sum"`` (scikit-learn's and
+    LIBLINEAR's reading), ``C/n sum_i loss_i`` with ``"mean"`` (the paper's PDF shows
+    ``C/n`` next to the loss but loses the regulariser). ``"sum"`` is the default because
+    it reproduces the paper's full-coverage risks: on shuttle (split 0) the test error of
+    LR / SVM is 2.89 / 2.15 % with ``"sum"`` and 4.12 / 2.66 % with ``"mean"`` (paper:
+    3.36 ± 0.25 / 2.02 ± 0.15), where ``"mean"`` selects C = 1000, the edge of the grid.
 
-    - ``"lr"``: multinomial logistic regression (solver by :func:`lr_solver`);
-      intercepts unpenalised. If the training labels hold only two
-      classes sklearn fits the equivalent binary logistic model; the multinomial
-      model with penalty on both class vectors equals it with twice the C, which
-      is used then so the model stays the multinomial one.
+    - ``"lr"``: multinomial logistic regression (solver by :func:`lr_solver`), intercepts
+      unpenalised. On two training classes sklearn fits the binary model, which equals
+      the multinomial one (penalty on both class vectors) at twice the C; that C is used,
+      so the model stays multinomial.
     - ``"svm"`` with ``n_classes == 2``: :class:`BinaryHingeSVM` (exact, bias not
       regularised).
-    - ``"svm"`` with ``n_classes > 2``: :class:`CrammerSingerSVM`, the objective of
-      liblinear's Crammer-Singer (``LinearSVC(multi_class="crammer_singer",
-      intercept_scaling=1)``), loss ``max_y([y != y_i] + <w_y - w_{y_i}, x_i>)``; the
-      biases are the constant feature, regularised together with ``w`` as in the
-      paper's ``||theta||^2`` with ``theta = ((w_y, b_y))``. Solved to a relative
-      duality gap of :data:`CS_TOL` (certificate ``objective_``, ``dual_objective_``,
-      ``rel_gap_``, ``converged_``). This was liblinear itself before, whose
-      dual coordinate descent stopped at ``max_iter`` on most weakly regularised fits
+    - ``"svm"`` with ``n_classes > 2``: :class:`CrammerSingerSVM`, liblinear's
+      Crammer-Singer objective (``LinearSVC(multi_class="crammer_singer",
+      intercept_scaling=1)``) with the biases as a constant feature, regularised with
+      ``w`` as in the paper's ``||theta||^2``, ``theta = ((w_y, b_y))``. Solved to a
+      relative duality gap of :data:`CS_TOL` (certified by ``objective_``,
+      ``dual_objective_``, ``rel_gap_``, ``converged_``), because liblinear's dual
+      coordinate descent stopped at ``max_iter`` on most weakly regularised fits
       (letter's C=1000 objective 3.8 % above the optimum, sattelite's 3.6 times).
     - ``"svor"``: :class:`SVOR` (section 5.2.2), the same C reading per hinge term.
 

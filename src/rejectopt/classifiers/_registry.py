@@ -52,15 +52,6 @@ class ClassifierInfo(ClassEntry):
         posteriors, ``proba``.
     loss : str
         Validation error on Val1: ``"zero_one"`` (classification) or ``"mae"`` (ordinal).
-
-    Examples
-    --------
-    >>> from rejectopt.classifiers import get_classifier
-    >>> info = get_classifier("svor")
-    >>> info.task, info.baseline, info.posteriors, info.loss, info.table, info.extension
-    ('ordinal', 'margin', False, 'mae', 'table4', False)
-    >>> info.source, info.cls.__name__
-    ('rejectopt.classifiers._selection:SVORModel', 'SVORModel')
     """
 
     name: str
@@ -144,32 +135,20 @@ def register_classifier(
 
     Examples
     --------
-    A nearest-class-mean plugin, trained and applied through the registry like the built-ins,
-    then removed again:
-
     >>> import numpy as np
-    >>> from rejectopt.classifiers import CLASSIFIERS, classifier_outputs, train_classifier
-    >>> @register_classifier("nearest_mean", task="classification", baseline="margin",
-    ...                      posteriors=False, uses_C=False)
-    ... class NearestMean:
+    >>> from rejectopt.classifiers import CLASSIFIERS, get_classifier, register_classifier
+    >>> @register_classifier("nearest_mean", task="classification", baseline="margin", posteriors=False)
+    ... class NearestMean:  # train: (model, C, validation errors); outputs: a dict
     ...     @staticmethod
-    ...     def train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss,
-    ...               c_scaling="sum"):
-    ...         means = np.stack([X_trn[y_trn == k].mean(axis=0) for k in range(n_classes)])
-    ...         model = {"means": means}
-    ...         return model, 1.0, {1.0: float(np.mean(NearestMean.outputs(model, X_val)["y_pred"] != y_val))}
+    ...     def train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss, c_scaling):
+    ...         return np.stack([X_trn[y_trn == k].mean(axis=0) for k in range(n_classes)]), 1.0, {1.0: 0.0}
     ...     @staticmethod
     ...     def outputs(model, X, n_classes=None):
-    ...         distance = np.linalg.norm(X[:, None, :] - model["means"][None], axis=2)
+    ...         distance = np.linalg.norm(X[:, None, :] - model[None], axis=2)
     ...         return {"y_pred": distance.argmin(axis=1), "baseline": distance.min(axis=1)}
-    >>> X = np.array([[0.0, 0.0], [0.2, 0.1], [3.0, 3.0], [3.1, 2.8]])
-    >>> y = np.array([0, 0, 1, 1])
-    >>> model, C, errors = train_classifier("nearest_mean", X, y, X, y)
-    >>> classifier_outputs("nearest_mean", model, [[2.0, 2.0]])["y_pred"], errors
-    (array([1]), {1.0: 0.0})
-    >>> CLASSIFIERS.remove("nearest_mean")
-    >>> "nearest_mean" in CLASSIFIERS
-    False
+    >>> get_classifier("nearest_mean").table, get_classifier("nearest_mean").extension
+    ('table_nearest_mean', True)
+    >>> CLASSIFIERS.remove("nearest_mean")  # forget it again (tests, interactive sessions)
     """
     if task not in TASKS:
         raise RegistryError(f"register_classifier({name!r}): task must be one of {TASKS}, got {task!r}")
@@ -210,7 +189,7 @@ def get_classifier(name: str) -> ClassifierInfo:
     Returns
     -------
     ClassifierInfo
-        Its entry.
+        Its entry: task, baseline score, posteriors, threads, table and the class.
 
     Raises
     ------

@@ -47,7 +47,7 @@ def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=None, random_state
     kind : {"lr", "svm", "svor", "xgb"}
         Model; see :func:`~rejectopt.classifiers.make_classifier` for the exact
         objectives and the ``C`` convention (``C/n`` on the summed loss), and
-        :func:`~rejectopt.classifiers.train_xgb` for ``"xgb"`` (XGBoost, no ``C``).
+        :func:`~rejectopt.classifiers._xgb.train_xgb` for ``"xgb"`` (XGBoost, no ``C``).
     X_trn, y_trn : arrays of shape (n, d) and (n,)
         Trn1; integer labels in ``0..n_classes-1``.
     X_val, y_val : arrays of shape (m, d) and (m,)
@@ -84,16 +84,6 @@ def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=None, random_state
     errors : dict
         ``C -> validation error`` (fraction misclassified, or MAE); for
         ``"xgb"`` ``float(grid index) -> validation error``.
-
-    Examples
-    --------
-    Iris, even rows as Trn1 and odd rows as Val1:
-
-    >>> from sklearn.datasets import load_iris
-    >>> X, y = load_iris(return_X_y=True)
-    >>> model, C, errors = train_classifier("lr", X[::2], y[::2], X[1::2], y[1::2], C_grid=[0.01, 1.0])
-    >>> C, {c: round(error, 4) for c, error in errors.items()}
-    (1.0, {0.01: 0.1333, 1.0: 0.0267})
     """
     info = get_classifier(kind)
     if loss is None:
@@ -226,7 +216,7 @@ class SVORModel(_LinearModel):
 
 
 class XGBoostModel:
-    """Gradient-boosted trees on their own hyper-parameter grid (:func:`~rejectopt.classifiers.train_xgb`)."""
+    """Gradient-boosted trees on their own hyper-parameter grid (:func:`~rejectopt.classifiers._xgb.train_xgb`)."""
 
     @staticmethod
     def train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss, c_scaling="sum"):
@@ -288,15 +278,6 @@ def classifier_outputs(kind, model, X, n_classes=None):
         ``proba`` : float (n, n_classes), LR and XGB only; classes absent from training get 0.
         ``decision`` : SVM ``<w,x> + b`` (n,) binary or (n, n_classes) multiclass
         with ``-inf`` for classes absent from training; SVOR ``<x, w>`` (n,).
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> X, y = load_iris(return_X_y=True)
-    >>> model, C, _ = train_classifier("lr", X[::2], y[::2], X[1::2], y[1::2], C_grid=[1.0])
-    >>> outputs = classifier_outputs("lr", model, X[[1, 51, 101]], n_classes=3)
-    >>> sorted(outputs), outputs["y_pred"], outputs["baseline"].round(3)
-    (['baseline', 'proba', 'y_pred'], array([0, 1, 2]), array([0.116, 0.237, 0.248]))
     """
     info = get_classifier(kind)
     X = check_array(X, dtype=float)

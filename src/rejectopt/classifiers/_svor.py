@@ -6,7 +6,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
-from ..scores import svor_margin
+from ..scores._baselines import svor_margin
 
 __all__ = ["SVOR", "svor_objective", "solve_threshold_hinge_qp", "set_solver_certificate"]
 
@@ -41,15 +41,6 @@ def svor_objective(w, b, X, y, C):
     -------
     float
         ``F(w, b)``.
-
-    Examples
-    --------
-    ``f = <w, x> = (0, 1, 2, 3)`` against thresholds (1.5, 2.5): the hinge terms are 0, 0, 0, 0
-    (rank 0 twice), 0.5, 0.5 (rank 1) and 0.5, 0.5 (rank 2), so ``F = 1/2 + 2/4 = 1``:
-
-    >>> X, y = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 2])
-    >>> svor_objective(np.array([1.0]), np.array([1.5, 2.5]), X, y, C=1.0)
-    1.0
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
@@ -330,7 +321,7 @@ class SVOR(ClassifierMixin, BaseEstimator):
     References
     ----------
     .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
-       Classifiers. JMLR 24(11):1-49, 2023.
+       Classifiers. JMLR 24(11):1-49, 2023. Section 5.2.2.
     .. [2] W. Chu, S. S. Keerthi. New approaches to support vector ordinal
        regression. ICML 2005.
 
@@ -353,7 +344,7 @@ class SVOR(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     def fit(self, X, y):
-        """Fit the model.
+        """Fit by the interior point method, to a relative duality gap of ``tol``.
 
         Parameters
         ----------

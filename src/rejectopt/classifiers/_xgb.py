@@ -220,14 +220,6 @@ class XGBLabelSpaceClassifier(ClassifierMixin, BaseEstimator):
         Whether boosting with early stopping reached ``n_estimators`` rounds before the stopping
         rule fired (the round cap, not convergence, ended it).
     n_features_in_ : int
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> X, y = load_iris(return_X_y=True)
-    >>> clf = XGBLabelSpaceClassifier(n_classes=4, n_estimators=20).fit(X, y)
-    >>> clf.predict_proba(X[:1]).shape
-    (1, 4)
     """
 
     def __init__(self, *, n_classes=None, max_depth=6, learning_rate=0.3, n_estimators=XGB_MAX_ROUNDS,
@@ -370,18 +362,6 @@ def train_xgb(X_trn, y_trn, X_val, y_val, grid=XGB_GRID, random_state=0, n_class
         ``float(index) -> phase-1 Val1 error``, the errors that chose the point
         (for the chosen point, the returned model's error whenever phase 2 did
         not boost it on).
-
-    Examples
-    --------
-    Iris, even rows as Trn1 and odd rows as Val1, a grid of two small points:
-
-    >>> from sklearn.datasets import load_iris
-    >>> X, y = load_iris(return_X_y=True)
-    >>> grid = [{"max_depth": 2, "learning_rate": 0.3, "n_estimators": 20},
-    ...         {"max_depth": 1, "learning_rate": 0.3, "n_estimators": 20}]
-    >>> model, index, errors = train_xgb(X[::2], y[::2], X[1::2], y[1::2], grid=grid)
-    >>> index, {k: round(e, 4) for k, e in errors.items()}, model.best_params_
-    (0.0, {0.0: 0.0267, 1.0: 0.0267}, {'max_depth': 2, 'learning_rate': 0.3, 'n_estimators': 18})
     """
     grid = _check_grid(grid)
     selection_rounds = _check_selection_rounds(selection_rounds)
@@ -423,17 +403,6 @@ def xgb_outputs(model, X):
         ``y_pred`` (n,) int64 argmax of ``proba`` in ``0..K-1``; ``baseline`` (n,)
         ``MCP = 1 - max_y p(y|x)``; ``proba`` (n, K), zero columns for classes
         absent from training.
-
-    Examples
-    --------
-    A label space of four classes, the last absent from training:
-
-    >>> from sklearn.datasets import load_iris
-    >>> X, y = load_iris(return_X_y=True)
-    >>> model = XGBLabelSpaceClassifier(n_classes=4, n_estimators=20).fit(X[::2], y[::2])
-    >>> outputs = xgb_outputs(model, X[[1, 51, 101]])
-    >>> outputs["y_pred"], outputs["baseline"].round(3), outputs["proba"][:, 3]
-    (array([0, 1, 2]), array([0.019, 0.02 , 0.044]), array([0., 0., 0.]))
     """
     proba = model.predict_proba(X)
     return {

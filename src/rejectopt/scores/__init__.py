@@ -9,18 +9,7 @@ below are likewise imported on first access (SPEC 1, ``lazy_loader``).
 
 import lazy_loader as _lazy
 
-from ._registry import (
-    SCORES,
-    ScoreError,
-    ScoreInfo,
-    call_score,
-    constant_score_message,
-    describe_score,
-    get_score,
-    make_score,
-    register_score,
-    score_names,
-)
+from ._registry import SCORES, ScoreError, get_score, make_score, register_score, score_names
 
 # The order of registration is the order of the registry (CLI choices, default score lists).
 register_score("mcp", label="MCP", learns_from="classifier")("rejectopt.scores._baselines:MCP")
@@ -33,38 +22,24 @@ register_score("sele", label="SELE", learns_from="loss")("rejectopt.scores._sele
 __getattr__, __dir__, _ = _lazy.attach(
     __name__,
     submod_attrs={
-        "_base": ["PerClassLinearScore"],
-        "_baselines": ["FaceScore", "Margin", "MCP", "face_score", "mcp", "svm_margin", "svor_margin"],
+        "_baselines": ["mcp", "svm_margin"],
         "_ridge": ["REG", "TCP"],
-        "_sele": ["SELE", "ChunkedSELEObjective", "make_chunks"],
-        "_selection": ["SCORE_C_GRID", "select_C"],
+        "_sele": ["SELE"],
+        "_selection": ["select_C"],
     },
 )
 
 __all__ = [
     "SCORES",
-    "SCORE_C_GRID",
     "ScoreError",
-    "ScoreInfo",
-    "call_score",
-    "constant_score_message",
-    "describe_score",
     "get_score",
     "make_score",
     "register_score",
     "score_names",
-    "PerClassLinearScore",
     "SELE",
     "REG",
     "TCP",
-    "MCP",
-    "Margin",
-    "FaceScore",
-    "ChunkedSELEObjective",
-    "make_chunks",
     "mcp",
     "svm_margin",
-    "svor_margin",
-    "face_score",
     "select_C",
 ]

@@ -111,29 +111,8 @@ class PerClassLinearScore(BaseEstimator):
     References
     ----------
     .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
-       Classifiers. JMLR 24(11):1-49, 2023.
+       Classifiers. JMLR 24(11):1-49, 2023. Eq. (37).
 
-    Examples
-    --------
-    :class:`REG` is one; a fitted score goes to plain JSON numbers and back (the ``score`` of
-    ``model.json``):
-
-    >>> import numpy as np
-    >>> from rejectopt.scores import REG
-    >>> X, y_pred = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1])
-    >>> score = REG(C=0).fit(X, y_pred, np.array([10.0, 30.0, 20.0, 60.0]))
-    >>> isinstance(score, PerClassLinearScore)
-    True
-    >>> data = score.to_dict()
-    >>> data["kind"], data["n_classes"], data["n_features"]
-    ('reg', 2, 1)
-    >>> PerClassLinearScore.from_dict(data).predict(X, y_pred).round(4)
-    array([10., 30., 20., 60.])
-
-    A class never predicted at fit gets the largest training uncertainty:
-
-    >>> score.predict(np.array([[1.0]]), np.array([5])).round(4)
-    array([60.])
     """
 
     def _validate_fit_data(self, X, y_pred, target, target_name):

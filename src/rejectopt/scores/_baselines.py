@@ -1,7 +1,7 @@
 """Baseline uncertainty scores computed from a classifier's own outputs (section 5.1 of [1]).
 
 These functions are the one home of each baseline's formula: the classifiers'
-outputs (:func:`rejectopt.classifiers.classifier_outputs`) and the landmark
+outputs (``classifier_outputs`` of :mod:`rejectopt.classifiers`) and the landmark
 experiment call them. Each is registered as a score with
 ``learns_from="classifier"`` so that labels, tables and config validation read it
 from the registry like the learned scores.
@@ -33,7 +33,7 @@ def mcp(proba):
     Returns
     -------
     ndarray of shape (n,)
-        Uncertainty (larger = more uncertain).
+        One minus each row's largest posterior: larger = more uncertain.
 
     Examples
     --------
@@ -87,10 +87,6 @@ def svor_margin(f, thresholds):
     ndarray of shape (n,)
         Uncertainty (close to a threshold = uncertain).
 
-    Examples
-    --------
-    >>> svor_margin([0.2, 1.4, 3.0], thresholds=[0.0, 1.0, 2.0])
-    array([-0.2, -0.4, -1. ])
     """
     f = _finite_array(f, "f", (1,))
     thresholds = _finite_array(thresholds, "thresholds", (1,))
@@ -112,10 +108,6 @@ def face_score(detector_score):
     ndarray of shape (n,)
         Uncertainty ``-detector_score``.
 
-    Examples
-    --------
-    >>> face_score([12.5, 3.0])
-    array([-12.5,  -3. ])
     """
     return -_finite_array(detector_score, "detector_score", (1,))
 
@@ -125,13 +117,6 @@ class MCP:
 
     Registered as ``"mcp"`` in :mod:`rejectopt.scores`.
 
-    Examples
-    --------
-    >>> from rejectopt.scores import get_score
-    >>> get_score("mcp").cls is MCP
-    True
-    >>> MCP.compute([[0.9, 0.1], [0.6, 0.4]]).round(4)
-    array([0.1, 0.4])
     """
 
     compute = staticmethod(mcp)
@@ -142,13 +127,6 @@ class Margin:
 
     Registered as ``"margin"`` in :mod:`rejectopt.scores`.
 
-    Examples
-    --------
-    >>> from rejectopt.scores import get_score
-    >>> get_score("margin").cls is Margin
-    True
-    >>> Margin.compute([1.5, -0.2])
-    array([-1.5, -0.2])
     """
 
     compute = staticmethod(svm_margin)
@@ -159,13 +137,6 @@ class FaceScore:
 
     Registered as ``"face_score"`` in :mod:`rejectopt.scores`.
 
-    Examples
-    --------
-    >>> from rejectopt.scores import get_score
-    >>> get_score("face_score").cls is FaceScore
-    True
-    >>> FaceScore.compute([12.5, 3.0])
-    array([-12.5,  -3. ])
     """
 
     compute = staticmethod(face_score)

@@ -1,4 +1,8 @@
-"""The score registry: every uncertainty score, learned or baseline, registered once by name."""
+"""The score registry: every uncertainty score, learned or baseline, registered once by name.
+
+Also the pipeline's wrapper around a score learner's own code (:func:`call_score`), which turns
+a plugin's failure into a :class:`ScoreError` naming the score and its file.
+"""
 
 from __future__ import annotations
 
@@ -64,18 +68,6 @@ class ScoreInfo(ClassEntry):
     applies_to : tuple of str or None
         The attribute above.
 
-    Examples
-    --------
-    Made by :func:`register_score`, read by :func:`get_score`:
-
-    >>> from rejectopt.scores import get_score
-    >>> info = get_score("tcp")
-    >>> info
-    ScoreInfo(name='tcp', source='rejectopt.scores._ridge:TCP', label='TCP', learns_from='true_class_posterior', applies_to=None)
-    >>> info.cls.__name__, info.baseline, info.needs_posteriors
-    ('TCP', False, True)
-    >>> info.make(1.0, n_classes=3, random_state=0)  # only the keywords TCP takes
-    TCP(C=1.0, n_classes=3)
     """
 
     name: str
@@ -184,12 +176,9 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
 
     Examples
     --------
-    A score learning the loss of the nearest training row (``C`` is required by the
-    contract, unused here):
-
     >>> import numpy as np
-    >>> from rejectopt.scores import SCORES, get_score, make_score, register_score
-    >>> @register_score("nearest_loss", label="1-NN loss")
+    >>> from rejectopt.scores import SCORES, make_score, register_score
+    >>> @register_score("nearest_loss", label="1-NN loss")  # the loss of the nearest training row
     ... class NearestLoss:
     ...     def __init__(self, C=1.0):
     ...         self.C = C
@@ -197,14 +186,9 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
     ...         self.X_, self.loss_ = np.asarray(X, dtype=float), np.asarray(loss, dtype=float)
     ...         return self
     ...     def predict(self, X, y_pred):
-    ...         distances = ((np.asarray(X, dtype=float)[:, None] - self.X_[None]) ** 2).sum(axis=2)
-    ...         return self.loss_[distances.argmin(axis=1)]
-    >>> get_score("nearest_loss").label
-    '1-NN loss'
-    >>> score = make_score("nearest_loss", 10.0, n_classes=2)  # n_classes: not taken, not passed
-    >>> X = np.array([[0.0], [1.0], [2.0]])
-    >>> score.fit(X, None, [0.0, 100.0, 0.0]).predict(np.array([[0.9], [2.2]]), None)
-    array([100.,   0.])
+    ...         return self.loss_[np.abs(np.asarray(X) - self.X_.T).argmin(axis=1)]
+    >>> make_score("nearest_loss", 10.0).fit([[0.0], [1.0]], None, [0.0, 100.0]).predict([[0.9]], None)
+    array([100.])
     >>> SCORES.remove("nearest_loss")  # forget it again (tests, interactive sessions)
     """
     if learns_from not in LEARNS_FROM:
@@ -233,7 +217,7 @@ def _check_class(name: str, learns_from: str, cls, origin: str) -> type:
 
 
 def get_score(name: str) -> ScoreInfo:
-    """The registered score ``name``; the error lists the registered names.
+    """The registry entry of score ``name``: its class, label and what it learns from.
 
     Parameters
     ----------
@@ -323,17 +307,17 @@ class ScoreError(ValueError):
 
     Examples
     --------
-    A user's score whose ``fit`` forgets to return ``self``:
-
-    >>> from rejectopt.scores import ScoreError, call_score
-    >>> class Forgetful:
+    >>> from rejectopt.scores import ScoreError, select_C
+    >>> class Forgetful:  # a user's score whose fit forgets to return self
+    ...     def __init__(self, C=1.0):
+    ...         self.C = C
     ...     def fit(self, X, y_pred, loss):
     ...         self.mean_ = sum(loss) / len(loss)
     >>> try:
-    ...     call_score(Forgetful(), "fit", [[0.0], [1.0]], [0, 0], [0.0, 100.0])
+    ...     select_C(Forgetful(), [[0.0]], [0], [0.0], [[0.0]], [0], [0.0], C_grid=[1.0])
     ... except ScoreError as err:
-    ...     print(isinstance(err, ValueError), str(err).split("): ")[-1])
-    True fit must return self, got None
+    ...     print(str(err).split("): ")[-1])
+    fit must return self, got None
     """
 
 
@@ -368,13 +352,6 @@ def describe_score(learner) -> str:
     str
         Its registered name (if any), its class and, for a user's class, the file defining it.
 
-    Examples
-    --------
-    >>> from rejectopt.scores import REG, SELE
-    >>> describe_score(SELE)
-    "score 'sele' (rejectopt.scores._sele.SELE)"
-    >>> describe_score(REG(C=1.0))
-    "score 'reg' (rejectopt.scores._ridge.REG)"
     """
     cls = learner if isinstance(learner, type) else type(learner)
     origin = origin_of(cls)
@@ -420,24 +397,6 @@ def call_score(learner, method: str, *args, n_rows: int | None = None):
         The user's learner raised or exited, ``fit`` returned None, or the uncertainty is not
         ``n_rows`` finite real numbers.
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rejectopt.scores import REG
-    >>> X, y_pred = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1])
-    >>> score = call_score(REG(C=0), "fit", X, y_pred, np.array([10.0, 30.0, 20.0, 60.0]))
-    >>> call_score(score, "predict", X, y_pred, n_rows=4).round(4)
-    array([10., 30., 20., 60.])
-
-    A user's score whose ``predict`` is not finished yet:
-
-    >>> class Unfinished:
-    ...     def predict(self, X, y_pred):
-    ...         return np.full(len(X), np.nan)
-    >>> call_score(Unfinished(), "predict", X, y_pred, n_rows=4)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-        ...
-    rejectopt.scores._registry.ScoreError: uncertainty score (...Unfinished...): predict returned the uncertainty nan at row index 0 (4 non-finite value(s) of 4); an uncertainty must be a finite number (NaN cannot be ranked, -inf would be accepted first whatever the loss)
     """
     try:
         result = getattr(learner, method)(*args)
@@ -488,13 +447,6 @@ def constant_score_message(uncertainty, learner, where: str) -> str | None:
         The warning's text, or None when the uncertainty takes two values or more (or there
         are fewer than two rows).
 
-    Examples
-    --------
-    >>> from rejectopt.scores import REG
-    >>> constant_score_message([0.0, 0.0, 0.0], REG(), "the validation rows")
-    "score 'reg' (rejectopt.scores._ridge.REG) gives the same uncertainty 0 to all 3 rows of the validation rows: it orders nothing, and every row is accepted at random with one probability"
-    >>> constant_score_message([0.1, 0.2], REG(), "the validation rows") is None
-    True
     """
     values = np.asarray(uncertainty, dtype=np.float64)
     if values.size < 2 or np.ptp(values) != 0:

@@ -80,7 +80,7 @@ class REG(PerClassLinearScore):
     References
     ----------
     .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
-       Classifiers. JMLR 24(11):1-49, 2023.
+       Classifiers. JMLR 24(11):1-49, 2023. Theorem 7, eq. (37).
 
     Examples
     --------
@@ -151,7 +151,7 @@ class TCP(PerClassLinearScore):
     References
     ----------
     .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
-       Classifiers. JMLR 24(11):1-49, 2023.
+       Classifiers. JMLR 24(11):1-49, 2023. Section 5.1 (TCP).
 
     Examples
     --------

@@ -40,10 +40,6 @@ def make_chunks(n_samples, chunk_size=500, random_state=0):
     list of ndarray of int
         The chunks, a partition of ``range(n_samples)``.
 
-    Examples
-    --------
-    >>> make_chunks(10, chunk_size=4, random_state=0)
-    [array([2, 8, 4, 9, 1]), array([6, 7, 3, 0, 5])]
     """
     n_chunks = max(1, int(round(n_samples / chunk_size)))
     permutation = check_random_state(random_state).permutation(n_samples)
@@ -167,22 +163,8 @@ class ChunkedSELEObjective:
     References
     ----------
     .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
-       Classifiers. JMLR 24(11):1-49, 2023.
+       Classifiers. JMLR 24(11):1-49, 2023. Eq. (30).
 
-    Examples
-    --------
-    One chunk of four examples, two of them wrong (loss 100). At ``s = 0`` each of the 16 pair
-    terms is ``l_i log 2``, so ``R = 4 * 200 log 2 / 16 = 50 log 2``; ranking the wrong ones as
-    more uncertain lowers ``R``, the reverse raises it:
-
-    >>> import numpy as np
-    >>> objective = ChunkedSELEObjective([0.0, 100.0, 0.0, 100.0], make_chunks(4, chunk_size=4),
-    ...                                  dtype=np.float64)
-    >>> value, gradient = objective.value_and_gradient(np.zeros(4))
-    >>> round(value, 4), round(50 * float(np.log(2)), 4), gradient.round(4)
-    (34.6574, 34.6574, array([ 6.25, -6.25,  6.25, -6.25]))
-    >>> [round(objective.value_and_gradient(s)[0], 4) for s in ([0.0, 1.0, 0.0, 1.0], [0.0, -1.0, 0.0, -1.0])]
-    [25.1602, 50.1602]
     """
 
     def __init__(self, loss, chunks, dtype=np.float32, n_jobs=None):
@@ -484,37 +466,31 @@ class SELE(PerClassLinearScore):
 
     Notes
     -----
-    ``R`` depends only on score differences, so it is invariant to a common
-    shift of all biases; the shift is fixed by centring the training scores.
-    For ``C = 0`` the objective may be unbounded in the weights: if some
-    direction ranks every positive-loss example above every zero-loss one,
-    ``R`` decreases towards its infimum without attaining it and the scores
-    diverge. ``C = 0`` is therefore read as the limit of a vanishing ridge:
-    the regulariser is floored at ``min_C * mean(loss)`` (scaled with the
-    loss so the solution does not depend on the loss units), which makes
-    ``F`` strongly convex with a unique, finite minimiser, while changing the
-    objective negligibly when a minimiser of ``R`` exists.
-
-    The iterations are additionally bounded by ``tol`` and ``max_iter``, so
-    the scores stay finite even in degenerate cases.
+    ``R`` depends only on score differences, so the common shift of the biases is
+    fixed by centring the training scores. For ``C = 0`` the objective may be
+    unbounded: if some direction ranks every positive-loss example above every
+    zero-loss one, ``R`` tends to its infimum without attaining it and the scores
+    diverge. ``C = 0`` is therefore read as a vanishing ridge: the regulariser is
+    floored at ``min_C * mean(loss)`` (scaled with the loss, so the solution does not
+    depend on its units), which makes ``F`` strongly convex with a unique, finite
+    minimiser and changes the objective negligibly when a minimiser of ``R`` exists;
+    ``tol`` and ``max_iter`` bound the iterations too, so scores stay finite.
 
     Solver: L-BFGS (scipy) with the analytic gradient on ``F / mean(loss)``,
-    preconditioned per class by ``Z_c^T diag(h) Z_c + C I`` (``h`` = diagonal
-    of the Hessian of ``R`` w.r.t. the scores at ``s = 0``), which makes the
-    number of iterations nearly independent of ``C``. Each unordered pair of
-    a chunk is evaluated once (see :class:`ChunkedSELEObjective`) in float32,
-    in cache-sized batches over ``n_jobs`` threads; the float32 rounding limits
-    the attainable relative accuracy of ``F`` to about 1e-7 (use
-    ``dtype="float64"`` for tighter solves). :meth:`fit_path` fits a whole C
-    grid sharing the pair weights, warm-started from the largest C down.
-    Typical accuracy at the default ``tol``: ``F`` within 1e-5 (relative) of
-    a float64 L-BFGS solve at gtol 1e-10, far tighter than the 1% primal-dual
-    gap of the BMRM solver used in [1].
+    preconditioned per class by ``Z_c^T diag(h) Z_c + C I`` (``h`` the diagonal of
+    the Hessian of ``R`` w.r.t. the scores at ``s = 0``), so the number of iterations
+    hardly depends on ``C``. Each unordered pair of a chunk is evaluated once (see
+    :class:`ChunkedSELEObjective`) in cache-sized batches over ``n_jobs`` threads;
+    float32 limits the relative accuracy of ``F`` to about 1e-7 (``dtype="float64"``
+    for tighter solves). At the default ``tol``, ``F`` is within 1e-5 (relative) of a
+    float64 L-BFGS solve at gtol 1e-10, far tighter than the 1% primal-dual gap of
+    the BMRM solver of [1]. :meth:`fit_path` fits a whole C grid sharing the pair
+    weights, warm-started from the largest C down.
 
     References
     ----------
     .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
-       Classifiers. JMLR 24(11):1-49, 2023.
+       Classifiers. JMLR 24(11):1-49, 2023. Eq. (30), Theorem 11.
 
     Examples
     --------
