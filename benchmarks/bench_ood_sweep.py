@@ -46,7 +46,7 @@ def main(argv=None):
 
     loss, is_ood, u = make_data(args.n)
     cases = {
-        "operating_points": lambda: ood.operating_points(loss, is_ood, u),
+        "operating_points": lambda: ood._metrics.operating_points(loss, is_ood, u),
         "selective_risk_at_tpr_fpr": lambda: ood.selective_risk_at_tpr_fpr(loss, is_ood, u, 0.7, 0.2),
         "selective_risk_at_precision_recall": lambda: ood.selective_risk_at_precision_recall(
             loss, is_ood, u, 0.9, 0.7

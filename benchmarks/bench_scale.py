@@ -114,7 +114,7 @@ def parse_jobs(output):
 #: The library call of each per-dataset rule that has no ``benchmark:`` record, replayed in a
 #: process of its own after the run (CPU-s and peak RSS from ``getrusage``).
 REPLAYED = {
-    "prepare_dataset": "from rejectopt.datasets import prepare_custom; from rejectopt.config import plan_run; "
+    "prepare_dataset": "from rejectopt.datasets._custom import prepare_custom; from rejectopt.config import plan_run; "
                        "import yaml; plan = plan_run(yaml.safe_load(open({base!r})) | "
                        "yaml.safe_load(open('bench_config.yaml'))); from rejectopt.model import FEATURE_LIMIT; "
                        "prepare_custom(plan.custom['{name}'], 'replay.npz', feature_limit=FEATURE_LIMIT)",

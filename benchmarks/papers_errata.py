@@ -30,11 +30,8 @@ from scipy.optimize import brentq, linprog
 from rejectopt.classifiers._double_hinge import double_hinge_loss
 from rejectopt.metrics import aurc
 from rejectopt.metrics import sele_loss as sele
-from rejectopt.ood import (
-    GaussianOODModel,
-    solve_bounded_tpr_fpr_finite,
-    synthetic_table1,
-)
+from rejectopt.ood import GaussianOODModel, synthetic_table1
+from rejectopt.ood._finite import solve_bounded_tpr_fpr_finite
 from rejectopt.ood._synthetic import paper_table1
 from rejectopt.stats import nemenyi_cd, nemenyi_q
 
@@ -84,7 +81,7 @@ def _problem_1(p_in, p_out, risk, phi, rho):
 def ood_theorem3(_args):
     print("Theorem 3 (OOD paper): the optimal c thresholds s(x) = r(x) + mu g(x). With g = p_I/p_I = 1,")
     print("s = r + mu would be a threshold on r alone; the LP optimum of Problem 1 is not one, while")
-    print("g = p_O/p_I gives it exactly (rejectopt.ood.solve_bounded_tpr_fpr_finite):")
+    print("g = p_O/p_I gives it exactly (rejectopt.ood._finite.solve_bounded_tpr_fpr_finite):")
     rng = np.random.default_rng(11)
     shown = 0
     while shown < 3:

@@ -22,7 +22,7 @@ in order (then the file is served normally):
 
 Also here: the official packaging of the mirror's raw files (zip, tar.gz, gzip and
 unix ``compress`` .Z, plain), built from the mirror's xz copies, and of a small 300-W
-archive.  The 7 download-only datasets' packaging is the one of tests/test_excerpts.py.
+archive.  The 7 download-only datasets' packaging is the one of tests/excerpts.py.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from test_excerpts import official_downloads, zipped
+from excerpts import official_downloads, zipped
+from support import DEMO_MIRROR
 
 REPO = Path(__file__).resolve().parents[1]
 UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
@@ -299,7 +300,7 @@ def mirror_folder() -> Path:
     for candidate in (os.environ.get("REJECTOPT_DATA_MIRROR"), REPO.parent / "shared" / "data" / "raw"):
         if candidate and Path(candidate).is_dir():
             return Path(candidate)
-    return REPO / "workflow" / "resources" / "demo_mirror"
+    return DEMO_MIRROR
 
 
 def _mirror_bytes(mirror: Path, dataset: str, name: str) -> bytes | None:

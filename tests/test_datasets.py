@@ -10,27 +10,21 @@ import numpy as np
 import pytest
 
 from rejectopt.datasets import (
-    CLASSIFICATION,
-    LOCK_FILE_NAME,
-    ORDINAL,
     REGISTRY,
     ChecksumError,
     CustomDatasetError,
     DataSourceError,
-    RawFile,
-    available_in_mirror,
-    custom_dataset,
-    equal_frequency_bins,
-    fetch_file,
-    fingerprint,
     get_spec,
     load_prepared,
-    prepare_custom,
+    peek_custom,
     prepare_dataset,
-    read_lock,
-    sha256_of_file,
 )
-from rejectopt.datasets._custom import peek_custom
+from rejectopt.datasets._custom import custom_dataset, prepare_custom
+from rejectopt.datasets._fetch import fetch_file
+from rejectopt.datasets._parsers import equal_frequency_bins
+from rejectopt.datasets._prepare import available_in_mirror, fingerprint
+from rejectopt.datasets._registry import CLASSIFICATION, ORDINAL, RawFile
+from rejectopt.datasets._trust import LOCK_FILE_NAME, read_lock, sha256_of_file
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MIRRORED = (
@@ -306,3 +300,144 @@ def test_prepare_custom_checks_the_declared_classes_and_their_sizes(tmp_path):
                                                  r"small to be split five ways .* every class needs at least 61"):
         prepare_custom(tiny_val, tmp_path / "data.npz", feature_limit=FEATURE_LIMIT)
     assert not (tmp_path / "data.npz").exists()
+
+
+# --------------------------------------------------------------------------- known answers of the small steps
+UCI_URL = "https://archive.ics.uci.edu/ml/machine-learning-databases"
+
+
+def test_known_answers_of_the_encoders_hashes_and_options():
+    from rejectopt.datasets._decompress import MIN_UNPACK_CAP_BYTES, unpack_cap
+    from rejectopt.datasets._download import DownloadOptions, resolve_url
+    from rejectopt.datasets._faces300w import archive_raw_file
+    from rejectopt.datasets._parsers import encode_labels
+
+    assert encode_labels(["b", "a", "c", "a"]).tolist() == [1, 0, 2, 0]
+    assert encode_labels([4, 1, 4, 7]).tolist() == [1, 0, 1, 2]
+    assert equal_frequency_bins([5.0, 1.0, 3.0, 2.0, 4.0, 6.0], 3).tolist() == [2, 0, 1, 0, 1, 2]
+    assert equal_frequency_bins([1, 1, 1, 2, 3, 4], 3).tolist() == [0, 0, 0, 1, 2, 2]  # ties share a bin
+    assert unpack_cap(10 << 20) == 1000 << 20 and unpack_cap(1000) == MIN_UNPACK_CAP_BYTES
+    digest = "e10e9580944b2e26ebbac56487c151dcff2437c7126a80a0d46c0f0c465d80c9"  # whatever the dtypes
+    assert fingerprint(np.array([[0.0, 1.0], [2.0, 3.0]]), np.array([0, 1])) == digest
+    assert fingerprint(np.array([[0, 1], [2, 3]]), np.array([0.0, 1.0])) == digest
+    assert resolve_url("https://dlib.net/files/a.tar.gz", "http://127.0.0.1:8000/") == (
+        "http://127.0.0.1:8000/dlib.net/files/a.tar.gz")
+    assert resolve_url("https://dlib.net/files/a.tar.gz", None) == "https://dlib.net/files/a.tar.gz"
+    options = DownloadOptions(base="file:///srv/copy/", retries=2, backoff_s=1.0)
+    assert options.url_for(f"{UCI_URL}/abalone/abalone.data") == (
+        "file:///srv/copy/archive.ics.uci.edu/ml/machine-learning-databases/abalone/abalone.data")
+    assert [options.delay(k) for k in (1, 2)] == [1.0, 2.0]
+    assert repr(DownloadOptions.from_config({"download_retries": 0})) == (
+        "DownloadOptions(base=None, retries=0, backoff_s=5.0, timeout_s=60.0, deadline_s=7200.0, max_ratio=100.0)")
+    shuttle = get_spec("shuttle").files[0]
+    assert (shuttle.name, shuttle.compression, shuttle.sha256[:12]) == ("shuttle.trn", "Z", "87b24ee9fb51")
+    assert shuttle.url == f"{UCI_URL}/statlog/shuttle/shuttle.trn.Z"
+    assert RawFile("toy", "toy.csv", "https://example.org/toy.csv.gz", compression="gz").sha256 is None
+    faces = archive_raw_file()
+    assert (faces.name, faces.sha256) == ("ibug_300W_large_face_landmark_dataset.tar.gz", None)
+    assert faces.url == "http://dlib.net/files/data/ibug_300W_large_face_landmark_dataset.tar.gz"
+
+
+def test_parse_raw_reads_three_shuttle_rows_and_encodes_the_labels(tmp_path):
+    from rejectopt.datasets._prepare import parse_raw
+
+    (tmp_path / "shuttle.trn").write_text("50 21 77 0 28 0 27 48 22 2\n55 0 92 0 0 26 36 92 56 4\n")
+    (tmp_path / "shuttle.tst").write_text("53 0 82 0 52 -5 29 30 2 1\n")
+    X, y = parse_raw("shuttle", {name: tmp_path / name for name in ("shuttle.trn", "shuttle.tst")})
+    assert X.shape == (3, 9) and X[2, :6].tolist() == [53.0, 0.0, 82.0, 0.0, 52.0, -5.0]
+    assert y.tolist() == [1, 2, 0]
+
+
+def test_a_toy_file_from_an_xz_mirror_or_a_file_url_is_locked_on_first_fetch(tmp_path):
+    from rejectopt.datasets._download import DownloadOptions
+
+    raw = RawFile("toy", "toy.csv", "https://example.org/toy.csv")
+    (tmp_path / "mirror" / "toy").mkdir(parents=True)
+    (tmp_path / "mirror" / "toy" / "toy.csv.xz").write_bytes(lzma.compress(b"abc"))
+    assert read_lock(tmp_path / "raw") == {}
+    path = fetch_file(raw, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False)
+    abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    assert (path.name, path.read_bytes(), read_lock(path.parent)) == ("toy.csv", b"abc", {"toy.csv": abc})
+    assert sha256_of_file(path) == abc
+    (tmp_path / "copy" / "example.org").mkdir(parents=True)
+    (tmp_path / "copy" / "example.org" / "toy.csv").write_bytes(b"abc")
+    options = DownloadOptions(base=(tmp_path / "copy").as_uri())
+    assert fetch_file(raw, tmp_path / "raw2", download=options, progress=False).read_bytes() == b"abc"
+
+
+def test_the_demo_mirror_prepares_abalone_and_sattelite_with_their_checksums(tmp_path):
+    from support import DEMO_MIRROR
+
+    from rejectopt.datasets._prepare import dataset_checksums
+
+    assert [available_in_mirror(n, DEMO_MIRROR) for n in ("shuttle", "letter")] == [True, False]
+    assert not available_in_mirror("shuttle", None)
+    info = prepare_dataset("abalone", tmp_path / "raw", tmp_path / "abalone.npz", mirror=DEMO_MIRROR,
+                           allow_download=False)
+    assert sorted(p.name for p in (tmp_path / "raw" / "abalone").iterdir()) == ["abalone.data"]
+    assert (info["n"], info["d"], info["k"], info["xy_sha256"]) == (4177, 10, 19, get_spec("abalone").xy_sha256)
+    sums = dataset_checksums("abalone", tmp_path / "abalone.npz", tmp_path / "raw")
+    assert (sums["n"], sums["d"], sums["k"], sums["xy_sha256"][:12], sums["raw"]["abalone.data"][:12]) == (
+        4177, 10, 19, "37a9a595b02c", "de37cdcdcaaa")
+    prepare_dataset("sattelite", tmp_path / "raw", tmp_path / "sat.npz", mirror=DEMO_MIRROR)
+    X, y = load_prepared(tmp_path / "sat.npz")
+    assert (X.shape, X.dtype, y[:5].tolist(), int(y.max())) == ((6435, 36), np.float64, [2] * 5, 5)
+
+
+def test_known_answers_of_a_small_custom_csv_and_npz(tmp_path):
+    from rejectopt.datasets import load_custom
+    from rejectopt.datasets._custom import check_custom, custom_checksums
+
+    rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
+    (tmp_path / "fruit.csv").write_text("\n".join(rows) + "\n")
+    entry = {"path": "fruit.csv", "task": "classification", "target": "fruit", "n_classes": 2}
+    fruit = custom_dataset("fruit", entry, base_dir=tmp_path)
+    assert (fruit.path, fruit.kind, fruit.task, fruit.target, fruit.n_classes, fruit.ratios) == (
+        tmp_path / "fruit.csv", "csv", "classification", "fruit", 2, None)
+    with pytest.raises(CustomDatasetError, match=r"^config custom_datasets.fruit.task: 'regression' is not one of "
+                                                 r"classification, ordinal$"):
+        custom_dataset("fruit", {**entry, "task": "regression"}, base_dir=tmp_path)
+    assert peek_custom(fruit) == {"n": 20, "d": 2, "exact": True}
+    X, y, classes = load_custom(fruit, feature_limit=FEATURE_LIMIT)
+    assert (X.shape, X[:3].tolist(), y[:4].tolist(), classes.tolist()) == (
+        (20, 2), [[0.0, 0.5], [1.0, 1.5], [2.0, 2.5]], [1, 0, 1, 0], ["apple", "pear"])
+    info = check_custom(fruit, feature_limit=FEATURE_LIMIT)
+    assert (info["n"], info["d"], info["k"], info["sha256"][:12]) == (20, 2, 2, "f8cf5ebaacbc")
+    info = prepare_custom(fruit, tmp_path / "fruit.npz", feature_limit=FEATURE_LIMIT)
+    assert (info["n"], info["d"], info["k"], info["xy_sha256"][:12]) == (20, 2, 2, "f3dbe5970d10")
+    sums = custom_checksums(fruit, tmp_path / "fruit.npz")
+    assert (sums["n"], sums["k"], sums["xy_sha256"][:12]) == (20, 2, "f3dbe5970d10")
+    assert {k: v[:12] for k, v in sums["raw"].items()} == {"fruit.csv (custom)": "f8cf5ebaacbc"}
+    (tmp_path / "bad.csv").write_text("size,fruit\n1,apple\nbig,pear\n")
+    bad = custom_dataset("bad", {"path": "bad.csv", "target": "fruit"}, base_dir=tmp_path)
+    with pytest.raises(CustomDatasetError, match="bad.csv line 3, column 'size': 'big' is not a number"):
+        load_custom(bad, feature_limit=FEATURE_LIMIT)
+    np.savez(tmp_path / "grades.npz", X=np.arange(6.0).reshape(3, 2), y=np.array([3, 1, 3]))
+    grades = custom_dataset("grades", {"path": "grades.npz", "task": "ordinal"}, base_dir=tmp_path)
+    _, y, classes = load_custom(grades, feature_limit=FEATURE_LIMIT)
+    assert (y.tolist(), classes.tolist()) == ([1, 0, 1], [1.0, 3.0])
+
+
+def test_toy_mirror_faults_raise_the_data_source_errors(tmp_path):
+    import gzip
+
+    from rejectopt.datasets._errors import DecompressionError, UnpackLimitError
+
+    (tmp_path / "mirror" / "toy").mkdir(parents=True)
+    (tmp_path / "mirror" / "toy" / "toy.csv").write_text("1,2,a\n3,4,b\n")
+    pinned = RawFile("toy", "toy.csv", "https://example.org/toy.csv", sha256="0" * 64)
+    with pytest.raises(ChecksumError, match=r"^checksum mismatch for toy.csv .*found e1f1cc69e93b"):
+        fetch_file(pinned, tmp_path / "raw", mirror=tmp_path / "mirror")
+    assert list((tmp_path / "raw").iterdir()) == []
+    missing = RawFile("toy", "gone.csv", "https://example.org/gone.csv")
+    with pytest.raises(DataSourceError, match="^gone.csv not found in the data mirror"):
+        fetch_file(missing, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False)
+    (tmp_path / "mirror" / "toy" / "broken.csv.xz").write_bytes(b"not xz data")
+    with pytest.raises(DecompressionError, match="^broken.csv: cannot decompress the data_mirror copy"):
+        fetch_file(RawFile("toy", "broken.csv", "https://example.org/broken.csv"), tmp_path / "raw",
+                   mirror=tmp_path / "mirror")
+    (tmp_path / "mirror" / "toy" / "big.bin.gz").write_bytes(65 * gzip.compress(bytes(1 << 20)))
+    with pytest.raises(UnpackLimitError) as err:  # 65 MiB of zeros pass the 64 MiB floor of the cap
+        fetch_file(RawFile("toy", "big.bin", "https://example.org/big.bin"), tmp_path / "raw",
+                   mirror=tmp_path / "mirror")
+    assert err.value.limit == 64 << 20 and list((tmp_path / "raw").iterdir()) == []

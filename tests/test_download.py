@@ -5,7 +5,7 @@ tests/http_server.py serves the official files at ``/<host>/<path>`` on
 to, with faults on demand.  Mirrored datasets are served as the real bytes of
 the shared mirror packaged as the official URLs serve them (zip, tar.gz, gzip,
 unix compress .Z, plain); the 7 download-only datasets as the excerpts of
-tests/data/excerpts (packaged by tests/test_excerpts.py).
+tests/data/excerpts (packaged by tests/excerpts.py).
 
 * Faults (library level, the code download_raw runs): each fault, persistent,
   ends in one error naming the file, the URL, the status or hashes and the
@@ -59,32 +59,28 @@ from http_server import (
     served_path,
     tar_gz,
 )
-from test_excerpts import EXCERPT_SHAPES, edit_cell, excerpt, official_downloads
+from excerpts import EXCERPT_SHAPES, edit_cell, excerpt, official_downloads
+from support import snakemake
 
 from rejectopt.config import ConfigError, validate_config
 from rejectopt.datasets import (
-    ARCHIVE_SUBSETS,
-    LOCK_FILE_NAME,
     REGISTRY,
     ChecksumError,
-    DecompressionError,
+    DataSourceError,
     DownloadError,
-    DownloadOptions,
-    RawFile,
-    extract_official_archive,
-    fetch_archive,
-    fetch_file,
-    fingerprint,
     get_spec,
-    list_faces,
     load_prepared,
     prepare_dataset,
-    read_lock,
 )
 from rejectopt.datasets import _download, _prepare
 from rejectopt.datasets._decompress import MIN_UNPACK_CAP_BYTES, unlzw
-from rejectopt.datasets._download import resolve_url
-from rejectopt.datasets._errors import DataSourceError, UnpackLimitError
+from rejectopt.datasets._download import DownloadOptions, resolve_url
+from rejectopt.datasets._errors import DecompressionError, UnpackLimitError
+from rejectopt.datasets._faces300w import ARCHIVE_SUBSETS, extract_official_archive, fetch_archive, list_faces
+from rejectopt.datasets._fetch import fetch_file
+from rejectopt.datasets._prepare import fingerprint
+from rejectopt.datasets._registry import RawFile
+from rejectopt.datasets._trust import LOCK_FILE_NAME, read_lock
 from rejectopt.datasets._prepare import RawDataError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -552,7 +548,8 @@ def test_a_killed_download_leaves_a_part_file_the_next_fetch_removes(server, tmp
     server.fail(ABALONE_URL, "drip")
     raw = tmp_path / "raw" / "abalone"
     code = (
-        "import sys; sys.path.insert(0, 'src'); from rejectopt.datasets import DownloadOptions, fetch_file, get_spec; "
+        "import sys; sys.path.insert(0, 'src'); from rejectopt.datasets import get_spec; "
+        "from rejectopt.datasets._download import DownloadOptions; from rejectopt.datasets._fetch import fetch_file; "
         f"fetch_file(get_spec('abalone').files[0], {str(raw)!r}, progress=False, "
         f"download=DownloadOptions(base={server.base!r}, retries=0, deadline_s=60))"
     )
@@ -726,15 +723,11 @@ def test_full_9_bit_table_is_read_as_gzip_reads_it():
 
 
 # --------------------------------------------------------------------------- end to end
-def snakemake(workdir, *args, timeout=600):
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-
-
 def count_rows(data: bytes) -> int:
     return sum(1 for line in data.splitlines() if line.strip())
 
 
+@pytest.mark.slow
 def test_pipeline_end_to_end_through_the_local_server(server, official_files, tmp_path):
     """download_raw -> prepare_dataset for the 22 datasets and download_faces -> extract_faces,
     in one Snakemake run with ``download_base`` pointing at the local server (no data_mirror).

@@ -4,7 +4,7 @@ For covtype, codrna, ijcnn, sensorless, superconduct, msd and facebook no raw
 file is in the shared mirror, so their readers never met real bytes.  The
 excerpts in tests/data/excerpts/ (provenance in MANIFEST.tsv: "real" ones are
 the beginning of public copies of the raw files, "format-faithful" ones follow
-the published format where no copy exists) are packaged here exactly as the
+the published format where no copy exists) are packaged (tests/excerpts.py) exactly as the
 official URL serves them (gzip, bzip2, zip with the official member names,
 plain), served in place of the network, fetched with ``fetch_file`` (download,
 member extraction / decompression, lock file) and parsed with ``parse_raw``;
@@ -15,103 +15,31 @@ text done here with the ``csv`` module and ``str.split``.
 
 from __future__ import annotations
 
-import bz2
 import csv
 import dataclasses
-import gzip
 import hashlib
 import io
 import re
 import runpy
 import urllib.error
 import urllib.request
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from rejectopt.datasets import (
-    ChecksumError,
-    DatasetSpec,
-    equal_frequency_bins,
-    fetch_file,
-    get_spec,
-    parse_raw,
-    prepare_dataset,
-    read_lock,
-)
+from rejectopt.datasets import ChecksumError, DatasetSpec, get_spec, prepare_dataset
 from rejectopt.datasets import _prepare
+from rejectopt.datasets._fetch import fetch_file
+from rejectopt.datasets._parsers import equal_frequency_bins
+from rejectopt.datasets._prepare import parse_raw
+from rejectopt.datasets._trust import read_lock
+from excerpts import EXCERPT_SHAPES, EXCERPTS, UCI, crlf, edit_cell, excerpt, official_downloads, zipped
 
-EXCERPTS = Path(__file__).resolve().parent / "data" / "excerpts"
-UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
-LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 DATASETS = ("covtype", "codrna", "ijcnn", "sensorless", "superconduct", "msd", "facebook")
 MAX_EXCERPT_BYTES = 200_000
 # sha256 of the first 60 lines of the mirror's Features_TestSet.csv (CRLF, as in UCI's Dataset.zip)
 FACEBOOK_TEST_PREFIX_SHA256 = "b20462638a7cf344761b217ae5926036c63fb6eba2c82ca893a315e446983cb4"
-
-
-# --------------------------------------------------------------------------- excerpts and packaging
-def excerpt(relative: str) -> bytes:
-    return (EXCERPTS / relative).read_bytes()
-
-
-def crlf(data: bytes) -> bytes:
-    return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
-
-
-def zipped(members: dict[str, bytes]) -> bytes:
-    """A deterministic zip archive (fixed time stamps, deflate) holding ``members`` in order."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in members.items():
-            info = zipfile.ZipInfo(name, date_time=(2018, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, data)
-    return buffer.getvalue()
-
-
-def official_downloads(name: str, files: dict[str, bytes] | None = None) -> dict[str, bytes]:
-    """{official URL: bytes served there} for dataset ``name``, built from the plain excerpts.
-
-    The URLs and the packaging are those of the UCI / LIBSVM pages (independent
-    of the registry, so that a wrong registry URL, member name or compression
-    makes the fetch fail).  ``files`` overrides plain excerpt contents by path.
-    """
-    files = files or {}
-
-    def plain(relative: str) -> bytes:
-        return files.get(relative, excerpt(relative) if (EXCERPTS / relative).exists() else b"")
-
-    if name == "covtype":
-        return {f"{UCI}/covtype/covtype.data.gz": gzip.compress(plain("covtype/covtype.data"), mtime=0)}
-    if name == "codrna":
-        return {
-            f"{LIBSVM}/binary/cod-rna": plain("codrna/cod-rna"),
-            f"{LIBSVM}/binary/cod-rna.t": plain("codrna/cod-rna.t"),
-        }
-    if name == "ijcnn":
-        return {f"{LIBSVM}/binary/ijcnn1.bz2": bz2.compress(plain("ijcnn/ijcnn1"))}
-    if name == "sensorless":
-        return {f"{UCI}/00325/Sensorless_drive_diagnosis.txt": plain("sensorless/Sensorless_drive_diagnosis.txt")}
-    if name == "superconduct":
-        return {f"{UCI}/00464/superconduct.zip": zipped({
-            "train.csv": plain("superconduct/train.csv"),
-            "unique_m.csv": plain("superconduct/unique_m.csv"),
-        })}
-    if name == "msd":
-        member = plain("msd/YearPredictionMSD.txt")
-        return {f"{UCI}/00203/YearPredictionMSD.txt.zip": zipped({"YearPredictionMSD.txt": member})}
-    if name == "facebook":
-        variant_1 = crlf(plain("facebook/Features_Variant_1.csv"))
-        return {f"{UCI}/00363/Dataset.zip": zipped({
-            "Dataset/Training/Features_Variant_1.csv": variant_1,
-            # a decoy with the same columns: the reader must take Variant_1
-            "Dataset/Training/Features_Variant_2.csv": b"".join(variant_1.splitlines(keepends=True)[:10]),
-            "Dataset/Testing/Features_TestSet.csv": crlf(plain("facebook/Features_TestSet.csv")),
-        })}
-    raise KeyError(name)
 
 
 @pytest.fixture
@@ -290,12 +218,6 @@ def test_excerpt_fetched_and_parsed_like_the_pipeline(name, network, tmp_path):
     assert not out.exists()
 
 
-EXCERPT_SHAPES = {  # (rows after parsing, classes present) of the stored excerpts
-    "covtype": (118, 3), "codrna": (70, 2), "ijcnn": (60, 2), "sensorless": (42, 2),
-    "superconduct": (50, 10), "msd": (56, 13), "facebook": (109, 10),
-}
-
-
 @pytest.mark.parametrize("name", DATASETS)
 def test_excerpt_sizes_and_classes_present(name):
     X, y, _ = EXPECTED[name]()
@@ -355,15 +277,6 @@ def test_line_endings_do_not_change_the_parse(network, tmp_path):
 
 
 # --------------------------------------------------------------------------- bad cells
-def edit_cell(relative: str, line: int, column: int, value: str, sep: str) -> dict[str, bytes]:
-    """The excerpt with cell (line, column) (1-based, as in an editor) replaced by ``value``."""
-    lines = excerpt(relative).decode("ascii").split("\n")
-    cells = lines[line - 1].split(sep)
-    cells[column - 1] = value
-    lines[line - 1] = sep.join(cells)
-    return {relative: "\n".join(lines).encode("ascii")}
-
-
 def svm_item(relative: str, line: int, position: int, item: str) -> dict[str, bytes]:
     """Replace the ``position``-th token (0 = label) of line ``line`` of an svmlight excerpt."""
     return edit_cell(relative, line, position + 1, item, " ")

@@ -19,9 +19,10 @@ from scipy.optimize import linprog
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from rejectopt import ood
+from rejectopt.ood import _finite, _metrics, _strategies, _synthetic, _validation
 from rejectopt.selective import SelectionFunction
 
-TOL = ood.CONSTRAINT_TOL
+TOL = _validation.CONSTRAINT_TOL
 
 
 # --------------------------------------------------------------------------------------------
@@ -29,7 +30,7 @@ TOL = ood.CONSTRAINT_TOL
 # --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def paper():
-    return ood.paper_table1()
+    return _synthetic.paper_table1()
 
 
 @pytest.fixture(scope="module")
@@ -172,10 +173,10 @@ def test_lp_21_agrees_with_closed_form_optimum():
         res = _lp_21(p_in, p_out, risk, phi, rho)
         if res.status == 2:  # infeasible: the closed form must say so too
             with pytest.raises(ValueError, match="infeasible"):
-                ood.solve_bounded_tpr_fpr_finite(p_in, p_out, risk, phi, rho)
+                _finite.solve_bounded_tpr_fpr_finite(p_in, p_out, risk, phi, rho)
             continue
         assert res.status == 0
-        sol = ood.solve_bounded_tpr_fpr_finite(p_in, p_out, risk, phi, rho)
+        sol = _finite.solve_bounded_tpr_fpr_finite(p_in, p_out, risk, phi, rho)
         assert sol.selective_risk == pytest.approx(res.fun, abs=1e-8)
         assert sol.tpr == pytest.approx(phi, abs=1e-9) and sol.fpr <= rho + 1e-9
         # the structure of eq. (9): c = 1 below lambda, 0 above (on inputs with p_I > 0)
@@ -215,9 +216,9 @@ def test_precision_recall_finite_agrees_with_charnes_cooper_lp():
         )
         if res.status != 0:
             with pytest.raises(ValueError, match="infeasible"):
-                ood.solve_bounded_precision_recall_finite(p_in, p_out, risk, kappa, phi, pi)
+                _finite.solve_bounded_precision_recall_finite(p_in, p_out, risk, kappa, phi, pi)
             continue
-        sol = ood.solve_bounded_precision_recall_finite(p_in, p_out, risk, kappa, phi, pi)
+        sol = _finite.solve_bounded_precision_recall_finite(p_in, p_out, risk, kappa, phi, pi)
         assert sol.selective_risk == pytest.approx(res.fun, abs=1e-8)
         precision = (1 - pi) * sol.tpr / ((1 - pi) * sol.tpr + pi * sol.fpr)
         assert precision >= kappa - 1e-9 and sol.tpr >= phi - 1e-9
@@ -283,7 +284,7 @@ def test_selective_risk_at_precision_recall_equals_brute_force():
 def test_precision_with_ood_prior_equals_paper_formula():
     rng = np.random.default_rng(13)
     loss, is_ood, u = _random_case(rng)
-    pts = ood.operating_points(loss, is_ood, u, ood_prior=0.25)
+    pts = _metrics.operating_points(loss, is_ood, u, ood_prior=0.25)
     with np.errstate(invalid="ignore"):
         want = 0.75 * pts.tpr / (0.75 * pts.tpr + 0.25 * pts.fpr)
     np.testing.assert_allclose(pts.precision[1:], want[1:], rtol=1e-12)
@@ -293,7 +294,7 @@ def test_operating_points_match_brute_force_and_sklearn():
     rng = np.random.default_rng(14)
     for _ in range(30):
         loss, is_ood, u = _random_case(rng)
-        pts = ood.operating_points(loss, is_ood, u)
+        pts = _metrics.operating_points(loss, is_ood, u)
         assert pts.threshold[0] == -np.inf and np.all(np.diff(pts.threshold[1:]) > 0)
         np.testing.assert_array_equal(pts.threshold[1:], np.unique(u))
         for j, t in enumerate(pts.threshold):
@@ -320,7 +321,7 @@ def test_risk_coverage_curve_at_fpr_and_its_end():
     rng = np.random.default_rng(15)
     loss, is_ood, u = _random_case(rng)
     cov, risk, thr = ood.risk_coverage_curve_at_fpr(loss, is_ood, u, 0.5)
-    pts = ood.operating_points(loss, is_ood, u)
+    pts = _metrics.operating_points(loss, is_ood, u)
     keep = (pts.fpr <= 0.5) & (pts.n_id_accepted > 0)
     np.testing.assert_array_equal(cov, pts.tpr[keep])
     np.testing.assert_array_equal(risk, pts.selective_risk[keep])
@@ -469,7 +470,7 @@ def test_cost_based_double_score_recovers_theorem_1(synthetic_split):
     sel = ood.fit_double_score_cost_based(
         val["loss"], val["is_ood"], val["cond_risk"], val["likelihood_ratio"], angles=91, **costs
     )
-    s_c = ood.cost_based_score(
+    s_c = _strategies.cost_based_score(
         tst["cond_risk"], tst["likelihood_ratio"], accept_cost_ood=eps2, reject_cost_ood=eps3, ood_prior=pi
     )
     closed = SelectionFunction(threshold=eps1, accept_prob=1.0).acceptance_probability(s_c)
@@ -497,8 +498,8 @@ def test_exact_angle_search_is_never_worse_than_the_grid():
         s_r, s_g = rng.random(n), rng.random(n) + 0.6 * is_ood
         loss = (rng.random(n) < 0.6 * s_r).astype(float)
         kw = dict(tpr_min=0.6, fpr_max=0.4)
-        exact = ood.double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, angles="exact", **kw)
-        grid = ood.double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, angles=181, **kw)
+        exact = _strategies.double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, angles="exact", **kw)
+        grid = _strategies.double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, angles=181, **kw)
         assert exact <= grid + 1e-12
         sel = ood.fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, angles="exact", **kw)
         rates = ood.empirical_rates(loss, is_ood, sel.acceptance_probability(s_r, s_g))
@@ -516,7 +517,7 @@ def test_double_score_angles_cover_single_scores():
     rng = np.random.default_rng(32)
     loss, is_ood, u = _random_case(rng)
     v = rng.random(u.size)
-    both = ood.double_score_risk_at_tpr_fpr(
+    both = _strategies.double_score_risk_at_tpr_fpr(
         loss, is_ood, u, v, 0.5, 0.8, angles=[0.0, np.pi / 2], standardize=False
     )
     single = [ood.selective_risk_at_tpr_fpr(loss, is_ood, s, 0.5, 0.8) for s in (u, v)]
@@ -590,7 +591,7 @@ def test_other_entry_points_name_bad_arguments():
     with pytest.raises(ValueError, match="accept_cost_ood"):
         ood.fit_cost_based(loss, is_ood, u, reject_cost_id=0.1, accept_cost_ood=0.0, reject_cost_ood=0.5)
     with pytest.raises(ValueError, match="p_in"):
-        ood.solve_bounded_tpr_fpr_finite([0.5, 0.6], [0.5, 0.5], [0.1, 0.2], 0.5, 0.5)
+        _finite.solve_bounded_tpr_fpr_finite([0.5, 0.6], [0.5, 0.5], [0.1, 0.2], 0.5, 0.5)
     with pytest.raises(ValueError, match="ccr"):
         ood.oscr(loss, is_ood, u, ccr="other")
 
@@ -659,3 +660,99 @@ def test_ood_score_estimators_follow_the_sklearn_contract():
             est.predict([[0.0, 1.0, 2.0]])
     with pytest.raises(ValueError, match="n_neighbors"):
         ood.KNNDistanceOOD(n_neighbors=10).fit([[0.0], [1.0]])
+
+
+# --------------------------------------------------------------------------- known answers on small tables
+def test_known_answers_on_eight_samples_with_two_errors_and_three_ood():
+    nan = np.nan
+    u = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    is_ood = [False, False, True, False, False, True, False, True]
+    loss = [0, 0, nan, 1, 0, nan, 1, nan]
+    assert round(ood.selective_risk_at_tpr_fpr(loss, is_ood, u, tpr_min=0.6, fpr_max=0.5), 4) == 0.25
+    assert math.isnan(ood.selective_risk_at_tpr_fpr(loss, is_ood, u, tpr_min=0.9, fpr_max=0.5))
+    assert round(ood.selective_risk_at_precision_recall(loss, is_ood, u, precision_min=0.7, recall_min=0.8), 4) == 0.25
+    fpr, tpr, thresholds = ood.roc_curve(is_ood, u)
+    assert np.round(fpr, 4).tolist() == [0.0, 0.0, 0.0, 0.3333, 0.3333, 0.3333, 0.6667, 0.6667, 1.0]
+    assert tpr.tolist() == [0.0, 0.2, 0.4, 0.4, 0.6, 0.8, 0.8, 1.0, 1.0] and thresholds[:3].tolist() == [-np.inf, 0.1, 0.2]
+    assert round(ood.auroc(is_ood, u), 4) == 0.7333
+    precision, recall, _ = ood.precision_recall_curve(is_ood, u)
+    assert np.round(precision, 4).tolist() == [1.0, 1.0, 0.6667, 0.75, 0.8, 0.6667, 0.7143, 0.625]
+    assert recall.tolist() == [0.2, 0.4, 0.4, 0.6, 0.8, 0.8, 1.0, 1.0]
+    assert (round(ood.aupr(is_ood, u), 4), round(ood.aupr(is_ood, u, ood_prior=0.5), 4)) == (0.8529, 0.7897)
+    coverage, risk, _ = ood.risk_coverage_curve_at_fpr(loss, is_ood, u, 0.5)
+    assert coverage.tolist() == [0.2, 0.4, 0.4, 0.6, 0.8] and np.round(risk, 4).tolist() == [0, 0, 0, 0.3333, 0.25]
+    assert (round(ood.oscr(loss, is_ood, u), 4), round(ood.oscr(loss, is_ood, u, ccr="open_set"), 4)) == (0.7833, 0.5333)
+    rates = ood.empirical_rates(loss, is_ood, [1, 1, 1, 0.5, 0, 0, 0, 0])
+    assert {k: round(v, 4) for k, v in rates.items()} == {"tpr": 0.5, "fpr": 0.3333, "precision": 0.7143,
+                                                         "selective_risk": 0.2}
+    loss = [0, 0, nan, 0, 1, nan, 1, nan]  # the fourth ID sample correct, the fifth an error
+    costs = {"accept_cost_ood": 1.0, "reject_cost_ood": 0.0}
+    assert ood.fit_cost_based(loss, is_ood, u, reject_cost_id=0.3, **costs).threshold == 0.2
+    assert ood.fit_cost_based(loss, is_ood, u, reject_cost_id=0.5, accept_cost_ood=0.2, reject_cost_ood=0.0
+                              ).threshold == 0.4
+    rule = ood.fit_bounded_tpr_fpr(loss, is_ood, u, tpr_min=0.7, fpr_max=0.5)
+    rates = ood.empirical_rates(loss, is_ood, rule.acceptance_probability(u))
+    assert (rule.threshold, round(rule.accept_prob, 4), round(rates["tpr"], 4), round(rates["selective_risk"], 4)) == (
+        0.5, 0.5, 0.7, 0.1429)
+    assert ood.fit_bounded_tpr_fpr(loss, is_ood, u, 0.7, 0.5, randomize=False).accept_prob == 1.0
+    rule = ood.fit_bounded_precision_recall(loss, is_ood, u, precision_min=0.75, recall_min=0.7)
+    rates = ood.empirical_rates(loss, is_ood, rule.acceptance_probability(u))
+    assert (rule.threshold, round(rule.accept_prob, 4), round(rates["precision"], 4)) == (0.5, 0.5, 0.7778)
+    points = _metrics.operating_points([0, 1, 9], [False, False, True], [0.1, 0.5, 0.5])
+    assert points.threshold.tolist() == [-np.inf, 0.1, 0.5] and points.n_ood_accepted.tolist() == [0, 0, 1]
+    assert points.tpr.tolist() == [0.0, 0.5, 1.0] and points.fpr.tolist() == [0.0, 0.0, 1.0]
+    assert points.selective_risk.tolist()[1:] == [0.0, 0.5] and points.precision.tolist()[1:] == [1.0, 2 / 3]
+    np.testing.assert_allclose(  # eps2 = 1, eps3 = 0, pi = 0.2: the likelihood ratio weighted by 0.25
+        _strategies.cost_based_score([0.1, 0.3, 0.05], [0.5, 0.1, 4.0], accept_cost_ood=1.0, reject_cost_ood=0.0,
+                                     ood_prior=0.2), [0.225, 0.325, 1.05])
+
+
+def test_known_answers_of_a_double_score_where_each_score_alone_fails():
+    nan = np.nan
+    loss = [0, 0, 1, 0, 1, nan, nan, nan]
+    is_ood = [False, False, False, False, False, True, True, True]
+    s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]  # cannot reject the OOD samples
+    s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]  # cannot reject the errors
+    accepted = [1, 1, 0, 1, 0, 0, 0, 0]
+    rule = ood.fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min=0.6, fpr_max=0.0)
+    assert (round(rule.mu, 4), rule.accept_prob) == (0.3393, 1.0)
+    assert rule.acceptance_probability(s_r, s_g).tolist() == accepted
+    rule = ood.fit_double_score_precision_recall(loss, is_ood, s_r, s_g, precision_min=0.9, recall_min=0.6)
+    assert rule.acceptance_probability(s_r, s_g).tolist() == accepted
+    rule = ood.fit_double_score_cost_based(loss, is_ood, s_r, s_g, reject_cost_id=0.5, accept_cost_ood=1.0,
+                                           reject_cost_ood=0.0)
+    assert rule.acceptance_probability(s_r, s_g).tolist() == accepted
+    assert _strategies.double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min=0.6, fpr_max=0.0) == 0.0
+    risks = [ood.selective_risk_at_tpr_fpr(loss, is_ood, s, 0.6, 0.0) for s in (s_r, s_g)]
+    assert math.isnan(risks[0]) and round(risks[1], 4) == 0.25
+    assert _strategies.double_score_risk_at_precision_recall(loss, is_ood, s_r, s_g, precision_min=0.9,
+                                                             recall_min=0.6) == 0.0
+    assert _strategies.double_score_risk_at_precision_recall(loss, is_ood, s_r, s_g, 0.9, 1.0) == 0.4  # both errors
+    rule = ood.DoubleScoreSelection(weight_r=1.0, weight_g=0.5, threshold=0.75, accept_prob=0.5)
+    assert rule.score([0.25, 0.5, 0.25], [0.5, 0.5, 1.0]).tolist() == [0.5, 0.75, 0.75]
+    assert rule.acceptance_probability([0.25, 0.5, 0.25], [0.5, 0.5, 1.0]).tolist() == [1.0, 0.5, 0.5]
+    assert rule.to_dict() == {"weight_r": 1.0, "weight_g": 0.5, "threshold": 0.75, "accept_prob": 0.5}
+
+
+def test_known_answers_of_the_finite_solutions_the_gaussian_model_and_table1():
+    p_in, p_out, cond_risk = [0.5, 0.3, 0.2], [0.5, 0.1, 0.4], [0.05, 0.2, 0.3]
+    solution = _finite.solve_bounded_tpr_fpr_finite(p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=1.0)
+    assert (solution.accept_prob.round(4).tolist(), round(solution.selective_risk, 4), solution.mu) == (
+        [1.0, 0.3333, 0.0], 0.075, 0.0)
+    solution = _finite.solve_bounded_tpr_fpr_finite(p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=0.45)
+    assert solution.accept_prob.round(4).tolist() == [0.75, 0.75, 0.0]
+    assert [round(v, 4) for v in (solution.selective_risk, solution.tpr, solution.fpr, solution.mu, solution.lam)] == [
+        0.1063, 0.6, 0.45, 0.225, 0.275]
+    solution = _finite.solve_bounded_precision_recall_finite(p_in, p_out, cond_risk, precision_min=0.6,
+                                                             recall_min=0.6, ood_prior=0.5)
+    assert (solution.accept_prob.round(4).tolist(), round(solution.fpr, 4), round(solution.selective_risk, 4)) == (
+        [0.6, 1.0, 0.0], 0.4, 0.125)  # with pi = 0.5, precision >= 0.6 at recall 0.6 means FPR <= 0.4
+    model = ood.GaussianOODModel()
+    assert np.round(model.likelihood_ratio([0.0, 3.0]), 4).tolist() == [0.0, 5.0739]
+    sample = model.sample(5, random_state=0)
+    assert sample["y"].tolist() == [2, 2, -1, -1, 2] and np.isnan(sample["loss"][2:4]).all()
+    table = ood.synthetic_table1(oscr_angles=2)
+    assert table[["risk_tpr_fpr", "auroc", "aupr"]].round(4).to_dict("list") == {
+        "risk_tpr_fpr": [0.2291, 0.2094, pytest.approx(np.nan, nan_ok=True), 0.1866],
+        "auroc": [0.8798, 0.8588, 0.3666, 0.8798], "aupr": [0.9629, 0.9490, 0.7455, 0.9629]}
+    assert _synthetic.paper_table1().loc["D(R)"].tolist() == [0.133, 0.129, 0.88, 0.96, 0.86]

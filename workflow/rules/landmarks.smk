@@ -6,7 +6,7 @@
 # (download_faces + extract_faces); data_mirror set, or only custom datasets, without faces_mirror
 # -> skipped, with a warning.
 
-from rejectopt.datasets import MIRROR_SUBSETS
+from rejectopt.datasets._faces300w import MIRROR_SUBSETS
 from rejectopt.experiments import landmarks as landmarks_experiment
 
 # The block landmarks: with its defaults, the faces the run uses (faces_mirror, else the extracted

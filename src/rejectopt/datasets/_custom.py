@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import save_npz
-from ..splits import DEFAULT_RATIOS, PARTS, _part_sizes, check_ratios
+from ..splits import DEFAULT_RATIOS, _PARTS, _part_sizes, _check_ratios
 from ._prepare import fingerprint, load_prepared
 from ._trust import sha256_of_file
 
@@ -33,17 +33,11 @@ class CustomDatasetError(ValueError):
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import CustomDatasetError, custom_dataset, load_custom
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "bad.csv").write_text("size,fruit\\n1,apple\\nbig,pear\\n")
-    ...     bad = custom_dataset("bad", {"path": "bad.csv", "target": "fruit"}, base_dir=tmp)
-    ...     try:
-    ...         load_custom(bad, feature_limit=1e150)
-    ...     except CustomDatasetError as error:
-    ...         print(str(error).split("bad.csv ")[1].split(";")[0])
-    line 3, column 'size': 'big' is not a number
+    A bad entry or cell is a value error, as a bad argument is:
+
+    >>> from rejectopt.datasets import CustomDatasetError
+    >>> issubclass(CustomDatasetError, ValueError)
+    True
     """
 
 
@@ -86,16 +80,13 @@ class CustomDataset:
 
     Examples
     --------
-    Made from a config entry by :func:`custom_dataset`, which checks it:
+    The pipeline makes one from each ``custom_datasets`` entry; the suffix sets the format:
 
-    >>> import tempfile
     >>> from pathlib import Path
-    >>> from rejectopt.datasets import custom_dataset
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "fruit.csv").write_text("size,fruit\\n1,apple\\n2,pear\\n")
-    ...     fruit = custom_dataset("fruit", {"path": "fruit.csv", "target": "fruit", "n_classes": 2}, base_dir=tmp)
-    >>> fruit.name, fruit.path.name, fruit.kind, fruit.task, fruit.target, fruit.n_classes, fruit.ratios
-    ('fruit', 'fruit.csv', 'csv', 'classification', 'fruit', 2, None)
+    >>> from rejectopt.datasets import CustomDataset
+    >>> fruit = CustomDataset("fruit", Path("fruit.csv"), "classification", "fruit", n_classes=2)
+    >>> fruit.kind, CustomDataset("grades", Path("grades.npz"), "ordinal", None).kind
+    ('csv', 'npz')
     """
 
     name: str
@@ -138,22 +129,6 @@ def custom_dataset(name: str, entry: dict, base_dir: str | os.PathLike = ".", ra
     CustomDatasetError
         An unknown or missing key, a bad value, or a file that does not exist; the message
         names the key as ``config custom_datasets.<name>.<key>``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import CustomDatasetError, custom_dataset
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "fruit.csv").write_text("size,fruit\\n1,apple\\n2,pear\\n")
-    ...     fruit = custom_dataset("fruit", {"path": "fruit.csv", "target": "fruit"}, base_dir=tmp)
-    ...     print(fruit.path == Path(tmp, "fruit.csv"), fruit.task, fruit.target)
-    ...     try:
-    ...         custom_dataset("fruit", {"path": "fruit.csv", "task": "regression", "target": "fruit"}, base_dir=tmp)
-    ...     except CustomDatasetError as error:
-    ...         print(error)
-    True classification fruit
-    config custom_datasets.fruit.task: 'regression' is not one of classification, ordinal
     """
     where = f"config custom_datasets.{name}"
     if not isinstance(entry, dict):
@@ -356,15 +331,10 @@ def peek_custom(dataset: CustomDataset) -> dict:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import custom_dataset, peek_custom
-    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
-    ...     peek_custom(custom_dataset("fruit", {"path": "fruit.csv", "task": "classification",
-    ...                                          "target": "fruit"}, base_dir=tmp))
-    {'n': 20, 'd': 2, 'exact': True}
+    A CSV of 20 rows, two feature columns and the target (shown, not run: it reads a file)::
+
+        fruit = CustomDataset("fruit", Path("fruit.csv"), "classification", "fruit")
+        peek_custom(fruit)   # {'n': 20, 'd': 2, 'exact': True}
     """
     path = dataset.path
     if dataset.kind == "csv":
@@ -436,29 +406,12 @@ def load_custom(dataset: CustomDataset, *, feature_limit: float) -> tuple[np.nda
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import custom_dataset
-    >>> FEATURE_LIMIT = 1e150  # rejectopt.model.FEATURE_LIMIT (not imported: it loads scikit-learn)
-    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
-    >>> entry = {"path": "fruit.csv", "task": "classification", "target": "fruit", "n_classes": 2}
-    >>> from rejectopt.datasets import load_custom
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
-    ...     fruit = custom_dataset("fruit", entry, base_dir=tmp)
-    ...     X, y, classes = load_custom(fruit, feature_limit=FEATURE_LIMIT)
-    >>> X.shape, X[:3].tolist(), y[:4].tolist(), classes.tolist()
-    ((20, 2), [[0.0, 0.5], [1.0, 1.5], [2.0, 2.5]], [1, 0, 1, 0], ['apple', 'pear'])
+    An ordinal NPZ whose ``y`` is ``[3, 1, 3]`` keeps the order of its levels (shown, not run:
+    it reads a file)::
 
-    An ordinal NPZ target keeps the order of its levels:
-
-    >>> import numpy as np
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     np.savez(Path(tmp, "grades.npz"), X=np.arange(6.0).reshape(3, 2), y=np.array([3, 1, 3]))
-    ...     grades = custom_dataset("grades", {"path": "grades.npz", "task": "ordinal"}, base_dir=tmp)
-    ...     X, y, classes = load_custom(grades, feature_limit=FEATURE_LIMIT)
-    >>> y.tolist(), classes.tolist()
-    ([1, 0, 1], [1.0, 3.0])
+        grades = CustomDataset("grades", Path("grades.npz"), "ordinal", None)
+        X, y, classes = load_custom(grades, feature_limit=1e150)
+        y.tolist(), classes.tolist()   # ([1, 0, 1], [1.0, 3.0])
     """
     X, raw = _csv_matrix(dataset, feature_limit) if dataset.kind == "csv" else _npz_arrays(dataset, feature_limit)
     y, classes = _encode_target(dataset, raw)
@@ -469,7 +422,7 @@ def load_custom(dataset: CustomDataset, *, feature_limit: float) -> tuple[np.nda
 
 def min_class_size(ratios) -> int:
     """Smallest class size for which every part of ``ratios`` gets at least one example."""
-    ratios = check_ratios(ratios)
+    ratios = _check_ratios(ratios)
     n = len(ratios)
     while np.any(_part_sizes(n, ratios) == 0):
         n += 1
@@ -492,7 +445,7 @@ def _check_classes(dataset: CustomDataset, y: np.ndarray, classes: np.ndarray) -
         listed = ", ".join(f"{value!r} ({count})" for value, count in small[:5])
         raise CustomDatasetError(
             f"{dataset.path}: class(es) {listed} of target {dataset.target or 'y'!r} are too small to be split five "
-            f"ways ({'/'.join(PARTS)} with ratios {check_ratios(ratios).tolist()}): every class needs at least {need} "
+            f"ways ({'/'.join(_PARTS)} with ratios {_check_ratios(ratios).tolist()}): every class needs at least {need} "
             "examples; merge or drop the small classes"
         )
 
@@ -521,22 +474,6 @@ def check_custom(dataset: CustomDataset, *, feature_limit: float) -> dict:
     CustomDatasetError
         From :func:`load_custom`; the declared ``n_classes`` differs; a class too small for the
         five parts.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import custom_dataset
-    >>> FEATURE_LIMIT = 1e150  # rejectopt.model.FEATURE_LIMIT (not imported: it loads scikit-learn)
-    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
-    >>> entry = {"path": "fruit.csv", "task": "classification", "target": "fruit", "n_classes": 2}
-    >>> from rejectopt.datasets import check_custom
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
-    ...     fruit = custom_dataset("fruit", entry, base_dir=tmp)
-    ...     info = check_custom(fruit, feature_limit=FEATURE_LIMIT)
-    >>> info["n"], info["d"], info["k"], info["sha256"][:12]
-    (20, 2, 2, 'f8cf5ebaacbc')
     """
     X, y, classes = load_custom(dataset, feature_limit=feature_limit)
     _check_classes(dataset, y, classes)
@@ -566,23 +503,6 @@ def prepare_custom(dataset: CustomDataset, out_npz, *, feature_limit: float) -> 
     ------
     CustomDatasetError
         As :func:`check_custom`.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import custom_dataset
-    >>> FEATURE_LIMIT = 1e150  # rejectopt.model.FEATURE_LIMIT (not imported: it loads scikit-learn)
-    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
-    >>> entry = {"path": "fruit.csv", "task": "classification", "target": "fruit", "n_classes": 2}
-    >>> from rejectopt.datasets import load_prepared, prepare_custom
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
-    ...     fruit = custom_dataset("fruit", entry, base_dir=tmp)
-    ...     info = prepare_custom(fruit, Path(tmp, "fruit.npz"), feature_limit=FEATURE_LIMIT)
-    ...     X, y = load_prepared(Path(tmp, "fruit.npz"))
-    >>> info["n"], info["d"], info["k"], info["xy_sha256"][:12], X.shape, y[:4].tolist()
-    (20, 2, 2, 'f3dbe5970d10', (20, 2), [1, 0, 1, 0])
     """
     X, y, classes = load_custom(dataset, feature_limit=feature_limit)
     _check_classes(dataset, y, classes)
@@ -610,23 +530,6 @@ def custom_checksums(dataset: CustomDataset, npz_path) -> dict:
     -------
     dict
         ``{"n", "d", "k", "xy_sha256", "raw": {"<file name> (custom)": sha256}}``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import custom_dataset
-    >>> FEATURE_LIMIT = 1e150  # rejectopt.model.FEATURE_LIMIT (not imported: it loads scikit-learn)
-    >>> rows = ["size,weight,fruit"] + [f"{i},{i % 3 + 0.5},{'apple' if i % 2 else 'pear'}" for i in range(20)]
-    >>> entry = {"path": "fruit.csv", "task": "classification", "target": "fruit", "n_classes": 2}
-    >>> from rejectopt.datasets import custom_checksums, prepare_custom
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "fruit.csv").write_text("\\n".join(rows) + "\\n")
-    ...     fruit = custom_dataset("fruit", entry, base_dir=tmp)
-    ...     _ = prepare_custom(fruit, Path(tmp, "fruit.npz"), feature_limit=FEATURE_LIMIT)
-    ...     sums = custom_checksums(fruit, Path(tmp, "fruit.npz"))
-    >>> sums["n"], sums["k"], sums["xy_sha256"][:12], {k: v[:12] for k, v in sums["raw"].items()}
-    (20, 2, 'f3dbe5970d10', {'fruit.csv (custom)': 'f8cf5ebaacbc'})
     """
     X, y = load_prepared(npz_path)
     return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": int(y.max()) + 1, "xy_sha256": fingerprint(X, y),

@@ -100,13 +100,6 @@ def resolve_url(url: str, base: str | None) -> str:
     """Where ``url`` is fetched from with ``download_base = base`` (None: ``url`` itself).
 
     ``<scheme>://<host>/<path>[?<query>]`` maps to ``<base>/<host>/<path>[?<query>]``.
-
-    Examples
-    --------
-    >>> resolve_url("https://dlib.net/files/a.tar.gz", "http://127.0.0.1:8000/")
-    'http://127.0.0.1:8000/dlib.net/files/a.tar.gz'
-    >>> resolve_url("https://dlib.net/files/a.tar.gz", None)
-    'https://dlib.net/files/a.tar.gz'
     """
     if base is None:
         return url
@@ -157,22 +150,6 @@ class DownloadOptions:
     ------
     ValueError
         A value out of range; the message names its config key.
-
-    Examples
-    --------
-    Official URLs read from a local copy of the hosts' trees, two retries waiting 1 s then 2 s:
-
-    >>> from rejectopt.datasets import DownloadOptions
-    >>> options = DownloadOptions(base="file:///srv/copy/", retries=2, backoff_s=1.0)
-    >>> options.url_for("https://archive.ics.uci.edu/ml/machine-learning-databases/abalone/abalone.data")
-    'file:///srv/copy/archive.ics.uci.edu/ml/machine-learning-databases/abalone/abalone.data'
-    >>> [options.delay(k) for k in (1, 2)]
-    [1.0, 2.0]
-
-    From a pipeline config (absent keys take the defaults):
-
-    >>> DownloadOptions.from_config({"download_retries": 0})
-    DownloadOptions(base=None, retries=0, backoff_s=5.0, timeout_s=60.0, deadline_s=7200.0, max_ratio=100.0)
     """
 
     base: str | None = None

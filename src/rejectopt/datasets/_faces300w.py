@@ -93,20 +93,6 @@ def read_pts(path) -> np.ndarray:
         The file is malformed (unknown header line, a line that is not two
         numbers, a point count other than 68, a missing ``}``); the message
         names the file.
-
-    Examples
-    --------
-    A header-style file whose point ``k`` (1-based) is at ``(k, 2k - 1)``:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import read_pts
-    >>> pts = "version: 1\\nn_points: 68\\n{\\n" + "\\n".join(f"{i + 1} {2 * i + 1}" for i in range(68)) + "\\n}\\n"
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "face.pts").write_text(pts)
-    ...     coords = read_pts(Path(tmp, "face.pts"))
-    >>> coords.shape, coords[:2].tolist(), coords[-1].tolist()
-    ((68, 2), [[0.0, 0.0], [1.0, 2.0]], [67.0, 134.0])
     """
     path = Path(path)
     lines = [line.strip() for line in path.read_text().splitlines()]
@@ -178,24 +164,6 @@ def list_faces(folder, subsets=MIRROR_SUBSETS) -> pd.DataFrame:
     ------
     FileNotFoundError
         A subset folder is missing or a ``.pts`` has no image.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import MIRROR_SUBSETS, list_faces
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     for subset, name in [("afw", "134212_1"), ("helen_trainset", "100032540_1"), ("afw", "1051618982_1")]:
-    ...         Path(tmp, subset).mkdir(exist_ok=True)
-    ...         _ = Path(tmp, subset, name + ".pts").write_text("")
-    ...         _ = Path(tmp, subset, name + ".jpg").write_bytes(b"")
-    ...     Path(tmp, "helen_testset").mkdir()
-    ...     faces = list_faces(tmp, MIRROR_SUBSETS)
-    >>> faces[["name", "subset"]]
-               name          subset
-    0  1051618982_1             afw
-    1      134212_1             afw
-    2   100032540_1  helen_trainset
     """
     folder = Path(folder)
     rows = []
@@ -225,15 +193,6 @@ def archive_raw_file():
     -------
     RawFile
         Dataset ``"300w"``, the dlib.net URL, no pinned sha256.
-
-    Examples
-    --------
-    >>> from rejectopt.datasets import archive_raw_file
-    >>> raw = archive_raw_file()
-    >>> raw.name, raw.sha256
-    ('ibug_300W_large_face_landmark_dataset.tar.gz', None)
-    >>> raw.url
-    'http://dlib.net/files/data/ibug_300W_large_face_landmark_dataset.tar.gz'
     """
     return RawFile(
         dataset="300w", name=OFFICIAL_SOURCES["archive_name"], url=OFFICIAL_SOURCES["archive_url"], sha256=None
@@ -266,39 +225,6 @@ def fetch_archive(dest_dir, mirror=None, allow_download: bool = True, download=N
     -------
     pathlib.Path
         ``dest_dir/ibug_300W_large_face_landmark_dataset.tar.gz``.
-
-    Examples
-    --------
-    As the pipeline does: fetched pending, trusted once it extracted with the official layout
-    (a 6-face stand-in for the 1.7 GB archive, from a mirror):
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER
-    >>> pts = "version: 1\\nn_points: 68\\n{\\n" + "\\n".join(f"{i + 1} {2 * i + 1}" for i in range(68)) + "\\n}\\n"
-    >>> def official_layout(root):  # one face in each folder of the official archive
-    ...     for subset in ARCHIVE_SUBSETS:
-    ...         face = Path(root, ARCHIVE_TOP_FOLDER, subset)
-    ...         face.mkdir(parents=True)
-    ...         _ = (face / "face.pts").write_text(pts)
-    ...         _ = (face / "face.jpg").write_bytes(b"")
-    >>> import tarfile
-    >>> from rejectopt.datasets import archive_raw_file
-    >>> def tiny_archive(tmp):  # a mirror holding a 6-face archive of the official layout
-    ...     official_layout(Path(tmp, "layout"))
-    ...     Path(tmp, "mirror", "300w").mkdir(parents=True)
-    ...     with tarfile.open(Path(tmp, "mirror", "300w", archive_raw_file().name), "w:gz") as tar:
-    ...         tar.add(Path(tmp, "layout", ARCHIVE_TOP_FOLDER), arcname=ARCHIVE_TOP_FOLDER)
-    ...     return Path(tmp, "mirror")
-    >>> from rejectopt.datasets import extract_official_archive, fetch_archive, read_lock
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     archive = fetch_archive(Path(tmp, "raw"), mirror=tiny_archive(tmp), allow_download=False,
-    ...                             record_lock=False)
-    ...     print(archive.name, read_lock(archive.parent))
-    ...     _ = extract_official_archive(archive, Path(tmp, "faces"))
-    ...     print(list(read_lock(archive.parent)))
-    ibug_300W_large_face_landmark_dataset.tar.gz {}
-    ['ibug_300W_large_face_landmark_dataset.tar.gz']
     """
     return fetch_file(
         archive_raw_file(), dest_dir, mirror=mirror, allow_download=allow_download, download=download,
@@ -325,30 +251,6 @@ def check_archive_layout(folder) -> pd.DataFrame:
     ValueError
         Naming what is missing: the top folder, a face folder, any annotated face in a folder;
         or from :func:`read_pts`, naming a malformed ``.pts``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER
-    >>> pts = "version: 1\\nn_points: 68\\n{\\n" + "\\n".join(f"{i + 1} {2 * i + 1}" for i in range(68)) + "\\n}\\n"
-    >>> def official_layout(root):  # one face in each folder of the official archive
-    ...     for subset in ARCHIVE_SUBSETS:
-    ...         face = Path(root, ARCHIVE_TOP_FOLDER, subset)
-    ...         face.mkdir(parents=True)
-    ...         _ = (face / "face.pts").write_text(pts)
-    ...         _ = (face / "face.jpg").write_bytes(b"")
-    >>> from rejectopt.datasets import check_archive_layout
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     official_layout(tmp)
-    ...     print(check_archive_layout(tmp)["subset"].tolist())
-    ...     Path(tmp, ARCHIVE_TOP_FOLDER, "ibug", "face.pts").unlink()
-    ...     try:
-    ...         check_archive_layout(tmp)
-    ...     except ValueError as error:
-    ...         print(error)
-    ['afw', 'helen/testset', 'helen/trainset', 'ibug', 'lfpw/testset', 'lfpw/trainset']
-    not the official 300-W layout: no annotated face in ibug
     """
     top = Path(folder) / ARCHIVE_TOP_FOLDER
     try:
@@ -391,33 +293,6 @@ def extract_official_archive(tar_path, dest) -> Path:
         moved aside.
     FileExistsError
         ``dest`` already holds files (the archive is left as it is).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER
-    >>> pts = "version: 1\\nn_points: 68\\n{\\n" + "\\n".join(f"{i + 1} {2 * i + 1}" for i in range(68)) + "\\n}\\n"
-    >>> def official_layout(root):  # one face in each folder of the official archive
-    ...     for subset in ARCHIVE_SUBSETS:
-    ...         face = Path(root, ARCHIVE_TOP_FOLDER, subset)
-    ...         face.mkdir(parents=True)
-    ...         _ = (face / "face.pts").write_text(pts)
-    ...         _ = (face / "face.jpg").write_bytes(b"")
-    >>> import tarfile
-    >>> from rejectopt.datasets import archive_raw_file
-    >>> def tiny_archive(tmp):  # a mirror holding a 6-face archive of the official layout
-    ...     official_layout(Path(tmp, "layout"))
-    ...     Path(tmp, "mirror", "300w").mkdir(parents=True)
-    ...     with tarfile.open(Path(tmp, "mirror", "300w", archive_raw_file().name), "w:gz") as tar:
-    ...         tar.add(Path(tmp, "layout", ARCHIVE_TOP_FOLDER), arcname=ARCHIVE_TOP_FOLDER)
-    ...     return Path(tmp, "mirror")
-    >>> from rejectopt.datasets import extract_official_archive, list_faces, read_lock
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     archive = Path(tiny_archive(tmp), "300w", archive_raw_file().name)
-    ...     out = extract_official_archive(archive, Path(tmp, "faces"))
-    ...     print(len(list_faces(out / ARCHIVE_TOP_FOLDER, ARCHIVE_SUBSETS)), list(read_lock(archive.parent)))
-    6 ['ibug_300W_large_face_landmark_dataset.tar.gz']
     """
     tar_path = Path(tar_path)
     raw_file = archive_raw_file()

@@ -121,33 +121,6 @@ def fetch_file(
         past the cap (:class:`~rejectopt.datasets._errors.UnpackLimitError`).
     DataSourceError
         Neither the mirror nor the URL provided the file.
-
-    Examples
-    --------
-    From a mirror holding an xz-compressed copy; the sha256 of a file without a pinned hash is
-    recorded in ``checksums.lock``:
-
-    >>> import lzma, tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import RawFile, fetch_file, read_lock
-    >>> raw = RawFile("toy", "toy.csv", "https://example.org/toy.csv")
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     Path(tmp, "mirror", "toy").mkdir(parents=True)
-    ...     _ = Path(tmp, "mirror", "toy", "toy.csv.xz").write_bytes(lzma.compress(b"abc"))
-    ...     path = fetch_file(raw, Path(tmp, "raw"), mirror=Path(tmp, "mirror"), allow_download=False)
-    ...     print(path.name, path.read_bytes(), read_lock(path.parent)["toy.csv"][:12])
-    toy.csv b'abc' ba7816bf8f01
-
-    Downloaded from a ``file://`` copy of the official hosts (``download_base``):
-
-    >>> from rejectopt.datasets import DownloadOptions
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     Path(tmp, "copy", "example.org").mkdir(parents=True)
-    ...     _ = Path(tmp, "copy", "example.org", "toy.csv").write_bytes(b"abc")
-    ...     options = DownloadOptions(base=Path(tmp, "copy").as_uri())
-    ...     path = fetch_file(raw, Path(tmp, "raw"), download=options, progress=False)
-    ...     print(path.read_bytes())
-    b'abc'
     """
     options = as_options(download)
     dest_dir = Path(dest_dir)

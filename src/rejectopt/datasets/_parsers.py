@@ -72,14 +72,6 @@ def encode_labels(labels) -> np.ndarray:
     -------
     numpy.ndarray of int64, shape (n,)
         ``codes[i]`` is the rank of ``labels[i]`` among the distinct labels.
-
-    Examples
-    --------
-    >>> from rejectopt.datasets import encode_labels
-    >>> encode_labels(["b", "a", "c", "a"]).tolist()
-    [1, 0, 2, 0]
-    >>> encode_labels([4, 1, 4, 7]).tolist()
-    [1, 0, 1, 2]
     """
     _, codes = np.unique(np.asarray(labels), return_inverse=True)
     return codes.astype(np.int64).ravel()
@@ -111,17 +103,6 @@ def equal_frequency_bins(target, n_bins: int) -> np.ndarray:
     numpy.ndarray of int64, shape (n,)
         Bin index 0..Y'-1 of every example, increasing with the target,
         where ``Y' = min(n_bins, number of distinct values)``.
-
-    Examples
-    --------
-    >>> from rejectopt.datasets import equal_frequency_bins
-    >>> equal_frequency_bins([5.0, 1.0, 3.0, 2.0, 4.0, 6.0], 3).tolist()
-    [2, 0, 1, 0, 1, 2]
-
-    Equal values share a bin, so ties make the bins unequal:
-
-    >>> equal_frequency_bins([1, 1, 1, 2, 3, 4], 3).tolist()
-    [0, 0, 0, 1, 2, 2]
     """
     values = np.asarray(target, dtype=np.float64).ravel()
     if n_bins < 1:

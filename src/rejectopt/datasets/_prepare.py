@@ -65,17 +65,6 @@ def fingerprint(X: np.ndarray, y: np.ndarray) -> str:
     -------
     str
         64 lower-case hex digits; the ``xy_sha256`` pinned in :class:`DatasetSpec`.
-
-    Examples
-    --------
-    The same values give the same fingerprint whatever their dtype:
-
-    >>> import numpy as np
-    >>> from rejectopt.datasets import fingerprint
-    >>> fingerprint(np.array([[0.0, 1.0], [2.0, 3.0]]), np.array([0, 1]))
-    'e10e9580944b2e26ebbac56487c151dcff2437c7126a80a0d46c0f0c465d80c9'
-    >>> fingerprint(np.array([[0, 1], [2, 3]]), np.array([0.0, 1.0]))
-    'e10e9580944b2e26ebbac56487c151dcff2437c7126a80a0d46c0f0c465d80c9'
     """
     X = np.ascontiguousarray(X, dtype="<f8")
     y = np.ascontiguousarray(y, dtype="<i8")
@@ -103,20 +92,6 @@ def parse_raw(name: str | DatasetSpec, paths: Mapping[str, str | os.PathLike]) -
     y : numpy.ndarray of int64, shape (n,)
         The classes 0..K-1 (``spec.target_encoding``); the shape is not checked against the
         registry here (:func:`prepare_dataset` does).
-
-    Examples
-    --------
-    Three rows of the shuttle files, labels 2, 4, 1 encoded in sorted order:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import parse_raw
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "shuttle.trn").write_text("50 21 77 0 28 0 27 48 22 2\\n55 0 92 0 0 26 36 92 56 4\\n")
-    ...     _ = Path(tmp, "shuttle.tst").write_text("53 0 82 0 52 -5 29 30 2 1\\n")
-    ...     X, y = parse_raw("shuttle", {name: Path(tmp, name) for name in ("shuttle.trn", "shuttle.tst")})
-    >>> X.shape, X[2, :6].tolist(), y.tolist()
-    ((3, 9), [53.0, 0.0, 82.0, 0.0, 52.0, -5.0], [1, 2, 0])
     """
     spec = get_spec(name) if isinstance(name, str) else name
     X, target = spec.parser(paths)
@@ -233,11 +208,13 @@ def prepare_dataset(
     out_npz : path-like
         Output file, written atomically; load with :func:`load_prepared`.
     mirror : path-like, optional
-        The ``data_mirror`` folder (see :func:`fetch_file`).
+        The ``data_mirror`` folder: ``<mirror>/<name>/<file>``, optionally ``.xz`` / ``.gz`` /
+        ``.bz2`` compressed.
     allow_download : bool, default True
-        Passed to :func:`fetch_file`.
+        Download a file the mirror lacks from its official URL.
     download : DownloadOptions or mapping, optional
-        Download base URL, retries, backoff and timeout (see :class:`DownloadOptions`).
+        Download base URL, retries, backoff and timeout (``datasets._download.DownloadOptions``
+        or a mapping of its fields).
 
     Returns
     -------
@@ -250,7 +227,7 @@ def prepare_dataset(
         From fetching.
     ValueError
         A reader's error naming the file, line and column of a bad cell;
-        :class:`RawDataError` from :func:`validate_arrays`; a shape or pinned
+        ``RawDataError`` from the array checks; a shape or pinned
         fingerprint differing from the registry's.  If a raw file without a
         pinned sha256 took part, it is moved to ``<name>.rejected``, never
         recorded in ``checksums.lock``, and the error is a :class:`RawDataError`
@@ -258,20 +235,12 @@ def prepare_dataset(
 
     Examples
     --------
-    abalone from the demo mirror embedded in the repository:
+    abalone from the demo mirror embedded in the repository, as the pipeline's step writes it
+    (from the repository's root; it writes files, so it is shown, not run: the tests run it)::
 
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import rejectopt
-    >>> demo = Path(rejectopt.__file__).parents[2] / "workflow" / "resources" / "demo_mirror"
-    >>> from rejectopt.datasets import get_spec, prepare_dataset
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     info = prepare_dataset("abalone", Path(tmp, "raw"), Path(tmp, "abalone.npz"), mirror=demo,
-    ...                            allow_download=False)
-    ...     print(sorted(p.name for p in Path(tmp, "raw", "abalone").iterdir()))
-    ['abalone.data']
-    >>> info["n"], info["d"], info["k"], info["xy_sha256"] == get_spec("abalone").xy_sha256
-    (4177, 10, 19, True)
+        info = prepare_dataset("abalone", "results/raw", "results/data/abalone/data.npz",
+                               mirror="workflow/resources/demo_mirror")
+        info["n"], info["d"], info["k"]   # (4177, 10, 19)
     """
     spec = get_spec(name)
     dest = Path(raw_dir) / spec.name
@@ -302,7 +271,7 @@ def prepare_dataset(
 
 
 def load_prepared(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
-    """Load ``(X, y)`` written by :func:`prepare_dataset` or :func:`prepare_custom`, verified.
+    """Load ``(X, y)`` written by :func:`prepare_dataset` (or for a custom dataset), verified.
 
     Parameters
     ----------
@@ -325,16 +294,10 @@ def load_prepared(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import rejectopt
-    >>> demo = Path(rejectopt.__file__).parents[2] / "workflow" / "resources" / "demo_mirror"
-    >>> from rejectopt.datasets import load_prepared, prepare_dataset
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = prepare_dataset("sattelite", Path(tmp, "raw"), Path(tmp, "sat.npz"), mirror=demo)
-    ...     X, y = load_prepared(Path(tmp, "sat.npz"))
-    >>> X.shape, X.dtype, y[:5].tolist(), int(y.max())
-    ((6435, 36), dtype('float64'), [2, 2, 2, 2, 2], 5)
+    The file of :func:`prepare_dataset`'s example (shown, not run: it reads a file)::
+
+        X, y = load_prepared("results/data/abalone/data.npz")
+        X.shape, X.dtype, int(y.max())   # ((4177, 10), dtype('float64'), 18)
     """
     data = load_npz(path)
     missing = [name for name in ("X", "y") if name not in data]
@@ -358,16 +321,6 @@ def available_in_mirror(name: str, mirror: str | os.PathLike | None) -> bool:
     -------
     bool
         Whether :func:`prepare_dataset` can run from the mirror alone.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import rejectopt
-    >>> demo = Path(rejectopt.__file__).parents[2] / "workflow" / "resources" / "demo_mirror"
-    >>> from rejectopt.datasets import available_in_mirror
-    >>> available_in_mirror("shuttle", demo), available_in_mirror("letter", demo), available_in_mirror("shuttle", None)
-    (True, False, False)
     """
     if mirror is None:
         return False
@@ -392,19 +345,6 @@ def dataset_checksums(name: str, npz_path: str | os.PathLike, raw_dir: str | os.
     -------
     dict
         ``{"n", "d", "k", "xy_sha256", "raw": {file name: sha256 or "unknown"}}``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import rejectopt
-    >>> demo = Path(rejectopt.__file__).parents[2] / "workflow" / "resources" / "demo_mirror"
-    >>> from rejectopt.datasets import dataset_checksums, prepare_dataset
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = prepare_dataset("abalone", Path(tmp, "raw"), Path(tmp, "abalone.npz"), mirror=demo)
-    ...     sums = dataset_checksums("abalone", Path(tmp, "abalone.npz"), Path(tmp, "raw"))
-    >>> sums["n"], sums["d"], sums["k"], sums["xy_sha256"][:12], sums["raw"]["abalone.data"][:12]
-    (4177, 10, 19, '37a9a595b02c', 'de37cdcdcaaa')
     """
     X, y = load_prepared(npz_path)
     locked = read_lock(Path(raw_dir) / name)

@@ -51,16 +51,6 @@ def sha256_of_file(path: str | os.PathLike) -> str:
     -------
     str
         64 lower-case hex digits.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import sha256_of_file
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "toy.csv").write_bytes(b"abc")
-    ...     sha256_of_file(Path(tmp, "toy.csv"))
-    'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
     """
     hasher = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -81,23 +71,6 @@ def read_lock(dest_dir: str | os.PathLike) -> dict[str, str]:
     -------
     dict of str to str
         File name to hex sha256; empty if the folder has no lock file.
-
-    Examples
-    --------
-    A first fetch of a file without a pinned hash records it:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.datasets import RawFile, fetch_file, read_lock
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     Path(tmp, "mirror", "toy").mkdir(parents=True)
-    ...     _ = Path(tmp, "mirror", "toy", "toy.csv").write_bytes(b"abc")
-    ...     print(read_lock(Path(tmp, "raw")))
-    ...     _ = fetch_file(RawFile("toy", "toy.csv", "https://example.org/toy.csv"),
-    ...                    Path(tmp, "raw"), mirror=Path(tmp, "mirror"))
-    ...     print(read_lock(Path(tmp, "raw")))
-    {}
-    {'toy.csv': 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'}
     """
     path = Path(dest_dir) / LOCK_FILE_NAME
     if not path.exists():

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import save_npz
-from ..datasets import read_pts
+from ..datasets._faces300w import read_pts
 from ._faces import _as_shapes, load_image
 from ._parallel import map_in_processes
 
@@ -43,18 +43,12 @@ def landmark_bbox(landmarks) -> np.ndarray:
     Parameters
     ----------
     landmarks : array-like of shape (n, 68, 2) or (68, 2)
-        Landmark sets, 0-based ``(x, y)``.
+        The sets (pixels, 0-based).
 
     Returns
     -------
     ndarray of shape (n, 4)
         The smallest and largest ``x`` and ``y`` of each set.
-
-    Examples
-    --------
-    >>> shape = np.zeros((68, 2)); shape[10] = (40, 5); shape[20] = (-3, 60)
-    >>> landmark_bbox(shape)
-    array([[-3.,  0., 40., 60.]])
     """
     shapes = _as_shapes(landmarks, "landmarks")
     return np.concatenate([shapes.min(axis=1), shapes.max(axis=1)], axis=1)
@@ -74,11 +68,6 @@ def box_iou(box, boxes) -> np.ndarray:
     -------
     ndarray of shape (m,)
         ``area(box & b) / area(box | b)`` per box ``b``; 0 where the union is empty.
-
-    Examples
-    --------
-    >>> box_iou([0, 0, 10, 10], [[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30]]).round(4)
-    array([1.    , 0.3333, 0.    ])
     """
     box = np.asarray(box, dtype=np.float64)
     boxes = np.atleast_2d(np.asarray(boxes, dtype=np.float64))
@@ -108,14 +97,6 @@ def fallback_box(truth) -> np.ndarray:
     -------
     ndarray of shape (4,)
         ``left, top, right, bottom`` (float, not rounded).
-
-    Examples
-    --------
-    A landmark box of 100 x 50 pixels at the origin gives a square of side 102.4:
-
-    >>> shape = np.zeros((68, 2)); shape[1] = (100, 50)
-    >>> fallback_box(shape).round(2)
-    array([ -3.7, -29.1,  98.7,  73.3])
     """
     left, top, right, bottom = landmark_bbox(truth)[0]
     width, height = right - left, bottom - top
@@ -196,28 +177,6 @@ def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float
     ------
     RuntimeError
         The detector matched none of the faces.
-
-    Examples
-    --------
-    scikit-image's astronaut photograph as a one-face set, annotated with a rough 17 x 4 grid of
-    68 points over the face (300-W's ``.pts`` files are 1-based):
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> from skimage.data import astronaut
-    >>> from rejectopt.datasets import list_faces
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> Path(tmp.name, "afw").mkdir()
-    >>> Image.fromarray(astronaut()).save(Path(tmp.name, "afw", "astronaut.png"))
-    >>> x, y = np.meshgrid(np.linspace(185, 255, 17), np.linspace(90, 160, 4))
-    >>> _ = Path(tmp.name, "afw", "astronaut.pts").write_text(
-    ...     "".join(f"{a + 1} {b + 1}\\n" for a, b in zip(x.ravel(), y.ravel())))
-    >>> faces = list_faces(tmp.name, ["afw"])
-    >>> detections = detect_faces(faces)
-    >>> tmp.cleanup()
-    >>> detections["box"], detections["detected"], detections["iou"].round(3)
-    (array([[175.,  76., 265., 166.]]), array([ True]), array([0.605]))
     """
     n = len(faces_df)
     box = np.zeros((n, 4))
@@ -276,29 +235,6 @@ def load_or_detect_faces(faces_df: pd.DataFrame, cache_path, upsample: int = 1, 
     -------
     dict
         The arrays of :func:`detect_faces`.
-
-    Examples
-    --------
-    The astronaut of :func:`detect_faces`; the second call reads the cache:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> from skimage.data import astronaut
-    >>> from rejectopt.datasets import list_faces
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> Path(tmp.name, "afw").mkdir()
-    >>> Image.fromarray(astronaut()).save(Path(tmp.name, "afw", "astronaut.png"))
-    >>> x, y = np.meshgrid(np.linspace(185, 255, 17), np.linspace(90, 160, 4))
-    >>> _ = Path(tmp.name, "afw", "astronaut.pts").write_text(
-    ...     "".join(f"{a + 1} {b + 1}\\n" for a, b in zip(x.ravel(), y.ravel())))
-    >>> faces = list_faces(tmp.name, ["afw"])
-    >>> cache = Path(tmp.name, "detections.npz")
-    >>> first = load_or_detect_faces(faces, cache)
-    >>> second = load_or_detect_faces(faces, cache)
-    >>> tmp.cleanup()
-    >>> sorted(second), second["box"], np.array_equal(first["score"], second["score"])
-    (['box', 'detected', 'iou', 'name', 'score', 'subset', 'upsample'], array([[175.,  76., 265., 166.]]), True)
     """
     cache_path = Path(cache_path)
     if cache_path.exists():

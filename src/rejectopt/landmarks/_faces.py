@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..datasets import N_LANDMARKS, read_pts
+from ..datasets._faces300w import N_LANDMARKS, read_pts
 
 __all__ = [
     "OUTER_EYE_CORNERS",
@@ -40,20 +40,6 @@ def load_image(path) -> np.ndarray:
     -------
     ndarray of shape (H, W), uint8
         C-contiguous, as dlib expects.
-
-    Examples
-    --------
-    A pure red 4 x 6 image has luma ``299 * 255 // 1000 = 76``:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = Path(tmp, "face.png")
-    ...     Image.fromarray(np.full((4, 6, 3), (255, 0, 0), dtype=np.uint8)).save(path)
-    ...     image = load_image(path)
-    >>> image.shape, image.dtype, int(image[0, 0])
-    ((4, 6), dtype('uint8'), 76)
     """
     from PIL import Image  # pillow: optional (the landmarks extra), only the jobs reading images need it
 
@@ -73,18 +59,6 @@ def load_images(paths) -> list[np.ndarray]:
     -------
     list of ndarray
         One grayscale ``uint8`` array per path, in order.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     for k, size in enumerate([(4, 6), (8, 3)]):
-    ...         Image.fromarray(np.zeros(size, dtype=np.uint8)).save(Path(tmp, f"{k}.png"))
-    ...     images = load_images([Path(tmp, "0.png"), Path(tmp, "1.png")])
-    >>> [image.shape for image in images]
-    [(4, 6), (8, 3)]
     """
     return [load_image(path) for path in paths]
 
@@ -103,20 +77,6 @@ def load_truths(faces: pd.DataFrame) -> np.ndarray:
     ndarray of shape (n, 68, 2)
         0-based ``(x, y)`` per face and landmark (:func:`rejectopt.datasets.read_pts`); shape
         (0, 68, 2) for no rows.
-
-    Examples
-    --------
-    A bare ``.pts`` file whose point ``k`` (1-based) is at ``(k, 1)``:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import pandas as pd
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = Path(tmp, "face.pts")
-    ...     _ = path.write_text("".join(f"{k} 1\\n" for k in range(1, 69)))
-    ...     truths = load_truths(pd.DataFrame({"pts": [str(path), str(path)]}))
-    >>> truths.shape, truths[0, :2].tolist()
-    ((2, 68, 2), [[0.0, 0.0], [1.0, 0.0]])
     """
     return np.stack([read_pts(path) for path in faces["pts"]]) if len(faces) else np.zeros((0, N_LANDMARKS, 2))
 

@@ -48,12 +48,6 @@ def map_in_processes(function, tasks, n_jobs: int, chunksize: int = 1):
     ------
     object
         ``function(task)`` for each task, in the order of ``tasks``.
-
-    Examples
-    --------
-    >>> import functools, operator
-    >>> list(map_in_processes(functools.partial(operator.mul, 10), [1, 2, 3], n_jobs=2))
-    [10, 20, 30]
     """
     n_jobs = max(1, min(int(n_jobs), len(tasks)))
     if n_jobs == 1:

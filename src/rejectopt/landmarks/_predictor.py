@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_path
-from ..datasets import N_LANDMARKS
+from ..datasets._faces300w import N_LANDMARKS
 from ._faces import _as_shapes
 
 __all__ = [
@@ -49,7 +49,7 @@ def _training_options(options: dict, threads: int, seed: int):
 
 def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1, seed: int = 0, path=None,
                           return_predictor: bool = False):
-    """Train DLIB's 68-point shape predictor (ensemble of regression trees [3]).
+    """Train DLIB's 68-point shape predictor (Kazemi & Sullivan's ensemble of regression trees, CVPR 2014).
 
     Uses the XML-free API ``dlib.train_shape_predictor(images, objects,
     options)``: one ``full_object_detection`` per face (the detector box and the
@@ -88,28 +88,6 @@ def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1
     ValueError
         The inputs differ in length, or an option is unknown or reserved (``num_threads``,
         ``random_seed``, ``be_verbose``: set by the arguments).
-
-    Examples
-    --------
-    Three synthetic 64 x 64 faces (the 68 points drawn white on black, each set shifted) and a
-    tiny ensemble (2 cascades of 5 depth-2 trees):
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.landmarks import fallback_box
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = np.stack([base + rng.normal(0, 1, 2) for _ in range(3)])
-    >>> images = [np.zeros((64, 64), dtype=np.uint8) for _ in truths]
-    >>> for image, truth in zip(images, truths):
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    >>> boxes = np.stack([fallback_box(truth) for truth in truths])
-    >>> options = {"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...            "oversampling_amount": 1}
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = train_shape_predictor(images, boxes, truths, options, path=Path(tmp, "model.dat"))
-    ...     print(path.name, path.stat().st_size)
-    model.dat 38960
     """
     import dlib  # dlib: optional (the landmarks extra)
 
@@ -144,11 +122,6 @@ def pretrained_predictor_path() -> Path:
     -------
     pathlib.Path
         The installed ``shape_predictor_68_face_landmarks.dat`` (about 100 MB).
-
-    Examples
-    --------
-    >>> pretrained_predictor_path().name
-    'shape_predictor_68_face_landmarks.dat'
     """
     # The package's file is found without importing the package: face_recognition_models imports
     # pkg_resources, which setuptools 81 and newer no longer ship.
@@ -180,29 +153,6 @@ def load_predictor(path):
     -------
     dlib.shape_predictor
         The loaded model.
-
-    Examples
-    --------
-    Three synthetic 64 x 64 faces (the 68 points drawn white on black, each set shifted) and a
-    tiny ensemble (2 cascades of 5 depth-2 trees):
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.landmarks import fallback_box
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = np.stack([base + rng.normal(0, 1, 2) for _ in range(3)])
-    >>> images = [np.zeros((64, 64), dtype=np.uint8) for _ in truths]
-    >>> for image, truth in zip(images, truths):
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    >>> boxes = np.stack([fallback_box(truth) for truth in truths])
-    >>> options = {"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...            "oversampling_amount": 1}
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     predictor = load_predictor(train_shape_predictor(images, boxes, truths, options,
-    ...                                                      path=Path(tmp, "model.dat")))
-    >>> type(predictor).__name__, predict_landmarks(predictor, images, boxes).shape
-    ('shape_predictor', (3, 68, 2))
     """
     import dlib  # dlib: optional (the landmarks extra)
 
@@ -231,30 +181,6 @@ def predict_landmarks(predictor_path, images, boxes) -> np.ndarray:
     ------
     ValueError
         The model does not predict 68 points (the message names it).
-
-    Examples
-    --------
-    Three synthetic 64 x 64 faces (the 68 points drawn white on black, each set shifted) and a
-    tiny ensemble (2 cascades of 5 depth-2 trees):
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.landmarks import fallback_box
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = np.stack([base + rng.normal(0, 1, 2) for _ in range(3)])
-    >>> images = [np.zeros((64, 64), dtype=np.uint8) for _ in truths]
-    >>> for image, truth in zip(images, truths):
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    >>> boxes = np.stack([fallback_box(truth) for truth in truths])
-    >>> options = {"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...            "oversampling_amount": 1}
-    >>> from rejectopt.landmarks import landmark_loss, per_landmark
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = train_shape_predictor(images, boxes, truths, options, path=Path(tmp, "model.dat"))
-    ...     pred = predict_landmarks(path, images, boxes)
-    >>> pred.shape, per_landmark(landmark_loss(truths, pred)).round(2)
-    ((3, 68, 2), array([4.77, 4.83, 5.03]))
     """
     import dlib  # dlib: optional (the landmarks extra)
 

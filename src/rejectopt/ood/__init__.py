@@ -9,25 +9,23 @@ groups are accepted or rejected together, and the fitted strategies add the rand
 acceptance ``tau`` of the boundary tie group (eq. 9). The selective risk is undefined (NaN)
 when no ID sample is accepted; an infeasible operating point gives NaN ("unable").
 
-Metrics (Sec. 3, B.2): :func:`operating_points`, :func:`selective_risk_at_tpr_fpr`,
+Metrics (Sec. 3, B.2): :func:`selective_risk_at_tpr_fpr`,
 :func:`selective_risk_at_precision_recall`, :func:`roc_curve`, :func:`auroc`,
 :func:`precision_recall_curve`, :func:`aupr`, :func:`risk_coverage_curve_at_fpr`,
 :func:`oscr`, :func:`empirical_rates`.
 
-Strategies (Theorems 1, 3, 5; Sec. 2.4): :func:`cost_based_score`, :func:`fit_cost_based`,
-:func:`fit_bounded_tpr_fpr`, :func:`fit_bounded_precision_recall` (returning
-:class:`rejectopt.selective.SelectionFunction`); the double score
-:class:`DoubleScoreSelection` with :func:`fit_double_score_cost_based`,
-:func:`fit_double_score_tpr_fpr`, :func:`fit_double_score_precision_recall`,
-:func:`double_score_risk_at_tpr_fpr`, :func:`double_score_risk_at_precision_recall`.
+Strategies (Theorems 1, 3, 5; Sec. 2.4): :func:`fit_cost_based`, :func:`fit_bounded_tpr_fpr`,
+:func:`fit_bounded_precision_recall` (returning :class:`rejectopt.selective.SelectionFunction`);
+the double score :class:`DoubleScoreSelection` with :func:`fit_double_score_cost_based`,
+:func:`fit_double_score_tpr_fpr`, :func:`fit_double_score_precision_recall`.
 
-Finite input sets (Theorems 3, 7; A.5, A.6): :func:`solve_bounded_tpr_fpr_finite`,
-:func:`solve_bounded_precision_recall_finite`.
-
-Synthetic example (Sec. 3.1, Table 1): :class:`GaussianOODModel`, :func:`synthetic_table1`,
-:func:`paper_table1`.
-
+Synthetic example (Sec. 3.1, Table 1): :class:`GaussianOODModel`, :func:`synthetic_table1`.
 OOD scores on features: :class:`KNNDistanceOOD`, :class:`MahalanobisOOD`.
+
+The building blocks the pipeline and the checks import from their modules: the operating points
+of all thresholds (``_metrics``), the cost-based score and a double score's risk at a target
+(``_strategies``), the closed forms on finite input sets (Theorems 3, 7; A.5, A.6: ``_finite``),
+Table 1 as printed (``_synthetic``), the constraint tolerance (``_validation``).
 
 This package is the library: it knows rules, scores and metrics, not the pipeline. The tabular
 benchmark that holds classes of the paper's datasets out as OOD is an experiment of the contract,
@@ -39,13 +37,10 @@ References
    detection." arXiv:2307.05199.
 """
 
-from ._finite import FiniteSolution, solve_bounded_precision_recall_finite, solve_bounded_tpr_fpr_finite
 from ._metrics import (
-    OperatingPoints,
     aupr,
     auroc,
     empirical_rates,
-    operating_points,
     oscr,
     precision_recall_curve,
     risk_coverage_curve_at_fpr,
@@ -56,10 +51,6 @@ from ._metrics import (
 from ._scores import KNNDistanceOOD, MahalanobisOOD
 from ._strategies import (
     DoubleScoreSelection,
-    SelectionFunction,
-    cost_based_score,
-    double_score_risk_at_precision_recall,
-    double_score_risk_at_tpr_fpr,
     fit_bounded_precision_recall,
     fit_bounded_tpr_fpr,
     fit_cost_based,
@@ -67,13 +58,9 @@ from ._strategies import (
     fit_double_score_precision_recall,
     fit_double_score_tpr_fpr,
 )
-from ._synthetic import GaussianOODModel, paper_table1, synthetic_table1
-from ._validation import CONSTRAINT_TOL
+from ._synthetic import GaussianOODModel, synthetic_table1
 
 __all__ = [
-    "CONSTRAINT_TOL",
-    "OperatingPoints",
-    "operating_points",
     "selective_risk_at_tpr_fpr",
     "selective_risk_at_precision_recall",
     "roc_curve",
@@ -83,23 +70,15 @@ __all__ = [
     "risk_coverage_curve_at_fpr",
     "oscr",
     "empirical_rates",
-    "SelectionFunction",
     "DoubleScoreSelection",
-    "cost_based_score",
     "fit_cost_based",
     "fit_bounded_tpr_fpr",
     "fit_bounded_precision_recall",
     "fit_double_score_cost_based",
     "fit_double_score_tpr_fpr",
     "fit_double_score_precision_recall",
-    "double_score_risk_at_tpr_fpr",
-    "double_score_risk_at_precision_recall",
-    "FiniteSolution",
-    "solve_bounded_tpr_fpr_finite",
-    "solve_bounded_precision_recall_finite",
     "GaussianOODModel",
     "synthetic_table1",
-    "paper_table1",
     "KNNDistanceOOD",
     "MahalanobisOOD",
 ]

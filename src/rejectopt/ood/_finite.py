@@ -55,15 +55,6 @@ class FiniteSolution:
         The attribute above.
     selective_risk, tpr, fpr, mu, lam : float
         The attributes above.
-
-    Examples
-    --------
-    Three inputs; the least risky one is also the most OOD-like after the third:
-
-    >>> p_in, p_out, cond_risk = [0.5, 0.3, 0.2], [0.5, 0.1, 0.4], [0.05, 0.2, 0.3]
-    >>> solution = solve_bounded_tpr_fpr_finite(p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=1.0)
-    >>> solution.accept_prob.round(4).tolist(), round(solution.selective_risk, 4), solution.mu
-    ([1.0, 0.3333, 0.0], 0.075, 0.0)
     """
 
     accept_prob: np.ndarray
@@ -132,19 +123,6 @@ def solve_bounded_tpr_fpr_finite(
     ------
     ValueError
         On bad input, or when no ``c`` reaches TPR ``tpr_min`` at FPR <= ``fpr_max``.
-
-    Examples
-    --------
-    Three inputs; the least risky one is also the most OOD-like after the third:
-
-    >>> p_in, p_out, cond_risk = [0.5, 0.3, 0.2], [0.5, 0.1, 0.4], [0.05, 0.2, 0.3]
-    >>> solution = solve_bounded_tpr_fpr_finite(p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=0.45)
-    >>> solution.accept_prob.round(4).tolist()
-    [0.75, 0.75, 0.0]
-    >>> [round(v, 4) for v in (solution.selective_risk, solution.tpr, solution.fpr)]
-    [0.1063, 0.6, 0.45]
-    >>> round(solution.mu, 4), round(solution.lam, 4)
-    (0.225, 0.275)
     """
     a = _check_distribution(p_in, "p_in")
     b = _check_distribution(p_out, "p_out")
@@ -232,21 +210,6 @@ def solve_bounded_precision_recall_finite(
     FiniteSolution
         An optimal ``c``, found as that of :func:`solve_bounded_tpr_fpr_finite` at the
         ``rho_max`` above.
-
-    Examples
-    --------
-    With pi = 0.5, precision >= 0.6 at recall 0.6 means FPR <= 0.4:
-
-    Three inputs; the least risky one is also the most OOD-like after the third:
-
-    >>> p_in, p_out, cond_risk = [0.5, 0.3, 0.2], [0.5, 0.1, 0.4], [0.05, 0.2, 0.3]
-    >>> solution = solve_bounded_precision_recall_finite(p_in, p_out, cond_risk,
-    ...                                                  precision_min=0.6, recall_min=0.6,
-    ...                                                  ood_prior=0.5)
-    >>> solution.accept_prob.round(4).tolist(), round(solution.fpr, 4)
-    ([0.6, 1.0, 0.0], 0.4)
-    >>> round(solution.selective_risk, 4)
-    0.125
     """
     kappa = check_target(precision_min, "precision_min")
     phi = check_target(recall_min, "recall_min")

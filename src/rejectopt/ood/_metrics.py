@@ -79,14 +79,6 @@ class OperatingPoints:
         The attributes above.
     tpr, fpr, precision, selective_risk : ndarray
         The attributes above.
-
-    Examples
-    --------
-    >>> pts = operating_points([0, 1, 9], [False, False, True], [0.1, 0.5, 0.5])
-    >>> pts.threshold.tolist(), pts.n_ood_accepted.tolist()
-    ([-inf, 0.1, 0.5], [0.0, 0.0, 1.0])
-    >>> pts.precision.tolist()
-    [nan, 1.0, 0.6666666666666666]
     """
 
     threshold: np.ndarray
@@ -144,12 +136,6 @@ def operating_points(
     -------
     OperatingPoints
         ``m + 1`` points, the first one for the accept-nothing threshold ``-inf``.
-
-    Examples
-    --------
-    >>> pts = operating_points([0, 1, 9], [False, False, True], [0.1, 0.5, 0.5])
-    >>> pts.tpr.tolist(), pts.fpr.tolist(), pts.selective_risk.tolist()[1:]
-    ([0.0, 0.5, 1.0], [0.0, 0.0, 1.0], [0.0, 0.5])
     """
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     return _points(loss, is_ood, u, check_prior(ood_prior))
@@ -182,14 +168,12 @@ def selective_risk_at_tpr_fpr(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
-    >>> round(selective_risk_at_tpr_fpr(loss, is_ood, uncertainty, tpr_min=0.6, fpr_max=0.5), 4)
-    0.25
-    >>> selective_risk_at_tpr_fpr(loss, is_ood, uncertainty, tpr_min=0.9, fpr_max=0.5)
-    nan
+    Three ID samples (the one at 0.4 misclassified) and an OOD one at 0.35: TPR 2/3 is met
+    without accepting it, TPR 1 is not:
+
+    >>> loss, is_ood = [0, 1, float("nan"), 0], [False, False, True, False]
+    >>> [selective_risk_at_tpr_fpr(loss, is_ood, [0.1, 0.4, 0.35, 0.2], t, 0.5) for t in (0.6, 1.0)]
+    [0.0, nan]
     """
     tpr_min = check_target(tpr_min, "tpr_min")
     fpr_max = check_target(fpr_max, "fpr_max")
@@ -219,11 +203,9 @@ def selective_risk_at_precision_recall(
     Parameters
     ----------
     loss, is_ood, uncertainty : array_like, shape (n,)
-        See :func:`operating_points`.
-    precision_min : float in [0, 1]
-        Minimal acceptable precision kappa_min.
-    recall_min : float in [0, 1]
-        Minimal acceptable recall (= TPR) phi_min.
+        As in :func:`selective_risk_at_tpr_fpr`.
+    precision_min, recall_min : float in [0, 1]
+        Minimal acceptable precision kappa_min and recall (= TPR) phi_min.
     ood_prior : float in (0, 1), optional
         pi; default the sample share of OOD (then kappa_n = #ID accepted / #accepted).
 
@@ -234,13 +216,10 @@ def selective_risk_at_precision_recall(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
-    >>> round(selective_risk_at_precision_recall(loss, is_ood, uncertainty,
-    ...                                          precision_min=0.7, recall_min=0.8), 4)
-    0.25
+    >>> loss, is_ood = [1, 0, float("nan"), 0], [False, False, True, False]
+    >>> round(selective_risk_at_precision_recall(loss, is_ood, [0.3, 0.1, 0.2, 0.4],
+    ...                                          precision_min=0.6, recall_min=0.6), 4)
+    0.3333
     """
     precision_min = check_target(precision_min, "precision_min")
     recall_min = check_target(recall_min, "recall_min")
@@ -269,16 +248,9 @@ def roc_curve(is_ood: Any, uncertainty: Any) -> tuple[np.ndarray, np.ndarray, np
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> fpr, tpr, thresholds = roc_curve(is_ood, uncertainty)
-    >>> np.round(fpr, 4).tolist()
-    [0.0, 0.0, 0.0, 0.3333, 0.3333, 0.3333, 0.6667, 0.6667, 1.0]
-    >>> tpr
-    array([0. , 0.2, 0.4, 0.4, 0.6, 0.8, 0.8, 1. , 1. ])
-    >>> thresholds[:3]
-    array([-inf,  0.1,  0.2])
+    >>> fpr, tpr, thresholds = roc_curve([False, True, False], [0.1, 0.2, 0.3])
+    >>> fpr, tpr
+    (array([0., 0., 1., 1.]), array([0. , 0.5, 0.5, 1. ]))
     """
     _, is_ood, u = validate(None, is_ood, uncertainty, need_loss=False)
     pts = _points(np.zeros(u.shape), is_ood, u, None)
@@ -294,10 +266,8 @@ def auroc(is_ood: Any, uncertainty: Any) -> float:
 
     Parameters
     ----------
-    is_ood : array_like of bool, shape (n,)
-        True for OOD samples.
-    uncertainty : array_like of float, shape (n,)
-        Uncertainty score, larger = reject first; finite.
+    is_ood, uncertainty : array_like, shape (n,)
+        As in :func:`roc_curve`.
 
     Returns
     -------
@@ -306,14 +276,10 @@ def auroc(is_ood: Any, uncertainty: Any) -> float:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> round(auroc(is_ood, uncertainty), 4)
-    0.7333
-    >>> from sklearn.metrics import roc_auc_score
-    >>> round(roc_auc_score(~np.array(is_ood), -np.array(uncertainty)), 4)
-    0.7333
+    Three of the four (ID, OOD) pairs are ranked right:
+
+    >>> auroc([False, True, False, True], [0.1, 0.9, 0.4, 0.3])
+    0.75
     """
     fpr, tpr, _ = roc_curve(is_ood, uncertainty)
     return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2.0))
@@ -326,10 +292,8 @@ def precision_recall_curve(
 
     Parameters
     ----------
-    is_ood : array_like of bool, shape (n,)
-        True for OOD samples.
-    uncertainty : array_like of float, shape (n,)
-        Uncertainty score, larger = reject first; finite.
+    is_ood, uncertainty : array_like, shape (n,)
+        OOD flags and uncertainty scores, see :func:`roc_curve`.
     ood_prior : float in (0, 1), optional
         OOD prior ``pi`` of the precision; default the sample share of OOD.
 
@@ -341,14 +305,9 @@ def precision_recall_curve(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> precision, recall, thresholds = precision_recall_curve(is_ood, uncertainty)
-    >>> np.round(precision, 4)
-    array([1.    , 1.    , 0.6667, 0.75  , 0.8   , 0.6667, 0.7143, 0.625 ])
-    >>> recall
-    array([0.2, 0.4, 0.4, 0.6, 0.8, 0.8, 1. , 1. ])
+    >>> precision, recall, _ = precision_recall_curve([True, False, False], [0.9, 0.1, 0.5])
+    >>> precision.round(4), recall
+    (array([1.    , 1.    , 0.6667]), array([0.5, 1. , 1. ]))
     """
     ood_prior = check_prior(ood_prior)
     _, is_ood, u = validate(None, is_ood, uncertainty, need_loss=False)
@@ -365,12 +324,10 @@ def aupr(is_ood: Any, uncertainty: Any, *, ood_prior: float | None = None) -> fl
 
     Parameters
     ----------
-    is_ood : array_like of bool, shape (n,)
-        True for OOD samples.
-    uncertainty : array_like of float, shape (n,)
-        Uncertainty score, larger = reject first; finite.
+    is_ood, uncertainty : array_like, shape (n,)
+        OOD flags and uncertainty scores, as in :func:`precision_recall_curve`.
     ood_prior : float in (0, 1), optional
-        OOD prior ``pi`` of the precision; default the sample share of OOD.
+        The prior ``pi`` of :func:`precision_recall_curve`'s precision.
 
     Returns
     -------
@@ -379,16 +336,11 @@ def aupr(is_ood: Any, uncertainty: Any, *, ood_prior: float | None = None) -> fl
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> round(aupr(is_ood, uncertainty), 4)
-    0.8529
-    >>> from sklearn.metrics import average_precision_score
-    >>> round(average_precision_score(~np.array(is_ood), -np.array(uncertainty)), 4)
-    0.8529
-    >>> round(aupr(is_ood, uncertainty, ood_prior=0.5), 4)
-    0.7897
+    A smaller OOD prior raises the precision at every threshold:
+
+    >>> is_ood, uncertainty = [False, True, False, True], [0.1, 0.9, 0.4, 0.3]
+    >>> round(aupr(is_ood, uncertainty), 4), round(aupr(is_ood, uncertainty, ood_prior=0.2), 4)
+    (0.8333, 0.9444)
     """
     precision, recall, _ = precision_recall_curve(is_ood, uncertainty, ood_prior=ood_prior)
     steps = np.diff(np.concatenate([[0.0], recall]))
@@ -405,7 +357,7 @@ def risk_coverage_curve_at_fpr(
     Parameters
     ----------
     loss, is_ood, uncertainty : array_like, shape (n,)
-        See :func:`operating_points`.
+        Losses, OOD flags and scores, as in :func:`operating_points`.
     fpr_max : float in [0, 1]
         Maximal acceptable FPR rho_max.
 
@@ -417,13 +369,10 @@ def risk_coverage_curve_at_fpr(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
-    >>> coverage, risk, thresholds = risk_coverage_curve_at_fpr(loss, is_ood, uncertainty, 0.5)
-    >>> coverage, np.round(risk, 4)
-    (array([0.2, 0.4, 0.4, 0.6, 0.8]), array([0.    , 0.    , 0.    , 0.3333, 0.25  ]))
+    >>> loss, is_ood = [1, 0, float("nan"), 0], [False, False, True, False]
+    >>> coverage, risk, _ = risk_coverage_curve_at_fpr(loss, is_ood, [0.2, 0.1, 0.3, 0.4], 0.0)
+    >>> coverage.round(4), risk
+    (array([0.3333, 0.6667]), array([0. , 0.5]))
     """
     fpr_max = check_target(fpr_max, "fpr_max")
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
@@ -457,14 +406,9 @@ def oscr(loss: Any, is_ood: Any, uncertainty: Any, *, ccr: str = "seed") -> floa
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
-    >>> round(oscr(loss, is_ood, uncertainty), 4)
-    0.7833
-    >>> round(oscr(loss, is_ood, uncertainty, ccr="open_set"), 4)
-    0.5333
+    >>> loss, is_ood, uncertainty = [0, 1, float("nan")], [False, False, True], [0.1, 0.3, 0.2]
+    >>> oscr(loss, is_ood, uncertainty), oscr(loss, is_ood, uncertainty, ccr="open_set")
+    (1.0, 0.5)
     """
     if ccr not in ("seed", "open_set"):
         raise ValueError(f"ccr must be 'seed' or 'open_set', got {ccr!r}")
@@ -509,15 +453,12 @@ def empirical_rates(
 
     Examples
     --------
-    Accept the three least uncertain samples and half of the fourth:
+    Half of the second ID sample (an error) and of the first OOD sample accepted:
 
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> loss = [0, 0, np.nan, 1, 0, np.nan, 1, np.nan]
-    >>> rates = empirical_rates(loss, is_ood, [1, 1, 1, 0.5, 0, 0, 0, 0])
+    >>> rates = empirical_rates([0, 1, float("nan"), float("nan")], [False, False, True, True],
+    ...                         [1, 0.5, 0.5, 0])
     >>> {key: round(value, 4) for key, value in rates.items()}
-    {'tpr': 0.5, 'fpr': 0.3333, 'precision': 0.7143, 'selective_risk': 0.2}
+    {'tpr': 0.75, 'fpr': 0.25, 'precision': 0.75, 'selective_risk': 0.3333}
     """
     ood_prior = check_prior(ood_prior)
     loss, is_ood, c = validate(loss, is_ood, accept_prob, uncertainty_name="accept_prob")

@@ -14,10 +14,7 @@ one acceptance probability shared by the whole boundary tie group (as in
 would need ``p_O / p_I`` separately from the score, which a single score does not provide.
 Rates of a randomised rule are *expected* rates over the randomisation, computed exactly.
 
-References
-----------
-.. [1] V. Franc, D. Prusa, J. Paplham. "Reject option models comprising out-of-distribution
-   detection." arXiv:2307.05199.
+[1] is the OOD paper cited in :mod:`rejectopt.ood._metrics` (arXiv:2307.05199).
 """
 
 from __future__ import annotations
@@ -101,14 +98,6 @@ def cost_based_score(
     -------
     numpy.ndarray of float, shape (n,)
         ``s_C(x)``; ``+inf`` where ``g(x)`` is.
-
-    Examples
-    --------
-    With eps2 = 1, eps3 = 0 and pi = 0.2 the likelihood ratio is weighted by 0.25:
-
-    >>> cost_based_score([0.1, 0.3, 0.05], [0.5, 0.1, 4.0], accept_cost_ood=1.0,
-    ...                  reject_cost_ood=0.0, ood_prior=0.2)
-    array([0.225, 0.325, 1.05 ])
     """
     _, eps2, eps3 = _check_costs(0.0, accept_cost_ood, reject_cost_ood)
     pi = check_prior(ood_prior)
@@ -188,19 +177,12 @@ def fit_cost_based(
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> loss = [0, 0, np.nan, 0, 1, np.nan, 1, np.nan]
-    >>> fit_cost_based(loss, is_ood, uncertainty, reject_cost_id=0.3, accept_cost_ood=1.0,
-    ...                reject_cost_ood=0.0)
-    SelectionFunction(threshold=0.2, accept_prob=1.0)
+    An OOD sample at 0.2 stops the threshold while accepting it costs more than rejecting:
 
-    A cheaper accepted OOD sample (eps2 = 0.2) moves the threshold past the first one:
-
-    >>> fit_cost_based(loss, is_ood, uncertainty, reject_cost_id=0.5, accept_cost_ood=0.2,
-    ...                reject_cost_ood=0.0)
-    SelectionFunction(threshold=0.4, accept_prob=1.0)
+    >>> loss, is_ood, uncertainty = [0, float("nan"), 0, 1], [False, True, False, False], [0.1, 0.2, 0.3, 0.4]
+    >>> [fit_cost_based(loss, is_ood, uncertainty, reject_cost_id=0.5, accept_cost_ood=cost,
+    ...                 reject_cost_ood=0.0).threshold for cost in (1.0, 0.2)]
+    [0.1, 0.3]
     """
     eps = _check_costs(reject_cost_id, accept_cost_ood, reject_cost_ood)
     ood_prior = check_prior(ood_prior)
@@ -258,21 +240,13 @@ def fit_bounded_tpr_fpr(
 
     Examples
     --------
-    TPR >= 0.7 needs 3.5 of the 5 ID samples: the fourth ID sample (an error, at 0.5) is
-    accepted with probability 1/2 (up to the constraint tolerance):
+    TPR >= 0.375 needs 1.5 of the 4 ID samples: the second (at 0.2) is accepted with probability
+    1/2 (up to the constraint tolerance), before the OOD sample at 0.3:
 
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> loss = [0, 0, np.nan, 0, 1, np.nan, 1, np.nan]
-    >>> selection = fit_bounded_tpr_fpr(loss, is_ood, uncertainty, tpr_min=0.7, fpr_max=0.5)
-    >>> selection.threshold, round(selection.accept_prob, 4)
-    (0.5, 0.5)
-    >>> rates = empirical_rates(loss, is_ood, selection.acceptance_probability(uncertainty))
-    >>> round(rates["tpr"], 4), round(rates["selective_risk"], 4)
-    (0.7, 0.1429)
-    >>> fit_bounded_tpr_fpr(loss, is_ood, uncertainty, 0.7, 0.5, randomize=False)
-    SelectionFunction(threshold=0.5, accept_prob=1.0)
+    >>> loss, is_ood = [0, 1, float("nan"), 0, 1], [False, False, True, False, False]
+    >>> rule = fit_bounded_tpr_fpr(loss, is_ood, [0.1, 0.2, 0.3, 0.4, 0.5], tpr_min=0.375, fpr_max=0.0)
+    >>> rule.threshold, round(rule.accept_prob, 4)
+    (0.2, 0.5)
     """
     tpr_min = check_target(tpr_min, "tpr_min")
     fpr_max = check_target(fpr_max, "fpr_max")
@@ -303,7 +277,7 @@ def fit_bounded_precision_recall(
     Parameters
     ----------
     loss, is_ood, uncertainty : array_like, shape (n,)
-        Validation sample.
+        As in :func:`fit_bounded_tpr_fpr`.
     precision_min, recall_min : float in [0, 1]
         kappa_min and phi_min of Definition 3.
     ood_prior : float in (0, 1), optional
@@ -314,27 +288,15 @@ def fit_bounded_precision_recall(
     Returns
     -------
     SelectionFunction
-        ``threshold = lambda``, ``accept_prob = tau``.
-
-    Raises
-    ------
-    ValueError
-        On bad input or (:class:`rejectopt.selective.InfeasibleTargetError`) when the
-        constraints cannot be met on this sample.
+        As :func:`fit_bounded_tpr_fpr`, which also raises as this does.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> uncertainty = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    >>> is_ood = [False, False, True, False, False, True, False, True]
-    >>> loss = [0, 0, np.nan, 0, 1, np.nan, 1, np.nan]
-    >>> selection = fit_bounded_precision_recall(loss, is_ood, uncertainty,
-    ...                                          precision_min=0.75, recall_min=0.7)
-    >>> selection.threshold, round(selection.accept_prob, 4)
-    (0.5, 0.5)
-    >>> rates = empirical_rates(loss, is_ood, selection.acceptance_probability(uncertainty))
-    >>> round(rates["precision"], 4), round(rates["selective_risk"], 4)
-    (0.7778, 0.1429)
+    >>> loss, is_ood = [1, 0, float("nan"), 0], [False, False, True, False]
+    >>> rule = fit_bounded_precision_recall(loss, is_ood, [0.4, 0.1, 0.3, 0.2], precision_min=0.7,
+    ...                                     recall_min=0.8)
+    >>> rule.threshold, round(rule.accept_prob, 4)
+    (0.4, 0.4)
     """
     precision_min = check_target(precision_min, "precision_min")
     recall_min = check_target(recall_min, "recall_min")
@@ -379,14 +341,8 @@ class DoubleScoreSelection:
     Examples
     --------
     >>> rule = DoubleScoreSelection(weight_r=1.0, weight_g=0.5, threshold=0.75, accept_prob=0.5)
-    >>> rule.mu
-    0.5
-    >>> rule.score([0.25, 0.5, 0.25], [0.5, 0.5, 1.0])
-    array([0.5 , 0.75, 0.75])
-    >>> rule.acceptance_probability([0.25, 0.5, 0.25], [0.5, 0.5, 1.0])
-    array([1. , 0.5, 0.5])
-    >>> rule.to_dict()
-    {'weight_r': 1.0, 'weight_g': 0.5, 'threshold': 0.75, 'accept_prob': 0.5}
+    >>> rule.mu, rule.score([0.25, 0.5], [0.5, 1.0]), rule.acceptance_probability([0.25, 0.5], [0.5, 1.0])
+    (0.5, array([0.5, 1. ]), array([1., 0.]))
     """
 
     weight_r: float
@@ -669,19 +625,13 @@ def fit_double_score_tpr_fpr(
 
     Examples
     --------
-    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
-    the OOD samples, ``s_g`` alone cannot reject the errors:
+    ``s_r`` alone accepts the OOD sample at 0.1, ``s_g`` alone the error at 0.1; together they
+    accept the two correct ID samples only:
 
-    >>> import numpy as np
-    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
-    >>> is_ood = [False, False, False, False, False, True, True, True]
-    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
-    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
-    >>> rule = fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min=0.6, fpr_max=0.0)
-    >>> round(rule.mu, 4), rule.accept_prob
-    (0.3393, 1.0)
-    >>> rule.acceptance_probability(s_r, s_g)
-    array([1., 1., 0., 1., 0., 0., 0., 0.])
+    >>> loss, is_ood = [0, 1, float("nan"), float("nan"), 0], [False, False, True, True, False]
+    >>> s_r, s_g = [0.1, 0.9, 0.1, 0.2, 0.3], [0.1, 0.1, 0.9, 0.8, 0.2]
+    >>> fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, 0.6, 0.0).acceptance_probability(s_r, s_g)
+    array([1., 0., 0., 0., 1.])
     """
     tpr_min = check_target(tpr_min, "tpr_min")
     fpr_max = check_target(fpr_max, "fpr_max")
@@ -729,34 +679,27 @@ def fit_double_score_precision_recall(
     randomize : bool, default True
         Randomised boundary (eq. 11); False for deterministic thresholds only.
     **kwargs
-        The options of the angle search below; any other keyword raises TypeError.
+        Angle-search options, as listed below; others raise TypeError.
     {double_params}
 
     Returns
     -------
     DoubleScoreSelection
-        The rule of the best angle, with its threshold and ``tau``.
+        As :func:`fit_double_score_tpr_fpr`.
 
     Raises
     ------
     ValueError
-        On bad input or (:class:`rejectopt.selective.InfeasibleTargetError`) when no angle
-        and threshold meets the constraints.
+        As :func:`fit_double_score_tpr_fpr` (``InfeasibleTargetError`` when infeasible).
 
     Examples
     --------
-    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
-    the OOD samples, ``s_g`` alone cannot reject the errors:
-
-    >>> import numpy as np
-    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
-    >>> is_ood = [False, False, False, False, False, True, True, True]
-    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
-    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
-    >>> rule = fit_double_score_precision_recall(loss, is_ood, s_r, s_g, precision_min=0.9,
-    ...                                          recall_min=0.6)
+    >>> loss = [1, 0, 0, float("nan"), float("nan"), 0]
+    >>> is_ood = [False, False, False, True, True, False]
+    >>> s_r, s_g = [0.8, 0.2, 0.1, 0.3, 0.2, 0.4], [0.3, 0.2, 0.1, 0.7, 0.9, 0.2]
+    >>> rule = fit_double_score_precision_recall(loss, is_ood, s_r, s_g, precision_min=0.9, recall_min=0.7)
     >>> rule.acceptance_probability(s_r, s_g)
-    array([1., 1., 0., 1., 0., 0., 0., 0.])
+    array([0., 1., 1., 0., 0., 1.])
     """
     precision_min = check_target(precision_min, "precision_min")
     recall_min = check_target(recall_min, "recall_min")
@@ -806,7 +749,7 @@ def fit_double_score_cost_based(
     ood_prior : float in (0, 1), optional
         pi; default the sample share of OOD.
     **kwargs
-        The options of the angle search below; any other keyword raises TypeError.
+        Options of the angle search (below); an unknown keyword raises TypeError.
     {double_params}
 
     Returns
@@ -816,18 +759,11 @@ def fit_double_score_cost_based(
 
     Examples
     --------
-    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
-    the OOD samples, ``s_g`` alone cannot reject the errors:
-
-    >>> import numpy as np
-    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
-    >>> is_ood = [False, False, False, False, False, True, True, True]
-    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
-    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
-    >>> rule = fit_double_score_cost_based(loss, is_ood, s_r, s_g, reject_cost_id=0.5,
-    ...                                    accept_cost_ood=1.0, reject_cost_ood=0.0)
+    >>> s_r, s_g = [0.2, 0.1, 0.9, 0.3], [0.1, 0.9, 0.2, 0.3]
+    >>> rule = fit_double_score_cost_based([0, float("nan"), 1, 0], [False, True, False, False], s_r, s_g,
+    ...                                    reject_cost_id=0.5, accept_cost_ood=1.0, reject_cost_ood=0.0)
     >>> rule.acceptance_probability(s_r, s_g)
-    array([1., 1., 0., 1., 0., 0., 0., 0.])
+    array([1., 0., 0., 1.])
     """
     eps = _check_costs(reject_cost_id, accept_cost_ood, reject_cost_ood)
     ood_prior = check_prior(ood_prior)
@@ -856,7 +792,7 @@ def double_score_risk_at_tpr_fpr(
     loss, is_ood, s_r, s_g : array_like, shape (n,)
         As in :func:`fit_double_score_tpr_fpr`.
     tpr_min, fpr_max : float in [0, 1]
-        phi_min, rho_max.
+        The bounds phi_min and rho_max of problem (13).
     **kwargs
         Options of the angle search (``angles``, ``angle_range``, ``standardize``,
         ``max_exact_work``), as in :func:`fit_double_score_tpr_fpr`.
@@ -865,22 +801,6 @@ def double_score_risk_at_tpr_fpr(
     -------
     float
         The smallest selective risk, NaN when infeasible.
-
-    Examples
-    --------
-    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
-    the OOD samples, ``s_g`` alone cannot reject the errors:
-
-    >>> import numpy as np
-    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
-    >>> is_ood = [False, False, False, False, False, True, True, True]
-    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
-    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
-    >>> double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min=0.6, fpr_max=0.0)
-    0.0
-    >>> from rejectopt.ood import selective_risk_at_tpr_fpr
-    >>> [round(selective_risk_at_tpr_fpr(loss, is_ood, s, 0.6, 0.0), 4) for s in (s_r, s_g)]
-    [nan, 0.25]
     """
     try:
         sel = fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min, fpr_max, randomize=False, **kwargs)
@@ -902,44 +822,22 @@ def double_score_risk_at_precision_recall(
 ) -> float:
     """Evaluation metric of problem (14) for a double-score method (Table 1, method D).
 
-    The smallest selective risk over the deterministic double-score family on this sample
-    (``randomize=False``), NaN when no angle is feasible ("unable").
+    As :func:`double_score_risk_at_tpr_fpr`, with the constraints of
+    :func:`fit_double_score_precision_recall`.
 
     Parameters
     ----------
     loss, is_ood, s_r, s_g : array_like, shape (n,)
         As in :func:`fit_double_score_tpr_fpr`.
-    precision_min, recall_min : float in [0, 1]
-        kappa_min, phi_min.
-    ood_prior : float in (0, 1), optional
-        pi in the precision; default the sample share of OOD.
+    precision_min, recall_min, ood_prior : float
+        As in :func:`fit_double_score_precision_recall`.
     **kwargs
-        Options of the angle search (``angles``, ``angle_range``, ``standardize``,
-        ``max_exact_work``), as in :func:`fit_double_score_tpr_fpr`.
+        Angle-search options, as in :func:`double_score_risk_at_tpr_fpr`.
 
     Returns
     -------
     float
-        The smallest selective risk, NaN when infeasible.
-
-    Examples
-    --------
-    Five ID samples (two misclassified) and three OOD samples; ``s_r`` alone cannot reject
-    the OOD samples, ``s_g`` alone cannot reject the errors:
-
-    >>> import numpy as np
-    >>> loss = [0, 0, 1, 0, 1, np.nan, np.nan, np.nan]
-    >>> is_ood = [False, False, False, False, False, True, True, True]
-    >>> s_r = [0.1, 0.2, 0.8, 0.3, 0.9, 0.2, 0.3, 0.1]
-    >>> s_g = [0.1, 0.3, 0.2, 0.2, 0.4, 0.9, 0.7, 0.8]
-    >>> double_score_risk_at_precision_recall(loss, is_ood, s_r, s_g, precision_min=0.9,
-    ...                                       recall_min=0.6)
-    0.0
-
-    Recall 1 accepts both errors too:
-
-    >>> double_score_risk_at_precision_recall(loss, is_ood, s_r, s_g, 0.9, 1.0)
-    0.4
+        The smallest selective risk, NaN when infeasible ("unable").
     """
     try:
         sel = fit_double_score_precision_recall(
