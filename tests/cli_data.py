@@ -16,8 +16,8 @@ from sklearn.linear_model import LogisticRegression
 
 from rejectopt import cli
 from rejectopt.datasets import load_prepared, prepare_dataset
+from support import DEMO_MIRROR
 
-MIRROR = Path(__file__).resolve().parents[1] / "workflow" / "resources" / "demo_mirror"
 TARGET_COVERAGE = 0.8
 N_FEATURES = 36
 
@@ -33,7 +33,7 @@ def frame(X, y, y_pred):
 def satellite_tables(folder):
     """LR trained on 1500 rows of sattelite; CSVs of 2500 rows for select (``given``) and the rest for apply."""
     folder = Path(folder)
-    prepare_dataset("sattelite", folder / "raw", folder / "d.npz", mirror=MIRROR)
+    prepare_dataset("sattelite", folder / "raw", folder / "d.npz", mirror=DEMO_MIRROR)
     X, y = load_prepared(folder / "d.npz")
     order = np.random.default_rng(0).permutation(len(y))
     trn, given, unseen = order[:1500], order[1500:4000], order[4000:]

@@ -7,13 +7,15 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.datasets import load_digits
+from sklearn.linear_model import LogisticRegression
 
 from rejectopt import cli
 from rejectopt.cli._files import write_outputs
 from rejectopt.cli._parser import cli_scores
 from rejectopt.logits import fit_logits
 from rejectopt.scores import SELE
-from rejectopt.scores import PerClassLinearScore
+from rejectopt.scores._base import PerClassLinearScore
 from cli_data import N_FEATURES, TARGET_COVERAGE, network_outputs, satellite_tables, selected_model, shared_folder
 
 
@@ -221,6 +223,44 @@ def test_cli_offers_the_registered_scores_that_learn_from_the_loss(capsys):
     assert "--score {sele,reg}" in help_text and "not TCP: it learns from the classifier's class posteriors" in help_text
     args = cli.build_parser().parse_args(["select", "--data", "d.csv", "--target", "coverage=0.5", "--out", "o"])
     assert args.C == "0,1,10,100,1000" and args.score == "sele"  # SCORE_C_GRID
+
+
+def test_small_table_parser_defaults_and_missing_model(tmp_path):
+    """The shell's pieces on a two-row CSV: classes normalised, 0/100 losses, rows named as messages name them."""
+    path = tmp_path / "rows.csv"
+    path.write_text("a,b,y,y_pred\n0.5,1,2,2.0\n1.5,0,1, 2\n")
+    table = cli.load_table(path)
+    assert (table.X.tolist(), table.feature_columns, table.pred_keys.tolist(), table.loss.tolist()) == (
+        [[0.5, 1.0], [1.5, 0.0]], ["a", "b"], ["2", "2"], [0.0, 100.0])
+    assert table.where(1) == "row 2"
+    path.write_text("a,b,y,y_pred\n0.5,1,2,2\n1e300,0,1,2\n")
+    with pytest.raises(cli.InputError, match=r"rows\.csv: value 1e\+300 in column 'a' at row 2 is out of range: "):
+        cli.load_table(path)  # select refuses it
+    assert cli.load_table(path, need_loss=False).X[:, 0].tolist() == [0.5, 1e300]  # apply rejects the row later
+    args = cli.build_parser().parse_args(["apply", "--model", "m.json", "--data", "d.csv", "--out", "o.csv"])
+    assert (args.command, args.unseen_classes, args.extreme_values, args.seed) == ("apply", "error", "reject", 0)
+    with pytest.raises(cli.InputError, match="^no/such/model.json: no such file$"):
+        cli.load_model("no/such/model.json")
+
+
+def test_select_then_apply_in_memory_scenario(tmp_path, capsys):
+    """select on a logistic regression's predictions on digits, then apply: the decisions' columns and summary."""
+    X, y = load_digits(return_X_y=True)
+    clf = LogisticRegression(max_iter=3000, C=0.001).fit(X[:300], y[:300])
+    frame = pd.DataFrame(X[300:], columns=[f"f{j}" for j in range(64)]).assign(y=y[300:], y_pred=clf.predict(X[300:]))
+    frame.to_csv(tmp_path / "val.csv", index=False)
+    assert cli.main(["-q", "select", "--data", str(tmp_path / "val.csv"), "--target", "coverage=0.8", "--C", "1",
+                     "--out", str(tmp_path / "sel")]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote model.json, report.json, report.md, rc_curve.png to {tmp_path}")
+    model, score, selection = cli.load_model(tmp_path / "sel" / "model.json")
+    assert model["target"] == {"kind": "coverage", "value": 0.8} and type(score).__name__ == "SELE"
+    decisions = cli.apply_model(model, score, selection, cli.load_table(tmp_path / "val.csv", need_loss=False))
+    assert decisions.columns.tolist() == ["row", "y_pred", "uncertainty", "acceptance_probability", "accept"]
+    assert int(decisions["accept"].sum()) == 1189  # the known answer of this seed
+    assert cli.main(["-q", "apply", "--model", str(tmp_path / "sel" / "model.json"), "--data",
+                     str(tmp_path / "val.csv"), "--out", str(tmp_path / "decisions.csv")]) == 0
+    assert capsys.readouterr().out == (f"wrote {tmp_path / 'decisions.csv'}: {int(decisions['accept'].sum())} of 1497 "
+                                       f"rows accepted ({decisions['accept'].mean():.4f})\n")
 
 
 # --------------------------------------------------------------------------------------------

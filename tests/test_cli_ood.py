@@ -17,10 +17,11 @@ from sklearn.linear_model import LogisticRegression
 from rejectopt import cli
 from rejectopt.cli._model import apply_model
 from rejectopt.datasets import load_prepared, prepare_dataset
-from rejectopt.fitting import split_ood_rows
+from rejectopt.fitting import _split_ood_rows
 from rejectopt.selective import InfeasibleTargetError
 from rejectopt.targets import OODTarget, parse_target
-from cli_data import MIRROR, frame
+from cli_data import frame
+from support import DEMO_MIRROR
 
 TPR_FPR = (0.8, 0.3)
 PRECISION_RECALL = (0.9, 0.7)
@@ -31,7 +32,7 @@ C_GRID = "1,10"
 def ood_tables(folder):
     """CSVs ``given`` (2500 rows, for select) and ``unseen`` (the rest, for apply) with an ``is_ood`` column."""
     folder = Path(folder)
-    prepare_dataset("sattelite", folder / "raw", folder / "d.npz", mirror=MIRROR)
+    prepare_dataset("sattelite", folder / "raw", folder / "d.npz", mirror=DEMO_MIRROR)
     X, y = load_prepared(folder / "d.npz")
     is_ood = y == y.max()  # the last class is OOD
     order = np.random.default_rng(0).permutation(len(y))
@@ -83,7 +84,7 @@ def report_rows_rates(paths, out):
     model, score, selection = cli.load_model(out / "model.json")
     table = cli.load_table(paths["given"], feature_columns=model["feature_columns"], need_loss=False)
     is_ood = pd.read_csv(paths["given"])["is_ood"].to_numpy() == 1
-    report = split_ood_rows(is_ood, seed=0)["report"]
+    report = _split_ood_rows(is_ood, seed=0)["report"]
     decisions = apply_model(model, score, selection, table)
     prob = decisions["acceptance_probability"].to_numpy()[report]
     ood = is_ood[report]

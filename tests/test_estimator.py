@@ -2,7 +2,6 @@
 
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -27,8 +26,8 @@ from rejectopt.metrics import reject_confusion_matrix
 from rejectopt.scores import REG, SELE, TCP, ScoreError
 from rejectopt.fitting import split_rows
 from rejectopt.selective import SelectionFunction
+from support import DEMO_MIRROR
 
-MIRROR = Path(__file__).resolve().parents[1] / "workflow" / "resources" / "demo_mirror"
 
 #: Checks that a reject option makes inapplicable, with the reason (sklearn's xfail mechanism).
 EXPECTED_FAILED_CHECKS = {
@@ -69,7 +68,7 @@ def test_xfailed_checks_fail_only_because_of_the_reject_label():
 
 
 # --------------------------------------------------------------------------------------------
-# Parity with `python -m rejectopt select` / `apply` on the README's sattelite example
+# Parity with `python -m rejectopt select` / `apply` on the sattelite example of docs/guide/selective.md
 # --------------------------------------------------------------------------------------------
 def _table(X, y, y_pred, rows):
     frame = pd.DataFrame(X[rows], columns=[f"f{j}" for j in range(X.shape[1])])
@@ -81,9 +80,9 @@ def _table(X, y, y_pred, rows):
 
 @pytest.fixture(scope="module")
 def readme_example(tmp_path_factory):
-    """The README's "Use SELE on your own classifier" example, run through the command line."""
+    """The command-line example of docs/guide/selective.md, run through the command line."""
     tmp = tmp_path_factory.mktemp("readme")
-    prepare_dataset("sattelite", tmp / "raw", tmp / "sattelite.npz", mirror=MIRROR)
+    prepare_dataset("sattelite", tmp / "raw", tmp / "sattelite.npz", mirror=DEMO_MIRROR)
     X, y = load_prepared(tmp / "sattelite.npz")
     rows = np.random.default_rng(0).permutation(len(y))
     trn, val, new = rows[:1500], rows[1500:4000], rows[4000:]

@@ -6,20 +6,20 @@ import numpy as np
 import pytest
 
 from rejectopt.model import (
+    _MODEL_FORMAT,
     FEATURE_LIMIT,
-    MODEL_FORMAT,
-    check_features,
+    _check_features,
+    _feature_bounds,
+    _out_of_range,
+    _out_of_range_message,
     decide,
-    feature_bounds,
-    first_out_of_range,
     model_dict,
-    out_of_range,
     read_model,
-    row_uniforms,
     validate_model,
 )
-from rejectopt.scores import PerClassLinearScore
-from rejectopt.selective import SelectionFunction
+from rejectopt.scores._base import PerClassLinearScore
+from rejectopt.scores import REG
+from rejectopt.selective import SelectionFunction, _row_uniforms
 from rejectopt.targets import Target
 
 #: A two-class, two-feature linear score written by hand: s = coef_c . (x - mean) / scale + intercept_c.
@@ -36,30 +36,56 @@ def _by_hand(X, classes):
 
 def test_out_of_range_flags_extremes_and_nan_and_names_the_first():
     X = np.array([[0.0, 1.0], [1e151, 0.0], [0.0, np.nan], [-2e150, 3.0], [5.0, 5.0]])
-    np.testing.assert_array_equal(out_of_range(X), [False, True, True, True, False])
-    assert first_out_of_range(X, out_of_range(X)) == (1, 0)
+    rows, first = _out_of_range(X)
+    np.testing.assert_array_equal(rows, [False, True, True, True, False])
+    assert first == (1, 0)
+    assert _out_of_range(np.array([[0.0, 1.0], [2.0, np.inf], [np.nan, 3.0]]))[1] == (1, 1)  # row-major order
     # per-column bounds
-    np.testing.assert_array_equal(out_of_range(X[[0, 4]], np.array([-1.0, -1.0]), np.array([4.0, 6.0])), [False, True])
-    assert not out_of_range(np.zeros((0, 3))).any()
+    rows, first = _out_of_range(X[[0, 4]], np.array([-1.0, -1.0]), np.array([4.0, 6.0]))
+    np.testing.assert_array_equal(rows, [False, True])
+    assert first == (1, 0)
+    rows, first = _out_of_range(X[[0, 4]], 0.0, [5.0, 5.0])  # scalar and list bounds, values on the bounds
+    assert not rows.any() and first is None
+    rows, first = _out_of_range(np.zeros((0, 3)))
+    assert not rows.any() and first is None
+
+
+def test_out_of_range_message_says_why():
+    assert _out_of_range_message(float("nan"), "at row 1, column 0") == (
+        "value NaN at row 1, column 0 is out of range: values must be finite numbers")
+    assert _out_of_range_message(float("-inf"), "at row 1, column 0") == (
+        "value -inf at row 1, column 0 is out of range: values must be finite numbers")
+    assert _out_of_range_message(1e200, "in column 'f4' at row 7") == (
+        "value 1e+200 in column 'f4' at row 7 is out of range: values must lie within +-1e+150 (beyond, "
+        "standardising the features overflows float64)")
+    assert _out_of_range_message(0.25, "at row 0, column 3", stated=False) == (
+        "value 0.25 at row 0, column 3: standardised with the model's mean and scale it lies beyond +-1e+150")
 
 
 def test_feature_bounds_are_the_raw_and_the_standardised_limits():
     score = PerClassLinearScore.from_dict(SCORE)
-    low, high = feature_bounds(score)
+    low, high = _feature_bounds(score)
     # |x| <= L and |(x - mean) / scale| <= L: feature 0 (scale 2) is bounded by the raw limit, feature 1 (scale 0.5)
     # by the standardised one
     np.testing.assert_array_equal(low, [-FEATURE_LIMIT, -2.0 - 0.5 * FEATURE_LIMIT])
     np.testing.assert_array_equal(high, [FEATURE_LIMIT, -2.0 + 0.5 * FEATURE_LIMIT])
-    assert feature_bounds(object()) == (-FEATURE_LIMIT, FEATURE_LIMIT)
+    assert _feature_bounds(object()) == (-FEATURE_LIMIT, FEATURE_LIMIT)
+    # a feature whose training values spread over 1e-6 gets a bound 1e6 times tighter
+    narrow = REG(C=0).fit(np.array([[0.0], [1e-6]]), np.array([0, 0]), np.array([0.0, 1.0]))
+    np.testing.assert_allclose(_feature_bounds(narrow), ([-5e143], [5e143]))
 
 
 def test_check_features_names_row_and_column():
     X = np.ones((5, 3))
-    check_features(X)
+    _check_features(X)
     X[3, 1], X[4, 0] = -1e200, np.inf
     with pytest.raises(ValueError, match=r"X: value -1e\+200 at row 3, column 1 is out of range: values must lie "
                                          r"within \+-1e\+150 .*\(2 row\(s\) in all\)"):
-        check_features(X)
+        _check_features(X)
+    X[1, 0] = np.nan
+    with pytest.raises(ValueError, match=r"^X_train: value NaN at row 1, column 0 is out of range: values must be "
+                                         r"finite numbers \(3 row\(s\) in all\)$"):
+        _check_features(X, what="X_train")
 
 
 def test_decide_known_answer_with_guarded_rows():
@@ -75,12 +101,13 @@ def test_decide_known_answer_with_guarded_rows():
     np.testing.assert_array_equal(out.acceptance_probability, [1.0, 0.25, 0, 0, 0, 0])
     np.testing.assert_array_equal(out.out_of_range, [False, False, True, True, False, True])
     np.testing.assert_array_equal(out.unseen, unseen)
+    assert out.first_out_of_range == (2, 0)
     assert out.accept[0] and not out.accept[2:].any()
     # the tie at the threshold: sequential draws are the selection function's own, hash draws the row's
     sequential = selection.accept(out.uncertainty, random_state=7)
     assert out.accept[1] == sequential[1]
     hashed = decide(score, selection, X, classes, unseen=unseen, seed=7, tie_breaking="hash")
-    assert hashed.accept[1] == (row_uniforms(X[[1]], 7)[0] < 0.25)
+    assert hashed.accept[1] == (_row_uniforms(X[[1]], 7)[0] < 0.25)
     # a threshold of +inf accepts everything but the guarded rows
     everything = decide(score, SelectionFunction(threshold=np.inf, accept_prob=1.0), X, classes, unseen=unseen)
     np.testing.assert_array_equal(everything.accept, [True, True, False, False, False, False])
@@ -88,12 +115,35 @@ def test_decide_known_answer_with_guarded_rows():
         decide(score, selection, X, classes, tie_breaking="random")
 
 
+
+
 def test_row_uniforms_depend_on_the_row_alone():
     X = np.array([[0.0, 1.0], [-0.0, 1.0], [2.0, 3.0]])
-    u = row_uniforms(X, 3)
+    u = _row_uniforms(X, 3)
     assert u[0] == u[1] != u[2]
-    assert row_uniforms(X[[2, 0]], 3).tolist() == [u[2], u[0]]
-    assert ((0 <= u) & (u < 1)).all() and row_uniforms(X, 4)[0] != u[0]
+    assert _row_uniforms(X[[2, 0]], 3).tolist() == [u[2], u[0]]
+    assert ((0 <= u) & (u < 1)).all() and _row_uniforms(X, 4)[0] != u[0]
+
+
+def test_tie_breaking_has_one_home():
+    """Both draws live in SelectionFunction.accept: sequential in row order, hash from each tied row's values."""
+    selection = SelectionFunction(threshold=1.0, accept_prob=0.5)
+    s = np.array([0.5, 1.0, 1.0, 2.0, 1.0])
+    rows = np.arange(10.0).reshape(5, 2)
+    sequential = selection.accept(s, random_state=4)
+    np.testing.assert_array_equal(sequential[[1, 2, 4]], np.random.default_rng(4).random(3) < 0.5)
+    hashed = selection.accept(s, random_state=4, tie_breaking="hash", rows=rows)
+    np.testing.assert_array_equal(hashed[[1, 2, 4]], _row_uniforms(rows[[1, 2, 4]], 4) < 0.5)
+    assert hashed[0] and not hashed[3]
+    # a tied row's draw is its own: the same in any batch
+    assert selection.accept(s[[4, 1]], random_state=4, tie_breaking="hash", rows=rows[[4, 1]]).tolist() == [
+        hashed[4], hashed[1]]
+    assert SelectionFunction(1.0, 1.0).accept(s, tie_breaking="hash", rows=rows).tolist() == [1, 1, 1, 0, 1]
+    assert not SelectionFunction(1.0, 0.0).accept(s, random_state=4, tie_breaking="hash", rows=rows)[1:].any()
+    with pytest.raises(ValueError, match="pass rows"):
+        selection.accept(s, random_state=4, tie_breaking="hash")
+    with pytest.raises(ValueError, match="tie_breaking must be one of 'hash', 'sequential'; got 'random'"):
+        selection.accept(s, tie_breaking="random")
 
 
 def _model(tmp_path, **changes):
@@ -109,7 +159,7 @@ def _model(tmp_path, **changes):
 
 def test_model_json_round_trip(tmp_path):
     path, content = _model(tmp_path)
-    assert list(content)[:2] == ["format", "format_version"] and content["format"] == MODEL_FORMAT
+    assert list(content)[:2] == ["format", "format_version"] and content["format"] == _MODEL_FORMAT
     model, score, selection = read_model(path)
     assert model == content and selection == SelectionFunction(threshold=1.5, accept_prob=1.0)
     X = np.array([[0.0, 0.0], [2.0, -1.0]])
@@ -137,4 +187,4 @@ def test_read_model_refuses_what_is_not_a_model_file(tmp_path):
     with pytest.raises(ValueError, match=r"not a JSON model file \(non-standard JSON number NaN\)"):
         read_model(tmp_path / "nan.json")
     with pytest.raises(ValueError, match="missing field"):
-        validate_model({"format": MODEL_FORMAT, "format_version": 1})
+        validate_model({"format": _MODEL_FORMAT, "format_version": 1})

@@ -10,7 +10,7 @@ import lazy_loader as _lazy
 
 __version__ = "0.1.0"
 
-__getattr__, __dir__, __all__ = _lazy.attach(
+__getattr__, __dir__, _lazy_names = _lazy.attach(
     __name__,
     submodules=[
         "classifiers", "config", "datasets", "estimator", "experiments", "fitting", "landmarks", "logits",
@@ -18,4 +18,5 @@ __getattr__, __dir__, __all__ = _lazy.attach(
     ],
     submod_attrs={"estimator": ["SelectiveClassifier"]},
 )
-__all__ = [*__all__, "__version__"]
+# The public API of the package itself; the submodules list their own.
+__all__ = ["SelectiveClassifier"]

@@ -1,4 +1,4 @@
-"""``python -m rejectopt``: selective prediction for your own classifier (see :mod:`rejectopt.cli`)."""
+"""``python -m rejectopt``: selective prediction for your own classifier (``python -m rejectopt --help``)."""
 
 from .cli import main
 

@@ -15,18 +15,10 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from .fitting import fit_selective, split_rows
 from .metrics import per_example_loss
-from .model import (
-    TIE_BREAKING,
-    check_features,
-    decide,
-    feature_bounds,
-    first_out_of_range,
-    out_of_range,
-    out_of_range_reason,
-    value_text,
-)
-from .scores import SCORE_C_GRID, TCP, get_score, score_names
-from .selective import InfeasibleTargetError, empirical_risk_coverage
+from .model import _check_features, _feature_bounds, _out_of_range, _out_of_range_message, _value_text, decide
+from .scores import TCP, get_score, score_names
+from .scores._selection import SCORE_C_GRID
+from .selective import InfeasibleTargetError, _check_tie_breaking, empirical_risk_coverage
 from .stats import wilson_interval
 from .targets import Target
 
@@ -88,53 +80,13 @@ def _fraction(value, name):
 class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Classifier with a reject option: the paper's optimal strategy on top of any classifier.
 
-    ``fit(X, y)`` splits the labelled rows (seeded, ``random_state``) into
-
-    =========== =========================== ===============================================
-    part        size                        used for
-    =========== =========================== ===============================================
-    classifier  ``classifier_fraction``     fitting a clone of ``estimator`` (not with
-                                            ``prefit=True``: then all rows go on)
-    fit         rest of the train part      fitting the uncertainty score for each C
-    validation  ``validation_fraction`` of  choosing C by the AuRC (eq. 27), then the score
-                the train part              is refitted on fit + validation rows
-    calibration ``calibration_fraction``    fitting the selection function (eq. 25) for the
-                                            target
-    report      ``report_fraction``         held out: achieved coverage and selective risk
-                                            (:attr:`report_`)
-    =========== =========================== ===============================================
-
-    where the last four fractions are of the rows left after the classifier part. Those
-    rows are split by :func:`rejectopt.fitting.split_rows` and, for a registered score
-    learning from the loss (``"sele"``, ``"reg"``, plugins), the score and the selection
-    function are fitted by :func:`rejectopt.fitting.fit_selective`: the code of
-    ``python -m rejectopt select``. So with ``prefit=True``, the same ``random_state`` as
-    ``--seed``, the same target and C grid, the score, the selection function and the
-    decisions are those of ``select`` followed by ``apply``. Unlike ``select``, a part may
-    be as small as one row, so that tiny samples still fit.
-
-    Deciding is :func:`rejectopt.model.decide`, as for ``apply`` with its default options: a row
-    with a feature beyond :data:`rejectopt.model.FEATURE_LIMIT` (raw or standardised by the score)
-    is rejected (``reject_label``, uncertainty ``+inf``, acceptance probability 0) with a warning
-    naming the first such row and column, and is never passed to the classifier; a row whose
-    predicted label was not among :attr:`classes_` at fit is rejected likewise. Rows are decided,
-    not refused, so that one hostile row does not stop a batch. A NaN or infinite feature is
-    refused (ValueError naming its row and column), as ``apply`` refuses it; so is a text column
-    (naming it). :meth:`fit` refuses a training row with a value out of range or not finite,
-    naming its row and column: a score fitted on it says nothing about the other rows. A score
-    of the user's own (a plugin, an instance) that fails or returns a non-finite uncertainty
-    raises :class:`rejectopt.scores.ScoreError` naming it and its file.
-
-    :meth:`fit` warns, as ``select`` does, when every loss it learns from is 0 (the score has
-    nothing to learn), when no label of ``y`` is ever predicted (label encodings differ?), and,
-    for a coverage target, when the coverage :meth:`predict` reaches on the held-out report rows
-    leaves the target outside its 95 % interval (e.g. many rows tied at the threshold).
-
-    The uncertainty score (SELE, REG or TCP; one linear score per predicted class on the
-    features, eq. 37) is learned from the losses of the classifier's predictions; the
-    selection function is the randomized Bayes selection function of eq. (25), fitted
-    for a target coverage (Problem 5, eqs. 22-24), a target selective risk (Problem 3,
-    eqs. 14-16) or a reject cost (Problem 1, Chow's rule).
+    An uncertainty score (SELE, REG or TCP: one linear score per predicted class, eq. 37 of [1])
+    is learned from the losses of the classifier's predictions, and the randomized Bayes
+    selection function (eq. 25) is fitted for a target coverage (Problem 5), selective risk
+    (Problem 3) or reject cost (Problem 1, Chow's rule). Fitting and deciding are the code of
+    ``python -m rejectopt select`` and ``apply`` (:func:`rejectopt.fitting.fit_selective`,
+    :func:`rejectopt.model.decide`): with ``prefit=True`` and the same seed, target and C grid,
+    the decisions are theirs.
 
     Parameters
     ----------
@@ -174,7 +126,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Share of the remaining rows held out for :attr:`report_`.
     validation_fraction : float, default=0.3
         Share of the train part (remaining rows minus calibration and report) that chooses C.
-    C_grid : tuple of float, default=rejectopt.scores.SCORE_C_GRID
+    C_grid : tuple of float, default=(0, 1, 10, 100, 1000)
         Regularisation constants tried for the score, chosen by the validation AuRC
         (section 5.1: 0, 1, 10, 100, 1000). A single value fixes C (then the
         validation rows only add to the training rows of the refit).
@@ -225,10 +177,40 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     --------
     rejectopt.metrics.reject_confusion_matrix : accepted/rejected x correct/wrong counts.
 
+    Notes
+    -----
+    :meth:`fit` splits the labelled rows (seeded by ``random_state``, with
+    :func:`rejectopt.fitting.split_rows`) into
+
+    =========== =========================== ===============================================
+    part        size                        used for
+    =========== =========================== ===============================================
+    classifier  ``classifier_fraction``     fitting a clone of ``estimator`` (not with
+                                            ``prefit=True``: then all rows go on)
+    fit         rest of the train part      fitting the uncertainty score for each C
+    validation  ``validation_fraction`` of  choosing C by the AuRC (eq. 27), then the score
+                the train part              is refitted on fit + validation rows
+    calibration ``calibration_fraction``    fitting the selection function for the target
+    report      ``report_fraction``         held out: :attr:`report_`
+    =========== =========================== ===============================================
+
+    where the last four fractions are of the rows left after the classifier part. Unlike
+    ``select``, a part may be as small as one row, so that tiny samples still fit.
+
+    Rows are decided, not refused, so that one hostile row does not stop a batch: a row with
+    a feature beyond :data:`rejectopt.model.FEATURE_LIMIT` (raw or standardised) is rejected
+    with a warning naming it and never reaches the classifier; a row predicting a label unseen
+    at fit is rejected too. A NaN, an infinite value or a text column is refused (ValueError
+    naming its row and column), as ``apply`` refuses it; so is a training row out of range,
+    since a score fitted on it says nothing about the other rows. :meth:`fit` warns, as
+    ``select`` does, when every loss is 0, when no label of ``y`` is ever predicted, and when
+    the coverage reached on the report rows misses a coverage target (many rows tied at the
+    threshold).
+
     References
     ----------
-    .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
-       Classifiers. JMLR 24(11):1-49, 2023.
+    .. [1] V. Franc, D. Prusa and V. Voracek, "Optimal Strategies for Reject Option
+       Classifiers", Journal of Machine Learning Research 24(11):1-49, 2023.
 
     Examples
     --------
@@ -237,7 +219,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     >>> X, y = load_digits(return_X_y=True)
     >>> model = SelectiveClassifier(LogisticRegression(max_iter=2000), value=0.9, C_grid=(1.0,))
     >>> model = model.fit(X[:1200], y[:1200])
-    >>> {part: len(rows) for part, rows in model.split_.items()}  # the table above, for 1200 rows
+    >>> {part: len(rows) for part, rows in model.split_.items()}  # the Notes table, for 1200 rows
     {'classifier': 600, 'fit': 210, 'validation': 90, 'calibration': 180, 'report': 120}
     >>> labels = model.predict(X[1200:])
     >>> bool(abs((labels != -1).mean() - 0.9) < 0.1)
@@ -430,9 +412,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         C_grid = self._C_grid()
         info, instance = self._score_spec()
         n_jobs = self._n_jobs()
-        if self.tie_breaking not in TIE_BREAKING:
-            raise ValueError(f"tie_breaking must be one of {', '.join(map(repr, TIE_BREAKING))}; "
-                             f"got {self.tie_breaking!r}")
+        _check_tie_breaking(self.tie_breaking)
         if self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}")
         if not hasattr(self.estimator, "predict") or not (self.prefit or hasattr(self.estimator, "fit")):
@@ -441,7 +421,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         X_raw = X
         _check_numeric_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
-        check_features(X)
+        _check_features(X)
         check_classification_targets(y)
         self._check_reject_label(np.unique(y))
         seed = self._seed()
@@ -566,12 +546,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         _check_numeric_columns(X)
         X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
         self._refuse_non_finite(X)
-        low, high = feature_bounds(self.uncertainty_score_)
-        extreme = out_of_range(X, low, high)
-        if extreme.any():  # rejected by decide; the classifier never sees them (it may overflow, or fail)
-            i, j = first_out_of_range(X, extreme, low, high)
-            warnings.warn(f"{int(extreme.sum())} row(s) with a value out of range (first: value {value_text(X[i, j])} "
-                          f"at row {i}, {self._column(j)}: {out_of_range_reason(X[i, j])}): rejected", stacklevel=3)
+        extreme, first = _out_of_range(X, *_feature_bounds(self.uncertainty_score_))
+        if first is not None:  # rejected by decide; the classifier never sees them (it may overflow, or fail)
+            i, j = first
+            where = _out_of_range_message(X[i, j], f"at row {i}, {self._column(j)}", stated=False)
+            warnings.warn(f"{int(extreme.sum())} row(s) with a value out of range (first: {where}): rejected",
+                          stacklevel=3)
             safe = np.flatnonzero(~extreme)
             y_safe = np.asarray(self.estimator_.predict(_take_rows(X_raw, X, safe))) if safe.size else self.classes_[:0]
             y_pred = np.empty(X.shape[0], dtype=np.result_type(y_safe.dtype, self.classes_.dtype))
@@ -592,7 +572,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         bad = ~np.isfinite(X)
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise ValueError(f"X: value {value_text(X[i, j])} at row {i}, {self._column(j)} is not a finite number: "
+            raise ValueError(f"X: value {_value_text(X[i, j])} at row {i}, {self._column(j)} is not a finite number: "
                              f"NaN or infinite values cannot be decided ({int(bad.any(axis=1).sum())} row(s) in all); "
                              "apply refuses them too")
 
@@ -619,42 +599,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return labels
 
     def accept(self, X):
-        """Accept (True) or reject (False) the classifier's prediction on each row of ``X``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of bool of shape (n_samples,)
-        """
+        """Whether the classifier's prediction on each row of ``X`` is accepted (ndarray of bool)."""
         return self._decide(X)[1].accept
 
     def predict_uncertainty(self, X):
-        """Uncertainty ``s(x)`` of the classifier's prediction (larger = more uncertain).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of float of shape (n_samples,)
-        """
+        """Uncertainty ``s(x)`` of the classifier's prediction on each row of ``X`` (larger = more uncertain)."""
         return self._decide(X)[1].uncertainty
 
     def acceptance_probability(self, X):
-        """Probability ``c(x)`` of accepting each prediction: 1, ``selection_.accept_prob`` or 0 (eq. 25).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of float of shape (n_samples,)
-        """
+        """Probability ``c(x)`` of accepting each prediction on ``X``: 1, ``selection_.accept_prob`` or 0 (eq. 25)."""
         return self._decide(X)[1].acceptance_probability
 
     def score(self, X, y, sample_weight=None):

@@ -1,20 +1,16 @@
 """A fitted selective model: its ``model.json``, the guard on the rows it decides on, its decisions.
 
-One decision path. ``python -m rejectopt apply`` and :class:`rejectopt.SelectiveClassifier`
-both decide through :func:`decide`, so that a row the one rejects or refuses the other does too:
+``python -m rejectopt apply`` and :class:`rejectopt.SelectiveClassifier` both decide through
+:func:`decide`, so that a row the one rejects the other rejects too. A feature value beyond
+:data:`FEATURE_LIMIT` (raw, or standardised with the score's mean and scale), NaN or infinite,
+or a predicted class the model never saw, is never accepted: its uncertainty is ``+inf``.
+Without the guard, a linear score (eq. 37 of Franc, Prusa & Voracek, 2023) of a feature of
+1e308 is any number at all. The same bound refuses such a value in the training rows: a score
+fitted on it says nothing about the other rows.
 
-* a feature value beyond :data:`FEATURE_LIMIT` (raw, or standardised with the score's mean and
-  scale), NaN or infinite, or a predicted class the model never saw, is never accepted: its
-  uncertainty is ``+inf`` and its acceptance probability 0 (the CLI can refuse such rows instead,
-  by option). Without the guard, a linear score (eq. 37 of Franc, Prusa & Voracek, 2023) of a
-  feature of 1e308 is any number at all, most certain as often as not;
-* the same bound refuses such a value in the training rows (:func:`check_features`): a score
-  fitted on it says nothing about the other rows.
-
-The model file is plain JSON (no pickle): loading a model from elsewhere cannot run code, and
-every field is checked before use (:func:`validate_model`), so a hand-edited or damaged file is
-refused naming the field instead of deciding wrongly. Its format (:data:`MODEL_FORMAT`, version
-:data:`MODEL_FORMAT_VERSION`) is what ``select`` has written since version 1.
+The model file is plain JSON (no pickle), so loading a model from elsewhere cannot run code,
+and every field is checked before use (:func:`validate_model`): a hand-edited or damaged file
+is refused naming the field instead of deciding wrongly.
 """
 
 from __future__ import annotations
@@ -27,26 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from .scores import PerClassLinearScore, call_score
-from .selective import SelectionFunction
-from .targets import OOD_TARGET_KINDS, target_from_dict, target_to_dict
+from .scores._base import PerClassLinearScore
+from .scores._registry import call_score
+from .selective import SelectionFunction, _check_tie_breaking
+from .targets import _OOD_TARGET_KINDS, _target_from_dict, _target_to_dict
 
 __all__ = [
     "FEATURE_LIMIT",
-    "MODEL_FORMAT",
     "MODEL_FORMAT_VERSION",
-    "NO_PRED",
     "Decisions",
-    "check_features",
     "decide",
-    "feature_bounds",
-    "first_out_of_range",
     "model_dict",
-    "out_of_range",
-    "out_of_range_reason",
     "read_model",
     "validate_model",
-    "value_text",
 ]
 
 #: Largest magnitude of a feature value (and of a loss). Beyond it the squares summed to
@@ -54,109 +43,55 @@ __all__ = [
 #: of such a value says nothing.
 FEATURE_LIMIT = 1e150
 
-#: The ``format`` field of every ``model.json``: a file without it is not read as a model.
-MODEL_FORMAT = "rejectopt-selective-model"
 #: The ``format_version`` this release writes and reads; a change of the fields raises it.
 MODEL_FORMAT_VERSION = 1
+#: The ``format`` field of every ``model.json``: a file without it is not read as a model.
+_MODEL_FORMAT = "rejectopt-selective-model"
 #: ``pred_column`` of a model with one class-agnostic score (no predicted class).
-NO_PRED = "none"
+_NO_PRED = "none"
 _MODEL_KEYS = ("format", "format_version", "feature_columns", "classes", "score", "selection", "target", "loss",
                "versions", "pred_column")
-#: How ties at the threshold are broken (where the selection function randomises, eq. 25).
-TIE_BREAKING = ("hash", "sequential")
-_MASK64 = (1 << 64) - 1
 
 
 # --------------------------------------------------------------------------------------------
 # The guard
 # --------------------------------------------------------------------------------------------
-def out_of_range(X: np.ndarray, low: Any = -FEATURE_LIMIT, high: Any = FEATURE_LIMIT) -> np.ndarray:
-    """Mask of the rows of ``X`` with a value outside ``[low, high]`` (per column or scalar bounds), or NaN.
+def _out_of_range(X: np.ndarray, low: Any = -FEATURE_LIMIT,
+                  high: Any = FEATURE_LIMIT) -> tuple[np.ndarray, tuple[int, int] | None]:
+    """Rows of ``X`` with a value outside ``[low, high]`` or NaN, and the first such value's ``(row, column)``.
 
-    Compares without float temporaries where it can (a pass for the extremes first), so it
-    costs little on a million rows.
+    The one home of the guard: the estimator, the CLI and :func:`decide` call it, and name the
+    first value with :func:`_out_of_range_message`. Compares without float temporaries where it
+    can (a pass for the extremes first), so it costs little on a million rows.
 
     Parameters
     ----------
     X : ndarray of shape (n, d)
         Feature values.
     low, high : float or ndarray of shape (d,), default=-FEATURE_LIMIT, FEATURE_LIMIT
-        Bounds, one for all columns or one per column (:func:`feature_bounds`).
+        Bounds, one for all columns or one per column (:func:`_feature_bounds`).
 
     Returns
     -------
-    ndarray of bool of shape (n,)
+    rows : ndarray of bool of shape (n,)
         True for a row with a value below ``low``, above ``high`` or NaN.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> X = np.array([[0.0, 1.0], [np.nan, 2.0], [3.0, 1e200]])
-    >>> out_of_range(X)
-    array([False,  True,  True])
-    >>> out_of_range(X, low=0.0, high=[2.5, 1.5])
-    array([False,  True,  True])
+    first : tuple of (int, int) or None
+        Row and column index (0-based, row-major order) of the first such value; None if none.
     """
+    rows = np.zeros(X.shape[0], dtype=bool)
     if X.size == 0:
-        return np.zeros(X.shape[0], dtype=bool)
+        return rows, None
     low_col, high_col = X.min(axis=0), X.max(axis=0)  # NaN where a column holds a NaN
     if np.all(low_col >= low) and np.all(high_col <= high):
-        return np.zeros(X.shape[0], dtype=bool)
-    return ~((X >= low) & (X <= high)).all(axis=1)
-
-
-def first_out_of_range(X: np.ndarray, rows: np.ndarray, low: Any = -FEATURE_LIMIT,
-                       high: Any = FEATURE_LIMIT) -> tuple[int, int]:
-    """``(row, column)`` of the first value outside the bounds (or NaN) among the rows of the mask ``rows``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Feature values.
-    rows : ndarray of bool of shape (n,)
-        Rows out of range (:func:`out_of_range` with the same bounds); at least one True.
-    low, high : float or ndarray of shape (d,), default=-FEATURE_LIMIT, FEATURE_LIMIT
-        The bounds.
-
-    Returns
-    -------
-    tuple of (int, int)
-        Row and column index (0-based) of the first offending value, for error messages.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> X = np.array([[0.0, 1.0], [2.0, np.inf], [np.nan, 3.0]])
-    >>> first_out_of_range(X, out_of_range(X))
-    (1, 1)
-    """
+        return rows, None
+    rows = ~((X >= low) & (X <= high)).all(axis=1)
     i = int(np.flatnonzero(rows)[0])
     low, high = np.broadcast_to(low, X.shape[1:]), np.broadcast_to(high, X.shape[1:])
-    return i, int(np.flatnonzero(~((X[i] >= low) & (X[i] <= high)))[0])
+    return rows, (i, int(np.flatnonzero(~((X[i] >= low) & (X[i] <= high)))[0]))
 
 
-def out_of_range_reason(value: float) -> str:
-    """Why ``value`` is out of range: beyond the raw bound, not finite, or beyond it once standardised.
-
-    Parameters
-    ----------
-    value : float
-        A value that :func:`out_of_range` flagged.
-
-    Returns
-    -------
-    str
-        The reason, as the error messages of ``apply`` and :func:`check_features` word it.
-
-    Examples
-    --------
-    >>> out_of_range_reason(float("inf"))
-    'values must be finite numbers'
-    >>> out_of_range_reason(1e200)
-    'values must lie within +-1e+150 (beyond, standardising the features overflows float64)'
-    >>> out_of_range_reason(5.0)
-    "standardised with the model's mean and scale it lies beyond +-1e+150"
-    """
+def _out_of_range_reason(value: float) -> str:
+    """Why ``value`` is out of range: not finite, beyond the raw bound, or beyond it once standardised."""
     if not np.isfinite(value):
         return "values must be finite numbers"
     if abs(value) > FEATURE_LIMIT:
@@ -164,34 +99,35 @@ def out_of_range_reason(value: float) -> str:
     return f"standardised with the model's mean and scale it lies beyond +-{FEATURE_LIMIT:g}"
 
 
-def feature_bounds(score: Any) -> tuple[Any, Any]:
-    """Per-feature bounds of the raw values whose raw and standardised values lie within :data:`FEATURE_LIMIT`.
+def _value_text(value: float) -> str:
+    """A feature value as messages print it: ``1e+308``, ``inf``, ``-inf``, ``NaN``."""
+    return "NaN" if np.isnan(value) else f"{value:g}"
 
-    ``|x| <= L`` and ``|(x - mean) / scale| <= L``; a score without ``mean_`` / ``scale_`` (not a
-    standardising linear score) gets the raw bound alone.
+
+def _out_of_range_message(value: float, position: str, *, stated: bool = True) -> str:
+    """The guard's words for the first value it stops: ``value 1e+308 <position> is out of range: <why>``.
 
     Parameters
     ----------
-    score : object
-        A fitted uncertainty score; its ``mean_`` and ``scale_`` (of shape (d,)) are read if it
-        has them.
+    value : float
+        The value (:func:`_out_of_range` gives its row and column).
+    position : str
+        Where it is, in the caller's terms: ``at row 3, column 2``, ``in column 'f4' at row 7``.
+    stated : bool, default=True
+        False leaves out "is out of range", for a sentence that has said it.
 
     Returns
     -------
-    low, high : float or ndarray of shape (d,)
-        Lower and upper bound per feature (scalars for a score without ``mean_`` / ``scale_``).
+    str
+    """
+    return f"value {_value_text(value)} {position}{' is out of range' if stated else ''}: {_out_of_range_reason(value)}"
 
-    Examples
-    --------
-    A feature whose training values spread over 1e-6 gets a bound 1e6 times tighter:
 
-    >>> import numpy as np
-    >>> from rejectopt.scores import REG
-    >>> score = REG(C=0).fit(np.array([[0.0], [1e-6]]), np.array([0, 0]), np.array([0.0, 1.0]))
-    >>> feature_bounds(score)
-    (array([-5.e+143]), array([5.e+143]))
-    >>> feature_bounds(object())
-    (-1e+150, 1e+150)
+def _feature_bounds(score: Any) -> tuple[Any, Any]:
+    """Per-feature bounds of the raw values whose raw and standardised values lie within :data:`FEATURE_LIMIT`.
+
+    ``|x| <= L`` and ``|(x - mean) / scale| <= L``; a score without ``mean_`` / ``scale_`` (not a
+    standardising linear score) gets the raw bound alone, as scalars.
     """
     if not (hasattr(score, "mean_") and hasattr(score, "scale_")):
         return -FEATURE_LIMIT, FEATURE_LIMIT
@@ -201,56 +137,13 @@ def feature_bounds(score: Any) -> tuple[Any, Any]:
     return low, high
 
 
-def check_features(X: np.ndarray, *, what: str = "X") -> None:
-    """Refuse training rows with a value beyond :data:`FEATURE_LIMIT` or not finite.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Training features.
-    what : str, default="X"
-        Name of ``X`` that starts the message.
-
-    Raises
-    ------
-    ValueError
-        Naming the first such value's row and column index (0-based) and how many rows hold one.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> check_features(np.array([[0.0, 1.0], [2.0, 3.0]]))  # in range: returns None
-    >>> check_features(np.array([[0.0, 1.0], [np.nan, 3.0], [1e200, 0.0]]), what="X_train")
-    Traceback (most recent call last):
-        ...
-    ValueError: X_train: value NaN at row 1, column 0 is out of range: values must be finite numbers (2 row(s) in all)
-    """
-    rows = out_of_range(X)
-    if rows.any():
-        i, j = first_out_of_range(X, rows)
-        raise ValueError(f"{what}: value {value_text(X[i, j])} at row {i}, column {j} is out of range: "
-                         f"{out_of_range_reason(X[i, j])} ({int(rows.sum())} row(s) in all)")
-
-
-def value_text(value: float) -> str:
-    """A feature value as messages print it: ``1e+308``, ``inf``, ``-inf``, ``NaN``.
-
-    Parameters
-    ----------
-    value : float
-        The value.
-
-    Returns
-    -------
-    str
-        ``format(value, "g")``, or ``"NaN"`` for a NaN.
-
-    Examples
-    --------
-    >>> [value_text(v) for v in (1e308, float("-inf"), float("nan"), 0.25)]
-    ['1e+308', '-inf', 'NaN', '0.25']
-    """
-    return "NaN" if np.isnan(value) else f"{value:g}"
+def _check_features(X: np.ndarray, *, what: str = "X") -> None:
+    """Refuse training rows with a value beyond :data:`FEATURE_LIMIT` or not finite (ValueError naming the first)."""
+    rows, first = _out_of_range(X)
+    if first is not None:
+        i, j = first
+        raise ValueError(f"{what}: {_out_of_range_message(X[i, j], f'at row {i}, column {j}')} "
+                         f"({int(rows.sum())} row(s) in all)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -258,43 +151,30 @@ def value_text(value: float) -> str:
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Decisions:
-    """What a selective model decides on each row.
+    """What a selective model decides on each row (made by :func:`decide`).
 
-    Attributes
+    Parameters
     ----------
     uncertainty : ndarray of float
         The score ``s(x)``; ``+inf`` on a guarded row.
     accept : ndarray of bool
+        Whether the prediction is accepted.
     acceptance_probability : ndarray of float
         ``c(x)`` of eq. (25): 1, the selection function's probability at the threshold, or 0.
     out_of_range : ndarray of bool
-        Rows with a feature out of range (:func:`feature_bounds`) or NaN.
+        Rows with a feature out of range (raw or standardised) or NaN.
     overflow : ndarray of bool
         Other rows whose uncertainty is not finite (the score overflows on them).
     unseen : ndarray of bool
         Rows whose predicted class the model never saw.
-
-    Parameters
-    ----------
-    uncertainty, acceptance_probability : ndarray of float
-        The attributes above.
-    accept, out_of_range, overflow, unseen : ndarray of bool
-        The attributes above.
+    first_out_of_range : tuple of (int, int) or None, default=None
+        Row and column (0-based) of the first value out of range, for messages; None if none.
 
     Examples
     --------
-    Made by :func:`decide`; a row is accepted only if it is in range, its uncertainty finite and
-    its class seen:
-
-    >>> import numpy as np
-    >>> from rejectopt.scores import REG
-    >>> from rejectopt.selective import SelectionFunction
-    >>> score = REG(C=0).fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]),
-    ...                      np.array([10.0, 30.0, 20.0, 60.0]))
-    >>> decisions = decide(score, SelectionFunction(threshold=50.0, accept_prob=1.0),
-    ...                    np.array([[0.0], [np.nan], [3.0]]), np.array([0, 0, 1]))
-    >>> decisions.accept, decisions.out_of_range
-    (array([ True, False, False]), array([False,  True, False]))
+    >>> import dataclasses
+    >>> [field.name for field in dataclasses.fields(Decisions)][:3]
+    ['uncertainty', 'accept', 'acceptance_probability']
     """
 
     uncertainty: np.ndarray
@@ -303,27 +183,7 @@ class Decisions:
     out_of_range: np.ndarray
     overflow: np.ndarray
     unseen: np.ndarray
-
-
-def _splitmix64(values):
-    """SplitMix64 finaliser on a uint64 array (wrapping arithmetic)."""
-    values = values + np.uint64(0x9E3779B97F4A7C15)
-    values = (values ^ (values >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    values = (values ^ (values >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return values ^ (values >> np.uint64(31))
-
-
-def row_uniforms(X: np.ndarray, seed: int) -> np.ndarray:
-    """A uniform number in [0, 1) per row of ``X``, a deterministic function of the row and ``seed``.
-
-    The ``"hash"`` tie-breaking: every copy of an input is decided alike, in any batch.
-    """
-    bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0).view(np.uint64)  # + 0.0: -0.0 -> 0.0
-    with np.errstate(over="ignore"):
-        state = _splitmix64(np.full(bits.shape[0], np.uint64(seed & _MASK64)))
-        for j in range(bits.shape[1]):
-            state = _splitmix64(state ^ bits[:, j])
-    return (state >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    first_out_of_range: tuple[int, int] | None = None
 
 
 def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, unseen: Any = None, seed: int = 0,
@@ -345,8 +205,8 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
     seed : int
         Seed of the draws at the threshold.
     tie_breaking : {"sequential", "hash"}
-        ``"sequential"``: one seeded draw per tied row in row order (``apply``'s);
-        ``"hash"``: a draw from the row's own values (:func:`row_uniforms`).
+        How rows at the threshold are drawn (:meth:`SelectionFunction.accept`):
+        ``"sequential"`` is ``apply``'s.
 
     Returns
     -------
@@ -364,9 +224,8 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
 
     Examples
     --------
-    A REG score (one line per predicted class) and a threshold 30 with acceptance probability
-    0.5: the row at the threshold is drawn, the NaN row, the row beyond the limit and the row of
-    an unseen class are rejected with uncertainty ``+inf``.
+    A REG score and a threshold 30 accepted with probability 0.5 there: the tied row is drawn;
+    the NaN row, the row beyond the limit and the row of an unseen class get ``+inf``.
 
     >>> import numpy as np
     >>> from rejectopt.scores import REG
@@ -376,20 +235,16 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
     >>> X = np.array([[0.0], [1.0], [np.nan], [1e200], [0.5]])
     >>> decisions = decide(score, SelectionFunction(threshold=30.0, accept_prob=0.5), X,
     ...                    np.array([0, 0, 0, 1, 0]), unseen=np.array([0, 0, 0, 0, 1], dtype=bool))
-    >>> decisions.uncertainty.round(4)
-    array([10., 30., inf, inf, inf])
-    >>> decisions.acceptance_probability
-    array([1. , 0.5, 0. , 0. , 0. ])
-    >>> decisions.out_of_range, decisions.unseen
-    (array([False, False,  True,  True, False]), array([False, False, False, False,  True]))
+    >>> decisions.uncertainty.round(4), decisions.acceptance_probability
+    (array([10., 30., inf, inf, inf]), array([1. , 0.5, 0. , 0. , 0. ]))
+    >>> decisions.out_of_range, decisions.first_out_of_range
+    (array([False, False,  True,  True, False]), (2, 0))
     """
-    if tie_breaking not in TIE_BREAKING:
-        raise ValueError(f"tie_breaking must be one of {', '.join(map(repr, TIE_BREAKING))}; got {tie_breaking!r}")
+    _check_tie_breaking(tie_breaking)
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     unseen = np.zeros(n, dtype=bool) if unseen is None else np.asarray(unseen, dtype=bool)
-    low, high = feature_bounds(score)
-    extreme = out_of_range(X, low, high)
+    extreme, first = _out_of_range(X, *_feature_bounds(score))
     classes = np.where(unseen, 0, np.asarray(classes)) if unseen.any() else classes
     # an out-of-range row's features are replaced before the score sees them (a NaN would stop it):
     # the row is rejected whatever its score
@@ -402,19 +257,10 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
     overflow = ~np.isfinite(uncertainty) & ~extreme
     rejected = extreme | overflow | unseen
     uncertainty[rejected] = np.inf
-    if tie_breaking == "sequential":
-        accept = selection.accept(uncertainty, random_state=seed)
-    else:
-        accept = uncertainty < selection.threshold
-        ties = uncertainty == selection.threshold
-        if selection.accept_prob >= 1.0:
-            accept |= ties
-        elif selection.accept_prob > 0.0 and ties.any():
-            accept[ties] = row_uniforms(X_safe[ties], seed) < selection.accept_prob
-    accept = accept & ~rejected
+    accept = selection.accept(uncertainty, random_state=seed, tie_breaking=tie_breaking, rows=X_safe) & ~rejected
     probability = np.where(rejected, 0.0, selection.acceptance_probability(uncertainty))
     return Decisions(uncertainty=uncertainty, accept=accept, acceptance_probability=probability,
-                     out_of_range=extreme, overflow=overflow, unseen=unseen)
+                     out_of_range=extreme, overflow=overflow, unseen=unseen, first_out_of_range=first)
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,7 +280,7 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
         Names of the feature columns, in the order the score reads them.
     classes : list of str or None
         The predicted classes as text, in the order of the score's per-class weights; None
-        with ``pred_column`` :data:`NO_PRED`.
+        with ``pred_column`` ``"none"``.
     score : PerClassLinearScore
         The fitted score (written by its ``to_dict``).
     selection : SelectionFunction
@@ -446,7 +292,7 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
     versions : dict of str
         Versions of the libraries that fitted the model.
     pred_column : str
-        Column of the predicted class in the data ``apply`` reads, or :data:`NO_PRED`.
+        Column of the predicted class in the data ``apply`` reads, or ``"none"``.
     ood_column : str or None, default=None
         Column that marked the OOD rows at ``select`` (OOD targets only).
 
@@ -461,22 +307,21 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
     >>> from rejectopt.scores import REG
     >>> from rejectopt.selective import SelectionFunction
     >>> from rejectopt.targets import Target
-    >>> score = REG(C=0).fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]),
-    ...                      np.array([10.0, 30.0, 20.0, 60.0]))
-    >>> model = model_dict(feature_columns=["x"], classes=["cat", "dog"], score=score,
-    ...                    selection=SelectionFunction(threshold=30.0, accept_prob=0.5),
+    >>> score = REG(C=0).fit(np.eye(2), np.array([0, 1]), np.array([0.0, 100.0]))
+    >>> model = model_dict(feature_columns=["a", "b"], classes=["cat", "dog"], score=score,
+    ...                    selection=SelectionFunction(threshold=50.0, accept_prob=0.5),
     ...                    target=Target("coverage", 0.75), loss_name="zero_one",
     ...                    versions={"rejectopt": "1.0"}, pred_column="pred")
-    >>> list(model)
-    ['format', 'format_version', 'feature_columns', 'classes', 'score', 'selection', 'target', 'loss', 'versions', 'pred_column']
-    >>> model["target"], model["selection"]
-    ({'kind': 'coverage', 'value': 0.75}, {'threshold': 30.0, 'accept_prob': 0.5})
+    >>> list(model)[:4], model["target"]
+    (['format', 'format_version', 'feature_columns', 'classes'], {'kind': 'coverage', 'value': 0.75})
+    >>> validate_model(model)[1]
+    SelectionFunction(threshold=50.0, accept_prob=0.5)
     """
-    target_entry = target_to_dict(target)
+    target_entry = _target_to_dict(target)
     if ood_column is not None:
         target_entry["ood_column"] = ood_column
     return {
-        "format": MODEL_FORMAT,
+        "format": _MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
         "feature_columns": list(feature_columns),
         "classes": classes,
@@ -525,25 +370,13 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from rejectopt.scores import REG
-    >>> from rejectopt.selective import SelectionFunction
-    >>> from rejectopt.targets import Target
-    >>> score = REG(C=0).fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]),
-    ...                      np.array([10.0, 30.0, 20.0, 60.0]))
-    >>> model = model_dict(feature_columns=["x"], classes=["cat", "dog"], score=score,
-    ...                    selection=SelectionFunction(threshold=30.0, accept_prob=0.5),
-    ...                    target=Target("coverage", 0.75), loss_name="zero_one",
-    ...                    versions={"rejectopt": "1.0"}, pred_column="pred")
-    >>> validate_model(model)
-    (REG(C=0.0, n_classes=2), SelectionFunction(threshold=30.0, accept_prob=0.5))
-    >>> validate_model(dict(model, classes=["cat"]))
+    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 2})
     Traceback (most recent call last):
         ...
-    ValueError: classes has 1 entries but score.n_classes is 2
+    ValueError: unsupported format_version 2
     """
-    if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:
-        raise ValueError(f"not a rejectopt model (expected \"format\": \"{MODEL_FORMAT}\")")
+    if not isinstance(model, dict) or model.get("format") != _MODEL_FORMAT:
+        raise ValueError(f"not a rejectopt model (expected \"format\": \"{_MODEL_FORMAT}\")")
     version = model.get("format_version")
     if isinstance(version, bool) or version != MODEL_FORMAT_VERSION:
         raise ValueError(f"unsupported format_version {reprlib.repr(version)}")
@@ -563,9 +396,9 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     if pred_column in features:
         raise ValueError(f"feature_columns includes the pred_column {pred_column!r}")
     classes = model["classes"]
-    if pred_column == NO_PRED:
+    if pred_column == _NO_PRED:
         if classes is not None or score.n_classes_ != 1:
-            raise ValueError(f"classes must be null and score.n_classes 1 with pred_column {NO_PRED!r}")
+            raise ValueError(f"classes must be null and score.n_classes 1 with pred_column {_NO_PRED!r}")
     else:
         if classes is None:
             raise ValueError(f"classes is null but pred_column is {pred_column!r}: the list of predicted classes "
@@ -574,13 +407,13 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
         if len(classes) != score.n_classes_:
             raise ValueError(f"classes has {len(classes)} entries but score.n_classes is {score.n_classes_}")
     target = model["target"]
-    if isinstance(target, dict) and target.get("kind") in OOD_TARGET_KINDS:
+    if isinstance(target, dict) and target.get("kind") in _OOD_TARGET_KINDS:
         if set(target) != {"kind", "value", "ood_column"}:
             raise ValueError(f"target of kind {target['kind']} must be an object with keys kind, value and ood_column")
         if not isinstance(target["ood_column"], str):
             raise ValueError("target.ood_column must be a string")
         target = {"kind": target["kind"], "value": target["value"]}
-    target_from_dict(target)
+    _target_from_dict(target)
     if not isinstance(model["loss"], str):
         raise ValueError("loss must be a string")
     versions = model["versions"]
@@ -618,26 +451,10 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from rejectopt.scores import REG
-    >>> from rejectopt.selective import SelectionFunction
-    >>> from rejectopt.targets import Target
-    >>> score = REG(C=0).fit(np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1]),
-    ...                      np.array([10.0, 30.0, 20.0, 60.0]))
-    >>> model = model_dict(feature_columns=["x"], classes=["cat", "dog"], score=score,
-    ...                    selection=SelectionFunction(threshold=30.0, accept_prob=0.5),
-    ...                    target=Target("coverage", 0.75), loss_name="zero_one",
-    ...                    versions={"rejectopt": "1.0"}, pred_column="pred")
-    >>> import json, tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = Path(folder) / "model.json"
-    ...     _ = path.write_text(json.dumps(model))
-    ...     read, score, selection = read_model(path)
-    >>> read == model, selection
-    (True, SelectionFunction(threshold=30.0, accept_prob=0.5))
-    >>> score.predict(np.array([[1.0], [3.0]]), np.array([0, 1])).round(4)
-    array([30., 60.])
+    >>> read_model("no/such/model.json")
+    Traceback (most recent call last):
+        ...
+    ValueError: no/such/model.json: no such file
     """
     path = Path(path)
     if not path.is_file():

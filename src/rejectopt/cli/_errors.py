@@ -16,15 +16,6 @@ class InputError(Exception):
     ----------
     *args : object
         The message, naming the file, row, column, option or model field at fault.
-
-    Examples
-    --------
-    >>> from rejectopt.cli import load_model
-    >>> try:
-    ...     load_model("no/such/model.json")
-    ... except InputError as err:
-    ...     print(err)
-    no/such/model.json: no such file
     """
 
 

@@ -1,4 +1,4 @@
-"""Argument parsing and the two commands, ``select`` and ``apply``; the library does the work."""
+"""The two commands, ``select`` and ``apply``, and the entry point; the library does the work."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fitting import fit_selective, split_ood_rows, split_rows
+from ..fitting import _split_ood_rows, fit_selective, split_rows
 from ..model import model_dict
 from ..report.selection import ood_select_figure, select_figure
 from ..scores import get_score
@@ -32,7 +32,7 @@ from ._report import (
 from ._parser import DEFAULT_OOD_COLUMN, build_parser
 from ._table import class_indices, class_vocabulary, load_table
 
-__all__ = ["build_parser", "main"]
+__all__ = ["main"]
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def run_select(args):
         if table.is_ood is None:
             parts = split_rows(n, *fractions, min_rows=MIN_ROWS_PER_PART)
         else:
-            parts = split_ood_rows(table.is_ood, *fractions, min_rows=MIN_ROWS_PER_PART)
+            parts = _split_ood_rows(table.is_ood, *fractions, min_rows=MIN_ROWS_PER_PART)
     except ValueError as err:
         raise InputError(f"{table.source}: {err}" if table.is_ood is not None else err) from None
     log.info("rows: %s", {k: int(v.size) for k, v in parts.items()})
@@ -188,31 +188,6 @@ def main(argv=None):
     -------
     int
         0 on success, 2 (:data:`rejectopt.cli._errors.EXIT_INPUT_ERROR`) on bad input.
-
-    Examples
-    --------
-    ``select`` on the predictions of a logistic regression on digits, then ``apply``:
-
-    >>> import tempfile, pathlib
-    >>> import pandas as pd
-    >>> from sklearn.datasets import load_digits
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> X, y = load_digits(return_X_y=True)
-    >>> clf = LogisticRegression(max_iter=3000, C=0.001).fit(X[:300], y[:300])
-    >>> frame = pd.DataFrame(X[300:], columns=[f"f{j}" for j in range(64)])
-    >>> frame["y"], frame["y_pred"] = y[300:], clf.predict(X[300:])
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> frame.to_csv(folder / "val.csv", index=False)
-    >>> from rejectopt.cli import main
-    >>> main(["-q", "select", "--data", str(folder / "val.csv"), "--target", "coverage=0.8",
-    ...       "--C", "1", "--out", str(folder / "selection")])  # doctest: +ELLIPSIS
-    wrote model.json, report.json, report.md, rc_curve.png to .../selection
-    report rows: coverage ...
-    0
-    >>> main(["-q", "apply", "--model", str(folder / "selection" / "model.json"),
-    ...       "--data", str(folder / "val.csv"), "--out", str(folder / "decisions.csv")])  # doctest: +ELLIPSIS
-    wrote .../decisions.csv: 1189 of 1497 rows accepted (0.7943)
-    0
     """
     args = build_parser().parse_args(argv)
     run = {"select": run_select, "apply": run_apply}[args.command]

@@ -12,18 +12,11 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..model import (
-    MODEL_FORMAT,
-    decide,
-    feature_bounds,
-    first_out_of_range,
-    model_dict,
-    read_model,
-)
+from ..model import decide, read_model
 from ._errors import InputError, one_line
 from ._table import class_indices, out_of_range_message
 
-__all__ = ["MODEL_FORMAT", "apply_model", "load_model", "model_dict"]
+__all__ = ["apply_model", "load_model"]
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +33,7 @@ def load_model(path):
     -------
     model : dict
         The validated file (:func:`rejectopt.model.validate_model`).
-    score : rejectopt.scores.PerClassLinearScore
+    score : rejectopt.scores._base.PerClassLinearScore
         The uncertainty score.
     selection : rejectopt.selective.SelectionFunction
         The selection function.
@@ -49,28 +42,6 @@ def load_model(path):
     ------
     InputError
         Not a file, not JSON, or any field invalid (:func:`rejectopt.model.read_model`), naming the field.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> import pandas as pd
-    >>> from sklearn.datasets import load_digits
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> X, y = load_digits(return_X_y=True)
-    >>> clf = LogisticRegression(max_iter=3000, C=0.001).fit(X[:300], y[:300])
-    >>> frame = pd.DataFrame(X[300:], columns=[f"f{j}" for j in range(64)])
-    >>> frame["y"], frame["y_pred"] = y[300:], clf.predict(X[300:])
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> frame.to_csv(folder / "val.csv", index=False)
-    >>> from rejectopt.cli import main
-    >>> main(["-q", "select", "--data", str(folder / "val.csv"), "--target", "coverage=0.8",
-    ...       "--C", "1", "--out", str(folder / "selection")])  # doctest: +ELLIPSIS
-    wrote model.json, report.json, report.md, rc_curve.png to .../selection
-    report rows: coverage ...
-    0
-    >>> model, score, selection = load_model(folder / "selection" / "model.json")
-    >>> model["target"], type(score).__name__
-    ({'kind': 'coverage', 'value': 0.8}, 'SELE')
     """
     try:
         return read_model(path)
@@ -97,36 +68,12 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
     extreme : {"reject", "error"}, default="reject"
         Rows with a feature beyond the bound: rejected with a warning, or an :class:`InputError`.
     seed : int, default=0
-        Seed of the randomized decisions at the threshold (:func:`rejectopt.model.row_uniforms`).
+        Seed of the randomized decisions at the threshold (``apply``'s sequential draws).
 
     Returns
     -------
     pandas.DataFrame
         ``row``, the predicted class, ``uncertainty``, ``acceptance_probability``, ``accept`` (0/1).
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> import pandas as pd
-    >>> from sklearn.datasets import load_digits
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> X, y = load_digits(return_X_y=True)
-    >>> clf = LogisticRegression(max_iter=3000, C=0.001).fit(X[:300], y[:300])
-    >>> frame = pd.DataFrame(X[300:], columns=[f"f{j}" for j in range(64)])
-    >>> frame["y"], frame["y_pred"] = y[300:], clf.predict(X[300:])
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> frame.to_csv(folder / "val.csv", index=False)
-    >>> from rejectopt.cli import main
-    >>> main(["-q", "select", "--data", str(folder / "val.csv"), "--target", "coverage=0.8",
-    ...       "--C", "1", "--out", str(folder / "selection")])  # doctest: +ELLIPSIS
-    wrote model.json, report.json, report.md, rc_curve.png to .../selection
-    report rows: coverage ...
-    0
-    >>> model, score, selection = load_model(folder / "selection" / "model.json")
-    >>> from rejectopt.cli import load_table
-    >>> decisions = apply_model(model, score, selection, load_table(folder / "val.csv", need_loss=False))
-    >>> decisions.columns.tolist()
-    ['row', 'y_pred', 'uncertainty', 'acceptance_probability', 'accept']
     """
     n = table.X.shape[0]
     vocabulary = model["classes"]
@@ -138,9 +85,9 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
                                              pred_column, unseen)
     decisions = decide(score, selection, table.X, classes, unseen=unseen_mask, seed=seed)
     extreme_mask = decisions.out_of_range
-    if extreme_mask.any():
-        first, j = first_out_of_range(table.X, extreme_mask, *feature_bounds(score))
-        message = out_of_range_message(table.source, table.X[first, j], table.feature_columns[j], table.where(first))
+    if decisions.first_out_of_range is not None:
+        first = decisions.first_out_of_range
+        message = out_of_range_message(table.source, table.X, first, table.feature_columns, table.where(first[0]))
         if extreme == "error":
             raise InputError(f"{message} ({int(extreme_mask.sum())} row(s) in all); pass --extreme-values reject "
                              "to reject such rows")

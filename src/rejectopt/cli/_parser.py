@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..scores import SCORE_C_GRID, get_score, score_names
+from ..scores import get_score, score_names
+from ..scores._selection import SCORE_C_GRID
 
 __all__ = ["DEFAULT_OOD_COLUMN", "DEFAULT_SCORE", "build_parser", "cli_scores"]
 
@@ -37,13 +38,6 @@ def build_parser():
     -------
     argparse.ArgumentParser
         With the subcommands ``select`` and ``apply`` and their options.
-
-    Examples
-    --------
-    >>> args = build_parser().parse_args(["apply", "--model", "model.json", "--data", "new.csv",
-    ...                                   "--out", "decisions.csv"])
-    >>> args.command, args.unseen_classes, args.extreme_values
-    ('apply', 'error', 'reject')
     """
     parser = argparse.ArgumentParser(
         prog="python -m rejectopt",

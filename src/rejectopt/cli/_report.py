@@ -15,7 +15,7 @@ from .. import __version__
 from ..metrics import aurc
 from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
-from ..targets import OOD_TARGET_KINDS, describe_attainable, ood_operating_point, target_from_dict
+from ..targets import _OOD_TARGET_KINDS, _describe_attainable, _ood_operating_point, _target_from_dict
 
 __all__ = ["figure_png", "json_bytes", "ood_report_dict", "ood_report_markdown", "ood_summary_line", "report_dict",
            "report_markdown", "summary_line", "versions"]
@@ -43,6 +43,26 @@ def _point_dict(point):
     }
 
 
+def _fit_entries(fit, score_name, loss_name, C_grid, split):
+    """The entries of ``report.json`` on what was fitted, in the file's order (both kinds of target)."""
+    return {
+        "loss": loss_name,
+        "score": score_name,
+        "C": fit.C,
+        "C_grid": [float(c) for c in C_grid],
+        "validation_aurc": {str(k): v for k, v in fit.validation_aurc.items()},
+        "selection": fit.selection.to_dict(),
+        "split": split,
+    }
+
+
+def _rows(parts, total):
+    """Rows per part of the split, as ``report.json`` counts them."""
+    return {"total": int(total), "train_fit": int(parts["fit"].size),
+            "train_validation": int(parts["validation"].size), "calibration": int(parts["calibration"].size),
+            "report": int(parts["report"].size)}
+
+
 def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, versions):
     """The content of ``report.json`` for a :class:`rejectopt.fitting.SelectiveFit` on ``loss``."""
     parts, s, selection = fit.parts, fit.uncertainty, fit.selection
@@ -51,16 +71,8 @@ def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, vers
     calibration_risk, calibration_coverage = empirical_risk_coverage(loss[cal], s[cal], selection)
     return {
         "target": {"kind": target.kind, "value": target.value},
-        "loss": loss_name,
-        "score": score_name,
-        "C": fit.C,
-        "C_grid": [float(c) for c in C_grid],
-        "validation_aurc": {str(k): v for k, v in fit.validation_aurc.items()},
-        "selection": selection.to_dict(),
-        "split": split,
-        "rows": {"total": int(s.size), "train_fit": int(parts["fit"].size),
-                 "train_validation": int(parts["validation"].size), "calibration": int(cal.size),
-                 "report": int(rep.size)},
+        **_fit_entries(fit, score_name, loss_name, C_grid, split),
+        "rows": _rows(parts, s.size),
         "calibration": {"coverage": calibration_coverage, "selective_risk": _none_if_nan(calibration_risk)},
         "report": _point_dict(operating_point(loss_rep, s_rep, selection)),
         "aurc_report": {"learned_score": aurc(loss_rep, s_rep), "random_order": float(loss_rep.mean()),
@@ -144,12 +156,12 @@ _RATE_LABELS = {"tpr": "TPR (share of ID rows accepted)", "fpr": "FPR (share of 
 
 def is_ood_report(report):
     """Whether ``report`` is that of an OOD target (``tpr-fpr`` or ``precision-recall``)."""
-    return report["target"]["kind"] in OOD_TARGET_KINDS
+    return report["target"]["kind"] in _OOD_TARGET_KINDS
 
 
 def _ood_point(loss, is_ood, prob):
-    """:func:`rejectopt.targets.ood_operating_point` with JSON's null for an undefined value."""
-    point = ood_operating_point(loss, is_ood, prob)
+    """:func:`rejectopt.targets._ood_operating_point` with JSON's null for an undefined value."""
+    point = _ood_operating_point(loss, is_ood, prob)
     for name in ("precision", "selective_risk"):
         point[name] = _none_if_nan(point[name])
         point[f"{name}_ci"] = [_none_if_nan(v) for v in point[f"{name}_ci"]]
@@ -194,16 +206,8 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
     return {
         "target": {"kind": target.kind, "value": target.as_dict()},
         "ood_column": ood_column,
-        "loss": loss_name,
-        "score": score_name,
-        "C": fit.C,
-        "C_grid": [float(c) for c in C_grid],
-        "validation_aurc": {str(k): v for k, v in fit.validation_aurc.items()},
-        "selection": selection.to_dict(),
-        "split": split,
-        "rows": {"total": int(s.size), "train_fit": int(parts["fit"].size),
-                 "train_validation": int(parts["validation"].size), "calibration": int(cal.size),
-                 "report": int(rep.size),
+        **_fit_entries(fit, score_name, loss_name, C_grid, split),
+        "rows": {**_rows(parts, s.size),
                  "ood": {"total": int(is_ood.sum()), "calibration": int(ood_cal.sum()), "report": int(ood_rep.sum())}},
         "calibration": calibration,
         "attainable_calibration": target.attainable(ood_cal, s[cal]),
@@ -219,7 +223,7 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
 
 
 def _target_of(report):
-    return target_from_dict(report["target"])
+    return _target_from_dict(report["target"])
 
 
 def _interval(point, name):
@@ -286,7 +290,7 @@ def ood_report_markdown(report):
                      f"{_yes(feasibility['report_within_ci'][name])} |")
     lines += [
         "",
-        f"On the calibration rows {describe_attainable(target, report['attainable_calibration'])}; coverage "
+        f"On the calibration rows {_describe_attainable(target, report['attainable_calibration'])}; coverage "
         f"{fmt(cal['coverage'])}, selective risk of the accepted ID rows {fmt(cal['selective_risk'])}.",
         "",
         f"Separation of ID and OOD report rows by the score: AUROC {fmt(report['auroc_report'])} (0.5 = none). "

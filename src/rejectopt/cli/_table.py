@@ -28,17 +28,11 @@ import pandas as pd
 
 from ..logits import NetworkOutputError, check_network_outputs, predictions
 from ..metrics import per_example_loss
-from ..model import (
-    FEATURE_LIMIT,
-    NO_PRED,
-    first_out_of_range,
-    out_of_range,
-    out_of_range_reason,
-)
+from ..model import _NO_PRED, _out_of_range, _out_of_range_message
 from ._errors import InputError, one_line
 
-__all__ = ["FEATURE_LIMIT", "NETWORK_ARRAYS", "NETWORK_CSV", "NO_PRED", "Table", "class_indices", "class_vocabulary",
-           "is_network_file", "load_table", "row_label"]
+__all__ = ["NETWORK_ARRAYS", "NETWORK_CSV", "Table", "class_indices", "class_vocabulary", "is_network_file",
+           "load_table", "out_of_range_message", "row_label"]
 
 log = logging.getLogger(__name__)
 
@@ -69,17 +63,6 @@ class Table:
         The attributes above.
     pred_raw : ndarray or None
         The predicted classes as read, before normalisation (for the ``mae`` loss).
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
-    >>> _ = path.write_text("a,b,y,y_pred\\n0.5,1,2,2\\n1.5,0,1,2\\n")
-    >>> table = load_table(path)
-    >>> table.X.tolist(), table.feature_columns, table.pred_keys.tolist(), table.loss.tolist()
-    ([[0.5, 1.0], [1.5, 0.0]], ['a', 'b'], ['2', '2'], [0.0, 100.0])
-    >>> table.where(1)  # the second data row, as messages name it
-    'row 2'
     """
 
     X: np.ndarray
@@ -226,20 +209,21 @@ def _require_columns(available, required, source):
         raise InputError(f"{source}: missing column(s) {missing}; the file has columns {list(available)}")
 
 
-def out_of_range_message(source, value, column, where):
-    """``<file>: value 1e+308 in column 'f4' at row 7 is out of range: ...``."""
-    return f"{source}: value {value:g} in column {column!r} at {where} is out of range: {out_of_range_reason(value)}"
+def out_of_range_message(source, X, first, columns, where):
+    """``<file>: value 1e+308 in column 'f4' at row 7 is out of range: ...`` for the value at ``first`` (row, column)."""
+    i, j = first
+    return f"{source}: {_out_of_range_message(X[i, j], f'in column {columns[j]!r} at {where}')}"
 
 
 def _check_range(X, columns, source, is_csv, index=None):
-    """InputError naming the first value with ``|x| > FEATURE_LIMIT`` (row-major order).
+    """InputError naming the first value beyond :data:`rejectopt.model.FEATURE_LIMIT` (row-major order).
 
     ``index``: the file rows of ``X`` when they are a subset (for the message).
     """
-    rows = out_of_range(X)
-    if rows.any():
-        i, j = first_out_of_range(X, rows)
-        raise InputError(out_of_range_message(source, X[i, j], columns[j], row_label(_position(i, index), is_csv)))
+    first = _out_of_range(X)[1]
+    if first is not None:
+        where = row_label(_position(first[0], index), is_csv)
+        raise InputError(out_of_range_message(source, X, first, columns, where))
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,7 +329,7 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
         None: every column except the label, prediction and loss columns.
     need_loss : bool
         ``select``: the loss is read, and the label, prediction and loss columns must not
-        be features; values beyond :data:`FEATURE_LIMIT` are refused (``apply`` rejects
+        be features; values beyond :data:`rejectopt.model.FEATURE_LIMIT` are refused (``apply`` rejects
         such rows instead, see :func:`rejectopt.cli._model.apply_model`).
     ood_column : str or None
         ``select`` with a TPR-FPR or precision-recall target: the column marking OOD rows
@@ -363,19 +347,6 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
     InputError
         Missing or duplicate columns, no rows, NaN, non-numeric or out-of-range values:
         naming the file, row and column.
-    
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
-    >>> _ = path.write_text("a,b,y,y_pred\\n0.5,1,2,2\\n1e300,0,1,2\\n")
-    >>> try:
-    ...     load_table(path)
-    ... except InputError as err:
-    ...     print(err)  # doctest: +ELLIPSIS
-    /.../rows.csv: value 1e+300 in column 'a' at row 2 is out of range: ...
-    >>> load_table(path, need_loss=False).X[:, 0].tolist()  # apply: decide() rejects the row later
-    [0.5, 1e+300]
     """
     frame, is_csv = _read_frame(path)
     source = str(path)
@@ -384,7 +355,7 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
                               loss_column=loss_column, loss=loss, feature_columns=feature_columns,
                               need_loss=need_loss, ood_column=ood_column)
     label_column = "y" if label_column is None else label_column
-    use_pred = pred_column != NO_PRED
+    use_pred = pred_column != _NO_PRED
     special = [c for c in (pred_column if use_pred else None,
                            (loss_column or label_column) if need_loss else None, ood_column) if c]
     if ood_column is not None:
