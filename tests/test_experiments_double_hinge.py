@@ -13,7 +13,6 @@ model selection in test_double_hinge.
 """
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,16 +21,15 @@ from scipy.stats import wilcoxon
 
 from rejectopt import stats
 from rejectopt._io import save_npz
-from rejectopt.classifiers import DoubleHingeSVM, classifier_outputs
+from rejectopt.classifiers import DoubleHingeSVM
+from rejectopt.classifiers._selection import classifier_outputs
 from rejectopt.experiments import SplitInputs, check_experiment
 from rejectopt.experiments import double_hinge as dh
 from rejectopt.experiments.paper import run_classifiers
-from rejectopt.splits import DEFAULT_RATIOS, PARTS, make_splits, save_splits
+from rejectopt.splits import DEFAULT_RATIOS, _PARTS, make_splits, save_splits
 from known_answers import brute_force_margin_threshold
+from support import COSTS, double_hinge_results, split_paths
 
-REPO = Path(__file__).resolve().parents[1]
-DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
-COSTS = [0.05, 0.1, 0.2, 0.3, 0.45]
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,11 +84,11 @@ def test_breast_cancer_splits_are_make_splits_and_independent_of_their_number():
     X, y, parts = dh.breast_cancer_split(3, seed=7)
     assert X.shape == (569, 30) and set(np.unique(y)) == {0, 1}
     ref = make_splits(y, DEFAULT_RATIOS, n_splits=5, seed=7, dataset="breast_cancer")
-    for p in PARTS:
+    for p in _PARTS:
         np.testing.assert_array_equal(parts[p], ref[f"{p}_3"])
-    assert np.array_equal(np.sort(np.concatenate([parts[p] for p in PARTS])), np.arange(569))
+    assert np.array_equal(np.sort(np.concatenate([parts[p] for p in _PARTS])), np.arange(569))
     _, _, again = dh.breast_cancer_split(3, seed=7)
-    assert all(np.array_equal(parts[p], again[p]) for p in PARTS)
+    assert all(np.array_equal(parts[p], again[p]) for p in _PARTS)
     _, _, other = dh.breast_cancer_split(3, seed=8)
     assert not np.array_equal(parts["tst"], other["tst"])
 
@@ -98,20 +96,7 @@ def test_breast_cancer_splits_are_make_splits_and_independent_of_their_number():
 # --------------------------------------------------------------------------------------------
 # 2. One split on breast cancer
 # --------------------------------------------------------------------------------------------
-def split_paths(folder, k):
-    return folder / f"split_{k}.csv", folder / f"split_{k}.npz", folder / f"timing_split_{k}.csv"
-
-
-@pytest.fixture(scope="module")
-def bc_run(tmp_path_factory):
-    """Split 0 of breast cancer through the file-in / file-out step (the pipeline's job)."""
-    out = tmp_path_factory.mktemp("double_hinge") / "breast_cancer"
-    result = dh.run_dataset_files(None, None, {0: split_paths(out, 0)}, dataset="breast_cancer",
-                                  settings={"reject_costs": COSTS}, seed=0)[0]
-    X, y, parts = dh.breast_cancer_split(0, seed=0)
-    return result, X, y, parts, out
-
-
+# (the fixture bc_run, split 0 through the experiment's file step, is tests/conftest.py's)
 def test_breast_cancer_numbers_are_sane(bc_run):
     result, _, _, parts, _ = bc_run
     rows = result.rows
@@ -185,6 +170,7 @@ def test_split_files(bc_run):
     assert (timing["fit_cpu_s"] > 0).all() and (timing["fit_wall_s"] > 0).all()
 
 
+@pytest.mark.slow  # runs the experiment again
 def test_a_rerun_writes_the_same_result_bytes(bc_run, tmp_path):
     """Only the timing file may differ between two runs (a local and a SLURM run are compared byte for byte)."""
     _, _, _, _, out = bc_run
@@ -195,6 +181,7 @@ def test_a_rerun_writes_the_same_result_bytes(bc_run, tmp_path):
     assert (tmp_path / "split_0.npz").read_bytes() == (out / "split_0.npz").read_bytes()
 
 
+@pytest.mark.slow  # runs the experiment again
 def test_a_multi_split_job_writes_each_split_as_if_alone(bc_run, tmp_path):
     """The pipeline's job runs every split of a dataset; split 0's result files must not depend
     on the other splits the job runs."""
@@ -294,25 +281,8 @@ def test_the_staged_lr_gives_the_same_results_as_training_it(tmp_path):
 # --------------------------------------------------------------------------------------------
 # 4. The tables from a synthetic frame
 # --------------------------------------------------------------------------------------------
-def synthetic_results():
-    rng = np.random.default_rng(3)
-    rows = []
-    for k, dataset in enumerate(["alpha", "beta"]):
-        for split in range(4):
-            for d in (0.1, 0.3):
-                for m, method in enumerate(dh.METHODS):
-                    coverage = 0.0 if (dataset, split, d, method) == ("beta", 2, 0.1, "double_hinge") else 0.5 + 0.1 * m
-                    rows.append({
-                        "dataset": dataset, "split": split, "reject_cost": d, "method": method,
-                        "cost_risk": 3.0 + m * 0.3 + k + d + rng.random(), "coverage": coverage,
-                        "selective_risk": np.nan if coverage == 0 else 2.0 + rng.random(),
-                        "error_full": 5.0, "C": 10.0, "gamma": 0.1 if method == dh.REFERENCE else np.nan,
-                    })
-    return pd.DataFrame(rows)
-
-
 def test_table_ranks_and_wilcoxon_match_scipy_and_stats():
-    results = synthetic_results()
+    results = double_hinge_results()
     table = dh.double_hinge_table(results)
     assert len(table) == 2 * 2 * len(dh.METHODS) and (table["n_splits"] == 4).all()
     assert list(table["method"][:len(dh.METHODS)]) == list(dh.METHODS)
@@ -343,7 +313,7 @@ def test_table_ranks_and_wilcoxon_match_scipy_and_stats():
 
 
 def test_aggregate_returns_the_tables_as_numbers():
-    results = synthetic_results()
+    results = double_hinge_results()
     tables = dh.aggregate(results, dh.settings({}))
     assert set(tables) == {"double_hinge", "ranks", "rank_tests", "wilcoxon"}
     assert all(name.isidentifier() for name in tables)
@@ -358,7 +328,7 @@ def test_aggregate_returns_the_tables_as_numbers():
 
 
 def test_table_file_writes_the_table(tmp_path):
-    results = synthetic_results()
+    results = double_hinge_results()
     paths = []
     for (dataset, split), frame in results.groupby(["dataset", "split"]):
         paths.append(tmp_path / f"{dataset}_{split}.csv")
@@ -369,8 +339,14 @@ def test_table_file_writes_the_table(tmp_path):
 
 
 def test_wilcoxon_of_identical_methods_is_one():
-    results = synthetic_results()
+    results = double_hinge_results()
     same = results[results.method == dh.REFERENCE].assign(method="lr_chow")
     frame = pd.concat([results[results.method == dh.REFERENCE], same])
     tests = dh.wilcoxon_tests(frame)
     assert (tests["pvalue"] == 1.0).all() and (tests["n_nonzero"] == 0).all()
+
+
+def test_table_order_keeps_datasets_as_met_costs_sorted_and_the_methods_first():
+    rows = pd.DataFrame({"dataset": ["b", "a", "b"], "reject_cost": [0.3, 0.1, 0.1],
+                         "method": ["mine", "lr_chow", "double_hinge"]})
+    assert dh.table_order(rows) == (["b", "a"], [0.1, 0.3], ["double_hinge", "lr_chow", "mine"])

@@ -11,20 +11,29 @@ Fig. 4-5) tests/test_report_landmarks.py's.
 """
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from test_landmarks import FACES, forty_offline_faces, needs_faces, random_points, write_pts
+from support import (
+    DEMO_MIRROR,
+    FACES,
+    fake_result,
+    forty_offline_faces,
+    needs_faces,
+    random_points,
+    rule_counts,
+    snakemake,
+    write_pts,
+)
 
-from rejectopt.datasets import ARCHIVE_SUBSETS, MIRROR_SUBSETS
+from rejectopt.datasets._faces300w import ARCHIVE_SUBSETS, MIRROR_SUBSETS
 from rejectopt.experiments import SplitInputs, check_experiment
 from rejectopt.experiments import landmarks as E
 from rejectopt.experiments.paper import BASE_SUMMARY_COLUMNS
-from rejectopt.landmarks import detect_faces, load_or_detect_faces, per_landmark
-from rejectopt.scores import SCORE_C_GRID
+from rejectopt.landmarks._detect import detect_faces, load_or_detect_faces
+from rejectopt.scores._selection import SCORE_C_GRID
 from rejectopt.splits import save_splits
 
 
@@ -88,6 +97,7 @@ def real_faces():
     return forty_offline_faces()
 
 
+@pytest.mark.slow
 @needs_faces
 def test_run_landmark_split_end_to_end_on_a_tiny_split(real_faces):
     detections = detect_faces(real_faces)
@@ -103,6 +113,7 @@ def test_run_landmark_split_end_to_end_on_a_tiny_split(real_faces):
     assert sorted(out["learning_curve"]["m"].unique()) == [6, 12]
 
 
+@pytest.mark.slow
 @needs_faces
 def test_grid_jobs_and_workers_give_the_same_split(real_faces, tmp_path):
     """The pipeline's way (grid cells trained as separate jobs, worker processes) = the serial call."""
@@ -129,6 +140,7 @@ def test_grid_jobs_and_workers_give_the_same_split(real_faces, tmp_path):
         E.run_landmark_split(real_faces, detections, parts, **common, candidates=candidates[:1])
 
 
+@pytest.mark.slow
 @needs_faces
 def test_the_pipeline_files_give_the_split_of_the_library_call(tmp_path):
     """train_predictor_file per option set, then run_split_files (rules train_predictor, train_landmarks),
@@ -174,39 +186,6 @@ def test_the_pipeline_files_give_the_split_of_the_library_call(tmp_path):
 # --------------------------------------------------------------------------------------------
 # 3. The rows, their files, the faces, the table
 # --------------------------------------------------------------------------------------------
-def fake_result(n=24, seed=0, index_offset=0):
-    rng = np.random.default_rng(seed)
-    truth = random_points(seed)
-    loss = rng.gamma(2.0, 100.0, size=n)
-    return {
-        "tst_index": np.arange(n) + index_offset,
-        "loss": loss,
-        "pred": np.repeat(truth[None], n, axis=0) + rng.normal(0, 1, size=(n, 68, 2)),
-        "uncertainty_face_score": rng.normal(size=n),
-        "uncertainty_sele": loss + rng.normal(0, 50, size=n),
-        "uncertainty_reg": loss + rng.normal(0, 80, size=n),
-        "aurc": {"face_score": 3.5, "sele": 2.6, "reg": 2.8},
-        "risk_full": float(per_landmark(loss).mean()),
-        "C": {"sele": 10.0, "reg": 100.0},
-        "val_aurc": {"sele": {"10.0": 1.0}, "reg": {"100.0": 1.0}},
-        "predictor_options": {"oversampling_amount": 5, "tree_depth": 4},
-        "val1_error": {"0": 5.0},
-        "mean_error": {"tst": 5.0},
-    }
-
-
-def fake_faces(tmp_path, n=24):
-    from PIL import Image
-
-    rows = []
-    for k in range(n):
-        image = tmp_path / f"f{k}.png"
-        Image.fromarray(np.full((100, 100), 40 + k, dtype=np.uint8)).save(image)
-        pts = write_pts(tmp_path / f"f{k}.pts", random_points(0))
-        rows.append({"name": f"f{k}", "subset": "s", "image": str(image), "pts": str(pts)})
-    return pd.DataFrame(rows)
-
-
 SUMMARY_COLUMNS = ["task", "dataset", "split", "classifier", "score", "C_classifier", "C_score", "aurc",
                    "risk_full", "n_test"]
 
@@ -254,28 +233,12 @@ def test_aggregate_is_the_mean_and_std_over_splits():
 # --------------------------------------------------------------------------------------------
 # 4. The Snakemake rules
 # --------------------------------------------------------------------------------------------
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _snakemake(workdir, *args, timeout=600):
-    import subprocess
-    import sys
-
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-
-
-def _rule_counts(text):
-    return {line.split()[0]: int(line.split()[1]) for line in text.splitlines()
-            if len(line.split()) == 2 and line.split()[1].isdigit()}
-
-
 @needs_faces
 def test_snakemake_plans_the_landmark_rules_from_faces_mirror(tmp_path):
-    run = _snakemake(tmp_path, "-n", "--quiet", "rules", "--config", f"faces_mirror={FACES}", "datasets=[shuttle]",
+    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", f"faces_mirror={FACES}", "datasets=[shuttle]",
                      "n_splits=1")
     assert run.returncode == 0, run.stderr
-    counts = _rule_counts(run.stdout + run.stderr)
+    counts = rule_counts(run.stdout + run.stderr)
     assert {r: counts.get(r) for r in ("detect_faces", "make_face_splits", "train_landmarks", "summarize_landmarks",
                                        "landmark_figures")} == dict.fromkeys(
         ("detect_faces", "make_face_splits", "train_landmarks", "summarize_landmarks", "landmark_figures"), 1)
@@ -286,32 +249,31 @@ def test_snakemake_plans_the_landmark_rules_from_faces_mirror(tmp_path):
 @needs_faces
 def test_snakemake_trains_no_predictor_in_pretrained_mode(tmp_path):
     (tmp_path / "pretrained.yaml").write_text("landmarks:\n  pretrained: true\n")
-    run = _snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(tmp_path / "pretrained.yaml"),
+    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(tmp_path / "pretrained.yaml"),
                      "--config", f"faces_mirror={FACES}", "datasets=[shuttle]", "n_splits=2")
     assert run.returncode == 0, run.stderr
-    counts = _rule_counts(run.stdout + run.stderr)
+    counts = rule_counts(run.stdout + run.stderr)
     assert counts.get("train_landmarks") == 2 and "train_predictor" not in counts
 
 
 def test_snakemake_skips_landmarks_loudly_with_data_mirror_only(tmp_path):
-    mirror = REPO / "workflow" / "resources" / "demo_mirror"
-    run = _snakemake(tmp_path, "-n", "--quiet", "rules", "--config", f"data_mirror={mirror}", "datasets=[sattelite]",
+    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite]",
                      "n_splits=1")
     assert run.returncode == 0, run.stderr
     assert "faces_mirror" in run.stdout + run.stderr
-    assert "train_landmarks" not in _rule_counts(run.stdout + run.stderr)
+    assert "train_landmarks" not in rule_counts(run.stdout + run.stderr)
 
 
 def test_snakemake_plans_the_official_download_without_mirrors(tmp_path):
-    run = _snakemake(tmp_path, "-n", "--quiet", "rules", "--config", "datasets=[shuttle]", "n_splits=2")
+    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", "datasets=[shuttle]", "n_splits=2")
     assert run.returncode == 0, run.stderr
-    counts = _rule_counts(run.stdout + run.stderr)
+    counts = rule_counts(run.stdout + run.stderr)
     assert counts["download_faces"] == counts["extract_faces"] == 1 and counts["train_landmarks"] == 2
     assert counts["train_predictor"] == 4
 
 
 def test_snakemake_names_a_missing_faces_mirror(tmp_path):
-    run = _snakemake(tmp_path, "-n", "--config", f"faces_mirror={tmp_path / 'nowhere'}", "datasets=[shuttle]")
+    run = snakemake(tmp_path, "-n", "--config", f"faces_mirror={tmp_path / 'nowhere'}", "datasets=[shuttle]")
     assert run.returncode != 0 and "faces_mirror" in run.stdout + run.stderr and "nowhere" in run.stdout + run.stderr
 
 
@@ -324,6 +286,7 @@ LANDMARK_TARGETS = [
 ]
 
 
+@pytest.mark.slow
 @needs_faces
 def test_landmark_rules_run_end_to_end_on_a_few_faces(tmp_path):
     """The landmark rules only (targets), 100 faces, 1 split, a tiny predictor: ~30 s on 2 cores."""
@@ -332,7 +295,7 @@ def test_landmark_rules_run_end_to_end_on_a_few_faces(tmp_path):
         "    - {cascade_depth: 4, tree_depth: 3, num_trees_per_cascade_level: 50, oversampling_amount: 2}\n"
         "C_score: [1, 100]\n"
     )
-    run = _snakemake(tmp_path, *LANDMARK_TARGETS, "--cores", "2", "--configfile", str(tmp_path / "small.yaml"),
+    run = snakemake(tmp_path, *LANDMARK_TARGETS, "--cores", "2", "--configfile", str(tmp_path / "small.yaml"),
                      "--config", f"faces_mirror={FACES}", "datasets=[shuttle]", "n_splits=1")
     assert run.returncode == 0, run.stderr[-5000:]
     for path in LANDMARK_TARGETS:
@@ -344,3 +307,84 @@ def test_landmark_rules_run_end_to_end_on_a_few_faces(tmp_path):
     assert (tmp_path / "results/benchmarks/train_landmarks/300w/split_0.tsv").is_file()
     assert (tmp_path / "results/benchmarks/train_predictor/300w/split_0_option_0.tsv").is_file()
     assert not list((tmp_path / "results/landmarks/300w").glob("predictor_*"))  # temporary models removed
+
+
+@pytest.fixture(scope="module")
+def synthetic_faces(tmp_path_factory):
+    """Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise),
+    stand-in detections (the HOG detector finds no face in them: each face's fallback box and a
+    seeded score) and one split: what the rules detect_faces and make_face_splits stage."""
+    from PIL import Image
+
+    from rejectopt._io import save_npz
+    from rejectopt.landmarks._detect import fallback_box
+
+    root = tmp_path_factory.mktemp("synthetic_faces")
+    (root / "afw").mkdir()
+    rng = np.random.default_rng(0)
+    base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
+    truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
+    for k, truth in enumerate(truths):
+        image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
+        image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
+        Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
+        write_pts(root / "afw" / f"{k:02d}.pts", truth + 1)
+    faces = {"folder": str(root), "subsets": ["afw"], "max_faces": None}
+    faces_df = E.select_faces(**faces)
+    save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]), score=rng.normal(size=20),
+             name=faces_df["name"].to_numpy(str), subset=faces_df["subset"].to_numpy(str))
+    splits = E.face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2), n_splits=1,
+                                seed=0)
+    assert sorted(splits) == [f"{p}_0" for p in ("trn1", "trn2", "tst", "val1", "val2")]
+    return root, faces
+
+
+def test_split_inputs_are_the_staged_faces_detections_and_split(synthetic_faces):
+    root, faces = synthetic_faces
+    faces_df, detections, parts, seed = E.load_split_inputs(faces, root / "detections.npz", root / "splits.npz", 0,
+                                                            master_seed=0)
+    assert len(faces_df) == 20 and seed == E.split_seed(0, 0)
+    assert {part: len(rows) for part, rows in parts.items()} == {"trn1": 6, "val1": 2, "trn2": 6, "val2": 2, "tst": 4}
+    assert sorted(detections) == ["box", "name", "score", "subset"]
+    with pytest.raises(ValueError, match="detections.npz does not match the face list; rerun detect_faces"):
+        E.load_detections(root / "detections.npz", faces_df.iloc[::-1])
+
+
+def test_the_pipeline_files_on_synthetic_faces_give_the_contracts_split(synthetic_faces, tmp_path):
+    """Without the 300-W copy: the option grid trained as separate jobs (train_predictor_file), then
+    run_split_files, equal the contract's run_split from the same staged files."""
+    root, faces = synthetic_faces
+    grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5, "oversampling_amount": k}
+            for k in (1, 2)]
+    models = [tmp_path / f"model_{k}.dat" for k in range(2)]
+    errors = [tmp_path / f"error_{k}.json" for k in range(2)]
+    for k in range(2):
+        error = E.train_predictor_file(root / "detections.npz", root / "splits.npz", 0, k, models[k], errors[k],
+                                       faces=faces, options_grid=grid, trainer_threads=1, seed=0)
+        written = json.loads(errors[k].read_text())
+        assert sorted(written) == ["option", "options", "val1_error"] and written["val1_error"] == error
+    out = E.run_split_files(root / "detections.npz", root / "splits.npz", 0, tmp_path / "result.npz",
+                            tmp_path / "curve.csv", faces=faces, seed=0, options_grid=grid, C_grid=[1.0],
+                            learning_curve_sizes=[], with_coordinates=False, pretrained=False, score_jobs=1,
+                            models=models, errors=errors)
+    assert out.rows["score"].tolist() == ["face_score", "reg", "sele"] and (out.rows["n_test"] == 4).all()
+    assert E.load_landmark_result(tmp_path / "result.npz")["aurc"] == out.result["aurc"]
+    chosen = E.settings({"C_score": [1.0], "landmarks": {"predictor_options_grid": grid, "learning_curve_sizes": []}})
+    chosen["faces"], chosen["score_jobs"] = faces, 1
+    staged = {E.STAGED_DETECTIONS: root / "detections.npz"}
+    staged.update({f"predictor/{k}": models[k] for k in range(2)})
+    staged.update({f"val1_error/{k}": errors[k] for k in range(2)})
+    contract = E.run_split(SplitInputs(E.DATASET, 0, E.NAME, 0, None, root / "splits.npz", staged), chosen)
+    pd.testing.assert_frame_equal(contract.rows, out.rows)
+
+
+def test_learning_curve_table_is_the_mean_and_std_over_splits():
+    def curve(sele, reg):
+        return pd.DataFrame({"m": [50, 50, 100, 100], "method": ["sele", "reg"] * 2, "C": 1.0,
+                             "test_aurc": sele + reg})
+
+    table = E.learning_curve_table({0: curve([4.0, 3.0], [5.0, 3.5]), 1: curve([5.0, 3.2], [6.0, 3.6])})
+    assert table[["method", "m", "count"]].values.tolist() == [["reg", 50, 2], ["reg", 100, 2], ["sele", 50, 2],
+                                                               ["sele", 100, 2]]
+    np.testing.assert_allclose(table["mean"], [3.1, 3.55, 4.5, 5.5])
+    np.testing.assert_allclose(table["std"], [0.141421, 0.070711, 0.707107, 0.707107], atol=1e-6)

@@ -14,20 +14,15 @@ Rendering (Markdown / LaTeX, figures, Table 1) is tests/test_report_ood.py's; th
 (metrics, strategies, scores, the synthetic example) is tests/test_ood.py's.
 """
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from rejectopt import ood, stats
-from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.experiments import SplitInputs, check_experiment
 from rejectopt.experiments import ood as ood_experiment
 from rejectopt.splits import make_splits, save_splits
-
-REPO = Path(__file__).resolve().parents[1]
-DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
+from support import ood_results
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,20 +103,7 @@ def test_partition_counts():
 # --------------------------------------------------------------------------------------------
 # 2. + 3. One split of the real sattelite data
 # --------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def sattelite(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("ood_sattelite")
-    prepare_dataset("sattelite", folder / "raw", folder / "data.npz", mirror=DEMO_MIRROR)
-    X, y = load_prepared(folder / "data.npz")
-    splits = make_splits(y, n_splits=1, seed=0, dataset="sattelite")
-    save_splits(folder / "splits.npz", splits, y=y)
-    result = ood_experiment.run_dataset_files(
-        folder / "data.npz", folder / "splits.npz", {0: (folder / "split_0.csv", folder / "split_0.npz")},
-        dataset="sattelite", C_classifier=(1,), C_score=(1,),
-    )[0]
-    return folder, X, y, splits, result
-
-
+# (the fixture sattelite, split 0 through the experiment's file step, is tests/conftest.py's)
 def test_sattelite_split_numbers_are_sane(sattelite):
     folder, X, y, splits, result = sattelite
     rows = pd.read_csv(folder / "split_0.csv")
@@ -231,28 +213,8 @@ def test_double_score_beats_both_scores_when_each_sees_one_thing():
 # --------------------------------------------------------------------------------------------
 # 4. The table against rejectopt.stats
 # --------------------------------------------------------------------------------------------
-def synthetic_results():
-    rng = np.random.default_rng(1)
-    methods = ["mcp", "knn", "mcp+knn", "sele"]
-    rows = []
-    for d, dataset in enumerate(["alpha", "beta", "gamma"]):
-        for split in range(3):
-            for m, method in enumerate(methods):
-                risk = 5.0 + m + d + rng.random()
-                rows.append({
-                    "dataset": dataset, "split": split, "classifier": "lr", "method": method,
-                    "kind": "double" if "+" in method else "single", "held_out": "4 5",
-                    "tpr_min": 0.8, "fpr_max": 0.2,
-                    "risk_seed": np.nan if (dataset, method, split) == ("beta", "mcp", 1) else risk,
-                    "risk_fixed": risk + 1, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.1 * m, "auroc": 0.5 + 0.1 * m,
-                    "oscr": 0.9, "id_error": 10.0, "feasible_val_seed": True, "feasible_tst_seed": split != 0,
-                    "feasible_val_fixed": False, "feasible_tst_fixed": False,
-                })
-    return pd.DataFrame(rows), methods
-
-
 def test_table_statistics_match_rejectopt_stats():
-    results, methods = synthetic_results()
+    results, methods = ood_results()
     table = ood_experiment.ood_table(results)
     assert len(table) == 12 and table["n_splits"].eq(3).all()
     cell = table.set_index(["dataset", "method"]).loc[("gamma", "knn")]
@@ -280,7 +242,7 @@ def test_table_statistics_match_rejectopt_stats():
 
 
 def test_aggregate_returns_the_tables_as_numbers():
-    results, methods = synthetic_results()
+    results, methods = ood_results()
     tables = ood_experiment.aggregate(results, ood_experiment.settings({}))
     assert set(tables) == {"ood", "ranks", "rank_tests"}
     assert all(name.isidentifier() for name in tables)
@@ -297,7 +259,7 @@ def test_aggregate_returns_the_tables_as_numbers():
 
 
 def test_table_file_writes_the_table(tmp_path):
-    results, _ = synthetic_results()
+    results, _ = ood_results()
     paths = []
     for (dataset, split), frame in results.groupby(["dataset", "split"]):
         paths.append(tmp_path / f"{dataset}_{split}.csv")
@@ -305,3 +267,28 @@ def test_table_file_writes_the_table(tmp_path):
     rows, table = ood_experiment.table_file(paths, tmp_path / "table.csv")
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "table.csv"), table, check_dtype=False)
     assert len(rows) == len(results)
+
+
+def test_min_fpr_at_tpr_is_the_smallest_fpr_of_a_threshold_meeting_the_tpr():
+    is_ood = np.array([False, False, True, True, False])
+    uncertainty = np.array([0.1, 0.4, 0.9, 0.3, 0.2])
+    assert ood_experiment.min_fpr_at_tpr(is_ood, uncertainty, 0.5) == 0.0
+    assert ood_experiment.min_fpr_at_tpr(is_ood, uncertainty, 1.0) == 0.5
+
+
+def test_a_split_without_ood_tst_examples_is_refused():
+    y = np.array([0, 0, 1, 1, 2, 2, 0, 1, 2, 2])
+    parts = {"trn1": [0, 2], "val1": [1, 4], "trn2": [3, 5], "val2": [6], "tst": [7, 8, 9]}
+    part = ood_experiment.ood_partition(y, parts, held_out_fraction=0.3)
+    assert part.held_out.tolist() == [2] and part.is_ood[part.tst].tolist() == [False, True, True]
+    with pytest.raises(ValueError, match="the OOD split has no ood tst examples"):
+        ood_experiment.ood_partition(y, {**parts, "tst": [7]})
+
+
+def test_a_splits_scores_recompute_its_rows(sattelite):
+    """OODScores hold what evaluate_ood_methods needs: the rows come back from them alone."""
+    *_, result = sattelite
+    sc = result.scores["lr"]
+    rows, _ = ood_experiment.evaluate_ood_methods((sc.loss_val, sc.is_ood_val), (sc.loss_tst, sc.is_ood_tst),
+                                                  sc.singles, sc.doubles)
+    assert [row["risk_seed"] for row in rows] == result.rows["risk_seed"].tolist()

@@ -112,3 +112,46 @@ def test_the_config_aurc_convention_fills_the_summarys_aurc_column(digits_run):
         assert row["aurc"] != pytest.approx(paper[paper["split"] == split].iloc[0]["aurc"], rel=1e-6)
     with pytest.raises(ValueError, match="config aurc_convention: 'sklearn' is not a convention"):
         settings({"aurc_convention": "sklearn"})
+
+
+def test_a_classifier_file_of_another_split_is_refused(digits_run):
+    from rejectopt._io import IntermediateFileError
+    from rejectopt.experiments.paper import load_classifier_file
+
+    _, classifiers = digits_run
+    with load_classifier_file(classifiers[1], split=1) as clf:
+        assert clf["y_pred"].shape == (1797,)
+    with pytest.raises(IntermediateFileError, match=r"lr_1.npz: made from split 1, but this step's is 0: the file is stale"):
+        load_classifier_file(classifiers[1], split=0)
+
+
+def test_settings_fill_defaults_and_name_an_unregistered_classifier():
+    config = {"classifiers": {"classification": ["lr"]}, "scores": {"lr": ["sele", "reg"]}, "C_score": [1.0, 10.0]}
+    assert settings(config) == {"classifiers": ["lr"], "scores": {"lr": ["sele", "reg"]},
+                                "C_classifier": [1, 10, 100, 1000], "C_score": [1.0, 10.0],
+                                "sele_chunk_size": 500, "seed": 0, "aurc_convention": "paper"}
+    with pytest.raises(ValueError, match=r"config classifiers: 'rf' not registered \(registered: lr, svm"):
+        settings({"classifiers": {"classification": ["lr", "rf"]}})
+
+
+def test_the_contract_gives_the_summary_rows_and_one_table_per_classifier(digits_run):
+    """run_split from the staged files = summarize_dataset's rows of that split; aggregate = aurc_table."""
+    from rejectopt.experiments import SplitInputs
+    from rejectopt.experiments.paper import aggregate, run_split
+    from rejectopt.tables import aurc_table, table_specs
+
+    root, classifiers = digits_run
+    run_scores(root / "data.npz", root / "splits.npz", classifiers, "classification", ["reg"], C_SCORE, 0,
+               root / "contract.npz", dataset="digits", classifier="lr")
+    chosen = settings({"classifiers": {"classification": ["lr"]}, "scores": {"lr": ["reg"]}})
+    summary = summarize_dataset("digits", "classification", root / "data.npz", root / "splits.npz",
+                                {("lr", k): p for k, p in classifiers.items()},
+                                {("lr", "reg", k): root / "contract.npz" for k in classifiers})
+    inputs = SplitInputs("digits", 1, "classification", 0, root / "data.npz", root / "splits.npz",
+                         {"classifier/lr": classifiers[1], "scores/lr": root / "contract.npz"})
+    rows = run_split(inputs, chosen).rows
+    assert rows.equals(summary[summary["split"] == 1].reset_index(drop=True))
+    tables = aggregate(summary, chosen)
+    assert list(tables) == ["table3a"]
+    assert tables["table3a"].equals(aurc_table(summary, table_specs({"lr": ["reg"]}, ["lr"])["table3a"]))
+    assert tables["table3a"].loc["digits", ("n_splits", "")] == 2

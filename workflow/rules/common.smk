@@ -23,7 +23,7 @@ from rejectopt.experiments import double_hinge as dh_experiment
 from rejectopt.classifiers import get_classifier
 from rejectopt.datasets import REGISTRY as DATASET_REGISTRY
 from rejectopt.resources import job_resources, splits_per_job
-from rejectopt.experiments import load_experiments
+from rejectopt.experiments._contract import load_experiments
 
 # The same numbers on every x86-64 CPU with AVX2: the jobs (child processes, SLURM jobs) inherit
 # the pinned OpenBLAS kernels (rejectopt.config.blas_environment).

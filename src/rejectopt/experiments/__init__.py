@@ -1,20 +1,7 @@
-"""The experiments: each one module with the same small contract.
+"""The experiment contract: what a module needs to run as an experiment of the pipeline.
 
-=====================  =================================================================
-module                 experiment
-=====================  =================================================================
-:mod:`.paper`          Tables 3a / 3b / 3c / 4 of Franc, Prusa & Voracek (2023): learned
-                       scores against the classifiers' own baselines, AuRC on Tst
-:mod:`.ood`            reject option with out-of-distribution inputs (the OOD seed):
-                       classes held out as OOD, single and double scores
-:mod:`.double_hinge`   the double-hinge SVM against post-hoc rejection (Grandvalet et al.)
-:mod:`.landmarks`      facial landmarks on 300-W (Section 5.2.3)
-=====================  =================================================================
-
-The contract
-------------
 An experiment is a module (or any object) with these four names; :func:`check_experiment`
-checks them, and :func:`load_experiments` loads a user's modules by their import paths:
+checks them:
 
 ``NAME : str``
     Its name: a lower-case identifier, the folder of its results
@@ -31,54 +18,23 @@ checks them, and :func:`load_experiments` loads a user's modules by their import
 ``aggregate(rows: DataFrame, settings: dict) -> dict[str, DataFrame]``
     Every split's rows of every dataset (concatenated; the columns ``dataset`` and ``split``
     are always there) to the experiment's tables, as numbers. Rendering them (Markdown,
-    LaTeX, figures) is :mod:`rejectopt.report`'s.
+    LaTeX, figures) is the pipeline's report.
 
-The pipeline runs a module of the contract split by split (:func:`run_splits` writes each
-split's rows atomically as soon as it is done), then aggregates. The four built-in
-experiments keep their own rules and result paths, which predate the generic ones; a user's
-experiment, listed in the config key ``experiments``, runs through the generic rules of
-``workflow/rules/experiments.smk`` with nothing else to write.
+A user's experiment, listed in the config key ``experiments``, runs through the generic rules of
+``workflow/rules/experiments.smk`` split by split, each split's rows written as soon as it is
+done, then aggregated; the four built-in experiments (the paper's tables, OOD, double hinge,
+landmarks: internal modules of this package) keep their own rules and result paths, which
+predate the generic ones.
 
 A user's experiment sees, in ``inputs.staged``, the files of the run's classifiers and scores for
 the dataset: ``classifier/<name>`` (arrays ``y_pred``, ``baseline``, ``proba`` where the
 classifier has posteriors, on every example) and ``scores/<name>`` (the learned scores' Tst
-uncertainties, :func:`rejectopt.experiments.paper.score_key`). Every staged file records what it
-holds and what it was made from; read a classifier file with
-:func:`rejectopt.experiments.paper.load_classifier_file` (any of them with
-:func:`rejectopt._io.load_npz`), which refuses a file edited, truncated or made from other data,
-naming it. Its rows go to
-``results/experiments/<NAME>/<dataset>/split_<k>.csv`` (:func:`run_dataset`) and its tables to
-``results/experiments/<NAME>/tables/<table>.csv`` (:func:`aggregate_files`).
-
-Helpers shared by the experiments live here once: :class:`SplitInputs`, :func:`run_splits`,
-:func:`fit_classifier_then_score` and :data:`LOSS_SCALE`; method labels and number formats are
-:mod:`rejectopt.report`'s.
+uncertainties, arrays ``{score}/split_{k}/uncertainty``). Every staged file records what it holds
+and what it was made from. Its rows go to ``results/experiments/<NAME>/<dataset>/split_<k>.csv``
+and its tables to ``results/experiments/<NAME>/tables/<table>.csv``. Risks are in percent
+(:data:`LOSS_SCALE`), as in the paper's tables.
 """
 
-from ._contract import (
-    BUILT_IN,
-    LOSS_SCALE,
-    SplitInputs,
-    SplitResult,
-    aggregate_files,
-    check_experiment,
-    load_experiments,
-    run_dataset,
-    run_splits,
-    split_inputs,
-)
-from ._learners import fit_classifier_then_score
+from ._contract import LOSS_SCALE, SplitInputs, SplitResult, check_experiment
 
-__all__ = [
-    "BUILT_IN",
-    "LOSS_SCALE",
-    "SplitInputs",
-    "SplitResult",
-    "aggregate_files",
-    "check_experiment",
-    "fit_classifier_then_score",
-    "load_experiments",
-    "run_dataset",
-    "run_splits",
-    "split_inputs",
-]
+__all__ = ["LOSS_SCALE", "SplitInputs", "SplitResult", "check_experiment"]

@@ -1,4 +1,6 @@
-"""The experiment contract's types, its check, and the split loop every experiment shares."""
+"""The experiment contract's types and its check (public, :mod:`rejectopt.experiments`), and what
+the pipeline runs an experiment with: the split loop every experiment shares, a user's modules
+loaded and checked, their rows and tables written."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ LOSS_SCALE = 100.0
 #: The built-in experiments' names: a user's experiment may not take them.
 BUILT_IN = ("paper", "ood", "double_hinge", "landmarks")
 
-#: The names a module of the contract defines (see the package docstring).
+#: The names a module of the contract defines (see :mod:`rejectopt.experiments`).
 CONTRACT = ("NAME", "settings", "run_split", "aggregate")
 
 
@@ -48,40 +50,29 @@ class SplitInputs:
     task : str
         ``"classification"`` or ``"ordinal"``.
     seed : int
-        The run's master seed (derive a per-use seed with :func:`rejectopt.splits.derive_seed`).
+        The run's master seed (derive each use's seed from it and the names of that use).
     data_path, splits_path : path
         ``results/data/{dataset}/data.npz`` and ``splits.npz``.
     staged : dict
         Further staged files by role, e.g. ``{"classifier/lr": path, "scores/lr": path}``:
         what the experiment's rule declares as its inputs.
     _data : tuple, optional
-        ``(X, y)`` already read, shared by the splits of one dataset (:func:`split_inputs`).
+        ``(X, y)`` already read, shared by the splits of one dataset (the pipeline sets it).
     _parts : dict, optional
         The split's row indices already read.
 
     Examples
     --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
-    >>> inputs = SplitInputs("iris", 1, "classification", 0, data_path, splits_path,
-    ...                      staged={"classifier/lr": Path(tmp.name, "lr.npz")})
-    >>> inputs.X.shape, inputs.parts["tst"][:5]
-    ((150, 4), array([ 3,  4,  8, 19, 22]))
+    What a rule gives, by role; a role it does not give is named with those it does:
+
+    >>> inputs = SplitInputs("iris", 1, "classification", 0, "data.npz", "splits.npz",
+    ...                      staged={"classifier/lr": "lr.npz"})
     >>> inputs.staged_file("classifier/lr").name
     'lr.npz'
     >>> inputs.staged_file("scores/lr")
     Traceback (most recent call last):
     ...
     KeyError: "iris split 1: no staged file 'scores/lr' (the rule gives: classifier/lr)"
-    >>> tmp.cleanup()
     """
 
     dataset: str
@@ -130,7 +121,7 @@ class SplitResult:
     Parameters
     ----------
     rows : pandas.DataFrame
-        One row per method and setting; :func:`run_splits` adds ``dataset`` and ``split``.
+        One row per method and setting; the pipeline adds ``dataset`` and ``split``.
     curves : dict of str to numpy.ndarray, optional
         Arrays written to the split's ``.npz`` (e.g. risk-coverage curves).
 
@@ -173,24 +164,6 @@ def split_inputs(dataset: str, task: str, seed: int, data_path, splits_path, spl
     -------
     dict of int to SplitInputs
         By split number.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
-    >>> inputs = split_inputs("iris", "classification", 0, data_path, splits_path, [0, 1],
-    ...                       staged={1: {"classifier/lr": Path(tmp.name, "lr.npz")}})
-    >>> sorted(inputs), inputs[0].staged, inputs[1].X is inputs[0].X
-    ([0, 1], {}, True)
-    >>> tmp.cleanup()
     """
     data = load_prepared(data_path)
     staged = staged or {}
@@ -220,10 +193,10 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
 
     Examples
     --------
-    >>> from rejectopt.experiments import paper
-    >>> check_experiment(paper).NAME
-    'paper'
     >>> import types
+    >>> mine = types.SimpleNamespace(NAME="mine", settings=dict, run_split=print, aggregate=print)
+    >>> check_experiment(mine).NAME
+    'mine'
     >>> check_experiment(types.SimpleNamespace(NAME="mine", settings=dict), origin="my_experiment")
     Traceback (most recent call last):
     ...
@@ -244,7 +217,7 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
 
 
 def load_experiments(paths, search_dir=".") -> dict[str, Any]:
-    r"""Import a user's experiment modules (config key ``experiments``) and check them: ``NAME -> module``.
+    """Import a user's experiment modules (config key ``experiments``) and check them: ``NAME -> module``.
 
     Modules are looked up as the config's ``plugins`` are: by file path in ``search_dir`` (the
     working directory), else on ``sys.path`` (:func:`rejectopt._registry.import_user_module`;
@@ -268,24 +241,6 @@ def load_experiments(paths, search_dir=".") -> dict[str, Any]:
         A module that cannot be imported (its own error is named).
     TypeError
         A module that lacks a name of the contract, or whose ``NAME`` is taken.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = Path(tmp, "count_rows.py").write_text(
-    ...         'NAME = "count_rows"\n'
-    ...         "def settings(config): return {}\n"
-    ...         "def run_split(inputs, settings): ...\n"
-    ...         "def aggregate(rows, settings): return {}\n")
-    ...     experiments = load_experiments(["count_rows"], search_dir=tmp)
-    >>> list(experiments)
-    ['count_rows']
-    >>> load_experiments(["my-experiment"])
-    Traceback (most recent call last):
-    ...
-    ImportError: config experiments: 'my-experiment' is not a module name (e.g. my_experiment or package.module)
     """
     loaded: dict[str, Any] = {}
     for path in paths or []:
@@ -328,28 +283,6 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
     -------
     dict
         ``split -> SplitResult``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
-    >>> import pandas as pd
-    >>> def count(inputs):
-    ...     return SplitResult(pd.DataFrame({"tst_size": [len(inputs.parts["tst"])]}))
-    >>> inputs = split_inputs("iris", "classification", 0, data_path, splits_path, [0, 1])
-    >>> results = run_splits(count, inputs, {k: (Path(tmp.name, f"split_{k}.csv"), None) for k in inputs})
-    >>> pd.read_csv(Path(tmp.name, "split_1.csv"))
-      dataset  split  tst_size
-    0    iris      1        30
-    >>> tmp.cleanup()
     """
     results = {}
     for split in sorted(inputs):
@@ -395,34 +328,6 @@ def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, sp
     -------
     dict of int to SplitResult
         By split.
-
-    Examples
-    --------
-    An experiment that counts the Tst examples of each split:
-
-    >>> import types
-    >>> import pandas as pd
-    >>> def run_split(inputs, settings):
-    ...     return SplitResult(pd.DataFrame({"method": ["tst_size"], "value": [len(inputs.parts["tst"])]}))
-    >>> experiment = types.SimpleNamespace(
-    ...     NAME="count", settings=lambda config: {}, run_split=run_split,
-    ...     aggregate=lambda rows, settings: {"total": rows.groupby("method")[["value"]].sum()})
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
-    >>> files = {k: Path(tmp.name, f"split_{k}.csv") for k in (0, 1)}
-    >>> results = run_dataset(experiment, {"seed": 0}, "iris", "classification", data_path, splits_path, files)
-    >>> results[1].rows
-      dataset  split    method  value
-    0    iris      1  tst_size     30
-    >>> tmp.cleanup()
     """
     settings = experiment.settings(config)
     inputs = split_inputs(dataset, task, int(config.get("seed", 0)), data_path, splits_path, split_files, staged)
@@ -453,38 +358,6 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
     ------
     ValueError
         A table name that is not a file name (the experiment's ``aggregate`` is named).
-
-    Examples
-    --------
-    An experiment that counts the Tst examples of each split:
-
-    >>> import types
-    >>> import pandas as pd
-    >>> def run_split(inputs, settings):
-    ...     return SplitResult(pd.DataFrame({"method": ["tst_size"], "value": [len(inputs.parts["tst"])]}))
-    >>> experiment = types.SimpleNamespace(
-    ...     NAME="count", settings=lambda config: {}, run_split=run_split,
-    ...     aggregate=lambda rows, settings: {"total": rows.groupby("method")[["value"]].sum()})
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2), y=y)
-    >>> files = {k: Path(tmp.name, f"split_{k}.csv") for k in (0, 1)}
-    >>> _ = run_dataset(experiment, {"seed": 0}, "iris", "classification", data_path, splits_path, files)
-    >>> tables = aggregate_files(experiment, {}, files.values(), Path(tmp.name, "tables"))
-    >>> tables["total"]
-              value
-    method         
-    tst_size     60
-    >>> sorted(path.name for path in Path(tmp.name, "tables").iterdir())
-    ['total.csv']
-    >>> tmp.cleanup()
     """
     rows = pd.concat([pd.read_csv(path) for path in rows_paths], ignore_index=True)
     tables = experiment.aggregate(rows, experiment.settings(config))

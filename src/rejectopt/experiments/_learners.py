@@ -52,25 +52,6 @@ class ClassifierThenScore:
         That C, chosen by the Val2 AuRC.
     times : dict
         ``(wall_s, cpu_s)`` of each fit.
-
-    Examples
-    --------
-    Logistic regression on two features of iris, then SELE:
-
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt.splits import PARTS, make_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> splits = make_splits(y, n_splits=1, dataset="iris")
-    >>> parts = {part: splits[f"{part}_0"] for part in PARTS}
-    >>> fit = fit_classifier_then_score("lr", X, y, parts, np.arange(len(y)), n_classes=3,
-    ...                                 C_classifier=[1.0, 10.0], C_score=[1.0, 10.0],
-    ...                                 classifier_seed=0, score_seed=0)
-    >>> fit.C, fit.C_score, float(fit.loss[parts["tst"]].mean())
-    (10.0, 10.0, 20.0)
-    >>> type(fit.score).__name__, sorted(fit.times)
-    ('SELE', ['classifier', 'score'])
     """
 
     model: Any
@@ -126,36 +107,17 @@ def fit_classifier_then_score(kind: str, X, y, parts: dict, rows, *, n_classes: 
     ------
     ValueError
         ``kind`` is not a classification classifier.
-
-    Examples
-    --------
-    Logistic regression on two features of iris, then SELE:
-
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt.splits import PARTS, make_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> splits = make_splits(y, n_splits=1, dataset="iris")
-    >>> parts = {part: splits[f"{part}_0"] for part in PARTS}
-    >>> fit = fit_classifier_then_score("lr", X, y, parts, np.arange(len(y)), n_classes=3,
-    ...                                 C_classifier=[1.0, 10.0], C_score=[1.0, 10.0],
-    ...                                 classifier_seed=0, score_seed=0)
-    >>> fit.C, fit.C_score, float(fit.loss[parts["tst"]].mean())
-    (10.0, 10.0, 20.0)
-    >>> type(fit.score).__name__, sorted(fit.times)
-    ('SELE', ['classifier', 'score'])
     """
     info = get_classifier(kind)
     if info.task != "classification":
         raise ValueError(f"{kind!r} is an {info.task} classifier; this step needs a classification one")
     trn1, val1, trn2, val2 = (parts[p] for p in ("trn1", "val1", "trn2", "val2"))
     wall, cpu = time.perf_counter(), time.process_time()
-    model, C, _ = classifiers.train_classifier(kind, X[trn1], y[trn1], X[val1], y[val1],
+    model, C, _ = classifiers._selection.train_classifier(kind, X[trn1], y[trn1], X[val1], y[val1],
                                    C_grid=tuple(C_classifier) if info.uses_C else None, n_classes=n_classes,
                                    random_state=classifier_seed, n_jobs=threads)
     times = {"classifier": (time.perf_counter() - wall, time.process_time() - cpu)}
-    out = classifiers.classifier_outputs(kind, model, X[rows], n_classes=n_classes)
+    out = classifiers._selection.classifier_outputs(kind, model, X[rows], n_classes=n_classes)
     y_pred, baseline = np.zeros(y.size, dtype=np.int64), np.zeros(y.size)
     y_pred[rows], baseline[rows] = out["y_pred"], out["baseline"]
     proba = None

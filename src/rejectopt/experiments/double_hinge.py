@@ -1,9 +1,12 @@
-"""SVM with a reject option (double hinge) against post-hoc rejection, on binary datasets.
+"""Internal: the pipeline's double-hinge experiment; not part of the public API (see
+:mod:`rejectopt.experiments` for the experiment contract).
+
+SVM with a reject option (double hinge) against post-hoc rejection, on binary datasets.
 
 The experiment of Grandvalet et al. [1] on the pipeline's splits: for each rejection cost ``d``
 (misclassification costs 1, ``0 < d < 1/2``) five selective classifiers are fitted on one random
 split and scored on its Tst part by the cost risk ``(errors + d x rejections) / n`` (the empirical
-risk of Chow's cost-based model, Problem 1 of [2]; :func:`rejectopt.metrics.selective_outcome`),
+risk of Chow's cost-based model, Problem 1 of [2]; :func:`rejectopt.metrics._confusion.selective_outcome`),
 their coverage and selective risk. Each split of the pipeline (``results/data/{dataset}/splits.npz``;
 for breast cancer, :func:`breast_cancer_split` makes them with :func:`rejectopt.splits.make_splits`)
 is used as follows:
@@ -13,13 +16,13 @@ is used as follows:
   standardised by Trn1's statistics; the width ``gamma`` (``double_hinge.rbf_gamma_grid``, in units
   of ``1 / n_features``, scikit-learn's ``"scale"`` width on standardised features) and ``C``
   (``double_hinge.rbf_C_grid``) chosen per ``d`` on Val1 by the cost risk
-  (:func:`rejectopt.classifiers.fit_double_hinge`; ties: the smaller ``gamma``, then the smaller
+  (``fit_double_hinge`` of ``rejectopt.classifiers._double_hinge``; ties: the smaller ``gamma``, then the smaller
   ``C``); it rejects iff ``f- < f(x) < f+``. The exact kernel costs ``O(n^3)`` time and ``O(n^2)``
   memory (marketing's Trn1: 13,564 rows), so the model is fitted on the Nyström approximation of rank
   ``double_hinge.rbf_rank`` (landmarks drawn uniformly from Trn1, seeded by the split; the same
   landmarks for every ``gamma``, ``C`` and ``d``): ``f`` is restricted to the span of the landmarks'
   kernel functions and problem (10) of [1] is solved exactly there. Its distance to the exact kernel
-  is measured by ``benchmarks/bench_double_hinge_nystroem.py`` (README, double-hinge section).
+  is measured by ``benchmarks/bench_double_hinge_nystroem.py`` (docs/guide/double_hinge.md).
 * ``double_hinge`` -- the same with the linear kernel, ``C`` on ``double_hinge.C_grid``. Kept as the
   second row because its bias is known: even where the true log-odds is linear (1-D classes
   N(-1, 1) / N(+1, 1), equal priors) the best linear double-hinge model is not Chow's rule, since
@@ -30,18 +33,18 @@ is used as follows:
   row measures the linear model's bias as much as the data (``tests/test_double_hinge.py`` computes
   these numbers by integration).
 * ``lr_sele`` -- LR on Trn1 with ``C`` by Val1 error, SELE on Trn2 with ``C`` by Val2 AuRC
-  (:func:`rejectopt.experiments.fit_classifier_then_score`), then the selection function
+  (:func:`rejectopt.experiments._learners.fit_classifier_then_score`), then the selection function
   :func:`rejectopt.selective.fit_cost_based` with ``reject_cost = 100 d`` (the losses are
   ``100 [y != h(x)]``) fitted on **Val2**, the part SELE's ``C`` was chosen on.
 * ``svm_threshold`` -- the naive baseline: the plain linear SVM
   (:class:`~rejectopt.classifiers.BinaryHingeSVM`, the pipeline's ``svm``) on Trn1, ``C`` by Val1
   error on the *same* grid and scaling as the double-hinge SVM, rejecting iff ``|f(x)|`` is below
-  the threshold that minimises the cost risk on **Val2** (:func:`rejectopt.selective.fit_margin_threshold`;
+  the threshold that minimises the cost risk on **Val2** (``rejectopt.selective._fit_margin_threshold``;
   the same part as ``lr_sele``'s selection function, so the two post-hoc rules see the same data).
 * ``lr_chow`` -- LR's own posterior with Chow's rule: reject iff ``max_y p(y|x) < 1 - d``
-  (:func:`rejectopt.selective.chow_reject`); nothing is tuned.
+  (``rejectopt.selective._chow_reject``); nothing is tuned.
 
-Seeds are ``derive_seed(seed, dataset, "double_hinge", split, part)`` (``part`` = ``lr``,
+Seeds are ``_derive_seed(seed, dataset, "double_hinge", split, part)`` (``part`` = ``lr``,
 ``sele``, ``svm``, ``nystroem``: the landmarks); the solvers are deterministic, SELE's chunking is
 seeded.
 
@@ -116,10 +119,11 @@ import pandas as pd
 from .. import classifiers, scores
 from .._io import load_npz, write_csv
 from ..datasets import get_spec
-from ..metrics import rc_curve, selective_outcome, task_loss
+from ..metrics import rc_curve, task_loss
+from ..metrics._confusion import selective_outcome
 from ..scores import get_score
-from ..selective import chow_reject, fit_cost_based, fit_margin_threshold
-from ..splits import DEFAULT_RATIOS, PARTS, derive_seed, make_splits
+from ..selective import _chow_reject, _fit_margin_threshold, fit_cost_based
+from ..splits import DEFAULT_RATIOS, _PARTS, _derive_seed, make_splits
 from ..stats import average_ranks, friedman_test, nemenyi_cd, rank_methods
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
 from ._learners import ClassifierThenScore, fit_classifier_then_score
@@ -222,16 +226,6 @@ def settings(config: dict) -> dict:
     ValueError
         On an unknown key of the block, a reject cost outside ``(0, 1/2)``, a non-positive ``C``
         or width, a rank below 1 or an unknown ``c_scaling``.
-
-    Examples
-    --------
-    >>> chosen = settings({"double_hinge": {"reject_costs": [0.3, 0.1], "C_grid": [1, 10]}})
-    >>> chosen["reject_costs"], chosen["C_grid"], chosen["rbf_rank"], chosen["C_classifier"]
-    ([0.1, 0.3], [1.0, 10.0], 200, [1, 10, 100, 1000])
-    >>> settings({"double_hinge": {"reject_costs": [0.6]}})
-    Traceback (most recent call last):
-        ...
-    ValueError: config double_hinge.reject_costs must be distinct numbers in (0, 1/2), got [0.6]
     """
     block = dict(config.get("double_hinge") or {})
     unknown = sorted(set(block) - set(DEFAULTS))
@@ -296,15 +290,6 @@ def covered_datasets(settings: dict, run_datasets: Sequence[str], custom: Sequen
     ------
     ValueError
         On an unknown name or a registered dataset that is not binary.
-
-    Examples
-    --------
-    >>> covered_datasets(settings({}), ["phishing", "letter", "marketing"])
-    ['phishing', 'marketing', 'breast_cancer']
-    >>> covered_datasets(settings({"double_hinge": {"datasets": ["letter"]}}), ["letter"])
-    Traceback (most recent call last):
-        ...
-    ValueError: config double_hinge.datasets: 'letter' is not a binary classification dataset (classification, 26 classes); the double-hinge SVM is binary
     """
     for name in settings["datasets"]:
         if name == BREAST_CANCER or name in custom:
@@ -342,20 +327,13 @@ def breast_cancer_split(split: int, ratios=None, seed: int = 0) -> tuple[np.ndar
     y : ndarray of int64
     parts : dict
         Index arrays ``trn1, val1, trn2, val2, tst``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> X, y, parts = breast_cancer_split(0)
-    >>> X.shape, np.bincount(y).tolist(), {part: len(rows) for part, rows in parts.items()}
-    ((569, 30), [212, 357], {'trn1': 171, 'val1': 57, 'trn2': 171, 'val2': 57, 'tst': 113})
     """
     from sklearn.datasets import load_breast_cancer  # scikit-learn: heavy, only the split jobs need it
 
     X, y = load_breast_cancer(return_X_y=True)
     ratios = DEFAULT_RATIOS if ratios is None else ratios
     arrays = make_splits(y, ratios, n_splits=int(split) + 1, seed=seed, dataset=BREAST_CANCER)
-    return np.asarray(X, float), np.asarray(y, np.int64), {p: arrays[f"{p}_{int(split)}"] for p in PARTS}
+    return np.asarray(X, float), np.asarray(y, np.int64), {p: arrays[f"{p}_{int(split)}"] for p in _PARTS}
 
 
 # --------------------------------------------------------------------------------------------
@@ -382,18 +360,6 @@ class DoubleHingeSplitResult(SplitResult):
     ----------
     rows, curves, timing, models
         The attributes above.
-
-    Examples
-    --------
-    :func:`run_split` makes them; the contract's :func:`rejectopt.experiments.run_splits` writes
-    ``rows`` and ``curves`` only:
-
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> result = DoubleHingeSplitResult(pd.DataFrame({"method": ["lr_chow"], "cost_risk": [3.01]}),
-    ...                                 curves={"svm_cov": np.array([0.5, 1.0])})
-    >>> result.rows.shape, result.timing, result.models
-    ((1, 2), None, {})
     """
 
     timing: pd.DataFrame = None
@@ -411,7 +377,7 @@ def _row(method: str, d: float, outcome: dict, **extra: Any) -> dict:
 
 def _staged_lr_then_sele(path, X, y, parts: dict, settings: dict, score_seed: int) -> ClassifierThenScore:
     """LR's outputs from its staged classifier file, then SELE learned on them as
-    :func:`rejectopt.experiments.fit_classifier_then_score` learns it.
+    :func:`rejectopt.experiments._learners.fit_classifier_then_score` learns it.
 
     The staged LR (``rules/classifiers.smk``, :func:`rejectopt.experiments.paper.run_classifiers`)
     is this experiment's: the same split, Trn1 / Val1 and ``C_classifier`` grid, and a deterministic
@@ -469,26 +435,6 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
     -------
     DoubleHingeSplitResult
         The rows (:data:`SPLIT_COLUMNS`), the Tst RC curves, the fit times and the models.
-
-    Examples
-    --------
-    Breast cancer's first split with one reject cost and one grid point per model (the
-    pipeline's grids are those of :data:`DEFAULTS`):
-
-    >>> from rejectopt.experiments import SplitInputs
-    >>> chosen = settings({"double_hinge": {"reject_costs": [0.2], "C_grid": [10], "rbf_gamma_grid": [1.0],
-    ...                                     "rbf_C_grid": [1e5], "rbf_rank": 50},
-    ...                    "C_classifier": [10], "C_score": [0]})
-    >>> result = run_split(SplitInputs(BREAST_CANCER, 0, "classification", 0, None, None), chosen)
-    >>> result.rows[["method", "cost_risk", "coverage", "selective_risk"]].round(2)
-                 method  cost_risk  coverage  selective_risk
-    0  double_hinge_rbf       3.89      0.94            2.83
-    1      double_hinge       5.84      0.75            1.18
-    2           lr_sele       2.83      0.99            2.68
-    3     svm_threshold       2.30      0.97            1.82
-    4           lr_chow       3.01      0.98            2.70
-    >>> sorted(result.curves), result.models["double_hinge_rbf"][0.2].n_landmarks_
-    (['lr_sele_cov', 'lr_sele_risk', 'svm_cov', 'svm_risk'], 50)
     """
     from sklearn.preprocessing import StandardScaler  # scikit-learn: heavy, only the split jobs need it
 
@@ -504,9 +450,9 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
         raise ValueError(f"{dataset or 'the dataset'}: the double-hinge experiment needs a binary dataset, "
                          f"found {classes.size} classes")
     y = y.astype(np.int64)
-    parts = {p: np.asarray(parts[p], dtype=np.int64) for p in PARTS}
-    trn1, val1, trn2, val2, tst = (parts[p] for p in PARTS)
-    seeds = {part: derive_seed(seed, dataset, "double_hinge", split, part)
+    parts = {p: np.asarray(parts[p], dtype=np.int64) for p in _PARTS}
+    trn1, val1, trn2, val2, tst = (parts[p] for p in _PARTS)
+    seeds = {part: _derive_seed(seed, dataset, "double_hinge", split, part)
              for part in ("lr", "sele", "svm", "nystroem")}
     rows: list[dict] = []
     start = time.perf_counter()
@@ -528,11 +474,11 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
 
     # the plain SVM on Trn1 (C by Val1 error, the SVMs' grid), f on Val2 and Tst
     wall, cpu = time.perf_counter(), time.process_time()
-    svm, C_svm, _ = classifiers.train_classifier("svm", X[trn1], y[trn1], X[val1], y[val1], C_grid=tuple(C_grid),
+    svm, C_svm, _ = classifiers._selection.train_classifier("svm", X[trn1], y[trn1], X[val1], y[val1], C_grid=tuple(C_grid),
                                                  n_classes=2, random_state=seeds["svm"], c_scaling=c_scaling)
     svm_time = (time.perf_counter() - wall, time.process_time() - cpu)
-    f_val2 = classifiers.classifier_outputs("svm", svm, X[val2], n_classes=2)["decision"]
-    f_tst = classifiers.classifier_outputs("svm", svm, X[tst], n_classes=2)["decision"]
+    f_val2 = classifiers._selection.classifier_outputs("svm", svm, X[val2], n_classes=2)["decision"]
+    f_tst = classifiers._selection.classifier_outputs("svm", svm, X[tst], n_classes=2)["decision"]
     svm_loss_val2 = LOSS_SCALE * ((f_val2 > 0).astype(np.int64) != y[val2])
     svm_loss_tst = LOSS_SCALE * ((f_tst > 0).astype(np.int64) != y[tst])
 
@@ -542,7 +488,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
     gamma_grid = [g / X.shape[1] for g in settings["rbf_gamma_grid"]]
     for d in reject_costs:
         d = float(d)
-        model, C_dh, info = classifiers.fit_double_hinge(
+        model, C_dh, info = classifiers._double_hinge.fit_double_hinge(
             Z_trn1, y[trn1], Z_val1, y[val1], d, settings["rbf_C_grid"], c_scaling=c_scaling, kernel="rbf",
             gamma_grid=gamma_grid, n_landmarks=settings["rbf_rank"], random_state=seeds["nystroem"])
         rbf_models[d] = model
@@ -555,7 +501,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
                          fit_wall_s=info["fit_wall_s"], fit_cpu_s=info["fit_cpu_s"], n_iter=info["fits"][key][2],
                          rel_gap=info["fits"][key][3], error_full=float(dh_loss.mean()), threshold=model.f_plus_))
 
-        model, C_dh, info = classifiers.fit_double_hinge(Z_trn1, y[trn1], Z_val1, y[val1], d, C_grid,
+        model, C_dh, info = classifiers._double_hinge.fit_double_hinge(Z_trn1, y[trn1], Z_val1, y[val1], d, C_grid,
                                                          c_scaling=c_scaling)
         dh_models[d] = model
         dh_loss = LOSS_SCALE * (model.predict(Z_tst) != y[tst])
@@ -571,7 +517,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
                          C=C_lr, C_score=lr.C_score, threshold=sel.threshold, error_full=lr_error,
                          fit_wall_s=lr_time[0] + sele_time[0], fit_cpu_s=lr_time[1] + sele_time[1]))
 
-        sel = fit_margin_threshold(f_val2, svm_loss_val2, d)
+        sel = _fit_margin_threshold(f_val2, svm_loss_val2, d)
         val_acc = sel.acceptance_probability(-np.abs(f_val2)) > 0.5
         rows.append(_row("svm_threshold", d,
                          selective_outcome(svm_loss_tst, sel.acceptance_probability(-np.abs(f_tst)) > 0.5, d),
@@ -580,7 +526,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
                          fit_wall_s=svm_time[0], fit_cpu_s=svm_time[1], n_iter=int(svm[-1].n_iter_),
                          rel_gap=float(svm[-1].rel_gap_)))
 
-        rows.append(_row("lr_chow", d, selective_outcome(loss[tst], ~chow_reject(proba[tst], d), d), C=C_lr,
+        rows.append(_row("lr_chow", d, selective_outcome(loss[tst], ~_chow_reject(proba[tst], d), d), C=C_lr,
                          threshold=1.0 - d, error_full=lr_error, fit_wall_s=lr_time[0], fit_cpu_s=lr_time[1]))
         log.info("%s split %d d=%g: cost risk %s; linear DH-SVM C=%g (Val1 %s)", dataset, split, d,
                  {r["method"]: round(r["cost_risk"], 3) for r in rows[-len(METHODS):]}, C_dh,
@@ -605,7 +551,7 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
     ``split_files`` maps a split to ``(csv_path, curves_path, timing_path)``: the rows go to
     ``csv_path``, the curves to ``curves_path`` (NPZ), the fit times to ``timing_path`` (the only
     output that varies between runs). Each split's files are written (atomically) as soon as it is
-    done (:func:`rejectopt.experiments.run_splits`) and depend only on that split's seeds.
+    done (:func:`rejectopt.experiments._contract.run_splits`) and depend only on that split's seeds.
 
     ``data_path`` / ``splits_path`` are the pipeline's prepared data and splits, read once; for
     :data:`BREAST_CANCER` both are None (:func:`breast_cancer_split` builds each split). The
@@ -640,27 +586,6 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
     -------
     dict of int to DoubleHingeSplitResult
         Each split's result, as written.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import pandas as pd
-    >>> block = {"reject_costs": [0.2], "C_grid": [10], "rbf_gamma_grid": [1.0], "rbf_C_grid": [1e5],
-    ...          "rbf_rank": 50}
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     out = Path(folder)
-    ...     files = {0: (out / "split_0.csv", out / "split_0.npz", out / "timing_split_0.csv")}
-    ...     results = run_dataset_files(None, None, files, dataset=BREAST_CANCER, settings=block,
-    ...                                 C_classifier=[10], C_score=[0])
-    ...     written = sorted(path.name for path in out.iterdir())
-    ...     rows = pd.read_csv(out / "split_0.csv")
-    >>> written, list(results)
-    (['split_0.csv', 'split_0.npz', 'timing_split_0.csv'], [0])
-    >>> rows[["dataset", "method", "cost_risk"]].round(2).head(2)
-             dataset            method  cost_risk
-    0  breast_cancer  double_hinge_rbf       3.89
-    1  breast_cancer      double_hinge       5.84
     """
     config = {"double_hinge": settings, "split_ratios": {} if split_ratios is None else {"default": split_ratios}}
     for key, value in (("C_classifier", C_classifier), ("C_score", C_score), ("sele_chunk_size", sele_chunk_size)):
@@ -701,14 +626,6 @@ def table_order(results: pd.DataFrame) -> tuple[list[str], list[float], list[str
     datasets : list of str
     reject_costs : list of float
     methods : list of str
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> rows = pd.DataFrame({"dataset": ["b", "a", "b"], "reject_cost": [0.3, 0.1, 0.1],
-    ...                      "method": ["mine", "lr_chow", "double_hinge"]})
-    >>> table_order(rows)
-    (['b', 'a'], [0.1, 0.3], ['double_hinge', 'lr_chow', 'mine'])
     """
     datasets = list(dict.fromkeys(results["dataset"]))
     costs = sorted(dict.fromkeys(results["reject_cost"].astype(float)))
@@ -739,25 +656,6 @@ def double_hinge_table(results: pd.DataFrame) -> pd.DataFrame:
     ------
     ValueError
         If ``results`` lacks a column or has no rows.
-
-    Examples
-    --------
-    Two datasets, two splits, two reject costs and the five methods, with made-up cost risks:
-
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
-    ...                                    names=["dataset", "split", "reject_cost", "method"])
-    >>> rows = cells.to_frame(index=False).assign(
-    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
-    ...     selective_risk=2.0, error_full=5.0, C=10.0,
-    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
-    >>> table = double_hinge_table(rows)
-    >>> table[["dataset", "reject_cost", "method", "cost_risk_mean", "C", "gamma"]].head(3)
-      dataset  reject_cost            method  cost_risk_mean      C    gamma
-    0       a          0.1  double_hinge_rbf           4.905  10 10  0.1 0.1
-    1       a          0.1      double_hinge           2.545  10 10      NaN
-    2       a          0.1           lr_sele           3.795  10 10      NaN
     """
     needed = ("dataset", "split", "reject_cost", "method", *_MEAN_STD, "C", "gamma")
     missing = [c for c in needed if c not in results]
@@ -799,24 +697,6 @@ class RankResult:
     wins : pandas.Series
         Per method, the cells where it has the best rank (ties count for each), named
         ``best_cells``.
-
-    Examples
-    --------
-    :func:`cost_risk_ranks` makes them:
-
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
-    ...                                    names=["dataset", "split", "reject_cost", "method"])
-    >>> rows = cells.to_frame(index=False).assign(
-    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
-    ...     selective_risk=2.0, error_full=5.0, C=10.0,
-    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
-    >>> ranks = cost_risk_ranks(double_hinge_table(rows))
-    >>> ranks.ranks.index.tolist()
-    ['a, d=0.1', 'a, d=0.2', 'b, d=0.1', 'b, d=0.2']
-    >>> round(ranks.friedman_pvalue, 3), round(ranks.cd_005, 2)
-    (0.663, 3.05)
     """
 
     ranks: pd.DataFrame
@@ -839,28 +719,6 @@ def cost_risk_ranks(table: pd.DataFrame) -> RankResult:
     -------
     RankResult
         The ranks, average ranks, wins, Friedman's and Iman-Davenport's p-values and Nemenyi's CD.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
-    ...                                    names=["dataset", "split", "reject_cost", "method"])
-    >>> rows = cells.to_frame(index=False).assign(
-    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
-    ...     selective_risk=2.0, error_full=5.0, C=10.0,
-    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
-    >>> ranks = cost_risk_ranks(double_hinge_table(rows))
-    >>> ranks.average_ranks
-    method
-    double_hinge_rbf    2.25
-    double_hinge        2.75
-    lr_sele             3.50
-    svm_threshold       2.75
-    lr_chow             3.75
-    Name: average_rank, dtype: float64
-    >>> ranks.wins.tolist()
-    [1, 1, 0, 2, 0]
     """
     datasets, costs, methods = table_order(table)
     wide = table.pivot(index=["dataset", "reject_cost"], columns="method", values="cost_risk_mean")
@@ -906,24 +764,6 @@ def wilcoxon_tests(results: pd.DataFrame, reference: str = REFERENCE, metric: st
     ------
     ValueError
         If ``results`` holds no row of ``reference``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
-    ...                                    names=["dataset", "split", "reject_cost", "method"])
-    >>> rows = cells.to_frame(index=False).assign(
-    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
-    ...     selective_risk=2.0, error_full=5.0, C=10.0,
-    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
-    >>> tests = wilcoxon_tests(rows)
-    >>> tests[tests["reject_cost"] == "all"][["method", "n_pairs", "median_difference", "pvalue"]].round(3)
-               method  n_pairs  median_difference  pvalue
-    8    double_hinge        8              0.400   0.844
-    9         lr_sele        8             -0.820   0.461
-    10  svm_threshold        8             -0.320   0.977
-    11        lr_chow        8             -0.445   0.148
     """
     from scipy.stats import wilcoxon  # scipy.stats: heavy (about 0.6 s), only the table job needs it
 
@@ -976,23 +816,6 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     -------
     dict of str to pandas.DataFrame
         The tables ``double_hinge``, ``ranks``, ``rank_tests`` and ``wilcoxon``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
-    ...                                    names=["dataset", "split", "reject_cost", "method"])
-    >>> rows = cells.to_frame(index=False).assign(
-    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
-    ...     selective_risk=2.0, error_full=5.0, C=10.0,
-    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
-    >>> tables = aggregate(rows)
-    >>> list(tables)
-    ['double_hinge', 'ranks', 'rank_tests', 'wilcoxon']
-    >>> tables["rank_tests"].round(3)
-       n_cells  friedman_pvalue  iman_davenport_pvalue  nemenyi_cd_005
-    0        4            0.663                  0.717            3.05
     """
     table = double_hinge_table(rows)
     ranks = cost_risk_ranks(table)
@@ -1020,27 +843,6 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
         The per-split rows, concatenated.
     table : pandas.DataFrame
         :func:`double_hinge_table` of them, as written.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
-    ...                                    names=["dataset", "split", "reject_cost", "method"])
-    >>> rows = cells.to_frame(index=False).assign(
-    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
-    ...     selective_risk=2.0, error_full=5.0, C=10.0,
-    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     paths = [Path(folder) / f"split_{k}.csv" for k in (0, 1)]
-    ...     for k, path in enumerate(paths):
-    ...         rows[rows["split"] == k].to_csv(path, index=False)
-    ...     read, table = table_file(paths, Path(folder) / "double_hinge.csv")
-    ...     written = pd.read_csv(Path(folder) / "double_hinge.csv")
-    >>> len(read), len(table), written["cost_risk_mean"].equals(table["cost_risk_mean"])
-    (40, 20, True)
     """
     results = pd.concat([pd.read_csv(p) for p in csv_paths], ignore_index=True)
     table = double_hinge_table(results)

@@ -1,4 +1,7 @@
-"""Facial landmarks with a reject option on 300-W (Section 5.2.3, Fig. 4-5 of [1]).
+"""Internal: the pipeline's landmark experiment; not part of the public API (see
+:mod:`rejectopt.experiments` for the experiment contract).
+
+Facial landmarks with a reject option on 300-W (Section 5.2.3, Fig. 4-5 of [1]).
 
 The structured-output experiment of [1]: the classifier ``h(x)`` is DLIB's 68-point shape
 predictor (an ensemble of regression trees [3]) placed in a box found by DLIB's HOG frontal face
@@ -11,7 +14,7 @@ landmarks (:func:`rejectopt.landmarks.face_features`). The faces are
 detector, the shape predictor and the features :mod:`rejectopt.landmarks`'.
 
 One split (:func:`run_landmark_split`): detect once per face set
-(:func:`rejectopt.landmarks.load_or_detect_faces`), train the shape predictor on Trn1 and choose
+(``rejectopt.landmarks._detect.load_or_detect_faces``), train the shape predictor on Trn1 and choose
 its options on Val1 (the pipeline trains each option set as its own job,
 :func:`train_candidate_predictor`), predict on Trn2 / Val2 / Tst, extract features, learn SELE
 and REG on Trn2 with C chosen on Val2, and report the Tst losses and uncertainties, plus a
@@ -22,7 +25,7 @@ The contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings` (the
 :func:`run_split` (one split from its staged detections, splits and, where given, the trained
 option grid: the rows of :func:`landmark_summary` and the whole result), :func:`aggregate` (mean
 and std over the splits of each method's Tst AuRC and of R@100,
-:func:`rejectopt.experiments.paper.aurc_table`). The pipeline's jobs call the file-in / file-out
+:func:`rejectopt.tables.aurc_table`). The pipeline's jobs call the file-in / file-out
 functions :func:`face_splits_file`, :func:`train_predictor_file`, :func:`run_split_files` and
 :func:`summary_file`; rendering (the note, Fig. 4a, 4b and 5) is :mod:`rejectopt.report.landmarks`'s.
 
@@ -52,25 +55,19 @@ import numpy as np
 import pandas as pd
 
 from .._io import load_npz, save_npz, write_csv, write_text
-from ..datasets import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER, MIRROR_SUBSETS, list_faces
-from ..landmarks import (
-    face_features,
-    landmark_loss,
-    load_images,
-    load_predictor,
-    load_truths,
-    map_in_processes,
-    per_landmark,
-    predict_landmarks,
-    pretrained_predictor_path,
-    train_shape_predictor,
-)
+from ..datasets._faces300w import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER, MIRROR_SUBSETS, list_faces
+from ..landmarks import face_features, landmark_loss, per_landmark
+from ..landmarks._faces import load_images, load_truths
+from ..landmarks._parallel import map_in_processes
+from ..landmarks._predictor import load_predictor, predict_landmarks, pretrained_predictor_path, train_shape_predictor
 from ..metrics import aurc
-from ..scores import SCORE_C_GRID, get_score, make_score, score_names, select_C
-from ..scores import face_score as face_score_uncertainty
-from ..splits import check_ratios, derive_seed, load_split, make_splits, save_splits
+from ..scores import get_score, make_score, score_names, select_C
+from ..scores._baselines import face_score as face_score_uncertainty
+from ..scores._selection import SCORE_C_GRID
+from ..splits import _check_ratios, _derive_seed, load_split, make_splits, save_splits
+from ..tables import aurc_table, landmarks_spec
 from ._contract import SplitInputs, SplitResult
-from .paper import BASE_SUMMARY_COLUMNS, aurc_table, landmarks_spec
+from .paper import BASE_SUMMARY_COLUMNS
 
 # The score registry is read here, on import: it imports no scikit-learn (the learners load on first
 # use), so the jobs that only detect faces, train shape predictors or make splits still do without it.
@@ -155,7 +152,7 @@ TRAINER_THREADS = 1
 #: independent of ``--cores``).
 SCORE_JOBS = 2
 
-#: The role of the staged detections (:func:`rejectopt.landmarks.load_or_detect_faces`) in
+#: The role of the staged detections (``rejectopt.landmarks._detect.load_or_detect_faces``) in
 #: :attr:`SplitInputs.staged <rejectopt.experiments.SplitInputs>`; the trained option grid, where
 #: given, is ``predictor/<k>`` (the model) and ``val1_error/<k>`` (:func:`train_predictor_file`'s JSON).
 STAGED_DETECTIONS = "detections"
@@ -180,10 +177,10 @@ def settings(config: dict) -> dict:
     """The experiment's settings from the whole pipeline config.
 
     The block ``config["landmarks"]`` with :data:`DEFAULTS` for its missing keys; ``C_grid``, the
-    pipeline's ``C_score`` (default :data:`rejectopt.scores.SCORE_C_GRID`); ``seed``; ``faces``,
+    pipeline's ``C_score`` (default ``(0, 1, 10, 100, 1000)``, Section 5.1); ``seed``; ``faces``,
     the keywords of :func:`select_faces`: the offline copy ``faces_mirror`` with its folders
-    (:data:`rejectopt.datasets.MIRROR_SUBSETS`) where the config sets it, else the official
-    archive extracted under ``raw_dir`` (``archive_dir``, :data:`rejectopt.datasets.ARCHIVE_SUBSETS`);
+    (``rejectopt.datasets._faces300w.MIRROR_SUBSETS``) where the config sets it, else the official
+    archive extracted under ``raw_dir`` (``archive_dir``, ``rejectopt.datasets._faces300w.ARCHIVE_SUBSETS``);
     ``trainer_threads`` and ``score_jobs`` (:data:`TRAINER_THREADS`, :data:`SCORE_JOBS`).
 
     Parameters
@@ -202,16 +199,6 @@ def settings(config: dict) -> dict:
     ------
     ValueError
         On an unknown key of the block or a bad value (the key is named).
-
-    Examples
-    --------
-    >>> chosen = settings({"seed": 7, "faces_mirror": "faces", "landmarks": {"max_faces": 40}})
-    >>> chosen["seed"], chosen["pretrained"], chosen["trainer_threads"], chosen["faces"]["max_faces"]
-    (7, False, 1, 40)
-    >>> settings({"landmarks": {"max_face": 40}})
-    Traceback (most recent call last):
-    ...
-    ValueError: config landmarks: unknown keys ['max_face']; allowed: ['enabled', 'learning_curve_sizes', 'max_faces', 'predictor_options_grid', 'pretrained', 'split_ratios', 'with_coordinates']
     """
     block = dict(config.get("landmarks") or {})
     unknown = sorted(set(block) - set(DEFAULTS))
@@ -222,7 +209,7 @@ def settings(config: dict) -> dict:
         if not isinstance(out[key], bool):
             raise ValueError(f"config landmarks.{key} must be true or false, got {out[key]!r}")
     try:
-        check_ratios(out["split_ratios"])
+        _check_ratios(out["split_ratios"])
     except ValueError as error:
         raise ValueError(f"config landmarks.split_ratios: {error}") from None
     grid = out["predictor_options_grid"]
@@ -249,7 +236,7 @@ def settings(config: dict) -> dict:
 
 
 def select_faces(folder, subsets=MIRROR_SUBSETS, max_faces=None) -> pd.DataFrame:
-    """:func:`rejectopt.datasets.list_faces`, optionally thinned to ``max_faces`` evenly spaced faces (smoke tests).
+    """``rejectopt.datasets._faces300w.list_faces``, optionally thinned to ``max_faces`` evenly spaced faces (smoke tests).
 
     The faces are taken at evenly spaced positions of the sorted list, so every
     subset keeps its share; deterministic. ``max_faces=None`` keeps all.
@@ -257,7 +244,7 @@ def select_faces(folder, subsets=MIRROR_SUBSETS, max_faces=None) -> pd.DataFrame
     Parameters
     ----------
     folder : path-like
-        The faces' root folder (:func:`rejectopt.datasets.list_faces`).
+        The faces' root folder (``rejectopt.datasets._faces300w.list_faces``).
     subsets : sequence of str, default=MIRROR_SUBSETS
         Its sub-folders to read.
     max_faces : int, optional
@@ -267,19 +254,6 @@ def select_faces(folder, subsets=MIRROR_SUBSETS, max_faces=None) -> pd.DataFrame
     -------
     pandas.DataFrame
         Columns ``name, subset, image, pts``, index 0..n-1.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     Path(tmp, "afw").mkdir()
-    ...     for k in range(7):
-    ...         _ = Path(tmp, "afw", f"{k}.pts").write_text("")
-    ...         _ = Path(tmp, "afw", f"{k}.jpg").write_bytes(b"")
-    ...     faces = select_faces(tmp, ["afw"], max_faces=3)
-    >>> faces["name"].tolist()
-    ['0', '3', '6']
     """
     faces = list_faces(folder, subsets)
     if max_faces is not None and int(max_faces) < len(faces):
@@ -301,18 +275,13 @@ def split_seed(master_seed: int, split: int) -> int:
     Returns
     -------
     int
-        :func:`rejectopt.splits.derive_seed` of the seed, :data:`DATASET`, ``"landmarks"`` and the split.
-
-    Examples
-    --------
-    >>> split_seed(0, 0), split_seed(0, 1)
-    (2866425441, 4163084181)
+        :func:`rejectopt.splits._derive_seed` of the seed, :data:`DATASET`, ``"landmarks"`` and the split.
     """
-    return derive_seed(master_seed, DATASET, "landmarks", split)
+    return _derive_seed(master_seed, DATASET, "landmarks", split)
 
 
 def load_detections(path, faces_df: pd.DataFrame) -> dict:
-    """The detections at ``path`` (:func:`rejectopt.landmarks.load_or_detect_faces`), checked against ``faces_df``.
+    """The detections at ``path`` (``rejectopt.landmarks._detect.load_or_detect_faces``), checked against ``faces_df``.
 
     Parameters
     ----------
@@ -330,24 +299,6 @@ def load_detections(path, faces_df: pd.DataFrame) -> dict:
     ------
     ValueError
         The detections' names are not the face list's (the file is named).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> import pandas as pd
-    >>> from rejectopt._io import save_npz
-    >>> faces_df = pd.DataFrame({"name": ["a", "b"]})
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = Path(tmp, "detections.npz")
-    ...     save_npz(path, box=np.zeros((2, 4)), score=np.array([0.5, -0.2]), name=np.array(["a", "b"]))
-    ...     detections = load_detections(path, faces_df)
-    ...     load_detections(path, faces_df.iloc[::-1])
-    Traceback (most recent call last):
-    ...
-    ValueError: ...detections.npz does not match the face list; rerun detect_faces
-    >>> sorted(detections), detections["score"]
-    (['box', 'name', 'score'], array([ 0.5, -0.2]))
     """
     with load_npz(path) as data:
         detections = {key: data[key] for key in data.files}
@@ -381,42 +332,6 @@ def load_split_inputs(faces: dict, detections_path, splits_path, split: int, mas
     -------
     tuple
         ``(faces_df, detections, split_indices, seed)``.
-
-    Examples
-    --------
-    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
-    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
-    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
-    two tiny shape predictors:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.landmarks import fallback_box
-    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
-    >>> for k, truth in enumerate(truths):
-    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
-    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
-    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
-    >>> faces_df = select_faces(**faces)
-    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
-    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
-    ...          subset=faces_df["subset"].to_numpy(str))
-    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
-    ...                      n_splits=1, seed=0)
-    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...          "oversampling_amount": k} for k in (1, 2)]
-    >>> faces_df, detections, parts, seed = load_split_inputs(faces, root / "detections.npz",
-    ...                                                       root / "splits.npz", 0, master_seed=0)
-    >>> tmp.cleanup()
-    >>> len(faces_df), {part: len(rows) for part, rows in parts.items()}, seed
-    (20, {'trn1': 6, 'val1': 2, 'trn2': 6, 'val2': 2, 'tst': 4}, 2866425441)
     """
     faces_df = select_faces(**faces)
     detections = load_detections(detections_path, faces_df)
@@ -476,7 +391,7 @@ def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxe
     images_val, boxes_val, truths_val : sequence of ndarray, array-like of shape (m, 4), (m, 68, 2)
         The Val1 faces.
     options_grid : sequence of dict
-        The option sets tried (:func:`rejectopt.landmarks.train_shape_predictor`'s ``options``).
+        The option sets tried (``rejectopt.landmarks._predictor.train_shape_predictor``'s ``options``).
     threads : int
         dlib's ``num_threads``.
     seed : int
@@ -490,29 +405,6 @@ def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxe
     -------
     tuple
         ``(model_path, best_options, {grid index: Val1 error})``, the error the mean per-landmark loss.
-
-    Examples
-    --------
-    Six synthetic 64 x 64 faces (the 68 points drawn white on black, each set shifted), four for
-    Trn1 and two for Val1, and two tiny option sets:
-
-    >>> import tempfile
-    >>> from rejectopt.landmarks import fallback_box
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = np.stack([base + rng.normal(0, 2, 2) for _ in range(6)])
-    >>> images = [np.zeros((64, 64), dtype=np.uint8) for _ in truths]
-    >>> for image, truth in zip(images, truths):
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    >>> boxes = np.stack([fallback_box(truth) for truth in truths])
-    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...          "oversampling_amount": k} for k in (1, 2)]
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path, best, errors = choose_predictor_options(images[:4], boxes[:4], truths[:4], images[4:],
-    ...                                                   boxes[4:], truths[4:], grid, 1, 0, tmp)
-    ...     name = path.name
-    >>> name, best["oversampling_amount"], {k: round(e, 3) for k, e in errors.items()}
-    ('shape_predictor_1.dat', 2, {0: 7.416, 1: 7.082})
     """
     train = functools.partial(_train_grid_cell, images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
                               threads, seed, Path(work_dir))
@@ -549,7 +441,7 @@ def train_candidate_predictor(faces_df: pd.DataFrame, detections: dict, split_in
     split_indices : dict
         Row indices of ``faces_df`` per part; ``trn1`` and ``val1`` are read.
     options : dict
-        One option set of the grid (:func:`rejectopt.landmarks.train_shape_predictor`).
+        One option set of the grid (``rejectopt.landmarks._predictor.train_shape_predictor``).
     threads : int, default=1
         dlib's ``num_threads`` (the model depends on it).
     seed : int, default=0
@@ -561,44 +453,6 @@ def train_candidate_predictor(faces_df: pd.DataFrame, detections: dict, split_in
     -------
     (pathlib.Path, float)
         The saved model and its mean per-landmark loss on Val1.
-
-    Examples
-    --------
-    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
-    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
-    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
-    two tiny shape predictors:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.landmarks import fallback_box
-    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
-    >>> for k, truth in enumerate(truths):
-    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
-    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
-    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
-    >>> faces_df = select_faces(**faces)
-    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
-    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
-    ...          subset=faces_df["subset"].to_numpy(str))
-    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
-    ...                      n_splits=1, seed=0)
-    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...          "oversampling_amount": k} for k in (1, 2)]
-    >>> faces_df, detections, parts, seed = load_split_inputs(faces, root / "detections.npz",
-    ...                                                       root / "splits.npz", 0, master_seed=0)
-    >>> path, error = train_candidate_predictor(faces_df, detections, parts, grid[1], seed=seed,
-    ...                                         path=root / "model_1.dat")
-    >>> tmp.cleanup()
-    >>> path.name, round(error, 3)
-    ('model_1.dat', 5.681)
     """
     images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val = _predictor_data(
         faces_df, detections, split_indices)
@@ -679,16 +533,16 @@ def run_landmark_split(
     Parameters
     ----------
     faces_df : pandas.DataFrame
-        From :func:`select_faces` (:func:`rejectopt.datasets.list_faces`).
+        From :func:`select_faces` (``rejectopt.datasets._faces300w.list_faces``).
     detections : dict
-        From :func:`rejectopt.landmarks.load_or_detect_faces` (``box``, ``score``).
+        From ``rejectopt.landmarks._detect.load_or_detect_faces`` (``box``, ``score``).
     split_indices : dict
         Row indices of ``faces_df`` per part ``trn1, val1, trn2, val2, tst``
         (e.g. :func:`rejectopt.splits.load_split`).
     options_grid : sequence of dict, default=DEFAULT_OPTIONS_GRID
         The shape-predictor option sets tried on Val1.
     C_grid : sequence of float, default=None
-        None: :data:`rejectopt.scores.SCORE_C_GRID`.
+        None: the grid of Section 5.1, ``(0, 1, 10, 100, 1000)``.
     threads : int, default=1
         Threads of dlib's trainer and of SELE (``n_jobs``). The trained model
         depends on it (dlib sums the residuals per thread block), SELE's sums
@@ -701,7 +555,7 @@ def run_landmark_split(
     with_coordinates : bool, default=False
         Passed to :func:`~rejectopt.landmarks.face_features`.
     pretrained : bool, default=False
-        Use :func:`~rejectopt.landmarks.pretrained_predictor_path` instead of training (demo mode).
+        Use ``rejectopt.landmarks._predictor.pretrained_predictor_path`` instead of training (demo mode).
     work_dir : path-like, optional
         Where the trained predictors are saved (default: a temporary folder,
         removed at the end).
@@ -726,44 +580,6 @@ def run_landmark_split(
         ``predictor_options``, ``val1_error`` {grid index: mean per-landmark
         loss}, ``learning_curve`` DataFrame (m, method, C, test_aurc), and the
         per-part mean per-landmark losses ``mean_error``.
-
-    Examples
-    --------
-    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
-    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
-    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
-    two tiny shape predictors:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.landmarks import fallback_box
-    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
-    >>> for k, truth in enumerate(truths):
-    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
-    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
-    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
-    >>> faces_df = select_faces(**faces)
-    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
-    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
-    ...          subset=faces_df["subset"].to_numpy(str))
-    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
-    ...                      n_splits=1, seed=0)
-    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...          "oversampling_amount": k} for k in (1, 2)]
-    >>> faces_df, detections, parts, seed = load_split_inputs(faces, root / "detections.npz",
-    ...                                                       root / "splits.npz", 0, master_seed=0)
-    >>> result = run_landmark_split(faces_df, detections, parts, options_grid=grid[:1], C_grid=[1.0],
-    ...                             seed=seed, learning_curve_sizes=())
-    >>> tmp.cleanup()
-    >>> round(result["risk_full"], 3), {method: round(value, 3) for method, value in result["aurc"].items()}
-    (5.729, {'face_score': 5.845, 'reg': 5.545, 'sele': 5.545})
     """
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
     parts = {part: np.asarray(split_indices[part], dtype=np.int64) for part in ("trn1", "val1", "trn2", "val2", "tst")}
@@ -845,24 +661,6 @@ class LandmarkSplitResult(SplitResult):
         Unused by this experiment (empty).
     result : dict, optional
         The :func:`run_landmark_split` result.
-
-    Examples
-    --------
-    A hand-made result with the keys of :func:`run_landmark_split`:
-
-    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
-    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
-    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
-    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
-    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
-    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
-    ...           "mean_error": {"tst": 7.5}}
-    >>> out = LandmarkSplitResult(landmark_summary({0: result}), result=result)
-    >>> out.rows[["score", "aurc"]], out.curves
-    (        score  aurc
-    0  face_score   6.5
-    1         reg   5.5
-    2        sele   5.0, {})
     """
 
     result: dict = field(default_factory=dict)
@@ -904,50 +702,6 @@ def run_split(inputs: SplitInputs, settings: dict, workers: int = 1) -> Landmark
     -------
     LandmarkSplitResult
         The split's rows and the whole result.
-
-    Examples
-    --------
-    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
-    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
-    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
-    two tiny shape predictors:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.landmarks import fallback_box
-    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
-    >>> for k, truth in enumerate(truths):
-    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
-    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
-    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
-    >>> faces_df = select_faces(**faces)
-    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
-    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
-    ...          subset=faces_df["subset"].to_numpy(str))
-    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
-    ...                      n_splits=1, seed=0)
-    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...          "oversampling_amount": k} for k in (1, 2)]
-    >>> from rejectopt.experiments import SplitInputs
-    >>> chosen = settings({"C_score": [1.0], "landmarks": {"predictor_options_grid": grid,
-    ...                                                   "learning_curve_sizes": []}})
-    >>> chosen["faces"], chosen["score_jobs"] = faces, 1
-    >>> inputs = SplitInputs(DATASET, 0, NAME, 0, None, root / "splits.npz",
-    ...                      {STAGED_DETECTIONS: root / "detections.npz"})
-    >>> out = run_split(inputs, chosen)
-    >>> tmp.cleanup()
-    >>> out.rows[["score", "C_classifier", "C_score", "aurc", "n_test"]].round(3)
-            score  C_classifier  C_score   aurc  n_test
-    0  face_score           2.0      NaN  6.390       4
-    1         reg           2.0      1.0  5.544       4
-    2        sele           2.0      1.0  5.544       4
     """
     faces_df = select_faces(**settings["faces"])
     detections = load_detections(inputs.staged_file(STAGED_DETECTIONS), faces_df)
@@ -1005,25 +759,6 @@ def face_splits_file(out_path, *, faces: dict, ratios, n_splits: int, seed: int)
     -------
     dict
         ``{"<part>_<k>": row indices}``, as written.
-
-    Examples
-    --------
-    Ten faces (empty files suffice: only the list is read):
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.splits import load_split
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     Path(tmp, "afw").mkdir()
-    ...     for k in range(10):
-    ...         _ = Path(tmp, "afw", f"{k}.pts").write_text("")
-    ...         _ = Path(tmp, "afw", f"{k}.jpg").write_bytes(b"")
-    ...     faces = {"folder": tmp, "subsets": ["afw"], "max_faces": None}
-    ...     splits = face_splits_file(Path(tmp, "splits.npz"), faces=faces,
-    ...                               ratios=(0.3, 0.1, 0.3, 0.1, 0.2), n_splits=2, seed=0)
-    ...     parts = load_split(Path(tmp, "splits.npz"), 1)
-    >>> sorted(splits)[:5], {part: len(rows) for part, rows in parts.items()}
-    (['trn1_0', 'trn1_1', 'trn2_0', 'trn2_1', 'tst_0'], {'trn1': 3, 'val1': 1, 'trn2': 3, 'val2': 1, 'tst': 2})
     """
     faces_df = select_faces(**faces)
     subsets = faces_df["subset"].to_numpy()
@@ -1061,44 +796,6 @@ def train_predictor_file(detections_path, splits_path, split: int, option: int, 
     -------
     float
         The mean per-landmark Val1 loss of the model.
-
-    Examples
-    --------
-    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
-    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
-    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
-    two tiny shape predictors:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.landmarks import fallback_box
-    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
-    >>> for k, truth in enumerate(truths):
-    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
-    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
-    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
-    >>> faces_df = select_faces(**faces)
-    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
-    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
-    ...          subset=faces_df["subset"].to_numpy(str))
-    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
-    ...                      n_splits=1, seed=0)
-    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...          "oversampling_amount": k} for k in (1, 2)]
-    >>> error = train_predictor_file(root / "detections.npz", root / "splits.npz", 0, 1, root / "model_1.dat",
-    ...                              root / "error_1.json", faces=faces, options_grid=grid,
-    ...                              trainer_threads=1, seed=0)
-    >>> written = (root / "error_1.json").read_text()
-    >>> tmp.cleanup()
-    >>> round(error, 3), sorted(json.loads(written))
-    (5.681, ['option', 'options', 'val1_error'])
     """
     faces_df, detections, split_indices, split_seed_ = load_split_inputs(faces, detections_path, splits_path,
                                                                          int(split), seed)
@@ -1154,53 +851,6 @@ def run_split_files(detections_path, splits_path, split: int, result_out, curve_
     -------
     LandmarkSplitResult
         As :func:`run_split`.
-
-    Examples
-    --------
-    Twenty synthetic 64 x 64 faces in a 300-W-like folder (the 68 points drawn white on noise, each
-    set shifted); the HOG detector finds no face in them, so the staged detections are stand-ins
-    (each face's :func:`~rejectopt.landmarks.fallback_box` and a seeded score); one split, a grid of
-    two tiny shape predictors:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.landmarks import fallback_box
-    >>> tmp = tempfile.TemporaryDirectory(); root = Path(tmp.name); (root / "afw").mkdir()
-    >>> rng = np.random.default_rng(0)
-    >>> base = np.c_[np.linspace(16, 48, 68), 32 + 10 * np.sin(np.linspace(0, 2 * np.pi, 68))]
-    >>> truths = [base + rng.normal(0, 2, 2) for _ in range(20)]
-    >>> for k, truth in enumerate(truths):
-    ...     image = rng.integers(0, 64, size=(64, 64)).astype(np.uint8)
-    ...     image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
-    ...     Image.fromarray(image).save(root / "afw" / f"{k:02d}.png")
-    ...     _ = (root / "afw" / f"{k:02d}.pts").write_text("".join(f"{x + 1} {y + 1}\\n" for x, y in truth))
-    >>> faces = {"folder": tmp.name, "subsets": ["afw"], "max_faces": None}
-    >>> faces_df = select_faces(**faces)
-    >>> save_npz(root / "detections.npz", box=np.stack([fallback_box(t) for t in truths]),
-    ...          score=rng.normal(size=20), name=faces_df["name"].to_numpy(str),
-    ...          subset=faces_df["subset"].to_numpy(str))
-    >>> _ = face_splits_file(root / "splits.npz", faces=faces, ratios=(0.3, 0.1, 0.3, 0.1, 0.2),
-    ...                      n_splits=1, seed=0)
-    >>> grid = [{"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5,
-    ...          "oversampling_amount": k} for k in (1, 2)]
-    >>> for k in range(len(grid)):
-    ...     _ = train_predictor_file(root / "detections.npz", root / "splits.npz", 0, k, root / f"model_{k}.dat",
-    ...                              root / f"error_{k}.json", faces=faces, options_grid=grid,
-    ...                              trainer_threads=1, seed=0)
-    >>> out = run_split_files(root / "detections.npz", root / "splits.npz", 0, root / "result.npz",
-    ...                       root / "curve.csv", faces=faces, seed=0, options_grid=grid, C_grid=[1.0],
-    ...                       learning_curve_sizes=[], with_coordinates=False, pretrained=False,
-    ...                       score_jobs=1, models=[root / "model_0.dat", root / "model_1.dat"],
-    ...                       errors=[root / "error_0.json", root / "error_1.json"])
-    >>> saved = load_landmark_result(root / "result.npz")
-    >>> tmp.cleanup()
-    >>> out.rows[["score", "aurc"]].round(3), saved["aurc"] == out.result["aurc"]
-    (        score   aurc
-    0  face_score  6.390
-    1         reg  5.544
-    2        sele  5.544, True)
     """
     chosen = _settings_of(faces, seed, predictor_options_grid=list(options_grid), C_grid=C_grid,
                           learning_curve_sizes=list(learning_curve_sizes), with_coordinates=with_coordinates,
@@ -1229,27 +879,6 @@ def save_landmark_result(path, result: dict) -> None:
     Returns
     -------
     None
-
-    Examples
-    --------
-    A hand-made result with the keys of :func:`run_landmark_split`:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt._io import load_npz
-    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
-    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
-    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
-    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
-    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
-    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
-    ...           "mean_error": {"tst": 7.5}}
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     save_landmark_result(Path(tmp, "result.npz"), result)
-    ...     with load_npz(Path(tmp, "result.npz")) as data:
-    ...         names, aurc = sorted(data.files), str(data["aurc"])
-    >>> len(names), aurc
-    (13, '{"face_score": 6.5, "reg": 5.5, "sele": 5.0}')
     """
     arrays = {key: np.asarray(result[key]) for key in _RESULT_ARRAYS}
     for key in _RESULT_JSON:
@@ -1270,23 +899,6 @@ def load_landmark_result(path) -> dict:
     -------
     dict
         The result's arrays, its JSON entries as dicts and ``risk_full`` as a float.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
-    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
-    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
-    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
-    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
-    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
-    ...           "mean_error": {"tst": 7.5}}
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     save_landmark_result(Path(tmp, "result.npz"), result)
-    ...     loaded = load_landmark_result(Path(tmp, "result.npz"))
-    >>> loaded["C"], loaded["risk_full"], loaded["loss"]
-    ({'reg': 1.0, 'sele': 10.0}, 7.5, array([340., 680.]))
     """
     with load_npz(path) as data:
         result = {key: data[key] for key in _RESULT_ARRAYS}
@@ -1316,23 +928,6 @@ def landmark_summary(results: dict) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per split and method of :data:`METHODS`, columns :data:`SUMMARY_COLUMNS`.
-
-    Examples
-    --------
-    A hand-made result with the keys of :func:`run_landmark_split`:
-
-    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
-    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
-    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
-    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
-    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
-    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
-    ...           "mean_error": {"tst": 7.5}}
-    >>> landmark_summary({0: result})[["split", "score", "C_classifier", "C_score", "aurc", "n_test"]]
-       split       score  C_classifier  C_score  aurc  n_test
-    0      0  face_score           5.0      NaN   6.5       2
-    1      0         reg           5.0      1.0   5.5       2
-    2      0        sele           5.0     10.0   5.0       2
     """
     rows = []
     for split, result in sorted(results.items()):
@@ -1361,18 +956,6 @@ def learning_curve_table(curves: dict) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Columns ``method, m, mean, std, count``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> curve = lambda sele, reg: pd.DataFrame({"m": [50, 50, 100, 100], "method": ["sele", "reg"] * 2,
-    ...                                         "C": 1.0, "test_aurc": sele + reg})
-    >>> learning_curve_table({0: curve([4.0, 3.0], [5.0, 3.5]), 1: curve([5.0, 3.2], [6.0, 3.6])})
-      method    m  mean       std  count
-    0    reg   50  3.10  0.141421      2
-    1    reg  100  3.55  0.070711      2
-    2   sele   50  4.50  0.707107      2
-    3   sele  100  5.50  0.707107      2
     """
     frame = pd.concat([curve.assign(split=int(k)) for k, curve in curves.items()], ignore_index=True)
     return frame.groupby(["method", "m"])["test_aurc"].agg(["mean", "std", "count"]).reset_index()
@@ -1382,8 +965,8 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     """Every split's rows (:data:`SUMMARY_COLUMNS`) to the experiment's table, as numbers.
 
     ``landmarks``: mean and std over the splits of each method's Tst AuRC (per-landmark scale) and
-    of R@100, :func:`rejectopt.experiments.paper.aurc_table` with
-    :func:`~rejectopt.experiments.paper.landmarks_spec`. ``settings`` is unused: the rows hold
+    of R@100, :func:`rejectopt.tables.aurc_table` with
+    :func:`~rejectopt.tables.landmarks_spec`. ``settings`` is unused: the rows hold
     every setting.
 
     Parameters
@@ -1397,28 +980,6 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     -------
     dict of str to pandas.DataFrame
         ``{"landmarks": table}``.
-
-    Examples
-    --------
-    Two hand-made splits' results with the keys of :func:`run_landmark_split`:
-
-    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
-    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
-    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
-    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
-    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
-    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
-    ...           "mean_error": {"tst": 7.5}}
-    >>> other = {**result, "aurc": {"face_score": 7.5, "sele": 6.0, "reg": 5.5}}
-    >>> table = aggregate(landmark_summary({0: result, 1: other}))["landmarks"]
-    >>> table.loc["300w", ["face_score", "sele", "reg"]].round(3)
-    face_score  mean    7.000
-                std     0.707
-    sele        mean    5.500
-                std     0.707
-    reg         mean    5.500
-                std     0.000
-    Name: 300w, dtype: float64
     """
     return {"landmarks": aurc_table(rows, landmarks_spec(LEARNED_SCORES))}
 
@@ -1443,34 +1004,6 @@ def summary_file(result_paths: Sequence, curve_paths: Sequence, splits: Sequence
     -------
     tuple
         ``(results, curves, summary)``.
-
-    Examples
-    --------
-    A hand-made result with the keys of :func:`run_landmark_split`, and its learning curve:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt._io import write_csv
-    >>> result = {"tst_index": np.array([3, 7]), "loss": np.array([340.0, 680.0]),
-    ...           "pred": np.zeros((2, 68, 2)), "risk_full": 7.5,
-    ...           **{f"uncertainty_{m}": np.array([0.1, 0.9]) for m in METHODS},
-    ...           "aurc": {"face_score": 6.5, "sele": 5.0, "reg": 5.5}, "C": {"sele": 10.0, "reg": 1.0},
-    ...           "val_aurc": {"sele": {"10.0": 4.0}, "reg": {"1.0": 4.5}},
-    ...           "predictor_options": {"oversampling_amount": 5}, "val1_error": {"0": 6.1},
-    ...           "mean_error": {"tst": 7.5}}
-    >>> curve = pd.DataFrame({"m": [2, 2], "method": ["sele", "face_score"], "C": [10.0, np.nan],
-    ...                       "test_aurc": [5.0, 6.5]})
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     save_landmark_result(Path(tmp, "result_0.npz"), result)
-    ...     write_csv(curve, Path(tmp, "curve_0.csv"))
-    ...     results, curves, summary = summary_file([Path(tmp, "result_0.npz")], [Path(tmp, "curve_0.csv")],
-    ...                                             [0], Path(tmp, "summary.csv"))
-    ...     written = pd.read_csv(Path(tmp, "summary.csv"))
-    >>> summary[["score", "aurc"]], written.equals(summary)
-    (        score  aurc
-    0  face_score   6.5
-    1         reg   5.5
-    2        sele   5.0, True)
     """
     results = {k: load_landmark_result(path) for k, path in zip(splits, result_paths)}
     curves = {k: pd.read_csv(path) for k, path in zip(splits, curve_paths)}

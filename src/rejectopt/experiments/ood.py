@@ -1,4 +1,7 @@
-"""The reject option with out-of-distribution inputs: classes of a tabular dataset held out as OOD.
+"""Internal: the pipeline's OOD experiment; not part of the public API (see
+:mod:`rejectopt.experiments` for the experiment contract).
+
+The reject option with out-of-distribution inputs: classes of a tabular dataset held out as OOD.
 
 The benchmark of Franc, Prusa & Paplham [1] (Sec. 4) on the JMLR paper's datasets [2]. A
 multi-class dataset becomes an OOD problem by holding out its last classes: with ``K`` classes
@@ -11,7 +14,7 @@ the same partitions as the main tables) is used as follows:
   kNN-distance OOD score (:class:`rejectopt.ood.KNNDistanceOOD`) and the class-conditional
   Gaussian score (:class:`rejectopt.ood.MahalanobisOOD`) on the standardised Trn1 features.
 * **Trn2 / Val2** (ID only): SELE, C by ID Val2 AuRC. The classifier and SELE are the paper's
-  protocol (Section 5.2 of [2]), run by :func:`rejectopt.experiments.fit_classifier_then_score`.
+  protocol (Section 5.2 of [2]), run by :func:`rejectopt.experiments._learners.fit_classifier_then_score`.
 * **Val** = the ID *and* OOD examples of Val1 and Val2: the thresholds of the single scores and
   ``mu``, ``lambda``, ``tau`` of the double scores ``s_r + mu s_g <= lambda``
   (:func:`rejectopt.ood.fit_double_score_tpr_fpr`, an angle grid over ``[0, pi/2]``) are
@@ -29,8 +32,8 @@ ID classes only (``K - ceil(f K)`` outputs, not ``K``), so its predictions, its 
 This experiment therefore trains its own classifier and SELE in the job, on the same splits and
 with the same grids, and reads only the prepared data and the splits.
 
-Seeds: ``derive_seed(seed, dataset, "ood", split, classifier)`` for the classifier and
-``derive_seed(seed, dataset, "ood", split, classifier, "sele")`` for SELE; a split's results
+Seeds: ``_derive_seed(seed, dataset, "ood", split, classifier)`` for the classifier and
+``_derive_seed(seed, dataset, "ood", split, classifier, "sele")`` for SELE; a split's results
 depend on that split alone, not on the other splits of the job.
 
 Methods (for a classifier whose registered baseline is ``b``: ``mcp`` for LR / XGBoost,
@@ -100,14 +103,14 @@ from ..ood import (
     empirical_rates,
     fit_bounded_tpr_fpr,
     fit_double_score_tpr_fpr,
-    operating_points,
     oscr,
     risk_coverage_curve_at_fpr,
     roc_curve,
     selective_risk_at_tpr_fpr,
 )
+from ..ood._metrics import operating_points
 from ..selective import InfeasibleTargetError
-from ..splits import derive_seed
+from ..splits import _derive_seed
 from ..stats import average_ranks, friedman_test, nemenyi_cd, rank_methods, significant_pairs
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
 from ._learners import fit_classifier_then_score
@@ -197,15 +200,6 @@ def settings(config: dict) -> dict:
     ValueError
         On an unknown key of the block, a value out of range, or a classifier that is not a
         classification one (holding out classes needs class labels).
-
-    Examples
-    --------
-    >>> settings({"ood": {"tpr_min": 0.9}, "C_score": [1, 10]})["tpr_min"], settings({})["C_score"]
-    (0.9, [0, 1, 10, 100, 1000])
-    >>> settings({"ood": {"held_out": 0.3}})
-    Traceback (most recent call last):
-    ...
-    ValueError: config ood: unknown keys ['held_out']; allowed: ['angles', 'classifiers', 'datasets', 'fpr_max', 'held_out_fraction', 'knn_neighbors', 'tpr_min']
     """
     block = dict(config.get("ood") or {})
     unknown = sorted(set(block) - set(DEFAULTS))
@@ -261,17 +255,6 @@ def covered_datasets(settings: dict, run_datasets: Sequence[str], task: Mapping[
     ------
     ValueError
         On an unknown name or a covered dataset that is ordinal.
-
-    Examples
-    --------
-    >>> chosen = settings({"ood": {"datasets": ["sattelite", "pendigit", "mine"]}})
-    >>> task = dict.fromkeys(["mine", "pendigit", "shuttle"], "classification")
-    >>> covered_datasets(chosen, ["mine", "pendigit", "shuttle"], task, custom=["mine"])
-    ['mine', 'pendigit']
-    >>> covered_datasets(settings({"ood": {"datasets": ["nope"]}}), ["shuttle"], task)
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown dataset 'nope'; valid names: avila, ...
     """
     for name in settings["datasets"]:
         if name not in custom:
@@ -310,17 +293,6 @@ def held_out_classes(y: Any, fraction: float = 0.3) -> np.ndarray:
     ValueError
         Labels that are not ``0..K-1``, a fraction outside ``(0, 1)``, or fewer than 2 ID
         classes left.
-
-    Examples
-    --------
-    >>> held_out_classes([0, 1, 2, 3, 4, 5], 0.3).tolist()
-    [4, 5]
-    >>> held_out_classes(list(range(10)), 0.3).tolist()
-    [7, 8, 9]
-    >>> held_out_classes([0, 1, 2], 0.5)
-    Traceback (most recent call last):
-    ...
-    ValueError: holding out 2 of 3 classes leaves fewer than 2 ID classes; the OOD benchmark needs a multi-class dataset (or a smaller held_out_fraction)
     """
     y = np.asarray(y)
     if y.ndim != 1 or y.size == 0 or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
@@ -356,17 +328,6 @@ class OODPartition:
         ID and OOD examples of Val1 and Val2, sorted.
     tst : ndarray of int
         ID and OOD examples of Tst.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rejectopt.splits import DEFAULT_RATIOS, stratified_partition
-    >>> y = np.repeat(np.arange(4), 10)
-    >>> part = ood_partition(y, stratified_partition(y, DEFAULT_RATIOS, np.random.default_rng(0)))
-    >>> part.held_out, part.n_classes_id, part.trn1.size
-    (array([2, 3]), 2, 6)
-    >>> part.counts()
-    {'n_id_val': 4, 'n_ood_val': 4, 'n_id_tst': 4, 'n_ood_tst': 4}
     """
 
     held_out: np.ndarray
@@ -410,19 +371,6 @@ def ood_partition(y: Any, parts: dict, held_out_fraction: float = 0.3) -> OODPar
     ------
     ValueError
         When Val or Tst lacks ID or OOD examples: neither the rules nor their rates are defined then.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> y = np.array([0, 0, 1, 1, 2, 2, 0, 1, 2, 2])
-    >>> parts = {"trn1": [0, 2], "val1": [1, 4], "trn2": [3, 5], "val2": [6], "tst": [7, 8, 9]}
-    >>> part = ood_partition(y, parts, held_out_fraction=0.3)
-    >>> part.held_out, part.trn2, part.val, part.is_ood[part.tst]
-    (array([2]), array([3]), array([1, 4, 6]), array([False,  True,  True]))
-    >>> ood_partition(y, {**parts, "tst": [7]})
-    Traceback (most recent call last):
-    ...
-    ValueError: the OOD split has no ood tst examples
     """
     y = np.asarray(y)
     held_out = held_out_classes(y, held_out_fraction)
@@ -466,13 +414,6 @@ def min_fpr_at_tpr(is_ood: Any, uncertainty: Any, tpr_min: float) -> float:
     -------
     float
         The smallest FPR (accepted OOD fraction).
-
-    Examples
-    --------
-    >>> is_ood = [False, False, True, True, False]
-    >>> uncertainty = [0.1, 0.4, 0.9, 0.3, 0.2]
-    >>> min_fpr_at_tpr(is_ood, uncertainty, 0.5), min_fpr_at_tpr(is_ood, uncertainty, 1.0)
-    (0.0, 0.5)
     """
     is_ood = np.asarray(is_ood, dtype=bool)
     pts = operating_points(np.zeros(is_ood.shape), is_ood, uncertainty)
@@ -533,32 +474,6 @@ def evaluate_ood_methods(
         ``{method}__roc_fpr``, ``__roc_tpr`` (ROC of the ``risk_seed`` score),
         ``__rc_seed_cov``, ``__rc_seed_risk`` (RC curve at the Tst seed-style bound),
         ``__rc_fixed_cov``, ``__rc_fixed_risk`` (at ``fpr_max``), and ``fpr_bound_tst``.
-
-    Examples
-    --------
-    A classifier's score ``r`` that sees its errors and an OOD score ``g`` that sees the OOD
-    examples, on Val and Tst of 80 ID and 20 OOD examples:
-
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> rng = np.random.default_rng(0)
-    >>> def sample(n_id, n_ood):
-    ...     is_ood = np.r_[np.zeros(n_id, bool), np.ones(n_ood, bool)]
-    ...     loss = np.where(is_ood, np.nan, 100.0 * (rng.random(is_ood.size) < 0.2))
-    ...     r = np.nan_to_num(loss) / 100 + rng.normal(0, 0.5, is_ood.size)
-    ...     g = is_ood + rng.normal(0, 0.5, is_ood.size)
-    ...     return loss, is_ood, r, g
-    >>> loss_v, ood_v, r_v, g_v = sample(80, 20)
-    >>> loss_t, ood_t, r_t, g_t = sample(80, 20)
-    >>> rows, curves = evaluate_ood_methods((loss_v, ood_v), (loss_t, ood_t),
-    ...                                     {"r": (r_v, r_t), "g": (g_v, g_t)}, [("r", "g")], angles=19)
-    >>> pd.DataFrame(rows)[["method", "kind", "risk_seed", "risk_fixed", "auroc"]].round(2)
-      method    kind  risk_seed  risk_fixed  auroc
-    0      r  single       9.38         NaN   0.37
-    1      g  single      23.38       23.88   0.92
-    2    r+g  double       9.38       21.54   0.37
-    >>> float(curves["fpr_bound_tst"])
-    0.95
     """
     loss_v, ood_v = np.asarray(val[0], float), np.asarray(val[1], bool)
     loss_t, ood_t = np.asarray(tst[0], float), np.asarray(tst[1], bool)
@@ -642,35 +557,6 @@ class OODScores:
         The pairs of ``singles`` combined as double scores.
     C_classifier, C_sele : float
         The chosen regularisation constants.
-
-    Examples
-    --------
-    The scores of a split recompute its rows (:func:`evaluate_ood_methods`):
-
-    The first 500 digits (10 classes: 7, 8 and 9 held out), one split:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_digits
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_digits(return_X_y=True)
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X[:500], y=y[:500])
-    >>> save_splits(splits_path, make_splits(y[:500], n_splits=2, dataset="digits"), y=y[:500])
-    >>> from rejectopt.experiments import split_inputs
-    >>> inputs = split_inputs("digits", "classification", 0, data_path, splits_path, [0])
-    >>> chosen = settings({"ood": {"angles": 19}, "C_classifier": [1.0], "C_score": [1.0]})
-    >>> result = run_split(inputs[0], chosen)
-    >>> scores = result.scores["lr"]
-    >>> list(scores.singles), scores.doubles
-    (['mcp', 'sele', 'knn', 'mahalanobis'], [('mcp', 'knn'), ('sele', 'knn'), ('sele', 'mahalanobis')])
-    >>> rows, _ = evaluate_ood_methods((scores.loss_val, scores.is_ood_val), (scores.loss_tst, scores.is_ood_tst),
-    ...                                scores.singles, scores.doubles, angles=19)
-    >>> [row["risk_seed"] for row in rows] == result.rows["risk_seed"].tolist()
-    True
-    >>> tmp.cleanup()
     """
 
     loss_val: np.ndarray
@@ -700,28 +586,6 @@ class OODSplitResult(SplitResult):
         The Tst curves, keyed as above.
     scores : dict of str to OODScores
         By classifier.
-
-    Examples
-    --------
-    The first 500 digits (10 classes: 7, 8 and 9 held out), one split:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_digits
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_digits(return_X_y=True)
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X[:500], y=y[:500])
-    >>> save_splits(splits_path, make_splits(y[:500], n_splits=2, dataset="digits"), y=y[:500])
-    >>> from rejectopt.experiments import split_inputs
-    >>> inputs = split_inputs("digits", "classification", 0, data_path, splits_path, [0])
-    >>> chosen = settings({"ood": {"angles": 19}, "C_classifier": [1.0], "C_score": [1.0]})
-    >>> result = run_split(inputs[0], chosen)
-    >>> result.rows.shape, list(result.scores), result.curves["lr__methods"][:3]
-    ((7, 35), ['lr'], array(['mcp', 'sele', 'knn'], dtype='<U16'))
-    >>> tmp.cleanup()
     """
 
     scores: dict = field(default_factory=dict)
@@ -752,35 +616,6 @@ def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSp
     -------
     OODSplitResult
         The rows (:data:`SPLIT_COLUMNS`), the Tst curves and the scores.
-
-    Examples
-    --------
-    The first 500 digits (10 classes: 7, 8 and 9 held out), one split:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_digits
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_digits(return_X_y=True)
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X[:500], y=y[:500])
-    >>> save_splits(splits_path, make_splits(y[:500], n_splits=2, dataset="digits"), y=y[:500])
-    >>> from rejectopt.experiments import split_inputs
-    >>> inputs = split_inputs("digits", "classification", 0, data_path, splits_path, [0])
-    >>> chosen = settings({"ood": {"angles": 19}, "C_classifier": [1.0], "C_score": [1.0]})
-    >>> result = run_split(inputs[0], chosen)
-    >>> result.rows[["method", "kind", "risk_seed", "risk_fixed", "auroc"]].round(3)
-                 method    kind  risk_seed  risk_fixed  auroc
-    0               mcp  single      1.613       1.695  0.877
-    1              sele  single      1.754         NaN  0.642
-    2               knn  single      0.000       0.000  0.904
-    3       mahalanobis  single      0.000       0.000  0.884
-    4           mcp+knn  double      0.000       0.000  0.916
-    5          sele+knn  double      0.000       0.000  0.904
-    6  sele+mahalanobis  double      1.562       0.000  0.813
-    >>> tmp.cleanup()
     """
     dataset, split, seed = inputs.dataset, int(inputs.split), int(inputs.seed)
     classifiers = settings["classifiers"]
@@ -817,8 +652,8 @@ def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSp
         needed = np.unique(np.concatenate([part.trn2, val, tst]))
         fitted = fit_classifier_then_score(
             kind, X, y, id_parts, needed, n_classes=k_id, C_classifier=settings["C_classifier"],
-            C_score=settings["C_score"], classifier_seed=derive_seed(seed, dataset, "ood", split, kind),
-            score_seed=derive_seed(seed, dataset, "ood", split, kind, "sele"), score="sele",
+            C_score=settings["C_score"], classifier_seed=_derive_seed(seed, dataset, "ood", split, kind),
+            score_seed=_derive_seed(seed, dataset, "ood", split, kind, "sele"), score="sele",
             chunk_size=settings["sele_chunk_size"], threads=threads, ignore=is_ood,
         )
         loss, y_pred, sele = fitted.loss, fitted.y_pred, fitted.score
@@ -860,7 +695,7 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
 
     ``split_files`` maps a split to ``(csv_path, curves_path)``: the rows go to ``csv_path``, the
     curves to ``curves_path`` (NPZ). The data are read once; each split's files are written
-    (atomically) as soon as it is done (:func:`rejectopt.experiments.run_splits`) and depend only
+    (atomically) as soon as it is done (:func:`rejectopt.experiments._contract.run_splits`) and depend only
     on that split (its seeds are derived from ``seed``, dataset and split), not on which other
     splits the job runs.
 
@@ -891,31 +726,6 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
     -------
     dict of int to OODSplitResult
         By split.
-
-    Examples
-    --------
-    The first 500 digits (10 classes: 7, 8 and 9 held out), one split:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_digits
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_digits(return_X_y=True)
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X[:500], y=y[:500])
-    >>> save_splits(splits_path, make_splits(y[:500], n_splits=2, dataset="digits"), y=y[:500])
-    >>> import pandas as pd
-    >>> files = {1: (Path(tmp.name, "split_1.csv"), Path(tmp.name, "split_1.npz"))}
-    >>> results = run_dataset_files(data_path, splits_path, files, dataset="digits", settings={"angles": 19},
-    ...                             C_classifier=[1.0], C_score=[1.0])
-    >>> pd.read_csv(files[1][0])[["split", "method", "C_sele", "n_ood_tst"]].head(3)
-       split method  C_sele  n_ood_tst
-    0      1    mcp     1.0         29
-    1      1   sele     1.0         29
-    2      1    knn     1.0         29
-    >>> tmp.cleanup()
     """
     config = {"ood": settings}
     for key, value in (("C_classifier", C_classifier), ("C_score", C_score), ("sele_chunk_size", sele_chunk_size)):
@@ -955,25 +765,6 @@ def ood_table(results: pd.DataFrame) -> pd.DataFrame:
     ------
     ValueError
         ``results`` lacks a column (named) or has no rows.
-
-    Examples
-    --------
-    Rows of 3 methods on 3 datasets, 2 splits each:
-
-    >>> import pandas as pd
-    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
-    >>> rows = pd.DataFrame([
-    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
-    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
-    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
-    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
-    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
-    >>> table = ood_table(rows)
-    >>> table[["dataset", "method", "n_splits", "risk_seed_mean", "risk_seed_std", "feasible_tst_seed"]].round(2).head(3)
-      dataset method  n_splits  risk_seed_mean  risk_seed_std  feasible_tst_seed
-    0       a    mcp         2             6.5           0.71                  1
-    1       a   sele         2             4.5           0.71                  1
-    2       a    knn         2             5.5           0.71                  1
     """
     needed = ("classifier", "dataset", "method", "kind", "held_out", "split", *_MEAN_STD, *_COUNTS)
     missing = [c for c in needed if c not in results]
@@ -1010,27 +801,6 @@ class OODStatistics:
         NaN with fewer than 2 datasets.
     cd_005, cd_010 : float
         Nemenyi critical differences at alpha 0.05 and 0.10 (NaN with fewer than 2 datasets).
-
-    Examples
-    --------
-    Rows of 3 methods on 3 datasets, 2 splits each:
-
-    >>> import pandas as pd
-    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
-    >>> rows = pd.DataFrame([
-    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
-    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
-    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
-    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
-    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
-    >>> stats = ood_statistics(ood_table(rows), "lr")
-    >>> stats.n_datasets, stats.metric, round(stats.cd_010, 4)
-    (3, 'risk_seed', 1.6757)
-
-    SELE leads MCP by 1.67 average ranks, under the critical difference at alpha 0.10:
-
-    >>> stats.significant_pairs(alpha=0.10)
-    []
     """
 
     metric: str
@@ -1088,28 +858,6 @@ def ood_statistics(table: pd.DataFrame, classifier: str, metric: str = "risk_see
     -------
     OODStatistics
         The ranks and tests.
-
-    Examples
-    --------
-    Rows of 3 methods on 3 datasets, 2 splits each:
-
-    >>> import pandas as pd
-    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
-    >>> rows = pd.DataFrame([
-    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
-    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
-    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
-    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
-    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
-    >>> stats = ood_statistics(ood_table(rows), "lr")
-    >>> stats.ranks
-    method   mcp  sele  knn
-    dataset                
-    a        3.0   1.0  2.0
-    b        3.0   1.0  2.0
-    c        3.0   2.0  1.0
-    >>> stats.average_ranks.round(4).to_dict(), round(stats.friedman_pvalue, 4), round(stats.cd_005, 4)
-    ({'mcp': 3.0, 'sele': 1.3333, 'knn': 1.6667}, 0.097, 1.9136)
     """
     matrix = _rankable(table, classifier, metric)
     n, k = matrix.shape
@@ -1141,24 +889,6 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     -------
     dict of str to pandas.DataFrame
         ``ood``, ``ranks`` and ``rank_tests``.
-
-    Examples
-    --------
-    Rows of 3 methods on 3 datasets, 2 splits each:
-
-    >>> import pandas as pd
-    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
-    >>> rows = pd.DataFrame([
-    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
-    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
-    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
-    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
-    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
-    >>> tables = aggregate(rows)
-    >>> list(tables)
-    ['ood', 'ranks', 'rank_tests']
-    >>> tables["rank_tests"].loc[("lr", "risk_seed"), ["n_datasets", "friedman_pvalue", "nemenyi_cd_005"]].round(4).tolist()
-    [3.0, 0.097, 1.9136]
     """
     table = ood_table(rows)
     ranks, tests = [], []
@@ -1191,29 +921,6 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
         The splits' rows, concatenated.
     table : pandas.DataFrame
         :func:`ood_table` of them.
-
-    Examples
-    --------
-    Rows of 3 methods on 3 datasets, 2 splits each:
-
-    >>> import pandas as pd
-    >>> risk = {"a": (6.0, 4.0, 5.0), "b": (9.0, 7.0, 8.5), "c": (3.0, 2.5, 2.0)}
-    >>> rows = pd.DataFrame([
-    ...     {"classifier": "lr", "dataset": d, "split": s, "method": m, "kind": "single", "held_out": "7 8 9",
-    ...      "risk_seed": r + s, "risk_fixed": r + s, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.3,
-    ...      "auroc": 0.9 - r / 100, "oscr": 0.8, "id_error": 5.0, "feasible_val_seed": True,
-    ...      "feasible_tst_seed": s == 0, "feasible_val_fixed": True, "feasible_tst_fixed": True}
-    ...     for d, values in risk.items() for s in (0, 1) for m, r in zip(("mcp", "sele", "knn"), values)])
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     paths = [Path(tmp, f"split_{k}.csv") for k in (0, 1)]
-    ...     for k, path in enumerate(paths):
-    ...         rows[rows["split"] == k].to_csv(path, index=False)
-    ...     rows_read, table = table_file(paths, Path(tmp, "ood.csv"))
-    ...     written = pd.read_csv(Path(tmp, "ood.csv"))
-    >>> len(rows_read), table.shape, written.shape
-    (18, (9, 26), (9, 26))
     """
     results = pd.concat([pd.read_csv(p) for p in csv_paths], ignore_index=True)
     table = ood_table(results)

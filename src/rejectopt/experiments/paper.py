@@ -1,5 +1,7 @@
-"""The paper's experiment (Section 5.2, Tables 3a / 3b / 4, and Table 3c, our XGBoost extension).
+"""Internal: the pipeline's steps of the paper's experiment; not part of the public API (see
+:mod:`rejectopt.experiments` for the experiment contract).
 
+The paper's experiment (Section 5.2, Tables 3a / 3b / 4, and Table 3c, our XGBoost extension).
 Its steps are file-in / file-out functions, one per staged rule of the pipeline: train a
 classifier on Trn1 and select it on Val1 (:func:`run_classifiers`), learn every uncertainty score
 on Trn2 and select it on Val2 (:func:`run_scores`), evaluate every score on Tst
@@ -7,10 +9,9 @@ on Trn2 and select it on Val2 (:func:`run_scores`), evaluate every score on Tst
 output is written atomically. The staged files are the inputs other experiments reuse where
 their protocol is the same.
 
-The experiment contract (:mod:`rejectopt.experiments`): :func:`settings`; :func:`run_split`, the
-Tst rows of one split from its staged classifier and score files; :func:`aggregate`, one table of
-mean and std per dataset for each classifier (:func:`table_specs`, :func:`aurc_table`), whose
-statistics are :func:`table_statistics`. Rendering is :mod:`rejectopt.report`'s.
+The experiment contract: :func:`settings`; :func:`run_split`, the Tst rows of one split from its
+staged classifier and score files; :func:`aggregate`, one table of mean and std per dataset for
+each classifier (:mod:`rejectopt.tables`). Rendering is :mod:`rejectopt.report`'s.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ import time
 import numpy as np
 import pandas as pd
 
-from dataclasses import dataclass
-
 # The learners load on first use (the packages' lazy attributes), so that a job that only reads
 # the registries, a table or a figure job, does not import scikit-learn.
 from .. import classifiers
@@ -32,25 +31,17 @@ from ..classifiers import CLASSIFIERS, get_classifier
 from ..datasets import load_prepared
 from ..metrics import CONVENTIONS, METRICS, TASK_LOSS, aurc, risk_full, task_loss
 from ..scores import get_score
-from ..splits import derive_seed, load_split
-from ..stats import average_ranks, friedman_test, nemenyi_cd
+from ..splits import _derive_seed, load_split
+from ..tables import aurc_table, table_specs
 from ._contract import SplitInputs, SplitResult
 
 __all__ = [
     "NAME",
     "BASE_SUMMARY_COLUMNS",
     "SUMMARY_COLUMNS",
-    "TableSpec",
-    "TableStatistics",
     "aggregate",
-    "aurc_table",
-    "landmarks_spec",
-    "mean_matrix",
-    "relative_improvement",
     "run_split",
     "settings",
-    "table_specs",
-    "table_statistics",
     "run_classifier",
     "run_classifiers",
     "load_classifier_file",
@@ -101,52 +92,21 @@ def run_classifier(
     posteriors), the chosen ``C`` and the validation error of each C of the grid
     (``C_grid``, ``val_error``). A classifier registered with ``uses_C=False``
     (XGBoost) ignores ``C_grid``: it searches its own grid
-    (:data:`rejectopt.classifiers.XGB_GRID`) and ``C`` holds the chosen grid index.
+    (``XGB_GRID`` of ``rejectopt.classifiers._xgb``) and ``C`` holds the chosen grid index.
 
     Parameters
     ----------
-    data_path, splits_path : path-like
-        The prepared data and its splits file.
     split : int
         The split trained.
-    kind : str
-        A registered classifier.
-    C_grid : sequence of float
-        The C values tried.
-    seed : int
-        The run's master seed (the fit's seed is derived from it, the dataset, ``kind`` and ``split``).
     out_path : path-like
         The ``.npz`` written.
-    dataset : str, default ""
-        The dataset's name (seeds and log lines).
-    threads : int, default 1
-        The classifier's ``n_jobs``.
+    data_path, splits_path, kind, C_grid, seed, dataset, threads
+        As in :func:`run_classifiers`.
 
     Returns
     -------
     dict
         ``{"C", "val_error"}``: the chosen C and the Val1 error of each C.
-
-    Examples
-    --------
-    Two features of iris (so that the classifier errs), two splits:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
-    >>> chosen = run_classifier(data_path, splits_path, 1, "lr", [0.1, 10.0], 0, Path(tmp.name, "lr_1.npz"),
-    ...                         dataset="iris")
-    >>> chosen["C"], {C: round(error, 4) for C, error in chosen["val_error"].items()}
-    (0.1, {0.1: 0.2667, 10.0: 0.3333})
-    >>> tmp.cleanup()
     """
     return run_classifiers(data_path, splits_path, {split: out_path}, kind, C_grid, seed, dataset=dataset,
                            threads=threads)[split]
@@ -157,10 +117,10 @@ def run_classifiers(
 ) -> dict:
     """:func:`run_classifier` on every split of ``split_files`` (``split -> out_path``), the data read once.
 
-    One job per (dataset, classifier) in the pipeline (a job that fits a model spends about
-    2.8 CPU-s starting and importing scikit-learn, often more than one split's fit). Each split keeps its own seed, so
-    its file does not depend on which other splits the job trains; each file is
-    written atomically as soon as its split is done.
+    One job per (dataset, classifier) in the pipeline: a job's start-up (Python, scikit-learn,
+    the data; measured in :data:`rejectopt.resources.JOB_STARTUP_CPU_S`) often costs more than one
+    split's fit. Each split keeps its own seed, so its file does not depend on which other splits
+    the job trains; each file is written atomically as soon as its split is done.
 
     Parameters
     ----------
@@ -173,7 +133,7 @@ def run_classifiers(
     C_grid : sequence of float
         The C values tried.
     seed : int
-        The run's master seed.
+        The run's master seed (each fit's seed is derived from it, the dataset, ``kind`` and the split).
     dataset : str, default ""
         The dataset's name (seeds and log lines).
     threads : int, default 1
@@ -183,29 +143,6 @@ def run_classifiers(
     -------
     dict
         ``split -> {"C", "val_error"}``.
-
-    Examples
-    --------
-    Two features of iris (so that the classifier errs), two splits:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
-    >>> files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
-    >>> chosen = run_classifiers(data_path, splits_path, files, "lr", [0.1, 10.0], 0, dataset="iris")
-    >>> {k: round(c["val_error"][c["C"]], 4) for k, c in chosen.items()}
-    {0: 0.3333, 1: 0.2667}
-    >>> sorted(load_classifier_file(files[0]).files)
-    ['C', 'C_grid', 'baseline', 'proba', 'val_error', 'y_pred']
-    >>> tmp.cleanup()
     """
     info = get_classifier(kind)
     X, y = load_prepared(data_path)
@@ -215,7 +152,7 @@ def run_classifiers(
     for split, out_path in sorted(split_files.items()):
         parts = load_split(splits_path, split, data_sha256=data_id)
         start = time.perf_counter()
-        model, best_C, val_errors = classifiers.train_classifier(
+        model, best_C, val_errors = classifiers._selection.train_classifier(
             kind,
             X[parts["trn1"]],
             y[parts["trn1"]],
@@ -223,10 +160,10 @@ def run_classifiers(
             y[parts["val1"]],
             C_grid=tuple(C_grid) if info.uses_C else None,
             n_classes=n_classes,
-            random_state=derive_seed(seed, dataset, "classifier", kind, split),
+            random_state=_derive_seed(seed, dataset, "classifier", kind, split),
             n_jobs=threads,
         )
-        outputs = classifiers.classifier_outputs(kind, model, X, n_classes=n_classes)
+        outputs = classifiers._selection.classifier_outputs(kind, model, X, n_classes=n_classes)
         log.info(
             "%s %s split %d: C=%g chosen on Val1 (errors %s) in %.1f s",
             dataset, kind, split, best_C, {c: round(e, 4) for c, e in val_errors.items()},
@@ -265,7 +202,7 @@ def learn_score(
 ) -> dict:
     """Learn the registered ``score`` on Trn2, pick C by Val2 AuRC, return its uncertainty on Tst.
 
-    The learner is made by :meth:`rejectopt.scores.ScoreInfo.make` (only the
+    The learner is made by :func:`rejectopt.scores.make_score` (only the
     keywords its ``__init__`` accepts among ``n_classes``, ``chunk_size`` and
     ``random_state``, seeded by ``(seed, dataset, classifier, score, split)``) and
     fitted to what it declares it learns from: the loss, or the true class's
@@ -309,32 +246,6 @@ def learn_score(
     rejectopt.scores.ScoreError
         The score's own code fails (raises, exits) or gives a non-finite uncertainty on a
         Val2 or Tst row; the message names the score and the file that defines it.
-
-    Examples
-    --------
-    Two features of iris (so that the classifier errs), two splits:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
-    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
-    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
-    >>> from rejectopt.splits import load_split
-    >>> with load_classifier_file(classifier_files[0]) as clf:
-    ...     y_pred, proba = clf["y_pred"], clf["proba"]
-    >>> result = learn_score(X, y, load_split(splits_path, 0), y_pred, proba, "classification", "sele",
-    ...                      [1.0, 10.0], 0, 0, dataset="iris", classifier="lr")
-    >>> float(result["C"]), result["val_aurc"].round(3), result["uncertainty"].shape
-    (1.0, array([6.777, 7.29 ]), (30,))
-    >>> tmp.cleanup()
     """
     info = get_score(score)
     loss = task_loss(task, y, y_pred)
@@ -343,7 +254,7 @@ def learn_score(
         C_grid[0],
         n_classes=int(y.max()) + 1,
         chunk_size=chunk_size,
-        random_state=derive_seed(seed, dataset, classifier, score, split),
+        random_state=_derive_seed(seed, dataset, classifier, score, split),
     )
     trn2, val2, tst = parts["trn2"], parts["val2"], parts["tst"]
     start = time.perf_counter()
@@ -358,8 +269,8 @@ def learn_score(
         dataset, classifier, score, split, best.C, {c: round(a, 4) for c, a in val_aurc.items()},
         time.perf_counter() - start,
     )
-    uncertainty = _scores.call_score(best, "predict", X[tst], y_pred[tst], n_rows=tst.size)
-    constant = _scores.constant_score_message(uncertainty, best, f"Tst of {dataset} split {split} ({classifier})")
+    uncertainty = _scores._registry.call_score(best, "predict", X[tst], y_pred[tst], n_rows=tst.size)
+    constant = _scores._registry.constant_score_message(uncertainty, best, f"Tst of {dataset} split {split} ({classifier})")
     if constant:
         log.warning("%s", constant)
     return {
@@ -392,11 +303,6 @@ def score_key(score: str, split: int, field: str) -> str:
     -------
     str
         The array's name.
-
-    Examples
-    --------
-    >>> score_key("sele", 1, "uncertainty")
-    'sele/split_1/uncertainty'
     """
     return f"{score}/split_{int(split)}/{field}"
 
@@ -416,10 +322,10 @@ def run_scores(
 ) -> dict:
     """:func:`learn_score` for every score of ``scores`` on every split of one (dataset, classifier); one file.
 
-    One job per (dataset, classifier) instead of one per (score, split): learning a
-    score takes a median 0.1 s, starting a Python process with the library about
-    1 s. Each (score, split) is seeded on its own, so its result does not
-    depend on which other scores or splits the file holds.
+    One job per (dataset, classifier) instead of one per (score, split): learning one score
+    costs far less than a job's start-up (:data:`rejectopt.resources.JOB_STARTUP_CPU_S`). Each
+    (score, split) is seeded on its own, so its result does not depend on which other scores or
+    splits the file holds.
 
     Parameters
     ----------
@@ -456,32 +362,6 @@ def run_scores(
     ``score_key(score, split, SCORE_ERROR)``, its message, and logged as an error. Reading its
     results (:func:`tst_outcomes`) then raises that message, so no table is made without it
     unnoticed. Any other error (the data, the split files) fails the job as before.
-
-    Examples
-    --------
-    Two features of iris (so that the classifier errs), two splits:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
-    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
-    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
-    >>> chosen = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
-    ...                     [1.0, 10.0], 0, Path(tmp.name, "scores.npz"), dataset="iris", classifier="lr")
-    >>> {key: c["C"] for key, c in chosen.items()}
-    {('sele', 0): 1.0, ('reg', 0): 10.0, ('sele', 1): 10.0, ('reg', 1): 10.0}
-    >>> from rejectopt._io import load_npz
-    >>> load_npz(Path(tmp.name, "scores.npz"))[score_key("sele", 1, "uncertainty")].shape
-    (30,)
-    >>> tmp.cleanup()
     """
     X, y = load_prepared(data_path)
     data_id = npz_checksum(data_path)
@@ -533,32 +413,6 @@ def load_classifier_file(path, data_sha256: str | None = None, split: int | None
     rejectopt._io.IntermediateFileError
         Naming the file: corrupt, edited, without a content record, or made from other data or
         for another split.
-
-    Examples
-    --------
-    Two features of iris (so that the classifier errs), two splits:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
-    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
-    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
-    >>> with load_classifier_file(classifier_files[1], split=1) as clf:
-    ...     float(clf["C"]), clf["y_pred"].shape
-    (0.1, (150,))
-    >>> load_classifier_file(classifier_files[1], split=0)
-    Traceback (most recent call last):
-    ...
-    rejectopt._io.IntermediateFileError: .../lr_1.npz: made from split 1, but this step's is 0: the file is stale ...
-    >>> tmp.cleanup()
     """
     return load_npz(path, expect={"data_sha256": data_sha256, "split": None if split is None else int(split)})
 
@@ -588,34 +442,6 @@ def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, scor
     ------
     rejectopt.scores.ScoreError
         A score that failed when it was learned (its recorded message).
-
-    Examples
-    --------
-    Two features of iris (so that the classifier errs), two splits:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
-    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
-    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
-    >>> scores_path = Path(tmp.name, "scores.npz")
-    >>> _ = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
-    ...                [1.0, 10.0], 0, scores_path, dataset="iris", classifier="lr")
-    >>> score_files = {("lr", score, k): scores_path for score in ("sele", "reg") for k in (0, 1)}
-    >>> outcomes = tst_outcomes("classification", data_path, splits_path,
-    ...                         {("lr", k): path for k, path in classifier_files.items()}, score_files)
-    >>> loss, C_classifier, scores = outcomes[("lr", 1)]
-    >>> round(float(loss.mean()), 2), C_classifier, {name: C for name, (_, C) in scores.items()}
-    (23.33, 0.1, {'mcp': nan, 'reg': 10.0, 'sele': 10.0})
-    >>> tmp.cleanup()
     """
     _, y = load_prepared(data_path)
     data_id = npz_checksum(data_path)
@@ -654,14 +480,8 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
     ----------
     dataset : str
         The dataset's name (a column).
-    task : str
-        ``"classification"`` or ``"ordinal"``.
-    data_path, splits_path : path-like
-        The prepared data and its splits file.
-    classifier_files : dict
-        ``(classifier, split) -> path`` of :func:`run_classifier` outputs.
-    score_files : dict
-        ``(classifier, score, split) -> path`` of the :func:`run_scores` file holding that score and split.
+    task, data_path, splits_path, classifier_files, score_files
+        As in :func:`tst_outcomes`.
     aurc_convention : str, default="paper"
         Whose AuRC fills the ``aurc`` column (:data:`rejectopt.metrics.CONVENTIONS`; the 0/100
         classification loss is passed as 0/1 errors and the result scaled back to percent); the
@@ -672,39 +492,6 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
     pandas.DataFrame
         With :data:`SUMMARY_COLUMNS`; baselines are rows with score ``mcp`` / ``margin`` and an
         empty ``C_score``.
-
-    Examples
-    --------
-    Two features of iris (so that the classifier errs), two splits:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
-    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
-    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
-    >>> scores_path = Path(tmp.name, "scores.npz")
-    >>> _ = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
-    ...                [1.0, 10.0], 0, scores_path, dataset="iris", classifier="lr")
-    >>> score_files = {("lr", score, k): scores_path for score in ("sele", "reg") for k in (0, 1)}
-    >>> summary = summarize_dataset("iris", "classification", data_path, splits_path,
-    ...                             {("lr", k): path for k, path in classifier_files.items()}, score_files)
-    >>> summary[["split", "score", "C_score", "aurc", "risk_full", "n_test"]].round(2)
-       split score  C_score   aurc  risk_full  n_test
-    0      0   mcp      NaN   4.54      13.33      30
-    1      0   reg     10.0   5.63      13.33      30
-    2      0  sele      1.0   5.48      13.33      30
-    3      1   mcp      NaN  10.39      23.33      30
-    4      1   reg     10.0  12.81      23.33      30
-    5      1  sele     10.0  14.10      23.33      30
-    >>> tmp.cleanup()
     """
     rows = []
     for (classifier, split), (loss, C_classifier, scores) in tst_outcomes(
@@ -772,7 +559,7 @@ def settings(config: dict) -> dict:
     Parameters
     ----------
     config : dict
-        The whole pipeline config.
+        The pipeline's validated config (``config.yaml`` and its overrides).
 
     Returns
     -------
@@ -784,17 +571,6 @@ def settings(config: dict) -> dict:
     ------
     ValueError
         A classifier not registered, or an unknown ``aurc_convention``; the key is named.
-
-    Examples
-    --------
-    >>> config = {"classifiers": {"classification": ["lr"]}, "scores": {"lr": ["sele", "reg"]},
-    ...           "C_classifier": [0.1, 10.0], "C_score": [1.0, 10.0]}
-    >>> settings(config)
-    {'classifiers': ['lr'], 'scores': {'lr': ['sele', 'reg']}, 'C_classifier': [0.1, 10.0], 'C_score': [1.0, 10.0], 'sele_chunk_size': 500, 'seed': 0, 'aurc_convention': 'paper'}
-    >>> settings({"classifiers": {"classification": ["lr", "rf"]}})
-    Traceback (most recent call last):
-    ...
-    ValueError: config classifiers: 'rf' not registered (registered: lr, svm, svor, xgb)
     """
     wanted = [name for task in config.get("classifiers", {}).values() for name in task]
     unknown = [name for name in wanted if name not in CLASSIFIERS]
@@ -804,7 +580,7 @@ def settings(config: dict) -> dict:
     return {
         "classifiers": [name for name in CLASSIFIERS.names() if name in wanted],
         "scores": {name: list(config.get("scores", {}).get(name, ())) for name in wanted},
-        "C_classifier": list(config.get("C_classifier", classifiers.C_GRID)),
+        "C_classifier": list(config.get("C_classifier", classifiers._selection.C_GRID)),
         "C_score": list(config.get("C_score", ())),
         "sele_chunk_size": int(config.get("sele_chunk_size", 500)),
         "seed": int(config.get("seed", 0)),
@@ -837,39 +613,6 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
     -------
     rejectopt.experiments.SplitResult
         The split's rows (:func:`summarize_dataset`), no curves.
-
-    Examples
-    --------
-    Two features of iris (so that the classifier errs), two splits:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
-    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
-    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
-    >>> scores_path = Path(tmp.name, "scores.npz")
-    >>> _ = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
-    ...                [1.0, 10.0], 0, scores_path, dataset="iris", classifier="lr")
-    >>> score_files = {("lr", score, k): scores_path for score in ("sele", "reg") for k in (0, 1)}
-    >>> from rejectopt.experiments import split_inputs
-    >>> staged = {1: {"classifier/lr": classifier_files[1], "scores/lr": scores_path}}
-    >>> inputs = split_inputs("iris", "classification", 0, data_path, splits_path, [1], staged)
-    >>> config = {"classifiers": {"classification": ["lr"]}, "scores": {"lr": ["sele", "reg"]},
-    ...           "C_classifier": [0.1, 10.0], "C_score": [1.0, 10.0]}
-    >>> run_split(inputs[1], settings(config)).rows[["split", "score", "aurc", "risk_full"]].round(2)
-       split score   aurc  risk_full
-    0      1   mcp  10.39      23.33
-    1      1   reg  12.81      23.33
-    2      1  sele  14.10      23.33
-    >>> tmp.cleanup()
     """
     classifier_files, score_files = {}, {}
     for name in settings["classifiers"]:
@@ -882,7 +625,9 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
 
 def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
-    """Every split's rows to one table per classifier (:func:`aurc_table`), keyed by its name (``table3a``).
+    """Every split's rows to one table per classifier, keyed by its name (``table3a``).
+
+    The tables are :func:`rejectopt.tables.aurc_table` of each configured classifier.
 
     Parameters
     ----------
@@ -895,364 +640,7 @@ def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
     -------
     dict of str to pandas.DataFrame
         A table for each configured classifier that has rows.
-
-    Examples
-    --------
-    Two features of iris (so that the classifier errs), two splits:
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from sklearn.datasets import load_iris
-    >>> from rejectopt._io import save_npz
-    >>> from rejectopt.splits import make_splits, save_splits
-    >>> X, y = load_iris(return_X_y=True)
-    >>> X = X[:, :2]
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> data_path, splits_path = Path(tmp.name, "data.npz"), Path(tmp.name, "splits.npz")
-    >>> save_npz(data_path, X=X, y=y)
-    >>> save_splits(splits_path, make_splits(y, n_splits=2, dataset="iris"), y=y)
-    >>> classifier_files = {k: Path(tmp.name, f"lr_{k}.npz") for k in (0, 1)}
-    >>> _ = run_classifiers(data_path, splits_path, classifier_files, "lr", [0.1, 10.0], 0, dataset="iris")
-    >>> scores_path = Path(tmp.name, "scores.npz")
-    >>> _ = run_scores(data_path, splits_path, classifier_files, "classification", ["sele", "reg"],
-    ...                [1.0, 10.0], 0, scores_path, dataset="iris", classifier="lr")
-    >>> score_files = {("lr", score, k): scores_path for score in ("sele", "reg") for k in (0, 1)}
-    >>> summary = summarize_dataset("iris", "classification", data_path, splits_path,
-    ...                             {("lr", k): path for k, path in classifier_files.items()}, score_files)
-    >>> config = {"classifiers": {"classification": ["lr"]}, "scores": {"lr": ["sele", "reg"]},
-    ...           "C_classifier": [0.1, 10.0], "C_score": [1.0, 10.0]}
-    >>> tables = aggregate(summary, settings(config))
-    >>> list(tables)
-    ['table3a']
-    >>> tables["table3a"][[("sele", "mean"), ("n_splits", "")]].round(2)
-             sele n_splits
-             mean         
-    dataset               
-    iris     9.79        2
-    >>> tmp.cleanup()
     """
     specs = table_specs(settings["scores"], settings["classifiers"])
     present = set(rows["classifier"])
     return {name: aurc_table(rows, spec) for name, spec in specs.items() if spec.classifier in present}
-
-
-# --------------------------------------------------------------------------------------------
-# The results tables as numbers: what each holds, mean and std per dataset, ranks and tests
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TableSpec:
-    """One results table: a classifier, its baseline and the learned scores configured for it.
-
-    Parameters
-    ----------
-    name : str
-        The table's name (``table3a``), the stem of its files.
-    task : str
-        The task of its datasets (``classification``, ``ordinal``, ``landmarks``).
-    classifier : str
-        Registered name of the classifier.
-    methods : tuple of str
-        The baseline score, then the learned scores: the table's columns.
-    title : str
-        Printed above the table and in the figures.
-    extension : bool, default False
-        True for a table that is not in the paper.
-
-    Examples
-    --------
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> spec
-    TableSpec(name='table3a', task='classification', classifier='lr', methods=('mcp', 'sele', 'reg'), title='Table 3a: logistic regression', extension=False)
-    >>> spec.baseline
-    'mcp'
-    """
-
-    name: str
-    task: str
-    classifier: str
-    methods: tuple[str, ...]
-    title: str
-    extension: bool = False
-
-    @property
-    def baseline(self) -> str:
-        return self.methods[0]
-
-
-def table_specs(scores: dict, classifiers=None) -> dict[str, TableSpec]:
-    """One table per classifier: its registered baseline, then the scores of ``scores[classifier]``.
-
-    Parameters
-    ----------
-    scores : dict
-        The config's ``scores:`` mapping, classifier -> learned score names
-        (the order of the table's columns).
-    classifiers : iterable of str or None
-        The classifiers to make tables for; None = every registered one.
-
-    Returns
-    -------
-    dict
-        Table name (the classifier's registered ``table``, e.g. ``table3a``) ->
-        :class:`TableSpec`, in registry order.
-
-    Examples
-    --------
-    >>> specs = table_specs({"lr": ("sele",), "svm": ("sele",)}, classifiers=["lr", "svm"])
-    >>> {name: spec.methods for name, spec in specs.items()}
-    {'table3a': ('mcp', 'sele'), 'table3b': ('margin', 'sele')}
-    """
-    wanted = set(CLASSIFIERS.names() if classifiers is None else classifiers)
-    specs = {}
-    for name, info in CLASSIFIERS.items():
-        if name not in wanted:
-            continue
-        methods = (info.baseline, *scores.get(name, ()))
-        specs[info.table] = TableSpec(info.table, info.task, name, methods, info.title, info.extension)
-    return specs
-
-
-def landmarks_spec(scores) -> TableSpec:
-    """The landmark experiment (Section 5.2.3, Fig. 4): the face score, then ``scores``; no table rule.
-
-    Parameters
-    ----------
-    scores : iterable of str
-        The learned scores of the experiment (``face_score`` among them is dropped: it leads).
-
-    Returns
-    -------
-    TableSpec
-        Named ``landmarks``, classifier ``dlib``.
-
-    Examples
-    --------
-    >>> landmarks_spec(["sele", "reg", "face_score"]).methods
-    ('face_score', 'sele', 'reg')
-    """
-    return TableSpec("landmarks", "landmarks", "dlib", ("face_score", *[s for s in scores if s != "face_score"]),
-                     "Section 5.2.3: DLIB landmarks on 300-W (Fig. 4)")
-
-
-def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc") -> pd.DataFrame:
-    """Mean and std over splits of a test metric (default AuRC) per (dataset, method), and of R@100.
-
-    ``metric`` is a column of the summary, one per registered metric
-    (:data:`rejectopt.metrics.METRICS`). Returns a frame indexed by dataset with
-    columns ``(method, 'mean'|'std')`` for each method of ``spec`` and
-    ``('risk_full', ...)``; ``n_splits`` counts the splits behind each row.
-
-    Parameters
-    ----------
-    summary : pandas.DataFrame
-        The tidy results summary (``results/summary.csv``).
-    spec : TableSpec
-        The table: its classifier and methods.
-    metric : str, default "aurc"
-        The metric column averaged.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by dataset, columns ``(method, 'mean'|'std')``, ``('risk_full', ...)`` and
-        ``('n_splits', '')``.
-
-    Raises
-    ------
-    ValueError
-        When ``summary`` has no column ``metric`` or no row of the table's classifier.
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> aurc_table(summary, spec).round(2)
-              mcp        sele         reg       risk_full       n_splits
-             mean   std  mean   std  mean   std      mean   std         
-    dataset                                                             
-    a        12.5  0.71   8.5  0.71   9.5  0.71      30.5  0.71        2
-    b        20.5  0.71  15.5  0.71  18.5  0.71      30.5  0.71        2
-    c         5.5  0.71   5.0  0.71   4.5  0.71      30.5  0.71        2
-    """
-    if metric not in summary.columns:
-        raise ValueError(f"summary has no column {metric!r} (columns: {', '.join(summary.columns)})")
-    rows = summary[(summary["classifier"] == spec.classifier) & summary["score"].isin(spec.methods)]
-    if rows.empty:
-        raise ValueError(f"summary has no rows for classifier {spec.classifier!r} ({spec.name})")
-    stats = rows.groupby(["dataset", "score"])[metric].agg(["mean", "std"]).unstack("score")
-    stats = stats.swaplevel(axis=1)[[m for m in spec.methods if m in set(rows["score"])]]
-    stats.columns = pd.MultiIndex.from_tuples(stats.columns)
-    per_split = rows.drop_duplicates(["dataset", "split"])
-    risk = per_split.groupby("dataset")["risk_full"].agg(["mean", "std"])
-    for col in ("mean", "std"):
-        stats[("risk_full", col)] = risk[col]
-    stats[("n_splits", "")] = per_split.groupby("dataset")["split"].nunique()
-    return stats
-
-
-def mean_matrix(table: pd.DataFrame, methods) -> pd.DataFrame:
-    """Datasets x methods matrix of the mean metric of :func:`aurc_table`.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`aurc_table`.
-    methods : iterable of str
-        The columns kept, in this order.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by dataset, one column per method.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> spec = table_specs({"lr": ("sele",)}, classifiers=["lr"])["table3a"]
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "risk_full": 30.0}
-    ...     for d, values in {"a": (12.0, 8.0), "b": (5.0, 6.0)}.items() for s in (0, 1)
-    ...     for m, v in zip(spec.methods, values)])
-    >>> mean_matrix(aurc_table(summary, spec), spec.methods)
-              mcp  sele
-    dataset            
-    a        12.5   8.5
-    b         5.5   6.5
-    """
-    return pd.DataFrame({m: table[(m, "mean")] for m in methods})
-
-
-@dataclass(frozen=True)
-class TableStatistics:
-    """Average ranks, Friedman test and Nemenyi critical differences of one table.
-
-    Parameters
-    ----------
-    average_ranks : pandas.Series
-        Average rank of each method over the datasets (1 = best).
-    n_datasets : int
-        Datasets with a mean for every method.
-    friedman_pvalue, iman_davenport_pvalue : float
-        p-values of the Friedman test and of its Iman-Davenport F form (NaN below 2 datasets).
-    cd_005, cd_010 : float
-        Nemenyi critical differences at alpha = 0.05 and 0.10 (NaN below 2 datasets).
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> stats = table_statistics(aurc_table(summary, spec), spec.methods)
-    >>> stats.n_datasets, round(stats.cd_010, 4)
-    (3, 1.6757)
-    """
-
-    average_ranks: pd.Series
-    n_datasets: int
-    friedman_pvalue: float
-    iman_davenport_pvalue: float
-    cd_005: float
-    cd_010: float
-
-
-def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
-    """Rank methods per dataset by mean test AuRC and test their equivalence (Demsar 2006).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`aurc_table` of the metric.
-    methods : iterable of str
-        The methods compared (columns of ``table``); datasets missing one are left out.
-
-    Returns
-    -------
-    TableStatistics
-        The tests are NaN with fewer than 2 datasets or methods.
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> stats = table_statistics(aurc_table(summary, spec), spec.methods)
-    >>> stats.average_ranks.round(4).to_dict()
-    {'mcp': 3.0, 'sele': 1.3333, 'reg': 1.6667}
-    >>> round(stats.friedman_pvalue, 4), round(stats.iman_davenport_pvalue, 4), round(stats.cd_005, 4)
-    (0.097, 0.0494, 1.9136)
-    """
-    means = mean_matrix(table, methods).dropna()
-    n, k = means.shape
-    ranks = average_ranks(means)
-    if n >= 2 and k >= 2:
-        result = friedman_test(means)
-        p, p_id = float(result.pvalue), float(result.iman_davenport_pvalue)
-        cd05, cd10 = nemenyi_cd(k, n, alpha=0.05), nemenyi_cd(k, n, alpha=0.10)
-    else:
-        p = p_id = cd05 = cd10 = float("nan")
-    return TableStatistics(ranks, n, p, p_id, cd05, cd10)
-
-
-def relative_improvement(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
-    """``100 (AuRC_baseline - AuRC_method) / AuRC_baseline`` per split; mean and std per dataset.
-
-    As the paper's Figures 2 and 3b. Returns a frame indexed by dataset with
-    columns ``(method, 'mean'|'std')`` for each learned score.
-
-    Parameters
-    ----------
-    summary : pandas.DataFrame
-        The tidy results summary.
-    spec : TableSpec
-        The table: its classifier, baseline (``methods[0]``) and learned scores.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Improvement in percent (positive = smaller AuRC than the baseline).
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> relative_improvement(summary, spec).round(2)
-              sele          reg      
-              mean   std   mean   std
-    dataset                          
-    a        32.05  1.81  24.04  1.36
-    b        24.40  0.84   9.76  0.34
-    c         9.17  1.18  18.33  2.36
-    """
-    rows = summary[summary["classifier"] == spec.classifier]
-    wide = rows.pivot_table(index=["dataset", "split"], columns="score", values="aurc")
-    base = wide[spec.baseline]
-    learned = [m for m in spec.methods[1:] if m in wide.columns]
-    gains = pd.DataFrame({m: 100.0 * (base - wide[m]) / base for m in learned})
-    return gains.groupby("dataset").agg(["mean", "std"])

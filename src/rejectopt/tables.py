@@ -1,0 +1,244 @@
+"""Internal: the numbers of the results tables; not part of the public API (see
+:mod:`rejectopt.experiments` for the experiment contract).
+
+What each table holds (:class:`TableSpec`, one per classifier, read off the registries and the
+config), its mean and std per dataset (:func:`aurc_table`), the ranks and tests of Demsar (2006)
+(:func:`table_statistics`) and the improvements of the paper's Figures 2 and 3b
+(:func:`relative_improvement`). The experiments aggregate their rows with it and
+:mod:`rejectopt.report` renders it; neither holds a copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .classifiers import CLASSIFIERS
+from .stats import average_ranks, friedman_test, nemenyi_cd
+
+__all__ = [
+    "TableSpec",
+    "TableStatistics",
+    "aurc_table",
+    "landmarks_spec",
+    "mean_matrix",
+    "relative_improvement",
+    "table_specs",
+    "table_statistics",
+]
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One results table: a classifier, its baseline and the learned scores configured for it.
+
+    Parameters
+    ----------
+    name : str
+        The table's name (``table3a``), the stem of its files.
+    task : str
+        The task of its datasets (``classification``, ``ordinal``, ``landmarks``).
+    classifier : str
+        Registered name of the classifier.
+    methods : tuple of str
+        The baseline score, then the learned scores: the table's columns.
+    title : str
+        Printed above the table and in the figures.
+    extension : bool, default False
+        True for a table that is not in the paper.
+    """
+
+    name: str
+    task: str
+    classifier: str
+    methods: tuple[str, ...]
+    title: str
+    extension: bool = False
+
+    @property
+    def baseline(self) -> str:
+        return self.methods[0]
+
+
+def table_specs(scores: dict, classifiers=None) -> dict[str, TableSpec]:
+    """One table per classifier: its registered baseline, then the scores of ``scores[classifier]``.
+
+    Parameters
+    ----------
+    scores : dict
+        The config's ``scores:`` mapping, classifier -> learned score names
+        (the order of the table's columns).
+    classifiers : iterable of str or None
+        The classifiers to make tables for; None = every registered one.
+
+    Returns
+    -------
+    dict
+        Table name (the classifier's registered ``table``, e.g. ``table3a``) ->
+        :class:`TableSpec`, in registry order.
+    """
+    wanted = set(CLASSIFIERS.names() if classifiers is None else classifiers)
+    specs = {}
+    for name, info in CLASSIFIERS.items():
+        if name not in wanted:
+            continue
+        methods = (info.baseline, *scores.get(name, ()))
+        specs[info.table] = TableSpec(info.table, info.task, name, methods, info.title, info.extension)
+    return specs
+
+
+def landmarks_spec(scores) -> TableSpec:
+    """The landmark experiment (Section 5.2.3, Fig. 4): the face score, then ``scores``; no table rule.
+
+    Parameters
+    ----------
+    scores : iterable of str
+        The learned scores of the experiment (``face_score`` among them is dropped: it leads).
+
+    Returns
+    -------
+    TableSpec
+        Named ``landmarks``, classifier ``dlib``.
+    """
+    return TableSpec("landmarks", "landmarks", "dlib", ("face_score", *[s for s in scores if s != "face_score"]),
+                     "Section 5.2.3: DLIB landmarks on 300-W (Fig. 4)")
+
+
+def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc") -> pd.DataFrame:
+    """Mean and std over splits of a test metric (default AuRC) per (dataset, method), and of R@100.
+
+    ``metric`` is a column of the summary, one per registered metric
+    (:data:`rejectopt.metrics.METRICS`). Returns a frame indexed by dataset with
+    columns ``(method, 'mean'|'std')`` for each method of ``spec`` and
+    ``('risk_full', ...)``; ``n_splits`` counts the splits behind each row.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy results summary (``results/summary.csv``).
+    spec : TableSpec
+        The table: its classifier and methods.
+    metric : str, default "aurc"
+        The metric column averaged.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by dataset, columns ``(method, 'mean'|'std')``, ``('risk_full', ...)`` and
+        ``('n_splits', '')``.
+
+    Raises
+    ------
+    ValueError
+        When ``summary`` has no column ``metric`` or no row of the table's classifier.
+    """
+    if metric not in summary.columns:
+        raise ValueError(f"summary has no column {metric!r} (columns: {', '.join(summary.columns)})")
+    rows = summary[(summary["classifier"] == spec.classifier) & summary["score"].isin(spec.methods)]
+    if rows.empty:
+        raise ValueError(f"summary has no rows for classifier {spec.classifier!r} ({spec.name})")
+    stats = rows.groupby(["dataset", "score"])[metric].agg(["mean", "std"]).unstack("score")
+    stats = stats.swaplevel(axis=1)[[m for m in spec.methods if m in set(rows["score"])]]
+    stats.columns = pd.MultiIndex.from_tuples(stats.columns)
+    per_split = rows.drop_duplicates(["dataset", "split"])
+    risk = per_split.groupby("dataset")["risk_full"].agg(["mean", "std"])
+    for col in ("mean", "std"):
+        stats[("risk_full", col)] = risk[col]
+    stats[("n_splits", "")] = per_split.groupby("dataset")["split"].nunique()
+    return stats
+
+
+def mean_matrix(table: pd.DataFrame, methods) -> pd.DataFrame:
+    """Datasets x methods matrix of the mean metric of :func:`aurc_table`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`aurc_table`.
+    methods : iterable of str
+        The columns kept, in this order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by dataset, one column per method.
+    """
+    return pd.DataFrame({m: table[(m, "mean")] for m in methods})
+
+
+@dataclass(frozen=True)
+class TableStatistics:
+    """Average ranks, Friedman test and Nemenyi critical differences of one table.
+
+    Parameters
+    ----------
+    average_ranks : pandas.Series
+        Average rank of each method over the datasets (1 = best).
+    n_datasets : int
+        Datasets with a mean for every method.
+    friedman_pvalue, iman_davenport_pvalue : float
+        p-values of the Friedman test and of its Iman-Davenport F form (NaN below 2 datasets).
+    cd_005, cd_010 : float
+        Nemenyi critical differences at alpha = 0.05 and 0.10 (NaN below 2 datasets).
+    """
+
+    average_ranks: pd.Series
+    n_datasets: int
+    friedman_pvalue: float
+    iman_davenport_pvalue: float
+    cd_005: float
+    cd_010: float
+
+
+def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
+    """Rank methods per dataset by mean test AuRC and test their equivalence (Demsar 2006).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`aurc_table` of the metric.
+    methods : iterable of str
+        The methods compared (columns of ``table``); datasets missing one are left out.
+
+    Returns
+    -------
+    TableStatistics
+        The tests are NaN with fewer than 2 datasets or methods.
+    """
+    means = mean_matrix(table, methods).dropna()
+    n, k = means.shape
+    ranks = average_ranks(means)
+    if n >= 2 and k >= 2:
+        result = friedman_test(means)
+        p, p_id = float(result.pvalue), float(result.iman_davenport_pvalue)
+        cd05, cd10 = nemenyi_cd(k, n, alpha=0.05), nemenyi_cd(k, n, alpha=0.10)
+    else:
+        p = p_id = cd05 = cd10 = float("nan")
+    return TableStatistics(ranks, n, p, p_id, cd05, cd10)
+
+
+def relative_improvement(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
+    """``100 (AuRC_baseline - AuRC_method) / AuRC_baseline`` per split; mean and std per dataset.
+
+    As the paper's Figures 2 and 3b. Returns a frame indexed by dataset with
+    columns ``(method, 'mean'|'std')`` for each learned score.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The tidy results summary.
+    spec : TableSpec
+        The table: its classifier, baseline (``methods[0]``) and learned scores.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Improvement in percent (positive = smaller AuRC than the baseline).
+    """
+    rows = summary[summary["classifier"] == spec.classifier]
+    wide = rows.pivot_table(index=["dataset", "split"], columns="score", values="aurc")
+    base = wide[spec.baseline]
+    learned = [m for m in spec.methods[1:] if m in wide.columns]
+    gains = pd.DataFrame({m: 100.0 * (base - wide[m]) / base for m in learned})
+    return gains.groupby("dataset").agg(["mean", "std"])
