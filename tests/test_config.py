@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from sklearn.datasets import load_wine
-from test_pipeline import snakemake
+from support import DEMO_MIRROR, snakemake
 
 from rejectopt.config import (
     BLAS_CORETYPE,
@@ -283,3 +283,55 @@ def test_a_run_of_custom_datasets_only_downloads_no_faces(tmp_path):
     assert jobs["prepare_dataset"] == 1 and "download_raw" not in jobs
     assert not {"download_faces", "extract_faces", "detect_faces"} & set(jobs)
     assert "the run's datasets are all custom_datasets: the 300-W landmark experiment is skipped" in run.stderr
+
+
+def test_a_misspelt_key_is_named_with_the_nearest_allowed_one():
+    validate_config(_default_config(), SCHEMA)
+    for change, message in (({"n_splits": 0}, "config n_splits: 0 is invalid: 0 is less than the minimum of 1"),
+                            ({"n_split": 1}, "config (top level): unknown key 'n_split' (did you mean 'n_splits'?)")):
+        with pytest.raises(ConfigError) as err:
+            validate_config({**_default_config(), **change}, SCHEMA)
+        assert str(err.value).split(";")[0] == message
+
+
+def test_plan_of_the_demo_mirror_known_answer():
+    """The demo mirror holds shuttle and abalone, not letter: the plan skips letter and lists what the
+    jobs train, in registry order; a score that needs posteriors is refused for SVOR."""
+    config = {"datasets": ["shuttle", "abalone", "letter"], "data_mirror": str(DEMO_MIRROR),
+              "classifiers": {"classification": ["lr"], "ordinal": ["svor"]},
+              "scores": {"lr": ["sele", "tcp"], "svor": ["sele"]}}
+    plan = plan_run(config)
+    assert (plan.datasets, plan.skipped) == (["shuttle", "abalone"], ["letter"])
+    assert plan.task == {"shuttle": "classification", "abalone": "ordinal"}
+    assert (plan.n_examples, plan.n_classes) == ({"shuttle": 58000, "abalone": 4177}, {"shuttle": 7, "abalone": 19})
+    assert (plan.classifiers_run(), plan.scores_run()) == (["lr", "svor"], ["tcp", "sele"])
+    assert (plan.classifiers_of("abalone"), plan.scores_of("svor"), plan.scores_of("svm")) == (["svor"], ["sele"], [])
+    with pytest.raises(ConfigError, match="config scores.svor: score 'tcp' learns from class posteriors, which "
+                                          "classifier 'svor' does not give"):
+        plan_run({**config, "scores": {"svor": ["tcp"]}})
+
+
+def test_a_plugin_error_is_a_config_error_and_a_plugin_score_is_registered_with_its_origin(tmp_path):
+    assert issubclass(PluginError, ConfigError)
+    (tmp_path / "cfg_mean_loss.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from rejectopt.scores import register_score
+
+        @register_score("cfg_mean_loss")
+        class MeanLoss:
+            def __init__(self, C=1.0):
+                self.C = C
+
+            def fit(self, X, y_pred, loss):
+                self.mean_ = float(np.mean(loss))
+                return self
+
+            def predict(self, X, y_pred):
+                return np.full(len(X), self.mean_)
+        """))
+    try:
+        assert [module.__name__ for module in load_plugins(["cfg_mean_loss"], tmp_path)] == ["cfg_mean_loss"]
+        assert SCORES.origin("cfg_mean_loss") == "cfg_mean_loss.MeanLoss"
+    finally:
+        SCORES.remove("cfg_mean_loss")
+        sys.modules.pop("cfg_mean_loss", None)

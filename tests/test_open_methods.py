@@ -17,7 +17,7 @@ from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.experiments.paper import SCORE_ERROR, run_classifiers, run_scores, score_key, tst_outcomes
 from rejectopt.scores import SCORES, ScoreError, get_score, make_score, register_score, score_names
 from rejectopt.splits import make_splits, save_splits
-from test_pipeline import snakemake
+from support import DEMO_MIRROR, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -83,6 +83,7 @@ def plugin_run(tmp_path_factory):
     return workdir
 
 
+@pytest.mark.slow
 def test_plugin_score_and_custom_datasets_reach_the_table(plugin_run):
     summary = pd.read_csv(plugin_run / "results/summary.csv")
     assert set(summary.dataset) == {"wine", "cancer"}
@@ -102,8 +103,9 @@ def test_plugin_score_and_custom_datasets_reach_the_table(plugin_run):
     assert "Nemenyi CD = " in markdown and "n/a (alpha = 0.05)" not in markdown
 
 
+@pytest.mark.slow
 def test_custom_datasets_are_in_the_environment_not_in_the_paper_comparison(plugin_run):
-    from rejectopt.datasets import sha256_of_file
+    from rejectopt.datasets._trust import sha256_of_file
 
     environment = (plugin_run / "results/tables/environment.md").read_text()
     assert sha256_of_file(plugin_run / "wine.csv") in environment
@@ -173,9 +175,10 @@ def _csv(rows):
 GOOD_ROWS = [(i, i % 7, "p" if i % 2 else "q") for i in range(40)]
 
 
+@pytest.mark.slow
 def test_a_bad_custom_cell_fails_its_preparation_job_naming_file_line_and_column(tmp_path):
     """Planning reads no data file: the dry run plans the custom dataset, and its preparation job
-    refuses the overflowing cell (rejectopt.datasets.prepare_custom; every bad-cell case is in
+    refuses the overflowing cell (rejectopt.datasets._custom.prepare_custom; every bad-cell case is in
     test_datasets), names it in the job's log and writes no data.npz."""
     rows = GOOD_ROWS[:4] + [(4, "1e300", "q")] + GOOD_ROWS[5:]
     (tmp_path / "mine.csv").write_text(_csv(rows))
@@ -200,14 +203,15 @@ def test_every_built_in_method_is_registered_once_with_a_label():
 
 def test_reading_the_registries_imports_no_scikit_learn():
     """A table, summary or figure job reads the registries only; scikit-learn and
-    scipy.stats (about 2 s of a job's start-up) load with the first registered class used."""
+    scipy.stats (most of a job's start-up, rejectopt.resources.JOB_STARTUP_CPU_S) load with the
+    first registered class used."""
     code = textwrap.dedent(
         """
         import sys
         import rejectopt.config, rejectopt.experiments, rejectopt.experiments.paper, rejectopt.report
         from rejectopt.classifiers import CLASSIFIERS
         from rejectopt.scores import SCORES
-        from rejectopt.report import table_specs
+        from rejectopt.tables import table_specs
         specs = table_specs({"lr": ["sele", "tcp"], "svm": ["reg"], "svor": ["sele"], "xgb": ["tcp"]})
         labels = [info.label for info in [*CLASSIFIERS.values(), *SCORES.values()]]
         print(sorted(m for m in sys.modules if m.split(".")[0] == "sklearn" or m == "scipy.stats._stats_py"))
@@ -342,8 +346,7 @@ EXITING_PLUGIN = textwrap.dedent(
 
 
 def test_a_failing_plugin_keeps_the_other_scores_of_its_job_and_is_named_when_read(tmp_path):
-    mirror = REPO / "workflow" / "resources" / "demo_mirror"
-    prepare_dataset("sattelite", tmp_path / "raw", tmp_path / "data.npz", mirror=mirror)
+    prepare_dataset("sattelite", tmp_path / "raw", tmp_path / "data.npz", mirror=DEMO_MIRROR)
     _, y = load_prepared(tmp_path / "data.npz")
     save_splits(tmp_path / "splits.npz", make_splits(y, n_splits=1, seed=0, dataset="sattelite"))
     run_classifiers(tmp_path / "data.npz", tmp_path / "splits.npz", {0: tmp_path / "lr_0.npz"}, "lr", [1.0], 0,

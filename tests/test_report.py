@@ -9,17 +9,8 @@ from matplotlib.figure import Figure
 from rejectopt.report import cd_diagram, rc_figure
 from rejectopt.selective import SelectionFunction, operating_point
 from rejectopt.stats import nemenyi_cd
-from rejectopt.report import (
-    aurc_table,
-    comparison_markdown,
-    paper_comparison,
-    read_summary,
-    relative_improvement,
-    render_table,
-    table_statistics,
-    table_specs,
-    timing_table,
-)
+from rejectopt.report import comparison_markdown, paper_comparison, read_summary, render_table, timing_table
+from rejectopt.tables import aurc_table, relative_improvement, table_specs, table_statistics
 
 #: The tables of the repository's default config (columns: each classifier's baseline + its scores).
 TABLES = table_specs(yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())["scores"])
@@ -241,3 +232,152 @@ def test_paper_comparison_of_a_run_with_one_method_says_so_instead_of_ranking():
     ])
     md = comparison_markdown(paper_comparison(summary, reference), [TABLES["table3a"]], ["a", "b"], [])
     assert "only MCP was run: no ranking to compare" in md
+
+
+def _table3a_summary():
+    """Three datasets, two splits, Table 3a's three methods; AuRC ``v + split``, AUGRC half of it."""
+    spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
+    aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
+    summary = pd.DataFrame([
+        {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
+         "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
+        for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
+    paper = {"a": (12.0, 8.0, 11.0), "b": (21.0, 15.0, 16.0), "z": (7.0, 6.0, 6.5)}
+    reference = pd.DataFrame([
+        {"task": "classification", "dataset": d, "classifier": "lr", "score": m, "metric": "aurc", "mean": v, "std": 0.5}
+        for d, values in paper.items() for m, v in zip(spec.methods, values)])
+    return spec, summary, reference
+
+
+def test_render_table_known_answer():
+    spec, summary, _ = _table3a_summary()
+    table = aurc_table(summary, spec)
+    assert render_table(table, spec, table_statistics(table, spec.methods)) == "\n".join([
+        "### Table 3a: logistic regression",
+        "",
+        "| dataset | MCP | SELE | REG | R@100 | splits |",
+        "|---|---|---|---|---|---|",
+        "| a | 12.50 ± 0.71 | **8.50 ± 0.71** | 9.50 ± 0.71 | 30.50 ± 0.71 | 2 |",
+        "| b | 20.50 ± 0.71 | **15.50 ± 0.71** | 18.50 ± 0.71 | 30.50 ± 0.71 | 2 |",
+        "| c | 5.50 ± 0.71 | 5.00 ± 0.71 | **4.50 ± 0.71** | 30.50 ± 0.71 | 2 |",
+        "| avg. rank | 3.00 | 1.33 | 1.67 |  |  |",
+        "",
+        "Test AuRC (mean ± std over splits) on 3 datasets; best per row in bold.",
+        "Friedman test p = 0.0970 (Iman-Davenport p = 0.0494); Nemenyi CD = 1.91 (alpha = 0.05), 1.68 (alpha = 0.10).",
+        ""])
+
+
+def test_paper_comparison_and_its_markdown_known_answer():
+    """A cell agrees within 2 paper std (a, b: MCP, SELE) and not beyond (REG); z was not run."""
+    spec, summary, reference = _table3a_summary()
+    comparison = paper_comparison(summary, reference)
+    assert comparison["dataset"].tolist() == ["a"] * 3 + ["b"] * 3 + ["z"] * 3
+    assert comparison["ours_mean"].tolist()[:6] == [12.5, 8.5, 9.5, 20.5, 15.5, 18.5]
+    assert comparison["diff_in_paper_std"].tolist()[:6] == [1.0, 1.0, -3.0, -1.0, 1.0, 5.0]
+    assert comparison["agrees"].tolist()[:6] == [True, True, False, True, True, False]
+    assert comparison.iloc[6:][["ours_mean", "diff_in_paper_std", "agrees"]].isna().all().all()
+    lines = comparison_markdown(comparison, [spec], ["a", "b", "c"], ["z"]).splitlines()
+    assert lines[2:7] == [
+        "Datasets run: a, b, c.", "Datasets of the paper not run here: z.", "",
+        "**4 of 6 cells agree** (|ours - paper| <= 2 paper std, or within 10% of the paper's value).",
+        "- classification / lr: 4 of 6 cells agree"]
+    assert lines[10:13] == [
+        "- Table 3a: logistic regression (2 of 3 datasets run):",
+        "  - average ranks, ours: SELE 1.00, REG 2.00, MCP 3.00",
+        "  - average ranks, paper on the same datasets: SELE 1.00, REG 2.00, MCP 3.00"]
+
+
+def test_metric_rankings_and_rankings_markdown_known_answer():
+    from rejectopt.report import metric_rankings, rankings_markdown
+
+    spec, summary, _ = _table3a_summary()
+    stats, means = metric_rankings(summary, spec, ["aurc", "augrc"])["augrc"]
+    assert stats.average_ranks.round(4).to_dict() == {"mcp": 3.0, "sele": 1.3333, "reg": 1.6667}
+    assert means.loc["c"].to_dict() == {"mcp": 2.75, "sele": 2.5, "reg": 2.25}
+    lines = rankings_markdown(summary, [spec], ["aurc", "augrc"]).splitlines()
+    assert lines[6:13] == [
+        "| method | AuRC | AUGRC |", "|---|---|---|", "| MCP | 3.00 | 3.00 |", "| SELE | 1.33 | 1.33 |",
+        "| REG | 1.67 | 1.67 |", "| Friedman p | 0.0970 | 0.0970 |", "| Nemenyi pairs (alpha 0.10) | none | none |"]
+    assert lines[14] == ("Every metric agrees with AuRC on the best method, Friedman's verdict and the Nemenyi pairs "
+                         "(3 datasets).")
+
+
+def test_table_figures_name_their_content():
+    from rejectopt.report import cd_figure, improvement_figure, message_figure
+
+    spec, summary, _ = _table3a_summary()
+    ax = improvement_figure(relative_improvement(summary, spec), spec).axes[0]
+    assert ax.get_ylabel() == "improvement over MCP [%]"
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == ["SELE", "REG"]
+    stats = table_statistics(aurc_table(summary, spec), spec.methods)
+    assert cd_figure(stats, spec).axes[0].texts[-1].get_text() == (
+        "Table 3a: logistic regression\nN = 3 datasets, Nemenyi CD = 1.68 (alpha = 0.1)")
+    fig = cd_diagram(pd.Series({"SELE": 1.25, "MCP": 1.875, "REG": 2.875}), cd=1.2, title="three methods")
+    assert [text.get_text() for text in fig.axes[0].texts] == [
+        "1", "2", "3", "CD = 1.20", "SELE (1.25)", "MCP (1.88)", "REG (2.88)", "three methods"]
+    message = message_figure("a CD diagram needs at least 2 datasets")
+    assert message.texts[0].get_text() == "a CD diagram needs at least 2 datasets" and message.axes == []
+
+
+def test_rc_figures_known_answer():
+    from rejectopt.report import mean_rc_curve, rc_curves_figure
+
+    loss = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0])
+    uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    ax = rc_figure(loss, uncertainty, score_label="demo",
+                   point=operating_point(loss, uncertainty, SelectionFunction(0.4, 1.0))).axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("coverage", "selective risk (loss)")
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == [
+        "demo score (AuRC 0.247)", "oracle (AuRC 0.192)", "random order (AuRC 0.5)", "chosen point"]
+    mean, std = mean_rc_curve([(loss, uncertainty), (loss[::-1], uncertainty)], grid=[0.5, 1.0])
+    np.testing.assert_allclose(mean, [0.5, 0.5])
+    np.testing.assert_allclose(std, [1 / 6, 0.0], atol=1e-12)
+    ax = rc_curves_figure({"sele": [(loss, uncertainty)], "mcp": [(loss, uncertainty[::-1])]}, "demo").axes[0]
+    assert ax.get_title() == "demo\nTst, mean ± std over 1 split(s)"
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == ["SELE", "MCP", "oracle", "random order"]
+
+
+def test_labels_and_number_format():
+    from rejectopt.report import classifier_label, format_number, label, metric_label
+
+    assert (label("sele"), label("mcp"), label("my_score")) == ("SELE", "MCP", "my_score")
+    assert [metric_label(m) for m in ("aurc", "augrc", "eaurc", "other")] == ["AuRC", "AUGRC", "E-AuRC", "other"]
+    assert (classifier_label("lr"), classifier_label("xgb"), classifier_label("my_model")) == ("LR", "XGBoost", "my_model")
+    assert [format_number(3.14159), format_number(3.14159, 3), format_number(float("nan")), format_number(None)] == [
+        "3.14", "3.142", "n/a", "n/a"]
+
+
+def test_timing_table_per_rule_and_dataset_known_answer(tmp_path):
+    for rule, dataset, seconds in (("train_classifier", "iris", 1.5), ("train_classifier", "wine", 2.5),
+                                   ("learn_score", "iris", 4.0)):
+        path = tmp_path / "benchmarks" / rule / dataset / "split_0.tsv"
+        path.parent.mkdir(parents=True)
+        path.write_text(f"s\th:m:s\tmax_rss\n{seconds}\t0:00:01\t130.2\n")
+    table, markdown = timing_table(sorted(tmp_path.rglob("*.tsv")))
+    assert table.to_dict("list") == {
+        "rule": ["learn_score", "train_classifier", "train_classifier"], "dataset": ["iris", "iris", "wine"],
+        "jobs": [1, 1, 1], "total_s": [4.0, 1.5, 2.5], "mean_s": [4.0, 1.5, 2.5], "max_s": [4.0, 1.5, 2.5],
+        "max_rss_mb": [130.2, 130.2, 130.2]}
+    assert markdown.splitlines()[3] == "- train_classifier: 2 jobs, 4.0 s in total"
+
+
+def test_environment_ends_with_the_datasets_and_the_config():
+    from rejectopt.report import environment_markdown
+
+    text = environment_markdown({"seed": 0, "datasets": ["iris"]},
+                                {"iris": {"n": 150, "d": 4, "k": 3, "xy_sha256": "ab12", "raw": {"iris.csv": "cd34"}}})
+    assert text[text.index("## Datasets"):] == "\n".join([
+        "## Datasets", "", "| dataset | n | d | K | fingerprint of X, y (sha256) | raw files (sha256) |",
+        "|---|---|---|---|---|---|", "| iris | 150 | 4 | 3 | `ab12` | iris.csv: `cd34` |", "", "## Configuration", "",
+        "```yaml", "datasets:", "- iris", "seed: 0", "```", ""])
+
+
+def test_read_summary_says_how_to_repair(tmp_path):
+    path = tmp_path / "summary.csv"
+    path.write_text("dataset,classifier,score,split,aurc,risk_full\niris,lr,sele,0,4.5,10.0\niris,lr,mcp,0,,10.0\n")
+    with pytest.raises(ValueError) as err:
+        read_summary(path)
+    assert str(err.value) == (
+        f"{path} line 3 (dataset iris, classifier lr, score mcp, split 0): aurc is nan, not a finite number "
+        "(1 row(s) in all); the summary was damaged or edited: delete it and rerun the pipeline, which writes it "
+        "again from the dataset summaries")

@@ -11,7 +11,7 @@ import pytest
 from rejectopt._io import IntermediateFileError, load_npz, save_npz
 from rejectopt.experiments import double_hinge as dh
 from rejectopt.report import double_hinge as report
-from test_experiments_double_hinge import COSTS, split_paths, synthetic_results
+from support import COSTS, double_hinge_results
 
 
 def test_labels():
@@ -21,7 +21,7 @@ def test_labels():
 
 
 def test_table_renders_the_numbers_of_the_experiment():
-    results = synthetic_results()
+    results = double_hinge_results()
     table = dh.double_hinge_table(results)
     ranks = dh.cost_risk_ranks(table)
     tests = dh.wilcoxon_tests(results).set_index(["reject_cost", "method"])
@@ -42,7 +42,7 @@ def test_table_renders_the_numbers_of_the_experiment():
 
 
 def test_cells_print_na_for_a_missing_mean_and_the_mean_alone_for_one_split():
-    results = synthetic_results()
+    results = double_hinge_results()
     one = results[results["split"] == 0].copy()
     one.loc[one["method"] == "lr_chow", "selective_risk"] = np.nan
     one.loc[one["method"] == "lr_chow", "coverage"] = 0.0
@@ -63,11 +63,9 @@ def test_timing_table():
 
 
 @pytest.fixture(scope="module")
-def bc_files(tmp_path_factory):
-    out = tmp_path_factory.mktemp("double_hinge_report") / "breast_cancer"
-    dh.run_dataset_files(None, None, {0: split_paths(out, 0)}, dataset="breast_cancer",
-                         settings={"reject_costs": COSTS}, seed=0)
-    return out
+def bc_files(bc_run):
+    """The folder of breast cancer's split 0 (tests/conftest.py's bc_run)."""
+    return bc_run[-1]
 
 
 def test_report_files(bc_files, tmp_path):
@@ -116,3 +114,13 @@ def test_report_files_refuse_a_curve_file_changed_since_it_was_written(bc_files,
                                              tmp_path / "t.tex", figures={"breast_cancer": tmp_path / "bc.png"})
         assert reason in str(err.value)
     assert not (tmp_path / "bc.png").exists()
+
+
+def test_figure_shows_the_mean_rc_curves_and_each_methods_cost_risk():
+    results = double_hinge_results()
+    curves = [{"lr_sele_cov": np.array([0.2, 0.6, 1.0]), "lr_sele_risk": np.array([1.0, 2.0, 5.0]),
+               "svm_cov": np.array([0.1, 0.5, 1.0]), "svm_risk": np.array([0.5, 2.5, 6.0])}] * 2
+    fig = report.double_hinge_figure(curves, results[results["dataset"] == "alpha"], "alpha")
+    assert [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes] == [
+        ("coverage", "selective risk $R^S$ [%]"), ("reject cost d", "cost risk [%]")]
+    assert fig.axes[0].get_title() == "alpha: Tst, mean of 4 split(s); points: each method at each d"  # the rows' splits

@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from test_experiments_landmarks import fake_faces, fake_result
+from support import fake_faces, fake_result
 
 from rejectopt.experiments.landmarks import landmark_summary, load_landmark_result, save_landmark_result
 from rejectopt.landmarks import per_landmark
-from rejectopt.report import comparison_markdown, format_number, landmarks_spec, paper_comparison
+from rejectopt.report import comparison_markdown, format_number, paper_comparison
+from rejectopt.tables import landmarks_spec
 from rejectopt.report import landmarks as R
 
 

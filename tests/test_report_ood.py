@@ -8,7 +8,7 @@ import pytest
 from rejectopt import ood, stats
 from rejectopt.experiments import ood as ood_experiment
 from rejectopt.report import ood as report
-from test_experiments_ood import sattelite, synthetic_results  # noqa: F401 (sattelite: a fixture)
+from support import ood_results
 
 
 def test_labels():
@@ -18,7 +18,7 @@ def test_labels():
 
 
 def test_table_renders_the_statistics_of_the_experiment():
-    results, methods = synthetic_results()
+    results, methods = ood_results()
     table = ood_experiment.ood_table(results)
     means = results.groupby(["dataset", "method"])["risk_seed"].mean().unstack()[methods]
     means.loc["beta", "mcp"] = 1e6
@@ -37,7 +37,7 @@ def test_table_renders_the_statistics_of_the_experiment():
 
 
 def test_cells_print_unable_for_a_missing_mean_and_the_mean_alone_for_one_split():
-    results, _ = synthetic_results()
+    results, _ = ood_results()
     one = results[results["split"] == 1]
     md = report.render_ood_table(ood_experiment.ood_table(one), "md")
     first = md.split("### Average ranks")[0]
@@ -62,8 +62,33 @@ def test_sattelite_figures_are_written(sattelite, tmp_path):
 
 
 def test_table1_rendering_places_computed_beside_paper():
-    paper = ood.paper_table1()
+    paper = ood._synthetic.paper_table1()
     text = report.render_table1(paper.assign(mu=[np.inf, 0.2, 0.0, 0.11]), paper, paper)
     assert "| C(0) | paper | unable | unable | 0.760 |" in text
     assert "| | stated (OOD mean 3) |" not in text and "|  | stated (OOD mean 3) |" in text
     assert "| inf |" in text
+
+
+def test_sattelite_figures_name_the_dataset_classifier_and_methods(sattelite):
+    from rejectopt._io import load_npz
+
+    curves = load_npz(sattelite[0] / "split_0.npz")
+    labels = [report.method_label(m) for m in curves["lr__methods"]]
+    roc = report.ood_roc_figure([curves], "sattelite").axes[0]
+    assert roc.get_title().startswith("sattelite, LR: ROC on Tst, mean of 1 split(s)\ndotted: TPR ")
+    assert [text.get_text() for text in roc.get_legend().get_texts()] == labels
+    seed, fpr = report.ood_rc_figure([curves], "sattelite").axes
+    assert seed.get_title().startswith("sattelite, LR: RC at seed bound (mean ")
+    assert fpr.get_title() == f"sattelite, LR: RC at FPR <= {float(curves['fpr_max']):g}, Tst"
+    assert [text.get_text().split(" (unable)")[0] for text in fpr.get_legend().get_texts()] == labels
+
+
+def test_table1_file_writes_what_it_returns(tmp_path, monkeypatch):
+    """Table 1's numbers are test_ood's (exact integration, slow); here the file is the text rendered
+    from the stated setup, OOD mean 2 and the paper."""
+    paper = ood._synthetic.paper_table1()
+    calls = []
+    monkeypatch.setattr(report, "synthetic_table1", lambda model=None: calls.append(model) or paper)
+    text = report.ood_table1_file(tmp_path / "table1.md")
+    assert (tmp_path / "table1.md").read_text() == text == report.render_table1(paper, paper, paper)
+    assert calls[0] is None and calls[1].ood_mean == 2.0

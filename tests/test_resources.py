@@ -11,6 +11,7 @@ import pytest
 
 from rejectopt.datasets import REGISTRY
 from rejectopt.resources import (
+    JOB_STARTUP_CPU_S,
     MEMORY_FLOOR_MB,
     MEMORY_MARGIN,
     RUNTIME_FLOOR_MIN,
@@ -19,6 +20,7 @@ from rejectopt.resources import (
     STAGES,
     job_resources,
     splits_per_job,
+    work_size,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,3 +134,28 @@ def test_the_pipeline_declares_the_library_resources_and_splits_costly_pairs(tmp
     declared = dict(item.split("=", 1) for item in block.group(1).split(", "))
     expected = job_resources("train_classifier", cov.n_examples, cov.n_features, cov.n_classes, classifier="xgb")
     assert int(declared["mem_mb"]) == expected["mem_mb"] and int(declared["runtime"]) == expected["runtime"]
+
+
+def test_cost_model_known_answer_at_covtypes_size():
+    """LR's training at covtype's size (581,012 x 54, 7 classes), and the work sizes it grows with."""
+    cost = STAGES["train_classifier/lr"]
+    assert (round(cost.cpu_s(581_012, 54, 7), 2), round(cost.rss_mb(581_012, 54, 7), 1)) == (8.69, 622.7)
+    assert (work_size("n", 1000, 20, 3), work_size("nd", 1000, 20, 3), work_size("ndk", 1000, 20, 3)) == (
+        0.001, 0.02, 0.06)
+    with pytest.raises(ValueError, match=r"StageCost.size must be one of \['n', 'nd', 'ndk'\], got 'dk'"):
+        work_size("dk", 1000, 20, 3)
+    assert (splits_per_job("xgb", 581_012, 54, 7, 5), splits_per_job("lr", 581_012, 54, 7, 5)) == (1, 5)
+
+
+def test_the_job_start_up_is_the_measured_one_and_prices_the_split_threshold():
+    """JOB_STARTUP_CPU_S covers the cheapest recorded training job of every classifier (start-up, a
+    small fit and all), within the 1 CPU-s Snakemake's sampler misses of a job that short; 4 extra
+    start-ups are 4 % of SPLIT_JOB_CPU_S."""
+    cheapest = {}
+    for r in _records():
+        if r["rule"] == "train_classifier":
+            key = r["job"].split("/")[1]
+            cheapest[key] = min(cheapest.get(key, math.inf), float(r["cpu_s"]))
+    assert set(cheapest) == {"lr", "svm", "svor", "xgb"}
+    assert max(cheapest.values()) <= JOB_STARTUP_CPU_S <= max(cheapest.values()) + 1
+    assert 4 * JOB_STARTUP_CPU_S == pytest.approx(0.04 * SPLIT_JOB_CPU_S)

@@ -1,4 +1,4 @@
-"""The pipeline's configuration: plugins, validation with one-line errors, and the run's plan.
+"""Internal: the pipeline's configuration (plugins, validation with one-line errors, the run's plan); not part of the public API.
 
 Used by ``workflow/rules/common.smk`` before any job runs, and usable without
 Snakemake: ``plan_run(yaml.safe_load(open("config.yaml")))`` tells what a run
@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._registry import import_user_module
-from .classifiers import CLASSIFIERS, TASKS, get_classifier
+from .classifiers import CLASSIFIERS, get_classifier
+from .classifiers._registry import TASKS
 from .datasets import REGISTRY as DATASET_REGISTRY
-from .datasets import available_in_mirror
+from .datasets._prepare import available_in_mirror
 from .datasets._custom import custom_dataset, peek_custom
 from .scores import SCORES
-from .splits import check_ratios
+from .splits import _check_ratios
 
 __all__ = ["C_MAX", "ConfigError", "PluginError", "RunPlan", "blas_environment", "coerce_numbers", "load_plugins", "plan_run",
            "validate_config"]
@@ -35,15 +36,6 @@ class ConfigError(ValueError):
 
     A :class:`ValueError`, raised before any job runs by :func:`validate_config` and
     :func:`plan_run`.
-
-    Examples
-    --------
-    >>> from rejectopt.config import ConfigError, plan_run
-    >>> try:
-    ...     plan_run({"datasets": ["shuttle"], "C_classifier": [0, 10]})
-    ... except ConfigError as err:
-    ...     print(err)
-    config C_classifier[0]: C = 0 is invalid; every C must be a finite number in (0, 1e+06]
     """
 
 
@@ -51,17 +43,6 @@ class PluginError(ConfigError):
     """A plugin module that cannot be imported or registers something invalid.
 
     A :class:`ConfigError` raised by :func:`load_plugins`; the message names the module.
-
-    Examples
-    --------
-    >>> from rejectopt.config import ConfigError, PluginError, load_plugins
-    >>> try:
-    ...     load_plugins(["my-scores"])
-    ... except PluginError as err:
-    ...     print(err)
-    config plugins: 'my-scores' is not a module name (e.g. my_scores or package.module)
-    >>> issubclass(PluginError, ConfigError)
-    True
     """
 
 
@@ -92,26 +73,6 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo") -> dict[str, str]:
     dict of str to str
         ``{"OPENBLAS_CORETYPE": "Haswell"}`` on an x86-64 CPU with AVX2 whose environment does
         not set the variable, else empty. The caller adds it to the jobs' environment.
-
-    Examples
-    --------
-    With a CPU description written to a file (on a machine that is not x86-64 every call
-    returns ``{}``, so the first line compares with what the machine expects):
-
-    >>> import platform, tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.config import blas_environment
-    >>> x86 = platform.machine().lower() in ("x86_64", "amd64")
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     cpuinfo = Path(folder) / "cpuinfo"
-    ...     _ = cpuinfo.write_text("flags : fpu sse2 avx avx2 fma\n")
-    ...     print(blas_environment({}, cpuinfo) == ({"OPENBLAS_CORETYPE": "Haswell"} if x86 else {}))
-    ...     print(blas_environment({"OPENBLAS_CORETYPE": "SkylakeX"}, cpuinfo))  # the user's wins
-    ...     _ = cpuinfo.write_text("flags : fpu sse2 avx\n")
-    ...     print(blas_environment({}, cpuinfo))  # no AVX2: nothing pinned
-    True
-    {}
-    {}
     """
     environ = os.environ if environ is None else environ
     if "OPENBLAS_CORETYPE" in environ or platform.machine().lower() not in ("x86_64", "amd64"):
@@ -153,35 +114,6 @@ def load_plugins(modules, search_dir=".") -> list:
     PluginError
         A name that is not a module name, a module not found, or one that fails to import
         (its own error, a taken name, a class without ``fit`` / ``predict``).
-
-    Examples
-    --------
-    A plugin file registering a score (the mean training loss, whatever the input):
-
-    >>> import sys, tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt.config import load_plugins
-    >>> from rejectopt.scores import SCORES
-    >>> plugin = (
-    ...     "import numpy as np\n"
-    ...     "from rejectopt.scores import register_score\n"
-    ...     "@register_score('mean_loss')\n"
-    ...     "class MeanLoss:\n"
-    ...     "    def __init__(self, C=1.0):\n"
-    ...     "        self.C = C\n"
-    ...     "    def fit(self, X, y_pred, loss):\n"
-    ...     "        self.mean_ = float(np.mean(loss))\n"
-    ...     "        return self\n"
-    ...     "    def predict(self, X, y_pred):\n"
-    ...     "        return np.full(len(X), self.mean_)\n"
-    ... )
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     _ = (Path(folder) / "example_scores.py").write_text(plugin)
-    ...     [module.__name__ for module in load_plugins(["example_scores"], folder)]
-    ['example_scores']
-    >>> "mean_loss" in SCORES, SCORES.origin("mean_loss")
-    (True, 'example_scores.MeanLoss')
-    >>> SCORES.remove("mean_loss"); del sys.modules["example_scores"]  # leave the registry as it was
     """
     search_dir = str(Path(search_dir).resolve())
     loaded = []
@@ -231,14 +163,6 @@ def coerce_numbers(value, _key=None):
     object
         A new dict / list with the numbers and booleans converted; any other ``value``
         unchanged.
-
-    Examples
-    --------
-    >>> from rejectopt.config import coerce_numbers
-    >>> config = coerce_numbers({"C_classifier": ["1", "10", "0.5"], "landmarks": {"enabled": "false"},
-    ...                          "raw_dir": "10", "custom_datasets": {"mine": {"target": "3"}}})
-    >>> config["C_classifier"], config["landmarks"], config["raw_dir"], config["custom_datasets"]
-    ([1, 10, 0.5], {'enabled': False}, '10', {'mine': {'target': '3'}})
     """
     if isinstance(value, dict):
         return {k: v if k == "custom_datasets" else coerce_numbers(v, k) for k, v in value.items()} if _key is None \
@@ -284,24 +208,6 @@ def validate_config(config: dict, schema: dict) -> None:
     ------
     ConfigError
         One line per problem (at most three, joined by ``"; "``).
-
-    Examples
-    --------
-    >>> from pathlib import Path
-    >>> import yaml
-    >>> import rejectopt
-    >>> from rejectopt.config import ConfigError, validate_config
-    >>> root = Path(rejectopt.__file__).parents[2]
-    >>> schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
-    >>> config = yaml.safe_load((root / "config.yaml").read_text())
-    >>> validate_config(config, schema)
-    >>> for bad in ({**config, "n_splits": 0}, {**config, "n_split": 1}):
-    ...     try:
-    ...         validate_config(bad, schema)
-    ...     except ConfigError as err:
-    ...         print(str(err).split(";")[0])  # a misspelt key's message ends with the allowed keys
-    config n_splits: 0 is invalid: 0 is less than the minimum of 1
-    config (top level): unknown key 'n_split' (did you mean 'n_splits'?)
     """
     import jsonschema  # jsonschema: only the pipeline's config check needs it (a pipeline extra)
 
@@ -362,16 +268,6 @@ class RunPlan:
     code_files : dict
         Method (classifier or score) -> the file of a user's class behind it (a plugin's); the
         rules using the method take the file as an input, so that an edited plugin reruns them.
-
-    Examples
-    --------
-    Usually made by :func:`plan_run`; the methods list what the jobs train, in registry order:
-
-    >>> from rejectopt.config import RunPlan
-    >>> plan = RunPlan(["shuttle"], [], {"shuttle": "classification"},
-    ...                classifiers={"classification": ["svm", "lr"]}, scores={"lr": ["sele"]})
-    >>> plan.classifiers_of("shuttle"), plan.classifiers_run(), plan.scores_of("lr"), plan.scores_of("svm")
-    (['svm', 'lr'], ['lr', 'svm'], ['sele'], [])
     """
 
     datasets: list
@@ -524,7 +420,7 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     left without a classifier, the class counts of the OOD and double-hinge datasets, and each
     custom dataset's entry, header (CSV) or array shapes (NPZ). The content of a custom
     dataset's file is checked by the job that prepares it
-    (:func:`rejectopt.datasets.prepare_custom`).
+    (``rejectopt.datasets._custom.prepare_custom``).
 
     Parameters
     ----------
@@ -545,41 +441,11 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     ------
     ConfigError
         The first problem found, naming the config key and the fix.
-
-    Examples
-    --------
-    The demo mirror holds shuttle, abalone and sattelite but not letter:
-
-    >>> from pathlib import Path
-    >>> import rejectopt
-    >>> from rejectopt.config import ConfigError, plan_run
-    >>> mirror = Path(rejectopt.__file__).parents[2] / "workflow/resources/demo_mirror"
-    >>> config = {"datasets": ["shuttle", "abalone", "letter"], "data_mirror": str(mirror),
-    ...           "classifiers": {"classification": ["lr"], "ordinal": ["svor"]},
-    ...           "scores": {"lr": ["sele", "tcp"], "svor": ["sele"]}}
-    >>> plan = plan_run(config)
-    >>> plan.datasets, plan.skipped
-    (['shuttle', 'abalone'], ['letter'])
-    >>> plan.task
-    {'shuttle': 'classification', 'abalone': 'ordinal'}
-    >>> plan.n_examples, plan.n_classes
-    ({'shuttle': 58000, 'abalone': 4177}, {'shuttle': 7, 'abalone': 19})
-    >>> plan.classifiers_run(), plan.scores_run()
-    (['lr', 'svor'], ['tcp', 'sele'])
-
-    A score that needs class posteriors, asked of a classifier without them:
-
-    >>> try:
-    ...     plan_run({**config, "scores": {"svor": ["tcp"]}})
-    ... except ConfigError as err:
-    ...     print(err)  # doctest: +NORMALIZE_WHITESPACE
-    config scores.svor: score 'tcp' learns from class posteriors, which classifier 'svor'
-    does not give (classifiers with posteriors: lr, xgb)
     """
     ratios = config.get("split_ratios", {})
     for name, value in ratios.items():
         try:
-            check_ratios(value)
+            _check_ratios(value)
         except ValueError as err:
             raise ConfigError(f"config split_ratios.{name}: {err}") from None
     _check_methods(config)

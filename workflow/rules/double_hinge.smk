@@ -50,8 +50,8 @@ if DH_DATASETS:
     TARGETS += [f"results/figures/double_hinge/{d}.png" for d in DH_DATASETS]
 
 
-# One job per dataset runs every split (a job's start-up with scikit-learn costs 2.5 s of CPU, more
-# than a small dataset's split), each split written as soon as it is done; a costly dataset's
+# One job per dataset runs every split (a job's start-up, rejectopt.resources.JOB_STARTUP_CPU_S, costs
+# more than a small dataset's split), each split written as soon as it is done; a costly dataset's
 # split job (double_hinge_one_split) wins over it.
 ruleorder: double_hinge_one_split > double_hinge_split
 

@@ -34,8 +34,8 @@ if OOD_DATASETS:
 TARGETS += ["results/tables/ood_table1.md"]
 
 
-# One job per dataset runs every split (a job's start-up with scikit-learn costs 2.5 s of CPU, a
-# split 2-8 s), each split written as soon as it is done.
+# One job per dataset runs every split (a split costs no more than a few job start-ups,
+# rejectopt.resources.JOB_STARTUP_CPU_S), each split written as soon as it is done.
 rule ood_split:
     input:
         data="results/data/{dataset}/data.npz",

@@ -3,14 +3,8 @@
 from _logging import log_to
 
 from rejectopt._io import save_figure
-from rejectopt.report import (
-    aurc_table,
-    cd_figure,
-    improvement_figure,
-    read_summary,
-    relative_improvement,
-    table_statistics,
-)
+from rejectopt.report import cd_figure, improvement_figure, read_summary
+from rejectopt.tables import aurc_table, relative_improvement, table_statistics
 
 log_to(snakemake.log[0])
 spec = snakemake.params.spec

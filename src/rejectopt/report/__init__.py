@@ -1,35 +1,26 @@
-"""The paper's tables, figures, comparison with the published numbers, and the run's provenance.
+"""Internal: the pipeline's rendering of the paper's tables, figures, comparison with the published numbers and the run's provenance; not part of the public API (see :mod:`rejectopt.experiments` for the experiment contract).
 
 Everything is computed from one tidy table, ``results/summary.csv`` (columns
-:data:`rejectopt.experiment.SUMMARY_COLUMNS`); stored numbers are raw, formatting
-happens only here. Tables and their columns are read off the registries
-(:mod:`rejectopt.classifiers`, :mod:`rejectopt.scores`) and the run's config
-(:func:`table_specs`). One module per concept: ``_specs`` (what a table holds),
-``_tables`` (numbers, ranks, rendering), ``_figures``, ``_comparison`` (paper),
-``_provenance`` (timing, environment).
+:data:`rejectopt.experiments.paper.SUMMARY_COLUMNS`); stored numbers are raw, formatting
+happens only here. The tables' numbers (what a table holds, means, ranks, tests) are the
+experiments'; their labels are read off the registries (:mod:`rejectopt.classifiers`,
+:mod:`rejectopt.scores`, :mod:`rejectopt.metrics`). One module per concept: ``_specs`` (labels),
+``_tables`` (rendering), ``_figures``, ``_rankings`` (ranks under every metric), ``_comparison``
+(the paper's numbers), ``_provenance`` (timing, environment), and one module per further
+experiment (``ood``, ``double_hinge``, ``landmarks``) and for the CLI's figures (``selection``).
 """
 
 from ._comparison import comparison_markdown, paper_comparison
 from ._figures import CD_ALPHA, cd_diagram, cd_figure, improvement_figure, mean_rc_curve, message_figure, rc_curves_figure, rc_figure
+from ._format import format_number
 from ._provenance import environment_markdown, timing_table
 from ._rankings import metric_rankings, rankings_markdown
-from ._specs import TableSpec, classifier_label, label, landmarks_spec, metric_label, table_specs
-from ._tables import (
-    TableStatistics,
-    aurc_table,
-    format_number,
-    read_summary,
-    relative_improvement,
-    render_table,
-    table_statistics,
-)
+from ._specs import classifier_label, label, metric_label
+from ._tables import read_summary, render_table
 
 __all__ = [
     "CD_ALPHA",
     "cd_diagram",
-    "TableSpec",
-    "TableStatistics",
-    "aurc_table",
     "cd_figure",
     "classifier_label",
     "comparison_markdown",
@@ -37,7 +28,6 @@ __all__ = [
     "format_number",
     "improvement_figure",
     "label",
-    "landmarks_spec",
     "mean_rc_curve",
     "message_figure",
     "metric_label",
@@ -47,9 +37,6 @@ __all__ = [
     "rc_curves_figure",
     "rc_figure",
     "read_summary",
-    "relative_improvement",
     "render_table",
-    "table_specs",
-    "table_statistics",
     "timing_table",
 ]

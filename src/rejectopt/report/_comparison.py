@@ -1,12 +1,14 @@
-"""Our numbers beside the paper's published ones: agreement per cell, rankings, significance."""
+"""Internal (the pipeline's report): our numbers beside the paper's published ones: agreement per cell, rankings, significance."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from ..stats import average_ranks, friedman_test
-from ._specs import TableSpec, label, landmarks_spec
-from ._tables import format_number, significant_pairs
+from ..tables import TableSpec, landmarks_spec
+from ._format import format_number
+from ._specs import label
+from ._tables import significant_pairs
 
 __all__ = ["paper_comparison", "comparison_markdown"]
 
@@ -31,36 +33,6 @@ def paper_comparison(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.DataF
         One row per published cell: its keys, ``paper_mean``, ``paper_std``, ``ours_mean``,
         ``ours_std``, ``ours_splits``, ``diff``, ``diff_in_paper_std``, ``rel_diff`` and
         ``agrees`` (empty where we did not run the dataset).
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> from rejectopt.report import table_specs
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> paper = {"a": (12.0, 8.0, 11.0), "b": (21.0, 15.0, 16.0), "z": (7.0, 6.0, 6.5)}
-    >>> reference = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "classifier": "lr", "score": m,
-    ...      "metric": "aurc", "mean": v, "std": 0.5}
-    ...     for d, values in paper.items() for m, v in zip(spec.methods, values)])
-    >>> comparison = paper_comparison(summary, reference)
-    >>> comparison[["dataset", "score", "paper_mean", "ours_mean", "diff_in_paper_std", "agrees"]]
-      dataset score  paper_mean  ours_mean  diff_in_paper_std agrees
-    0       a   mcp        12.0       12.5                1.0   True
-    1       a  sele         8.0        8.5                1.0   True
-    2       a   reg        11.0        9.5               -3.0  False
-    3       b   mcp        21.0       20.5               -1.0   True
-    4       b  sele        15.0       15.5                1.0   True
-    5       b   reg        16.0       18.5                5.0  False
-    6       z   mcp         7.0        NaN                NaN    NaN
-    7       z  sele         6.0        NaN                NaN    NaN
-    8       z   reg         6.5        NaN                NaN    NaN
     """
     aurc = summary.groupby(["task", "dataset", "classifier", "score"])["aurc"].agg(["mean", "std", "count"]).reset_index()
     aurc["metric"] = "aurc"
@@ -140,36 +112,6 @@ def comparison_markdown(comparison: pd.DataFrame, specs, datasets_run, datasets_
     -------
     str
         The Markdown report.
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> from rejectopt.report import table_specs
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> paper = {"a": (12.0, 8.0, 11.0), "b": (21.0, 15.0, 16.0), "z": (7.0, 6.0, 6.5)}
-    >>> reference = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "classifier": "lr", "score": m,
-    ...      "metric": "aurc", "mean": v, "std": 0.5}
-    ...     for d, values in paper.items() for m, v in zip(spec.methods, values)])
-    >>> comparison = paper_comparison(summary, reference)
-    >>> text = comparison_markdown(comparison, [spec], ["a", "b", "c"], ["z"])
-    >>> print("\\n".join(text.splitlines()[2:7]))
-    Datasets run: a, b, c.
-    Datasets of the paper not run here: z.
-    <BLANKLINE>
-    **4 of 6 cells agree** (|ours - paper| <= 2 paper std, or within 10% of the paper's value).
-    - classification / lr: 4 of 6 cells agree
-    >>> print("\\n".join(text.splitlines()[10:13]))
-    - Table 3a: logistic regression (2 of 3 datasets run):
-      - average ranks, ours: SELE 1.00, REG 2.00, MCP 3.00
-      - average ranks, paper on the same datasets: SELE 1.00, REG 2.00, MCP 3.00
     """
     counted = comparison[comparison["ours_mean"].notna()]
     n_agree = int(counted["agrees"].sum())

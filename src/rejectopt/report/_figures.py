@@ -1,4 +1,4 @@
-"""Figures of the results: improvement over the baseline (Fig. 2 / 3b) and CD diagrams."""
+"""Internal (the pipeline's report): figures of the results: improvement over the baseline (Fig. 2 / 3b) and CD diagrams."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import aurc, rc_curve
-from ..stats import cliques, nemenyi_cd
-from ._specs import TableSpec, label, metric_label
-from ._tables import TableStatistics, format_number
+from ..stats import _cliques, nemenyi_cd
+from ..tables import TableSpec, TableStatistics
+from ._format import format_number
+from ._specs import label, metric_label
 
 __all__ = ["CD_ALPHA", "cd_diagram", "improvement_figure", "cd_figure", "message_figure", "rc_figure", "rc_curves_figure", "mean_rc_curve"]
 
@@ -41,7 +42,7 @@ def cd_diagram(
 
     A horizontal axis of average ranks 1..k (best on the left), each method's name on a line
     going to its average rank (better half on the left, worse half on the right), thick bars
-    joining groups not significantly different (:func:`cliques`) and the CD interval drawn
+    joining groups not significantly different (``rejectopt.stats._cliques``) and the CD interval drawn
     above the axis.
 
     Parameters
@@ -60,19 +61,11 @@ def cd_diagram(
     -------
     matplotlib.figure.Figure
         The figure of ``ax`` (or the new one), sized to fit the labels.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> fig = cd_diagram(pd.Series({"SELE": 1.25, "MCP": 1.875, "REG": 2.875}), cd=1.2,
-    ...                  title="three methods")
-    >>> [text.get_text() for text in fig.axes[0].texts]
-    ['1', '2', '3', 'CD = 1.20', 'SELE (1.25)', 'MCP (1.88)', 'REG (2.88)', 'three methods']
     """
     ranks = pd.Series(avg_ranks, dtype=float).sort_values(kind="stable")
     if ranks.size < 2:
         raise ValueError(f"need at least 2 methods, got {ranks.size}")
-    groups = cliques(ranks, cd)
+    groups = _cliques(ranks, cd)
     k = ranks.size
     labels = [f"{name} ({rank:.2f})" for name, rank in ranks.items()]
     n_left = (k + 1) // 2
@@ -150,7 +143,7 @@ def improvement_figure(gains: pd.DataFrame, spec: TableSpec):
     Parameters
     ----------
     gains : pandas.DataFrame
-        :func:`relative_improvement`: indexed by dataset, columns ``(method, 'mean'|'std')``
+        :func:`rejectopt.tables.relative_improvement`: indexed by dataset, columns ``(method, 'mean'|'std')``
         in percent.
     spec : TableSpec
         The table (its title and baseline).
@@ -159,24 +152,6 @@ def improvement_figure(gains: pd.DataFrame, spec: TableSpec):
     -------
     matplotlib.figure.Figure
         One group of bars per dataset, one bar (mean, std as error bar) per method.
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> from rejectopt.report import table_specs
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> from rejectopt.report import relative_improvement
-    >>> fig = improvement_figure(relative_improvement(summary, spec), spec)
-    >>> ax = fig.axes[0]
-    >>> ax.get_ylabel(), [text.get_text() for text in ax.get_legend().get_texts()]
-    ('improvement over MCP [%]', ['SELE', 'REG'])
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -204,7 +179,7 @@ def cd_figure(stats: TableStatistics, spec: TableSpec, metric: str = "aurc"):
     Parameters
     ----------
     stats : TableStatistics
-        The table's average ranks and number of datasets (:func:`table_statistics`).
+        The table's average ranks and number of datasets (:func:`rejectopt.tables.table_statistics`).
     spec : TableSpec
         The table (its title).
     metric : str, default "aurc"
@@ -215,26 +190,6 @@ def cd_figure(stats: TableStatistics, spec: TableSpec, metric: str = "aurc"):
     matplotlib.figure.Figure
         :func:`cd_diagram`, or a :func:`message_figure` saying why when there are fewer than
         2 datasets.
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> from rejectopt.report import table_specs
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> from rejectopt.report import aurc_table, table_statistics
-    >>> table = aurc_table(summary, spec)
-    >>> stats = table_statistics(table, spec.methods)
-    >>> fig = cd_figure(stats, spec)
-    >>> print(fig.axes[0].texts[-1].get_text())
-    Table 3a: logistic regression
-    N = 3 datasets, Nemenyi CD = 1.68 (alpha = 0.1)
     """
     ranks = stats.average_ranks.rename(lambda m: label(m))
     name = spec.title if metric == "aurc" else f"{spec.title} ({metric_label(metric)})"
@@ -257,12 +212,6 @@ def message_figure(message: str):
     -------
     matplotlib.figure.Figure
         Without axes.
-
-    Examples
-    --------
-    >>> fig = message_figure("a CD diagram needs at least 2 datasets")
-    >>> fig.texts[0].get_text(), fig.axes
-    ('a CD diagram needs at least 2 datasets', [])
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -291,20 +240,6 @@ def rc_figure(loss, uncertainty, *, score_label="score", point=None, point_label
     -------
     matplotlib.figure.Figure
         One axes: coverage against selective risk.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> loss = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0])
-    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
-    >>> from rejectopt.selective import SelectionFunction, operating_point
-    >>> point = operating_point(loss, uncertainty, SelectionFunction(0.4, 1.0))
-    >>> fig = rc_figure(loss, uncertainty, score_label="demo", point=point)
-    >>> ax = fig.axes[0]
-    >>> ax.get_xlabel(), ax.get_ylabel()
-    ('coverage', 'selective risk (loss)')
-    >>> [text.get_text() for text in ax.get_legend().get_texts()]
-    ['demo score (AuRC 0.247)', 'oracle (AuRC 0.192)', 'random order (AuRC 0.5)', 'chosen point']
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -355,16 +290,6 @@ def mean_rc_curve(samples, grid=RC_GRID):
     -------
     mean, std : numpy.ndarray
         Mean and (population) standard deviation over the splits at each coverage of ``grid``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> loss = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0])
-    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
-    >>> mean, std = mean_rc_curve([(loss, uncertainty), (loss[::-1], uncertainty)],
-    ...                           grid=[0.5, 1.0])
-    >>> np.round(mean, 4), np.round(std, 4)
-    (array([0.5, 0.5]), array([0.1667, 0.    ]))
     """
     risks = np.array([np.interp(grid, *rc_curve(loss, u)) for loss, u in samples])
     return risks.mean(axis=0), risks.std(axis=0)
@@ -387,20 +312,6 @@ def rc_curves_figure(curves: dict, title: str, risk_label: str = "loss"):
     -------
     matplotlib.figure.Figure
         One axes: coverage against selective risk.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> loss = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0])
-    >>> uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
-    >>> fig = rc_curves_figure({"sele": [(loss, uncertainty)], "mcp": [(loss, uncertainty[::-1])]},
-    ...                        "demo")
-    >>> ax = fig.axes[0]
-    >>> print(ax.get_title())
-    demo
-    Tst, mean ± std over 1 split(s)
-    >>> [text.get_text() for text in ax.get_legend().get_texts()]
-    ['SELE', 'MCP', 'oracle', 'random order']
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 

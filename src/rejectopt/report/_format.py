@@ -1,4 +1,4 @@
-"""Number formats shared by every rendered table: one home, so all experiments print alike."""
+"""Internal (the pipeline's report): number formats shared by every rendered table: one home, so all experiments print alike."""
 
 from __future__ import annotations
 
@@ -21,11 +21,6 @@ def format_number(value: float, digits: int = 2) -> str:
     -------
     str
         The formatted number, or ``"n/a"``.
-
-    Examples
-    --------
-    >>> format_number(3.14159), format_number(3.14159, 3), format_number(float("nan")), format_number(None)
-    ('3.14', '3.142', 'n/a', 'n/a')
     """
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 

@@ -1,4 +1,4 @@
-"""Provenance of a run: wall time per rule (``benchmark:`` records) and the environment."""
+"""Internal (the pipeline's report): provenance of a run: wall time per rule (``benchmark:`` records) and the environment."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ._tables import format_number
+from ._format import format_number
 
 __all__ = ["timing_table", "environment_markdown"]
 
@@ -33,26 +33,6 @@ def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
         One row per (rule, dataset).
     markdown : str
         Total time per rule and the table.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     for rule, dataset, seconds in (("train_classifier", "iris", 1.5),
-    ...                                    ("train_classifier", "wine", 2.5),
-    ...                                    ("learn_score", "iris", 4.0)):
-    ...         path = Path(tmp, "benchmarks", rule, dataset, "split_0.tsv")
-    ...         path.parent.mkdir(parents=True)
-    ...         _ = path.write_text(f"s\\th:m:s\\tmax_rss\\n{seconds}\\t0:00:01\\t130.2\\n")
-    ...     table, markdown = timing_table(sorted(Path(tmp).rglob("*.tsv")))
-    >>> table
-                   rule dataset  jobs  total_s  mean_s  max_s  max_rss_mb
-    0       learn_score    iris     1      4.0     4.0    4.0       130.2
-    1  train_classifier    iris     1      1.5     1.5    1.5       130.2
-    2  train_classifier    wine     1      2.5     2.5    2.5       130.2
-    >>> print(markdown.splitlines()[3])
-    - train_classifier: 2 jobs, 4.0 s in total
     """
     records = []
     for path in map(Path, benchmark_files):
@@ -105,27 +85,6 @@ def environment_markdown(config: dict, datasets: dict) -> str:
     -------
     str
         The Markdown report: Python and package versions, datasets, configuration.
-
-    Examples
-    --------
-    >>> text = environment_markdown(
-    ...     {"seed": 0, "datasets": ["iris"]},
-    ...     {"iris": {"n": 150, "d": 4, "k": 3, "xy_sha256": "ab12", "raw": {"iris.csv": "cd34"}}})
-    >>> print(text[text.index("## Datasets"):])
-    ## Datasets
-    <BLANKLINE>
-    | dataset | n | d | K | fingerprint of X, y (sha256) | raw files (sha256) |
-    |---|---|---|---|---|---|
-    | iris | 150 | 4 | 3 | `ab12` | iris.csv: `cd34` |
-    <BLANKLINE>
-    ## Configuration
-    <BLANKLINE>
-    ```yaml
-    datasets:
-    - iris
-    seed: 0
-    ```
-    <BLANKLINE>
     """
     lines = ["# Environment of this run", "", f"Python {platform.python_version()} on {platform.platform()}", ""]
     lines += ["| package | version |", "|---|---|"]

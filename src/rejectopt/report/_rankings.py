@@ -1,11 +1,13 @@
-"""Average ranks of each table's methods under every registered metric, side by side."""
+"""Internal (the pipeline's report): average ranks of each table's methods under every registered metric, side by side."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ._specs import TableSpec, label, metric_label
-from ._tables import aurc_table, format_number, mean_matrix, significant_pairs, table_statistics
+from ..tables import TableSpec, aurc_table, mean_matrix, table_statistics
+from ._format import format_number
+from ._specs import label, metric_label
+from ._tables import significant_pairs
 
 __all__ = ["metric_rankings", "rankings_markdown"]
 
@@ -26,26 +28,7 @@ def metric_rankings(summary: pd.DataFrame, spec: TableSpec, metrics) -> dict:
     -------
     dict
         ``metric -> (TableStatistics, pandas.DataFrame)``: the ranks and tests of
-        :func:`table_statistics`, and the datasets x methods matrix of mean test values.
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> from rejectopt.report import table_specs
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> ranked = metric_rankings(summary, spec, ["aurc", "augrc"])
-    >>> stats, means = ranked["augrc"]
-    >>> stats.average_ranks.round(4).to_dict()
-    {'mcp': 3.0, 'sele': 1.3333, 'reg': 1.6667}
-    >>> means.loc["c"].to_dict()
-    {'mcp': 2.75, 'sele': 2.5, 'reg': 2.25}
+        :func:`rejectopt.tables.table_statistics`, and the datasets x methods matrix of mean test values.
     """
     out = {}
     for metric in metrics:
@@ -86,30 +69,6 @@ def rankings_markdown(summary: pd.DataFrame, specs, metrics) -> str:
     -------
     str
         The Markdown report.
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> from rejectopt.report import table_specs
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> text = rankings_markdown(summary, [spec], ["aurc", "augrc"])
-    >>> print("\\n".join(text.splitlines()[6:13]))
-    | method | AuRC | AUGRC |
-    |---|---|---|
-    | MCP | 3.00 | 3.00 |
-    | SELE | 1.33 | 1.33 |
-    | REG | 1.67 | 1.67 |
-    | Friedman p | 0.0970 | 0.0970 |
-    | Nemenyi pairs (alpha 0.10) | none | none |
-    >>> print(text.splitlines()[14])
-    Every metric agrees with AuRC on the best method, Friedman's verdict and the Nemenyi pairs (3 datasets).
     """
     metrics = list(metrics)
     lines = ["# Average ranks under each metric", "",

@@ -1,6 +1,7 @@
-"""The paper's results tables rendered: mean +- std of test AuRC per dataset, ranks, Friedman, Nemenyi.
+"""Internal (the pipeline's report): the paper's results tables rendered, mean +- std of test AuRC per dataset, ranks, Friedman, Nemenyi.
 
-The numbers are :mod:`rejectopt.experiments.paper`'s; they are re-exported here for the report's callers.
+The numbers are :mod:`rejectopt.tables`' (``aurc_table``, ``table_statistics``), imported from
+there, not re-exported.
 """
 
 from __future__ import annotations
@@ -8,22 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..experiments.paper import (
-    TableSpec,
-    TableStatistics,
-    aurc_table,
-    mean_matrix,
-    relative_improvement,
-    table_statistics,
-)
 from ..stats import average_ranks, nemenyi_cd, significant_pairs as _pairs
+from ..tables import TableSpec, TableStatistics
 from ._format import format_number
 from ._specs import label, metric_label
 
-__all__ = [
-    "TableStatistics", "aurc_table", "format_number", "mean_matrix", "read_summary", "relative_improvement",
-    "render_table", "significant_pairs", "table_statistics",
-]
+__all__ = ["read_summary", "render_table", "significant_pairs"]
 
 #: Columns of a summary that every row must hold as a finite number (the tables' means, ranks and
 #: tests are undefined on a NaN); further metric columns are checked where the caller names them.
@@ -51,20 +42,6 @@ def read_summary(path, extra_metrics=()) -> pd.DataFrame:
         Naming the file, the line (the header is line 1), the row's dataset, classifier, score
         and split, and the value, for the first bad row; a column of ``extra_metrics`` missing
         from the file is not checked (the landmark summary holds the base columns only).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = Path(tmp, "summary.csv")
-    ...     _ = path.write_text("dataset,classifier,score,split,aurc,risk_full\\n"
-    ...                         "iris,lr,sele,0,4.5,10.0\\niris,lr,mcp,0,,10.0\\n")
-    ...     try:
-    ...         read_summary(path)
-    ...     except ValueError as error:
-    ...         print(str(error).replace(tmp, "TMP"))
-    TMP/summary.csv line 3 (dataset iris, classifier lr, score mcp, split 0): aurc is nan, not a finite number (1 row(s) in all); the summary was damaged or edited: delete it and rerun the pipeline, which writes it again from the dataset summaries
     """
     summary = pd.read_csv(path)
     for column in (*SUMMARY_NUMBERS, *extra_metrics):
@@ -105,11 +82,11 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`aurc_table` of the metric.
+        :func:`rejectopt.tables.aurc_table` of the metric.
     spec : TableSpec
         The table (title, methods, extension flag).
     stats : TableStatistics
-        :func:`table_statistics` of ``table``.
+        :func:`rejectopt.tables.table_statistics` of ``table``.
     fmt : {"md", "tex"}, default "md"
         Markdown or a LaTeX tabular.
     metric : str, default "aurc"
@@ -119,35 +96,6 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
     -------
     str
         The rendered table with its notes.
-
-    Examples
-    --------
-    A summary of three datasets, two splits and the three methods of Table 3a:
-
-    >>> import pandas as pd
-    >>> from rejectopt.report import table_specs
-    >>> spec = table_specs({"lr": ("sele", "reg")}, classifiers=["lr"])["table3a"]
-    >>> aurc = {"a": (12.0, 8.0, 9.0), "b": (20.0, 15.0, 18.0), "c": (5.0, 4.5, 4.0)}
-    >>> summary = pd.DataFrame([
-    ...     {"task": "classification", "dataset": d, "split": s, "classifier": "lr", "score": m,
-    ...      "aurc": v + s, "augrc": (v + s) / 2, "risk_full": 30.0 + s}
-    ...     for d, values in aurc.items() for s in (0, 1) for m, v in zip(spec.methods, values)])
-    >>> from rejectopt.report import aurc_table, table_statistics
-    >>> table = aurc_table(summary, spec)
-    >>> stats = table_statistics(table, spec.methods)
-    >>> print(render_table(table, spec, stats))
-    ### Table 3a: logistic regression
-    <BLANKLINE>
-    | dataset | MCP | SELE | REG | R@100 | splits |
-    |---|---|---|---|---|---|
-    | a | 12.50 ± 0.71 | **8.50 ± 0.71** | 9.50 ± 0.71 | 30.50 ± 0.71 | 2 |
-    | b | 20.50 ± 0.71 | **15.50 ± 0.71** | 18.50 ± 0.71 | 30.50 ± 0.71 | 2 |
-    | c | 5.50 ± 0.71 | 5.00 ± 0.71 | **4.50 ± 0.71** | 30.50 ± 0.71 | 2 |
-    | avg. rank | 3.00 | 1.33 | 1.67 |  |  |
-    <BLANKLINE>
-    Test AuRC (mean ± std over splits) on 3 datasets; best per row in bold.
-    Friedman test p = 0.0970 (Iman-Davenport p = 0.0494); Nemenyi CD = 1.91 (alpha = 0.05), 1.68 (alpha = 0.10).
-    <BLANKLINE>
     """
     methods = [m for m in spec.methods if (m, "mean") in table.columns]
     bold = (lambda s: f"**{s}**") if fmt == "md" else (lambda s: f"\\textbf{{{s}}}")

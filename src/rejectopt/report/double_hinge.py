@@ -1,4 +1,6 @@
-"""The double-hinge experiment rendered: its table as Markdown / LaTeX, the solver times, one figure per dataset.
+"""Internal: the pipeline's rendering of the double-hinge experiment; not part of the public API (see :mod:`rejectopt.experiments` for the experiment contract).
+
+Its table as Markdown / LaTeX, the solver times, one figure per dataset.
 
 The numbers are :mod:`rejectopt.experiments.double_hinge`'s (:func:`~rejectopt.experiments.double_hinge.double_hinge_table`,
 :func:`~rejectopt.experiments.double_hinge.cost_risk_ranks`, :func:`~rejectopt.experiments.double_hinge.wilcoxon_tests`);
@@ -55,11 +57,6 @@ def method_label(method: str) -> str:
     -------
     str
         Its label in the tables and figures; an unknown name is its own label.
-
-    Examples
-    --------
-    >>> method_label("double_hinge_rbf"), method_label("svm_threshold"), method_label("mine")
-    ('DH-SVM (RBF)', 'SVM + |f| threshold', 'mine')
     """
     return _LABELS.get(method, method)
 
@@ -92,27 +89,6 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
     ------
     ValueError
         On an unknown ``fmt``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> from rejectopt.experiments.double_hinge import METHODS, REFERENCE, double_hinge_table
-    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
-    ...                                    names=["dataset", "split", "reject_cost", "method"])
-    >>> rows = cells.to_frame(index=False).assign(
-    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
-    ...     selective_risk=2.0, error_full=5.0, C=10.0,
-    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
-    >>> md = render_double_hinge_table(double_hinge_table(rows), rows)
-    >>> [line for line in md.splitlines() if line.startswith("###")]  # doctest: +NORMALIZE_WHITESPACE
-    ['### Cost risk on Tst (%), 2 split(s)', '### Coverage / selective risk R^S (%) on Tst',
-     '### Average ranks by cost risk over 4 (dataset, d) cells',
-     "### Paired Wilcoxon signed-rank tests of the DH-SVM (RBF)'s cost risk", '### Model selection']
-    >>> print(md.splitlines()[4])
-    | a | 0.1 | 10.0 | 4.90 ± 0.50 | 2.54 ± 0.76 | 3.79 ± 2.31 | **2.10 ± 0.04** | 5.08 ± 0.23 |
-    >>> print(render_double_hinge_table(double_hinge_table(rows), rows, "tex").splitlines()[5])
-    a & 0.1 & 10.0 & 4.90 $\pm$ 0.50 & 2.54 $\pm$ 0.76 & 3.79 $\pm$ 2.31 & \textbf{2.10 $\pm$ 0.04} & 5.08 $\pm$ 0.23 \\
     """
     if fmt not in ("md", "tex"):
         raise ValueError(f"fmt must be 'md' or 'tex', got {fmt!r}")
@@ -241,16 +217,6 @@ def render_double_hinge_timing(timing: pd.DataFrame) -> str:
     ------
     ValueError
         If ``timing`` lacks a column.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> timing = pd.DataFrame({"dataset": "a", "split": [0, 0, 0, 1, 1, 1], "reject_cost": 0.1,
-    ...                        "method": ["double_hinge_rbf", "double_hinge", "svm_threshold"] * 2,
-    ...                        "fit_wall_s": [10.0, 1.0, 2.0, 30.0, 3.0, 4.0],
-    ...                        "fit_cpu_s": [8.0, 1.0, 0.5, 20.0, 3.0, 1.5]})
-    >>> print(render_double_hinge_timing(timing).splitlines()[4])
-    | a | 14.0 | 20.0 | 2.0 | 2.0 | 1.0 | 2 |
     """
     missing = [c for c in TIMING_COLUMNS if c not in timing]
     if missing:
@@ -309,25 +275,6 @@ def double_hinge_figure(curves: list[dict], rows: pd.DataFrame, dataset: str = "
     -------
     matplotlib.figure.Figure
         The two panels.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> from rejectopt.experiments.double_hinge import METHODS, REFERENCE, double_hinge_table
-    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
-    ...                                    names=["dataset", "split", "reject_cost", "method"])
-    >>> rows = cells.to_frame(index=False).assign(
-    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
-    ...     selective_risk=2.0, error_full=5.0, C=10.0,
-    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
-    >>> curves = [{"lr_sele_cov": np.array([0.2, 0.6, 1.0]), "lr_sele_risk": np.array([1.0, 2.0, 5.0]),
-    ...            "svm_cov": np.array([0.1, 0.5, 1.0]), "svm_risk": np.array([0.5, 2.5, 6.0])}]
-    >>> fig = double_hinge_figure(curves * 2, rows[rows["dataset"] == "a"], "a")
-    >>> [(ax.get_xlabel(), ax.get_ylabel()) for ax in fig.axes]
-    [('coverage', 'selective risk $R^S$ [%]'), ('reject cost d', 'cost risk [%]')]
-    >>> fig.axes[0].get_title()
-    'a: Tst, mean of 2 split(s); points: each method at each d'
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -415,38 +362,6 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
         If a dataset of ``figures`` has no curve file.
     rejectopt._io.IntermediateFileError
         A curve file without its content record, or changed since it was written.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import pandas as pd
-    >>> from rejectopt.experiments.double_hinge import METHODS, REFERENCE, double_hinge_table
-    >>> cells = pd.MultiIndex.from_product([["a", "b"], [0, 1], [0.1, 0.2], METHODS],
-    ...                                    names=["dataset", "split", "reject_cost", "method"])
-    >>> rows = cells.to_frame(index=False).assign(
-    ...     cost_risk=np.random.default_rng(0).uniform(2.0, 6.0, 40).round(2), coverage=0.9,
-    ...     selective_risk=2.0, error_full=5.0, C=10.0,
-    ...     gamma=lambda r: np.where(r["method"] == REFERENCE, 0.1, np.nan))
-    >>> curves = [{"lr_sele_cov": np.array([0.2, 0.6, 1.0]), "lr_sele_risk": np.array([1.0, 2.0, 5.0]),
-    ...            "svm_cov": np.array([0.1, 0.5, 1.0]), "svm_risk": np.array([0.5, 2.5, 6.0])}]
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt._io import save_npz
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     out = Path(folder)
-    ...     csvs, npzs = [], []
-    ...     for (dataset, split), part in rows.groupby(["dataset", "split"]):
-    ...         (out / dataset).mkdir(exist_ok=True)
-    ...         csvs.append(out / dataset / f"split_{split}.csv")
-    ...         part.to_csv(csvs[-1], index=False)
-    ...         npzs.append(out / dataset / f"split_{split}.npz")
-    ...         save_npz(npzs[-1], **curves[0])
-    ...     table = double_hinge_report_files(csvs, npzs, out / "t.csv", out / "t.md", out / "t.tex",
-    ...                                       figures={"a": out / "a.png"})
-    ...     written = sorted(path.name for path in out.iterdir())
-    ...     png = (out / "a.png").read_bytes()[:4]
-    >>> written, png, len(table)
-    (['a', 'a.png', 'b', 't.csv', 't.md', 't.tex'], b'\x89PNG', 20)
     """
     results, table = table_file(csv_paths, csv_out)
     write_text(render_double_hinge_table(table, results, "md"), md_out)

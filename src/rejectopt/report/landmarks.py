@@ -1,4 +1,6 @@
-"""The landmark experiment rendered: its note (Markdown) and the paper's Fig. 4a, 4b and 5.
+"""Internal: the pipeline's rendering of the landmark experiment; not part of the public API (see :mod:`rejectopt.experiments` for the experiment contract).
+
+Its note (Markdown) and the paper's Fig. 4a, 4b and 5.
 
 The numbers are :mod:`rejectopt.experiments.landmarks`' (:func:`~rejectopt.experiments.landmarks.landmark_summary`,
 :func:`~rejectopt.experiments.landmarks.learning_curve_table`); method labels are the score registry's
@@ -19,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import save_figure, write_text
-from ..datasets import read_pts
+from ..datasets._faces300w import read_pts
 from ..experiments.landmarks import (
     LEARNED_SCORES,
     METHODS,
@@ -28,7 +30,8 @@ from ..experiments.landmarks import (
     select_faces,
     summary_file,
 )
-from ..landmarks import load_image, per_landmark
+from ..landmarks import per_landmark
+from ..landmarks._faces import load_image
 from ..metrics import rc_curve
 from ._format import format_number, pm
 from ._specs import label
@@ -81,40 +84,6 @@ def landmarks_note(summary: pd.DataFrame, curves: dict, results: dict, n_faces: 
     -------
     str
         The Markdown note.
-
-    Examples
-    --------
-    Ten test faces whose 68 predicted landmarks are off by a known amount, and the three
-    uncertainties (SELE and REG follow that amount, the face score does not):
-
-    >>> import numpy as np
-    >>> from rejectopt.landmarks import landmark_loss, per_landmark
-    >>> from rejectopt.metrics import aurc
-    >>> angles = np.linspace(0, 2 * np.pi, 68, endpoint=False)
-    >>> truth = 50 + 30 * np.column_stack([np.cos(angles), np.sin(angles)])
-    >>> rng = np.random.default_rng(0)
-    >>> noise = np.array([0.5, 1.0, 3.0, 2.0, 0.8, 4.0, 1.5, 2.5, 0.6, 3.5])
-    >>> pred = truth + noise[:, None, None] * rng.standard_normal((10, 68, 2))
-    >>> loss = landmark_loss(np.repeat(truth[None], 10, axis=0), pred)
-    >>> uncertainty = {"face_score": rng.random(10), "reg": noise + rng.normal(0, 1.0, 10),
-    ...                "sele": noise + rng.normal(0, 0.3, 10)}
-    >>> result = {"tst_index": np.arange(10), "loss": loss, "pred": pred,
-    ...           **{f"uncertainty_{m}": u for m, u in uncertainty.items()},
-    ...           "aurc": {m: aurc(per_landmark(loss), u) for m, u in uncertainty.items()},
-    ...           "risk_full": float(per_landmark(loss).mean()), "C": {"reg": 1.0, "sele": 10.0},
-    ...           "val_aurc": {}, "predictor_options": {"oversampling_amount": 5},
-    ...           "val1_error": {}, "mean_error": {}}
-    >>> import pandas as pd
-    >>> curves = {0: pd.DataFrame({"m": [3, 3, 3, 6, 6, 6], "method": ["face_score", "reg", "sele"] * 2,
-    ...                            "C": 1.0, "test_aurc": [2.0, 1.9, 1.8, 2.0, 1.6, 1.4]})}
-    >>> from rejectopt.experiments.landmarks import landmark_summary
-    >>> note = landmarks_note(landmark_summary({0: result}), curves, {0: result}, n_faces=10,
-    ...                       pretrained=False)
-    >>> print("\\n".join(note.splitlines()[5:9]))
-    | split | Face score | REG | SELE | R@100 | C REG | C SELE | predictor |
-    |---|---|---|---|---|---|---|---|
-    | 0 | 9.14 | 6.60 | 5.59 | 10.06 | 1 | 10 | {'oversampling_amount': 5} |
-    | mean ± std | 9.14 | 6.60 | 5.59 | 10.06 | | | |
     """
     lines = ["# Landmarks: DLIB shape predictor on 300-W (Section 5.2.3, Fig. 4-5)", ""]
     if pretrained:
@@ -175,34 +144,6 @@ def landmark_rc_figure(result: dict, split: int, summary: pd.DataFrame | None = 
     -------
     matplotlib.figure.Figure
         Coverage [%] against the selective risk per landmark, one curve per method.
-
-    Examples
-    --------
-    Ten test faces whose 68 predicted landmarks are off by a known amount, and the three
-    uncertainties (SELE and REG follow that amount, the face score does not):
-
-    >>> import numpy as np
-    >>> from rejectopt.landmarks import landmark_loss, per_landmark
-    >>> from rejectopt.metrics import aurc
-    >>> angles = np.linspace(0, 2 * np.pi, 68, endpoint=False)
-    >>> truth = 50 + 30 * np.column_stack([np.cos(angles), np.sin(angles)])
-    >>> rng = np.random.default_rng(0)
-    >>> noise = np.array([0.5, 1.0, 3.0, 2.0, 0.8, 4.0, 1.5, 2.5, 0.6, 3.5])
-    >>> pred = truth + noise[:, None, None] * rng.standard_normal((10, 68, 2))
-    >>> loss = landmark_loss(np.repeat(truth[None], 10, axis=0), pred)
-    >>> uncertainty = {"face_score": rng.random(10), "reg": noise + rng.normal(0, 1.0, 10),
-    ...                "sele": noise + rng.normal(0, 0.3, 10)}
-    >>> result = {"tst_index": np.arange(10), "loss": loss, "pred": pred,
-    ...           **{f"uncertainty_{m}": u for m, u in uncertainty.items()},
-    ...           "aurc": {m: aurc(per_landmark(loss), u) for m, u in uncertainty.items()},
-    ...           "risk_full": float(per_landmark(loss).mean()), "C": {"reg": 1.0, "sele": 10.0},
-    ...           "val_aurc": {}, "predictor_options": {"oversampling_amount": 5},
-    ...           "val1_error": {}, "mean_error": {}}
-    >>> ax = landmark_rc_figure(result, split=0).axes[0]
-    >>> ax.get_title()
-    '300-W, DLIB landmarks: RC curves on Tst of split 0 (10 faces)'
-    >>> [text.get_text() for text in ax.get_legend().get_texts()]
-    ['Face score: AuRC 9.14', 'REG: AuRC 6.60', 'SELE: AuRC 5.59']
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -240,15 +181,6 @@ def learning_curve_figure(curves: dict, pretrained: bool = False):
     -------
     matplotlib.figure.Figure
         Number of Trn2 faces against test AuRC.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> curves = {0: pd.DataFrame({"m": [3, 3, 3, 6, 6, 6], "method": ["face_score", "reg", "sele"] * 2,
-    ...                            "C": 1.0, "test_aurc": [2.0, 1.9, 1.8, 2.0, 1.6, 1.4]})}
-    >>> ax = learning_curve_figure(curves).axes[0]
-    >>> ax.get_xlabel(), [text.get_text() for text in ax.get_legend().get_texts()]
-    ('number of Trn2 faces', ['Face score (2.00)', 'REG', 'SELE'])
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -295,44 +227,6 @@ def faces_figure(faces_df: pd.DataFrame, result: dict, split: int, n: int = 10, 
     -------
     matplotlib.figure.Figure
         Five faces per row.
-
-    Examples
-    --------
-    Ten test faces whose 68 predicted landmarks are off by a known amount, and the three
-    uncertainties (SELE and REG follow that amount, the face score does not):
-
-    >>> import numpy as np
-    >>> from rejectopt.landmarks import landmark_loss, per_landmark
-    >>> from rejectopt.metrics import aurc
-    >>> angles = np.linspace(0, 2 * np.pi, 68, endpoint=False)
-    >>> truth = 50 + 30 * np.column_stack([np.cos(angles), np.sin(angles)])
-    >>> rng = np.random.default_rng(0)
-    >>> noise = np.array([0.5, 1.0, 3.0, 2.0, 0.8, 4.0, 1.5, 2.5, 0.6, 3.5])
-    >>> pred = truth + noise[:, None, None] * rng.standard_normal((10, 68, 2))
-    >>> loss = landmark_loss(np.repeat(truth[None], 10, axis=0), pred)
-    >>> uncertainty = {"face_score": rng.random(10), "reg": noise + rng.normal(0, 1.0, 10),
-    ...                "sele": noise + rng.normal(0, 0.3, 10)}
-    >>> result = {"tst_index": np.arange(10), "loss": loss, "pred": pred,
-    ...           **{f"uncertainty_{m}": u for m, u in uncertainty.items()},
-    ...           "aurc": {m: aurc(per_landmark(loss), u) for m, u in uncertainty.items()},
-    ...           "risk_full": float(per_landmark(loss).mean()), "C": {"reg": 1.0, "sele": 10.0},
-    ...           "val_aurc": {}, "predictor_options": {"oversampling_amount": 5},
-    ...           "val1_error": {}, "mean_error": {}}
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = Path(tmp.name, "faces", "demo")
-    >>> folder.mkdir(parents=True)
-    >>> for k in range(10):
-    ...     Image.fromarray(np.full((100, 100), 60 + 15 * k, dtype=np.uint8)).save(folder / f"face{k}.png")
-    ...     np.savetxt(folder / f"face{k}.pts", truth + 1)  # 300-W files are 1-based
-    >>> faces = {"folder": str(folder.parent), "subsets": ["demo"], "max_faces": None}
-    >>> from rejectopt.experiments.landmarks import select_faces
-    >>> fig = faces_figure(select_faces(**faces), result, split=0, n=5)
-    >>> [ax.get_title() for ax in fig.axes if ax.images]
-    ['loss 2.96', 'loss 2.51', 'loss 5.62', 'loss 3.94', 'loss 6.38', 'loss 20.46', 'loss 20.28', 'loss 13.03', 'loss 14.69', 'loss 10.69']
-    >>> tmp.cleanup()
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -402,56 +296,6 @@ def landmarks_summary_files(result_paths: Sequence, curve_paths: Sequence, summa
     -------
     pandas.DataFrame
         The summary rows written.
-
-    Examples
-    --------
-    Ten test faces whose 68 predicted landmarks are off by a known amount, and the three
-    uncertainties (SELE and REG follow that amount, the face score does not):
-
-    >>> import numpy as np
-    >>> from rejectopt.landmarks import landmark_loss, per_landmark
-    >>> from rejectopt.metrics import aurc
-    >>> angles = np.linspace(0, 2 * np.pi, 68, endpoint=False)
-    >>> truth = 50 + 30 * np.column_stack([np.cos(angles), np.sin(angles)])
-    >>> rng = np.random.default_rng(0)
-    >>> noise = np.array([0.5, 1.0, 3.0, 2.0, 0.8, 4.0, 1.5, 2.5, 0.6, 3.5])
-    >>> pred = truth + noise[:, None, None] * rng.standard_normal((10, 68, 2))
-    >>> loss = landmark_loss(np.repeat(truth[None], 10, axis=0), pred)
-    >>> uncertainty = {"face_score": rng.random(10), "reg": noise + rng.normal(0, 1.0, 10),
-    ...                "sele": noise + rng.normal(0, 0.3, 10)}
-    >>> result = {"tst_index": np.arange(10), "loss": loss, "pred": pred,
-    ...           **{f"uncertainty_{m}": u for m, u in uncertainty.items()},
-    ...           "aurc": {m: aurc(per_landmark(loss), u) for m, u in uncertainty.items()},
-    ...           "risk_full": float(per_landmark(loss).mean()), "C": {"reg": 1.0, "sele": 10.0},
-    ...           "val_aurc": {}, "predictor_options": {"oversampling_amount": 5},
-    ...           "val1_error": {}, "mean_error": {}}
-    >>> import pandas as pd
-    >>> curves = {0: pd.DataFrame({"m": [3, 3, 3, 6, 6, 6], "method": ["face_score", "reg", "sele"] * 2,
-    ...                            "C": 1.0, "test_aurc": [2.0, 1.9, 1.8, 2.0, 1.6, 1.4]})}
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = Path(tmp.name, "faces", "demo")
-    >>> folder.mkdir(parents=True)
-    >>> for k in range(10):
-    ...     Image.fromarray(np.full((100, 100), 60 + 15 * k, dtype=np.uint8)).save(folder / f"face{k}.png")
-    ...     np.savetxt(folder / f"face{k}.pts", truth + 1)  # 300-W files are 1-based
-    >>> faces = {"folder": str(folder.parent), "subsets": ["demo"], "max_faces": None}
-    >>> from rejectopt.experiments.landmarks import save_landmark_result
-    >>> save_landmark_result(Path(tmp.name, "split_0.npz"), result)
-    >>> curves[0].to_csv(Path(tmp.name, "curve_0.csv"), index=False)
-    >>> summary = landmarks_summary_files([Path(tmp.name, "split_0.npz")], [Path(tmp.name, "curve_0.csv")],
-    ...                                   Path(tmp.name, "summary.csv"), Path(tmp.name, "note.md"),
-    ...                                   splits=[0], faces=faces, pretrained=False)
-    >>> summary[["score", "aurc", "C_score"]].round(3)
-            score   aurc  C_score
-    0  face_score  9.140      NaN
-    1         reg  6.595      1.0
-    2        sele  5.590     10.0
-    >>> Path(tmp.name, "note.md").read_text().splitlines()[2][:31]
-    '10 annotated faces, 1 splits. A'
-    >>> tmp.cleanup()
     """
     results, curves, summary = summary_file(result_paths, curve_paths, splits, summary_out)
     n_faces = len(select_faces(**faces))
@@ -481,54 +325,6 @@ def landmark_figure_files(summary_path, result_paths: Sequence, curve_paths: Seq
         Keywords of :func:`~rejectopt.experiments.landmarks.select_faces`.
     pretrained : bool
         The demo mode.
-
-    Examples
-    --------
-    Ten test faces whose 68 predicted landmarks are off by a known amount, and the three
-    uncertainties (SELE and REG follow that amount, the face score does not):
-
-    >>> import numpy as np
-    >>> from rejectopt.landmarks import landmark_loss, per_landmark
-    >>> from rejectopt.metrics import aurc
-    >>> angles = np.linspace(0, 2 * np.pi, 68, endpoint=False)
-    >>> truth = 50 + 30 * np.column_stack([np.cos(angles), np.sin(angles)])
-    >>> rng = np.random.default_rng(0)
-    >>> noise = np.array([0.5, 1.0, 3.0, 2.0, 0.8, 4.0, 1.5, 2.5, 0.6, 3.5])
-    >>> pred = truth + noise[:, None, None] * rng.standard_normal((10, 68, 2))
-    >>> loss = landmark_loss(np.repeat(truth[None], 10, axis=0), pred)
-    >>> uncertainty = {"face_score": rng.random(10), "reg": noise + rng.normal(0, 1.0, 10),
-    ...                "sele": noise + rng.normal(0, 0.3, 10)}
-    >>> result = {"tst_index": np.arange(10), "loss": loss, "pred": pred,
-    ...           **{f"uncertainty_{m}": u for m, u in uncertainty.items()},
-    ...           "aurc": {m: aurc(per_landmark(loss), u) for m, u in uncertainty.items()},
-    ...           "risk_full": float(per_landmark(loss).mean()), "C": {"reg": 1.0, "sele": 10.0},
-    ...           "val_aurc": {}, "predictor_options": {"oversampling_amount": 5},
-    ...           "val1_error": {}, "mean_error": {}}
-    >>> import pandas as pd
-    >>> curves = {0: pd.DataFrame({"m": [3, 3, 3, 6, 6, 6], "method": ["face_score", "reg", "sele"] * 2,
-    ...                            "C": 1.0, "test_aurc": [2.0, 1.9, 1.8, 2.0, 1.6, 1.4]})}
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from PIL import Image
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = Path(tmp.name, "faces", "demo")
-    >>> folder.mkdir(parents=True)
-    >>> for k in range(10):
-    ...     Image.fromarray(np.full((100, 100), 60 + 15 * k, dtype=np.uint8)).save(folder / f"face{k}.png")
-    ...     np.savetxt(folder / f"face{k}.pts", truth + 1)  # 300-W files are 1-based
-    >>> faces = {"folder": str(folder.parent), "subsets": ["demo"], "max_faces": None}
-    >>> from rejectopt.experiments.landmarks import save_landmark_result
-    >>> save_landmark_result(Path(tmp.name, "split_0.npz"), result)
-    >>> curves[0].to_csv(Path(tmp.name, "curve_0.csv"), index=False)
-    >>> from rejectopt.experiments.landmarks import landmark_summary
-    >>> landmark_summary({0: result}).to_csv(Path(tmp.name, "summary.csv"), index=False)
-    >>> outputs = {name: Path(tmp.name, f"{name}.png") for name in ("rc", "learning_curve", "faces")}
-    >>> landmark_figure_files(Path(tmp.name, "summary.csv"), [Path(tmp.name, "split_0.npz")],
-    ...                       [Path(tmp.name, "curve_0.csv")], outputs, splits=[0], faces=faces,
-    ...                       pretrained=False)
-    >>> [path.read_bytes()[1:4] for path in outputs.values()]
-    [b'PNG', b'PNG', b'PNG']
-    >>> tmp.cleanup()
     """
     first = load_landmark_result(result_paths[0])  # Fig. 4a and 5 show the first split
     curves = {k: pd.read_csv(path) for k, path in zip(splits, curve_paths)}

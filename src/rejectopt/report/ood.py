@@ -1,17 +1,14 @@
-"""The OOD experiment rendered: its table as Markdown / LaTeX, the ROC and RC figures, the seed's Table 1.
+"""Internal: the pipeline's rendering of the OOD experiment; not part of the public API (see :mod:`rejectopt.experiments` for the experiment contract).
+
+Its table as Markdown / LaTeX, the ROC and RC figures, the seed's Table 1.
 
 The numbers are :mod:`rejectopt.experiments.ood`'s (:func:`~rejectopt.experiments.ood.ood_table`,
 :func:`~rejectopt.experiments.ood.ood_statistics`, the per-split curves of
-:func:`~rejectopt.experiments.ood.run_split`) and, for Table 1 of Franc, Prusa & Paplham [1]
+:func:`~rejectopt.experiments.ood.run_split`) and, for Table 1 of Franc, Prusa & Paplham (arXiv:2307.05199)
 (the synthetic example of Sec. 3.1), :func:`rejectopt.ood.synthetic_table1` beside
-:func:`rejectopt.ood.paper_table1`; method and classifier labels are the registries'
+``rejectopt.ood._synthetic.paper_table1``; method and classifier labels are the registries'
 (:func:`rejectopt.report.label`, :func:`~rejectopt.report.classifier_label`), the number formats
 :mod:`rejectopt.report._format`'s.
-
-References
-----------
-.. [1] V. Franc, D. Prusa, J. Paplham. "Reject option models comprising out-of-distribution
-   detection." arXiv:2307.05199.
 """
 
 from __future__ import annotations
@@ -23,7 +20,8 @@ import pandas as pd
 
 from .._io import load_npz, save_figure, write_text
 from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
-from ..ood import GaussianOODModel, paper_table1, synthetic_table1
+from ..ood import GaussianOODModel, synthetic_table1
+from ..ood._synthetic import paper_table1
 from ._format import format_number, mean_std_cell, table_section
 from ._specs import classifier_label, label
 
@@ -55,11 +53,6 @@ def method_label(method: str) -> str:
     -------
     str
         The label of each part, joined by ``" + "``; unknown names print as they are.
-
-    Examples
-    --------
-    >>> method_label("mcp+knn"), method_label("sele+mahalanobis"), method_label("mine")
-    ('MCP + kNN', 'SELE + Mahalanobis', 'mine')
     """
     return " + ".join(_LABELS.get(part, label(part)) for part in method.split("+"))
 
@@ -91,41 +84,6 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
     -------
     str
         The sections of every classifier of ``table``.
-
-    Examples
-    --------
-    One split of iris with setosa held out as OOD: a logistic regression and a kNN distance
-    fitted on the ID rows of the first third, tuned on the second, evaluated on the last:
-
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from rejectopt.experiments.ood import evaluate_ood_methods
-    >>> from rejectopt.ood import KNNDistanceOOD
-    >>> X, y = load_iris(return_X_y=True)
-    >>> is_ood, part = y == 0, np.arange(y.size) % 3
-    >>> train, val, tst = (part == 0) & ~is_ood, part == 1, part == 2
-    >>> clf = LogisticRegression(max_iter=1000).fit(X[train], y[train])
-    >>> loss = np.where(is_ood, np.nan, 100.0 * (clf.predict(X) != y))
-    >>> mcp = 1 - clf.predict_proba(X).max(axis=1)
-    >>> knn = KNNDistanceOOD(n_neighbors=3).fit(X[train]).predict(X)
-    >>> rows, split_curves = evaluate_ood_methods(
-    ...     (loss[val], is_ood[val]), (loss[tst], is_ood[tst]),
-    ...     {"mcp": (mcp[val], mcp[tst]), "knn": (knn[val], knn[tst])}, [("mcp", "knn")],
-    ...     tpr_min=0.7, fpr_max=0.2, angles=31)
-    >>> import pandas as pd
-    >>> results = pd.DataFrame([{"dataset": "iris", "split": 0, "classifier": "lr", "held_out": "0",
-    ...                          "tpr_min": 0.7, "fpr_max": 0.2, "id_error": 6.0, **row}
-    ...                         for row in rows])
-    >>> from rejectopt.experiments.ood import ood_table
-    >>> text = render_ood_table(ood_table(results))
-    >>> print("\\n".join(text.splitlines()[4:7]))
-    | iris (1.000) | MCP | **0.00** | 1/1 | unable | 0/0 | 1.000 | 0.000 | 1.000 |
-    |  | kNN | 6.90 | 1/1 | 6.90 | 1/1 | 0.000 | 1.000 | 0.912 |
-    |  | MCP + kNN | **0.00** | 1/0 | **0.00** | 1/0 | 0.000 | 1.000 | 0.912 |
-
-    MCP alone cannot reject the held-out class at FPR 0.2 ("unable"), kNN alone accepts a
-    misclassified row, their double score does neither on Tst.
     """
     if fmt not in ("md", "tex"):
         raise ValueError(f"fmt must be 'md' or 'tex', got {fmt!r}")
@@ -235,45 +193,6 @@ def ood_table_files(csv_paths: Sequence, csv_out, md_out, tex_out) -> pd.DataFra
     -------
     pandas.DataFrame
         :func:`rejectopt.experiments.ood.ood_table` of the rows.
-
-    Examples
-    --------
-    One split of iris with setosa held out as OOD: a logistic regression and a kNN distance
-    fitted on the ID rows of the first third, tuned on the second, evaluated on the last:
-
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from rejectopt.experiments.ood import evaluate_ood_methods
-    >>> from rejectopt.ood import KNNDistanceOOD
-    >>> X, y = load_iris(return_X_y=True)
-    >>> is_ood, part = y == 0, np.arange(y.size) % 3
-    >>> train, val, tst = (part == 0) & ~is_ood, part == 1, part == 2
-    >>> clf = LogisticRegression(max_iter=1000).fit(X[train], y[train])
-    >>> loss = np.where(is_ood, np.nan, 100.0 * (clf.predict(X) != y))
-    >>> mcp = 1 - clf.predict_proba(X).max(axis=1)
-    >>> knn = KNNDistanceOOD(n_neighbors=3).fit(X[train]).predict(X)
-    >>> rows, split_curves = evaluate_ood_methods(
-    ...     (loss[val], is_ood[val]), (loss[tst], is_ood[tst]),
-    ...     {"mcp": (mcp[val], mcp[tst]), "knn": (knn[val], knn[tst])}, [("mcp", "knn")],
-    ...     tpr_min=0.7, fpr_max=0.2, angles=31)
-    >>> import pandas as pd
-    >>> results = pd.DataFrame([{"dataset": "iris", "split": 0, "classifier": "lr", "held_out": "0",
-    ...                          "tpr_min": 0.7, "fpr_max": 0.2, "id_error": 6.0, **row}
-    ...                         for row in rows])
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     results.to_csv(Path(tmp, "split_0.csv"), index=False)
-    ...     table = ood_table_files([Path(tmp, "split_0.csv")], Path(tmp, "t.csv"),
-    ...                             Path(tmp, "t.md"), Path(tmp, "t.tex"))
-    ...     sorted(path.name for path in Path(tmp).iterdir())
-    ['split_0.csv', 't.csv', 't.md', 't.tex']
-    >>> table[["method", "n_splits", "risk_seed_mean", "auroc_mean"]]
-        method  n_splits  risk_seed_mean  auroc_mean
-    0      mcp         1        0.000000         0.0
-    1      knn         1        6.896552         1.0
-    2  mcp+knn         1        0.000000         1.0
     """
     _, table = table_file(csv_paths, csv_out)
     write_text(render_ood_table(table, "md"), md_out)
@@ -334,37 +253,6 @@ def ood_roc_figure(curves: list[dict], dataset: str = ""):
     -------
     matplotlib.figure.Figure
         One panel per classifier.
-
-    Examples
-    --------
-    One split of iris with setosa held out as OOD: a logistic regression and a kNN distance
-    fitted on the ID rows of the first third, tuned on the second, evaluated on the last:
-
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from rejectopt.experiments.ood import evaluate_ood_methods
-    >>> from rejectopt.ood import KNNDistanceOOD
-    >>> X, y = load_iris(return_X_y=True)
-    >>> is_ood, part = y == 0, np.arange(y.size) % 3
-    >>> train, val, tst = (part == 0) & ~is_ood, part == 1, part == 2
-    >>> clf = LogisticRegression(max_iter=1000).fit(X[train], y[train])
-    >>> loss = np.where(is_ood, np.nan, 100.0 * (clf.predict(X) != y))
-    >>> mcp = 1 - clf.predict_proba(X).max(axis=1)
-    >>> knn = KNNDistanceOOD(n_neighbors=3).fit(X[train]).predict(X)
-    >>> rows, split_curves = evaluate_ood_methods(
-    ...     (loss[val], is_ood[val]), (loss[tst], is_ood[tst]),
-    ...     {"mcp": (mcp[val], mcp[tst]), "knn": (knn[val], knn[tst])}, [("mcp", "knn")],
-    ...     tpr_min=0.7, fpr_max=0.2, angles=31)
-    >>> curves = {"classifiers": np.array(["lr"]), "tpr_min": 0.7, "fpr_max": 0.2,
-    ...           "lr__methods": np.array(["mcp", "knn", "mcp+knn"]),
-    ...           **{f"lr__{key}": value for key, value in split_curves.items()}}
-    >>> fig = ood_roc_figure([curves], "iris")
-    >>> print(fig.axes[0].get_title())
-    iris, LR: ROC on Tst, mean of 1 split(s)
-    dotted: TPR 0.7, mean seed FPR bound 1.000
-    >>> [text.get_text() for text in fig.axes[0].get_legend().get_texts()]
-    ['MCP', 'kNN', 'MCP + kNN']
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -410,36 +298,6 @@ def ood_rc_figure(curves: list[dict], dataset: str = ""):
     -------
     matplotlib.figure.Figure
         Two panels (seed bound, fixed bound) per classifier.
-
-    Examples
-    --------
-    One split of iris with setosa held out as OOD: a logistic regression and a kNN distance
-    fitted on the ID rows of the first third, tuned on the second, evaluated on the last:
-
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from rejectopt.experiments.ood import evaluate_ood_methods
-    >>> from rejectopt.ood import KNNDistanceOOD
-    >>> X, y = load_iris(return_X_y=True)
-    >>> is_ood, part = y == 0, np.arange(y.size) % 3
-    >>> train, val, tst = (part == 0) & ~is_ood, part == 1, part == 2
-    >>> clf = LogisticRegression(max_iter=1000).fit(X[train], y[train])
-    >>> loss = np.where(is_ood, np.nan, 100.0 * (clf.predict(X) != y))
-    >>> mcp = 1 - clf.predict_proba(X).max(axis=1)
-    >>> knn = KNNDistanceOOD(n_neighbors=3).fit(X[train]).predict(X)
-    >>> rows, split_curves = evaluate_ood_methods(
-    ...     (loss[val], is_ood[val]), (loss[tst], is_ood[tst]),
-    ...     {"mcp": (mcp[val], mcp[tst]), "knn": (knn[val], knn[tst])}, [("mcp", "knn")],
-    ...     tpr_min=0.7, fpr_max=0.2, angles=31)
-    >>> curves = {"classifiers": np.array(["lr"]), "tpr_min": 0.7, "fpr_max": 0.2,
-    ...           "lr__methods": np.array(["mcp", "knn", "mcp+knn"]),
-    ...           **{f"lr__{key}": value for key, value in split_curves.items()}}
-    >>> fig = ood_rc_figure([curves], "iris")
-    >>> [ax.get_title() for ax in fig.axes]
-    ['iris, LR: RC at seed bound (mean 1.000), Tst', 'iris, LR: RC at FPR <= 0.2, Tst']
-    >>> [text.get_text() for text in fig.axes[1].get_legend().get_texts()]
-    ['MCP (unable)', 'kNN', 'MCP + kNN']
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
@@ -478,40 +336,6 @@ def ood_figure_files(curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "
         Where :func:`ood_roc_figure` and :func:`ood_rc_figure` are written (atomically).
     dataset : str, default ""
         Named in the titles.
-
-    Examples
-    --------
-    One split of iris with setosa held out as OOD: a logistic regression and a kNN distance
-    fitted on the ID rows of the first third, tuned on the second, evaluated on the last:
-
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from rejectopt.experiments.ood import evaluate_ood_methods
-    >>> from rejectopt.ood import KNNDistanceOOD
-    >>> X, y = load_iris(return_X_y=True)
-    >>> is_ood, part = y == 0, np.arange(y.size) % 3
-    >>> train, val, tst = (part == 0) & ~is_ood, part == 1, part == 2
-    >>> clf = LogisticRegression(max_iter=1000).fit(X[train], y[train])
-    >>> loss = np.where(is_ood, np.nan, 100.0 * (clf.predict(X) != y))
-    >>> mcp = 1 - clf.predict_proba(X).max(axis=1)
-    >>> knn = KNNDistanceOOD(n_neighbors=3).fit(X[train]).predict(X)
-    >>> rows, split_curves = evaluate_ood_methods(
-    ...     (loss[val], is_ood[val]), (loss[tst], is_ood[tst]),
-    ...     {"mcp": (mcp[val], mcp[tst]), "knn": (knn[val], knn[tst])}, [("mcp", "knn")],
-    ...     tpr_min=0.7, fpr_max=0.2, angles=31)
-    >>> curves = {"classifiers": np.array(["lr"]), "tpr_min": 0.7, "fpr_max": 0.2,
-    ...           "lr__methods": np.array(["mcp", "knn", "mcp+knn"]),
-    ...           **{f"lr__{key}": value for key, value in split_curves.items()}}
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> from rejectopt._io import save_npz
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     save_npz(Path(tmp, "split_0.npz"), **curves)
-    ...     ood_figure_files([Path(tmp, "split_0.npz")], Path(tmp, "roc.png"), Path(tmp, "rc.png"),
-    ...                      dataset="iris")
-    ...     [Path(tmp, name).read_bytes()[1:4] for name in ("roc.png", "rc.png")]
-    [b'PNG', b'PNG']
     """
     curves = []
     for path in curve_paths:
@@ -538,7 +362,7 @@ def render_table1(stated: pd.DataFrame, mean2: pd.DataFrame, paper: pd.DataFrame
     """Markdown: Table 1 of [1] as printed, computed from the stated setup and with OOD mean 2 (``docs/papers.md``).
 
     ``stated`` and ``mean2`` are :func:`rejectopt.ood.synthetic_table1` frames, ``paper`` is
-    :func:`rejectopt.ood.paper_table1`; NaN prints as "unable" (risks: no rule meets the
+    ``rejectopt.ood._synthetic.paper_table1``; NaN prints as "unable" (risks: no rule meets the
     constraints) or "-" (not printed).
 
     Parameters
@@ -546,30 +370,12 @@ def render_table1(stated: pd.DataFrame, mean2: pd.DataFrame, paper: pd.DataFrame
     stated, mean2 : pandas.DataFrame
         :func:`rejectopt.ood.synthetic_table1` of the stated setup and with OOD mean 2.
     paper : pandas.DataFrame
-        :func:`rejectopt.ood.paper_table1`; its rows are the rows rendered.
+        ``rejectopt.ood._synthetic.paper_table1``; its rows are the rows rendered.
 
     Returns
     -------
     str
         The Markdown report.
-
-    Examples
-    --------
-    Method A only, with the values :func:`rejectopt.ood.synthetic_table1` computes (it takes a
-    few seconds per setup):
-
-    >>> import pandas as pd
-    >>> from rejectopt.ood import paper_table1
-    >>> columns = ["risk_tpr_fpr", "risk_prec_recall", "auroc", "aupr", "oscr", "max_tpr_at_fpr", "mu"]
-    >>> stated = pd.DataFrame([[0.2291, 0.2257, 0.8798, 0.9629, 0.7810, 0.8060, float("inf")]],
-    ...                       index=["A(inf)"], columns=columns)
-    >>> mean2 = pd.DataFrame([[0.1585, 0.1585, 0.8782, 0.9620, 0.8198, 0.8041, float("inf")]],
-    ...                      index=["A(inf)"], columns=columns)
-    >>> text = render_table1(stated, mean2, paper_table1().loc[["A(inf)"]])
-    >>> print("\\n".join(text.splitlines()[6:9]))
-    | A(inf) | paper | 0.157 | 0.157 | 0.880 | 0.960 | 0.820 |  |  |
-    |  | stated (OOD mean 3) | 0.229 | 0.226 | 0.880 | 0.963 | 0.781 | 0.806 | inf |
-    |  | OOD mean 2 | 0.159 | 0.159 | 0.878 | 0.962 | 0.820 | 0.804 | inf |
     """
 
     def fmt(value: float, digits: int, risk: bool) -> str:
@@ -627,19 +433,6 @@ def ood_table1_file(md_out) -> str:
     -------
     str
         The text written.
-
-    Examples
-    --------
-    Two exact integrations of the synthetic example (about 15 s):
-
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     text = ood_table1_file(Path(tmp, "table1.md"))
-    ...     Path(tmp, "table1.md").read_text() == text
-    True
-    >>> print(text.splitlines()[17])
-    |  | OOD mean 2 | 0.126 | 0.124 | 0.878 | 0.962 | 0.862 | 0.804 | 0.043 |
     """
     text = render_table1(synthetic_table1(), synthetic_table1(GaussianOODModel(ood_mean=2.0)), paper_table1())
     write_text(text, md_out)

@@ -1,9 +1,11 @@
-"""The figures of ``python -m rejectopt select``: the RC curve of the held-out report rows, and for a
-target with out-of-distribution rows their ROC and RC curves, each with the chosen operating point.
+"""Internal: the figures of the CLI's ``python -m rejectopt select``; not part of the public API.
+
+The RC curve of the held-out report rows, and for a target with out-of-distribution rows their
+ROC and RC curves, each with the chosen operating point.
 
 They draw what :class:`rejectopt.fitting.SelectiveFit` and the ``report.json`` content hold; the
 numbers are computed in the library (:func:`rejectopt.selective.operating_point`,
-:func:`rejectopt.targets.ood_operating_point`).
+:func:`rejectopt.targets._ood_operating_point`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from ..metrics import rc_curve
 from ..ood import roc_curve
 from ..selective import operating_point
-from ..targets import target_from_dict
+from ..targets import _target_from_dict
 from ._figures import rc_figure
 
 __all__ = ["ood_select_figure", "select_figure"]
@@ -35,29 +37,6 @@ def select_figure(fit, loss, report, score_label):
     -------
     matplotlib.figure.Figure
         The report rows' RC curve, the oracle, the random order and the chosen point.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_digits
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from rejectopt.cli._report import report_dict
-    >>> from rejectopt.fitting import fit_selective, split_rows
-    >>> from rejectopt.targets import Target
-    >>> X, y = load_digits(return_X_y=True)
-    >>> classifier = GaussianNB().fit(X[::2], y[::2])  # one half trains the classifier
-    >>> X, y = X[1::2], y[1::2]  # the other half, the selective part
-    >>> y_pred = classifier.predict(X)
-    >>> loss = 100.0 * (y_pred != y)  # the 0/100 loss
-    >>> target = Target("coverage", 0.8)
-    >>> fit = fit_selective(X, y_pred, loss, target, split_rows(len(y), seed=0), n_classes=10,
-    ...                     C_grid=[1.0])
-    >>> report = report_dict(fit, loss, target, score_name="sele", loss_name="zero_one",
-    ...                      C_grid=[1.0], split={}, versions={})
-    >>> ax = select_figure(fit, loss, report, "SELE").axes[0]
-    >>> ax.get_title(), ax.get_ylabel()
-    ('report rows (n=180)', 'selective risk (zero_one, %)')
-    >>> [text.get_text() for text in ax.get_legend().get_texts()]
-    ['SELE score (AuRC 3.54)', 'oracle (AuRC 2.46)', 'random order (AuRC 21.1)', 'chosen point (coverage=0.8)']
     """
     rep = fit.parts["report"]
     loss_rep, s_rep = loss[rep], fit.uncertainty[rep]
@@ -88,40 +67,12 @@ def ood_select_figure(fit, loss, is_ood, report, score_label):
     -------
     matplotlib.figure.Figure
         Two axes: the ROC curve and the ID rows' RC curve.
-
-    Examples
-    --------
-    The digits 8 and 9 are out-of-distribution: the classifier never sees them.
-
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_digits
-    >>> from sklearn.naive_bayes import GaussianNB
-    >>> from rejectopt.cli._report import ood_report_dict
-    >>> from rejectopt.fitting import fit_selective, split_ood_rows
-    >>> from rejectopt.targets import parse_target
-    >>> X, y = load_digits(return_X_y=True)
-    >>> is_ood = y >= 8
-    >>> train = (np.arange(y.size) % 2 == 0) & ~is_ood
-    >>> classifier = GaussianNB().fit(X[train], y[train])
-    >>> X, y, is_ood = X[~train], y[~train], is_ood[~train]
-    >>> y_pred = classifier.predict(X)
-    >>> loss = np.where(is_ood, np.nan, 100.0 * (y_pred != y))
-    >>> target = parse_target("tpr=0.8,fpr=0.3")
-    >>> fit = fit_selective(X, y_pred, loss, target, split_ood_rows(is_ood, seed=0), n_classes=8,
-    ...                     C_grid=[1.0], is_ood=is_ood)
-    >>> report = ood_report_dict(fit, loss, is_ood, target, score_name="sele", loss_name="zero_one",
-    ...                          C_grid=[1.0], split={}, versions={}, ood_column="is_ood")
-    >>> roc, rc = ood_select_figure(fit, loss, is_ood, report, "SELE").axes
-    >>> roc.get_title(), [text.get_text() for text in roc.get_legend().get_texts()]
-    ('report rows: 144 ID, 142 OOD', ['SELE score (AUROC 0.862)', 'random order', 'chosen point (tpr=0.8,fpr=0.3)'])
-    >>> rc.get_xlabel()
-    'coverage of the ID rows (= TPR)'
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only select draws figures
 
     rep = fit.parts["report"]
     ood_rep, s_rep = is_ood[rep], fit.uncertainty[rep]
-    point, target = report["report"], target_from_dict(report["target"])
+    point, target = report["report"], _target_from_dict(report["target"])
     fig = Figure(figsize=(10.0, 4.0), dpi=110)
     roc, rc = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     fpr, tpr, _ = roc_curve(ood_rep, s_rep)
