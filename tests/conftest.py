@@ -1,19 +1,12 @@
-"""Shared fixtures: small real datasets shipped with scikit-learn (no download)."""
-
-import importlib.util
-import os
+"""Shared fixtures: small real datasets shipped with scikit-learn (no download), and one split of the
+OOD experiment (sattelite) and of the double-hinge one (breast cancer) that their experiment's and
+their report's tests read; the helpers they use are tests/support.py's."""
 
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris
 
-
-def split(X, y, seed=0, frac=0.6):
-    """Seeded random train / validation split: (X_trn, y_trn, X_val, y_val)."""
-    rng = np.random.default_rng(seed)
-    idx = rng.permutation(len(y))
-    k = int(frac * len(y))
-    return X[idx[:k]], y[idx[:k]], X[idx[k:]], y[idx[k:]]
+from support import COSTS, DEMO_MIRROR, skip_or_fail_without_torch, split, split_paths
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +32,40 @@ def problem():
     return X, y_pred, loss
 
 
+@pytest.fixture(scope="session")
+def sattelite(tmp_path_factory):
+    """Split 0 of the demo mirror's sattelite through the OOD experiment's file-in / file-out step (the
+    pipeline's job), C = 1 only: (folder, X, y, splits, result). Its files are read, never changed."""
+    # imported here, not above: an import error there then fails the OOD tests only (see tests/support.py)
+    from rejectopt.datasets import load_prepared, prepare_dataset
+    from rejectopt.experiments import ood as ood_experiment
+    from rejectopt.splits import make_splits, save_splits
+
+    folder = tmp_path_factory.mktemp("ood_sattelite")
+    prepare_dataset("sattelite", folder / "raw", folder / "data.npz", mirror=DEMO_MIRROR)
+    X, y = load_prepared(folder / "data.npz")
+    splits = make_splits(y, n_splits=1, seed=0, dataset="sattelite")
+    save_splits(folder / "splits.npz", splits, y=y)
+    result = ood_experiment.run_dataset_files(
+        folder / "data.npz", folder / "splits.npz", {0: (folder / "split_0.csv", folder / "split_0.npz")},
+        dataset="sattelite", C_classifier=(1,), C_score=(1,),
+    )[0]
+    return folder, X, y, splits, result
+
+
+@pytest.fixture(scope="session")
+def bc_run(tmp_path_factory):
+    """Split 0 of breast cancer through the double-hinge experiment's file-in / file-out step (the
+    pipeline's job): (result, X, y, parts, folder). Its files are read, never changed."""
+    from rejectopt.experiments import double_hinge as dh  # imported here: see sattelite
+
+    out = tmp_path_factory.mktemp("double_hinge") / "breast_cancer"
+    result = dh.run_dataset_files(None, None, {0: split_paths(out, 0)}, dataset="breast_cancer",
+                                  settings={"reject_costs": COSTS}, seed=0)[0]
+    X, y, parts = dh.breast_cancer_split(0, seed=0)
+    return result, X, y, parts, out
+
+
 def pytest_runtest_setup(item):
-    """A test marked ``torch`` needs PyTorch (the ``deep`` extra): skipped without it, except on CI
-    (``CI=true``, set by ``.ci/run``, which installs it), where a missing torch is a failure."""
-    if item.get_closest_marker("torch") is None:
-        return
-    try:
-        if importlib.util.find_spec("torch") is not None:
-            return
-    except (ImportError, ValueError):  # a broken or blocked installation counts as missing
-        pass
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail("torch is not installed but CI=true: .ci/run installs torch==2.13.0 for the tests marked torch")
-    pytest.skip("needs torch: pip install 'rejectopt[deep]'")
+    """A test marked ``torch`` is skipped without PyTorch, or fails on CI (see skip_or_fail_without_torch)."""
+    skip_or_fail_without_torch(item)

@@ -1,5 +1,5 @@
 """The package's structure: imports point down its layers, and an import waits inside a function only
-for a heavy or optional dependency, saying which."""
+for a heavy or optional dependency, saying which. The tests' structure: no test module imports another."""
 
 import ast
 import subprocess
@@ -48,3 +48,22 @@ def test_every_function_level_import_says_why_it_waits():
     silent = [f"{path}:{line} {text.strip()}" for path, line, module, text in function_level_imports()
               if "#" not in text]
     assert silent == []
+
+
+def test_no_test_module_imports_another():
+    """What test modules share lives in helper modules (tests/support.py, ...) and conftest.py's fixtures:
+    a test module imported by another ties the two (moving a helper breaks the other), and a fixture
+    imported by name is built again in each module."""
+    tests = REPO / "tests"
+    found = []
+    for path in sorted(tests.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            found += [f"{path.name}:{node.lineno} {name}" for name in names
+                      if name.split(".")[0].startswith("test_") or name.split(".")[0] == "conftest"]
+    assert found == []

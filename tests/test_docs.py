@@ -29,7 +29,8 @@ pytestmark = pytest.mark.torch
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The site, built once for this module by the README's command into a scratch folder."""
+    """The site, built once for this module by docs/guide/getting_started.md's command, into a
+    scratch folder."""
     out = tmp_path_factory.mktemp("site")
     run = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
@@ -63,6 +64,7 @@ def _parse(page: Path) -> _Links:
     return parser
 
 
+@pytest.mark.slow  # builds the site with Sphinx
 def test_every_internal_link_of_the_site_resolves(site):
     # the site's pages; _static holds the theme's own template fragments, not pages
     pages = sorted(p for p in site.rglob("*.html") if "_static" not in p.relative_to(site).parts)
@@ -86,6 +88,7 @@ def test_every_internal_link_of_the_site_resolves(site):
     assert not broken, "broken internal links:\n" + "\n".join(broken[:40])
 
 
+@pytest.mark.slow  # builds the site with Sphinx
 def test_every_public_name_has_a_page(site):
     sys.path.insert(0, str(ROOT / "docs"))
     try:
@@ -132,6 +135,7 @@ def _render(browser, page: Path, screenshot: Path):
     return title, heading, images
 
 
+@pytest.mark.slow  # builds the site and drives Chromium
 @pytest.mark.parametrize(
     "page, heading, figure",
     [

@@ -2,32 +2,23 @@
 
 import hashlib
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
-#: Outputs of this configuration recorded from d42ac17, before the open-method-layer refactor.
+from support import DEMO_MIRROR, REPO, rule_counts, snakemake
+
+#: Outputs of the CI configuration recorded before the open-method-layer refactor, which had to leave
+#: them byte-identical; sattelite's SVM rows re-recorded since (test_outputs_of_the_ci_configuration_are_unchanged).
 BASELINE = REPO / "tests" / "data" / "pipeline_baseline"
-
-
-def snakemake(workdir, *args, timeout=1800):
-    """Run the repository's workflow in ``workdir``; return the completed process."""
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
 def test_ci_configuration_plans_the_ood_and_double_hinge_jobs(tmp_path):
     run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", f"data_mirror={DEMO_MIRROR}",
                     "datasets=[sattelite,abalone]", "n_splits=1", timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
-    counts = {line.split()[0]: int(line.split()[1]) for line in (run.stdout + run.stderr).splitlines()
-              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    counts = rule_counts(run.stdout + run.stderr)
     # OOD: sattelite only (abalone is ordinal, not in ood.datasets): 1 split, 1 table, 1 figure job, Table 1
     assert [counts[r] for r in ("ood_split", "ood_table", "ood_figures", "ood_table1")] == [1, 1, 1, 1]
     # double hinge: neither sattelite (6 classes) nor abalone (ordinal) is binary: breast cancer only, 1 split
@@ -43,7 +34,7 @@ def test_full_default_config_plans_all_22_datasets(tmp_path):
     # train_classifier_split job per split of the pairs the cost model (rejectopt.resources)
     # predicts above its threshold: covtype's and sensorless' XGBoost, msd's SVOR
     assert "prepare_dataset" in plan and "download_raw" in plan
-    counts = {line.split()[0]: int(line.split()[1]) for line in plan.splitlines() if len(line.split()) == 2 and line.split()[1].isdigit()}
+    counts = rule_counts(plan)
     assert counts["prepare_dataset"] == 22
     assert counts["train_classifier_split"] == 3 * 5
     assert counts["train_classifier"] + counts["train_classifier_split"] // 5 == 3 * 11 + 11
@@ -108,6 +99,7 @@ def pipeline_run(tmp_path_factory):
     return workdir
 
 
+@pytest.mark.slow
 def test_pipeline_writes_the_contracted_outputs(pipeline_run):
     for path in [
         "results/data/sattelite/data.npz",
@@ -137,6 +129,7 @@ def test_pipeline_writes_the_contracted_outputs(pipeline_run):
         assert (pipeline_run / path).is_file(), path
 
 
+@pytest.mark.slow
 def test_pipeline_numbers_are_sane(pipeline_run):
     summary = pd.read_csv(pipeline_run / "results/summary.csv")
     assert list(summary.columns) == [
@@ -159,6 +152,7 @@ def test_pipeline_numbers_are_sane(pipeline_run):
     assert "Datasets run: sattelite, abalone" in comparison or "Datasets run: abalone, sattelite" in comparison
 
 
+@pytest.mark.slow
 def test_pipeline_rerun_has_nothing_to_do(pipeline_run):
     run = snakemake(
         pipeline_run, "-n", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite,abalone]", "n_splits=1",
@@ -167,6 +161,7 @@ def test_pipeline_rerun_has_nothing_to_do(pipeline_run):
     assert "Nothing to be done" in run.stdout + run.stderr
 
 
+@pytest.mark.slow
 def test_report_html_holds_every_table_and_figure(pipeline_run):
     run = snakemake(
         pipeline_run, "--report", "results/report.html",
@@ -183,9 +178,10 @@ def test_report_html_holds_every_table_and_figure(pipeline_run):
         assert name in html, name
 
 
+@pytest.mark.slow
 def test_outputs_of_the_ci_configuration_are_unchanged(pipeline_run):
     """summary.csv (the columns recorded before the refactor), the tables and the paper comparison
-    are byte-identical to the recorded outputs of the same configuration: those of d42ac17, but for
+    are byte-identical to the recorded outputs of the same configuration (see BASELINE), but for
     sattelite's SVM rows (table3b, paper comparison), re-recorded when the multiclass SVM moved from
     liblinear (stopped at max_iter for C >= 100: objective 3.6 times the optimum at C = 1000) to the
     certified Crammer-Singer solver: same C chosen on Val1, Tst error 16.15 -> 15.99 %,
@@ -225,6 +221,7 @@ def _rerun(work, *targets):
                      "datasets=[sattelite,abalone]", "n_splits=1", timeout=600)
 
 
+@pytest.mark.slow
 def test_edited_raw_file_and_edited_scores_are_refused_naming_the_file(pipeline_run, tmp_path):
     """A raw file changed after it was verified, and a scores file edited by hand: each job that
     would use them fails with a message naming the file; no table is made from them."""
@@ -248,6 +245,7 @@ def test_edited_raw_file_and_edited_scores_are_refused_naming_the_file(pipeline_
     assert not (work / "results/datasets/sattelite/summary.csv").exists()
 
 
+@pytest.mark.slow
 def test_corrupt_scores_and_an_edited_data_file_are_refused_naming_the_file(pipeline_run, tmp_path):
     """A truncated scores file is named as corrupt (it was a BadZipFile naming no file); a data.npz
     edited by hand, whose fingerprint is pinned, is refused by the step that reads it."""
@@ -267,6 +265,7 @@ def test_corrupt_scores_and_an_edited_data_file_are_refused_naming_the_file(pipe
     assert not (work / "results/data/sattelite/splits.npz").exists()
 
 
+@pytest.mark.slow
 def test_splits_with_overlapping_trn_and_tst_are_refused(pipeline_run, tmp_path):
     """Tst rows added to Trn1 by hand: no classifier is trained on them (the overlap check itself,
     for a file with a valid record, is tests/test_splits.py's)."""
@@ -280,6 +279,7 @@ def test_splits_with_overlapping_trn_and_tst_are_refused(pipeline_run, tmp_path)
     assert not (work / "results/classifiers/abalone/svor/split_0.npz").exists()
 
 
+@pytest.mark.slow
 def test_split_job_cpu_s_cuts_training_jobs_by_split_with_the_same_files(tmp_path):
     """config split_job_cpu_s = 0 gives every training job one split (train_classifier_split,
     double_hinge_one_split); the double-hinge experiment's split files are then the same as from one
@@ -287,8 +287,7 @@ def test_split_job_cpu_s_cuts_training_jobs_by_split_with_the_same_files(tmp_pat
     config = ["--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite]", "n_splits=2"]
     plan = snakemake(tmp_path / "plan", "-n", "--quiet", "rules", *config, "split_job_cpu_s=0", timeout=300)
     assert plan.returncode == 0, plan.stderr[-3000:]
-    counts = {line.split()[0]: int(line.split()[1]) for line in (plan.stdout + plan.stderr).splitlines()
-              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    counts = rule_counts(plan.stdout + plan.stderr)
     assert counts["train_classifier_split"] == 2 * 3 and "train_classifier" not in counts  # lr, svm, xgb
     assert counts["double_hinge_one_split"] == 2 and "double_hinge_split" not in counts  # breast cancer
 

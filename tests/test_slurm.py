@@ -10,14 +10,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
+from support import DEMO_MIRROR, REPO, snakemake_command
+
 STATE = Path(os.environ.get("REJECTOPT_SLURM_STATE", "/tmp/rejectopt-slurm"))
 CONFIG = ["datasets=[sattelite,abalone]", "n_splits=1"]
 SLURM_PROFILES = [
@@ -27,7 +26,7 @@ SLURM_PROFILES = [
 ]
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) ")
 
-pytestmark = pytest.mark.slurm
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 if os.environ.get("REJECTOPT_SLURM") != "1":
     # One skip for the module, with the way to run it; never a silent pass.
@@ -37,17 +36,14 @@ if os.environ.get("REJECTOPT_SLURM") != "1":
     )
 
 
-def snakemake(workdir, *args, limit):
+def bounded_snakemake(workdir, *args, limit):
     """Run the workflow in ``workdir``, killed after ``limit`` s; return (returncode, output, seconds).
 
     The output goes to a file beside ``workdir`` (no pipes a killed run could leave open).
     SLURM jobs still queued or running afterwards (a killed run) are cancelled.
     """
     out = workdir.parent / f"{workdir.name}.snakemake.txt"
-    cmd = [
-        "timeout", "-s", "KILL", str(limit),
-        sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args,
-    ]
+    cmd = ["timeout", "-s", "KILL", str(limit), *snakemake_command(workdir, *args)]
     start = time.monotonic()
     try:
         with open(out, "w") as fh:
@@ -78,7 +74,7 @@ def slurm_run(cluster, tmp_path_factory):
     """The CI configuration through SLURM."""
     workdir = tmp_path_factory.mktemp("slurm") / "run"
     limit = 900
-    returncode, output, seconds = snakemake(
+    returncode, output, seconds = bounded_snakemake(
         workdir, *SLURM_PROFILES, "--config", f"data_mirror={DEMO_MIRROR}", *CONFIG, limit=limit,
     )
     check_finished(returncode, output, limit)
@@ -91,7 +87,7 @@ def local_run(tmp_path_factory):
     """The same configuration on this machine, 2 cores."""
     workdir = tmp_path_factory.mktemp("local") / "run"
     limit = 900
-    returncode, output, seconds = snakemake(
+    returncode, output, seconds = bounded_snakemake(
         workdir, "--workflow-profile", "none", "--cores", "2", "--config", f"data_mirror={DEMO_MIRROR}", *CONFIG,
         limit=limit,
     )
@@ -164,7 +160,7 @@ def test_a_failing_slurm_job_fails_the_run_with_its_slurm_status(cluster, tmp_pa
     raw.write_bytes(raw.read_bytes()[:-100] + b"corrupted" * 10)
     workdir = tmp_path / "run"
     limit = 300
-    returncode, output, seconds = snakemake(
+    returncode, output, seconds = bounded_snakemake(
         workdir, *SLURM_PROFILES, "--config", f"data_mirror={mirror}", "datasets=[abalone]", "n_splits=1", limit=limit,
     )
     assert returncode != 137, f"snakemake hung on a failed SLURM job and was killed after {limit} s:\n{output[-5000:]}"
