@@ -8,7 +8,9 @@ paper's own published Table 3a (the AuRC of the scores on logistic regression, s
 repository as ``workflow/resources/reference_results.csv``, in the same tidy layout), ranks the
 scores per dataset, runs the Friedman test and draws the Nemenyi critical-difference diagram
 (Demsar 2006), as the paper's Fig. 1 does. Point it at your run's ``results/summary.csv``
-(averaged over splits) to do the same with your own numbers.
+(averaged over splits) to do the same with your own numbers. The statistics are the public
+:mod:`rejectopt.stats`; the drawing borrows the pipeline's own renderer,
+``rejectopt.report.cd_diagram``, which is internal and may change.
 """
 
 # %%

@@ -13,7 +13,8 @@ coverage; then the same file through ``python -m rejectopt select`` / ``apply``.
 It needs ``pip install 'rejectopt[deep]'`` (torch). It runs on scikit-learn's bundled digits
 (nothing downloads); ``DATASET = "letter"`` (the UCI data, 20,000 rows, from
 ``$REJECTOPT_DATA_MIRROR`` when it is set, else downloaded) with ``SEEDS = range(5)`` gives the
-README's table in about 2 minutes. Everything is written to a temporary folder.
+table of the user guide's *Deep networks' outputs* in about 2 minutes. Everything is written to
+a temporary folder.
 """
 
 # %%
@@ -36,8 +37,8 @@ from rejectopt import cli
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.logits import fit_logits
 
-DATASET = "digits"  # "letter": the README's table
-SEEDS = (0,)  # range(5): the README's mean and std
+DATASET = "digits"  # "letter": the user guide's table
+SEEDS = (0,)  # range(5): the user guide's mean and std
 EPOCHS = 40
 workdir = Path(tempfile.mkdtemp(prefix="rejectopt_deep_"))
 if DATASET == "digits":
