@@ -28,18 +28,16 @@ def split_rows(n: int, calibration_fraction: float = 0.3, report_fraction: float
                validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
     """Seeded split of ``range(n)`` into train (``fit`` + ``validation``), ``calibration`` and ``report`` rows.
 
-    ``round(calibration_fraction * n)`` calibration rows, ``round(report_fraction * n)``
-    report rows, the rest trains the score; ``validation_fraction`` of the train rows (its
-    last share in the permutation) picks C. Each part holds sorted row indices.
+    Part sizes are ``round(fraction * n)``; the validation rows are the train rows' last share
+    in the permutation. Each part holds sorted row indices.
 
     Parameters
     ----------
     n : int
-        Number of rows.
     calibration_fraction : float, default=0.3
         Share of the rows that fits the selection function.
     report_fraction : float, default=0.2
-        Share of the rows held out to report what the selective classifier achieves.
+        Share held out to report what the selective classifier achieves.
     validation_fraction : float, default=0.3
         Share of the train rows (the rest) that chooses C.
     seed : int, default=0
@@ -50,8 +48,7 @@ def split_rows(n: int, calibration_fraction: float = 0.3, report_fraction: float
     Returns
     -------
     dict of str to ndarray of int
-        Keys ``"fit"``, ``"validation"``, ``"calibration"``, ``"report"``; disjoint parts
-        covering ``range(n)``.
+        Disjoint parts covering ``range(n)``.
 
     Raises
     ------
@@ -91,12 +88,10 @@ def _split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fract
                     validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
     """:func:`split_rows` for a sample mixing in-distribution (ID) and OOD rows (``is_ood`` True).
 
-    OOD rows have no meaningful loss, so they cannot train a score learned from the loss:
-    the ID rows are split by :func:`split_rows` (same fractions and seed, on the ID rows
-    alone), and the OOD rows only between ``calibration`` and ``report``, in the proportion
-    ``calibration_fraction : report_fraction`` (0.3 : 0.2 = 60 % : 40 %), by their own seeded
-    permutation. ``fit`` and ``validation`` then hold ID rows only; ``calibration`` and
-    ``report`` both. Indices refer to the whole sample and are sorted.
+    OOD rows have no meaningful loss to train a score on: the ID rows alone are split by
+    :func:`split_rows` (same fractions and seed), the OOD rows only between ``calibration`` and
+    ``report`` in the proportion ``calibration_fraction : report_fraction`` (0.3 : 0.2 = 60 % :
+    40 %), by their own seeded permutation. Indices, sorted, refer to the whole sample.
 
     Parameters
     ----------
@@ -107,20 +102,17 @@ def _split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fract
     seed : int, default=0
         Seed of both permutations.
     min_rows : int, default=10
-        Fewest ID rows a part may hold, and fewest OOD rows in the calibration and the report
-        part.
+        Fewest ID rows of a part, and OOD rows of ``calibration`` and ``report``.
 
     Returns
     -------
     dict of str to ndarray of int
-        Keys ``"fit"``, ``"validation"``, ``"calibration"``, ``"report"``: indices into the
-        whole sample.
+        As :func:`split_rows`.
 
     Raises
     ------
     ValueError
-        No ID or no OOD rows, fewer than ``min_rows`` ID rows in a part or OOD rows in the
-        calibration or report part, or the errors of :func:`split_rows`.
+        No ID or no OOD rows, a part below ``min_rows``, or :func:`split_rows`'s errors.
     """
     is_ood = np.asarray(is_ood, dtype=bool)
     if is_ood.ndim != 1:
@@ -187,15 +179,11 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
                   n_jobs: int = 1, is_ood: Any = None, fit_target: Any = None) -> SelectiveFit:
     """Learn an uncertainty score and a selection function from a classifier's predictions and losses.
 
-    The score is fitted on ``parts["fit"]`` for each C of ``C_grid``; the C with the smallest
-    AuRC of the loss on ``parts["validation"]`` is refitted on both parts (Section 5.1 of the
-    paper). The selection function for ``target`` is fitted on ``parts["calibration"]``;
-    ``parts["report"]`` is not used.
-
-    With an :class:`OODTarget`, the score learns from the in-distribution rows of the fit and
-    validation parts only (OOD losses may be NaN), and the selection function is fitted on all
-    calibration rows by :meth:`OODTarget.fit`. The uncertainty covers every row, OOD rows
-    included.
+    The score is fitted on ``parts["fit"]`` per C of ``C_grid``; the C of least validation
+    AuRC is refitted on both parts (Section 5.1). The selection function is fitted on
+    ``parts["calibration"]``; ``parts["report"]`` is unused. With an :class:`OODTarget`, the
+    score learns from ID rows only (OOD losses may be NaN) and :meth:`OODTarget.fit` uses all
+    calibration rows; the uncertainty covers every row.
 
     Parameters
     ----------
@@ -204,12 +192,12 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     y_pred : ndarray of shape (n,) of int
         Predicted class indices 0..K-1.
     loss : ndarray of shape (n,)
-        The classifier's losses (of the ID rows; OOD rows' may be NaN).
+        The classifier's losses (OOD rows' may be NaN).
     target : Target or OODTarget
-        The rejection model and its parameter, for the selection function.
+        The rejection model and its parameter.
     parts : dict of ndarray
-        Output of :func:`split_rows` (with an :class:`OODTarget`, a split that keeps the OOD
-        rows out of ``fit`` and ``validation``).
+        Of :func:`split_rows` (for an :class:`OODTarget`, OOD rows out of ``fit`` and
+        ``validation``).
     score : str or score instance, default="sele"
         A registered learned score's name (made with ``n_classes``, ``seed`` and ``n_jobs``
         where it takes them), or an unfitted instance with ``get_params`` / ``set_params``,
@@ -223,22 +211,19 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     is_ood : array_like of bool, shape (n,), or None
         Needed with an :class:`OODTarget` (and only then): True for OOD rows.
     fit_target : ndarray of shape (n,) or None
-        What the score is fitted to where it is not the loss: the true class's posterior for a
-        score learning from it (TCP, eq. 35). C is still chosen by the AuRC of the loss.
+        What the score fits when not the loss: the true class's posterior (TCP, eq. 35). C is
+        still chosen by the AuRC of the loss.
 
     Returns
     -------
     SelectiveFit
-        The fitted score, its C and validation AuRC per C, the selection function, the
-        uncertainty on every row and ``parts``.
 
     Raises
     ------
     InfeasibleTargetError
         The target cannot be met on the calibration rows.
     ScoreError
-        The score's own ``fit`` or ``predict`` fails, or its uncertainty on a row is not
-        finite: the message names the score and its file.
+        The score's ``fit`` / ``predict`` fails or gives a non-finite uncertainty (names its file).
     ValueError
         A registered score that does not learn from the loss without ``fit_target``, or
         ``is_ood`` missing with an OOD target (given with another target).

@@ -1,17 +1,12 @@
 """A deep network's outputs as input: baselines from its logits, SELE / REG / TCP on its embeddings.
 
-Most selective-classification research runs on deep networks whose users export the logits
-(n x K) and often the penultimate-layer embeddings (n x d) to files. From these and the labels,
-:func:`fit_logits` computes the usual confidence baselines of such networks and learns the
-paper's scores (SELE, REG, TCP; one linear score per predicted class, eq. 37 of [1]) on the
-embeddings -- on the logits when there are none -- with the paper's protocol: the score is
-trained on one part of the rows, its C chosen by the AuRC on a second (Section 5.1), the
-selection function fitted on a third, and everything is evaluated on a fourth, held-out part
-(the row split of :func:`rejectopt.fitting.split_rows`, learned by
-:func:`rejectopt.fitting.fit_selective`, the code of ``python -m rejectopt select``).
+From a network's exported logits (n x K), optional penultimate-layer embeddings (n x d) and
+labels, :func:`fit_logits` computes the usual confidence baselines and learns the paper's scores
+(SELE, REG, TCP; one linear score per predicted class, eq. 37 of [1]) on the embeddings, else the
+logits, with the paper's fit / validate / calibrate / evaluate row split (Section 5.1).
 
-The network predicts ``argmax_y f_y(x)`` (the first largest logit at a tie) and its posterior
-is the softmax of the logits. Every baseline is an *uncertainty* (larger = reject first):
+The network predicts ``argmax_y f_y(x)`` (first largest logit at a tie); its posterior is the
+softmax. Every baseline is an *uncertainty* (larger = reject first):
 
 ========== ================================================= ======================================
 name       uncertainty                                       reference
@@ -24,13 +19,11 @@ max_logit  ``-max_y f_y(x)``                                 Hendrycks et al. 20
 margin     ``-(p_(1) - p_(2))``, the two largest posteriors  margin sampling, Scheffer et al. [6]
 ========== ================================================= ======================================
 
-``mcp`` and ``max_logit`` are :func:`rejectopt.scores.mcp` and :func:`rejectopt.scores.svm_margin`
-(the multiclass margin ``-max_y f_y(x)``) applied to the softmax and to the logits: one home per
-formula. DOCTOR's totally-black-box discriminator ``D_alpha`` rejects when
-``1 - g(x) > gamma g(x)`` with ``g(x) = sum_y p(y|x)^2``, i.e. when ``(1 - g(x)) / g(x)`` exceeds a
-threshold; that ratio is increasing in ``1 - g(x)``, so ``1 - g(x)`` gives the same ordering
-(hence the same AuRC and RC curve) and stays bounded. DOCTOR's temperature and input perturbation
-are left out: the route sees a network's exported outputs, not its inputs.
+``mcp`` and ``max_logit`` are :func:`rejectopt.scores.mcp` of the softmax and
+:func:`rejectopt.scores.svm_margin` of the logits: one home per formula. DOCTOR's black-box
+``D_alpha`` rejects when ``1 - g(x) > gamma g(x)``; ``1 - g(x)`` orders rows as that ratio does
+(same AuRC and RC curve) and stays bounded. DOCTOR's temperature and input perturbation are left
+out: the route sees outputs, not inputs.
 
 References
 ----------
@@ -88,9 +81,8 @@ _FEATURE_SOURCES = ("embeddings", "logits")
 class NetworkOutputError(ValueError):
     """A bad value or shape in a network's outputs, with where it is.
 
-    The CLI words the position as its file's rows and columns (``row 7`` of a CSV, column
-    ``logit_3``); ``str()`` gives the library's own wording. The parameters are kept as
-    attributes of the same names.
+    ``str()`` words the position in the library's terms (the CLI rewords it as its file's rows
+    and columns, e.g. ``row 7``, ``logit_3``); the parameters are kept as attributes.
 
     Parameters
     ----------
@@ -152,9 +144,8 @@ def check_network_outputs(logits, labels=None, embeddings=None):
     Raises
     ------
     NetworkOutputError
-        A wrong shape or dtype, fewer than 2 classes, no rows, row counts that differ, a
-        non-finite value, or a label that is not an integer in ``0..K-1``; the message names the
-        array, and the row and column of the first bad value.
+        Wrong shape or dtype, < 2 classes, no rows, unequal row counts, a non-finite value or a
+        label not an integer in ``0..K-1``; names the array and the first bad row and column.
 
     Examples
     --------
@@ -214,7 +205,6 @@ def softmax(logits):
     Returns
     -------
     ndarray of shape (n, K)
-        The posterior of each class.
 
     Examples
     --------
@@ -230,12 +220,11 @@ def predictions(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
-        One row per input.
+        The network's outputs, one row per input.
 
     Returns
     -------
     ndarray of int64, shape (n,)
-        Class indices ``0..K-1``.
 
     Examples
     --------
@@ -254,12 +243,12 @@ def msp(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
-        The network's outputs; MSP reads their softmax.
+        MSP reads their softmax.
 
     Returns
     -------
     ndarray of shape (n,)
-        ``1 - max_y p(y|x)`` of each row. Larger = more uncertain.
+        In [0, 1 - 1/K].
 
     Examples
     --------
@@ -280,7 +269,7 @@ def entropy(logits):
     Returns
     -------
     ndarray of shape (n,)
-        Entropy of each row's posterior, in nats. Larger = more uncertain.
+        Nats, in [0, log K].
 
     Examples
     --------
@@ -305,7 +294,6 @@ def energy(logits, temperature=1.0):
     Returns
     -------
     ndarray of shape (n,)
-        The energy, an uncertainty (larger = more uncertain).
 
     Examples
     --------
@@ -322,18 +310,17 @@ def energy(logits, temperature=1.0):
 def doctor(logits):
     """DOCTOR's uncertainty ``1 - g(x)``, ``g(x) = sum_y p(y|x)^2`` (Granese et al. 2021, Section 3).
 
-    The discriminator ``D_alpha`` rejects when ``(1 - g(x)) / g(x)`` exceeds a threshold, an
-    increasing function of ``1 - g(x)``: the two order the rows alike.
+    It orders the rows as ``D_alpha``'s ratio ``(1 - g(x)) / g(x)`` does (see the module docstring).
 
     Parameters
     ----------
     logits : array-like of shape (n, K)
-        The logits; DOCTOR reads the squared posteriors.
+        DOCTOR reads their squared posteriors.
 
     Returns
     -------
     ndarray of shape (n,)
-        ``1 - g(x)`` of each row, in [0, 1). Larger = more uncertain.
+        In [0, 1).
 
     Examples
     --------
@@ -350,12 +337,11 @@ def max_logit(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
-        Logits, read as they are (no softmax).
+        Read as they are (no softmax).
 
     Returns
     -------
     ndarray of shape (n,)
-        ``-max_y f_y(x)`` of each row. Larger = more uncertain.
 
     Examples
     --------
@@ -371,12 +357,12 @@ def margin(logits):
     Parameters
     ----------
     logits : array-like of shape (n, K)
-        Logits of at least two classes.
+        Logits of at least two classes, via their softmax.
 
     Returns
     -------
     ndarray of shape (n,)
-        Minus the gap of the two largest posteriors, in (-1, 0]. Larger = more uncertain.
+        In (-1, 0].
 
     Examples
     --------
@@ -410,7 +396,7 @@ def baseline_uncertainties(logits, names=None):
     Returns
     -------
     dict of str -> ndarray of shape (n,)
-        Name -> uncertainty, in the order of ``names``.
+        In the order of ``names``.
 
     Examples
     --------
@@ -435,16 +421,13 @@ class LogitsFit:
     Parameters
     ----------
     table : pandas.DataFrame
-        One row per method (the tidy results table): ``method``, ``label``, ``kind``
-        (``"baseline"`` / ``"learned"``), ``features`` (what a learned score reads; empty for a
-        baseline), ``C`` (NaN for a baseline), ``aurc`` and the other metrics of
-        :data:`rejectopt.metrics.METRICS` on the evaluation rows (loss units: percent),
-        ``risk_full`` (the error rate there), the selection function's ``threshold`` and
-        ``accept_prob`` and its ``coverage`` and ``selective_risk`` on the evaluation rows,
-        ``n_eval``, ``seed``. Learned scores on several feature sources are named
-        ``sele@logits`` etc.
+        One row per method: ``method`` (``sele@logits`` etc. when several feature sources),
+        ``label``, ``kind`` (``"baseline"`` / ``"learned"``), ``features`` (empty for a baseline),
+        ``C`` (NaN for a baseline), ``aurc`` and the other :data:`rejectopt.metrics.METRICS`
+        (percent), ``risk_full``, the selection's ``threshold``, ``accept_prob``, ``coverage`` and
+        ``selective_risk``, ``n_eval``, ``seed``; all measured on the evaluation rows.
     curves : pandas.DataFrame
-        The RC curve of each method on the evaluation rows: ``method``, ``coverage``, ``risk``.
+        Each method's RC curve on the evaluation rows: ``method``, ``coverage``, ``risk``.
     selections : dict of str -> SelectionFunction
         Each method's selection function (eq. 25), fitted on the calibration rows.
     scores : dict of str -> fitted score
@@ -495,13 +478,11 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
                report_fraction=0.2, validation_fraction=0.3, seed=0, n_jobs=1, min_rows=10):
     """Baselines and learned scores of a network's outputs, compared on held-out rows.
 
-    The rows are split by :func:`rejectopt.fitting.split_rows` (seeded): ``fit`` trains each
-    learned score, ``validation`` chooses its C by the AuRC (eq. 27; then the score is refitted
-    on both), ``calibration`` fits every method's selection function for ``target`` (eq. 25),
-    and ``report`` evaluates them all (AuRC, the other metrics, the achieved coverage and
-    selective risk). The learned scores are fitted by :func:`rejectopt.fitting.fit_selective`,
-    as ``python -m rejectopt select`` fits them; TCP learns the softmax posterior of the true
-    class (eq. 35 of [1]). The loss is the paper's 0/100 loss of the network's prediction.
+    Seeded split (:func:`rejectopt.fitting.split_rows`): ``fit`` trains each learned score,
+    ``validation`` chooses its C by the AuRC (eq. 27; then refitted on both), ``calibration``
+    fits every selection function for ``target`` (eq. 25), ``report`` evaluates them all. Scores
+    are fitted as ``select`` does (:func:`rejectopt.fitting.fit_selective`); TCP learns the
+    softmax posterior of the true class (eq. 35 of [1]). The loss is 0/100 of the prediction.
 
     Parameters
     ----------
@@ -509,10 +490,9 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
     labels : array-like of shape (n,)
         True classes ``0..K-1``.
     embeddings : array-like of shape (n, d) or None, default=None
-        Penultimate-layer features; the learned scores read them (see ``features``).
+        Penultimate-layer features (see ``features``).
     target : str or Target, default="coverage=0.8"
-        What the selection functions are fitted for (:func:`rejectopt.targets.parse_target`
-        syntax: ``coverage=W``, ``risk=L`` in percent, ``reject-cost=E``).
+        Of the selection functions (:func:`rejectopt.targets.parse_target`; risk in percent).
     scores : sequence of str, default=("sele", "reg", "tcp")
         Registered learned scores.
     baselines : sequence of str or None, default=None

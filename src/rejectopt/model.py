@@ -1,16 +1,13 @@
 """A fitted selective model: its ``model.json``, the guard on the rows it decides on, its decisions.
 
 ``python -m rejectopt apply`` and :class:`rejectopt.SelectiveClassifier` both decide through
-:func:`decide`, so that a row the one rejects the other rejects too. A feature value beyond
-:data:`FEATURE_LIMIT` (raw, or standardised with the score's mean and scale), NaN or infinite,
-or a predicted class the model never saw, is never accepted: its uncertainty is ``+inf``.
-Without the guard, a linear score (eq. 37 of Franc, Prusa & Voracek, 2023) of a feature of
-1e308 is any number at all. The same bound refuses such a value in the training rows: a score
-fitted on it says nothing about the other rows.
+:func:`decide`, so they reject the same rows. A feature beyond :data:`FEATURE_LIMIT` (raw or
+standardised), NaN or infinite, or an unseen predicted class gets uncertainty ``+inf``: else a
+linear score (eq. 37 of Franc, Prusa & Voracek, 2023) of 1e308 is any number. Training rows
+with such values are refused: a score fitted on them says nothing about the others.
 
-The model file is plain JSON (no pickle), so loading a model from elsewhere cannot run code,
-and every field is checked before use (:func:`validate_model`): a hand-edited or damaged file
-is refused naming the field instead of deciding wrongly.
+``model.json`` is plain JSON (no pickle: loading cannot run code), every field checked
+(:func:`validate_model`), so a damaged file is refused naming the field, not decided on.
 """
 
 from __future__ import annotations
@@ -38,9 +35,8 @@ __all__ = [
     "validate_model",
 ]
 
-#: Largest magnitude of a feature value (and of a loss). Beyond it the squares summed to
-#: standardise the features overflow float64 (max 1.8e308) on large samples, and a linear score
-#: of such a value says nothing.
+#: Largest magnitude of a feature value (and of a loss): beyond it, standardising's sums of
+#: squares overflow float64 on large samples, and a linear score of it says nothing.
 FEATURE_LIMIT = 1e150
 
 #: The ``format_version`` this release writes and reads; a change of the fields raises it.
@@ -58,11 +54,10 @@ _MODEL_KEYS = ("format", "format_version", "feature_columns", "classes", "score"
 # --------------------------------------------------------------------------------------------
 def _out_of_range(X: np.ndarray, low: Any = -FEATURE_LIMIT,
                   high: Any = FEATURE_LIMIT) -> tuple[np.ndarray, tuple[int, int] | None]:
-    """Rows of ``X`` with a value outside ``[low, high]`` or NaN, and the first such value's ``(row, column)``.
+    """Rows of ``X`` with a value outside ``[low, high]`` or NaN, and the first one's ``(row, column)``.
 
-    The one home of the guard: the estimator, the CLI and :func:`decide` call it, and name the
-    first value with :func:`_out_of_range_message`. Compares without float temporaries where it
-    can (a pass for the extremes first), so it costs little on a million rows.
+    The one home of the guard (estimator, CLI, :func:`decide`). A first pass on the column
+    extremes avoids float temporaries, so a million rows cost little.
 
     Parameters
     ----------
@@ -74,9 +69,9 @@ def _out_of_range(X: np.ndarray, low: Any = -FEATURE_LIMIT,
     Returns
     -------
     rows : ndarray of bool of shape (n,)
-        True for a row with a value below ``low``, above ``high`` or NaN.
+        True for a row out of range.
     first : tuple of (int, int) or None
-        Row and column index (0-based, row-major order) of the first such value; None if none.
+        0-based, row-major first such value; None if none.
     """
     rows = np.zeros(X.shape[0], dtype=bool)
     if X.size == 0:
@@ -105,14 +100,14 @@ def _value_text(value: float) -> str:
 
 
 def _out_of_range_message(value: float, position: str, *, stated: bool = True) -> str:
-    """The guard's words for the first value it stops: ``value 1e+308 <position> is out of range: <why>``.
+    """``value 1e+308 <position> is out of range: <why>``, for the guard's first stopped value.
 
     Parameters
     ----------
     value : float
-        The value (:func:`_out_of_range` gives its row and column).
+        The value.
     position : str
-        Where it is, in the caller's terms: ``at row 3, column 2``, ``in column 'f4' at row 7``.
+        In the caller's terms: ``at row 3, column 2``, ``in column 'f4' at row 7``.
     stated : bool, default=True
         False leaves out "is out of range", for a sentence that has said it.
 
@@ -124,10 +119,9 @@ def _out_of_range_message(value: float, position: str, *, stated: bool = True) -
 
 
 def _feature_bounds(score: Any) -> tuple[Any, Any]:
-    """Per-feature bounds of the raw values whose raw and standardised values lie within :data:`FEATURE_LIMIT`.
+    """Per-feature raw bounds with ``|x| <= L`` and ``|(x - mean) / scale| <= L`` (:data:`FEATURE_LIMIT`).
 
-    ``|x| <= L`` and ``|(x - mean) / scale| <= L``; a score without ``mean_`` / ``scale_`` (not a
-    standardising linear score) gets the raw bound alone, as scalars.
+    A score without ``mean_`` / ``scale_`` gets the raw bound alone, as scalars.
     """
     if not (hasattr(score, "mean_") and hasattr(score, "scale_")):
         return -FEATURE_LIMIT, FEATURE_LIMIT
@@ -138,7 +132,7 @@ def _feature_bounds(score: Any) -> tuple[Any, Any]:
 
 
 def _check_features(X: np.ndarray, *, what: str = "X") -> None:
-    """Refuse training rows with a value beyond :data:`FEATURE_LIMIT` or not finite (ValueError naming the first)."""
+    """ValueError naming the first training value beyond :data:`FEATURE_LIMIT` or not finite."""
     rows, first = _out_of_range(X)
     if first is not None:
         i, j = first
@@ -151,22 +145,19 @@ def _check_features(X: np.ndarray, *, what: str = "X") -> None:
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Decisions:
-    """What a selective model decides on each row (made by :func:`decide`).
+    """What a selective model decides on each row (:func:`decide`).
 
     Parameters
     ----------
     uncertainty : ndarray of float
         The score ``s(x)``; ``+inf`` on a guarded row.
     accept : ndarray of bool
-        Whether the prediction is accepted.
+        True where the prediction is accepted.
     acceptance_probability : ndarray of float
-        ``c(x)`` of eq. (25): 1, the selection function's probability at the threshold, or 0.
-    out_of_range : ndarray of bool
-        Rows with a feature out of range (raw or standardised) or NaN.
-    overflow : ndarray of bool
-        Other rows whose uncertainty is not finite (the score overflows on them).
-    unseen : ndarray of bool
-        Rows whose predicted class the model never saw.
+        ``c(x)`` of eq. (25).
+    out_of_range, overflow, unseen : ndarray of bool
+        Why a row is guarded: a feature out of range (raw or standardised) or NaN; else a
+        non-finite score; a predicted class the model never saw.
     first_out_of_range : tuple of (int, int) or None, default=None
         Row and column (0-based) of the first value out of range, for messages; None if none.
 
@@ -193,34 +184,31 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
     Parameters
     ----------
     score : object
-        A fitted score with ``predict(X, classes)`` (the uncertainty, larger = more uncertain).
+        A fitted score with ``predict(X, classes)``.
     selection : SelectionFunction
-        Threshold and acceptance probability at the threshold (eq. 25).
+        The selection function (eq. 25).
     X : ndarray of shape (n, d)
-        Features of the rows to decide on, as the score reads them.
+        Features, as the score reads them.
     classes : ndarray of int of shape (n,)
         Predicted class indices (any value on the ``unseen`` rows).
     unseen : ndarray of bool of shape (n,) or None
         Rows whose predicted class the model never saw: rejected.
     seed : int
-        Seed of the draws at the threshold.
+        Seed of the threshold draws.
     tie_breaking : {"sequential", "hash"}
-        How rows at the threshold are drawn (:meth:`SelectionFunction.accept`):
-        ``"sequential"`` is ``apply``'s.
+        See :meth:`SelectionFunction.accept`; ``"sequential"`` is ``apply``'s.
 
     Returns
     -------
     Decisions
-        Per row: uncertainty (``+inf`` on a guarded row), acceptance, acceptance probability
-        and why a row was guarded.
+        Per row, with why a row was guarded.
 
     Raises
     ------
     rejectopt.scores.ScoreError
-        A score other than the built-in linear one (a plugin's, a user's instance) fails or
-        returns a non-finite uncertainty on a row within the bounds, naming the score and its
-        file. Only the linear score's overflow on such a row is a decision (rejected, in
-        ``overflow``): its weights are finite, so it overflows only on extreme values.
+        A non-built-in score (plugin, user instance) fails or is non-finite on an in-range
+        row, naming the score and its file. Only the linear score's overflow there is a
+        decision (rejected, ``overflow``): its weights are finite, so only extremes overflow.
 
     Examples
     --------
@@ -270,23 +258,17 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
                ood_column=None) -> dict:
     """The content of ``model.json`` (key order fixed: the file is byte-identical for the same input).
 
-    ``target`` is ``{"kind": "coverage", "value": 0.8}``; for an OOD target
-    ``{"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}, "ood_column": "is_ood"}``
-    (the column that marked the OOD rows at ``select``; deciding does not read it).
-
     Parameters
     ----------
     feature_columns : sequence of str
         Names of the feature columns, in the order the score reads them.
     classes : list of str or None
-        The predicted classes as text, in the order of the score's per-class weights; None
-        with ``pred_column`` ``"none"``.
-    score : PerClassLinearScore
-        The fitted score (written by its ``to_dict``).
-    selection : SelectionFunction
-        The fitted selection function.
+        Predicted classes as text, in the score's weight order; None with ``pred_column`` ``"none"``.
+    score, selection : PerClassLinearScore, SelectionFunction
+        The fitted score and selection function (written by their ``to_dict``).
     target : Target or OODTarget
-        What the selection function was fitted for.
+        What the selection was fitted for; written ``{"kind": "coverage", "value": 0.8}`` or
+        ``{"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}, "ood_column": "is_ood"}``.
     loss_name : str
         The loss the score learned from (``"zero_one"``, ``"mae"`` or ``"column NAME"``).
     versions : dict of str
@@ -294,7 +276,7 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
     pred_column : str
         Column of the predicted class in the data ``apply`` reads, or ``"none"``.
     ood_column : str or None, default=None
-        Column that marked the OOD rows at ``select`` (OOD targets only).
+        Column that marked the OOD rows at ``select`` (OOD targets only; deciding ignores it).
 
     Returns
     -------
@@ -353,20 +335,19 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     Parameters
     ----------
     model : object
-        The parsed JSON (untrusted: any value is checked, not assumed to be a dict).
+        The parsed JSON, untrusted (any value).
 
     Returns
     -------
     score : PerClassLinearScore
-        The fitted score the file describes.
+        The fitted score.
     selection : SelectionFunction
         Its selection function.
 
     Raises
     ------
     ValueError
-        Naming the first bad field: missing, unknown, of the wrong type or length, not finite,
-        a scale <= 0, ...
+        Naming the first bad field (missing, unknown, wrong type or length, not finite, ...).
 
     Examples
     --------
@@ -446,8 +427,8 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
     Raises
     ------
     ValueError
-        Not a file, not JSON (also: nested too deeply, NaN / Infinity), or an invalid field
-        (:func:`validate_model`); the message starts with the path.
+        Not a file, not JSON (also too deeply nested, NaN / Infinity), or an invalid field;
+        the message starts with the path.
 
     Examples
     --------

@@ -8,26 +8,19 @@ All three rejection models of the paper -- cost-based (Problem 1), bounded-impro
            nu  if s(x) == a,
            0   if s(x) > a,
 
-where ``s`` is an uncertainty score (larger = more uncertain; a proper score orders inputs
-like the conditional risk r(x) of eq. 9), ``a`` a decision threshold and ``nu`` an acceptance
-probability. The functions below fit ``(a, nu)`` on a validation sample of per-example losses
-``loss >= 0`` and scores ``s``, replacing the integrals over p(x) of Theorems 3 and 6 by
-empirical averages.
-
-The rejection model a user asks for (a :class:`~rejectopt.targets.Target`) and learning a
-whole selective classifier (:func:`rejectopt.fitting.fit_selective`) sit one layer above, on
-these functions; :func:`operating_point` reports a fitted function's coverage and selective
-risk with confidence intervals.
+where ``s`` is an uncertainty score (larger = more uncertain; a proper score orders inputs like
+the conditional risk r(x) of eq. 9). The functions below fit ``(a, nu)`` on validation losses
+``loss >= 0`` and scores ``s``, with empirical averages in place of the integrals over p(x) of
+Theorems 3 and 6. :class:`~rejectopt.targets.Target` and :func:`rejectopt.fitting.fit_selective`
+sit one layer above.
 
 Conventions
 -----------
-* The *expected* selective risk and coverage of a randomized selection function on a sample
-  are the ratio of expectations ``sum_i c_i l_i / sum_i c_i`` and ``mean_i c_i`` (the empirical
-  versions of eqs. 5-6), computed exactly, without sampling (:func:`empirical_risk_coverage`,
-  the one home of this computation). With nothing accepted the selective risk is undefined: NaN.
-* Examples with equal score form a *tie group*: a selection function treats them alike, so
-  only the acceptance probability ``nu`` of the boundary group can move the coverage
-  between two consecutive distinct score values.
+* Expected selective risk and coverage are ``sum_i c_i l_i / sum_i c_i`` and ``mean_i c_i``
+  (empirical eqs. 5-6), computed exactly by :func:`empirical_risk_coverage`; NaN risk when
+  nothing is accepted.
+* Equal scores form a *tie group*, treated alike: only the boundary group's ``nu`` moves the
+  coverage between two consecutive distinct score values.
 """
 
 from __future__ import annotations
@@ -81,10 +74,7 @@ def _splitmix64(values):
 
 
 def _row_uniforms(X: np.ndarray, seed: int) -> np.ndarray:
-    """A uniform number in [0, 1) per row of ``X``, a deterministic function of the row and ``seed``.
-
-    The ``"hash"`` tie-breaking: every copy of an input is decided alike, in any batch.
-    """
+    """Uniform [0, 1) per row, a function of the row and ``seed``: ``"hash"`` decides copies alike."""
     bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0).view(np.uint64)  # + 0.0: -0.0 -> 0.0
     with np.errstate(over="ignore"):
         state = _splitmix64(np.full(bits.shape[0], np.uint64(seed & _MASK64)))
@@ -95,10 +85,7 @@ def _row_uniforms(X: np.ndarray, seed: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SelectionFunction:
-    """Randomized Bayes selection function on an uncertainty score (eq. 25).
-
-    Accept when ``s < threshold``, reject when ``s > threshold`` and accept with probability
-    ``accept_prob`` when ``s == threshold`` (the boundary case of eqs. 15 and 23).
+    """Randomized Bayes selection function on an uncertainty score (eq. 25; ties: eqs. 15, 23).
 
     Parameters
     ----------
@@ -139,7 +126,7 @@ class SelectionFunction:
         Parameters
         ----------
         uncertainty : array_like of float
-            Uncertainty scores ``s(x)``; NaN is rejected with ValueError.
+            Uncertainty scores ``s(x)``; NaN raises ValueError.
 
         Returns
         -------
@@ -152,24 +139,22 @@ class SelectionFunction:
 
     def accept(self, uncertainty: Any, random_state: Any = None, *, tie_breaking: str = "sequential",
                rows: Any = None) -> np.ndarray:
-        """Draw accept/reject decisions; randomises only at exact ties ``s == threshold``.
+        """Draw accept/reject decisions, random only at ties ``s == threshold``.
 
-        The one home of tie-breaking: :func:`rejectopt.model.decide` (``apply`` and
-        :class:`rejectopt.SelectiveClassifier`) draws here too.
+        The one home of tie-breaking (:func:`rejectopt.model.decide` draws here too).
 
         Parameters
         ----------
         uncertainty : array_like of float
             Uncertainty scores ``s(x)``.
         random_state : None, int, or numpy.random.Generator
-            Seed or generator (``numpy.random.default_rng``) for the boundary draws; an int
-            with ``tie_breaking="hash"``.
+            Seed or generator for the boundary draws; an int with ``tie_breaking="hash"``.
         tie_breaking : {"sequential", "hash"}, default="sequential"
             ``"sequential"``: one seeded draw per tied input, in row order (``apply``'s).
-            ``"hash"``: a number computed from the input's own values (``rows``) and the seed,
-            so every copy of an input is decided alike, in any batch and order.
+            ``"hash"``: from the input's own values (``rows``) and the seed, so every copy of
+            an input is decided alike, in any batch and order.
         rows : array_like of shape (n, d) or None, default=None
-            The inputs whose values ``"hash"`` reads.
+            The inputs ``"hash"`` reads; required with it.
 
         Returns
         -------
@@ -202,11 +187,10 @@ class SelectionFunction:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, name: str = "SelectionFunction") -> "SelectionFunction":
-        """Inverse of :meth:`to_dict`, for untrusted input (e.g. a hand-edited JSON file).
+        """Inverse of :meth:`to_dict`, for untrusted input (e.g. hand-edited JSON).
 
-        ``threshold`` must be a number or the string ``"inf"`` / ``"-inf"``, ``accept_prob``
-        a number in [0, 1]; no other key is allowed. ``name`` prefixes the field names in
-        the messages (``selection.threshold``).
+        Exactly the keys ``threshold`` (number, ``"inf"`` or ``"-inf"``) and ``accept_prob``
+        (in [0, 1]); ``name`` prefixes field names in the messages.
 
         Raises
         ------
@@ -322,10 +306,9 @@ def _check_nonnegative(value: float, name: str) -> float:
 
 
 class InfeasibleTargetError(ValueError):
-    """No selection function meets the target on the sample (e.g. a selective risk below
-    that of the least uncertain examples).
+    """No selection function meets the target on the sample.
 
-    A :class:`ValueError`, so a caller that catches bad input catches this too.
+    A :class:`ValueError`, so a caller catching bad input catches this too.
 
     Examples
     --------
@@ -343,23 +326,19 @@ class InfeasibleTargetError(ValueError):
 def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> tuple[float, float]:
     """Expected empirical selective risk and coverage of ``selection`` (eqs. 5-6).
 
-    The expectation is over the randomisation at ties, computed exactly:
-    ``coverage = mean_i c_i`` and ``risk = sum_i c_i l_i / sum_i c_i`` with ``c_i`` from
-    :meth:`SelectionFunction.acceptance_probability`.
+    Exact over the tie randomisation (see the module's Conventions).
 
     Parameters
     ----------
-    loss : array_like, shape (n,)
-        Non-negative losses ``l(y_i, h(x_i))``.
-    s : array_like, shape (n,)
-        Uncertainty scores.
+    loss, s : array_like, shape (n,)
+        Losses ``l(y_i, h(x_i)) >= 0`` and uncertainty scores.
     selection : SelectionFunction
         The selection function to evaluate.
 
     Returns
     -------
     (selective_risk, coverage) : tuple of float
-        ``selective_risk`` is NaN when the coverage is 0 (the selective risk is undefined).
+        ``selective_risk`` is NaN when the coverage is 0.
 
     Examples
     --------
@@ -384,22 +363,17 @@ def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> 
 def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
     """Empirical Chow rule on the score: minimise the empirical cost-based risk (eq. 1).
 
-    The empirical risk of accepting the examples with ``s <= u`` is
-    ``(sum_{s_i <= u} l_i + reject_cost * #(s_i > u)) / n``. It is evaluated for every cut
-    between consecutive distinct score values (plus "reject all") and the minimiser is
-    returned. Ties are handled all-or-nothing: the risk is linear in the acceptance probability
-    of a tie group, so an extreme value ``nu in {0, 1}`` is always optimal -- the empirical
-    counterpart of the remark after eq. (4) that a deterministic optimal strategy exists.
-    Among equally good cuts the one with the largest coverage is returned.
+    Minimises ``(sum_{s_i <= u} l_i + reject_cost * #(s_i > u)) / n`` over the cuts between
+    distinct scores (plus "reject all"); equal risks go to the largest coverage. Ties are
+    all-or-nothing: the risk is linear in a tie group's ``nu``, so ``nu in {0, 1}`` is optimal
+    (the remark after eq. (4): a deterministic optimal strategy exists).
 
     Parameters
     ----------
-    loss : array_like, shape (n,)
-        Non-negative losses on a validation sample.
-    s : array_like, shape (n,)
-        Uncertainty scores on the same sample.
+    loss, s : array_like, shape (n,)
+        Validation losses (>= 0) and uncertainty scores.
     reject_cost : float
-        Reject cost epsilon >= 0 (same units as the loss).
+        Reject cost epsilon >= 0 (loss units).
 
     Returns
     -------
@@ -433,21 +407,18 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
 def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionFunction:
     """Maximal empirical coverage subject to empirical selective risk <= ``target_risk``.
 
-    Empirical version of Theorem 3. With the excess loss ``l_i - lambda`` (the r-bar of
-    eq. 13), the cumulative excess ``D(a, nu) = sum_{s_i<a} (l_i - lambda)
-    + nu * sum_{s_i=a} (l_i - lambda)`` is piecewise linear along the sorted sample, and the
-    selective risk is <= lambda iff ``D <= 0``. The largest prefix with ``D <= 0`` fixes the
-    threshold gamma (eq. 14-15); on the boundary tie group the acceptance probability
-    ``nu = -D(before group) / (excess of the group)`` (eq. 16) makes the expected selective
-    risk equal ``target_risk`` exactly. If the whole sample has risk <= target, everything is
-    accepted.
+    Empirical Theorem 3. The cumulative excess loss (r-bar of eq. 13) ``D(a, nu) =
+    sum_{s_i<a} (l_i - lambda) + nu * sum_{s_i=a} (l_i - lambda)`` is <= 0 iff the selective
+    risk is <= lambda. The largest prefix with ``D <= 0`` fixes gamma (eqs. 14-15); the boundary
+    group's ``nu = -D(before group) / (group excess)`` (eq. 16) makes the expected risk equal
+    ``target_risk`` exactly, unless the whole sample meets it (all accepted).
 
     Parameters
     ----------
     loss, s : array_like, shape (n,)
         Validation losses (>= 0) and uncertainty scores.
     target_risk : float
-        Target selective risk lambda > 0 (same units as the loss).
+        Target selective risk lambda > 0 (loss units).
 
     Returns
     -------
@@ -457,8 +428,8 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
     Raises
     ------
     ValueError
-        On bad input, or (:class:`InfeasibleTargetError`) when no threshold reaches a selective
-        risk <= target (the lowest-uncertainty tie group alone already exceeds it).
+        On bad input; :class:`InfeasibleTargetError` when the lowest-uncertainty tie group
+        alone already exceeds the target.
 
     Examples
     --------
@@ -505,12 +476,9 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
 def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> SelectionFunction:
     """Minimal empirical selective risk subject to coverage >= ``target_coverage``.
 
-    Empirical version of Theorem 6: the threshold beta is the smallest distinct score at
-    which the cumulative count ``#(s <= beta)`` reaches ``omega * n`` (eq. 22), and the
-    acceptance probability at the boundary tie group is
-    ``kappa = (omega * n - #(s < beta)) / #(s == beta)`` (eq. 24), so that the expected
-    coverage equals ``omega`` exactly. For a proper uncertainty score this is the optimal
-    strategy; ``loss`` is used only for input validation.
+    Empirical Theorem 6: beta is the smallest distinct score with ``#(s <= beta) >= omega * n``
+    (eq. 22) and ``kappa = (omega * n - #(s < beta)) / #(s == beta)`` (eq. 24), so the expected
+    coverage is exactly ``omega``; optimal for a proper score. ``loss`` is only validated.
 
     Parameters
     ----------
@@ -549,11 +517,7 @@ def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> Selecti
 # Geifman & El-Yaniv (2017): selection with guaranteed risk (SGR)
 # --------------------------------------------------------------------------------------------
 def _binomial_tail_upper_bound(n_errors: int, n_accepted: int, delta: float) -> float:
-    """B*(r, delta, m): largest b with P(Binomial(m, b) <= errors) >= delta (Clopper-Pearson).
-
-    Solves ``sum_{j<=k} C(m, j) b^j (1-b)^(m-j) = delta`` for b, i.e. the (1 - delta)
-    quantile of Beta(k + 1, m - k).
-    """
+    """B*(r, delta, m): largest b with P(Binomial(m, b) <= k) >= delta, the (1 - delta) quantile of Beta(k + 1, m - k)."""
     if n_accepted == 0 or n_errors >= n_accepted:
         return 1.0
     return float(_sps.beta.ppf(1.0 - delta, n_errors + 1, n_accepted - n_errors))
@@ -568,37 +532,31 @@ def fit_geifman_el_yaniv(
 ) -> tuple[SelectionFunction, float]:
     """Selection with guaranteed risk (SGR) of Geifman & El-Yaniv (2017, Algorithm 1).
 
-    Binary search over ``k = ceil(log2 n)`` thresholds on the sorted scores. For the
-    threshold accepting the examples with ``s <= theta`` (m accepted, e errors) the selective
-    risk is bounded with probability ``1 - delta/k`` by the binomial tail inversion
-    ``B*(e/m, delta/k, m)`` (Clopper-Pearson upper bound); the Bonferroni correction makes the
-    bound hold for all tested thresholds simultaneously with probability ``1 - delta``.
-    The search moves towards larger coverage when ``B* < target_risk``.
-
-    Deviation from the published pseudo-code, which outputs the *last* tested threshold:
-    here the largest-coverage tested threshold whose bound is below the target is returned
-    (its guarantee is covered by the same union bound); if none is, ValueError is raised.
+    Binary search over ``k = ceil(log2 n)`` thresholds; accepting ``s <= theta`` (m accepted,
+    e errors) bounds the risk by ``B*(e/m, delta/k, m)`` (Clopper-Pearson) with probability
+    ``1 - delta/k``, so all tested thresholds hold jointly with ``1 - delta`` (Bonferroni).
+    The search moves to larger coverage when ``B* < target_risk``. Unlike the pseudo-code
+    (the *last* tested threshold), the largest-coverage threshold below the target is returned
+    (same union bound); if none is, ValueError.
 
     Parameters
     ----------
-    loss01 : array_like, shape (n,)
-        0/1 losses times ``loss_scale`` (e.g. 0/100 with ``loss_scale=100``).
-    s : array_like, shape (n,)
-        Uncertainty scores (accept ``s <= theta``; ties are accepted together).
+    loss01, s : array_like, shape (n,)
+        0/1 losses times ``loss_scale`` (e.g. 0/100) and uncertainty scores (ties accepted together).
     target_risk : float
         Desired risk r* in (0, loss_scale], in loss units.
     delta : float
         Confidence parameter in (0, 1).
     loss_scale : float, default 1.0
-        Value of a loss of one error.
+        The loss of one error.
 
     Returns
     -------
     selection : SelectionFunction
         Deterministic: ``(theta, 1.0)``.
     risk_bound : float
-        Guaranteed selective-risk bound b* (in loss units): with probability >= 1 - delta the
-        true selective risk of ``selection`` is <= ``risk_bound`` (< ``target_risk``).
+        b* in loss units: with probability >= 1 - delta the true selective risk is
+        <= ``risk_bound`` (< ``target_risk``).
 
     Examples
     --------
@@ -667,24 +625,17 @@ def fit_geifman_el_yaniv(
 class OperatingPoint:
     """Expected coverage and selective risk of a selection function on a sample, with intervals.
 
-    ``selective_risk`` and its interval are NaN when nothing is accepted (undefined).
-
     Parameters
     ----------
-    coverage : float
-        Expected share of the sample accepted, ``mean_i c_i``.
-    coverage_ci : tuple of float
-        ``(low, high)`` confidence interval of the coverage.
-    coverage_ci_method : str
-        How ``coverage_ci`` was computed, for the report.
-    selective_risk : float
-        Expected selective risk ``sum_i c_i l_i / sum_i c_i`` (NaN when nothing is accepted).
-    selective_risk_ci : tuple of float
-        ``(low, high)`` confidence interval of the selective risk.
-    selective_risk_ci_method : str
-        How ``selective_risk_ci`` was computed (:func:`rejectopt.stats.selective_risk_interval`).
+    coverage, selective_risk : float
+        ``mean_i c_i`` and ``sum_i c_i l_i / sum_i c_i`` (NaN, with its interval, when nothing
+        is accepted).
+    coverage_ci, selective_risk_ci : tuple of float
+        ``(low, high)`` confidence intervals.
+    coverage_ci_method, selective_risk_ci_method : str
+        How they were computed, for the report.
     n_accepted_expected : float
-        Expected number of accepted examples, ``sum_i c_i``.
+        ``sum_i c_i``.
 
     Examples
     --------
@@ -707,10 +658,8 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
 
     Parameters
     ----------
-    loss : array_like, shape (n,)
-        Non-negative losses on the sample.
-    s : array_like, shape (n,)
-        Uncertainty scores on the same sample.
+    loss, s : array_like, shape (n,)
+        Losses (>= 0) and uncertainty scores.
     selection : SelectionFunction
         The fitted selection function.
     confidence : float, default 0.95
@@ -719,8 +668,7 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
     Returns
     -------
     OperatingPoint
-        Expected coverage and selective risk (as :func:`empirical_risk_coverage`), their
-        intervals and the names of the interval methods.
+        As :func:`empirical_risk_coverage`, with intervals and their method names.
 
     Examples
     --------
@@ -752,11 +700,9 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
 # Two rules of the cost-based model (Problem 1) on a classifier's own outputs
 # --------------------------------------------------------------------------------------------
 def _chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
-    """Chow's rule on posteriors: reject iff ``max_y p(y|x) < 1 - d`` (boolean, True = reject).
+    """Chow's rule: reject iff ``max_y p(y|x) < 1 - d`` (exactly ``1 - d`` is accepted).
 
-    The Bayes-optimal rule of the cost-based model when ``proba`` are the true posteriors (an
-    error costs 1, a rejection ``d = reject_cost``); nothing is fitted. A maximum posterior of
-    exactly ``1 - d`` is accepted.
+    Bayes-optimal for the cost-based model on true posteriors; nothing is fitted.
 
     Parameters
     ----------
@@ -777,30 +723,21 @@ def _chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
 
 
 def _fit_margin_threshold(decision: Any, loss: Any, reject_cost: float, *, loss_scale: float = 100.0) -> SelectionFunction:
-    """Reject iff the margin ``|f(x)|`` is small, at the cut minimising the empirical cost risk.
-
-    :func:`fit_cost_based` on the uncertainty ``-|f|`` (the SVM margin baseline) with the
-    rejection cost ``loss_scale d``: among all cuts between consecutive distinct ``|f|`` values
-    of the sample (and "reject all") the one with the smallest empirical cost risk
-    ``(sum of accepted losses + loss_scale d #rejected) / n``; ties go to the largest coverage.
+    """SVM margin baseline: :func:`fit_cost_based` on the uncertainty ``-|f|``, cost ``loss_scale d``.
 
     Parameters
     ----------
-    decision : array_like, shape (n,)
-        ``f(x)`` on the validation sample.
-    loss : array_like, shape (n,)
-        ``loss_scale [y != sign f(x)]`` (``100 [y != sign f(x)]`` by default, the 0/100 loss).
+    decision, loss : array_like, shape (n,)
+        ``f(x)`` on the validation sample and ``loss_scale [y != sign f(x)]``.
     reject_cost : float
         ``d``, the cost of a rejection when an error costs 1.
     loss_scale : float, default 100.0
-        The loss of one error (100 for the 0/100 loss); the rejection cost in loss units is
-        ``loss_scale d``.
+        The loss of one error (100 for the 0/100 loss).
 
     Returns
     -------
     SelectionFunction
-        On the uncertainty ``-|f|``: ``selection.acceptance_probability(-np.abs(f)) == 1`` accepts.
-        It accepts ``|f| >= -threshold`` (``accept_prob`` 1) or, rejecting all of the sample,
-        ``|f| > -threshold`` (``accept_prob`` 0).
+        On ``-|f|``: accepts ``|f| >= -threshold`` (``accept_prob`` 1) or, rejecting all of
+        the sample, ``|f| > -threshold`` (``accept_prob`` 0).
     """
     return fit_cost_based(loss, -np.abs(np.asarray(decision, float)), float(loss_scale) * float(reject_cost))

@@ -1,8 +1,7 @@
 """Stratified random splits into Trn1 / Val1 / Trn2 / Val2 / Tst (Section 5.2).
 
-Each dataset is split ``n_splits`` times. Trn1/Val1 train and select the
-classifier, Trn2/Val2 train and select the uncertainty score, Tst is used only
-for the reported numbers.
+Each dataset is split ``n_splits`` times: Trn1/Val1 for the classifier, Trn2/Val2 for the
+uncertainty score, Tst only for the reported numbers.
 """
 
 from __future__ import annotations
@@ -22,10 +21,7 @@ DEFAULT_RATIOS = (0.3, 0.1, 0.3, 0.1, 0.2)
 
 
 def _derive_seed(master_seed: int, *names: str | int) -> int:
-    """Derive a deterministic 32-bit seed from a master seed and cell names.
-
-    The same (master seed, names) always gives the same seed on every machine
-    (it uses CRC32 of the names, not Python's salted ``hash``).
+    """A 32-bit seed from a master seed and cell names, alike on every machine (CRC32, not salted ``hash``).
 
     Parameters
     ----------
@@ -38,14 +34,13 @@ def _derive_seed(master_seed: int, *names: str | int) -> int:
     -------
     int
         A seed in ``[0, 2**32)``.
-
     """
     key = [int(master_seed)] + [zlib.crc32(str(name).encode()) for name in names]
     return int(np.random.SeedSequence(key).generate_state(1)[0])
 
 
 def _check_ratios(ratios) -> np.ndarray:
-    """Validate a ratio vector for (Trn1, Val1, Trn2, Val2, Tst); return it as an array.
+    """Validate a ratio vector for (Trn1, Val1, Trn2, Val2, Tst).
 
     Parameters
     ----------
@@ -55,13 +50,12 @@ def _check_ratios(ratios) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        ``ratios`` as floats.
+        As floats.
 
     Raises
     ------
     ValueError
-        Not five entries, or not positive, or not summing to 1; the values are named.
-
+        Not five positive entries summing to 1; the values are named.
     """
     ratios = np.asarray(ratios, dtype=float)
     if ratios.shape != (len(_PARTS),):
@@ -74,11 +68,7 @@ def _check_ratios(ratios) -> np.ndarray:
 
 
 def _part_sizes(n: int, ratios: np.ndarray) -> np.ndarray:
-    """Split ``n`` items by ``ratios`` with the largest-remainder rule.
-
-    Every size is within one of ``ratio * n``; ties in the remainders go to the
-    earlier part.
-    """
+    """Largest-remainder sizes: each within one of ``ratio * n``, remainder ties to the earlier part."""
     exact = ratios * n
     sizes = np.floor(exact).astype(int)
     missing = n - sizes.sum()
@@ -88,26 +78,21 @@ def _part_sizes(n: int, ratios: np.ndarray) -> np.ndarray:
 
 
 def _stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """One random stratified partition of ``range(len(y))`` into the five parts.
-
-    Within each class the examples are shuffled and cut by the largest-remainder
-    rule, so each part holds ``ratio * n_class`` examples of every class up to
-    one example.
+    """One random stratified partition of ``range(len(y))``: per class, ``ratio * n_class`` up to one.
 
     Parameters
     ----------
     y : array-like of shape (n,)
-        The labels the partition is stratified by.
+        The labels to stratify by.
     ratios : sequence of 5 floats
         The parts' fractions (:func:`_check_ratios`).
     rng : numpy.random.Generator
-        The source of the shuffles.
+        The shuffles' source.
 
     Returns
     -------
     dict of str to ndarray of int64
         Sorted example indices per part, keyed by ``_PARTS``.
-
     """
     y = np.asarray(y)
     ratios = _check_ratios(ratios)
@@ -126,7 +111,7 @@ def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, data
     Parameters
     ----------
     y : array-like of shape (n,)
-        The labels the partitions are stratified by.
+        The labels to stratify by.
     ratios : sequence of 5 floats, default DEFAULT_RATIOS
         The parts' fractions (:func:`_check_ratios`).
     n_splits : int, default 5
@@ -139,8 +124,7 @@ def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, data
     Returns
     -------
     dict of str to ndarray
-        Index arrays named ``{part}_{k}``: ``trn1_0, val1_0, trn2_0, val2_0,
-        tst_0, trn1_1, ...``.
+        Index arrays named ``{part}_{k}``: ``trn1_0, val1_0, ..., tst_0, trn1_1, ...``.
 
     Raises
     ------
@@ -167,23 +151,20 @@ def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, data
 
 
 def _check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "split", y=None, ratios=None) -> None:
-    """Check that ``parts`` (keyed by ``_PARTS``) is what the protocol says a split is.
+    """Check ``parts`` partition ``range(n_rows)``: nothing both trained and tested on, nothing left out.
 
-    The parts are disjoint and together hold every row of ``range(n_rows)`` once: no example is
-    both trained on and tested on, none is left out. Given the labels ``y`` and the ``ratios``,
-    each part also holds ``ratio * n_class`` examples of every class up to one
-    (:func:`_stratified_partition`).
+    With ``y`` and ``ratios``, also the stratification of :func:`_stratified_partition`.
 
     Parameters
     ----------
     parts : dict of str to array-like of int
         Row indices keyed by ``_PARTS``.
     n_rows : int
-        The data's rows: the parts must hold each of ``range(n_rows)`` once.
+        The data's number of rows.
     where : str, default "split"
         What the error messages name (the file and split).
     y : array-like of shape (n_rows,), optional
-        The labels; with ``ratios``, the stratification is checked too.
+        The labels.
     ratios : sequence of 5 floats, optional
         The parts' fractions.
 
@@ -196,7 +177,6 @@ def _check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "spl
     ------
     ValueError
         Naming ``where``, the parts involved and, for an overlap or a gap, an example row.
-
     """
     missing = [part for part in _PARTS if part not in parts]
     if missing:
@@ -244,18 +224,18 @@ def save_splits(path, splits: dict[str, np.ndarray], *, y=None, ratios=None, dat
     splits : dict
         Index arrays ``{part}_{k}`` (:func:`make_splits`).
     y : array, optional
-        The labels the splits were made from: every split must cover ``len(y)`` rows (without
-        ``y``, as many as its first split holds) and, with ``ratios``, be stratified by them.
+        The labels: every split must cover ``len(y)`` rows (else as many as the first split
+        holds) and, with ``ratios``, be stratified by them.
     ratios : sequence of 5 floats, optional
-        The ratios the splits were made with, checked with ``y`` and recorded.
+        The ratios used, checked with ``y`` and recorded.
     data_sha256 : str, optional
-        What identifies the data the splits were made from (the checksum recorded in its file,
-        :func:`rejectopt._io.npz_checksum`), recorded so that a reader can tell stale splits.
+        The data's checksum (:func:`rejectopt._io.npz_checksum`), recorded so a reader can
+        tell stale splits.
 
     Returns
     -------
     None
-        The file is written, with its content record and provenance.
+        Writes the file, with its content record and provenance.
 
     Raises
     ------
@@ -286,16 +266,12 @@ def save_splits(path, splits: dict[str, np.ndarray], *, y=None, ratios=None, dat
 
 
 def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.ndarray]:
-    """The five index arrays of split ``k`` from a splits file, keyed by part; checked before use.
-
-    The file must be as :func:`save_splits` wrote it (:func:`rejectopt._io.load_npz`), made from
-    the data ``data_sha256`` identifies (when given), and split ``k`` must be a partition of its
-    rows (:func:`_check_split`).
+    """The five index arrays of split ``k``, keyed by part, checked (:func:`_check_split`) before use.
 
     Parameters
     ----------
     path : path-like
-        A splits file (:func:`save_splits`).
+        A splits file as :func:`save_splits` wrote it (read by :func:`rejectopt._io.load_npz`).
     k : int
         The split's number.
     data_sha256 : str, optional
@@ -309,8 +285,8 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
     Raises
     ------
     rejectopt._io.IntermediateFileError
-        Naming the file: corrupt, edited, without a content record, made from other data, or
-        with overlapping or missing parts.
+        Naming the file: corrupt, edited, no content record, other data, or overlapping or
+        missing parts.
     KeyError
         The file has no split ``k``.
 

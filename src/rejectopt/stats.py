@@ -1,11 +1,8 @@
 """Comparing methods over many datasets (Demsar 2006; Franc, Prusa & Voracek 2023, Sec. 5.3).
 
-Methods are ranked per dataset by test AuRC (1 = smallest, ties get the average rank), the
-average ranks are compared by the Friedman test (with the Iman-Davenport F correction), and
-the post-hoc Nemenyi test declares two methods different when their average ranks differ by
-at least the critical difference ``CD = q_alpha sqrt(k (k + 1) / (6 N))``; the groups it does
-not separate are the bars of the critical-difference diagram that :mod:`rejectopt.report` draws (the paper's
-Figures 1 and 3a).
+Per-dataset AuRC ranks, the Friedman test (with Iman-Davenport F), and the Nemenyi post-hoc
+test with critical difference ``CD = q_alpha sqrt(k (k + 1) / (6 N))``; the groups it does not
+separate are the bars of the CD diagram :mod:`rejectopt.report` draws (the paper's Figs. 1, 3a).
 """
 
 from __future__ import annotations
@@ -112,25 +109,16 @@ def average_ranks(table: pd.DataFrame) -> pd.Series:
 class FriedmanResult:
     """Friedman test and its Iman-Davenport correction (Demsar 2006, Sec. 3.2.2).
 
-    Attributes
-    ----------
-    statistic : float
-        ``chi2_F = 12 N / (k (k + 1)) [sum_j R_j^2 - k (k + 1)^2 / 4]``.
-    pvalue : float
-        Upper tail of chi-square with k - 1 degrees of freedom.
-    iman_davenport_F : float
-        ``F_F = (N - 1) chi2_F / (N (k - 1) - chi2_F)`` (inf when the ranks agree perfectly).
-    iman_davenport_pvalue : float
-        Upper tail of F(k - 1, (k - 1)(N - 1)).
-    n_datasets, n_methods : int
-        N and k.
-
     Parameters
     ----------
-    statistic, pvalue, iman_davenport_F, iman_davenport_pvalue : float
-        The attributes above.
+    statistic : float
+        ``chi2_F`` (:func:`_friedman_statistic`).
+    pvalue : float
+        Upper tail of chi-square with k - 1 degrees of freedom.
+    iman_davenport_F, iman_davenport_pvalue : float
+        ``F_F`` (inf when the ranks agree perfectly) and its F(k - 1, (k - 1)(N - 1)) tail.
     n_datasets, n_methods : int
-        The attributes above.
+        N and k.
 
     Examples
     --------
@@ -149,9 +137,7 @@ class FriedmanResult:
 
 
 def _friedman_statistic(avg_ranks: Any, n_datasets: int) -> float:
-    """Demsar's chi2_F from average ranks ``R_j`` of k methods over N datasets.
-
-    ``chi2_F = 12 N / (k (k + 1)) [sum_j R_j^2 - k (k + 1)^2 / 4]`` (Demsar 2006, Sec. 3.2.2).
+    """``chi2_F = 12 N / (k (k + 1)) [sum_j R_j^2 - k (k + 1)^2 / 4]`` (Demsar 2006, Sec. 3.2.2).
 
     Parameters
     ----------
@@ -171,7 +157,7 @@ def _friedman_statistic(avg_ranks: Any, n_datasets: int) -> float:
 
 
 def _iman_davenport(chi2_f: float, n_datasets: int, n_methods: int) -> tuple[float, float]:
-    """Iman-Davenport ``F_F`` and its p-value from F(k - 1, (k - 1)(N - 1)).
+    """Iman-Davenport ``F_F = (N - 1) chi2_F / (N (k - 1) - chi2_F)``, p-value from F(k - 1, (k - 1)(N - 1)).
 
     Parameters
     ----------
@@ -183,8 +169,7 @@ def _iman_davenport(chi2_f: float, n_datasets: int, n_methods: int) -> tuple[flo
     Returns
     -------
     (float, float)
-        ``F_F = (N - 1) chi2_F / (N (k - 1) - chi2_F)`` and its p-value; ``(inf, 0)`` when the
-        ranks agree perfectly, ``(nan, nan)`` for fewer than 2 datasets.
+        ``(inf, 0)`` when the ranks agree perfectly, ``(nan, nan)`` for fewer than 2 datasets.
     """
     n, k = int(n_datasets), int(n_methods)
     denominator = n * (k - 1) - chi2_f
@@ -199,9 +184,8 @@ def _iman_davenport(chi2_f: float, n_datasets: int, n_methods: int) -> tuple[flo
 def friedman_test(table: pd.DataFrame) -> FriedmanResult:
     """Friedman test on a datasets x methods table, with the Iman-Davenport F statistic.
 
-    Uses Demsar's (2006) formula on average ranks, with *no* tie correction. On tie-free
-    data it equals ``scipy.stats.friedmanchisquare``; with ties scipy divides by
-    ``1 - sum(t^3 - t) / (N k (k^2 - 1))`` and so returns a larger statistic.
+    Demsar's (2006) formula, *no* tie correction: with ties ``scipy.stats.friedmanchisquare``
+    divides by ``1 - sum(t^3 - t) / (N k (k^2 - 1))`` and is larger; without, equal.
 
     Parameters
     ----------
@@ -211,7 +195,7 @@ def friedman_test(table: pd.DataFrame) -> FriedmanResult:
     Returns
     -------
     FriedmanResult
-        Statistic and p-value, and the Iman-Davenport F and its p-value.
+        Friedman and Iman-Davenport statistics with p-values.
 
     Examples
     --------
@@ -285,19 +269,16 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
 
     Parameters
     ----------
-    k : int
-        Number of methods.
-    n : int
-        Number of datasets N.
+    k, n : int
+        Numbers of methods and of datasets N.
     alpha : float, default 0.05
         Significance level.
 
     Returns
     -------
     float
-        E.g. 1.26 for k=4, N=11, alpha=0.10 (as in the paper) and 1.00 for k=3, N=11,
-        alpha=0.05 (the paper prints 0.98 for k=3 at alpha=0.10, where the formula gives 0.875;
-        ``docs/papers.md``).
+        E.g. 1.26 for k=4, N=11, alpha=0.10 (as the paper); for k=3 at alpha=0.10 the paper
+        prints 0.98 where the formula gives 0.875 (``docs/papers.md``).
 
     Examples
     --------
@@ -314,12 +295,12 @@ def _nemenyi_pairwise(table: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     table : pandas.DataFrame
-        Rows = datasets (blocks), columns = methods (groups).
+        Datasets (blocks) x methods (groups).
 
     Returns
     -------
     pandas.DataFrame
-        Symmetric k x k matrix of p-values indexed by method.
+        Symmetric k x k p-values indexed by method.
     """
     import scikit_posthocs  # scikit-posthocs: 0.9 s to import, only the pairwise table needs it
 
@@ -329,22 +310,19 @@ def _nemenyi_pairwise(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def significant_pairs(avg_ranks: pd.Series, cd: float) -> list[tuple[str, str]]:
-    """Pairs ``(better, worse)`` whose average ranks differ by more than the critical difference ``cd``.
-
-    The Nemenyi post-hoc verdict (Demsar 2006, Sec. 3.2.2) in the order of ``avg_ranks``; none
-    when ``cd`` is NaN (fewer than two datasets).
+    """Nemenyi verdict (Demsar 2006, Sec. 3.2.2): pairs whose average ranks differ by more than ``cd``.
 
     Parameters
     ----------
     avg_ranks : pandas.Series
         Average rank per method (index = method names).
     cd : float
-        Critical difference (:func:`nemenyi_cd`).
+        Critical difference (:func:`nemenyi_cd`); NaN (fewer than two datasets) gives no pairs.
 
     Returns
     -------
     list of (str, str)
-        The significantly different pairs, the better method first.
+        ``(better, worse)`` pairs in the order of ``avg_ranks``.
 
     Examples
     --------
@@ -359,11 +337,7 @@ def significant_pairs(avg_ranks: pd.Series, cd: float) -> list[tuple[str, str]]:
 
 
 def _cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
-    """Maximal groups of methods whose average ranks differ by less than ``cd``.
-
-    In rank order, a group is a run of consecutive methods with
-    ``max rank - min rank < cd``; only maximal runs with at least two methods are returned
-    (they are the thick bars of the CD diagram).
+    """Maximal runs (>= 2 methods, in rank order) with ``max rank - min rank < cd``: the CD diagram's bars.
 
     Parameters
     ----------
@@ -375,7 +349,7 @@ def _cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
     Returns
     -------
     list of list of str
-        Groups ordered by their best (smallest) rank; methods within a group by rank.
+        Groups, and methods within them, in rank order.
     """
     cd = float(cd)
     if not (math.isfinite(cd) and cd > 0):
@@ -408,14 +382,12 @@ def _z_value(confidence: float) -> float:
 def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion ``successes / n``.
 
-    ``successes`` may be fractional (an expected count, e.g. the accepted mass of a
-    randomized selection function). The interval is widened, if round-off requires,
-    to contain ``successes / n``.
+    Widened, if round-off requires, to contain ``successes / n``.
 
     Parameters
     ----------
     successes : float
-        Number (or expected number) of successes.
+        Number of successes; may be fractional (e.g. a randomized selection's accepted mass).
     n : float
         Number of trials; ``(nan, nan)`` is returned for ``n <= 0``.
     confidence : float, default 0.95
@@ -442,14 +414,12 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
 
 
 def _normal_interval(mean: float, variance: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
-    """Normal-approximation interval ``mean +- z sqrt(variance / n)`` of a mean of ``n`` values.
+    """Normal-approximation interval ``mean +- z sqrt(variance / n)``.
 
     Parameters
     ----------
-    mean, variance : float
-        Sample mean and variance of the values.
-    n : float
-        Number of values (> 0).
+    mean, variance, n : float
+        Sample mean, variance and size (> 0).
     confidence : float, default 0.95
         Confidence level in (0, 1).
 
@@ -465,18 +435,14 @@ def _normal_interval(mean: float, variance: float, n: float, confidence: float =
 def selective_risk_interval(loss: Any, accept_prob: Any, confidence: float = 0.95) -> tuple[tuple[float, float], str]:
     """Confidence interval of the selective risk over the accepted rows, and its method.
 
-    Rows are weighted by their acceptance probability (of a randomized selection
-    function: only tie rows have weights in (0, 1)). Losses taking only the values 0
-    and ``m`` (e.g. the 0/100 loss): Wilson interval of the error rate among the
-    accepted rows, times ``m``. Other losses (e.g. MAE): normal approximation of the
-    weighted mean, clipped at 0.
+    Rows are weighted by acceptance probability. Losses in {0, ``m``} (e.g. 0/100): Wilson
+    interval of the accepted error rate, times ``m``; others (e.g. MAE): normal approximation
+    of the weighted mean, clipped at 0.
 
     Parameters
     ----------
-    loss : array-like of shape (n,)
-        Loss of each row's prediction.
-    accept_prob : array-like of shape (n,)
-        Probability that each row is accepted.
+    loss, accept_prob : array-like of shape (n,)
+        Each row's loss and acceptance probability.
     confidence : float, default 0.95
         Confidence level in (0, 1).
 

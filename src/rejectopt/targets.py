@@ -1,12 +1,9 @@
 """What a selective classifier is fitted for: the rejection model and its parameter.
 
-:class:`Target` names one of the three rejection models of Franc, Prusa & Voracek (2023,
-Sec. 2) with its parameter (``coverage=0.8``, ``risk=5``, ``reject-cost=10``);
-:class:`OODTarget` one of the models with out-of-distribution inputs of :mod:`rejectopt.ood`
-(``tpr=0.8,fpr=0.2``, ``precision=0.9,recall=0.7``). :func:`parse_target` reads the CLI's
-text form, ``_target_from_dict`` / ``_target_to_dict`` the model file's. A target fits
-its selection function with the strategies of :mod:`rejectopt.selective` and
-:mod:`rejectopt.ood`, which know nothing of targets.
+:class:`Target`: one of the three rejection models of Franc, Prusa & Voracek (2023, Sec. 2);
+:class:`OODTarget`: one of :mod:`rejectopt.ood`'s. :func:`parse_target` reads the CLI's text,
+``_target_from_dict`` / ``_target_to_dict`` the model file's. Targets fit with the strategies
+of :mod:`rejectopt.selective` and :mod:`rejectopt.ood`, which know nothing of targets.
 """
 
 from __future__ import annotations
@@ -41,18 +38,15 @@ _TARGET_KINDS = ("coverage", "risk", "reject-cost")
 class Target:
     """What a selection function is fitted for.
 
-    ``kind`` is ``"coverage"`` (bounded abstention, :func:`fit_bounded_abstention`: value
-    in (0, 1]), ``"risk"`` (bounded improvement, :func:`fit_bounded_improvement`: the
-    largest coverage with selective risk <= value, in loss units, e.g. percent for the
-    0/100 loss; value > 0) or ``"reject-cost"`` (cost-based model, :func:`fit_cost_based`:
-    minimise risk + value * rejection rate; value >= 0).
-
     Parameters
     ----------
     kind : {"coverage", "risk", "reject-cost"}
-        The rejection model.
+        Bounded abstention (:func:`fit_bounded_abstention`), bounded improvement
+        (:func:`fit_bounded_improvement`) or the cost-based model (:func:`fit_cost_based`:
+        minimise risk + value * rejection rate).
     value : float
-        Its parameter; stored as a float.
+        Coverage in (0, 1], selective risk > 0 in loss units (percent for the 0/100 loss), or
+        reject cost >= 0; stored as a float.
 
     Raises
     ------
@@ -114,22 +108,18 @@ _ALL_TARGET_FORMS = f"coverage=W, risk=L, reject-cost=E, {_OOD_TARGET_FORMS}"
 
 @dataclass(frozen=True)
 class OODTarget:
-    """A target of a reject option model comprising out-of-distribution (OOD) inputs.
-
-    ``kind`` is ``"tpr-fpr"`` (bounded TPR-FPR model, :func:`rejectopt.ood.fit_bounded_tpr_fpr`:
-    the smallest selective risk of the accepted in-distribution (ID) inputs subject to
-    TPR = share of ID accepted >= ``bounds[0]`` and FPR = share of OOD accepted <= ``bounds[1]``)
-    or ``"precision-recall"`` (bounded precision-recall model,
-    :func:`rejectopt.ood.fit_bounded_precision_recall`: precision = share of ID among the
-    accepted >= ``bounds[0]`` and recall = TPR >= ``bounds[1]``). Each bound lies in [0, 1].
-    The precision uses the share of OOD in the sample as the OOD prior.
+    """A target of a reject option model with out-of-distribution (OOD) inputs.
 
     Parameters
     ----------
     kind : {"tpr-fpr", "precision-recall"}
-        The rejection model.
+        :func:`rejectopt.ood.fit_bounded_tpr_fpr` (smallest selective risk of accepted ID
+        inputs s.t. TPR = ID share accepted >= ``bounds[0]``, FPR = OOD share accepted
+        <= ``bounds[1]``) or :func:`rejectopt.ood.fit_bounded_precision_recall` (ID share of
+        the accepted >= ``bounds[0]``, with the sample's OOD share as prior; recall = TPR >=
+        ``bounds[1]``).
     bounds : tuple of (float, float)
-        ``(tpr, fpr)`` or ``(precision, recall)``; stored as floats.
+        ``(tpr, fpr)`` or ``(precision, recall)``, each in [0, 1]; stored as floats.
 
     Raises
     ------
@@ -182,11 +172,9 @@ class OODTarget:
         return ",".join(f"{name}={value:g}" for name, value in self.as_dict().items())
 
     def met(self, rates: dict) -> dict[str, bool]:
-        """Whether each bound holds for ``rates`` (keys ``tpr``/``fpr`` or ``precision``/``recall``).
+        """Whether each bound holds for ``rates`` (keyed by :attr:`names`); NaN does not.
 
-        TPR, precision and recall are lower bounds, FPR an upper bound; an undefined (NaN)
-        rate does not meet its bound. Compared with the tolerance
-        ``rejectopt.ood._validation.CONSTRAINT_TOL``, as the strategies do.
+        FPR is an upper bound, the others lower; tolerance ``CONSTRAINT_TOL``, as the strategies.
         """
         out = {}
         for name, bound in self.as_dict().items():
@@ -197,14 +185,13 @@ class OODTarget:
     def fit(self, loss: Any, is_ood: Any, uncertainty: Any) -> SelectionFunction:
         """Fit the optimal selection function on calibration rows (Theorem 3 or 5 of the OOD paper).
 
-        ``loss`` of the OOD rows is ignored (may be NaN). The rule is randomised at the
-        boundary tie group (``accept_prob``), so the bounds hold for the expected rates.
+        OOD rows' ``loss`` is ignored (may be NaN); the bounds hold for the expected rates.
 
         Raises
         ------
         InfeasibleTargetError
             No threshold meets both bounds while accepting an ID input (the paper's "unable");
-            the message names the target and what the rows allow (:meth:`attainable`).
+            the message says what the rows allow (:meth:`attainable`).
         ValueError
             Bad input (no ID or no OOD rows, NaN, lengths), from :mod:`rejectopt.ood`.
         """
@@ -222,13 +209,9 @@ class OODTarget:
     def attainable(self, is_ood: Any, uncertainty: Any) -> dict[str, float]:
         """What the rows allow for each bound, given the other, with randomised thresholds.
 
-        For ``tpr-fpr``: ``fpr_at_tpr`` (smallest FPR with TPR >= the TPR bound) and
-        ``tpr_at_fpr`` (largest TPR with FPR <= the FPR bound); for ``precision-recall``:
-        ``precision_at_recall`` (largest precision with recall >= the recall bound, NaN if
-        nothing is accepted) and ``recall_at_precision`` (largest recall with precision >= the
-        precision bound; 0 if no accepted set reaches it). Between two consecutive distinct
-        scores the rates move linearly with the acceptance probability of the tie group, so
-        the ROC points are interpolated.
+        ``fpr_at_tpr`` / ``tpr_at_fpr``, or ``precision_at_recall`` (NaN if nothing is
+        accepted) / ``recall_at_precision`` (0 if unreachable). The ROC points are interpolated:
+        rates are linear in a tie group's acceptance probability.
         """
 
         is_ood = np.asarray(is_ood, dtype=bool)
@@ -293,7 +276,6 @@ def _describe_attainable(target: OODTarget, attainable: dict) -> str:
     -------
     str
         The phrase the error of an infeasible target carries.
-
     """
     def fmt(value):
         return "nothing" if math.isnan(value) else f"{value:.4g}"
@@ -311,13 +293,9 @@ def _describe_attainable(target: OODTarget, attainable: dict) -> str:
 def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: float = 0.95) -> dict[str, Any]:
     """What a selection function achieves on a sample of ID and OOD rows, with intervals.
 
-    With ``c_i`` the acceptance probability of row ``i`` (the expectation over the
-    randomisation is exact, as in :func:`rejectopt.ood.empirical_rates`): TPR = mean of ``c``
-    on the ID rows (= recall), FPR = mean on the OOD rows, precision = the ID share of the
-    accepted, coverage = the accepted share of all rows, and the selective risk of the accepted
-    ID rows; Wilson score intervals for the rates and the coverage,
-    :func:`rejectopt.stats.selective_risk_interval` for the risk. Undefined values (nothing
-    accepted) are NaN. The OOD rows' losses are not read.
+    Exact expectations over the randomisation (as :func:`rejectopt.ood.empirical_rates`); Wilson
+    intervals for rates and coverage, :func:`rejectopt.stats.selective_risk_interval` for the
+    risk of the accepted ID rows. NaN when nothing is accepted.
 
     Parameters
     ----------
@@ -333,11 +311,9 @@ def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: f
     Returns
     -------
     dict
-        ``coverage``, ``tpr``, ``fpr``, ``precision``, ``recall`` and ``selective_risk``, each
-        with its interval (``*_ci``, a list ``[low, high]``), the methods of the intervals
-        (``*_ci_method``) and the expected numbers of accepted rows
-        (``n_accepted_expected``, ``n_id_accepted_expected``, ``n_ood_accepted_expected``).
-
+        ``coverage``, ``tpr``, ``fpr``, ``precision``, ``recall`` (= TPR), ``selective_risk``,
+        each with ``*_ci`` ``[low, high]``; ``*_ci_method``; and ``n_accepted_expected``,
+        ``n_id_accepted_expected``, ``n_ood_accepted_expected``.
     """
     loss = np.asarray(loss, dtype=np.float64)
     is_ood = np.asarray(is_ood, dtype=bool)
@@ -375,13 +351,11 @@ def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: f
 def _target_from_dict(data: Any) -> "Target | OODTarget":
     """The target of a ``{"kind": ..., "value": ...}`` dict (``model.json``), for untrusted input.
 
-    ``value`` is a number for ``coverage`` / ``risk`` / ``reject-cost`` and an object
-    ``{"tpr": T, "fpr": F}`` / ``{"precision": P, "recall": R}`` for the OOD kinds.
-
     Parameters
     ----------
     data : object
-        The parsed ``target`` field (any value: it is checked, not assumed to be a dict).
+        The parsed ``target`` field, any value; ``value`` a number, or for the OOD kinds an
+        object ``{"tpr": T, "fpr": F}`` / ``{"precision": P, "recall": R}``.
 
     Returns
     -------
@@ -392,7 +366,6 @@ def _target_from_dict(data: Any) -> "Target | OODTarget":
     ------
     ValueError
         Naming the malformed part.
-
     """
     if not isinstance(data, dict) or set(data) != {"kind", "value"}:
         raise ValueError("target must be an object with keys kind and value")
@@ -421,7 +394,6 @@ def _target_to_dict(target: "Target | OODTarget") -> dict[str, Any]:
     -------
     dict
         ``{"kind": ..., "value": ...}``, JSON-able.
-
     """
     if isinstance(target, OODTarget):
         return {"kind": target.kind, "value": target.as_dict()}
@@ -456,14 +428,11 @@ def _parse_ood_target(text: str, parts: list[str]) -> OODTarget:
 def parse_target(text: str) -> "Target | OODTarget":
     """Parse a target text into a :class:`Target` or an :class:`OODTarget`.
 
-    ``coverage=0.8``, ``risk=5`` or ``reject-cost=10`` (also ``reject_cost``) give a
-    :class:`Target`; ``tpr=0.8,fpr=0.2`` or ``precision=0.9,recall=0.7`` (either order, each
-    bound in [0, 1]) an :class:`OODTarget`.
-
     Parameters
     ----------
     text : str
-        The target as the CLI's ``--target`` takes it.
+        As the CLI's ``--target``: ``coverage=0.8``, ``risk=5``, ``reject-cost=10`` (or
+        ``reject_cost``); ``tpr=0.8,fpr=0.2`` or ``precision=0.9,recall=0.7`` (either order).
 
     Returns
     -------
@@ -473,8 +442,8 @@ def parse_target(text: str) -> "Target | OODTarget":
     Raises
     ------
     ValueError
-        Unknown kind, a missing or repeated bound, a value that is not a number or out of
-        range; the message starts with ``target``.
+        Unknown kind, missing or repeated bound, non-number or out-of-range value; the
+        message starts with ``target``.
 
     Examples
     --------

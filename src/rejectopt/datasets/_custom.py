@@ -56,27 +56,16 @@ class CustomDataset:
     target : str or None
         The target column of a CSV (ignored for NPZ).
     n_classes : int or None
-        The number of classes the config declares (``custom_datasets.<name>.n_classes``), so
-        that the experiments needing a class count (OOD, double hinge) are checked at planning
-        time; the file is checked to hold exactly as many when it is prepared.
+        Classes the config declares, so experiments needing a class count (OOD, double hinge)
+        are checked at planning time; the file must hold exactly as many when prepared.
     ratios : tuple of float or None
-        The split ratios the dataset is split with; every class must be large enough to reach
-        each of the five parts. None: :data:`rejectopt.splits.DEFAULT_RATIOS`.
+        Split ratios; every class must reach each of the five parts. None:
+        :data:`rejectopt.splits.DEFAULT_RATIOS`.
 
     Parameters
     ----------
-    name : str
-        The attribute above.
-    path : Path
-        The attribute above.
-    task : {"classification", "ordinal"}
-        The attribute above.
-    target : str or None
-        The attribute above.
-    n_classes : int or None, default None
-        The attribute above.
-    ratios : tuple of float or None, default None
-        The attribute above.
+    name, path, task, target, n_classes, ratios
+        The attributes above (``n_classes``, ``ratios`` default None).
 
     Examples
     --------
@@ -104,9 +93,6 @@ class CustomDataset:
 def custom_dataset(name: str, entry: dict, base_dir: str | os.PathLike = ".", ratios=None) -> CustomDataset:
     """Validate one ``custom_datasets: {name: {path, task, target, n_classes}}`` entry (the file is not read).
 
-    A relative ``path`` is taken relative to ``base_dir`` (the working directory); ``ratios``
-    are the split ratios of the dataset (see :class:`CustomDataset`).
-
     Parameters
     ----------
     name : str
@@ -117,18 +103,18 @@ def custom_dataset(name: str, entry: dict, base_dir: str | os.PathLike = ".", ra
     base_dir : path-like, default "."
         The folder a relative ``path`` is read from.
     ratios : sequence of float, optional
-        The split ratios of the dataset (None: :data:`rejectopt.splits.DEFAULT_RATIOS`).
+        See :class:`CustomDataset`.
 
     Returns
     -------
     CustomDataset
-        The entry, checked, with ``path`` joined to ``base_dir``.
+        With ``path`` joined to ``base_dir``.
 
     Raises
     ------
     CustomDatasetError
-        An unknown or missing key, a bad value, or a file that does not exist; the message
-        names the key as ``config custom_datasets.<name>.<key>``.
+        An unknown or missing key, a bad value or a missing file, named as
+        ``config custom_datasets.<name>.<key>``.
     """
     where = f"config custom_datasets.{name}"
     if not isinstance(entry, dict):
@@ -274,9 +260,8 @@ def _npz_arrays(dataset: CustomDataset, feature_limit: float) -> tuple[np.ndarra
 def _encode_target(dataset: CustomDataset, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Labels ``0..K-1`` and the class values in label order.
 
-    Classification: sorted distinct values (numbers numerically, else as text).
-    Ordinal: the values must be numbers; their ranks among the distinct sorted
-    values are the labels, so the loss ``|y - y'|`` counts levels.
+    Classification: sorted distinct values (numbers numerically, else as text). Ordinal: numbers
+    only, labelled by rank so that the loss ``|y - y'|`` counts levels.
     """
     numeric = None
     try:
@@ -308,10 +293,9 @@ def _is_number(text) -> bool:
 def peek_custom(dataset: CustomDataset) -> dict:
     """What planning needs of a custom dataset, without parsing its data: ``n`` rows (``exact`` or not), ``d`` features.
 
-    A CSV's header is read (UTF-8, the target column present) and its rows estimated from the
-    file's size and the length of its first lines; an NPZ's ``X`` and ``y`` shapes are read off
-    their array headers. The content is checked when the dataset is prepared
-    (:func:`prepare_custom`), so a dry run costs the same for a file of any size.
+    A CSV's rows are estimated from its size and first lines; an NPZ's shapes are read off its
+    array headers. Content is checked by :func:`prepare_custom`, so a dry run costs the same for
+    any file size.
 
     Parameters
     ----------
@@ -321,13 +305,13 @@ def peek_custom(dataset: CustomDataset) -> dict:
     Returns
     -------
     dict
-        ``{"n": rows, "d": features, "exact": whether n was counted rather than estimated}``.
+        ``{"n", "d", "exact"}`` (``exact``: n counted, not estimated).
 
     Raises
     ------
     CustomDatasetError
-        An empty CSV, a header without the target column or not UTF-8, an NPZ without 2-D ``X``
-        and 1-D ``y`` of as many rows, naming the file.
+        An empty CSV, a header not UTF-8 or without the target column, an NPZ without 2-D ``X``
+        and 1-D ``y`` of as many rows.
 
     Examples
     --------
@@ -377,32 +361,28 @@ def _npy_shape(archive: zipfile.ZipFile, key: str) -> tuple | None:
 def load_custom(dataset: CustomDataset, *, feature_limit: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(X, y, classes)`` of a custom dataset, validated; errors name file, line and column.
 
-    ``feature_limit`` is the bound on a feature's magnitude the fitted models use
-    (:data:`rejectopt.model.FEATURE_LIMIT`): a value beyond it, NaN or infinite is refused here,
-    naming what was found, rather than turning into a NaN inside a job.
-
     Parameters
     ----------
     dataset : CustomDataset
         The entry (see :func:`custom_dataset`).
     feature_limit : float
-        The largest feature magnitude accepted.
+        The models' bound on a feature's magnitude (:data:`rejectopt.model.FEATURE_LIMIT`):
+        beyond it, NaN or infinite is refused here rather than turning into a NaN inside a job.
 
     Returns
     -------
     X : numpy.ndarray of float64, shape (n, d)
-        The feature columns, in file order.
+        In file order.
     y : numpy.ndarray of int64, shape (n,)
-        Labels 0..K-1: the rank of each target value among the sorted distinct ones (numbers
-        sorted numerically, text alphabetically).
+        Labels 0..K-1, ranks among the sorted distinct target values (numbers numerically).
     classes : numpy.ndarray, shape (K,)
         The target value of each label.
 
     Raises
     ------
     CustomDatasetError
-        A cell that is not a number, NaN, infinite or beyond ``feature_limit``, a ragged row, a
-        missing target, a single class; the message names the file, line and column.
+        A cell not a number, NaN, infinite or beyond ``feature_limit``, a ragged row, a missing
+        target, a single class.
 
     Examples
     --------
@@ -453,9 +433,8 @@ def _check_classes(dataset: CustomDataset, y: np.ndarray, classes: np.ndarray) -
 def check_custom(dataset: CustomDataset, *, feature_limit: float) -> dict:
     """Read and validate a custom dataset's content; returns its n, d, K and sha256.
 
-    Besides the file checks of :func:`load_custom`, the declared ``n_classes`` must hold and
-    every class must be large enough for each of the five parts (Trn1, Val1, Trn2, Val2, Tst)
-    to receive one of its examples under the stratified split.
+    Beyond :func:`load_custom`'s checks, the declared ``n_classes`` must hold and the stratified
+    split must give every class a row in each of the five parts (Trn1, Val1, Trn2, Val2, Tst).
 
     Parameters
     ----------
@@ -472,8 +451,7 @@ def check_custom(dataset: CustomDataset, *, feature_limit: float) -> dict:
     Raises
     ------
     CustomDatasetError
-        From :func:`load_custom`; the declared ``n_classes`` differs; a class too small for the
-        five parts.
+        From :func:`load_custom`, a wrong ``n_classes``, a class too small for the five parts.
     """
     X, y, classes = load_custom(dataset, feature_limit=feature_limit)
     _check_classes(dataset, y, classes)
@@ -481,7 +459,7 @@ def check_custom(dataset: CustomDataset, *, feature_limit: float) -> dict:
 
 
 def prepare_custom(dataset: CustomDataset, out_npz, *, feature_limit: float) -> dict:
-    """Write ``out_npz`` (arrays ``X``, ``y``) from a custom dataset checked as by :func:`check_custom`; returns n, d, K, sha256.
+    """Write ``out_npz`` (arrays ``X``, ``y``) from a custom dataset checked as by :func:`check_custom`.
 
     Nothing is written when a check fails.
 

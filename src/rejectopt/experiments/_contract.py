@@ -36,10 +36,8 @@ CONTRACT = ("NAME", "settings", "run_split", "aggregate")
 
 @dataclass
 class SplitInputs:
-    """What one split of one dataset starts from: the pipeline's staged files, opened on demand.
-
-    ``X``, ``y`` (the prepared data) and ``parts`` (the split's row indices,
-    :func:`rejectopt.splits.load_split`) are read at their first use.
+    """What one split of one dataset starts from: the staged files, read on first use (``X``, ``y``,
+    ``parts``: :func:`rejectopt.splits.load_split`).
 
     Parameters
     ----------
@@ -54,8 +52,7 @@ class SplitInputs:
     data_path, splits_path : path
         ``results/data/{dataset}/data.npz`` and ``splits.npz``.
     staged : dict
-        Further staged files by role, e.g. ``{"classifier/lr": path, "scores/lr": path}``:
-        what the experiment's rule declares as its inputs.
+        The rule's other inputs by role, e.g. ``{"classifier/lr": path, "scores/lr": path}``.
     _data : tuple, optional
         ``(X, y)`` already read, shared by the splits of one dataset (the pipeline sets it).
     _parts : dict, optional
@@ -143,8 +140,6 @@ class SplitResult:
 def split_inputs(dataset: str, task: str, seed: int, data_path, splits_path, splits, staged=None) -> dict[int, SplitInputs]:
     """:class:`SplitInputs` of every split of ``splits`` for one dataset, the data read once for all.
 
-    ``staged`` maps a split to its staged files by role (see :attr:`SplitInputs.staged`).
-
     Parameters
     ----------
     dataset : str
@@ -158,12 +153,11 @@ def split_inputs(dataset: str, task: str, seed: int, data_path, splits_path, spl
     splits : iterable of int
         The splits' numbers.
     staged : dict, optional
-        ``split -> {role: path}``; a split not in it gets none.
+        ``split -> {role: path}`` (:attr:`SplitInputs.staged`); a split not in it gets none.
 
     Returns
     -------
     dict of int to SplitInputs
-        By split number.
     """
     data = load_prepared(data_path)
     staged = staged or {}
@@ -219,9 +213,9 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
 def load_experiments(paths, search_dir=".") -> dict[str, Any]:
     """Import a user's experiment modules (config key ``experiments``) and check them: ``NAME -> module``.
 
-    Modules are looked up as the config's ``plugins`` are: by file path in ``search_dir`` (the
-    working directory), else on ``sys.path`` (:func:`rejectopt._registry.import_user_module`;
-    the folder is not put on ``sys.path``, where a stray ``sklearn.py`` would shadow scikit-learn).
+    Looked up as ``plugins`` are (:func:`rejectopt._registry.import_user_module`): by file in
+    ``search_dir``, else on ``sys.path`` (the folder is not put on it: a stray ``sklearn.py`` would
+    shadow scikit-learn).
 
     Parameters
     ----------
@@ -263,10 +257,8 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
                outputs: Mapping[int, tuple], *, label: str = "") -> dict[int, SplitResult]:
     """Run ``run_split`` on each split of ``inputs`` and write its files as soon as it is done.
 
-    ``outputs`` maps a split to ``(rows_csv, curves_npz)`` (``curves_npz`` may be None). Rows
-    without the columns ``dataset`` and ``split`` get them, first. Each
-    file is written atomically, so an interrupted job leaves no half-written split behind, and
-    the data are read once for all splits when the inputs share them.
+    Rows lacking ``dataset`` and ``split`` get them, first. Files are written atomically, so an
+    interrupted job leaves no half-written split.
 
     Parameters
     ----------
@@ -275,7 +267,7 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
     inputs : mapping of int to SplitInputs
         By split (:func:`split_inputs`).
     outputs : mapping of int to tuple
-        By split: ``(rows_csv, curves_npz)``.
+        By split: ``(rows_csv, curves_npz)`` (``curves_npz`` may be None).
     label : str, default ""
         What the log lines name.
 
@@ -304,8 +296,8 @@ def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, sp
                 staged: Mapping | None = None) -> dict[int, SplitResult]:
     """Every split of ``split_files`` (``split -> rows_csv``) of one dataset through ``experiment``.
 
-    What the generic rule ``experiment_dataset`` runs for a user's experiment: the settings read
-    from the config once, the data once, then :func:`run_splits`.
+    The generic rule ``experiment_dataset`` for a user's experiment: settings and data read once,
+    then :func:`run_splits`.
 
     Parameters
     ----------

@@ -3,97 +3,75 @@
 
 SVM with a reject option (double hinge) against post-hoc rejection, on binary datasets.
 
-The experiment of Grandvalet et al. [1] on the pipeline's splits: for each rejection cost ``d``
-(misclassification costs 1, ``0 < d < 1/2``) five selective classifiers are fitted on one random
-split and scored on its Tst part by the cost risk ``(errors + d x rejections) / n`` (the empirical
-risk of Chow's cost-based model, Problem 1 of [2]; :func:`rejectopt.metrics._confusion.selective_outcome`),
-their coverage and selective risk. Each split of the pipeline (``results/data/{dataset}/splits.npz``;
-for breast cancer, :func:`breast_cancer_split` makes them with :func:`rejectopt.splits.make_splits`)
-is used as follows:
+Grandvalet et al. [1] on the pipeline's splits: per rejection cost ``d`` (errors cost 1,
+``0 < d < 1/2``) five selective classifiers are fitted on one split and scored on Tst by the cost
+risk ``(errors + d x rejections) / n`` (Chow's cost-based model, Problem 1 of [2];
+:func:`rejectopt.metrics._confusion.selective_outcome`), coverage and selective risk. Splits:
+``results/data/{dataset}/splits.npz``; breast cancer's by :func:`breast_cancer_split`.
 
 * ``double_hinge_rbf`` -- the main row, the seed's model: :class:`~rejectopt.classifiers.DoubleHingeSVM`
-  with the Gaussian kernel ``exp(-gamma ||x - x'||^2)`` (``reject_cost=d``) on the Trn1 features
-  standardised by Trn1's statistics; the width ``gamma`` (``double_hinge.rbf_gamma_grid``, in units
-  of ``1 / n_features``, scikit-learn's ``"scale"`` width on standardised features) and ``C``
-  (``double_hinge.rbf_C_grid``) chosen per ``d`` on Val1 by the cost risk
-  (``fit_double_hinge`` of ``rejectopt.classifiers._double_hinge``; ties: the smaller ``gamma``, then the smaller
-  ``C``); it rejects iff ``f- < f(x) < f+``. The exact kernel costs ``O(n^3)`` time and ``O(n^2)``
-  memory (marketing's Trn1: 13,564 rows), so the model is fitted on the Nyström approximation of rank
-  ``double_hinge.rbf_rank`` (landmarks drawn uniformly from Trn1, seeded by the split; the same
-  landmarks for every ``gamma``, ``C`` and ``d``): ``f`` is restricted to the span of the landmarks'
-  kernel functions and problem (10) of [1] is solved exactly there. Its distance to the exact kernel
-  is measured by ``benchmarks/bench_double_hinge_nystroem.py`` (docs/guide/double_hinge.md).
-* ``double_hinge`` -- the same with the linear kernel, ``C`` on ``double_hinge.C_grid``. Kept as the
-  second row because its bias is known: even where the true log-odds is linear (1-D classes
-  N(-1, 1) / N(+1, 1), equal priors) the best linear double-hinge model is not Chow's rule, since
-  the loss is tangent to the logistic loss only at ``f-`` and ``f+`` and a line cannot meet both
-  where the log-odds does. Its reject interval is +-0.426 against Chow's +-0.424 at ``d = 0.3``,
-  +-0.735 / +-0.693 at 0.2, +-1.449 / +-1.099 at 0.1 (excess cost 0.0037 over Bayes' 0.0701), and at
-  ``d = 0.05`` the best slope is 0: it rejects everything (Chow: +-1.472). So at small ``d`` this
-  row measures the linear model's bias as much as the data (``tests/test_double_hinge.py`` computes
-  these numbers by integration).
-* ``lr_sele`` -- LR on Trn1 with ``C`` by Val1 error, SELE on Trn2 with ``C`` by Val2 AuRC
-  (:func:`rejectopt.experiments._learners.fit_classifier_then_score`), then the selection function
-  :func:`rejectopt.selective.fit_cost_based` with ``reject_cost = 100 d`` (the losses are
-  ``100 [y != h(x)]``) fitted on **Val2**, the part SELE's ``C`` was chosen on.
-* ``svm_threshold`` -- the naive baseline: the plain linear SVM
-  (:class:`~rejectopt.classifiers.BinaryHingeSVM`, the pipeline's ``svm``) on Trn1, ``C`` by Val1
-  error on the *same* grid and scaling as the double-hinge SVM, rejecting iff ``|f(x)|`` is below
-  the threshold that minimises the cost risk on **Val2** (``rejectopt.selective._fit_margin_threshold``;
-  the same part as ``lr_sele``'s selection function, so the two post-hoc rules see the same data).
-* ``lr_chow`` -- LR's own posterior with Chow's rule: reject iff ``max_y p(y|x) < 1 - d``
-  (``rejectopt.selective._chow_reject``); nothing is tuned.
+  with kernel ``exp(-gamma ||x - x'||^2)`` on Trn1 features standardised by Trn1; ``gamma``
+  (``rbf_gamma_grid``, in units of ``1 / n_features``: scikit-learn's ``"scale"`` on standardised
+  features) and ``C`` (``rbf_C_grid``) chosen per ``d`` on Val1 by cost risk
+  (``rejectopt.classifiers._double_hinge.fit_double_hinge``; ties: smaller ``gamma``, then ``C``);
+  rejects iff ``f- < f(x) < f+``. The exact kernel costs ``O(n^3)`` time, ``O(n^2)`` memory
+  (marketing's Trn1: 13,564 rows), so problem (10) of [1] is solved exactly on the span of a
+  rank-``rbf_rank`` Nyström approximation (landmarks uniform from Trn1, seeded by the split, shared
+  by every ``gamma``, ``C``, ``d``); its distance to the exact kernel:
+  ``benchmarks/bench_double_hinge_nystroem.py`` (docs/guide/double_hinge.md).
+* ``double_hinge`` -- the linear kernel, ``C`` on ``C_grid``. Kept because its bias is known: even
+  with linear log-odds (1-D N(-1, 1) / N(+1, 1), equal priors) it is not Chow's rule, the loss
+  being tangent to the logistic loss only at ``f-`` and ``f+``, which a line cannot both meet.
+  Reject interval vs Chow's: +-0.426 / +-0.424 at ``d = 0.3``, +-0.735 / +-0.693 at 0.2,
+  +-1.449 / +-1.099 at 0.1 (excess cost 0.0037 over Bayes' 0.0701); at ``d = 0.05`` slope 0,
+  rejecting everything (Chow: +-1.472). So at small ``d`` it measures the model's bias as much as
+  the data (``tests/test_double_hinge.py`` integrates these numbers).
+* ``lr_sele`` -- LR on Trn1 (``C`` by Val1 error), SELE on Trn2 (``C`` by Val2 AuRC,
+  :func:`rejectopt.experiments._learners.fit_classifier_then_score`), then
+  :func:`rejectopt.selective.fit_cost_based` with ``reject_cost = 100 d`` (losses
+  ``100 [y != h(x)]``) on **Val2**, where SELE's ``C`` was chosen.
+* ``svm_threshold`` -- naive baseline: the plain linear SVM
+  (:class:`~rejectopt.classifiers.BinaryHingeSVM`) on Trn1, ``C`` by Val1 error on the *same* grid
+  and scaling as the double-hinge SVM, rejecting iff ``|f(x)|`` is below the threshold minimising
+  the cost risk on **Val2** (``rejectopt.selective._fit_margin_threshold``; as ``lr_sele``, so both
+  post-hoc rules see the same data).
+* ``lr_chow`` -- Chow's rule on LR's posterior: reject iff ``max_y p(y|x) < 1 - d``
+  (``rejectopt.selective._chow_reject``); nothing tuned.
 
-Seeds are ``_derive_seed(seed, dataset, "double_hinge", split, part)`` (``part`` = ``lr``,
-``sele``, ``svm``, ``nystroem``: the landmarks); the solvers are deterministic, SELE's chunking is
-seeded.
+Seeds: ``_derive_seed(seed, dataset, "double_hinge", split, part)``, ``part`` in ``lr``,
+``sele``, ``svm``, ``nystroem``; the solvers are deterministic.
 
-C grids: LR uses the pipeline's ``C_classifier`` (loss weight ``C`` on the summed loss, as
-everywhere in the pipeline); the two linear SVMs share ``double_hinge.C_grid`` read with
-``double_hinge.c_scaling`` (``"mean"``: loss weight ``C / n_trn1`` on the summed loss, i.e.
-``C`` per example; ``"sum"``: ``C``). With standardised features the summed reading of
-{1, ..., 1000} is almost hard-margin on the larger datasets: on marketing every ``C`` of it gives
-the same double-hinge model, while ``{1, 10, 100, 1000} / n_trn1`` spans under- to weakly
-regularised (see :class:`~rejectopt.classifiers.DoubleHingeSVM`). The RBF model needs larger
-``C`` (``rbf_C_grid``, same reading): a function of RKHS norm ``||f||`` has ``|f| <= ||f||``, and
+C grids: LR uses ``C_classifier`` (weight ``C`` on the summed loss, as everywhere); the linear SVMs
+share ``C_grid`` read with ``c_scaling`` (``"mean"``: ``C / n_trn1`` on the summed loss, i.e. per
+example; ``"sum"``: ``C``). On standardised features the summed reading of {1, ..., 1000} is
+almost hard-margin on larger datasets (on marketing every ``C`` gives the same model), while
+``/ n_trn1`` spans under- to weakly regularised (:class:`~rejectopt.classifiers.DoubleHingeSVM`).
+The RBF model needs larger ``C`` (``rbf_C_grid``, same reading): ``|f| <= ||f||`` in the RKHS, so
 logits beyond Chow's ``f+ = log((1-d)/d)`` cost ``||f||^2 / 2`` against a loss summed over
-``n_trn1`` examples; on marketing, at ``d = 0.2``, every RBF model with ``C <= 100`` predicted the
-majority class and rejected nothing (Val1 cost risk 11.7 %, against 6.4 % at ``C = 10^5``).
+``n_trn1``; on marketing at ``d = 0.2`` every ``C <= 100`` predicted the majority class, rejecting
+nothing (Val1 cost risk 11.7 %, 6.4 % at ``C = 10^5``).
 
 The protocol against the paper's
 --------------------------------
-The same as the paper's (Section 5.2 of [2]): the splits and their ratios, LR on Trn1 with ``C``
-by the Val1 error on the config's ``C_classifier``, SELE on LR's Trn2 losses with ``C`` by the
-Val2 AuRC on ``C_score``, Tst only for the reported numbers, risks in percent.
+As in Section 5.2 of [2]: splits and ratios, LR (``C_classifier``, Val1 error), SELE on LR's Trn2
+losses (``C_score``, Val2 AuRC), Tst only for reported numbers, risks in percent. It differs in
+that the paper reports a score's AuRC (the whole RC curve), whereas here each method is one
+selective classifier per ``d``: a post-hoc rule needs a threshold, fitted on Val2 (Trn2 / Val2 stay
+the post-hoc stage's), and the number is the Tst cost risk. The SVMs are not the paper's methods;
+they are selected on Trn1 / Val1 like its classifiers. Breast cancer is not a paper dataset: its
+splits are made in the job (the config's default ratios and seed).
 
-Where it differs: the paper reports the AuRC of a score, the whole RC curve; here each method is
-one selective classifier per ``d``, so a post-hoc rule needs a threshold, fitted on Val2 (the
-score's own selection part: Trn2 / Val2 stay the post-hoc stage's, as in the paper), and the
-number is the Tst cost risk. The double-hinge SVMs and the plain SVM are not the paper's methods;
-they are selected on Trn1 / Val1 like the paper's classifiers. Breast cancer is not a paper
-dataset: its splits are made in the job, with the config's default ratios and seed.
+LR is read from the staged files of ``rules/classifiers.smk`` (``results/classifiers/{dataset}/lr/``;
+same splits, grid, deterministic solver) where the dataset is one of the run's, not retrained.
+Predictions are equal; posteriors may differ in their last bits (the staged rule predicts every
+example at once), which matters only for a maximum posterior within those bits of ``1 - d``: on
+phishing and marketing (5 splits) every result file stayed byte-identical. Breast cancer trains LR
+in the job. SELE is always learned in the job: the staged score file keeps Tst uncertainties only,
+while the selection function is fitted on Val2, with this experiment's seed.
 
-LR is the staged rules' where the dataset is one of the run's: the rule ``double_hinge_split``
-gives the LR classifier files of ``rules/classifiers.smk`` (``results/classifiers/{dataset}/lr/``,
-the same LR on the same splits, Trn1 / Val1 and ``C_classifier`` grid, with a deterministic
-solver), and :func:`run_split` reads LR's predictions and posteriors from them instead of training
-LR again. The predictions are the same; the posteriors may differ in their last bits (the staged
-rule predicts every example at once, this job Trn2, Val2 and Tst), which changes a result only if
-a maximum posterior lies within those bits of Chow's ``1 - d``: on phishing and marketing (5
-splits) every result file stayed byte-identical. LR is trained in the job for breast cancer, which
-is not a dataset of the staged rules.
-SELE is always learned in the job: the staged score file (``results/scores/{dataset}/lr.npz``)
-keeps the score's uncertainty on Tst only, while this experiment fits its selection function on
-Val2, and its seed is this experiment's.
-
-The contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings` (the config block
-``double_hinge:`` and the pipeline's LR / SELE settings), :func:`run_split` (one split's rows,
-:data:`SPLIT_COLUMNS`, and its Tst RC curves of LR + SELE and of the plain SVM's ``-|f|``; the fit
-times apart, :data:`TIMING_COLUMNS`), :func:`aggregate` (:func:`double_hinge_table`: mean and std
-over the splits per (dataset, d, method); :func:`cost_risk_ranks`: the average ranks of the
-methods by cost risk over the (dataset, d) cells; :func:`wilcoxon_tests`: paired Wilcoxon
-signed-rank tests of the RBF double-hinge SVM (:data:`REFERENCE`) against each other method over
-splits x datasets, per ``d`` and over all ``d``). Rendering is :mod:`rejectopt.report.double_hinge`'s.
+Contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
+:func:`aggregate` (:func:`double_hinge_table`, :func:`cost_risk_ranks`, :func:`wilcoxon_tests` of
+:data:`REFERENCE` against each method). Rendering is :mod:`rejectopt.report.double_hinge`'s.
 
 References
 ----------
@@ -194,9 +172,8 @@ SPLIT_COLUMNS = [
     "n_iter", "rel_gap", "gamma",
 ]
 
-#: Columns of ``results/double_hinge/{dataset}/timing_split_{k}.csv``: the fit times, kept apart from
-#: the results so that those are byte-identical from run to run (and between a local and a SLURM run).
-#: Where LR is read from its staged file, not fitted in the job, its part (LR + SELE, LR + Chow) is NaN.
+#: Columns of ``results/double_hinge/{dataset}/timing_split_{k}.csv``: fit times, kept apart so the results
+#: are byte-identical between runs (local or SLURM). LR's part is NaN where LR is read from its staged file.
 TIMING_COLUMNS = ["dataset", "split", "reject_cost", "method", "fit_wall_s", "fit_cpu_s"]
 
 
@@ -206,20 +183,17 @@ TIMING_COLUMNS = ["dataset", "split", "reject_cost", "method", "fit_wall_s", "fi
 def settings(config: dict) -> dict:
     """The experiment's settings from the whole pipeline config.
 
-    The block ``config["double_hinge"]`` with :data:`DEFAULTS` for its missing keys, and the
-    pipeline's ``C_classifier``, ``C_score``, ``sele_chunk_size`` (LR and SELE) and
-    ``split_ratios.default`` (breast cancer's splits) as ``split_ratios``.
-
     Parameters
     ----------
     config : dict
-        The pipeline's config (``config.yaml`` as a dict); only the keys above are read.
+        The pipeline's config.
 
     Returns
     -------
     dict
-        The keys of :data:`DEFAULTS` (reject costs and grids sorted, as floats), ``C_classifier``,
-        ``C_score``, ``sele_chunk_size`` and ``split_ratios``.
+        ``config["double_hinge"]`` completed by :data:`DEFAULTS` (costs and grids sorted, as
+        floats); the pipeline's ``C_classifier``, ``C_score``, ``sele_chunk_size`` (LR, SELE);
+        ``split_ratios`` (``split_ratios.default``, breast cancer's splits).
 
     Raises
     ------
@@ -266,25 +240,24 @@ _settings = settings
 
 
 def covered_datasets(settings: dict, run_datasets: Sequence[str], custom: Sequence[str] = ()) -> list[str]:
-    """The datasets this run's experiment covers: those of ``settings["datasets"]`` the run covers, then breast cancer.
+    """The datasets of ``settings["datasets"]`` the run covers, then breast cancer.
 
-    A listed name must be :data:`BREAST_CANCER`, a registered binary dataset or a custom dataset
-    (``custom``: checked for two classes when its job runs).
+    A listed name must be :data:`BREAST_CANCER`, registered binary, or custom (checked for two
+    classes when its job runs).
 
     Parameters
     ----------
     settings : dict
-        :func:`settings`'s output (its ``datasets``).
+        :func:`settings`'s output.
     run_datasets : sequence of str
-        The datasets of the run (the config's ``datasets``).
+        The config's ``datasets``.
     custom : sequence of str, optional
         The run's custom datasets (not in the registry).
 
     Returns
     -------
     list of str
-        The run's datasets that ``settings["datasets"]`` lists, in the run's order, then
-        :data:`BREAST_CANCER` if listed.
+        In the run's order, then :data:`BREAST_CANCER` if listed.
 
     Raises
     ------
@@ -307,10 +280,9 @@ def covered_datasets(settings: dict, run_datasets: Sequence[str], custom: Sequen
 def breast_cancer_split(split: int, ratios=None, seed: int = 0) -> tuple[np.ndarray, np.ndarray, dict]:
     """Wisconsin breast cancer (569 x 30, shipped with scikit-learn) and its split ``split``.
 
-    The split is part ``split`` of ``make_splits(y, ratios, n_splits=split + 1, seed,
-    dataset="breast_cancer")``: each split is seeded by ``(seed, "breast_cancer", split)`` alone,
-    so it is the same whatever the number of splits of the run. Labels are scikit-learn's
-    (0 = malignant, 1 = benign).
+    Split ``split`` of ``make_splits(y, ratios, n_splits=split + 1, seed, dataset="breast_cancer")``,
+    seeded by ``(seed, "breast_cancer", split)`` alone, so independent of the run's split count.
+    Labels are scikit-learn's (0 = malignant, 1 = benign).
 
     Parameters
     ----------
@@ -343,23 +315,18 @@ def breast_cancer_split(split: int, ratios=None, seed: int = 0) -> tuple[np.ndar
 class DoubleHingeSplitResult(SplitResult):
     """Output of :func:`run_split`: the contract's rows and curves, the fit times and the models.
 
-    Attributes
+    Parameters
     ----------
     rows : DataFrame
         :data:`SPLIT_COLUMNS`, one row per (reject cost, method).
     curves : dict
         Tst RC curves (:func:`rejectopt.metrics.rc_curve`): ``lr_sele_cov``, ``lr_sele_risk`` (LR's
-        loss ordered by SELE) and ``svm_cov``, ``svm_risk`` (the plain SVM's loss ordered by ``-|f|``).
+        loss ordered by SELE), ``svm_cov``, ``svm_risk`` (the plain SVM's ordered by ``-|f|``).
     timing : DataFrame
-        :data:`TIMING_COLUMNS`, the same rows' fit times (wall and CPU seconds).
+        :data:`TIMING_COLUMNS`: the rows' fit times (wall and CPU seconds).
     models : dict
-        The fitted models (not written): ``lr``, ``sele``, ``svm``, ``scaler``, ``double_hinge``
-        and ``double_hinge_rbf`` (reject cost -> DoubleHingeSVM).
-
-    Parameters
-    ----------
-    rows, curves, timing, models
-        The attributes above.
+        Fitted models (not written): ``lr``, ``sele``, ``svm``, ``scaler``, ``double_hinge``,
+        ``double_hinge_rbf`` (reject cost -> DoubleHingeSVM).
     """
 
     timing: pd.DataFrame = None
@@ -379,10 +346,8 @@ def _staged_lr_then_sele(path, X, y, parts: dict, settings: dict, score_seed: in
     """LR's outputs from its staged classifier file, then SELE learned on them as
     :func:`rejectopt.experiments._learners.fit_classifier_then_score` learns it.
 
-    The staged LR (``rules/classifiers.smk``, :func:`rejectopt.experiments.paper.run_classifiers`)
-    is this experiment's: the same split, Trn1 / Val1 and ``C_classifier`` grid, and a deterministic
-    solver, so its predictions equal those of an LR trained here. Its fit time is not this job's:
-    the times of the LR part are NaN.
+    The staged LR (:func:`rejectopt.experiments.paper.run_classifiers`) has this experiment's split,
+    grid and a deterministic solver, so equal predictions; its fit time is not this job's (NaN).
 
     Raises
     ------
@@ -415,19 +380,12 @@ def _staged_lr_then_sele(path, X, y, parts: dict, settings: dict, score_seed: in
 def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
     """The five methods of the module notes on one split, for every reject cost; scored on Tst.
 
-    ``inputs`` gives the dataset's data and split (for :data:`BREAST_CANCER`, made here by
-    :func:`breast_cancer_split` with ``settings["split_ratios"]`` and ``inputs.seed``), the
-    names of the cell and the run's seed, from which the seeds derive, and optionally the staged
-    LR classifier file (role :data:`STAGED_LR`): LR's outputs are read from it instead of
-    training LR (the same numbers; its fit times are then NaN). ``settings`` is
-    :func:`settings`'s: the reject costs, the SVMs' ``C_grid`` / ``c_scaling``, the RBF model's
-    ``rbf_gamma_grid`` (times ``1 / n_features``), ``rbf_C_grid`` and ``rbf_rank``, LR's and SELE's
-    grids and SELE's chunk size.
-
     Parameters
     ----------
     inputs : rejectopt.experiments.SplitInputs
-        The split's data, names, seed and staged files.
+        The split's data (for :data:`BREAST_CANCER` made by :func:`breast_cancer_split`), the run's
+        seed (the seeds derive from it) and, optionally, the staged LR file (:data:`STAGED_LR`),
+        read instead of training LR (same numbers; LR's fit times NaN).
     settings : dict
         :func:`settings`'s output.
 
@@ -548,31 +506,24 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
                       sele_chunk_size=None, staged: Mapping | None = None) -> dict[int, DoubleHingeSplitResult]:
     """File-in / file-out :func:`run_split` on every split of ``split_files`` of one dataset.
 
-    ``split_files`` maps a split to ``(csv_path, curves_path, timing_path)``: the rows go to
-    ``csv_path``, the curves to ``curves_path`` (NPZ), the fit times to ``timing_path`` (the only
-    output that varies between runs). Each split's files are written (atomically) as soon as it is
-    done (:func:`rejectopt.experiments._contract.run_splits`) and depend only on that split's seeds.
-
-    ``data_path`` / ``splits_path`` are the pipeline's prepared data and splits, read once; for
-    :data:`BREAST_CANCER` both are None (:func:`breast_cancer_split` builds each split). The
-    keywords are the rule's params: ``settings`` is the config block ``double_hinge:``
-    (``datasets`` is ignored), ``split_ratios`` the config's ``split_ratios.default``,
-    ``C_classifier``, ``C_score``, ``sele_chunk_size`` and ``seed`` the config's (None: the
-    pipeline's defaults). ``staged`` maps a split to its staged files by role: the LR classifier
-    file of the split under :data:`STAGED_LR` replaces training LR (:func:`run_split`).
+    Each split's files are written atomically when it is done
+    (:func:`rejectopt.experiments._contract.run_splits`) and depend only on its seeds. The keywords
+    are the rule's params (None: the pipeline's defaults).
 
     Parameters
     ----------
     data_path, splits_path : path-like or None
-        ``results/data/{dataset}/data.npz`` and ``splits.npz`` (None for :data:`BREAST_CANCER`).
+        ``results/data/{dataset}/data.npz`` and ``splits.npz``, read once (None for
+        :data:`BREAST_CANCER`: :func:`breast_cancer_split` builds each split).
     split_files : mapping of int to tuple
-        Split -> ``(csv_path, curves_path, timing_path)``.
+        Split -> ``(csv_path, curves_path, timing_path)``: rows, curves (NPZ), fit times (the only
+        output varying between runs).
     dataset : str
         The dataset's name.
     seed : int, default=0
         The run's master seed.
     settings : dict, optional
-        The config block ``double_hinge:``.
+        The config block ``double_hinge:`` (``datasets`` ignored).
     split_ratios : sequence of float, optional
         The config's ``split_ratios.default`` (breast cancer's splits).
     C_classifier, C_score : sequence of float, optional
@@ -580,7 +531,7 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
     sele_chunk_size : int, optional
         SELE's chunk size.
     staged : mapping, optional
-        Split -> its staged files by role.
+        Split -> its staged files by role (:data:`STAGED_LR` replaces training LR).
 
     Returns
     -------
@@ -613,8 +564,8 @@ _MEAN_STD = ("cost_risk", "coverage", "selective_risk", "error_full")
 
 
 def table_order(results: pd.DataFrame) -> tuple[list[str], list[float], list[str]]:
-    """The datasets (first seen first), the reject costs (ascending) and the methods (:data:`METHODS`
-    first, then any other, sorted) of per-split rows or of :func:`double_hinge_table`.
+    """Datasets (first seen first), reject costs (ascending), methods (:data:`METHODS` first, then
+    others sorted) of per-split rows or :func:`double_hinge_table`.
 
     Parameters
     ----------
@@ -639,18 +590,16 @@ def double_hinge_table(results: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     results : pandas.DataFrame
-        Per-split rows with at least ``dataset, split, reject_cost, method``, ``cost_risk``,
-        ``coverage``, ``selective_risk``, ``error_full``, ``C`` and ``gamma``
-        (:data:`SPLIT_COLUMNS`).
+        Per-split rows (:data:`SPLIT_COLUMNS`; at least ``dataset, split, reject_cost, method``,
+        the four metrics, ``C``, ``gamma``).
 
     Returns
     -------
     DataFrame
-        ``dataset, reject_cost, method, n_splits``, ``{metric}_mean`` / ``{metric}_std`` for
-        cost risk, coverage, selective risk (over the splits where something is accepted) and the
-        full-coverage error, ``n_empty`` (splits accepting nothing), ``C`` and ``gamma`` (the
-        chosen grid values, space-separated per split; ``gamma`` is the absolute RBF width, NaN for
-        the methods without one).
+        ``dataset, reject_cost, method, n_splits``, ``{metric}_mean`` / ``_std`` for cost risk,
+        coverage, selective risk (over splits accepting something), full-coverage error;
+        ``n_empty`` (splits accepting nothing); ``C``, ``gamma`` (chosen values, space-separated
+        per split; ``gamma`` absolute, NaN without an RBF).
 
     Raises
     ------
@@ -680,20 +629,18 @@ def double_hinge_table(results: pd.DataFrame) -> pd.DataFrame:
 class RankResult:
     """Ranks of the methods by mean cost risk over the (dataset, reject cost) cells.
 
-    ``ranks``: cells x methods (1 = best, ties averaged); ``average_ranks``; Friedman's and
-    Iman-Davenport's p-values and Nemenyi's CD at alpha 0.05 (NaN with fewer than 2 cells). The
-    cells of one dataset share its splits, so the tests treat them as independent only nominally.
+    A dataset's cells share its splits, so the tests treat them as independent only nominally.
 
     Parameters
     ----------
     ranks : pandas.DataFrame
-        Cells x methods, the ranks.
+        Cells x methods (1 = best, ties averaged).
     average_ranks : pandas.Series
         Per method, its average rank over the cells.
     friedman_pvalue, iman_davenport_pvalue : float
-        The p-values of Friedman's test and of its Iman-Davenport correction.
+        Friedman's test and its Iman-Davenport correction (NaN with fewer than 2 cells).
     cd_005 : float
-        Nemenyi's critical difference at alpha 0.05.
+        Nemenyi's critical difference at alpha 0.05 (NaN with fewer than 2 cells).
     wins : pandas.Series
         Per method, the cells where it has the best rank (ties count for each), named
         ``best_cells``.
@@ -718,7 +665,6 @@ def cost_risk_ranks(table: pd.DataFrame) -> RankResult:
     Returns
     -------
     RankResult
-        The ranks, average ranks, wins, Friedman's and Iman-Davenport's p-values and Nemenyi's CD.
     """
     datasets, costs, methods = table_order(table)
     wide = table.pivot(index=["dataset", "reject_cost"], columns="method", values="cost_risk_mean")
@@ -738,16 +684,13 @@ def cost_risk_ranks(table: pd.DataFrame) -> RankResult:
 def wilcoxon_tests(results: pd.DataFrame, reference: str = REFERENCE, metric: str = "cost_risk") -> pd.DataFrame:
     """Paired Wilcoxon signed-rank tests of ``reference`` against each other method.
 
-    Pairs are the (dataset, split) cells of one reject cost (``reject_cost`` = that cost), or the
-    (dataset, split, cost) cells of all costs (``reject_cost`` = ``"all"``); the test is
-    :func:`scipy.stats.wilcoxon` (two-sided, zero differences dropped, ``method="auto"``) on the
-    per-split ``metric``.
+    Pairs: the (dataset, split) cells of one cost, or (dataset, split, cost) of all (``reject_cost``
+    ``"all"``); :func:`scipy.stats.wilcoxon` (two-sided, zeros dropped, ``method="auto"``).
 
     Parameters
     ----------
     results : pandas.DataFrame
-        Per-split rows (:data:`SPLIT_COLUMNS`, or at least ``dataset, split, reject_cost, method``
-        and ``metric``).
+        Per-split rows (at least ``dataset, split, reject_cost, method`` and ``metric``).
     reference : str, default=REFERENCE
         The method tested against each other one.
     metric : str, default="cost_risk"
@@ -797,25 +740,21 @@ def wilcoxon_tests(results: pd.DataFrame, reference: str = REFERENCE, metric: st
 
 
 def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.DataFrame]:
-    """Every split's rows (:data:`SPLIT_COLUMNS`) to the experiment's tables, as numbers.
-
-    ``double_hinge``: :func:`double_hinge_table`; ``ranks``: per method its average rank by cost
-    risk over the (dataset, d) cells and the cells where it is best (:func:`cost_risk_ranks`);
-    ``rank_tests``: one row, the number of cells, Friedman's and Iman-Davenport's p-values and
-    Nemenyi's CD at alpha 0.05; ``wilcoxon``: :func:`wilcoxon_tests`. ``settings`` is unused: the
-    rows hold every setting.
+    """Every split's rows to the experiment's tables, as numbers.
 
     Parameters
     ----------
     rows : pandas.DataFrame
         Every split's rows.
     settings : dict, optional
-        Unused (the experiment contract's signature).
+        Unused: the rows hold every setting (the contract's signature).
 
     Returns
     -------
     dict of str to pandas.DataFrame
-        The tables ``double_hinge``, ``ranks``, ``rank_tests`` and ``wilcoxon``.
+        ``double_hinge`` (:func:`double_hinge_table`); ``ranks``: average rank and best cells per
+        method (:func:`cost_risk_ranks`); ``rank_tests``: one row, the cells' count, Friedman /
+        Iman-Davenport p-values, Nemenyi's CD at 0.05; ``wilcoxon`` (:func:`wilcoxon_tests`).
     """
     table = double_hinge_table(rows)
     ranks = cost_risk_ranks(table)
@@ -827,8 +766,7 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
 
 
 def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every split's rows from ``csv_paths`` to :func:`double_hinge_table`, written to ``csv_out``
-    (CSV, no index, atomically).
+    """Every split's rows to :func:`double_hinge_table`, written to ``csv_out`` (CSV, atomically).
 
     Parameters
     ----------

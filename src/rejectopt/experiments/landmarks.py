@@ -3,31 +3,22 @@
 
 Facial landmarks with a reject option on 300-W (Section 5.2.3, Fig. 4-5 of [1]).
 
-The structured-output experiment of [1]: the classifier ``h(x)`` is DLIB's 68-point shape
-predictor (an ensemble of regression trees [3]) placed in a box found by DLIB's HOG frontal face
-detector; the loss is the normalised localisation error ``l(y, y') = 100 / iod(y) * sum_i
-||l_i - l'_i||`` (:func:`rejectopt.landmarks.landmark_loss`); the baseline uncertainty is the
-negated face-detector score; the learned uncertainties (:data:`LEARNED_SCORES`: SELE, REG) are
-linear on ``psi(x)`` in R^2448, HOG descriptors (36 per landmark) around the 68 predicted
-landmarks (:func:`rejectopt.landmarks.face_features`). The faces are
-:mod:`rejectopt.datasets`' (``list_faces``: the offline copy or the official archive [2]); the
-detector, the shape predictor and the features :mod:`rejectopt.landmarks`'.
+``h(x)`` is DLIB's 68-point shape predictor (regression-tree ensemble [3]) in the box of DLIB's
+HOG face detector; the loss is ``l(y, y') = 100 / iod(y) * sum_i ||l_i - l'_i||``
+(:func:`rejectopt.landmarks.landmark_loss`); the baseline uncertainty is the negated
+face-detector score; the learned ones (:data:`LEARNED_SCORES`: SELE, REG) are linear on
+``psi(x)`` in R^2448, 36 HOG values around each predicted landmark
+(:func:`rejectopt.landmarks.face_features`). Faces: ``list_faces`` of :mod:`rejectopt.datasets`
+(offline copy or official archive [2]).
 
-One split (:func:`run_landmark_split`): detect once per face set
-(``rejectopt.landmarks._detect.load_or_detect_faces``), train the shape predictor on Trn1 and choose
-its options on Val1 (the pipeline trains each option set as its own job,
-:func:`train_candidate_predictor`), predict on Trn2 / Val2 / Tst, extract features, learn SELE
-and REG on Trn2 with C chosen on Val2, and report the Tst losses and uncertainties, plus a
-learning curve (Fig. 4b).
+One split (:func:`run_landmark_split`): shape predictor trained on Trn1, options chosen on Val1
+(each option set its own job, :func:`train_candidate_predictor`); SELE and REG learned on Trn2,
+C chosen on Val2; Tst losses, uncertainties and a learning curve (Fig. 4b).
 
-The contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings` (the config block
-``landmarks:``, the pipeline's ``C_score`` and ``seed``, and the faces the run uses),
-:func:`run_split` (one split from its staged detections, splits and, where given, the trained
-option grid: the rows of :func:`landmark_summary` and the whole result), :func:`aggregate` (mean
-and std over the splits of each method's Tst AuRC and of R@100,
-:func:`rejectopt.tables.aurc_table`). The pipeline's jobs call the file-in / file-out
-functions :func:`face_splits_file`, :func:`train_predictor_file`, :func:`run_split_files` and
-:func:`summary_file`; rendering (the note, Fig. 4a, 4b and 5) is :mod:`rejectopt.report.landmarks`'s.
+Contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
+:func:`aggregate`. The jobs call :func:`face_splits_file`, :func:`train_predictor_file`,
+:func:`run_split_files` and :func:`summary_file`; rendering (Fig. 4a, 4b, 5) is
+:mod:`rejectopt.report.landmarks`'s.
 
 References
 ----------
@@ -140,11 +131,9 @@ DEFAULTS = {
     "max_faces": None,
 }
 
-#: dlib's trainer threads. Fixed, not the job's cores: the trained shape predictor depends on dlib's
-#: thread count (it sums the residuals per thread block), so a run on fewer cores would give other
-#: numbers. 1, with the grid's jobs side by side: on 2 cores one training (split 0, oversampling 10)
-#: took 40 s of wall time and 57 CPU-s with 2 threads, 44 s and 45 CPU-s with 1, and two 1-thread
-#: trainings side by side 42 s and 46 s, so two 1-thread jobs train twice what one 2-thread job does.
+#: dlib's trainer threads. Fixed, not the job's cores: the model depends on dlib's thread count (it
+#: sums the residuals per thread block). 1, with the grid's jobs side by side: on 2 cores one 2-thread
+#: training took 40 s (57 CPU-s), one 1-thread 44 s (45 CPU-s), two 1-thread side by side 42 s and 46 s.
 TRAINER_THREADS = 1
 
 #: SELE's ``n_jobs`` (and the BLAS thread limit of the job), fixed for the same reason: SELE's sums
@@ -176,24 +165,20 @@ SUMMARY_COLUMNS = list(BASE_SUMMARY_COLUMNS)
 def settings(config: dict) -> dict:
     """The experiment's settings from the whole pipeline config.
 
-    The block ``config["landmarks"]`` with :data:`DEFAULTS` for its missing keys; ``C_grid``, the
-    pipeline's ``C_score`` (default ``(0, 1, 10, 100, 1000)``, Section 5.1); ``seed``; ``faces``,
-    the keywords of :func:`select_faces`: the offline copy ``faces_mirror`` with its folders
-    (``rejectopt.datasets._faces300w.MIRROR_SUBSETS``) where the config sets it, else the official
-    archive extracted under ``raw_dir`` (``archive_dir``, ``rejectopt.datasets._faces300w.ARCHIVE_SUBSETS``);
-    ``trainer_threads`` and ``score_jobs`` (:data:`TRAINER_THREADS`, :data:`SCORE_JOBS`).
-
     Parameters
     ----------
     config : dict
-        The whole pipeline config (``config.yaml``); only ``landmarks``, ``C_score``, ``seed``,
-        ``faces_mirror`` and ``raw_dir`` are read.
+        The whole pipeline config; reads ``landmarks``, ``C_score``, ``seed``, ``faces_mirror``
+        and ``raw_dir``.
 
     Returns
     -------
     dict
-        The keys of :data:`DEFAULTS` and ``C_grid``, ``seed``, ``archive_dir``, ``faces``,
-        ``trainer_threads``, ``score_jobs``.
+        ``config["landmarks"]`` completed by :data:`DEFAULTS`; ``C_grid`` (``C_score``, default
+        ``(0, 1, 10, 100, 1000)``, Section 5.1); ``seed``; ``archive_dir``; ``faces``, the keywords of
+        :func:`select_faces` (``faces_mirror`` with ``MIRROR_SUBSETS`` where set, else the archive
+        under ``raw_dir`` with ``ARCHIVE_SUBSETS``, both of ``rejectopt.datasets._faces300w``);
+        ``trainer_threads`` and ``score_jobs`` (:data:`TRAINER_THREADS`, :data:`SCORE_JOBS`).
 
     Raises
     ------
@@ -236,19 +221,17 @@ def settings(config: dict) -> dict:
 
 
 def select_faces(folder, subsets=MIRROR_SUBSETS, max_faces=None) -> pd.DataFrame:
-    """``rejectopt.datasets._faces300w.list_faces``, optionally thinned to ``max_faces`` evenly spaced faces (smoke tests).
-
-    The faces are taken at evenly spaced positions of the sorted list, so every
-    subset keeps its share; deterministic. ``max_faces=None`` keeps all.
+    """``rejectopt.datasets._faces300w.list_faces``, optionally thinned (smoke tests).
 
     Parameters
     ----------
     folder : path-like
-        The faces' root folder (``rejectopt.datasets._faces300w.list_faces``).
+        The faces' root folder.
     subsets : sequence of str, default=MIRROR_SUBSETS
         Its sub-folders to read.
     max_faces : int, optional
-        Keep at most this many faces.
+        Keep at most this many faces, evenly spaced in the sorted list so every subset keeps its
+        share (deterministic); None keeps all.
 
     Returns
     -------
@@ -310,11 +293,6 @@ def load_detections(path, faces_df: pd.DataFrame) -> dict:
 def load_split_inputs(faces: dict, detections_path, splits_path, split: int, master_seed: int) -> tuple:
     """The inputs of split ``split`` (rules train_predictor and train_landmarks).
 
-    Returns ``(faces_df, detections, split_indices, seed)``: ``select_faces(**faces)``,
-    the detections at ``detections_path`` (checked against that face list),
-    the split's row indices in ``splits_path``, and its seed derived from
-    ``master_seed`` (:func:`split_seed`).
-
     Parameters
     ----------
     faces : dict
@@ -331,7 +309,8 @@ def load_split_inputs(faces: dict, detections_path, splits_path, split: int, mas
     Returns
     -------
     tuple
-        ``(faces_df, detections, split_indices, seed)``.
+        ``(faces_df, detections, split_indices, seed)``: ``select_faces(**faces)``, the detections
+        checked against it, the split's row indices, its seed (:func:`split_seed`).
     """
     faces_df = select_faces(**faces)
     detections = load_detections(detections_path, faces_df)
@@ -376,13 +355,8 @@ def _best_predictor(options_grid, candidates: dict) -> tuple[Path, dict, dict]:
 def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
                              options_grid, threads: int, seed: int, work_dir,
                              workers: int = 1) -> tuple[Path, dict, dict]:
-    """Train one shape predictor per option set on Trn1 and keep the best on Val1.
-
-    The criterion is the mean per-landmark loss on Val1 (ties: the earlier
-    options). ``threads`` is dlib's ``num_threads`` (the trained model depends
-    on it: dlib sums the residuals per thread block); ``workers`` option sets
-    are trained at once in separate processes (the models do not depend on
-    ``workers``). Returns ``(model_path, best_options, {grid index: Val1 error})``.
+    """Train one shape predictor per option set on Trn1; keep the smallest mean per-landmark Val1
+    loss (ties: the earlier options).
 
     Parameters
     ----------
@@ -393,13 +367,13 @@ def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxe
     options_grid : sequence of dict
         The option sets tried (``rejectopt.landmarks._predictor.train_shape_predictor``'s ``options``).
     threads : int
-        dlib's ``num_threads``.
+        dlib's ``num_threads`` (the model depends on it: residuals are summed per thread block).
     seed : int
         dlib's ``random_seed``.
     work_dir : path-like
         Where the models are saved (``shape_predictor_<k>.dat``).
     workers : int, default=1
-        Option sets trained at once, in separate processes.
+        Option sets trained at once, in separate processes (the models do not depend on it).
 
     Returns
     -------
@@ -427,10 +401,8 @@ def train_candidate_predictor(faces_df: pd.DataFrame, detections: dict, split_in
                               threads: int = 1, seed: int = 0, path=None) -> tuple[Path, float]:
     """One cell of the option grid of :func:`run_landmark_split`: train on Trn1, measure on Val1.
 
-    The model is exactly the one :func:`choose_predictor_options` trains for
-    ``options`` (same Trn1 images, detector boxes, truths, ``threads`` and
-    ``seed``), so the pipeline can train the grid cells as separate jobs and
-    pass them to :func:`run_landmark_split` as ``candidates``.
+    Exactly :func:`choose_predictor_options`'s model for ``options``, so the pipeline can train
+    the cells as separate jobs and pass them as ``candidates``.
 
     Parameters
     ----------
@@ -504,82 +476,62 @@ def run_landmark_split(
 ) -> dict:
     """The landmark experiment of Section 5.2.3 / Fig. 4 of [1] on one split.
 
-    1. Trn1 / Val1: train DLIB's shape predictor for each options of
-       ``options_grid`` on Trn1 (detector boxes, ground-truth landmarks) and
-       keep the one with the smallest mean Val1 loss (skipped with
-       ``pretrained=True``: DLIB's 300-W model, then the test errors are
-       optimistic because it was trained on these faces).
-    2. Predict landmarks on Trn2, Val2, Tst in the detector boxes; losses
-       :func:`~rejectopt.landmarks.landmark_loss`; features psi(x) (:func:`~rejectopt.landmarks.face_features`).
-    3. SELE and REG (structured mode: one weight vector + bias) on Trn2, C from
-       ``C_grid`` by Val2 AuRC; uncertainties on Tst. Baseline: the negated
-       face-detector score.
-    4. Learning curve (Fig. 4b): the same on the first m faces of a seeded
-       permutation of Trn2 (nested prefixes; Trn2 is sorted by subset, so a
-       plain prefix would be one subset), C chosen on Val2 each time; the
-       full-Trn2 point reuses step 3.
+    1. Train DLIB's shape predictor per option set on Trn1, keep the smallest mean Val1 loss
+       (``pretrained=True``: DLIB's 300-W model, whose test errors are optimistic as it was
+       trained on these faces).
+    2. Predict on Trn2, Val2, Tst in the detector boxes; losses and features psi(x).
+    3. SELE and REG (structured mode: one weight vector + bias) on Trn2, C by Val2 AuRC;
+       baseline: the negated face-detector score.
+    4. Learning curve (Fig. 4b): step 3 on the first m faces of a seeded permutation of Trn2
+       (Trn2 is sorted by subset, so a plain prefix would be one subset).
 
-    Split proportions. The paper splits its 5,807 faces 3,484 / 1,161 / 1,162
-    (train / val / test, i.e. 30/10/30/10/20 % with Trn1 + Trn2 = 60 %). The
-    offline copy has 1,537 faces, so the default :data:`DEFAULT_RATIOS`
-    35/5/30/10/20 % (538 / 77 / 461 / 154 / 307, stratified by subset) moves
-    Val1's share to Trn1: Val1 only compares the option sets of a tiny grid by
-    a mean error (77 faces are plenty), whereas the predictor's error, hence
-    the loss distribution the score must rank, depends on the training size;
-    Trn2 keeps 461 faces for 2,449 weights (the regulariser chosen on Val2 does
-    the rest) and Val2 / Tst keep enough faces for stable AuRCs (the statistic
-    is dominated by the few large losses).
+    Split proportions: the paper splits 5,807 faces 3,484 / 1,161 / 1,162 (30/10/30/10/20 %). The offline copy has 1,537,
+    so :data:`DEFAULT_RATIOS` (35/5/30/10/20 %) moves Val1's share to Trn1: Val1 only compares a
+    tiny grid by a mean error (77 faces are plenty), while the predictor's error, hence the loss
+    distribution to rank, depends on the training size; Trn2 keeps 461 faces for 2,449 weights
+    (the regulariser does the rest), Val2 / Tst enough for stable AuRCs (dominated by the few
+    large losses).
 
     Parameters
     ----------
     faces_df : pandas.DataFrame
-        From :func:`select_faces` (``rejectopt.datasets._faces300w.list_faces``).
+        From :func:`select_faces`.
     detections : dict
         From ``rejectopt.landmarks._detect.load_or_detect_faces`` (``box``, ``score``).
     split_indices : dict
-        Row indices of ``faces_df`` per part ``trn1, val1, trn2, val2, tst``
-        (e.g. :func:`rejectopt.splits.load_split`).
+        Row indices of ``faces_df`` per part ``trn1, val1, trn2, val2, tst``.
     options_grid : sequence of dict, default=DEFAULT_OPTIONS_GRID
         The shape-predictor option sets tried on Val1.
     C_grid : sequence of float, default=None
         None: the grid of Section 5.1, ``(0, 1, 10, 100, 1000)``.
     threads : int, default=1
-        Threads of dlib's trainer and of SELE (``n_jobs``). The trained model
-        depends on it (dlib sums the residuals per thread block), SELE's sums
-        may too, so the pipeline fixes it rather than taking the cores a job
-        happens to get; ``workers`` sets the parallelism.
+        Threads of dlib's trainer and SELE's ``n_jobs``; fixed by the pipeline, not the job's
+        cores, because the model depends on it (see :data:`TRAINER_THREADS`) and SELE's sums may.
     seed : int, default=0
         Seed of dlib's trainer, SELE's chunks and the learning-curve permutation.
     learning_curve_sizes : sequence of int, default=DEFAULT_LEARNING_CURVE_SIZES
-        Sizes m of the Trn2 prefixes of the learning curve (the full Trn2 is always a point).
+        Trn2 prefix sizes m of the learning curve (the full Trn2 is always a point).
     with_coordinates : bool, default=False
         Passed to :func:`~rejectopt.landmarks.face_features`.
     pretrained : bool, default=False
-        Use ``rejectopt.landmarks._predictor.pretrained_predictor_path`` instead of training (demo mode).
+        Use ``rejectopt.landmarks._predictor.pretrained_predictor_path`` (demo mode).
     work_dir : path-like, optional
-        Where the trained predictors are saved (default: a temporary folder,
-        removed at the end).
+        Where the trained predictors are saved (default: a temporary folder, removed at the end).
     workers : int, default=1
-        Processes for the independent pieces: the option grid's trainings and
-        the learned scores of the learning-curve points. The results do not
-        depend on it.
+        Processes for the grid's trainings and the learning-curve fits; results do not depend on it.
     candidates : sequence of (path, float), optional
-        The option grid already trained, one ``(model, Val1 error)`` per entry
-        of ``options_grid`` (:func:`train_candidate_predictor`); step 1 then
-        only picks the best. Ignored with ``pretrained=True``.
+        The grid already trained, one ``(model, Val1 error)`` per option set
+        (:func:`train_candidate_predictor`); step 1 then only picks. Ignored if ``pretrained``.
 
     Returns
     -------
     dict
-        ``tst_index`` (n_tst,), ``loss`` (n_tst,) test losses (sum scale;
-        :func:`~rejectopt.landmarks.per_landmark` for Fig. 4), ``pred`` (n_tst, 68, 2) the predicted
-        test landmarks, ``uncertainty_face_score``,
-        ``uncertainty_sele``, ``uncertainty_reg`` (n_tst,), ``aurc`` {method:
-        test AuRC, per-landmark scale}, ``risk_full`` (per-landmark),
-        ``C`` {sele, reg}, ``val_aurc`` {method: {C: Val2 AuRC}} (sum scale),
-        ``predictor_options``, ``val1_error`` {grid index: mean per-landmark
-        loss}, ``learning_curve`` DataFrame (m, method, C, test_aurc), and the
-        per-part mean per-landmark losses ``mean_error``.
+        ``tst_index``, ``loss`` (Tst losses, sum scale; :func:`~rejectopt.landmarks.per_landmark`
+        for Fig. 4), ``pred`` (n_tst, 68, 2), ``uncertainty_<method>`` (n_tst,), ``aurc``
+        {method: Tst AuRC, per-landmark}, ``risk_full`` (per-landmark), ``C`` {sele, reg},
+        ``val_aurc`` {method: {C: Val2 AuRC}} (sum scale), ``predictor_options``, ``val1_error``
+        {grid index: mean per-landmark loss}, ``learning_curve`` (DataFrame m, method, C,
+        test_aurc), ``mean_error`` {part: mean per-landmark loss}.
     """
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
     parts = {part: np.asarray(split_indices[part], dtype=np.int64) for part in ("trn1", "val1", "trn2", "val2", "tst")}
@@ -649,9 +601,7 @@ def run_landmark_split(
 
 @dataclass
 class LandmarkSplitResult(SplitResult):
-    """Output of :func:`run_split`: the contract's rows (:func:`landmark_summary` of this split; no
-    curves) and the whole :func:`run_landmark_split` result (saved by :func:`save_landmark_result`,
-    its learning curve as CSV beside it).
+    """Output of :func:`run_split`: the contract's rows and the whole :func:`run_landmark_split` result.
 
     Parameters
     ----------
@@ -681,22 +631,16 @@ def _staged_candidates(inputs: SplitInputs, n_options: int) -> list | None:
 def run_split(inputs: SplitInputs, settings: dict, workers: int = 1) -> LandmarkSplitResult:
     """:func:`run_landmark_split` on one split, from the staged files of ``inputs``.
 
-    ``inputs.staged`` gives the detections (role :data:`STAGED_DETECTIONS`) and, where the
-    pipeline trained the option grid as separate jobs, ``predictor/<k>`` and ``val1_error/<k>``
-    for each option set ``k`` (without them the grid is trained here); ``inputs.parts`` the split,
-    ``inputs.seed`` the run's seed (:func:`split_seed` derives the split's). ``settings`` is
-    :func:`settings`'s: the faces, the option grid, ``C_grid``, the learning-curve sizes, the
-    feature map, the demo mode and SELE's ``score_jobs``. ``workers`` processes run the
-    independent pieces (the results do not depend on it).
-
     Parameters
     ----------
     inputs : rejectopt.experiments.SplitInputs
-        The split's staged files, seed and parts.
+        ``staged``: the detections (:data:`STAGED_DETECTIONS`) and, where the grid was trained as
+        separate jobs, ``predictor/<k>`` and ``val1_error/<k>`` (else it is trained here);
+        ``parts``; ``seed``, the run's (:func:`split_seed` derives the split's).
     settings : dict
         :func:`settings` of the config (``faces`` as the rule gives them).
     workers : int, default=1
-        Worker processes.
+        Worker processes (results do not depend on it).
 
     Returns
     -------
@@ -769,9 +713,7 @@ def face_splits_file(out_path, *, faces: dict, ratios, n_splits: int, seed: int)
 
 def train_predictor_file(detections_path, splits_path, split: int, option: int, model_out, error_out, *,
                          faces: dict, options_grid, trainer_threads: int, seed: int) -> float:
-    """One cell ``option`` of the option grid on one split (rule train_predictor): the model
-    (:func:`train_candidate_predictor`) at ``model_out``, its Val1 error as JSON at ``error_out``
-    (``option``, ``options``, ``val1_error``). Returns the error.
+    """One cell of the option grid on one split (rule train_predictor, :func:`train_candidate_predictor`).
 
     Parameters
     ----------
@@ -782,7 +724,7 @@ def train_predictor_file(detections_path, splits_path, split: int, option: int, 
     option : int
         The index of the option set in ``options_grid``.
     model_out, error_out : path-like
-        The model (``.dat``) and its Val1 error (JSON) written.
+        The model (``.dat``) and its Val1 error (JSON: ``option``, ``options``, ``val1_error``) written.
     faces : dict
         The keywords of :func:`select_faces`.
     options_grid : sequence of dict
@@ -811,12 +753,7 @@ def run_split_files(detections_path, splits_path, split: int, result_out, curve_
                     options_grid, C_grid, learning_curve_sizes, with_coordinates: bool, pretrained: bool,
                     score_jobs: int, models: Sequence = (), errors: Sequence = (),
                     workers: int = 1) -> LandmarkSplitResult:
-    """:func:`run_split` on split ``split``, file in / file out (rule train_landmarks).
-
-    The result goes to ``result_out`` (:func:`save_landmark_result`), its learning curve to
-    ``curve_out`` (CSV). ``models`` / ``errors`` are the option grid's trained models and their
-    JSON files (:func:`train_predictor_file`), one per option set (none in the demo mode); the
-    keywords are the rule's params (``score_jobs``: SELE's ``n_jobs``, :data:`SCORE_JOBS`).
+    """:func:`run_split` on split ``split``, file in / file out (rule train_landmarks; keywords: its params).
 
     Parameters
     ----------
@@ -825,7 +762,7 @@ def run_split_files(detections_path, splits_path, split: int, result_out, curve_
     split : int
         The split's number.
     result_out, curve_out : path-like
-        The result (``.npz``) and its learning curve (CSV) written.
+        The result (:func:`save_landmark_result`) and its learning curve (CSV) written.
     faces : dict
         The keywords of :func:`select_faces`.
     seed : int
@@ -841,9 +778,9 @@ def run_split_files(detections_path, splits_path, split: int, result_out, curve_
     pretrained : bool
         DLIB's pretrained model instead of the grid (demo mode).
     score_jobs : int
-        SELE's ``n_jobs``.
+        SELE's ``n_jobs`` (:data:`SCORE_JOBS`).
     models, errors : sequence of path-like, default=()
-        The grid's trained models and their JSON files.
+        The grid's trained models and JSON files (:func:`train_predictor_file`); none in demo mode.
     workers : int, default=1
         Worker processes.
 
@@ -912,11 +849,10 @@ def load_landmark_result(path) -> dict:
 # Rows and tables
 # --------------------------------------------------------------------------------------------
 def landmark_summary(results: dict) -> pd.DataFrame:
-    """Tidy rows (:data:`SUMMARY_COLUMNS`, those of the paper's summaries) for ``{split: result}``.
+    """Tidy rows for ``{split: result}``.
 
-    ``aurc`` and ``risk_full`` are on the per-landmark scale (loss / 68, Fig. 4
-    of [1]); ``C_classifier`` is the chosen ``oversampling_amount`` of the shape
-    predictor (NaN for the pretrained model); ``C_score`` the C chosen on Val2
+    ``aurc`` and ``risk_full`` are per landmark (loss / 68, Fig. 4 of [1]); ``C_classifier`` is
+    the chosen ``oversampling_amount`` (NaN for the pretrained model); ``C_score`` the Val2 C
     (NaN for the face score).
 
     Parameters
@@ -962,19 +898,15 @@ def learning_curve_table(curves: dict) -> pd.DataFrame:
 
 
 def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.DataFrame]:
-    """Every split's rows (:data:`SUMMARY_COLUMNS`) to the experiment's table, as numbers.
-
-    ``landmarks``: mean and std over the splits of each method's Tst AuRC (per-landmark scale) and
-    of R@100, :func:`rejectopt.tables.aurc_table` with
-    :func:`~rejectopt.tables.landmarks_spec`. ``settings`` is unused: the rows hold
-    every setting.
+    """Every split's rows to the experiment's table: mean and std over the splits of each method's
+    Tst AuRC (per landmark) and of R@100 (:func:`rejectopt.tables.aurc_table`, ``landmarks_spec``).
 
     Parameters
     ----------
     rows : pandas.DataFrame
         Every split's rows (:func:`landmark_summary`).
     settings : dict, optional
-        Unused (the experiment contract passes it).
+        Unused: the rows hold every setting (the contract passes it).
 
     Returns
     -------
@@ -986,10 +918,8 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
 
 def summary_file(result_paths: Sequence, curve_paths: Sequence, splits: Sequence,
                  summary_out) -> tuple[dict, dict, pd.DataFrame]:
-    """Every split's result (:func:`save_landmark_result` files) and learning curve (CSV) read,
-    their rows (:func:`landmark_summary`) written to ``summary_out`` (rule summarize_landmarks).
-
-    Returns ``(results, curves, summary)``: ``{split: result}``, ``{split: curve}`` and the rows.
+    """Read every split's result and learning curve; write their rows (:func:`landmark_summary`)
+    (rule summarize_landmarks).
 
     Parameters
     ----------
@@ -1003,7 +933,7 @@ def summary_file(result_paths: Sequence, curve_paths: Sequence, splits: Sequence
     Returns
     -------
     tuple
-        ``(results, curves, summary)``.
+        ``(results, curves, summary)``: ``{split: result}``, ``{split: curve}``, the rows.
     """
     results = {k: load_landmark_result(path) for k, path in zip(splits, result_paths)}
     curves = {k: pd.read_csv(path) for k, path in zip(splits, curve_paths)}

@@ -3,75 +3,54 @@
 
 The reject option with out-of-distribution inputs: classes of a tabular dataset held out as OOD.
 
-The benchmark of Franc, Prusa & Paplham [1] (Sec. 4) on the JMLR paper's datasets [2]. A
-multi-class dataset becomes an OOD problem by holding out its last classes: with ``K`` classes
-``0..K-1`` (the prepared datasets' labels), the ``ceil(f K)`` largest class indices
-(``f = held_out_fraction``, 0.3 by default) are out-of-distribution (OOD), the others
-in-distribution (ID). Each random split of the pipeline (``results/data/{dataset}/splits.npz``,
-the same partitions as the main tables) is used as follows:
+The benchmark of Franc, Prusa & Paplham [1] (Sec. 4) on the datasets of [2]: of ``K`` classes
+``0..K-1``, the ``ceil(f K)`` largest (``f = held_out_fraction``, default 0.3) are OOD, the
+others ID. Each pipeline split (``results/data/{dataset}/splits.npz``, as in the main tables):
 
-* **Trn1** (ID only): the classifier, C by ID Val1 error; the feature standardisation, the
-  kNN-distance OOD score (:class:`rejectopt.ood.KNNDistanceOOD`) and the class-conditional
-  Gaussian score (:class:`rejectopt.ood.MahalanobisOOD`) on the standardised Trn1 features.
-* **Trn2 / Val2** (ID only): SELE, C by ID Val2 AuRC. The classifier and SELE are the paper's
-  protocol (Section 5.2 of [2]), run by :func:`rejectopt.experiments._learners.fit_classifier_then_score`.
-* **Val** = the ID *and* OOD examples of Val1 and Val2: the thresholds of the single scores and
-  ``mu``, ``lambda``, ``tau`` of the double scores ``s_r + mu s_g <= lambda``
-  (:func:`rejectopt.ood.fit_double_score_tpr_fpr`, an angle grid over ``[0, pi/2]``) are
-  tuned there for the bounded TPR-FPR problem (13) of [1]. The OOD examples of Trn1 / Trn2 are
-  unused.
+* **Trn1** (ID only): the classifier, C by ID Val1 error; the standardisation, the kNN-distance
+  (:class:`rejectopt.ood.KNNDistanceOOD`) and class-conditional Gaussian
+  (:class:`rejectopt.ood.MahalanobisOOD`) OOD scores on standardised features.
+* **Trn2 / Val2** (ID only): SELE, C by ID Val2 AuRC (the protocol of Section 5.2 of [2],
+  :func:`rejectopt.experiments._learners.fit_classifier_then_score`).
+* **Val** = ID *and* OOD examples of Val1 and Val2: the single scores' thresholds and the double
+  scores' ``mu``, ``lambda``, ``tau`` (``s_r + mu s_g <= lambda``,
+  :func:`rejectopt.ood.fit_double_score_tpr_fpr`, angle grid over ``[0, pi/2]``) are tuned for the
+  bounded TPR-FPR problem (13) of [1]. The OOD examples of Trn1 / Trn2 are unused.
 * **Tst** (ID and OOD): every reported number.
 
-Why the staged classifier and score files are not reused
---------------------------------------------------------
-The pipeline's staged rules (``rules/classifiers.smk``, ``rules/scores.smk``;
-:mod:`rejectopt.experiments.paper`) train every classifier on *all* the classes of Trn1 and learn
-SELE on all of Trn2. Here the held-out classes must stay unseen: the classifier is trained on the
-ID classes only (``K - ceil(f K)`` outputs, not ``K``), so its predictions, its baseline score
-(MCP, margin) and the losses SELE learns from all differ from the staged ones, and so does SELE.
-This experiment therefore trains its own classifier and SELE in the job, on the same splits and
-with the same grids, and reads only the prepared data and the splits.
+The staged classifier and SELE files (:mod:`rejectopt.experiments.paper`) are not reused: they
+see *all* classes, whereas here the held-out classes must stay unseen, so the classifier has
+``K - ceil(f K)`` outputs and its predictions, baseline score and losses (hence SELE) differ.
+The job trains its own on the same splits and grids. Seeds:
+``_derive_seed(seed, dataset, "ood", split, classifier)`` (and ``..., "sele")`` for SELE), so a
+split's results depend on that split alone.
 
-Seeds: ``_derive_seed(seed, dataset, "ood", split, classifier)`` for the classifier and
-``_derive_seed(seed, dataset, "ood", split, classifier, "sele")`` for SELE; a split's results
-depend on that split alone, not on the other splits of the job.
+Methods (baseline ``b``: ``mcp`` for LR / XGBoost, ``margin`` for SVM): single ``b``, ``sele``,
+``knn``, ``mahalanobis``; double ``b+knn``, ``sele+knn``, ``sele+mahalanobis``.
 
-Methods (for a classifier whose registered baseline is ``b``: ``mcp`` for LR / XGBoost,
-``margin`` for SVM): single scores ``b``, ``sele``, ``knn``, ``mahalanobis`` and double scores
-``b+knn``, ``sele+knn``, ``sele+mahalanobis``.
+Metrics on Tst (losses ``100 [y != h(x)]``, :data:`rejectopt.experiments.LOSS_SCALE`, so R^S is
+a percentage). R^S is [1]'s: the best deterministic Tst threshold of the method's score (double:
+of ``s_r + mu s_g``, ``mu`` tuned on Val for that bound).
 
-Metrics on Tst (the losses are ``100 [y != h(x)]``, :data:`rejectopt.experiments.LOSS_SCALE`, so
-R^S is a percentage):
+* ``risk_seed``: R^S at TPR >= ``tpr_min`` and FPR <= "the highest FPR attained by all compared
+  methods" (Sec. 4 of [1]): the largest over the methods of their smallest Tst FPR at that TPR,
+  so every method is feasible. Doubles tune ``mu`` at the same bound computed on Val from the
+  four singles (``fpr_bound_val``; always feasible, each single being a double).
+* ``risk_fixed``: R^S at TPR >= ``tpr_min``, FPR <= ``fpr_max``; NaN ("unable") when no Tst
+  threshold meets both, or a double's Val tuning was infeasible.
+* ``feasible_val_*`` / ``feasible_tst_*``: whether the rule fitted on Val (threshold, ``tau`` of
+  eq. 9, a double's ``mu``) meets its bounds on Val / Tst (expected rates over ``tau``,
+  :func:`rejectopt.ood.empirical_rates`); ``deployed_*``: its Tst R^S, TPR and FPR.
+* ``auroc`` (ID positive), ``oscr`` (CCR = 1 - R^S on the 0/1 loss, the seed's convention,
+  :func:`rejectopt.ood.oscr`) of the ``risk_seed`` score; ``fpr_at_tpr``: smallest Tst FPR at
+  TPR >= ``tpr_min``.
 
-* ``risk_seed``: R^S at TPR >= ``tpr_min`` and FPR <= the seed's bound, "the highest FPR
-  attained by all compared methods" (Sec. 4 of [1]): per split, the largest over the methods of
-  the smallest Tst FPR at which the method reaches TPR >= ``tpr_min``, so every method is
-  feasible. The double scores' ``mu`` is tuned on Val at the same kind of bound computed on
-  Val from the four single scores (``fpr_bound_val``; each component alone is in the
-  double-score family, so the tuning is always feasible).
-* ``risk_fixed``: R^S at TPR >= ``tpr_min`` and FPR <= ``fpr_max``; NaN ("unable") when no
-  threshold meets both on Tst, and for a double score whose tuning on Val was infeasible.
-* R^S is the metric of [1]: the best deterministic threshold on Tst of the method's score (for
-  a double score, of ``s_r + mu s_g`` with the ``mu`` tuned on Val for that bound).
-* ``feasible_val_*`` / ``feasible_tst_*``: whether the rule fitted on Val (threshold and
-  ``tau``, the randomised acceptance of eq. 9; for a double score also ``mu``) meets TPR >=
-  ``tpr_min`` and FPR <= the bound it was fitted for on Val, and on Tst (expected rates over
-  ``tau``, :func:`rejectopt.ood.empirical_rates`); ``deployed_*`` are that rule's Tst R^S, TPR
-  and FPR.
-* ``auroc`` (ID positive) and ``oscr`` (CCR = 1 - R^S on the 0/1 loss, the seed's convention,
-  :func:`rejectopt.ood.oscr`), of the score used for ``risk_seed``; ``fpr_at_tpr``: the
-  smallest Tst FPR at TPR >= ``tpr_min``.
+Ranks (:func:`ood_statistics`): per dataset on the mean over splits (unable on any split: worst);
+average ranks, Friedman, Nemenyi's CD by :mod:`rejectopt.stats`.
 
-Ranks (:func:`ood_statistics`): per dataset on the mean over splits, a method unable on any
-split ranks worst; average ranks, the Friedman test and Nemenyi's critical difference by
-:mod:`rejectopt.stats`.
-
-The contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings` (the config block
-``ood:`` and the pipeline's classifier / SELE grids), :func:`run_split` (one split's rows,
-:data:`SPLIT_COLUMNS`, and its Tst curves), :func:`aggregate` (:func:`ood_table` and the ranks and
-tests of :func:`ood_statistics`). The pipeline's rule ``ood_split`` runs :func:`run_dataset_files`,
-``ood_table`` writes :func:`table_file`'s numbers; rendering (Markdown, LaTeX, figures, the
-seed's Table 1) is :mod:`rejectopt.report.ood`'s.
+Contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
+:func:`aggregate`. Rule ``ood_split`` runs :func:`run_dataset_files`, ``ood_table``
+:func:`table_file`; rendering is :mod:`rejectopt.report.ood`'s.
 
 References
 ----------
@@ -180,11 +159,6 @@ SPLIT_COLUMNS = [
 def settings(config: dict) -> dict:
     """The experiment's settings from the whole pipeline config.
 
-    The block ``config["ood"]`` with :data:`DEFAULTS` for its missing keys (its values as the
-    config gives them: the rule passes them on as its params), and the pipeline's
-    ``C_classifier``, ``C_score`` and ``sele_chunk_size``, which the classifier and SELE are
-    selected on as in the staged rules.
-
     Parameters
     ----------
     config : dict
@@ -193,13 +167,14 @@ def settings(config: dict) -> dict:
     Returns
     -------
     dict
-        The keys of :data:`DEFAULTS`, ``C_classifier``, ``C_score`` and ``sele_chunk_size``.
+        ``config["ood"]`` completed by :data:`DEFAULTS` (values as given: the rule passes them on),
+        and the pipeline's ``C_classifier``, ``C_score``, ``sele_chunk_size`` (as in the staged rules).
 
     Raises
     ------
     ValueError
-        On an unknown key of the block, a value out of range, or a classifier that is not a
-        classification one (holding out classes needs class labels).
+        On an unknown key, a value out of range, or a non-classification classifier (holding out
+        classes needs class labels).
     """
     block = dict(config.get("ood") or {})
     unknown = sorted(set(block) - set(DEFAULTS))
@@ -230,10 +205,9 @@ _settings = settings
 
 def covered_datasets(settings: dict, run_datasets: Sequence[str], task: Mapping[str, str],
                      custom: Sequence[str] = ()) -> list[str]:
-    """The datasets this run's experiment covers: those of ``settings["datasets"]`` the run covers, in run order.
+    """The datasets of ``settings["datasets"]`` the run covers, in run order.
 
-    Every listed name must be a registered dataset or one of ``custom``, even when the run does
-    not cover it; a covered one must be a classification dataset (``task``: dataset -> task).
+    Every listed name must be registered or in ``custom``, even if not covered.
 
     Parameters
     ----------
@@ -244,12 +218,11 @@ def covered_datasets(settings: dict, run_datasets: Sequence[str], task: Mapping[
     task : mapping of str to str
         The task of each dataset of the run.
     custom : sequence of str, default ()
-        The run's own (custom) datasets, valid names too.
+        The run's custom datasets, valid names too.
 
     Returns
     -------
     list of str
-        The covered datasets, in run order.
 
     Raises
     ------
@@ -272,9 +245,8 @@ def covered_datasets(settings: dict, run_datasets: Sequence[str], task: Mapping[
 def held_out_classes(y: Any, fraction: float = 0.3) -> np.ndarray:
     """The OOD classes: the ``ceil(fraction K)`` largest of the labels ``0..K-1``.
 
-    ``K = max(y) + 1``; ``fraction K`` is rounded to 9 decimals first, so that e.g.
-    ``0.3 * 10`` gives 3 classes, not 4. At least one class is held out and at least two
-    stay ID (the classifier must still have a decision to make).
+    ``K = max(y) + 1``; ``fraction K`` is rounded to 9 decimals first (``0.3 * 10`` gives 3, not 4).
+    At least one class is held out, at least two stay ID (the classifier must still decide).
 
     Parameters
     ----------
@@ -312,7 +284,7 @@ def held_out_classes(y: Any, fraction: float = 0.3) -> np.ndarray:
 
 @dataclass(frozen=True)
 class OODPartition:
-    """One split of the pipeline turned into an OOD problem (see the module notes).
+    """One pipeline split turned into an OOD problem (module notes).
 
     Parameters
     ----------
@@ -397,9 +369,8 @@ def ood_partition(y: Any, parts: dict, held_out_fraction: float = 0.3) -> OODPar
 
 
 def min_fpr_at_tpr(is_ood: Any, uncertainty: Any, tpr_min: float) -> float:
-    """Smallest FPR of a deterministic threshold with TPR >= ``tpr_min`` (FPR@TPR).
-
-    The seed-style bound of the module notes is the largest of these over the methods.
+    """Smallest FPR of a deterministic threshold with TPR >= ``tpr_min`` (FPR@TPR); the seed-style
+    bound is the largest of these over the methods.
 
     Parameters
     ----------
@@ -413,7 +384,7 @@ def min_fpr_at_tpr(is_ood: Any, uncertainty: Any, tpr_min: float) -> float:
     Returns
     -------
     float
-        The smallest FPR (accepted OOD fraction).
+        FPR: the accepted OOD fraction.
     """
     is_ood = np.asarray(is_ood, dtype=bool)
     pts = operating_points(np.zeros(is_ood.shape), is_ood, uncertainty)
@@ -573,19 +544,16 @@ class OODScores:
 class OODSplitResult(SplitResult):
     """Output of :func:`run_split`: the contract's rows (:data:`SPLIT_COLUMNS`) and Tst curves.
 
-    ``curves`` keys are ``{classifier}__{method}__{curve}`` (see :func:`evaluate_ood_methods`)
-    plus ``{classifier}__fpr_bound_tst``, ``{classifier}__methods``, ``classifiers``,
-    ``tpr_min`` and ``fpr_max``. ``scores`` (not written to files) holds each classifier's
-    :class:`OODScores`, so that a test can recompute a number from the very scores.
-
     Parameters
     ----------
     rows : pandas.DataFrame
         One row per (classifier, method), :data:`SPLIT_COLUMNS`.
     curves : dict of str to numpy.ndarray
-        The Tst curves, keyed as above.
+        ``{classifier}__{method}__{curve}`` (:func:`evaluate_ood_methods`),
+        ``{classifier}__fpr_bound_tst``, ``{classifier}__methods``, ``classifiers``, ``tpr_min``,
+        ``fpr_max``.
     scores : dict of str to OODScores
-        By classifier.
+        By classifier; not written to files, so a test can recompute a number from the very scores.
     """
 
     scores: dict = field(default_factory=dict)
@@ -597,20 +565,15 @@ class OODSplitResult(SplitResult):
 def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSplitResult:
     """The OOD benchmark on one split: hold out classes, train, score, tune on Val, test on Tst.
 
-    ``inputs`` gives the prepared dataset (labels ``0..K-1``), its split, the names of the cell
-    and the run's seed, from which the classifier's and SELE's seeds derive (module notes).
-    ``settings`` is :func:`settings`'s: the classifiers, ``held_out_fraction``, ``tpr_min``,
-    ``fpr_max``, ``knn_neighbors``, ``angles`` and the classifier / SELE grids and SELE's chunk
-    size. ``threads`` are the classifier's (XGBoost): a resource of the job, not a setting.
-
     Parameters
     ----------
     inputs : rejectopt.experiments.SplitInputs
-        The split.
+        The prepared dataset (labels ``0..K-1``), its split and the run's seed (the classifier's
+        and SELE's seeds derive from it, module notes).
     settings : dict
         :func:`settings`.
     threads : int, default 1
-        The classifier's ``n_jobs``.
+        The classifier's ``n_jobs`` (XGBoost): a resource of the job, not a setting.
 
     Returns
     -------
@@ -693,32 +656,26 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
                       threads: int = 1) -> dict[int, OODSplitResult]:
     """File-in / file-out :func:`run_split` on every split of ``split_files`` of one dataset.
 
-    ``split_files`` maps a split to ``(csv_path, curves_path)``: the rows go to ``csv_path``, the
-    curves to ``curves_path`` (NPZ). The data are read once; each split's files are written
-    (atomically) as soon as it is done (:func:`rejectopt.experiments._contract.run_splits`) and depend only
-    on that split (its seeds are derived from ``seed``, dataset and split), not on which other
-    splits the job runs.
-
-    The keywords are the rule's params: ``settings`` is the config block ``ood:`` (``datasets`` is
-    ignored), ``C_classifier``, ``C_score``, ``sele_chunk_size`` and ``seed`` the config's (None:
-    the pipeline's defaults); ``threads`` the job's.
+    The data are read once; each split's files are written atomically when it is done
+    (:func:`rejectopt.experiments._contract.run_splits`) and depend on that split alone. The
+    keywords are the rule's params.
 
     Parameters
     ----------
     data_path, splits_path : path-like
         The prepared data and its splits file.
     split_files : mapping of int to tuple
-        ``split -> (csv_path, curves_path)``.
+        ``split -> (csv_path, curves_path)``: the rows (CSV) and curves (NPZ) written.
     dataset : str
         The dataset's name.
     seed : int, default 0
         The run's master seed.
     settings : dict, optional
-        The config block ``ood:`` (None: :data:`DEFAULTS`).
+        The config block ``ood:`` (None: :data:`DEFAULTS`; ``datasets`` ignored).
     C_classifier, C_score : sequence of float, optional
-        The config's C grids.
+        The config's C grids (None: the pipeline's defaults).
     sele_chunk_size : int, optional
-        The config's SELE chunk size.
+        The config's SELE chunk size (None: the default).
     threads : int, default 1
         The classifier's ``n_jobs``.
 
@@ -755,11 +712,10 @@ def ood_table(results: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per (classifier, dataset, method), in the order of first appearance, with
-        ``n_splits``, ``{metric}_mean`` / ``{metric}_std`` for R^S (``risk_seed``,
-        ``risk_fixed``: over the feasible splits), the FPR bound, FPR@TPR, AUROC, OSCR and the
-        ID error, ``unable_seed`` / ``unable_fixed`` (splits where R^S is undefined) and the
-        feasibility counts ``feasible_{val,tst}_{seed,fixed}``.
+        One row per (classifier, dataset, method), first-appearance order: ``n_splits``,
+        ``{metric}_mean`` / ``_std`` (R^S over the feasible splits, FPR bound, FPR@TPR, AUROC,
+        OSCR, ID error), ``unable_seed`` / ``unable_fixed`` (splits with R^S undefined), the
+        counts ``feasible_{val,tst}_{seed,fixed}``.
 
     Raises
     ------
@@ -840,10 +796,8 @@ def _rankable(table: pd.DataFrame, classifier: str, metric: str) -> pd.DataFrame
 def ood_statistics(table: pd.DataFrame, classifier: str, metric: str = "risk_seed") -> OODStatistics:
     """Per-dataset ranks of the methods, average ranks, Friedman test, Nemenyi CD (Demsar 2006).
 
-    Ranks are on the mean over the splits (a method unable on any split of a dataset ranks
-    worst there: it has no number to compare); the statistics are
-    :func:`rejectopt.stats.rank_methods`, :func:`~rejectopt.stats.average_ranks`,
-    :func:`~rejectopt.stats.friedman_test` and :func:`~rejectopt.stats.nemenyi_cd` on that matrix.
+    Ranks are on the mean over the splits (unable on any split of a dataset: worst there, having
+    no number), by :mod:`rejectopt.stats`.
 
     Parameters
     ----------
@@ -857,7 +811,6 @@ def ood_statistics(table: pd.DataFrame, classifier: str, metric: str = "risk_see
     Returns
     -------
     OODStatistics
-        The ranks and tests.
     """
     matrix = _rankable(table, classifier, metric)
     n, k = matrix.shape
@@ -871,24 +824,21 @@ def ood_statistics(table: pd.DataFrame, classifier: str, metric: str = "risk_see
 
 
 def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.DataFrame]:
-    """Every split's rows (:data:`SPLIT_COLUMNS`) to the experiment's tables, as numbers.
-
-    ``ood``: :func:`ood_table`; ``ranks``: per (classifier, metric of :data:`RANK_METRICS`,
-    method) its average rank over the datasets; ``rank_tests``: per (classifier, metric) the
-    number of datasets, Friedman's and Iman-Davenport's p-values and Nemenyi's CD at alpha 0.05
-    and 0.10 (:func:`ood_statistics`). ``settings`` is unused: the rows hold every setting.
+    """Every split's rows to the experiment's tables, as numbers.
 
     Parameters
     ----------
     rows : pandas.DataFrame
         Every split's rows of every dataset.
     settings : dict, optional
-        Unused (the contract's signature).
+        Unused: the rows hold every setting (the contract's signature).
 
     Returns
     -------
     dict of str to pandas.DataFrame
-        ``ood``, ``ranks`` and ``rank_tests``.
+        ``ood`` (:func:`ood_table`); ``ranks``: average rank per (classifier, metric of
+        :data:`RANK_METRICS`, method); ``rank_tests``: per (classifier, metric) the datasets'
+        count, Friedman / Iman-Davenport p-values, Nemenyi's CD at 0.05 and 0.10.
     """
     table = ood_table(rows)
     ranks, tests = [], []
@@ -905,8 +855,7 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
 
 
 def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every split's rows from ``csv_paths`` to :func:`ood_table`, written to ``csv_out`` (CSV, no
-    index, atomically).
+    """Every split's rows to :func:`ood_table`, written to ``csv_out`` (CSV, atomically).
 
     Parameters
     ----------

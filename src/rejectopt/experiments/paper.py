@@ -1,17 +1,14 @@
 """Internal: the pipeline's steps of the paper's experiment; not part of the public API (see
 :mod:`rejectopt.experiments` for the experiment contract).
 
-The paper's experiment (Section 5.2, Tables 3a / 3b / 4, and Table 3c, our XGBoost extension).
-Its steps are file-in / file-out functions, one per staged rule of the pipeline: train a
-classifier on Trn1 and select it on Val1 (:func:`run_classifiers`), learn every uncertainty score
-on Trn2 and select it on Val2 (:func:`run_scores`), evaluate every score on Tst
-(:func:`summarize_dataset`). They know nothing of the workflow manager that calls them; every
-output is written atomically. The staged files are the inputs other experiments reuse where
-their protocol is the same.
+The paper's experiment (Section 5.2, Tables 3a / 3b / 4; Table 3c, our XGBoost extension), as
+file-in / file-out steps, one per staged rule, unaware of the workflow manager, outputs written
+atomically: classifiers on Trn1 / Val1 (:func:`run_classifiers`), scores on Trn2 / Val2
+(:func:`run_scores`), Tst evaluation (:func:`summarize_dataset`). Other experiments reuse the
+staged files where their protocol is the same.
 
-The experiment contract: :func:`settings`; :func:`run_split`, the Tst rows of one split from its
-staged classifier and score files; :func:`aggregate`, one table of mean and std per dataset for
-each classifier (:mod:`rejectopt.tables`). Rendering is :mod:`rejectopt.report`'s.
+Contract: :func:`settings`, :func:`run_split`, :func:`aggregate` (:mod:`rejectopt.tables`).
+Rendering is :mod:`rejectopt.report`'s.
 """
 
 from __future__ import annotations
@@ -86,20 +83,17 @@ def run_classifier(
 ) -> dict:
     """Train ``kind`` on Trn1 of one split, pick C by Val1 error and save its outputs on every example.
 
-    The output ``.npz`` holds ``y_pred`` and ``baseline`` (the classifier's
-    registered baseline uncertainty: MCP for LR and XGBoost, margin for SVM /
-    SVOR) for all examples of the dataset, ``proba`` (classifiers with
-    posteriors), the chosen ``C`` and the validation error of each C of the grid
-    (``C_grid``, ``val_error``). A classifier registered with ``uses_C=False``
-    (XGBoost) ignores ``C_grid``: it searches its own grid
-    (``XGB_GRID`` of ``rejectopt.classifiers._xgb``) and ``C`` holds the chosen grid index.
+    A classifier with ``uses_C=False`` (XGBoost) ignores ``C_grid``: it searches
+    ``rejectopt.classifiers._xgb.XGB_GRID`` and ``C`` is the chosen grid index.
 
     Parameters
     ----------
     split : int
         The split trained.
     out_path : path-like
-        The ``.npz`` written.
+        The ``.npz`` written: ``y_pred`` and ``baseline`` (the registered baseline uncertainty:
+        MCP for LR and XGBoost, margin for SVM / SVOR) on every example, ``proba`` (if
+        posteriors), ``C``, ``C_grid`` and ``val_error``.
     data_path, splits_path, kind, C_grid, seed, dataset, threads
         As in :func:`run_classifiers`.
 
@@ -117,10 +111,9 @@ def run_classifiers(
 ) -> dict:
     """:func:`run_classifier` on every split of ``split_files`` (``split -> out_path``), the data read once.
 
-    One job per (dataset, classifier) in the pipeline: a job's start-up (Python, scikit-learn,
-    the data; measured in :data:`rejectopt.resources.JOB_STARTUP_CPU_S`) often costs more than one
-    split's fit. Each split keeps its own seed, so its file does not depend on which other splits
-    the job trains; each file is written atomically as soon as its split is done.
+    One job per (dataset, classifier): a job's start-up (:data:`rejectopt.resources.JOB_STARTUP_CPU_S`)
+    often costs more than one split's fit. Each split has its own seed, so its file (written
+    atomically when done) does not depend on the job's other splits.
 
     Parameters
     ----------
@@ -133,7 +126,7 @@ def run_classifiers(
     C_grid : sequence of float
         The C values tried.
     seed : int
-        The run's master seed (each fit's seed is derived from it, the dataset, ``kind`` and the split).
+        The run's master seed (each fit's derives from it, the dataset, ``kind``, the split).
     dataset : str, default ""
         The dataset's name (seeds and log lines).
     threads : int, default 1
@@ -202,11 +195,8 @@ def learn_score(
 ) -> dict:
     """Learn the registered ``score`` on Trn2, pick C by Val2 AuRC, return its uncertainty on Tst.
 
-    The learner is made by :func:`rejectopt.scores.make_score` (only the
-    keywords its ``__init__`` accepts among ``n_classes``, ``chunk_size`` and
-    ``random_state``, seeded by ``(seed, dataset, classifier, score, split)``) and
-    fitted to what it declares it learns from: the loss, or the true class's
-    posterior (TCP).
+    The learner (:func:`rejectopt.scores.make_score`, seeded by ``(seed, dataset, classifier, score,
+    split)``) is fitted to what it declares it learns from: the loss or the true class's posterior (TCP).
 
     Parameters
     ----------
@@ -238,14 +228,13 @@ def learn_score(
     Returns
     -------
     dict
-        :data:`SCORE_FIELDS`: ``uncertainty`` (on the Tst indices, in their order),
-        the chosen ``C`` and the Val2 AuRC of each C (``C_grid``, ``val_aurc``).
+        :data:`SCORE_FIELDS`: ``uncertainty`` (Tst indices, in order), ``C``, ``C_grid``, ``val_aurc``.
 
     Raises
     ------
     rejectopt.scores.ScoreError
-        The score's own code fails (raises, exits) or gives a non-finite uncertainty on a
-        Val2 or Tst row; the message names the score and the file that defines it.
+        The score's own code fails or gives a non-finite Val2 / Tst uncertainty; names the
+        score and its file.
     """
     info = get_score(score)
     loss = task_loss(task, y, y_pred)
@@ -322,10 +311,9 @@ def run_scores(
 ) -> dict:
     """:func:`learn_score` for every score of ``scores`` on every split of one (dataset, classifier); one file.
 
-    One job per (dataset, classifier) instead of one per (score, split): learning one score
-    costs far less than a job's start-up (:data:`rejectopt.resources.JOB_STARTUP_CPU_S`). Each
-    (score, split) is seeded on its own, so its result does not depend on which other scores or
-    splits the file holds.
+    One job per (dataset, classifier): a score costs far less than a job's start-up
+    (:data:`rejectopt.resources.JOB_STARTUP_CPU_S`). Each (score, split) is seeded on its own,
+    independent of the file's other entries.
 
     Parameters
     ----------
@@ -356,12 +344,10 @@ def run_scores(
 
     Notes
     -----
-    A score whose own code fails (:class:`rejectopt.scores.ScoreError`: a plugin that raises,
-    exits or returns a non-finite uncertainty) fails alone: the other scores of the job are
-    learned and written, and the failed one is recorded in the file as
-    ``score_key(score, split, SCORE_ERROR)``, its message, and logged as an error. Reading its
-    results (:func:`tst_outcomes`) then raises that message, so no table is made without it
-    unnoticed. Any other error (the data, the split files) fails the job as before.
+    A score whose own code fails (:class:`rejectopt.scores.ScoreError`) fails alone: the others
+    are written, its message is logged and recorded as ``score_key(score, split, SCORE_ERROR)``,
+    and :func:`tst_outcomes` raises it, so no table silently lacks it. Any other error (data,
+    split files) fails the job.
     """
     X, y = load_prepared(data_path)
     data_id = npz_checksum(data_path)
@@ -390,8 +376,8 @@ def run_scores(
 
 
 def load_classifier_file(path, data_sha256: str | None = None, split: int | None = None):
-    """A :func:`run_classifier` output, verified (:func:`rejectopt._io.load_npz`): unchanged since it
-    was written and, where given, made from the data ``data_sha256`` identifies, for ``split``.
+    """A :func:`run_classifier` output, verified unchanged and, where given, made from the data and
+    for the split (:func:`rejectopt._io.load_npz`).
 
     Parameters
     ----------
@@ -434,9 +420,8 @@ def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, scor
     Returns
     -------
     dict
-        ``(classifier, split) -> (loss, C_classifier, {score: (uncertainty, C_score)})``
-        in sorted key order; the classifier's registered baseline comes first
-        (``C_score`` NaN), then the learned scores in sorted order.
+        ``(classifier, split) -> (loss, C_classifier, {score: (uncertainty, C_score)})``, keys
+        sorted; the baseline first (``C_score`` NaN), then the learned scores sorted.
 
     Raises
     ------
@@ -483,9 +468,8 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
     task, data_path, splits_path, classifier_files, score_files
         As in :func:`tst_outcomes`.
     aurc_convention : str, default="paper"
-        Whose AuRC fills the ``aurc`` column (:data:`rejectopt.metrics.CONVENTIONS`; the 0/100
-        classification loss is passed as 0/1 errors and the result scaled back to percent); the
-        other columns keep their registered definitions.
+        Whose AuRC fills ``aurc`` (:func:`_summary_aurc`); the other columns keep their
+        registered definitions.
 
     Returns
     -------
@@ -519,10 +503,9 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
 def _summary_aurc(dataset: str, task: str, loss, uncertainty, convention: str = "paper") -> float:
     """The summary's AuRC under ``convention`` (config ``aurc_convention``; :data:`rejectopt.metrics.CONVENTIONS`).
 
-    ``paper`` is eq. (27) on the task loss. The libraries' conventions take the 0/1 errors the
-    libraries expect (the 0/100 classification loss divided by 100; the ordinal MAE as it is),
-    and the result is scaled back to the summary's loss units. MAPIE's convention takes 0/1
-    losses only, so it fails on ordinal datasets with a message naming the dataset.
+    ``paper`` is eq. (27) on the task loss; the libraries' conventions get 0/1 errors (the 0/100
+    loss / 100; the ordinal MAE as is), scaled back. MAPIE's takes 0/1 losses only, so it fails
+    on ordinal datasets (naming the dataset).
 
     Parameters
     ----------
@@ -553,19 +536,16 @@ def _summary_aurc(dataset: str, task: str, loss, uncertainty, convention: str = 
 def settings(config: dict) -> dict:
     """The paper experiment's settings from the pipeline config: classifiers, scores, C grids, seed.
 
-    ``classifiers`` are the config's classifiers of every task, in registry order; ``scores``
-    maps each to its learned scores (the order of its table's columns).
-
     Parameters
     ----------
     config : dict
-        The pipeline's validated config (``config.yaml`` and its overrides).
+        The pipeline's validated config.
 
     Returns
     -------
     dict
-        ``classifiers``, ``scores``, ``C_classifier``, ``C_score``, ``sele_chunk_size``, ``seed``
-        and ``aurc_convention``.
+        ``classifiers`` (of every task, registry order), ``scores`` (per classifier, in its table's
+        column order), ``C_classifier``, ``C_score``, ``sele_chunk_size``, ``seed``, ``aurc_convention``.
 
     Raises
     ------
@@ -599,13 +579,11 @@ def _aurc_convention(config: dict) -> str:
 def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
     """The Tst rows of one split (:data:`SUMMARY_COLUMNS`) from its staged classifier and score files.
 
-    ``inputs.staged`` gives ``classifier/<name>`` (the :func:`run_classifiers` file of this split)
-    and ``scores/<name>`` (the :func:`run_scores` file) for each classifier of ``settings``.
-
     Parameters
     ----------
     inputs : rejectopt.experiments.SplitInputs
-        The split, with its staged files.
+        The split; ``staged`` gives ``classifier/<name>`` (:func:`run_classifiers`) and
+        ``scores/<name>`` (:func:`run_scores`) per classifier.
     settings : dict
         :func:`settings`.
 
@@ -625,9 +603,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
 
 def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
-    """Every split's rows to one table per classifier, keyed by its name (``table3a``).
-
-    The tables are :func:`rejectopt.tables.aurc_table` of each configured classifier.
+    """Every split's rows to one :func:`rejectopt.tables.aurc_table` per classifier, keyed by name (``table3a``).
 
     Parameters
     ----------

@@ -1,10 +1,8 @@
 """Risk-coverage curve and its areas: AuRC, AUGRC, excess areas, risk at coverage, coverage at risk.
 
-Each area is evaluated through :class:`_Sample`, which sorts the sample once and evaluates it
-under multiplicity weights, so :func:`rejectopt.metrics.bootstrap_ci` computes a whole block of
-resamples with the same code as the single sample.
-
-[1] and [2] are listed in the references of :mod:`rejectopt.metrics`.
+Every area goes through :class:`_Sample` (sorted once, evaluated under multiplicity weights), so
+:func:`rejectopt.metrics.bootstrap_ci` runs a block of resamples with the single sample's code.
+[1] and [2]: the references of :mod:`rejectopt.metrics`.
 """
 
 import math
@@ -19,9 +17,8 @@ from ._losses import _as_loss, _as_loss_and_uncertainty
 def rc_curve(loss, uncertainty):
     """Risk-coverage curve of a selective classifier on a finite sample.
 
-    Examples are sorted by ``uncertainty`` ascending, ties broken by example
-    index (stable sort). With ``L(i)`` the sum of the first ``i`` sorted
-    losses, the curve has points ``(i/n, L(i)/i)``, ``i = 1..n`` (section 2.4 of [1]).
+    Sorted by ``uncertainty`` ascending, ties by index (stable); with ``L(i)`` the sum of the
+    first ``i`` sorted losses, the points are ``(i/n, L(i)/i)``, ``i = 1..n`` ([1], Sec. 2.4).
 
     Parameters
     ----------
@@ -32,10 +29,8 @@ def rc_curve(loss, uncertainty):
 
     Returns
     -------
-    coverage : ndarray of shape (n,)
-        ``i / n``.
-    risk : ndarray of shape (n,)
-        Selective risk ``L(i) / i``.
+    coverage, risk : ndarray of shape (n,)
+        ``i / n`` and the selective risk ``L(i) / i``.
 
     Examples
     --------
@@ -53,9 +48,7 @@ def rc_curve(loss, uncertainty):
 def aurc(loss, uncertainty, ties="index", convention="paper"):
     """Area under the risk-coverage curve.
 
-    Implements eq. (27) of [1]: ``AuRC = (1/n) sum_i L(i)/i`` with examples
-    sorted by uncertainty ascending and ``L(i)`` the sum of the first ``i``
-    sorted losses.
+    Eq. (27) of [1]: ``AuRC = (1/n) sum_i L(i)/i``, ``L(i)`` as in :func:`rc_curve`.
 
     Parameters
     ----------
@@ -64,25 +57,18 @@ def aurc(loss, uncertainty, ties="index", convention="paper"):
     ties : {"index", "average"}, default="index"
         How examples with equal uncertainty are ordered.
 
-        * ``"index"``: by example index (stable sort), the paper's convention and
-          the historical behaviour of this function.
-        * ``"average"``: the exact expectation of the AuRC over a uniformly random
-          order inside every tie group. A tie group of ``m`` examples with loss sum
-          ``S`` preceded by ``a`` examples contributes
-          ``sum_{j=1..m} (L(a) + j S/m) / (a + j)``: the expected loss of each of
-          its positions is the group mean ``S/m``, and the AuRC is linear in the
-          ``L(i)``. Invariant to the order of the examples.
+        * ``"index"``: by example index (stable sort), the paper's convention.
+        * ``"average"``: the exact expected AuRC over a random order inside each tie group;
+          a group of ``m`` examples, loss sum ``S``, after ``a`` examples contributes
+          ``sum_{j=1..m} (L(a) + j S/m) / (a + j)`` (AuRC is linear in the ``L(i)``).
+          Invariant to the order of the examples.
 
-        Both apply to the conventions that depend on the order of tied scores
-        (``"torch-uncertainty"``, ``"geifman"``, ``"fd-shifts-legacy"``, ``"mapie"``),
-        ``"index"`` as the library's sort made stable (its own unstable sort can order
-        tied examples otherwise, by platform and array length); fd-shifts' AURC is
-        invariant to the order. For a coverage at a risk, ``"average"`` reads the
-        expected curve.
+        Also for the order-dependent conventions (``"torch-uncertainty"``, ``"geifman"``,
+        ``"fd-shifts-legacy"``, ``"mapie"``): ``"index"`` is the library's sort made stable
+        (its unstable sort varies by platform and length). fd-shifts' AURC is order-invariant.
     convention : str, default="paper"
-        Whose definition (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``): ``"paper"``
-        (this docstring) or a library's, computed as the library does, in loss units.
-        ValueError when the convention does not define this metric.
+        ``"paper"`` or a library's (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``),
+        in loss units; ValueError when it does not define this metric.
 
     Returns
     -------
@@ -141,16 +127,13 @@ def selective_risk_coverage(loss, uncertainty, threshold):
     Returns
     -------
     risk : float
-        Mean loss over the accepted examples; NaN when nothing is accepted
-        (undefined, as everywhere in rejectopt).
+        Mean accepted loss; NaN when nothing is accepted.
     coverage : float
         Fraction of accepted examples.
 
     Notes
     -----
-    The deterministic case of :func:`rejectopt.selective.empirical_risk_coverage`
-    (the one home of selective risk and coverage), with the selection function
-    ``SelectionFunction(threshold, 1.0)``.
+    :func:`rejectopt.selective.empirical_risk_coverage` with ``SelectionFunction(threshold, 1.0)``.
 
     Examples
     --------
@@ -195,13 +178,11 @@ def _check_risk(risk):
 class _Sample:
     """A validated sample sorted once, evaluated under multiplicity weights (one row per resample).
 
-    A weight row ``w`` (non-negative integers summing to ``n``) stands for the sample in which
-    example ``j`` occurs ``w[j]`` times; the original sample is ``w = 1``. Examples are sorted
-    by uncertainty ascending, ties by index (stable), so a resample listed in index order
-    sorts the same way. Every metric is a function of *groups* of consecutive sorted
-    examples -- single examples (index tie-breaking), tie groups of equal uncertainty, or
-    single examples sorted by loss (oracle) -- through their weighted counts ``M`` and loss
-    sums ``S`` (arrays of shape (B, G)).
+    Weight row ``w`` (non-negative integers summing to ``n``): example ``j`` occurs ``w[j]``
+    times (original: ``w = 1``). The stable sort by uncertainty makes a resample in index order
+    sort alike. Metrics read *groups* of consecutive sorted examples (single examples, tie
+    groups, or examples sorted by loss for the oracle) via weighted counts ``M`` and loss
+    sums ``S``, shape (B, G).
     """
 
     def __init__(self, loss, uncertainty):
@@ -233,14 +214,13 @@ class _Sample:
 def _aurc_of_groups(counts, sums, means, n):
     """Eq. (27) with ``L(k)`` replaced by its linear interpolation inside each group.
 
-    Position ``k`` of a group with ``N`` examples before it, loss sum ``C`` before it, ``M``
-    examples and mean loss ``mu`` has ``Lbar(k) = C + (k - N) mu`` (the expected ``L(k)``
-    under a random order inside the group; the exact ``L(k)`` when its examples have equal
-    losses), so the group contributes, with ``dH = H(N + M) - H(N)`` (harmonic numbers)::
+    A group of ``M`` examples, mean loss ``mu``, after ``N`` examples with loss sum ``C`` has
+    ``Lbar(k) = C + (k - N) mu`` (expected ``L(k)`` under a random order inside; exact for
+    equal losses), so it contributes, with ``dH = H(N + M) - H(N)`` (harmonic numbers)::
 
         sum_{j=1..M} (C + j mu) / (N + j) = (C - mu N) dH + M mu.
 
-    ``dH`` of a single example is ``1 / (N + 1)``, computed as such (no cancellation).
+    A single example's ``dH = 1 / (N + 1)`` is computed directly (no cancellation).
     """
     after = np.cumsum(counts, axis=1)
     before = after - counts
@@ -323,20 +303,12 @@ def _by_convention(metric, loss, uncertainty, convention, ties, **targets):
 def augrc(loss, uncertainty, *, ties="index", convention="paper"):
     """Area under the generalized risk-coverage curve (AUGRC) of [2].
 
-    The generalized risk at coverage ``k/n`` is ``L(k)/n``: the summed loss of the
-    ``k`` accepted (least uncertain) examples divided by *all* ``n`` examples,
-    i.e. the expected loss per input of accepting and being wrong. Conventions of
-    the reference implementation of [2] (fd-shifts ``RiskCoverageStats.augrc``,
-    with ``confids = -uncertainty`` and ``residuals = loss``):
-
-    * examples are sorted by uncertainty ascending; a curve point is placed only at
-      the end of each group of tied uncertainties, ``(k/n, L(k)/n)`` with ``k`` the
-      number of examples whose uncertainty is <= the group's value, plus the origin
-      ``(0, 0)``;
-    * the area is the trapezoidal rule over these points (so a tie group is the
-      straight line between its end points, the expectation over random
-      tie-breaking);
-    * the result is in loss units: fd-shifts' value divided by its display scale 1000.
+    Generalized risk at coverage ``k/n``: ``L(k)/n``, the accepted loss over *all* ``n``
+    inputs (expected loss per input of accepting and being wrong). As fd-shifts
+    ``RiskCoverageStats.augrc`` (``confids = -uncertainty``, ``residuals = loss``): points
+    ``(k/n, L(k)/n)`` only at tie-group ends, plus ``(0, 0)``; trapezoidal area (a tie group is
+    the line between its ends, the expectation over random tie-breaking); in loss units
+    (fd-shifts' value / 1000).
 
     Parameters
     ----------
@@ -352,17 +324,14 @@ def augrc(loss, uncertainty, *, ties="index", convention="paper"):
 
     Notes
     -----
-    Relation to the empirical SELE loss of eq. (29) of [1]
-    (:func:`sele_loss`, ``sele = 1/n^2 sum_i sum_j l_i [s_i <= s_j]``). For distinct
-    scores ``sele = (1/n) sum_{k=1..n} L(k)/n`` is the right Riemann sum of the
-    generalized RC curve, and the trapezoidal rule removes half of the last step::
+    Relation to the SELE loss, eq. (29) of [1] (:func:`sele_loss`,
+    ``sele = 1/n^2 sum_i sum_j l_i [s_i <= s_j]``): for distinct scores it is the right Riemann
+    sum of the generalized RC curve; the trapezoidal rule removes half of the last step::
 
         AUGRC = sele - L(n) / (2 n^2),       L(n) = sum_i l_i.
 
-    With ties, ``AUGRC = 1/n^2 sum_i l_i (#{j: s_j > s_i} + #{j: s_j = s_i} / 2)``, i.e.
-    ``AUGRC = sele - 1/(2 n^2) sum_i l_i m_i`` with ``m_i`` the size of the tie group of
-    example ``i`` (itself included). For 0/1 losses with error rate ``e`` the oracle
-    ordering gives ``e^2 / 2`` and a constant score ``e / 2``.
+    With ties ``AUGRC = sele - 1/(2 n^2) sum_i l_i m_i``, ``m_i`` the size of ``i``'s tie group.
+    For 0/1 losses with error rate ``e``: oracle ``e^2 / 2``, constant score ``e / 2``.
 
     Examples
     --------
@@ -380,13 +349,11 @@ def augrc(loss, uncertainty, *, ties="index", convention="paper"):
 def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
     """Excess AuRC: ``aurc(loss, uncertainty)`` minus the AuRC of the oracle ordering.
 
-    The oracle sorts the examples by loss ascending (eq. 27 of [1] with
-    ``s = loss``; ties among equal losses do not matter). Ties in ``uncertainty``
-    are resolved as ``ties`` says, as in :func:`aurc`. Always >= 0 (up to round-off): no
-    ordering has a smaller ``L(i)`` at any ``i`` than the oracle. Other conventions subtract
-    their own reference: Geifman's and fd-shifts' legacy code ``e + (1 - e) ln(1 - e)``
-    (``e`` the mean loss, the continuous limit for 0/1 losses), fd-shifts the same for 0/1
-    losses and its trapezoidal AURC of the sorted losses otherwise (so it can be < 0).
+    The oracle is eq. 27 of [1] with ``s = loss``. Always >= 0 up to round-off: no ordering
+    has a smaller ``L(i)`` than the oracle's. Other conventions subtract their own reference:
+    Geifman and fd-shifts-legacy ``e + (1 - e) ln(1 - e)`` (``e`` the mean loss, the continuous
+    limit for 0/1 losses); fd-shifts the same for 0/1 losses, else its trapezoidal AURC of the
+    sorted losses (so it can be < 0).
 
     Parameters
     ----------
@@ -417,9 +384,8 @@ def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
 def eaugrc(loss, uncertainty, *, ties="index", convention="paper"):
     """Excess AUGRC: ``augrc(loss, uncertainty)`` minus the AUGRC of the oracle ordering.
 
-    The oracle sorts the examples by loss ascending (fd-shifts' ``augrc_optimal``;
-    for 0/1 losses with error rate ``e`` it equals ``e^2 / 2``). Always >= 0 up to
-    round-off. fd-shifts' convention takes the closed form ``e^2 / 2`` for 0/1 losses.
+    Oracle: sorted by loss (fd-shifts' ``augrc_optimal``; ``e^2 / 2`` for 0/1 losses, the
+    closed form fd-shifts' convention uses). Always >= 0 up to round-off.
 
     Parameters
     ----------
@@ -447,19 +413,15 @@ def eaugrc(loss, uncertainty, *, ties="index", convention="paper"):
 def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="paper"):
     """Selective risk at an exact coverage, ties resolved as the paper's selection function.
 
-    Definition: the expected selective risk (ratio of expectations, eqs. 5-6 of [1])
-    of the bounded-abstention selection function with target coverage ``omega``
-    (eqs. 22-24): accept every example with ``s < beta``, the boundary tie group
-    ``s == beta`` with the probability ``kappa`` that makes the expected coverage
-    exactly ``omega``, reject the rest. With ``Lbar`` the piecewise-linear
-    interpolation of ``k -> L(k)`` between the ends of the tie groups (and ``(0, 0)``)::
+    The expected selective risk (eqs. 5-6 of [1]) of
+    :func:`rejectopt.selective.fit_bounded_abstention` (eqs. 22-24) fitted on the same sample.
+    With ``Lbar`` the piecewise-linear interpolation of ``k -> L(k)`` between tie-group ends
+    (and ``(0, 0)``)::
 
         risk_at_coverage = Lbar(omega n) / (omega n).
 
-    It is the value of :func:`rejectopt.selective.empirical_risk_coverage` for
-    :func:`rejectopt.selective.fit_bounded_abstention` fitted on the same sample.
-    For distinct scores and an integer ``k = omega n`` it is ``L(k)/k``, the point
-    of :func:`rc_curve` at coverage ``k/n``. Invariant to the order of the examples.
+    For distinct scores and integer ``k = omega n``: :func:`rc_curve`'s ``L(k)/k``. Invariant
+    to the order of the examples.
 
     Parameters
     ----------
@@ -468,10 +430,9 @@ def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="p
     coverage : float
         Target coverage ``omega`` in (0, 1].
     ties, convention : str, default="index" and "paper"
-        As in :func:`aurc`; the paper's definition does not depend on ``ties``.
-        fd-shifts: the lowest selective risk among its working points (points whose risk
-        is below every risk at a higher coverage) of coverage >= ``coverage``;
-        torch-uncertainty: the selective risk of the ``ceil(n coverage)`` most confident.
+        As in :func:`aurc`; the paper's ignores ``ties``. fd-shifts: the lowest risk among its
+        working points (risk below every risk at higher coverage) of coverage >= ``coverage``;
+        torch-uncertainty: the risk of the ``ceil(n coverage)`` most confident.
 
     Returns
     -------
@@ -493,18 +454,11 @@ def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="p
 def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper"):
     """Largest coverage whose selective risk stays <= ``risk``, ties resolved as the paper's rule.
 
-    Definition: the expected coverage of the bounded-improvement selection function
-    with target risk ``lambda`` (Theorem 3 of [1], eqs. 14-16, empirical version
-    :func:`rejectopt.selective.fit_bounded_improvement`): the largest
-    ``omega in [0, 1]`` with ``Lbar(omega n) <= lambda omega n``, where ``Lbar`` is
-    the piecewise-linear interpolation of ``k -> L(k)`` between the ends of the tie
-    groups. Inside the boundary tie group the coverage is fractional (the
-    acceptance probability of eq. 16). A relative tolerance of 1e-10, as in
-    ``fit_bounded_improvement``, absorbs round-off at exact equality.
-
-    Unlike ``fit_bounded_improvement``, an unreachable target is not an error: the
-    result is 0.0 when even the least uncertain tie group has a mean loss above
-    ``risk``. Invariant to the order of the examples.
+    The expected coverage of :func:`rejectopt.selective.fit_bounded_improvement` (Theorem 3
+    of [1], eqs. 14-16): the largest ``omega in [0, 1]`` with ``Lbar(omega n) <= lambda omega n``
+    (``Lbar`` as in :func:`risk_at_coverage`; fractional inside the boundary group, eq. 16),
+    with its relative tolerance 1e-10 for round-off. An unreachable target is not an error
+    but 0.0. Invariant to the order of the examples.
 
     Parameters
     ----------
@@ -513,11 +467,9 @@ def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper
     risk : float
         Target selective risk ``lambda >= 0``, in loss units.
     ties, convention : str, default="index" and "paper"
-        As in :func:`risk_at_coverage`.
-        fd-shifts: the largest coverage among its working points with risk <= ``risk``
-        (ValueError when there is none, where fd-shifts fails too); torch-uncertainty: the
-        largest ``k/n`` whose selective risk of the ``k`` most confident is <= ``risk``
-        (NaN when there is none, as the library).
+        As in :func:`risk_at_coverage`. fd-shifts: the largest working-point coverage with
+        risk <= ``risk`` (ValueError if none, as fd-shifts fails); torch-uncertainty: the
+        largest ``k/n`` whose ``k`` most confident have risk <= ``risk`` (NaN if none).
 
     Returns
     -------

@@ -2,22 +2,19 @@
 
 Conventions (the contract of :mod:`rejectopt.ood`)
 ---------------------------------------------------
-* ``loss[i]`` is the loss of the ID classifier on sample ``i``; the loss of OOD samples
-  (``is_ood[i]`` True) is ignored and may be NaN. ``uncertainty`` is larger = reject first.
-* **Positive class = ID** (accepted), as in Sec. 2.2 of [1]: TPR = share of ID samples
-  accepted (phi, a.k.a. recall or coverage), FPR = share of OOD samples accepted (rho).
-* **Thresholds.** A single-score selective function accepts iff ``uncertainty <= t``
-  (B.2). Any real ``t`` accepts the same samples as the largest distinct uncertainty value
-  ``<= t``, so "all thresholds" are exactly the ``m`` distinct values ``u_1 < ... < u_m`` of
-  ``uncertainty`` (ID and OOD pooled) plus ``t = -inf`` (accept nothing): ``m + 1``
-  operating points. Samples tied at a threshold are accepted or rejected together; the
-  metrics never split a tie group (the randomised strategies in :mod:`._strategies` do).
-* **Selective risk** ``R^S_n`` = summed loss of the accepted ID samples / their number
-  (Sec. 3.2); undefined (NaN) when no ID sample is accepted, and such thresholds never count
-  as feasible.
+* ``loss[i]``: the ID classifier's loss on sample ``i``; ignored (may be NaN) where
+  ``is_ood[i]``. ``uncertainty``: larger = reject first.
+* **Positive class = ID** (accepted, Sec. 2.2 of [1]): TPR = share of ID accepted (phi,
+  recall, coverage), FPR = share of OOD accepted (rho).
+* **Thresholds.** Accept iff ``uncertainty <= t`` (B.2). Any ``t`` accepts as the largest
+  distinct value ``<= t`` does, so the ``m + 1`` operating points are the distinct values
+  ``u_1 < ... < u_m`` (ID and OOD pooled) plus ``t = -inf`` (accept nothing). Metrics never
+  split a tie group (the randomised strategies of :mod:`._strategies` do).
+* **Selective risk** ``R^S_n`` (Sec. 3.2) = summed loss of accepted ID / their number; NaN,
+  and never feasible, when no ID sample is accepted.
 * **Precision** (Sec. 2.3, 3.3): ``kappa = (1 - pi) phi / ((1 - pi) phi + pi rho)``; with
-  ``ood_prior=None`` the prior ``pi`` is the sample share of OOD and kappa is the share of
-  ID among the accepted samples. Undefined (NaN) when nothing is accepted.
+  ``ood_prior=None``, ``pi`` is the sample share of OOD and kappa the share of ID among the
+  accepted. NaN when nothing is accepted.
 * Constraints are checked with an absolute tolerance of ``CONSTRAINT_TOL = 1e-12``.
 
 References
@@ -55,8 +52,8 @@ __all__ = [
 class OperatingPoints:
     """All ``m + 1`` operating points of one uncertainty score (B.2).
 
-    Every attribute is an array of shape ``(m + 1,)``; entry 0 is the accept-nothing threshold
-    ``-inf``, entry ``j >= 1`` the threshold at the ``j``-th smallest distinct uncertainty.
+    Arrays of shape ``(m + 1,)``: entry 0 is the accept-nothing ``-inf``, entry ``j`` the
+    ``j``-th smallest distinct uncertainty.
 
     Attributes
     ----------
@@ -75,9 +72,7 @@ class OperatingPoints:
 
     Parameters
     ----------
-    threshold, n_id_accepted, n_ood_accepted, loss_sum : ndarray
-        The attributes above.
-    tpr, fpr, precision, selective_risk : ndarray
+    threshold, n_id_accepted, n_ood_accepted, loss_sum, tpr, fpr, precision, selective_risk : ndarray
         The attributes above.
     """
 
@@ -135,7 +130,6 @@ def operating_points(
     Returns
     -------
     OperatingPoints
-        ``m + 1`` points, the first one for the accept-nothing threshold ``-inf``.
     """
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     return _points(loss, is_ood, u, check_prior(ood_prior))
@@ -146,25 +140,20 @@ def selective_risk_at_tpr_fpr(
 ) -> float:
     """Selective risk of the best threshold under the bounded TPR-FPR model, problem (13).
 
-    ``min_t R^S_n(t)`` s.t. ``phi_n(t) >= tpr_min`` and ``rho_n(t) <= fpr_max``, over the
-    ``m + 1`` thresholds of :func:`operating_points` (deterministic: tie groups are never
-    split). This is the evaluation metric "selective risk at TPR(tpr_min), FPR(fpr_max)" of
-    Table 1 of [1]. O(n log n).
+    ``min_t R^S_n(t)`` s.t. ``phi_n(t) >= tpr_min``, ``rho_n(t) <= fpr_max`` over the thresholds
+    of :func:`operating_points` (ties never split): Table 1's "selective risk at TPR, FPR".
 
     Parameters
     ----------
     loss, is_ood, uncertainty : array_like, shape (n,)
         See :func:`operating_points`.
-    tpr_min : float in [0, 1]
-        Minimal acceptable TPR phi_min.
-    fpr_max : float in [0, 1]
-        Maximal acceptable FPR rho_max.
+    tpr_min, fpr_max : float in [0, 1]
+        phi_min and rho_max.
 
     Returns
     -------
     float
-        The smallest selective risk, or NaN when no threshold with at least one accepted ID
-        sample is feasible (the paper's "unable").
+        NaN when no threshold accepting an ID sample is feasible (the paper's "unable").
 
     Examples
     --------
@@ -196,23 +185,21 @@ def selective_risk_at_precision_recall(
 ) -> float:
     """Selective risk of the best threshold under the bounded precision-recall model, problem (14).
 
-    ``min_t R^S_n(t)`` s.t. ``kappa_n(t) >= precision_min`` and ``phi_n(t) >= recall_min``
-    with ``kappa_n = (1 - pi) phi_n / ((1 - pi) phi_n + pi rho_n)`` (Sec. 3.3), over the
-    thresholds of :func:`operating_points`.
+    ``min_t R^S_n(t)`` s.t. ``kappa_n(t) >= precision_min``, ``phi_n(t) >= recall_min`` (Sec. 3.3).
 
     Parameters
     ----------
     loss, is_ood, uncertainty : array_like, shape (n,)
         As in :func:`selective_risk_at_tpr_fpr`.
     precision_min, recall_min : float in [0, 1]
-        Minimal acceptable precision kappa_min and recall (= TPR) phi_min.
+        kappa_min and phi_min (recall = TPR).
     ood_prior : float in (0, 1), optional
-        pi; default the sample share of OOD (then kappa_n = #ID accepted / #accepted).
+        pi; default the sample share of OOD.
 
     Returns
     -------
     float
-        The smallest selective risk, NaN when infeasible ("unable").
+        NaN when infeasible ("unable").
 
     Examples
     --------
@@ -260,9 +247,8 @@ def roc_curve(is_ood: Any, uncertainty: Any) -> tuple[np.ndarray, np.ndarray, np
 def auroc(is_ood: Any, uncertainty: Any) -> float:
     """Area under the ROC curve, ID = positive class, OOD = negative (Sec. 3.2 and 3.4).
 
-    Trapezoidal area under :func:`roc_curve`, i.e. the probability that a random ID sample is
-    less uncertain than a random OOD sample, ties counted 1/2. Equals
-    ``sklearn.metrics.roc_auc_score(~is_ood, -uncertainty)``.
+    Trapezoidal area under :func:`roc_curve`: P(random ID less uncertain than random OOD),
+    ties 1/2; equals ``sklearn.metrics.roc_auc_score(~is_ood, -uncertainty)``.
 
     Parameters
     ----------
@@ -272,7 +258,7 @@ def auroc(is_ood: Any, uncertainty: Any) -> float:
     Returns
     -------
     float
-        AUROC in [0, 1]; 1 when every ID sample is less uncertain than every OOD sample.
+        In [0, 1]; 1 when every ID sample is less uncertain than every OOD one.
 
     Examples
     --------
@@ -293,15 +279,14 @@ def precision_recall_curve(
     Parameters
     ----------
     is_ood, uncertainty : array_like, shape (n,)
-        OOD flags and uncertainty scores, see :func:`roc_curve`.
+        See :func:`roc_curve`.
     ood_prior : float in (0, 1), optional
-        OOD prior ``pi`` of the precision; default the sample share of OOD.
+        ``pi`` of the precision; default the sample share of OOD.
 
     Returns
     -------
     precision, recall, thresholds : ndarray, shape (m,)
-        One point per distinct threshold (the accept-nothing point, whose precision is
-        undefined, is left out), in increasing threshold order.
+        One per distinct threshold, increasing (accept-nothing left out: no precision).
 
     Examples
     --------
@@ -318,21 +303,18 @@ def precision_recall_curve(
 def aupr(is_ood: Any, uncertainty: Any, *, ood_prior: float | None = None) -> float:
     """Area under the precision-recall curve, ID positive (Sec. 3.3 and Table 1 of [1]).
 
-    Computed as average precision, ``sum_j (recall_j - recall_{j-1}) precision_j`` over the
-    distinct thresholds (no interpolation); with ``ood_prior=None`` it equals
-    ``sklearn.metrics.average_precision_score(~is_ood, -uncertainty)``.
+    Average precision ``sum_j (recall_j - recall_{j-1}) precision_j`` (no interpolation); with
+    ``ood_prior=None`` equal to ``sklearn.metrics.average_precision_score(~is_ood, -uncertainty)``.
 
     Parameters
     ----------
-    is_ood, uncertainty : array_like, shape (n,)
-        OOD flags and uncertainty scores, as in :func:`precision_recall_curve`.
-    ood_prior : float in (0, 1), optional
-        The prior ``pi`` of :func:`precision_recall_curve`'s precision.
+    is_ood, uncertainty, ood_prior
+        As in :func:`precision_recall_curve`.
 
     Returns
     -------
     float
-        Average precision in [0, 1].
+        Average precision, in [0, 1].
 
     Examples
     --------
@@ -357,15 +339,14 @@ def risk_coverage_curve_at_fpr(
     Parameters
     ----------
     loss, is_ood, uncertainty : array_like, shape (n,)
-        Losses, OOD flags and scores, as in :func:`operating_points`.
+        As in :func:`operating_points`.
     fpr_max : float in [0, 1]
         Maximal acceptable FPR rho_max.
 
     Returns
     -------
     coverage, selective_risk, thresholds : ndarray
-        Coverage = TPR phi_n, in increasing order; the last coverage is the largest one
-        attainable at ``fpr_max``.
+        Coverage = TPR phi_n, increasing up to the largest attainable at ``fpr_max``.
 
     Examples
     --------
@@ -391,13 +372,11 @@ def oscr(loss: Any, is_ood: Any, uncertainty: Any, *, ccr: str = "seed") -> floa
     ccr : {"seed", "open_set"}, default "seed"
         Correct classification rate at each threshold:
 
-        * ``"seed"``: ``CCR = 1 - R^S_n`` (accuracy on the *accepted* ID samples), the
-          convention stated in Sec. 3.4 of [1] and the one that reproduces Table 1. The
-          curve starts at the first threshold accepting an ID sample and is extended at that
-          CCR down to FPR 0.
-        * ``"open_set"``: ``CCR = (#accepted ID samples - their summed loss) / #ID``
-          (for the 0/1 loss: correctly classified *and* accepted ID samples over all ID
-          samples, Dhamija et al. 2018), starting at ``(0, 0)``.
+        * ``"seed"``: ``CCR = 1 - R^S_n`` (accuracy on *accepted* ID), as Sec. 3.4 of [1]
+          states and Table 1 reproduces; from the first threshold accepting an ID sample,
+          extended at that CCR down to FPR 0.
+        * ``"open_set"``: ``CCR = (#accepted ID - their summed loss) / #ID`` (0/1 loss:
+          correct *and* accepted over all ID, Dhamija et al. 2018), from ``(0, 0)``.
 
     Returns
     -------
@@ -430,21 +409,17 @@ def empirical_rates(
 ) -> dict[str, float]:
     """Expected TPR, FPR, precision and selective risk of a (randomised) selective function.
 
-    The expectation over the randomisation is exact: with ``c_i`` the acceptance probability
-    of sample ``i`` (e.g. from ``SelectionFunction.acceptance_probability``),
-    ``tpr = mean_{ID} c_i``, ``fpr = mean_{OOD} c_i``, risk = ``sum_{ID} c_i l_i / sum_{ID} c_i``
-    (the estimators of Sec. 3.2 with a stochastic ``c``).
+    Exact over the randomisation (Sec. 3.2's estimators with stochastic ``c``): ``tpr =
+    mean_{ID} c_i``, ``fpr = mean_{OOD} c_i``, risk ``= sum_{ID} c_i l_i / sum_{ID} c_i``.
 
     Parameters
     ----------
-    loss : array_like of float, shape (n,)
-        Loss of each sample; ignored (may be NaN) for OOD samples.
-    is_ood : array_like of bool, shape (n,)
-        True for OOD samples.
+    loss, is_ood : array_like, shape (n,)
+        As in :func:`operating_points`.
     accept_prob : array_like of float, shape (n,)
-        Acceptance probability ``c_i`` in [0, 1] of each sample.
+        ``c_i`` in [0, 1] (e.g. ``SelectionFunction.acceptance_probability``).
     ood_prior : float in (0, 1), optional
-        OOD prior ``pi`` of the precision; default the sample share of OOD.
+        ``pi`` of the precision; default the sample share of OOD.
 
     Returns
     -------

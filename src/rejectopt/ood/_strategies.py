@@ -1,18 +1,15 @@
 """Optimal OOD selective functions fitted on validation data (Sec. 2 and 3 of [1]).
 
-Theorems 1, 3 and 5 of [1] show that the cost-based, the bounded TPR-FPR and the bounded
-precision-recall models share one optimal selective function (eq. 12): accept if
-``s(x) = r(x) + mu g(x) < lambda``, reject if ``> lambda`` and accept with probability
-``tau`` on the boundary ``s(x) = lambda``, with ``r`` the conditional risk of the classifier
-and ``g = p_O / p_I`` the OOD/ID likelihood ratio. Here ``lambda`` and ``tau`` (and, for the
-double-score rule, ``mu``) are fitted on a validation sample by replacing the integrals with
-the sample estimators of Sec. 3.2-3.3.
+By Theorems 1, 3 and 5 of [1] the cost-based, bounded TPR-FPR and bounded precision-recall
+models share one optimal selective function (eq. 12): accept if ``s(x) = r(x) + mu g(x) <
+lambda``, reject if ``>``, accept with probability ``tau`` at ``=``; ``r`` is the classifier's
+conditional risk, ``g = p_O / p_I``. ``lambda``, ``tau`` (and ``mu`` for the double score) are
+fitted with the sample estimators of Sec. 3.2-3.3.
 
-Conventions: see :mod:`rejectopt.ood._metrics`. In addition, the randomisation ``tau`` is
-one acceptance probability shared by the whole boundary tie group (as in
-:class:`rejectopt.selective.SelectionFunction`): the per-input ``tau(x)`` of Theorem 7
-would need ``p_O / p_I`` separately from the score, which a single score does not provide.
-Rates of a randomised rule are *expected* rates over the randomisation, computed exactly.
+Conventions as :mod:`rejectopt.ood._metrics`; also ``tau`` is one acceptance probability for the
+whole boundary tie group (as :class:`rejectopt.selective.SelectionFunction`): Theorem 7's
+per-input ``tau(x)`` needs ``p_O / p_I`` apart from the score. Rates of a randomised rule are
+exact *expected* rates over the randomisation.
 
 [1] is the OOD paper cited in :mod:`rejectopt.ood._metrics` (arXiv:2307.05199).
 """
@@ -79,9 +76,8 @@ def cost_based_score(
 ) -> np.ndarray:
     """Score ``s_C(x) = r_B(x) + (eps2 - eps3) pi / (1 - pi) g(x)`` of Theorem 1, eq. (5).
 
-    The optimal cost-based selective function accepts iff ``s_C(x) <= eps1`` (the
-    randomisation at ``s_C = eps1`` is arbitrary), i.e.
-    ``SelectionFunction(threshold=eps1, accept_prob=1.0)`` applied to this score.
+    The optimum accepts iff ``s_C(x) <= eps1`` (randomisation at equality is arbitrary):
+    ``SelectionFunction(threshold=eps1, accept_prob=1.0)`` on this score.
 
     Parameters
     ----------
@@ -154,11 +150,10 @@ def fit_cost_based(
 ) -> SelectionFunction:
     """Threshold minimising the empirical risk of the cost-based OOD model (Definition 1).
 
-    The empirical risk of accepting ``uncertainty <= t`` is
-    ``(1 - pi)/n_I (sum_{ID acc} l_i + eps1 #ID rej) + pi/n_O (eps2 #OOD acc + eps3 #OOD rej)``
-    (the loss (3) averaged over the mixture (1)); it is minimised over all thresholds of
-    :func:`rejectopt.ood.operating_points`. With ``uncertainty = s_C`` of eq. (5) and the
-    true ``r_B``, ``g`` the population minimiser is the threshold ``eps1`` (Theorem 1).
+    Minimises over all thresholds of :func:`rejectopt.ood.operating_points` the loss (3)
+    averaged over the mixture (1): accepting ``uncertainty <= t`` costs
+    ``(1 - pi)/n_I (sum_{ID acc} l_i + eps1 #ID rej) + pi/n_O (eps2 #OOD acc + eps3 #OOD rej)``.
+    For ``s_C`` of eq. (5) with the true ``r_B``, ``g`` the minimiser is ``eps1`` (Theorem 1).
 
     Parameters
     ----------
@@ -172,8 +167,8 @@ def fit_cost_based(
     Returns
     -------
     SelectionFunction
-        ``(u_j, 1.0)`` accepting the ``j`` least uncertain tie groups, or ``(u_1, 0.0)`` to
-        reject everything seen. Among equal risks the largest coverage is returned.
+        ``(u_j, 1.0)`` accepting the ``j`` least uncertain tie groups, or ``(u_1, 0.0)``
+        rejecting all; ties in risk go to the largest coverage.
 
     Examples
     --------
@@ -211,12 +206,11 @@ def fit_bounded_tpr_fpr(
 ) -> SelectionFunction:
     """Optimal selective function of the bounded TPR-FPR model on one score (Theorem 3, eq. 9).
 
-    Minimises the (expected) empirical selective risk subject to expected TPR >= ``tpr_min``
-    and expected FPR <= ``fpr_max`` (problem (13)) over the rules "accept ``s < lambda``,
-    accept with probability ``tau`` at ``s = lambda``". For every tie group as the boundary,
-    the constraints are linear in ``tau`` and the risk is monotone in it, so an end of the
-    feasible ``tau`` interval is optimal; the best over all groups is returned. With
-    ``uncertainty = r + mu g`` this is the optimal strategy of eq. (9) for that ``mu``.
+    Minimises the expected empirical selective risk s.t. expected TPR >= ``tpr_min`` and FPR
+    <= ``fpr_max`` (problem (13)) over the rules "accept ``s < lambda``, with probability ``tau``
+    at ``s = lambda``". Per boundary tie group the constraints are linear and the risk monotone
+    in ``tau``, so an end of the feasible ``tau`` interval is optimal. With ``uncertainty = r +
+    mu g`` this is eq. (9)'s optimal strategy for that ``mu``.
 
     Parameters
     ----------
@@ -235,8 +229,7 @@ def fit_bounded_tpr_fpr(
     Raises
     ------
     ValueError
-        On bad input or (:class:`rejectopt.selective.InfeasibleTargetError`) when the
-        constraints cannot be met on this sample.
+        Bad input, or :class:`rejectopt.selective.InfeasibleTargetError` if infeasible here.
 
     Examples
     --------
@@ -322,12 +315,10 @@ def _as_score_array(values: Any, name: str) -> np.ndarray:
 class DoubleScoreSelection:
     """Double-score selective function ``s_r + mu s_g`` with randomised ties (eq. 12, B.2).
 
-    Accept when ``weight_r * s_r + weight_g * s_g < threshold``, reject when ``>`` and accept
-    with probability ``accept_prob`` at equality. With ``weight_r > 0`` this is the rule
-    ``s_r + mu s_g <= lambda`` of Sec. 2.4 with ``mu = weight_g / weight_r`` and
-    ``lambda = threshold / weight_r``; the weights are ``(cos a, sin a)`` of the angle
-    parametrisation in B.2, divided by the validation standard deviations of the scores when
-    the fit standardised them.
+    Accept when ``weight_r * s_r + weight_g * s_g < threshold``, with probability ``accept_prob``
+    at equality. For ``weight_r > 0`` this is Sec. 2.4's ``s_r + mu s_g <= lambda``, ``mu =
+    weight_g / weight_r``, ``lambda = threshold / weight_r``; the weights are B.2's ``(cos a,
+    sin a)``, divided by the scores' validation standard deviations if standardised.
 
     Parameters
     ----------
@@ -593,17 +584,16 @@ def fit_double_score_tpr_fpr(
 ) -> DoubleScoreSelection:
     """Double-score rule ``s_r + mu s_g <= lambda`` tuned for the bounded TPR-FPR model.
 
-    Solves problem (13) over the double-score family of B.2 (Sec. 2.4: ``s_r`` a
-    misclassification score, ``s_g`` an OOD score): for each angle, the best threshold and
-    ``tau`` as in :func:`fit_bounded_tpr_fpr` (one sort and one sweep per angle, vectorised
-    over chunks of angles); the angle with the smallest risk wins (ties: the first).
+    Problem (13) over B.2's double-score family: per angle, threshold and ``tau`` as in
+    :func:`fit_bounded_tpr_fpr` (one sweep per angle, vectorised in chunks); the angle of least
+    risk wins (ties: the first).
 
     Parameters
     ----------
     loss, is_ood : array_like, shape (n,)
         Validation losses (ignored for OOD) and OOD indicator.
     s_r, s_g : array_like, shape (n,)
-        The two uncertainty scores (larger = reject first).
+        Misclassification and OOD uncertainty (larger = reject first; Sec. 2.4).
     tpr_min, fpr_max : float in [0, 1]
         phi_min, rho_max.
     randomize : bool, default True
@@ -620,8 +610,7 @@ def fit_double_score_tpr_fpr(
     Raises
     ------
     ValueError
-        On bad input or (:class:`rejectopt.selective.InfeasibleTargetError`) when no angle
-        and threshold meets the constraints.
+        Bad input, or ``InfeasibleTargetError`` if no angle and threshold is feasible.
 
     Examples
     --------
@@ -735,10 +724,9 @@ def fit_double_score_cost_based(
 ) -> DoubleScoreSelection:
     """Double-score rule minimising the empirical cost-based risk (Definition 1, Theorem 1).
 
-    With the true ``s_r = r_B`` and ``s_g = g`` the optimum is ``mu = (eps2 - eps3) pi /
-    (1 - pi)`` and ``lambda = eps1`` (eq. 5); here both are tuned on the validation sample as
-    in :func:`fit_cost_based`, over the angles of B.2 (deterministic: the risk is linear in
-    the boundary's acceptance probability).
+    For true ``s_r = r_B``, ``s_g = g`` the optimum is ``mu = (eps2 - eps3) pi / (1 - pi)``,
+    ``lambda = eps1`` (eq. 5); here both are tuned as :func:`fit_cost_based` over B.2's angles
+    (deterministic: the risk is linear in the boundary's acceptance probability).
 
     Parameters
     ----------
@@ -784,8 +772,7 @@ def double_score_risk_at_tpr_fpr(
 ) -> float:
     """Evaluation metric of problem (13) for a double-score method (Table 1, method D).
 
-    The smallest selective risk over the deterministic double-score family on this sample
-    (``randomize=False``), NaN when no angle is feasible ("unable").
+    Least selective risk of the deterministic double-score family here (``randomize=False``).
 
     Parameters
     ----------
@@ -794,13 +781,12 @@ def double_score_risk_at_tpr_fpr(
     tpr_min, fpr_max : float in [0, 1]
         The bounds phi_min and rho_max of problem (13).
     **kwargs
-        Options of the angle search (``angles``, ``angle_range``, ``standardize``,
-        ``max_exact_work``), as in :func:`fit_double_score_tpr_fpr`.
+        Angle-search options of :func:`fit_double_score_tpr_fpr`.
 
     Returns
     -------
     float
-        The smallest selective risk, NaN when infeasible.
+        NaN when no angle is feasible ("unable").
     """
     try:
         sel = fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min, fpr_max, randomize=False, **kwargs)

@@ -44,29 +44,24 @@ class ScoreInfo(ClassEntry):
     name : str
         Unique name (config, file paths, summary rows).
     source : type or str
-        The class, or its import path ``"package.module:QualName"`` (imported on first
-        use of :attr:`cls`; the built-in scores, so that reading the registry needs no
-        scikit-learn).
+        The class, or its import path ``"package.module:QualName"`` imported on first use of
+        :attr:`cls` (the built-ins: reading the registry then needs no scikit-learn).
     cls : type
-        The class (property; loads ``source``). Learned scores: ``cls(C=...)``, ``fit(X, y_pred, target)``
-        returning ``self`` and ``predict(X, y_pred)`` returning the uncertainty
-        (larger = more uncertain). Baselines: a ``compute`` static method.
+        The class (property; loads ``source``). Learned: ``cls(C=...)``, ``fit(X, y_pred, target)``
+        -> ``self``, ``predict(X, y_pred)`` -> uncertainty (larger = more uncertain).
+        Baselines: a ``compute`` static method.
     label : str
         Display label in tables and figures.
     learns_from : {"loss", "true_class_posterior", "classifier"}
         See :data:`LEARNS_FROM`.
     applies_to : tuple of str or None
-        Classifier names the score applies to; None = every classifier (that
-        has posteriors, when ``learns_from="true_class_posterior"``).
+        Classifier names the score applies to; None = every classifier (with posteriors, for
+        ``learns_from="true_class_posterior"``).
 
     Parameters
     ----------
-    name, label, learns_from : str
+    name, label, learns_from, source, applies_to
         The attributes above.
-    source : type or str
-        The attribute above.
-    applies_to : tuple of str or None
-        The attribute above.
 
     """
 
@@ -91,10 +86,8 @@ class ScoreInfo(ClassEntry):
     def make(self, C, **context):
         """A new unfitted learner with regularisation ``C``.
 
-        ``context`` holds what the pipeline knows (``n_classes``,
-        ``random_state``, ``chunk_size``, ``n_jobs``); only the keywords that the
-        class's ``__init__`` accepts are passed, so a plugin with
-        ``__init__(self, C=1.0)`` gets ``C`` alone.
+        Of ``context`` (``n_classes``, ``random_state``, ``chunk_size``, ``n_jobs``) only the
+        keywords ``__init__`` accepts are passed: ``__init__(self, C=1.0)`` gets ``C`` alone.
         """
         if self.baseline:
             raise RegistryError(f"score {self.name!r} is a baseline of the classifier's outputs: it is not learned")
@@ -143,12 +136,10 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
             def fit(self, X, y_pred, loss): ...; return self
             def predict(self, X, y_pred): ...  # uncertainty, larger = reject first
 
-    listed under ``plugins:`` in the config, after which ``knn_loss`` is valid
-    under ``scores:`` (see :func:`rejectopt.config.load_plugins`).
-
-    The decorator also takes the class's import path,
-    ``register_score("sele", ...)("rejectopt.scores._sele:SELE")``: the class is then
-    imported and checked on first use (the built-in scores, see :mod:`rejectopt.scores`).
+    listed under ``plugins:`` in the config makes ``knn_loss`` valid under ``scores:``
+    (:func:`rejectopt.config.load_plugins`). Given an import path instead,
+    ``register_score("sele", ...)("rejectopt.scores._sele:SELE")``, the class is imported and
+    checked on first use (the built-ins, :mod:`rejectopt.scores`).
 
     Parameters
     ----------
@@ -164,15 +155,13 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
     Returns
     -------
     callable
-        The class decorator: it registers the class (or its import path) and returns it
-        unchanged.
+        Registers the class (or import path) and returns it unchanged.
 
     Raises
     ------
     RegistryError
-        The name is taken (the message names the module that took it), is not
-        an identifier, or the class lacks ``fit`` / ``predict`` / a ``C``
-        argument (learned scores) or ``compute`` (baselines).
+        The name is taken (naming the module that took it) or not an identifier, or the class
+        lacks ``fit`` / ``predict`` / a ``C`` argument (learned) or ``compute`` (baselines).
 
     Examples
     --------
@@ -227,7 +216,6 @@ def get_score(name: str) -> ScoreInfo:
     Returns
     -------
     ScoreInfo
-        Its registry entry.
 
     Raises
     ------
@@ -252,13 +240,12 @@ def score_names(*, learned: bool | None = None) -> list[str]:
     Parameters
     ----------
     learned : bool or None, default=None
-        True: the scores learned from the data; False: the baselines read off a
-        classifier's outputs; None: all.
+        None: all.
 
     Returns
     -------
     list of str
-        In the order of registration.
+        In registration order.
 
     Examples
     --------
@@ -278,13 +265,11 @@ def make_score(name: str, C, **context):
     C : float
         Its regularisation constant.
     **context
-        What the caller knows (``n_classes``, ``random_state``, ``chunk_size``, ``n_jobs``);
-        only the keywords the class's ``__init__`` accepts are passed.
+        ``n_classes``, ``random_state``, ``chunk_size``, ``n_jobs``, as :meth:`ScoreInfo.make`.
 
     Returns
     -------
     object
-        The unfitted learner.
 
     Examples
     --------
@@ -302,8 +287,8 @@ def make_score(name: str, C, **context):
 class ScoreError(ValueError):
     """A score learner's own code failed (raised, exited) or returned an unusable uncertainty.
 
-    The message names the score, its class and, for a user's score (a plugin), the file that
-    defines it: that file is what needs fixing, not the data or the config.
+    The message names the score, its class and, for a plugin, its file: that file needs
+    fixing, not the data or the config.
 
     Examples
     --------
@@ -339,8 +324,7 @@ def _built_in(learner) -> bool:
 def describe_score(learner) -> str:
     """``score 'knn_loss' (class my_scores.KNNLoss in /work/my_scores.py)`` for messages.
 
-    The registered name is looked up without loading the built-in classes (their import
-    paths are compared); a learner of an unregistered class is named by its class.
+    Built-ins are matched by import path, unloaded; an unregistered class is named by class.
 
     Parameters
     ----------
@@ -350,7 +334,6 @@ def describe_score(learner) -> str:
     Returns
     -------
     str
-        Its registered name (if any), its class and, for a user's class, the file defining it.
 
     """
     cls = learner if isinstance(learner, type) else type(learner)
@@ -366,14 +349,11 @@ def describe_score(learner) -> str:
 def call_score(learner, method: str, *args, n_rows: int | None = None):
     """``learner.<method>(*args)``; what the learner's own code does wrong becomes a :class:`ScoreError`.
 
-    An exception raised by a user's learner (the built-in ones raise their own errors on bad
-    input, unchanged), or ``SystemExit`` (a plugin calling ``sys.exit`` would
-    otherwise end the whole process with no output and, under Snakemake, a missing-output
-    error naming no culprit), is reported naming the score and its file. With ``n_rows``
-    the result is an uncertainty: it must be ``n_rows`` real numbers, all finite. A NaN
-    cannot be ranked, and ``-inf`` would be accepted before every other row (``+inf``
-    rejected after them) whatever the classifier's loss: such a value is a defect of the
-    score, not a decision.
+    A user's learner's exception (built-ins' own errors pass unchanged) or ``SystemExit`` (else
+    the process would end silently and Snakemake report a missing output naming no culprit) is
+    reported naming the score and its file. With ``n_rows`` the result must be ``n_rows``
+    finite reals: NaN cannot be ranked, and ``-inf`` / ``+inf`` would be accepted first /
+    rejected last whatever the loss, a defect of the score, not a decision.
 
     Parameters
     ----------
@@ -384,7 +364,7 @@ def call_score(learner, method: str, *args, n_rows: int | None = None):
     *args
         Its arguments.
     n_rows : int or None, default=None
-        With a number: the result is an uncertainty of that many rows, checked.
+        Rows of the uncertainty to check.
 
     Returns
     -------
@@ -394,8 +374,7 @@ def call_score(learner, method: str, *args, n_rows: int | None = None):
     Raises
     ------
     ScoreError
-        The user's learner raised or exited, ``fit`` returned None, or the uncertainty is not
-        ``n_rows`` finite real numbers.
+        The user's learner raised or exited, ``fit`` returned None, or a bad uncertainty.
 
     """
     try:
@@ -429,23 +408,20 @@ def call_score(learner, method: str, *args, n_rows: int | None = None):
 def constant_score_message(uncertainty, learner, where: str) -> str | None:
     """A warning's text when ``uncertainty`` is one value on every row of ``where``, else None.
 
-    A constant score orders nothing: every row ties at the threshold, so the selection
-    function accepts each at random with the same probability, like no score at all.
+    A constant score orders nothing: all rows tie at the threshold and are accepted at random.
 
     Parameters
     ----------
     uncertainty : array_like of float
-        The score's uncertainty on the rows.
     learner : object
-        The score learner (named in the text by :func:`describe_score`).
+        Named by :func:`describe_score`.
     where : str
-        What the rows are, for the text (``"the validation rows"``).
+        What the rows are (``"the validation rows"``).
 
     Returns
     -------
     str or None
-        The warning's text, or None when the uncertainty takes two values or more (or there
-        are fewer than two rows).
+        None for two values or more, or fewer than two rows.
 
     """
     values = np.asarray(uncertainty, dtype=np.float64)
