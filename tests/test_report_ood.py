@@ -62,7 +62,7 @@ def test_sattelite_figures_are_written(sattelite, tmp_path):
 
 
 def test_table1_rendering_places_computed_beside_paper():
-    paper = ood._synthetic.paper_table1()
+    paper = ood.paper_table1()
     text = report.render_table1(paper.assign(mu=[np.inf, 0.2, 0.0, 0.11]), paper, paper)
     assert "| C(0) | paper | unable | unable | 0.760 |" in text
     assert "| | stated (OOD mean 3) |" not in text and "|  | stated (OOD mean 3) |" in text
@@ -86,7 +86,7 @@ def test_sattelite_figures_name_the_dataset_classifier_and_methods(sattelite):
 def test_table1_file_writes_what_it_returns(tmp_path, monkeypatch):
     """Table 1's numbers are test_ood's (exact integration, slow); here the file is the text rendered
     from the stated setup, OOD mean 2 and the paper."""
-    paper = ood._synthetic.paper_table1()
+    paper = ood.paper_table1()
     calls = []
     monkeypatch.setattr(report, "synthetic_table1", lambda model=None: calls.append(model) or paper)
     text = report.ood_table1_file(tmp_path / "table1.md")

@@ -58,7 +58,7 @@ from ._strategies import (
     fit_double_score_precision_recall,
     fit_double_score_tpr_fpr,
 )
-from ._synthetic import GaussianOODModel, synthetic_table1
+from ._synthetic import GaussianOODModel, paper_table1, synthetic_table1
 
 __all__ = [
     "selective_risk_at_tpr_fpr",
@@ -79,6 +79,7 @@ __all__ = [
     "fit_double_score_precision_recall",
     "GaussianOODModel",
     "synthetic_table1",
+    "paper_table1",
     "KNNDistanceOOD",
     "MahalanobisOOD",
 ]

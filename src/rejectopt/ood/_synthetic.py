@@ -540,6 +540,12 @@ def paper_table1():
     pandas.DataFrame
         Rows ``A(inf)``, ``B(0.2)``, ``C(0)``, ``D(R)``; columns ``risk_tpr_fpr``,
         ``risk_prec_recall``, ``auroc``, ``aupr``, ``oscr``, as printed in the paper.
+
+    Examples
+    --------
+    >>> from rejectopt.ood import paper_table1
+    >>> paper_table1().loc["D(R)", ["risk_tpr_fpr", "auroc"]].tolist()
+    [0.133, 0.88]
     """
     nan = float("nan")
     data = {

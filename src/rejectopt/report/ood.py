@@ -6,7 +6,7 @@ The numbers are :mod:`rejectopt.experiments.ood`'s (:func:`~rejectopt.experiment
 :func:`~rejectopt.experiments.ood.ood_statistics`, the per-split curves of
 :func:`~rejectopt.experiments.ood.run_split`) and, for Table 1 of Franc, Prusa & Paplham (arXiv:2307.05199)
 (the synthetic example of Sec. 3.1), :func:`rejectopt.ood.synthetic_table1` beside
-``rejectopt.ood._synthetic.paper_table1``; method and classifier labels are the registries'
+:func:`rejectopt.ood.paper_table1`; method and classifier labels are the registries'
 (:func:`rejectopt.report.label`, :func:`~rejectopt.report.classifier_label`), the number formats
 :mod:`rejectopt.report._format`'s.
 """
@@ -20,8 +20,7 @@ import pandas as pd
 
 from .._io import load_npz, save_figure, write_text
 from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
-from ..ood import GaussianOODModel, synthetic_table1
-from ..ood._synthetic import paper_table1
+from ..ood import GaussianOODModel, paper_table1, synthetic_table1
 from ._format import format_number, mean_std_cell, table_section
 from ._specs import classifier_label, label
 
@@ -362,7 +361,7 @@ def render_table1(stated: pd.DataFrame, mean2: pd.DataFrame, paper: pd.DataFrame
     """Markdown: Table 1 of [1] as printed, computed from the stated setup and with OOD mean 2 (``docs/papers.md``).
 
     ``stated`` and ``mean2`` are :func:`rejectopt.ood.synthetic_table1` frames, ``paper`` is
-    ``rejectopt.ood._synthetic.paper_table1``; NaN prints as "unable" (risks: no rule meets the
+    :func:`rejectopt.ood.paper_table1`; NaN prints as "unable" (risks: no rule meets the
     constraints) or "-" (not printed).
 
     Parameters
@@ -370,7 +369,7 @@ def render_table1(stated: pd.DataFrame, mean2: pd.DataFrame, paper: pd.DataFrame
     stated, mean2 : pandas.DataFrame
         :func:`rejectopt.ood.synthetic_table1` of the stated setup and with OOD mean 2.
     paper : pandas.DataFrame
-        ``rejectopt.ood._synthetic.paper_table1``; its rows are the rows rendered.
+        :func:`rejectopt.ood.paper_table1`; its rows are the rows rendered.
 
     Returns
     -------
