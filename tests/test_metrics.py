@@ -178,3 +178,25 @@ def test_selective_outcome_refuses_a_bad_loss_or_reject_cost(loss, cost, message
     """A NaN loss used to give a NaN cost risk, a negative one a negative selective risk."""
     with pytest.raises(ValueError, match=message):
         selective_outcome(loss, [True, False], cost)
+
+
+def test_integer_scores_beyond_2_53_keep_their_order():
+    # float64 cannot tell 2**62 + 1 from 2**62: cast, they tied (0.75); ranked exactly, 0.25
+    assert aurc([1, 0], np.array([2**62 + 1, 2**62])) == 0.25
+    assert aurc([1, 0], np.array([2**63 + 1, 2**63], dtype=np.uint64)) == 0.25
+    assert aurc([1, 0], [10**400, 1]) == 0.25  # Python ints beyond any dtype: ranked exactly too
+    assert aurc([0, 1, 1], np.array([5, 2**60, 3])) == aurc([0, 1, 1], [5.0, 7.0, 3.0])  # small ones unchanged
+    with pytest.raises(ValueError, match="beyond 2\\*\\*53.*ranks"):
+        selective_risk_coverage([1, 0], np.array([2**62 + 1, 2**62]), 0.5)  # a threshold needs the values
+
+
+def test_inputs_a_newcomer_tries_are_refused_by_name():
+    with pytest.raises(TypeError, match="loss must be an array-like.*got a generator.*list\\(loss\\)"):
+        aurc((x for x in [1, 0]), [1, 2])
+    with pytest.raises(TypeError, match="uncertainty must be an array-like.*generator"):
+        aurc([1, 0], (x for x in [1, 2]))
+    with pytest.raises(ValueError, match="uncertainty holds a value beyond the float64 range"):
+        aurc([1, 0], [10**400, 0.5])  # a Python int beside a float: no exact ranking possible
+    with pytest.raises(ValueError, match="loss values up to 1e\\+308 over 2 rows overflow float64 sums.*rescale"):
+        aurc([1e308, 1], [1, 2])
+    assert aurc([1e300, 0], [1, 2]) == pytest.approx(0.75e300)  # large but summable: (1 + 1/2) / 2

@@ -214,3 +214,32 @@ def test_bootstrap_evaluates_a_library_convention_per_resample():
     draws.sort(axis=1)
     values = [aurc(loss[i], uncertainty[i], convention="torch-uncertainty") for i in draws]
     assert (low, high) == tuple(np.quantile(values, [0.025, 0.975]))
+
+
+@pytest.mark.parametrize("convention", ["geifman", "fd-shifts-legacy"])
+def test_excess_aurc_of_0_100_losses_is_the_0_1_value_times_100(convention):
+    # Their reference e + (1 - e) ln(1 - e) is the 0/1 oracle: on the 0/100 loss it was NaN
+    got = eaurc([0, 100, 0, 100, 0], [1, 2, 3, 4, 5], convention=convention)
+    assert math.isfinite(got)
+    assert got == pytest.approx(100 * eaurc([0, 1, 0, 1, 0], [1, 2, 3, 4, 5], convention=convention), rel=1e-12)
+    # by hand (geifman): risks after removing 0..4 of the least confident: 2/5, 2/5, 1/4, 1/3, 0/2 -> mean
+    if convention == "geifman":
+        e = 0.4
+        assert got == pytest.approx(100 * ((0.4 + 0.4 + 0.25 + 1 / 3 + 0.0) / 5 - (e + (1 - e) * math.log(1 - e))))
+
+
+@pytest.mark.parametrize("convention", ["geifman", "fd-shifts-legacy"])
+def test_excess_aurc_refuses_losses_its_0_1_reference_does_not_define(convention):
+    with pytest.raises(ValueError, match=f"convention '{convention}'.*0/1.*'paper' or 'fd-shifts'"):
+        eaurc([0, 1, 2, 1, 0], [1, 2, 3, 4, 5], convention=convention)  # absolute errors
+    # graded losses in [0, 1] keep the library's own value (the golden cases check it); here by hand
+    if convention == "geifman":  # risks 1/2 and 0.5/2 (divided by one more than kept), reference at e = 1/2
+        want = (0.5 + 0.25) / 2 - (0.5 + 0.5 * math.log(0.5))
+        assert eaurc([0.5, 0.5], [0, 1], convention=convention) == pytest.approx(want, rel=1e-12)
+
+
+def test_fd_shifts_legacy_scores_a_single_wrong_prediction_zero_as_fd_shifts_does():
+    # legacy StatsCache.rc_curve_stats has one point and no weights for n = 1: its sum is empty
+    assert aurc([1], [0], convention="fd-shifts-legacy") == 0.0
+    single = next(c for c in GOLDEN["cases"] if len(c["loss"]) == 1 and c["loss"][0] == 1.0)
+    assert single["values"]["fd-shifts-legacy"]["aurc"] == 0.0  # the library's own value

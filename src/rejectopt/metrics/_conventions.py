@@ -192,12 +192,32 @@ def fd_shifts_legacy(metric, loss, uncertainty):
     if tail > 0:
         risks = np.concatenate((risks, [risks[-1]]))
         weights = np.concatenate((weights, [tail / n]))
-    area = _sequential_sum((risks[:-1] + risks[1:]) * 0.5 * weights)
+    area = _sequential_sum((risks[:-1] + risks[1:]) * 0.5 * weights)  # 0.0 for n = 1: no pair of risks
     if metric == "aurc":
         return area
     err = np.mean(loss)
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(area - (err + (1 - err) * np.log(1 - err + np.finfo(err.dtype).eps)))
+
+
+def _zero_one_reference(convention, loss):
+    """The scale ``m`` that makes ``loss / m`` fit Geifman's oracle ``e + (1 - e) ln(1 - e)``, or refuse.
+
+    That reference is the continuous-limit AuRC of the oracle for 0/1 errors; their AURC is
+    linear in the losses, so losses in {0, m}, m > 1 (the 0/100 loss: m = 100) are evaluated as
+    0/1 errors and the excess scaled back by ``m``. Losses in [0, 1] get the libraries' own value
+    (for graded ones it can be negative: the reference is not their oracle); others are refused.
+    """
+    values = np.unique(loss)
+    if values[-1] <= 1.0:
+        return 1.0
+    if values.size == 2 and values[0] == 0.0:
+        return float(values[-1])
+    raise ValueError(
+        f"convention {convention!r}: its E-AuRC subtracts e + (1 - e) ln(1 - e), the oracle AuRC of 0/1 "
+        f"errors, which is undefined for losses above 1 that are not 0/m errors (got values "
+        f"{values[:5].tolist()}{'...' if values.size > 5 else ''}, e.g. an absolute error); use "
+        "convention 'paper' or 'fd-shifts', whose oracle is the sorted losses themselves")
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,10 +284,10 @@ def evaluate(metric, loss, uncertainty, convention, ties, coverage=None, risk=No
         loss = tie_means(loss, uncertainty)
     if convention == "fd-shifts":
         return fd_shifts(metric, loss, uncertainty, coverage, risk)
-    if convention == "fd-shifts-legacy":
-        return fd_shifts_legacy(metric, loss, uncertainty)
-    if convention == "geifman":
-        return geifman(metric, loss, uncertainty)
+    if convention in ("fd-shifts-legacy", "geifman"):
+        function = fd_shifts_legacy if convention == "fd-shifts-legacy" else geifman
+        scale = _zero_one_reference(convention, original) if metric == "eaurc" else 1.0
+        return scale * function(metric, loss / scale, uncertainty)
     if convention == "torch-uncertainty":
         return torch_uncertainty(metric, loss, uncertainty, coverage, risk)
     return mapie(metric, loss, uncertainty, original)

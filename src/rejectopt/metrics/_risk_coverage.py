@@ -66,6 +66,8 @@ def aurc(loss, uncertainty, ties="index", convention="paper"):
         Also for the order-dependent conventions (``"torch-uncertainty"``, ``"geifman"``,
         ``"fd-shifts-legacy"``, ``"mapie"``): ``"index"`` is the library's sort made stable
         (its unstable sort varies by platform and length). fd-shifts' AURC is order-invariant.
+        fd-shifts-legacy gives 0.0 for a single example whatever its loss: its curve has one
+        point and its area sums over pairs of points (the library's own value, kept).
     convention : str, default="paper"
         ``"paper"`` or a library's (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``),
         in loss units; ValueError when it does not define this metric.
@@ -143,7 +145,7 @@ def selective_risk_coverage(loss, uncertainty, threshold):
     >>> selective_risk_coverage([0, 100], [0.5, 0.9], 0.1)  # nothing accepted
     (nan, 0.0)
     """
-    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     threshold = float(threshold)
     if np.isnan(threshold):
         raise ValueError("threshold must not be NaN")
@@ -352,8 +354,10 @@ def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
     The oracle is eq. 27 of [1] with ``s = loss``. Always >= 0 up to round-off: no ordering
     has a smaller ``L(i)`` than the oracle's. Other conventions subtract their own reference:
     Geifman and fd-shifts-legacy ``e + (1 - e) ln(1 - e)`` (``e`` the mean loss, the continuous
-    limit for 0/1 losses); fd-shifts the same for 0/1 losses, else its trapezoidal AURC of the
-    sorted losses (so it can be < 0).
+    limit for 0/1 losses; losses in {0, m}, e.g. the 0/100 loss, are taken as ``m`` times 0/1
+    errors, graded losses in [0, 1] get the libraries' value, which can be < 0, and other losses,
+    e.g. absolute errors above 1, raise ValueError); fd-shifts the same for 0/1 losses, else
+    its trapezoidal AURC of the sorted losses (so it can be < 0).
 
     Parameters
     ----------
