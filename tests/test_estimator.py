@@ -26,6 +26,7 @@ from rejectopt.metrics import reject_confusion_matrix
 from rejectopt.scores import REG, SELE, TCP, ScoreError
 from rejectopt.fitting import split_rows
 from rejectopt.selective import SelectionFunction
+from rejectopt.stats import wilson_interval
 from support import DEMO_MIRROR
 
 
@@ -33,11 +34,18 @@ from support import DEMO_MIRROR
 EXPECTED_FAILED_CHECKS = {
     "check_classifiers_train": (
         "predict returns reject_label for the 1 - value = 20 % most uncertain inputs by design, and the check "
-        "counts them as errors (it requires training accuracy > 0.83); with value=1.0 it passes "
+        "counts them as errors (it requires training accuracy > 0.83) and as disagreeing with decision_function, "
+        "the classifier's own; with the classifier's predictions in their place it passes "
         "(test_xfailed_checks_fail_only_because_of_the_reject_label)"),
+    "check_classifiers_one_label_sample_weights": (
+        "sample_weight reaches the classifier, which then predicts the one weighted class, but predict returns "
+        "reject_label for the most uncertain inputs by design, and the check counts them as wrong; with the "
+        "classifier's predictions in their place it passes (test_xfailed_checks_fail_only_because_of_the_reject_label)"),
     "check_classifiers_classes": (
         "its last problem uses the labels {-1, 1}, which contain the default reject_label=-1, so fit refuses "
-        "them (an abstention would be indistinguishable from class -1); with another reject_label it passes "
+        "them (an abstention would be indistinguishable from class -1); and it compares predict with the argmax of "
+        "decision_function, which predict overrides with reject_label on the rejected rows; with another "
+        "reject_label and the classifier's predictions in place of the rejections it passes "
         "(test_xfailed_checks_fail_only_because_of_the_reject_label)"),
 }
 
@@ -61,10 +69,21 @@ def test_sklearn_estimator_checks(estimator, check, monkeypatch):
         check(estimator)
 
 
+class _NeverRejects(SelectiveClassifier):
+    """SelectiveClassifier whose predict returns the classifier's predictions, rejected rows included."""
+
+    def predict(self, X):
+        labels, accept = super().predict(X), self.accept(X)
+        assert (labels[accept] == self.estimator_.predict(X)[accept]).all()
+        return self.estimator_.predict(X)
+
+
 def test_xfailed_checks_fail_only_because_of_the_reject_label():
-    estimator_checks.check_classifiers_classes("SelectiveClassifier",
-                                               SelectiveClassifier(LinearSVC(), reject_label=-999))
-    estimator_checks.check_classifiers_train("SelectiveClassifier", SelectiveClassifier(LinearSVC(), value=1.0))
+    estimator_checks.check_classifiers_classes("SelectiveClassifier", _NeverRejects(LinearSVC(), reject_label=-999))
+    estimator_checks.check_classifiers_train("SelectiveClassifier", _NeverRejects(LinearSVC()))
+    estimator_checks.check_classifiers_one_label_sample_weights("SelectiveClassifier", _NeverRejects(LinearSVC()))
+    with pytest.raises(AssertionError):  # the checks do fail with the rejections
+        estimator_checks.check_classifiers_train("SelectiveClassifier", SelectiveClassifier(LinearSVC()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -396,6 +415,7 @@ def test_report_on_held_out_rows(digits):
         ({"n_jobs": 0}, "n_jobs must be None or an integer >= 1"),
         ({"random_state": -3}, "random_state must be a non-negative integer"),
         ({"reject_label": 2}, "reject_label=2 is one of the classes"),
+        ({"confidence": 1.5}, r"confidence must be None or a number in \(0, 1\) \(1 - delta, e.g. 0.95\), got 1.5"),
     ],
 )
 def test_parameter_errors_name_the_parameter(params, match, iris):
@@ -553,3 +573,109 @@ def test_a_users_score_with_non_finite_values_at_predict_time_is_named(digits):
     with pytest.raises(ScoreError, match=rf"^uncertainty score \(class test_estimator._InfAtPredict in "
                                          rf"{__file__}\): predict returned the uncertainty -inf at row index 0"):
         model.predict(X_val)
+
+
+# --------------------------------------------------------------------------------------------
+# scikit-learn's meta-estimator conventions: fit parameters, delegated methods, frozen estimators
+# --------------------------------------------------------------------------------------------
+def test_sample_weight_reaches_the_classifier_only_with_routing_off_and_on():
+    """The classifier is fitted with the weights of its rows; the score and the selection see every row once."""
+    import sklearn
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.exceptions import UnsetMetadataPassedError
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    w = np.random.default_rng(0).uniform(0.1, 5.0, len(y))
+    model = SelectiveClassifier(LogisticRegression(), C_grid=(1.0,)).fit(X, y, sample_weight=w)
+    rows = model.split_["classifier"]
+    weighted = LogisticRegression().fit(X[rows], y[rows], sample_weight=w[rows])
+    np.testing.assert_array_equal(model.estimator_.coef_, weighted.coef_)
+    assert not np.allclose(weighted.coef_, LogisticRegression().fit(X[rows], y[rows]).coef_)
+    # the score and the selection function: those of the same classifier, frozen, on the other rows, unweighted
+    rest = np.setdiff1d(np.arange(len(y)), rows)
+    frozen = SelectiveClassifier(FrozenEstimator(weighted), C_grid=(1.0,)).fit(X[rest], y[rest])
+    assert frozen.selection_ == model.selection_
+    np.testing.assert_array_equal(frozen.uncertainty_score_.coef_, model.uncertainty_score_.coef_)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = SelectiveClassifier(LogisticRegression().set_fit_request(sample_weight=True), C_grid=(1.0,))
+        np.testing.assert_array_equal(routed.fit(X, y, sample_weight=w).estimator_.coef_, weighted.coef_)
+        with pytest.raises(UnsetMetadataPassedError, match=r"\[sample_weight\] are passed but are not explicitly"):
+            SelectiveClassifier(LogisticRegression(), C_grid=(1.0,)).fit(X, y, sample_weight=w)
+        # scoring weights are the estimator's own request (score consumes sample_weight)
+        routing = SelectiveClassifier(LogisticRegression()).set_score_request(sample_weight=True).get_metadata_routing()
+        assert routing.consumes("score", ["sample_weight"]) == {"sample_weight"}
+    with pytest.raises(ValueError, match=r"sample_weight was given but KNeighborsClassifier\.fit does not accept"):
+        SelectiveClassifier(KNeighborsClassifier(), C_grid=(1.0,)).fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match=r"got \['classes'\]: with metadata routing off, only sample_weight"):
+        SelectiveClassifier(LogisticRegression(), C_grid=(1.0,)).fit(X, y, classes=[0, 1])
+    with pytest.raises(ValueError, match=r"fit parameters \['sample_weight'\] are for the estimator's fit, but "
+                                         r"prefit=True"):
+        SelectiveClassifier(weighted, prefit=True, C_grid=(1.0,)).fit(X, y, sample_weight=w)
+
+
+def test_predict_proba_and_decision_function_are_the_classifiers(iris):
+    X_trn, y_trn, X_val, y_val = iris
+    model = SelectiveClassifier(LogisticRegression(max_iter=1000), C_grid=(1.0,)).fit(X_trn, y_trn)
+    np.testing.assert_array_equal(model.predict_proba(X_val), model.estimator_.predict_proba(X_val))
+    np.testing.assert_array_equal(model.predict_log_proba(X_val), model.estimator_.predict_log_proba(X_val))
+    np.testing.assert_array_equal(model.decision_function(X_val), model.estimator_.decision_function(X_val))
+    assert not hasattr(SelectiveClassifier(LinearSVC()), "predict_proba")  # LinearSVC has none
+    assert hasattr(SelectiveClassifier(LinearSVC()), "decision_function")
+    assert not hasattr(SelectiveClassifier(GaussianNB()), "decision_function")
+    # a prefit classifier that knows classes 0 and 1 only: class 2's column is 0 (and -inf)
+    binary = LogisticRegression().fit(X_val[y_val < 2], y_val[y_val < 2])
+    wide = SelectiveClassifier(binary, prefit=True, C_grid=(1.0,)).fit(X_trn, y_trn)
+    assert wide.classes_.tolist() == [0, 1, 2]
+    proba = wide.predict_proba(X_val)
+    np.testing.assert_array_equal(proba[:, :2], binary.predict_proba(X_val))
+    assert (proba[:, 2] == 0).all() and np.isneginf(wide.predict_log_proba(X_val)[:, 2]).all()
+    with pytest.raises(ValueError, match=r"decision_function: the classifier's classes \[0, 1\] differ from "
+                                         r"classes_ \[0, 1, 2\]"):
+        wide.decision_function(X_val)
+    with pytest.raises(ValueError, match="X has 3 features"):
+        model.predict_proba(X_val[:, :3])
+
+
+def test_a_frozen_estimator_counts_as_fitted(iris):
+    X_trn, y_trn, X_val, y_val = iris
+    clf = GaussianNB().fit(X_val, y_val)
+    frozen = SelectiveClassifier(FrozenEstimator(clf), C_grid=(1.0,)).fit(X_trn, y_trn)
+    prefit = SelectiveClassifier(clf, prefit=True, C_grid=(1.0,)).fit(X_trn, y_trn)
+    assert frozen.split_["classifier"].size == 0 and frozen.estimator_.estimator is clf
+    assert frozen.selection_ == prefit.selection_
+    np.testing.assert_array_equal(frozen.predict(X_val), prefit.predict(X_val))
+    with pytest.raises(ValueError, match=r"the estimator is a FrozenEstimator \(used as fitted\) but the estimator "
+                                         r"is not fitted"):
+        SelectiveClassifier(FrozenEstimator(GaussianNB())).fit(X_trn, y_trn)
+
+
+# --------------------------------------------------------------------------------------------
+# Risk targets: the unit, and a target missed beyond its interval
+# --------------------------------------------------------------------------------------------
+def test_a_risk_target_below_one_percent_and_a_missed_target_warn():
+    """Digits, GaussianNB, risk=0.02 (meant as 2 %?): calibration rows meet 0.02 %, the report rows do not."""
+    X, y = load_digits(return_X_y=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = SelectiveClassifier(GaussianNB(), target="risk", value=0.02, C_grid=(1.0,), random_state=3).fit(X, y)
+    messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert messages[0] == ("target='risk', value=0.02: the risk of loss='zero_one' is in percent (the 0/100 loss, "
+                           "an error costs 100), so this asks for at most 0.02 % errors among the accepted "
+                           "predictions; if you meant the fraction 0.02 (2 %), pass value=2")
+    report = model.split_["report"]
+    accept = model.selection_.acceptance_probability(model.predict_uncertainty(X[report]))
+    errors = model.estimator_.predict(X[report]) != y[report]
+    # the report rows' risk, computed independently: 1 error among 32 accepted of 180
+    assert (accept.sum(), errors[accept > 0].sum()) == (32, 1)
+    low, high = wilson_interval(1, 32)
+    assert messages[1] == (f"target risk 0.02 % missed on the 180 held-out report rows: selective risk 3.12 % (95 % "
+                           f"interval [{100 * low:.3g}, {100 * high:.3g}]) at coverage 0.178, against "
+                           f"{100 * errors.mean():.3g} % when every row is accepted; the calibration rows met the "
+                           "target by chance: expect new rows to miss it too (raise value, or fit on more rows)")
+    assert len(messages) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 2 % is met on the report rows (0.81 %): no warning
+        met = SelectiveClassifier(GaussianNB(), target="risk", value=2, C_grid=(1.0,)).fit(X, y)
+    assert met.report_["selective_risk"] < 2

@@ -9,9 +9,13 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
 from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, _routing_enabled, process_routing
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import (check_consistent_length, check_is_fitted, column_or_1d, has_fit_parameter,
+                                      validate_data)
 
 from .fitting import fit_selective, split_rows
 from .metrics import per_example_loss
@@ -19,7 +23,7 @@ from .model import _check_features, _feature_bounds, _out_of_range, _out_of_rang
 from .scores import TCP, get_score, score_names
 from .scores._selection import SCORE_C_GRID
 from .selective import InfeasibleTargetError, _check_tie_breaking, empirical_risk_coverage
-from .stats import wilson_interval
+from .stats import selective_risk_interval, wilson_interval
 from .targets import Target
 
 __all__ = ["SelectiveClassifier"]
@@ -75,6 +79,13 @@ def _fraction(value, name):
     if not 0.0 < number < 1.0:
         raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
     return number
+
+
+def _estimator_has(method):
+    """``available_if`` check: the fitted classifier (else the unfitted one) has ``method``."""
+    def check(self):
+        return hasattr(getattr(self, "estimator_", self.estimator), method)
+    return check
 
 
 class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
@@ -146,6 +157,14 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ``select`` and ``apply``). None draws a fresh seed at each fit.
     n_jobs : int or None, default=1
         Threads of SELE (the score's ``n_jobs``); None keeps the score's own setting.
+    confidence : float in (0, 1) or None, default=None
+        None: the plug-in target, met on the calibration rows. A level ``1 - delta`` certifies
+        the target (:class:`rejectopt.targets.Target` with ``confidence``): with probability at
+        least ``confidence`` over the calibration sample, the population's selective risk is at
+        most ``value`` (``target="risk"``), or its coverage at least ``value``
+        (``target="coverage"``). :attr:`selection_` then carries the bound, the confidence, the
+        number of calibration rows and the method; an unattainable target raises ValueError
+        naming the best bound reached.
 
     Attributes
     ----------
@@ -203,9 +222,25 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     at fit is rejected too. A NaN, an infinite value or a text column is refused (ValueError
     naming its row and column), as ``apply`` refuses it; so is a training row out of range,
     since a score fitted on it says nothing about the other rows. :meth:`fit` warns, as
-    ``select`` does, when every loss is 0, when no label of ``y`` is ever predicted, and when
+    ``select`` does, when every loss is 0, when no label of ``y`` is ever predicted, when
     the coverage reached on the report rows misses a coverage target (many rows tied at the
-    threshold).
+    threshold), when a risk target below 1 is given for the 0/100 loss (a risk in percent:
+    0.02 means 0.02 %, not 2 %), and when the report rows' selective risk exceeds a risk
+    target beyond its 95 % interval (the calibration rows were too few for so small a risk).
+
+    *Sample weights* (``fit(X, y, sample_weight=w)``, routed as scikit-learn's meta-estimators
+    route them: see :meth:`fit`) reach the classifier only. The uncertainty score, the choice
+    of C and the selection function give every row weight one: the learned scores fit no
+    weights, and a target is a statement about the inputs :meth:`predict` will see (a coverage
+    is a share of them, a certified bound assumes unweighted i.i.d. calibration rows), which
+    weighting the calibration rows would change rather than estimate better.
+
+    *Model selection.* :meth:`score` is the selective accuracy, scikit-learn's default for a
+    classifier, and it rewards rejecting more: ``GridSearchCV`` over ``value`` with the default
+    scoring picks the lowest coverage of the grid. Search with
+    :func:`rejectopt.metrics.selective_scorer` instead: ``"aurc"`` (the AuRC of the learned
+    score, lower is better; the scorer returns its negative, as scikit-learn's ``neg_``
+    scorers do), ``"selective_risk"`` at the fitted target, or ``"coverage"``.
 
     References
     ----------
@@ -244,6 +279,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         tie_breaking="hash",
         random_state=0,
         n_jobs=1,
+        confidence=None,
     ):
         self.estimator = estimator
         self.uncertainty_score = uncertainty_score
@@ -260,6 +296,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.tie_breaking = tie_breaking
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.confidence = confidence
 
     # ----------------------------------------------------------------------------------------
     # Parameter checks
@@ -279,6 +316,17 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if kind == "reject-cost" and not (math.isfinite(value) and value >= 0):
             raise ValueError(f"value must be a finite number >= 0 for target='reject-cost', got {self.value!r}")
         return kind, value
+
+    def _certified_target(self, kind, value):
+        """``Target(kind, value, confidence=...)``, its errors naming this estimator's parameters."""
+        confidence = self.confidence
+        if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0.0 < confidence < 1.0:
+            raise ValueError(f"confidence must be None or a number in (0, 1) (1 - delta, e.g. 0.95), got "
+                             f"{confidence!r}")
+        try:
+            return Target(kind, value, confidence=float(confidence))
+        except ValueError as err:
+            raise ValueError(f"target={kind!r} with confidence={confidence!r}: {err}") from None
 
     def _score_spec(self):
         """``(registry entry or None, instance or None)`` of ``uncertainty_score``, validated."""
@@ -347,14 +395,14 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _split(self, n, seed):
         """Row indices of every part; the parts after the classifier's come from ``split_rows``."""
         classifier_fraction, calibration, report, validation = self._check_fractions()
-        if self.prefit:
+        if self._prefit():
             classifier_rows, rest = np.array([], dtype=np.intp), np.arange(n)
         else:
             n_classifier = int(round(classifier_fraction * n))
             order = np.random.default_rng([seed, 1]).permutation(n)
             classifier_rows, rest = np.sort(order[:n_classifier]), np.sort(order[n_classifier:])
         try:
-            if not self.prefit and min(classifier_rows.size, rest.size) < 1:
+            if not self._prefit() and min(classifier_rows.size, rest.size) < 1:
                 raise ValueError(f"{classifier_rows.size} rows for the classifier and {rest.size} for the rest")
             parts = split_rows(rest.size, calibration, report, validation, seed, min_rows=1)
         except ValueError as err:
@@ -396,18 +444,30 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         column = np.array([lookup.get(label, -1) for label in np.asarray(y).tolist()], dtype=np.intp)
         return np.where(column >= 0, proba[np.arange(len(column)), np.maximum(column, 0)], 0.0)
 
-    def fit(self, X, y):
-        """Fit the classifier (unless ``prefit``), the uncertainty score and the selection function.
+    def fit(self, X, y, **fit_params):
+        """Fit the classifier (unless prefitted), the uncertainty score and the selection function.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        **fit_params : dict
+            Parameters of the classifier's ``fit``, such as ``sample_weight``: those of one value
+            per sample are cut to the classifier part's rows. With metadata routing enabled
+            (``sklearn.set_config(enable_metadata_routing=True)``) they are routed as the
+            estimator requests them (``estimator.set_fit_request(sample_weight=True)``), as
+            scikit-learn's meta-estimators do. With routing off, ``sample_weight`` alone is
+            passed on, when the estimator's ``fit`` accepts it (as scikit-learn's
+            ``CalibratedClassifierCV`` does), and refused naming the estimator otherwise. A
+            prefitted estimator (``prefit=True`` or a ``FrozenEstimator``) is not fitted here,
+            so fit parameters for it are refused. The uncertainty score, the choice of C and the
+            selection function use every row with weight one (see the class Notes).
 
         Returns
         -------
         self
         """
+        routed = self._route_fit_params(fit_params)
         kind, value = self._target_kind()
         C_grid = self._C_grid()
         info, instance = self._score_spec()
@@ -415,9 +475,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         _check_tie_breaking(self.tie_breaking)
         if self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}")
-        if not hasattr(self.estimator, "predict") or not (self.prefit or hasattr(self.estimator, "fit")):
-            raise ValueError(f"estimator must have predict{'' if self.prefit else ' and fit'}; "
+        prefit = self._prefit()
+        if not hasattr(self.estimator, "predict") or not (prefit or hasattr(self.estimator, "fit")):
+            raise ValueError(f"estimator must have predict{'' if prefit else ' and fit'}; "
                              f"got {self.estimator!r}")
+        if kind == "risk":
+            self._warn_about_risk_unit(value)
         X_raw = X
         _check_numeric_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
@@ -427,17 +490,22 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         seed = self._seed()
         split, rest, parts = self._split(X.shape[0], seed)
 
-        if self.prefit:
+        if prefit:
+            why = "prefit=True" if self.prefit else "the estimator is a FrozenEstimator (used as fitted)"
+            if routed:
+                raise ValueError(f"fit parameters {sorted(routed)} are for the estimator's fit, but {why}: it is not "
+                                 "fitted here; fit it with them before wrapping it")
             try:
                 check_is_fitted(self.estimator)
             except NotFittedError as err:
-                raise ValueError(f"prefit=True but the estimator is not fitted: {err}") from None
+                raise ValueError(f"{why} but the estimator is not fitted: {err}") from None
             except TypeError:
                 pass  # not a scikit-learn estimator: trust it
             self.estimator_ = self.estimator
         else:
             rows = split["classifier"]
-            self.estimator_ = clone(self.estimator).fit(_take_rows(X_raw, X, rows), y[rows])
+            params = _rows_of_params(routed, X.shape[0], rows)
+            self.estimator_ = clone(self.estimator).fit(_take_rows(X_raw, X, rows), y[rows], **params)
 
         # Everything below works on the rows after the classifier part, indexed by `parts`,
         # exactly like `select` on its table.
@@ -450,7 +518,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         classes = self._class_index(y_pred)
         loss = self._losses(y_rest, y_pred)
         self._warn_about_losses(y_rest, y_pred, loss)
-        target = Target(kind, value)
+        target = Target(kind, value) if self.confidence is None else self._certified_target(kind, value)
         score = info.name if info is not None else self._score_template(instance, len(self.classes_), seed)
         fit_target = (self._true_class_probability(_take_rows(X_raw, X, rest), y_rest)
                       if _learns_from_posterior(info, score) else None)
@@ -472,7 +540,77 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                         "n_rows": int(rep.size), "coverage_decided": float(decided.mean()) if rep.size else math.nan}
         if kind == "coverage":
             self._warn_about_coverage(value, decided, fitted.uncertainty[rep])
+        if kind == "risk":
+            self._warn_about_missed_risk(value, loss[rep], fitted.uncertainty[rep], float(np.mean(loss[rep]))
+                                         if rep.size else math.nan)
         return self
+
+    def _prefit(self):
+        """Whether the estimator is used as fitted: ``prefit=True``, or a ``FrozenEstimator`` (which never refits)."""
+        return bool(self.prefit) or isinstance(self.estimator, FrozenEstimator)
+
+    def _route_fit_params(self, fit_params):
+        """The estimator's fit parameters: routed by scikit-learn's metadata routing, or ``sample_weight`` only."""
+        if _routing_enabled():
+            return dict(process_routing(self, "fit", **fit_params).estimator.fit)
+        unknown = sorted(set(fit_params) - {"sample_weight"})
+        if unknown:
+            raise ValueError(f"SelectiveClassifier.fit got {unknown}: with metadata routing off, only sample_weight "
+                             "is passed to the estimator's fit; enable routing with "
+                             "sklearn.set_config(enable_metadata_routing=True) and request them on the estimator "
+                             "(estimator.set_fit_request(...))")
+        if fit_params.get("sample_weight") is None:
+            return {}
+        if not self._prefit() and not has_fit_parameter(self.estimator, "sample_weight"):
+            raise ValueError(f"sample_weight was given but {type(self.estimator).__name__}.fit does not accept "
+                             "sample_weight; the uncertainty score and the selection function do not use weights "
+                             "either (see SelectiveClassifier's Notes), so they would be ignored: drop them, or "
+                             "wrap a classifier that takes them")
+        return {"sample_weight": fit_params["sample_weight"]}
+
+    def get_metadata_routing(self):
+        """Metadata routing of this estimator: ``fit`` parameters go to the estimator's ``fit``.
+
+        :meth:`score` consumes ``sample_weight`` itself (``set_score_request``).
+
+        Returns
+        -------
+        sklearn.utils.metadata_routing.MetadataRouter
+        """
+        return MetadataRouter(owner=type(self).__name__).add_self_request(self).add(
+            estimator=self.estimator, method_mapping=MethodMapping().add(caller="fit", callee="fit"))
+
+    def _warn_about_risk_unit(self, value):
+        """A risk target below 1 on the 0/100 loss is 100 times stricter than the fraction it probably means."""
+        if self.loss == "zero_one" and value < 1.0:
+            warnings.warn(f"target='risk', value={value:g}: the risk of loss='zero_one' is in percent (the 0/100 loss, "
+                          f"an error costs 100), so this asks for at most {value:g} % errors among the accepted "
+                          f"predictions; if you meant the fraction {value:g} ({value * 100:g} %), pass "
+                          f"value={value * 100:g}", stacklevel=3)
+
+    def _warn_about_missed_risk(self, value, loss, uncertainty, full_risk):
+        """Warn when the report rows' selective risk exceeds a risk target beyond its 95 % interval.
+
+        The calibration rows meet the target by construction (the plug-in selection function);
+        held-out rows that miss it beyond sampling error mean that the calibration rows were too
+        few for so small a target, which new rows will miss too.
+        """
+        accept_prob = self.selection_.acceptance_probability(uncertainty)
+        accepted = float(accept_prob.sum())
+        if accepted <= 0:
+            return
+        risk = float(accept_prob @ loss) / accepted
+        # the loss's bound from its definition: 100 for the 0/100 loss, the label range for the MAE
+        bound = 100.0 if self.loss == "zero_one" else float(np.ptp(np.asarray(self.classes_, dtype=np.float64)))
+        (low, high), _ = selective_risk_interval(loss, accept_prob, loss_bound=max(bound, float(loss.max())))
+        if value >= low:
+            return
+        unit = " %" if self.loss == "zero_one" else " (mean absolute error)"
+        warnings.warn(f"target risk {value:g}{unit} missed on the {loss.size} held-out report rows: selective risk "
+                      f"{risk:.3g}{unit} (95 % interval [{low:.3g}, {high:.3g}]) at coverage {accepted / loss.size:.3g}, "
+                      f"against {full_risk:.3g}{unit} when every row is accepted; the calibration rows met the "
+                      "target by chance: expect new rows to miss it too (raise value, or fit on more rows)",
+                      stacklevel=3)
 
     def _warn_about_losses(self, y, y_pred, loss):
         """``select``'s warnings on the rows the score learns from: all correct, or no label ever predicted."""
@@ -610,8 +748,87 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """Probability ``c(x)`` of accepting each prediction on ``X``: 1, ``selection_.accept_prob`` or 0 (eq. 25)."""
         return self._decide(X)[1].acceptance_probability
 
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the wrapped classifier, one column per class of :attr:`classes_`.
+
+        The classifier's own posterior, whether or not the prediction is accepted (:meth:`accept`,
+        :meth:`predict_uncertainty` give the reject option). A class of :attr:`classes_` that the
+        classifier does not know (a label of ``y`` absent from its training part) gets probability 0.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self._own_columns(self._delegate("predict_proba", X), 0.0, "predict_proba")
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the wrapped classifier (-inf for a class it does not know).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return self._own_columns(self._delegate("predict_log_proba", X), -np.inf, "predict_log_proba")
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the wrapped classifier, whether or not its prediction is accepted.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+            As the classifier returns it; refused when its classes differ from :attr:`classes_`
+            (its columns would have no counterpart for the other classes).
+        """
+        return self._own_columns(self._delegate("decision_function", X), None, "decision_function")
+
+    def _delegate(self, method, X):
+        """The wrapped classifier's ``method`` on ``X``, after the checks :meth:`predict` makes."""
+        check_is_fitted(self, ["selection_", "uncertainty_score_"])
+        _check_numeric_columns(X)
+        self._refuse_non_finite(validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False))
+        return np.asarray(getattr(self.estimator_, method)(X))
+
+    def _own_columns(self, values, fill, method):
+        """Put the classifier's columns (its ``classes_``) at their places in :attr:`classes_`."""
+        theirs = getattr(self.estimator_, "classes_", None)
+        n_classes = len(self.classes_)
+        if theirs is None:
+            if method == "decision_function" or (values.ndim == 2 and values.shape[1] == n_classes):
+                return values
+            raise ValueError(f"{method}: {type(self.estimator_).__name__} returns {values.shape[-1]} columns for the "
+                             f"{n_classes} classes {self.classes_.tolist()} and has no classes_ naming them")
+        theirs = np.asarray(theirs)
+        if theirs.tolist() == self.classes_.tolist():
+            return values
+        if fill is None:
+            raise ValueError(f"{method}: the classifier's classes {theirs.tolist()} differ from classes_ "
+                             f"{self.classes_.tolist()} (labels of y it never saw at fit, or labels it predicts that "
+                             f"y lacks), and its scores have no value for the others; use predict_proba")
+        out = np.full((values.shape[0], n_classes), fill, dtype=np.float64)
+        out[:, self._class_index(theirs)] = values
+        return out
+
     def score(self, X, y, sample_weight=None):
         """Selective accuracy: the (weighted) accuracy of the accepted predictions.
+
+        It rises as coverage falls, so it does not rank targets: ``GridSearchCV`` over ``value``
+        with this default scoring picks the lowest coverage; use
+        :func:`rejectopt.metrics.selective_scorer` as ``scoring=``.
 
         Parameters
         ----------
@@ -635,6 +852,20 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             return float("nan")
         return float(np.dot(weight[accept], np.asarray(y_pred[accept] == y[accept], dtype=np.float64))
                      / accepted_weight)
+
+
+def _rows_of_params(params, n_samples, rows):
+    """Fit parameters cut to ``rows``: those holding one value per sample (as scikit-learn's splitters do)."""
+    out = {}
+    for key, value in params.items():
+        if value is not None and not isinstance(value, (str, bytes)) and hasattr(value, "__len__") \
+                and len(value) == n_samples:
+            out[key] = _safe_indexing(value, rows)
+        else:
+            out[key] = value
+    if out.get("sample_weight") is not None and len(params["sample_weight"]) != n_samples:
+        raise ValueError(f"sample_weight has {len(params['sample_weight'])} values for {n_samples} samples")
+    return out
 
 
 def _same_label(label, reject_label):
