@@ -131,7 +131,7 @@ def _with(array, position, value):
 # --------------------------------------------------------------------------------------------
 def test_route_table_holds_every_method_evaluated_on_the_held_out_rows(net, route):
     table = route.table.set_index("method")
-    assert list(table.index) == [*BASELINES, "sele", "reg", "tcp"]
+    assert list(table.index) == [*BASELINES, "maxlogit_pnorm", "msp_pnorm", "msp_ts", "sele", "reg", "tcp"]
     parts = split_rows(len(net["labels"]), seed=3)
     for name in parts:
         np.testing.assert_array_equal(route.parts[name], parts[name])
@@ -172,9 +172,9 @@ def test_learned_scores_are_fit_selective_on_the_embeddings(net, route):
 
 def test_route_on_both_feature_sources_and_logits_only(net):
     both = fit_logits(net["logits"], net["labels"], net["embeddings"], scores=("reg",), baselines=("energy",),
-                      features=("embeddings", "logits"), C_grid=(1.0,))
+                      features=("embeddings", "logits"), C_grid=(1.0,), post_hoc=())
     assert both.table["method"].tolist() == ["energy", "reg@embeddings", "reg@logits"]
-    only = fit_logits(net["logits"], net["labels"], scores=("reg",), baselines=(), C_grid=(1.0,))
+    only = fit_logits(net["logits"], net["labels"], scores="reg", baselines=(), post_hoc=(), C_grid=(1.0,))
     assert only.table["features"].tolist() == ["logits"]
     np.testing.assert_array_equal(only.uncertainty["reg"], both.uncertainty["reg@logits"])
 
@@ -183,6 +183,7 @@ def test_route_on_both_feature_sources_and_logits_only(net):
     ({"features": "embeddings", "embeddings": None}, "needs embeddings"),
     ({"scores": ("knn",)}, "unknown learned score"),
     ({"baselines": ("odin",)}, "unknown baseline"),
+    ({"post_hoc": "odin"}, "unknown post-hoc score"),
     ({"target": "tpr=0.8,fpr=0.2"}, "coverage, risk or reject-cost"),
 ])
 def test_route_errors_name_the_option(net, kwargs, fragment):

@@ -195,7 +195,7 @@ def test_a_bad_custom_cell_fails_its_preparation_job_naming_file_line_and_column
 
 
 def test_every_built_in_method_is_registered_once_with_a_label():
-    assert score_names(learned=True) == ["reg", "tcp", "sele"]
+    assert score_names(learned=True) == ["reg", "tcp", "sele", "reg_shared", "sele_shared"]
     assert set(score_names(learned=False)) == {"mcp", "margin", "face_score"}
     assert [get_score(n).label for n in ("sele", "reg", "tcp", "mcp", "margin")] == ["SELE", "REG", "TCP", "MCP", "Margin"]
     assert get_score("tcp").needs_posteriors and not get_score("sele").needs_posteriors

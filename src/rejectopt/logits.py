@@ -19,6 +19,12 @@ max_logit  ``-max_y f_y(x)``                                 Hendrycks et al. 20
 margin     ``-(p_(1) - p_(2))``, the two largest posteriors  margin sampling, Scheffer et al. [6]
 ========== ================================================= ======================================
 
+Post-hoc scores with a parameter tuned on held-out rows: MaxLogit-pNorm and MSP-pNorm
+(:func:`maxlogit_pnorm`, :func:`msp_pnorm`, p and T of least AuRC by :func:`fit_pnorm`; Cattelan
+& Silva 2024 [7]) and temperature-scaled MSP (:func:`fit_temperature`, T of least NLL; Guo et al.
+2017 [8]). For many classes, ``sele_shared`` / ``reg_shared`` learn one weight vector for all
+classes on class-agnostic features of the logits (:mod:`rejectopt.scores`).
+
 ``mcp`` and ``max_logit`` are :func:`rejectopt.scores.mcp` of the softmax and
 :func:`rejectopt.scores.svm_margin` of the logits: one home per formula. DOCTOR's black-box
 ``D_alpha`` rejects when ``1 - g(x) > gamma g(x)``; ``1 - g(x)`` orders rows as that ratio does
@@ -38,19 +44,27 @@ References
    Real-World Settings. ICML 2022.
 .. [6] T. Scheffer, C. Decomain, S. Wrobel. Active Hidden Markov Models for Information
    Extraction. IDA 2001.
+.. [7] L. F. P. Cattelan, D. Silva. How to Fix a Broken Confidence Estimator: Evaluating Post-hoc
+   Methods for Selective Classification with Deep Neural Networks. UAI 2024.
+.. [8] C. Guo, G. Pleiss, Y. Sun, K. Q. Weinberger. On Calibration of Modern Neural Networks.
+   ICML 2017.
 """
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize_scalar
 
 from .fitting import fit_selective, split_rows
-from .metrics import METRICS, per_example_loss, rc_curve, risk_full
+from .metrics import METRICS, aurc, per_example_loss, rc_curve, risk_full
+from .model import FEATURE_LIMIT, _out_of_range
 from .scores import get_score, mcp, score_names, svm_margin
 from .scores._selection import SCORE_C_GRID
+from .scores._shared import log_softmax, pnorm_max, pnorm_unit
 from .selective import InfeasibleTargetError, empirical_risk_coverage
 from .targets import Target, parse_target
 
@@ -64,9 +78,13 @@ __all__ = [
     "energy",
     "entropy",
     "fit_logits",
+    "fit_pnorm",
+    "fit_temperature",
     "margin",
     "max_logit",
+    "maxlogit_pnorm",
     "msp",
+    "msp_pnorm",
     "predictions",
     "softmax",
 ]
@@ -94,6 +112,8 @@ class NetworkOutputError(ValueError):
         0-based row of the first bad value (None for a shape error).
     column : int or None, default=None
         0-based column of that value in a 2-D array.
+    function : str or None, default=None
+        The function that was given the array (``"entropy"``), named first in the message.
 
     Examples
     --------
@@ -102,25 +122,43 @@ class NetworkOutputError(ValueError):
     ('logits: non-finite value nan at index 3, column 2', 3, 2)
     """
 
-    def __init__(self, array, problem, index=None, column=None):
+    def __init__(self, array, problem, index=None, column=None, function=None):
         self.array, self.problem, self.index, self.column = array, problem, index, column
+        self.function = function
         where = "" if index is None else f" at index {index}" + ("" if column is None else f", column {column}")
-        super().__init__(f"{array}: {problem}{where}")
+        super().__init__(f"{function + ': ' if function else ''}{array}: {problem}{where}")
 
 
-def _real_matrix(values, name):
-    values = np.asarray(values)
+def _real_matrix(values, name, function=None):
+    try:
+        values = np.asarray(values)
+    except ValueError as err:  # ragged rows
+        raise NetworkOutputError(name, f"is not a rectangular array ({err})", function=function) from None
     if values.ndim != 2:
+        hint = (f"; one row of {values.shape[0]} logits is a 2-D array of one row, e.g. [row] or row[None, :]"
+                if values.ndim == 1 and name == "logits" else "")
         raise NetworkOutputError(name, f"must be 2-D (n x {'K' if name == 'logits' else 'd'}), got shape "
-                                       f"{values.shape}")
+                                       f"{values.shape}{hint}", function=function)
     if values.dtype.kind not in "biuf":
-        raise NetworkOutputError(name, f"must hold real numbers, got dtype {values.dtype}")
+        raise NetworkOutputError(name, f"must hold real numbers, got dtype {values.dtype}", function=function)
     values = values.astype(np.float64)
     bad = np.argwhere(~np.isfinite(values))
     if bad.size:
         i, j = (int(v) for v in bad[0])
-        raise NetworkOutputError(name, f"non-finite value {values[i, j]} ({len(bad)} in all)", i, j)
+        raise NetworkOutputError(name, f"non-finite value {values[i, j]} ({len(bad)} in all)", i, j,
+                                 function=function)
     return values
+
+
+def _checked(logits, function):
+    """``logits`` as a finite float (n, K) array, or a NetworkOutputError naming ``function`` and the first bad row."""
+    logits = _real_matrix(logits, "logits", function)
+    if logits.shape[0] == 0:
+        raise NetworkOutputError("logits", "no rows", function=function)
+    if logits.shape[1] < 2 and function not in ("max_logit", "predictions"):
+        raise NetworkOutputError("logits", f"needs at least 2 columns (classes), got shape {logits.shape}",
+                                 function=function)
+    return logits
 
 
 def check_network_outputs(logits, labels=None, embeddings=None):
@@ -178,20 +216,31 @@ def check_network_outputs(logits, labels=None, embeddings=None):
         bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)) | (values < 0) | (values > K - 1))
         if bad.size:
             i = int(bad[0])
-            raise NetworkOutputError("labels", f"label {values[i]:g} is not a class of the {K} logits (0..{K - 1})"
+            raise NetworkOutputError("labels", f"label {_number(labels[i])} is not a class of the {K} logits "
+                                     f"(0..{K - 1}{_whole_hint(values[i])})"
                                      + (f" ({bad.size} rows in all)" if bad.size > 1 else ""), i)
         labels = values.astype(np.int64)
     return logits, labels, embeddings
+
+
+def _whole_hint(value):
+    return "; a class is a whole number" if np.isfinite(value) and value != np.round(value) else ""
+
+
+def _number(value):
+    """A label as its file holds it: ``3`` for 3 and 3.0, ``3.0000000001`` in full (not rounded to ``3``)."""
+    value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)
 
 
 # --------------------------------------------------------------------------------------------
 # The network's posterior and prediction
 # --------------------------------------------------------------------------------------------
 def _log_softmax(logits):
-    """``log p(y|x) = f_y(x) - log sum_k exp f_k(x)`` of ``logits`` (n, K), the largest logit factored out."""
-    logits = np.asarray(logits, dtype=np.float64)
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    """``log p(y|x)`` of validated ``logits`` (:func:`rejectopt.scores._shared.log_softmax`, the one home)."""
+    return log_softmax(logits)
 
 
 def softmax(logits):
@@ -211,7 +260,7 @@ def softmax(logits):
     >>> softmax([[0.0, np.log(3.0)]]).round(12).tolist()
     [[0.25, 0.75]]
     """
-    return np.exp(_log_softmax(logits))
+    return np.exp(_log_softmax(_checked(logits, "softmax")))
 
 
 def predictions(logits):
@@ -231,7 +280,7 @@ def predictions(logits):
     >>> predictions([[0.0, 2.0, 2.0], [1.0, 0.0, 0.0]]).tolist()
     [1, 0]
     """
-    return np.asarray(logits).argmax(axis=1).astype(np.int64)
+    return _checked(logits, "predictions").argmax(axis=1).astype(np.int64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,7 +304,7 @@ def msp(logits):
     >>> float(msp([[0.0, np.log(3.0)]])[0])
     0.25
     """
-    return mcp(softmax(logits))
+    return mcp(np.exp(_log_softmax(_checked(logits, "msp"))))
 
 
 def entropy(logits):
@@ -276,8 +325,8 @@ def entropy(logits):
     >>> entropy([[0.0, 0.0]]).round(12).tolist()  # log 2
     [0.69314718056]
     """
-    log_p = _log_softmax(logits)
-    return -(np.exp(log_p) * log_p).sum(axis=1)
+    log_p = _log_softmax(_checked(logits, "entropy"))
+    return -np.where(log_p > -np.inf, np.exp(log_p) * log_p, 0.0).sum(axis=1)  # 0 log 0 = 0
 
 
 def energy(logits, temperature=1.0):
@@ -289,22 +338,49 @@ def energy(logits, temperature=1.0):
     ----------
     logits : array-like of shape (n, K)
     temperature : float, default=1.0
-        ``T > 0``.
+        ``T > 0``, a real number.
 
     Returns
     -------
     ndarray of shape (n,)
+
+    Raises
+    ------
+    TypeError
+        A temperature that is not a real number (e.g. the text ``"1"``).
+    ValueError
+        A temperature that is not finite and > 0, or one with which ``f / T`` or ``E`` leaves
+        the float range (``T = 1e-310``, or ``f = 1e308`` with ``T = 0.5``): the message names the
+        temperature and the row.
 
     Examples
     --------
     >>> energy([[0.0, 0.0]]).round(12).tolist()  # -log 2
     [-0.69314718056]
     """
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
+        raise TypeError(f"energy: temperature must be a real number > 0, got {temperature!r} "
+                        f"({type(temperature).__name__})")
+    temperature = float(temperature)
     if not (np.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
-    scaled = np.asarray(logits, dtype=np.float64) / temperature
-    top = scaled.max(axis=1)
-    return -temperature * (top + np.log(np.exp(scaled - top[:, None]).sum(axis=1)))
+        raise ValueError(f"energy: temperature must be a finite number > 0, got {temperature!r}")
+    logits = _checked(logits, "energy")
+    with np.errstate(over="ignore", under="ignore"):
+        scaled = logits / temperature
+        bad = np.flatnonzero(~np.isfinite(scaled).all(axis=1))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"energy: logits / temperature overflows at index {i} (largest |logit| "
+                             f"{np.abs(logits[i]).max():g}, temperature {temperature!r}; {bad.size} row(s) in all): "
+                             "use a larger temperature, or rescale the logits")
+        top = scaled.max(axis=1)
+        result = -temperature * (top + np.log(np.exp(scaled - top[:, None]).sum(axis=1)))
+    bad = np.flatnonzero(~np.isfinite(result))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"energy: -T log sum exp(f / T) overflows at index {i} with temperature {temperature!r} "
+                         f"({bad.size} row(s) in all): use a smaller temperature")
+    return result
 
 
 def doctor(logits):
@@ -327,7 +403,7 @@ def doctor(logits):
     >>> doctor([[0.0, 0.0]]).round(12).tolist()  # 1 - (1/4 + 1/4)
     [0.5]
     """
-    p = softmax(logits)
+    p = np.exp(_log_softmax(_checked(logits, "doctor")))
     return 1.0 - (p * p).sum(axis=1)
 
 
@@ -348,7 +424,7 @@ def max_logit(logits):
     >>> max_logit([[1.0, 3.0]]).tolist()
     [-3.0]
     """
-    return svm_margin(np.asarray(logits, dtype=np.float64))
+    return svm_margin(_checked(logits, "max_logit"))
 
 
 def margin(logits):
@@ -369,8 +445,233 @@ def margin(logits):
     >>> margin([[0.0, 0.0, -50.0]]).round(12).tolist()
     [-0.0]
     """
-    p = np.sort(softmax(logits), axis=1)
+    p = np.sort(np.exp(_log_softmax(_checked(logits, "margin"))), axis=1)
     return -(p[:, -1] - p[:, -2])
+
+
+# --------------------------------------------------------------------------------------------
+# Post-hoc scores tuned on held-out rows (Cattelan & Silva 2024; temperature scaling)
+# --------------------------------------------------------------------------------------------
+#: The p grid of the p-norm scores: 0 (no normalisation) .. 8, as Cattelan & Silva (2024).
+P_GRID = tuple(range(9))
+#: The temperature grid of MSP-pNorm, relative to the mean p-norm of the tuning rows' centred logits
+#: (Cattelan & Silva tune 0.01 .. 1.99 in steps of 0.01; a step of 0.05 costs a fifth for K = 1,000).
+TEMPERATURE_GRID = tuple(np.round(np.arange(0.05, 2.0001, 0.05), 2))
+
+
+def _temperature(temperature, function):
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
+        raise TypeError(f"{function}: temperature must be a real number > 0, got {temperature!r} "
+                        f"({type(temperature).__name__})")
+    temperature = float(temperature)
+    if not (np.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"{function}: temperature must be a finite number > 0, got {temperature!r}")
+    return temperature
+
+
+def _check_p(p, function):
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (p == 0 or p >= 1) or np.isnan(p):
+        raise ValueError(f"{function}: p must be 0 (no normalisation) or a number >= 1 (inf: the max norm), got {p!r}")
+    return float(p)
+
+
+def _max_softmax(values, temperature, function):
+    """``max_y softmax(values / T)`` per row, stably; refuses a temperature that overflows ``values / T``."""
+    with np.errstate(over="ignore", under="ignore"):
+        scaled = values / temperature
+    bad = np.flatnonzero(~np.isfinite(scaled).all(axis=1))
+    if bad.size:
+        raise ValueError(f"{function}: logits / temperature overflows at index {int(bad[0])} with temperature "
+                         f"{temperature!r} ({bad.size} row(s) in all): use a larger temperature")
+    with np.errstate(over="ignore"):
+        shifted = scaled - scaled.max(axis=1, keepdims=True)
+    return 1.0 / np.exp(shifted).sum(axis=1)
+
+
+def maxlogit_pnorm(logits, p=2):
+    """MaxLogit-pNorm as an uncertainty: ``-max_y z_y / ||z||_p``, ``z = f - mean_y f_y`` (Cattelan & Silva 2024).
+
+    The centred logits are normalised by their p-norm before the largest is read: it removes the
+    part of the logits' scale that says nothing about an error. ``p`` is tuned on held-out rows
+    by :func:`fit_pnorm`.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n, K)
+    p : float, default=2
+        0 (no normalisation: the largest centred logit) or ``p >= 1``; ``inf``: the max norm.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        In [-1, 0] for ``p >= 1``.
+
+    Examples
+    --------
+    >>> maxlogit_pnorm([[3.0, 0.0, 0.0]], p=1).round(12).tolist()  # z = (2, -1, -1), ||z||_1 = 4
+    [-0.5]
+    """
+    p = _check_p(p, "maxlogit_pnorm")
+    return -pnorm_max(_checked(logits, "maxlogit_pnorm"), p)
+
+
+def msp_pnorm(logits, p=2, temperature=1.0):
+    """MSP-pNorm as an uncertainty: ``1 - max_y softmax(z / (T ||z||_p))_y`` (Cattelan & Silva 2024).
+
+    ``z`` are the centred logits; ``p = 0`` leaves them unnormalised, so ``msp_pnorm(f, 0, T)``
+    is temperature-scaled MSP, ``msp(f / T)`` (:func:`fit_temperature` fits T by the NLL).
+
+    Parameters
+    ----------
+    logits : array-like of shape (n, K)
+    p : float, default=2
+        As :func:`maxlogit_pnorm`.
+    temperature : float, default=1.0
+        ``T > 0`` applied to the normalised logits.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        In [0, 1 - 1/K].
+
+    Examples
+    --------
+    >>> msp_pnorm([[0.0, np.log(3.0)]], p=0).round(12).tolist()  # MSP
+    [0.25]
+    >>> msp_pnorm([[0.0, np.log(3.0)]], p=0, temperature=2.0).round(12).tolist()  # 1 - sqrt(3) / (1 + sqrt(3))
+    [0.366025403784]
+    """
+    p = _check_p(p, "msp_pnorm")
+    temperature = _temperature(temperature, "msp_pnorm")
+    unit, _ = pnorm_unit(_checked(logits, "msp_pnorm"), p)
+    return 1.0 - _max_softmax(unit, temperature, "msp_pnorm")
+
+
+def _zero_one_loss(logits, labels, function):
+    logits, labels, _ = check_network_outputs(logits, labels)
+    if labels is None:
+        raise ValueError(f"{function}: labels are needed (the loss of each prediction)")
+    return logits, 100.0 * (labels != logits.argmax(axis=1))
+
+
+def fit_pnorm(logits, labels, method="maxlogit", *, p_grid=P_GRID, temperature_grid=TEMPERATURE_GRID):
+    """The p (and for MSP-pNorm the temperature) of least AuRC on held-out rows (Cattelan & Silva 2024).
+
+    A grid search, as the paper's: AuRC (eq. 27 of Franc et al. 2023, 0/100 loss of the network's
+    prediction) of :func:`maxlogit_pnorm` for each p, or of :func:`msp_pnorm` for each p and
+    temperature ``t / mean_i ||z_i||_p`` (``t`` in ``temperature_grid``: the rows' own scale).
+    Ties go to the first in grid order. Tune on rows that the evaluation does not use.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n, K)
+        The tuning rows' logits.
+    labels : array-like of shape (n,)
+        Their true classes.
+    method : {"maxlogit", "msp"}, default="maxlogit"
+    p_grid : sequence of float, default=(0, 1, ..., 8)
+    temperature_grid : sequence of float, default=(0.05, 0.10, ..., 2.0)
+        Relative temperatures of ``"msp"``.
+
+    Returns
+    -------
+    dict
+        ``p``, ``temperature`` (absolute; None for ``"maxlogit"``) and ``aurc`` (percent) on these rows.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(400, 10)) * rng.uniform(0.5, 4.0, size=(400, 1))
+    >>> labels = np.array([rng.choice(10, p=q) for q in softmax(logits)])
+    >>> fit_pnorm(logits, labels)["p"] in P_GRID
+    True
+    """
+    logits, loss = _zero_one_loss(logits, labels, "fit_pnorm")
+    if method not in ("maxlogit", "msp"):
+        raise ValueError(f"fit_pnorm: method must be 'maxlogit' or 'msp', got {method!r}")
+    p_grid = [_check_p(p, "fit_pnorm") for p in np.atleast_1d(p_grid).tolist()]
+    relative = [_temperature(t, "fit_pnorm") for t in np.atleast_1d(temperature_grid).tolist()]
+    if not p_grid or (method == "msp" and not relative):
+        raise ValueError("fit_pnorm: p_grid and temperature_grid need at least one value each")
+    best = None
+    for p in p_grid:
+        unit, norm = pnorm_unit(logits, p)
+        if method == "maxlogit":
+            candidates = [(None, -unit.max(axis=1))]
+        else:
+            mean_norm = float(norm.mean()) if p else 1.0
+            candidates = [(t / mean_norm, 1.0 - _max_softmax(unit, t / mean_norm, "fit_pnorm")) for t in relative]
+        for temperature, uncertainty in candidates:
+            value = aurc(loss, uncertainty)
+            if best is None or value < best["aurc"]:
+                best = {"p": p, "temperature": temperature, "aurc": float(value)}
+    return best
+
+
+def fit_temperature(logits, labels, *, bounds=(1e-3, 1e3)):
+    """Temperature scaling: the T minimising the negative log-likelihood ``-mean_i log softmax(f_i / T)_{y_i}``.
+
+    Guo et al. (2017). The NLL is convex in ``1 / T``; it is minimised over ``log T`` in
+    ``bounds`` (bounded Brent). Fit it on held-out rows, then ``msp_pnorm(f, 0, T)`` is the
+    temperature-scaled MSP. A minimiser at a bound (e.g. logits that separate the labels
+    perfectly, whose NLL falls as T -> 0) is refused rather than returned.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n, K)
+    labels : array-like of shape (n,)
+    bounds : (float, float), default=(1e-3, 1e3)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(5000, 5)) * 3
+    >>> labels = np.array([rng.choice(5, p=q) for q in softmax(logits / 2.0)])  # drawn at T = 2
+    >>> bool(abs(fit_temperature(logits, labels) - 2.0) < 0.2)
+    True
+    """
+    logits, labels, _ = check_network_outputs(logits, labels)
+    if labels is None:
+        raise ValueError("fit_temperature: labels are needed")
+    low, high = (_temperature(b, "fit_temperature") for b in bounds)
+    if not low < high:
+        raise ValueError(f"fit_temperature: bounds must be (low, high) with low < high, got {bounds!r}")
+    true_logit = logits[np.arange(len(labels)), labels]
+
+    def nll(log_t):
+        t = np.exp(log_t)
+        scaled = logits / t
+        top = scaled.max(axis=1)
+        return float(np.mean(top + np.log(np.exp(scaled - top[:, None]).sum(axis=1)) - true_logit / t))
+
+    result = minimize_scalar(nll, bounds=(np.log(low), np.log(high)), method="bounded",
+                             options={"xatol": 1e-10})
+    t = float(np.exp(result.x))
+    if not (low * (1 + 1e-6) < t < high * (1 - 1e-6)):
+        raise ValueError(f"fit_temperature: the NLL is least at the bound T = {t:.4g} of {bounds!r}: the logits "
+                         "separate these labels (almost) perfectly, or the rows are too few; no temperature fits")
+    return t
+
+
+#: The post-hoc scores of :func:`fit_logits`, tuned on its training rows: name -> display label.
+POST_HOC = {"maxlogit_pnorm": "MaxLogit-pNorm", "msp_pnorm": "MSP-pNorm", "msp_ts": "MSP, temperature-scaled"}
+
+
+def _post_hoc(name, logits, labels, tune):
+    """Uncertainty of every row and the label naming its tuned parameters, tuned on rows ``tune``."""
+    if name == "maxlogit_pnorm":
+        best = fit_pnorm(logits[tune], labels[tune], "maxlogit")
+        return maxlogit_pnorm(logits, best["p"]), f"{POST_HOC[name]} (p={best['p']:g})"
+    if name == "msp_pnorm":
+        best = fit_pnorm(logits[tune], labels[tune], "msp")
+        return (msp_pnorm(logits, best["p"], best["temperature"]),
+                f"{POST_HOC[name]} (p={best['p']:g}, T={best['temperature']:.3g})")
+    t = fit_temperature(logits[tune], labels[tune])
+    return msp_pnorm(logits, 0, t), f"{POST_HOC[name]} (T={t:.3g})"
 
 
 #: The baselines by name, each ``function(logits) -> uncertainty``; their display labels.
@@ -422,7 +723,7 @@ class LogitsFit:
     ----------
     table : pandas.DataFrame
         One row per method: ``method`` (``sele@logits`` etc. when several feature sources),
-        ``label``, ``kind`` (``"baseline"`` / ``"learned"``), ``features`` (empty for a baseline),
+        ``label``, ``kind`` (``"baseline"`` / ``"post-hoc"`` / ``"learned"``), ``features`` (empty for a baseline),
         ``C`` (NaN for a baseline), ``aurc`` and the other :data:`rejectopt.metrics.METRICS`
         (percent), ``risk_full``, the selection's ``threshold``, ``accept_prob``, ``coverage`` and
         ``selective_risk``, ``n_eval``, ``seed``; all measured on the evaluation rows.
@@ -475,7 +776,7 @@ def _feature_sources(features, embeddings):
 
 def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores=("sele", "reg", "tcp"),
                baselines=None, features="auto", C_grid=SCORE_C_GRID, calibration_fraction=0.3,
-               report_fraction=0.2, validation_fraction=0.3, seed=0, n_jobs=1, min_rows=10):
+               report_fraction=0.2, validation_fraction=0.3, seed=0, n_jobs=1, min_rows=10, post_hoc=None):
     """Baselines and learned scores of a network's outputs, compared on held-out rows.
 
     Seeded split (:func:`rejectopt.fitting.split_rows`): ``fit`` trains each learned score,
@@ -493,10 +794,16 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
         Penultimate-layer features (see ``features``).
     target : str or Target, default="coverage=0.8"
         Of the selection functions (:func:`rejectopt.targets.parse_target`; risk in percent).
-    scores : sequence of str, default=("sele", "reg", "tcp")
-        Registered learned scores.
-    baselines : sequence of str or None, default=None
+    scores : str or sequence of str, default=("sele", "reg", "tcp")
+        Registered learned scores. ``"sele_shared"`` / ``"reg_shared"`` (one weight vector for
+        all classes on class-agnostic features of the logits, for many classes) always read the
+        logits, whatever ``features``.
+    baselines : str or sequence of str or None, default=None
         Keys of :data:`BASELINES`; None = all.
+    post_hoc : str or sequence of str or None, default=None
+        Post-hoc scores tuned on the training rows (``fit`` + ``validation``): ``"maxlogit_pnorm"``
+        and ``"msp_pnorm"`` (p, and T, of least AuRC: :func:`fit_pnorm`), ``"msp_ts"`` (MSP at the
+        temperature of least NLL: :func:`fit_temperature`); None = all three, ``()`` none.
     features : {"auto", "embeddings", "logits"} or sequence of them, default="auto"
         The learned scores' features: ``"auto"`` = the embeddings when given, else the logits;
         a sequence learns each score on each source (methods ``sele@embeddings``, ...).
@@ -520,8 +827,9 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
     NetworkOutputError
         Bad logits, labels or embeddings (:func:`check_network_outputs`).
     ValueError
-        An unknown score, baseline or feature source, too few rows for the split, or a target
-        that a method cannot meet on the calibration rows (the message names the method).
+        An unknown score, baseline or feature source, too few rows for the split, a logit or
+        embedding beyond +-1e150 (:data:`rejectopt.model.FEATURE_LIMIT`, as the command line), or
+        a target that a method cannot meet on the calibration rows (the message names the method).
 
     Examples
     --------
@@ -531,13 +839,24 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
     >>> net = LogisticRegression(max_iter=3000).fit(X[:600], y[:600])
     >>> result = fit_logits(net.decision_function(X[600:]), y[600:], scores=("reg",), C_grid=(1, 10))
     >>> result.table["method"].tolist()
-    ['mcp', 'entropy', 'energy', 'doctor', 'max_logit', 'margin', 'reg']
+    ['mcp', 'entropy', 'energy', 'doctor', 'max_logit', 'margin', 'maxlogit_pnorm', 'msp_pnorm', 'msp_ts', 'reg']
     >>> bool(result.table.set_index("method").loc["mcp", "aurc"] < result.table["risk_full"].iloc[0])
     True
     """
     logits, labels, embeddings = check_network_outputs(logits, labels, embeddings)
     if labels is None:
         raise ValueError("labels are needed: the scores learn from the loss of each prediction")
+    for array, values in (("logits", logits), ("embeddings", embeddings)):
+        first = None if values is None else _out_of_range(values)[1]
+        if first is not None:  # standardising such a feature overflows: every learned score would be constant
+            raise NetworkOutputError(array, f"value {values[first]:g} is beyond +-{FEATURE_LIMIT:g}, the bound of a "
+                                     "feature (standardising it overflows float64); rescale the outputs", *first)
+    scores = [scores] if isinstance(scores, str) else list(scores)
+    baselines = [baselines] if isinstance(baselines, str) else baselines
+    post_hoc = list(POST_HOC) if post_hoc is None else [post_hoc] if isinstance(post_hoc, str) else list(post_hoc)
+    unknown = [name for name in post_hoc if name not in POST_HOC]
+    if unknown:
+        raise ValueError(f"unknown post-hoc score(s) {unknown}; known: {', '.join(POST_HOC)}")
     if isinstance(target, str):
         target = parse_target(target)
     if not isinstance(target, Target):  # an OOD target: a wrong value of the option, not a wrong type
@@ -546,7 +865,7 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
     if unknown:
         raise ValueError(f"unknown learned score(s) {unknown}; registered: {', '.join(score_names(learned=True))}")
     sources = _feature_sources(features, embeddings) if scores else []
-    if not scores and baselines is not None and not list(baselines):
+    if not scores and not post_hoc and baselines is not None and not list(baselines):
         raise ValueError("nothing to compare: give at least one learned score or baseline")
     n, K = logits.shape
     y_pred = predictions(logits)
@@ -573,11 +892,29 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
             raise ValueError(f"{name}: cannot meet target {target} on the {cal.size} calibration rows: {err}") from None
         uncertainty[name], selections[name] = s, selection
         add_row(name, BASELINES[name][1], "baseline", "", float("nan"), s, selection)
+    tune = np.concatenate([parts["fit"], parts["validation"]])
+    for name in post_hoc:
+        try:
+            s, label = _post_hoc(name, logits, labels, tune)
+        except ValueError as err:
+            others = tuple(other for other in post_hoc if other != name)
+            raise ValueError(f"{name}: {err} (on the {tune.size} training rows); leave it out with "
+                             f"post_hoc={others!r}") from None
+        try:
+            selection = target.fit(loss[cal], s[cal])
+        except InfeasibleTargetError as err:
+            raise ValueError(f"{name}: cannot meet target {target} on the {cal.size} calibration rows: {err}") from None
+        uncertainty[name], selections[name] = s, selection
+        add_row(name, label, "post-hoc", "logits", float("nan"), s, selection)
+    shared_source = "logits" if "logits" in sources else (sources[0] if sources else None)
     for source in sources:
-        X = embeddings if source == "embeddings" else logits
         for name in scores:
             info = get_score(name)
-            method = name if len(sources) == 1 else f"{name}@{source}"
+            reads_logits = getattr(info.cls, "reads_logits", False)
+            if reads_logits and source != shared_source:
+                continue  # the class-shared scores read the logits once, whatever the sources
+            X = logits if reads_logits or source == "logits" else embeddings
+            method = name if len(sources) == 1 else f"{name}@{'logits' if reads_logits else source}"
             fit_target = info.target(loss, labels, proba) if info.needs_posteriors else None
             try:
                 fit = fit_selective(X, y_pred, loss, target, parts, score=name, n_classes=K, C_grid=C_grid,
@@ -586,7 +923,8 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
                 raise ValueError(f"{method}: cannot meet target {target} on the {cal.size} calibration rows: "
                                  f"{err}") from None
             uncertainty[method], selections[method], fitted[method] = fit.uncertainty, fit.selection, fit.score
-            add_row(method, info.label, "learned", source, fit.C, fit.uncertainty, fit.selection)
+            add_row(method, info.label, "learned", "logits" if reads_logits else source, fit.C, fit.uncertainty,
+                    fit.selection)
     curves = []
     for method, s in uncertainty.items():
         coverage, risk = rc_curve(loss[rep], s[rep])

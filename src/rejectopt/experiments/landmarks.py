@@ -148,7 +148,8 @@ STAGED_DETECTIONS = "detections"
 
 #: The scores learned on the HOG features of each face: the registered scores that learn from the
 #: loss (Section 5.2.3 compares SELE and REG with the face detector's score, the baseline).
-LEARNED_SCORES = tuple(n for n in score_names(learned=True) if get_score(n).learns_from == "loss")
+LEARNED_SCORES = tuple(n for n in score_names(learned=True)
+                       if get_score(n).learns_from == "loss" and get_score(n).applies_to is None)
 #: The uncertainties reported: the baseline, then :data:`LEARNED_SCORES`.
 METHODS = ("face_score", *LEARNED_SCORES)
 _RESULT_ARRAYS = ("tst_index", "loss", "pred", *(f"uncertainty_{m}" for m in METHODS))

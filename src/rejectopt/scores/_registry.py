@@ -229,7 +229,7 @@ def get_score(name: str) -> ScoreInfo:
     >>> get_score("sel")
     Traceback (most recent call last):
         ...
-    rejectopt._registry.RegistryError: unknown score 'sel': did you mean 'sele'? registered scores: mcp, margin, face_score, reg, tcp, sele
+    rejectopt._registry.RegistryError: unknown score 'sel': did you mean 'sele'? registered scores: mcp, margin, face_score, reg, tcp, sele, reg_shared, sele_shared
     """
     return SCORES.get(name)
 
@@ -250,7 +250,7 @@ def score_names(*, learned: bool | None = None) -> list[str]:
     Examples
     --------
     >>> score_names(learned=True), score_names(learned=False)
-    (['reg', 'tcp', 'sele'], ['mcp', 'margin', 'face_score'])
+    (['reg', 'tcp', 'sele', 'reg_shared', 'sele_shared'], ['mcp', 'margin', 'face_score'])
     """
     return [n for n, info in SCORES.items() if learned is None or info.baseline != learned]
 

@@ -19,6 +19,48 @@ __all__ = ["SELE", "ChunkedSELEObjective", "make_chunks"]
 _LOG2 = float(np.log(2.0))
 _BATCH_ELEMENTS = 1 << 17  # pair-tensor elements per batch: keeps the scratch buffers in L2
 _FAST_RANGE = 20.0  # |centred s/2| up to which exp(s) is safe and accurate in float32
+#: Default of SELE's ``memory_budget`` (bytes) when neither the parameter nor the environment sets it.
+DEFAULT_MEMORY_BUDGET = 4 * 2**30
+#: Environment variable setting SELE's default memory budget in bytes (e.g. ``8e9``).
+MEMORY_BUDGET_ENV = "REJECTOPT_SELE_MEMORY_BUDGET"
+_LBFGS_PAIRS = 30  # maxcor of the L-BFGS solve: 2 x 30 parameter-sized vectors
+
+
+def memory_budget(value=None):
+    """SELE's memory budget in bytes: ``value``, else ``$REJECTOPT_SELE_MEMORY_BUDGET``, else 4 GiB."""
+    source = "memory_budget"
+    if value is None:
+        value, source = os.environ.get(MEMORY_BUDGET_ENV), f"${MEMORY_BUDGET_ENV}"
+        if value is None:
+            return float(DEFAULT_MEMORY_BUDGET)
+    try:
+        budget = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source} must be a number of bytes > 0, got {value!r}") from None
+    if not (np.isfinite(budget) and budget > 0):
+        raise ValueError(f"{source} must be a finite number of bytes > 0, got {value!r}")
+    return budget
+
+
+def estimate_fit_bytes(n_samples, n_features, n_classes, chunk_size=500, dtype="float32"):
+    """Bytes a SELE fit holds at its peak, estimated from the data's shape before anything is allocated.
+
+    The per-class preconditioner dominates: the curvature Gram ``Z_c^T diag(h) Z_c``, its
+    Cholesky factors and their inverses, three ``(K, d+1, d+1)`` float64 arrays; then the
+    design matrix and its class-sorted copy, the chunks' pair weights (``n x chunk/2`` of
+    ``dtype``) and L-BFGS's history (``2 x 30`` vectors of ``K (d+1)`` float64).
+    """
+    d1 = int(n_features) + 1
+    params = int(n_classes) * d1
+    preconditioner = 3 * params * d1 * 8
+    design = 2 * int(n_samples) * d1 * 8
+    pairs = int(n_samples) * max(1, min(int(chunk_size), int(n_samples)) // 2) * np.dtype(dtype).itemsize
+    lbfgs = (2 * _LBFGS_PAIRS + 6) * params * 8
+    return preconditioner + design + pairs + lbfgs
+
+
+def _gib(n_bytes):
+    return f"{n_bytes / 2**30:.2f} GiB"
 
 
 def make_chunks(n_samples, chunk_size=500, random_state=0):
@@ -375,11 +417,13 @@ class _SELEProblem:
         """Lower-triangular Cholesky factors ``L_c`` with ``L_c L_c^T = M_c / scale``, shape (K, d+1, d+1)."""
         d1 = self.shape[1]
         reg = np.diag(np.r_[np.full(d1 - 1, C), 0.0])
-        jitter = 1e-10 * max(1.0, float(np.max(np.abs(self._gram)))) * np.eye(d1)
+        largest = max(abs(float(self._gram.max())), abs(float(self._gram.min())))  # no (K, d+1, d+1) temporary
+        jitter = 1e-10 * max(1.0, largest) * np.eye(d1)
         factors = np.empty_like(self._gram)
         for c in range(self.shape[0]):
             factors[c] = np.linalg.cholesky(self._gram[c] + reg + jitter)
-        return factors / np.sqrt(self.scale)
+        factors /= np.sqrt(self.scale)
+        return factors
 
     def value_and_gradient(self, theta_flat, C, executor=None):
         """Scaled objective ``F / scale`` and its gradient w.r.t. theta (flattened)."""
@@ -394,7 +438,10 @@ class _SELEProblem:
     def solve(self, C, theta0, tol, max_iter, executor=None):
         """Preconditioned L-BFGS; returns ``(theta, n_iter, F(theta))``."""
         L = self._preconditioner(C)  # theta_c = L_c^{-T} phi_c
-        L_inv = np.stack([solve_triangular(L_c, np.eye(L_c.shape[0]), lower=True) for L_c in L])
+        L_inv = np.empty_like(L)
+        identity = np.eye(L.shape[1])
+        for c, L_c in enumerate(L):
+            L_inv[c] = solve_triangular(L_c, identity, lower=True)
 
         def to_theta(phi):
             return np.einsum("kji,kj->ki", L_inv, phi.reshape(self.shape))
@@ -448,6 +495,10 @@ class SELE(PerClassLinearScore):
         Threads evaluating the chunk batches (None -> CPUs, at most 4).
     dtype : {"float32", "float64"}, default="float32"
         Precision of the pairwise computations (sums are accumulated in float64).
+    memory_budget : float or None, default=None
+        Bytes a fit may hold (None: ``$REJECTOPT_SELE_MEMORY_BUDGET``, else 4 GiB). A fit whose
+        estimated peak exceeds it is refused before anything is allocated, naming the estimate:
+        the per-class preconditioner grows as ``K (d+1)^2`` (K = 1,000 logits: about 24 GiB).
 
     Attributes
     ----------
@@ -517,6 +568,7 @@ class SELE(PerClassLinearScore):
         warm_start=False,
         n_jobs=None,
         dtype="float32",
+        memory_budget=None,
     ):
         self.C = C
         self.n_classes = n_classes
@@ -529,10 +581,12 @@ class SELE(PerClassLinearScore):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.dtype = dtype
+        self.memory_budget = memory_budget
 
     def _build_problem(self, X, y_pred, loss):
         if int(self.chunk_size) < 2:
             raise ValueError(f"chunk_size must be at least 2, got {self.chunk_size!r}")
+        self._check_memory(X, y_pred)
         layout, loss_sorted = self._prepare_layout(X, y_pred, loss, "loss")
         if np.any(loss_sorted < 0):
             raise ValueError("loss must be non-negative")
@@ -540,6 +594,30 @@ class SELE(PerClassLinearScore):
         position[layout.order] = np.arange(layout.order.size)
         chunks = [position[c] for c in make_chunks(layout.order.size, int(self.chunk_size), self.random_state)]
         return _SELEProblem(layout, loss_sorted, chunks, np.dtype(self.dtype), self.n_jobs)
+
+    def _check_memory(self, X, y_pred):
+        """Refuse, before allocating, a fit whose estimated peak (:func:`estimate_fit_bytes`) exceeds the budget."""
+        shape = np.shape(X)
+        if len(shape) != 2:
+            return  # the layout's own validation names the shape
+        n, d = shape
+        if y_pred is None:
+            K = 1
+        elif self.n_classes is not None:
+            K = int(self.n_classes)
+        else:
+            y = np.asarray(y_pred)
+            K = int(y.max()) + 1 if y.size and y.dtype.kind in "iuf" and np.isfinite(y.max()) else 1
+        budget = memory_budget(self.memory_budget)
+        estimate = estimate_fit_bytes(n, d, K, int(self.chunk_size), self.dtype)
+        if estimate > budget:
+            raise ValueError(
+                f"SELE on {n} rows, {d} features and {K} predicted classes would need about {_gib(estimate)} "
+                f"({estimate:.3g} bytes; its per-class preconditioner alone is {K} x {d + 1} x {d + 1} float64), "
+                f"over the memory budget of {_gib(budget)} ({budget:.3g} bytes): nothing was allocated. "
+                "Use score 'reg' (per-class ridge regression, no preconditioner), 'sele_shared' or 'reg_shared' "
+                "(one weight vector for all classes on class-agnostic features of a network's logits), fewer "
+                f"features, or raise the budget with SELE(memory_budget=...) or ${MEMORY_BUDGET_ENV} (bytes)")
 
     def _effective_C(self, C, problem):
         return max(_check_C(C), float(self.min_C) * problem.scale)

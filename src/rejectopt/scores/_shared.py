@@ -1,0 +1,174 @@
+"""Internal: SELE and REG with one weight vector shared by every class, on class-agnostic features of logits.
+
+The per-class scores of eq. (37) of Franc, Prusa & Voracek (2023) fit ``K (d + 1)`` weights:
+a network with K = 1,000 classes has a million, learned from a few rows per predicted class,
+and SELE's per-class preconditioner alone needs ``K (d+1)^2`` numbers. The class-shared
+learners read a network's logits ``f(x)`` (n x K) and map each row to a fixed, small set of
+functions of its outputs that do not depend on which class is predicted (:data:`FEATURE_NAMES`):
+the sorted top-5 softmax probabilities, the margins, the entropy, the energy, DOCTOR's ``g``,
+norms of the centred logits and the MaxLogit-pNorm scores of Cattelan & Silva (2024). One linear
+score ``s(x) = <w, phi(f(x))> + b`` is then learned on them (SELE's eq. 30 or REG's ridge
+regression) in the structured-output mode of eq. (37) (one class): time and memory grow with n,
+not with K.
+
+The formulas of the features are also the library's post-hoc scores of :mod:`rejectopt.logits`
+(one home per formula: :func:`log_softmax`, :func:`pnorm_max`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils import check_array
+
+from ._ridge import REG
+from ._sele import SELE
+
+__all__ = ["FEATURE_NAMES", "REGShared", "SELEShared", "log_softmax", "output_features", "pnorm_max", "pnorm_unit"]
+
+#: The p of the MaxLogit-pNorm features.
+_FEATURE_P = (1, 2, 3, 4, 6, 8)
+#: The sorted probabilities kept (padded with 0 for fewer classes).
+_TOP_K = 5
+#: Names of the columns of :func:`output_features`, in order.
+FEATURE_NAMES = (*(f"p_top{k}" for k in range(1, _TOP_K + 1)), "log_p_top1", "margin", "logit_margin", "entropy",
+                 "energy", "doctor_g", "max_centred_logit", "norm1", "norm2", *(f"maxlogit_p{p}" for p in _FEATURE_P))
+
+
+def log_softmax(logits):
+    """``log p(y|x) = f_y - log sum_k exp f_k`` per row, the largest logit factored out.
+
+    A row whose logits span more than the float range (``[1e308, -1e308]``) gets ``-inf`` for
+    the classes whose probability underflows, which is their limit, not an error.
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    with np.errstate(over="ignore"):  # f_y - max f overflowing to -inf: its probability is 0
+        shifted = logits - logits.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def pnorm_unit(logits, p):
+    """The centred logits ``z = f - mean(f)`` over their p-norm, ``z / ||z||_p`` (Cattelan & Silva 2024).
+
+    ``p = 0``: ``z`` itself (no normalisation); ``p = inf``: the max norm. The norm is taken of
+    ``z / max|z|`` (the ratio is scale-free), so ``|z|^p`` does not overflow; a row of equal
+    logits (``z = 0``) stays 0. Returns ``(unit, norm)``, ``norm`` the p-norm of ``z`` (1 for p = 0).
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    scale = np.abs(logits).max(axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    scaled = logits / scale
+    z = scaled - scaled.mean(axis=1, keepdims=True)  # the centred logits over scale: no overflow
+    if p == 0:
+        return z * scale, np.ones(len(z))
+    size = np.abs(z).max(axis=1)
+    safe = np.where(size > 0, size, 1.0)[:, None]
+    unit = z / safe
+    norm = np.abs(unit).max(axis=1) if np.isinf(p) else (np.abs(unit) ** p).sum(axis=1) ** (1.0 / p)
+    norm = np.where(size > 0, norm, 1.0)
+    return unit / norm[:, None], norm * safe[:, 0] * scale[:, 0]
+
+
+def pnorm_max(logits, p):
+    """``max_k z_k / ||z||_p`` of the centred logits (:func:`pnorm_unit`): MaxLogit-pNorm's confidence."""
+    return pnorm_unit(logits, p)[0].max(axis=1)
+
+
+def output_features(logits):
+    """The class-agnostic features :data:`FEATURE_NAMES` of each row of ``logits`` (n, K), shape (n, 20).
+
+    Raises
+    ------
+    ValueError
+        Not 2-D with at least 2 columns, or a non-finite value (naming the row and column).
+    """
+    logits = check_array(logits, dtype=np.float64, ensure_all_finite=False)
+    if logits.shape[1] < 2:
+        raise ValueError(f"the class-shared scores read a network's logits (n x K, K >= 2); got shape {logits.shape}")
+    bad = np.argwhere(~np.isfinite(logits))
+    if bad.size:
+        i, j = (int(v) for v in bad[0])
+        raise ValueError(f"logits: non-finite value {logits[i, j]} at index {i}, column {j}")
+    n, K = logits.shape
+    log_p = log_softmax(logits)
+    p = np.exp(log_p)
+    top = np.zeros((n, _TOP_K))
+    k = min(_TOP_K, K)
+    top[:, :k] = -np.sort(-p, axis=1)[:, :k]
+    top_logits = -np.partition(-logits, 1, axis=1)[:, :2]
+    with np.errstate(over="ignore"):  # a span beyond the float range: the margin is as large as floats go
+        logit_margin = np.minimum(top_logits[:, 0] - top_logits[:, 1], np.finfo(np.float64).max)
+    entropy = -np.where(p > 0, p * log_p, 0.0).sum(axis=1)
+    top_logit = logits.max(axis=1)
+    energy = -(top_logit + np.log(np.exp(log_p - log_p.max(axis=1, keepdims=True)).sum(axis=1)))
+    scale = np.abs(logits).max(axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    z = logits / scale - (logits / scale).mean(axis=1, keepdims=True)
+    norms = [np.abs(z).sum(axis=1) * scale[:, 0], np.sqrt((z * z).sum(axis=1)) * scale[:, 0]]
+    columns = [*top.T, log_p.max(axis=1), top[:, 0] - top[:, 1], logit_margin, entropy, energy, (p * p).sum(axis=1),
+               pnorm_max(logits, 0), *norms, *(pnorm_max(logits, q) for q in _FEATURE_P)]
+    return np.column_stack(columns)
+
+
+class _SharedMixin:
+    """``fit`` / ``predict`` on :func:`output_features` of the logits, one weight vector for all classes."""
+
+    #: :func:`rejectopt.logits.fit_logits` gives these learners the logits, whatever the feature source.
+    reads_logits = True
+
+    def fit(self, X, y_pred, loss):
+        """Fit on the logits ``X`` (n, K); ``y_pred`` is not read (the weights are shared).
+
+        Parameters
+        ----------
+        X : array-like of shape (n, K)
+            The network's logits.
+        y_pred : array-like of shape (n,) or None
+            Not read.
+        loss : array-like of shape (n,)
+
+        Returns
+        -------
+        self
+        """
+        return super().fit(output_features(X), None, loss)
+
+    def predict(self, X, y_pred=None):
+        """Uncertainty of each row of logits ``X`` (larger = more uncertain), shape (n,)."""
+        return self._raw_scores(output_features(X), None)
+
+
+class SELEShared(_SharedMixin, SELE):
+    """SELE (eq. 30) with one weight vector shared across classes, on :data:`FEATURE_NAMES` of the logits.
+
+    Parameters as :class:`SELE`; ``X`` is the network's logits (n x K).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(300, 50)) * 3
+    >>> loss = 100.0 * (rng.random(300) < 1 - np.exp(logits.max(1)) / np.exp(logits).sum(1))
+    >>> score = SELEShared(C=1).fit(logits, None, loss)
+    >>> score.coef_.shape
+    (1, 20)
+    """
+
+    def fit_path(self, X, y_pred, loss, C_grid):
+        """:meth:`SELE.fit_path` on the features of the logits ``X``."""
+        return super().fit_path(output_features(X), None, loss, C_grid)
+
+
+class REGShared(_SharedMixin, REG):
+    """REG (ridge regression of the loss) with one weight vector shared across classes, on :data:`FEATURE_NAMES`.
+
+    Parameters as :class:`REG`; ``X`` is the network's logits (n x K).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> logits = rng.normal(size=(300, 50)) * 3
+    >>> loss = 100.0 * (rng.random(300) < 1 - np.exp(logits.max(1)) / np.exp(logits).sum(1))
+    >>> REGShared(C=1).fit(logits, None, loss).predict(logits[:2]).shape
+    (2,)
+    """
