@@ -28,7 +28,9 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
+    "NPZ_ARRAY_LIMIT",
     "IntermediateFileError",
+    "LazyNpz",
     "NpzArrays",
     "arrays_sha256",
     "atomic_path",
@@ -268,6 +270,134 @@ def load_npz(path, *, expect: Mapping | None = None) -> NpzArrays:
                 f"(made from other inputs); {recompute_hint(path)}"
             )
     return NpzArrays(arrays, path, found, provenance)
+
+
+#: Largest array (bytes, as its ``.npy`` header declares it) that :class:`LazyNpz` reads from a
+#: user's ``.npz``: a forged header cannot make the reader allocate more.
+NPZ_ARRAY_LIMIT = 8 * 2**30
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+class LazyNpz(Mapping):
+    """The arrays of a user's ``.npz`` by name, each read from the archive only when it is used.
+
+    ``numpy.load`` of an ``.npz`` is lazy too, but a caller that lists every array reads them all;
+    this mapping reads an array on first access (then keeps it), so an unused member of any size
+    is never decompressed. Before reading, the member's ``.npy`` header is checked: its declared
+    size ``prod(shape) x itemsize`` must not exceed ``max_bytes`` and must equal the data the
+    member holds (a forged header is refused before any allocation), and object arrays (pickle)
+    are refused. Every problem raises ``error`` (a ``ValueError`` subclass of the caller's, e.g. the
+    command line's ``InputError``) naming the file and the member.
+
+    Parameters
+    ----------
+    path : path-like
+    error : type, default=ValueError
+        The exception raised, with one message argument.
+    max_bytes : int, default=NPZ_ARRAY_LIMIT
+        Largest array read.
+    """
+
+    def __init__(self, path, *, error=ValueError, max_bytes=NPZ_ARRAY_LIMIT):
+        self.path, self.error, self.max_bytes = Path(path), error, int(max_bytes)
+        self._cache: dict = {}
+        try:
+            with open(self.path, "rb") as handle:
+                head = handle.read(64)
+        except OSError as err:
+            raise error(f"{self.path}: cannot read the file ({err.strerror or err})") from None
+        if head.startswith(_NPY_MAGIC):
+            raise error(f"{self.path}: a single .npy array renamed .npz, not an .npz archive of named arrays; save "
+                        "the arrays by name with numpy.savez(path, logits=..., labels=...) (or X=..., y=...)")
+        try:
+            with zipfile.ZipFile(self.path) as archive:
+                infos = archive.infolist()
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
+            kind = ("text (a CSV? give it the suffix .csv)" if head and _looks_like_text(head)
+                    else f"it begins with {head[:16]!r}")
+            raise error(f"{self.path}: not an .npz (zip) archive: {kind} ({type(err).__name__}: {err}); "
+                        "write it with numpy.savez") from None
+        self._members = {}
+        for info in infos:
+            name = info.filename
+            self._members.setdefault(name[:-4] if name.endswith(".npy") else name, info)
+
+    def __iter__(self):
+        return iter(self._members)
+
+    def __len__(self):
+        return len(self._members)
+
+    def __contains__(self, key):
+        return key in self._members
+
+    @property
+    def files(self) -> list[str]:
+        """The array names, as ``numpy.load``'s ``files``."""
+        return list(self._members)
+
+    def __getitem__(self, key):
+        if key not in self._cache:
+            if key not in self._members:
+                raise KeyError(key)
+            self._cache[key] = self._read(self._members[key], key)
+        return self._cache[key]
+
+    def _read(self, info, key):
+        where = f"{self.path}: member {info.filename!r} (array {key!r})"
+        if not info.filename.endswith(".npy"):
+            raise self.error(f"{where} is not an .npy array (numpy.savez writes '{key}.npy'); save the array with "
+                             "numpy.savez")
+        try:
+            with zipfile.ZipFile(self.path) as archive, archive.open(info) as member:
+                try:
+                    version = np.lib.format.read_magic(member)
+                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                    if read_header is None:
+                        raise ValueError(f"unsupported .npy format version {version}")
+                    shape, fortran, dtype = read_header(member)
+                except ValueError as err:
+                    raise self.error(f"{where} is not a readable .npy array ({err})") from None
+                if dtype.hasobject:
+                    raise self.error(f"{where} holds Python objects (dtype {dtype}), which need pickle and are not "
+                                     "read: save numbers (or fixed-width text)")
+                n_bytes = int(np.prod([int(v) for v in shape], dtype=object)) * dtype.itemsize
+                if n_bytes > self.max_bytes:
+                    raise self.error(f"{where} declares shape {tuple(shape)} of {dtype}, {n_bytes:.4g} bytes, over the "
+                                     f"limit of {self.max_bytes:.4g} bytes for one array: nothing was allocated")
+                held = info.file_size - member.tell()
+                if n_bytes != held:
+                    raise self.error(f"{where} declares shape {tuple(shape)} of {dtype} ({n_bytes} bytes) but holds "
+                                     f"{held} bytes of data: the file is corrupt or was edited")
+                buffer = bytearray(n_bytes)
+                view, filled = memoryview(buffer), 0
+                while filled < n_bytes:
+                    got = member.readinto(view[filled:])
+                    if not got:
+                        break
+                    filled += got
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as err:
+            raise self.error(f"{where}: cannot be read ({type(err).__name__}: {err}); the file is corrupt or "
+                             "truncated") from None
+        if filled != n_bytes:
+            raise self.error(f"{where}: {filled} of its {n_bytes} bytes could be read; the file is truncated")
+        array = np.frombuffer(buffer, dtype=dtype)
+        return array.reshape(shape, order="F" if fortran else "C")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+def _looks_like_text(head: bytes) -> bool:
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(c.isprintable() or c in "\r\n\t" for c in text)
 
 
 def write_bytes(data: bytes, path) -> None:

@@ -13,12 +13,17 @@ features are the embeddings, or the logits when there are none (:mod:`rejectopt.
 
 from __future__ import annotations
 
+import bz2
 import collections
 import csv
+import gzip
+import io
 import logging
+import lzma
 import math
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from numbers import Real
 from pathlib import Path
@@ -26,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._io import LazyNpz
 from ..logits import NetworkOutputError, check_network_outputs, predictions
 from ..metrics import per_example_loss
 from ..model import _NO_PRED, _out_of_range, _out_of_range_message
@@ -56,10 +62,16 @@ class Table:
         With an OOD column: True for the rows it marks OOD.
     columns : list of str
         Every column (CSV) or array (NPZ) of the file.
+    loss_bound : float or None
+        The largest loss a prediction can have, by the loss's definition: 100 for the 0/100
+        loss, the span of the numeric labels and predictions (K - 1 on labels 0..K-1) for the
+        MAE; None for a loss column (its bound is declared by ``--loss-bound``).
+    n_logits : int or None
+        A network's outputs: the width K of its logits (recorded in ``model.json``).
 
     Parameters
     ----------
-    X, feature_columns, pred_keys, loss, source, is_csv, is_ood, columns
+    X, feature_columns, pred_keys, loss, source, is_csv, is_ood, columns, loss_bound, n_logits
         The attributes above.
     pred_raw : ndarray or None
         The predicted classes as read, before normalisation (for the ``mae`` loss).
@@ -74,6 +86,8 @@ class Table:
     pred_raw: object = field(default=None, repr=False)
     is_ood: np.ndarray | None = None
     columns: list = field(default_factory=list, repr=False)
+    loss_bound: float | None = None
+    n_logits: int | None = None
 
     def where(self, i):
         """Human-readable position of 0-based row ``i``."""
@@ -229,32 +243,95 @@ def _check_range(X, columns, source, is_csv, index=None):
 # --------------------------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------------------------
-def _csv_header(path):
-    """Header cells as written in the file (pandas renames duplicates to ``f0.1``); None if unreadable."""
+def _csv_header(source):
+    """Header cells as written in the file (pandas renames duplicates to ``f0.1``); None if unreadable.
+
+    ``source``: a path, or the bytes of a decompressed file (:func:`_csv_source`).
+    """
     try:
-        with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
+        if isinstance(source, io.BytesIO):
+            handle = io.TextIOWrapper(io.BytesIO(source.getvalue()), encoding="utf-8-sig", errors="replace",
+                                      newline="")
+            return next(csv.reader(handle, skipinitialspace=True), [])
+        with open(source, newline="", encoding="utf-8-sig", errors="replace") as handle:
             return next(csv.reader(handle, skipinitialspace=True), [])
     except csv.Error:
         return None
+
+
+#: Decompressed size allowed for a compressed CSV: this many times its compressed size, at least
+#: :data:`_DECOMPRESSED_FLOOR` bytes (the rule of the downloads for files without a pinned size).
+_DECOMPRESSED_RATIO = 100
+_DECOMPRESSED_FLOOR = 64 * 2**20
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_CHUNK = 1 << 20
+
+
+def _csv_source(path):
+    """What pandas reads: the path of a plain file; a compressed one decompressed to memory under a cap.
+
+    A few hundred KB of gzip can expand to gigabytes; the cap (``100 x`` the compressed size,
+    at least 64 MiB) stops it at the first byte past and names the file. A file that is an
+    archive or an array, not text, is refused here rather than parsed as a CSV.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    with open(path, "rb") as handle:
+        head = handle.read(8)
+    if suffix not in _OPENERS and suffix != ".zip":
+        if head.startswith(b"\x93NUMPY"):
+            raise InputError(f"{path}: a .npy array, not a CSV; the data must be an .npz of named arrays "
+                             "(numpy.savez) or a CSV with a header")
+        if head.startswith(b"PK\x03\x04"):
+            raise InputError(f"{path}: a zip archive (an .npz?), not a CSV; give an .npz of arrays the suffix .npz")
+        if suffix in (".zst", ".tar", ".tgz", ".7z"):
+            raise InputError(f"{path}: a compressed archive that is not read directly; decompress it to a .csv first")
+        return path
+    cap = max(_DECOMPRESSED_FLOOR, _DECOMPRESSED_RATIO * path.stat().st_size)
+    try:
+        if suffix == ".zip":
+            with zipfile.ZipFile(path) as archive:
+                names = [n for n in archive.namelist() if not n.endswith("/")]
+                if len(names) != 1:
+                    raise InputError(f"{path}: a zip of a CSV must hold exactly one file, it holds {len(names)}")
+                with archive.open(names[0]) as stream:
+                    data = stream.read(cap + 1)
+        else:
+            with _OPENERS[suffix](path, "rb") as stream:
+                buffer = io.BytesIO()
+                while buffer.tell() <= cap:
+                    chunk = stream.read(min(_CHUNK, cap + 1 - buffer.tell()))
+                    if not chunk:
+                        break
+                    buffer.write(chunk)
+                data = buffer.getvalue()
+    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, zlib.error) as err:
+        raise InputError(f"{path}: cannot decompress ({one_line(err)})") from None
+    if len(data) > cap:
+        raise InputError(f"{path}: decompresses to more than {cap:,} bytes ({_DECOMPRESSED_RATIO} x its "
+                         f"{path.stat().st_size:,} compressed bytes, at least {_DECOMPRESSED_FLOOR:,}): refused as a "
+                         "decompression bomb; if the data are genuine, decompress the file yourself and pass the .csv")
+    return io.BytesIO(data)
 
 
 def _read_frame(path):
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such file")
-    if path.suffix.lower() == ".npz":
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                return {name: data[name] for name in data.files}, False
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:
-            raise InputError(f"{path}: cannot read NPZ ({one_line(err)})") from None
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        return LazyNpz(path, error=InputError), False  # each array read when used: unused members never are
+    if suffix == ".npy":
+        raise InputError(f"{path}: a single .npy array; the data must be an .npz of named arrays (numpy.savez(path, "
+                         "logits=..., labels=...) or X=..., y_pred=..., y=...) or a CSV with a header")
+    source = _csv_source(path)
     try:
-        frame = pd.read_csv(path, skipinitialspace=True)
+        frame = pd.read_csv(source, skipinitialspace=True, compression=None)
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: the file is empty") from None
     except (ValueError, OSError) as err:  # ParserError, UnicodeDecodeError, unreadable file
         raise InputError(f"{path}: cannot parse CSV ({one_line(err)})") from None
-    header = _csv_header(path)
+    header = _csv_header(source)
     duplicates = [name for name, count in collections.Counter(header or []).items() if count > 1 and name]
     if duplicates:
         raise InputError(f"{path}: duplicate column name(s) {duplicates} in the header: every column needs its own "
@@ -407,15 +484,16 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
     is_ood = _ood_column(column(ood_column), ood_column, source, is_csv) if ood_column is not None else None
     pred_raw = column(pred_column) if use_pred else None
     pred_keys = _class_keys(pred_raw, pred_column, source, is_csv) if use_pred else None
-    losses = None
+    losses = loss_bound = None
     if need_loss:
         id_rows = None if is_ood is None else np.flatnonzero(~is_ood)
-        losses = _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source, is_csv,
-                         id_rows)
+        losses, loss_bound = _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source,
+                                     is_csv, id_rows)
         if id_rows is not None:
             losses = _spread(losses, id_rows, X.shape[0])
     return Table(X=X, feature_columns=list(feature_columns), pred_keys=pred_keys, loss=losses, source=source,
-                 is_csv=is_csv, pred_raw=pred_raw, is_ood=is_ood, columns=[str(c) for c in frame.keys()])
+                 is_csv=is_csv, pred_raw=pred_raw, is_ood=is_ood, columns=[str(c) for c in frame.keys()],
+                 loss_bound=loss_bound)
 
 
 def _spread(values, rows, n):
@@ -426,14 +504,17 @@ def _spread(values, rows, n):
 
 
 def _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source, is_csv, rows=None):
-    """The loss of each row, or of the rows ``rows`` only (the ID rows: only they are read and checked)."""
+    """The loss of each row, or of the rows ``rows`` only (the ID rows: only they are read and checked).
+
+    Returns ``(losses, bound)``: the bound by the loss's definition (:attr:`Table.loss_bound`).
+    """
     def part(values):
         return values if rows is None else np.asarray(values, dtype=object)[rows]
 
     if loss_column is not None:
         losses = _numeric_column(part(column(loss_column)), loss_column, source, is_csv, non_negative=True, index=rows)
         _check_range(losses[:, None], [loss_column], source, is_csv, index=rows)
-        return losses
+        return losses, None
     if pred_keys is None:
         raise InputError("--pred-column none needs --loss-column (the loss cannot be computed without predictions)")
     pred_keys = pred_keys if rows is None else pred_keys[rows]
@@ -442,12 +523,14 @@ def _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column,
         if not set(labels.tolist()) & set(pred_keys.tolist()):
             log.warning("%s: no value of %r occurs in %r: every prediction counts as an error (label encodings "
                         "differ?)", source, label_column, pred_column)
-        return 100.0 * (labels != pred_keys).astype(float)
+        return 100.0 * (labels != pred_keys).astype(float), 100.0
     if loss == "mae":
         y = _numeric_column(part(column(label_column)), label_column, source, is_csv, index=rows)
         y_pred = _numeric_column(part(pred_raw), pred_column, source, is_csv, index=rows)
         _check_range(np.column_stack([y, y_pred]), [label_column, pred_column], source, is_csv, index=rows)
-        return np.abs(y - y_pred)
+        # ordinal labels 0..K-1 err by at most K - 1; one class seen: a one-step error is the least there is
+        span = float(max(y.max(), y_pred.max()) - min(y.min(), y_pred.min()))
+        return np.abs(y - y_pred), span if span > 0 else 1.0
     raise InputError(f"--loss must be zero_one or mae, got {loss!r}")
 
 
@@ -503,14 +586,19 @@ _NUMBERED = {prefix: re.compile(rf"^{prefix}(0|[1-9][0-9]*)$") for prefix in ("l
 
 def is_network_file(frame, is_csv):
     """Whether a read file holds a network's outputs: an array ``logits`` (NPZ) or a column ``logit_0`` (CSV)."""
-    if is_csv:
-        return any(_NUMBERED["logit_"].match(str(c)) for c in frame.columns)
+    if is_csv:  # a padded logit_00 counts too: the network route then says how to name the columns
+        return any(re.fullmatch(r"logit_[0-9]+", str(c)) for c in frame.columns)
     return NETWORK_ARRAYS["logits"] in frame
 
 
 def _numbered_columns(columns, prefix, source):
     """``[prefix0, prefix1, ...]``: the columns named ``prefix<j>``, checked to run from 0 without a gap."""
     found = sorted(int(_NUMBERED[prefix].match(str(c)).group(1)) for c in columns if _NUMBERED[prefix].match(str(c)))
+    padded = [str(c) for c in columns if re.fullmatch(rf"{prefix}0[0-9]+", str(c))]
+    if padded:
+        raise InputError(f"{source}: column {padded[0]!r} is numbered with a leading zero: the columns are numbered "
+                         f"{prefix}0, {prefix}1, .., {prefix}10 without padding; rename {padded[0]!r} to "
+                         f"'{prefix}{int(padded[0][len(prefix):])}' ({len(padded)} padded column(s))")
     missing = sorted(set(range(found[-1] + 1)) - set(found)) if found else []
     if missing:
         raise InputError(f"{source}: column {prefix}{missing[0]} is missing: the columns {prefix}0 .. "
@@ -606,7 +694,8 @@ def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_col
     pred_keys = np.array([str(k) for k in y_pred], dtype=object)
     losses = per_example_loss("zero_one", labels, y_pred) if need_loss else None
     return Table(X=X, feature_columns=feature_columns_found, pred_keys=pred_keys, loss=losses, source=source,
-                 is_csv=is_csv, pred_raw=y_pred, is_ood=None, columns=[str(c) for c in frame])
+                 is_csv=is_csv, pred_raw=y_pred, is_ood=None, columns=[str(c) for c in frame],
+                 loss_bound=100.0 if need_loss else None, n_logits=int(logits.shape[1]))
 
 
 def _span(columns):

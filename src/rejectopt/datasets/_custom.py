@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import save_npz
+from .._io import LazyNpz, save_npz
 from ..splits import DEFAULT_RATIOS, _PARTS, _part_sizes, _check_ratios
 from ._prepare import fingerprint, load_prepared
 from ._trust import sha256_of_file
@@ -233,16 +233,11 @@ def _number(text: str, path, line: int, column: str, feature_limit: float) -> fl
 
 def _npz_arrays(dataset: CustomDataset, feature_limit: float) -> tuple[np.ndarray, np.ndarray]:
     path = dataset.path
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            missing = [k for k in ("X", "y") if k not in data.files]
-            if missing:
-                raise CustomDatasetError(f"{path}: no array {' or '.join(missing)} (found {', '.join(data.files)})")
-            X, y = data["X"], data["y"]
-    except CustomDatasetError:
-        raise
-    except (ValueError, OSError, zipfile.BadZipFile) as err:  # object arrays need pickle, which is refused
-        raise CustomDatasetError(f"{path}: cannot read arrays X and y without pickle ({err})") from None
+    data = LazyNpz(path, error=CustomDatasetError)  # reads X and y only, each checked against its declared size
+    missing = [k for k in ("X", "y") if k not in data.files]
+    if missing:
+        raise CustomDatasetError(f"{path}: no array {' or '.join(missing)} (found {', '.join(data.files)})")
+    X, y = data["X"], data["y"]
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
         raise CustomDatasetError(f"{path}: X must be 2-D and y 1-D with as many rows; got {X.shape} and {y.shape}")
     if not np.issubdtype(X.dtype, np.number):
