@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from rejectopt.selective import InfeasibleTargetError, empirical_risk_coverage
+from rejectopt._certify import _certified_from_dict
 from rejectopt.targets import (
+    CertifiedSelection,
     OODTarget,
     Target,
     _describe_attainable,
@@ -68,3 +70,46 @@ def test_target_dict_round_trip_and_malformed_input():
     assert _target_from_dict(_target_to_dict(ood)) == ood
     with pytest.raises(ValueError, match=r"^target must hold a kind \(text\) and a value \(number\)$"):
         _target_from_dict({"kind": "coverage", "value": "0.8"})
+
+
+# --- certified targets: the contract ---------------------------------------------------------
+
+def test_certified_target_text_dict_and_repr_carry_the_confidence():
+    certified = Target("risk", 2, confidence=0.95)
+    assert str(certified) == "risk=2,confidence=0.95"
+    assert parse_target(str(certified)) == certified
+    assert parse_target("tpr=0.8,fpr=0.2,confidence=0.9") == OODTarget("tpr-fpr", (0.8, 0.2), 0.9)
+    assert _target_to_dict(certified) == {"kind": "risk", "value": 2.0, "confidence": 0.95}
+    assert _target_from_dict(_target_to_dict(certified)) == certified
+    assert _target_from_dict({"kind": "risk", "value": 2}) == Target("risk", 2)  # an older model file
+    assert repr(Target("risk", 2)) == "Target(kind='risk', value=2.0)"  # the plug-in target prints as before
+    assert repr(certified) == "Target(kind='risk', value=2.0, confidence=0.95)"
+    with pytest.raises(ValueError, match="reject-cost has no certified form"):
+        Target("reject-cost", 10, confidence=0.9)
+    with pytest.raises(ValueError, match="precision-recall has no certified form"):
+        OODTarget("precision-recall", (0.9, 0.7), confidence=0.9)
+    for bad in (0, 1, 1.5, "x"):
+        with pytest.raises(ValueError, match="confidence"):
+            Target("risk", 2, confidence=bad)
+    with pytest.raises(ValueError, match="^target confidence: 'x' is not a number$"):
+        parse_target("risk=2,confidence=x")
+    with pytest.raises(ValueError, match="target.confidence must be a number"):
+        _target_from_dict({"kind": "risk", "value": 2, "confidence": "0.9"})
+
+
+def test_certified_fit_returns_its_guarantee_and_the_plug_in_is_unchanged():
+    rng = np.random.default_rng(1)
+    s = rng.random(2000)
+    loss = 100.0 * (rng.random(2000) < s / 2)
+    assert Target("risk", 10).fit(loss, s) == Target("risk", 10, confidence=None).fit(loss, s)
+    selection = Target("risk", 10, confidence=0.9).fit(loss, s)
+    assert isinstance(selection, CertifiedSelection) and selection.accept_prob in (0.0, 1.0)
+    assert (selection.bound, selection.confidence, selection.n_calibration, selection.method) == (10.0, 0.9, 2000, "ltt")
+    assert selection.to_dict() == {"threshold": selection.threshold, "accept_prob": selection.accept_prob}
+    assert _certified_from_dict(selection.to_dict(), selection.certificate) == selection
+    with pytest.raises(ValueError, match="certificate.confidence must be a number in"):
+        _certified_from_dict(selection.to_dict(), {**selection.certificate, "confidence": 2})
+    with pytest.raises(ValueError, match="pass loss_bound"):
+        Target("risk", 1, confidence=0.9).fit(loss / 50, s)
+    with pytest.raises(ValueError, match="applies to a certified risk target only"):
+        Target("risk", 10).fit(loss, s, method="sgr")

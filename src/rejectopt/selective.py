@@ -558,6 +558,11 @@ def fit_geifman_el_yaniv(
         b* in loss units: with probability >= 1 - delta the true selective risk is
         <= ``risk_bound`` (< ``target_risk``).
 
+    Raises
+    ------
+    InfeasibleTargetError
+        No tested threshold has a bound below the target (a :class:`ValueError`).
+
     Examples
     --------
     100 examples: the 60 least uncertain are correct, every second of the others an error
@@ -613,7 +618,7 @@ def fit_geifman_el_yaniv(
         else:
             high = mid
     if best is None:
-        raise ValueError(
+        raise InfeasibleTargetError(
             f"infeasible target_risk={target_risk!r}: no tested threshold has a risk bound "
             f"below the target at delta={delta!r} with n={n} examples"
         )

@@ -14,7 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
+import lazy_loader as _lazy
 
+from ._certify import (
+    CertifiedSelection,
+    _certification_rows,
+    _check_confidence,
+    _fit_certified_coverage,
+    _fit_certified_risk,
+    _fit_certified_tpr_fpr,
+)
 from .ood import fit_bounded_precision_recall, fit_bounded_tpr_fpr
 from .ood._metrics import operating_points
 from .ood._validation import CONSTRAINT_TOL
@@ -28,15 +38,18 @@ from .selective import (
     fit_cost_based,
 )
 
-__all__ = ["Target", "OODTarget", "parse_target"]
+#: scipy.stats, imported at its first use (the validity check's Clopper-Pearson interval).
+_sps = _lazy.load("scipy.stats", suppress_warning=True)
+
+__all__ = ["Target", "OODTarget", "parse_target", "CertifiedSelection", "certification_table", "validate_target"]
 
 #: Target kinds: bounded abstention, bounded improvement, cost-based model.
 _TARGET_KINDS = ("coverage", "risk", "reject-cost")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Target:
-    """What a selection function is fitted for.
+    """What a selection function is fitted for: a plug-in target or, with a confidence, a certified one.
 
     Parameters
     ----------
@@ -47,11 +60,17 @@ class Target:
     value : float
         Coverage in (0, 1], selective risk > 0 in loss units (percent for the 0/100 loss), or
         reject cost >= 0; stored as a float.
+    confidence : float or None, default None
+        None: the plug-in target, met on the calibration rows. ``1 - delta`` in (0, 1): a
+        certified target, met by the *population* with probability >= ``confidence`` over an
+        i.i.d. calibration sample (the user guide's "Guarantees"); :meth:`fit` then returns a
+        :class:`CertifiedSelection`. The reject-cost model has no certified form.
 
     Raises
     ------
     ValueError
-        An unknown kind, or a value that is not a number or out of the kind's range.
+        An unknown kind, a value that is not a number or out of the kind's range, or a
+        confidence outside (0, 1) or with ``reject-cost``.
 
     Examples
     --------
@@ -68,6 +87,7 @@ class Target:
 
     kind: str
     value: float
+    confidence: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in _TARGET_KINDS:
@@ -83,12 +103,48 @@ class Target:
         if self.kind == "reject-cost" and not (math.isfinite(number) and number >= 0):
             raise ValueError(f"target reject-cost must be a finite number >= 0, got {number:g}")
         object.__setattr__(self, "value", number)
+        if self.confidence is not None:
+            if self.kind == "reject-cost":
+                raise ValueError("target reject-cost has no certified form (no guarantee is defined for the "
+                                 "cost-based model): drop the confidence, or certify risk=L or coverage=W")
+            object.__setattr__(self, "confidence", _check_confidence(self.confidence))
 
-    def fit(self, loss: Any, uncertainty: Any) -> SelectionFunction:
+    def fit(self, loss: Any, uncertainty: Any, *, loss_bound: Any = None, method: str | None = None) -> SelectionFunction:
         """Fit the selection function on calibration ``loss`` and ``uncertainty``.
 
-        Raises :class:`InfeasibleTargetError` when a risk target cannot be met.
+        Plug-in (no confidence): eqs. 15-16 / 22-24 / Chow's rule on the rows. Certified: risk
+        by Learn-then-Test fixed-sequence testing (``method="ltt"``, the default) or SGR
+        (``"sgr"``, 0/B losses), coverage by order statistics; deterministic thresholds.
+
+        Parameters
+        ----------
+        loss, uncertainty : array_like of shape (n,)
+            Calibration losses and uncertainty scores.
+        loss_bound : float or None, default None
+            Certified risk only: the largest loss a prediction can have by the loss's definition
+            (100 for the 0/100 loss, K - 1 for the MAE on K ordinal labels). None accepts 0/100
+            losses only.
+        method : {"ltt", "sgr"} or None, default None
+            Certified risk only; None is "ltt".
+
+        Returns
+        -------
+        SelectionFunction or CertifiedSelection
+            The latter with a confidence: ``bound``, ``confidence``, ``n_calibration``, ``method``.
+
+        Raises
+        ------
+        InfeasibleTargetError
+            A risk target the rows cannot meet (certified: ``best_bound`` is the smallest bound
+            a single threshold reaches), or a tpr-fpr FPR bound above the target.
         """
+        if self.confidence is not None:
+            if self.kind == "coverage":
+                return _fit_certified_coverage(loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound)
+            return _fit_certified_risk(loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound,
+                                       method=method)
+        if method is not None:
+            raise ValueError(f"method {method!r} applies to a certified risk target only: give the target a confidence")
         if self.kind == "coverage":
             return fit_bounded_abstention(loss, uncertainty, self.value)
         if self.kind == "risk":
@@ -96,7 +152,12 @@ class Target:
         return fit_cost_based(loss, uncertainty, self.value)
 
     def __str__(self) -> str:
-        return f"{self.kind}={self.value:g}"
+        text = f"{self.kind}={self.value:g}"
+        return text if self.confidence is None else f"{text},confidence={self.confidence:g}"
+
+    def __repr__(self) -> str:
+        extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
+        return f"Target(kind={self.kind!r}, value={self.value!r}{extra})"
 
 
 #: Target kinds of the OOD rejection models (Franc, Prusa & Paplham): bounded TPR-FPR (Theorem 3)
@@ -106,7 +167,7 @@ _OOD_TARGET_FORMS = "tpr=T,fpr=F or precision=P,recall=R"
 _ALL_TARGET_FORMS = f"coverage=W, risk=L, reject-cost=E, {_OOD_TARGET_FORMS}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class OODTarget:
     """A target of a reject option model with out-of-distribution (OOD) inputs.
 
@@ -120,11 +181,15 @@ class OODTarget:
         ``bounds[1]``).
     bounds : tuple of (float, float)
         ``(tpr, fpr)`` or ``(precision, recall)``, each in [0, 1]; stored as floats.
+    confidence : float or None, default None
+        None: the bounds hold on the calibration rows. ``1 - delta``: tpr-fpr only, both bounds
+        hold for the population with probability >= ``confidence`` (:class:`CertifiedSelection`).
 
     Raises
     ------
     ValueError
-        An unknown kind, not two bounds, or a bound that is not a number in [0, 1].
+        An unknown kind, not two bounds, a bound that is not a number in [0, 1], or a
+        confidence outside (0, 1) or with precision-recall.
 
     Examples
     --------
@@ -145,6 +210,7 @@ class OODTarget:
 
     kind: str
     bounds: tuple
+    confidence: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in _OOD_TARGET_KINDS:
@@ -158,6 +224,15 @@ class OODTarget:
                 raise ValueError(f"target {name} must be a number in [0, 1], got {reprlib.repr(value)}")
             checked.append(float(value))
         object.__setattr__(self, "bounds", tuple(checked))
+        if self.confidence is not None:
+            if self.kind != "tpr-fpr":
+                raise ValueError("target precision-recall has no certified form (the precision's prior is the "
+                                 "sample's OOD share): drop the confidence, or certify tpr=T,fpr=F")
+            object.__setattr__(self, "confidence", _check_confidence(self.confidence))
+
+    def __repr__(self) -> str:
+        extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
+        return f"OODTarget(kind={self.kind!r}, bounds={self.bounds!r}{extra})"
 
     @property
     def names(self) -> tuple[str, str]:
@@ -169,7 +244,8 @@ class OODTarget:
         return dict(zip(self.names, self.bounds))
 
     def __str__(self) -> str:
-        return ",".join(f"{name}={value:g}" for name, value in self.as_dict().items())
+        text = ",".join(f"{name}={value:g}" for name, value in self.as_dict().items())
+        return text if self.confidence is None else f"{text},confidence={self.confidence:g}"
 
     def met(self, rates: dict) -> dict[str, bool]:
         """Whether each bound holds for ``rates`` (keyed by :attr:`names`); NaN does not.
@@ -185,7 +261,9 @@ class OODTarget:
     def fit(self, loss: Any, is_ood: Any, uncertainty: Any) -> SelectionFunction:
         """Fit the optimal selection function on calibration rows (Theorem 3 or 5 of the OOD paper).
 
-        OOD rows' ``loss`` is ignored (may be NaN); the bounds hold for the expected rates.
+        OOD rows' ``loss`` is ignored (may be NaN); the bounds hold for the expected rates, or
+        with a confidence for the population (a :class:`CertifiedSelection`, ``bound`` the FPR's
+        upper bound, ``coverage_bound`` the TPR's lower bound).
 
         Raises
         ------
@@ -195,6 +273,8 @@ class OODTarget:
         ValueError
             Bad input (no ID or no OOD rows, NaN, lengths), from :mod:`rejectopt.ood`.
         """
+        if self.confidence is not None:
+            return _fit_certified_tpr_fpr(loss, is_ood, uncertainty, *self.bounds, self.confidence)
         fit = fit_bounded_tpr_fpr if self.kind == "tpr-fpr" else fit_bounded_precision_recall
         try:
             return fit(loss, is_ood, uncertainty, *self.bounds)
@@ -367,19 +447,22 @@ def _target_from_dict(data: Any) -> "Target | OODTarget":
     ValueError
         Naming the malformed part.
     """
-    if not isinstance(data, dict) or set(data) != {"kind", "value"}:
-        raise ValueError("target must be an object with keys kind and value")
+    if not isinstance(data, dict) or set(data) not in ({"kind", "value"}, {"kind", "value", "confidence"}):
+        raise ValueError("target must be an object with keys kind and value (and optionally confidence)")
     kind, value = data["kind"], data["value"]
+    confidence = data.get("confidence")
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))):
+        raise ValueError(f"target.confidence must be a number in (0, 1), got {reprlib.repr(confidence)}")
     if not isinstance(kind, str):
         raise ValueError("target must hold a kind (text) and a value")
     if kind in _OOD_TARGET_KINDS:
         names = _OOD_TARGET_KINDS[kind]
         if not isinstance(value, dict) or set(value) != set(names):
             raise ValueError(f"target.value of kind {kind} must be an object with keys {' and '.join(names)}")
-        return OODTarget(kind, tuple(value[name] for name in names))
+        return OODTarget(kind, tuple(value[name] for name in names), confidence)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("target must hold a kind (text) and a value (number)")
-    return Target(kind, value)
+    return Target(kind, value, confidence)
 
 
 def _target_to_dict(target: "Target | OODTarget") -> dict[str, Any]:
@@ -393,11 +476,13 @@ def _target_to_dict(target: "Target | OODTarget") -> dict[str, Any]:
     Returns
     -------
     dict
-        ``{"kind": ..., "value": ...}``, JSON-able.
+        ``{"kind": ..., "value": ...}``, with ``"confidence"`` for a certified target; JSON-able.
     """
-    if isinstance(target, OODTarget):
-        return {"kind": target.kind, "value": target.as_dict()}
-    return {"kind": target.kind, "value": target.value}
+    value = target.as_dict() if isinstance(target, OODTarget) else target.value
+    data = {"kind": target.kind, "value": value}
+    if target.confidence is not None:
+        data["confidence"] = target.confidence
+    return data
 
 
 def _parse_ood_target(text: str, parts: list[str]) -> OODTarget:
@@ -432,7 +517,8 @@ def parse_target(text: str) -> "Target | OODTarget":
     ----------
     text : str
         As the CLI's ``--target``: ``coverage=0.8``, ``risk=5``, ``reject-cost=10`` (or
-        ``reject_cost``); ``tpr=0.8,fpr=0.2`` or ``precision=0.9,recall=0.7`` (either order).
+        ``reject_cost``); ``tpr=0.8,fpr=0.2`` or ``precision=0.9,recall=0.7`` (either order);
+        any of them may end in ``,confidence=C`` (a certified target, as ``str`` writes it).
 
     Returns
     -------
@@ -457,6 +543,17 @@ def parse_target(text: str) -> "Target | OODTarget":
     ValueError: target coverage must lie in (0, 1], got 2
     """
     parts = str(text).split(",")
+    confidence = None
+    if len(parts) > 1 and parts[-1].partition("=")[0].strip().lower() == "confidence":
+        value = parts.pop().partition("=")[2].strip()
+        try:
+            confidence = float(value)
+        except ValueError:
+            raise ValueError(f"target confidence: {value!r} is not a number") from None
+        _check_confidence(confidence)
+        target = parse_target(",".join(parts))
+        return type(target)(*(getattr(target, f) for f in ("kind", "bounds" if isinstance(target, OODTarget)
+                                                           else "value")), confidence)
     first = parts[0].partition("=")[0].strip().lower()
     if len(parts) > 1 or first in ("tpr", "fpr", "precision", "recall"):
         return _parse_ood_target(str(text), parts)
@@ -469,3 +566,226 @@ def parse_target(text: str) -> "Target | OODTarget":
     except ValueError:
         raise ValueError(f"target {kind}: {value!r} is not a number") from None
     return Target(kind, number)
+
+
+# --------------------------------------------------------------------------------------------
+# Certified targets: the per-threshold table and the validity check
+# --------------------------------------------------------------------------------------------
+def _certified_target(target: Any, caller: str) -> "Target":
+    """``target`` if it is a certified risk or coverage :class:`Target`, else ValueError naming ``caller``."""
+    if not isinstance(target, Target) or target.kind == "reject-cost":
+        raise ValueError(f"{caller} takes a risk=L or coverage=W Target, got {target!r}")
+    if target.confidence is None:
+        raise ValueError(f"{caller} needs a certified target: give it a confidence, e.g. "
+                         f"Target({target.kind!r}, {target.value:g}, confidence=0.95)")
+    return target
+
+
+def certification_table(loss: Any, uncertainty: Any, target: "Target", *, loss_bound: Any = None) -> pd.DataFrame:
+    """Per threshold: rows accepted, empirical risk, upper confidence bound and p-value.
+
+    One row per distinct calibration score ``t``, for the cut accepting ``s <= t``. The bounds
+    and p-values are *pointwise* (each as if its threshold had been fixed in advance); the
+    certified threshold is :meth:`Target.fit`'s, which handles the choice among thresholds.
+
+    Parameters
+    ----------
+    loss, uncertainty : array_like of shape (n,)
+        Calibration losses and uncertainty scores.
+    target : Target
+        A risk or coverage target with a confidence (``1 - delta``).
+    loss_bound : float or None, default None
+        The largest loss by the loss's definition; None for the 0/100 loss.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``threshold``, ``n_accepted``, ``coverage``, ``empirical_risk``,
+        ``upper_bound`` (the risk's ``(1 - delta)`` bound: Clopper-Pearson for 0/B losses,
+        Hoeffding-Bentkus otherwise) and ``p_value`` (risk: of "the cut's risk >= target";
+        coverage: of "the cut's population coverage < target", from the order statistics).
+
+    Examples
+    --------
+    >>> table = certification_table([0, 0, 0, 100], [0.1, 0.2, 0.3, 0.4], Target("risk", 50, confidence=0.9))
+    >>> table[["threshold", "n_accepted", "empirical_risk", "upper_bound", "p_value"]].round(3)
+       threshold  n_accepted  empirical_risk  upper_bound  p_value
+    0        0.1           1             0.0       90.000    0.500
+    1        0.2           2             0.0       68.377    0.250
+    2        0.3           3             0.0       53.584    0.125
+    3        0.4           4            25.0       67.954    0.312
+    """
+    target = _certified_target(target, "certification_table")
+    return pd.DataFrame(_certification_rows(loss, uncertainty, target.kind, target.value, target.confidence,
+                                            loss_bound))
+
+
+def _population_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct scores, their counts and loss sums, and the cumulative counts / sums below each (leading 0)."""
+    values, inverse = np.unique(s, return_inverse=True)
+    counts = np.bincount(inverse, minlength=values.size).astype(float)
+    sums = np.bincount(inverse, weights=loss, minlength=values.size)
+    return values, np.stack([counts, sums]), np.concatenate([[0.0], np.cumsum(counts)]), \
+        np.concatenate([[0.0], np.cumsum(sums)])
+
+
+def _evaluate(selection: SelectionFunction, table: tuple) -> tuple[float, float]:
+    """Exact expected (coverage, selective risk) of ``selection`` on rows summarised by :func:`_population_sums`."""
+    values, group, cum_counts, cum_sums = table
+    below = int(np.searchsorted(values, selection.threshold, side="left"))
+    mass, total = cum_counts[below], cum_sums[below]
+    if below < values.size and values[below] == selection.threshold:
+        mass += selection.accept_prob * group[0, below]
+        total += selection.accept_prob * group[1, below]
+    return mass / cum_counts[-1], (total / mass if mass > 0 else float("nan"))
+
+
+@dataclass(frozen=True)
+class _TargetValidity:
+    """What :func:`validate_target` measured: per-draw outcomes, their summary, and a figure."""
+
+    target: "Target"
+    n_rows: int
+    n_calibration: int
+    draws: pd.DataFrame
+    summary: pd.DataFrame
+
+    def plot(self, ax: Any = None) -> Any:
+        """Histograms of the population risk (risk target) or coverage (coverage target) per method.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes or None, default None
+            Where to draw; None makes a new figure.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure, with the target as a vertical line and the violation rates in the legend.
+        """
+        from matplotlib.figure import Figure  # matplotlib: only the figure needs it (0.3 s to import)
+
+        if ax is None:
+            ax = Figure(figsize=(6.4, 3.6), layout="constrained").add_subplot()
+        column = "population_risk" if self.target.kind == "risk" else "population_coverage"
+        for method, rows in self.draws.groupby("method", sort=False):
+            row = self.summary.loc[method]
+            values = rows[column].dropna()
+            ax.hist(values, bins=30, alpha=0.55, label=f"{method}: violated {row.violation_rate:.1%} "
+                    f"[{row.violation_low:.1%}, {row.violation_high:.1%}]")
+        ax.axvline(self.target.value, color="black", linestyle="--", label=f"target {self.target.kind}="
+                   f"{self.target.value:g} (delta {1 - self.target.confidence:g})")
+        ax.set_xlabel(("selective risk" if self.target.kind == "risk" else "coverage") + " on all rows")
+        ax.set_ylabel("calibration draws")
+        ax.set_title(f"{len(self.draws) // max(self.draws['method'].nunique(), 1)} draws of {self.n_calibration} "
+                     f"of {self.n_rows} rows", fontsize="medium")
+        ax.legend(fontsize="small")
+        return ax.figure
+
+
+def validate_target(loss: Any, uncertainty: Any, target: "Target", *, repeats: int = 500,
+                    calibration_fraction: float = 0.5, loss_bound: Any = None, method: str | None = None,
+                    random_state: Any = 0) -> _TargetValidity:
+    """How often a certified target fails on a user's own rows, beside the plug-in target.
+
+    All ``N`` rows are taken as the population: ``repeats`` times, a calibration sample of
+    ``calibration_fraction * N`` rows is drawn without replacement, the certified target and
+    its plug-in twin (same kind and value, no confidence) are fitted on it, and the population
+    coverage and selective risk of each selection are computed exactly on all ``N`` rows (and on
+    the rows left out, the test part). A draw *violates* when the population risk exceeds the
+    target (risk) or the population coverage falls below it (coverage); an infeasible draw
+    rejects everything and does not violate. The certified violation rate should stay at or
+    below delta up to its Clopper-Pearson interval; sampling without replacement only helps.
+
+    Parameters
+    ----------
+    loss, uncertainty : array_like of shape (N,)
+        Losses and uncertainty scores of the user's rows.
+    target : Target
+        A risk or coverage target with a confidence.
+    repeats : int, default 500
+        Calibration draws.
+    calibration_fraction : float, default 0.5
+        Share of the rows in each calibration sample, in (0, 1).
+    loss_bound : float or None, default None
+        The largest loss by the loss's definition; None for the 0/100 loss.
+    method : {"ltt", "sgr"} or None, default None
+        The certified risk target's method (:meth:`Target.fit`).
+    random_state : int or None, default 0
+        Seed of the draws.
+
+    Returns
+    -------
+    object
+        ``draws`` (pandas.DataFrame: ``repeat``, ``method`` ("certified" or "plug-in"),
+        ``population_coverage``, ``population_risk``, ``test_coverage``, ``test_risk``,
+        ``violated``, ``infeasible``), ``summary`` (per method: ``violations``, ``violation_rate``
+        and its 95 % Clopper-Pearson ``violation_low`` / ``violation_high``, ``delta``,
+        ``infeasible_rate``, ``mean_coverage``, ``mean_risk``), ``target``, ``n_rows``,
+        ``n_calibration``, and ``plot(ax=None)`` drawing the distributions (a matplotlib Figure).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> u = rng.random(4000)
+    >>> loss = 100.0 * (rng.random(4000) < u / 2)  # P(error | u) = u / 2
+    >>> check = validate_target(loss, u, Target("risk", 10, confidence=0.9), repeats=50)
+    >>> check.summary["violation_rate"].to_dict(), float(check.summary["delta"].iloc[0])
+    ({'certified': 0.04, 'plug-in': 0.6}, 0.1)
+    """
+    target = _certified_target(target, "validate_target")
+    loss = np.asarray(loss, dtype=float)
+    s = np.asarray(uncertainty, dtype=float)
+    if loss.shape != s.shape or loss.ndim != 1:
+        raise ValueError(f"loss and uncertainty must be 1-D of one length, got shapes {loss.shape} and {s.shape}")
+    if not 0.0 < float(calibration_fraction) < 1.0:
+        raise ValueError(f"calibration_fraction must lie in (0, 1), got {calibration_fraction!r}")
+    if int(repeats) != repeats or repeats < 1:
+        raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+    n_rows = loss.size
+    n_cal = int(round(float(calibration_fraction) * n_rows))
+    if not 2 <= n_cal <= n_rows - 1:
+        raise ValueError(f"calibration_fraction {calibration_fraction:g} of {n_rows} rows leaves {n_cal} calibration "
+                         "rows; need at least 2 and one row left out")
+    population = _population_sums(loss, s)
+    rng = np.random.default_rng(random_state)
+    plug_in = Target(target.kind, target.value)
+    records = []
+    for repeat in range(int(repeats)):
+        chosen = np.zeros(n_rows, dtype=bool)
+        chosen[rng.choice(n_rows, n_cal, replace=False)] = True
+        test = _population_sums(loss[~chosen], s[~chosen])
+        for name, fit in (("certified", lambda: target.fit(loss[chosen], s[chosen], loss_bound=loss_bound,
+                                                          method=method)),
+                          ("plug-in", lambda: plug_in.fit(loss[chosen], s[chosen]))):
+            try:
+                selection = fit()
+            except InfeasibleTargetError:
+                selection = None
+            if selection is None:
+                coverage, risk, test_coverage, test_risk = 0.0, float("nan"), 0.0, float("nan")
+            else:
+                coverage, risk = _evaluate(selection, population)
+                test_coverage, test_risk = _evaluate(selection, test)
+            if target.kind == "risk":
+                violated = bool(risk > target.value * (1 + 1e-12))
+            else:
+                violated = bool(coverage < target.value * (1 - 1e-12))
+            records.append((repeat, name, coverage, risk, test_coverage, test_risk, violated, selection is None))
+    draws = pd.DataFrame(records, columns=["repeat", "method", "population_coverage", "population_risk",
+                                           "test_coverage", "test_risk", "violated", "infeasible"])
+    summary = draws.groupby("method", sort=False).agg(
+        violations=("violated", "sum"), violation_rate=("violated", "mean"),
+        infeasible_rate=("infeasible", "mean"), mean_coverage=("population_coverage", "mean"),
+        mean_risk=("population_risk", "mean"))
+    violations = summary["violations"].to_numpy(dtype=float)
+    summary["violation_low"] = np.where(violations > 0, _sps.beta.ppf(0.025, np.maximum(violations, 1e-300),
+                                                                      repeats - violations + 1), 0.0)
+    summary["violation_high"] = np.where(violations < repeats, _sps.beta.isf(0.025, violations + 1,
+                                                                             np.maximum(repeats - violations, 1e-300)),
+                                         1.0)
+    summary["delta"] = round(1.0 - target.confidence, 12)
+    summary = summary[["violations", "violation_rate", "violation_low", "violation_high", "delta",
+                       "infeasible_rate", "mean_coverage", "mean_risk"]]
+    return _TargetValidity(target=target, n_rows=n_rows, n_calibration=n_cal, draws=draws, summary=summary)

@@ -1,0 +1,684 @@
+"""Internal: certified selection, a selective risk or coverage guaranteed with probability 1 - delta.
+
+:class:`~rejectopt.targets.Target` with a ``confidence`` fits here; the plug-in targets
+(:mod:`rejectopt.selective`) meet their value on the calibration rows only. Every guarantee
+is *marginal over the calibration sample* of ``n`` i.i.d. (exchangeable) rows: with probability
+at least ``confidence = 1 - delta`` the drawn sample gives a selection function whose
+population quantity meets the target. The user guide's "Guarantees" page carries the proofs;
+the statements:
+
+* **risk, method "ltt"** (Learn-then-Test, Angelopoulos et al. 2021, fixed-sequence testing):
+  the hypotheses are the nested cuts ``{s <= t}`` / ``{s < t}`` ordered from the most
+  confident; ``H_t``: the population selective risk of the cut exceeds the target. Each is
+  tested with the exact binomial tail (losses in {0, B}: Clopper-Pearson's p-value) or the
+  Hoeffding-Bentkus p-value (any loss in [0, B], Bates et al. 2021, Prop. 3), both valid
+  conditionally on the number of accepted rows. Fixed-sequence testing must start at a cut
+  chosen without the rows it tests: a seeded random ``start_fraction`` of the rows picks the
+  start (the cut most likely to be certified), the others test every cut from there upwards at
+  level delta; the selection is the largest cut of the unbroken run of rejections. The
+  family-wise error is at most delta (the first cut after the start whose risk exceeds the
+  target is a fixed cut, and the run can pass it only by rejecting it).
+* **risk, method "sgr"** (Geifman & El-Yaniv 2017): :func:`rejectopt.selective.fit_geifman_el_yaniv`,
+  binary search with a union bound over its ``ceil(log2 n)`` steps; 0/B losses only.
+* **coverage** (order statistics): the cut at the ``k``-th smallest score, ``k`` the smallest
+  count with ``P(Binomial(n, w) >= k) <= delta``, has population coverage >= ``w`` with
+  probability >= ``1 - delta``: ``F(s_(k)) < w`` needs ``k`` scores below ``F^-1(w)``.
+* **tpr-fpr** (OOD): the TPR cut is the coverage cut of the ID rows at delta / 2; the FPR of that
+  cut (fixed given the ID rows, the OOD rows independent) is bounded by Clopper-Pearson at
+  delta / 2; a union bound gives both.
+
+Certified selections are deterministic (``accept_prob`` 0 or 1): the randomised boundary of
+eq. 25 needs the randomisation of the calibration rows to be part of the tested cut, and the
+deterministic cuts already reach the certified maximum up to one tie group.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import lazy_loader as _lazy
+
+from .selective import (
+    InfeasibleTargetError,
+    SelectionFunction,
+    _validate_loss_and_scores,
+    fit_geifman_el_yaniv,
+)
+
+#: scipy.stats / scipy.special, imported at their first use (about 0.6 s).
+_sps = _lazy.load("scipy.stats", suppress_warning=True)
+_special = _lazy.load("scipy.special", suppress_warning=True)
+
+#: Methods of a certified risk target; the first is the default (the valid method with the largest
+#: coverage at the same delta, measured in the guide's "Guarantees" page).
+RISK_METHODS = ("ltt", "sgr")
+
+#: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
+START_FRACTION = 0.1
+
+#: The loss of one error of the project's 0/100 loss (:func:`rejectopt.metrics.per_example_loss`).
+ZERO_ONE_BOUND = 100.0
+
+
+# --------------------------------------------------------------------------------------------
+# Tails: p-values and confidence bounds of a mean of losses in [0, B]
+# --------------------------------------------------------------------------------------------
+def _binomial_pvalue(errors: Any, trials: Any, rate: Any) -> np.ndarray:
+    """``P(Binomial(trials, rate) <= errors)``: the exact p-value of ``H0: error rate >= rate``.
+
+    Valid (super-uniform) for any true rate >= ``rate``; 1 where ``trials == 0``. Real-valued
+    counts use the regularised incomplete beta ``I_{1-rate}(trials - errors, errors + 1)``.
+
+    Parameters
+    ----------
+    errors, trials : array_like
+        Errors among the accepted rows and their number.
+    rate : array_like
+        The rate under test, in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        The p-values, elementwise.
+    """
+    errors, trials, rate = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (errors, trials, rate)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = _special.betainc(np.maximum(trials - errors, 1e-300), errors + 1.0, 1.0 - rate)
+    return np.where((trials <= 0) | (errors >= trials), 1.0, p)
+
+
+def _hoeffding_bentkus_pvalue(mean: Any, trials: Any, rate: Any) -> np.ndarray:
+    """Hoeffding-Bentkus p-value of ``H0: E[loss] >= rate`` for losses in [0, 1] (Bates et al. 2021).
+
+    ``min(exp(-n h(min(mean, rate), rate)), e P(Binomial(n, rate) <= ceil(n mean)))`` with
+    ``h(a, b) = a log(a/b) + (1-a) log((1-a)/(1-b))`` (Hoeffding 1963; Bentkus 2004); valid for
+    any distribution on [0, 1] with mean >= ``rate``. 1 where ``trials == 0``.
+
+    Parameters
+    ----------
+    mean, trials : array_like
+        Sample mean (in [0, 1]) of the accepted losses and their number.
+    rate : array_like
+        The mean under test, in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        The p-values, elementwise.
+    """
+    mean, trials, rate = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (mean, trials, rate)))
+    a = np.minimum(mean, rate)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        h = _special.xlogy(a, a / rate) + _special.xlogy(1.0 - a, (1.0 - a) / (1.0 - rate))
+        hoeffding = np.exp(-trials * h)
+        bentkus = math.e * _sps.binom.cdf(np.ceil(trials * mean - 1e-9), trials, rate)
+    p = np.minimum(np.minimum(hoeffding, bentkus), 1.0)
+    return np.where(trials <= 0, 1.0, p)
+
+
+def _risk_pvalue(loss_sum: Any, trials: Any, target: float, loss_bound: float, binary: bool) -> np.ndarray:
+    """p-value of ``H0: selective risk >= target`` on cuts with ``trials`` rows and ``loss_sum``.
+
+    Exact binomial for 0/B losses (``binary``), Hoeffding-Bentkus otherwise; losses scaled by B.
+
+    Parameters
+    ----------
+    loss_sum, trials : array_like
+        Sum of the accepted losses (loss units) and the number of accepted rows, per cut.
+    target : float
+        The target selective risk, in loss units, in (0, B).
+    loss_bound : float
+        B, the largest loss a prediction can have.
+    binary : bool
+        Whether every loss is 0 or B.
+
+    Returns
+    -------
+    numpy.ndarray
+        The p-values, per cut.
+    """
+    loss_sum = np.asarray(loss_sum, dtype=float) / loss_bound
+    trials = np.asarray(trials, dtype=float)
+    rate = target / loss_bound
+    if binary:
+        return _binomial_pvalue(np.round(loss_sum), trials, rate)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(trials > 0, loss_sum / np.maximum(trials, 1.0), 0.0)
+    return _hoeffding_bentkus_pvalue(mean, trials, rate)
+
+
+def _risk_upper_bound(loss_sum: Any, trials: Any, delta: float, loss_bound: float, binary: bool) -> np.ndarray:
+    """Pointwise ``(1 - delta)`` upper confidence bound of the selective risk of fixed cuts (loss units).
+
+    Clopper-Pearson for 0/B losses, the inversion of the Hoeffding-Bentkus p-value (bisection)
+    otherwise; B where nothing is accepted. The dual of :func:`_risk_pvalue`: the p-value at
+    ``target`` is <= delta iff the bound is <= ``target``.
+
+    Parameters
+    ----------
+    loss_sum, trials : array_like
+        Sum of the accepted losses (loss units) and the number of accepted rows, per cut.
+    delta : float
+        1 - confidence.
+    loss_bound : float
+        B.
+    binary : bool
+        Whether every loss is 0 or B.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bounds, in loss units.
+    """
+    x = np.asarray(loss_sum, dtype=float) / loss_bound
+    k = np.asarray(trials, dtype=float)
+    x, k = np.broadcast_arrays(x, k)
+    if binary:
+        x = np.round(x)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            high = np.where(x < k, _sps.beta.isf(delta, x + 1.0, np.maximum(k - x, 1e-300)), 1.0)
+        return np.where(k > 0, np.nan_to_num(high, nan=1.0), 1.0) * loss_bound
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(k > 0, x / np.maximum(k, 1.0), 0.0)
+    low, high = np.array(mean, dtype=float), np.ones_like(mean, dtype=float)
+    for _ in range(50):  # the p-value decreases in the rate above the mean: bisect for p = delta
+        mid = (low + high) / 2
+        rejected = _hoeffding_bentkus_pvalue(mean, k, np.clip(mid, 1e-12, 1 - 1e-12)) <= delta
+        high = np.where(rejected, mid, high)
+        low = np.where(rejected, low, mid)
+    return np.where(k > 0, high, 1.0) * loss_bound
+
+
+def _coverage_lower_bound(accepted: int, n: int, delta: float) -> float:
+    """``(1 - delta)`` lower bound of the population coverage of the cut at the ``accepted``-th smallest score.
+
+    ``P(F(s_(k)) < b) <= P(Binomial(n, b) >= k)``; the bound is the largest ``b`` with that
+    tail <= delta, the ``delta`` quantile of Beta(k, n - k + 1) (Clopper-Pearson's lower bound).
+
+    Parameters
+    ----------
+    accepted : int
+        ``k``, the rank of the cut's score among the ``n`` calibration scores.
+    n : int
+        Number of calibration rows.
+    delta : float
+        1 - confidence.
+
+    Returns
+    -------
+    float
+        The bound, 0 for ``k == 0``.
+    """
+    if accepted <= 0:
+        return 0.0
+    return float(_sps.beta.ppf(delta, accepted, n - accepted + 1))
+
+
+def _dkw_coverage_lower_bound(accepted: float, n: int, delta: float) -> float:
+    """Coverage lower bound valid for a threshold chosen from the same rows: one-sided DKW (Massart 1990).
+
+    ``P(sup_t (F_n(t) - F(t)) > eps) <= exp(-2 n eps^2)``, so ``accepted / n - sqrt(log(1/delta) / (2n))``.
+
+    Parameters
+    ----------
+    accepted : float
+        Calibration rows the cut accepts.
+    n : int
+        Number of calibration rows.
+    delta : float
+        1 - confidence.
+
+    Returns
+    -------
+    float
+        The bound, clipped at 0.
+    """
+    return max(0.0, accepted / n - math.sqrt(math.log(1.0 / delta) / (2.0 * n)))
+
+
+# --------------------------------------------------------------------------------------------
+# The certified selection function
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CertifiedSelection(SelectionFunction):
+    """A selection function with its guarantee: what :meth:`rejectopt.targets.Target.fit` returns with a confidence.
+
+    Deterministic (``accept_prob`` 0 or 1). With probability at least ``confidence`` over the
+    i.i.d. calibration sample, the population quantity of the target meets ``bound``: selective
+    risk <= ``bound`` (a risk target, loss units), coverage >= ``bound`` (a coverage target),
+    FPR <= ``bound`` and TPR >= ``coverage_bound`` (a tpr-fpr target).
+
+    Parameters
+    ----------
+    threshold, accept_prob : float
+        As :class:`~rejectopt.selective.SelectionFunction`.
+    bound : float
+        The certified bound (see above).
+    confidence : float
+        ``1 - delta``.
+    n_calibration : int
+        Calibration rows the guarantee rests on (ID and OOD rows for tpr-fpr).
+    method : str
+        ``"ltt"`` (Learn-then-Test fixed-sequence testing) or ``"sgr"`` for a risk target,
+        ``"order-statistic"`` for coverage, ``"order-statistic+clopper-pearson"`` for tpr-fpr.
+    risk_bound : float
+        ``(1 - delta)`` upper bound of the selective risk (loss units): ``bound`` for a risk
+        target; for a coverage target the pointwise bound of the chosen cut's risk; NaN for tpr-fpr.
+    coverage_bound : float
+        ``(1 - delta)`` lower bound of the coverage (TPR for tpr-fpr): ``bound`` for a coverage
+        target; for a risk target the one-sided DKW bound, valid for a data-chosen threshold.
+
+    Examples
+    --------
+    >>> from rejectopt.targets import Target
+    >>> loss = [0] * 90 + [100] * 10
+    >>> selection = Target("coverage", 0.5, confidence=0.9).fit(loss, range(100))
+    >>> selection.threshold, round(selection.bound, 3), selection.method
+    (56.0, 0.501, 'order-statistic')
+    """
+
+    bound: float = float("nan")
+    confidence: float = float("nan")
+    n_calibration: int = 0
+    method: str = ""
+    risk_bound: float = float("nan")
+    coverage_bound: float = float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The selection alone, as :meth:`SelectionFunction.to_dict` (the guarantee: :attr:`certificate`)."""
+        return SelectionFunction(self.threshold, self.accept_prob).to_dict()
+
+    @property
+    def certificate(self) -> dict[str, Any]:
+        """JSON-able ``{bound, confidence, n_calibration, method, risk_bound, coverage_bound}`` (NaN as None)."""
+        def number(value):
+            return None if math.isnan(value) else float(value)
+
+        return {"bound": number(self.bound), "confidence": float(self.confidence),
+                "n_calibration": int(self.n_calibration), "method": self.method,
+                "risk_bound": number(self.risk_bound), "coverage_bound": number(self.coverage_bound)}
+
+
+def _certified_from_dict(selection: Any, certificate: Any, *, name: str = "certificate") -> CertifiedSelection:
+    """Inverse of ``(to_dict(), certificate)``, for untrusted input (``model.json``).
+
+    Parameters
+    ----------
+    selection : dict
+        ``{"threshold": ..., "accept_prob": ...}``.
+    certificate : dict
+        :attr:`CertifiedSelection.certificate`.
+    name : str, default "certificate"
+        Prefix of the field names in the messages.
+
+    Returns
+    -------
+    CertifiedSelection
+        The certified selection.
+
+    Raises
+    ------
+    ValueError
+        Naming the missing, unknown or malformed field.
+    """
+    base = SelectionFunction.from_dict(selection, name="selection")
+    keys = {"bound", "confidence", "n_calibration", "method", "risk_bound", "coverage_bound"}
+    if not isinstance(certificate, dict) or set(certificate) != keys:
+        raise ValueError(f"{name} must be an object with keys {', '.join(sorted(keys))}")
+    values = {}
+    for key in ("bound", "risk_bound", "coverage_bound"):
+        value = certificate[key]
+        if value is None:
+            value = float("nan")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{name}.{key} must be a number or null, got {value!r}")
+        values[key] = float(value)
+    confidence = certificate["confidence"]
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+        raise ValueError(f"{name}.confidence must be a number in (0, 1), got {confidence!r}")
+    n_calibration = certificate["n_calibration"]
+    if isinstance(n_calibration, bool) or not isinstance(n_calibration, int) or n_calibration < 1:
+        raise ValueError(f"{name}.n_calibration must be an integer >= 1, got {n_calibration!r}")
+    if not isinstance(certificate["method"], str):
+        raise ValueError(f"{name}.method must be text, got {certificate['method']!r}")
+    return CertifiedSelection(base.threshold, base.accept_prob, confidence=float(confidence),
+                              n_calibration=n_calibration, method=certificate["method"], **values)
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks
+# --------------------------------------------------------------------------------------------
+def _check_confidence(confidence: Any) -> float:
+    """``confidence`` as a float in (0, 1), or ValueError naming it."""
+    try:
+        value = float(confidence)
+    except (TypeError, ValueError):
+        raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1) (it is 1 - delta, e.g. 0.95), got {value:g}")
+    return value
+
+
+def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any) -> tuple[float, bool]:
+    """B (the largest loss by definition) and whether every loss is 0 or B.
+
+    ``None`` means the project's 0/100 loss and is accepted only when every loss is 0 or 100;
+    any other loss must declare its bound (MAE on K ordinal labels: K - 1), never the sample's max.
+
+    Parameters
+    ----------
+    loss : numpy.ndarray
+        The calibration losses (validated, >= 0).
+    loss_bound : float or None
+        The declared bound.
+
+    Returns
+    -------
+    (float, bool)
+        B and whether the exact binomial tail applies.
+    """
+    if loss_bound is None:
+        if not np.all((loss == 0.0) | (loss == ZERO_ONE_BOUND)):
+            bad = int(np.flatnonzero((loss != 0.0) & (loss != ZERO_ONE_BOUND))[0])
+            raise ValueError(f"a certified risk target needs the loss's bound: loss[{bad}] = {loss[bad]:g} is not a "
+                             "0/100 loss; pass loss_bound (the largest loss a prediction can have by the loss's "
+                             "definition: 100 for the 0/100 loss, K - 1 for the MAE on K ordinal labels)")
+        return ZERO_ONE_BOUND, True
+    bound = float(loss_bound)
+    if not (math.isfinite(bound) and bound > 0):
+        raise ValueError(f"loss_bound must be a finite number > 0 (the largest loss a prediction can have), "
+                         f"got {loss_bound!r}")
+    if loss.size and float(loss.max()) > bound:
+        i = int(np.argmax(loss))
+        raise ValueError(f"loss[{i}] = {loss[i]:g} exceeds loss_bound {bound:g}: the bound must be the largest "
+                         "loss a prediction can have")
+    return bound, bool(np.all((loss == 0.0) | (loss == bound)))
+
+
+# --------------------------------------------------------------------------------------------
+# Cuts: prefixes of the sorted distinct scores
+# --------------------------------------------------------------------------------------------
+def _prefix_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct scores and, per cut ``{s <= values[j]}``, the rows and loss sum it accepts."""
+    values, inverse = np.unique(s, return_inverse=True)
+    counts = np.bincount(inverse, minlength=values.size).astype(float)
+    sums = np.bincount(inverse, weights=loss, minlength=values.size)
+    return values, np.cumsum(counts), np.cumsum(sums)
+
+
+def _best_pointwise_bound(loss: np.ndarray, s: np.ndarray, delta: float, loss_bound: float,
+                          binary: bool) -> tuple[float, int]:
+    """The smallest pointwise upper bound of any cut's risk, and the rows that cut accepts."""
+    _, trials, sums = _prefix_sums(loss, s)
+    bounds = _risk_upper_bound(sums, trials, delta, loss_bound, binary)
+    j = int(np.argmin(bounds))
+    return float(bounds[j]), int(trials[j])
+
+
+def _infeasible_risk(target_risk: float, confidence: float, method: str, loss: np.ndarray, s: np.ndarray,
+                     loss_bound: float, binary: bool, why: str) -> InfeasibleTargetError:
+    """The error of a risk target the sample cannot certify, with the best bound any single cut reaches."""
+    best, accepted = _best_pointwise_bound(loss, s, 1.0 - confidence, loss_bound, binary)
+    error = InfeasibleTargetError(
+        f"target risk={target_risk:g} cannot be certified at confidence {confidence:g} on these {loss.size} "
+        f"calibration rows (method {method}): {why}; the smallest {confidence:.0%} upper bound of any single "
+        f"threshold's selective risk is {best:.4g} (accepting {accepted} rows); ask for risk >= {best:.4g}, "
+        "a lower confidence, or more calibration rows")
+    error.best_bound = best
+    error.confidence = confidence
+    error.n_calibration = int(loss.size)
+    return error
+
+
+# --------------------------------------------------------------------------------------------
+# Risk targets
+# --------------------------------------------------------------------------------------------
+def _ltt_start(loss: np.ndarray, s: np.ndarray, target_risk: float, n_test: int, loss_bound: float,
+               binary: bool) -> float:
+    """Where fixed-sequence testing starts: the cut of the start rows most likely to be certified.
+
+    The cut ``{s <= a}`` of the start rows whose p-value, predicted for ``n_test`` rows with the
+    same risk, is smallest; ``-inf`` with no start row.
+    """
+    if loss.size == 0:
+        return -math.inf
+    values, trials, sums = _prefix_sums(loss, s)
+    scale = n_test / loss.size
+    predicted = _risk_pvalue(sums * scale, trials * scale, target_risk, loss_bound, binary)
+    return float(values[int(np.argmin(predicted))])
+
+
+def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: float, loss_bound: float,
+             binary: bool, start_fraction: float, random_state: Any) -> CertifiedSelection:
+    """Learn-then-Test fixed-sequence testing along the score from a start chosen on held-apart rows."""
+    delta = 1.0 - confidence
+    n = loss.size
+    n_start = int(round(start_fraction * n)) if n >= 2 else 0
+    order = np.random.default_rng(random_state).permutation(n)
+    start_rows, test_rows = order[:n_start], order[n_start:]
+    start = _ltt_start(loss[start_rows], s[start_rows], target_risk, test_rows.size, loss_bound, binary)
+    values, trials, sums = _prefix_sums(loss[test_rows], s[test_rows])
+    pvalues = _risk_pvalue(sums, trials, target_risk, loss_bound, binary)
+    first = int(np.searchsorted(values, start, side="right")) - 1  # last test cut inside {s <= start}
+    if first < 0 or pvalues[first] > delta:
+        raise _infeasible_risk(target_risk, confidence, "ltt", loss, s, loss_bound, binary,
+                               f"the fixed-sequence test fails at its start (threshold {start:.6g})")
+    failed = np.flatnonzero(pvalues[first:] > delta)
+    if failed.size == 0:
+        threshold, accept_prob = math.inf, 1.0
+    else:
+        threshold, accept_prob = float(values[first + int(failed[0])]), 0.0
+    selection = SelectionFunction(threshold, accept_prob)
+    accepted = float(selection.acceptance_probability(s).sum())
+    return CertifiedSelection(threshold, accept_prob, bound=float(target_risk), confidence=confidence,
+                              n_calibration=n, method="ltt", risk_bound=float(target_risk),
+                              coverage_bound=_dkw_coverage_lower_bound(accepted, n, delta))
+
+
+def _fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float, *, loss_bound: Any = None,
+                        method: str | None = None, start_fraction: float = START_FRACTION,
+                        random_state: Any = 0) -> CertifiedSelection:
+    """The largest-coverage selection whose population selective risk is <= ``target_risk`` w.p. >= ``confidence``.
+
+    Parameters
+    ----------
+    loss, s : array_like of shape (n,)
+        Calibration losses in [0, B] and uncertainty scores.
+    target_risk : float
+        Target selective risk in loss units, in (0, B).
+    confidence : float
+        1 - delta, in (0, 1).
+    loss_bound : float or None, default None
+        B by the loss's definition; None for the 0/100 loss (every loss 0 or 100).
+    method : {"ltt", "sgr"} or None, default None
+        None: ``RISK_METHODS[0]``.
+    start_fraction : float, default START_FRACTION
+        "ltt": share of the rows that chooses the start of the test.
+    random_state : int, default 0
+        "ltt": seed of the rows chosen for the start.
+
+    Returns
+    -------
+    CertifiedSelection
+        The selection and its guarantee.
+
+    Raises
+    ------
+    InfeasibleTargetError
+        The sample cannot certify the target; ``best_bound`` is the smallest pointwise bound.
+    ValueError
+        Bad input, naming it.
+    """
+    loss, s = _validate_loss_and_scores(loss, s)
+    confidence = _check_confidence(confidence)
+    method = RISK_METHODS[0] if method is None else method
+    if method not in RISK_METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, RISK_METHODS))}, got {method!r}")
+    bound, binary = _resolve_loss_bound(loss, loss_bound)
+    target_risk = float(target_risk)
+    if not 0.0 < target_risk < bound:
+        raise ValueError(f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
+                         f"got {target_risk:g}")
+    if method == "ltt":
+        if not 0.0 <= start_fraction < 1.0:
+            raise ValueError(f"start_fraction must lie in [0, 1), got {start_fraction!r}")
+        return _fit_ltt(loss, s, target_risk, confidence, bound, binary, start_fraction, random_state)
+    if not binary:
+        raise ValueError(f"method 'sgr' bounds 0/B losses only (Clopper-Pearson); these losses are not all 0 or "
+                         f"{bound:g}: use method 'ltt'")
+    try:
+        selection, risk_bound = fit_geifman_el_yaniv(loss, s, target_risk, 1.0 - confidence, loss_scale=bound)
+    except InfeasibleTargetError:
+        raise _infeasible_risk(target_risk, confidence, "sgr", loss, s, bound, binary,
+                               "no threshold of the binary search has a bound below the target") from None
+    accepted = float(selection.acceptance_probability(s).sum())
+    return CertifiedSelection(selection.threshold, selection.accept_prob, bound=risk_bound, confidence=confidence,
+                              n_calibration=loss.size, method="sgr", risk_bound=risk_bound,
+                              coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, 1.0 - confidence))
+
+
+# --------------------------------------------------------------------------------------------
+# Coverage targets
+# --------------------------------------------------------------------------------------------
+def _coverage_rank(n: int, target_coverage: float, delta: float) -> int:
+    """Smallest ``k`` with ``P(Binomial(n, w) >= k) <= delta``; ``n + 1`` when no order statistic certifies ``w``."""
+    tails = _sps.binom.sf(np.arange(n + 1) - 1, n, target_coverage)  # P(Bin >= k), k = 0..n
+    ok = np.flatnonzero(tails <= delta)
+    return int(ok[0]) if ok.size else n + 1
+
+
+def _fit_certified_coverage(loss: Any, s: Any, target_coverage: float, confidence: float, *,
+                            loss_bound: Any = None) -> CertifiedSelection:
+    """The smallest cut whose population coverage is >= ``target_coverage`` w.p. >= ``confidence``.
+
+    Parameters
+    ----------
+    loss, s : array_like of shape (n,)
+        Calibration losses (for the risk bound only) and uncertainty scores.
+    target_coverage : float
+        ``w`` in (0, 1].
+    confidence : float
+        1 - delta.
+    loss_bound : float or None, default None
+        B for the risk bound; None for the 0/100 loss, NaN risk bound for another loss.
+
+    Returns
+    -------
+    CertifiedSelection
+        ``(s_(k), 1)`` or, when ``n`` rows cannot certify ``w``, ``(inf, 1)`` (accept all, coverage 1).
+    """
+    loss, s = _validate_loss_and_scores(loss, s)
+    confidence = _check_confidence(confidence)
+    delta = 1.0 - confidence
+    n = loss.size
+    k = _coverage_rank(n, float(target_coverage), delta)
+    if k > n:
+        threshold, coverage_bound = math.inf, 1.0
+    else:
+        threshold, coverage_bound = float(np.sort(s)[k - 1]), _coverage_lower_bound(k, n, delta)
+    accepted = s <= threshold
+    try:
+        bound, binary = _resolve_loss_bound(loss, loss_bound)
+    except ValueError:
+        risk_bound = float("nan")
+    else:
+        risk_bound = float(_risk_upper_bound(loss[accepted].sum(), accepted.sum(), delta, bound, binary))
+    return CertifiedSelection(threshold, 1.0, bound=coverage_bound, confidence=confidence, n_calibration=n,
+                              method="order-statistic", risk_bound=risk_bound, coverage_bound=coverage_bound)
+
+
+# --------------------------------------------------------------------------------------------
+# OOD: bounded TPR-FPR
+# --------------------------------------------------------------------------------------------
+def _fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_max: float,
+                           confidence: float) -> CertifiedSelection:
+    """TPR >= ``tpr_min`` and FPR <= ``fpr_max`` with probability >= ``confidence`` (union bound, delta/2 each).
+
+    The cut is the coverage cut of the ID rows at ``tpr_min`` (the smallest certified, so the
+    least OOD and, for a proper score, the least risk); its FPR is fixed given the ID rows and
+    bounded by Clopper-Pearson on the independent OOD rows.
+
+    Parameters
+    ----------
+    loss : array_like of shape (n,)
+        Ignored but for its length (OOD rows' losses may be NaN).
+    is_ood : array_like of bool of shape (n,)
+        True for an OOD row.
+    s : array_like of shape (n,)
+        Uncertainty scores.
+    tpr_min, fpr_max : float
+        The bounds, in [0, 1].
+    confidence : float
+        1 - delta.
+
+    Returns
+    -------
+    CertifiedSelection
+        ``bound`` the FPR's upper bound, ``coverage_bound`` the TPR's lower bound.
+
+    Raises
+    ------
+    InfeasibleTargetError
+        The FPR's bound exceeds ``fpr_max``; the message gives it.
+    """
+    confidence = _check_confidence(confidence)
+    is_ood = np.asarray(is_ood).astype(bool)
+    s = np.asarray(s, dtype=float)
+    if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
+        raise ValueError(f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "
+                         f"{is_ood.size} and {s.size}")
+    if np.isnan(s).any():
+        raise ValueError(f"uncertainty contains NaN at index {int(np.flatnonzero(np.isnan(s))[0])}")
+    n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
+    if n_id == 0 or n_ood == 0:
+        raise ValueError(f"a certified tpr-fpr target needs ID and OOD rows, got {n_id} ID and {n_ood} OOD")
+    delta = (1.0 - confidence) / 2
+    s_id = np.sort(s[~is_ood])
+    if tpr_min <= 0:
+        threshold, accept_prob, tpr_bound = -math.inf, 0.0, 0.0
+    else:
+        k = _coverage_rank(n_id, float(tpr_min), delta)
+        if k > n_id:
+            threshold, accept_prob, tpr_bound = math.inf, 1.0, 1.0
+        else:
+            threshold, accept_prob, tpr_bound = float(s_id[k - 1]), 1.0, _coverage_lower_bound(k, n_id, delta)
+    selection = SelectionFunction(threshold, accept_prob)
+    ood_accepted = float(selection.acceptance_probability(s[is_ood]).sum())
+    fpr_bound = float(_risk_upper_bound(ood_accepted, n_ood, delta, 1.0, True))
+    if fpr_bound > fpr_max:
+        error = InfeasibleTargetError(
+            f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence {confidence:g} on these "
+            f"{s.size} rows ({n_id} ID, {n_ood} OOD): the threshold certifying TPR >= {tpr_min:g} accepts "
+            f"{int(ood_accepted)} OOD rows, whose FPR upper bound ({1 - delta:.1%}) is {fpr_bound:.4g}; ask for "
+            f"fpr >= {fpr_bound:.4g}, a lower tpr or confidence, or more rows")
+        error.best_bound = fpr_bound
+        error.confidence = confidence
+        error.n_calibration = int(s.size)
+        raise error
+    return CertifiedSelection(threshold, accept_prob, bound=fpr_bound, confidence=confidence,
+                              n_calibration=int(s.size), method="order-statistic+clopper-pearson",
+                              risk_bound=float("nan"), coverage_bound=tpr_bound)
+
+
+# --------------------------------------------------------------------------------------------
+# Per-threshold table
+# --------------------------------------------------------------------------------------------
+def _certification_rows(loss: Any, s: Any, kind: str, value: float, confidence: float,
+                        loss_bound: Any = None) -> dict[str, np.ndarray]:
+    """Columns of :func:`rejectopt.targets.certification_table` (see there)."""
+    loss, s = _validate_loss_and_scores(loss, s)
+    confidence = _check_confidence(confidence)
+    delta = 1.0 - confidence
+    n = loss.size
+    bound, binary = _resolve_loss_bound(loss, loss_bound)
+    values, trials, sums = _prefix_sums(loss, s)
+    upper = _risk_upper_bound(sums, trials, delta, bound, binary)
+    if kind == "risk":
+        pvalues = _risk_pvalue(sums, trials, value, bound, binary) if value < bound else np.ones_like(trials)
+    else:  # H0: population coverage of the cut < value; P(Binomial(n, value) >= accepted)
+        pvalues = _sps.binom.sf(trials - 1, n, value)
+    return {"threshold": values, "n_accepted": trials.astype(int), "coverage": trials / n,
+            "empirical_risk": sums / trials, "upper_bound": upper, "p_value": pvalues}
