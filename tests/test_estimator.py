@@ -679,3 +679,68 @@ def test_a_risk_target_below_one_percent_and_a_missed_target_warn():
         warnings.simplefilter("error")  # 2 % is met on the report rows (0.81 %): no warning
         met = SelectiveClassifier(GaussianNB(), target="risk", value=2, C_grid=(1.0,)).fit(X, y)
     assert met.report_["selective_risk"] < 2
+
+
+# --------------------------------------------------------------------------------------------
+# Model selection with selective scorers
+# --------------------------------------------------------------------------------------------
+def _aurc_by_hand(loss, uncertainty):
+    order = np.argsort(uncertainty, kind="stable")
+    return float(np.mean(np.cumsum(loss[order]) / np.arange(1, len(loss) + 1)))
+
+
+def test_grid_search_with_selective_scorers_matches_an_independent_computation():
+    """Breast cancer: the default score picks the lowest coverage; AuRC, risk and coverage scorers as computed by hand."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    from rejectopt.metrics import selective_scorer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    cv = StratifiedKFold(3)
+    model = SelectiveClassifier(make_pipeline(StandardScaler(), LogisticRegression()), uncertainty_score="reg",
+                                C_grid=(1.0,))
+    grid = {"value": [0.5, 0.8, 1.0], "estimator__logisticregression__C": [0.01, 1.0]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        default = GridSearchCV(model, grid, cv=cv).fit(X, y)
+        assert default.best_params_["value"] == 0.5  # selective accuracy rewards rejecting: the lowest coverage
+        searches = {m: GridSearchCV(model, grid, scoring=selective_scorer(m), cv=cv).fit(X, y)
+                    for m in ("aurc", "selective_risk")}
+        by_hand = {"aurc": {}, "selective_risk": {}}
+        for C in grid["estimator__logisticregression__C"]:
+            for value in grid["value"]:
+                for k, (trn, tst) in enumerate(cv.split(X, y)):
+                    fitted = clone(model).set_params(value=value, estimator__logisticregression__C=C).fit(X[trn], y[trn])
+                    loss = 100.0 * (fitted.estimator_.predict(X[tst]) != y[tst])
+                    by_hand["aurc"][C, value, k] = -_aurc_by_hand(loss, fitted.predict_uncertainty(X[tst]))
+                    labels = fitted.predict(X[tst])
+                    accepted = labels != -1
+                    by_hand["selective_risk"][C, value, k] = -100.0 * np.mean(labels[accepted] != y[tst][accepted])
+    for metric, search in searches.items():
+        for i, params in enumerate(search.cv_results_["params"]):
+            C, value = params["estimator__logisticregression__C"], params["value"]
+            for k in range(3):
+                assert search.cv_results_[f"split{k}_test_score"][i] == pytest.approx(by_hand[metric][C, value, k],
+                                                                                      abs=1e-12)
+    # AuRC does not depend on the target: equal for every value at one C, so the search chooses the classifier
+    aurc_scores = searches["aurc"].cv_results_["mean_test_score"].reshape(2, 3)
+    assert (aurc_scores == aurc_scores[:, :1]).all() and aurc_scores[0, 0] != aurc_scores[1, 0]
+    best_C = max(grid["estimator__logisticregression__C"],
+                 key=lambda C: np.mean([by_hand["aurc"][C, 0.5, k] for k in range(3)]))
+    assert searches["aurc"].best_params_["estimator__logisticregression__C"] == best_C
+    # at a risk target of 2 %, the coverage scorer chooses the C that accepts most: the middle one
+    risk_model = clone(model).set_params(target="risk", value=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        coverage = GridSearchCV(risk_model, {"estimator__logisticregression__C": [0.01, 0.1, 1.0]},
+                                scoring=selective_scorer("coverage"), cv=cv).fit(X, y)
+        scores = cross_val_score(clone(risk_model).set_params(estimator__logisticregression__C=0.1), X, y, cv=cv,
+                                 scoring=selective_scorer("coverage"))
+        hand = [np.mean(clone(risk_model).set_params(estimator__logisticregression__C=0.1).fit(X[trn], y[trn])
+                        .predict(X[tst]) != -1) for trn, tst in cv.split(X, y)]
+    np.testing.assert_allclose(scores, hand, rtol=0, atol=1e-15)
+    assert coverage.best_params_ == {"estimator__logisticregression__C": 0.1}
+    assert coverage.best_score_ == pytest.approx(np.mean(hand), abs=1e-15)
+    with pytest.raises(ValueError, match=r"metric must be one of 'aurc', 'selective_risk', 'coverage', got 'auroc'"):
+        selective_scorer("auroc")

@@ -26,9 +26,13 @@ from rejectopt.logits import (
     energy,
     entropy,
     fit_logits,
+    fit_pnorm,
+    fit_temperature,
     margin,
     max_logit,
+    maxlogit_pnorm,
     msp,
+    msp_pnorm,
     predictions,
     softmax,
 )
@@ -307,3 +311,136 @@ def test_torch_tests_fail_on_ci_without_torch_and_skip_elsewhere(monkeypatch):
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match=r"needs torch: pip install 'rejectopt\[deep\]'"):
         support.skip_or_fail_without_torch(_MarkedItem("torch"))
+
+
+# --------------------------------------------------------------------------------------------
+# Post-hoc scores tuned on held-out rows: MaxLogit-pNorm, MSP-pNorm, temperature scaling
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("p", [0, 1, 2, 3, 8, np.inf])
+def test_pnorm_scores_equal_their_definition(net, p):
+    Z = net["logits"]
+    z = Z - Z.mean(axis=1, keepdims=True)
+    norm = np.ones(len(z)) if p == 0 else np.linalg.norm(z, ord=p, axis=1)
+    unit = z / norm[:, None]
+    np.testing.assert_allclose(maxlogit_pnorm(Z, p), -unit.max(axis=1), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(msp_pnorm(Z, p, 0.3), 1 - special.softmax(unit / 0.3, axis=1).max(axis=1),
+                               rtol=1e-12, atol=1e-15)
+    # scale-free for p >= 1, and |z|^p cannot overflow: logits of 1e100 give the same score
+    if p:
+        np.testing.assert_allclose(maxlogit_pnorm(Z * 1e100, p), maxlogit_pnorm(Z, p), rtol=1e-12)
+
+
+def test_msp_pnorm_without_normalisation_is_temperature_scaled_msp(net):
+    np.testing.assert_allclose(msp_pnorm(net["logits"], 0, 2.5), msp(net["logits"] / 2.5), rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match=r"msp_pnorm: p must be 0 \(no normalisation\) or a number >= 1"):
+        msp_pnorm(net["logits"], 0.5)
+
+
+def test_fit_pnorm_is_the_grid_point_of_least_aurc(net):
+    Z, y = net["logits"][:600], net["labels"][:600]
+    loss = 100.0 * (Z.argmax(axis=1) != y)
+    z = Z - Z.mean(axis=1, keepdims=True)
+    grid = {p: aurc(loss, -(z / (np.linalg.norm(z, ord=p, axis=1)[:, None] if p else 1)).max(axis=1)) for p in range(9)}
+    best = fit_pnorm(Z, y)
+    assert best["p"] == min(grid, key=lambda p: (grid[p], p)) and best["aurc"] == pytest.approx(grid[best["p"]], abs=1e-12)
+    assert best["temperature"] is None
+    msp_best = fit_pnorm(Z, y, "msp", p_grid=(0, 2), temperature_grid=(0.5, 1.0))
+    values = {}
+    for p in (0, 2):
+        norm = np.linalg.norm(z, ord=p, axis=1) if p else np.ones(len(z))
+        for t in (0.5, 1.0):
+            T = t / norm.mean()
+            values[(p, T)] = aurc(loss, 1 - special.softmax(z / norm[:, None] / T, axis=1).max(axis=1))
+    p, T = min(values, key=values.get)
+    assert (msp_best["p"], msp_best["temperature"]) == (p, pytest.approx(T, rel=1e-12))
+
+
+def test_fit_temperature_zeroes_the_nll_gradient_and_recovers_a_known_temperature():
+    """Labels drawn from softmax(f / 2): the NLL's minimiser is near 2 and its derivative in 1/T vanishes there."""
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(20_000, 5)) * 3
+    u = rng.random(20_000)[:, None]
+    y = (u > np.cumsum(special.softmax(Z / 2.0, axis=1), axis=1)).sum(axis=1)
+    T = fit_temperature(Z, y)
+
+    def gradient(beta):  # d NLL / d beta, beta = 1/T: E_p[f] - f_y
+        return float(np.mean((special.softmax(beta * Z, axis=1) * Z).sum(axis=1) - Z[np.arange(len(y)), y]))
+
+    assert T == pytest.approx(1.0 / brentq(gradient, 0.05, 5.0, xtol=1e-14), rel=1e-6)
+    assert abs(T - 2.0) < 0.1  # sampling error of T-hat at n = 20,000 is about 0.02
+    with pytest.raises(ValueError, match=r"fit_temperature: the NLL is least at the bound"):
+        fit_temperature([[5.0, 0.0], [0.0, 5.0]] * 10, [0, 1] * 10)  # separable: NLL falls as T -> 0
+
+
+def test_route_reports_post_hoc_scores_tuned_on_the_training_rows(net, route):
+    table = route.table.set_index("method")
+    tune = np.concatenate([route.parts["fit"], route.parts["validation"]])
+    best = fit_pnorm(net["logits"][tune], net["labels"][tune])
+    np.testing.assert_array_equal(route.uncertainty["maxlogit_pnorm"], maxlogit_pnorm(net["logits"], best["p"]))
+    T = fit_temperature(net["logits"][tune], net["labels"][tune])
+    np.testing.assert_array_equal(route.uncertainty["msp_ts"], msp_pnorm(net["logits"], 0, T))
+    assert table.loc["msp_ts", "kind"] == "post-hoc" and table.loc["maxlogit_pnorm", "label"].endswith(f"(p={best['p']:g})")
+
+
+# --------------------------------------------------------------------------------------------
+# Class-shared scores in the route; hostile inputs of the baselines
+# --------------------------------------------------------------------------------------------
+def test_class_shared_scores_read_the_logits_whatever_the_feature_source(net):
+    y_pred = net["logits"].argmax(axis=1)
+    loss = 100.0 * (y_pred != net["labels"])
+    route = fit_logits(net["logits"], net["labels"], net["embeddings"], scores="sele_shared", baselines=(), post_hoc=(),
+                       C_grid=(1.0, 10.0), seed=3)
+    direct = fit_selective(net["logits"], y_pred, loss, Target("coverage", 0.8), split_rows(len(loss), seed=3),
+                           score="sele_shared", n_classes=10, C_grid=(1.0, 10.0), seed=3)
+    np.testing.assert_array_equal(route.uncertainty["sele_shared"], direct.uncertainty)
+    assert route.table["features"].tolist() == ["logits"] and route.scores["sele_shared"].coef_.shape == (1, 20)
+
+
+def test_extreme_logits_give_a_finite_entropy_without_warnings():
+    import warnings
+
+    row = [[1e308, -1e308, 0.0, 5.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even a RuntimeWarning
+        assert entropy(row).tolist() == [0.0] and msp(row).tolist() == [0.0]
+        assert softmax(row).tolist() == [[1.0, 0.0, 0.0, 0.0]] and doctor(row).tolist() == [0.0]
+        check_network_outputs(row)
+
+
+def test_energy_refuses_temperatures_that_overflow_naming_them():
+    with pytest.raises(ValueError, match=r"energy: logits / temperature overflows at index 1 \(largest \|logit\| 3, "
+                                         r"temperature 1e-310; 1 row\(s\) in all\)"):
+        energy([[0.0, 0.0], [3.0, -1.0]], temperature=1e-310)
+    with pytest.raises(ValueError, match=r"energy: logits / temperature overflows at index 0 .* temperature 0.5"):
+        energy([[1e308, 0.0]], temperature=0.5)
+    with pytest.raises(TypeError, match=r"energy: temperature must be a real number > 0, got '1' \(str\)"):
+        energy([[0.0, 1.0]], temperature="1")
+    assert energy([[1e308, 0.0]], temperature=1.0).tolist() == [-1e308]  # stable: the largest logit factored out
+
+
+@pytest.mark.parametrize("function", [softmax, predictions, msp, entropy, doctor, margin, max_logit, energy,
+                                      maxlogit_pnorm, msp_pnorm])
+def test_baselines_name_themselves_and_the_row_of_a_bad_logit(function):
+    name = function.__name__
+    with pytest.raises(NetworkOutputError, match=rf"^{name}: logits: non-finite value nan \(1 in all\) at index 1, "
+                                                 r"column 0$"):
+        function([[0.0, 1.0], [np.nan, 2.0]])
+    with pytest.raises(NetworkOutputError, match=rf"^{name}: logits: must be 2-D \(n x K\), got shape \(3,\); one "
+                                                 r"row of 3 logits is a 2-D array of one row"):
+        function([0.0, 1.0, 2.0])
+
+
+def test_label_that_is_almost_a_class_is_reported_in_full():
+    with pytest.raises(NetworkOutputError, match=r"^labels: label 3.0000000001 is not a class of the 4 logits "
+                                                 r"\(0..3; a class is a whole number\) at index 1$"):
+        check_network_outputs(np.zeros((2, 4)), [1, 3.0000000001])
+
+
+def test_route_applies_the_feature_bound_of_the_command_line(net):
+    embeddings = net["embeddings"].copy()
+    embeddings[17, 4] = 1e200  # standardising it overflows: every learned score would be constant
+    with pytest.raises(NetworkOutputError, match=r"^embeddings: value 1e\+200 is beyond \+-1e\+150, the bound of a "
+                                                 r"feature .* at index 17, column 4$"):
+        fit_logits(net["logits"], net["labels"], embeddings, scores="reg")

@@ -514,3 +514,88 @@ def test_make_chunks_and_the_chunked_objective_known_answer():
     np.testing.assert_allclose(gradient, [6.25, -6.25, 6.25, -6.25], atol=1e-4)
     values = [objective.value_and_gradient(np.array(s))[0] for s in ([0.0, 1.0, 0.0, 1.0], [0.0, -1.0, 0.0, -1.0])]
     assert [round(v, 4) for v in values] == [25.1602, 50.1602]
+
+
+# --------------------------------------------------------------------------------------------
+# Class-shared scores for networks with many classes; SELE's memory budget
+# --------------------------------------------------------------------------------------------
+def test_class_agnostic_features_equal_their_definitions():
+    from scipy import special, stats
+
+    from rejectopt.scores._shared import FEATURE_NAMES, output_features
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(50, 7)) * 3
+    F = dict(zip(FEATURE_NAMES, output_features(Z).T))
+    p = special.softmax(Z, axis=1)
+    z = Z - Z.mean(axis=1, keepdims=True)
+    top = -np.sort(-p, axis=1)
+    expected = {"p_top1": top[:, 0], "p_top5": top[:, 4], "log_p_top1": np.log(top[:, 0]),
+                "margin": top[:, 0] - top[:, 1], "logit_margin": -np.diff(-np.sort(-Z, axis=1)[:, :2], axis=1)[:, 0],
+                "entropy": stats.entropy(p, axis=1), "energy": -special.logsumexp(Z, axis=1),
+                "doctor_g": (p * p).sum(axis=1), "max_centred_logit": z.max(axis=1),
+                "norm1": np.abs(z).sum(axis=1), "norm2": np.linalg.norm(z, axis=1),
+                "maxlogit_p3": z.max(axis=1) / np.linalg.norm(z, ord=3, axis=1)}
+    for name, values in expected.items():
+        np.testing.assert_allclose(F[name], values, rtol=1e-10, atol=1e-12, err_msg=name)
+    assert len(FEATURE_NAMES) == 20 and output_features(Z[:, :2])[:, 2:5].tolist() == [[0.0] * 3] * 50  # padded top-5
+
+
+def test_class_shared_scores_fit_a_thousand_classes_with_one_weight_vector():
+    """K = 1,000 logits: 20 shared weights, refitted from the JSON form to the same uncertainties."""
+    from rejectopt.scores._base import PerClassLinearScore
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(600, 1000)) * rng.uniform(0.5, 3, size=(600, 1))
+    p_error = 1 - special_softmax_max(Z)
+    loss = 100.0 * (rng.random(600) < p_error)
+    for name in ("sele_shared", "reg_shared"):
+        score = make_score(name, 1.0, n_classes=1000).fit(Z, Z.argmax(axis=1), loss)
+        assert score.coef_.shape == (1, 20)
+        again = PerClassLinearScore.from_dict(json.loads(json.dumps(score.to_dict())))
+        np.testing.assert_array_equal(again.predict(Z, Z.argmax(axis=1)), score.predict(Z, None))
+        assert aurc(loss, score.predict(Z, None)) < aurc(loss, rng.random(600))  # it learned an order
+
+
+def special_softmax_max(Z):
+    from scipy import special
+
+    return special.softmax(Z, axis=1).max(axis=1)
+
+
+@pytest.mark.parametrize("n, d, K, gib", [(3000, 1000, 1000, "22."), (800, 20_000, 10, "89.")])
+def test_sele_refuses_a_fit_over_its_memory_budget_before_allocating(n, d, K, gib):
+    """ImageNet-sized logits and wide embeddings: refused from the shapes alone (X is a view of one number)."""
+    import tracemalloc
+
+    X = np.broadcast_to(np.float64(0.0), (n, d))
+    y_pred = np.arange(n) % K
+    tracemalloc.start()
+    with pytest.raises(ValueError, match=rf"SELE on {n} rows, {d} features and {K} predicted classes would need about "
+                                         rf"{gib}\d\d GiB .*alone is {K} x {d + 1} x {d + 1} float64\), over the memory budget of 4.00 GiB .* nothing was allocated. "
+                                         r"Use score 'reg' .*'sele_shared' or 'reg_shared'.*SELE\(memory_budget=...\) or "
+                                         r"\$REJECTOPT_SELE_MEMORY_BUDGET"):
+        SELE(n_classes=K).fit(X, y_pred, np.zeros(n))
+    assert tracemalloc.get_traced_memory()[1] < 16_000_000  # BLAS probing only: the design alone would be 24 MB+
+    tracemalloc.stop()
+
+
+def test_sele_memory_budget_from_the_environment_and_its_estimate_bounds_the_peak(monkeypatch):
+    import tracemalloc
+
+    from rejectopt.scores._sele import estimate_fit_bytes
+
+    X, y_pred, loss, _ = _linear_risk_data(400, seed=0, d=60)
+    monkeypatch.setenv("REJECTOPT_SELE_MEMORY_BUDGET", "1e5")
+    with pytest.raises(ValueError, match=r"over the memory budget of 0.00 GiB \(1e\+05 bytes\)"):
+        SELE(n_classes=3).fit(X, y_pred, loss)
+    monkeypatch.setenv("REJECTOPT_SELE_MEMORY_BUDGET", "lots")
+    with pytest.raises(ValueError, match=r"\$REJECTOPT_SELE_MEMORY_BUDGET must be a number of bytes > 0, got 'lots'"):
+        SELE(n_classes=3).fit(X, y_pred, loss)
+    monkeypatch.delenv("REJECTOPT_SELE_MEMORY_BUDGET")
+    tracemalloc.start()
+    SELE(n_classes=3, n_jobs=1, chunk_size=200).fit(X, y_pred, loss)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    estimate = estimate_fit_bytes(400, 60, 3, chunk_size=200)
+    assert peak <= estimate <= 20 * peak

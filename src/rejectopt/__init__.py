@@ -16,7 +16,7 @@ __getattr__, __dir__, _lazy_names = _lazy.attach(
         "classifiers", "config", "datasets", "estimator", "experiments", "fitting", "landmarks", "logits",
         "metrics", "model", "ood", "report", "scores", "selective", "splits", "stats", "targets",
     ],
-    submod_attrs={"estimator": ["SelectiveClassifier"]},
+    submod_attrs={"estimator": ["SelectiveClassifier"], "metrics": ["RiskCoverageDisplay"]},
 )
 # The public API of the package itself; the submodules list their own.
-__all__ = ["SelectiveClassifier"]
+__all__ = ["RiskCoverageDisplay", "SelectiveClassifier"]

@@ -326,7 +326,8 @@ def entropy(logits):
     [0.69314718056]
     """
     log_p = _log_softmax(_checked(logits, "entropy"))
-    return -np.where(log_p > -np.inf, np.exp(log_p) * log_p, 0.0).sum(axis=1)  # 0 log 0 = 0
+    finite = np.where(log_p > -np.inf, log_p, 0.0)  # 0 log 0 = 0: a probability that underflows adds nothing
+    return -(np.exp(log_p) * finite).sum(axis=1)
 
 
 def energy(logits, temperature=1.0):
@@ -651,8 +652,10 @@ def fit_temperature(logits, labels, *, bounds=(1e-3, 1e3)):
     result = minimize_scalar(nll, bounds=(np.log(low), np.log(high)), method="bounded",
                              options={"xatol": 1e-10})
     t = float(np.exp(result.x))
-    if not (low * (1 + 1e-6) < t < high * (1 - 1e-6)):
-        raise ValueError(f"fit_temperature: the NLL is least at the bound T = {t:.4g} of {bounds!r}: the logits "
+    at_bounds = {b: nll(np.log(b)) for b in (low, high)}
+    edge = min(at_bounds, key=at_bounds.get)
+    if at_bounds[edge] <= result.fun + 1e-12 * max(1.0, abs(result.fun)):  # a bound is as good: no interior minimum
+        raise ValueError(f"fit_temperature: the NLL is least at the bound T = {edge:.4g} of {bounds!r}: the logits "
                          "separate these labels (almost) perfectly, or the rows are too few; no temperature fits")
     return t
 

@@ -32,6 +32,7 @@ References
 from ._bootstrap import ConfidenceInterval, bootstrap_ci
 from ._confusion import reject_confusion_matrix
 from ._conventions import CONVENTIONS
+from ._display import RiskCoverageDisplay
 from ._losses import TASK_LOSS, per_example_loss, task_loss
 from ._registry import METRICS, Metric, get_metric
 from ._risk_coverage import (
@@ -46,6 +47,7 @@ from ._risk_coverage import (
     selective_risk_coverage,
 )
 from ._sele import sele_loss, sele_proxy
+from ._scorer import selective_scorer
 
 __all__ = [
     "CONVENTIONS",
@@ -66,6 +68,8 @@ __all__ = [
     "bootstrap_ci",
     "ConfidenceInterval",
     "reject_confusion_matrix",
+    "RiskCoverageDisplay",
+    "selective_scorer",
     "Metric",
     "METRICS",
     "get_metric",

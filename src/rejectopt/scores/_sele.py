@@ -42,21 +42,23 @@ def memory_budget(value=None):
     return budget
 
 
-def estimate_fit_bytes(n_samples, n_features, n_classes, chunk_size=500, dtype="float32"):
+def estimate_fit_bytes(n_samples, n_features, n_classes, chunk_size=500, dtype="float32", n_jobs=1):
     """Bytes a SELE fit holds at its peak, estimated from the data's shape before anything is allocated.
 
     The per-class preconditioner dominates: the curvature Gram ``Z_c^T diag(h) Z_c``, its
     Cholesky factors and their inverses, three ``(K, d+1, d+1)`` float64 arrays; then the
-    design matrix and its class-sorted copy, the chunks' pair weights (``n x chunk/2`` of
-    ``dtype``) and L-BFGS's history (``2 x 30`` vectors of ``K (d+1)`` float64).
+    features as given, standardised and class-sorted, the chunks' pair weights (``n x chunk/2``
+    of ``dtype``), each thread's cache-sized scratch buffers and L-BFGS's history (``2 x 30``
+    vectors of ``K (d+1)`` float64).
     """
     d1 = int(n_features) + 1
     params = int(n_classes) * d1
     preconditioner = 3 * params * d1 * 8
-    design = 2 * int(n_samples) * d1 * 8
+    design = 3 * int(n_samples) * d1 * 8
     pairs = int(n_samples) * max(1, min(int(chunk_size), int(n_samples)) // 2) * np.dtype(dtype).itemsize
+    scratch = max(1, int(n_jobs)) * 8 * _BATCH_ELEMENTS * 8
     lbfgs = (2 * _LBFGS_PAIRS + 6) * params * 8
-    return preconditioner + design + pairs + lbfgs
+    return preconditioner + design + pairs + scratch + lbfgs
 
 
 def _gib(n_bytes):
@@ -609,7 +611,8 @@ class SELE(PerClassLinearScore):
             y = np.asarray(y_pred)
             K = int(y.max()) + 1 if y.size and y.dtype.kind in "iuf" and np.isfinite(y.max()) else 1
         budget = memory_budget(self.memory_budget)
-        estimate = estimate_fit_bytes(n, d, K, int(self.chunk_size), self.dtype)
+        n_jobs = max(1, min(4, os.cpu_count() or 1)) if self.n_jobs is None else int(self.n_jobs)
+        estimate = estimate_fit_bytes(n, d, K, int(self.chunk_size), self.dtype, n_jobs)
         if estimate > budget:
             raise ValueError(
                 f"SELE on {n} rows, {d} features and {K} predicted classes would need about {_gib(estimate)} "
