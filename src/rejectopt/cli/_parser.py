@@ -109,9 +109,14 @@ def _add_select_parser(sub, common):
                    help="true label column (default y; for a network's outputs label in a CSV, labels in an NPZ)")
     p.add_argument("--pred-column", default="y_pred",
                    help="predicted class column (default %(default)s); 'none' for one class-agnostic score "
-                        "(needs --loss-column)")
+                        "(needs --loss-column); not row, uncertainty, acceptance_probability or accept, the columns "
+                        "apply writes beside it")
     p.add_argument("--loss-column", default=None, help="column with the loss of each prediction (instead of "
                                                        "--label-column and --loss)")
+    p.add_argument("--loss-bound", type=float, default=None,
+                   help="with --loss-column: the largest loss a prediction can have, which scales the selective "
+                        "risk's interval (default: the largest loss in the file, with a warning); the 0/100 loss is "
+                        "bounded by 100, the MAE by the span of the labels (K - 1)")
     p.add_argument("--loss", default="zero_one", choices=("zero_one", "mae"),
                    help="loss from labels: zero_one = 100*[y != y_pred] (percent, as in the paper), "
                         "mae = |y - y_pred| (default %(default)s)")

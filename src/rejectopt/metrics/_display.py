@@ -10,6 +10,7 @@ import hashlib
 
 import numpy as np
 
+from ._bands import risk_coverage_band
 from ._losses import per_example_loss
 from ._risk_coverage import aurc, rc_curve
 from ._scorer import _classifier_predictions, _need
@@ -25,13 +26,8 @@ def _field(result, name):
 
 def _band(loss, uncertainty, confidence, simultaneous, loss_bound):
     """``(coverage, lower, upper)`` of :func:`rejectopt.metrics.risk_coverage_band`."""
-    from rejectopt import metrics  # the package's own public function, loaded once the submodules are
-
-    band = getattr(metrics, "risk_coverage_band", None)
-    if band is None:
-        raise ValueError("band=True needs rejectopt.metrics.risk_coverage_band, which this installation lacks; "
-                         "draw without the band (band=False)")
-    result = band(loss, uncertainty, confidence=confidence, simultaneous=simultaneous, loss_bound=loss_bound)
+    result = risk_coverage_band(loss, uncertainty, confidence=confidence, simultaneous=simultaneous,
+                                loss_bound=loss_bound)
     return _field(result, "coverage"), _field(result, "lower"), _field(result, "upper")
 
 
