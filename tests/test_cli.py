@@ -1,12 +1,14 @@
 """Tests for the ``python -m rejectopt select|apply`` command line (rejectopt.cli)."""
 
 import json
+import logging
 import subprocess
 import sys
 
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats as sps
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 
@@ -16,7 +18,8 @@ from rejectopt.cli._parser import cli_scores
 from rejectopt.logits import fit_logits
 from rejectopt.scores import SELE
 from rejectopt.scores._base import PerClassLinearScore
-from cli_data import N_FEATURES, TARGET_COVERAGE, network_outputs, satellite_tables, selected_model, shared_folder
+from cli_data import (N_FEATURES, TARGET_COVERAGE, network_outputs, satellite_tables, selected_model,
+                      shared_folder, wine_table)
 
 
 @pytest.fixture(scope="module")
@@ -216,11 +219,12 @@ def test_satellite_tables(tmp_path_factory):
 
 
 def test_cli_offers_the_registered_scores_that_learn_from_the_loss(capsys):
-    assert cli_scores() == ["sele", "reg"]
+    choices = cli_scores()
+    assert choices[:2] == ["sele", "reg"] and "tcp" not in choices  # the default first; TCP learns from posteriors
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["select", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    assert "--score {sele,reg}" in help_text and "not TCP: it learns from the classifier's class posteriors" in help_text
+    assert f"--score {{{','.join(choices)}}}" in help_text and "not TCP: it learns from the classifier's class posteriors" in help_text
     args = cli.build_parser().parse_args(["select", "--data", "d.csv", "--target", "coverage=0.5", "--out", "o"])
     assert args.C == "0,1,10,100,1000" and args.score == "sele"  # SCORE_C_GRID
 
@@ -396,3 +400,115 @@ def test_apply_checks_the_network_outputs_against_the_model(network, network_sel
     assert cli.main(["apply", "--model", model, "--data", str(huge), "--out", str(tmp_path / "d.csv"), "-q"]) == 0
     decisions = pd.read_csv(tmp_path / "d.csv")
     assert decisions["accept"].iloc[2] == 0 and np.isinf(decisions["uncertainty"].iloc[2])
+
+
+# --------------------------------------------------------------------------------------------
+# The report's units, intervals and warnings (wine: 178 rows, 3 errors)
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def wine(tmp_path_factory):
+    return wine_table(str(tmp_path_factory.getbasetemp() / "wine"))
+
+
+def _select_wine(wine, out, target, seed, capsys, caplog):
+    with caplog.at_level(logging.WARNING):
+        status = cli.main(["select", "--data", str(wine), "--target", target, "--seed", str(seed), "--C", "0,1000",
+                           "--out", str(out), "-q"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    return json.loads((out / "report.json").read_text()), captured.out, warnings
+
+
+def test_risk_interval_without_an_error_is_in_percent(wine, tmp_path, capsys, caplog):
+    """No error among the accepted report rows: the upper bound is 100 x Wilson's, not Wilson's fraction."""
+    report, out, _ = _select_wine(wine, tmp_path / "sel", "coverage=0.8", 5, capsys, caplog)
+    point = report["report"]
+    n = point["n_accepted_expected"]
+    assert n == 28 and point["selective_risk"] == 0 and report["loss_bound"] == 100 and report["risk_unit"] == "%"
+    wilson = sps.binomtest(0, 28).proportion_ci(0.95, method="wilson")
+    assert point["selective_risk_ci"] == pytest.approx([0.0, 100 * wilson.high], abs=1e-9)
+    assert 100 * wilson.high == pytest.approx(12.0643, abs=1e-4)
+    # Clopper-Pearson's exact bound for 0 of 28 is (0.025)^(1/28) away from 1: the same scale, a little wider
+    clopper_pearson = sps.binomtest(0, 28).proportion_ci(0.95, method="exact").high
+    assert clopper_pearson == pytest.approx(1 - 0.025 ** (1 / 28)) and 10 < 100 * wilson.high < 100 * clopper_pearson
+    assert "selective risk 0 [0, 12.06] %" in out
+    assert "| selective risk (%) | 0 | [0, 12.06] |" in (tmp_path / "sel" / "report.md").read_text()
+
+
+def test_report_warns_on_a_missed_risk_target_in_the_wrong_unit(wine, tmp_path, capsys, caplog):
+    report, out, warnings = _select_wine(wine, tmp_path / "sel", "risk=0.02", 0, capsys, caplog)
+    point = report["report"]
+    low, high = point["selective_risk_ci"]
+    assert low > 0.02 and out.rstrip().endswith("%")
+    assert ("--target risk=0.02 on the 0/100 loss means 0.02 % (the loss is in percent): did you mean risk=2 (2 %) "
+            "rather than 0.02?") in warnings
+    assert (f"the report rows miss --target risk=0.02: their selective risk {point['selective_risk']:.4g} "
+            f"[{low:.4g}, {high:.4g}] % lies above 0.02 beyond its 95 % interval (risk at full coverage "
+            f"{report['risk_full_coverage_report']:.4g} %)") in " ".join(warnings)
+
+
+def test_report_warns_on_a_score_worse_than_random_and_a_tie_over_C(wine, tmp_path, capsys, caplog):
+    report, _, warnings = _select_wine(wine, tmp_path / "sel", "coverage=0.8", 3, capsys, caplog)
+    aurcs, val = report["aurc_report"], report["validation_aurc"]
+    assert aurcs["learned_score"] > aurcs["random_order"] and val["0.0"] == val["1000.0"] and report["C"] == 1000
+    text = " ".join(warnings)
+    assert (f"the learned score orders the report rows worse than random: AuRC {aurcs['learned_score']:.4g} % "
+            f"against {aurcs['random_order']:.4g} % for a random order") in text
+    assert (f"all 2 values of --C (0,1000) tie at validation AuRC {val['0.0']:.4g} %: C = 1000 was chosen by the "
+            "tie-break") in text
+
+
+def test_mae_and_loss_column_risks_carry_their_unit_and_bound(wine, tmp_path, capsys, caplog):
+    """The bound comes from the loss's definition: K - 1 = 2 for the MAE on wine's 3 classes, a declared
+    --loss-bound for a loss column (else, with a warning, the file's largest loss)."""
+    table = pd.read_csv(wine)
+    table["cost"] = 3.0 * (table["y"] != table["y_pred"])
+    costs = tmp_path / "costs.csv"
+    table.drop(columns=["y"]).to_csv(costs, index=False)
+    wilson = sps.binomtest(0, 28).proportion_ci(0.95, method="wilson").high
+    cases = ((wine, ["--loss", "mae"], 2.0, "MAE"), (costs, ["--loss-column", "cost"], 3.0, "(units of column cost)"),
+             (costs, ["--loss-column", "cost", "--loss-bound", "10"], 10.0, "(units of column cost)"))
+    for k, (data, extra, bound, unit) in enumerate(cases):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            assert cli.main(["select", "--data", str(data), "--target", "coverage=0.8", "--seed", "5", "--C", "0,1000",
+                             "--out", str(tmp_path / str(k)), "-q", *extra]) == 0
+        report = json.loads((tmp_path / str(k) / "report.json").read_text())
+        assert report["loss_bound"] == bound and report["risk_unit"] == unit
+        assert report["report"]["n_accepted_expected"] == 28 and report["report"]["selective_risk"] == 0
+        assert report["report"]["selective_risk_ci"] == pytest.approx([0.0, bound * wilson], abs=1e-9)
+        assert ("--loss-bound not given" in caplog.text) == (k == 1)
+        assert capsys.readouterr().out.rstrip().endswith(unit)
+
+
+@pytest.mark.parametrize("extra, fragments", [
+    (["--loss-column", "cost", "--loss-bound", "2"], ["costs.csv: loss 3 in column 'cost' at row", "exceeds --loss-bound 2"]),
+    (["--loss-bound", "100"], ["--loss-bound applies to a --loss-column only", "zero_one"]),
+    (["--loss-column", "cost", "--loss-bound", "nan"], ["--loss-bound must be a finite number > 0"]),
+])
+def test_loss_bound_errors_name_the_option(wine, extra, fragments, tmp_path, capsys):
+    table = pd.read_csv(wine)
+    table["cost"] = 3.0 * (table["y"] != table["y_pred"])
+    table.to_csv(tmp_path / "costs.csv", index=False)
+    feature_columns = ",".join(f"f{j}" for j in range(13))
+    status = cli.main(["select", "--data", str(tmp_path / "costs.csv"), "--target", "coverage=0.8", "--out",
+                       str(tmp_path / "sel"), "--feature-columns", feature_columns, "-q", *extra])
+    err = capsys.readouterr().err
+    assert status == 2 and all(f in err for f in fragments), err
+    assert not (tmp_path / "sel").exists()
+
+
+def test_apply_refuses_outputs_of_a_network_with_another_number_of_logits(network, network_selected, tmp_path,
+                                                                          capsys):
+    """The model reads the embeddings, whose width says nothing of K: model.json records the logits' width."""
+    model = json.loads((network_selected["npz"] / "model.json").read_text())
+    assert model["format_version"] == 2 and model["n_logits"] == 10 and model["guarantee"] is None
+    data = tmp_path / "five.npz"
+    np.savez(data, logits=network["logits"][:, :5], embeddings=network["embeddings"])
+    status = cli.main(["apply", "--model", str(network_selected["npz"] / "model.json"), "--data", str(data),
+                       "--out", str(tmp_path / "d.csv"), "-q"])
+    err = capsys.readouterr().err
+    assert status == 2 and (f"{data}: the network's outputs have 5 logits, the model was selected on 10 (model.json "
+                            "n_logits)") in err, err
+    assert not (tmp_path / "d.csv").exists()

@@ -330,3 +330,80 @@ def test_apply_rejects_rows_whose_standardised_values_overflow(paths, model_path
     assert "standardised" in caplog.text and "'f2'" in caplog.text
     decisions = pd.read_csv(tmp_path / "d.csv")
     assert (decisions["accept"] == 0).all() and np.isinf(decisions["uncertainty"]).all()
+
+
+# --------------------------------------------------------------------------------------------
+# decisions.csv never loses a column; the model file's guards at apply
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["row", "accept", "uncertainty", "acceptance_probability"])
+def test_select_refuses_a_pred_column_named_like_a_decisions_column(name, paths, tmp_path, capsys):
+    table = pd.read_csv(paths["given"]).rename(columns={"y_pred": name})
+    data = tmp_path / "renamed.csv"
+    table.to_csv(data, index=False)
+    status, err = run(select_argv(data, tmp_path / "sel", "--pred-column", name), capsys)
+    assert_one_line_error(status, err, f"--pred-column {name!r} collides with the column {name!r} that apply writes "
+                                       "to decisions.csv", "rename the predicted-class column of your data")
+    assert not (tmp_path / "sel").exists()
+
+
+def test_apply_refuses_a_model_whose_pred_column_collides(paths, model_path, tmp_path, capsys):
+    model = json.loads(model_path.read_text())
+    model["pred_column"] = "accept"
+    edited = tmp_path / "model.json"
+    edited.write_text(json.dumps(model))
+    status, err = run(apply_argv(edited, paths["unseen"], tmp_path / "d.csv"), capsys)
+    assert_one_line_error(status, err, f"{edited}: pred_column 'accept' collides with the column 'accept'")
+    assert not (tmp_path / "d.csv").exists()
+
+
+def test_apply_warns_when_huge_weights_reject_almost_every_row(paths, model_path, tmp_path, capsys, caplog):
+    model = json.loads(model_path.read_text())
+    for weights in model["score"]["coef"]:
+        weights[3] = 1e308
+    edited = tmp_path / "model.json"
+    edited.write_text(json.dumps(model))
+    with caplog.at_level(logging.WARNING):
+        status, err = run(apply_argv(edited, paths["unseen"], tmp_path / "d.csv"), capsys)
+    assert status == 0, err
+    decisions = pd.read_csv(tmp_path / "d.csv")
+    overflowed = int(np.isinf(decisions["uncertainty"]).sum())
+    assert overflowed > 0 and (decisions["accept"][np.isinf(decisions["uncertainty"])] == 0).all()
+    assert "score.coef[0][3] is 1e+308: a learned weight is never this large" in caplog.text
+    assert f"{overflowed} of {len(decisions)} row(s) rejected because the score overflowed" in caplog.text
+
+
+def test_apply_warns_on_rows_of_a_class_the_score_never_trained_on(paths, model_path, tmp_path, capsys, caplog):
+    model = json.loads(model_path.read_text())
+    score = model["score"]
+    c = 1
+    score["class_seen"][c] = False
+    score["coef"][c] = [0.0] * len(score["coef"][c])
+    score["intercept"][c] = score["unseen_class_score"]
+    edited = tmp_path / "model.json"
+    edited.write_text(json.dumps(model))
+    with caplog.at_level(logging.WARNING):
+        status, err = run(apply_argv(edited, paths["unseen"], tmp_path / "d.csv"), capsys)
+    assert status == 0, err
+    decisions = pd.read_csv(tmp_path / "d.csv")
+    rows = decisions["y_pred"].astype(str) == model["classes"][c]
+    assert rows.any() and (decisions["uncertainty"][rows] == score["unseen_class_score"]).all()
+    assert (f"{int(rows.sum())} row(s) predict a class that no training row of the score predicted (model.json "
+            "score.class_seen false") in caplog.text
+
+
+def test_an_old_format_model_applies(tmp_path, capsys):
+    """tests/data/model_v1_wine.json was written by select before format_version 2 (on wine's f0..f12, y_pred)."""
+    from pathlib import Path
+
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    table = pd.DataFrame(X, columns=[f"f{j}" for j in range(13)])
+    table["y_pred"] = y
+    table.to_csv(tmp_path / "wine.csv", index=False)
+    model = Path(__file__).parent / "data" / "model_v1_wine.json"
+    status, err = run(apply_argv(model, tmp_path / "wine.csv", tmp_path / "d.csv"), capsys)
+    assert status == 0, err
+    decisions = pd.read_csv(tmp_path / "d.csv")
+    assert list(decisions.columns) == ["row", "y_pred", "uncertainty", "acceptance_probability", "accept"]
+    assert len(decisions) == 178 and 0 < decisions["accept"].mean() < 1

@@ -1,6 +1,7 @@
 """Tests of rejectopt.model: the guard, the guarded decisions and model.json, on known answers."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -168,7 +169,8 @@ def test_model_json_round_trip(tmp_path):
 
 @pytest.mark.parametrize("changes, message", [
     ({"format": "other"}, 'not a rejectopt model'),
-    ({"format_version": 2}, "unsupported format_version 2"),
+    ({"format_version": 3}, "unsupported format_version 3: this release reads format_version 1 and 2 \\(a newer"),
+    ({"format_version": "1"}, "unsupported format_version '1': this release reads format_version 1 and 2$"),
     ({"classes": ["x"]}, "classes has 1 entries but score.n_classes is 2"),
     ({"feature_columns": ["a", "a"]}, "feature_columns lists 'a' twice"),
     ({"pred_column": "a"}, "feature_columns includes the pred_column 'a'"),
@@ -188,3 +190,65 @@ def test_read_model_refuses_what_is_not_a_model_file(tmp_path):
         read_model(tmp_path / "nan.json")
     with pytest.raises(ValueError, match="missing field"):
         validate_model({"format": _MODEL_FORMAT, "format_version": 1})
+
+
+def test_an_old_format_model_file_still_loads_and_decides():
+    """A model.json written by the release before format_version 2 (select on wine, kept in tests/data)."""
+    path = Path(__file__).parent / "data" / "model_v1_wine.json"
+    raw = json.loads(path.read_text())
+    assert raw["format_version"] == 1 and "n_logits" not in raw and "guarantee" not in raw
+    model, score, selection = read_model(path)
+    assert model["n_logits"] is None and model["guarantee"] is None
+    X = np.array(raw["score"]["mean"])[None, :] + np.array(raw["score"]["scale"])[None, :] * np.eye(13)[:3]
+    coef, intercept = np.array(raw["score"]["coef"]), np.array(raw["score"]["intercept"])
+    expected = [(np.eye(13)[i] @ coef[c]) + intercept[c] for i, c in enumerate([0, 1, 2])]
+    np.testing.assert_allclose(score.predict(X, np.array([0, 1, 2])), expected, rtol=1e-12)
+    assert selection.threshold == raw["selection"]["threshold"]
+
+
+def test_model_file_size_is_capped_before_parsing(tmp_path):
+    from rejectopt.model import MODEL_MAX_BYTES
+
+    path = tmp_path / "model.json"
+    with open(path, "wb") as handle:  # sparse: no disk written; not JSON, so only the size can refuse it
+        handle.truncate(MODEL_MAX_BYTES + 1)
+    with pytest.raises(ValueError, match=r"model.json: 100 MB is larger than a model file can be \(100 MB, 4 million "
+                                         r"weights\); refused before parsing"):
+        read_model(path)
+
+
+def test_duplicate_json_keys_are_refused_naming_the_key(tmp_path):
+    path, content = _model(tmp_path)
+    text = json.dumps(content).replace('"threshold": 1.5', '"threshold": 1.5, "threshold": "inf"')
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"not a JSON model file \(duplicate key 'threshold' in one JSON object"):
+        read_model(path)
+
+
+def test_class_seen_must_match_the_weights_of_an_unseen_class(tmp_path):
+    unseen = dict(SCORE, class_seen=[True, False], coef=[[1.0, -1.0], [0.0, 0.0]], intercept=[0.0, 9.0])
+    path, _ = _model(tmp_path, score=unseen)
+    _, score, _ = read_model(path)  # an unseen class's row: zero weights, the unseen-class score
+    assert score.predict(np.array([[5.0, 5.0]]), np.array([1])).tolist() == [9.0]
+    path, _ = _model(tmp_path, score=dict(SCORE, class_seen=[True, False]))
+    with pytest.raises(ValueError, match=r"score.class_seen\[1\] is false \(no training row predicted class 1\) but "
+                                         r"score.coef\[1\] or score.intercept\[1\] is not that of an unseen class"):
+        read_model(path)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"n_logits": 1}, "n_logits must be null or an integer >= 2"),
+    ({"n_logits": True}, "n_logits must be null or an integer >= 2"),
+    ({"guarantee": {"bound": 2.0}}, "guarantee must be null or an object with keys bound, confidence, n_calibration"),
+    ({"guarantee": {"bound": 2.0, "confidence": 1.5, "n_calibration": 100, "method": "x"}},
+     r"guarantee.confidence must lie in \(0, 1\)"),
+    ({"guarantee": {"bound": 2.0, "confidence": 0.9, "n_calibration": 0, "method": "x"}},
+     "guarantee.n_calibration must be an integer >= 1"),
+])
+def test_format_2_fields_are_checked(tmp_path, changes, message):
+    path, _ = _model(tmp_path, **changes)
+    with pytest.raises(ValueError, match=f"invalid model: {message}"):
+        read_model(path)
+    good, content = _model(tmp_path, guarantee={"bound": 2.0, "confidence": 0.9, "n_calibration": 100,
+                                                "method": "m"}, n_logits=10)
+    assert read_model(good)[0] == content

@@ -189,13 +189,13 @@ def test_rc_figure_draws_curves_and_the_point():
     s = rng.normal(size=200)
     loss = 100.0 * (rng.random(200) < 1 / (1 + np.exp(-2 * s)))
     selection = SelectionFunction(0.0, 1.0)
-    fig = rc_figure(loss, s, score_label="SELE", point=operating_point(loss, s, selection),
+    fig = rc_figure(loss, s, score_label="SELE", point=operating_point(loss, s, selection, loss_bound=100),
                     risk_label="zero_one, %", title="report rows")
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels[0].startswith("SELE score (AuRC") and labels[-1] == "chosen point"
     assert ax.get_ylabel() == "selective risk (zero_one, %)" and ax.get_title() == "report rows"
-    nothing = operating_point(loss, s, SelectionFunction(-np.inf, 0.0))
+    nothing = operating_point(loss, s, SelectionFunction(-np.inf, 0.0), loss_bound=100)
     assert len(rc_figure(loss, s, point=nothing).axes[0].get_legend().get_texts()) == 3  # no point
 
 
@@ -325,7 +325,7 @@ def test_rc_figures_known_answer():
     loss = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0])
     uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
     ax = rc_figure(loss, uncertainty, score_label="demo",
-                   point=operating_point(loss, uncertainty, SelectionFunction(0.4, 1.0))).axes[0]
+                   point=operating_point(loss, uncertainty, SelectionFunction(0.4, 1.0), loss_bound=1)).axes[0]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("coverage", "selective risk (loss)")
     assert [text.get_text() for text in ax.get_legend().get_texts()] == [
         "demo score (AuRC 0.247)", "oracle (AuRC 0.192)", "random order (AuRC 0.5)", "chosen point"]

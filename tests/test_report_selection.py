@@ -19,7 +19,7 @@ def test_select_figure_shows_the_report_rows_and_the_chosen_point():
     target = Target("coverage", 0.8)
     fit = fit_selective(X, y_pred, loss, target, split_rows(len(y), seed=0), n_classes=10, C_grid=[1.0])
     report = report_dict(fit, loss, target, score_name="sele", loss_name="zero_one", C_grid=[1.0], split={},
-                         versions={})
+                         versions={}, loss_bound=100)
     ax = select_figure(fit, loss, report, "SELE").axes[0]
     assert (ax.get_title(), ax.get_ylabel()) == ("report rows (n=180)", "selective risk (zero_one, %)")
     assert [text.get_text() for text in ax.get_legend().get_texts()] == [
@@ -39,7 +39,7 @@ def test_ood_select_figure_shows_roc_and_the_id_rows_rc_curve():
     fit = fit_selective(X, y_pred, loss, target, _split_ood_rows(is_ood, seed=0), n_classes=8, C_grid=[1.0],
                         is_ood=is_ood)
     report = ood_report_dict(fit, loss, is_ood, target, score_name="sele", loss_name="zero_one", C_grid=[1.0],
-                             split={}, versions={}, ood_column="is_ood")
+                             split={}, versions={}, ood_column="is_ood", loss_bound=100)
     roc, rc = ood_select_figure(fit, loss, is_ood, report, "SELE").axes
     assert roc.get_title() == "report rows: 144 ID, 142 OOD"
     assert [text.get_text() for text in roc.get_legend().get_texts()] == [

@@ -266,7 +266,7 @@ def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
 
 
 def test_operating_point_with_nothing_accepted_is_undefined():
-    point = operating_point([0.0, 100.0], [1.0, 2.0], SelectionFunction(-np.inf, 0.0))
+    point = operating_point([0.0, 100.0], [1.0, 2.0], SelectionFunction(-np.inf, 0.0), loss_bound=100)
     assert point.coverage == 0.0 and math.isnan(point.selective_risk)
     assert all(math.isnan(v) for v in point.selective_risk_ci)
 

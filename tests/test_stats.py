@@ -153,11 +153,28 @@ def test_normal_interval():
 def test_selective_risk_interval_two_valued_weighted_and_empty():
     loss = np.array([0, 100, 0, 0, 100, 0, 0, 0], dtype=float)
     accept = np.array([1, 1, 1, 1, 0.5, 0, 0, 0])
-    (low, high), method = selective_risk_interval(loss, accept)
+    (low, high), method = selective_risk_interval(loss, accept, loss_bound=100)
     w_low, w_high = wilson_interval(1.5, 4.5)
     assert (low, high) == pytest.approx((100 * w_low, 100 * w_high)) and method.startswith("Wilson")
     mae = np.array([0.5, 1.5, 0.2, 3.0])
-    (low, high), method = selective_risk_interval(mae, np.ones(4))
+    (low, high), method = selective_risk_interval(mae, np.ones(4), loss_bound=4)
     assert method.startswith("normal approximation") and low == max(0.0, low) and low < mae.mean() < high
-    (low, high), method = selective_risk_interval(mae, np.zeros(4))
+    (low, high), method = selective_risk_interval(mae, np.zeros(4), loss_bound=4)
     assert math.isnan(low) and math.isnan(high) and method == "none (nothing accepted)"
+
+
+def test_selective_risk_interval_scale_is_the_loss_bound_not_the_sample():
+    """0 errors in 20 accepted rows of a 0/100 loss: Wilson's upper bound 3.8415 / 23.8415, in percent."""
+    z2 = sps.norm.ppf(0.975) ** 2
+    (low, high), method = selective_risk_interval(np.zeros(20), np.ones(20), loss_bound=100)
+    assert (low, high) == pytest.approx((0.0, 100 * z2 / (20 + z2))) and round(high, 2) == 16.11
+    (low, high), _ = selective_risk_interval(np.r_[np.zeros(20), 2.0], np.r_[np.ones(20), 0.0], loss_bound=4)
+    assert high == pytest.approx(4 * z2 / (20 + z2))  # an MAE sample without an accepted error: bound K - 1 = 4
+    (low, high), method = selective_risk_interval([0.0, 1.0, 3.0, 3.0], np.ones(4), loss_bound=3)
+    assert method.startswith("normal") and high == 3.0  # clipped at the bound
+    with pytest.raises(ValueError, match="loss 100 exceeds loss_bound 1: the bound must be the largest loss"):
+        selective_risk_interval([0.0, 100.0], [1.0, 1.0], loss_bound=1)
+    with pytest.raises(ValueError, match=r"loss_bound must be a finite number > 0 .* got 0"):
+        selective_risk_interval([0.0], [1.0], loss_bound=0)
+    with pytest.raises(TypeError, match="loss_bound"):
+        selective_risk_interval([0.0], [1.0], 0.95)  # the scale is never guessed from the sample

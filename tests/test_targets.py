@@ -55,7 +55,7 @@ def test_describe_attainable_names_what_the_rows_allow():
 def test_ood_operating_point_known_answer():
     # four ID rows accepted (one wrong, loss 100) and one OOD row
     loss = np.array([0, 0, 100, 0, 100] + [np.nan] * 5)
-    point = _ood_operating_point(loss, IS_OOD, (UNCERTAINTY <= 0.4).astype(float))
+    point = _ood_operating_point(loss, IS_OOD, (UNCERTAINTY <= 0.4).astype(float), loss_bound=100)
     assert {name: point[name] for name in ("coverage", "tpr", "fpr", "precision", "selective_risk")} == {
         "coverage": 0.5, "tpr": 0.8, "fpr": 0.2, "precision": 0.8, "selective_risk": 25.0}
     assert [round(v, 4) for v in point["tpr_ci"]] == [0.3755, 0.9638]

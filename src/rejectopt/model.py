@@ -39,14 +39,26 @@ __all__ = [
 #: squares overflow float64 on large samples, and a linear score of it says nothing.
 FEATURE_LIMIT = 1e150
 
-#: The ``format_version`` this release writes and reads; a change of the fields raises it.
-MODEL_FORMAT_VERSION = 1
+#: The ``format_version`` this release writes; a change of the fields raises it. Version 2 adds
+#: ``n_logits`` (a network's logits width K) and ``guarantee`` (a certified target's bound).
+MODEL_FORMAT_VERSION = 2
+#: Every ``format_version`` this release reads: a version-1 file (without ``n_logits`` and
+#: ``guarantee``) is read as a model without either.
+_READABLE_VERSIONS = (1, 2)
 #: The ``format`` field of every ``model.json``: a file without it is not read as a model.
 _MODEL_FORMAT = "rejectopt-selective-model"
 #: ``pred_column`` of a model with one class-agnostic score (no predicted class).
 _NO_PRED = "none"
-_MODEL_KEYS = ("format", "format_version", "feature_columns", "classes", "score", "selection", "target", "loss",
-               "versions", "pred_column")
+_MODEL_KEYS_V1 = ("format", "format_version", "feature_columns", "classes", "score", "selection", "target", "loss",
+                  "versions", "pred_column")
+_MODEL_KEYS = _MODEL_KEYS_V1 + ("n_logits", "guarantee")
+#: Largest ``model.json`` read, refused before parsing: the largest model a learned score makes,
+#: 4 million weights (K = 1,000 classes x d = 4,096 features) at about 25 bytes each, is 100 MB;
+#: parsing takes about 10 times the file's size in memory, so a larger file is refused unread.
+MODEL_MAX_BYTES = 100 * 2**20
+#: A weight beyond this magnitude makes the linear score overflow on ordinary rows (standardised
+#: features of a few units): ``apply`` would reject almost every row, so it warns.
+_COEF_WARN = 1e100
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,7 +267,7 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
 # model.json
 # --------------------------------------------------------------------------------------------
 def model_dict(*, feature_columns, classes, score, selection, target, loss_name, versions, pred_column,
-               ood_column=None) -> dict:
+               ood_column=None, n_logits=None) -> dict:
     """The content of ``model.json`` (key order fixed: the file is byte-identical for the same input).
 
     Parameters
@@ -277,6 +289,9 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
         Column of the predicted class in the data ``apply`` reads, or ``"none"``.
     ood_column : str or None, default=None
         Column that marked the OOD rows at ``select`` (OOD targets only; deciding ignores it).
+    n_logits : int or None, default=None
+        A deep network's outputs: the width K of its logits, which ``apply`` checks (the
+        features may be embeddings, whose width says nothing of K).
 
     Returns
     -------
@@ -313,7 +328,46 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
         "loss": loss_name,
         "versions": versions,
         "pred_column": pred_column,
+        "n_logits": n_logits,
+        "guarantee": _guarantee_dict(selection),
     }
+
+
+def _guarantee_dict(selection: Any) -> dict | None:
+    """A certified selection's guarantee (bound, confidence, calibration rows, method); None for a plug-in one."""
+    if getattr(selection, "bound", None) is None:
+        return None
+    return {"bound": float(selection.bound), "confidence": float(selection.confidence),
+            "n_calibration": int(selection.n_calibration), "method": str(selection.method)}
+
+
+def _check_guarantee(guarantee: Any) -> None:
+    if guarantee is None:
+        return
+    keys = ("bound", "confidence", "n_calibration", "method")
+    if not isinstance(guarantee, dict) or set(guarantee) != set(keys):
+        raise ValueError(f"guarantee must be null or an object with keys {', '.join(keys)}")
+    for key in ("bound", "confidence"):
+        value = guarantee[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise ValueError(f"guarantee.{key} must be a finite number, got {reprlib.repr(value)}")
+    if not 0 < guarantee["confidence"] < 1:
+        raise ValueError(f"guarantee.confidence must lie in (0, 1), got {guarantee['confidence']!r}")
+    n = guarantee["n_calibration"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"guarantee.n_calibration must be an integer >= 1, got {reprlib.repr(n)}")
+    if not isinstance(guarantee["method"], str):
+        raise ValueError("guarantee.method must be a string")
+
+
+def _check_class_seen(score: PerClassLinearScore) -> None:
+    """``class_seen`` false means the training rows never predicted that class: its weights are 0 and its
+    intercept the unseen-class score (the largest training uncertainty); a file saying otherwise is refused."""
+    for c in np.flatnonzero(~score.class_seen_):
+        if np.any(score.coef_[c] != 0) or score.intercept_[c] != score.unseen_class_score_:
+            raise ValueError(f"score.class_seen[{c}] is false (no training row predicted class {c}) but score.coef[{c}] "
+                             f"or score.intercept[{c}] is not that of an unseen class (zero weights, intercept "
+                             "score.unseen_class_score)")
 
 
 def _reject_constant(name):
@@ -351,22 +405,28 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
 
     Examples
     --------
-    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 2})
+    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 3})
     Traceback (most recent call last):
         ...
-    ValueError: unsupported format_version 2
+    ValueError: unsupported format_version 3: this release reads format_version 1 and 2 (a newer rejectopt wrote it? upgrade rejectopt)
     """
     if not isinstance(model, dict) or model.get("format") != _MODEL_FORMAT:
         raise ValueError(f"not a rejectopt model (expected \"format\": \"{_MODEL_FORMAT}\")")
     version = model.get("format_version")
-    if isinstance(version, bool) or version != MODEL_FORMAT_VERSION:
-        raise ValueError(f"unsupported format_version {reprlib.repr(version)}")
-    missing = [k for k in _MODEL_KEYS if k not in model]
-    unknown = sorted(str(k) for k in model if k not in _MODEL_KEYS)
+    if isinstance(version, bool) or version not in _READABLE_VERSIONS:
+        newer = (" (a newer rejectopt wrote it? upgrade rejectopt)"
+                 if isinstance(version, int) and not isinstance(version, bool) and version > MODEL_FORMAT_VERSION
+                 else "")
+        raise ValueError(f"unsupported format_version {reprlib.repr(version)}: this release reads format_version "
+                         f"{' and '.join(str(v) for v in _READABLE_VERSIONS)}{newer}")
+    keys = _MODEL_KEYS if version == MODEL_FORMAT_VERSION else _MODEL_KEYS_V1
+    missing = [k for k in keys if k not in model]
+    unknown = sorted(str(k) for k in model if k not in keys)
     if missing or unknown:
         raise ValueError("; ".join(([f"missing field(s) {missing}"] if missing else [])
                                    + ([f"unknown field(s) {unknown}"] if unknown else [])))
     score = PerClassLinearScore.from_dict(model["score"], name="score")
+    _check_class_seen(score)
     selection = SelectionFunction.from_dict(model["selection"], name="selection")
     features = _text_list(model["feature_columns"], "feature_columns")
     if len(features) != score.n_features_in_:
@@ -400,6 +460,11 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     versions = model["versions"]
     if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
         raise ValueError("versions must be an object of strings")
+    n_logits = model.get("n_logits")
+    if n_logits is not None and (isinstance(n_logits, bool) or not isinstance(n_logits, int) or n_logits < 2):
+        raise ValueError(f"n_logits must be null or an integer >= 2 (the width of a network's logits), got "
+                         f"{reprlib.repr(n_logits)}")
+    _check_guarantee(model.get("guarantee"))
     return score, selection
 
 
@@ -407,8 +472,20 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
+def _unique_keys(pairs: list) -> dict:
+    """``object_pairs_hook``: a key given twice is refused (plain JSON keeps the last, silently)."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {reprlib.repr(key)} in one JSON object: each field must appear once")
+        out[key] = value
+    return out
+
+
 def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]:
     """Read and validate a ``model.json``; returns ``(model, score, selection)``.
+
+    A version-1 file gets ``n_logits`` and ``guarantee`` null in the returned ``model``.
 
     Parameters
     ----------
@@ -427,8 +504,9 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
     Raises
     ------
     ValueError
-        Not a file, not JSON (also too deeply nested, NaN / Infinity), or an invalid field;
-        the message starts with the path.
+        Not a file, larger than :data:`MODEL_MAX_BYTES`, not JSON (also too deeply nested,
+        NaN / Infinity, a key twice in one object), or an invalid field; the message starts
+        with the path.
 
     Examples
     --------
@@ -440,8 +518,12 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
+    size = path.stat().st_size
+    if size > MODEL_MAX_BYTES:
+        raise ValueError(f"{path}: {size / 2**20:.0f} MB is larger than a model file can be "
+                         f"({MODEL_MAX_BYTES / 2**20:.0f} MB, 4 million weights); refused before parsing")
     try:
-        model = json.loads(path.read_bytes(), parse_constant=_reject_constant)
+        model = json.loads(path.read_bytes(), parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise ValueError(f"{path}: not a JSON model file (nested too deeply)") from None
     except (ValueError, OSError) as err:  # JSONDecodeError, UnicodeDecodeError, unreadable
@@ -450,4 +532,6 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
         score, selection = validate_model(model)
     except ValueError as err:
         raise ValueError(f"{path}: invalid model: {_one_line(err)}") from None
+    model.setdefault("n_logits", None)
+    model.setdefault("guarantee", None)
     return model, score, selection

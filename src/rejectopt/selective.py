@@ -644,7 +644,7 @@ class OperatingPoint:
 
     Examples
     --------
-    >>> point = operating_point([0, 100, 0, 0], [0.3, 0.1, 0.2, 0.9], SelectionFunction(0.5, 1.0))
+    >>> point = operating_point([0, 100, 0, 0], [0.3, 0.1, 0.2, 0.9], SelectionFunction(0.5, 1.0), loss_bound=100)
     >>> point.coverage, point.selective_risk, point.n_accepted_expected
     (0.75, 33.333333333333336, 3.0)
     """
@@ -658,7 +658,8 @@ class OperatingPoint:
     n_accepted_expected: float
 
 
-def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence: float = 0.95) -> OperatingPoint:
+def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence: float = 0.95, *,
+                    loss_bound: float) -> OperatingPoint:
     """Coverage (Wilson interval) and selective risk (:func:`rejectopt.stats.selective_risk_interval`).
 
     Parameters
@@ -669,6 +670,9 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
         The fitted selection function.
     confidence : float, default 0.95
         Confidence level of both intervals.
+    loss_bound : float
+        The largest loss a prediction can have (100 for the 0/100 loss), which scales the
+        risk's interval (:func:`rejectopt.stats.selective_risk_interval`).
 
     Returns
     -------
@@ -678,7 +682,7 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
     Examples
     --------
     >>> point = operating_point([0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
-    ...                         SelectionFunction(0.4, 1.0))
+    ...                         SelectionFunction(0.4, 1.0), loss_bound=1)
     >>> round(point.coverage, 4), [round(v, 4) for v in point.coverage_ci]
     (0.6667, [0.3, 0.9032])
     >>> round(point.selective_risk, 4), [round(v, 4) for v in point.selective_risk_ci]
@@ -689,7 +693,7 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
     loss, s = _validate_loss_and_scores(loss, s)
     prob = selection.acceptance_probability(s)
     risk, coverage = empirical_risk_coverage(loss, s, selection)
-    risk_ci, risk_method = selective_risk_interval(loss, prob, confidence)
+    risk_ci, risk_method = selective_risk_interval(loss, prob, confidence, loss_bound=loss_bound)
     return OperatingPoint(
         coverage=coverage,
         coverage_ci=wilson_interval(float(prob.sum()), loss.size, confidence),

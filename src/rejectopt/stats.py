@@ -432,42 +432,62 @@ def _normal_interval(mean: float, variance: float, n: float, confidence: float =
     return mean - half, mean + half
 
 
-def selective_risk_interval(loss: Any, accept_prob: Any, confidence: float = 0.95) -> tuple[tuple[float, float], str]:
+def selective_risk_interval(loss: Any, accept_prob: Any, confidence: float = 0.95, *,
+                            loss_bound: float) -> tuple[tuple[float, float], str]:
     """Confidence interval of the selective risk over the accepted rows, and its method.
 
-    Rows are weighted by acceptance probability. Losses in {0, ``m``} (e.g. 0/100): Wilson
-    interval of the accepted error rate, times ``m``; others (e.g. MAE): normal approximation
-    of the weighted mean, clipped at 0.
+    Rows are weighted by acceptance probability. Accepted losses in {0, ``loss_bound``} (the
+    0/100 loss with bound 100, or no accepted loss at all): Wilson interval of the accepted
+    error rate, times ``loss_bound``; others (e.g. MAE): normal approximation of the weighted
+    mean, clipped to [0, ``loss_bound``].
+    The bound comes from the loss's definition, never from the sample: a sample without an
+    error still has an upper bound in the loss's units (0 errors of 20 rows: 16.11 %).
 
     Parameters
     ----------
     loss, accept_prob : array-like of shape (n,)
-        Each row's loss and acceptance probability.
+        Each row's loss (in [0, ``loss_bound``]) and acceptance probability.
     confidence : float, default 0.95
         Confidence level in (0, 1).
+    loss_bound : float
+        The largest loss a prediction can have: 100 for the 0/100 loss, K - 1 for the MAE
+        on labels 0..K-1, a user loss's declared bound.
 
     Returns
     -------
     (low, high), method : tuple of float, str
         ``(nan, nan)`` and ``"none (nothing accepted)"`` when nothing is accepted.
 
+    Raises
+    ------
+    ValueError
+        ``loss_bound`` not a finite number > 0, or a loss above it.
+
     Examples
     --------
-    >>> (low, high), method = selective_risk_interval([0, 100, 0, 0], [1, 1, 1, 0.5])
+    >>> (low, high), method = selective_risk_interval([0, 100, 0, 0], [1, 1, 1, 0.5], loss_bound=100)
     >>> round(low, 2), round(high, 2), method
     (5.24, 74.33, 'Wilson score interval (95%) on the accepted rows')
+    >>> round(selective_risk_interval([0.0] * 20, [1.0] * 20, loss_bound=100)[0][1], 2)
+    16.11
     """
+    bound = float(loss_bound)
+    if not (math.isfinite(bound) and bound > 0):
+        raise ValueError(f"loss_bound must be a finite number > 0 (the largest loss a prediction can have), "
+                         f"got {loss_bound!r}")
     loss = np.asarray(loss, dtype=float)
     accept_prob = np.asarray(accept_prob, dtype=float)
+    if loss.size and float(loss.max()) > bound:
+        raise ValueError(f"loss {float(loss.max()):g} exceeds loss_bound {bound:g}: the bound must be the largest "
+                         "loss a prediction can have")
     accepted = float(accept_prob.sum())
     if accepted <= 0:
         return (float("nan"), float("nan")), "none (nothing accepted)"
-    values = np.unique(loss)
-    if values.size <= 2 and values.min() == 0.0:
-        scale = float(loss.max()) or 1.0
+    on = loss[accept_prob > 0]
+    if np.all((on == 0.0) | (on == bound)):  # also an accepted sample without a loss: its bound is not 0
         low, high = wilson_interval(float(accept_prob @ (loss > 0)), accepted, confidence)
-        return (low * scale, high * scale), f"Wilson score interval ({confidence:.0%}) on the accepted rows"
+        return (low * bound, high * bound), f"Wilson score interval ({confidence:.0%}) on the accepted rows"
     mean = float(accept_prob @ loss) / accepted
     variance = float(accept_prob @ (loss - mean) ** 2) / max(accepted - 1.0, 1.0)
     low, high = _normal_interval(mean, variance, accepted, confidence)
-    return (max(0.0, low), high), f"normal approximation ({confidence:.0%}) on the accepted rows"
+    return (max(0.0, low), min(high, bound)), f"normal approximation ({confidence:.0%}) on the accepted rows"

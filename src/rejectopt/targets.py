@@ -370,7 +370,8 @@ def _describe_attainable(target: OODTarget, attainable: dict) -> str:
             f"recall is {fmt(attainable['recall_at_precision'])}")
 
 
-def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: float = 0.95) -> dict[str, Any]:
+def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: float = 0.95, *,
+                        loss_bound: float) -> dict[str, Any]:
     """What a selection function achieves on a sample of ID and OOD rows, with intervals.
 
     Exact expectations over the randomisation (as :func:`rejectopt.ood.empirical_rates`); Wilson
@@ -387,6 +388,8 @@ def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: f
         Acceptance probability ``c_i`` of each row (``SelectionFunction.acceptance_probability``).
     confidence : float, default=0.95
         Level of the intervals.
+    loss_bound : float
+        The largest loss a prediction can have (100 for the 0/100 loss): the scale of the risk's interval.
 
     Returns
     -------
@@ -403,7 +406,7 @@ def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: f
     accepted = accepted_id + accepted_ood
     loss_id, prob_id = loss[~is_ood], prob[~is_ood]
     risk = float(prob_id @ loss_id) / accepted_id if accepted_id > 0 else float("nan")
-    risk_ci, risk_method = selective_risk_interval(loss_id, prob_id, confidence)
+    risk_ci, risk_method = selective_risk_interval(loss_id, prob_id, confidence, loss_bound=loss_bound)
     tpr_ci = list(wilson_interval(accepted_id, n_id, confidence))
     precision = accepted_id / accepted if accepted > 0 else float("nan")
     return {

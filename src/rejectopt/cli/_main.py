@@ -78,11 +78,98 @@ def _ood_column(args, target):
     return None
 
 
+#: Columns ``apply`` writes to decisions.csv beside the predicted class: a ``--pred-column`` of one of
+#: these names would be overwritten by it, or overwrite it.
+DECISION_COLUMNS = ("row", "uncertainty", "acceptance_probability", "accept")
+
+
+def _check_pred_column(pred_column, where):
+    """InputError when the predicted-class column would collide with a column of decisions.csv."""
+    if pred_column in DECISION_COLUMNS:
+        raise InputError(f"{where} {pred_column!r} collides with the column {pred_column!r} that apply writes to "
+                         f"decisions.csv ({', '.join(DECISION_COLUMNS)} and the predicted class): rename the "
+                         f"predicted-class column of your data (e.g. to y_pred) and pass --pred-column y_pred")
+
+
+def _loss_bound(args, table):
+    """The largest loss a prediction can have: by the loss's definition, else ``--loss-bound``, else the file's largest.
+
+    It scales the selective risk's interval; taken from the report rows' own losses, a sample
+    without an error would get an interval of [0, 0.16] for the 0/100 loss instead of [0, 16].
+    """
+    losses = table.loss[np.isfinite(table.loss)]
+    worst = float(losses.max()) if losses.size else 0.0
+    if args.loss_bound is not None:
+        if args.loss_column is None:
+            raise InputError(f"--loss-bound applies to a --loss-column only: the {args.loss} loss computed from the "
+                             f"labels is bounded by its definition ({table.loss_bound:g})")
+        bound = args.loss_bound
+        if not (math.isfinite(bound) and bound > 0):
+            raise InputError(f"--loss-bound must be a finite number > 0 (the largest loss a prediction can have), "
+                             f"got {bound:g}")
+        if worst > bound:
+            i = int(np.flatnonzero(table.loss == worst)[0])
+            raise InputError(f"{table.source}: loss {worst:g} in column {args.loss_column!r} at {table.where(i)} "
+                             f"exceeds --loss-bound {bound:g}: give the largest loss a prediction can have")
+        return float(bound)
+    if table.loss_bound is not None:
+        return float(table.loss_bound)
+    if worst == 0:
+        raise InputError(f"{table.source}: every loss in column {args.loss_column!r} is 0: pass --loss-bound B, the "
+                         "largest loss a prediction can have, to bound the selective risk")
+    log.warning("--loss-bound not given: the selective risk's interval takes %g, the largest loss in column %r, as the "
+                "largest loss a prediction can have; pass --loss-bound if a loss can be larger", worst,
+                args.loss_column)
+    return worst
+
+
+def _warn_target_units(target, loss_name):
+    """A risk target below 1 on the 0/100 loss is most likely a fraction typed for a percent."""
+    if target.kind == "risk" and loss_name == "zero_one" and 0 < target.value < 1:
+        log.warning("--target risk=%g on the 0/100 loss means %g %% (the loss is in percent): did you mean risk=%g "
+                    "(%g %%) rather than %g?", target.value, target.value, 100 * target.value, 100 * target.value,
+                    target.value)
+
+
+def _warn_report(report, target, C_grid):
+    """Warnings on what the report rows show: a missed target, a score worse than random, a tie over C."""
+    unit = report["risk_unit"]
+    point = report.get("report", {})
+    if target.kind == "risk" and point.get("selective_risk_ci", [None])[0] is not None:
+        low, high = point["selective_risk_ci"]
+        if low > target.value:
+            log.warning("the report rows miss --target %s: their selective risk %.4g [%.4g, %.4g] %s lies above %g "
+                        "beyond its 95 %% interval (risk at full coverage %.4g %s): the calibration rows' threshold "
+                        "does not hold on new rows; give more rows or a larger risk", target, point["selective_risk"],
+                        low, high, unit, target.value, report["risk_full_coverage_report"], unit)
+    elif target.kind == "coverage":
+        low, high = point["coverage_ci"]
+        if not low <= target.value <= high:
+            log.warning("the report rows miss --target %s: their coverage %.4g lies outside %g beyond its 95 %% "
+                        "interval [%.4g, %.4g]", target, point["coverage"], target.value, low, high)
+    elif "feasibility" in report and not report["feasibility"]["report_within_ci"]["all"]:
+        missed = [name for name, ok in report["feasibility"]["report_within_ci"].items() if name != "all" and not ok]
+        log.warning("the report rows miss --target %s beyond the 95 %% interval of %s (see report.md)", target,
+                    " and ".join(missed))
+    aurcs = report["aurc_report"]
+    if aurcs["learned_score"] is not None and aurcs["learned_score"] > aurcs["random_order"]:
+        log.warning("the learned score orders the report rows worse than random: AuRC %.4g %s against %.4g %s for a "
+                    "random order (lower is better); the score did not learn which predictions err: give more rows "
+                    "or other features", aurcs["learned_score"], unit, aurcs["random_order"], unit)
+    values = list(report["validation_aurc"].values())
+    if len(values) > 1 and np.ptp(values) <= 1e-12 * max(1.0, abs(values[0])):
+        log.warning("all %d values of --C (%s) tie at validation AuRC %.4g %s: C = %g was chosen by the tie-break "
+                    "(the largest, most regularised); the validation rows cannot tell them apart", len(values),
+                    ",".join(f"{c:g}" for c in C_grid), values[0], unit, report["C"])
+
+
 def run_select(args):
     try:
         target = parse_target(args.target)
     except ValueError as err:
         raise InputError(f"--{err}") from None
+    if args.pred_column != "none":
+        _check_pred_column(args.pred_column, "--pred-column")
     ood_column = _ood_column(args, target)
     C_grid = _parse_C_grid(args.C)
     _check_fractions(args)
@@ -91,6 +178,9 @@ def run_select(args):
     table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
                        loss_column=args.loss_column, loss=args.loss, feature_columns=features, ood_column=ood_column)
     n = table.X.shape[0]
+    loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
+    loss_bound = _loss_bound(args, table)
+    _warn_target_units(target, loss_name)
     id_loss = table.loss if table.is_ood is None else table.loss[~table.is_ood]
     if not id_loss.any():
         log.warning("%s: every loss is 0 (all %d predictions are correct): there is nothing to learn, the score "
@@ -121,22 +211,23 @@ def run_select(args):
     log.info("%s: C=%g chosen by validation AuRC %s", label, fit.C, fit.validation_aurc)
     log.info("selection function: threshold %.6g, acceptance probability %.4g at the threshold",
              fit.selection.threshold, fit.selection.accept_prob)
-    loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     split = {"seed": args.seed, "calibration_fraction": args.calibration_fraction,
              "report_fraction": args.report_fraction, "validation_fraction": args.validation_fraction}
     if table.is_ood is None:
         report = report_dict(fit, table.loss, target, score_name=args.score, loss_name=loss_name, C_grid=C_grid,
-                             split=split, versions=versions())
+                             split=split, versions=versions(), loss_bound=loss_bound)
         texts = (report_markdown(report), summary_line(report))
         figure = select_figure(fit, table.loss, report, label)
     else:
         report = ood_report_dict(fit, table.loss, table.is_ood, target, score_name=args.score, loss_name=loss_name,
-                                 C_grid=C_grid, split=split, versions=versions(), ood_column=ood_column)
+                                 C_grid=C_grid, split=split, versions=versions(), ood_column=ood_column,
+                                 loss_bound=loss_bound)
         texts = (ood_report_markdown(report), ood_summary_line(report))
         figure = ood_select_figure(fit, table.loss, table.is_ood, report, label)
+    _warn_report(report, target, C_grid)
     model = model_dict(feature_columns=table.feature_columns, classes=vocabulary, score=fit.score,
                        selection=fit.selection, target=target, loss_name=loss_name, versions=report["versions"],
-                       pred_column=args.pred_column, ood_column=ood_column)
+                       pred_column=args.pred_column, ood_column=ood_column, n_logits=table.n_logits)
     files = dict(zip(SELECT_OUTPUTS, (json_bytes(model), json_bytes(report), texts[0].encode(), figure_png(figure))))
     check_output_folder(args.out, SELECT_OUTPUTS, {"--data": args.data}, args.force)
     try:
@@ -155,6 +246,8 @@ def run_apply(args):
     inputs = {"--model": args.model, "--data": args.data}
     check_output_file(args.out, inputs, args.force)
     model, score, selection = load_model(args.model)
+    if model["pred_column"] != "none":
+        _check_pred_column(model["pred_column"], f"{args.model}: pred_column")
     table = load_table(args.data, pred_column=model["pred_column"], feature_columns=model["feature_columns"],
                        need_loss=False)
     ood_column = model["target"].get("ood_column")

@@ -12,7 +12,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..model import decide, read_model
+from ..model import _COEF_WARN, decide, read_model
 from ._errors import InputError, one_line
 from ._table import class_indices, out_of_range_message
 
@@ -44,9 +44,16 @@ def load_model(path):
         Not a file, not JSON, or any field invalid (:func:`rejectopt.model.read_model`), naming the field.
     """
     try:
-        return read_model(path)
+        model, score, selection = read_model(path)
     except ValueError as err:
         raise InputError(one_line(err)) from None
+    largest = float(np.abs(score.coef_).max()) if score.coef_.size else 0.0
+    if largest > _COEF_WARN:
+        c, j = np.unravel_index(int(np.abs(score.coef_).argmax()), score.coef_.shape)
+        log.warning("%s: score.coef[%d][%d] is %g: a learned weight is never this large (beyond %g, the score "
+                    "overflows on ordinary rows, which are then rejected); was the file edited?", path, c, j,
+                    score.coef_[c, j], _COEF_WARN)
+    return model, score, selection
 
 
 def apply_model(model, score, selection, table, unseen="error", extreme="reject", seed=0):
@@ -83,7 +90,22 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
     else:
         classes, unseen_mask = class_indices(table.pred_keys, vocabulary, table.source, table.is_csv,
                                              pred_column, unseen)
+    if model.get("n_logits") is not None and table.n_logits is not None and table.n_logits != model["n_logits"]:
+        raise InputError(f"{table.source}: the network's outputs have {table.n_logits} logits, the model was selected "
+                         f"on {model['n_logits']} (model.json n_logits): apply the model to outputs of the network it "
+                         "was selected on")
+    not_trained = ~score.class_seen_[classes] & ~unseen_mask
+    if not_trained.any():
+        first = int(np.flatnonzero(not_trained)[0])
+        log.warning("%d row(s) predict a class that no training row of the score predicted (model.json "
+                    "score.class_seen false; first: %s, value %r): they get the unseen-class uncertainty %g, the "
+                    "largest training uncertainty", int(not_trained.sum()), table.where(first),
+                    table.pred_keys[first] if table.pred_keys is not None else None, score.unseen_class_score_)
     decisions = decide(score, selection, table.X, classes, unseen=unseen_mask, seed=seed)
+    if decisions.overflow.any():
+        log.warning("%d of %d row(s) rejected because the score overflowed on them (largest |score.coef| in the model "
+                    "file: %g): the model rejects what it cannot score; re-run select if the file was edited",
+                    int(decisions.overflow.sum()), n, float(np.abs(score.coef_).max()))
     extreme_mask = decisions.out_of_range
     if decisions.first_out_of_range is not None:
         first = decisions.first_out_of_range

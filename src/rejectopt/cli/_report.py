@@ -18,13 +18,26 @@ from ..selective import empirical_risk_coverage, operating_point
 from ..targets import _OOD_TARGET_KINDS, _describe_attainable, _ood_operating_point, _target_from_dict
 
 __all__ = ["figure_png", "json_bytes", "ood_report_dict", "ood_report_markdown", "ood_summary_line", "report_dict",
-           "report_markdown", "summary_line", "versions"]
+           "report_markdown", "risk_unit", "summary_line", "versions"]
 
 
 def versions():
     """Versions of rejectopt, Python and the numerical libraries (recorded in the outputs)."""
     return {"rejectopt": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "scipy": scipy.__version__, "scikit-learn": sklearn.__version__}
+
+
+def risk_unit(loss_name):
+    """The unit every printed risk carries: ``%`` for the 0/100 loss, ``MAE`` for the ordinal loss, else the column's.
+
+    Risk is in the loss's units while coverage is a fraction: a printed risk without its unit
+    is read on the wrong scale (0.02 taken for 2 %).
+    """
+    if loss_name == "zero_one":
+        return "%"
+    if loss_name == "mae":
+        return "MAE"
+    return f"(units of {loss_name})"
 
 
 def _none_if_nan(value):
@@ -43,10 +56,12 @@ def _point_dict(point):
     }
 
 
-def _fit_entries(fit, score_name, loss_name, C_grid, split):
+def _fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound):
     """The entries of ``report.json`` on what was fitted, in the file's order (both kinds of target)."""
     return {
         "loss": loss_name,
+        "loss_bound": float(loss_bound),
+        "risk_unit": risk_unit(loss_name),
         "score": score_name,
         "C": fit.C,
         "C_grid": [float(c) for c in C_grid],
@@ -63,18 +78,22 @@ def _rows(parts, total):
             "report": int(parts["report"].size)}
 
 
-def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, versions):
-    """The content of ``report.json`` for a :class:`rejectopt.fitting.SelectiveFit` on ``loss``."""
+def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, versions, loss_bound):
+    """The content of ``report.json`` for a :class:`rejectopt.fitting.SelectiveFit` on ``loss``.
+
+    ``loss_bound``: the largest loss a prediction can have (100 for the 0/100 loss), the
+    scale of the selective risk's interval (:func:`rejectopt.stats.selective_risk_interval`).
+    """
     parts, s, selection = fit.parts, fit.uncertainty, fit.selection
     cal, rep = parts["calibration"], parts["report"]
     loss_rep, s_rep = loss[rep], s[rep]
     calibration_risk, calibration_coverage = empirical_risk_coverage(loss[cal], s[cal], selection)
     return {
         "target": {"kind": target.kind, "value": target.value},
-        **_fit_entries(fit, score_name, loss_name, C_grid, split),
+        **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound),
         "rows": _rows(parts, s.size),
         "calibration": {"coverage": calibration_coverage, "selective_risk": _none_if_nan(calibration_risk)},
-        "report": _point_dict(operating_point(loss_rep, s_rep, selection)),
+        "report": _point_dict(operating_point(loss_rep, s_rep, selection, loss_bound=loss_bound)),
         "aurc_report": {"learned_score": aurc(loss_rep, s_rep), "random_order": float(loss_rep.mean()),
                         "oracle": aurc(loss_rep, loss_rep)},
         "risk_full_coverage_report": float(loss_rep.mean()),
@@ -89,7 +108,7 @@ def fmt(value, digits=4):
 def report_markdown(report):
     """The human-readable ``report.md``."""
     point, rows, aurcs = report["report"], report["rows"], report["aurc_report"]
-    sel = report["selection"]
+    sel, unit = report["selection"], report["risk_unit"]
     lines = [
         "# Selective prediction report",
         "",
@@ -110,14 +129,14 @@ def report_markdown(report):
         "|---|---|---|---|",
         f"| coverage | {fmt(point['coverage'])} | [{fmt(point['coverage_ci'][0])}, {fmt(point['coverage_ci'][1])}] "
         f"| {point['coverage_ci_method']} |",
-        f"| selective risk | {fmt(point['selective_risk'])} | [{fmt(point['selective_risk_ci'][0])}, "
+        f"| selective risk ({unit}) | {fmt(point['selective_risk'])} | [{fmt(point['selective_risk_ci'][0])}, "
         f"{fmt(point['selective_risk_ci'][1])}] | {point['selective_risk_ci_method']} |",
-        f"| risk at full coverage | {fmt(report['risk_full_coverage_report'])} | | |",
+        f"| risk at full coverage ({unit}) | {fmt(report['risk_full_coverage_report'])} | | |",
         "",
         f"On the calibration rows: coverage {fmt(report['calibration']['coverage'])}, selective risk "
-        f"{fmt(report['calibration']['selective_risk'])}.",
+        f"{fmt(report['calibration']['selective_risk'])} {unit}.",
         "",
-        "AuRC on the report rows (lower is better): "
+        f"AuRC on the report rows (lower is better, {unit}): "
         f"learned score {fmt(aurcs['learned_score'])}, random order {fmt(aurcs['random_order'])}, "
         f"oracle {fmt(aurcs['oracle'])}.",
         "",
@@ -132,7 +151,7 @@ def summary_line(report):
     point = report["report"]
     return (f"report rows: coverage {fmt(point['coverage'])} [{fmt(point['coverage_ci'][0])}, "
             f"{fmt(point['coverage_ci'][1])}], selective risk {fmt(point['selective_risk'])} "
-            f"[{fmt(point['selective_risk_ci'][0])}, {fmt(point['selective_risk_ci'][1])}]")
+            f"[{fmt(point['selective_risk_ci'][0])}, {fmt(point['selective_risk_ci'][1])}] {report['risk_unit']}")
 
 
 def json_bytes(obj):
@@ -159,9 +178,9 @@ def is_ood_report(report):
     return report["target"]["kind"] in _OOD_TARGET_KINDS
 
 
-def _ood_point(loss, is_ood, prob):
+def _ood_point(loss, is_ood, prob, loss_bound):
     """:func:`rejectopt.targets._ood_operating_point` with JSON's null for an undefined value."""
-    point = _ood_operating_point(loss, is_ood, prob)
+    point = _ood_operating_point(loss, is_ood, prob, loss_bound=loss_bound)
     for name in ("precision", "selective_risk"):
         point[name] = _none_if_nan(point[name])
         point[f"{name}_ci"] = [_none_if_nan(v) for v in point[f"{name}_ci"]]
@@ -186,7 +205,8 @@ def _feasibility(target, point):
     return out
 
 
-def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid, split, versions, ood_column):
+def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid, split, versions, ood_column,
+                    loss_bound):
     """The content of ``report.json`` for an OOD target (:class:`rejectopt.targets.OODTarget`).
 
     On the calibration rows (where the selection function was fitted) and on the held-out
@@ -198,15 +218,15 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
     parts, s, selection = fit.parts, fit.uncertainty, fit.selection
     cal, rep = parts["calibration"], parts["report"]
     ood_cal, ood_rep = is_ood[cal], is_ood[rep]
-    calibration = _ood_point(loss[cal], ood_cal, selection.acceptance_probability(s[cal]))
+    calibration = _ood_point(loss[cal], ood_cal, selection.acceptance_probability(s[cal]), loss_bound)
     calibration = {k: v for k, v in calibration.items() if not k.endswith(("_ci", "_ci_method"))}
-    point = _ood_point(loss[rep], ood_rep, selection.acceptance_probability(s[rep]))
+    point = _ood_point(loss[rep], ood_rep, selection.acceptance_probability(s[rep]), loss_bound)
     loss_id, s_id = loss[rep][~ood_rep], s[rep][~ood_rep]
     on_report = _feasibility(target, point)
     return {
         "target": {"kind": target.kind, "value": target.as_dict()},
         "ood_column": ood_column,
-        **_fit_entries(fit, score_name, loss_name, C_grid, split),
+        **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound),
         "rows": {**_rows(parts, s.size),
                  "ood": {"total": int(is_ood.sum()), "calibration": int(ood_cal.sum()), "report": int(ood_rep.sum())}},
         "calibration": calibration,
@@ -274,9 +294,10 @@ def ood_report_markdown(report):
     lines += [
         f"| coverage (share of all rows accepted) | {fmt(point['coverage'])} | {_interval(point, 'coverage')} | "
         f"{point['coverage_ci_method']} |",
-        f"| selective risk of the accepted ID rows | {fmt(point['selective_risk'])} | "
+        f"| selective risk of the accepted ID rows ({report['risk_unit']}) | {fmt(point['selective_risk'])} | "
         f"{_interval(point, 'selective_risk')} | {point['selective_risk_ci_method']} |",
-        f"| risk of the ID rows at full coverage | {fmt(report['risk_full_coverage_report'])} | | |",
+        f"| risk of the ID rows at full coverage ({report['risk_unit']}) | {fmt(report['risk_full_coverage_report'])} "
+        "| | |",
         "",
         "Feasibility (each bound on the calibration rows, where the rule was fitted, and on the report rows):",
         "",
@@ -291,10 +312,11 @@ def ood_report_markdown(report):
     lines += [
         "",
         f"On the calibration rows {_describe_attainable(target, report['attainable_calibration'])}; coverage "
-        f"{fmt(cal['coverage'])}, selective risk of the accepted ID rows {fmt(cal['selective_risk'])}.",
+        f"{fmt(cal['coverage'])}, selective risk of the accepted ID rows {fmt(cal['selective_risk'])} "
+        f"{report['risk_unit']}.",
         "",
         f"Separation of ID and OOD report rows by the score: AUROC {fmt(report['auroc_report'])} (0.5 = none). "
-        f"AuRC on the ID report rows (lower is better): learned score {fmt(aurcs['learned_score'])}, random order "
+        f"AuRC on the ID report rows (lower is better, {report['risk_unit']}): learned score {fmt(aurcs['learned_score'])}, random order "
         f"{fmt(aurcs['random_order'])}, oracle {fmt(aurcs['oracle'])}.",
         "",
         "![ROC and RC curves](rc_curve.png)",
@@ -314,5 +336,6 @@ def ood_summary_line(report):
     within = report["feasibility"]["report_within_ci"]["all"]
     verdict = "met" if met else ("not met, within sampling error" if within else "NOT met")
     return (f"report rows: {rates}, coverage {fmt(point['coverage'])} {_interval(point, 'coverage')}, selective risk "
-            f"of accepted ID rows {fmt(point['selective_risk'])} {_interval(point, 'selective_risk')}; target "
+            f"of accepted ID rows {fmt(point['selective_risk'])} {_interval(point, 'selective_risk')} "
+            f"{report['risk_unit']}; target "
             f"{target} {verdict}")

@@ -42,7 +42,8 @@ def select_figure(fit, loss, report, score_label):
     loss_rep, s_rep = loss[rep], fit.uncertainty[rep]
     unit = f"{report['loss']}{', %' if report['loss'] == 'zero_one' else ''}"
     target = report["target"]
-    return rc_figure(loss_rep, s_rep, score_label=score_label, point=operating_point(loss_rep, s_rep, fit.selection),
+    return rc_figure(loss_rep, s_rep, score_label=score_label, point=operating_point(loss_rep, s_rep, fit.selection,
+                                                                            loss_bound=report["loss_bound"]),
                      point_label=f"chosen point ({target['kind']}={target['value']:g})", risk_label=unit,
                      title=f"report rows (n={report['rows']['report']})")
 
