@@ -243,3 +243,69 @@ def test_fd_shifts_legacy_scores_a_single_wrong_prediction_zero_as_fd_shifts_doe
     assert aurc([1], [0], convention="fd-shifts-legacy") == 0.0
     single = next(c for c in GOLDEN["cases"] if len(c["loss"]) == 1 and c["loss"][0] == 1.0)
     assert single["values"]["fd-shifts-legacy"]["aurc"] == 0.0  # the library's own value
+
+
+# --------------------------------------------------------------------------------------------
+# Partial areas: fd-shifts' evaluate_auc(cov_min, cov_max), values made by its re-typed code
+# --------------------------------------------------------------------------------------------
+PARTIAL = json.loads((Path(__file__).parent / "data" / "metric_partial_area_golden.json").read_text())
+
+
+def test_partial_areas_equal_fd_shifts_own_values():
+    checked, wrong = 0, []
+    for case in PARTIAL["cases"]:
+        loss, uncertainty = np.asarray(case["loss"]), np.asarray(case["uncertainty"])
+        for value in case["values"]:
+            for metric, function in (("aurc", aurc), ("augrc", augrc)):
+                got = function(loss, uncertainty, convention="fd-shifts", coverage_range=tuple(value["range"]))
+                checked += 1
+                if not _same(got, value[metric]):
+                    wrong.append((case["id"], metric, value["range"], got, value[metric]))
+    assert checked > 3000
+    assert not wrong, wrong[:5]
+    assert PARTIAL["provenance"]["re-typed"]["repo"] == "IML-DKFZ/fd-shifts"
+    # fd-shifts itself refuses a partial AUGRC on every range but [0, 1]
+    refusals = {tuple(v["range"]): v["fd_shifts_augrc"] for c in PARTIAL["cases"] for v in c["values"]}
+    assert refusals[(0.0, 1.0)] is None and refusals[(0.0, 0.5)] == "NotImplementedError"
+
+
+def test_the_golden_partial_ranges_reach_every_branch_of_fd_shifts_code():
+    ranges = [tuple(v["range"]) for c in PARTIAL["cases"] for v in c["values"]]
+    assert {(0.0, 1.0), (0.0, 0.5), (0.5, 1.0), (0.2, 0.8)} <= set(ranges)
+    # ends inside one segment (fd-shifts' single-segment branch) and ends on the curve's points
+    inside = sum(1 for c in PARTIAL["cases"] if len(c["values"]) == 9)
+    assert inside > 100
+
+
+def _hyperbola_integral(loss, uncertainty, low, high, steps=200_001):
+    """Midpoint-rule integral of the selective risk with the accepted loss linear between tie-group ends."""
+    order = np.argsort(uncertainty, kind="stable")
+    u, l = np.asarray(uncertainty)[order], np.asarray(loss, dtype=float)[order]
+    n = len(l)
+    ends = [0] + [k for k in range(1, n + 1) if k == n or u[k] != u[k - 1]]
+    sums = np.concatenate(([0.0], np.cumsum(l)))[ends]
+    x = low * n + (np.arange(steps) + 0.5) * (high - low) * n / steps
+    return float(np.mean(np.interp(x, ends, sums) / x) * (high - low))
+
+
+def test_fd_shifts_partial_aurc_is_the_integral_of_its_curve_but_inside_one_segment():
+    # four-sample: confidences 0.9, 0.8, 0.7, 0.1 -> uncertainties, errors at 0.8 and 0.1; points at 1/4 .. 1
+    loss, uncertainty = [0, 1, 0, 1], [-0.9, -0.8, -0.7, -0.1]
+    for low, high in ((0.0, 1.0), (0.2, 0.8), (0.25, 0.75), (0.1, 0.2)):
+        assert aurc(loss, uncertainty, convention="fd-shifts", coverage_range=(low, high)) == pytest.approx(
+            _hyperbola_integral(loss, uncertainty, low, high), abs=1e-9)
+    # both ends inside (1/2, 3/4): fd-shifts' single-segment formula is not that integral (its value kept)
+    fd = aurc(loss, uncertainty, convention="fd-shifts", coverage_range=(0.5625, 0.6875))
+    golden = next(v["aurc"] for v in PARTIAL["cases"][0]["values"] if v["range"] == [0.5625, 0.6875])
+    assert fd == pytest.approx(golden, rel=1e-12)
+    assert abs(fd - _hyperbola_integral(loss, uncertainty, 0.5625, 0.6875)) > 0.05
+
+
+def test_partial_areas_refuse_conventions_without_one_and_bad_ranges():
+    with pytest.raises(ValueError, match="coverage_range is defined for the conventions 'paper' and 'fd-shifts'"):
+        aurc([0, 1], [0, 1], convention="torch-uncertainty", coverage_range=(0, 0.5))
+    with pytest.raises(ValueError, match="convention 'mapie'.*does not define augrc"):
+        augrc([0, 1], [0, 1], convention="mapie", coverage_range=(0, 0.5))
+    for bad in ((0.5, 0.5), (-0.1, 0.5), (0.2, 1.5), (0.5,), "ab", 0.5):
+        with pytest.raises(ValueError, match="coverage_range"):
+            aurc([0, 1], [0, 1], coverage_range=bad)

@@ -24,6 +24,7 @@ from rejectopt.metrics import (
     sele_loss,
 )
 from rejectopt.selective import empirical_risk_coverage, fit_bounded_abstention, fit_bounded_improvement
+from rejectopt.stats import _clopper_pearson
 
 
 # --------------------------------------------------------------------------------------------
@@ -405,3 +406,249 @@ def test_risk_at_coverage_rejects_bad_coverage(value):
 def test_coverage_at_risk_rejects_bad_risk(value):
     with pytest.raises(ValueError, match="risk must be a finite number >= 0"):
         coverage_at_risk([0.0, 1.0], [0.1, 0.2], value)
+
+
+# --------------------------------------------------------------------------------------------
+# Partial areas in the paper's convention
+# --------------------------------------------------------------------------------------------
+def _step_area(loss, uncertainty, low, high, ties="index"):
+    """Integral over [low, high] of the step curve c -> L(ceil(cn)) / ceil(cn), by the midpoint rule."""
+    n = len(loss)
+    order = sorted(range(n), key=lambda i: (uncertainty[i], i))
+    sorted_loss = [loss[i] for i in order]
+    if ties == "average":  # each loss replaced by its tie group's mean
+        sorted_loss = []
+        for _, group in itertools.groupby(order, key=lambda i: uncertainty[i]):
+            members = list(group)
+            sorted_loss += [float(np.mean([loss[i] for i in members]))] * len(members)
+    risk = np.cumsum(sorted_loss) / np.arange(1, n + 1)
+    grid = np.linspace(low, high, 400_001)[:-1] + (high - low) / 800_000  # midpoints
+    return float(np.mean(risk[np.ceil(grid * n).astype(int) - 1]) * (high - low))
+
+
+def test_paper_partial_aurc_integrates_the_step_curve_of_eq_27():
+    rng = np.random.default_rng(4)
+    loss, uncertainty = rng.integers(0, 3, 23).astype(float), rng.integers(0, 6, 23).astype(float)
+    for ties in ("index", "average"):
+        assert aurc(loss, uncertainty, ties=ties, coverage_range=(0, 1)) == pytest.approx(
+            aurc(loss, uncertainty, ties=ties), rel=1e-13)
+        for low, high in ((0.0, 0.5), (0.13, 0.71), (0.5, 1.0), (0.3, 0.31)):
+            assert aurc(loss, uncertainty, ties=ties, coverage_range=(low, high)) == pytest.approx(
+                _step_area(loss, uncertainty, low, high, ties), abs=1e-5)
+    # by hand: risks 0, 1/2, 2/3 on (0, 1/3], (1/3, 2/3], (2/3, 1]; [1/2, 1] holds 1/6 of 1/2 and 1/3 of 2/3
+    assert aurc([0, 1, 1], [1, 2, 3], coverage_range=(0.5, 1)) == pytest.approx(1 / 12 + 2 / 9, rel=1e-12)
+    # additive over adjacent ranges
+    parts = [aurc(loss, uncertainty, coverage_range=r) for r in ((0, 0.4), (0.4, 0.9), (0.9, 1))]
+    assert sum(parts) == pytest.approx(aurc(loss, uncertainty), rel=1e-12)
+
+
+def test_paper_partial_augrc_is_the_trapezoid_on_the_sub_range():
+    rng = np.random.default_rng(6)
+    loss, uncertainty = rng.random(31), np.round(rng.random(31), 1)
+    assert augrc(loss, uncertainty, coverage_range=(0, 1)) == pytest.approx(augrc(loss, uncertainty), rel=1e-13)
+    parts = [augrc(loss, uncertainty, coverage_range=r) for r in ((0, 0.25), (0.25, 0.6), (0.6, 1))]
+    assert sum(parts) == pytest.approx(augrc(loss, uncertainty), rel=1e-12)
+    assert augrc(loss, uncertainty, coverage_range=(0.2, 0.7)) == pytest.approx(
+        augrc(loss, uncertainty, convention="fd-shifts", coverage_range=(0.2, 0.7)), rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# Group-conditional metrics and the report
+# --------------------------------------------------------------------------------------------
+def test_groups_give_each_groups_own_metric():
+    rng = np.random.default_rng(8)
+    loss, uncertainty = 100.0 * (rng.random(90) < 0.3), np.round(rng.random(90), 2)
+    groups = rng.choice(["x", "y", "z"], 90)
+    for function, kwargs in ((aurc, {}), (augrc, {}), (eaurc, {}), (eaugrc, {}), (aurc, {"ties": "average"}),
+                             (aurc, {"coverage_range": (0, 0.5)}), (risk_at_coverage, {"coverage": 0.6}),
+                             (coverage_at_risk, {"risk": 20.0}), (aurc, {"convention": "fd-shifts"})):
+        got = function(loss, uncertainty, groups=groups, **kwargs)
+        assert list(got) == ["x", "y", "z"]
+        for label in got:
+            rows = groups == label
+            assert got[label] == function(loss[rows], uncertainty[rows], **kwargs)
+    curves = rc_curve(loss, uncertainty, groups=groups)
+    assert np.array_equal(curves["y"][1], rc_curve(loss[groups == "y"], uncertainty[groups == "y"])[1])
+    assert aurc([0, 1, 0, 1], [1, 2, 3, 4], groups=np.array([2, 2, 1, 1])) == {1: 0.25, 2: 0.25}
+
+
+def test_groups_are_refused_when_they_do_not_label_every_row():
+    with pytest.raises(ValueError, match="groups must hold one label per row: 3 rows, got shape \\(2,\\)"):
+        aurc([0, 1, 0], [1, 2, 3], groups=["a", "b"])
+    with pytest.raises(ValueError, match="missing label \\(None or NaN\\) at row 1"):
+        aurc([0, 1, 0], [1, 2, 3], groups=["a", None, "b"])
+    with pytest.raises(ValueError, match="missing label.*at row 2"):
+        augrc([0, 1, 0], [1, 2, 3], groups=[1.0, 2.0, np.nan])
+    with pytest.raises(ValueError, match="cannot be sorted together"):
+        aurc([0, 1, 0], [1, 2, 3], groups=np.array(["a", 1, 2], dtype=object))
+    with pytest.raises(TypeError, match="groups must be an array-like"):
+        aurc([0, 1, 0], [1, 2, 3], groups="abc")
+
+
+def test_selective_report_by_hand():
+    loss = [0, 100, 0, 0, 100, 100, 0]
+    uncertainty = [0.1, 0.8, 0.2, 0.3, 0.9, 0.4, 0.5]
+    groups = ["a", "a", "a", "b", "b", "b", "b"]
+    report = metrics.selective_report(loss, uncertainty, groups, selection=0.4)
+    assert report["group"].tolist() == ["a", "b", "(all)"]
+    assert report["n"].tolist() == [3, 4, 7]
+    assert report["coverage"].tolist() == pytest.approx([2 / 3, 2 / 4, 4 / 7])
+    assert report["selective_risk"].tolist() == pytest.approx([0.0, 50.0, 25.0])
+    assert report["worst"].tolist() == [False, True, False]
+    assert report["aurc"].tolist() == [aurc(loss[:3], uncertainty[:3]), aurc(loss[3:], uncertainty[3:]),
+                                       aurc(loss, uncertainty)]
+    assert report["augrc"].iloc[1] == augrc(loss[3:], uncertainty[3:])
+    full = metrics.selective_report(loss, uncertainty)  # no groups, every row accepted
+    assert full["group"].tolist() == ["(all)"] and full["coverage"].tolist() == [1.0]
+    assert full["selective_risk"].iloc[0] == pytest.approx(300 / 7) and not full["worst"].any()
+
+
+def test_selective_report_takes_a_fitted_selective_classifier_on_real_data():
+    from sklearn.datasets import load_wine
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from rejectopt import SelectiveClassifier
+    from rejectopt.selective import SelectionFunction
+
+    X, y = load_wine(return_X_y=True)
+    model = SelectiveClassifier(make_pipeline(StandardScaler(), LogisticRegression()), target="coverage", value=0.8,
+                                C_grid=(1.0,), random_state=0).fit(X[::2], y[::2])
+    X_test, y_test = X[1::2], y[1::2]
+    uncertainty = model.predict_uncertainty(X_test)
+    loss = 100.0 * (model.estimator_.predict(X_test) != y_test)
+    groups = np.where(X_test[:, 0] > np.median(X_test[:, 0]), "high alcohol", "low alcohol")
+    report = metrics.selective_report(loss, uncertainty, groups, selection=model, confidence=0.9)
+    prob = model.selection_.acceptance_probability(uncertainty)
+    assert report["coverage"].iloc[-1] == pytest.approx(prob.mean())
+    same = metrics.selective_report(loss, uncertainty, groups,
+                                    selection=SelectionFunction(model.selection_.threshold, model.selection_.accept_prob),
+                                    confidence=0.9)
+    assert report.equals(same)
+    assert (report["risk_low"] <= report["selective_risk"]).all() and (report["selective_risk"] <= report["risk_high"]).all()
+
+
+# --------------------------------------------------------------------------------------------
+# Confidence bands of the RC curve, intervals of its read-outs, paired comparison
+# --------------------------------------------------------------------------------------------
+def _population(rng, reps, n, binary=True):
+    """s ~ U(0, 1); loss with mean p(s) = 0.05 + 0.4 s, so R(t) = E[loss | s <= t] = 0.05 + 0.2 t."""
+    s = rng.random((reps, n))
+    p = 0.05 + 0.4 * s
+    loss = (rng.random((reps, n)) < p).astype(float) if binary else p * 2.0 * rng.random((reps, n))
+    return s, loss, 0.05 + 0.2 * np.sort(s, axis=1)  # the truth at every k (sorted scores)
+
+
+def test_band_known_answer_clopper_pearson_and_bernstein():
+    band = metrics.risk_coverage_band([0, 0, 100, 0, 100], [1, 2, 3, 3, 4], confidence=0.9)
+    assert band.coverage.tolist() == [0.2, 0.4, 0.8, 1.0] and band["risk"].tolist() == [0.0, 0.0, 25.0, 40.0]
+    from scipy.stats import beta  # the exact binomial interval, from its definition
+    assert band.lower[2] == pytest.approx(100 * beta.ppf(0.05, 1, 4), rel=1e-12)
+    assert band.upper[2] == pytest.approx(100 * beta.ppf(0.95, 2, 3), rel=1e-12)
+    assert band.lower[0] == 0.0 and band.upper[0] == pytest.approx(100 * (1 - 0.05 ** (1 / 1)), rel=1e-12)
+    assert set(band.keys()) >= {"coverage", "risk", "lower", "upper"} and band["method"].startswith("Clopper")
+    together = metrics.risk_coverage_band([0, 0, 100, 0, 100], [1, 2, 3, 3, 4], confidence=0.9, simultaneous=True)
+    assert together.upper[2] == pytest.approx(100 * beta.ppf(1 - 0.1 / 8, 2, 3), rel=1e-12)  # Bonferroni, m = 4
+    assert "Bonferroni over 4 coverages" in together.method
+    # bounded losses: Maurer & Pontil, each side at alpha / 2: sqrt(2 V ln(4/a) / k) + 7 ln(4/a) / (3 (k - 1))
+    loss = np.array([0.0, 1.0, 0.5, 2.0, 1.5, 0.0, 0.5, 1.0])
+    band = metrics.risk_coverage_band(loss, np.arange(8), loss_bound=2.0)
+    z = loss / 2.0
+    half = math.sqrt(2 * np.var(z, ddof=1) * math.log(4 / 0.05) / 8) + 7 * math.log(4 / 0.05) / 21
+    assert band.lower[-1] == pytest.approx(2 * max(0.0, z.mean() - half)) and "empirical Bernstein" in band.method
+    assert band.upper[-1] == pytest.approx(2 * min(1.0, z.mean() + half))
+
+
+def test_band_needs_the_loss_bound_from_the_losss_definition():
+    with pytest.raises(ValueError, match="loss_bound is needed.*100 for the 0/100 loss.*without errors"):
+        metrics.risk_coverage_band([0, 0, 0], [1, 2, 3])  # no error: the bound cannot be read off
+    assert metrics.risk_coverage_band([0, 0, 0], [1, 2, 3], loss_bound=100).upper[-1] == pytest.approx(
+        100 * (1 - 0.025 ** (1 / 3)))
+    with pytest.raises(ValueError, match="loss_bound=1.0 is below the largest loss 2.0"):
+        metrics.risk_coverage_band([0, 2], [1, 2], loss_bound=1)
+    with pytest.raises(ValueError, match="confidence must lie in \\(0, 1\\)"):
+        metrics.risk_coverage_band([0, 1], [1, 2], confidence=95)
+    with pytest.raises(ValueError, match="simultaneous must be True or False"):
+        metrics.risk_coverage_band([0, 1], [1, 2], simultaneous="yes")
+
+
+def test_pointwise_band_covers_the_selective_risk_at_its_nominal_level():
+    rng = np.random.default_rng(1)
+    reps, n, k = 400, 200, 99  # the point at coverage 1/2
+    s, loss, truth = _population(rng, reps, n)
+    covered = np.array([(lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(l, u))
+                        for l, u, t in zip(loss, s, truth)])
+    assert covered.mean() >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+    # the same band, read over the whole curve, does not hold everywhere at once: the simultaneous one does
+    whole = [np.all((b.lower <= t) & (t <= b.upper)) for b, t in
+             ((metrics.risk_coverage_band(l, u), t) for l, u, t in zip(loss[:100], s[:100], truth[:100]))]
+    assert np.mean(whole) < 0.8
+
+
+def test_simultaneous_band_covers_the_whole_curve_at_its_nominal_level():
+    rng = np.random.default_rng(2)
+    reps, n = 300, 200
+    s, loss, truth = _population(rng, reps, n)
+    whole = [np.all((b.lower <= t) & (t <= b.upper)) for b, t in
+             ((metrics.risk_coverage_band(l, u, simultaneous=True), t) for l, u, t in zip(loss, s, truth))]
+    assert np.mean(whole) >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+    s, loss, truth = _population(rng, 200, n, binary=False)  # graded losses: empirical Bernstein
+    whole = [np.all((b.lower <= t) & (t <= b.upper)) for b, t in
+             ((metrics.risk_coverage_band(l, u, simultaneous=True, loss_bound=1.0), t)
+              for l, u, t in zip(loss, s, truth))]
+    assert np.mean(whole) >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / 200)
+
+
+def test_intervals_of_risk_at_coverage_and_coverage_at_risk():
+    loss, uncertainty = [0, 0, 100, 0, 100, 0], [1, 2, 3, 3, 4, 5]
+    risk, ci = risk_at_coverage(loss, uncertainty, 0.5, confidence=0.9)
+    assert risk == risk_at_coverage(loss, uncertainty, 0.5) == pytest.approx(50 / 3)  # half of the tie (100, 0)
+    low, high = _clopper_pearson(0.5, 3.0, 0.1)  # fractional count: 0.5 errors among 3 accepted
+    assert ci == ConfidenceInterval(pytest.approx(100 * float(low)), pytest.approx(100 * float(high)))
+    coverage, ci = coverage_at_risk(loss, uncertainty, 30.0, confidence=0.9)
+    assert coverage == coverage_at_risk(loss, uncertainty, 30.0)
+    band = metrics.risk_coverage_band(loss, uncertainty, confidence=0.9, simultaneous=True)
+    assert ci.low == max([c for c, u in zip(band.coverage, band.upper) if u <= 30.0], default=0.0)
+    assert ci.low <= coverage <= ci.high
+    by_group = risk_at_coverage(loss, uncertainty, 0.5, groups=[0, 0, 0, 1, 1, 1], confidence=0.9)
+    assert by_group[1][0] == pytest.approx(50 / 1.5)  # 1.5 of (0, 100, 0) accepted
+    with pytest.raises(ValueError, match="confidence is computed for the convention 'paper' only"):
+        risk_at_coverage(loss, uncertainty, 0.5, confidence=0.9, convention="fd-shifts")
+
+
+def test_compare_scores_known_answers():
+    rng = np.random.default_rng(0)
+    risk = rng.random(120)
+    loss = 100.0 * (rng.random(120) < risk)
+    a, b = risk + rng.normal(0, 0.2, 120), rng.random(120)
+    result = metrics.compare_scores(loss, a, b, n_resamples=300, random_state=3)
+    assert result.difference == aurc(loss, a) - aurc(loss, b) == result["difference"]
+    slow = metrics.compare_scores(loss, a, b, metric=lambda l, u: aurc(l, u), n_resamples=300, random_state=3)
+    assert slow.ci == pytest.approx(result.ci, rel=1e-12) and slow.p_value == result.p_value  # same resamples
+    same = metrics.compare_scores(loss, a, a, n_resamples=50)
+    assert same.difference == 0.0 and same.ci == (0.0, 0.0) and same.p_value == 1.0
+    assert "paired percentile bootstrap" in result.method and result.metric == "aurc"
+    flipped = metrics.compare_scores(loss, b, a, metric="augrc", n_resamples=300, random_state=3)
+    assert flipped.difference == pytest.approx(augrc(loss, b) - augrc(loss, a))
+    with pytest.raises(ValueError, match="same length"):
+        metrics.compare_scores(loss, a, b[:-1])
+    with pytest.raises(ValueError, match="n_resamples must be an integer >= 1"):
+        metrics.compare_scores(loss, a, b, n_resamples=0)
+
+
+def test_compare_scores_holds_its_level_under_the_null():
+    # two exchangeable noisy copies of the same risk: equal population AuRC, so "no difference" is true
+    rng = np.random.default_rng(3)
+    reps, n = 200, 200
+    rejected, covered = 0, 0
+    for r in range(reps):
+        risk = rng.random(n)
+        loss = (rng.random(n) < 0.1 + 0.5 * risk).astype(float)
+        result = metrics.compare_scores(loss, risk + rng.normal(0, 0.3, n), risk + rng.normal(0, 0.3, n),
+                                        n_resamples=300, random_state=r)
+        rejected += result.p_value < 0.05
+        covered += result.ci.low <= 0.0 <= result.ci.high
+    tolerance = 3 * math.sqrt(0.05 * 0.95 / reps)
+    assert rejected / reps <= 0.05 + tolerance
+    assert covered / reps >= 0.95 - tolerance

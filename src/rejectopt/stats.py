@@ -491,3 +491,37 @@ def selective_risk_interval(loss: Any, accept_prob: Any, confidence: float = 0.9
     variance = float(accept_prob @ (loss - mean) ** 2) / max(accepted - 1.0, 1.0)
     low, high = _normal_interval(mean, variance, accepted, confidence)
     return (max(0.0, low), min(high, bound)), f"normal approximation ({confidence:.0%}) on the accepted rows"
+
+
+# --------------------------------------------------------------------------------------------
+# Vectorised intervals of a mean of bounded losses (the risk-coverage bands of rejectopt.metrics)
+# --------------------------------------------------------------------------------------------
+def _clopper_pearson(errors: Any, trials: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson interval of ``errors / trials`` at level ``1 - alpha``, elementwise.
+
+    The exact binomial interval (Clopper & Pearson 1934), through the beta quantiles
+    ``B(alpha/2; x, k - x + 1)`` and ``B(1 - alpha/2; x + 1, k - x)``; 0 and 1 at the ends.
+    Fractional counts (an expected count under randomised acceptance) use the same formula.
+    """
+    x, k = np.broadcast_arrays(np.asarray(errors, dtype=float), np.asarray(trials, dtype=float))
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=float), x.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(x > 0, _sps.beta.ppf(alpha / 2, np.maximum(x, 1e-300), k - x + 1), 0.0)
+        high = np.where(x < k, _sps.beta.isf(alpha / 2, x + 1, np.maximum(k - x, 1e-300)), 1.0)
+    return np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=1.0)
+
+
+def _empirical_bernstein(mean: Any, variance: Any, trials: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical Bernstein interval of the mean of ``trials`` i.i.d. values in [0, 1], level ``1 - alpha``.
+
+    Maurer & Pontil (2009), Theorem 4: with probability ``1 - d`` the mean is within
+    ``sqrt(2 V ln(2/d) / k) + 7 ln(2/d) / (3 (k - 1))`` of the sample mean (``V`` the unbiased
+    sample variance); each side at ``d = alpha / 2``. Valid at every ``k`` for any
+    distribution on [0, 1], so conservative; clipped to [0, 1] (``k < 2``: [0, 1]).
+    """
+    mean, variance, k = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (mean, variance, trials)))
+    log_term = np.log(4.0 / np.broadcast_to(np.asarray(alpha, dtype=float), mean.shape))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = np.sqrt(2.0 * np.maximum(variance, 0.0) * log_term / k) + 7.0 * log_term / (3.0 * (k - 1.0))
+    half = np.where(k >= 2, half, np.inf)
+    return np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)

@@ -29,7 +29,9 @@ References
    Selective Classification Systems. NeurIPS 2024.
 """
 
-from ._bootstrap import ConfidenceInterval, bootstrap_ci
+from ._bands import ConfidenceInterval, risk_coverage_band
+from ._bootstrap import bootstrap_ci
+from ._compare import compare_scores
 from ._confusion import reject_confusion_matrix
 from ._conventions import CONVENTIONS
 from ._display import RiskCoverageDisplay
@@ -46,6 +48,7 @@ from ._risk_coverage import (
     risk_full,
     selective_risk_coverage,
 )
+from ._report import selective_report
 from ._sele import sele_loss, sele_proxy
 from ._scorer import selective_scorer
 
@@ -67,6 +70,9 @@ __all__ = [
     "selective_risk_coverage",
     "bootstrap_ci",
     "ConfidenceInterval",
+    "risk_coverage_band",
+    "compare_scores",
+    "selective_report",
     "reject_confusion_matrix",
     "RiskCoverageDisplay",
     "selective_scorer",

@@ -1,10 +1,10 @@
 """Percentile bootstrap confidence intervals of the metrics, vectorised over resamples."""
 
 import functools
-from typing import NamedTuple
 
 import numpy as np
 
+from ._bands import ConfidenceInterval
 from ._losses import _as_loss_and_uncertainty
 from ._registry import get_metric
 from ._risk_coverage import (
@@ -24,29 +24,6 @@ from ._risk_coverage import (
 )
 
 _BOOTSTRAP_BLOCK_ELEMENTS = 1 << 21  # resampled values per block of bootstrap_ci (a few 16 MB arrays)
-
-
-class ConfidenceInterval(NamedTuple):
-    """Lower and upper end of a confidence interval; unpacks as ``low, high``.
-
-    Parameters
-    ----------
-    low : float
-        Lower end, the ``(1 - level)/2`` quantile of the resampled values.
-    high : float
-        Upper end, the ``(1 + level)/2`` quantile.
-
-    Examples
-    --------
-    >>> loss, score = [0, 0, 1, 0, 1, 0, 0, 1], [0.1, 0.2, 0.9, 0.3, 0.5, 0.4, 0.2, 0.8]
-    >>> ci = bootstrap_ci("aurc", loss, score, n_resamples=200, random_state=0)
-    >>> round(ci.low, 4), round(ci.high, 4)
-    (0.0156, 0.4455)
-    >>> low, high = ci
-    """
-
-    low: float
-    high: float
 
 
 #: Vectorised (rows = resamples) implementations of the metrics, keyed by the public function.

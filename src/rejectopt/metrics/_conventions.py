@@ -171,6 +171,66 @@ def fd_shifts(metric, loss, uncertainty, coverage=None, risk=None):
     return float(coverages[admissible].max())
 
 
+def partial_trapezoid(coverages, risks, low, high):
+    """Area under the polyline through ``(coverages, risks)`` (any order) between ``low`` and ``high``."""
+    order = np.argsort(coverages, kind="stable")
+    x, y = np.asarray(coverages, dtype=float)[order], np.asarray(risks, dtype=float)[order]
+    grid = np.concatenate(([low], x[(x > low) & (x < high)], [high]))
+    return _trapezoid(np.interp(grid, x, y), grid)
+
+
+def _hyperbola_area(k_low, s_low, k_high, s_high, x1, x2):
+    """``int_{x1}^{x2} Lbar(x) / x dx`` with ``Lbar`` linear from ``(k_low, s_low)`` to ``(k_high, s_high)``.
+
+    With slope ``mu``: ``mu (x2 - x1) + (s_low - k_low mu) ln(x2 / x1)``; from ``k_low = 0`` the
+    risk is the constant ``mu`` (the line passes through the origin).
+    """
+    mu = (s_high - s_low) / (k_high - k_low)
+    if k_low == 0:
+        return mu * (x2 - x1)
+    return mu * (x2 - x1) + (s_high * k_low - s_low * k_high) / (k_low - k_high) * math.log(x2 / x1)
+
+
+def fd_shifts_partial(metric, loss, uncertainty, low, high):
+    """fd-shifts' area between coverages ``low`` < ``high``: ``evaluate_auc(cov_min, cov_max)``.
+
+    AURC: fd-shifts' ``interpolation="non-linear"``, the only one it defines on a sub-range:
+    between two points of its curve the accepted loss is linear in the coverage, so the
+    selective risk is ``Lbar(x) / x`` (:func:`_hyperbola_area`), constant from coverage 0 to its
+    lowest point. fd-shifts' own quirk is kept: when no point of its curve lies in
+    ``[low, high]`` and one lies below ``low`` (both ends inside one segment ``(c0, c1)``,
+    ``c0 > 0``), its single-segment formula takes the upper end as the fraction ``high / c1``
+    of the segment and places it at ``c1 + (c1 - c0) high / c1`` in the logarithm, so the value
+    is not the area there (the area would be :func:`_hyperbola_area` from ``low`` to ``high``).
+    AUGRC: fd-shifts raises NotImplementedError; here the trapezoid of its generalized curve
+    clipped to the range (what its linear interpolation gives on [0, 1]).
+    """
+    coverages, risks, _ = _fd_curve(loss, uncertainty, metric == "augrc")
+    if metric == "augrc":
+        return partial_trapezoid(coverages, risks, low, high)
+    n = loss.size
+    counts = coverages[:-1][::-1] * n  # ascending, without fd-shifts' coverage-0 point
+    sums = risks[:-1][::-1] * counts
+    counts, sums = np.concatenate(([0.0], counts)), np.concatenate(([0.0], sums))
+    x1, x2 = low * n, high * n
+    if not np.any((counts >= x1) & (counts <= x2)):  # both ends inside one segment (x1 > 0: 0 is a point)
+        j = int(np.searchsorted(counts, x1))
+        k0, s0, k1, s1 = counts[j - 1], sums[j - 1], counts[j], sums[j]
+        if k0 == 0:
+            return _hyperbola_area(k0, s0, k1, s1, x1, x2) / n
+        # fd-shifts' single-segment branch: fractions (x1 - k0)/(k1 - k0) and x2/k1 of the segment, the
+        # upper one measured from k1 in the logarithm (its quirk; correct would be (x2 - k0)/(k1 - k0) from k0)
+        lower, upper = (x1 - k0) / (k1 - k0), x2 / k1
+        return ((s1 - s0) * (upper - lower)
+                + (s0 * k1 - s1 * k0) * math.log((k1 + (k1 - k0) * upper) / x1) / (k1 - k0)) / n
+    area = 0.0
+    for j in range(1, counts.size):
+        a, b = max(counts[j - 1], x1), min(counts[j], x2)
+        if a < b:
+            area += _hyperbola_area(counts[j - 1], sums[j - 1], counts[j], sums[j], a, b)
+    return area / n
+
+
 # --------------------------------------------------------------------------------------------
 # fd-shifts legacy: StatsCache.rc_curve_stats and the aurc / e-aurc metric functions
 # --------------------------------------------------------------------------------------------

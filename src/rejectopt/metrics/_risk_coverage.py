@@ -5,16 +5,17 @@ Every area goes through :class:`_Sample` (sorted once, evaluated under multiplic
 [1] and [2]: the references of :mod:`rejectopt.metrics`.
 """
 
+import collections.abc
 import math
 
 import numpy as np
 
 from ..selective import SelectionFunction, empirical_risk_coverage
-from . import _conventions
+from . import _bands, _conventions
 from ._losses import _as_loss, _as_loss_and_uncertainty
 
 
-def rc_curve(loss, uncertainty):
+def rc_curve(loss, uncertainty, *, groups=None):
     """Risk-coverage curve of a selective classifier on a finite sample.
 
     Sorted by ``uncertainty`` ascending, ties by index (stable); with ``L(i)`` the sum of the
@@ -26,11 +27,14 @@ def rc_curve(loss, uncertainty):
         Non-negative losses of the classifier's predictions.
     uncertainty : array-like of shape (n,)
         Uncertainty scores, larger = more uncertain.
+    groups : array-like of shape (n,), optional
+        A group label per row; then each group's own curve (see :func:`selective_report`).
 
     Returns
     -------
     coverage, risk : ndarray of shape (n,)
-        ``i / n`` and the selective risk ``L(i) / i``.
+        ``i / n`` and the selective risk ``L(i) / i``; with ``groups`` a dict from each label
+        to its ``(coverage, risk)``.
 
     Examples
     --------
@@ -38,6 +42,8 @@ def rc_curve(loss, uncertainty):
     >>> risk.tolist()
     [0.0, 0.0, 0.3333333333333333]
     """
+    if groups is not None:
+        return _by_group(rc_curve, loss, uncertainty, groups)
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     order = np.argsort(uncertainty, kind="stable")
     counts = np.arange(1, loss.size + 1, dtype=np.float64)
@@ -45,7 +51,7 @@ def rc_curve(loss, uncertainty):
     return counts / loss.size, risk
 
 
-def aurc(loss, uncertainty, ties="index", convention="paper"):
+def aurc(loss, uncertainty, ties="index", convention="paper", *, coverage_range=None, groups=None):
     """Area under the risk-coverage curve.
 
     Eq. (27) of [1]: ``AuRC = (1/n) sum_i L(i)/i``, ``L(i)`` as in :func:`rc_curve`.
@@ -71,11 +77,21 @@ def aurc(loss, uncertainty, ties="index", convention="paper"):
     convention : str, default="paper"
         ``"paper"`` or a library's (:data:`CONVENTIONS`; ``docs/guide/metric_conventions.md``),
         in loss units; ValueError when it does not define this metric.
+    coverage_range : (float, float), optional
+        ``(a, b)``, ``0 <= a < b <= 1``: the area over coverages in ``[a, b]`` only (not divided by
+        ``b - a``). ``"paper"``: the integral of the step curve ``r(c) = L(i)/i`` for
+        ``c in ((i-1)/n, i/n]``, whose full integral is eq. (27), so ``(0, 1)`` gives the AuRC;
+        ``"fd-shifts"``: fd-shifts' ``evaluate_auc(cov_min=a, cov_max=b,
+        interpolation="non-linear")``, the accepted loss linear in the coverage between its
+        points (its only partial area; see ``docs/guide/metric_conventions.md`` for a quirk kept).
+        Other conventions raise ValueError.
+    groups : array-like of shape (n,), optional
+        A group label per row: the metric of each group's own rows (see :func:`selective_report`).
 
     Returns
     -------
     float
-        The AuRC, in loss units.
+        The AuRC, in loss units; with ``groups`` a dict from each label to its AuRC.
 
     Examples
     --------
@@ -85,8 +101,17 @@ def aurc(loss, uncertainty, ties="index", convention="paper"):
     (0.75, 0.5)
     >>> aurc([0, 1, 0, 1], [-0.9, -0.8, -0.7, -0.1], convention="torch-uncertainty")
     0.3611111111111111
+    >>> aurc([0, 0, 1, 1], [1, 2, 3, 4], coverage_range=(0, 0.5))  # risks 0, 0 over the first half
+    0.0
+    >>> aurc([0, 1, 0, 1], [1, 2, 3, 4], groups=["a", "a", "b", "b"])
+    {'a': 0.25, 'b': 0.25}
     """
     _check_choice(ties, "ties", ("index", "average"))
+    if groups is not None:
+        return _by_group(aurc, loss, uncertainty, groups, ties=ties, convention=convention,
+                        coverage_range=coverage_range)
+    if coverage_range is not None:
+        return _partial_area("aurc", loss, uncertainty, coverage_range, convention, ties)
     if convention != "paper":
         return _by_convention("aurc", loss, uncertainty, convention, ties)
     if ties == "average":
@@ -152,6 +177,12 @@ def selective_risk_coverage(loss, uncertainty, threshold):
     return empirical_risk_coverage(loss, uncertainty, SelectionFunction(threshold, 1.0))
 
 
+def _paper_only(convention, option):
+    if convention != "paper":
+        _conventions.check(convention, "aurc")
+        raise ValueError(f"{option} is computed for the convention 'paper' only, got convention {convention!r}")
+
+
 def _check_choice(value, name, choices):
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
@@ -175,6 +206,73 @@ def _check_risk(risk):
     if not (math.isfinite(risk) and risk >= 0.0):
         raise ValueError(f"risk must be a finite number >= 0 (loss units), got {risk!r}")
     return risk
+
+
+def _group_labels(groups, n):
+    """Validated group labels: 1-D, one per row, no missing value; returns ``(labels, inverse)`` sorted."""
+    if isinstance(groups, (str, bytes, collections.abc.Iterator)):
+        raise TypeError(f"groups must be an array-like of one label per row, got a {type(groups).__name__}")
+    raw = np.asarray(groups)
+    if raw.ndim != 1 or raw.size != n:
+        raise ValueError(f"groups must hold one label per row: {n} rows, got shape {raw.shape}")
+    missing = [i for i, v in enumerate(raw.tolist()) if v is None or (isinstance(v, float) and math.isnan(v))]
+    if missing:
+        raise ValueError(f"groups has a missing label (None or NaN) at row {missing[0]} ({len(missing)} in all); "
+                         "label every row, e.g. 'unknown'")
+    try:
+        labels, inverse = np.unique(raw, return_inverse=True)
+    except TypeError:
+        raise ValueError("groups mixes labels that cannot be sorted together (e.g. numbers and strings); "
+                         "convert them to one type, e.g. str") from None
+    return [v.item() if isinstance(v, np.generic) else v for v in labels], inverse
+
+
+def _by_group(function, loss, uncertainty, groups, **kwargs):
+    """``{label: function(loss[rows], uncertainty[rows], **kwargs)}`` over each group's own rows.
+
+    Group-conditional metrics: each group's curve has its own coverage axis (the share of that
+    group accepted), as if the group were the whole test set. The whole sample is validated
+    first, so an error names the argument, not a group.
+    """
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    labels, inverse = _group_labels(groups, loss.size)
+    return {label: function(loss[inverse == g], uncertainty[inverse == g], **kwargs)
+            for g, label in enumerate(labels)}
+
+
+def _check_range(coverage_range):
+    try:
+        low, high = (float(v) for v in coverage_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"coverage_range must be a pair (a, b) of numbers, got {coverage_range!r}") from None
+    if not 0.0 <= low < high <= 1.0:
+        raise ValueError(f"coverage_range must satisfy 0 <= a < b <= 1, got {coverage_range!r}")
+    return low, high
+
+
+def _partial_area(metric, loss, uncertainty, coverage_range, convention, ties):
+    """The AuRC / AUGRC over coverages in ``coverage_range`` (:func:`aurc`, :func:`augrc`)."""
+    low, high = _check_range(coverage_range)
+    if convention not in ("paper", "fd-shifts"):
+        _conventions.check(convention, metric)  # an unknown convention is named first
+        raise ValueError(f"coverage_range is defined for the conventions 'paper' and 'fd-shifts', not "
+                         f"{convention!r} ({_conventions.SOURCES[convention]}), whose curve has no partial area")
+    loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
+    if convention == "fd-shifts":
+        return float(_conventions.fd_shifts_partial(metric, loss, uncertainty, low, high))
+    n = loss.size
+    order = np.argsort(uncertainty, kind="stable")
+    if metric == "augrc":  # points (k/n, Lbar(k)/n) at tie-group ends and (0, 0), joined linearly
+        sample = _Sample(loss, uncertainty)
+        counts, sums, _ = sample.groups(np.ones((1, n)), "tie")
+        ends = np.concatenate(([0.0], np.cumsum(counts[0])))
+        return float(_conventions.partial_trapezoid(ends / n, np.concatenate(([0.0], np.cumsum(sums[0]))) / n,
+                                                    low, high))
+    sorted_loss = (_conventions.tie_means(loss, uncertainty) if ties == "average" else loss)[order]
+    i = np.arange(1, n + 1, dtype=np.float64)
+    risk = np.cumsum(sorted_loss) / i
+    width = np.clip(np.minimum(i, high * n) - np.maximum(i - 1.0, low * n), 0.0, None)  # of ((i-1)/n, i/n]
+    return float(width @ risk / n)
 
 
 class _Sample:
@@ -302,7 +400,7 @@ def _by_convention(metric, loss, uncertainty, convention, ties, **targets):
     return float(_conventions.evaluate(metric, loss, uncertainty, convention, ties, **targets))
 
 
-def augrc(loss, uncertainty, *, ties="index", convention="paper"):
+def augrc(loss, uncertainty, *, ties="index", convention="paper", coverage_range=None, groups=None):
     """Area under the generalized risk-coverage curve (AUGRC) of [2].
 
     Generalized risk at coverage ``k/n``: ``L(k)/n``, the accepted loss over *all* ``n``
@@ -318,11 +416,17 @@ def augrc(loss, uncertainty, *, ties="index", convention="paper"):
         Losses and uncertainty scores, as in :func:`aurc`.
     ties, convention : str, default="index" and "paper"
         As in :func:`aurc`; ``"paper"`` is fd-shifts' AUGRC, and neither depends on ``ties``.
+    coverage_range : (float, float), optional
+        ``(a, b)``, ``0 <= a < b <= 1``: the area of the same piecewise-linear curve over
+        ``[a, b]`` only (``"paper"`` and ``"fd-shifts"``; fd-shifts itself raises
+        NotImplementedError for a partial AUGRC).
+    groups : array-like of shape (n,), optional
+        A group label per row, as in :func:`aurc`.
 
     Returns
     -------
     float
-        The AUGRC, in loss units.
+        The AUGRC, in loss units; with ``groups`` a dict from each label to its AUGRC.
 
     Notes
     -----
@@ -341,14 +445,22 @@ def augrc(loss, uncertainty, *, ties="index", convention="paper"):
     0.125
     >>> augrc([0, 1], [0.5, 0.5])  # one tie group: (0, 0), (1, 1/2)
     0.25
+    >>> augrc([0, 1], [0.5, 0.5], coverage_range=(0.5, 1))  # trapezoid from 1/4 to 1/2
+    0.1875
     """
+    if groups is not None:
+        return _by_group(augrc, loss, uncertainty, groups, ties=ties, convention=convention,
+                        coverage_range=coverage_range)
+    if coverage_range is not None:
+        _check_choice(ties, "ties", ("index", "average"))
+        return _partial_area("augrc", loss, uncertainty, coverage_range, convention, ties)
     if convention != "paper":
         return _by_convention("augrc", loss, uncertainty, convention, ties)
     _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_augrc_rows, loss, uncertainty)
 
 
-def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
+def eaurc(loss, uncertainty, *, ties="index", convention="paper", groups=None):
     """Excess AuRC: ``aurc(loss, uncertainty)`` minus the AuRC of the oracle ordering.
 
     The oracle is eq. 27 of [1] with ``s = loss``. Always >= 0 up to round-off: no ordering
@@ -366,11 +478,13 @@ def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
     ties, convention : str, default="index" and "paper"
         As in :func:`aurc` (``"average"``: the expected AuRC over random orders of the tied
         examples, minus the oracle's).
+    groups : array-like of shape (n,), optional
+        A group label per row, as in :func:`aurc` (each group against its own oracle).
 
     Returns
     -------
     float
-        The excess AuRC, in loss units.
+        The excess AuRC, in loss units; with ``groups`` a dict by label.
 
     Examples
     --------
@@ -378,6 +492,8 @@ def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
     0.5
     """
     _check_choice(ties, "ties", ("index", "average"))
+    if groups is not None:
+        return _by_group(eaurc, loss, uncertainty, groups, ties=ties, convention=convention)
     if convention != "paper":
         return _by_convention("eaurc", loss, uncertainty, convention, ties)
     if ties == "average":
@@ -385,7 +501,7 @@ def eaurc(loss, uncertainty, *, ties="index", convention="paper"):
     return _one_row(_eaurc_rows, loss, uncertainty)
 
 
-def eaugrc(loss, uncertainty, *, ties="index", convention="paper"):
+def eaugrc(loss, uncertainty, *, ties="index", convention="paper", groups=None):
     """Excess AUGRC: ``augrc(loss, uncertainty)`` minus the AUGRC of the oracle ordering.
 
     Oracle: sorted by loss (fd-shifts' ``augrc_optimal``; ``e^2 / 2`` for 0/1 losses, the
@@ -397,24 +513,29 @@ def eaugrc(loss, uncertainty, *, ties="index", convention="paper"):
         The sample, as in :func:`augrc`.
     ties, convention : str, default="index" and "paper"
         As in :func:`augrc`.
+    groups : array-like of shape (n,), optional
+        A group label per row, as in :func:`aurc`.
 
     Returns
     -------
     float
-        The excess AUGRC, in loss units.
+        The excess AUGRC, in loss units; with ``groups`` a dict by label.
 
     Examples
     --------
     >>> eaugrc([0, 1], [0.9, 0.1])  # 3/8 - 1/8
     0.25
     """
+    if groups is not None:
+        return _by_group(eaugrc, loss, uncertainty, groups, ties=ties, convention=convention)
     if convention != "paper":
         return _by_convention("eaugrc", loss, uncertainty, convention, ties)
     _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_eaugrc_rows, loss, uncertainty)
 
 
-def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="paper"):
+def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="paper", groups=None,
+                     confidence=None, loss_bound=None):
     """Selective risk at an exact coverage, ties resolved as the paper's selection function.
 
     The expected selective risk (eqs. 5-6 of [1]) of
@@ -437,11 +558,21 @@ def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="p
         As in :func:`aurc`; the paper's ignores ``ties``. fd-shifts: the lowest risk among its
         working points (risk below every risk at higher coverage) of coverage >= ``coverage``;
         torch-uncertainty: the risk of the ``ceil(n coverage)`` most confident.
+    groups : array-like of shape (n,), optional
+        A group label per row: each group's own risk at ``coverage`` of that group, as in :func:`aurc`.
+    confidence : float in (0, 1), optional
+        Also return a confidence interval of the selective risk of the rule that accepts the
+        ``coverage n`` least uncertain ("paper" only): Clopper-Pearson for losses in
+        {0, ``loss_bound``}, else empirical Bernstein (:func:`risk_coverage_band`, pointwise).
+    loss_bound : float, optional
+        The largest loss the loss's definition allows (1 for 0/1 errors, 100 for the 0/100 loss);
+        needed with ``confidence`` unless the losses take both values 0 and 1 or 0 and 100.
 
     Returns
     -------
     float
-        The selective risk at ``coverage``, in loss units.
+        The selective risk at ``coverage``, in loss units; with ``confidence`` a pair
+        ``(risk, ConfidenceInterval)``; with ``groups`` a dict by label.
 
     Examples
     --------
@@ -449,13 +580,21 @@ def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="p
     0.5
     """
     coverage = _check_coverage(coverage)
+    if groups is not None:
+        return _by_group(risk_at_coverage, loss, uncertainty, groups, coverage=coverage, ties=ties,
+                         convention=convention, confidence=confidence, loss_bound=loss_bound)
+    if confidence is not None:
+        _paper_only(convention, "confidence")
+        value = risk_at_coverage(loss, uncertainty, coverage, ties=ties)
+        return value, _bands.risk_interval_at(loss, uncertainty, coverage, confidence, loss_bound)
     if convention != "paper":
         return _by_convention("risk_at_coverage", loss, uncertainty, convention, ties, coverage=coverage)
     _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_risk_at_coverage_rows, loss, uncertainty, coverage=coverage)
 
 
-def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper"):
+def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper", groups=None,
+                     confidence=None, loss_bound=None):
     """Largest coverage whose selective risk stays <= ``risk``, ties resolved as the paper's rule.
 
     The expected coverage of :func:`rejectopt.selective.fit_bounded_improvement` (Theorem 3
@@ -474,11 +613,20 @@ def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper
         As in :func:`risk_at_coverage`. fd-shifts: the largest working-point coverage with
         risk <= ``risk`` (ValueError if none, as fd-shifts fails); torch-uncertainty: the
         largest ``k/n`` whose ``k`` most confident have risk <= ``risk`` (NaN if none).
+    groups : array-like of shape (n,), optional
+        A group label per row, as in :func:`aurc`.
+    confidence : float in (0, 1), optional
+        Also return a confidence interval of the population's coverage at ``risk`` ("paper"
+        only): the coverages where the simultaneous band of :func:`risk_coverage_band` is
+        entirely below ``risk`` (lower end) and where its lower edge is (upper end).
+    loss_bound : float, optional
+        As in :func:`risk_at_coverage`.
 
     Returns
     -------
     float
-        Coverage in [0, 1].
+        Coverage in [0, 1]; with ``confidence`` a pair ``(coverage, ConfidenceInterval)``; with
+        ``groups`` a dict by label.
 
     Examples
     --------
@@ -488,6 +636,13 @@ def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper
     0.6666666666666666
     """
     risk = _check_risk(risk)
+    if groups is not None:
+        return _by_group(coverage_at_risk, loss, uncertainty, groups, risk=risk, ties=ties,
+                         convention=convention, confidence=confidence, loss_bound=loss_bound)
+    if confidence is not None:
+        _paper_only(convention, "confidence")
+        value = coverage_at_risk(loss, uncertainty, risk, ties=ties)
+        return value, _bands.coverage_interval_at(loss, uncertainty, risk, value, confidence, loss_bound)
     if convention != "paper":
         return _by_convention("coverage_at_risk", loss, uncertainty, convention, ties, risk=risk)
     _check_choice(ties, "ties", ("index", "average"))
