@@ -744,3 +744,47 @@ def test_grid_search_with_selective_scorers_matches_an_independent_computation()
     assert coverage.best_score_ == pytest.approx(np.mean(hand), abs=1e-15)
     with pytest.raises(ValueError, match=r"metric must be one of 'aurc', 'selective_risk', 'coverage', got 'auroc'"):
         selective_scorer("auroc")
+
+
+# --------------------------------------------------------------------------------------------
+# Certified targets
+# --------------------------------------------------------------------------------------------
+def test_confidence_certifies_the_target_on_the_calibration_rows():
+    """The selection is Target(kind, value, confidence).fit on the calibration rows' losses and uncertainties."""
+    from rejectopt.targets import Target
+
+    X, y = load_digits(return_X_y=True)
+    clf = make_pipeline(StandardScaler(), LogisticRegression())
+    for kind, value in (("coverage", 0.7), ("risk", 10)):
+        model = SelectiveClassifier(clf, target=kind, value=value, confidence=0.9, uncertainty_score="reg",
+                                    C_grid=(1.0,)).fit(X, y)
+        cal = model.split_["calibration"]
+        loss = 100.0 * (model.estimator_.predict(X[cal]) != y[cal])
+        expected = Target(kind, value, confidence=0.9).fit(loss, model.predict_uncertainty(X[cal]), loss_bound=100.0)
+        assert model.selection_ == expected
+        assert model.selection_.confidence == 0.9 and model.selection_.n_calibration == cal.size == 270
+        assert model.selection_.method == {"coverage": "order-statistic", "risk": "ltt"}[kind]
+        if kind == "coverage":
+            assert model.selection_.bound >= 0.7
+        else:
+            assert model.selection_.bound == 10 and model.report_["selective_risk"] <= 10
+    with pytest.raises(ValueError, match=r"^cannot meet target='risk', value=2 with confidence=0.9 on the 270 "
+                                         r"calibration rows: target risk=2 cannot be certified"):
+        SelectiveClassifier(clf, target="risk", value=2, confidence=0.9, uncertainty_score="reg",
+                            C_grid=(1.0,)).fit(X, y)
+    with pytest.raises(ValueError, match=r"target='reject-cost' with confidence=0.9: "):
+        SelectiveClassifier(clf, target="reject-cost", value=5, confidence=0.9).fit(X, y)
+
+
+def test_confidence_with_the_absolute_error_uses_the_label_range_as_bound():
+    """MAE on digits' labels 0..9: the loss bound is 9, from the labels, not from the errors seen."""
+    from rejectopt.targets import Target
+
+    X, y = load_digits(return_X_y=True)
+    model = SelectiveClassifier(make_pipeline(StandardScaler(), LogisticRegression()), target="risk", value=1,
+                                loss="mae", confidence=0.9, uncertainty_score="reg", C_grid=(1.0,)).fit(X, y)
+    cal = model.split_["calibration"]
+    loss = np.abs(model.estimator_.predict(X[cal]) - y[cal]).astype(float)
+    assert loss.max() < 9
+    expected = Target("risk", 1, confidence=0.9).fit(loss, model.predict_uncertainty(X[cal]), loss_bound=9.0)
+    assert model.selection_ == expected and model.selection_.method == "ltt"

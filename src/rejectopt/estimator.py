@@ -317,6 +317,14 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"value must be a finite number >= 0 for target='reject-cost', got {self.value!r}")
         return kind, value
 
+    def _loss_bound(self, kind, loss):
+        """The largest loss by the loss's definition: 100 for the 0/100 loss, the label range for the MAE."""
+        if kind != "risk":
+            return None
+        if self.loss == "zero_one":
+            return 100.0
+        return max(float(np.ptp(np.asarray(self.classes_, dtype=np.float64))), float(loss.max(initial=0.0)))
+
     def _certified_target(self, kind, value):
         """``Target(kind, value, confidence=...)``, its errors naming this estimator's parameters."""
         confidence = self.confidence
@@ -518,20 +526,27 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         classes = self._class_index(y_pred)
         loss = self._losses(y_rest, y_pred)
         self._warn_about_losses(y_rest, y_pred, loss)
-        target = Target(kind, value) if self.confidence is None else self._certified_target(kind, value)
+        certified = None if self.confidence is None else self._certified_target(kind, value)
+        # A certified target needs the loss's bound, which fit_selective does not take: it fits the score and C
+        # (neither depends on the target) with an always feasible placeholder, and the selection is fitted below.
+        target = Target(kind, value) if certified is None else Target("coverage", 1.0)
         score = info.name if info is not None else self._score_template(instance, len(self.classes_), seed)
         fit_target = (self._true_class_probability(_take_rows(X_raw, X, rest), y_rest)
                       if _learns_from_posterior(info, score) else None)
+        cal = parts["calibration"]
         try:
             fitted = fit_selective(X_rest, classes, loss, target, parts, score=score, n_classes=len(self.classes_),
                                    C_grid=C_grid, seed=seed, n_jobs=n_jobs, fit_target=fit_target)
+            selection = fitted.selection if certified is None else certified.fit(
+                loss[cal], fitted.uncertainty[cal], loss_bound=self._loss_bound(kind, loss))
         except InfeasibleTargetError as err:
-            raise ValueError(f"cannot meet target={kind!r}, value={value:g} on the {parts['calibration'].size} "
-                             f"calibration rows: {err}") from None
+            level = "" if certified is None else f" with confidence={certified.confidence:g}"
+            raise ValueError(f"cannot meet target={kind!r}, value={value:g}{level} on the {cal.size} calibration "
+                             f"rows: {err}") from None
         self.uncertainty_score_, self.C_, self.validation_aurc_, self.selection_ = (
-            fitted.score, fitted.C, dict(fitted.validation_aurc), fitted.selection)
+            fitted.score, fitted.C, dict(fitted.validation_aurc), selection)
         rep = parts["report"]
-        risk, coverage = empirical_risk_coverage(loss[rep], fitted.uncertainty[rep], fitted.selection)
+        risk, coverage = empirical_risk_coverage(loss[rep], fitted.uncertainty[rep], selection)
         self.split_ = split
         self.random_seed_ = seed
         decided = decide(self.uncertainty_score_, self.selection_, X_rest[rep], classes[rep], seed=seed,
@@ -600,9 +615,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if accepted <= 0:
             return
         risk = float(accept_prob @ loss) / accepted
-        # the loss's bound from its definition: 100 for the 0/100 loss, the label range for the MAE
-        bound = 100.0 if self.loss == "zero_one" else float(np.ptp(np.asarray(self.classes_, dtype=np.float64)))
-        (low, high), _ = selective_risk_interval(loss, accept_prob, loss_bound=max(bound, float(loss.max())))
+        (low, high), _ = selective_risk_interval(loss, accept_prob, loss_bound=self._loss_bound("risk", loss))
         if value >= low:
             return
         unit = " %" if self.loss == "zero_one" else " (mean absolute error)"
