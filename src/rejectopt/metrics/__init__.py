@@ -20,6 +20,13 @@ order and ``ties="average"`` the expectation over random orders of the tied exam
 definitions side by side: ``docs/guide/metric_conventions.md``; the libraries' own values, which
 the tests compare with to 1e-12: ``tests/data/metric_conventions_golden.json``.
 
+Beyond the point values: ``groups=`` on the risk-coverage metrics and
+:func:`selective_report` (per group and overall, the worst group marked);
+:func:`risk_coverage_band` (pointwise or simultaneous band on the RC curve) and
+``confidence=`` on :func:`risk_at_coverage` / :func:`coverage_at_risk`; :func:`compare_scores`
+(paired bootstrap test of two scores); ``coverage_range=`` on :func:`aurc` / :func:`augrc`
+(partial areas, fd-shifts' ``cov_min`` / ``cov_max`` under its convention).
+
 References
 ----------
 .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
