@@ -1,6 +1,8 @@
 """The experiment contract (rejectopt.experiments): its check, a user's module loaded by name, and a
 toy experiment added as the user guide says, run by the pipeline's generic rules on real data."""
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -112,8 +114,10 @@ def test_a_user_experiment_writes_its_rows_per_split_and_its_tables(iris_files, 
 def test_the_toy_experiment_runs_in_the_pipeline_as_the_guide_says(tmp_path):
     """The guide's route, its very text: the module file in the working directory, listed under
     experiments: in user.yaml. Its table must equal the numbers computed here from the staged
-    classifier files."""
-    (tmp_path / "my_experiment.py").write_text(TOY)
+    classifier files; a curve it returns (here the Tst rows) must be in the split's .npz."""
+    returned = "return SplitResult(pd.DataFrame(rows))"
+    assert returned in TOY
+    (tmp_path / "my_experiment.py").write_text(TOY.replace(returned, returned[:-1] + ', curves={"tst": tst})'))
     (tmp_path / "user.yaml").write_text(guide_block("# user.yaml\nexperiments: [my_experiment]"))
     run = snakemake(tmp_path, "--cores", "2", "--configfile", str(tmp_path / "user.yaml"),
                     "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite,abalone]", "n_splits=2",
@@ -129,6 +133,163 @@ def test_the_toy_experiment_runs_in_the_pipeline_as_the_guide_says(tmp_path):
             clf = np.load(tmp_path / f"results/classifiers/{dataset}/{classifier}/split_{split}.npz")
             loss = task_loss(task, data["y"][tst], clf["y_pred"][tst])
             risks.append(risk_at_coverage(loss, clf["baseline"][tst], 0.7))
+            curves = np.load(tmp_path / f"results/experiments/toy/{dataset}/split_{split}.npz")
+            np.testing.assert_array_equal(curves["tst"], tst)
         assert table.loc[(dataset, classifier), "mean"] == pytest.approx(np.mean(risks), rel=1e-12)
         assert table.loc[(dataset, classifier), "count"] == 2
     assert (tmp_path / "results/experiments/toy/sattelite/split_1.csv").read_text().startswith("dataset,split,classifier,risk")
+
+
+# --- what an experiment returns, checked against the contract, each error naming the experiment ---
+
+def returning(value=None, *, rows=None, curves=None, table=None):
+    """An experiment named "odd" whose run_split returns ``value`` (or SplitResult(rows, curves)) and
+    whose aggregate returns ``table``."""
+    import types
+
+    def run_split(inputs, settings):
+        if rows is None:
+            return value
+        return SplitResult(rows(inputs) if callable(rows) else rows, curves if curves is not None else {})
+
+    return types.SimpleNamespace(NAME="odd", settings=lambda config: {}, run_split=run_split,
+                                 aggregate=lambda rows, settings: table)
+
+
+@pytest.mark.parametrize("value, what", [
+    (pd.DataFrame({"method": ["m"], "risk": [1.0]}), "a DataFrame, not a SplitResult"),
+    (None, "None, not a SplitResult"),
+])
+def test_run_split_returning_something_else_is_named_with_the_contract(iris_files, tmp_path, value, what):
+    files = {0: tmp_path / "split_0.csv"}
+    with pytest.raises(TypeError) as err:
+        run_dataset(returning(value), {}, "iris", "classification", *iris_files, files)
+    assert str(err.value).startswith(f"experiment odd: run_split on iris split 0 returned {what}; the contract "
+                                     "(see rejectopt.experiments) is SplitResult(rows, curves={...})"), str(err.value)
+    assert not files[0].exists() and not (tmp_path / "split_0.npz").exists()
+
+
+def test_rows_that_are_not_a_dataframe_or_curves_that_are_not_numbers_are_named(iris_files, tmp_path):
+    with pytest.raises(TypeError, match=r"experiment odd: run_split on iris split 0 returned SplitResult\(rows=a "
+                                        r"dict\), not a DataFrame"):
+        run_dataset(returning(rows={"risk": [1.0]}), {}, "iris", "classification", *iris_files, {0: tmp_path / "a.csv"})
+    with pytest.raises(TypeError, match=r"experiment odd: run_split on iris split 0: curve 'names' is an array of "
+                                        r"dtype object, not numbers"):
+        run_dataset(returning(rows=pd.DataFrame({"m": [1]}), curves={"names": np.array(["a", None], dtype=object)}),
+                    {}, "iris", "classification", *iris_files, {0: tmp_path / "b.csv"})
+    assert list(tmp_path.glob("*.csv")) == []
+
+
+def test_the_curves_go_to_the_splits_npz(iris_files, tmp_path):
+    """As SplitResult says: each split's curves in its own .npz beside its rows, read back exactly;
+    a split without curves gets an empty .npz (the rule's declared output)."""
+    from rejectopt._io import load_npz
+
+    def curves_of(inputs):
+        tst = inputs.parts["tst"]
+        return pd.DataFrame({"method": ["mean_y"], "value": [float(inputs.y[tst].mean())]})
+
+    experiment = returning(rows=curves_of, curves={"coverage": np.linspace(0, 1, 5), "n": np.arange(3)})
+    files = {k: (tmp_path / f"split_{k}.csv", tmp_path / f"split_{k}.npz") for k in (0, 1)}
+    run_dataset(experiment, {}, "iris", "classification", *iris_files, files)
+    for k in (0, 1):
+        arrays = load_npz(files[k][1])
+        assert sorted(arrays) == ["coverage", "n"]
+        np.testing.assert_array_equal(arrays["coverage"], [0, 0.25, 0.5, 0.75, 1])
+        np.testing.assert_array_equal(arrays["n"], [0, 1, 2])
+    run_dataset(count_experiment(), {}, "iris", "classification", *iris_files, {0: tmp_path / "lone" / "split_0.csv"})
+    assert dict(load_npz(tmp_path / "lone" / "split_0.npz")) == {}
+
+
+def test_a_nan_metric_is_kept_as_an_empty_cell_with_a_warning(iris_files, tmp_path):
+    rows = pd.DataFrame({"method": ["a", "b", "c"], "risk": [1.0, np.nan, np.nan], "auc": [0.5, 0.6, 0.7]})
+    files = {0: tmp_path / "split_0.csv"}
+    with pytest.warns(RuntimeWarning, match=r"experiment odd: run_split on iris split 0: NaN in 'risk' \(2 of 3 "
+                                            r"rows\); written as empty cells"):
+        run_dataset(returning(rows=rows), {}, "iris", "classification", *iris_files, files)
+    assert files[0].read_text().splitlines()[1:] == ["iris,0,a,1.0,0.5", "iris,0,b,,0.6", "iris,0,c,,0.7"]
+
+
+def test_rows_with_their_own_split_or_dataset_column(iris_files, tmp_path):
+    """Refused when they say another split or dataset than the one run (the pipeline's columns
+    would be silently wrong); kept when they agree (the built-in experiments write them so)."""
+    with pytest.raises(ValueError) as err:
+        run_dataset(returning(rows=pd.DataFrame({"split": [7], "risk": [1.0]})), {}, "iris", "classification",
+                    *iris_files, {0: tmp_path / "split_0.csv"})
+    assert str(err.value) == ("experiment odd: run_split on iris split 0: its rows carry their own 'split' column "
+                              "(values [7]), which is not 0; drop or rename that column: the pipeline adds 'split' "
+                              "to every row")
+    assert not (tmp_path / "split_0.csv").exists()
+    with pytest.raises(ValueError, match=r"its rows carry their own 'dataset' column \(values \['wine'\]\), which is "
+                                         r"not 'iris'"):
+        run_dataset(returning(rows=pd.DataFrame({"dataset": ["wine"], "risk": [1.0]})), {}, "iris",
+                    "classification", *iris_files, {0: tmp_path / "split_0.csv"})
+    agreeing = pd.DataFrame({"dataset": ["iris"], "split": [1], "risk": [2.0]})
+    results = run_dataset(returning(rows=agreeing), {}, "iris", "classification", *iris_files, {1: tmp_path / "s.csv"})
+    assert results[1].rows.to_dict("list") == {"dataset": ["iris"], "split": [1], "risk": [2.0]}
+
+
+@pytest.mark.parametrize("table, what", [
+    (pd.DataFrame({"risk": [1.0, 2.0], "auc": [0.5, 0.6]}), "returned a DataFrame, not a dict of tables"),
+    ({"risk": 4.2}, "returned table 'risk' as a float, not a DataFrame"),
+])
+def test_an_aggregate_that_breaks_the_contract_is_named_and_writes_nothing(iris_files, tmp_path, table, what):
+    """Not one CSV per column: refused naming the experiment and the contract, the tables of the
+    previous run left as they were."""
+    files = {0: tmp_path / "split_0.csv"}
+    run_dataset(count_experiment(), {}, "iris", "classification", *iris_files, files)
+    out = tmp_path / "tables"
+    aggregate_files(count_experiment(), {}, files.values(), out)
+    before = (out / "total.csv").read_bytes()
+    with pytest.raises(TypeError) as err:
+        aggregate_files(returning(table=table), {}, files.values(), out)
+    assert str(err.value) == (f"experiment odd: aggregate {what}; the contract (see rejectopt.experiments) is a dict "
+                              f"of pandas DataFrames by table name, e.g. {{'risk': table}}; nothing was written to {out}")
+    assert sorted(p.name for p in out.iterdir()) == ["total.csv"] and (out / "total.csv").read_bytes() == before
+
+
+# --- loading: a module that exits, a misspelt settings name, settings that raise ------------------
+
+@pytest.mark.parametrize("code", [0, 3])
+def test_sys_exit_while_imported_is_named_not_obeyed(tmp_path, code):
+    (tmp_path / f"exiting_experiment_{code}.py").write_text(f"import sys\nsys.exit({code})\n")
+    with pytest.raises(ImportError) as err:
+        load_experiments([f"exiting_experiment_{code}"], search_dir=tmp_path)
+    assert str(err.value) == f"config experiments: module 'exiting_experiment_{code}' failed to import: SystemExit: {code}"
+
+
+def test_settings_are_checked_when_loaded_with_the_config(tmp_path, monkeypatch):
+    (tmp_path / "my_experiment.py").write_text(TOY)
+    monkeypatch.delitem(sys.modules, "my_experiment", raising=False)  # removed again after the test
+    config = {"experiment_settings": {"toy": {"coverage": 0.7}}}
+    assert list(load_experiments(["my_experiment"], tmp_path, config=config)) == ["toy"]
+    with pytest.raises(ValueError) as err:
+        load_experiments(["my_experiment"], tmp_path, config={"experiment_settings": {"tyo": {"coverage": 0.7}}})
+    assert str(err.value) == ("config experiment_settings: unknown experiment 'tyo' (did you mean 'toy'?); its keys "
+                              "are the NAMEs of the experiments listed under experiments (loaded: toy)")
+    with pytest.raises(ValueError, match=r"config experiment_settings.ood: 'ood' is a built-in experiment, set by "
+                                         r"its own block ood:"):
+        load_experiments(["my_experiment"], tmp_path, config={"experiment_settings": {"ood": {}}})
+    with pytest.raises(ValueError) as err:
+        load_experiments(["my_experiment"], tmp_path, config={"experiment_settings": {"toy": {"coverage": 2}}})
+    assert str(err.value) == ("experiment toy (module 'my_experiment'): settings(config) raised ValueError: config "
+                              "experiment_settings.toy.coverage must lie in (0, 1], got 2.0; fix config "
+                              "experiment_settings.toy")
+
+
+def test_the_guide_says_an_experiment_is_trusted_code():
+    text = " ".join(GUIDE.read_text().split())
+    assert "runs as trusted code" in text and "may read and write any file" in text
+
+
+@pytest.mark.slow
+def test_a_misspelt_experiment_settings_name_stops_the_dry_run(tmp_path):
+    """Refused while the workflow is read, before any job (no results folder), not run with its defaults."""
+    (tmp_path / "my_experiment.py").write_text(TOY)
+    (tmp_path / "user.yaml").write_text("experiments: [my_experiment]\nexperiment_settings: {tyo: {coverage: 0.7}}\n")
+    run = snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "user.yaml"), "--config",
+                    f"data_mirror={DEMO_MIRROR}", "datasets=[abalone]", timeout=300)
+    assert run.returncode != 0
+    assert ("config experiment_settings: unknown experiment 'tyo' (did you mean 'toy'?)"
+            in run.stdout + run.stderr), run.stderr[-3000:]
+    assert not (tmp_path / "results").exists()

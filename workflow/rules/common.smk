@@ -39,7 +39,8 @@ validate_config(
     config, yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
 )
 PLAN = plan_run(config)
-USER_EXPERIMENTS = load_experiments(config.get("experiments") or [])
+# With the config: a misspelt experiment_settings NAME, or a settings() that raises, is refused here.
+USER_EXPERIMENTS = load_experiments(config.get("experiments") or [], config=config)
 
 MIRROR = config.get("data_mirror")
 DATASETS = PLAN.datasets

@@ -1,6 +1,7 @@
 # A user's experiments (config key experiments): each one module of the contract of
 # rejectopt.experiments, run on every dataset of the run from the staged data, classifiers and
-# scores; one job per dataset writes each split's rows, one job per experiment its tables.
+# scores; one job per dataset writes each split's rows (.csv) and curves (.npz, empty when
+# run_split returns none), one job per experiment its tables.
 # The module's file is an input, so editing it reruns what depends on it.
 
 TARGETS += [f"results/experiments/{name}/tables" for name in USER_EXPERIMENTS]
@@ -14,8 +15,12 @@ rule experiment_dataset:
         classifiers=lambda w: list(classifier_files(w.dataset).values()),
         scores=lambda w: sorted(set(score_files(w.dataset).values())),
     output:
-        expand(
+        rows=expand(
             "results/experiments/{{experiment}}/{{dataset}}/split_{split}.csv",
+            split=SPLITS,
+        ),
+        curves=expand(
+            "results/experiments/{{experiment}}/{{dataset}}/split_{split}.npz",
             split=SPLITS,
         ),
     log:

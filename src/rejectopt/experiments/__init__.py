@@ -13,8 +13,8 @@ checks them:
 ``run_split(inputs: SplitInputs, settings: dict) -> SplitResult``
     One split of one dataset: from the staged files the pipeline already made (the prepared
     data, the splits, and where the protocol is the paper's, the trained classifiers and learned
-    scores) to tidy result rows, one row per (method, setting), and optional curves.
-    :class:`SplitInputs` opens what it is asked for, once.
+    scores) to tidy result rows, one row per (method, setting), and optional curves (numeric
+    arrays by name). :class:`SplitInputs` opens what it is asked for, once.
 ``aggregate(rows: DataFrame, settings: dict) -> dict[str, DataFrame]``
     Every split's rows of every dataset (concatenated; the columns ``dataset`` and ``split``
     are always there) to the experiment's tables, as numbers. Rendering them (Markdown,
@@ -30,9 +30,17 @@ A user's experiment sees, in ``inputs.staged``, the files of the run's classifie
 the dataset: ``classifier/<name>`` (arrays ``y_pred``, ``baseline``, ``proba`` where the
 classifier has posteriors, on every example) and ``scores/<name>`` (the learned scores' Tst
 uncertainties, arrays ``{score}/split_{k}/uncertainty``). Every staged file records what it holds
-and what it was made from. Its rows go to ``results/experiments/<NAME>/<dataset>/split_<k>.csv``
-and its tables to ``results/experiments/<NAME>/tables/<table>.csv``. Risks are in percent
-(:data:`LOSS_SCALE`), as in the paper's tables.
+and what it was made from. Its rows go to ``results/experiments/<NAME>/<dataset>/split_<k>.csv``,
+its curves to ``split_<k>.npz`` beside them and its tables to
+``results/experiments/<NAME>/tables/<table>.csv``. Risks are in percent (:data:`LOSS_SCALE`), as
+in the paper's tables.
+
+Before any job, each key of ``experiment_settings`` must be the ``NAME`` of a listed experiment
+and each ``settings(config)`` must return a dict. What ``run_split`` and ``aggregate`` return is
+checked against the types above (an error names the experiment, the dataset and split, and this
+contract); a ``dataset`` or ``split`` column of the rows' own must hold the split's value; a NaN
+cell is written as an empty cell, with a warning. An experiment is trusted code: it runs in the
+pipeline's jobs with the user's permissions and may read and write any file.
 """
 
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, check_experiment

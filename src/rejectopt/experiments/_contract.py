@@ -4,8 +4,10 @@ loaded and checked, their rows and tables written."""
 
 from __future__ import annotations
 
+import difflib
 import logging
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -118,9 +120,11 @@ class SplitResult:
     Parameters
     ----------
     rows : pandas.DataFrame
-        One row per method and setting; the pipeline adds ``dataset`` and ``split``.
+        One row per method and setting; the pipeline adds ``dataset`` and ``split`` (a row that
+        carries either column must hold this split's value in it).
     curves : dict of str to numpy.ndarray, optional
-        Arrays written to the split's ``.npz`` (e.g. risk-coverage curves).
+        Numeric arrays written to the split's ``.npz`` beside its rows (a user's experiment:
+        ``results/experiments/<NAME>/<dataset>/split_<k>.npz``), e.g. risk-coverage curves.
 
     Examples
     --------
@@ -210,12 +214,15 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
     return experiment
 
 
-def load_experiments(paths, search_dir=".") -> dict[str, Any]:
+def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> dict[str, Any]:
     """Import a user's experiment modules (config key ``experiments``) and check them: ``NAME -> module``.
 
     Looked up as ``plugins`` are (:func:`rejectopt._registry.import_user_module`): by file in
     ``search_dir``, else on ``sys.path`` (the folder is not put on it: a stray ``sklearn.py`` would
-    shadow scikit-learn).
+    shadow scikit-learn). With ``config`` (the run's plan, :func:`rejectopt.config.plan_run`),
+    also what would otherwise surface only after every training job: each key of
+    ``experiment_settings`` must be the ``NAME`` of a loaded experiment, and each experiment's
+    ``settings(config)`` must return a dict without raising.
 
     Parameters
     ----------
@@ -223,6 +230,9 @@ def load_experiments(paths, search_dir=".") -> dict[str, Any]:
         Module names (``my_experiment``, ``package.module``).
     search_dir : path-like, default "."
         Where a module's file is looked up first.
+    config : mapping, optional
+        The whole pipeline config: its ``experiment_settings`` and each ``settings(config)`` are
+        checked.
 
     Returns
     -------
@@ -232,9 +242,14 @@ def load_experiments(paths, search_dir=".") -> dict[str, Any]:
     Raises
     ------
     ImportError
-        A module that cannot be imported (its own error is named).
+        A module that cannot be imported, or that calls ``sys.exit`` while imported (its own
+        error is named).
     TypeError
-        A module that lacks a name of the contract, or whose ``NAME`` is taken.
+        A module that lacks a name of the contract, whose ``NAME`` is taken, or whose
+        ``settings`` returns something else than a dict.
+    ValueError
+        A key of ``experiment_settings`` that names no loaded experiment (the closest ``NAME`` is
+        suggested), or a ``settings(config)`` that raises (its error is named).
     """
     loaded: dict[str, Any] = {}
     for path in paths or []:
@@ -242,7 +257,9 @@ def load_experiments(paths, search_dir=".") -> dict[str, Any]:
             raise ImportError(f"config experiments: {path!r} is not a module name (e.g. my_experiment or package.module)")
         try:
             module = import_user_module(path, search_dir)
-        except Exception as err:  # the user's module's own error, reported with its name
+        except (Exception, SystemExit) as err:  # the user's module's own error, reported with its name
+            # SystemExit too: a module calling sys.exit() while imported would otherwise end the
+            # planning process (Snakemake itself) with no job, no output and no word of which module did it
             raise ImportError(f"config experiments: module {path!r} failed to import: "
                               f"{type(err).__name__}: {err}") from err
         check_experiment(module, origin=f"{path!r}")
@@ -250,7 +267,77 @@ def load_experiments(paths, search_dir=".") -> dict[str, Any]:
             raise TypeError(f"experiment {path!r}: NAME {module.NAME!r} is taken "
                             f"(built in: {', '.join(BUILT_IN)}; loaded: {', '.join(loaded) or 'none'})")
         loaded[module.NAME] = module
+    if config is not None:
+        _check_settings(loaded, config)
     return loaded
+
+
+def _check_settings(loaded: Mapping[str, Any], config: Mapping) -> None:
+    """Every key of ``experiment_settings`` names a loaded experiment; every ``settings(config)`` works."""
+    for key in config.get("experiment_settings") or {}:
+        if key in loaded:
+            continue
+        if key in BUILT_IN:
+            block = "its top-level keys (C_classifier, scores, ...)" if key == "paper" else f"its own block {key}:"
+            raise ValueError(f"config experiment_settings.{key}: {key!r} is a built-in experiment, set by {block}; "
+                             "experiment_settings holds the settings of your own experiments only")
+        close = difflib.get_close_matches(str(key), list(loaded), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(
+            f"config experiment_settings: unknown experiment {key!r}{hint}; its keys are the NAMEs of the "
+            f"experiments listed under experiments (loaded: {', '.join(loaded) or 'none'})")
+    for name, module in loaded.items():
+        try:
+            chosen = module.settings(config)
+        except (Exception, SystemExit) as err:  # the user's check of its settings, named before any job
+            raise ValueError(f"experiment {name} (module {module.__name__!r}): settings(config) raised "
+                             f"{type(err).__name__}: {err}; fix config experiment_settings.{name}") from err
+        if not isinstance(chosen, Mapping):
+            raise TypeError(f"experiment {name} (module {module.__name__!r}): settings(config) returned "
+                            f"{_kind(chosen)}, not a dict (the contract: see rejectopt.experiments)")
+
+
+def _kind(value: Any) -> str:
+    """What an error says ``value`` is: ``None``, ``a DataFrame``, ``a float`` ..."""
+    return "None" if value is None else f"a {type(value).__name__}"
+
+
+def _check_result(result: Any, name: str, inputs: SplitInputs) -> SplitResult:
+    """``result`` of a user's ``run_split`` if it keeps the contract; else an error naming the experiment.
+
+    A NaN cell is kept (it becomes an empty cell of the CSV file) but warned about, naming the
+    columns: a metric that could not be computed should be noticed before it is averaged away.
+    """
+    where = f"experiment {name}: run_split on {inputs.dataset} split {inputs.split}"
+    contract = ("the contract (see rejectopt.experiments) is SplitResult(rows, curves={...}) with rows a pandas "
+                "DataFrame, one row per method and setting")
+    if not isinstance(result, SplitResult):
+        raise TypeError(f"{where} returned {_kind(result)}, not a SplitResult; {contract}")
+    if not isinstance(result.rows, pd.DataFrame):
+        raise TypeError(f"{where} returned SplitResult(rows={_kind(result.rows)}), not a DataFrame; {contract}")
+    for column, value in (("dataset", inputs.dataset), ("split", inputs.split)):
+        if column in result.rows.columns:
+            found = list(dict.fromkeys(result.rows[column].tolist()))
+            if any(v != value for v in found):
+                raise ValueError(
+                    f"{where}: its rows carry their own {column!r} column (values {found[:5]}), which is not "
+                    f"{value!r}; drop or rename that column: the pipeline adds {column!r} to every row")
+    if not isinstance(result.curves, Mapping):
+        raise TypeError(f"{where} returned curves={_kind(result.curves)}, not a dict of arrays by name; {contract}")
+    for key, value in result.curves.items():
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"{where}: curve name {key!r} is not a non-empty string (it names an array of the .npz)")
+        kind = np.asarray(value).dtype.kind
+        if kind not in "biuf":
+            raise TypeError(f"{where}: curve {key!r} is an array of dtype {np.asarray(value).dtype}, not numbers "
+                            "(the .npz is read without pickles)")
+    missing = result.rows.isna()
+    if missing.to_numpy().any():
+        columns = [c for c in result.rows.columns if missing[c].any()]
+        counts = ", ".join(f"{c!r} ({int(missing[c].sum())} of {len(missing)} rows)" for c in columns)
+        warnings.warn(f"{where}: NaN in {counts}; written as empty cells, which aggregate reads back as NaN "
+                      "(pandas' mean and count skip them)", RuntimeWarning, stacklevel=2)
+    return result
 
 
 def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[int, SplitInputs],
@@ -294,10 +381,11 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
 
 def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, splits_path, split_files: Mapping,
                 staged: Mapping | None = None) -> dict[int, SplitResult]:
-    """Every split of ``split_files`` (``split -> rows_csv``) of one dataset through ``experiment``.
+    """Every split of ``split_files`` of one dataset through ``experiment``: its rows and its curves.
 
     The generic rule ``experiment_dataset`` for a user's experiment: settings and data read once,
-    then :func:`run_splits`.
+    then :func:`run_splits`, each split's result checked against the contract first (an error
+    names the experiment, the dataset and the split; a NaN cell is warned about).
 
     Parameters
     ----------
@@ -311,8 +399,10 @@ def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, sp
         ``"classification"`` or ``"ordinal"``.
     data_path, splits_path : path-like
         The prepared data and its splits file.
-    split_files : mapping of int to path-like
-        ``split -> rows_csv``: the splits run and where their rows go.
+    split_files : mapping of int to path-like or pair
+        ``split -> (rows_csv, curves_npz)``: the splits run, where their rows and their curves
+        (:attr:`SplitResult.curves`, written even when there are none) go; a lone ``rows_csv``
+        puts the curves beside it (``split_<k>.csv`` -> ``split_<k>.npz``).
     staged : mapping, optional
         ``split -> {role: path}`` (:attr:`SplitInputs.staged`).
 
@@ -320,11 +410,23 @@ def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, sp
     -------
     dict of int to SplitResult
         By split.
+
+    Raises
+    ------
+    TypeError
+        ``run_split`` returned something else than a :class:`SplitResult` of a DataFrame and
+        numeric arrays.
+    ValueError
+        Rows that carry their own ``dataset`` or ``split`` column with another value.
     """
     settings = experiment.settings(config)
     inputs = split_inputs(dataset, task, int(config.get("seed", 0)), data_path, splits_path, split_files, staged)
-    return run_splits(lambda i: experiment.run_split(i, settings), inputs,
-                      {k: (path, None) for k, path in split_files.items()}, label=f"{experiment.NAME} {dataset}")
+    outputs = {}
+    for k, paths in split_files.items():
+        rows_path, curves_path = (paths, Path(paths).with_suffix(".npz")) if isinstance(paths, (str, Path)) else paths
+        outputs[k] = (rows_path, curves_path)
+    return run_splits(lambda i: _check_result(experiment.run_split(i, settings), experiment.NAME, i), inputs,
+                      outputs, label=f"{experiment.NAME} {dataset}")
 
 
 def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, pd.DataFrame]:
@@ -348,17 +450,29 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
 
     Raises
     ------
+    TypeError
+        ``aggregate`` returned something else than a dict of DataFrames (the experiment and the
+        contract are named); nothing is written then.
     ValueError
         A table name that is not a file name (the experiment's ``aggregate`` is named).
     """
     rows = pd.concat([pd.read_csv(path) for path in rows_paths], ignore_index=True)
     tables = experiment.aggregate(rows, experiment.settings(config))
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    where = f"experiment {experiment.NAME}: aggregate"
+    contract = (f"the contract (see rejectopt.experiments) is a dict of pandas DataFrames by table name, e.g. "
+                f"{{'risk': table}}; nothing was written to {out_dir}")
+    # every table checked before any file is written: a refused result leaves the folder as it was
+    if not isinstance(tables, Mapping):
+        raise TypeError(f"{where} returned {_kind(tables)}, not a dict of tables; {contract}")
     for name, table in tables.items():
         if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"experiment {experiment.NAME}: aggregate returned table name {name!r}; "
+            raise ValueError(f"{where} returned table name {name!r}; "
                              "use Python identifiers (they become file names)")
+        if not isinstance(table, pd.DataFrame):
+            raise TypeError(f"{where} returned table {name!r} as {_kind(table)}, not a DataFrame; {contract}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
         with atomic_path(out_dir / f"{name}.csv") as tmp:
             table.to_csv(tmp)
     return tables
