@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rejectopt.selective import (
+    InfeasibleTargetError,
     SelectionFunction,
     _chow_reject,
     _fit_margin_threshold,
@@ -192,7 +193,7 @@ def test_geifman_el_yaniv_loss_scale_and_validation(val_test):
         fit_geifman_el_yaniv(loss_v * 0.5, s_v, 0.1, 0.05)
     with pytest.raises(ValueError, match="delta"):
         fit_geifman_el_yaniv(loss_v, s_v, 0.1, 1.5)
-    with pytest.raises(ValueError, match="infeasible"):
+    with pytest.raises(InfeasibleTargetError, match="infeasible"):  # a certified target's error, a ValueError
         fit_geifman_el_yaniv(loss_v, s_v, 0.001, 0.05)
 
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from rejectopt.selective import InfeasibleTargetError, empirical_risk_coverage
 from rejectopt._certify import _certified_from_dict
@@ -13,7 +14,9 @@ from rejectopt.targets import (
     _ood_operating_point,
     _target_from_dict,
     _target_to_dict,
+    certification_table,
     parse_target,
+    validate_target,
 )
 
 # five ID rows and five OOD rows; the OOD row of uncertainty 0.35 cannot be told from the ID ones
@@ -113,3 +116,48 @@ def test_certified_fit_returns_its_guarantee_and_the_plug_in_is_unchanged():
         Target("risk", 1, confidence=0.9).fit(loss / 50, s)
     with pytest.raises(ValueError, match="applies to a certified risk target only"):
         Target("risk", 10).fit(loss, s, method="sgr")
+
+
+def test_certification_table_known_answers():
+    loss, s = np.array([0, 100, 0, 0, 100, 0.0]), np.array([0.1, 0.2, 0.2, 0.3, 0.4, 0.5])
+    table = certification_table(loss, s, Target("risk", 40, confidence=0.9))
+    assert list(table.columns) == ["threshold", "n_accepted", "coverage", "empirical_risk", "upper_bound", "p_value"]
+    assert table["threshold"].tolist() == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert table["n_accepted"].tolist() == [1, 3, 4, 5, 6]
+    errors = np.array([0, 1, 1, 2, 2])
+    np.testing.assert_allclose(table["empirical_risk"], 100 * errors / table["n_accepted"])
+    np.testing.assert_allclose(table["p_value"], stats.binom.cdf(errors, table["n_accepted"], 0.4))
+    for bound, e, k in zip(table["upper_bound"], errors, table["n_accepted"]):  # Clopper-Pearson: the tail is delta
+        assert stats.binom.cdf(e, k, bound / 100) == pytest.approx(0.1)
+    coverage = certification_table(loss, s, Target("coverage", 0.5, confidence=0.9))
+    np.testing.assert_allclose(coverage["p_value"], stats.binom.sf(coverage["n_accepted"] - 1, 6, 0.5))
+    with pytest.raises(ValueError, match=r"certification_table needs a certified target: give it a confidence"):
+        certification_table(loss, s, Target("risk", 40))
+
+
+def test_validate_target_measures_violations_on_the_users_rows():
+    rng = np.random.default_rng(2)
+    u = rng.random(3000)
+    loss = 100.0 * (rng.random(3000) < u / 2)
+    check = validate_target(loss, u, Target("risk", 10, confidence=0.9), repeats=120, calibration_fraction=0.4)
+    assert (check.n_rows, check.n_calibration) == (3000, 1200)
+    assert check.draws.shape == (240, 8) and set(check.draws["method"]) == {"certified", "plug-in"}
+    summary = check.summary
+    assert stats.binom.sf(summary.loc["certified", "violations"] - 1, 120, 0.1) > 1e-3  # within delta
+    assert summary.loc["plug-in", "violation_rate"] > 0.3
+    assert summary.loc["certified", "mean_coverage"] < summary.loc["plug-in", "mean_coverage"]
+    low, high = summary.loc["plug-in", ["violation_low", "violation_high"]]
+    k = summary.loc["plug-in", "violations"]
+    assert stats.binom.sf(k - 1, 120, low) == pytest.approx(0.025) and stats.binom.cdf(k, 120, high) == pytest.approx(0.025)
+    # the population is all rows: a draw's risk is the exact mean loss of the rows its threshold accepts
+    row = check.draws.iloc[0]
+    accepted = np.sort(u)[: int(round(row.population_coverage * 3000))]
+    assert row.population_risk == pytest.approx(loss[np.argsort(u)][: accepted.size].mean())
+    figure = check.plot()
+    assert len(figure.axes) == 1 and len(figure.axes[0].get_legend().get_texts()) == 3
+    coverage = validate_target(loss, u, Target("coverage", 0.6, confidence=0.95), repeats=60)
+    assert coverage.summary.loc["certified", "violation_rate"] <= coverage.summary.loc["plug-in", "violation_rate"]
+    with pytest.raises(ValueError, match="validate_target takes a risk=L or coverage=W Target"):
+        validate_target(loss, u, Target("reject-cost", 1), repeats=2)
+    with pytest.raises(ValueError, match="calibration_fraction must lie in"):
+        validate_target(loss, u, Target("risk", 10, confidence=0.9), calibration_fraction=1.0)

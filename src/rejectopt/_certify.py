@@ -57,7 +57,7 @@ _special = _lazy.load("scipy.special", suppress_warning=True)
 RISK_METHODS = ("ltt", "sgr")
 
 #: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
-START_FRACTION = 0.1
+START_FRACTION = 0.2
 
 #: The loss of one error of the project's 0/100 loss (:func:`rejectopt.metrics.per_example_loss`).
 ZERO_ONE_BOUND = 100.0

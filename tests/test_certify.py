@@ -1,0 +1,268 @@
+"""Tests of rejectopt._certify: the tails, and the guarantees of certified targets on populations with known truth.
+
+A statistical claim is checked by simulation: uncertainty u ~ U(0, 1) and P(error | u) a known
+function, so the population's selective risk and coverage of any threshold are known in closed
+form; many calibration samples are drawn and the share of draws whose population quantity misses
+the target must stay at or below delta within sampling error (a one-sided binomial test at level
+0.001). Real data: sattelite (the demo mirror), scikit-learn's logistic regression and its MCP
+uncertainty, its held-out rows taken as the population.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from support import DEMO_MIRROR
+
+from rejectopt._certify import (
+    _binomial_pvalue,
+    _coverage_lower_bound,
+    _coverage_rank,
+    _fit_certified_coverage,
+    _fit_certified_risk,
+    _fit_certified_tpr_fpr,
+    _hoeffding_bentkus_pvalue,
+    _risk_upper_bound,
+)
+from rejectopt.selective import InfeasibleTargetError, fit_bounded_abstention, fit_bounded_improvement
+
+
+def _binomial_cdf(k, n, p):
+    """P(Binomial(n, p) <= k) by summing the probability mass (an implementation independent of scipy)."""
+    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(int(k) + 1))
+
+
+def _at_most_delta(violations, draws, delta):
+    """The violation count is compatible with a rate <= delta: one-sided binomial test at level 0.001."""
+    return stats.binom.sf(violations - 1, draws, delta) > 1e-3
+
+
+# --- tails -----------------------------------------------------------------------------------
+
+def test_binomial_pvalue_and_clopper_pearson_bound_known_answers():
+    for errors, n, rate in ((0, 10, 0.1), (3, 40, 0.05), (7, 200, 0.02), (12, 100, 0.3)):
+        assert _binomial_pvalue(errors, n, rate) == pytest.approx(_binomial_cdf(errors, n, rate), rel=1e-10)
+    assert _binomial_pvalue(0, 0, 0.1) == 1.0  # nothing accepted: nothing to reject
+    # Clopper-Pearson's upper bound solves P(Binomial(n, b) <= e) = delta; in loss units (0/100)
+    for errors, n in ((0, 20), (2, 50), (10, 60)):
+        bound = float(_risk_upper_bound(100.0 * errors, n, 0.05, 100.0, True)) / 100
+        assert _binomial_cdf(errors, n, bound) == pytest.approx(0.05, abs=1e-9)
+    assert float(_risk_upper_bound(0.0, 20, 0.05, 100.0, True)) == pytest.approx(100 * (1 - 0.05 ** (1 / 20)))
+
+
+def test_hoeffding_bentkus_pvalue_known_answers_and_its_inversion():
+    def independent(mean, n, rate):
+        a = min(mean, rate)
+        h = (a * math.log(a / rate) if a > 0 else 0.0) + (1 - a) * math.log((1 - a) / (1 - rate))
+        return min(math.exp(-n * h), math.e * _binomial_cdf(math.ceil(n * mean - 1e-9), n, rate), 1.0)
+
+    for mean, n, rate in ((0.0, 50, 0.1), (0.05, 100, 0.1), (0.12, 300, 0.2), (0.3, 80, 0.25)):
+        assert _hoeffding_bentkus_pvalue(mean, n, rate) == pytest.approx(independent(mean, n, rate), rel=1e-9)
+    # the bound of an MAE (B = 4) is the rate at which the p-value reaches delta
+    losses = np.array([0, 1, 0, 2, 0, 0, 1, 0] * 25, dtype=float)
+    bound = float(_risk_upper_bound(losses.sum(), losses.size, 0.1, 4.0, False))
+    assert independent(losses.mean() / 4, losses.size, bound / 4) == pytest.approx(0.1, abs=1e-6)
+    assert losses.mean() < bound < 4.0
+
+
+def test_coverage_rank_is_the_binomial_quantile():
+    for n, w, delta in ((100, 0.5, 0.1), (1500, 0.7, 0.05), (20, 0.99, 0.05)):
+        k = _coverage_rank(n, w, delta)
+        tail = [stats.binom.sf(j - 1, n, w) for j in range(n + 1)]  # P(Binomial(n, w) >= j)
+        assert k == next((j for j in range(n + 1) if tail[j] <= delta), n + 1)
+        if k <= n:
+            assert stats.binom.sf(k - 1, n, _coverage_lower_bound(k, n, delta)) == pytest.approx(delta, rel=1e-6)
+
+
+# --- guarantees on a population with known risks ---------------------------------------------
+
+DRAWS = 400
+
+
+def _draw(rng, n, error_probability):
+    u = rng.random(n)
+    return 100.0 * (rng.random(n) < error_probability(u)), u
+
+
+def _population_risk(threshold, cumulative):
+    """Selective risk (percent) of accepting u < threshold, from the cumulative error probability."""
+    t = min(max(threshold, 0.0), 1.0)
+    return 100.0 * cumulative(t) / t if t > 0 else float("nan"), t
+
+
+def test_certified_risk_holds_with_probability_one_minus_delta_and_ltt_covers_more_than_sgr():
+    # P(error | u) = u / 2: the selective risk of {u < t} is 25 t percent, 10 % at coverage 0.4
+    rng = np.random.default_rng(3)
+    target, delta, n = 10.0, 0.1, 800
+    outcome = {"ltt": [], "sgr": [], "plug-in": []}
+    for draw in range(DRAWS):
+        loss, u = _draw(rng, n, lambda v: v / 2)
+        for method in outcome:
+            try:
+                selection = (fit_bounded_improvement(loss, u, target) if method == "plug-in" else
+                             _fit_certified_risk(loss, u, target, 1 - delta, method=method, random_state=draw))
+            except InfeasibleTargetError:
+                outcome[method].append((False, 0.0))
+                continue
+            risk, coverage = _population_risk(selection.threshold, lambda t: t * t / 4)
+            outcome[method].append((risk > target, coverage))
+    rate = {method: np.mean([v for v, _ in rows]) for method, rows in outcome.items()}
+    coverage = {method: np.mean([c for _, c in rows]) for method, rows in outcome.items()}
+    for method in ("ltt", "sgr"):
+        assert _at_most_delta(sum(v for v, _ in outcome[method]), DRAWS, delta), rate
+    assert rate["plug-in"] > 0.3  # the plug-in target is an estimate: about half the draws miss it
+    assert coverage["ltt"] > coverage["sgr"] + 0.02, coverage
+    assert 0.15 < coverage["ltt"] < 0.4 < coverage["plug-in"] + 0.05
+
+
+def test_certified_risk_holds_when_the_most_confident_inputs_err_most():
+    # a score that is wrong where it is most confident: the selective risk falls, then rises
+    def error_probability(v):
+        return np.where(v < 0.05, 0.4, np.where(v < 0.6, 0.02, 0.5))
+
+    def cumulative(t):  # integral of the error probability over [0, t]
+        return 0.4 * min(t, 0.05) + 0.02 * min(max(t - 0.05, 0), 0.55) + 0.5 * max(t - 0.6, 0)
+
+    rng = np.random.default_rng(4)
+    target, delta, violations = 5.0, 0.1, 0
+    for draw in range(DRAWS):
+        loss, u = _draw(rng, 600, error_probability)
+        try:
+            selection = _fit_certified_risk(loss, u, target, 1 - delta, random_state=draw)
+        except InfeasibleTargetError:
+            continue
+        violations += _population_risk(selection.threshold, cumulative)[0] > target
+    assert _at_most_delta(violations, DRAWS, delta), violations
+
+
+def test_certified_risk_of_a_bounded_loss_holds_with_hoeffding_bentkus():
+    # an ordinal MAE on 5 labels (B = 4): loss 0, 1 or 4 with P(1 | u) = u, P(4 | u) = u / 4
+    rng = np.random.default_rng(5)
+    target, delta, violations, accepted = 0.5, 0.1, 0, []
+    for draw in range(DRAWS // 2):
+        u = rng.random(600)
+        r = rng.random(600)
+        loss = np.where(r < u / 4, 4.0, np.where(r < u / 4 + u / 2, 1.0, 0.0))
+        try:
+            selection = _fit_certified_risk(loss, u, target, 1 - delta, loss_bound=4.0, random_state=draw)
+        except InfeasibleTargetError:
+            accepted.append(0.0)
+            continue
+        t = min(selection.threshold, 1.0)  # mean loss of {u < t}: (1/t) int_0^t (u/2 + u) du = 3t/4
+        violations += 0.75 * t > target
+        accepted.append(t)
+    assert _at_most_delta(violations, DRAWS // 2, delta), violations
+    assert 0.2 < np.mean(accepted) < 2 / 3  # 2/3 is where the population's risk reaches the target
+
+
+def test_certified_coverage_holds_without_accepting_much_more():
+    rng = np.random.default_rng(6)
+    w, delta, n = 0.7, 0.05, 1000
+    certified, plug_in = [], []
+    for _ in range(DRAWS):
+        loss, u = _draw(rng, n, lambda v: v / 2)
+        certified.append(min(_fit_certified_coverage(loss, u, w, 1 - delta).threshold, 1.0))  # coverage of u <= t
+        plug_in.append(min(fit_bounded_abstention(loss, u, w).threshold, 1.0))
+    certified, plug_in = np.array(certified), np.array(plug_in)
+    assert _at_most_delta(int((certified < w).sum()), DRAWS, delta)
+    assert (plug_in < w).mean() > 0.3
+    # the order statistic of rank k accepts about w + z sqrt(w (1 - w) / n): 0.724 here
+    k = _coverage_rank(n, w, delta)
+    assert certified.mean() == pytest.approx(k / (n + 1), abs=0.005) and certified.mean() < w + 0.03
+
+
+def test_certified_tpr_fpr_holds_for_both_rates():
+    # ID scores ~ U(0, 1), OOD scores ~ U(0.3, 1.3): TPR(t) = t and FPR(t) = t - 0.3 on [0.3, 1]
+    rng = np.random.default_rng(7)
+    tpr_min, fpr_max, delta, violations, infeasible = 0.7, 0.55, 0.1, 0, 0
+    is_ood = np.r_[np.zeros(300, bool), np.ones(300, bool)]
+    for _ in range(DRAWS):
+        s = np.where(is_ood, 0.3 + rng.random(600), rng.random(600))
+        try:
+            selection = _fit_certified_tpr_fpr(np.zeros(600), is_ood, s, tpr_min, fpr_max, 1 - delta)
+        except InfeasibleTargetError:
+            infeasible += 1
+            continue
+        t = min(selection.threshold, 1.3)
+        violations += (min(t, 1.0) < tpr_min) or (min(max(t - 0.3, 0.0), 1.0) > fpr_max)
+        assert selection.coverage_bound >= tpr_min and selection.bound <= fpr_max
+    assert _at_most_delta(violations, DRAWS, delta)
+    assert infeasible < DRAWS / 10
+    with pytest.raises(InfeasibleTargetError, match=r"accepts \d+ OOD rows, whose FPR upper bound") as error:
+        _fit_certified_tpr_fpr(np.zeros(600), is_ood, s, 0.95, 0.1, 0.9)
+    assert error.value.best_bound > 0.1
+
+
+def test_an_uncertifiable_risk_names_the_best_bound_reached():
+    loss = np.r_[np.zeros(30), np.full(70, 100.0)]
+    s = np.arange(100.0)
+    with pytest.raises(InfeasibleTargetError) as error:
+        _fit_certified_risk(loss, s, 2.0, 0.95)
+    best = 100 * (1 - 0.05 ** (1 / 30))  # 30 rows without an error: Clopper-Pearson's bound, 9.50 %
+    assert error.value.best_bound == pytest.approx(best)
+    assert (error.value.confidence, error.value.n_calibration) == (0.95, 100)
+    assert str(error.value) == (
+        "target risk=2 cannot be certified at confidence 0.95 on these 100 calibration rows (method ltt): the "
+        "fixed-sequence test fails at its start (threshold 27); the smallest 95% upper bound of any single "
+        f"threshold's selective risk is {best:.4g} (accepting 30 rows); ask for risk >= {best:.4g}, a lower "
+        "confidence, or more calibration rows")
+    with pytest.raises(ValueError, match="method 'sgr' bounds 0/B losses only"):
+        _fit_certified_risk(loss * 0.015, s, 0.5, 0.9, loss_bound=2.0, method="sgr")
+    with pytest.raises(ValueError, match=r"a certified target risk must lie in \(0, 100\)"):
+        _fit_certified_risk(loss, s, 100.0, 0.9)
+    with pytest.raises(ValueError, match="exceeds loss_bound 1"):
+        _fit_certified_risk(loss, s, 0.5, 0.9, loss_bound=1.0)
+
+
+# --- real data -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sattelite_mcp(tmp_path_factory):
+    """0/100 losses and MCP uncertainties of a logistic regression on sattelite's 4,435 held-out rows."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from rejectopt.datasets import load_prepared, prepare_dataset
+
+    folder = tmp_path_factory.mktemp("sattelite")
+    prepare_dataset("sattelite", folder / "raw", folder / "d.npz", mirror=DEMO_MIRROR)
+    X, y = load_prepared(folder / "d.npz")
+    order = np.random.default_rng(0).permutation(len(y))
+    train, population = order[:2000], order[2000:]
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(X[train], y[train])
+    proba = model.predict_proba(X[population])
+    return 100.0 * (model.classes_[proba.argmax(1)] != y[population]), 1.0 - proba.max(1)
+
+
+def test_certified_risk_holds_on_real_data(sattelite_mcp):
+    loss, s = sattelite_mcp
+    order = np.argsort(s, kind="stable")
+    cum_loss, values = np.cumsum(loss[order]), s[order]
+
+    def population(selection):  # exact selective risk and coverage on all held-out rows
+        accepted = int(np.searchsorted(values, selection.threshold, side="right" if selection.accept_prob else "left"))
+        return (cum_loss[accepted - 1] / accepted if accepted else float("nan")), accepted / loss.size
+
+    rng = np.random.default_rng(8)
+    target, delta, draws = 5.0, 0.1, 300
+    outcome = {"ltt": [], "sgr": [], "plug-in": []}
+    for draw in range(draws):
+        rows = rng.choice(loss.size, 1000, replace=False)
+        for method in outcome:
+            try:
+                selection = (fit_bounded_improvement(loss[rows], s[rows], target) if method == "plug-in" else
+                             _fit_certified_risk(loss[rows], s[rows], target, 1 - delta, method=method,
+                                                 random_state=draw))
+            except InfeasibleTargetError:
+                outcome[method].append((False, 0.0))
+                continue
+            risk, coverage = population(selection)
+            outcome[method].append((risk > target, coverage))
+    violations = {method: sum(v for v, _ in rows) for method, rows in outcome.items()}
+    coverage = {method: np.mean([c for _, c in rows]) for method, rows in outcome.items()}
+    assert _at_most_delta(violations["ltt"], draws, delta) and _at_most_delta(violations["sgr"], draws, delta)
+    assert violations["plug-in"] > 0.3 * draws, violations
+    assert coverage["ltt"] >= coverage["sgr"], coverage
