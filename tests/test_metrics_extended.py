@@ -652,3 +652,32 @@ def test_compare_scores_holds_its_level_under_the_null():
     tolerance = 3 * math.sqrt(0.05 * 0.95 / reps)
     assert rejected / reps <= 0.05 + tolerance
     assert covered / reps >= 0.95 - tolerance
+
+
+def test_coverage_at_risk_interval_covers_the_populations_coverage():
+    # R(t) = 0.05 + 0.2 t for s ~ U(0, 1): the largest coverage with risk <= 0.12 is 0.35
+    rng = np.random.default_rng(5)
+    reps, n = 100, 1000
+    s, loss, _ = _population(rng, reps, n)
+    intervals = np.array([coverage_at_risk(l, u, 0.12, confidence=0.95)[1] for l, u in zip(loss, s)])
+    assert np.mean((intervals[:, 0] <= 0.35) & (0.35 <= intervals[:, 1])) >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / reps)
+    assert np.mean(intervals[:, 1] - intervals[:, 0]) < 0.8  # informative: not the whole [0, 1]
+
+
+def test_per_group_curves_on_one_figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(9)
+    loss, uncertainty = 100.0 * (rng.random(80) < 0.2), rng.random(80)
+    groups = np.repeat(["a", "b"], 40)
+    fig, ax = plt.subplots()
+    for label, (coverage, risk) in rc_curve(loss, uncertainty, groups=groups).items():
+        rows = groups == label
+        metrics.RiskCoverageDisplay.from_losses(loss[rows], uncertainty[rows], name=label, ax=ax,
+                                                plot_oracle=False, plot_random=False)
+        assert np.array_equal(ax.lines[-1].get_ydata(), risk) and np.array_equal(ax.lines[-1].get_xdata(), coverage)
+    assert [line.get_label().split()[0] for line in ax.lines] == ["a", "b"]
+    plt.close(fig)
