@@ -395,7 +395,7 @@ def test_class_shared_scores_read_the_logits_whatever_the_feature_source(net):
     direct = fit_selective(net["logits"], y_pred, loss, Target("coverage", 0.8), split_rows(len(loss), seed=3),
                            score="sele_shared", n_classes=10, C_grid=(1.0, 10.0), seed=3)
     np.testing.assert_array_equal(route.uncertainty["sele_shared"], direct.uncertainty)
-    assert route.table["features"].tolist() == ["logits"] and route.scores["sele_shared"].coef_.shape == (1, 20)
+    assert route.table["features"].tolist() == ["logits"] and route.scores["sele_shared"].coef_.shape == (10, 20)
 
 
 def test_extreme_logits_give_a_finite_entropy_without_warnings():
@@ -444,3 +444,18 @@ def test_route_applies_the_feature_bound_of_the_command_line(net):
     with pytest.raises(NetworkOutputError, match=r"^embeddings: value 1e\+200 is beyond \+-1e\+150, the bound of a "
                                                  r"feature .* at index 17, column 4$"):
         fit_logits(net["logits"], net["labels"], embeddings, scores="reg")
+
+
+def test_class_shared_score_through_select_and_apply_on_logits(net, tmp_path):
+    """``select --score sele_shared`` on logits writes a model.json that ``apply`` reads back to the same uncertainties."""
+    npz = tmp_path / "logits_only.npz"
+    np.savez(npz, logits=net["logits"], labels=net["labels"])
+    assert cli.main(["select", "--data", str(npz), "--target", "coverage=0.8", "--score", "reg_shared", "--seed", "3",
+                     "--out", str(tmp_path / "sel"), "-q"]) == 0
+    assert cli.main(["apply", "--model", str(tmp_path / "sel" / "model.json"), "--data", str(npz),
+                     "--out", str(tmp_path / "decisions.csv"), "-q"]) == 0
+    decisions = pd.read_csv(tmp_path / "decisions.csv")
+    route = fit_logits(net["logits"], net["labels"], scores="reg_shared", baselines=(), post_hoc=(), seed=3)
+    np.testing.assert_allclose(decisions["uncertainty"], route.uncertainty["reg_shared"], rtol=1e-12, atol=1e-12)
+    model = json.loads((tmp_path / "sel" / "model.json").read_text())
+    assert model["score"]["kind"] == "reg_shared" and len(model["score"]["mean"]) == 20

@@ -551,7 +551,7 @@ def test_class_shared_scores_fit_a_thousand_classes_with_one_weight_vector():
     loss = 100.0 * (rng.random(600) < p_error)
     for name in ("sele_shared", "reg_shared"):
         score = make_score(name, 1.0, n_classes=1000).fit(Z, Z.argmax(axis=1), loss)
-        assert score.coef_.shape == (1, 20)
+        assert score.coef_.shape == (1000, 20) and (score.coef_ == score.coef_[0]).all() and score.class_seen_.all()
         again = PerClassLinearScore.from_dict(json.loads(json.dumps(score.to_dict())))
         np.testing.assert_array_equal(again.predict(Z, Z.argmax(axis=1)), score.predict(Z, None))
         assert aurc(loss, score.predict(Z, None)) < aurc(loss, rng.random(600))  # it learned an order

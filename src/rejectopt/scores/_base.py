@@ -231,12 +231,13 @@ class PerClassLinearScore(BaseEstimator):
         C = _json_numbers(data["C"], (), f"{name}.C")
         if C < 0:
             raise ValueError(f"{name}.C must be >= 0, got {_brief(data['C'])}")
-        mean = _json_numbers(data["mean"], (d,), f"{name}.mean")
-        scale = _json_numbers(data["scale"], (d,), f"{name}.scale")
+        width = score_cls._standardised_width(d) if hasattr(score_cls, "_standardised_width") else d
+        mean = _json_numbers(data["mean"], (width,), f"{name}.mean")
+        scale = _json_numbers(data["scale"], (width,), f"{name}.scale")
         if (scale <= 0).any():
             j = int(np.flatnonzero(scale <= 0)[0])
             raise ValueError(f"{name}.scale[{j}] must be > 0, got {_brief(data['scale'][j])}")
-        coef = _json_numbers(data["coef"], (K, d), f"{name}.coef")
+        coef = _json_numbers(data["coef"], (K, width), f"{name}.coef")
         intercept = _json_numbers(data["intercept"], (K,), f"{name}.intercept")
         unseen = float(_json_numbers(data["unseen_class_score"], (), f"{name}.unseen_class_score"))
         seen = data["class_seen"]
@@ -250,6 +251,8 @@ class PerClassLinearScore(BaseEstimator):
         score.n_classes_, score.n_features_in_ = K, d
         score.unseen_class_score_, score.class_seen_ = unseen, np.array(seen, dtype=bool)
         score.structured_ = structured
+        if hasattr(score, "_restored"):  # a score on features of its inputs (the class-shared ones)
+            score._restored()
         return score
 
 

@@ -18,6 +18,7 @@ The formulas of the features are also the library's post-hoc scores of :mod:`rej
 from __future__ import annotations
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_array
 
 from ._ridge import REG
@@ -110,10 +111,48 @@ def output_features(logits):
 
 
 class _SharedMixin:
-    """``fit`` / ``predict`` on :func:`output_features` of the logits, one weight vector for all classes."""
+    """``fit`` / ``predict`` on :func:`output_features` of the logits, one weight vector for all classes.
+
+    After fitting, ``n_features_in_`` is the number of logits K (what ``model.json`` names as
+    its feature columns) and ``mean_`` / ``scale_`` are 0 / 1 per logit (the raw bound of
+    :data:`rejectopt.model.FEATURE_LIMIT` applies to them); the standardisation of the 20
+    features is ``feature_mean_`` / ``feature_scale_``, the weights ``coef_`` of shape (1, 20).
+    """
 
     #: :func:`rejectopt.logits.fit_logits` gives these learners the logits, whatever the feature source.
     reads_logits = True
+
+    @staticmethod
+    def _standardised_width(n_features):
+        """Width of ``mean`` / ``scale`` / ``coef`` in the JSON form: the 20 features, whatever K."""
+        return len(FEATURE_NAMES)
+
+    def _to_logit_space(self, n_logits, n_classes=None):
+        """Keep the features' standardisation apart; expose the logits' width (see the class docstring).
+
+        With ``n_classes``, the one weight vector is laid out as eq. (37)'s per-class weights, equal
+        for every class and every class seen (a class no training row predicted is scored alike):
+        the form ``model.json`` and :func:`rejectopt.model.decide` read.
+        """
+        self.feature_mean_, self.feature_scale_ = self.mean_, self.scale_
+        self.mean_, self.scale_ = np.zeros(n_logits), np.ones(n_logits)
+        self.n_features_in_ = int(n_logits)
+        if n_classes is not None:
+            self.coef_ = np.repeat(self.coef_[:1], n_classes, axis=0)
+            self.intercept_ = np.repeat(self.intercept_[:1], n_classes)
+            self.class_seen_ = np.ones(n_classes, dtype=bool)
+            self.n_classes_, self.structured_ = int(n_classes), False
+        return self
+
+    def _classes(self, y_pred):
+        if self.n_classes is not None:
+            return int(self.n_classes)
+        y_pred = None if y_pred is None else np.asarray(y_pred)
+        return int(y_pred.max()) + 1 if y_pred is not None and y_pred.size else 1
+
+    def _restored(self):
+        """After :meth:`from_dict`: the JSON's ``mean`` / ``scale`` are the features' standardisation."""
+        return self._to_logit_space(self.n_features_in_)
 
     def fit(self, X, y_pred, loss):
         """Fit on the logits ``X`` (n, K); ``y_pred`` is not read (the weights are shared).
@@ -130,11 +169,25 @@ class _SharedMixin:
         -------
         self
         """
-        return super().fit(output_features(X), None, loss)
+        features = output_features(X)
+        super().fit(features, None, loss)
+        return self._to_logit_space(np.shape(X)[1], self._classes(y_pred))
 
     def predict(self, X, y_pred=None):
-        """Uncertainty of each row of logits ``X`` (larger = more uncertain), shape (n,)."""
-        return self._raw_scores(output_features(X), None)
+        """Uncertainty of each row of logits ``X`` (larger = more uncertain), shape (n,); ``y_pred`` is not read."""
+        if not hasattr(self, "feature_mean_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit first")
+        X = check_array(X, dtype=np.float64, ensure_all_finite=False)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} logits, but the score was fitted on {self.n_features_in_}")
+        Z = (output_features(X) - self.feature_mean_) / self.feature_scale_
+        return Z @ self.coef_[0] + self.intercept_[0]
+
+    def to_dict(self):
+        """:meth:`PerClassLinearScore.to_dict`, with the 20 features' standardisation as ``mean`` / ``scale``."""
+        data = super().to_dict()
+        data["mean"], data["scale"] = self.feature_mean_.tolist(), self.feature_scale_.tolist()
+        return data
 
 
 class SELEShared(_SharedMixin, SELE):
@@ -148,14 +201,15 @@ class SELEShared(_SharedMixin, SELE):
     >>> rng = np.random.default_rng(0)
     >>> logits = rng.normal(size=(300, 50)) * 3
     >>> loss = 100.0 * (rng.random(300) < 1 - np.exp(logits.max(1)) / np.exp(logits).sum(1))
-    >>> score = SELEShared(C=1).fit(logits, None, loss)
-    >>> score.coef_.shape
-    (1, 20)
+    >>> score = SELEShared(C=1).fit(logits, logits.argmax(1), loss)
+    >>> score.coef_.shape, bool((score.coef_ == score.coef_[0]).all())  # one weight vector, for each class
+    ((50, 20), True)
     """
 
     def fit_path(self, X, y_pred, loss, C_grid):
         """:meth:`SELE.fit_path` on the features of the logits ``X``."""
-        return super().fit_path(output_features(X), None, loss, C_grid)
+        fitted = super().fit_path(output_features(X), None, loss, C_grid)
+        return [score._to_logit_space(np.shape(X)[1], self._classes(y_pred)) for score in fitted]
 
 
 class REGShared(_SharedMixin, REG):
