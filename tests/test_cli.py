@@ -15,6 +15,7 @@ from sklearn.linear_model import LogisticRegression
 from rejectopt import cli
 from rejectopt.cli._files import write_outputs
 from rejectopt.cli._parser import cli_scores
+from rejectopt.fitting import split_rows
 from rejectopt.logits import fit_logits
 from rejectopt.scores import SELE
 from rejectopt.scores._base import PerClassLinearScore
@@ -35,7 +36,8 @@ def selected(satellite):
 
 
 def test_select_writes_all_outputs(selected):
-    assert sorted(p.name for p in selected.iterdir()) == ["model.json", "rc_curve.png", "report.json", "report.md"]
+    assert sorted(p.name for p in selected.iterdir()) == ["model.json", "rc_curve.png", "report.json", "report.md",
+                                                          "thresholds.csv"]
     report = json.loads((selected / "report.json").read_text())
     assert report["rows"] == {"total": 2500, "train_fit": 875, "train_validation": 375, "calibration": 750,
                               "report": 500}
@@ -255,7 +257,8 @@ def test_select_then_apply_in_memory_scenario(tmp_path, capsys):
     frame.to_csv(tmp_path / "val.csv", index=False)
     assert cli.main(["-q", "select", "--data", str(tmp_path / "val.csv"), "--target", "coverage=0.8", "--C", "1",
                      "--out", str(tmp_path / "sel")]) == 0
-    assert capsys.readouterr().out.startswith(f"wrote model.json, report.json, report.md, rc_curve.png to {tmp_path}")
+    assert capsys.readouterr().out.startswith(f"wrote model.json, report.json, report.md, rc_curve.png, thresholds.csv to "
+                                                f"{tmp_path}")
     model, score, selection = cli.load_model(tmp_path / "sel" / "model.json")
     assert model["target"] == {"kind": "coverage", "value": 0.8} and type(score).__name__ == "SELE"
     decisions = cli.apply_model(model, score, selection, cli.load_table(tmp_path / "val.csv", need_loss=False))
@@ -503,7 +506,7 @@ def test_apply_refuses_outputs_of_a_network_with_another_number_of_logits(networ
                                                                           capsys):
     """The model reads the embeddings, whose width says nothing of K: model.json records the logits' width."""
     model = json.loads((network_selected["npz"] / "model.json").read_text())
-    assert model["format_version"] == 2 and model["n_logits"] == 10 and model["guarantee"] is None
+    assert model["format_version"] == 2 and model["n_logits"] == 10 and model["certificate"] is None
     data = tmp_path / "five.npz"
     np.savez(data, logits=network["logits"][:, :5], embeddings=network["embeddings"])
     status = cli.main(["apply", "--model", str(network_selected["npz"] / "model.json"), "--data", str(data),
@@ -512,3 +515,58 @@ def test_apply_refuses_outputs_of_a_network_with_another_number_of_logits(networ
     assert status == 2 and (f"{data}: the network's outputs have 5 logits, the model was selected on 10 (model.json "
                             "n_logits)") in err, err
     assert not (tmp_path / "d.csv").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# Certified targets: --confidence, the certificate in model.json and the report, thresholds.csv
+# --------------------------------------------------------------------------------------------
+def test_certified_risk_target_records_its_guarantee_and_per_threshold_table(satellite, tmp_path, capsys):
+    paths = satellite[1]
+    out = tmp_path / "sel"
+    assert cli.main(["select", "--data", str(paths["given"]), "--target", "risk=5", "--confidence", "0.9", "--C", "1",
+                     "--seed", "1", "--out", str(out), "-q"]) == 0
+    printed = capsys.readouterr().out
+    model = json.loads((out / "model.json").read_text())
+    report = json.loads((out / "report.json").read_text())
+    certificate = model["certificate"]
+    assert model["target"] == {"kind": "risk", "value": 5, "confidence": 0.9} and report["certificate"] == certificate
+    assert (certificate["bound"], certificate["confidence"], certificate["method"]) == (5.0, 0.9, "ltt")
+    assert certificate["n_calibration"] == report["rows"]["calibration"] == 750 and certificate["risk_bound"] == 5.0
+    assert f"risk <= 5 %, coverage >= {certificate['coverage_bound']:.4g}" in printed
+    markdown = (out / "report.md").read_text()
+    assert "with probability at least 0.9 over the draw of the 750 calibration rows" in markdown
+    assert "[thresholds.csv](thresholds.csv)" in markdown and report["thresholds_csv"] == "thresholds.csv"
+    # the table, recomputed from the uncertainties apply gives the calibration rows (split_rows, seed 1)
+    assert cli.main(["apply", "--model", str(out / "model.json"), "--data", str(paths["given"]), "--out",
+                     str(tmp_path / "d.csv"), "-q"]) == 0
+    given = pd.read_csv(paths["given"])
+    s = pd.read_csv(tmp_path / "d.csv")["uncertainty"].to_numpy()
+    cal = split_rows(len(given), seed=1)["calibration"]
+    loss, s = 100.0 * (given["y"] != given["y_pred"]).to_numpy()[cal], s[cal]
+    table = pd.read_csv(out / "thresholds.csv")
+    assert list(table.columns) == ["threshold", "n_accepted", "coverage", "empirical_risk", "upper_bound", "p_value"]
+    thresholds = np.unique(s)
+    n_accepted = np.searchsorted(np.sort(s), thresholds, side="right")
+    errors = np.array([(loss[s <= t] > 0).sum() for t in thresholds])
+    np.testing.assert_allclose(table["threshold"], thresholds, rtol=1e-9)
+    np.testing.assert_array_equal(table["n_accepted"], n_accepted)
+    np.testing.assert_allclose(table["empirical_risk"], 100 * errors / n_accepted, rtol=1e-9, atol=1e-12)
+    upper = np.where(errors < n_accepted, sps.beta.isf(0.1, errors + 1, np.maximum(n_accepted - errors, 1e-300)), 1)
+    np.testing.assert_allclose(table["upper_bound"], 100 * upper, rtol=1e-8)  # Clopper-Pearson, one-sided
+    np.testing.assert_allclose(table["p_value"], sps.binom.cdf(errors, n_accepted, 0.05), rtol=1e-8, atol=1e-12)
+    selection = model["selection"]  # deterministic: accepts s <= t (accept_prob 1) or s < t (0)
+    accepted = thresholds <= selection["threshold"] if selection["accept_prob"] == 1 else thresholds < selection["threshold"]
+    chosen = table[accepted].iloc[-1]
+    assert chosen["upper_bound"] <= 5.0 and chosen["p_value"] <= 0.1  # the certified cut's own test
+
+
+@pytest.mark.parametrize("target, extra, fragment", [
+    ("reject-cost=10", ["--confidence", "0.9"], "--confidence 0.9 with --target reject-cost=10:"),
+    ("risk=5,confidence=0.9", ["--confidence", "0.95"], "gives confidence 0.9 and --confidence 0.95: give it once"),
+    ("risk=5", ["--confidence", "1.5"], "--confidence 1.5 with --target risk=5:"),
+])
+def test_confidence_errors_name_the_option(target, extra, fragment, satellite, tmp_path, capsys):
+    status = cli.main(["select", "--data", str(satellite[1]["given"]), "--target", target, "--out",
+                       str(tmp_path / "sel"), "-q", *extra])
+    err = capsys.readouterr().err
+    assert status == 2 and fragment in err and not (tmp_path / "sel").exists(), err

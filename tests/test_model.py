@@ -21,7 +21,7 @@ from rejectopt.model import (
 from rejectopt.scores._base import PerClassLinearScore
 from rejectopt.scores import REG
 from rejectopt.selective import SelectionFunction, _row_uniforms
-from rejectopt.targets import Target
+from rejectopt.targets import CertifiedSelection, Target
 
 #: A two-class, two-feature linear score written by hand: s = coef_c . (x - mean) / scale + intercept_c.
 SCORE = {"kind": "sele", "C": 1.0, "n_classes": 2, "n_features": 2, "mean": [1.0, -2.0], "scale": [2.0, 0.5],
@@ -196,9 +196,9 @@ def test_an_old_format_model_file_still_loads_and_decides():
     """A model.json written by the release before format_version 2 (select on wine, kept in tests/data)."""
     path = Path(__file__).parent / "data" / "model_v1_wine.json"
     raw = json.loads(path.read_text())
-    assert raw["format_version"] == 1 and "n_logits" not in raw and "guarantee" not in raw
+    assert raw["format_version"] == 1 and "n_logits" not in raw and "certificate" not in raw
     model, score, selection = read_model(path)
-    assert model["n_logits"] is None and model["guarantee"] is None
+    assert model["n_logits"] is None and model["certificate"] is None and type(selection) is SelectionFunction
     X = np.array(raw["score"]["mean"])[None, :] + np.array(raw["score"]["scale"])[None, :] * np.eye(13)[:3]
     coef, intercept = np.array(raw["score"]["coef"]), np.array(raw["score"]["intercept"])
     expected = [(np.eye(13)[i] @ coef[c]) + intercept[c] for i, c in enumerate([0, 1, 2])]
@@ -236,19 +236,29 @@ def test_class_seen_must_match_the_weights_of_an_unseen_class(tmp_path):
         read_model(path)
 
 
+CERTIFICATE = {"bound": 5.0, "confidence": 0.9, "n_calibration": 750, "method": "ltt", "risk_bound": 5.0,
+               "coverage_bound": 0.6}
+
+
 @pytest.mark.parametrize("changes, message", [
     ({"n_logits": 1}, "n_logits must be null or an integer >= 2"),
     ({"n_logits": True}, "n_logits must be null or an integer >= 2"),
-    ({"guarantee": {"bound": 2.0}}, "guarantee must be null or an object with keys bound, confidence, n_calibration"),
-    ({"guarantee": {"bound": 2.0, "confidence": 1.5, "n_calibration": 100, "method": "x"}},
-     r"guarantee.confidence must lie in \(0, 1\)"),
-    ({"guarantee": {"bound": 2.0, "confidence": 0.9, "n_calibration": 0, "method": "x"}},
-     "guarantee.n_calibration must be an integer >= 1"),
+    ({"certificate": {"bound": 2.0}}, "certificate must be an object with keys bound, confidence, coverage_bound"),
+    ({"certificate": dict(CERTIFICATE, confidence=1.5)}, r"certificate.confidence must be a number in \(0, 1\)"),
+    ({"certificate": dict(CERTIFICATE, n_calibration=0)}, "certificate.n_calibration must be an integer >= 1"),
+    ({"certificate": CERTIFICATE}, r"certificate.confidence 0.9 differs from the target's confidence None"),
+    ({"target": {"kind": "risk", "value": 5, "confidence": 0.9}},
+     "target has confidence 0.9 .a certified target. but certificate is null"),
 ])
 def test_format_2_fields_are_checked(tmp_path, changes, message):
     path, _ = _model(tmp_path, **changes)
     with pytest.raises(ValueError, match=f"invalid model: {message}"):
         read_model(path)
-    good, content = _model(tmp_path, guarantee={"bound": 2.0, "confidence": 0.9, "n_calibration": 100,
-                                                "method": "m"}, n_logits=10)
-    assert read_model(good)[0] == content
+
+
+def test_a_certified_model_reads_back_its_certificate(tmp_path):
+    path, content = _model(tmp_path, certificate=CERTIFICATE, n_logits=10,
+                           target={"kind": "risk", "value": 5, "confidence": 0.9})
+    model, _, selection = read_model(path)
+    assert model == content and isinstance(selection, CertifiedSelection)
+    assert selection.certificate == CERTIFICATE and selection.threshold == 1.5

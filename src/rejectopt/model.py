@@ -22,6 +22,7 @@ import numpy as np
 
 from .scores._base import PerClassLinearScore
 from .scores._registry import call_score
+from ._certify import CertifiedSelection, _certified_from_dict
 from .selective import SelectionFunction, _check_tie_breaking
 from .targets import _OOD_TARGET_KINDS, _target_from_dict, _target_to_dict
 
@@ -40,10 +41,10 @@ __all__ = [
 FEATURE_LIMIT = 1e150
 
 #: The ``format_version`` this release writes; a change of the fields raises it. Version 2 adds
-#: ``n_logits`` (a network's logits width K) and ``guarantee`` (a certified target's bound).
+#: ``n_logits`` (a network's logits width K) and ``certificate`` (a certified target's guarantee).
 MODEL_FORMAT_VERSION = 2
 #: Every ``format_version`` this release reads: a version-1 file (without ``n_logits`` and
-#: ``guarantee``) is read as a model without either.
+#: ``certificate``) is read as a model without either.
 _READABLE_VERSIONS = (1, 2)
 #: The ``format`` field of every ``model.json``: a file without it is not read as a model.
 _MODEL_FORMAT = "rejectopt-selective-model"
@@ -51,7 +52,7 @@ _MODEL_FORMAT = "rejectopt-selective-model"
 _NO_PRED = "none"
 _MODEL_KEYS_V1 = ("format", "format_version", "feature_columns", "classes", "score", "selection", "target", "loss",
                   "versions", "pred_column")
-_MODEL_KEYS = _MODEL_KEYS_V1 + ("n_logits", "guarantee")
+_MODEL_KEYS = _MODEL_KEYS_V1 + ("n_logits", "certificate")
 #: Largest ``model.json`` read, refused before parsing: the largest model a learned score makes,
 #: 4 million weights (K = 1,000 classes x d = 4,096 features) at about 25 bytes each, is 100 MB;
 #: parsing takes about 10 times the file's size in memory, so a larger file is refused unread.
@@ -277,7 +278,8 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
     classes : list of str or None
         Predicted classes as text, in the score's weight order; None with ``pred_column`` ``"none"``.
     score, selection : PerClassLinearScore, SelectionFunction
-        The fitted score and selection function (written by their ``to_dict``).
+        The fitted score and selection function (written by their ``to_dict``); a certified
+        selection's guarantee goes to ``certificate`` (bound, confidence, calibration rows, method).
     target : Target or OODTarget
         What the selection was fitted for; written ``{"kind": "coverage", "value": 0.8}`` or
         ``{"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}, "ood_column": "is_ood"}``.
@@ -329,35 +331,8 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
         "versions": versions,
         "pred_column": pred_column,
         "n_logits": n_logits,
-        "guarantee": _guarantee_dict(selection),
+        "certificate": selection.certificate if isinstance(selection, CertifiedSelection) else None,
     }
-
-
-def _guarantee_dict(selection: Any) -> dict | None:
-    """A certified selection's guarantee (bound, confidence, calibration rows, method); None for a plug-in one."""
-    if getattr(selection, "bound", None) is None:
-        return None
-    return {"bound": float(selection.bound), "confidence": float(selection.confidence),
-            "n_calibration": int(selection.n_calibration), "method": str(selection.method)}
-
-
-def _check_guarantee(guarantee: Any) -> None:
-    if guarantee is None:
-        return
-    keys = ("bound", "confidence", "n_calibration", "method")
-    if not isinstance(guarantee, dict) or set(guarantee) != set(keys):
-        raise ValueError(f"guarantee must be null or an object with keys {', '.join(keys)}")
-    for key in ("bound", "confidence"):
-        value = guarantee[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-            raise ValueError(f"guarantee.{key} must be a finite number, got {reprlib.repr(value)}")
-    if not 0 < guarantee["confidence"] < 1:
-        raise ValueError(f"guarantee.confidence must lie in (0, 1), got {guarantee['confidence']!r}")
-    n = guarantee["n_calibration"]
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"guarantee.n_calibration must be an integer >= 1, got {reprlib.repr(n)}")
-    if not isinstance(guarantee["method"], str):
-        raise ValueError("guarantee.method must be a string")
 
 
 def _check_class_seen(score: PerClassLinearScore) -> None:
@@ -427,7 +402,9 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
                                    + ([f"unknown field(s) {unknown}"] if unknown else [])))
     score = PerClassLinearScore.from_dict(model["score"], name="score")
     _check_class_seen(score)
-    selection = SelectionFunction.from_dict(model["selection"], name="selection")
+    certificate = model.get("certificate")
+    selection = (SelectionFunction.from_dict(model["selection"], name="selection") if certificate is None
+                 else _certified_from_dict(model["selection"], certificate))
     features = _text_list(model["feature_columns"], "feature_columns")
     if len(features) != score.n_features_in_:
         raise ValueError(f"feature_columns has {len(features)} names but score.n_features is {score.n_features_in_}")
@@ -449,12 +426,18 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
             raise ValueError(f"classes has {len(classes)} entries but score.n_classes is {score.n_classes_}")
     target = model["target"]
     if isinstance(target, dict) and target.get("kind") in _OOD_TARGET_KINDS:
-        if set(target) != {"kind", "value", "ood_column"}:
-            raise ValueError(f"target of kind {target['kind']} must be an object with keys kind, value and ood_column")
+        if set(target) - {"confidence"} != {"kind", "value", "ood_column"}:
+            raise ValueError(f"target of kind {target['kind']} must be an object with keys kind, value and ood_column "
+                             "(and optionally confidence)")
         if not isinstance(target["ood_column"], str):
             raise ValueError("target.ood_column must be a string")
-        target = {"kind": target["kind"], "value": target["value"]}
-    _target_from_dict(target)
+        target = {k: v for k, v in target.items() if k != "ood_column"}
+    confidence = _target_from_dict(target).confidence
+    if certificate is not None and confidence != selection.confidence:
+        raise ValueError(f"certificate.confidence {selection.confidence:g} differs from the target's confidence "
+                         f"{confidence!r}: the certificate is not that of this target")
+    if certificate is None and confidence is not None:
+        raise ValueError(f"target has confidence {confidence:g} (a certified target) but certificate is null")
     if not isinstance(model["loss"], str):
         raise ValueError("loss must be a string")
     versions = model["versions"]
@@ -464,7 +447,6 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     if n_logits is not None and (isinstance(n_logits, bool) or not isinstance(n_logits, int) or n_logits < 2):
         raise ValueError(f"n_logits must be null or an integer >= 2 (the width of a network's logits), got "
                          f"{reprlib.repr(n_logits)}")
-    _check_guarantee(model.get("guarantee"))
     return score, selection
 
 
@@ -485,7 +467,7 @@ def _unique_keys(pairs: list) -> dict:
 def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]:
     """Read and validate a ``model.json``; returns ``(model, score, selection)``.
 
-    A version-1 file gets ``n_logits`` and ``guarantee`` null in the returned ``model``.
+    A version-1 file gets ``n_logits`` and ``certificate`` null in the returned ``model``.
 
     Parameters
     ----------
@@ -533,5 +515,5 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
     except ValueError as err:
         raise ValueError(f"{path}: invalid model: {_one_line(err)}") from None
     model.setdefault("n_logits", None)
-    model.setdefault("guarantee", None)
+    model.setdefault("certificate", None)
     return model, score, selection

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import sys
@@ -14,7 +15,7 @@ from ..model import model_dict
 from ..report.selection import ood_select_figure, select_figure
 from ..scores import get_score
 from ..selective import InfeasibleTargetError
-from ..targets import OODTarget, parse_target
+from ..targets import OODTarget, Target, certification_table, parse_target
 from ._errors import EXIT_INPUT_ERROR, InputError, one_line
 from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
 from ._model import apply_model, load_model
@@ -38,6 +39,10 @@ log = logging.getLogger(__name__)
 
 #: Files written by ``select``, in this order.
 SELECT_OUTPUTS = ("model.json", "report.json", "report.md", "rc_curve.png")
+#: ``select``'s per-threshold table of the calibration rows (a risk or coverage target).
+THRESHOLDS_CSV = "thresholds.csv"
+#: Level of the pointwise bounds in the per-threshold table of a plug-in target.
+TABLE_CONFIDENCE = 0.95
 #: Fewest rows allowed in each part of the split.
 MIN_ROWS_PER_PART = 10
 
@@ -163,18 +168,72 @@ def _warn_report(report, target, C_grid):
                     ",".join(f"{c:g}" for c in C_grid), values[0], unit, report["C"])
 
 
-def run_select(args):
+def _target(args):
+    """``--target``, certified by ``--confidence`` (or by ``,confidence=C`` in the target itself)."""
     try:
         target = parse_target(args.target)
     except ValueError as err:
         raise InputError(f"--{err}") from None
+    if args.confidence is None:
+        return target
+    if target.confidence is not None and target.confidence != args.confidence:
+        raise InputError(f"--target {args.target} gives confidence {target.confidence:g} and --confidence "
+                         f"{args.confidence:g}: give it once")
+    fields = (target.kind, target.bounds if isinstance(target, OODTarget) else target.value)
+    try:
+        return type(target)(*fields, args.confidence)
+    except ValueError as err:
+        raise InputError(f"--confidence {args.confidence:g} with --target {args.target}: {one_line(err)}") from None
+
+
+def _fit(table, classes, target, parts, args, C_grid, n_classes, loss_bound):
+    """:func:`rejectopt.fitting.fit_selective`, and a certified risk or coverage target fitted with the loss's bound.
+
+    The score and C do not depend on the target: they are fitted with an always feasible
+    placeholder (coverage 1), then the certified selection on the calibration rows, as
+    :class:`rejectopt.SelectiveClassifier` does.
+    """
+    certified = isinstance(target, Target) and target.confidence is not None
+    fit = fit_selective(table.X, classes, table.loss, Target("coverage", 1.0) if certified else target, parts,
+                        score=args.score, n_classes=n_classes, C_grid=C_grid, seed=args.seed, n_jobs=args.n_jobs,
+                        is_ood=table.is_ood)
+    if not certified:
+        return fit
+    cal = parts["calibration"]
+    try:
+        selection = target.fit(table.loss[cal], fit.uncertainty[cal], loss_bound=loss_bound)
+    except ValueError as err:
+        if isinstance(err, InfeasibleTargetError):
+            raise
+        raise InputError(f"--target {target}: {one_line(err)}") from None
+    return dataclasses.replace(fit, selection=selection)
+
+
+def _thresholds_csv(fit, loss, target, loss_bound):
+    """The per-threshold table of the calibration rows as CSV bytes, or None (reject-cost and OOD targets).
+
+    Pointwise bounds at the target's confidence, or at :data:`TABLE_CONFIDENCE` for a plug-in target.
+    """
+    if not isinstance(target, Target) or target.kind not in ("risk", "coverage"):
+        return None
+    cal = fit.parts["calibration"]
+    level = target.confidence if target.confidence is not None else TABLE_CONFIDENCE
+    table = certification_table(loss[cal], fit.uncertainty[cal], Target(target.kind, target.value, level),
+                                loss_bound=loss_bound)
+    return table.to_csv(index=False, float_format="%.10g").encode()
+
+
+def run_select(args):
+    target = _target(args)
     if args.pred_column != "none":
         _check_pred_column(args.pred_column, "--pred-column")
     ood_column = _ood_column(args, target)
     C_grid = _parse_C_grid(args.C)
     _check_fractions(args)
     features = [c.strip() for c in args.feature_columns.split(",")] if args.feature_columns else None
-    check_output_folder(args.out, SELECT_OUTPUTS, {"--data": args.data}, args.force)
+    outputs = SELECT_OUTPUTS + ((THRESHOLDS_CSV,) if isinstance(target, Target) and target.kind != "reject-cost"
+                                else ())
+    check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
                        loss_column=args.loss_column, loss=args.loss, feature_columns=features, ood_column=ood_column)
     n = table.X.shape[0]
@@ -200,9 +259,8 @@ def run_select(args):
         raise InputError(f"{table.source}: {err}" if table.is_ood is not None else err) from None
     log.info("rows: %s", {k: int(v.size) for k, v in parts.items()})
     try:
-        fit = fit_selective(table.X, classes, table.loss, target, parts, score=args.score,
-                            n_classes=len(vocabulary) if vocabulary is not None else 1, C_grid=C_grid, seed=args.seed,
-                            n_jobs=args.n_jobs, is_ood=table.is_ood)
+        fit = _fit(table, classes, target, parts, args, C_grid, len(vocabulary) if vocabulary is not None else 1,
+                   loss_bound)
     except InfeasibleTargetError as err:
         message = one_line(err)
         message = message.removeprefix(f"target {target} is ")  # OODTarget.fit names the target: once is enough
@@ -213,9 +271,11 @@ def run_select(args):
              fit.selection.threshold, fit.selection.accept_prob)
     split = {"seed": args.seed, "calibration_fraction": args.calibration_fraction,
              "report_fraction": args.report_fraction, "validation_fraction": args.validation_fraction}
+    thresholds = _thresholds_csv(fit, table.loss, target, loss_bound)
     if table.is_ood is None:
         report = report_dict(fit, table.loss, target, score_name=args.score, loss_name=loss_name, C_grid=C_grid,
                              split=split, versions=versions(), loss_bound=loss_bound)
+        report["thresholds_csv"] = THRESHOLDS_CSV if thresholds is not None else None
         texts = (report_markdown(report), summary_line(report))
         figure = select_figure(fit, table.loss, report, label)
     else:
@@ -229,7 +289,9 @@ def run_select(args):
                        selection=fit.selection, target=target, loss_name=loss_name, versions=report["versions"],
                        pred_column=args.pred_column, ood_column=ood_column, n_logits=table.n_logits)
     files = dict(zip(SELECT_OUTPUTS, (json_bytes(model), json_bytes(report), texts[0].encode(), figure_png(figure))))
-    check_output_folder(args.out, SELECT_OUTPUTS, {"--data": args.data}, args.force)
+    if thresholds is not None:
+        files[THRESHOLDS_CSV] = thresholds
+    check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     try:
         write_outputs(args.out, files)
     except OSError as err:

@@ -86,7 +86,15 @@ def _add_select_parser(sub, common):
                         "of the accepted ID rows with TPR = share of ID accepted >= T and FPR = share of OOD accepted "
                         "<= F) or precision=P,recall=R (share of ID among the accepted >= P, recall = TPR >= R); "
                         "bounds in [0,1]")
-    p.add_argument("--out", required=True, help="output folder: model.json, report.md, report.json, rc_curve.png")
+    p.add_argument("--confidence", type=float, default=None,
+                   help="certify the target: with probability >= C over the calibration rows (drawn i.i.d.), the "
+                        "population's selective risk is at most L (risk=L) or its coverage at least W (coverage=W), "
+                        "or TPR >= T and FPR <= F (tpr=T,fpr=F); e.g. 0.95. Default: none, a plug-in target met on "
+                        "the calibration rows only")
+    p.add_argument("--out", required=True, help="output folder: model.json, report.md, report.json, rc_curve.png and, "
+                                                "for a risk or coverage target, thresholds.csv (per threshold of the "
+                                                "calibration rows: rows accepted, empirical risk, upper bound, "
+                                                "p-value)")
     choices = cli_scores()
     others = [n for n in score_names(learned=True) if get_score(n).needs_posteriors]
     p.add_argument("--score", choices=choices, default=DEFAULT_SCORE,

@@ -15,7 +15,14 @@ from .. import __version__
 from ..metrics import aurc
 from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
-from ..targets import _OOD_TARGET_KINDS, _describe_attainable, _ood_operating_point, _target_from_dict
+from ..targets import (
+    _OOD_TARGET_KINDS,
+    CertifiedSelection,
+    _describe_attainable,
+    _ood_operating_point,
+    _target_from_dict,
+    _target_to_dict,
+)
 
 __all__ = ["figure_png", "json_bytes", "ood_report_dict", "ood_report_markdown", "ood_summary_line", "report_dict",
            "report_markdown", "risk_unit", "summary_line", "versions"]
@@ -67,6 +74,7 @@ def _fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound):
         "C_grid": [float(c) for c in C_grid],
         "validation_aurc": {str(k): v for k, v in fit.validation_aurc.items()},
         "selection": fit.selection.to_dict(),
+        "certificate": fit.selection.certificate if isinstance(fit.selection, CertifiedSelection) else None,
         "split": split,
     }
 
@@ -89,7 +97,7 @@ def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, vers
     loss_rep, s_rep = loss[rep], s[rep]
     calibration_risk, calibration_coverage = empirical_risk_coverage(loss[cal], s[cal], selection)
     return {
-        "target": {"kind": target.kind, "value": target.value},
+        "target": _target_to_dict(target),
         **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound),
         "rows": _rows(parts, s.size),
         "calibration": {"coverage": calibration_coverage, "selective_risk": _none_if_nan(calibration_risk)},
@@ -105,6 +113,35 @@ def fmt(value, digits=4):
     return "n/a" if value is None else f"{value:.{digits}g}"
 
 
+def guarantee_lines(report):
+    """``report.md``'s paragraph on what is guaranteed: a certified target's bounds, or that a plug-in one has none."""
+    certificate, unit = report.get("certificate"), report["risk_unit"]
+    if certificate is None:
+        text = ("Plug-in target: met on the calibration rows, not guaranteed for new rows (the report rows above "
+                "show what new rows get). Pass --confidence (e.g. 0.95) to certify a risk, coverage or TPR-FPR target.")
+    else:
+        level = f"{certificate['confidence']:.4g}"
+        if report["target"]["kind"] == "tpr-fpr":
+            bounds = (f"the population's FPR is at most {fmt(certificate['bound'])} and its TPR at least "
+                      f"{fmt(certificate['coverage_bound'])}")
+        else:
+            risk = certificate["risk_bound"]
+            bounds = ("the population's selective risk is at most "
+                      + (f"{fmt(risk)} {unit} (upper confidence bound)" if risk is not None else "n/a")
+                      + f" and its coverage at least {fmt(certificate['coverage_bound'])} (lower confidence bound)")
+        text = (f"**Guarantee** (certified target, method {certificate['method']}): with probability at least {level} "
+                f"over the draw of the {certificate['n_calibration']} calibration rows, {bounds}. The guarantee is "
+                "marginal over calibration samples drawn i.i.d. (exchangeable) from the population the new rows come "
+                "from; it is not conditional on this sample, and does not hold under a shift of the population.")
+    lines = [text, ""]
+    if report.get("thresholds_csv"):
+        level = certificate["confidence"] if certificate is not None else 0.95
+        lines += [f"Per threshold of the calibration rows (rows accepted, empirical risk, {level:.4g} upper bound of "
+                  f"the risk, p-value of the target; pointwise, as if each threshold were fixed in advance): "
+                  f"[{report['thresholds_csv']}]({report['thresholds_csv']}).", ""]
+    return lines
+
+
 def report_markdown(report):
     """The human-readable ``report.md``."""
     point, rows, aurcs = report["report"], report["rows"], report["aurc_report"]
@@ -112,7 +149,9 @@ def report_markdown(report):
     lines = [
         "# Selective prediction report",
         "",
-        f"Target: **{report['target']['kind']} = {report['target']['value']:g}** (loss: {report['loss']}); "
+        f"Target: **{report['target']['kind']} = {report['target']['value']:g}**"
+        f"{' certified at confidence {:g}'.format(report['target']['confidence']) if 'confidence' in report['target'] else ''}"
+        f" (loss: {report['loss']}); "
         f"score: {report['score'].upper()} with C = {report['C']:g} (chosen by validation AuRC).",
         "",
         f"Selection function (randomized Bayes rule, eq. 25): accept if uncertainty < {sel['threshold']}, "
@@ -140,6 +179,7 @@ def report_markdown(report):
         f"learned score {fmt(aurcs['learned_score'])}, random order {fmt(aurcs['random_order'])}, "
         f"oracle {fmt(aurcs['oracle'])}.",
         "",
+        *guarantee_lines(report),
         "![RC curve](rc_curve.png)",
         "",
     ]
@@ -151,7 +191,21 @@ def summary_line(report):
     point = report["report"]
     return (f"report rows: coverage {fmt(point['coverage'])} [{fmt(point['coverage_ci'][0])}, "
             f"{fmt(point['coverage_ci'][1])}], selective risk {fmt(point['selective_risk'])} "
-            f"[{fmt(point['selective_risk_ci'][0])}, {fmt(point['selective_risk_ci'][1])}] {report['risk_unit']}")
+            f"[{fmt(point['selective_risk_ci'][0])}, {fmt(point['selective_risk_ci'][1])}] {report['risk_unit']}"
+            f"{_certified_text(report)}")
+
+
+def _certified_text(report):
+    """``; certified with probability >= C: risk <= R %, coverage >= W`` for a certified target, else nothing."""
+    certificate = report.get("certificate")
+    if certificate is None:
+        return ""
+    if report["target"]["kind"] == "tpr-fpr":
+        bounds = f"FPR <= {fmt(certificate['bound'])}, TPR >= {fmt(certificate['coverage_bound'])}"
+    else:
+        bounds = (f"risk <= {fmt(certificate['risk_bound'])} {report['risk_unit']}, coverage >= "
+                  f"{fmt(certificate['coverage_bound'])}")
+    return f"; certified for the population with probability >= {certificate['confidence']:g}: {bounds}"
 
 
 def json_bytes(obj):
@@ -224,7 +278,7 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
     loss_id, s_id = loss[rep][~ood_rep], s[rep][~ood_rep]
     on_report = _feasibility(target, point)
     return {
-        "target": {"kind": target.kind, "value": target.as_dict()},
+        "target": _target_to_dict(target),
         "ood_column": ood_column,
         **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound),
         "rows": {**_rows(parts, s.size),
@@ -319,6 +373,7 @@ def ood_report_markdown(report):
         f"AuRC on the ID report rows (lower is better, {report['risk_unit']}): learned score {fmt(aurcs['learned_score'])}, random order "
         f"{fmt(aurcs['random_order'])}, oracle {fmt(aurcs['oracle'])}.",
         "",
+        *guarantee_lines(report),
         "![ROC and RC curves](rc_curve.png)",
         "",
     ]
@@ -338,4 +393,4 @@ def ood_summary_line(report):
     return (f"report rows: {rates}, coverage {fmt(point['coverage'])} {_interval(point, 'coverage')}, selective risk "
             f"of accepted ID rows {fmt(point['selective_risk'])} {_interval(point, 'selective_risk')} "
             f"{report['risk_unit']}; target "
-            f"{target} {verdict}")
+            f"{target} {verdict}{_certified_text(report)}")
