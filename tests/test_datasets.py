@@ -66,6 +66,42 @@ def test_registry_lists_the_22_datasets_of_table2():
         assert (spec.n_examples, spec.n_features, spec.n_classes) == spec.table2
 
 
+DEMO_MIRROR = REPO_ROOT / "workflow" / "resources" / "demo_mirror"
+
+
+def test_every_pinned_hash_has_its_size_and_the_demo_mirror_holds_those_sizes():
+    """The size beside each sha256 (a copy is stopped at it) is the decompressed demo copy's, which
+    has that hash; a file without a pinned hash has no pinned size (its cap is unpack_max_ratio)."""
+    import hashlib
+
+    files = [f for spec in REGISTRY.values() for f in spec.files]
+    assert [f.name for f in files if (f.sha256 is None) != (f.size is None)] == []
+    assert sum(f.size is not None for f in files) == 21
+    checked = 0
+    for raw_file in files:
+        copy = DEMO_MIRROR / raw_file.dataset / f"{raw_file.name}.xz"
+        if copy.is_file():
+            data = lzma.decompress(copy.read_bytes())
+            assert (len(data), hashlib.sha256(data).hexdigest()) == (raw_file.size, raw_file.sha256), raw_file.name
+            checked += 1
+    assert checked == 5  # abalone.data, sat.trn, sat.tst, shuttle.trn, shuttle.tst
+    with pytest.raises(ValueError, match=r"RawFile toy/t.csv: size must be a number of bytes >= 0 or None, got -1"):
+        RawFile(dataset="toy", name="t.csv", url="https://example.invalid/t.csv", size=-1)
+
+
+def test_the_pinned_sizes_are_the_manifests(mirror):
+    """The shared mirror's MANIFESTs give each file's uncompressed bytes beside its sha256."""
+    import csv
+
+    listed = {}
+    for manifest in sorted(mirror.glob("MANIFEST*.tsv")):
+        with open(manifest, newline="") as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):
+                listed[row["sha256_of_uncompressed"]] = row["bytes_uncompressed"]
+    pinned = {f.sha256: f.size for spec in REGISTRY.values() for f in spec.files if f.sha256 is not None}
+    assert {h: int(listed[h]) for h in pinned} == pinned
+
+
 def test_get_spec_unknown_name_lists_valid_names():
     with pytest.raises(ValueError, match="unknown dataset 'iris'") as info:
         get_spec("iris")

@@ -150,7 +150,7 @@ def test_download_base_maps_the_host_to_a_folder():
     for bad in (dict(base="ftp://x/"), dict(retries=-1), dict(backoff_s=-1), dict(timeout_s=0), dict(deadline_s=0)):
         with pytest.raises(ValueError, match="download_"):
             DownloadOptions(**bad)
-    with pytest.raises(ValueError, match="unpack_max_ratio must be >= 1"):
+    with pytest.raises(ValueError, match="unpack_max_ratio must be a finite number >= 1"):
         DownloadOptions(max_ratio=0.5)
 
 
@@ -183,22 +183,22 @@ FINAL_FAULTS = {  # fault -> (queued faults, requests made, error type, message 
     "drop": (["drop"] * 3, 3, DownloadError,
              r"download of {url} \(official URL {official}\) failed after 3 attempts \(download_retries=2\); last "
              r"error: (connection dropped by the server \(ConnectionResetError\) after \d+ bytes of the \d+ announced"
-             r"|the server announced Content-Length (\d+) but sent \d+ bytes)\. Nothing was written to "),
+             r"|the server announced Content-Length (\d+) but sent \d+ bytes)\. Nothing was kept in "),
     "404": (["404"], 1, DownloadError,
             r"cannot download {url} \(official URL {official}\): HTTP 404 Not Found; not retried \(attempt 1 of 3, "
             r"download_retries=2: only dropped or refused connections, timeouts, short bodies and HTTP "
-            r"408/425/429/500/502/503/504 are retried\)\. Nothing was written to "),
+            r"408/425/429/500/502/503/504 are retried\)\. Nothing was kept in "),
     "500": (["500"] * 3, 3, DownloadError,
             r"download of {url} \(official URL {official}\) failed after 3 attempts \(download_retries=2\); last "
-            r"error: HTTP 500 Internal Server Error\. Nothing was written to "),
+            r"error: HTTP 500 Internal Server Error\. Nothing was kept in "),
     "stall": (["stall"] * 3, 3, DownloadError,
               r"download of {url} \(official URL {official}\) failed after 3 attempts \(download_retries=2\); last "
               r"error: no data for 0\.3 s \(timeout; download_timeout_s=0\.3\) after 1024 bytes of the \d+ "
-              r"announced\. Nothing was written to "),
+              r"announced\. Nothing was kept in "),
     "length_long": (["length_long"] * 3, 3, DownloadError,
                     r"download of {url} \(official URL {official}\) failed after 3 attempts \(download_retries=2\); "
                     r"last error: the server announced Content-Length (\d+) but sent (\d+) bytes\. Nothing was "
-                    r"written to "),
+                    r"kept in "),
     "wrong_bytes": (["wrong_bytes"], 1, ChecksumError, r"checksum mismatch for "),
     "length_short": (["length_short"], 1, ChecksumError, r"checksum mismatch for "),
 }
@@ -230,7 +230,7 @@ def test_persistent_fault_is_one_clear_error_and_leaves_nothing(fault, name, off
         assert message.startswith(
             f"checksum mismatch for abalone.data (from {url}; 1 download attempt; a checksum mismatch is not "
             f"retried; expected hash from the registry): expected sha256 {raw_file.sha256}, found "
-            f"{hashlib.sha256(sent).hexdigest()} (the file was deleted, nothing was written)."
+            f"{hashlib.sha256(sent).hexdigest()} (the file was deleted, nothing was kept)."
         ), message
     else:
         assert f"the download of {url} (" in message and "corrupt or truncated" in message, message
@@ -393,7 +393,10 @@ def test_damaged_mirror_copy_names_the_file_and_what_to_do(suffix, how, tmp_path
         fetch_file(raw_file, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False)
     message = str(info.value)
     assert message.startswith(f"toy.csv: cannot decompress the data_mirror copy {mirror_copy} as .{suffix} (")
-    assert "the file is corrupt or truncated; nothing was written. " in message
+    outcome = re.search(r"the file is corrupt or truncated; (nothing was written|the (\d+) bytes written so far are "
+                        r"deleted, nothing is kept)\. ", message)
+    assert outcome, message  # what was written before the damage is said (and is no more than the file)
+    assert outcome.group(2) is None or 0 < int(outcome.group(2)) <= len(excerpt("msd/YearPredictionMSD.txt"))
     assert f"Replace {mirror_copy} with an intact copy of the official file (`{TEST_COMMANDS[suffix]} {mirror_copy}`" in message
     assert files_in(tmp_path / "raw") == []
 
@@ -422,7 +425,8 @@ def test_damaged_download_names_the_file_and_what_to_do(packaging, how, server, 
     url = server.url(official)
     assert message.startswith(f"{raw_file.name}: ")
     assert f"the download of {url} ({len(served)} bytes)" in message
-    assert "corrupt or truncated" in message and "nothing was written" in message
+    assert "corrupt or truncated" in message
+    assert re.search(r"; (nothing was written|the \d+ bytes written so far are deleted, nothing is kept)\. ", message)
     assert f"Run again to download it anew; if this happens again the file served at {url} is damaged" in message
     assert files_in(tmp_path / "raw") == [] and server.requests_of(official) == ["ok"] and sleeps == []
 
@@ -520,7 +524,7 @@ def test_slow_drip_ends_at_the_deadline_and_leaves_nothing(fault, server, sleeps
     assert re.fullmatch(
         rf"abalone\.data: download of {re.escape(url)} \(official URL {re.escape(ABALONE_URL)}\) stopped at its "
         rf"deadline of 2 s \(download_deadline_s=2; attempt 1 of 3, {received}\): the server sends too slowly or "
-        rf"never ends\. Nothing was written to {re.escape(str(tmp_path / 'raw' / 'abalone'))}\. If the server is "
+        rf"never ends\. Nothing was kept in {re.escape(str(tmp_path / 'raw' / 'abalone'))}\. If the server is "
         rf"only slow, raise download_deadline_s\. Set the `data_mirror` .*",
         str(info.value),
     ), str(info.value)
@@ -635,8 +639,11 @@ def test_decompression_bomb_stops_at_the_cap(packaging, server, sleeps, tmp_path
     assert message.startswith("data.txt: "), message
     assert f"the download of {url} ({len(served)} bytes)" in message
     assert (f"expands past the cap of {MIN_UNPACK_CAP_BYTES} bytes (64 MiB: unpack_max_ratio=100 times its "
-            f"{len(served)} compressed bytes, at least 64 MiB); decompression stopped there and nothing was written"
+            f"{len(served)} compressed bytes, at least 64 MiB); decompression stopped there and "
             ) in message, message
+    written = re.search(r"stopped there and (nothing was written|the (\d+) bytes written so far are deleted, nothing "
+                        r"is kept)\. Either", message)
+    assert written and (written.group(2) is None or int(written.group(2)) <= MIN_UNPACK_CAP_BYTES), message
     assert "raise the `unpack_max_ratio` config option (or DownloadOptions(max_ratio=...)) above 100." in message
     assert files_in(tmp_path / "raw") == []
     # a legitimate file that compresses that well passes with a higher ratio (here: any ratio, the floor)
@@ -670,6 +677,118 @@ def test_archive_bomb_is_refused_before_extraction(tmp_path):
         extract_official_archive(archive, work / "extracted")
     assert f"the archive {archive}" in str(info.value) and "unpack_max_ratio" in str(info.value)
     assert files_in(work) == [archive.name + ".rejected"]
+
+
+# --------------------------------------------------------------------------- pinned sizes
+#: The official file of a toy raw file whose size is pinned beside its hash: 3 MiB and 17 bytes of text.
+OFFICIAL = (b"a,b,c\n1,2,3\n" * ((3 << 20) // 12 + 2))[: (3 << 20) + 17]
+PINNED = RawFile(dataset="toy", name="toy.csv", url="https://example.org/files/toy.csv",
+                 sha256=hashlib.sha256(OFFICIAL).hexdigest(), size=len(OFFICIAL))
+#: The bytes a copy stopped at the pinned size had written, as its message says them.
+WRITTEN = re.compile(r"stopped before the first byte past them and (nothing was written|the (\d+) bytes written so "
+                     r"far are deleted, nothing is kept)\. It is not the official file")
+
+
+def written_before_stop(message: str) -> int:
+    match = WRITTEN.search(message)
+    assert match, message
+    return int(match.group(2) or 0)
+
+
+@pytest.mark.parametrize("suffix", ["gz", "bz2"])
+def test_a_bomb_in_the_mirror_stops_at_the_pinned_size(suffix, tmp_path):
+    """80 MiB of zeros from ~80 KB (gzip) or ~4 KB (bzip2): before, 64 MiB or more reached the raw
+    folder under a message saying nothing had; now the copy stops at the 3 MiB the registry pins,
+    whatever unpack_max_ratio allows, and the message says what was written and deleted."""
+    from rejectopt.datasets._decompress import decompress_into
+    from rejectopt.datasets._stream import HashingWriter
+
+    copy = tmp_path / "mirror" / "toy" / f"toy.csv.{suffix}"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(COMPRESSORS[suffix](bytes(1 << 20)) * BOMB_MIB)
+    start = time.monotonic()
+    with pytest.raises(UnpackLimitError) as info:
+        fetch_file(PINNED, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False,
+                   download=DownloadOptions(max_ratio=1e6))
+    assert time.monotonic() - start < 5
+    message = str(info.value)
+    assert message.startswith(
+        f"toy.csv: the data_mirror copy {copy}, decompressed as .{suffix}, holds more than the {len(OFFICIAL)} bytes "
+        "the registry pins for toy.csv (the official file's size, beside its sha256): stopped before the first "
+        "byte past them and "), message
+    assert f"Replace {copy} with an intact copy of the official file" in message
+    assert info.value.limit == len(OFFICIAL) and files_in(tmp_path / "raw") == []
+    # the bytes the message names are those that reached the file, and no more than the pinned size
+    with open(tmp_path / "count", "wb") as handle:
+        sink = HashingWriter(handle)
+        with pytest.raises(UnpackLimitError):
+            decompress_into(copy, suffix, sink, "toy.csv", "the copy", "", size=PINNED.size)
+    assert 0 < sink.n_bytes == written_before_stop(message) <= len(OFFICIAL)
+    assert (tmp_path / "count").stat().st_size == sink.n_bytes
+    # the official file, compressed the same way, still passes
+    copy.write_bytes(COMPRESSORS[suffix](OFFICIAL))
+    path = fetch_file(PINNED, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False)
+    assert path.read_bytes() == OFFICIAL
+
+
+def test_a_plain_mirror_copy_larger_than_the_pinned_size_is_not_copied(tmp_path):
+    """A 1 GiB file (sparse: no disk used) was copied whole before its checksum failed; now its size
+    is compared with the pinned one first, and not a byte is copied."""
+    copy = tmp_path / "mirror" / "toy" / "toy.csv"
+    copy.parent.mkdir(parents=True)
+    with open(copy, "wb") as handle:
+        handle.truncate(1 << 30)
+    start = time.monotonic()
+    with pytest.raises(UnpackLimitError) as info:
+        fetch_file(PINNED, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False)
+    assert time.monotonic() - start < 2
+    assert str(info.value).startswith(
+        f"toy.csv: the data_mirror copy {copy} ({1 << 30} bytes) holds more than the {len(OFFICIAL)} bytes the "
+        "registry pins for toy.csv (the official file's size, beside its sha256): stopped before the first byte "
+        "past them and nothing was written. It is not the official file"), str(info.value)
+    assert files_in(tmp_path / "raw") == []
+    copy.write_bytes(OFFICIAL)  # the official file passes, and one already fetched is kept as it is
+    path = fetch_file(PINNED, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False)
+    assert path.read_bytes() == OFFICIAL and fetch_file(PINNED, tmp_path / "raw") == path
+
+
+def test_a_download_past_the_pinned_size_stops_there_and_is_not_retried(server, sleeps, tmp_path):
+    server.serve(PINNED.url, OFFICIAL + bytes(8 << 20))
+    url = server.url(PINNED.url)
+    with pytest.raises(UnpackLimitError) as info:
+        fetch_file(PINNED, tmp_path / "raw", download=DownloadOptions(base=server.base, **FAST), progress=False)
+    message = str(info.value)
+    assert message.startswith(f"toy.csv: the download of {url} (official URL {PINNED.url}) holds more than the "
+                              f"{len(OFFICIAL)} bytes the registry pins for toy.csv"), message
+    assert written_before_stop(message) <= len(OFFICIAL)
+    assert f"Run again to download it anew; if this happens again the file served at {url} is damaged" in message
+    assert files_in(tmp_path / "raw") == [] and server.requests_of(PINNED.url) == ["ok"] and sleeps == []
+    server.serve(PINNED.url, OFFICIAL)
+    path = fetch_file(PINNED, tmp_path / "raw", download=DownloadOptions(base=server.base, **FAST), progress=False)
+    assert path.read_bytes() == OFFICIAL
+
+
+@pytest.mark.parametrize("packaging", [".gz", ".zip"])
+def test_a_packed_download_stops_at_the_pinned_size(packaging, server, sleeps, tmp_path):
+    """A gzip bomb stops at the pinned size as it is decompressed; a zip member declaring more is
+    refused before a byte is extracted."""
+    fields = {"compression": "gz"} if packaging == ".gz" else {"archive_member": "toy/data.txt"}
+    raw_file = dataclasses.replace(PINNED, url=f"https://example.org/files/toy{packaging}", **fields)
+    server.serve(raw_file.url, BOMBS[".gz"][1]() if packaging == ".gz" else _zeros_zip(4 << 20))  # 4 MiB declared
+    with pytest.raises(UnpackLimitError) as info:
+        fetch_file(raw_file, tmp_path / "raw", download=DownloadOptions(base=server.base, **FAST), progress=False)
+    message = str(info.value)
+    assert f"holds more than the {len(OFFICIAL)} bytes the registry pins for toy.csv" in message, message
+    written = written_before_stop(message)
+    assert (written == 0) if packaging == ".zip" else (0 < written <= len(OFFICIAL))
+    assert files_in(tmp_path / "raw") == []
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("toy/data.txt", OFFICIAL)
+    official = gzip.compress(OFFICIAL, mtime=0) if packaging == ".gz" else buffer.getvalue()
+    server.serve(raw_file.url, official)
+    path = fetch_file(raw_file, tmp_path / "raw", download=DownloadOptions(base=server.base, **FAST), progress=False)
+    assert path.read_bytes() == OFFICIAL
 
 
 # --------------------------------------------------------------------------- links in archives

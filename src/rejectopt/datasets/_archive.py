@@ -2,8 +2,9 @@
 tar archive extracted safely, all or nothing (the official 300-W faces).
 
 Both stop at the cap of :func:`~rejectopt.datasets._decompress.unpack_cap` (``unpack_max_ratio``
-times the archive's size): a member, or the sum of the members, declared larger is refused before
-anything is extracted, and a member that turns out larger than declared is stopped at the cap.
+times the archive's size), a member at its raw file's pinned size where the registry pins one: a
+member, or the sum of the members, declared larger is refused before anything is extracted, and a
+member that turns out larger than declared is stopped at the limit.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from ._decompress import (
     DECODE_ERRORS,
     MAX_UNPACK_RATIO,
     check_stream,
+    size_limit_error,
     unpack_cap,
     unpack_limit_error,
 )
 from ._errors import DataSourceError, DecompressionError, UnpackLimitError
-from ._stream import OverLimit, ReadFailed, pump, remove_stale_parts
+from ._stream import OverLimit, ReadFailed, discarded, pump, remove_stale_parts
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._registry import RawFile
@@ -42,15 +44,20 @@ def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, s
                    max_ratio: float = MAX_UNPACK_RATIO) -> None:
     """Copy member ``raw_file.archive_member`` of the downloaded zip / tar ``archive`` into ``sink``;
     a damaged archive raises :class:`DecompressionError` ending with ``hint`` (what to do), a member
-    past the cap :class:`~rejectopt.datasets._errors.UnpackLimitError`, a member that is a link or
-    not a file :class:`DataSourceError`."""
+    past the raw file's pinned size (``raw_file.size``), or else past the cap,
+    :class:`~rejectopt.datasets._errors.UnpackLimitError`, a member that is a link or not a file
+    :class:`DataSourceError`."""
     member = raw_file.archive_member
     what = f"the download of {url} ({n_bytes} bytes)"
     damaged = f"{raw_file.name}: {what} cannot be read as an archive"
-    cap = unpack_cap(n_bytes, max_ratio)
+    size = raw_file.size
+    cap = size if size is not None else unpack_cap(n_bytes, max_ratio)
 
     def too_large(name: str):
-        return unpack_limit_error(raw_file.name, f"member {name!r} of {what}", cap, n_bytes, max_ratio, hint)
+        if size is not None:
+            return size_limit_error(raw_file.name, f"member {name!r} of {what}", size, hint, discarded(sink))
+        return unpack_limit_error(raw_file.name, f"member {name!r} of {what}", cap, n_bytes, max_ratio, hint,
+                                  discarded(sink))
 
     try:
         if zipfile.is_zipfile(archive):
@@ -76,12 +83,12 @@ def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, s
     except ReadFailed as exc:
         raise DecompressionError(
             f"{damaged}: member {member!r} is corrupt or truncated ({type(exc.error).__name__}: {exc.error}); "
-            f"nothing was written. {hint}"
+            f"{discarded(sink)}. {hint}"
         ) from exc.error
     except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, lzma.LZMAError) as exc:
         raise DecompressionError(
-            f"{damaged}: the archive is corrupt or truncated ({type(exc).__name__}: {exc}); nothing was "
-            f"written. {hint}"
+            f"{damaged}: the archive is corrupt or truncated ({type(exc).__name__}: {exc}); {discarded(sink)}. "
+            f"{hint}"
         ) from exc
     raise DecompressionError(
         f"{damaged}: it is neither a zip nor a tar archive (corrupt or truncated, or the server sent "

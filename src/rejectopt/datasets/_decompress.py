@@ -6,15 +6,17 @@ truncated data raises :class:`~rejectopt.datasets.DecompressionError` naming the
 came from and what to do. The standard library has no ``.Z`` decoder, so :func:`unlzw` is ours.
 
 The cap
-    Nothing is decompressed past :func:`unpack_cap` bytes: ``max_ratio`` (the ``unpack_max_ratio``
-    config key, default :data:`MAX_UNPACK_RATIO` = 100) times the compressed size, and never less
-    than :data:`MIN_UNPACK_CAP_BYTES` (64 MiB). The registry pins each raw file's sha256 but not its
-    size, so the compressed size is what is known before decompressing; the raw files of the
+    A raw file whose size the registry pins beside its sha256 (:attr:`RawFile.size
+    <rejectopt.datasets.RawFile>`) is never written past that size: the copy stops before the
+    first chunk that would cross it, since no longer file can have the pinned hash. Any other
+    file is not decompressed past :func:`unpack_cap` bytes: ``max_ratio`` (the
+    ``unpack_max_ratio`` config key, default :data:`MAX_UNPACK_RATIO` = 100) times the compressed
+    size, and never less than :data:`MIN_UNPACK_CAP_BYTES` (64 MiB); the raw files of the
     benchmark expand 1 to 36 times (phishing under xz, the most compressible), so a factor of 100
     leaves them room while a bomb (gzip reaches 1,000:1, bzip2 and LZW far more) is stopped after
-    at most 100 times what was downloaded. A file over the cap raises
-    :class:`~rejectopt.datasets._errors.UnpackLimitError` naming the file, the cap and the option
-    that raises it.
+    at most 100 times what was downloaded. A file over either raises
+    :class:`~rejectopt.datasets._errors.UnpackLimitError` naming the file, the limit, how many
+    bytes were written (and deleted) and what to do.
 """
 
 from __future__ import annotations
@@ -32,11 +34,11 @@ from pathlib import Path
 from typing import IO
 
 from ._errors import DecompressionError, UnpackLimitError
-from ._stream import CHUNK_BYTES, OverLimit, ReadFailed, pump
+from ._stream import CHUNK_BYTES, OverLimit, ReadFailed, discarded, pump
 
 __all__ = ["DECODE_ERRORS", "MAX_UNPACK_RATIO", "MIN_UNPACK_CAP_BYTES", "TEST_COMMAND", "check_stream",
-           "compression_of_suffix", "decompress_into", "iter_unlzw", "open_decompressed", "unlzw", "unpack_cap",
-           "unpack_limit_error"]
+           "compression_of_suffix", "decompress_into", "iter_unlzw", "open_decompressed", "size_limit_error", "unlzw",
+           "unpack_cap", "unpack_limit_error"]
 
 #: What a decompressor or archive reader raises on corrupt or truncated data.
 DECODE_ERRORS = (EOFError, OSError, ValueError, lzma.LZMAError, zlib.error, zipfile.BadZipFile, tarfile.TarError)
@@ -54,15 +56,26 @@ def unpack_cap(packed_bytes: int, max_ratio: float = MAX_UNPACK_RATIO) -> int:
 
 
 def unpack_limit_error(name: str, what: str, cap: int, packed_bytes: int, max_ratio: float,
-                       hint: str) -> UnpackLimitError:
-    """The error of a file expanding past its cap: names the file, the cap and how to raise it."""
+                       hint: str, outcome: str = "nothing was written") -> UnpackLimitError:
+    """The error of a file expanding past its cap: names the file, the cap, what became of the
+    bytes written (``outcome``: :func:`._stream.discarded`) and how to raise the cap."""
     return UnpackLimitError(
         f"{name}: {what} expands past the cap of {cap} bytes ({cap / 2**20:.0f} MiB: unpack_max_ratio="
         f"{max_ratio:g} times its {packed_bytes} compressed bytes, at least {MIN_UNPACK_CAP_BYTES >> 20} MiB); "
-        f"decompression stopped there and nothing was written. Either it is a decompression bomb or damaged "
+        f"decompression stopped there and {outcome}. Either it is a decompression bomb or damaged "
         f"({hint}), or the file legitimately expands more than {max_ratio:g}:1: then raise the "
         f"`unpack_max_ratio` config option (or DownloadOptions(max_ratio=...)) above {max_ratio:g}.",
         limit=cap,
+    )
+
+
+def size_limit_error(name: str, what: str, size: int, hint: str, outcome: str) -> UnpackLimitError:
+    """The error of a file holding more than the size the registry pins for it (beside its sha256)."""
+    return UnpackLimitError(
+        f"{name}: {what} holds more than the {size} bytes the registry pins for {name} (the official file's "
+        f"size, beside its sha256): stopped before the first byte past them and {outcome}. It is not the "
+        f"official file (a decompression bomb, a damaged copy or another file). {hint}",
+        limit=size,
     )
 
 
@@ -91,23 +104,28 @@ TEST_COMMAND = {"xz": "xz -t", "gz": "gzip -t", "bz2": "bzip2 -t", "Z": "uncompr
 
 
 def decompress_into(path: Path, compression: str | None, sink, name: str, what: str, hint: str,
-                    max_ratio: float = MAX_UNPACK_RATIO) -> None:
-    """Decompress ``path`` into ``sink``, at most :func:`unpack_cap` bytes; corrupt or truncated data
-    raises :class:`DecompressionError`, data past the cap :class:`UnpackLimitError`, each naming
-    ``name`` (the raw file), ``what`` (the mirror copy or the download) and what to do."""
+                    max_ratio: float = MAX_UNPACK_RATIO, size: int | None = None) -> None:
+    """Decompress ``path`` into ``sink``: at most ``size`` bytes (the raw file's pinned size), else at
+    most :func:`unpack_cap` bytes of a compressed file; corrupt or truncated data raises
+    :class:`DecompressionError`, data past the limit :class:`UnpackLimitError`, each naming
+    ``name`` (the raw file), ``what`` (the mirror copy or the download), the bytes written and
+    what to do. A plain file (``compression`` None) is copied as it is, up to ``size``."""
     packed = path.stat().st_size
-    cap = unpack_cap(packed, max_ratio) if compression not in (None, "") else None
+    compressed = compression not in (None, "")
+    cap = size if size is not None else unpack_cap(packed, max_ratio) if compressed else None
+    as_what = f"{what}, decompressed as .{compression}," if compressed else what
     try:
         with open_decompressed(path, compression) as source:
             pump(source, sink, DECODE_ERRORS, limit=cap)
     except OverLimit:
-        raise unpack_limit_error(name, f"{what}, decompressed as .{compression},", cap, packed, max_ratio,
-                                 hint) from None
+        if size is not None:
+            raise size_limit_error(name, as_what, size, hint, discarded(sink)) from None
+        raise unpack_limit_error(name, as_what, cap, packed, max_ratio, hint, discarded(sink)) from None
     except (ReadFailed, ValueError) as exc:  # ValueError: an unknown compression
         error = exc.error if isinstance(exc, ReadFailed) else exc
         raise DecompressionError(
             f"{name}: cannot decompress {what} as .{compression} ({type(error).__name__}: {error}): "
-            f"the file is corrupt or truncated; nothing was written. {hint}"
+            f"the file is corrupt or truncated; {discarded(sink)}. {hint}"
         ) from error
 
 

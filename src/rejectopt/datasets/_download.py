@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import http.client
 import logging
+import math
 import os
 import socket
 import ssl
@@ -50,9 +51,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._archive import extract_member
-from ._decompress import MAX_UNPACK_RATIO, decompress_into
+from ._decompress import MAX_UNPACK_RATIO, decompress_into, size_limit_error
 from ._errors import DownloadError
-from ._stream import HashingWriter, ProgressCallback, ReadFailed, pump
+from ._stream import HashingWriter, OverLimit, ProgressCallback, ReadFailed, discarded, pump
 from ._trust import verify_sha256
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -164,14 +165,15 @@ class DownloadOptions:
             raise ValueError(f"download_base must be an http://, https:// or file:// URL, got {self.base!r}")
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
             raise ValueError(f"download_retries must be an integer >= 0, got {self.retries!r}")
-        if not self.backoff_s >= 0:
-            raise ValueError(f"download_backoff_s must be >= 0, got {self.backoff_s!r}")
-        if not self.timeout_s > 0:
-            raise ValueError(f"download_timeout_s must be > 0, got {self.timeout_s!r}")
-        if not self.deadline_s > 0:
-            raise ValueError(f"download_deadline_s must be > 0, got {self.deadline_s!r}")
-        if not self.max_ratio >= 1:
-            raise ValueError(f"unpack_max_ratio must be >= 1, got {self.max_ratio!r}")
+        # finite too: NaN fails every comparison, and an infinite wait or ratio overflows where used
+        if not (self.backoff_s >= 0 and math.isfinite(self.backoff_s)):
+            raise ValueError(f"download_backoff_s must be a finite number >= 0, got {self.backoff_s!r}")
+        if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
+            raise ValueError(f"download_timeout_s must be a finite number > 0, got {self.timeout_s!r}")
+        if not (self.deadline_s > 0 and math.isfinite(self.deadline_s)):
+            raise ValueError(f"download_deadline_s must be a finite number > 0, got {self.deadline_s!r}")
+        if not (self.max_ratio >= 1 and math.isfinite(self.max_ratio)):
+            raise ValueError(f"unpack_max_ratio must be a finite number >= 1, got {self.max_ratio!r}")
 
     @classmethod
     def from_config(cls, config: Mapping) -> "DownloadOptions":
@@ -353,16 +355,26 @@ def _network_reason(error: BaseException, timeout_s: float) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+class _PastSize(Exception):
+    """The body holds more than the raw file's pinned size; ``outcome`` says what was written."""
+
+    def __init__(self, outcome: str):
+        super().__init__(outcome)
+        self.outcome = outcome
+
+
 def _attempt(url: str, path: Path, timeout_s: float, deadline: float,
-             progress: ProgressCallback | None) -> tuple[str, int]:
+             progress: ProgressCallback | None, limit: int | None = None) -> tuple[str, int]:
     """One GET of ``url`` into ``path`` (truncated first), ended by a watchdog at ``deadline``
-    (:func:`time.monotonic`); (sha256, bytes) or _Transient / _Final / _PastDeadline."""
+    (:func:`time.monotonic`) and before the first byte past ``limit``; (sha256, bytes) or
+    _Transient / _Final / _PastDeadline / _PastSize."""
     state = {"n_bytes": 0, "total": None}
     remaining_s = deadline - time.monotonic()
     with _Watchdog(remaining_s) as watchdog:
         try:
             # a silence longer than what is left of the deadline is the deadline too
-            return _get(url, path, min(timeout_s, max(remaining_s, 0.001)), timeout_s, watchdog, progress, state)
+            return _get(url, path, min(timeout_s, max(remaining_s, 0.001)), timeout_s, watchdog, progress, state,
+                        limit)
         except (_Transient, urllib.error.URLError, *_NETWORK_ERRORS):
             if watchdog.fired or time.monotonic() >= deadline:
                 raise _PastDeadline(state["n_bytes"], state["total"]) from None
@@ -370,7 +382,7 @@ def _attempt(url: str, path: Path, timeout_s: float, deadline: float,
 
 
 def _get(url: str, path: Path, socket_timeout_s: float, timeout_s: float, watchdog: _Watchdog,
-         progress: ProgressCallback | None, state: dict) -> tuple[str, int]:
+         progress: ProgressCallback | None, state: dict, limit: int | None = None) -> tuple[str, int]:
     opener = urllib.request.build_opener(_WatchedHTTPHandler(watchdog), _WatchedHTTPSHandler(watchdog))
     try:
         response = opener.open(url, timeout=socket_timeout_s)
@@ -397,7 +409,10 @@ def _get(url: str, path: Path, socket_timeout_s: float, timeout_s: float, watchd
 
             try:
                 # read1: whatever has arrived, so that a failure reports the bytes really received
-                pump(response, sink, _NETWORK_ERRORS, counted, total, read=getattr(response, "read1", None))
+                pump(response, sink, _NETWORK_ERRORS, counted, total, read=getattr(response, "read1", None),
+                     limit=limit)
+            except OverLimit:
+                raise _PastSize(discarded(sink)) from None
             except ReadFailed as exc:
                 of = f" of the {total} announced" if total is not None else ""
                 raise _Transient(f"{_network_reason(exc.error, timeout_s)} after {sink.n_bytes} bytes{of}") from exc.error
@@ -413,10 +428,14 @@ def _get(url: str, path: Path, socket_timeout_s: float, timeout_s: float, watchd
 def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, options: DownloadOptions,
               progress: ProgressCallback | None) -> tuple[str, int, int]:
     """Download ``raw_file.url`` (after ``download_base``) into ``path`` with retries, all within
-    ``options.deadline_s``; (sha256, bytes, attempts made) or :class:`DownloadError`."""
+    ``options.deadline_s``; (sha256, bytes, attempts made) or :class:`DownloadError`. A download
+    that is the stored file itself (no archive member, no compression) stops before the first
+    byte past the raw file's pinned size (:class:`~rejectopt.datasets._errors.UnpackLimitError`,
+    not retried)."""
     url = options.url_for(raw_file.url)
     official = "" if url == raw_file.url else f" (official URL {raw_file.url})"
     attempts = options.retries + 1
+    limit = None if raw_file.archive_member or raw_file.compression else raw_file.size
     deadline = time.monotonic() + options.deadline_s
     last = None
 
@@ -424,14 +443,17 @@ def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, optio
         return DownloadError(
             f"{raw_file.name}: download of {url}{official} stopped at its deadline of {options.deadline_s:g} s "
             f"(download_deadline_s={options.deadline_s:g}; attempt {attempt} of {attempts}, {where}): "
-            f"the server sends too slowly or never ends. Nothing was written to "
+            f"the server sends too slowly or never ends. Nothing was kept in "
             f"{dest_dir}. If the server is only slow, raise download_deadline_s. {MIRROR_HINT}",
             url=url, status=None, attempts=attempt,
         )
 
     for attempt in range(1, attempts + 1):
         try:
-            sha256, n_bytes = _attempt(url, path, options.timeout_s, deadline, progress)
+            sha256, n_bytes = _attempt(url, path, options.timeout_s, deadline, progress, limit)
+        except _PastSize as exc:
+            raise size_limit_error(raw_file.name, f"the download of {url}{official}", limit,
+                                   _download_hint(raw_file, url), exc.outcome) from None
         except _PastDeadline as exc:
             of = f" of the {exc.total} announced" if exc.total is not None else ""
             raise past_deadline(attempt, f"{exc.n_bytes} bytes{of} received") from None
@@ -440,7 +462,7 @@ def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, optio
                 f"{raw_file.name}: cannot download {url}{official}: {exc.reason}; not retried "
                 f"(attempt {attempt} of {attempts}, download_retries={options.retries}: only dropped or refused "
                 f"connections, timeouts, short bodies and HTTP {'/'.join(map(str, sorted(TRANSIENT_HTTP_STATUSES)))} "
-                f"are retried). Nothing was written to {dest_dir}. {MIRROR_HINT}",
+                f"are retried). Nothing was kept in {dest_dir}. {MIRROR_HINT}",
                 url=url, status=exc.status, attempts=attempt,
             ) from exc
         except _Transient as exc:
@@ -461,7 +483,7 @@ def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, optio
         return sha256, n_bytes, attempt
     raise DownloadError(
         f"{raw_file.name}: download of {url}{official} failed after {attempts} attempts "
-        f"(download_retries={options.retries}); last error: {last.reason}. Nothing was written to "
+        f"(download_retries={options.retries}); last error: {last.reason}. Nothing was kept in "
         f"{dest_dir}. {MIRROR_HINT}",
         url=url, status=last.status, attempts=attempts,
     ) from last
@@ -505,6 +527,7 @@ def write_from_url(raw_file: "RawFile", dest_dir: Path, out_path: Path, options:
                 decompress_into(
                     tmp_path, raw_file.compression, sink, raw_file.name,
                     f"the download of {url} ({n_bytes} bytes)", _download_hint(raw_file, url), options.max_ratio,
+                    raw_file.size,
                 )
         return sink.hexdigest(), sink.n_bytes, attempts
 

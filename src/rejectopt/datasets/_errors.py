@@ -72,21 +72,23 @@ class DecompressionError(DataSourceError):
 
 
 class UnpackLimitError(DecompressionError):
-    """A compressed file or archive expands past its cap (``unpack_max_ratio`` times its compressed
-    size, at least :data:`~rejectopt.datasets._decompress.MIN_UNPACK_CAP_BYTES`): a decompression
-    bomb, or a file that compresses unusually well. Decompression stopped at the cap.
+    """A raw file holds more than the size the registry pins for it (a plain copy is refused before
+    it is copied), or, without a pinned size, a compressed file or archive expands past its cap
+    (``unpack_max_ratio`` times its compressed size, at least
+    :data:`~rejectopt.datasets._decompress.MIN_UNPACK_CAP_BYTES`): a decompression bomb, another
+    file, or one that compresses unusually well. Copying or decompression stopped at the limit.
 
     Parameters
     ----------
     message : str
-        What expanded too far, the cap and the option that raises it; ``str()`` of the error.
+        What expanded too far, the limit and what to do; ``str()`` of the error.
     limit : int or None
-        The cap in bytes.
+        The limit in bytes (the pinned size, or the cap).
 
     Attributes
     ----------
     limit : int or None
-        The cap in bytes.
+        The limit in bytes (the pinned size, or the cap).
     """
 
     def __init__(self, message: str, limit: int | None = None):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._io import atomic_path
-from ._decompress import TEST_COMMAND, compression_of_suffix, decompress_into
+from ._decompress import TEST_COMMAND, compression_of_suffix, decompress_into, size_limit_error
 from ._download import DownloadOptions, as_options, attempts_note, write_from_url
 from ._errors import DataSourceError
 from ._stream import HashingWriter, ProgressCallback, remove_stale_parts
@@ -48,12 +48,15 @@ def find_in_mirror(raw_file: "RawFile", mirror: str | os.PathLike) -> Path | Non
 
 
 def _write_from_mirror(raw_file: "RawFile", mirror_path: Path, sink: HashingWriter, max_ratio: float) -> None:
+    """Copy (decompress) the mirror copy into ``sink``, never past the raw file's pinned size: a
+    plain copy larger than it is refused before a byte is copied, a compressed one is stopped at it."""
     compression = compression_of_suffix(mirror_path.name[len(raw_file.name):])
+    what, hint = f"the data_mirror copy {mirror_path}", _mirror_hint(mirror_path, compression)
+    if compression is None and raw_file.size is not None and mirror_path.stat().st_size > raw_file.size:
+        raise size_limit_error(raw_file.name, f"{what} ({mirror_path.stat().st_size} bytes)", raw_file.size, hint,
+                               "nothing was written")
     logger.info("%s: copying from mirror %s", raw_file.name, mirror_path)
-    decompress_into(
-        mirror_path, compression, sink, raw_file.name, f"the data_mirror copy {mirror_path}",
-        _mirror_hint(mirror_path, compression), max_ratio,
-    )
+    decompress_into(mirror_path, compression, sink, raw_file.name, what, hint, max_ratio, raw_file.size)
 
 
 def _mirror_hint(path: Path, compression: str | None) -> str:
@@ -117,8 +120,9 @@ def fetch_file(
         The download failed for good: the message names the file, the URL, the HTTP
         status or the last network error (or the deadline passed), and the attempts made.
     DecompressionError
-        The mirror copy or the download cannot be decompressed / unpacked, or expands
-        past the cap (:class:`~rejectopt.datasets._errors.UnpackLimitError`).
+        The mirror copy or the download cannot be decompressed / unpacked, or holds more
+        than the raw file's pinned size (``raw_file.size``), or, without one, expands past the
+        cap (:class:`~rejectopt.datasets._errors.UnpackLimitError`; the copy stops there).
     DataSourceError
         Neither the mirror nor the URL provided the file.
     """
@@ -129,7 +133,9 @@ def fetch_file(
     remove_stale_parts(dest_dir, raw_file.name)
     expected, origin = expected_sha256(raw_file, dest_dir)
     if final_path.exists():
-        if expected is not None and sha256_of_file(final_path) == expected:
+        # a file of another size than the pinned one cannot have the pinned hash: not read whole
+        sized = raw_file.size is None or final_path.stat().st_size == raw_file.size
+        if expected is not None and sized and sha256_of_file(final_path) == expected:
             logger.debug("%s: already present and verified", final_path)
             return final_path
         if expected is None and not record_lock:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-__all__ = ["CHUNK_BYTES", "HashingWriter", "OverLimit", "ProgressCallback", "ReadFailed", "pump",
+__all__ = ["CHUNK_BYTES", "HashingWriter", "OverLimit", "ProgressCallback", "ReadFailed", "discarded", "pump",
            "remove_stale_parts"]
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,14 @@ class HashingWriter:
 
     def hexdigest(self) -> str:
         return self.hasher.hexdigest()
+
+
+def discarded(sink) -> str:
+    """What an error says of the output of a failed copy into ``sink``: "nothing was written" only
+    when no byte reached it; else how many did, and that they are deleted (every caller writes
+    into a temporary file that :func:`rejectopt._io.atomic_path` or a scratch path removes)."""
+    n_bytes = getattr(sink, "n_bytes", 0)
+    return "nothing was written" if n_bytes == 0 else f"the {n_bytes} bytes written so far are deleted, nothing is kept"
 
 
 class ReadFailed(Exception):

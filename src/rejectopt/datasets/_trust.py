@@ -109,7 +109,7 @@ def verify_sha256(label: str, expected: str | None, found: str, what: str = "the
     if expected is not None and expected.lower() != found:
         raise ChecksumError(
             f"checksum mismatch for {label}: expected sha256 {expected.lower()}, found {found} "
-            f"({what} was deleted, nothing was written). If it came from a local copy set by the "
+            f"({what} was deleted, nothing was kept). If it came from a local copy set by the "
             f"`data_mirror` config option, replace that copy with the official file; otherwise "
             f"the download was corrupted or the upstream file changed."
         )
