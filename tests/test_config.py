@@ -335,3 +335,40 @@ def test_a_plugin_error_is_a_config_error_and_a_plugin_score_is_registered_with_
     finally:
         SCORES.remove("cfg_mean_loss")
         sys.modules.pop("cfg_mean_loss", None)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("unpack_max_ratio", float("inf")), ("unpack_max_ratio", float("nan")), ("split_job_cpu_s", float("nan")),
+    ("download_deadline_s", float("nan")), ("download_timeout_s", float("nan")), ("download_timeout_s", float("inf")),
+])
+def test_a_number_that_is_nan_or_infinite_is_refused_at_planning(key, value):
+    """The schema's bounds let NaN through (every comparison with NaN is false) and inf past a
+    minimum; either failed only in a job (unpack_max_ratio=inf: an OverflowError while unpacking)."""
+    config = _default_config(datasets=["letter"], **{key: value})
+    validate_config(config, SCHEMA)  # what the schema alone lets through
+    with pytest.raises(ConfigError) as err:
+        plan_run(config)
+    assert str(err.value) == (f"config {key}: {value!r} is not a finite number; give a finite value (a large one "
+                              "where you mean no limit)")
+    with pytest.raises(ConfigError, match=r"config ood.tpr_min: nan is not a finite number"):
+        plan_run(_default_config(datasets=["letter"], ood={"tpr_min": float("nan")}))
+
+
+def test_download_options_refuse_infinite_values_too():
+    from rejectopt.datasets._download import DownloadOptions
+
+    for field, key in (("max_ratio", "unpack_max_ratio"), ("timeout_s", "download_timeout_s"),
+                       ("deadline_s", "download_deadline_s"), ("backoff_s", "download_backoff_s")):
+        with pytest.raises(ValueError, match=rf"^{key} must be a finite number"):
+            DownloadOptions(**{field: float("inf")})
+
+
+def test_mapie_convention_with_an_ordinal_dataset_is_refused_at_planning():
+    with pytest.raises(ConfigError) as err:
+        plan_run(_default_config(datasets=["letter", "abalone"], aurc_convention="mapie"))
+    message = str(err.value)
+    assert message.startswith("config aurc_convention: 'mapie' cannot score the run's ordinal datasets abalone "
+                              "(their loss is the absolute error |y - h(x)|): convention 'mapie'"), message
+    assert message.endswith("choose another aurc_convention (paper is eq. (27)) or drop them from datasets")
+    assert plan_run(_default_config(datasets=["letter"], aurc_convention="mapie")).datasets == ["letter"]
+    assert plan_run(_default_config(datasets=["abalone"], aurc_convention="geifman")).datasets == ["abalone"]

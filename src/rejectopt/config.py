@@ -24,6 +24,7 @@ from .classifiers._registry import TASKS
 from .datasets import REGISTRY as DATASET_REGISTRY
 from .datasets._prepare import available_in_mirror
 from .datasets._custom import custom_dataset, peek_custom
+from .metrics import aurc
 from .scores import SCORES
 from .splits import _check_ratios
 
@@ -393,6 +394,45 @@ def _check_class_counts(config: dict, run: list, custom: dict, n_classes: dict) 
                 )
 
 
+#: Keys whose values are the user's own (paths, column names, a user's experiment's settings, which
+#: its ``settings(config)`` checks): not walked by :func:`_check_finite`.
+_NOT_WALKED = ("custom_datasets", "experiment_settings")
+
+
+def _check_finite(value, key: str = "") -> None:
+    """Every number of the config is finite: the schema's bounds let NaN pass (``nan < 1`` is False)
+    and an infinite one (``unpack_max_ratio: .inf``) then fails deep in a job (an OverflowError)."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if not (key == "" and name in _NOT_WALKED):
+                _check_finite(item, f"{key}.{name}" if key else str(name))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_finite(item, f"{key}[{i}]")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"config {key}: {value!r} is not a finite number; give a finite value "
+                          "(a large one where you mean no limit)")
+
+
+def _check_convention(config: dict, task: dict) -> None:
+    """The ``aurc_convention`` takes the loss of every task of the run; refused here, not after training.
+
+    Probed on a tiny ordinal loss (absolute errors 0, 2, 1): a convention that refuses it (MAPIE's
+    takes 0/1 losses only) would fail every ordinal dataset's summary once all jobs have run.
+    """
+    convention = config.get("aurc_convention", "paper")
+    ordinal = [d for d, t in task.items() if t == "ordinal"]
+    if convention == "paper" or not ordinal:
+        return
+    try:
+        aurc([0.0, 2.0, 1.0], [0.0, 1.0, 2.0], convention=convention)
+    except ValueError as err:
+        raise ConfigError(
+            f"config aurc_convention: {convention!r} cannot score the run's ordinal datasets "
+            f"{', '.join(ordinal)} (their loss is the absolute error |y - h(x)|): {err}; choose another "
+            "aurc_convention (paper is eq. (27)) or drop them from datasets") from None
+
+
 def _code_files(config: dict) -> dict:
     """Method -> file of the user's class behind it, for the classifiers and scores the config names."""
     names = [c for cs in (config.get("classifiers") or {}).values() for c in cs]
@@ -416,9 +456,12 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
 
     Every check runs before any job, and none parses a data file (a dry run costs the same
     for a file of any size): unknown datasets, classifiers or scores (with the registered names
-    listed), scores that do not apply to a classifier, split ratios, C grids, a task of the run
-    left without a classifier, the class counts of the OOD and double-hinge datasets, and each
-    custom dataset's entry, header (CSV) or array shapes (NPZ). The content of a custom
+    listed), scores that do not apply to a classifier, split ratios, C grids, numbers that are
+    NaN or infinite, a task of the run left without a classifier, an ``aurc_convention`` that
+    cannot score a task of the run, the class counts of the OOD and double-hinge datasets, and
+    each custom dataset's entry, header (CSV) or array shapes (NPZ). The user's experiments are
+    loaded and their settings checked beside it, by
+    :func:`rejectopt.experiments._contract.load_experiments` with the config. The content of a custom
     dataset's file is checked by the job that prepares it
     (``rejectopt.datasets._custom.prepare_custom``).
 
@@ -450,6 +493,7 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
             raise ConfigError(f"config split_ratios.{name}: {err}") from None
     _check_methods(config)
     _check_C_grids(config)
+    _check_finite(config)
     custom = {}
     for name, entry in (config.get("custom_datasets") or {}).items():
         if name in DATASET_REGISTRY:
@@ -491,6 +535,7 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
             n_classes[name] = DATASET_REGISTRY[name].n_classes
     task = {d: custom[d].task if d in custom else DATASET_REGISTRY[d].task for d in run}
     _check_classifier_lists(config, task)
+    _check_convention(config, task)
     _check_class_counts(config, run, custom, n_classes)
     classifiers = {t: list(config.get("classifiers", {}).get(t, [])) for t in TASKS}
     scores = {c: list(s) for c, s in config.get("scores", {}).items()}
