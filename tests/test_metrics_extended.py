@@ -681,3 +681,22 @@ def test_per_group_curves_on_one_figure():
         assert np.array_equal(ax.lines[-1].get_ydata(), risk) and np.array_equal(ax.lines[-1].get_xdata(), coverage)
     assert [line.get_label().split()[0] for line in ax.lines] == ["a", "b"]
     plt.close(fig)
+
+
+@pytest.mark.slow
+def test_band_and_paired_test_levels_with_tighter_tolerance():
+    """The fast simulations again with 4-5 times the samples (a 3-sigma tolerance of about 1.5 points)."""
+    rng = np.random.default_rng(11)
+    reps, n, k = 2000, 200, 99
+    s, loss, truth = _population(rng, reps, n)
+    covered = [(lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(l, u))
+               for l, u, t in zip(loss, s, truth)]
+    assert np.mean(covered) >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
+    reps, rejected = 800, 0
+    for r in range(reps):
+        risk = rng.random(n)
+        loss = (rng.random(n) < 0.1 + 0.5 * risk).astype(float)
+        result = metrics.compare_scores(loss, risk + rng.normal(0, 0.3, n), risk + rng.normal(0, 0.3, n),
+                                        n_resamples=300, random_state=r)
+        rejected += result.p_value < 0.05
+    assert rejected / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
