@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rejectopt.classifiers import BinaryHingeSVM, CrammerSingerSVM, make_classifier
 from rejectopt.classifiers._crammer_singer import crammer_singer_objective
 from rejectopt.classifiers._selection import classifier_outputs, train_classifier
 from rejectopt.classifiers._linear import CS_TOL
-from support import split
+from support import run_sklearn_check, split
 
 
 # the SVM on iris: the multiclass (Crammer-Singer) solver takes minutes on digits' large C, and iris
@@ -250,3 +251,23 @@ def test_a_registered_plugin_classifier_trains_and_predicts_through_the_registry
     finally:
         CLASSIFIERS.remove("nearest_mean_test")
     assert "nearest_mean_test" not in CLASSIFIERS
+
+
+@parametrize_with_checks([BinaryHingeSVM()], xfail_strict=True)
+def test_binary_hinge_svm_passes_sklearn_estimator_checks(estimator, check, monkeypatch):
+    run_sklearn_check(check, estimator, monkeypatch)
+
+
+def test_binary_hinge_svm_takes_any_two_labels(iris):
+    """Labels other than {0, 1}: the second in sorted order is the positive class; the model is the {0, 1} one."""
+    X_trn, y_trn, X_val, _ = iris
+    X, y = X_trn[y_trn < 2], y_trn[y_trn < 2]
+    base = BinaryHingeSVM(C=10.0).fit(X, y)
+    named = BinaryHingeSVM(C=10.0).fit(X, np.array(["setosa", "versicolor"])[y])
+    assert named.classes_.tolist() == ["setosa", "versicolor"]
+    np.testing.assert_array_equal(named.coef_, base.coef_)
+    np.testing.assert_array_equal(named.predict(X_val), np.array(["setosa", "versicolor"])[base.predict(X_val)])
+    assert base.classes_.tolist() == [0, 1] and base.predict(X_val).dtype == np.int64
+    with pytest.raises(ValueError, match=r"Only binary classification is supported: BinaryHingeSVM needs two classes, "
+                                         r"got 3 class\(es\): \[0, 1, 2\]"):
+        BinaryHingeSVM().fit(X_trn, y_trn)

@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rejectopt.classifiers._selection import classifier_outputs
 from rejectopt.classifiers._crammer_singer import (
@@ -17,6 +18,7 @@ from rejectopt.classifiers._crammer_singer import (
     crammer_singer_objective,
     fit_crammer_singer_path,
 )
+from support import run_sklearn_check
 
 
 def primal(X, y, coef, intercept, C):
@@ -216,3 +218,44 @@ def test_objective_on_iris_is_the_certificates_and_a_path_converges():
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((60, 3)), rng.integers(0, 3, 60)
     assert [est.converged_ for est in fit_crammer_singer_path(X, y, [1, 10, 100])] == [True, True, True]
+
+
+# --------------------------------------------------------------------------------------------
+# scikit-learn's estimator checks
+# --------------------------------------------------------------------------------------------
+#: The checks CrammerSingerSVM fails by design, with the reason (scikit-learn's xfail mechanism).
+CS_EXPECTED_FAILED_CHECKS = {
+    name: ("with two classes decision_function returns one score per class, shape (n, 2), as for K classes: the "
+           "Crammer-Singer model learns a weight vector per class, the two scores are not each other's negative, "
+           "and the pipeline records both (classifier_outputs' decision); the check expects scikit-learn's single "
+           "binary column. predict is the argmax of the two "
+           "(test_two_class_decision_function_has_a_column_per_class)")
+    for name in ("check_classifiers_train", "check_classifiers_classes")
+}
+
+
+@parametrize_with_checks([CrammerSingerSVM()], expected_failed_checks=lambda est: CS_EXPECTED_FAILED_CHECKS,
+                         xfail_strict=True)
+def test_sklearn_estimator_checks(estimator, check, monkeypatch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        run_sklearn_check(check, estimator, monkeypatch)
+
+
+def test_two_class_decision_function_has_a_column_per_class():
+    """The xfailed checks' data (blobs, two classes, string labels): right predictions, one column per class."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=200, centers=2, random_state=0)
+    labels = np.array(["one", "two"])[y]
+    model = CrammerSingerSVM().fit(X, labels)
+    F = model.decision_function(X)
+    assert F.shape == (200, 2) and model.classes_.tolist() == ["one", "two"]
+    np.testing.assert_array_equal(model.predict(X), model.classes_[np.argmax(F, axis=1)])
+    assert np.mean(model.predict(X) == labels) > 0.83  # the accuracy check_classifiers_train requires
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        CrammerSingerSVM().fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="needs at least 2 classes in y, got 1 class"):
+        CrammerSingerSVM().fit(X, np.zeros(200))
+    with pytest.raises(ValueError, match="X has 1 features, but CrammerSingerSVM is expecting 2 features"):
+        model.predict(X[:, :1])

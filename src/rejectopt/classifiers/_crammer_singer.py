@@ -8,7 +8,8 @@ from scipy.sparse import csr_matrix
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array
-from sklearn.utils.validation import check_is_fitted, check_X_y
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, check_X_y, validate_data
 
 __all__ = ["CrammerSingerSVM", "crammer_singer_objective", "fit_crammer_singer_path"]
 
@@ -314,6 +315,7 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
         -------
         self : CrammerSingerSVM
         """
+        X, y = validate_data(self, X, y, dtype=float)
         X, classes, yi = _check_training_data(X, y)
         if not self.C > 0:
             raise ValueError(f"C must be positive, got {self.C}")
@@ -357,9 +359,7 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
             Columns in the order of ``classes_``; two columns also when K = 2.
         """
         check_is_fitted(self)
-        X = check_array(X, dtype=float)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the model {self.n_features_in_}")
+        X = validate_data(self, X, dtype=float, reset=False)
         return X @ self.coef_.T + self.intercept_
 
     def predict(self, X):
@@ -381,9 +381,10 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
 
 def _check_training_data(X, y):
     X, y = check_X_y(X, y, dtype=float)
+    check_classification_targets(y)  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
     classes, yi = np.unique(y, return_inverse=True)
     if classes.size < 2:
-        raise ValueError(f"CrammerSingerSVM needs at least 2 classes in y, got {classes.size}")
+        raise ValueError(f"CrammerSingerSVM needs at least 2 classes in y, got {classes.size} class")
     return X, classes, yi.astype(np.intp)
 
 

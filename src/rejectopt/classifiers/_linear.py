@@ -5,8 +5,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils import check_array
-from sklearn.utils.validation import check_consistent_length, check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._crammer_singer import CrammerSingerSVM
 from ._svor import SVOR, set_solver_certificate, solve_threshold_hinge_qp
@@ -30,7 +30,7 @@ class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
 
     Minimises ``||w||^2/2 + C/n sum_i max(0, 1 - y_i (<w, x_i> + b))`` with
     ``y_i in {-1, +1}`` encoded as labels ``{0, 1}`` (section 5.2.1 of [1], the
-    binary case). This is SVOR with two classes and one threshold ``-b``, so it is
+    binary case); other two labels are mapped in sorted order, the second one positive. This is SVOR with two classes and one threshold ``-b``, so it is
     solved by the same interior point method
     (:func:`~rejectopt.classifiers._svor.solve_threshold_hinge_qp`), with a
     certified duality gap. Unlike liblinear's ``LinearSVC``, the bias is not
@@ -50,7 +50,8 @@ class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-    classes_ : ndarray ``[0, 1]``
+    classes_ : ndarray of shape (2,)
+        ``[0, 1]`` for labels in {0, 1} (also when ``y`` holds one of them); else the two labels.
     n_classes_ : int, 2
     objective_, gap_, rel_gap_ : float
         Primal objective and certified duality gap.
@@ -76,18 +77,23 @@ class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
-        """Fit on labels in ``{0, 1}``; returns self."""
-        X = check_array(X, dtype=float)
-        y = np.asarray(y)
-        check_consistent_length(X, y)
-        if not np.all(np.isin(y, [0, 1])):
-            raise ValueError("BinaryHingeSVM expects labels in {0, 1}")
-        y = y.astype(np.int64)
-        w, b, info = solve_threshold_hinge_qp(X, y, 1, float(self.C), tol=self.tol,
-                                              max_iter=self.max_iter)
+        """Fit on two labels (``{0, 1}`` or any two, the second in sorted order positive); returns self."""
+        X, y = validate_data(self, X, y, dtype=float)
+        check_classification_targets(y)  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
+        labels = np.unique(y)
+        if labels.dtype.kind in "biuf" and np.isin(labels, [0, 1]).all():
+            classes = np.array([0, 1])  # the pipeline's encoding, also when a split holds one of them
+        elif labels.size == 2:
+            classes = labels
+        else:
+            prefix = "" if labels.size < 2 else "Only binary classification is supported: "
+            raise ValueError(f"{prefix}BinaryHingeSVM needs two classes, got {labels.size} class(es): "
+                             f"{labels[:5].tolist()}{' ...' if labels.size > 5 else ''}")
+        w, b, info = solve_threshold_hinge_qp(X, (y == classes[1]).astype(np.int64), 1, float(self.C),
+                                              tol=self.tol, max_iter=self.max_iter)
         self.coef_ = w
         self.intercept_ = float(-b[0])
-        self.classes_ = np.array([0, 1])
+        self.classes_ = classes
         self.n_classes_ = 2
         self.n_features_in_ = X.shape[1]
         set_solver_certificate(self, info)
@@ -96,12 +102,18 @@ class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """``<w, x> + b``, shape (n_samples,)."""
         check_is_fitted(self)
-        X = check_array(X, dtype=float)
+        X = validate_data(self, X, dtype=float, reset=False)
         return X @ self.coef_ + self.intercept_
 
     def predict(self, X):
-        """``[<w, x> + b > 0]`` as labels in ``{0, 1}``."""
-        return (self.decision_function(X) > 0).astype(np.int64)
+        """``classes_[1]`` where ``<w, x> + b > 0``, else ``classes_[0]``."""
+        positive = self.decision_function(X) > 0  # checks first that the model is fitted
+        return self.classes_[positive.astype(np.intp)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # a binary model: scikit-learn's checks skip multiclass problems
+        return tags
 
 
 #: Largest number of LR parameters ``(d + 1) K`` for which the Newton solver is used.

@@ -3,8 +3,8 @@
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_array
-from sklearn.utils.validation import check_consistent_length, check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..scores._baselines import svor_margin
 
@@ -356,12 +356,12 @@ class SVOR(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        X = check_array(X, dtype=float)
-        y = np.asarray(y)
-        check_consistent_length(X, y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        if not np.all(np.equal(np.mod(y, 1), 0)):
+        X, y = validate_data(self, X, y, dtype=float)
+        check_classification_targets(y)  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
+        if y.dtype.kind not in "biuf":
+            raise ValueError(f"SVOR needs ordinal labels, the integers 0..n_classes-1 in the classes' order; got "
+                             f"{y.dtype} labels such as {y[0]!r}: encode them in their order first")
+        if not np.all(np.mod(y, 1) == 0):
             raise ValueError("y must hold integer labels 0..n_classes-1")
         y = y.astype(np.int64)
         n_classes = int(y.max()) + 1 if self.n_classes is None else int(self.n_classes)
@@ -384,7 +384,7 @@ class SVOR(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Projection ``<x, w>``, shape (n_samples,)."""
         check_is_fitted(self)
-        X = check_array(X, dtype=float)
+        X = validate_data(self, X, dtype=float, reset=False)
         return X @ self.coef_
 
     def predict(self, X):
