@@ -177,6 +177,9 @@ def test_rows_that_are_not_a_dataframe_or_curves_that_are_not_numbers_are_named(
                                         r"dtype object, not numbers"):
         run_dataset(returning(rows=pd.DataFrame({"m": [1]}), curves={"names": np.array(["a", None], dtype=object)}),
                     {}, "iris", "classification", *iris_files, {0: tmp_path / "b.csv"})
+    with pytest.raises(TypeError, match=r"experiment odd: run_split on iris split 0: curve name 'provenance' is not"):
+        run_dataset(returning(rows=pd.DataFrame({"m": [1]}), curves={"provenance": np.zeros(2)}),
+                    {}, "iris", "classification", *iris_files, {0: tmp_path / "c.csv"})
     assert list(tmp_path.glob("*.csv")) == []
 
 

@@ -325,8 +325,9 @@ def _check_result(result: Any, name: str, inputs: SplitInputs) -> SplitResult:
     if not isinstance(result.curves, Mapping):
         raise TypeError(f"{where} returned curves={_kind(result.curves)}, not a dict of arrays by name; {contract}")
     for key, value in result.curves.items():
-        if not isinstance(key, str) or not key:
-            raise TypeError(f"{where}: curve name {key!r} is not a non-empty string (it names an array of the .npz)")
+        if not isinstance(key, str) or not key or key in ("path", "provenance"):
+            raise TypeError(f"{where}: curve name {key!r} is not a non-empty string other than 'path' and "
+                            "'provenance' (it names an array of the .npz, whose writer takes those two)")
         kind = np.asarray(value).dtype.kind
         if kind not in "biuf":
             raise TypeError(f"{where}: curve {key!r} is an array of dtype {np.asarray(value).dtype}, not numbers "
