@@ -159,7 +159,7 @@ class RiskCoverageDisplay:
                                                 {"label": "random order", "color": "grey", "linestyle": "--",
                                                  **(random_kw or {})})
         ax.set(xlabel="Coverage", ylabel=self.risk_label, xlim=(0.0, 1.0))
-        ax.legend(loc="upper left")
+        ax.legend(loc="best")
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
