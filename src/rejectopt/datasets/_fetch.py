@@ -133,8 +133,9 @@ def fetch_file(
     remove_stale_parts(dest_dir, raw_file.name)
     expected, origin = expected_sha256(raw_file, dest_dir)
     if final_path.exists():
-        # a file of another size than the pinned one cannot have the pinned hash: not read whole
-        sized = raw_file.size is None or final_path.stat().st_size == raw_file.size
+        # a file of another size than the one pinned beside the registry's hash cannot have that
+        # hash: not read whole (a hash from checksums.lock has no size beside it)
+        sized = origin != "registry" or raw_file.size is None or final_path.stat().st_size == raw_file.size
         if expected is not None and sized and sha256_of_file(final_path) == expected:
             logger.debug("%s: already present and verified", final_path)
             return final_path
