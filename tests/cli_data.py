@@ -105,3 +105,23 @@ def wine_table(folder):
     path = folder / "wine.csv"
     frame(X, y, y_pred).to_csv(path, index=False)
     return path
+
+
+@functools.cache
+def digits_table(folder):
+    """"Your" classifier on scikit-learn's digits: a standardised LR, its 5-fold out-of-fold predictions on all
+    1797 rows (about 4 % errors) and its own uncertainty ``mcp`` (1 - largest class probability), as a CSV."""
+    from sklearn.model_selection import cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    X, y = load_digits(return_X_y=True)
+    proba = cross_val_predict(make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=1000)), X, y, cv=5,
+                              method="predict_proba")
+    table = frame(X, y, proba.argmax(axis=1))
+    table["mcp"] = 1.0 - proba.max(axis=1)
+    path = folder / "digits.csv"
+    table.to_csv(path, index=False, float_format="%.17g")
+    return path

@@ -20,7 +20,7 @@ from rejectopt.logits import fit_logits
 from rejectopt.scores import SELE
 from rejectopt.scores._base import PerClassLinearScore
 from cli_data import (N_FEATURES, TARGET_COVERAGE, network_outputs, satellite_tables, selected_model,
-                      shared_folder, wine_table)
+                      shared_folder, wine_table, digits_table)
 
 
 @pytest.fixture(scope="module")
@@ -570,3 +570,70 @@ def test_confidence_errors_name_the_option(target, extra, fragment, satellite, t
                        str(tmp_path / "sel"), "-q", *extra])
     err = capsys.readouterr().err
     assert status == 2 and fragment in err and not (tmp_path / "sel").exists(), err
+
+
+# --------------------------------------------------------------------------------------------
+# validate: how often a certified target fails on the user's own rows
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    return digits_table(str(tmp_path_factory.getbasetemp() / "digits"))
+
+
+def _check_validity_outputs(out, repeats, n_rows, target_risk):
+    assert sorted(p.name for p in out.iterdir()) == ["repeats.csv", "summary.csv", "validity.png"]
+    draws = pd.read_csv(out / "repeats.csv")
+    summary = pd.read_csv(out / "summary.csv").set_index("method")
+    assert len(draws) == 2 * repeats and list(summary.index) == ["certified", "plug-in"]
+    for method, rows in draws.groupby("method"):
+        row = summary.loc[method]
+        violations = int(rows["violated"].sum())
+        assert (row["repeats"], row["n_rows"], row["violations"]) == (repeats, n_rows, violations)
+        assert row["violation_rate"] == pytest.approx(violations / repeats) and row["delta"] == pytest.approx(0.1)
+        # the violation flag is the population's risk above the target (an infeasible draw accepts nothing)
+        np.testing.assert_array_equal(rows["violated"], rows["population_risk"].fillna(0) > target_risk)
+        low = sps.beta.ppf(0.025, violations, repeats - violations + 1) if violations else 0.0
+        high = sps.beta.isf(0.025, violations + 1, repeats - violations) if violations < repeats else 1.0
+        assert (row["violation_low"], row["violation_high"]) == pytest.approx((low, high), rel=1e-8)
+        for name, column in (("coverage", "population_coverage"), ("risk", "population_risk")):
+            expected = np.quantile(rows[column].dropna(), [0.05, 0.5, 0.95])
+            got = [row[f"{name}_q{q}"] for q in ("05", "50", "95")]
+            np.testing.assert_allclose(got, expected, rtol=1e-8)
+    return summary
+
+
+def test_validate_on_a_users_table_counts_violations_of_both_targets(digits, tmp_path, capsys):
+    """Digits with a standardised LR: the learned REG score (held-out rows) and the user's own MCP (all rows)."""
+    out = tmp_path / "learned"
+    assert cli.main(["validate", "--data", str(digits), "--target", "risk=3", "--confidence", "0.9", "--repeats",
+                     "60", "--score", "reg", "--C", "1", "--out", str(out), "-q"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    held_out = sum(split_rows(1797)[part].size for part in ("calibration", "report"))
+    summary = _check_validity_outputs(out, 60, held_out, 3.0)
+    assert printed[1] == (f"--target risk=3,confidence=0.9: 60 draws of {summary.loc['certified', 'n_calibration']} "
+                          f"calibration rows from the {held_out} held-out rows of {digits} taken as the population")
+    certified = summary.loc["certified"]
+    assert printed[2].startswith(f"certified: violated {int(certified['violations'])} of 60 draws = "
+                                 f"{certified['violation_rate']:.1%}")
+    assert certified["violation_low"] <= 0.1 < summary.loc["plug-in", "violation_high"]
+    out = tmp_path / "mcp"
+    assert cli.main(["validate", "--data", str(digits), "--target", "risk=3", "--confidence", "0.9", "--repeats",
+                     "60", "--uncertainty-column", "mcp", "--out", str(out), "-q"]) == 0
+    summary = _check_validity_outputs(out, 60, 1797, 3.0)
+    assert "calibration rows from the 1797 rows of" in capsys.readouterr().out
+    assert summary.loc["certified", "violation_low"] <= 0.1
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--target", "reject-cost=10", "--confidence", "0.9"], "--confidence 0.9 with --target reject-cost=10"),
+    (["--target", "risk=3"], "the following arguments are required: --confidence"),
+    (["--target", "risk=3", "--confidence", "0.9", "--uncertainty-column", "nope"], "missing column(s) ['nope']"),
+    (["--target", "risk=3", "--confidence", "0.9", "--repeats", "0"], "--repeats: must be a positive integer"),
+])
+def test_validate_errors_name_the_option(extra, fragment, digits, tmp_path, capsys):
+    try:
+        status = cli.main(["validate", "--data", str(digits), "--out", str(tmp_path / "v"), "-q", *extra])
+    except SystemExit as exit_:
+        status = exit_.code
+    err = capsys.readouterr().err
+    assert status == 2 and fragment in err and not (tmp_path / "v").exists(), err

@@ -15,7 +15,7 @@ from ..model import model_dict
 from ..report.selection import ood_select_figure, select_figure
 from ..scores import get_score
 from ..selective import InfeasibleTargetError
-from ..targets import OODTarget, Target, certification_table, parse_target
+from ..targets import OODTarget, Target, certification_table, parse_target, validate_target
 from ._errors import EXIT_INPUT_ERROR, InputError, one_line
 from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
 from ._model import apply_model, load_model
@@ -27,6 +27,7 @@ from ._report import (
     ood_summary_line,
     report_dict,
     report_markdown,
+    risk_unit,
     summary_line,
     versions,
 )
@@ -326,6 +327,115 @@ def run_apply(args):
 
 
 # --------------------------------------------------------------------------------------------
+# validate
+# --------------------------------------------------------------------------------------------
+#: Files written by ``validate``, in this order.
+VALIDATE_OUTPUTS = ("repeats.csv", "summary.csv", "validity.png")
+#: Quantiles of the population's coverage and risk over the draws, in ``summary.csv`` and the printout.
+QUANTILES = (0.05, 0.5, 0.95)
+
+
+def _validation_rows(args, table, n_classes, classes, C_grid):
+    """The population's rows and their uncertainty: every row with --uncertainty-column, else the held-out ones.
+
+    Without a column the score is learned as ``select`` learns it, on the train rows of the same
+    seeded split; the calibration and report rows are the population the draws come from.
+    """
+    if args.uncertainty_column is not None:
+        return np.arange(table.X.shape[0]), table.X[:, 0]
+    try:
+        parts = split_rows(table.X.shape[0], args.calibration_fraction, args.report_fraction,
+                           args.validation_fraction, args.seed, min_rows=MIN_ROWS_PER_PART)
+    except ValueError as err:
+        raise InputError(f"{table.source}: {err}") from None
+    # the score and C do not depend on the target: coverage 1, always feasible, stands in for it
+    fit = fit_selective(table.X, classes, table.loss, Target("coverage", 1.0), parts, score=args.score,
+                        n_classes=n_classes, C_grid=C_grid, seed=args.seed, n_jobs=args.n_jobs)
+    rows = np.sort(np.concatenate([parts["calibration"], parts["report"]]))
+    return rows, fit.uncertainty[rows]
+
+
+def _validity_summary(check):
+    """``check.summary`` with the quantiles of the population's coverage and risk per method."""
+    summary = check.summary.copy()
+    for column, name in (("population_coverage", "coverage"), ("population_risk", "risk")):
+        quantiles = check.draws.groupby("method", sort=False)[column].quantile(list(QUANTILES)).unstack()
+        for q in QUANTILES:
+            summary[f"{name}_q{round(100 * q):02d}"] = quantiles[q]
+    summary.insert(0, "repeats", int(check.draws["repeat"].nunique()))
+    summary.insert(1, "n_rows", check.n_rows)
+    summary.insert(2, "n_calibration", check.n_calibration)
+    return summary.rename_axis("method").reset_index()
+
+
+def _validity_lines(summary, target, unit):
+    lines = []
+    for row in summary.itertuples(index=False):
+        coverage_text, risk_text = ("/".join(f"{getattr(row, f'{name}_q{round(100 * q):02d}'):.4g}" for q in QUANTILES)
+                                    for name in ("coverage", "risk"))
+        lines.append(f"{row.method + ':':10s} violated {int(row.violations)} of {row.repeats} draws = "
+                     f"{row.violation_rate:.1%} [{row.violation_low:.1%}, {row.violation_high:.1%}] (delta "
+                     f"{row.delta:.3g}); population coverage {coverage_text}, selective risk {risk_text} {unit} "
+                     f"(quantiles {', '.join(f'{q:g}' for q in QUANTILES)})"
+                     + (f"; infeasible (nothing accepted) in {row.infeasible_rate:.1%} of the draws"
+                        if row.infeasible_rate > 0 else ""))
+    return lines
+
+
+def run_validate(args):
+    target = _target(args)
+    if not isinstance(target, Target) or target.kind not in ("risk", "coverage"):
+        raise InputError(f"validate checks a certified risk=L or coverage=W target, not --target {args.target}")
+    C_grid = _parse_C_grid(args.C)
+    _check_fractions(args)
+    if args.pred_column != "none":
+        _check_pred_column(args.pred_column, "--pred-column")
+    features = [c.strip() for c in args.feature_columns.split(",")] if args.feature_columns else None
+    if args.uncertainty_column is not None:
+        if features is not None:
+            raise InputError("--feature-columns does not apply with --uncertainty-column: no score is learned")
+        features = [args.uncertainty_column]
+    check_output_folder(args.out, VALIDATE_OUTPUTS, {"--data": args.data}, args.force)
+    table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
+                       loss_column=args.loss_column, loss=args.loss, feature_columns=features)
+    loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
+    loss_bound = _loss_bound(args, table)
+    _warn_target_units(target, loss_name)
+    vocabulary = class_vocabulary(table.pred_keys) if table.pred_keys is not None else None
+    n = table.X.shape[0]
+    classes = class_indices(table.pred_keys, vocabulary)[0] if vocabulary is not None else np.zeros(n, np.intp)
+    rows, uncertainty = _validation_rows(args, table, len(vocabulary) if vocabulary is not None else 1, classes,
+                                         C_grid)
+    share = args.calibration_fraction / (args.calibration_fraction + args.report_fraction)
+    try:
+        check = validate_target(table.loss[rows], uncertainty, target, repeats=args.repeats,
+                                calibration_fraction=share, loss_bound=loss_bound, random_state=args.seed)
+    except ValueError as err:
+        raise InputError(f"{table.source}: {one_line(err)}") from None
+    summary = _validity_summary(check)
+    files = {"repeats.csv": check.draws.to_csv(index=False, float_format="%.10g").encode(),
+             "summary.csv": summary.to_csv(index=False, float_format="%.10g").encode(),
+             "validity.png": figure_png(check.plot())}
+    check_output_folder(args.out, VALIDATE_OUTPUTS, {"--data": args.data}, args.force)
+    try:
+        write_outputs(args.out, files)
+    except OSError as err:
+        raise InputError(f"--out {args.out}: cannot write ({one_line(err)})") from None
+    certified = summary.set_index("method").loc["certified"]
+    if certified["violation_low"] > certified["delta"]:
+        log.warning("the certified target fails more often than delta = %g beyond its interval (%.1f%% [%.1f%%, "
+                    "%.1f%%]): the rows may not be exchangeable (a drift, duplicates, groups), or the loss bound %g "
+                    "is too small", certified["delta"], 100 * certified["violation_rate"],
+                    100 * certified["violation_low"], 100 * certified["violation_high"], loss_bound)
+    print(f"wrote {', '.join(files)} to {args.out}")
+    print(f"--target {target}: {args.repeats} draws of {check.n_calibration} calibration rows from the {check.n_rows} "
+          f"{'rows' if args.uncertainty_column else 'held-out rows'} of {table.source} taken as the population")
+    for line in _validity_lines(summary, target, risk_unit(loss_name)):
+        print(line)
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
 # Parser and entry point
 # --------------------------------------------------------------------------------------------
 def main(argv=None):
@@ -345,7 +455,7 @@ def main(argv=None):
         0 on success, 2 (:data:`rejectopt.cli._errors.EXIT_INPUT_ERROR`) on bad input.
     """
     args = build_parser().parse_args(argv)
-    run = {"select": run_select, "apply": run_apply}[args.command]
+    run = {"select": run_select, "apply": run_apply, "validate": run_validate}[args.command]
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                             format="%(levelname)s: %(message)s", stream=sys.stderr)
