@@ -9,8 +9,10 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-# Resolved beside this file, so the workflow also runs with --directory elsewhere.
-configfile: Path(workflow.basedir) / "config.yaml"
+# Resolved beside this file (not beside the main Snakefile: imported as a module, that is the
+# user's), so the workflow also runs with --directory elsewhere. A module given its own `config:`
+# skips this file.
+configfile: Path(workflow.current_basedir.get_path_or_uri(secret_free=True)) / "config.yaml"
 
 
 report: "workflow/report/workflow.rst"

@@ -127,6 +127,13 @@ def test_pipeline_writes_the_contracted_outputs(pipeline_run):
         "results/figures/rc/abalone_svor.png",
     ]:
         assert (pipeline_run / path).is_file(), path
+    # config figure_formats [png, pdf] (the default): every figure also as PDF, beside its PNG
+    figures = pipeline_run / "results/figures"
+    pngs = sorted(figures.rglob("*.png"))
+    assert len(pngs) >= 20
+    for png in pngs:
+        assert png.with_suffix(".pdf").read_bytes().startswith(b"%PDF-"), png
+    assert "\\toprule" in (pipeline_run / "results/tables/table3a.tex").read_text()
 
 
 @pytest.mark.slow
@@ -219,6 +226,22 @@ def _logs(work):
 def _rerun(work, *targets):
     return snakemake(work, "--cores", "1", "--keep-going", *targets, "--config", f"data_mirror={DEMO_MIRROR}",
                      "datasets=[sattelite,abalone]", "n_splits=1", timeout=600)
+
+
+@pytest.mark.slow
+def test_one_dataset_command_after_the_demo_run_keeps_its_verified_raw_files(pipeline_run, tmp_path):
+    """The guide's "rerun exactly one dataset" command after a run on the demo mirror, without
+    data_mirror (and so offline, with no source for the raw files): the raw files' sha256 is pinned,
+    so the change of source does not make Snakemake delete and fetch them again. The target comes
+    before --config, which would read it as one more key=value."""
+    work = _copy_of_run(pipeline_run, tmp_path)
+    raw = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in (work / "results/raw").rglob("*") if path.is_file()}
+    assert {path.parent.name for path in raw} == {"sattelite", "abalone"}
+    run = snakemake(work, "--cores", "1", "results/datasets/abalone/summary.csv", "--config", "n_splits=1", timeout=300)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-3000:]
+    assert "Nothing to be done" in output and "download_raw" not in output, output[-3000:]
+    assert {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in raw} == raw
 
 
 @pytest.mark.slow

@@ -277,11 +277,12 @@ def test_paper_comparison_and_its_markdown_known_answer():
     assert comparison["agrees"].tolist()[:6] == [True, True, False, True, True, False]
     assert comparison.iloc[6:][["ours_mean", "diff_in_paper_std", "agrees"]].isna().all().all()
     lines = comparison_markdown(comparison, [spec], ["a", "b", "c"], ["z"]).splitlines()
-    assert lines[2:7] == [
-        "Datasets run: a, b, c.", "Datasets of the paper not run here: z.", "",
+    assert lines[2:8] == [
+        "Datasets run: a, b, c.", "Datasets of the paper not run here: z.",
+        "AuRC convention of this run: paper (eq. (27)), the paper's own.", "",
         "**4 of 6 cells agree** (|ours - paper| <= 2 paper std, or within 10% of the paper's value).",
         "- classification / lr: 4 of 6 cells agree"]
-    assert lines[10:13] == [
+    assert lines[11:14] == [
         "- Table 3a: logistic regression (2 of 3 datasets run):",
         "  - average ranks, ours: SELE 1.00, REG 2.00, MCP 3.00",
         "  - average ranks, paper on the same datasets: SELE 1.00, REG 2.00, MCP 3.00"]
@@ -381,3 +382,105 @@ def test_read_summary_says_how_to_repair(tmp_path):
         f"{path} line 3 (dataset iris, classifier lr, score mcp, split 0): aurc is nan, not a finite number "
         "(1 row(s) in all); the summary was damaged or edited: delete it and rerun the pipeline, which writes it "
         "again from the dataset summaries")
+
+
+def test_paper_comparison_under_another_convention_names_it_and_counts_no_aurc_cell():
+    """The paper's AuRC is eq. (27): a run under another aurc_convention gets its AuRC cells listed
+    (ours beside the paper's) but not counted as agreeing, and the report names the convention."""
+    spec, summary, reference = _table3a_summary()
+    reference = pd.concat([reference, pd.DataFrame([{"task": "classification", "dataset": "a", "classifier": "lr",
+                                                     "score": "none", "metric": "risk_full", "mean": 30.4, "std": 0.5}])])
+    comparison = paper_comparison(summary, reference, convention="geifman")
+    aurc_cells = comparison[comparison["metric"] == "aurc"]
+    assert aurc_cells["ours_mean"].tolist()[:6] == [12.5, 8.5, 9.5, 20.5, 15.5, 18.5]
+    assert aurc_cells["agrees"].isna().all()
+    assert comparison.loc[comparison["metric"] == "risk_full", "agrees"].tolist() == [True]  # 30.5 vs 30.4
+    md = comparison_markdown(comparison, [spec], ["a", "b", "c"], ["z"], convention="geifman")
+    assert "AuRC convention of this run: geifman (config aurc_convention), not the paper's eq. (27)" in md
+    assert "**1 of 1 cells (R@100 only) agree**" in md
+    assert "cells agree**" not in md.replace("(R@100 only) agree**", "")
+
+
+def test_tables_and_cd_diagrams_of_two_datasets_say_the_tests_have_no_power():
+    """With N = 2 datasets and k = 3 methods the Friedman statistic is at most N (k - 1) = 4, whose
+    chi-square p on 2 degrees of freedom is exp(-2) = 0.135: checked over every one of the 36 rank
+    configurations, the test never rejects at 0.05. The table, the rankings and the CD diagram say so."""
+    import itertools
+
+    from rejectopt.report import cd_figure, rankings_markdown
+    from rejectopt.stats import friedman_test
+    from rejectopt.tables import friedman_min_pvalue
+
+    assert friedman_min_pvalue(2, 3) == pytest.approx(np.exp(-2.0), rel=1e-12)
+    smallest = min(friedman_test(pd.DataFrame([a, b], columns=["x", "y", "z"], dtype=float)).pvalue
+                   for a, b in itertools.product(itertools.permutations([1, 2, 3]), repeat=2))
+    assert smallest == pytest.approx(np.exp(-2.0), rel=1e-12)
+    assert friedman_min_pvalue(3, 3) < 0.05  # N = 3 can reject: no caveat there (test_render_table_known_answer)
+
+    spec, summary, _ = _table3a_summary()
+    two = summary[summary["dataset"] != "c"]
+    table = aurc_table(two, spec)
+    stats = table_statistics(table, spec.methods)
+    assert stats.n_datasets == 2 and not stats.tests_have_power
+    assert stats.min_friedman_pvalue == pytest.approx(np.exp(-2.0), rel=1e-12)
+    caveat = ("Caveat: with N = 2 datasets and k = 3 methods the Friedman test cannot reject equivalence at 0.05 "
+              "whatever the results (its smallest possible p, every dataset ranking the methods alike, is 0.135): "
+              "it and the Nemenyi test have no power here; run more datasets.")
+    for fmt in ("md", "tex"):
+        assert caveat in render_table(table, spec, stats, fmt=fmt)
+    assert caveat in rankings_markdown(two, [spec], ["aurc"])
+    assert "Caveat" not in render_table(aurc_table(summary, spec), spec, table_statistics(aurc_table(summary, spec), spec.methods))
+    title = "\n".join(text.get_text() for text in cd_figure(stats, spec).axes[0].texts)
+    assert "no power: with N = 2 the Friedman test cannot reject (smallest possible p 0.135 > 0.05)" in title
+
+
+def test_latex_tables_use_booktabs_rules():
+    """Every LaTeX table (the paper's, and the other experiments' through table_section) has
+    booktabs' top, mid and bottom rules and no \\hline."""
+    from rejectopt.report._format import table_section
+
+    spec, summary, _ = _table3a_summary()
+    table = aurc_table(summary, spec)
+    tex = render_table(table, spec, table_statistics(table, spec.methods), fmt="tex").splitlines()
+    assert tex[:5] == ["% Table 3a: logistic regression (needs \\usepackage{booktabs})", "\\begin{tabular}{lrrrrr}",
+                       "\\toprule", "dataset & MCP & SELE & REG & R@100 & splits \\\\", "\\midrule"]
+    assert tex[8:12] == ["\\midrule", "avg. rank & 3.00 & 1.33 & 1.67 &  &  \\\\", "\\bottomrule", "\\end{tabular}"]
+    section = table_section("T", ["a", "b"], [["x", "1"]], ["note"], "tex")
+    assert section[:3] == ["% T (needs \\usepackage{booktabs})", "\\begin{tabular}{lr}", "\\toprule"]
+    assert section[4:8] == ["\\midrule", "x & 1 \\\\", "\\bottomrule", "\\end{tabular}"]
+    assert not any("\\hline" in line for line in tex + section)
+
+
+def _pdf_content(path):
+    """The PDF's decompressed content streams, and whether it holds a raster image."""
+    import re
+    import zlib
+
+    data = Path(path).read_bytes()
+    streams = [zlib.decompress(m.group(1)) for m in re.finditer(rb"/FlateDecode.*?stream\r?\n(.*?)\r?\nendstream", data, re.S)]
+    return data, b"\n".join(streams), b"/Subtype /Image" in data
+
+
+def test_figures_are_also_written_as_vector_pdf(tmp_path):
+    """figure_formats [png, pdf]: the PNG is the same bytes as alone, and the PDF beside it draws
+    with vector paths and text (no raster image), the same bytes on every run (no creation date)."""
+    from rejectopt.report import cd_figure
+    from rejectopt.report._figures import figure_paths, save_figure
+
+    spec, summary, _ = _table3a_summary()
+    stats = table_statistics(aurc_table(summary, spec), spec.methods)
+    save_figure(cd_figure(stats, spec), tmp_path / "alone.png")
+    save_figure(cd_figure(stats, spec), tmp_path / "cd.png", ["png", "pdf"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alone.png", "cd.pdf", "cd.png"]
+    assert (tmp_path / "cd.png").read_bytes() == (tmp_path / "alone.png").read_bytes()
+    data, content, has_image = _pdf_content(tmp_path / "cd.pdf")
+    assert data.startswith(b"%PDF-") and not has_image
+    assert content.count(b" l\n") + content.count(b" l ") >= 10  # line segments: the axis, ticks, method lines
+    assert b" Tj" in content or b" TJ" in content  # text as text
+    assert b"/FontType 3" not in data and b"/CreationDate" not in data
+    first = data
+    save_figure(cd_figure(stats, spec), tmp_path / "cd.png", ["png", "pdf"])
+    assert (tmp_path / "cd.pdf").read_bytes() == first
+    assert figure_paths("f/x.png", ["png", "pdf", "svg"]) == [Path("f/x.png"), Path("f/x.pdf"), Path("f/x.svg")]
+    with pytest.raises(ValueError, match=r"figure format\(s\) \['eps'\] unknown; config figure_formats takes"):
+        figure_paths("x.png", ["png", "eps"])

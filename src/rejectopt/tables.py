@@ -22,6 +22,7 @@ __all__ = [
     "TableStatistics",
     "aurc_table",
     "landmarks_spec",
+    "friedman_min_pvalue",
     "mean_matrix",
     "relative_improvement",
     "table_specs",
@@ -181,6 +182,9 @@ class TableStatistics:
         p-values of the Friedman test and of its Iman-Davenport F form (NaN below 2 datasets).
     cd_005, cd_010 : float
         Nemenyi critical differences at alpha = 0.05 and 0.10 (NaN below 2 datasets).
+    min_friedman_pvalue : float, default NaN
+        :func:`friedman_min_pvalue` of the table's datasets and methods: the smallest p-value its
+        Friedman test can give, whatever the numbers (NaN below 2 datasets).
     """
 
     average_ranks: pd.Series
@@ -189,6 +193,41 @@ class TableStatistics:
     iman_davenport_pvalue: float
     cd_005: float
     cd_010: float
+    min_friedman_pvalue: float = float("nan")
+
+    @property
+    def tests_have_power(self) -> bool:
+        """Whether the Friedman test could reject equivalence at alpha = 0.05 with this many
+        datasets and methods (False below 2 datasets): when it cannot, neither its p-value nor the
+        Nemenyi test that follows it says anything about the methods."""
+        return bool(self.min_friedman_pvalue <= 0.05)
+
+
+def friedman_min_pvalue(n_datasets: int, n_methods: int) -> float:
+    """The smallest p-value the Friedman test (chi-square form, Demsar 2006 eq. 1) can give.
+
+    Its statistic is largest when every dataset ranks the methods alike: then the average ranks
+    are 1, ..., k and chi2_F = 12 N / (k (k + 1)) sum_j j^2 - 3 N (k + 1) = N (k - 1). With
+    N = 2 datasets and k = 4 methods that is 6 on 3 degrees of freedom, p = 0.112: the test
+    cannot reject at 0.05 or 0.10, whatever the results.
+
+    Parameters
+    ----------
+    n_datasets : int
+        N, the datasets (at least 2).
+    n_methods : int
+        k, the methods compared (at least 2).
+
+    Returns
+    -------
+    float
+        ``chi2.sf(N (k - 1), k - 1)``.
+    """
+    from scipy.stats import chi2  # scipy.stats: loaded by the table jobs only
+
+    if n_datasets < 2 or n_methods < 2:
+        raise ValueError(f"the Friedman test needs at least 2 datasets and 2 methods, got {n_datasets} and {n_methods}")
+    return float(chi2.sf(n_datasets * (n_methods - 1), n_methods - 1))
 
 
 def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
@@ -213,9 +252,10 @@ def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
         result = friedman_test(means)
         p, p_id = float(result.pvalue), float(result.iman_davenport_pvalue)
         cd05, cd10 = nemenyi_cd(k, n, alpha=0.05), nemenyi_cd(k, n, alpha=0.10)
+        p_min = friedman_min_pvalue(n, k)
     else:
-        p = p_id = cd05 = cd10 = float("nan")
-    return TableStatistics(ranks, n, p, p_id, cd05, cd10)
+        p = p_id = cd05 = cd10 = p_min = float("nan")
+    return TableStatistics(ranks, n, p, p_id, cd05, cd10, p_min)
 
 
 def relative_improvement(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+import rejectopt
 from rejectopt.datasets import get_spec, peek_custom
 from rejectopt.config import (
     blas_environment,
@@ -29,8 +30,29 @@ from rejectopt.experiments._contract import load_experiments
 # the pinned OpenBLAS kernels (rejectopt.config.blas_environment).
 os.environ.update(blas_environment())
 
-#: The repository root, so that its resources resolve from any --directory.
-REPO = Path(workflow.main_snakefile).parent
+#: The workflow's own folder (the one holding the Snakefile), read from this file's location, not
+#: from the main Snakefile: imported as a Snakemake ``module`` from a user's Snakefile, the main
+#: Snakefile is the user's, and the schemas and resources are still here.
+REPO = Path(workflow.current_basedir.get_path_or_uri(secret_free=True)).parents[1]
+
+# The jobs import this workflow's own library: its src/ goes first on their PYTHONPATH (inherited
+# by local jobs and SLURM jobs alike). A conda environment of envs/rejectopt.yaml holds the
+# dependencies but not rejectopt itself, which pip could not install from a relative path there.
+SRC = REPO / "src"
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(SRC):
+    os.environ.update(
+        PYTHONPATH=os.pathsep.join(
+            p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p
+        )
+    )
+if Path(rejectopt.__file__).resolve().parent != (SRC / "rejectopt").resolve():
+    logging.getLogger("rejectopt").warning(
+        "Snakemake plans with the rejectopt installed at %s, its jobs run the workflow's own %s: "
+        "install this clone (pip install -e %s) so that both are the same code",
+        Path(rejectopt.__file__).parent,
+        SRC / "rejectopt",
+        REPO,
+    )
 
 # Plugins first: their scores must be registered before the names in the config are checked.
 config.update(coerce_numbers(dict(config)))
@@ -55,6 +77,9 @@ if PLAN.skipped:
 SPLITS = list(range(config["n_splits"]))
 TASK = PLAN.task
 RAW_DIR = config.get("raw_dir", "results/raw")
+#: Every figure is written in these formats (config figure_formats): the PNG the report shows and,
+#: beside it with the same stem, each further one (PDF by default: vector graphics for papers).
+FIGURE_FORMATS = config.get("figure_formats", ["png", "pdf"])
 
 TARGETS = []
 SUMMARIES = []
@@ -209,6 +234,11 @@ def double_hinge_inputs(dataset, splits=None):
             for k in (SPLITS if splits is None else splits)
         ]
     return inputs
+
+
+def figure_copies(png):
+    """A figure's files in the further figure_formats, beside its PNG path (or pattern) ``png``."""
+    return [png[: -len(".png")] + f".{fmt}" for fmt in FIGURE_FORMATS if fmt != "png"]
 
 
 def table_path(table, metric, ext):

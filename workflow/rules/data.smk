@@ -13,8 +13,10 @@ rule download_raw:
     resources:
         mem_mb=1000,
         runtime=60,
-    params:
-        mirror=MIRROR,
+    # No params: where the bytes come from (data_mirror, download_base) is read from the config
+    # by the script. A raw file's content is pinned by its sha256, so a verified file is kept
+    # when the source changes (e.g. a run without data_mirror after one with it) instead of
+    # Snakemake deleting it and fetching it again.
     script:
         "../scripts/download_raw.py"
 

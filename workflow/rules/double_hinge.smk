@@ -170,6 +170,11 @@ rule double_hinge_report:
             )
             for d in DH_DATASETS
         ],
+        figure_copies=[
+            path
+            for d in DH_DATASETS
+            for path in figure_copies(f"results/figures/double_hinge/{d}.png")
+        ],
     log:
         "logs/double_hinge_report.log",
     conda:
@@ -180,5 +185,6 @@ rule double_hinge_report:
         runtime=10,
     params:
         datasets=DH_DATASETS,
+        figure_formats=FIGURE_FORMATS,
     script:
         "../scripts/double_hinge_report.py"

@@ -281,6 +281,11 @@ rule landmark_figures:
             category="Landmarks (300-W)",
             labels={"item": "most / least uncertain faces (Fig. 5)"},
         ),
+        copies=[
+            path
+            for name in ("rc", "learning_curve", "faces")
+            for path in figure_copies(f"results/figures/{name}_300w.png")
+        ],
     log:
         "logs/landmark_figures/300w.log",
     conda:
@@ -293,5 +298,6 @@ rule landmark_figures:
         splits=SPLITS,
         faces=FACES,
         pretrained=LANDMARKS["pretrained"],
+        formats=FIGURE_FORMATS,
     script:
         "../scripts/landmark_figures.py"

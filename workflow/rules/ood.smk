@@ -112,6 +112,8 @@ rule ood_figures:
             category="Out-of-distribution inputs",
             labels={"figure": "RC at FPR, {dataset}"},
         ),
+        copies=figure_copies("results/figures/ood/{dataset}_roc.png")
+        + figure_copies("results/figures/ood/{dataset}_rc_at_fpr.png"),
     log:
         "logs/ood_figures/{dataset}.log",
     conda:
@@ -120,6 +122,8 @@ rule ood_figures:
     resources:
         mem_mb=2000,
         runtime=5,
+    params:
+        figure_formats=FIGURE_FORMATS,
     script:
         "../scripts/ood_figures.py"
 

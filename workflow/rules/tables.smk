@@ -69,6 +69,11 @@ rule make_table:
             )
             for m in OTHER_METRICS
         ],
+        cd_copies=[
+            path
+            for m in OTHER_METRICS
+            for path in figure_copies(f"results/figures/cd_{{table}}_{m}.png")
+        ],
     log:
         "logs/make_table/{table}.log",
     conda:
@@ -82,6 +87,7 @@ rule make_table:
         metrics=TABLE_METRICS,
         # the CD diagram of AuRC is plot_table's (named by classifier, as in the paper's figures)
         cd=lambda w, output: dict(zip(OTHER_METRICS, output.cd)),
+        figure_formats=FIGURE_FORMATS,
     script:
         "../scripts/make_table.py"
 
@@ -126,12 +132,13 @@ rule plot_rc_curves:
             }
         ),
     output:
-        report(
+        png=report(
             "results/figures/rc/{dataset}_{classifier}.png",
             caption="../report/rc_curves.rst",
             category="RC curves",
             labels={"dataset": "{dataset}", "classifier": "{classifier}"},
         ),
+        copies=figure_copies("results/figures/rc/{dataset}_{classifier}.png"),
     log:
         "logs/plot_rc_curves/{dataset}_{classifier}.log",
     conda:
@@ -151,6 +158,7 @@ rule plot_rc_curves:
             for s in scores_of(w.classifier)
             for k in SPLITS
         },
+        figure_formats=FIGURE_FORMATS,
     script:
         "../scripts/plot_rc_curves.py"
 
@@ -171,6 +179,8 @@ rule plot_table:
             category="Figures",
             labels={"figure": "Improvement, {classifier}"},
         ),
+        copies=figure_copies("results/figures/cd_{classifier}.png")
+        + figure_copies("results/figures/improvement_{classifier}.png"),
     log:
         "logs/plot_table/{classifier}.log",
     conda:
@@ -181,6 +191,7 @@ rule plot_table:
         runtime=5,
     params:
         spec=lambda w: TABLES[TABLE_OF[w.classifier]],
+        figure_formats=FIGURE_FORMATS,
     script:
         "../scripts/plot_table.py"
 
@@ -219,6 +230,8 @@ rule paper_comparison:
         ],
         # extensions beyond the paper (xgb) and custom datasets have no published numbers
         specs=[s for s in TABLES.values() if not s.extension],
+        # the paper's AuRC is eq. (27): under another convention the AuRC cells are not compared
+        convention=config["aurc_convention"],
     script:
         "../scripts/paper_comparison.py"
 

@@ -15,4 +15,5 @@ double_hinge_report_files(
     figures=dict(zip(snakemake.params.datasets, snakemake.output.figures)),
     timing_paths=snakemake.input.timing,
     timing_out=snakemake.output.timing,
+    figure_formats=snakemake.params.figure_formats,
 )

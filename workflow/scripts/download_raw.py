@@ -3,10 +3,10 @@
 A file with a pinned sha256 is verified here. A file without one is written but stays
 pending: prepare_dataset records its hash in checksums.lock only once the dataset parsed
 and passed validation. The download settings (download_base, download_retries,
-download_backoff_s, download_timeout_s, download_deadline_s, unpack_max_ratio) are read
-from the config, not passed as params: they say how the bytes travel and how far they may
-expand, not what they are, so changing them must not make Snakemake download verified
-files again.
+download_backoff_s, download_timeout_s, download_deadline_s, unpack_max_ratio) and the
+source (data_mirror) are read from the config, not passed as params: they say where the bytes
+come from, how they travel and how far they may expand, not what they are (the sha256 says
+that), so changing them must not make Snakemake delete verified files and fetch them again.
 """
 
 from pathlib import Path
@@ -20,7 +20,7 @@ from rejectopt.datasets._fetch import fetch_file
 log_to(snakemake.log[0])
 spec = get_spec(snakemake.wildcards.dataset)
 raw_file = next(f for f in spec.files if f.name == snakemake.wildcards.filename)
-mirror = snakemake.params.mirror
+mirror = snakemake.config.get("data_mirror")
 # With a mirror, never fall back to the network: a missing file is an error naming the mirror.
 fetch_file(
     raw_file,

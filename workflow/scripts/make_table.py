@@ -6,8 +6,9 @@ for the metrics besides AuRC also the table's CD diagram.
 
 from _logging import log_to
 
-from rejectopt._io import save_figure, write_text
+from rejectopt._io import write_text
 from rejectopt.report import cd_figure, read_summary, render_table
+from rejectopt.report._figures import save_figure
 from rejectopt.tables import aurc_table, table_statistics
 
 log_to(snakemake.log[0])
@@ -23,4 +24,4 @@ for metric, csv, md, tex in outputs:
     write_text(render_table(table, spec, stats, fmt="md", metric=metric), md)
     write_text(render_table(table, spec, stats, fmt="tex", metric=metric), tex)
     if metric in cd_paths:
-        save_figure(cd_figure(stats, spec, metric), cd_paths[metric])
+        save_figure(cd_figure(stats, spec, metric), cd_paths[metric], snakemake.params.figure_formats)

@@ -5,4 +5,5 @@ from _logging import log_to
 from rejectopt.report.ood import ood_figure_files
 
 log_to(snakemake.log[0])
-ood_figure_files(snakemake.input, snakemake.output.roc, snakemake.output.rc, dataset=snakemake.wildcards.dataset)
+ood_figure_files(snakemake.input, snakemake.output.roc, snakemake.output.rc, dataset=snakemake.wildcards.dataset,
+                 formats=snakemake.params.figure_formats)

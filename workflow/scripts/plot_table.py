@@ -2,13 +2,14 @@
 
 from _logging import log_to
 
-from rejectopt._io import save_figure
 from rejectopt.report import cd_figure, improvement_figure, read_summary
+from rejectopt.report._figures import save_figure
 from rejectopt.tables import aurc_table, relative_improvement, table_statistics
 
 log_to(snakemake.log[0])
 spec = snakemake.params.spec
 summary = read_summary(snakemake.input[0])
 stats = table_statistics(aurc_table(summary, spec), spec.methods)
-save_figure(cd_figure(stats, spec), snakemake.output.cd)
-save_figure(improvement_figure(relative_improvement(summary, spec), spec), snakemake.output.improvement)
+formats = snakemake.params.figure_formats
+save_figure(cd_figure(stats, spec), snakemake.output.cd, formats)
+save_figure(improvement_figure(relative_improvement(summary, spec), spec), snakemake.output.improvement, formats)

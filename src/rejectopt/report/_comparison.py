@@ -13,11 +13,14 @@ from ._tables import significant_pairs
 __all__ = ["paper_comparison", "comparison_markdown"]
 
 
-def paper_comparison(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.DataFrame:
+def paper_comparison(summary: pd.DataFrame, reference: pd.DataFrame, convention: str = "paper") -> pd.DataFrame:
     """Every published cell beside ours: AuRC per method and R@100 (``risk_full``).
 
     A cell agrees when ``|ours - paper| <= 2 paper std`` or within 10% of the
-    paper's value. Cells of datasets we did not run have empty ``ours_*``.
+    paper's value. Cells of datasets we did not run have empty ``ours_*``. The paper's AuRC is
+    its eq. (27): a summary whose ``aurc`` column is under another convention (config
+    ``aurc_convention``) measures something else, so its AuRC cells are listed but left out of
+    the agreement (``agrees`` empty); R@100 is the same under every convention.
 
     Parameters
     ----------
@@ -26,6 +29,8 @@ def paper_comparison(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.DataF
     reference : pandas.DataFrame
         The published cells: ``task``, ``dataset``, ``classifier``, ``score``, ``metric``
         (``aurc`` or ``risk_full``), ``mean`` and ``std``.
+    convention : str, default "paper"
+        The AuRC convention of ``summary``'s ``aurc`` column (:data:`rejectopt.metrics.CONVENTIONS`).
 
     Returns
     -------
@@ -51,7 +56,10 @@ def paper_comparison(summary: pd.DataFrame, reference: pd.DataFrame) -> pd.DataF
     merged["rel_diff"] = diff / merged["paper_mean"]
     within_std = merged["diff_in_paper_std"].abs() <= 2
     within_rel = merged["rel_diff"].abs() <= 0.10
-    merged["agrees"] = (within_std | within_rel).where(merged["ours_mean"].notna())
+    # the landmark experiment's AuRC is always eq. (27): aurc_convention sets the summaries' column only
+    under_convention = (merged["metric"] == "aurc") & (merged["task"] != "landmarks")
+    comparable = merged["ours_mean"].notna() & (~under_convention | (convention == "paper"))
+    merged["agrees"] = (within_std | within_rel).where(comparable)
     return merged[keys + ["paper_mean", "paper_std", "ours_mean", "ours_std", "ours_splits", "diff",
                           "diff_in_paper_std", "rel_diff", "agrees"]]
 
@@ -95,7 +103,8 @@ def _conclusions(comparison: pd.DataFrame, spec: TableSpec) -> list[str]:
     return lines
 
 
-def comparison_markdown(comparison: pd.DataFrame, specs, datasets_run, datasets_missing) -> str:
+def comparison_markdown(comparison: pd.DataFrame, specs, datasets_run, datasets_missing,
+                        convention: str = "paper") -> str:
     """The paper-comparison report: agreement counts, conclusions, every cell.
 
     Parameters
@@ -107,23 +116,32 @@ def comparison_markdown(comparison: pd.DataFrame, specs, datasets_run, datasets_
         added when ``comparison`` holds landmark cells.
     datasets_run, datasets_missing : iterable of str
         The paper's datasets this run covers, and those it does not.
+    convention : str, default "paper"
+        The AuRC convention of the run (config ``aurc_convention``), as given to :func:`paper_comparison`.
 
     Returns
     -------
     str
         The Markdown report.
     """
-    counted = comparison[comparison["ours_mean"].notna()]
-    n_agree = int(counted["agrees"].sum())
+    counted = comparison[comparison["agrees"].notna()]
+    n_agree = int(counted["agrees"].astype(bool).sum())
     lines = ["# Our numbers beside the paper's (Franc, Prusa & Voracek, JMLR 2023)", ""]
     lines.append(f"Datasets run: {', '.join(datasets_run) or 'none'}.")
     lines.append(f"Datasets of the paper not run here: {', '.join(datasets_missing) or 'none'}.")
+    if convention == "paper":
+        lines.append("AuRC convention of this run: paper (eq. (27)), the paper's own.")
+    else:
+        lines.append(f"AuRC convention of this run: {convention} (config aurc_convention), not the paper's eq. (27): "
+                     "its AuRC cells are listed below but not counted, and the rankings below compare our "
+                     f"{convention} AuRC with the paper's eq. (27) AuRC. Run with aurc_convention=paper to compare AuRC.")
     lines.append("")
+    what = "cells agree" if convention == "paper" else "cells (R@100 only) agree"
     lines.append(
-        f"**{n_agree} of {len(counted)} cells agree** (|ours - paper| <= 2 paper std, or within 10% of the paper's value)."
+        f"**{n_agree} of {len(counted)} {what}** (|ours - paper| <= 2 paper std, or within 10% of the paper's value)."
     )
     for (task, clf), group in counted.groupby(["task", "classifier"]):
-        lines.append(f"- {task} / {clf}: {int(group['agrees'].sum())} of {len(group)} cells agree")
+        lines.append(f"- {task} / {clf}: {int(group['agrees'].astype(bool).sum())} of {len(group)} cells agree")
     lines += ["", "## Rankings and significance", ""]
     if not any(spec.task == "landmarks" for spec in specs) and (counted["task"] == "landmarks").any():
         specs = [*specs, landmarks_spec(counted.loc[counted["task"] == "landmarks", "score"].unique())]

@@ -3,21 +3,80 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._io import atomic_path
 from ..metrics import aurc, rc_curve
 from ..stats import _cliques, nemenyi_cd
 from ..tables import TableSpec, TableStatistics
 from ._format import format_number
 from ._specs import label, metric_label
 
-__all__ = ["CD_ALPHA", "cd_diagram", "improvement_figure", "cd_figure", "message_figure", "rc_figure", "rc_curves_figure", "mean_rc_curve"]
+__all__ = ["CD_ALPHA", "FIGURE_FORMATS", "cd_diagram", "figure_paths", "improvement_figure", "cd_figure", "message_figure",
+           "rc_figure", "rc_curves_figure", "mean_rc_curve", "save_figure"]
 
 #: Significance level of the Nemenyi test in the CD diagrams, as in the paper's Fig. 1 and 3a.
 CD_ALPHA = 0.10
+
+#: The formats a figure can be written in (config figure_formats): PNG (150 dpi) for the HTML report,
+#: PDF and SVG as vector graphics for papers.
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+def figure_paths(path, formats=("png",)) -> list[Path]:
+    """``path`` (a ``.png``) and, beside it with the same stem, its copy in each further format.
+
+    Parameters
+    ----------
+    path : path-like
+        The figure's PNG path, as a rule declares it.
+    formats : sequence of str, default ("png",)
+        Among :data:`FIGURE_FORMATS`; PNG is always written (the report shows it).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG path first, then one path per further format, in the order given.
+    """
+    path = Path(path)
+    if path.suffix != ".png":
+        raise ValueError(f"{path}: a figure's path must end in .png (its other formats go beside it)")
+    unknown = sorted(set(formats) - set(FIGURE_FORMATS))
+    if unknown:
+        raise ValueError(f"figure format(s) {unknown} unknown; config figure_formats takes {list(FIGURE_FORMATS)}")
+    return [path] + [path.with_suffix(f".{fmt}") for fmt in dict.fromkeys(formats) if fmt != "png"]
+
+
+def save_figure(figure, path, formats=("png",), dpi: int = 150) -> None:
+    """Write ``figure`` to ``path`` (PNG, ``dpi``) and beside it in every further format, atomically.
+
+    PDF and SVG are vector: lines and text stay lines and text at any zoom. They carry no creation
+    date, so the same figure gives the same bytes on every run, and the PDF embeds its fonts as
+    TrueType (Type 42), which journals' checks accept where Type 3 fonts are refused.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+        The figure.
+    path : path-like
+        The PNG path; the other formats replace its suffix (:func:`figure_paths`).
+    formats : sequence of str, default ("png",)
+        The formats to write (config figure_formats).
+    dpi : int, default 150
+        Resolution of the PNG.
+    """
+    import matplotlib  # matplotlib: heavy, only the figure jobs need it
+
+    metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}, "png": None}
+    with matplotlib.rc_context({"pdf.fonttype": 42, "svg.hashsalt": "rejectopt"}):
+        for target in figure_paths(path, formats):
+            fmt = target.suffix[1:]
+            with atomic_path(target) as tmp:
+                figure.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata[fmt])
 
 
 # --------------------------------------------------------------------------------------------
@@ -78,7 +137,7 @@ def cd_diagram(
     width = axis_width + 2 * text_width
     bars_depth = 0.15 + _BAR_STEP * len(groups)
     lines_depth = bars_depth + _LINE_STEP * (max(len(left), len(right)) + 0.5)
-    top = 0.95 + (0.3 if title else 0.0)
+    top = 0.95 + (0.15 * (title.count("\n") + 1) if title else 0.0)  # 0.15 inch per title line
     scale = axis_width / (k - 1)
 
     def x_of(rank: float) -> float:
@@ -197,6 +256,9 @@ def cd_figure(stats: TableStatistics, spec: TableSpec, metric: str = "aurc"):
         return message_figure(f"{name}: a CD diagram needs at least 2 datasets, this run has {stats.n_datasets}.")
     cd = nemenyi_cd(len(ranks), stats.n_datasets, alpha=CD_ALPHA)
     title = f"{name}\nN = {stats.n_datasets} datasets, Nemenyi CD = {format_number(cd)} (alpha = {CD_ALPHA})"
+    if not stats.tests_have_power:  # N too small for the Friedman test to reject (rejectopt.tables)
+        title += (f"\nno power: with N = {stats.n_datasets} the Friedman test cannot reject "
+                  f"(smallest possible p {stats.min_friedman_pvalue:.3f} > 0.05)")
     return cd_diagram(ranks, cd, title=title)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["format_number", "mean_std_cell", "pm", "table_section"]
+__all__ = ["format_number", "mean_std_cell", "pm", "power_caveat", "table_section"]
 
 
 def format_number(value: float, digits: int = 2) -> str:
@@ -37,6 +37,19 @@ def pm(mean: float, std: float) -> str:
     return f"{mean:.2f} ± {std:.2f}" if np.isfinite(std) else f"{mean:.2f}"
 
 
+def power_caveat(n_datasets: int, n_methods: int, min_pvalue: float) -> str:
+    """The sentence a table or CD diagram carries when its Friedman test cannot reject at 0.05.
+
+    ``min_pvalue`` is :func:`rejectopt.tables.friedman_min_pvalue` of ``n_datasets`` and
+    ``n_methods``; the test and the Nemenyi test after it then have no power (empty when they do).
+    """
+    if not min_pvalue > 0.05:
+        return ""
+    return (f"Caveat: with N = {n_datasets} datasets and k = {n_methods} methods the Friedman test cannot reject "
+            f"equivalence at 0.05 whatever the results (its smallest possible p, every dataset ranking the methods "
+            f"alike, is {min_pvalue:.3f}): it and the Nemenyi test have no power here; run more datasets.")
+
+
 def table_section(title: str, header: list[str], body: list[list[str]], notes: list[str], fmt: str,
                   escape=None, escape_pipes: bool = False) -> list[str]:
     """One titled table with its notes, as Markdown (``fmt='md'``) or a LaTeX tabular (``'tex'``) lines.
@@ -50,7 +63,8 @@ def table_section(title: str, header: list[str], body: list[list[str]], notes: l
 
         return [f"### {title}", "", row(header), "|" + "---|" * len(header), *map(row, body), "", *notes, ""]
     escape = escape or (lambda cell: cell)
-    return ([f"% {title}", f"\\begin{{tabular}}{{l{'r' * (len(header) - 1)}}}", "\\hline",
-             " & ".join(escape(h) for h in header) + " \\\\", "\\hline"]
+    # booktabs rules (\usepackage{booktabs}), as journals ask: no vertical rules, three weights of line
+    return ([f"% {title} (needs \\usepackage{{booktabs}})", f"\\begin{{tabular}}{{l{'r' * (len(header) - 1)}}}",
+             "\\toprule", " & ".join(escape(h) for h in header) + " \\\\", "\\midrule"]
             + [" & ".join(escape(c) for c in r) + " \\\\" for r in body]
-            + ["\\hline", "\\end{tabular}"] + [f"% {n}" for n in notes] + [""])
+            + ["\\bottomrule", "\\end{tabular}"] + [f"% {n}" for n in notes] + [""])

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..stats import average_ranks, nemenyi_cd, significant_pairs as _pairs
 from ..tables import TableSpec, TableStatistics
-from ._format import format_number
+from ._format import format_number, power_caveat
 from ._specs import label, metric_label
 
 __all__ = ["read_summary", "render_table", "significant_pairs"]
@@ -118,6 +118,9 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
         f"Friedman test p = {format_number(stats.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(stats.iman_davenport_pvalue, 4)}); "
         f"Nemenyi CD = {format_number(stats.cd_005)} (alpha = 0.05), {format_number(stats.cd_010)} (alpha = 0.10).",
     ]
+    caveat = power_caveat(stats.n_datasets, len(methods), stats.min_friedman_pvalue)
+    if caveat:
+        notes.append(caveat)
     if spec.extension:
         notes.append("This table is an extension of the paper, not a reproduction of it.")
     title = spec.title if metric == "aurc" else f"{spec.title} ({metric_label(metric)})"
@@ -126,9 +129,11 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
         lines += ["| " + " | ".join(cells) + " |" for cells in body]
         return "\n".join(lines + [""] + notes) + "\n"
     cols = "l" + "r" * (len(header) - 1)
-    lines = [f"% {title}", f"\\begin{{tabular}}{{{cols}}}", "\\hline", " & ".join(header) + " \\\\", "\\hline"]
+    # booktabs rules (\usepackage{booktabs}), as journals ask: no vertical rules, three weights of line
+    lines = [f"% {title} (needs \\usepackage{{booktabs}})", f"\\begin{{tabular}}{{{cols}}}", "\\toprule",
+             " & ".join(header) + " \\\\", "\\midrule"]
     lines += [" & ".join(c.replace("_", "\\_") for c in cells) + " \\\\" for cells in body[:-1]]
-    lines += ["\\hline", " & ".join(body[-1]) + " \\\\", "\\hline", "\\end{tabular}"]
+    lines += ["\\midrule", " & ".join(body[-1]) + " \\\\", "\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines + [f"% {n}" for n in notes]) + "\n"
 
 

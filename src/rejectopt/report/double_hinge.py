@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import load_npz, save_figure, write_text
+from .._io import load_npz, write_text
 from ..experiments.double_hinge import (
     DOUBLE_HINGE_METHODS,
     METHODS,
@@ -26,6 +26,7 @@ from ..experiments.double_hinge import (
     table_order,
     wilcoxon_tests,
 )
+from ._figures import save_figure
 from ._format import format_number, mean_std_cell, table_section
 
 __all__ = [
@@ -326,7 +327,7 @@ def double_hinge_figure(curves: list[dict], rows: pd.DataFrame, dataset: str = "
 
 def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_out, md_out, tex_out,
                               figures: dict | None = None, timing_paths: Sequence = (),
-                              timing_out=None) -> pd.DataFrame:
+                              timing_out=None, figure_formats=("png",)) -> pd.DataFrame:
     """Per-split CSVs and curve NPZs -> the table (CSV, Markdown, LaTeX) and one figure per dataset;
     the per-split timing CSVs ``timing_paths`` -> :func:`render_double_hinge_timing` at ``timing_out``.
 
@@ -350,6 +351,9 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
         The per-split timing CSVs.
     timing_out : path-like, optional
         Where :func:`render_double_hinge_timing` goes (None: not written).
+    figure_formats : sequence of str, default ("png",)
+        Config figure_formats: each figure is also written beside its PNG in these
+        (:func:`rejectopt.report._figures.save_figure`).
 
     Returns
     -------
@@ -377,5 +381,5 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
                     curves.append({k: data[k] for k in data.files})
         if not curves:
             raise ValueError(f"no curve file of dataset {dataset!r} among {list(map(str, curve_paths))}")
-        save_figure(double_hinge_figure(curves, results[results["dataset"] == dataset], dataset), png)
+        save_figure(double_hinge_figure(curves, results[results["dataset"] == dataset], dataset), png, figure_formats)
     return table

@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import save_figure, write_text
+from .._io import write_text
 from ..datasets._faces300w import read_pts
 from ..experiments.landmarks import (
     LEARNED_SCORES,
@@ -33,6 +33,7 @@ from ..experiments.landmarks import (
 from ..landmarks import per_landmark
 from ..landmarks._faces import load_image
 from ..metrics import rc_curve
+from ._figures import save_figure
 from ._format import format_number, pm
 from ._specs import label
 
@@ -304,7 +305,7 @@ def landmarks_summary_files(result_paths: Sequence, curve_paths: Sequence, summa
 
 
 def landmark_figure_files(summary_path, result_paths: Sequence, curve_paths: Sequence, outputs: Mapping, *,
-                          splits: Sequence, faces: dict, pretrained: bool) -> None:
+                          splits: Sequence, faces: dict, pretrained: bool, formats=("png",)) -> None:
     """Fig. 4a (:func:`landmark_rc_figure`) and 5 (:func:`faces_figure`) of the first split, Fig. 4b
     (:func:`learning_curve_figure`) of every split, saved as PNG at ``outputs["rc"]``,
     ``outputs["learning_curve"]`` and ``outputs["faces"]``.
@@ -325,6 +326,9 @@ def landmark_figure_files(summary_path, result_paths: Sequence, curve_paths: Seq
         Keywords of :func:`~rejectopt.experiments.landmarks.select_faces`.
     pretrained : bool
         The demo mode.
+    formats : sequence of str, default ("png",)
+        Config figure_formats: each figure is also written beside its PNG in these
+        (:func:`rejectopt.report._figures.save_figure`).
     """
     first = load_landmark_result(result_paths[0])  # Fig. 4a and 5 show the first split
     curves = {k: pd.read_csv(path) for k, path in zip(splits, curve_paths)}
@@ -334,4 +338,4 @@ def landmark_figure_files(summary_path, result_paths: Sequence, curve_paths: Seq
         "faces": faces_figure(select_faces(**faces), first, splits[0], pretrained=pretrained),
     }
     for name, figure in figures.items():
-        save_figure(figure, outputs[name])
+        save_figure(figure, outputs[name], formats)

@@ -18,9 +18,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import load_npz, save_figure, write_text
+from .._io import load_npz, write_text
 from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
 from ..ood import GaussianOODModel, paper_table1, synthetic_table1
+from ._figures import save_figure
 from ._format import format_number, mean_std_cell, table_section
 from ._specs import classifier_label, label
 
@@ -324,8 +325,8 @@ def ood_rc_figure(curves: list[dict], dataset: str = ""):
     return fig
 
 
-def ood_figure_files(curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "") -> None:
-    """Per-split curve NPZs of one dataset -> the ROC and RC-at-FPR figures (PNG).
+def ood_figure_files(curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "", formats=("png",)) -> None:
+    """Per-split curve NPZs of one dataset -> the ROC and RC-at-FPR figures (PNG, and each further format).
 
     Parameters
     ----------
@@ -335,13 +336,16 @@ def ood_figure_files(curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "
         Where :func:`ood_roc_figure` and :func:`ood_rc_figure` are written (atomically).
     dataset : str, default ""
         Named in the titles.
+    formats : sequence of str, default ("png",)
+        Config figure_formats: each figure is also written beside its PNG in these
+        (:func:`rejectopt.report._figures.save_figure`).
     """
     curves = []
     for path in curve_paths:
         with load_npz(path) as data:  # verified: a curve file edited by hand is refused, named
             curves.append({k: data[k] for k in data.files})
-    save_figure(ood_roc_figure(curves, dataset), roc_out)
-    save_figure(ood_rc_figure(curves, dataset), rc_out)
+    save_figure(ood_roc_figure(curves, dataset), roc_out, formats)
+    save_figure(ood_rc_figure(curves, dataset), rc_out, formats)
 
 
 # --------------------------------------------------------------------------------------------
