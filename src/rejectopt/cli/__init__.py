@@ -4,14 +4,16 @@
 & Voracek, 2023) from the features, predictions and losses of *your* classifier, and fits the
 paper's randomized Bayes selection function (eq. 25) for a target coverage, selective risk,
 reject cost, or an OOD target (``tpr=0.8,fpr=0.2``, ``precision=0.9,recall=0.7``, with OOD rows
-marked by ``--ood-column``); ``apply`` accepts or rejects new predictions with the resulting
-``model.json``. The command line is documented by ``rejectopt --help`` and the docs.
+marked by ``--ood-column``), certified with ``--confidence``; ``apply`` accepts or rejects new
+predictions with the resulting ``model.json``; ``validate`` checks how often a certified target
+fails on the user's own rows (:func:`rejectopt.targets.validate_target`). The command line is
+documented by ``rejectopt --help`` and the docs.
 
 The work is the library's: :func:`rejectopt.fitting.split_rows` and
 :func:`rejectopt.fitting.fit_selective` (the code of :class:`rejectopt.SelectiveClassifier`),
 :func:`rejectopt.targets.parse_target`, :func:`rejectopt.selective.operating_point`, the
 intervals of :mod:`rejectopt.stats`, and :mod:`rejectopt.model` for the file, its guard and its
-decisions. This package adds argument parsing (``_parser``), the two commands (``_main``),
+decisions. This package adds argument parsing (``_parser``), the three commands (``_main``),
 input tables (``_table``), the model file's errors (``_model``), output files (``_files``) and
 the report texts (``_report``).
 
