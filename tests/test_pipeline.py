@@ -59,6 +59,23 @@ def test_bad_config_is_rejected_before_any_job(tmp_path, override, message):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.parametrize("formats, message", [
+    (["pdf"], "config figure_formats: ['pdf'] must list 'png' (Every figure is written in these formats"),
+    (["png", "eps"], "config figure_formats.1: 'eps' is invalid: 'eps' is not one of ['png', 'pdf', 'svg']"),
+])
+def test_figure_formats_must_keep_the_reports_png(formats, message):
+    import yaml
+
+    from rejectopt.config import ConfigError, validate_config
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    validate_config(config, schema)  # the default, [png, pdf]
+    with pytest.raises(ConfigError) as error:
+        validate_config({**config, "figure_formats": formats}, schema)
+    assert str(error.value).startswith(message)
+
+
 def test_a_misspelt_key_gets_one_short_message(tmp_path):
     run = snakemake(tmp_path, "-n", "--config", "n_split=1")
     output = run.stdout + run.stderr

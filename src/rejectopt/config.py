@@ -228,6 +228,9 @@ def _one_line(error) -> str:
             close = difflib.get_close_matches(str(key), allowed, n=3)
             hints.append(f"unknown key {key!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
         return f"{where}: {'; '.join(hints)}; allowed keys: {', '.join(allowed)}"
+    if error.validator == "contains" and "const" in error.validator_value:  # figure_formats must list png
+        return (f"{where}: {error.instance!r} must list {error.validator_value['const']!r}"
+                f" ({error.schema.get('description', 'required by the schema')})")
     if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "type", "enum"):
         return f"{where}: {error.instance!r} is invalid: {error.message.split(chr(10))[0]}"
     return f"{where}: {error.message.splitlines()[0][:300]}"
