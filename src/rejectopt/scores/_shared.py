@@ -18,6 +18,7 @@ The formulas of the features are also the library's post-hoc scores of :mod:`rej
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_array
 
@@ -94,7 +95,8 @@ def output_features(logits):
     p = np.exp(log_p)
     top = np.zeros((n, _TOP_K))
     k = min(_TOP_K, K)
-    top[:, :k] = -np.sort(-p, axis=1)[:, :k]
+    largest = -np.partition(-p, k - 1, axis=1)[:, :k] if K > k else p  # the k largest, unordered: O(K) a row
+    top[:, :k] = -np.sort(-largest, axis=1)
     top_logits = -np.partition(-logits, 1, axis=1)[:, :2]
     with np.errstate(over="ignore"):  # a span beyond the float range: the margin is as large as floats go
         logit_margin = np.minimum(top_logits[:, 0] - top_logits[:, 1], np.finfo(np.float64).max)
@@ -226,3 +228,12 @@ class REGShared(_SharedMixin, REG):
     >>> REGShared(C=1).fit(logits, None, loss).predict(logits[:2]).shape
     (2,)
     """
+
+    def fit_path(self, X, y_pred, loss, C_grid):
+        """One fit per C of ``C_grid`` sharing the features of the logits ``X`` (computed once)."""
+        features, classes = output_features(X), self._classes(y_pred)
+        fitted = []
+        for C in C_grid:
+            score = REG.fit(clone(self).set_params(C=C), features, None, loss)
+            fitted.append(score._to_logit_space(np.shape(X)[1], classes))
+        return fitted
