@@ -637,3 +637,32 @@ def test_validate_errors_name_the_option(extra, fragment, digits, tmp_path, caps
         status = exit_.code
     err = capsys.readouterr().err
     assert status == 2 and fragment in err and not (tmp_path / "v").exists(), err
+
+
+def test_certified_tpr_fpr_target_round_trips_through_model_json(tmp_path, capsys):
+    """Digits 8 and 9 are out-of-distribution: the classifier never saw them."""
+    from sklearn.naive_bayes import GaussianNB
+
+    X, y = load_digits(return_X_y=True)
+    is_ood = y >= 8
+    train = (np.arange(y.size) % 2 == 0) & ~is_ood
+    y_pred = GaussianNB().fit(X[train], y[train]).predict(X[~train])
+    table = pd.DataFrame(X[~train], columns=[f"f{j}" for j in range(64)])
+    table["y"], table["y_pred"], table["is_ood"] = np.where(is_ood[~train], -1, y[~train]), y_pred, is_ood[~train]
+    table.astype({"is_ood": int}).to_csv(tmp_path / "mixed.csv", index=False)
+    out = tmp_path / "sel"
+    assert cli.main(["select", "--data", str(tmp_path / "mixed.csv"), "--target", "tpr=0.8,fpr=0.3", "--confidence",
+                     "0.9", "--C", "1", "--out", str(out), "-q"]) == 0
+    printed = capsys.readouterr().out
+    model = json.loads((out / "model.json").read_text())
+    certificate = model["certificate"]
+    assert model["target"]["confidence"] == 0.9 and certificate["method"] == "order-statistic+clopper-pearson"
+    assert certificate["bound"] <= 0.3 and certificate["coverage_bound"] >= 0.8 and certificate["risk_bound"] is None
+    assert printed.rstrip().endswith(f"FPR <= {certificate['bound']:.4g}, TPR >= {certificate['coverage_bound']:.4g}")
+    assert not (out / "thresholds.csv").exists()  # the per-threshold table is that of a risk or coverage target
+    assert cli.main(["apply", "--model", str(out / "model.json"), "--data", str(tmp_path / "mixed.csv"), "--out",
+                     str(tmp_path / "d.csv"), "-q"]) == 0
+    decisions = pd.read_csv(tmp_path / "d.csv")
+    np.testing.assert_array_equal(decisions["accept"], decisions["uncertainty"] < model["selection"]["threshold"]
+                                  if model["selection"]["accept_prob"] == 0
+                                  else decisions["uncertainty"] <= model["selection"]["threshold"])
