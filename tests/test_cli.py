@@ -666,3 +666,15 @@ def test_certified_tpr_fpr_target_round_trips_through_model_json(tmp_path, capsy
     np.testing.assert_array_equal(decisions["accept"], decisions["uncertainty"] < model["selection"]["threshold"]
                                   if model["selection"]["accept_prob"] == 0
                                   else decisions["uncertainty"] <= model["selection"]["threshold"])
+
+
+def test_report_warns_on_a_missed_coverage_but_not_above_a_certified_one(wine, tmp_path, capsys, caplog):
+    report, _, warnings = _select_wine(wine, tmp_path / "plug-in", "coverage=0.8", 0, capsys, caplog)
+    low, high = report["report"]["coverage_ci"]
+    assert low > 0.8  # more accepted than asked: the plug-in target is a coverage of 0.8, not at least 0.8
+    assert (f"the report rows miss --target coverage=0.8: their coverage {report['report']['coverage']:.4g} lies "
+            f"outside 0.8 beyond its 95 % interval [{low:.4g}, {high:.4g}]") in warnings
+    caplog.clear()
+    report, _, warnings = _select_wine(wine, tmp_path / "certified", "coverage=0.8,confidence=0.9", 0, capsys, caplog)
+    assert report["report"]["coverage_ci"][0] > 0.8 and report["certificate"]["coverage_bound"] >= 0.8
+    assert not any("miss" in w for w in warnings)  # a certified coverage is a lower bound

@@ -150,7 +150,8 @@ def _warn_report(report, target, C_grid):
                         low, high, unit, target.value, report["risk_full_coverage_report"], unit)
     elif target.kind == "coverage":
         low, high = point["coverage_ci"]
-        if not low <= target.value <= high:
+        # a certified coverage is a lower bound (coverage >= W): only falling short of it is a miss
+        if high < target.value or (low > target.value and target.confidence is None):
             log.warning("the report rows miss --target %s: their coverage %.4g lies outside %g beyond its 95 %% "
                         "interval [%.4g, %.4g]", target, point["coverage"], target.value, low, high)
     elif "feasibility" in report and not report["feasibility"]["report_within_ci"]["all"]:
