@@ -35,6 +35,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 bundled (the PyPI package sphinx-mathjax-offline, the docs extra): the site's maths
+    # renders without internet, from _static/mathjax/tex-chtml.js, instead of from a CDN.
+    "sphinx-mathjax-offline",
     "sphinx.ext.doctest",
     "numpydoc",
     "myst_parser",
@@ -57,7 +60,9 @@ html_theme_options = {
     "show_prev_next": False,
     "secondary_sidebar_items": ["page-toc"],
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+# Long shell commands wrap instead of hiding behind a horizontal scrollbar (getting started).
+html_css_files = ["rejectopt.css"]
 
 # --- API reference -----------------------------------------------------------------------------
 autosummary_generate = True

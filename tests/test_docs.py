@@ -1,5 +1,6 @@
 """The documentation site: built with warnings as errors, its internal links resolved, and three
-of its pages rendered by a real browser (headless Chromium) with their titles and figures.
+of its pages rendered by a real browser (headless Chromium, network off) with their titles and
+figures; its maths rendered by the bundled MathJax, and its code blocks without sideways scrolling.
 
 The build executes the example gallery and validates every public docstring (numpydoc: its
 Parameters, Returns and Examples), so a stale example or an undocumented public name fails here.
@@ -116,7 +117,10 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"):
+    # The network off: no host name resolves and any proxied request goes to a dead port, so every
+    # page, its figures and its maths must come from the built site (the README's offline promise).
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600",
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--proxy-server=http://127.0.0.1:9"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     yield driver
@@ -153,3 +157,60 @@ def test_pages_render_in_a_browser_with_their_title_and_figure(site, browser, pa
     if figure is not None:
         assert any(src.endswith(figure) and loaded and width > 100 for src, loaded, width in images), images
     assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    """The built site over HTTP on 127.0.0.1 (as a web host serves it; fonts load as they would there)."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.slow  # builds the site and drives Chromium
+def test_maths_renders_offline_from_the_bundled_mathjax(site, served, browser):
+    """The Metrics page loads MathJax from the site itself, not a CDN, and with the network off its
+    maths becomes MathJax's rendered elements, drawn in MathJax's own fonts (loaded from the site):
+    no raw ``\\(`` is left in the text, and a page outside the site does not load."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    source = (site / "guide/metrics.html").read_text(encoding="utf-8")
+    assert "_static/mathjax/tex-chtml.js" in source and "cdn.jsdelivr.net" not in source
+    assert (site / "_static/mathjax/tex-chtml.js").is_file()
+    browser.get(f"{served}/guide/metrics.html")
+    WebDriverWait(browser, 30).until(lambda b: b.execute_script(
+        "return window.MathJax && MathJax.startup && MathJax.startup.promise && "
+        "document.querySelectorAll('mjx-container').length > 0"))
+    browser.execute_async_script("MathJax.startup.promise.then(arguments[arguments.length - 1]);")
+    rendered = browser.execute_script(
+        "const m = Array.from(document.querySelectorAll('article mjx-container'));"
+        "return [m.length, m.filter(e => e.getBoundingClientRect().width > 0 && e.querySelector('mjx-c')).length,"
+        " document.querySelector('article').innerText.includes('\\\\('), Array.from(document.fonts).some(f => f.family.includes('MJXTEX') && f.status === 'loaded')];")
+    total, drawn, raw_left, fonts = rendered
+    assert total >= 10 and drawn == total and fonts, rendered
+    assert not raw_left
+    from selenium.common.exceptions import WebDriverException
+
+    with pytest.raises(WebDriverException, match="ERR_(NAME_NOT_RESOLVED|PROXY_CONNECTION_FAILED)"):
+        browser.get("https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js")  # the network is off
+
+
+@pytest.mark.slow  # builds the site and drives Chromium
+def test_getting_started_code_blocks_need_no_sideways_scrolling(site, browser):
+    browser.get((site / "guide/getting_started.html").as_uri())
+    widths = browser.execute_script(
+        "return Array.from(document.querySelectorAll('article div.highlight pre')).map("
+        "p => [p.scrollWidth, p.clientWidth, p.innerText.split('\\n').reduce((a, l) => Math.max(a, l.length), 0)]);")
+    assert len(widths) >= 3
+    assert max(line for _, _, line in widths) > 100  # a command longer than the column, which now wraps
+    assert all(scroll <= client + 1 for scroll, client, _ in widths), widths
