@@ -205,7 +205,7 @@ def test_an_uncertifiable_risk_names_the_best_bound_reached():
     assert (error.value.confidence, error.value.n_calibration) == (0.95, 100)
     assert str(error.value) == (
         "target risk=2 cannot be certified at confidence 0.95 on these 100 calibration rows (method ltt): the "
-        "fixed-sequence test fails at its start (threshold 27); the smallest 95% upper bound of any single "
+        "fixed-sequence test fails at its start (threshold 20); the smallest 95% upper bound of any single "
         f"threshold's selective risk is {best:.4g} (accepting 30 rows); ask for risk >= {best:.4g}, a lower "
         "confidence, or more calibration rows")
     with pytest.raises(ValueError, match="method 'sgr' bounds 0/B losses only"):

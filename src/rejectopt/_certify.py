@@ -14,8 +14,7 @@ the statements:
   Hoeffding-Bentkus p-value (any loss in [0, B], Bates et al. 2021, Prop. 3), both valid
   conditionally on the number of accepted rows. Fixed-sequence testing must start at a cut
   chosen without the rows it tests: a seeded random ``start_fraction`` of the rows picks the
-  start (the cut most likely to be certified), the others test every cut from there upwards at
-  level delta; the selection is the largest cut of the unbroken run of rejections. The
+  start (:func:`_ltt_start`), the others test every cut from there upwards at level delta; the selection is the largest cut of the unbroken run of rejections. The
   family-wise error is at most delta (the first cut after the start whose risk exceeds the
   target is a fixed cut, and the run can pass it only by rejecting it).
 * **risk, method "sgr"** (Geifman & El-Yaniv 2017): :func:`rejectopt.selective.fit_geifman_el_yaniv`,
@@ -57,7 +56,7 @@ _special = _lazy.load("scipy.special", suppress_warning=True)
 RISK_METHODS = ("ltt", "sgr")
 
 #: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
-START_FRACTION = 0.2
+START_FRACTION = 0.05
 
 #: The loss of one error of the project's 0/100 loss (:func:`rejectopt.metrics.per_example_loss`).
 ZERO_ONE_BOUND = 100.0
@@ -436,19 +435,43 @@ def _infeasible_risk(target_risk: float, confidence: float, method: str, loss: n
 # --------------------------------------------------------------------------------------------
 # Risk targets
 # --------------------------------------------------------------------------------------------
-def _ltt_start(loss: np.ndarray, s: np.ndarray, target_risk: float, n_test: int, loss_bound: float,
+def _ltt_start(loss: np.ndarray, s: np.ndarray, target_risk: float, delta: float, n_test: int, loss_bound: float,
                binary: bool) -> float:
-    """Where fixed-sequence testing starts: the cut of the start rows most likely to be certified.
+    """Where fixed-sequence testing starts, chosen on the start rows only.
 
-    The cut ``{s <= a}`` of the start rows whose p-value, predicted for ``n_test`` rows with the
-    same risk, is smallest; ``-inf`` with no start row.
+    Each cut ``{s <= a}`` of the start rows gets the p-value it would have on ``n_test`` rows
+    of the same risk. The start is the *earliest* cut whose predicted p-value reaches the
+    geometric mean of delta and the smallest one: the cut with the smallest predicted p-value
+    lies where the start rows were luckiest, and the tested rows often fail there (the winner's
+    curse), while the run of rejections climbs from an earlier start anyway. ``-inf`` with no
+    start row.
+
+    Parameters
+    ----------
+    loss, s : numpy.ndarray
+        The start rows' losses and scores.
+    target_risk, delta : float
+        The target and 1 - confidence.
+    n_test : int
+        Rows the test will use.
+    loss_bound : float
+        B.
+    binary : bool
+        Whether every loss is 0 or B.
+
+    Returns
+    -------
+    float
+        The score ``a`` of the start cut.
     """
     if loss.size == 0:
         return -math.inf
     values, trials, sums = _prefix_sums(loss, s)
     scale = n_test / loss.size
     predicted = _risk_pvalue(sums * scale, trials * scale, target_risk, loss_bound, binary)
-    return float(values[int(np.argmin(predicted))])
+    best = float(predicted.min())
+    level = max(math.sqrt(max(best, 1e-300) * delta), best)
+    return float(values[int(np.flatnonzero(predicted <= level)[0])])
 
 
 def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: float, loss_bound: float,
@@ -459,7 +482,7 @@ def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: fl
     n_start = int(round(start_fraction * n)) if n >= 2 else 0
     order = np.random.default_rng(random_state).permutation(n)
     start_rows, test_rows = order[:n_start], order[n_start:]
-    start = _ltt_start(loss[start_rows], s[start_rows], target_risk, test_rows.size, loss_bound, binary)
+    start = _ltt_start(loss[start_rows], s[start_rows], target_risk, delta, test_rows.size, loss_bound, binary)
     values, trials, sums = _prefix_sums(loss[test_rows], s[test_rows])
     pvalues = _risk_pvalue(sums, trials, target_risk, loss_bound, binary)
     first = int(np.searchsorted(values, start, side="right")) - 1  # last test cut inside {s <= start}

@@ -735,7 +735,7 @@ def validate_target(loss: Any, uncertainty: Any, target: "Target", *, repeats: i
     >>> loss = 100.0 * (rng.random(4000) < u / 2)  # P(error | u) = u / 2
     >>> check = validate_target(loss, u, Target("risk", 10, confidence=0.9), repeats=50)
     >>> check.summary["violation_rate"].to_dict(), float(check.summary["delta"].iloc[0])
-    ({'certified': 0.04, 'plug-in': 0.6}, 0.1)
+    ({'certified': 0.02, 'plug-in': 0.6}, 0.1)
     """
     target = _certified_target(target, "validate_target")
     loss = np.asarray(loss, dtype=float)
