@@ -7,11 +7,12 @@ import numbers
 import warnings
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, _routing_enabled, process_routing
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (check_consistent_length, check_is_fitted, column_or_1d, has_fit_parameter,
@@ -566,7 +567,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     def _route_fit_params(self, fit_params):
         """The estimator's fit parameters: routed by scikit-learn's metadata routing, or ``sample_weight`` only."""
-        if _routing_enabled():
+        if get_config()["enable_metadata_routing"]:
             return dict(process_routing(self, "fit", **fit_params).estimator.fit)
         unknown = sorted(set(fit_params) - {"sample_weight"})
         if unknown:
