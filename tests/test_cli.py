@@ -471,7 +471,8 @@ def test_mae_and_loss_column_risks_carry_their_unit_and_bound(wine, tmp_path, ca
     table.drop(columns=["y"]).to_csv(costs, index=False)
     wilson = sps.binomtest(0, 28).proportion_ci(0.95, method="wilson").high
     cases = ((wine, ["--loss", "mae"], 2.0, "MAE"), (costs, ["--loss-column", "cost"], 3.0, "(units of column cost)"),
-             (costs, ["--loss-column", "cost", "--loss-bound", "10"], 10.0, "(units of column cost)"))
+             (costs, ["--loss-column", "cost", "--loss-bound", "10"], 10.0, "(units of column cost)"),
+             (wine, ["--loss", "mae", "--loss-bound", "4"], 4.0, "MAE"))
     for k, (data, extra, bound, unit) in enumerate(cases):
         caplog.clear()
         with caplog.at_level(logging.WARNING):
@@ -486,8 +487,9 @@ def test_mae_and_loss_column_risks_carry_their_unit_and_bound(wine, tmp_path, ca
 
 
 @pytest.mark.parametrize("extra, fragments", [
-    (["--loss-column", "cost", "--loss-bound", "2"], ["costs.csv: loss 3 in column 'cost' at row", "exceeds --loss-bound 2"]),
-    (["--loss-bound", "100"], ["--loss-bound applies to a --loss-column only", "zero_one"]),
+    (["--loss-column", "cost", "--loss-bound", "2"], ["costs.csv: loss 3 (column 'cost') at row", "exceeds --loss-bound 2"]),
+    (["--loss", "mae", "--loss-bound", "0.5"], ["costs.csv: loss 1 (--loss mae) at row", "exceeds --loss-bound 0.5"]),
+    (["--loss-bound", "100"], ["--loss-bound applies to --loss-column or --loss mae only", "zero_one"]),
     (["--loss-column", "cost", "--loss-bound", "nan"], ["--loss-bound must be a finite number > 0"]),
 ])
 def test_loss_bound_errors_name_the_option(wine, extra, fragments, tmp_path, capsys):

@@ -98,7 +98,10 @@ def _check_pred_column(pred_column, where):
 
 
 def _loss_bound(args, table):
-    """The largest loss a prediction can have: by the loss's definition, else ``--loss-bound``, else the file's largest.
+    """The largest loss a prediction can have: ``--loss-bound``, else by the loss's definition, else the file's largest.
+
+    The MAE's bound by definition is the span of the labels read (K - 1 when every class occurs);
+    ``--loss-bound K-1`` declares it when the largest class may be missing from the file.
 
     It scales the selective risk's interval; taken from the report rows' own losses, a sample
     without an error would get an interval of [0, 0.16] for the 0/100 loss instead of [0, 16].
@@ -106,17 +109,18 @@ def _loss_bound(args, table):
     losses = table.loss[np.isfinite(table.loss)]
     worst = float(losses.max()) if losses.size else 0.0
     if args.loss_bound is not None:
-        if args.loss_column is None:
-            raise InputError(f"--loss-bound applies to a --loss-column only: the {args.loss} loss computed from the "
-                             f"labels is bounded by its definition ({table.loss_bound:g})")
+        if args.loss_column is None and args.loss == "zero_one":
+            raise InputError("--loss-bound applies to --loss-column or --loss mae only: the zero_one loss is bounded "
+                             "by its definition (100)")
         bound = args.loss_bound
         if not (math.isfinite(bound) and bound > 0):
             raise InputError(f"--loss-bound must be a finite number > 0 (the largest loss a prediction can have), "
                              f"got {bound:g}")
         if worst > bound:
             i = int(np.flatnonzero(table.loss == worst)[0])
-            raise InputError(f"{table.source}: loss {worst:g} in column {args.loss_column!r} at {table.where(i)} "
-                             f"exceeds --loss-bound {bound:g}: give the largest loss a prediction can have")
+            where = f"column {args.loss_column!r}" if args.loss_column else f"--loss {args.loss}"
+            raise InputError(f"{table.source}: loss {worst:g} ({where}) at {table.where(i)} exceeds --loss-bound "
+                             f"{bound:g}: give the largest loss a prediction can have")
         return float(bound)
     if table.loss_bound is not None:
         return float(table.loss_bound)

@@ -94,9 +94,10 @@ def _learning_options():
     p.add_argument("--loss-column", default=None, help="column with the loss of each prediction (instead of "
                                                        "--label-column and --loss)")
     p.add_argument("--loss-bound", type=float, default=None,
-                   help="with --loss-column: the largest loss a prediction can have, which scales the selective "
-                        "risk's interval (default: the largest loss in the file, with a warning); the 0/100 loss is "
-                        "bounded by 100, the MAE by the span of the labels (K - 1)")
+                   help="with --loss-column or --loss mae: the largest loss a prediction can have, which scales "
+                        "the selective risk's interval and a certified risk's bound (default: for the MAE the span of "
+                        "the labels, K - 1 when every class occurs; for a loss column the largest loss in the file, "
+                        "with a warning); the 0/100 loss is bounded by 100")
     p.add_argument("--loss", default="zero_one", choices=("zero_one", "mae"),
                    help="loss from labels: zero_one = 100*[y != y_pred] (percent, as in the paper), "
                         "mae = |y - y_pred| (default %(default)s)")
