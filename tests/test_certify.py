@@ -60,6 +60,10 @@ def test_hoeffding_bentkus_pvalue_known_answers_and_its_inversion():
 
     for mean, n, rate in ((0.0, 50, 0.1), (0.05, 100, 0.1), (0.12, 300, 0.2), (0.3, 80, 0.25)):
         assert _hoeffding_bentkus_pvalue(mean, n, rate) == pytest.approx(independent(mean, n, rate), rel=1e-9)
+    # a count scaled to the tested rows need not be an integer (where Learn-then-Test predicts its start)
+    assert _hoeffding_bentkus_pvalue(0.1, 50.5, 0.2) == pytest.approx(
+        min(math.exp(-50.5 * 0.1 * math.log(0.5) - 50.5 * 0.9 * math.log(0.9 / 0.8)),
+            math.e * stats.beta.cdf(0.8, 50.5 - 6, 7)), rel=1e-9)
     # the bound of an MAE (B = 4) is the rate at which the p-value reaches delta
     losses = np.array([0, 1, 0, 2, 0, 0, 1, 0] * 25, dtype=float)
     bound = float(_risk_upper_bound(losses.sum(), losses.size, 0.1, 4.0, False))
@@ -142,8 +146,8 @@ def test_certified_risk_of_a_bounded_loss_holds_with_hoeffding_bentkus():
     rng = np.random.default_rng(5)
     target, delta, violations, accepted = 0.5, 0.1, 0, []
     for draw in range(DRAWS // 2):
-        u = rng.random(600)
-        r = rng.random(600)
+        u = rng.random(610)  # 30 start rows and 580 tested: a start predicted on 19.33 times its counts
+        r = rng.random(610)
         loss = np.where(r < u / 4, 4.0, np.where(r < u / 4 + u / 2, 1.0, 0.0))
         try:
             selection = _fit_certified_risk(loss, u, target, 1 - delta, loss_bound=4.0, random_state=draw)

@@ -113,7 +113,7 @@ def _hoeffding_bentkus_pvalue(mean: Any, trials: Any, rate: Any) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         h = _special.xlogy(a, a / rate) + _special.xlogy(1.0 - a, (1.0 - a) / (1.0 - rate))
         hoeffding = np.exp(-trials * h)
-        bentkus = math.e * _sps.binom.cdf(np.ceil(trials * mean - 1e-9), trials, rate)
+        bentkus = math.e * _binomial_pvalue(np.ceil(trials * mean - 1e-9), trials, rate)  # real counts too
     p = np.minimum(np.minimum(hoeffding, bentkus), 1.0)
     return np.where(trials <= 0, 1.0, p)
 

@@ -308,7 +308,9 @@ def _check_nonnegative(value: float, name: str) -> float:
 class InfeasibleTargetError(ValueError):
     """No selection function meets the target on the sample.
 
-    A :class:`ValueError`, so a caller catching bad input catches this too.
+    A :class:`ValueError`, so a caller catching bad input catches this too. A certified target
+    (:class:`~rejectopt.targets.Target` with a confidence) also sets ``best_bound`` (the smallest
+    bound a single threshold reaches on the rows), ``confidence`` and ``n_calibration``.
 
     Examples
     --------
