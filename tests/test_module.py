@@ -10,7 +10,7 @@ from support import DEMO_MIRROR, REPO
 
 #: A user's Snakefile: the workflow's config.yaml, narrowed to one dataset of the demo mirror, one
 #: split, logistic regression and REG with the C the CI configuration chooses (C_classifier = 100 on
-#: Val1, C_score = 1 on Val2), and no side experiment.
+#: Val1, C_score = 1 on Val2), and no side or contract experiment.
 USER_SNAKEFILE = f"""\
 from pathlib import Path
 
@@ -31,6 +31,7 @@ config.update(
     landmarks={{**config["landmarks"], "enabled": False}},
     ood={{**config["ood"], "datasets": []}},
     double_hinge={{**config["double_hinge"], "datasets": []}},
+    experiments=[],
 )
 
 
