@@ -41,6 +41,21 @@ def test_table_renders_the_numbers_of_the_experiment():
         report.render_double_hinge_table(table, results, "html")
 
 
+def test_ranks_over_two_cells_say_their_tests_have_no_power():
+    """One dataset, two reject costs: 2 (dataset, d) cells, whose Friedman test over the methods cannot
+    reach p <= 0.05 (at most chi2 = 2 (k - 1)); four cells can, and carry no caveat."""
+    from scipy.stats import chi2
+
+    results = double_hinge_results()
+    k = len(dh.METHODS)
+    alpha = results[results["dataset"] == "alpha"]
+    md = report.render_double_hinge_table(dh.double_hinge_table(alpha), alpha, "md")
+    assert (f"Caveat: with N = 2 (dataset, d) cells and k = {k} methods the Friedman test cannot reject equivalence "
+            f"at 0.05 whatever the results (its smallest possible p, every dataset ranking the methods alike, is "
+            f"{chi2.sf(2 * (k - 1), k - 1):.3f})") in md
+    assert "Caveat" not in report.render_double_hinge_table(dh.double_hinge_table(results), results, "md")
+
+
 def test_cells_print_na_for_a_missing_mean_and_the_mean_alone_for_one_split():
     results = double_hinge_results()
     one = results[results["split"] == 0].copy()

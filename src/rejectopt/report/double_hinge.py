@@ -26,8 +26,9 @@ from ..experiments.double_hinge import (
     table_order,
     wilcoxon_tests,
 )
+from ..tables import friedman_min_pvalue
 from ._figures import save_figure
-from ._format import format_number, mean_std_cell, table_section
+from ._format import format_number, mean_std_cell, power_caveat, table_section
 
 __all__ = [
     "double_hinge_figure",
@@ -160,7 +161,7 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
           f"Friedman p = {format_number(ranks.friedman_pvalue, 4)} "
           f"(Iman-Davenport p = {format_number(ranks.iman_davenport_pvalue, 4)}), "
           f"Nemenyi CD (alpha 0.05) = {format_number(ranks.cd_005)}; the cells of a dataset share its splits, so these "
-          "tests are indicative."])
+          "tests are indicative.", *_caveat(len(ranks.ranks), len(methods))])
 
     tests = wilcoxon_tests(results)
     others = [m for m in methods if m != REFERENCE]
@@ -323,6 +324,14 @@ def double_hinge_figure(curves: list[dict], rows: pd.DataFrame, dataset: str = "
     bx.set_title(f"{dataset}: cost risk (errors + d rejections) / n on Tst", fontsize=9)
     bx.legend(fontsize=7)
     return fig
+
+
+def _caveat(n_cells: int, n_methods: int) -> list[str]:
+    """The power caveat of the cost-risk ranks (report._format.power_caveat), as a list of 0 or 1 notes."""
+    if n_cells < 2 or n_methods < 2:
+        return []
+    caveat = power_caveat(n_cells, n_methods, friedman_min_pvalue(n_cells, n_methods))
+    return [caveat.replace(" datasets ", " (dataset, d) cells ")] if caveat else []
 
 
 def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_out, md_out, tex_out,

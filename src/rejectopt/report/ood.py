@@ -21,8 +21,9 @@ import pandas as pd
 from .._io import load_npz, write_text
 from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
 from ..ood import GaussianOODModel, paper_table1, synthetic_table1
+from ..tables import friedman_min_pvalue
 from ._figures import save_figure
-from ._format import format_number, mean_std_cell, table_section
+from ._format import format_number, mean_std_cell, power_caveat, table_section
 from ._specs import classifier_label, label
 
 __all__ = [
@@ -144,6 +145,9 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
             f"p = {format_number(s.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(s.iman_davenport_pvalue, 4)}); "
             f"Nemenyi CD = {format_number(s.cd_005)} (alpha = 0.05), {format_number(s.cd_010)} (alpha = 0.10).",
         ]
+        if s.n_datasets >= 2 and len(s.average_ranks) >= 2:
+            caveat = power_caveat(s.n_datasets, len(s.average_ranks), friedman_min_pvalue(s.n_datasets, len(s.average_ranks)))
+            notes += [caveat] if caveat else []
         emit(header, body, title, notes)
 
         rank_header = ["method", "R^S seed bound", f"R^S FPR {format_number(fpr_max)}", "AUROC", "OSCR"]
