@@ -130,7 +130,7 @@ def test_rejects_bad_labels():
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
         SVOR().fit(X, [0.5, 1, 0, 1])
     with pytest.raises(ValueError, match=r"SVOR needs ordinal labels, the integers 0..n_classes-1 in the classes' "
-                                         r"order; got <U4 labels such as np.str_\('high'\)"):
+                                         r"order; got <U4 labels such as 'high': encode them in their order first"):
         SVOR().fit(X, ["high", "low", "low", "high"])
 
 

@@ -360,7 +360,7 @@ class SVOR(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
         if y.dtype.kind not in "biuf":
             raise ValueError(f"SVOR needs ordinal labels, the integers 0..n_classes-1 in the classes' order; got "
-                             f"{y.dtype} labels such as {y[0]!r}: encode them in their order first")
+                             f"{y.dtype} labels such as {y[:1].tolist()[0]!r}: encode them in their order first")
         if not np.all(np.mod(y, 1) == 0):
             raise ValueError("y must hold integer labels 0..n_classes-1")
         y = y.astype(np.int64)
