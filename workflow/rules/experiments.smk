@@ -60,3 +60,33 @@ rule experiment_tables:
         runtime=10,
     script:
         "../scripts/experiment_tables.py"
+
+
+# The guarantees experiment (rejectopt.experiments.guarantees, listed under experiments by default):
+# its tables as Markdown and its figure, beside the tables (the contract's aggregate returns numbers).
+GUARANTEES = USER_EXPERIMENTS.get("guarantees")
+if getattr(GUARANTEES, "__name__", "") == "rejectopt.experiments.guarantees":
+    TARGETS += ["results/experiments/guarantees/guarantees.md"]
+
+    rule guarantees_report:
+        input:
+            module=GUARANTEES.__file__,
+            tables="results/experiments/guarantees/tables",
+        output:
+            markdown="results/experiments/guarantees/guarantees.md",
+            figures=[
+                "results/experiments/guarantees/guarantees.png",
+                *figure_copies("results/experiments/guarantees/guarantees.png"),
+            ],
+        log:
+            "logs/guarantees_report.log",
+        conda:
+            "../../envs/rejectopt.yaml"
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=5,
+        params:
+            formats=["png", *(f for f in FIGURE_FORMATS if f != "png")],
+        script:
+            "../scripts/guarantees_report.py"

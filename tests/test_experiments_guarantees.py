@@ -1,0 +1,181 @@
+"""The guarantees experiment (rejectopt.experiments.guarantees): plug-in vs certified targets on the
+staged outcomes of a real dataset, through the experiment contract and the pipeline."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from rejectopt.experiments import check_experiment
+from rejectopt.experiments import guarantees as g
+from rejectopt.experiments._contract import load_experiments, split_inputs
+from rejectopt.selective import InfeasibleTargetError
+from rejectopt.splits import _derive_seed
+from rejectopt.targets import Target
+
+from support import DEMO_MIRROR, REPO, snakemake
+
+CONFIG = {"scores": {"lr": ["sele", "reg", "tcp"], "svm": ["sele", "reg"]}}
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory):
+    """Split 0 of the demo mirror's sattelite as the pipeline stages it: LR (C = 1) and its SELE and
+    REG scores (C = 1), through the paper experiment's file-in / file-out steps."""
+    from rejectopt.datasets import load_prepared, prepare_dataset
+    from rejectopt.experiments import paper
+    from rejectopt.splits import make_splits, save_splits
+
+    folder = tmp_path_factory.mktemp("guarantees_sattelite")
+    prepare_dataset("sattelite", folder / "raw", folder / "data.npz", mirror=DEMO_MIRROR)
+    _, y = load_prepared(folder / "data.npz")
+    save_splits(folder / "splits.npz", make_splits(y, n_splits=1, seed=0, dataset="sattelite"), y=y)
+    paper.run_classifiers(folder / "data.npz", folder / "splits.npz", {0: folder / "lr.npz"}, "lr", (1,), 0,
+                          dataset="sattelite")
+    paper.run_scores(folder / "data.npz", folder / "splits.npz", {0: folder / "lr.npz"}, "classification",
+                     ["sele", "reg"], (1,), 0, folder / "lr_scores.npz", dataset="sattelite", classifier="lr")
+    inputs = split_inputs("sattelite", "classification", 0, folder / "data.npz", folder / "splits.npz", [0],
+                          {0: {"classifier/lr": folder / "lr.npz", "scores/lr": folder / "lr_scores.npz"}})[0]
+    return folder, inputs
+
+
+@pytest.fixture(scope="module")
+def result(staged):
+    """The experiment's default settings (200 draws) on the staged split."""
+    return g.run_split(staged[1], g.settings(CONFIG)).rows
+
+
+def test_the_module_keeps_the_contract_and_loads_by_its_dotted_name():
+    assert check_experiment(g).NAME == "guarantees"
+    assert load_experiments(["rejectopt.experiments.guarantees"], config=CONFIG) == {"guarantees": g}
+
+
+def test_every_classifier_score_target_and_delta_has_a_plug_in_and_a_certified_row(result):
+    assert len(result) == 3 * 3 * 2 * 2  # scores (mcp, sele, reg) x targets x deltas x methods
+    assert sorted(result["score"].unique()) == ["mcp", "reg", "sele"]
+    assert (result["repeats"] == 200).all() and (result["n_rows"] == 1288).all() and (result["n_calibration"] == 644).all()
+    risk = result[result["target"] == "risk"]
+    # the risk targets are fractions of LR's full-coverage risk on the population (percent)
+    np.testing.assert_allclose(sorted(risk["target_value"].unique()), [0.5 * risk["base_risk"].iloc[0],
+                                                                      0.75 * risk["base_risk"].iloc[0]])
+    # the plug-in target has no delta: its two rows (one per delta) are one fit per draw
+    plugin = result[result["method"] == "plug-in"].set_index(["score", "target", "level", "delta"])["violations"]
+    assert (plugin.xs(0.1, level="delta") == plugin.xs(0.05, level="delta")).all()
+
+
+def test_the_certified_targets_violate_at_most_delta_and_the_plug_in_ones_about_half_the_time(result):
+    """200 draws: a certified cell whose violations exceed the binomial 99.9 % quantile at delta
+    would refute the guarantee; the plug-in targets, met on the calibration rows only, fail near half
+    the draws (the population's risk / coverage lies on either side of the sample's)."""
+    certified = result[result["method"] == "certified"]
+    limit = stats.binom.ppf(0.999, 200, certified["delta"])
+    assert (certified["violations"] <= limit).all(), certified[["score", "target", "level", "delta", "violations"]]
+    assert certified["violation_rate"].mean() <= 0.06
+    plugin = result[result["method"] == "plug-in"]
+    assert plugin["violation_rate"].between(0.3, 0.7).all(), plugin[["score", "target", "violation_rate"]]
+    # certification costs coverage on risk targets and adds some on coverage targets
+    pair = result.pivot_table(index=["score", "target", "level", "delta"], columns="method", values="mean_coverage")
+    cost = pair["plug-in"] - pair["certified"]
+    assert (cost.xs("risk", level="target") > 0).all() and (cost.xs("coverage", level="target") < 0).all()
+
+
+def test_violation_counts_equal_an_independent_recomputation(staged, result):
+    """The same draws (seeded by the run's seed, dataset and split) refitted here; the population's
+    coverage and risk from the staged files read with numpy and the threshold rule written out."""
+    folder, inputs = staged
+    y = np.load(folder / "data.npz")["y"]
+    tst = inputs.parts["tst"]
+    with np.load(folder / "lr.npz") as clf, np.load(folder / "lr_scores.npz") as sc:
+        loss = 100.0 * (y[tst] != clf["y_pred"][tst])
+        scores = {"mcp": clf["baseline"][tst], "sele": sc["sele/split_0/uncertainty"]}
+    settings = {**g.settings(CONFIG), "repeats": 3}
+    n_cal, draws = g.calibration_draws(tst.size, settings, _derive_seed(0, "sattelite", "guarantees", 0, "draws"))
+    first = g.calibration_draws(tst.size, g.settings(CONFIG), _derive_seed(0, "sattelite", "guarantees", 0, "draws"))[1]
+    np.testing.assert_array_equal(draws, first[:3])  # the same draws as the first three of the 200
+    short = g.run_split(inputs, settings).rows.set_index(["score", "target", "level", "delta", "method"])
+    for score, s in scores.items():
+        for kind, value, level in (("risk", 0.5 * loss.mean(), "0.5 x base"), ("coverage", 0.8, "0.8")):
+            for delta, confidence in ((0.1, 0.9), (0.05, 0.95), (0.1, None)):
+                violations = 0
+                for chosen in draws:
+                    try:
+                        rule = Target(kind, value, confidence).fit(loss[chosen], s[chosen])
+                    except InfeasibleTargetError:
+                        continue  # rejects everything: no violation
+                    accept = (s < rule.threshold) + rule.accept_prob * (s == rule.threshold)
+                    coverage = accept.mean()
+                    risk = (accept * loss).sum() / accept.sum() if accept.sum() > 0 else np.nan
+                    violations += bool(risk > value * (1 + 1e-12)) if kind == "risk" else bool(coverage < value * (1 - 1e-12))
+                method = "plug-in" if confidence is None else "certified"
+                row = short.loc[(score, kind, level, delta, method)]
+                assert row["violations"] == violations and row["target_value"] == pytest.approx(value, rel=1e-12)
+
+
+def test_aggregate_pools_the_splits_and_prices_the_certification(result):
+    rows = pd.concat([result.assign(dataset="sattelite", split=k) for k in (0, 1)], ignore_index=True)
+    tables = g.aggregate(rows, g.settings(CONFIG))
+    cells, summary = tables["cells"], tables["summary"]
+    cell = cells.loc[("sattelite", "lr", "sele", "risk", "0.5 x base", 0.05)]
+    one = result.set_index(["score", "target", "level", "delta", "method"])
+    certified, plugin = one.loc[("sele", "risk", "0.5 x base", 0.05, "certified")], one.loc[("sele", "risk", "0.5 x base", 0.05, "plug-in")]
+    assert cell["draws"] == 400 and cell["certified_violation_rate"] == pytest.approx(certified["violation_rate"])
+    assert cell["coverage_cost"] == pytest.approx(plugin["mean_coverage"] - certified["mean_coverage"])
+    low, high = stats.beta.ppf([0.025, 0.975], 2 * certified["violations"] + [0, 1],
+                               400 - 2 * certified["violations"] + [1, 0])
+    assert cell["certified_violation_high"] == pytest.approx(high)
+    assert summary.loc[("coverage", "0.8", 0.1), "cells"] == 3
+    assert summary.loc[("risk", "0.75 x base", 0.05), "certified_cells_above_delta"] == 0
+
+
+def test_render_writes_the_markdown_and_the_figure(result, tmp_path):
+    tables = g.aggregate(result.assign(dataset="sattelite", split=0), g.settings(CONFIG))
+    (tmp_path / "tables").mkdir()
+    for name, table in tables.items():
+        table.to_csv(tmp_path / "tables" / f"{name}.csv")
+    written = g.render(tmp_path / "tables", tmp_path / "out", ("png", "pdf"))
+    assert [p.name for p in written] == ["guarantees.md", "guarantees.png", "guarantees.pdf"]
+    text = written[0].read_text()
+    assert "| target | level | delta | cells |" in text and "| sattelite | lr | sele | risk | 0.5 x base | 0.05 |" in text
+    assert written[1].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_an_ordinal_dataset_gives_no_rows(staged):
+    folder, inputs = staged
+    ordinal = split_inputs("abalone", "ordinal", 0, folder / "data.npz", folder / "splits.npz", [0], {})[0]
+    rows = g.run_split(ordinal, g.settings({})).rows
+    assert rows.empty and list(rows.columns) == g.ROW_COLUMNS
+
+
+@pytest.mark.parametrize("block, message", [
+    ({"repeat": 10}, r"experiment_settings.guarantees: unknown keys \['repeat'\]"),
+    ({"risk_fractions": [0.5, 1.5]}, r"guarantees.risk_fractions must be distinct numbers in \(0, 1\]"),
+    ({"deltas": [0.1, 1]}, r"guarantees.deltas must be distinct numbers in \(0, 1\)"),
+    ({"repeats": 1}, r"guarantees.repeats must be an integer >= 2, got 1"),
+    ({"scores": ["sele", "knn"]}, r"guarantees.scores: \['knn'\] is learned for no classifier"),
+])
+def test_bad_settings_are_named(block, message):
+    with pytest.raises(ValueError, match=message):
+        g.settings({**CONFIG, "experiment_settings": {"guarantees": block}})
+
+
+def test_the_defaults_and_an_override():
+    chosen = g.settings({**CONFIG, "experiment_settings": {"guarantees": {"coverages": 0.9, "repeats": 300}}})
+    assert chosen["coverages"] == [0.9] and chosen["repeats"] == 300 and chosen["deltas"] == [0.1, 0.05]
+    assert chosen["scores_of"] == {"lr": ["sele", "reg"], "svm": ["sele", "reg"]}
+
+
+@pytest.mark.slow
+def test_the_guarantees_experiment_runs_in_the_default_pipeline(tmp_path):
+    """The default config lists the experiment: its tables, Markdown and figure come out of a demo run."""
+    run = snakemake(tmp_path, "--cores", "2", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite]",
+                    "n_splits=1", "classifiers={classification: [lr]}", "scores={lr: [sele]}",
+                    "experiment_settings={guarantees: {repeats: 60, scores: [baseline, sele]}}", "--", "results/experiments/guarantees/guarantees.md")
+    assert run.returncode == 0, run.stderr[-4000:]
+    out = tmp_path / "results/experiments/guarantees"
+    cells = pd.read_csv(out / "tables/cells.csv", index_col=[0, 1, 2, 3, 4, 5])
+    assert len(cells) == 2 * 3 * 2 and (cells["draws"] == 60).all()
+    assert (cells["certified_violation_rate"] <= stats.binom.ppf(0.999, 60, cells.index.get_level_values("delta")) / 60).all()
+    assert cells["plugin_violation_rate"].mean() > 0.3
+    assert (out / "guarantees.png").exists() and (out / "guarantees.pdf").exists()
+    assert "| sattelite | lr | mcp | coverage | 0.8 | 0.05 |" in (out / "guarantees.md").read_text()
+    assert (REPO / "config.yaml").read_text().count("experiments: [rejectopt.experiments.guarantees]") == 1
