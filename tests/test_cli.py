@@ -680,3 +680,74 @@ def test_report_warns_on_a_missed_coverage_but_not_above_a_certified_one(wine, t
     report, _, warnings = _select_wine(wine, tmp_path / "certified", "coverage=0.8,confidence=0.9", 0, capsys, caplog)
     assert report["report"]["coverage_ci"][0] > 0.8 and report["certificate"]["coverage_bound"] >= 0.8
     assert not any("miss" in w for w in warnings)  # a certified coverage is a lower bound
+
+
+# --------------------------------------------------------------------------------------------
+# SELE's memory budget; the class-shared scores read a network's logits, not its embeddings
+# --------------------------------------------------------------------------------------------
+MEMORY_CASES = {  # command, data, extra options, the remedies the message offers
+    "select_table": ("select", "wine", ["--target", "coverage=0.8"],
+                     ["--score reg (no per-class preconditioner)", "fewer features (--feature-columns)"]),
+    "validate_table": ("validate", "wine", ["--target", "risk=3", "--confidence", "0.9"],
+                       ["--score reg (no per-class preconditioner)", "fewer features (--feature-columns)"]),
+    "select_network": ("select", "network", ["--target", "coverage=0.8"],
+                       ["--score reg or reg_shared or sele_shared (no per-class preconditioner; the _shared ones "
+                        "learn one weight vector on class-agnostic features of the logits)"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MEMORY_CASES))
+def test_sele_over_its_memory_budget_exits_2_naming_the_file_and_the_alternatives(case, wine, network, tmp_path,
+                                                                                   capsys, monkeypatch):
+    """A budget of 100 kB refuses SELE's first fit (on the fit rows) before it allocates: one line, no output."""
+    from rejectopt.scores._sele import estimate_fit_bytes
+
+    command, which, extra, remedies = MEMORY_CASES[case]
+    data = wine if which == "wine" else network["npz"]
+    n, d, K = (178, 13, 3) if which == "wine" else (1297, 12, 10)
+    monkeypatch.setenv("REJECTOPT_SELE_MEMORY_BUDGET", "1e5")
+    out = tmp_path / "out"
+    status = cli.main([command, "--data", str(data), "--score", "sele", "--out", str(out), "-q", *extra])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    n_fit = split_rows(n)["fit"].size
+    estimate = estimate_fit_bytes(n_fit, d, K, 500, "float32", 1)
+    assert err.startswith(f"error: {data}: --score sele would need about {estimate / 2**20:.1f} MiB of memory to fit "
+                          f"{n_fit} rows of {d} features for {K} predicted class(es), over the budget of 1e+05 bytes "
+                          "($REJECTOPT_SELE_MEMORY_BUDGET=1e5): refused before allocating, nothing written. Use "), err
+    for remedy in remedies:
+        assert remedy in err, err
+    assert err.endswith("or raise $REJECTOPT_SELE_MEMORY_BUDGET (bytes)")
+    assert not out.exists()
+    # a budget that is no number is the user's input too, refused before the data are read
+    monkeypatch.setenv("REJECTOPT_SELE_MEMORY_BUDGET", "lots")
+    assert cli.main([command, "--data", str(data), "--score", "sele", "--out", str(out), "-q", *extra]) == 2
+    assert capsys.readouterr().err == ("error: $REJECTOPT_SELE_MEMORY_BUDGET must be a number of bytes > 0, got "
+                                       "'lots'\n")
+    assert not out.exists()
+
+
+def test_class_shared_score_reads_the_logits_of_a_file_with_embeddings(network, tmp_path):
+    """``select --score sele_shared`` on logits + embeddings learns what it learns on the logits alone, and its model
+    (feature columns logit_*) applies to either file, NPZ or CSV, as :func:`rejectopt.logits.fit_logits` fits it."""
+    logits_only = tmp_path / "logits.npz"
+    np.savez(logits_only, logits=network["logits"], labels=network["labels"])
+    models = {}
+    for name, data in (("both", network["npz"]), ("logits", logits_only)):
+        assert cli.main(["select", "--data", str(data), "--target", "coverage=0.8", "--score", "sele_shared", "--C",
+                         "1,10", "--seed", "3", "--out", str(tmp_path / name), "-q"]) == 0
+        models[name] = json.loads((tmp_path / name / "model.json").read_text())
+    assert models["both"]["feature_columns"] == [f"logit_{j}" for j in range(10)]
+    assert models["both"] == models["logits"]
+    route = fit_logits(network["logits"], network["labels"], network["embeddings"], scores="sele_shared",
+                       baselines=(), post_hoc=(), C_grid=(1, 10), seed=3)
+    assert route.table["features"].tolist() == ["logits"]
+    uncertainties = []
+    for data in (network["npz"], network["csv"], logits_only):
+        out = tmp_path / f"decisions_{data.stem}_{data.suffix[1:]}.csv"
+        assert cli.main(["apply", "--model", str(tmp_path / "both" / "model.json"), "--data", str(data),
+                         "--out", str(out), "-q"]) == 0
+        uncertainties.append(pd.read_csv(out, dtype={"uncertainty": str})["uncertainty"].map(float).to_numpy())
+    np.testing.assert_array_equal(uncertainties[0], uncertainties[2])  # embeddings or not: the same logits read
+    np.testing.assert_array_equal(uncertainties[1], uncertainties[2])  # the CSV's logits are the NPZ's (%.17g)
+    np.testing.assert_allclose(uncertainties[0], route.uncertainty["sele_shared"], rtol=1e-12, atol=1e-12)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ..fitting import _split_ood_rows, fit_selective, split_rows
 from ..model import model_dict
 from ..report.selection import ood_select_figure, select_figure
 from ..scores import get_score
+from ..scores._sele import MEMORY_BUDGET_ENV, SELE, MemoryBudgetError, memory_budget
 from ..selective import InfeasibleTargetError
 from ..targets import OODTarget, Target, certification_table, parse_target, validate_target
 from ._errors import EXIT_INPUT_ERROR, InputError, one_line
@@ -192,6 +194,60 @@ def _target(args):
         raise InputError(f"--confidence {args.confidence:g} with --target {args.target}: {one_line(err)}") from None
 
 
+def _check_memory_budget_env(score):
+    """InputError for a ``$REJECTOPT_SELE_MEMORY_BUDGET`` that is not a number of bytes, when ``score`` is a SELE.
+
+    Checked before the data are read; the other scores do not read it.
+    """
+    if os.environ.get(MEMORY_BUDGET_ENV) is not None and issubclass(get_score(score).cls, SELE):
+        try:
+            memory_budget()
+        except ValueError as err:
+            raise InputError(one_line(err)) from None
+
+
+def _reads_logits(score):
+    """Whether ``score`` reads a network's logits: ``reads_logits``, the class-shared scores.
+
+    A network's outputs then give it their logits, not their embeddings, as :func:`rejectopt.logits.fit_logits` does.
+    """
+    return bool(getattr(get_score(score).cls, "reads_logits", False))
+
+
+def _size(n_bytes):
+    """``4.00 GiB``, ``12.3 MiB`` or ``1e+05 bytes``: a budget set small for a test reads as itself, not 0.00 GiB."""
+    if n_bytes >= 2**30:
+        return f"{n_bytes / 2**30:.2f} GiB"
+    return f"{n_bytes / 2**20:.1f} MiB" if n_bytes >= 2**20 else f"{n_bytes:.3g} bytes"
+
+
+def _memory_budget_error(err, args, table):
+    """SELE's refusal of a fit over its memory budget, in the command line's terms.
+
+    Names the ``--data`` file, the ``--score`` and what the user can do instead: a score without
+    SELE's per-class preconditioner (``K (d+1)^2`` numbers, what outgrows the budget), the
+    class-shared scores for a network's outputs, fewer features for a table of predictions
+    (``--feature-columns`` does not apply to a network's outputs), or a larger budget.
+    """
+    network = table.n_logits is not None
+    others = [name for name, ok in (("reg", True), ("reg_shared", network), ("sele_shared", network))
+              if ok and name != args.score]
+    remedies = [f"--score {' or '.join(others)} (no per-class preconditioner"
+                + ("; the _shared ones learn one weight vector on class-agnostic features of the logits)"
+                   if network else ")")]
+    if not network:
+        remedies.append("fewer features (--feature-columns)")
+    features = (f"{err.n_features} class-agnostic features of the logits" if _reads_logits(args.score)
+                else f"{err.n_features} features")
+    set_to = os.environ.get(MEMORY_BUDGET_ENV)
+    where = f"${MEMORY_BUDGET_ENV}={set_to}" if set_to is not None else "the default"
+    return InputError(
+        f"{args.data}: --score {args.score} would need about {_size(err.estimate)} of memory to fit {err.n_samples} "
+        f"rows of {features} for {err.n_classes} predicted class(es), over the budget of {_size(err.budget)} "
+        f"({where}): refused before allocating, nothing written. Use "
+        f"{', '.join(remedies)}, or raise ${MEMORY_BUDGET_ENV} (bytes)")
+
+
 def _fit(table, classes, target, parts, args, C_grid, n_classes, loss_bound):
     """:func:`rejectopt.fitting.fit_selective`, and a certified risk or coverage target fitted with the loss's bound.
 
@@ -236,12 +292,14 @@ def run_select(args):
     ood_column = _ood_column(args, target)
     C_grid = _parse_C_grid(args.C)
     _check_fractions(args)
+    _check_memory_budget_env(args.score)
     features = [c.strip() for c in args.feature_columns.split(",")] if args.feature_columns else None
     outputs = SELECT_OUTPUTS + ((THRESHOLDS_CSV,) if isinstance(target, Target) and target.kind != "reject-cost"
                                 else ())
     check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
-                       loss_column=args.loss_column, loss=args.loss, feature_columns=features, ood_column=ood_column)
+                       loss_column=args.loss_column, loss=args.loss, feature_columns=features, ood_column=ood_column,
+                       logit_features=_reads_logits(args.score))
     n = table.X.shape[0]
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     loss_bound = _loss_bound(args, table)
@@ -271,6 +329,8 @@ def run_select(args):
         message = one_line(err)
         message = message.removeprefix(f"target {target} is ")  # OODTarget.fit names the target: once is enough
         raise InputError(f"cannot meet --target {target} on the calibration rows: {message}") from None
+    except MemoryBudgetError as err:
+        raise _memory_budget_error(err, args, table) from None
     label = get_score(args.score).label
     log.info("%s: C=%g chosen by validation AuRC %s", label, fit.C, fit.validation_aurc)
     log.info("selection function: threshold %.6g, acceptance probability %.4g at the threshold",
@@ -354,8 +414,11 @@ def _validation_rows(args, table, n_classes, classes, C_grid):
     except ValueError as err:
         raise InputError(f"{table.source}: {err}") from None
     # the score and C do not depend on the target: coverage 1, always feasible, stands in for it
-    fit = fit_selective(table.X, classes, table.loss, Target("coverage", 1.0), parts, score=args.score,
-                        n_classes=n_classes, C_grid=C_grid, seed=args.seed, n_jobs=args.n_jobs)
+    try:
+        fit = fit_selective(table.X, classes, table.loss, Target("coverage", 1.0), parts, score=args.score,
+                            n_classes=n_classes, C_grid=C_grid, seed=args.seed, n_jobs=args.n_jobs)
+    except MemoryBudgetError as err:
+        raise _memory_budget_error(err, args, table) from None
     rows = np.sort(np.concatenate([parts["calibration"], parts["report"]]))
     return rows, fit.uncertainty[rows]
 
@@ -393,6 +456,8 @@ def run_validate(args):
         raise InputError(f"validate checks a certified risk=L or coverage=W target, not --target {args.target}")
     C_grid = _parse_C_grid(args.C)
     _check_fractions(args)
+    if args.uncertainty_column is None:
+        _check_memory_budget_env(args.score)
     if args.pred_column != "none":
         _check_pred_column(args.pred_column, "--pred-column")
     features = [c.strip() for c in args.feature_columns.split(",")] if args.feature_columns else None
@@ -402,7 +467,8 @@ def run_validate(args):
         features = [args.uncertainty_column]
     check_output_folder(args.out, VALIDATE_OUTPUTS, {"--data": args.data}, args.force)
     table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
-                       loss_column=args.loss_column, loss=args.loss, feature_columns=features)
+                       loss_column=args.loss_column, loss=args.loss, feature_columns=features,
+                       logit_features=args.uncertainty_column is None and _reads_logits(args.score))
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     loss_bound = _loss_bound(args, table)
     _warn_target_units(target, loss_name)

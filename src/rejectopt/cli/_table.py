@@ -8,7 +8,9 @@ Two kinds of file are read. A *table of predictions*: features, a predicted-clas
 label or loss column (NPZ: arrays ``X``, ``y_pred``, ``y`` / ``loss``). A *deep network's
 outputs* (:data:`NETWORK_ARRAYS`, :data:`NETWORK_CSV`): its logits, optionally its
 penultimate-layer embeddings, and the labels; the prediction is the largest logit and the
-features are the embeddings, or the logits when there are none (:mod:`rejectopt.logits`).
+features are the embeddings, or the logits when there are none or when the score reads the logits
+(the class-shared scores; ``apply`` reads what ``model.json``'s feature columns name), as
+:func:`rejectopt.logits.fit_logits` does.
 """
 
 from __future__ import annotations
@@ -382,7 +384,7 @@ OOD_ROLE = "OOD indicator"
 
 
 def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=None, loss="zero_one",
-               feature_columns=None, need_loss=True, ood_column=None):
+               feature_columns=None, need_loss=True, ood_column=None, logit_features=False):
     """Read and validate a CSV or NPZ for ``select`` (``need_loss=True``) or ``apply``.
 
     Parameters
@@ -414,6 +416,11 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
         there must be both ID and OOD rows. The OOD rows need valid features and a predicted
         class (the score of a row depends on both); their label and loss are not read (they
         may be empty) and their ``loss`` is NaN.
+    logit_features : bool
+        ``select`` of a score that reads a network's logits (a class-shared score, whose
+        ``reads_logits`` is True): a network's outputs give their logits as the features, even
+        with embeddings. ``apply`` needs no flag: the model's ``feature_columns`` (``logit_*``
+        or ``emb_*``) say which it reads. Ignored for a table of predictions.
 
     Returns
     -------
@@ -430,7 +437,7 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
     if is_network_file(frame, is_csv):
         return _network_table(frame, is_csv, source, pred_column=pred_column, label_column=label_column,
                               loss_column=loss_column, loss=loss, feature_columns=feature_columns,
-                              need_loss=need_loss, ood_column=ood_column)
+                              need_loss=need_loss, ood_column=ood_column, logit_features=logit_features)
     label_column = "y" if label_column is None else label_column
     use_pred = pred_column != _NO_PRED
     special = [c for c in (pred_column if use_pred else None,
@@ -622,7 +629,8 @@ def _network_error(err, source, is_csv, columns):
 def _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss):
     """Options of a table of predictions that a network's outputs do not take, each with the reason."""
     why = (f"{source} holds a network's outputs (logits): the prediction is the largest logit, the features are "
-           "the embeddings (else the logits) and the loss is 100 [label != prediction]")
+           "the embeddings (else the logits; the logits for the class-shared scores) and the loss is "
+           "100 [label != prediction]")
     if not need_loss:  # apply: the options are the model's; its feature columns are checked against the file's
         return
     if pred_column != "y_pred":
@@ -639,11 +647,18 @@ def _refuse_table_options(source, pred_column, loss_column, loss, feature_column
 
 
 def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_column, loss, feature_columns,
-                   need_loss, ood_column):
+                   need_loss, ood_column, logit_features=False):
     """:class:`Table` of a network's outputs (:data:`NETWORK_ARRAYS`, :data:`NETWORK_CSV`).
 
     ``select`` (``need_loss``) needs the labels; ``apply`` passes the model's ``feature_columns``,
-    which must be the file's embedding (or logit) columns.
+    which must be the file's embedding or logit columns.
+
+    A score that reads the logits (``logit_features``) gets them even when the file has
+    embeddings: fed the embeddings, a class-shared score would take them for logits (softmax,
+    margins, energy of the penultimate layer) and learn on meaningless features without a word.
+    The logits are passed rather than the file refused: they are what the score needs, and a
+    network's export commonly carries both. ``model.json`` records ``logit_*`` as its feature
+    columns, and ``apply`` reads the logits of a file with embeddings for such a model.
     """
     _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss)
     if is_csv:
@@ -681,13 +696,17 @@ def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_col
         logits, labels, embeddings = check_network_outputs(logits, labels, embeddings)
     except NetworkOutputError as err:
         raise _network_error(err, source, is_csv, names) from None
-    X = embeddings if embeddings is not None else logits
-    feature_columns_found = [f"{'emb_' if embeddings is not None else 'logit_'}{j}" for j in range(X.shape[1])]
+    if feature_columns is not None:  # apply: the model's columns say which it was selected on
+        logit_features = bool(feature_columns) and str(list(feature_columns)[0]).startswith(NETWORK_CSV["logits"])
+    if logit_features and embeddings is not None:
+        log.info("%s: the score reads the logits: the embeddings are not read", source)
+    X = embeddings if embeddings is not None and not logit_features else logits
+    feature_columns_found = [f"{'logit_' if X is logits else 'emb_'}{j}" for j in range(X.shape[1])]
     if feature_columns is not None and list(feature_columns) != feature_columns_found:
+        given = "embeddings" if X is not logits else "logits" if embeddings is not None else "logits, no embeddings"
         raise InputError(f"{source}: the model reads {len(feature_columns)} features {_span(feature_columns)}, "
                          f"this network's outputs give {len(feature_columns_found)} {_span(feature_columns_found)} "
-                         f"({'embeddings' if embeddings is not None else 'logits, no embeddings'}): apply the model "
-                         "to outputs of the network it was selected on")
+                         f"({given}): apply the model to outputs of the network it was selected on")
     if need_loss:
         _check_range(X, feature_columns_found, source, is_csv)
     y_pred = predictions(logits)

@@ -65,6 +65,31 @@ def _gib(n_bytes):
     return f"{n_bytes / 2**30:.2f} GiB"
 
 
+class MemoryBudgetError(ValueError):
+    """Internal: a SELE fit refused before allocating, its estimated peak over the memory budget.
+
+    A ValueError (the data are too large for this score), told apart so that a caller can name its
+    own remedies: the command line names the data file, its ``--score`` and the alternatives.
+
+    Parameters
+    ----------
+    message : str
+        The library's message (its remedies are SELE's parameters and the environment variable).
+    n_samples, n_features, n_classes : int
+        The shape of the refused fit: rows, features and predicted classes K.
+    estimate, budget : float
+        The estimated peak (:func:`estimate_fit_bytes`) and the budget, in bytes.
+    """
+
+    def __init__(self, message, n_samples, n_features, n_classes, estimate, budget):
+        super().__init__(message)
+        self.n_samples, self.n_features, self.n_classes = int(n_samples), int(n_features), int(n_classes)
+        self.estimate, self.budget = float(estimate), float(budget)
+
+    def __reduce__(self):  # rebuilt whole when it crosses a process boundary (a worker's failure)
+        return type(self), (str(self), self.n_samples, self.n_features, self.n_classes, self.estimate, self.budget)
+
+
 def make_chunks(n_samples, chunk_size=500, random_state=0):
     """Random partition of ``range(n_samples)`` into ``P = max(1, round(n / chunk_size))`` chunks.
 
@@ -614,13 +639,14 @@ class SELE(PerClassLinearScore):
         n_jobs = max(1, min(4, os.cpu_count() or 1)) if self.n_jobs is None else int(self.n_jobs)
         estimate = estimate_fit_bytes(n, d, K, int(self.chunk_size), self.dtype, n_jobs)
         if estimate > budget:
-            raise ValueError(
+            raise MemoryBudgetError(
                 f"SELE on {n} rows, {d} features and {K} predicted classes would need about {_gib(estimate)} "
                 f"({estimate:.3g} bytes; its per-class preconditioner alone is {K} x {d + 1} x {d + 1} float64), "
                 f"over the memory budget of {_gib(budget)} ({budget:.3g} bytes): nothing was allocated. "
                 "Use score 'reg' (per-class ridge regression, no preconditioner), 'sele_shared' or 'reg_shared' "
                 "(one weight vector for all classes on class-agnostic features of a network's logits), fewer "
-                f"features, or raise the budget with SELE(memory_budget=...) or ${MEMORY_BUDGET_ENV} (bytes)")
+                f"features, or raise the budget with SELE(memory_budget=...) or ${MEMORY_BUDGET_ENV} (bytes)",
+                n_samples=n, n_features=d, n_classes=K, estimate=estimate, budget=budget)
 
     def _effective_C(self, C, problem):
         return max(_check_C(C), float(self.min_C) * problem.scale)
