@@ -56,10 +56,65 @@ def test_nemenyi_pairwise_is_symmetric_pvalue_matrix():
     assert ((p.to_numpy() >= 0) & (p.to_numpy() <= 1)).all()
 
 
+# scikit-posthocs 0.17.1's posthoc_nemenyi_friedman on these tables (computed with it before the project
+# dropped the dependency): the scipy implementation must keep giving the same numbers.
+POSTHOCS_SMALL = [[1.0, 0.650495127269293, 0.056055893477214735],
+                  [0.650495127269293, 1.0, 0.33349932504015],
+                  [0.056055893477214735, 0.33349932504015, 1.0]]
+POSTHOCS_RANDOM_TABLE = [[1.0, 0.9601266938424177, 0.19483849639890083, 0.2654009081599459],
+                         [0.9601266938424177, 1.0, 0.4457734501856162, 0.5493624548841337],
+                         [0.19483849639890083, 0.4457734501856162, 1.0, 0.9983987421491285],
+                         [0.2654009081599459, 0.5493624548841337, 0.9983987421491285, 1.0]]
+# scikit-posthocs' own docstring example (6 blocks x 3 groups, with ties in block 2).
+DOCSTRING_BLOCKS = [[31, 27, 24], [31, 28, 31], [45, 29, 46], [21, 18, 48], [42, 36, 46], [32, 17, 40]]
+POSTHOCS_DOCSTRING = [[1.0, 0.14553486869064602, 0.8322292181161419],
+                      [0.14553486869064602, 1.0, 0.03760991481961706],
+                      [0.8322292181161419, 0.03760991481961706, 1.0]]
+
+
 def test_nemenyi_pairwise_known_answer():
     table = pd.DataFrame({"sele": [1.0, 2.0, 3.0, 0.5], "mcp": [1.5, 2.5, 2.0, 0.9], "reg": [2.0, 3.0, 4.0, 0.9]})
-    p = _nemenyi_pairwise(table).round(3)
+    p = _nemenyi_pairwise(table)
+    np.testing.assert_allclose(p.to_numpy(), POSTHOCS_SMALL, rtol=1e-10, atol=1e-12)
+    p = p.round(3)
     assert p.loc["sele", "mcp"] == 0.650 and p.loc["sele", "reg"] == 0.056 and p.loc["mcp", "reg"] == 0.333
+
+
+@pytest.mark.parametrize("table, expected", [
+    (random_table(), POSTHOCS_RANDOM_TABLE),
+    (pd.DataFrame(DOCSTRING_BLOCKS, columns=["g1", "g2", "g3"]), POSTHOCS_DOCSTRING),
+])
+def test_nemenyi_pairwise_matches_scikit_posthocs(table, expected):
+    np.testing.assert_allclose(_nemenyi_pairwise(table).to_numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+def _range_of_normals_sf(q, k):
+    """P(max - min of k iid N(0, 1) > q) by quadrature: 1 - k int phi(z) (Phi(z) - Phi(z - q))^(k-1) dz."""
+    from scipy import integrate
+    cdf = integrate.quad(lambda z: k * sps.norm.pdf(z) * (sps.norm.cdf(z) - sps.norm.cdf(z - q)) ** (k - 1),
+                         -np.inf, np.inf, epsabs=1e-13, epsrel=1e-12)[0]
+    return 1.0 - cdf
+
+
+def test_nemenyi_pairwise_matches_range_of_normals_by_quadrature():
+    # Independent of scipy's studentized_range: Demsar's z statistic from the average ranks by hand,
+    # the range distribution of k standard normals integrated numerically.
+    table = random_table(n_datasets=9, n_methods=5, seed=3)
+    n, k = table.shape
+    ranks = np.array([sorted(row).index(v) + 1 for row in table.to_numpy() for v in row], float).reshape(n, k)
+    avg = ranks.mean(axis=0)
+    p = _nemenyi_pairwise(table).to_numpy()
+    for i in range(k):
+        for j in range(i + 1, k):
+            z = abs(avg[i] - avg[j]) / math.sqrt(k * (k + 1) / (6 * n))
+            assert p[i, j] == pytest.approx(_range_of_normals_sf(math.sqrt(2) * z, k), abs=1e-8)
+
+
+def test_nemenyi_pairwise_bad_table_names_the_entry():
+    table = random_table()
+    table.iloc[2, 1] = np.nan
+    with pytest.raises(ValueError, match="dataset='d2', method='m1'"):
+        _nemenyi_pairwise(table)
 
 
 # ---------------------------------------------------------------- ranks

@@ -290,7 +290,13 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
 
 
 def _nemenyi_pairwise(table: pd.DataFrame) -> pd.DataFrame:
-    """Pairwise Nemenyi p-values (``scikit_posthocs.posthoc_nemenyi_friedman``).
+    """Pairwise Nemenyi p-values after a Friedman test (Demsar 2006, Sec. 3.2.2).
+
+    Two methods' average ranks ``R_i, R_j`` over ``N`` datasets differ by
+    ``z = |R_i - R_j| / sqrt(k (k + 1) / (6 N))`` standard errors; ``sqrt(2) z`` follows the
+    studentized range of ``k`` normals (df = inf) under the null, whose tail gives the p-value: the
+    pairwise form of the critical difference :func:`nemenyi_cd`. Equal to scikit-posthocs'
+    ``posthoc_nemenyi_friedman`` (tests/test_stats.py keeps its values).
 
     Parameters
     ----------
@@ -300,13 +306,15 @@ def _nemenyi_pairwise(table: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Symmetric k x k p-values indexed by method.
+        Symmetric k x k p-values indexed by method, ones on the diagonal.
     """
-    import scikit_posthocs  # scikit-posthocs: 0.9 s to import, only the pairwise table needs it
-
     table = _validate_table(table)
-    pvalues = scikit_posthocs.posthoc_nemenyi_friedman(table)
-    return pvalues.loc[list(table.columns), list(table.columns)]
+    n, k = table.shape
+    ranks = average_ranks(table).to_numpy()
+    z = np.abs(ranks[:, None] - ranks[None, :]) / math.sqrt(k * (k + 1) / (6.0 * n))
+    pvalues = _sps.studentized_range.sf(math.sqrt(2.0) * z, k, np.inf)
+    np.fill_diagonal(pvalues, 1.0)
+    return pd.DataFrame(pvalues, index=table.columns, columns=table.columns)
 
 
 def significant_pairs(avg_ranks: pd.Series, cd: float) -> list[tuple[str, str]]:

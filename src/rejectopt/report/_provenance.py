@@ -56,7 +56,7 @@ def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
 
 
 _ENVIRONMENT_PACKAGES = (
-    "rejectopt", "numpy", "scipy", "pandas", "scikit-learn", "xgboost", "xgboost-cpu", "scikit-posthocs", "matplotlib",
+    "rejectopt", "numpy", "scipy", "pandas", "scikit-learn", "xgboost", "xgboost-cpu", "matplotlib",
     "snakemake", "snakemake-executor-plugin-slurm", "dlib-bin", "scikit-image",
 )
 
