@@ -408,8 +408,9 @@ def render(tables_dir, out_dir, formats=("png",)) -> list[Path]:
             labels.append(f"certified\ndelta {delta:g}")
         top.set_xticks(range(len(labels)), labels, fontsize="small")
         top.set_title(f"{kind} = {level}", fontsize="medium")
-        bottom.set_xticks(range(len(labels)), labels, fontsize="small")
-        bottom.set_xlim(-0.5, len(labels) - 0.5)
+        bottom.set_xticks(range(1, len(labels)), labels[1:], fontsize="small")
+        bottom.set_xlim(0.5, len(labels) - 0.5)
+        bottom.axhline(0.0, color="grey", linewidth=0.8)
         if j == 0:
             top.set_ylabel("violation rate")
             bottom.set_ylabel("coverage cost (plug-in - certified)")
