@@ -164,6 +164,15 @@ def test_the_defaults_and_an_override():
     assert chosen["scores_of"] == {"lr": ["sele", "reg"], "svm": ["sele", "reg"]}
 
 
+def test_the_default_scores_follow_a_run_that_narrows_its_learned_scores():
+    """A run learning only REG still gets the table (baseline and REG); naming SELE explicitly is refused."""
+    narrowed = {**CONFIG, "scores": {"lr": ["reg"]}}
+    chosen = g.settings(narrowed)
+    assert chosen["scores"] == ["baseline", "reg"] and chosen["scores_of"] == {"lr": ["reg"]}
+    with pytest.raises(ValueError, match=r"guarantees.scores: \['sele'\] is learned for no classifier"):
+        g.settings({**narrowed, "experiment_settings": {"guarantees": {"scores": ["baseline", "sele"]}}})
+
+
 @pytest.mark.slow
 def test_the_guarantees_experiment_runs_in_the_default_pipeline(tmp_path):
     """The default config lists the experiment: its tables, Markdown and figure come out of a demo run."""

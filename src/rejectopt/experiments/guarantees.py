@@ -136,6 +136,12 @@ def settings(config: dict) -> dict:
     staged = {str(c): [str(s) for s in v] for c, v in (config.get("scores") or {}).items()}
     out["scores_of"] = {c: [s for s in out["scores"] if s in learned] for c, learned in staged.items()}
     learned_anywhere = {s for v in staged.values() for s in v}
+    if "scores" not in block and staged:
+        # The default covers the learned scores the run has: a run that narrows config scores
+        # (say to reg only) still gets its guarantees table, for what it learned; a score the
+        # user names in experiment_settings must exist.
+        out["scores"] = [s for s in out["scores"] if s == "baseline" or s in learned_anywhere]
+        out["scores_of"] = {c: [s for s in out["scores"] if s in learned] for c, learned in staged.items()}
     missing = [s for s in out["scores"] if s != "baseline" and s not in learned_anywhere]
     if staged and missing:
         raise ValueError(f"config experiment_settings.{NAME}.scores: {missing} is learned for no classifier of the "
