@@ -13,7 +13,7 @@ from rejectopt.selective import InfeasibleTargetError
 from rejectopt.splits import _derive_seed
 from rejectopt.targets import Target
 
-from support import DEMO_MIRROR, REPO, snakemake
+from support import DEMO_MIRROR
 
 CONFIG = {"scores": {"lr": ["sele", "reg", "tcp"], "svm": ["sele", "reg"]}}
 
@@ -171,20 +171,3 @@ def test_the_default_scores_follow_a_run_that_narrows_its_learned_scores():
     assert chosen["scores"] == ["baseline", "reg"] and chosen["scores_of"] == {"lr": ["reg"]}
     with pytest.raises(ValueError, match=r"guarantees.scores: \['sele'\] is learned for no classifier"):
         g.settings({**narrowed, "experiment_settings": {"guarantees": {"scores": ["baseline", "sele"]}}})
-
-
-@pytest.mark.slow
-def test_the_guarantees_experiment_runs_in_the_default_pipeline(tmp_path):
-    """The default config lists the experiment: its tables, Markdown and figure come out of a demo run."""
-    run = snakemake(tmp_path, "--cores", "2", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite]",
-                    "n_splits=1", "classifiers={classification: [lr]}", "scores={lr: [sele]}",
-                    "experiment_settings={guarantees: {repeats: 60, scores: [baseline, sele]}}", "--", "results/experiments/guarantees/guarantees.md")
-    assert run.returncode == 0, run.stderr[-4000:]
-    out = tmp_path / "results/experiments/guarantees"
-    cells = pd.read_csv(out / "tables/cells.csv", index_col=[0, 1, 2, 3, 4, 5])
-    assert len(cells) == 2 * 3 * 2 and (cells["draws"] == 60).all()
-    assert (cells["certified_violation_rate"] <= stats.binom.ppf(0.999, 60, cells.index.get_level_values("delta")) / 60).all()
-    assert cells["plugin_violation_rate"].mean() > 0.3
-    assert (out / "guarantees.png").exists() and (out / "guarantees.pdf").exists()
-    assert "| sattelite | lr | mcp | coverage | 0.8 | 0.05 |" in (out / "guarantees.md").read_text()
-    assert (REPO / "config.yaml").read_text().count("experiments: [rejectopt.experiments.guarantees]") == 1

@@ -6,8 +6,12 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from support import DEMO_MIRROR, REPO, rule_counts, snakemake
+
+# Every test here runs Snakemake: the `pipeline` extra (conftest skips without it, or fails with CI=true).
+pytestmark = pytest.mark.pipeline
 
 #: Outputs of the CI configuration recorded before the open-method-layer refactor, which had to leave
 #: them byte-identical; sattelite's SVM rows re-recorded since (test_outputs_of_the_ci_configuration_are_unchanged).
@@ -114,6 +118,21 @@ def pipeline_run(tmp_path_factory):
     )
     assert run.returncode == 0, run.stderr[-5000:]
     return workdir
+
+
+@pytest.mark.slow
+def test_the_guarantees_experiment_runs_in_the_default_pipeline(pipeline_run):
+    """The default config lists the guarantees experiment: its tables, Markdown and figure come out of the demo run,
+    the certified targets within delta (up to the 99.9 % binomial quantile of the draws), the plug-in far above."""
+    assert (REPO / "config.yaml").read_text().count("experiments: [rejectopt.experiments.guarantees]") == 1
+    out = pipeline_run / "results/experiments/guarantees"
+    cells = pd.read_csv(out / "tables/cells.csv", index_col=[0, 1, 2, 3, 4, 5])
+    assert len(cells) > 0 and (cells["draws"] == 200).all()
+    deltas = cells.index.get_level_values("delta")
+    assert (cells["certified_violation_rate"] <= stats.binom.ppf(0.999, 200, deltas) / 200).all()
+    assert cells["plugin_violation_rate"].mean() > 0.3
+    assert (out / "guarantees.png").exists() and (out / "guarantees.pdf").exists()
+    assert "| sattelite | lr | mcp | coverage | 0.8 | 0.05 |" in (out / "guarantees.md").read_text()
 
 
 @pytest.mark.slow
@@ -348,3 +367,30 @@ def test_split_job_cpu_s_cuts_training_jobs_by_split_with_the_same_files(tmp_pat
             assert a.files == b.files
             for array in a.files:
                 np.testing.assert_array_equal(a[array], b[array], err_msg=f"split {k}: {array}")
+
+
+@pytest.mark.slow
+def test_table_intervals_rewrite_the_summaries_and_give_each_cells_interval(pipeline_run, tmp_path):
+    """config table_intervals: true after the demo run: the dataset summaries are written again with
+    their interval columns (one split: the mean's interval is the split's), Table 3a's AuRC cells get
+    ``[low, high]`` and its csv ``<method>_low`` / ``_high``; the tables under other metrics stay."""
+    work = _copy_of_run(pipeline_run, tmp_path)
+    run = snakemake(work, "--cores", "2", "results/tables/table3a.md", "--config", f"data_mirror={DEMO_MIRROR}",
+                    "datasets=[sattelite,abalone]", "n_splits=1", "table_intervals=True", timeout=600)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    summary = pd.read_csv(work / "results/summary.csv")
+    before = pd.read_csv(pipeline_run / "results/summary.csv")
+    assert list(summary.columns) == [*before.columns, "aurc_low", "aurc_high", "aurc_mean_low", "aurc_mean_high"]
+    assert summary[before.columns].equals(before)
+    assert ((summary["aurc_low"] < summary["aurc"]) & (summary["aurc"] < summary["aurc_high"])).all()
+    assert summary["aurc_mean_low"].equals(summary["aurc_low"]) and summary["aurc_mean_high"].equals(summary["aurc_high"])
+    from rejectopt.report._format import format_number
+
+    markdown = (work / "results/tables/table3a.md").read_text()
+    row = summary[(summary["dataset"] == "sattelite") & (summary["classifier"] == "lr") & (summary["score"] == "sele")].iloc[0]
+    assert f"[{format_number(row['aurc_low'])}, {format_number(row['aurc_high'])}]" in markdown
+    assert "[low, high]: 95% percentile bootstrap interval of the mean over splits" in markdown
+    csv = pd.read_csv(work / "results/tables/table3a.csv")
+    assert csv.loc[0, "sele_low"] == pytest.approx(row["aurc_mean_low"], rel=1e-12)
+    for name in ("table3a_augrc.md", "table3a_augrc.csv"):
+        assert (work / "results/tables" / name).read_bytes() == (pipeline_run / "results/tables" / name).read_bytes()
