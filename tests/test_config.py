@@ -372,3 +372,10 @@ def test_mapie_convention_with_an_ordinal_dataset_is_refused_at_planning():
     assert message.endswith("choose another aurc_convention (paper is eq. (27)) or drop them from datasets")
     assert plan_run(_default_config(datasets=["letter"], aurc_convention="mapie")).datasets == ["letter"]
     assert plan_run(_default_config(datasets=["abalone"], aurc_convention="geifman")).datasets == ["abalone"]
+
+
+def test_table_intervals_need_the_papers_aurc():
+    assert plan_run(_default_config(datasets=["letter"], table_intervals=True)).datasets == ["letter"]
+    with pytest.raises(ConfigError, match=r"^config table_intervals: the intervals are of the paper's AuRC \(eq. \(27\)\), "
+                                          r"but aurc_convention is 'geifman'; set aurc_convention: paper or table_intervals: false$"):
+        plan_run(_default_config(datasets=["letter"], table_intervals=True, aurc_convention="geifman"))

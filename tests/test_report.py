@@ -484,3 +484,40 @@ def test_figures_are_also_written_as_vector_pdf(tmp_path):
     assert figure_paths("f/x.png", ["png", "pdf", "svg"]) == [Path("f/x.png"), Path("f/x.pdf"), Path("f/x.svg")]
     with pytest.raises(ValueError, match=r"figure format\(s\) \['eps'\] unknown; config figure_formats takes"):
         figure_paths("x.png", ["png", "eps"])
+
+
+def test_table_intervals_are_read_from_the_summary_and_rendered():
+    """config table_intervals: aurc_table takes each (dataset, method)'s aurc_mean_low / _high (the
+    same on every split's row) into (method, 'low'|'high') after its std; render_table writes
+    ``mean ± std [low, high]`` and says which interval it is; the csv's flat columns follow."""
+    spec, summary, _ = _table3a_summary()
+    plain = aurc_table(summary, spec)
+    summary["aurc_mean_low"] = summary["aurc"].groupby([summary["dataset"], summary["score"]]).transform("mean") - 1.0
+    summary["aurc_mean_high"] = summary["aurc_mean_low"] + 2.25
+    table = aurc_table(summary, spec, intervals=True)
+    assert list(table.columns[:8]) == [("mcp", "mean"), ("mcp", "std"), ("mcp", "low"), ("mcp", "high"),
+                                       ("sele", "mean"), ("sele", "std"), ("sele", "low"), ("sele", "high")]
+    assert table.loc["b", ("reg", "low")] == 17.5 and table.loc["b", ("reg", "high")] == 19.75  # 18.5 - 1, + 2.25
+    assert table.drop(columns=["low", "high"], level=1).equals(plain)
+    stats = table_statistics(table, spec.methods)
+    assert stats.average_ranks.equals(table_statistics(plain, spec.methods).average_ranks)
+    md = render_table(table, spec, stats, fmt="md")
+    assert "| a | 12.50 ± 0.71 [11.50, 13.75] | **8.50 ± 0.71 [7.50, 9.75]** | 9.50 ± 0.71 [8.50, 10.75] | 30.50 ± 0.71 | 2 |" in md
+    assert ("[low, high]: 95% percentile bootstrap interval of the mean over splits, 1000 resamples of the test rows"
+            in md.splitlines()[-2])
+    tex = render_table(table, spec, stats, fmt="tex")
+    assert "\\textbf{8.50 $\\pm$ 0.71 [7.50, 9.75]}" in tex and "% [low, high]: 95% percentile" in tex
+    assert render_table(plain, spec, stats) == render_table(aurc_table(summary, spec), spec, stats)  # option off: as before
+
+
+def test_table_intervals_refuse_a_summary_without_them_or_from_two_runs():
+    spec, summary, _ = _table3a_summary()
+    with pytest.raises(ValueError, match=r"table3a: the summary has no aurc_mean_low / aurc_mean_high for every row, "
+                                         r"so it was written with config table_intervals off; rerun the pipeline"):
+        aurc_table(summary, spec, intervals=True)
+    summary["aurc_mean_low"], summary["aurc_mean_high"] = 1.0, 2.0
+    with pytest.raises(ValueError, match="the table intervals .* are of AuRC, not 'augrc'"):
+        aurc_table(summary, spec, "augrc", intervals=True)
+    summary.loc[3, "aurc_mean_high"] = 2.5
+    with pytest.raises(ValueError, match=r"two values of aurc_mean_high for one \(dataset, score\): its rows come from different runs"):
+        aurc_table(summary, spec, intervals=True)

@@ -436,6 +436,15 @@ def _check_convention(config: dict, task: dict) -> None:
             "aurc_convention (paper is eq. (27)) or drop them from datasets") from None
 
 
+def _check_table_intervals(config: dict) -> None:
+    """``table_intervals`` are bootstrap intervals of eq. (27) AuRC: refused beside another convention
+    here, not by every dataset's summary job after training."""
+    convention = config.get("aurc_convention", "paper")
+    if config.get("table_intervals", False) and convention != "paper":
+        raise ConfigError(f"config table_intervals: the intervals are of the paper's AuRC (eq. (27)), but "
+                          f"aurc_convention is {convention!r}; set aurc_convention: paper or table_intervals: false")
+
+
 def _code_files(config: dict) -> dict:
     """Method -> file of the user's class behind it, for the classifiers and scores the config names."""
     names = [c for cs in (config.get("classifiers") or {}).values() for c in cs]
@@ -461,7 +470,7 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     for a file of any size): unknown datasets, classifiers or scores (with the registered names
     listed), scores that do not apply to a classifier, split ratios, C grids, numbers that are
     NaN or infinite, a task of the run left without a classifier, an ``aurc_convention`` that
-    cannot score a task of the run, the class counts of the OOD and double-hinge datasets, and
+    cannot score a task of the run (or comes with ``table_intervals``), the class counts of the OOD and double-hinge datasets, and
     each custom dataset's entry, header (CSV) or array shapes (NPZ). The user's experiments are
     loaded and their settings checked beside it, by
     :func:`rejectopt.experiments._contract.load_experiments` with the config. The content of a custom
@@ -539,6 +548,7 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     task = {d: custom[d].task if d in custom else DATASET_REGISTRY[d].task for d in run}
     _check_classifier_lists(config, task)
     _check_convention(config, task)
+    _check_table_intervals(config)
     _check_class_counts(config, run, custom, n_classes)
     classifiers = {t: list(config.get("classifiers", {}).get(t, [])) for t in TASKS}
     scores = {c: list(s) for c, s in config.get("scores", {}).items()}

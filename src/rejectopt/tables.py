@@ -18,6 +18,9 @@ from .classifiers import CLASSIFIERS
 from .stats import average_ranks, friedman_test, nemenyi_cd
 
 __all__ = [
+    "INTERVAL_COLUMNS",
+    "INTERVAL_LEVEL",
+    "INTERVAL_RESAMPLES",
     "TableSpec",
     "TableStatistics",
     "aurc_table",
@@ -28,6 +31,20 @@ __all__ = [
     "table_specs",
     "table_statistics",
 ]
+
+#: Confidence level of the AuRC intervals of config ``table_intervals``.
+INTERVAL_LEVEL = 0.95
+
+#: Bootstrap resamples of the test rows behind those intervals (1,000: the 2.5 and 97.5 %
+#: percentiles rest on 25 resamples each side; the Monte Carlo error is small beside the interval).
+INTERVAL_RESAMPLES = 1000
+
+#: The summary's columns with config ``table_intervals`` (written by
+#: :func:`rejectopt.experiments.paper.summarize_dataset`, appended after its other columns):
+#: ``aurc_low`` / ``aurc_high``, the split's interval, and ``aurc_mean_low`` / ``aurc_mean_high``,
+#: the interval of the mean over the dataset's splits, the same on each split's row of a
+#: (dataset, classifier, score).
+INTERVAL_COLUMNS = ["aurc_low", "aurc_high", "aurc_mean_low", "aurc_mean_high"]
 
 
 @dataclass(frozen=True)
@@ -106,13 +123,21 @@ def landmarks_spec(scores) -> TableSpec:
                      "Section 5.2.3: DLIB landmarks on 300-W (Fig. 4)")
 
 
-def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc") -> pd.DataFrame:
+def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", intervals: bool = False) -> pd.DataFrame:
     """Mean and std over splits of a test metric (default AuRC) per (dataset, method), and of R@100.
 
     ``metric`` is a column of the summary, one per registered metric
     (:data:`rejectopt.metrics.METRICS`). Returns a frame indexed by dataset with
     columns ``(method, 'mean'|'std')`` for each method of ``spec`` and
     ``('risk_full', ...)``; ``n_splits`` counts the splits behind each row.
+
+    With ``intervals`` (config ``table_intervals``; AuRC only) each method also gets
+    ``(method, 'low'|'high')`` after its std: the summary's ``aurc_mean_low`` /
+    ``aurc_mean_high``, a percentile bootstrap interval of the mean over splits of test AuRC
+    (:data:`INTERVAL_LEVEL`; how it is resampled: ``summarize_dataset`` of
+    :mod:`rejectopt.experiments.paper`). It is computed from the resampled test rows, not from the
+    split values: the mean of the per-split bounds is no interval of the mean, and the split
+    values alone cannot give one.
 
     Parameters
     ----------
@@ -122,17 +147,22 @@ def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc") -> 
         The table: its classifier and methods.
     metric : str, default "aurc"
         The metric column averaged.
+    intervals : bool, default False
+        Add each method's ``(method, 'low'|'high')`` interval columns (``metric`` must be
+        ``"aurc"``).
 
     Returns
     -------
     pandas.DataFrame
-        Indexed by dataset, columns ``(method, 'mean'|'std')``, ``('risk_full', ...)`` and
-        ``('n_splits', '')``.
+        Indexed by dataset, columns ``(method, 'mean'|'std')`` (then ``'low'|'high'`` with
+        ``intervals``), ``('risk_full', ...)`` and ``('n_splits', '')``.
 
     Raises
     ------
     ValueError
-        When ``summary`` has no column ``metric`` or no row of the table's classifier.
+        When ``summary`` has no column ``metric`` or no row of the table's classifier; with
+        ``intervals``, when the metric is not AuRC or the summary lacks finite interval columns
+        or holds two intervals for one (dataset, method).
     """
     if metric not in summary.columns:
         raise ValueError(f"summary has no column {metric!r} (columns: {', '.join(summary.columns)})")
@@ -142,12 +172,37 @@ def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc") -> 
     stats = rows.groupby(["dataset", "score"])[metric].agg(["mean", "std"]).unstack("score")
     stats = stats.swaplevel(axis=1)[[m for m in spec.methods if m in set(rows["score"])]]
     stats.columns = pd.MultiIndex.from_tuples(stats.columns)
+    if intervals:
+        stats = _with_intervals(stats, rows, metric, spec)
     per_split = rows.drop_duplicates(["dataset", "split"])
     risk = per_split.groupby("dataset")["risk_full"].agg(["mean", "std"])
     for col in ("mean", "std"):
         stats[("risk_full", col)] = risk[col]
     stats[("n_splits", "")] = per_split.groupby("dataset")["split"].nunique()
     return stats
+
+
+def _with_intervals(stats: pd.DataFrame, rows: pd.DataFrame, metric: str, spec: TableSpec) -> pd.DataFrame:
+    """``stats`` with ``(method, 'low'|'high')`` after each method's std: the summary's interval of the mean."""
+    if metric != "aurc":
+        raise ValueError(f"{spec.name}: the table intervals (config table_intervals) are of AuRC, not {metric!r}")
+    bounds = ["aurc_mean_low", "aurc_mean_high"]
+    missing = [c for c in bounds if c not in rows.columns]
+    if missing or rows[bounds].isna().to_numpy().any():
+        raise ValueError(f"{spec.name}: the summary has no {' / '.join(bounds)} for every row, so it was written "
+                         "with config table_intervals off; rerun the pipeline with table_intervals: true, which "
+                         "writes the dataset summaries again with the intervals")
+    spread = rows.groupby(["dataset", "score"])[bounds].agg(["min", "max"])
+    for column in bounds:
+        if not (spread[(column, "min")] == spread[(column, "max")]).all():
+            raise ValueError(f"{spec.name}: the summary holds two values of {column} for one (dataset, score): "
+                             "its rows come from different runs; write it again from one run")
+    for column, name in zip(bounds, ("low", "high")):
+        values = spread[(column, "min")].unstack("score")
+        for method in stats.columns.get_level_values(0).unique():
+            stats[(method, name)] = values[method]
+    order = [(m, c) for m in stats.columns.get_level_values(0).unique() for c in ("mean", "std", "low", "high")]
+    return stats[order]
 
 
 def mean_matrix(table: pd.DataFrame, methods) -> pd.DataFrame:

@@ -24,6 +24,8 @@ rule summarize_dataset:
         classifier_files=lambda w: classifier_files(w.dataset),
         score_files=lambda w: score_files(w.dataset),
         aurc_convention=config.get("aurc_convention", "paper"),
+        table_intervals=config.get("table_intervals", False),
+        seed=config.get("seed", 0),
     script:
         "../scripts/summarize_dataset.py"
 

@@ -85,6 +85,7 @@ rule make_table:
     params:
         spec=lambda w: TABLES[w.table],
         metrics=TABLE_METRICS,
+        intervals=config.get("table_intervals", False),  # the AuRC table's only
         # the CD diagram of AuRC is plot_table's (named by classifier, as in the paper's figures)
         cd=lambda w, output: dict(zip(OTHER_METRICS, output.cd)),
         figure_formats=FIGURE_FORMATS,

@@ -16,7 +16,7 @@ spec, cd_paths = snakemake.params.spec, snakemake.params.cd
 summary = read_summary(snakemake.input[0])  # a NaN AuRC is named by its line, not met in the ranks
 outputs = zip(snakemake.params.metrics, snakemake.output.csv, snakemake.output.md, snakemake.output.tex)
 for metric, csv, md, tex in outputs:
-    table = aurc_table(summary, spec, metric)
+    table = aurc_table(summary, spec, metric, intervals=snakemake.params.intervals and metric == "aurc")
     stats = table_statistics(table, spec.methods)
     flat = table.copy()
     flat.columns = ["_".join(filter(None, col)) for col in flat.columns]

@@ -14,5 +14,7 @@ summary = summarize_dataset(
     snakemake.params.classifier_files,
     snakemake.params.score_files,
     snakemake.params.aurc_convention,
+    intervals=snakemake.params.table_intervals,
+    seed=snakemake.params.seed,
 )
 write_csv(summary, snakemake.output[0])

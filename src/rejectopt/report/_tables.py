@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import average_ranks, nemenyi_cd, significant_pairs as _pairs
-from ..tables import TableSpec, TableStatistics
+from ..tables import INTERVAL_LEVEL, INTERVAL_RESAMPLES, TableSpec, TableStatistics
 from ._format import format_number, power_caveat
 from ._specs import label, metric_label
 
@@ -77,7 +77,9 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
 
     Cells are ``mean ± std`` of test AuRC over the splits; the best mean per
     row is bold; the last rows give average ranks, the Friedman p-value and the
-    Nemenyi critical differences.
+    Nemenyi critical differences. A table with interval columns
+    (:func:`rejectopt.tables.aurc_table` with ``intervals``) has ``mean ± std [low, high]``
+    cells and a note saying what the interval is.
 
     Parameters
     ----------
@@ -108,6 +110,8 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
         cells = [dataset]
         for m, mean in zip(methods, means):
             cell = f"{format_number(mean)}{pm}{format_number(row[(m, 'std')])}"
+            if (m, "low") in table.columns:
+                cell += f" [{format_number(row[(m, 'low')])}, {format_number(row[(m, 'high')])}]"
             cells.append(bold(cell) if np.isclose(mean, best) else cell)
         cells.append(f"{format_number(row[('risk_full', 'mean')])}{pm}{format_number(row[('risk_full', 'std')])}")
         cells.append(str(int(row[("n_splits", "")])))
@@ -118,6 +122,10 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
         f"Friedman test p = {format_number(stats.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(stats.iman_davenport_pvalue, 4)}); "
         f"Nemenyi CD = {format_number(stats.cd_005)} (alpha = 0.05), {format_number(stats.cd_010)} (alpha = 0.10).",
     ]
+    if any((m, "low") in table.columns for m in methods):
+        notes.insert(1, f"[low, high]: {INTERVAL_LEVEL:.0%} percentile bootstrap interval of the mean over splits, "
+                        f"{INTERVAL_RESAMPLES} resamples of the test rows (shared by the splits' test parts), given the "
+                        "trained classifiers and scores; the std also holds the splits' training variation.")
     caveat = power_caveat(stats.n_datasets, len(methods), stats.min_friedman_pvalue)
     if caveat:
         notes.append(caveat)
