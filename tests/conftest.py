@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris
 
-from support import COSTS, DEMO_MIRROR, skip_or_fail_without_torch, split, split_paths
+from support import COSTS, DEMO_MIRROR, skip_or_fail_without_pipeline, skip_or_fail_without_torch, split, split_paths
 
 
 @pytest.fixture(scope="module")
@@ -67,5 +67,6 @@ def bc_run(tmp_path_factory):
 
 
 def pytest_runtest_setup(item):
-    """A test marked ``torch`` is skipped without PyTorch, or fails on CI (see skip_or_fail_without_torch)."""
+    """A test marked ``torch`` or ``pipeline`` is skipped without its extra, or fails on CI (see support.py)."""
     skip_or_fail_without_torch(item)
+    skip_or_fail_without_pipeline(item)

@@ -253,7 +253,7 @@ def test_a_registered_plugin_classifier_trains_and_predicts_through_the_registry
     assert "nearest_mean_test" not in CLASSIFIERS
 
 
-@parametrize_with_checks([BinaryHingeSVM()], xfail_strict=True)
+@parametrize_with_checks([BinaryHingeSVM()])
 def test_binary_hinge_svm_passes_sklearn_estimator_checks(estimator, check, monkeypatch):
     run_sklearn_check(check, estimator, monkeypatch)
 

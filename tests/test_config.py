@@ -99,6 +99,7 @@ def _planned_jobs(run) -> dict:
             if len(line.split()) == 2 and line.split()[1].isdigit() and line.split()[0] != "total"}
 
 
+@pytest.mark.pipeline
 def test_an_edited_plugin_or_custom_file_reruns_what_depends_on_it(tmp_path):
     """Real dry runs after the outputs are up to date: the plugin's file is an input of the score
     job that learns its score (only that job reruns), the custom CSV an input of the preparation
@@ -164,6 +165,7 @@ def test_plan_names_the_plugin_file_of_each_classifiers_scores(tmp_path):
         sys.modules.pop("cfg_plan_scores", None)
 
 
+@pytest.mark.pipeline
 def test_a_stray_sklearn_py_in_the_working_directory_changes_nothing(tmp_path):
     """The working directory is never put on sys.path: its sklearn.py is not imported, the plan holds."""
     (tmp_path / "sklearn.py").write_text("raise ImportError('the stray sklearn.py was imported')\n")
@@ -221,6 +223,7 @@ def test_C_score_zero_means_unregularised_and_is_valid():
         ("C_score", [0, 2e6], "config C_score.1: 2000000.0 is invalid: 2000000.0 is greater than the maximum of"),
     ],
 )
+@pytest.mark.pipeline
 def test_the_schema_states_the_C_bounds(key, value, message):
     config = _default_config(**{key: value})
     with pytest.raises(ConfigError) as err:
@@ -248,6 +251,7 @@ def test_a_custom_dataset_in_ood_or_double_hinge_must_declare_its_classes(tmp_pa
     assert plan.n_classes == {"mine": 2}
 
 
+@pytest.mark.pipeline
 def test_a_binary_dataset_in_ood_is_refused_at_planning(tmp_path):
     """A real dry run: refused while the workflow is read, before any job (no results folder), from
     the registry's class count (a custom dataset's declared one is checked the same way)."""
@@ -272,6 +276,7 @@ def test_planning_reads_no_data_file(tmp_path):
     assert plan.n_examples == {"mine": n}
 
 
+@pytest.mark.pipeline
 def test_a_run_of_custom_datasets_only_downloads_no_faces(tmp_path):
     """A real dry run, no mirror set: the paper's datasets would be downloaded, but none is in the
     run, so neither is the 300-W archive (the landmark experiment is skipped, saying so)."""
@@ -285,6 +290,7 @@ def test_a_run_of_custom_datasets_only_downloads_no_faces(tmp_path):
     assert "the run's datasets are all custom_datasets: the 300-W landmark experiment is skipped" in run.stderr
 
 
+@pytest.mark.pipeline
 def test_a_misspelt_key_is_named_with_the_nearest_allowed_one():
     validate_config(_default_config(), SCHEMA)
     for change, message in (({"n_splits": 0}, "config n_splits: 0 is invalid: 0 is less than the minimum of 1"),
@@ -341,6 +347,7 @@ def test_a_plugin_error_is_a_config_error_and_a_plugin_score_is_registered_with_
     ("unpack_max_ratio", float("inf")), ("unpack_max_ratio", float("nan")), ("split_job_cpu_s", float("nan")),
     ("download_deadline_s", float("nan")), ("download_timeout_s", float("nan")), ("download_timeout_s", float("inf")),
 ])
+@pytest.mark.pipeline
 def test_a_number_that_is_nan_or_infinite_is_refused_at_planning(key, value):
     """The schema's bounds let NaN through (every comparison with NaN is false) and inf past a
     minimum; either failed only in a job (unpack_max_ratio=inf: an OverflowError while unpacking)."""

@@ -234,8 +234,7 @@ CS_EXPECTED_FAILED_CHECKS = {
 }
 
 
-@parametrize_with_checks([CrammerSingerSVM()], expected_failed_checks=lambda est: CS_EXPECTED_FAILED_CHECKS,
-                         xfail_strict=True)
+@parametrize_with_checks([CrammerSingerSVM()], expected_failed_checks=lambda est: CS_EXPECTED_FAILED_CHECKS)
 def test_sklearn_estimator_checks(estimator, check, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

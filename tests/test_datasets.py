@@ -116,6 +116,7 @@ def test_available_in_mirror(mirror):
 
 
 # --------------------------------------------------------------------------- prepared data
+@pytest.mark.pipeline  # the prepared fixture reads ccpp's .xlsx (openpyxl)
 @pytest.mark.parametrize("name", MIRRORED)
 def test_prepared_dataset_matches_table2(prepared, name):
     info, path = prepared[name]
@@ -131,6 +132,7 @@ def test_prepared_dataset_matches_table2(prepared, name):
         assert sorted(data.files) == ["X", "y"]
 
 
+@pytest.mark.pipeline  # the prepared fixture reads ccpp's .xlsx (openpyxl)
 def test_equal_frequency_ordinal_targets_are_balanced(prepared):
     for name in ("california", "ccpp", "gpu", "metro", "bikeshare"):
         _, path = prepared[name]
@@ -138,6 +140,7 @@ def test_equal_frequency_ordinal_targets_are_balanced(prepared):
         assert counts.max() <= 1.1 * counts.min(), (name, counts)
 
 
+@pytest.mark.pipeline  # the prepared fixture reads ccpp's .xlsx (openpyxl)
 def test_prepare_is_repeatable_from_cached_raw_files(prepared, mirror, tmp_path):
     out = tmp_path / "abalone.npz"
     raw_dir = tmp_path / "raw"
@@ -231,6 +234,7 @@ def test_equal_frequency_bins_ties_share_a_bin_and_all_bins_nonempty(mirror):
     assert np.array_equal(equal_frequency_bins([3, 1, 2, 2], 10), [2, 0, 1, 1])  # fewer values than bins
 
 
+@pytest.mark.pipeline  # the prepared fixture reads ccpp's .xlsx (openpyxl)
 def test_abalone_classes_follow_the_authors_merge_rule(prepared, mirror):
     rings = np.loadtxt(lzma.open(mirror / "abalone" / "abalone.data.xz", "rt"), delimiter=",", usecols=8)
     y = load_prepared(prepared["abalone"][1])[1]

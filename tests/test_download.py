@@ -154,6 +154,7 @@ def test_download_base_maps_the_host_to_a_folder():
         DownloadOptions(max_ratio=0.5)
 
 
+@pytest.mark.pipeline
 def test_config_keys_are_in_the_schema_and_checked():
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
     config = yaml.safe_load((REPO / "config.yaml").read_text())

@@ -234,6 +234,7 @@ def test_aggregate_is_the_mean_and_std_over_splits():
 # --------------------------------------------------------------------------------------------
 # 4. The Snakemake rules
 # --------------------------------------------------------------------------------------------
+@pytest.mark.pipeline
 @needs_faces
 def test_snakemake_plans_the_landmark_rules_from_faces_mirror(tmp_path):
     run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", f"faces_mirror={FACES}", "datasets=[shuttle]",
@@ -247,6 +248,7 @@ def test_snakemake_plans_the_landmark_rules_from_faces_mirror(tmp_path):
     assert "download_faces" not in counts
 
 
+@pytest.mark.pipeline
 @needs_faces
 def test_snakemake_trains_no_predictor_in_pretrained_mode(tmp_path):
     (tmp_path / "pretrained.yaml").write_text("landmarks:\n  pretrained: true\n")
@@ -257,6 +259,7 @@ def test_snakemake_trains_no_predictor_in_pretrained_mode(tmp_path):
     assert counts.get("train_landmarks") == 2 and "train_predictor" not in counts
 
 
+@pytest.mark.pipeline
 def test_snakemake_skips_landmarks_loudly_with_data_mirror_only(tmp_path):
     run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite]",
                      "n_splits=1")
@@ -265,6 +268,7 @@ def test_snakemake_skips_landmarks_loudly_with_data_mirror_only(tmp_path):
     assert "train_landmarks" not in rule_counts(run.stdout + run.stderr)
 
 
+@pytest.mark.pipeline
 def test_snakemake_plans_the_official_download_without_mirrors(tmp_path):
     run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", "datasets=[shuttle]", "n_splits=2")
     assert run.returncode == 0, run.stderr
@@ -273,6 +277,7 @@ def test_snakemake_plans_the_official_download_without_mirrors(tmp_path):
     assert counts["train_predictor"] == 4
 
 
+@pytest.mark.pipeline
 def test_snakemake_names_a_missing_faces_mirror(tmp_path):
     run = snakemake(tmp_path, "-n", "--config", f"faces_mirror={tmp_path / 'nowhere'}", "datasets=[shuttle]")
     assert run.returncode != 0 and "faces_mirror" in run.stdout + run.stderr and "nowhere" in run.stdout + run.stderr

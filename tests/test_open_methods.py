@@ -154,6 +154,7 @@ scores: {{lr: [sele]}}
     ],
     ids=["missing", "raises", "exits", "name-taken", "no-predict"],
 )
+@pytest.mark.pipeline
 def test_bad_plugin_is_refused_before_any_job(tmp_path, source, expected):
     files = {} if source is None else {"bad_plugin.py": source}
     output = _bad_run(tmp_path, files, PLUGIN_CONFIG.format(module="bad_plugin"))

@@ -111,6 +111,7 @@ def test_every_measured_stand_in_job_fits_its_declaration_not_far_above():
         assert got["mem_mb"] <= 3 * float(r["rss_mb"]) + 500, where
 
 
+@pytest.mark.pipeline
 def test_the_pipeline_declares_the_library_resources_and_splits_costly_pairs(tmp_path):
     """A dry run of covtype + letter: covtype's costly pairs get one job per split, letter's one job
     each, and the jobs declare job_resources' values."""

@@ -162,7 +162,7 @@ SVOR_EXPECTED_FAILED_CHECKS = {
 }
 
 
-@parametrize_with_checks([SVOR()], expected_failed_checks=lambda est: SVOR_EXPECTED_FAILED_CHECKS, xfail_strict=True)
+@parametrize_with_checks([SVOR()], expected_failed_checks=lambda est: SVOR_EXPECTED_FAILED_CHECKS)
 def test_sklearn_estimator_checks(estimator, check, monkeypatch):
     run_sklearn_check(check, estimator, monkeypatch)
 

@@ -6,6 +6,9 @@ import pytest
 from rejectopt.classifiers._selection import classifier_outputs, train_classifier
 from rejectopt.classifiers._xgb import XGB_GRID, XGBLabelSpaceClassifier, train_xgb
 
+# Every test here trains XGBoost: the `pipeline` extra (conftest skips without it, or fails with CI=true).
+pytestmark = pytest.mark.pipeline
+
 SMALL_GRID = ({"max_depth": 2, "learning_rate": 0.3, "n_estimators": 60},
               {"max_depth": 4, "learning_rate": 0.1, "n_estimators": 60},
               {"max_depth": 1, "learning_rate": 0.05, "n_estimators": 5})

@@ -8,7 +8,8 @@ so importing the package itself stays cheap.
 
 import lazy_loader as _lazy
 
-__version__ = "0.1.0"
+# The one place the version is written: pyproject.toml reads it ([tool.setuptools.dynamic]).
+__version__ = "0.2.0"
 
 __getattr__, __dir__, _lazy_names = _lazy.attach(
     __name__,

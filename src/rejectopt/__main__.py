@@ -1,6 +1,6 @@
-"""``python -m rejectopt``: selective prediction for your own classifier (``python -m rejectopt --help``)."""
+"""``python -m rejectopt``: selective prediction for your own classifier (``python -m rejectopt --help``, ``--version``)."""
 
 from .cli import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(prog="python -m rejectopt"))

@@ -83,8 +83,9 @@ def _import_xgboost():
     try:
         import xgboost  # xgboost: heavy, only an XGBoost fit needs it
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("the 'xgb' classifier needs the xgboost package: pip install xgboost-cpu "
-                          "(or xgboost, its CUDA build)") from err
+        raise ImportError("the 'xgb' classifier needs the xgboost package: pip install 'rejectopt[xgboost]' "
+                          "(XGBoost's CPU build, also in the pipeline extra) or pip install xgboost (its CUDA "
+                          "build)") from err
     return xgboost
 
 

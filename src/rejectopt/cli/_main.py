@@ -509,8 +509,14 @@ def run_validate(args):
 # --------------------------------------------------------------------------------------------
 # Parser and entry point
 # --------------------------------------------------------------------------------------------
-def main(argv=None):
-    """Entry point of ``python -m rejectopt``; returns the exit status.
+def _invoked_as(argv0):
+    """The program's name as typed: the console script's file name, ``python -m rejectopt`` for ``-m``."""
+    name = Path(argv0).name
+    return "python -m rejectopt" if name in ("__main__.py", "") else name
+
+
+def main(argv=None, prog=None):
+    """Entry point of ``rejectopt`` and ``python -m rejectopt``; returns the exit status.
 
     Bad input (:class:`InputError`) is one line on stderr and exit status 2; anything
     else is a bug and keeps its traceback.
@@ -519,13 +525,18 @@ def main(argv=None):
     ----------
     argv : list of str or None, default=None
         The command line without the program name; None reads ``sys.argv``.
+    prog : str or None, default=None
+        The program's name in the help and errors; None: as invoked (``sys.argv[0]``) when ``argv`` is
+        None, else ``rejectopt``.
 
     Returns
     -------
     int
         0 on success, 2 (:data:`rejectopt.cli._errors.EXIT_INPUT_ERROR`) on bad input.
     """
-    args = build_parser().parse_args(argv)
+    if prog is None:
+        prog = _invoked_as(sys.argv[0]) if argv is None else "rejectopt"
+    args = build_parser(prog).parse_args(argv)
     run = {"select": run_select, "apply": run_apply, "validate": run_validate}[args.command]
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .. import __version__
 from ..scores import get_score, score_names
 from ..scores._selection import SCORE_C_GRID
 
@@ -31,8 +32,13 @@ def _non_negative_int(text):
     return value
 
 
-def build_parser():
-    """The ``argparse`` parser of ``python -m rejectopt``.
+def build_parser(prog="rejectopt"):
+    """The ``argparse`` parser of ``rejectopt`` / ``python -m rejectopt``.
+
+    Parameters
+    ----------
+    prog : str, default="rejectopt"
+        The program as the user invoked it, for the usage line, the errors and ``--version``.
 
     Returns
     -------
@@ -40,12 +46,13 @@ def build_parser():
         With the subcommands ``select`` and ``apply`` and their options.
     """
     parser = argparse.ArgumentParser(
-        prog="python -m rejectopt",
+        prog=prog,
         description="Selective prediction for your own classifier: learn an uncertainty score and the optimal "
                     "(randomized Bayes) selection function of Franc, Prusa & Voracek (JMLR 2023).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Exit status: 0 on success, 2 on bad input (one-line message, no partial output).")
     parser.add_argument("-q", "--quiet", action="store_true", help="log warnings only (no progress)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{select,apply,validate}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,

@@ -44,6 +44,10 @@ __all__ = ["NETWORK_ARRAYS", "NETWORK_CSV", "Table", "class_indices", "class_voc
 
 log = logging.getLogger(__name__)
 
+#: Correctly rounded floats under pandas < 3 too, as the datasets' readers (datasets._parsers.EXACT_FLOATS):
+#: the same file gives the same model.json bits under every supported pandas.
+EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
 
 @dataclass
 class Table:
@@ -328,7 +332,7 @@ def _read_frame(path):
                          "logits=..., labels=...) or X=..., y_pred=..., y=...) or a CSV with a header")
     source = _csv_source(path)
     try:
-        frame = pd.read_csv(source, skipinitialspace=True, compression=None)
+        frame = pd.read_csv(source, skipinitialspace=True, compression=None, **EXACT_FLOATS)
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: the file is empty") from None
     except (ValueError, OSError) as err:  # ParserError, UnicodeDecodeError, unreadable file

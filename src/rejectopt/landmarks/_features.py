@@ -158,8 +158,8 @@ def hog_features(image, landmarks) -> np.ndarray:
 
     >>> image = np.random.default_rng(0).integers(0, 256, size=(64, 64)).astype(np.uint8)
     >>> features = hog_features(image, np.c_[np.linspace(16, 48, 68), np.full(68, 32.0)])
-    >>> features.shape, np.linalg.norm(features[:36]).round(6)
-    ((2448,), np.float64(1.0))
+    >>> features.shape, round(float(np.linalg.norm(features[:36])), 6)
+    ((2448,), 1.0)
     """
     landmarks = _as_shapes(landmarks, "landmarks")[0]
     return _hog_descriptors(_landmark_patches(image, landmarks)).ravel()
