@@ -222,7 +222,9 @@ def test_summary_intervals_known_answer(digits_run):
     for i, j in ((0, 2), (1, 3)):  # the rows of one score in splits 0 and 1
         expected = np.quantile((values[i] + values[j]) / 2, [0.025, 0.975])
         for row in (i, j):
-            np.testing.assert_allclose(summary.loc[row, ["aurc_mean_low", "aurc_mean_high"]], expected, rtol=1e-9)
+            # as floats: pandas < 3 gives a row of a mixed-type frame as an object Series
+            np.testing.assert_allclose(summary.loc[row, ["aurc_mean_low", "aurc_mean_high"]].to_numpy(float), expected,
+                                       rtol=1e-9)
     assert ((summary["aurc_low"] < summary["aurc"]) & (summary["aurc"] < summary["aurc_high"])).all()
     # the mean of two splits varies less than each: its interval is narrower than theirs on average
     width = summary["aurc_high"] - summary["aurc_low"]
