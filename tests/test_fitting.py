@@ -135,8 +135,11 @@ def test_fit_selective_on_digits_known_answer():
     fit = fit_selective(X, y_pred, loss, Target("coverage", 0.8), parts, n_classes=10)
     assert type(fit.score) is SELE and fit.parts is parts and fit.uncertainty.shape == (898,)
     assert fit.C == 1.0
-    assert {C: round(a, 1) for C, a in fit.validation_aurc.items()} == {0.0: 8.1, 1.0: 7.2, 10.0: 8.1, 100.0: 9.6,
-                                                                         1000.0: 9.9}
+    aurcs = {C: round(a, 1) for C, a in fit.validation_aurc.items()}
+    # C = 0 is unregularised, an ill-conditioned fit whose last digits follow the BLAS build's rounding
+    # (8.1 with numpy 2.4.3's OpenBLAS, 7.9 with 2.4.0's and the older ones)
+    assert aurcs.pop(0.0) in (7.9, 8.0, 8.1)
+    assert aurcs == {1.0: 7.2, 10.0: 8.1, 100.0: 9.6, 1000.0: 9.9}
     report = parts["report"]
     accept = fit.selection.acceptance_probability(fit.uncertainty[report])
     risk = float(accept @ loss[report] / accept.sum())
