@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import lazy_loader as _lazy
 
+from .stats import _check_confidence
 from .selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -350,17 +351,6 @@ def _certified_from_dict(selection: Any, certificate: Any, *, name: str = "certi
 # --------------------------------------------------------------------------------------------
 # Input checks
 # --------------------------------------------------------------------------------------------
-def _check_confidence(confidence: Any) -> float:
-    """``confidence`` as a float in (0, 1), or ValueError naming it."""
-    try:
-        value = float(confidence)
-    except (TypeError, ValueError):
-        raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1) (it is 1 - delta, e.g. 0.95), got {value:g}")
-    return value
-
-
 def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any) -> tuple[float, bool]:
     """B (the largest loss by definition) and whether every loss is 0 or B.
 

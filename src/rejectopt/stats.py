@@ -387,6 +387,21 @@ def _z_value(confidence: float) -> float:
     return float(_sps.norm.ppf(0.5 + confidence / 2))
 
 
+def _check_confidence(confidence: Any, name: str = "confidence") -> float:
+    """``confidence`` (a level ``1 - delta``) as a float in (0, 1), or ValueError naming ``name``.
+
+    The one check of a confidence level: certified targets, bands, paired tests and bootstrap
+    intervals all read ``1 - delta`` the same way.
+    """
+    try:
+        value = float(confidence)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1), got {confidence!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1) (it is 1 - delta, e.g. 0.95), got {value:g}")
+    return value
+
+
 def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion ``successes / n``.
 

@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import stats as _stats
+from ..stats import _check_confidence as check_confidence
 from ._losses import _as_loss_and_uncertainty
 
 
@@ -101,16 +102,6 @@ def loss_kind(loss, loss_bound):
         raise ValueError(f"loss_bound={bound!r} is below the largest loss {float(values[-1])!r}; pass the bound of "
                          "the loss's definition")
     return bound, bool(np.all((values == 0.0) | (values == bound)))
-
-
-def check_confidence(confidence):
-    try:
-        confidence = float(confidence)
-    except (TypeError, ValueError):
-        raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    return confidence
 
 
 def mean_interval(sums, squares, counts, bound, binary, alpha):
