@@ -8,6 +8,7 @@ from scipy import stats
 
 from rejectopt.experiments import check_experiment
 from rejectopt.experiments import guarantees as g
+from rejectopt.report.guarantees import render
 from rejectopt.experiments._contract import load_experiments, split_inputs
 from rejectopt.selective import InfeasibleTargetError
 from rejectopt.splits import _derive_seed
@@ -132,11 +133,14 @@ def test_render_writes_the_markdown_and_the_figure(result, tmp_path):
     (tmp_path / "tables").mkdir()
     for name, table in tables.items():
         table.to_csv(tmp_path / "tables" / f"{name}.csv")
-    written = g.render(tmp_path / "tables", tmp_path / "out", ("png", "pdf"))
+    written = render(tmp_path / "tables", tmp_path / "out", ("png", "pdf"))
     assert [p.name for p in written] == ["guarantees.md", "guarantees.png", "guarantees.pdf"]
     text = written[0].read_text()
     assert "| target | level | delta | cells |" in text and "| sattelite | lr | sele | risk | 0.5 x base | 0.05 |" in text
-    assert written[1].read_bytes()[:4] == b"\x89PNG"
+    assert written[1].read_bytes()[:4] == b"\x89PNG" and written[2].read_bytes()[:5] == b"%PDF-"
+    # the same tables give the same bytes (no creation date), so a rerun or a SLURM run equals a local one
+    again = render(tmp_path / "tables", tmp_path / "again", ("png", "pdf"))
+    assert [p.read_bytes() for p in again] == [p.read_bytes() for p in written]
 
 
 def test_an_ordinal_dataset_gives_no_rows(staged):
