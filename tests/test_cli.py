@@ -199,7 +199,7 @@ def test_module_entry_point_exits_2_without_traceback(tmp_path):
                              str(tmp_path / "none.json"), "--data", "x.csv", "--out", str(tmp_path / "d.csv")],
                             capture_output=True, text=True)
     assert result.returncode == 2
-    assert result.stderr.strip().startswith("error:") and "Traceback" not in result.stderr
+    assert result.stderr.strip().startswith("python -m rejectopt: error:") and "Traceback" not in result.stderr
     assert "no such file" in result.stderr
 
 
@@ -714,7 +714,7 @@ def test_sele_over_its_memory_budget_exits_2_naming_the_file_and_the_alternative
     assert status == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
     n_fit = split_rows(n)["fit"].size
     estimate = estimate_fit_bytes(n_fit, d, K, 500, "float32", 1)
-    assert err.startswith(f"error: {data}: --score sele would need about {estimate / 2**20:.1f} MiB of memory to fit "
+    assert err.startswith(f"rejectopt: error: {data}: --score sele would need about {estimate / 2**20:.1f} MiB of memory to fit "
                           f"{n_fit} rows of {d} features for {K} predicted class(es), over the budget of 1e+05 bytes "
                           "($REJECTOPT_SELE_MEMORY_BUDGET=1e5): refused before allocating, nothing written. Use "), err
     for remedy in remedies:
@@ -724,7 +724,7 @@ def test_sele_over_its_memory_budget_exits_2_naming_the_file_and_the_alternative
     # a budget that is no number is the user's input too, refused before the data are read
     monkeypatch.setenv("REJECTOPT_SELE_MEMORY_BUDGET", "lots")
     assert cli.main([command, "--data", str(data), "--score", "sele", "--out", str(out), "-q", *extra]) == 2
-    assert capsys.readouterr().err == ("error: $REJECTOPT_SELE_MEMORY_BUDGET must be a number of bytes > 0, got "
+    assert capsys.readouterr().err == ("rejectopt: error: $REJECTOPT_SELE_MEMORY_BUDGET must be a number of bytes > 0, got "
                                        "'lots'\n")
     assert not out.exists()
 

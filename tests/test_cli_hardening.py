@@ -40,7 +40,7 @@ def run(argv, capsys):
 def assert_one_line_error(status, err, *fragments):
     assert status == 2, err
     assert "Traceback" not in err
-    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
+    assert len(err.splitlines()) == 1 and err.startswith("rejectopt: error: "), err
     for fragment in fragments:
         assert fragment in err, (fragment, err)
 

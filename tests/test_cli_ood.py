@@ -216,7 +216,7 @@ def test_bad_input_exits_2_naming_the_culprit_and_writes_nothing(case, paths, tm
     out = tmp_path / "sel"
     status, err = run(["select", "--data", data, "--target", target, "--out", out, "--C", "1", "-q", *extra], capsys)
     assert status == 2, err
-    assert "Traceback" not in err and len(err.splitlines()) == 1 and err.startswith("error: "), err
+    assert "Traceback" not in err and len(err.splitlines()) == 1 and err.startswith("rejectopt: error: "), err
     for fragment in fragments:
         assert fragment in err, (fragment, err)
     assert not out.exists()

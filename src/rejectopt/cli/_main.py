@@ -544,5 +544,5 @@ def main(argv=None, prog=None):
     try:
         return run(args)
     except InputError as err:
-        print(f"error: {one_line(err)}", file=sys.stderr)
+        print(f"{prog}: error: {one_line(err)}", file=sys.stderr)  # argparse's own form
         return EXIT_INPUT_ERROR
