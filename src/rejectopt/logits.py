@@ -777,7 +777,7 @@ def _feature_sources(features, embeddings):
     return sources
 
 
-def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores=("sele", "reg", "tcp"),
+def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores=None,
                baselines=None, features="auto", C_grid=SCORE_C_GRID, calibration_fraction=0.3,
                report_fraction=0.2, validation_fraction=0.3, seed=0, n_jobs=1, min_rows=10, post_hoc=None):
     """Baselines and learned scores of a network's outputs, compared on held-out rows.
@@ -797,8 +797,9 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
         Penultimate-layer features (see ``features``).
     target : str or Target, default="coverage=0.8"
         Of the selection functions (:func:`rejectopt.targets.parse_target`; risk in percent).
-    scores : str or sequence of str, default=("sele", "reg", "tcp")
-        Registered learned scores. ``"sele_shared"`` / ``"reg_shared"`` (one weight vector for
+    scores : str or sequence of str or None, default=None
+        Registered learned scores; None = every one that works on any features
+        (``score_names(learned=True, general=True)``: REG, TCP, SELE and a user's own). ``"sele_shared"`` / ``"reg_shared"`` (one weight vector for
         all classes on class-agnostic features of the logits, for many classes) always read the
         logits, whatever ``features``.
     baselines : str or sequence of str or None, default=None
@@ -854,7 +855,8 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
         if first is not None:  # standardising such a feature overflows: every learned score would be constant
             raise NetworkOutputError(array, f"value {values[first]:g} is beyond +-{FEATURE_LIMIT:g}, the bound of a "
                                      "feature (standardising it overflows float64); rescale the outputs", *first)
-    scores = [scores] if isinstance(scores, str) else list(scores)
+    scores = (score_names(learned=True, general=True) if scores is None
+              else [scores] if isinstance(scores, str) else list(scores))
     baselines = [baselines] if isinstance(baselines, str) else baselines
     post_hoc = list(POST_HOC) if post_hoc is None else [post_hoc] if isinstance(post_hoc, str) else list(post_hoc)
     unknown = [name for name in post_hoc if name not in POST_HOC]

@@ -335,9 +335,9 @@ def significant_pairs(avg_ranks: pd.Series, cd: float) -> list[tuple[str, str]]:
     Examples
     --------
     >>> import pandas as pd
-    >>> ranks = pd.Series({"sele": 1.36, "tcp": 2.36, "mcp": 2.73, "reg": 3.55})
+    >>> ranks = pd.Series({"a": 1.36, "b": 2.36, "c": 2.73, "d": 3.55})
     >>> significant_pairs(ranks, cd=1.26)
-    [('sele', 'mcp'), ('sele', 'reg')]
+    [('a', 'c'), ('a', 'd')]
     """
     if not np.isfinite(cd):
         return []

@@ -6,7 +6,8 @@ A certified :class:`rejectopt.targets.Target` promises that, with probability at
 meets the target; the plug-in target meets it on the calibration rows only. Each split of each
 classification dataset checks both, for every classifier of the run and the scores
 ``baseline`` (the classifier's own: MCP for LR / XGBoost, the margin for SVM, which has no
-posteriors), ``sele`` and ``reg``, all read from the staged files (no refit):
+posteriors) and the registered scores that learn from the loss (REG, SELE, and a user's own:
+``score_names(learns_from="loss", general=True)``), all read from the staged files (no refit):
 
 * **population**: the split's Tst rows (at most ``max_rows`` of them, a seeded subsample when
   there are more: the guarantee holds for any population, so a subsample is as strict a check
@@ -40,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from ..classifiers import get_classifier
+from ..scores import score_names
 from ..selective import InfeasibleTargetError
 from ..splits import _derive_seed
 from ..stats import _clopper_pearson
@@ -56,7 +58,7 @@ NAME = "guarantees"
 
 #: Settings (config ``experiment_settings.guarantees``), overridable key by key.
 DEFAULTS = {
-    "scores": ["baseline", "sele", "reg"],
+    "scores": None,  # None: the baseline and the registered scores that learn from the loss
     "risk_fractions": [0.5, 0.75],
     "coverages": [0.8],
     "deltas": [0.1, 0.05],
@@ -126,6 +128,8 @@ def settings(config: dict) -> dict:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
             raise ValueError(f"config experiment_settings.{NAME}.{key} must be an integer >= {least}, got {value!r}")
         out[key] = int(value)
+    if out["scores"] is None:
+        out["scores"] = ["baseline", *score_names(learns_from="loss", general=True)]
     scores = out["scores"]
     if isinstance(scores, str) or not scores or len(set(scores)) != len(scores):
         raise ValueError(f"config experiment_settings.{NAME}.scores must be a list of distinct score names "

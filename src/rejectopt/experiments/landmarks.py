@@ -52,7 +52,7 @@ from ..landmarks._faces import load_images, load_truths
 from ..landmarks._parallel import map_in_processes
 from ..landmarks._predictor import load_predictor, predict_landmarks, pretrained_predictor_path, train_shape_predictor
 from ..metrics import aurc
-from ..scores import get_score, make_score, score_names, select_C
+from ..scores import make_score, score_names, select_C
 from ..scores._baselines import face_score as face_score_uncertainty
 from ..scores._selection import SCORE_C_GRID
 from ..splits import _check_ratios, _derive_seed, load_split, make_splits, save_splits
@@ -148,8 +148,7 @@ STAGED_DETECTIONS = "detections"
 
 #: The scores learned on the HOG features of each face: the registered scores that learn from the
 #: loss (Section 5.2.3 compares SELE and REG with the face detector's score, the baseline).
-LEARNED_SCORES = tuple(n for n in score_names(learned=True)
-                       if get_score(n).learns_from == "loss" and get_score(n).applies_to is None)
+LEARNED_SCORES = tuple(score_names(learns_from="loss", general=True))
 #: The uncertainties reported: the baseline, then :data:`LEARNED_SCORES`.
 METHODS = ("face_score", *LEARNED_SCORES)
 _RESULT_ARRAYS = ("tst_index", "loss", "pred", *(f"uncertainty_{m}" for m in METHODS))

@@ -234,13 +234,21 @@ def get_score(name: str) -> ScoreInfo:
     return SCORES.get(name)
 
 
-def score_names(*, learned: bool | None = None) -> list[str]:
+def score_names(*, learned: bool | None = None, learns_from: str | None = None, general: bool = False) -> list[str]:
     """Registered score names; ``learned=True`` only learned ones, ``False`` only baselines.
+
+    The one place a default list of methods comes from: a score registered later (a user's
+    plugin) joins the defaults that ask for its kind, and no list of names is typed elsewhere.
 
     Parameters
     ----------
     learned : bool or None, default=None
         None: all.
+    learns_from : {"loss", "true_class_posterior", "classifier"} or None, default=None
+        Only the scores that learn from this target (``register_score``'s ``learns_from``).
+    general : bool, default=False
+        Only the scores registered without ``applies_to``, which work on any features (not,
+        say, the class-shared scores that read a network's logits only).
 
     Returns
     -------
@@ -251,8 +259,12 @@ def score_names(*, learned: bool | None = None) -> list[str]:
     --------
     >>> score_names(learned=True), score_names(learned=False)
     (['reg', 'tcp', 'sele', 'reg_shared', 'sele_shared'], ['mcp', 'margin', 'face_score'])
+    >>> score_names(learns_from="loss", general=True)
+    ['reg', 'sele']
     """
-    return [n for n, info in SCORES.items() if learned is None or info.baseline != learned]
+    return [n for n, info in SCORES.items()
+            if (learned is None or info.baseline != learned) and (learns_from is None or info.learns_from == learns_from)
+            and not (general and info.applies_to is not None)]
 
 
 def make_score(name: str, C, **context):
