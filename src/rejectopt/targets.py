@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import lazy_loader as _lazy
 
 from ._certify import (
     CertifiedSelection,
@@ -28,7 +27,7 @@ from ._certify import (
 from .ood import fit_bounded_precision_recall, fit_bounded_tpr_fpr
 from .ood._metrics import operating_points
 from .ood._validation import CONSTRAINT_TOL
-from .stats import selective_risk_interval, wilson_interval
+from .stats import _clopper_pearson, selective_risk_interval, wilson_interval
 from .selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -38,8 +37,6 @@ from .selective import (
     fit_cost_based,
 )
 
-#: scipy.stats, imported at its first use (the validity check's Clopper-Pearson interval).
-_sps = _lazy.load("scipy.stats", suppress_warning=True)
 
 __all__ = ["Target", "OODTarget", "parse_target", "CertifiedSelection", "certification_table", "validate_target"]
 
@@ -783,11 +780,7 @@ def validate_target(loss: Any, uncertainty: Any, target: "Target", *, repeats: i
         infeasible_rate=("infeasible", "mean"), mean_coverage=("population_coverage", "mean"),
         mean_risk=("population_risk", "mean"))
     violations = summary["violations"].to_numpy(dtype=float)
-    summary["violation_low"] = np.where(violations > 0, _sps.beta.ppf(0.025, np.maximum(violations, 1e-300),
-                                                                      repeats - violations + 1), 0.0)
-    summary["violation_high"] = np.where(violations < repeats, _sps.beta.isf(0.025, violations + 1,
-                                                                             np.maximum(repeats - violations, 1e-300)),
-                                         1.0)
+    summary["violation_low"], summary["violation_high"] = _clopper_pearson(violations, repeats, 0.05)
     summary["delta"] = round(1.0 - target.confidence, 12)
     summary = summary[["violations", "violation_rate", "violation_low", "violation_high", "delta",
                        "infeasible_rate", "mean_coverage", "mean_risk"]]
