@@ -73,6 +73,10 @@ def test_licence_is_mit_with_its_holder():
     assert PYPROJECT["project"]["license"] == "MIT" and PYPROJECT["project"]["license-files"] == ["LICENSE"]
     # `license = "MIT"` as one SPDX string is accepted from setuptools 77 on.
     assert PYPROJECT["build-system"]["requires"] == ["setuptools>=77.0.1"]
+    # The build below runs without isolation (offline), with the environment's setuptools: the test extra
+    # brings the same floor, as a fresh venv's bundled setuptools (65.5 on Python 3.11) is older.
+    test_extra = PYPROJECT["project"]["optional-dependencies"]["test"]
+    assert [r for r in test_extra if requirement_name(r) == "setuptools"] == PYPROJECT["build-system"]["requires"]
 
 
 def test_core_dependencies_leave_the_pipeline_to_its_extras():
@@ -127,7 +131,7 @@ def test_program_name_follows_the_invocation(capsys):
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory):
     """The sdist built from this checkout and the wheel built from the sdist (so the sdist is complete),
-    without build isolation: offline, with this environment's setuptools."""
+    without build isolation: offline, with this environment's setuptools (the test extra's floor)."""
     out = tmp_path_factory.mktemp("dist")
     result = run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, REPO)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -160,6 +164,25 @@ def test_sdist_and_wheel_pass_twine_check_and_carry_the_licence(dist):
     assert unconditional == {"numpy", "scipy", "pandas", "scikit-learn", "matplotlib", "lazy-loader", "pyyaml",
                              "threadpoolctl"}
     assert not unconditional & set(NOT_CORE)
+
+
+@pytest.mark.slow
+def test_sdist_is_the_library_without_tests_or_pipeline(dist):
+    """The sdist carries the package's source and the files a user reads, nothing else: not the tests
+    (setuptools adds tests/test*.py by default, which cannot run without conftest.py, support.py and
+    tests/data), nor the pipeline, docs, examples or benchmarks, which are used from a git clone."""
+    sdist, _ = dist
+    with tarfile.open(sdist) as tar:
+        files = {m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile()}
+    assert not {f for f in files if f.startswith("tests/")}, "the sdist carries tests"
+    assert not {f for f in files if f.split("/")[0] in ("workflow", "docs", "examples", "benchmarks", "envs")}
+    build_metadata = {f for f in files if f.startswith("src/rejectopt.egg-info/")}
+    assert "src/rejectopt.egg-info/PKG-INFO" in build_metadata
+    package = {p.relative_to(REPO).as_posix() for p in (REPO / "src" / "rejectopt").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    assert files - build_metadata == package | {
+        "PKG-INFO", "setup.cfg", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE", "CITATION.cff", "CHANGELOG.md",
+    }
 
 
 @pytest.mark.slow
