@@ -136,8 +136,9 @@ def test_prefit_decides_exactly_as_select_and_apply(readme_example):
     assert model.selection_.to_dict() == saved["selection"]
     for name in ("coef", "intercept", "mean", "scale"):
         np.testing.assert_array_equal(getattr(model.uncertainty_score_, f"{name}_"), np.asarray(saved["score"][name]))
-    assert model.report_["coverage"] == report["report"]["coverage"]
+    assert model.report_["coverage_expected"] == report["report"]["coverage"]
     assert model.report_["selective_risk"] == report["report"]["selective_risk"]
+    assert model.report_["risk_unit"] == report["risk_unit"] == "%"
     assert {k: v.size for k, v in model.split_.items()} == {"classifier": 0, "fit": 875, "validation": 375,
                                                            "calibration": 750, "report": 500}
     for name, rows in split_rows(len(val), seed=0).items():
@@ -391,7 +392,17 @@ def test_report_on_held_out_rows(digits):
     all_rows = np.concatenate(list(model.split_.values()))
     assert np.unique(all_rows).size == len(y_trn)
     assert model.report_["n_rows"] == sizes["report"] == round(0.2 * (len(y_trn) - sizes["classifier"]))
-    assert 0.6 < model.report_["coverage"] <= 1.0
+    assert sorted(model.report_) == ["coverage_expected", "coverage_reached", "n_rows", "risk_unit", "selective_risk"]
+    assert 0.6 < model.report_["coverage_expected"] <= 1.0
+    rows = model.split_["report"]
+    assert model.report_["coverage_reached"] == model.accept(X_trn[rows]).mean()
+    accepted = model.accept(X_trn[rows])
+    errors = 100.0 * (model.estimator_.predict(X_trn[rows]) != y_trn[rows])
+    # no report row ties at the threshold, so no draw: the expected coverage is the one reached
+    assert not np.any(model.predict_uncertainty(X_trn[rows]) == model.selection_.threshold)
+    assert model.report_["coverage_expected"] == pytest.approx(model.report_["coverage_reached"])
+    assert model.report_["selective_risk"] == pytest.approx(errors[accepted].mean())
+    assert model.report_["risk_unit"] == "%"
     assert model.random_seed_ == 0
 
 
@@ -534,8 +545,8 @@ def test_all_correct_rows_and_tied_coverage_warn_as_select_reports():
                                   "correct): there is nothing to learn")
     report_rows = model.split_["report"]
     reached = model.accept(X[report_rows]).mean()
-    assert model.report_["coverage_decided"] == reached == 13 / 36
-    assert model.report_["coverage"] == pytest.approx(0.6)  # expected over the draws: the target
+    assert model.report_["coverage_reached"] == reached == 13 / 36
+    assert model.report_["coverage_expected"] == pytest.approx(0.6)  # expected over the draws: the target
     assert messages[1] == ("coverage reached on the 36 held-out report rows is 0.361 (95 % interval [0.225, 0.524]) for "
                            "a target coverage of 0.6: 36 of them tie at the threshold and are accepted with probability "
                            "0.6 each, drawn by tie_breaking='hash'; expect a coverage off the target on new rows too "
@@ -787,3 +798,4 @@ def test_confidence_with_the_absolute_error_uses_the_label_range_as_bound():
     assert loss.max() < 9
     expected = Target("risk", 1, confidence=0.9).fit(loss, model.predict_uncertainty(X[cal]), loss_bound=9.0)
     assert model.selection_ == expected and model.selection_.method == "ltt"
+    assert model.report_["risk_unit"] == "MAE"  # label units, not the percent of the 0/100 loss

@@ -31,6 +31,9 @@ __all__ = ["SelectiveClassifier"]
 
 _TARGETS = ("coverage", "risk", "reject-cost")
 _LOSSES = ("zero_one", "mae")
+#: The unit of a selective risk under each loss, as ``select``'s report.json names it (``risk_unit``):
+#: a risk read without it is taken on the wrong scale (2.5 % errors for 0.025).
+_RISK_UNITS = {"zero_one": "%", "mae": "MAE"}
 
 
 def _take_rows(X_raw, X, rows):
@@ -182,9 +185,17 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     validation_aurc_ : dict
         ``C -> validation AuRC``.
     report_ : dict
-        On the held-out report rows: expected ``coverage`` and ``selective_risk`` (loss
-        units; None when nothing is accepted) of the selection function, ``n_rows``, and
-        ``coverage_decided``, the share of them :meth:`predict` accepts (its tie draws).
+        The selection function on the ``n_rows`` held-out report rows:
+
+        - ``coverage_expected``: the share of them accepted in expectation, a row tied at the
+          threshold counting as its acceptance probability (``coverage`` of ``select``'s
+          ``report.json``);
+        - ``coverage_reached``: the share :meth:`predict` accepts once the tied rows are drawn
+          (``tie_breaking``); it strays from the expected one when many rows tie;
+        - ``selective_risk``: the mean loss of the accepted rows, in ``risk_unit``; None when
+          nothing is accepted;
+        - ``risk_unit``: ``"%"`` for the 0/100 loss (2.5 means 2.5 % errors, not 250 %),
+          ``"MAE"`` for ``loss="mae"`` (label units), as ``report.json``'s ``risk_unit``.
     split_ : dict of ndarray
         Row indices of ``X`` in each part: ``classifier``, ``fit``, ``validation``,
         ``calibration``, ``report``.
@@ -552,8 +563,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.random_seed_ = seed
         decided = decide(self.uncertainty_score_, self.selection_, X_rest[rep], classes[rep], seed=seed,
                          tie_breaking=self.tie_breaking).accept
-        self.report_ = {"coverage": coverage, "selective_risk": None if math.isnan(risk) else risk,
-                        "n_rows": int(rep.size), "coverage_decided": float(decided.mean()) if rep.size else math.nan}
+        self.report_ = {"coverage_expected": coverage,
+                        "coverage_reached": float(decided.mean()) if rep.size else math.nan,
+                        "selective_risk": None if math.isnan(risk) else risk,
+                        "risk_unit": _RISK_UNITS[self.loss], "n_rows": int(rep.size)}
         if kind == "coverage":
             self._warn_about_coverage(value, decided, fitted.uncertainty[rep])
         if kind == "risk":
@@ -649,7 +662,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
         Tied rows are accepted by a draw (eq. 25); where many rows tie (a constant score, few distinct
         rows), the draws decide the coverage, which can land far from the target although the
-        expected coverage (:attr:`report_`) meets it. The warning fires when the target lies outside
+        expected coverage (``coverage_expected`` of :attr:`report_`) meets it. The warning fires when the target lies outside
         the 95 % Wilson interval of the reached coverage. Without ties the coverage differs from the
         target by the sampling of the calibration and report rows only, which :attr:`report_` shows.
         """
