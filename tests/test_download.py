@@ -488,13 +488,49 @@ def test_malicious_archive_is_refused_with_nothing_extracted(case, tmp_path):
     assert not Path("/tmp/rejectopt-evil.txt").exists()
 
 
-def test_damaged_or_foreign_archive_is_refused(tmp_path):
+def _cut_tar() -> bytes:
+    """The small 300-W archive uncompressed, cut in the middle of its last file's data."""
+    tar = gzip.decompress(tar_gz(faces_members()))
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        last = [member for member in archive.getmembers() if member.isfile()][-1]
+    assert last.size > 1
+    return tar[: last.offset_data + last.size // 2]
+
+
+DAMAGED_ARCHIVES = {  # case -> (archive bytes, what the message says went wrong)
+    # the gzip stream is read whole before the tar: a cut one is refused there (check_stream)
+    "gzip stream cut": (lambda: _damage(tar_gz(faces_members()), "truncated"),
+                        r"cannot decompress the archive \S+ as \.gz \(EOFError: .*\): the file is corrupt or "
+                        r"truncated; nothing was written\. "),
+    # no compression to check: the tar reader refuses it
+    "tar cut in a member": (_cut_tar, r"the archive \S+ is corrupt or truncated \(ReadError: unexpected end of data\)\. "),
+    "empty file": (lambda: b"", r"the archive \S+ is corrupt or truncated \(ReadError: file could not be opened "),
+}
+
+
+@pytest.mark.parametrize("case", list(DAMAGED_ARCHIVES))
+def test_damaged_archive_is_refused_in_one_wording(case, tmp_path):
+    """A damaged archive is refused where it is found damaged -- its gzip stream (read whole first)
+    or its tar -- and both refusals say the same: nothing was extracted, what to do, moved aside."""
+    build, pattern = DAMAGED_ARCHIVES[case]
     work = tmp_path / "300w"
     work.mkdir()
     archive = work / "ibug_300W_large_face_landmark_dataset.tar.gz"
-    archive.write_bytes(tar_gz(faces_members())[:-3000])
-    with pytest.raises(DecompressionError, match=r"cannot decompress the archive .* corrupt or truncated.*Nothing was extracted"):
+    archive.write_bytes(build())
+    with pytest.raises(DecompressionError) as info:
         extract_official_archive(archive, work / "extracted")
+    message = str(info.value)
+    assert message.startswith(f"{archive.name}: "), message
+    assert re.search(pattern, message, re.DOTALL), message
+    assert (". Nothing was extracted; delete it and run again to download it anew. The archive was not recorded in "
+            f"checksums.lock and was moved aside to {archive}.rejected; the next run downloads it again.") in message
+    assert files_in(work) == [archive.name + ".rejected"]
+
+
+def test_foreign_archive_is_refused(tmp_path):
+    work = tmp_path / "300w"
+    work.mkdir()
+    archive = work / "ibug_300W_large_face_landmark_dataset.tar.gz"
     archive.write_bytes(tar_gz({"top/afw/a.jpg": b"x"}))
     with pytest.raises(ValueError, match=r"not the official 300-W layout .*afw.* not found"):
         extract_official_archive(archive, work / "extracted")

@@ -228,9 +228,10 @@ def extract_archive(tar_path, dest, check=None, max_ratio: float = MAX_UNPACK_RA
             except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError) as error:
                 if isinstance(error, OSError) and error.errno is not None:
                     raise  # a real I/O error (disk full, permissions), not bad data
+                # worded as check_stream's refusal above (the same redo), which a damaged compressed stream meets first
                 raise DecompressionError(
-                    f"{tar_path}: the archive is corrupt or truncated ({type(error).__name__}: {error}); "
-                    "nothing was extracted. Delete it and run again to download it anew."
+                    f"{Path(tar_path).name}: the archive {tar_path} is corrupt or truncated "
+                    f"({type(error).__name__}: {error}). {redo}."
                 ) from error
             if check is not None:
                 check(root)
