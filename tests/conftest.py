@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris
 
-from support import COSTS, DEMO_MIRROR, skip_or_fail_without_pipeline, skip_or_fail_without_torch, split, split_paths
+from support import (COSTS, DEMO_MIRROR, skip_or_fail_without_mirror, skip_or_fail_without_pipeline,
+                     skip_or_fail_without_torch, split, split_paths)
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +68,8 @@ def bc_run(tmp_path_factory):
 
 
 def pytest_runtest_setup(item):
-    """A test marked ``torch`` or ``pipeline`` is skipped without its extra, or fails on CI (see support.py)."""
+    """A test marked ``torch`` or ``pipeline`` is skipped without its extra, one marked ``mirror``
+    without the variable naming its offline copy; each fails instead on CI (see support.py)."""
     skip_or_fail_without_torch(item)
     skip_or_fail_without_pipeline(item)
+    skip_or_fail_without_mirror(item)

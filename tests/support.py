@@ -1,9 +1,9 @@
 """What several test modules share, so that no test module imports another.
 
 The Snakemake runner and the demo mirror of the pipeline tests; the seeded split of the fixtures;
-the torch marker's rule; the 300-W face helpers; the synthetic result frames that an experiment's
-tests and its report's tests both read. The fixtures built on them are in tests/conftest.py; the
-excerpts of the download-only datasets in tests/excerpts.py.
+the rules of the torch, pipeline and mirror markers; the 300-W face helpers; the synthetic result
+frames that an experiment's tests and its report's tests both read. The fixtures built on them are
+in tests/conftest.py; the excerpts of the raw files the repository does not ship in tests/excerpts.py.
 """
 
 import importlib.util
@@ -80,9 +80,49 @@ def skip_or_fail_without_pipeline(item):
     pytest.skip(f"needs {', '.join(missing)}: pip install 'rejectopt[pipeline]'")
 
 
+# --------------------------------------------------------------------------- the full offline copies (marker ``mirror``)
+#: The variables a test marked ``mirror`` reads, and the folder each names: full offline copies of
+#: the official files, which the repository does not ship (CI sets them in its second pass).
+MIRRORS = {
+    "REJECTOPT_DATA_MIRROR": "the full raw-data mirror (<dataset>/<file>.xz copies of the official raw files "
+                             "and their MANIFEST*.tsv)",
+    "REJECTOPT_FACES_MIRROR": "the offline 300-W faces (afw/, helen_testset/, helen_trainset/: <name>.jpg + "
+                              "<name>.pts)",
+}
+
+
+def mirror_folder(variable):
+    """The folder ``$variable`` names (see :data:`MIRRORS`), None when it is unset or empty."""
+    assert variable in MIRRORS, variable
+    value = os.environ.get(variable, "")
+    return Path(value) if value else None
+
+
+def skip_or_fail_without_mirror(item):
+    """A test marked ``mirror`` needs each variable its marker names (:data:`MIRRORS`) set to a folder:
+    skipped when one is unset, with a reason naming it, except on CI (``CI=true``), where it is a
+    failure; a variable set to something that is not a folder is a failure (a typo must not skip)."""
+    variables = [name for marker in item.iter_markers("mirror") for name in marker.args or ("REJECTOPT_DATA_MIRROR",)]
+    for variable in dict.fromkeys(variables):
+        folder = mirror_folder(variable)
+        if folder is None:
+            if os.environ.get("CI", "").lower() == "true":
+                pytest.fail(f"{variable} is not set but CI=true: .ci/run sets it to {MIRRORS[variable]}")
+            pytest.skip(f"needs {variable}: {MIRRORS[variable]}")
+        if not folder.is_dir():
+            pytest.fail(f"{variable}={folder} is not a folder: point it at {MIRRORS[variable]}, or unset it to "
+                        "skip the tests marked mirror")
+
+
+#: The marker of a test on the full raw-data mirror.
+needs_data_mirror = pytest.mark.mirror("REJECTOPT_DATA_MIRROR")
+
+
 # --------------------------------------------------------------------------- 300-W faces (landmarks)
-FACES = Path(os.environ.get("REJECTOPT_FACES_MIRROR", REPO.parent / "shared" / "data" / "faces"))
-needs_faces = pytest.mark.skipif(not (FACES / "afw").is_dir(), reason=f"300-W face copy not found at {FACES}")
+#: The offline 300-W faces of the tests marked ``mirror("REJECTOPT_FACES_MIRROR")`` (None: unset, those tests skip).
+FACES = mirror_folder("REJECTOPT_FACES_MIRROR")
+#: The marker of a test on the offline 300-W faces.
+needs_faces = pytest.mark.mirror("REJECTOPT_FACES_MIRROR")
 
 
 def random_points(seed=0):

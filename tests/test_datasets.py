@@ -1,9 +1,13 @@
-"""Tests of rejectopt.datasets against the shared raw-data mirror (xz copies of the official files)."""
+"""Tests of rejectopt.datasets: the registry, fetching and checksums, the parsers and custom datasets.
+
+They run on the demo mirror the repository ships (abalone, sattelite, shuttle) and on files they
+write; those marked ``mirror`` read every dataset of the full raw-data mirror (xz copies of the
+official files) that $REJECTOPT_DATA_MIRROR names, and skip without it.
+"""
 
 from __future__ import annotations
 
 import lzma
-import os
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +29,8 @@ from rejectopt.datasets._parsers import equal_frequency_bins
 from rejectopt.datasets._prepare import available_in_mirror, fingerprint
 from rejectopt.datasets._registry import CLASSIFICATION, ORDINAL, RawFile
 from rejectopt.datasets._trust import LOCK_FILE_NAME, read_lock, sha256_of_file
+from support import DEMO_MIRROR, mirror_folder, needs_data_mirror
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 MIRRORED = (
     "avila", "letter", "marketing", "pendigit", "phishing", "sattelite", "shuttle",
     "abalone", "bank", "bikeshare", "california", "ccpp", "cpu", "gpu", "metro",
@@ -35,9 +39,10 @@ MIRRORED = (
 
 @pytest.fixture(scope="session")
 def mirror() -> Path:
-    path = Path(os.environ.get("REJECTOPT_DATA_MIRROR", REPO_ROOT.parent / "shared" / "data" / "raw"))
-    if not path.is_dir():
-        pytest.skip(f"data mirror not found at {path} (set REJECTOPT_DATA_MIRROR)")
+    """The full raw-data mirror, $REJECTOPT_DATA_MIRROR (a test using it is marked ``mirror``: it
+    skips before this runs when the variable is unset)."""
+    path = mirror_folder("REJECTOPT_DATA_MIRROR")
+    assert path is not None, "a test that reads the full data mirror must be marked needs_data_mirror"
     return path
 
 
@@ -66,9 +71,6 @@ def test_registry_lists_the_22_datasets_of_table2():
         assert (spec.n_examples, spec.n_features, spec.n_classes) == spec.table2
 
 
-DEMO_MIRROR = REPO_ROOT / "workflow" / "resources" / "demo_mirror"
-
-
 def test_every_pinned_hash_has_its_size_and_the_demo_mirror_holds_those_sizes():
     """The size beside each sha256 (a copy is stopped at it) is the decompressed demo copy's, which
     has that hash; a file without a pinned hash has no pinned size (its cap is unpack_max_ratio)."""
@@ -89,8 +91,9 @@ def test_every_pinned_hash_has_its_size_and_the_demo_mirror_holds_those_sizes():
         RawFile(dataset="toy", name="t.csv", url="https://example.invalid/t.csv", size=-1)
 
 
+@needs_data_mirror
 def test_the_pinned_sizes_are_the_manifests(mirror):
-    """The shared mirror's MANIFESTs give each file's uncompressed bytes beside its sha256."""
+    """The full mirror's MANIFESTs give each file's uncompressed bytes beside its sha256."""
     import csv
 
     listed = {}
@@ -108,6 +111,7 @@ def test_get_spec_unknown_name_lists_valid_names():
     assert "avila" in str(info.value) and "superconduct" in str(info.value)
 
 
+@needs_data_mirror
 def test_available_in_mirror(mirror):
     for name in REGISTRY:
         assert available_in_mirror(name, mirror) == (name in MIRRORED), name
@@ -116,6 +120,7 @@ def test_available_in_mirror(mirror):
 
 
 # --------------------------------------------------------------------------- prepared data
+@needs_data_mirror
 @pytest.mark.pipeline  # the prepared fixture reads ccpp's .xlsx (openpyxl)
 @pytest.mark.parametrize("name", MIRRORED)
 def test_prepared_dataset_matches_table2(prepared, name):
@@ -132,6 +137,7 @@ def test_prepared_dataset_matches_table2(prepared, name):
         assert sorted(data.files) == ["X", "y"]
 
 
+@needs_data_mirror
 @pytest.mark.pipeline  # the prepared fixture reads ccpp's .xlsx (openpyxl)
 def test_equal_frequency_ordinal_targets_are_balanced(prepared):
     for name in ("california", "ccpp", "gpu", "metro", "bikeshare"):
@@ -140,13 +146,12 @@ def test_equal_frequency_ordinal_targets_are_balanced(prepared):
         assert counts.max() <= 1.1 * counts.min(), (name, counts)
 
 
-@pytest.mark.pipeline  # the prepared fixture reads ccpp's .xlsx (openpyxl)
-def test_prepare_is_repeatable_from_cached_raw_files(prepared, mirror, tmp_path):
+def test_prepare_is_repeatable_from_cached_raw_files(tmp_path):
     out = tmp_path / "abalone.npz"
     raw_dir = tmp_path / "raw"
-    first = prepare_dataset("abalone", raw_dir, out, mirror=mirror, allow_download=False)
+    first = prepare_dataset("abalone", raw_dir, out, mirror=DEMO_MIRROR, allow_download=False)
     second = prepare_dataset("abalone", raw_dir, out, mirror=None, allow_download=False)
-    assert first == second == prepared["abalone"][0]
+    assert first == second and first["xy_sha256"] == get_spec("abalone").xy_sha256
 
 
 # --------------------------------------------------------------------------- checksums
@@ -159,9 +164,9 @@ def _mirror_with_content(tmp_path: Path, raw_file: RawFile, content: bytes) -> P
 
 
 @pytest.mark.parametrize("damage", ["flip_one_byte", "truncate"])
-def test_damaged_mirror_file_is_refused(mirror, tmp_path, damage):
+def test_damaged_mirror_file_is_refused(tmp_path, damage):
     raw_file = get_spec("abalone").files[0]
-    content = bytearray(lzma.decompress((mirror / "abalone" / "abalone.data.xz").read_bytes()))
+    content = bytearray(lzma.decompress((DEMO_MIRROR / "abalone" / "abalone.data.xz").read_bytes()))
     if damage == "flip_one_byte":
         content[1000] ^= 0x01
     else:
@@ -222,9 +227,9 @@ def test_equal_frequency_bins_balanced_on_continuous_data():
         assert np.array_equal(y, equal_frequency_bins(target, k))  # deterministic
 
 
-def test_equal_frequency_bins_ties_share_a_bin_and_all_bins_nonempty(mirror):
+def test_equal_frequency_bins_ties_share_a_bin_and_all_bins_nonempty():
     rings = np.loadtxt(
-        lzma.open(mirror / "abalone" / "abalone.data.xz", "rt"), delimiter=",", usecols=8
+        lzma.open(DEMO_MIRROR / "abalone" / "abalone.data.xz", "rt"), delimiter=",", usecols=8
     )
     assert len(np.unique(rings)) == 28
     y = equal_frequency_bins(rings, 19)
@@ -234,10 +239,10 @@ def test_equal_frequency_bins_ties_share_a_bin_and_all_bins_nonempty(mirror):
     assert np.array_equal(equal_frequency_bins([3, 1, 2, 2], 10), [2, 0, 1, 1])  # fewer values than bins
 
 
-@pytest.mark.pipeline  # the prepared fixture reads ccpp's .xlsx (openpyxl)
-def test_abalone_classes_follow_the_authors_merge_rule(prepared, mirror):
-    rings = np.loadtxt(lzma.open(mirror / "abalone" / "abalone.data.xz", "rt"), delimiter=",", usecols=8)
-    y = load_prepared(prepared["abalone"][1])[1]
+def test_abalone_classes_follow_the_authors_merge_rule(tmp_path):
+    rings = np.loadtxt(lzma.open(DEMO_MIRROR / "abalone" / "abalone.data.xz", "rt"), delimiter=",", usecols=8)
+    prepare_dataset("abalone", tmp_path / "raw", tmp_path / "abalone.npz", mirror=DEMO_MIRROR, allow_download=False)
+    y = load_prepared(tmp_path / "abalone.npz")[1]
     counts = np.bincount(y)
     assert len(counts) == 19 and counts.min() > 0
     assert counts[0] == np.sum(rings <= 3) and counts[-1] == np.sum(rings >= 21)
