@@ -1,5 +1,7 @@
-"""The excerpts of the 7 download-only datasets (tests/data/excerpts), packaged as their official URLs
-serve them: what tests/test_excerpts.py fetches and parses, and tests/http_server.py serves."""
+"""The excerpts of tests/data/excerpts, packaged as their official URLs serve them: what
+tests/test_excerpts.py fetches and parses, and tests/http_server.py serves. They are of the 7
+download-only datasets and of bikeshare, whose raw file the repository does not ship either (the
+demo mirror holds abalone, sattelite and shuttle only)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 EXCERPT_SHAPES = {  # (rows after parsing, classes present) of the stored excerpts
     "covtype": (118, 3), "codrna": (70, 2), "ijcnn": (60, 2), "sensorless": (42, 2),
-    "superconduct": (50, 10), "msd": (56, 13), "facebook": (109, 10),
+    "superconduct": (50, 10), "msd": (56, 13), "facebook": (109, 10), "bikeshare": (120, 10),
 }
 
 
@@ -77,6 +79,12 @@ def official_downloads(name: str, files: dict[str, bytes] | None = None) -> dict
             # a decoy with the same columns: the reader must take Variant_1
             "Dataset/Training/Features_Variant_2.csv": b"".join(variant_1.splitlines(keepends=True)[:10]),
             "Dataset/Testing/Features_TestSet.csv": crlf(plain("facebook/Features_TestSet.csv")),
+        })}
+    if name == "bikeshare":  # UCI's zip also holds day.csv: a decoy (hour.csv's first rows) the reader must pass by
+        hour = crlf(plain("bikeshare/hour.csv"))
+        return {f"{UCI}/00275/Bike-Sharing-Dataset.zip": zipped({
+            "day.csv": b"".join(hour.splitlines(keepends=True)[:5]),
+            "hour.csv": hour,
         })}
     raise KeyError(name)
 

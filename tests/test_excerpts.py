@@ -1,7 +1,9 @@
-"""The 7 download-only datasets, read from small excerpts through the pipeline's own code.
+"""The 7 download-only datasets and bikeshare, read from small excerpts through the pipeline's own code.
 
 For covtype, codrna, ijcnn, sensorless, superconduct, msd and facebook no raw
-file is in the shared mirror, so their readers never met real bytes.  The
+file is in the project's offline mirror, so their readers never met real bytes
+otherwise; bikeshare's hour.csv is in that mirror but not in the repository (the
+demo mirror holds abalone, sattelite and shuttle), so a clone has only this.  The
 excerpts in tests/data/excerpts/ (provenance in MANIFEST.tsv: "real" ones are
 the beginning of public copies of the raw files, "format-faithful" ones follow
 the published format where no copy exists) are packaged (tests/excerpts.py) exactly as the
@@ -19,6 +21,7 @@ import csv
 import dataclasses
 import hashlib
 import io
+import lzma
 import re
 import runpy
 import urllib.error
@@ -35,11 +38,18 @@ from rejectopt.datasets._parsers import equal_frequency_bins
 from rejectopt.datasets._prepare import parse_raw
 from rejectopt.datasets._trust import read_lock
 from excerpts import EXCERPT_SHAPES, EXCERPTS, UCI, crlf, edit_cell, excerpt, official_downloads, zipped
+from support import mirror_folder
 
-DATASETS = ("covtype", "codrna", "ijcnn", "sensorless", "superconduct", "msd", "facebook")
+DATASETS = ("covtype", "codrna", "ijcnn", "sensorless", "superconduct", "msd", "facebook", "bikeshare")
 MAX_EXCERPT_BYTES = 200_000
-# sha256 of the first 60 lines of the mirror's Features_TestSet.csv (CRLF, as in UCI's Dataset.zip)
-FACEBOOK_TEST_PREFIX_SHA256 = "b20462638a7cf344761b217ae5926036c63fb6eba2c82ca893a315e446983cb4"
+#: Real excerpts cut from a file of the full data mirror (CR removed for storage) -> (mirror copy, sha256
+#: of the excerpt with CRLF restored: that of the copy's first lines, as UCI's zips hold them).
+MIRROR_PREFIXES = {
+    "facebook/Features_TestSet.csv": ("facebook/Features_TestSet.csv.xz",
+                                      "b20462638a7cf344761b217ae5926036c63fb6eba2c82ca893a315e446983cb4"),
+    "bikeshare/hour.csv": ("bikeshare/hour.csv.xz",
+                           "bbb0770d0762eed027851234ba622795e5fda68e7c5b8323846a74a141be4249"),
+}
 
 
 @pytest.fixture
@@ -174,10 +184,22 @@ def expected_facebook():
     return values[:, :-1], equal_frequency_bins(target, 10), target.tolist()
 
 
+def expected_bikeshare():
+    header, *rows = list(csv.reader(io.StringIO(excerpt("bikeshare/hour.csv").decode("ascii"))))
+    assert header == ["instant", "dteday", "season", "yr", "mnth", "hr", "holiday", "weekday", "workingday",
+                      "weathersit", "temp", "atemp", "hum", "windspeed", "casual", "registered", "cnt"]  # UCI's Readme
+    table = [dict(zip(header, row)) for row in rows]
+    assert all(int(r["casual"]) + int(r["registered"]) == int(r["cnt"]) for r in table)
+    # Table 2's 11 features: the row id, the date, cnt's two parts and workingday (holiday and weekday give it) dropped
+    kept = ["season", "yr", "mnth", "hr", "holiday", "weekday", "weathersit", "temp", "atemp", "hum", "windspeed"]
+    target = [float(r["cnt"]) for r in table]
+    return np.array([[float(r[c]) for c in kept] for r in table]), equal_frequency_bins(np.array(target), 10), target
+
+
 EXPECTED = {
     "covtype": expected_covtype, "codrna": expected_codrna, "ijcnn": expected_ijcnn,
     "sensorless": expected_sensorless, "superconduct": expected_superconduct, "msd": expected_msd,
-    "facebook": expected_facebook,
+    "facebook": expected_facebook, "bikeshare": expected_bikeshare,
 }
 
 
@@ -255,8 +277,22 @@ def test_registry_url_typo_fails_with_the_url(network, tmp_path):
         fetch_file(raw_file, tmp_path / "raw", mirror=None, progress=False)
 
 
-def test_facebook_test_excerpt_is_a_byte_prefix_of_the_mirrored_file():
-    assert hashlib.sha256(crlf(excerpt("facebook/Features_TestSet.csv"))).hexdigest() == FACEBOOK_TEST_PREFIX_SHA256
+@pytest.mark.parametrize("relative", list(MIRROR_PREFIXES))
+def test_excerpt_cut_from_a_mirrored_file_is_its_recorded_prefix(relative):
+    assert hashlib.sha256(crlf(excerpt(relative))).hexdigest() == MIRROR_PREFIXES[relative][1]
+
+
+@pytest.mark.mirror("REJECTOPT_DATA_MIRROR")
+@pytest.mark.parametrize("relative", list(MIRROR_PREFIXES))
+def test_excerpt_cut_from_a_mirrored_file_is_a_byte_prefix_of_the_official_file(relative):
+    """The mirror's copy is the official file (its sha256 is the registry's pin) and begins with the
+    excerpt, CRLF restored: the recorded prefix hash above is that of real bytes."""
+    copy, _ = MIRROR_PREFIXES[relative]
+    official = lzma.decompress((mirror_folder("REJECTOPT_DATA_MIRROR") / copy).read_bytes())
+    dataset, name = copy.removesuffix(".xz").split("/")
+    raw_file = next(f for f in get_spec(dataset).files if f.name == name)
+    assert hashlib.sha256(official).hexdigest() == raw_file.sha256
+    assert official.startswith(crlf(excerpt(relative)))
 
 
 def test_line_endings_do_not_change_the_parse(network, tmp_path):
