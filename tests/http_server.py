@@ -20,9 +20,11 @@ in order (then the file is served normally):
                   ``DRIP_INTERVAL_S`` (never a silence long enough for a read timeout)
 ``drip_head``     the status line and headers themselves one byte every ``DRIP_INTERVAL_S``
 
-Also here: the official packaging of the mirror's raw files (zip, tar.gz, gzip and
-unix ``compress`` .Z, plain), built from the mirror's xz copies, and of a small 300-W
-archive.  The 7 download-only datasets' packaging is the one of tests/excerpts.py.
+Also here: the official packaging of a raw-data mirror's files (zip, tar.gz, gzip and
+unix ``compress`` .Z, plain), built from its xz copies (the demo mirror the repository
+ships, or the full one of $REJECTOPT_DATA_MIRROR), and of a small 300-W archive (synthetic
+faces, or real ones from $REJECTOPT_FACES_MIRROR's offline copy).  The excerpts' packaging
+(the 7 download-only datasets, bikeshare) is the one of tests/excerpts.py.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from __future__ import annotations
 import gzip
 import io
 import lzma
-import os
 import socket
 import struct
 import tarfile
@@ -40,9 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from excerpts import official_downloads, zipped
-from support import DEMO_MIRROR
 
-REPO = Path(__file__).resolve().parents[1]
 UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 TORGO = "https://www.dcc.fc.up.pt/~ltorgo/Regression"
@@ -295,14 +294,6 @@ def tar_gz(members: dict[str, bytes]) -> bytes:
     return gzip.compress(buffer.getvalue(), compresslevel=6, mtime=0)
 
 
-def mirror_folder() -> Path:
-    """The raw-data mirror: $REJECTOPT_DATA_MIRROR, else ../shared/data/raw, else the demo mirror."""
-    for candidate in (os.environ.get("REJECTOPT_DATA_MIRROR"), REPO.parent / "shared" / "data" / "raw"):
-        if candidate and Path(candidate).is_dir():
-            return Path(candidate)
-    return DEMO_MIRROR
-
-
 def _mirror_bytes(mirror: Path, dataset: str, name: str) -> bytes | None:
     path = mirror / dataset / f"{name}.xz"
     return lzma.decompress(path.read_bytes()) if path.is_file() else None
@@ -347,8 +338,6 @@ MIRRORED_PACKAGING = {
 }
 #: Members that only keep the parser honest (never read): included if the mirror has them.
 OPTIONAL_MEMBERS = (".domain", "Readme.txt")
-#: The 7 datasets no full raw file of which is in the mirror: served as excerpts (tests/data/excerpts).
-EXCERPT_DATASETS = ("codrna", "covtype", "ijcnn", "sensorless", "superconduct", "msd", "facebook")
 
 
 def package(kind: str, contents: dict[str, bytes]) -> bytes:
@@ -391,7 +380,6 @@ def facebook_downloads(mirror: Path) -> tuple[dict[str, bytes], bool]:
 
 
 # --------------------------------------------------------------------------- 300-W
-FACES = Path(os.environ.get("REJECTOPT_FACES_MIRROR", REPO.parent / "shared" / "data" / "faces"))
 TOP = "ibug_300W_large_face_landmark_dataset"
 #: Archive folder -> (mirror folder, base names): a handful of real faces placed in the
 #: official archive's folders (the lfpw samples get the archive's image_NNNN names).
@@ -406,7 +394,7 @@ FACE_PICKS = {
 
 
 def _synthetic_face(seed: int) -> tuple[bytes, bytes]:
-    """A small JPEG and a 68-point .pts, for machines without the faces mirror."""
+    """A small JPEG and a 68-point .pts (the archive's faces when no offline copy is given)."""
     from PIL import Image
 
     buffer = io.BytesIO()
@@ -415,12 +403,13 @@ def _synthetic_face(seed: int) -> tuple[bytes, bytes]:
     return buffer.getvalue(), f"version: 1\nn_points:  68\n{{\n{points}\n}}\n".encode()
 
 
-def faces_members() -> dict[str, bytes]:
-    """{archive member: bytes} of the small 300-W archive (2 faces per folder, 1 for lfpw/testset, ibug)."""
+def faces_members(faces: Path | None = None) -> dict[str, bytes]:
+    """{archive member: bytes} of a small 300-W archive in the official layout: 2 faces per folder,
+    real ones picked from the offline copy ``faces`` (1 for lfpw/testset and ibug), else synthetic."""
     members = {}
     for n, (folder, (source, names)) in enumerate(FACE_PICKS.items()):
-        directory = FACES / source
-        if directory.is_dir():
+        directory = faces / source if faces is not None else None
+        if directory is not None:
             names = names or sorted(p.stem for p in directory.glob("*.pts"))[:2]
             for name in names:
                 image = next(p for p in (directory / f"{name}.jpg", directory / f"{name}.png") if p.exists())

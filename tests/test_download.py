@@ -2,10 +2,14 @@
 
 tests/http_server.py serves the official files at ``/<host>/<path>`` on
 127.0.0.1, the layout the ``download_base`` config key maps the official URLs
-to, with faults on demand.  Mirrored datasets are served as the real bytes of
-the shared mirror packaged as the official URLs serve them (zip, tar.gz, gzip,
-unix compress .Z, plain); the 7 download-only datasets as the excerpts of
-tests/data/excerpts (packaged by tests/excerpts.py).
+to, with faults on demand.  What the repository ships is served: the demo
+mirror's datasets (abalone, sattelite, shuttle) as their real bytes packaged as
+the official URLs serve them (zip, tar.gz, gzip, unix compress .Z, plain); the
+7 download-only datasets and bikeshare as the excerpts of tests/data/excerpts
+(packaged by tests/excerpts.py); a 300-W archive of synthetic faces.  The end to
+end test runs a second time, marked ``mirror``, on the full offline copies
+($REJECTOPT_DATA_MIRROR, $REJECTOPT_FACES_MIRROR): every mirrored dataset's real
+bytes and real faces.
 
 * Faults (library level, the code download_raw runs): each fault, persistent,
   ends in one error naming the file, the URL, the status or hashes and the
@@ -54,13 +58,12 @@ from http_server import (
     faces_members,
     lzw_bomb,
     lzw_compress,
-    mirror_folder,
     mirrored_downloads,
     served_path,
     tar_gz,
 )
 from excerpts import EXCERPT_SHAPES, edit_cell, excerpt, official_downloads
-from support import snakemake
+from support import DEMO_MIRROR, mirror_folder, snakemake
 
 from rejectopt.config import ConfigError, validate_config
 from rejectopt.datasets import (
@@ -92,16 +95,18 @@ FAST = dict(retries=2, backoff_s=0.01, timeout_s=0.3)
 
 
 # --------------------------------------------------------------------------- fixtures
-@pytest.fixture(scope="session")
-def official_files():
-    """{official URL: bytes} of the 22 datasets and the 300-W archive, and how each dataset is served:
-    "real" (the mirror's bytes), "excerpt" or "unavailable" (not in the mirror used)."""
-    mirror = mirror_folder()
+def files_to_serve(mirror: Path, faces: Path | None) -> dict:
+    """{official URL: bytes} of the 22 datasets and the 300-W archive from the raw-data mirror
+    ``mirror`` and the offline faces ``faces`` (None: synthetic faces), and how each dataset is served:
+    "real" (the mirror's bytes), "excerpt" (tests/data/excerpts), "excerpt+real" (facebook with the
+    mirror's test file) or "unavailable" (in neither: a 404)."""
     downloads, kinds = {}, {}
     for name in REGISTRY:
         if name in MIRRORED_PACKAGING:
             served = mirrored_downloads(name, mirror)
-            kinds[name] = "unavailable" if served is None else "real"
+            kinds[name] = "real" if served is not None else "excerpt" if name == "bikeshare" else "unavailable"
+            if kinds[name] == "excerpt":
+                served = official_downloads(name)
             downloads.update(served or {})
         elif name == "facebook":
             served, real_test_file = facebook_downloads(mirror)
@@ -110,8 +115,15 @@ def official_files():
         else:
             kinds[name] = "excerpt"
             downloads.update(official_downloads(name))
-    downloads[FACES_URL] = tar_gz(faces_members())
+    downloads[FACES_URL] = tar_gz(faces_members(faces))
     return {"downloads": downloads, "kinds": kinds, "mirror": mirror}
+
+
+@pytest.fixture(scope="session")
+def official_files():
+    """What the repository ships, served (see files_to_serve): the demo mirror's 3 datasets real, the
+    7 download-only ones and bikeshare as excerpts, the 11 others unavailable, synthetic faces."""
+    return files_to_serve(DEMO_MIRROR, None)
 
 
 @pytest.fixture
@@ -884,20 +896,41 @@ def count_rows(data: bytes) -> int:
 
 
 @pytest.mark.slow
-def test_pipeline_end_to_end_through_the_local_server(server, official_files, tmp_path):
+@pytest.mark.parametrize("served_from", [
+    pytest.param("shipped", id="shipped data"),
+    pytest.param("mirrors", id="full mirrors", marks=pytest.mark.mirror("REJECTOPT_DATA_MIRROR", "REJECTOPT_FACES_MIRROR")),
+])
+def test_pipeline_end_to_end_through_the_local_server(served_from, official_files, tmp_path):
     """download_raw -> prepare_dataset for the 22 datasets and download_faces -> extract_faces,
-    in one Snakemake run with ``download_base`` pointing at the local server (no data_mirror).
+    in one Snakemake run with ``download_base`` pointing at the local server (no data_mirror),
+    serving what the repository ships or (marked ``mirror``) the full offline copies.
 
     How each dataset is judged (the pins stay as in the registry, nothing is lifted):
-    * served as the mirror's real bytes: data.npz is written and its fingerprint is the pinned one
+    * served as a mirror's real bytes: data.npz is written and its fingerprint is the pinned one
       (prepare_dataset checks it; the test checks it again), the raw files have their pinned sha256;
     * served as excerpts: their download and extraction run for real, and each must stop at the
-      expected, named check -- covtype at download_raw, on the pinned sha256 of covtype.data.gz;
-      the others at prepare_dataset, after parsing, on Table 2's row count (the message gives the
-      excerpt's (n, d, K)); their raw files are then not trusted (no checksums.lock entry, moved aside);
-    * not in the mirror used (only without ../shared): download_raw's HTTP 404.
+      expected, named check -- covtype at download_raw, on the pinned sha256 of covtype.data.gz,
+      bikeshare and facebook (without the mirror's test file) there too, on the pinned sha256 of
+      hour.csv and Features_TestSet.csv; the others at prepare_dataset, after parsing, on Table 2's
+      row count (the message gives the excerpt's (n, d, K)); their raw files are then not trusted
+      (no checksums.lock entry, moved aside);
+    * in neither (only from the shipped data): download_raw's HTTP 404.
     Each failing rule's log file must hold its error. Transient faults on 5 URLs must be retried.
     """
+    if served_from == "mirrors":
+        official_files = files_to_serve(mirror_folder("REJECTOPT_DATA_MIRROR"), mirror_folder("REJECTOPT_FACES_MIRROR"))
+    real = sorted(MIRRORED_PACKAGING) if served_from == "mirrors" else ["abalone", "sattelite", "shuttle"]
+    assert sorted(n for n, kind in official_files["kinds"].items() if kind == "real") == real
+    server = LocalServer()
+    server.serve_all(official_files["downloads"])
+    try:
+        _run_end_to_end(server, official_files, tmp_path)
+    finally:
+        server.close()
+
+
+def _run_end_to_end(server, official_files, tmp_path):
+    """The Snakemake run of test_pipeline_end_to_end_through_the_local_server and its checks."""
     kinds = official_files["kinds"]
     transient = {  # URL -> a fault that clears after one retry
         f"{UCI}/letter-recognition/letter-recognition.data": "500",
@@ -930,13 +963,15 @@ def test_pipeline_end_to_end_through_the_local_server(server, official_files, tm
             outcomes[name] = "prepared, pinned fingerprint"
             continue
         assert not npz.exists(), name
-        if name == "covtype" or (name == "facebook" and kinds[name] == "excerpt") or kinds[name] == "unavailable":
+        if name == "covtype" or (name in ("facebook", "bikeshare") and kinds[name] == "excerpt") \
+                or kinds[name] == "unavailable":
             raw_file = spec.files[0] if name != "facebook" else spec.files[1]
             log = (tmp_path / f"logs/download_raw/{name}/{raw_file.name}.log").read_text()
             if kinds[name] == "unavailable":
                 assert "DownloadError" in log and "HTTP 404 Not Found; not retried" in log, log
             else:
-                official = {"covtype": f"{UCI}/covtype/covtype.data.gz", "facebook": f"{UCI}/00363/Dataset.zip"}[name]
+                official = {"covtype": f"{UCI}/covtype/covtype.data.gz", "facebook": f"{UCI}/00363/Dataset.zip",
+                            "bikeshare": BIKESHARE_URL}[name]
                 served = official_files["downloads"][official]
                 expected = raw_file.download_sha256 or raw_file.sha256
                 found = hashlib.sha256(
@@ -963,13 +998,13 @@ def test_pipeline_end_to_end_through_the_local_server(server, official_files, tm
         assert not set(read_lock(raw)) & set(pending)
         outcomes[name] = "prepare_dataset refused on Table 2's shape"
     assert len(outcomes) == 22
-    if (REPO.parent / "shared" / "data" / "raw").is_dir():
-        assert sorted(n for n, o in outcomes.items() if o.startswith("prepared")) == sorted(MIRRORED_PACKAGING)
+    assert sorted(n for n, o in outcomes.items() if o.startswith("prepared")) == sorted(
+        n for n, kind in kinds.items() if kind == "real")
 
     # 300-W: downloaded (after a dropped connection), extracted with the official layout, then trusted
     extracted = tmp_path / "results/raw/300w/extracted" / TOP
     faces = list_faces(extracted, ARCHIVE_SUBSETS)
-    members = faces_members()
+    members = _tar_members(official_files["downloads"][FACES_URL])
     assert len(faces) == sum(1 for m in members if m.endswith(".pts"))
     for path in faces["image"]:
         assert Path(path).read_bytes() == members[str(Path(path).relative_to(extracted.parent))]
@@ -990,6 +1025,12 @@ def test_pipeline_end_to_end_through_the_local_server(server, official_files, tm
         letter_log = (tmp_path / "logs/download_raw/letter/letter-recognition.data.log").read_text()
         assert "HTTP 500 Internal Server Error); retrying in 0.05 s" in letter_log
     assert "retrying in 0.05 s" in (tmp_path / "logs/download_faces/300w.log").read_text()
+
+
+def _tar_members(data: bytes) -> dict[str, bytes]:
+    """{member: bytes} of the regular files of a .tar.gz."""
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+        return {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.isfile()}
 
 
 def _zip_member(data: bytes, member: str) -> bytes:
