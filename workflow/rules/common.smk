@@ -83,6 +83,9 @@ FIGURE_FORMATS = config.get("figure_formats", ["png", "pdf"])
 
 TARGETS = []
 SUMMARIES = []
+# Each rule's benchmark: record is results/benchmarks/<rule>/...tsv, so the run writes nothing outside
+# results/, logs/ and .snakemake/ (benchmarks/ holds the repository's own scripts). BENCHMARKS: the
+# records the timing table reads.
 BENCHMARKS = []
 
 
@@ -277,7 +280,7 @@ def landmarks_mode(enabled, faces_mirror, mirror, custom_only=False):
     if mirror is not None:
         logging.getLogger("rejectopt").warning(
             "data_mirror is set but faces_mirror is not: the 300-W landmark experiment is skipped "
-            "(set faces_mirror=<folder with the offline faces>, e.g. ../shared/data/faces, or run "
+            "(set faces_mirror=<folder with the 300-W faces in afw/, helen_testset/, helen_trainset/>, or run "
             "without data_mirror to download the official archive)"
         )
         return None

@@ -15,8 +15,9 @@ LANDMARKS = landmarks_experiment.settings(config)
 FACES_MIRROR = config.get("faces_mirror")
 if FACES_MIRROR is not None and not Path(FACES_MIRROR).is_dir():
     raise ValueError(
-        f"config faces_mirror={FACES_MIRROR!r} is not a folder; point it at the offline 300-W faces "
-        f"({', '.join(MIRROR_SUBSETS)}), e.g. ../shared/data/faces, or set it to null to download"
+        f"config faces_mirror={FACES_MIRROR!r} is not a folder; point it at a folder holding the 300-W faces "
+        f"in {', '.join(f'{s}/' for s in MIRROR_SUBSETS)} (<name>.jpg + <name>.pts), or set it to null to download "
+        "the official archive"
     )
 
 

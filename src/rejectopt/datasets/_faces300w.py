@@ -1,8 +1,9 @@
 """The 300-W faces as a dataset: where they come from, their folder layouts, their ``.pts``
 annotations, and the official archive fetched, verified and extracted safely.
 
-The official archive (dlib.net, ~1.7 GB, 6,666 faces; the iBUG 68-point markup of [1]) and the
-project's offline copy (``shared/data/faces``, 1,537 faces) differ in their folders
+The official archive (dlib.net, ~1.7 GB, 6,666 faces; the iBUG 68-point markup of [1]) and an
+offline copy of the faces (the ``faces_mirror`` config option: a folder holding afw/,
+helen_testset/ and helen_trainset/; the project's has 1,537 faces) differ in their folders
 (:data:`ARCHIVE_SUBSETS`, :data:`MIRROR_SUBSETS`), not in their files: one image and one ``.pts``
 per face. The archive has no pinned sha256: it is trusted (its hash recorded in
 ``checksums.lock``) only once it extracted safely with the official layout
@@ -64,7 +65,7 @@ OFFICIAL_SOURCES = {
 ARCHIVE_SUBSETS = ("afw", "helen/trainset", "helen/testset", "lfpw/trainset", "lfpw/testset", "ibug")
 
 
-#: Face folders of the project's offline copy (``shared/data/faces``); 1,537 faces.
+#: Face folders of an offline copy of the faces (the ``faces_mirror`` config option; the project's has 1,537 faces).
 MIRROR_SUBSETS = ("afw", "helen_testset", "helen_trainset")
 
 
@@ -148,8 +149,9 @@ def list_faces(folder, subsets=MIRROR_SUBSETS) -> pd.DataFrame:
     Parameters
     ----------
     folder : path-like
-        Root folder: the offline copy (``shared/data/faces``) or the top folder
-        of the extracted official archive (then pass ``subsets=ARCHIVE_SUBSETS``).
+        Root folder: an offline copy of the faces laid out in :data:`MIRROR_SUBSETS` (the
+        ``faces_mirror`` config option) or the top folder of the extracted official archive
+        (then pass ``subsets=ARCHIVE_SUBSETS``).
     subsets : sequence of str, default=MIRROR_SUBSETS
         Sub-folders to scan, each holding ``<name>.pts`` beside ``<name>.jpg``
         (or ``.png``).
