@@ -2,6 +2,7 @@
 
 import hashlib
 import shutil
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -109,8 +110,24 @@ def test_missing_mirror_folder_is_named(tmp_path):
     assert "nowhere" in output and "data_mirror" in output
 
 
+def _untracked_in_checkout():
+    """The checkout's untracked files that .gitignore does not list (`git status`'s ??), or None when
+    the tests do not run from a git clone."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        return None
+    listing = subprocess.run(["git", "-C", str(REPO), "ls-files", "--others", "--exclude-standard"],
+                             capture_output=True, text=True, check=True)
+    return set(listing.stdout.splitlines())
+
+
 @pytest.fixture(scope="module")
-def pipeline_run(tmp_path_factory):
+def untracked_before_run():
+    """The checkout's untracked files before the demo run (whose Snakefile is the checkout's)."""
+    return _untracked_in_checkout()
+
+
+@pytest.fixture(scope="module")
+def pipeline_run(tmp_path_factory, untracked_before_run):
     """Two embedded datasets (one per task), one split, end to end on 2 cores."""
     workdir = tmp_path_factory.mktemp("pipeline")
     run = snakemake(
@@ -118,6 +135,16 @@ def pipeline_run(tmp_path_factory):
     )
     assert run.returncode == 0, run.stderr[-5000:]
     return workdir
+
+
+@pytest.mark.slow
+def test_pipeline_writes_only_results_logs_and_snakemake(pipeline_run, untracked_before_run):
+    """The README's first line leaves `git status` empty but for results/, logs/ and .snakemake/ (which
+    .gitignore lists): the run's working directory holds nothing else (a `benchmark:` record under
+    benchmarks/ would land in the tracked benchmarks/ folder), and the checkout gained no untracked file."""
+    assert sorted(path.name for path in pipeline_run.iterdir()) == [".snakemake", "logs", "results"]
+    if untracked_before_run is not None:
+        assert sorted(_untracked_in_checkout() - untracked_before_run) == []
 
 
 @pytest.mark.slow

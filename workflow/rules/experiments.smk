@@ -26,7 +26,7 @@ rule experiment_dataset:
     log:
         "logs/experiment_dataset/{experiment}/{dataset}.log",
     benchmark:
-        "benchmarks/experiment_dataset/{experiment}/{dataset}.tsv"
+        "results/benchmarks/experiment_dataset/{experiment}/{dataset}.tsv"
     conda:
         "../../envs/rejectopt.yaml"
     threads: 1
