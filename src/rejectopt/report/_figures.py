@@ -91,6 +91,35 @@ def _label_width_inches(labels: list[str]) -> float:
     return 0.3 + 0.08 * max(len(label) for label in labels)
 
 
+def _wrap_to_width(text: str, width_inches: float, fontsize: float) -> str:
+    """``text`` with each line wider than ``width_inches`` (as rendered at ``fontsize``) broken at spaces.
+
+    The CD diagram's width follows its method labels, not its title: a long table title or the
+    no-power line would otherwise run past both edges of the figure and be cut. Lines that fit are
+    left as they are, so a title that fits gives the same figure as before.
+    """
+    from matplotlib.font_manager import FontProperties  # matplotlib: heavy, only the figure jobs need it
+    from matplotlib.textpath import TextToPath  # matplotlib, as above
+
+    measure, font = TextToPath(), FontProperties(size=fontsize)
+
+    def fits(line: str) -> bool:
+        return measure.get_text_width_height_descent(line, font, ismath=False)[0] <= 72.0 * width_inches
+
+    lines = []
+    for line in text.split("\n"):
+        current = ""
+        for word in line.split(" "):
+            candidate = f"{current} {word}" if current else word
+            if current and not fits(candidate):
+                lines.append(current)
+                current = word
+            else:
+                current = candidate
+        lines.append(current)
+    return "\n".join(lines)
+
+
 def cd_diagram(
     avg_ranks: pd.Series,
     cd: float,
@@ -137,7 +166,12 @@ def cd_diagram(
     width = axis_width + 2 * text_width
     bars_depth = 0.15 + _BAR_STEP * len(groups)
     lines_depth = bars_depth + _LINE_STEP * (max(len(left), len(right)) + 0.5)
-    top = 0.95 + (0.15 * (title.count("\n") + 1) if title else 0.0)  # 0.15 inch per title line
+    if title:
+        title = _wrap_to_width(title, width - 0.2, _FONT_SIZE + 1)
+    n_title = title.count("\n") + 1 if title else 0
+    # 0.15 inch for each of the first two title lines (they reach into the margin above the CD label),
+    # a full line (1.2 x the font size) for each further one, which would otherwise cover the label
+    top = 0.95 + 0.15 * min(n_title, 2) + 1.2 * (_FONT_SIZE + 1) / 72 * max(n_title - 2, 0)
     scale = axis_width / (k - 1)
 
     def x_of(rank: float) -> float:
