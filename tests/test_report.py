@@ -430,7 +430,7 @@ def test_tables_and_cd_diagrams_of_two_datasets_say_the_tests_have_no_power():
         assert caveat in render_table(table, spec, stats, fmt=fmt)
     assert caveat in rankings_markdown(two, [spec], ["aurc"])
     assert "Caveat" not in render_table(aurc_table(summary, spec), spec, table_statistics(aurc_table(summary, spec), spec.methods))
-    title = "\n".join(text.get_text() for text in cd_figure(stats, spec).axes[0].texts)
+    title = " ".join(text.get_text() for text in cd_figure(stats, spec).axes[0].texts).replace("\n", " ")
     assert "no power: with N = 2 the Friedman test cannot reject (smallest possible p 0.135 > 0.05)" in title
 
 
@@ -521,3 +521,109 @@ def test_table_intervals_refuse_a_summary_without_them_or_from_two_runs():
     summary.loc[3, "aurc_mean_high"] = 2.5
     with pytest.raises(ValueError, match=r"two values of aurc_mean_high for one \(dataset, score\): its rows come from different runs"):
         aurc_table(summary, spec, intervals=True)
+
+
+def test_sentences_agree_in_number_with_one_dataset_and_one_job(tmp_path):
+    """A run of one dataset (the ordinal Table 4 of the demo) or one job of a rule reads "1 dataset",
+    "1 job", never "1 datasets"; every other count keeps its plural."""
+    from rejectopt.report import rankings_markdown
+    from rejectopt.report._format import count
+
+    assert [count(1, "dataset"), count(2, "dataset"), count(0, "job"), count(1, "(dataset, d) cell")] == [
+        "1 dataset", "2 datasets", "0 jobs", "1 (dataset, d) cell"]
+    spec, summary, _ = _table3a_summary()
+    one = summary[summary["dataset"] == "a"]
+    table = aurc_table(one, spec)
+    for fmt in ("md", "tex"):
+        text = render_table(table, spec, table_statistics(table, spec.methods), fmt=fmt)
+        assert "on 1 dataset; best per row in bold." in text and "1 datasets" not in text
+    assert "Nemenyi pairs (1 dataset)." in rankings_markdown(one, [spec], ["aurc", "augrc"])
+    for rule, n in (("train_classifier", 1), ("learn_score", 2)):
+        for k in range(n):
+            path = tmp_path / "benchmarks" / rule / "iris" / f"split_{k}.tsv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("s\th:m:s\tmax_rss\n1.0\t0:00:01\t100\n")
+    lines = timing_table(sorted(tmp_path.rglob("*.tsv")))[1].splitlines()
+    assert lines[2:4] == ["- learn_score: 2 jobs, 2.0 s in total", "- train_classifier: 1 job, 1.0 s in total"]
+
+
+def test_a_table_of_one_dataset_says_why_its_tests_are_na():
+    """N = 1: Friedman and Nemenyi print n/a, and the table and the rankings say why, with the power
+    caveat's own sentence (report._format.power_caveat), naming the N from which the test can reject."""
+    from rejectopt.report import rankings_markdown
+    from rejectopt.report._format import power_caveat
+    from rejectopt.tables import friedman_min_pvalue
+
+    spec, summary, _ = _table3a_summary()
+    one = summary[summary["dataset"] == "a"]
+    table = aurc_table(one, spec)
+    stats = table_statistics(table, spec.methods)
+    caveat = ("Caveat: with N = 1 dataset the Friedman and Nemenyi tests are not defined (n/a): they compare the "
+              "methods' ranks across datasets, and with k = 3 methods the Friedman test can reject equivalence at "
+              "0.05 from N = 3 on; run more datasets.")
+    assert friedman_min_pvalue(2, 3) > 0.05 >= friedman_min_pvalue(3, 3)  # the N = 3 the caveat names
+    assert power_caveat(1, 3, stats.min_friedman_pvalue) == caveat
+    for fmt in ("md", "tex"):
+        text = render_table(table, spec, stats, fmt=fmt)
+        assert "Friedman test p = n/a" in text and caveat in text
+    assert caveat in rankings_markdown(one, [spec], ["aurc"])
+    assert power_caveat(3, 1).startswith("Caveat: with k = 1 method there is nothing to rank")
+    assert "from N = 4 on" in power_caveat(1, 2)  # two methods: chi2(1) of N needs N = 4 (p 0.046)
+    assert power_caveat(3, 3) == ""
+
+
+def test_bold_marks_the_best_printed_value_and_no_single_one_of_a_tie():
+    """Bold follows the printed means: every method tied with the best printed value is bold, and a row
+    where every method prints the same (XGBoost's 0.00 on shuttle) has no bold, with a note saying so."""
+    from rejectopt.report._format import ALIKE_NOTE, best_cells
+
+    assert best_cells([0.004, 0.001, 0.003]).tolist() == [False, False, False]  # 0.00 x 3: all alike
+    assert best_cells([0.004, 0.001, 0.3]).tolist() == [True, True, False]  # 0.00, 0.00 beat 0.30
+    assert best_cells([1.0, 0.5, np.nan]).tolist() == [False, True, False]
+    assert best_cells([np.nan, 0.001]).tolist() == [False, True]  # the only mean is the best
+    assert best_cells([0.5]).tolist() == [True]
+    spec, summary, _ = _table3a_summary()
+    summary = summary.copy()
+    shuttle = summary["dataset"] == "b"  # every method's AuRC near 0: printed 0.00 ± 0.00
+    summary.loc[shuttle, "aurc"] = 0.001 * summary.loc[shuttle, "score"].map({"mcp": 1, "sele": 3, "reg": 2})
+    tie = summary["dataset"] == "c"  # SELE and REG both print 4.00, MCP 5.00
+    summary.loc[tie, "aurc"] = summary.loc[tie, "score"].map({"mcp": 5.0, "sele": 4.001, "reg": 3.999})
+    table = aurc_table(summary, spec)
+    md = render_table(table, spec, table_statistics(table, spec.methods))
+    rows = {line.split(" | ")[0]: line for line in md.splitlines() if line.startswith("| ")}
+    assert rows["| b"] == "| b | 0.00 ± 0.00 | 0.00 ± 0.00 | 0.00 ± 0.00 | 30.50 ± 0.71 | 2 |"
+    assert rows["| c"] == "| c | 5.00 ± 0.00 | **4.00 ± 0.00** | **4.00 ± 0.00** | 30.50 ± 0.71 | 2 |"
+    assert rows["| a"].count("**") == 2 and ALIKE_NOTE in md
+    tex = render_table(table, spec, table_statistics(table, spec.methods), fmt="tex")
+    assert tex.count("\\textbf{") == 1 + 2 and f"% {ALIKE_NOTE}" in tex
+    assert ALIKE_NOTE not in render_table(aurc_table(_table3a_summary()[1], spec), spec,
+                                          table_statistics(aurc_table(_table3a_summary()[1], spec), spec.methods))
+
+
+def test_cd_diagram_titles_wrap_inside_the_figure():
+    """A title wider than the diagram (a long table title, the no-power line of N = 2) is wrapped at
+    spaces so that no line runs past the figure's edges nor over the CD label; a title that fits is
+    left on its lines (the figure is then the same as before the wrapping existed)."""
+    import dataclasses
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from rejectopt.report import cd_figure
+
+    spec, summary, _ = _table3a_summary()
+    long_spec = dataclasses.replace(spec, title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)")
+    stats = table_statistics(aurc_table(summary[summary["dataset"] != "c"], spec), spec.methods)
+    for table_spec in (spec, long_spec):
+        fig = cd_figure(stats, table_spec)
+        FigureCanvasAgg(fig).draw()
+        renderer = fig.canvas.get_renderer()
+        texts = fig.axes[0].texts
+        title, label = texts[-1], next(t for t in texts if t.get_text().startswith("CD = "))
+        assert title.get_text().count("\n") >= 3  # three lines and at least one wrapped
+        width = fig.bbox.width
+        for text in texts:
+            box = text.get_window_extent(renderer)
+            assert box.x0 >= 0 and box.x1 <= width, text.get_text()
+        assert title.get_window_extent(renderer).y0 > label.get_window_extent(renderer).y1  # above the label
+    fits = cd_figure(table_statistics(aurc_table(summary, spec), spec.methods), spec).axes[0].texts[-1].get_text()
+    assert fits == "Table 3a: logistic regression\nN = 3 datasets, Nemenyi CD = 1.68 (alpha = 0.1)"

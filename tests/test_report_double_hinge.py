@@ -56,6 +56,21 @@ def test_ranks_over_two_cells_say_their_tests_have_no_power():
     assert "Caveat" not in report.render_double_hinge_table(dh.double_hinge_table(results), results, "md")
 
 
+def test_bold_follows_the_printed_cost_risks():
+    """A (dataset, d) row where every method prints the same cost risk has no bold (and the table says
+    so); where two print the best value, both are bold."""
+    results = double_hinge_results()
+    costs = sorted(results["reject_cost"].unique())
+    alpha = results[(results["dataset"] == "alpha") & results["reject_cost"].isin(costs[:2])].copy()
+    first, second = alpha["reject_cost"] == costs[0], alpha["reject_cost"] == costs[1]
+    alpha.loc[first, "cost_risk"] = 5.0 + 0.001 * alpha.loc[first, "split"]  # every method 5.00
+    alpha.loc[second, "cost_risk"] = np.where(alpha.loc[second, "method"].isin(dh.METHODS[:2]), 1.0, 2.0)
+    md = report.render_double_hinge_table(dh.double_hinge_table(alpha), alpha, "md")
+    rows = md.split("\n\n")[1].splitlines()[2:4]  # the cost-risk table's two rows
+    assert "**" not in rows[0] and rows[1].count("**1.00") == 2 and rows[1].count("**") == 4
+    assert "No bold where every method prints the same mean." in md
+
+
 def test_cells_print_na_for_a_missing_mean_and_the_mean_alone_for_one_split():
     results = double_hinge_results()
     one = results[results["split"] == 0].copy()

@@ -49,6 +49,29 @@ def test_table_of_two_datasets_says_its_tests_have_no_power():
     assert "Caveat" not in report.render_ood_table(ood_experiment.ood_table(results), "md")
 
 
+def test_table_of_one_dataset_says_why_its_tests_are_na():
+    """The OOD table of one dataset (the demo's sattelite) prints Friedman n/a with the caveat saying why,
+    "1 dataset" in the singular."""
+    results, _ = ood_results()
+    one = report.render_ood_table(ood_experiment.ood_table(results[results["dataset"] == "alpha"]), "md")
+    assert "Friedman test (ranks by R^S at the seed bound, 1 dataset): p = n/a" in one
+    assert ("Caveat: with N = 1 dataset the Friedman and Nemenyi tests are not defined (n/a): they compare the "
+            "methods' ranks across datasets, and with k = 4 methods the Friedman test can reject equivalence at "
+            "0.05 from N = 3 on; run more datasets.") in one
+
+
+def test_bold_follows_the_printed_risks():
+    """Two methods whose R^S print alike share the bold; a dataset where all print alike has none."""
+    results, _ = ood_results()
+    results = results[results["dataset"] == "alpha"].copy()
+    results["risk_seed"] = results["method"].map({"mcp": 3.001, "knn": 2.999, "mcp+knn": 3.5, "sele": 4.0})
+    results["risk_fixed"] = 7.0
+    md = report.render_ood_table(ood_experiment.ood_table(results), "md")
+    first = md.split("### Average ranks")[0]
+    assert first.count("**3.00 ± 0.00**") == 2 and first.count("**") == 4
+    assert "No bold where every method prints the same mean." in first
+
+
 def test_cells_print_unable_for_a_missing_mean_and_the_mean_alone_for_one_split():
     results, _ = ood_results()
     one = results[results["split"] == 1]

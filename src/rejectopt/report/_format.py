@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["format_number", "mean_std_cell", "pm", "power_caveat", "table_section"]
+from ..tables import friedman_min_pvalue
+
+__all__ = ["ALIKE_NOTE", "best_cells", "count", "format_number", "mean_std_cell", "pm", "power_caveat", "printed_alike",
+           "table_section"]
 
 
 def format_number(value: float, digits: int = 2) -> str:
@@ -25,6 +28,44 @@ def format_number(value: float, digits: int = 2) -> str:
     return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
+def best_cells(means, digits: int = 2) -> np.ndarray:
+    """Which of a row's ``means`` (lower is better) a table prints in bold.
+
+    Bold says which method is best as the reader sees the row, so the printed values decide (``digits``
+    decimals), not the unrounded ones: every method whose printed mean equals the best printed one
+    (all of them on a tie, as the ranks count ties for the best), and none when every method prints
+    the same value (there is then no best to show). A missing mean (NaN) is never bold.
+    """
+    means = np.asarray(means, dtype=float)
+    finite = np.isfinite(means)
+    if not finite.any():
+        return np.zeros(means.shape, dtype=bool)
+    shown = np.array([float(f"{m:.{digits}f}") if ok else np.nan for m, ok in zip(means, finite)])
+    best = shown == np.nanmin(shown)
+    if means.size > 1 and best.all():
+        return np.zeros(means.shape, dtype=bool)
+    return best
+
+
+def printed_alike(means, digits: int = 2) -> bool:
+    """Whether every one of two or more ``means`` prints as the same value: the row :func:`best_cells` leaves plain."""
+    means = np.asarray(means, dtype=float)
+    return bool(means.size > 1 and np.isfinite(means).all() and not best_cells(means, digits).any())
+
+
+#: The note of a table with a row :func:`best_cells` leaves plain, so that the plain row is not taken for an error.
+ALIKE_NOTE = "No bold where every method prints the same mean."
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun`` in agreement: ``1 dataset``, ``2 datasets`` (``plural`` when not ``noun + "s"``).
+
+    A run of one dataset, one job or one split is normal (a demo, a custom dataset), and a sentence
+    that reads "1 datasets" looks broken beside numbers that are right.
+    """
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def mean_std_cell(mean: float, std: float, digits: int, pm_sign: str, n: int, missing: str = "n/a") -> str:
     """``mean<pm_sign>std`` over ``n`` splits; the mean alone for one split or an undefined std; ``missing`` for no mean."""
     if not np.isfinite(mean):
@@ -37,17 +78,37 @@ def pm(mean: float, std: float) -> str:
     return f"{mean:.2f} ± {std:.2f}" if np.isfinite(std) else f"{mean:.2f}"
 
 
-def power_caveat(n_datasets: int, n_methods: int, min_pvalue: float) -> str:
+def power_caveat(n_datasets: int, n_methods: int, min_pvalue: float | None = None) -> str:
     """The sentence a table or CD diagram carries when its Friedman test cannot reject at 0.05.
 
-    ``min_pvalue`` is :func:`rejectopt.tables.friedman_min_pvalue` of ``n_datasets`` and
-    ``n_methods``; the test and the Nemenyi test after it then have no power (empty when they do).
+    That is when the table has too few datasets (or methods) for the test to be defined at all (its
+    p-value and the Nemenyi CD print ``n/a``), or when ``min_pvalue``,
+    :func:`rejectopt.tables.friedman_min_pvalue` of ``n_datasets`` and ``n_methods`` (computed when
+    None), exceeds 0.05: the test and the Nemenyi test after it then have no power. Empty when they do.
     """
+    if n_methods < 2:
+        return (f"Caveat: with k = {count(n_methods, 'method')} there is nothing to rank: the Friedman and "
+                "Nemenyi tests are not defined (n/a).")
+    if n_datasets < 2:
+        return (f"Caveat: with N = {count(n_datasets, 'dataset')} the Friedman and Nemenyi tests are not defined "
+                f"(n/a): they compare the methods' ranks across datasets, and with k = {n_methods} methods the "
+                f"Friedman test can reject equivalence at 0.05 from N = {_datasets_with_power(n_methods)} on; "
+                "run more datasets.")
+    if min_pvalue is None:
+        min_pvalue = friedman_min_pvalue(n_datasets, n_methods)
     if not min_pvalue > 0.05:
         return ""
     return (f"Caveat: with N = {n_datasets} datasets and k = {n_methods} methods the Friedman test cannot reject "
             f"equivalence at 0.05 whatever the results (its smallest possible p, every dataset ranking the methods "
             f"alike, is {min_pvalue:.3f}): it and the Nemenyi test have no power here; run more datasets.")
+
+
+def _datasets_with_power(n_methods: int) -> int:
+    """The fewest datasets with which the Friedman test over ``n_methods`` methods can reject at 0.05."""
+    n = 2
+    while friedman_min_pvalue(n, n_methods) > 0.05:
+        n += 1
+    return n
 
 
 def table_section(title: str, header: list[str], body: list[list[str]], notes: list[str], fmt: str,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ._format import format_number
+from ._format import count, format_number
 
 __all__ = ["timing_table", "environment_markdown"]
 
@@ -47,7 +47,7 @@ def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
     ).reset_index()
     lines = ["# Wall time of the training rules (Snakemake `benchmark:` files)", ""]
     for rule, group in table.groupby("rule"):
-        lines.append(f"- {rule}: {int(group['jobs'].sum())} jobs, {group['total_s'].sum():.1f} s in total")
+        lines.append(f"- {rule}: {count(int(group['jobs'].sum()), 'job')}, {group['total_s'].sum():.1f} s in total")
     lines += ["", "| rule | dataset | jobs | total [s] | mean [s] | max [s] | max RSS [MB] |", "|---|---|---|---|---|---|---|"]
     for _, r in table.iterrows():
         lines.append(f"| {r['rule']} | {r['dataset']} | {r['jobs']} | {r['total_s']:.1f} | {r['mean_s']:.1f} | "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..tables import TableSpec, aurc_table, mean_matrix, table_statistics
-from ._format import format_number, power_caveat
+from ._format import count, format_number, power_caveat
 from ._specs import label, metric_label
 from ._tables import significant_pairs
 
@@ -108,7 +108,7 @@ def rankings_markdown(summary: pd.DataFrame, specs, metrics) -> str:
         first = ranked[metrics[0]][0]
         n = first.n_datasets
         lines.append(" ".join(sentences) if sentences else
-                     f"Every metric agrees with AuRC on the best method, Friedman's verdict and the Nemenyi pairs ({n} datasets).")
+                     f"Every metric agrees with AuRC on the best method, Friedman's verdict and the Nemenyi pairs ({count(n, 'dataset')}).")
         caveat = power_caveat(n, len(methods), first.min_friedman_pvalue)
         if caveat:
             lines += ["", caveat]

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..stats import average_ranks, nemenyi_cd, significant_pairs as _pairs
 from ..tables import INTERVAL_LEVEL, INTERVAL_RESAMPLES, TableSpec, TableStatistics
-from ._format import format_number, power_caveat
+from ._format import ALIKE_NOTE, best_cells, count, format_number, power_caveat, printed_alike
 from ._specs import label, metric_label
 
 __all__ = ["read_summary", "render_table", "significant_pairs"]
@@ -76,7 +76,8 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
     """Render a results table as Markdown (``fmt='md'``) or LaTeX (``fmt='tex'``).
 
     Cells are ``mean ± std`` of test AuRC over the splits; the best mean per
-    row is bold; the last rows give average ranks, the Friedman p-value and the
+    row as printed is bold (:func:`rejectopt.report._format.best_cells`: every tied best, none
+    when all print alike); the last rows give average ranks, the Friedman p-value and the
     Nemenyi critical differences. A table with interval columns
     (:func:`rejectopt.tables.aurc_table` with ``intervals``) has ``mean ± std [low, high]``
     cells and a note saying what the interval is.
@@ -104,21 +105,22 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
     pm = " ± " if fmt == "md" else " $\\pm$ "
     header = ["dataset"] + [label(m) for m in methods] + ["R@100", "splits"]
     body = []
+    alike = False
     for dataset, row in table.iterrows():
         means = np.array([row[(m, "mean")] for m in methods])
-        best = np.nanmin(means)
+        alike = alike or printed_alike(means)
         cells = [dataset]
-        for m, mean in zip(methods, means):
-            cell = f"{format_number(mean)}{pm}{format_number(row[(m, 'std')])}"
+        for m, strong in zip(methods, best_cells(means)):
+            cell = f"{format_number(row[(m, 'mean')])}{pm}{format_number(row[(m, 'std')])}"
             if (m, "low") in table.columns:
                 cell += f" [{format_number(row[(m, 'low')])}, {format_number(row[(m, 'high')])}]"
-            cells.append(bold(cell) if np.isclose(mean, best) else cell)
+            cells.append(bold(cell) if strong else cell)
         cells.append(f"{format_number(row[('risk_full', 'mean')])}{pm}{format_number(row[('risk_full', 'std')])}")
         cells.append(str(int(row[("n_splits", "")])))
         body.append(cells)
     body.append(["avg. rank"] + [format_number(stats.average_ranks.get(m, np.nan)) for m in methods] + ["", ""])
     notes = [
-        f"Test {metric_label(metric)} (mean ± std over splits) on {stats.n_datasets} datasets; best per row in bold.",
+        f"Test {metric_label(metric)} (mean ± std over splits) on {count(stats.n_datasets, 'dataset')}; best per row in bold.",
         f"Friedman test p = {format_number(stats.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(stats.iman_davenport_pvalue, 4)}); "
         f"Nemenyi CD = {format_number(stats.cd_005)} (alpha = 0.05), {format_number(stats.cd_010)} (alpha = 0.10).",
     ]
@@ -126,6 +128,8 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
         notes.insert(1, f"[low, high]: {INTERVAL_LEVEL:.0%} percentile bootstrap interval of the mean over splits, "
                         f"{INTERVAL_RESAMPLES} resamples of the test rows (shared by the splits' test parts), given the "
                         "trained classifiers and scores; the std also holds the splits' training variation.")
+    if alike:
+        notes.append(ALIKE_NOTE)
     caveat = power_caveat(stats.n_datasets, len(methods), stats.min_friedman_pvalue)
     if caveat:
         notes.append(caveat)

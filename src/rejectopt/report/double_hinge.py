@@ -28,7 +28,7 @@ from ..experiments.double_hinge import (
 )
 from ..tables import friedman_min_pvalue
 from ._figures import save_figure
-from ._format import format_number, mean_std_cell, power_caveat, table_section
+from ._format import ALIKE_NOTE, best_cells, format_number, mean_std_cell, power_caveat, printed_alike, table_section
 
 __all__ = [
     "double_hinge_figure",
@@ -122,12 +122,14 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
                 for dataset in datasets for i, c in enumerate(costs) if (dataset, c, methods[0]) in idx.index]
 
     body = []
+    alike = False
     for first, c, block in cells_of:
-        best = float(block["cost_risk_mean"].min())
+        means = block["cost_risk_mean"].to_numpy(dtype=float)
+        alike = alike or printed_alike(means)
         cells = [first, f"{c:g}", format_number(100 * c, 1)]
-        for _, r in block.iterrows():
+        for (_, r), strong in zip(block.iterrows(), best_cells(means)):
             cell = mean_std_cell(r["cost_risk_mean"], r["cost_risk_std"], 2, pm, int(r["n_splits"]))
-            cells.append(bold(cell) if np.isclose(r["cost_risk_mean"], best) else cell)
+            cells.append(bold(cell) if strong else cell)
         body.append(cells)
     emit(["dataset", "d", "reject all"] + labels, body,
          f"Cost risk on Tst (%), {n_splits} split(s)",
@@ -136,7 +138,8 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
           "kernel (Nyström approximation), width and C by Val1 cost risk; DH-SVM (linear): the same with the linear "
           "kernel, C by Val1 cost risk (biased at small d: its best line is not Chow's rule even where the log-odds "
           "is linear); LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; SVM + |f| threshold: the plain SVM, "
-          "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."])
+          "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."]
+         + ([ALIKE_NOTE] if alike else []))
 
     body = []
     for first, c, block in cells_of:

@@ -34,7 +34,7 @@ from ..landmarks import per_landmark
 from ..landmarks._faces import load_image
 from ..metrics import rc_curve
 from ._figures import save_figure
-from ._format import format_number, pm
+from ._format import count, format_number, pm
 from ._specs import label
 
 __all__ = [
@@ -90,7 +90,7 @@ def landmarks_note(summary: pd.DataFrame, curves: dict, results: dict, n_faces: 
     if pretrained:
         lines += [f"**WARNING — {PRETRAINED_WARNING}.** Use this mode only as a demo.", ""]
     lines += [
-        f"{n_faces} annotated faces, {summary['split'].nunique()} splits. AuRC and R@100 are on the per-landmark "
+        f"{count(n_faces, 'annotated face')}, {count(summary['split'].nunique(), 'split')}. AuRC and R@100 are on the per-landmark "
         "scale (loss / 68, the scale of the paper's Fig. 4; paper: SELE 2.6, REG 2.8, face score 3.5).",
         "`C_classifier` in summary.csv is the shape predictor's oversampling amount chosen on Val1 "
         "(NaN for the pretrained model).",
@@ -161,7 +161,7 @@ def landmark_rc_figure(result: dict, split: int, summary: pd.DataFrame | None = 
     ax.set_ylabel("selective risk [mean error per landmark, % of iod]")
     n_splits = "" if summary is None else f" of {summary['split'].nunique()}"
     ax.set_title(_title(f"300-W, DLIB landmarks: RC curves on Tst of split {split}{n_splits} "
-                        f"({len(loss)} faces)", pretrained), fontsize=9)
+                        f"({count(len(loss), 'face')})", pretrained), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return fig
@@ -199,7 +199,7 @@ def learning_curve_figure(curves: dict, pretrained: bool = False):
                     label=label(method))
     ax.set_xlabel("number of Trn2 faces")
     ax.set_ylabel("test AuRC [per landmark]")
-    ax.set_title(_title(f"300-W: learning curve, mean ± std over {len(curves)} splits", pretrained), fontsize=9)
+    ax.set_title(_title(f"300-W: learning curve, mean ± std over {count(len(curves), 'split')}", pretrained), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return fig

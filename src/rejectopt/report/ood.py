@@ -21,9 +21,8 @@ import pandas as pd
 from .._io import load_npz, write_text
 from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
 from ..ood import GaussianOODModel, paper_table1, synthetic_table1
-from ..tables import friedman_min_pvalue
 from ._figures import save_figure
-from ._format import format_number, mean_std_cell, power_caveat, table_section
+from ._format import ALIKE_NOTE, best_cells, count, format_number, mean_std_cell, power_caveat, printed_alike, table_section
 from ._specs import classifier_label, label
 
 __all__ = [
@@ -110,12 +109,14 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
                   f"R^S @ {target}, FPR {format_number(fpr_max)}", "feasible Val/Tst", "FPR@" + target, "AUROC",
                   "OSCR"]
         body = []
+        alike = False
         for dataset in dict.fromkeys(rows["dataset"]):
             block = rows[rows["dataset"] == dataset].set_index("method").loc[methods]
-            best = {}
-            for w in ("seed", "fixed"):
-                ok = block.loc[block[f"unable_{w}"] == 0, f"risk_{w}_mean"]
-                best[w] = float(ok.min()) if ok.size else np.nan
+            strong = {}
+            for w in ("seed", "fixed"):  # a method unable on some split has no mean to compare
+                means = block[f"risk_{w}_mean"].where(block[f"unable_{w}"] == 0).to_numpy(dtype=float)
+                strong[w] = best_cells(means)
+                alike = alike or printed_alike(means)
             ns = int(block["n_splits"].iloc[0])
             bound = _cell(block["fpr_bound_tst_mean"].iloc[0], block["fpr_bound_tst_std"].iloc[0], 3, pm, ns)
             for i, (method, r) in enumerate(block.iterrows()):
@@ -125,7 +126,7 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
                     cell = _cell(mean, r[f"risk_{w}_std"], 2, pm, ns)
                     if r[f"unable_{w}"] and r[f"unable_{w}"] < ns:
                         cell = f"unable on {int(r[f'unable_{w}'])}/{ns}"
-                    cells.append(bold(cell) if np.isfinite(mean) and np.isclose(mean, best[w]) else cell)
+                    cells.append(bold(cell) if strong[w][i] else cell)
                     cells.append(f"{int(r[f'feasible_val_{w}'])}/{int(r[f'feasible_tst_{w}'])}")
                 cells += [_cell(r["fpr_at_tpr_mean"], r["fpr_at_tpr_std"], 3, pm, ns),
                           _cell(r["auroc_mean"], r["auroc_std"], 3, pm, ns),
@@ -141,13 +142,13 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
             f"methods at TPR {format_number(tpr_min)} on Tst (Franc, Prusa & Paplham, Sec. 4).",
             "feasible Val/Tst: number of splits where the rule fitted on Val (threshold, tau; for a double score also mu) "
             "meets the TPR and FPR bounds it was fitted for on Val / on Tst.",
-            f"Friedman test (ranks by R^S at the seed bound, {s.n_datasets} datasets): "
+            f"Friedman test (ranks by R^S at the seed bound, {count(s.n_datasets, 'dataset')}): "
             f"p = {format_number(s.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(s.iman_davenport_pvalue, 4)}); "
             f"Nemenyi CD = {format_number(s.cd_005)} (alpha = 0.05), {format_number(s.cd_010)} (alpha = 0.10).",
         ]
-        if s.n_datasets >= 2 and len(s.average_ranks) >= 2:
-            caveat = power_caveat(s.n_datasets, len(s.average_ranks), friedman_min_pvalue(s.n_datasets, len(s.average_ranks)))
-            notes += [caveat] if caveat else []
+        notes += [ALIKE_NOTE] if alike else []
+        caveat = power_caveat(s.n_datasets, len(s.average_ranks))
+        notes += [caveat] if caveat else []
         emit(header, body, title, notes)
 
         rank_header = ["method", "R^S seed bound", f"R^S FPR {format_number(fpr_max)}", "AUROC", "OSCR"]
