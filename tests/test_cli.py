@@ -753,3 +753,54 @@ def test_class_shared_score_reads_the_logits_of_a_file_with_embeddings(network, 
     np.testing.assert_array_equal(uncertainties[0], uncertainties[2])  # embeddings or not: the same logits read
     np.testing.assert_array_equal(uncertainties[1], uncertainties[2])  # the CSV's logits are the NPZ's (%.17g)
     np.testing.assert_allclose(uncertainties[0], route.uncertainty["sele_shared"], rtol=1e-12, atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# --figure-format: the figures also as vector PDF / SVG, as the pipeline's config figure_formats
+# --------------------------------------------------------------------------------------------
+def test_select_writes_its_figure_in_every_figure_format_with_the_same_bytes_twice(wine, tmp_path, capsys):
+    """rc_curve.png is always written (the same bytes as without the option); PDF and SVG beside it are
+    vector graphics with no date, so a second run gives the same bytes."""
+    args = ["select", "--data", str(wine), "--target", "coverage=0.8", "--C", "0,1000", "-q"]
+    assert cli.main([*args, "--out", str(tmp_path / "png")]) == 0
+    for run in ("a", "b"):
+        assert cli.main([*args, "--out", str(tmp_path / run), "--figure-format", "pdf", "--figure-format", "svg",
+                         "--figure-format", "png"]) == 0
+    printed = capsys.readouterr().out
+    assert "wrote model.json, report.json, report.md, rc_curve.png, rc_curve.pdf, rc_curve.svg, thresholds.csv" in printed
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert sorted(p.name for p in a.iterdir()) == ["model.json", "rc_curve.pdf", "rc_curve.png", "rc_curve.svg",
+                                                   "report.json", "report.md", "thresholds.csv"]
+    assert (a / "rc_curve.png").read_bytes() == (tmp_path / "png" / "rc_curve.png").read_bytes()
+    pdf, svg = (a / "rc_curve.pdf").read_bytes(), (a / "rc_curve.svg").read_text()
+    assert pdf.startswith(b"%PDF-") and b"/CreationDate" not in pdf and b"/Subtype /Image" not in pdf
+    assert svg.lstrip().startswith("<?xml") and "<dc:date>" not in svg and "<path " in svg and "<image" not in svg
+    for name in ("rc_curve.pdf", "rc_curve.svg"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    # an existing figure in a further format is an output like the others: kept without --force
+    status = cli.main([*args, "--out", str(a), "--figure-format", "svg"])
+    assert status == 2 and "already holds model.json, report.json, report.md, rc_curve.png, rc_curve.svg, " \
+                           "thresholds.csv; pass --force" in capsys.readouterr().err
+
+
+def test_validate_writes_its_figure_in_the_figure_formats(digits, tmp_path, capsys):
+    assert cli.main(["validate", "--data", str(digits), "--target", "risk=3", "--confidence", "0.9", "--repeats",
+                     "20", "--uncertainty-column", "mcp", "--out", str(tmp_path / "v"), "--figure-format", "pdf",
+                     "-q"]) == 0
+    assert sorted(p.name for p in (tmp_path / "v").iterdir()) == ["repeats.csv", "summary.csv", "validity.pdf",
+                                                                  "validity.png"]
+    assert (tmp_path / "v" / "validity.pdf").read_bytes().startswith(b"%PDF-")
+    assert "wrote repeats.csv, summary.csv, validity.png, validity.pdf to" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["select", "validate"])
+def test_an_unknown_figure_format_is_refused_by_argparse(command, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--data", "x.csv", "--target", "risk=3", "--confidence", "0.9", "--out",
+                  str(tmp_path / "o"), "--figure-format", "jpg"])
+    assert exit_.value.code == 2 and not (tmp_path / "o").exists()
+    assert (f"rejectopt {command}: error: argument --figure-format: invalid choice: 'jpg' (choose from 'png', "
+            "'pdf', 'svg')") in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["apply", "--model", "m.json", "--data", "x.csv", "--out", "d.csv", "--figure-format", "pdf"])
+    assert "unrecognized arguments: --figure-format pdf" in capsys.readouterr().err  # apply draws no figure

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..fitting import _split_ood_rows, fit_selective, split_rows
 from ..model import model_dict
+from ..report._figures import figure_bytes, figure_paths
 from ..report.selection import ood_select_figure, select_figure
 from ..scores import get_score
 from ..scores._sele import MEMORY_BUDGET_ENV, SELE, MemoryBudgetError, memory_budget
@@ -22,7 +23,6 @@ from ._errors import EXIT_INPUT_ERROR, InputError, one_line
 from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
 from ._model import apply_model, load_model
 from ._report import (
-    figure_png,
     json_bytes,
     ood_report_dict,
     ood_report_markdown,
@@ -40,8 +40,10 @@ __all__ = ["main"]
 
 log = logging.getLogger(__name__)
 
-#: Files written by ``select``, in this order.
+#: Files written by ``select``, in this order (its figure in each --figure-format after them).
 SELECT_OUTPUTS = ("model.json", "report.json", "report.md", "rc_curve.png")
+#: ``select``'s figure, the RC curve report.md shows.
+SELECT_FIGURE = "rc_curve.png"
 #: ``select``'s per-threshold table of the calibration rows (a risk or coverage target).
 THRESHOLDS_CSV = "thresholds.csv"
 #: Level of the pointwise bounds in the per-threshold table of a plug-in target.
@@ -53,6 +55,16 @@ MIN_ROWS_PER_PART = 10
 # --------------------------------------------------------------------------------------------
 # select
 # --------------------------------------------------------------------------------------------
+def _figure_names(png, args):
+    """A figure's file names: ``png`` and its copy in each further --figure-format (the PNG first)."""
+    return [path.name for path in figure_paths(png, args.figure_format or ["png"])]
+
+
+def _figure_files(png, figure, args):
+    """``{name: bytes}`` of a figure in every format of :func:`_figure_names` (PDF and SVG without a date)."""
+    return {name: figure_bytes(figure, name.rsplit(".", 1)[1]) for name in _figure_names(png, args)}
+
+
 def _parse_C_grid(text):
     try:
         grid = [float(v) for v in str(text).split(",") if v.strip()]
@@ -294,8 +306,8 @@ def run_select(args):
     _check_fractions(args)
     _check_memory_budget_env(args.score)
     features = [c.strip() for c in args.feature_columns.split(",")] if args.feature_columns else None
-    outputs = SELECT_OUTPUTS + ((THRESHOLDS_CSV,) if isinstance(target, Target) and target.kind != "reject-cost"
-                                else ())
+    outputs = SELECT_OUTPUTS + tuple(_figure_names(SELECT_FIGURE, args)[1:]) + (
+        (THRESHOLDS_CSV,) if isinstance(target, Target) and target.kind != "reject-cost" else ())
     check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
                        loss_column=args.loss_column, loss=args.loss, feature_columns=features, ood_column=ood_column,
@@ -354,7 +366,8 @@ def run_select(args):
     model = model_dict(feature_columns=table.feature_columns, classes=vocabulary, score=fit.score,
                        selection=fit.selection, target=target, loss_name=loss_name, versions=report["versions"],
                        pred_column=args.pred_column, ood_column=ood_column, n_logits=table.n_logits)
-    files = dict(zip(SELECT_OUTPUTS, (json_bytes(model), json_bytes(report), texts[0].encode(), figure_png(figure))))
+    files = {"model.json": json_bytes(model), "report.json": json_bytes(report), "report.md": texts[0].encode(),
+             **_figure_files(SELECT_FIGURE, figure, args)}
     if thresholds is not None:
         files[THRESHOLDS_CSV] = thresholds
     check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
@@ -394,8 +407,10 @@ def run_apply(args):
 # --------------------------------------------------------------------------------------------
 # validate
 # --------------------------------------------------------------------------------------------
-#: Files written by ``validate``, in this order.
+#: Files written by ``validate``, in this order (its figure in each further --figure-format after them).
 VALIDATE_OUTPUTS = ("repeats.csv", "summary.csv", "validity.png")
+#: ``validate``'s figure.
+VALIDATE_FIGURE = "validity.png"
 #: Quantiles of the population's coverage and risk over the draws, in ``summary.csv`` and the printout.
 QUANTILES = (0.05, 0.5, 0.95)
 
@@ -465,7 +480,8 @@ def run_validate(args):
         if features is not None:
             raise InputError("--feature-columns does not apply with --uncertainty-column: no score is learned")
         features = [args.uncertainty_column]
-    check_output_folder(args.out, VALIDATE_OUTPUTS, {"--data": args.data}, args.force)
+    outputs = VALIDATE_OUTPUTS + tuple(_figure_names(VALIDATE_FIGURE, args)[1:])
+    check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
                        loss_column=args.loss_column, loss=args.loss, feature_columns=features,
                        logit_features=args.uncertainty_column is None and _reads_logits(args.score))
@@ -486,8 +502,8 @@ def run_validate(args):
     summary = _validity_summary(check)
     files = {"repeats.csv": check.draws.to_csv(index=False, float_format="%.10g").encode(),
              "summary.csv": summary.to_csv(index=False, float_format="%.10g").encode(),
-             "validity.png": figure_png(check.plot())}
-    check_output_folder(args.out, VALIDATE_OUTPUTS, {"--data": args.data}, args.force)
+             **_figure_files(VALIDATE_FIGURE, check.plot(), args)}
+    check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     try:
         write_outputs(args.out, files)
     except OSError as err:

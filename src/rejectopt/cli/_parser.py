@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from ..report._figures import FIGURE_FORMATS
 from ..scores import get_score, score_names
 from ..scores._selection import SCORE_C_GRID
 
@@ -114,6 +115,16 @@ def _learning_options():
     return p
 
 
+def _add_figure_format(p, figure):
+    """``--figure-format``: the pipeline's config figure_formats for a command's ``figure`` (a PNG's name)."""
+    stem = figure.removesuffix(".png")
+    p.add_argument("--figure-format", action="append", choices=FIGURE_FORMATS, default=None, metavar="{png,pdf,svg}",
+                   help=f"write {figure} also as {stem}.pdf or {stem}.svg beside it; repeat for both "
+                        f"(--figure-format pdf --figure-format svg). PDF and SVG are vector graphics with no "
+                        f"creation date: the same input gives the same bytes. {figure} is always written, "
+                        "as with the pipeline's config figure_formats")
+
+
 def _add_select_parser(sub, common, learning):
     p = sub.add_parser(
         "select", parents=[common, learning], formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -147,6 +158,7 @@ def _add_select_parser(sub, common, learning):
                                                 "for a risk or coverage target, thresholds.csv (per threshold of the "
                                                 "calibration rows: rows accepted, empirical risk, upper bound, "
                                                 "p-value)")
+    _add_figure_format(p, "rc_curve.png")
     p.add_argument("--ood-column", default=None,
                    help=f"with a tpr/fpr or precision/recall target: column marking OOD rows, 0/false = ID, "
                         f"1/true = OOD (default {DEFAULT_OOD_COLUMN}; array is_ood of an NPZ). OOD rows need features "
@@ -204,3 +216,4 @@ def _add_validate_parser(sub, common, learning):
                         "every row is in the population")
     p.add_argument("--out", required=True, help="output folder: repeats.csv (one line per draw and method), "
                                                 "summary.csv, validity.png")
+    _add_figure_format(p, "validity.png")

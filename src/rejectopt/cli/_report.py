@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import platform
@@ -24,7 +23,7 @@ from ..targets import (
     _target_to_dict,
 )
 
-__all__ = ["figure_png", "json_bytes", "ood_report_dict", "ood_report_markdown", "ood_summary_line", "report_dict",
+__all__ = ["json_bytes", "ood_report_dict", "ood_report_markdown", "ood_summary_line", "report_dict",
            "report_markdown", "risk_unit", "summary_line", "versions"]
 
 
@@ -210,12 +209,6 @@ def _certified_text(report):
 
 def json_bytes(obj):
     return (json.dumps(obj, indent=2, allow_nan=False) + "\n").encode()
-
-
-def figure_png(fig):
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
 
 
 # --------------------------------------------------------------------------------------------

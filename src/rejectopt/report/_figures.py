@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from ..tables import TableSpec, TableStatistics
 from ._format import format_number
 from ._specs import label, metric_label
 
-__all__ = ["CD_ALPHA", "FIGURE_FORMATS", "cd_diagram", "figure_paths", "improvement_figure", "cd_figure", "message_figure",
+__all__ = ["CD_ALPHA", "FIGURE_FORMATS", "cd_diagram", "figure_bytes", "figure_paths", "improvement_figure", "cd_figure", "message_figure",
            "rc_figure", "rc_curves_figure", "mean_rc_curve", "save_figure"]
 
 #: Significance level of the Nemenyi test in the CD diagrams, as in the paper's Fig. 1 and 3a.
@@ -51,12 +52,44 @@ def figure_paths(path, formats=("png",)) -> list[Path]:
     return [path] + [path.with_suffix(f".{fmt}") for fmt in dict.fromkeys(formats) if fmt != "png"]
 
 
-def save_figure(figure, path, formats=("png",), dpi: int = 150) -> None:
-    """Write ``figure`` to ``path`` (PNG, ``dpi``) and beside it in every further format, atomically.
+def figure_bytes(figure, fmt: str = "png", dpi=None) -> bytes:
+    """``figure`` as the bytes of a ``fmt`` file (one of :data:`FIGURE_FORMATS`).
 
     PDF and SVG are vector: lines and text stay lines and text at any zoom. They carry no creation
     date, so the same figure gives the same bytes on every run, and the PDF embeds its fonts as
     TrueType (Type 42), which journals' checks accept where Type 3 fonts are refused.
+
+    Parameters
+    ----------
+    figure : matplotlib.figure.Figure
+        The figure.
+    fmt : {"png", "pdf", "svg"}, default "png"
+        The file format.
+    dpi : float or None, default None
+        Resolution of the PNG (and of any raster part of the others); None: matplotlib's
+        ``savefig.dpi`` (by default the figure's own).
+
+    Returns
+    -------
+    bytes
+        The file's content.
+    """
+    import matplotlib  # matplotlib: heavy, only the figure jobs need it
+
+    if fmt not in FIGURE_FORMATS:
+        raise ValueError(f"figure format {fmt!r} unknown; one of {list(FIGURE_FORMATS)}")
+    metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}, "png": None}[fmt]
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"pdf.fonttype": 42, "svg.hashsalt": "rejectopt"}):
+        figure.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
+    return buffer.getvalue()
+
+
+def save_figure(figure, path, formats=("png",), dpi: int = 150) -> None:
+    """Write ``figure`` to ``path`` (PNG, ``dpi``) and beside it in every further format, atomically.
+
+    Each file is :func:`figure_bytes` of its format: PDF and SVG are vector graphics with no creation
+    date (the same bytes on every run).
 
     Parameters
     ----------
@@ -69,14 +102,9 @@ def save_figure(figure, path, formats=("png",), dpi: int = 150) -> None:
     dpi : int, default 150
         Resolution of the PNG.
     """
-    import matplotlib  # matplotlib: heavy, only the figure jobs need it
-
-    metadata = {"pdf": {"CreationDate": None}, "svg": {"Date": None}, "png": None}
-    with matplotlib.rc_context({"pdf.fonttype": 42, "svg.hashsalt": "rejectopt"}):
-        for target in figure_paths(path, formats):
-            fmt = target.suffix[1:]
-            with atomic_path(target) as tmp:
-                figure.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata[fmt])
+    for target in figure_paths(path, formats):
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(figure_bytes(figure, target.suffix[1:], dpi))
 
 
 # --------------------------------------------------------------------------------------------
