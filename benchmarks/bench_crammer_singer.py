@@ -13,6 +13,7 @@ of ``LinearSVC(multi_class="crammer_singer", tol=1e-4, max_iter=100000)`` as
 slow: about a minute per fit on letter).
 """
 
+import os
 import argparse
 import tempfile
 import time
@@ -33,7 +34,7 @@ from rejectopt.classifiers._crammer_singer import (
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.splits import DEFAULT_RATIOS, make_splits
 
-DEFAULT_MIRROR = Path(__file__).resolve().parents[2] / "shared" / "data" / "raw"
+DEFAULT_MIRROR = os.environ.get("REJECTOPT_DATA_MIRROR")
 
 
 def load_trn1_val1(name, mirror, work_dir):
@@ -83,7 +84,8 @@ def main(argv=None):
     parser.add_argument("--datasets", nargs="+", default=["letter", "avila", "sattelite"])
     parser.add_argument("--C", type=float, nargs="+", default=[1.0, 10.0, 100.0, 1000.0])
     parser.add_argument("--tol", type=float, default=1e-3)
-    parser.add_argument("--mirror", default=str(DEFAULT_MIRROR), help="data_mirror folder with the raw files")
+    parser.add_argument("--mirror", default=DEFAULT_MIRROR, required=DEFAULT_MIRROR is None,
+                        help="data_mirror folder with the raw files (default $REJECTOPT_DATA_MIRROR)")
     parser.add_argument("--liblinear", action="store_true", help="also fit liblinear (slow)")
     parser.add_argument("--liblinear-C", type=float, nargs="+", default=None,
                         help="C values for liblinear (default: all of --C)")

@@ -33,7 +33,7 @@ from rejectopt.classifiers._double_hinge import DoubleHingeSVM
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.splits import make_splits
 
-MIRROR = os.environ.get("REJECTOPT_DATA_MIRROR", "/work/shared/data/raw")
+MIRROR = os.environ.get("REJECTOPT_DATA_MIRROR")
 RATIOS = (0.3, 0.1, 0.3, 0.1, 0.2)
 
 
@@ -90,7 +90,7 @@ def time_linsvc(X, y, C):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--C", type=float, nargs="+", default=[1.0, 10.0, 100.0, 1000.0])
-    parser.add_argument("--mirror", default=MIRROR, help="raw data mirror (default $REJECTOPT_DATA_MIRROR)")
+    parser.add_argument("--mirror", default=MIRROR, required=MIRROR is None, help="raw data mirror (default $REJECTOPT_DATA_MIRROR)")
     parser.add_argument("--reject-cost", type=float, default=0.2)
     parser.add_argument("--tol", type=float, default=1e-8)
     parser.add_argument("--svc-timeout", type=float, default=900.0)

@@ -3,11 +3,11 @@
 Run: ``python benchmarks/bench_end_to_end.py [--mode tabular|full|demo] [--cores 2] [--mirror DIR]
 [--faces DIR] [--keep DIR] [--snakemake-args ...]``.
 
-``tabular``: every dataset of ``--mirror`` (default ``../shared/data/raw``: the 15 mirrored ones),
+``tabular``: every dataset of ``--mirror`` (default ``$REJECTOPT_DATA_MIRROR``),
 5 splits, LR / SVM / SVOR / XGBoost, all scores, tables, OOD and double-hinge experiments; no
 landmarks (``benchmarks/bench_landmarks.py`` measures those alone). ``full``: the whole offline
 reproduction in one Snakemake run, the tabular part and the 300-W landmark experiment on the offline
-faces (``--faces``, default ``../shared/data/faces``), so that the two share the cores as a user's
+faces (``--faces``, default ``$REJECTOPT_FACES_MIRROR``), so that the two share the cores as a user's
 run does. ``demo``: the README's first command (the embedded demo mirror, its 3 datasets). Goals
 on 2 cores: full under 15 min of wall time, tabular under 10 min, demo under 3 min.
 
@@ -23,6 +23,7 @@ Prints
   its share of the run's CPU (goal: under 10 %).
 """
 
+import os
 import argparse
 import ast
 import csv
@@ -142,13 +143,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=["tabular", "full", "demo"], default="tabular")
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--mirror", default=str(REPO.parent / "shared" / "data" / "raw"))
-    parser.add_argument("--faces", default=str(REPO.parent / "shared" / "data" / "faces"),
+    parser.add_argument("--mirror", default=os.environ.get("REJECTOPT_DATA_MIRROR"))
+    parser.add_argument("--faces", default=os.environ.get("REJECTOPT_FACES_MIRROR"),
                         help="the offline 300-W faces (--mode full)")
     parser.add_argument("--keep", help="run in this (new) folder and keep it; default: a temporary one")
     parser.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[],
                         help="passed on to snakemake (last), e.g. --snakemake-args --config n_splits=1")
     args = parser.parse_args(argv)
+    if args.mode in ("tabular", "full") and args.mirror is None:
+        parser.error(f"--mode {args.mode} needs --mirror or REJECTOPT_DATA_MIRROR (a folder of the official raw files)")
+    if args.mode == "full" and args.faces is None:
+        parser.error("--mode full needs --faces or REJECTOPT_FACES_MIRROR (the offline 300-W faces)")
 
     if args.mode == "tabular":
         config = ["--config", f"data_mirror={args.mirror}"]

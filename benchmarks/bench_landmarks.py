@@ -28,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FACES = Path(os.environ.get("REJECTOPT_FACES_MIRROR", REPO.parent / "shared" / "data" / "faces"))
+FACES = Path(os.environ.get("REJECTOPT_FACES_MIRROR", ""))
 TARGETS = (
     "results/datasets/300w/summary.csv",
     "results/tables/landmarks_note.md",

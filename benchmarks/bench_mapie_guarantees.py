@@ -33,6 +33,7 @@ rejects everything (coverage 0, no violation). MAPIE is used as a reference, com
 Prints a Markdown table; writes one record per (dataset, delta, method) to ``--out``.
 """
 
+import os
 import argparse
 import platform
 import tempfile
@@ -55,7 +56,7 @@ from rejectopt.selective import InfeasibleTargetError
 from rejectopt.splits import make_splits
 from rejectopt.targets import Target
 
-DEFAULT_MIRROR = Path(__file__).resolve().parents[2] / "shared" / "data" / "raw"
+DEFAULT_MIRROR = os.environ.get("REJECTOPT_DATA_MIRROR")
 DEFAULT_OUT = Path(__file__).resolve().parent / "mapie_guarantees_records.csv"
 
 #: MAPIE's risk: the error rate among the accepted rows (an abstention is a NaN prediction).
@@ -158,7 +159,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", nargs="+", default=None,
                         help=f"binary datasets (default: those of {', '.join(binary)} in the mirror)")
-    parser.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR)
+    parser.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR, required=DEFAULT_MIRROR is None,
+                        help="data_mirror folder with the raw files (default $REJECTOPT_DATA_MIRROR)")
     parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--deltas", type=float, nargs="+", default=[0.1, 0.05])
     parser.add_argument("--risk-fraction", type=float, default=0.5)

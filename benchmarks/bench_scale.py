@@ -529,8 +529,10 @@ def main(argv=None):
     parser.add_argument("--fit", action="store_true", help="also print the cost models fitted to the records")
     parser.add_argument("--prepare-mirrored", nargs="*", default=[], metavar="DATASET",
                         help="also replay prepare_dataset on these mirrored datasets (real parsers, real size)")
-    parser.add_argument("--mirror", type=Path, default=REPO.parent / "shared" / "data" / "raw")
+    parser.add_argument("--mirror", type=Path, default=os.environ.get("REJECTOPT_DATA_MIRROR"))
     args = parser.parse_args(argv)
+    if args.prepare_mirrored and args.mirror is None:
+        parser.error("--prepare-mirrored needs --mirror or REJECTOPT_DATA_MIRROR (a folder of the official raw files)")
     if args.prepare_mirrored and not args.report_only:
         replay_prepare_mirrored(args.prepare_mirrored, args.mirror, args.records)
     if not args.report_only:

@@ -29,7 +29,7 @@ from rejectopt.classifiers._xgb import XGB_GRID
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.splits import DEFAULT_RATIOS, _derive_seed, load_split, make_splits, save_splits
 
-MIRROR = os.environ.get("REJECTOPT_DATA_MIRROR", "/work/shared/data/raw")
+MIRROR = os.environ.get("REJECTOPT_DATA_MIRROR")
 COLUMNS = ("dataset", "n_trn1", "n_val1", "d", "K", "wall_s", "cpu_s", "rounds", "grid_index", "max_depth",
            "learning_rate", "n_estimators", "val1_logloss", "val1_error", "tst_error")
 
@@ -95,7 +95,7 @@ def main(argv=None):
     parser.add_argument("--datasets", nargs="+", default=["avila", "pendigit", "sattelite", "shuttle"])
     parser.add_argument("--split", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="n_jobs of XGBoost (default 1: single-threaded)")
-    parser.add_argument("--mirror", default=MIRROR, help="raw data mirror (default $REJECTOPT_DATA_MIRROR)")
+    parser.add_argument("--mirror", default=MIRROR, required=MIRROR is None, help="raw data mirror (default $REJECTOPT_DATA_MIRROR)")
     parser.add_argument("--out", default=None, help="optional TSV output")
     args = parser.parse_args(argv)
     header = (f"# split={args.split} threads={args.threads} cpus={os.cpu_count()} "
