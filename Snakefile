@@ -28,6 +28,7 @@ include: "workflow/rules/ood.smk"
 include: "workflow/rules/double_hinge.smk"
 include: "workflow/rules/landmarks.smk"
 include: "workflow/rules/experiments.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

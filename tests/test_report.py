@@ -627,3 +627,45 @@ def test_cd_diagram_titles_wrap_inside_the_figure():
         assert title.get_window_extent(renderer).y0 > label.get_window_extent(renderer).y1  # above the label
     fits = cd_figure(table_statistics(aurc_table(summary, spec), spec.methods), spec).axes[0].texts[-1].get_text()
     assert fits == "Table 3a: logistic regression\nN = 3 datasets, Nemenyi CD = 1.68 (alpha = 0.1)"
+
+
+def test_the_report_names_the_config_of_the_run_it_was_not_given(tmp_path):
+    """`snakemake --report` without the run's --config: one line naming the first missing output and the
+    --config that gives back the configuration the run recorded in environment.md (within a mapping only
+    the keys that differ, as --config merges a mapping); nothing when every output is there."""
+    import shlex
+
+    from rejectopt.report import environment_markdown, report_config_error, report_requested
+
+    assert report_requested(["snakemake", "--report", "results/report.html"])
+    assert report_requested(["snakemake", "--report=r.html"]) and report_requested(["snakemake", "--reporter", "html"])
+    assert not report_requested(["snakemake", "--cores", "2", "--report-after-run", "--report", "r.html"])
+    assert not report_requested(["snakemake", "--cores", "2", "--report-stylesheet", "s.css"])
+    default = {"datasets": ["avila", "shuttle"], "data_mirror": None, "n_splits": 5, "faces_mirror": "faces",
+               "landmarks": {"enabled": True, "pretrained": False}, "table_intervals": False}
+    run = {**default, "datasets": ["shuttle", "sattelite"], "data_mirror": "workflow/resources/demo_mirror",
+           "landmarks": {"enabled": False, "pretrained": False}, "faces_mirror": None}
+    environment = tmp_path / "environment.md"
+    environment.write_text(environment_markdown(run, {}))
+    (tmp_path / "table3a.md").write_text("")
+    targets = [tmp_path / "table3a.md", tmp_path / "landmarks_note.md", tmp_path / "rc_300w.png"]
+    message = report_config_error(targets, default, environment)
+    assert message == (
+        f"snakemake --report: {targets[1]} and 1 more output are missing (this configuration's); the run in results/ "
+        f"had another (recorded in {environment}): give the report the run's own, --config "
+        "data_mirror=workflow/resources/demo_mirror datasets='[shuttle, sattelite]' faces_mirror='' "
+        "landmarks='{enabled: false}'")
+    assert "\n" not in message
+    # the --config named, split by the shell and each value read by YAML (as Snakemake reads a value; the
+    # pipeline test runs the report with it), is the run's configuration
+    tokens = dict(token.split("=", 1) for token in shlex.split(message.split("--config ")[1]))
+    assert {key: yaml.safe_load(value) for key, value in tokens.items()} == {
+        "data_mirror": "workflow/resources/demo_mirror", "datasets": ["shuttle", "sattelite"], "faces_mirror": None,
+        "landmarks": {"enabled": False}}
+    assert report_config_error(targets[:1], default, environment) is None
+    assert report_config_error(targets[1:2], run, environment) == (
+        f"snakemake --report: {targets[1]} is missing, of the configuration recorded in {environment}: the run did "
+        "not finish; run the pipeline again with the same --config, then the report")
+    assert report_config_error(targets, default, tmp_path / "none.md").startswith(
+        f"snakemake --report: {targets[1]} and 1 more output are missing (this configuration's) and no "
+        f"{tmp_path / 'none.md'} records the configuration of a finished run: run the pipeline first")

@@ -13,7 +13,7 @@ experiment (``ood``, ``double_hinge``, ``landmarks``) and for the CLI's figures 
 from ._comparison import comparison_markdown, paper_comparison
 from ._figures import CD_ALPHA, cd_diagram, cd_figure, improvement_figure, mean_rc_curve, message_figure, rc_curves_figure, rc_figure
 from ._format import format_number
-from ._provenance import environment_markdown, timing_table
+from ._provenance import environment_markdown, report_config_error, report_requested, timing_table
 from ._rankings import metric_rankings, rankings_markdown
 from ._specs import classifier_label, label, metric_label
 from ._tables import read_summary, render_table
@@ -38,5 +38,7 @@ __all__ = [
     "rc_figure",
     "read_summary",
     "render_table",
+    "report_config_error",
+    "report_requested",
     "timing_table",
 ]

@@ -1,8 +1,12 @@
-"""Internal (the pipeline's report): provenance of a run: wall time per rule (``benchmark:`` records) and the environment."""
+"""Internal (the pipeline's report): provenance of a run: wall time per rule (``benchmark:`` records), the
+environment, and the run's configuration read back for ``snakemake --report``."""
 
 from __future__ import annotations
 
+import os
 import platform
+import re
+import shlex
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -11,7 +15,7 @@ import yaml
 
 from ._format import count, format_number
 
-__all__ = ["timing_table", "environment_markdown"]
+__all__ = ["timing_table", "environment_markdown", "recorded_config", "report_config_error", "report_requested"]
 
 
 def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
@@ -96,3 +100,97 @@ def environment_markdown(config: dict, datasets: dict) -> str:
         lines.append(f"| {name} | {info['n']} | {info['d']} | {info['k']} | `{info['xy_sha256']}` | {raw} |")
     lines += ["", "## Configuration", "", "```yaml", yaml.safe_dump(config, sort_keys=True).rstrip(), "```"]
     return "\n".join(lines) + "\n"
+
+
+def recorded_config(path) -> dict | None:
+    """The configuration a run recorded in its ``environment.md`` (:func:`environment_markdown`), or None.
+
+    None when the file is missing or holds no readable configuration block (a run stopped before
+    its environment job, a file edited by hand).
+    """
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return None
+    block = re.search(r"^## Configuration\n\n```yaml\n(.*?)^```", text, re.S | re.M)
+    try:
+        config = yaml.safe_load(block.group(1)) if block else None
+    except yaml.YAMLError:
+        return None
+    return config if isinstance(config, dict) else None
+
+
+def _flow(value) -> str:
+    """``value`` as Snakemake's ``--config key=value`` reads it back: YAML flow for lists and mappings,
+    nothing for None (``key=`` is None to Snakemake, ``key=null`` the text "null")."""
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, bool):
+        return {None: "", True: "true", False: "false"}[value]
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return yaml.safe_dump(value, default_flow_style=True, width=float("inf"), sort_keys=False).strip()
+
+
+def _differences(recorded: dict, current: dict) -> dict:
+    """The entries of ``recorded`` that ``current`` lacks or holds otherwise; within a mapping only the
+    entries that differ, since ``--config`` merges a mapping into the config file's."""
+    changed = {}
+    for key, value in recorded.items():
+        if key not in current or current[key] != value:
+            inner = isinstance(value, dict) and isinstance(current.get(key), dict)
+            changed[key] = _differences(value, current[key]) if inner else value
+    return changed
+
+
+def report_requested(argv) -> bool:
+    """Whether the command line ``argv`` asks Snakemake for its report of outputs already there.
+
+    ``--report`` (or ``--reporter``) without ``--report-after-run``, which runs the workflow first.
+    """
+    argv = [str(a) for a in argv]
+    asked = any(a in ("--report", "--reporter") or a.startswith(("--report=", "--reporter=")) for a in argv)
+    return asked and "--report-after-run" not in argv
+
+
+def report_config_error(targets, config: dict, environment_md, exists=os.path.exists) -> str | None:
+    """Why ``snakemake --report`` cannot gather this configuration's outputs, in one line; None if it can.
+
+    The report holds the outputs of the configuration it is given: run without the run's own
+    ``--config``, it looks for the default configuration's outputs (all 22 datasets, the landmark
+    experiment), finds them missing and fails only after one warning per file. The line names the
+    first missing target and, from the configuration the run recorded in ``environment_md``, the
+    ``--config`` that gives the report the run's own configuration back.
+
+    Parameters
+    ----------
+    targets : iterable of path-like
+        The workflow's final outputs for ``config`` (its rule ``all``).
+    config : dict
+        The configuration the report was given.
+    environment_md : path-like
+        The ``environment.md`` a finished run wrote (:func:`environment_markdown`).
+    exists : callable, default os.path.exists
+        Whether a path exists.
+
+    Returns
+    -------
+    str or None
+        The message, or None when every target exists.
+    """
+    missing = [str(t) for t in targets if not exists(t)]
+    if not missing:
+        return None
+    what = (f"{missing[0]} is" if len(missing) == 1
+            else f"{missing[0]} and {count(len(missing) - 1, 'more output')} are")
+    recorded = recorded_config(environment_md)
+    if recorded is None:
+        return (f"snakemake --report: {what} missing (this configuration's) and no {environment_md} records "
+                "the configuration of a finished run: run the pipeline first, then the report with the same --config")
+    changed = _differences(recorded, config)
+    if not changed:
+        return (f"snakemake --report: {what} missing, of the configuration recorded in {environment_md}: the "
+                "run did not finish; run the pipeline again with the same --config, then the report")
+    options = " ".join(f"{key}={shlex.quote(_flow(value))}" for key, value in changed.items())
+    return (f"snakemake --report: {what} missing (this configuration's); the run in results/ had another "
+            f"(recorded in {environment_md}): give the report the run's own, --config {options}")
