@@ -184,7 +184,10 @@ def setup(app):
 # The deep-network example trains with PyTorch, which only the `deep` extra installs (and on Linux
 # PyPI's torch is the CUDA build, gigabytes of it): without torch its page shows the code but not
 # its output, so the site builds from the `docs` extra alone (getting_started.md, "This site").
-HAS_TORCH = importlib.util.find_spec("torch") is not None
+try:
+    HAS_TORCH = importlib.util.find_spec("torch") is not None
+except (ImportError, ValueError):  # a broken or blocked installation counts as missing
+    HAS_TORCH = False
 
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),

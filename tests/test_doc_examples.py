@@ -44,6 +44,7 @@ import json
 import os
 import re
 import select
+import shutil
 import subprocess
 import sys
 import tokenize
@@ -586,3 +587,37 @@ def test_documented_example_runs(block, page_runs):
     check = _check_of(block)
     if check is not None:
         check(run, block)
+
+
+#: Sphinx, with PyTorch out of reach, as for a reader who installed the `docs` extra alone.
+SPHINX_WITHOUT_TORCH = r"""
+import importlib.abc, sys
+
+class NoTorch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "torch":
+            raise ImportError("no torch here")
+
+sys.meta_path.insert(0, NoTorch())
+from sphinx.cmd.build import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow  # builds the site
+def test_the_site_builds_without_torch(tmp_path):
+    """Getting started's build command with the `docs` extra alone: the gallery runs every example
+    but the deep-network one, whose page shows its code without output. The copy keeps the
+    gallery's generated pages out of the checkout, where tests/test_docs.py builds with torch."""
+    shutil.copytree(REPO / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("_build", "auto_examples", "api"))
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    for name in ("workflow", "config.yaml", "Snakefile", "src"):  # what the examples read
+        (tmp_path / name).symlink_to(REPO / name)
+    run = subprocess.run([sys.executable, "-c", SPHINX_WITHOUT_TORCH, "-W", "--keep-going", "-q", "-b", "html",
+                          "-d", str(tmp_path / "doctrees"), "docs", str(tmp_path / "html")],
+                         cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"},
+                         timeout=TIMEOUT)
+    assert run.returncode == 0, f"sphinx-build without torch failed:\n{run.stderr[-6000:]}"
+    gallery = tmp_path / "html" / "auto_examples"
+    assert "sphx-glr-script-out" not in (gallery / "plot_deep_network.html").read_text(encoding="utf-8")
+    assert "sphx-glr-script-out" in (gallery / "plot_sele_rc_curve.html").read_text(encoding="utf-8")
