@@ -20,7 +20,7 @@ for _name in OOD_DATASETS:
         )
     except ValueError as err:
         raise ValueError(
-            f"config ood.datasets: {_name!r} (number of classes: {PLAN.n_classes[_name]}): {err}"
+            f"config ood.datasets: {_name!r} has {PLAN.n_classes[_name]} classes: {err}"
         ) from None
 
 if OOD_DATASETS:
