@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_scale.py [--fractions 0.1 0.3 1] [--datasets covtype msd ...] [--cores 2]
 [--records FILE] [--report-only] [--mirrored-benchmarks DIR] [--prepare-mirrored gpu metro ...] [--fit]``.
-``--fit`` also prints the cost models of :data:`rejectopt.resources.STAGES` fitted to the records
+``--fit`` also prints the cost models of :data:`rejectopt.pipeline.resources.STAGES` fitted to the records
 (the committed ones: ``benchmarks/bench_scale_records.csv``).
 
 The stand-ins are synthetic (seeded): ``n x d`` standard-normal features and ``K`` classes of the
@@ -24,7 +24,7 @@ Prints
 * the estimate for the full run (22 datasets x 5 splits): the 7 stand-ins at 100 % (measured, else
   extrapolated from the largest fraction with the dataset's own exponent, else the stage's), each
   per-split stage times the number of splits, one job per split where the pipeline makes one
-  (``rejectopt.resources``), plus the 15 mirrored datasets from ``--mirrored-benchmarks`` (the
+  (``rejectopt.pipeline.resources``), plus the 15 mirrored datasets from ``--mirrored-benchmarks`` (the
   ``results/benchmarks`` folder of a 5-split offline run, e.g. ``bench_end_to_end.py --keep``);
   CPU-hours and the critical path on 16 cores from a list scheduler (longest job first among the
   ready ones, a job's threads as its cores, dependencies prepare -> splits -> classifier -> scores ->
@@ -57,7 +57,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from rejectopt.classifiers import get_classifier
 from rejectopt.datasets import REGISTRY
-from rejectopt.resources import STAGES, job_resources, splits_per_job, work_size
+from rejectopt.pipeline.resources import STAGES, job_resources, splits_per_job, work_size
 
 #: The datasets of Table 2 the offline mirror does not hold.
 UNMIRRORED = ("covtype", "codrna", "msd", "sensorless", "facebook", "superconduct", "ijcnn")
@@ -114,7 +114,7 @@ def parse_jobs(output):
 #: The library call of each per-dataset rule that has no ``benchmark:`` record, replayed in a
 #: process of its own after the run (CPU-s and peak RSS from ``getrusage``).
 REPLAYED = {
-    "prepare_dataset": "from rejectopt.datasets._custom import prepare_custom; from rejectopt.config import plan_run; "
+    "prepare_dataset": "from rejectopt.datasets._custom import prepare_custom; from rejectopt.pipeline.config import plan_run; "
                        "import yaml; plan = plan_run(yaml.safe_load(open({base!r})) | "
                        "yaml.safe_load(open('bench_config.yaml'))); from rejectopt.model import FEATURE_LIMIT; "
                        "prepare_custom(plan.custom['{name}'], 'replay.npz', feature_limit=FEATURE_LIMIT)",
@@ -128,8 +128,8 @@ REPLAYED = {
 def replay(workdir, rule, name, ratios):
     """(CPU-s, wall s, peak RSS MB) of ``rule``'s library call on the stand-in, in a fresh process."""
     if rule == "summarize_dataset":
-        code = ("import glob; from rejectopt.experiments.paper import summarize_dataset; "
-                "from rejectopt.config import plan_run; import yaml; "
+        code = ("import glob; from rejectopt.pipeline.experiments.paper import summarize_dataset; "
+                "from rejectopt.pipeline.config import plan_run; import yaml; "
                 f"cfg = yaml.safe_load(open({str(REPO / 'config.yaml')!r})) | "
                 "yaml.safe_load(open('bench_config.yaml')); plan = plan_run(cfg); "
                 f"cs = {{(c, 0): f'results/classifiers/{name}/{{c}}/split_0.npz' for c in plan.classifiers_of('{name}')}}; "
@@ -175,7 +175,7 @@ def run_one(name, fraction, cores, records, keep):
     binary = spec.task == "classification" and spec.n_classes == 2
     config = {
         "datasets": [custom], "n_splits": 1, "data_mirror": None,
-        # n_classes sizes the jobs (rejectopt.resources) and is checked at planning for the
+        # n_classes sizes the jobs (rejectopt.pipeline.resources) and is checked at planning for the
         # double-hinge experiment, which is binary
         "custom_datasets": {custom: {"path": str(data), "task": spec.task, "n_classes": spec.n_classes}},
         "split_ratios": {"default": base["split_ratios"]["default"], custom: ratios},
@@ -298,7 +298,7 @@ def report(rows, n_splits, cores, mirrored):
     loaded = max((r["load"] for r in rows), default=0)
     if loaded > 2:
         print(f"Measured under load (1-min load average up to {loaded:.1f}): wall times and CPU-s are inflated.")
-    print("\nDeclared: what the run's jobs declared (Snakemake's listing) / what rejectopt.resources declares "
+    print("\nDeclared: what the run's jobs declared (Snakemake's listing) / what rejectopt.pipeline.resources declares "
           "now for the same n, d, K; fits: RSS <= mem_mb and CPU-s / threads <= runtime (the library's).")
     print(f"\n{'dataset':<13}{'frac':>5}{'n':>8}  {'job':<34}{'CPU-s':>8}{'wall':>8}{'RSS MB':>8}"
           f"{'mem_mb':>13}{'rt min':>10}  fits")
@@ -339,7 +339,7 @@ def report(rows, n_splits, cores, mirrored):
 
 
 def declared_now(row, splits=1):
-    """What rejectopt.resources declares for ``row``'s job at its n, d, K (one split)."""
+    """What rejectopt.pipeline.resources declares for ``row``'s job at its n, d, K (one split)."""
     classifier = row["job"].split("/")[1] if row["rule"] in PER_CLASSIFIER else None
     return job_resources(row["rule"], row["n"], row["d"], row["k"], classifier=classifier, splits=splits,
                          threads=row["threads"])
@@ -474,7 +474,7 @@ def fit_points(rows, mirrored, n_splits):
 def fit_stage(points, size="ndk"):
     """``StageCost`` fields fitted as upper envelopes of the points.
 
-    CPU-s of one split ``c0 + a z^b`` (z: the stage's work size, ``rejectopt.resources.work_size``;
+    CPU-s of one split ``c0 + a z^b`` (z: the stage's work size, ``rejectopt.pipeline.resources.work_size``;
     ``c0`` the start-up, 0.8 x the cheapest job): ``a`` and ``b`` (0.3 to 1) by least squares on
     log CPU-s over a grid of ``b``, then ``c0`` and ``a`` scaled
     by one factor until no point lies above. RSS ``m0 + m1 n d / 1e6 + m2 n K / 1e6`` by non-negative
@@ -503,7 +503,7 @@ def fit_stage(points, size="ndk"):
 
 
 def print_fit(points):
-    print("\n# Fitted cost models (paste into rejectopt.resources.STAGES):")
+    print("\n# Fitted cost models (paste into rejectopt.pipeline.resources.STAGES):")
     for name in sorted(points):
         size = STAGES[name].size if name in STAGES else "ndk"
         f = fit_stage(points[name], size)

@@ -100,7 +100,7 @@ API_MODULES = [
     "rejectopt.ood",
     "rejectopt.splits",
     "rejectopt.stats",
-    "rejectopt.experiments",
+    "rejectopt.pipeline.experiments",
 ]
 
 

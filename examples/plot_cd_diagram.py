@@ -10,7 +10,7 @@ scores per dataset, runs the Friedman test and draws the Nemenyi critical-differ
 (Demsar 2006), as the paper's Fig. 1 does. Point it at your run's ``results/summary.csv``
 (averaged over splits) to do the same with your own numbers. The statistics are the public
 :mod:`rejectopt.stats`; the drawing borrows the pipeline's own renderer,
-``rejectopt.report.cd_diagram``, which is internal and may change.
+``rejectopt.pipeline.report.cd_diagram``, which is internal and may change.
 """
 
 # %%
@@ -19,7 +19,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from rejectopt.report import cd_diagram
+from rejectopt.pipeline.report import cd_diagram
 from rejectopt.stats import average_ranks, friedman_test, nemenyi_cd
 
 # Found from the repository root or any folder inside it (e.g. ``examples/``).

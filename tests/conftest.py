@@ -39,7 +39,7 @@ def sattelite(tmp_path_factory):
     pipeline's job), C = 1 only: (folder, X, y, splits, result). Its files are read, never changed."""
     # imported here, not above: an import error there then fails the OOD tests only (see tests/support.py)
     from rejectopt.datasets import load_prepared, prepare_dataset
-    from rejectopt.experiments import ood as ood_experiment
+    from rejectopt.pipeline.experiments import ood as ood_experiment
     from rejectopt.splits import make_splits, save_splits
 
     folder = tmp_path_factory.mktemp("ood_sattelite")
@@ -58,7 +58,7 @@ def sattelite(tmp_path_factory):
 def bc_run(tmp_path_factory):
     """Split 0 of breast cancer through the double-hinge experiment's file-in / file-out step (the
     pipeline's job): (result, X, y, parts, folder). Its files are read, never changed."""
-    from rejectopt.experiments import double_hinge as dh  # imported here: see sattelite
+    from rejectopt.pipeline.experiments import double_hinge as dh  # imported here: see sattelite
 
     out = tmp_path_factory.mktemp("double_hinge") / "breast_cancer"
     result = dh.run_dataset_files(None, None, {0: split_paths(out, 0)}, dataset="breast_cancer",

@@ -196,7 +196,7 @@ def split_paths(folder, k):
 
 def double_hinge_results():
     """The double-hinge experiment's rows for 2 datasets x 4 splits x 2 costs, one with coverage 0."""
-    from rejectopt.experiments import double_hinge as dh
+    from rejectopt.pipeline.experiments import double_hinge as dh
 
     rng = np.random.default_rng(3)
     rows = []

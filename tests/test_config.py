@@ -1,4 +1,4 @@
-"""Tests of rejectopt.config: the run environment (the pinned OpenBLAS kernels), the plugins, and
+"""Tests of rejectopt.pipeline.config: the run environment (the pinned OpenBLAS kernels), the plugins, and
 the run's plan (what it tracks, what it refuses before any job, what it does not read)."""
 
 import os
@@ -13,7 +13,7 @@ import yaml
 from sklearn.datasets import load_wine
 from support import DEMO_MIRROR, snakemake
 
-from rejectopt.config import (
+from rejectopt.pipeline.config import (
     BLAS_CORETYPE,
     C_MAX,
     ConfigError,

@@ -65,7 +65,7 @@ from http_server import (
 from excerpts import EXCERPT_SHAPES, edit_cell, excerpt, official_downloads
 from support import DEMO_MIRROR, mirror_folder, snakemake
 
-from rejectopt.config import ConfigError, validate_config
+from rejectopt.pipeline.config import ConfigError, validate_config
 from rejectopt.datasets import (
     REGISTRY,
     ChecksumError,

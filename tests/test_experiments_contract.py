@@ -1,4 +1,4 @@
-"""The experiment contract (rejectopt.experiments): its check, a user's module loaded by name, and a
+"""The experiment contract (rejectopt.pipeline.experiments): its check, a user's module loaded by name, and a
 toy experiment added as the user guide says, run by the pipeline's generic rules on real data."""
 
 import sys
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rejectopt.experiments import SplitInputs, SplitResult, check_experiment
-from rejectopt.experiments._contract import BUILT_IN, aggregate_files, load_experiments, run_dataset, split_inputs
+from rejectopt.pipeline.experiments import SplitInputs, SplitResult, check_experiment
+from rejectopt.pipeline.experiments._contract import BUILT_IN, aggregate_files, load_experiments, run_dataset, split_inputs
 from rejectopt.metrics import risk_at_coverage, task_loss
 from rejectopt.splits import load_split
 from support import DEMO_MIRROR, REPO, snakemake
@@ -31,7 +31,7 @@ TOY = guide_block("# my_experiment.py: the selective risk of each classifier's o
 
 @pytest.mark.parametrize("name", ["paper", "ood", "double_hinge", "landmarks"])
 def test_every_built_in_experiment_keeps_the_contract(name):
-    module = __import__(f"rejectopt.experiments.{name}", fromlist=["NAME"])
+    module = __import__(f"rejectopt.pipeline.experiments.{name}", fromlist=["NAME"])
     assert check_experiment(module) is module
     assert module.NAME == name and name in BUILT_IN
 
@@ -165,7 +165,7 @@ def test_run_split_returning_something_else_is_named_with_the_contract(iris_file
     with pytest.raises(TypeError) as err:
         run_dataset(returning(value), {}, "iris", "classification", *iris_files, files)
     assert str(err.value).startswith(f"experiment odd: run_split on iris split 0 returned {what}; the contract "
-                                     "(see rejectopt.experiments) is SplitResult(rows, curves={...})"), str(err.value)
+                                     "(see rejectopt.pipeline.experiments) is SplitResult(rows, curves={...})"), str(err.value)
     assert not files[0].exists() and not (tmp_path / "split_0.npz").exists()
 
 
@@ -246,7 +246,7 @@ def test_an_aggregate_that_breaks_the_contract_is_named_and_writes_nothing(iris_
     before = (out / "total.csv").read_bytes()
     with pytest.raises(TypeError) as err:
         aggregate_files(returning(table=table), {}, files.values(), out)
-    assert str(err.value) == (f"experiment odd: aggregate {what}; the contract (see rejectopt.experiments) is a dict "
+    assert str(err.value) == (f"experiment odd: aggregate {what}; the contract (see rejectopt.pipeline.experiments) is a dict "
                               f"of pandas DataFrames by table name, e.g. {{'risk': table}}; nothing was written to {out}")
     assert sorted(p.name for p in out.iterdir()) == ["total.csv"] and (out / "total.csv").read_bytes() == before
 

@@ -1,4 +1,4 @@
-"""The double-hinge experiment (rejectopt.experiments.double_hinge, workflow/rules/double_hinge.smk).
+"""The double-hinge experiment (rejectopt.pipeline.experiments.double_hinge, workflow/rules/double_hinge.smk).
 
 1. Settings from the pipeline config, the datasets a run covers, breast cancer's splits.
 2. One split on breast cancer: sane numbers, the double-hinge SVM rejects more as d falls, files.
@@ -23,9 +23,9 @@ from rejectopt import stats
 from rejectopt._io import save_npz
 from rejectopt.classifiers import DoubleHingeSVM
 from rejectopt.classifiers._selection import classifier_outputs
-from rejectopt.experiments import SplitInputs, check_experiment
-from rejectopt.experiments import double_hinge as dh
-from rejectopt.experiments.paper import run_classifiers
+from rejectopt.pipeline.experiments import SplitInputs, check_experiment
+from rejectopt.pipeline.experiments import double_hinge as dh
+from rejectopt.pipeline.experiments.paper import run_classifiers
 from rejectopt.splits import DEFAULT_RATIOS, _PARTS, make_splits, save_splits
 from known_answers import brute_force_margin_threshold
 from support import COSTS, double_hinge_results, split_paths

@@ -1,4 +1,4 @@
-"""The guarantees experiment (rejectopt.experiments.guarantees): plug-in vs certified targets on the
+"""The guarantees experiment (rejectopt.pipeline.experiments.guarantees): plug-in vs certified targets on the
 staged outcomes of a real dataset, through the experiment contract and the pipeline."""
 
 import numpy as np
@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rejectopt.experiments import check_experiment
-from rejectopt.experiments import guarantees as g
-from rejectopt.report.guarantees import render
-from rejectopt.experiments._contract import load_experiments, split_inputs
+from rejectopt.pipeline.experiments import check_experiment
+from rejectopt.pipeline.experiments import guarantees as g
+from rejectopt.pipeline.report.guarantees import render
+from rejectopt.pipeline.experiments._contract import load_experiments, split_inputs
 from rejectopt.selective import InfeasibleTargetError
 from rejectopt.splits import _derive_seed
 from rejectopt.targets import Target
@@ -24,7 +24,7 @@ def staged(tmp_path_factory):
     """Split 0 of the demo mirror's sattelite as the pipeline stages it: LR (C = 1) and its SELE and
     REG scores (C = 1), through the paper experiment's file-in / file-out steps."""
     from rejectopt.datasets import load_prepared, prepare_dataset
-    from rejectopt.experiments import paper
+    from rejectopt.pipeline.experiments import paper
     from rejectopt.splits import make_splits, save_splits
 
     folder = tmp_path_factory.mktemp("guarantees_sattelite")
@@ -48,7 +48,7 @@ def result(staged):
 
 def test_the_module_keeps_the_contract_and_loads_by_its_dotted_name():
     assert check_experiment(g).NAME == "guarantees"
-    assert load_experiments(["rejectopt.experiments.guarantees"], config=CONFIG) == {"guarantees": g}
+    assert load_experiments(["rejectopt.pipeline.experiments.guarantees"], config=CONFIG) == {"guarantees": g}
 
 
 def test_every_classifier_score_target_and_delta_has_a_plug_in_and_a_certified_row(result):

@@ -1,4 +1,4 @@
-"""The landmark experiment (rejectopt.experiments.landmarks, workflow/rules/landmarks.smk).
+"""The landmark experiment (rejectopt.pipeline.experiments.landmarks, workflow/rules/landmarks.smk).
 
 1. The contract: settings from the pipeline config, the faces they choose; no scikit-learn on import.
 2. One split on a few real faces (dlib): the library call, the grid trained as separate jobs and in
@@ -29,9 +29,9 @@ from support import (
 )
 
 from rejectopt.datasets._faces300w import ARCHIVE_SUBSETS, MIRROR_SUBSETS
-from rejectopt.experiments import SplitInputs, check_experiment
-from rejectopt.experiments import landmarks as E
-from rejectopt.experiments.paper import BASE_SUMMARY_COLUMNS
+from rejectopt.pipeline.experiments import SplitInputs, check_experiment
+from rejectopt.pipeline.experiments import landmarks as E
+from rejectopt.pipeline.experiments.paper import BASE_SUMMARY_COLUMNS
 from rejectopt.landmarks._detect import detect_faces, load_or_detect_faces
 from rejectopt.scores._selection import SCORE_C_GRID
 from rejectopt.splits import save_splits
@@ -79,7 +79,7 @@ def test_importing_landmarks_imports_no_scikit_learn():
     import subprocess
     import sys
 
-    code = ("import sys, rejectopt.landmarks, rejectopt.experiments.landmarks as E; print('sklearn' in sys.modules); "
+    code = ("import sys, rejectopt.landmarks, rejectopt.pipeline.experiments.landmarks as E; print('sklearn' in sys.modules); "
             "print(E.LEARNED_SCORES, E.METHODS)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     from rejectopt.scores import get_score, score_names

@@ -1,4 +1,4 @@
-"""The OOD experiment (rejectopt.experiments.ood, workflow/rules/ood.smk).
+"""The OOD experiment (rejectopt.pipeline.experiments.ood, workflow/rules/ood.smk).
 
 1. The contract, the settings, the datasets a run covers; the class hold-out: which classes,
    ID / OOD counts of each part.
@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 from rejectopt import ood, stats
-from rejectopt.experiments import SplitInputs, check_experiment
-from rejectopt.experiments import ood as ood_experiment
+from rejectopt.pipeline.experiments import SplitInputs, check_experiment
+from rejectopt.pipeline.experiments import ood as ood_experiment
 from rejectopt.splits import make_splits, save_splits
 from support import ood_results
 

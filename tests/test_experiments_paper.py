@@ -1,4 +1,4 @@
-"""Tests for rejectopt.experiments.paper: the file-in / file-out steps the pipeline's rules call."""
+"""Tests for rejectopt.pipeline.experiments.paper: the file-in / file-out steps the pipeline's rules call."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from sklearn.datasets import load_digits
 
 from rejectopt._io import save_npz
 from rejectopt.datasets import load_prepared
-from rejectopt.experiments.paper import (
+from rejectopt.pipeline.experiments.paper import (
     SCORE_FIELDS,
     learn_score,
     run_classifier,
@@ -116,7 +116,7 @@ def test_the_config_aurc_convention_fills_the_summarys_aurc_column(digits_run):
 
 def test_a_classifier_file_of_another_split_is_refused(digits_run):
     from rejectopt._io import IntermediateFileError
-    from rejectopt.experiments.paper import load_classifier_file
+    from rejectopt.pipeline.experiments.paper import load_classifier_file
 
     _, classifiers = digits_run
     with load_classifier_file(classifiers[1], split=1) as clf:
@@ -136,9 +136,9 @@ def test_settings_fill_defaults_and_name_an_unregistered_classifier():
 
 def test_the_contract_gives_the_summary_rows_and_one_table_per_classifier(digits_run):
     """run_split from the staged files = summarize_dataset's rows of that split; aggregate = aurc_table."""
-    from rejectopt.experiments import SplitInputs
-    from rejectopt.experiments.paper import aggregate, run_split
-    from rejectopt.tables import aurc_table, table_specs
+    from rejectopt.pipeline.experiments import SplitInputs
+    from rejectopt.pipeline.experiments.paper import aggregate, run_split
+    from rejectopt.pipeline.tables import aurc_table, table_specs
 
     root, classifiers = digits_run
     run_scores(root / "data.npz", root / "splits.npz", classifiers, "classification", ["reg"], C_SCORE, 0,
@@ -176,7 +176,7 @@ def _resampled_aurc_by_hand(samples, n_resamples, seed):
 def test_interval_resamples_equal_aurc_of_the_repeated_rows():
     """Two overlapping Tst parts, tied uncertainties, 0/100 and ordinal losses: each resample's AuRC
     equals eq. (27) on the drawn rows, a row in both parts counting in both."""
-    from rejectopt.experiments.paper import _aurc_resamples
+    from rejectopt.pipeline.experiments.paper import _aurc_resamples
 
     rng = np.random.default_rng(4)
     first, second = np.sort(rng.choice(80, 40, replace=False)), np.sort(rng.choice(80, 40, replace=False))
@@ -197,7 +197,7 @@ def test_summary_intervals_known_answer(digits_run):
     percentiles of its 1,000 resampled AuRC and, per classifier and score, those of the resamples'
     mean over the splits; seeded by the run's seed and the dataset."""
     from rejectopt.splits import _derive_seed
-    from rejectopt.tables import INTERVAL_COLUMNS, INTERVAL_RESAMPLES
+    from rejectopt.pipeline.tables import INTERVAL_COLUMNS, INTERVAL_RESAMPLES
 
     root, classifiers = digits_run
     run_scores(root / "data.npz", root / "splits.npz", classifiers, "classification", ["reg"], C_SCORE, 0,
@@ -242,7 +242,7 @@ def test_interval_of_the_mean_over_splits_covers_at_its_level():
     intervals of the mean, and of a split, hold it in 200 simulated datasets within 3 binomial
     standard errors of 95 % (measured over 1,000: 94.9 %; resampling each split on its own instead
     gave about 84 %, since the shared rows make the splits' AuRC move together)."""
-    from rejectopt.experiments.paper import _aurc_resamples
+    from rejectopt.pipeline.experiments.paper import _aurc_resamples
 
     rng = np.random.default_rng(0)
     n_rows, n_test, n_splits, n_datasets = 500, 100, 5, 200

@@ -36,18 +36,18 @@ MAX_DOCTEST_LINES = 1_000
 #: The pipeline's own modules: not in the API reference; numpydoc's Parameters / Returns checks
 #: still cover every name of their ``__all__``, an Examples block is not required.
 INTERNAL_MODULES = [
-    "rejectopt.experiments.paper",
-    "rejectopt.experiments.ood",
-    "rejectopt.experiments.double_hinge",
-    "rejectopt.experiments.landmarks",
-    "rejectopt.tables",
-    "rejectopt.report",
-    "rejectopt.report.ood",
-    "rejectopt.report.double_hinge",
-    "rejectopt.report.landmarks",
-    "rejectopt.report.selection",
-    "rejectopt.config",
-    "rejectopt.resources",
+    "rejectopt.pipeline.experiments.paper",
+    "rejectopt.pipeline.experiments.ood",
+    "rejectopt.pipeline.experiments.double_hinge",
+    "rejectopt.pipeline.experiments.landmarks",
+    "rejectopt.pipeline.tables",
+    "rejectopt.pipeline.report",
+    "rejectopt.pipeline.report.ood",
+    "rejectopt.pipeline.report.double_hinge",
+    "rejectopt.pipeline.report.landmarks",
+    "rejectopt.pipeline.report.selection",
+    "rejectopt.pipeline.config",
+    "rejectopt.pipeline.resources",
     "rejectopt.cli",
 ]
 PUBLIC_CHECKS = {"GL08", "PR01", "RT01", "EX01"}  # as docs/conf.py's numpydoc_validation_checks

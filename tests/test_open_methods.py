@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer, load_wine
 
-from rejectopt.config import ConfigError, PluginError, coerce_numbers, load_plugins, plan_run
+from rejectopt.pipeline.config import ConfigError, PluginError, coerce_numbers, load_plugins, plan_run
 from rejectopt.datasets import load_prepared, prepare_dataset
-from rejectopt.experiments.paper import SCORE_ERROR, run_classifiers, run_scores, score_key, tst_outcomes
+from rejectopt.pipeline.experiments.paper import SCORE_ERROR, run_classifiers, run_scores, score_key, tst_outcomes
 from rejectopt.scores import SCORES, ScoreError, get_score, make_score, register_score, score_names
 from rejectopt.splits import make_splits, save_splits
 from support import DEMO_MIRROR, snakemake
@@ -204,15 +204,15 @@ def test_every_built_in_method_is_registered_once_with_a_label():
 
 def test_reading_the_registries_imports_no_scikit_learn():
     """A table, summary or figure job reads the registries only; scikit-learn and
-    scipy.stats (most of a job's start-up, rejectopt.resources.JOB_STARTUP_CPU_S) load with the
+    scipy.stats (most of a job's start-up, rejectopt.pipeline.resources.JOB_STARTUP_CPU_S) load with the
     first registered class used."""
     code = textwrap.dedent(
         """
         import sys
-        import rejectopt.config, rejectopt.experiments, rejectopt.experiments.paper, rejectopt.report
+        import rejectopt.pipeline.config, rejectopt.pipeline.experiments, rejectopt.pipeline.experiments.paper, rejectopt.pipeline.report
         from rejectopt.classifiers import CLASSIFIERS
         from rejectopt.scores import SCORES
-        from rejectopt.tables import table_specs
+        from rejectopt.pipeline.tables import table_specs
         specs = table_specs({"lr": ["sele", "tcp"], "svm": ["reg"], "svor": ["sele"], "xgb": ["tcp"]})
         labels = [info.label for info in [*CLASSIFIERS.values(), *SCORES.values()]]
         print(sorted(m for m in sys.modules if m.split(".")[0] == "sklearn" or m == "scipy.stats._stats_py"))

@@ -36,7 +36,7 @@ def test_full_default_config_plans_all_22_datasets(tmp_path):
     plan = run.stdout + run.stderr
     # 22 datasets prepared; (lr, svm, xgb) x 11 classification + svor x 11 ordinal datasets trained:
     # one train_classifier job per cheap (dataset, classifier) pair for its 5 splits, one
-    # train_classifier_split job per split of the pairs the cost model (rejectopt.resources)
+    # train_classifier_split job per split of the pairs the cost model (rejectopt.pipeline.resources)
     # predicts above its threshold: covtype's and sensorless' XGBoost, msd's SVOR
     assert "prepare_dataset" in plan and "download_raw" in plan
     counts = rule_counts(plan)
@@ -71,7 +71,7 @@ def test_bad_config_is_rejected_before_any_job(tmp_path, override, message):
 def test_figure_formats_must_keep_the_reports_png(formats, message):
     import yaml
 
-    from rejectopt.config import ConfigError, validate_config
+    from rejectopt.pipeline.config import ConfigError, validate_config
 
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
@@ -151,7 +151,7 @@ def test_pipeline_writes_only_results_logs_and_snakemake(pipeline_run, untracked
 def test_the_guarantees_experiment_runs_in_the_default_pipeline(pipeline_run):
     """The default config lists the guarantees experiment: its tables, Markdown and figure come out of the demo run,
     the certified targets within delta (up to the 99.9 % binomial quantile of the draws), the plug-in far above."""
-    assert (REPO / "config.yaml").read_text().count("experiments: [rejectopt.experiments.guarantees]") == 1
+    assert (REPO / "config.yaml").read_text().count("experiments: [rejectopt.pipeline.experiments.guarantees]") == 1
     out = pipeline_run / "results/experiments/guarantees"
     cells = pd.read_csv(out / "tables/cells.csv", index_col=[0, 1, 2, 3, 4, 5])
     assert len(cells) > 0 and (cells["draws"] == 200).all()
@@ -419,7 +419,7 @@ def test_table_intervals_rewrite_the_summaries_and_give_each_cells_interval(pipe
     assert summary[before.columns].equals(before)
     assert ((summary["aurc_low"] < summary["aurc"]) & (summary["aurc"] < summary["aurc_high"])).all()
     assert summary["aurc_mean_low"].equals(summary["aurc_low"]) and summary["aurc_mean_high"].equals(summary["aurc_high"])
-    from rejectopt.report._format import format_number
+    from rejectopt.pipeline.report._format import format_number
 
     markdown = (work / "results/tables/table3a.md").read_text()
     row = summary[(summary["dataset"] == "sattelite") & (summary["classifier"] == "lr") & (summary["score"] == "sele")].iloc[0]

@@ -6,11 +6,11 @@ import pytest
 import yaml
 from matplotlib.figure import Figure
 
-from rejectopt.report import cd_diagram, rc_figure
+from rejectopt.pipeline.report import cd_diagram, rc_figure
 from rejectopt.selective import SelectionFunction, operating_point
 from rejectopt.stats import nemenyi_cd
-from rejectopt.report import comparison_markdown, paper_comparison, read_summary, render_table, timing_table
-from rejectopt.tables import aurc_table, relative_improvement, table_specs, table_statistics
+from rejectopt.pipeline.report import comparison_markdown, paper_comparison, read_summary, render_table, timing_table
+from rejectopt.pipeline.tables import aurc_table, relative_improvement, table_specs, table_statistics
 
 #: The tables of the repository's default config (columns: each classifier's baseline + its scores).
 TABLES = table_specs(yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())["scores"])
@@ -104,7 +104,7 @@ def test_timing_table_sums_benchmark_records(tmp_path):
 
 
 def test_cd_figure_explains_itself_with_a_single_dataset():
-    from rejectopt.report import cd_figure
+    from rejectopt.pipeline.report import cd_figure
 
     spec = TABLES["table3a"]
     stats = table_statistics(aurc_table(_summary(datasets=("a",)), spec), spec.methods)
@@ -114,7 +114,7 @@ def test_cd_figure_explains_itself_with_a_single_dataset():
 
 
 def test_environment_lists_versions_checksums_and_config():
-    from rejectopt.report import environment_markdown
+    from rejectopt.pipeline.report import environment_markdown
 
     datasets = {"toy": {"n": 3, "d": 2, "k": 2, "xy_sha256": "abc123", "raw": {"toy.data": "def456"}}}
     md = environment_markdown({"seed": 0, "datasets": ["toy"]}, datasets)
@@ -134,7 +134,7 @@ def test_table_specs_follow_the_registry_and_config():
 
 
 def test_tables_under_another_metric_and_the_rankings_say_where_they_differ():
-    from rejectopt.report import rankings_markdown
+    from rejectopt.pipeline.report import rankings_markdown
 
     summary = _summary(datasets=("a", "b", "c", "d"))
     # a metric under which REG is best everywhere: the rankings must say so
@@ -154,7 +154,7 @@ def test_tables_under_another_metric_and_the_rankings_say_where_they_differ():
 
 def test_mean_rc_curve_averages_splits_on_a_common_grid():
     from rejectopt.metrics import rc_curve
-    from rejectopt.report import mean_rc_curve
+    from rejectopt.pipeline.report import mean_rc_curve
 
     rng = np.random.default_rng(3)
     samples = [(rng.integers(0, 2, n) * 100.0, rng.random(n)) for n in (50, 80)]
@@ -289,7 +289,7 @@ def test_paper_comparison_and_its_markdown_known_answer():
 
 
 def test_metric_rankings_and_rankings_markdown_known_answer():
-    from rejectopt.report import metric_rankings, rankings_markdown
+    from rejectopt.pipeline.report import metric_rankings, rankings_markdown
 
     spec, summary, _ = _table3a_summary()
     stats, means = metric_rankings(summary, spec, ["aurc", "augrc"])["augrc"]
@@ -304,7 +304,7 @@ def test_metric_rankings_and_rankings_markdown_known_answer():
 
 
 def test_table_figures_name_their_content():
-    from rejectopt.report import cd_figure, improvement_figure, message_figure
+    from rejectopt.pipeline.report import cd_figure, improvement_figure, message_figure
 
     spec, summary, _ = _table3a_summary()
     ax = improvement_figure(relative_improvement(summary, spec), spec).axes[0]
@@ -321,7 +321,7 @@ def test_table_figures_name_their_content():
 
 
 def test_rc_figures_known_answer():
-    from rejectopt.report import mean_rc_curve, rc_curves_figure
+    from rejectopt.pipeline.report import mean_rc_curve, rc_curves_figure
 
     loss = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0])
     uncertainty = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
@@ -339,7 +339,7 @@ def test_rc_figures_known_answer():
 
 
 def test_labels_and_number_format():
-    from rejectopt.report import classifier_label, format_number, label, metric_label
+    from rejectopt.pipeline.report import classifier_label, format_number, label, metric_label
 
     assert (label("sele"), label("mcp"), label("my_score")) == ("SELE", "MCP", "my_score")
     assert [metric_label(m) for m in ("aurc", "augrc", "eaurc", "other")] == ["AuRC", "AUGRC", "E-AuRC", "other"]
@@ -363,7 +363,7 @@ def test_timing_table_per_rule_and_dataset_known_answer(tmp_path):
 
 
 def test_environment_ends_with_the_datasets_and_the_config():
-    from rejectopt.report import environment_markdown
+    from rejectopt.pipeline.report import environment_markdown
 
     text = environment_markdown({"seed": 0, "datasets": ["iris"]},
                                 {"iris": {"n": 150, "d": 4, "k": 3, "xy_sha256": "ab12", "raw": {"iris.csv": "cd34"}}})
@@ -407,9 +407,9 @@ def test_tables_and_cd_diagrams_of_two_datasets_say_the_tests_have_no_power():
     configurations, the test never rejects at 0.05. The table, the rankings and the CD diagram say so."""
     import itertools
 
-    from rejectopt.report import cd_figure, rankings_markdown
+    from rejectopt.pipeline.report import cd_figure, rankings_markdown
     from rejectopt.stats import friedman_test
-    from rejectopt.tables import friedman_min_pvalue
+    from rejectopt.pipeline.tables import friedman_min_pvalue
 
     assert friedman_min_pvalue(2, 3) == pytest.approx(np.exp(-2.0), rel=1e-12)
     smallest = min(friedman_test(pd.DataFrame([a, b], columns=["x", "y", "z"], dtype=float)).pvalue
@@ -437,7 +437,7 @@ def test_tables_and_cd_diagrams_of_two_datasets_say_the_tests_have_no_power():
 def test_latex_tables_use_booktabs_rules():
     """Every LaTeX table (the paper's, and the other experiments' through table_section) has
     booktabs' top, mid and bottom rules and no \\hline."""
-    from rejectopt.report._format import table_section
+    from rejectopt.pipeline.report._format import table_section
 
     spec, summary, _ = _table3a_summary()
     table = aurc_table(summary, spec)
@@ -464,8 +464,8 @@ def _pdf_content(path):
 def test_figures_are_also_written_as_vector_pdf(tmp_path):
     """figure_formats [png, pdf]: the PNG is the same bytes as alone, and the PDF beside it draws
     with vector paths and text (no raster image), the same bytes on every run (no creation date)."""
-    from rejectopt.report import cd_figure
-    from rejectopt.report._figures import figure_paths, save_figure
+    from rejectopt.pipeline.report import cd_figure
+    from rejectopt.pipeline.report._figures import figure_paths, save_figure
 
     spec, summary, _ = _table3a_summary()
     stats = table_statistics(aurc_table(summary, spec), spec.methods)
@@ -526,8 +526,8 @@ def test_table_intervals_refuse_a_summary_without_them_or_from_two_runs():
 def test_sentences_agree_in_number_with_one_dataset_and_one_job(tmp_path):
     """A run of one dataset (the ordinal Table 4 of the demo) or one job of a rule reads "1 dataset",
     "1 job", never "1 datasets"; every other count keeps its plural."""
-    from rejectopt.report import rankings_markdown
-    from rejectopt.report._format import count
+    from rejectopt.pipeline.report import rankings_markdown
+    from rejectopt.pipeline.report._format import count
 
     assert [count(1, "dataset"), count(2, "dataset"), count(0, "job"), count(1, "(dataset, d) cell")] == [
         "1 dataset", "2 datasets", "0 jobs", "1 (dataset, d) cell"]
@@ -550,9 +550,9 @@ def test_sentences_agree_in_number_with_one_dataset_and_one_job(tmp_path):
 def test_a_table_of_one_dataset_says_why_its_tests_are_na():
     """N = 1: Friedman and Nemenyi print n/a, and the table and the rankings say why, with the power
     caveat's own sentence (report._format.power_caveat), naming the N from which the test can reject."""
-    from rejectopt.report import rankings_markdown
-    from rejectopt.report._format import power_caveat
-    from rejectopt.tables import friedman_min_pvalue
+    from rejectopt.pipeline.report import rankings_markdown
+    from rejectopt.pipeline.report._format import power_caveat
+    from rejectopt.pipeline.tables import friedman_min_pvalue
 
     spec, summary, _ = _table3a_summary()
     one = summary[summary["dataset"] == "a"]
@@ -575,7 +575,7 @@ def test_a_table_of_one_dataset_says_why_its_tests_are_na():
 def test_bold_marks_the_best_printed_value_and_no_single_one_of_a_tie():
     """Bold follows the printed means: every method tied with the best printed value is bold, and a row
     where every method prints the same (XGBoost's 0.00 on shuttle) has no bold, with a note saying so."""
-    from rejectopt.report._format import ALIKE_NOTE, best_cells
+    from rejectopt.pipeline.report._format import ALIKE_NOTE, best_cells
 
     assert best_cells([0.004, 0.001, 0.003]).tolist() == [False, False, False]  # 0.00 x 3: all alike
     assert best_cells([0.004, 0.001, 0.3]).tolist() == [True, True, False]  # 0.00, 0.00 beat 0.30
@@ -608,7 +608,7 @@ def test_cd_diagram_titles_wrap_inside_the_figure():
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from rejectopt.report import cd_figure
+    from rejectopt.pipeline.report import cd_figure
 
     spec, summary, _ = _table3a_summary()
     long_spec = dataclasses.replace(spec, title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)")
@@ -635,7 +635,7 @@ def test_the_report_names_the_config_of_the_run_it_was_not_given(tmp_path):
     the keys that differ, as --config merges a mapping); nothing when every output is there."""
     import shlex
 
-    from rejectopt.report import environment_markdown, report_config_error, report_requested
+    from rejectopt.pipeline.report import environment_markdown, report_config_error, report_requested
 
     assert report_requested(["snakemake", "--report", "results/report.html"])
     assert report_requested(["snakemake", "--report=r.html"]) and report_requested(["snakemake", "--reporter", "html"])

@@ -1,4 +1,4 @@
-"""The double-hinge experiment rendered (rejectopt.report.double_hinge): the Markdown / LaTeX table,
+"""The double-hinge experiment rendered (rejectopt.pipeline.report.double_hinge): the Markdown / LaTeX table,
 the solver times, the figure and the report files of one real split."""
 
 import re
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from rejectopt._io import IntermediateFileError, load_npz, save_npz
-from rejectopt.experiments import double_hinge as dh
-from rejectopt.report import double_hinge as report
+from rejectopt.pipeline.experiments import double_hinge as dh
+from rejectopt.pipeline.report import double_hinge as report
 from support import COSTS, double_hinge_results
 
 

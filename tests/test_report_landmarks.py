@@ -1,5 +1,5 @@
-"""The landmark experiment rendered (rejectopt.report.landmarks): the note, Fig. 4a, 4b and 5, in the
-normal and the demo mode; and its rows beside the paper's (rejectopt.report.paper_comparison).
+"""The landmark experiment rendered (rejectopt.pipeline.report.landmarks): the note, Fig. 4a, 4b and 5, in the
+normal and the demo mode; and its rows beside the paper's (rejectopt.pipeline.report.paper_comparison).
 
 The numbers are tests/test_experiments_landmarks.py's.
 """
@@ -11,11 +11,11 @@ import pandas as pd
 
 from support import fake_faces, fake_result
 
-from rejectopt.experiments.landmarks import landmark_summary, load_landmark_result, save_landmark_result
+from rejectopt.pipeline.experiments.landmarks import landmark_summary, load_landmark_result, save_landmark_result
 from rejectopt.landmarks import per_landmark
-from rejectopt.report import comparison_markdown, format_number, paper_comparison
-from rejectopt.tables import landmarks_spec
-from rejectopt.report import landmarks as R
+from rejectopt.pipeline.report import comparison_markdown, format_number, paper_comparison
+from rejectopt.pipeline.tables import landmarks_spec
+from rejectopt.pipeline.report import landmarks as R
 
 
 def test_figures_and_note_render(tmp_path):

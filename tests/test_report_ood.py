@@ -1,4 +1,4 @@
-"""The OOD experiment rendered (rejectopt.report.ood): labels, the Markdown / LaTeX table against the
+"""The OOD experiment rendered (rejectopt.pipeline.report.ood): labels, the Markdown / LaTeX table against the
 experiment's statistics, the figures of one real split, the report files, and the seed's Table 1."""
 
 import numpy as np
@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from rejectopt import ood, stats
-from rejectopt.experiments import ood as ood_experiment
-from rejectopt.report import ood as report
+from rejectopt.pipeline.experiments import ood as ood_experiment
+from rejectopt.pipeline.report import ood as report
 from support import ood_results
 
 

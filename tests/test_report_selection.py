@@ -1,4 +1,4 @@
-"""The figures of ``python -m rejectopt select`` (rejectopt.report.selection): what each axes shows."""
+"""The figures of ``python -m rejectopt select`` (rejectopt.pipeline.report.selection): what each axes shows."""
 
 import numpy as np
 from sklearn.datasets import load_digits
@@ -6,7 +6,7 @@ from sklearn.naive_bayes import GaussianNB
 
 from rejectopt.cli._report import ood_report_dict, report_dict
 from rejectopt.fitting import _split_ood_rows, fit_selective, split_rows
-from rejectopt.report.selection import ood_select_figure, select_figure
+from rejectopt.pipeline.report.selection import ood_select_figure, select_figure
 from rejectopt.targets import Target, parse_target
 
 

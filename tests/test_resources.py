@@ -1,4 +1,4 @@
-"""Declared job resources and the job granularity (rejectopt.resources), and the rules that use them."""
+"""Declared job resources and the job granularity (rejectopt.pipeline.resources), and the rules that use them."""
 
 import csv
 import math
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rejectopt.datasets import REGISTRY
-from rejectopt.resources import (
+from rejectopt.pipeline.resources import (
     JOB_STARTUP_CPU_S,
     MEMORY_FLOOR_MB,
     MEMORY_MARGIN,

@@ -1,4 +1,4 @@
-"""Tests for rejectopt.stats (Demsar 2006 statistics; the CD diagram is drawn by rejectopt.report)."""
+"""Tests for rejectopt.stats (Demsar 2006 statistics; the CD diagram is drawn by rejectopt.pipeline.report)."""
 
 import math
 

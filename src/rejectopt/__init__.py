@@ -9,13 +9,13 @@ so importing the package itself stays cheap.
 import lazy_loader as _lazy
 
 # The one place the version is written: pyproject.toml reads it ([tool.setuptools.dynamic]).
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __getattr__, __dir__, _lazy_names = _lazy.attach(
     __name__,
     submodules=[
-        "classifiers", "config", "datasets", "estimator", "experiments", "fitting", "landmarks", "logits",
-        "metrics", "model", "ood", "report", "scores", "selective", "splits", "stats", "targets",
+        "classifiers", "datasets", "estimator", "fitting", "landmarks", "logits", "metrics", "model", "ood",
+        "pipeline", "scores", "selective", "splits", "stats", "targets",
     ],
     submod_attrs={"estimator": ["SelectiveClassifier"], "metrics": ["RiskCoverageDisplay"]},
 )

@@ -2,7 +2,7 @@
 
 Per-dataset AuRC ranks, the Friedman test (with Iman-Davenport F), and the Nemenyi post-hoc
 test with critical difference ``CD = q_alpha sqrt(k (k + 1) / (6 N))``; the groups it does not
-separate are the bars of the CD diagram :mod:`rejectopt.report` draws (the paper's Figs. 1, 3a).
+separate are the bars of the CD diagram :mod:`rejectopt.pipeline.report` draws (the paper's Figs. 1, 3a).
 """
 
 from __future__ import annotations

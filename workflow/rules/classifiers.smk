@@ -1,6 +1,6 @@
 # Train a classifier on Trn1 and select its C on Val1 (Section 5.2). Granularity by cost
-# (rejectopt.resources): a cheap (dataset, classifier) pair trains every split in one job, so it pays
-# a job's start-up (rejectopt.resources.JOB_STARTUP_CPU_S) once (145 jobs became 29 in the offline
+# (rejectopt.pipeline.resources): a cheap (dataset, classifier) pair trains every split in one job, so it pays
+# a job's start-up (rejectopt.pipeline.resources.JOB_STARTUP_CPU_S) once (145 jobs became 29 in the offline
 # run); a pair whose splits together cost more than config split_job_cpu_s by its dataset's size
 # (covtype's XGBoost, msd's SVOR, ...) gets one job per split, so that cores or cluster nodes run
 # them side by side. Each split is seeded on its own, so its file is the same either way. Rerun one

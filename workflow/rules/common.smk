@@ -1,5 +1,5 @@
 # Setup done once: plugins, config validation, the run's plan, wildcard constraints, shared helpers.
-# Method and dataset names are read off the library's registries (rejectopt.config.plan_run);
+# Method and dataset names are read off the library's registries (rejectopt.pipeline.config.plan_run);
 # each later stage appends its own final outputs to TARGETS (rule all), its per-dataset summaries
 # to SUMMARIES and its benchmark records to BENCHMARKS.
 
@@ -13,21 +13,21 @@ import yaml
 
 import rejectopt
 from rejectopt.datasets import get_spec, peek_custom
-from rejectopt.config import (
+from rejectopt.pipeline.config import (
     blas_environment,
     coerce_numbers,
     load_plugins,
     plan_run,
     validate_config,
 )
-from rejectopt.experiments import double_hinge as dh_experiment
+from rejectopt.pipeline.experiments import double_hinge as dh_experiment
 from rejectopt.classifiers import get_classifier
 from rejectopt.datasets import REGISTRY as DATASET_REGISTRY
-from rejectopt.resources import job_resources, splits_per_job
-from rejectopt.experiments._contract import load_experiments
+from rejectopt.pipeline.resources import job_resources, splits_per_job
+from rejectopt.pipeline import load_experiments
 
 # The same numbers on every x86-64 CPU with AVX2: the jobs (child processes, SLURM jobs) inherit
-# the pinned OpenBLAS kernels (rejectopt.config.blas_environment).
+# the pinned OpenBLAS kernels (rejectopt.pipeline.config.blas_environment).
 os.environ.update(blas_environment())
 
 #: The workflow's own folder (the one holding the Snakefile), read from this file's location, not
@@ -104,7 +104,7 @@ BREAST_CANCER_SHAPE = (569, 30, 2)
 
 @functools.cache
 def dataset_shape(dataset):
-    """(n, d, K) that sizes a dataset's jobs (rejectopt.resources): Table 2's for the paper's
+    """(n, d, K) that sizes a dataset's jobs (rejectopt.pipeline.resources): Table 2's for the paper's
     datasets; for a custom one its rows and features read off its file's header and its declared
     n_classes (10 when undeclared: declare it to size the jobs of a many-class dataset).
     """
@@ -125,7 +125,7 @@ def dataset_shape(dataset):
 def declared(rule_name, resource, splits=1):
     """A resource callable: the ``resource`` (mem_mb or runtime) a job of rule ``rule_name``
     declares for its wildcards' dataset (and classifier), covering ``splits`` splits
-    (rejectopt.resources)."""
+    (rejectopt.pipeline.resources)."""
 
     def value(wildcards):
         dataset, classifier = job_pair(wildcards)
@@ -153,7 +153,7 @@ def job_pair(wildcards):
 
 def split_pairs():
     """The "dataset/classifier" pairs trained with one job per split: those whose splits together
-    cost more than config split_job_cpu_s by the dataset's size (rejectopt.resources); none in a
+    cost more than config split_job_cpu_s by the dataset's size (rejectopt.pipeline.resources); none in a
     run of one split, where one job covers one split anyway."""
     return [
         f"{d}/{c}"
@@ -205,7 +205,7 @@ def score_files(dataset):
 
 
 def staged_files(dataset):
-    """``split -> {role: path}`` of the staged files a user's experiment reads (rejectopt.experiments)."""
+    """``split -> {role: path}`` of the staged files a user's experiment reads (rejectopt.pipeline.experiments)."""
     return {
         k: {
             **{

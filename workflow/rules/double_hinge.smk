@@ -3,10 +3,10 @@
 # with the config's default ratios and seed), per reject cost d the double-hinge SVM with the
 # Gaussian kernel (Nystrom rank double_hinge.rbf_rank, width and C on Val1) and with the linear
 # kernel against LR + SELE with a cost-based rule, the plain SVM with a |f| threshold and LR with
-# Chow's rule on Tst (rejectopt.experiments.double_hinge.run_split); one collecting job writes the
-# table (mean +- std, ranks, Wilcoxon) and one figure per dataset (rejectopt.report.double_hinge).
+# Chow's rule on Tst (rejectopt.pipeline.experiments.double_hinge.run_split); one collecting job writes the
+# table (mean +- std, ranks, Wilcoxon) and one figure per dataset (rejectopt.pipeline.report.double_hinge).
 
-from rejectopt.experiments import double_hinge as dh_experiment
+from rejectopt.pipeline.experiments import double_hinge as dh_experiment
 
 DOUBLE_HINGE = dh_experiment.settings(config)
 DH_DATASETS = dh_experiment.covered_datasets(DOUBLE_HINGE, DATASETS, list(PLAN.custom))
@@ -17,7 +17,7 @@ for _name in DH_DATASETS:
         )
 
 
-# Granularity by cost, as for the classifiers (rejectopt.resources.splits_per_job): a dataset
+# Granularity by cost, as for the classifiers (rejectopt.pipeline.resources.splits_per_job): a dataset
 # whose splits together cost more than config split_job_cpu_s (codrna at its real size) gets one
 # job per split, rule double_hinge_one_split; the others run every split in one double_hinge_split
 # job (also every dataset of a one-split run). Each split is seeded on its own, so its files are
@@ -50,7 +50,7 @@ if DH_DATASETS:
     TARGETS += [f"results/figures/double_hinge/{d}.png" for d in DH_DATASETS]
 
 
-# One job per dataset runs every split (a job's start-up, rejectopt.resources.JOB_STARTUP_CPU_S, costs
+# One job per dataset runs every split (a job's start-up, rejectopt.pipeline.resources.JOB_STARTUP_CPU_S, costs
 # more than a small dataset's split), each split written as soon as it is done; a costly dataset's
 # split job (double_hinge_one_split) wins over it.
 ruleorder: double_hinge_one_split > double_hinge_split

@@ -1,5 +1,5 @@
 # A user's experiments (config key experiments): each one module of the contract of
-# rejectopt.experiments, run on every dataset of the run from the staged data, classifiers and
+# rejectopt.pipeline.experiments, run on every dataset of the run from the staged data, classifiers and
 # scores; one job per dataset writes each split's rows (.csv) and curves (.npz, empty when
 # run_split returns none), one job per experiment its tables.
 # The module's file is an input, so editing it reruns what depends on it.
@@ -62,10 +62,10 @@ rule experiment_tables:
         "../scripts/experiment_tables.py"
 
 
-# The guarantees experiment (rejectopt.experiments.guarantees, listed under experiments by default):
+# The guarantees experiment (rejectopt.pipeline.experiments.guarantees, listed under experiments by default):
 # its tables as Markdown and its figure, beside the tables (the contract's aggregate returns numbers).
 GUARANTEES = USER_EXPERIMENTS.get("guarantees")
-if getattr(GUARANTEES, "__name__", "") == "rejectopt.experiments.guarantees":
+if getattr(GUARANTEES, "__name__", "") == "rejectopt.pipeline.experiments.guarantees":
     TARGETS += ["results/experiments/guarantees/guarantees.md"]
 
     rule guarantees_report:

@@ -1,13 +1,13 @@
 # Facial landmarks with a reject option (Section 5.2.3, Fig. 4-5): DLIB's 68-point shape
 # predictor on 300-W, baseline = negated face-detector score, SELE / REG on HOG features
-# (rejectopt.experiments.landmarks; rendering: rejectopt.report.landmarks).
+# (rejectopt.pipeline.experiments.landmarks; rendering: rejectopt.pipeline.report.landmarks).
 #
 # When it runs: faces_mirror set -> from that folder; no mirror at all -> the official archive
 # (download_faces + extract_faces); data_mirror set, or only custom datasets, without faces_mirror
 # -> skipped, with a warning.
 
-from rejectopt.datasets._faces300w import MIRROR_SUBSETS
-from rejectopt.experiments import landmarks as landmarks_experiment
+from rejectopt.pipeline import MIRROR_SUBSETS
+from rejectopt.pipeline.experiments import landmarks as landmarks_experiment
 
 # The block landmarks: with its defaults, the faces the run uses (faces_mirror, else the extracted
 # official archive) and the experiment's fixed thread counts.
@@ -32,7 +32,7 @@ FACES = LANDMARKS["faces"]
 FACES_INPUT = [] if LANDMARKS_MODE == "mirror" else [FACES_ARCHIVE_DIR]
 LANDMARK_DIR = "results/landmarks/300w"
 # dlib's trainer threads and SELE's n_jobs (with the BLAS thread limit): fixed, not the job's cores,
-# as the results depend on them (rejectopt.experiments.landmarks.TRAINER_THREADS / SCORE_JOBS).
+# as the results depend on them (rejectopt.pipeline.experiments.landmarks.TRAINER_THREADS / SCORE_JOBS).
 # Parallelism comes from the jobs and their worker processes instead (results independent of --cores).
 LANDMARK_TRAINER_THREADS = LANDMARKS["trainer_threads"]
 LANDMARK_SCORE_JOBS = LANDMARKS["score_jobs"]

@@ -1,12 +1,12 @@
 # Reject option with out-of-distribution inputs (Franc, Prusa & Paplham): the last ~30 % of the
 # classes of the multi-class datasets held out as OOD, single scores (MCP, SELE, kNN distance,
 # Mahalanobis) and double scores tuned on Val, R^S at TPR / FPR on Tst
-# (rejectopt.experiments.ood.run_split); one job writes the table (rejectopt.report.ood), one per
-# dataset its figures, and one Table 1 of the paper computed (rejectopt.report.ood.ood_table1_file).
+# (rejectopt.pipeline.experiments.ood.run_split); one job writes the table (rejectopt.pipeline.report.ood), one per
+# dataset its figures, and one Table 1 of the paper computed (rejectopt.pipeline.report.ood.ood_table1_file).
 # Only the datasets this run covers and config ood.datasets lists; the same splits as the tables.
 
 from rejectopt.classifiers import get_classifier
-from rejectopt.experiments import ood as ood_experiment
+from rejectopt.pipeline.experiments import ood as ood_experiment
 
 # the settings check every value, the classifiers included (a classification one each)
 OOD = ood_experiment.settings(config)
@@ -35,7 +35,7 @@ TARGETS += ["results/tables/ood_table1.md"]
 
 
 # One job per dataset runs every split (a split costs no more than a few job start-ups,
-# rejectopt.resources.JOB_STARTUP_CPU_S), each split written as soon as it is done.
+# rejectopt.pipeline.resources.JOB_STARTUP_CPU_S), each split written as soon as it is done.
 rule ood_split:
     input:
         data="results/data/{dataset}/data.npz",

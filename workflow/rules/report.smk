@@ -2,12 +2,12 @@
 # --config: without it, it looks for the default configuration's outputs (22 datasets, the landmark
 # experiment) and fails on the first one missing, after one warning per file. Checked here, once every
 # stage has added its outputs to TARGETS: one line naming the --config of the run recorded in
-# results/tables/environment.md (rejectopt.report.report_config_error).
+# results/tables/environment.md (rejectopt.pipeline.report.report_config_error).
 
 import sys
 
-from rejectopt.config import ConfigError
-from rejectopt.report import report_config_error, report_requested
+from rejectopt.pipeline.config import ConfigError
+from rejectopt.pipeline.report import report_config_error, report_requested
 
 if report_requested(sys.argv):
     REPORT_CONFIG_ERROR = report_config_error(

@@ -1,6 +1,6 @@
 # Learn the uncertainty scores on Trn2 and select their C on Val2 by AuRC (Section 5.1): one job per
 # (dataset, classifier) learns every score of the classifier on every split (most scores fit in less
-# than a job's start-up, rejectopt.resources.JOB_STARTUP_CPU_S), each (score, split) seeded on its own.
+# than a job's start-up, rejectopt.pipeline.resources.JOB_STARTUP_CPU_S), each (score, split) seeded on its own.
 
 BENCHMARKS += [
     f"results/benchmarks/learn_score/{d}/{c}.tsv"

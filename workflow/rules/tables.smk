@@ -1,9 +1,9 @@
 # The paper's tables and figures, the comparison with its published numbers, timing, environment.
 # One table per trained classifier, its columns the classifier's baseline and configured scores
-# (rejectopt.tables.table_specs reads the registries: a plugin score becomes a column).
+# (rejectopt.pipeline.tables.table_specs reads the registries: a plugin score becomes a column).
 
 from rejectopt.metrics import METRICS
-from rejectopt.tables import table_specs
+from rejectopt.pipeline.tables import table_specs
 
 TABLES = table_specs(config["scores"], PLAN.classifiers_run())
 TABLE_OF = {spec.classifier: name for name, spec in TABLES.items()}

@@ -4,9 +4,9 @@ import pandas as pd
 
 from _logging import log_to
 
-from rejectopt._io import write_csv
-from rejectopt.experiments.paper import EXTRA_METRICS
-from rejectopt.report import read_summary
+from rejectopt.pipeline import write_csv
+from rejectopt.pipeline.experiments.paper import EXTRA_METRICS
+from rejectopt.pipeline.report import read_summary
 
 log_to(snakemake.log[0])
 # every dataset's metrics are checked here, so a NaN is named by its own file and row

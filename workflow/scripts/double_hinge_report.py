@@ -1,9 +1,9 @@
 """Rule double_hinge_report: the table (csv/md/tex) and one figure per dataset
-(rejectopt.report.double_hinge.double_hinge_report_files)."""
+(rejectopt.pipeline.report.double_hinge.double_hinge_report_files)."""
 
 from _logging import log_to
 
-from rejectopt.report.double_hinge import double_hinge_report_files
+from rejectopt.pipeline.report.double_hinge import double_hinge_report_files
 
 log_to(snakemake.log[0])
 double_hinge_report_files(

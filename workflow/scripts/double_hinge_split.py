@@ -1,5 +1,5 @@
 """Rules double_hinge_split (every split of one dataset) and double_hinge_one_split (one split of a
-costly dataset): the double-hinge experiment (rejectopt.experiments.double_hinge.run_dataset_files).
+costly dataset): the double-hinge experiment (rejectopt.pipeline.experiments.double_hinge.run_dataset_files).
 
 The rule's params other than ``splits`` are the library call's keyword arguments; its input ``lr``
 (where given) holds the staged LR classifier file of each split, in the order of ``splits``.
@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
-from rejectopt.experiments.double_hinge import STAGED_LR, run_dataset_files
+from rejectopt.pipeline.experiments.double_hinge import STAGED_LR, run_dataset_files
 
 log_to(snakemake.log[0])
 inputs = dict(snakemake.input.items())  # none for breast cancer, built from scikit-learn in the job

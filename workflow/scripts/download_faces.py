@@ -10,8 +10,7 @@ from pathlib import Path
 
 from _logging import log_to
 
-from rejectopt.datasets._download import DownloadOptions
-from rejectopt.datasets._faces300w import fetch_archive
+from rejectopt.pipeline import DownloadOptions, fetch_archive
 
 log_to(snakemake.log[0])
 fetch_archive(

@@ -14,8 +14,7 @@ from pathlib import Path
 from _logging import log_to
 
 from rejectopt.datasets import get_spec
-from rejectopt.datasets._download import DownloadOptions
-from rejectopt.datasets._fetch import fetch_file
+from rejectopt.pipeline import DownloadOptions, fetch_file
 
 log_to(snakemake.log[0])
 spec = get_spec(snakemake.wildcards.dataset)

@@ -2,10 +2,8 @@
 
 from _logging import log_to
 
-from rejectopt._io import write_text
-from rejectopt.datasets._custom import custom_checksums
-from rejectopt.datasets._prepare import dataset_checksums
-from rejectopt.report import environment_markdown
+from rejectopt.pipeline import custom_checksums, dataset_checksums, write_text
+from rejectopt.pipeline.report import environment_markdown
 
 log_to(snakemake.log[0])
 custom = snakemake.params.custom

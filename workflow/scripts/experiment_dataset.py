@@ -2,7 +2,7 @@
 
 from _logging import log_to
 
-from rejectopt.experiments._contract import load_experiments, run_dataset
+from rejectopt.pipeline import load_experiments, run_dataset
 
 log_to(snakemake.log[0])
 name, dataset = snakemake.wildcards.experiment, snakemake.wildcards.dataset

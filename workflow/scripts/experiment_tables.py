@@ -2,7 +2,7 @@
 
 from _logging import log_to
 
-from rejectopt.experiments._contract import aggregate_files, load_experiments
+from rejectopt.pipeline import aggregate_files, load_experiments
 
 log_to(snakemake.log[0])
 experiment = load_experiments(snakemake.config["experiments"])[snakemake.wildcards.experiment]

@@ -7,7 +7,7 @@ A refused archive is moved aside to <name>.rejected.
 
 from _logging import log_to
 
-from rejectopt.datasets._faces300w import extract_official_archive
+from rejectopt.pipeline import extract_official_archive
 
 log_to(snakemake.log[0])
 extract_official_archive(snakemake.input[0], snakemake.output[0])

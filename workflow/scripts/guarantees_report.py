@@ -4,7 +4,7 @@ from pathlib import Path
 
 from _logging import log_to
 
-from rejectopt.report.guarantees import render
+from rejectopt.pipeline.report.guarantees import render
 
 log_to(snakemake.log[0])
 render(snakemake.input.tables, Path(snakemake.output.markdown).parent, snakemake.params.formats)

@@ -6,8 +6,8 @@ from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
-from rejectopt.config import load_plugins
-from rejectopt.experiments.paper import run_scores
+from rejectopt.pipeline.config import load_plugins
+from rejectopt.pipeline.experiments.paper import run_scores
 
 log_to(snakemake.log[0])
 load_plugins(snakemake.params.plugins)  # a plugin score must be registered in this process too

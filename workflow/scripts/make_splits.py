@@ -6,7 +6,7 @@ is written, and the file records the checksum of the data it was made from.
 
 from _logging import log_to
 
-from rejectopt._io import npz_checksum
+from rejectopt.pipeline import npz_checksum
 from rejectopt.datasets import load_prepared
 from rejectopt.splits import make_splits, save_splits
 

@@ -6,10 +6,9 @@ for the metrics besides AuRC also the table's CD diagram.
 
 from _logging import log_to
 
-from rejectopt._io import write_text
-from rejectopt.report import cd_figure, read_summary, render_table
-from rejectopt.report._figures import save_figure
-from rejectopt.tables import aurc_table, table_statistics
+from rejectopt.pipeline import save_figure, write_text
+from rejectopt.pipeline.report import cd_figure, read_summary, render_table
+from rejectopt.pipeline.tables import aurc_table, table_statistics
 
 log_to(snakemake.log[0])
 spec, cd_paths = snakemake.params.spec, snakemake.params.cd

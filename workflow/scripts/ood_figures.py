@@ -1,8 +1,8 @@
-"""Rule ood_figures: ROC and RC-at-FPR curves of one dataset, mean over the splits (rejectopt.report.ood.ood_figure_files)."""
+"""Rule ood_figures: ROC and RC-at-FPR curves of one dataset, mean over the splits (rejectopt.pipeline.report.ood.ood_figure_files)."""
 
 from _logging import log_to
 
-from rejectopt.report.ood import ood_figure_files
+from rejectopt.pipeline.report.ood import ood_figure_files
 
 log_to(snakemake.log[0])
 ood_figure_files(snakemake.input, snakemake.output.roc, snakemake.output.rc, dataset=snakemake.wildcards.dataset,

@@ -1,5 +1,5 @@
 """Rule ood_split: the OOD benchmark on every split of one dataset
-(rejectopt.experiments.ood.run_dataset_files).
+(rejectopt.pipeline.experiments.ood.run_dataset_files).
 
 The rule's params other than ``splits`` are the library call's keyword arguments.
 """
@@ -8,7 +8,7 @@ from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
-from rejectopt.experiments.ood import run_dataset_files
+from rejectopt.pipeline.experiments.ood import run_dataset_files
 
 log_to(snakemake.log[0])
 params = dict(snakemake.params.items())

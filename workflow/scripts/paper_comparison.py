@@ -4,8 +4,8 @@ import pandas as pd
 
 from _logging import log_to
 
-from rejectopt._io import write_csv, write_text
-from rejectopt.report import comparison_markdown, paper_comparison, read_summary
+from rejectopt.pipeline import write_csv, write_text
+from rejectopt.pipeline.report import comparison_markdown, paper_comparison, read_summary
 
 log_to(snakemake.log[0])
 reference = pd.read_csv(snakemake.input.reference)

@@ -2,9 +2,9 @@
 
 from _logging import log_to
 
-from rejectopt.experiments.paper import tst_outcomes
-from rejectopt.report import classifier_label, rc_curves_figure
-from rejectopt.report._figures import save_figure
+from rejectopt.pipeline.experiments.paper import tst_outcomes
+from rejectopt.pipeline.report import classifier_label, rc_curves_figure
+from rejectopt.pipeline import save_figure
 
 log_to(snakemake.log[0])
 outcomes = tst_outcomes(

@@ -2,9 +2,9 @@
 
 from _logging import log_to
 
-from rejectopt.report import cd_figure, improvement_figure, read_summary
-from rejectopt.report._figures import save_figure
-from rejectopt.tables import aurc_table, relative_improvement, table_statistics
+from rejectopt.pipeline.report import cd_figure, improvement_figure, read_summary
+from rejectopt.pipeline import save_figure
+from rejectopt.pipeline.tables import aurc_table, relative_improvement, table_statistics
 
 log_to(snakemake.log[0])
 spec = snakemake.params.spec

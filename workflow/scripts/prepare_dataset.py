@@ -8,7 +8,7 @@ without a pinned sha256 recorded in checksums.lock (a file that fails is moved a
 from _logging import log_to
 
 from rejectopt.datasets import prepare_dataset
-from rejectopt.datasets._custom import prepare_custom
+from rejectopt.pipeline import prepare_custom
 
 log_to(snakemake.log[0])
 if snakemake.params.custom is not None:

@@ -2,8 +2,8 @@
 
 from _logging import log_to
 
-from rejectopt._io import write_text
-from rejectopt.report import rankings_markdown, read_summary
+from rejectopt.pipeline import write_text
+from rejectopt.pipeline.report import rankings_markdown, read_summary
 
 log_to(snakemake.log[0])
 summary = read_summary(snakemake.input[0])

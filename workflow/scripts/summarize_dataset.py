@@ -2,8 +2,8 @@
 
 from _logging import log_to
 
-from rejectopt.experiments.paper import summarize_dataset
-from rejectopt._io import write_csv
+from rejectopt.pipeline.experiments.paper import summarize_dataset
+from rejectopt.pipeline import write_csv
 
 log_to(snakemake.log[0])
 summary = summarize_dataset(

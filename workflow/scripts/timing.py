@@ -4,9 +4,8 @@ from pathlib import Path
 
 from _logging import log_to
 
-from rejectopt._io import write_csv, write_text
-from rejectopt.classifiers._selection import CAP_MESSAGE
-from rejectopt.report import timing_table
+from rejectopt.pipeline import CAP_MESSAGE, write_csv, write_text
+from rejectopt.pipeline.report import timing_table
 
 log_to(snakemake.log[0])
 table, markdown = timing_table(snakemake.input)

@@ -4,7 +4,7 @@ from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
-from rejectopt.experiments.paper import run_classifiers
+from rejectopt.pipeline.experiments.paper import run_classifiers
 
 log_to(snakemake.log[0])
 with threadpool_limits(limits=snakemake.threads):

@@ -1,4 +1,4 @@
-"""Rule train_landmarks: the landmark experiment on one split (rejectopt.experiments.landmarks.run_split_files).
+"""Rule train_landmarks: the landmark experiment on one split (rejectopt.pipeline.experiments.landmarks.run_split_files).
 
 The best of the split's shape predictors (rule train_predictor) on Val1, SELE / REG on its HOG
 features and the learning curve. The rule's params are the library call's keyword arguments. SELE's
@@ -10,7 +10,7 @@ from threadpoolctl import threadpool_limits
 
 from _logging import log_to
 
-from rejectopt.experiments.landmarks import run_split_files
+from rejectopt.pipeline.experiments.landmarks import run_split_files
 
 log_to(snakemake.log[0])
 params = dict(snakemake.params.items())

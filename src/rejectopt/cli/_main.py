@@ -13,8 +13,8 @@ import numpy as np
 
 from ..fitting import _split_ood_rows, fit_selective, split_rows
 from ..model import model_dict
-from ..report._figures import figure_bytes, figure_paths
-from ..report.selection import ood_select_figure, select_figure
+from ..pipeline.report._figures import figure_bytes, figure_paths
+from ..pipeline.report.selection import ood_select_figure, select_figure
 from ..scores import get_score
 from ..scores._sele import MEMORY_BUDGET_ENV, SELE, MemoryBudgetError, memory_budget
 from ..selective import InfeasibleTargetError

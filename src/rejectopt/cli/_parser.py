@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
-from ..report._figures import FIGURE_FORMATS
+from ..pipeline.report._figures import FIGURE_FORMATS
 from ..scores import get_score, score_names
 from ..scores._selection import SCORE_C_GRID
 

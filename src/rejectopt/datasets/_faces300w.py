@@ -8,7 +8,7 @@ helen_testset/ and helen_trainset/; the project's has 1,537 faces) differ in the
 per face. The archive has no pinned sha256: it is trusted (its hash recorded in
 ``checksums.lock``) only once it extracted safely with the official layout
 (:func:`extract_official_archive`). The landmark model and its loss are
-:mod:`rejectopt.landmarks`'s, the experiment :mod:`rejectopt.experiments.landmarks`'s.
+:mod:`rejectopt.landmarks`'s, the experiment :mod:`rejectopt.pipeline.experiments.landmarks`'s.
 
 References
 ----------

@@ -11,7 +11,7 @@ and DLIB's 68-point shape predictor (Kazemi & Sullivan's ensemble of regression 
 trained, loaded and applied in the detector's box (``_predictor``), are the pipeline's steps; it
 imports them from those modules. The 300-W faces (Sagonas et al., Image and Vision Computing
 2016) are a dataset (``rejectopt.datasets._faces300w``); the experiment (one split, the summary)
-is ``rejectopt.experiments.landmarks``, its rendering ``rejectopt.report.landmarks``.
+is ``rejectopt.pipeline.experiments.landmarks``, its rendering ``rejectopt.pipeline.report.landmarks``.
 
 References
 ----------

@@ -29,7 +29,7 @@ Table 1 as printed (``_synthetic``), the constraint tolerance (``_validation``).
 
 This package is the library: it knows rules, scores and metrics, not the pipeline. The tabular
 benchmark that holds classes of the paper's datasets out as OOD is an experiment of the contract,
-:mod:`rejectopt.experiments.ood`, rendered by :mod:`rejectopt.report.ood`.
+:mod:`rejectopt.pipeline.experiments.ood`, rendered by :mod:`rejectopt.pipeline.report.ood`.
 
 References
 ----------

@@ -18,15 +18,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._registry import import_user_module
-from .classifiers import CLASSIFIERS, get_classifier
-from .classifiers._registry import TASKS
-from .datasets import REGISTRY as DATASET_REGISTRY
-from .datasets._prepare import available_in_mirror
-from .datasets._custom import custom_dataset, peek_custom
-from .metrics import aurc
-from .scores import SCORES
-from .splits import _check_ratios
+from .._registry import import_user_module
+from ..classifiers import CLASSIFIERS, get_classifier
+from ..classifiers._registry import TASKS
+from ..datasets import REGISTRY as DATASET_REGISTRY
+from ..datasets._prepare import available_in_mirror
+from ..datasets._custom import custom_dataset, peek_custom
+from ..metrics import aurc
+from ..scores import SCORES
+from ..splits import _check_ratios
 
 __all__ = ["C_MAX", "ConfigError", "PluginError", "RunPlan", "blas_environment", "coerce_numbers", "load_plugins", "plan_run",
            "validate_config"]
@@ -473,7 +473,7 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     cannot score a task of the run (or comes with ``table_intervals``), the class counts of the OOD and double-hinge datasets, and
     each custom dataset's entry, header (CSV) or array shapes (NPZ). The user's experiments are
     loaded and their settings checked beside it, by
-    :func:`rejectopt.experiments._contract.load_experiments` with the config. The content of a custom
+    :func:`rejectopt.pipeline.experiments._contract.load_experiments` with the config. The content of a custom
     dataset's file is checked by the job that prepares it
     (``rejectopt.datasets._custom.prepare_custom``).
 

@@ -1,11 +1,11 @@
 """Internal: the numbers of the results tables; not part of the public API (see
-:mod:`rejectopt.experiments` for the experiment contract).
+:mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 What each table holds (:class:`TableSpec`, one per classifier, read off the registries and the
 config), its mean and std per dataset (:func:`aurc_table`), the ranks and tests of Demsar (2006)
 (:func:`table_statistics`) and the improvements of the paper's Figures 2 and 3b
 (:func:`relative_improvement`). The experiments aggregate their rows with it and
-:mod:`rejectopt.report` renders it; neither holds a copy.
+:mod:`rejectopt.pipeline.report` renders it; neither holds a copy.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .classifiers import CLASSIFIERS
-from .stats import average_ranks, friedman_test, nemenyi_cd
+from ..classifiers import CLASSIFIERS
+from ..stats import average_ranks, friedman_test, nemenyi_cd
 
 __all__ = [
     "INTERVAL_COLUMNS",
@@ -40,7 +40,7 @@ INTERVAL_LEVEL = 0.95
 INTERVAL_RESAMPLES = 1000
 
 #: The summary's columns with config ``table_intervals`` (written by
-#: :func:`rejectopt.experiments.paper.summarize_dataset`, appended after its other columns):
+#: :func:`rejectopt.pipeline.experiments.paper.summarize_dataset`, appended after its other columns):
 #: ``aurc_low`` / ``aurc_high``, the split's interval, and ``aurc_mean_low`` / ``aurc_mean_high``,
 #: the interval of the mean over the dataset's splits, the same on each split's row of a
 #: (dataset, classifier, score).
@@ -135,7 +135,7 @@ def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", int
     ``(method, 'low'|'high')`` after its std: the summary's ``aurc_mean_low`` /
     ``aurc_mean_high``, a percentile bootstrap interval of the mean over splits of test AuRC
     (:data:`INTERVAL_LEVEL`; how it is resampled: ``summarize_dataset`` of
-    :mod:`rejectopt.experiments.paper`). It is computed from the resampled test rows, not from the
+    :mod:`rejectopt.pipeline.experiments.paper`). It is computed from the resampled test rows, not from the
     split values: the mean of the per-split bounds is no interval of the mean, and the split
     values alone cannot give one.
 

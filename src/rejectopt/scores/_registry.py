@@ -137,7 +137,7 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
             def predict(self, X, y_pred): ...  # uncertainty, larger = reject first
 
     listed under ``plugins:`` in the config makes ``knn_loss`` valid under ``scores:``
-    (:func:`rejectopt.config.load_plugins`). Given an import path instead,
+    (:func:`rejectopt.pipeline.config.load_plugins`). Given an import path instead,
     ``register_score("sele", ...)("rejectopt.scores._sele:SELE")``, the class is imported and
     checked on first use (the built-ins, :mod:`rejectopt.scores`).
 

@@ -1,4 +1,4 @@
-"""The experiment contract's types and its check (public, :mod:`rejectopt.experiments`), and what
+"""The experiment contract's types and its check (public, :mod:`rejectopt.pipeline.experiments`), and what
 the pipeline runs an experiment with: the split loop every experiment shares, a user's modules
 loaded and checked, their rows and tables written."""
 
@@ -15,10 +15,10 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._io import atomic_path, save_npz, write_csv
-from .._registry import import_user_module
-from ..datasets import load_prepared
-from ..splits import load_split
+from ..._io import atomic_path, save_npz, write_csv
+from ..._registry import import_user_module
+from ...datasets import load_prepared
+from ...splits import load_split
 
 __all__ = ["BUILT_IN", "LOSS_SCALE", "SplitInputs", "SplitResult", "aggregate_files", "check_experiment",
            "load_experiments", "run_dataset", "run_splits", "split_inputs"]
@@ -32,7 +32,7 @@ LOSS_SCALE = 100.0
 #: The built-in experiments' names: a user's experiment may not take them.
 BUILT_IN = ("paper", "ood", "double_hinge", "landmarks")
 
-#: The names a module of the contract defines (see :mod:`rejectopt.experiments`).
+#: The names a module of the contract defines (see :mod:`rejectopt.pipeline.experiments`).
 CONTRACT = ("NAME", "settings", "run_split", "aggregate")
 
 
@@ -198,13 +198,13 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
     >>> check_experiment(types.SimpleNamespace(NAME="mine", settings=dict), origin="my_experiment")
     Traceback (most recent call last):
     ...
-    TypeError: experiment my_experiment: missing run_split, aggregate of the contract (NAME, settings, run_split, aggregate; see rejectopt.experiments)
+    TypeError: experiment my_experiment: missing run_split, aggregate of the contract (NAME, settings, run_split, aggregate; see rejectopt.pipeline.experiments)
     """
     where = origin or getattr(experiment, "__name__", repr(experiment))
     missing = [name for name in CONTRACT if not hasattr(experiment, name)]
     if missing:
         raise TypeError(f"experiment {where}: missing {', '.join(missing)} of the contract "
-                        f"({', '.join(CONTRACT)}; see rejectopt.experiments)")
+                        f"({', '.join(CONTRACT)}; see rejectopt.pipeline.experiments)")
     name = experiment.NAME
     if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
         raise TypeError(f"experiment {where}: NAME {name!r} is not a lower-case Python identifier")
@@ -219,7 +219,7 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
 
     Looked up as ``plugins`` are (:func:`rejectopt._registry.import_user_module`): by file in
     ``search_dir``, else on ``sys.path`` (the folder is not put on it: a stray ``sklearn.py`` would
-    shadow scikit-learn). With ``config`` (the run's plan, :func:`rejectopt.config.plan_run`),
+    shadow scikit-learn). With ``config`` (the run's plan, :func:`rejectopt.pipeline.config.plan_run`),
     also what would otherwise surface only after every training job: each key of
     ``experiment_settings`` must be the ``NAME`` of a loaded experiment, and each experiment's
     ``settings(config)`` must return a dict without raising.
@@ -294,7 +294,7 @@ def _check_settings(loaded: Mapping[str, Any], config: Mapping) -> None:
                              f"{type(err).__name__}: {err}; fix config experiment_settings.{name}") from err
         if not isinstance(chosen, Mapping):
             raise TypeError(f"experiment {name} (module {module.__name__!r}): settings(config) returned "
-                            f"{_kind(chosen)}, not a dict (the contract: see rejectopt.experiments)")
+                            f"{_kind(chosen)}, not a dict (the contract: see rejectopt.pipeline.experiments)")
 
 
 def _kind(value: Any) -> str:
@@ -309,7 +309,7 @@ def _check_result(result: Any, name: str, inputs: SplitInputs) -> SplitResult:
     columns: a metric that could not be computed should be noticed before it is averaged away.
     """
     where = f"experiment {name}: run_split on {inputs.dataset} split {inputs.split}"
-    contract = ("the contract (see rejectopt.experiments) is SplitResult(rows, curves={...}) with rows a pandas "
+    contract = ("the contract (see rejectopt.pipeline.experiments) is SplitResult(rows, curves={...}) with rows a pandas "
                 "DataFrame, one row per method and setting")
     if not isinstance(result, SplitResult):
         raise TypeError(f"{where} returned {_kind(result)}, not a SplitResult; {contract}")
@@ -461,7 +461,7 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
     tables = experiment.aggregate(rows, experiment.settings(config))
     out_dir = Path(out_dir)
     where = f"experiment {experiment.NAME}: aggregate"
-    contract = (f"the contract (see rejectopt.experiments) is a dict of pandas DataFrames by table name, e.g. "
+    contract = (f"the contract (see rejectopt.pipeline.experiments) is a dict of pandas DataFrames by table name, e.g. "
                 f"{{'risk': table}}; nothing was written to {out_dir}")
     # every table checked before any file is written: a refused result leaves the folder as it was
     if not isinstance(tables, Mapping):

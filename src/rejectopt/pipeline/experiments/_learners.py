@@ -2,7 +2,7 @@
 
 The paper's protocol (Section 5.2): the classifier on Trn1 with its C chosen by the Val1 error,
 the score on Trn2 with its C chosen by the Val2 AuRC. The pipeline's staged rules run it once
-per (dataset, classifier) and keep the files (:mod:`rejectopt.experiments.paper`); an experiment
+per (dataset, classifier) and keep the files (:mod:`rejectopt.pipeline.experiments.paper`); an experiment
 whose protocol differs (classes held out of Trn1, a Val2 selection function) runs it here.
 """
 
@@ -16,10 +16,10 @@ import numpy as np
 
 # The learners load on first use (the packages' lazy attributes), so that a job that only reads
 # the registries, a table or a figure job, does not import scikit-learn.
-from .. import classifiers, scores
-from ..classifiers import get_classifier
-from ..metrics import task_loss
-from ..scores import get_score
+from ... import classifiers, scores
+from ...classifiers import get_classifier
+from ...metrics import task_loss
+from ...scores import get_score
 
 __all__ = ["ClassifierThenScore", "fit_classifier_then_score"]
 

@@ -1,5 +1,5 @@
 """Internal: the pipeline's double-hinge experiment; not part of the public API (see
-:mod:`rejectopt.experiments` for the experiment contract).
+:mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 SVM with a reject option (double hinge) against post-hoc rejection, on binary datasets.
 
@@ -27,7 +27,7 @@ risk ``(errors + d x rejections) / n`` (Chow's cost-based model, Problem 1 of [2
   rejecting everything (Chow: +-1.472). So at small ``d`` it measures the model's bias as much as
   the data (``tests/test_double_hinge.py`` integrates these numbers).
 * ``lr_sele`` -- LR on Trn1 (``C`` by Val1 error), SELE on Trn2 (``C`` by Val2 AuRC,
-  :func:`rejectopt.experiments._learners.fit_classifier_then_score`), then
+  :func:`rejectopt.pipeline.experiments._learners.fit_classifier_then_score`), then
   :func:`rejectopt.selective.fit_cost_based` with ``reject_cost = 100 d`` (losses
   ``100 [y != h(x)]``) on **Val2**, where SELE's ``C`` was chosen.
 * ``svm_threshold`` -- naive baseline: the plain linear SVM
@@ -69,9 +69,9 @@ phishing and marketing (5 splits) every result file stayed byte-identical. Breas
 in the job. SELE is always learned in the job: the staged score file keeps Tst uncertainties only,
 while the selection function is fitted on Val2, with this experiment's seed.
 
-Contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
+Contract (:mod:`rejectopt.pipeline.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
 :func:`aggregate` (:func:`double_hinge_table`, :func:`cost_risk_ranks`, :func:`wilcoxon_tests` of
-:data:`REFERENCE` against each method). Rendering is :mod:`rejectopt.report.double_hinge`'s.
+:data:`REFERENCE` against each method). Rendering is :mod:`rejectopt.pipeline.report.double_hinge`'s.
 
 References
 ----------
@@ -94,15 +94,15 @@ import pandas as pd
 
 # The learners load on first use (the package's lazy attributes): the Snakefile imports this
 # module to plan the run, and a table job does not need scikit-learn.
-from .. import classifiers, scores
-from .._io import load_npz, write_csv
-from ..datasets import get_spec
-from ..metrics import rc_curve, task_loss
-from ..metrics._confusion import selective_outcome
-from ..scores import get_score
-from ..selective import _chow_reject, _fit_margin_threshold, fit_cost_based
-from ..splits import DEFAULT_RATIOS, _PARTS, _derive_seed, make_splits
-from ..stats import average_ranks, friedman_test, nemenyi_cd, rank_methods
+from ... import classifiers, scores
+from ..._io import load_npz, write_csv
+from ...datasets import get_spec
+from ...metrics import rc_curve, task_loss
+from ...metrics._confusion import selective_outcome
+from ...scores import get_score
+from ...selective import _chow_reject, _fit_margin_threshold, fit_cost_based
+from ...splits import DEFAULT_RATIOS, _PARTS, _derive_seed, make_splits
+from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
 from ._learners import ClassifierThenScore, fit_classifier_then_score
 
@@ -162,7 +162,7 @@ REFERENCE = "double_hinge_rbf"
 #: The double-hinge rows (their ``C`` is chosen on Val1 by cost risk).
 DOUBLE_HINGE_METHODS = ("double_hinge_rbf", "double_hinge")
 
-#: The role of the staged LR classifier file in :attr:`SplitInputs.staged <rejectopt.experiments.SplitInputs>`.
+#: The role of the staged LR classifier file in :attr:`SplitInputs.staged <rejectopt.pipeline.experiments.SplitInputs>`.
 STAGED_LR = "classifier/lr"
 
 #: Columns of ``results/double_hinge/{dataset}/split_{k}.csv`` (one row per reject cost and method).
@@ -344,9 +344,9 @@ def _row(method: str, d: float, outcome: dict, **extra: Any) -> dict:
 
 def _staged_lr_then_sele(path, X, y, parts: dict, settings: dict, score_seed: int) -> ClassifierThenScore:
     """LR's outputs from its staged classifier file, then SELE learned on them as
-    :func:`rejectopt.experiments._learners.fit_classifier_then_score` learns it.
+    :func:`rejectopt.pipeline.experiments._learners.fit_classifier_then_score` learns it.
 
-    The staged LR (:func:`rejectopt.experiments.paper.run_classifiers`) has this experiment's split,
+    The staged LR (:func:`rejectopt.pipeline.experiments.paper.run_classifiers`) has this experiment's split,
     grid and a deterministic solver, so equal predictions; its fit time is not this job's (NaN).
 
     Raises
@@ -382,7 +382,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
 
     Parameters
     ----------
-    inputs : rejectopt.experiments.SplitInputs
+    inputs : rejectopt.pipeline.experiments.SplitInputs
         The split's data (for :data:`BREAST_CANCER` made by :func:`breast_cancer_split`), the run's
         seed (the seeds derive from it) and, optionally, the staged LR file (:data:`STAGED_LR`),
         read instead of training LR (same numbers; LR's fit times NaN).
@@ -507,7 +507,7 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
     """File-in / file-out :func:`run_split` on every split of ``split_files`` of one dataset.
 
     Each split's files are written atomically when it is done
-    (:func:`rejectopt.experiments._contract.run_splits`) and depend only on its seeds. The keywords
+    (:func:`rejectopt.pipeline.experiments._contract.run_splits`) and depend only on its seeds. The keywords
     are the rule's params (None: the pipeline's defaults).
 
     Parameters

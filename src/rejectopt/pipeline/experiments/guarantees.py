@@ -1,5 +1,5 @@
 """Internal: the pipeline's guarantees experiment, kept through the experiment contract
-(:mod:`rejectopt.experiments`): how often a plug-in and a certified target fail on real data.
+(:mod:`rejectopt.pipeline.experiments`): how often a plug-in and a certified target fail on real data.
 
 A certified :class:`rejectopt.targets.Target` promises that, with probability at least
 ``1 - delta`` over an i.i.d. calibration sample, the *population's* selective risk (or coverage)
@@ -27,7 +27,7 @@ posteriors) and the registered scores that learn from the loss (REG, SELE, and a
 Rows (one per classifier, score, target, delta and method): the violations and their rate, the
 share of infeasible draws, the mean population coverage and risk. :func:`aggregate` pools the
 splits (the coverage certification costs: plug-in minus certified mean coverage);
-:func:`rejectopt.report.guarantees.render` writes its Markdown and figure. Ordinal datasets give no rows (their MAE loss
+:func:`rejectopt.pipeline.report.guarantees.render` writes its Markdown and figure. Ordinal datasets give no rows (their MAE loss
 would need its own levels; the experiment covers the classification datasets of the run).
 """
 
@@ -40,12 +40,12 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..classifiers import get_classifier
-from ..scores import score_names
-from ..selective import InfeasibleTargetError
-from ..splits import _derive_seed
-from ..stats import _clopper_pearson
-from ..targets import Target
+from ...classifiers import get_classifier
+from ...scores import score_names
+from ...selective import InfeasibleTargetError
+from ...splits import _derive_seed
+from ...stats import _clopper_pearson
+from ...targets import Target
 from ._contract import SplitInputs, SplitResult
 from .paper import tst_outcomes
 
@@ -233,14 +233,14 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
     Parameters
     ----------
-    inputs : rejectopt.experiments.SplitInputs
+    inputs : rejectopt.pipeline.experiments.SplitInputs
         The split; ``staged`` gives ``classifier/<name>`` and ``scores/<name>`` per classifier.
     settings : dict
         :func:`settings`.
 
     Returns
     -------
-    rejectopt.experiments.SplitResult
+    rejectopt.pipeline.experiments.SplitResult
         Rows of :data:`ROW_COLUMNS` (none for an ordinal dataset); no curves.
     """
     if inputs.task != "classification":

@@ -1,5 +1,5 @@
 """Internal: the pipeline's landmark experiment; not part of the public API (see
-:mod:`rejectopt.experiments` for the experiment contract).
+:mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 Facial landmarks with a reject option on 300-W (Section 5.2.3, Fig. 4-5 of [1]).
 
@@ -15,10 +15,10 @@ One split (:func:`run_landmark_split`): shape predictor trained on Trn1, options
 (each option set its own job, :func:`train_candidate_predictor`); SELE and REG learned on Trn2,
 C chosen on Val2; Tst losses, uncertainties and a learning curve (Fig. 4b).
 
-Contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
+Contract (:mod:`rejectopt.pipeline.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
 :func:`aggregate`. The jobs call :func:`face_splits_file`, :func:`train_predictor_file`,
 :func:`run_split_files` and :func:`summary_file`; rendering (Fig. 4a, 4b, 5) is
-:mod:`rejectopt.report.landmarks`'s.
+:mod:`rejectopt.pipeline.report.landmarks`'s.
 
 References
 ----------
@@ -45,17 +45,17 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import load_npz, save_npz, write_csv, write_text
-from ..datasets._faces300w import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER, MIRROR_SUBSETS, list_faces
-from ..landmarks import face_features, landmark_loss, per_landmark
-from ..landmarks._faces import load_images, load_truths
-from ..landmarks._parallel import map_in_processes
-from ..landmarks._predictor import load_predictor, predict_landmarks, pretrained_predictor_path, train_shape_predictor
-from ..metrics import aurc
-from ..scores import make_score, score_names, select_C
-from ..scores._baselines import face_score as face_score_uncertainty
-from ..scores._selection import SCORE_C_GRID
-from ..splits import _check_ratios, _derive_seed, load_split, make_splits, save_splits
+from ..._io import load_npz, save_npz, write_csv, write_text
+from ...datasets._faces300w import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER, MIRROR_SUBSETS, list_faces
+from ...landmarks import face_features, landmark_loss, per_landmark
+from ...landmarks._faces import load_images, load_truths
+from ...landmarks._parallel import map_in_processes
+from ...landmarks._predictor import load_predictor, predict_landmarks, pretrained_predictor_path, train_shape_predictor
+from ...metrics import aurc
+from ...scores import make_score, score_names, select_C
+from ...scores._baselines import face_score as face_score_uncertainty
+from ...scores._selection import SCORE_C_GRID
+from ...splits import _check_ratios, _derive_seed, load_split, make_splits, save_splits
 from ..tables import aurc_table, landmarks_spec
 from ._contract import SplitInputs, SplitResult
 from .paper import BASE_SUMMARY_COLUMNS
@@ -142,7 +142,7 @@ TRAINER_THREADS = 1
 SCORE_JOBS = 2
 
 #: The role of the staged detections (``rejectopt.landmarks._detect.load_or_detect_faces``) in
-#: :attr:`SplitInputs.staged <rejectopt.experiments.SplitInputs>`; the trained option grid, where
+#: :attr:`SplitInputs.staged <rejectopt.pipeline.experiments.SplitInputs>`; the trained option grid, where
 #: given, is ``predictor/<k>`` (the model) and ``val1_error/<k>`` (:func:`train_predictor_file`'s JSON).
 STAGED_DETECTIONS = "detections"
 
@@ -155,7 +155,7 @@ _RESULT_ARRAYS = ("tst_index", "loss", "pred", *(f"uncertainty_{m}" for m in MET
 _RESULT_JSON = ("aurc", "C", "val_aurc", "predictor_options", "val1_error", "mean_error")
 
 #: Columns of the experiment's rows (``results/datasets/300w/summary.csv``): those of the paper's
-#: summaries (:data:`rejectopt.experiments.paper.BASE_SUMMARY_COLUMNS`), without its extra metrics.
+#: summaries (:data:`rejectopt.pipeline.experiments.paper.BASE_SUMMARY_COLUMNS`), without its extra metrics.
 SUMMARY_COLUMNS = list(BASE_SUMMARY_COLUMNS)
 
 
@@ -617,7 +617,7 @@ class LandmarkSplitResult(SplitResult):
 
 
 def _staged_candidates(inputs: SplitInputs, n_options: int) -> list | None:
-    """The trained option grid of :attr:`SplitInputs.staged <rejectopt.experiments.SplitInputs>`
+    """The trained option grid of :attr:`SplitInputs.staged <rejectopt.pipeline.experiments.SplitInputs>`
     as ``[(model, Val1 error), ...]``, None where the rule gives none."""
     if "predictor/0" not in inputs.staged:
         return None
@@ -633,7 +633,7 @@ def run_split(inputs: SplitInputs, settings: dict, workers: int = 1) -> Landmark
 
     Parameters
     ----------
-    inputs : rejectopt.experiments.SplitInputs
+    inputs : rejectopt.pipeline.experiments.SplitInputs
         ``staged``: the detections (:data:`STAGED_DETECTIONS`) and, where the grid was trained as
         separate jobs, ``predictor/<k>`` and ``val1_error/<k>`` (else it is trained here);
         ``parts``; ``seed``, the run's (:func:`split_seed` derives the split's).
@@ -899,7 +899,7 @@ def learning_curve_table(curves: dict) -> pd.DataFrame:
 
 def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.DataFrame]:
     """Every split's rows to the experiment's table: mean and std over the splits of each method's
-    Tst AuRC (per landmark) and of R@100 (:func:`rejectopt.tables.aurc_table`, ``landmarks_spec``).
+    Tst AuRC (per landmark) and of R@100 (:func:`rejectopt.pipeline.tables.aurc_table`, ``landmarks_spec``).
 
     Parameters
     ----------

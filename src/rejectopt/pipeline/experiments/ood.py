@@ -1,5 +1,5 @@
 """Internal: the pipeline's OOD experiment; not part of the public API (see
-:mod:`rejectopt.experiments` for the experiment contract).
+:mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 The reject option with out-of-distribution inputs: classes of a tabular dataset held out as OOD.
 
@@ -11,14 +11,14 @@ others ID. Each pipeline split (``results/data/{dataset}/splits.npz``, as in the
   (:class:`rejectopt.ood.KNNDistanceOOD`) and class-conditional Gaussian
   (:class:`rejectopt.ood.MahalanobisOOD`) OOD scores on standardised features.
 * **Trn2 / Val2** (ID only): SELE, C by ID Val2 AuRC (the protocol of Section 5.2 of [2],
-  :func:`rejectopt.experiments._learners.fit_classifier_then_score`).
+  :func:`rejectopt.pipeline.experiments._learners.fit_classifier_then_score`).
 * **Val** = ID *and* OOD examples of Val1 and Val2: the single scores' thresholds and the double
   scores' ``mu``, ``lambda``, ``tau`` (``s_r + mu s_g <= lambda``,
   :func:`rejectopt.ood.fit_double_score_tpr_fpr`, angle grid over ``[0, pi/2]``) are tuned for the
   bounded TPR-FPR problem (13) of [1]. The OOD examples of Trn1 / Trn2 are unused.
 * **Tst** (ID and OOD): every reported number.
 
-The staged classifier and SELE files (:mod:`rejectopt.experiments.paper`) are not reused: they
+The staged classifier and SELE files (:mod:`rejectopt.pipeline.experiments.paper`) are not reused: they
 see *all* classes, whereas here the held-out classes must stay unseen, so the classifier has
 ``K - ceil(f K)`` outputs and its predictions, baseline score and losses (hence SELE) differ.
 The job trains its own on the same splits and grids. Seeds:
@@ -28,7 +28,7 @@ split's results depend on that split alone.
 Methods (baseline ``b``: ``mcp`` for LR / XGBoost, ``margin`` for SVM): single ``b``, ``sele``,
 ``knn``, ``mahalanobis``; double ``b+knn``, ``sele+knn``, ``sele+mahalanobis``.
 
-Metrics on Tst (losses ``100 [y != h(x)]``, :data:`rejectopt.experiments.LOSS_SCALE`, so R^S is
+Metrics on Tst (losses ``100 [y != h(x)]``, :data:`rejectopt.pipeline.experiments.LOSS_SCALE`, so R^S is
 a percentage). R^S is [1]'s: the best deterministic Tst threshold of the method's score (double:
 of ``s_r + mu s_g``, ``mu`` tuned on Val for that bound).
 
@@ -48,9 +48,9 @@ of ``s_r + mu s_g``, ``mu`` tuned on Val for that bound).
 Ranks (:func:`ood_statistics`): per dataset on the mean over splits (unable on any split: worst);
 average ranks, Friedman, Nemenyi's CD by :mod:`rejectopt.stats`.
 
-Contract (:mod:`rejectopt.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
+Contract (:mod:`rejectopt.pipeline.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
 :func:`aggregate`. Rule ``ood_split`` runs :func:`run_dataset_files`, ``ood_table``
-:func:`table_file`; rendering is :mod:`rejectopt.report.ood`'s.
+:func:`table_file`; rendering is :mod:`rejectopt.pipeline.report.ood`'s.
 
 References
 ----------
@@ -72,10 +72,10 @@ import numpy as np
 import pandas as pd
 from sklearn.preprocessing import StandardScaler  # rejectopt.ood's feature scores load scikit-learn already
 
-from .._io import write_csv
-from ..classifiers import get_classifier
-from ..datasets import get_spec
-from ..ood import (
+from ..._io import write_csv
+from ...classifiers import get_classifier
+from ...datasets import get_spec
+from ...ood import (
     KNNDistanceOOD,
     MahalanobisOOD,
     auroc,
@@ -87,10 +87,10 @@ from ..ood import (
     roc_curve,
     selective_risk_at_tpr_fpr,
 )
-from ..ood._metrics import operating_points
-from ..selective import InfeasibleTargetError
-from ..splits import _derive_seed
-from ..stats import average_ranks, friedman_test, nemenyi_cd, rank_methods, significant_pairs
+from ...ood._metrics import operating_points
+from ...selective import InfeasibleTargetError
+from ...splits import _derive_seed
+from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods, significant_pairs
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
 from ._learners import fit_classifier_then_score
 
@@ -567,7 +567,7 @@ def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSp
 
     Parameters
     ----------
-    inputs : rejectopt.experiments.SplitInputs
+    inputs : rejectopt.pipeline.experiments.SplitInputs
         The prepared dataset (labels ``0..K-1``), its split and the run's seed (the classifier's
         and SELE's seeds derive from it, module notes).
     settings : dict
@@ -657,7 +657,7 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
     """File-in / file-out :func:`run_split` on every split of ``split_files`` of one dataset.
 
     The data are read once; each split's files are written atomically when it is done
-    (:func:`rejectopt.experiments._contract.run_splits`) and depend on that split alone. The
+    (:func:`rejectopt.pipeline.experiments._contract.run_splits`) and depend on that split alone. The
     keywords are the rule's params.
 
     Parameters

@@ -1,5 +1,5 @@
 """Internal: the pipeline's steps of the paper's experiment; not part of the public API (see
-:mod:`rejectopt.experiments` for the experiment contract).
+:mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 The paper's experiment (Section 5.2, Tables 3a / 3b / 4; Table 3c, our XGBoost extension), as
 file-in / file-out steps, one per staged rule, unaware of the workflow manager, outputs written
@@ -7,8 +7,8 @@ atomically: classifiers on Trn1 / Val1 (:func:`run_classifiers`), scores on Trn2
 (:func:`run_scores`), Tst evaluation (:func:`summarize_dataset`). Other experiments reuse the
 staged files where their protocol is the same.
 
-Contract: :func:`settings`, :func:`run_split`, :func:`aggregate` (:mod:`rejectopt.tables`).
-Rendering is :mod:`rejectopt.report`'s.
+Contract: :func:`settings`, :func:`run_split`, :func:`aggregate` (:mod:`rejectopt.pipeline.tables`).
+Rendering is :mod:`rejectopt.pipeline.report`'s.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ import pandas as pd
 
 # The learners load on first use (the packages' lazy attributes), so that a job that only reads
 # the registries, a table or a figure job, does not import scikit-learn.
-from .. import classifiers
-from .. import scores as _scores  # the module: run_scores has a parameter named scores
-from .._io import load_npz, npz_checksum, save_npz
-from ..classifiers import CLASSIFIERS, get_classifier
-from ..datasets import load_prepared
-from ..metrics import CONVENTIONS, METRICS, TASK_LOSS, aurc, risk_full, task_loss
-from ..scores import get_score
-from ..splits import _derive_seed, load_split
+from ... import classifiers
+from ... import scores as _scores  # the module: run_scores has a parameter named scores
+from ..._io import load_npz, npz_checksum, save_npz
+from ...classifiers import CLASSIFIERS, get_classifier
+from ...datasets import load_prepared
+from ...metrics import CONVENTIONS, METRICS, TASK_LOSS, aurc, risk_full, task_loss
+from ...scores import get_score
+from ...splits import _derive_seed, load_split
 from ..tables import INTERVAL_COLUMNS, INTERVAL_LEVEL, INTERVAL_RESAMPLES, aurc_table, table_specs
 from ._contract import SplitInputs, SplitResult
 
@@ -60,7 +60,7 @@ NAME = "paper"
 EXTRA_METRICS = [name for name in METRICS if name != "aurc"]
 
 #: The columns every summary row holds, whatever the experiment (the landmark experiment's rows,
-#: :mod:`rejectopt.experiments.landmarks`, hold only these).
+#: :mod:`rejectopt.pipeline.experiments.landmarks`, hold only these).
 BASE_SUMMARY_COLUMNS = [
     "task",
     "dataset",
@@ -114,7 +114,7 @@ def run_classifiers(
 ) -> dict:
     """:func:`run_classifier` on every split of ``split_files`` (``split -> out_path``), the data read once.
 
-    One job per (dataset, classifier): a job's start-up (:data:`rejectopt.resources.JOB_STARTUP_CPU_S`)
+    One job per (dataset, classifier): a job's start-up (:data:`rejectopt.pipeline.resources.JOB_STARTUP_CPU_S`)
     often costs more than one split's fit. Each split has its own seed, so its file (written
     atomically when done) does not depend on the job's other splits.
 
@@ -315,7 +315,7 @@ def run_scores(
     """:func:`learn_score` for every score of ``scores`` on every split of one (dataset, classifier); one file.
 
     One job per (dataset, classifier): a score costs far less than a job's start-up
-    (:data:`rejectopt.resources.JOB_STARTUP_CPU_S`). Each (score, split) is seeded on its own,
+    (:data:`rejectopt.pipeline.resources.JOB_STARTUP_CPU_S`). Each (score, split) is seeded on its own,
     independent of the file's other entries.
 
     Parameters
@@ -465,8 +465,8 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
     """Test AuRC, the other registered metrics and the full-coverage risk of every (split, classifier, score).
 
     With ``intervals`` (config ``table_intervals``) the rows also get
-    :data:`rejectopt.tables.INTERVAL_COLUMNS`: percentile bootstrap intervals
-    (:data:`~rejectopt.tables.INTERVAL_LEVEL`, :data:`~rejectopt.tables.INTERVAL_RESAMPLES`
+    :data:`rejectopt.pipeline.tables.INTERVAL_COLUMNS`: percentile bootstrap intervals
+    (:data:`~rejectopt.pipeline.tables.INTERVAL_LEVEL`, :data:`~rejectopt.pipeline.tables.INTERVAL_RESAMPLES`
     resamples) of the split's test AuRC (``aurc_low`` / ``aurc_high``) and of its mean over the
     dataset's splits (``aurc_mean_low`` / ``aurc_mean_high``), from one set of resamples
     (:func:`_aurc_resamples`). They are the test rows' sampling uncertainty given the trained
@@ -492,7 +492,7 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
     Returns
     -------
     pandas.DataFrame
-        With :data:`SUMMARY_COLUMNS` (then :data:`~rejectopt.tables.INTERVAL_COLUMNS`); baselines
+        With :data:`SUMMARY_COLUMNS` (then :data:`~rejectopt.pipeline.tables.INTERVAL_COLUMNS`); baselines
         are rows with score ``mcp`` / ``margin`` and an empty ``C_score``.
 
     Raises
@@ -605,7 +605,7 @@ def _weighted_aurc(loss_sorted, counts) -> np.ndarray:
 
 
 def _interval_columns(summary: pd.DataFrame, values: np.ndarray) -> pd.DataFrame:
-    """:data:`~rejectopt.tables.INTERVAL_COLUMNS` of the summary's rows from their resampled AuRC.
+    """:data:`~rejectopt.pipeline.tables.INTERVAL_COLUMNS` of the summary's rows from their resampled AuRC.
 
     The interval of the mean over splits is the percentile interval of the per-resample means
     (resample b's AuRC averaged over the splits of a classifier and score): the bootstrap
@@ -704,7 +704,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
     Parameters
     ----------
-    inputs : rejectopt.experiments.SplitInputs
+    inputs : rejectopt.pipeline.experiments.SplitInputs
         The split; ``staged`` gives ``classifier/<name>`` (:func:`run_classifiers`) and
         ``scores/<name>`` (:func:`run_scores`) per classifier.
     settings : dict
@@ -712,7 +712,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
     Returns
     -------
-    rejectopt.experiments.SplitResult
+    rejectopt.pipeline.experiments.SplitResult
         The split's rows (:func:`summarize_dataset`), no curves.
     """
     classifier_files, score_files = {}, {}
@@ -726,7 +726,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
 
 def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
-    """Every split's rows to one :func:`rejectopt.tables.aurc_table` per classifier, keyed by name (``table3a``).
+    """Every split's rows to one :func:`rejectopt.pipeline.tables.aurc_table` per classifier, keyed by name (``table3a``).
 
     Parameters
     ----------

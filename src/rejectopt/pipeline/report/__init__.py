@@ -1,11 +1,11 @@
-"""Internal: the pipeline's rendering of the paper's tables, figures, comparison with the published numbers and the run's provenance; not part of the public API (see :mod:`rejectopt.experiments` for the experiment contract).
+"""Internal: the pipeline's rendering of the paper's tables, figures, comparison with the published numbers and the run's provenance; not part of the public API (see :mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 Everything is computed from one tidy table, ``results/summary.csv`` (columns
-:data:`rejectopt.experiments.paper.SUMMARY_COLUMNS`); stored numbers are raw, formatting
+:data:`rejectopt.pipeline.experiments.paper.SUMMARY_COLUMNS`); stored numbers are raw, formatting
 happens only here. The tables' numbers (what a table holds, means, ranks, tests) are the
 experiments'; their labels are read off the registries (:mod:`rejectopt.classifiers`,
 :mod:`rejectopt.scores`, :mod:`rejectopt.metrics`). One module per concept: ``_specs`` (labels),
-``_tables`` (rendering), ``_figures``, ``_rankings`` (ranks under every metric), ``_comparison``
+``_render`` (tables as Markdown and LaTeX), ``_figures``, ``_rankings`` (ranks under every metric), ``_comparison``
 (the paper's numbers), ``_provenance`` (timing, environment), and one module per further
 experiment (``ood``, ``double_hinge``, ``landmarks``) and for the CLI's figures (``selection``).
 """
@@ -16,7 +16,7 @@ from ._format import format_number
 from ._provenance import environment_markdown, report_config_error, report_requested, timing_table
 from ._rankings import metric_rankings, rankings_markdown
 from ._specs import classifier_label, label, metric_label
-from ._tables import read_summary, render_table
+from ._render import read_summary, render_table
 
 __all__ = [
     "CD_ALPHA",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..stats import average_ranks, friedman_test
+from ...stats import average_ranks, friedman_test
 from ..tables import TableSpec, landmarks_spec
 from ._format import format_number
 from ._specs import label
-from ._tables import significant_pairs
+from ._render import significant_pairs
 
 __all__ = ["paper_comparison", "comparison_markdown"]
 

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._io import atomic_path
-from ..metrics import aurc, rc_curve
-from ..stats import _cliques, nemenyi_cd
+from ..._io import atomic_path
+from ...metrics import aurc, rc_curve
+from ...stats import _cliques, nemenyi_cd
 from ..tables import TableSpec, TableStatistics
 from ._format import format_number
 from ._specs import label, metric_label
@@ -264,7 +264,7 @@ def improvement_figure(gains: pd.DataFrame, spec: TableSpec):
     Parameters
     ----------
     gains : pandas.DataFrame
-        :func:`rejectopt.tables.relative_improvement`: indexed by dataset, columns ``(method, 'mean'|'std')``
+        :func:`rejectopt.pipeline.tables.relative_improvement`: indexed by dataset, columns ``(method, 'mean'|'std')``
         in percent.
     spec : TableSpec
         The table (its title and baseline).
@@ -300,7 +300,7 @@ def cd_figure(stats: TableStatistics, spec: TableSpec, metric: str = "aurc"):
     Parameters
     ----------
     stats : TableStatistics
-        The table's average ranks and number of datasets (:func:`rejectopt.tables.table_statistics`).
+        The table's average ranks and number of datasets (:func:`rejectopt.pipeline.tables.table_statistics`).
     spec : TableSpec
         The table (its title).
     metric : str, default "aurc"
@@ -318,7 +318,7 @@ def cd_figure(stats: TableStatistics, spec: TableSpec, metric: str = "aurc"):
         return message_figure(f"{name}: a CD diagram needs at least 2 datasets, this run has {stats.n_datasets}.")
     cd = nemenyi_cd(len(ranks), stats.n_datasets, alpha=CD_ALPHA)
     title = f"{name}\nN = {stats.n_datasets} datasets, Nemenyi CD = {format_number(cd)} (alpha = {CD_ALPHA})"
-    if not stats.tests_have_power:  # N too small for the Friedman test to reject (rejectopt.tables)
+    if not stats.tests_have_power:  # N too small for the Friedman test to reject (rejectopt.pipeline.tables)
         title += (f"\nno power: with N = {stats.n_datasets} the Friedman test cannot reject "
                   f"(smallest possible p {stats.min_friedman_pvalue:.3f} > 0.05)")
     return cd_diagram(ranks, cd, title=title)

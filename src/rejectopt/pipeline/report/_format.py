@@ -83,7 +83,7 @@ def power_caveat(n_datasets: int, n_methods: int, min_pvalue: float | None = Non
 
     That is when the table has too few datasets (or methods) for the test to be defined at all (its
     p-value and the Nemenyi CD print ``n/a``), or when ``min_pvalue``,
-    :func:`rejectopt.tables.friedman_min_pvalue` of ``n_datasets`` and ``n_methods`` (computed when
+    :func:`rejectopt.pipeline.tables.friedman_min_pvalue` of ``n_datasets`` and ``n_methods`` (computed when
     None), exceeds 0.05: the test and the Nemenyi test after it then have no power. Empty when they do.
     """
     if n_methods < 2:

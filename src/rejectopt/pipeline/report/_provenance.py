@@ -147,6 +147,16 @@ def report_requested(argv) -> bool:
     """Whether the command line ``argv`` asks Snakemake for its report of outputs already there.
 
     ``--report`` (or ``--reporter``) without ``--report-after-run``, which runs the workflow first.
+
+    Parameters
+    ----------
+    argv : sequence
+        The command line, as ``sys.argv``.
+
+    Returns
+    -------
+    bool
+        True when Snakemake was asked only for the report.
     """
     argv = [str(a) for a in argv]
     asked = any(a in ("--report", "--reporter") or a.startswith(("--report=", "--reporter=")) for a in argv)

@@ -7,7 +7,7 @@ import pandas as pd
 from ..tables import TableSpec, aurc_table, mean_matrix, table_statistics
 from ._format import count, format_number, power_caveat
 from ._specs import label, metric_label
-from ._tables import significant_pairs
+from ._render import significant_pairs
 
 __all__ = ["metric_rankings", "rankings_markdown"]
 
@@ -28,7 +28,7 @@ def metric_rankings(summary: pd.DataFrame, spec: TableSpec, metrics) -> dict:
     -------
     dict
         ``metric -> (TableStatistics, pandas.DataFrame)``: the ranks and tests of
-        :func:`rejectopt.tables.table_statistics`, and the datasets x methods matrix of mean test values.
+        :func:`rejectopt.pipeline.tables.table_statistics`, and the datasets x methods matrix of mean test values.
     """
     out = {}
     for metric in metrics:

@@ -1,6 +1,6 @@
 """Internal (the pipeline's report): the paper's results tables rendered, mean +- std of test AuRC per dataset, ranks, Friedman, Nemenyi.
 
-The numbers are :mod:`rejectopt.tables`' (``aurc_table``, ``table_statistics``), imported from
+The numbers are :mod:`rejectopt.pipeline.tables`' (``aurc_table``, ``table_statistics``), imported from
 there, not re-exported.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..stats import average_ranks, nemenyi_cd, significant_pairs as _pairs
+from ...stats import average_ranks, nemenyi_cd, significant_pairs as _pairs
 from ..tables import INTERVAL_LEVEL, INTERVAL_RESAMPLES, TableSpec, TableStatistics
 from ._format import ALIKE_NOTE, best_cells, count, format_number, power_caveat, printed_alike
 from ._specs import label, metric_label
@@ -76,20 +76,20 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
     """Render a results table as Markdown (``fmt='md'``) or LaTeX (``fmt='tex'``).
 
     Cells are ``mean ± std`` of test AuRC over the splits; the best mean per
-    row as printed is bold (:func:`rejectopt.report._format.best_cells`: every tied best, none
+    row as printed is bold (:func:`rejectopt.pipeline.report._format.best_cells`: every tied best, none
     when all print alike); the last rows give average ranks, the Friedman p-value and the
     Nemenyi critical differences. A table with interval columns
-    (:func:`rejectopt.tables.aurc_table` with ``intervals``) has ``mean ± std [low, high]``
+    (:func:`rejectopt.pipeline.tables.aurc_table` with ``intervals``) has ``mean ± std [low, high]``
     cells and a note saying what the interval is.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`rejectopt.tables.aurc_table` of the metric.
+        :func:`rejectopt.pipeline.tables.aurc_table` of the metric.
     spec : TableSpec
         The table (title, methods, extension flag).
     stats : TableStatistics
-        :func:`rejectopt.tables.table_statistics` of ``table``.
+        :func:`rejectopt.pipeline.tables.table_statistics` of ``table``.
     fmt : {"md", "tex"}, default "md"
         Markdown or a LaTeX tabular.
     metric : str, default "aurc"

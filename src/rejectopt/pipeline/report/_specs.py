@@ -1,13 +1,13 @@
 """Internal (the pipeline's report): display labels of the registered methods, classifiers and metrics, the one home of what a reader sees.
 
-What a table holds (:class:`rejectopt.tables.TableSpec`) is imported from there, not re-exported.
+What a table holds (:class:`rejectopt.pipeline.tables.TableSpec`) is imported from there, not re-exported.
 """
 
 from __future__ import annotations
 
-from ..classifiers import get_classifier
-from ..metrics import METRICS
-from ..scores import get_score
+from ...classifiers import get_classifier
+from ...metrics import METRICS
+from ...scores import get_score
 
 __all__ = ["classifier_label", "label", "metric_label"]
 

@@ -1,10 +1,10 @@
-"""Internal: the pipeline's rendering of the double-hinge experiment; not part of the public API (see :mod:`rejectopt.experiments` for the experiment contract).
+"""Internal: the pipeline's rendering of the double-hinge experiment; not part of the public API (see :mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 Its table as Markdown / LaTeX, the solver times, one figure per dataset.
 
-The numbers are :mod:`rejectopt.experiments.double_hinge`'s (:func:`~rejectopt.experiments.double_hinge.double_hinge_table`,
-:func:`~rejectopt.experiments.double_hinge.cost_risk_ranks`, :func:`~rejectopt.experiments.double_hinge.wilcoxon_tests`);
-the number formats :mod:`rejectopt.report._format`'s.
+The numbers are :mod:`rejectopt.pipeline.experiments.double_hinge`'s (:func:`~rejectopt.pipeline.experiments.double_hinge.double_hinge_table`,
+:func:`~rejectopt.pipeline.experiments.double_hinge.cost_risk_ranks`, :func:`~rejectopt.pipeline.experiments.double_hinge.wilcoxon_tests`);
+the number formats :mod:`rejectopt.pipeline.report._format`'s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import load_npz, write_text
+from ..._io import load_npz, write_text
 from ..experiments.double_hinge import (
     DOUBLE_HINGE_METHODS,
     METHODS,
@@ -48,7 +48,7 @@ _LABELS = {
 
 
 def method_label(method: str) -> str:
-    """Display label of a method of :data:`~rejectopt.experiments.double_hinge.METHODS` (``double_hinge_rbf`` -> ``DH-SVM (RBF)``).
+    """Display label of a method of :data:`~rejectopt.pipeline.experiments.double_hinge.METHODS` (``double_hinge_rbf`` -> ``DH-SVM (RBF)``).
 
     Parameters
     ----------
@@ -66,19 +66,19 @@ def method_label(method: str) -> str:
 def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: str = "md") -> str:
     r"""The experiment's report as Markdown (``fmt='md'``) or LaTeX (``fmt='tex'``).
 
-    ``table`` is :func:`~rejectopt.experiments.double_hinge.double_hinge_table` of the per-split
+    ``table`` is :func:`~rejectopt.pipeline.experiments.double_hinge.double_hinge_table` of the per-split
     ``results``. Sections: the cost risk per (dataset, d) and method (mean ± std over splits, best
     in bold), coverage and selective risk, average ranks by cost risk
-    (:func:`~rejectopt.experiments.double_hinge.cost_risk_ranks`), the Wilcoxon tests of the RBF
-    double-hinge SVM against each method (:func:`~rejectopt.experiments.double_hinge.wilcoxon_tests`),
+    (:func:`~rejectopt.pipeline.experiments.double_hinge.cost_risk_ranks`), the Wilcoxon tests of the RBF
+    double-hinge SVM against each method (:func:`~rejectopt.pipeline.experiments.double_hinge.wilcoxon_tests`),
     the chosen ``C`` (and RBF width) and the fit times.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`~rejectopt.experiments.double_hinge.double_hinge_table` of ``results``.
+        :func:`~rejectopt.pipeline.experiments.double_hinge.double_hinge_table` of ``results``.
     results : pandas.DataFrame
-        The per-split rows (:data:`~rejectopt.experiments.double_hinge.SPLIT_COLUMNS`).
+        The per-split rows (:data:`~rejectopt.pipeline.experiments.double_hinge.SPLIT_COLUMNS`).
     fmt : {"md", "tex"}, default="md"
         Markdown or LaTeX.
 
@@ -201,7 +201,7 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
 
 
 def render_double_hinge_timing(timing: pd.DataFrame) -> str:
-    """Markdown table of the fit times (:data:`~rejectopt.experiments.double_hinge.TIMING_COLUMNS`
+    """Markdown table of the fit times (:data:`~rejectopt.pipeline.experiments.double_hinge.TIMING_COLUMNS`
     rows of every split) per dataset.
 
     Each DH-SVM (RBF, linear): the fits of its whole grid for every ``d``, summed, mean over splits;
@@ -211,7 +211,7 @@ def render_double_hinge_timing(timing: pd.DataFrame) -> str:
     Parameters
     ----------
     timing : pandas.DataFrame
-        The timing rows of every split (:data:`~rejectopt.experiments.double_hinge.TIMING_COLUMNS`).
+        The timing rows of every split (:data:`~rejectopt.pipeline.experiments.double_hinge.TIMING_COLUMNS`).
 
     Returns
     -------
@@ -269,10 +269,10 @@ def double_hinge_figure(curves: list[dict], rows: pd.DataFrame, dataset: str = "
     ----------
     curves : list of dict
         One split's curves each (the ``curves`` of
-        :class:`~rejectopt.experiments.double_hinge.DoubleHingeSplitResult`): ``lr_sele_cov``,
+        :class:`~rejectopt.pipeline.experiments.double_hinge.DoubleHingeSplitResult`): ``lr_sele_cov``,
         ``lr_sele_risk``, ``svm_cov``, ``svm_risk``.
     rows : pandas.DataFrame
-        The same splits' rows (:data:`~rejectopt.experiments.double_hinge.SPLIT_COLUMNS`).
+        The same splits' rows (:data:`~rejectopt.pipeline.experiments.double_hinge.SPLIT_COLUMNS`).
     dataset : str, optional
         The dataset's name, in the titles.
 
@@ -343,7 +343,7 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
     """Per-split CSVs and curve NPZs -> the table (CSV, Markdown, LaTeX) and one figure per dataset;
     the per-split timing CSVs ``timing_paths`` -> :func:`render_double_hinge_timing` at ``timing_out``.
 
-    The table's numbers go to ``csv_out`` through :func:`rejectopt.experiments.double_hinge.table_file`.
+    The table's numbers go to ``csv_out`` through :func:`rejectopt.pipeline.experiments.double_hinge.table_file`.
     ``figures`` maps a dataset to its PNG path; the curve files of a dataset are those of
     ``curve_paths`` under a folder named after it (``results/double_hinge/{dataset}/split_{k}.npz``).
     They are read with :func:`rejectopt._io.load_npz`, which refuses a file edited or truncated
@@ -365,7 +365,7 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
         Where :func:`render_double_hinge_timing` goes (None: not written).
     figure_formats : sequence of str, default ("png",)
         Config figure_formats: each figure is also written beside its PNG in these
-        (:func:`rejectopt.report._figures.save_figure`).
+        (:func:`rejectopt.pipeline.report._figures.save_figure`).
 
     Returns
     -------

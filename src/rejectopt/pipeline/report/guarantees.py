@@ -1,4 +1,4 @@
-"""Internal: the pipeline's rendering of the guarantees experiment (:mod:`rejectopt.experiments.guarantees`).
+"""Internal: the pipeline's rendering of the guarantees experiment (:mod:`rejectopt.pipeline.experiments.guarantees`).
 
 Its pooled tables as Markdown and one figure: per target, the violation rates of the plug-in and
 certified targets at each delta, and the coverage certification costs.
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._io import atomic_path
+from ..._io import atomic_path
 from ._figures import figure_paths, save_figure
 
 __all__ = ["render"]
@@ -33,7 +33,7 @@ def _markdown(table: pd.DataFrame, digits: int = 3) -> str:
 
 
 def render(tables_dir, out_dir, formats=("png",)) -> list[Path]:
-    """The tables of :func:`rejectopt.experiments.guarantees.aggregate` (read from ``tables_dir``) as Markdown and one figure.
+    """The tables of :func:`rejectopt.pipeline.experiments.guarantees.aggregate` (read from ``tables_dir``) as Markdown and one figure.
 
     Writes ``guarantees.md`` (the summary, then every cell) and ``guarantees.<fmt>`` for each of
     ``formats``: per target, the violation rate of each cell for the plug-in and the certified

@@ -1,10 +1,10 @@
-"""Internal: the pipeline's rendering of the landmark experiment; not part of the public API (see :mod:`rejectopt.experiments` for the experiment contract).
+"""Internal: the pipeline's rendering of the landmark experiment; not part of the public API (see :mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 Its note (Markdown) and the paper's Fig. 4a, 4b and 5.
 
-The numbers are :mod:`rejectopt.experiments.landmarks`' (:func:`~rejectopt.experiments.landmarks.landmark_summary`,
-:func:`~rejectopt.experiments.landmarks.learning_curve_table`); method labels are the score registry's
-(:func:`rejectopt.report.label`), number formats :mod:`rejectopt.report._format`'s.
+The numbers are :mod:`rejectopt.pipeline.experiments.landmarks`' (:func:`~rejectopt.pipeline.experiments.landmarks.landmark_summary`,
+:func:`~rejectopt.pipeline.experiments.landmarks.learning_curve_table`); method labels are the score registry's
+(:func:`rejectopt.pipeline.report.label`), number formats :mod:`rejectopt.pipeline.report._format`'s.
 
 References
 ----------
@@ -20,8 +20,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import write_text
-from ..datasets._faces300w import read_pts
+from ..._io import write_text
+from ...datasets._faces300w import read_pts
 from ..experiments.landmarks import (
     LEARNED_SCORES,
     METHODS,
@@ -30,9 +30,9 @@ from ..experiments.landmarks import (
     select_faces,
     summary_file,
 )
-from ..landmarks import per_landmark
-from ..landmarks._faces import load_image
-from ..metrics import rc_curve
+from ...landmarks import per_landmark
+from ...landmarks._faces import load_image
+from ...metrics import rc_curve
 from ._figures import save_figure
 from ._format import count, format_number, pm
 from ._specs import label
@@ -55,7 +55,7 @@ PRETRAINED_WARNING = (
 
 
 def _mean_std_of(values) -> str:
-    """:func:`~rejectopt.report._format.pm` of the mean and sample std of ``values`` (one value: the mean)."""
+    """:func:`~rejectopt.pipeline.report._format.pm` of the mean and sample std of ``values`` (one value: the mean)."""
     values = np.asarray(values, dtype=float)
     return pm(values.mean(), values.std(ddof=1) if values.size > 1 else np.nan)
 
@@ -71,11 +71,11 @@ def landmarks_note(summary: pd.DataFrame, curves: dict, results: dict, n_faces: 
     Parameters
     ----------
     summary : pandas.DataFrame
-        The experiment's rows (:func:`rejectopt.experiments.landmarks.landmark_summary`).
+        The experiment's rows (:func:`rejectopt.pipeline.experiments.landmarks.landmark_summary`).
     curves : dict
         Split -> learning curve (columns ``m``, ``method``, ``C``, ``test_aurc``).
     results : dict
-        Split -> result of :func:`rejectopt.experiments.landmarks.run_landmark_split`.
+        Split -> result of :func:`rejectopt.pipeline.experiments.landmarks.run_landmark_split`.
     n_faces : int
         Number of annotated faces used.
     pretrained : bool
@@ -275,10 +275,10 @@ def faces_figure(faces_df: pd.DataFrame, result: dict, split: int, n: int = 10, 
 def landmarks_summary_files(result_paths: Sequence, curve_paths: Sequence, summary_out, note_out, *,
                             splits: Sequence, faces: dict, pretrained: bool) -> pd.DataFrame:
     """Every split's result and learning curve to the summary rows (``summary_out``, through
-    :func:`rejectopt.experiments.landmarks.summary_file`) and the note (``note_out``, :func:`landmarks_note`).
+    :func:`rejectopt.pipeline.experiments.landmarks.summary_file`) and the note (``note_out``, :func:`landmarks_note`).
 
     The keywords are the rule summarize_landmarks' params: the splits (in the order of the paths),
-    the faces (:func:`~rejectopt.experiments.landmarks.select_faces`), the demo mode.
+    the faces (:func:`~rejectopt.pipeline.experiments.landmarks.select_faces`), the demo mode.
 
     Parameters
     ----------
@@ -289,7 +289,7 @@ def landmarks_summary_files(result_paths: Sequence, curve_paths: Sequence, summa
     splits : sequence of int
         The splits, in the order of the paths.
     faces : dict
-        Keywords of :func:`~rejectopt.experiments.landmarks.select_faces` (the count in the note).
+        Keywords of :func:`~rejectopt.pipeline.experiments.landmarks.select_faces` (the count in the note).
     pretrained : bool
         The demo mode.
 
@@ -323,12 +323,12 @@ def landmark_figure_files(summary_path, result_paths: Sequence, curve_paths: Seq
     splits : sequence of int
         The splits, in the order of the paths.
     faces : dict
-        Keywords of :func:`~rejectopt.experiments.landmarks.select_faces`.
+        Keywords of :func:`~rejectopt.pipeline.experiments.landmarks.select_faces`.
     pretrained : bool
         The demo mode.
     formats : sequence of str, default ("png",)
         Config figure_formats: each figure is also written beside its PNG in these
-        (:func:`rejectopt.report._figures.save_figure`).
+        (:func:`rejectopt.pipeline.report._figures.save_figure`).
     """
     first = load_landmark_result(result_paths[0])  # Fig. 4a and 5 show the first split
     curves = {k: pd.read_csv(path) for k, path in zip(splits, curve_paths)}

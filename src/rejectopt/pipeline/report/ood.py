@@ -1,14 +1,14 @@
-"""Internal: the pipeline's rendering of the OOD experiment; not part of the public API (see :mod:`rejectopt.experiments` for the experiment contract).
+"""Internal: the pipeline's rendering of the OOD experiment; not part of the public API (see :mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 Its table as Markdown / LaTeX, the ROC and RC figures, the seed's Table 1.
 
-The numbers are :mod:`rejectopt.experiments.ood`'s (:func:`~rejectopt.experiments.ood.ood_table`,
-:func:`~rejectopt.experiments.ood.ood_statistics`, the per-split curves of
-:func:`~rejectopt.experiments.ood.run_split`) and, for Table 1 of Franc, Prusa & Paplham (arXiv:2307.05199)
+The numbers are :mod:`rejectopt.pipeline.experiments.ood`'s (:func:`~rejectopt.pipeline.experiments.ood.ood_table`,
+:func:`~rejectopt.pipeline.experiments.ood.ood_statistics`, the per-split curves of
+:func:`~rejectopt.pipeline.experiments.ood.run_split`) and, for Table 1 of Franc, Prusa & Paplham (arXiv:2307.05199)
 (the synthetic example of Sec. 3.1), :func:`rejectopt.ood.synthetic_table1` beside
 :func:`rejectopt.ood.paper_table1`; method and classifier labels are the registries'
-(:func:`rejectopt.report.label`, :func:`~rejectopt.report.classifier_label`), the number formats
-:mod:`rejectopt.report._format`'s.
+(:func:`rejectopt.pipeline.report.label`, :func:`~rejectopt.pipeline.report.classifier_label`), the number formats
+:mod:`rejectopt.pipeline.report._format`'s.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._io import load_npz, write_text
+from ..._io import load_npz, write_text
 from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
-from ..ood import GaussianOODModel, paper_table1, synthetic_table1
+from ...ood import GaussianOODModel, paper_table1, synthetic_table1
 from ._figures import save_figure
 from ._format import ALIKE_NOTE, best_cells, count, format_number, mean_std_cell, power_caveat, printed_alike, table_section
 from ._specs import classifier_label, label
@@ -76,7 +76,7 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`rejectopt.experiments.ood.ood_table` of the per-split rows.
+        :func:`rejectopt.pipeline.experiments.ood.ood_table` of the per-split rows.
     fmt : {"md", "tex"}, default "md"
         Markdown or LaTeX tabulars.
 
@@ -184,7 +184,7 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
 
 
 def ood_table_files(csv_paths: Sequence, csv_out, md_out, tex_out) -> pd.DataFrame:
-    """Per-split CSVs -> the table's numbers (CSV, :func:`rejectopt.experiments.ood.table_file`) and
+    """Per-split CSVs -> the table's numbers (CSV, :func:`rejectopt.pipeline.experiments.ood.table_file`) and
     :func:`render_ood_table` (Markdown, LaTeX).
 
     Parameters
@@ -197,7 +197,7 @@ def ood_table_files(csv_paths: Sequence, csv_out, md_out, tex_out) -> pd.DataFra
     Returns
     -------
     pandas.DataFrame
-        :func:`rejectopt.experiments.ood.ood_table` of the rows.
+        :func:`rejectopt.pipeline.experiments.ood.ood_table` of the rows.
     """
     _, table = table_file(csv_paths, csv_out)
     write_text(render_ood_table(table, "md"), md_out)
@@ -242,7 +242,7 @@ def _methods(curves: list[dict], classifier: str) -> list[str]:
 def ood_roc_figure(curves: list[dict], dataset: str = ""):
     """ROC curves (TPR of ID vs FPR of OOD) of every method on Tst, mean over the splits.
 
-    ``curves`` are the per-split dicts of :attr:`rejectopt.experiments.ood.OODSplitResult.curves`
+    ``curves`` are the per-split dicts of :attr:`rejectopt.pipeline.experiments.ood.OODSplitResult.curves`
     (one panel per classifier); the target TPR and the mean seed-style FPR bound are drawn as lines.
 
     Parameters
@@ -336,14 +336,14 @@ def ood_figure_files(curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "
     Parameters
     ----------
     curve_paths : sequence of path-like
-        One NPZ per split, the arrays of :attr:`rejectopt.experiments.ood.OODSplitResult.curves`.
+        One NPZ per split, the arrays of :attr:`rejectopt.pipeline.experiments.ood.OODSplitResult.curves`.
     roc_out, rc_out : path-like
         Where :func:`ood_roc_figure` and :func:`ood_rc_figure` are written (atomically).
     dataset : str, default ""
         Named in the titles.
     formats : sequence of str, default ("png",)
         Config figure_formats: each figure is also written beside its PNG in these
-        (:func:`rejectopt.report._figures.save_figure`).
+        (:func:`rejectopt.pipeline.report._figures.save_figure`).
     """
     curves = []
     for path in curve_paths:

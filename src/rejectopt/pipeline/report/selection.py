@@ -10,10 +10,10 @@ numbers are computed in the library (:func:`rejectopt.selective.operating_point`
 
 from __future__ import annotations
 
-from ..metrics import rc_curve
-from ..ood import roc_curve
-from ..selective import operating_point
-from ..targets import _target_from_dict
+from ...metrics import rc_curve
+from ...ood import roc_curve
+from ...selective import operating_point
+from ...targets import _target_from_dict
 from ._figures import rc_figure
 
 __all__ = ["ood_select_figure", "select_figure"]
