@@ -135,10 +135,10 @@ def test_settings_fill_defaults_and_name_an_unregistered_classifier():
 
 
 def test_the_contract_gives_the_summary_rows_and_one_table_per_classifier(digits_run):
-    """run_split from the staged files = summarize_dataset's rows of that split; aggregate = aurc_table."""
+    """run_split from the staged files = summarize_dataset's rows of that split; aggregate = metric_table."""
     from rejectopt.pipeline.experiments import SplitInputs
     from rejectopt.pipeline.experiments.paper import aggregate, run_split
-    from rejectopt.pipeline.tables import aurc_table, table_specs
+    from rejectopt.pipeline.tables import metric_table, table_specs
 
     root, classifiers = digits_run
     run_scores(root / "data.npz", root / "splits.npz", classifiers, "classification", ["reg"], C_SCORE, 0,
@@ -153,7 +153,7 @@ def test_the_contract_gives_the_summary_rows_and_one_table_per_classifier(digits
     assert rows.equals(summary[summary["split"] == 1].reset_index(drop=True))
     tables = aggregate(summary, chosen)
     assert list(tables) == ["table3a"]
-    assert tables["table3a"].equals(aurc_table(summary, table_specs({"lr": ["reg"]}, ["lr"])["table3a"]))
+    assert tables["table3a"].equals(metric_table(summary, table_specs({"lr": ["reg"]}, ["lr"])["table3a"]))
     assert tables["table3a"].loc["digits", ("n_splits", "")] == 2
 
 

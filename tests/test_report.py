@@ -10,7 +10,7 @@ from rejectopt.pipeline.report import cd_diagram, rc_figure
 from rejectopt.selective import SelectionFunction, operating_point
 from rejectopt.stats import nemenyi_cd
 from rejectopt.pipeline.report import comparison_markdown, paper_comparison, read_summary, render_table, timing_table
-from rejectopt.pipeline.tables import aurc_table, relative_improvement, table_specs, table_statistics
+from rejectopt.pipeline.tables import metric_table, relative_improvement, table_specs, table_statistics
 
 #: The tables of the repository's default config (columns: each classifier's baseline + its scores).
 TABLES = table_specs(yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())["scores"])
@@ -31,9 +31,9 @@ def _summary(datasets=("a", "b", "c"), n_splits=3):
     return pd.DataFrame(rows)
 
 
-def test_aurc_table_means_and_stds_match_pandas():
+def test_metric_table_means_and_stds_match_pandas():
     summary = _summary()
-    table = aurc_table(summary, TABLES["table3a"])
+    table = metric_table(summary, TABLES["table3a"])
     sele_b = summary.query("dataset == 'b' and score == 'sele'")["aurc"]
     assert table.loc["b", ("sele", "mean")] == pytest.approx(sele_b.mean())
     assert table.loc["b", ("sele", "std")] == pytest.approx(sele_b.std(ddof=1))
@@ -43,7 +43,7 @@ def test_aurc_table_means_and_stds_match_pandas():
 
 def test_table_statistics_rank_sele_first_and_render_bold_best():
     spec = TABLES["table3a"]
-    table = aurc_table(_summary(), spec)
+    table = metric_table(_summary(), spec)
     stats = table_statistics(table, spec.methods)
     assert stats.average_ranks.to_dict() == {"mcp": 4.0, "sele": 1.0, "reg": 3.0, "tcp": 2.0}
     assert stats.n_datasets == 3
@@ -107,7 +107,7 @@ def test_cd_figure_explains_itself_with_a_single_dataset():
     from rejectopt.pipeline.report import cd_figure
 
     spec = TABLES["table3a"]
-    stats = table_statistics(aurc_table(_summary(datasets=("a",)), spec), spec.methods)
+    stats = table_statistics(metric_table(_summary(datasets=("a",)), spec), spec.methods)
     assert stats.n_datasets == 1 and np.isnan(stats.cd_005)
     fig = cd_figure(stats, spec)
     assert "at least 2 datasets" in fig.texts[0].get_text()
@@ -139,7 +139,7 @@ def test_tables_under_another_metric_and_the_rankings_say_where_they_differ():
     summary = _summary(datasets=("a", "b", "c", "d"))
     # a metric under which REG is best everywhere: the rankings must say so
     summary["augrc"] = summary["aurc"].where(summary["score"] != "reg", 0.0)
-    table = aurc_table(summary, TABLES["table3a"], "augrc")
+    table = metric_table(summary, TABLES["table3a"], "augrc")
     assert (table[("reg", "mean")] == 0).all()
     stats = table_statistics(table, TABLES["table3a"].methods)
     assert stats.average_ranks["reg"] == 1.0
@@ -149,7 +149,7 @@ def test_tables_under_another_metric_and_the_rankings_say_where_they_differ():
     assert "| REG | 3.00 | 1.00 |" in text  # AuRC: SELE 8 < TCP 8.5 < REG 9 < MCP 10
     assert "Under AUGRC the best-ranked method is REG, under AuRC SELE." in text
     with pytest.raises(ValueError, match="no column 'eaurc'"):
-        aurc_table(summary, TABLES["table3a"], "eaurc")
+        metric_table(summary, TABLES["table3a"], "eaurc")
 
 
 def test_mean_rc_curve_averages_splits_on_a_common_grid():
@@ -251,7 +251,7 @@ def _table3a_summary():
 
 def test_render_table_known_answer():
     spec, summary, _ = _table3a_summary()
-    table = aurc_table(summary, spec)
+    table = metric_table(summary, spec)
     assert render_table(table, spec, table_statistics(table, spec.methods)) == "\n".join([
         "### Table 3a: logistic regression",
         "",
@@ -310,7 +310,7 @@ def test_table_figures_name_their_content():
     ax = improvement_figure(relative_improvement(summary, spec), spec).axes[0]
     assert ax.get_ylabel() == "improvement over MCP [%]"
     assert [text.get_text() for text in ax.get_legend().get_texts()] == ["SELE", "REG"]
-    stats = table_statistics(aurc_table(summary, spec), spec.methods)
+    stats = table_statistics(metric_table(summary, spec), spec.methods)
     assert cd_figure(stats, spec).axes[0].texts[-1].get_text() == (
         "Table 3a: logistic regression\nN = 3 datasets, Nemenyi CD = 1.68 (alpha = 0.1)")
     fig = cd_diagram(pd.Series({"SELE": 1.25, "MCP": 1.875, "REG": 2.875}), cd=1.2, title="three methods")
@@ -419,7 +419,7 @@ def test_tables_and_cd_diagrams_of_two_datasets_say_the_tests_have_no_power():
 
     spec, summary, _ = _table3a_summary()
     two = summary[summary["dataset"] != "c"]
-    table = aurc_table(two, spec)
+    table = metric_table(two, spec)
     stats = table_statistics(table, spec.methods)
     assert stats.n_datasets == 2 and not stats.tests_have_power
     assert stats.min_friedman_pvalue == pytest.approx(np.exp(-2.0), rel=1e-12)
@@ -429,7 +429,7 @@ def test_tables_and_cd_diagrams_of_two_datasets_say_the_tests_have_no_power():
     for fmt in ("md", "tex"):
         assert caveat in render_table(table, spec, stats, fmt=fmt)
     assert caveat in rankings_markdown(two, [spec], ["aurc"])
-    assert "Caveat" not in render_table(aurc_table(summary, spec), spec, table_statistics(aurc_table(summary, spec), spec.methods))
+    assert "Caveat" not in render_table(metric_table(summary, spec), spec, table_statistics(metric_table(summary, spec), spec.methods))
     title = " ".join(text.get_text() for text in cd_figure(stats, spec).axes[0].texts).replace("\n", " ")
     assert "no power: with N = 2 the Friedman test cannot reject (smallest possible p 0.135 > 0.05)" in title
 
@@ -440,7 +440,7 @@ def test_latex_tables_use_booktabs_rules():
     from rejectopt.pipeline.report._format import table_section
 
     spec, summary, _ = _table3a_summary()
-    table = aurc_table(summary, spec)
+    table = metric_table(summary, spec)
     tex = render_table(table, spec, table_statistics(table, spec.methods), fmt="tex").splitlines()
     assert tex[:5] == ["% Table 3a: logistic regression (needs \\usepackage{booktabs})", "\\begin{tabular}{lrrrrr}",
                        "\\toprule", "dataset & MCP & SELE & REG & R@100 & splits \\\\", "\\midrule"]
@@ -468,7 +468,7 @@ def test_figures_are_also_written_as_vector_pdf(tmp_path):
     from rejectopt.pipeline.report._figures import figure_paths, save_figure
 
     spec, summary, _ = _table3a_summary()
-    stats = table_statistics(aurc_table(summary, spec), spec.methods)
+    stats = table_statistics(metric_table(summary, spec), spec.methods)
     save_figure(cd_figure(stats, spec), tmp_path / "alone.png")
     save_figure(cd_figure(stats, spec), tmp_path / "cd.png", ["png", "pdf"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["alone.png", "cd.pdf", "cd.png"]
@@ -487,14 +487,14 @@ def test_figures_are_also_written_as_vector_pdf(tmp_path):
 
 
 def test_table_intervals_are_read_from_the_summary_and_rendered():
-    """config table_intervals: aurc_table takes each (dataset, method)'s aurc_mean_low / _high (the
+    """config table_intervals: metric_table takes each (dataset, method)'s aurc_mean_low / _high (the
     same on every split's row) into (method, 'low'|'high') after its std; render_table writes
     ``mean ± std [low, high]`` and says which interval it is; the csv's flat columns follow."""
     spec, summary, _ = _table3a_summary()
-    plain = aurc_table(summary, spec)
+    plain = metric_table(summary, spec)
     summary["aurc_mean_low"] = summary["aurc"].groupby([summary["dataset"], summary["score"]]).transform("mean") - 1.0
     summary["aurc_mean_high"] = summary["aurc_mean_low"] + 2.25
-    table = aurc_table(summary, spec, intervals=True)
+    table = metric_table(summary, spec, intervals=True)
     assert list(table.columns[:8]) == [("mcp", "mean"), ("mcp", "std"), ("mcp", "low"), ("mcp", "high"),
                                        ("sele", "mean"), ("sele", "std"), ("sele", "low"), ("sele", "high")]
     assert table.loc["b", ("reg", "low")] == 17.5 and table.loc["b", ("reg", "high")] == 19.75  # 18.5 - 1, + 2.25
@@ -507,20 +507,20 @@ def test_table_intervals_are_read_from_the_summary_and_rendered():
             in md.splitlines()[-2])
     tex = render_table(table, spec, stats, fmt="tex")
     assert "\\textbf{8.50 $\\pm$ 0.71 [7.50, 9.75]}" in tex and "% [low, high]: 95% percentile" in tex
-    assert render_table(plain, spec, stats) == render_table(aurc_table(summary, spec), spec, stats)  # option off: as before
+    assert render_table(plain, spec, stats) == render_table(metric_table(summary, spec), spec, stats)  # option off: as before
 
 
 def test_table_intervals_refuse_a_summary_without_them_or_from_two_runs():
     spec, summary, _ = _table3a_summary()
     with pytest.raises(ValueError, match=r"table3a: the summary has no aurc_mean_low / aurc_mean_high for every row, "
                                          r"so it was written with config table_intervals off; rerun the pipeline"):
-        aurc_table(summary, spec, intervals=True)
+        metric_table(summary, spec, intervals=True)
     summary["aurc_mean_low"], summary["aurc_mean_high"] = 1.0, 2.0
     with pytest.raises(ValueError, match="the table intervals .* are of AuRC, not 'augrc'"):
-        aurc_table(summary, spec, "augrc", intervals=True)
+        metric_table(summary, spec, "augrc", intervals=True)
     summary.loc[3, "aurc_mean_high"] = 2.5
     with pytest.raises(ValueError, match=r"two values of aurc_mean_high for one \(dataset, score\): its rows come from different runs"):
-        aurc_table(summary, spec, intervals=True)
+        metric_table(summary, spec, intervals=True)
 
 
 def test_sentences_agree_in_number_with_one_dataset_and_one_job(tmp_path):
@@ -533,7 +533,7 @@ def test_sentences_agree_in_number_with_one_dataset_and_one_job(tmp_path):
         "1 dataset", "2 datasets", "0 jobs", "1 (dataset, d) cell"]
     spec, summary, _ = _table3a_summary()
     one = summary[summary["dataset"] == "a"]
-    table = aurc_table(one, spec)
+    table = metric_table(one, spec)
     for fmt in ("md", "tex"):
         text = render_table(table, spec, table_statistics(table, spec.methods), fmt=fmt)
         assert "on 1 dataset; best per row in bold." in text and "1 datasets" not in text
@@ -556,7 +556,7 @@ def test_a_table_of_one_dataset_says_why_its_tests_are_na():
 
     spec, summary, _ = _table3a_summary()
     one = summary[summary["dataset"] == "a"]
-    table = aurc_table(one, spec)
+    table = metric_table(one, spec)
     stats = table_statistics(table, spec.methods)
     caveat = ("Caveat: with N = 1 dataset the Friedman and Nemenyi tests are not defined (n/a): they compare the "
               "methods' ranks across datasets, and with k = 3 methods the Friedman test can reject equivalence at "
@@ -588,7 +588,7 @@ def test_bold_marks_the_best_printed_value_and_no_single_one_of_a_tie():
     summary.loc[shuttle, "aurc"] = 0.001 * summary.loc[shuttle, "score"].map({"mcp": 1, "sele": 3, "reg": 2})
     tie = summary["dataset"] == "c"  # SELE and REG both print 4.00, MCP 5.00
     summary.loc[tie, "aurc"] = summary.loc[tie, "score"].map({"mcp": 5.0, "sele": 4.001, "reg": 3.999})
-    table = aurc_table(summary, spec)
+    table = metric_table(summary, spec)
     md = render_table(table, spec, table_statistics(table, spec.methods))
     rows = {line.split(" | ")[0]: line for line in md.splitlines() if line.startswith("| ")}
     assert rows["| b"] == "| b | 0.00 ± 0.00 | 0.00 ± 0.00 | 0.00 ± 0.00 | 30.50 ± 0.71 | 2 |"
@@ -596,8 +596,8 @@ def test_bold_marks_the_best_printed_value_and_no_single_one_of_a_tie():
     assert rows["| a"].count("**") == 2 and ALIKE_NOTE in md
     tex = render_table(table, spec, table_statistics(table, spec.methods), fmt="tex")
     assert tex.count("\\textbf{") == 1 + 2 and f"% {ALIKE_NOTE}" in tex
-    assert ALIKE_NOTE not in render_table(aurc_table(_table3a_summary()[1], spec), spec,
-                                          table_statistics(aurc_table(_table3a_summary()[1], spec), spec.methods))
+    assert ALIKE_NOTE not in render_table(metric_table(_table3a_summary()[1], spec), spec,
+                                          table_statistics(metric_table(_table3a_summary()[1], spec), spec.methods))
 
 
 def test_cd_diagram_titles_wrap_inside_the_figure():
@@ -612,7 +612,7 @@ def test_cd_diagram_titles_wrap_inside_the_figure():
 
     spec, summary, _ = _table3a_summary()
     long_spec = dataclasses.replace(spec, title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)")
-    stats = table_statistics(aurc_table(summary[summary["dataset"] != "c"], spec), spec.methods)
+    stats = table_statistics(metric_table(summary[summary["dataset"] != "c"], spec), spec.methods)
     for table_spec in (spec, long_spec):
         fig = cd_figure(stats, table_spec)
         FigureCanvasAgg(fig).draw()
@@ -625,7 +625,7 @@ def test_cd_diagram_titles_wrap_inside_the_figure():
             box = text.get_window_extent(renderer)
             assert box.x0 >= 0 and box.x1 <= width, text.get_text()
         assert title.get_window_extent(renderer).y0 > label.get_window_extent(renderer).y1  # above the label
-    fits = cd_figure(table_statistics(aurc_table(summary, spec), spec.methods), spec).axes[0].texts[-1].get_text()
+    fits = cd_figure(table_statistics(metric_table(summary, spec), spec.methods), spec).axes[0].texts[-1].get_text()
     assert fits == "Table 3a: logistic regression\nN = 3 datasets, Nemenyi CD = 1.68 (alpha = 0.1)"
 
 

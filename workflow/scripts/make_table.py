@@ -8,14 +8,14 @@ from _logging import log_to
 
 from rejectopt.pipeline import save_figure, write_text
 from rejectopt.pipeline.report import cd_figure, read_summary, render_table
-from rejectopt.pipeline.tables import aurc_table, table_statistics
+from rejectopt.pipeline.tables import metric_table, table_statistics
 
 log_to(snakemake.log[0])
 spec, cd_paths = snakemake.params.spec, snakemake.params.cd
 summary = read_summary(snakemake.input[0])  # a NaN AuRC is named by its line, not met in the ranks
 outputs = zip(snakemake.params.metrics, snakemake.output.csv, snakemake.output.md, snakemake.output.tex)
 for metric, csv, md, tex in outputs:
-    table = aurc_table(summary, spec, metric, intervals=snakemake.params.intervals and metric == "aurc")
+    table = metric_table(summary, spec, metric, intervals=snakemake.params.intervals and metric == "aurc")
     stats = table_statistics(table, spec.methods)
     flat = table.copy()
     flat.columns = ["_".join(filter(None, col)) for col in flat.columns]

@@ -2,7 +2,7 @@
 :mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 What each table holds (:class:`TableSpec`, one per classifier, read off the registries and the
-config), its mean and std per dataset (:func:`aurc_table`), the ranks and tests of Demsar (2006)
+config), its mean and std per dataset (:func:`metric_table`), the ranks and tests of Demsar (2006)
 (:func:`table_statistics`) and the improvements of the paper's Figures 2 and 3b
 (:func:`relative_improvement`). The experiments aggregate their rows with it and
 :mod:`rejectopt.pipeline.report` renders it; neither holds a copy.
@@ -23,10 +23,10 @@ __all__ = [
     "INTERVAL_RESAMPLES",
     "TableSpec",
     "TableStatistics",
-    "aurc_table",
-    "landmarks_spec",
     "friedman_min_pvalue",
+    "landmarks_spec",
     "mean_matrix",
+    "metric_table",
     "relative_improvement",
     "table_specs",
     "table_statistics",
@@ -123,7 +123,7 @@ def landmarks_spec(scores) -> TableSpec:
                      "Section 5.2.3: DLIB landmarks on 300-W (Fig. 4)")
 
 
-def aurc_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", intervals: bool = False) -> pd.DataFrame:
+def metric_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", intervals: bool = False) -> pd.DataFrame:
     """Mean and std over splits of a test metric (default AuRC) per (dataset, method), and of R@100.
 
     ``metric`` is a column of the summary, one per registered metric
@@ -206,12 +206,12 @@ def _with_intervals(stats: pd.DataFrame, rows: pd.DataFrame, metric: str, spec: 
 
 
 def mean_matrix(table: pd.DataFrame, methods) -> pd.DataFrame:
-    """Datasets x methods matrix of the mean metric of :func:`aurc_table`.
+    """Datasets x methods matrix of the mean metric of :func:`metric_table`.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`aurc_table`.
+        :func:`metric_table`.
     methods : iterable of str
         The columns kept, in this order.
 
@@ -291,7 +291,7 @@ def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`aurc_table` of the metric.
+        :func:`metric_table` of the metric.
     methods : iterable of str
         The methods compared (columns of ``table``); datasets missing one are left out.
 

@@ -56,7 +56,7 @@ from ...scores import make_score, score_names, select_C
 from ...scores._baselines import face_score as face_score_uncertainty
 from ...scores._selection import SCORE_C_GRID
 from ...splits import _check_ratios, _derive_seed, load_split, make_splits, save_splits
-from ..tables import aurc_table, landmarks_spec
+from ..tables import metric_table, landmarks_spec
 from ._contract import SplitInputs, SplitResult
 from .paper import BASE_SUMMARY_COLUMNS
 
@@ -899,7 +899,7 @@ def learning_curve_table(curves: dict) -> pd.DataFrame:
 
 def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.DataFrame]:
     """Every split's rows to the experiment's table: mean and std over the splits of each method's
-    Tst AuRC (per landmark) and of R@100 (:func:`rejectopt.pipeline.tables.aurc_table`, ``landmarks_spec``).
+    Tst AuRC (per landmark) and of R@100 (:func:`rejectopt.pipeline.tables.metric_table`, ``landmarks_spec``).
 
     Parameters
     ----------
@@ -913,7 +913,7 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     dict of str to pandas.DataFrame
         ``{"landmarks": table}``.
     """
-    return {"landmarks": aurc_table(rows, landmarks_spec(LEARNED_SCORES))}
+    return {"landmarks": metric_table(rows, landmarks_spec(LEARNED_SCORES))}
 
 
 def summary_file(result_paths: Sequence, curve_paths: Sequence, splits: Sequence,

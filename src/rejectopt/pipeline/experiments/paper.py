@@ -29,7 +29,7 @@ from ...datasets import load_prepared
 from ...metrics import CONVENTIONS, METRICS, TASK_LOSS, aurc, risk_full, task_loss
 from ...scores import get_score
 from ...splits import _derive_seed, load_split
-from ..tables import INTERVAL_COLUMNS, INTERVAL_LEVEL, INTERVAL_RESAMPLES, aurc_table, table_specs
+from ..tables import INTERVAL_COLUMNS, INTERVAL_LEVEL, INTERVAL_RESAMPLES, metric_table, table_specs
 from ._contract import SplitInputs, SplitResult
 
 __all__ = [
@@ -726,7 +726,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
 
 def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
-    """Every split's rows to one :func:`rejectopt.pipeline.tables.aurc_table` per classifier, keyed by name (``table3a``).
+    """Every split's rows to one :func:`rejectopt.pipeline.tables.metric_table` per classifier, keyed by name (``table3a``).
 
     Parameters
     ----------
@@ -742,4 +742,4 @@ def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
     """
     specs = table_specs(settings["scores"], settings["classifiers"])
     present = set(rows["classifier"])
-    return {name: aurc_table(rows, spec) for name, spec in specs.items() if spec.classifier in present}
+    return {name: metric_table(rows, spec) for name, spec in specs.items() if spec.classifier in present}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..tables import TableSpec, aurc_table, mean_matrix, table_statistics
+from ..tables import TableSpec, metric_table, mean_matrix, table_statistics
 from ._format import count, format_number, power_caveat
 from ._specs import label, metric_label
 from ._render import significant_pairs
@@ -32,7 +32,7 @@ def metric_rankings(summary: pd.DataFrame, spec: TableSpec, metrics) -> dict:
     """
     out = {}
     for metric in metrics:
-        table = aurc_table(summary, spec, metric)
+        table = metric_table(summary, spec, metric)
         methods = [m for m in spec.methods if (m, "mean") in table.columns]
         out[metric] = (table_statistics(table, methods), mean_matrix(table, methods).dropna())
     return out

@@ -1,6 +1,6 @@
 """Internal (the pipeline's report): the paper's results tables rendered, mean +- std of test AuRC per dataset, ranks, Friedman, Nemenyi.
 
-The numbers are :mod:`rejectopt.pipeline.tables`' (``aurc_table``, ``table_statistics``), imported from
+The numbers are :mod:`rejectopt.pipeline.tables`' (``metric_table``, ``table_statistics``), imported from
 there, not re-exported.
 """
 
@@ -79,13 +79,13 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
     row as printed is bold (:func:`rejectopt.pipeline.report._format.best_cells`: every tied best, none
     when all print alike); the last rows give average ranks, the Friedman p-value and the
     Nemenyi critical differences. A table with interval columns
-    (:func:`rejectopt.pipeline.tables.aurc_table` with ``intervals``) has ``mean ± std [low, high]``
+    (:func:`rejectopt.pipeline.tables.metric_table` with ``intervals``) has ``mean ± std [low, high]``
     cells and a note saying what the interval is.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`rejectopt.pipeline.tables.aurc_table` of the metric.
+        :func:`rejectopt.pipeline.tables.metric_table` of the metric.
     spec : TableSpec
         The table (title, methods, extension flag).
     stats : TableStatistics
