@@ -182,8 +182,8 @@ def classifier_file(dataset, classifier, split):
     return f"results/classifiers/{dataset}/{classifier}/split_{split}.npz"
 
 
-def score_file(dataset, classifier, score, split):
-    """The file holding one (score, split): all scores of a (dataset, classifier) share one."""
+def learned_scores_file(dataset, classifier):
+    """The file learn_score writes: every score of a (dataset, classifier), on every split."""
     return f"results/scores/{dataset}/{classifier}.npz"
 
 
@@ -197,7 +197,7 @@ def classifier_files(dataset):
 
 def score_files(dataset):
     return {
-        (c, s, k): score_file(dataset, c, s, k)
+        (c, s, k): learned_scores_file(dataset, c)
         for c in classifiers_of(dataset)
         for s in scores_of(c)
         for k in SPLITS
@@ -213,7 +213,7 @@ def staged_files(dataset):
                 for c in classifiers_of(dataset)
             },
             **{
-                f"scores/{c}": score_file(dataset, c, None, k)
+                f"scores/{c}": learned_scores_file(dataset, c)
                 for c in classifiers_of(dataset)
                 if scores_of(c)
             },

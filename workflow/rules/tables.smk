@@ -125,12 +125,10 @@ rule plot_rc_curves:
         classifiers=lambda w: [
             classifier_file(w.dataset, w.classifier, k) for k in SPLITS
         ],
-        scores=lambda w: sorted(
-            {
-                score_file(w.dataset, w.classifier, s, k)
-                for s in scores_of(w.classifier)
-                for k in SPLITS
-            }
+        scores=lambda w: (
+            [learned_scores_file(w.dataset, w.classifier)]
+            if scores_of(w.classifier)
+            else []
         ),
     output:
         png=report(
@@ -155,7 +153,7 @@ rule plot_rc_curves:
             for k in SPLITS
         },
         score_files=lambda w: {
-            (w.classifier, s, k): score_file(w.dataset, w.classifier, s, k)
+            (w.classifier, s, k): learned_scores_file(w.dataset, w.classifier)
             for s in scores_of(w.classifier)
             for k in SPLITS
         },
