@@ -449,6 +449,12 @@ def test_latex_tables_use_booktabs_rules():
     assert section[:3] == ["% T (needs \\usepackage{booktabs})", "\\begin{tabular}{lr}", "\\toprule"]
     assert section[4:8] == ["\\midrule", "x & 1 \\\\", "\\bottomrule", "\\end{tabular}"]
     assert not any("\\hline" in line for line in tex + section)
+    # one writer: the results table is table_section's, its average ranks a footer set apart by a rule
+    footer = table_section("T", ["a", "b"], [["x_y", "1"]], [], "tex", lambda c: c.replace("_", "\\_"),
+                           footer=[["avg. rank", "1.00"]])
+    assert footer[5:9] == ["x\\_y & 1 \\\\", "\\midrule", "avg. rank & 1.00 \\\\", "\\bottomrule"]
+    assert table_section("T", ["a", "b"], [["x", "1"]], [], "md", footer=[["avg. rank", "1.00"]])[4:6] == [
+        "| x | 1 |", "| avg. rank | 1.00 |"]
 
 
 def _pdf_content(path):

@@ -1,4 +1,4 @@
-"""Internal (the pipeline's report): number formats shared by every rendered table: one home, so all experiments print alike."""
+"""Internal (the pipeline's report): number formats and the table writer (Markdown, LaTeX) shared by every rendered table: one home, so all experiments print alike."""
 
 from __future__ import annotations
 
@@ -112,20 +112,37 @@ def _datasets_with_power(n_methods: int) -> int:
 
 
 def table_section(title: str, header: list[str], body: list[list[str]], notes: list[str], fmt: str,
-                  escape=None, escape_pipes: bool = False) -> list[str]:
-    """One titled table with its notes, as Markdown (``fmt='md'``) or a LaTeX tabular (``'tex'``) lines.
+                  escape=None, escape_pipes: bool = False, footer: list[list[str]] = ()) -> list[str]:
+    """One titled table with its notes, as Markdown (``fmt='md'``) or LaTeX tabular (``'tex'``) lines.
 
-    ``escape`` turns a cell into LaTeX (identity if None); ``escape_pipes`` escapes a literal ``|``
-    in a Markdown cell (a cell that names ``|f|``).
+    The one writer of the report's tables (the results tables, the OOD and the double-hinge
+    experiments'), so that every table is laid out alike. ``escape`` turns a cell into LaTeX
+    (identity if None); ``escape_pipes`` escapes a literal ``|`` in a Markdown cell (a cell that
+    names ``|f|``); ``footer`` rows (the average ranks) follow the body, set apart by a rule in LaTeX.
+    The lines end with an empty one: joined by newlines, the section ends with a newline.
     """
     if fmt == "md":
-        def row(cells):
-            return "| " + " | ".join(c.replace("|", "\\|") if escape_pipes else c for c in cells) + " |"
+        return _markdown_section(title, header, [*body, *footer], notes, escape_pipes)
+    return _booktabs_section(title, header, body, footer, notes, escape or (lambda cell: cell))
 
-        return [f"### {title}", "", row(header), "|" + "---|" * len(header), *map(row, body), "", *notes, ""]
-    escape = escape or (lambda cell: cell)
+
+def _markdown_section(title: str, header: list[str], rows: list[list[str]], notes: list[str],
+                      escape_pipes: bool) -> list[str]:
+    """``### title``, a pipe table and the notes as lines (see :func:`table_section`)."""
+    def row(cells):
+        return "| " + " | ".join(c.replace("|", "\\|") if escape_pipes else c for c in cells) + " |"
+
+    return [f"### {title}", "", row(header), "|" + "---|" * len(header), *map(row, rows), "", *notes, ""]
+
+
+def _booktabs_section(title: str, header: list[str], body: list[list[str]], footer: list[list[str]],
+                      notes: list[str], escape) -> list[str]:
+    """A LaTeX tabular with booktabs rules, the title and notes as comments, as lines (see :func:`table_section`)."""
+    def row(cells):
+        return " & ".join(escape(c) for c in cells) + " \\\\"
+
     # booktabs rules (\usepackage{booktabs}), as journals ask: no vertical rules, three weights of line
     return ([f"% {title} (needs \\usepackage{{booktabs}})", f"\\begin{{tabular}}{{l{'r' * (len(header) - 1)}}}",
-             "\\toprule", " & ".join(escape(h) for h in header) + " \\\\", "\\midrule"]
-            + [" & ".join(escape(c) for c in r) + " \\\\" for r in body]
-            + ["\\bottomrule", "\\end{tabular}"] + [f"% {n}" for n in notes] + [""])
+             "\\toprule", row(header), "\\midrule", *map(row, body)]
+            + (["\\midrule", *map(row, footer)] if footer else [])
+            + ["\\bottomrule", "\\end{tabular}", *[f"% {n}" for n in notes], ""])

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...stats import average_ranks, nemenyi_cd, significant_pairs as _pairs
 from ..tables import INTERVAL_LEVEL, INTERVAL_RESAMPLES, TableSpec, TableStatistics
-from ._format import ALIKE_NOTE, best_cells, count, format_number, power_caveat, printed_alike
+from ._format import ALIKE_NOTE, best_cells, count, format_number, power_caveat, printed_alike, table_section
 from ._specs import label, metric_label
 
 __all__ = ["read_summary", "render_table", "significant_pairs"]
@@ -118,7 +118,7 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
         cells.append(f"{format_number(row[('risk_full', 'mean')])}{pm}{format_number(row[('risk_full', 'std')])}")
         cells.append(str(int(row[("n_splits", "")])))
         body.append(cells)
-    body.append(["avg. rank"] + [format_number(stats.average_ranks.get(m, np.nan)) for m in methods] + ["", ""])
+    ranks = ["avg. rank"] + [format_number(stats.average_ranks.get(m, np.nan)) for m in methods] + ["", ""]
     notes = [
         f"Test {metric_label(metric)} (mean ± std over splits) on {count(stats.n_datasets, 'dataset')}; best per row in bold.",
         f"Friedman test p = {format_number(stats.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(stats.iman_davenport_pvalue, 4)}); "
@@ -136,16 +136,9 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
     if spec.extension:
         notes.append("This table is an extension of the paper, not a reproduction of it.")
     title = spec.title if metric == "aurc" else f"{spec.title} ({metric_label(metric)})"
-    if fmt == "md":
-        lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(cells) + " |" for cells in body]
-        return "\n".join(lines + [""] + notes) + "\n"
-    cols = "l" + "r" * (len(header) - 1)
-    # booktabs rules (\usepackage{booktabs}), as journals ask: no vertical rules, three weights of line
-    lines = [f"% {title} (needs \\usepackage{{booktabs}})", f"\\begin{{tabular}}{{{cols}}}", "\\toprule",
-             " & ".join(header) + " \\\\", "\\midrule"]
-    lines += [" & ".join(c.replace("_", "\\_") for c in cells) + " \\\\" for cells in body[:-1]]
-    lines += ["\\midrule", " & ".join(body[-1]) + " \\\\", "\\bottomrule", "\\end{tabular}"]
-    return "\n".join(lines + [f"% {n}" for n in notes]) + "\n"
+    return "\n".join(table_section(title, header, body, notes, fmt, _latex_cell, footer=[ranks]))
 
 
+def _latex_cell(cell: str) -> str:
+    """A cell of :func:`render_table` as LaTeX: its underscores (a dataset's name) escaped."""
+    return cell.replace("_", "\\_")
