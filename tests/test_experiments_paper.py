@@ -15,9 +15,8 @@ from rejectopt.pipeline.experiments.paper import (
     score_key,
     settings,
     summarize_dataset,
-    task_loss,
 )
-from rejectopt.metrics import aurc
+from rejectopt.metrics import aurc, task_loss
 from rejectopt.splits import load_split, make_splits, save_splits
 
 C_SCORE = (0, 1, 10)
@@ -159,7 +158,7 @@ def test_the_contract_gives_the_summary_rows_and_one_table_per_classifier(digits
 
 # --------------------------------------------------------------------------- config table_intervals
 def _resampled_aurc_by_hand(samples, n_resamples, seed):
-    """What ``_aurc_resamples`` computes, the slow way: per resample, one draw of the union of the
+    """What ``aurc_resamples`` computes, the slow way: per resample, one draw of the union of the
     samples' rows (the same generator call, one block), each sample's rows repeated by their
     multiplicity in the sample's order, then rejectopt.metrics.aurc on the repeated rows."""
     union = np.unique(np.concatenate([rows for rows, _, _ in samples]))
@@ -176,7 +175,7 @@ def _resampled_aurc_by_hand(samples, n_resamples, seed):
 def test_interval_resamples_equal_aurc_of_the_repeated_rows():
     """Two overlapping Tst parts, tied uncertainties, 0/100 and ordinal losses: each resample's AuRC
     equals eq. (27) on the drawn rows, a row in both parts counting in both."""
-    from rejectopt.pipeline.experiments.paper import _aurc_resamples
+    from rejectopt.pipeline.experiments._aurc_intervals import aurc_resamples
 
     rng = np.random.default_rng(4)
     first, second = np.sort(rng.choice(80, 40, replace=False)), np.sort(rng.choice(80, 40, replace=False))
@@ -184,12 +183,12 @@ def test_interval_resamples_equal_aurc_of_the_repeated_rows():
     samples = [(first, 100.0 * (rng.random(40) < 0.3), rng.integers(0, 6, 40).astype(float)),
                (second, rng.integers(0, 4, 40).astype(float), rng.random(40)),
                (second, 100.0 * (rng.random(40) < 0.2), np.zeros(40))]  # one tie group: the order decides
-    values = _aurc_resamples(samples, 300, 11)
+    values = aurc_resamples(samples, 300, 11)
     np.testing.assert_allclose(values, _resampled_aurc_by_hand(samples, 300, 11), rtol=1e-10)
-    assert np.array_equal(values, _aurc_resamples(samples, 300, 11))  # seeded
+    assert np.array_equal(values, aurc_resamples(samples, 300, 11))  # seeded
     with pytest.raises(ValueError, match="drew none of a split's rows: its Tst part is too small for an interval; "
                                          "set config table_intervals: false"):
-        _aurc_resamples([(np.arange(60), np.zeros(60), np.zeros(60)), (np.array([3]), [1.0], [0.0])], 20, 0)
+        aurc_resamples([(np.arange(60), np.zeros(60), np.zeros(60)), (np.array([3]), [1.0], [0.0])], 20, 0)
 
 
 def test_summary_intervals_known_answer(digits_run):
@@ -242,7 +241,7 @@ def test_interval_of_the_mean_over_splits_covers_at_its_level():
     intervals of the mean, and of a split, hold it in 200 simulated datasets within 3 binomial
     standard errors of 95 % (measured over 1,000: 94.9 %; resampling each split on its own instead
     gave about 84 %, since the shared rows make the splits' AuRC move together)."""
-    from rejectopt.pipeline.experiments.paper import _aurc_resamples
+    from rejectopt.pipeline.experiments._aurc_intervals import aurc_resamples
 
     rng = np.random.default_rng(0)
     n_rows, n_test, n_splits, n_datasets = 500, 100, 5, 200
@@ -252,7 +251,7 @@ def test_interval_of_the_mean_over_splits_covers_at_its_level():
     truth = (n_test + 3) / (4 * (n_test + 1))
     held_mean = held_split = 0
     for r in range(n_datasets):
-        values = _aurc_resamples([(rows, loss[r, rows], x[r, rows]) for rows in tst[r]], 400, r)
+        values = aurc_resamples([(rows, loss[r, rows], x[r, rows]) for rows in tst[r]], 400, r)
         low, high = np.quantile(values.mean(axis=0), [0.025, 0.975])
         held_mean += low <= truth <= high
         low, high = np.quantile(values[0], [0.025, 0.975])
