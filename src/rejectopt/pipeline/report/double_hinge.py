@@ -94,33 +94,50 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
     """
     if fmt not in ("md", "tex"):
         raise ValueError(f"fmt must be 'md' or 'tex', got {fmt!r}")
-    md = fmt == "md"
-    pm = " ± "  # cells are built as Markdown; esc() turns them into LaTeX
-
-    def bold(s: str) -> str:
-        return f"**{s}**"
-
-    def esc(s: str) -> str:
-        """A Markdown cell as LaTeX: special characters escaped, **bold** -> \\textbf{}."""
-        strong = s.startswith("**") and s.endswith("**")
-        s = s[2:-2] if strong else s
-        s = (s.replace("_", "\\_").replace("%", "\\%").replace("|f|", "$|f|$").replace("R^S", "$R^S$")
-             .replace("±", "$\\pm$"))
-        return f"\\textbf{{{s}}}" if strong else s
-
-    out: list[str] = []
-
-    def emit(header: list[str], body: list[list[str]], title: str, notes: list[str]) -> None:
-        out.extend(table_section(title, header, body, notes, fmt, esc, escape_pipes=True))
-
     datasets, costs, methods = table_order(table)
-    n_splits = int(table["n_splits"].max())
-    idx = table.set_index(["dataset", "reject_cost", "method"])
-    labels = [method_label(m) for m in methods]
-    # (dataset label on its first row, d, the methods' rows) of every (dataset, d) cell of the table
-    cells_of = [(dataset if i == 0 else "", c, idx.loc[(dataset, c)].loc[methods])
-                for dataset in datasets for i, c in enumerate(costs) if (dataset, c, methods[0]) in idx.index]
+    cells = _table_cells(table, datasets, costs, methods)
+    sections = [
+        _cost_risk_section(cells, methods, int(table["n_splits"].max())),
+        _coverage_section(cells, methods),
+        _ranks_section(table, methods),
+        _wilcoxon_section(results, costs, methods),
+        _model_selection_section(table, datasets, methods),
+    ]
+    out: list[str] = []
+    for title, header, body, notes in sections:
+        out.extend(table_section(title, header, body, notes, fmt, _latex_cell, escape_pipes=True))
+    return "\n".join(out).rstrip() + "\n"
 
+
+#: Mean ± std in a cell; cells are built as Markdown, :func:`_latex_cell` turns them into LaTeX.
+_PM = " ± "
+
+#: One section of the report: title, header, body rows, notes (:func:`rejectopt.pipeline.report._format.table_section`).
+_Section = tuple[str, list[str], list[list[str]], list[str]]
+
+
+def _bold(cell: str) -> str:
+    return f"**{cell}**"
+
+
+def _latex_cell(cell: str) -> str:
+    """A Markdown cell as LaTeX: special characters escaped, **bold** -> \\textbf{}."""
+    strong = cell.startswith("**") and cell.endswith("**")
+    cell = cell[2:-2] if strong else cell
+    cell = (cell.replace("_", "\\_").replace("%", "\\%").replace("|f|", "$|f|$").replace("R^S", "$R^S$")
+            .replace("±", "$\\pm$"))
+    return f"\\textbf{{{cell}}}" if strong else cell
+
+
+def _table_cells(table: pd.DataFrame, datasets: list, costs: list, methods: list) -> list[tuple]:
+    """(dataset label on its first row, d, the methods' rows) of every (dataset, d) cell of the table."""
+    idx = table.set_index(["dataset", "reject_cost", "method"])
+    return [(dataset if i == 0 else "", c, idx.loc[(dataset, c)].loc[methods])
+            for dataset in datasets for i, c in enumerate(costs) if (dataset, c, methods[0]) in idx.index]
+
+
+def _cost_risk_section(cells_of: list[tuple], methods: list, n_splits: int) -> _Section:
+    """The cost risk per (dataset, d) and method, the best of each row in bold."""
     body = []
     alike = False
     for first, c, block in cells_of:
@@ -128,44 +145,52 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
         alike = alike or printed_alike(means)
         cells = [first, f"{c:g}", format_number(100 * c, 1)]
         for (_, r), strong in zip(block.iterrows(), best_cells(means)):
-            cell = mean_std_cell(r["cost_risk_mean"], r["cost_risk_std"], 2, pm, int(r["n_splits"]))
-            cells.append(bold(cell) if strong else cell)
+            cell = mean_std_cell(r["cost_risk_mean"], r["cost_risk_std"], 2, _PM, int(r["n_splits"]))
+            cells.append(_bold(cell) if strong else cell)
         body.append(cells)
-    emit(["dataset", "d", "reject all"] + labels, body,
-         f"Cost risk on Tst (%), {n_splits} split(s)",
-         ["Cost risk = 100 (errors + d x rejections) / n on Tst (errors only on accepted examples), mean ± std over "
-          "splits; best per row in bold. 'reject all' = 100 d. DH-SVM (RBF): double-hinge SVM with the Gaussian "
-          "kernel (Nyström approximation), width and C by Val1 cost risk; DH-SVM (linear): the same with the linear "
-          "kernel, C by Val1 cost risk (biased at small d: its best line is not Chow's rule even where the log-odds "
-          "is linear); LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; SVM + |f| threshold: the plain SVM, "
-          "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."]
-         + ([ALIKE_NOTE] if alike else []))
+    return (f"Cost risk on Tst (%), {n_splits} split(s)", ["dataset", "d", "reject all"] + _labels(methods), body,
+            ["Cost risk = 100 (errors + d x rejections) / n on Tst (errors only on accepted examples), mean ± std over "
+             "splits; best per row in bold. 'reject all' = 100 d. DH-SVM (RBF): double-hinge SVM with the Gaussian "
+             "kernel (Nyström approximation), width and C by Val1 cost risk; DH-SVM (linear): the same with the linear "
+             "kernel, C by Val1 cost risk (biased at small d: its best line is not Chow's rule even where the log-odds "
+             "is linear); LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; SVM + |f| threshold: the plain SVM, "
+             "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."]
+            + ([ALIKE_NOTE] if alike else []))
 
+
+def _coverage_section(cells_of: list[tuple], methods: list) -> _Section:
+    """Coverage and selective risk per (dataset, d) and method."""
     body = []
     for first, c, block in cells_of:
         cells = [first, f"{c:g}"]
         for _, r in block.iterrows():
             ns = int(r["n_splits"])
-            risk = mean_std_cell(r["selective_risk_mean"], r["selective_risk_std"], 2, pm, ns - int(r["n_empty"]))
+            risk = mean_std_cell(r["selective_risk_mean"], r["selective_risk_std"], 2, _PM, ns - int(r["n_empty"]))
             if r["n_empty"]:
                 risk += f" ({int(r['n_empty'])}/{ns} empty)"
-            cells.append(f"{mean_std_cell(r['coverage_mean'], r['coverage_std'], 3, pm, ns)} / {risk}")
+            cells.append(f"{mean_std_cell(r['coverage_mean'], r['coverage_std'], 3, _PM, ns)} / {risk}")
         body.append(cells)
-    emit(["dataset", "d"] + labels, body, "Coverage / selective risk R^S (%) on Tst",
-         ["Coverage = share of Tst accepted; R^S = error (%) on the accepted examples, over the splits accepting "
-          "something ('empty': splits rejecting every Tst example)."])
+    return ("Coverage / selective risk R^S (%) on Tst", ["dataset", "d"] + _labels(methods), body,
+            ["Coverage = share of Tst accepted; R^S = error (%) on the accepted examples, over the splits accepting "
+             "something ('empty': splits rejecting every Tst example)."])
 
+
+def _ranks_section(table: pd.DataFrame, methods: list) -> _Section:
+    """Average ranks by cost risk over the (dataset, d) cells, Friedman and Nemenyi."""
     ranks = cost_risk_ranks(table)
     body = [[method_label(m), format_number(ranks.average_ranks[m]), str(int(ranks.wins[m]))] for m in methods]
-    emit(["method", "average rank", "best in cells"], body,
-         f"Average ranks by cost risk over {len(ranks.ranks)} (dataset, d) cells",
-         ["Ranked per (dataset, d) cell on the mean cost risk over splits (1 = best, ties averaged); 'best in cells' "
-          "counts ties for the best.",
-          f"Friedman p = {format_number(ranks.friedman_pvalue, 4)} "
-          f"(Iman-Davenport p = {format_number(ranks.iman_davenport_pvalue, 4)}), "
-          f"Nemenyi CD (alpha 0.05) = {format_number(ranks.cd_005)}; the cells of a dataset share its splits, so these "
-          "tests are indicative.", *_caveat(len(ranks.ranks), len(methods))])
+    return (f"Average ranks by cost risk over {len(ranks.ranks)} (dataset, d) cells",
+            ["method", "average rank", "best in cells"], body,
+            ["Ranked per (dataset, d) cell on the mean cost risk over splits (1 = best, ties averaged); 'best in cells' "
+             "counts ties for the best.",
+             f"Friedman p = {format_number(ranks.friedman_pvalue, 4)} "
+             f"(Iman-Davenport p = {format_number(ranks.iman_davenport_pvalue, 4)}), "
+             f"Nemenyi CD (alpha 0.05) = {format_number(ranks.cd_005)}; the cells of a dataset share its splits, so these "
+             "tests are indicative.", *_caveat(len(ranks.ranks), len(methods))])
 
+
+def _wilcoxon_section(results: pd.DataFrame, costs: list, methods: list) -> _Section:
+    """The paired Wilcoxon tests of the reference method against each other method, per d and over all d."""
     tests = wilcoxon_tests(results)
     others = [m for m in methods if m != REFERENCE]
     ref = method_label(REFERENCE)
@@ -178,12 +203,15 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
             cells.append(f"p = {format_number(r['pvalue'], 4)} ({int(r['reference_better'])}/"
                          f"{int(r['reference_worse'])}, median {r['median_difference']:+.2f})")
         body.append(cells)
-    emit(["d", "pairs"] + [f"{ref} vs {method_label(m)}" for m in others], body,
-         f"Paired Wilcoxon signed-rank tests of the {ref}'s cost risk",
-         ["scipy.stats.wilcoxon (two-sided, zero differences dropped) over the (dataset, split) pairs of each d and the "
-          f"(dataset, split, d) pairs of all d. In brackets: pairs where the {ref} is better / worse, and the median "
-          f"of {ref} minus the other method (percentage points; negative = {ref} better)."])
+    return (f"Paired Wilcoxon signed-rank tests of the {ref}'s cost risk",
+            ["d", "pairs"] + [f"{ref} vs {method_label(m)}" for m in others], body,
+            ["scipy.stats.wilcoxon (two-sided, zero differences dropped) over the (dataset, split) pairs of each d and "
+             f"the (dataset, split, d) pairs of all d. In brackets: pairs where the {ref} is better / worse, and the "
+             f"median of {ref} minus the other method (percentage points; negative = {ref} better)."])
 
+
+def _model_selection_section(table: pd.DataFrame, datasets: list, methods: list) -> _Section:
+    """The C (and RBF width) each double-hinge SVM chose, per dataset and d."""
     body = []
     for dataset in datasets:
         for method in [m for m in DOUBLE_HINGE_METHODS if m in methods]:
@@ -193,11 +221,14 @@ def render_double_hinge_table(table: pd.DataFrame, results: pd.DataFrame, fmt: s
             else:
                 chosen = "; ".join(f"{c:g}: C {C}" for c, C in zip(dh["reject_cost"], dh["C"]))
             body.append([dataset, method_label(method), chosen, str(int(dh["n_splits"].max())) if len(dh) else "0"])
-    emit(["dataset", "model", "chosen per d (per split)", "splits"], body, "Model selection",
-         ["Each DH-SVM fits one model per grid point and per d on Trn1 (interior point method, certified duality "
-          "gap) and keeps the one with the smallest Val1 cost risk (RBF: width gamma, absolute, and C; linear: C); "
-          "the solver times are in timing_double_hinge.md."])
-    return "\n".join(out).rstrip() + "\n"
+    return ("Model selection", ["dataset", "model", "chosen per d (per split)", "splits"], body,
+            ["Each DH-SVM fits one model per grid point and per d on Trn1 (interior point method, certified duality "
+             "gap) and keeps the one with the smallest Val1 cost risk (RBF: width gamma, absolute, and C; linear: C); "
+             "the solver times are in timing_double_hinge.md."])
+
+
+def _labels(methods: list) -> list[str]:
+    return [method_label(m) for m in methods]
 
 
 def render_double_hinge_timing(timing: pd.DataFrame) -> str:
