@@ -27,7 +27,8 @@ import xgboost
 from rejectopt.classifiers._selection import classifier_outputs, train_classifier
 from rejectopt.classifiers._xgb import XGB_GRID
 from rejectopt.datasets import load_prepared, prepare_dataset
-from rejectopt.splits import DEFAULT_RATIOS, _derive_seed, load_split, make_splits, save_splits
+from rejectopt._checks import derive_seed
+from rejectopt.splits import DEFAULT_RATIOS, load_split, make_splits, save_splits
 
 MIRROR = os.environ.get("REJECTOPT_DATA_MIRROR")
 COLUMNS = ("dataset", "n_trn1", "n_val1", "d", "K", "wall_s", "cpu_s", "rounds", "grid_index", "max_depth",
@@ -71,7 +72,7 @@ def bench(name, split, threads, mirror, work_dir):
     try:
         t0, c0 = time.perf_counter(), time.process_time()
         model, index, _ = train_classifier("xgb", X[trn], y[trn], X[val], y[val], C_grid=None, n_classes=n_classes,
-                                           random_state=_derive_seed(0, name, "classifier", "xgb", split),
+                                           random_state=derive_seed(0, name, "classifier", "xgb", split),
                                            n_jobs=threads)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:

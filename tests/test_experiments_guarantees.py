@@ -11,7 +11,7 @@ from rejectopt.pipeline.experiments import guarantees as g
 from rejectopt.pipeline.report.guarantees import render
 from rejectopt.pipeline.experiments._contract import load_experiments, split_inputs
 from rejectopt.selective import InfeasibleTargetError
-from rejectopt.splits import _derive_seed
+from rejectopt._checks import derive_seed
 from rejectopt.targets import Target
 
 from support import DEMO_MIRROR
@@ -90,8 +90,8 @@ def test_violation_counts_equal_an_independent_recomputation(staged, result):
         loss = 100.0 * (y[tst] != clf["y_pred"][tst])
         scores = {"mcp": clf["baseline"][tst], "sele": sc["sele/split_0/uncertainty"]}
     settings = {**g.settings(CONFIG), "repeats": 3}
-    n_cal, draws = g.calibration_draws(tst.size, settings, _derive_seed(0, "sattelite", "guarantees", 0, "draws"))
-    first = g.calibration_draws(tst.size, g.settings(CONFIG), _derive_seed(0, "sattelite", "guarantees", 0, "draws"))[1]
+    n_cal, draws = g.calibration_draws(tst.size, settings, derive_seed(0, "sattelite", "guarantees", 0, "draws"))
+    first = g.calibration_draws(tst.size, g.settings(CONFIG), derive_seed(0, "sattelite", "guarantees", 0, "draws"))[1]
     np.testing.assert_array_equal(draws, first[:3])  # the same draws as the first three of the 200
     short = g.run_split(inputs, settings).rows.set_index(["score", "target", "level", "delta", "method"])
     for score, s in scores.items():

@@ -195,7 +195,7 @@ def test_summary_intervals_known_answer(digits_run):
     """summarize_dataset(intervals=True): the summary as without them, then per split the 2.5 / 97.5 %
     percentiles of its 1,000 resampled AuRC and, per classifier and score, those of the resamples'
     mean over the splits; seeded by the run's seed and the dataset."""
-    from rejectopt.splits import _derive_seed
+    from rejectopt._checks import derive_seed
     from rejectopt.pipeline.tables import INTERVAL_COLUMNS, INTERVAL_RESAMPLES
 
     root, classifiers = digits_run
@@ -214,7 +214,7 @@ def test_summary_intervals_known_answer(digits_run):
             loss = task_loss("classification", y[tst], clf["y_pred"][tst])
             samples += [(tst, loss, clf["baseline"][tst]), (tst, loss, reg[score_key("reg", split, "uncertainty")])]
     assert list(zip(summary["split"], summary["score"])) == [(0, "mcp"), (0, "reg"), (1, "mcp"), (1, "reg")]
-    values = _resampled_aurc_by_hand(samples, INTERVAL_RESAMPLES, _derive_seed(3, "digits", "table_intervals"))
+    values = _resampled_aurc_by_hand(samples, INTERVAL_RESAMPLES, derive_seed(3, "digits", "table_intervals"))
     low, high = np.quantile(values, [0.025, 0.975], axis=1)
     np.testing.assert_allclose(summary["aurc_low"], low, rtol=1e-9)
     np.testing.assert_allclose(summary["aurc_high"], high, rtol=1e-9)

@@ -24,7 +24,7 @@ from rejectopt.metrics import (
     sele_loss,
 )
 from rejectopt.selective import empirical_risk_coverage, fit_bounded_abstention, fit_bounded_improvement
-from rejectopt.stats import _clopper_pearson
+from rejectopt._checks import clopper_pearson
 
 
 # --------------------------------------------------------------------------------------------
@@ -604,7 +604,7 @@ def test_intervals_of_risk_at_coverage_and_coverage_at_risk():
     loss, uncertainty = [0, 0, 100, 0, 100, 0], [1, 2, 3, 3, 4, 5]
     risk, ci = risk_at_coverage(loss, uncertainty, 0.5, confidence=0.9)
     assert risk == risk_at_coverage(loss, uncertainty, 0.5) == pytest.approx(50 / 3)  # half of the tie (100, 0)
-    low, high = _clopper_pearson(0.5, 3.0, 0.1)  # fractional count: 0.5 errors among 3 accepted
+    low, high = clopper_pearson(0.5, 3.0, 0.1)  # fractional count: 0.5 errors among 3 accepted
     assert ci == ConfidenceInterval(pytest.approx(100 * float(low)), pytest.approx(100 * float(high)))
     coverage, ci = coverage_at_risk(loss, uncertainty, 30.0, confidence=0.9)
     assert coverage == coverage_at_risk(loss, uncertainty, 30.0)

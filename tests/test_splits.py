@@ -1,12 +1,11 @@
 import numpy as np
 import pytest
 
+from rejectopt._checks import check_ratios, derive_seed
 from rejectopt._io import IntermediateFileError, save_npz
 from rejectopt.splits import (
     DEFAULT_RATIOS,
     _PARTS,
-    _check_ratios,
-    _derive_seed,
     _stratified_partition,
     load_split,
     make_splits,
@@ -59,10 +58,10 @@ def test_splits_differ_across_repetitions_seeds_and_datasets(labels):
 
 def test_derive_seed_is_stable_known_answer():
     # CRC32-based: independent of PYTHONHASHSEED and of the machine.
-    assert _derive_seed(0, "shuttle", "split", 0) == _derive_seed(0, "shuttle", "split", 0)
-    assert _derive_seed(0, "shuttle") != _derive_seed(1, "shuttle")
-    assert _derive_seed(0, "a", "b") != _derive_seed(0, "b", "a")
-    assert _derive_seed(0, "iris", "split", 0) == 3710318630
+    assert derive_seed(0, "shuttle", "split", 0) == derive_seed(0, "shuttle", "split", 0)
+    assert derive_seed(0, "shuttle") != derive_seed(1, "shuttle")
+    assert derive_seed(0, "a", "b") != derive_seed(0, "b", "a")
+    assert derive_seed(0, "iris", "split", 0) == 3710318630
 
 
 def test_small_sample_known_answers(tmp_path):
@@ -79,7 +78,7 @@ def test_small_sample_known_answers(tmp_path):
                                         r"make_splits with n_splits > 2"):
         load_split(tmp_path / "splits.npz", 2)
     with pytest.raises(ValueError, match="ratios must have 5 entries"):
-        _check_ratios([0.5, 0.5])
+        check_ratios([0.5, 0.5])
 
 
 def test_index_arrays_are_named_and_typed_by_the_contract(labels, tmp_path):

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import lazy_loader as _lazy
 
-from .stats import _check_confidence
+from ._checks import check_confidence
 from .selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -526,7 +526,7 @@ def _fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float
         Bad input, naming it.
     """
     loss, s = _validate_loss_and_scores(loss, s)
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     method = RISK_METHODS[0] if method is None else method
     if method not in RISK_METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, RISK_METHODS))}, got {method!r}")
@@ -584,7 +584,7 @@ def _fit_certified_coverage(loss: Any, s: Any, target_coverage: float, confidenc
         ``(s_(k), 1)`` or, when ``n`` rows cannot certify ``w``, ``(inf, 1)`` (accept all, coverage 1).
     """
     loss, s = _validate_loss_and_scores(loss, s)
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     delta = 1.0 - confidence
     n = loss.size
     k = _coverage_rank(n, float(target_coverage), delta)
@@ -637,7 +637,7 @@ def _fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_m
     InfeasibleTargetError
         The FPR's bound exceeds ``fpr_max``; the message gives it.
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     is_ood = np.asarray(is_ood).astype(bool)
     s = np.asarray(s, dtype=float)
     if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
@@ -683,7 +683,7 @@ def _certification_rows(loss: Any, s: Any, kind: str, value: float, confidence: 
                         loss_bound: Any = None) -> dict[str, np.ndarray]:
     """Columns of :func:`rejectopt.targets.certification_table` (see there)."""
     loss, s = _validate_loss_and_scores(loss, s)
-    confidence = _check_confidence(confidence)
+    confidence = check_confidence(confidence)
     delta = 1.0 - confidence
     n = loss.size
     bound, binary = _resolve_loss_bound(loss, loss_bound)

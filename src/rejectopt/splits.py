@@ -6,65 +6,18 @@ uncertainty score, Tst only for the reported numbers.
 
 from __future__ import annotations
 
-import zlib
 import numpy as np
 
+from ._checks import SPLIT_PARTS, check_ratios, derive_seed
 from ._io import IntermediateFileError, load_npz, recompute_hint, save_npz
 
 __all__ = ["DEFAULT_RATIOS", "make_splits", "save_splits", "load_split"]
 
-#: The five parts, in the order in which ratio vectors list them.
-_PARTS = ("trn1", "val1", "trn2", "val2", "tst")
+#: The five parts, in the order in which ratio vectors list them (defined with their check in :mod:`rejectopt._checks`).
+_PARTS = SPLIT_PARTS
 
 #: The paper's ratios 30/10/30/10/20 (Section 5.2.1).
 DEFAULT_RATIOS = (0.3, 0.1, 0.3, 0.1, 0.2)
-
-
-def _derive_seed(master_seed: int, *names: str | int) -> int:
-    """A 32-bit seed from a master seed and cell names, alike on every machine (CRC32, not salted ``hash``).
-
-    Parameters
-    ----------
-    master_seed : int
-        The run's seed (config key ``seed``).
-    *names : str or int
-        What the seed is for, e.g. the dataset, ``"split"`` and the split number.
-
-    Returns
-    -------
-    int
-        A seed in ``[0, 2**32)``.
-    """
-    key = [int(master_seed)] + [zlib.crc32(str(name).encode()) for name in names]
-    return int(np.random.SeedSequence(key).generate_state(1)[0])
-
-
-def _check_ratios(ratios) -> np.ndarray:
-    """Validate a ratio vector for (Trn1, Val1, Trn2, Val2, Tst).
-
-    Parameters
-    ----------
-    ratios : sequence of 5 floats
-        The fraction of the examples in each part of ``_PARTS``.
-
-    Returns
-    -------
-    numpy.ndarray
-        As floats.
-
-    Raises
-    ------
-    ValueError
-        Not five positive entries summing to 1; the values are named.
-    """
-    ratios = np.asarray(ratios, dtype=float)
-    if ratios.shape != (len(_PARTS),):
-        raise ValueError(
-            f"ratios must have {len(_PARTS)} entries ({'/'.join(_PARTS)}), got {ratios.tolist()}"
-        )
-    if np.any(ratios <= 0) or not np.isclose(ratios.sum(), 1.0, atol=1e-6):
-        raise ValueError(f"ratios must be positive and sum to 1, got {ratios.tolist()}")
-    return ratios
 
 
 def _part_sizes(n: int, ratios: np.ndarray) -> np.ndarray:
@@ -85,7 +38,7 @@ def _stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.n
     y : array-like of shape (n,)
         The labels to stratify by.
     ratios : sequence of 5 floats
-        The parts' fractions (:func:`_check_ratios`).
+        The parts' fractions (:func:`rejectopt._checks.check_ratios`).
     rng : numpy.random.Generator
         The shuffles' source.
 
@@ -95,7 +48,7 @@ def _stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.n
         Sorted example indices per part, keyed by ``_PARTS``.
     """
     y = np.asarray(y)
-    ratios = _check_ratios(ratios)
+    ratios = check_ratios(ratios)
     pieces = {part: [] for part in _PARTS}
     for label in np.unique(y):
         members = rng.permutation(np.flatnonzero(y == label))
@@ -113,11 +66,11 @@ def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, data
     y : array-like of shape (n,)
         The labels to stratify by.
     ratios : sequence of 5 floats, default DEFAULT_RATIOS
-        The parts' fractions (:func:`_check_ratios`).
+        The parts' fractions (:func:`rejectopt._checks.check_ratios`).
     n_splits : int, default 5
         How many partitions.
     seed : int, default 0
-        The run's master seed (:func:`_derive_seed`).
+        The run's master seed (:func:`rejectopt._checks.derive_seed`).
     dataset : str, default ""
         The dataset's name: datasets of one run get independent splits.
 
@@ -144,7 +97,7 @@ def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, data
         raise ValueError(f"n_splits must be at least 1, got {n_splits}")
     arrays = {}
     for k in range(n_splits):
-        rng = np.random.default_rng(_derive_seed(seed, dataset, "split", k))
+        rng = np.random.default_rng(derive_seed(seed, dataset, "split", k))
         for part, index in _stratified_partition(y, ratios, rng).items():
             arrays[f"{part}_{k}"] = index
     return arrays
@@ -203,7 +156,7 @@ def _check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "spl
         raise ValueError(f"{where}: the parts hold {joined.size} of the data's {n_rows} rows (row {row} is in none); "
                          f"a split covers every row ({', '.join(f'{p} {sizes[p]}' for p in _PARTS)})")
     if y is not None and ratios is not None:
-        y, ratios = np.asarray(y), _check_ratios(ratios)
+        y, ratios = np.asarray(y), check_ratios(ratios)
         labels, totals = np.unique(y, return_counts=True)
         for part, ratio in zip(_PARTS, ratios):
             counts = np.array([np.sum(y[parts[part]] == label) for label in labels])
@@ -261,7 +214,7 @@ def save_splits(path, splits: dict[str, np.ndarray], *, y=None, ratios=None, dat
         _check_split({part: splits[f"{part}_{k}"] for part in _PARTS if f"{part}_{k}" in splits}, n_rows,
                     where=f"{path}: split {k}", y=y, ratios=ratios)
     provenance = {"n_rows": int(n_rows), "n_splits": len(ks), "data_sha256": data_sha256,
-                  "ratios": None if ratios is None else _check_ratios(ratios).tolist()}
+                  "ratios": None if ratios is None else check_ratios(ratios).tolist()}
     save_npz(path, provenance=provenance, **splits)
 
 

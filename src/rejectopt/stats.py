@@ -387,21 +387,6 @@ def _z_value(confidence: float) -> float:
     return float(_sps.norm.ppf(0.5 + confidence / 2))
 
 
-def _check_confidence(confidence: Any, name: str = "confidence") -> float:
-    """``confidence`` (a level ``1 - delta``) as a float in (0, 1), or ValueError naming ``name``.
-
-    The one check of a confidence level: certified targets, bands, paired tests and bootstrap
-    intervals all read ``1 - delta`` the same way.
-    """
-    try:
-        value = float(confidence)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1), got {confidence!r}") from None
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1) (it is 1 - delta, e.g. 0.95), got {value:g}")
-    return value
-
-
 def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion ``successes / n``.
 
@@ -519,21 +504,6 @@ def selective_risk_interval(loss: Any, accept_prob: Any, confidence: float = 0.9
 # --------------------------------------------------------------------------------------------
 # Vectorised intervals of a mean of bounded losses (the risk-coverage bands of rejectopt.metrics)
 # --------------------------------------------------------------------------------------------
-def _clopper_pearson(errors: Any, trials: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Clopper-Pearson interval of ``errors / trials`` at level ``1 - alpha``, elementwise.
-
-    The exact binomial interval (Clopper & Pearson 1934), through the beta quantiles
-    ``B(alpha/2; x, k - x + 1)`` and ``B(1 - alpha/2; x + 1, k - x)``; 0 and 1 at the ends.
-    Fractional counts (an expected count under randomised acceptance) use the same formula.
-    """
-    x, k = np.broadcast_arrays(np.asarray(errors, dtype=float), np.asarray(trials, dtype=float))
-    alpha = np.broadcast_to(np.asarray(alpha, dtype=float), x.shape)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        low = np.where(x > 0, _sps.beta.ppf(alpha / 2, np.maximum(x, 1e-300), k - x + 1), 0.0)
-        high = np.where(x < k, _sps.beta.isf(alpha / 2, x + 1, np.maximum(k - x, 1e-300)), 1.0)
-    return np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=1.0)
-
-
 def _empirical_bernstein(mean: Any, variance: Any, trials: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray]:
     """Empirical Bernstein interval of the mean of ``trials`` i.i.d. values in [0, 1], level ``1 - alpha``.
 

@@ -19,15 +19,15 @@ import pandas as pd
 from ._certify import (
     CertifiedSelection,
     _certification_rows,
-    _check_confidence,
     _fit_certified_coverage,
     _fit_certified_risk,
     _fit_certified_tpr_fpr,
 )
+from ._checks import check_confidence, clopper_pearson
 from .ood import fit_bounded_precision_recall, fit_bounded_tpr_fpr
 from .ood._metrics import operating_points
 from .ood._validation import CONSTRAINT_TOL
-from .stats import _clopper_pearson, selective_risk_interval, wilson_interval
+from .stats import selective_risk_interval, wilson_interval
 from .selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -104,7 +104,7 @@ class Target:
             if self.kind == "reject-cost":
                 raise ValueError("target reject-cost has no certified form (no guarantee is defined for the "
                                  "cost-based model): drop the confidence, or certify risk=L or coverage=W")
-            object.__setattr__(self, "confidence", _check_confidence(self.confidence))
+            object.__setattr__(self, "confidence", check_confidence(self.confidence))
 
     def fit(self, loss: Any, uncertainty: Any, *, loss_bound: Any = None, method: str | None = None) -> SelectionFunction:
         """Fit the selection function on calibration ``loss`` and ``uncertainty``.
@@ -225,7 +225,7 @@ class OODTarget:
             if self.kind != "tpr-fpr":
                 raise ValueError("target precision-recall has no certified form (the precision's prior is the "
                                  "sample's OOD share): drop the confidence, or certify tpr=T,fpr=F")
-            object.__setattr__(self, "confidence", _check_confidence(self.confidence))
+            object.__setattr__(self, "confidence", check_confidence(self.confidence))
 
     def __repr__(self) -> str:
         extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
@@ -550,7 +550,7 @@ def parse_target(text: str) -> "Target | OODTarget":
             confidence = float(value)
         except ValueError:
             raise ValueError(f"target confidence: {value!r} is not a number") from None
-        _check_confidence(confidence)
+        check_confidence(confidence)
         target = parse_target(",".join(parts))
         return type(target)(*(getattr(target, f) for f in ("kind", "bounds" if isinstance(target, OODTarget)
                                                            else "value")), confidence)
@@ -780,7 +780,7 @@ def validate_target(loss: Any, uncertainty: Any, target: "Target", *, repeats: i
         infeasible_rate=("infeasible", "mean"), mean_coverage=("population_coverage", "mean"),
         mean_risk=("population_risk", "mean"))
     violations = summary["violations"].to_numpy(dtype=float)
-    summary["violation_low"], summary["violation_high"] = _clopper_pearson(violations, repeats, 0.05)
+    summary["violation_low"], summary["violation_high"] = clopper_pearson(violations, repeats, 0.05)
     summary["delta"] = round(1.0 - target.confidence, 12)
     summary = summary[["violations", "violation_rate", "violation_low", "violation_high", "delta",
                        "infeasible_rate", "mean_coverage", "mean_risk"]]

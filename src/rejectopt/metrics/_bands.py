@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import stats as _stats
-from ..stats import _check_confidence as check_confidence
+from .._checks import check_confidence, clopper_pearson
 from ._losses import _as_loss_and_uncertainty
 
 
@@ -107,7 +107,7 @@ def loss_kind(loss, loss_bound):
 def mean_interval(sums, squares, counts, bound, binary, alpha):
     """Interval of the population mean loss from loss sums, sums of squares and counts (arrays)."""
     if binary:
-        low, high = _stats._clopper_pearson(sums / bound, counts, alpha)
+        low, high = clopper_pearson(sums / bound, counts, alpha)
     else:
         mean = sums / bound / counts
         with np.errstate(invalid="ignore", divide="ignore"):

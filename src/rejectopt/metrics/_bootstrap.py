@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from ..stats import _check_confidence
+from .._checks import check_confidence
 from ._bands import ConfidenceInterval
 from ._losses import _as_loss_and_uncertainty
 from ._registry import get_metric
@@ -115,7 +115,7 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
         raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
-    level = _check_confidence(level, "level")
+    level = check_confidence(level, "level")
     function(loss, uncertainty)  # validates the metric's own arguments on the full sample
     rng = np.random.default_rng(random_state)
     n = loss.size

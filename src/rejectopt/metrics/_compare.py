@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._bands import ConfidenceInterval, _Result, check_confidence
+from .._checks import check_confidence
+from ._bands import ConfidenceInterval, _Result
 from ._bootstrap import _BOOTSTRAP_BLOCK_ELEMENTS, _resolve_metric
 from ._losses import _as_loss_and_uncertainty
 from ._risk_coverage import _Sample

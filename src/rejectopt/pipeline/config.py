@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._checks import check_ratios
 from .._registry import import_user_module
 from ..classifiers import CLASSIFIERS, get_classifier
 from ..classifiers._registry import TASKS
@@ -26,7 +27,6 @@ from ..datasets._prepare import available_in_mirror
 from ..datasets._custom import custom_dataset, peek_custom
 from ..metrics import aurc
 from ..scores import SCORES
-from ..splits import _check_ratios
 
 __all__ = ["C_MAX", "ConfigError", "PluginError", "RunPlan", "blas_environment", "coerce_numbers", "load_plugins", "plan_run",
            "validate_config"]
@@ -500,7 +500,7 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     ratios = config.get("split_ratios", {})
     for name, value in ratios.items():
         try:
-            _check_ratios(value)
+            check_ratios(value)
         except ValueError as err:
             raise ConfigError(f"config split_ratios.{name}: {err}") from None
     _check_methods(config)

@@ -18,7 +18,8 @@ from ... import classifiers
 from ..._io import load_npz, npz_checksum, save_npz
 from ...classifiers import get_classifier
 from ...datasets import load_prepared
-from ...splits import _derive_seed, load_split
+from ..._checks import derive_seed
+from ...splits import load_split
 
 __all__ = ["load_classifier_file", "run_classifier", "run_classifiers"]
 
@@ -100,7 +101,7 @@ def run_classifiers(
             y[parts["val1"]],
             C_grid=tuple(C_grid) if info.uses_C else None,
             n_classes=n_classes,
-            random_state=_derive_seed(seed, dataset, "classifier", kind, split),
+            random_state=derive_seed(seed, dataset, "classifier", kind, split),
             n_jobs=threads,
         )
         outputs = classifiers._selection.classifier_outputs(kind, model, X, n_classes=n_classes)

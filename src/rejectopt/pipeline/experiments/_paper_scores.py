@@ -19,7 +19,8 @@ from ..._io import npz_checksum, save_npz
 from ...datasets import load_prepared
 from ...metrics import task_loss
 from ...scores import get_score
-from ...splits import _derive_seed, load_split
+from ..._checks import derive_seed
+from ...splits import load_split
 from ._paper_classifiers import load_classifier_file
 
 __all__ = ["SCORE_ERROR", "SCORE_FIELDS", "learn_score", "run_scores", "score_key"]
@@ -92,7 +93,7 @@ def learn_score(
         C_grid[0],
         n_classes=int(y.max()) + 1,
         chunk_size=chunk_size,
-        random_state=_derive_seed(seed, dataset, classifier, score, split),
+        random_state=derive_seed(seed, dataset, classifier, score, split),
     )
     trn2, val2, tst = parts["trn2"], parts["val2"], parts["tst"]
     start = time.perf_counter()

@@ -15,7 +15,8 @@ from ...classifiers import get_classifier
 from ...datasets import load_prepared
 from ...metrics import METRICS, TASK_LOSS, aurc, risk_full, task_loss
 from ...scores import ScoreError
-from ...splits import _derive_seed, load_split
+from ..._checks import derive_seed
+from ...splits import load_split
 from ..tables import INTERVAL_RESAMPLES
 from ._aurc_intervals import aurc_resamples, interval_columns
 from ._paper_classifiers import load_classifier_file
@@ -168,7 +169,7 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
     tst = {split: load_split(splits_path, split, data_sha256=data_id)["tst"] for _, split in outcomes}
     samples = [(tst[split], loss, uncertainty) for (_, split), (loss, _, scores) in outcomes.items()
                for uncertainty, _ in scores.values()]  # the order of the summary's rows
-    values = aurc_resamples(samples, INTERVAL_RESAMPLES, _derive_seed(seed, dataset, "table_intervals"))
+    values = aurc_resamples(samples, INTERVAL_RESAMPLES, derive_seed(seed, dataset, "table_intervals"))
     return pd.concat([summary, interval_columns(summary, values)], axis=1)
 
 

@@ -38,7 +38,7 @@ risk ``(errors + d x rejections) / n`` (Chow's cost-based model, Problem 1 of [2
 * ``lr_chow`` -- Chow's rule on LR's posterior: reject iff ``max_y p(y|x) < 1 - d``
   (``rejectopt.selective._chow_reject``); nothing tuned.
 
-Seeds: ``_derive_seed(seed, dataset, "double_hinge", split, part)``, ``part`` in ``lr``,
+Seeds: ``derive_seed(seed, dataset, "double_hinge", split, part)``, ``part`` in ``lr``,
 ``sele``, ``svm``, ``nystroem``; the solvers are deterministic.
 
 C grids: LR uses ``C_classifier`` (weight ``C`` on the summed loss, as everywhere); the linear SVMs
@@ -101,7 +101,8 @@ from ...metrics import rc_curve, task_loss
 from ...metrics._confusion import selective_outcome
 from ...scores import get_score
 from ...selective import _chow_reject, _fit_margin_threshold, fit_cost_based
-from ...splits import DEFAULT_RATIOS, _PARTS, _derive_seed, make_splits
+from ..._checks import derive_seed
+from ...splits import DEFAULT_RATIOS, _PARTS, make_splits
 from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
 from ._learners import ClassifierThenScore, fit_classifier_then_score
@@ -410,7 +411,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
     y = y.astype(np.int64)
     parts = {p: np.asarray(parts[p], dtype=np.int64) for p in _PARTS}
     trn1, val1, trn2, val2, tst = (parts[p] for p in _PARTS)
-    seeds = {part: _derive_seed(seed, dataset, "double_hinge", split, part)
+    seeds = {part: derive_seed(seed, dataset, "double_hinge", split, part)
              for part in ("lr", "sele", "svm", "nystroem")}
     rows: list[dict] = []
     start = time.perf_counter()

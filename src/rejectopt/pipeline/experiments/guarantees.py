@@ -43,8 +43,7 @@ import pandas as pd
 from ...classifiers import get_classifier
 from ...scores import score_names
 from ...selective import InfeasibleTargetError
-from ...splits import _derive_seed
-from ...stats import _clopper_pearson
+from ..._checks import clopper_pearson, derive_seed
 from ...targets import Target
 from ._contract import SplitInputs, SplitResult
 from .paper import tst_outcomes
@@ -249,11 +248,11 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
         return SplitResult(pd.DataFrame(columns=ROW_COLUMNS))
     classifiers = sorted(role.split("/", 1)[1] for role in inputs.staged if role.startswith("classifier/"))
     n_tst = len(inputs.parts["tst"])
-    rng = np.random.default_rng(_derive_seed(inputs.seed, inputs.dataset, NAME, inputs.split, "population"))
+    rng = np.random.default_rng(derive_seed(inputs.seed, inputs.dataset, NAME, inputs.split, "population"))
     rows_used = np.sort(rng.choice(n_tst, settings["max_rows"], replace=False)) if n_tst > settings["max_rows"] \
         else np.arange(n_tst)
     n_cal, draws = calibration_draws(rows_used.size, settings,
-                                     _derive_seed(inputs.seed, inputs.dataset, NAME, inputs.split, "draws"))
+                                     derive_seed(inputs.seed, inputs.dataset, NAME, inputs.split, "draws"))
     frames = []
     for classifier in classifiers:
         baseline = get_classifier(classifier).baseline
@@ -289,7 +288,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 def _pooled(group: pd.DataFrame) -> pd.Series:
     draws = float(group["repeats"].sum())
     violations = float(group["violations"].sum())
-    low, high = (float(v) for v in _clopper_pearson(violations, draws, 0.05))
+    low, high = (float(v) for v in clopper_pearson(violations, draws, 0.05))
     return pd.Series({"target_value": group["target_value"].mean(), "draws": draws, "violations": violations,
                       "violation_rate": violations / draws, "violation_low": low, "violation_high": high,
                       "infeasible_rate": group["infeasible_rate"].mean(), "mean_coverage": group["mean_coverage"].mean(),

@@ -55,7 +55,8 @@ from ...metrics import aurc
 from ...scores import make_score, score_names, select_C
 from ...scores._baselines import face_score as face_score_uncertainty
 from ...scores._selection import SCORE_C_GRID
-from ...splits import _check_ratios, _derive_seed, load_split, make_splits, save_splits
+from ..._checks import check_ratios, derive_seed
+from ...splits import load_split, make_splits, save_splits
 from ..tables import metric_table, landmarks_spec
 from ._contract import SplitInputs, SplitResult
 from .paper import BASE_SUMMARY_COLUMNS
@@ -194,7 +195,7 @@ def settings(config: dict) -> dict:
         if not isinstance(out[key], bool):
             raise ValueError(f"config landmarks.{key} must be true or false, got {out[key]!r}")
     try:
-        _check_ratios(out["split_ratios"])
+        check_ratios(out["split_ratios"])
     except ValueError as error:
         raise ValueError(f"config landmarks.split_ratios: {error}") from None
     grid = out["predictor_options_grid"]
@@ -258,9 +259,9 @@ def split_seed(master_seed: int, split: int) -> int:
     Returns
     -------
     int
-        :func:`rejectopt.splits._derive_seed` of the seed, :data:`DATASET`, ``"landmarks"`` and the split.
+        :func:`rejectopt._checks.derive_seed` of the seed, :data:`DATASET`, ``"landmarks"`` and the split.
     """
-    return _derive_seed(master_seed, DATASET, "landmarks", split)
+    return derive_seed(master_seed, DATASET, "landmarks", split)
 
 
 def load_detections(path, faces_df: pd.DataFrame) -> dict:

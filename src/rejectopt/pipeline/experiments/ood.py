@@ -22,7 +22,7 @@ The staged classifier and SELE files (:mod:`rejectopt.pipeline.experiments.paper
 see *all* classes, whereas here the held-out classes must stay unseen, so the classifier has
 ``K - ceil(f K)`` outputs and its predictions, baseline score and losses (hence SELE) differ.
 The job trains its own on the same splits and grids. Seeds:
-``_derive_seed(seed, dataset, "ood", split, classifier)`` (and ``..., "sele")`` for SELE), so a
+``derive_seed(seed, dataset, "ood", split, classifier)`` (and ``..., "sele")`` for SELE), so a
 split's results depend on that split alone.
 
 Methods (baseline ``b``: ``mcp`` for LR / XGBoost, ``margin`` for SVM): single ``b``, ``sele``,
@@ -89,7 +89,7 @@ from ...ood import (
 )
 from ...ood._metrics import operating_points
 from ...selective import InfeasibleTargetError
-from ...splits import _derive_seed
+from ..._checks import derive_seed
 from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods, significant_pairs
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
 from ._learners import fit_classifier_then_score
@@ -615,8 +615,8 @@ def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSp
         needed = np.unique(np.concatenate([part.trn2, val, tst]))
         fitted = fit_classifier_then_score(
             kind, X, y, id_parts, needed, n_classes=k_id, C_classifier=settings["C_classifier"],
-            C_score=settings["C_score"], classifier_seed=_derive_seed(seed, dataset, "ood", split, kind),
-            score_seed=_derive_seed(seed, dataset, "ood", split, kind, "sele"), score="sele",
+            C_score=settings["C_score"], classifier_seed=derive_seed(seed, dataset, "ood", split, kind),
+            score_seed=derive_seed(seed, dataset, "ood", split, kind, "sele"), score="sele",
             chunk_size=settings["sele_chunk_size"], threads=threads, ignore=is_ood,
         )
         loss, y_pred, sele = fitted.loss, fitted.y_pred, fitted.score

@@ -1,0 +1,123 @@
+"""Internal: the small checks and helpers that several layers share, each written once.
+
+:func:`check_confidence` reads a level ``1 - delta`` (certified targets, bands, paired tests,
+bootstrap intervals); :func:`check_ratios` a split's five fractions (the splits, the settings,
+custom datasets); :func:`derive_seed` gives every named cell of a run its own seed (the splits,
+the experiments, the benchmarks); :func:`clopper_pearson` is the exact binomial interval (the
+risk-coverage bands, the guarantees' violation rates). Below every other module: it imports none
+of the package.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import numpy as np
+import lazy_loader as _lazy
+
+#: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson interval needs it).
+_sps = _lazy.load("scipy.stats", suppress_warning=True)
+
+__all__ = ["SPLIT_PARTS", "check_confidence", "check_ratios", "clopper_pearson", "derive_seed"]
+
+#: The five parts of a split (Section 5.2), in the order in which ratio vectors list them.
+SPLIT_PARTS = ("trn1", "val1", "trn2", "val2", "tst")
+
+
+def check_confidence(confidence: Any, name: str = "confidence") -> float:
+    """``confidence`` (a level ``1 - delta``) as a float in (0, 1), or ValueError naming ``name``.
+
+    Parameters
+    ----------
+    confidence : object
+        The level as given.
+    name : str, default "confidence"
+        The parameter's name in the message.
+
+    Returns
+    -------
+    float
+        The level.
+    """
+    try:
+        value = float(confidence)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1), got {confidence!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must lie in (0, 1) (it is 1 - delta, e.g. 0.95), got {value:g}")
+    return value
+
+
+def check_ratios(ratios: Any) -> np.ndarray:
+    """Validate a ratio vector for (Trn1, Val1, Trn2, Val2, Tst).
+
+    Parameters
+    ----------
+    ratios : sequence of 5 floats
+        The fraction of the examples in each part of :data:`SPLIT_PARTS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        As floats.
+
+    Raises
+    ------
+    ValueError
+        Not five positive entries summing to 1; the values are named.
+    """
+    ratios = np.asarray(ratios, dtype=float)
+    if ratios.shape != (len(SPLIT_PARTS),):
+        raise ValueError(
+            f"ratios must have {len(SPLIT_PARTS)} entries ({'/'.join(SPLIT_PARTS)}), got {ratios.tolist()}"
+        )
+    if np.any(ratios <= 0) or not np.isclose(ratios.sum(), 1.0, atol=1e-6):
+        raise ValueError(f"ratios must be positive and sum to 1, got {ratios.tolist()}")
+    return ratios
+
+
+def derive_seed(master_seed: int, *names: str | int) -> int:
+    """A 32-bit seed from a master seed and cell names, alike on every machine (CRC32, not salted ``hash``).
+
+    Parameters
+    ----------
+    master_seed : int
+        The run's seed (config key ``seed``).
+    *names : str or int
+        What the seed is for, e.g. the dataset, ``"split"`` and the split number.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**32)``.
+    """
+    key = [int(master_seed)] + [zlib.crc32(str(name).encode()) for name in names]
+    return int(np.random.SeedSequence(key).generate_state(1)[0])
+
+
+def clopper_pearson(errors: Any, trials: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson interval of ``errors / trials`` at level ``1 - alpha``, elementwise.
+
+    The exact binomial interval (Clopper & Pearson 1934), through the beta quantiles
+    ``B(alpha/2; x, k - x + 1)`` and ``B(1 - alpha/2; x + 1, k - x)``; 0 and 1 at the ends.
+    Fractional counts (an expected count under randomised acceptance) use the same formula.
+
+    Parameters
+    ----------
+    errors, trials : array_like
+        Errors (may be fractional) and trials, broadcast together.
+    alpha : array_like
+        1 - the level, broadcast to them.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The lower and upper ends.
+    """
+    x, k = np.broadcast_arrays(np.asarray(errors, dtype=float), np.asarray(trials, dtype=float))
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=float), x.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(x > 0, _sps.beta.ppf(alpha / 2, np.maximum(x, 1e-300), k - x + 1), 0.0)
+        high = np.where(x < k, _sps.beta.isf(alpha / 2, x + 1, np.maximum(k - x, 1e-300)), 1.0)
+    return np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=1.0)
