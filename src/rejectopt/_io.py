@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .exceptions import IntermediateFileError
+
 __all__ = [
     "NPZ_ARRAY_LIMIT",
     "IntermediateFileError",
@@ -61,12 +63,6 @@ def recompute_hint(path) -> str:
     """
     return (f"remake it with `snakemake --forcerun {path}` and the run's usual options (it remakes the file "
             "and everything made from it), or, with the library, rerun the step that wrote it")
-
-
-class IntermediateFileError(ValueError):
-    """An intermediate ``.npz`` that cannot be trusted: corrupt or truncated, changed since it was
-    written, without a content record, or made from other inputs. The message names the file and
-    how to make it again (:func:`recompute_hint`)."""
 
 
 @contextlib.contextmanager

@@ -22,13 +22,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable, Generic, Iterator, TypeVar
 
+from .exceptions import RegistryError
+
 __all__ = ["ClassEntry", "Registry", "RegistryError", "import_user_module", "load_class"]
 
 T = TypeVar("T")
-
-
-class RegistryError(ValueError):
-    """A name that is unknown, or registered twice."""
 
 
 def load_class(path: str) -> type:

@@ -59,6 +59,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize_scalar
 
+from .exceptions import NetworkOutputError
 from .fitting import fit_selective, split_rows
 from .metrics import METRICS, aurc, per_example_loss, rc_curve, risk_full
 from .model import FEATURE_LIMIT, _out_of_range
@@ -71,7 +72,6 @@ from .targets import Target, parse_target
 __all__ = [
     "BASELINES",
     "LogitsFit",
-    "NetworkOutputError",
     "baseline_uncertainties",
     "check_network_outputs",
     "doctor",
@@ -96,37 +96,6 @@ _FEATURE_SOURCES = ("embeddings", "logits")
 # --------------------------------------------------------------------------------------------
 # Validation
 # --------------------------------------------------------------------------------------------
-class NetworkOutputError(ValueError):
-    """A bad value or shape in a network's outputs, with where it is.
-
-    ``str()`` words the position in the library's terms (the CLI rewords it as its file's rows
-    and columns, e.g. ``row 7``, ``logit_3``); the parameters are kept as attributes.
-
-    Parameters
-    ----------
-    array : str
-        ``"logits"``, ``"labels"`` or ``"embeddings"``.
-    problem : str
-        What is wrong, without the position (e.g. ``"non-finite value nan"``).
-    index : int or None, default=None
-        0-based row of the first bad value (None for a shape error).
-    column : int or None, default=None
-        0-based column of that value in a 2-D array.
-    function : str or None, default=None
-        The function that was given the array (``"entropy"``), named first in the message.
-
-    Examples
-    --------
-    >>> err = NetworkOutputError("logits", "non-finite value nan", 3, 2)
-    >>> str(err), err.index, err.column
-    ('logits: non-finite value nan at index 3, column 2', 3, 2)
-    """
-
-    def __init__(self, array, problem, index=None, column=None, function=None):
-        self.array, self.problem, self.index, self.column = array, problem, index, column
-        self.function = function
-        where = "" if index is None else f" at index {index}" + ("" if column is None else f", column {column}")
-        super().__init__(f"{function + ': ' if function else ''}{array}: {problem}{where}")
 
 
 def _real_matrix(values, name, function=None):
@@ -190,7 +159,7 @@ def check_network_outputs(logits, labels=None, embeddings=None):
     >>> check_network_outputs([[0.0, 1.0]], [2])
     Traceback (most recent call last):
     ...
-    rejectopt.logits.NetworkOutputError: labels: label 2 is not a class of the 2 logits (0..1) at index 0
+    rejectopt.exceptions.NetworkOutputError: labels: label 2 is not a class of the 2 logits (0..1) at index 0
     """
     logits = _real_matrix(logits, "logits")
     n, K = logits.shape

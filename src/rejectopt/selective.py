@@ -37,10 +37,10 @@ import lazy_loader as _lazy
 #: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson bound needs it).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
 
+from .exceptions import InfeasibleTargetError
 from .stats import selective_risk_interval, wilson_interval
 
 __all__ = [
-    "InfeasibleTargetError",
     "OperatingPoint",
     "SelectionFunction",
     "operating_point",
@@ -303,23 +303,6 @@ def _check_nonnegative(value: float, name: str) -> float:
     if not (math.isfinite(value) and value >= 0.0):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     return value
-
-
-class InfeasibleTargetError(ValueError):
-    """No selection function meets the target on the sample.
-
-    A :class:`ValueError`, so a caller catching bad input catches this too. A certified target
-    (:class:`~rejectopt.targets.Target` with a confidence) also sets ``best_bound`` (the smallest
-    bound a single threshold reaches on the rows), ``confidence`` and ``n_calibration``.
-
-    Examples
-    --------
-    >>> try:
-    ...     fit_bounded_improvement([1.0, 0.0], [0.1, 0.2], target_risk=0.1)
-    ... except InfeasibleTargetError as error:
-    ...     print(error)
-    infeasible target_risk=0.1: no threshold reaches a selective risk <= target on this sample (smallest achievable selective risk is 0.5)
-    """
 
 
 # --------------------------------------------------------------------------------------------

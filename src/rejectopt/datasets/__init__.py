@@ -23,12 +23,8 @@ from ._registry import REGISTRY, DatasetSpec, get_spec
 
 __all__ = [
     "REGISTRY",
-    "ChecksumError",
     "CustomDataset",
-    "CustomDatasetError",
-    "DataSourceError",
     "DatasetSpec",
-    "DownloadError",
     "get_spec",
     "load_custom",
     "load_prepared",

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import LazyNpz, save_npz
+from ..exceptions import CustomDatasetError
 from .._checks import check_ratios
 from ..splits import DEFAULT_RATIOS, _PARTS, _part_sizes
 from ._prepare import fingerprint, load_prepared
@@ -27,19 +28,6 @@ logger = logging.getLogger(__name__)
 CUSTOM_TASKS = ("classification", "ordinal")
 #: Bytes of a CSV read at planning time to estimate its number of rows (the file is not parsed).
 _SAMPLE_BYTES = 1 << 16
-
-
-class CustomDatasetError(ValueError):
-    """A custom dataset entry or file that cannot be used; the message names file, row and column.
-
-    Examples
-    --------
-    A bad entry or cell is a value error, as a bad argument is:
-
-    >>> from rejectopt.datasets import CustomDatasetError
-    >>> issubclass(CustomDatasetError, ValueError)
-    True
-    """
 
 
 @dataclass(frozen=True)

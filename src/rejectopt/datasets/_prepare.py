@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import IntermediateFileError, load_npz, recompute_hint, save_npz
+from ..exceptions import RawDataError
 from ._download import DownloadOptions
 from ._errors import ChecksumError, DataSourceError
 from ._fetch import fetch_file, find_in_mirror
@@ -41,10 +42,6 @@ logger = logging.getLogger(__name__)
 
 #: Suffix of a raw file moved aside because its dataset failed parsing or validation.
 REJECTED_SUFFIX = ".rejected"
-
-
-class RawDataError(ValueError):
-    """Parsed raw files that cannot be used: the message names the raw files and, where known, the row."""
 
 
 def fingerprint(X: np.ndarray, y: np.ndarray) -> str:

@@ -37,7 +37,6 @@ __getattr__, __dir__, _ = _lazy.attach(
 
 __all__ = [
     "SCORES",
-    "ScoreError",
     "get_score",
     "make_score",
     "register_score",

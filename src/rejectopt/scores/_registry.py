@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._registry import ClassEntry, Registry, RegistryError, origin_of
+from .._registry import ClassEntry, Registry, origin_of
+from ..exceptions import RegistryError, ScoreError
 
 __all__ = [
     "LEARNS_FROM",
@@ -229,7 +230,7 @@ def get_score(name: str) -> ScoreInfo:
     >>> get_score("sel")
     Traceback (most recent call last):
         ...
-    rejectopt._registry.RegistryError: unknown score 'sel': did you mean 'sele'? registered scores: mcp, margin, face_score, reg, tcp, sele, reg_shared, sele_shared
+    rejectopt.exceptions.RegistryError: unknown score 'sel': did you mean 'sele'? registered scores: mcp, margin, face_score, reg, tcp, sele, reg_shared, sele_shared
     """
     return SCORES.get(name)
 
@@ -296,26 +297,6 @@ def make_score(name: str, C, **context):
 # --------------------------------------------------------------------------------------------
 # Calling a score learner: its own failures and its outputs, named after the score and its file
 # --------------------------------------------------------------------------------------------
-class ScoreError(ValueError):
-    """A score learner's own code failed (raised, exited) or returned an unusable uncertainty.
-
-    The message names the score, its class and, for a plugin, its file: that file needs
-    fixing, not the data or the config.
-
-    Examples
-    --------
-    >>> from rejectopt.scores import ScoreError, select_C
-    >>> class Forgetful:  # a user's score whose fit forgets to return self
-    ...     def __init__(self, C=1.0):
-    ...         self.C = C
-    ...     def fit(self, X, y_pred, loss):
-    ...         self.mean_ = sum(loss) / len(loss)
-    >>> try:
-    ...     select_C(Forgetful(), [[0.0]], [0], [0.0], [[0.0]], [0], [0.0], C_grid=[1.0])
-    ... except ScoreError as err:
-    ...     print(str(err).split("): ")[-1])
-    fit must return self, got None
-    """
 
 
 def _source_file(cls) -> str | None:

@@ -10,6 +10,7 @@ from scipy.optimize import minimize
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
+from ..exceptions import MemoryBudgetError
 from ._base import PerClassLinearScore, single_threaded_blas
 from ._ridge import _check_C
 from ._selection import SCORE_C_GRID
@@ -63,31 +64,6 @@ def estimate_fit_bytes(n_samples, n_features, n_classes, chunk_size=500, dtype="
 
 def _gib(n_bytes):
     return f"{n_bytes / 2**30:.2f} GiB"
-
-
-class MemoryBudgetError(ValueError):
-    """Internal: a SELE fit refused before allocating, its estimated peak over the memory budget.
-
-    A ValueError (the data are too large for this score), told apart so that a caller can name its
-    own remedies: the command line names the data file, its ``--score`` and the alternatives.
-
-    Parameters
-    ----------
-    message : str
-        The library's message (its remedies are SELE's parameters and the environment variable).
-    n_samples, n_features, n_classes : int
-        The shape of the refused fit: rows, features and predicted classes K.
-    estimate, budget : float
-        The estimated peak (:func:`estimate_fit_bytes`) and the budget, in bytes.
-    """
-
-    def __init__(self, message, n_samples, n_features, n_classes, estimate, budget):
-        super().__init__(message)
-        self.n_samples, self.n_features, self.n_classes = int(n_samples), int(n_features), int(n_classes)
-        self.estimate, self.budget = float(estimate), float(budget)
-
-    def __reduce__(self):  # rebuilt whole when it crosses a process boundary (a worker's failure)
-        return type(self), (str(self), self.n_samples, self.n_features, self.n_classes, self.estimate, self.budget)
 
 
 def make_chunks(n_samples, chunk_size=500, random_state=0):
