@@ -73,6 +73,9 @@ def test_no_test_module_imports_another():
 
 # --- the package's names ---------------------------------------------------------------------
 
+#: The library's public names at most (as tests/test_house.py holds the API reference's library modules).
+MAX_PUBLIC_NAMES = 150
+
 #: Exceptions of the strata above the library, which stay there: the library never raises them and
 #: may not import them (the import contracts), so ``rejectopt.exceptions`` cannot re-export them.
 STRATUM_EXCEPTIONS = {
@@ -96,8 +99,21 @@ def package_modules():
     return {name: importlib.import_module(name) for name in names}
 
 
+def api_modules():
+    """``API_MODULES`` of docs/conf.py, read from its source (importing it writes the API pages)."""
+    tree = ast.parse((REPO / "docs" / "conf.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if any(isinstance(t, ast.Name) and t.id == "API_MODULES" for t in getattr(node, "targets", [])):
+            return list(ast.literal_eval(node.value))
+    raise AssertionError("docs/conf.py assigns no API_MODULES")
+
+
 def is_public(name):
     return not any(part.startswith("_") for part in name.split("."))
+
+
+def in_pipeline_or_shell(name):
+    return any(name == top or name.startswith(top + ".") for top in ("rejectopt.pipeline", "rejectopt.cli"))
 
 
 def test_one_module_holds_every_exception_of_the_library():
@@ -123,3 +139,28 @@ def test_one_module_holds_every_exception_of_the_library():
                     for member in getattr(module, "__all__", [])
                     if inspect.isclass(getattr(module, member)) and getattr(module, member) in library.values()]
     assert listed_again == []
+
+
+def test_every_public_name_is_in_the_api_reference_or_the_pipeline():
+    """A name importable from a module without an underscore in its path is in the API reference,
+    or in the pipeline's package; the shell (rejectopt.cli) offers only its entry point. The
+    library's public names are at most 150."""
+    import inspect
+
+    import rejectopt
+    import rejectopt.cli
+
+    modules = package_modules()
+    reference = api_modules()
+    library = {name: module for name, module in modules.items() if is_public(name) and not in_pipeline_or_shell(name)}
+    assert [name for name, module in library.items() if not hasattr(module, "__all__")] == []
+    # rejectopt itself lists its submodules and re-exports two classes of the reference's modules
+    assert sorted(set(library) - set(reference)) == ["rejectopt"]
+    from_reference = {id(getattr(modules[name], member)) for name in reference for member in modules[name].__all__}
+    assert [member for member in rejectopt.__all__ if not inspect.ismodule(getattr(rejectopt, member))
+            and id(getattr(rejectopt, member)) not in from_reference] == []
+    assert rejectopt.cli.__all__ == ["main"]
+    names = {member for module in library.values() for member in module.__all__
+             if not inspect.ismodule(getattr(module, member))}
+    counts = {name: len(module.__all__) for name, module in library.items()}
+    assert len(names) <= MAX_PUBLIC_NAMES, f"{len(names)} public names, over {MAX_PUBLIC_NAMES}; per module: {counts}"

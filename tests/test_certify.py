@@ -20,9 +20,9 @@ from rejectopt._certify import (
     _binomial_pvalue,
     _coverage_lower_bound,
     _coverage_rank,
-    _fit_certified_coverage,
-    _fit_certified_risk,
-    _fit_certified_tpr_fpr,
+    fit_certified_coverage,
+    fit_certified_risk,
+    fit_certified_tpr_fpr,
     _hoeffding_bentkus_pvalue,
     _risk_upper_bound,
 )
@@ -106,7 +106,7 @@ def test_certified_risk_holds_with_probability_one_minus_delta_and_ltt_covers_mo
         for method in outcome:
             try:
                 selection = (fit_bounded_improvement(loss, u, target) if method == "plug-in" else
-                             _fit_certified_risk(loss, u, target, 1 - delta, method=method, random_state=draw))
+                             fit_certified_risk(loss, u, target, 1 - delta, method=method, random_state=draw))
             except InfeasibleTargetError:
                 outcome[method].append((False, 0.0))
                 continue
@@ -134,7 +134,7 @@ def test_certified_risk_holds_when_the_most_confident_inputs_err_most():
     for draw in range(DRAWS):
         loss, u = _draw(rng, 600, error_probability)
         try:
-            selection = _fit_certified_risk(loss, u, target, 1 - delta, random_state=draw)
+            selection = fit_certified_risk(loss, u, target, 1 - delta, random_state=draw)
         except InfeasibleTargetError:
             continue
         violations += _population_risk(selection.threshold, cumulative)[0] > target
@@ -149,7 +149,7 @@ def test_certified_risk_holds_with_tied_scores_and_decides_deterministically():
         level = rng.integers(0, 20, 800)
         loss = 100.0 * (rng.random(800) < level / 40)
         try:
-            selection = _fit_certified_risk(loss, level / 20, target, 1 - delta, random_state=draw)
+            selection = fit_certified_risk(loss, level / 20, target, 1 - delta, random_state=draw)
         except InfeasibleTargetError:
             infeasible += 1
             continue
@@ -173,7 +173,7 @@ def test_certified_risk_of_a_bounded_loss_holds_with_hoeffding_bentkus():
         r = rng.random(610)
         loss = np.where(r < u / 4, 4.0, np.where(r < u / 4 + u / 2, 1.0, 0.0))
         try:
-            selection = _fit_certified_risk(loss, u, target, 1 - delta, loss_bound=4.0, random_state=draw)
+            selection = fit_certified_risk(loss, u, target, 1 - delta, loss_bound=4.0, random_state=draw)
         except InfeasibleTargetError:
             accepted.append(0.0)
             continue
@@ -190,7 +190,7 @@ def test_certified_coverage_holds_without_accepting_much_more():
     certified, plug_in = [], []
     for _ in range(DRAWS):
         loss, u = _draw(rng, n, lambda v: v / 2)
-        certified.append(min(_fit_certified_coverage(loss, u, w, 1 - delta).threshold, 1.0))  # coverage of u <= t
+        certified.append(min(fit_certified_coverage(loss, u, w, 1 - delta).threshold, 1.0))  # coverage of u <= t
         plug_in.append(min(fit_bounded_abstention(loss, u, w).threshold, 1.0))
     certified, plug_in = np.array(certified), np.array(plug_in)
     assert _at_most_delta(int((certified < w).sum()), DRAWS, delta)
@@ -208,7 +208,7 @@ def test_certified_tpr_fpr_holds_for_both_rates():
     for _ in range(DRAWS):
         s = np.where(is_ood, 0.3 + rng.random(600), rng.random(600))
         try:
-            selection = _fit_certified_tpr_fpr(np.zeros(600), is_ood, s, tpr_min, fpr_max, 1 - delta)
+            selection = fit_certified_tpr_fpr(np.zeros(600), is_ood, s, tpr_min, fpr_max, 1 - delta)
         except InfeasibleTargetError:
             infeasible += 1
             continue
@@ -218,7 +218,7 @@ def test_certified_tpr_fpr_holds_for_both_rates():
     assert _at_most_delta(violations, DRAWS, delta)
     assert infeasible < DRAWS / 10
     with pytest.raises(InfeasibleTargetError, match=r"accepts \d+ OOD rows, whose FPR upper bound") as error:
-        _fit_certified_tpr_fpr(np.zeros(600), is_ood, s, 0.95, 0.1, 0.9)
+        fit_certified_tpr_fpr(np.zeros(600), is_ood, s, 0.95, 0.1, 0.9)
     assert error.value.best_bound > 0.1
 
 
@@ -226,7 +226,7 @@ def test_an_uncertifiable_risk_names_the_best_bound_reached():
     loss = np.r_[np.zeros(30), np.full(70, 100.0)]
     s = np.arange(100.0)
     with pytest.raises(InfeasibleTargetError) as error:
-        _fit_certified_risk(loss, s, 2.0, 0.95)
+        fit_certified_risk(loss, s, 2.0, 0.95)
     best = 100 * (1 - 0.05 ** (1 / 30))  # 30 rows without an error: Clopper-Pearson's bound, 9.50 %
     assert error.value.best_bound == pytest.approx(best)
     assert (error.value.confidence, error.value.n_calibration) == (0.95, 100)
@@ -236,11 +236,11 @@ def test_an_uncertifiable_risk_names_the_best_bound_reached():
         f"threshold's selective risk is {best:.4g} (accepting 30 rows); ask for risk >= {best:.4g}, a lower "
         "confidence, or more calibration rows")
     with pytest.raises(ValueError, match="method 'sgr' bounds 0/B losses only"):
-        _fit_certified_risk(loss * 0.015, s, 0.5, 0.9, loss_bound=2.0, method="sgr")
+        fit_certified_risk(loss * 0.015, s, 0.5, 0.9, loss_bound=2.0, method="sgr")
     with pytest.raises(ValueError, match=r"a certified target risk must lie in \(0, 100\)"):
-        _fit_certified_risk(loss, s, 100.0, 0.9)
+        fit_certified_risk(loss, s, 100.0, 0.9)
     with pytest.raises(ValueError, match="exceeds loss_bound 1"):
-        _fit_certified_risk(loss, s, 0.5, 0.9, loss_bound=1.0)
+        fit_certified_risk(loss, s, 0.5, 0.9, loss_bound=1.0)
 
 
 # --- real data -------------------------------------------------------------------------------
@@ -281,7 +281,7 @@ def test_certified_risk_holds_on_real_data(sattelite_mcp):
         for method in outcome:
             try:
                 selection = (fit_bounded_improvement(loss[rows], s[rows], target) if method == "plug-in" else
-                             _fit_certified_risk(loss[rows], s[rows], target, 1 - delta, method=method,
+                             fit_certified_risk(loss[rows], s[rows], target, 1 - delta, method=method,
                                                  random_state=draw))
             except InfeasibleTargetError:
                 outcome[method].append((False, 0.0))

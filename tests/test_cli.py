@@ -13,9 +13,11 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 
 from rejectopt import cli
+from rejectopt.cli._errors import InputError
 from rejectopt.cli._files import write_outputs
-from rejectopt.cli._parser import cli_scores
-from rejectopt.cli._table import EXACT_FLOATS
+from rejectopt.cli._model import apply_model, load_model
+from rejectopt.cli._parser import build_parser, cli_scores
+from rejectopt.cli._table import EXACT_FLOATS, load_table
 from rejectopt.fitting import split_rows
 from rejectopt.logits import fit_logits
 from rejectopt.scores import SELE
@@ -75,8 +77,8 @@ def test_coverage_on_unseen_rows(satellite, selected, tmp_path):
 
 def test_model_json_round_trip_reproduces_uncertainties_exactly(satellite, selected, tmp_path):
     _, paths = satellite
-    model, score, selection = cli.load_model(selected / "model.json")
-    table = cli.load_table(paths["unseen"], feature_columns=model["feature_columns"], need_loss=False)
+    model, score, selection = load_model(selected / "model.json")
+    table = load_table(paths["unseen"], feature_columns=model["feature_columns"], need_loss=False)
     classes = np.array([model["classes"].index(k) for k in table.pred_keys])
     expected = score.predict(table.X, classes)
     out = tmp_path / "decisions.csv"
@@ -225,10 +227,10 @@ def test_cli_offers_the_registered_scores_that_learn_from_the_loss(capsys):
     choices = cli_scores()
     assert choices[:2] == ["sele", "reg"] and "tcp" not in choices  # the default first; TCP learns from posteriors
     with pytest.raises(SystemExit):
-        cli.build_parser().parse_args(["select", "--help"])
+        build_parser().parse_args(["select", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"--score {{{','.join(choices)}}}" in help_text and "not TCP: it learns from the classifier's class posteriors" in help_text
-    args = cli.build_parser().parse_args(["select", "--data", "d.csv", "--target", "coverage=0.5", "--out", "o"])
+    args = build_parser().parse_args(["select", "--data", "d.csv", "--target", "coverage=0.5", "--out", "o"])
     assert args.C == "0,1,10,100,1000" and args.score == "sele"  # SCORE_C_GRID
 
 
@@ -236,18 +238,18 @@ def test_small_table_parser_defaults_and_missing_model(tmp_path):
     """The shell's pieces on a two-row CSV: classes normalised, 0/100 losses, rows named as messages name them."""
     path = tmp_path / "rows.csv"
     path.write_text("a,b,y,y_pred\n0.5,1,2,2.0\n1.5,0,1, 2\n")
-    table = cli.load_table(path)
+    table = load_table(path)
     assert (table.X.tolist(), table.feature_columns, table.pred_keys.tolist(), table.loss.tolist()) == (
         [[0.5, 1.0], [1.5, 0.0]], ["a", "b"], ["2", "2"], [0.0, 100.0])
     assert table.where(1) == "row 2"
     path.write_text("a,b,y,y_pred\n0.5,1,2,2\n1e300,0,1,2\n")
-    with pytest.raises(cli.InputError, match=r"rows\.csv: value 1e\+300 in column 'a' at row 2 is out of range: "):
-        cli.load_table(path)  # select refuses it
-    assert cli.load_table(path, need_loss=False).X[:, 0].tolist() == [0.5, 1e300]  # apply rejects the row later
-    args = cli.build_parser().parse_args(["apply", "--model", "m.json", "--data", "d.csv", "--out", "o.csv"])
+    with pytest.raises(InputError, match=r"rows\.csv: value 1e\+300 in column 'a' at row 2 is out of range: "):
+        load_table(path)  # select refuses it
+    assert load_table(path, need_loss=False).X[:, 0].tolist() == [0.5, 1e300]  # apply rejects the row later
+    args = build_parser().parse_args(["apply", "--model", "m.json", "--data", "d.csv", "--out", "o.csv"])
     assert (args.command, args.unseen_classes, args.extreme_values, args.seed) == ("apply", "error", "reject", 0)
-    with pytest.raises(cli.InputError, match="^no/such/model.json: no such file$"):
-        cli.load_model("no/such/model.json")
+    with pytest.raises(InputError, match="^no/such/model.json: no such file$"):
+        load_model("no/such/model.json")
 
 
 def test_select_then_apply_in_memory_scenario(tmp_path, capsys):
@@ -260,9 +262,9 @@ def test_select_then_apply_in_memory_scenario(tmp_path, capsys):
                      "--out", str(tmp_path / "sel")]) == 0
     assert capsys.readouterr().out.startswith(f"wrote model.json, report.json, report.md, rc_curve.png, thresholds.csv to "
                                                 f"{tmp_path}")
-    model, score, selection = cli.load_model(tmp_path / "sel" / "model.json")
+    model, score, selection = load_model(tmp_path / "sel" / "model.json")
     assert model["target"] == {"kind": "coverage", "value": 0.8} and type(score).__name__ == "SELE"
-    decisions = cli.apply_model(model, score, selection, cli.load_table(tmp_path / "val.csv", need_loss=False))
+    decisions = apply_model(model, score, selection, load_table(tmp_path / "val.csv", need_loss=False))
     assert decisions.columns.tolist() == ["row", "y_pred", "uncertainty", "acceptance_probability", "accept"]
     assert int(decisions["accept"].sum()) == 1189  # the known answer of this seed
     assert cli.main(["-q", "apply", "--model", str(tmp_path / "sel" / "model.json"), "--data",

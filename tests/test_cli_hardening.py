@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from rejectopt import cli
+from rejectopt.cli._parser import build_parser
 from cli_data import satellite_tables, selected_model, shared_folder
 
 
@@ -283,9 +284,9 @@ def test_header_only_csv_at_apply_names_the_file(paths, model_path, tmp_path, ca
 
 
 def test_quiet_before_the_subcommand_is_accepted(paths, tmp_path, capsys):
-    assert cli.build_parser().parse_args(["-q", "apply", "--model", "m", "--data", "d", "--out", "o"]).quiet
-    assert cli.build_parser().parse_args(["apply", "-q", "--model", "m", "--data", "d", "--out", "o"]).quiet
-    assert not cli.build_parser().parse_args(["apply", "--model", "m", "--data", "d", "--out", "o"]).quiet
+    assert build_parser().parse_args(["-q", "apply", "--model", "m", "--data", "d", "--out", "o"]).quiet
+    assert build_parser().parse_args(["apply", "-q", "--model", "m", "--data", "d", "--out", "o"]).quiet
+    assert not build_parser().parse_args(["apply", "--model", "m", "--data", "d", "--out", "o"]).quiet
     out = tmp_path / "sel"
     argv = ["-q", "select", "--data", paths["given"], "--target", "coverage=0.8", "--C", "1", "--out", out]
     status, err = run(argv, capsys)

@@ -15,7 +15,8 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from rejectopt import cli
-from rejectopt.cli._model import apply_model
+from rejectopt.cli._model import apply_model, load_model
+from rejectopt.cli._table import load_table
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.fitting import _split_ood_rows
 from rejectopt.selective import InfeasibleTargetError
@@ -81,8 +82,8 @@ def sigma(p, n):
 
 def report_rows_rates(paths, out):
     """Expected TPR / FPR / precision on the report rows, recomputed from model.json and the data."""
-    model, score, selection = cli.load_model(out / "model.json")
-    table = cli.load_table(paths["given"], feature_columns=model["feature_columns"], need_loss=False)
+    model, score, selection = load_model(out / "model.json")
+    table = load_table(paths["given"], feature_columns=model["feature_columns"], need_loss=False)
     is_ood = pd.read_csv(paths["given"])["is_ood"].to_numpy() == 1
     report = _split_ood_rows(is_ood, seed=0)["report"]
     decisions = apply_model(model, score, selection, table)
@@ -249,14 +250,14 @@ def test_ood_column_accepts_0_1_and_true_false_and_npz(paths, tmp_path):
     texts = given.assign(is_ood=np.where(expected, " True", "false"))
     texts.to_csv(tmp_path / "text.csv", index=False)
     for path in (paths["given"], tmp_path / "text.csv"):
-        table = cli.load_table(path, ood_column="is_ood")
+        table = load_table(path, ood_column="is_ood")
         np.testing.assert_array_equal(table.is_ood, expected)
         assert "is_ood" not in table.feature_columns
         assert np.isnan(table.loss[expected]).all() and np.isin(table.loss[~expected], (0.0, 100.0)).all()
     features = given[[f"f{j}" for j in range(36)]].to_numpy()
     np.savez(tmp_path / "d.npz", X=features, y_pred=given["y_pred"].to_numpy(),
              y=given["y"].fillna(-1).to_numpy(), is_ood=expected)
-    table = cli.load_table(tmp_path / "d.npz", ood_column="is_ood")
+    table = load_table(tmp_path / "d.npz", ood_column="is_ood")
     np.testing.assert_array_equal(table.is_ood, expected)
 
 

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from rejectopt.selective import InfeasibleTargetError, empirical_risk_coverage
-from rejectopt._certify import _certified_from_dict
+from rejectopt._certify import certified_from_dict
 from rejectopt.targets import (
     CertifiedSelection,
     OODTarget,
@@ -109,9 +109,9 @@ def test_certified_fit_returns_its_guarantee_and_the_plug_in_is_unchanged():
     assert isinstance(selection, CertifiedSelection) and selection.accept_prob in (0.0, 1.0)
     assert (selection.bound, selection.confidence, selection.n_calibration, selection.method) == (10.0, 0.9, 2000, "ltt")
     assert selection.to_dict() == {"threshold": selection.threshold, "accept_prob": selection.accept_prob}
-    assert _certified_from_dict(selection.to_dict(), selection.certificate) == selection
+    assert certified_from_dict(selection.to_dict(), selection.certificate) == selection
     with pytest.raises(ValueError, match="certificate.confidence must be a number in"):
-        _certified_from_dict(selection.to_dict(), {**selection.certificate, "confidence": 2})
+        certified_from_dict(selection.to_dict(), {**selection.certificate, "confidence": 2})
     with pytest.raises(ValueError, match="pass loss_bound"):
         Target("risk", 1, confidence=0.9).fit(loss / 50, s)
     with pytest.raises(ValueError, match="applies to a certified risk target only"):

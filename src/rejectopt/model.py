@@ -22,7 +22,7 @@ import numpy as np
 
 from .scores._base import PerClassLinearScore
 from .scores._registry import call_score
-from ._certify import CertifiedSelection, _certified_from_dict
+from ._certify import CertifiedSelection, certified_from_dict
 from .selective import SelectionFunction, _check_tie_breaking
 from .targets import _OOD_TARGET_KINDS, _target_from_dict, _target_to_dict
 
@@ -404,7 +404,7 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     _check_class_seen(score)
     certificate = model.get("certificate")
     selection = (SelectionFunction.from_dict(model["selection"], name="selection") if certificate is None
-                 else _certified_from_dict(model["selection"], certificate))
+                 else certified_from_dict(model["selection"], certificate))
     features = _text_list(model["feature_columns"], "feature_columns")
     if len(features) != score.n_features_in_:
         raise ValueError(f"feature_columns has {len(features)} names but score.n_features is {score.n_features_in_}")

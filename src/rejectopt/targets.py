@@ -3,7 +3,10 @@
 :class:`Target`: one of the three rejection models of Franc, Prusa & Voracek (2023, Sec. 2);
 :class:`OODTarget`: one of :mod:`rejectopt.ood`'s. :func:`parse_target` reads the CLI's text,
 ``_target_from_dict`` / ``_target_to_dict`` the model file's. Targets fit with the strategies
-of :mod:`rejectopt.selective` and :mod:`rejectopt.ood`, which know nothing of targets.
+of :mod:`rejectopt.selective` and :mod:`rejectopt.ood`, which know nothing of targets; a target
+with a confidence with those of the certification (``rejectopt._certify``), whose checks of a
+certified target on the user's rows, :func:`certification_table` and :func:`validate_target`,
+are read from here.
 """
 
 from __future__ import annotations
@@ -14,16 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ._certify import (
     CertifiedSelection,
-    _certification_rows,
-    _fit_certified_coverage,
-    _fit_certified_risk,
-    _fit_certified_tpr_fpr,
+    certification_table,
+    fit_certified_coverage,
+    fit_certified_risk,
+    fit_certified_tpr_fpr,
+    validate_target,
 )
-from ._checks import check_confidence, clopper_pearson
+from ._checks import check_confidence
 from .ood import fit_bounded_precision_recall, fit_bounded_tpr_fpr
 from .ood._metrics import operating_points
 from .ood._validation import CONSTRAINT_TOL
@@ -137,8 +140,8 @@ class Target:
         """
         if self.confidence is not None:
             if self.kind == "coverage":
-                return _fit_certified_coverage(loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound)
-            return _fit_certified_risk(loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound,
+                return fit_certified_coverage(loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound)
+            return fit_certified_risk(loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound,
                                        method=method)
         if method is not None:
             raise ValueError(f"method {method!r} applies to a certified risk target only: give the target a confidence")
@@ -271,7 +274,7 @@ class OODTarget:
             Bad input (no ID or no OOD rows, NaN, lengths), from :mod:`rejectopt.ood`.
         """
         if self.confidence is not None:
-            return _fit_certified_tpr_fpr(loss, is_ood, uncertainty, *self.bounds, self.confidence)
+            return fit_certified_tpr_fpr(loss, is_ood, uncertainty, *self.bounds, self.confidence)
         fit = fit_bounded_tpr_fpr if self.kind == "tpr-fpr" else fit_bounded_precision_recall
         try:
             return fit(loss, is_ood, uncertainty, *self.bounds)
@@ -566,222 +569,3 @@ def parse_target(text: str) -> "Target | OODTarget":
     except ValueError:
         raise ValueError(f"target {kind}: {value!r} is not a number") from None
     return Target(kind, number)
-
-
-# --------------------------------------------------------------------------------------------
-# Certified targets: the per-threshold table and the validity check
-# --------------------------------------------------------------------------------------------
-def _certified_target(target: Any, caller: str) -> "Target":
-    """``target`` if it is a certified risk or coverage :class:`Target`, else ValueError naming ``caller``."""
-    if not isinstance(target, Target) or target.kind == "reject-cost":
-        raise ValueError(f"{caller} takes a risk=L or coverage=W Target, got {target!r}")
-    if target.confidence is None:
-        raise ValueError(f"{caller} needs a certified target: give it a confidence, e.g. "
-                         f"Target({target.kind!r}, {target.value:g}, confidence=0.95)")
-    return target
-
-
-def certification_table(loss: Any, uncertainty: Any, target: "Target", *, loss_bound: Any = None) -> pd.DataFrame:
-    """Per threshold: rows accepted, empirical risk, upper confidence bound and p-value.
-
-    One row per distinct calibration score ``t``, for the cut accepting ``s <= t``. The bounds
-    and p-values are *pointwise* (each as if its threshold had been fixed in advance); the
-    certified threshold is :meth:`Target.fit`'s, which handles the choice among thresholds.
-
-    Parameters
-    ----------
-    loss, uncertainty : array_like of shape (n,)
-        Calibration losses and uncertainty scores.
-    target : Target
-        A risk or coverage target with a confidence (``1 - delta``).
-    loss_bound : float or None, default None
-        The largest loss by the loss's definition; None for the 0/100 loss.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``threshold``, ``n_accepted``, ``coverage``, ``empirical_risk``,
-        ``upper_bound`` (the risk's ``(1 - delta)`` bound: Clopper-Pearson for 0/B losses,
-        Hoeffding-Bentkus otherwise) and ``p_value`` (risk: of "the cut's risk >= target";
-        coverage: of "the cut's population coverage < target", from the order statistics).
-
-    Examples
-    --------
-    >>> table = certification_table([0, 0, 0, 100], [0.1, 0.2, 0.3, 0.4], Target("risk", 50, confidence=0.9))
-    >>> table[["threshold", "n_accepted", "empirical_risk", "upper_bound", "p_value"]].round(3)
-       threshold  n_accepted  empirical_risk  upper_bound  p_value
-    0        0.1           1             0.0       90.000    0.500
-    1        0.2           2             0.0       68.377    0.250
-    2        0.3           3             0.0       53.584    0.125
-    3        0.4           4            25.0       67.954    0.312
-    """
-    target = _certified_target(target, "certification_table")
-    return pd.DataFrame(_certification_rows(loss, uncertainty, target.kind, target.value, target.confidence,
-                                            loss_bound))
-
-
-def _population_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct scores, their counts and loss sums, and the cumulative counts / sums below each (leading 0)."""
-    values, inverse = np.unique(s, return_inverse=True)
-    counts = np.bincount(inverse, minlength=values.size).astype(float)
-    sums = np.bincount(inverse, weights=loss, minlength=values.size)
-    return values, np.stack([counts, sums]), np.concatenate([[0.0], np.cumsum(counts)]), \
-        np.concatenate([[0.0], np.cumsum(sums)])
-
-
-def _evaluate(selection: SelectionFunction, table: tuple) -> tuple[float, float]:
-    """Exact expected (coverage, selective risk) of ``selection`` on rows summarised by :func:`_population_sums`."""
-    values, group, cum_counts, cum_sums = table
-    below = int(np.searchsorted(values, selection.threshold, side="left"))
-    mass, total = cum_counts[below], cum_sums[below]
-    if below < values.size and values[below] == selection.threshold:
-        mass += selection.accept_prob * group[0, below]
-        total += selection.accept_prob * group[1, below]
-    return mass / cum_counts[-1], (total / mass if mass > 0 else float("nan"))
-
-
-@dataclass(frozen=True)
-class _TargetValidity:
-    """What :func:`validate_target` measured: per-draw outcomes, their summary, and a figure."""
-
-    target: "Target"
-    n_rows: int
-    n_calibration: int
-    draws: pd.DataFrame
-    summary: pd.DataFrame
-
-    def plot(self, ax: Any = None) -> Any:
-        """Histograms of the population risk (risk target) or coverage (coverage target) per method.
-
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes or None, default None
-            Where to draw; None makes a new figure.
-
-        Returns
-        -------
-        matplotlib.figure.Figure
-            The figure, with the target as a vertical line and the violation rates in the legend.
-        """
-        from matplotlib.figure import Figure  # matplotlib: only the figure needs it (0.3 s to import)
-
-        if ax is None:
-            ax = Figure(figsize=(6.4, 3.6), layout="constrained").add_subplot()
-        column = "population_risk" if self.target.kind == "risk" else "population_coverage"
-        for method, rows in self.draws.groupby("method", sort=False):
-            row = self.summary.loc[method]
-            values = rows[column].dropna()
-            ax.hist(values, bins=30, alpha=0.55, label=f"{method}: violated {row.violation_rate:.1%} "
-                    f"[{row.violation_low:.1%}, {row.violation_high:.1%}]")
-        ax.axvline(self.target.value, color="black", linestyle="--", label=f"target {self.target.kind}="
-                   f"{self.target.value:g} (delta {1 - self.target.confidence:g})")
-        ax.set_xlabel(("selective risk" if self.target.kind == "risk" else "coverage") + " on all rows")
-        ax.set_ylabel("calibration draws")
-        ax.set_title(f"{len(self.draws) // max(self.draws['method'].nunique(), 1)} draws of {self.n_calibration} "
-                     f"of {self.n_rows} rows", fontsize="medium")
-        ax.legend(fontsize="small")
-        return ax.figure
-
-
-def validate_target(loss: Any, uncertainty: Any, target: "Target", *, repeats: int = 500,
-                    calibration_fraction: float = 0.5, loss_bound: Any = None, method: str | None = None,
-                    random_state: Any = 0) -> _TargetValidity:
-    """How often a certified target fails on a user's own rows, beside the plug-in target.
-
-    All ``N`` rows are taken as the population: ``repeats`` times, a calibration sample of
-    ``calibration_fraction * N`` rows is drawn without replacement, the certified target and
-    its plug-in twin (same kind and value, no confidence) are fitted on it, and the population
-    coverage and selective risk of each selection are computed exactly on all ``N`` rows (and on
-    the rows left out, the test part). A draw *violates* when the population risk exceeds the
-    target (risk) or the population coverage falls below it (coverage); an infeasible draw
-    rejects everything and does not violate. The certified violation rate should stay at or
-    below delta up to its Clopper-Pearson interval; sampling without replacement only helps.
-
-    Parameters
-    ----------
-    loss, uncertainty : array_like of shape (N,)
-        Losses and uncertainty scores of the user's rows.
-    target : Target
-        A risk or coverage target with a confidence.
-    repeats : int, default 500
-        Calibration draws.
-    calibration_fraction : float, default 0.5
-        Share of the rows in each calibration sample, in (0, 1).
-    loss_bound : float or None, default None
-        The largest loss by the loss's definition; None for the 0/100 loss.
-    method : {"ltt", "sgr"} or None, default None
-        The certified risk target's method (:meth:`Target.fit`).
-    random_state : int or None, default 0
-        Seed of the draws.
-
-    Returns
-    -------
-    object
-        ``draws`` (pandas.DataFrame: ``repeat``, ``method`` ("certified" or "plug-in"),
-        ``population_coverage``, ``population_risk``, ``test_coverage``, ``test_risk``,
-        ``violated``, ``infeasible``), ``summary`` (per method: ``violations``, ``violation_rate``
-        and its 95 % Clopper-Pearson ``violation_low`` / ``violation_high``, ``delta``,
-        ``infeasible_rate``, ``mean_coverage``, ``mean_risk``), ``target``, ``n_rows``,
-        ``n_calibration``, and ``plot(ax=None)`` drawing the distributions (a matplotlib Figure).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> u = rng.random(4000)
-    >>> loss = 100.0 * (rng.random(4000) < u / 2)  # P(error | u) = u / 2
-    >>> check = validate_target(loss, u, Target("risk", 10, confidence=0.9), repeats=50)
-    >>> check.summary["violation_rate"].to_dict(), float(check.summary["delta"].iloc[0])
-    ({'certified': 0.02, 'plug-in': 0.6}, 0.1)
-    """
-    target = _certified_target(target, "validate_target")
-    loss = np.asarray(loss, dtype=float)
-    s = np.asarray(uncertainty, dtype=float)
-    if loss.shape != s.shape or loss.ndim != 1:
-        raise ValueError(f"loss and uncertainty must be 1-D of one length, got shapes {loss.shape} and {s.shape}")
-    if not 0.0 < float(calibration_fraction) < 1.0:
-        raise ValueError(f"calibration_fraction must lie in (0, 1), got {calibration_fraction!r}")
-    if int(repeats) != repeats or repeats < 1:
-        raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
-    n_rows = loss.size
-    n_cal = int(round(float(calibration_fraction) * n_rows))
-    if not 2 <= n_cal <= n_rows - 1:
-        raise ValueError(f"calibration_fraction {calibration_fraction:g} of {n_rows} rows leaves {n_cal} calibration "
-                         "rows; need at least 2 and one row left out")
-    population = _population_sums(loss, s)
-    rng = np.random.default_rng(random_state)
-    plug_in = Target(target.kind, target.value)
-    records = []
-    for repeat in range(int(repeats)):
-        chosen = np.zeros(n_rows, dtype=bool)
-        chosen[rng.choice(n_rows, n_cal, replace=False)] = True
-        test = _population_sums(loss[~chosen], s[~chosen])
-        for name, fit in (("certified", lambda: target.fit(loss[chosen], s[chosen], loss_bound=loss_bound,
-                                                          method=method)),
-                          ("plug-in", lambda: plug_in.fit(loss[chosen], s[chosen]))):
-            try:
-                selection = fit()
-            except InfeasibleTargetError:
-                selection = None
-            if selection is None:
-                coverage, risk, test_coverage, test_risk = 0.0, float("nan"), 0.0, float("nan")
-            else:
-                coverage, risk = _evaluate(selection, population)
-                test_coverage, test_risk = _evaluate(selection, test)
-            if target.kind == "risk":
-                violated = bool(risk > target.value * (1 + 1e-12))
-            else:
-                violated = bool(coverage < target.value * (1 - 1e-12))
-            records.append((repeat, name, coverage, risk, test_coverage, test_risk, violated, selection is None))
-    draws = pd.DataFrame(records, columns=["repeat", "method", "population_coverage", "population_risk",
-                                           "test_coverage", "test_risk", "violated", "infeasible"])
-    summary = draws.groupby("method", sort=False).agg(
-        violations=("violated", "sum"), violation_rate=("violated", "mean"),
-        infeasible_rate=("infeasible", "mean"), mean_coverage=("population_coverage", "mean"),
-        mean_risk=("population_risk", "mean"))
-    violations = summary["violations"].to_numpy(dtype=float)
-    summary["violation_low"], summary["violation_high"] = clopper_pearson(violations, repeats, 0.05)
-    summary["delta"] = round(1.0 - target.confidence, 12)
-    summary = summary[["violations", "violation_rate", "violation_low", "violation_high", "delta",
-                       "infeasible_rate", "mean_coverage", "mean_risk"]]
-    return _TargetValidity(target=target, n_rows=n_rows, n_calibration=n_cal, draws=draws, summary=summary)

@@ -22,10 +22,12 @@ Errors in the input exit with status 2 and a one-line message naming the file, r
 existing output only with ``--force``.
 """
 
-from ._errors import InputError
 from ._main import main
-from ._model import apply_model, load_model
-from ._parser import build_parser
-from ._table import Table, load_table
 
-__all__ = ["InputError", "Table", "apply_model", "build_parser", "load_model", "load_table", "main"]
+# The entry point of ``rejectopt`` and ``python -m rejectopt``; the shell's parts stay in their modules.
+__all__ = ["main"]
+
+
+def __dir__():
+    """The names of ``__all__``, not the shell's private modules."""
+    return list(__all__)
