@@ -71,7 +71,7 @@ def test_no_test_module_imports_another():
     assert found == []
 
 
-# --- the package's names ---------------------------------------------------------------------
+# --- the package's names: one home for the exceptions, dir() as __all__, the public names -------
 
 #: The library's public names at most (as tests/test_house.py holds the API reference's library modules).
 MAX_PUBLIC_NAMES = 150
@@ -139,6 +139,21 @@ def test_one_module_holds_every_exception_of_the_library():
                     for member in getattr(module, "__all__", [])
                     if inspect.isclass(getattr(module, member)) and getattr(module, member) in library.values()]
     assert listed_again == []
+
+
+def test_dir_of_every_package_is_its_all():
+    """``dir(package)`` shows its public names, all of them (lazy_loader's own ``__dir__`` lists only
+    what it loads lazily), and every one of them resolves."""
+    wrong = {}
+    for name, module in package_modules().items():
+        if not hasattr(module, "__path__"):
+            continue
+        if sorted(dir(module)) != sorted(module.__all__):
+            wrong[name] = sorted(set(dir(module)) ^ set(module.__all__))
+        missing = [member for member in module.__all__ if not hasattr(module, member)]
+        if missing:
+            wrong[f"{name} (unresolved)"] = missing
+    assert wrong == {}
 
 
 def test_every_public_name_is_in_the_api_reference_or_the_pipeline():

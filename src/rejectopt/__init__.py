@@ -11,13 +11,19 @@ import lazy_loader as _lazy
 # The one place the version is written: pyproject.toml reads it ([tool.setuptools.dynamic]).
 __version__ = "0.3.0"
 
-__getattr__, __dir__, _lazy_names = _lazy.attach(
+_SUBMODULES = [
+    "classifiers", "datasets", "estimator", "exceptions", "fitting", "landmarks", "logits", "metrics", "model", "ood",
+    "pipeline", "scores", "selective", "splits", "stats", "targets",
+]
+__getattr__, _, _ = _lazy.attach(
     __name__,
-    submodules=[
-        "classifiers", "datasets", "estimator", "fitting", "landmarks", "logits", "metrics", "model", "ood",
-        "pipeline", "scores", "selective", "splits", "stats", "targets",
-    ],
+    submodules=_SUBMODULES,
     submod_attrs={"estimator": ["SelectiveClassifier"], "metrics": ["RiskCoverageDisplay"]},
 )
-# The public API of the package itself; the submodules list their own.
-__all__ = ["RiskCoverageDisplay", "SelectiveClassifier"]
+# What the package holds: its submodules (each lists its own names) and the two classes it re-exports.
+__all__ = ["RiskCoverageDisplay", "SelectiveClassifier", *_SUBMODULES]
+
+
+def __dir__():
+    """The names of ``__all__``: ``dir()`` shows what the package holds, as ``import *`` takes it."""
+    return list(__all__)

@@ -25,7 +25,7 @@ register_classifier("xgb", task="classification", baseline="mcp", posteriors=Tru
 # The pipeline's own steps (``_selection.train_classifier``, ``classifier_outputs``,
 # ``_double_hinge.fit_double_hinge``) are reached through these private submodules, loaded on
 # first use like the public names.
-__getattr__, __dir__, _ = _lazy.attach(
+__getattr__, _, _ = _lazy.attach(
     __name__,
     submodules=["_double_hinge", "_selection"],
     submod_attrs={
@@ -47,3 +47,8 @@ __all__ = [
     "make_classifier",
     "register_classifier",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``: lazy_loader's own lists only the names it loads."""
+    return list(__all__)

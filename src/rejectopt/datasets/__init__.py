@@ -31,3 +31,8 @@ __all__ = [
     "peek_custom",
     "prepare_dataset",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``, not the private submodules and helpers the imports above add."""
+    return list(__all__)

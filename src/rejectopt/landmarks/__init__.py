@@ -29,3 +29,8 @@ __all__ = [
     "hog_features",
     "face_features",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``, not the private submodules and helpers the imports above add."""
+    return list(__all__)

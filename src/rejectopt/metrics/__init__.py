@@ -87,3 +87,8 @@ __all__ = [
     "METRICS",
     "get_metric",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``, not the private submodules and helpers the imports above add."""
+    return list(__all__)

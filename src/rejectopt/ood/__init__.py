@@ -83,3 +83,8 @@ __all__ = [
     "KNNDistanceOOD",
     "MahalanobisOOD",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``, not the private submodules and helpers the imports above add."""
+    return list(__all__)

@@ -25,7 +25,7 @@ register_score("reg_shared", label="REG (class-shared)", learns_from="loss",
 register_score("sele_shared", label="SELE (class-shared)", learns_from="loss",
                applies_to=("network",))("rejectopt.scores._shared:SELEShared")
 
-__getattr__, __dir__, _ = _lazy.attach(
+__getattr__, _, _ = _lazy.attach(
     __name__,
     submod_attrs={
         "_baselines": ["mcp", "svm_margin"],
@@ -48,3 +48,8 @@ __all__ = [
     "svm_margin",
     "select_C",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``: lazy_loader's own lists only the names it loads."""
+    return list(__all__)

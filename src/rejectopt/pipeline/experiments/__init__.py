@@ -46,3 +46,8 @@ pipeline's jobs with the user's permissions and may read and write any file.
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, check_experiment
 
 __all__ = ["LOSS_SCALE", "SplitInputs", "SplitResult", "check_experiment"]
+
+
+def __dir__():
+    """The names of ``__all__``, not the private submodules and helpers the imports above add."""
+    return list(__all__)

@@ -42,3 +42,8 @@ __all__ = [
     "report_requested",
     "timing_table",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``, not the private submodules and helpers the imports above add."""
+    return list(__all__)
