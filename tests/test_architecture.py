@@ -179,3 +179,14 @@ def test_every_public_name_is_in_the_api_reference_or_the_pipeline():
              if not inspect.ismodule(getattr(module, member))}
     counts = {name: len(module.__all__) for name, module in library.items()}
     assert len(names) <= MAX_PUBLIC_NAMES, f"{len(names)} public names, over {MAX_PUBLIC_NAMES}; per module: {counts}"
+
+
+def test_the_command_line_words_errors_with_the_library_s_one_line():
+    """One function puts an error's message on one line, the library's (``model._one_line``): the
+    command line's messages and the model file's errors read alike."""
+    from rejectopt.cli._errors import one_line
+    from rejectopt.model import _one_line
+
+    assert one_line is _one_line
+    assert one_line(ValueError("bad value\n   in row 3")) == "bad value in row 3"
+    assert one_line(KeyError()) == "KeyError"  # an error without a message is named, not blank

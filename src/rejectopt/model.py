@@ -451,6 +451,7 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
 
 
 def _one_line(err: BaseException) -> str:
+    """The message of ``err`` on one line, else its type's name; the command line words its errors with it too."""
     return " ".join(str(err).split()) or type(err).__name__
 
 

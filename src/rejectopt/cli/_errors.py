@@ -1,4 +1,10 @@
-"""The one exception of the command line: bad input, reported as one line with exit status 2."""
+"""The one exception of the command line: bad input, reported as one line with exit status 2.
+
+It stays in the shell (not in :mod:`rejectopt.exceptions`): the library never raises it, and
+:func:`rejectopt.cli.main` turns it into a message, never into a traceback.
+"""
+
+from ..model import _one_line as one_line
 
 __all__ = ["EXIT_INPUT_ERROR", "InputError", "one_line"]
 
@@ -17,8 +23,3 @@ class InputError(Exception):
     *args : object
         The message, naming the file, row, column, option or model field at fault.
     """
-
-
-def one_line(err):
-    """The message of ``err`` on one line."""
-    return " ".join(str(err).split())
