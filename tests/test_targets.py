@@ -10,10 +10,7 @@ from rejectopt.targets import (
     CertifiedSelection,
     OODTarget,
     Target,
-    _describe_attainable,
     _ood_operating_point,
-    _target_from_dict,
-    _target_to_dict,
     certification_table,
     parse_target,
     validate_target,
@@ -33,6 +30,9 @@ def test_parse_target():
             parse_target(bad)
     with pytest.raises(ValueError, match="coverage"):
         Target("coverage", 0.0)
+    assert Target(" Reject_Cost", 1) == Target("reject-cost", 1)  # one spelling of a kind, Target's
+    with pytest.raises(ValueError, match=r"^target kind must be one of 'coverage', 'risk', 'reject-cost', got 'cov'$"):
+        Target("cov", 0.5)
 
 
 def test_target_fits_each_model():
@@ -51,7 +51,7 @@ def test_target_fits_each_model():
 
 def test_describe_attainable_names_what_the_rows_allow():
     target = OODTarget("tpr-fpr", (0.9, 0.1))
-    assert _describe_attainable(target, target.attainable(IS_OOD, UNCERTAINTY)) == (
+    assert target.describe_attainable(target.attainable(IS_OOD, UNCERTAINTY)) == (
         "at TPR >= 0.9 the smallest attainable FPR is 1, at FPR <= 0.1 the largest attainable TPR is 0.6")
 
 
@@ -66,13 +66,16 @@ def test_ood_operating_point_known_answer():
 
 
 def test_target_dict_round_trip_and_malformed_input():
-    assert _target_from_dict({"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}}) == OODTarget("tpr-fpr", (0.8, 0.2))
-    assert _target_to_dict(Target("risk", 5)) == {"kind": "risk", "value": 5.0}
+    assert parse_target({"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}}) == OODTarget("tpr-fpr", (0.8, 0.2))
+    assert Target("risk", 5).to_dict() == {"kind": "risk", "value": 5.0}
     ood = OODTarget("precision-recall", (0.9, 0.7))
-    assert _target_to_dict(ood) == {"kind": "precision-recall", "value": {"precision": 0.9, "recall": 0.7}}
-    assert _target_from_dict(_target_to_dict(ood)) == ood
+    assert ood.to_dict() == {"kind": "precision-recall", "value": {"precision": 0.9, "recall": 0.7}}
+    assert parse_target(ood.to_dict()) == ood
+    assert OODTarget.KINDS == ("tpr-fpr", "precision-recall") and Target.KINDS == ("coverage", "risk", "reject-cost")
     with pytest.raises(ValueError, match=r"^target must hold a kind \(text\) and a value \(number\)$"):
-        _target_from_dict({"kind": "coverage", "value": "0.8"})
+        parse_target({"kind": "coverage", "value": "0.8"})
+    with pytest.raises(ValueError, match=r"^target must be an object with keys kind and value"):
+        parse_target({"kind": "coverage"})
 
 
 # --- certified targets: the contract ---------------------------------------------------------
@@ -82,9 +85,9 @@ def test_certified_target_text_dict_and_repr_carry_the_confidence():
     assert str(certified) == "risk=2,confidence=0.95"
     assert parse_target(str(certified)) == certified
     assert parse_target("tpr=0.8,fpr=0.2,confidence=0.9") == OODTarget("tpr-fpr", (0.8, 0.2), 0.9)
-    assert _target_to_dict(certified) == {"kind": "risk", "value": 2.0, "confidence": 0.95}
-    assert _target_from_dict(_target_to_dict(certified)) == certified
-    assert _target_from_dict({"kind": "risk", "value": 2}) == Target("risk", 2)  # an older model file
+    assert certified.to_dict() == {"kind": "risk", "value": 2.0, "confidence": 0.95}
+    assert parse_target(certified.to_dict()) == certified
+    assert parse_target({"kind": "risk", "value": 2}) == Target("risk", 2)  # an older model file
     assert repr(Target("risk", 2)) == "Target(kind='risk', value=2.0)"  # the plug-in target prints as before
     assert repr(certified) == "Target(kind='risk', value=2.0, confidence=0.95)"
     with pytest.raises(ValueError, match="reject-cost has no certified form"):
@@ -97,7 +100,7 @@ def test_certified_target_text_dict_and_repr_carry_the_confidence():
     with pytest.raises(ValueError, match="^target confidence: 'x' is not a number$"):
         parse_target("risk=2,confidence=x")
     with pytest.raises(ValueError, match="target.confidence must be a number"):
-        _target_from_dict({"kind": "risk", "value": 2, "confidence": "0.9"})
+        parse_target({"kind": "risk", "value": 2, "confidence": "0.9"})
 
 
 def test_certified_fit_returns_its_guarantee_and_the_plug_in_is_unchanged():

@@ -24,7 +24,7 @@ from .scores._base import PerClassLinearScore
 from .scores._registry import call_score
 from ._certify import CertifiedSelection, certified_from_dict
 from .selective import SelectionFunction, _check_tie_breaking
-from .targets import _OOD_TARGET_KINDS, _target_from_dict, _target_to_dict
+from .targets import OODTarget, parse_target
 
 __all__ = [
     "FEATURE_LIMIT",
@@ -316,7 +316,7 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
     >>> validate_model(model)[1]
     SelectionFunction(threshold=50.0, accept_prob=0.5)
     """
-    target_entry = _target_to_dict(target)
+    target_entry = target.to_dict()
     if ood_column is not None:
         target_entry["ood_column"] = ood_column
     return {
@@ -425,14 +425,16 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
         if len(classes) != score.n_classes_:
             raise ValueError(f"classes has {len(classes)} entries but score.n_classes is {score.n_classes_}")
     target = model["target"]
-    if isinstance(target, dict) and target.get("kind") in _OOD_TARGET_KINDS:
+    if not isinstance(target, dict):
+        raise ValueError("target must be an object with keys kind and value (and optionally confidence)")
+    if target.get("kind") in OODTarget.KINDS:
         if set(target) - {"confidence"} != {"kind", "value", "ood_column"}:
             raise ValueError(f"target of kind {target['kind']} must be an object with keys kind, value and ood_column "
                              "(and optionally confidence)")
         if not isinstance(target["ood_column"], str):
             raise ValueError("target.ood_column must be a string")
         target = {k: v for k, v in target.items() if k != "ood_column"}
-    confidence = _target_from_dict(target).confidence
+    confidence = parse_target(target).confidence
     if certificate is not None and confidence != selection.confidence:
         raise ValueError(f"certificate.confidence {selection.confidence:g} differs from the target's confidence "
                          f"{confidence!r}: the certificate is not that of this target")

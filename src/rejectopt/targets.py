@@ -2,11 +2,11 @@
 
 :class:`Target`: one of the three rejection models of Franc, Prusa & Voracek (2023, Sec. 2);
 :class:`OODTarget`: one of :mod:`rejectopt.ood`'s. :func:`parse_target` reads the CLI's text,
-``_target_from_dict`` / ``_target_to_dict`` the model file's. Targets fit with the strategies
-of :mod:`rejectopt.selective` and :mod:`rejectopt.ood`, which know nothing of targets; a target
-with a confidence with those of the certification (``rejectopt._certify``), whose checks of a
-certified target on the user's rows, :func:`certification_table` and :func:`validate_target`,
-are read from here.
+and the dict a target's ``to_dict`` writes to the model file. A plug-in target fits with the
+strategies of :mod:`rejectopt.selective` and :mod:`rejectopt.ood`, a certified one (with a
+confidence) with the certification's (``rejectopt._certify``); none of them knows of targets
+but the certification's checks of a certified target on the user's rows,
+:func:`certification_table` and :func:`validate_target`, which are read from here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import reprlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -43,8 +43,10 @@ from .selective import (
 
 __all__ = ["Target", "OODTarget", "parse_target", "CertifiedSelection", "certification_table", "validate_target"]
 
-#: Target kinds: bounded abstention, bounded improvement, cost-based model.
-_TARGET_KINDS = ("coverage", "risk", "reject-cost")
+
+def _normal_kind(kind: Any) -> Any:
+    """A kind as written (``Reject_Cost``) in its one spelling (``reject-cost``); a non-text kind as it is."""
+    return kind.strip().lower().replace("_", "-") if isinstance(kind, str) else kind
 
 
 @dataclass(frozen=True, repr=False)
@@ -56,7 +58,8 @@ class Target:
     kind : {"coverage", "risk", "reject-cost"}
         Bounded abstention (:func:`fit_bounded_abstention`), bounded improvement
         (:func:`fit_bounded_improvement`) or the cost-based model (:func:`fit_cost_based`:
-        minimise risk + value * rejection rate).
+        minimise risk + value * rejection rate). Read in any case, ``_`` for ``-``
+        (``"Reject_Cost"``), and stored as one of :attr:`KINDS`.
     value : float
         Coverage in (0, 1], selective risk > 0 in loss units (percent for the 0/100 loss), or
         reject cost >= 0; stored as a float.
@@ -65,6 +68,11 @@ class Target:
         certified target, met by the *population* with probability >= ``confidence`` over an
         i.i.d. calibration sample (the user guide's "Guarantees"); :meth:`fit` then returns a
         :class:`CertifiedSelection`. The reject-cost model has no certified form.
+
+    Attributes
+    ----------
+    KINDS : tuple of str
+        The kinds: ``("coverage", "risk", "reject-cost")``.
 
     Raises
     ------
@@ -85,13 +93,17 @@ class Target:
     ValueError: target coverage must lie in (0, 1], got 1.5
     """
 
+    KINDS: ClassVar[tuple[str, ...]] = ("coverage", "risk", "reject-cost")
+
     kind: str
     value: float
     confidence: float | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in _TARGET_KINDS:
-            raise ValueError(f"target must be coverage=W, risk=L or reject-cost=E, got kind {self.kind!r}")
+        kind = _normal_kind(self.kind)
+        if kind not in self.KINDS:
+            raise ValueError(f"target kind must be one of {', '.join(map(repr, self.KINDS))}, got {self.kind!r}")
+        object.__setattr__(self, "kind", kind)
         try:
             number = float(self.value)
         except (TypeError, ValueError, OverflowError):
@@ -159,6 +171,23 @@ class Target:
         extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
         return f"Target(kind={self.kind!r}, value={self.value!r}{extra})"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The target as ``model.json`` and ``report.json`` hold it; :func:`parse_target` reads it back.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., "value": ...}``, with ``"confidence"`` for a certified target; JSON-able.
+        """
+        return _with_confidence({"kind": self.kind, "value": self.value}, self.confidence)
+
+
+def _with_confidence(data: dict[str, Any], confidence: float | None) -> dict[str, Any]:
+    """``data`` with ``"confidence"`` when the target is certified (``to_dict`` of both target classes)."""
+    if confidence is not None:
+        data["confidence"] = confidence
+    return data
+
 
 #: Target kinds of the OOD rejection models (Franc, Prusa & Paplham): bounded TPR-FPR (Theorem 3)
 #: and bounded precision-recall (Theorem 5), each with its two bounds in text order.
@@ -185,6 +214,11 @@ class OODTarget:
         None: the bounds hold on the calibration rows. ``1 - delta``: tpr-fpr only, both bounds
         hold for the population with probability >= ``confidence`` (:class:`CertifiedSelection`).
 
+    Attributes
+    ----------
+    KINDS : tuple of str
+        The kinds: ``("tpr-fpr", "precision-recall")``.
+
     Raises
     ------
     ValueError
@@ -207,6 +241,8 @@ class OODTarget:
     >>> target.attainable(is_ood, uncertainty)
     {'fpr_at_tpr': 0.2, 'tpr_at_fpr': 0.8}
     """
+
+    KINDS: ClassVar[tuple[str, ...]] = tuple(_OOD_TARGET_KINDS)
 
     kind: str
     bounds: tuple
@@ -247,6 +283,17 @@ class OODTarget:
         text = ",".join(f"{name}={value:g}" for name, value in self.as_dict().items())
         return text if self.confidence is None else f"{text},confidence={self.confidence:g}"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The target as ``model.json`` and ``report.json`` hold it; :func:`parse_target` reads it back.
+
+        Returns
+        -------
+        dict
+            ``{"kind": ..., "value": {"tpr": T, "fpr": F}}`` (or precision and recall), with
+            ``"confidence"`` for a certified target; JSON-able.
+        """
+        return _with_confidence({"kind": self.kind, "value": self.as_dict()}, self.confidence)
+
     def met(self, rates: dict) -> dict[str, bool]:
         """Whether each bound holds for ``rates`` (keyed by :attr:`names`); NaN does not.
 
@@ -284,7 +331,7 @@ class OODTarget:
         attainable = self.attainable(is_ood, uncertainty)
         raise InfeasibleTargetError(f"target {self} is infeasible on these {is_ood.size} rows "
                                     f"({int((~is_ood).sum())} ID, {int(is_ood.sum())} OOD): "
-                                    f"{_describe_attainable(self, attainable)}; the strategy is unable")
+                                    f"{self.describe_attainable(attainable)}; the strategy is unable")
 
     def attainable(self, is_ood: Any, uncertainty: Any) -> dict[str, float]:
         """What the rows allow for each bound, given the other, with randomised thresholds.
@@ -321,6 +368,32 @@ class OODTarget:
         best_recall = float(np.nanmax(reach)) / n_id if np.isfinite(reach).any() else 0.0
         return {"precision_at_recall": best_precision, "recall_at_precision": best_recall}
 
+    def describe_attainable(self, attainable: dict) -> str:
+        """One phrase: what the rows allow for this target, as the error of an infeasible one says it.
+
+        Parameters
+        ----------
+        attainable : dict of str to float
+            :meth:`attainable` of the rows.
+
+        Returns
+        -------
+        str
+            E.g. ``at TPR >= 0.8 the smallest attainable FPR is 0.2, at FPR <= 0.2 the largest
+            attainable TPR is 0.8``.
+        """
+        def fmt(value):
+            return "nothing" if math.isnan(value) else f"{value:.4g}"
+
+        if self.kind == "tpr-fpr":
+            tpr_min, fpr_max = self.bounds
+            return (f"at TPR >= {tpr_min:g} the smallest attainable FPR is {fmt(attainable['fpr_at_tpr'])}, "
+                    f"at FPR <= {fpr_max:g} the largest attainable TPR is {fmt(attainable['tpr_at_fpr'])}")
+        precision_min, recall_min = self.bounds
+        return (f"at recall >= {recall_min:g} the largest attainable precision is "
+                f"{fmt(attainable['precision_at_recall'])}, at precision >= {precision_min:g} the largest "
+                f"attainable recall is {fmt(attainable['recall_at_precision'])}")
+
 
 def _fpr_at_tpr(tpr: np.ndarray, fpr: np.ndarray, tpr_min: float) -> float:
     """Smallest FPR with TPR >= ``tpr_min`` on the interpolated ROC (points from (0, 0) to (1, 1))."""
@@ -340,34 +413,6 @@ def _tpr_at_fpr(tpr: np.ndarray, fpr: np.ndarray, fpr_max: float) -> float:
         return float(tpr[-1])
     share = (fpr_max - fpr[j]) / (fpr[j + 1] - fpr[j])
     return float(tpr[j] + share * (tpr[j + 1] - tpr[j]))
-
-
-def _describe_attainable(target: OODTarget, attainable: dict) -> str:
-    """One phrase: what the rows allow for ``target`` (from :meth:`OODTarget.attainable`).
-
-    Parameters
-    ----------
-    target : OODTarget
-        The target the rows were asked to meet.
-    attainable : dict of str to float
-        ``target.attainable(is_ood, uncertainty)``.
-
-    Returns
-    -------
-    str
-        The phrase the error of an infeasible target carries.
-    """
-    def fmt(value):
-        return "nothing" if math.isnan(value) else f"{value:.4g}"
-
-    if target.kind == "tpr-fpr":
-        tpr_min, fpr_max = target.bounds
-        return (f"at TPR >= {tpr_min:g} the smallest attainable FPR is {fmt(attainable['fpr_at_tpr'])}, "
-                f"at FPR <= {fpr_max:g} the largest attainable TPR is {fmt(attainable['tpr_at_fpr'])}")
-    precision_min, recall_min = target.bounds
-    return (f"at recall >= {recall_min:g} the largest attainable precision is "
-            f"{fmt(attainable['precision_at_recall'])}, at precision >= {precision_min:g} the largest attainable "
-            f"recall is {fmt(attainable['recall_at_precision'])}")
 
 
 def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: float = 0.95, *,
@@ -431,63 +476,6 @@ def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: f
     }
 
 
-def _target_from_dict(data: Any) -> "Target | OODTarget":
-    """The target of a ``{"kind": ..., "value": ...}`` dict (``model.json``), for untrusted input.
-
-    Parameters
-    ----------
-    data : object
-        The parsed ``target`` field, any value; ``value`` a number, or for the OOD kinds an
-        object ``{"tpr": T, "fpr": F}`` / ``{"precision": P, "recall": R}``.
-
-    Returns
-    -------
-    Target or OODTarget
-        The target the dict describes.
-
-    Raises
-    ------
-    ValueError
-        Naming the malformed part.
-    """
-    if not isinstance(data, dict) or set(data) not in ({"kind", "value"}, {"kind", "value", "confidence"}):
-        raise ValueError("target must be an object with keys kind and value (and optionally confidence)")
-    kind, value = data["kind"], data["value"]
-    confidence = data.get("confidence")
-    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))):
-        raise ValueError(f"target.confidence must be a number in (0, 1), got {reprlib.repr(confidence)}")
-    if not isinstance(kind, str):
-        raise ValueError("target must hold a kind (text) and a value")
-    if kind in _OOD_TARGET_KINDS:
-        names = _OOD_TARGET_KINDS[kind]
-        if not isinstance(value, dict) or set(value) != set(names):
-            raise ValueError(f"target.value of kind {kind} must be an object with keys {' and '.join(names)}")
-        return OODTarget(kind, tuple(value[name] for name in names), confidence)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError("target must hold a kind (text) and a value (number)")
-    return Target(kind, value, confidence)
-
-
-def _target_to_dict(target: "Target | OODTarget") -> dict[str, Any]:
-    """Inverse of :func:`_target_from_dict`.
-
-    Parameters
-    ----------
-    target : Target or OODTarget
-        The target.
-
-    Returns
-    -------
-    dict
-        ``{"kind": ..., "value": ...}``, with ``"confidence"`` for a certified target; JSON-able.
-    """
-    value = target.as_dict() if isinstance(target, OODTarget) else target.value
-    data = {"kind": target.kind, "value": value}
-    if target.confidence is not None:
-        data["confidence"] = target.confidence
-    return data
-
-
 def _parse_ood_target(text: str, parts: list[str]) -> OODTarget:
     values = {}
     for part in parts:
@@ -513,15 +501,38 @@ def _parse_ood_target(text: str, parts: list[str]) -> OODTarget:
     raise ValueError(f"target must be {_OOD_TARGET_FORMS}, got {text!r} (the bounds of two models mixed)")
 
 
-def parse_target(text: str) -> "Target | OODTarget":
-    """Parse a target text into a :class:`Target` or an :class:`OODTarget`.
+def _target_of_dict(data: dict) -> "Target | OODTarget":
+    """The target of a ``to_dict()`` dict (``model.json``'s ``target``), for untrusted input: ValueError naming the
+    malformed part."""
+    if set(data) not in ({"kind", "value"}, {"kind", "value", "confidence"}):
+        raise ValueError("target must be an object with keys kind and value (and optionally confidence)")
+    kind, value = data["kind"], data["value"]
+    confidence = data.get("confidence")
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))):
+        raise ValueError(f"target.confidence must be a number in (0, 1), got {reprlib.repr(confidence)}")
+    if not isinstance(kind, str):
+        raise ValueError("target must hold a kind (text) and a value")
+    if kind in OODTarget.KINDS:
+        names = _OOD_TARGET_KINDS[kind]
+        if not isinstance(value, dict) or set(value) != set(names):
+            raise ValueError(f"target.value of kind {kind} must be an object with keys {' and '.join(names)}")
+        return OODTarget(kind, tuple(value[name] for name in names), confidence)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("target must hold a kind (text) and a value (number)")
+    return Target(kind, value, confidence)
+
+
+def parse_target(spec: "str | dict") -> "Target | OODTarget":
+    """Read a target as the CLI's ``--target`` or a model file writes it: a :class:`Target` or an :class:`OODTarget`.
 
     Parameters
     ----------
-    text : str
-        As the CLI's ``--target``: ``coverage=0.8``, ``risk=5``, ``reject-cost=10`` (or
+    spec : str or dict
+        Text as ``--target``: ``coverage=0.8``, ``risk=5``, ``reject-cost=10`` (or
         ``reject_cost``); ``tpr=0.8,fpr=0.2`` or ``precision=0.9,recall=0.7`` (either order);
         any of them may end in ``,confidence=C`` (a certified target, as ``str`` writes it).
+        Or the dict of the target's ``to_dict()`` (``model.json``'s ``target``), ``value`` a
+        number or, for the OOD kinds, ``{"tpr": T, "fpr": F}`` / ``{"precision": P, "recall": R}``.
 
     Returns
     -------
@@ -531,8 +542,8 @@ def parse_target(text: str) -> "Target | OODTarget":
     Raises
     ------
     ValueError
-        Unknown kind, missing or repeated bound, non-number or out-of-range value; the
-        message starts with ``target``.
+        Unknown kind, missing or repeated bound, non-number or out-of-range value, or a
+        malformed dict; the message starts with ``target``.
 
     Examples
     --------
@@ -544,8 +555,13 @@ def parse_target(text: str) -> "Target | OODTarget":
     Traceback (most recent call last):
         ...
     ValueError: target coverage must lie in (0, 1], got 2
+    >>> parse_target({"kind": "risk", "value": 5, "confidence": 0.9}) == Target("risk", 5, confidence=0.9)
+    True
     """
-    parts = str(text).split(",")
+    if isinstance(spec, dict):
+        return _target_of_dict(spec)
+    text = str(spec)
+    parts = text.split(",")
     confidence = None
     if len(parts) > 1 and parts[-1].partition("=")[0].strip().lower() == "confidence":
         value = parts.pop().partition("=")[2].strip()
@@ -559,10 +575,10 @@ def parse_target(text: str) -> "Target | OODTarget":
                                                            else "value")), confidence)
     first = parts[0].partition("=")[0].strip().lower()
     if len(parts) > 1 or first in ("tpr", "fpr", "precision", "recall"):
-        return _parse_ood_target(str(text), parts)
-    kind, sep, value = str(text).partition("=")
-    kind = kind.strip().lower().replace("_", "-")
-    if not sep or kind not in _TARGET_KINDS:
+        return _parse_ood_target(text, parts)
+    kind, sep, value = text.partition("=")
+    kind = _normal_kind(kind)
+    if not sep or kind not in Target.KINDS:
         raise ValueError(f"target must be {_ALL_TARGET_FORMS}, got {text!r}")
     try:
         number = float(value)

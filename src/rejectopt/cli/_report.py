@@ -14,14 +14,7 @@ from .. import __version__
 from ..metrics import aurc
 from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
-from ..targets import (
-    _OOD_TARGET_KINDS,
-    CertifiedSelection,
-    _describe_attainable,
-    _ood_operating_point,
-    _target_from_dict,
-    _target_to_dict,
-)
+from ..targets import CertifiedSelection, OODTarget, _ood_operating_point, parse_target
 
 __all__ = ["json_bytes", "ood_report_dict", "ood_report_markdown", "ood_summary_line", "report_dict",
            "report_markdown", "risk_unit", "summary_line", "versions"]
@@ -96,7 +89,7 @@ def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, vers
     loss_rep, s_rep = loss[rep], s[rep]
     calibration_risk, calibration_coverage = empirical_risk_coverage(loss[cal], s[cal], selection)
     return {
-        "target": _target_to_dict(target),
+        "target": target.to_dict(),
         **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound),
         "rows": _rows(parts, s.size),
         "calibration": {"coverage": calibration_coverage, "selective_risk": _none_if_nan(calibration_risk)},
@@ -222,7 +215,7 @@ _RATE_LABELS = {"tpr": "TPR (share of ID rows accepted)", "fpr": "FPR (share of 
 
 def is_ood_report(report):
     """Whether ``report`` is that of an OOD target (``tpr-fpr`` or ``precision-recall``)."""
-    return report["target"]["kind"] in _OOD_TARGET_KINDS
+    return report["target"]["kind"] in OODTarget.KINDS
 
 
 def _ood_point(loss, is_ood, prob, loss_bound):
@@ -271,7 +264,7 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
     loss_id, s_id = loss[rep][~ood_rep], s[rep][~ood_rep]
     on_report = _feasibility(target, point)
     return {
-        "target": _target_to_dict(target),
+        "target": target.to_dict(),
         "ood_column": ood_column,
         **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound),
         "rows": {**_rows(parts, s.size),
@@ -289,10 +282,6 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
     }
 
 
-def _target_of(report):
-    return _target_from_dict(report["target"])
-
-
 def _interval(point, name):
     low, high = point[f"{name}_ci"]
     return f"[{fmt(low)}, {fmt(high)}]"
@@ -304,7 +293,7 @@ def _yes(flag):
 
 def ood_report_markdown(report):
     """The human-readable ``report.md`` of an OOD target."""
-    target = _target_of(report)
+    target = parse_target(report["target"])
     point, rows, aurcs, cal = report["report"], report["rows"], report["aurc_report"], report["calibration"]
     sel, feasibility = report["selection"], report["feasibility"]
     model = ("bounded TPR-FPR model (Theorem 3)" if target.kind == "tpr-fpr"
@@ -358,7 +347,7 @@ def ood_report_markdown(report):
                      f"{_yes(feasibility['report_within_ci'][name])} |")
     lines += [
         "",
-        f"On the calibration rows {_describe_attainable(target, report['attainable_calibration'])}; coverage "
+        f"On the calibration rows {target.describe_attainable(report['attainable_calibration'])}; coverage "
         f"{fmt(cal['coverage'])}, selective risk of the accepted ID rows {fmt(cal['selective_risk'])} "
         f"{report['risk_unit']}.",
         "",
@@ -375,7 +364,7 @@ def ood_report_markdown(report):
 
 def ood_summary_line(report):
     """The line ``select`` prints for an OOD target: its rates, coverage and selective risk on the report rows."""
-    target = _target_of(report)
+    target = parse_target(report["target"])
     point = report["report"]
     names = ("tpr", "fpr") if target.kind == "tpr-fpr" else ("precision", "recall")
     rates = ", ".join(f"{name if name in ('precision', 'recall') else name.upper()} {fmt(point[name])} "

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...metrics import rc_curve
 from ...ood import roc_curve
 from ...selective import operating_point
-from ...targets import _target_from_dict
+from ...targets import parse_target
 from ._figures import rc_figure
 
 __all__ = ["ood_select_figure", "select_figure"]
@@ -73,7 +73,7 @@ def ood_select_figure(fit, loss, is_ood, report, score_label):
 
     rep = fit.parts["report"]
     ood_rep, s_rep = is_ood[rep], fit.uncertainty[rep]
-    point, target = report["report"], _target_from_dict(report["target"])
+    point, target = report["report"], parse_target(report["target"])
     fig = Figure(figsize=(10.0, 4.0), dpi=110)
     roc, rc = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     fpr, tpr, _ = roc_curve(ood_rep, s_rep)
