@@ -4,13 +4,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rejectopt.selective import InfeasibleTargetError, empirical_risk_coverage
+from rejectopt.selective import (
+    InfeasibleTargetError,
+    OODOperatingPoint,
+    OperatingPoint,
+    SelectionFunction,
+    empirical_risk_coverage,
+    operating_point,
+)
 from rejectopt._certify import certified_from_dict
 from rejectopt.targets import (
     CertifiedSelection,
     OODTarget,
     Target,
-    _ood_operating_point,
     certification_table,
     parse_target,
     validate_target,
@@ -58,11 +64,15 @@ def test_describe_attainable_names_what_the_rows_allow():
 def test_ood_operating_point_known_answer():
     # four ID rows accepted (one wrong, loss 100) and one OOD row
     loss = np.array([0, 0, 100, 0, 100] + [np.nan] * 5)
-    point = _ood_operating_point(loss, IS_OOD, (UNCERTAINTY <= 0.4).astype(float), loss_bound=100)
-    assert {name: point[name] for name in ("coverage", "tpr", "fpr", "precision", "selective_risk")} == {
+    point = operating_point(loss, UNCERTAINTY, SelectionFunction(0.4, 1.0), loss_bound=100, is_ood=IS_OOD)
+    assert isinstance(point, OODOperatingPoint) and isinstance(point, OperatingPoint)
+    assert {name: getattr(point, name) for name in ("coverage", "tpr", "fpr", "precision", "selective_risk")} == {
         "coverage": 0.5, "tpr": 0.8, "fpr": 0.2, "precision": 0.8, "selective_risk": 25.0}
-    assert [round(v, 4) for v in point["tpr_ci"]] == [0.3755, 0.9638]
-    assert point["rates_ci_method"] == "Wilson score interval (95%)"
+    assert [round(v, 4) for v in point.tpr_ci] == [0.3755, 0.9638] and point.recall_ci == point.tpr_ci
+    assert point.rates_ci_method == "Wilson score interval (95%)"
+    assert (point.n_accepted_expected, point.n_id_accepted_expected, point.n_ood_accepted_expected) == (5, 4, 1)
+    with pytest.raises(ValueError, match="needs ID and OOD rows, got 5 ID and 0 OOD"):
+        operating_point(loss[:5], UNCERTAINTY[:5], SelectionFunction(0.4, 1.0), loss_bound=100, is_ood=IS_OOD[:5])
 
 
 def test_target_dict_round_trip_and_malformed_input():

@@ -42,6 +42,7 @@ from .stats import selective_risk_interval, wilson_interval
 
 __all__ = [
     "OperatingPoint",
+    "OODOperatingPoint",
     "SelectionFunction",
     "operating_point",
     "fit_cost_based",
@@ -619,7 +620,7 @@ class OperatingPoint:
     ----------
     coverage, selective_risk : float
         ``mean_i c_i`` and ``sum_i c_i l_i / sum_i c_i`` (NaN, with its interval, when nothing
-        is accepted).
+        is accepted); with OOD rows, the risk of the accepted ID rows.
     coverage_ci, selective_risk_ci : tuple of float
         ``(low, high)`` confidence intervals.
     coverage_ci_method, selective_risk_ci_method : str
@@ -643,26 +644,82 @@ class OperatingPoint:
     n_accepted_expected: float
 
 
+@dataclass(frozen=True)
+class OODOperatingPoint(OperatingPoint):
+    """An :class:`OperatingPoint` on a sample with out-of-distribution (OOD) rows, with the OOD rates.
+
+    :func:`operating_point` with ``is_ood``: coverage of all rows, selective risk of the accepted
+    in-distribution (ID) rows, and the rates of the OOD rejection models (Franc, Prusa & Paplham).
+
+    Parameters
+    ----------
+    coverage, coverage_ci, coverage_ci_method, selective_risk, selective_risk_ci, \
+selective_risk_ci_method, n_accepted_expected
+        As :class:`OperatingPoint`.
+    tpr, fpr, precision : float
+        Expected share of the ID rows accepted, of the OOD rows accepted, and of ID rows among
+        the accepted (NaN when nothing is accepted).
+    tpr_ci, fpr_ci, precision_ci : tuple of float
+        Their ``(low, high)`` intervals.
+    rates_ci_method : str
+        How the rates' intervals were computed.
+    n_id_accepted_expected, n_ood_accepted_expected : float
+        ``sum_i c_i`` over the ID and over the OOD rows.
+
+    Examples
+    --------
+    >>> is_ood = [False, False, False, True, True]
+    >>> point = operating_point([0, 100, 0, float("nan"), float("nan")], [0.1, 0.2, 0.9, 0.3, 0.8],
+    ...                         SelectionFunction(0.5, 1.0), loss_bound=100, is_ood=is_ood)
+    >>> round(point.tpr, 4), point.fpr, round(point.precision, 4), point.selective_risk
+    (0.6667, 0.5, 0.6667, 50.0)
+    """
+
+    tpr: float
+    tpr_ci: tuple[float, float]
+    fpr: float
+    fpr_ci: tuple[float, float]
+    precision: float
+    precision_ci: tuple[float, float]
+    rates_ci_method: str
+    n_id_accepted_expected: float
+    n_ood_accepted_expected: float
+
+    @property
+    def recall(self) -> float:
+        """The recall of the ID rows, their TPR."""
+        return self.tpr
+
+    @property
+    def recall_ci(self) -> tuple[float, float]:
+        """The recall's interval, the TPR's."""
+        return self.tpr_ci
+
+
 def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence: float = 0.95, *,
-                    loss_bound: float) -> OperatingPoint:
+                    loss_bound: float, is_ood: Any = None) -> OperatingPoint:
     """Coverage (Wilson interval) and selective risk (:func:`rejectopt.stats.selective_risk_interval`).
 
     Parameters
     ----------
     loss, s : array_like, shape (n,)
-        Losses (>= 0) and uncertainty scores.
+        Losses (>= 0; NaN allowed on OOD rows) and uncertainty scores.
     selection : SelectionFunction
         The fitted selection function.
     confidence : float, default 0.95
-        Confidence level of both intervals.
+        Confidence level of every interval.
     loss_bound : float
         The largest loss a prediction can have (100 for the 0/100 loss), which scales the
         risk's interval (:func:`rejectopt.stats.selective_risk_interval`).
+    is_ood : array_like of bool, shape (n,), or None
+        True on the out-of-distribution rows; None: every row is in distribution.
 
     Returns
     -------
     OperatingPoint
-        As :func:`empirical_risk_coverage`, with intervals and their method names.
+        As :func:`empirical_risk_coverage`, with intervals and their method names; with
+        ``is_ood``, an :class:`OODOperatingPoint` (Wilson intervals for the rates, the risk of
+        the accepted ID rows).
 
     Examples
     --------
@@ -675,6 +732,8 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
     >>> point.selective_risk_ci_method
     'Wilson score interval (95%) on the accepted rows'
     """
+    if is_ood is not None:
+        return _ood_operating_point(loss, s, selection, confidence, loss_bound, is_ood)
     loss, s = _validate_loss_and_scores(loss, s)
     prob = selection.acceptance_probability(s)
     risk, coverage = empirical_risk_coverage(loss, s, selection)
@@ -687,6 +746,44 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
         selective_risk_ci=risk_ci,
         selective_risk_ci_method=risk_method,
         n_accepted_expected=float(prob.sum()),
+    )
+
+
+def _ood_operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence: float, loss_bound: float,
+                         is_ood: Any) -> OODOperatingPoint:
+    """:func:`operating_point` on ID and OOD rows: exact expectations over the randomisation (as
+    :func:`rejectopt.ood.empirical_rates`); NaN where nothing is accepted."""
+    loss = np.asarray(loss, dtype=float)
+    is_ood = np.asarray(is_ood, dtype=bool)
+    if is_ood.shape != loss.shape:
+        raise ValueError(f"is_ood has shape {is_ood.shape}, the loss {loss.shape}")
+    n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
+    if n_id == 0 or n_ood == 0:
+        raise ValueError(f"an operating point with OOD rows needs ID and OOD rows, got {n_id} ID and {n_ood} OOD")
+    _, s = _validate_loss_and_scores(np.where(is_ood, 0.0, loss), s)  # OOD rows' losses may be NaN
+    prob = selection.acceptance_probability(s)
+    accepted_id, accepted_ood = float(prob[~is_ood].sum()), float(prob[is_ood].sum())
+    accepted = accepted_id + accepted_ood
+    loss_id, prob_id = loss[~is_ood], prob[~is_ood]
+    risk_ci, risk_method = selective_risk_interval(loss_id, prob_id, confidence, loss_bound=loss_bound)
+    rates_method = f"Wilson score interval ({confidence:.0%})"
+    return OODOperatingPoint(
+        coverage=accepted / is_ood.size,
+        coverage_ci=wilson_interval(accepted, is_ood.size, confidence),
+        coverage_ci_method=rates_method,
+        selective_risk=float(prob_id @ loss_id) / accepted_id if accepted_id > 0 else float("nan"),
+        selective_risk_ci=risk_ci,
+        selective_risk_ci_method=risk_method,
+        n_accepted_expected=accepted,
+        tpr=accepted_id / n_id,
+        tpr_ci=wilson_interval(accepted_id, n_id, confidence),
+        fpr=accepted_ood / n_ood,
+        fpr_ci=wilson_interval(accepted_ood, n_ood, confidence),
+        precision=accepted_id / accepted if accepted > 0 else float("nan"),
+        precision_ci=wilson_interval(accepted_id, accepted, confidence),
+        rates_ci_method=rates_method,
+        n_id_accepted_expected=accepted_id,
+        n_ood_accepted_expected=accepted_ood,
     )
 
 

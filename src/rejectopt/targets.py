@@ -30,7 +30,6 @@ from ._checks import check_confidence
 from .ood import fit_bounded_precision_recall, fit_bounded_tpr_fpr
 from .ood._metrics import operating_points
 from .ood._validation import CONSTRAINT_TOL
-from .stats import selective_risk_interval, wilson_interval
 from .selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -413,67 +412,6 @@ def _tpr_at_fpr(tpr: np.ndarray, fpr: np.ndarray, fpr_max: float) -> float:
         return float(tpr[-1])
     share = (fpr_max - fpr[j]) / (fpr[j + 1] - fpr[j])
     return float(tpr[j] + share * (tpr[j + 1] - tpr[j]))
-
-
-def _ood_operating_point(loss: Any, is_ood: Any, accept_prob: Any, confidence: float = 0.95, *,
-                        loss_bound: float) -> dict[str, Any]:
-    """What a selection function achieves on a sample of ID and OOD rows, with intervals.
-
-    Exact expectations over the randomisation (as :func:`rejectopt.ood.empirical_rates`); Wilson
-    intervals for rates and coverage, :func:`rejectopt.stats.selective_risk_interval` for the
-    risk of the accepted ID rows. NaN when nothing is accepted.
-
-    Parameters
-    ----------
-    loss : array_like of float of shape (n,)
-        Losses (those of the OOD rows may be NaN).
-    is_ood : array_like of bool of shape (n,)
-        True for an OOD row.
-    accept_prob : array_like of float of shape (n,)
-        Acceptance probability ``c_i`` of each row (``SelectionFunction.acceptance_probability``).
-    confidence : float, default=0.95
-        Level of the intervals.
-    loss_bound : float
-        The largest loss a prediction can have (100 for the 0/100 loss): the scale of the risk's interval.
-
-    Returns
-    -------
-    dict
-        ``coverage``, ``tpr``, ``fpr``, ``precision``, ``recall`` (= TPR), ``selective_risk``,
-        each with ``*_ci`` ``[low, high]``; ``*_ci_method``; and ``n_accepted_expected``,
-        ``n_id_accepted_expected``, ``n_ood_accepted_expected``.
-    """
-    loss = np.asarray(loss, dtype=np.float64)
-    is_ood = np.asarray(is_ood, dtype=bool)
-    prob = np.asarray(accept_prob, dtype=np.float64)
-    n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
-    accepted_id, accepted_ood = float(prob[~is_ood].sum()), float(prob[is_ood].sum())
-    accepted = accepted_id + accepted_ood
-    loss_id, prob_id = loss[~is_ood], prob[~is_ood]
-    risk = float(prob_id @ loss_id) / accepted_id if accepted_id > 0 else float("nan")
-    risk_ci, risk_method = selective_risk_interval(loss_id, prob_id, confidence, loss_bound=loss_bound)
-    tpr_ci = list(wilson_interval(accepted_id, n_id, confidence))
-    precision = accepted_id / accepted if accepted > 0 else float("nan")
-    return {
-        "coverage": accepted / is_ood.size,
-        "coverage_ci": list(wilson_interval(accepted, is_ood.size, confidence)),
-        "coverage_ci_method": f"Wilson score interval ({confidence:.0%})",
-        "tpr": accepted_id / n_id,
-        "tpr_ci": tpr_ci,
-        "fpr": accepted_ood / n_ood,
-        "fpr_ci": list(wilson_interval(accepted_ood, n_ood, confidence)),
-        "precision": precision,
-        "precision_ci": list(wilson_interval(accepted_id, accepted, confidence)),
-        "recall": accepted_id / n_id,
-        "recall_ci": tpr_ci,
-        "rates_ci_method": f"Wilson score interval ({confidence:.0%})",
-        "selective_risk": risk,
-        "selective_risk_ci": list(risk_ci),
-        "selective_risk_ci_method": risk_method,
-        "n_accepted_expected": accepted,
-        "n_id_accepted_expected": accepted_id,
-        "n_ood_accepted_expected": accepted_ood,
-    }
 
 
 def _parse_ood_target(text: str, parts: list[str]) -> OODTarget:

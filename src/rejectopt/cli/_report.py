@@ -14,7 +14,7 @@ from .. import __version__
 from ..metrics import aurc
 from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
-from ..targets import CertifiedSelection, OODTarget, _ood_operating_point, parse_target
+from ..targets import CertifiedSelection, OODTarget, parse_target
 
 __all__ = ["json_bytes", "ood_report_dict", "ood_report_markdown", "ood_summary_line", "report_dict",
            "report_markdown", "risk_unit", "summary_line", "versions"]
@@ -218,13 +218,22 @@ def is_ood_report(report):
     return report["target"]["kind"] in OODTarget.KINDS
 
 
-def _ood_point(loss, is_ood, prob, loss_bound):
-    """:func:`rejectopt.targets._ood_operating_point` with JSON's null for an undefined value."""
-    point = _ood_operating_point(loss, is_ood, prob, loss_bound=loss_bound)
-    for name in ("precision", "selective_risk"):
-        point[name] = _none_if_nan(point[name])
-        point[f"{name}_ci"] = [_none_if_nan(v) for v in point[f"{name}_ci"]]
-    return point
+def _ood_point_dict(point):
+    """``report.json``'s entry of a :class:`rejectopt.selective.OODOperatingPoint`; null for an undefined value."""
+    def interval(values):
+        return [_none_if_nan(v) for v in values]
+
+    return {
+        "coverage": point.coverage, "coverage_ci": list(point.coverage_ci),
+        "coverage_ci_method": point.coverage_ci_method,
+        "tpr": point.tpr, "tpr_ci": list(point.tpr_ci), "fpr": point.fpr, "fpr_ci": list(point.fpr_ci),
+        "precision": _none_if_nan(point.precision), "precision_ci": interval(point.precision_ci),
+        "recall": point.recall, "recall_ci": list(point.recall_ci), "rates_ci_method": point.rates_ci_method,
+        "selective_risk": _none_if_nan(point.selective_risk), "selective_risk_ci": interval(point.selective_risk_ci),
+        "selective_risk_ci_method": point.selective_risk_ci_method,
+        "n_accepted_expected": point.n_accepted_expected, "n_id_accepted_expected": point.n_id_accepted_expected,
+        "n_ood_accepted_expected": point.n_ood_accepted_expected,
+    }
 
 
 def _nan_if_none(value):
@@ -258,9 +267,10 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
     parts, s, selection = fit.parts, fit.uncertainty, fit.selection
     cal, rep = parts["calibration"], parts["report"]
     ood_cal, ood_rep = is_ood[cal], is_ood[rep]
-    calibration = _ood_point(loss[cal], ood_cal, selection.acceptance_probability(s[cal]), loss_bound)
+    calibration = _ood_point_dict(operating_point(loss[cal], s[cal], selection, loss_bound=loss_bound,
+                                                  is_ood=ood_cal))
     calibration = {k: v for k, v in calibration.items() if not k.endswith(("_ci", "_ci_method"))}
-    point = _ood_point(loss[rep], ood_rep, selection.acceptance_probability(s[rep]), loss_bound)
+    point = _ood_point_dict(operating_point(loss[rep], s[rep], selection, loss_bound=loss_bound, is_ood=ood_rep))
     loss_id, s_id = loss[rep][~ood_rep], s[rep][~ood_rep]
     on_report = _feasibility(target, point)
     return {

@@ -4,8 +4,8 @@ The RC curve of the held-out report rows, and for a target with out-of-distribut
 ROC and RC curves, each with the chosen operating point.
 
 They draw what :class:`rejectopt.fitting.SelectiveFit` and the ``report.json`` content hold; the
-numbers are computed in the library (:func:`rejectopt.selective.operating_point`,
-:func:`rejectopt.targets._ood_operating_point`).
+numbers are computed in the library (:func:`rejectopt.selective.operating_point`, with
+``is_ood`` for the OOD rows).
 """
 
 from __future__ import annotations
