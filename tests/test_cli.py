@@ -447,11 +447,14 @@ def test_report_warns_on_a_missed_risk_target_in_the_wrong_unit(wine, tmp_path, 
     point = report["report"]
     low, high = point["selective_risk_ci"]
     assert low > 0.02 and out.rstrip().endswith("%")
-    assert ("--target risk=0.02 on the 0/100 loss means 0.02 % (the loss is in percent): did you mean risk=2 (2 %) "
-            "rather than 0.02?") in warnings
-    assert (f"the report rows miss --target risk=0.02: their selective risk {point['selective_risk']:.4g} "
-            f"[{low:.4g}, {high:.4g}] % lies above 0.02 beyond its 95 % interval (risk at full coverage "
-            f"{report['risk_full_coverage_report']:.4g} %)") in " ".join(warnings)
+    # the estimator's wording (rejectopt._diagnostics), the target named as the command line wrote it
+    assert ("--target risk=0.02: the risk of the 0/100 loss is in percent (an error costs 100), so this asks for at "
+            "most 0.02 % errors among the accepted predictions; if you meant the fraction 0.02 (2 %), ask for "
+            "--target risk=2") in warnings
+    assert (f"the {report['rows']['report']} held-out report rows miss --target risk=0.02: their selective risk "
+            f"{point['selective_risk']:.4g} % (95 % interval [{low:.4g}, {high:.4g}]) at coverage "
+            f"{point['coverage']:.4g} lies above 0.02 % beyond its interval, against "
+            f"{report['risk_full_coverage_report']:.4g} % when every row is accepted") in " ".join(warnings)
 
 
 def test_report_warns_on_a_score_worse_than_random_and_a_tie_over_C(wine, tmp_path, capsys, caplog):
@@ -674,12 +677,23 @@ def test_certified_tpr_fpr_target_round_trips_through_model_json(tmp_path, capsy
                                   else decisions["uncertainty"] <= model["selection"]["threshold"])
 
 
+def test_a_certified_risk_at_the_loss_bound_is_bad_input(wine, tmp_path, capsys):
+    """Any selection meets a risk of 100 % and none certifies it: refused before anything is fitted."""
+    status = cli.main(["select", "--data", str(wine), "--target", "risk=100,confidence=0.9", "--out",
+                       str(tmp_path / "sel"), "-q"])
+    assert status == 2
+    assert ("--target risk=100,confidence=0.9: a certified risk must lie below the largest loss a prediction can "
+            "have, 100") in capsys.readouterr().err
+    assert not (tmp_path / "sel").exists()
+
+
 def test_report_warns_on_a_missed_coverage_but_not_above_a_certified_one(wine, tmp_path, capsys, caplog):
     report, _, warnings = _select_wine(wine, tmp_path / "plug-in", "coverage=0.8", 0, capsys, caplog)
     low, high = report["report"]["coverage_ci"]
     assert low > 0.8  # more accepted than asked: the plug-in target is a coverage of 0.8, not at least 0.8
-    assert (f"the report rows miss --target coverage=0.8: their coverage {report['report']['coverage']:.4g} lies "
-            f"outside 0.8 beyond its 95 % interval [{low:.4g}, {high:.4g}]") in warnings
+    assert (f"the {report['rows']['report']} held-out report rows miss --target coverage=0.8: their coverage "
+            f"{report['report']['coverage']:.4g} lies outside 0.8 beyond its 95 % interval [{low:.4g}, {high:.4g}]"
+            ) in warnings
     caplog.clear()
     report, _, warnings = _select_wine(wine, tmp_path / "certified", "coverage=0.8,confidence=0.9", 0, capsys, caplog)
     assert report["report"]["coverage_ci"][0] > 0.8 and report["certificate"]["coverage_bound"] >= 0.8

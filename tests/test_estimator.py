@@ -409,10 +409,11 @@ def test_report_on_held_out_rows(digits):
 @pytest.mark.parametrize(
     "params, match",
     [
-        ({"target": "accuracy"}, "target must be one of 'coverage', 'risk', 'reject-cost'"),
-        ({"value": 1.5}, r"value must lie in \(0, 1\] for target='coverage'"),
-        ({"target": "risk", "value": -1}, "value must be a finite number > 0"),
-        ({"target": "reject_cost", "value": np.nan}, "value must be a finite number >= 0"),
+        ({"target": "accuracy"}, r"^target='accuracy', value=0\.8: target kind must be one of 'coverage', 'risk', "
+                                 r"'reject-cost', got 'accuracy'$"),
+        ({"value": 1.5}, r"^target='coverage', value=1\.5: target coverage must lie in \(0, 1\], got 1\.5$"),
+        ({"target": "risk", "value": -1}, r"^target='risk', value=-1: target risk must be a finite number > 0"),
+        ({"target": "reject_cost", "value": np.nan}, r"value=nan: target reject-cost must be a finite number >= 0"),
         ({"uncertainty_score": "sel"}, "uncertainty_score: .*'sele'"),
         ({"uncertainty_score": "mcp"}, "uncertainty_score='mcp' is computed from a classifier's outputs"),
         ({"uncertainty_score": 3}, "uncertainty_score must be the name of a learned score"),
@@ -425,7 +426,8 @@ def test_report_on_held_out_rows(digits):
         ({"n_jobs": 0}, "n_jobs must be None or an integer >= 1"),
         ({"random_state": -3}, "random_state must be a non-negative integer"),
         ({"reject_label": 2}, "reject_label=2 is one of the classes"),
-        ({"confidence": 1.5}, r"confidence must be None or a number in \(0, 1\) \(1 - delta, e.g. 0.95\), got 1.5"),
+        ({"confidence": 1.5}, r"^target='coverage', value=0\.8, confidence=1\.5: confidence must lie in \(0, 1\) "
+                              r"\(it is 1 - delta, e\.g\. 0\.95\), got 1\.5$"),
     ],
 )
 def test_parameter_errors_name_the_parameter(params, match, iris):
@@ -547,10 +549,13 @@ def test_all_correct_rows_and_tied_coverage_warn_as_select_reports():
     reached = model.accept(X[report_rows]).mean()
     assert model.report_["coverage_reached"] == reached == 13 / 36
     assert model.report_["coverage_expected"] == pytest.approx(0.6)  # expected over the draws: the target
-    assert messages[1] == ("coverage reached on the 36 held-out report rows is 0.361 (95 % interval [0.225, 0.524]) for "
-                           "a target coverage of 0.6: 36 of them tie at the threshold and are accepted with probability "
-                           "0.6 each, drawn by tie_breaking='hash'; expect a coverage off the target on new rows too "
-                           "(a score with fewer ties, or more rows, brings it closer)")
+    low, high = wilson_interval(13, 36)
+    assert (round(low, 3), round(high, 3)) == (0.225, 0.524)
+    assert messages[1] == (f"the 36 held-out report rows miss target='coverage', value=0.6: their coverage 0.3611 lies "
+                           f"outside 0.6 beyond its 95 % interval [{low:.4g}, {high:.4g}]: 36 of them tie at the "
+                           "threshold and are accepted with probability 0.6 each, drawn by tie_breaking='hash'; expect "
+                           "a coverage off the target on new rows too (a score with fewer ties, or more rows, brings "
+                           "it closer)")
 
 
 class _InfAtPredict:
@@ -671,19 +676,20 @@ def test_a_risk_target_below_one_percent_and_a_missed_target_warn():
         warnings.simplefilter("always")
         model = SelectiveClassifier(GaussianNB(), target="risk", value=0.02, C_grid=(1.0,), random_state=3).fit(X, y)
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
-    assert messages[0] == ("target='risk', value=0.02: the risk of loss='zero_one' is in percent (the 0/100 loss, "
-                           "an error costs 100), so this asks for at most 0.02 % errors among the accepted "
-                           "predictions; if you meant the fraction 0.02 (2 %), pass value=2")
+    assert messages[0] == ("target='risk', value=0.02: the risk of the 0/100 loss is in percent (an error costs 100), "
+                           "so this asks for at most 0.02 % errors among the accepted predictions; if you meant the "
+                           "fraction 0.02 (2 %), ask for target='risk', value=2")
     report = model.split_["report"]
     accept = model.selection_.acceptance_probability(model.predict_uncertainty(X[report]))
     errors = model.estimator_.predict(X[report]) != y[report]
     # the report rows' risk, computed independently: 1 error among 32 accepted of 180
     assert (accept.sum(), errors[accept > 0].sum()) == (32, 1)
     low, high = wilson_interval(1, 32)
-    assert messages[1] == (f"target risk 0.02 % missed on the 180 held-out report rows: selective risk 3.12 % (95 % "
-                           f"interval [{100 * low:.3g}, {100 * high:.3g}]) at coverage 0.178, against "
-                           f"{100 * errors.mean():.3g} % when every row is accepted; the calibration rows met the "
-                           "target by chance: expect new rows to miss it too (raise value, or fit on more rows)")
+    assert messages[1] == (f"the 180 held-out report rows miss target='risk', value=0.02: their selective risk 3.125 % "
+                           f"(95 % interval [{100 * low:.4g}, {100 * high:.4g}]) at coverage 0.1778 lies above 0.02 % "
+                           f"beyond its interval, against {100 * errors.mean():.4g} % when every row is accepted; the "
+                           "threshold fitted on the calibration rows does not hold on new rows: ask for a larger risk, "
+                           "or give more rows")
     assert len(messages) == 2
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # 2 % is met on the report rows (0.81 %): no warning
@@ -778,11 +784,12 @@ def test_confidence_certifies_the_target_on_the_calibration_rows():
             assert model.selection_.bound >= 0.7
         else:
             assert model.selection_.bound == 10 and model.report_["selective_risk"] <= 10
-    with pytest.raises(ValueError, match=r"^cannot meet target='risk', value=2 with confidence=0.9 on the 270 "
+    with pytest.raises(ValueError, match=r"^cannot meet target='risk', value=2, confidence=0\.9 on the 270 "
                                          r"calibration rows: target risk=2 cannot be certified"):
         SelectiveClassifier(clf, target="risk", value=2, confidence=0.9, uncertainty_score="reg",
                             C_grid=(1.0,)).fit(X, y)
-    with pytest.raises(ValueError, match=r"target='reject-cost' with confidence=0.9: "):
+    with pytest.raises(ValueError, match=r"^target='reject-cost', value=5, confidence=0\.9: target reject-cost has no "
+                                         r"certified form"):
         SelectiveClassifier(clf, target="reject-cost", value=5, confidence=0.9).fit(X, y)
 
 

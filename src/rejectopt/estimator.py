@@ -23,17 +23,23 @@ from .metrics import per_example_loss
 from .model import _check_features, _feature_bounds, _out_of_range, _out_of_range_message, _value_text, decide
 from .scores import TCP, get_score, score_names
 from .scores._selection import SCORE_C_GRID
-from .selective import InfeasibleTargetError, _check_tie_breaking, empirical_risk_coverage
-from .stats import selective_risk_interval, wilson_interval
+from .selective import InfeasibleTargetError, _check_tie_breaking, operating_point
+from .stats import wilson_interval
 from .targets import Target
+from ._diagnostics import labels_never_predicted, missed_coverage, missed_risk, nothing_to_learn, risk_in_percent
 
 __all__ = ["SelectiveClassifier"]
 
-_TARGETS = ("coverage", "risk", "reject-cost")
 _LOSSES = ("zero_one", "mae")
 #: The unit of a selective risk under each loss, as ``select``'s report.json names it (``risk_unit``):
 #: a risk read without it is taken on the wrong scale (2.5 % errors for 0.025).
 _RISK_UNITS = {"zero_one": "%", "mae": "MAE"}
+
+
+def _named(target):
+    """A target as this estimator's messages name it: by its parameters (``target='risk', value=2``)."""
+    extra = "" if target.confidence is None else f", confidence={target.confidence:g}"
+    return f"target={target.kind!r}, value={target.value:g}{extra}"
 
 
 def _take_rows(X_raw, X, rows):
@@ -313,21 +319,14 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     # ----------------------------------------------------------------------------------------
     # Parameter checks
     # ----------------------------------------------------------------------------------------
-    def _target_kind(self):
-        kind = str(self.target).strip().lower().replace("_", "-") if isinstance(self.target, str) else None
-        if kind not in _TARGETS:
-            raise ValueError(f"target must be one of {', '.join(map(repr, _TARGETS))}; got {self.target!r}")
+    def _target(self):
+        """The :class:`~rejectopt.targets.Target` of ``target``, ``value`` and ``confidence``: its checks, in
+        this estimator's parameters."""
         try:
-            value = float(self.value)
-        except (TypeError, ValueError):
-            value = float("nan")
-        if kind == "coverage" and not 0.0 < value <= 1.0:
-            raise ValueError(f"value must lie in (0, 1] for target='coverage', got {self.value!r}")
-        if kind == "risk" and not (math.isfinite(value) and value > 0):
-            raise ValueError(f"value must be a finite number > 0 (loss units) for target='risk', got {self.value!r}")
-        if kind == "reject-cost" and not (math.isfinite(value) and value >= 0):
-            raise ValueError(f"value must be a finite number >= 0 for target='reject-cost', got {self.value!r}")
-        return kind, value
+            return Target(self.target, self.value, self.confidence)
+        except ValueError as err:
+            extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
+            raise ValueError(f"target={self.target!r}, value={self.value!r}{extra}: {err}") from None
 
     def _loss_bound(self, kind, loss):
         """The largest loss by the loss's definition: 100 for the 0/100 loss, the label range for the MAE."""
@@ -336,17 +335,6 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if self.loss == "zero_one":
             return 100.0
         return max(float(np.ptp(np.asarray(self.classes_, dtype=np.float64))), float(loss.max(initial=0.0)))
-
-    def _certified_target(self, kind, value):
-        """``Target(kind, value, confidence=...)``, its errors naming this estimator's parameters."""
-        confidence = self.confidence
-        if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0.0 < confidence < 1.0:
-            raise ValueError(f"confidence must be None or a number in (0, 1) (1 - delta, e.g. 0.95), got "
-                             f"{confidence!r}")
-        try:
-            return Target(kind, value, confidence=float(confidence))
-        except ValueError as err:
-            raise ValueError(f"target={kind!r} with confidence={confidence!r}: {err}") from None
 
     def _score_spec(self):
         """``(registry entry or None, instance or None)`` of ``uncertainty_score``, validated."""
@@ -488,10 +476,26 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self
         """
         routed = self._route_fit_params(fit_params)
-        kind, value = self._target_kind()
-        C_grid = self._C_grid()
-        info, instance = self._score_spec()
-        n_jobs = self._n_jobs()
+        target, spec = self._check_params()
+        X_raw, X, y = self._check_rows(X, y)
+        seed = self._seed()
+        split, rest, parts = self._split(X.shape[0], seed)
+        self.estimator_ = self._fit_estimator(X_raw, X, y, split["classifier"], routed)
+        classes, loss = self._predict_rest(X_raw, X, y, rest)
+        fitted = self._fit_score_and_selection(X_raw, X, y, rest, parts, classes, loss, target, spec, seed)
+        self.uncertainty_score_, self.C_, self.validation_aurc_, self.selection_ = (
+            fitted.score, fitted.C, dict(fitted.validation_aurc), fitted.selection)
+        self.split_, self.random_seed_ = split, seed
+        report = parts["report"]
+        self._report(X[rest][report], classes[report], loss[report], fitted.uncertainty[report], target)
+        return self
+
+    def _check_params(self):
+        """The target and ``(registry entry, instance)`` of the score, once every parameter is checked."""
+        target = self._target()
+        self._C_grid()
+        spec = self._score_spec()
+        self._n_jobs()
         _check_tie_breaking(self.tie_breaking)
         if self.loss not in _LOSSES:
             raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}")
@@ -499,80 +503,93 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if not hasattr(self.estimator, "predict") or not (prefit or hasattr(self.estimator, "fit")):
             raise ValueError(f"estimator must have predict{'' if prefit else ' and fit'}; "
                              f"got {self.estimator!r}")
-        if kind == "risk":
-            self._warn_about_risk_unit(value)
+        self._warn(risk_in_percent(target, self.loss, _named))
+        return target, spec
+
+    def _check_rows(self, X, y):
+        """``(X as given, X as a float array, y)``, refused as ``apply`` refuses rows (see the class Notes)."""
         X_raw = X
         _check_numeric_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
         _check_features(X)
         check_classification_targets(y)
         self._check_reject_label(np.unique(y))
-        seed = self._seed()
-        split, rest, parts = self._split(X.shape[0], seed)
+        return X_raw, X, y
 
-        if prefit:
-            why = "prefit=True" if self.prefit else "the estimator is a FrozenEstimator (used as fitted)"
-            if routed:
-                raise ValueError(f"fit parameters {sorted(routed)} are for the estimator's fit, but {why}: it is not "
-                                 "fitted here; fit it with them before wrapping it")
-            try:
-                check_is_fitted(self.estimator)
-            except NotFittedError as err:
-                raise ValueError(f"{why} but the estimator is not fitted: {err}") from None
-            except TypeError:
-                pass  # not a scikit-learn estimator: trust it
-            self.estimator_ = self.estimator
-        else:
-            rows = split["classifier"]
+    def _fit_estimator(self, X_raw, X, y, rows, routed):
+        """The classifier: ``estimator`` itself when prefitted, else a clone fitted on ``rows``."""
+        if not self._prefit():
             params = _rows_of_params(routed, X.shape[0], rows)
-            self.estimator_ = clone(self.estimator).fit(_take_rows(X_raw, X, rows), y[rows], **params)
+            return clone(self.estimator).fit(_take_rows(X_raw, X, rows), y[rows], **params)
+        why = "prefit=True" if self.prefit else "the estimator is a FrozenEstimator (used as fitted)"
+        if routed:
+            raise ValueError(f"fit parameters {sorted(routed)} are for the estimator's fit, but {why}: it is not "
+                             "fitted here; fit it with them before wrapping it")
+        try:
+            check_is_fitted(self.estimator)
+        except NotFittedError as err:
+            raise ValueError(f"{why} but the estimator is not fitted: {err}") from None
+        except TypeError:
+            pass  # not a scikit-learn estimator: trust it
+        return self.estimator
 
-        # Everything below works on the rows after the classifier part, indexed by `parts`,
-        # exactly like `select` on its table.
-        X_rest, y_rest = X[rest], y[rest]
+    def _predict_rest(self, X_raw, X, y, rest):
+        """The classifier's predictions (as indices of :attr:`classes_`, which it sets) and their losses on the rows
+        after its part.
+
+        Everything after works on these rows, indexed by the parts of ``split_rows``, exactly like
+        ``select`` on its table.
+        """
+        y_rest = y[rest]
         y_pred = np.asarray(self.estimator_.predict(_take_rows(X_raw, X, rest)))
         if y_pred.shape != y_rest.shape:
             raise ValueError(f"estimator.predict returned shape {y_pred.shape}, expected {y_rest.shape}")
         self.classes_ = self._classes(y, y_pred)
         self._check_reject_label(self.classes_)
-        classes = self._class_index(y_pred)
         loss = self._losses(y_rest, y_pred)
-        self._warn_about_losses(y_rest, y_pred, loss)
-        certified = None if self.confidence is None else self._certified_target(kind, value)
-        # A certified target needs the loss's bound, which fit_selective does not take: it fits the score and C
-        # (neither depends on the target) with an always feasible placeholder, and the selection is fitted below.
-        target = Target(kind, value) if certified is None else Target("coverage", 1.0)
+        self._warn(nothing_to_learn(loss, "of the rows after the classifier's part"),
+                   labels_never_predicted(y_rest, y_pred))
+        return self._class_index(y_pred), loss
+
+    def _fit_score_and_selection(self, X_raw, X, y, rest, parts, classes, loss, target, spec, seed):
+        """:func:`rejectopt.fitting.fit_selective` on the rows after the classifier's part."""
+        info, instance = spec
         score = info.name if info is not None else self._score_template(instance, len(self.classes_), seed)
-        fit_target = (self._true_class_probability(_take_rows(X_raw, X, rest), y_rest)
+        fit_target = (self._true_class_probability(_take_rows(X_raw, X, rest), y[rest])
                       if _learns_from_posterior(info, score) else None)
-        cal = parts["calibration"]
         try:
-            fitted = fit_selective(X_rest, classes, loss, target, parts, score=score, n_classes=len(self.classes_),
-                                   C_grid=C_grid, seed=seed, n_jobs=n_jobs, fit_target=fit_target)
-            selection = fitted.selection if certified is None else certified.fit(
-                loss[cal], fitted.uncertainty[cal], loss_bound=self._loss_bound(kind, loss))
+            return fit_selective(X[rest], classes, loss, target, parts, score=score,
+                                 n_classes=len(self.classes_), C_grid=self._C_grid(), seed=seed, n_jobs=self._n_jobs(),
+                                 fit_target=fit_target, loss_bound=self._loss_bound(target.kind, loss))
         except InfeasibleTargetError as err:
-            level = "" if certified is None else f" with confidence={certified.confidence:g}"
-            raise ValueError(f"cannot meet target={kind!r}, value={value:g}{level} on the {cal.size} calibration "
-                             f"rows: {err}") from None
-        self.uncertainty_score_, self.C_, self.validation_aurc_, self.selection_ = (
-            fitted.score, fitted.C, dict(fitted.validation_aurc), selection)
-        rep = parts["report"]
-        risk, coverage = empirical_risk_coverage(loss[rep], fitted.uncertainty[rep], selection)
-        self.split_ = split
-        self.random_seed_ = seed
-        decided = decide(self.uncertainty_score_, self.selection_, X_rest[rep], classes[rep], seed=seed,
+            raise ValueError(f"cannot meet {_named(target)} on the {parts['calibration'].size} calibration rows: "
+                             f"{err}") from None
+
+    def _report(self, X, classes, loss, uncertainty, target):
+        """:attr:`report_` on the held-out report rows, and the warnings on what they show."""
+        point = operating_point(loss, uncertainty, self.selection_, loss_bound=self._loss_bound("risk", loss))
+        decided = decide(self.uncertainty_score_, self.selection_, X, classes, seed=self.random_seed_,
                          tie_breaking=self.tie_breaking).accept
-        self.report_ = {"coverage_expected": coverage,
-                        "coverage_reached": float(decided.mean()) if rep.size else math.nan,
-                        "selective_risk": None if math.isnan(risk) else risk,
-                        "risk_unit": _RISK_UNITS[self.loss], "n_rows": int(rep.size)}
-        if kind == "coverage":
-            self._warn_about_coverage(value, decided, fitted.uncertainty[rep])
-        if kind == "risk":
-            self._warn_about_missed_risk(value, loss[rep], fitted.uncertainty[rep], float(np.mean(loss[rep]))
-                                         if rep.size else math.nan)
-        return self
+        self.report_ = {"coverage_expected": point.coverage, "coverage_reached": float(decided.mean()),
+                        "selective_risk": None if math.isnan(point.selective_risk) else point.selective_risk,
+                        "risk_unit": _RISK_UNITS[self.loss], "n_rows": int(loss.size)}
+        ties = int(np.sum(uncertainty == self.selection_.threshold))
+        self._warn(
+            missed_coverage(target, _named, loss.size, float(decided.mean()),
+                            wilson_interval(float(decided.sum()), loss.size),
+                            draws=(ties, self.selection_.accept_prob, self.tie_breaking)),
+            missed_risk(target, _named, loss.size, point.selective_risk, point.selective_risk_ci, point.coverage,
+                        float(np.mean(loss)), _RISK_UNITS[self.loss]))
+
+    @staticmethod
+    def _warn(*messages):
+        """Warn each message of :mod:`rejectopt._diagnostics` that is not None, at the line calling :meth:`fit`.
+
+        Called by the steps of :meth:`fit`, two calls below its caller.
+        """
+        for message in messages:
+            if message is not None:
+                warnings.warn(message, UserWarning, stacklevel=4)
 
     def _prefit(self):
         """Whether the estimator is used as fitted: ``prefit=True``, or a ``FrozenEstimator`` (which never refits)."""
@@ -608,76 +625,6 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """
         return MetadataRouter(owner=type(self).__name__).add_self_request(self).add(
             estimator=self.estimator, method_mapping=MethodMapping().add(caller="fit", callee="fit"))
-
-    def _warn_about_risk_unit(self, value):
-        """A risk target below 1 on the 0/100 loss is 100 times stricter than the fraction it probably means."""
-        if self.loss == "zero_one" and value < 1.0:
-            warnings.warn(f"target='risk', value={value:g}: the risk of loss='zero_one' is in percent (the 0/100 loss, "
-                          f"an error costs 100), so this asks for at most {value:g} % errors among the accepted "
-                          f"predictions; if you meant the fraction {value:g} ({value * 100:g} %), pass "
-                          f"value={value * 100:g}", stacklevel=3)
-
-    def _warn_about_missed_risk(self, value, loss, uncertainty, full_risk):
-        """Warn when the report rows' selective risk exceeds a risk target beyond its 95 % interval.
-
-        The calibration rows meet the target by construction (the plug-in selection function);
-        held-out rows that miss it beyond sampling error mean that the calibration rows were too
-        few for so small a target, which new rows will miss too.
-        """
-        accept_prob = self.selection_.acceptance_probability(uncertainty)
-        accepted = float(accept_prob.sum())
-        if accepted <= 0:
-            return
-        risk = float(accept_prob @ loss) / accepted
-        (low, high), _ = selective_risk_interval(loss, accept_prob, loss_bound=self._loss_bound("risk", loss))
-        if value >= low:
-            return
-        unit = " %" if self.loss == "zero_one" else " (mean absolute error)"
-        warnings.warn(f"target risk {value:g}{unit} missed on the {loss.size} held-out report rows: selective risk "
-                      f"{risk:.3g}{unit} (95 % interval [{low:.3g}, {high:.3g}]) at coverage {accepted / loss.size:.3g}, "
-                      f"against {full_risk:.3g}{unit} when every row is accepted; the calibration rows met the "
-                      "target by chance: expect new rows to miss it too (raise value, or fit on more rows)",
-                      stacklevel=3)
-
-    def _warn_about_losses(self, y, y_pred, loss):
-        """``select``'s warnings on the rows the score learns from: all correct, or no label ever predicted."""
-        n = loss.size
-        if n and not np.any(loss):
-            warnings.warn(f"every loss is 0 (all {n} predictions of the rows after the classifier's part are "
-                          "correct): there is nothing to learn, the uncertainty score is constant and the rows are "
-                          "accepted at random with one probability", stacklevel=3)
-        try:
-            overlap = bool(np.isin(np.asarray(y_pred), np.asarray(y)).any())
-        except TypeError:
-            overlap = bool(set(np.asarray(y_pred).tolist()) & set(np.asarray(y).tolist()))
-        if n and not overlap:
-            labels, predicted = np.unique(np.asarray(y).astype(str)), np.unique(np.asarray(y_pred).astype(str))
-            warnings.warn(f"no label of y ({', '.join(labels[:5])}{', ...' if labels.size > 5 else ''}) is ever "
-                          f"predicted by the classifier ({', '.join(predicted[:5])}"
-                          f"{', ...' if predicted.size > 5 else ''}): every prediction counts as an error (label "
-                          "encodings differ?)", stacklevel=3)
-
-    def _warn_about_coverage(self, value, decided, uncertainty):
-        """Warn when rows tie at the threshold and the coverage predict reaches on the report rows misses the target.
-
-        Tied rows are accepted by a draw (eq. 25); where many rows tie (a constant score, few distinct
-        rows), the draws decide the coverage, which can land far from the target although the
-        expected coverage (``coverage_expected`` of :attr:`report_`) meets it. The warning fires when the target lies outside
-        the 95 % Wilson interval of the reached coverage. Without ties the coverage differs from the
-        target by the sampling of the calibration and report rows only, which :attr:`report_` shows.
-        """
-        n = decided.size
-        ties = int(np.sum(uncertainty == self.selection_.threshold))
-        if n == 0 or ties == 0 or not 0.0 < self.selection_.accept_prob < 1.0:
-            return
-        low, high = wilson_interval(float(decided.sum()), n)
-        if low <= value <= high:
-            return
-        warnings.warn(f"coverage reached on the {n} held-out report rows is {decided.mean():.3g} (95 % interval "
-                      f"[{low:.3g}, {high:.3g}]) for a target coverage of {value:g}: {ties} of them tie at the "
-                      f"threshold and are accepted with probability {self.selection_.accept_prob:.3g} each, drawn "
-                      f"by tie_breaking={self.tie_breaking!r}; expect a coverage off the target on new rows too "
-                      "(a score with fewer ties, or more rows, brings it closer)", stacklevel=3)
 
     def _check_reject_label(self, classes):
         if any(_same_label(label, self.reject_label) for label in np.asarray(classes).tolist()):

@@ -176,7 +176,8 @@ class SelectiveFit:
 
 def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", parts: dict, *,
                   score: Any = "sele", n_classes: int | None = None, C_grid: Any = None, seed: int = 0,
-                  n_jobs: int = 1, is_ood: Any = None, fit_target: Any = None) -> SelectiveFit:
+                  n_jobs: int = 1, is_ood: Any = None, fit_target: Any = None,
+                  loss_bound: Any = None) -> SelectiveFit:
     """Learn an uncertainty score and a selection function from a classifier's predictions and losses.
 
     The score is fitted on ``parts["fit"]`` per C of ``C_grid``; the C of least validation
@@ -213,6 +214,9 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     fit_target : ndarray of shape (n,) or None
         What the score fits when not the loss: the true class's posterior (TCP, eq. 35). C is
         still chosen by the AuRC of the loss.
+    loss_bound : float or None
+        A certified :class:`Target` only: the largest loss by the loss's definition, as
+        :meth:`Target.fit` takes it (None: the 0/100 loss).
 
     Returns
     -------
@@ -276,7 +280,8 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     if constant and np.ptp(fit_target[train_rows]) > 0:  # a constant target has its own warning
         warnings.warn(constant, stacklevel=2)
     cal = parts["calibration"]
-    selection = target.fit(loss[cal], is_ood[cal], s[cal]) if ood_target else target.fit(loss[cal], s[cal])
+    selection = (target.fit(loss[cal], is_ood[cal], s[cal]) if ood_target
+                 else target.fit(loss[cal], s[cal], loss_bound=loss_bound))
     return SelectiveFit(score=learner, C=float(best.C),
                         validation_aurc={float(c): float(v) for c, v in val_aurc.items()},
                         selection=selection, uncertainty=s, parts=parts)

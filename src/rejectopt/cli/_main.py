@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import os
@@ -19,6 +18,15 @@ from ..scores import get_score
 from ..scores._sele import MEMORY_BUDGET_ENV, SELE, MemoryBudgetError, memory_budget
 from ..selective import InfeasibleTargetError
 from ..targets import OODTarget, Target, certification_table, parse_target, validate_target
+from .._diagnostics import (
+    missed_bounds,
+    missed_coverage,
+    missed_risk,
+    nothing_to_learn,
+    risk_in_percent,
+    tied_C,
+    worse_than_random,
+)
 from ._errors import EXIT_INPUT_ERROR, InputError, one_line
 from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
 from ._model import apply_model, load_model
@@ -147,45 +155,37 @@ def _loss_bound(args, table):
     return worst
 
 
-def _warn_target_units(target, loss_name):
-    """A risk target below 1 on the 0/100 loss is most likely a fraction typed for a percent."""
-    if target.kind == "risk" and loss_name == "zero_one" and 0 < target.value < 1:
-        log.warning("--target risk=%g on the 0/100 loss means %g %% (the loss is in percent): did you mean risk=%g "
-                    "(%g %%) rather than %g?", target.value, target.value, 100 * target.value, 100 * target.value,
-                    target.value)
+def _named(target):
+    """A target as the command line's messages name it: ``--target risk=2``."""
+    return f"--target {target}"
+
+
+def _log(*messages):
+    """Log each message of :mod:`rejectopt._diagnostics` that is not None as a warning."""
+    for message in messages:
+        if message is not None:
+            log.warning(message)
 
 
 def _warn_report(report, target, C_grid):
-    """Warnings on what the report rows show: a missed target, a score worse than random, a tie over C."""
-    unit = report["risk_unit"]
-    point = report.get("report", {})
-    if target.kind == "risk" and point.get("selective_risk_ci", [None])[0] is not None:
-        low, high = point["selective_risk_ci"]
-        if low > target.value:
-            log.warning("the report rows miss --target %s: their selective risk %.4g [%.4g, %.4g] %s lies above %g "
-                        "beyond its 95 %% interval (risk at full coverage %.4g %s): the calibration rows' threshold "
-                        "does not hold on new rows; give more rows or a larger risk", target, point["selective_risk"],
-                        low, high, unit, target.value, report["risk_full_coverage_report"], unit)
-    elif target.kind == "coverage":
-        low, high = point["coverage_ci"]
-        # a certified coverage is a lower bound (coverage >= W): only falling short of it is a miss
-        if high < target.value or (low > target.value and target.confidence is None):
-            log.warning("the report rows miss --target %s: their coverage %.4g lies outside %g beyond its 95 %% "
-                        "interval [%.4g, %.4g]", target, point["coverage"], target.value, low, high)
-    elif "feasibility" in report and not report["feasibility"]["report_within_ci"]["all"]:
-        missed = [name for name, ok in report["feasibility"]["report_within_ci"].items() if name != "all" and not ok]
-        log.warning("the report rows miss --target %s beyond the 95 %% interval of %s (see report.md)", target,
-                    " and ".join(missed))
-    aurcs = report["aurc_report"]
-    if aurcs["learned_score"] is not None and aurcs["learned_score"] > aurcs["random_order"]:
-        log.warning("the learned score orders the report rows worse than random: AuRC %.4g %s against %.4g %s for a "
-                    "random order (lower is better); the score did not learn which predictions err: give more rows "
-                    "or other features", aurcs["learned_score"], unit, aurcs["random_order"], unit)
-    values = list(report["validation_aurc"].values())
-    if len(values) > 1 and np.ptp(values) <= 1e-12 * max(1.0, abs(values[0])):
-        log.warning("all %d values of --C (%s) tie at validation AuRC %.4g %s: C = %g was chosen by the tie-break "
-                    "(the largest, most regularised); the validation rows cannot tell them apart", len(values),
-                    ",".join(f"{c:g}" for c in C_grid), values[0], unit, report["C"])
+    """The report rows' warnings: a missed target, a score worse than random, a tie over C."""
+    unit, point, n_rows = report["risk_unit"], report["report"], report["rows"]["report"]
+    feasibility = report.get("feasibility", {}).get("report_within_ci", {})
+    aurcs, validation = report["aurc_report"], report["validation_aurc"]
+    _log(missed_risk(target, _named, n_rows, point["selective_risk"], point["selective_risk_ci"], point["coverage"],
+                     report["risk_full_coverage_report"], unit),
+         missed_coverage(target, _named, n_rows, point["coverage"], point["coverage_ci"]),
+         missed_bounds(target, _named, n_rows, [name for name, ok in feasibility.items() if name != "all" and not ok]),
+         worse_than_random(aurcs["learned_score"], aurcs["random_order"], unit),
+         tied_C(validation.values(), C_grid, report["C"], "--C", unit))
+
+
+def _check_certified_risk(target, loss_bound):
+    """A certified risk must lie below the loss's bound (a risk of B is met by any selection, certified by none)."""
+    if isinstance(target, Target) and target.kind == "risk" and target.confidence is not None \
+            and not target.value < loss_bound:
+        raise InputError(f"--target {target}: a certified risk must lie below the largest loss a prediction can "
+                         f"have, {loss_bound:g} (--loss-bound, or the loss's definition)")
 
 
 def _target(args):
@@ -260,29 +260,6 @@ def _memory_budget_error(err, args, table):
         f"{', '.join(remedies)}, or raise ${MEMORY_BUDGET_ENV} (bytes)")
 
 
-def _fit(table, classes, target, parts, args, C_grid, n_classes, loss_bound):
-    """:func:`rejectopt.fitting.fit_selective`, and a certified risk or coverage target fitted with the loss's bound.
-
-    The score and C do not depend on the target: they are fitted with an always feasible
-    placeholder (coverage 1), then the certified selection on the calibration rows, as
-    :class:`rejectopt.SelectiveClassifier` does.
-    """
-    certified = isinstance(target, Target) and target.confidence is not None
-    fit = fit_selective(table.X, classes, table.loss, Target("coverage", 1.0) if certified else target, parts,
-                        score=args.score, n_classes=n_classes, C_grid=C_grid, seed=args.seed, n_jobs=args.n_jobs,
-                        is_ood=table.is_ood)
-    if not certified:
-        return fit
-    cal = parts["calibration"]
-    try:
-        selection = target.fit(table.loss[cal], fit.uncertainty[cal], loss_bound=loss_bound)
-    except ValueError as err:
-        if isinstance(err, InfeasibleTargetError):
-            raise
-        raise InputError(f"--target {target}: {one_line(err)}") from None
-    return dataclasses.replace(fit, selection=selection)
-
-
 def _thresholds_csv(fit, loss, target, loss_bound):
     """The per-threshold table of the calibration rows as CSV bytes, or None (reject-cost and OOD targets).
 
@@ -315,11 +292,10 @@ def run_select(args):
     n = table.X.shape[0]
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     loss_bound = _loss_bound(args, table)
-    _warn_target_units(target, loss_name)
-    id_loss = table.loss if table.is_ood is None else table.loss[~table.is_ood]
-    if not id_loss.any():
-        log.warning("%s: every loss is 0 (all %d predictions are correct): there is nothing to learn, the score "
-                    "and the selection function are arbitrary", table.source, id_loss.size)
+    _check_certified_risk(target, loss_bound)
+    _log(risk_in_percent(target, loss_name, _named),
+         nothing_to_learn(table.loss, f"of {table.source}") if table.is_ood is None
+         else nothing_to_learn(table.loss[~table.is_ood], f"of the ID rows of {table.source}"))
     if ood_column is None and features is None and DEFAULT_OOD_COLUMN in table.feature_columns:
         log.warning("%s: column %r is used as a feature; to mark OOD rows with it, give a target tpr=T,fpr=F or "
                     "precision=P,recall=R", table.source, DEFAULT_OOD_COLUMN)
@@ -335,8 +311,9 @@ def run_select(args):
         raise InputError(f"{table.source}: {err}" if table.is_ood is not None else err) from None
     log.info("rows: %s", {k: int(v.size) for k, v in parts.items()})
     try:
-        fit = _fit(table, classes, target, parts, args, C_grid, len(vocabulary) if vocabulary is not None else 1,
-                   loss_bound)
+        fit = fit_selective(table.X, classes, table.loss, target, parts, score=args.score,
+                            n_classes=len(vocabulary) if vocabulary is not None else 1, C_grid=C_grid, seed=args.seed,
+                            n_jobs=args.n_jobs, is_ood=table.is_ood, loss_bound=loss_bound)
     except InfeasibleTargetError as err:
         message = one_line(err)
         message = message.removeprefix(f"target {target} is ")  # OODTarget.fit names the target: once is enough
@@ -487,7 +464,7 @@ def run_validate(args):
                        logit_features=args.uncertainty_column is None and _reads_logits(args.score))
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     loss_bound = _loss_bound(args, table)
-    _warn_target_units(target, loss_name)
+    _log(risk_in_percent(target, loss_name, _named))
     vocabulary = class_vocabulary(table.pred_keys) if table.pred_keys is not None else None
     n = table.X.shape[0]
     classes = class_indices(table.pred_keys, vocabulary)[0] if vocabulary is not None else np.zeros(n, np.intp)
