@@ -29,6 +29,11 @@ the statements:
 Certified selections are deterministic (``accept_prob`` 0 or 1): the randomised boundary of
 eq. 25 needs the randomisation of the calibration rows to be part of the tested cut, and the
 deterministic cuts already reach the certified maximum up to one tie group.
+
+A certified target is checked here too: :func:`certification_table` lists each threshold's
+pointwise bound and p-value, :func:`validate_target` measures how often the target fails when the
+user's own rows are the population. :mod:`rejectopt.targets` exports both (the reference documents
+them there), and the fits of the three certified kinds.
 """
 
 from __future__ import annotations
