@@ -2,9 +2,12 @@
 for a heavy or optional dependency, saying which. The tests' structure: no test module imports another."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src" / "rejectopt"
@@ -190,3 +193,29 @@ def test_the_command_line_words_errors_with_the_library_s_one_line():
     assert one_line is _one_line
     assert one_line(ValueError("bad value\n   in row 3")) == "bad value in row 3"
     assert one_line(KeyError()) == "KeyError"  # an error without a message is named, not blank
+
+
+def test_the_workflow_reaches_the_library_through_public_modules_only():
+    """The pipeline package is the workflow's door: no rule or script imports a module, or a name, whose
+    name starts with an underscore (those move without notice; rejectopt.pipeline re-exports what they need)."""
+    assert (SRC / "pipeline" / "__init__.py").is_file()
+    private = []
+    for path in sorted((REPO / "workflow").rglob("*")):
+        if path.suffix not in (".py", ".smk"):
+            continue
+        for line_no, line in enumerate(path.read_text().splitlines(), 1):
+            match = re.match(r"\s*(?:from\s+(rejectopt[\w.]*)\s+import\s+(.*)|import\s+(rejectopt[\w.]*))", line)
+            if not match:
+                continue
+            module = match.group(1) or match.group(3)
+            names = [n.strip().split(" as ")[0] for n in (match.group(2) or "").strip("()").split(",") if n.strip()]
+            if any(part.startswith("_") for part in module.split(".")) or any(n.startswith("_") for n in names):
+                private.append(f"{path.relative_to(REPO)}:{line_no} {line.strip()}")
+    assert private == []
+
+
+def test_the_old_home_of_a_built_in_experiment_is_named_with_its_new_one():
+    from rejectopt.pipeline import load_experiments
+
+    with pytest.raises(ImportError, match=r"write 'rejectopt\.pipeline\.experiments\.guarantees'"):
+        load_experiments(["rejectopt.experiments.guarantees"])

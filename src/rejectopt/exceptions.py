@@ -3,7 +3,7 @@
 The classes are defined here, at the bottom of the library: this module imports nothing of the
 package, so catching one (``from rejectopt.exceptions import MemoryBudgetError``) imports neither
 scikit-learn nor SciPy. The modules that raise them import them from here, and their old import
-paths still work (``rejectopt.selective.InfeasibleTargetError`` is this class).
+paths still work (``rejectopt.exceptions.InfeasibleTargetError`` is this class).
 
 Most are a :class:`ValueError` (bad input, data or files: a caller catching bad input catches
 them too); the data sources' errors are an :class:`OSError` (:class:`DataSourceError`), except

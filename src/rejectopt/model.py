@@ -218,7 +218,7 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
 
     Raises
     ------
-    rejectopt.scores.ScoreError
+    rejectopt.exceptions.ScoreError
         A non-built-in score (plugin, user instance) fails or is non-finite on an in-range
         row, naming the score and its file. Only the linear score's overflow there is a
         decision (rejected, ``overflow``): its weights are finite, so only extremes overflow.

@@ -237,7 +237,7 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
 
     Raises
     ------
-    rejectopt._io.IntermediateFileError
+    rejectopt.exceptions.IntermediateFileError
         Naming the file: corrupt, edited, no content record, other data, or overlapping or
         missing parts.
     KeyError

@@ -130,7 +130,7 @@ def register_classifier(
 
     Raises
     ------
-    rejectopt._registry.RegistryError
+    rejectopt.exceptions.RegistryError
         An unknown task, a name already registered, or a class without ``train`` / ``outputs``.
 
     Examples
@@ -193,7 +193,7 @@ def get_classifier(name: str) -> ClassifierInfo:
 
     Raises
     ------
-    rejectopt._registry.RegistryError
+    rejectopt.exceptions.RegistryError
         ``name`` is not registered; the message lists the registered names.
 
     Examples
@@ -204,7 +204,7 @@ def get_classifier(name: str) -> ClassifierInfo:
     >>> get_classifier("rf")
     Traceback (most recent call last):
     ...
-    rejectopt._registry.RegistryError: unknown classifier 'rf': registered classifiers: lr, svm, svor, xgb
+    rejectopt.exceptions.RegistryError: unknown classifier 'rf': registered classifiers: lr, svm, svor, xgb
     """
     return CLASSIFIERS.get(name)
 

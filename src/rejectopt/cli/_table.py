@@ -618,7 +618,7 @@ def _numbered_columns(columns, prefix, source):
 
 
 def _network_error(err, source, is_csv, columns):
-    """The CLI's wording of a :class:`rejectopt.logits.NetworkOutputError`: the file's own row and column names."""
+    """The CLI's wording of a :class:`rejectopt.exceptions.NetworkOutputError`: the file's own row and column names."""
     if err.index is None:
         what = f"column(s) {NETWORK_CSV[err.array]}*" if is_csv and err.array != "labels" else (
             f"column {columns['labels']!r}" if is_csv else f"array {columns[err.array]!r}")

@@ -186,7 +186,7 @@ def extract_archive(tar_path, dest, check=None, max_ratio: float = MAX_UNPACK_RA
     ------
     ValueError
         An unsafe member (the message names it), or ``check`` refused the content.
-    rejectopt.datasets.DecompressionError
+    rejectopt.exceptions.DecompressionError
         The archive is corrupt or truncated, or expands past the cap (``UnpackLimitError``).
     FileExistsError
         ``dest`` already holds files.

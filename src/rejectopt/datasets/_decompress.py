@@ -2,7 +2,7 @@
 
 A mirror copy may be stored compressed (``<file>.xz|.gz|.bz2``) and a download may come
 compressed (:attr:`RawFile.compression <rejectopt.datasets.RawFile>`, ``.Z`` included); corrupt or
-truncated data raises :class:`~rejectopt.datasets.DecompressionError` naming the file, where it
+truncated data raises :class:`~rejectopt.exceptions.DecompressionError` naming the file, where it
 came from and what to do. The standard library has no ``.Z`` decoder, so :func:`unlzw` is ours.
 
 The cap

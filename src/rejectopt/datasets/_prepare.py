@@ -284,7 +284,7 @@ def load_prepared(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
 
     Raises
     ------
-    rejectopt._io.IntermediateFileError
+    rejectopt.exceptions.IntermediateFileError
         The file is corrupt, was changed after it was written (its arrays no longer match the
         checksum it records), has no content record, or lacks ``X`` or ``y``; the message names
         it and says how to make it again.

@@ -229,7 +229,7 @@ def fit_bounded_tpr_fpr(
     Raises
     ------
     ValueError
-        Bad input, or :class:`rejectopt.selective.InfeasibleTargetError` if infeasible here.
+        Bad input, or :class:`rejectopt.exceptions.InfeasibleTargetError` if infeasible here.
 
     Examples
     --------

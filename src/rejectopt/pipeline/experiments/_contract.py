@@ -260,8 +260,11 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
         except (Exception, SystemExit) as err:  # the user's module's own error, reported with its name
             # SystemExit too: a module calling sys.exit() while imported would otherwise end the
             # planning process (Snakemake itself) with no job, no output and no word of which module did it
+            moved = ""
+            if path.startswith("rejectopt.experiments."):  # the built-in experiments' home before 0.3.0
+                moved = f"; the built-in experiments moved to rejectopt.pipeline.experiments: write {'rejectopt.pipeline.' + path[len('rejectopt.'):]!r}"
             raise ImportError(f"config experiments: module {path!r} failed to import: "
-                              f"{type(err).__name__}: {err}") from err
+                              f"{type(err).__name__}: {err}{moved}") from err
         check_experiment(module, origin=f"{path!r}")
         if module.NAME in BUILT_IN or module.NAME in loaded:
             raise TypeError(f"experiment {path!r}: NAME {module.NAME!r} is taken "

@@ -147,7 +147,7 @@ def load_classifier_file(path, data_sha256: str | None = None, split: int | None
 
     Raises
     ------
-    rejectopt._io.IntermediateFileError
+    rejectopt.exceptions.IntermediateFileError
         Naming the file: corrupt, edited, without a content record, or made from other data or
         for another split.
     """

@@ -82,7 +82,7 @@ def learn_score(
 
     Raises
     ------
-    rejectopt.scores.ScoreError
+    rejectopt.exceptions.ScoreError
         The score's own code fails or gives a non-finite Val2 / Tst uncertainty; names the
         score and its file.
     """
@@ -194,7 +194,7 @@ def run_scores(
 
     Notes
     -----
-    A score whose own code fails (:class:`rejectopt.scores.ScoreError`) fails alone: the others
+    A score whose own code fails (:class:`rejectopt.exceptions.ScoreError`) fails alone: the others
     are written, its message is logged and recorded as ``score_key(score, split, SCORE_ERROR)``,
     and :func:`tst_outcomes` raises it, so no table silently lacks it. Any other error (data,
     split files) fails the job.

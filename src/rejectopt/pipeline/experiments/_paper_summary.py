@@ -68,7 +68,7 @@ def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, scor
 
     Raises
     ------
-    rejectopt.scores.ScoreError
+    rejectopt.exceptions.ScoreError
         A score that failed when it was learned (its recorded message).
     """
     _, y = load_prepared(data_path)

@@ -407,7 +407,7 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
     ------
     ValueError
         If a dataset of ``figures`` has no curve file.
-    rejectopt._io.IntermediateFileError
+    rejectopt.exceptions.IntermediateFileError
         A curve file without its content record, or changed since it was written.
     """
     results, table = table_file(csv_paths, csv_out)
