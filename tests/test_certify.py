@@ -222,25 +222,115 @@ def test_certified_tpr_fpr_holds_for_both_rates():
     assert error.value.best_bound > 0.1
 
 
-def test_an_uncertifiable_risk_names_the_best_bound_reached():
+def test_an_uncertifiable_risk_advises_a_target_that_certifies():
+    # the advice used to be the smallest pointwise bound of any cut (9.50 % here: 30 rows without an error),
+    # which the procedure could not certify; it is now a target that the same method certifies on these rows
     loss = np.r_[np.zeros(30), np.full(70, 100.0)]
     s = np.arange(100.0)
     with pytest.raises(InfeasibleTargetError) as error:
         fit_certified_risk(loss, s, 2.0, 0.95)
-    best = 100 * (1 - 0.05 ** (1 / 30))  # 30 rows without an error: Clopper-Pearson's bound, 9.50 %
-    assert error.value.best_bound == pytest.approx(best)
+    best = error.value.best_bound
     assert (error.value.confidence, error.value.n_calibration) == (0.95, 100)
+    assert error.value.rows_needed == math.ceil(math.log(0.05) / math.log(0.98))  # 149 error-free rows
     assert str(error.value) == (
-        "target risk=2 cannot be certified at confidence 0.95 on these 100 calibration rows (method ltt): the "
-        "fixed-sequence test fails at its start (threshold 20); the smallest 95% upper bound of any single "
-        f"threshold's selective risk is {best:.4g} (accepting 30 rows); ask for risk >= {best:.4g}, a lower "
-        "confidence, or more calibration rows")
+        "target risk=2 cannot be certified at confidence 0.95 on these 100 calibration rows (method ltt): even "
+        "without an error, risk=2 at confidence 0.95 needs 149 tested rows (about 157 calibration rows), and 95 "
+        f"are tested; the smallest target risk the method certifies on these rows is {best:.8g}; ask for risk >= "
+        f"{best:.8g}, a lower confidence, or more calibration rows")
+    assert fit_certified_risk(loss, s, best, 0.95).bound == best
     with pytest.raises(ValueError, match="method 'sgr' bounds 0/B losses only"):
         fit_certified_risk(loss * 0.015, s, 0.5, 0.9, loss_bound=2.0, method="sgr")
     with pytest.raises(ValueError, match=r"a certified target risk must lie in \(0, 100\)"):
         fit_certified_risk(loss, s, 100.0, 0.9)
     with pytest.raises(ValueError, match="exceeds loss_bound 1"):
         fit_certified_risk(loss, s, 0.5, 0.9, loss_bound=1.0)
+
+
+@pytest.mark.parametrize("method", ["ltt", "sgr"])
+def test_the_advice_of_a_refusal_certifies_when_asked_for(method):
+    # the advised target, fitted on the same rows with the same method, certifies: over draws, targets, losses
+    rng = np.random.default_rng(11)
+    checked = 0
+    for draw in range(12):
+        n = int(rng.choice([40, 200, 900]))
+        u = rng.random(n)
+        binary = method == "sgr" or draw % 2 == 0
+        loss = 100.0 * (rng.random(n) < u / 2) if binary else np.minimum(4.0, rng.poisson(u))
+        bound = None if binary else 4.0
+        target = float(rng.choice([0.5, 1.0, 2.0])) * (1.0 if binary else 0.04)
+        with pytest.raises(InfeasibleTargetError) as error:
+            fit_certified_risk(loss, u, target, 0.9, loss_bound=bound, method=method, random_state=draw)
+        best = error.value.best_bound
+        assert best > target and f"ask for risk >= {best:.8g}" in str(error.value)
+        selection = fit_certified_risk(loss, u, best, 0.9, loss_bound=bound, method=method, random_state=draw)
+        assert selection.bound <= best
+        checked += 1
+    assert checked == 12
+
+
+def test_ten_rows_say_how_many_rows_a_target_needs():
+    # no start rows below 11 rows: the test starts at the full set, a cut fixed in advance
+    loss, s = [0] * 10, range(10)
+    selection = fit_certified_risk(loss, s, 30.0, 0.9)  # 10 error-free rows bound the risk by 20.57 %
+    assert (selection.threshold, selection.accept_prob) == (math.inf, 1.0)
+    with pytest.raises(InfeasibleTargetError) as error:
+        fit_certified_risk(loss, s, 10.0, 0.9)
+    assert error.value.rows_needed == 22  # 0.9 ** 22 <= 0.1 < 0.9 ** 21
+    assert "even without an error, risk=10 at confidence 0.9 needs 22 tested rows (22 calibration rows)" in str(
+        error.value)
+    best = 100 * (1 - 0.1 ** (1 / 10))  # Clopper-Pearson's bound of 10 rows without an error: 20.57 %
+    assert best <= error.value.best_bound < best + 1e-2
+    assert fit_certified_risk(loss, s, error.value.best_bound, 0.9).threshold == math.inf
+    with pytest.raises(InfeasibleTargetError) as error:
+        fit_certified_risk([100.0] * 5, range(5), 50.0, 0.9)  # every row an error: nothing certifies
+    assert math.isnan(error.value.best_bound)
+    assert "no target risk below the loss's bound can be certified on these rows" in str(error.value)
+
+
+def test_ten_rows_certify_with_the_probability_of_the_full_set_test():
+    # flat population risk 35 % and target 30 %: every draw that certifies violates; it certifies iff its
+    # 10 rows hold no error (one error bounds the risk by 33.7 %), probability 0.65 ** 10 = 1.3 % <= delta
+    rng = np.random.default_rng(12)
+    certified = 0
+    for draw in range(DRAWS):
+        loss = 100.0 * (rng.random(10) < 0.35)
+        try:
+            fit_certified_risk(loss, rng.random(10), 30.0, 0.9, random_state=draw)
+        except InfeasibleTargetError:
+            assert loss.any()
+            continue
+        assert not loss.any()
+        certified += 1
+    assert abs(certified / DRAWS - 0.65**10) < 3 * math.sqrt(0.65**10 * (1 - 0.65**10) / DRAWS) + 1 / DRAWS
+
+
+def test_certified_risk_on_the_readme_rows():
+    # the README's "your classifier" rows (a logistic regression trained on 300 digits) with its MCP
+    # uncertainty: risk 10 % at confidence 0.95 certifies on the 1,000 labelled rows
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = load_digits(return_X_y=True)
+    clf = LogisticRegression(max_iter=2000).fit(X[:300], y[:300])
+    rows = slice(300, 1300)
+    loss = 100.0 * (clf.predict(X[rows]) != y[rows])
+    uncertainty = 1 - clf.predict_proba(X[rows]).max(axis=1)
+    selection = fit_certified_risk(loss, uncertainty, 10.0, 0.95)
+    accepted = uncertainty < selection.threshold
+    assert selection.bound == 10.0 and 0.5 < accepted.mean() <= 1.0
+    assert loss[accepted].mean() < 10.0
+    # a flat score on 800 rows with 55 errors (6.875 %): the full set alone certifies 10 % (bound 8.72 %)
+    flat = np.r_[np.zeros(745), np.full(55, 100.0)]
+    assert float(_risk_upper_bound(flat.sum(), 800, 0.05, 100.0, True)) < 10.0
+    assert fit_certified_risk(flat, np.zeros(800), 10.0, 0.95).threshold == math.inf
+
+
+def test_certified_tpr_zero_accepts_nothing_and_is_certified():
+    is_ood = np.r_[np.zeros(20, bool), np.ones(20, bool)]
+    selection = fit_certified_tpr_fpr(np.zeros(40), is_ood, np.arange(40.0), 0.0, 0.0, 0.9)
+    assert (selection.threshold, selection.accept_prob, selection.bound, selection.coverage_bound) == (
+        -math.inf, 0.0, 0.0, 0.0)
+    assert not selection.acceptance_probability(np.arange(40.0)).any()
 
 
 # --- real data -------------------------------------------------------------------------------

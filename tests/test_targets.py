@@ -174,3 +174,37 @@ def test_validate_target_measures_violations_on_the_users_rows():
         validate_target(loss, u, Target("reject-cost", 1), repeats=2)
     with pytest.raises(ValueError, match="calibration_fraction must lie in"):
         validate_target(loss, u, Target("risk", 10, confidence=0.9), calibration_fraction=1.0)
+
+
+def test_a_confidence_must_be_a_real_number_given_once():
+    for bad in ("0.95", True, float("nan"), None, 0, 1):
+        if bad is None:
+            continue  # None is the plug-in target
+        with pytest.raises(ValueError, match="^confidence must"):
+            Target("risk", 2, confidence=bad)
+    with pytest.raises(ValueError, match=r"^confidence must be a real number in \(0, 1\).*got '0.95'"):
+        OODTarget("tpr-fpr", (0.8, 0.2), confidence="0.95")
+    assert Target("risk", 2, confidence=np.float32(0.5)).confidence == 0.5
+    with pytest.raises(ValueError, match=r"^target 'risk=10,confidence=0.9,confidence=0.95' gives confidence more "
+                                         r"than once: give it once"):
+        parse_target("risk=10,confidence=0.9,confidence=0.95")
+    with pytest.raises(ValueError, match="gives confidence more than once"):
+        parse_target("tpr=0.8,fpr=0.2,confidence=0.9,Confidence=0.9")
+
+
+def test_validate_target_names_the_users_row_reports_progress_and_the_infeasible_share():
+    rng = np.random.default_rng(3)
+    u = rng.random(400)
+    loss = 100.0 * (rng.random(400) < 0.3)
+    loss[7] = 50.0  # not a 0/100 loss: the message names row 7 of the user's rows, not of a draw
+    with pytest.raises(ValueError, match=r"loss\[7\] = 50 is not a 0/100 loss"):
+        validate_target(loss, u, Target("risk", 10, confidence=0.9), repeats=3)
+    loss[7] = 0.0
+    calls = []
+    check = validate_target(loss, u, Target("risk", 1, confidence=0.9), repeats=4,
+                            progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert check.infeasible_rate == 1.0  # 30 % errors everywhere: risk 1 % never certifies on 200 rows
+    assert check.infeasible_rate == check.summary.loc["certified", "infeasible_rate"]
+    with pytest.raises(ValueError, match="progress must be a callable"):
+        validate_target(loss, u, Target("risk", 10, confidence=0.9), repeats=2, progress=3)

@@ -14,7 +14,9 @@ the statements:
   Hoeffding-Bentkus p-value (any loss in [0, B], Bates et al. 2021, Prop. 3), both valid
   conditionally on the number of accepted rows. Fixed-sequence testing must start at a cut
   chosen without the rows it tests: a seeded random ``start_fraction`` of the rows picks the
-  start (:func:`_ltt_start`), the others test every cut from there upwards at level delta; the selection is the largest cut of the unbroken run of rejections. The
+  start (:func:`_ltt_start`; with no start row, ``n <= 10``, the start is the full set, a cut
+  fixed in advance), the others test every cut from there upwards at level delta; the selection
+  is the largest cut of the unbroken run of rejections. The
   family-wise error is at most delta (the first cut after the start whose risk exceeds the
   target is a fixed cut, and the run can pass it only by rejecting it).
 * **risk, method "sgr"** (Geifman & El-Yaniv 2017): :func:`rejectopt.selective.fit_geifman_el_yaniv`,
@@ -404,27 +406,79 @@ def _prefix_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return values, np.cumsum(counts), np.cumsum(sums)
 
 
-def _best_pointwise_bound(loss: np.ndarray, s: np.ndarray, delta: float, loss_bound: float,
-                          binary: bool) -> tuple[float, int]:
-    """The smallest pointwise upper bound of any cut's risk, and the rows that cut accepts."""
-    _, trials, sums = _prefix_sums(loss, s)
-    bounds = _risk_upper_bound(sums, trials, delta, loss_bound, binary)
-    j = int(np.argmin(bounds))
-    return float(bounds[j]), int(trials[j])
+def _rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
+    """Tested rows without an error needed to certify ``target_risk`` at level ``delta``: ``ceil(log delta / log(1 - r))``.
+
+    With ``m`` rows and no error both p-values are ``(1 - r)^m`` (``r`` the target over B), and
+    more errors only raise them, so fewer tested rows certify nothing at that target.
+    """
+    rate = target_risk / loss_bound
+    return int(math.ceil(math.log(delta) / math.log1p(-rate) - 1e-9))
 
 
-def _infeasible_risk(target_risk: float, confidence: float, method: str, loss: np.ndarray, s: np.ndarray,
-                     loss_bound: float, binary: bool, why: str) -> InfeasibleTargetError:
-    """The error of a risk target the sample cannot certify, with the best bound any single cut reaches."""
-    best, accepted = _best_pointwise_bound(loss, s, 1.0 - confidence, loss_bound, binary)
-    error = InfeasibleTargetError(
-        f"target risk={target_risk:g} cannot be certified at confidence {confidence:g} on these {loss.size} "
-        f"calibration rows (method {method}): {why}; the smallest {confidence:.0%} upper bound of any single "
-        f"threshold's selective risk is {best:.4g} (accepting {accepted} rows); ask for risk >= {best:.4g}, "
-        "a lower confidence, or more calibration rows")
+def _round_up(value: float, digits: int) -> float:
+    """``value`` rounded up to ``digits`` significant digits (advice is printed; rounding down could fail)."""
+    if not (math.isfinite(value) and value > 0):
+        return value
+    rounded = float(f"{value:.{digits - 1}e}")
+    if rounded < value:
+        step = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+        rounded = float(f"{rounded + step:.{digits - 1}e}")
+    return rounded
+
+
+def _smallest_certified(certifies: Any, loss_bound: float) -> float:
+    """A small target risk that ``certifies`` (a decision of the procedure on fixed rows), or NaN if none below B.
+
+    Bisection keeps its upper end a target that certifies, so the answer certifies when asked for
+    even where the decision is not monotone in the target (Learn-then-Test's start depends on it);
+    the answer is then rounded up to the fewest significant digits (4, 6, 8) that still certify.
+    """
+    high = loss_bound * (1.0 - 1e-9)
+    if not certifies(high):
+        return float("nan")
+    low = 0.0
+    for _ in range(48):
+        mid = (low + high) / 2
+        if mid <= 0.0:
+            break
+        if certifies(mid):
+            high = mid
+        else:
+            low = mid
+    for digits in (4, 6, 8):
+        nice = _round_up(high, digits)
+        if nice < loss_bound and certifies(nice):
+            return nice
+    return high
+
+
+def _infeasible_risk(target_risk: float, confidence: float, method: str, n: int, n_tested: int,
+                     rows_needed: int, best: float, why: str) -> InfeasibleTargetError:
+    """The error of a risk target the sample cannot certify, with advice that certifies on these rows.
+
+    ``best`` is a target risk the same procedure certifies on the same rows (NaN: none below B);
+    where even error-free rows would be too few (``n_tested < rows_needed``), the message says how
+    many rows the target needs instead of suggesting a value the rows cannot reach.
+    """
+    head = (f"target risk={target_risk:g} cannot be certified at confidence {confidence:g} on these {n} "
+            f"calibration rows (method {method}): ")
+    if math.isnan(best):
+        advice = "no target risk below the loss's bound can be certified on these rows"
+    else:
+        advice = f"the smallest target risk the method certifies on these rows is {best:.8g}; ask for risk >= {best:.8g}"
+    if n_tested < rows_needed:
+        total = rows_needed if n_tested == n else f"about {math.ceil(rows_needed * n / max(n_tested, 1))}"
+        text = (f"{head}even without an error, risk={target_risk:g} at confidence {confidence:g} needs {rows_needed} "
+                f"tested rows ({total} calibration rows), and {n_tested} are tested; {advice}, a lower "
+                "confidence, or more calibration rows")
+    else:
+        text = f"{head}{why}; {advice}, a lower confidence, or more calibration rows"
+    error = InfeasibleTargetError(text)
     error.best_bound = best
     error.confidence = confidence
-    error.n_calibration = int(loss.size)
+    error.n_calibration = int(n)
+    error.rows_needed = int(rows_needed)
     return error
 
 
@@ -439,8 +493,8 @@ def _ltt_start(loss: np.ndarray, s: np.ndarray, target_risk: float, delta: float
     of the same risk. The start is the *earliest* cut whose predicted p-value reaches the
     geometric mean of delta and the smallest one: the cut with the smallest predicted p-value
     lies where the start rows were luckiest, and the tested rows often fail there (the winner's
-    curse), while the run of rejections climbs from an earlier start anyway. ``-inf`` with no
-    start row.
+    curse), while the run of rejections climbs from an earlier start anyway. ``+inf`` (the full
+    set, a cut fixed in advance) without start rows.
 
     Parameters
     ----------
@@ -461,13 +515,55 @@ def _ltt_start(loss: np.ndarray, s: np.ndarray, target_risk: float, delta: float
         The score ``a`` of the start cut.
     """
     if loss.size == 0:
-        return -math.inf
+        return math.inf
     values, trials, sums = _prefix_sums(loss, s)
     scale = n_test / loss.size
     predicted = _risk_pvalue(sums * scale, trials * scale, target_risk, loss_bound, binary)
     best = float(predicted.min())
     level = max(math.sqrt(max(best, 1e-300) * delta), best)
-    return float(values[int(np.flatnonzero(predicted <= level)[0])])
+    j = int(np.flatnonzero(predicted <= level)[0])
+    return math.inf if j == values.size - 1 else float(values[j])
+
+
+@dataclass(frozen=True)
+class _LTTRows:
+    """One sample split for Learn-then-Test: the start rows, and the tested rows' cuts (sorted once)."""
+
+    start_loss: np.ndarray
+    start_s: np.ndarray
+    values: np.ndarray
+    trials: np.ndarray
+    sums: np.ndarray
+
+    @property
+    def n_tested(self) -> int:
+        return int(self.trials[-1]) if self.trials.size else 0
+
+
+def _ltt_rows(loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any) -> _LTTRows:
+    """Split the rows (seeded): ``round(start_fraction * n)`` start rows (none for n <= 10 at 5 %), the rest tested."""
+    n = loss.size
+    n_start = int(round(start_fraction * n)) if n >= 2 else 0
+    order = np.random.default_rng(random_state).permutation(n)
+    start_rows, test_rows = order[:n_start], order[n_start:]
+    values, trials, sums = _prefix_sums(loss[test_rows], s[test_rows])
+    return _LTTRows(loss[start_rows], s[start_rows], values, trials, sums)
+
+
+def _ltt_first(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float, binary: bool) -> tuple[float, int]:
+    """The start threshold and the index of the first tested cut (the last inside the start cut; -1 if none)."""
+    start = _ltt_start(rows.start_loss, rows.start_s, target_risk, delta, rows.n_tested, loss_bound, binary)
+    return start, int(np.searchsorted(rows.values, start, side="right")) - 1
+
+
+def _ltt_certifies(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float, binary: bool) -> bool:
+    """Whether Learn-then-Test certifies ``target_risk`` on these rows: its start cut's test rejects."""
+    if not 0.0 < target_risk < loss_bound:
+        return False
+    _, first = _ltt_first(rows, target_risk, delta, loss_bound, binary)
+    if first < 0:
+        return False
+    return bool(_risk_pvalue(rows.sums[first], rows.trials[first], target_risk, loss_bound, binary) <= delta)
 
 
 def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: float, loss_bound: float,
@@ -475,26 +571,33 @@ def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: fl
     """Learn-then-Test fixed-sequence testing along the score from a start chosen on held-apart rows."""
     delta = 1.0 - confidence
     n = loss.size
-    n_start = int(round(start_fraction * n)) if n >= 2 else 0
-    order = np.random.default_rng(random_state).permutation(n)
-    start_rows, test_rows = order[:n_start], order[n_start:]
-    start = _ltt_start(loss[start_rows], s[start_rows], target_risk, delta, test_rows.size, loss_bound, binary)
-    values, trials, sums = _prefix_sums(loss[test_rows], s[test_rows])
-    pvalues = _risk_pvalue(sums, trials, target_risk, loss_bound, binary)
-    first = int(np.searchsorted(values, start, side="right")) - 1  # last test cut inside {s <= start}
+    rows = _ltt_rows(loss, s, start_fraction, random_state)
+    start, first = _ltt_first(rows, target_risk, delta, loss_bound, binary)
+    pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary)
     if first < 0 or pvalues[first] > delta:
-        raise _infeasible_risk(target_risk, confidence, "ltt", loss, s, loss_bound, binary,
-                               f"the fixed-sequence test fails at its start (threshold {start:.6g})")
+        best = _smallest_certified(lambda a: _ltt_certifies(rows, a, delta, loss_bound, binary), loss_bound)
+        where = "the full set" if math.isinf(start) else f"threshold {start:.6g}"
+        raise _infeasible_risk(target_risk, confidence, "ltt", n, rows.n_tested,
+                               _rows_needed(target_risk, delta, loss_bound), best,
+                               f"the fixed-sequence test fails at its start ({where})")
     failed = np.flatnonzero(pvalues[first:] > delta)
     if failed.size == 0:
         threshold, accept_prob = math.inf, 1.0
     else:
-        threshold, accept_prob = float(values[first + int(failed[0])]), 0.0
+        threshold, accept_prob = float(rows.values[first + int(failed[0])]), 0.0
     selection = SelectionFunction(threshold, accept_prob)
     accepted = float(selection.acceptance_probability(s).sum())
     return CertifiedSelection(threshold, accept_prob, bound=float(target_risk), confidence=confidence,
                               n_calibration=n, method="ltt", risk_bound=float(target_risk),
                               coverage_bound=_dkw_coverage_lower_bound(accepted, n, delta))
+
+
+def _sgr_rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
+    """Smallest ``n`` whose error-free rows pass SGR's test at ``delta / ceil(log2 n)``."""
+    n = _rows_needed(target_risk, delta, loss_bound)
+    while n < _rows_needed(target_risk, delta / max(1, math.ceil(math.log2(n))), loss_bound):
+        n += 1
+    return n
 
 
 def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float, *, loss_bound: Any = None,
@@ -527,7 +630,9 @@ def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float,
     Raises
     ------
     InfeasibleTargetError
-        The sample cannot certify the target; ``best_bound`` is the smallest pointwise bound.
+        The sample cannot certify the target; ``best_bound`` is a target risk the same method
+        certifies on the same rows (NaN if none below B), ``rows_needed`` the tested rows that
+        even an error-free sample needs for ``target_risk``.
     ValueError
         Bad input, naming it.
     """
@@ -548,15 +653,29 @@ def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float,
     if not binary:
         raise ValueError(f"method 'sgr' bounds 0/B losses only (Clopper-Pearson); these losses are not all 0 or "
                          f"{bound:g}: use method 'ltt'")
+    delta = 1.0 - confidence
     try:
-        selection, risk_bound = fit_geifman_el_yaniv(loss, s, target_risk, 1.0 - confidence, loss_scale=bound)
+        selection, risk_bound = fit_geifman_el_yaniv(loss, s, target_risk, delta, loss_scale=bound)
     except InfeasibleTargetError:
-        raise _infeasible_risk(target_risk, confidence, "sgr", loss, s, bound, binary,
-                               "no threshold of the binary search has a bound below the target") from None
-    accepted = float(selection.acceptance_probability(s).sum())
-    return CertifiedSelection(selection.threshold, selection.accept_prob, bound=risk_bound, confidence=confidence,
-                              n_calibration=loss.size, method="sgr", risk_bound=risk_bound,
-                              coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, 1.0 - confidence))
+        pass
+    else:
+        accepted = float(selection.acceptance_probability(s).sum())
+        return CertifiedSelection(selection.threshold, selection.accept_prob, bound=risk_bound,
+                                  confidence=confidence, n_calibration=loss.size, method="sgr",
+                                  risk_bound=risk_bound,
+                                  coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, delta))
+
+    def certifies(a):  # SGR's own decision at target a (a binary search: O(n log n) per target)
+        try:
+            fit_geifman_el_yaniv(loss, s, a, delta, loss_scale=bound)
+        except InfeasibleTargetError:
+            return False
+        return True
+
+    n = loss.size
+    needed = _sgr_rows_needed(target_risk, delta, bound)
+    raise _infeasible_risk(target_risk, confidence, "sgr", n, n, needed, _smallest_certified(certifies, bound),
+                           "no threshold of the binary search has a bound below the target")
 
 
 # --------------------------------------------------------------------------------------------
@@ -656,8 +775,10 @@ def fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_ma
         raise ValueError(f"a certified tpr-fpr target needs ID and OOD rows, got {n_id} ID and {n_ood} OOD")
     delta = (1.0 - confidence) / 2
     s_id = np.sort(s[~is_ood])
-    if tpr_min <= 0:
-        threshold, accept_prob, tpr_bound = -math.inf, 0.0, 0.0
+    if tpr_min <= 0:  # accept nothing: FPR is 0 for every input, no draw can miss fpr <= fpr_max
+        return CertifiedSelection(-math.inf, 0.0, bound=0.0, confidence=confidence, n_calibration=int(s.size),
+                                  method="order-statistic+clopper-pearson", risk_bound=float("nan"),
+                                  coverage_bound=0.0)
     else:
         k = _coverage_rank(n_id, float(tpr_min), delta)
         if k > n_id:
@@ -788,6 +909,15 @@ class TargetValidity:
     draws: pd.DataFrame
     summary: pd.DataFrame
 
+    @property
+    def infeasible_rate(self) -> float:
+        """Share of the draws on which the certified target could not be certified (they accept nothing).
+
+        Read it first: a high share means the summary's coverage and risk describe the few draws
+        that did certify (the risk) and the zeros of the others (the coverage).
+        """
+        return float(self.summary.loc["certified", "infeasible_rate"])
+
     def plot(self, ax: Any = None) -> Any:
         """Histograms of the population risk (risk target) or coverage (coverage target) per method.
 
@@ -830,7 +960,7 @@ def _draw_outcome(selection: Any, population: tuple, test: tuple) -> tuple[float
 
 def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 500,
                     calibration_fraction: float = 0.5, loss_bound: Any = None, method: str | None = None,
-                    random_state: Any = 0) -> TargetValidity:
+                    random_state: Any = 0, progress: Any = None) -> TargetValidity:
     """How often a certified target fails on a user's own rows, beside the plug-in target.
 
     All ``N`` rows are taken as the population: ``repeats`` times, a calibration sample of
@@ -858,6 +988,8 @@ def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 
         The certified risk target's method (:meth:`Target.fit`).
     random_state : int or None, default 0
         Seed of the draws.
+    progress : callable or None, default None
+        Called as ``progress(done, total)`` after each draw (e.g. to print how far a long check is).
 
     Returns
     -------
@@ -867,7 +999,13 @@ def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 
         ``violated``, ``infeasible``), ``summary`` (per method: ``violations``, ``violation_rate``
         and its 95 % Clopper-Pearson ``violation_low`` / ``violation_high``, ``delta``,
         ``infeasible_rate``, ``mean_coverage``, ``mean_risk``), ``target``, ``n_rows``,
-        ``n_calibration``, and ``plot(ax=None)`` drawing the distributions (a matplotlib Figure).
+        ``n_calibration``, ``infeasible_rate`` (the certified draws that could not certify), and
+        ``plot(ax=None)`` drawing the distributions (a matplotlib Figure).
+
+    Raises
+    ------
+    ValueError
+        Bad input, naming the argument, or the user's row (not a draw's) that is wrong.
 
     Examples
     --------
@@ -881,10 +1019,11 @@ def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 
     ({'certified': 0.02, 'plug-in': 0.6}, 0.1)
     """
     target = _certified_target(target, "validate_target")
-    loss = np.asarray(loss, dtype=float)
-    s = np.asarray(uncertainty, dtype=float)
-    if loss.shape != s.shape or loss.ndim != 1:
-        raise ValueError(f"loss and uncertainty must be 1-D of one length, got shapes {loss.shape} and {s.shape}")
+    loss, s = _validate_loss_and_scores(loss, uncertainty)  # checked on all rows: a message names the user's row
+    if target.kind == "risk":
+        _resolve_loss_bound(loss, loss_bound)
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be a callable progress(done, total) or None, got {progress!r}")
     if not 0.0 < float(calibration_fraction) < 1.0:
         raise ValueError(f"calibration_fraction must lie in (0, 1), got {calibration_fraction!r}")
     if int(repeats) != repeats or repeats < 1:
@@ -915,6 +1054,8 @@ def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 
             else:
                 violated = bool(coverage < target.value * (1 - 1e-12))
             records.append((repeat, name, coverage, risk, test_coverage, test_risk, violated, selection is None))
+        if progress is not None:
+            progress(repeat + 1, int(repeats))
     draws = pd.DataFrame(records, columns=["repeat", "method", "population_coverage", "population_risk",
                                            "test_coverage", "test_risk", "violated", "infeasible"])
     summary = draws.groupby("method", sort=False).agg(

@@ -10,6 +10,7 @@ of the package.
 
 from __future__ import annotations
 
+import numbers
 import zlib
 from typing import Any
 
@@ -39,12 +40,17 @@ def check_confidence(confidence: Any, name: str = "confidence") -> float:
     -------
     float
         The level.
+
+    Raises
+    ------
+    ValueError
+        Not a real number (text such as ``"0.95"``, a bool, None), NaN, or outside (0, 1).
     """
-    try:
-        value = float(confidence)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1), got {confidence!r}") from None
-    if not 0.0 < value < 1.0:
+    if isinstance(confidence, (bool, np.bool_)) or not isinstance(confidence, numbers.Real):
+        raise ValueError(f"{name} must be a real number in (0, 1) (it is 1 - delta, e.g. 0.95), got "
+                         f"{confidence!r}; convert text with float() first")
+    value = float(confidence)
+    if not 0.0 < value < 1.0:  # NaN too
         raise ValueError(f"{name} must lie in (0, 1) (it is 1 - delta, e.g. 0.95), got {value:g}")
     return value
 

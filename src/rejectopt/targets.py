@@ -146,8 +146,9 @@ class Target:
         Raises
         ------
         InfeasibleTargetError
-            A risk target the rows cannot meet (certified: ``best_bound`` is the smallest bound
-            a single threshold reaches), or a tpr-fpr FPR bound above the target.
+            A risk target the rows cannot meet (certified: ``best_bound`` is a target risk the
+            same method certifies on the same rows, ``rows_needed`` the tested rows an error-free
+            sample needs), or a tpr-fpr FPR bound above the target.
         """
         if self.confidence is not None:
             if self.kind == "coverage":
@@ -480,8 +481,8 @@ def parse_target(spec: "str | dict") -> "Target | OODTarget":
     Raises
     ------
     ValueError
-        Unknown kind, missing or repeated bound, non-number or out-of-range value, or a
-        malformed dict; the message starts with ``target``.
+        Unknown kind, missing or repeated bound or confidence, non-number or out-of-range value,
+        or a malformed dict; the message starts with ``target``.
 
     Examples
     --------
@@ -501,6 +502,8 @@ def parse_target(spec: "str | dict") -> "Target | OODTarget":
     text = str(spec)
     parts = text.split(",")
     confidence = None
+    if sum(part.partition("=")[0].strip().lower() == "confidence" for part in parts) > 1:
+        raise ValueError(f"target {text!r} gives confidence more than once: give it once, e.g. risk=5,confidence=0.95")
     if len(parts) > 1 and parts[-1].partition("=")[0].strip().lower() == "confidence":
         value = parts.pop().partition("=")[2].strip()
         try:
