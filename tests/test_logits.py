@@ -459,3 +459,63 @@ def test_class_shared_score_through_select_and_apply_on_logits(net, tmp_path):
     np.testing.assert_allclose(decisions["uncertainty"], route.uncertainty["reg_shared"], rtol=1e-12, atol=1e-12)
     model = json.loads((tmp_path / "sel" / "model.json").read_text())
     assert model["score"]["kind"] == "reg_shared" and len(model["score"]["mean"]) == 20
+
+
+# --------------------------------------------------------------------------------------------
+# Row blocks: the baselines read the logits in blocks of BLOCK_ROWS rows, with the same result
+# --------------------------------------------------------------------------------------------
+def _unblocked_baselines(logits):
+    """The baselines' formulas over all rows at once (the computation before row blocks)."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    p = np.exp(log_p)
+    top = logits.max(axis=1)
+    sorted_p = np.sort(p, axis=1)
+    return {"mcp": 1.0 - p.max(axis=1),
+            "entropy": -(p * np.where(log_p > -np.inf, log_p, 0.0)).sum(axis=1),
+            "energy": -(top + np.log(np.exp(logits - top[:, None]).sum(axis=1))),
+            "doctor": 1.0 - (p * p).sum(axis=1),
+            "max_logit": -top,
+            "margin": -(sorted_p[:, -1] - sorted_p[:, -2]),
+            "softmax": p}
+
+
+@pytest.mark.parametrize("K", [400, 1000, 3000])
+def test_baselines_in_row_blocks_equal_the_unblocked_formulas(K):
+    from rejectopt.scores._shared import block_rows
+
+    BLOCK_ROWS = block_rows(K)
+    rng = np.random.default_rng(K)
+    n = 2 * BLOCK_ROWS + 3  # two whole blocks and a short one
+    logits = rng.normal(size=(n, K)) * 4
+    logits[BLOCK_ROWS - 1:BLOCK_ROWS + 1] = 1.5  # ties across a block boundary
+    logits[5, 0], logits[2 * BLOCK_ROWS, -1] = 700.0, -700.0  # softmax underflows to 0 at both ends
+    expected = _unblocked_baselines(logits)
+    got = {**baseline_uncertainties(logits), "softmax": softmax(logits)}
+    for name, values in expected.items():
+        np.testing.assert_array_equal(got[name], values, err_msg=name)
+
+
+def test_a_non_finite_logit_in_a_later_block_is_named_by_its_row_and_count():
+    from rejectopt.scores._shared import block_rows
+
+    BLOCK_ROWS = block_rows(3)
+    logits = np.zeros((BLOCK_ROWS + 10, 3))
+    logits[BLOCK_ROWS + 4, 2], logits[BLOCK_ROWS + 7, 0] = np.inf, np.nan
+    with pytest.raises(NetworkOutputError, match=rf"non-finite value inf \(2 in all\).*index {BLOCK_ROWS + 4}"):
+        msp(logits)
+
+
+def test_float64_logits_are_validated_without_a_copy():
+    logits = np.random.default_rng(0).normal(size=(50, 4))
+    assert check_network_outputs(logits)[0] is logits  # n x K outputs of gigabytes are not duplicated
+
+
+def test_energy_in_blocks_names_the_first_overflowing_row_of_any_block():
+    from rejectopt.scores._shared import block_rows
+
+    BLOCK_ROWS = block_rows(2)
+    logits = np.zeros((BLOCK_ROWS + 5, 2))
+    logits[BLOCK_ROWS + 2, 1] = 1e308
+    with pytest.raises(ValueError, match=rf"overflows at index {BLOCK_ROWS + 2} .*1 row\(s\) in all"):
+        energy(logits, temperature=0.5)

@@ -599,3 +599,100 @@ def test_sele_memory_budget_from_the_environment_and_its_estimate_bounds_the_pea
     tracemalloc.stop()
     estimate = estimate_fit_bytes(400, 60, 3, chunk_size=200)
     assert peak <= estimate <= 20 * peak
+
+
+# --------------------------------------------------------------------------------------------
+# Class-shared scores: features of the logits in row blocks, computed once per row set
+# --------------------------------------------------------------------------------------------
+def _logits_with_hard_rows(n, K, seed):
+    """Random logits with ties, equal rows, a span beyond the float range and huge values."""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, K)) * rng.uniform(0.1, 5.0, (n, 1))
+    logits[1] = 2.0  # a row of equal logits (centred logits all 0)
+    logits[2, :2] = logits[2].max() + 1.0  # two tied largest logits
+    logits[3, 0], logits[3, 1] = 1e308, -1e308  # a span beyond the float range
+    logits[4] *= 1e150
+    return logits
+
+
+@pytest.mark.parametrize("K", [2, 3, 6, 40])
+def test_output_features_in_row_blocks_equal_one_pass_over_all_rows(K):
+    from rejectopt.scores._shared import _block_features, output_features
+
+    logits = _logits_with_hard_rows(101, K, K)
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = _block_features(logits)  # the unblocked computation
+    for rows_per_block in (None, 1, 2, 7, 64, 100, 101, 500):
+        with np.errstate(over="ignore", invalid="ignore"):
+            got = output_features(logits, rows_per_block=rows_per_block)
+        np.testing.assert_array_equal(got, expected, err_msg=f"rows_per_block={rows_per_block}")
+    assert np.isfinite(expected[[0, 1, 2, 5]]).all()
+    from rejectopt.scores._shared import FEATURE_NAMES, pnorm_max
+
+    for column, name in enumerate(FEATURE_NAMES):
+        if name.startswith("maxlogit_p") or name == "max_centred_logit":  # against the one-p-at-a-time formula
+            q = 0 if name == "max_centred_logit" else int(name.removeprefix("maxlogit_p"))
+            keep = np.arange(len(logits)) != 3  # the row spanning beyond the float range overflows the p-norm
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.testing.assert_allclose(expected[keep, column], pnorm_max(logits[keep], q), rtol=1e-12, atol=0)
+
+
+def test_output_features_refuse_one_logit_and_name_a_non_finite_one_in_a_later_block():
+    from rejectopt.scores._shared import output_features
+
+    with pytest.raises(ValueError, match=r"K >= 2\); got shape \(5, 1\)"):
+        output_features(np.zeros((5, 1)))
+    logits = np.zeros((30, 3))
+    logits[23, 1] = -np.inf
+    with pytest.raises(ValueError, match="non-finite value -inf at index 23, column 1"):
+        output_features(logits, rows_per_block=8)
+    with pytest.raises(ValueError, match="block_rows must be a positive integer, got -1"):
+        output_features(logits[:20], rows_per_block=-1)
+
+
+@pytest.mark.parametrize("name", ["sele_shared", "reg_shared"])
+def test_class_shared_scores_on_precomputed_features_equal_those_on_the_logits(name):
+    from rejectopt.scores._shared import LogitFeatures
+
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(400, 12)) * 3
+    loss = 100.0 * (rng.random(400) < 1 - np.exp(logits.max(1)) / np.exp(logits).sum(1))
+    y_pred, train = logits.argmax(1), np.arange(250)
+    template = make_score(name, 1.0, n_classes=12, random_state=0, n_jobs=1)
+    features = template.precompute_features(logits)
+    assert isinstance(features[train], LogitFeatures) and features[train].n_logits == 12
+    on_logits = clone(template).fit(logits[train], y_pred[train], loss[train])
+    on_features = clone(template).fit(features[train], y_pred[train], loss[train])
+    np.testing.assert_array_equal(on_features.coef_, on_logits.coef_)
+    assert on_features.n_features_in_ == 12 and on_features.to_dict() == on_logits.to_dict()
+    np.testing.assert_array_equal(on_features.predict(features), on_logits.predict(logits))
+    np.testing.assert_array_equal(on_logits.predict(features[train]), on_logits.predict(logits[train]))
+    paths = [clone(template).fit_path(X, y_pred[train], loss[train], (0, 10)) for X in (logits[train], features[train])]
+    for a, b in zip(*paths):
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+    with pytest.raises(ValueError, match="X has 5 logits, but the score was fitted on 12"):
+        on_logits.predict(LogitFeatures(features[:3], 5))
+
+
+def test_fit_selective_computes_the_features_of_the_logits_once(monkeypatch):
+    from rejectopt.fitting import fit_selective, split_rows
+    from rejectopt.scores import _shared
+    from rejectopt.targets import Target
+
+    rng = np.random.default_rng(2)
+    logits = rng.normal(size=(300, 8)) * 2
+    y_pred = logits.argmax(1)
+    loss = 100.0 * (rng.random(300) < 0.3)
+    parts = split_rows(300)
+    expected = fit_selective(logits, y_pred, loss, Target("coverage", 0.8), parts, score="reg_shared", n_classes=8)
+    rows_read = []
+    original = _shared.output_features
+    monkeypatch.setattr(_shared, "output_features",
+                        lambda X, *args, **kw: rows_read.append(len(X)) or original(X, *args, **kw))
+    fit = fit_selective(logits, y_pred, loss, Target("coverage", 0.8), parts, score="reg_shared", n_classes=8)
+    assert rows_read == [300]  # once for all rows, not per C, refit and prediction (2.6 n rows)
+    np.testing.assert_array_equal(fit.uncertainty, expected.uncertainty)
+    manual = make_score("reg_shared", fit.C, n_classes=8)
+    train = np.concatenate([parts["fit"], parts["validation"]])
+    manual.fit(logits[train], y_pred[train], loss[train])
+    np.testing.assert_array_equal(fit.uncertainty, manual.predict(logits))

@@ -184,7 +184,9 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     AuRC is refitted on both parts (Section 5.1). The selection function is fitted on
     ``parts["calibration"]``; ``parts["report"]`` is unused. With an :class:`OODTarget`, the
     score learns from ID rows only (OOD losses may be NaN) and :meth:`OODTarget.fit` uses all
-    calibration rows; the uncertainty covers every row.
+    calibration rows; the uncertainty covers every row. A learner with ``precompute_features``
+    (the class-shared scores on a network's logits) has its features computed once, for every
+    row, and reads them in every fit and prediction.
 
     Parameters
     ----------
@@ -259,6 +261,9 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
 
         def learner_with(C):
             return clone(template).set_params(C=C)
+    precompute = getattr(template, "precompute_features", None)
+    if callable(precompute):  # e.g. a network's logits -> their class-agnostic features, once for every row:
+        X = precompute(X)     # the C grid, the refit and the prediction below read them, not the logits
     fit_target = loss if fit_target is None else np.asarray(fit_target, dtype=float)
     fit_rows, val_rows = parts["fit"], parts["validation"]
     ood_target = isinstance(target, OODTarget)

@@ -65,7 +65,7 @@ from .metrics import METRICS, aurc, per_example_loss, rc_curve, risk_full
 from .model import FEATURE_LIMIT, _out_of_range
 from .scores import get_score, mcp, score_names, svm_margin
 from .scores._selection import SCORE_C_GRID
-from .scores._shared import log_softmax, pnorm_max, pnorm_unit
+from .scores._shared import block_rows, first_non_finite, log_softmax, pnorm_max, pnorm_unit, row_blocks
 from .selective import InfeasibleTargetError, empirical_risk_coverage
 from .targets import Target, parse_target
 
@@ -110,11 +110,11 @@ def _real_matrix(values, name, function=None):
                                        f"{values.shape}{hint}", function=function)
     if values.dtype.kind not in "biuf":
         raise NetworkOutputError(name, f"must hold real numbers, got dtype {values.dtype}", function=function)
-    values = values.astype(np.float64)
-    bad = np.argwhere(~np.isfinite(values))
-    if bad.size:
-        i, j = (int(v) for v in bad[0])
-        raise NetworkOutputError(name, f"non-finite value {values[i, j]} ({len(bad)} in all)", i, j,
+    values = np.asarray(values, dtype=np.float64)  # no copy of float64 outputs: n x K can be gigabytes
+    bad = first_non_finite(values)
+    if bad is not None:
+        i, j, count = bad
+        raise NetworkOutputError(name, f"non-finite value {values[i, j]} ({count} in all)", i, j,
                                  function=function)
     return values
 
@@ -212,6 +212,19 @@ def _log_softmax(logits):
     return log_softmax(logits)
 
 
+def _by_rows(logits, per_block):
+    """``per_block`` (a block of rows -> one number per row) over validated logits, in row blocks.
+
+    Every baseline is a function of its row alone: in blocks of
+    :func:`rejectopt.scores._shared.block_rows` rows the result is the same, bit for bit, and the
+    softmax temporaries are a few small blocks, not a few copies of the n x K logits.
+    """
+    result = np.empty(logits.shape[0])
+    for rows in row_blocks(logits.shape[0], block_rows(logits.shape[1])):
+        result[rows] = per_block(logits[rows])
+    return result
+
+
 def softmax(logits):
     """The network's posterior ``p(y|x)``, the softmax of the logits (rows sum to 1).
 
@@ -229,7 +242,11 @@ def softmax(logits):
     >>> softmax([[0.0, np.log(3.0)]]).round(12).tolist()
     [[0.25, 0.75]]
     """
-    return np.exp(_log_softmax(_checked(logits, "softmax")))
+    logits = _checked(logits, "softmax")
+    proba = np.empty_like(logits)
+    for rows in row_blocks(logits.shape[0], block_rows(logits.shape[1])):
+        proba[rows] = np.exp(_log_softmax(logits[rows]))
+    return proba
 
 
 def predictions(logits):
@@ -273,7 +290,7 @@ def msp(logits):
     >>> float(msp([[0.0, np.log(3.0)]])[0])
     0.25
     """
-    return mcp(np.exp(_log_softmax(_checked(logits, "msp"))))
+    return _by_rows(_checked(logits, "msp"), lambda block: mcp(np.exp(_log_softmax(block))))
 
 
 def entropy(logits):
@@ -294,7 +311,11 @@ def entropy(logits):
     >>> entropy([[0.0, 0.0]]).round(12).tolist()  # log 2
     [0.69314718056]
     """
-    log_p = _log_softmax(_checked(logits, "entropy"))
+    return _by_rows(_checked(logits, "entropy"), _entropy)
+
+
+def _entropy(logits):
+    log_p = _log_softmax(logits)
     finite = np.where(log_p > -np.inf, log_p, 0.0)  # 0 log 0 = 0: a probability that underflows adds nothing
     return -(np.exp(log_p) * finite).sum(axis=1)
 
@@ -335,16 +356,21 @@ def energy(logits, temperature=1.0):
     if not (np.isfinite(temperature) and temperature > 0):
         raise ValueError(f"energy: temperature must be a finite number > 0, got {temperature!r}")
     logits = _checked(logits, "energy")
-    with np.errstate(over="ignore", under="ignore"):
-        scaled = logits / temperature
-        bad = np.flatnonzero(~np.isfinite(scaled).all(axis=1))
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(f"energy: logits / temperature overflows at index {i} (largest |logit| "
-                             f"{np.abs(logits[i]).max():g}, temperature {temperature!r}; {bad.size} row(s) in all): "
-                             "use a larger temperature, or rescale the logits")
-        top = scaled.max(axis=1)
-        result = -temperature * (top + np.log(np.exp(scaled - top[:, None]).sum(axis=1)))
+    result, overflow = np.empty(logits.shape[0]), []
+    for rows in row_blocks(logits.shape[0], block_rows(logits.shape[1])):  # rows in blocks: no n x K temporaries
+        with np.errstate(over="ignore", under="ignore"):
+            scaled = logits[rows] / temperature
+            bad_rows = np.flatnonzero(~np.isfinite(scaled).all(axis=1))
+            overflow.append(rows.start + bad_rows)
+            if not bad_rows.size and not any(b.size for b in overflow):
+                top = scaled.max(axis=1)
+                result[rows] = -temperature * (top + np.log(np.exp(scaled - top[:, None]).sum(axis=1)))
+    bad = np.concatenate(overflow)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"energy: logits / temperature overflows at index {i} (largest |logit| "
+                         f"{np.abs(logits[i]).max():g}, temperature {temperature!r}; {bad.size} row(s) in all): "
+                         "use a larger temperature, or rescale the logits")
     bad = np.flatnonzero(~np.isfinite(result))
     if bad.size:
         i = int(bad[0])
@@ -373,7 +399,11 @@ def doctor(logits):
     >>> doctor([[0.0, 0.0]]).round(12).tolist()  # 1 - (1/4 + 1/4)
     [0.5]
     """
-    p = np.exp(_log_softmax(_checked(logits, "doctor")))
+    return _by_rows(_checked(logits, "doctor"), _doctor)
+
+
+def _doctor(logits):
+    p = np.exp(_log_softmax(logits))
     return 1.0 - (p * p).sum(axis=1)
 
 
@@ -415,7 +445,11 @@ def margin(logits):
     >>> margin([[0.0, 0.0, -50.0]]).round(12).tolist()
     [-0.0]
     """
-    p = np.sort(np.exp(_log_softmax(_checked(logits, "margin"))), axis=1)
+    return _by_rows(_checked(logits, "margin"), _margin)
+
+
+def _margin(logits):
+    p = np.sort(np.exp(_log_softmax(logits)), axis=1)
     return -(p[:, -1] - p[:, -2])
 
 
@@ -844,7 +878,7 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
     n, K = logits.shape
     y_pred = predictions(logits)
     loss = per_example_loss("zero_one", labels, y_pred)
-    proba = softmax(logits)
+    proba = None  # the n x K posteriors, computed only for a score that learns from them (TCP)
     parts = split_rows(n, calibration_fraction, report_fraction, validation_fraction, seed, min_rows=min_rows)
     cal, rep = parts["calibration"], parts["report"]
 
@@ -889,6 +923,8 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
                 continue  # the class-shared scores read the logits once, whatever the sources
             X = logits if reads_logits or source == "logits" else embeddings
             method = name if len(sources) == 1 else f"{name}@{'logits' if reads_logits else source}"
+            if info.needs_posteriors and proba is None:
+                proba = softmax(logits)
             fit_target = info.target(loss, labels, proba) if info.needs_posteriors else None
             try:
                 fit = fit_selective(X, y_pred, loss, target, parts, score=name, n_classes=K, C_grid=C_grid,

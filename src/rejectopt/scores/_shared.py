@@ -8,8 +8,11 @@ functions of its outputs that do not depend on which class is predicted (:data:`
 the sorted top-5 softmax probabilities, the margins, the entropy, the energy, DOCTOR's ``g``,
 norms of the centred logits and the MaxLogit-pNorm scores of Cattelan & Silva (2024). One linear
 score ``s(x) = <w, phi(f(x))> + b`` is then learned on them (SELE's eq. 30 or REG's ridge
-regression) in the structured-output mode of eq. (37) (one class): time and memory grow with n,
-not with K.
+regression) in the structured-output mode of eq. (37) (one class): the weights and the fit grow
+with n, not with K. The features are computed in row blocks of :data:`BLOCK_ELEMENTS` logits
+(:func:`block_rows`), so that their temporaries stay a few small arrays whatever n, and
+:meth:`SELEShared.precompute_features` computes them once for a row set that several fits and
+predictions read (the C grid, the refit and the prediction of :func:`rejectopt.fitting.fit_selective`).
 
 The formulas of the features are also the library's post-hoc scores of :mod:`rejectopt.logits`
 (one home per formula: :func:`log_softmax`, :func:`pnorm_max`).
@@ -25,7 +28,25 @@ from sklearn.utils import check_array
 from ._ridge import REG
 from ._sele import SELE
 
-__all__ = ["FEATURE_NAMES", "REGShared", "SELEShared", "log_softmax", "output_features", "pnorm_max", "pnorm_unit"]
+__all__ = ["BLOCK_ELEMENTS", "FEATURE_NAMES", "LogitFeatures", "REGShared", "SELEShared", "block_rows",
+           "first_non_finite", "log_softmax", "output_features", "pnorm_max", "pnorm_unit", "row_blocks"]
+
+#: Logits processed at once (rows x K): a block's float64 temporaries are 1 MiB each, so a pass
+#: over the logits holds its output, not copies of the input, and the allocator reuses the
+#: temporaries instead of mapping fresh pages for each (page faults cost more than the arithmetic:
+#: at K = 1,000, 2,048-row blocks of 16 MB took 2.5x the CPU time of 131-row ones).
+BLOCK_ELEMENTS = 1 << 17
+
+
+def block_rows(n_columns):
+    """Rows of a block of :data:`BLOCK_ELEMENTS` values for arrays of ``n_columns`` columns (at least 1).
+
+    Examples
+    --------
+    >>> block_rows(1000), block_rows(2)
+    (131, 65536)
+    """
+    return max(1, BLOCK_ELEMENTS // max(1, int(n_columns)))
 
 #: The p of the MaxLogit-pNorm features.
 _FEATURE_P = (1, 2, 3, 4, 6, 8)
@@ -34,6 +55,36 @@ _TOP_K = 5
 #: Names of the columns of :func:`output_features`, in order.
 FEATURE_NAMES = (*(f"p_top{k}" for k in range(1, _TOP_K + 1)), "log_p_top1", "margin", "logit_margin", "entropy",
                  "energy", "doctor_g", "max_centred_logit", "norm1", "norm2", *(f"maxlogit_p{p}" for p in _FEATURE_P))
+
+
+def row_blocks(n_rows, rows_per_block):
+    """Consecutive slices of ``range(n_rows)`` of ``rows_per_block`` rows (the last one shorter).
+
+    Examples
+    --------
+    >>> list(row_blocks(5, 2))
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
+    """
+    size = int(rows_per_block)
+    if size < 1:
+        raise ValueError(f"block_rows must be a positive integer, got {rows_per_block!r}")
+    return [slice(start, min(n_rows, start + size)) for start in range(0, n_rows, size)]
+
+
+def first_non_finite(values, rows_per_block=None):
+    """``(row, column, count)`` of the first non-finite value of a 2-D array (row-major), or None.
+
+    Checked in row blocks: no ``n x K`` boolean temporaries for a large, clean array; ``count``
+    is the number of non-finite values in all (counted only when there is one).
+    """
+    blocks = row_blocks(values.shape[0], rows_per_block or block_rows(values.shape[1]))
+    for rows in blocks:
+        block = values[rows]
+        if not np.isfinite(block).all():
+            i, j = (int(v) for v in np.argwhere(~np.isfinite(block))[0])
+            count = sum(int((~np.isfinite(values[b])).sum()) for b in blocks)
+            return rows.start + i, j, count
+    return None
 
 
 def log_softmax(logits):
@@ -75,8 +126,23 @@ def pnorm_max(logits, p):
     return pnorm_unit(logits, p)[0].max(axis=1)
 
 
-def output_features(logits):
+def output_features(logits, rows_per_block=None):
     """The class-agnostic features :data:`FEATURE_NAMES` of each row of ``logits`` (n, K), shape (n, 20).
+
+    Every feature is a function of its row alone: the rows are processed in blocks of
+    ``block_rows``, with the same result (bit for bit) as one pass over all rows.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n, K)
+        A network's logits, finite, ``K >= 2``.
+    rows_per_block : int or None, default=None
+        Rows per block (None: :func:`block_rows` of K): bounds the temporaries to a few
+        ``rows_per_block x K`` arrays.
+
+    Returns
+    -------
+    ndarray of shape (n, 20)
 
     Raises
     ------
@@ -86,30 +152,98 @@ def output_features(logits):
     logits = check_array(logits, dtype=np.float64, ensure_all_finite=False)
     if logits.shape[1] < 2:
         raise ValueError(f"the class-shared scores read a network's logits (n x K, K >= 2); got shape {logits.shape}")
-    bad = np.argwhere(~np.isfinite(logits))
-    if bad.size:
-        i, j = (int(v) for v in bad[0])
+    rows_per_block = rows_per_block or block_rows(logits.shape[1])
+    bad = first_non_finite(logits, rows_per_block)
+    if bad is not None:
+        i, j, _ = bad
         raise ValueError(f"logits: non-finite value {logits[i, j]} at index {i}, column {j}")
+    features = np.empty((logits.shape[0], len(FEATURE_NAMES)))
+    for rows in row_blocks(logits.shape[0], rows_per_block):
+        features[rows] = _block_features(logits[rows])
+    return features
+
+
+def _block_features(logits):
+    """:func:`output_features` of one block of validated logits (n, K).
+
+    One pass per quantity: the softmax and its top 5 come from one partial sort of the logits
+    (the posterior is increasing in the logit, so the 5 largest logits carry the 5 largest
+    posteriors), and the centred logits ``z`` and ``|z| / max|z|`` are shared by every p-norm
+    feature (:func:`pnorm_max` computes them per p; the maximum of ``z / ||z||_p`` is
+    ``max z / ||z||_p``). Integer powers are products: the features equal :func:`pnorm_max`'s
+    to rounding (about 1e-15 relative).
+    """
     n, K = logits.shape
     log_p = log_softmax(logits)
     p = np.exp(log_p)
-    top = np.zeros((n, _TOP_K))
     k = min(_TOP_K, K)
-    largest = -np.partition(-p, k - 1, axis=1)[:, :k] if K > k else p  # the k largest, unordered: O(K) a row
-    top[:, :k] = -np.sort(-largest, axis=1)
-    top_logits = -np.partition(-logits, 1, axis=1)[:, :2]
+    if K > k:  # the k largest logits, unordered: O(K) a row
+        largest = np.argpartition(logits, K - k, axis=1)[:, K - k:]
+        top_logits = -np.sort(-np.take_along_axis(logits, largest, axis=1), axis=1)
+        top_p = -np.sort(-np.take_along_axis(p, largest, axis=1), axis=1)
+    else:
+        top_logits, top_p = -np.sort(-logits, axis=1), -np.sort(-p, axis=1)
+    top = np.zeros((n, _TOP_K))
+    top[:, :k] = top_p
     with np.errstate(over="ignore"):  # a span beyond the float range: the margin is as large as floats go
         logit_margin = np.minimum(top_logits[:, 0] - top_logits[:, 1], np.finfo(np.float64).max)
     entropy = -np.where(p > 0, p * log_p, 0.0).sum(axis=1)
-    top_logit = logits.max(axis=1)
+    top_logit = top_logits[:, 0]
     energy = -(top_logit + np.log(np.exp(log_p - log_p.max(axis=1, keepdims=True)).sum(axis=1)))
     scale = np.abs(logits).max(axis=1, keepdims=True)
     scale[scale == 0] = 1.0
-    z = logits / scale - (logits / scale).mean(axis=1, keepdims=True)
-    norms = [np.abs(z).sum(axis=1) * scale[:, 0], np.sqrt((z * z).sum(axis=1)) * scale[:, 0]]
+    scaled = logits / scale
+    z = scaled - scaled.mean(axis=1, keepdims=True)  # the centred logits over scale: no overflow
+    abs_z = np.abs(z)
+    norms = [abs_z.sum(axis=1) * scale[:, 0], np.sqrt((z * z).sum(axis=1)) * scale[:, 0]]
+    size = abs_z.max(axis=1)
+    safe = np.where(size > 0, size, 1.0)
+    largest_unit = z.max(axis=1) / safe
+    a = abs_z / safe[:, None]
+    powers = {1: a, 2: a * a}
+    powers[3] = powers[2] * a
+    powers[4] = powers[2] * powers[2]
+    powers[6] = powers[3] * powers[3]
+    powers[8] = powers[4] * powers[4]
+    pnorm = []
+    for q in _FEATURE_P:
+        norm = powers[q].sum(axis=1) ** (1.0 / q)
+        pnorm.append(largest_unit / np.where(size > 0, norm, 1.0))
     columns = [*top.T, log_p.max(axis=1), top[:, 0] - top[:, 1], logit_margin, entropy, energy, (p * p).sum(axis=1),
-               pnorm_max(logits, 0), *norms, *(pnorm_max(logits, q) for q in _FEATURE_P)]
+               z.max(axis=1) * scale[:, 0], *norms, *pnorm]
     return np.column_stack(columns)
+
+
+class LogitFeatures(np.ndarray):
+    """:func:`output_features` of a network's logits, computed once, in place of the logits.
+
+    A class-shared learner given these instead of the logits reads them as they are: the C
+    grid, the refit and the prediction of :func:`rejectopt.fitting.fit_selective` then share one
+    pass over the logits. Row subsets (``features[rows]``) keep the type and ``n_logits``, the
+    width K of the logits they come from (what a fitted score checks and ``model.json`` records).
+
+    Parameters
+    ----------
+    features : ndarray of shape (n, 20)
+        :func:`output_features` of the logits.
+    n_logits : int
+        K, the number of logits of each row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> features = SELEShared().precompute_features(np.arange(12.0).reshape(4, 3))
+    >>> features[[0, 2]].shape, features[[0, 2]].n_logits
+    ((2, 20), 3)
+    """
+
+    def __new__(cls, features, n_logits):
+        array = np.asarray(features, dtype=np.float64).view(cls)
+        array.n_logits = int(n_logits)
+        return array
+
+    def __array_finalize__(self, obj):
+        self.n_logits = getattr(obj, "n_logits", None)
 
 
 class _SharedMixin:
@@ -152,6 +286,36 @@ class _SharedMixin:
         y_pred = None if y_pred is None else np.asarray(y_pred)
         return int(y_pred.max()) + 1 if y_pred is not None and y_pred.size else 1
 
+    def precompute_features(self, X):
+        """:func:`output_features` of the logits ``X`` (n, K) as :class:`LogitFeatures`, for ``fit`` / ``predict``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, K)
+            The network's logits.
+
+        Returns
+        -------
+        LogitFeatures of shape (n, 20)
+
+        Raises
+        ------
+        ValueError
+            As :func:`output_features`.
+        """
+        if isinstance(X, LogitFeatures):
+            return X
+        X = check_array(X, dtype=np.float64, ensure_all_finite=False)
+        return LogitFeatures(output_features(X), X.shape[1])
+
+    @staticmethod
+    def _features(X):
+        """``(features, K)`` of logits ``X``, or of :class:`LogitFeatures` as they are."""
+        if isinstance(X, LogitFeatures):
+            return np.asarray(X), X.n_logits
+        features = output_features(X)
+        return features, np.shape(X)[1]
+
     def _restored(self):
         """After :meth:`from_dict`: the JSON's ``mean`` / ``scale`` are the features' standardisation."""
         return self._to_logit_space(self.n_features_in_)
@@ -161,8 +325,8 @@ class _SharedMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n, K)
-            The network's logits.
+        X : array-like of shape (n, K) or LogitFeatures
+            The network's logits, or their :meth:`precompute_features`.
         y_pred : array-like of shape (n,) or None
             Not read.
         loss : array-like of shape (n,)
@@ -171,18 +335,22 @@ class _SharedMixin:
         -------
         self
         """
-        features = output_features(X)
+        features, n_logits = self._features(X)
         super().fit(features, None, loss)
-        return self._to_logit_space(np.shape(X)[1], self._classes(y_pred))
+        return self._to_logit_space(n_logits, self._classes(y_pred))
 
     def predict(self, X, y_pred=None):
         """Uncertainty of each row of logits ``X`` (larger = more uncertain), shape (n,); ``y_pred`` is not read."""
         if not hasattr(self, "feature_mean_"):
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit first")
-        X = check_array(X, dtype=np.float64, ensure_all_finite=False)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} logits, but the score was fitted on {self.n_features_in_}")
-        Z = (output_features(X) - self.feature_mean_) / self.feature_scale_
+        if isinstance(X, LogitFeatures):
+            features, n_logits = np.asarray(X), X.n_logits
+        else:
+            X = check_array(X, dtype=np.float64, ensure_all_finite=False)
+            features, n_logits = None, X.shape[1]
+        if n_logits != self.n_features_in_:
+            raise ValueError(f"X has {n_logits} logits, but the score was fitted on {self.n_features_in_}")
+        Z = ((output_features(X) if features is None else features) - self.feature_mean_) / self.feature_scale_
         return Z @ self.coef_[0] + self.intercept_[0]
 
     def to_dict(self):
@@ -210,8 +378,9 @@ class SELEShared(_SharedMixin, SELE):
 
     def fit_path(self, X, y_pred, loss, C_grid):
         """:meth:`SELE.fit_path` on the features of the logits ``X``."""
-        fitted = super().fit_path(output_features(X), None, loss, C_grid)
-        return [score._to_logit_space(np.shape(X)[1], self._classes(y_pred)) for score in fitted]
+        features, n_logits = self._features(X)
+        fitted = super().fit_path(features, None, loss, C_grid)
+        return [score._to_logit_space(n_logits, self._classes(y_pred)) for score in fitted]
 
 
 class REGShared(_SharedMixin, REG):
@@ -231,9 +400,9 @@ class REGShared(_SharedMixin, REG):
 
     def fit_path(self, X, y_pred, loss, C_grid):
         """One fit per C of ``C_grid`` sharing the features of the logits ``X`` (computed once)."""
-        features, classes = output_features(X), self._classes(y_pred)
+        (features, n_logits), classes = self._features(X), self._classes(y_pred)
         fitted = []
         for C in C_grid:
             score = REG.fit(clone(self).set_params(C=C), features, None, loss)
-            fitted.append(score._to_logit_space(np.shape(X)[1], classes))
+            fitted.append(score._to_logit_space(n_logits, classes))
         return fitted
