@@ -296,3 +296,83 @@ def test_a_misspelt_experiment_settings_name_stops_the_dry_run(tmp_path):
     assert ("config experiment_settings: unknown experiment 'tyo' (did you mean 'toy'?)"
             in run.stdout + run.stderr), run.stderr[-3000:]
     assert not (tmp_path / "results").exists()
+
+
+# --- an edited split, a module that ends the process or is interrupted, a built-in's name ----------
+
+def test_an_edited_number_in_a_splits_rows_is_refused_when_aggregated(iris_files, tmp_path):
+    """Not averaged into the tables silently: the rows carry their content record, as the .npz do."""
+    from rejectopt.exceptions import IntermediateFileError
+
+    files = {k: tmp_path / f"split_{k}.csv" for k in (0, 1)}
+    run_dataset(count_experiment(), {"seed": 0}, "iris", "classification", *iris_files, files)
+    assert aggregate_files(count_experiment(), {}, files.values(), tmp_path / "tables")["total"].loc["tst_size",
+                                                                                                    "value"] == 60
+    text = files[0].read_text()
+    files[0].write_text(text.replace(",30\n", ",31\n"))
+    assert files[0].read_text() != text
+    with pytest.raises(IntermediateFileError) as err:
+        aggregate_files(count_experiment(), {}, files.values(), tmp_path / "tables")
+    assert str(err.value).startswith(f"{files[0]}: its content changed after it was written")
+    assert f"snakemake --forcerun {files[0]}" in str(err.value)
+    assert pd.read_csv(tmp_path / "tables" / "total.csv", index_col=0).loc["tst_size", "value"] == 60  # left as it was
+
+
+@pytest.mark.parametrize("code", [0, 4])
+def test_os_exit_while_imported_is_named_not_obeyed(tmp_path, code):
+    """os._exit ends a process at once, with no exception: while a user's module is imported it is
+    refused instead (this test going on is the proof), and os._exit is itself again afterwards."""
+    import os
+
+    real = os._exit
+    (tmp_path / f"quitting_experiment_{code}.py").write_text(f"import os\nos._exit({code})\n")
+    with pytest.raises(ImportError) as err:
+        load_experiments([f"quitting_experiment_{code}"], search_dir=tmp_path)
+    assert str(err.value) == (
+        f"config experiments: module 'quitting_experiment_{code}' called os._exit({code}) while imported, which would "
+        f"end planning (Snakemake itself) at once with exit status {code} and no message; a module is imported by the "
+        "planning and by every job: take the call out of its top level")
+    assert os._exit is real and f"quitting_experiment_{code}" not in sys.modules
+
+
+def test_a_keyboard_interrupt_while_imported_is_one_line_naming_the_module(tmp_path):
+    (tmp_path / "interrupted_experiment.py").write_text("raise KeyboardInterrupt\n")
+    with pytest.raises(ImportError) as err:
+        load_experiments(["interrupted_experiment"], search_dir=tmp_path)
+    assert str(err.value) == ("config experiments: module 'interrupted_experiment' was interrupted while imported "
+                              "(KeyboardInterrupt); nothing was run")
+    assert err.value.__cause__ is None and err.value.__suppress_context__  # no traceback of the user's module
+
+
+def test_a_user_experiment_may_not_take_the_name_of_the_guarantees_experiment_listed_or_not(tmp_path):
+    (tmp_path / "my_guarantees.py").write_text(TOY.replace('NAME = "toy"', 'NAME = "guarantees"'))
+    expected = (f"experiment 'my_guarantees' (module 'my_guarantees', {tmp_path / 'my_guarantees.py'}): NAME "
+                "'guarantees' is the built-in experiment's of module 'rejectopt.pipeline.experiments.guarantees', "
+                "listed or not; rename your experiment's NAME")
+    for listed in (["my_guarantees"], ["rejectopt.pipeline.experiments.guarantees", "my_guarantees"]):
+        with pytest.raises(TypeError) as err:
+            load_experiments(listed, search_dir=tmp_path)
+        assert str(err.value) == expected
+    loaded = load_experiments(["rejectopt.pipeline.experiments.guarantees"])
+    assert loaded["guarantees"].__name__ == "rejectopt.pipeline.experiments.guarantees"
+
+
+def test_two_listed_experiments_of_one_name_are_both_named(tmp_path):
+    (tmp_path / "toy_a.py").write_text(TOY)
+    (tmp_path / "toy_b.py").write_text(TOY)
+    with pytest.raises(TypeError) as err:
+        load_experiments(["toy_a", "toy_b"], search_dir=tmp_path)
+    assert str(err.value) == ("experiment 'toy_b': NAME 'toy' is taken by module 'toy_a', listed before it; give one "
+                              "of them another NAME")
+
+
+@pytest.mark.slow
+def test_os_exit_at_import_stops_the_dry_run_with_a_message(tmp_path):
+    """The planning (Snakemake itself) imports the module: it ends with an error naming it, not with status 0."""
+    (tmp_path / "quitting_experiment.py").write_text("import os\nos._exit(0)\n")
+    run = snakemake(tmp_path, "-n", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[abalone]",
+                    "experiments=[quitting_experiment]", timeout=300)
+    assert run.returncode != 0
+    output = run.stdout + run.stderr
+    assert "module 'quitting_experiment' called os._exit(0) while imported" in output, run.stderr[-3000:]
+    assert not (tmp_path / "results").exists()

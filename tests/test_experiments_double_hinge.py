@@ -20,7 +20,7 @@ import pytest
 from scipy.stats import wilcoxon
 
 from rejectopt import stats
-from rejectopt._io import save_npz
+from rejectopt._io import save_csv, save_npz
 from rejectopt.classifiers import DoubleHingeSVM
 from rejectopt.classifiers._selection import classifier_outputs
 from rejectopt.pipeline.experiments import SplitInputs, check_experiment
@@ -332,7 +332,7 @@ def test_table_file_writes_the_table(tmp_path):
     paths = []
     for (dataset, split), frame in results.groupby(["dataset", "split"]):
         paths.append(tmp_path / f"{dataset}_{split}.csv")
-        frame.to_csv(paths[-1], index=False)
+        save_csv(frame, paths[-1])  # as run_dataset_files writes them, with their content record
     rows, table = dh.table_file(paths, tmp_path / "table.csv")
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "table.csv", dtype={"C": str, "gamma": str}), table, check_dtype=False)
     assert len(rows) == len(results)

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from rejectopt import ood, stats
+from rejectopt._io import save_csv
 from rejectopt.pipeline.experiments import SplitInputs, check_experiment
 from rejectopt.pipeline.experiments import ood as ood_experiment
 from rejectopt.splits import make_splits, save_splits
@@ -263,7 +264,7 @@ def test_table_file_writes_the_table(tmp_path):
     paths = []
     for (dataset, split), frame in results.groupby(["dataset", "split"]):
         paths.append(tmp_path / f"{dataset}_{split}.csv")
-        frame.to_csv(paths[-1], index=False)
+        save_csv(frame, paths[-1])  # as run_dataset_files writes them, with their content record
     rows, table = ood_experiment.table_file(paths, tmp_path / "table.csv")
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "table.csv"), table, check_dtype=False)
     assert len(rows) == len(results)

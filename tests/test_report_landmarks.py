@@ -11,6 +11,7 @@ import pandas as pd
 
 from support import fake_faces, fake_result
 
+from rejectopt._io import save_csv
 from rejectopt.pipeline.experiments.landmarks import landmark_summary, load_landmark_result, save_landmark_result
 from rejectopt.landmarks import per_landmark
 from rejectopt.pipeline.report import comparison_markdown, format_number, paper_comparison
@@ -83,7 +84,7 @@ def test_the_rules_files_hold_the_rendered_numbers(tmp_path):
     curve_paths = [tmp_path / f"curve_{k}.csv" for k in (0, 1)]
     for k in (0, 1):
         save_landmark_result(result_paths[k], fake_result(seed=k))
-        _curve(k).to_csv(curve_paths[k], index=False)
+        save_csv(_curve(k), curve_paths[k])  # as the landmark job writes it, with its content record
     summary = R.landmarks_summary_files(result_paths, curve_paths, tmp_path / "summary.csv", tmp_path / "note.md",
                                         splits=[0, 1], faces=faces, pretrained=False)
     results = {k: load_landmark_result(result_paths[k]) for k in (0, 1)}

@@ -1,4 +1,4 @@
-"""Atomic file output, and ``.npz`` files that carry a record of their own content.
+"""Atomic file output, and ``.npz`` and ``.csv`` files that carry a record of their own content.
 
 The one home of atomic writes in rejectopt: every writer of the library and the
 pipeline goes through :func:`atomic_path`.
@@ -36,10 +36,13 @@ __all__ = [
     "NpzArrays",
     "arrays_sha256",
     "atomic_path",
+    "csv_record_path",
+    "load_csv_bytes",
     "load_npz",
     "npz_checksum",
     "recompute_hint",
     "save_figure",
+    "save_csv",
     "save_npz",
     "write_bytes",
     "write_csv",
@@ -52,6 +55,8 @@ _NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
 #: The zip comment of a file written by :func:`save_npz`: this tag, then the record as JSON.
 _RECORD_TAG = b"rejectopt-npz "
 _RECORD_FORMAT = 1
+#: The record file of a CSV written by :func:`save_csv`: this tag, then the record as JSON.
+_CSV_RECORD_TAG = b"rejectopt-csv "
 
 
 def recompute_hint(path) -> str:
@@ -256,6 +261,12 @@ def load_npz(path, *, expect: Mapping | None = None) -> NpzArrays:
             f"edited by hand? {recompute_hint(path)}"
         )
     provenance = record.get("provenance") or {}
+    _check_provenance(path, provenance, expect)
+    return NpzArrays(arrays, path, found, provenance)
+
+
+def _check_provenance(path: Path, provenance: Mapping, expect: Mapping | None) -> None:
+    """Refuse a file whose recorded provenance differs from what the reader ``expect``s (stale)."""
     for key, value in (expect or {}).items():
         recorded = provenance.get(key)
         if value is None or recorded is None:  # not known to the reader, or not stated by the writer
@@ -265,7 +276,6 @@ def load_npz(path, *, expect: Mapping | None = None) -> NpzArrays:
                 f"{path}: made from {key} {recorded!r}, but this step's is {_jsonable(value)!r}: the file is stale "
                 f"(made from other inputs); {recompute_hint(path)}"
             )
-    return NpzArrays(arrays, path, found, provenance)
 
 
 #: Largest array (bytes, as its ``.npy`` header declares it) that :class:`LazyNpz` reads from a
@@ -418,3 +428,89 @@ def save_figure(figure, path, dpi: int = 150) -> None:
     """Save a matplotlib figure to ``path`` as PNG, atomically."""
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=dpi)
+
+
+def csv_record_path(path) -> Path:
+    """Where the content record of the CSV ``path`` lives (:func:`save_csv`): ``<name>.csv.record`` beside it."""
+    path = Path(path)
+    return path.with_name(path.name + ".record")
+
+
+def save_csv(frame, path, *, provenance: Mapping | None = None, index: bool = False) -> None:
+    """Write a DataFrame to ``path`` as CSV, atomically, with its content record beside it.
+
+    The CSV's bytes are exactly those of :func:`write_csv` (``frame.to_csv``); the record, the
+    sha256 of those bytes and ``provenance``, goes to :func:`csv_record_path`, written before
+    the CSV is renamed into place: an interrupted write leaves a CSV that its record refuses,
+    never one taken for what it is not.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    path : path-like
+    provenance : mapping, optional
+        What the rows were made from (JSON values), checked by :func:`load_csv_bytes`
+        ``(expect=...)``.
+    index : bool, default False
+        Write the frame's index too.
+    """
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=index)
+        record = {"format": _RECORD_FORMAT, "sha256": hashlib.sha256(Path(tmp).read_bytes()).hexdigest(),
+                  "provenance": _jsonable(dict(provenance or {}))}
+        write_bytes(_CSV_RECORD_TAG + json.dumps(record, sort_keys=True).encode(), csv_record_path(path))
+
+
+def load_csv_bytes(path, *, expect: Mapping | None = None) -> bytes:
+    """The bytes of a CSV written by :func:`save_csv`, verified against its record.
+
+    The bytes are read once and checked, so what the caller parses
+    (``pandas.read_csv(io.BytesIO(...))``) is what was checked.
+
+    Parameters
+    ----------
+    path : path-like
+    expect : mapping, optional
+        Provenance the file must have been made from, as for :func:`load_npz`.
+
+    Returns
+    -------
+    bytes
+        The file's content, as written.
+
+    Raises
+    ------
+    FileNotFoundError
+        No file at ``path``.
+    IntermediateFileError
+        No record beside the file (written by hand, or by an older version), an unreadable
+        record, bytes that differ from the recorded checksum (edited, truncated or emptied
+        after it was written), or provenance that differs from ``expect`` (stale). The message
+        names the file, what differs, and how to make it again.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    record_path = csv_record_path(path)
+    try:
+        raw = record_path.read_bytes()
+    except FileNotFoundError:
+        raise IntermediateFileError(
+            f"{path}: no content record ({record_path.name} is missing beside it), so what it holds cannot be "
+            f"verified (written or replaced by hand, or made by an older version); {recompute_hint(path)}"
+        ) from None
+    try:
+        record = json.loads(raw[len(_CSV_RECORD_TAG):]) if raw.startswith(_CSV_RECORD_TAG) else None
+    except ValueError:
+        record = None
+    if not isinstance(record, dict) or record.get("format") != _RECORD_FORMAT or "sha256" not in record:
+        raise IntermediateFileError(f"{path}: its content record {record_path} is unreadable ({raw[:80]!r}); "
+                                    f"{recompute_hint(path)}")
+    found = hashlib.sha256(data).hexdigest()
+    if found != record["sha256"]:
+        raise IntermediateFileError(
+            f"{path}: its content changed after it was written (recorded sha256 {record['sha256']}, found {found}, "
+            f"{len(data)} bytes): edited by hand, truncated, or rows deleted? {recompute_hint(path)}"
+        )
+    _check_provenance(path, record.get("provenance") or {}, expect)
+    return data

@@ -159,7 +159,7 @@ class NetworkOutputError(ValueError):
 # --- files: the intermediate .npz files, the datasets' raw files, a user's dataset -------------
 
 class IntermediateFileError(ValueError):
-    """An intermediate ``.npz`` that cannot be trusted: corrupt or truncated, changed since it was
+    """An intermediate ``.npz`` or ``.csv`` that cannot be trusted: corrupt or truncated, changed since it was
     written, without a content record, or made from other inputs. The message names the file and
     how to make it again (``rejectopt._io.recompute_hint``).
 

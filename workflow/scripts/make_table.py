@@ -12,7 +12,8 @@ from rejectopt.pipeline.tables import metric_table, table_statistics
 
 log_to(snakemake.log[0])
 spec, cd_paths = snakemake.params.spec, snakemake.params.cd
-summary = read_summary(snakemake.input[0])  # a NaN AuRC is named by its line, not met in the ranks
+# refused if edited since collect_summary wrote it; a NaN AuRC is named by its line, not met in the ranks
+summary = read_summary(snakemake.input[0], recorded=True)
 outputs = zip(snakemake.params.metrics, snakemake.output.csv, snakemake.output.md, snakemake.output.tex)
 for metric, csv, md, tex in outputs:
     table = metric_table(summary, spec, metric, intervals=snakemake.params.intervals and metric == "aurc")

@@ -9,7 +9,7 @@ from rejectopt.pipeline.report import comparison_markdown, paper_comparison, rea
 
 log_to(snakemake.log[0])
 reference = pd.read_csv(snakemake.input.reference)
-summary = read_summary(snakemake.input.summary)
+summary = read_summary(snakemake.input.summary, recorded=True)  # refused if edited since written
 run = list(snakemake.params.datasets_run)
 convention = snakemake.params.convention
 comparison = paper_comparison(summary[summary["dataset"].isin(run)], reference, convention)

@@ -8,7 +8,7 @@ from rejectopt.pipeline.tables import metric_table, relative_improvement, table_
 
 log_to(snakemake.log[0])
 spec = snakemake.params.spec
-summary = read_summary(snakemake.input[0])
+summary = read_summary(snakemake.input[0], recorded=True)  # refused if edited since written
 stats = table_statistics(metric_table(summary, spec), spec.methods)
 formats = snakemake.params.figure_formats
 save_figure(cd_figure(stats, spec), snakemake.output.cd, formats)

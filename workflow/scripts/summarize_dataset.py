@@ -3,7 +3,7 @@
 from _logging import log_to
 
 from rejectopt.pipeline.experiments.paper import summarize_dataset
-from rejectopt.pipeline import write_csv
+from rejectopt.pipeline import save_csv
 
 log_to(snakemake.log[0])
 summary = summarize_dataset(
@@ -17,4 +17,4 @@ summary = summarize_dataset(
     intervals=snakemake.params.table_intervals,
     seed=snakemake.params.seed,
 )
-write_csv(summary, snakemake.output[0])
+save_csv(summary, snakemake.output[0])  # with its content record, verified by collect_summary

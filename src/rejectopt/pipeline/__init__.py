@@ -12,7 +12,7 @@ import lazy_loader as _lazy
 _SURFACE = [
     "CAP_MESSAGE", "DownloadOptions", "MIRROR_SUBSETS", "aggregate_files", "custom_checksums", "dataset_checksums",
     "extract_official_archive", "fetch_archive", "fetch_file", "load_experiments", "load_or_detect_faces",
-    "npz_checksum", "prepare_custom", "run_dataset", "save_figure", "write_csv", "write_text",
+    "npz_checksum", "prepare_custom", "run_dataset", "save_csv", "save_figure", "write_csv", "write_text",
 ]
 _SUBMODULES = ["config", "experiments", "report", "resources", "tables"]
 

@@ -6,7 +6,7 @@ the experiment contract below live in the library's private modules, where their
 this module is the one door the scripts use, so that moving one of them changes one line here.
 """
 
-from .._io import npz_checksum, write_csv, write_text
+from .._io import npz_checksum, save_csv, write_csv, write_text
 from ..classifiers._selection import CAP_MESSAGE
 from ..datasets._custom import custom_checksums, prepare_custom
 from ..datasets._download import DownloadOptions

@@ -5,15 +5,20 @@ What each table holds (:class:`TableSpec`, one per classifier, read off the regi
 config), its mean and std per dataset (:func:`metric_table`), the ranks and tests of Demsar (2006)
 (:func:`table_statistics`) and the improvements of the paper's Figures 2 and 3b
 (:func:`relative_improvement`). The experiments aggregate their rows with it and
-:mod:`rejectopt.pipeline.report` renders it; neither holds a copy.
+:mod:`rejectopt.pipeline.report` renders it; neither holds a copy. Both read the intermediate CSV
+files they share (an experiment's rows, the summaries) with :func:`load_csv`, which refuses a file
+edited since it was written.
 """
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
+from typing import Mapping
 
 import pandas as pd
 
+from .._io import load_csv_bytes
 from ..classifiers import CLASSIFIERS
 from ..stats import average_ranks, friedman_test, nemenyi_cd
 
@@ -25,6 +30,7 @@ __all__ = [
     "TableStatistics",
     "friedman_min_pvalue",
     "landmarks_spec",
+    "load_csv",
     "mean_matrix",
     "metric_table",
     "relative_improvement",
@@ -38,6 +44,33 @@ INTERVAL_LEVEL = 0.95
 #: Bootstrap resamples of the test rows behind those intervals (1,000: the 2.5 and 97.5 %
 #: percentiles rest on 25 resamples each side; the Monte Carlo error is small beside the interval).
 INTERVAL_RESAMPLES = 1000
+
+
+def load_csv(path, *, expect: Mapping | None = None, **read_csv) -> pd.DataFrame:
+    """An intermediate CSV written by :func:`rejectopt._io.save_csv`, read only if it is as written.
+
+    A number edited by hand, a row deleted, a file truncated by a full disk: each would otherwise be
+    averaged into the tables without a word; here it is refused, naming the file and how to make it
+    again (``snakemake --forcerun <file>``).
+
+    Parameters
+    ----------
+    path : path-like
+    expect : mapping, optional
+        Provenance the file must have been made from (:func:`rejectopt._io.load_csv_bytes`).
+    **read_csv
+        Keywords of :func:`pandas.read_csv` (e.g. ``index_col``).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    rejectopt.exceptions.IntermediateFileError
+        The file has no content record beside it, or its bytes differ from it.
+    """
+    return pd.read_csv(io.BytesIO(load_csv_bytes(path, expect=expect)), **read_csv)
 
 #: The summary's columns with config ``table_intervals`` (written by
 #: :func:`rejectopt.pipeline.experiments.paper.summarize_dataset`, appended after its other columns):
@@ -160,7 +193,9 @@ def metric_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", i
     Raises
     ------
     ValueError
-        When ``summary`` has no column ``metric`` or no row of the table's classifier; with
+        When ``summary`` has no column ``metric`` or no row of the table's classifier, or lacks
+        a method's row for a split that another method of the same dataset has (the gaps are
+        named); with
         ``intervals``, when the metric is not AuRC or the summary lacks finite interval columns
         or holds two intervals for one (dataset, method).
     """
@@ -169,6 +204,7 @@ def metric_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", i
     rows = summary[(summary["classifier"] == spec.classifier) & summary["score"].isin(spec.methods)]
     if rows.empty:
         raise ValueError(f"summary has no rows for classifier {spec.classifier!r} ({spec.name})")
+    _check_complete(rows, spec)
     stats = rows.groupby(["dataset", "score"])[metric].agg(["mean", "std"]).unstack("score")
     stats = stats.swaplevel(axis=1)[[m for m in spec.methods if m in set(rows["score"])]]
     stats.columns = pd.MultiIndex.from_tuples(stats.columns)
@@ -180,6 +216,28 @@ def metric_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", i
         stats[("risk_full", col)] = risk[col]
     stats[("n_splits", "")] = per_split.groupby("dataset")["split"].nunique()
     return stats
+
+
+def _check_complete(rows: pd.DataFrame, spec: TableSpec) -> None:
+    """Every method of ``spec`` has a row for every split of every dataset the table covers.
+
+    The pipeline's summaries hold one row per (dataset, split, classifier, score); a gap means the
+    summary was damaged (truncated, a score's rows deleted): a mean over fewer splits, or a
+    missing column, would otherwise reach the table with no word on the cause.
+    """
+    gaps = []
+    for dataset, group in rows.groupby("dataset", sort=False):
+        splits = set(group["split"])
+        for method in spec.methods:
+            missing = splits - set(group.loc[group["score"] == method, "split"])
+            if missing:
+                gaps.append(f"{dataset} {method} split(s) {', '.join(map(str, sorted(missing)))}")
+    if gaps:
+        shown = "; ".join(gaps[:5]) + (f"; and {len(gaps) - 5} more" if len(gaps) > 5 else "")
+        raise ValueError(
+            f"summary lacks rows of classifier {spec.classifier!r} ({spec.name}): {shown}; the summary is incomplete "
+            "(truncated, or a score's rows deleted): make it again from the dataset summaries (in the pipeline: "
+            "`snakemake --forcerun results/summary.csv` and the run's usual options)")
 
 
 def _with_intervals(stats: pd.DataFrame, rows: pd.DataFrame, metric: str, spec: TableSpec) -> pd.DataFrame:

@@ -4,8 +4,10 @@ loaded and checked, their rows and tables written."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import logging
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -15,10 +17,11 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from ..._io import atomic_path, save_npz, write_csv
+from ..._io import atomic_path, save_csv, save_npz
 from ..._registry import import_user_module
 from ...datasets import load_prepared
 from ...splits import load_split
+from ..tables import load_csv
 
 __all__ = ["BUILT_IN", "LOSS_SCALE", "SplitInputs", "SplitResult", "aggregate_files", "check_experiment",
            "load_experiments", "run_dataset", "run_splits", "split_inputs"]
@@ -31,6 +34,11 @@ LOSS_SCALE = 100.0
 
 #: The built-in experiments' names: a user's experiment may not take them.
 BUILT_IN = ("paper", "ood", "double_hinge", "landmarks")
+
+#: The built-in experiments that keep the contract and are listed under ``experiments:`` like a
+#: user's, by ``NAME``: that name is theirs even when they are not listed, or a user's module of the
+#: same ``NAME`` would take their rules, their files (``results/experiments/<NAME>/``) and their report.
+CONTRACT_BUILT_IN = {"guarantees": "rejectopt.pipeline.experiments.guarantees"}
 
 #: The names a module of the contract defines (see :mod:`rejectopt.pipeline.experiments`).
 CONTRACT = ("NAME", "settings", "run_split", "aggregate")
@@ -242,11 +250,13 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
     Raises
     ------
     ImportError
-        A module that cannot be imported, or that calls ``sys.exit`` while imported (its own
-        error is named).
+        A module that cannot be imported, that calls ``sys.exit`` or ``os._exit`` while imported,
+        or whose import is interrupted (``KeyboardInterrupt``): one line naming the module (and
+        its own error).
     TypeError
-        A module that lacks a name of the contract, whose ``NAME`` is taken, or whose
-        ``settings`` returns something else than a dict.
+        A module that lacks a name of the contract, whose ``NAME`` is taken (by a built-in
+        experiment, listed or not, or by a module listed before it: both modules are named), or
+        whose ``settings`` returns something else than a dict.
     ValueError
         A key of ``experiment_settings`` that names no loaded experiment (the closest ``NAME`` is
         suggested), or a ``settings(config)`` that raises (its error is named).
@@ -256,7 +266,16 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
         if not isinstance(path, str) or not all(part.isidentifier() for part in path.split(".")):
             raise ImportError(f"config experiments: {path!r} is not a module name (e.g. my_experiment or package.module)")
         try:
-            module = import_user_module(path, search_dir)
+            with _exit_refused():
+                module = import_user_module(path, search_dir)
+        except _ExitAtImport as err:
+            raise ImportError(
+                f"config experiments: module {path!r} called os._exit({err.status}) while imported, which would end "
+                f"planning (Snakemake itself) at once with exit status {err.status} and no message; a module is "
+                "imported by the planning and by every job: take the call out of its top level") from None
+        except KeyboardInterrupt:  # Ctrl-C (or a module raising it): one line naming the module, not a traceback
+            raise ImportError(f"config experiments: module {path!r} was interrupted while imported "
+                              "(KeyboardInterrupt); nothing was run") from None
         except (Exception, SystemExit) as err:  # the user's module's own error, reported with its name
             # SystemExit too: a module calling sys.exit() while imported would otherwise end the
             # planning process (Snakemake itself) with no job, no output and no word of which module did it
@@ -266,13 +285,52 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
             raise ImportError(f"config experiments: module {path!r} failed to import: "
                               f"{type(err).__name__}: {err}{moved}") from err
         check_experiment(module, origin=f"{path!r}")
-        if module.NAME in BUILT_IN or module.NAME in loaded:
+        owner = CONTRACT_BUILT_IN.get(module.NAME)
+        if owner is not None and module.__name__ != owner:
+            raise TypeError(f"experiment {path!r} (module {module.__name__!r}, {getattr(module, '__file__', '?')}): "
+                            f"NAME {module.NAME!r} is the built-in experiment's of module {owner!r}, listed or not; "
+                            "rename your experiment's NAME")
+        if module.NAME in loaded:
+            raise TypeError(f"experiment {path!r}: NAME {module.NAME!r} is taken by module "
+                            f"{loaded[module.NAME].__name__!r}, listed before it; give one of them another NAME")
+        if module.NAME in BUILT_IN:
             raise TypeError(f"experiment {path!r}: NAME {module.NAME!r} is taken "
                             f"(built in: {', '.join(BUILT_IN)}; loaded: {', '.join(loaded) or 'none'})")
         loaded[module.NAME] = module
     if config is not None:
         _check_settings(loaded, config)
     return loaded
+
+
+class _ExitAtImport(BaseException):
+    """What ``os._exit`` raises while a user's module is imported (:func:`_exit_refused`)."""
+
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+@contextlib.contextmanager
+def _exit_refused():
+    """``os._exit`` raises :class:`_ExitAtImport` in this process while the block runs.
+
+    ``os._exit`` ends the process on the spot: called by a module at import, it would end the
+    planning with its status (0: "success") and no word. It is looked up on ``os`` when called,
+    so replacing it for the import catches the call. A process forked meanwhile (a pool started at
+    import) still exits for real; ``posix._exit`` or a signal are not caught.
+    """
+    real, pid = os._exit, os.getpid()
+
+    def refuse(status):
+        if os.getpid() != pid:  # a child forked during the import ends as it meant to
+            real(status)
+        raise _ExitAtImport(status)
+
+    os._exit = refuse
+    try:
+        yield
+    finally:
+        os._exit = real
 
 
 def _check_settings(loaded: Mapping[str, Any], config: Mapping) -> None:
@@ -349,7 +407,9 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
     """Run ``run_split`` on each split of ``inputs`` and write its files as soon as it is done.
 
     Rows lacking ``dataset`` and ``split`` get them, first. Files are written atomically, so an
-    interrupted job leaves no half-written split.
+    interrupted job leaves no half-written split, and with their content record (the rows'
+    ``<file>.csv.record``, the curves' in the ``.npz``), so a file edited afterwards is refused
+    by its reader.
 
     Parameters
     ----------
@@ -375,7 +435,7 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
             if column not in result.rows.columns:
                 result.rows.insert(0, column, value)
         rows_path, curves_path = outputs[split]
-        write_csv(result.rows, rows_path)
+        save_csv(result.rows, rows_path)  # with its content record: an edited row is refused when read
         if curves_path is not None:
             save_npz(curves_path, **result.curves)
         log.info("%s split %d: %d rows in %.1f s", label, split, len(result.rows), time.perf_counter() - start)
@@ -459,8 +519,11 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
         contract are named); nothing is written then.
     ValueError
         A table name that is not a file name (the experiment's ``aggregate`` is named).
+    rejectopt.exceptions.IntermediateFileError
+        A split's rows without their content record, or changed since :func:`run_dataset` wrote
+        them (a number edited, a row deleted): the file and ``snakemake --forcerun`` are named.
     """
-    rows = pd.concat([pd.read_csv(path) for path in rows_paths], ignore_index=True)
+    rows = pd.concat([load_csv(path) for path in rows_paths], ignore_index=True)
     tables = experiment.aggregate(rows, experiment.settings(config))
     out_dir = Path(out_dir)
     where = f"experiment {experiment.NAME}: aggregate"

@@ -95,7 +95,7 @@ import pandas as pd
 # The learners load on first use (the package's lazy attributes): the Snakefile imports this
 # module to plan the run, and a table job does not need scikit-learn.
 from ... import classifiers, scores
-from ..._io import load_npz, write_csv
+from ..._io import load_npz, save_csv, write_csv
 from ...datasets import get_spec
 from ...metrics import rc_curve, task_loss
 from ...metrics._confusion import selective_outcome
@@ -104,6 +104,7 @@ from ...selective import _chow_reject, _fit_margin_threshold, fit_cost_based
 from ..._checks import derive_seed
 from ...splits import DEFAULT_RATIOS, _PARTS, make_splits
 from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods
+from ..tables import load_csv
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
 from ._learners import ClassifierThenScore, fit_classifier_then_score
 
@@ -551,7 +552,7 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
 
     def run(split_input: SplitInputs) -> DoubleHingeSplitResult:
         result = run_split(split_input, chosen)
-        write_csv(result.timing, split_files[split_input.split][2])
+        save_csv(result.timing, split_files[split_input.split][2])
         return result
 
     outputs = {int(k): (csv_path, curves_path) for k, (csv_path, curves_path, _) in split_files.items()}
@@ -782,8 +783,13 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
         The per-split rows, concatenated.
     table : pandas.DataFrame
         :func:`double_hinge_table` of them, as written.
+
+    Raises
+    ------
+    rejectopt.exceptions.IntermediateFileError
+        A split's CSV without its content record, or changed since it was written.
     """
-    results = pd.concat([pd.read_csv(p) for p in csv_paths], ignore_index=True)
+    results = pd.concat([load_csv(p) for p in csv_paths], ignore_index=True)  # refused if edited since written
     table = double_hinge_table(results)
     write_csv(table, csv_out)
     return results, table

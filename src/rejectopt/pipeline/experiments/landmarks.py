@@ -45,7 +45,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..._io import load_npz, save_npz, write_csv, write_text
+from ..._io import load_npz, save_csv, save_npz, write_text
 from ...datasets._faces300w import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER, MIRROR_SUBSETS, list_faces
 from ...landmarks import face_features, landmark_loss, per_landmark
 from ...landmarks._faces import load_images, load_truths
@@ -57,7 +57,7 @@ from ...scores._baselines import face_score as face_score_uncertainty
 from ...scores._selection import SCORE_C_GRID
 from ..._checks import check_ratios, derive_seed
 from ...splits import load_split, make_splits, save_splits
-from ..tables import metric_table, landmarks_spec
+from ..tables import landmarks_spec, load_csv, metric_table
 from ._contract import SplitInputs, SplitResult
 from .paper import BASE_SUMMARY_COLUMNS
 
@@ -799,7 +799,7 @@ def run_split_files(detections_path, splits_path, split: int, result_out, curve_
         staged[f"predictor/{k}"], staged[f"val1_error/{k}"] = model, error
     inputs = SplitInputs(DATASET, int(split), NAME, int(seed), None, splits_path, staged)
     out = run_split(inputs, chosen, workers=workers)
-    write_csv(out.result["learning_curve"], curve_out)
+    save_csv(out.result["learning_curve"], curve_out)
     save_landmark_result(result_out, out.result)
     return out
 
@@ -935,9 +935,14 @@ def summary_file(result_paths: Sequence, curve_paths: Sequence, splits: Sequence
     -------
     tuple
         ``(results, curves, summary)``: ``{split: result}``, ``{split: curve}``, the rows.
+
+    Raises
+    ------
+    rejectopt.exceptions.IntermediateFileError
+        A split's CSV without its content record, or changed since it was written.
     """
     results = {k: load_landmark_result(path) for k, path in zip(splits, result_paths)}
-    curves = {k: pd.read_csv(path) for k, path in zip(splits, curve_paths)}
+    curves = {k: load_csv(path) for k, path in zip(splits, curve_paths)}
     summary = landmark_summary(results)
-    write_csv(summary, summary_out)
+    save_csv(summary, summary_out)  # a dataset summary: collect_summary verifies it
     return results, curves, summary

@@ -91,6 +91,7 @@ from ...ood._metrics import operating_points
 from ...selective import InfeasibleTargetError
 from ..._checks import derive_seed
 from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods, significant_pairs
+from ..tables import load_csv
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
 from ._learners import fit_classifier_then_score
 
@@ -870,8 +871,13 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
         The splits' rows, concatenated.
     table : pandas.DataFrame
         :func:`ood_table` of them.
+
+    Raises
+    ------
+    rejectopt.exceptions.IntermediateFileError
+        A split's CSV without its content record, or changed since it was written.
     """
-    results = pd.concat([pd.read_csv(p) for p in csv_paths], ignore_index=True)
+    results = pd.concat([load_csv(p) for p in csv_paths], ignore_index=True)  # refused if edited since written
     table = ood_table(results)
     write_csv(table, csv_out)
     return results, table

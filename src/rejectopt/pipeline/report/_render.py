@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...stats import average_ranks, nemenyi_cd, significant_pairs as _pairs
-from ..tables import INTERVAL_LEVEL, INTERVAL_RESAMPLES, TableSpec, TableStatistics
+from ..tables import INTERVAL_LEVEL, INTERVAL_RESAMPLES, TableSpec, TableStatistics, load_csv
 from ._format import ALIKE_NOTE, best_cells, count, format_number, power_caveat, printed_alike, table_section
 from ._specs import label, metric_label
 
@@ -21,8 +21,13 @@ __all__ = ["read_summary", "render_table", "significant_pairs"]
 SUMMARY_NUMBERS = ("aurc", "risk_full")
 
 
-def read_summary(path, extra_metrics=()) -> pd.DataFrame:
+def read_summary(path, extra_metrics=(), *, recorded: bool = False) -> pd.DataFrame:
     """A results summary (``summary.csv``), its :data:`SUMMARY_NUMBERS` and ``extra_metrics`` checked to be finite.
+
+    The pipeline's summaries are written with their content record
+    (:func:`rejectopt._io.save_csv`); with ``recorded`` the file is read only if it still matches
+    it, so a summary truncated mid-row or missing a score's rows is refused, naming the file and
+    ``snakemake --forcerun``, instead of surfacing as a missing column of a table.
 
     Parameters
     ----------
@@ -30,6 +35,8 @@ def read_summary(path, extra_metrics=()) -> pd.DataFrame:
         The CSV file.
     extra_metrics : iterable of str, default ()
         Further metric columns that must be finite where present.
+    recorded : bool, default False
+        The file must carry its content record and match it (the pipeline's rules read so).
 
     Returns
     -------
@@ -42,8 +49,10 @@ def read_summary(path, extra_metrics=()) -> pd.DataFrame:
         Naming the file, the line (the header is line 1), the row's dataset, classifier, score
         and split, and the value, for the first bad row; a column of ``extra_metrics`` missing
         from the file is not checked (the landmark summary holds the base columns only).
+    rejectopt.exceptions.IntermediateFileError
+        With ``recorded``: the file has no content record, or changed since it was written.
     """
-    summary = pd.read_csv(path)
+    summary = load_csv(path) if recorded else pd.read_csv(path)
     for column in (*SUMMARY_NUMBERS, *extra_metrics):
         if column not in summary.columns:
             continue

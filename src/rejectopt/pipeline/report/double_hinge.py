@@ -26,7 +26,7 @@ from ..experiments.double_hinge import (
     table_order,
     wilcoxon_tests,
 )
-from ..tables import friedman_min_pvalue
+from ..tables import friedman_min_pvalue, load_csv
 from ._figures import save_figure
 from ._format import ALIKE_NOTE, best_cells, format_number, mean_std_cell, power_caveat, printed_alike, table_section
 
@@ -414,7 +414,7 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
     write_text(render_double_hinge_table(table, results, "md"), md_out)
     write_text(render_double_hinge_table(table, results, "tex"), tex_out)
     if timing_out is not None:
-        timing = pd.concat([pd.read_csv(p) for p in timing_paths], ignore_index=True)
+        timing = pd.concat([load_csv(p) for p in timing_paths], ignore_index=True)
         write_text(render_double_hinge_timing(timing), timing_out)
     for dataset, png in (figures or {}).items():
         curves = []

@@ -33,6 +33,7 @@ from ..experiments.landmarks import (
 from ...landmarks import per_landmark
 from ...landmarks._faces import load_image
 from ...metrics import rc_curve
+from ..tables import load_csv
 from ._figures import save_figure
 from ._format import count, format_number, pm
 from ._specs import label
@@ -331,9 +332,9 @@ def landmark_figure_files(summary_path, result_paths: Sequence, curve_paths: Seq
         (:func:`rejectopt.pipeline.report._figures.save_figure`).
     """
     first = load_landmark_result(result_paths[0])  # Fig. 4a and 5 show the first split
-    curves = {k: pd.read_csv(path) for k, path in zip(splits, curve_paths)}
+    curves = {k: load_csv(path) for k, path in zip(splits, curve_paths)}
     figures = {
-        "rc": landmark_rc_figure(first, splits[0], pd.read_csv(summary_path), pretrained=pretrained),
+        "rc": landmark_rc_figure(first, splits[0], load_csv(summary_path), pretrained=pretrained),
         "learning_curve": learning_curve_figure(curves, pretrained=pretrained),
         "faces": faces_figure(select_faces(**faces), first, splits[0], pretrained=pretrained),
     }
