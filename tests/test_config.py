@@ -386,3 +386,41 @@ def test_table_intervals_need_the_papers_aurc():
     with pytest.raises(ConfigError, match=r"^config table_intervals: the intervals are of the paper's AuRC \(eq. \(27\)\), "
                                           r"but aurc_convention is 'geifman'; set aurc_convention: paper or table_intervals: false$"):
         plan_run(_default_config(datasets=["letter"], table_intervals=True, aurc_convention="geifman"))
+
+
+# --- data_mirror=null from the command line ----------------------------------------------------------
+
+def test_null_from_the_command_line_is_null_for_the_folders_that_may_be_null():
+    """Snakemake's --config gives text: data_mirror=null arrives as 'null', and means null (YAML's word for it)."""
+    from rejectopt.pipeline.config import NULLABLE_PATHS, coerce_numbers
+
+    assert NULLABLE_PATHS == ("data_mirror", "download_base", "faces_mirror")
+    for text in ("null", "Null", "NULL", "none", "None", "~", "", " null "):
+        coerced = coerce_numbers({"data_mirror": text, "download_base": text, "faces_mirror": text, "raw_dir": text})
+        assert coerced == {"data_mirror": None, "download_base": None, "faces_mirror": None, "raw_dir": text}
+    kept = {"data_mirror": "./null", "download_base": "file:///srv/mirror/", "faces_mirror": str(DEMO_MIRROR)}
+    assert coerce_numbers(kept) == kept
+    config = coerce_numbers(_default_config(datasets=["shuttle", "letter"], data_mirror="null"))
+    validate_config(config, SCHEMA)
+    plan = plan_run(config)
+    assert config["data_mirror"] is None and (plan.datasets, plan.skipped) == (["shuttle", "letter"], [])
+
+
+def test_a_data_mirror_that_is_no_folder_is_told_how_to_write_null_on_the_command_line(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        plan_run(_default_config(datasets=["shuttle"], data_mirror=str(tmp_path / "nowhere")))
+    assert str(err.value) == (
+        f"config data_mirror={str(tmp_path / 'nowhere')!r} is not a folder; point it at a folder laid out as "
+        "<mirror>/<dataset>/<file>[.xz|.gz], or set it to null to download (data_mirror: null in the config file, "
+        "--config data_mirror=null on the command line)")
+
+
+@pytest.mark.slow
+@pytest.mark.pipeline
+def test_data_mirror_null_on_the_command_line_plans_the_downloads(tmp_path):
+    """The advice above, followed: the dry run plans to download shuttle's raw files."""
+    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", "data_mirror=null", "datasets=[shuttle]",
+                    "n_splits=1", timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "is not a folder" not in run.stdout + run.stderr
+    assert _planned_jobs(run)["download_raw"] >= 1

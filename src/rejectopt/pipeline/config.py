@@ -139,6 +139,11 @@ def load_plugins(modules, search_dir=".") -> list:
 
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
+#: Top-level keys whose value is a folder or URL, or null. Snakemake's ``--config key=null`` gives
+#: the string ``"null"``: these spellings of it become None (a folder so named is ``./null``).
+NULLABLE_PATHS = ("data_mirror", "download_base", "faces_mirror")
+_NULL_SPELLINGS = ("null", "none", "~", "")
+
 
 def coerce_numbers(value, _key=None):
     """Numbers and booleans given as text on the command line become numbers and booleans.
@@ -149,7 +154,10 @@ def coerce_numbers(value, _key=None):
     is converted (``"10"`` -> 10, ``"-1"`` -> -1, ``"0.3"`` -> 0.3) and ``"true"``
     / ``"false"`` become booleans, so the schema then checks the value (and
     names it). Top-level strings and ``custom_datasets`` (paths, column names)
-    are left alone.
+    are left alone, but for the folders and URLs that may be null
+    (:data:`NULLABLE_PATHS`): there ``"null"``, ``"none"``, ``"~"`` and ``""`` (any case) become
+    None, as ``--config data_mirror=null`` means (YAML's null; a folder of that name is
+    written ``./null``).
 
     Parameters
     ----------
@@ -165,12 +173,18 @@ def coerce_numbers(value, _key=None):
         A new dict / list with the numbers and booleans converted; any other ``value``
         unchanged.
     """
+    if isinstance(value, dict) and _key is None:
+        return {k: None if k in NULLABLE_PATHS and _is_null(v)
+                else v if k == "custom_datasets" else coerce_numbers(v, k) for k, v in value.items()}
     if isinstance(value, dict):
-        return {k: v if k == "custom_datasets" else coerce_numbers(v, k) for k, v in value.items()} if _key is None \
-            else {k: _to_scalar(v) if isinstance(v, str) else coerce_numbers(v, k) for k, v in value.items()}
+        return {k: _to_scalar(v) if isinstance(v, str) else coerce_numbers(v, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_to_scalar(v) if isinstance(v, str) else coerce_numbers(v, _key) for v in value]
     return value
+
+
+def _is_null(value) -> bool:
+    return isinstance(value, str) and value.strip().lower() in _NULL_SPELLINGS
 
 
 def _to_number(text: str):
@@ -527,7 +541,8 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     if mirror is not None and not Path(mirror).is_dir():
         raise ConfigError(
             f"config data_mirror={mirror!r} is not a folder; point it at a folder laid out as "
-            "<mirror>/<dataset>/<file>[.xz|.gz] or set it to null to download"
+            "<mirror>/<dataset>/<file>[.xz|.gz], or set it to null to download (data_mirror: null in the config "
+            "file, --config data_mirror=null on the command line)"
         )
     run, skipped = [], []
     for name in wanted:
