@@ -1,6 +1,8 @@
 """Percentile bootstrap confidence intervals of the metrics, vectorised over resamples."""
 
 import functools
+import math
+import warnings
 
 import numpy as np
 
@@ -24,7 +26,134 @@ from ._risk_coverage import (
     risk_at_coverage,
 )
 
-_BOOTSTRAP_BLOCK_ELEMENTS = 1 << 21  # resampled values per block of bootstrap_ci (a few 16 MB arrays)
+_BOOTSTRAP_BLOCK_ELEMENTS = 1 << 21  # drawn rows per block of resamples (a few 16 MB arrays at once)
+
+
+def _draws(rng, n, n_resamples):
+    """Blocks ``(start, index)``: row ``r`` of ``index`` lists the ``n`` rows drawn for resample ``start + r``.
+
+    Every block is drawn from the same stream in turn, so the resamples do not depend on the
+    block size, and a block holds about ``_BOOTSTRAP_BLOCK_ELEMENTS`` drawn rows whatever ``n``
+    and ``n_resamples`` (the memory of a bootstrap does not grow with the number of resamples).
+    """
+    block = max(1, _BOOTSTRAP_BLOCK_ELEMENTS // n)
+    for start in range(0, n_resamples, block):
+        yield start, rng.integers(0, n, size=(min(block, n_resamples - start), n), dtype=np.intp)
+
+
+def _multiplicities(index, n):
+    """How often each of the ``n`` rows is drawn in each row of ``index``, shape (B, n).
+
+    One byte per count when they fit (they do but with a vanishing probability), so that
+    gathering them in a score's order stays in cache.
+    """
+    counts = np.empty(index.shape, dtype=np.uint8)
+    for r, drawn in enumerate(index):
+        row = np.bincount(drawn, minlength=n)
+        if counts.dtype == np.uint8 and row.max() > 255:  # a row drawn 256 times: never in practice
+            counts = counts.astype(np.intp)
+        counts[r] = row
+    return counts
+
+
+class _ResampledAurc:
+    """Eq. (27) of one score under multiplicity rows in its sorted order, read at the nonzero losses only.
+
+    The loss at sorted position ``p`` (1-based) enters every ``L(i)/i`` with ``i >= p``, so
+    ``AuRC = (1/n) sum_p loss_p T(p - 1)`` with the harmonic tail ``T(m) = sum_{k=m+1..n} 1/k``.
+    A resample lists its rows in index order and the sort is stable (``aurc``'s ``"index"`` tie
+    rule), so the ``w`` copies of a row drawn after ``B`` others sit at ``B + 1 .. B + w`` and
+    contribute ``loss * sum_{c<w} T(B + c)``: one table look-up per copy (no cancellation). A
+    resample then costs one running count of the weights, and the rest reads the rows with a
+    nonzero loss only.
+    """
+
+    def __init__(self, sorted_loss):
+        n = sorted_loss.size
+        self.n = n
+        self.positions = np.flatnonzero(sorted_loss)
+        self.losses = sorted_loss[self.positions]
+        self.tail = np.zeros(n + 1)  # T(0..n), summed from the smallest term
+        self.tail[:n] = np.cumsum(1.0 / np.arange(n, 0, -1, dtype=np.float64))[::-1]
+        self.count_type = np.int64 if n >= 1 << 31 else np.int32
+
+    def __call__(self, counts):
+        """The AuRC of each resample: ``counts`` (shape (B, n)) the copies of each row in this score's order."""
+        copies = counts[:, self.positions].astype(np.intp)
+        before = np.cumsum(counts, axis=1, dtype=self.count_type)[:, self.positions] - copies
+        total = np.where(copies > 0, self.tail[before], 0.0)
+        rows, cols = np.nonzero(copies > 1)
+        extra = 1
+        while rows.size:
+            total[rows, cols] += self.tail[before[rows, cols] + extra]
+            extra += 1
+            keep = copies[rows, cols] > extra
+            rows, cols = rows[keep], cols[keep]
+        return np.sum(total * self.losses, axis=1) / self.n  # not a BLAS product: its threads spin when busy
+
+
+def _in_order(counts, order):
+    """``counts[:, order]`` row by row (a 1-D gather per row is several times faster than the 2-D one)."""
+    out = np.empty(counts.shape, dtype=counts.dtype)
+    for row, source in zip(out, counts):
+        np.take(source, order, out=row)
+    return out
+
+
+def _fast_rows(rows_function, kwargs, loss, uncertainty):
+    """``counts -> values`` through :class:`_ResampledAurc` for the AuRC and E-AuRC under ``ties="index"``.
+
+    ``counts`` (shape (B, n)) in example order. None for the other metrics, which keep
+    :mod:`._risk_coverage`'s own rows functions.
+    """
+    if not _is_fast(rows_function, kwargs):
+        return None
+    order = np.argsort(uncertainty, kind="stable")
+    area = _ResampledAurc(loss[order])
+    if rows_function is _aurc_rows:
+        return lambda counts: area(_in_order(counts, order))
+    by_loss = np.argsort(loss, kind="stable")  # eaurc's oracle: sorted by loss
+    oracle = _ResampledAurc(loss[by_loss])
+    return lambda counts: area(_in_order(counts, order)) - oracle(_in_order(counts, by_loss))
+
+
+def _is_fast(rows_function, kwargs):
+    """Whether :class:`_ResampledAurc` computes this metric: AuRC or E-AuRC with the ``"index"`` tie rule."""
+    return rows_function in (_aurc_rows, _eaurc_rows) and kwargs.get("ties", "index") == "index"
+
+
+def _metric_name(metric, function):
+    return metric if isinstance(metric, str) else getattr(function, "__name__", repr(function))
+
+
+def _drop_nan(values, name, what):
+    """``values`` without NaN, warning how many were left out; ValueError when none is left.
+
+    A metric may be undefined on a few resamples (e.g. a resample without any error); those say
+    nothing about the spread and are left out, and the interval is read from the others.
+    """
+    missing = np.isnan(values)
+    if not missing.any():
+        return values
+    kept = values[~missing]
+    if kept.size == 0:
+        raise ValueError(f"metric {name!r} returned NaN on every one of the {values.size} resamples of {what}; "
+                         "give a metric that returns a number on resampled rows")
+    warnings.warn(f"metric {name!r} returned NaN on {values.size - kept.size} of the {values.size} resamples of "
+                  f"{what}; they are left out and the interval uses the other {kept.size}", RuntimeWarning,
+                  stacklevel=3)
+    return kept
+
+
+def _check_not_nan(value, name, what):
+    """ValueError naming the metric when its value on the full sample is NaN (no interval can describe it)."""
+    try:
+        missing = math.isnan(value)
+    except TypeError:  # not a number at all: the metric's own problem, reported where it is used
+        return
+    if missing:
+        raise ValueError(f"metric {name!r} returned NaN on {what}; a NaN estimate has no interval or p-value: "
+                         "give a metric that returns a number on these rows")
 
 
 #: Vectorised (rows = resamples) implementations of the metrics, keyed by the public function.
@@ -80,7 +209,12 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
     same seed. A resample lists the drawn examples in index order, so ties between
     distinct examples are broken as in the original sample (``aurc``'s ``"index"``
     rule); repeated copies of an example tie with each other and are handled by each
-    metric's own tie rule.
+    metric's own tie rule. Resamples are drawn in blocks of about two million drawn rows, so
+    memory does not grow with ``n_resamples``.
+
+    NaN: a metric that returns NaN on the full sample is refused (ValueError naming it); the
+    resamples on which it returns NaN are left out with a RuntimeWarning saying how many, and
+    the quantiles are read from the others.
 
     Parameters
     ----------
@@ -102,6 +236,13 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
     ConfidenceInterval
         Named tuple ``(low, high)`` of Python floats.
 
+    Raises
+    ------
+    ValueError
+        On a bad ``metric``, ``n_resamples`` or ``level``, on losses and uncertainties that are
+        not one finite number per row, and when the metric returns NaN on the full sample or on
+        every resample.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -115,23 +256,25 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
         raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
+    n_resamples = int(n_resamples)
     level = check_confidence(level, "level")
-    function(loss, uncertainty)  # validates the metric's own arguments on the full sample
+    name = _metric_name(metric, function)
+    _check_not_nan(function(loss, uncertainty), name, "the full sample")  # also validates its own arguments
     rng = np.random.default_rng(random_state)
     n = loss.size
-    sample = _Sample(loss, uncertainty) if rows_function is not None else None
-    block = max(1, _BOOTSTRAP_BLOCK_ELEMENTS // n)
-    values = np.empty(int(n_resamples))
-    for start in range(0, int(n_resamples), block):
-        stop = min(start + block, int(n_resamples))
-        index = rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
-        if rows_function is not None:
-            offsets = (np.arange(stop - start, dtype=np.intp) * n)[:, None]
-            weights = np.bincount((index + offsets).ravel(), minlength=(stop - start) * n).reshape(-1, n)
-            values[start:stop] = rows_function(sample, weights.astype(np.float64), **kwargs)
+    fast = _fast_rows(rows_function, kwargs, loss, uncertainty) if rows_function is not None else None
+    sample = _Sample(loss, uncertainty) if rows_function is not None and fast is None else None
+    values = np.empty(n_resamples)
+    for start, index in _draws(rng, n, n_resamples):
+        stop = start + index.shape[0]
+        if fast is not None:
+            values[start:stop] = fast(_multiplicities(index, n))
+        elif rows_function is not None:
+            values[start:stop] = rows_function(sample, _multiplicities(index, n).astype(np.float64), **kwargs)
         else:
             index.sort(axis=1)  # a resample in index order: ties are broken as in the original sample
             values[start:stop] = [function(loss[i], uncertainty[i]) for i in index]
+    values = _drop_nan(values, name, f"the {n} rows")
     alpha = 1.0 - level
     low, high = np.quantile(values, [alpha / 2, 1.0 - alpha / 2])
     return ConfidenceInterval(float(low), float(high))

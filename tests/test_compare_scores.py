@@ -1,0 +1,174 @@
+"""compare_scores and bootstrap_ci: the AuRC of a resample computed from its counts, NaN metrics,
+memory in blocks, and the paired interval's level at small n."""
+
+import functools
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from rejectopt import metrics
+from rejectopt.metrics import aurc, bootstrap_ci, compare_scores, eaurc
+from rejectopt.metrics._bootstrap import _fast_rows, _ResampledAurc
+from rejectopt.metrics._risk_coverage import _aurc_rows, _eaurc_rows
+
+
+def _tied_case(rng, n):
+    """Graded and zero losses; uncertainties rounded to one decimal, so most rows tie with others."""
+    loss = np.where(rng.random(n) < 0.4, 0.0, rng.integers(1, 5, n).astype(float))
+    return loss, np.round(rng.random(n), 1)
+
+
+def _weights(rng, n, rows):
+    """Multinomial resamples and a few hand-made rows: one row drawn n times, runs of 0 and of many copies."""
+    counts = [np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(rows)]
+    heavy = np.zeros(n, dtype=np.intp)
+    heavy[n // 2] = n
+    spread = np.zeros(n, dtype=np.intp)
+    spread[::4] = 4
+    spread[0] += n - spread.sum()
+    return np.array(counts + [heavy, spread, np.ones(n, dtype=np.intp)])
+
+
+@pytest.mark.parametrize("n", [1, 2, 37, 300])
+def test_resampled_aurc_equals_aurc_of_the_repeated_rows(n):
+    # the resample written out: each row repeated by its weight, in index order, through aurc itself
+    rng = np.random.default_rng(n)
+    loss, u = _tied_case(rng, n)
+    weights = _weights(rng, n, 20)
+    expected = [aurc(loss[rows], u[rows]) for rows in (np.repeat(np.arange(n), w) for w in weights)]
+    order = np.argsort(u, kind="stable")
+    area = _ResampledAurc(loss[order])
+    np.testing.assert_allclose(area(weights[:, order]), expected, rtol=1e-12, atol=1e-12)
+    small = weights.max(axis=1) < 256  # the byte counts of the resampling path
+    np.testing.assert_allclose(area(weights[small][:, order].astype(np.uint8)), np.array(expected)[small], rtol=1e-12)
+    np.testing.assert_allclose(_fast_rows(_aurc_rows, {}, loss, u)(weights), expected, rtol=1e-12, atol=1e-12)
+    excess = [eaurc(loss[rows], u[rows]) for rows in (np.repeat(np.arange(n), w) for w in weights)]
+    np.testing.assert_allclose(_fast_rows(_eaurc_rows, {}, loss, u)(weights), excess, rtol=1e-12, atol=1e-12)
+
+
+def test_resampled_aurc_known_answer():
+    # losses (0, 1, 0, 1) sorted; row 3 drawn twice, row 0 twice: sorted resample (0, 0, 1, 1)
+    area = _ResampledAurc(np.array([0.0, 1.0, 0.0, 1.0]))
+    assert area(np.array([[2, 0, 0, 2]], dtype=np.uint8))[0] == pytest.approx((0 + 0 + 1 / 3 + 2 / 4) / 4, abs=1e-15)
+    assert area(np.array([[1, 1, 1, 1]]))[0] == pytest.approx(aurc([0, 1, 0, 1], [1, 2, 3, 4]), abs=1e-15)
+
+
+def test_tie_average_keeps_its_own_rows_function():
+    assert _fast_rows(_aurc_rows, {"ties": "average"}, np.ones(3), np.ones(3)) is None
+    rng = np.random.default_rng(4)
+    loss, a = _tied_case(rng, 80)
+    b = np.round(rng.random(80), 1)
+    average = functools.partial(aurc, ties="average")
+    fast = compare_scores(loss, a, b, metric=average, n_resamples=200, random_state=1)
+    slow = compare_scores(loss, a, b, metric=lambda l, s: average(l, s), n_resamples=200, random_state=1)
+    assert fast.ci == pytest.approx(slow.ci, rel=1e-12) and fast.p_value == slow.p_value
+    assert fast.difference == average(loss, a) - average(loss, b)
+
+
+@pytest.mark.parametrize("metric", ["aurc", "eaurc", "augrc"])
+@pytest.mark.parametrize("chunk", [None, 16])
+def test_vectorised_equals_the_metric_on_each_resample(monkeypatch, metric, chunk):
+    # chunk=16: rows counted chunk by chunk (the path of n > 32768), on 100 rows
+    if chunk:
+        monkeypatch.setattr(metrics._compare, "_CHUNK", chunk)
+    rng = np.random.default_rng(7)
+    loss, a = _tied_case(rng, 100)
+    b = a + rng.normal(0, 0.3, 100)
+    function = metrics.get_metric(metric)
+    fast = compare_scores(loss, a, b, metric=metric, n_resamples=150, random_state=2)
+    slow = compare_scores(loss, a, b, metric=lambda l, u: function(l, u), n_resamples=150, random_state=2)
+    assert fast.ci == pytest.approx(slow.ci, rel=1e-11, abs=1e-12) and fast.p_value == slow.p_value
+    assert fast.difference == function(loss, a) - function(loss, b)
+
+
+@pytest.mark.parametrize("chunk", [None, 16])
+@pytest.mark.parametrize("metric", ["aurc", "augrc", "custom"])
+def test_blocks_of_resamples_give_the_same_result(monkeypatch, metric, chunk):
+    if chunk:
+        monkeypatch.setattr(metrics._compare, "_CHUNK", chunk)
+    metric = (lambda l, u: aurc(l, u)) if metric == "custom" else metric
+    rng = np.random.default_rng(8)
+    loss, a = _tied_case(rng, 60)
+    b = rng.random(60)
+    whole = compare_scores(loss, a, b, metric=metric, n_resamples=90, random_state=4)
+    monkeypatch.setattr(metrics._compare, "_BOOTSTRAP_BLOCK_ELEMENTS", 60 * 7)  # 7 resamples per block
+    blocked = compare_scores(loss, a, b, metric=metric, n_resamples=90, random_state=4)
+    assert [blocked[f] for f in blocked.keys()] == [whole[f] for f in whole.keys()]
+
+
+def test_a_custom_metric_is_resampled_in_blocks(monkeypatch):
+    # the former path held every resample's rows at once: 100 x 20,000 indices, 16 MB
+    monkeypatch.setattr(metrics._compare, "_BOOTSTRAP_BLOCK_ELEMENTS", 20_000 * 5)  # 5 resamples, 0.8 MB
+    rng = np.random.default_rng(9)
+    n = 20_000
+    loss, a, b = (rng.random(n) < 0.2).astype(float), rng.random(n), rng.random(n)
+    tracemalloc.start()
+    try:
+        compare_scores(loss, a, b, metric=lambda l, u: float(l[:5].sum()), n_resamples=100)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4e6  # a block and one resample's rows, whatever n_resamples
+
+
+def test_a_metric_that_is_nan_on_the_sample_is_refused():
+    loss, u = np.array([0.0, 1.0, 0.0, 1.0, 1.0]), np.array([0.1, 0.4, 0.3, 0.9, 0.5])
+
+    def undefined(loss, uncertainty):
+        return float("nan")
+
+    with pytest.raises(ValueError, match=r"metric 'undefined' returned NaN on the full sample with score a"):
+        compare_scores(loss, u, u[::-1], metric=undefined)
+    with pytest.raises(ValueError, match=r"metric 'undefined' returned NaN on the full sample"):
+        bootstrap_ci(undefined, loss, u)
+    half = functools.partial(lambda l, s, k: float("nan") if s[0] > 0.35 else 0.0, k=1)
+    with pytest.raises(ValueError, match="NaN on the full sample with score b"):
+        compare_scores(loss, u, u[::-1], metric=half)
+
+
+def test_nan_resamples_are_left_out_and_counted():
+    rng = np.random.default_rng(10)
+    loss = (rng.random(15) < 0.15).astype(float)
+    loss[0] = 1.0  # the sample has an error; many resamples of 15 rows have none
+    a, b = rng.random(15), rng.random(15)
+    seen = []
+
+    def risk_of_errors(loss, uncertainty):  # undefined without an error, as a ratio of the errors would be
+        value = aurc(loss, uncertainty) / loss.sum() if loss.sum() else float("nan")
+        seen.append(value)
+        return value
+
+    with pytest.warns(RuntimeWarning, match=r"returned NaN on (\d+) of the 400 resamples") as caught:
+        result = compare_scores(loss, a, b, metric=risk_of_errors, n_resamples=400, random_state=0)
+    resampled = np.array(seen[2:]).reshape(400, 2)  # the first two calls: the full sample
+    differences = resampled[:, 0] - resampled[:, 1]
+    kept = differences[~np.isnan(differences)]
+    missing = 400 - kept.size
+    assert 0 < missing < 400 and f"NaN on {missing} of the 400" in str(caught[0].message)
+    assert f"({missing} NaN resamples left out)" in result.method and result.n_resamples == 400
+    assert result.ci == pytest.approx(np.quantile(kept, [0.025, 0.975]), rel=1e-14)
+    below, above = (1 + np.sum(kept <= 0)) / (1 + kept.size), (1 + np.sum(kept >= 0)) / (1 + kept.size)
+    assert result.p_value == min(1.0, 2 * min(below, above))
+    with pytest.warns(RuntimeWarning, match="left out"):
+        low, high = bootstrap_ci(risk_of_errors, loss, a, n_resamples=200, random_state=0)
+    assert low <= high
+    with pytest.raises(ValueError, match="NaN on every one of the 50 resamples"):
+        compare_scores(loss, a, b, metric=lambda l, u: 0.0 if l.size == 15 and l.sum() == loss.sum() and
+                       np.array_equal(l, loss) else float("nan"), n_resamples=50)
+
+
+@pytest.mark.slow
+def test_small_samples_undercover_as_documented():
+    """The null of the benchmark (two exchangeable scores): the rejection rate at n = 30 is above 5 %."""
+    rng = np.random.default_rng(30)
+    reps, n = 1500, 30
+    rejected = 0
+    for r in range(reps):
+        risk = rng.random(n)
+        loss = (rng.random(n) < 0.1 + 0.5 * risk).astype(float)
+        result = compare_scores(loss, risk + rng.normal(0, 0.3, n), risk + rng.normal(0, 0.3, n),
+                                n_resamples=500, random_state=r)
+        rejected += result.p_value < 0.05
+    assert rejected / reps > 0.05 + 2 * math.sqrt(0.05 * 0.95 / reps)
