@@ -486,6 +486,7 @@ def test_mae_and_loss_column_risks_carry_their_unit_and_bound(wine, tmp_path, ca
                              "--out", str(tmp_path / str(k)), "-q", *extra]) == 0
         report = json.loads((tmp_path / str(k) / "report.json").read_text())
         assert report["loss_bound"] == bound and report["risk_unit"] == unit
+        assert report["loss_bound_source"] == ("definition", "data", "option", "option")[k]
         assert report["report"]["n_accepted_expected"] == 28 and report["report"]["selective_risk"] == 0
         assert report["report"]["selective_risk_ci"] == pytest.approx([0.0, bound * wilson], abs=1e-9)
         assert ("--loss-bound not given" in caplog.text) == (k == 1)
@@ -508,6 +509,51 @@ def test_loss_bound_errors_name_the_option(wine, extra, fragments, tmp_path, cap
     err = capsys.readouterr().err
     assert status == 2 and all(f in err for f in fragments), err
     assert not (tmp_path / "sel").exists()
+
+
+@pytest.mark.parametrize("command, target, extra", [("select", "coverage=0.8,confidence=0.9", ()),
+                                                    ("select", "risk=1", ("--confidence", "0.9")),
+                                                    ("validate", "risk=1", ("--confidence", "0.9"))])
+def test_a_certified_target_on_a_loss_column_needs_its_bound_declared(command, target, extra, wine, tmp_path, capsys):
+    """The file's largest loss is a property of the sample, not of the loss: a certificate resting on it
+    could be too small. Refused before the data are read, naming --loss-bound and what B is."""
+    table = pd.read_csv(wine)
+    table["cost"] = 3.0 * (table["y"] != table["y_pred"])
+    table.drop(columns=["y"]).to_csv(tmp_path / "costs.csv", index=False)
+    status = cli.main([command, "--data", str(tmp_path / "costs.csv"), "--target", target, "--loss-column", "cost",
+                       "--out", str(tmp_path / "out"), "-q", *extra])
+    err = capsys.readouterr().err
+    assert status == 2 and not (tmp_path / "out").exists()
+    target = target if not extra else f"{target},confidence=0.9"
+    assert (f"rejectopt: error: --loss-column cost with the certified --target {target} needs --loss-bound B: B is the "
+            "largest loss a prediction can have, by the loss's definition (e.g. the largest cost of your cost table), "
+            "fixed before the rows are drawn; the certificate's bounds hold for losses in [0, B]. The file's largest "
+            "loss is not taken: from the sample, it can lie below what new rows have") in err, err
+
+
+def test_a_certified_target_records_the_declared_loss_bound(wine, tmp_path, capsys):
+    """With --loss-bound the certificate rests on B, which report.json and report.md record with its source; a
+    coverage target's risk bound is pointwise and said to be outside the guarantee."""
+    table = pd.read_csv(wine)
+    table["cost"] = 3.0 * (table["y"] != table["y_pred"])
+    table.drop(columns=["y"]).to_csv(tmp_path / "costs.csv", index=False)
+    out = tmp_path / "sel"
+    assert cli.main(["select", "--data", str(tmp_path / "costs.csv"), "--target", "coverage=0.8,confidence=0.9",
+                     "--loss-column", "cost", "--loss-bound", "10", "--C", "0", "--out", str(out), "-q"]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    certificate = report["certificate"]
+    assert (report["loss_bound"], report["loss_bound_source"]) == (10.0, "option")
+    markdown = (out / "report.md").read_text()
+    unit = "(units of column cost)"
+    assert (f"With probability at least 0.9 over the draw of the {certificate['n_calibration']} calibration rows, the "
+            f"population's coverage is at least {certificate['coverage_bound']:.4g} (lower confidence bound). Not part "
+            "of the guarantee: the accepted calibration rows give the selective risk an upper confidence bound of "
+            f"{certificate['risk_bound']:.4g} {unit} at level 0.9, pointwise (as if the threshold had been fixed in "
+            "advance).") in markdown, markdown
+    assert printed.rstrip().endswith(f"; certified for the population with probability >= 0.9: coverage >= "
+                                     f"{certificate['coverage_bound']:.4g} (risk <= {certificate['risk_bound']:.4g} "
+                                     f"{unit} is a pointwise bound, not certified)"), printed
 
 
 def test_apply_refuses_outputs_of_a_network_with_another_number_of_logits(network, network_selected, tmp_path,
@@ -540,9 +586,18 @@ def test_certified_risk_target_records_its_guarantee_and_per_threshold_table(sat
     assert model["target"] == {"kind": "risk", "value": 5, "confidence": 0.9} and report["certificate"] == certificate
     assert (certificate["bound"], certificate["confidence"], certificate["method"]) == (5.0, 0.9, "ltt")
     assert certificate["n_calibration"] == report["rows"]["calibration"] == 750 and certificate["risk_bound"] == 5.0
-    assert f"risk <= 5 %, coverage >= {certificate['coverage_bound']:.4g}" in printed
+    coverage = f"{certificate['coverage_bound']:.4g}"
+    # each bound is a theorem at its own level (Learn-then-Test, DKW): both at once are not claimed at 0.9
+    assert printed.rstrip().endswith(f"; certified for the population with probability >= 0.9: risk <= 5 %; "
+                                     f"separately, with probability >= 0.9: coverage >= {coverage} (each alone, not "
+                                     "both at once)"), printed
     markdown = (out / "report.md").read_text()
-    assert "with probability at least 0.9 over the draw of the 750 calibration rows" in markdown
+    assert ("With probability at least 0.9 over the draw of the 750 calibration rows, the population's selective risk "
+            "is at most 5 % (the target). Separately, with probability at least 0.9 over the same draw, the "
+            f"population's coverage is at least {coverage} (one-sided DKW lower bound, valid for a threshold chosen "
+            "from the data). Each statement holds alone at its level; both at once are not guaranteed at 0.9. The "
+            "risk bound rests on losses at most B = 100 (the loss's definition).") in markdown, markdown
+    assert report["loss_bound"] == 100 and report["loss_bound_source"] == "definition"
     assert "[thresholds.csv](thresholds.csv)" in markdown and report["thresholds_csv"] == "thresholds.csv"
     # the table, recomputed from the uncertainties apply gives the calibration rows (split_rows, seed 1)
     assert cli.main(["apply", "--model", str(out / "model.json"), "--data", str(paths["given"]), "--out",
@@ -604,8 +659,11 @@ def _check_validity_outputs(out, repeats, n_rows, target_risk):
         low = sps.beta.ppf(0.025, violations, repeats - violations + 1) if violations else 0.0
         high = sps.beta.isf(0.025, violations + 1, repeats - violations) if violations < repeats else 1.0
         assert (row["violation_low"], row["violation_high"]) == pytest.approx((low, high), rel=1e-8)
+        # quantiles of the feasible draws only: an infeasible draw's coverage 0 is no fitted rule's
+        feasible = rows[~rows["infeasible"]]
+        assert row["feasible_draws"] == len(feasible)
         for name, column in (("coverage", "population_coverage"), ("risk", "population_risk")):
-            expected = np.quantile(rows[column].dropna(), [0.05, 0.5, 0.95])
+            expected = np.quantile(feasible[column].dropna(), [0.05, 0.5, 0.95])
             got = [row[f"{name}_q{q}"] for q in ("05", "50", "95")]
             np.testing.assert_allclose(got, expected, rtol=1e-8)
     return summary
@@ -622,8 +680,16 @@ def test_validate_on_a_users_table_counts_violations_of_both_targets(digits, tmp
     assert printed[1] == (f"--target risk=3,confidence=0.9: 60 draws of {summary.loc['certified', 'n_calibration']} "
                           f"calibration rows from the {held_out} held-out rows of {digits} taken as the population")
     certified = summary.loc["certified"]
-    assert printed[2].startswith(f"certified: violated {int(certified['violations'])} of 60 draws = "
-                                 f"{certified['violation_rate']:.1%}")
+    infeasible = 60 - int(certified["feasible_draws"])
+    assert infeasible > 0  # the share of infeasible draws comes first, the quantiles are the feasible draws'
+    quantiles = {name: "/".join(f"{certified[f'{name}_q{q}']:.4g}" for q in ("05", "50", "95"))
+                 for name in ("coverage", "risk")}
+    assert printed[2] == (f"certified: infeasible (nothing accepted) in {infeasible} of 60 draws = "
+                          f"{infeasible / 60:.1%}; violated {int(certified['violations'])} of 60 draws = "
+                          f"{certified['violation_rate']:.1%} [{certified['violation_low']:.1%}, "
+                          f"{certified['violation_high']:.1%}] (delta 0.1); population coverage {quantiles['coverage']}, "
+                          f"selective risk {quantiles['risk']} % (quantiles 0.05, 0.5, 0.95 of the "
+                          f"{60 - infeasible} feasible draws)")
     assert certified["violation_low"] <= 0.1 < summary.loc["plug-in", "violation_high"]
     out = tmp_path / "mcp"
     assert cli.main(["validate", "--data", str(digits), "--target", "risk=3", "--confidence", "0.9", "--repeats",
@@ -633,8 +699,61 @@ def test_validate_on_a_users_table_counts_violations_of_both_targets(digits, tmp
     assert summary.loc["certified", "violation_low"] <= 0.1
 
 
+def test_validate_of_a_hopeless_target_puts_the_infeasible_draws_first_and_no_quantiles(digits, tmp_path, capsys):
+    """A certified risk of 0.1 % on 1,797 digits cannot be certified on any draw: every draw accepts nothing, so
+    there is no population coverage or risk to give quantiles of (they are empty in summary.csv)."""
+    out = tmp_path / "v"
+    assert cli.main(["validate", "--data", str(digits), "--target", "risk=0.1", "--confidence", "0.9", "--repeats",
+                     "20", "--uncertainty-column", "mcp", "--out", str(out), "-q"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    summary = pd.read_csv(out / "summary.csv").set_index("method")
+    certified = summary.loc["certified"]
+    assert certified["feasible_draws"] == 0 and certified["infeasible_rate"] == 1
+    assert certified[[f"{name}_q{q}" for name in ("coverage", "risk") for q in ("05", "50", "95")]].isna().all()
+    high = sps.beta.isf(0.025, 1, 20)  # Clopper-Pearson's upper bound of 0 of 20
+    assert printed[2] == ("certified: infeasible (nothing accepted) in 20 of 20 draws = 100.0%; violated 0 of 20 draws "
+                          f"= 0.0% [0.0%, {high:.1%}] (delta 0.1); no draw accepted anything: no population coverage "
+                          "or risk to report")
+
+
+def test_validate_progress_is_logged_on_long_runs_only(caplog):
+    """Silent for the first PROGRESS_SECONDS; after them a line at each new tenth, or every PROGRESS_SECONDS."""
+    from rejectopt.cli import _main
+
+    now = [0.0]
+    progress = _main._Progress(clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="rejectopt.cli._main"):
+        for done, at in ((10, 1.0), (60, 4.0), (61, 5.0), (62, 6.0), (70, 7.0), (71, 20.0), (100, 21.0)):
+            now[0] = at
+            progress(done, 100)
+    assert [r.getMessage() for r in caplog.records] == [
+        "validate: draw 61 of 100 (61 %), 5 s", "validate: draw 70 of 100 (70 %), 7 s",
+        "validate: draw 71 of 100 (71 %), 20 s", "validate: draw 100 of 100 (100 %), 21 s"]
+
+
+def test_validate_logs_its_progress_through_the_draws(digits, tmp_path, capsys, caplog, monkeypatch):
+    """With PROGRESS_SECONDS at 0 every draw is 'long': one line per draw, to the logger (stderr), not stdout."""
+    from rejectopt.cli import _main
+
+    monkeypatch.setattr(_main, "PROGRESS_SECONDS", 0.0)
+    with caplog.at_level(logging.INFO, logger="rejectopt.cli._main"):
+        assert cli.main(["validate", "--data", str(digits), "--target", "risk=3", "--confidence", "0.9", "--repeats",
+                         "20", "--uncertainty-column", "mcp", "--out", str(tmp_path / "v")]) == 0
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("validate: draw")]
+    assert [line.split(",")[0] for line in lines] == [f"validate: draw {k} of 20 ({5 * k} %)" for k in range(1, 21)]
+    assert "validate: draw" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("extra, fragment", [
     (["--target", "reject-cost=10", "--confidence", "0.9"], "--confidence 0.9 with --target reject-cost=10"),
+    (["--target", "risk=3", "--confidence", "0.9", "--uncertainty-column", "y"],
+     "--uncertainty-column 'y' is the label column (--label-column, default y): the uncertainty score needs a column "
+     "of its own: your score of each row (larger = less certain)"),
+    (["--target", "risk=3", "--confidence", "0.9", "--uncertainty-column", "y_pred"],
+     "--uncertainty-column 'y_pred' is the prediction column (--pred-column)"),
+    (["--target", "risk=3", "--confidence", "0.9", "--pred-column", "y"],
+     "--pred-column 'y' is the label column (--label-column, default y): the predicted class and the true label need "
+     "columns of their own (read from one column, every prediction would be right and every loss 0)"),
     (["--target", "risk=3"], "the following arguments are required: --confidence"),
     (["--target", "risk=3", "--confidence", "0.9", "--uncertainty-column", "nope"], "missing column(s) ['nope']"),
     (["--target", "risk=3", "--confidence", "0.9", "--repeats", "0"], "--repeats: must be a positive integer"),
@@ -667,7 +786,10 @@ def test_certified_tpr_fpr_target_round_trips_through_model_json(tmp_path, capsy
     certificate = model["certificate"]
     assert model["target"]["confidence"] == 0.9 and certificate["method"] == "order-statistic+clopper-pearson"
     assert certificate["bound"] <= 0.3 and certificate["coverage_bound"] >= 0.8 and certificate["risk_bound"] is None
-    assert printed.rstrip().endswith(f"FPR <= {certificate['bound']:.4g}, TPR >= {certificate['coverage_bound']:.4g}")
+    # one statement of both bounds: the union bound at delta / 2 each makes it a theorem at 0.9
+    assert printed.rstrip().endswith(f"certified for the population with probability >= 0.9: FPR <= "
+                                     f"{certificate['bound']:.4g} and TPR >= {certificate['coverage_bound']:.4g} "
+                                     "(both at once)")
     assert not (out / "thresholds.csv").exists()  # the per-threshold table is that of a risk or coverage target
     assert cli.main(["apply", "--model", str(out / "model.json"), "--data", str(tmp_path / "mixed.csv"), "--out",
                      str(tmp_path / "d.csv"), "-q"]) == 0
@@ -820,3 +942,97 @@ def test_an_unknown_figure_format_is_refused_by_argparse(command, tmp_path, caps
     with pytest.raises(SystemExit):
         cli.main(["apply", "--model", "m.json", "--data", "x.csv", "--out", "d.csv", "--figure-format", "pdf"])
     assert "unrecognized arguments: --figure-format pdf" in capsys.readouterr().err  # apply draws no figure
+
+
+# --------------------------------------------------------------------------------------------
+# What the report and the printed line guarantee: each "with probability at least" is a theorem
+# --------------------------------------------------------------------------------------------
+#: The population of the simulations: u ~ U(0, 1), P(error | u) = 0.05 + 0.4 u, 0/100 loss. The cut
+#: {u <= t} has coverage t and selective risk 100 (0.05 + 0.2 t) % (the mean of the error rate below t).
+DELTA, DRAWS = 0.1, 1000
+
+
+def _population_truth(threshold):
+    t = np.clip(threshold, 0.0, 1.0)
+    return {"coverage": t, "risk": 100 * (0.05 + 0.2 * t)}
+
+
+def _failures(statements, truth):
+    """Per statement, the share of draws where one of its bounds fails on the population (vectorised over draws)."""
+    def holds(quantity, relation, bound):
+        return truth[quantity] <= bound if relation == "<=" else truth[quantity] >= bound
+
+    return [1.0 - np.mean(np.logical_and.reduce([holds(*bound) for bound in statement["bounds"]]))
+            for statement in statements]
+
+
+@pytest.mark.parametrize("n", [500, 2000])
+def test_each_printed_statement_of_a_certified_coverage_holds_at_its_level(n):
+    """1,000 calibration draws of the known population: each statement the report prints for a certified coverage
+    fails in at most delta + 3 sigma of the draws; the joint "risk <= R and coverage >= C" it printed before fails
+    in about 18 % (n = 500) and 21 % (n = 2,000) against the promised 10 %, which the simulation detects."""
+    from rejectopt.cli._report import guarantee_statements
+    from rejectopt.targets import Target
+
+    rng = np.random.default_rng(n)
+    u = rng.random((DRAWS, n))
+    loss = 100.0 * (rng.random((DRAWS, n)) < 0.05 + 0.4 * u)
+    target = Target("coverage", 0.8, confidence=1 - DELTA)
+    # the certified cut is the k-th smallest score, k fixed by n, w and delta; its risk bound is the one-sided
+    # Clopper-Pearson bound of the errors among the k accepted rows: computed for all draws at once, and checked
+    # against the library's own fit on a few
+    first = target.fit(loss[0], u[0])
+    k = int(np.searchsorted(np.sort(u[0]), first.threshold, side="right"))
+    order = np.sort(u, axis=1)
+    threshold = order[:, k - 1]
+    errors = ((u <= threshold[:, None]) & (loss > 0)).sum(axis=1)
+    certificate = {"bound": first.bound, "confidence": 1 - DELTA, "n_calibration": n, "method": "order-statistic",
+                   "coverage_bound": first.coverage_bound,
+                   "risk_bound": 100 * np.where(errors < k, sps.beta.isf(DELTA, errors + 1, np.maximum(k - errors, 1)),
+                                                1.0)}
+    for i in range(5):
+        selection = target.fit(loss[i], u[i])
+        assert selection.threshold == threshold[i] and selection.coverage_bound == first.coverage_bound
+        assert selection.risk_bound == pytest.approx(certificate["risk_bound"][i], rel=1e-9)
+    report = {"target": target.to_dict(), "certificate": certificate, "risk_unit": "%"}
+    statements = guarantee_statements(report)
+    assert [s["bounds"][0][:2] for s in statements] == [("coverage", ">=")]  # the risk bound is not certified
+    truth = _population_truth(threshold)
+    sigma = np.sqrt(DELTA * (1 - DELTA) / DRAWS)
+    for rate in _failures(statements, truth):
+        assert rate <= DELTA + 3 * sigma, rate
+    joint = [{"level": 1 - DELTA, "bounds": [("coverage", ">=", certificate["coverage_bound"]),
+                                            ("risk", "<=", certificate["risk_bound"])]}]
+    assert _failures(joint, truth)[0] > DELTA + 3 * sigma  # the wording it replaces: not a theorem
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [500, 2000])
+def test_each_printed_statement_of_a_certified_risk_holds_at_its_level(n):
+    """The same population and draws for a certified risk of 20 % (Learn-then-Test, a few seconds): the risk
+    statement and, alone, the coverage's DKW statement each fail in at most delta + 3 sigma of the draws. A draw
+    that cannot certify is refused (select exits 2): it states nothing, and counts as no failure."""
+    from rejectopt.cli._report import guarantee_statements
+    from rejectopt.exceptions import InfeasibleTargetError
+    from rejectopt.targets import Target
+
+    rng = np.random.default_rng(n + 1)
+    target = Target("risk", 20, confidence=1 - DELTA)
+    thresholds, risk_bounds, coverage_bounds = [], [], []
+    for _ in range(DRAWS):
+        u = rng.random(n)
+        try:
+            selection = target.fit(100.0 * (rng.random(n) < 0.05 + 0.4 * u), u)
+        except InfeasibleTargetError:
+            continue
+        thresholds.append(selection.threshold)  # {u < t} or {u <= t}: the same coverage, u is continuous
+        risk_bounds.append(selection.risk_bound)
+        coverage_bounds.append(selection.coverage_bound)
+    assert len(thresholds) > 0.8 * DRAWS
+    certificate = {"bound": 20.0, "confidence": 1 - DELTA, "n_calibration": n, "method": "ltt",
+                   "risk_bound": np.array(risk_bounds), "coverage_bound": np.array(coverage_bounds)}
+    statements = guarantee_statements({"target": target.to_dict(), "certificate": certificate, "risk_unit": "%"})
+    assert [s["bounds"][0][:2] for s in statements] == [("risk", "<="), ("coverage", ">=")]
+    sigma = np.sqrt(DELTA * (1 - DELTA) / DRAWS)
+    for rate in _failures(statements, _population_truth(np.array(thresholds))):
+        assert rate * len(thresholds) / DRAWS <= DELTA + 3 * sigma, rate

@@ -258,6 +258,47 @@ def test_select_refuses_label_prediction_or_loss_as_a_feature(column, role, extr
     assert not out.exists()
 
 
+@pytest.mark.parametrize("extra, fragment", [
+    (("--pred-column", "y"), "--pred-column 'y' is the label column (--label-column, default y): the predicted class "
+                             "and the true label need columns of their own (read from one column, every prediction "
+                             "would be right and every loss 0); name your classifier's predictions with --pred-column"),
+    (("--pred-column", "truth", "--label-column", "truth"), "--pred-column 'truth' is the label column"),
+    (("--pred-column", "loss", "--loss-column", "loss"),
+     "--pred-column 'loss' is the loss column (--loss-column): the predicted class and the loss need columns of their "
+     "own"),
+])
+def test_select_refuses_a_prediction_read_from_the_label_or_loss_column(extra, fragment, paths, tmp_path, capsys):
+    """Not a warning that every loss is 0: the clash of two roles on one column, named, before anything is fitted."""
+    table = pd.read_csv(paths["given"])
+    table["loss"], table["truth"] = 100.0 * (table["y"] != table["y_pred"]), table["y"]
+    data = tmp_path / "d.csv"
+    table.to_csv(data, index=False)
+    out = tmp_path / "sel"
+    status, err = run(select_argv(data, out, *extra), capsys)
+    assert_one_line_error(status, err, fragment)
+    assert not out.exists()
+
+
+def test_apply_refuses_a_certified_model_whose_bound_contradicts_its_target(paths, tmp_path, capsys):
+    """A certified coverage of 0.8 whose certificate was edited to 0.7, or whose selection was made random at its
+    threshold: apply names the file and the field, and says the file was edited."""
+    out = tmp_path / "sel"
+    status, err = run(select_argv(paths["given"], out, "--confidence", "0.9"), capsys)
+    assert status == 0, err
+    for entry, field, value, fragment in (
+            ("certificate", "coverage_bound", 0.7, "certificate.coverage_bound is 0.7 but the target's coverage is "
+                                                   "0.8"),
+            ("selection", "accept_prob", 0.5, "selection.accept_prob is 0.5 but a certified selection")):
+        model = json.loads((out / "model.json").read_text())
+        model[entry][field] = value
+        bad = tmp_path / "edited.json"
+        bad.write_text(json.dumps(model))
+        status, err = run(apply_argv(bad, paths["unseen"], tmp_path / "d.csv"), capsys)
+        assert_one_line_error(status, err, f"{bad}: invalid model: {fragment}",
+                              "the file was edited or is corrupt: re-run select")
+        assert not (tmp_path / "d.csv").exists()
+
+
 # --------------------------------------------------------------------------------------------
 # 8. Small ones
 # --------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from sklearn.linear_model import LogisticRegression
 
 from rejectopt import cli
 from rejectopt.cli._model import apply_model, load_model
+from rejectopt.cli._errors import InputError
 from rejectopt.cli._table import load_table
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.fitting import _split_ood_rows
@@ -183,6 +184,9 @@ BAD_INPUT = {
     "text in is_ood": (lambda f: _edit(f, "is_ood", 9, "maybe"), "tpr=0.8,fpr=0.3", (),
                        ["'maybe'", "'is_ood'", "row 10", "0/false"]),
     "2 in is_ood": (lambda f: _edit(f, "is_ood", 3, 2), "precision=0.9,recall=0.7", (), ["'is_ood'", "row 4"]),
+    # a share is no OOD mark: 0.5 is refused, not read as True, naming the user's row and the allowed values
+    "0.5 in is_ood": (lambda f: _edit(f, "is_ood", 5, 0.5), "tpr=0.8,fpr=0.3", (),
+                      ["value 0.5 in the OOD column 'is_ood' at row 6 is not 0/false (ID) or 1/true (OOD)"]),
     "no is_ood column": (lambda f: f.drop(columns="is_ood"), "tpr=0.8,fpr=0.3", (), ["missing column", "'is_ood'"]),
     "other OOD column missing": (None, "tpr=0.8,fpr=0.3", ("--ood-column", "ood"), ["missing column", "'ood'"]),
     "NaN label of an ID row": (lambda f: _edit(f.assign(is_ood=np.where(f.index == 12, 0, f["is_ood"])), "y", 12,
@@ -259,6 +263,13 @@ def test_ood_column_accepts_0_1_and_true_false_and_npz(paths, tmp_path):
              y=given["y"].fillna(-1).to_numpy(), is_ood=expected)
     table = load_table(tmp_path / "d.npz", ood_column="is_ood")
     np.testing.assert_array_equal(table.is_ood, expected)
+    shares = expected.astype(float)
+    shares[4] = 0.5  # an NPZ's float array: its index, not a row number
+    np.savez(tmp_path / "half.npz", X=features, y_pred=given["y_pred"].to_numpy(), y=given["y"].fillna(-1).to_numpy(),
+             is_ood=shares)
+    with pytest.raises(InputError, match=r"half.npz: value 0.5 in the OOD column 'is_ood' at index 4 is not 0/false "
+                                         r"\(ID\) or 1/true \(OOD\)"):
+        load_table(tmp_path / "half.npz", ood_column="is_ood")
 
 
 def test_parse_target_and_attainable_agree_with_the_strategies():

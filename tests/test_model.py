@@ -21,7 +21,7 @@ from rejectopt.model import (
 from rejectopt.scores._base import PerClassLinearScore
 from rejectopt.scores import REG
 from rejectopt.selective import SelectionFunction, _row_uniforms
-from rejectopt.targets import CertifiedSelection, Target
+from rejectopt.targets import CertifiedSelection, OODTarget, Target
 
 #: A two-class, two-feature linear score written by hand: s = coef_c . (x - mean) / scale + intercept_c.
 SCORE = {"kind": "sele", "C": 1.0, "n_classes": 2, "n_features": 2, "mean": [1.0, -2.0], "scale": [2.0, 0.5],
@@ -262,3 +262,51 @@ def test_a_certified_model_reads_back_its_certificate(tmp_path):
     model, _, selection = read_model(path)
     assert model == content and isinstance(selection, CertifiedSelection)
     assert selection.certificate == CERTIFICATE and selection.threshold == 1.5
+
+
+def _certified(tmp_path, target, selection, **changes):
+    """A certified model.json for ``target``, then ``changes`` applied to its selection and certificate entries."""
+    score = PerClassLinearScore.from_dict(SCORE)
+    content = model_dict(feature_columns=["a", "b"], classes=["x", "y"], score=score, selection=selection,
+                         target=target, loss_name="zero_one", versions={"rejectopt": "test"}, pred_column="y_pred",
+                         ood_column="is_ood" if isinstance(target, OODTarget) else None)
+    for key, value in changes.items():
+        entry, field = key.split("__")
+        content[entry][field] = value
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(content))
+    return path
+
+
+RISK = (Target("risk", 5, confidence=0.9),
+        CertifiedSelection(1.5, 0.0, bound=5.0, confidence=0.9, n_calibration=750, method="ltt", risk_bound=5.0,
+                           coverage_bound=0.45))
+COVERAGE = (Target("coverage", 0.8, confidence=0.9),
+            CertifiedSelection(1.5, 1.0, bound=0.81, confidence=0.9, n_calibration=750, method="order-statistic",
+                               risk_bound=7.5, coverage_bound=0.81))
+TPR_FPR = (OODTarget("tpr-fpr", (0.8, 0.3), confidence=0.9),
+           CertifiedSelection(1.5, 1.0, bound=0.28, confidence=0.9, n_calibration=750,
+                              method="order-statistic+clopper-pearson", coverage_bound=0.81))
+EDITED = "the file was edited or is corrupt: re-run select$"
+
+
+@pytest.mark.parametrize("fitted, changes, message", [
+    (RISK, {"certificate__bound": 7.0, "certificate__risk_bound": 7.0},
+     "certificate.bound is 7 but the target's risk is 5: a certified selection's bound is at most its target's "
+     "\\(<= 5\\)"),
+    (RISK, {"certificate__risk_bound": 6.0}, "certificate.risk_bound is 6 but the target's risk is 5"),
+    (RISK, {"certificate__risk_bound": None}, "certificate.risk_bound is NaN but the target's risk is 5"),
+    (COVERAGE, {"certificate__bound": 0.7, "certificate__coverage_bound": 0.7},
+     "certificate.bound is 0.7 but the target's coverage is 0.8: a certified selection's bound is at least its "
+     "target's \\(>= 0.8\\)"),
+    (TPR_FPR, {"certificate__bound": 0.35}, "certificate.bound is 0.35 but the target's fpr is 0.3"),
+    (TPR_FPR, {"certificate__coverage_bound": 0.75}, "certificate.coverage_bound is 0.75 but the target's tpr is 0.8"),
+    (COVERAGE, {"selection__accept_prob": 0.37},
+     "selection.accept_prob is 0.37 but a certified selection \\(certificate not null\\) accepts its threshold's ties "
+     "all or none \\(0 or 1\\), never at random"),
+])
+def test_a_certified_model_contradicting_its_target_is_refused(tmp_path, fitted, changes, message):
+    """Fitting never writes these (it raises InfeasibleTargetError instead): a file that does was edited."""
+    assert read_model(_certified(tmp_path, *fitted))[2].certificate == fitted[1].certificate  # as written, it reads
+    with pytest.raises(ValueError, match=f"^{tmp_path / 'model.json'}: invalid model: {message}.*; {EDITED}"):
+        read_model(_certified(tmp_path, *fitted, **changes))

@@ -345,6 +345,42 @@ def _check_class_seen(score: PerClassLinearScore) -> None:
                              "score.unseen_class_score)")
 
 
+#: What a certified selection's bounds are to its target: (certificate field, relation, target's bound) per kind.
+_CERTIFIED_BOUNDS = {"risk": (("bound", "<="), ("risk_bound", "<=")),
+                     "coverage": (("bound", ">="), ("coverage_bound", ">=")),
+                     "tpr-fpr": (("coverage_bound", ">=", "tpr"), ("bound", "<=", "fpr"))}
+#: Slack of the comparison, for a bound written and read back through JSON's 17 digits.
+_BOUND_SLACK = 1e-12
+_EDITED = "the file was edited or is corrupt: re-run select"
+
+
+def _check_certificate(target: Any, selection: CertifiedSelection) -> None:
+    """ValueError when a certified selection contradicts its target: what fitting never writes.
+
+    A certified selection is deterministic (``accept_prob`` 0 or 1: its guarantee is that of a
+    tested cut, the Guarantees page) and its bounds meet its target: a risk bound at most the
+    target's risk, a coverage bound at least its coverage, for TPR-FPR a TPR bound at least T
+    and an FPR bound at most F. Fitting raises InfeasibleTargetError rather than write otherwise,
+    so a file that does has been edited or damaged; ``apply`` would decide on a guarantee that
+    does not hold.
+    """
+    if selection.accept_prob not in (0.0, 1.0):
+        raise ValueError(f"selection.accept_prob is {selection.accept_prob!r} but a certified selection (certificate "
+                         f"not null) accepts its threshold's ties all or none (0 or 1), never at random; {_EDITED}")
+    targets = target.as_dict() if isinstance(target, OODTarget) else None
+    for entry in _CERTIFIED_BOUNDS[target.kind]:
+        field, relation = entry[0], entry[1]
+        value = targets[entry[2]] if targets is not None else target.value
+        bound = getattr(selection, field)
+        slack = _BOUND_SLACK * max(1.0, abs(value))
+        ok = bound <= value + slack if relation == "<=" else bound >= value - slack
+        if not ok:  # NaN too: a certified risk or coverage states its bound
+            name = entry[2] if targets is not None else target.kind
+            words = "at most" if relation == "<=" else "at least"
+            raise ValueError(f"certificate.{field} is {_value_text(bound)} but the target's {name} is {value:g}: a "
+                             f"certified selection's {field} is {words} its target's ({relation} {value:g}); {_EDITED}")
+
+
 def _reject_constant(name):
     raise ValueError(f"non-standard JSON number {name}")
 
@@ -434,12 +470,15 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
         if not isinstance(target["ood_column"], str):
             raise ValueError("target.ood_column must be a string")
         target = {k: v for k, v in target.items() if k != "ood_column"}
-    confidence = parse_target(target).confidence
+    parsed = parse_target(target)
+    confidence = parsed.confidence
     if certificate is not None and confidence != selection.confidence:
         raise ValueError(f"certificate.confidence {selection.confidence:g} differs from the target's confidence "
                          f"{confidence!r}: the certificate is not that of this target")
     if certificate is None and confidence is not None:
         raise ValueError(f"target has confidence {confidence:g} (a certified target) but certificate is null")
+    if certificate is not None:
+        _check_certificate(parsed, selection)
     if not isinstance(model["loss"], str):
         raise ValueError("loss must be a string")
     versions = model["versions"]

@@ -6,6 +6,7 @@ import logging
 import math
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -119,14 +120,34 @@ def _check_pred_column(pred_column, where):
                          f"predicted-class column of your data (e.g. to y_pred) and pass --pred-column y_pred")
 
 
+def _require_loss_bound(args, target):
+    """InputError for a loss column without ``--loss-bound`` under a certified risk or coverage target.
+
+    Checked before the data are read. The certificate's bounds hold for losses in [0, B] with B
+    fixed before the rows are drawn (the Guarantees page: by the loss's definition, never from the
+    sample); the file's largest loss can lie below what new rows have, and the certified risk would
+    then be too small.
+    """
+    if (args.loss_column is not None and args.loss_bound is None and isinstance(target, Target)
+            and target.confidence is not None):
+        raise InputError(f"--loss-column {args.loss_column} with the certified --target {target} needs --loss-bound "
+                         "B: B is the largest loss a prediction can have, by the loss's definition (e.g. the largest "
+                         "cost of your cost table), fixed before the rows are drawn; the certificate's bounds hold for "
+                         "losses in [0, B]. The file's largest loss is not taken: from the sample, it can lie below "
+                         "what new rows have")
+
+
 def _loss_bound(args, table):
-    """The largest loss a prediction can have: ``--loss-bound``, else by the loss's definition, else the file's largest.
+    """The largest loss a prediction can have, and where it came from (a key of :data:`LOSS_BOUND_SOURCES`).
 
-    The MAE's bound by definition is the span of the labels read (K - 1 when every class occurs);
-    ``--loss-bound K-1`` declares it when the largest class may be missing from the file.
+    ``--loss-bound``, else by the loss's definition (100 for the 0/100 loss; the MAE's span of
+    the labels read, K - 1 when every class occurs; ``--loss-bound K-1`` declares it when the
+    largest class may be missing from the file), else, for a plug-in target only, the file's
+    largest loss with a warning. It scales the selective risk's interval; taken from the report
+    rows' own losses, a sample without an error would get an interval of [0, 0.16] for the 0/100
+    loss instead of [0, 16].
 
-    It scales the selective risk's interval; taken from the report rows' own losses, a sample
-    without an error would get an interval of [0, 0.16] for the 0/100 loss instead of [0, 16].
+    A certified target never gets ``"data"``: :func:`_require_loss_bound` refused it first.
     """
     losses = table.loss[np.isfinite(table.loss)]
     worst = float(losses.max()) if losses.size else 0.0
@@ -143,16 +164,16 @@ def _loss_bound(args, table):
             where = f"column {args.loss_column!r}" if args.loss_column else f"--loss {args.loss}"
             raise InputError(f"{table.source}: loss {worst:g} ({where}) at {table.where(i)} exceeds --loss-bound "
                              f"{bound:g}: give the largest loss a prediction can have")
-        return float(bound)
+        return float(bound), "option"
     if table.loss_bound is not None:
-        return float(table.loss_bound)
+        return float(table.loss_bound), "definition"
     if worst == 0:
         raise InputError(f"{table.source}: every loss in column {args.loss_column!r} is 0: pass --loss-bound B, the "
                          "largest loss a prediction can have, to bound the selective risk")
     log.warning("--loss-bound not given: the selective risk's interval takes %g, the largest loss in column %r, as the "
                 "largest loss a prediction can have; pass --loss-bound if a loss can be larger", worst,
                 args.loss_column)
-    return worst
+    return worst, "data"
 
 
 def _named(target):
@@ -282,6 +303,7 @@ def run_select(args):
     C_grid = _parse_C_grid(args.C)
     _check_fractions(args)
     _check_memory_budget_env(args.score)
+    _require_loss_bound(args, target)
     features = [c.strip() for c in args.feature_columns.split(",")] if args.feature_columns else None
     outputs = SELECT_OUTPUTS + tuple(_figure_names(SELECT_FIGURE, args)[1:]) + (
         (THRESHOLDS_CSV,) if isinstance(target, Target) and target.kind != "reject-cost" else ())
@@ -291,7 +313,7 @@ def run_select(args):
                        logit_features=_reads_logits(args.score))
     n = table.X.shape[0]
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
-    loss_bound = _loss_bound(args, table)
+    loss_bound, loss_bound_source = _loss_bound(args, table)
     _check_certified_risk(target, loss_bound)
     _log(risk_in_percent(target, loss_name, _named),
          nothing_to_learn(table.loss, f"of {table.source}") if table.is_ood is None
@@ -329,14 +351,15 @@ def run_select(args):
     thresholds = _thresholds_csv(fit, table.loss, target, loss_bound)
     if table.is_ood is None:
         report = report_dict(fit, table.loss, target, score_name=args.score, loss_name=loss_name, C_grid=C_grid,
-                             split=split, versions=versions(), loss_bound=loss_bound)
+                             split=split, versions=versions(), loss_bound=loss_bound,
+                             loss_bound_source=loss_bound_source)
         report["thresholds_csv"] = THRESHOLDS_CSV if thresholds is not None else None
         texts = (report_markdown(report), summary_line(report))
         figure = select_figure(fit, table.loss, report, label)
     else:
         report = ood_report_dict(fit, table.loss, table.is_ood, target, score_name=args.score, loss_name=loss_name,
                                  C_grid=C_grid, split=split, versions=versions(), ood_column=ood_column,
-                                 loss_bound=loss_bound)
+                                 loss_bound=loss_bound, loss_bound_source=loss_bound_source)
         texts = (ood_report_markdown(report), ood_summary_line(report))
         figure = ood_select_figure(fit, table.loss, table.is_ood, report, label)
     _warn_report(report, target, C_grid)
@@ -415,13 +438,54 @@ def _validation_rows(args, table, n_classes, classes, C_grid):
     return rows, fit.uncertainty[rows]
 
 
+#: ``validate`` logs its progress at each tenth of the draws once this many seconds have passed,
+#: and at least this often: a short run stays silent, a long one is seen to advance.
+PROGRESS_SECONDS = 5.0
+
+
+class _Progress:
+    """``progress(done, total)`` for the calibration draws of ``validate``: logs ``draw 120 of 500 (24 %)``.
+
+    Silent during the first :data:`PROGRESS_SECONDS`; after them, a line at each new tenth of the
+    draws, or when :data:`PROGRESS_SECONDS` have passed since the last line. To stderr through the
+    logger, so ``-q`` silences it and the printed results stay on stdout.
+
+    Parameters
+    ----------
+    clock : callable, default time.monotonic
+        Seconds, for the tests.
+    """
+
+    def __init__(self, clock=time.monotonic):
+        self.clock = clock
+        self.start = self.last = clock()
+        self.tenth = 0
+
+    def __call__(self, done, total):
+        now = self.clock()
+        tenth = 10 * done // max(total, 1)
+        if now - self.start >= PROGRESS_SECONDS and (tenth > self.tenth or now - self.last >= PROGRESS_SECONDS):
+            log.info("validate: draw %d of %d (%.0f %%), %.0f s", done, total, 100 * done / max(total, 1),
+                     now - self.start)
+            self.last = now
+        self.tenth = max(self.tenth, tenth)
+
+
 def _validity_summary(check):
-    """``check.summary`` with the quantiles of the population's coverage and risk per method."""
+    """``check.summary`` with the feasible draws and the quantiles of their population coverage and risk per method.
+
+    The quantiles are over the feasible draws only: an infeasible draw accepts nothing, so its
+    coverage 0 is not a fitted rule's and its risk is undefined; with no feasible draw they are NaN
+    (empty in summary.csv).
+    """
     summary = check.summary.copy()
+    feasible = check.draws[~check.draws["infeasible"].astype(bool)]
+    methods = summary.index
+    summary.insert(0, "feasible_draws", feasible.groupby("method", sort=False).size().reindex(methods, fill_value=0))
     for column, name in (("population_coverage", "coverage"), ("population_risk", "risk")):
-        quantiles = check.draws.groupby("method", sort=False)[column].quantile(list(QUANTILES)).unstack()
         for q in QUANTILES:
-            summary[f"{name}_q{round(100 * q):02d}"] = quantiles[q]
+            summary[f"{name}_q{round(100 * q):02d}"] = feasible.groupby("method", sort=False)[column].quantile(
+                q).reindex(methods) if len(feasible) else np.nan
     summary.insert(0, "repeats", int(check.draws["repeat"].nunique()))
     summary.insert(1, "n_rows", check.n_rows)
     summary.insert(2, "n_calibration", check.n_calibration)
@@ -429,17 +493,49 @@ def _validity_summary(check):
 
 
 def _validity_lines(summary, target, unit):
+    """Per method: the share of infeasible draws first, the violations, then the quantiles of the feasible draws."""
     lines = []
     for row in summary.itertuples(index=False):
-        coverage_text, risk_text = ("/".join(f"{getattr(row, f'{name}_q{round(100 * q):02d}'):.4g}" for q in QUANTILES)
-                                    for name in ("coverage", "risk"))
-        lines.append(f"{row.method + ':':10s} violated {int(row.violations)} of {row.repeats} draws = "
-                     f"{row.violation_rate:.1%} [{row.violation_low:.1%}, {row.violation_high:.1%}] (delta "
-                     f"{row.delta:.3g}); population coverage {coverage_text}, selective risk {risk_text} {unit} "
-                     f"(quantiles {', '.join(f'{q:g}' for q in QUANTILES)})"
-                     + (f"; infeasible (nothing accepted) in {row.infeasible_rate:.1%} of the draws"
-                        if row.infeasible_rate > 0 else ""))
+        infeasible = row.repeats - row.feasible_draws
+        text = f"{row.method + ':':10s} "
+        if infeasible:
+            text += (f"infeasible (nothing accepted) in {infeasible} of {row.repeats} draws = "
+                     f"{infeasible / row.repeats:.1%}; ")
+        text += (f"violated {int(row.violations)} of {row.repeats} draws = {row.violation_rate:.1%} "
+                 f"[{row.violation_low:.1%}, {row.violation_high:.1%}] (delta {row.delta:.3g})")
+        if row.feasible_draws == 0:
+            text += "; no draw accepted anything: no population coverage or risk to report"
+        else:
+            coverage_text, risk_text = (
+                "/".join(_number(getattr(row, f"{name}_q{round(100 * q):02d}")) for q in QUANTILES)
+                for name in ("coverage", "risk"))
+            over = (f" of the {row.feasible_draws} feasible draw{'s' if row.feasible_draws > 1 else ''}"
+                    if infeasible else "")
+            text += (f"; population coverage {coverage_text}, selective risk {risk_text} {unit} "
+                     f"(quantiles {', '.join(f'{q:g}' for q in QUANTILES)}{over})")
+        lines.append(text)
     return lines
+
+
+def _number(value):
+    """A quantile as the printout shows it: ``n/a`` when undefined (no draw accepted a row)."""
+    return "n/a" if not np.isfinite(value) else f"{value:.4g}"
+
+
+def _check_uncertainty_column(args):
+    """InputError when ``--uncertainty-column`` names the label, prediction or loss column.
+
+    The score must be the user's own column: the label (or a loss) as the score would order the
+    rows by their errors, which no score can see at prediction time.
+    """
+    roles = [("--pred-column", args.pred_column if args.pred_column != "none" else None, "prediction"),
+             ("--loss-column", args.loss_column, "loss")]
+    if args.loss_column is None:
+        roles.insert(0, ("--label-column, default y", args.label_column or "y", "label"))
+    for option, column, role in roles:
+        if column == args.uncertainty_column:
+            raise InputError(f"--uncertainty-column {column!r} is the {role} column ({option}): the uncertainty "
+                             "score needs a column of its own: your score of each row (larger = less certain)")
 
 
 def run_validate(args):
@@ -452,10 +548,12 @@ def run_validate(args):
         _check_memory_budget_env(args.score)
     if args.pred_column != "none":
         _check_pred_column(args.pred_column, "--pred-column")
+    _require_loss_bound(args, target)
     features = [c.strip() for c in args.feature_columns.split(",")] if args.feature_columns else None
     if args.uncertainty_column is not None:
         if features is not None:
             raise InputError("--feature-columns does not apply with --uncertainty-column: no score is learned")
+        _check_uncertainty_column(args)
         features = [args.uncertainty_column]
     outputs = VALIDATE_OUTPUTS + tuple(_figure_names(VALIDATE_FIGURE, args)[1:])
     check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
@@ -463,7 +561,7 @@ def run_validate(args):
                        loss_column=args.loss_column, loss=args.loss, feature_columns=features,
                        logit_features=args.uncertainty_column is None and _reads_logits(args.score))
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
-    loss_bound = _loss_bound(args, table)
+    loss_bound = _loss_bound(args, table)[0]
     _log(risk_in_percent(target, loss_name, _named))
     vocabulary = class_vocabulary(table.pred_keys) if table.pred_keys is not None else None
     n = table.X.shape[0]
@@ -473,7 +571,8 @@ def run_validate(args):
     share = args.calibration_fraction / (args.calibration_fraction + args.report_fraction)
     try:
         check = validate_target(table.loss[rows], uncertainty, target, repeats=args.repeats,
-                                calibration_fraction=share, loss_bound=loss_bound, random_state=args.seed)
+                                calibration_fraction=share, loss_bound=loss_bound, random_state=args.seed,
+                                progress=_Progress())
     except ValueError as err:
         raise InputError(f"{table.source}: {one_line(err)}") from None
     summary = _validity_summary(check)

@@ -105,7 +105,8 @@ def _learning_options():
                    help="with --loss-column or --loss mae: the largest loss a prediction can have, which scales "
                         "the selective risk's interval and a certified risk's bound (default: for the MAE the span of "
                         "the labels, K - 1 when every class occurs; for a loss column the largest loss in the file, "
-                        "with a warning); the 0/100 loss is bounded by 100")
+                        "with a warning, and with a certified target no default: give B, by the loss's definition, "
+                        "never from the sample); the 0/100 loss is bounded by 100")
     p.add_argument("--loss", default="zero_one", choices=("zero_one", "mae"),
                    help="loss from labels: zero_one = 100*[y != y_pred] (percent, as in the paper), "
                         "mae = |y - y_pred| (default %(default)s)")

@@ -16,8 +16,8 @@ from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
 from ..targets import CertifiedSelection, OODTarget, parse_target
 
-__all__ = ["json_bytes", "ood_report_dict", "ood_report_markdown", "ood_summary_line", "report_dict",
-           "report_markdown", "risk_unit", "summary_line", "versions"]
+__all__ = ["LOSS_BOUND_SOURCES", "guarantee_statements", "json_bytes", "ood_report_dict", "ood_report_markdown",
+           "ood_summary_line", "report_dict", "report_markdown", "risk_unit", "summary_line", "versions"]
 
 
 def versions():
@@ -55,11 +55,12 @@ def _point_dict(point):
     }
 
 
-def _fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound):
+def _fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source):
     """The entries of ``report.json`` on what was fitted, in the file's order (both kinds of target)."""
     return {
         "loss": loss_name,
         "loss_bound": float(loss_bound),
+        "loss_bound_source": loss_bound_source,
         "risk_unit": risk_unit(loss_name),
         "score": score_name,
         "C": fit.C,
@@ -78,11 +79,14 @@ def _rows(parts, total):
             "report": int(parts["report"].size)}
 
 
-def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, versions, loss_bound):
+def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, versions, loss_bound,
+                loss_bound_source="definition"):
     """The content of ``report.json`` for a :class:`rejectopt.fitting.SelectiveFit` on ``loss``.
 
     ``loss_bound``: the largest loss a prediction can have (100 for the 0/100 loss), the
-    scale of the selective risk's interval (:func:`rejectopt.stats.selective_risk_interval`).
+    scale of the selective risk's interval (:func:`rejectopt.stats.selective_risk_interval`);
+    ``loss_bound_source`` says where it came from, a key of :data:`LOSS_BOUND_SOURCES` (a
+    certified risk's B is never ``"data"``).
     """
     parts, s, selection = fit.parts, fit.uncertainty, fit.selection
     cal, rep = parts["calibration"], parts["report"]
@@ -90,7 +94,7 @@ def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, vers
     calibration_risk, calibration_coverage = empirical_risk_coverage(loss[cal], s[cal], selection)
     return {
         "target": target.to_dict(),
-        **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound),
+        **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source),
         "rows": _rows(parts, s.size),
         "calibration": {"coverage": calibration_coverage, "selective_risk": _none_if_nan(calibration_risk)},
         "report": _point_dict(operating_point(loss_rep, s_rep, selection, loss_bound=loss_bound)),
@@ -105,26 +109,108 @@ def fmt(value, digits=4):
     return "n/a" if value is None else f"{value:.{digits}g}"
 
 
+#: Where a certified risk's bound B came from, as ``report.json``'s ``loss_bound_source`` names it.
+LOSS_BOUND_SOURCES = {"option": "--loss-bound", "definition": "the loss's definition", "data": "the largest loss in the file"}
+
+
+def guarantee_statements(report):
+    """What a certified target guarantees, one entry per statement that holds with probability >= its level.
+
+    Every sentence the report and the printed line begin with "with probability at least" is one
+    entry here, and each is a theorem of the Guarantees page: a risk target's risk bound
+    (Learn-then-Test) and, alone, its coverage bound (one-sided DKW, valid for a threshold chosen
+    from the data); a coverage target's coverage bound (order statistics); a TPR-FPR target's two
+    bounds at once (a union bound at delta / 2 each). Two bounds each at level ``1 - delta`` are
+    not a joint statement at ``1 - delta``: only the TPR-FPR entry joins its bounds.
+
+    Parameters
+    ----------
+    report : dict
+        ``report.json``'s content (its ``target``, ``certificate`` and ``risk_unit``).
+
+    Returns
+    -------
+    list of dict
+        ``{"level": 1 - delta, "bounds": [(quantity, relation, value), ...]}`` with quantity
+        ``"risk"``, ``"coverage"``, ``"fpr"`` or ``"tpr"`` and relation ``"<="`` or ``">="``;
+        all bounds of one entry hold at once. Empty for a plug-in target.
+    """
+    certificate = report.get("certificate")
+    if certificate is None:
+        return []
+    level, kind = certificate["confidence"], report["target"]["kind"]
+    if kind == "tpr-fpr":
+        return [{"level": level, "bounds": [("fpr", "<=", certificate["bound"]),
+                                            ("tpr", ">=", certificate["coverage_bound"])]}]
+    if kind == "risk":
+        return [{"level": level, "bounds": [("risk", "<=", certificate["risk_bound"])]},
+                {"level": level, "bounds": [("coverage", ">=", certificate["coverage_bound"])]}]
+    return [{"level": level, "bounds": [("coverage", ">=", certificate["coverage_bound"])]}]
+
+
+def _pointwise_risk(report):
+    """A coverage target's risk bound: pointwise (as if its threshold were fixed in advance), not guaranteed."""
+    certificate = report.get("certificate")
+    if certificate is None or report["target"]["kind"] != "coverage" or certificate["risk_bound"] is None:
+        return None
+    return certificate["risk_bound"]
+
+
+def _bound_text(quantity, relation, value, unit, *, long):
+    """``risk <= 5 %`` (``long``: the population's selective risk is at most 5 %)."""
+    if not long:
+        name = quantity.upper() if quantity in ("fpr", "tpr") else quantity
+        return f"{name} {relation} {fmt(value)}" + (f" {unit}" if quantity == "risk" else "")
+    name = {"risk": "selective risk", "coverage": "coverage", "fpr": "FPR", "tpr": "TPR"}[quantity]
+    return (f"its {name} is {'at most' if relation == '<=' else 'at least'} {fmt(value)}"
+            + (f" {unit}" if quantity == "risk" else ""))
+
+
+def _loss_bound_text(report):
+    """``losses at most B = 10 (--loss-bound)``: the B a certified risk rests on, and whence it came."""
+    source = LOSS_BOUND_SOURCES.get(report.get("loss_bound_source"), "")
+    return f"losses at most B = {report['loss_bound']:g}" + (f" ({source})" if source else "")
+
+
 def guarantee_lines(report):
-    """``report.md``'s paragraph on what is guaranteed: a certified target's bounds, or that a plug-in one has none."""
+    """``report.md``'s paragraph on what is guaranteed: a certified target's bounds, or that a plug-in one has none.
+
+    Each statement of :func:`guarantee_statements` is one sentence with its own level; a coverage
+    target's risk bound is named as pointwise, outside the guarantee.
+    """
     certificate, unit = report.get("certificate"), report["risk_unit"]
+    statements = guarantee_statements(report)
     if certificate is None:
         text = ("Plug-in target: met on the calibration rows, not guaranteed for new rows (the report rows above "
                 "show what new rows get). Pass --confidence (e.g. 0.95) to certify a risk, coverage or TPR-FPR target.")
     else:
-        level = f"{certificate['confidence']:.4g}"
-        if report["target"]["kind"] == "tpr-fpr":
-            bounds = (f"the population's FPR is at most {fmt(certificate['bound'])} and its TPR at least "
-                      f"{fmt(certificate['coverage_bound'])}")
-        else:
-            risk = certificate["risk_bound"]
-            bounds = ("the population's selective risk is at most "
-                      + (f"{fmt(risk)} {unit} (upper confidence bound)" if risk is not None else "n/a")
-                      + f" and its coverage at least {fmt(certificate['coverage_bound'])} (lower confidence bound)")
-        text = (f"**Guarantee** (certified target, method {certificate['method']}): with probability at least {level} "
-                f"over the draw of the {certificate['n_calibration']} calibration rows, {bounds}. The guarantee is "
-                "marginal over calibration samples drawn i.i.d. (exchangeable) from the population the new rows come "
-                "from; it is not conditional on this sample, and does not hold under a shift of the population.")
+        draw = f"over the draw of the {certificate['n_calibration']} calibration rows"
+        why = {"risk": " (the target)", "coverage": " (lower confidence bound)"}
+        sentences = []
+        for k, statement in enumerate(statements):
+            quantity = statement["bounds"][0][0]
+            bounds = " and ".join(_bound_text(*bound, unit, long=True) for bound in statement["bounds"])
+            bounds = bounds.replace("its ", "the population's ", 1)
+            if report["target"]["kind"] == "risk" and quantity == "coverage":
+                why_here = " (one-sided DKW lower bound, valid for a threshold chosen from the data)"
+            else:
+                why_here = why.get(quantity, " (both at once: a union bound, delta / 2 each)")
+            sentences.append(f"{'Separately, with' if k else 'With'} probability at least {statement['level']:.4g} "
+                             f"{'over the same draw' if k else draw}, {bounds}{why_here}.")
+        if len(statements) > 1:
+            sentences.append(f"Each statement holds alone at its level; both at once are not guaranteed at "
+                             f"{statements[0]['level']:.4g}.")
+        risk = _pointwise_risk(report)
+        if risk is not None:
+            sentences.append(f"Not part of the guarantee: the accepted calibration rows give the selective risk an "
+                             f"upper confidence bound of {fmt(risk)} {unit} at level {certificate['confidence']:.4g}, "
+                             "pointwise (as if the threshold had been fixed in advance).")
+        if report["target"]["kind"] == "risk":
+            sentences.append(f"The risk bound rests on {_loss_bound_text(report)}.")
+        text = (f"**Guarantee** (certified target, method {certificate['method']}): " + " ".join(sentences)
+                + " The guarantee is marginal over calibration samples drawn i.i.d. (exchangeable) from the population "
+                "the new rows come from; it is not conditional on this sample, and does not hold under a shift of the "
+                "population.")
     lines = [text, ""]
     if report.get("thresholds_csv"):
         level = certificate["confidence"] if certificate is not None else 0.95
@@ -188,16 +274,25 @@ def summary_line(report):
 
 
 def _certified_text(report):
-    """``; certified with probability >= C: risk <= R %, coverage >= W`` for a certified target, else nothing."""
-    certificate = report.get("certificate")
-    if certificate is None:
+    """``; certified with probability >= C: risk <= R %; ...`` for a certified target, else nothing.
+
+    One clause per statement of :func:`guarantee_statements`, each with its own level.
+    """
+    statements = guarantee_statements(report)
+    if not statements:
         return ""
-    if report["target"]["kind"] == "tpr-fpr":
-        bounds = f"FPR <= {fmt(certificate['bound'])}, TPR >= {fmt(certificate['coverage_bound'])}"
-    else:
-        bounds = (f"risk <= {fmt(certificate['risk_bound'])} {report['risk_unit']}, coverage >= "
-                  f"{fmt(certificate['coverage_bound'])}")
-    return f"; certified for the population with probability >= {certificate['confidence']:g}: {bounds}"
+    unit = report["risk_unit"]
+    clauses = [f"with probability >= {statement['level']:g}: "
+               + " and ".join(_bound_text(*bound, unit, long=False) for bound in statement["bounds"])
+               + (" (both at once)" if len(statement["bounds"]) > 1 else "")
+               for statement in statements]
+    text = "; certified for the population " + "; separately, ".join(clauses)
+    if len(statements) > 1:
+        text += " (each alone, not both at once)"
+    risk = _pointwise_risk(report)
+    if risk is not None:
+        text += f" (risk <= {fmt(risk)} {unit} is a pointwise bound, not certified)"
+    return text
 
 
 def json_bytes(obj):
@@ -255,7 +350,7 @@ def _feasibility(target, point):
 
 
 def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid, split, versions, ood_column,
-                    loss_bound):
+                    loss_bound, loss_bound_source="definition"):
     """The content of ``report.json`` for an OOD target (:class:`rejectopt.targets.OODTarget`).
 
     On the calibration rows (where the selection function was fitted) and on the held-out
@@ -276,7 +371,7 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
     return {
         "target": target.to_dict(),
         "ood_column": ood_column,
-        **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound),
+        **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source),
         "rows": {**_rows(parts, s.size),
                  "ood": {"total": int(is_ood.sum()), "calibration": int(ood_cal.sum()), "report": int(ood_rep.sum())}},
         "calibration": calibration,

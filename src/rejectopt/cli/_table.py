@@ -383,6 +383,24 @@ def _check_feature_list(feature_columns, special, source):
                          f"must not be {roles}")
 
 
+def _check_distinct_roles(pred_column, label_column, loss_column):
+    """InputError when the predicted class is read from the label or the loss column (``select``, ``validate``).
+
+    A prediction read from the label column errs nowhere: every loss would be 0 and the score
+    would learn nothing, which the user did not mean. ``pred_column`` is None without one.
+    """
+    if pred_column is None:
+        return
+    if loss_column is None and pred_column == label_column:
+        raise InputError(f"--pred-column {pred_column!r} is the label column (--label-column, default y): the "
+                         "predicted class and the true label need columns of their own (read from one column, every "
+                         "prediction would be right and every loss 0); name your classifier's predictions with "
+                         "--pred-column")
+    if pred_column == loss_column:
+        raise InputError(f"--pred-column {pred_column!r} is the loss column (--loss-column): the predicted class and "
+                         "the loss need columns of their own")
+
+
 #: Role of the OOD column in messages.
 OOD_ROLE = "OOD indicator"
 
@@ -446,6 +464,8 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
     use_pred = pred_column != _NO_PRED
     special = [c for c in (pred_column if use_pred else None,
                            (loss_column or label_column) if need_loss else None, ood_column) if c]
+    if need_loss:
+        _check_distinct_roles(pred_column if use_pred else None, label_column, loss_column)
     if ood_column is not None:
         roles = {label_column: "label", loss_column: "loss", pred_column if use_pred else None: "prediction"}
         if ood_column in roles:
