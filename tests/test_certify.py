@@ -234,7 +234,7 @@ def test_an_uncertifiable_risk_advises_a_target_that_certifies():
     assert error.value.rows_needed == math.ceil(math.log(0.05) / math.log(0.98))  # 149 error-free rows
     assert str(error.value) == (
         "target risk=2 cannot be certified at confidence 0.95 on these 100 calibration rows (method ltt): even "
-        "without an error, risk=2 at confidence 0.95 needs 149 tested rows (about 157 calibration rows), and 95 "
+        "without an error, risk=2 at confidence 0.95 needs at least 149 tested rows (about 157 calibration rows), and 95 "
         f"are tested; the smallest target risk the method certifies on these rows is {best:.8g}; ask for risk >= "
         f"{best:.8g}, a lower confidence, or more calibration rows")
     assert fit_certified_risk(loss, s, best, 0.95).bound == best
@@ -276,7 +276,7 @@ def test_ten_rows_say_how_many_rows_a_target_needs():
     with pytest.raises(InfeasibleTargetError) as error:
         fit_certified_risk(loss, s, 10.0, 0.9)
     assert error.value.rows_needed == 22  # 0.9 ** 22 <= 0.1 < 0.9 ** 21
-    assert "even without an error, risk=10 at confidence 0.9 needs 22 tested rows (22 calibration rows)" in str(
+    assert "even without an error, risk=10 at confidence 0.9 needs at least 22 tested rows (22 calibration rows)" in str(
         error.value)
     best = 100 * (1 - 0.1 ** (1 / 10))  # Clopper-Pearson's bound of 10 rows without an error: 20.57 %
     assert best <= error.value.best_bound < best + 1e-2

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,12 @@ RISK_METHODS = ("ltt", "sgr")
 
 #: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
 START_FRACTION = 0.05
+
+#: The standard normal (the start rows' prediction of the full set's test; statistics': no scipy call per target).
+_NORMAL = NormalDist()
+
+#: Least share of delta that either of "ltt"'s two tests (the full set alone, the fixed sequence) keeps.
+FULL_SHARE_MIN = 0.02
 
 #: The loss of one error of the project's 0/100 loss (:func:`rejectopt.metrics.per_example_loss`).
 ZERO_ONE_BOUND = 100.0
@@ -438,7 +445,7 @@ def _smallest_certified(certifies: Any, loss_bound: float) -> float:
     if not certifies(high):
         return float("nan")
     low = 0.0
-    for _ in range(48):
+    for _ in range(34):  # B / 2**34: far below the 8 significant digits the advice is printed with
         mid = (low + high) / 2
         if mid <= 0.0:
             break
@@ -469,7 +476,8 @@ def _infeasible_risk(target_risk: float, confidence: float, method: str, n: int,
         advice = f"the smallest target risk the method certifies on these rows is {best:.8g}; ask for risk >= {best:.8g}"
     if n_tested < rows_needed:
         total = rows_needed if n_tested == n else f"about {math.ceil(rows_needed * n / max(n_tested, 1))}"
-        text = (f"{head}even without an error, risk={target_risk:g} at confidence {confidence:g} needs {rows_needed} "
+        text = (f"{head}even without an error, risk={target_risk:g} at confidence {confidence:g} needs at least "
+                f"{rows_needed} "
                 f"tested rows ({total} calibration rows), and {n_tested} are tested; {advice}, a lower "
                 "confidence, or more calibration rows")
     else:
@@ -550,41 +558,73 @@ def _ltt_rows(loss: np.ndarray, s: np.ndarray, start_fraction: float, random_sta
     return _LTTRows(loss[start_rows], s[start_rows], values, trials, sums)
 
 
-def _ltt_first(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float, binary: bool) -> tuple[float, int]:
-    """The start threshold and the index of the first tested cut (the last inside the start cut; -1 if none)."""
-    start = _ltt_start(rows.start_loss, rows.start_s, target_risk, delta, rows.n_tested, loss_bound, binary)
-    return start, int(np.searchsorted(rows.values, start, side="right")) - 1
+def _ltt_full_share(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float) -> float:
+    """Share of delta that tests the full set alone, chosen on the start rows only (1 without start rows).
+
+    The start rows' predicted probability that the tested rows reject "the full set's risk >=
+    target" at level delta: their mean loss (Jeffreys-shrunk) against the test's normal critical
+    value, its variance that of the tested rows plus the start rows' own. Clipped to
+    [:data:`FULL_SHARE_MIN`, 1 - :data:`FULL_SHARE_MIN`]: a flat risk, where the full set is
+    the best cut, keeps almost all of delta for it; a risk that falls with the score leaves
+    almost all of it to the fixed-sequence test from the start.
+    """
+    m = rows.start_loss.size
+    if m == 0:
+        return 1.0
+    n_test = max(rows.n_tested, 1)
+    rate = target_risk / loss_bound
+    mean = (float(rows.start_loss.sum()) / loss_bound + 0.5) / (m + 1.0)
+    spread = math.sqrt(mean * (1 - mean) * (1.0 / n_test + 1.0 / (m + 2.0)))
+    critical = rate - _NORMAL.inv_cdf(1.0 - delta) * math.sqrt(rate * (1 - rate) / n_test)
+    share = _NORMAL.cdf((critical - mean) / spread)
+    return min(max(share, FULL_SHARE_MIN), 1.0 - FULL_SHARE_MIN)
+
+
+def _ltt_plan(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float,
+              binary: bool) -> tuple[float, float, float, int]:
+    """The two tests of a target: (full set's level, chain's level, chain's start threshold, its first cut)."""
+    share = _ltt_full_share(rows, target_risk, delta, loss_bound)
+    chain_delta = delta * (1.0 - share)
+    if chain_delta <= 0.0:
+        return delta, 0.0, math.inf, -1
+    start = _ltt_start(rows.start_loss, rows.start_s, target_risk, chain_delta, rows.n_tested, loss_bound, binary)
+    return delta * share, chain_delta, start, int(np.searchsorted(rows.values, start, side="right")) - 1
 
 
 def _ltt_certifies(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float, binary: bool) -> bool:
-    """Whether Learn-then-Test certifies ``target_risk`` on these rows: its start cut's test rejects."""
-    if not 0.0 < target_risk < loss_bound:
+    """Whether Learn-then-Test certifies ``target_risk`` on these rows: the full set's or the start cut's test rejects."""
+    if not 0.0 < target_risk < loss_bound or rows.n_tested == 0:
         return False
-    _, first = _ltt_first(rows, target_risk, delta, loss_bound, binary)
-    if first < 0:
-        return False
-    return bool(_risk_pvalue(rows.sums[first], rows.trials[first], target_risk, loss_bound, binary) <= delta)
+    full_delta, chain_delta, _, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
+    at = [-1] if first < 0 else [-1, first]
+    p = _risk_pvalue(rows.sums[at], rows.trials[at], target_risk, loss_bound, binary)
+    return bool(p[0] <= full_delta or (first >= 0 and p[1] <= chain_delta))
 
 
 def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: float, loss_bound: float,
              binary: bool, start_fraction: float, random_state: Any) -> CertifiedSelection:
-    """Learn-then-Test fixed-sequence testing along the score from a start chosen on held-apart rows."""
+    """The full set tested alone at ``delta * w``, else fixed-sequence testing from a start at ``delta * (1 - w)``."""
     delta = 1.0 - confidence
     n = loss.size
     rows = _ltt_rows(loss, s, start_fraction, random_state)
-    start, first = _ltt_first(rows, target_risk, delta, loss_bound, binary)
+    full_delta, chain_delta, start, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
     pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary)
-    if first < 0 or pvalues[first] > delta:
+    if pvalues.size and pvalues[-1] <= full_delta:
+        threshold, accept_prob = math.inf, 1.0
+    elif first < 0 or pvalues[first] > chain_delta:
         best = _smallest_certified(lambda a: _ltt_certifies(rows, a, delta, loss_bound, binary), loss_bound)
         where = "the full set" if math.isinf(start) else f"threshold {start:.6g}"
+        why = (f"the full set tested alone (level {full_delta:.3g}) and the fixed-sequence test from its start "
+               f"({where}, level {chain_delta:.3g}) both fail" if chain_delta > 0 else
+               f"the full set tested alone (level {full_delta:.3g}) fails")
         raise _infeasible_risk(target_risk, confidence, "ltt", n, rows.n_tested,
-                               _rows_needed(target_risk, delta, loss_bound), best,
-                               f"the fixed-sequence test fails at its start ({where})")
-    failed = np.flatnonzero(pvalues[first:] > delta)
-    if failed.size == 0:
-        threshold, accept_prob = math.inf, 1.0
+                               _rows_needed(target_risk, delta, loss_bound), best, why)
     else:
-        threshold, accept_prob = float(rows.values[first + int(failed[0])]), 0.0
+        failed = np.flatnonzero(pvalues[first:] > chain_delta)
+        if failed.size == 0:
+            threshold, accept_prob = math.inf, 1.0
+        else:
+            threshold, accept_prob = float(rows.values[first + int(failed[0])]), 0.0
     selection = SelectionFunction(threshold, accept_prob)
     accepted = float(selection.acceptance_probability(s).sum())
     return CertifiedSelection(threshold, accept_prob, bound=float(target_risk), confidence=confidence,
