@@ -556,6 +556,16 @@ def test_a_certified_target_records_the_declared_loss_bound(wine, tmp_path, caps
                                      f"{unit} is a pointwise bound, not certified)"), printed
 
 
+def test_validate_names_its_uncertainty_column_on_a_networks_outputs(network, tmp_path, capsys):
+    """The one feature validate reads is --uncertainty-column: the refusal names it, not --feature-columns."""
+    status = cli.main(["validate", "--data", str(network["csv"]), "--target", "coverage=0.8", "--confidence", "0.9",
+                       "--uncertainty-column", "emb_0", "--out", str(tmp_path / "v"), "-q"])
+    err = capsys.readouterr().err
+    assert status == 2 and not (tmp_path / "v").exists()
+    assert (f"rejectopt: error: --uncertainty-column does not apply: {network['csv']} holds a network's outputs "
+            "(logits)") in err, err
+
+
 def test_apply_refuses_outputs_of_a_network_with_another_number_of_logits(network, network_selected, tmp_path,
                                                                           capsys):
     """The model reads the embeddings, whose width says nothing of K: model.json records the logits' width."""

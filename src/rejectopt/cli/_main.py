@@ -559,7 +559,8 @@ def run_validate(args):
     check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     table = load_table(args.data, pred_column=args.pred_column, label_column=args.label_column,
                        loss_column=args.loss_column, loss=args.loss, feature_columns=features,
-                       logit_features=args.uncertainty_column is None and _reads_logits(args.score))
+                       logit_features=args.uncertainty_column is None and _reads_logits(args.score),
+                       feature_option="--uncertainty-column" if args.uncertainty_column else "--feature-columns")
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     loss_bound = _loss_bound(args, table)[0]
     _log(risk_in_percent(target, loss_name, _named))

@@ -369,17 +369,17 @@ def _feature_matrix_from_npz(arrays, source, n_features=None):
     return X
 
 
-def _check_feature_list(feature_columns, special, source):
+def _check_feature_list(feature_columns, special, source, option="--feature-columns"):
     seen = set()
     for name in feature_columns:
         if name in seen:
-            raise InputError(f"--feature-columns lists {name!r} twice")
+            raise InputError(f"{option} lists {name!r} twice")
         seen.add(name)
     clash = [c for c in feature_columns if c in special]
     if clash:
         roles = ("the label, the prediction, the loss or the OOD indicator" if OOD_ROLE in special.values()
                  else "the label, the prediction or the loss")
-        raise InputError(f"{source}: --feature-columns includes {clash}, the {special[clash[0]]} column: a feature "
+        raise InputError(f"{source}: {option} includes {clash}, the {special[clash[0]]} column: a feature "
                          f"must not be {roles}")
 
 
@@ -406,7 +406,8 @@ OOD_ROLE = "OOD indicator"
 
 
 def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=None, loss="zero_one",
-               feature_columns=None, need_loss=True, ood_column=None, logit_features=False):
+               feature_columns=None, need_loss=True, ood_column=None, logit_features=False,
+               feature_option="--feature-columns"):
     """Read and validate a CSV or NPZ for ``select`` (``need_loss=True``) or ``apply``.
 
     Parameters
@@ -438,6 +439,9 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
         there must be both ID and OOD rows. The OOD rows need valid features and a predicted
         class (the score of a row depends on both); their label and loss are not read (they
         may be empty) and their ``loss`` is NaN.
+    feature_option : str, default="--feature-columns"
+        The option that named ``feature_columns``, for the messages (``validate`` reads its
+        ``--uncertainty-column`` as the one feature).
     logit_features : bool
         ``select`` of a score that reads a network's logits (a class-shared score, whose
         ``reads_logits`` is True): a network's outputs give their logits as the features, even
@@ -459,7 +463,8 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
     if is_network_file(frame, is_csv):
         return _network_table(frame, is_csv, source, pred_column=pred_column, label_column=label_column,
                               loss_column=loss_column, loss=loss, feature_columns=feature_columns,
-                              need_loss=need_loss, ood_column=ood_column, logit_features=logit_features)
+                              need_loss=need_loss, ood_column=ood_column, logit_features=logit_features,
+                              feature_option=feature_option)
     label_column = "y" if label_column is None else label_column
     use_pred = pred_column != _NO_PRED
     special = [c for c in (pred_column if use_pred else None,
@@ -474,7 +479,8 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
     if need_loss and feature_columns is not None:
         roles = {label_column: "label", loss_column: "loss", pred_column if use_pred else None: "prediction",
                  ood_column: OOD_ROLE}
-        _check_feature_list(feature_columns, {c: r for c, r in roles.items() if c is not None}, source)
+        _check_feature_list(feature_columns, {c: r for c, r in roles.items() if c is not None}, source,
+                            feature_option)
     if is_csv:
         required = special + list(feature_columns or [])
         _require_columns(frame.columns, required, source)
@@ -650,7 +656,8 @@ def _network_error(err, source, is_csv, columns):
     return InputError(f"{source}: {err.problem} in array {columns[err.array]!r} at {at}")
 
 
-def _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss):
+def _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss,
+                          feature_option="--feature-columns"):
     """Options of a table of predictions that a network's outputs do not take, each with the reason."""
     why = (f"{source} holds a network's outputs (logits): the prediction is the largest logit, the features are "
            "the embeddings (else the logits; the logits for the class-shared scores) and the loss is "
@@ -660,7 +667,7 @@ def _refuse_table_options(source, pred_column, loss_column, loss, feature_column
     if pred_column != "y_pred":
         raise InputError(f"--pred-column {pred_column} does not apply: {why}")
     if feature_columns is not None:
-        raise InputError(f"--feature-columns does not apply: {why}")
+        raise InputError(f"{feature_option} does not apply: {why}")
     if loss_column is not None:
         raise InputError(f"--loss-column does not apply: {why}")
     if loss != "zero_one":
@@ -671,7 +678,7 @@ def _refuse_table_options(source, pred_column, loss_column, loss, feature_column
 
 
 def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_column, loss, feature_columns,
-                   need_loss, ood_column, logit_features=False):
+                   need_loss, ood_column, logit_features=False, feature_option="--feature-columns"):
     """:class:`Table` of a network's outputs (:data:`NETWORK_ARRAYS`, :data:`NETWORK_CSV`).
 
     ``select`` (``need_loss``) needs the labels; ``apply`` passes the model's ``feature_columns``,
@@ -684,7 +691,8 @@ def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_col
     network's export commonly carries both. ``model.json`` records ``logit_*`` as its feature
     columns, and ``apply`` reads the logits of a file with embeddings for such a model.
     """
-    _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss)
+    _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss,
+                          feature_option)
     if is_csv:
         names = dict(NETWORK_CSV, labels=label_column or NETWORK_CSV["labels"])
         if "y_pred" in frame.columns or "X" in frame.columns:
