@@ -234,7 +234,7 @@ def test_an_uncertifiable_risk_advises_a_target_that_certifies():
     assert error.value.rows_needed == math.ceil(math.log(0.05) / math.log(0.98))  # 149 error-free rows
     assert str(error.value) == (
         "target risk=2 cannot be certified at confidence 0.95 on these 100 calibration rows (method ltt): even "
-        "without an error, risk=2 at confidence 0.95 needs at least 149 tested rows (about 157 calibration rows), and 95 "
+        "without an error, risk=2 at confidence 0.95 needs at least 149 tested rows (149 calibration rows), and 100 "
         f"are tested; the smallest target risk the method certifies on these rows is {best:.8g}; ask for risk >= "
         f"{best:.8g}, a lower confidence, or more calibration rows")
     assert fit_certified_risk(loss, s, best, 0.95).bound == best

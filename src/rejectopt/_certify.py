@@ -14,9 +14,11 @@ the statements:
   Hoeffding-Bentkus p-value (any loss in [0, B], Bates et al. 2021, Prop. 3), both valid
   conditionally on the number of accepted rows. Fixed-sequence testing must start at a cut
   chosen without the rows it tests: a seeded random ``start_fraction`` of the rows picks the
-  start (:func:`_ltt_start`; with no start row, ``n <= 10``, the start is the full set, a cut
-  fixed in advance), the others test every cut from there upwards at level delta; the selection
-  is the largest cut of the unbroken run of rejections. The
+  start (:func:`_ltt_start`), the others test every cut from there upwards at level
+  ``delta * (1 - w)``; the selection is the largest cut of the unbroken run of rejections. The
+  full set alone is tested too, at ``delta * w``, ``w`` the start rows' predicted chance that it
+  certifies (:func:`_ltt_full_share`); a union bound over the two tests. With fewer than
+  ``MIN_START_ROWS`` start rows (``n < 190``) the full set alone is tested, on every row. The
   family-wise error is at most delta (the first cut after the start whose risk exceeds the
   target is a fixed cut, and the run can pass it only by rejecting it).
 * **risk, method "sgr"** (Geifman & El-Yaniv 2017): :func:`rejectopt.selective.fit_geifman_el_yaniv`,
@@ -70,6 +72,10 @@ START_FRACTION = 0.05
 
 #: The standard normal (the start rows' prediction of the full set's test; statistics': no scipy call per target).
 _NORMAL = NormalDist()
+
+#: Fewest start rows worth holding out ("ltt"): with fewer (n < 190 at 5 %) the full set alone is tested on every
+#: row, since a handful of start rows predicts little and holding them out costs the full set's test its power.
+MIN_START_ROWS = 10
 
 #: Least share of delta that either of "ltt"'s two tests (the full set alone, the fixed sequence) keeps.
 FULL_SHARE_MIN = 0.02
@@ -549,9 +555,11 @@ class _LTTRows:
 
 
 def _ltt_rows(loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any) -> _LTTRows:
-    """Split the rows (seeded): ``round(start_fraction * n)`` start rows (none for n <= 10 at 5 %), the rest tested."""
+    """Split the rows (seeded): ``round(start_fraction * n)`` start rows (none below ``MIN_START_ROWS``), the rest tested."""
     n = loss.size
-    n_start = int(round(start_fraction * n)) if n >= 2 else 0
+    n_start = int(round(start_fraction * n))
+    if n_start < MIN_START_ROWS:
+        n_start = 0
     order = np.random.default_rng(random_state).permutation(n)
     start_rows, test_rows = order[:n_start], order[n_start:]
     values, trials, sums = _prefix_sums(loss[test_rows], s[test_rows])
@@ -562,7 +570,8 @@ def _ltt_full_share(rows: _LTTRows, target_risk: float, delta: float, loss_bound
     """Share of delta that tests the full set alone, chosen on the start rows only (1 without start rows).
 
     The start rows' predicted probability that the tested rows reject "the full set's risk >=
-    target" at level delta: their mean loss (Jeffreys-shrunk) against the test's normal critical
+    target" at level delta: their mean loss (shrunk by one prior row at the target, so that a
+    handful of start rows predicts an even chance) against the test's normal critical
     value, its variance that of the tested rows plus the start rows' own. Clipped to
     [:data:`FULL_SHARE_MIN`, 1 - :data:`FULL_SHARE_MIN`]: a flat risk, where the full set is
     the best cut, keeps almost all of delta for it; a risk that falls with the score leaves
@@ -573,7 +582,7 @@ def _ltt_full_share(rows: _LTTRows, target_risk: float, delta: float, loss_bound
         return 1.0
     n_test = max(rows.n_tested, 1)
     rate = target_risk / loss_bound
-    mean = (float(rows.start_loss.sum()) / loss_bound + 0.5) / (m + 1.0)
+    mean = (float(rows.start_loss.sum()) / loss_bound + rate) / (m + 1.0)  # one prior row at the target
     spread = math.sqrt(mean * (1 - mean) * (1.0 / n_test + 1.0 / (m + 2.0)))
     critical = rate - _NORMAL.inv_cdf(1.0 - delta) * math.sqrt(rate * (1 - rate) / n_test)
     share = _NORMAL.cdf((critical - mean) / spread)
