@@ -539,7 +539,8 @@ def test_a_certified_target_records_the_declared_loss_bound(wine, tmp_path, caps
     table.drop(columns=["y"]).to_csv(tmp_path / "costs.csv", index=False)
     out = tmp_path / "sel"
     assert cli.main(["select", "--data", str(tmp_path / "costs.csv"), "--target", "coverage=0.8,confidence=0.9",
-                     "--loss-column", "cost", "--loss-bound", "10", "--C", "0", "--out", str(out), "-q"]) == 0
+                     "--loss-column", "cost", "--loss-bound", "10", "--score", "reg", "--C", "0", "--out", str(out),
+                     "-q"]) == 0
     printed = capsys.readouterr().out
     report = json.loads((out / "report.json").read_text())
     certificate = report["certificate"]
@@ -714,14 +715,14 @@ def test_validate_of_a_hopeless_target_puts_the_infeasible_draws_first_and_no_qu
     there is no population coverage or risk to give quantiles of (they are empty in summary.csv)."""
     out = tmp_path / "v"
     assert cli.main(["validate", "--data", str(digits), "--target", "risk=0.1", "--confidence", "0.9", "--repeats",
-                     "20", "--uncertainty-column", "mcp", "--out", str(out), "-q"]) == 0
+                     "10", "--uncertainty-column", "mcp", "--out", str(out), "-q"]) == 0
     printed = capsys.readouterr().out.splitlines()
     summary = pd.read_csv(out / "summary.csv").set_index("method")
     certified = summary.loc["certified"]
     assert certified["feasible_draws"] == 0 and certified["infeasible_rate"] == 1
     assert certified[[f"{name}_q{q}" for name in ("coverage", "risk") for q in ("05", "50", "95")]].isna().all()
-    high = sps.beta.isf(0.025, 1, 20)  # Clopper-Pearson's upper bound of 0 of 20
-    assert printed[2] == ("certified: infeasible (nothing accepted) in 20 of 20 draws = 100.0%; violated 0 of 20 draws "
+    high = sps.beta.isf(0.025, 1, 10)  # Clopper-Pearson's upper bound of 0 of 10
+    assert printed[2] == ("certified: infeasible (nothing accepted) in 10 of 10 draws = 100.0%; violated 0 of 10 draws "
                           f"= 0.0% [0.0%, {high:.1%}] (delta 0.1); no draw accepted anything: no population coverage "
                           "or risk to report")
 
@@ -748,9 +749,9 @@ def test_validate_logs_its_progress_through_the_draws(digits, tmp_path, capsys, 
     monkeypatch.setattr(_main, "PROGRESS_SECONDS", 0.0)
     with caplog.at_level(logging.INFO, logger="rejectopt.cli._main"):
         assert cli.main(["validate", "--data", str(digits), "--target", "risk=3", "--confidence", "0.9", "--repeats",
-                         "20", "--uncertainty-column", "mcp", "--out", str(tmp_path / "v")]) == 0
+                         "10", "--uncertainty-column", "mcp", "--out", str(tmp_path / "v")]) == 0
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("validate: draw")]
-    assert [line.split(",")[0] for line in lines] == [f"validate: draw {k} of 20 ({5 * k} %)" for k in range(1, 21)]
+    assert [line.split(",")[0] for line in lines] == [f"validate: draw {k} of 10 ({10 * k} %)" for k in range(1, 11)]
     assert "validate: draw" not in capsys.readouterr().out
 
 
