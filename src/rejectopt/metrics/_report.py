@@ -9,7 +9,7 @@ import pandas as pd
 
 from ._bands import check_confidence, loss_kind, mean_interval
 from ._losses import _as_loss_and_uncertainty
-from ._risk_coverage import _group_labels, augrc, aurc
+from ._risk_coverage import _group_areas, _group_labels
 
 #: The label of the row over all groups in :func:`selective_report`.
 OVERALL = "(all)"
@@ -21,15 +21,51 @@ def _acceptance(selection, uncertainty, raw_uncertainty):
         return np.ones(uncertainty.size)
     selection = getattr(selection, "selection_", selection)  # a fitted SelectiveClassifier
     if hasattr(selection, "acceptance_probability"):
+        if _beyond_float(raw_uncertainty):
+            raise ValueError("uncertainty holds integers beyond 2**53, which a selection function's float "
+                             "threshold cannot tell apart; pass a threshold (an integer) as selection, or the "
+                             "scores' ranks (scipy.stats.rankdata) with a selection function fitted on ranks")
         return np.asarray(selection.acceptance_probability(raw_uncertainty), dtype=float)
     if isinstance(selection, (int, float, np.integer, np.floating)) and not isinstance(selection, bool):
-        threshold = float(selection)
-        if math.isnan(threshold):
+        if math.isnan(float(selection)):
             raise ValueError("selection: a threshold must not be NaN")
-        return (np.asarray(raw_uncertainty, dtype=float) <= threshold).astype(float)
+        return _at_or_below(raw_uncertainty, selection).astype(float)
     raise ValueError("selection must be None (accept every row), a threshold (accept uncertainty <= it), a "
                      "rejectopt.selective.SelectionFunction or a fitted SelectiveClassifier; got "
                      f"{type(selection).__name__}")
+
+
+def _beyond_float(raw):
+    """Whether ``raw`` holds integers that float64 cannot all tell apart (beyond 2**53)."""
+    values = np.asarray(raw)
+    if values.dtype.kind in "iu" and values.size:
+        return int(values.max()) > 2**53 or int(values.min()) < -2**53
+    if values.dtype == object:
+        return any(isinstance(v, (int, np.integer)) and abs(int(v)) > 2**53 for v in values.ravel())
+    return False
+
+
+def _at_or_below(raw, threshold):
+    """``raw <= threshold``, exact for integer scores beyond 2**53 (a float cast would merge them).
+
+    For integers ``x <= t`` iff ``x <= floor(t)``, an exact integer comparison; values the
+    losses' validation already accepted otherwise compare as float64, as the metrics do.
+    """
+    values = np.asarray(raw)
+    if values.dtype == object:  # Python ints (beyond int64 too) and floats: Python's comparison is exact
+        return np.array([v <= threshold for v in values.tolist()], dtype=bool)
+    if values.dtype.kind in "iu":
+        if isinstance(threshold, (int, np.integer)):
+            bound = int(threshold)
+        elif math.isinf(threshold):
+            return np.full(values.shape, threshold > 0)
+        else:
+            bound = math.floor(threshold)  # exact: a finite float is a dyadic rational
+        info = np.iinfo(values.dtype)
+        if bound >= info.max or bound < info.min:
+            return np.full(values.shape, bound >= info.max)
+        return values <= values.dtype.type(bound)
+    return values.astype(np.float64) <= float(threshold)
 
 
 def selective_report(loss, uncertainty, groups=None, selection=None, *, confidence=None, loss_bound=None):
@@ -83,28 +119,43 @@ def selective_report(loss, uncertainty, groups=None, selection=None, *, confiden
     loss, scores = _as_loss_and_uncertainty(loss, uncertainty)
     accept = _acceptance(selection, scores, uncertainty if selection is not None else None)
     if groups is None:
-        labels, inverse = [], np.zeros(loss.size, dtype=np.intp)
+        labels, inverse = [], None
     else:
         labels, inverse = _group_labels(groups, loss.size)
+        if any(isinstance(label, str) and label == OVERALL for label in labels):
+            raise ValueError(f"groups: the label {OVERALL!r} is the name of the report's overall row; rename "
+                             f"that group (e.g. groups = np.where(groups == {OVERALL!r}, 'all rows', groups))")
     if confidence is not None:
         confidence = check_confidence(confidence)
         bound, binary = loss_kind(loss, loss_bound)
-    rows = [(label, inverse == g) for g, label in enumerate(labels)] + [(OVERALL, np.ones(loss.size, dtype=bool))]
-    records = []
-    for label, mask in rows:
-        accepted = float(accept[mask].sum())
-        record = {"group": label, "n": int(mask.sum()), "coverage": accepted / mask.sum(),
-                  "selective_risk": float(accept[mask] @ loss[mask]) / accepted if accepted > 0 else math.nan}
+    total_aurc, total_augrc, group_aurc, group_augrc = _group_areas(loss, scores, inverse, len(labels))
+    # every group's sums by one bincount each; the overall row's as before, over all rows
+    accepted, accepted_loss, accepted_square = (np.empty(0),) * 3
+    sizes = np.empty(0, dtype=np.int64)
+    if labels:
+        sizes = np.bincount(inverse, minlength=len(labels))
+        accepted = np.bincount(inverse, weights=accept, minlength=len(labels))
+        accepted_loss = np.bincount(inverse, weights=accept * loss, minlength=len(labels))
         if confidence is not None:
-            low, high = (math.nan, math.nan)
-            if accepted > 0:
-                low, high = mean_interval(np.array(accept[mask] @ loss[mask]), np.array(accept[mask] @ loss[mask] ** 2),
-                                          np.array(accepted), bound, binary, 1.0 - confidence)
-            record["risk_low"], record["risk_high"] = float(low), float(high)
-        record["aurc"] = aurc(loss[mask], scores[mask])
-        record["augrc"] = augrc(loss[mask], scores[mask])
-        records.append(record)
-    report = pd.DataFrame.from_records(records)
+            accepted_square = np.bincount(inverse, weights=accept * loss**2, minlength=len(labels))
+    accepted = np.append(accepted, float(accept.sum()))
+    accepted_loss = np.append(accepted_loss, float(accept @ loss))
+    sizes = np.append(sizes, loss.size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        risk = np.where(accepted > 0, accepted_loss / accepted, np.nan)
+    columns = {"group": labels + [OVERALL], "n": sizes.astype(np.int64), "coverage": accepted / sizes,
+               "selective_risk": risk}
+    if confidence is not None:
+        accepted_square = np.append(accepted_square, float(accept @ loss**2))
+        low, high = np.full(sizes.size, np.nan), np.full(sizes.size, np.nan)
+        some = accepted > 0
+        if some.any():
+            low[some], high[some] = mean_interval(accepted_loss[some], accepted_square[some], accepted[some],
+                                                  bound, binary, 1.0 - confidence)
+        columns["risk_low"], columns["risk_high"] = low, high
+    columns["aurc"] = np.append(group_aurc, total_aurc)
+    columns["augrc"] = np.append(group_augrc, total_augrc)
+    report = pd.DataFrame(columns)
     risks = report["selective_risk"].iloc[:-1]
     report["worst"] = False
     if labels and risks.notna().any():
