@@ -26,7 +26,7 @@ SRC = ROOT / "src" / "rejectopt"
 README_COMMANDS = (
     "python3 -m venv .venv && .venv/bin/pip install -e '.[pipeline]' && .venv/bin/snakemake --cores 2 "
     "--config data_mirror=workflow/resources/demo_mirror datasets='[shuttle,sattelite,abalone]'",
-    "python3 -m venv .venv && .venv/bin/pip install -e '.[pipeline,test]' && .venv/bin/pytest",
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[pipeline,test]' && .venv/bin/pytest -n auto --dist loadfile",
 )
 README_MAX_BYTES = 10_240
 MAX_PUBLIC_NAMES = 150
