@@ -486,7 +486,7 @@ def test_mae_and_loss_column_risks_carry_their_unit_and_bound(wine, tmp_path, ca
                              "--out", str(tmp_path / str(k)), "-q", *extra]) == 0
         report = json.loads((tmp_path / str(k) / "report.json").read_text())
         assert report["loss_bound"] == bound and report["risk_unit"] == unit
-        assert report["loss_bound_source"] == ("definition", "data", "option", "option")[k]
+        assert report["loss_bound_source"] == ("labels", "data", "option", "option")[k]
         assert report["report"]["n_accepted_expected"] == 28 and report["report"]["selective_risk"] == 0
         assert report["report"]["selective_risk_ci"] == pytest.approx([0.0, bound * wilson], abs=1e-9)
         assert ("--loss-bound not given" in caplog.text) == (k == 1)
@@ -529,6 +529,24 @@ def test_a_certified_target_on_a_loss_column_needs_its_bound_declared(command, t
             "largest loss a prediction can have, by the loss's definition (e.g. the largest cost of your cost table), "
             "fixed before the rows are drawn; the certificate's bounds hold for losses in [0, B]. The file's largest "
             "loss is not taken: from the sample, it can lie below what new rows have") in err, err
+
+
+def test_a_certified_target_on_the_mae_warns_that_its_bound_is_the_labels_span(wine, tmp_path, capsys, caplog):
+    """Wine's 3 classes all occur: B = 2 = K - 1, taken from the labels read, which the report says and a warning
+    names (a missing extreme class would make it too small); --loss-bound 2 declares it and silences the warning."""
+    for extra, source in (((), "labels"), (("--loss-bound", "2"), "option")):
+        caplog.clear()
+        out = tmp_path / source
+        with caplog.at_level(logging.WARNING):
+            assert cli.main(["select", "--data", str(wine), "--target", "coverage=0.8,confidence=0.9", "--loss", "mae",
+                             "--score", "reg", "--C", "0", "--out", str(out), "-q", *extra]) == 0
+        report = json.loads((out / "report.json").read_text())
+        assert (report["loss_bound"], report["loss_bound_source"]) == (2.0, source)
+        warned = ("--target coverage=0.8,confidence=0.9 with --loss mae: the certificate takes B = 2, the span of the "
+                  f"labels and predictions in {wine}, as the largest loss; it is the MAE's K - 1 only when the smallest "
+                  "and largest classes occur: pass --loss-bound K-1 if one may be missing")
+        assert (warned in caplog.text) == (source == "labels"), caplog.text
+    capsys.readouterr()
 
 
 def test_a_certified_target_records_the_declared_loss_bound(wine, tmp_path, capsys):

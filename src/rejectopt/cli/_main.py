@@ -166,7 +166,7 @@ def _loss_bound(args, table):
                              f"{bound:g}: give the largest loss a prediction can have")
         return float(bound), "option"
     if table.loss_bound is not None:
-        return float(table.loss_bound), "definition"
+        return float(table.loss_bound), "labels" if args.loss == "mae" else "definition"
     if worst == 0:
         raise InputError(f"{table.source}: every loss in column {args.loss_column!r} is 0: pass --loss-bound B, the "
                          "largest loss a prediction can have, to bound the selective risk")
@@ -174,6 +174,18 @@ def _loss_bound(args, table):
                 "largest loss a prediction can have; pass --loss-bound if a loss can be larger", worst,
                 args.loss_column)
     return worst, "data"
+
+
+def _warn_labels_span(args, target, source, loss_bound):
+    """A certified target on the MAE whose B is the span of the labels read: right only if every class occurs.
+
+    The MAE's bound by definition is K - 1; the file's span is that only when its smallest and
+    largest classes occur, so the warning asks for ``--loss-bound K-1`` when one may be missing.
+    """
+    if source == "labels" and isinstance(target, Target) and target.confidence is not None:
+        log.warning("--target %s with --loss mae: the certificate takes B = %g, the span of the labels and "
+                    "predictions in %s, as the largest loss; it is the MAE's K - 1 only when the smallest and largest "
+                    "classes occur: pass --loss-bound K-1 if one may be missing", target, loss_bound, args.data)
 
 
 def _named(target):
@@ -315,6 +327,7 @@ def run_select(args):
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     loss_bound, loss_bound_source = _loss_bound(args, table)
     _check_certified_risk(target, loss_bound)
+    _warn_labels_span(args, target, loss_bound_source, loss_bound)
     _log(risk_in_percent(target, loss_name, _named),
          nothing_to_learn(table.loss, f"of {table.source}") if table.is_ood is None
          else nothing_to_learn(table.loss[~table.is_ood], f"of the ID rows of {table.source}"))
@@ -562,7 +575,8 @@ def run_validate(args):
                        logit_features=args.uncertainty_column is None and _reads_logits(args.score),
                        feature_option="--uncertainty-column" if args.uncertainty_column else "--feature-columns")
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
-    loss_bound = _loss_bound(args, table)[0]
+    loss_bound, loss_bound_source = _loss_bound(args, table)
+    _warn_labels_span(args, target, loss_bound_source, loss_bound)
     _log(risk_in_percent(target, loss_name, _named))
     vocabulary = class_vocabulary(table.pred_keys) if table.pred_keys is not None else None
     n = table.X.shape[0]

@@ -110,7 +110,9 @@ def fmt(value, digits=4):
 
 
 #: Where a certified risk's bound B came from, as ``report.json``'s ``loss_bound_source`` names it.
-LOSS_BOUND_SOURCES = {"option": "--loss-bound", "definition": "the loss's definition", "data": "the largest loss in the file"}
+LOSS_BOUND_SOURCES = {"option": "--loss-bound", "definition": "the loss's definition",
+                      "labels": "the span of the labels and predictions in the file, K - 1 when every class occurs",
+                      "data": "the largest loss in the file"}
 
 
 def guarantee_statements(report):
