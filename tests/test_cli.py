@@ -1057,7 +1057,7 @@ def test_each_printed_statement_of_a_certified_risk_holds_at_its_level(n):
         thresholds.append(selection.threshold)  # {u < t} or {u <= t}: the same coverage, u is continuous
         risk_bounds.append(selection.risk_bound)
         coverage_bounds.append(selection.coverage_bound)
-    assert len(thresholds) > 0.8 * DRAWS
+    assert len(thresholds) > DRAWS / 2  # most draws certify: the check is of statements made
     certificate = {"bound": 20.0, "confidence": 1 - DELTA, "n_calibration": n, "method": "ltt",
                    "risk_bound": np.array(risk_bounds), "coverage_bound": np.array(coverage_bounds)}
     statements = guarantee_statements({"target": target.to_dict(), "certificate": certificate, "risk_unit": "%"})
