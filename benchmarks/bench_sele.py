@@ -4,11 +4,27 @@ Times the five warm-started fits of the selection helper (``SELE.fit_path``)
 and compares each fit's objective F(theta) with a tightly converged float64
 reference (plain L-BFGS-B, gtol 1e-10, on the same chunks). Writes a TSV table.
 
-Usage: python benchmarks/bench_sele.py --out sele_bench.tsv
+``--record FILE`` measures, per n of ``--ns`` and per code version (this checkout and each
+``--src DIR``, another checkout's ``src``: the code before a change), in a fresh subprocess each
+run alone: the CPU time of the five-value C grid (``SELE.fit_path``, one thread), the fit's peak
+resident memory (the process's high-water mark, reset after the data are made, plus the given
+features, which the estimate counts) against SELE's memory estimate, and the AuRC of each C's
+score on 100,000 fresh rows of the same population (warm starts and tolerances must leave it as
+it was).
+
+Usage::
+
+    python benchmarks/bench_sele.py --out sele_bench.tsv
+    python benchmarks/bench_sele.py --record benchmarks/sele_records.csv --ns 1e5 1e6 2e6 --src OLD/src
 """
 
 import argparse
+import csv
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 import platform
 import time
 
@@ -31,6 +47,74 @@ def make_synthetic(n=100_000, d=50, n_classes=10, seed=0):
     p_error = 1.0 / (1.0 + np.exp(-(np.einsum("ij,ij->i", X, directions[y_pred]) + offsets[y_pred])))
     loss = 100.0 * (rng.random(n) < p_error)
     return X, y_pred, loss
+
+
+def make_synthetic_lean(n=100_000, d=50, n_classes=10, seed=0):
+    """:func:`make_synthetic`'s population without n x d temporaries (the memory record measures the fit)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y_pred = rng.integers(0, n_classes, n)
+    directions = rng.standard_normal((n_classes, d)) * (1.5 / np.sqrt(d))
+    offsets = rng.normal(-1.5, 0.5, n_classes)
+    logit = np.empty(n)
+    for start in range(0, n, 65536):
+        rows = slice(start, start + 65536)
+        logit[rows] = np.einsum("ij,ij->i", X[rows], directions[y_pred[rows]]) + offsets[y_pred[rows]]
+    loss = 100.0 * (rng.random(n) < 1.0 / (1.0 + np.exp(-logit)))
+    return X, y_pred, loss
+
+
+def _status_kib(field):
+    with open("/proc/self/status") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith(field + ":"))
+
+
+def measure_grid(n):
+    """CPU seconds of the C grid, peak and estimated memory (MiB), and each C's AuRC on fresh rows (in a child)."""
+    import gc
+
+    from rejectopt.metrics import aurc
+    from rejectopt.scores import _sele
+
+    X, y_pred, loss = make_synthetic_lean(n)
+    X_test, y_test, loss_test = make_synthetic_lean(100_000, seed=1)
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as handle:  # reset the high-water mark: the fit's own peak follows
+        handle.write("5")
+    before = _status_kib("VmRSS")
+    with threadpool_limits(limits=1):
+        start = time.process_time()
+        fitted = SELE(random_state=0, n_jobs=1).fit_path(X, y_pred, loss, C_grid=C_GRID)
+        cpu = time.process_time() - start
+    peak = (_status_kib("VmHWM") - before) * 1024 + X.nbytes
+    try:
+        estimate = _sele.estimate_fit_bytes(n, X.shape[1], 10, 500, "float32", 1, loss=loss)
+    except TypeError:  # a version whose estimate reads the shape alone
+        estimate = _sele.estimate_fit_bytes(n, X.shape[1], 10, 500, "float32", 1)
+    return {"cpu_seconds": cpu, "peak_mib": peak / 2**20, "estimate_mib": estimate / 2**20,
+            "estimate_over_peak": estimate / peak, "n_iter": "/".join(str(f.n_iter_) for f in fitted),
+            **{f"aurc_C{C:g}": aurc(loss_test, f.predict(X_test, y_test)) for C, f in zip(C_GRID, fitted)}}
+
+
+def record(args):
+    """:func:`measure_grid` per n and code version, each in a subprocess run alone; writes a CSV."""
+    here = Path(__file__).resolve().parent
+    versions = [("this checkout", str(here.parent / "src"))] + [(f"src={d}", d) for d in args.src]
+    rows = []
+    for n in args.ns:
+        for version, src in versions:
+            code = (f"import json, sys; sys.path.insert(0, {str(here)!r}); import bench_sele as b; "
+                    f"print(json.dumps(b.measure_grid({int(float(n))})))")
+            out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=src),
+                                 capture_output=True, text=True, check=True).stdout
+            row = {"n": int(float(n)), "d": 50, "K": 10, "code": version, **json.loads(out.splitlines()[-1])}
+            rows.append(row)
+            print(row, flush=True)
+    with open(args.record, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
 
 
 def reference_objective(template, X, y_pred, loss, C):
@@ -62,11 +146,19 @@ def _minimize_plain(problem, C_eff):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="output TSV path")
+    parser.add_argument("--out", help="output TSV path")
+    parser.add_argument("--record", help="CSV of the C grid's CPU time, peak memory, estimate and AuRC per n")
+    parser.add_argument("--ns", nargs="+", default=["1e5", "1e6", "2e6"])
+    parser.add_argument("--src", action="append", default=[], help="another checkout's src to measure too")
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-reference", action="store_true", help="skip the slow reference solves")
     args = parser.parse_args(argv)
+    if args.record:
+        record(args)
+        return
+    if not args.out:
+        parser.error("give --out (the objective table) or --record")
 
     X, y_pred, loss = make_synthetic(n=args.n, seed=args.seed)
     template = SELE(random_state=args.seed)

@@ -64,13 +64,25 @@ class ClassLayout:
     matrix with a trailing column of ones (for the per-class bias).
     """
 
-    def __init__(self, Z, classes, n_classes):
+    def __init__(self, X, classes, n_classes, mean=None, scale=None):
         self.order = np.argsort(classes, kind="stable")
         counts = np.bincount(classes, minlength=n_classes)[:n_classes]
         self.bounds = np.concatenate([[0], np.cumsum(counts)])
         self.counts = counts
         self.n_classes = n_classes
-        self.design = np.hstack([Z[self.order], np.ones((Z.shape[0], 1))])
+        n, d = X.shape
+        self.design = np.empty((n, d + 1))
+        self.design[:, d] = 1.0
+        # Standardised ``(X - mean) / scale`` and class-sorted in row blocks straight into the design:
+        # beside the caller's X, the fit holds one n x (d+1) matrix, not three n x d temporaries.
+        step = max(1, (1 << 15) // max(1, d))
+        for start in range(0, n, step):
+            rows = self.order[start:start + step]
+            block = X[rows]
+            if mean is not None:
+                block -= mean
+                block /= scale
+            self.design[start:start + step, :d] = block
 
     @property
     def n_params(self):
@@ -134,7 +146,7 @@ class PerClassLinearScore(BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.n_classes_ = n_classes
         self.structured_ = y_pred is None
-        layout = ClassLayout((X - self.mean_) / self.scale_, classes, n_classes)
+        layout = ClassLayout(X, classes, n_classes, self.mean_, self.scale_)
         self.class_seen_ = layout.counts > 0
         return layout, target[layout.order]
 

@@ -25,6 +25,12 @@ DEFAULT_MEMORY_BUDGET = 4 * 2**30
 #: Environment variable setting SELE's default memory budget in bytes (e.g. ``8e9``).
 MEMORY_BUDGET_ENV = "REJECTOPT_SELE_MEMORY_BUDGET"
 _LBFGS_PAIRS = 30  # maxcor of the L-BFGS solve: 2 x 30 parameter-sized vectors
+#: Width of the bins of positive-loss counts that group chunks (bipartite pairs are padded within a group).
+_POSITIVE_BUCKET = 8
+#: Float64 vectors of n rows a fit holds besides the design (losses as given and sorted, scores,
+#: the gradients in the scores and per chunk, the chunks' centred scores and index arrays),
+#: calibrated on the peak resident memory of fits at n = 1e5 .. 2e6 (benchmarks/bench_sele.py).
+_ROW_VECTORS = 16
 
 
 def memory_budget(value=None):
@@ -43,23 +49,69 @@ def memory_budget(value=None):
     return budget
 
 
-def estimate_fit_bytes(n_samples, n_features, n_classes, chunk_size=500, dtype="float32", n_jobs=1):
+def estimate_fit_bytes(n_samples, n_features, n_classes, chunk_size=500, dtype="float32", n_jobs=1, *, loss=None,
+                       random_state=0):
     """Bytes a SELE fit holds at its peak, estimated from the data's shape before anything is allocated.
 
-    The per-class preconditioner dominates: the curvature Gram ``Z_c^T diag(h) Z_c``, its
-    Cholesky factors and their inverses, three ``(K, d+1, d+1)`` float64 arrays; then the
-    features as given, standardised and class-sorted, the chunks' pair weights (``n x chunk/2``
-    of ``dtype``), each thread's cache-sized scratch buffers and L-BFGS's history (``2 x 30``
-    vectors of ``K (d+1)`` float64).
+    The terms: the per-class preconditioner (the curvature Gram ``Z_c^T diag(h) Z_c``, its
+    Cholesky factors and their inverses, three ``(K, d+1, d+1)`` float64 arrays; it dominates
+    for many classes); the features as given and the standardised, class-sorted design
+    (``2 n (d+1)`` float64); :data:`_ROW_VECTORS` float64 vectors of n (losses, scores, their
+    gradients, the chunks' layout); the chunks' pair weights; each thread's cache-sized scratch
+    buffers and L-BFGS's history (``2 x 30`` vectors of ``K (d+1)`` float64).
+
+    Parameters
+    ----------
+    n_samples, n_features, n_classes : int
+        The shape of the fit: n rows, d features, K predicted classes.
+    chunk_size : int, default=500
+    dtype : str, default="float32"
+        Of the pair tensors.
+    n_jobs : int, default=1
+    loss : ndarray of shape (n,) or None, default=None
+        The losses: the pair weights are then counted as the fit lays them out (the (positive,
+        zero) pairs of a chunk with few positive losses, :class:`ChunkedSELEObjective`); None
+        counts every pair of a chunk, an upper bound.
+    random_state : int, default=0
+        Seed of the chunks (as :class:`SELE`'s), read with ``loss``.
+
+    Returns
+    -------
+    int
     """
-    d1 = int(n_features) + 1
+    n, d1 = int(n_samples), int(n_features) + 1
     params = int(n_classes) * d1
     preconditioner = 3 * params * d1 * 8
-    design = 3 * int(n_samples) * d1 * 8
-    pairs = int(n_samples) * max(1, min(int(chunk_size), int(n_samples)) // 2) * np.dtype(dtype).itemsize
+    design = 2 * n * d1 * 8 + _ROW_VECTORS * n * 8
+    itemsize = np.dtype(dtype).itemsize
+    if loss is None:
+        pairs = n * max(1, min(int(chunk_size), n) // 2) * itemsize
+    else:
+        pairs = _pair_bytes(np.asarray(loss, dtype=np.float64), make_chunks(n, int(chunk_size), random_state), itemsize)
     scratch = max(1, int(n_jobs)) * 8 * _BATCH_ELEMENTS * 8
     lbfgs = (2 * _LBFGS_PAIRS + 6) * params * 8
-    return preconditioner + design + pairs + scratch + lbfgs
+    return int(preconditioner + design + pairs + scratch + lbfgs)
+
+
+def _chunk_keys(loss, chunks):
+    """The group of each chunk: its size and its bin of positive-loss counts (see :class:`ChunkedSELEObjective`)."""
+    return [(len(c), int(np.count_nonzero(loss[c] > 0)) // _POSITIVE_BUCKET) for c in chunks]
+
+
+def _pair_bytes(loss, chunks, itemsize):
+    """Bytes of the pair weights and index arrays of :class:`_ChunkGroup` for these chunks (its layout rule)."""
+    keys = _chunk_keys(loss, chunks)
+    total = 0
+    for key in set(keys):
+        group = [c for c, k in zip(chunks, keys) if k == key]
+        size, m = key[0], key[0] // 2
+        positives = np.array([np.count_nonzero(loss[c] > 0) for c in group])
+        n_pos, n_zero = int(positives.max()), int((size - positives).max())
+        if n_pos * n_zero + (n_pos // 2) * n_pos < 0.8 * m * size:  # bipartite
+            total += len(group) * ((n_pos // 2) * n_pos * itemsize + (n_pos + n_zero) * (16 + itemsize))
+        else:
+            total += len(group) * m * size * itemsize
+    return total
 
 
 def _gib(n_bytes):
@@ -218,8 +270,12 @@ class ChunkedSELEObjective:
         self.dtype = np.dtype(dtype)
         self.n_chunks = len(chunks)
         self.groups = []
-        for size in sorted({len(c) for c in chunks}):
-            index = np.stack([c for c in chunks if len(c) == size])
+        # Chunks are grouped by size and by their count of positive losses: a group pads its
+        # bipartite pairs to its largest counts, and one group of 2,000 chunks of 500 padded
+        # (positive, zero) pairs by half again over the mean count.
+        keys = _chunk_keys(self.loss, chunks)
+        for key in sorted(set(keys)):
+            index = np.stack([c for c, k in zip(chunks, keys) if k == key])
             self.groups.append(_ChunkGroup(index, self.loss, self.n_chunks, self.dtype))
         self.n_jobs = max(1, min(4, os.cpu_count() or 1)) if n_jobs is None else max(1, int(n_jobs))
         self._tasks = [
@@ -403,6 +459,10 @@ class _SELEProblem:
         self.objective = ChunkedSELEObjective(loss_sorted, chunks, dtype=dtype, n_jobs=n_jobs)
         self.shape = (layout.n_classes, layout.design.shape[1])
         self._gram = self._curvature_gram(loss_sorted, chunks)
+        #: ``(theta, R, dR/dtheta)`` of the last points evaluated: R does not depend on C, so a
+        #: warm start along the C grid reuses the risk at the previous solution (one pass over
+        #: the pairs of every chunk) and only the regulariser changes.
+        self._risks = []
 
     def _curvature_gram(self, loss_sorted, chunks):
         """Per-class ``Z_c^T diag(h) Z_c`` with ``h_i ~ (n_k l_i + L_k) / (4 n_k^2 P)`` at s = 0."""
@@ -432,11 +492,20 @@ class _SELEProblem:
         """Scaled objective ``F / scale`` and its gradient w.r.t. theta (flattened)."""
         theta = theta_flat.reshape(self.shape)
         weights = theta[:, :-1]
-        risk, grad_s = self.objective.value_and_gradient(self.layout.scores_sorted(theta), executor)
-        grad = self.layout.gradient(grad_s)
+        risk, grad = self._risk(theta, executor)
         grad[:, :-1] += C * weights
         value = 0.5 * C * float(np.sum(weights**2)) + risk
         return value / self.scale, grad.ravel() / self.scale
+
+    def _risk(self, theta, executor):
+        """``R(theta)`` and a copy of its gradient in theta, reused for a point evaluated before."""
+        for seen, risk, grad in self._risks:
+            if np.array_equal(seen, theta):
+                return risk, grad.copy()
+        risk, grad_s = self.objective.value_and_gradient(self.layout.scores_sorted(theta), executor)
+        grad = self.layout.gradient(grad_s)
+        self._risks = [*self._risks[-1:], (theta.copy(), risk, grad.copy())]
+        return risk, grad
 
     def solve(self, C, theta0, tol, max_iter, executor=None):
         """Preconditioned L-BFGS; returns ``(theta, n_iter, F(theta))``."""
@@ -446,14 +515,17 @@ class _SELEProblem:
         for c, L_c in enumerate(L):
             L_inv[c] = solve_triangular(L_c, identity, lower=True)
 
+        phi0 = np.einsum("kji,kj->ki", L, theta0.reshape(self.shape)).ravel()
+
         def to_theta(phi):
+            if np.array_equal(phi, phi0):  # the start itself, not its round trip through L (equal to rounding)
+                return theta0.reshape(self.shape).copy()
             return np.einsum("kji,kj->ki", L_inv, phi.reshape(self.shape))
 
         def fun(phi):
             value, grad = self.value_and_gradient(to_theta(phi).ravel(), C, executor)
             return value, np.einsum("kij,kj->ki", L_inv, grad.reshape(self.shape)).ravel()
 
-        phi0 = np.einsum("kji,kj->ki", L, theta0.reshape(self.shape)).ravel()
         result = minimize(
             fun,
             phi0,
@@ -589,7 +661,7 @@ class SELE(PerClassLinearScore):
     def _build_problem(self, X, y_pred, loss):
         if int(self.chunk_size) < 2:
             raise ValueError(f"chunk_size must be at least 2, got {self.chunk_size!r}")
-        self._check_memory(X, y_pred)
+        self._check_memory(X, y_pred, loss)
         layout, loss_sorted = self._prepare_layout(X, y_pred, loss, "loss")
         if np.any(loss_sorted < 0):
             raise ValueError("loss must be non-negative")
@@ -598,7 +670,7 @@ class SELE(PerClassLinearScore):
         chunks = [position[c] for c in make_chunks(layout.order.size, int(self.chunk_size), self.random_state)]
         return _SELEProblem(layout, loss_sorted, chunks, np.dtype(self.dtype), self.n_jobs)
 
-    def _check_memory(self, X, y_pred):
+    def _check_memory(self, X, y_pred, loss=None):
         """Refuse, before allocating, a fit whose estimated peak (:func:`estimate_fit_bytes`) exceeds the budget."""
         shape = np.shape(X)
         if len(shape) != 2:
@@ -613,7 +685,11 @@ class SELE(PerClassLinearScore):
             K = int(y.max()) + 1 if y.size and y.dtype.kind in "iuf" and np.isfinite(y.max()) else 1
         budget = memory_budget(self.memory_budget)
         n_jobs = max(1, min(4, os.cpu_count() or 1)) if self.n_jobs is None else int(self.n_jobs)
-        estimate = estimate_fit_bytes(n, d, K, int(self.chunk_size), self.dtype, n_jobs)
+        loss = np.asarray(loss, dtype=np.float64) if loss is not None else None
+        usable = (loss is not None and loss.shape == (n,) and np.isfinite(loss).all()  # else the fit names the fault
+                  and isinstance(self.random_state, (int, np.integer)))  # a RandomState's draws are the fit's
+        estimate = estimate_fit_bytes(n, d, K, int(self.chunk_size), self.dtype, n_jobs,
+                                      loss=loss if usable else None, random_state=self.random_state)
         if estimate > budget:
             raise MemoryBudgetError(
                 f"SELE on {n} rows, {d} features and {K} predicted classes would need about {_gib(estimate)} "
@@ -634,8 +710,10 @@ class SELE(PerClassLinearScore):
             theta, n_iter, value = np.zeros(problem.shape), 0, 0.0
         else:
             theta, n_iter, value = problem.solve(C_eff, theta0, float(self.tol), int(self.max_iter), executor)
+        solution = theta.copy()  # as the solver left it: the warm start of the next C (its risk is known)
         scores = problem.layout.scores_sorted(theta)
         theta[problem.layout.counts > 0, -1] -= scores.mean()  # fix the shift: F is invariant to it
+        self._solution = solution
         return theta, {"objective_": value, "C_effective_": C_eff, "n_iter_": n_iter}
 
     def _initial_theta(self, problem):
@@ -694,11 +772,12 @@ class SELE(PerClassLinearScore):
         theta = self._initial_theta(problem)
         with single_threaded_blas(), ThreadPoolExecutor(problem.objective.n_jobs) as executor:
             for C in sorted(set(C_grid), reverse=True):
-                theta, info = self._solve(problem, C, theta.copy(), executor)
+                solved, info = template._solve(problem, C, theta, executor)
+                theta = template._solution  # unshifted: the last point the solver evaluated
                 estimator = clone(self).set_params(C=C)
                 for name in ("mean_", "scale_", "n_features_in_", "n_classes_", "structured_", "class_seen_"):
                     setattr(estimator, name, copy.copy(getattr(template, name)))
-                fitted[C] = estimator._store(problem, theta.copy(), info)
+                fitted[C] = estimator._store(problem, solved, info)
         return [fitted[C] for C in C_grid]
 
     def predict(self, X, y_pred):
