@@ -22,6 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from rejectopt import cli
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.estimator import SelectiveClassifier
+from rejectopt.exceptions import InfeasibleTargetError
 from rejectopt.metrics import reject_confusion_matrix
 from rejectopt.scores import REG, SELE, TCP, ScoreError
 from rejectopt.fitting import split_rows
@@ -349,7 +350,7 @@ def test_prefit_rule_without_posteriors_or_fit():
 def test_infeasible_risk_target_names_the_target():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(200, 2)), rng.integers(0, 2, 200)
-    with pytest.raises(ValueError, match=r"cannot meet target='risk', value=5 on the 60 calibration rows"):
+    with pytest.raises(InfeasibleTargetError, match=r"cannot meet target='risk', value=5 on the 60 calibration rows"):
         SelectiveClassifier(_SignRule(constant=7), prefit=True, target="risk", value=5).fit(X, y)
 
 
@@ -386,7 +387,7 @@ def test_hash_ties_are_batch_and_order_invariant():
 
 def test_report_on_held_out_rows(digits):
     X_trn, y_trn, _, _ = digits
-    model = SelectiveClassifier(LinearSVC(), C_grid=(1.0,), value=0.8).fit(X_trn, y_trn)
+    model = SelectiveClassifier(LinearSVC(), C_grid=(1.0,), value=0.8, cv=None).fit(X_trn, y_trn)
     sizes = {name: rows.size for name, rows in model.split_.items()}
     assert sum(sizes.values()) == len(y_trn) and sizes["classifier"] == round(0.5 * len(y_trn))
     all_rows = np.concatenate(list(model.split_.values()))
@@ -541,7 +542,7 @@ def test_all_correct_rows_and_tied_coverage_warn_as_select_reports():
     X, y = X[y < 2], y[y < 2]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = SelectiveClassifier(LogisticRegression(max_iter=2000), C_grid=(1.0,), value=0.6).fit(X, y)
+        model = SelectiveClassifier(LogisticRegression(max_iter=2000), C_grid=(1.0,), value=0.6, cv=None).fit(X, y)
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     assert messages[0].startswith("every loss is 0 (all 180 predictions of the rows after the classifier's part are "
                                   "correct): there is nothing to learn")
@@ -603,7 +604,7 @@ def test_sample_weight_reaches_the_classifier_only_with_routing_off_and_on():
     X, y = load_breast_cancer(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     w = np.random.default_rng(0).uniform(0.1, 5.0, len(y))
-    model = SelectiveClassifier(LogisticRegression(), C_grid=(1.0,)).fit(X, y, sample_weight=w)
+    model = SelectiveClassifier(LogisticRegression(), C_grid=(1.0,), cv=None).fit(X, y, sample_weight=w)
     rows = model.split_["classifier"]
     weighted = LogisticRegression().fit(X[rows], y[rows], sample_weight=w[rows])
     np.testing.assert_array_equal(model.estimator_.coef_, weighted.coef_)
@@ -614,7 +615,7 @@ def test_sample_weight_reaches_the_classifier_only_with_routing_off_and_on():
     assert frozen.selection_ == model.selection_
     np.testing.assert_array_equal(frozen.uncertainty_score_.coef_, model.uncertainty_score_.coef_)
     with sklearn.config_context(enable_metadata_routing=True):
-        routed = SelectiveClassifier(LogisticRegression().set_fit_request(sample_weight=True), C_grid=(1.0,))
+        routed = SelectiveClassifier(LogisticRegression().set_fit_request(sample_weight=True), C_grid=(1.0,), cv=None)
         np.testing.assert_array_equal(routed.fit(X, y, sample_weight=w).estimator_.coef_, weighted.coef_)
         with pytest.raises(UnsetMetadataPassedError, match=r"\[sample_weight\] are passed but are not explicitly"):
             SelectiveClassifier(LogisticRegression(), C_grid=(1.0,)).fit(X, y, sample_weight=w)
@@ -674,7 +675,8 @@ def test_a_risk_target_below_one_percent_and_a_missed_target_warn():
     X, y = load_digits(return_X_y=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = SelectiveClassifier(GaussianNB(), target="risk", value=0.02, C_grid=(1.0,), random_state=3).fit(X, y)
+        model = SelectiveClassifier(GaussianNB(), target="risk", value=0.02, C_grid=(1.0,), random_state=3,
+                                    cv=None).fit(X, y)
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     assert messages[0] == ("target='risk', value=0.02: the risk of the 0/100 loss is in percent (an error costs 100), "
                            "so this asks for at most 0.02 % errors among the accepted predictions; if you meant the "
@@ -715,7 +717,7 @@ def test_grid_search_with_selective_scorers_matches_an_independent_computation()
     X, y = load_breast_cancer(return_X_y=True)
     cv = StratifiedKFold(3)
     model = SelectiveClassifier(make_pipeline(StandardScaler(), LogisticRegression()), uncertainty_score="reg",
-                                C_grid=(1.0,))
+                                C_grid=(1.0,), cv=None)
     grid = {"value": [0.5, 0.8, 1.0], "estimator__logisticregression__C": [0.01, 1.0]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -765,29 +767,32 @@ def test_grid_search_with_selective_scorers_matches_an_independent_computation()
 # --------------------------------------------------------------------------------------------
 # Certified targets
 # --------------------------------------------------------------------------------------------
-def test_confidence_certifies_the_target_on_the_calibration_rows():
-    """The selection is Target(kind, value, confidence).fit on the calibration rows' losses and uncertainties."""
+@pytest.mark.parametrize("cv, n_calibration", [(None, 270), (5, 539)])
+def test_confidence_certifies_the_target_on_the_calibration_rows(cv, n_calibration):
+    """The selection is Target(kind, value, confidence).fit on the calibration rows' losses and uncertainties,
+    of estimator_ itself (also when cross-fitted: the calibration rows stay out of the folds)."""
     from rejectopt.targets import Target
 
     X, y = load_digits(return_X_y=True)
     clf = make_pipeline(StandardScaler(), LogisticRegression())
     for kind, value in (("coverage", 0.7), ("risk", 10)):
         model = SelectiveClassifier(clf, target=kind, value=value, confidence=0.9, uncertainty_score="reg",
-                                    C_grid=(1.0,)).fit(X, y)
+                                    C_grid=(1.0,), cv=cv).fit(X, y)
         cal = model.split_["calibration"]
         loss = 100.0 * (model.estimator_.predict(X[cal]) != y[cal])
         expected = Target(kind, value, confidence=0.9).fit(loss, model.predict_uncertainty(X[cal]), loss_bound=100.0)
         assert model.selection_ == expected
-        assert model.selection_.confidence == 0.9 and model.selection_.n_calibration == cal.size == 270
+        assert model.selection_.confidence == 0.9 and model.selection_.n_calibration == cal.size == n_calibration
         assert model.selection_.method == {"coverage": "order-statistic", "risk": "ltt"}[kind]
         if kind == "coverage":
             assert model.selection_.bound >= 0.7
         else:
             assert model.selection_.bound == 10 and model.report_["selective_risk"] <= 10
-    with pytest.raises(ValueError, match=r"^cannot meet target='risk', value=2, confidence=0\.9 on the 270 "
-                                         r"calibration rows: target risk=2 cannot be certified"):
+    with pytest.raises(InfeasibleTargetError, match=rf"^cannot meet target='risk', value=2, confidence=0\.9 on the "
+                                                    rf"{n_calibration} calibration rows: target risk=2 cannot be "
+                                                    r"certified"):
         SelectiveClassifier(clf, target="risk", value=2, confidence=0.9, uncertainty_score="reg",
-                            C_grid=(1.0,)).fit(X, y)
+                            C_grid=(1.0,), cv=cv).fit(X, y)
     with pytest.raises(ValueError, match=r"^target='reject-cost', value=5, confidence=0\.9: target reject-cost has no "
                                          r"certified form"):
         SelectiveClassifier(clf, target="reject-cost", value=5, confidence=0.9).fit(X, y)
