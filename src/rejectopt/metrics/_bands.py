@@ -212,6 +212,10 @@ def risk_coverage_band(loss, uncertainty, confidence=0.95, simultaneous=False, *
     Clopper-Pearson; other losses in [0, ``B``]: empirical Bernstein (Maurer & Pontil 2009,
     Theorem 4), conservative. ``simultaneous=True``: Bonferroni over the ``m`` distinct
     coverages, so with probability at least ``confidence`` every interval holds at once.
+    Clopper-Pearson reads its beta quantiles on a grid of error and correct counts, each
+    interval containing the exact one (so the guarantee holds) and at most a few percent of
+    its width wider; exact for counts below about 160 (95 %): a band over a million rows
+    costs a few AuRCs, not 25 to 38 (benchmarks/bench_groups_bands_records.csv).
 
     Parameters
     ----------
@@ -232,6 +236,13 @@ def risk_coverage_band(loss, uncertainty, confidence=0.95, simultaneous=False, *
         ``coverage``, ``risk``, ``lower``, ``upper`` (arrays of shape (m,), coverage ascending),
         ``confidence``, ``simultaneous`` and ``method`` (a sentence naming the construction);
         readable as attributes and as keys.
+
+    Raises
+    ------
+    ValueError
+        Invalid losses or uncertainties (as :func:`aurc`), ``confidence`` outside (0, 1),
+        ``simultaneous`` not a bool, or ``loss_bound`` missing when it cannot be read from the
+        losses, or below the largest loss.
 
     Examples
     --------

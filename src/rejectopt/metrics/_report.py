@@ -71,7 +71,8 @@ def _at_or_below(raw, threshold):
 def selective_report(loss, uncertainty, groups=None, selection=None, *, confidence=None, loss_bound=None):
     """Tidy table of a selective classifier per group and overall: n, coverage, selective risk, AuRC, AUGRC.
 
-    One row per group (labels sorted) and a last row ``"(all)"`` over every row. ``coverage``
+    One row per group (labels sorted) and a last row ``"(all)"`` over every row (so no group
+    may be labelled ``"(all)"``: ValueError, rename it). ``coverage``
     and ``selective_risk`` are those of ``selection`` on the group's rows (eqs. 5-6 of [1]:
     accepted share, and accepted loss over accepted mass, randomised ties counted by their
     acceptance probability); ``aurc`` and ``augrc`` those of the group's own risk-coverage
@@ -79,7 +80,9 @@ def selective_report(loss, uncertainty, groups=None, selection=None, *, confiden
     The column ``worst`` marks the group(s) whose selective risk is the highest at this
     selection (the worst-group selective risk is ``report.loc[report.worst, "selective_risk"]``);
     selective classification can widen the gaps between groups even as it lowers the overall
-    risk, so read this column beside the overall row.
+    risk, so read this column beside the overall row. Every group's numbers come from one sort
+    of the rows by (group, uncertainty): the time of a few AuRCs and O(n) memory for any number
+    of groups.
 
     Parameters
     ----------
@@ -89,7 +92,8 @@ def selective_report(loss, uncertainty, groups=None, selection=None, *, confiden
         A label per row (any sortable type); None: the overall row only.
     selection : None, float, SelectionFunction or fitted SelectiveClassifier, optional
         Which rows are accepted: None accepts every row (coverage 1: the classifier without
-        rejection); a number accepts ``uncertainty <= it``; a
+        rejection); a number accepts ``uncertainty <= it`` (compared exactly with integer
+        scores, even beyond 2**53, where float64 would merge neighbours); a
         :class:`rejectopt.selective.SelectionFunction` (or an estimator's ``selection_``)
         accepts with its acceptance probabilities, on ``uncertainty`` as given.
     confidence : float in (0, 1), optional
@@ -104,6 +108,17 @@ def selective_report(loss, uncertainty, groups=None, selection=None, *, confiden
     pandas.DataFrame
         Columns ``group``, ``n``, ``coverage``, ``selective_risk`` (NaN when nothing is
         accepted), [``risk_low``, ``risk_high``], ``aurc``, ``augrc``, ``worst``.
+
+    Raises
+    ------
+    ValueError
+        Invalid losses or uncertainties (as :func:`aurc`); ``groups`` not one label per row, a
+        missing label, or a label ``"(all)"``; a NaN threshold or an unknown kind of
+        ``selection``; a selection function's float threshold on integer scores beyond 2**53
+        (pass an integer threshold, or ranks); ``confidence`` outside (0, 1) or a needed
+        ``loss_bound`` missing or below the largest loss.
+    TypeError
+        ``groups`` given as a string or an iterator instead of an array-like.
 
     Examples
     --------
