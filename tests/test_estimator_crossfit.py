@@ -223,6 +223,15 @@ def test_prefit_ignores_cv(small_digits):
     assert not hasattr(refitted, "cv_folds_") and not hasattr(refitted, "cv_predictions_")
 
 
+def test_all_correct_out_of_fold_predictions_warn_naming_them():
+    """Digits 0 and 1: no fold model errs; the warning counts every row's out-of-fold prediction."""
+    X, y = load_digits(return_X_y=True)
+    X, y = X[y < 2], y[y < 2]
+    with pytest.warns(UserWarning, match=rf"^every loss is 0 \(all {len(y)} predictions of the rows \(out of fold: "
+                                         r"each by a classifier that did not see it\) are correct\)"):
+        SelectiveClassifier(LogisticRegression(max_iter=2000), C_grid=(1.0,), value=0.6).fit(X, y)
+
+
 # --------------------------------------------------------------------------------------------
 # What cross-fitting reaches, and what a certificate still guarantees
 # --------------------------------------------------------------------------------------------

@@ -590,7 +590,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         else:
             self.estimator_, y_pred, fit_target = self._cross_fit(X_raw, X, y, split["classifier"], cv, seed,
                                                                   routed, posterior)
-        classes, loss = self._losses_of_rest(y, rest, y_pred)
+        classes, loss = self._losses_of_rest(y, rest, y_pred, "of the rows after the classifier's part" if cv is None
+                                             else "of the rows (out of fold: each by a classifier that did not see it)")
         fitted = self._fit_score_and_selection(X, rest, parts, classes, loss, target, spec, seed, fit_target)
         self.uncertainty_score_, self.C_, self.validation_aurc_, self.selection_ = (
             fitted.score, fitted.C, dict(fitted.validation_aurc), fitted.selection)
@@ -690,7 +691,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.cv_folds_, self.cv_predictions_ = folds, y_pred
         return final, y_pred, fit_target
 
-    def _losses_of_rest(self, y, rest, y_pred):
+    def _losses_of_rest(self, y, rest, y_pred, where):
         """The predictions on the rows after the classifier's part as indices of :attr:`classes_` (which it sets),
         and their losses.
 
@@ -701,7 +702,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.classes_ = self._classes(y, y_pred)
         self._check_reject_label(self.classes_)
         loss = self._losses(y_rest, y_pred)
-        self._warn(nothing_to_learn(loss, "of the rows after the classifier's part"),
+        self._warn(nothing_to_learn(loss, where),
                    labels_never_predicted(y_rest, y_pred))
         return self._class_index(y_pred), loss
 
