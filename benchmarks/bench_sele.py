@@ -7,8 +7,9 @@ reference (plain L-BFGS-B, gtol 1e-10, on the same chunks). Writes a TSV table.
 ``--record FILE`` measures, per n of ``--ns`` and per code version (this checkout and each
 ``--src DIR``, another checkout's ``src``: the code before a change), in a fresh subprocess each
 run alone: the CPU time of the five-value C grid (``SELE.fit_path``, one thread), the fit's peak
-resident memory (the process's high-water mark, reset after the data are made, plus the given
-features, which the estimate counts) against SELE's memory estimate, and the AuRC of each C's
+resident memory (the process's high-water mark, reset after the data are made, over its memory
+after the imports: the fit and the data it is given, which the estimate counts) against SELE's
+memory estimate, and the AuRC of each C's
 score on 100,000 fresh rows of the same population (warm starts and tolerances must leave it as
 it was).
 
@@ -76,17 +77,17 @@ def measure_grid(n):
     from rejectopt.metrics import aurc
     from rejectopt.scores import _sele
 
+    before = _status_kib("VmRSS")  # the interpreter and the imports
     X, y_pred, loss = make_synthetic_lean(n)
-    X_test, y_test, loss_test = make_synthetic_lean(100_000, seed=1)
     gc.collect()
     with open("/proc/self/clear_refs", "w") as handle:  # reset the high-water mark: the fit's own peak follows
         handle.write("5")
-    before = _status_kib("VmRSS")
     with threadpool_limits(limits=1):
         start = time.process_time()
         fitted = SELE(random_state=0, n_jobs=1).fit_path(X, y_pred, loss, C_grid=C_GRID)
         cpu = time.process_time() - start
-    peak = (_status_kib("VmHWM") - before) * 1024 + X.nbytes
+    peak = (_status_kib("VmHWM") - before) * 1024  # the fit and the data it is given
+    X_test, y_test, loss_test = make_synthetic_lean(100_000, seed=1)
     try:
         estimate = _sele.estimate_fit_bytes(n, X.shape[1], 10, 500, "float32", 1, loss=loss)
     except TypeError:  # a version whose estimate reads the shape alone

@@ -18,7 +18,7 @@ from ._selection import SCORE_C_GRID
 __all__ = ["SELE", "ChunkedSELEObjective", "make_chunks"]
 
 _LOG2 = float(np.log(2.0))
-_BATCH_ELEMENTS = 1 << 17  # pair-tensor elements per batch: keeps the scratch buffers in L2
+_BATCH_ELEMENTS = 1 << 19  # pair-tensor elements per batch: 2 MiB float32 buffers, the L2 cache; fewer Python calls per pass
 _FAST_RANGE = 20.0  # |centred s/2| up to which exp(s) is safe and accurate in float32
 #: Default of SELE's ``memory_budget`` (bytes) when neither the parameter nor the environment sets it.
 DEFAULT_MEMORY_BUDGET = 4 * 2**30
