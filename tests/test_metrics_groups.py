@@ -166,3 +166,23 @@ def test_band_on_the_grid_covers_the_selective_risk_at_its_nominal_level():
         whole.append(np.all((together.lower <= truth) & (truth <= together.upper)))
     tolerance = 3 * math.sqrt(0.95 * 0.05 / reps)
     assert np.mean(pointwise) >= 0.95 - tolerance and np.mean(whole) >= 0.95 - tolerance
+
+
+def test_report_on_more_groups_than_a_16_bit_code_known_answer():
+    # 70,000 groups of two rows (beyond the radix sort's 65,536 codes): each pair's areas by hand
+    rng = np.random.default_rng(8)
+    pairs = 70_000
+    loss = 100.0 * rng.integers(0, 2, (pairs, 2))
+    uncertainty = rng.integers(0, 3, (pairs, 2)).astype(float)  # a third of the pairs tie
+    order = rng.permutation(2 * pairs)  # rows shuffled, each pair's labels kept
+    groups = np.repeat(np.arange(pairs), 2)
+    report = selective_report(loss.ravel()[order], uncertainty.ravel()[order], groups[order])
+    # the first accepted is the less uncertain; on a tie the earlier row of the shuffled order
+    position = np.argsort(order).reshape(pairs, 2)
+    first_is_0 = (uncertainty[:, 0] < uncertainty[:, 1]) | ((uncertainty[:, 0] == uncertainty[:, 1])
+                                                             & (position[:, 0] < position[:, 1]))
+    l1, l2 = np.where(first_is_0, loss[:, 0], loss[:, 1]), np.where(first_is_0, loss[:, 1], loss[:, 0])
+    tie = uncertainty[:, 0] == uncertainty[:, 1]
+    assert np.array_equal(report["aurc"].to_numpy()[:-1], (l1 + (l1 + l2) / 2) / 2)
+    assert np.array_equal(report["augrc"].to_numpy()[:-1], np.where(tie, (l1 + l2) / 4, (1.5 * l1 + 0.5 * l2) / 4))
+    assert report["n"].iloc[-1] == 2 * pairs and report["group"].iloc[-2] == pairs - 1
