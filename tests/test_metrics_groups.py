@@ -119,6 +119,7 @@ def test_an_integer_threshold_compares_exactly_beyond_2_to_the_53():
     assert selective_report([0, 100], big.astype(np.uint64), selection=2**62 + 2)["coverage"].iloc[0] == 0.5
     huge = [2**64 + 1, 2**64 + 3]  # beyond int64: Python ints, compared as such
     assert selective_report([0, 100], huge, selection=2**64 + 2)["coverage"].iloc[0] == 0.5
+    assert selective_report([0, 100], huge, selection=np.float64(2**64))["coverage"].iloc[0] == 0.0  # not 1
     assert selective_report([0, 100], big, selection=2**70)["coverage"].iloc[0] == 1.0
     assert selective_report([0, 100], big, selection=-math.inf)["coverage"].iloc[0] == 0.0
     with pytest.raises(ValueError, match="integers beyond 2\\*\\*53, which a selection function's float threshold"):

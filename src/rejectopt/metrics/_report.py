@@ -52,11 +52,13 @@ def _at_or_below(raw, threshold):
     losses' validation already accepted otherwise compare as float64, as the metrics do.
     """
     values = np.asarray(raw)
-    if values.dtype == object:  # Python ints (beyond int64 too) and floats: Python's comparison is exact
+    # as a Python int or float: their comparisons with each other are exact (numpy scalars' are not)
+    threshold = int(threshold) if isinstance(threshold, (int, np.integer)) else float(threshold)
+    if values.dtype == object:  # Python ints (beyond int64 too) and floats
         return np.array([v <= threshold for v in values.tolist()], dtype=bool)
     if values.dtype.kind in "iu":
-        if isinstance(threshold, (int, np.integer)):
-            bound = int(threshold)
+        if isinstance(threshold, int):
+            bound = threshold
         elif math.isinf(threshold):
             return np.full(values.shape, threshold > 0)
         else:
@@ -72,8 +74,8 @@ def selective_report(loss, uncertainty, groups=None, selection=None, *, confiden
     """Tidy table of a selective classifier per group and overall: n, coverage, selective risk, AuRC, AUGRC.
 
     One row per group (labels sorted) and a last row ``"(all)"`` over every row (so no group
-    may be labelled ``"(all)"``: ValueError, rename it). ``coverage``
-    and ``selective_risk`` are those of ``selection`` on the group's rows (eqs. 5-6 of [1]:
+    may be labelled ``"(all)"``: ValueError, rename it). ``coverage`` and ``selective_risk``
+    are those of ``selection`` on the group's rows (eqs. 5-6 of [1]:
     accepted share, and accepted loss over accepted mass, randomised ties counted by their
     acceptance probability); ``aurc`` and ``augrc`` those of the group's own risk-coverage
     curve (:func:`aurc`, :func:`augrc`, paper convention), which do not depend on ``selection``.
