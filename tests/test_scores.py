@@ -696,3 +696,21 @@ def test_fit_selective_computes_the_features_of_the_logits_once(monkeypatch):
     train = np.concatenate([parts["fit"], parts["validation"]])
     manual.fit(logits[train], y_pred[train], loss[train])
     np.testing.assert_array_equal(fit.uncertainty, manual.predict(logits))
+
+
+def test_sele_memory_estimate_counts_the_pair_weights_the_objective_lays_out():
+    """Few positive losses: the (positive, zero) pairs, not every pair of a chunk; all positive: every pair."""
+    from rejectopt.scores._sele import _pair_bytes, estimate_fit_bytes
+
+    rng = np.random.default_rng(0)
+    for loss, layout in ((100.0 * (rng.random(20_000) < 0.2), "bipartite"), (rng.random(20_000), "circulant")):
+        chunks = make_chunks(loss.size, 500, 0)
+        objective = ChunkedSELEObjective(loss, chunks)
+        held = sum(a.nbytes for g in objective.groups
+                   for a in ((g.pos_weight, g.pos_local, g.zero_local, g.zero_mask, g.pos_loss) if g.bipartite
+                             else (g.weight,)))
+        assert {g.bipartite for g in objective.groups} == {layout == "bipartite"}
+        assert 0.9 * held <= _pair_bytes(loss, chunks, 4) <= 1.1 * held, (layout, held)
+        shape_only = estimate_fit_bytes(loss.size, 50, 10)
+        with_loss = estimate_fit_bytes(loss.size, 50, 10, loss=loss, random_state=0)
+        assert (with_loss < shape_only) if layout == "bipartite" else (with_loss == shape_only)

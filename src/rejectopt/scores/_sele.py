@@ -108,7 +108,7 @@ def _pair_bytes(loss, chunks, itemsize):
         positives = np.array([np.count_nonzero(loss[c] > 0) for c in group])
         n_pos, n_zero = int(positives.max()), int((size - positives).max())
         if n_pos * n_zero + (n_pos // 2) * n_pos < 0.8 * m * size:  # bipartite
-            total += len(group) * ((n_pos // 2) * n_pos * itemsize + (n_pos + n_zero) * (16 + itemsize))
+            total += len(group) * ((n_pos // 2) * n_pos * itemsize + (n_pos + n_zero) * (8 + itemsize))
         else:
             total += len(group) * m * size * itemsize
     return total
