@@ -424,3 +424,51 @@ def test_data_mirror_null_on_the_command_line_plans_the_downloads(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert "is not a folder" not in run.stdout + run.stderr
     assert _planned_jobs(run)["download_raw"] >= 1
+
+
+# --- a plugin that ends the process or is interrupted while imported ------------------------------
+
+@pytest.mark.parametrize("code", [0, 5])
+def test_a_plugin_calling_os_exit_while_imported_is_named_not_obeyed(tmp_path, code):
+    """os._exit would end the planning at once, with status 0 as "success": refused, naming the module."""
+    real = os._exit
+    (tmp_path / f"cfg_quitting_{code}.py").write_text(f"import os\nos._exit({code})\n")
+    with pytest.raises(PluginError) as err:
+        load_plugins([f"cfg_quitting_{code}"], search_dir=tmp_path)
+    assert str(err.value) == (
+        f"config plugins: module 'cfg_quitting_{code}' called os._exit({code}) while imported, which would end "
+        f"planning (Snakemake itself) at once with exit status {code} and no message; a module is imported by the "
+        "planning and by every job: take the call out of its top level")
+    assert os._exit is real and f"cfg_quitting_{code}" not in sys.modules
+
+
+def test_a_plugin_interrupted_while_imported_is_one_line_naming_it(tmp_path):
+    (tmp_path / "cfg_interrupted.py").write_text("raise KeyboardInterrupt\n")
+    with pytest.raises(PluginError) as err:
+        load_plugins(["cfg_interrupted"], search_dir=tmp_path)
+    assert str(err.value) == ("config plugins: module 'cfg_interrupted' was interrupted while imported "
+                              "(KeyboardInterrupt); nothing was run")
+    assert err.value.__cause__ is None and err.value.__suppress_context__
+
+
+def test_os_exit_is_obeyed_again_after_an_import_and_in_a_child_forked_during_one(tmp_path):
+    """Only the importing process, only during the import: a pool's forked child still exits."""
+    import multiprocessing
+
+    from rejectopt._registry import import_user_module
+
+    (tmp_path / "cfg_forking.py").write_text(
+        "import multiprocessing, os\n"
+        "ctx = multiprocessing.get_context('fork')\n"
+        "child = ctx.Process(target=os._exit, args=(7,))\n"
+        "child.start(); child.join()\n"
+        "EXITCODE = child.exitcode\n")
+    try:
+        module = import_user_module("cfg_forking", tmp_path)
+        assert module.EXITCODE == 7
+    finally:
+        sys.modules.pop("cfg_forking", None)
+    child = multiprocessing.get_context("fork").Process(target=os._exit, args=(3,))
+    child.start()
+    child.join()
+    assert child.exitcode == 3

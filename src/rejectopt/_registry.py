@@ -12,6 +12,7 @@ third of the time.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import importlib
@@ -24,7 +25,7 @@ from typing import Callable, Generic, Iterator, TypeVar
 
 from .exceptions import RegistryError
 
-__all__ = ["ClassEntry", "Registry", "RegistryError", "import_user_module", "load_class"]
+__all__ = ["ClassEntry", "ExitAtImport", "Registry", "RegistryError", "import_user_module", "load_class"]
 
 T = TypeVar("T")
 
@@ -52,6 +53,46 @@ def load_class(path: str) -> type:
     return obj
 
 
+class ExitAtImport(BaseException):
+    """``os._exit(status)`` called by a user's module while :func:`import_user_module` imports it.
+
+    A ``BaseException``, as ``SystemExit``: the caller names the module and stops.
+
+    Attributes
+    ----------
+    status : int
+        The exit status the module asked for.
+    """
+
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+@contextlib.contextmanager
+def _exit_refused():
+    """``os._exit`` raises :class:`ExitAtImport` in this process while the block runs.
+
+    ``os._exit`` ends the process on the spot, with no exception: called by a user's module at
+    import, it would end the planning (Snakemake itself) with its status, 0 ("success") included,
+    and no word. It is looked up on ``os`` when called, so replacing it for the import catches the
+    call. A process forked meanwhile (a pool started at import) still exits for real; ``posix._exit``
+    or a signal are not caught.
+    """
+    real, pid = os._exit, os.getpid()
+
+    def refuse(status):
+        if os.getpid() != pid:  # a child forked during the import ends as it meant to
+            real(status)
+        raise ExitAtImport(status)
+
+    os._exit = refuse
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def import_user_module(name: str, search_dir: str | os.PathLike = ".") -> ModuleType:
     """Import a user's module ``name`` (``my_scores`` or ``package.module``): from ``search_dir`` by file path, else from ``sys.path``.
 
@@ -67,9 +108,16 @@ def import_user_module(name: str, search_dir: str | os.PathLike = ".") -> Module
         Neither in ``search_dir`` nor on ``sys.path`` (``err.name`` is the missing module).
     ImportError
         A file in ``search_dir`` named like a module installed elsewhere (it would shadow it).
+    ExitAtImport
+        The module called ``os._exit`` while imported (refused: it would end the process).
     Exception
         Whatever the module raises while it is imported.
     """
+    with _exit_refused():
+        return _import_user_module(name, search_dir)
+
+
+def _import_user_module(name: str, search_dir) -> ModuleType:
     top = name.split(".")[0]
     folder = Path(search_dir).resolve()
     candidates = [folder / f"{top}.py", folder / top / "__init__.py"]

@@ -4,10 +4,8 @@ loaded and checked, their rows and tables written."""
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import logging
-import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -18,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..._io import atomic_path, save_csv, save_npz
-from ..._registry import import_user_module
+from ..._registry import ExitAtImport, import_user_module
 from ...datasets import load_prepared
 from ...splits import load_split
 from ..tables import load_csv
@@ -266,9 +264,8 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
         if not isinstance(path, str) or not all(part.isidentifier() for part in path.split(".")):
             raise ImportError(f"config experiments: {path!r} is not a module name (e.g. my_experiment or package.module)")
         try:
-            with _exit_refused():
-                module = import_user_module(path, search_dir)
-        except _ExitAtImport as err:
+            module = import_user_module(path, search_dir)
+        except ExitAtImport as err:
             raise ImportError(
                 f"config experiments: module {path!r} called os._exit({err.status}) while imported, which would end "
                 f"planning (Snakemake itself) at once with exit status {err.status} and no message; a module is "
@@ -300,37 +297,6 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
     if config is not None:
         _check_settings(loaded, config)
     return loaded
-
-
-class _ExitAtImport(BaseException):
-    """What ``os._exit`` raises while a user's module is imported (:func:`_exit_refused`)."""
-
-    def __init__(self, status):
-        super().__init__(status)
-        self.status = status
-
-
-@contextlib.contextmanager
-def _exit_refused():
-    """``os._exit`` raises :class:`_ExitAtImport` in this process while the block runs.
-
-    ``os._exit`` ends the process on the spot: called by a module at import, it would end the
-    planning with its status (0: "success") and no word. It is looked up on ``os`` when called,
-    so replacing it for the import catches the call. A process forked meanwhile (a pool started at
-    import) still exits for real; ``posix._exit`` or a signal are not caught.
-    """
-    real, pid = os._exit, os.getpid()
-
-    def refuse(status):
-        if os.getpid() != pid:  # a child forked during the import ends as it meant to
-            real(status)
-        raise _ExitAtImport(status)
-
-    os._exit = refuse
-    try:
-        yield
-    finally:
-        os._exit = real
 
 
 def _check_settings(loaded: Mapping[str, Any], config: Mapping) -> None:
