@@ -340,6 +340,37 @@ def test_edited_raw_file_and_edited_scores_are_refused_naming_the_file(pipeline_
 
 
 @pytest.mark.slow
+def test_a_damaged_summary_and_an_edited_experiment_row_are_refused_then_remade(pipeline_run, tmp_path):
+    """results/summary.csv truncated mid-row and a number of the guarantees experiment's split_0.csv edited:
+    the rules that read them (rankings, experiment_tables) fail naming the file and --forcerun, instead of a
+    KeyError in a table or the edited number averaged into cells.csv; --forcerun remakes the summary as it was."""
+    work = _copy_of_run(pipeline_run, tmp_path)
+    summary_path = work / "results/summary.csv"
+    summary = summary_path.read_bytes()
+    summary_path.write_bytes(summary[:-20])  # a full disk, mid-row
+    rows = work / "results/experiments/guarantees/sattelite/split_0.csv"
+    lines = rows.read_text().splitlines(keepends=True)
+    cells = {k: v for k, v in enumerate(lines[1].split(","))}
+    number = next(k for k, v in cells.items() if k > 2 and v.replace(".", "", 1).isdigit())
+    lines[1] = ",".join(v if k != number else v + "1" for k, v in cells.items())
+    rows.write_text("".join(lines))
+    cells_before = (work / "results/experiments/guarantees/tables/cells.csv").read_bytes()
+    run = _rerun(work, "results/tables/rankings.md", "results/experiments/guarantees/tables")
+    assert run.returncode != 0
+    logs = _logs(work)
+    for path in ("results/summary.csv", rows.relative_to(work)):
+        assert f"IntermediateFileError: {path}: its content changed after it was written" in logs, logs[-3000:]
+        assert f"`snakemake --forcerun {path}`" in logs
+    assert "KeyError" not in logs
+    cells = work / "results/experiments/guarantees/tables/cells.csv"  # removed with the failed job's folder, or kept
+    assert not cells.exists() or cells.read_bytes() == cells_before
+    remade = _rerun(work, "results/tables/rankings.md", "--forcerun", "results/summary.csv")
+    assert remade.returncode == 0, remade.stderr[-3000:]
+    assert summary_path.read_bytes() == summary
+    assert (work / "results/tables/rankings.md").read_bytes() == (pipeline_run / "results/tables/rankings.md").read_bytes()
+
+
+@pytest.mark.slow
 def test_corrupt_scores_and_an_edited_data_file_are_refused_naming_the_file(pipeline_run, tmp_path):
     """A truncated scores file is named as corrupt (it was a BadZipFile naming no file); a data.npz
     edited by hand, whose fingerprint is pinned, is refused by the step that reads it."""
