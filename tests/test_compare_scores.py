@@ -3,6 +3,10 @@ memory in blocks, and the paired interval's level at small n."""
 
 import functools
 import math
+import os
+import subprocess
+import sys
+import textwrap
 import tracemalloc
 
 import numpy as np
@@ -181,3 +185,28 @@ def test_small_samples_reject_too_often_as_documented():
     rejected, covered = null_rates(200, 1000, 200)
     tolerance = 3 * math.sqrt(0.05 * 0.95 / 1000)
     assert rejected <= 0.05 + tolerance and covered >= 0.95 - tolerance
+
+
+@pytest.mark.slow
+def test_a_custom_metric_runs_under_an_address_space_limit():
+    # the reported failure: a custom metric needed every resample's rows at once; here 600 x 200,000
+    # indices (960 MB) do not fit under the limit, the blocks (17 MB) do
+    script = textwrap.dedent("""
+        import resource, numpy as np
+        from rejectopt.metrics import compare_scores
+        size = int(open("/proc/self/status").read().split("VmSize:")[1].split()[0]) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size + 600 * 2**20, size + 600 * 2**20))
+        try:
+            np.ones((600, 200_000), dtype=np.intp)
+            raise SystemExit("the limit lets the former allocation through")
+        except MemoryError:
+            pass
+        rng = np.random.default_rng(0)
+        loss, a, b = (rng.random(200_000) < 0.2).astype(float), rng.random(200_000), rng.random(200_000)
+        result = compare_scores(loss, a, b, metric=lambda l, u: float(l[u < 0.5].mean()), n_resamples=600)
+        print(result.n_resamples)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env=os.environ | {"OPENBLAS_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["600"]
