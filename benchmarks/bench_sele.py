@@ -74,6 +74,7 @@ def measure_grid(n):
     """CPU seconds of the C grid, peak and estimated memory (MiB), and each C's AuRC on fresh rows (in a child)."""
     import gc
 
+    from rejectopt.exceptions import MemoryBudgetError
     from rejectopt.metrics import aurc
     from rejectopt.scores import _sele
 
@@ -84,7 +85,12 @@ def measure_grid(n):
         handle.write("5")
     with threadpool_limits(limits=1):
         start = time.process_time()
-        fitted = SELE(random_state=0, n_jobs=1).fit_path(X, y_pred, loss, C_grid=C_GRID)
+        try:
+            fitted = SELE(random_state=0, n_jobs=1).fit_path(X, y_pred, loss, C_grid=C_GRID)
+        except MemoryBudgetError as err:  # over the default budget by the estimate: refused before allocating
+            return {"cpu_seconds": time.process_time() - start, "peak_mib": (_status_kib("VmHWM") - before) / 1024,
+                    "estimate_mib": err.estimate / 2**20, "estimate_over_peak": float("nan"),
+                    "n_iter": "refused by the memory budget"}
         cpu = time.process_time() - start
     peak = (_status_kib("VmHWM") - before) * 1024  # the fit and the data it is given
     X_test, y_test, loss_test = make_synthetic_lean(100_000, seed=1)
@@ -112,7 +118,7 @@ def record(args):
             rows.append(row)
             print(row, flush=True)
     with open(args.record, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(handle, fieldnames=list(max(rows, key=len)))
         writer.writeheader()
         for row in rows:
             writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})

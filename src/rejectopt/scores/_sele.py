@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.blas import dsyrk as syrk
 from scipy.optimize import minimize
 from sklearn.base import clone
 from sklearn.utils import check_random_state
@@ -471,9 +472,15 @@ class _SELEProblem:
             n_k = len(chunk)
             h[chunk] = (n_k * loss_sorted[chunk] + loss_sorted[chunk].sum()) / (4.0 * n_k**2 * len(chunks))
         gram = np.zeros((self.shape[0], self.shape[1], self.shape[1]))
+        root_h = np.sqrt(h)  # h >= 0: Z^T diag(h) Z = (sqrt(h) Z)^T (sqrt(h) Z), a symmetric rank update
+        step = max(1, (1 << 16) // self.shape[1])
         for c, rows in self.layout.blocks():
-            Z = self.layout.design[rows]
-            gram[c] = (Z * h[rows, None]).T @ Z
+            upper = np.zeros((self.shape[1], self.shape[1]), order="F")
+            for start in range(rows.start, rows.stop, step):  # in row blocks: no n x (d+1) temporary
+                stop = min(start + step, rows.stop)
+                block = self.layout.design[start:stop] * root_h[start:stop, None]
+                upper = syrk(1.0, block.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
+            gram[c] = np.triu(upper) + np.triu(upper, 1).T  # half the flops of a product, then mirrored
         return gram
 
     def _preconditioner(self, C):
