@@ -210,3 +210,17 @@ def test_a_custom_metric_runs_under_an_address_space_limit():
                           env=os.environ | {"OPENBLAS_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["600"]
+
+
+def test_a_keyword_without_a_vectorised_form_is_evaluated_per_resample():
+    # a partial AuRC must not be resampled as the whole AuRC
+    rng = np.random.default_rng(12)
+    loss, a = _tied_case(rng, 70)
+    b = rng.random(70)
+    partial = functools.partial(aurc, coverage_range=(0.0, 0.5))
+    bound = compare_scores(loss, a, b, metric=partial, n_resamples=120, random_state=5)
+    called = compare_scores(loss, a, b, metric=lambda l, u: partial(l, u), n_resamples=120, random_state=5)
+    assert bound.ci == called.ci and bound.p_value == called.p_value
+    assert bound.ci != compare_scores(loss, a, b, n_resamples=120, random_state=5).ci
+    assert bootstrap_ci(partial, loss, a, n_resamples=80, random_state=1) == bootstrap_ci(
+        lambda l, u: partial(l, u), loss, a, n_resamples=80, random_state=1)

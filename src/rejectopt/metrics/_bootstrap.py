@@ -197,6 +197,8 @@ def _resolve_metric(metric):
             return metric, None, {}
         allowed = _ROWS_KEYWORDS.get(metric.func, set())
         kwargs = {k: v for k, v in kwargs.items() if k in allowed or k != "ties"}
+        if not set(kwargs) <= allowed:  # e.g. coverage_range: no vectorised form, evaluated per resample
+            return metric, None, {}
         return metric, _ROWS[metric.func], kwargs
     return metric, _ROWS.get(metric), {}
 
