@@ -87,8 +87,10 @@ STRATUM_EXCEPTIONS = {
     "rejectopt.cli._errors.InputError",  # the shell's: main() turns it into one line and status 2
 }
 #: Signals between rejectopt.datasets' private modules, caught where they are raised: no caller of
-#: the library meets them (a caller sees the DownloadError or UnpackLimitError they become).
-INTERNAL_SIGNALS = {"rejectopt.datasets._stream.OverLimit", "rejectopt.datasets._stream.ReadFailed"}
+#: the library meets them (a caller sees the DownloadError or UnpackLimitError they become); and
+#: _registry's os._exit at a user module's import, which the pipeline's loaders turn into their error.
+INTERNAL_SIGNALS = {"rejectopt.datasets._stream.OverLimit", "rejectopt.datasets._stream.ReadFailed",
+                    "rejectopt._registry.ExitAtImport"}
 
 
 def package_modules():
