@@ -86,7 +86,7 @@ def measure_select_path(path, method):
 def record(args):
     """Every method of :data:`RECORD_METHODS` on each code version, in subprocesses; writes a CSV."""
     logits, labels = imagenet_like(args.n, args.classes)
-    versions = [("this checkout", str(HERE.parent / "src"))] + [(f"src={d}", d) for d in args.src]
+    versions = [("after", str(HERE.parent / "src"))] + [(f"before ({d})", d) for d in args.src]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "logits.npz")
