@@ -714,3 +714,21 @@ def test_sele_memory_estimate_counts_the_pair_weights_the_objective_lays_out():
         shape_only = estimate_fit_bytes(loss.size, 50, 10)
         with_loss = estimate_fit_bytes(loss.size, 50, 10, loss=loss, random_state=0)
         assert (with_loss < shape_only) if layout == "bipartite" else (with_loss == shape_only)
+
+
+def test_sele_reuses_the_risk_of_a_point_across_C_and_the_path_equals_it_recomputed():
+    """R does not depend on C: a warm start evaluates the pairs once; F differs by the regulariser alone."""
+    rng = np.random.default_rng(3)
+    X, y_pred = rng.normal(size=(600, 4)), rng.integers(0, 2, 600)
+    loss = 100.0 * (rng.random(600) < 1 / (1 + np.exp(-2 * X[:, 0])))
+    problem = SELE(n_jobs=1)._build_problem(X, y_pred, loss)
+    theta = rng.normal(size=problem.shape).ravel()
+    before = problem.objective.n_evaluations
+    f1, g1 = problem.value_and_gradient(theta, 1.0)
+    f10, g10 = problem.value_and_gradient(theta.copy(), 10.0)
+    assert problem.objective.n_evaluations == before + 1
+    w = theta.reshape(problem.shape)[:, :-1]
+    assert f10 - f1 == pytest.approx(0.5 * 9.0 * np.sum(w**2) / problem.scale, rel=1e-12)
+    np.testing.assert_allclose((g10 - g1).reshape(problem.shape)[:, :-1], 9.0 * w / problem.scale, rtol=1e-12)
+    fresh = SELE(n_jobs=1)._build_problem(X, y_pred, loss)
+    assert fresh.value_and_gradient(theta, 10.0)[0] == f10  # the reused risk is the one computed afresh
