@@ -475,7 +475,7 @@ def test_mae_and_loss_column_risks_carry_their_unit_and_bound(wine, tmp_path, ca
     table["cost"] = 3.0 * (table["y"] != table["y_pred"])
     costs = tmp_path / "costs.csv"
     table.drop(columns=["y"]).to_csv(costs, index=False)
-    wilson = sps.binomtest(0, 28).proportion_ci(0.95, method="wilson").high
+    wilson = sps.binomtest(0, 29).proportion_ci(0.95, method="wilson").high
     cases = ((wine, ["--loss", "mae"], 2.0, "MAE"), (costs, ["--loss-column", "cost"], 3.0, "(units of column cost)"),
              (costs, ["--loss-column", "cost", "--loss-bound", "10"], 10.0, "(units of column cost)"),
              (wine, ["--loss", "mae", "--loss-bound", "4"], 4.0, "MAE"))
@@ -487,7 +487,7 @@ def test_mae_and_loss_column_risks_carry_their_unit_and_bound(wine, tmp_path, ca
         report = json.loads((tmp_path / str(k) / "report.json").read_text())
         assert report["loss_bound"] == bound and report["risk_unit"] == unit
         assert report["loss_bound_source"] == ("labels", "data", "option", "option")[k]
-        assert report["report"]["n_accepted_expected"] == 28 and report["report"]["selective_risk"] == 0
+        assert report["report"]["n_accepted_expected"] == 29 and report["report"]["selective_risk"] == 0
         assert report["report"]["selective_risk_ci"] == pytest.approx([0.0, bound * wilson], abs=1e-9)
         assert ("--loss-bound not given" in caplog.text) == (k == 1)
         assert capsys.readouterr().out.rstrip().endswith(unit)
