@@ -106,15 +106,16 @@ def measure_grid(n):
 def record(args):
     """:func:`measure_grid` per n and code version, each in a subprocess run alone; writes a CSV."""
     here = Path(__file__).resolve().parent
-    versions = [("this checkout", str(here.parent / "src"))] + [(f"src={d}", d) for d in args.src]
+    versions = [("after", str(here.parent / "src"))] + [(f"before ({d})", d) for d in args.src]
     rows = []
-    for n in args.ns:
+    for n, repeat in [(n, r) for n in args.ns for r in range(args.repeats)]:
         for version, src in versions:
             code = (f"import json, sys; sys.path.insert(0, {str(here)!r}); import bench_sele as b; "
                     f"print(json.dumps(b.measure_grid({int(float(n))})))")
             out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=src),
                                  capture_output=True, text=True, check=True).stdout
-            row = {"n": int(float(n)), "d": 50, "K": 10, "code": version, **json.loads(out.splitlines()[-1])}
+            row = {"n": int(float(n)), "d": 50, "K": 10, "code": version, "repeat": repeat,
+                   **json.loads(out.splitlines()[-1])}
             rows.append(row)
             print(row, flush=True)
     with open(args.record, "w", newline="") as handle:
@@ -156,6 +157,7 @@ def main(argv=None):
     parser.add_argument("--out", help="output TSV path")
     parser.add_argument("--record", help="CSV of the C grid's CPU time, peak memory, estimate and AuRC per n")
     parser.add_argument("--ns", nargs="+", default=["1e5", "1e6", "2e6"])
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each n and version, alternating versions")
     parser.add_argument("--src", action="append", default=[], help="another checkout's src to measure too")
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
