@@ -618,7 +618,9 @@ class SELE(PerClassLinearScore):
     for tighter solves). At the default ``tol``, ``F`` is within 1e-5 (relative) of a
     float64 L-BFGS solve at gtol 1e-10, far tighter than the 1% primal-dual gap of
     the BMRM solver of [1]. :meth:`fit_path` fits a whole C grid sharing the pair
-    weights, warm-started from the largest C down.
+    weights, warm-started from the largest C down; the risk ``R`` at each start is the one
+    computed at the previous solution (it does not depend on C), so a start costs no pass over
+    the pairs.
 
     References
     ----------
