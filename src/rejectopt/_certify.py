@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 import lazy_loader as _lazy
 
-from ._checks import check_confidence, clopper_pearson
+from ._checks import as_ood_mask, check_confidence, clopper_pearson
 from .selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -812,7 +812,7 @@ def fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_ma
         The FPR's bound exceeds ``fpr_max``; the message gives it.
     """
     confidence = check_confidence(confidence)
-    is_ood = np.asarray(is_ood).astype(bool)
+    is_ood = as_ood_mask(is_ood)
     s = np.asarray(s, dtype=float)
     if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
         raise ValueError(f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "

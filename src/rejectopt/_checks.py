@@ -20,7 +20,7 @@ import lazy_loader as _lazy
 #: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson interval needs it).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)
 
-__all__ = ["SPLIT_PARTS", "check_confidence", "check_ratios", "clopper_pearson", "derive_seed"]
+__all__ = ["SPLIT_PARTS", "as_ood_mask", "check_confidence", "check_ratios", "clopper_pearson", "derive_seed"]
 
 #: The five parts of a split (Section 5.2), in the order in which ratio vectors list them.
 SPLIT_PARTS = ("trn1", "val1", "trn2", "val2", "tst")
@@ -53,6 +53,44 @@ def check_confidence(confidence: Any, name: str = "confidence") -> float:
     if not 0.0 < value < 1.0:  # NaN too
         raise ValueError(f"{name} must lie in (0, 1) (it is 1 - delta, e.g. 0.95), got {value:g}")
     return value
+
+
+def as_ood_mask(is_ood: Any) -> np.ndarray:
+    """``is_ood`` as a 1-D boolean mask: booleans, or numbers that are exactly 0 or 1.
+
+    Any other value (0.5, 2, NaN, a text) is refused naming its index, because reading it as
+    ``bool`` would silently count a soft label or a typo as an OOD row in every rate and certificate.
+
+    Parameters
+    ----------
+    is_ood : array_like of shape (n,)
+        True (or 1) for the out-of-distribution rows.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        ``is_ood`` is not 1-D, is empty, or holds a value other than a boolean, 0 or 1.
+    """
+    arr = np.asarray(is_ood)
+    if arr.ndim != 1:
+        raise ValueError(f"is_ood must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError("is_ood is empty; need at least one ID and one OOD sample")
+    if arr.dtype == bool:
+        return arr
+    try:
+        num = arr.astype(float)
+    except (TypeError, ValueError):
+        raise ValueError("is_ood must be boolean (or 0/1)") from None
+    bad = ~np.isin(num, (0.0, 1.0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"is_ood must be boolean (or 0/1); is_ood[{i}] = {arr[i].item()!r}")
+    return num.astype(bool)
 
 
 def check_ratios(ratios: Any) -> np.ndarray:

@@ -717,7 +717,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         except InfeasibleTargetError as err:
             error = InfeasibleTargetError(f"cannot meet {_named(target)} on the {parts['calibration'].size} "
                                           f"calibration rows: {err}")
-            for name in ("best_bound", "confidence", "n_calibration"):  # a certified target's numbers
+            for name in ("best_bound", "rows_needed", "confidence", "n_calibration"):  # a certified target's numbers
                 if hasattr(err, name):
                     setattr(error, name, getattr(err, name))
             raise error from None

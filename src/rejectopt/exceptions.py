@@ -40,8 +40,10 @@ class InfeasibleTargetError(ValueError):
     """No selection function meets the target on the sample.
 
     A :class:`ValueError`, so a caller catching bad input catches this too. A certified target
-    (:class:`~rejectopt.targets.Target` with a confidence) also sets ``best_bound`` (the smallest
-    bound a single threshold reaches on the rows), ``confidence`` and ``n_calibration``.
+    (:class:`~rejectopt.targets.Target` with a confidence) also sets ``best_bound`` (a target
+    risk that the same procedure certifies on the same rows when asked for; NaN where none below
+    the loss's bound does), ``rows_needed`` (the tested rows an error-free sample needs for the
+    target at that confidence), ``confidence`` and ``n_calibration``.
 
     Examples
     --------

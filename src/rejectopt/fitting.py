@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from ._checks import as_ood_mask
 from .scores import get_score, select_C
 from .scores._registry import call_score, constant_score_message
 from .scores._selection import SCORE_C_GRID
@@ -114,9 +115,7 @@ def _split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fract
     ValueError
         No ID or no OOD rows, a part below ``min_rows``, or :func:`split_rows`'s errors.
     """
-    is_ood = np.asarray(is_ood, dtype=bool)
-    if is_ood.ndim != 1:
-        raise ValueError(f"is_ood must be 1-D, got shape {is_ood.shape}")
+    is_ood = as_ood_mask(is_ood)
     id_rows, ood_rows = np.flatnonzero(~is_ood), np.flatnonzero(is_ood)
     if id_rows.size == 0:
         raise ValueError("no ID rows: every row is marked OOD")

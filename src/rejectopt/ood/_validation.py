@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import as_ood_mask
+
 #: Absolute tolerance with which the rate constraints (TPR, FPR, precision) are checked, so that
 #: a target equal to an attainable ratio ``k / n`` counts as met despite floating-point rounding.
 CONSTRAINT_TOL = 1e-12
@@ -56,20 +58,6 @@ def as_finite_1d(values: Any, name: str) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} must be finite (no NaN or inf); {name}[{i}] = {arr[i]}")
     return arr
-
-
-def as_ood_mask(is_ood: Any) -> np.ndarray:
-    arr = as_1d(is_ood, "is_ood")
-    if arr.dtype == bool:
-        return arr
-    try:
-        num = arr.astype(float)
-    except (TypeError, ValueError):
-        raise ValueError("is_ood must be boolean (or 0/1)") from None
-    if not np.isin(num, (0.0, 1.0)).all():
-        i = int(np.flatnonzero(~np.isin(num, (0.0, 1.0)))[0])
-        raise ValueError(f"is_ood must be boolean (or 0/1); is_ood[{i}] = {arr[i]!r}")
-    return num.astype(bool)
 
 
 def check_lengths(**arrays: np.ndarray) -> int:
