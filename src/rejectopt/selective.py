@@ -541,8 +541,10 @@ def fit_geifman_el_yaniv(
     selection : SelectionFunction
         Deterministic: ``(theta, 1.0)``.
     risk_bound : float
-        b* in loss units: with probability >= 1 - delta the true selective risk is
-        <= ``risk_bound`` (< ``target_risk``).
+        b* in loss units (< ``target_risk``): the published argument gives the true selective risk
+        <= ``risk_bound`` with probability >= 1 - delta, treating the tested thresholds as fixed
+        although the search picks them from the data; the guarantee is measured, not proved, here
+        (the Guarantees page: conservative in every simulated cell).
 
     Raises
     ------
