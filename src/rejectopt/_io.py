@@ -281,6 +281,8 @@ def _check_provenance(path: Path, provenance: Mapping, expect: Mapping | None) -
 #: Largest array (bytes, as its ``.npy`` header declares it) that :class:`LazyNpz` reads from a
 #: user's ``.npz``: a forged header cannot make the reader allocate more.
 NPZ_ARRAY_LIMIT = 8 * 2**30
+#: Bytes one read of a ``.npz`` member asks for (16 MiB): the zip reader holds that much twice, not the array.
+READ_CHUNK = 1 << 24
 _NPY_MAGIC = b"\x93NUMPY"
 
 
@@ -379,7 +381,10 @@ class LazyNpz(Mapping):
                 buffer = bytearray(n_bytes)
                 view, filled = memoryview(buffer), 0
                 while filled < n_bytes:
-                    got = member.readinto(view[filled:])
+                    # A zip member's readinto reads the whole request into a bytes object first and
+                    # copies it: slices of READ_CHUNK bytes keep that temporary small, not two more
+                    # copies of a 1 GB array.
+                    got = member.readinto(view[filled:filled + READ_CHUNK])
                     if not got:
                         break
                     filled += got
