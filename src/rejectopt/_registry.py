@@ -25,7 +25,8 @@ from typing import Callable, Generic, Iterator, TypeVar
 
 from .exceptions import RegistryError
 
-__all__ = ["ClassEntry", "ExitAtImport", "Registry", "RegistryError", "import_user_module", "load_class"]
+__all__ = ["ClassEntry", "ExitAtImport", "Registry", "RegistryError", "import_interruption", "import_user_module",
+           "load_class"]
 
 T = TypeVar("T")
 
@@ -91,6 +92,30 @@ def _exit_refused():
         yield
     finally:
         os._exit = real
+
+
+def import_interruption(name: str, err: BaseException) -> str:
+    """The sentence for a user's module whose import would end the process: ``os._exit`` or Ctrl-C.
+
+    One wording for every loader of user modules (plugins, experiments), each prefixing where the
+    module was listed.
+
+    Parameters
+    ----------
+    name : str
+        The module's name as the configuration lists it.
+    err : ExitAtImport or KeyboardInterrupt
+        What its import raised.
+
+    Returns
+    -------
+    str
+    """
+    if isinstance(err, ExitAtImport):
+        return (f"module {name!r} called os._exit({err.status}) while imported, which would end planning (Snakemake "
+                f"itself) at once with exit status {err.status} and no message; a module is imported by the planning "
+                "and by every job: take the call out of its top level")
+    return f"module {name!r} was interrupted while imported (KeyboardInterrupt); nothing was run"
 
 
 def import_user_module(name: str, search_dir: str | os.PathLike = ".") -> ModuleType:

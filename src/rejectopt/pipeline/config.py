@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._checks import check_ratios
-from .._registry import ExitAtImport, import_user_module
+from .._registry import ExitAtImport, import_interruption, import_user_module
 from ..classifiers import CLASSIFIERS, get_classifier
 from ..classifiers._registry import TASKS
 from ..datasets import REGISTRY as DATASET_REGISTRY
@@ -130,14 +130,8 @@ def load_plugins(modules, search_dir=".") -> list:
                     f"directory ({search_dir}) or on PYTHONPATH"
                 ) from None
             raise PluginError(f"config plugins: module {name!r} failed to import: {err}") from None
-        except ExitAtImport as err:
-            raise PluginError(
-                f"config plugins: module {name!r} called os._exit({err.status}) while imported, which would end "
-                f"planning (Snakemake itself) at once with exit status {err.status} and no message; a module is "
-                "imported by the planning and by every job: take the call out of its top level") from None
-        except KeyboardInterrupt:  # Ctrl-C (or a module raising it): one line naming the module, not a traceback
-            raise PluginError(f"config plugins: module {name!r} was interrupted while imported (KeyboardInterrupt); "
-                              "nothing was run") from None
+        except (ExitAtImport, KeyboardInterrupt) as err:  # one line naming the module, not a traceback or a silent exit
+            raise PluginError(f"config plugins: {import_interruption(name, err)}") from None
         except (Exception, SystemExit) as err:  # a plugin's own error, reported with its module's name
             # SystemExit too: a plugin calling sys.exit() while imported would otherwise end the
             # planning process (Snakemake itself) without a word on which module did it

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..._io import atomic_path, save_csv, save_npz
-from ..._registry import ExitAtImport, import_user_module
+from ..._registry import ExitAtImport, import_interruption, import_user_module
 from ...datasets import load_prepared
 from ...splits import load_split
 from ..tables import load_csv
@@ -265,14 +265,8 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
             raise ImportError(f"config experiments: {path!r} is not a module name (e.g. my_experiment or package.module)")
         try:
             module = import_user_module(path, search_dir)
-        except ExitAtImport as err:
-            raise ImportError(
-                f"config experiments: module {path!r} called os._exit({err.status}) while imported, which would end "
-                f"planning (Snakemake itself) at once with exit status {err.status} and no message; a module is "
-                "imported by the planning and by every job: take the call out of its top level") from None
-        except KeyboardInterrupt:  # Ctrl-C (or a module raising it): one line naming the module, not a traceback
-            raise ImportError(f"config experiments: module {path!r} was interrupted while imported "
-                              "(KeyboardInterrupt); nothing was run") from None
+        except (ExitAtImport, KeyboardInterrupt) as err:  # one line naming the module, not a traceback or a silent exit
+            raise ImportError(f"config experiments: {import_interruption(path, err)}") from None
         except (Exception, SystemExit) as err:  # the user's module's own error, reported with its name
             # SystemExit too: a module calling sys.exit() while imported would otherwise end the
             # planning process (Snakemake itself) with no job, no output and no word of which module did it
