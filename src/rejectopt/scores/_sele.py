@@ -615,9 +615,12 @@ class SELE(PerClassLinearScore):
     hardly depends on ``C``. Each unordered pair of a chunk is evaluated once (see
     :class:`ChunkedSELEObjective`) in cache-sized batches over ``n_jobs`` threads;
     float32 limits the relative accuracy of ``F`` to about 1e-7 (``dtype="float64"``
-    for tighter solves). At the default ``tol``, ``F`` is within 1e-5 (relative) of a
-    float64 L-BFGS solve at gtol 1e-10, far tighter than the 1% primal-dual gap of
-    the BMRM solver of [1]. :meth:`fit_path` fits a whole C grid sharing the pair
+    for tighter solves). At the default ``tol`` and ``C >= 1``, ``F`` is within 1e-5 (relative)
+    of a float64 L-BFGS solve at gtol 1e-10, far tighter than the 1% primal-dual gap of the
+    BMRM solver of [1]. At ``C = 0`` (only the tiny ridge above) the objective can be flat
+    around its minimiser: on the demo's sattelite / XGBoost split the float32 solve stopped
+    1.4e-4 (relative) above a float64 optimum, with weights 11 % away from it, and tightening
+    ``tol`` in float32 does not close that (it stalls near 3e-5); ``dtype="float64"`` does. :meth:`fit_path` fits a whole C grid sharing the pair
     weights, warm-started from the largest C down; the risk ``R`` at each start is the one
     computed at the previous solution (it does not depend on C), so a start costs no pass over
     the pairs.
