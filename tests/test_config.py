@@ -390,6 +390,7 @@ def test_table_intervals_need_the_papers_aurc():
 
 # --- data_mirror=null from the command line ----------------------------------------------------------
 
+@pytest.mark.pipeline  # the config's JSON schema is checked with jsonschema, which Snakemake brings
 def test_null_from_the_command_line_is_null_for_the_folders_that_may_be_null():
     """Snakemake's --config gives text: data_mirror=null arrives as 'null', and means null (YAML's word for it)."""
     from rejectopt.pipeline.config import NULLABLE_PATHS, coerce_numbers
