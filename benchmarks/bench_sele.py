@@ -39,19 +39,10 @@ C_GRID = (0, 1, 10, 100, 1000)
 
 
 def make_synthetic(n=100_000, d=50, n_classes=10, seed=0):
-    """Features, predicted classes and 0/100 losses with P(error | x) = sigmoid(<a_c, x> + b_c)."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y_pred = rng.integers(0, n_classes, n)
-    directions = rng.standard_normal((n_classes, d)) * (1.5 / np.sqrt(d))
-    offsets = rng.normal(-1.5, 0.5, n_classes)
-    p_error = 1.0 / (1.0 + np.exp(-(np.einsum("ij,ij->i", X, directions[y_pred]) + offsets[y_pred])))
-    loss = 100.0 * (rng.random(n) < p_error)
-    return X, y_pred, loss
+    """Features, predicted classes and 0/100 losses with P(error | x) = sigmoid(<a_c, x> + b_c).
 
-
-def make_synthetic_lean(n=100_000, d=50, n_classes=10, seed=0):
-    """:func:`make_synthetic`'s population without n x d temporaries (the memory record measures the fit)."""
+    The logits are computed in row blocks, with no n x d temporary: the memory record measures the fit.
+    """
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     y_pred = rng.integers(0, n_classes, n)
@@ -79,7 +70,7 @@ def measure_grid(n):
     from rejectopt.scores import _sele
 
     before = _status_kib("VmRSS")  # the interpreter and the imports
-    X, y_pred, loss = make_synthetic_lean(n)
+    X, y_pred, loss = make_synthetic(n)
     gc.collect()
     with open("/proc/self/clear_refs", "w") as handle:  # reset the high-water mark: the fit's own peak follows
         handle.write("5")
@@ -93,7 +84,7 @@ def measure_grid(n):
                     "n_iter": "refused by the memory budget"}
         cpu = time.process_time() - start
     peak = (_status_kib("VmHWM") - before) * 1024  # the fit and the data it is given
-    X_test, y_test, loss_test = make_synthetic_lean(100_000, seed=1)
+    X_test, y_test, loss_test = make_synthetic(100_000, seed=1)
     try:
         estimate = _sele.estimate_fit_bytes(n, X.shape[1], 10, 500, "float32", 1, loss=loss)
     except TypeError:  # a version whose estimate reads the shape alone
