@@ -17,7 +17,10 @@ from scipy import stats
 from support import DEMO_MIRROR
 
 from rejectopt._certify import (
+    CERTIFICATE_KEYS,
+    CERTIFICATE_KEYS_V2,
     _binomial_pvalue,
+    certified_from_dict,
     _coverage_lower_bound,
     _coverage_rank,
     fit_certified_coverage,
@@ -349,6 +352,99 @@ def test_certified_tpr_zero_accepts_nothing_and_is_certified():
     assert (selection.threshold, selection.accept_prob, selection.bound, selection.coverage_bound) == (
         -math.inf, 0.0, 0.0, 0.0)
     assert not selection.acceptance_probability(np.arange(40.0)).any()
+
+
+# --- the certificate: the loss bound B it rests on ---------------------------------------------
+
+def _zero_one_rows(n=2000, seed=1):
+    """0/100 losses with P(error | u) = u / 2, u ~ U(0, 1): risk 10 % is certified at 0.9 on 2,000 rows."""
+    rng = np.random.default_rng(seed)
+    s = rng.random(n)
+    return 100.0 * (rng.random(n) < s / 2), s
+
+
+def _mae_rows(n=2000, seed=2):
+    """MAE losses on 5 ordinal labels (0..4, B = K - 1 = 4): Binomial(4, u / 4), mean u, some losses 4."""
+    rng = np.random.default_rng(seed)
+    s = rng.random(n)
+    return rng.binomial(4, s / 4).astype(float), s
+
+
+def _ood_rows(n=1000, seed=3):
+    """Half the rows OOD, scored higher than the ID rows on average; losses NaN on OOD rows."""
+    rng = np.random.default_rng(seed)
+    is_ood = np.arange(n) % 2 == 1
+    return np.where(is_ood, np.nan, 0.0), is_ood, rng.random(n) + is_ood
+
+
+@pytest.mark.parametrize("fit, loss_bound", [
+    (lambda: fit_certified_risk(*_zero_one_rows(), 10.0, 0.9, method="ltt"), 100.0),
+    (lambda: fit_certified_risk(*_zero_one_rows(), 10.0, 0.9, method="sgr"), 100.0),
+    (lambda: fit_certified_risk(*_mae_rows(), 0.5, 0.9, loss_bound=4), 4.0),
+    (lambda: fit_certified_coverage(*_zero_one_rows(), 0.5, 0.9), 100.0),
+    (lambda: fit_certified_coverage(*_mae_rows(), 0.5, 0.9, loss_bound=4), 4.0),
+    (lambda: fit_certified_tpr_fpr(*_ood_rows(), 0.5, 0.9, 0.9), None),
+], ids=["risk-ltt-zero-one", "risk-sgr-zero-one", "risk-ltt-mae", "coverage-zero-one", "coverage-mae", "tpr-fpr"])
+def test_every_certified_fit_records_the_loss_bound_it_used_and_reads_it_back(fit, loss_bound):
+    """B is 100 for the 0/100 loss, the declared 4 for an MAE on 5 labels, none (NaN, null) for TPR-FPR."""
+    selection = fit()
+    certificate = selection.certificate
+    assert tuple(certificate) == CERTIFICATE_KEYS and certificate["loss_bound"] == loss_bound
+    assert math.isnan(selection.loss_bound) if loss_bound is None else selection.loss_bound == loss_bound
+    for version in (3, None):
+        back = certified_from_dict(selection.to_dict(), certificate, format_version=version)
+        assert back.certificate == certificate and back.to_dict() == selection.to_dict()
+
+
+def test_a_coverage_fit_without_a_known_loss_bound_states_no_risk_bound_and_reads_back():
+    """No B (an MAE without loss_bound): no risk bound rests on one, so both are NaN, and null reads back."""
+    selection = fit_certified_coverage(*_mae_rows(), 0.5, 0.9)
+    assert math.isnan(selection.risk_bound) and math.isnan(selection.loss_bound)
+    assert certified_from_dict(selection.to_dict(), selection.certificate).certificate == selection.certificate
+
+
+#: A format-3 certificate of a certified risk (0/100 loss), as select writes it.
+RISK_CERTIFICATE = {"bound": 5.0, "confidence": 0.9, "n_calibration": 750, "method": "ltt", "risk_bound": 5.0,
+                    "coverage_bound": 0.4, "loss_bound": 100.0}
+SELECTION = {"threshold": 0.3, "accept_prob": 0.0}
+
+
+def test_a_format_2_certificate_reads_with_its_loss_bound_unrecorded():
+    old = {k: v for k, v in RISK_CERTIFICATE.items() if k != "loss_bound"}
+    assert tuple(old) == CERTIFICATE_KEYS_V2
+    for version in (2, None):
+        selection = certified_from_dict(SELECTION, old, format_version=version)
+        assert math.isnan(selection.loss_bound) and selection.certificate == dict(old, loss_bound=None)
+    with pytest.raises(ValueError, match=r"^certificate.loss_bound is not a field of a format_version 2 certificate "
+                                         r"\(format_version 3 adds it\)$"):
+        certified_from_dict(SELECTION, RISK_CERTIFICATE, format_version=2)
+
+
+NUMBER = (r"certificate.loss_bound must be a finite number > 0 \(B, the largest loss a prediction can have\) or "
+          "null, got ")
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"loss_bound": ...}, "certificate.loss_bound is missing: a format_version 3 certificate records B, the largest "
+                          r"loss a prediction can have, that its risk bound rests on \(null where none does\)$"),
+    ({"loss_bound": "100"}, NUMBER + "'100'$"),
+    ({"loss_bound": True}, NUMBER + "True$"),
+    ({"loss_bound": [100]}, NUMBER + r"\[100\]$"),
+    ({"loss_bound": 0}, NUMBER + "0$"),
+    ({"loss_bound": -100.0}, NUMBER + "-100.0$"),
+    ({"loss_bound": float("inf")}, NUMBER + "inf$"),
+    ({"loss_bound": float("nan")}, NUMBER + "nan$"),
+    ({"loss_bound": None}, "certificate.loss_bound is null but method 'ltt' certifies a risk, whose bound rests on B, "
+                           "the largest loss a prediction can have$"),
+    ({"loss_bound": None, "method": "sgr"}, "certificate.loss_bound is null but method 'sgr' certifies a risk"),
+    ({"loss_bound": None, "method": "order-statistic", "risk_bound": 7.5},
+     "certificate.loss_bound is null but certificate.risk_bound is 7.5: a risk bound rests on B, the largest loss a "
+     "prediction can have$"),
+])
+def test_a_format_3_certificate_without_a_valid_loss_bound_is_refused_naming_it(changes, message):
+    certificate = {k: v for k, v in {**RISK_CERTIFICATE, **changes}.items() if v is not ...}
+    with pytest.raises(ValueError, match=f"^{message}"):
+        certified_from_dict(SELECTION, certificate, format_version=3)
 
 
 # --- real data -------------------------------------------------------------------------------

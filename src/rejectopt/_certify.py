@@ -291,14 +291,20 @@ class CertifiedSelection(SelectionFunction):
     coverage_bound : float
         ``(1 - delta)`` lower bound of the coverage (TPR for tpr-fpr): ``bound`` for a coverage
         target; for a risk target the one-sided DKW bound, valid for a data-chosen threshold.
+    loss_bound : float
+        B, the largest loss a prediction can have, that ``risk_bound`` rests on: both tails
+        scale the losses by B (the binomial tail needs losses in {0, B}, Hoeffding-Bentkus in
+        [0, B]), so a loss above B voids the risk bound. 100 for the 0/100 loss, K - 1 for the
+        MAE on K ordinal labels, a declared ``loss_bound`` otherwise. NaN where no risk bound
+        rests on it: a tpr-fpr target, or a coverage target fitted without a known B.
 
     Examples
     --------
     >>> from rejectopt.targets import Target
     >>> loss = [0] * 90 + [100] * 10
     >>> selection = Target("coverage", 0.5, confidence=0.9).fit(loss, range(100))
-    >>> selection.threshold, round(selection.bound, 3), selection.method
-    (56.0, 0.501, 'order-statistic')
+    >>> selection.threshold, round(selection.bound, 3), selection.method, selection.loss_bound
+    (56.0, 0.501, 'order-statistic', 100.0)
     """
 
     bound: float = float("nan")
@@ -307,6 +313,7 @@ class CertifiedSelection(SelectionFunction):
     method: str = ""
     risk_bound: float = float("nan")
     coverage_bound: float = float("nan")
+    loss_bound: float = float("nan")
 
     def to_dict(self) -> dict[str, Any]:
         """The selection alone, as :meth:`SelectionFunction.to_dict` (the guarantee: :attr:`certificate`)."""
@@ -314,17 +321,34 @@ class CertifiedSelection(SelectionFunction):
 
     @property
     def certificate(self) -> dict[str, Any]:
-        """JSON-able ``{bound, confidence, n_calibration, method, risk_bound, coverage_bound}`` (NaN as None)."""
+        """The guarantee, JSON-able (NaN as None).
+
+        ``{bound, confidence, n_calibration, method, risk_bound, coverage_bound, loss_bound}``;
+        ``model.json`` format_version 2 had all but ``loss_bound``.
+        """
         def number(value):
             return None if math.isnan(value) else float(value)
 
         return {"bound": number(self.bound), "confidence": float(self.confidence),
                 "n_calibration": int(self.n_calibration), "method": self.method,
-                "risk_bound": number(self.risk_bound), "coverage_bound": number(self.coverage_bound)}
+                "risk_bound": number(self.risk_bound), "coverage_bound": number(self.coverage_bound),
+                "loss_bound": number(self.loss_bound)}
 
 
-def certified_from_dict(selection: Any, certificate: Any, *, name: str = "certificate") -> CertifiedSelection:
+#: The keys of :attr:`CertifiedSelection.certificate` before ``loss_bound`` (``model.json`` format_version 2).
+CERTIFICATE_KEYS_V2 = ("bound", "confidence", "n_calibration", "method", "risk_bound", "coverage_bound")
+#: The keys of :attr:`CertifiedSelection.certificate` (``model.json`` format_version 3).
+CERTIFICATE_KEYS = CERTIFICATE_KEYS_V2 + ("loss_bound",)
+
+
+def certified_from_dict(selection: Any, certificate: Any, *, name: str = "certificate",
+                        format_version: int | None = None) -> CertifiedSelection:
     """Inverse of ``(to_dict(), certificate)``, for untrusted input (``model.json``).
+
+    A certificate of ``model.json`` format_version 2 has no ``loss_bound``; it is read with
+    ``loss_bound`` NaN. ``loss_bound`` is a finite number > 0, or null where no risk bound
+    rests on it: never for a risk target's method (``"ltt"``, ``"sgr"``), never beside a
+    ``risk_bound``.
 
     Parameters
     ----------
@@ -334,6 +358,10 @@ def certified_from_dict(selection: Any, certificate: Any, *, name: str = "certif
         :attr:`CertifiedSelection.certificate`.
     name : str, default "certificate"
         Prefix of the field names in the messages.
+    format_version : {2, 3} or None, default None
+        The ``model.json`` version the certificate comes from: 2 reads the keys without
+        ``loss_bound`` (``CERTIFICATE_KEYS_V2``), 3 requires it (``CERTIFICATE_KEYS``);
+        None reads either.
 
     Returns
     -------
@@ -344,10 +372,32 @@ def certified_from_dict(selection: Any, certificate: Any, *, name: str = "certif
     ------
     ValueError
         Naming the missing, unknown or malformed field.
+
+    Examples
+    --------
+    >>> certificate = {"bound": 5.0, "confidence": 0.9, "n_calibration": 750, "method": "ltt",
+    ...                "risk_bound": 5.0, "coverage_bound": 0.4}
+    >>> certified_from_dict({"threshold": 0.3, "accept_prob": 0.0}, certificate, format_version=2).loss_bound
+    nan
+    >>> certified_from_dict({"threshold": 0.3, "accept_prob": 0.0}, certificate, format_version=3)
+    Traceback (most recent call last):
+        ...
+    ValueError: certificate.loss_bound is missing: a format_version 3 certificate records B, the largest loss a prediction can have, that its risk bound rests on (null where none does)
     """
     base = SelectionFunction.from_dict(selection, name="selection")
-    keys = {"bound", "confidence", "n_calibration", "method", "risk_bound", "coverage_bound"}
-    if not isinstance(certificate, dict) or set(certificate) != keys:
+    if format_version is None:
+        recorded = isinstance(certificate, dict) and "loss_bound" in certificate
+        keys = CERTIFICATE_KEYS if recorded else CERTIFICATE_KEYS_V2
+    else:
+        keys = CERTIFICATE_KEYS if format_version >= 3 else CERTIFICATE_KEYS_V2
+    given = set(certificate) if isinstance(certificate, dict) else None
+    if keys is CERTIFICATE_KEYS and given == set(CERTIFICATE_KEYS_V2):
+        raise ValueError(f"{name}.loss_bound is missing: a format_version 3 certificate records B, the largest loss a "
+                         "prediction can have, that its risk bound rests on (null where none does)")
+    if keys is CERTIFICATE_KEYS_V2 and given == set(CERTIFICATE_KEYS):
+        raise ValueError(f"{name}.loss_bound is not a field of a format_version {format_version} certificate "
+                         "(format_version 3 adds it)")
+    if given != set(keys):
         raise ValueError(f"{name} must be an object with keys {', '.join(sorted(keys))}")
     values = {}
     for key in ("bound", "risk_bound", "coverage_bound"):
@@ -363,10 +413,26 @@ def certified_from_dict(selection: Any, certificate: Any, *, name: str = "certif
     n_calibration = certificate["n_calibration"]
     if isinstance(n_calibration, bool) or not isinstance(n_calibration, int) or n_calibration < 1:
         raise ValueError(f"{name}.n_calibration must be an integer >= 1, got {n_calibration!r}")
-    if not isinstance(certificate["method"], str):
-        raise ValueError(f"{name}.method must be text, got {certificate['method']!r}")
+    method = certificate["method"]
+    if not isinstance(method, str):
+        raise ValueError(f"{name}.method must be text, got {method!r}")
+    loss_bound = certificate.get("loss_bound")
+    if loss_bound is None:
+        values["loss_bound"] = float("nan")
+        if "loss_bound" in keys and method in RISK_METHODS:
+            raise ValueError(f"{name}.loss_bound is null but method {method!r} certifies a risk, whose bound rests on "
+                             "B, the largest loss a prediction can have")
+        if "loss_bound" in keys and not math.isnan(values["risk_bound"]):
+            raise ValueError(f"{name}.loss_bound is null but {name}.risk_bound is {values['risk_bound']:g}: a risk "
+                             "bound rests on B, the largest loss a prediction can have")
+    elif (isinstance(loss_bound, bool) or not isinstance(loss_bound, (int, float)) or not math.isfinite(loss_bound)
+          or loss_bound <= 0):
+        raise ValueError(f"{name}.loss_bound must be a finite number > 0 (B, the largest loss a prediction can have) "
+                         f"or null, got {loss_bound!r}")
+    else:
+        values["loss_bound"] = float(loss_bound)
     return CertifiedSelection(base.threshold, base.accept_prob, confidence=float(confidence),
-                              n_calibration=n_calibration, method=certificate["method"], **values)
+                              n_calibration=n_calibration, method=method, **values)
 
 
 # --------------------------------------------------------------------------------------------
@@ -638,7 +704,7 @@ def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: fl
     accepted = float(selection.acceptance_probability(s).sum())
     return CertifiedSelection(threshold, accept_prob, bound=float(target_risk), confidence=confidence,
                               n_calibration=n, method="ltt", risk_bound=float(target_risk),
-                              coverage_bound=_dkw_coverage_lower_bound(accepted, n, delta))
+                              coverage_bound=_dkw_coverage_lower_bound(accepted, n, delta), loss_bound=loss_bound)
 
 
 def _sgr_rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
@@ -674,7 +740,7 @@ def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float,
     Returns
     -------
     CertifiedSelection
-        The selection and its guarantee.
+        The selection and its guarantee; ``loss_bound`` the B it rests on (100 for the 0/100 loss).
 
     Raises
     ------
@@ -712,7 +778,8 @@ def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float,
         return CertifiedSelection(selection.threshold, selection.accept_prob, bound=risk_bound,
                                   confidence=confidence, n_calibration=loss.size, method="sgr",
                                   risk_bound=risk_bound,
-                                  coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, delta))
+                                  coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, delta),
+                                  loss_bound=bound)
 
     def certifies(a):  # SGR's own decision at target a (a binary search: O(n log n) per target)
         try:
@@ -750,12 +817,14 @@ def fit_certified_coverage(loss: Any, s: Any, target_coverage: float, confidence
     confidence : float
         1 - delta.
     loss_bound : float or None, default None
-        B for the risk bound; None for the 0/100 loss, NaN risk bound for another loss.
+        B for the risk bound; None for the 0/100 loss. Another loss without it gets a NaN
+        risk bound and a NaN ``loss_bound``.
 
     Returns
     -------
     CertifiedSelection
-        ``(s_(k), 1)`` or, when ``n`` rows cannot certify ``w``, ``(inf, 1)`` (accept all, coverage 1).
+        ``(s_(k), 1)`` or, when ``n`` rows cannot certify ``w``, ``(inf, 1)`` (accept all, coverage 1);
+        ``loss_bound`` the B its risk bound rests on.
     """
     loss, s = _validate_loss_and_scores(loss, s)
     confidence = check_confidence(confidence)
@@ -769,12 +838,13 @@ def fit_certified_coverage(loss: Any, s: Any, target_coverage: float, confidence
     accepted = s <= threshold
     try:
         bound, binary = _resolve_loss_bound(loss, loss_bound)
-    except ValueError:
-        risk_bound = float("nan")
+    except ValueError:  # no B: no risk bound, and nothing rests on B
+        bound = risk_bound = float("nan")
     else:
         risk_bound = float(_risk_upper_bound(loss[accepted].sum(), accepted.sum(), delta, bound, binary))
     return CertifiedSelection(threshold, 1.0, bound=coverage_bound, confidence=confidence, n_calibration=n,
-                              method="order-statistic", risk_bound=risk_bound, coverage_bound=coverage_bound)
+                              method="order-statistic", risk_bound=risk_bound, coverage_bound=coverage_bound,
+                              loss_bound=bound)
 
 
 # --------------------------------------------------------------------------------------------
@@ -804,7 +874,8 @@ def fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_ma
     Returns
     -------
     CertifiedSelection
-        ``bound`` the FPR's upper bound, ``coverage_bound`` the TPR's lower bound.
+        ``bound`` the FPR's upper bound, ``coverage_bound`` the TPR's lower bound; ``risk_bound``
+        and ``loss_bound`` NaN (no loss is bounded).
 
     Raises
     ------
@@ -827,7 +898,7 @@ def fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_ma
     if tpr_min <= 0:  # accept nothing: FPR is 0 for every input, no draw can miss fpr <= fpr_max
         return CertifiedSelection(-math.inf, 0.0, bound=0.0, confidence=confidence, n_calibration=int(s.size),
                                   method="order-statistic+clopper-pearson", risk_bound=float("nan"),
-                                  coverage_bound=0.0)
+                                  coverage_bound=0.0, loss_bound=float("nan"))
     else:
         k = _coverage_rank(n_id, float(tpr_min), delta)
         if k > n_id:
@@ -849,7 +920,7 @@ def fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_ma
         raise error
     return CertifiedSelection(threshold, accept_prob, bound=fpr_bound, confidence=confidence,
                               n_calibration=int(s.size), method="order-statistic+clopper-pearson",
-                              risk_bound=float("nan"), coverage_bound=tpr_bound)
+                              risk_bound=float("nan"), coverage_bound=tpr_bound, loss_bound=float("nan"))
 
 
 # --------------------------------------------------------------------------------------------
