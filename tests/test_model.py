@@ -1,6 +1,8 @@
 """Tests of rejectopt.model: the guard, the guarded decisions and model.json, on known answers."""
 
 import json
+import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -169,8 +171,8 @@ def test_model_json_round_trip(tmp_path):
 
 @pytest.mark.parametrize("changes, message", [
     ({"format": "other"}, 'not a rejectopt model'),
-    ({"format_version": 3}, "unsupported format_version 3: this release reads format_version 1 and 2 \\(a newer"),
-    ({"format_version": "1"}, "unsupported format_version '1': this release reads format_version 1 and 2$"),
+    ({"format_version": 4}, "unsupported format_version 4: this release reads format_version 1, 2 and 3 \\(a newer"),
+    ({"format_version": "1"}, "unsupported format_version '1': this release reads format_version 1, 2 and 3$"),
     ({"classes": ["x"]}, "classes has 1 entries but score.n_classes is 2"),
     ({"feature_columns": ["a", "a"]}, "feature_columns lists 'a' twice"),
     ({"pred_column": "a"}, "feature_columns includes the pred_column 'a'"),
@@ -237,7 +239,7 @@ def test_class_seen_must_match_the_weights_of_an_unseen_class(tmp_path):
 
 
 CERTIFICATE = {"bound": 5.0, "confidence": 0.9, "n_calibration": 750, "method": "ltt", "risk_bound": 5.0,
-               "coverage_bound": 0.6}
+               "coverage_bound": 0.6, "loss_bound": 100.0}
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -264,15 +266,18 @@ def test_a_certified_model_reads_back_its_certificate(tmp_path):
     assert selection.certificate == CERTIFICATE and selection.threshold == 1.5
 
 
-def _certified(tmp_path, target, selection, **changes):
-    """A certified model.json for ``target``, then ``changes`` applied to its selection and certificate entries."""
+def _certified(tmp_path, target, selection, loss_name="zero_one", **changes):
+    """A certified model.json for ``target``, then ``changes`` applied to its entries (``...`` deletes the field)."""
     score = PerClassLinearScore.from_dict(SCORE)
     content = model_dict(feature_columns=["a", "b"], classes=["x", "y"], score=score, selection=selection,
-                         target=target, loss_name="zero_one", versions={"rejectopt": "test"}, pred_column="y_pred",
+                         target=target, loss_name=loss_name, versions={"rejectopt": "test"}, pred_column="y_pred",
                          ood_column="is_ood" if isinstance(target, OODTarget) else None)
     for key, value in changes.items():
         entry, field = key.split("__")
-        content[entry][field] = value
+        if value is ...:
+            del content[entry][field]
+        else:
+            content[entry][field] = value
     path = tmp_path / "model.json"
     path.write_text(json.dumps(content))
     return path
@@ -280,10 +285,10 @@ def _certified(tmp_path, target, selection, **changes):
 
 RISK = (Target("risk", 5, confidence=0.9),
         CertifiedSelection(1.5, 0.0, bound=5.0, confidence=0.9, n_calibration=750, method="ltt", risk_bound=5.0,
-                           coverage_bound=0.45))
+                           coverage_bound=0.45, loss_bound=100.0))
 COVERAGE = (Target("coverage", 0.8, confidence=0.9),
             CertifiedSelection(1.5, 1.0, bound=0.81, confidence=0.9, n_calibration=750, method="order-statistic",
-                               risk_bound=7.5, coverage_bound=0.81))
+                               risk_bound=7.5, coverage_bound=0.81, loss_bound=100.0))
 TPR_FPR = (OODTarget("tpr-fpr", (0.8, 0.3), confidence=0.9),
            CertifiedSelection(1.5, 1.0, bound=0.28, confidence=0.9, n_calibration=750,
                               method="order-statistic+clopper-pearson", coverage_bound=0.81))
@@ -310,3 +315,61 @@ def test_a_certified_model_contradicting_its_target_is_refused(tmp_path, fitted,
     assert read_model(_certified(tmp_path, *fitted))[2].certificate == fitted[1].certificate  # as written, it reads
     with pytest.raises(ValueError, match=f"^{tmp_path / 'model.json'}: invalid model: {message}.*; {EDITED}"):
         read_model(_certified(tmp_path, *fitted, **changes))
+
+
+@pytest.mark.parametrize("fitted, loss_name, loss_bound", [
+    (RISK, "zero_one", 100.0), (COVERAGE, "zero_one", 100.0), (TPR_FPR, "zero_one", None),
+    ((Target("risk", 1, confidence=0.9), replace(RISK[1], bound=1.0, risk_bound=1.0, loss_bound=4.0)), "mae", 4.0),
+    ((COVERAGE[0], replace(COVERAGE[1], loss_bound=10.0)), "column cost", 10.0),
+], ids=["risk", "coverage", "tpr-fpr", "risk-mae", "coverage-column"])
+def test_a_format_3_certificate_reads_back_its_loss_bound(tmp_path, fitted, loss_name, loss_bound):
+    """B as the fit recorded it: 100 for the 0/100 loss, the declared one for the MAE or a column, null for TPR-FPR."""
+    path = _certified(tmp_path, *fitted, loss_name=loss_name)
+    raw = json.loads(path.read_text())
+    assert raw["format_version"] == 3 and raw["certificate"]["loss_bound"] == loss_bound
+    model, _, selection = read_model(path)
+    assert model == raw and selection.certificate == fitted[1].certificate
+    assert math.isnan(selection.loss_bound) if loss_bound is None else selection.loss_bound == loss_bound
+
+
+@pytest.mark.parametrize("fitted, changes, message", [
+    (RISK, {"certificate__loss_bound": ...}, "certificate.loss_bound is missing: a format_version 3 certificate "
+                                             "records B"),
+    (RISK, {"certificate__loss_bound": "100"}, "certificate.loss_bound must be a finite number > 0 .B, the largest "
+                                               "loss a prediction can have. or null, got '100'$"),
+    (RISK, {"certificate__loss_bound": 0}, "certificate.loss_bound must be a finite number > 0 .* got 0$"),
+    (RISK, {"certificate__loss_bound": -100.0}, "certificate.loss_bound must be a finite number > 0 .* got -100.0$"),
+    (RISK, {"certificate__loss_bound": None}, "certificate.loss_bound is null but method 'ltt' certifies a risk"),
+    (COVERAGE, {"certificate__loss_bound": None},
+     "certificate.loss_bound is null but certificate.risk_bound is 7.5: a risk bound rests on B"),
+    (COVERAGE, {"certificate__loss_bound": None, "certificate__risk_bound": None},
+     f"certificate.loss_bound is null but the target is a certified coverage: select records B, the largest loss a "
+     f"prediction can have, that the risk bound rests on; {EDITED}"),
+    (RISK, {"certificate__loss_bound": 50.0},
+     f"certificate.loss_bound is 50 but loss zero_one has losses of 100 .an error, by its definition.: B is at least "
+     f"the largest loss a prediction can have; {EDITED}"),
+    (TPR_FPR, {"certificate__loss_bound": 100.0},
+     f"certificate.loss_bound is 100 but a tpr-fpr certificate bounds no loss .loss_bound null.; {EDITED}"),
+])
+def test_a_format_3_model_whose_loss_bound_is_not_what_select_records_is_refused(tmp_path, fitted, changes, message):
+    assert read_model(_certified(tmp_path, *fitted))[2].certificate == fitted[1].certificate  # as written, it reads
+    with pytest.raises(ValueError, match=f"^{tmp_path / 'model.json'}: invalid model: {message}"):
+        read_model(_certified(tmp_path, *fitted, **changes))
+
+
+#: A certified model.json written by select of the release before format_version 3 (its certificate without
+#: loss_bound): wine's f0..f12 and a y_pred wrong on every 5th row, --target coverage=0.5 --confidence 0.9 --C 1.
+MODEL_V2 = Path(__file__).parent / "data" / "model_v2_wine_certified.json"
+
+
+def test_a_format_2_certified_model_still_loads_its_loss_bound_unrecorded():
+    raw = json.loads(MODEL_V2.read_text())
+    assert raw["format_version"] == 2 and "loss_bound" not in raw["certificate"]
+    model, _, selection = read_model(MODEL_V2)
+    assert isinstance(selection, CertifiedSelection) and math.isnan(selection.loss_bound)
+    assert model["certificate"] == dict(raw["certificate"], loss_bound=None) == selection.certificate
+    assert (selection.threshold, selection.accept_prob) == (raw["selection"]["threshold"], 1.0)
+    edited = dict(raw, certificate=dict(raw["certificate"], loss_bound=100.0))  # a format-2 file never had it
+    with pytest.raises(ValueError, match="^certificate.loss_bound is not a field of a format_version 2 certificate"):
+        validate_model(edited)
+    assert validate_model(dict(edited, format_version=3))[1].loss_bound == 100.0  # the same certificate in format 3

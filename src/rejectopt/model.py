@@ -22,7 +22,7 @@ import numpy as np
 
 from .scores._base import PerClassLinearScore
 from .scores._registry import call_score
-from ._certify import CertifiedSelection, certified_from_dict
+from ._certify import ZERO_ONE_BOUND, CertifiedSelection, certified_from_dict
 from .selective import SelectionFunction, _check_tie_breaking
 from .targets import OODTarget, parse_target
 
@@ -41,17 +41,20 @@ __all__ = [
 FEATURE_LIMIT = 1e150
 
 #: The ``format_version`` this release writes; a change of the fields raises it. Version 2 adds
-#: ``n_logits`` (a network's logits width K) and ``certificate`` (a certified target's guarantee).
-MODEL_FORMAT_VERSION = 2
+#: ``n_logits`` (a network's logits width K) and ``certificate`` (a certified target's guarantee);
+#: version 3 adds the certificate's ``loss_bound`` (B, the largest loss, that its risk bound rests on).
+MODEL_FORMAT_VERSION = 3
 #: Every ``format_version`` this release reads: a version-1 file (without ``n_logits`` and
-#: ``certificate``) is read as a model without either.
-_READABLE_VERSIONS = (1, 2)
+#: ``certificate``) is read as a model without either, a version-2 certificate (without
+#: ``loss_bound``) as one whose B is not recorded (``loss_bound`` NaN).
+_READABLE_VERSIONS = (1, 2, 3)
 #: The ``format`` field of every ``model.json``: a file without it is not read as a model.
 _MODEL_FORMAT = "rejectopt-selective-model"
 #: ``pred_column`` of a model with one class-agnostic score (no predicted class).
 _NO_PRED = "none"
 _MODEL_KEYS_V1 = ("format", "format_version", "feature_columns", "classes", "score", "selection", "target", "loss",
                   "versions", "pred_column")
+#: The fields of versions 2 and 3 (version 3 changes the content of ``certificate`` only).
 _MODEL_KEYS = _MODEL_KEYS_V1 + ("n_logits", "certificate")
 #: Largest ``model.json`` read, refused before parsing: the largest model a learned score makes,
 #: 4 million weights (K = 1,000 classes x d = 4,096 features) at about 25 bytes each, is 100 MB;
@@ -279,7 +282,8 @@ def model_dict(*, feature_columns, classes, score, selection, target, loss_name,
         Predicted classes as text, in the score's weight order; None with ``pred_column`` ``"none"``.
     score, selection : PerClassLinearScore, SelectionFunction
         The fitted score and selection function (written by their ``to_dict``); a certified
-        selection's guarantee goes to ``certificate`` (bound, confidence, calibration rows, method).
+        selection's guarantee goes to ``certificate`` (bound, confidence, calibration rows, method,
+        risk and coverage bounds, and ``loss_bound``, the B its risk bound rests on).
     target : Target or OODTarget
         What the selection was fitted for; written ``{"kind": "coverage", "value": 0.8}`` or
         ``{"kind": "tpr-fpr", "value": {"tpr": 0.8, "fpr": 0.2}, "ood_column": "is_ood"}``.
@@ -381,6 +385,29 @@ def _check_certificate(target: Any, selection: CertifiedSelection) -> None:
                              f"certified selection's {field} is {words} its target's ({relation} {value:g}); {_EDITED}")
 
 
+def _check_loss_bound(target: Any, selection: CertifiedSelection, loss: str) -> None:
+    """ValueError when a format-3 certificate's ``loss_bound`` is not the B that ``select`` records.
+
+    ``select`` records B for a certified risk or coverage target (it refuses a loss column
+    without ``--loss-bound``) and none for TPR-FPR, whose guarantee bounds no loss. B is at
+    least the largest loss a prediction can have; of the losses a model names, only the 0/100
+    loss's is known from the file alone (100): an MAE's K - 1 needs the label set, a column's
+    the user's cost table.
+    """
+    bound = selection.loss_bound
+    if isinstance(target, OODTarget):
+        if not np.isnan(bound):
+            raise ValueError(f"certificate.loss_bound is {bound:g} but a {target.kind} certificate bounds no loss "
+                             f"(loss_bound null); {_EDITED}")
+        return
+    if np.isnan(bound):
+        raise ValueError(f"certificate.loss_bound is null but the target is a certified {target.kind}: select records "
+                         f"B, the largest loss a prediction can have, that the risk bound rests on; {_EDITED}")
+    if loss == "zero_one" and bound < ZERO_ONE_BOUND:
+        raise ValueError(f"certificate.loss_bound is {bound:g} but loss zero_one has losses of {ZERO_ONE_BOUND:g} (an "
+                         f"error, by its definition): B is at least the largest loss a prediction can have; {_EDITED}")
+
+
 def _reject_constant(name):
     raise ValueError(f"non-standard JSON number {name}")
 
@@ -416,10 +443,10 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
 
     Examples
     --------
-    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 3})
+    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 4})
     Traceback (most recent call last):
         ...
-    ValueError: unsupported format_version 3: this release reads format_version 1 and 2 (a newer rejectopt wrote it? upgrade rejectopt)
+    ValueError: unsupported format_version 4: this release reads format_version 1, 2 and 3 (a newer rejectopt wrote it? upgrade rejectopt)
     """
     if not isinstance(model, dict) or model.get("format") != _MODEL_FORMAT:
         raise ValueError(f"not a rejectopt model (expected \"format\": \"{_MODEL_FORMAT}\")")
@@ -428,9 +455,10 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
         newer = (" (a newer rejectopt wrote it? upgrade rejectopt)"
                  if isinstance(version, int) and not isinstance(version, bool) and version > MODEL_FORMAT_VERSION
                  else "")
+        readable = [str(v) for v in _READABLE_VERSIONS]
         raise ValueError(f"unsupported format_version {reprlib.repr(version)}: this release reads format_version "
-                         f"{' and '.join(str(v) for v in _READABLE_VERSIONS)}{newer}")
-    keys = _MODEL_KEYS if version == MODEL_FORMAT_VERSION else _MODEL_KEYS_V1
+                         f"{', '.join(readable[:-1])} and {readable[-1]}{newer}")
+    keys = _MODEL_KEYS if version >= 2 else _MODEL_KEYS_V1
     missing = [k for k in keys if k not in model]
     unknown = sorted(str(k) for k in model if k not in keys)
     if missing or unknown:
@@ -440,7 +468,7 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     _check_class_seen(score)
     certificate = model.get("certificate")
     selection = (SelectionFunction.from_dict(model["selection"], name="selection") if certificate is None
-                 else certified_from_dict(model["selection"], certificate))
+                 else certified_from_dict(model["selection"], certificate, format_version=version))
     features = _text_list(model["feature_columns"], "feature_columns")
     if len(features) != score.n_features_in_:
         raise ValueError(f"feature_columns has {len(features)} names but score.n_features is {score.n_features_in_}")
@@ -477,10 +505,12 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
                          f"{confidence!r}: the certificate is not that of this target")
     if certificate is None and confidence is not None:
         raise ValueError(f"target has confidence {confidence:g} (a certified target) but certificate is null")
-    if certificate is not None:
-        _check_certificate(parsed, selection)
     if not isinstance(model["loss"], str):
         raise ValueError("loss must be a string")
+    if certificate is not None:
+        _check_certificate(parsed, selection)
+        if version >= 3:
+            _check_loss_bound(parsed, selection, model["loss"])
     versions = model["versions"]
     if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
         raise ValueError("versions must be an object of strings")
@@ -509,7 +539,8 @@ def _unique_keys(pairs: list) -> dict:
 def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]:
     """Read and validate a ``model.json``; returns ``(model, score, selection)``.
 
-    A version-1 file gets ``n_logits`` and ``certificate`` null in the returned ``model``.
+    A version-1 file gets ``n_logits`` and ``certificate`` null in the returned ``model``; a
+    version-2 certificate gets ``loss_bound`` null (its B was not recorded).
 
     Parameters
     ----------
@@ -558,4 +589,6 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
         raise ValueError(f"{path}: invalid model: {_one_line(err)}") from None
     model.setdefault("n_logits", None)
     model.setdefault("certificate", None)
+    if model["certificate"] is not None:
+        model["certificate"].setdefault("loss_bound", None)
     return model, score, selection
