@@ -542,6 +542,7 @@ def test_a_certified_target_on_the_mae_warns_that_its_bound_is_the_labels_span(w
                              "--score", "reg", "--C", "0", "--out", str(out), "-q", *extra]) == 0
         report = json.loads((out / "report.json").read_text())
         assert (report["loss_bound"], report["loss_bound_source"]) == (2.0, source)
+        assert json.loads((out / "model.json").read_text())["certificate"]["loss_bound"] == 2.0
         warned = ("--target coverage=0.8,confidence=0.9 with --loss mae: the certificate takes B = 2, the span of the "
                   f"labels and predictions in {wine}, as the largest loss; it is the MAE's K - 1 only when the smallest "
                   "and largest classes occur: pass --loss-bound K-1 if one may be missing")
@@ -563,6 +564,8 @@ def test_a_certified_target_records_the_declared_loss_bound(wine, tmp_path, caps
     report = json.loads((out / "report.json").read_text())
     certificate = report["certificate"]
     assert (report["loss_bound"], report["loss_bound_source"]) == (10.0, "option")
+    assert json.loads((out / "model.json").read_text())["certificate"] == certificate
+    assert certificate["loss_bound"] == 10.0
     markdown = (out / "report.md").read_text()
     unit = "(units of column cost)"
     assert (f"With probability at least 0.9 over the draw of the {certificate['n_calibration']} calibration rows, the "
@@ -589,7 +592,7 @@ def test_apply_refuses_outputs_of_a_network_with_another_number_of_logits(networ
                                                                           capsys):
     """The model reads the embeddings, whose width says nothing of K: model.json records the logits' width."""
     model = json.loads((network_selected["npz"] / "model.json").read_text())
-    assert model["format_version"] == 2 and model["n_logits"] == 10 and model["certificate"] is None
+    assert model["format_version"] == 3 and model["n_logits"] == 10 and model["certificate"] is None
     data = tmp_path / "five.npz"
     np.savez(data, logits=network["logits"][:, :5], embeddings=network["embeddings"])
     status = cli.main(["apply", "--model", str(network_selected["npz"] / "model.json"), "--data", str(data),
@@ -615,6 +618,7 @@ def test_certified_risk_target_records_its_guarantee_and_per_threshold_table(sat
     assert model["target"] == {"kind": "risk", "value": 5, "confidence": 0.9} and report["certificate"] == certificate
     assert (certificate["bound"], certificate["confidence"], certificate["method"]) == (5.0, 0.9, "ltt")
     assert certificate["n_calibration"] == report["rows"]["calibration"] == 750 and certificate["risk_bound"] == 5.0
+    assert model["format_version"] == 3 and certificate["loss_bound"] == 100.0  # B of the 0/100 loss
     coverage = f"{certificate['coverage_bound']:.4g}"
     # each bound is a theorem at its own level (Learn-then-Test, DKW): both at once are not claimed at 0.9
     assert printed.rstrip().endswith(f"; certified for the population with probability >= 0.9: risk <= 5 %; "
@@ -815,6 +819,7 @@ def test_certified_tpr_fpr_target_round_trips_through_model_json(tmp_path, capsy
     certificate = model["certificate"]
     assert model["target"]["confidence"] == 0.9 and certificate["method"] == "order-statistic+clopper-pearson"
     assert certificate["bound"] <= 0.3 and certificate["coverage_bound"] >= 0.8 and certificate["risk_bound"] is None
+    assert certificate["loss_bound"] is None  # TPR and FPR bounds rest on no loss
     # one statement of both bounds: the union bound at delta / 2 each makes it a theorem at 0.9
     assert printed.rstrip().endswith(f"certified for the population with probability >= 0.9: FPR <= "
                                      f"{certificate['bound']:.4g} and TPR >= {certificate['coverage_bound']:.4g} "

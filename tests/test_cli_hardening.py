@@ -16,6 +16,7 @@ import pytest
 
 from rejectopt import cli
 from rejectopt.cli._parser import build_parser
+from rejectopt.cli._table import EXACT_FLOATS
 from cli_data import satellite_tables, selected_model, shared_folder
 
 
@@ -449,3 +450,35 @@ def test_an_old_format_model_applies(tmp_path, capsys):
     decisions = pd.read_csv(tmp_path / "d.csv")
     assert list(decisions.columns) == ["row", "y_pred", "uncertainty", "acceptance_probability", "accept"]
     assert len(decisions) == 178 and 0 < decisions["accept"].mean() < 1
+
+
+def _wine_with_errors(path):
+    """Wine's f0..f12, its label y and a y_pred wrong on every 5th row: the table model_v2_wine_certified.json was
+    selected on (``select --target coverage=0.5 --confidence 0.9 --C 1`` of the release before format_version 3)."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    table = pd.DataFrame(X, columns=[f"f{j}" for j in range(13)])
+    table["y"], table["y_pred"] = y, (y + (np.arange(y.size) % 5 == 0)) % 3
+    table.to_csv(path, index=False)
+    return path
+
+
+def test_an_old_format_2_certified_model_applies_as_its_format_3_twin(tmp_path, capsys):
+    """A format-2 certificate has no loss_bound; apply decides on it, byte for byte as on the same model in format 3."""
+    from pathlib import Path
+
+    data = _wine_with_errors(tmp_path / "wine.csv")
+    old = Path(__file__).parent / "data" / "model_v2_wine_certified.json"
+    raw = json.loads(old.read_text())
+    assert raw["format_version"] == 2 and "loss_bound" not in raw["certificate"]
+    assert raw["selection"]["accept_prob"] == 1.0  # a certified coverage: accepts its threshold's ties
+    twin = tmp_path / "model_v3.json"
+    twin.write_text(json.dumps(dict(raw, format_version=3, certificate=dict(raw["certificate"], loss_bound=100.0))))
+    for model, out in ((old, tmp_path / "d2.csv"), (twin, tmp_path / "d3.csv")):
+        status, err = run(apply_argv(model, data, out), capsys)
+        assert status == 0, err
+    assert (tmp_path / "d2.csv").read_bytes() == (tmp_path / "d3.csv").read_bytes()
+    decisions = pd.read_csv(tmp_path / "d2.csv", **EXACT_FLOATS)  # the threshold row exactly, on every pandas
+    assert len(decisions) == 178 and 0 < decisions["accept"].mean() < 1
+    np.testing.assert_array_equal(decisions["accept"], decisions["uncertainty"] <= raw["selection"]["threshold"])
