@@ -1,12 +1,13 @@
 """Certified selective risk side by side with MAPIE's BinaryClassificationController, on the binary datasets.
 
 MAPIE is never a dependency of rejectopt: this script runs in its own environment, made once with
+(any folder will do; the records were made with MAPIE 1.6.0)
 
-    python3 -m venv /work/lean/mapie-venv
-    /work/lean/mapie-venv/bin/pip install mapie scikit-learn pandas
-    /work/lean/mapie-venv/bin/pip install -e /path/to/rejectopt      # no extras
+    python3 -m venv mapie-venv
+    mapie-venv/bin/pip install mapie==1.6.0 scikit-learn pandas
+    mapie-venv/bin/pip install -e /path/to/rejectopt      # no extras
 
-Run: ``/work/lean/mapie-venv/bin/python benchmarks/bench_mapie_guarantees.py [--datasets marketing phishing]
+Run: ``mapie-venv/bin/python benchmarks/bench_mapie_guarantees.py [--datasets marketing phishing]
 [--mirror DIR] [--repeats 200] [--deltas 0.1 0.05] [--risk-fraction 0.5] [--out benchmarks/mapie_guarantees_records.csv]``.
 
 Per binary dataset of the mirror: split 0 of the pipeline's splits (seed 0, default ratios), a
