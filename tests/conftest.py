@@ -2,9 +2,12 @@
 OOD experiment (sattelite) and of the double-hinge one (breast cancer) that their experiment's and
 their report's tests read; the helpers they use are tests/support.py's."""
 
+import os
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris
+from threadpoolctl import threadpool_limits
 
 from support import (COSTS, DEMO_MIRROR, skip_or_fail_without_mirror, skip_or_fail_without_pipeline,
                      skip_or_fail_without_torch, split, split_paths)
@@ -65,6 +68,32 @@ def bc_run(tmp_path_factory):
                                   settings={"reject_costs": COSTS}, seed=0)[0]
     X, y, parts = dh.breast_cancer_split(0, seed=0)
     return result, X, y, parts, out
+
+
+#: The thread variables of the BLAS and OpenMP libraries, read when a library loads (in a child process too).
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def pytest_configure(config):
+    """An xdist worker (``-n auto``) uses its share of the cores for BLAS and OpenMP, as the pipeline's jobs
+    do (``threadpool_limits(snakemake.threads)``).
+
+    Each library's default, a thread per core in every worker, oversubscribes the cores, and
+    OpenBLAS's spinning threads then slowed the double-hinge experiment's fixture 35-fold (36 s
+    against 1 s per worker, two workers on 2 cores). The limit is set for the libraries the worker
+    has loaded (numpy's OpenBLAS) and, through the variables, for those it loads later and for its
+    child processes (the CLI, Snakemake, the pages' interpreters); when the user set one of the
+    variables, the user's settings stand. What the tests check does not depend on the thread count:
+    the fast tier passes with the limit as with each library's default (``-n 0``, or the variables
+    set to the core count).
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if "PYTEST_XDIST_WORKER" not in os.environ or workers <= 1 or any(v in os.environ for v in THREAD_VARIABLES):
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    share = max(1, cores // workers)
+    os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(share)))
+    threadpool_limits(limits=share)
 
 
 def pytest_runtest_setup(item):
