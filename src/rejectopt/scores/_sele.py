@@ -170,7 +170,8 @@ class _Scratch:
     flat storage that grows to the largest batch that asked for it; a batch gets a view of its
     prefix in its own shape, whatever its chunk group. Every batch overwrites what it reads, so
     the values are those of fresh buffers. Buffers allocated anew for each evaluation cost more
-    than their arithmetic: being larger than the C library's 128 KiB threshold, each one was
+    than their arithmetic: larger than the C library's mmap threshold (128 KiB, unless the
+    process freed a larger mapped block before, which raises glibc's threshold), each one was
     mapped afresh and its pages faulted in (SELE on 17,500 rows of 20 features with 29 % errors,
     ``sele_shared``'s fit rows in ``benchmarks/bench_many_classes.py --record``: about 15 ms an
     evaluation with fresh buffers, about 6 ms with these; the values are the same, bit for bit).

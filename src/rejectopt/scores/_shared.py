@@ -57,9 +57,9 @@ def block_rows(n_columns):
 #: (:func:`feature_buffers`: four float64 arrays of 1 MiB at this size and a boolean one) serve
 #: every block, so that no block allocates an array of its size, and with about 70 numpy calls a
 #: block their per-call cost stays small beside the arithmetic. At n = 50,000 and K = 1,000 (CPU
-#: seconds, best of 4, on a 2-core machine): fresh temporaries in blocks of 16 rows, as before,
-#: about 1.07; these buffers in blocks of 16 rows 0.91, 64 rows 0.68, 131 rows 0.65, 262 rows
-#: 0.63 and 524 rows 0.69 (the buffers outgrow a core's 2 MiB L2 cache).
+#: seconds, best of 4, on a 2-core machine with 1 MiB of L2 cache a core): fresh temporaries in
+#: blocks of 16 rows, as before, about 1.07; these buffers in blocks of 16 rows 0.91, 64 rows
+#: 0.68, 131 rows 0.65, 262 rows 0.63 and 524 rows 0.69.
 FEATURE_BLOCK_ELEMENTS = 1 << 17
 
 
