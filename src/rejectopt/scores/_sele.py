@@ -1,6 +1,7 @@
 """SELE: uncertainty score learned by minimising the chunked SELE proxy loss (eq. 30)."""
 
 import copy
+import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -183,7 +184,7 @@ class _Scratch:
         self.batch = {}  # buffer key -> batch size of its chunk group
 
     def get(self, key, shape, rows):
-        role, size = key[-1], int(np.prod(shape))
+        role, size = key[-1], math.prod(shape)  # not np.prod: 4 us a call, 40 calls an evaluation
         flat = self.arrays.get(role)
         if flat is None or flat.size < size:
             flat = self.arrays[role] = np.empty(size, self.dtype)
