@@ -21,13 +21,19 @@ distribution and every population quantity is exact):
 Per (population, n, delta), ``draws`` samples are fitted by: ``ltt`` (``fit_certified_risk``, the
 library's default, seeded by the draw), ``full`` (the full set alone: accept everything when its
 Clopper-Pearson bound at delta is <= a), ``sgr`` (Geifman & El-Yaniv's binary search with its union
-bound), and the ``oracle`` (the largest cut of the population whose risk is <= a; no data). A draw
+bound), ``full_tested`` (the full set alone on the rows ltt tests, its own seeded split of the draw:
+on a flat risk the error count of those rows is sufficient, so no procedure that holds start rows
+out certifies the full set more often, up to the binomial test's discreteness), and the ``oracle``
+(the largest cut of the population whose risk is <= a; no data). A draw
 that certifies nothing accepts nothing (coverage 0, no violation). Per cell and method: the share of
 draws that certify (``feasible_rate``), that violate (population risk > a), the mean population
 coverage, and the CPU seconds of the cell (``time.process_time``). The checks of ``ltt``: violation
 rate <= delta + 3 sigma (sigma = sqrt(delta (1 - delta) / draws)); feasible rate >= the better of
 full and SGR minus 0.02; mean coverage >= theirs minus 0.01. Prints a Markdown table; writes one
 record per (population, n, delta, method).
+
+``--remedies`` also fits the remedies of :data:`REMEDIES` on the same draws (each valid; none
+meets more cells than ltt) and writes their records and a summary per method beside ``--out``.
 
 ``--timing`` measures instead what a refusal's advice costs (CPU seconds, ``time.process_time``) on
 a bounded loss (0-4, B = 4, Hoeffding-Bentkus): the refusal of a 1,000,000-row sample (fit and
@@ -44,10 +50,14 @@ import time
 import numpy as np
 import pandas as pd
 
+from rejectopt import _certify
 from rejectopt._certify import _evaluate, _population_sums, _risk_upper_bound, fit_certified_risk
 from rejectopt.selective import InfeasibleTargetError, SelectionFunction, fit_geifman_el_yaniv
 
 ROWS = 200_000
+
+#: The methods of every cell; ``--remedies`` adds :data:`REMEDIES`.
+METHODS = ("ltt", "full", "sgr", "full_tested")
 
 
 def synthetic(kind, seed=0):
@@ -107,17 +117,89 @@ def fits(loss, s, target, delta, draw):
         out["sgr"] = fit_geifman_el_yaniv(loss, s, target, delta, loss_scale=100.0)[0]
     except InfeasibleTargetError:
         out["sgr"] = None
+    rows = _certify._ltt_rows(loss, s, _certify.START_FRACTION, draw)  # ltt's own split of this draw
+    tested = rows.n_tested and float(_risk_upper_bound(rows.sums[-1], rows.n_tested, delta, 100.0, True)) <= target
+    out["full_tested"] = SelectionFunction(math.inf, 1.0) if tested else None
     return out
 
 
-def run_cell(name, population, table, target, n, delta, draws, seed):
+# --------------------------------------------------------------------------------------------
+# Remedies measured and set aside (``--remedies``): each is valid, and none met more cells
+# --------------------------------------------------------------------------------------------
+def _weighted_chain(rows, pvalues, weights):
+    """Fixed-sequence tests along the cuts, each cut's level passed on to the next cut when it is rejected.
+
+    ``weights[k]`` is cut ``k``'s own share of delta (the full set is the last cut). A graphical
+    procedure (Bretz, Maurer, Brannath & Posch 2009) whose every edge leads to the next larger cut:
+    the levels that reach a true null come from disjoint runs of false nulls below it, so the
+    family-wise error is at most ``sum(weights)``. Returns the selection of the largest rejected cut.
+    """
+    carry, top = 0.0, -1
+    for k in range(int(np.flatnonzero(weights)[0]), pvalues.size):
+        level = weights[k] + carry
+        carry = level if pvalues[k] <= level else 0.0
+        top = k if carry > 0 else top
+    if top < 0:
+        return None
+    return SelectionFunction(math.inf, 1.0) if top == pvalues.size - 1 else SelectionFunction(
+        float(rows.values[top + 1]), 0.0)
+
+
+def remedy(kind, loss, s, target, delta, draw):
+    """One remedy's selection on a sample (None: nothing certified); ``kind`` a key of :data:`REMEDIES`."""
+    n = loss.size
+    rows = _certify._ltt_rows(loss, s, _certify.START_FRACTION, draw)
+    pvalues = _certify._risk_pvalue(rows.sums, rows.trials, target, 100.0, True)
+    if rows.start_loss.size == 0:  # below 190 rows every variant is ltt's: the full set alone at delta
+        return SelectionFunction(math.inf, 1.0) if pvalues[-1] <= delta else None
+    if kind == "fixed_half":  # the full set on every row at delta / 2, no weight from the start rows
+        if float(_certify._risk_pvalue(loss.sum(), n, target, 100.0, True)) <= delta / 2:
+            return SelectionFunction(math.inf, 1.0)
+        full, chain = 0.0, delta / 2
+    else:
+        share = _certify._ltt_full_share(rows, target, delta, 100.0)
+        if kind == "steeper_share":  # more of delta to the full set wherever the start rows give it a chance
+            share = min(1.0 - _certify.FULL_SHARE_MIN, 1.0 - (1.0 - share) ** 2)
+        full = delta * share
+        chain = delta - full
+    start = _certify._ltt_start(rows.start_loss, rows.start_s, target, chain, rows.n_tested, 100.0, True)
+    weights = np.zeros(pvalues.size)
+    weights[-1] = full
+    starts = [(start, 1.0)]
+    if kind == "two_starts":  # half of the chain's level also starts at the earliest cut predicted to pass
+        values, trials, sums = _certify._prefix_sums(rows.start_loss, rows.start_s)
+        scale = rows.n_tested / rows.start_loss.size
+        predicted = _certify._risk_pvalue(sums * scale, trials * scale, target, 100.0, True)
+        j = int(np.flatnonzero(predicted <= max(chain, float(predicted.min())))[0])
+        starts = [(start, 0.5), (math.inf if j == values.size - 1 else float(values[j]), 0.5)]
+    for where, share in starts:
+        k = int(np.searchsorted(rows.values, where, side="right")) - 1
+        if k >= 0:
+            weights[k] += share * chain
+    if not weights.any():
+        return None
+    return _weighted_chain(rows, pvalues, weights)
+
+
+#: The remedies of the issue measured beside ltt: ``passing`` (ltt with the chain's level passed on
+#: to the full set when the run reaches it), ``two_starts`` (``passing`` with half of the chain's
+#: level at a second, earlier start) and ``fixed_half`` (the full set on every row at delta / 2 and
+#: the chain at delta / 2: no start row decides the split, so the full set keeps the start rows) and
+#: ``steeper_share`` (``passing`` with the full set's share ``1 - (1 - w)^2``).
+REMEDIES = ("passing", "two_starts", "fixed_half", "steeper_share")
+
+
+def run_cell(name, population, table, target, n, delta, draws, seed, remedies=()):
     loss_all, s_all = population
     rng = np.random.default_rng(seed)
-    tally = {m: [0, 0, 0.0] for m in ("ltt", "full", "sgr")}
+    tally = {m: [0, 0, 0.0] for m in (*METHODS, *remedies)}
     start = time.process_time()
     for draw in range(draws):
         rows = rng.integers(0, loss_all.size, n)
-        for method, selection in fits(loss_all[rows], s_all[rows], target, delta, draw).items():
+        selections = fits(loss_all[rows], s_all[rows], target, delta, draw)
+        for kind in remedies:
+            selections[kind] = remedy(kind, loss_all[rows], s_all[rows], target, delta, draw)
+        for method, selection in selections.items():
             if selection is None:
                 continue
             coverage, risk = _evaluate(selection, table)
@@ -135,21 +217,33 @@ def run_cell(name, population, table, target, n, delta, draws, seed):
     return records
 
 
-def checks(frame):
-    """Per cell, whether ltt meets the three checks (the docstring's)."""
+def checks(frame, method="ltt"):
+    """Per cell, whether ``method`` meets the three checks (the docstring's)."""
     rows = []
     for (name, n, delta), cell in frame.groupby(["population", "n", "delta"], sort=False):
         by = cell.set_index("method")
-        sigma = math.sqrt(delta * (1 - delta) / by.loc["ltt", "draws"])
+        sigma = math.sqrt(delta * (1 - delta) / by.loc[method, "draws"])
         best_feasible = max(by.loc["full", "feasible_rate"], by.loc["sgr", "feasible_rate"])
         best_coverage = max(by.loc["full", "mean_coverage"], by.loc["sgr", "mean_coverage"])
-        rows.append(dict(population=name, n=n, delta=delta,
-                         valid=by.loc["ltt", "violation_rate"] <= delta + 3 * sigma,
-                         feasible_ok=by.loc["ltt", "feasible_rate"] >= best_feasible - 0.02,
-                         coverage_ok=by.loc["ltt", "mean_coverage"] >= best_coverage - 0.01,
-                         feasible_gap=by.loc["ltt", "feasible_rate"] - best_feasible,
-                         coverage_gap=by.loc["ltt", "mean_coverage"] - best_coverage))
+        rows.append(dict(population=name, n=n, delta=delta, method=method,
+                         valid=by.loc[method, "violation_rate"] <= delta + 3 * sigma,
+                         feasible_ok=by.loc[method, "feasible_rate"] >= best_feasible - 0.02,
+                         coverage_ok=by.loc[method, "mean_coverage"] >= best_coverage - 0.01,
+                         feasible_gap=by.loc[method, "feasible_rate"] - best_feasible,
+                         coverage_gap=by.loc[method, "mean_coverage"] - best_coverage))
     return pd.DataFrame(rows)
+
+
+def remedies_summary(frame):
+    """Per method (ltt, the full set on ltt's tested rows, each remedy): cells missed, and the mean coverage over cells."""
+    out = []
+    for method in ("ltt", "full_tested", *[m for m in REMEDIES if m in set(frame["method"])]):
+        verdict = checks(frame, method)
+        missed = verdict[~(verdict["valid"] & verdict["feasible_ok"] & verdict["coverage_ok"])]
+        out.append(dict(method=method, cells=len(verdict), missed=len(missed),
+                        mean_coverage=frame.loc[frame["method"] == method, "mean_coverage"].mean(),
+                        missed_cells=" ".join(f"{r.population}/{r.n}/{r.delta}" for r in missed.itertuples())))
+    return pd.DataFrame(out)
 
 
 def timing(out):
@@ -196,6 +290,9 @@ def main(argv=None):
     parser.add_argument("--mirror", default=os.environ.get("REJECTOPT_DATA_MIRROR"))
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "certified_power_records.csv"))
     parser.add_argument("--timing", action="store_true", help="measure the cost of a refusal's advice instead")
+    parser.add_argument("--remedies", action="store_true",
+                        help="also fit the remedies set aside (REMEDIES); their records and summary go to "
+                             "<out>_remedies.csv and <out>_remedies_summary.csv")
     args = parser.parse_args(argv)
     if args.timing:
         timing(os.path.join(os.path.dirname(args.out), "certified_advice_timing.json"))
@@ -214,9 +311,16 @@ def main(argv=None):
         for n in args.ns:
             for delta in args.deltas:
                 records += run_cell(name, (loss, s), table, target, n, delta, args.draws,
-                                    seed=[p_index, n, int(round(1000 * delta))])
+                                    seed=[p_index, n, int(round(1000 * delta))],
+                                    remedies=REMEDIES if args.remedies else ())
                 print(name, n, delta, "done", flush=True)
     frame = pd.DataFrame(records)
+    if args.remedies:
+        frame.to_csv(args.out.replace(".csv", "_remedies.csv"), index=False)
+        summary = remedies_summary(frame)
+        summary.to_csv(args.out.replace(".csv", "_remedies_summary.csv"), index=False)
+        print(summary.to_markdown(index=False))
+        frame = frame[frame["method"].isin([*METHODS, "oracle"])]
     frame.to_csv(args.out, index=False)
     verdict = checks(frame)
     verdict.to_csv(args.out.replace(".csv", "_checks.csv"), index=False)
