@@ -42,6 +42,7 @@ them there), and the fits of the three certified kinds.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from statistics import NormalDist
@@ -213,6 +214,8 @@ def _risk_upper_bound(loss_sum: Any, trials: Any, delta: float, loss_bound: floa
     return np.where(k > 0, high, 1.0) * loss_bound
 
 
+# Cached for the reason _coverage_rank is.
+@functools.lru_cache(maxsize=1024)
 def _coverage_lower_bound(accepted: int, n: int, delta: float) -> float:
     """``(1 - delta)`` lower bound of the population coverage of the cut at the ``accepted``-th smallest score.
 
@@ -797,6 +800,9 @@ def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float,
 # --------------------------------------------------------------------------------------------
 # Coverage targets
 # --------------------------------------------------------------------------------------------
+# Cached: it depends on (n, w, delta) alone, which a validation or an experiment repeats over hundreds of
+# calibration draws of one size, and each call evaluates a binomial tail at all n + 1 ranks.
+@functools.lru_cache(maxsize=1024)
 def _coverage_rank(n: int, target_coverage: float, delta: float) -> int:
     """Smallest ``k`` with ``P(Binomial(n, w) >= k) <= delta``; ``n + 1`` when no order statistic certifies ``w``."""
     tails = _sps.binom.sf(np.arange(n + 1) - 1, n, target_coverage)  # P(Bin >= k), k = 0..n
