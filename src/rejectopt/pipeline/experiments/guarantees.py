@@ -253,14 +253,16 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
         else np.arange(n_tst)
     n_cal, draws = calibration_draws(rows_used.size, settings,
                                      derive_seed(inputs.seed, inputs.dataset, NAME, inputs.split, "draws"))
+    learned_of = {c: [s for s in settings["scores_of"].get(c, []) if s != "baseline"] for c in classifiers}
+    # One read of the data and its checksum for every classifier of the split.
+    outcomes = tst_outcomes(inputs.task, inputs.data_path, inputs.splits_path,
+                            {(c, inputs.split): inputs.staged_file(f"classifier/{c}") for c in classifiers},
+                            {(c, s, inputs.split): inputs.staged_file(f"scores/{c}")
+                             for c in classifiers for s in learned_of[c]})
     frames = []
     for classifier in classifiers:
         baseline = get_classifier(classifier).baseline
-        learned = [s for s in settings["scores_of"].get(classifier, []) if s != "baseline"]
-        score_files = {(classifier, s, inputs.split): inputs.staged_file(f"scores/{classifier}") for s in learned}
-        outcomes = tst_outcomes(inputs.task, inputs.data_path, inputs.splits_path,
-                                {(classifier, inputs.split): inputs.staged_file(f"classifier/{classifier}")},
-                                score_files)
+        learned = learned_of[classifier]
         loss, _, scores = outcomes[(classifier, inputs.split)]
         loss = np.asarray(loss, dtype=float)[rows_used]
         base_risk = float(loss.mean())
