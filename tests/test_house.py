@@ -24,9 +24,11 @@ SRC = ROOT / "src" / "rejectopt"
 
 #: The two set-up commands README.md opens with: CI (.ci/run) and a hook read them there.
 README_COMMANDS = (
-    "python3 -m venv .venv && .venv/bin/pip install -e '.[pipeline]' && .venv/bin/snakemake --cores 2 "
+    "python3 -m venv .venv && .venv/bin/pip install --require-hashes -r requirements/pipeline.txt && "
+    ".venv/bin/pip install --no-deps --no-build-isolation -e . && .venv/bin/snakemake --cores 2 "
     "--config data_mirror=workflow/resources/demo_mirror datasets='[shuttle,sattelite,abalone]'",
-    "python3 -m venv .venv && .venv/bin/pip install -e '.[pipeline,test]' && .venv/bin/pytest -n auto --dist loadfile",
+    "python3 -m venv .venv && .venv/bin/pip install --require-hashes -r requirements/test.txt && "
+    ".venv/bin/pip install --no-deps --no-build-isolation -e . && .venv/bin/pytest -n auto --dist loadfile",
 )
 README_MAX_BYTES = 10_240
 MAX_PUBLIC_NAMES = 150
