@@ -4,6 +4,7 @@
 # to SUMMARIES and its benchmark records to BENCHMARKS.
 
 import functools
+import hashlib
 import logging
 import os
 import warnings
@@ -39,6 +40,14 @@ REPO = Path(workflow.current_basedir.get_path_or_uri(secret_free=True)).parents[
 # by local jobs and SLURM jobs alike). A conda environment of envs/rejectopt.yaml holds the
 # dependencies but not rejectopt itself, which pip could not install from a relative path there.
 SRC = REPO / "src"
+
+# The locks behind README lines 1 and 2 (requirements/lock.sh), named on the environment page with
+# their sha256; the digests are the environment rule's params, so a refreshed lock reruns that page.
+LOCKS = [REPO / "requirements" / name for name in ("pipeline.txt", "test.txt")]
+LOCK_SHA256 = [
+    hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    for path in LOCKS
+]
 if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(SRC):
     os.environ.update(
         PYTHONPATH=os.pathsep.join(

@@ -278,5 +278,7 @@ rule environment:
         datasets=DATASETS,
         raw_dir=RAW_DIR,
         custom=PLAN.custom,
+        locks=[str(path) for path in LOCKS],
+        lock_sha256=LOCK_SHA256,
     script:
         "../scripts/environment.py"

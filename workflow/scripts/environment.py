@@ -15,4 +15,7 @@ datasets = {
     )
     for name, path in zip(snakemake.params.datasets, snakemake.input)
 }
-write_text(environment_markdown(dict(snakemake.config), datasets), snakemake.output[0])
+write_text(
+    environment_markdown(dict(snakemake.config), datasets, snakemake.params.locks),
+    snakemake.output[0],
+)

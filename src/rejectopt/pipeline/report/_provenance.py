@@ -14,6 +14,7 @@ import pandas as pd
 import yaml
 
 from ._format import count, format_number
+from ._lock import lock_differences, lock_sha256
 
 __all__ = ["timing_table", "environment_markdown", "recorded_config", "report_config_error", "report_requested"]
 
@@ -72,8 +73,9 @@ def _installed_version(package: str) -> str:
         return "not installed"
 
 
-def environment_markdown(config: dict, datasets: dict) -> str:
-    """Package versions, dataset checksums and the run's configuration, as Markdown.
+def environment_markdown(config: dict, datasets: dict, locks=()) -> str:
+    """Package versions, the lock they were installed from, dataset checksums and the run's
+    configuration, as Markdown.
 
     ``datasets`` maps a dataset name to ``{"n", "d", "k", "xy_sha256",
     "raw": {file name: sha256}}``.
@@ -84,15 +86,20 @@ def environment_markdown(config: dict, datasets: dict) -> str:
         The run's configuration, printed as YAML.
     datasets : dict
         Dataset name -> its size, fingerprint and raw-file checksums (above).
+    locks : sequence of path-like, default=()
+        The lock files beside the workflow (``requirements/pipeline.txt`` and ``test.txt``): each is
+        named with its sha256, and the installed packages not at their versions are listed, so the
+        page says whether this run's numbers are the lock's. A path that does not exist is named so.
 
     Returns
     -------
     str
-        The Markdown report: Python and package versions, datasets, configuration.
+        The Markdown report: Python and package versions, the lock, datasets, configuration.
     """
     lines = ["# Environment of this run", "", f"Python {platform.python_version()} on {platform.platform()}", ""]
     lines += ["| package | version |", "|---|---|"]
     lines += [f"| {p} | {_installed_version(p)} |" for p in _ENVIRONMENT_PACKAGES]
+    lines += _lock_lines(locks)
     lines += ["", "## Datasets", "", "| dataset | n | d | K | fingerprint of X, y (sha256) | raw files (sha256) |",
               "|---|---|---|---|---|---|"]
     for name, info in sorted(datasets.items()):
@@ -100,6 +107,21 @@ def environment_markdown(config: dict, datasets: dict) -> str:
         lines.append(f"| {name} | {info['n']} | {info['d']} | {info['k']} | `{info['xy_sha256']}` | {raw} |")
     lines += ["", "## Configuration", "", "```yaml", yaml.safe_dump(config, sort_keys=True).rstrip(), "```"]
     return "\n".join(lines) + "\n"
+
+
+def _lock_lines(locks) -> list[str]:
+    """The page's lock section: each lock's sha256 and whether the installed packages are at its versions."""
+    if not locks:
+        return []
+    lines = ["", "## Lock", "", "| lock | sha256 | installed packages not at its versions |", "|---|---|---|"]
+    for path in map(Path, locks):
+        if not path.is_file():
+            lines.append(f"| {path.name} | no such file: {path} | |")
+            continue
+        differences = lock_differences(path)
+        lines.append(f"| {path.parent.name}/{path.name} | `{lock_sha256(path)}` | "
+                     f"{'none' if not differences else '<br>'.join(differences)} |")
+    return lines
 
 
 def recorded_config(path) -> dict | None:
