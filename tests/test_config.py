@@ -19,6 +19,7 @@ from rejectopt.pipeline.config import (
     ConfigError,
     PluginError,
     blas_environment,
+    blas_kernels_run,
     load_plugins,
     plan_run,
     validate_config,
@@ -36,8 +37,34 @@ def x86(monkeypatch):
 
 def test_avx2_cpu_gets_the_haswell_kernels(x86, tmp_path):
     (tmp_path / "cpuinfo").write_text(AVX2)
-    assert blas_environment({}, tmp_path / "cpuinfo") == {"OPENBLAS_CORETYPE": BLAS_CORETYPE} == {
+    assert blas_environment({}, tmp_path / "cpuinfo", probe=False) == {"OPENBLAS_CORETYPE": BLAS_CORETYPE} == {
         "OPENBLAS_CORETYPE": "Haswell"}
+
+
+def test_kernels_that_crash_are_not_pinned_and_the_run_is_told(x86, tmp_path, monkeypatch, caplog):
+    """A probe that dies as a crashing kernel would (SIGABRT here) leaves the kernels unpinned, with a
+    warning that names the consequence and the lock."""
+    (tmp_path / "cpuinfo").write_text(AVX2)
+    monkeypatch.setattr("rejectopt.pipeline.config._KERNEL_PROBE", "import os; os.abort()")
+    with caplog.at_level("WARNING", logger="rejectopt"):
+        assert blas_environment({}, tmp_path / "cpuinfo") == {}
+    assert "numpy's OpenBLAS crashes with the Haswell kernels on this CPU" in caplog.text
+    assert "requirements/pipeline.txt" in caplog.text
+    monkeypatch.setattr("rejectopt.pipeline.config._KERNEL_PROBE", "import os; assert os.environ['OPENBLAS_CORETYPE'] "
+                        "== 'Haswell' and os.environ['OPENBLAS_NUM_THREADS'] == '1'")
+    assert blas_environment({}, tmp_path / "cpuinfo") == {"OPENBLAS_CORETYPE": "Haswell"}
+
+
+def test_the_pinned_kernels_run_the_jobs_product_with_these_releases():
+    """numpy's own OpenBLAS runs the product the jobs make with the kernels the workflow pins. It fails
+    with a release whose AVX2 kernels crash on this CPU (numpy 2.5.5's OpenBLAS 0.3.34 on an AVX-512
+    CPU): the workflow then runs unpinned, and the newest-releases CI stage shows it."""
+    cpuinfo = Path("/proc/cpuinfo")
+    avx2 = cpuinfo.is_file() and "avx2" in cpuinfo.read_text().split()
+    if avx2 and platform.machine().lower() in ("x86_64", "amd64"):
+        assert blas_kernels_run(BLAS_CORETYPE)
+    else:  # nothing to pin on this machine, and nothing is
+        assert blas_environment({}) == {}
 
 
 def test_nothing_is_pinned_without_avx2_or_cpuinfo_or_on_another_architecture(x86, tmp_path, monkeypatch):

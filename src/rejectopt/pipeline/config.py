@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import logging
 import math
 import os
 import platform
 import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +31,7 @@ from ..datasets._custom import custom_dataset, peek_custom
 from ..metrics import aurc
 from ..scores import SCORES
 
-__all__ = ["C_MAX", "ConfigError", "PluginError", "RunPlan", "blas_environment", "coerce_numbers", "load_plugins", "plan_run",
+__all__ = ["C_MAX", "ConfigError", "PluginError", "RunPlan", "blas_environment", "blas_kernels_run", "coerce_numbers", "load_plugins", "plan_run",
            "validate_config"]
 
 
@@ -50,8 +53,14 @@ class PluginError(ConfigError):
 #: The OpenBLAS kernels every job uses on an x86-64 CPU with AVX2 (``OPENBLAS_CORETYPE``).
 BLAS_CORETYPE = "Haswell"
 
+#: A product the jobs make, run with the kernels to pin before they are pinned: scikit-learn's
+#: Hessian of the logistic loss, ``X.T @ (w * X)``, at one thread as a one-thread job runs it. The
+#: OpenBLAS 0.3.34 of numpy 2.5.5's wheels dies in it (SIGSEGV) with the Haswell kernels on an
+#: AVX-512 CPU, where numpy 2.4.6's OpenBLAS 0.3.31 runs it.
+_KERNEL_PROBE = "import numpy as np; x = np.ones((2000, 36)); w = np.ones(2000); (x.T @ (x * w[:, None])).sum()"
 
-def blas_environment(environ=None, cpuinfo="/proc/cpuinfo") -> dict[str, str]:
+
+def blas_environment(environ=None, cpuinfo="/proc/cpuinfo", probe=True) -> dict[str, str]:
     r"""The environment variables that make the jobs' numbers the same on every x86-64 CPU with AVX2.
 
     OpenBLAS picks its kernels by CPU: the AVX-512 kernels sum in another order than the AVX2
@@ -59,6 +68,10 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo") -> dict[str, str]:
     prediction and SELE's AuRC moves in the fourth digit. Pinning the AVX2 (``Haswell``) kernels
     where the CPU has AVX2 gives the same bytes on an AVX2 and an AVX-512 machine. A value the
     user set wins; elsewhere (another architecture, no ``/proc/cpuinfo``) nothing is pinned.
+
+    Before pinning, a child process runs a product the jobs make with those kernels; where it dies
+    (an OpenBLAS release whose AVX2 kernels crash on this CPU), nothing is pinned and the
+    ``rejectopt`` logger warns that the jobs' last bits may then differ from another machine's.
 
     Parameters
     ----------
@@ -68,12 +81,15 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo") -> dict[str, str]:
     cpuinfo : path-like, default="/proc/cpuinfo"
         File whose words include ``avx2`` when the CPU has AVX2 (Linux's format); a file
         that cannot be read pins nothing.
+    probe : bool, default=True
+        Whether to run the kernels once in a child process before pinning them (about 0.2 s).
 
     Returns
     -------
     dict of str to str
         ``{"OPENBLAS_CORETYPE": "Haswell"}`` on an x86-64 CPU with AVX2 whose environment does
-        not set the variable, else empty. The caller adds it to the jobs' environment.
+        not set the variable and whose OpenBLAS runs those kernels, else empty. The caller adds it
+        to the jobs' environment.
     """
     environ = os.environ if environ is None else environ
     if "OPENBLAS_CORETYPE" in environ or platform.machine().lower() not in ("x86_64", "amd64"):
@@ -82,7 +98,41 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo") -> dict[str, str]:
         flags = Path(cpuinfo).read_text()
     except OSError:
         return {}
-    return {"OPENBLAS_CORETYPE": BLAS_CORETYPE} if "avx2" in flags.split() else {}
+    if "avx2" not in flags.split():
+        return {}
+    pinned = {"OPENBLAS_CORETYPE": BLAS_CORETYPE}
+    if probe and not blas_kernels_run(BLAS_CORETYPE, environ):
+        logging.getLogger("rejectopt").warning(
+            "numpy's OpenBLAS crashes with the %s kernels on this CPU (a matrix product at one thread, as "
+            "the jobs run it): they are not pinned, so the jobs use the kernels OpenBLAS picks for this CPU "
+            "and a fit's last bits may differ from a run on another machine. The releases of the lock "
+            "(requirements/pipeline.txt, README line 1) run them", BLAS_CORETYPE)
+        return {}
+    return pinned
+
+
+def blas_kernels_run(coretype, environ=None) -> bool:
+    """Whether numpy's OpenBLAS runs a product the jobs make with ``coretype``'s kernels.
+
+    The product runs in a child process of this Python, at one thread: a kernel that crashes
+    takes its process with it.
+
+    Parameters
+    ----------
+    coretype : str
+        An ``OPENBLAS_CORETYPE`` value, such as ``"Haswell"``.
+    environ : mapping or None, default=None
+        The environment the child starts from; None reads :data:`os.environ`.
+
+    Returns
+    -------
+    bool
+        True when the child exits normally.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    environ.update(OPENBLAS_CORETYPE=coretype, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    child = subprocess.run([sys.executable, "-c", _KERNEL_PROBE], env=environ, capture_output=True, timeout=300)
+    return child.returncode == 0
 
 
 def load_plugins(modules, search_dir=".") -> list:
