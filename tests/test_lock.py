@@ -153,6 +153,19 @@ def test_the_environment_page_names_each_lock_by_its_sha256(tmp_path):
     assert "## Lock" not in environment_markdown({"seed": 0}, {})
 
 
+def test_the_environment_page_names_the_blas_kernels(monkeypatch):
+    """numpy is loaded here, so its BLAS is listed; the pin, or its absence, is stated."""
+    import threadpoolctl
+
+    blas = [info for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    line = next(line for line in environment_markdown({}, {}).splitlines() if line.startswith("BLAS: "))
+    assert line.endswith("; OPENBLAS_CORETYPE=Haswell")
+    assert all(f"{info['internal_api']} {info.get('version')} (" in line for info in blas)
+    monkeypatch.delenv("OPENBLAS_CORETYPE")
+    assert "OpenBLAS's kernels not pinned" in environment_markdown({}, {})
+
+
 # ---------------------------------------------------------------- the refresh command
 def test_the_refresh_command_refuses_a_day_that_is_not_one(tmp_path):
     run = subprocess.run(["bash", str(LOCK_SCRIPT), "2026-13-45"], capture_output=True, text=True, timeout=60)

@@ -11,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pandas as pd
+import threadpoolctl
 import yaml
 
 from ._format import count, format_number
@@ -99,6 +100,7 @@ def environment_markdown(config: dict, datasets: dict, locks=()) -> str:
     lines = ["# Environment of this run", "", f"Python {platform.python_version()} on {platform.platform()}", ""]
     lines += ["| package | version |", "|---|---|"]
     lines += [f"| {p} | {_installed_version(p)} |" for p in _ENVIRONMENT_PACKAGES]
+    lines += ["", f"BLAS: {_blas_kernels()}"]
     lines += _lock_lines(locks)
     lines += ["", "## Datasets", "", "| dataset | n | d | K | fingerprint of X, y (sha256) | raw files (sha256) |",
               "|---|---|---|---|---|---|"]
@@ -107,6 +109,17 @@ def environment_markdown(config: dict, datasets: dict, locks=()) -> str:
         lines.append(f"| {name} | {info['n']} | {info['d']} | {info['k']} | `{info['xy_sha256']}` | {raw} |")
     lines += ["", "## Configuration", "", "```yaml", yaml.safe_dump(config, sort_keys=True).rstrip(), "```"]
     return "\n".join(lines) + "\n"
+
+
+def _blas_kernels() -> str:
+    """The BLAS libraries this process has loaded, with their version and kernels, and whether the
+    kernels were pinned (``OPENBLAS_CORETYPE``, :func:`rejectopt.pipeline.config.blas_environment`):
+    the same code gives other last bits with other kernels."""
+    libraries = [f"{info['internal_api']} {info.get('version')} ({info.get('architecture')} kernels)"
+                 for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+    pinned = os.environ.get("OPENBLAS_CORETYPE")
+    return (", ".join(libraries) or "none loaded") + (
+        f"; OPENBLAS_CORETYPE={pinned}" if pinned else "; OpenBLAS's kernels not pinned (its choice for this CPU)")
 
 
 def _lock_lines(locks) -> list[str]:
