@@ -409,16 +409,49 @@ def test_apply_checks_the_network_outputs_against_the_model(network, network_sel
 
 
 # --------------------------------------------------------------------------------------------
-# The report's units, intervals and warnings (wine: 178 rows, 3 errors)
+# The report's units, intervals and warnings (wine: 178 rows, 3 errors; an ordered table of 178 rows, 5 errors)
 # --------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def wine(tmp_path_factory):
     return wine_table(str(tmp_path_factory.getbasetemp() / "wine"))
 
 
-def _select_wine(wine, out, target, seed, capsys, caplog):
+#: The seed of ``select`` on the ordered table, and the error rows: 5 of its 10 largest f0, interleaved.
+ORDERED_SEED = 5
+ORDERED_ERRORS = np.arange(168, 178, 2)
+
+
+@pytest.fixture(scope="module")
+def ordered(tmp_path_factory):
+    """(CSV, rows accepted) of a table whose ``select --target coverage=0.8 --seed 5`` is known by construction.
+
+    178 rows (wine's split sizes), one feature ``f0`` = 0..177 and one predicted class ``y_pred`` = 1; the
+    labels ``y`` are 1 but on :data:`ORDERED_ERRORS`, 2, 0, 2, 0, 2 (so the labels span 0..2). The learned score
+    is then ``w * f0 + b``, increasing in f0 for any ``w > 0``, which the errors at the top of f0 force: the fit's
+    last bits cannot reorder the rows. coverage=0.8 sets the threshold at the calibration rows' 43rd smallest
+    f0 of 53 (10 calibration rows lie above it, so the 10 largest f0, the errors among them, do too), hence
+    accepts exactly the report rows below that f0, counted here from the seeded split, none of them an error,
+    whatever the loss of the errors.
+    """
+    n = 178
+    folder = tmp_path_factory.mktemp("ordered")
+    y = np.ones(n, dtype=int)
+    y[ORDERED_ERRORS] = [2, 0, 2, 0, 2]
+    table = pd.DataFrame({"f0": np.arange(n, dtype=float), "y": y, "y_pred": np.ones(n, dtype=int)})
+    table.to_csv(folder / "ordered.csv", index=False)
+    parts = split_rows(n, seed=ORDERED_SEED)  # select's default fractions
+    assert np.isin(ORDERED_ERRORS, parts["fit"]).any(), "the score must see an error to learn w > 0"
+    calibration = np.sort(table["f0"].to_numpy()[parts["calibration"]])
+    threshold = calibration[int(np.ceil(0.8 * calibration.size)) - 1]  # the 43rd of 53
+    assert threshold < ORDERED_ERRORS.min()  # 10 calibration rows lie above it, so do the 10 largest f0
+    n_accepted = int((table["f0"].to_numpy()[parts["report"]] < threshold).sum())
+    assert n_accepted > 0
+    return folder / "ordered.csv", n_accepted
+
+
+def _select(data, out, target, seed, capsys, caplog):
     with caplog.at_level(logging.WARNING):
-        status = cli.main(["select", "--data", str(wine), "--target", target, "--seed", str(seed), "--C", "0,1000",
+        status = cli.main(["select", "--data", str(data), "--target", target, "--seed", str(seed), "--C", "0,1000",
                            "--out", str(out), "-q"])
     captured = capsys.readouterr()
     assert status == 0, captured.err
@@ -426,24 +459,49 @@ def _select_wine(wine, out, target, seed, capsys, caplog):
     return json.loads((out / "report.json").read_text()), captured.out, warnings
 
 
-def test_risk_interval_without_an_error_is_in_percent(wine, tmp_path, capsys, caplog):
-    """No error among the accepted report rows: the upper bound is 100 x Wilson's, not Wilson's fraction."""
-    report, out, _ = _select_wine(wine, tmp_path / "sel", "coverage=0.8", 5, capsys, caplog)
+def test_risk_interval_without_an_error_is_in_percent(ordered, tmp_path, capsys, caplog):
+    """No error among the accepted report rows: the upper bound is 100 x Wilson's, not Wilson's fraction. The
+    ordered table makes the accepted rows, their number and their 0 errors known by construction (``ordered``)."""
+    data, n = ordered
+    report, out, _ = _select(data, tmp_path / "sel", "coverage=0.8", ORDERED_SEED, capsys, caplog)
     point = report["report"]
-    n = point["n_accepted_expected"]
-    assert n == 28 and point["selective_risk"] == 0 and report["loss_bound"] == 100 and report["risk_unit"] == "%"
-    wilson = sps.binomtest(0, 28).proportion_ci(0.95, method="wilson")
+    assert point["n_accepted_expected"] == n and point["selective_risk"] == 0
+    assert report["loss_bound"] == 100 and report["risk_unit"] == "%"
+    wilson = sps.binomtest(0, n).proportion_ci(0.95, method="wilson")
     assert point["selective_risk_ci"] == pytest.approx([0.0, 100 * wilson.high], abs=1e-9)
-    assert 100 * wilson.high == pytest.approx(12.0643, abs=1e-4)
-    # Clopper-Pearson's exact bound for 0 of 28 is (0.025)^(1/28) away from 1: the same scale, a little wider
-    clopper_pearson = sps.binomtest(0, 28).proportion_ci(0.95, method="exact").high
-    assert clopper_pearson == pytest.approx(1 - 0.025 ** (1 / 28)) and 10 < 100 * wilson.high < 100 * clopper_pearson
-    assert "selective risk 0 [0, 12.06] %" in out
-    assert "| selective risk (%) | 0 | [0, 12.06] |" in (tmp_path / "sel" / "report.md").read_text()
+    # Wilson's upper bound for 0 of n is z^2 / (n + z^2): about 12 % for some 30 rows, in percent
+    z = sps.norm.ppf(0.975)
+    assert 100 * wilson.high == pytest.approx(100 * z**2 / (n + z**2))
+    # Clopper-Pearson's exact bound for 0 of n is (0.025)^(1/n) away from 1: the same scale, a little wider
+    clopper_pearson = sps.binomtest(0, n).proportion_ci(0.95, method="exact").high
+    assert clopper_pearson == pytest.approx(1 - 0.025 ** (1 / n)) and 5 < 100 * wilson.high < 100 * clopper_pearson
+    assert f"selective risk 0 [0, {100 * wilson.high:.4g}] %" in out
+    assert f"| selective risk (%) | 0 | [0, {100 * wilson.high:.4g}] |" in (tmp_path / "sel" / "report.md").read_text()
 
 
-def test_report_warns_on_a_missed_risk_target_in_the_wrong_unit(wine, tmp_path, capsys, caplog):
-    report, out, warnings = _select_wine(wine, tmp_path / "sel", "risk=0.02", 0, capsys, caplog)
+def _monotone_table(path, seed, errors, f0=None):
+    """A table whose learned score orders its rows by ``f0`` whatever the fit's last bits: one feature ``f0``
+    (the row index unless given) and one predicted class make the score ``w * f0 + b``, and errors among the
+    fit and validation rows' largest f0 force ``w > 0``. ``errors`` maps a part of ``split_rows(n, seed)``
+    (select's split) to the positions, within that part's rows in order, that err besides. Returns the parts."""
+    n = 178
+    parts = split_rows(n, seed=seed)
+    y = np.zeros(n, dtype=int)
+    y[parts["fit"][-6::2]] = y[parts["validation"][-4::2]] = 1  # interleaved among their largest f0
+    for part, positions in errors.items():
+        y[parts[part][positions]] = 1
+    f0 = np.arange(n, dtype=float) if f0 is None else f0
+    pd.DataFrame({"f0": f0, "y": y, "y_pred": np.zeros(n, dtype=int)}).to_csv(path, index=False)
+    return parts
+
+
+def test_report_warns_on_a_missed_risk_target_in_the_wrong_unit(tmp_path, capsys, caplog):
+    """By construction (``_monotone_table``): the calibration rows err only at their 3 largest f0, so risk=0.02
+    accepts every calibration row below them; the report rows err at their 3 smallest f0, which are accepted
+    first, so their selective risk's interval lies above 0.02 %."""
+    data = tmp_path / "monotone.csv"
+    _monotone_table(data, 0, {"calibration": slice(-3, None), "report": slice(0, 3)})
+    report, out, warnings = _select(data, tmp_path / "sel", "risk=0.02", 0, capsys, caplog)
     point = report["report"]
     low, high = point["selective_risk_ci"]
     assert low > 0.02 and out.rstrip().endswith("%")
@@ -457,10 +515,21 @@ def test_report_warns_on_a_missed_risk_target_in_the_wrong_unit(wine, tmp_path, 
             f"{report['risk_full_coverage_report']:.4g} % when every row is accepted") in " ".join(warnings)
 
 
-def test_report_warns_on_a_score_worse_than_random_and_a_tie_over_C(wine, tmp_path, capsys, caplog):
-    report, _, warnings = _select_wine(wine, tmp_path / "sel", "coverage=0.8", 3, capsys, caplog)
+def test_report_warns_on_a_score_worse_than_random_and_a_tie_over_C(tmp_path, capsys, caplog):
+    """Both by construction, whatever the fit's last bits: one feature f0 and one predicted class make the learned
+    score w * f0 + b; the fit and validation rows err only among their largest f0, so w > 0 for either C and both
+    order the validation rows alike (the same AuRC, above 0), while the report rows err at their 3 smallest f0,
+    which the learned order accepts first (an AuRC above the random order's)."""
+    n, seed = 178, 3
+    parts = split_rows(n, seed=seed)  # select's split: default fractions, rows sorted, f0 = row index
+    y = np.zeros(n, dtype=int)
+    y[parts["fit"][-6::2]] = y[parts["validation"][-4::2]] = 1  # interleaved among their largest f0
+    y[parts["report"][:3]] = 1
+    data = tmp_path / "reversed.csv"
+    pd.DataFrame({"f0": np.arange(n, dtype=float), "y": y, "y_pred": np.zeros(n, dtype=int)}).to_csv(data, index=False)
+    report, _, warnings = _select(data, tmp_path / "sel", "coverage=0.8", seed, capsys, caplog)
     aurcs, val = report["aurc_report"], report["validation_aurc"]
-    assert aurcs["learned_score"] > aurcs["random_order"] and val["0.0"] == val["1000.0"] and report["C"] == 1000
+    assert aurcs["learned_score"] > aurcs["random_order"] and val["0.0"] == val["1000.0"] > 0 and report["C"] == 1000
     text = " ".join(warnings)
     assert (f"the learned score orders the report rows worse than random: AuRC {aurcs['learned_score']:.4g} % "
             f"against {aurcs['random_order']:.4g} % for a random order") in text
@@ -468,26 +537,28 @@ def test_report_warns_on_a_score_worse_than_random_and_a_tie_over_C(wine, tmp_pa
             "tie-break") in text
 
 
-def test_mae_and_loss_column_risks_carry_their_unit_and_bound(wine, tmp_path, capsys, caplog):
-    """The bound comes from the loss's definition: K - 1 = 2 for the MAE on wine's 3 classes, a declared
-    --loss-bound for a loss column (else, with a warning, the file's largest loss)."""
-    table = pd.read_csv(wine)
+def test_mae_and_loss_column_risks_carry_their_unit_and_bound(ordered, tmp_path, capsys, caplog):
+    """The bound comes from the loss's definition: K - 1 = 2 for the MAE on labels 0..2, a declared --loss-bound
+    for a loss column (else, with a warning, the file's largest loss). The ordered table rejects its error rows
+    whatever their loss, so the accepted rows, their number and their 0 risk are known by construction."""
+    data, n = ordered
+    table = pd.read_csv(data)
     table["cost"] = 3.0 * (table["y"] != table["y_pred"])
     costs = tmp_path / "costs.csv"
     table.drop(columns=["y"]).to_csv(costs, index=False)
-    wilson = sps.binomtest(0, 29).proportion_ci(0.95, method="wilson").high
-    cases = ((wine, ["--loss", "mae"], 2.0, "MAE"), (costs, ["--loss-column", "cost"], 3.0, "(units of column cost)"),
+    wilson = sps.binomtest(0, n).proportion_ci(0.95, method="wilson").high
+    cases = ((data, ["--loss", "mae"], 2.0, "MAE"), (costs, ["--loss-column", "cost"], 3.0, "(units of column cost)"),
              (costs, ["--loss-column", "cost", "--loss-bound", "10"], 10.0, "(units of column cost)"),
-             (wine, ["--loss", "mae", "--loss-bound", "4"], 4.0, "MAE"))
-    for k, (data, extra, bound, unit) in enumerate(cases):
+             (data, ["--loss", "mae", "--loss-bound", "4"], 4.0, "MAE"))
+    for k, (path, extra, bound, unit) in enumerate(cases):
         caplog.clear()
         with caplog.at_level(logging.WARNING):
-            assert cli.main(["select", "--data", str(data), "--target", "coverage=0.8", "--seed", "5", "--C", "0,1000",
-                             "--out", str(tmp_path / str(k)), "-q", *extra]) == 0
+            assert cli.main(["select", "--data", str(path), "--target", "coverage=0.8", "--seed", str(ORDERED_SEED),
+                             "--C", "0,1000", "--out", str(tmp_path / str(k)), "-q", *extra]) == 0
         report = json.loads((tmp_path / str(k) / "report.json").read_text())
         assert report["loss_bound"] == bound and report["risk_unit"] == unit
         assert report["loss_bound_source"] == ("labels", "data", "option", "option")[k]
-        assert report["report"]["n_accepted_expected"] == 29 and report["report"]["selective_risk"] == 0
+        assert report["report"]["n_accepted_expected"] == n and report["report"]["selective_risk"] == 0
         assert report["report"]["selective_risk_ci"] == pytest.approx([0.0, bound * wilson], abs=1e-9)
         assert ("--loss-bound not given" in caplog.text) == (k == 1)
         assert capsys.readouterr().out.rstrip().endswith(unit)
@@ -801,16 +872,18 @@ def test_validate_errors_name_the_option(extra, fragment, digits, tmp_path, caps
 
 
 def test_certified_tpr_fpr_target_round_trips_through_model_json(tmp_path, capsys):
-    """Digits 8 and 9 are out-of-distribution: the classifier never saw them."""
-    from sklearn.naive_bayes import GaussianNB
-
-    X, y = load_digits(return_X_y=True)
-    is_ood = y >= 8
-    train = (np.arange(y.size) % 2 == 0) & ~is_ood
-    y_pred = GaussianNB().fit(X[train], y[train]).predict(X[~train])
-    table = pd.DataFrame(X[~train], columns=[f"f{j}" for j in range(64)])
-    table["y"], table["y_pred"], table["is_ood"] = np.where(is_ood[~train], -1, y[~train]), y_pred, is_ood[~train]
-    table.astype({"is_ood": int}).to_csv(tmp_path / "mixed.csv", index=False)
+    """300 ID rows (f0 = 0..299, errors interleaved among the largest) and 200 OOD rows beyond them (f0 = 1000..1199).
+    One feature and one predicted class make the learned score w * f0 + b with w > 0 (the ID errors force it), so
+    it ranks every OOD row above every ID row whatever the fit's last bits: the threshold certifying TPR >= 0.8
+    accepts no OOD row, and 0 of the 120 OOD calibration rows bound the FPR near 0.025, so the target is met."""
+    n_id, n_ood = 300, 200
+    is_ood = np.arange(n_id + n_ood) >= n_id
+    y = np.zeros(n_id + n_ood, dtype=int)
+    y[n_id - 20:n_id:2] = 1  # 10 ID errors
+    y[is_ood] = -1
+    table = pd.DataFrame({"f0": np.where(is_ood, 700.0, 0.0) + np.arange(n_id + n_ood), "y": y, "y_pred": 0,
+                          "is_ood": is_ood.astype(int)})
+    table.to_csv(tmp_path / "mixed.csv", index=False)
     out = tmp_path / "sel"
     assert cli.main(["select", "--data", str(tmp_path / "mixed.csv"), "--target", "tpr=0.8,fpr=0.3", "--confidence",
                      "0.9", "--C", "1", "--out", str(out), "-q"]) == 0
@@ -843,15 +916,23 @@ def test_a_certified_risk_at_the_loss_bound_is_bad_input(wine, tmp_path, capsys)
     assert not (tmp_path / "sel").exists()
 
 
-def test_report_warns_on_a_missed_coverage_but_not_above_a_certified_one(wine, tmp_path, capsys, caplog):
-    report, _, warnings = _select_wine(wine, tmp_path / "plug-in", "coverage=0.8", 0, capsys, caplog)
+def test_report_warns_on_a_missed_coverage_but_not_above_a_certified_one(tmp_path, capsys, caplog):
+    """By construction (``_monotone_table``): the report rows' f0 lie below every other row's, so any threshold
+    the calibration rows give accepts all of them, a coverage above 0.8 beyond its interval."""
+    data = tmp_path / "monotone.csv"
+    parts = split_rows(178, seed=0)
+    f0 = np.arange(178, dtype=float)
+    f0[parts["report"]] = -1.0 - np.arange(parts["report"].size)
+    _monotone_table(data, 0, {}, f0=f0)
+    report, _, warnings = _select(data, tmp_path / "plug-in", "coverage=0.8", 0, capsys, caplog)
+    assert report["report"]["coverage"] == 1.0
     low, high = report["report"]["coverage_ci"]
     assert low > 0.8  # more accepted than asked: the plug-in target is a coverage of 0.8, not at least 0.8
     assert (f"the {report['rows']['report']} held-out report rows miss --target coverage=0.8: their coverage "
             f"{report['report']['coverage']:.4g} lies outside 0.8 beyond its 95 % interval [{low:.4g}, {high:.4g}]"
             ) in warnings
     caplog.clear()
-    report, _, warnings = _select_wine(wine, tmp_path / "certified", "coverage=0.8,confidence=0.9", 0, capsys, caplog)
+    report, _, warnings = _select(data, tmp_path / "certified", "coverage=0.8,confidence=0.9", 0, capsys, caplog)
     assert report["report"]["coverage_ci"][0] > 0.8 and report["certificate"]["coverage_bound"] >= 0.8
     assert not any("miss" in w for w in warnings)  # a certified coverage is a lower bound
 

@@ -9,6 +9,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_digits
+from sklearn.dummy import DummyClassifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
@@ -670,21 +671,49 @@ def test_a_frozen_estimator_counts_as_fitted(iris):
 # --------------------------------------------------------------------------------------------
 # Risk targets: the unit, and a target missed beyond its interval
 # --------------------------------------------------------------------------------------------
+def _ordered_risk_sample(seed):
+    """(X, y, accepted report rows): 900 rows whose selection at risk=0.02 % and at risk=2 % is known by construction.
+
+    A classifier that predicts the majority label 0 errs exactly on the rows labelled 1. The one feature ``f0``
+    ranks the rows of the estimator's split (with cross-fitting, :func:`split_rows` of all rows with the default
+    fractions), from the lowest: 32 report rows (the 16th labelled 1), 40 calibration and 100 train rows labelled
+    0; one calibration row labelled 1; 100 report, 180 calibration and 250 train rows labelled 0; the other 197
+    rows labelled 1, calibration before report rows. One feature and one predicted class make the learned score
+    ``w * f0 + b``, increasing in f0 for any ``w > 0`` (the errors at the top force it), so its last bits
+    cannot reorder the rows. Returns the 32 lowest report rows as the third element.
+    """
+    n = 900
+    parts = split_rows(n, seed=seed)
+    cal, rep, train = parts["calibration"], parts["report"], np.concatenate([parts["fit"], parts["validation"]])
+    low, middle = [rep[:32], cal[:40], train[:100]], [rep[32:132], cal[41:221], train[100:350]]
+    order = np.concatenate([*low, cal[40:41], *middle, cal[221:], rep[132:], train[350:]])
+    f0 = np.empty(n)
+    f0[order] = np.arange(n)
+    y = np.ones(n, dtype=int)
+    y[np.concatenate([*low, *middle])] = 0
+    y[rep[15]] = 1  # the one error among the 32 lowest report rows
+    return f0[:, None], y, rep[:32]
+
+
 def test_a_risk_target_below_one_percent_and_a_missed_target_warn():
-    """Digits, GaussianNB, risk=0.02 (meant as 2 %?): calibration rows meet 0.02 %, the report rows do not."""
-    X, y = load_digits(return_X_y=True)
+    """risk=0.02 (meant as 2 %?): the calibration rows meet 0.02 %, the report rows do not. By construction
+    (:func:`_ordered_risk_sample`): the calibration rows' lowest 40 are correct and their 41st errs, so the
+    threshold accepts exactly the 32 report rows below it, one of them an error: 3.125 %, whatever the fit's bits."""
+    X, y, below = _ordered_risk_sample(seed=3)
+    classifier = DummyClassifier(strategy="most_frequent")  # predicts 0: errs exactly on the rows labelled 1
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = SelectiveClassifier(GaussianNB(), target="risk", value=0.02, C_grid=(1.0,), random_state=3,
-                                    cv=None).fit(X, y)
+        model = SelectiveClassifier(classifier, target="risk", value=0.02, C_grid=(1.0,), random_state=3).fit(X, y)
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     assert messages[0] == ("target='risk', value=0.02: the risk of the 0/100 loss is in percent (an error costs 100), "
                            "so this asks for at most 0.02 % errors among the accepted predictions; if you meant the "
                            "fraction 0.02 (2 %), ask for target='risk', value=2")
+    assert all(np.array_equal(model.split_[name], rows) for name, rows in split_rows(len(y), seed=3).items())
     report = model.split_["report"]
     accept = model.selection_.acceptance_probability(model.predict_uncertainty(X[report]))
     errors = model.estimator_.predict(X[report]) != y[report]
-    # the report rows' risk, computed independently: 1 error among 32 accepted of 180
+    # the accepted report rows are the 32 built lowest, 1 error among them, as counted here from the data
+    np.testing.assert_array_equal(accept, np.isin(report, below).astype(float))
     assert (accept.sum(), errors[accept > 0].sum()) == (32, 1)
     low, high = wilson_interval(1, 32)
     assert messages[1] == (f"the 180 held-out report rows miss target='risk', value=0.02: their selective risk 3.125 % "
@@ -694,9 +723,11 @@ def test_a_risk_target_below_one_percent_and_a_missed_target_warn():
                            "or give more rows")
     assert len(messages) == 2
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # 2 % is met on the report rows (0.81 %): no warning
-        met = SelectiveClassifier(GaussianNB(), target="risk", value=2, C_grid=(1.0,)).fit(X, y)
-    assert met.report_["selective_risk"] < 2
+        # 2 %: the calibration rows' threshold lies among their top errors (their 221 lowest hold 1 error, 3 more
+        # keep the risk <= 2 %), above the 132 lowest report rows, 1 error: 0.76 %, met, no warning
+        warnings.simplefilter("error")
+        met = SelectiveClassifier(classifier, target="risk", value=2, C_grid=(1.0,), random_state=3).fit(X, y)
+    assert met.report_["selective_risk"] == pytest.approx(100 / 132)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,16 +1,22 @@
 """The figures of ``python -m rejectopt select`` (rejectopt.pipeline.report.selection): what each axes shows."""
 
 import numpy as np
+import pytest
 from sklearn.datasets import load_digits
+from sklearn.metrics import roc_auc_score
 from sklearn.naive_bayes import GaussianNB
 
 from rejectopt.cli._report import ood_report_dict, report_dict
 from rejectopt.fitting import _split_ood_rows, fit_selective, split_rows
+from rejectopt.metrics import aurc
 from rejectopt.pipeline.report.selection import ood_select_figure, select_figure
 from rejectopt.targets import Target, parse_target
 
 
 def test_select_figure_shows_the_report_rows_and_the_chosen_point():
+    """The oracle's and the random order's AuRC follow from the losses alone; the learned score's comes
+    from a fit, so it is checked against rejectopt.metrics.aurc of the fitted uncertainties on the report
+    rows, rounded to the legend's 3 digits (either side of a rounding tie, within 1e-12 of round-off)."""
     X, y = load_digits(return_X_y=True)
     classifier = GaussianNB().fit(X[::2], y[::2])  # one half trains the classifier
     X, y = X[1::2], y[1::2]  # the other half, the selective part
@@ -22,12 +28,18 @@ def test_select_figure_shows_the_report_rows_and_the_chosen_point():
                          versions={}, loss_bound=100)
     ax = select_figure(fit, loss, report, "SELE").axes[0]
     assert (ax.get_title(), ax.get_ylabel()) == ("report rows (n=180)", "selective risk (zero_one, %)")
-    assert [text.get_text() for text in ax.get_legend().get_texts()] == [
-        "SELE score (AuRC 3.54)", "oracle (AuRC 2.46)", "random order (AuRC 21.1)", "chosen point (coverage=0.8)"]
+    rep = fit.parts["report"]
+    expected = aurc(loss[rep], fit.uncertainty[rep])
+    assert report["aurc_report"]["learned_score"] == pytest.approx(expected, abs=1e-12)
+    legend = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert legend[0] in {f"SELE score (AuRC {value:.3g})" for value in (expected - 1e-12, expected + 1e-12)}
+    assert legend[1:] == ["oracle (AuRC 2.46)", "random order (AuRC 21.1)", "chosen point (coverage=0.8)"]
 
 
 def test_ood_select_figure_shows_roc_and_the_id_rows_rc_curve():
-    """The digits 8 and 9 are out-of-distribution: the classifier never sees them."""
+    """The digits 8 and 9 are out-of-distribution: the classifier never sees them. The AUROC in the legend comes
+    from a fit, so it is checked against scikit-learn's roc_auc_score of the fitted uncertainties on the report
+    rows, rounded to the legend's 3 digits (either side of a rounding tie, within 1e-12 of round-off)."""
     X, y = load_digits(return_X_y=True)
     is_ood = y >= 8
     train = (np.arange(y.size) % 2 == 0) & ~is_ood
@@ -42,6 +54,10 @@ def test_ood_select_figure_shows_roc_and_the_id_rows_rc_curve():
                              split={}, versions={}, ood_column="is_ood", loss_bound=100)
     roc, rc = ood_select_figure(fit, loss, is_ood, report, "SELE").axes
     assert roc.get_title() == "report rows: 144 ID, 142 OOD"
-    assert [text.get_text() for text in roc.get_legend().get_texts()] == [
-        "SELE score (AUROC 0.862)", "random order", "chosen point (tpr=0.8,fpr=0.3)"]
+    rep = fit.parts["report"]
+    expected = roc_auc_score(~is_ood[rep], -fit.uncertainty[rep])  # ID = positive, less uncertain = more ID
+    assert report["auroc_report"] == pytest.approx(expected, abs=1e-12) and expected > 0.5
+    legend = [text.get_text() for text in roc.get_legend().get_texts()]
+    assert legend[0] in {f"SELE score (AUROC {value:.3g})" for value in (expected - 1e-12, expected + 1e-12)}
+    assert legend[1:] == ["random order", "chosen point (tpr=0.8,fpr=0.3)"]
     assert rc.get_xlabel() == "coverage of the ID rows (= TPR)"
