@@ -9,7 +9,7 @@ so importing the package itself stays cheap.
 import lazy_loader as _lazy
 
 # The one place the version is written: pyproject.toml reads it ([tool.setuptools.dynamic]).
-__version__ = "0.5.1"
+__version__ = "0.5.2"
 
 _SUBMODULES = [
     "classifiers", "datasets", "estimator", "exceptions", "fitting", "landmarks", "logits", "metrics", "model", "ood",
