@@ -82,7 +82,7 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo", probe=True) -> dict[
         File whose words include ``avx2`` when the CPU has AVX2 (Linux's format); a file
         that cannot be read pins nothing.
     probe : bool, default=True
-        Whether to run the kernels once in a child process before pinning them (about 0.2 s).
+        Whether to run the kernels once in a child process (a Python importing numpy) before pinning them.
 
     Returns
     -------
