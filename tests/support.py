@@ -51,22 +51,28 @@ def lock_differences():
     return installed_not_at(TEST_LOCK)
 
 
-#: Outside the lock, how far a recorded AuRC may move: a fit stops at its solver's tolerance, and another
-#: release or BLAS may stop it elsewhere. The largest such move recorded so far is 0.15 % (sattelite / xgb
-#: SELE, 3.4511 -> 3.4563, tests/test_pipeline.py); 5 % leaves room for a regularisation constant chosen
-#: otherwise on a near tie, while a broken score or classifier moves AuRCs by tens of percent.
-AURC_RTOL_OUTSIDE_LOCK = 0.05
+#: Outside the lock, how far a recorded AuRC may move, as a fraction of its cell's risk without rejection
+#: (``risk_full``, the AuRC of a random order): a fit stops at its solver's tolerance, another release or
+#: BLAS stops it elsewhere, and a near tie on Val1 / Val2 may then choose another C. Measured with the
+#: newest releases of 2026-12-06 (numpy 2.5.5, scipy 1.18.1, xgboost 3.4.1) on the demo: the largest move
+#: was 3.8 % of risk_full (shuttle / svm / REG, split 3: 0.552 -> 0.475, risk_full 2.04; 35 of 125 cells
+#: moved, 7 risk_full with them), and 10 % allows twice that. Every score's AuRC lies between the oracle's
+#: and about risk_full, so a score broken to random order moves by most of risk_full and fails.
+AURC_TOLERANCE_OUTSIDE_LOCK = 0.10
 
 
 def assert_summary_close(summary, recorded):
-    """A run's ``summary.csv`` against a recorded one outside the lock: the same cells, every AuRC
-    within :data:`AURC_RTOL_OUTSIDE_LOCK` relative and every Tst size equal."""
+    """A run's ``summary.csv`` against a recorded one outside the lock: the same cells, every Tst size
+    equal, every AuRC within :data:`AURC_TOLERANCE_OUTSIDE_LOCK` of its recorded ``risk_full``."""
     keys = ["task", "dataset", "split", "classifier", "score"]
     merged = recorded.merge(summary, on=keys, how="outer", suffixes=("_recorded", ""), indicator=True)
     unmatched = merged[merged["_merge"] != "both"]
     assert unmatched.empty, f"cells not in both runs:\n{unmatched[keys + ['_merge']]}"
     assert (merged["n_test"] == merged["n_test_recorded"]).all()
-    np.testing.assert_allclose(merged["aurc"], merged["aurc_recorded"], rtol=AURC_RTOL_OUTSIDE_LOCK)
+    allowed = AURC_TOLERANCE_OUTSIDE_LOCK * merged["risk_full_recorded"]
+    moved = merged[(merged["aurc"] - merged["aurc_recorded"]).abs() > allowed]
+    assert moved.empty, f"AuRCs moved by more than {AURC_TOLERANCE_OUTSIDE_LOCK:.0%} of risk_full:\n" + \
+        moved[keys + ["aurc_recorded", "aurc", "risk_full_recorded"]].to_string()
 
 
 # --------------------------------------------------------------------------- fixtures' data

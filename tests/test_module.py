@@ -6,7 +6,7 @@ import sys
 import pandas as pd
 import pytest
 
-from support import AURC_RTOL_OUTSIDE_LOCK, DEMO_MIRROR, REPO, lock_differences
+from support import AURC_TOLERANCE_OUTSIDE_LOCK, DEMO_MIRROR, REPO, lock_differences
 
 #: A user's Snakefile: the workflow's config.yaml, narrowed to one dataset of the demo mirror, one
 #: split, logistic regression and REG with the C the CI configuration chooses (C_classifier = 100 on
@@ -58,7 +58,7 @@ def test_the_workflow_runs_as_a_module_of_a_users_snakefile(tmp_path):
     beside the workflow's own Snakefile. Its Table 3a equals the recorded one of the same
     configuration run directly (tests/data/pipeline_baseline, checked against a direct run by
     tests/test_pipeline.py): split 0 of sattelite, LR trained with C = 100, REG learned with C = 1.
-    Exactly under the lock; in another environment within ``support.AURC_RTOL_OUTSIDE_LOCK``."""
+    Exactly under the lock; in another environment within ``support.AURC_TOLERANCE_OUTSIDE_LOCK``."""
     (tmp_path / "Snakefile").write_text(USER_SNAKEFILE)
     run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=600)
@@ -68,7 +68,9 @@ def test_the_workflow_runs_as_a_module_of_a_users_snakefile(tmp_path):
     columns = ["dataset", "mcp_mean", "reg_mean", "risk_full_mean", "n_splits"]
     assert list(table.dropna(axis=1, how="all").columns) == columns
     if lock_differences():
-        pd.testing.assert_frame_equal(table[columns], recorded[columns], check_exact=False, rtol=AURC_RTOL_OUTSIDE_LOCK)
+        allowed = AURC_TOLERANCE_OUTSIDE_LOCK * recorded["risk_full_mean"]
+        for column in ("mcp_mean", "reg_mean"):
+            assert ((table[column] - recorded[column]).abs() <= allowed).all(), column
     else:
         pd.testing.assert_frame_equal(table[columns], recorded[columns])
     assert (tmp_path / "results/tables/paper_comparison.md").is_file()
