@@ -48,7 +48,7 @@ echo "lock.sh: resolving the releases published before $day" >&2
 # uv names the scratch files in its "# via" comments; the locks name what they stand for instead.
 sed -i -e "s|$scratch/build.in|[build-system] requires|" -e "s|$scratch/test.txt|requirements/test.txt|" \
   "$scratch/test.txt" "$scratch/pipeline.txt"
-"${inputs[@]}" conda-env "$scratch/test.txt" envs/rejectopt.yaml > "$scratch/rejectopt.yaml"
+"${inputs[@]}" conda-env "$scratch/test.txt" > "$scratch/rejectopt.yaml"
 
 "${inputs[@]}" changes requirements/test.txt "$scratch/test.txt" "$day"
 mv "$scratch/test.txt" requirements/test.txt

@@ -3,7 +3,7 @@ environment written from the lock, and the CHANGELOG line for the versions that 
 
 Usage (from the repository's root, with Python >= 3.11 and `packaging`):
     python requirements/lock_inputs.py build-system
-    python requirements/lock_inputs.py conda-env LOCK ENV_YAML > new.yaml
+    python requirements/lock_inputs.py conda-env LOCK > new.yaml
     python requirements/lock_inputs.py changes OLD_LOCK NEW_LOCK DAY
     python requirements/lock_inputs.py status LOCK     (any Python: what .ci/run prints per environment)
 
@@ -158,7 +158,7 @@ def main(argv: list[str]) -> None:
     command, args = argv[0], argv[1:]
     if command == "build-system" and not args:
         print("\n".join(project()["build-system"]["requires"]))
-    elif command == "conda-env" and len(args) == 2:
+    elif command == "conda-env" and len(args) == 1:
         sys.stdout.write(conda_env(Path(args[0])))
     elif command == "changes" and len(args) == 3:
         line = changes(Path(args[0]), Path(args[1]), args[2])
