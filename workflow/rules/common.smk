@@ -40,14 +40,6 @@ REPO = Path(workflow.current_basedir.get_path_or_uri(secret_free=True)).parents[
 # by local jobs and SLURM jobs alike). A conda environment of envs/rejectopt.yaml holds the
 # dependencies but not rejectopt itself, which pip could not install from a relative path there.
 SRC = REPO / "src"
-
-# The locks behind README lines 1 and 2 (requirements/lock.sh), named on the environment page with
-# their sha256; the digests are the environment rule's params, so a refreshed lock reruns that page.
-LOCKS = [REPO / "requirements" / name for name in ("pipeline.txt", "test.txt")]
-LOCK_SHA256 = [
-    hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
-    for path in LOCKS
-]
 if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(SRC):
     os.environ.update(
         PYTHONPATH=os.pathsep.join(
@@ -62,6 +54,14 @@ if Path(rejectopt.__file__).resolve().parent != (SRC / "rejectopt").resolve():
         SRC / "rejectopt",
         REPO,
     )
+
+# The locks behind README lines 1 and 2 (requirements/lock.sh), named on the environment page with
+# their sha256; the digests are the environment rule's params, so a refreshed lock reruns that page.
+LOCKS = [REPO / "requirements" / name for name in ("pipeline.txt", "test.txt")]
+LOCK_SHA256 = [
+    hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    for path in LOCKS
+]
 
 # Plugins first: their scores must be registered before the names in the config are checked.
 config.update(coerce_numbers(dict(config)))
