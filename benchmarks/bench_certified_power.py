@@ -87,7 +87,9 @@ def letter(mirror):
     from rejectopt.metrics import per_example_loss
 
     with tempfile.TemporaryDirectory() as folder:
-        prepare_dataset("letter", os.path.join(folder, "raw"), os.path.join(folder, "letter.npz"), mirror=mirror)
+        prepare_dataset(
+            "letter", os.path.join(folder, "raw"), os.path.join(folder, "letter.npz"), mirror=mirror
+        )
         X, y = load_prepared(os.path.join(folder, "letter.npz"))
     rows = np.random.default_rng(0).permutation(len(y))
     train, population = rows[:7000], rows[7000:]
@@ -117,8 +119,13 @@ def fits(loss, s, target, delta, draw):
         out["sgr"] = fit_geifman_el_yaniv(loss, s, target, delta, loss_scale=100.0)[0]
     except InfeasibleTargetError:
         out["sgr"] = None
-    rows = _certify._ltt_rows(loss, s, _certify.START_FRACTION, draw)  # ltt's own split of this draw
-    tested = rows.n_tested and float(_risk_upper_bound(rows.sums[-1], rows.n_tested, delta, 100.0, True)) <= target
+    rows = _certify._ltt_rows(
+        loss, s, _certify.START_FRACTION, draw
+    )  # ltt's own split of this draw
+    tested = (
+        rows.n_tested
+        and float(_risk_upper_bound(rows.sums[-1], rows.n_tested, delta, 100.0, True)) <= target
+    )
     out["full_tested"] = SelectionFunction(math.inf, 1.0) if tested else None
     return out
 
@@ -141,8 +148,11 @@ def _weighted_chain(rows, pvalues, weights):
         top = k if carry > 0 else top
     if top < 0:
         return None
-    return SelectionFunction(math.inf, 1.0) if top == pvalues.size - 1 else SelectionFunction(
-        float(rows.values[top + 1]), 0.0)
+    return (
+        SelectionFunction(math.inf, 1.0)
+        if top == pvalues.size - 1
+        else SelectionFunction(float(rows.values[top + 1]), 0.0)
+    )
 
 
 def remedy(kind, loss, s, target, delta, draw):
@@ -150,23 +160,33 @@ def remedy(kind, loss, s, target, delta, draw):
     n = loss.size
     rows = _certify._ltt_rows(loss, s, _certify.START_FRACTION, draw)
     pvalues = _certify._risk_pvalue(rows.sums, rows.trials, target, 100.0, True)
-    if rows.start_loss.size == 0:  # below 190 rows every variant is ltt's: the full set alone at delta
+    if (
+        rows.start_loss.size == 0
+    ):  # below 190 rows every variant is ltt's: the full set alone at delta
         return SelectionFunction(math.inf, 1.0) if pvalues[-1] <= delta else None
-    if kind == "fixed_half":  # the full set on every row at delta / 2, no weight from the start rows
+    if (
+        kind == "fixed_half"
+    ):  # the full set on every row at delta / 2, no weight from the start rows
         if float(_certify._risk_pvalue(loss.sum(), n, target, 100.0, True)) <= delta / 2:
             return SelectionFunction(math.inf, 1.0)
         full, chain = 0.0, delta / 2
     else:
         share = _certify._ltt_full_share(rows, target, delta, 100.0)
-        if kind == "steeper_share":  # more of delta to the full set wherever the start rows give it a chance
+        if (
+            kind == "steeper_share"
+        ):  # more of delta to the full set wherever the start rows give it a chance
             share = min(1.0 - _certify.FULL_SHARE_MIN, 1.0 - (1.0 - share) ** 2)
         full = delta * share
         chain = delta - full
-    start = _certify._ltt_start(rows.start_loss, rows.start_s, target, chain, rows.n_tested, 100.0, True)
+    start = _certify._ltt_start(
+        rows.start_loss, rows.start_s, target, chain, rows.n_tested, 100.0, True
+    )
     weights = np.zeros(pvalues.size)
     weights[-1] = full
     starts = [(start, 1.0)]
-    if kind == "two_starts":  # half of the chain's level also starts at the earliest cut predicted to pass
+    if (
+        kind == "two_starts"
+    ):  # half of the chain's level also starts at the earliest cut predicted to pass
         values, trials, sums = _certify._prefix_sums(rows.start_loss, rows.start_s)
         scale = rows.n_tested / rows.start_loss.size
         predicted = _certify._risk_pvalue(sums * scale, trials * scale, target, 100.0, True)
@@ -208,12 +228,37 @@ def run_cell(name, population, table, target, n, delta, draws, seed, remedies=()
             tally[method][2] += coverage
     seconds = time.process_time() - start
     oracle = oracle_coverage(table, target)
-    records = [dict(population=name, target=target, n=n, delta=delta, method=m, draws=draws,
-                    feasible_rate=v[0] / draws, violation_rate=v[1] / draws, mean_coverage=v[2] / draws,
-                    oracle_coverage=oracle, cpu_seconds=seconds) for m, v in tally.items()]
-    records.append(dict(population=name, target=target, n=n, delta=delta, method="oracle", draws=draws,
-                        feasible_rate=float(oracle > 0), violation_rate=0.0, mean_coverage=oracle,
-                        oracle_coverage=oracle, cpu_seconds=0.0))
+    records = [
+        dict(
+            population=name,
+            target=target,
+            n=n,
+            delta=delta,
+            method=m,
+            draws=draws,
+            feasible_rate=v[0] / draws,
+            violation_rate=v[1] / draws,
+            mean_coverage=v[2] / draws,
+            oracle_coverage=oracle,
+            cpu_seconds=seconds,
+        )
+        for m, v in tally.items()
+    ]
+    records.append(
+        dict(
+            population=name,
+            target=target,
+            n=n,
+            delta=delta,
+            method="oracle",
+            draws=draws,
+            feasible_rate=float(oracle > 0),
+            violation_rate=0.0,
+            mean_coverage=oracle,
+            oracle_coverage=oracle,
+            cpu_seconds=0.0,
+        )
+    )
     return records
 
 
@@ -225,12 +270,19 @@ def checks(frame, method="ltt"):
         sigma = math.sqrt(delta * (1 - delta) / by.loc[method, "draws"])
         best_feasible = max(by.loc["full", "feasible_rate"], by.loc["sgr", "feasible_rate"])
         best_coverage = max(by.loc["full", "mean_coverage"], by.loc["sgr", "mean_coverage"])
-        rows.append(dict(population=name, n=n, delta=delta, method=method,
-                         valid=by.loc[method, "violation_rate"] <= delta + 3 * sigma,
-                         feasible_ok=by.loc[method, "feasible_rate"] >= best_feasible - 0.02,
-                         coverage_ok=by.loc[method, "mean_coverage"] >= best_coverage - 0.01,
-                         feasible_gap=by.loc[method, "feasible_rate"] - best_feasible,
-                         coverage_gap=by.loc[method, "mean_coverage"] - best_coverage))
+        rows.append(
+            dict(
+                population=name,
+                n=n,
+                delta=delta,
+                method=method,
+                valid=by.loc[method, "violation_rate"] <= delta + 3 * sigma,
+                feasible_ok=by.loc[method, "feasible_rate"] >= best_feasible - 0.02,
+                coverage_ok=by.loc[method, "mean_coverage"] >= best_coverage - 0.01,
+                feasible_gap=by.loc[method, "feasible_rate"] - best_feasible,
+                coverage_gap=by.loc[method, "mean_coverage"] - best_coverage,
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -240,9 +292,17 @@ def remedies_summary(frame):
     for method in ("ltt", "full_tested", *[m for m in REMEDIES if m in set(frame["method"])]):
         verdict = checks(frame, method)
         missed = verdict[~(verdict["valid"] & verdict["feasible_ok"] & verdict["coverage_ok"])]
-        out.append(dict(method=method, cells=len(verdict), missed=len(missed),
-                        mean_coverage=frame.loc[frame["method"] == method, "mean_coverage"].mean(),
-                        missed_cells=" ".join(f"{r.population}/{r.n}/{r.delta}" for r in missed.itertuples())))
+        out.append(
+            dict(
+                method=method,
+                cells=len(verdict),
+                missed=len(missed),
+                mean_coverage=frame.loc[frame["method"] == method, "mean_coverage"].mean(),
+                missed_cells=" ".join(
+                    f"{r.population}/{r.n}/{r.delta}" for r in missed.itertuples()
+                ),
+            )
+        )
     return pd.DataFrame(out)
 
 
@@ -269,13 +329,21 @@ def timing(out):
     pointwise = time.process_time() - start
     rows = 100_000
     start = time.process_time()
-    check = validate_target(loss[:rows], s[:rows], Target("risk", 0.3, confidence=0.95), repeats=50,
-                            loss_bound=4.0)
+    check = validate_target(
+        loss[:rows], s[:rows], Target("risk", 0.3, confidence=0.95), repeats=50, loss_bound=4.0
+    )
     validate = time.process_time() - start
-    record = {"rows": n, "refusal_cpu_seconds": round(refusal, 2), "advice": advice,
-              "old_pointwise_advice_cpu_seconds": round(pointwise, 2), "old_pointwise_advice": old_best,
-              "validate_rows": rows, "validate_repeats": 50, "validate_cpu_seconds": round(validate, 2),
-              "validate_infeasible_rate": check.infeasible_rate}
+    record = {
+        "rows": n,
+        "refusal_cpu_seconds": round(refusal, 2),
+        "advice": advice,
+        "old_pointwise_advice_cpu_seconds": round(pointwise, 2),
+        "old_pointwise_advice": old_best,
+        "validate_rows": rows,
+        "validate_repeats": 50,
+        "validate_cpu_seconds": round(validate, 2),
+        "validate_infeasible_rate": check.infeasible_rate,
+    }
     with open(out, "w") as handle:
         json.dump(record, handle, indent=1)
     print(record)
@@ -286,13 +354,22 @@ def main(argv=None):
     parser.add_argument("--draws", type=int, default=400)
     parser.add_argument("--ns", type=int, nargs="+", default=[30, 100, 300, 1000, 5000])
     parser.add_argument("--deltas", type=float, nargs="+", default=[0.05, 0.1])
-    parser.add_argument("--populations", nargs="+", default=["flat", "increasing", "tied", "letter"])
+    parser.add_argument(
+        "--populations", nargs="+", default=["flat", "increasing", "tied", "letter"]
+    )
     parser.add_argument("--mirror", default=os.environ.get("REJECTOPT_DATA_MIRROR"))
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "certified_power_records.csv"))
-    parser.add_argument("--timing", action="store_true", help="measure the cost of a refusal's advice instead")
-    parser.add_argument("--remedies", action="store_true",
-                        help="also fit the remedies set aside (REMEDIES); their records and summary go to "
-                             "<out>_remedies.csv and <out>_remedies_summary.csv")
+    parser.add_argument(
+        "--out", default=os.path.join(os.path.dirname(__file__), "certified_power_records.csv")
+    )
+    parser.add_argument(
+        "--timing", action="store_true", help="measure the cost of a refusal's advice instead"
+    )
+    parser.add_argument(
+        "--remedies",
+        action="store_true",
+        help="also fit the remedies set aside (REMEDIES); their records and summary go to "
+        "<out>_remedies.csv and <out>_remedies_summary.csv",
+    )
     args = parser.parse_args(argv)
     if args.timing:
         timing(os.path.join(os.path.dirname(args.out), "certified_advice_timing.json"))
@@ -310,9 +387,17 @@ def main(argv=None):
         table = _population_sums(loss, s)
         for n in args.ns:
             for delta in args.deltas:
-                records += run_cell(name, (loss, s), table, target, n, delta, args.draws,
-                                    seed=[p_index, n, int(round(1000 * delta))],
-                                    remedies=REMEDIES if args.remedies else ())
+                records += run_cell(
+                    name,
+                    (loss, s),
+                    table,
+                    target,
+                    n,
+                    delta,
+                    args.draws,
+                    seed=[p_index, n, int(round(1000 * delta))],
+                    remedies=REMEDIES if args.remedies else (),
+                )
                 print(name, n, delta, "done", flush=True)
     frame = pd.DataFrame(records)
     if args.remedies:
@@ -324,8 +409,12 @@ def main(argv=None):
     frame.to_csv(args.out, index=False)
     verdict = checks(frame)
     verdict.to_csv(args.out.replace(".csv", "_checks.csv"), index=False)
-    wide = frame.pivot_table(index=["population", "target", "n", "delta"], columns="method", sort=False,
-                             values=["feasible_rate", "violation_rate", "mean_coverage"])
+    wide = frame.pivot_table(
+        index=["population", "target", "n", "delta"],
+        columns="method",
+        sort=False,
+        values=["feasible_rate", "violation_rate", "mean_coverage"],
+    )
     print(wide.round(3).to_markdown())
     print(verdict.to_markdown(index=False))
     print(f"total CPU seconds: {time.process_time() - total:.1f}")

@@ -51,7 +51,10 @@ def _timing_sample(n, seed=0):
 
 def _old_compare_aurc(loss, uncertainty_a, uncertainty_b, n_resamples, random_state=0):
     """The former compare_scores for metric="aurc": blocks of float weights through ``_aurc_rows``."""
-    from rejectopt.metrics._risk_coverage import _aurc_rows, _Sample  # the former path's own internals
+    from rejectopt.metrics._risk_coverage import (
+        _aurc_rows,
+        _Sample,
+    )  # the former path's own internals
 
     rng = np.random.default_rng(random_state)
     n = loss.size
@@ -62,8 +65,12 @@ def _old_compare_aurc(loss, uncertainty_a, uncertainty_b, n_resamples, random_st
         rows = min(block, n_resamples - start)
         index = rng.integers(0, n, size=(rows, n), dtype=np.intp)
         offsets = (np.arange(rows, dtype=np.intp) * n)[:, None]
-        weights = np.bincount((index + offsets).ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
-        values[start:start + rows] = _aurc_rows(sample_a, weights) - _aurc_rows(sample_b, weights)
+        weights = (
+            np.bincount((index + offsets).ravel(), minlength=rows * n)
+            .reshape(rows, n)
+            .astype(np.float64)
+        )
+        values[start : start + rows] = _aurc_rows(sample_a, weights) - _aurc_rows(sample_b, weights)
     return np.quantile(values, [0.025, 0.975])
 
 
@@ -77,13 +84,27 @@ def _worker(which, n_resamples):
         ci = _old_compare_aurc(loss, a, b, n_resamples).tolist()
     cpu = time.process_time() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
-    print(json.dumps({"path": which, "n": N, "resamples": n_resamples, "cpu_s": round(cpu, 2),
-                      "peak_mib": round(peak, 1), "ci": ci}))
+    print(
+        json.dumps(
+            {
+                "path": which,
+                "n": N,
+                "resamples": n_resamples,
+                "cpu_s": round(cpu, 2),
+                "peak_mib": round(peak, 1),
+                "ci": ci,
+            }
+        )
+    )
 
 
 def _run_worker(which, n_resamples):
-    out = subprocess.run([sys.executable, __file__, "--worker", which, str(n_resamples)], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", which, str(n_resamples)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -91,7 +112,11 @@ def timing(old_resamples):
     new = _run_worker("new", RESAMPLES)
     old = _run_worker("old", old_resamples)
     old["cpu_s_scaled_to_2000"] = round(old["cpu_s"] * RESAMPLES / old_resamples, 1)
-    record = {"new": new, "old": old, "speed-up": round(old["cpu_s_scaled_to_2000"] / new["cpu_s"], 1)}
+    record = {
+        "new": new,
+        "old": old,
+        "speed-up": round(old["cpu_s_scaled_to_2000"] / new["cpu_s"], 1),
+    }
     print(json.dumps(record, indent=1))
     return record
 
@@ -114,18 +139,29 @@ def coverage(reps, resamples=1000, sizes=(30, 50, 100, 200, 500)):
             covered = rejected = 0
             start = time.process_time()
             for r in range(reps):
-                result = compare_scores(*_null_and_alternative(rng, n, noise_b), n_resamples=resamples,
-                                        random_state=r)
+                result = compare_scores(
+                    *_null_and_alternative(rng, n, noise_b), n_resamples=resamples, random_state=r
+                )
                 covered += result.ci.low <= truth <= result.ci.high
                 rejected += result.p_value < 0.05
-            rows.append({"population": name, "n": n, "reps": reps, "resamples": resamples,
-                         "true_difference": truth, "coverage_95": covered / reps,
-                         "rejection_rate_5pct": rejected / reps,
-                         "cpu_s": round(time.process_time() - start, 1)})
+            rows.append(
+                {
+                    "population": name,
+                    "n": n,
+                    "reps": reps,
+                    "resamples": resamples,
+                    "true_difference": truth,
+                    "coverage_95": covered / reps,
+                    "rejection_rate_5pct": rejected / reps,
+                    "cpu_s": round(time.process_time() - start, 1),
+                }
+            )
             print(rows[-1], flush=True)
-    return {"true_difference_worse_b": true_difference,
-            "true_difference_se": float(np.std(differences, ddof=1) / np.sqrt(len(differences))),
-            "rows": rows}
+    return {
+        "true_difference_worse_b": true_difference,
+        "true_difference_se": float(np.std(differences, ddof=1) / np.sqrt(len(differences))),
+        "rows": rows,
+    }
 
 
 def main():
@@ -134,7 +170,9 @@ def main():
     parser.add_argument("--coverage", action="store_true")
     parser.add_argument("--old-resamples", type=int, default=200)
     parser.add_argument("--reps", type=int, default=2000)
-    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples in --coverage")
+    parser.add_argument(
+        "--resamples", type=int, default=1000, help="bootstrap resamples in --coverage"
+    )
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -146,6 +184,7 @@ def main():
     if args.coverage:
         record = {"machine": machine, "coverage": coverage(args.reps, args.resamples)}
         COVERAGE_RECORD.write_text(json.dumps(record, indent=1) + "\n")
+
 
 if __name__ == "__main__":
     main()

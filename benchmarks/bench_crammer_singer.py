@@ -13,8 +13,8 @@ of ``LinearSVC(multi_class="crammer_singer", tol=1e-4, max_iter=100000)`` as
 slow: about a minute per fit on letter).
 """
 
-import os
 import argparse
+import os
 import tempfile
 import time
 import warnings
@@ -68,31 +68,55 @@ def timed_path(X, y, C_grid, tol):
 
 def liblinear_fit(X, y, C):
     """``(objective, seconds, converged)`` of liblinear's Crammer-Singer solver as the pipeline runs it."""
-    svc = LinearSVC(C=C, loss="hinge", multi_class="crammer_singer", tol=1e-4, max_iter=100_000,
-                    intercept_scaling=1.0, random_state=0)
+    svc = LinearSVC(
+        C=C,
+        loss="hinge",
+        multi_class="crammer_singer",
+        tol=1e-4,
+        max_iter=100_000,
+        intercept_scaling=1.0,
+        random_state=0,
+    )
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         svc.fit(X, y)
     elapsed = time.perf_counter() - t0
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    return crammer_singer_objective(X, y, svc.coef_, svc.intercept_, C, classes=svc.classes_), elapsed, converged
+    return (
+        crammer_singer_objective(X, y, svc.coef_, svc.intercept_, C, classes=svc.classes_),
+        elapsed,
+        converged,
+    )
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--datasets", nargs="+", default=["letter", "avila", "sattelite"])
     parser.add_argument("--C", type=float, nargs="+", default=[1.0, 10.0, 100.0, 1000.0])
     parser.add_argument("--tol", type=float, default=1e-3)
-    parser.add_argument("--mirror", default=DEFAULT_MIRROR, required=DEFAULT_MIRROR is None,
-                        help="data_mirror folder with the raw files (default $REJECTOPT_DATA_MIRROR)")
+    parser.add_argument(
+        "--mirror",
+        default=DEFAULT_MIRROR,
+        required=DEFAULT_MIRROR is None,
+        help="data_mirror folder with the raw files (default $REJECTOPT_DATA_MIRROR)",
+    )
     parser.add_argument("--liblinear", action="store_true", help="also fit liblinear (slow)")
-    parser.add_argument("--liblinear-C", type=float, nargs="+", default=None,
-                        help="C values for liblinear (default: all of --C)")
+    parser.add_argument(
+        "--liblinear-C",
+        type=float,
+        nargs="+",
+        default=None,
+        help="C values for liblinear (default: all of --C)",
+    )
     args = parser.parse_args(argv)
     lib_C = set(args.C if args.liblinear_C is None else args.liblinear_C)
-    print("dataset\tn\td\tK\tC\ttime_s\tcpu_s\tn_iter\tobjective\trel_gap\tval1_error"
-          "\tliblinear_objective\tliblinear_time_s\tliblinear_converged\tliblinear_excess")
+    print(
+        "dataset\tn\td\tK\tC\ttime_s\tcpu_s\tn_iter\tobjective\trel_gap\tval1_error"
+        "\tliblinear_objective\tliblinear_time_s\tliblinear_converged\tliblinear_excess"
+    )
     with tempfile.TemporaryDirectory() as work_dir, threadpool_limits(limits=1):
         for name in args.datasets:
             X, y, X_val, y_val = load_trn1_val1(name, args.mirror, work_dir)
@@ -102,12 +126,27 @@ def main(argv=None):
             for C in sorted(args.C):
                 est = path[args.C.index(C)]
                 wall, cpu = seconds[C]
-                row = [name, X.shape[0], X.shape[1], est.classes_.size, f"{C:g}", f"{wall:.2f}", f"{cpu:.2f}",
-                       est.n_iter_, f"{est.objective_:.8g}", f"{est.rel_gap_:.2e}",
-                       f"{np.mean(est.predict(X_val) != y_val):.4f}"]
+                row = [
+                    name,
+                    X.shape[0],
+                    X.shape[1],
+                    est.classes_.size,
+                    f"{C:g}",
+                    f"{wall:.2f}",
+                    f"{cpu:.2f}",
+                    est.n_iter_,
+                    f"{est.objective_:.8g}",
+                    f"{est.rel_gap_:.2e}",
+                    f"{np.mean(est.predict(X_val) != y_val):.4f}",
+                ]
                 if args.liblinear and C in lib_C:
                     obj, lib_seconds, converged = liblinear_fit(X, y, C)
-                    row += [f"{obj:.8g}", f"{lib_seconds:.1f}", converged, f"{obj / est.objective_ - 1:+.2%}"]
+                    row += [
+                        f"{obj:.8g}",
+                        f"{lib_seconds:.1f}",
+                        converged,
+                        f"{obj / est.objective_ - 1:+.2%}",
+                    ]
                 else:
                     row += ["", "", "", ""]
                 print("\t".join(str(v) for v in row), flush=True)

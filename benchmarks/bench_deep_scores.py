@@ -39,8 +39,12 @@ class MLP(torch.nn.Module):
 
     def __init__(self, n_features, n_classes):
         super().__init__()
-        self.body = torch.nn.Sequential(torch.nn.Linear(n_features, 128), torch.nn.ReLU(),
-                                        torch.nn.Linear(128, 64), torch.nn.ReLU())
+        self.body = torch.nn.Sequential(
+            torch.nn.Linear(n_features, 128),
+            torch.nn.ReLU(),
+            torch.nn.Linear(128, 64),
+            torch.nn.ReLU(),
+        )
         self.head = torch.nn.Linear(64, n_classes)
 
     def forward(self, x):
@@ -51,7 +55,7 @@ class MLP(torch.nn.Module):
 def outputs(X, y, seed):
     """Train the seed's network on 40 % of the rows; its logits and embeddings on the rest, with their labels."""
     rows = np.random.default_rng(seed).permutation(len(y))
-    train, rest = rows[: int(0.4 * len(y))], rows[int(0.4 * len(y)):]
+    train, rest = rows[: int(0.4 * len(y))], rows[int(0.4 * len(y)) :]
     mean, std = X[train].mean(axis=0), X[train].std(axis=0)
     scale = np.where(std > 0, std, 1.0)
     torch.manual_seed(seed)
@@ -86,21 +90,38 @@ def main():
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     if args.dataset == "california100":
-        X, y = california_percentiles(Path(os.environ["REJECTOPT_DATA_MIRROR"]) / "california" / "cal_housing.data.xz")
+        X, y = california_percentiles(
+            Path(os.environ["REJECTOPT_DATA_MIRROR"]) / "california" / "cal_housing.data.xz"
+        )
     else:
         workdir = Path(tempfile.mkdtemp(prefix="rejectopt_bench_deep_"))
-        prepare_dataset(args.dataset, workdir / "raw", workdir / "data.npz",
-                        mirror=os.environ.get("REJECTOPT_DATA_MIRROR"))
+        prepare_dataset(
+            args.dataset,
+            workdir / "raw",
+            workdir / "data.npz",
+            mirror=os.environ.get("REJECTOPT_DATA_MIRROR"),
+        )
         X, y = load_prepared(workdir / "data.npz")
-    print(f"{args.dataset}: {X.shape[0]} rows, {X.shape[1]} features, {int(y.max()) + 1} classes", flush=True)
+    print(
+        f"{args.dataset}: {X.shape[0]} rows, {X.shape[1]} features, {int(y.max()) + 1} classes",
+        flush=True,
+    )
     tables = []
     for seed in range(args.seeds):
         logits, labels, embeddings = outputs(X, y, seed)
-        fit = fit_logits(logits, labels, embeddings, seed=seed, features=("embeddings", "logits"),
-                         scores=("sele", "reg", "tcp", "sele_shared", "reg_shared"))
+        fit = fit_logits(
+            logits,
+            labels,
+            embeddings,
+            seed=seed,
+            features=("embeddings", "logits"),
+            scores=("sele", "reg", "tcp", "sele_shared", "reg_shared"),
+        )
         tables.append(fit.table)
-        print(f"seed {seed}: error rate {fit.table['risk_full'].iloc[0]:.2f} % on {fit.table['n_eval'].iloc[0]} rows",
-              flush=True)
+        print(
+            f"seed {seed}: error rate {fit.table['risk_full'].iloc[0]:.2f} % on {fit.table['n_eval'].iloc[0]} rows",
+            flush=True,
+        )
     summary = pd.concat(tables).groupby("method", sort=False)["aurc"].agg(["mean", "std"])
     print(summary.round(2).to_string())
 

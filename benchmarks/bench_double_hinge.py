@@ -40,13 +40,19 @@ RATIOS = (0.3, 0.1, 0.3, 0.1, 0.2)
 def load_marketing(mirror=MIRROR, split=0, seed=0):
     """Standardised (X_trn1, y_trn1, X_val1, y_val1) of marketing, labels 0/1."""
     with tempfile.TemporaryDirectory() as tmp:
-        prepare_dataset("marketing", f"{tmp}/raw", f"{tmp}/marketing.npz", mirror=mirror, allow_download=False)
+        prepare_dataset(
+            "marketing", f"{tmp}/raw", f"{tmp}/marketing.npz", mirror=mirror, allow_download=False
+        )
         X, y = load_prepared(f"{tmp}/marketing.npz")
     splits = make_splits(y, RATIOS, n_splits=split + 1, seed=seed, dataset="marketing")
     parts = {part: splits[f"{part}_{split}"] for part in ("trn1", "val1")}
     scaler = StandardScaler().fit(X[parts["trn1"]])
-    return (scaler.transform(X[parts["trn1"]]), y[parts["trn1"]],
-            scaler.transform(X[parts["val1"]]), y[parts["val1"]])
+    return (
+        scaler.transform(X[parts["trn1"]]),
+        y[parts["trn1"]],
+        scaler.transform(X[parts["val1"]]),
+        y[parts["val1"]],
+    )
 
 
 def hinge_objective(w, b, X, y, C):
@@ -84,13 +90,22 @@ def time_linsvc(X, y, C):
         model = LinearSVC(C=C, loss="hinge", dual=True, random_state=0).fit(X, y)
         seconds = time.perf_counter() - t0
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    return seconds, hinge_objective(model.coef_.ravel(), float(model.intercept_[0]), X, y, C), converged
+    return (
+        seconds,
+        hinge_objective(model.coef_.ravel(), float(model.intercept_[0]), X, y, C),
+        converged,
+    )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--C", type=float, nargs="+", default=[1.0, 10.0, 100.0, 1000.0])
-    parser.add_argument("--mirror", default=MIRROR, required=MIRROR is None, help="raw data mirror (default $REJECTOPT_DATA_MIRROR)")
+    parser.add_argument(
+        "--mirror",
+        default=MIRROR,
+        required=MIRROR is None,
+        help="raw data mirror (default $REJECTOPT_DATA_MIRROR)",
+    )
     parser.add_argument("--reject-cost", type=float, default=0.2)
     parser.add_argument("--tol", type=float, default=1e-8)
     parser.add_argument("--svc-timeout", type=float, default=900.0)
@@ -100,10 +115,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     X, y, Xv, yv = load_marketing(args.mirror)
     d = args.reject_cost
-    print(f"marketing Trn1 split 0: n={X.shape[0]} d={X.shape[1]} positives={y.mean():.3f} "
-          f"Val1 n={Xv.shape[0]} reject_cost={d} tol={args.tol} threads={args.threads}")
-    print("C\tours_s\tn_iter\tobjective\tgap\trel_gap\tval_risk\tval_reject\t"
-          "svc_s\tsvc_hinge_obj\tours/svc\tlinsvc_s\tlinsvc_hinge_obj\tlinsvc_converged\tours/linsvc")
+    print(
+        f"marketing Trn1 split 0: n={X.shape[0]} d={X.shape[1]} positives={y.mean():.3f} "
+        f"Val1 n={Xv.shape[0]} reject_cost={d} tol={args.tol} threads={args.threads}"
+    )
+    print(
+        "C\tours_s\tn_iter\tobjective\tgap\trel_gap\tval_risk\tval_reject\t"
+        "svc_s\tsvc_hinge_obj\tours/svc\tlinsvc_s\tlinsvc_hinge_obj\tlinsvc_converged\tours/linsvc"
+    )
     for C in args.C:
         with threadpool_limits(limits=args.threads, user_api="blas"):
             t0 = time.perf_counter()
@@ -111,15 +130,25 @@ def main(argv=None):
             ours = time.perf_counter() - t0
         rej = model.reject(Xv)
         val_risk = (np.sum((model.predict(Xv) != yv) & ~rej) + d * rej.sum()) / len(yv)
-        linsvc, lin_obj, lin_conv = time_linsvc(X, y, C) if not args.no_linsvc else (None, None, None)
+        linsvc, lin_obj, lin_conv = (
+            time_linsvc(X, y, C) if not args.no_linsvc else (None, None, None)
+        )
         svc, svc_obj = (None, None) if args.no_svc else time_svc(X, y, C, args.svc_timeout)
-        svc_txt = "n/a" if args.no_svc else f">{args.svc_timeout:g}" if svc is None else f"{svc:.2f}"
+        svc_txt = (
+            "n/a" if args.no_svc else f">{args.svc_timeout:g}" if svc is None else f"{svc:.2f}"
+        )
         ratio_svc = "n/a" if svc is None else f"{ours / svc:.3f}"
-        lin_txt = ("n/a\tn/a\tn/a\tn/a" if linsvc is None
-                   else f"{linsvc:.2f}\t{lin_obj:.8g}\t{lin_conv}\t{ours / linsvc:.3f}")
-        print(f"{C:g}\t{ours:.2f}\t{model.n_iter_}\t{model.objective_:.10g}\t{model.gap_:.2e}\t"
-              f"{model.rel_gap_:.2e}\t{val_risk:.5f}\t{rej.mean():.4f}\t{svc_txt}\t"
-              f"{'n/a' if svc_obj is None else f'{svc_obj:.8g}'}\t{ratio_svc}\t{lin_txt}", flush=True)
+        lin_txt = (
+            "n/a\tn/a\tn/a\tn/a"
+            if linsvc is None
+            else f"{linsvc:.2f}\t{lin_obj:.8g}\t{lin_conv}\t{ours / linsvc:.3f}"
+        )
+        print(
+            f"{C:g}\t{ours:.2f}\t{model.n_iter_}\t{model.objective_:.10g}\t{model.gap_:.2e}\t"
+            f"{model.rel_gap_:.2e}\t{val_risk:.5f}\t{rej.mean():.4f}\t{svc_txt}\t"
+            f"{'n/a' if svc_obj is None else f'{svc_obj:.8g}'}\t{ratio_svc}\t{lin_txt}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

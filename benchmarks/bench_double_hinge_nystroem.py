@@ -55,7 +55,9 @@ def main():
     rows = np.random.default_rng(0).choice(len(y_trn), size=args.n, replace=False)
     X, y = X_trn[rows], y_trn[rows]
     p = X.shape[1]
-    print(f"marketing Trn1 subset {X.shape}, Val1 {X_val.shape}; C per example, gamma in units of 1/{p}")
+    print(
+        f"marketing Trn1 subset {X.shape}, Val1 {X_val.shape}; C per example, gamma in units of 1/{p}"
+    )
     print("gamma  C        d     rank   rel_obj    max|df|   changed  d_risk  cpu_s")
     worst = {}
     with threadpool_limits(limits=1):
@@ -65,9 +67,15 @@ def main():
                     common = {"reject_cost": d, "C": C / args.n, "kernel": "rbf", "gamma": g / p}
                     cpu = time.process_time()
                     exact = DoubleHingeSVM(**common).fit(X, y)
-                    f0, a0, r0 = exact.decision_function(X_val), decisions(exact, X_val), cost_risk(exact, X_val, y_val, d)
-                    print(f"{g:<6g} {C:<8g} {d:<5g} exact  P={exact.objective_:.6g} gap {exact.rel_gap_:.1e}"
-                          f"                      {time.process_time() - cpu:.1f}")
+                    f0, a0, r0 = (
+                        exact.decision_function(X_val),
+                        decisions(exact, X_val),
+                        cost_risk(exact, X_val, y_val, d),
+                    )
+                    print(
+                        f"{g:<6g} {C:<8g} {d:<5g} exact  P={exact.objective_:.6g} gap {exact.rel_gap_:.1e}"
+                        f"                      {time.process_time() - cpu:.1f}"
+                    )
                     for rank in [*args.ranks, args.n]:
                         cpu = time.process_time()
                         model = DoubleHingeSVM(**common, n_landmarks=rank, random_state=0).fit(X, y)
@@ -76,10 +84,18 @@ def main():
                         changed = float((decisions(model, X_val) != a0).mean())
                         dr = cost_risk(model, X_val, y_val, d) - r0
                         label = "all" if rank == args.n else str(rank)
-                        print(f"{g:<6g} {C:<8g} {d:<5g} {label:<6} {rel:<10.2e} {df:<9.3g} {changed:<8.4f} "
-                              f"{dr:+.3f}  {time.process_time() - cpu:.1f}", flush=True)
+                        print(
+                            f"{g:<6g} {C:<8g} {d:<5g} {label:<6} {rel:<10.2e} {df:<9.3g} {changed:<8.4f} "
+                            f"{dr:+.3f}  {time.process_time() - cpu:.1f}",
+                            flush=True,
+                        )
                         w = worst.setdefault(label, [0.0, 0.0, 0.0, 0.0])
-                        w[:] = [max(w[0], rel), max(w[1], df), max(w[2], changed), max(w[3], abs(dr))]
+                        w[:] = [
+                            max(w[0], rel),
+                            max(w[1], df),
+                            max(w[2], changed),
+                            max(w[3], abs(dr)),
+                        ]
     print("\nworst over the grid: rank  rel_obj  max|df|  changed  |d_risk|")
     for label, (rel, df, changed, dr) in worst.items():
         print(f"  {label:<6} {rel:.2e}  {df:.3g}  {changed:.4f}  {dr:.3f}")

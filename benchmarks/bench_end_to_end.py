@@ -23,10 +23,10 @@ Prints
   its share of the run's CPU (goal: under 10 %).
 """
 
-import os
 import argparse
 import ast
 import csv
+import os
 import re
 import resource
 import shutil
@@ -51,8 +51,16 @@ def children_cpu():
 
 def run_snakemake(workdir, args):
     """Run Snakemake; return (returncode, wall s, its own CPU s, output)."""
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-           *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        *args,
+    ]
     log = open(Path(workdir) / "snakemake.out", "w")
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
@@ -72,8 +80,11 @@ def run_snakemake(workdir, args):
 def job_counts(output):
     """{rule: jobs} from Snakemake's 'Job stats' table."""
     table = output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    return {line.split()[0]: int(line.split()[1]) for line in table.splitlines()
-            if len(line.split()) == 2 and line.split()[1].isdigit() and line.split()[0] != "total"}
+    return {
+        line.split()[0]: int(line.split()[1])
+        for line in table.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit() and line.split()[0] != "total"
+    }
 
 
 def benchmark_totals(workdir):
@@ -85,7 +96,9 @@ def benchmark_totals(workdir):
             for row in csv.DictReader(handle, delimiter="\t"):
                 totals[rule][0] += 1
                 totals[rule][1] += float(row["s"])
-                totals[rule][2] += float(row["cpu_time"]) if row.get("cpu_time", "NA") != "NA" else 0.0
+                totals[rule][2] += (
+                    float(row["cpu_time"]) if row.get("cpu_time", "NA") != "NA" else 0.0
+                )
     return totals
 
 
@@ -105,8 +118,10 @@ def rule_scripts():
 #: classes (scikit-learn, SciPy's solvers; every one of them, an upper bound for a job that fits one
 #: model), XGBoost, scipy.stats (tests, intervals) and matplotlib (figures). Without these the
 #: registries' lazy loading would hide the cost from the probe instead of saving it.
-_CLASSES = ("from rejectopt.classifiers import CLASSIFIERS; from rejectopt.scores import SCORES; "
-            "[i.cls for i in [*CLASSIFIERS.values(), *SCORES.values()]]")
+_CLASSES = (
+    "from rejectopt.classifiers import CLASSIFIERS; from rejectopt.scores import SCORES; "
+    "[i.cls for i in [*CLASSIFIERS.values(), *SCORES.values()]]"
+)
 _FIGURES, _STATS = "import matplotlib.figure", "import scipy.stats"
 FIRST_USE = {
     "train_classifier": [_CLASSES, "import xgboost"],
@@ -127,9 +142,14 @@ FIRST_USE = {
 def import_cost(script, rule, repeats=3):
     """Median CPU s of a Python process doing only the imports of a ``rule`` job running ``script``."""
     tree = ast.parse(script.read_text())
-    lines = [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
-    preamble = ("import sys; sys.path.insert(0, %r); import pickle; from snakemake.logging import logger; "
-                "from snakemake.iocontainers import Snakemake; from snakemake.shell import shell\n" % str(SCRIPTS))
+    lines = [
+        ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+    ]
+    preamble = (
+        "import sys; sys.path.insert(0, %r); import pickle; from snakemake.logging import logger; "
+        "from snakemake.iocontainers import Snakemake; from snakemake.shell import shell\n"
+        % str(SCRIPTS)
+    )
     code = preamble + "\n".join([*lines, *FIRST_USE.get(rule, [])])
     costs = []
     for _ in range(repeats):
@@ -140,20 +160,35 @@ def import_cost(script, rule, repeats=3):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mode", choices=["tabular", "full", "demo"], default="tabular")
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--mirror", default=os.environ.get("REJECTOPT_DATA_MIRROR"))
-    parser.add_argument("--faces", default=os.environ.get("REJECTOPT_FACES_MIRROR"),
-                        help="the offline 300-W faces (--mode full)")
-    parser.add_argument("--keep", help="run in this (new) folder and keep it; default: a temporary one")
-    parser.add_argument("--snakemake-args", nargs=argparse.REMAINDER, default=[],
-                        help="passed on to snakemake (last), e.g. --snakemake-args --config n_splits=1")
+    parser.add_argument(
+        "--faces",
+        default=os.environ.get("REJECTOPT_FACES_MIRROR"),
+        help="the offline 300-W faces (--mode full)",
+    )
+    parser.add_argument(
+        "--keep", help="run in this (new) folder and keep it; default: a temporary one"
+    )
+    parser.add_argument(
+        "--snakemake-args",
+        nargs=argparse.REMAINDER,
+        default=[],
+        help="passed on to snakemake (last), e.g. --snakemake-args --config n_splits=1",
+    )
     args = parser.parse_args(argv)
     if args.mode in ("tabular", "full") and args.mirror is None:
-        parser.error(f"--mode {args.mode} needs --mirror or REJECTOPT_DATA_MIRROR (a folder of the official raw files)")
+        parser.error(
+            f"--mode {args.mode} needs --mirror or REJECTOPT_DATA_MIRROR (a folder of the official raw files)"
+        )
     if args.mode == "full" and args.faces is None:
-        parser.error("--mode full needs --faces or REJECTOPT_FACES_MIRROR (the offline 300-W faces)")
+        parser.error(
+            "--mode full needs --faces or REJECTOPT_FACES_MIRROR (the offline 300-W faces)"
+        )
 
     if args.mode == "tabular":
         config = ["--config", f"data_mirror={args.mirror}"]
@@ -161,15 +196,20 @@ def main(argv=None):
         config = ["--config", f"data_mirror={args.mirror}", f"faces_mirror={args.faces}"]
     else:
         # the README's first command: the embedded demo mirror, its three datasets
-        config = ["--config", f"data_mirror={REPO / 'workflow' / 'resources' / 'demo_mirror'}",
-                  "datasets=[shuttle,sattelite,abalone]"]
+        config = [
+            "--config",
+            f"data_mirror={REPO / 'workflow' / 'resources' / 'demo_mirror'}",
+            "datasets=[shuttle,sattelite,abalone]",
+        ]
     workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix=f"bench_{args.mode}_"))
     if args.keep and workdir.exists() and any(workdir.iterdir()):
         parser.error(f"--keep {workdir}: the folder is not empty; the benchmark needs a fresh one")
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         before = children_cpu()
-        code, wall, own, output = run_snakemake(workdir, ["--cores", str(args.cores), *config, *args.snakemake_args])
+        code, wall, own, output = run_snakemake(
+            workdir, ["--cores", str(args.cores), *config, *args.snakemake_args]
+        )
         total_cpu = children_cpu() - before
         if code != 0:
             print(output[-5000:])
@@ -178,18 +218,26 @@ def main(argv=None):
         counts, records = job_counts(output), benchmark_totals(workdir)
         scripts = rule_scripts()
         print(f"mode {args.mode}, {args.cores} cores, {sum(counts.values())} jobs in {workdir}")
-        print(f"wall {wall:.0f} s ({wall / 60:.1f} min); CPU of the run {total_cpu:.0f} s; "
-              f"Snakemake's own process {own:.0f} s ({100 * own / total_cpu:.1f} %)")
-        print(f"\n{'rule':<22}{'jobs':>6}{'wall s':>10}{'cpu s':>10}{'fixed s/job':>13}{'fixed s':>10}")
+        print(
+            f"wall {wall:.0f} s ({wall / 60:.1f} min); CPU of the run {total_cpu:.0f} s; "
+            f"Snakemake's own process {own:.0f} s ({100 * own / total_cpu:.1f} %)"
+        )
+        print(
+            f"\n{'rule':<22}{'jobs':>6}{'wall s':>10}{'cpu s':>10}{'fixed s/job':>13}{'fixed s':>10}"
+        )
         fixed_total = 0.0
         for rule in sorted(counts, key=lambda r: -records.get(r, [0, 0, 0])[2]):
             n, w, c = records.get(rule, (0, None, None))
             per_job = import_cost(scripts[rule], rule) if rule in scripts else 0.0
             fixed_total += per_job * counts[rule]
-            cells = (f"{w:>10.1f}{c:>10.1f}" if n else f"{'-':>10}{'-':>10}")
-            print(f"{rule:<22}{counts[rule]:>6}{cells}{per_job:>13.2f}{per_job * counts[rule]:>10.1f}")
-        print(f"\nfixed cost of the jobs (process start + imports): {fixed_total:.0f} s = "
-              f"{100 * fixed_total / total_cpu:.1f} % of the run's CPU (goal < 10 %)")
+            cells = f"{w:>10.1f}{c:>10.1f}" if n else f"{'-':>10}{'-':>10}"
+            print(
+                f"{rule:<22}{counts[rule]:>6}{cells}{per_job:>13.2f}{per_job * counts[rule]:>10.1f}"
+            )
+        print(
+            f"\nfixed cost of the jobs (process start + imports): {fixed_total:.0f} s = "
+            f"{100 * fixed_total / total_cpu:.1f} % of the run's CPU (goal < 10 %)"
+        )
         return 0
     finally:
         if not args.keep:

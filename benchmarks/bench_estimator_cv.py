@@ -39,40 +39,60 @@ CVS = (None, 5, 10)
 
 def run(seed, cv, X, y):
     """One fit on a stratified half of digits and its test coverage, test risk and fit CPU seconds."""
-    X_trn, X_tst, y_trn, y_tst = train_test_split(X, y, test_size=0.5, stratify=y, random_state=seed)
-    model = SelectiveClassifier(LogisticRegression(max_iter=2000), target="coverage", value=TARGET_COVERAGE,
-                                random_state=seed, cv=cv)
+    X_trn, X_tst, y_trn, y_tst = train_test_split(
+        X, y, test_size=0.5, stratify=y, random_state=seed
+    )
+    model = SelectiveClassifier(
+        LogisticRegression(max_iter=2000),
+        target="coverage",
+        value=TARGET_COVERAGE,
+        random_state=seed,
+        cv=cv,
+    )
     start = time.process_time()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a missed coverage on the report rows is what is measured here
+        warnings.simplefilter(
+            "ignore"
+        )  # a missed coverage on the report rows is what is measured here
         model.fit(X_trn, y_trn)
     seconds = time.process_time() - start
     accept = model.accept(X_tst)
     wrong = model.estimator_.predict(X_tst) != y_tst
-    return {"cv": "None" if cv is None else cv, "seed": seed, "n_train": len(y_trn), "n_test": len(y_tst),
-            "n_calibration": len(model.split_["calibration"]), "n_classifier": len(model.split_["classifier"]),
-            "test_coverage": float(accept.mean()), "coverage_error": float(accept.mean() - TARGET_COVERAGE),
-            "test_selective_risk": float(100.0 * wrong[accept].mean()), "test_risk_all": float(100.0 * wrong.mean()),
-            "fit_cpu_seconds": seconds, "sklearn_version": sklearn.__version__,
-            "python": platform.python_version()}
+    return {
+        "cv": "None" if cv is None else cv,
+        "seed": seed,
+        "n_train": len(y_trn),
+        "n_test": len(y_tst),
+        "n_calibration": len(model.split_["calibration"]),
+        "n_classifier": len(model.split_["classifier"]),
+        "test_coverage": float(accept.mean()),
+        "coverage_error": float(accept.mean() - TARGET_COVERAGE),
+        "test_selective_risk": float(100.0 * wrong[accept].mean()),
+        "test_risk_all": float(100.0 * wrong.mean()),
+        "fit_cpu_seconds": seconds,
+        "sklearn_version": sklearn.__version__,
+        "python": platform.python_version(),
+    }
 
 
 def summary(records):
     """Mean and sample sd over the seeds, per cv."""
     grouped = records.groupby("cv", sort=False)
-    return pd.DataFrame({
-        "seeds": grouped.size(),
-        "n_calibration": grouped["n_calibration"].mean(),
-        "coverage_mean": grouped["test_coverage"].mean(),
-        "coverage_min": grouped["test_coverage"].min(),
-        "coverage_max": grouped["test_coverage"].max(),
-        "error_mean": grouped["coverage_error"].mean(),
-        "error_sd": grouped["coverage_error"].std(ddof=1),
-        "abs_error_mean": grouped["coverage_error"].apply(lambda e: e.abs().mean()),
-        "test_risk_mean": grouped["test_selective_risk"].mean(),
-        "fit_cpu_s_mean": grouped["fit_cpu_seconds"].mean(),
-        "fit_cpu_s_sd": grouped["fit_cpu_seconds"].std(ddof=1),
-    })
+    return pd.DataFrame(
+        {
+            "seeds": grouped.size(),
+            "n_calibration": grouped["n_calibration"].mean(),
+            "coverage_mean": grouped["test_coverage"].mean(),
+            "coverage_min": grouped["test_coverage"].min(),
+            "coverage_max": grouped["test_coverage"].max(),
+            "error_mean": grouped["coverage_error"].mean(),
+            "error_sd": grouped["coverage_error"].std(ddof=1),
+            "abs_error_mean": grouped["coverage_error"].apply(lambda e: e.abs().mean()),
+            "test_risk_mean": grouped["test_selective_risk"].mean(),
+            "fit_cpu_s_mean": grouped["fit_cpu_seconds"].mean(),
+            "fit_cpu_s_sd": grouped["fit_cpu_seconds"].std(ddof=1),
+        }
+    )
 
 
 def main(argv=None):
@@ -81,10 +101,14 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     X, y = load_digits(return_X_y=True)
-    threadpool_limits(1)  # one BLAS/OpenMP thread: on a shared machine idle threads' spinning inflates CPU time
+    threadpool_limits(
+        1
+    )  # one BLAS/OpenMP thread: on a shared machine idle threads' spinning inflates CPU time
     for cv in CVS:  # warm-up, not recorded: the first fit also pays for imports and compilation
         run(0, cv, X, y)
-    rows = [run(seed, cv, X, y) for seed in range(args.seeds) for cv in CVS]  # each seed's cvs side by side
+    rows = [
+        run(seed, cv, X, y) for seed in range(args.seeds) for cv in CVS
+    ]  # each seed's cvs side by side
     records = pd.DataFrame(rows)
     records.to_csv(args.out, index=False)
     print(summary(records).to_markdown(floatfmt=".4f"))

@@ -30,8 +30,21 @@ import time
 from pathlib import Path
 
 RECORDS = Path(__file__).with_name("bench_groups_bands_records.csv")
-FIELDS = ["date", "commit", "label", "n", "groups", "task", "cpu_s", "aurc_cpu_s", "ratio", "peak_mb",
-          "aurc_peak_mb", "extra_peak_mb", "repeats"]
+FIELDS = [
+    "date",
+    "commit",
+    "label",
+    "n",
+    "groups",
+    "task",
+    "cpu_s",
+    "aurc_cpu_s",
+    "ratio",
+    "peak_mb",
+    "aurc_peak_mb",
+    "extra_peak_mb",
+    "repeats",
+]
 
 
 def _data(n, groups, seed=0):
@@ -65,15 +78,23 @@ def _child(task, n, groups):
 
 
 def _run(task, n, groups):
-    out = subprocess.run([sys.executable, __file__, "--child", task, "--n", str(n), "--groups", str(groups)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", task, "--n", str(n), "--groups", str(groups)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def _commit():
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).parent).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+        ).stdout.strip()
     except OSError:
         return ""
 
@@ -92,19 +113,35 @@ def main(argv=None):
     rows = []
     for n in args.n:
         for task in args.tasks:
-            pairs = [(_run("aurc", n, args.groups), _run(task, n, args.groups)) for _ in range(args.repeats)]
+            pairs = [
+                (_run("aurc", n, args.groups), _run(task, n, args.groups))
+                for _ in range(args.repeats)
+            ]
             ratio = statistics.median(t["cpu_s"] / b["cpu_s"] for b, t in pairs)
             base_cpu = statistics.median(b["cpu_s"] for b, _ in pairs)
             cpu = statistics.median(t["cpu_s"] for _, t in pairs)
             base_peak = max(b["peak_mb"] for b, _ in pairs)
             peak = max(t["peak_mb"] for _, t in pairs)
-            row = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M"),
-                   "commit": _commit(), "label": args.label, "n": n, "groups": args.groups, "task": task,
-                   "cpu_s": round(cpu, 3), "aurc_cpu_s": round(base_cpu, 3), "ratio": round(ratio, 2),
-                   "peak_mb": round(peak), "aurc_peak_mb": round(base_peak), "extra_peak_mb": round(peak - base_peak),
-                   "repeats": args.repeats}
-            print(f"n={n:>10,} {task:18s} {cpu:8.2f} CPU-s = {ratio:5.1f} x aurc ({base_cpu:.2f} s); "
-                  f"peak {peak:7.0f} MB, {peak - base_peak:+7.0f} MB over aurc's", flush=True)
+            row = {
+                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M"),
+                "commit": _commit(),
+                "label": args.label,
+                "n": n,
+                "groups": args.groups,
+                "task": task,
+                "cpu_s": round(cpu, 3),
+                "aurc_cpu_s": round(base_cpu, 3),
+                "ratio": round(ratio, 2),
+                "peak_mb": round(peak),
+                "aurc_peak_mb": round(base_peak),
+                "extra_peak_mb": round(peak - base_peak),
+                "repeats": args.repeats,
+            }
+            print(
+                f"n={n:>10,} {task:18s} {cpu:8.2f} CPU-s = {ratio:5.1f} x aurc ({base_cpu:.2f} s); "
+                f"peak {peak:7.0f} MB, {peak - base_peak:+7.0f} MB over aurc's",
+                flush=True,
+            )
             rows.append(row)
     new = not RECORDS.exists()
     with RECORDS.open("a", newline="") as handle:

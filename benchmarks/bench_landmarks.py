@@ -44,8 +44,21 @@ def snakemake_command(workdir, cores, faces, data_mirror, n_splits, snakemake):
     config = [f"data_mirror={data_mirror}", f"faces_mirror={faces}", "datasets=[sattelite]"]
     if n_splits is not None:
         config.append(f"n_splits={n_splits}")
-    return [snakemake, "-s", str(REPO / "Snakefile"), "--configfile", str(REPO / "config.yaml"),
-            "--directory", str(workdir), "--cores", str(cores), "--config", *config, "--", *TARGETS]
+    return [
+        snakemake,
+        "-s",
+        str(REPO / "Snakefile"),
+        "--configfile",
+        str(REPO / "config.yaml"),
+        "--directory",
+        str(workdir),
+        "--cores",
+        str(cores),
+        "--config",
+        *config,
+        "--",
+        *TARGETS,
+    ]
 
 
 def rule_totals(workdir):
@@ -65,7 +78,9 @@ def rule_totals(workdir):
 
 
 def run(workdir, args):
-    command = snakemake_command(workdir, args.cores, args.faces, args.data_mirror, args.n_splits, args.snakemake)
+    command = snakemake_command(
+        workdir, args.cores, args.faces, args.data_mirror, args.n_splits, args.snakemake
+    )
     print("$", " ".join(command), flush=True)
     load_before = os.getloadavg()
     usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -77,32 +92,48 @@ def run(workdir, args):
     cpu = (usage.ru_utime - usage_before.ru_utime) + (usage.ru_stime - usage_before.ru_stime)
     load_after = os.getloadavg()
 
-    print(f"load average before: {' '.join(f'{v:.2f}' for v in load_before)}; "
-          f"after: {' '.join(f'{v:.2f}' for v in load_after)}")
+    print(
+        f"load average before: {' '.join(f'{v:.2f}' for v in load_before)}; "
+        f"after: {' '.join(f'{v:.2f}' for v in load_after)}"
+    )
     print(f"{'rule':<20} {'jobs':>4} {'wall s':>9} {'cpu s':>9} {'max wall s':>10}")
     for rule, (jobs, rule_wall, rule_cpu, longest) in sorted(rule_totals(workdir).items()):
         print(f"{rule:<20} {jobs:>4} {rule_wall:>9.1f} {rule_cpu:>9.1f} {longest:>10.1f}")
-    print(f"total: wall {wall:.1f} s ({wall / 60:.1f} min), CPU of all processes {cpu:.1f} s "
-          f"({cpu / max(wall, 1e-9):.2f} cores on average); goal < {GOAL_S:.0f} s: "
-          f"{'met' if wall < GOAL_S else 'NOT met'}")
+    print(
+        f"total: wall {wall:.1f} s ({wall / 60:.1f} min), CPU of all processes {cpu:.1f} s "
+        f"({cpu / max(wall, 1e-9):.2f} cores on average); goal < {GOAL_S:.0f} s: "
+        f"{'met' if wall < GOAL_S else 'NOT met'}"
+    )
     missing = [target for target in TARGETS if not (Path(workdir) / target).is_file()]
     if returncode != 0 or missing:
         tail = (Path(workdir) / "snakemake.out").read_text().splitlines()[-40:]
         print("\n".join(tail), file=sys.stderr)
-        print(f"FAILED: snakemake exit code {returncode}, missing targets {missing}", file=sys.stderr)
+        print(
+            f"FAILED: snakemake exit code {returncode}, missing targets {missing}", file=sys.stderr
+        )
         return 1
     return 0
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-splits", type=int, default=None, help="splits (default: config.yaml's n_splits)")
+    parser.add_argument(
+        "--n-splits", type=int, default=None, help="splits (default: config.yaml's n_splits)"
+    )
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--faces", type=Path, default=FACES, help="offline 300-W faces (faces_mirror)")
-    parser.add_argument("--data-mirror", type=Path, default=REPO / "workflow" / "resources" / "demo_mirror")
+    parser.add_argument(
+        "--faces", type=Path, default=FACES, help="offline 300-W faces (faces_mirror)"
+    )
+    parser.add_argument(
+        "--data-mirror", type=Path, default=REPO / "workflow" / "resources" / "demo_mirror"
+    )
     parser.add_argument("--snakemake", default=str(Path(sys.executable).with_name("snakemake")))
-    parser.add_argument("--keep", type=Path, default=None,
-                        help="run in this (new or empty) folder and keep it, e.g. to compare outputs")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="run in this (new or empty) folder and keep it, e.g. to compare outputs",
+    )
     args = parser.parse_args(argv)
     if not (args.faces / "afw").is_dir():
         parser.error(f"no offline faces at {args.faces} (set --faces or REJECTOPT_FACES_MIRROR)")

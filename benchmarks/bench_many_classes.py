@@ -75,12 +75,23 @@ def measure_select_path(path, method):
             uncertainty = msp(logits)
             target.fit(loss[parts["calibration"]], uncertainty[parts["calibration"]])
         else:
-            uncertainty = fit_selective(logits, y_pred, loss, target, parts, score=method,
-                                        n_classes=logits.shape[1], n_jobs=1).uncertainty
+            uncertainty = fit_selective(
+                logits,
+                y_pred,
+                loss,
+                target,
+                parts,
+                score=method,
+                n_classes=logits.shape[1],
+                n_jobs=1,
+            ).uncertainty
     cpu = time.process_time() - start
     rep = parts["report"]
-    return {"cpu_seconds": cpu, "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "aurc": aurc(loss[rep], uncertainty[rep])}
+    return {
+        "cpu_seconds": cpu,
+        "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "aurc": aurc(loss[rep], uncertainty[rep]),
+    }
 
 
 def record(args):
@@ -95,13 +106,26 @@ def record(args):
         for repeat in range(args.repeats):
             for version, src in versions:
                 for method in RECORD_METHODS:
-                    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import bench_many_classes as b; "
-                            f"print(json.dumps(b.measure_select_path({path!r}, {method!r})))")
+                    code = (
+                        f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import bench_many_classes as b; "
+                        f"print(json.dumps(b.measure_select_path({path!r}, {method!r})))"
+                    )
                     env = dict(os.environ, PYTHONPATH=src)
-                    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                         check=True).stdout
-                    row = {"n": args.n, "K": args.classes, "code": version, "method": method, "repeat": repeat,
-                           **json.loads(out.splitlines()[-1])}
+                    out = subprocess.run(
+                        [sys.executable, "-c", code],
+                        env=env,
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    ).stdout
+                    row = {
+                        "n": args.n,
+                        "K": args.classes,
+                        "code": version,
+                        "method": method,
+                        "repeat": repeat,
+                        **json.loads(out.splitlines()[-1]),
+                    }
                     rows.append(row)
                     print(row, flush=True)
     with open(args.record, "w", newline="") as handle:
@@ -117,8 +141,12 @@ def main():
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--classes", type=int, default=1000)
-    parser.add_argument("--record", help="CSV of the select path's CPU time and peak memory per method")
-    parser.add_argument("--src", action="append", default=[], help="another checkout's src to measure too")
+    parser.add_argument(
+        "--record", help="CSV of the select path's CPU time and peak memory per method"
+    )
+    parser.add_argument(
+        "--src", action="append", default=[], help="another checkout's src to measure too"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     if args.record:
@@ -134,22 +162,38 @@ def main():
     logits, labels = imagenet_like(args.n, args.classes)
     with threadpool_limits(limits=1):
         if args.table:
-            fit = fit_logits(logits, labels, scores=("sele_shared", "reg_shared", "reg", "tcp"), seed=0)
-            print(fit.table[["method", "label", "C", "aurc", "risk_full"]].round(3).to_string(index=False))
+            fit = fit_logits(
+                logits, labels, scores=("sele_shared", "reg_shared", "reg", "tcp"), seed=0
+            )
+            print(
+                fit.table[["method", "label", "C", "aurc", "risk_full"]]
+                .round(3)
+                .to_string(index=False)
+            )
             return
         y_pred = logits.argmax(axis=1)
         loss = 100.0 * (y_pred != labels)
         parts = split_rows(len(loss))
         start = time.perf_counter()
         try:
-            fit = fit_selective(logits, y_pred, loss, Target("coverage", 0.8), parts, score=args.score,
-                                n_classes=args.classes, n_jobs=1)
+            fit = fit_selective(
+                logits,
+                y_pred,
+                loss,
+                Target("coverage", 0.8),
+                parts,
+                score=args.score,
+                n_classes=args.classes,
+                n_jobs=1,
+            )
         except ValueError as err:
             print(f"{args.score}: refused after {time.perf_counter() - start:.3f} s: {err}")
             return
         rep = parts["report"]
-        print(f"{args.score}: {time.perf_counter() - start:.2f} s, C {fit.C:g}, test AuRC "
-              f"{aurc(loss[rep], fit.uncertainty[rep]):.3f} (error rate {loss[rep].mean():.2f} %)")
+        print(
+            f"{args.score}: {time.perf_counter() - start:.2f} s, C {fit.C:g}, test AuRC "
+            f"{aurc(loss[rep], fit.uncertainty[rep]):.3f} (error rate {loss[rep].mean():.2f} %)"
+        )
 
 
 if __name__ == "__main__":

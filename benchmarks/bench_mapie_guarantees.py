@@ -34,23 +34,22 @@ rejects everything (coverage 0, no violation). MAPIE is used as a reference, com
 Prints a Markdown table; writes one record per (dataset, delta, method) to ``--out``.
 """
 
-import os
 import argparse
+import os
 import platform
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
+import mapie
 import numpy as np
 import pandas as pd
 import sklearn
+from mapie.risk_control import BinaryClassificationController, BinaryRisk, abstention_rate
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
-
-import mapie
-from mapie.risk_control import BinaryClassificationController, BinaryRisk, abstention_rate
 
 from rejectopt.datasets import REGISTRY, load_prepared, prepare_dataset
 from rejectopt.selective import InfeasibleTargetError
@@ -81,7 +80,11 @@ def population(name, mirror, work_dir):
     scaler = StandardScaler().fit(X[trn1])
     model = LogisticRegression(C=1.0, max_iter=2000).fit(scaler.transform(X[trn1]), y[trn1])
     proba = model.predict_proba(scaler.transform(X[tst]))
-    return proba.max(axis=1), model.classes_[proba.argmax(axis=1)].astype(float), y[tst].astype(float)
+    return (
+        proba.max(axis=1),
+        model.classes_[proba.argmax(axis=1)].astype(float),
+        y[tst].astype(float),
+    )
 
 
 def outcome(accept, error):
@@ -94,8 +97,12 @@ def mapie_rule(c, h, y, chosen, risk, delta):
     """MAPIE's accepted rows of the population, or None when no threshold is certified."""
     controller = BinaryClassificationController(
         predict_function=lambda X, lam: np.where(X[:, 0] >= lam, X[:, 1], np.nan),
-        risk=SELECTIVE_ERROR, target_level=risk, confidence_level=1.0 - delta,
-        best_predict_param_choice=abstention_rate, list_predict_params=LAMBDAS[:, None])
+        risk=SELECTIVE_ERROR,
+        target_level=risk,
+        confidence_level=1.0 - delta,
+        best_predict_param_choice=abstention_rate,
+        list_predict_params=LAMBDAS[:, None],
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         controller.calibrate(np.column_stack([c[chosen], h[chosen]]), y[chosen])
@@ -107,7 +114,9 @@ def mapie_rule(c, h, y, chosen, risk, delta):
 def ours_rule(c, error, chosen, risk, delta):
     """rejectopt's certified risk target: accepted rows of the population, or None when infeasible."""
     try:
-        rule = Target("risk", 100.0 * risk, confidence=1.0 - delta).fit(100.0 * error[chosen], 1.0 - c[chosen])
+        rule = Target("risk", 100.0 * risk, confidence=1.0 - delta).fit(
+            100.0 * error[chosen], 1.0 - c[chosen]
+        )
     except InfeasibleTargetError:
         return None
     return rule.acceptance_probability(1.0 - c) > 0.5
@@ -121,8 +130,10 @@ def run(name, mirror, work_dir, repeats, deltas, risk_fraction):
     draws = [rng.choice(c.size, c.size // 2, replace=False) for _ in range(repeats)]
     records = []
     for delta in deltas:
-        methods = {"rejectopt (ltt)": lambda chosen: ours_rule(c, error, chosen, risk, delta),
-                   "MAPIE (bonferroni_holm)": lambda chosen: mapie_rule(c, h, y, chosen, risk, delta)}
+        methods = {
+            "rejectopt (ltt)": lambda chosen: ours_rule(c, error, chosen, risk, delta),
+            "MAPIE (bonferroni_holm)": lambda chosen: mapie_rule(c, h, y, chosen, risk, delta),
+        }
         for method, fit in methods.items():
             start = time.perf_counter()
             coverages, violations, infeasible = [], 0, 0
@@ -135,19 +146,42 @@ def run(name, mirror, work_dir, repeats, deltas, risk_fraction):
                 coverage, population_risk = outcome(accept, error)
                 coverages.append(coverage)
                 violations += bool(population_risk > risk * (1 + 1e-12))
-            high = stats.beta.isf(0.025, violations + 1, repeats - violations) if violations < repeats else 1.0
-            records.append({"dataset": name, "n_population": c.size, "n_calibration": c.size // 2,
-                            "base_risk": round(error.mean(), 4), "target_risk": risk, "delta": delta,
-                            "method": method, "repeats": repeats, "mean_coverage": float(np.mean(coverages)),
-                            "violation_rate": violations / repeats, "violation_high": float(high),
-                            "infeasible_rate": infeasible / repeats,
-                            "seconds_per_fit": (time.perf_counter() - start) / repeats})
+            high = (
+                stats.beta.isf(0.025, violations + 1, repeats - violations)
+                if violations < repeats
+                else 1.0
+            )
+            records.append(
+                {
+                    "dataset": name,
+                    "n_population": c.size,
+                    "n_calibration": c.size // 2,
+                    "base_risk": round(error.mean(), 4),
+                    "target_risk": risk,
+                    "delta": delta,
+                    "method": method,
+                    "repeats": repeats,
+                    "mean_coverage": float(np.mean(coverages)),
+                    "violation_rate": violations / repeats,
+                    "violation_high": float(high),
+                    "infeasible_rate": infeasible / repeats,
+                    "seconds_per_fit": (time.perf_counter() - start) / repeats,
+                }
+            )
     return records
 
 
 def markdown(frame):
-    columns = ["dataset", "target_risk", "delta", "method", "mean_coverage", "violation_rate", "violation_high",
-               "infeasible_rate"]
+    columns = [
+        "dataset",
+        "target_risk",
+        "delta",
+        "method",
+        "mean_coverage",
+        "violation_rate",
+        "violation_high",
+        "infeasible_rate",
+    ]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in frame[columns].itertuples(index=False):
         cells = [f"{v:.4g}" if isinstance(v, float) else str(v) for v in row]
@@ -158,10 +192,19 @@ def markdown(frame):
 def main(argv=None):
     binary = [n for n, spec in REGISTRY.items() if spec.n_classes == 2]
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--datasets", nargs="+", default=None,
-                        help=f"binary datasets (default: those of {', '.join(binary)} in the mirror)")
-    parser.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR, required=DEFAULT_MIRROR is None,
-                        help="data_mirror folder with the raw files (default $REJECTOPT_DATA_MIRROR)")
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        default=None,
+        help=f"binary datasets (default: those of {', '.join(binary)} in the mirror)",
+    )
+    parser.add_argument(
+        "--mirror",
+        type=Path,
+        default=DEFAULT_MIRROR,
+        required=DEFAULT_MIRROR is None,
+        help="data_mirror folder with the raw files (default $REJECTOPT_DATA_MIRROR)",
+    )
     parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--deltas", type=float, nargs="+", default=[0.1, 0.05])
     parser.add_argument("--risk-fraction", type=float, default=0.5)
@@ -170,11 +213,15 @@ def main(argv=None):
     datasets = args.datasets or [n for n in binary if (args.mirror / n).is_dir()]
     not_binary = [n for n in datasets if n not in binary]
     if not_binary:
-        parser.error(f"--datasets: {not_binary} are not binary datasets (binary: {', '.join(binary)})")
+        parser.error(
+            f"--datasets: {not_binary} are not binary datasets (binary: {', '.join(binary)})"
+        )
     records = []
     with tempfile.TemporaryDirectory() as work_dir:
         for name in datasets:
-            records += run(name, args.mirror, work_dir, args.repeats, args.deltas, args.risk_fraction)
+            records += run(
+                name, args.mirror, work_dir, args.repeats, args.deltas, args.risk_fraction
+            )
     frame = pd.DataFrame(records)
     frame["mapie_version"], frame["sklearn_version"] = mapie.__version__, sklearn.__version__
     frame["python"] = platform.python_version()

@@ -66,14 +66,24 @@ def main(argv=None):
     print(f"\nbootstrap_ci, n={n:,}, {args.resamples} resamples (level 0.95, seed 0)")
     for name in ("augrc", "aurc"):
         function = metrics[name]
-        fast_time = _best_of(lambda: bootstrap_ci(name, loss, u, n_resamples=args.resamples, random_state=0))
-        slow_time = _best_of(lambda: bootstrap_ci(lambda a, b: function(a, b), loss, u,
-                                                  n_resamples=args.resamples, random_state=0), repeats=1)
+        fast_time = _best_of(
+            lambda: bootstrap_ci(name, loss, u, n_resamples=args.resamples, random_state=0)
+        )
+        slow_time = _best_of(
+            lambda: bootstrap_ci(
+                lambda a, b: function(a, b), loss, u, n_resamples=args.resamples, random_state=0
+            ),
+            repeats=1,
+        )
         fast = bootstrap_ci(name, loss, u, n_resamples=args.resamples, random_state=0)
-        slow = bootstrap_ci(lambda a, b: function(a, b), loss, u, n_resamples=args.resamples, random_state=0)
-        print(f"  {name:6s} vectorised {fast_time * 1e3:8.1f} ms, loop {slow_time * 1e3:8.1f} ms "
-              f"({slow_time / fast_time:.0f}x); intervals {fast.low:.6g}..{fast.high:.6g}, "
-              f"max difference {max(abs(fast.low - slow.low), abs(fast.high - slow.high)):.1e}")
+        slow = bootstrap_ci(
+            lambda a, b: function(a, b), loss, u, n_resamples=args.resamples, random_state=0
+        )
+        print(
+            f"  {name:6s} vectorised {fast_time * 1e3:8.1f} ms, loop {slow_time * 1e3:8.1f} ms "
+            f"({slow_time / fast_time:.0f}x); intervals {fast.low:.6g}..{fast.high:.6g}, "
+            f"max difference {max(abs(fast.low - slow.low), abs(fast.high - slow.high)):.1e}"
+        )
 
 
 if __name__ == "__main__":

@@ -47,7 +47,9 @@ def main(argv=None):
     loss, is_ood, u = make_data(args.n)
     cases = {
         "operating_points": lambda: ood._metrics.operating_points(loss, is_ood, u),
-        "selective_risk_at_tpr_fpr": lambda: ood.selective_risk_at_tpr_fpr(loss, is_ood, u, 0.7, 0.2),
+        "selective_risk_at_tpr_fpr": lambda: ood.selective_risk_at_tpr_fpr(
+            loss, is_ood, u, 0.7, 0.2
+        ),
         "selective_risk_at_precision_recall": lambda: ood.selective_risk_at_precision_recall(
             loss, is_ood, u, 0.9, 0.7
         ),
@@ -65,7 +67,9 @@ def main(argv=None):
     feasible = (pts.tpr >= 0.7) & (pts.fpr <= 0.2) & (pts.n_id_accepted > 0)
     check = float(np.min(pts.selective_risk[feasible])) if feasible.any() else float("nan")
     metric = results["selective_risk_at_tpr_fpr"]
-    print(f"selective risk at TPR 0.7 / FPR 0.2: {metric:.6f} (from the operating points: {check:.6f})")
+    print(
+        f"selective risk at TPR 0.7 / FPR 0.2: {metric:.6f} (from the operating points: {check:.6f})"
+    )
     print(
         f"{len(pts.threshold) - 1:,d} distinct thresholds; {platform.processor() or platform.machine()}, "
         f"numpy {np.__version__}"

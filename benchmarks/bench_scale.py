@@ -61,8 +61,22 @@ from rejectopt.pipeline.resources import STAGES, job_resources, splits_per_job, 
 
 #: The datasets of Table 2 the offline mirror does not hold.
 UNMIRRORED = ("covtype", "codrna", "msd", "sensorless", "facebook", "superconduct", "ijcnn")
-FIELDS = ("fraction", "dataset", "n", "d", "k", "rule", "job", "threads", "cpu_s", "wall_s", "rss_mb",
-          "mem_mb", "runtime_min", "load")
+FIELDS = (
+    "fraction",
+    "dataset",
+    "n",
+    "d",
+    "k",
+    "rule",
+    "job",
+    "threads",
+    "cpu_s",
+    "wall_s",
+    "rss_mb",
+    "mem_mb",
+    "runtime_min",
+    "load",
+)
 #: Rules whose job is per (dataset, classifier); their stage name carries the classifier.
 PER_CLASSIFIER = ("train_classifier", "learn_score")
 
@@ -87,7 +101,10 @@ def stand_in(name, n, seed=0):
 
 #: The one-split rules of costly jobs, recorded under the rule they stand in for (their benchmark
 #: records lie in its folder, one per split).
-SPLIT_RULES = {"train_classifier_split": "train_classifier", "double_hinge_one_split": "double_hinge_split"}
+SPLIT_RULES = {
+    "train_classifier_split": "train_classifier",
+    "double_hinge_one_split": "double_hinge_split",
+}
 
 
 def parse_jobs(output):
@@ -106,8 +123,11 @@ def parse_jobs(output):
         values = dict(item.split("=", 1) for item in res.group(1).split(", ") if "=" in item)
         threads = re.search(r"\n\s*threads: (\d+)", block)
         jobs[bench.group(1) if bench else rule.group(1)] = (
-            SPLIT_RULES.get(rule.group(1), rule.group(1)), int(threads.group(1)) if threads else 1,
-            int(values.get("mem_mb", 0)), int(values.get("runtime", 0)))
+            SPLIT_RULES.get(rule.group(1), rule.group(1)),
+            int(threads.group(1)) if threads else 1,
+            int(values.get("mem_mb", 0)),
+            int(values.get("runtime", 0)),
+        )
     return jobs
 
 
@@ -115,12 +135,12 @@ def parse_jobs(output):
 #: process of its own after the run (CPU-s and peak RSS from ``getrusage``).
 REPLAYED = {
     "prepare_dataset": "from rejectopt.datasets._custom import prepare_custom; from rejectopt.pipeline.config import plan_run; "
-                       "import yaml; plan = plan_run(yaml.safe_load(open({base!r})) | "
-                       "yaml.safe_load(open('bench_config.yaml'))); from rejectopt.model import FEATURE_LIMIT; "
-                       "prepare_custom(plan.custom['{name}'], 'replay.npz', feature_limit=FEATURE_LIMIT)",
+    "import yaml; plan = plan_run(yaml.safe_load(open({base!r})) | "
+    "yaml.safe_load(open('bench_config.yaml'))); from rejectopt.model import FEATURE_LIMIT; "
+    "prepare_custom(plan.custom['{name}'], 'replay.npz', feature_limit=FEATURE_LIMIT)",
     "make_splits": "from rejectopt.datasets import load_prepared; from rejectopt.splits import make_splits; "
-                   "_, y = load_prepared('results/data/{name}/data.npz'); "
-                   "make_splits(y, ratios={ratios}, n_splits=1, seed=0, dataset='{name}')",
+    "_, y = load_prepared('results/data/{name}/data.npz'); "
+    "make_splits(y, ratios={ratios}, n_splits=1, seed=0, dataset='{name}')",
     "summarize_dataset": None,  # replayed through the script's own call, see replay()
 }
 
@@ -128,23 +148,33 @@ REPLAYED = {
 def replay(workdir, rule, name, ratios):
     """(CPU-s, wall s, peak RSS MB) of ``rule``'s library call on the stand-in, in a fresh process."""
     if rule == "summarize_dataset":
-        code = ("import glob; from rejectopt.pipeline.experiments.paper import summarize_dataset; "
-                "from rejectopt.pipeline.config import plan_run; import yaml; "
-                f"cfg = yaml.safe_load(open({str(REPO / 'config.yaml')!r})) | "
-                "yaml.safe_load(open('bench_config.yaml')); plan = plan_run(cfg); "
-                f"cs = {{(c, 0): f'results/classifiers/{name}/{{c}}/split_0.npz' for c in plan.classifiers_of('{name}')}}; "
-                f"ss = {{(c, s, 0): f'results/scores/{name}/{{c}}.npz' for c in plan.classifiers_of('{name}') "
-                "for s in plan.scores_of(c)}; "
-                f"summarize_dataset('{name}', plan.task['{name}'], 'results/data/{name}/data.npz', "
-                f"'results/data/{name}/splits.npz', cs, ss, cfg.get('aurc_convention', 'paper'))")
+        code = (
+            "import glob; from rejectopt.pipeline.experiments.paper import summarize_dataset; "
+            "from rejectopt.pipeline.config import plan_run; import yaml; "
+            f"cfg = yaml.safe_load(open({str(REPO / 'config.yaml')!r})) | "
+            "yaml.safe_load(open('bench_config.yaml')); plan = plan_run(cfg); "
+            f"cs = {{(c, 0): f'results/classifiers/{name}/{{c}}/split_0.npz' for c in plan.classifiers_of('{name}')}}; "
+            f"ss = {{(c, s, 0): f'results/scores/{name}/{{c}}.npz' for c in plan.classifiers_of('{name}') "
+            "for s in plan.scores_of(c)}; "
+            f"summarize_dataset('{name}', plan.task['{name}'], 'results/data/{name}/data.npz', "
+            f"'results/data/{name}/splits.npz', cs, ss, cfg.get('aurc_convention', 'paper'))"
+        )
     else:
         code = REPLAYED[rule].format(name=name, ratios=list(ratios), base=str(REPO / "config.yaml"))
-    probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-             "subprocess.run([sys.executable, '-c', sys.argv[1]], check=True); w = time.perf_counter() - t; "
-             "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
-             "print(u.ru_utime + u.ru_stime, w, u.ru_maxrss / 1024)")
-    out = subprocess.run([sys.executable, "-c", probe, code], check=False, cwd=workdir, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    probe = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        "subprocess.run([sys.executable, '-c', sys.argv[1]], check=True); w = time.perf_counter() - t; "
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(u.ru_utime + u.ru_stime, w, u.ru_maxrss / 1024)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, code],
+        check=False,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
     if out.returncode != 0:
         raise SystemExit(f"replaying {rule} on {name} failed:\n{out.stderr[-3000:]}")
     return tuple(float(v) for v in out.stdout.split())
@@ -174,30 +204,54 @@ def run_one(name, fraction, cores, records, keep):
     custom = f"{name}_synthetic"
     binary = spec.task == "classification" and spec.n_classes == 2
     config = {
-        "datasets": [custom], "n_splits": 1, "data_mirror": None,
+        "datasets": [custom],
+        "n_splits": 1,
+        "data_mirror": None,
         # n_classes sizes the jobs (rejectopt.pipeline.resources) and is checked at planning for the
         # double-hinge experiment, which is binary
-        "custom_datasets": {custom: {"path": str(data), "task": spec.task, "n_classes": spec.n_classes}},
+        "custom_datasets": {
+            custom: {"path": str(data), "task": spec.task, "n_classes": spec.n_classes}
+        },
         "split_ratios": {"default": base["split_ratios"]["default"], custom: ratios},
         "landmarks": {**base["landmarks"], "enabled": False},
         "ood": {**base["ood"], "datasets": []},
-        "double_hinge": {**base["double_hinge"], "datasets": [custom] if binary and name in
-                         base["double_hinge"]["datasets"] else []},
+        "double_hinge": {
+            **base["double_hinge"],
+            "datasets": [custom] if binary and name in base["double_hinge"]["datasets"] else [],
+        },
     }
     config_file = workdir / "bench_config.yaml"
     config_file.write_text(yaml.safe_dump(config))
-    cmd = [sys.executable, "-c", SNAKEMAKE_SAMPLING_1S, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-           "--configfile", str(config_file), "--cores", str(cores), "--printshellcmds",
-           f"results/datasets/{custom}/summary.csv",
-           *([f"results/double_hinge/{custom}/split_0.csv"] if config["double_hinge"]["datasets"] else [])]
+    cmd = [
+        sys.executable,
+        "-c",
+        SNAKEMAKE_SAMPLING_1S,
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(config_file),
+        "--cores",
+        str(cores),
+        "--printshellcmds",
+        f"results/datasets/{custom}/summary.csv",
+        *(
+            [f"results/double_hinge/{custom}/split_0.csv"]
+            if config["double_hinge"]["datasets"]
+            else []
+        ),
+    ]
     start = time.perf_counter()
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
     wall = time.perf_counter() - start
     (workdir / "snakemake.out").write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0:
         print((proc.stdout + proc.stderr)[-4000:])
-        raise SystemExit(f"{name} at {fraction:g}: snakemake failed (exit {proc.returncode}); log in "
-                         f"{workdir / 'snakemake.out'}")
+        raise SystemExit(
+            f"{name} at {fraction:g}: snakemake failed (exit {proc.returncode}); log in "
+            f"{workdir / 'snakemake.out'}"
+        )
     load = os.getloadavg()[0]
     jobs = parse_jobs(proc.stdout + proc.stderr)
     rows = []
@@ -208,23 +262,43 @@ def run_one(name, fraction, cores, records, keep):
         elif bench.startswith("results/benchmarks/"):
             with open(workdir / bench) as handle:
                 record = next(csv.DictReader(handle, delimiter="\t"))
-            job = Path(bench).relative_to(Path("results/benchmarks") / rule).with_suffix("").as_posix()
+            job = (
+                Path(bench)
+                .relative_to(Path("results/benchmarks") / rule)
+                .with_suffix("")
+                .as_posix()
+            )
             job = job.replace(custom, name)
         else:
             continue
-        rows.append({"fraction": fraction, "dataset": name, "n": n, "d": spec.n_features, "k": spec.n_classes,
-                     "rule": rule, "job": job, "threads": threads,
-                     "cpu_s": _num(record.get("cpu_time")), "wall_s": _num(record["s"]),
-                     "rss_mb": _num(record.get("max_rss")), "mem_mb": mem_mb, "runtime_min": runtime,
-                     "load": round(load, 2)})
+        rows.append(
+            {
+                "fraction": fraction,
+                "dataset": name,
+                "n": n,
+                "d": spec.n_features,
+                "k": spec.n_classes,
+                "rule": rule,
+                "job": job,
+                "threads": threads,
+                "cpu_s": _num(record.get("cpu_time")),
+                "wall_s": _num(record["s"]),
+                "rss_mb": _num(record.get("max_rss")),
+                "mem_mb": mem_mb,
+                "runtime_min": runtime,
+                "load": round(load, 2),
+            }
+        )
     new = not records.exists()
     with open(records, "a", newline="") as handle:
         writer = csv.DictWriter(handle, FIELDS)
         if new:
             writer.writeheader()
         writer.writerows(rows)
-    print(f"{name} (synthetic) at {fraction:g} (n={n}): {len(rows)} jobs in {wall:.0f} s wall, load {load:.1f}",
-          flush=True)
+    print(
+        f"{name} (synthetic) at {fraction:g} (n={n}): {len(rows)} jobs in {wall:.0f} s wall, load {load:.1f}",
+        flush=True,
+    )
     if keep is None:
         subprocess.run(["rm", "-rf", str(workdir)], check=False)
 
@@ -236,20 +310,47 @@ def replay_prepare_mirrored(names, mirror, records):
     for name in names:
         spec = REGISTRY[name]
         with tempfile.TemporaryDirectory() as work:
-            code = (f"from rejectopt.datasets import prepare_dataset; "
-                    f"prepare_dataset({name!r}, 'raw', 'data.npz', mirror={str(mirror)!r}, allow_download=False)")
-            probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-                     "subprocess.run([sys.executable, '-c', sys.argv[1]], check=True); w = time.perf_counter() - t; "
-                     "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
-                     "print(u.ru_utime + u.ru_stime, w, u.ru_maxrss / 1024)")
-            out = subprocess.run([sys.executable, "-c", probe, code], check=True, cwd=work, capture_output=True,
-                                 text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+            code = (
+                f"from rejectopt.datasets import prepare_dataset; "
+                f"prepare_dataset({name!r}, 'raw', 'data.npz', mirror={str(mirror)!r}, allow_download=False)"
+            )
+            probe = (
+                "import resource, subprocess, sys, time; t = time.perf_counter(); "
+                "subprocess.run([sys.executable, '-c', sys.argv[1]], check=True); w = time.perf_counter() - t; "
+                "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+                "print(u.ru_utime + u.ru_stime, w, u.ru_maxrss / 1024)"
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", probe, code],
+                check=True,
+                cwd=work,
+                capture_output=True,
+                text=True,
+                env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+            )
         cpu, wall, rss = (float(v) for v in out.stdout.split())
-        rows.append({"fraction": 1.0, "dataset": name, "n": spec.n_examples, "d": spec.n_features,
-                     "k": spec.n_classes, "rule": "prepare_dataset", "job": name, "threads": 1, "cpu_s": cpu,
-                     "wall_s": wall, "rss_mb": rss, "mem_mb": 0, "runtime_min": 0,
-                     "load": round(os.getloadavg()[0], 2)})
-        print(f"{name} (mirrored, real parser): prepare_dataset {cpu:.1f} CPU-s, {rss:.0f} MB", flush=True)
+        rows.append(
+            {
+                "fraction": 1.0,
+                "dataset": name,
+                "n": spec.n_examples,
+                "d": spec.n_features,
+                "k": spec.n_classes,
+                "rule": "prepare_dataset",
+                "job": name,
+                "threads": 1,
+                "cpu_s": cpu,
+                "wall_s": wall,
+                "rss_mb": rss,
+                "mem_mb": 0,
+                "runtime_min": 0,
+                "load": round(os.getloadavg()[0], 2),
+            }
+        )
+        print(
+            f"{name} (mirrored, real parser): prepare_dataset {cpu:.1f} CPU-s, {rss:.0f} MB",
+            flush=True,
+        )
     new = not records.exists()
     with open(records, "a", newline="") as handle:
         writer = csv.DictWriter(handle, FIELDS)
@@ -271,7 +372,9 @@ def read_records(path):
         for key in ("n", "d", "k", "threads", "mem_mb", "runtime_min"):
             row[key] = int(row[key])
     latest = {}
-    for row in rows:  # a rerun of the same (fraction, dataset, rule, job) replaces the earlier record
+    for (
+        row
+    ) in rows:  # a rerun of the same (fraction, dataset, rule, job) replaces the earlier record
         latest[(row["fraction"], row["dataset"], row["rule"], row["job"])] = row
     return list(latest.values())
 
@@ -297,17 +400,29 @@ def report(rows, n_splits, cores, mirrored):
     print("\nStand-ins are SYNTHETIC (seeded, registry n/d/K and split ratios); one split per run.")
     loaded = max((r["load"] for r in rows), default=0)
     if loaded > 2:
-        print(f"Measured under load (1-min load average up to {loaded:.1f}): wall times and CPU-s are inflated.")
-    print("\nDeclared: what the run's jobs declared (Snakemake's listing) / what rejectopt.pipeline.resources declares "
-          "now for the same n, d, K; fits: RSS <= mem_mb and CPU-s / threads <= runtime (the library's).")
-    print(f"\n{'dataset':<13}{'frac':>5}{'n':>8}  {'job':<34}{'CPU-s':>8}{'wall':>8}{'RSS MB':>8}"
-          f"{'mem_mb':>13}{'rt min':>10}  fits")
+        print(
+            f"Measured under load (1-min load average up to {loaded:.1f}): wall times and CPU-s are inflated."
+        )
+    print(
+        "\nDeclared: what the run's jobs declared (Snakemake's listing) / what rejectopt.pipeline.resources declares "
+        "now for the same n, d, K; fits: RSS <= mem_mb and CPU-s / threads <= runtime (the library's)."
+    )
+    print(
+        f"\n{'dataset':<13}{'frac':>5}{'n':>8}  {'job':<34}{'CPU-s':>8}{'wall':>8}{'RSS MB':>8}"
+        f"{'mem_mb':>13}{'rt min':>10}  fits"
+    )
     for r in sorted(rows, key=lambda r: (r["dataset"], r["fraction"], -r["cpu_s"])):
         now = declared_now(r)
-        fits = "ok" if r["rss_mb"] <= now["mem_mb"] and r["cpu_s"] / r["threads"] <= 60 * now["runtime"] else "OVER"
-        print(f"{r['dataset']:<13}{r['fraction']:>5g}{r['n']:>8}  {r['rule'] + '/' + r['job']:<34.34}"
-              f"{r['cpu_s']:>8.1f}{r['wall_s']:>8.1f}{r['rss_mb']:>8.0f}{r['mem_mb']:>7}/{now['mem_mb']:<5}"
-              f"{r['runtime_min']:>5}/{now['runtime']:<4}  {fits}")
+        fits = (
+            "ok"
+            if r["rss_mb"] <= now["mem_mb"] and r["cpu_s"] / r["threads"] <= 60 * now["runtime"]
+            else "OVER"
+        )
+        print(
+            f"{r['dataset']:<13}{r['fraction']:>5g}{r['n']:>8}  {r['rule'] + '/' + r['job']:<34.34}"
+            f"{r['cpu_s']:>8.1f}{r['wall_s']:>8.1f}{r['rss_mb']:>8.0f}{r['mem_mb']:>7}/{now['mem_mb']:<5}"
+            f"{r['runtime_min']:>5}/{now['runtime']:<4}  {fits}"
+        )
 
     by_stage = defaultdict(lambda: defaultdict(list))
     for r in rows:
@@ -321,7 +436,9 @@ def report(rows, n_splits, cores, mirrored):
         mem = [b for b in mem if b is not None]
         pooled[name] = float(np.median(fits)) if fits else None
         text = ", ".join(f"{d} {b:.2f}" for d, b in sorted(per.items()) if b is not None)
-        print(f"{name:<28}{_fmt(pooled[name]):>12}{_fmt(float(np.median(mem)) if mem else None):>11}   {text}")
+        print(
+            f"{name:<28}{_fmt(pooled[name]):>12}{_fmt(float(np.median(mem)) if mem else None):>11}   {text}"
+        )
 
     jobs = full_run_jobs(rows, by_stage, pooled, n_splits)
     stand_in_cpu = sum(j["cpu"] * j["threads_used"] for j in jobs)
@@ -330,19 +447,30 @@ def report(rows, n_splits, cores, mirrored):
     total = sum(j["cpu"] * j["threads_used"] for j in jobs)  # a job's "cpu" is its CPU-s per thread
     makespan, path = schedule(jobs, cores)
     longest = max(jobs, key=lambda j: j["cpu"])
-    print(f"\nFull run estimate ({n_splits} splits): {len(jobs)} jobs, {total / 3600:.2f} CPU-hours "
-          f"(stand-ins {stand_in_cpu / 3600:.2f})" + ("" if mirrored else
-                                                        "; mirrored datasets not included (--mirrored-benchmarks)"))
-    print(f"critical path on {cores} cores (list scheduler, longest ready job first): {makespan / 60:.1f} min; "
-          f"longest job {longest['name']} {longest['cpu'] / 60:.1f} min")
+    print(
+        f"\nFull run estimate ({n_splits} splits): {len(jobs)} jobs, {total / 3600:.2f} CPU-hours "
+        f"(stand-ins {stand_in_cpu / 3600:.2f})"
+        + ("" if mirrored else "; mirrored datasets not included (--mirrored-benchmarks)")
+    )
+    print(
+        f"critical path on {cores} cores (list scheduler, longest ready job first): {makespan / 60:.1f} min; "
+        f"longest job {longest['name']} {longest['cpu'] / 60:.1f} min"
+    )
     print("  chain: " + " -> ".join(f"{j} ({c / 60:.1f} min)" for j, c in path))
 
 
 def declared_now(row, splits=1):
     """What rejectopt.pipeline.resources declares for ``row``'s job at its n, d, K (one split)."""
     classifier = row["job"].split("/")[1] if row["rule"] in PER_CLASSIFIER else None
-    return job_resources(row["rule"], row["n"], row["d"], row["k"], classifier=classifier, splits=splits,
-                         threads=row["threads"])
+    return job_resources(
+        row["rule"],
+        row["n"],
+        row["d"],
+        row["k"],
+        classifier=classifier,
+        splits=splits,
+        threads=row["threads"],
+    )
 
 
 def _fmt(value):
@@ -374,14 +502,28 @@ def full_run_jobs(rows, by_stage, pooled, n_splits):
         classifier = job.split("/")[1] if rule in PER_CLASSIFIER else None
         threads = r["threads"]
         per_split = rule in PER_SPLIT
-        if rule in SPLIT_RULES.values() and splits_per_job(classifier, spec.n_examples, spec.n_features,
-                                                           spec.n_classes, n_splits, stage=rule) == 1:
+        if (
+            rule in SPLIT_RULES.values()
+            and splits_per_job(
+                classifier, spec.n_examples, spec.n_features, spec.n_classes, n_splits, stage=rule
+            )
+            == 1
+        ):
             parts = [(f"{job}/split_{k}", cpu) for k in range(n_splits)]
         else:
             parts = [(job, cpu * n_splits if per_split else cpu)]
         for label, cost in parts:
-            jobs.append({"name": f"{rule}:{label}", "rule": rule, "dataset": name, "classifier": classifier,
-                         "cpu": cost / max(threads, 1), "threads": threads, "threads_used": max(threads, 1)})
+            jobs.append(
+                {
+                    "name": f"{rule}:{label}",
+                    "rule": rule,
+                    "dataset": name,
+                    "classifier": classifier,
+                    "cpu": cost / max(threads, 1),
+                    "threads": threads,
+                    "threads_used": max(threads, 1),
+                }
+            )
     return jobs
 
 
@@ -394,16 +536,32 @@ def mirrored_jobs(folder):
         with open(path) as handle:
             record = next(csv.DictReader(handle, delimiter="\t"))
         classifier = parts[2] if rule in PER_CLASSIFIER and len(parts) > 2 else None
-        threads = get_classifier(classifier).threads if rule == "train_classifier" and classifier else 1
-        jobs.append({"name": f"{rule}:{'/'.join(parts[1:])}", "rule": rule,
-                     "dataset": parts[1] if len(parts) > 1 else "", "classifier": classifier,
-                     "cpu": _num(record.get("cpu_time")) / threads, "threads": threads, "threads_used": threads,
-                     "rss": _num(record.get("max_rss"))})
+        threads = (
+            get_classifier(classifier).threads if rule == "train_classifier" and classifier else 1
+        )
+        jobs.append(
+            {
+                "name": f"{rule}:{'/'.join(parts[1:])}",
+                "rule": rule,
+                "dataset": parts[1] if len(parts) > 1 else "",
+                "classifier": classifier,
+                "cpu": _num(record.get("cpu_time")) / threads,
+                "threads": threads,
+                "threads_used": threads,
+                "rss": _num(record.get("max_rss")),
+            }
+        )
     return jobs
 
 
-ORDER = {"prepare_dataset": 0, "make_splits": 1, "train_classifier": 2, "double_hinge_split": 3, "ood_split": 3,
-         "learn_score": 3}
+ORDER = {
+    "prepare_dataset": 0,
+    "make_splits": 1,
+    "train_classifier": 2,
+    "double_hinge_split": 3,
+    "ood_split": 3,
+    "learn_score": 3,
+}
 
 
 def schedule(jobs, cores):
@@ -416,8 +574,11 @@ def schedule(jobs, cores):
         for other in jobs:
             if other["dataset"] != job["dataset"] or level[other["name"]] >= lv:
                 continue
-            if job["rule"] == "learn_score" and other["rule"] == "train_classifier" \
-                    and other["classifier"] != job["classifier"]:
+            if (
+                job["rule"] == "learn_score"
+                and other["rule"] == "train_classifier"
+                and other["classifier"] != job["classifier"]
+            ):
                 continue
             out.append(other["name"])
         return out
@@ -453,7 +614,13 @@ def schedule(jobs, cores):
 
 #: Rules whose recorded CPU-s cover every split of the job (a mirrored 5-split run's records are
 #: divided by the splits to fit a per-split cost).
-PER_SPLIT = ("train_classifier", "learn_score", "double_hinge_split", "ood_split", "summarize_dataset")
+PER_SPLIT = (
+    "train_classifier",
+    "learn_score",
+    "double_hinge_split",
+    "ood_split",
+    "summarize_dataset",
+)
 
 
 def fit_points(rows, mirrored, n_splits):
@@ -489,17 +656,23 @@ def fit_stage(points, size="ndk"):
     best = None
     for b in np.arange(0.3, 1.001, 0.05):
         a = float(np.exp(np.mean(np.log(rest) - b * np.log(z))))
-        err = float(np.sum((np.log(cpu) - np.log(c0 + a * z ** b)) ** 2))
+        err = float(np.sum((np.log(cpu) - np.log(c0 + a * z**b)) ** 2))
         if best is None or err < best[0]:
             best = (err, a, float(b))
     _, a, b = best
-    factor = max(1.0, float(np.max(cpu / (c0 + a * z ** b))))
+    factor = max(1.0, float(np.max(cpu / (c0 + a * z**b))))
     A = np.array([[1.0, n * d / 1e6, n * k / 1e6] for n, d, k, _, _ in points])
     rss = np.array([m for *_, m in points])
     coef, _ = nnls(A, rss)
     coef[0] += max(0.0, float(np.max(rss - A @ coef)))
-    return {"c0": c0 * factor, "a": a * factor, "b": b, "m0": float(coef[0]), "m1": float(coef[1]),
-            "m2": float(coef[2])}
+    return {
+        "c0": c0 * factor,
+        "a": a * factor,
+        "b": b,
+        "m0": float(coef[0]),
+        "m1": float(coef[1]),
+        "m2": float(coef[2]),
+    }
 
 
 def print_fit(points):
@@ -507,32 +680,59 @@ def print_fit(points):
     for name in sorted(points):
         size = STAGES[name].size if name in STAGES else "ndk"
         f = fit_stage(points[name], size)
-        print(f'    "{name}": StageCost(c0={f["c0"]:.3g}, a={f["a"]:.4g}, b={f["b"]:.3g}, m0={f["m0"]:.0f}, '
-              f'm1={f["m1"]:.3g}, m2={f["m2"]:.3g}, size="{size}"),  # {len(points[name])} jobs')
+        print(
+            f'    "{name}": StageCost(c0={f["c0"]:.3g}, a={f["a"]:.4g}, b={f["b"]:.3g}, m0={f["m0"]:.0f}, '
+            f'm1={f["m1"]:.3g}, m2={f["m2"]:.3g}, size="{size}"),  # {len(points[name])} jobs'
+        )
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fractions", type=float, nargs="*", default=[0.1, 0.3, 1.0],
-                        help="fractions of n to run the stand-ins at (none: only --prepare-mirrored)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--fractions",
+        type=float,
+        nargs="*",
+        default=[0.1, 0.3, 1.0],
+        help="fractions of n to run the stand-ins at (none: only --prepare-mirrored)",
+    )
     parser.add_argument("--datasets", nargs="+", choices=UNMIRRORED, default=list(UNMIRRORED))
     parser.add_argument("--cores", type=int, default=2, help="cores of each stand-in run")
-    parser.add_argument("--records", type=Path, default=REPO / "benchmarks" / "bench_scale_records.csv",
-                        help="CSV the measurements are appended to (and the report read from); default: the "
-                             "committed records")
-    parser.add_argument("--report-only", action="store_true", help="print the report from --records, run nothing")
+    parser.add_argument(
+        "--records",
+        type=Path,
+        default=REPO / "benchmarks" / "bench_scale_records.csv",
+        help="CSV the measurements are appended to (and the report read from); default: the "
+        "committed records",
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="print the report from --records, run nothing"
+    )
     parser.add_argument("--keep", help="keep the run folders under this folder")
     parser.add_argument("--splits", type=int, default=5, help="splits of the estimated full run")
     parser.add_argument("--estimate-cores", type=int, default=16)
-    parser.add_argument("--mirrored-benchmarks", type=Path,
-                        help="results/benchmarks of a 5-split offline run of the 15 mirrored datasets")
-    parser.add_argument("--fit", action="store_true", help="also print the cost models fitted to the records")
-    parser.add_argument("--prepare-mirrored", nargs="*", default=[], metavar="DATASET",
-                        help="also replay prepare_dataset on these mirrored datasets (real parsers, real size)")
+    parser.add_argument(
+        "--mirrored-benchmarks",
+        type=Path,
+        help="results/benchmarks of a 5-split offline run of the 15 mirrored datasets",
+    )
+    parser.add_argument(
+        "--fit", action="store_true", help="also print the cost models fitted to the records"
+    )
+    parser.add_argument(
+        "--prepare-mirrored",
+        nargs="*",
+        default=[],
+        metavar="DATASET",
+        help="also replay prepare_dataset on these mirrored datasets (real parsers, real size)",
+    )
     parser.add_argument("--mirror", type=Path, default=os.environ.get("REJECTOPT_DATA_MIRROR"))
     args = parser.parse_args(argv)
     if args.prepare_mirrored and args.mirror is None:
-        parser.error("--prepare-mirrored needs --mirror or REJECTOPT_DATA_MIRROR (a folder of the official raw files)")
+        parser.error(
+            "--prepare-mirrored needs --mirror or REJECTOPT_DATA_MIRROR (a folder of the official raw files)"
+        )
     if args.prepare_mirrored and not args.report_only:
         replay_prepare_mirrored(args.prepare_mirrored, args.mirror, args.records)
     if not args.report_only:
@@ -540,8 +740,14 @@ def main(argv=None):
             for name in args.datasets:
                 run_one(name, fraction, args.cores, args.records, args.keep)
     if not args.records.exists():
-        parser.error(f"--records {args.records}: no measurements recorded yet; run without --report-only")
-    rows = [r for r in read_records(args.records) if r["dataset"] in args.datasets or r["dataset"] not in UNMIRRORED]
+        parser.error(
+            f"--records {args.records}: no measurements recorded yet; run without --report-only"
+        )
+    rows = [
+        r
+        for r in read_records(args.records)
+        if r["dataset"] in args.datasets or r["dataset"] not in UNMIRRORED
+    ]
     report(rows, args.splits, args.estimate_cores, args.mirrored_benchmarks)
     if args.fit:
         print_fit(fit_points(rows, args.mirrored_benchmarks, args.splits))

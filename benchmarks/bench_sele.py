@@ -23,11 +23,11 @@ import argparse
 import csv
 import json
 import os
+import platform
 import subprocess
 import sys
-from pathlib import Path
-import platform
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
@@ -51,7 +51,9 @@ def make_synthetic(n=100_000, d=50, n_classes=10, seed=0):
     logit = np.empty(n)
     for start in range(0, n, 65536):
         rows = slice(start, start + 65536)
-        logit[rows] = np.einsum("ij,ij->i", X[rows], directions[y_pred[rows]]) + offsets[y_pred[rows]]
+        logit[rows] = (
+            np.einsum("ij,ij->i", X[rows], directions[y_pred[rows]]) + offsets[y_pred[rows]]
+        )
     loss = 100.0 * (rng.random(n) < 1.0 / (1.0 + np.exp(-logit)))
     return X, y_pred, loss
 
@@ -72,16 +74,24 @@ def measure_grid(n):
     before = _status_kib("VmRSS")  # the interpreter and the imports
     X, y_pred, loss = make_synthetic(n)
     gc.collect()
-    with open("/proc/self/clear_refs", "w") as handle:  # reset the high-water mark: the fit's own peak follows
+    with open(
+        "/proc/self/clear_refs", "w"
+    ) as handle:  # reset the high-water mark: the fit's own peak follows
         handle.write("5")
     with threadpool_limits(limits=1):
         start = time.process_time()
         try:
             fitted = SELE(random_state=0, n_jobs=1).fit_path(X, y_pred, loss, C_grid=C_GRID)
-        except MemoryBudgetError as err:  # over the default budget by the estimate: refused before allocating
-            return {"cpu_seconds": time.process_time() - start, "peak_mib": (_status_kib("VmHWM") - before) / 1024,
-                    "estimate_mib": err.estimate / 2**20, "estimate_over_peak": float("nan"),
-                    "n_iter": "refused by the memory budget"}
+        except (
+            MemoryBudgetError
+        ) as err:  # over the default budget by the estimate: refused before allocating
+            return {
+                "cpu_seconds": time.process_time() - start,
+                "peak_mib": (_status_kib("VmHWM") - before) / 1024,
+                "estimate_mib": err.estimate / 2**20,
+                "estimate_over_peak": float("nan"),
+                "n_iter": "refused by the memory budget",
+            }
         cpu = time.process_time() - start
     peak = (_status_kib("VmHWM") - before) * 1024  # the fit and the data it is given
     X_test, y_test, loss_test = make_synthetic(100_000, seed=1)
@@ -89,9 +99,17 @@ def measure_grid(n):
         estimate = _sele.estimate_fit_bytes(n, X.shape[1], 10, 500, "float32", 1, loss=loss)
     except TypeError:  # a version whose estimate reads the shape alone
         estimate = _sele.estimate_fit_bytes(n, X.shape[1], 10, 500, "float32", 1)
-    return {"cpu_seconds": cpu, "peak_mib": peak / 2**20, "estimate_mib": estimate / 2**20,
-            "estimate_over_peak": estimate / peak, "n_iter": "/".join(str(f.n_iter_) for f in fitted),
-            **{f"aurc_C{C:g}": aurc(loss_test, f.predict(X_test, y_test)) for C, f in zip(C_GRID, fitted)}}
+    return {
+        "cpu_seconds": cpu,
+        "peak_mib": peak / 2**20,
+        "estimate_mib": estimate / 2**20,
+        "estimate_over_peak": estimate / peak,
+        "n_iter": "/".join(str(f.n_iter_) for f in fitted),
+        **{
+            f"aurc_C{C:g}": aurc(loss_test, f.predict(X_test, y_test))
+            for C, f in zip(C_GRID, fitted)
+        },
+    }
 
 
 def record(args):
@@ -101,12 +119,25 @@ def record(args):
     rows = []
     for n, repeat in [(n, r) for n in args.ns for r in range(args.repeats)]:
         for version, src in versions:
-            code = (f"import json, sys; sys.path.insert(0, {str(here)!r}); import bench_sele as b; "
-                    f"print(json.dumps(b.measure_grid({int(float(n))})))")
-            out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=src),
-                                 capture_output=True, text=True, check=True).stdout
-            row = {"n": int(float(n)), "d": 50, "K": 10, "code": version, "repeat": repeat,
-                   **json.loads(out.splitlines()[-1])}
+            code = (
+                f"import json, sys; sys.path.insert(0, {str(here)!r}); import bench_sele as b; "
+                f"print(json.dumps(b.measure_grid({int(float(n))})))"
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", code],
+                env=dict(os.environ, PYTHONPATH=src),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            row = {
+                "n": int(float(n)),
+                "d": 50,
+                "K": 10,
+                "code": version,
+                "repeat": repeat,
+                **json.loads(out.splitlines()[-1]),
+            }
             rows.append(row)
             print(row, flush=True)
     with open(args.record, "w", newline="") as handle:
@@ -146,13 +177,21 @@ def _minimize_plain(problem, C_eff):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="output TSV path")
-    parser.add_argument("--record", help="CSV of the C grid's CPU time, peak memory, estimate and AuRC per n")
+    parser.add_argument(
+        "--record", help="CSV of the C grid's CPU time, peak memory, estimate and AuRC per n"
+    )
     parser.add_argument("--ns", nargs="+", default=["1e5", "1e6", "2e6"])
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each n and version, alternating versions")
-    parser.add_argument("--src", action="append", default=[], help="another checkout's src to measure too")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs of each n and version, alternating versions"
+    )
+    parser.add_argument(
+        "--src", action="append", default=[], help="another checkout's src to measure too"
+    )
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-reference", action="store_true", help="skip the slow reference solves")
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the slow reference solves"
+    )
     args = parser.parse_args(argv)
     if args.record:
         record(args)
@@ -181,11 +220,21 @@ def main(argv=None):
 
     rows = []
     for C, est in zip(C_GRID, fitted):
-        row = {"C": C, "seconds": timings[C][0], "cpu_seconds": timings[C][1], "n_iter": est.n_iter_}
+        row = {
+            "C": C,
+            "seconds": timings[C][0],
+            "cpu_seconds": timings[C][1],
+            "n_iter": est.n_iter_,
+        }
         row["objective"] = est.objective_
         if not args.no_reference:
-            ref_value, problem, ref_iter, ref_grad = reference_objective(template, X, y_pred, loss, C)
-            fast_in_f64 = problem.value_and_gradient(est._theta_internal.ravel(), est.C_effective_)[0] * problem.scale
+            ref_value, problem, ref_iter, ref_grad = reference_objective(
+                template, X, y_pred, loss, C
+            )
+            fast_in_f64 = (
+                problem.value_and_gradient(est._theta_internal.ravel(), est.C_effective_)[0]
+                * problem.scale
+            )
             row.update(
                 objective_f64=fast_in_f64,
                 reference=ref_value,
@@ -197,8 +246,16 @@ def main(argv=None):
     rows.append({"C": "total (incl. setup)", "seconds": total[0], "cpu_seconds": total[1]})
 
     columns = [
-        "C", "seconds", "cpu_seconds", "n_iter", "objective", "objective_f64",
-        "reference", "rel_diff", "reference_iter", "reference_rel_grad",
+        "C",
+        "seconds",
+        "cpu_seconds",
+        "n_iter",
+        "objective",
+        "objective_f64",
+        "reference",
+        "rel_diff",
+        "reference_iter",
+        "reference_rel_grad",
     ]
     lines = ["\t".join(columns)]
     for row in rows:

@@ -39,9 +39,12 @@ def main(argv=None):
         model = SVOR(C=C, n_classes=args.classes, tol=args.tol, verbose=args.verbose).fit(X, y)
         elapsed = time.perf_counter() - t0
         mae = np.abs(model.predict(X) - y).mean()
-        print(f"{C:g}\t{elapsed:.1f}\t{model.n_iter_}\t{model.objective_:.8g}\t"
-              f"{model.gap_:.2e}\t{model.rel_gap_:.2e}\t{mae:.4f}\t"
-              f"{bool(np.all(np.diff(model.thresholds_) >= 0))}", flush=True)
+        print(
+            f"{C:g}\t{elapsed:.1f}\t{model.n_iter_}\t{model.objective_:.8g}\t"
+            f"{model.gap_:.2e}\t{model.rel_gap_:.2e}\t{mae:.4f}\t"
+            f"{bool(np.all(np.diff(model.thresholds_) >= 0))}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

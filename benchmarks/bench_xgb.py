@@ -24,15 +24,30 @@ from pathlib import Path
 import numpy as np
 import xgboost
 
+from rejectopt._checks import derive_seed
 from rejectopt.classifiers._selection import classifier_outputs, train_classifier
 from rejectopt.classifiers._xgb import XGB_GRID
 from rejectopt.datasets import load_prepared, prepare_dataset
-from rejectopt._checks import derive_seed
 from rejectopt.splits import DEFAULT_RATIOS, load_split, make_splits, save_splits
 
 MIRROR = os.environ.get("REJECTOPT_DATA_MIRROR")
-COLUMNS = ("dataset", "n_trn1", "n_val1", "d", "K", "wall_s", "cpu_s", "rounds", "grid_index", "max_depth",
-           "learning_rate", "n_estimators", "val1_logloss", "val1_error", "tst_error")
+COLUMNS = (
+    "dataset",
+    "n_trn1",
+    "n_val1",
+    "d",
+    "K",
+    "wall_s",
+    "cpu_s",
+    "rounds",
+    "grid_index",
+    "max_depth",
+    "learning_rate",
+    "n_estimators",
+    "val1_logloss",
+    "val1_error",
+    "tst_error",
+)
 
 
 def load_split_arrays(name, split, mirror, work_dir):
@@ -40,7 +55,9 @@ def load_split_arrays(name, split, mirror, work_dir):
     npz, splits_npz = Path(work_dir) / f"{name}.npz", Path(work_dir) / f"{name}_splits.npz"
     prepare_dataset(name, Path(work_dir) / "raw", npz, mirror=mirror, allow_download=False)
     X, y = load_prepared(npz)
-    save_splits(splits_npz, make_splits(y, ratios=DEFAULT_RATIOS, n_splits=split + 1, seed=0, dataset=name))
+    save_splits(
+        splits_npz, make_splits(y, ratios=DEFAULT_RATIOS, n_splits=split + 1, seed=0, dataset=name)
+    )
     return X, y, load_split(splits_npz, split)
 
 
@@ -71,9 +88,17 @@ def bench(name, split, threads, mirror, work_dir):
     counter, restore = counting_rounds()
     try:
         t0, c0 = time.perf_counter(), time.process_time()
-        model, index, _ = train_classifier("xgb", X[trn], y[trn], X[val], y[val], C_grid=None, n_classes=n_classes,
-                                           random_state=derive_seed(0, name, "classifier", "xgb", split),
-                                           n_jobs=threads)
+        model, index, _ = train_classifier(
+            "xgb",
+            X[trn],
+            y[trn],
+            X[val],
+            y[val],
+            C_grid=None,
+            n_classes=n_classes,
+            random_state=derive_seed(0, name, "classifier", "xgb", split),
+            n_jobs=threads,
+        )
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:
         restore()
@@ -81,9 +106,17 @@ def bench(name, split, threads, mirror, work_dir):
     out_tst = classifier_outputs("xgb", model, X[tst], n_classes=n_classes)
     point = XGB_GRID[int(index)]
     return {
-        "dataset": name, "n_trn1": trn.size, "n_val1": val.size, "d": X.shape[1], "K": n_classes,
-        "wall_s": f"{wall:.2f}", "cpu_s": f"{cpu:.2f}", "rounds": counter[0], "grid_index": int(index),
-        "max_depth": point["max_depth"], "learning_rate": point["learning_rate"],
+        "dataset": name,
+        "n_trn1": trn.size,
+        "n_val1": val.size,
+        "d": X.shape[1],
+        "K": n_classes,
+        "wall_s": f"{wall:.2f}",
+        "cpu_s": f"{cpu:.2f}",
+        "rounds": counter[0],
+        "grid_index": int(index),
+        "max_depth": point["max_depth"],
+        "learning_rate": point["learning_rate"],
         "n_estimators": model.best_params_["n_estimators"],
         "val1_logloss": f"{validation_logloss(out_val['proba'], y[val], model.classes_):.6f}",
         "val1_error": f"{np.mean(out_val['y_pred'] != y[val]):.4f}",
@@ -92,15 +125,28 @@ def bench(name, split, threads, mirror, work_dir):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", nargs="+", default=["avila", "pendigit", "sattelite", "shuttle"])
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--datasets", nargs="+", default=["avila", "pendigit", "sattelite", "shuttle"]
+    )
     parser.add_argument("--split", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="n_jobs of XGBoost (default 1: single-threaded)")
-    parser.add_argument("--mirror", default=MIRROR, required=MIRROR is None, help="raw data mirror (default $REJECTOPT_DATA_MIRROR)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="n_jobs of XGBoost (default 1: single-threaded)"
+    )
+    parser.add_argument(
+        "--mirror",
+        default=MIRROR,
+        required=MIRROR is None,
+        help="raw data mirror (default $REJECTOPT_DATA_MIRROR)",
+    )
     parser.add_argument("--out", default=None, help="optional TSV output")
     args = parser.parse_args(argv)
-    header = (f"# split={args.split} threads={args.threads} cpus={os.cpu_count()} "
-              f"load1={os.getloadavg()[0]:.2f} xgboost={xgboost.__version__}")
+    header = (
+        f"# split={args.split} threads={args.threads} cpus={os.cpu_count()} "
+        f"load1={os.getloadavg()[0]:.2f} xgboost={xgboost.__version__}"
+    )
     lines = [header, "\t".join(COLUMNS)]
     print("\n".join(lines), flush=True)
     with tempfile.TemporaryDirectory() as work_dir:

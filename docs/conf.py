@@ -116,12 +116,18 @@ def _data_doc(module_name: str, member: str) -> list[str]:
     """
     module = importlib.import_module(module_name)
     value = getattr(module, member)
-    candidates = [module_name] + [info.name for info in pkgutil.walk_packages(rejectopt.__path__, "rejectopt.")]
+    candidates = [module_name] + [
+        info.name for info in pkgutil.walk_packages(rejectopt.__path__, "rejectopt.")
+    ]
     for candidate in candidates:
         docs = ModuleAnalyzer.for_module(candidate).find_attr_docs()
-        if ("", member) in docs and getattr(importlib.import_module(candidate), member, None) is value:
+        if ("", member) in docs and getattr(
+            importlib.import_module(candidate), member, None
+        ) is value:
             return list(docs["", member])
-    raise RuntimeError(f"{module_name}.{member}: a public constant without a #: comment where it is assigned")
+    raise RuntimeError(
+        f"{module_name}.{member}: a public constant without a #: comment where it is assigned"
+    )
 
 
 def _api_pages() -> None:
@@ -155,10 +161,17 @@ def _api_pages() -> None:
             if kind == "Data":
                 for member in members:
                     lines += [f".. data:: {member}", ""]
-                    lines += [f"   {line}" if line else "" for line in _data_doc(name, member)] + [""]
+                    lines += [f"   {line}" if line else "" for line in _data_doc(name, member)] + [
+                        ""
+                    ]
                 continue
             template = "class.rst" if kind == "Classes" else "function.rst"
-            lines += [".. autosummary::", "   :toctree: generated/", f"   :template: {template}", ""]
+            lines += [
+                ".. autosummary::",
+                "   :toctree: generated/",
+                f"   :template: {template}",
+                "",
+            ]
             lines += [f"   {member}" for member in members] + [""]
         (api / f"{name}.rst").write_text("\n".join(lines))
     (api / "index.rst").write_text("\n".join(index) + "\n")
@@ -181,6 +194,7 @@ def _skip_foreign_members(app, what, name, obj, skip, options):
 
 def setup(app):
     app.connect("autodoc-skip-member", _skip_foreign_members)
+
 
 # --- Example gallery ---------------------------------------------------------------------------
 # The deep-network example trains with PyTorch, which only the `deep` extra installs (and on Linux

@@ -24,9 +24,11 @@ from rejectopt.stats import average_ranks, friedman_test, nemenyi_cd
 
 # Found from the repository root or any folder inside it (e.g. ``examples/``).
 here = Path.cwd().resolve()
-table_file = next(folder / "workflow" / "resources" / "reference_results.csv"
-                  for folder in (here, *here.parents)
-                  if (folder / "workflow" / "resources" / "reference_results.csv").is_file())
+table_file = next(
+    folder / "workflow" / "resources" / "reference_results.csv"
+    for folder in (here, *here.parents)
+    if (folder / "workflow" / "resources" / "reference_results.csv").is_file()
+)
 results = pd.read_csv(table_file)
 lr = results.query("classifier == 'lr' and metric == 'aurc'")
 table = lr.pivot(index="dataset", columns="score", values="mean")  # datasets x methods
@@ -38,8 +40,10 @@ ranks = average_ranks(table)
 friedman = friedman_test(table)
 cd = nemenyi_cd(k=table.shape[1], n=table.shape[0], alpha=0.10)
 print(ranks.round(2).to_string())
-print(f"Friedman p = {friedman.pvalue:.3g} over {friedman.n_datasets} datasets; "
-      f"Nemenyi CD (alpha 0.10) = {cd:.2f}")
+print(
+    f"Friedman p = {friedman.pvalue:.3g} over {friedman.n_datasets} datasets; "
+    f"Nemenyi CD (alpha 0.10) = {cd:.2f}"
+)
 
 # %%
 fig, ax = plt.subplots(figsize=(6, 2.4))

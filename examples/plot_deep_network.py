@@ -44,10 +44,17 @@ workdir = Path(tempfile.mkdtemp(prefix="rejectopt_deep_"))
 if DATASET == "digits":
     X, y = load_digits(return_X_y=True)
 else:
-    prepare_dataset(DATASET, workdir / "raw", workdir / "data.npz", mirror=os.environ.get("REJECTOPT_DATA_MIRROR"))
+    prepare_dataset(
+        DATASET,
+        workdir / "raw",
+        workdir / "data.npz",
+        mirror=os.environ.get("REJECTOPT_DATA_MIRROR"),
+    )
     X, y = load_prepared(workdir / "data.npz")
 n_classes = int(y.max()) + 1
-torch.set_num_threads(1)  # one thread and deterministic kernels: the same seed gives the same network
+torch.set_num_threads(
+    1
+)  # one thread and deterministic kernels: the same seed gives the same network
 torch.use_deterministic_algorithms(True)
 
 
@@ -56,8 +63,12 @@ class MLP(torch.nn.Module):
 
     def __init__(self, n_features, n_classes):
         super().__init__()
-        self.body = torch.nn.Sequential(torch.nn.Linear(n_features, 128), torch.nn.ReLU(),
-                                        torch.nn.Linear(128, 64), torch.nn.ReLU())
+        self.body = torch.nn.Sequential(
+            torch.nn.Linear(n_features, 128),
+            torch.nn.ReLU(),
+            torch.nn.Linear(128, 64),
+            torch.nn.ReLU(),
+        )
         self.head = torch.nn.Linear(64, n_classes)
 
     def forward(self, x):
@@ -82,14 +93,18 @@ def train_network(X, y, seed):
 def export_outputs(seed):
     """Train the network of ``seed`` and write its outputs on the route's rows to an NPZ."""
     rows = np.random.default_rng(seed).permutation(len(y))
-    train, rest = rows[: int(0.4 * len(y))], rows[int(0.4 * len(y)):]
+    train, rest = rows[: int(0.4 * len(y))], rows[int(0.4 * len(y)) :]
     mean, std = X[train].mean(axis=0), X[train].std(axis=0)
-    scale = np.where(std > 0, std, 1.0)  # a pixel that is constant on the network's rows stays as it is
+    scale = np.where(
+        std > 0, std, 1.0
+    )  # a pixel that is constant on the network's rows stays as it is
     net = train_network((X[train] - mean) / scale, y[train], seed)
     with torch.no_grad():
         logits, embeddings = net(torch.tensor((X[rest] - mean) / scale, dtype=torch.float32))
     path = workdir / f"outputs_{seed}.npz"
-    np.savez(path, logits=logits.double().numpy(), labels=y[rest], embeddings=embeddings.double().numpy())
+    np.savez(
+        path, logits=logits.double().numpy(), labels=y[rest], embeddings=embeddings.double().numpy()
+    )
     return path
 
 
@@ -102,12 +117,21 @@ def export_outputs(seed):
 results = []
 for seed in SEEDS:
     with np.load(export_outputs(seed)) as outputs:
-        fit = fit_logits(outputs["logits"], outputs["labels"], outputs["embeddings"], seed=seed,
-                         features=("embeddings", "logits"))
+        fit = fit_logits(
+            outputs["logits"],
+            outputs["labels"],
+            outputs["embeddings"],
+            seed=seed,
+            features=("embeddings", "logits"),
+        )
     results.append(fit.table)
-    print(f"seed {seed}: error rate {fit.table['risk_full'].iloc[0]:.2f} % on {fit.table['n_eval'].iloc[0]} "
-          "held-out rows")
-print(fit.table[["method", "C", "aurc", "coverage", "selective_risk"]].round(3).to_string(index=False))
+    print(
+        f"seed {seed}: error rate {fit.table['risk_full'].iloc[0]:.2f} % on {fit.table['n_eval'].iloc[0]} "
+        "held-out rows"
+    )
+print(
+    fit.table[["method", "C", "aurc", "coverage", "selective_risk"]].round(3).to_string(index=False)
+)
 summary = pd.concat(results).groupby("method", sort=False)["aurc"].agg(["mean", "std"])
 print(summary.round(3).to_string())
 
@@ -131,10 +155,36 @@ fig.tight_layout()
 # columns ``logit_0..``, ``emb_0..``, ``label``), learns SELE on the embeddings and writes
 # ``model.json``; ``apply`` decides on new outputs of the same network (here the same rows).
 npz = workdir / f"outputs_{SEEDS[-1]}.npz"
-cli.main(["select", "--data", str(npz), "--target", "coverage=0.8", "--seed", str(SEEDS[-1]),
-          "--out", str(workdir / "selection"), "-q"])
-cli.main(["apply", "--model", str(workdir / "selection" / "model.json"), "--data", str(npz),
-          "--out", str(workdir / "decisions.csv"), "-q"])
+cli.main(
+    [
+        "select",
+        "--data",
+        str(npz),
+        "--target",
+        "coverage=0.8",
+        "--seed",
+        str(SEEDS[-1]),
+        "--out",
+        str(workdir / "selection"),
+        "-q",
+    ]
+)
+cli.main(
+    [
+        "apply",
+        "--model",
+        str(workdir / "selection" / "model.json"),
+        "--data",
+        str(npz),
+        "--out",
+        str(workdir / "decisions.csv"),
+        "-q",
+    ]
+)
 decisions = pd.read_csv(workdir / "decisions.csv", dtype={"uncertainty": str})
-same = np.array_equal(decisions["uncertainty"].map(float).to_numpy(), fit.uncertainty["sele@embeddings"])  # exact parse
-print(f"apply accepted {decisions['accept'].mean():.3f} of the rows; the same SELE as the library: {same}")
+same = np.array_equal(
+    decisions["uncertainty"].map(float).to_numpy(), fit.uncertainty["sele@embeddings"]
+)  # exact parse
+print(
+    f"apply accepted {decisions['accept'].mean():.3f} of the rows; the same SELE as the library: {same}"
+)

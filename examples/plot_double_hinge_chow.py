@@ -32,8 +32,11 @@ def expected_cost(f_values, f_minus, f_plus):
     reject = (f_minus < f_values) & (f_values < f_plus)
     wrong_neg = (~reject) & (f_values > 0)  # a negative example (mean -1) predicted positive
     wrong_pos = (~reject) & (f_values <= 0)
-    density = 0.5 * (reject * d * (norm.pdf(grid, -1) + norm.pdf(grid, 1))
-                     + wrong_neg * norm.pdf(grid, -1) + wrong_pos * norm.pdf(grid, 1))
+    density = 0.5 * (
+        reject * d * (norm.pdf(grid, -1) + norm.pdf(grid, 1))
+        + wrong_neg * norm.pdf(grid, -1)
+        + wrong_pos * norm.pdf(grid, 1)
+    )
     return float(np.trapezoid(density, grid))
 
 
@@ -50,17 +53,27 @@ for n in sizes:
         y = rng.choice([-1, 1], size=n)
         X = (y + rng.standard_normal(n))[:, None]
         models = {
-            "RBF (gamma 0.5, 100 landmarks)": DoubleHingeSVM(reject_cost=d, C=100.0 * n ** -0.6, kernel="rbf",
-                                                             gamma=0.5, n_landmarks=100, random_state=seed),
+            "RBF (gamma 0.5, 100 landmarks)": DoubleHingeSVM(
+                reject_cost=d,
+                C=100.0 * n**-0.6,
+                kernel="rbf",
+                gamma=0.5,
+                n_landmarks=100,
+                random_state=seed,
+            ),
             "linear": DoubleHingeSVM(reject_cost=d, C=10.0),
         }
         for name, model in models.items():
             model.fit(X, y)
-            cost = expected_cost(model.decision_function(grid[:, None]), model.f_minus_, model.f_plus_)
+            cost = expected_cost(
+                model.decision_function(grid[:, None]), model.f_minus_, model.f_plus_
+            )
             per_seed[name].append(cost - bayes)
     for name in excess:
         excess[name].append(float(np.mean(per_seed[name])))
-    print(f"n = {n:5d}: mean excess cost " + ", ".join(f"{k} {v[-1]:.4f}" for k, v in excess.items()))
+    print(
+        f"n = {n:5d}: mean excess cost " + ", ".join(f"{k} {v[-1]:.4f}" for k, v in excess.items())
+    )
 
 # %%
 fig, ax = plt.subplots(figsize=(5, 3.5))

@@ -20,7 +20,12 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 
 from rejectopt.metrics import task_loss
-from rejectopt.ood import KNNDistanceOOD, empirical_rates, fit_bounded_tpr_fpr, fit_double_score_tpr_fpr
+from rejectopt.ood import (
+    KNNDistanceOOD,
+    empirical_rates,
+    fit_bounded_tpr_fpr,
+    fit_double_score_tpr_fpr,
+)
 from rejectopt.scores import mcp
 from rejectopt.selective import InfeasibleTargetError
 
@@ -39,7 +44,11 @@ s_g = KNNDistanceOOD(n_neighbors=1).fit(X[trn]).predict(X)
 # Each rule is fitted on the validation part (ID and OOD rows) and checked on the test part. A
 # target that no threshold of a score meets on the validation part is refused: the paper's
 # "unable".
-scores = {"MCP alone": (s_r,), "kNN distance alone": (s_g,), "double score MCP + mu kNN": (s_r, s_g)}
+scores = {
+    "MCP alone": (s_r,),
+    "kNN distance alone": (s_g,),
+    "double score MCP + mu kNN": (s_r, s_g),
+}
 rules = {}
 for name, args in scores.items():
     fit = fit_double_score_tpr_fpr if len(args) == 2 else fit_bounded_tpr_fpr
@@ -48,9 +57,13 @@ for name, args in scores.items():
     except InfeasibleTargetError:
         print(f"{name:27s} unable: no threshold meets TPR >= 0.9 and FPR <= 0.1 on validation")
         continue
-    rates = empirical_rates(loss[tst], is_ood[tst], rules[name].acceptance_probability(*(a[tst] for a in args)))
-    print(f"{name:27s} TPR {rates['tpr']:.3f}  FPR {rates['fpr']:.3f}  "
-          f"selective risk {rates['selective_risk']:.2f} %")
+    rates = empirical_rates(
+        loss[tst], is_ood[tst], rules[name].acceptance_probability(*(a[tst] for a in args))
+    )
+    print(
+        f"{name:27s} TPR {rates['tpr']:.3f}  FPR {rates['fpr']:.3f}  "
+        f"selective risk {rates['selective_risk']:.2f} %"
+    )
 
 # %%
 # The two scores of the test rows and the double score's decision boundary.
@@ -59,8 +72,12 @@ fig, ax = plt.subplots(figsize=(5, 3.8))
 ax.scatter(s_r[tst][~is_ood[tst]], s_g[tst][~is_ood[tst]], s=6, label="ID")
 ax.scatter(s_r[tst][is_ood[tst]], s_g[tst][is_ood[tst]], s=6, label="OOD")
 grid = np.linspace(s_r.min(), s_r.max(), 50)
-ax.plot(grid, (double.threshold - double.weight_r * grid) / double.weight_g, "k--",
-        label=f"accept below (mu = {double.mu:.3g})")
+ax.plot(
+    grid,
+    (double.threshold - double.weight_r * grid) / double.weight_g,
+    "k--",
+    label=f"accept below (mu = {double.mu:.3g})",
+)
 ax.set_ylim(s_g[tst].min(), s_g[tst].max())
 ax.set_xlabel("s_r: MCP uncertainty")
 ax.set_ylabel("s_g: distance to nearest training example")

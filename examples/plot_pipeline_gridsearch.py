@@ -26,8 +26,14 @@ X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_
 
 pipeline = make_pipeline(
     StandardScaler(),
-    SelectiveClassifier(LogisticRegression(max_iter=2000), target="coverage", value=0.8,
-                        uncertainty_score="sele", C_grid=(1, 10), random_state=0),
+    SelectiveClassifier(
+        LogisticRegression(max_iter=2000),
+        target="coverage",
+        value=0.8,
+        uncertainty_score="sele",
+        C_grid=(1, 10),
+        random_state=0,
+    ),
 )
 search = GridSearchCV(pipeline, {"selectiveclassifier__estimator__C": [0.01, 0.1, 1.0]}, cv=3)
 search.fit(X_train, y_train)
@@ -39,8 +45,10 @@ print("cross-validated selective accuracy:", np.round(search.cv_results_["mean_t
 best = search.best_estimator_
 prediction = best.predict(X_test)  # the reject label (-1) where rejected
 accepted = prediction != -1
-print(f"coverage {accepted.mean():.3f}; selective accuracy {best.score(X_test, y_test):.4f}; "
-      f"accuracy without rejection {(best[-1].estimator_.predict(best[0].transform(X_test)) == y_test).mean():.4f}")
+print(
+    f"coverage {accepted.mean():.3f}; selective accuracy {best.score(X_test, y_test):.4f}; "
+    f"accuracy without rejection {(best[-1].estimator_.predict(best[0].transform(X_test)) == y_test).mean():.4f}"
+)
 
 fig, ax = plt.subplots(figsize=(5, 3.2))
 Cs = search.cv_results_["param_selectiveclassifier__estimator__C"].data.astype(float)

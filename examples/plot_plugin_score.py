@@ -30,7 +30,9 @@ class KNNLoss:
 
     def fit(self, X, y_pred, loss):
         k = min(1 + int(round(self.C)), len(loss))
-        self.model_ = KNeighborsRegressor(n_neighbors=k).fit(np.column_stack([X, 100 * y_pred]), loss)
+        self.model_ = KNeighborsRegressor(n_neighbors=k).fit(
+            np.column_stack([X, 100 * y_pred]), loss
+        )
         return self
 
     def predict(self, X, y_pred):
@@ -47,10 +49,13 @@ loss = task_loss("classification", y, y_pred)
 # %%
 # Both learners get the same parts and the same selection of C.
 fitted = {}
-for name, template, grid in [("SELE", SELE(n_classes=10), (0, 1, 10, 100)),
-                             ("kNN loss", make_score("gallery_knn_loss", 1.0), (4, 9, 19, 49))]:
-    fitted[name], val_aurc = select_C(template, X[trn2], y_pred[trn2], loss[trn2],
-                                      X[val2], y_pred[val2], loss[val2], C_grid=grid)
+for name, template, grid in [
+    ("SELE", SELE(n_classes=10), (0, 1, 10, 100)),
+    ("kNN loss", make_score("gallery_knn_loss", 1.0), (4, 9, 19, 49)),
+]:
+    fitted[name], val_aurc = select_C(
+        template, X[trn2], y_pred[trn2], loss[trn2], X[val2], y_pred[val2], loss[val2], C_grid=grid
+    )
     print(f"{name}: Val2 AuRC per C {dict((c, round(a, 3)) for c, a in val_aurc.items())}")
 
 fig, ax = plt.subplots(figsize=(5, 3.5))

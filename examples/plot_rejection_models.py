@@ -39,7 +39,9 @@ u = mcp(clf.predict_proba(X))  # uncertainty: larger = rejected first
 models = {
     "cost-based, reject cost 3": fit_cost_based(loss[cal], u[cal], reject_cost=3.0),
     "bounded improvement, risk <= 2 %": fit_bounded_improvement(loss[cal], u[cal], target_risk=2.0),
-    "bounded abstention, coverage 0.8": fit_bounded_abstention(loss[cal], u[cal], target_coverage=0.8),
+    "bounded abstention, coverage 0.8": fit_bounded_abstention(
+        loss[cal], u[cal], target_coverage=0.8
+    ),
 }
 
 # %%
@@ -52,8 +54,10 @@ print(f"error without rejection: {loss[tst].mean():.2f} % (test)")
 for (name, selection), marker in zip(models.items(), "os^"):
     cal_risk, cal_cov = empirical_risk_coverage(loss[cal], u[cal], selection)
     tst_risk, tst_cov = empirical_risk_coverage(loss[tst], u[tst], selection)
-    print(f"{name:34s} calibration: coverage {cal_cov:.3f}, risk {cal_risk:.2f} %"
-          f" | test: coverage {tst_cov:.3f}, risk {tst_risk:.2f} %")
+    print(
+        f"{name:34s} calibration: coverage {cal_cov:.3f}, risk {cal_risk:.2f} %"
+        f" | test: coverage {tst_cov:.3f}, risk {tst_risk:.2f} %"
+    )
     ax.plot(tst_cov, tst_risk, marker, markersize=8, label=name)
 ax.set_xlabel("coverage")
 ax.set_ylabel("selective risk [%]")

@@ -29,13 +29,25 @@ from rejectopt.metrics import selective_scorer
 X, y = load_breast_cancer(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
 
-lr = SelectiveClassifier(make_pipeline(StandardScaler(), LogisticRegression()), uncertainty_score="reg",
-                         C_grid=(1.0, 10.0))
-search = GridSearchCV(lr, {"estimator__logisticregression__C": [0.01, 0.1, 1.0]},
-                      scoring=selective_scorer("aurc"), cv=3).fit(X_train, y_train)
-print("C chosen by the cross-validated AuRC:", search.best_params_["estimator__logisticregression__C"],
-      f"(AuRC {-search.best_score_:.3g} %)")
-nb = SelectiveClassifier(GaussianNB(), uncertainty_score="reg", C_grid=(1.0, 10.0)).fit(X_train, y_train)
+lr = SelectiveClassifier(
+    make_pipeline(StandardScaler(), LogisticRegression()),
+    uncertainty_score="reg",
+    C_grid=(1.0, 10.0),
+)
+search = GridSearchCV(
+    lr,
+    {"estimator__logisticregression__C": [0.01, 0.1, 1.0]},
+    scoring=selective_scorer("aurc"),
+    cv=3,
+).fit(X_train, y_train)
+print(
+    "C chosen by the cross-validated AuRC:",
+    search.best_params_["estimator__logisticregression__C"],
+    f"(AuRC {-search.best_score_:.3g} %)",
+)
+nb = SelectiveClassifier(GaussianNB(), uncertainty_score="reg", C_grid=(1.0, 10.0)).fit(
+    X_train, y_train
+)
 
 # %%
 # Three curves on the test rows: the tuned LR with its learned score and its band, LR's own
@@ -43,10 +55,19 @@ nb = SelectiveClassifier(GaussianNB(), uncertainty_score="reg", C_grid=(1.0, 10.
 # their oracle and random references; naive Bayes, another classifier, has its own.
 best = search.best_estimator_
 fig, ax = plt.subplots(figsize=(7, 4.5))
-display = RiskCoverageDisplay.from_estimator(best, X_test, y_test, name="LR + REG", band=True, ax=ax)
-RiskCoverageDisplay.from_predictions(y_test, best.estimator_.predict(X_test), 1 - best.predict_proba(X_test).max(axis=1),
-                                     name="LR + MCP", ax=ax)
-RiskCoverageDisplay.from_estimator(nb, X_test, y_test, name="NB + REG", ax=ax, plot_oracle=False, plot_random=False)
+display = RiskCoverageDisplay.from_estimator(
+    best, X_test, y_test, name="LR + REG", band=True, ax=ax
+)
+RiskCoverageDisplay.from_predictions(
+    y_test,
+    best.estimator_.predict(X_test),
+    1 - best.predict_proba(X_test).max(axis=1),
+    name="LR + MCP",
+    ax=ax,
+)
+RiskCoverageDisplay.from_estimator(
+    nb, X_test, y_test, name="NB + REG", ax=ax, plot_oracle=False, plot_random=False
+)
 ax.set_ylim(0, 12)
 ax.legend(loc="upper right", fontsize="small")
 fig.tight_layout()

@@ -13,10 +13,10 @@ import pandas as pd
 from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
+from support import DEMO_MIRROR
 
 from rejectopt import cli
 from rejectopt.datasets import load_prepared, prepare_dataset
-from support import DEMO_MIRROR
 
 TARGET_COVERAGE = 0.8
 N_FEATURES = 36
@@ -29,7 +29,7 @@ def frame(X, y, y_pred):
     return table
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def satellite_tables(folder):
     """LR trained on 1500 rows of sattelite; CSVs of 2500 rows for select (``given``) and the rest for apply."""
     folder = Path(folder)
@@ -45,13 +45,23 @@ def satellite_tables(folder):
     return paths
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def selected_model(folder):
     """``select --target coverage=0.8`` on the ``given`` table (default C grid); returns the output folder."""
     paths = satellite_tables(folder)
     out = Path(folder) / "sel"
-    status = cli.main(["select", "--data", str(paths["given"]), "--target", f"coverage={TARGET_COVERAGE}",
-                       "--out", str(out), "-q"])
+    status = cli.main(
+        [
+            "select",
+            "--data",
+            str(paths["given"]),
+            "--target",
+            f"coverage={TARGET_COVERAGE}",
+            "--out",
+            str(out),
+            "-q",
+        ]
+    )
     assert status == 0
     return out
 
@@ -85,13 +95,18 @@ def network_outputs(folder):
         table[f"emb_{j}"] = embeddings[:, j]
     table["label"] = labels
     table.to_csv(folder / "net.csv", index=False, float_format="%.17g")
-    return {"npz": folder / "net.npz", "csv": folder / "net.csv", "logits": logits, "labels": labels,
-            "embeddings": embeddings}
+    return {
+        "npz": folder / "net.npz",
+        "csv": folder / "net.csv",
+        "logits": logits,
+        "labels": labels,
+        "embeddings": embeddings,
+    }
 
 
 @functools.cache
 def wine_table(folder):
-    """"Your" classifier on scikit-learn's wine: a standardised, strongly penalised LR, its 5-fold out-of-fold
+    """ "Your" classifier on scikit-learn's wine: a standardised, strongly penalised LR, its 5-fold out-of-fold
     predictions on all 178 rows (3 errors), as the CSV ``select`` reads (f0..f12, y, y_pred)."""
     from sklearn.datasets import load_wine
     from sklearn.model_selection import cross_val_predict
@@ -101,7 +116,9 @@ def wine_table(folder):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     X, y = load_wine(return_X_y=True)
-    y_pred = cross_val_predict(make_pipeline(StandardScaler(), LogisticRegression(C=0.05)), X, y, cv=5)
+    y_pred = cross_val_predict(
+        make_pipeline(StandardScaler(), LogisticRegression(C=0.05)), X, y, cv=5
+    )
     path = folder / "wine.csv"
     frame(X, y, y_pred).to_csv(path, index=False)
     return path
@@ -109,7 +126,7 @@ def wine_table(folder):
 
 @functools.cache
 def digits_table(folder):
-    """"Your" classifier on scikit-learn's digits: a standardised LR, its 5-fold out-of-fold predictions on all
+    """ "Your" classifier on scikit-learn's digits: a standardised LR, its 5-fold out-of-fold predictions on all
     1797 rows (about 4 % errors) and its own uncertainty ``mcp`` (1 - largest class probability), as a CSV."""
     from sklearn.model_selection import cross_val_predict
     from sklearn.pipeline import make_pipeline
@@ -118,8 +135,13 @@ def digits_table(folder):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     X, y = load_digits(return_X_y=True)
-    proba = cross_val_predict(make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=1000)), X, y, cv=5,
-                              method="predict_proba")
+    proba = cross_val_predict(
+        make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=1000)),
+        X,
+        y,
+        cv=5,
+        method="predict_proba",
+    )
     table = frame(X, y, proba.argmax(axis=1))
     table["mcp"] = 1.0 - proba.max(axis=1)
     path = folder / "digits.csv"

@@ -7,10 +7,16 @@ import os
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits, load_iris
+from support import (
+    COSTS,
+    DEMO_MIRROR,
+    skip_or_fail_without_mirror,
+    skip_or_fail_without_pipeline,
+    skip_or_fail_without_torch,
+    split,
+    split_paths,
+)
 from threadpoolctl import threadpool_limits
-
-from support import (COSTS, DEMO_MIRROR, skip_or_fail_without_mirror, skip_or_fail_without_pipeline,
-                     skip_or_fail_without_torch, split, split_paths)
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +57,12 @@ def sattelite(tmp_path_factory):
     splits = make_splits(y, n_splits=1, seed=0, dataset="sattelite")
     save_splits(folder / "splits.npz", splits, y=y)
     result = ood_experiment.run_dataset_files(
-        folder / "data.npz", folder / "splits.npz", {0: (folder / "split_0.csv", folder / "split_0.npz")},
-        dataset="sattelite", C_classifier=(1,), C_score=(1,),
+        folder / "data.npz",
+        folder / "splits.npz",
+        {0: (folder / "split_0.csv", folder / "split_0.npz")},
+        dataset="sattelite",
+        C_classifier=(1,),
+        C_score=(1,),
     )[0]
     return folder, X, y, splits, result
 
@@ -64,8 +74,14 @@ def bc_run(tmp_path_factory):
     from rejectopt.pipeline.experiments import double_hinge as dh  # imported here: see sattelite
 
     out = tmp_path_factory.mktemp("double_hinge") / "breast_cancer"
-    result = dh.run_dataset_files(None, None, {0: split_paths(out, 0)}, dataset="breast_cancer",
-                                  settings={"reject_costs": COSTS}, seed=0)[0]
+    result = dh.run_dataset_files(
+        None,
+        None,
+        {0: split_paths(out, 0)},
+        dataset="breast_cancer",
+        settings={"reject_costs": COSTS},
+        seed=0,
+    )[0]
     X, y, parts = dh.breast_cancer_split(0, seed=0)
     return result, X, y, parts, out
 
@@ -88,9 +104,15 @@ def pytest_configure(config):
     set to the core count).
     """
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    if "PYTEST_XDIST_WORKER" not in os.environ or workers <= 1 or any(v in os.environ for v in THREAD_VARIABLES):
+    if (
+        "PYTEST_XDIST_WORKER" not in os.environ
+        or workers <= 1
+        or any(v in os.environ for v in THREAD_VARIABLES)
+    ):
         return
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
     share = max(1, cores // workers)
     os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(share)))
     threadpool_limits(limits=share)

@@ -15,8 +15,14 @@ EXCERPTS = Path(__file__).resolve().parent / "data" / "excerpts"
 UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 EXCERPT_SHAPES = {  # (rows after parsing, classes present) of the stored excerpts
-    "covtype": (118, 3), "codrna": (70, 2), "ijcnn": (60, 2), "sensorless": (42, 2),
-    "superconduct": (50, 10), "msd": (56, 13), "facebook": (109, 10), "bikeshare": (120, 10),
+    "covtype": (118, 3),
+    "codrna": (70, 2),
+    "ijcnn": (60, 2),
+    "sensorless": (42, 2),
+    "superconduct": (50, 10),
+    "msd": (56, 13),
+    "facebook": (109, 10),
+    "bikeshare": (120, 10),
 }
 
 
@@ -54,7 +60,9 @@ def official_downloads(name: str, files: dict[str, bytes] | None = None) -> dict
         return files.get(relative, excerpt(relative) if (EXCERPTS / relative).exists() else b"")
 
     if name == "covtype":
-        return {f"{UCI}/covtype/covtype.data.gz": gzip.compress(plain("covtype/covtype.data"), mtime=0)}
+        return {
+            f"{UCI}/covtype/covtype.data.gz": gzip.compress(plain("covtype/covtype.data"), mtime=0)
+        }
     if name == "codrna":
         return {
             f"{LIBSVM}/binary/cod-rna": plain("codrna/cod-rna"),
@@ -63,29 +71,51 @@ def official_downloads(name: str, files: dict[str, bytes] | None = None) -> dict
     if name == "ijcnn":
         return {f"{LIBSVM}/binary/ijcnn1.bz2": bz2.compress(plain("ijcnn/ijcnn1"))}
     if name == "sensorless":
-        return {f"{UCI}/00325/Sensorless_drive_diagnosis.txt": plain("sensorless/Sensorless_drive_diagnosis.txt")}
+        return {
+            f"{UCI}/00325/Sensorless_drive_diagnosis.txt": plain(
+                "sensorless/Sensorless_drive_diagnosis.txt"
+            )
+        }
     if name == "superconduct":
-        return {f"{UCI}/00464/superconduct.zip": zipped({
-            "train.csv": plain("superconduct/train.csv"),
-            "unique_m.csv": plain("superconduct/unique_m.csv"),
-        })}
+        return {
+            f"{UCI}/00464/superconduct.zip": zipped(
+                {
+                    "train.csv": plain("superconduct/train.csv"),
+                    "unique_m.csv": plain("superconduct/unique_m.csv"),
+                }
+            )
+        }
     if name == "msd":
         member = plain("msd/YearPredictionMSD.txt")
         return {f"{UCI}/00203/YearPredictionMSD.txt.zip": zipped({"YearPredictionMSD.txt": member})}
     if name == "facebook":
         variant_1 = crlf(plain("facebook/Features_Variant_1.csv"))
-        return {f"{UCI}/00363/Dataset.zip": zipped({
-            "Dataset/Training/Features_Variant_1.csv": variant_1,
-            # a decoy with the same columns: the reader must take Variant_1
-            "Dataset/Training/Features_Variant_2.csv": b"".join(variant_1.splitlines(keepends=True)[:10]),
-            "Dataset/Testing/Features_TestSet.csv": crlf(plain("facebook/Features_TestSet.csv")),
-        })}
-    if name == "bikeshare":  # UCI's zip also holds day.csv: a decoy (hour.csv's first rows) the reader must pass by
+        return {
+            f"{UCI}/00363/Dataset.zip": zipped(
+                {
+                    "Dataset/Training/Features_Variant_1.csv": variant_1,
+                    # a decoy with the same columns: the reader must take Variant_1
+                    "Dataset/Training/Features_Variant_2.csv": b"".join(
+                        variant_1.splitlines(keepends=True)[:10]
+                    ),
+                    "Dataset/Testing/Features_TestSet.csv": crlf(
+                        plain("facebook/Features_TestSet.csv")
+                    ),
+                }
+            )
+        }
+    if (
+        name == "bikeshare"
+    ):  # UCI's zip also holds day.csv: a decoy (hour.csv's first rows) the reader must pass by
         hour = crlf(plain("bikeshare/hour.csv"))
-        return {f"{UCI}/00275/Bike-Sharing-Dataset.zip": zipped({
-            "day.csv": b"".join(hour.splitlines(keepends=True)[:5]),
-            "hour.csv": hour,
-        })}
+        return {
+            f"{UCI}/00275/Bike-Sharing-Dataset.zip": zipped(
+                {
+                    "day.csv": b"".join(hour.splitlines(keepends=True)[:5]),
+                    "hour.csv": hour,
+                }
+            )
+        }
     raise KeyError(name)
 
 

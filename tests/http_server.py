@@ -46,7 +46,17 @@ UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets"
 TORGO = "https://www.dcc.fc.up.pt/~ltorgo/Regression"
 FACES_URL = "http://dlib.net/files/data/ibug_300W_large_face_landmark_dataset.tar.gz"
-FAULTS = ("drop", "404", "500", "stall", "wrong_bytes", "length_long", "length_short", "drip", "drip_head")
+FAULTS = (
+    "drop",
+    "404",
+    "500",
+    "stall",
+    "wrong_bytes",
+    "length_long",
+    "length_short",
+    "drip",
+    "drip_head",
+)
 #: The longest a stalled response is held (it is released at once when the server stops).
 STALL_MAX_S = 30.0
 #: Seconds between two bytes of a dripping response (shorter than the tests' 0.3 s read timeout).
@@ -82,8 +92,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault == "wrong_bytes":
             middle = len(data) // 2
-            data = data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
-        declared = {"length_long": len(data) + 1000, "length_short": len(data) // 2}.get(fault, len(data))
+            data = data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :]
+        declared = {"length_long": len(data) + 1000, "length_short": len(data) // 2}.get(
+            fault, len(data)
+        )
         self.send_response(200)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(declared))
@@ -108,12 +120,11 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:  # the client gave up (e.g. after reading a short Content-Length)
             pass
 
-
-    def _drip(self, owner: "LocalServer", data: bytes) -> None:
+    def _drip(self, owner: LocalServer, data: bytes) -> None:
         """Send ``data`` one byte at a time until done, the client leaves or the server stops."""
         for k in range(len(data)):
             try:
-                self.wfile.write(data[k:k + 1])
+                self.wfile.write(data[k : k + 1])
                 self.wfile.flush()
             except OSError:  # the client gave up
                 return
@@ -149,7 +160,9 @@ class LocalServer:
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
         self.base = f"http://127.0.0.1:{self._httpd.server_address[1]}/"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     def serve(self, official_url: str, data: bytes) -> None:
@@ -215,12 +228,16 @@ class _LZWWriter:
         # the decoder's table holds 257 + (codes read - 1) entries before reading this code
         decoder_entries = min(257 + max(self.emitted - 1, 0), self.max_entries)
         if decoder_entries > self.maxcode:
-            while self.codes_in_group % 8:  # pad the group of 8 codes of the old width with zero bits
+            while (
+                self.codes_in_group % 8
+            ):  # pad the group of 8 codes of the old width with zero bits
                 self.n_buffered += self.n_bits
                 self.codes_in_group += 1
             self.flush()
             self.n_bits, self.codes_in_group = self.n_bits + 1, 0
-            self.maxcode = self.max_entries if self.n_bits == self.max_bits else (1 << self.n_bits) - 1
+            self.maxcode = (
+                self.max_entries if self.n_bits == self.max_bits else (1 << self.n_bits) - 1
+            )
         self.bit_buffer |= code << self.n_buffered
         self.n_buffered += self.n_bits
         self.codes_in_group += 1
@@ -303,8 +320,20 @@ def _mirror_bytes(mirror: Path, dataset: str, name: str) -> bytes | None:
 #: kind: "plain", "gz", "Z", "zip" or "tgz". Members not read by the parser (Readme, .domain) are
 #: included where the mirror has them, so that extraction must pick the right member.
 MIRRORED_PACKAGING = {
-    "avila": [(f"{UCI}/00459/avila.zip", "zip", {"avila/avila-tr.txt": "avila-tr.txt", "avila/avila-ts.txt": "avila-ts.txt"})],
-    "letter": [(f"{UCI}/letter-recognition/letter-recognition.data", "plain", {"": "letter-recognition.data"})],
+    "avila": [
+        (
+            f"{UCI}/00459/avila.zip",
+            "zip",
+            {"avila/avila-tr.txt": "avila-tr.txt", "avila/avila-ts.txt": "avila-ts.txt"},
+        )
+    ],
+    "letter": [
+        (
+            f"{UCI}/letter-recognition/letter-recognition.data",
+            "plain",
+            {"": "letter-recognition.data"},
+        )
+    ],
     "marketing": [(f"{UCI}/00222/bank.zip", "zip", {"bank-full.csv": "bank-full.csv"})],
     "pendigit": [
         (f"{UCI}/pendigits/pendigits.tra", "plain", {"": "pendigits.tra"}),
@@ -320,21 +349,65 @@ MIRRORED_PACKAGING = {
         (f"{UCI}/statlog/shuttle/shuttle.tst", "plain", {"": "shuttle.tst"}),
     ],
     "abalone": [(f"{UCI}/abalone/abalone.data", "plain", {"": "abalone.data"})],
-    "bank": [(f"{TORGO}/bank32NH.tgz", "tgz", {
-        "Bank32nh/bank32nh.domain": "bank32nh.domain", "Bank32nh/bank32nh.data": "bank32nh.data",
-        "Bank32nh/bank32nh.test": "bank32nh.test",
-    })],
-    "bikeshare": [(f"{UCI}/00275/Bike-Sharing-Dataset.zip", "zip", {"Readme.txt": "Readme.txt", "hour.csv": "hour.csv"})],
-    "california": [(f"{TORGO}/cal_housing.tgz", "tgz", {
-        "CaliforniaHousing/cal_housing.domain": "cal_housing.domain",
-        "CaliforniaHousing/cal_housing.data": "cal_housing.data",
-    })],
-    "ccpp": [(f"{UCI}/00294/CCPP.zip", "zip", {"CCPP/Readme.txt": "Readme.txt", "CCPP/Folds5x2_pp.xlsx": "Folds5x2_pp.xlsx"})],
-    "cpu": [(f"{TORGO}/compact.tgz", "tgz", {
-        "ComputerActivity/cpu_act.domain": "cpu_act.domain", "ComputerActivity/cpu_act.data": "cpu_act.data",
-    })],
-    "gpu": [(f"{UCI}/00440/sgemm_product_dataset.zip", "zip", {"Readme.txt": "Readme.txt", "sgemm_product.csv": "sgemm_product.csv"})],
-    "metro": [(f"{UCI}/00492/Metro_Interstate_Traffic_Volume.csv.gz", "gz", {"": "Metro_Interstate_Traffic_Volume.csv"})],
+    "bank": [
+        (
+            f"{TORGO}/bank32NH.tgz",
+            "tgz",
+            {
+                "Bank32nh/bank32nh.domain": "bank32nh.domain",
+                "Bank32nh/bank32nh.data": "bank32nh.data",
+                "Bank32nh/bank32nh.test": "bank32nh.test",
+            },
+        )
+    ],
+    "bikeshare": [
+        (
+            f"{UCI}/00275/Bike-Sharing-Dataset.zip",
+            "zip",
+            {"Readme.txt": "Readme.txt", "hour.csv": "hour.csv"},
+        )
+    ],
+    "california": [
+        (
+            f"{TORGO}/cal_housing.tgz",
+            "tgz",
+            {
+                "CaliforniaHousing/cal_housing.domain": "cal_housing.domain",
+                "CaliforniaHousing/cal_housing.data": "cal_housing.data",
+            },
+        )
+    ],
+    "ccpp": [
+        (
+            f"{UCI}/00294/CCPP.zip",
+            "zip",
+            {"CCPP/Readme.txt": "Readme.txt", "CCPP/Folds5x2_pp.xlsx": "Folds5x2_pp.xlsx"},
+        )
+    ],
+    "cpu": [
+        (
+            f"{TORGO}/compact.tgz",
+            "tgz",
+            {
+                "ComputerActivity/cpu_act.domain": "cpu_act.domain",
+                "ComputerActivity/cpu_act.data": "cpu_act.data",
+            },
+        )
+    ],
+    "gpu": [
+        (
+            f"{UCI}/00440/sgemm_product_dataset.zip",
+            "zip",
+            {"Readme.txt": "Readme.txt", "sgemm_product.csv": "sgemm_product.csv"},
+        )
+    ],
+    "metro": [
+        (
+            f"{UCI}/00492/Metro_Interstate_Traffic_Volume.csv.gz",
+            "gz",
+            {"": "Metro_Interstate_Traffic_Volume.csv"},
+        )
+    ],
 }
 #: Members that only keep the parser honest (never read): included if the mirror has them.
 OPTIONAL_MEMBERS = (".domain", "Readme.txt")
@@ -412,7 +485,9 @@ def faces_members(faces: Path | None = None) -> dict[str, bytes]:
         if directory is not None:
             names = names or sorted(p.stem for p in directory.glob("*.pts"))[:2]
             for name in names:
-                image = next(p for p in (directory / f"{name}.jpg", directory / f"{name}.png") if p.exists())
+                image = next(
+                    p for p in (directory / f"{name}.jpg", directory / f"{name}.png") if p.exists()
+                )
                 target = name.replace("lfpw_trainset_", "")
                 members[f"{TOP}/{folder}/{target}{image.suffix}"] = image.read_bytes()
                 members[f"{TOP}/{folder}/{target}.pts"] = (directory / f"{name}.pts").read_bytes()

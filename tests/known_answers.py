@@ -11,6 +11,10 @@ def brute_force_margin_threshold(f, loss, d):
     for t in np.concatenate([np.unique(a), [np.inf]]):
         accept = a >= t
         cost = (loss[accept].sum() + 100 * d * (~accept).sum()) / a.size
-        if best is None or cost < best[0] - 1e-9 or (abs(cost - best[0]) <= 1e-9 and accept.mean() > best[1]):
+        if (
+            best is None
+            or cost < best[0] - 1e-9
+            or (abs(cost - best[0]) <= 1e-9 and accept.mean() > best[1])
+        ):
             best = (cost, accept.mean(), t)
     return best

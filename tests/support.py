@@ -26,18 +26,32 @@ DEMO_MIRROR = REPO / "workflow" / "resources" / "demo_mirror"
 # --------------------------------------------------------------------------- the pipeline
 def snakemake_command(workdir, *args):
     """The command line that runs the repository's workflow in ``workdir`` with this Python."""
-    return [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        *args,
+    ]
 
 
 def snakemake(workdir, *args, timeout=1800):
     """Run the repository's workflow in ``workdir``; return the completed process (output captured)."""
-    return subprocess.run(snakemake_command(workdir, *args), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        snakemake_command(workdir, *args), capture_output=True, text=True, timeout=timeout
+    )
 
 
 def rule_counts(text):
     """{rule: number of jobs} from the job table Snakemake prints (``-n --quiet rules`` and runs)."""
-    return {line.split()[0]: int(line.split()[1]) for line in text.splitlines()
-            if len(line.split()) == 2 and line.split()[1].isdigit()}
+    return {
+        line.split()[0]: int(line.split()[1])
+        for line in text.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit()
+    }
 
 
 # --------------------------------------------------------------------------- the lock
@@ -65,14 +79,18 @@ def assert_summary_close(summary, recorded):
     """A run's ``summary.csv`` against a recorded one outside the lock: the same cells, every Tst size
     equal, every AuRC within :data:`AURC_TOLERANCE_OUTSIDE_LOCK` of its recorded ``risk_full``."""
     keys = ["task", "dataset", "split", "classifier", "score"]
-    merged = recorded.merge(summary, on=keys, how="outer", suffixes=("_recorded", ""), indicator=True)
+    merged = recorded.merge(
+        summary, on=keys, how="outer", suffixes=("_recorded", ""), indicator=True
+    )
     unmatched = merged[merged["_merge"] != "both"]
     assert unmatched.empty, f"cells not in both runs:\n{unmatched[keys + ['_merge']]}"
     assert (merged["n_test"] == merged["n_test_recorded"]).all()
     allowed = AURC_TOLERANCE_OUTSIDE_LOCK * merged["risk_full_recorded"]
     moved = merged[(merged["aurc"] - merged["aurc_recorded"]).abs() > allowed]
-    assert moved.empty, f"AuRCs moved by more than {AURC_TOLERANCE_OUTSIDE_LOCK:.0%} of risk_full:\n" + \
-        moved[keys + ["aurc_recorded", "aurc", "risk_full_recorded"]].to_string()
+    assert moved.empty, (
+        f"AuRCs moved by more than {AURC_TOLERANCE_OUTSIDE_LOCK:.0%} of risk_full:\n"
+        + moved[keys + ["aurc_recorded", "aurc", "risk_full_recorded"]].to_string()
+    )
 
 
 # --------------------------------------------------------------------------- fixtures' data
@@ -95,7 +113,9 @@ def skip_or_fail_without_torch(item):
     except (ImportError, ValueError):  # a broken or blocked installation counts as missing
         pass
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail("torch is not installed but CI=true: .ci/run installs torch==2.13.0 for the tests marked torch")
+        pytest.fail(
+            "torch is not installed but CI=true: .ci/run installs torch==2.13.0 for the tests marked torch"
+        )
     pytest.skip("needs torch: pip install 'rejectopt[deep]'")
 
 
@@ -113,7 +133,9 @@ def skip_or_fail_without_pipeline(item):
     if not missing:
         return
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{', '.join(missing)} not installed but CI=true: .ci/run installs the pipeline extra")
+        pytest.fail(
+            f"{', '.join(missing)} not installed but CI=true: .ci/run installs the pipeline extra"
+        )
     pytest.skip(f"needs {', '.join(missing)}: pip install 'rejectopt[pipeline]'")
 
 
@@ -122,9 +144,9 @@ def skip_or_fail_without_pipeline(item):
 #: the official files, which the repository does not ship (CI sets them in its second pass).
 MIRRORS = {
     "REJECTOPT_DATA_MIRROR": "the full raw-data mirror (<dataset>/<file>.xz copies of the official raw files "
-                             "and their MANIFEST*.tsv)",
+    "and their MANIFEST*.tsv)",
     "REJECTOPT_FACES_MIRROR": "the offline 300-W faces (afw/, helen_testset/, helen_trainset/: <name>.jpg + "
-                              "<name>.pts)",
+    "<name>.pts)",
 }
 
 
@@ -139,16 +161,24 @@ def skip_or_fail_without_mirror(item):
     """A test marked ``mirror`` needs each variable its marker names (:data:`MIRRORS`) set to a folder:
     skipped when one is unset, with a reason naming it, except on CI (``CI=true``), where it is a
     failure; a variable set to something that is not a folder is a failure (a typo must not skip)."""
-    variables = [name for marker in item.iter_markers("mirror") for name in marker.args or ("REJECTOPT_DATA_MIRROR",)]
+    variables = [
+        name
+        for marker in item.iter_markers("mirror")
+        for name in marker.args or ("REJECTOPT_DATA_MIRROR",)
+    ]
     for variable in dict.fromkeys(variables):
         folder = mirror_folder(variable)
         if folder is None:
             if os.environ.get("CI", "").lower() == "true":
-                pytest.fail(f"{variable} is not set but CI=true: .ci/run sets it to {MIRRORS[variable]}")
+                pytest.fail(
+                    f"{variable} is not set but CI=true: .ci/run sets it to {MIRRORS[variable]}"
+                )
             pytest.skip(f"needs {variable}: {MIRRORS[variable]}")
         if not folder.is_dir():
-            pytest.fail(f"{variable}={folder} is not a folder: point it at {MIRRORS[variable]}, or unset it to "
-                        "skip the tests marked mirror")
+            pytest.fail(
+                f"{variable}={folder} is not a folder: point it at {MIRRORS[variable]}, or unset it to "
+                "skip the tests marked mirror"
+            )
 
 
 #: The marker of a test on the full raw-data mirror.
@@ -241,13 +271,25 @@ def double_hinge_results():
         for split in range(4):
             for d in (0.1, 0.3):
                 for m, method in enumerate(dh.METHODS):
-                    coverage = 0.0 if (dataset, split, d, method) == ("beta", 2, 0.1, "double_hinge") else 0.5 + 0.1 * m
-                    rows.append({
-                        "dataset": dataset, "split": split, "reject_cost": d, "method": method,
-                        "cost_risk": 3.0 + m * 0.3 + k + d + rng.random(), "coverage": coverage,
-                        "selective_risk": np.nan if coverage == 0 else 2.0 + rng.random(),
-                        "error_full": 5.0, "C": 10.0, "gamma": 0.1 if method == dh.REFERENCE else np.nan,
-                    })
+                    coverage = (
+                        0.0
+                        if (dataset, split, d, method) == ("beta", 2, 0.1, "double_hinge")
+                        else 0.5 + 0.1 * m
+                    )
+                    rows.append(
+                        {
+                            "dataset": dataset,
+                            "split": split,
+                            "reject_cost": d,
+                            "method": method,
+                            "cost_risk": 3.0 + m * 0.3 + k + d + rng.random(),
+                            "coverage": coverage,
+                            "selective_risk": np.nan if coverage == 0 else 2.0 + rng.random(),
+                            "error_full": 5.0,
+                            "C": 10.0,
+                            "gamma": 0.1 if method == dh.REFERENCE else np.nan,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -260,15 +302,31 @@ def ood_results():
         for split in range(3):
             for m, method in enumerate(methods):
                 risk = 5.0 + m + d + rng.random()
-                rows.append({
-                    "dataset": dataset, "split": split, "classifier": "lr", "method": method,
-                    "kind": "double" if "+" in method else "single", "held_out": "4 5",
-                    "tpr_min": 0.8, "fpr_max": 0.2,
-                    "risk_seed": np.nan if (dataset, method, split) == ("beta", "mcp", 1) else risk,
-                    "risk_fixed": risk + 1, "fpr_bound_tst": 0.3, "fpr_at_tpr": 0.1 * m, "auroc": 0.5 + 0.1 * m,
-                    "oscr": 0.9, "id_error": 10.0, "feasible_val_seed": True, "feasible_tst_seed": split != 0,
-                    "feasible_val_fixed": False, "feasible_tst_fixed": False,
-                })
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "split": split,
+                        "classifier": "lr",
+                        "method": method,
+                        "kind": "double" if "+" in method else "single",
+                        "held_out": "4 5",
+                        "tpr_min": 0.8,
+                        "fpr_max": 0.2,
+                        "risk_seed": np.nan
+                        if (dataset, method, split) == ("beta", "mcp", 1)
+                        else risk,
+                        "risk_fixed": risk + 1,
+                        "fpr_bound_tst": 0.3,
+                        "fpr_at_tpr": 0.1 * m,
+                        "auroc": 0.5 + 0.1 * m,
+                        "oscr": 0.9,
+                        "id_error": 10.0,
+                        "feasible_val_seed": True,
+                        "feasible_tst_seed": split != 0,
+                        "feasible_val_fixed": False,
+                        "feasible_tst_fixed": False,
+                    }
+                )
     return pd.DataFrame(rows), methods
 
 

@@ -14,7 +14,10 @@ SRC = REPO / "src" / "rejectopt"
 
 
 def function_level_imports():
-    """``(file, line, module, source line)`` of every import inside a function of the package."""
+    """``(file, line, module, source)`` of every import inside a function of the package.
+
+    The source is the statement's lines, after a comment-only line just above it: the comment saying
+    why the import waits sits on its line or, where the line would be too long, above it."""
     found = {}
     for path in sorted(SRC.rglob("*.py")):
         lines = path.read_text().splitlines()
@@ -27,7 +30,11 @@ def function_level_imports():
                         module = sub.names[0].name
                     else:
                         continue
-                    found[(path.relative_to(REPO), sub.lineno)] = (module, lines[sub.lineno - 1])
+                    above = lines[sub.lineno - 2].strip() if sub.lineno > 1 else ""
+                    text = "\n".join(lines[sub.lineno - 1 : sub.end_lineno])
+                    if above.startswith("#"):
+                        text = above + "\n" + text
+                    found[(path.relative_to(REPO), sub.lineno)] = (module, text)
     return [(path, line, module, text) for (path, line), (module, text) in sorted(found.items())]
 
 
@@ -43,15 +50,21 @@ def test_the_import_contracts_hold():
 
 def test_no_module_of_the_package_is_imported_inside_a_function():
     """A function-level import of our own module hides a cycle or a layer crossing from the reader."""
-    own = [f"{path}:{line} {module}" for path, line, module, _ in function_level_imports()
-           if module.startswith(".") or module.startswith("rejectopt")]
+    own = [
+        f"{path}:{line} {module}"
+        for path, line, module, _ in function_level_imports()
+        if module.startswith(".") or module.startswith("rejectopt")
+    ]
     assert own == []
 
 
 def test_every_function_level_import_says_why_it_waits():
     """Only a heavy or optional dependency waits for first use, with a comment naming it."""
-    silent = [f"{path}:{line} {text.strip()}" for path, line, module, text in function_level_imports()
-              if "#" not in text]
+    silent = [
+        f"{path}:{line} {text.strip()}"
+        for path, line, module, text in function_level_imports()
+        if "#" not in text
+    ]
     assert silent == []
 
 
@@ -69,8 +82,11 @@ def test_no_test_module_imports_another():
                 names = [alias.name for alias in node.names]
             else:
                 continue
-            found += [f"{path.name}:{node.lineno} {name}" for name in names
-                      if name.split(".")[0].startswith("test_") or name.split(".")[0] == "conftest"]
+            found += [
+                f"{path.name}:{node.lineno} {name}"
+                for name in names
+                if name.split(".")[0].startswith("test_") or name.split(".")[0] == "conftest"
+            ]
     assert found == []
 
 
@@ -89,8 +105,11 @@ STRATUM_EXCEPTIONS = {
 #: Signals between rejectopt.datasets' private modules, caught where they are raised: no caller of
 #: the library meets them (a caller sees the DownloadError or UnpackLimitError they become); and
 #: _registry's os._exit at a user module's import, which the pipeline's loaders turn into their error.
-INTERNAL_SIGNALS = {"rejectopt.datasets._stream.OverLimit", "rejectopt.datasets._stream.ReadFailed",
-                    "rejectopt._registry.ExitAtImport"}
+INTERNAL_SIGNALS = {
+    "rejectopt.datasets._stream.OverLimit",
+    "rejectopt.datasets._stream.ReadFailed",
+    "rejectopt._registry.ExitAtImport",
+}
 
 
 def package_modules():
@@ -100,7 +119,9 @@ def package_modules():
 
     import rejectopt
 
-    names = ["rejectopt"] + [info.name for info in pkgutil.walk_packages(rejectopt.__path__, "rejectopt.")]
+    names = ["rejectopt"] + [
+        info.name for info in pkgutil.walk_packages(rejectopt.__path__, "rejectopt.")
+    ]
     return {name: importlib.import_module(name) for name in names}
 
 
@@ -108,7 +129,9 @@ def api_modules():
     """``API_MODULES`` of docs/conf.py, read from its source (importing it writes the API pages)."""
     tree = ast.parse((REPO / "docs" / "conf.py").read_text(encoding="utf-8"))
     for node in tree.body:
-        if any(isinstance(t, ast.Name) and t.id == "API_MODULES" for t in getattr(node, "targets", [])):
+        if any(
+            isinstance(t, ast.Name) and t.id == "API_MODULES" for t in getattr(node, "targets", [])
+        ):
             return list(ast.literal_eval(node.value))
     raise AssertionError("docs/conf.py assigns no API_MODULES")
 
@@ -118,7 +141,9 @@ def is_public(name):
 
 
 def in_pipeline_or_shell(name):
-    return any(name == top or name.startswith(top + ".") for top in ("rejectopt.pipeline", "rejectopt.cli"))
+    return any(
+        name == top or name.startswith(top + ".") for top in ("rejectopt.pipeline", "rejectopt.cli")
+    )
 
 
 def test_one_module_holds_every_exception_of_the_library():
@@ -132,17 +157,27 @@ def test_one_module_holds_every_exception_of_the_library():
     defined = {}
     for module in package_modules().values():
         for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__.startswith("rejectopt"):
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, BaseException)
+                and obj.__module__.startswith("rejectopt")
+            ):
                 defined[f"{obj.__module__}.{obj.__qualname__}"] = obj
     assert STRATUM_EXCEPTIONS | INTERNAL_SIGNALS <= set(defined)
-    library = {key: cls for key, cls in defined.items()
-               if key not in STRATUM_EXCEPTIONS | INTERNAL_SIGNALS and not cls.__name__.startswith("_")}
+    library = {
+        key: cls
+        for key, cls in defined.items()
+        if key not in STRATUM_EXCEPTIONS | INTERNAL_SIGNALS and not cls.__name__.startswith("_")
+    }
     assert sorted(library) == sorted(f"rejectopt.exceptions.{name}" for name in exceptions.__all__)
     assert all(getattr(exceptions, cls.__name__) is cls for cls in library.values())
-    listed_again = [f"{name}.{member}" for name, module in package_modules().items()
-                    if is_public(name) and name != "rejectopt.exceptions"
-                    for member in getattr(module, "__all__", [])
-                    if inspect.isclass(getattr(module, member)) and getattr(module, member) in library.values()]
+    listed_again = [
+        f"{name}.{member}"
+        for name, module in package_modules().items()
+        if is_public(name) and name != "rejectopt.exceptions"
+        for member in getattr(module, "__all__", [])
+        if inspect.isclass(getattr(module, member)) and getattr(module, member) in library.values()
+    ]
     assert listed_again == []
 
 
@@ -172,18 +207,34 @@ def test_every_public_name_is_in_the_api_reference_or_the_pipeline():
 
     modules = package_modules()
     reference = api_modules()
-    library = {name: module for name, module in modules.items() if is_public(name) and not in_pipeline_or_shell(name)}
+    library = {
+        name: module
+        for name, module in modules.items()
+        if is_public(name) and not in_pipeline_or_shell(name)
+    }
     assert [name for name, module in library.items() if not hasattr(module, "__all__")] == []
     # rejectopt itself lists its submodules and re-exports two classes of the reference's modules
     assert sorted(set(library) - set(reference)) == ["rejectopt"]
-    from_reference = {id(getattr(modules[name], member)) for name in reference for member in modules[name].__all__}
-    assert [member for member in rejectopt.__all__ if not inspect.ismodule(getattr(rejectopt, member))
-            and id(getattr(rejectopt, member)) not in from_reference] == []
+    from_reference = {
+        id(getattr(modules[name], member)) for name in reference for member in modules[name].__all__
+    }
+    assert [
+        member
+        for member in rejectopt.__all__
+        if not inspect.ismodule(getattr(rejectopt, member))
+        and id(getattr(rejectopt, member)) not in from_reference
+    ] == []
     assert rejectopt.cli.__all__ == ["main"]
-    names = {member for module in library.values() for member in module.__all__
-             if not inspect.ismodule(getattr(module, member))}
+    names = {
+        member
+        for module in library.values()
+        for member in module.__all__
+        if not inspect.ismodule(getattr(module, member))
+    }
     counts = {name: len(module.__all__) for name, module in library.items()}
-    assert len(names) <= MAX_PUBLIC_NAMES, f"{len(names)} public names, over {MAX_PUBLIC_NAMES}; per module: {counts}"
+    assert len(names) <= MAX_PUBLIC_NAMES, (
+        f"{len(names)} public names, over {MAX_PUBLIC_NAMES}; per module: {counts}"
+    )
 
 
 def test_the_command_line_words_errors_with_the_library_s_one_line():
@@ -206,12 +257,20 @@ def test_the_workflow_reaches_the_library_through_public_modules_only():
         if path.suffix not in (".py", ".smk"):
             continue
         for line_no, line in enumerate(path.read_text().splitlines(), 1):
-            match = re.match(r"\s*(?:from\s+(rejectopt[\w.]*)\s+import\s+(.*)|import\s+(rejectopt[\w.]*))", line)
+            match = re.match(
+                r"\s*(?:from\s+(rejectopt[\w.]*)\s+import\s+(.*)|import\s+(rejectopt[\w.]*))", line
+            )
             if not match:
                 continue
             module = match.group(1) or match.group(3)
-            names = [n.strip().split(" as ")[0] for n in (match.group(2) or "").strip("()").split(",") if n.strip()]
-            if any(part.startswith("_") for part in module.split(".")) or any(n.startswith("_") for n in names):
+            names = [
+                n.strip().split(" as ")[0]
+                for n in (match.group(2) or "").strip("()").split(",")
+                if n.strip()
+            ]
+            if any(part.startswith("_") for part in module.split(".")) or any(
+                n.startswith("_") for n in names
+            ):
                 private.append(f"{path.relative_to(REPO)}:{line_no} {line.strip()}")
     assert private == []
 

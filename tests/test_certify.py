@@ -13,23 +13,26 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
-
 from support import DEMO_MIRROR
 
 from rejectopt._certify import (
     CERTIFICATE_KEYS,
     CERTIFICATE_KEYS_V2,
     _binomial_pvalue,
-    certified_from_dict,
     _coverage_lower_bound,
     _coverage_rank,
+    _hoeffding_bentkus_pvalue,
+    _risk_upper_bound,
+    certified_from_dict,
     fit_certified_coverage,
     fit_certified_risk,
     fit_certified_tpr_fpr,
-    _hoeffding_bentkus_pvalue,
-    _risk_upper_bound,
 )
-from rejectopt.selective import InfeasibleTargetError, fit_bounded_abstention, fit_bounded_improvement
+from rejectopt.selective import (
+    InfeasibleTargetError,
+    fit_bounded_abstention,
+    fit_bounded_improvement,
+)
 
 
 def _binomial_cdf(k, n, p):
@@ -44,29 +47,42 @@ def _at_most_delta(violations, draws, delta):
 
 # --- tails -----------------------------------------------------------------------------------
 
+
 def test_binomial_pvalue_and_clopper_pearson_bound_known_answers():
     for errors, n, rate in ((0, 10, 0.1), (3, 40, 0.05), (7, 200, 0.02), (12, 100, 0.3)):
-        assert _binomial_pvalue(errors, n, rate) == pytest.approx(_binomial_cdf(errors, n, rate), rel=1e-10)
+        assert _binomial_pvalue(errors, n, rate) == pytest.approx(
+            _binomial_cdf(errors, n, rate), rel=1e-10
+        )
     assert _binomial_pvalue(0, 0, 0.1) == 1.0  # nothing accepted: nothing to reject
     # Clopper-Pearson's upper bound solves P(Binomial(n, b) <= e) = delta; in loss units (0/100)
     for errors, n in ((0, 20), (2, 50), (10, 60)):
         bound = float(_risk_upper_bound(100.0 * errors, n, 0.05, 100.0, True)) / 100
         assert _binomial_cdf(errors, n, bound) == pytest.approx(0.05, abs=1e-9)
-    assert float(_risk_upper_bound(0.0, 20, 0.05, 100.0, True)) == pytest.approx(100 * (1 - 0.05 ** (1 / 20)))
+    assert float(_risk_upper_bound(0.0, 20, 0.05, 100.0, True)) == pytest.approx(
+        100 * (1 - 0.05 ** (1 / 20))
+    )
 
 
 def test_hoeffding_bentkus_pvalue_known_answers_and_its_inversion():
     def independent(mean, n, rate):
         a = min(mean, rate)
         h = (a * math.log(a / rate) if a > 0 else 0.0) + (1 - a) * math.log((1 - a) / (1 - rate))
-        return min(math.exp(-n * h), math.e * _binomial_cdf(math.ceil(n * mean - 1e-9), n, rate), 1.0)
+        return min(
+            math.exp(-n * h), math.e * _binomial_cdf(math.ceil(n * mean - 1e-9), n, rate), 1.0
+        )
 
     for mean, n, rate in ((0.0, 50, 0.1), (0.05, 100, 0.1), (0.12, 300, 0.2), (0.3, 80, 0.25)):
-        assert _hoeffding_bentkus_pvalue(mean, n, rate) == pytest.approx(independent(mean, n, rate), rel=1e-9)
+        assert _hoeffding_bentkus_pvalue(mean, n, rate) == pytest.approx(
+            independent(mean, n, rate), rel=1e-9
+        )
     # a count scaled to the tested rows need not be an integer (where Learn-then-Test predicts its start)
     assert _hoeffding_bentkus_pvalue(0.1, 50.5, 0.2) == pytest.approx(
-        min(math.exp(-50.5 * 0.1 * math.log(0.5) - 50.5 * 0.9 * math.log(0.9 / 0.8)),
-            math.e * stats.beta.cdf(0.8, 50.5 - 6, 7)), rel=1e-9)
+        min(
+            math.exp(-50.5 * 0.1 * math.log(0.5) - 50.5 * 0.9 * math.log(0.9 / 0.8)),
+            math.e * stats.beta.cdf(0.8, 50.5 - 6, 7),
+        ),
+        rel=1e-9,
+    )
     # the bound of an MAE (B = 4) is the rate at which the p-value reaches delta
     losses = np.array([0, 1, 0, 2, 0, 0, 1, 0] * 25, dtype=float)
     bound = float(_risk_upper_bound(losses.sum(), losses.size, 0.1, 4.0, False))
@@ -80,7 +96,9 @@ def test_coverage_rank_is_the_binomial_quantile():
         tail = [stats.binom.sf(j - 1, n, w) for j in range(n + 1)]  # P(Binomial(n, w) >= j)
         assert k == next((j for j in range(n + 1) if tail[j] <= delta), n + 1)
         if k <= n:
-            assert stats.binom.sf(k - 1, n, _coverage_lower_bound(k, n, delta)) == pytest.approx(delta, rel=1e-6)
+            assert stats.binom.sf(k - 1, n, _coverage_lower_bound(k, n, delta)) == pytest.approx(
+                delta, rel=1e-6
+            )
 
 
 # --- guarantees on a population with known risks ---------------------------------------------
@@ -108,8 +126,13 @@ def test_certified_risk_holds_with_probability_one_minus_delta_and_ltt_covers_mo
         loss, u = _draw(rng, n, lambda v: v / 2)
         for method in outcome:
             try:
-                selection = (fit_bounded_improvement(loss, u, target) if method == "plug-in" else
-                             fit_certified_risk(loss, u, target, 1 - delta, method=method, random_state=draw))
+                selection = (
+                    fit_bounded_improvement(loss, u, target)
+                    if method == "plug-in"
+                    else fit_certified_risk(
+                        loss, u, target, 1 - delta, method=method, random_state=draw
+                    )
+                )
             except InfeasibleTargetError:
                 outcome[method].append((False, 0.0))
                 continue
@@ -190,11 +213,15 @@ def test_certified_risk_of_a_bounded_loss_holds_with_hoeffding_bentkus():
     rng = np.random.default_rng(5)
     target, delta, violations, accepted = 0.5, 0.1, 0, []
     for draw in range(DRAWS // 2):
-        u = rng.random(610)  # 30 start rows and 580 tested: a start predicted on 19.33 times its counts
+        u = rng.random(
+            610
+        )  # 30 start rows and 580 tested: a start predicted on 19.33 times its counts
         r = rng.random(610)
         loss = np.where(r < u / 4, 4.0, np.where(r < u / 4 + u / 2, 1.0, 0.0))
         try:
-            selection = fit_certified_risk(loss, u, target, 1 - delta, loss_bound=4.0, random_state=draw)
+            selection = fit_certified_risk(
+                loss, u, target, 1 - delta, loss_bound=4.0, random_state=draw
+            )
         except InfeasibleTargetError:
             accepted.append(0.0)
             continue
@@ -211,7 +238,9 @@ def test_certified_coverage_holds_without_accepting_much_more():
     certified, plug_in = [], []
     for _ in range(DRAWS):
         loss, u = _draw(rng, n, lambda v: v / 2)
-        certified.append(min(fit_certified_coverage(loss, u, w, 1 - delta).threshold, 1.0))  # coverage of u <= t
+        certified.append(
+            min(fit_certified_coverage(loss, u, w, 1 - delta).threshold, 1.0)
+        )  # coverage of u <= t
         plug_in.append(min(fit_bounded_abstention(loss, u, w).threshold, 1.0))
     certified, plug_in = np.array(certified), np.array(plug_in)
     assert _at_most_delta(int((certified < w).sum()), DRAWS, delta)
@@ -238,7 +267,9 @@ def test_certified_tpr_fpr_holds_for_both_rates():
         assert selection.coverage_bound >= tpr_min and selection.bound <= fpr_max
     assert _at_most_delta(violations, DRAWS, delta)
     assert infeasible < DRAWS / 10
-    with pytest.raises(InfeasibleTargetError, match=r"accepts \d+ OOD rows, whose FPR upper bound") as error:
+    with pytest.raises(
+        InfeasibleTargetError, match=r"accepts \d+ OOD rows, whose FPR upper bound"
+    ) as error:
         fit_certified_tpr_fpr(np.zeros(600), is_ood, s, 0.95, 0.1, 0.9)
     assert error.value.best_bound > 0.1
 
@@ -252,12 +283,15 @@ def test_an_uncertifiable_risk_advises_a_target_that_certifies():
         fit_certified_risk(loss, s, 2.0, 0.95)
     best = error.value.best_bound
     assert (error.value.confidence, error.value.n_calibration) == (0.95, 100)
-    assert error.value.rows_needed == math.ceil(math.log(0.05) / math.log(0.98))  # 149 error-free rows
+    assert error.value.rows_needed == math.ceil(
+        math.log(0.05) / math.log(0.98)
+    )  # 149 error-free rows
     assert str(error.value) == (
         "target risk=2 cannot be certified at confidence 0.95 on these 100 calibration rows (method ltt): even "
         "without an error, risk=2 at confidence 0.95 needs at least 149 tested rows (149 calibration rows), and 100 "
         f"are tested; the smallest target risk the method certifies on these rows is {best:.8g}; ask for risk >= "
-        f"{best:.8g}, a lower confidence, or more calibration rows")
+        f"{best:.8g}, a lower confidence, or more calibration rows"
+    )
     assert fit_certified_risk(loss, s, best, 0.95).bound == best
     with pytest.raises(ValueError, match="method 'sgr' bounds 0/B losses only"):
         fit_certified_risk(loss * 0.015, s, 0.5, 0.9, loss_bound=2.0, method="sgr")
@@ -280,10 +314,14 @@ def test_the_advice_of_a_refusal_certifies_when_asked_for(method):
         bound = None if binary else 4.0
         target = float(rng.choice([0.5, 1.0, 2.0])) * (1.0 if binary else 0.04)
         with pytest.raises(InfeasibleTargetError) as error:
-            fit_certified_risk(loss, u, target, 0.9, loss_bound=bound, method=method, random_state=draw)
+            fit_certified_risk(
+                loss, u, target, 0.9, loss_bound=bound, method=method, random_state=draw
+            )
         best = error.value.best_bound
         assert best > target and f"ask for risk >= {best:.8g}" in str(error.value)
-        selection = fit_certified_risk(loss, u, best, 0.9, loss_bound=bound, method=method, random_state=draw)
+        selection = fit_certified_risk(
+            loss, u, best, 0.9, loss_bound=bound, method=method, random_state=draw
+        )
         assert selection.bound <= best
         checked += 1
     assert checked == 12
@@ -292,20 +330,30 @@ def test_the_advice_of_a_refusal_certifies_when_asked_for(method):
 def test_ten_rows_say_how_many_rows_a_target_needs():
     # no start rows below 11 rows: the test starts at the full set, a cut fixed in advance
     loss, s = [0] * 10, range(10)
-    selection = fit_certified_risk(loss, s, 30.0, 0.9)  # 10 error-free rows bound the risk by 20.57 %
+    selection = fit_certified_risk(
+        loss, s, 30.0, 0.9
+    )  # 10 error-free rows bound the risk by 20.57 %
     assert (selection.threshold, selection.accept_prob) == (math.inf, 1.0)
     with pytest.raises(InfeasibleTargetError) as error:
         fit_certified_risk(loss, s, 10.0, 0.9)
     assert error.value.rows_needed == 22  # 0.9 ** 22 <= 0.1 < 0.9 ** 21
-    assert "even without an error, risk=10 at confidence 0.9 needs at least 22 tested rows (22 calibration rows)" in str(
-        error.value)
-    best = 100 * (1 - 0.1 ** (1 / 10))  # Clopper-Pearson's bound of 10 rows without an error: 20.57 %
+    assert (
+        "even without an error, risk=10 at confidence 0.9 needs at least 22 tested rows (22 calibration rows)"
+        in str(error.value)
+    )
+    best = 100 * (
+        1 - 0.1 ** (1 / 10)
+    )  # Clopper-Pearson's bound of 10 rows without an error: 20.57 %
     assert best <= error.value.best_bound < best + 1e-2
     assert fit_certified_risk(loss, s, error.value.best_bound, 0.9).threshold == math.inf
     with pytest.raises(InfeasibleTargetError) as error:
-        fit_certified_risk([100.0] * 5, range(5), 50.0, 0.9)  # every row an error: nothing certifies
+        fit_certified_risk(
+            [100.0] * 5, range(5), 50.0, 0.9
+        )  # every row an error: nothing certifies
     assert math.isnan(error.value.best_bound)
-    assert "no target risk below the loss's bound can be certified on these rows" in str(error.value)
+    assert "no target risk below the loss's bound can be certified on these rows" in str(
+        error.value
+    )
 
 
 def test_ten_rows_certify_with_the_probability_of_the_full_set_test():
@@ -322,7 +370,10 @@ def test_ten_rows_certify_with_the_probability_of_the_full_set_test():
             continue
         assert not loss.any()
         certified += 1
-    assert abs(certified / DRAWS - 0.65**10) < 3 * math.sqrt(0.65**10 * (1 - 0.65**10) / DRAWS) + 1 / DRAWS
+    assert (
+        abs(certified / DRAWS - 0.65**10)
+        < 3 * math.sqrt(0.65**10 * (1 - 0.65**10) / DRAWS) + 1 / DRAWS
+    )
 
 
 def test_certified_risk_on_the_readme_rows():
@@ -349,12 +400,17 @@ def test_certified_risk_on_the_readme_rows():
 def test_certified_tpr_zero_accepts_nothing_and_is_certified():
     is_ood = np.r_[np.zeros(20, bool), np.ones(20, bool)]
     selection = fit_certified_tpr_fpr(np.zeros(40), is_ood, np.arange(40.0), 0.0, 0.0, 0.9)
-    assert (selection.threshold, selection.accept_prob, selection.bound, selection.coverage_bound) == (
-        -math.inf, 0.0, 0.0, 0.0)
+    assert (
+        selection.threshold,
+        selection.accept_prob,
+        selection.bound,
+        selection.coverage_bound,
+    ) == (-math.inf, 0.0, 0.0, 0.0)
     assert not selection.acceptance_probability(np.arange(40.0)).any()
 
 
 # --- the certificate: the loss bound B it rests on ---------------------------------------------
+
 
 def _zero_one_rows(n=2000, seed=1):
     """0/100 losses with P(error | u) = u / 2, u ~ U(0, 1): risk 10 % is certified at 0.9 on 2,000 rows."""
@@ -377,20 +433,35 @@ def _ood_rows(n=1000, seed=3):
     return np.where(is_ood, np.nan, 0.0), is_ood, rng.random(n) + is_ood
 
 
-@pytest.mark.parametrize("fit, loss_bound", [
-    (lambda: fit_certified_risk(*_zero_one_rows(), 10.0, 0.9, method="ltt"), 100.0),
-    (lambda: fit_certified_risk(*_zero_one_rows(), 10.0, 0.9, method="sgr"), 100.0),
-    (lambda: fit_certified_risk(*_mae_rows(), 0.5, 0.9, loss_bound=4), 4.0),
-    (lambda: fit_certified_coverage(*_zero_one_rows(), 0.5, 0.9), 100.0),
-    (lambda: fit_certified_coverage(*_mae_rows(), 0.5, 0.9, loss_bound=4), 4.0),
-    (lambda: fit_certified_tpr_fpr(*_ood_rows(), 0.5, 0.9, 0.9), None),
-], ids=["risk-ltt-zero-one", "risk-sgr-zero-one", "risk-ltt-mae", "coverage-zero-one", "coverage-mae", "tpr-fpr"])
+@pytest.mark.parametrize(
+    "fit, loss_bound",
+    [
+        (lambda: fit_certified_risk(*_zero_one_rows(), 10.0, 0.9, method="ltt"), 100.0),
+        (lambda: fit_certified_risk(*_zero_one_rows(), 10.0, 0.9, method="sgr"), 100.0),
+        (lambda: fit_certified_risk(*_mae_rows(), 0.5, 0.9, loss_bound=4), 4.0),
+        (lambda: fit_certified_coverage(*_zero_one_rows(), 0.5, 0.9), 100.0),
+        (lambda: fit_certified_coverage(*_mae_rows(), 0.5, 0.9, loss_bound=4), 4.0),
+        (lambda: fit_certified_tpr_fpr(*_ood_rows(), 0.5, 0.9, 0.9), None),
+    ],
+    ids=[
+        "risk-ltt-zero-one",
+        "risk-sgr-zero-one",
+        "risk-ltt-mae",
+        "coverage-zero-one",
+        "coverage-mae",
+        "tpr-fpr",
+    ],
+)
 def test_every_certified_fit_records_the_loss_bound_it_used_and_reads_it_back(fit, loss_bound):
     """B is 100 for the 0/100 loss, the declared 4 for an MAE on 5 labels, none (NaN, null) for TPR-FPR."""
     selection = fit()
     certificate = selection.certificate
     assert tuple(certificate) == CERTIFICATE_KEYS and certificate["loss_bound"] == loss_bound
-    assert math.isnan(selection.loss_bound) if loss_bound is None else selection.loss_bound == loss_bound
+    assert (
+        math.isnan(selection.loss_bound)
+        if loss_bound is None
+        else selection.loss_bound == loss_bound
+    )
     for version in (3, None):
         back = certified_from_dict(selection.to_dict(), certificate, format_version=version)
         assert back.certificate == certificate and back.to_dict() == selection.to_dict()
@@ -400,12 +471,22 @@ def test_a_coverage_fit_without_a_known_loss_bound_states_no_risk_bound_and_read
     """No B (an MAE without loss_bound): no risk bound rests on one, so both are NaN, and null reads back."""
     selection = fit_certified_coverage(*_mae_rows(), 0.5, 0.9)
     assert math.isnan(selection.risk_bound) and math.isnan(selection.loss_bound)
-    assert certified_from_dict(selection.to_dict(), selection.certificate).certificate == selection.certificate
+    assert (
+        certified_from_dict(selection.to_dict(), selection.certificate).certificate
+        == selection.certificate
+    )
 
 
 #: A format-3 certificate of a certified risk (0/100 loss), as select writes it.
-RISK_CERTIFICATE = {"bound": 5.0, "confidence": 0.9, "n_calibration": 750, "method": "ltt", "risk_bound": 5.0,
-                    "coverage_bound": 0.4, "loss_bound": 100.0}
+RISK_CERTIFICATE = {
+    "bound": 5.0,
+    "confidence": 0.9,
+    "n_calibration": 750,
+    "method": "ltt",
+    "risk_bound": 5.0,
+    "coverage_bound": 0.4,
+    "loss_bound": 100.0,
+}
 SELECTION = {"threshold": 0.3, "accept_prob": 0.0}
 
 
@@ -414,33 +495,54 @@ def test_a_format_2_certificate_reads_with_its_loss_bound_unrecorded():
     assert tuple(old) == CERTIFICATE_KEYS_V2
     for version in (2, None):
         selection = certified_from_dict(SELECTION, old, format_version=version)
-        assert math.isnan(selection.loss_bound) and selection.certificate == dict(old, loss_bound=None)
-    with pytest.raises(ValueError, match=r"^certificate.loss_bound is not a field of a format_version 2 certificate "
-                                         r"\(format_version 3 adds it\)$"):
+        assert math.isnan(selection.loss_bound) and selection.certificate == dict(
+            old, loss_bound=None
+        )
+    with pytest.raises(
+        ValueError,
+        match=r"^certificate.loss_bound is not a field of a format_version 2 certificate "
+        r"\(format_version 3 adds it\)$",
+    ):
         certified_from_dict(SELECTION, RISK_CERTIFICATE, format_version=2)
 
 
-NUMBER = (r"certificate.loss_bound must be a finite number > 0 \(B, the largest loss a prediction can have\) or "
-          "null, got ")
+NUMBER = (
+    r"certificate.loss_bound must be a finite number > 0 \(B, the largest loss a prediction can have\) or "
+    "null, got "
+)
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"loss_bound": ...}, "certificate.loss_bound is missing: a format_version 3 certificate records B, the largest "
-                          r"loss a prediction can have, that its risk bound rests on \(null where none does\)$"),
-    ({"loss_bound": "100"}, NUMBER + "'100'$"),
-    ({"loss_bound": True}, NUMBER + "True$"),
-    ({"loss_bound": [100]}, NUMBER + r"\[100\]$"),
-    ({"loss_bound": 0}, NUMBER + "0$"),
-    ({"loss_bound": -100.0}, NUMBER + "-100.0$"),
-    ({"loss_bound": float("inf")}, NUMBER + "inf$"),
-    ({"loss_bound": float("nan")}, NUMBER + "nan$"),
-    ({"loss_bound": None}, "certificate.loss_bound is null but method 'ltt' certifies a risk, whose bound rests on B, "
-                           "the largest loss a prediction can have$"),
-    ({"loss_bound": None, "method": "sgr"}, "certificate.loss_bound is null but method 'sgr' certifies a risk"),
-    ({"loss_bound": None, "method": "order-statistic", "risk_bound": 7.5},
-     "certificate.loss_bound is null but certificate.risk_bound is 7.5: a risk bound rests on B, the largest loss a "
-     "prediction can have$"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (
+            {"loss_bound": ...},
+            "certificate.loss_bound is missing: a format_version 3 certificate records B, the largest "
+            r"loss a prediction can have, that its risk bound rests on \(null where none does\)$",
+        ),
+        ({"loss_bound": "100"}, NUMBER + "'100'$"),
+        ({"loss_bound": True}, NUMBER + "True$"),
+        ({"loss_bound": [100]}, NUMBER + r"\[100\]$"),
+        ({"loss_bound": 0}, NUMBER + "0$"),
+        ({"loss_bound": -100.0}, NUMBER + "-100.0$"),
+        ({"loss_bound": float("inf")}, NUMBER + "inf$"),
+        ({"loss_bound": float("nan")}, NUMBER + "nan$"),
+        (
+            {"loss_bound": None},
+            "certificate.loss_bound is null but method 'ltt' certifies a risk, whose bound rests on B, "
+            "the largest loss a prediction can have$",
+        ),
+        (
+            {"loss_bound": None, "method": "sgr"},
+            "certificate.loss_bound is null but method 'sgr' certifies a risk",
+        ),
+        (
+            {"loss_bound": None, "method": "order-statistic", "risk_bound": 7.5},
+            "certificate.loss_bound is null but certificate.risk_bound is 7.5: a risk bound rests on B, the largest loss a "
+            "prediction can have$",
+        ),
+    ],
+)
 def test_a_format_3_certificate_without_a_valid_loss_bound_is_refused_naming_it(changes, message):
     certificate = {k: v for k, v in {**RISK_CERTIFICATE, **changes}.items() if v is not ...}
     with pytest.raises(ValueError, match=f"^{message}"):
@@ -448,6 +550,7 @@ def test_a_format_3_certificate_without_a_valid_loss_bound_is_refused_naming_it(
 
 
 # --- real data -------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def sattelite_mcp(tmp_path_factory):
@@ -463,7 +566,9 @@ def sattelite_mcp(tmp_path_factory):
     X, y = load_prepared(folder / "d.npz")
     order = np.random.default_rng(0).permutation(len(y))
     train, population = order[:2000], order[2000:]
-    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(X[train], y[train])
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(
+        X[train], y[train]
+    )
     proba = model.predict_proba(X[population])
     return 100.0 * (model.classes_[proba.argmax(1)] != y[population]), 1.0 - proba.max(1)
 
@@ -474,8 +579,14 @@ def test_certified_risk_holds_on_real_data(sattelite_mcp):
     cum_loss, values = np.cumsum(loss[order]), s[order]
 
     def population(selection):  # exact selective risk and coverage on all held-out rows
-        accepted = int(np.searchsorted(values, selection.threshold, side="right" if selection.accept_prob else "left"))
-        return (cum_loss[accepted - 1] / accepted if accepted else float("nan")), accepted / loss.size
+        accepted = int(
+            np.searchsorted(
+                values, selection.threshold, side="right" if selection.accept_prob else "left"
+            )
+        )
+        return (
+            cum_loss[accepted - 1] / accepted if accepted else float("nan")
+        ), accepted / loss.size
 
     rng = np.random.default_rng(8)
     target, delta, draws = 5.0, 0.1, 300
@@ -484,9 +595,13 @@ def test_certified_risk_holds_on_real_data(sattelite_mcp):
         rows = rng.choice(loss.size, 1000, replace=False)
         for method in outcome:
             try:
-                selection = (fit_bounded_improvement(loss[rows], s[rows], target) if method == "plug-in" else
-                             fit_certified_risk(loss[rows], s[rows], target, 1 - delta, method=method,
-                                                 random_state=draw))
+                selection = (
+                    fit_bounded_improvement(loss[rows], s[rows], target)
+                    if method == "plug-in"
+                    else fit_certified_risk(
+                        loss[rows], s[rows], target, 1 - delta, method=method, random_state=draw
+                    )
+                )
             except InfeasibleTargetError:
                 outcome[method].append((False, 0.0))
                 continue
@@ -494,7 +609,9 @@ def test_certified_risk_holds_on_real_data(sattelite_mcp):
             outcome[method].append((risk > target, coverage))
     violations = {method: sum(v for v, _ in rows) for method, rows in outcome.items()}
     coverage = {method: np.mean([c for _, c in rows]) for method, rows in outcome.items()}
-    assert _at_most_delta(violations["ltt"], draws, delta) and _at_most_delta(violations["sgr"], draws, delta)
+    assert _at_most_delta(violations["ltt"], draws, delta) and _at_most_delta(
+        violations["sgr"], draws, delta
+    )
     assert violations["plug-in"] > 0.3 * draws, violations
     assert coverage["ltt"] >= coverage["sgr"], coverage
 
@@ -508,4 +625,6 @@ def test_a_soft_or_mistyped_ood_label_is_refused_by_the_certificate_and_the_row_
         fit_certified_tpr_fpr(np.zeros(4), [0, 1, 0.5, 0], np.arange(4.0), 0.5, 0.5, 0.9)
     with pytest.raises(ValueError, match=r"is_ood\[1\] = 0\.5$"):
         _split_ood_rows([0, 0.5, 1, 0])
-    assert _split_ood_rows(np.array([0, 1] * 200), seed=0)["calibration"].size > 0  # 0/1 integers stay accepted
+    assert (
+        _split_ood_rows(np.array([0, 1] * 200), seed=0)["calibration"].size > 0
+    )  # 0/1 integers stay accepted

@@ -8,12 +8,12 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from support import run_sklearn_check, split
 
 from rejectopt.classifiers import BinaryHingeSVM, CrammerSingerSVM, make_classifier
 from rejectopt.classifiers._crammer_singer import crammer_singer_objective
-from rejectopt.classifiers._selection import classifier_outputs, train_classifier
 from rejectopt.classifiers._linear import CS_TOL
-from support import run_sklearn_check, split
+from rejectopt.classifiers._selection import classifier_outputs, train_classifier
 
 
 # the SVM on iris: the multiclass (Crammer-Singer) solver takes minutes on digits' large C, and iris
@@ -27,7 +27,9 @@ def test_train_classifier_picks_smallest_validation_error(kind, data, request):
         model, C, errors = train_classifier(kind, Xt, yt, Xv, yv, C_grid=grid)
     direct = {}
     for c in grid:
-        m = make_classifier(kind, C=c, n_classes=int(yt.max()) + 1, n_samples=len(yt), n_features=Xt.shape[1]).fit(Xt, yt)
+        m = make_classifier(
+            kind, C=c, n_classes=int(yt.max()) + 1, n_samples=len(yt), n_features=Xt.shape[1]
+        ).fit(Xt, yt)
         direct[c] = float(np.mean(m.predict(Xv) != yv))
     assert errors == pytest.approx(direct)
     best = min(direct.values())
@@ -78,10 +80,17 @@ def test_multiclass_svm_is_crammer_singer(iris):
     # the warm-started path's model solves liblinear's Crammer-Singer objective: against liblinear
     # itself run to a tight tolerance, within the certified gap
     Z = model[0].transform(Xt)
-    svc = LinearSVC(C=C, loss="hinge", multi_class="crammer_singer", tol=1e-10, max_iter=1_000_000).fit(Z, yt)
+    svc = LinearSVC(
+        C=C, loss="hinge", multi_class="crammer_singer", tol=1e-10, max_iter=1_000_000
+    ).fit(Z, yt)
     reference = crammer_singer_objective(Z, yt, svc.coef_, svc.intercept_, C)
-    assert crammer_singer_objective(Z, yt, est.coef_, est.intercept_, C) == pytest.approx(est.objective_, rel=1e-12)
-    assert est.dual_objective_ <= reference * (1 + 1e-9) and abs(est.objective_ - reference) <= CS_TOL * reference
+    assert crammer_singer_objective(Z, yt, est.coef_, est.intercept_, C) == pytest.approx(
+        est.objective_, rel=1e-12
+    )
+    assert (
+        est.dual_objective_ <= reference * (1 + 1e-9)
+        and abs(est.objective_ - reference) <= CS_TOL * reference
+    )
     out = classifier_outputs("svm", model, Xv)
     assert out["decision"].shape == (len(yv), 3)
     np.testing.assert_allclose(out["baseline"], -out["decision"].max(axis=1))
@@ -103,6 +112,7 @@ def test_binary_svm_margin_is_minus_abs_decision(iris):
 
 def test_binary_hinge_svm_matches_objective_optimum():
     import cvxpy as cp  # a test dependency (extra "test"): its absence must fail, not skip
+
     rng = np.random.default_rng(0)
     X = rng.standard_normal((80, 3))
     y = (X[:, 0] + 0.5 * rng.standard_normal(80) > 0.3).astype(int)
@@ -110,8 +120,11 @@ def test_binary_hinge_svm_matches_objective_optimum():
     est = BinaryHingeSVM(C=C).fit(X, y)
     w, b = cp.Variable(3), cp.Variable()
     s = 2.0 * y - 1
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C / 80
-                                  * cp.sum(cp.pos(1 - cp.multiply(s, X @ w + b)))))
+    prob = cp.Problem(
+        cp.Minimize(
+            0.5 * cp.sum_squares(w) + C / 80 * cp.sum(cp.pos(1 - cp.multiply(s, X @ w + b)))
+        )
+    )
     prob.solve(solver=cp.CLARABEL)
     assert est.objective_ == pytest.approx(prob.value, rel=1e-4)
 
@@ -138,8 +151,9 @@ def test_label_space_kept_when_class_missing_from_training(kind, digits):
 def test_last_class_missing_needs_n_classes(digits):
     Xt, yt, Xv, yv = digits
     keep = yt != 9
-    model, _, _ = train_classifier("lr", Xt[keep], yt[keep], Xv[yv != 9], yv[yv != 9],
-                                   C_grid=(10,), n_classes=10)
+    model, _, _ = train_classifier(
+        "lr", Xt[keep], yt[keep], Xv[yv != 9], yv[yv != 9], C_grid=(10,), n_classes=10
+    )
     out = classifier_outputs("lr", model, Xv, n_classes=10)
     assert out["proba"].shape == (len(yv), 10)
 
@@ -175,7 +189,9 @@ def test_c_scaling_sum_and_mean(iris):
 def test_bad_arguments():
     X = np.zeros((4, 2))
     y = np.array([0, 1, 0, 1])
-    with pytest.raises(ValueError, match="unknown classifier 'knn'.*registered classifiers: lr, svm, svor, xgb"):
+    with pytest.raises(
+        ValueError, match="unknown classifier 'knn'.*registered classifiers: lr, svm, svor, xgb"
+    ):
         train_classifier("knn", X, y, X, y)
     with pytest.raises(ValueError, match="loss"):
         train_classifier("lr", X, y, X, y, loss="hinge")
@@ -190,7 +206,10 @@ def test_a_fit_at_its_iteration_cap_is_logged(iris, monkeypatch, caplog):
 
     Xt, yt, Xv, yv = iris
     monkeypatch.setattr(_linear, "LR_MAX_ITER", 2)
-    with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"), warnings.catch_warnings():
+    with (
+        caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore", ConvergenceWarning)
         train_classifier("lr", Xt, yt, Xv, yv, C_grid=(1000.0,), n_classes=3)
     assert "lr C=1000 stopped at its iteration cap (2 iterations" in caplog.text
@@ -198,7 +217,9 @@ def test_a_fit_at_its_iteration_cap_is_logged(iris, monkeypatch, caplog):
     monkeypatch.setattr(_linear, "SVOR", functools.partial(_linear.SVOR, max_iter=1))
     with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"):
         train_classifier("svor", Xt, yt, Xv, yv, C_grid=(1.0,), n_classes=3)
-    assert "svor C=1 stopped at its iteration cap (1 iterations, relative duality gap" in caplog.text
+    assert (
+        "svor C=1 stopped at its iteration cap (1 iterations, relative duality gap" in caplog.text
+    )
     caplog.clear()
     monkeypatch.undo()
     with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"):
@@ -215,27 +236,61 @@ def test_registry_entries_and_the_iris_known_answers():
 
     info = get_classifier("svor")
     assert (info.task, info.baseline, info.posteriors, info.loss, info.table, info.extension) == (
-        "ordinal", "margin", False, "mae", "table4", False)
-    assert (info.source, info.cls.__name__) == ("rejectopt.classifiers._selection:SVORModel", "SVORModel")
+        "ordinal",
+        "margin",
+        False,
+        "mae",
+        "table4",
+        False,
+    )
+    assert (info.source, info.cls.__name__) == (
+        "rejectopt.classifiers._selection:SVORModel",
+        "SVORModel",
+    )
     X, y = load_iris(return_X_y=True)
     model, C, errors = train_classifier("lr", X[::2], y[::2], X[1::2], y[1::2], C_grid=[0.01, 1.0])
     assert (C, {c: round(e, 4) for c, e in errors.items()}) == (1.0, {0.01: 0.1333, 1.0: 0.0267})
     model, _, _ = train_classifier("lr", X[::2], y[::2], X[1::2], y[1::2], C_grid=[1.0])
     outputs = classifier_outputs("lr", model, X[[1, 51, 101]], n_classes=3)
-    assert sorted(outputs) == ["baseline", "proba", "y_pred"] and outputs["y_pred"].tolist() == [0, 1, 2]
+    assert sorted(outputs) == ["baseline", "proba", "y_pred"] and outputs["y_pred"].tolist() == [
+        0,
+        1,
+        2,
+    ]
     np.testing.assert_allclose(outputs["baseline"], [0.116, 0.237, 0.248], atol=5e-4)
 
 
 def test_a_registered_plugin_classifier_trains_and_predicts_through_the_registry():
     from rejectopt.classifiers import CLASSIFIERS, register_classifier
 
-    @register_classifier("nearest_mean_test", task="classification", baseline="margin", posteriors=False,
-                         uses_C=False)
+    @register_classifier(
+        "nearest_mean_test",
+        task="classification",
+        baseline="margin",
+        posteriors=False,
+        uses_C=False,
+    )
     class NearestMean:
         @staticmethod
-        def train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss, c_scaling="sum"):
+        def train(
+            X_trn,
+            y_trn,
+            X_val,
+            y_val,
+            *,
+            C_grid,
+            n_classes,
+            random_state,
+            n_jobs,
+            loss,
+            c_scaling="sum",
+        ):
             model = {"means": np.stack([X_trn[y_trn == k].mean(axis=0) for k in range(n_classes)])}
-            return model, 1.0, {1.0: float(np.mean(NearestMean.outputs(model, X_val)["y_pred"] != y_val))}
+            return (
+                model,
+                1.0,
+                {1.0: float(np.mean(NearestMean.outputs(model, X_val)["y_pred"] != y_val))},
+            )
 
         @staticmethod
         def outputs(model, X, n_classes=None):
@@ -247,7 +302,9 @@ def test_a_registered_plugin_classifier_trains_and_predicts_through_the_registry
         y = np.array([0, 0, 1, 1])
         model, C, errors = train_classifier("nearest_mean_test", X, y, X, y)
         assert (C, errors) == (1.0, {1.0: 0.0})
-        assert classifier_outputs("nearest_mean_test", model, [[2.0, 2.0]])["y_pred"].tolist() == [1]
+        assert classifier_outputs("nearest_mean_test", model, [[2.0, 2.0]])["y_pred"].tolist() == [
+            1
+        ]
     finally:
         CLASSIFIERS.remove("nearest_mean_test")
     assert "nearest_mean_test" not in CLASSIFIERS
@@ -266,8 +323,13 @@ def test_binary_hinge_svm_takes_any_two_labels(iris):
     named = BinaryHingeSVM(C=10.0).fit(X, np.array(["setosa", "versicolor"])[y])
     assert named.classes_.tolist() == ["setosa", "versicolor"]
     np.testing.assert_array_equal(named.coef_, base.coef_)
-    np.testing.assert_array_equal(named.predict(X_val), np.array(["setosa", "versicolor"])[base.predict(X_val)])
+    np.testing.assert_array_equal(
+        named.predict(X_val), np.array(["setosa", "versicolor"])[base.predict(X_val)]
+    )
     assert base.classes_.tolist() == [0, 1] and base.predict(X_val).dtype == np.int64
-    with pytest.raises(ValueError, match=r"Only binary classification is supported: BinaryHingeSVM needs two classes, "
-                                         r"got 3 class\(es\): \[0, 1, 2\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"Only binary classification is supported: BinaryHingeSVM needs two classes, "
+        r"got 3 class\(es\): \[0, 1, 2\]",
+    ):
         BinaryHingeSVM().fit(X_trn, y_trn)

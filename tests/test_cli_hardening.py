@@ -13,11 +13,11 @@ import stat
 import numpy as np
 import pandas as pd
 import pytest
+from cli_data import satellite_tables, selected_model, shared_folder
 
 from rejectopt import cli
 from rejectopt.cli._parser import build_parser
 from rejectopt.cli._table import EXACT_FLOATS
-from cli_data import satellite_tables, selected_model, shared_folder
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,19 @@ def assert_one_line_error(status, err, *fragments):
 
 
 def select_argv(data, out, *extra):
-    return ["select", "--data", data, "--target", "coverage=0.8", "--out", out, "--C", "1", "-q", *extra]
+    return [
+        "select",
+        "--data",
+        data,
+        "--target",
+        "coverage=0.8",
+        "--out",
+        out,
+        "--C",
+        "1",
+        "-q",
+        *extra,
+    ]
 
 
 def apply_argv(model, data, out, *extra):
@@ -74,7 +86,9 @@ def test_apply_refuses_to_overwrite_its_data(paths, model_path, tmp_path, capsys
     before = data.read_bytes()
     (tmp_path / "sub").mkdir()
     for extra in ((), ("--force",)):
-        status, err = run(apply_argv(model_path, data, tmp_path / "sub" / ".." / "new.csv", *extra), capsys)
+        status, err = run(
+            apply_argv(model_path, data, tmp_path / "sub" / ".." / "new.csv", *extra), capsys
+        )
         assert_one_line_error(status, err, "--data", "input")
     assert data.read_bytes() == before
 
@@ -129,12 +143,14 @@ def test_select_refuses_to_overwrite_its_data(paths, tmp_path, capsys):
 def _drop(key):
     def edit(model):
         del model[key]
+
     return edit
 
 
 def _set_score(key, index, value):
     def edit(model):
         model["score"][key][index] = value
+
     return edit
 
 
@@ -145,6 +161,7 @@ def _replace(path, value):
         for key in parents:
             target = target[key]
         target[last] = value
+
     return edit
 
 
@@ -162,13 +179,17 @@ MODEL_EDITS = {
     "unknown score kind": (_replace(("score", "kind"), "svm"), "score.kind"),
     # edits that a looser check met with a TypeError traceback
     "classes as lists": (lambda m: m.update(classes=[[c] for c in m["classes"]]), "classes"),
-    "feature names as objects": (lambda m: m.update(feature_columns=[{"name": c} for c in m["feature_columns"]]),
-                                 "feature_columns"),
+    "feature names as objects": (
+        lambda m: m.update(feature_columns=[{"name": c} for c in m["feature_columns"]]),
+        "feature_columns",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(MODEL_EDITS))
-def test_apply_refuses_a_malformed_model_naming_the_field(case, paths, model_path, tmp_path, capsys):
+def test_apply_refuses_a_malformed_model_naming_the_field(
+    case, paths, model_path, tmp_path, capsys
+):
     edit, field = MODEL_EDITS[case]
     model = json.loads(model_path.read_text())
     edit(model)
@@ -181,7 +202,9 @@ def test_apply_refuses_a_malformed_model_naming_the_field(case, paths, model_pat
 
 
 @pytest.mark.parametrize("text", ["[" * 200_000, '{"format": ' * 100_000, '{"a": NaN}'])
-def test_apply_refuses_deeply_nested_or_non_standard_json_in_one_line(text, paths, tmp_path, capsys):
+def test_apply_refuses_deeply_nested_or_non_standard_json_in_one_line(
+    text, paths, tmp_path, capsys
+):
     bad = tmp_path / "model.json"
     bad.write_text(text)
     status, err = run(apply_argv(bad, paths["unseen"], tmp_path / "d.csv"), capsys)
@@ -208,7 +231,11 @@ def test_apply_rejects_rows_with_extreme_values(value, paths, model_path, tmp_pa
         status, err = run(apply_argv(model_path, data, extreme), capsys)
     assert status == 0, err
     warnings = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
-    assert "1 row(s) with values out of range" in warnings and "row 7" in warnings and "'f4'" in warnings
+    assert (
+        "1 row(s) with values out of range" in warnings
+        and "row 7" in warnings
+        and "'f4'" in warnings
+    )
     before, after = pd.read_csv(clean), pd.read_csv(extreme)
     assert after.loc[6, "accept"] == 0 and after.loc[6, "acceptance_probability"] == 0
     assert np.isinf(after.loc[6, "uncertainty"])
@@ -218,7 +245,9 @@ def test_apply_rejects_rows_with_extreme_values(value, paths, model_path, tmp_pa
 
 def test_apply_can_refuse_rows_with_extreme_values(paths, model_path, tmp_path, capsys):
     data = _with_value(paths["unseen"], tmp_path / "x.csv", 11, "f9", -1e308)
-    status, err = run(apply_argv(model_path, data, tmp_path / "d.csv", "--extreme-values", "error"), capsys)
+    status, err = run(
+        apply_argv(model_path, data, tmp_path / "d.csv", "--extreme-values", "error"), capsys
+    )
     assert_one_line_error(status, err, str(data), "row 12", "'f9'", "out of range")
     assert not (tmp_path / "d.csv").exists()
 
@@ -237,7 +266,9 @@ def test_select_names_file_row_and_column_of_an_extreme_value(value, paths, tmp_
 # --------------------------------------------------------------------------------------------
 def test_select_refuses_duplicate_column_names(paths, tmp_path, capsys):
     lines = paths["given"].read_text().splitlines(keepends=True)
-    lines[0] = lines[0].replace("f3,", "f0,", 1)  # header f0,f1,f2,f0,...: pandas would rename it f0.1
+    lines[0] = lines[0].replace(
+        "f3,", "f0,", 1
+    )  # header f0,f1,f2,f0,...: pandas would rename it f0.1
     data = tmp_path / "dup.csv"
     data.write_text("".join(lines))
     out = tmp_path / "sel"
@@ -246,9 +277,13 @@ def test_select_refuses_duplicate_column_names(paths, tmp_path, capsys):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("column, role, extra", [("y", "label", ()), ("y_pred", "prediction", ()),
-                                                 ("loss", "loss", ("--loss-column", "loss"))])
-def test_select_refuses_label_prediction_or_loss_as_a_feature(column, role, extra, paths, tmp_path, capsys):
+@pytest.mark.parametrize(
+    "column, role, extra",
+    [("y", "label", ()), ("y_pred", "prediction", ()), ("loss", "loss", ("--loss-column", "loss"))],
+)
+def test_select_refuses_label_prediction_or_loss_as_a_feature(
+    column, role, extra, paths, tmp_path, capsys
+):
     table = pd.read_csv(paths["given"])
     table["loss"] = 100.0 * (table["y"] != table["y_pred"])
     data = tmp_path / "d.csv"
@@ -259,16 +294,29 @@ def test_select_refuses_label_prediction_or_loss_as_a_feature(column, role, extr
     assert not out.exists()
 
 
-@pytest.mark.parametrize("extra, fragment", [
-    (("--pred-column", "y"), "--pred-column 'y' is the label column (--label-column, default y): the predicted class "
-                             "and the true label need columns of their own (read from one column, every prediction "
-                             "would be right and every loss 0); name your classifier's predictions with --pred-column"),
-    (("--pred-column", "truth", "--label-column", "truth"), "--pred-column 'truth' is the label column"),
-    (("--pred-column", "loss", "--loss-column", "loss"),
-     "--pred-column 'loss' is the loss column (--loss-column): the predicted class and the loss need columns of their "
-     "own"),
-])
-def test_select_refuses_a_prediction_read_from_the_label_or_loss_column(extra, fragment, paths, tmp_path, capsys):
+@pytest.mark.parametrize(
+    "extra, fragment",
+    [
+        (
+            ("--pred-column", "y"),
+            "--pred-column 'y' is the label column (--label-column, default y): the predicted class "
+            "and the true label need columns of their own (read from one column, every prediction "
+            "would be right and every loss 0); name your classifier's predictions with --pred-column",
+        ),
+        (
+            ("--pred-column", "truth", "--label-column", "truth"),
+            "--pred-column 'truth' is the label column",
+        ),
+        (
+            ("--pred-column", "loss", "--loss-column", "loss"),
+            "--pred-column 'loss' is the loss column (--loss-column): the predicted class and the loss need columns of their "
+            "own",
+        ),
+    ],
+)
+def test_select_refuses_a_prediction_read_from_the_label_or_loss_column(
+    extra, fragment, paths, tmp_path, capsys
+):
     """Not a warning that every loss is 0: the clash of two roles on one column, named, before anything is fitted."""
     table = pd.read_csv(paths["given"])
     table["loss"], table["truth"] = 100.0 * (table["y"] != table["y_pred"]), table["y"]
@@ -280,23 +328,34 @@ def test_select_refuses_a_prediction_read_from_the_label_or_loss_column(extra, f
     assert not out.exists()
 
 
-def test_apply_refuses_a_certified_model_whose_bound_contradicts_its_target(paths, tmp_path, capsys):
+def test_apply_refuses_a_certified_model_whose_bound_contradicts_its_target(
+    paths, tmp_path, capsys
+):
     """A certified coverage of 0.8 whose certificate was edited to 0.7, or whose selection was made random at its
     threshold: apply names the file and the field, and says the file was edited."""
     out = tmp_path / "sel"
     status, err = run(select_argv(paths["given"], out, "--confidence", "0.9"), capsys)
     assert status == 0, err
     for entry, field, value, fragment in (
-            ("certificate", "coverage_bound", 0.7, "certificate.coverage_bound is 0.7 but the target's coverage is "
-                                                   "0.8"),
-            ("selection", "accept_prob", 0.5, "selection.accept_prob is 0.5 but a certified selection")):
+        (
+            "certificate",
+            "coverage_bound",
+            0.7,
+            "certificate.coverage_bound is 0.7 but the target's coverage is 0.8",
+        ),
+        ("selection", "accept_prob", 0.5, "selection.accept_prob is 0.5 but a certified selection"),
+    ):
         model = json.loads((out / "model.json").read_text())
         model[entry][field] = value
         bad = tmp_path / "edited.json"
         bad.write_text(json.dumps(model))
         status, err = run(apply_argv(bad, paths["unseen"], tmp_path / "d.csv"), capsys)
-        assert_one_line_error(status, err, f"{bad}: invalid model: {fragment}",
-                              "the file was edited or is corrupt: re-run select")
+        assert_one_line_error(
+            status,
+            err,
+            f"{bad}: invalid model: {fragment}",
+            "the file was edited or is corrupt: re-run select",
+        )
         assert not (tmp_path / "d.csv").exists()
 
 
@@ -306,15 +365,26 @@ def test_apply_refuses_a_certified_model_whose_bound_contradicts_its_target(path
 def test_negative_seed_names_the_option(paths, model_path, tmp_path, capsys):
     status, err = run(select_argv(paths["given"], tmp_path / "sel", "--seed", "-1"), capsys)
     assert status == 2 and "--seed" in err and "non-negative" in err and "Traceback" not in err
-    status, err = run(apply_argv(model_path, paths["unseen"], tmp_path / "d.csv", "--seed", "-1"), capsys)
+    status, err = run(
+        apply_argv(model_path, paths["unseen"], tmp_path / "d.csv", "--seed", "-1"), capsys
+    )
     assert status == 2 and "--seed" in err and "Traceback" not in err
     assert not (tmp_path / "sel").exists() and not (tmp_path / "d.csv").exists()
 
 
 def test_fractions_summing_over_one_get_a_clear_message(paths, tmp_path, capsys):
-    argv = select_argv(paths["given"], tmp_path / "sel", "--calibration-fraction", "0.6", "--report-fraction", "0.5")
+    argv = select_argv(
+        paths["given"],
+        tmp_path / "sel",
+        "--calibration-fraction",
+        "0.6",
+        "--report-fraction",
+        "0.5",
+    )
     status, err = run(argv, capsys)
-    assert_one_line_error(status, err, "--calibration-fraction", "--report-fraction", "1.1", "below 1")
+    assert_one_line_error(
+        status, err, "--calibration-fraction", "--report-fraction", "1.1", "below 1"
+    )
     assert "too few rows" not in err
 
 
@@ -326,11 +396,32 @@ def test_header_only_csv_at_apply_names_the_file(paths, model_path, tmp_path, ca
 
 
 def test_quiet_before_the_subcommand_is_accepted(paths, tmp_path, capsys):
-    assert build_parser().parse_args(["-q", "apply", "--model", "m", "--data", "d", "--out", "o"]).quiet
-    assert build_parser().parse_args(["apply", "-q", "--model", "m", "--data", "d", "--out", "o"]).quiet
-    assert not build_parser().parse_args(["apply", "--model", "m", "--data", "d", "--out", "o"]).quiet
+    assert (
+        build_parser()
+        .parse_args(["-q", "apply", "--model", "m", "--data", "d", "--out", "o"])
+        .quiet
+    )
+    assert (
+        build_parser()
+        .parse_args(["apply", "-q", "--model", "m", "--data", "d", "--out", "o"])
+        .quiet
+    )
+    assert (
+        not build_parser().parse_args(["apply", "--model", "m", "--data", "d", "--out", "o"]).quiet
+    )
     out = tmp_path / "sel"
-    argv = ["-q", "select", "--data", paths["given"], "--target", "coverage=0.8", "--C", "1", "--out", out]
+    argv = [
+        "-q",
+        "select",
+        "--data",
+        paths["given"],
+        "--target",
+        "coverage=0.8",
+        "--C",
+        "1",
+        "--out",
+        out,
+    ]
     status, err = run(argv, capsys)
     assert status == 0, err
     assert (out / "model.json").is_file()
@@ -350,6 +441,7 @@ def test_every_prediction_correct_at_select_warns(paths, tmp_path, capsys, caplo
 
 def test_a_bug_is_a_traceback_not_bad_input(paths, tmp_path, monkeypatch):
     """Only bad input exits with status 2: an error of the library itself keeps its traceback."""
+
     def broken(*args, **kwargs):
         raise ValueError("a bug in the library")
 
@@ -361,8 +453,9 @@ def test_a_bug_is_a_traceback_not_bad_input(paths, tmp_path, monkeypatch):
     assert not (tmp_path / "sel").exists()
 
 
-
-def test_apply_rejects_rows_whose_standardised_values_overflow(paths, model_path, tmp_path, capsys, caplog):
+def test_apply_rejects_rows_whose_standardised_values_overflow(
+    paths, model_path, tmp_path, capsys, caplog
+):
     model = json.loads(model_path.read_text())
     model["score"]["scale"][2] = 1e-160  # valid (> 0), but f2 / 1e-160 lies beyond 1e150
     edited = tmp_path / "model.json"
@@ -384,8 +477,13 @@ def test_select_refuses_a_pred_column_named_like_a_decisions_column(name, paths,
     data = tmp_path / "renamed.csv"
     table.to_csv(data, index=False)
     status, err = run(select_argv(data, tmp_path / "sel", "--pred-column", name), capsys)
-    assert_one_line_error(status, err, f"--pred-column {name!r} collides with the column {name!r} that apply writes "
-                                       "to decisions.csv", "rename the predicted-class column of your data")
+    assert_one_line_error(
+        status,
+        err,
+        f"--pred-column {name!r} collides with the column {name!r} that apply writes "
+        "to decisions.csv",
+        "rename the predicted-class column of your data",
+    )
     assert not (tmp_path / "sel").exists()
 
 
@@ -395,11 +493,15 @@ def test_apply_refuses_a_model_whose_pred_column_collides(paths, model_path, tmp
     edited = tmp_path / "model.json"
     edited.write_text(json.dumps(model))
     status, err = run(apply_argv(edited, paths["unseen"], tmp_path / "d.csv"), capsys)
-    assert_one_line_error(status, err, f"{edited}: pred_column 'accept' collides with the column 'accept'")
+    assert_one_line_error(
+        status, err, f"{edited}: pred_column 'accept' collides with the column 'accept'"
+    )
     assert not (tmp_path / "d.csv").exists()
 
 
-def test_apply_warns_when_huge_weights_reject_almost_every_row(paths, model_path, tmp_path, capsys, caplog):
+def test_apply_warns_when_huge_weights_reject_almost_every_row(
+    paths, model_path, tmp_path, capsys, caplog
+):
     model = json.loads(model_path.read_text())
     for weights in model["score"]["coef"]:
         weights[3] = 1e308
@@ -412,10 +514,15 @@ def test_apply_warns_when_huge_weights_reject_almost_every_row(paths, model_path
     overflowed = int(np.isinf(decisions["uncertainty"]).sum())
     assert overflowed > 0 and (decisions["accept"][np.isinf(decisions["uncertainty"])] == 0).all()
     assert "score.coef[0][3] is 1e+308: a learned weight is never this large" in caplog.text
-    assert f"{overflowed} of {len(decisions)} row(s) rejected because the score overflowed" in caplog.text
+    assert (
+        f"{overflowed} of {len(decisions)} row(s) rejected because the score overflowed"
+        in caplog.text
+    )
 
 
-def test_apply_warns_on_rows_of_a_class_the_score_never_trained_on(paths, model_path, tmp_path, capsys, caplog):
+def test_apply_warns_on_rows_of_a_class_the_score_never_trained_on(
+    paths, model_path, tmp_path, capsys, caplog
+):
     model = json.loads(model_path.read_text())
     score = model["score"]
     c = 1
@@ -430,8 +537,10 @@ def test_apply_warns_on_rows_of_a_class_the_score_never_trained_on(paths, model_
     decisions = pd.read_csv(tmp_path / "d.csv")
     rows = decisions["y_pred"].astype(str) == model["classes"][c]
     assert rows.any() and (decisions["uncertainty"][rows] == score["unseen_class_score"]).all()
-    assert (f"{int(rows.sum())} row(s) predict a class that no training row of the score predicted (model.json "
-            "score.class_seen false") in caplog.text
+    assert (
+        f"{int(rows.sum())} row(s) predict a class that no training row of the score predicted (model.json "
+        "score.class_seen false"
+    ) in caplog.text
 
 
 def test_an_old_format_model_applies(tmp_path, capsys):
@@ -448,7 +557,13 @@ def test_an_old_format_model_applies(tmp_path, capsys):
     status, err = run(apply_argv(model, tmp_path / "wine.csv", tmp_path / "d.csv"), capsys)
     assert status == 0, err
     decisions = pd.read_csv(tmp_path / "d.csv")
-    assert list(decisions.columns) == ["row", "y_pred", "uncertainty", "acceptance_probability", "accept"]
+    assert list(decisions.columns) == [
+        "row",
+        "y_pred",
+        "uncertainty",
+        "acceptance_probability",
+        "accept",
+    ]
     assert len(decisions) == 178 and 0 < decisions["accept"].mean() < 1
 
 
@@ -472,13 +587,23 @@ def test_an_old_format_2_certified_model_applies_as_its_format_3_twin(tmp_path, 
     old = Path(__file__).parent / "data" / "model_v2_wine_certified.json"
     raw = json.loads(old.read_text())
     assert raw["format_version"] == 2 and "loss_bound" not in raw["certificate"]
-    assert raw["selection"]["accept_prob"] == 1.0  # a certified coverage: accepts its threshold's ties
+    assert (
+        raw["selection"]["accept_prob"] == 1.0
+    )  # a certified coverage: accepts its threshold's ties
     twin = tmp_path / "model_v3.json"
-    twin.write_text(json.dumps(dict(raw, format_version=3, certificate=dict(raw["certificate"], loss_bound=100.0))))
+    twin.write_text(
+        json.dumps(
+            dict(raw, format_version=3, certificate=dict(raw["certificate"], loss_bound=100.0))
+        )
+    )
     for model, out in ((old, tmp_path / "d2.csv"), (twin, tmp_path / "d3.csv")):
         status, err = run(apply_argv(model, data, out), capsys)
         assert status == 0, err
     assert (tmp_path / "d2.csv").read_bytes() == (tmp_path / "d3.csv").read_bytes()
-    decisions = pd.read_csv(tmp_path / "d2.csv", **EXACT_FLOATS)  # the threshold row exactly, on every pandas
+    decisions = pd.read_csv(
+        tmp_path / "d2.csv", **EXACT_FLOATS
+    )  # the threshold row exactly, on every pandas
     assert len(decisions) == 178 and 0 < decisions["accept"].mean() < 1
-    np.testing.assert_array_equal(decisions["accept"], decisions["uncertainty"] <= raw["selection"]["threshold"])
+    np.testing.assert_array_equal(
+        decisions["accept"], decisions["uncertainty"] <= raw["selection"]["threshold"]
+    )

@@ -11,14 +11,14 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from support import run_sklearn_check
 
-from rejectopt.classifiers._selection import classifier_outputs
 from rejectopt.classifiers._crammer_singer import (
     CrammerSingerSVM,
     crammer_singer_objective,
     fit_crammer_singer_path,
 )
-from support import run_sklearn_check
+from rejectopt.classifiers._selection import classifier_outputs
 
 
 def primal(X, y, coef, intercept, C):
@@ -27,7 +27,7 @@ def primal(X, y, coef, intercept, C):
     yi = np.searchsorted(classes, y)
     F = X @ coef.T + intercept
     A = F - F[np.arange(len(y)), yi][:, None] + (np.arange(len(classes))[None, :] != yi[:, None])
-    return 0.5 * (np.sum(coef ** 2) + np.sum(intercept ** 2)) + C * A.max(axis=1).sum()
+    return 0.5 * (np.sum(coef**2) + np.sum(intercept**2)) + C * A.max(axis=1).sum()
 
 
 def noisy_problem(seed, n=40, d=3, n_classes=4):
@@ -64,8 +64,10 @@ def cvxpy_reference(X, y, C):
     return W.value[:, :-1], W.value[:, -1]
 
 
-@pytest.mark.parametrize("seed, C, n_classes", [(0, 0.1, 3), (1, 1.0, 4), (2, 10.0, 4), (3, 100.0, 5),
-                                                (4, 1000.0, 3), (5, 3.0, 2)])
+@pytest.mark.parametrize(
+    "seed, C, n_classes",
+    [(0, 0.1, 3), (1, 1.0, 4), (2, 10.0, 4), (3, 100.0, 5), (4, 1000.0, 3), (5, 3.0, 2)],
+)
 def test_objective_matches_cvxpy(seed, C, n_classes):
     X, y = noisy_problem(seed, n_classes=n_classes)
     est = CrammerSingerSVM(C=C, tol=1e-8).fit(X, y)
@@ -82,7 +84,9 @@ def test_certificate_is_consistent(C):
     X, y = noisy_problem(7, n=80, d=4, n_classes=5)
     est = CrammerSingerSVM(C=C).fit(X, y)
     assert est.objective_ == pytest.approx(primal(X, y, est.coef_, est.intercept_, C), rel=1e-12)
-    assert est.objective_ == pytest.approx(crammer_singer_objective(X, y, est.coef_, est.intercept_, C), rel=1e-12)
+    assert est.objective_ == pytest.approx(
+        crammer_singer_objective(X, y, est.coef_, est.intercept_, C), rel=1e-12
+    )
     assert est.gap_ >= 0 and est.dual_objective_ <= est.objective_
     assert est.gap_ == pytest.approx(est.objective_ - est.dual_objective_, rel=1e-12, abs=1e-12)
     assert est.rel_gap_ == pytest.approx(est.gap_ / abs(est.objective_))
@@ -93,19 +97,29 @@ def test_certificate_is_consistent(C):
 def test_liblinear_minimises_the_same_objective():
     X, y = noisy_problem(8, n=50, d=2, n_classes=3)
     C = 1.0
-    svc = LinearSVC(C=C, loss="hinge", multi_class="crammer_singer", tol=1e-10, max_iter=1_000_000,
-                    intercept_scaling=1.0).fit(X, y)
+    svc = LinearSVC(
+        C=C,
+        loss="hinge",
+        multi_class="crammer_singer",
+        tol=1e-10,
+        max_iter=1_000_000,
+        intercept_scaling=1.0,
+    ).fit(X, y)
     est = CrammerSingerSVM(C=C, tol=1e-9).fit(X, y)
     p_liblinear = primal(X, y, svc.coef_, svc.intercept_, C)
     assert est.objective_ <= p_liblinear * (1 + 1e-9)
     assert p_liblinear == pytest.approx(est.objective_, rel=1e-7)
-    assert np.allclose(svc.coef_, est.coef_, atol=1e-4) and np.allclose(svc.intercept_, est.intercept_, atol=1e-4)
+    assert np.allclose(svc.coef_, est.coef_, atol=1e-4) and np.allclose(
+        svc.intercept_, est.intercept_, atol=1e-4
+    )
 
 
 def test_predictions_equal_linearsvc_on_separable_data():
     X, y = blobs()
     X_test, _ = blobs(seed=1, n_per_class=200, spread=1.0)
-    svc = LinearSVC(C=1.0, loss="hinge", multi_class="crammer_singer", tol=1e-6, max_iter=100_000).fit(X, y)
+    svc = LinearSVC(
+        C=1.0, loss="hinge", multi_class="crammer_singer", tol=1e-6, max_iter=100_000
+    ).fit(X, y)
     est = CrammerSingerSVM(C=1.0).fit(X, y)
     assert np.array_equal(est.predict(X), y)
     assert np.array_equal(est.predict(X_test), svc.predict(X_test))
@@ -126,7 +140,9 @@ def test_two_classes_give_two_antisymmetric_columns():
     F = est.decision_function(X)
     assert F.shape == (len(y), 2) and np.array_equal(est.classes_, [2, 5])
     assert np.allclose(F[:, 0], -F[:, 1], atol=1e-3 * np.abs(F).max())
-    svc = LinearSVC(C=1.0, loss="hinge", multi_class="crammer_singer", tol=1e-10, max_iter=1_000_000).fit(X, labels)
+    svc = LinearSVC(
+        C=1.0, loss="hinge", multi_class="crammer_singer", tol=1e-10, max_iter=1_000_000
+    ).fit(X, labels)
     f = svc.decision_function(X)  # 1-D: what classifier_outputs turns into [-f, f] / 2
     assert np.allclose(F, np.column_stack([-f, f]) / 2, atol=1e-3 * np.abs(F).max())
 
@@ -137,7 +153,9 @@ def test_badly_scaled_problems_converge(scale, C):
     X[0] *= 100.0  # one heavy outlier, as in shuttle's standardised features
     est = CrammerSingerSVM(C=C, tol=1e-6).fit(X * scale, y)
     assert est.converged_ and 0 <= est.rel_gap_ <= 1e-6
-    assert est.objective_ == pytest.approx(primal(X * scale, y, est.coef_, est.intercept_, C), rel=1e-9)
+    assert est.objective_ == pytest.approx(
+        primal(X * scale, y, est.coef_, est.intercept_, C), rel=1e-9
+    )
 
 
 def test_one_class_is_an_error():
@@ -161,8 +179,14 @@ def test_fits_are_deterministic():
     X, y = noisy_problem(11, n=100, d=5, n_classes=6)
     a = CrammerSingerSVM(C=10.0).fit(X, y)
     b = CrammerSingerSVM(C=10.0).fit(X, y)
-    assert a.coef_.tobytes() == b.coef_.tobytes() and a.intercept_.tobytes() == b.intercept_.tobytes()
-    assert (a.objective_, a.dual_objective_, a.n_iter_) == (b.objective_, b.dual_objective_, b.n_iter_)
+    assert (
+        a.coef_.tobytes() == b.coef_.tobytes() and a.intercept_.tobytes() == b.intercept_.tobytes()
+    )
+    assert (a.objective_, a.dual_objective_, a.n_iter_) == (
+        b.objective_,
+        b.dual_objective_,
+        b.n_iter_,
+    )
 
 
 def test_path_fits_are_certified_and_agree_with_single_fits():
@@ -175,7 +199,9 @@ def test_path_fits_are_certified_and_agree_with_single_fits():
         assert est.converged_ and single.converged_
         # weak duality across the two certified solutions
         assert est.objective_ >= single.dual_objective_ and single.objective_ >= est.dual_objective_
-        assert est.objective_ == pytest.approx(primal(X, y, est.coef_, est.intercept_, est.C), rel=1e-12)
+        assert est.objective_ == pytest.approx(
+            primal(X, y, est.coef_, est.intercept_, est.C), rel=1e-12
+        )
 
 
 def test_warm_start_reuses_the_previous_solution():
@@ -186,7 +212,11 @@ def test_warm_start_reuses_the_previous_solution():
     assert est.converged_ and est.n_iter_ < cold_iter
     est.set_params(C=100.0).fit(X, y)
     cold = CrammerSingerSVM(C=100.0).fit(X, y)
-    assert est.converged_ and est.objective_ >= cold.dual_objective_ and cold.objective_ >= est.dual_objective_
+    assert (
+        est.converged_
+        and est.objective_ >= cold.dual_objective_
+        and cold.objective_ >= est.dual_objective_
+    )
 
 
 def test_estimator_conventions_and_pipeline_drop_in():
@@ -213,11 +243,18 @@ def test_objective_on_iris_is_the_certificates_and_a_path_converges():
 
     X, y = load_iris(return_X_y=True)
     svm = CrammerSingerSVM(C=1.0).fit(X, y)
-    assert round(crammer_singer_objective(X, y, svm.coef_, svm.intercept_, C=1.0), 4) == round(svm.objective_, 4) \
+    assert (
+        round(crammer_singer_objective(X, y, svm.coef_, svm.intercept_, C=1.0), 4)
+        == round(svm.objective_, 4)
         == 20.0221
+    )
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((60, 3)), rng.integers(0, 3, 60)
-    assert [est.converged_ for est in fit_crammer_singer_path(X, y, [1, 10, 100])] == [True, True, True]
+    assert [est.converged_ for est in fit_crammer_singer_path(X, y, [1, 10, 100])] == [
+        True,
+        True,
+        True,
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,16 +262,20 @@ def test_objective_on_iris_is_the_certificates_and_a_path_converges():
 # --------------------------------------------------------------------------------------------
 #: The checks CrammerSingerSVM fails by design, with the reason (scikit-learn's xfail mechanism).
 CS_EXPECTED_FAILED_CHECKS = {
-    name: ("with two classes decision_function returns one score per class, shape (n, 2), as for K classes: the "
-           "Crammer-Singer model learns a weight vector per class, the two scores are not each other's negative, "
-           "and the pipeline records both (classifier_outputs' decision); the check expects scikit-learn's single "
-           "binary column. predict is the argmax of the two "
-           "(test_two_class_decision_function_has_a_column_per_class)")
+    name: (
+        "with two classes decision_function returns one score per class, shape (n, 2), as for K classes: the "
+        "Crammer-Singer model learns a weight vector per class, the two scores are not each other's negative, "
+        "and the pipeline records both (classifier_outputs' decision); the check expects scikit-learn's single "
+        "binary column. predict is the argmax of the two "
+        "(test_two_class_decision_function_has_a_column_per_class)"
+    )
     for name in ("check_classifiers_train", "check_classifiers_classes")
 }
 
 
-@parametrize_with_checks([CrammerSingerSVM()], expected_failed_checks=lambda est: CS_EXPECTED_FAILED_CHECKS)
+@parametrize_with_checks(
+    [CrammerSingerSVM()], expected_failed_checks=lambda est: CS_EXPECTED_FAILED_CHECKS
+)
 def test_sklearn_estimator_checks(estimator, check, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -251,10 +292,14 @@ def test_two_class_decision_function_has_a_column_per_class():
     F = model.decision_function(X)
     assert F.shape == (200, 2) and model.classes_.tolist() == ["one", "two"]
     np.testing.assert_array_equal(model.predict(X), model.classes_[np.argmax(F, axis=1)])
-    assert np.mean(model.predict(X) == labels) > 0.83  # the accuracy check_classifiers_train requires
+    assert (
+        np.mean(model.predict(X) == labels) > 0.83
+    )  # the accuracy check_classifiers_train requires
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
         CrammerSingerSVM().fit(X, X[:, 0])
     with pytest.raises(ValueError, match="needs at least 2 classes in y, got 1 class"):
         CrammerSingerSVM().fit(X, np.zeros(200))
-    with pytest.raises(ValueError, match="X has 1 features, but CrammerSingerSVM is expecting 2 features"):
+    with pytest.raises(
+        ValueError, match="X has 1 features, but CrammerSingerSVM is expecting 2 features"
+    ):
         model.predict(X[:, :1])

@@ -8,7 +8,6 @@ import shlex
 
 import pandas as pd
 import pytest
-
 from support import DEMO_MIRROR, REPO, assert_summary_close, lock_differences, snakemake
 
 pytestmark = pytest.mark.pipeline
@@ -21,12 +20,17 @@ def readme_demo_arguments():
     test runs in a folder of its own)."""
     line = (REPO / "README.md").read_text(encoding="utf-8").split("```bash\n", 1)[1].splitlines()[0]
     command = line.rsplit("&& .venv/bin/snakemake ", 1)[1]
-    return [re.sub(r"^data_mirror=.*", f"data_mirror={DEMO_MIRROR}", word) for word in shlex.split(command)]
+    return [
+        re.sub(r"^data_mirror=.*", f"data_mirror={DEMO_MIRROR}", word)
+        for word in shlex.split(command)
+    ]
 
 
 def recorded_sha256():
     """{path relative to the run's folder: sha256} of the record."""
-    pairs = [line.split("  ", 1) for line in (RECORD / "sha256.txt").read_text().splitlines() if line]
+    pairs = [
+        line.split("  ", 1) for line in (RECORD / "sha256.txt").read_text().splitlines() if line
+    ]
     return {path: digest for digest, path in pairs}
 
 
@@ -34,15 +38,22 @@ def test_the_record_covers_the_summary_and_every_table_of_the_paper():
     recorded = recorded_sha256()
     assert "results/summary.csv" in recorded
     for name in ("table3a", "table3b", "table3c", "table4"):
-        assert {f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex")} <= set(recorded), name
+        assert {f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex")} <= set(recorded), (
+            name
+        )
     assert all(re.fullmatch(r"[0-9a-f]{64}", digest) for digest in recorded.values())
     # What depends on the machine or the day is not recorded: timings, the environment page.
     assert not [path for path in recorded if "timing" in path or "environment" in path]
 
 
 def test_the_demo_arguments_are_read_from_the_readme():
-    assert readme_demo_arguments() == ["--cores", "2", "--config", f"data_mirror={DEMO_MIRROR}",
-                                       "datasets=[shuttle,sattelite,abalone]"]
+    assert readme_demo_arguments() == [
+        "--cores",
+        "2",
+        "--config",
+        f"data_mirror={DEMO_MIRROR}",
+        "datasets=[shuttle,sattelite,abalone]",
+    ]
 
 
 def test_the_tolerance_outside_the_lock_passes_rounding_and_catches_a_broken_score():
@@ -68,7 +79,12 @@ def test_readme_demo_reproduces_its_recorded_results(tmp_path):
     run = snakemake(tmp_path, *readme_demo_arguments(), timeout=3600)
     assert run.returncode == 0, run.stderr[-5000:]
     if lock_differences():
-        assert_summary_close(pd.read_csv(tmp_path / "results/summary.csv"), pd.read_csv(RECORD / "summary.csv"))
+        assert_summary_close(
+            pd.read_csv(tmp_path / "results/summary.csv"), pd.read_csv(RECORD / "summary.csv")
+        )
         return
-    found = {path: hashlib.sha256((tmp_path / path).read_bytes()).hexdigest() for path in recorded_sha256()}
+    found = {
+        path: hashlib.sha256((tmp_path / path).read_bytes()).hexdigest()
+        for path in recorded_sha256()
+    }
     assert found == recorded_sha256()

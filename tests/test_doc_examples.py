@@ -54,20 +54,29 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from support import REPO, mirror_folder
 
-PAGES = ("README.md", "docs/index.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs" / "guide").glob("*.md")))
+PAGES = (
+    "README.md",
+    "docs/index.md",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs" / "guide").glob("*.md")),
+)
 RUNNABLE = ("python", "bash", "sh", "console")
 #: The folders a reader substitutes, and the variable that names each in a test.
-PLACEHOLDERS = {"/path/to/mirror": "REJECTOPT_DATA_MIRROR", "/path/to/faces": "REJECTOPT_FACES_MIRROR"}
+PLACEHOLDERS = {
+    "/path/to/mirror": "REJECTOPT_DATA_MIRROR",
+    "/path/to/faces": "REJECTOPT_FACES_MIRROR",
+}
 #: A clone of the repository, as a page's Snakefile names it.
 CLONE = "/path/to/rejectopt"
 #: A block's marks that no comment can carry: tests/test_house.py requires README's set-up commands
 #: right below its title.
 UNMARKABLE = {
-    ("README.md", 1): "skip (the set-up commands: line 1 installs and runs the demo, whose pipeline run "
-                      "tests/test_pipeline.py checks on two of its datasets; line 2 installs and runs this test suite)",
+    (
+        "README.md",
+        1,
+    ): "skip (the set-up commands: line 1 installs and runs the demo, whose pipeline run "
+    "tests/test_pipeline.py checks on two of its datasets; line 2 installs and runs this test suite)",
 }
 #: Seconds one block may take.
 TIMEOUT = 1200
@@ -133,18 +142,29 @@ def parse_page(page):
         fence = FENCE.match(lines[i])
         if not fence:
             if marks and lines[i].strip():
-                problems.append(f"{page}:{marks[0][0]}: a doc-test mark not right before a code block")
+                problems.append(
+                    f"{page}:{marks[0][0]}: a doc-test mark not right before a code block"
+                )
             marks = [] if lines[i].strip() else marks
             i += 1
             continue
-        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(fence.group(1))), len(lines))
+        end = next(
+            (j for j in range(i + 1, len(lines)) if lines[j].strip().startswith(fence.group(1))),
+            len(lines),
+        )
         after = []
-        for text in lines[end + 1:]:
+        for text in lines[end + 1 :]:
             if FENCE.match(text) or text.startswith("#"):
                 break
             after.append(text)
-        block = Block(page, len(blocks) + 1, i + 1, fence.group(2).lower(), "\n".join(lines[i + 1:end]) + "\n",
-                      "\n".join(after))
+        block = Block(
+            page,
+            len(blocks) + 1,
+            i + 1,
+            fence.group(2).lower(),
+            "\n".join(lines[i + 1 : end]) + "\n",
+            "\n".join(after),
+        )
         directives = [d for _, text in marks for d in _directives(text)]
         if (page, block.number) in UNMARKABLE:
             directives.append(UNMARKABLE[page, block.number])
@@ -154,7 +174,9 @@ def parse_page(page):
             if skip:
                 block.skip = (skip.group(1) or "").strip()
                 if not block.skip:
-                    problems.append(f"{page}:{block.line}: 'skip' without its reason: <!-- doc-test: skip (why) -->")
+                    problems.append(
+                        f"{page}:{block.line}: 'skip' without its reason: <!-- doc-test: skip (why) -->"
+                    )
             elif needs and needs.group(1) in PLACEHOLDERS.values():
                 block.needs.append(needs.group(1))
             elif directive == "slow":
@@ -164,10 +186,14 @@ def parse_page(page):
             else:
                 problems.append(f"{page}:{block.line}: unknown doc-test mark {directive!r}")
         if marks and block.lang not in RUNNABLE and not block.snakefile:
-            problems.append(f"{page}:{block.line}: a doc-test mark on a {block.lang or 'plain'} block, which never runs")
+            problems.append(
+                f"{page}:{block.line}: a doc-test mark on a {block.lang or 'plain'} block, which never runs"
+            )
         for placeholder, variable in PLACEHOLDERS.items():
             if placeholder in block.code and variable not in block.needs and block.skip is None:
-                problems.append(f"{page}:{block.line}: {placeholder} without <!-- doc-test: needs {variable} -->")
+                problems.append(
+                    f"{page}:{block.line}: {placeholder} without <!-- doc-test: needs {variable} -->"
+                )
         blocks.append(block)
         marks, i = [], end + 1
     if marks:
@@ -212,14 +238,18 @@ def _same_tokens(shown, actual):
     """Token lists equal, numbers to the digits shown."""
     if len(shown) != len(actual):
         return False
-    return all(s == a or (re.fullmatch(NUMBER, s) and re.fullmatch(NUMBER, a) and _agrees(s, a))
-               for s, a in zip(shown, actual))
+    return all(
+        s == a or (re.fullmatch(NUMBER, s) and re.fullmatch(NUMBER, a) and _agrees(s, a))
+        for s, a in zip(shown, actual)
+    )
 
 
 def contains_line(output, expected):
     """``expected`` (whitespace free) occurs in ``output``, numbers to the digits it shows."""
     want, have = TOKEN.findall(expected), TOKEN.findall(output)
-    return any(_same_tokens(want, have[k:k + len(want)]) for k in range(len(have) - len(want) + 1))
+    return any(
+        _same_tokens(want, have[k : k + len(want)]) for k in range(len(have) - len(want) + 1)
+    )
 
 
 def shown_values(code):
@@ -229,8 +259,11 @@ def shown_values(code):
         tree = ast.parse(code)
     except SyntaxError:
         return {}
-    comments = {tok.start[0]: (tok.string.lstrip("#"), tok.line[:tok.start[1]].strip() == "")
-                for tok in tokenize.generate_tokens(io.StringIO(code).readline) if tok.type == tokenize.COMMENT}
+    comments = {
+        tok.start[0]: (tok.string.lstrip("#"), tok.line[: tok.start[1]].strip() == "")
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline)
+        if tok.type == tokenize.COMMENT
+    }
     shown = {}
     for node in tree.body:
         if not isinstance(node, ast.Expr):
@@ -243,7 +276,9 @@ def shown_values(code):
             continue
         below, row = [], end + 1
         while row in comments and comments[row][1]:
-            below.append(comments[row][0][1:] if comments[row][0].startswith(" ") else comments[row][0])
+            below.append(
+                comments[row][0][1:] if comments[row][0].startswith(" ") else comments[row][0]
+            )
             row += 1
         if below:
             shown[end] = ("below", "\n".join(below))
@@ -256,14 +291,19 @@ def check_shown_value(block, value, where, shown):
     if value["text"] is not None and value["kind"] == "table":
         got = value["text"].splitlines()
         want = [line for line in text.splitlines() if line.strip()]
-        assert len(got) == len(want) and all(_same_tokens(TOKEN.findall(w), TOKEN.findall(g)) for w, g in zip(want, got)), (
-            f"{block.id}, line {where}: the page shows\n{text}\nbut the expression gives\n{value['text']}")
+        assert len(got) == len(want) and all(
+            _same_tokens(TOKEN.findall(w), TOKEN.findall(g)) for w, g in zip(want, got)
+        ), (
+            f"{block.id}, line {where}: the page shows\n{text}\nbut the expression gives\n{value['text']}"
+        )
         return
     if how == "below" and not STARTS_A_VALUE.match(text):
         return  # prose below an expression
     if value["atoms"] is None:
-        pytest.fail(f"{block.id}, line {where}: the page shows {text!r} for a value that cannot be compared: "
-                    f"{value['text'][:300]}")
+        pytest.fail(
+            f"{block.id}, line {where}: the page shows {text!r} for a value that cannot be compared: "
+            f"{value['text'][:300]}"
+        )
     shown_atoms = [m.group(0) for m in VALUE.finditer(text)]
     atoms = value["atoms"]
     ok = len(shown_atoms) >= len(atoms)
@@ -274,7 +314,9 @@ def check_shown_value(block, value, where, shown):
             ok = ok and s == a
         else:
             ok = ok and _agrees(s, a)
-    assert ok, f"{block.id}, line {where}: the page shows {text!r}, the expression gives {value['text'][:500]}"
+    assert ok, (
+        f"{block.id}, line {where}: the page shows {text!r}, the expression gives {value['text'][:500]}"
+    )
 
 
 def check_prints(block, output):
@@ -282,7 +324,9 @@ def check_prints(block, output):
     checked = 0
     for quoted in re.findall(r"`[\w .-]+` prints (?:e\.g\. )?`([^`]+)`", block.after):
         quoted = " ".join(quoted.split())
-        assert contains_line(output, quoted), f"{block.id}: the page says it prints {quoted!r}; it printed:\n{output[-4000:]}"
+        assert contains_line(output, quoted), (
+            f"{block.id}: the page says it prints {quoted!r}; it printed:\n{output[-4000:]}"
+        )
         checked += 1
     return checked
 
@@ -302,7 +346,9 @@ def _select_report(folder):
 def _says(block, pattern, actual):
     """The text after ``block`` gives ``actual`` in ``pattern``, to the digits it shows."""
     shown = _paragraph_number(block, pattern)
-    assert _agrees(shown.replace(",", ""), actual), f"{block.id}: the page says {shown} in {pattern!r}, the run gives {actual}"
+    assert _agrees(shown.replace(",", ""), actual), (
+        f"{block.id}: the page says {shown} in {pattern!r}, the run gives {actual}"
+    )
 
 
 def check_readme_select(run, block):
@@ -310,7 +356,11 @@ def check_readme_select(run, block):
     _says(block, r"on the ([\d,]+) rows it held out", report["rows"]["report"])
     _says(block, r"rejecting the ([\d.]+) %", 100 * (1 - report["report"]["coverage"]))
     _says(block, r"leaves ([\d.]+) % errors", report["report"]["selective_risk"])
-    _says(block, r"against ([\d.]+) % on the same rows without rejection", report["risk_full_coverage_report"])
+    _says(
+        block,
+        r"against ([\d.]+) % on the same rows without rejection",
+        report["risk_full_coverage_report"],
+    )
 
 
 def check_selective_select(run, block):
@@ -331,8 +381,11 @@ def check_selective_select(run, block):
 
 
 def check_ood_select(run, block):
-    _says(block, r"\(([\d.]+) % errors on the ID report rows without rejection\)",
-          _select_report(run.workdir / "results/demo/selection_ood")["risk_full_coverage_report"])
+    _says(
+        block,
+        r"\(([\d.]+) % errors on the ID report rows without rejection\)",
+        _select_report(run.workdir / "results/demo/selection_ood")["risk_full_coverage_report"],
+    )
     new = pd.read_csv(run.workdir / "results/demo/new_ood.csv")
     decisions = pd.read_csv(run.workdir / "results/demo/decisions_ood.csv")
     accept, ood = decisions["accept"].to_numpy() == 1, new["is_ood"].to_numpy() == 1
@@ -340,20 +393,35 @@ def check_ood_select(run, block):
     _says(block, r"On the ([\d,]+) rows it never saw", len(new))
     _says(block, r"accepted ([\d.]+) % of the ID", 100 * accept[~ood].mean())
     _says(block, r"and ([\d.]+) % of the OOD rows", 100 * accept[ood].mean())
-    _says(block, r"with ([\d.]+) % errors among the accepted ID rows", 100 * wrong[accept & ~ood].mean())
+    _says(
+        block,
+        r"with ([\d.]+) % errors among the accepted ID rows",
+        100 * wrong[accept & ~ood].mean(),
+    )
     _says(block, r"accepted ID rows against ([\d.]+) %", 100 * wrong[~ood].mean())
 
 
 #: (page, a line of the block) -> a check of the numbers the text after the block states.
 CHECKS = {
-    ("README.md", "rejectopt select --data val.csv --target coverage=0.8 --out selection/"): check_readme_select,
-    ("docs/guide/selective.md", "python -m rejectopt select --data results/demo/val.csv"): check_selective_select,
-    ("docs/guide/ood.md", "python -m rejectopt select --data results/demo/val_ood.csv"): check_ood_select,
+    (
+        "README.md",
+        "rejectopt select --data val.csv --target coverage=0.8 --out selection/",
+    ): check_readme_select,
+    (
+        "docs/guide/selective.md",
+        "python -m rejectopt select --data results/demo/val.csv",
+    ): check_selective_select,
+    (
+        "docs/guide/ood.md",
+        "python -m rejectopt select --data results/demo/val_ood.csv",
+    ): check_ood_select,
 }
 
 
 def _check_of(block):
-    found = [check for (page, line), check in CHECKS.items() if page == block.page and line in block.code]
+    found = [
+        check for (page, line), check in CHECKS.items() if page == block.page and line in block.code
+    ]
     return found[0] if found else None
 
 
@@ -418,13 +486,20 @@ for request in sys.stdin:
 def _shims(folder):
     """``python``, ``rejectopt``, ... of this environment, and a ``pip`` that refuses."""
     folder.mkdir(parents=True, exist_ok=True)
-    commands = {"python": "", "python3": "", "rejectopt": "-m rejectopt", "snakemake": "-m snakemake",
-                "pytest": "-m pytest"}
+    commands = {
+        "python": "",
+        "python3": "",
+        "rejectopt": "-m rejectopt",
+        "snakemake": "-m snakemake",
+        "pytest": "-m pytest",
+    }
     for name, module in commands.items():
         (folder / name).write_text(f'#!/bin/sh\nexec "{sys.executable}" {module} "$@"\n')
     for name in ("pip", "pip3"):
-        (folder / name).write_text("#!/bin/sh\necho 'doc test: pip would change the test environment; "
-                                   "mark the block <!-- doc-test: skip (why) -->' >&2\nexit 1\n")
+        (folder / name).write_text(
+            "#!/bin/sh\necho 'doc test: pip would change the test environment; "
+            "mark the block <!-- doc-test: skip (why) -->' >&2\nexit 1\n"
+        )
     for path in folder.iterdir():
         path.chmod(0o755)
 
@@ -437,8 +512,14 @@ class PageRun:
         self.bin = workdir / ".venv" / "bin"  # the README's `.venv/bin/...`, and `python` on PATH
         _shims(self.bin)
         (workdir / "workflow" / "resources").mkdir(parents=True)
-        (workdir / "workflow" / "resources" / "demo_mirror").symlink_to(REPO / "workflow" / "resources" / "demo_mirror")
-        self.env = {**os.environ, "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg"}
+        (workdir / "workflow" / "resources" / "demo_mirror").symlink_to(
+            REPO / "workflow" / "resources" / "demo_mirror"
+        )
+        self.env = {
+            **os.environ,
+            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            "MPLBACKEND": "Agg",
+        }
         self.done: dict[int, dict | None] = {}  # block number -> result; None: not run (skipped)
         self.worker = None
 
@@ -447,8 +528,15 @@ class PageRun:
         if self.worker is None:
             read, write = os.pipe()
             self.worker = subprocess.Popen(
-                [sys.executable, "-c", WORKER, str(write)], stdin=subprocess.PIPE, text=True, cwd=self.workdir,
-                env=self.env, pass_fds=(write,), stdout=open(self.workdir / ".python.log", "ab"), stderr=subprocess.STDOUT)
+                [sys.executable, "-c", WORKER, str(write)],
+                stdin=subprocess.PIPE,
+                text=True,
+                cwd=self.workdir,
+                env=self.env,
+                pass_fds=(write,),
+                stdout=open(self.workdir / ".python.log", "ab"),
+                stderr=subprocess.STDOUT,
+            )
             os.close(write)
             self.answers = os.fdopen(read, "r")
         self.worker.stdin.write(json.dumps({"code": code, "name": block.id}) + "\n")
@@ -457,7 +545,9 @@ class PageRun:
         line = self.answers.readline() if ready else ""
         if not line:
             self.close()
-            pytest.fail(f"{block.id}: the page's interpreter {'timed out' if not ready else 'died'}")
+            pytest.fail(
+                f"{block.id}: the page's interpreter {'timed out' if not ready else 'died'}"
+            )
         return json.loads(line)
 
     def close(self):
@@ -485,13 +575,24 @@ class PageRun:
         script = self.workdir.parent / f"{self.workdir.name}-block{block.number}.sh"
         script.write_text(code)
         try:
-            run = subprocess.run(["bash", "-eo", "pipefail", str(script)], cwd=self.workdir, env=self.env,
-                                 capture_output=True, text=True, timeout=TIMEOUT)
+            run = subprocess.run(
+                ["bash", "-eo", "pipefail", str(script)],
+                cwd=self.workdir,
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+            )
         except subprocess.TimeoutExpired:
             pytest.fail(f"{block.id}: still running after {TIMEOUT} s")
         output = run.stdout + run.stderr
-        return {"output": output, "values": [],
-                "error": None if run.returncode == 0 else f"exit status {run.returncode}:\n{output[-6000:]}"}
+        return {
+            "output": output,
+            "values": [],
+            "error": None
+            if run.returncode == 0
+            else f"exit status {run.returncode}:\n{output[-6000:]}",
+        }
 
     def _snakefile(self, block, code):
         (self.workdir / "Snakefile").write_text(code)
@@ -505,7 +606,9 @@ class PageRun:
             if earlier.number not in self.done:
                 self._execute(earlier)
             if self.done[earlier.number] is not None and self.done[earlier.number]["error"]:
-                pytest.fail(f"{block.id}: the page's block {earlier.number} (line {earlier.line}) failed first")
+                pytest.fail(
+                    f"{block.id}: the page's block {earlier.number} (line {earlier.line}) failed first"
+                )
         if block.number not in self.done:
             self._execute(block)
         return self.done[block.number]
@@ -556,15 +659,21 @@ def test_a_shown_number_holds_to_its_digits():
     output = "wrote x\nreport rows: coverage 0.7851 [0.7231, 0.8363], selective risk 3.185 [1.368, 7.238] %\n"
     assert contains_line(output, "coverage 0.785 [0.723, 0.8363], selective risk 3.185")
     assert not contains_line(output, "coverage 0.785 [0.723, 0.8363], selective risk 3.17")
-    assert not contains_line(output, "coverage 0.785 [0.723, 0.8363] selective risk 3.185")  # a comma lost
+    assert not contains_line(
+        output, "coverage 0.785 [0.723, 0.8363] selective risk 3.185"
+    )  # a comma lost
     assert shown_values("x = 1\nf(x)  # 0.25 (prose)\ng(x)  # prose\nh(x)\n#  a  b\n# 0  1\n") == {
-        2: ("inline", "0.25 (prose)"), 4: ("below", " a  b\n0  1")}
+        2: ("inline", "0.25 (prose)"),
+        4: ("below", " a  b\n0  1"),
+    }
 
 
 def test_every_check_names_one_block():
     for (page, line), check in CHECKS.items():
         matching = [b.number for b in PARSED[page][0] if line in b.code]
-        assert len(matching) == 1, f"CHECKS[{page!r}, {line!r}] ({check.__name__}) matches blocks {matching}"
+        assert len(matching) == 1, (
+            f"CHECKS[{page!r}, {line!r}] ({check.__name__}) matches blocks {matching}"
+        )
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in BLOCKS if runs(b)])
@@ -574,7 +683,8 @@ def test_documented_example_runs(block, page_runs):
     run = page_runs(block.page)
     result = run.run(block)
     assert result["error"] is None, (
-        f"{block.id} (line {block.line}) failed:\n{result['error'][-6000:]}\nits output:\n{result['output'][-3000:]}")
+        f"{block.id} (line {block.line}) failed:\n{result['error'][-6000:]}\nits output:\n{result['output'][-3000:]}"
+    )
     if block.lang == "python" and not block.snakefile:
         shown = shown_values(block.code)
         for value in result["values"]:
@@ -582,7 +692,8 @@ def test_documented_example_runs(block, page_runs):
                 check_shown_value(block, value, block.line + value["line"], shown[value["line"]])
         missing = sorted(set(shown) - {v["line"] for v in result["values"]})
         assert not [m for m in missing if shown[m][0] == "inline"], (
-            f"{block.id}: lines {missing} show a value but gave None")
+            f"{block.id}: lines {missing} show a value but gave None"
+        )
     check_prints(block, result["output"])
     check = _check_of(block)
     if check is not None:
@@ -609,15 +720,40 @@ def test_the_site_builds_without_torch(tmp_path):
     """Getting started's build command with the `docs` extra alone: the gallery runs every example
     but the deep-network one, whose page shows its code without output. The copy keeps the
     gallery's generated pages out of the checkout, where tests/test_docs.py builds with torch."""
-    shutil.copytree(REPO / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns("_build", "auto_examples", "api"))
+    shutil.copytree(
+        REPO / "docs",
+        tmp_path / "docs",
+        ignore=shutil.ignore_patterns("_build", "auto_examples", "api"),
+    )
     shutil.copytree(REPO / "examples", tmp_path / "examples")
     for name in ("workflow", "config.yaml", "Snakefile", "src"):  # what the examples read
         (tmp_path / name).symlink_to(REPO / name)
-    run = subprocess.run([sys.executable, "-c", SPHINX_WITHOUT_TORCH, "-W", "--keep-going", "-q", "-b", "html",
-                          "-d", str(tmp_path / "doctrees"), "docs", str(tmp_path / "html")],
-                         cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"},
-                         timeout=TIMEOUT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SPHINX_WITHOUT_TORCH,
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            "-d",
+            str(tmp_path / "doctrees"),
+            "docs",
+            str(tmp_path / "html"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+        timeout=TIMEOUT,
+    )
     assert run.returncode == 0, f"sphinx-build without torch failed:\n{run.stderr[-6000:]}"
     gallery = tmp_path / "html" / "auto_examples"
-    assert "sphx-glr-script-out" not in (gallery / "plot_deep_network.html").read_text(encoding="utf-8")
-    assert "sphx-glr-script-out" in (gallery / "plot_sele_rc_curve.html").read_text(encoding="utf-8")
+    assert "sphx-glr-script-out" not in (gallery / "plot_deep_network.html").read_text(
+        encoding="utf-8"
+    )
+    assert "sphx-glr-script-out" in (gallery / "plot_sele_rc_curve.html").read_text(
+        encoding="utf-8"
+    )

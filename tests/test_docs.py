@@ -34,9 +34,23 @@ def site(tmp_path_factory):
     scratch folder."""
     out = tmp_path_factory.mktemp("site")
     run = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-         "-d", str(out / "doctrees"), str(ROOT / "docs"), str(out / "html")],
-        capture_output=True, text=True, env={**os.environ, "MPLBACKEND": "Agg"},
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            "-d",
+            str(out / "doctrees"),
+            str(ROOT / "docs"),
+            str(out / "html"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MPLBACKEND": "Agg"},
     )
     assert run.returncode == 0, f"sphinx-build failed:\n{run.stderr[-6000:]}"
     return out / "html"
@@ -110,17 +124,29 @@ def test_every_public_name_has_a_page(site):
 def browser():
     if CHROMIUM is None or CHROMEDRIVER is None:
         if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("CI=true but Debian's chromium / chromium-driver are missing (.ci/run installs them)")
-        pytest.skip("needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="the docs extra: pip install -e '.[docs]'")
+            pytest.fail(
+                "CI=true but Debian's chromium / chromium-driver are missing (.ci/run installs them)"
+            )
+        pytest.skip(
+            "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"
+        )
+    webdriver = pytest.importorskip(
+        "selenium.webdriver", reason="the docs extra: pip install -e '.[docs]'"
+    )
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     # The network off: no host name resolves and any proxied request goes to a dead port, so every
     # page, its figures and its maths must come from the built site (the README's offline promise).
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600",
-                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--proxy-server=http://127.0.0.1:9"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--window-size=1280,1600",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        "--proxy-server=http://127.0.0.1:9",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     yield driver
@@ -134,7 +160,9 @@ def _render(browser, page: Path, screenshot: Path):
         "return Array.from(document.querySelectorAll('article img')).map("
         "i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0, i.naturalWidth]);"
     )
-    heading = browser.execute_script("const h = document.querySelector('article h1'); return h ? h.innerText : null;")
+    heading = browser.execute_script(
+        "const h = document.querySelector('article h1'); return h ? h.innerText : null;"
+    )
     browser.save_screenshot(str(screenshot))
     return title, heading, images
 
@@ -145,17 +173,27 @@ def _render(browser, page: Path, screenshot: Path):
     [
         ("index.html", "rejectopt", "sphx_glr_plot_sele_rc_curve_001.png"),
         ("api/generated/rejectopt.metrics.aurc.html", "aurc", None),
-        ("auto_examples/plot_sele_rc_curve.html", "SELE on a scikit-learn classifier", "sphx_glr_plot_sele_rc_curve_001.png"),
+        (
+            "auto_examples/plot_sele_rc_curve.html",
+            "SELE on a scikit-learn classifier",
+            "sphx_glr_plot_sele_rc_curve_001.png",
+        ),
     ],
 )
-def test_pages_render_in_a_browser_with_their_title_and_figure(site, browser, page, heading, figure, tmp_path):
-    shot = Path(os.environ.get("REJECTOPT_DOCS_SCREENSHOTS", tmp_path)) / (page.replace("/", "_") + ".png")
+def test_pages_render_in_a_browser_with_their_title_and_figure(
+    site, browser, page, heading, figure, tmp_path
+):
+    shot = Path(os.environ.get("REJECTOPT_DOCS_SCREENSHOTS", tmp_path)) / (
+        page.replace("/", "_") + ".png"
+    )
     shot.parent.mkdir(parents=True, exist_ok=True)
     title, h1, images = _render(browser, site / page, shot)
     assert heading in title and h1 is not None and heading in h1, (title, h1)
     assert all(loaded for _, loaded, _ in images), f"images that did not load: {images}"
     if figure is not None:
-        assert any(src.endswith(figure) and loaded and width > 100 for src, loaded, width in images), images
+        assert any(
+            src.endswith(figure) and loaded and width > 100 for src, loaded, width in images
+        ), images
     assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
 
 
@@ -170,7 +208,9 @@ def served(site):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -188,14 +228,18 @@ def test_maths_renders_offline_from_the_bundled_mathjax(site, served, browser):
     assert "_static/mathjax/tex-chtml.js" in source and "cdn.jsdelivr.net" not in source
     assert (site / "_static/mathjax/tex-chtml.js").is_file()
     browser.get(f"{served}/guide/metrics.html")
-    WebDriverWait(browser, 30).until(lambda b: b.execute_script(
-        "return window.MathJax && MathJax.startup && MathJax.startup.promise && "
-        "document.querySelectorAll('mjx-container').length > 0"))
+    WebDriverWait(browser, 30).until(
+        lambda b: b.execute_script(
+            "return window.MathJax && MathJax.startup && MathJax.startup.promise && "
+            "document.querySelectorAll('mjx-container').length > 0"
+        )
+    )
     browser.execute_async_script("MathJax.startup.promise.then(arguments[arguments.length - 1]);")
     rendered = browser.execute_script(
         "const m = Array.from(document.querySelectorAll('article mjx-container'));"
         "return [m.length, m.filter(e => e.getBoundingClientRect().width > 0 && e.querySelector('mjx-c')).length,"
-        " document.querySelector('article').innerText.includes('\\\\('), Array.from(document.fonts).some(f => f.family.includes('MJXTEX') && f.status === 'loaded')];")
+        " document.querySelector('article').innerText.includes('\\\\('), Array.from(document.fonts).some(f => f.family.includes('MJXTEX') && f.status === 'loaded')];"
+    )
     total, drawn, raw_left, fonts = rendered
     assert total >= 10 and drawn == total and fonts, rendered
     assert not raw_left
@@ -210,7 +254,10 @@ def test_getting_started_code_blocks_need_no_sideways_scrolling(site, browser):
     browser.get((site / "guide/getting_started.html").as_uri())
     widths = browser.execute_script(
         "return Array.from(document.querySelectorAll('article div.highlight pre')).map("
-        "p => [p.scrollWidth, p.clientWidth, p.innerText.split('\\n').reduce((a, l) => Math.max(a, l.length), 0)]);")
+        "p => [p.scrollWidth, p.clientWidth, p.innerText.split('\\n').reduce((a, l) => Math.max(a, l.length), 0)]);"
+    )
     assert len(widths) >= 3
-    assert max(line for _, _, line in widths) > 100  # a command longer than the column, which now wraps
+    assert (
+        max(line for _, _, line in widths) > 100
+    )  # a command longer than the column, which now wraps
     assert all(scroll <= client + 1 for scroll, client, _ in widths), widths

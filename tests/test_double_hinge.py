@@ -15,7 +15,12 @@ from sklearn.utils.estimator_checks import check_estimator
 from threadpoolctl import threadpool_limits
 
 from rejectopt.classifiers import _double_hinge
-from rejectopt.classifiers._double_hinge import DoubleHingeSVM, chow_thresholds, double_hinge_loss, fit_double_hinge
+from rejectopt.classifiers._double_hinge import (
+    DoubleHingeSVM,
+    chow_thresholds,
+    double_hinge_loss,
+    fit_double_hinge,
+)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -36,31 +41,35 @@ def nll(y, f):
 
 # ---------------------------------------------------------------- reconstruction of the loss
 
+
 @pytest.mark.parametrize("p_minus,p_plus", [(0.4, 0.8), (0.2, 0.8), (0.05, 0.6), (0.3, 0.35)])
 def test_loss_is_the_double_tangent_of_the_logistic_nll(p_minus, p_plus):
     f = np.linspace(-12, 12, 4801)
     thresholds = np.log(np.array([p_minus, p_plus]) / (1 - np.array([p_minus, p_plus])))
     for y in (1.0, -1.0):
         loss = double_hinge_loss(np.full_like(f, y), f, p_minus, p_plus)
-        assert np.all(loss <= nll(y, f) + 1e-12)                      # below the NLL ...
-        assert np.all(np.diff(loss, 2) >= -1e-12)                     # convex, piecewise linear
+        assert np.all(loss <= nll(y, f) + 1e-12)  # below the NLL ...
+        assert np.all(np.diff(loss, 2) >= -1e-12)  # convex, piecewise linear
         at = double_hinge_loss(np.full(2, y), thresholds, p_minus, p_plus)
         np.testing.assert_allclose(at, nll(y, thresholds), rtol=1e-12)  # ... touching it at f-, f+
         eps = 1e-6
         slope = (double_hinge_loss(np.full(2, y), thresholds + eps, p_minus, p_plus) - at) / eps
         np.testing.assert_allclose(slope, -y / (1 + np.exp(y * thresholds)), atol=1e-5)  # tangent
-        assert np.all(loss[y * f > 20 / 3] == 0)                          # sparsity: zero past t
+        assert np.all(loss[y * f > 20 / 3] == 0)  # sparsity: zero past t
     # the hinge form used by the solver, with the surviving fragments of the paper
     yv = np.where(np.arange(f.size) % 2 == 0, 1.0, -1.0)
     a, D, t, tau = _double_hinge._hinge_form(yv, p_minus, p_plus)
     m = yv * f
-    np.testing.assert_allclose(a * np.maximum(0, t - m) + D * np.maximum(0, tau - m),
-                               double_hinge_loss(yv, f, p_minus, p_plus), atol=1e-12)
+    np.testing.assert_allclose(
+        a * np.maximum(0, t - m) + D * np.maximum(0, tau - m),
+        double_hinge_loss(yv, f, p_minus, p_plus),
+        atol=1e-12,
+    )
     h_lo, h_hi = entropy(p_minus), entropy(p_plus)
-    assert D == pytest.approx(p_plus - p_minus)                                  # D = C (p+ - p-)
-    np.testing.assert_allclose(a[yv > 0], 1 - p_plus)                            # C_i = C (1 - p+)
-    np.testing.assert_allclose(a[yv < 0], p_minus)                               # C_i = C p-
-    np.testing.assert_allclose(t[yv < 0], h_lo / p_minus)                        # t_i = H(p-)/p-
+    assert D == pytest.approx(p_plus - p_minus)  # D = C (p+ - p-)
+    np.testing.assert_allclose(a[yv > 0], 1 - p_plus)  # C_i = C (1 - p+)
+    np.testing.assert_allclose(a[yv < 0], p_minus)  # C_i = C p-
+    np.testing.assert_allclose(t[yv < 0], h_lo / p_minus)  # t_i = H(p-)/p-
     np.testing.assert_allclose(tau[yv < 0], (h_lo - h_hi) / (p_minus - p_plus))  # tau_i, negatives
 
 
@@ -72,7 +81,9 @@ def test_symmetric_loss_is_a_scaled_bartlett_wegkamp_loss_and_rules_cross_near_0
     for d in (0.1, 0.24, 0.45):
         for y in (1.0, -1.0):
             ours = double_hinge_loss(np.full_like(f, y), f, d, 1 - d)
-            np.testing.assert_allclose(ours, entropy(d) * phi(d * y * f / entropy(d), d), atol=1e-12)
+            np.testing.assert_allclose(
+                ours, entropy(d) * phi(d * y * f / entropy(d), d), atol=1e-12
+            )
     # B&W reject iff |z| < 1/2; ours iff |f| < log((1-d)/d): "identical for r ~ 0.24"
     ratio = lambda d: d * np.log((1 - d) / d) / entropy(d) - 0.5  # noqa: E731
     root = brentq(ratio, 0.1, 0.45, xtol=1e-14, rtol=1e-14)
@@ -88,7 +99,9 @@ def test_chow_thresholds_minimise_the_expected_cost():
     p = np.linspace(0.0005, 0.9995, 1999)
     for costs in [(1, 1, 0.2, 0.2), (1, 2, 0.2, 0.4), (3, 1, 0.5, 0.6)]:
         c_pos, c_neg, r_pos, r_neg = costs
-        expected = np.stack([c_pos * p, r_pos * p + r_neg * (1 - p), c_neg * (1 - p)])  # -1, reject, +1
+        expected = np.stack(
+            [c_pos * p, r_pos * p + r_neg * (1 - p), c_neg * (1 - p)]
+        )  # -1, reject, +1
         p_minus, p_plus = chow_thresholds(*costs)
         assert 0 < p_minus < p_plus < 1
         inside = (p > p_minus + 1e-3) & (p < p_plus - 1e-3)
@@ -99,6 +112,7 @@ def test_chow_thresholds_minimise_the_expected_cost():
 
 
 # ---------------------------------------------------------------- exactness against cvxpy
+
 
 def cvxpy_reference(X, y, C, costs, kernel, gamma):
     """min ||f||^2/2 + C sum_i max(0, tangents at p-, p+) written from scratch, solved by Clarabel."""
@@ -131,7 +145,11 @@ def test_objective_matches_cvxpy(seed):
     n = int(rng.integers(40, 501 if kernel == "linear" else 201))
     d = int(rng.integers(1, 12))
     X = rng.standard_normal((n, d)) * rng.uniform(0.5, 3, d)
-    y = np.where(X @ rng.standard_normal(d) + rng.normal(0, rng.uniform(0.2, 3), n) > rng.normal(0, 0.5), 1, -1)
+    y = np.where(
+        X @ rng.standard_normal(d) + rng.normal(0, rng.uniform(0.2, 3), n) > rng.normal(0, 0.5),
+        1,
+        -1,
+    )
     C = float(10 ** rng.uniform(-2, 3))
     if seed % 4 < 2:
         kw = {"reject_cost": float(rng.uniform(0.02, 0.45))}
@@ -139,28 +157,37 @@ def test_objective_matches_cvxpy(seed):
     else:
         c_pos, c_neg = rng.uniform(0.5, 3, 2)
         share = rng.uniform(0.1, 0.9)
-        r_pos, r_neg = c_pos * share * rng.uniform(0.2, 0.95), c_neg * (1 - share) * rng.uniform(0.2, 0.95)
+        r_pos, r_neg = (
+            c_pos * share * rng.uniform(0.2, 0.95),
+            c_neg * (1 - share) * rng.uniform(0.2, 0.95),
+        )
         kw = {"c_pos": c_pos, "c_neg": c_neg, "r_pos": r_pos, "r_neg": r_neg}
         costs = (c_pos, c_neg, r_pos, r_neg)
     model = DoubleHingeSVM(C=C, kernel=kernel, **kw).fit(X, y)
     reference = cvxpy_reference(X, y, C, costs, kernel, model.gamma_)
     assert model.converged_ and model.rel_gap_ <= 1e-8
     assert model.objective_ == pytest.approx(reference, rel=1e-6)
-    assert model.dual_objective_ <= reference * (1 + 1e-9) + 1e-12          # a true lower bound
+    assert model.dual_objective_ <= reference * (1 + 1e-9) + 1e-12  # a true lower bound
     assert model.gap_ == pytest.approx(model.objective_ - model.dual_objective_)
     # the certified objective is the fitted model's own
     f = model.decision_function(X)
     if kernel == "linear":
         norm2 = model.coef_ @ model.coef_
     else:
-        norm2 = model.dual_coef_ @ rbf_kernel(model.support_vectors_, gamma=model.gamma_) @ model.dual_coef_
+        norm2 = (
+            model.dual_coef_
+            @ rbf_kernel(model.support_vectors_, gamma=model.gamma_)
+            @ model.dual_coef_
+        )
     recomputed = 0.5 * norm2 + C * double_hinge_loss(y, f, model.p_minus_, model.p_plus_).sum()
     assert recomputed == pytest.approx(model.objective_, rel=1e-9)
 
 
 # ---------------------------------------------------------------- Chow's rule on Gaussians
 
-MU = np.array([1.0, 0.5])  # class +1 ~ N(MU, I), class -1 ~ N(-MU, I), equal priors: logit = 2 <MU, x>
+MU = np.array(
+    [1.0, 0.5]
+)  # class +1 ~ N(MU, I), class -1 ~ N(-MU, I), equal priors: logit = 2 <MU, x>
 
 
 def gaussians(n, rng):
@@ -180,7 +207,9 @@ def linear_rule_risk(w, b, f_minus, f_plus, costs):
     return risk
 
 
-@pytest.mark.parametrize("costs", [(1.0, 1.0, 0.2, 0.2), (1.0, 2.0, 0.2, 0.4)], ids=["symmetric", "asymmetric"])
+@pytest.mark.parametrize(
+    "costs", [(1.0, 1.0, 0.2, 0.2), (1.0, 2.0, 0.2, 0.4)], ids=["symmetric", "asymmetric"]
+)
 def test_linear_abstentions_follow_chow_and_risk_approaches_bayes(costs):
     c_pos, c_neg, r_pos, r_neg = costs
     kw = {"c_pos": c_pos, "c_neg": c_neg, "r_pos": r_pos, "r_neg": r_neg}
@@ -200,18 +229,26 @@ def test_linear_abstentions_follow_chow_and_risk_approaches_bayes(costs):
             model = DoubleHingeSVM(C=1.0, **kw).fit(X, y)
             reject = model.reject(X_test)
             decision = np.where(reject, 0, model.predict(X_test))
-            exact = linear_rule_risk(model.coef_, model.intercept_, model.f_minus_, model.f_plus_, costs)
+            exact = linear_rule_risk(
+                model.coef_, model.intercept_, model.f_minus_, model.f_plus_, costs
+            )
             wrong = ~reject & (decision != y_test)
-            empirical = (np.sum(wrong * np.where(y_test > 0, c_pos, c_neg))
-                         + np.sum(reject * (weight * r_pos + (1 - weight) * r_neg))) / len(y_test)
-            assert empirical == pytest.approx(exact, abs=0.01)   # Monte Carlo vs closed form
+            empirical = (
+                np.sum(wrong * np.where(y_test > 0, c_pos, c_neg))
+                + np.sum(reject * (weight * r_pos + (1 - weight) * r_neg))
+            ) / len(y_test)
+            assert empirical == pytest.approx(exact, abs=0.01)  # Monte Carlo vs closed form
             ex.append(exact - bayes)
             ag.append(np.mean(reject == chow_reject))
             ag3.append(np.mean(decision == chow_decision))
-        excess[n], agreement[n], agreement3[n] = (round(float(np.mean(v)), 5) for v in (ex, ag, ag3))
-    print(f"\n{costs}: Bayes risk {bayes:.5f}; n -> excess risk {excess}; "
-          f"abstention agreement with Chow {agreement}; 3-way decision agreement {agreement3}")
-    assert min(excess.values()) >= -1e-12                 # nobody beats Bayes
+        excess[n], agreement[n], agreement3[n] = (
+            round(float(np.mean(v)), 5) for v in (ex, ag, ag3)
+        )
+    print(
+        f"\n{costs}: Bayes risk {bayes:.5f}; n -> excess risk {excess}; "
+        f"abstention agreement with Chow {agreement}; 3-way decision agreement {agreement3}"
+    )
+    assert min(excess.values()) >= -1e-12  # nobody beats Bayes
     assert excess[6400] < excess[100] / 4
     assert excess[6400] < 0.01 * bayes
     assert agreement[6400] >= 0.95 and agreement3[6400] >= 0.95
@@ -231,22 +268,26 @@ def test_rbf_abstentions_follow_chow():
 
 # ---------------------------------------------------------------- errors, labels, conventions
 
+
 @pytest.mark.parametrize("d", [0.5, 0.7])
 def test_reject_cost_at_least_half_is_an_error(d):
     with pytest.raises(ValueError, match="never optimal"):
         DoubleHingeSVM(reject_cost=d).fit([[0.0], [1.0]], [0, 1])
 
 
-@pytest.mark.parametrize("kw,match", [
-    ({"reject_cost": 0.0}, "reject_cost must be positive"),
-    ({"reject_cost": -0.1}, "reject_cost must be positive"),
-    ({"C": 0.0}, "C must be positive"),
-    ({"C": -1.0}, "C must be positive"),
-    ({"c_pos": 1.0, "c_neg": 1.0, "r_pos": 0.6, "r_neg": 0.5}, "inconsistent costs"),
-    ({"r_pos": -0.1, "r_neg": 0.1}, "r_pos must be a positive"),
-    ({"kernel": "poly"}, "kernel must be"),
-    ({"kernel": "rbf", "gamma": -1.0}, "gamma must be"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"reject_cost": 0.0}, "reject_cost must be positive"),
+        ({"reject_cost": -0.1}, "reject_cost must be positive"),
+        ({"C": 0.0}, "C must be positive"),
+        ({"C": -1.0}, "C must be positive"),
+        ({"c_pos": 1.0, "c_neg": 1.0, "r_pos": 0.6, "r_neg": 0.5}, "inconsistent costs"),
+        ({"r_pos": -0.1, "r_neg": 0.1}, "r_pos must be a positive"),
+        ({"kernel": "poly"}, "kernel must be"),
+        ({"kernel": "rbf", "gamma": -1.0}, "gamma must be"),
+    ],
+)
 def test_invalid_parameters(kw, match):
     with pytest.raises(ValueError, match=match):
         DoubleHingeSVM(**kw).fit([[0.0], [1.0], [2.0]], [0, 1, 1])
@@ -274,7 +315,9 @@ def test_any_two_labels_round_trip(labels):
     assert np.mean(pred == y) > 0.8
     # swapping which label is positive negates f (the symmetric loss is label-symmetric)
     swapped = DoubleHingeSVM(C=1.0).fit(X, -s)
-    np.testing.assert_allclose(swapped.decision_function(X), -reference.decision_function(X), atol=1e-6)
+    np.testing.assert_allclose(
+        swapped.decision_function(X), -reference.decision_function(X), atol=1e-6
+    )
     np.testing.assert_array_equal(swapped.reject(X), reference.reject(X))
 
 
@@ -301,7 +344,9 @@ def test_sklearn_conventions_certificate_and_doctest():
         early = DoubleHingeSVM(C=5.0, max_iter=2).fit(X, y)
     exact = DoubleHingeSVM(C=5.0).fit(X, y)
     assert not early.converged_ and early.n_iter_ == 2
-    assert early.dual_objective_ <= exact.objective_ + 1e-9 <= early.objective_ + 2e-9  # honest bounds
+    assert (
+        early.dual_objective_ <= exact.objective_ + 1e-9 <= early.objective_ + 2e-9
+    )  # honest bounds
     with pytest.raises(ValueError, match="features"):
         exact.decision_function(np.zeros((3, 5)))
     result = doctest.testmod(_double_hinge, optionflags=doctest.NORMALIZE_WHITESPACE)
@@ -347,6 +392,7 @@ def test_fit_double_hinge_breaks_ties_towards_the_smaller_c():
 
 # ---------------------------------------------------------------- the Gaussian kernel through Nyström
 
+
 def test_nystroem_with_every_row_as_a_landmark_is_the_exact_kernel():
     rng = np.random.default_rng(8)
     X, y = gaussians(150, rng)
@@ -356,7 +402,9 @@ def test_nystroem_with_every_row_as_a_landmark_is_the_exact_kernel():
     full = DoubleHingeSVM(**kw, n_landmarks=10_000, random_state=0).fit(X, y)  # capped at n = 150
     assert full.n_landmarks_ == 150 and full.feature_map_ is not None and exact.feature_map_ is None
     assert full.objective_ == pytest.approx(exact.objective_, rel=1e-6)
-    np.testing.assert_allclose(full.decision_function(X_test), exact.decision_function(X_test), atol=1e-4)
+    np.testing.assert_allclose(
+        full.decision_function(X_test), exact.decision_function(X_test), atol=1e-4
+    )
     # fewer landmarks restrict f to their span: the minimum of P can only rise
     for rank in (5, 20, 60):
         low = DoubleHingeSVM(**kw, n_landmarks=rank, random_state=0).fit(X, y)
@@ -367,11 +415,17 @@ def test_nystroem_with_every_row_as_a_landmark_is_the_exact_kernel():
     np.testing.assert_array_equal(a.decision_function(X_test), b.decision_function(X_test))
 
 
-@pytest.mark.parametrize("kw,match", [
-    ({"n_landmarks": 10}, "n_landmarks is the Nyström rank of the rbf kernel; kernel='linear'"),
-    ({"kernel": "rbf", "n_landmarks": 0}, "n_landmarks must be a positive int or None, got 0"),
-    ({"kernel": "rbf", "n_landmarks": 2.5}, "n_landmarks must be a positive int or None, got 2.5"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"n_landmarks": 10}, "n_landmarks is the Nyström rank of the rbf kernel; kernel='linear'"),
+        ({"kernel": "rbf", "n_landmarks": 0}, "n_landmarks must be a positive int or None, got 0"),
+        (
+            {"kernel": "rbf", "n_landmarks": 2.5},
+            "n_landmarks must be a positive int or None, got 2.5",
+        ),
+    ],
+)
 def test_invalid_nystroem_rank_is_named(kw, match):
     with pytest.raises(ValueError, match=re.escape(match)):
         DoubleHingeSVM(**kw).fit([[0.0], [1.0], [2.0]], [0, 1, 1])
@@ -382,28 +436,42 @@ def test_fit_double_hinge_rbf_keeps_the_width_and_c_of_the_smallest_validation_c
     X, y = gaussians(200, rng)
     Xv, yv = gaussians(300, rng)
     gammas, grid = [2.0, 0.05], [1000.0, 10.0]
-    model, C, info = fit_double_hinge(X, y, Xv, yv, 0.2, grid, kernel="rbf", gamma_grid=gammas, n_landmarks=40,
-                                      random_state=1)
+    model, C, info = fit_double_hinge(
+        X, y, Xv, yv, 0.2, grid, kernel="rbf", gamma_grid=gammas, n_landmarks=40, random_state=1
+    )
     assert sorted(info["val_cost_risk"]) == [(g, c) for g in sorted(gammas) for c in sorted(grid)]
     for (g, c), risk in info["val_cost_risk"].items():
-        fitted = DoubleHingeSVM(reject_cost=0.2, C=c / len(y), kernel="rbf", gamma=g, n_landmarks=40,
-                                random_state=1).fit(X, y)
+        fitted = DoubleHingeSVM(
+            reject_cost=0.2, C=c / len(y), kernel="rbf", gamma=g, n_landmarks=40, random_state=1
+        ).fit(X, y)
         rejected = fitted.reject(Xv)
         errors = (fitted.predict(Xv) != yv) & ~rejected
         assert risk == pytest.approx(100 * (errors.sum() + 0.2 * rejected.sum()) / len(yv))
     best = min(info["val_cost_risk"].values())
-    first = min(k for k, r in info["val_cost_risk"].items() if r == best)  # ties: smaller gamma, then C
+    first = min(
+        k for k, r in info["val_cost_risk"].items() if r == best
+    )  # ties: smaller gamma, then C
     assert info["key"] == first == (info["gamma"], C)
-    assert model.gamma == info["gamma"] and model.n_landmarks_ == 40 and model.C == pytest.approx(C / len(y))
+    assert (
+        model.gamma == info["gamma"]
+        and model.n_landmarks_ == 40
+        and model.C == pytest.approx(C / len(y))
+    )
 
 
-@pytest.mark.parametrize("kw,match", [
-    ({"gamma_grid": [1.0]}, "gamma_grid is the RBF kernel's"),
-    ({"kernel": "rbf"}, "kernel='rbf' needs gamma_grid of positive widths, got None"),
-    ({"kernel": "rbf", "gamma_grid": [0.0]}, "kernel='rbf' needs gamma_grid of positive widths, got [0.0]"),
-    ({"kernel": "poly"}, "kernel must be 'linear' or 'rbf', got 'poly'"),
-    ({"c_scaling": "per_row"}, "c_scaling must be 'mean' or 'sum', got 'per_row'"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"gamma_grid": [1.0]}, "gamma_grid is the RBF kernel's"),
+        ({"kernel": "rbf"}, "kernel='rbf' needs gamma_grid of positive widths, got None"),
+        (
+            {"kernel": "rbf", "gamma_grid": [0.0]},
+            "kernel='rbf' needs gamma_grid of positive widths, got [0.0]",
+        ),
+        ({"kernel": "poly"}, "kernel must be 'linear' or 'rbf', got 'poly'"),
+        ({"c_scaling": "per_row"}, "c_scaling must be 'mean' or 'sum', got 'per_row'"),
+    ],
+)
 def test_fit_double_hinge_names_a_bad_kernel_grid(kw, match):
     X, y = np.arange(6.0)[:, None], np.array([0, 0, 0, 1, 1, 1])
     with pytest.raises(ValueError, match=re.escape(match)):
@@ -411,6 +479,7 @@ def test_fit_double_hinge_names_a_bad_kernel_grid(kw, match):
 
 
 # ---------------------------------------------------------------- the Chow limit in one dimension
+
 
 def _gaussian_1d(n, rng):
     """Classes N(-1, 1) / N(+1, 1) with equal priors: the log-odds is 2x, so Chow's rule rejects iff |x| < logit(1-d)/2."""
@@ -433,7 +502,11 @@ def exact_cost_1d(f, d):
     for level in levels:
         g = fx - level
         for i in np.flatnonzero(g[:-1] * g[1:] < 0):
-            cuts.append(brentq(lambda z, level=level: f(np.array([z]))[0] - level, x[i], x[i + 1], xtol=1e-13))
+            cuts.append(
+                brentq(
+                    lambda z, level=level: f(np.array([z]))[0] - level, x[i], x[i + 1], xtol=1e-13
+                )
+            )
     cuts = np.sort(cuts)
     mids = f((cuts[:-1] + cuts[1:]) / 2)  # the score inside each piece
     cuts[0], cuts[-1] = -np.inf, np.inf
@@ -478,7 +551,9 @@ def test_best_linear_double_hinge_model_is_not_chows_rule():
     assert bayes == pytest.approx(0.0701, abs=5e-5)
     # Bayes cost in closed form: errors beyond the reject interval, d inside it
     a = np.log(9) / 2
-    assert bayes == pytest.approx(2 * 0.5 * norm.sf(a + 1) + d * (norm.cdf(a - 1) - norm.cdf(-a - 1)), rel=1e-10)
+    assert bayes == pytest.approx(
+        2 * 0.5 * norm.sf(a + 1) + d * (norm.cdf(a - 1) - norm.cdf(-a - 1)), rel=1e-10
+    )
     w = best_linear_slope(d)
     assert w == pytest.approx(1.52, abs=0.005)
     assert exact_cost_1d(lambda x: w * x, d) - bayes == pytest.approx(0.0037, abs=5e-5)
@@ -498,17 +573,29 @@ def test_rbf_excess_cost_falls_to_the_chow_limit_and_the_linear_one_stays_at_its
         for seed in seeds:
             X, y = _gaussian_1d(n, np.random.default_rng(seed))
             # C = c0 n^-0.6 on the summed loss: the regularisation C^-1 / n -> 0, slower than 1/n
-            model = DoubleHingeSVM(reject_cost=d, C=100.0 * n ** -0.6, kernel="rbf", gamma=0.5, n_landmarks=100,
-                                   random_state=seed).fit(X, y)
-            ex_rbf.append(exact_cost_1d(lambda x, m=model: m.decision_function(x[:, None]), d) - bayes)
+            model = DoubleHingeSVM(
+                reject_cost=d,
+                C=100.0 * n**-0.6,
+                kernel="rbf",
+                gamma=0.5,
+                n_landmarks=100,
+                random_state=seed,
+            ).fit(X, y)
+            ex_rbf.append(
+                exact_cost_1d(lambda x, m=model: m.decision_function(x[:, None]), d) - bayes
+            )
             lin = DoubleHingeSVM(reject_cost=d, C=10.0).fit(X, y)
-            ex_lin.append(exact_cost_1d(lambda x, m=lin: m.decision_function(x[:, None]), d) - bayes)
+            ex_lin.append(
+                exact_cost_1d(lambda x, m=lin: m.decision_function(x[:, None]), d) - bayes
+            )
         rbf[n], linear[n] = float(np.mean(ex_rbf)), float(np.mean(ex_lin))
         assert min(ex_rbf + ex_lin) >= -1e-12  # nobody beats Bayes
-    print(f"\nd = {d}: Bayes {bayes:.4f}; mean excess cost over {len(seeds)} seeds, n -> RBF {rbf}, "
-          f"linear {linear}; the best line's {linear_bias:.4f}")
-    assert rbf[200] > rbf[800] > rbf[3200]          # the RBF model approaches Chow's rule ...
-    assert rbf[3200] < linear_bias                  # ... below what any line can reach
+    print(
+        f"\nd = {d}: Bayes {bayes:.4f}; mean excess cost over {len(seeds)} seeds, n -> RBF {rbf}, "
+        f"linear {linear}; the best line's {linear_bias:.4f}"
+    )
+    assert rbf[200] > rbf[800] > rbf[3200]  # the RBF model approaches Chow's rule ...
+    assert rbf[3200] < linear_bias  # ... below what any line can reach
     assert linear[3200] == pytest.approx(linear_bias, abs=0.001)  # the line stays at its bias
     assert min(linear.values()) > 0.8 * linear_bias
 
@@ -519,16 +606,34 @@ def test_double_hinge_known_answers():
     assert chow_thresholds(r_pos=0.2, r_neg=0.2) == pytest.approx((0.2, 0.8))
     assert chow_thresholds(c_pos=1.0, c_neg=2.0, r_pos=0.3, r_neg=0.3) == pytest.approx((0.3, 0.85))
     f = np.array([-3.0, -np.log(4), 0.0, np.log(4), 3.0])
-    np.testing.assert_allclose(double_hinge_loss(np.ones(5), f, 0.2, 0.8), [2.9004, 1.6094, 0.5004, 0.2231, 0.0],
-                               atol=5e-5)
+    np.testing.assert_allclose(
+        double_hinge_loss(np.ones(5), f, 0.2, 0.8), [2.9004, 1.6094, 0.5004, 0.2231, 0.0], atol=5e-5
+    )
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 2))
     y = (X[:, 0] + 0.5 * rng.normal(size=200) > 0).astype(int)
     model, C, info = fit_double_hinge(X[:100], y[:100], X[100:], y[100:], 0.2, [0.1, 1, 10])
     assert (C, model.C) == (10.0, 0.1)
-    assert {k: round(r, 2) for k, r in info["val_cost_risk"].items()} == {0.1: 20.0, 1.0: 20.0, 10.0: 17.2}
-    model, C, info = fit_double_hinge(X[:100], y[:100], X[100:], y[100:], 0.2, [1, 10], kernel="rbf",
-                                      gamma_grid=[0.5], n_landmarks=30, random_state=0)
-    assert (info["key"], info["val_cost_risk"], model.n_landmarks_) == ((0.5, 1.0), {(0.5, 1.0): 20.0,
-                                                                                      (0.5, 10.0): 20.0}, 30)
+    assert {k: round(r, 2) for k, r in info["val_cost_risk"].items()} == {
+        0.1: 20.0,
+        1.0: 20.0,
+        10.0: 17.2,
+    }
+    model, C, info = fit_double_hinge(
+        X[:100],
+        y[:100],
+        X[100:],
+        y[100:],
+        0.2,
+        [1, 10],
+        kernel="rbf",
+        gamma_grid=[0.5],
+        n_landmarks=30,
+        random_state=0,
+    )
+    assert (info["key"], info["val_cost_risk"], model.n_landmarks_) == (
+        (0.5, 1.0),
+        {(0.5, 1.0): 20.0, (0.5, 10.0): 20.0},
+        30,
+    )
     assert float(model.reject(X[100:]).mean()) == 1.0

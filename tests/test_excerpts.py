@@ -30,25 +30,46 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from excerpts import (
+    EXCERPT_SHAPES,
+    EXCERPTS,
+    UCI,
+    crlf,
+    edit_cell,
+    excerpt,
+    official_downloads,
+    zipped,
+)
+from support import mirror_folder
 
-from rejectopt.datasets import ChecksumError, DatasetSpec, get_spec, prepare_dataset
-from rejectopt.datasets import _prepare
+from rejectopt.datasets import ChecksumError, DatasetSpec, _prepare, get_spec, prepare_dataset
 from rejectopt.datasets._fetch import fetch_file
 from rejectopt.datasets._parsers import equal_frequency_bins
 from rejectopt.datasets._prepare import parse_raw
 from rejectopt.datasets._trust import read_lock
-from excerpts import EXCERPT_SHAPES, EXCERPTS, UCI, crlf, edit_cell, excerpt, official_downloads, zipped
-from support import mirror_folder
 
-DATASETS = ("covtype", "codrna", "ijcnn", "sensorless", "superconduct", "msd", "facebook", "bikeshare")
+DATASETS = (
+    "covtype",
+    "codrna",
+    "ijcnn",
+    "sensorless",
+    "superconduct",
+    "msd",
+    "facebook",
+    "bikeshare",
+)
 MAX_EXCERPT_BYTES = 200_000
 #: Real excerpts cut from a file of the full data mirror (CR removed for storage) -> (mirror copy, sha256
 #: of the excerpt with CRLF restored: that of the copy's first lines, as UCI's zips hold them).
 MIRROR_PREFIXES = {
-    "facebook/Features_TestSet.csv": ("facebook/Features_TestSet.csv.xz",
-                                      "b20462638a7cf344761b217ae5926036c63fb6eba2c82ca893a315e446983cb4"),
-    "bikeshare/hour.csv": ("bikeshare/hour.csv.xz",
-                           "bbb0770d0762eed027851234ba622795e5fda68e7c5b8323846a74a141be4249"),
+    "facebook/Features_TestSet.csv": (
+        "facebook/Features_TestSet.csv.xz",
+        "b20462638a7cf344761b217ae5926036c63fb6eba2c82ca893a315e446983cb4",
+    ),
+    "bikeshare/hour.csv": (
+        "bikeshare/hour.csv.xz",
+        "bbb0770d0762eed027851234ba622795e5fda68e7c5b8323846a74a141be4249",
+    ),
 }
 
 
@@ -90,7 +111,10 @@ def unpinned(name: str) -> DatasetSpec:
 
 def fetch_all(name: str, raw_dir: Path) -> dict[str, Path]:
     """Fetch every raw file of ``name`` from its URL, as the download_raw rule does."""
-    return {f.name: fetch_file(f, raw_dir / name, mirror=None, progress=False) for f in unpinned(name).files}
+    return {
+        f.name: fetch_file(f, raw_dir / name, mirror=None, progress=False)
+        for f in unpinned(name).files
+    }
 
 
 # --------------------------------------------------------------------------- independent readers
@@ -118,7 +142,9 @@ def svmlight_rows(relative: str, n_features: int) -> tuple[np.ndarray, list[int]
 
 
 def expected_covtype():
-    rows = np.array([[int(v) for v in line.split(",")] for line in text_lines("covtype/covtype.data")])
+    rows = np.array(
+        [[int(v) for v in line.split(",")] for line in text_lines("covtype/covtype.data")]
+    )
     X, labels = rows[:, :54].astype(float), rows[:, 54].tolist()
     # covtype.info: 10 quantitative columns, then 4 wilderness-area and 40 soil-type indicators
     assert np.array_equal(X[:, 10:14].sum(axis=1), np.ones(len(X)))
@@ -153,7 +179,9 @@ def expected_superconduct():
     make = runpy.run_path(str(EXCERPTS / "make_format_faithful.py"))
     reader = csv.reader(io.StringIO(excerpt("superconduct/train.csv").decode("ascii")))
     header, *rows = list(reader)
-    assert header == make["superconduct_columns"]() and len(header) == 82  # UCI: 81 features + critical_temp
+    assert (
+        header == make["superconduct_columns"]() and len(header) == 82
+    )  # UCI: 81 features + critical_temp
     values = np.array(rows, dtype=float)
     target = values[:, -1]
     # 50 distinct temperatures into 10 equal-frequency bins: the k-th smallest 5 form bin k
@@ -186,20 +214,58 @@ def expected_facebook():
 
 def expected_bikeshare():
     header, *rows = list(csv.reader(io.StringIO(excerpt("bikeshare/hour.csv").decode("ascii"))))
-    assert header == ["instant", "dteday", "season", "yr", "mnth", "hr", "holiday", "weekday", "workingday",
-                      "weathersit", "temp", "atemp", "hum", "windspeed", "casual", "registered", "cnt"]  # UCI's Readme
+    assert header == [
+        "instant",
+        "dteday",
+        "season",
+        "yr",
+        "mnth",
+        "hr",
+        "holiday",
+        "weekday",
+        "workingday",
+        "weathersit",
+        "temp",
+        "atemp",
+        "hum",
+        "windspeed",
+        "casual",
+        "registered",
+        "cnt",
+    ]  # UCI's Readme
     table = [dict(zip(header, row)) for row in rows]
     assert all(int(r["casual"]) + int(r["registered"]) == int(r["cnt"]) for r in table)
     # Table 2's 11 features: the row id, the date, cnt's two parts and workingday (holiday and weekday give it) dropped
-    kept = ["season", "yr", "mnth", "hr", "holiday", "weekday", "weathersit", "temp", "atemp", "hum", "windspeed"]
+    kept = [
+        "season",
+        "yr",
+        "mnth",
+        "hr",
+        "holiday",
+        "weekday",
+        "weathersit",
+        "temp",
+        "atemp",
+        "hum",
+        "windspeed",
+    ]
     target = [float(r["cnt"]) for r in table]
-    return np.array([[float(r[c]) for c in kept] for r in table]), equal_frequency_bins(np.array(target), 10), target
+    return (
+        np.array([[float(r[c]) for c in kept] for r in table]),
+        equal_frequency_bins(np.array(target), 10),
+        target,
+    )
 
 
 EXPECTED = {
-    "covtype": expected_covtype, "codrna": expected_codrna, "ijcnn": expected_ijcnn,
-    "sensorless": expected_sensorless, "superconduct": expected_superconduct, "msd": expected_msd,
-    "facebook": expected_facebook, "bikeshare": expected_bikeshare,
+    "covtype": expected_covtype,
+    "codrna": expected_codrna,
+    "ijcnn": expected_ijcnn,
+    "sensorless": expected_sensorless,
+    "superconduct": expected_superconduct,
+    "msd": expected_msd,
+    "facebook": expected_facebook,
+    "bikeshare": expected_bikeshare,
 }
 
 
@@ -209,7 +275,9 @@ def test_excerpt_fetched_and_parsed_like_the_pipeline(name, network, tmp_path):
     spec = get_spec(name)
     downloads = official_downloads(name)
     network.update(downloads)
-    assert sorted({f.url for f in spec.files}) == sorted(downloads), "registry URLs differ from the official ones"
+    assert sorted({f.url for f in spec.files}) == sorted(downloads), (
+        "registry URLs differ from the official ones"
+    )
 
     raw_dir = tmp_path / "raw"
     paths = fetch_all(name, raw_dir)
@@ -271,7 +339,9 @@ def test_facebook_test_file_is_checked_against_the_pinned_hash(network, tmp_path
 
 def test_registry_url_typo_fails_with_the_url(network, tmp_path):
     """The fake network serves only the official URLs: a registry URL that differs fails loudly."""
-    raw_file = dataclasses.replace(get_spec("sensorless").files[0], url=f"{UCI}/00325/sensorless.txt")
+    raw_file = dataclasses.replace(
+        get_spec("sensorless").files[0], url=f"{UCI}/00325/sensorless.txt"
+    )
     network.update(official_downloads("sensorless"))
     with pytest.raises(OSError, match="sensorless.txt"):
         fetch_file(raw_file, tmp_path / "raw", mirror=None, progress=False)
@@ -302,10 +372,14 @@ def test_line_endings_do_not_change_the_parse(network, tmp_path):
     X_crlf, y_crlf = parse_raw(spec, fetch_all("facebook", tmp_path / "crlf"))
     network.clear()
     lf = {
-        f"{UCI}/00363/Dataset.zip": zipped({
-            "Dataset/Training/Features_Variant_1.csv": excerpt("facebook/Features_Variant_1.csv"),
-            "Dataset/Testing/Features_TestSet.csv": excerpt("facebook/Features_TestSet.csv"),
-        })
+        f"{UCI}/00363/Dataset.zip": zipped(
+            {
+                "Dataset/Training/Features_Variant_1.csv": excerpt(
+                    "facebook/Features_Variant_1.csv"
+                ),
+                "Dataset/Testing/Features_TestSet.csv": excerpt("facebook/Features_TestSet.csv"),
+            }
+        )
     }
     network.update(lf)
     X_lf, y_lf = parse_raw(spec, fetch_all("facebook", tmp_path / "lf"))
@@ -319,41 +393,84 @@ def svm_item(relative: str, line: int, position: int, item: str) -> dict[str, by
 
 
 BAD_CELLS = [
-    ("covtype", edit_cell("covtype/covtype.data", 7, 3, "abc", ","),
-     r"covtype\.data: line 7, column 3: non-numeric value 'abc'"),
-    ("covtype", edit_cell("covtype/covtype.data", 5, 10, "", ","),
-     r"covtype\.data: line 5, column 10: missing value"),
-    ("covtype", edit_cell("covtype/covtype.data", 9, 55, "", ","),
-     r"covtype\.data: line 9, column 55: missing value"),
-    ("sensorless", edit_cell("sensorless/Sensorless_drive_diagnosis.txt", 2, 5, "NaN", " "),
-     r"Sensorless_drive_diagnosis\.txt: line 2, column 5: missing value"),
-    ("sensorless", {"sensorless/Sensorless_drive_diagnosis.txt": excerpt("sensorless/Sensorless_drive_diagnosis.txt")
-                    + excerpt("sensorless/truncated_last_line.txt")},
-     r"Sensorless_drive_diagnosis\.txt: line 43, column 38: missing value"),
-    ("superconduct", edit_cell("superconduct/train.csv", 4, 12, "?", ","),
-     r"train\.csv: line 4, column 'mean_fie': non-numeric value '\?'"),
-    ("superconduct", edit_cell("superconduct/train.csv", 6, 82, "", ","),
-     r"train\.csv: line 6, column 'critical_temp': missing value"),
-    ("msd", edit_cell("msd/YearPredictionMSD.txt", 6, 1, "20x1", ","),
-     r"YearPredictionMSD\.txt: line 6, column 1: non-numeric value '20x1'"),
-    ("msd", edit_cell("msd/YearPredictionMSD.txt", 3, 40, "inf", ","),
-     r"YearPredictionMSD\.txt: line 3, column 40: non-finite value"),
-    ("facebook", edit_cell("facebook/Features_TestSet.csv", 10, 20, "x", ","),
-     r"Features_TestSet\.csv: line 10, column 20: non-numeric value 'x'"),
-    ("facebook", edit_cell("facebook/Features_Variant_1.csv", 12, 54, "", ","),
-     r"Features_Variant_1\.csv: line 12, column 54: missing value"),
-    ("codrna", svm_item("codrna/cod-rna.t", 8, 3, "3:abc"),
-     r"cod-rna\.t: line 8: bad feature '3:abc'"),
-    ("codrna", svm_item("codrna/cod-rna", 2, 8, "9:0.5"),
-     r"cod-rna: line 2: bad feature '9:0\.5' \(expected index:value, index 1\.\.8\)"),
-    ("ijcnn", svm_item("ijcnn/ijcnn1", 4, 2, "11:nan"),
-     r"ijcnn1: line 4: non-finite feature 11"),
-    ("ijcnn", svm_item("ijcnn/ijcnn1", 5, 0, "?"),
-     r"ijcnn1: line 5: bad label '\?'"),
+    (
+        "covtype",
+        edit_cell("covtype/covtype.data", 7, 3, "abc", ","),
+        r"covtype\.data: line 7, column 3: non-numeric value 'abc'",
+    ),
+    (
+        "covtype",
+        edit_cell("covtype/covtype.data", 5, 10, "", ","),
+        r"covtype\.data: line 5, column 10: missing value",
+    ),
+    (
+        "covtype",
+        edit_cell("covtype/covtype.data", 9, 55, "", ","),
+        r"covtype\.data: line 9, column 55: missing value",
+    ),
+    (
+        "sensorless",
+        edit_cell("sensorless/Sensorless_drive_diagnosis.txt", 2, 5, "NaN", " "),
+        r"Sensorless_drive_diagnosis\.txt: line 2, column 5: missing value",
+    ),
+    (
+        "sensorless",
+        {
+            "sensorless/Sensorless_drive_diagnosis.txt": excerpt(
+                "sensorless/Sensorless_drive_diagnosis.txt"
+            )
+            + excerpt("sensorless/truncated_last_line.txt")
+        },
+        r"Sensorless_drive_diagnosis\.txt: line 43, column 38: missing value",
+    ),
+    (
+        "superconduct",
+        edit_cell("superconduct/train.csv", 4, 12, "?", ","),
+        r"train\.csv: line 4, column 'mean_fie': non-numeric value '\?'",
+    ),
+    (
+        "superconduct",
+        edit_cell("superconduct/train.csv", 6, 82, "", ","),
+        r"train\.csv: line 6, column 'critical_temp': missing value",
+    ),
+    (
+        "msd",
+        edit_cell("msd/YearPredictionMSD.txt", 6, 1, "20x1", ","),
+        r"YearPredictionMSD\.txt: line 6, column 1: non-numeric value '20x1'",
+    ),
+    (
+        "msd",
+        edit_cell("msd/YearPredictionMSD.txt", 3, 40, "inf", ","),
+        r"YearPredictionMSD\.txt: line 3, column 40: non-finite value",
+    ),
+    (
+        "facebook",
+        edit_cell("facebook/Features_TestSet.csv", 10, 20, "x", ","),
+        r"Features_TestSet\.csv: line 10, column 20: non-numeric value 'x'",
+    ),
+    (
+        "facebook",
+        edit_cell("facebook/Features_Variant_1.csv", 12, 54, "", ","),
+        r"Features_Variant_1\.csv: line 12, column 54: missing value",
+    ),
+    (
+        "codrna",
+        svm_item("codrna/cod-rna.t", 8, 3, "3:abc"),
+        r"cod-rna\.t: line 8: bad feature '3:abc'",
+    ),
+    (
+        "codrna",
+        svm_item("codrna/cod-rna", 2, 8, "9:0.5"),
+        r"cod-rna: line 2: bad feature '9:0\.5' \(expected index:value, index 1\.\.8\)",
+    ),
+    ("ijcnn", svm_item("ijcnn/ijcnn1", 4, 2, "11:nan"), r"ijcnn1: line 4: non-finite feature 11"),
+    ("ijcnn", svm_item("ijcnn/ijcnn1", 5, 0, "?"), r"ijcnn1: line 5: bad label '\?'"),
 ]
 
 
-@pytest.mark.parametrize(("name", "files", "message"), BAD_CELLS, ids=[f"{c[0]}-{i}" for i, c in enumerate(BAD_CELLS)])
+@pytest.mark.parametrize(
+    ("name", "files", "message"), BAD_CELLS, ids=[f"{c[0]}-{i}" for i, c in enumerate(BAD_CELLS)]
+)
 def test_bad_cell_error_names_file_line_and_column(name, files, message, network, tmp_path):
     network.update(official_downloads(name, files))
     paths = fetch_all(name, tmp_path / "raw")
@@ -378,8 +495,10 @@ def test_manifest_records_every_excerpt_with_its_provenance():
     rows = manifest()
     listed = {row["excerpt"] for row in rows}
     on_disk = {
-        str(p.relative_to(EXCERPTS)) for p in EXCERPTS.rglob("*")
-        if p.is_file() and p.name not in ("MANIFEST.tsv", "README.md", "make_format_faithful.py")
+        str(p.relative_to(EXCERPTS))
+        for p in EXCERPTS.rglob("*")
+        if p.is_file()
+        and p.name not in ("MANIFEST.tsv", "README.md", "make_format_faithful.py")
         and "__pycache__" not in p.parts
     }
     assert listed == on_disk
@@ -392,7 +511,9 @@ def test_manifest_records_every_excerpt_with_its_provenance():
         assert int(row["lines"]) == data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         assert row["kind"] in ("real", "format-faithful"), row["kind"]
         if row["kind"] == "real":
-            assert row["source_repo"] and len(row["source_commit"]) == 40 and row["source_path"], row["excerpt"]
+            assert row["source_repo"] and len(row["source_commit"]) == 40 and row["source_path"], (
+                row["excerpt"]
+            )
         assert row["official_url"].startswith("https://") and row["rows_kept"], row["excerpt"]
 
 

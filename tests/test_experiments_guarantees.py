@@ -5,16 +5,15 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from support import DEMO_MIRROR
 
+from rejectopt._checks import derive_seed
 from rejectopt.pipeline.experiments import check_experiment
 from rejectopt.pipeline.experiments import guarantees as g
-from rejectopt.pipeline.report.guarantees import render
 from rejectopt.pipeline.experiments._contract import load_experiments, split_inputs
+from rejectopt.pipeline.report.guarantees import render
 from rejectopt.selective import InfeasibleTargetError
-from rejectopt._checks import derive_seed
 from rejectopt.targets import Target
-
-from support import DEMO_MIRROR
 
 CONFIG = {"scores": {"lr": ["sele", "reg", "tcp"], "svm": ["sele", "reg"]}}
 
@@ -31,12 +30,36 @@ def staged(tmp_path_factory):
     prepare_dataset("sattelite", folder / "raw", folder / "data.npz", mirror=DEMO_MIRROR)
     _, y = load_prepared(folder / "data.npz")
     save_splits(folder / "splits.npz", make_splits(y, n_splits=1, seed=0, dataset="sattelite"), y=y)
-    paper.run_classifiers(folder / "data.npz", folder / "splits.npz", {0: folder / "lr.npz"}, "lr", (1,), 0,
-                          dataset="sattelite")
-    paper.run_scores(folder / "data.npz", folder / "splits.npz", {0: folder / "lr.npz"}, "classification",
-                     ["sele", "reg"], (1,), 0, folder / "lr_scores.npz", dataset="sattelite", classifier="lr")
-    inputs = split_inputs("sattelite", "classification", 0, folder / "data.npz", folder / "splits.npz", [0],
-                          {0: {"classifier/lr": folder / "lr.npz", "scores/lr": folder / "lr_scores.npz"}})[0]
+    paper.run_classifiers(
+        folder / "data.npz",
+        folder / "splits.npz",
+        {0: folder / "lr.npz"},
+        "lr",
+        (1,),
+        0,
+        dataset="sattelite",
+    )
+    paper.run_scores(
+        folder / "data.npz",
+        folder / "splits.npz",
+        {0: folder / "lr.npz"},
+        "classification",
+        ["sele", "reg"],
+        (1,),
+        0,
+        folder / "lr_scores.npz",
+        dataset="sattelite",
+        classifier="lr",
+    )
+    inputs = split_inputs(
+        "sattelite",
+        "classification",
+        0,
+        folder / "data.npz",
+        folder / "splits.npz",
+        [0],
+        {0: {"classifier/lr": folder / "lr.npz", "scores/lr": folder / "lr_scores.npz"}},
+    )[0]
     return folder, inputs
 
 
@@ -48,36 +71,56 @@ def result(staged):
 
 def test_the_module_keeps_the_contract_and_loads_by_its_dotted_name():
     assert check_experiment(g).NAME == "guarantees"
-    assert load_experiments(["rejectopt.pipeline.experiments.guarantees"], config=CONFIG) == {"guarantees": g}
+    assert load_experiments(["rejectopt.pipeline.experiments.guarantees"], config=CONFIG) == {
+        "guarantees": g
+    }
 
 
 def test_every_classifier_score_target_and_delta_has_a_plug_in_and_a_certified_row(result):
     assert len(result) == 3 * 3 * 2 * 2  # scores (mcp, sele, reg) x targets x deltas x methods
     assert sorted(result["score"].unique()) == ["mcp", "reg", "sele"]
-    assert (result["repeats"] == 200).all() and (result["n_rows"] == 1288).all() and (result["n_calibration"] == 644).all()
+    assert (
+        (result["repeats"] == 200).all()
+        and (result["n_rows"] == 1288).all()
+        and (result["n_calibration"] == 644).all()
+    )
     risk = result[result["target"] == "risk"]
     # the risk targets are fractions of LR's full-coverage risk on the population (percent)
-    np.testing.assert_allclose(sorted(risk["target_value"].unique()), [0.5 * risk["base_risk"].iloc[0],
-                                                                      0.75 * risk["base_risk"].iloc[0]])
+    np.testing.assert_allclose(
+        sorted(risk["target_value"].unique()),
+        [0.5 * risk["base_risk"].iloc[0], 0.75 * risk["base_risk"].iloc[0]],
+    )
     # the plug-in target has no delta: its two rows (one per delta) are one fit per draw
-    plugin = result[result["method"] == "plug-in"].set_index(["score", "target", "level", "delta"])["violations"]
+    plugin = result[result["method"] == "plug-in"].set_index(["score", "target", "level", "delta"])[
+        "violations"
+    ]
     assert (plugin.xs(0.1, level="delta") == plugin.xs(0.05, level="delta")).all()
 
 
-def test_the_certified_targets_violate_at_most_delta_and_the_plug_in_ones_about_half_the_time(result):
+def test_the_certified_targets_violate_at_most_delta_and_the_plug_in_ones_about_half_the_time(
+    result,
+):
     """200 draws: a certified cell whose violations exceed the binomial 99.9 % quantile at delta
     would refute the guarantee; the plug-in targets, met on the calibration rows only, fail near half
     the draws (the population's risk / coverage lies on either side of the sample's)."""
     certified = result[result["method"] == "certified"]
     limit = stats.binom.ppf(0.999, 200, certified["delta"])
-    assert (certified["violations"] <= limit).all(), certified[["score", "target", "level", "delta", "violations"]]
+    assert (certified["violations"] <= limit).all(), certified[
+        ["score", "target", "level", "delta", "violations"]
+    ]
     assert certified["violation_rate"].mean() <= 0.06
     plugin = result[result["method"] == "plug-in"]
-    assert plugin["violation_rate"].between(0.3, 0.7).all(), plugin[["score", "target", "violation_rate"]]
+    assert plugin["violation_rate"].between(0.3, 0.7).all(), plugin[
+        ["score", "target", "violation_rate"]
+    ]
     # certification costs coverage on risk targets and adds some on coverage targets
-    pair = result.pivot_table(index=["score", "target", "level", "delta"], columns="method", values="mean_coverage")
+    pair = result.pivot_table(
+        index=["score", "target", "level", "delta"], columns="method", values="mean_coverage"
+    )
     cost = pair["plug-in"] - pair["certified"]
-    assert (cost.xs("risk", level="target") > 0).all() and (cost.xs("coverage", level="target") < 0).all()
+    assert (cost.xs("risk", level="target") > 0).all() and (
+        cost.xs("coverage", level="target") < 0
+    ).all()
 
 
 def test_violation_counts_equal_an_independent_recomputation(staged, result):
@@ -90,12 +133,21 @@ def test_violation_counts_equal_an_independent_recomputation(staged, result):
         loss = 100.0 * (y[tst] != clf["y_pred"][tst])
         scores = {"mcp": clf["baseline"][tst], "sele": sc["sele/split_0/uncertainty"]}
     settings = {**g.settings(CONFIG), "repeats": 3}
-    n_cal, draws = g.calibration_draws(tst.size, settings, derive_seed(0, "sattelite", "guarantees", 0, "draws"))
-    first = g.calibration_draws(tst.size, g.settings(CONFIG), derive_seed(0, "sattelite", "guarantees", 0, "draws"))[1]
+    n_cal, draws = g.calibration_draws(
+        tst.size, settings, derive_seed(0, "sattelite", "guarantees", 0, "draws")
+    )
+    first = g.calibration_draws(
+        tst.size, g.settings(CONFIG), derive_seed(0, "sattelite", "guarantees", 0, "draws")
+    )[1]
     np.testing.assert_array_equal(draws, first[:3])  # the same draws as the first three of the 200
-    short = g.run_split(inputs, settings).rows.set_index(["score", "target", "level", "delta", "method"])
+    short = g.run_split(inputs, settings).rows.set_index(
+        ["score", "target", "level", "delta", "method"]
+    )
     for score, s in scores.items():
-        for kind, value, level in (("risk", 0.5 * loss.mean(), "0.5 x base"), ("coverage", 0.8, "0.8")):
+        for kind, value, level in (
+            ("risk", 0.5 * loss.mean(), "0.5 x base"),
+            ("coverage", 0.8, "0.8"),
+        ):
             for delta, confidence in ((0.1, 0.9), (0.05, 0.95), (0.1, None)):
                 violations = 0
                 for chosen in draws:
@@ -106,23 +158,41 @@ def test_violation_counts_equal_an_independent_recomputation(staged, result):
                     accept = (s < rule.threshold) + rule.accept_prob * (s == rule.threshold)
                     coverage = accept.mean()
                     risk = (accept * loss).sum() / accept.sum() if accept.sum() > 0 else np.nan
-                    violations += bool(risk > value * (1 + 1e-12)) if kind == "risk" else bool(coverage < value * (1 - 1e-12))
+                    violations += (
+                        bool(risk > value * (1 + 1e-12))
+                        if kind == "risk"
+                        else bool(coverage < value * (1 - 1e-12))
+                    )
                 method = "plug-in" if confidence is None else "certified"
                 row = short.loc[(score, kind, level, delta, method)]
-                assert row["violations"] == violations and row["target_value"] == pytest.approx(value, rel=1e-12)
+                assert row["violations"] == violations and row["target_value"] == pytest.approx(
+                    value, rel=1e-12
+                )
 
 
 def test_aggregate_pools_the_splits_and_prices_the_certification(result):
-    rows = pd.concat([result.assign(dataset="sattelite", split=k) for k in (0, 1)], ignore_index=True)
+    rows = pd.concat(
+        [result.assign(dataset="sattelite", split=k) for k in (0, 1)], ignore_index=True
+    )
     tables = g.aggregate(rows, g.settings(CONFIG))
     cells, summary = tables["cells"], tables["summary"]
     cell = cells.loc[("sattelite", "lr", "sele", "risk", "0.5 x base", 0.05)]
     one = result.set_index(["score", "target", "level", "delta", "method"])
-    certified, plugin = one.loc[("sele", "risk", "0.5 x base", 0.05, "certified")], one.loc[("sele", "risk", "0.5 x base", 0.05, "plug-in")]
-    assert cell["draws"] == 400 and cell["certified_violation_rate"] == pytest.approx(certified["violation_rate"])
-    assert cell["coverage_cost"] == pytest.approx(plugin["mean_coverage"] - certified["mean_coverage"])
-    low, high = stats.beta.ppf([0.025, 0.975], 2 * certified["violations"] + [0, 1],
-                               400 - 2 * certified["violations"] + [1, 0])
+    certified, plugin = (
+        one.loc[("sele", "risk", "0.5 x base", 0.05, "certified")],
+        one.loc[("sele", "risk", "0.5 x base", 0.05, "plug-in")],
+    )
+    assert cell["draws"] == 400 and cell["certified_violation_rate"] == pytest.approx(
+        certified["violation_rate"]
+    )
+    assert cell["coverage_cost"] == pytest.approx(
+        plugin["mean_coverage"] - certified["mean_coverage"]
+    )
+    low, high = stats.beta.ppf(
+        [0.025, 0.975],
+        2 * certified["violations"] + [0, 1],
+        400 - 2 * certified["violations"] + [1, 0],
+    )
     assert cell["certified_violation_high"] == pytest.approx(high)
     assert summary.loc[("coverage", "0.8", 0.1), "cells"] == 3
     assert summary.loc[("risk", "0.75 x base", 0.05), "certified_cells_above_delta"] == 0
@@ -136,7 +206,10 @@ def test_render_writes_the_markdown_and_the_figure(result, tmp_path):
     written = render(tmp_path / "tables", tmp_path / "out", ("png", "pdf"))
     assert [p.name for p in written] == ["guarantees.md", "guarantees.png", "guarantees.pdf"]
     text = written[0].read_text()
-    assert "| target | level | delta | cells |" in text and "| sattelite | lr | sele | risk | 0.5 x base | 0.05 |" in text
+    assert (
+        "| target | level | delta | cells |" in text
+        and "| sattelite | lr | sele | risk | 0.5 x base | 0.05 |" in text
+    )
     assert written[1].read_bytes()[:4] == b"\x89PNG" and written[2].read_bytes()[:5] == b"%PDF-"
     # the same tables give the same bytes (no creation date), so a rerun or a SLURM run equals a local one
     again = render(tmp_path / "tables", tmp_path / "again", ("png", "pdf"))
@@ -145,27 +218,44 @@ def test_render_writes_the_markdown_and_the_figure(result, tmp_path):
 
 def test_an_ordinal_dataset_gives_no_rows(staged):
     folder, inputs = staged
-    ordinal = split_inputs("abalone", "ordinal", 0, folder / "data.npz", folder / "splits.npz", [0], {})[0]
+    ordinal = split_inputs(
+        "abalone", "ordinal", 0, folder / "data.npz", folder / "splits.npz", [0], {}
+    )[0]
     rows = g.run_split(ordinal, g.settings({})).rows
     assert rows.empty and list(rows.columns) == g.ROW_COLUMNS
 
 
-@pytest.mark.parametrize("block, message", [
-    ({"repeat": 10}, r"experiment_settings.guarantees: unknown keys \['repeat'\]"),
-    ({"risk_fractions": [0.5, 1.5]}, r"guarantees.risk_fractions must be distinct numbers in \(0, 1\]"),
-    ({"deltas": [0.1, 1]}, r"guarantees.deltas must be distinct numbers in \(0, 1\)"),
-    ({"repeats": 1}, r"guarantees.repeats must be an integer >= 2, got 1"),
-    ({"scores": ["sele", "knn"]}, r"guarantees.scores: \['knn'\] is learned for no classifier"),
-])
+@pytest.mark.parametrize(
+    "block, message",
+    [
+        ({"repeat": 10}, r"experiment_settings.guarantees: unknown keys \['repeat'\]"),
+        (
+            {"risk_fractions": [0.5, 1.5]},
+            r"guarantees.risk_fractions must be distinct numbers in \(0, 1\]",
+        ),
+        ({"deltas": [0.1, 1]}, r"guarantees.deltas must be distinct numbers in \(0, 1\)"),
+        ({"repeats": 1}, r"guarantees.repeats must be an integer >= 2, got 1"),
+        ({"scores": ["sele", "knn"]}, r"guarantees.scores: \['knn'\] is learned for no classifier"),
+    ],
+)
 def test_bad_settings_are_named(block, message):
     with pytest.raises(ValueError, match=message):
         g.settings({**CONFIG, "experiment_settings": {"guarantees": block}})
 
 
 def test_the_defaults_and_an_override():
-    chosen = g.settings({**CONFIG, "experiment_settings": {"guarantees": {"coverages": 0.9, "repeats": 300}}})
-    assert chosen["coverages"] == [0.9] and chosen["repeats"] == 300 and chosen["deltas"] == [0.1, 0.05]
-    assert chosen["scores_of"] == {"lr": ["reg", "sele"], "svm": ["reg", "sele"]}  # the registry's order
+    chosen = g.settings(
+        {**CONFIG, "experiment_settings": {"guarantees": {"coverages": 0.9, "repeats": 300}}}
+    )
+    assert (
+        chosen["coverages"] == [0.9]
+        and chosen["repeats"] == 300
+        and chosen["deltas"] == [0.1, 0.05]
+    )
+    assert chosen["scores_of"] == {
+        "lr": ["reg", "sele"],
+        "svm": ["reg", "sele"],
+    }  # the registry's order
 
 
 def test_the_default_scores_follow_a_run_that_narrows_its_learned_scores():
@@ -173,5 +263,9 @@ def test_the_default_scores_follow_a_run_that_narrows_its_learned_scores():
     narrowed = {**CONFIG, "scores": {"lr": ["reg"]}}
     chosen = g.settings(narrowed)
     assert chosen["scores"] == ["baseline", "reg"] and chosen["scores_of"] == {"lr": ["reg"]}
-    with pytest.raises(ValueError, match=r"guarantees.scores: \['sele'\] is learned for no classifier"):
-        g.settings({**narrowed, "experiment_settings": {"guarantees": {"scores": ["baseline", "sele"]}}})
+    with pytest.raises(
+        ValueError, match=r"guarantees.scores: \['sele'\] is learned for no classifier"
+    ):
+        g.settings(
+            {**narrowed, "experiment_settings": {"guarantees": {"scores": ["baseline", "sele"]}}}
+        )

@@ -17,13 +17,13 @@ Rendering (Markdown / LaTeX, figures, Table 1) is tests/test_report_ood.py's; th
 import numpy as np
 import pandas as pd
 import pytest
+from support import ood_results
 
 from rejectopt import ood, stats
 from rejectopt._io import save_csv
 from rejectopt.pipeline.experiments import SplitInputs, check_experiment
 from rejectopt.pipeline.experiments import ood as ood_experiment
 from rejectopt.splits import make_splits, save_splits
-from support import ood_results
 
 
 # --------------------------------------------------------------------------------------------
@@ -39,7 +39,9 @@ def test_the_module_keeps_the_contract():
 )
 def test_held_out_classes_are_the_ceil_of_30_percent_largest_indices(n_classes, expected):
     y = np.repeat(np.arange(n_classes), 3)
-    assert ood_experiment.held_out_classes(y, 0.3).tolist() == expected  # 0.3 * 10 = 3.0000000000000004 -> 3
+    assert (
+        ood_experiment.held_out_classes(y, 0.3).tolist() == expected
+    )  # 0.3 * 10 = 3.0000000000000004 -> 3
 
 
 def test_held_out_fraction_is_configurable_and_checked():
@@ -61,10 +63,17 @@ def test_settings_fill_defaults_and_reject_bad_values():
     # the pipeline's classifier / SELE settings: the config's, else its defaults
     assert s["C_classifier"] == [1, 10, 100, 1000] and s["C_score"] == [0, 1, 10, 100, 1000]
     assert s["sele_chunk_size"] == 500
-    s = ood_experiment.settings({"C_classifier": [1, 10], "C_score": [0, 1], "sele_chunk_size": 200})
+    s = ood_experiment.settings(
+        {"C_classifier": [1, 10], "C_score": [0, 1], "sele_chunk_size": 200}
+    )
     assert s["C_classifier"] == [1, 10] and s["C_score"] == [0, 1] and s["sele_chunk_size"] == 200
-    for bad in ({"held_out_fraction": 0.0}, {"tpr_min": 1.5}, {"fpr_max": -0.1}, {"knn_neighbors": 0},
-                {"angles": 1}):
+    for bad in (
+        {"held_out_fraction": 0.0},
+        {"tpr_min": 1.5},
+        {"fpr_max": -0.1},
+        {"knn_neighbors": 0},
+        {"angles": 1},
+    ):
         with pytest.raises(ValueError, match="config ood"):
             ood_experiment.settings({"ood": bad})
     with pytest.raises(ValueError, match="not a classification classifier"):
@@ -73,15 +82,27 @@ def test_settings_fill_defaults_and_reject_bad_values():
 
 def test_datasets_are_those_the_run_covers():
     s = ood_experiment.settings({})
-    task = {"sattelite": "classification", "abalone": "ordinal", "letter": "classification", "mine": "ordinal"}
+    task = {
+        "sattelite": "classification",
+        "abalone": "ordinal",
+        "letter": "classification",
+        "mine": "ordinal",
+    }
     assert ood_experiment.covered_datasets(s, ["sattelite", "abalone"], task) == ["sattelite"]
-    assert ood_experiment.covered_datasets(s, ["sattelite", "letter"], task) == ["sattelite", "letter"]
+    assert ood_experiment.covered_datasets(s, ["sattelite", "letter"], task) == [
+        "sattelite",
+        "letter",
+    ]
     mine = ood_experiment.settings({"ood": {"datasets": ["mine", "sattelite"]}})
-    assert ood_experiment.covered_datasets(mine, ["sattelite"], task, custom=["mine"]) == ["sattelite"]
+    assert ood_experiment.covered_datasets(mine, ["sattelite"], task, custom=["mine"]) == [
+        "sattelite"
+    ]
     with pytest.raises(ValueError, match="ordinal dataset"):
         ood_experiment.covered_datasets(mine, ["mine"], task, custom=["mine"])
     with pytest.raises(ValueError, match="unknown dataset|Unknown|unknown"):
-        ood_experiment.covered_datasets(ood_experiment.settings({"ood": {"datasets": ["letterr"]}}), [], task)
+        ood_experiment.covered_datasets(
+            ood_experiment.settings({"ood": {"datasets": ["letterr"]}}), [], task
+        )
 
 
 def test_partition_counts():
@@ -109,7 +130,15 @@ def test_sattelite_split_numbers_are_sane(sattelite):
     folder, X, y, splits, result = sattelite
     rows = pd.read_csv(folder / "split_0.csv")
     assert list(rows.columns) == ood_experiment.SPLIT_COLUMNS
-    assert rows["method"].tolist() == ["mcp", "sele", "knn", "mahalanobis", "mcp+knn", "sele+knn", "sele+mahalanobis"]
+    assert rows["method"].tolist() == [
+        "mcp",
+        "sele",
+        "knn",
+        "mahalanobis",
+        "mcp+knn",
+        "sele+knn",
+        "sele+mahalanobis",
+    ]
     assert (rows["held_out"] == "4 5").all()
     tst = splits["tst_0"]
     assert (rows["n_ood_tst"] == np.isin(y[tst], [4, 5]).sum()).all()
@@ -124,7 +153,9 @@ def test_sattelite_split_numbers_are_sane(sattelite):
     assert np.isfinite(rows["risk_seed"]).all()
     assert rows["fpr_bound_tst"].iloc[0] == pytest.approx(rows["fpr_at_tpr"].max())
     assert rows["feasible_val_seed"].all()
-    assert (rows[["auroc", "oscr"]].to_numpy() >= 0).all() and (rows[["auroc", "oscr"]].to_numpy() <= 1).all()
+    assert (rows[["auroc", "oscr"]].to_numpy() >= 0).all() and (
+        rows[["auroc", "oscr"]].to_numpy() <= 1
+    ).all()
     # R^S at the bound is at most the risk at FPR@TPR of a single score: recompute one independently
     sc = result.scores["lr"]
     u = sc.singles["knn"][1]
@@ -167,10 +198,18 @@ def test_a_multi_split_job_writes_each_split_as_if_alone(sattelite, tmp_path):
     """The pipeline's job runs every split of a dataset (run_dataset_files); split 0's files must not
     depend on the other splits the job runs, nor on their order."""
     folder, X, y, _, _ = sattelite
-    save_splits(tmp_path / "splits.npz", make_splits(y, n_splits=2, seed=0, dataset="sattelite"), y=y)
+    save_splits(
+        tmp_path / "splits.npz", make_splits(y, n_splits=2, seed=0, dataset="sattelite"), y=y
+    )
     files = {k: (tmp_path / f"split_{k}.csv", tmp_path / f"split_{k}.npz") for k in (1, 0)}
-    results = ood_experiment.run_dataset_files(folder / "data.npz", tmp_path / "splits.npz", files,
-                                               dataset="sattelite", C_classifier=(1,), C_score=(1,))
+    results = ood_experiment.run_dataset_files(
+        folder / "data.npz",
+        tmp_path / "splits.npz",
+        files,
+        dataset="sattelite",
+        C_classifier=(1,),
+        C_score=(1,),
+    )
     assert sorted(results) == [0, 1] and results[1].rows["split"].eq(1).all()
     assert (tmp_path / "split_0.csv").read_bytes() == (folder / "split_0.csv").read_bytes()
     assert (tmp_path / "split_0.npz").read_bytes() == (folder / "split_0.npz").read_bytes()
@@ -180,8 +219,12 @@ def test_a_multi_split_job_writes_each_split_as_if_alone(sattelite, tmp_path):
 def test_run_split_reads_the_pipelines_staged_data(sattelite):
     """The contract's run_split on SplitInputs (the staged data and splits) gives the job's rows."""
     folder, _, _, _, result = sattelite
-    inputs = SplitInputs("sattelite", 0, "classification", 0, folder / "data.npz", folder / "splits.npz")
-    again = ood_experiment.run_split(inputs, ood_experiment.settings({"C_classifier": [1], "C_score": [1]}))
+    inputs = SplitInputs(
+        "sattelite", 0, "classification", 0, folder / "data.npz", folder / "splits.npz"
+    )
+    again = ood_experiment.run_split(
+        inputs, ood_experiment.settings({"C_classifier": [1], "C_score": [1]})
+    )
     pd.testing.assert_frame_equal(again.rows, result.rows)
     assert list(again.curves) == list(result.curves)
 
@@ -195,13 +238,21 @@ def test_double_score_beats_both_scores_when_each_sees_one_thing():
         loss = np.concatenate([100.0 * err, np.full(n_ood, np.nan)])
         is_ood = np.r_[np.zeros(n_id, bool), np.ones(n_ood, bool)]
         s_r = np.concatenate([err + 0.3 * rng.standard_normal(n_id), rng.random(n_ood)])
-        s_g = np.concatenate([0.3 * rng.standard_normal(n_id), 1 + 0.3 * rng.standard_normal(n_ood)])
+        s_g = np.concatenate(
+            [0.3 * rng.standard_normal(n_id), 1 + 0.3 * rng.standard_normal(n_ood)]
+        )
         return loss, is_ood, s_r, s_g
 
     lv, ov, rv, gv = sample(2000, 500)
     lt, ot, rt, gt = sample(2000, 500)
     rows, curves = ood_experiment.evaluate_ood_methods(
-        (lv, ov), (lt, ot), {"r": (rv, rt), "g": (gv, gt)}, [("r", "g")], tpr_min=0.8, fpr_max=0.2, angles=91
+        (lv, ov),
+        (lt, ot),
+        {"r": (rv, rt), "g": (gv, gt)},
+        [("r", "g")],
+        tpr_min=0.8,
+        fpr_max=0.2,
+        angles=91,
     )
     by = {r["method"]: r for r in rows}
     # at FPR <= 0.2 s_r alone is unable, s_g alone accepts the errors, the double score neither
@@ -255,7 +306,9 @@ def test_aggregate_returns_the_tables_as_numbers():
         got = ranks.loc[("lr", metric)]["average_rank"]
         np.testing.assert_allclose(got[methods].to_numpy(), s.average_ranks[methods].to_numpy())
         test = tables["rank_tests"].loc[("lr", metric)]
-        assert test["n_datasets"] == 3 and test["friedman_pvalue"] == pytest.approx(s.friedman_pvalue)
+        assert test["n_datasets"] == 3 and test["friedman_pvalue"] == pytest.approx(
+            s.friedman_pvalue
+        )
         assert test["nemenyi_cd_005"] == pytest.approx(s.cd_005)
 
 
@@ -290,6 +343,7 @@ def test_a_splits_scores_recompute_its_rows(sattelite):
     """OODScores hold what evaluate_ood_methods needs: the rows come back from them alone."""
     *_, result = sattelite
     sc = result.scores["lr"]
-    rows, _ = ood_experiment.evaluate_ood_methods((sc.loss_val, sc.is_ood_val), (sc.loss_tst, sc.is_ood_tst),
-                                                  sc.singles, sc.doubles)
+    rows, _ = ood_experiment.evaluate_ood_methods(
+        (sc.loss_val, sc.is_ood_val), (sc.loss_tst, sc.is_ood_tst), sc.singles, sc.doubles
+    )
     assert [row["risk_seed"] for row in rows] == result.rows["risk_seed"].tolist()

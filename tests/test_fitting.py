@@ -12,19 +12,26 @@ from rejectopt.targets import Target
 
 def test_split_rows_sizes_disjoint_and_seeded():
     parts = split_rows(2500)
-    assert {k: v.size for k, v in parts.items()} == {"fit": 875, "validation": 375, "calibration": 750,
-                                                     "report": 500}
+    assert {k: v.size for k, v in parts.items()} == {
+        "fit": 875,
+        "validation": 375,
+        "calibration": 750,
+        "report": 500,
+    }
     assert np.array_equal(np.sort(np.concatenate(list(parts.values()))), np.arange(2500))
     assert all(np.array_equal(parts[k], split_rows(2500)[k]) for k in parts)
     assert not np.array_equal(parts["report"], split_rows(2500, seed=1)["report"])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"calibration_fraction": 0.6, "report_fraction": 0.5}, "sum must be below 1"),
-    ({"validation_fraction": 1.0}, "validation_fraction must lie in"),
-    ({"seed": -1}, "seed must be a non-negative integer"),
-    ({"n": 40}, "too few rows"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"calibration_fraction": 0.6, "report_fraction": 0.5}, "sum must be below 1"),
+        ({"validation_fraction": 1.0}, "validation_fraction must lie in"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+        ({"n": 40}, "too few rows"),
+    ],
+)
 def test_split_rows_refuses(kwargs, message):
     kwargs = {"n": 1000, **kwargs}
     with pytest.raises(ValueError, match=message):
@@ -35,14 +42,17 @@ def test_split_rows_refuses(kwargs, message):
 def test_fit_selective_picks_C_and_meets_the_target_on_calibration_rows(problem, score):
     X, y_pred, loss = problem
     parts = split_rows(len(loss))
-    fit = fit_selective(X, y_pred, loss, Target("coverage", 0.6), parts, score=score, n_classes=2, C_grid=(0, 10))
+    fit = fit_selective(
+        X, y_pred, loss, Target("coverage", 0.6), parts, score=score, n_classes=2, C_grid=(0, 10)
+    )
     assert type(fit.score) is {"reg": REG, "sele": SELE}[score]
     assert fit.C in (0.0, 10.0) and fit.validation_aurc[fit.C] == min(fit.validation_aurc.values())
     cal = parts["calibration"]
     _, coverage = empirical_risk_coverage(loss[cal], fit.uncertainty[cal], fit.selection)
     assert coverage == pytest.approx(0.6)
-    point = operating_point(loss[parts["report"]], fit.uncertainty[parts["report"]], fit.selection,
-                            loss_bound=100)
+    point = operating_point(
+        loss[parts["report"]], fit.uncertainty[parts["report"]], fit.selection, loss_bound=100
+    )
     assert point.coverage_ci[0] <= point.coverage <= point.coverage_ci[1]
     assert point.selective_risk < loss[parts["report"]].mean()  # the score ranks the errors last
 
@@ -57,9 +67,18 @@ def test_a_score_instance_fits_as_its_registered_name(problem):
     """An unfitted instance is used as it is but for C: the same fit as the registry's entry of the same options."""
     X, y_pred, loss = problem
     parts = split_rows(len(loss))
-    by_name = fit_selective(X, y_pred, loss, Target("coverage", 0.6), parts, score="reg", n_classes=2, C_grid=(0, 10))
-    by_instance = fit_selective(X, y_pred, loss, Target("coverage", 0.6), parts, score=REG(n_classes=2, C=123.0),
-                                C_grid=(0, 10))
+    by_name = fit_selective(
+        X, y_pred, loss, Target("coverage", 0.6), parts, score="reg", n_classes=2, C_grid=(0, 10)
+    )
+    by_instance = fit_selective(
+        X,
+        y_pred,
+        loss,
+        Target("coverage", 0.6),
+        parts,
+        score=REG(n_classes=2, C=123.0),
+        C_grid=(0, 10),
+    )
     assert by_instance.C == by_name.C and by_instance.selection == by_name.selection
     np.testing.assert_array_equal(by_instance.uncertainty, by_name.uncertainty)
     assert by_instance.score is not by_name.score
@@ -69,9 +88,20 @@ def test_tcp_learns_from_its_fit_target_and_chooses_C_by_the_loss(problem):
     """TCP regresses the true class's posterior (fit_target); C is chosen by the validation AuRC of the loss."""
     X, y_pred, loss = problem
     parts = split_rows(len(loss))
-    posterior = 1.0 - loss / 100.0 * 0.7  # the true class's posterior: low where the prediction is wrong
-    fit = fit_selective(X, y_pred, loss, Target("coverage", 0.6), parts, score="tcp", n_classes=2, C_grid=(0, 10),
-                        fit_target=posterior)
+    posterior = (
+        1.0 - loss / 100.0 * 0.7
+    )  # the true class's posterior: low where the prediction is wrong
+    fit = fit_selective(
+        X,
+        y_pred,
+        loss,
+        Target("coverage", 0.6),
+        parts,
+        score="tcp",
+        n_classes=2,
+        C_grid=(0, 10),
+        fit_target=posterior,
+    )
     assert type(fit.score) is TCP
     train = np.concatenate([parts["fit"], parts["validation"]])
     expected = TCP(C=fit.C, n_classes=2).fit(X[train], y_pred[train], posterior[train])
@@ -105,13 +135,24 @@ def test_a_constant_score_is_fitted_with_a_warning_naming_it(digits):
     loss = 100.0 * (y_pred != y_val)
     parts = split_rows(len(y_val), seed=0)
     with pytest.warns(UserWarning) as caught:
-        fit = fit_selective(X_val, y_pred, loss, Target("coverage", 0.7), parts, score=_Prior(), n_classes=10,
-                            C_grid=(1.0,))
+        fit = fit_selective(
+            X_val,
+            y_pred,
+            loss,
+            Target("coverage", 0.7),
+            parts,
+            score=_Prior(),
+            n_classes=10,
+            C_grid=(1.0,),
+        )
     assert str(caught[0].message) == (
         f"uncertainty score (class test_fitting._Prior in {__file__}) gives the same uncertainty {fit.uncertainty[0]:g} "
         f"to all {len(y_val)} rows of the sample: it orders nothing, and every row is accepted at random with one "
-        "probability")
-    assert fit.selection.accept_prob == pytest.approx(0.7)  # the whole calibration sample ties: one draw decides
+        "probability"
+    )
+    assert fit.selection.accept_prob == pytest.approx(
+        0.7
+    )  # the whole calibration sample ties: one draw decides
 
 
 def test_split_ood_rows_keeps_the_ood_rows_out_of_fit_and_validation():
@@ -119,7 +160,12 @@ def test_split_ood_rows_keeps_the_ood_rows_out_of_fit_and_validation():
     is_ood = np.arange(40) % 4 == 0
     parts = _split_ood_rows(is_ood, min_rows=2)
     counts = {name: (len(rows), int(is_ood[rows].sum())) for name, rows in parts.items()}
-    assert counts == {"fit": (11, 0), "validation": (4, 0), "calibration": (15, 6), "report": (10, 4)}
+    assert counts == {
+        "fit": (11, 0),
+        "validation": (4, 0),
+        "calibration": (15, 6),
+        "report": (10, 4),
+    }
     assert np.array_equal(np.sort(np.concatenate(list(parts.values()))), np.arange(40))
 
 
@@ -143,4 +189,8 @@ def test_fit_selective_on_digits_known_answer():
     report = parts["report"]
     accept = fit.selection.acceptance_probability(fit.uncertainty[report])
     risk = float(accept @ loss[report] / accept.sum())
-    assert (round(float(accept.mean()), 4), round(risk, 1), round(float(loss[report].mean()), 1)) == (0.7889, 7.7, 21.1)
+    assert (
+        round(float(accept.mean()), 4),
+        round(risk, 1),
+        round(float(loss[report].mean()), 1),
+    ) == (0.7889, 7.7, 21.1)

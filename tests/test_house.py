@@ -74,9 +74,12 @@ API_MODULES = _api_modules()
 
 # --- README and docs ---------------------------------------------------------------------------
 
+
 def test_readme_is_a_quickstart_of_at_most_10_kb():
     size = (ROOT / "README.md").stat().st_size
-    assert size <= README_MAX_BYTES, f"README.md is {size} bytes, {size - README_MAX_BYTES} over {README_MAX_BYTES}"
+    assert size <= README_MAX_BYTES, (
+        f"README.md is {size} bytes, {size - README_MAX_BYTES} over {README_MAX_BYTES}"
+    )
 
 
 def test_readme_opens_with_the_two_set_up_commands():
@@ -99,7 +102,7 @@ def test_no_docs_page_includes_readme_text():
         str(page.relative_to(ROOT))
         for page in (ROOT / "docs").rglob("*")
         if page.suffix in (".md", ".rst")
-        and not page.relative_to(ROOT / "docs").parts[0] in ("_build", "api", "auto_examples")
+        and page.relative_to(ROOT / "docs").parts[0] not in ("_build", "api", "auto_examples")
         and re.search(r"(include|literalinclude)\S*\s+\S*README", page.read_text(encoding="utf-8"))
     ]
     assert not including, f"docs pages including README text: {including}"
@@ -109,15 +112,21 @@ def test_no_docs_page_includes_readme_text():
 
 #: The library's modules of the reference: the 150 names are the library's. The experiment contract
 #: (``rejectopt.pipeline.experiments``) is documented there too, but is the pipeline's.
-LIBRARY_API_MODULES = [module for module in API_MODULES if not module.startswith("rejectopt.pipeline")]
+LIBRARY_API_MODULES = [
+    module for module in API_MODULES if not module.startswith("rejectopt.pipeline")
+]
 
 
 def _public_names() -> set[str]:
-    return {name for module in LIBRARY_API_MODULES for name in importlib.import_module(module).__all__}
+    return {
+        name for module in LIBRARY_API_MODULES for name in importlib.import_module(module).__all__
+    }
 
 
 def test_public_api_has_at_most_150_names():
-    counts = {module: len(importlib.import_module(module).__all__) for module in LIBRARY_API_MODULES}
+    counts = {
+        module: len(importlib.import_module(module).__all__) for module in LIBRARY_API_MODULES
+    }
     names = _public_names()
     assert len(names) <= MAX_PUBLIC_NAMES, (
         f"{len(names)} public names, {len(names) - MAX_PUBLIC_NAMES} over {MAX_PUBLIC_NAMES}; per module: {counts}"
@@ -141,7 +150,11 @@ def _numpydoc_errors(module_name: str, checks: set[str]) -> list[str]:
         if inspect.ismodule(obj) or not (isinstance(obj, type) or callable(obj)):
             continue
         result = validate(f"{module_name}.{member}")
-        errors += [f"{module_name}.{member}: {code} {message}" for code, message in result["errors"] if code in checks]
+        errors += [
+            f"{module_name}.{member}: {code} {message}"
+            for code, message in result["errors"]
+            if code in checks
+        ]
     return errors
 
 
@@ -158,6 +171,7 @@ def test_internal_names_have_parameters_and_returns(module_name):
 
 
 # --- docstring examples ------------------------------------------------------------------------
+
 
 def _docstrings():
     """(file:line, cleaned docstring) of every module, class and function of the package."""
@@ -178,7 +192,11 @@ def _examples_block(text: str) -> list[str]:
         if lines[i].strip() == "Examples" and re.fullmatch(r"-{3,}", lines[i + 1].strip()):
             block = lines[i + 2 :]
             for j in range(len(block) - 1):
-                if block[j].strip() and re.fullmatch(r"-{3,}", block[j + 1].strip()) and not block[j].startswith(" "):
+                if (
+                    block[j].strip()
+                    and re.fullmatch(r"-{3,}", block[j + 1].strip())
+                    and not block[j].startswith(" ")
+                ):
                     block = block[:j]
                     break
             while block and not block[0].strip():
@@ -190,7 +208,11 @@ def _examples_block(text: str) -> list[str]:
 
 
 def test_every_examples_block_has_at_most_15_lines():
-    long = [(where, n) for where, text in _docstrings() if (n := len(_examples_block(text))) > MAX_EXAMPLE_LINES]
+    long = [
+        (where, n)
+        for where, text in _docstrings()
+        if (n := len(_examples_block(text))) > MAX_EXAMPLE_LINES
+    ]
     assert not long, f"{len(long)} Examples blocks over {MAX_EXAMPLE_LINES} lines:\n" + "\n".join(
         f"{where}: {n} lines" for where, n in sorted(long, key=lambda item: -item[1])
     )
@@ -208,4 +230,3 @@ def test_the_package_has_at_most_1000_doctest_lines():
     assert total <= MAX_DOCTEST_LINES, (
         f"{total} doctest lines, {total - MAX_DOCTEST_LINES} over {MAX_DOCTEST_LINES}; largest: {largest}"
     )
-

@@ -21,8 +21,12 @@ from rejectopt._io import (
 @pytest.fixture
 def arrays():
     rng = np.random.default_rng(0)
-    return {"y_pred": rng.integers(0, 3, 50), "baseline": rng.random(50), "C": np.float64(10.0),
-            "note": np.array("a message")}
+    return {
+        "y_pred": rng.integers(0, 3, 50),
+        "baseline": rng.random(50),
+        "C": np.float64(10.0),
+        "note": np.array("a message"),
+    }
 
 
 def test_save_then_load_gives_the_arrays_their_checksum_and_provenance(tmp_path, arrays):
@@ -34,7 +38,9 @@ def test_save_then_load_gives_the_arrays_their_checksum_and_provenance(tmp_path,
         assert np.array_equal(loaded[name], value) and loaded[name].dtype == value.dtype
     assert loaded.provenance == {"data_sha256": "d" * 64, "split": 0}
     assert loaded.sha256 == npz_checksum(path) == arrays_sha256(arrays)
-    with np.load(path, allow_pickle=False) as plain:  # numpy still reads it as before: no extra array
+    with np.load(
+        path, allow_pickle=False
+    ) as plain:  # numpy still reads it as before: no extra array
         assert sorted(plain.files) == sorted(arrays)
 
 
@@ -71,7 +77,11 @@ def test_arrays_changed_under_a_kept_record_are_refused_with_both_checksums(tmp_
         archive.comment = comment
     with pytest.raises(IntermediateFileError, match="changed after it was written") as err:
         load_npz(path)
-    assert str(path) in str(err.value) and recorded in str(err.value) and arrays_sha256(edited) in str(err.value)
+    assert (
+        str(path) in str(err.value)
+        and recorded in str(err.value)
+        and arrays_sha256(edited) in str(err.value)
+    )
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
@@ -137,7 +147,9 @@ def _npy_bytes(shape, dtype="<f8", data=b""):
     import io
 
     buffer = io.BytesIO()
-    np.lib.format.write_array_header_1_0(buffer, {"descr": dtype, "fortran_order": False, "shape": shape})
+    np.lib.format.write_array_header_1_0(
+        buffer, {"descr": dtype, "fortran_order": False, "shape": shape}
+    )
     return buffer.getvalue() + data
 
 
@@ -164,11 +176,13 @@ def test_unused_member_of_an_npz_is_never_decompressed(tmp_path):
 
     path = tmp_path / "outputs.npz"
     logits = _network_npz(path, [("junk.npy", np.zeros(2_000_000).tobytes())])
-    raw = bytearray(path.read_bytes())  # spoil junk's compressed stream: decompressing it would fail
+    raw = bytearray(
+        path.read_bytes()
+    )  # spoil junk's compressed stream: decompressing it would fail
     with zipfile.ZipFile(path) as archive:
         info = archive.getinfo("junk.npy")
     start = info.header_offset + 30 + len(info.filename) + len(info.extra)
-    raw[start:start + info.compress_size] = b"\xff" * info.compress_size
+    raw[start : start + info.compress_size] = b"\xff" * info.compress_size
     path.write_bytes(bytes(raw))
     tracemalloc.start()
     table = load_table(path)
@@ -187,19 +201,31 @@ def test_npz_member_declaring_a_huge_shape_is_refused_before_allocating(tmp_path
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("logits.npy", _npy_bytes((10**7, 10**6), data=b"\0" * 16))
         archive.writestr("labels.npy", _npy_bytes((2,), "<i8", b"\0" * 16))
-    with pytest.raises(InputError, match=r"forged.npz: member 'logits.npy' \(array 'logits'\) declares shape "
-                                         r"\(10000000, 1000000\) of float64, 8e\+13 bytes, over the limit"):
+    with pytest.raises(
+        InputError,
+        match=r"forged.npz: member 'logits.npy' \(array 'logits'\) declares shape "
+        r"\(10000000, 1000000\) of float64, 8e\+13 bytes, over the limit",
+    ):
         load_table(path)
     # within the limit, a header that does not match the data it holds is refused too
-    with pytest.raises(ValueError, match=r"declares shape \(10000000, 1000000\) of float64 \(80000000000000 bytes\) "
-                                         r"but holds 16 bytes"):
+    with pytest.raises(
+        ValueError,
+        match=r"declares shape \(10000000, 1000000\) of float64 \(80000000000000 bytes\) "
+        r"but holds 16 bytes",
+    ):
         LazyNpz(path, max_bytes=10**15)["logits"]
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (lambda tmp: np.save(tmp, np.zeros((3, 2))), "a single .npy array renamed .npz"),
-    (lambda tmp: open(tmp, "w").write("logit_0,logit_1,label\n0,1,1\n"), r"not an .npz \(zip\) archive: text \(a CSV"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (lambda tmp: np.save(tmp, np.zeros((3, 2))), "a single .npy array renamed .npz"),
+        (
+            lambda tmp: open(tmp, "w").write("logit_0,logit_1,label\n0,1,1\n"),
+            r"not an .npz \(zip\) archive: text \(a CSV",
+        ),
+    ],
+)
 def test_a_file_named_npz_that_is_no_archive_is_named(tmp_path, content, fragment):
     from rejectopt.cli._errors import InputError
     from rejectopt.cli._table import load_table
@@ -211,7 +237,9 @@ def test_a_file_named_npz_that_is_no_archive_is_named(tmp_path, content, fragmen
     raw.rename(path)
     with pytest.raises(InputError, match=rf"^{path}: {fragment}"):
         load_table(path)
-    with pytest.raises(CustomDatasetError, match=rf"^{path}: {fragment}"):  # the custom datasets' route alike
+    with pytest.raises(
+        CustomDatasetError, match=rf"^{path}: {fragment}"
+    ):  # the custom datasets' route alike
         load_custom(CustomDataset("grades", path, "classification", None), feature_limit=1e150)
 
 
@@ -225,12 +253,19 @@ def test_npz_members_that_are_not_numeric_npy_arrays_are_named(tmp_path):
         archive.writestr("objects.npy", _npy_bytes((1,), "|O", b"\0" * 8))
     data = LazyNpz(path)
     assert sorted(data) == ["logits", "notes", "objects"]
-    with pytest.raises(ValueError, match=r"member 'logits' \(array 'logits'\) is not an .npy array \(numpy.savez "
-                                         r"writes 'logits.npy'\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"member 'logits' \(array 'logits'\) is not an .npy array \(numpy.savez "
+        r"writes 'logits.npy'\)",
+    ):
         data["logits"]
-    with pytest.raises(ValueError, match=r"member 'notes.npy' \(array 'notes'\) is not a readable .npy array"):
+    with pytest.raises(
+        ValueError, match=r"member 'notes.npy' \(array 'notes'\) is not a readable .npy array"
+    ):
         data["notes"]
-    with pytest.raises(ValueError, match=r"member 'objects.npy' \(array 'objects'\) holds Python objects"):
+    with pytest.raises(
+        ValueError, match=r"member 'objects.npy' \(array 'objects'\) holds Python objects"
+    ):
         data["objects"]
 
 
@@ -244,16 +279,25 @@ def test_cli_reader_refuses_npy_data_and_caps_a_compressed_csv(tmp_path):
 
     npy = tmp_path / "x.npy"
     np.save(npy, np.zeros((3, 2)))
-    with pytest.raises(InputError, match=rf"^{npy}: a single .npy array; the data must be an .npz of named arrays"):
+    with pytest.raises(
+        InputError, match=rf"^{npy}: a single .npy array; the data must be an .npz of named arrays"
+    ):
         load_table(npy)
-    rows = pd.DataFrame({"logit_0": [0.0, 1.0, 2.0], "logit_1": [1.0, 0.0, 0.5], "label": [1, 0, 0]})
+    rows = pd.DataFrame(
+        {"logit_0": [0.0, 1.0, 2.0], "logit_1": [1.0, 0.0, 0.5], "label": [1, 0, 0]}
+    )
     small = tmp_path / "outputs.csv.gz"
     small.write_bytes(gzip.compress(rows.to_csv(index=False).encode()))
     np.testing.assert_array_equal(load_table(small).X, rows[["logit_0", "logit_1"]].to_numpy())
-    bomb = tmp_path / "bomb.csv.gz"  # 65 MiB of one repeated row: beyond 100 x its size and the 64 MiB floor
+    bomb = (
+        tmp_path / "bomb.csv.gz"
+    )  # 65 MiB of one repeated row: beyond 100 x its size and the 64 MiB floor
     bomb.write_bytes(gzip.compress(b"logit_0,logit_1,label\n" + b"0,1,1\n" * (65 * 2**20 // 6), 9))
-    with pytest.raises(InputError, match=rf"^{bomb}: decompresses to more than 67,108,864 bytes .* refused as a "
-                                         "decompression bomb"):
+    with pytest.raises(
+        InputError,
+        match=rf"^{bomb}: decompresses to more than 67,108,864 bytes .* refused as a "
+        "decompression bomb",
+    ):
         load_table(bomb)
 
 
@@ -264,14 +308,34 @@ def test_cli_reader_names_padded_columns_and_fractional_labels(tmp_path):
     from rejectopt.cli._table import load_table
 
     padded = tmp_path / "padded.csv"
-    pd.DataFrame({"logit_0": [0.0, 1.0], "logit_1": [1.0, 0.0], "emb_00": [0.5, 0.1], "emb_01": [1.0, 2.0],
-                  "label": [1, 0]}).to_csv(padded, index=False)
-    with pytest.raises(InputError, match=r"column 'emb_00' is numbered with a leading zero: .* rename 'emb_00' to "
-                                         r"'emb_0' \(2 padded column\(s\)\)"):
+    pd.DataFrame(
+        {
+            "logit_0": [0.0, 1.0],
+            "logit_1": [1.0, 0.0],
+            "emb_00": [0.5, 0.1],
+            "emb_01": [1.0, 2.0],
+            "label": [1, 0],
+        }
+    ).to_csv(padded, index=False)
+    with pytest.raises(
+        InputError,
+        match=r"column 'emb_00' is numbered with a leading zero: .* rename 'emb_00' to "
+        r"'emb_0' \(2 padded column\(s\)\)",
+    ):
         load_table(padded)
     fractional = tmp_path / "fractional.csv"
-    pd.DataFrame({"logit_0": [0.0, 1.0, 2.0, 0.0], "logit_1": [1.0, 0.0, 0.5, 3.0], "logit_2": [0.0] * 4, "logit_3": [0.0] * 4,
-                  "label": [1, 0, 3.0000000001, 2]}).to_csv(fractional, index=False)
-    with pytest.raises(InputError, match=r"label 3.0000000001 is not a class of the 4 logits \(0..3; a class is a whole "
-                                         r"number\) in column 'label' at row 3"):
+    pd.DataFrame(
+        {
+            "logit_0": [0.0, 1.0, 2.0, 0.0],
+            "logit_1": [1.0, 0.0, 0.5, 3.0],
+            "logit_2": [0.0] * 4,
+            "logit_3": [0.0] * 4,
+            "label": [1, 0, 3.0000000001, 2],
+        }
+    ).to_csv(fractional, index=False)
+    with pytest.raises(
+        InputError,
+        match=r"label 3.0000000001 is not a class of the 4 logits \(0..3; a class is a whole "
+        r"number\) in column 'label' at row 3",
+    ):
         load_table(fractional)

@@ -12,12 +12,12 @@ import tarfile
 import numpy as np
 import pandas as pd
 import pytest
+from support import FACES, forty_offline_faces, needs_faces, random_points, write_pts
 
 from rejectopt import landmarks as L
 from rejectopt.datasets._archive import extract_archive
 from rejectopt.datasets._faces300w import list_faces, read_pts
 from rejectopt.landmarks import _detect, _faces, _features, _parallel, _predictor
-from support import FACES, forty_offline_faces, needs_faces, random_points, write_pts
 
 
 # --------------------------------------------------------------------------- .pts (the 300-W annotations, rejectopt.datasets)
@@ -89,8 +89,14 @@ def test_hog_features_have_the_papers_dimension_and_are_finite():
 def _skimage_hog(patch):
     from skimage.feature import hog
 
-    return hog(patch, orientations=9, pixels_per_cell=(8, 8), cells_per_block=(2, 2), block_norm="L2-Hys",
-               feature_vector=True)
+    return hog(
+        patch,
+        orientations=9,
+        pixels_per_cell=(8, 8),
+        cells_per_block=(2, 2),
+        block_norm="L2-Hys",
+        feature_vector=True,
+    )
 
 
 def test_hog_descriptors_equal_scikit_image_bit_for_bit():
@@ -98,11 +104,18 @@ def test_hog_descriptors_equal_scikit_image_bit_for_bit():
 
     rng = np.random.default_rng(1)
     patches = [rng.uniform(0, 255, size=(16, 16)) for _ in range(40)]
-    patches += [rng.integers(0, 256, size=(16, 16)).astype(float) for _ in range(40)]  # many tied angles
+    patches += [
+        rng.integers(0, 256, size=(16, 16)).astype(float) for _ in range(40)
+    ]  # many tied angles
     ramp = np.arange(16.0)
-    patches += [np.zeros((16, 16)), np.full((16, 16), 7.0),  # no gradient: all zeros
-                np.tile(ramp, (16, 1)), np.tile(ramp[:, None], (1, 16)),  # 0 and 90 degrees: bin edges
-                np.add.outer(ramp, ramp), np.subtract.outer(ramp, ramp)]  # 45 and 135 degrees
+    patches += [
+        np.zeros((16, 16)),
+        np.full((16, 16), 7.0),  # no gradient: all zeros
+        np.tile(ramp, (16, 1)),
+        np.tile(ramp[:, None], (1, 16)),  # 0 and 90 degrees: bin edges
+        np.add.outer(ramp, ramp),
+        np.subtract.outer(ramp, ramp),
+    ]  # 45 and 135 degrees
     # {0, 1, 1e-300}: some pixels get gradients (row -1e-300, col 1), whose angle mod 180 rounds to
     # exactly 180, in no orientation bin of scikit-image
     tiny = [rng.choice([0.0, 1.0, 1e-300], size=(16, 16)) for _ in range(20)]
@@ -123,7 +136,10 @@ def test_face_features_equal_per_patch_scikit_image_hog():
     from scipy.ndimage import map_coordinates
 
     rng = np.random.default_rng(2)
-    images = [rng.integers(0, 256, size=(90, 110), dtype=np.uint8), rng.integers(0, 256, size=(120, 100, 3))]
+    images = [
+        rng.integers(0, 256, size=(90, 110), dtype=np.uint8),
+        rng.integers(0, 256, size=(120, 100, 3)),
+    ]
     shapes = np.stack([random_points(3), random_points(4)])
     expected = []
     for image, shape in zip(images, shapes):
@@ -136,7 +152,9 @@ def test_face_features_equal_per_patch_scikit_image_hog():
         u, v = np.meshgrid(offsets, offsets)
         cols = shape[:, 0, None, None] + (np.cos(angle) * u - np.sin(angle) * v)[None]
         rows = shape[:, 1, None, None] + (np.sin(angle) * u + np.cos(angle) * v)[None]
-        patches = map_coordinates(gray, [rows.ravel(), cols.ravel()], order=1, mode="nearest").reshape(68, 16, 16)
+        patches = map_coordinates(
+            gray, [rows.ravel(), cols.ravel()], order=1, mode="nearest"
+        ).reshape(68, 16, 16)
         expected.append(np.concatenate([_skimage_hog(patch) for patch in patches]))
     np.testing.assert_array_equal(L.face_features(images, shapes), np.stack(expected))
     np.testing.assert_array_equal(L.hog_features(images[1], shapes[1]), expected[1])
@@ -173,8 +191,6 @@ def test_map_in_processes_keeps_the_order_and_forks_the_shared_data():
         assert os.getpid() not in {pid for _, pid in pooled}
 
 
-
-
 # --------------------------------------------------------------------------- safe extraction (rejectopt.datasets)
 def _tar_with(tmp_path, names):
     tar_path = tmp_path / "archive.tar.gz"
@@ -209,7 +225,11 @@ def real_faces():
 @needs_faces
 def test_list_faces_finds_the_offline_copy():
     faces = list_faces(FACES)
-    assert faces.groupby("subset").size().to_dict() == {"afw": 337, "helen_testset": 330, "helen_trainset": 870}
+    assert faces.groupby("subset").size().to_dict() == {
+        "afw": 337,
+        "helen_testset": 330,
+        "helen_trainset": 870,
+    }
 
 
 @needs_faces
@@ -217,7 +237,10 @@ def test_detection_overlaps_the_ground_truth(real_faces):
     few = real_faces.iloc[:4]
     detections = _detect.detect_faces(few)
     truths = np.stack([read_pts(p) for p in few["pts"]])
-    ious = [_detect.box_iou(_detect.landmark_bbox(t)[0], b[None])[0] for t, b in zip(truths, detections["box"])]
+    ious = [
+        _detect.box_iou(_detect.landmark_bbox(t)[0], b[None])[0]
+        for t, b in zip(truths, detections["box"])
+    ]
     assert min(ious) > 0.3
     assert detections["detected"].all() and np.all(np.isfinite(detections["score"]))
     in_processes = _detect.detect_faces(few, n_jobs=2)
@@ -231,13 +254,22 @@ def test_tiny_shape_predictor_trains_and_predicts(real_faces, tmp_path):
     images = _faces.load_images(real_faces["image"])
     truths = np.stack([read_pts(p) for p in real_faces["pts"]])
     boxes = np.stack([_detect.fallback_box(t) for t in truths])
-    options = {"cascade_depth": 3, "tree_depth": 3, "num_trees_per_cascade_level": 20, "oversampling_amount": 2}
-    model = _predictor.train_shape_predictor(images, boxes, truths, options, threads=2, seed=0, path=tmp_path / "sp.dat")
+    options = {
+        "cascade_depth": 3,
+        "tree_depth": 3,
+        "num_trees_per_cascade_level": 20,
+        "oversampling_amount": 2,
+    }
+    model = _predictor.train_shape_predictor(
+        images, boxes, truths, options, threads=2, seed=0, path=tmp_path / "sp.dat"
+    )
     pred = _predictor.predict_landmarks(model, images[:5], boxes[:5])
     assert pred.shape == (5, 68, 2)
     import dlib
 
-    np.testing.assert_array_equal(_predictor.predict_landmarks(dlib.shape_predictor(str(model)), images[:5], boxes[:5]), pred)
+    np.testing.assert_array_equal(
+        _predictor.predict_landmarks(dlib.shape_predictor(str(model)), images[:5], boxes[:5]), pred
+    )
     assert np.median(L.per_landmark(L.landmark_loss(truths[:5], pred))) < 30
 
 
@@ -247,13 +279,26 @@ def test_shape_predictor_training_is_reproducible_for_a_seed(real_faces, tmp_pat
     images = _faces.load_images(real_faces["image"][:20])
     truths = np.stack([read_pts(p) for p in real_faces["pts"][:20]])
     boxes = np.stack([_detect.fallback_box(t) for t in truths])
-    options = {"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 10, "oversampling_amount": 2}
-    models = [_predictor.train_shape_predictor(images, boxes, truths, options, 2, 7, tmp_path / f"{k}.dat") for k in range(2)]
+    options = {
+        "cascade_depth": 2,
+        "tree_depth": 2,
+        "num_trees_per_cascade_level": 10,
+        "oversampling_amount": 2,
+    }
+    models = [
+        _predictor.train_shape_predictor(
+            images, boxes, truths, options, 2, 7, tmp_path / f"{k}.dat"
+        )
+        for k in range(2)
+    ]
     runs = [_predictor.predict_landmarks(model, images, boxes) for model in models]
     np.testing.assert_array_equal(runs[0], runs[1])
-    saved, in_memory = _predictor.train_shape_predictor(images, boxes, truths, options, 2, 7, tmp_path / "2.dat",
-                                               return_predictor=True)
-    np.testing.assert_array_equal(_predictor.predict_landmarks(in_memory, images, boxes), runs[0])  # save/load is exact
+    saved, in_memory = _predictor.train_shape_predictor(
+        images, boxes, truths, options, 2, 7, tmp_path / "2.dat", return_predictor=True
+    )
+    np.testing.assert_array_equal(
+        _predictor.predict_landmarks(in_memory, images, boxes), runs[0]
+    )  # save/load is exact
     assert saved.read_bytes() == models[0].read_bytes()
 
 
@@ -263,7 +308,9 @@ def test_load_or_detect_faces_caches_and_checks_the_face_list(real_faces, tmp_pa
     first = _detect.load_or_detect_faces(few, tmp_path / "det.npz")
     again = _detect.load_or_detect_faces(few, tmp_path / "det.npz")
     np.testing.assert_array_equal(first["box"], again["box"])
-    other = _detect.load_or_detect_faces(real_faces.iloc[1:3].reset_index(drop=True), tmp_path / "det.npz")
+    other = _detect.load_or_detect_faces(
+        real_faces.iloc[1:3].reset_index(drop=True), tmp_path / "det.npz"
+    )
     assert other["name"].tolist() == real_faces["name"].iloc[1:3].tolist()
 
 
@@ -275,11 +322,18 @@ def test_the_pretrained_model_is_found_without_importing_its_package(monkeypatch
 
     path = _predictor.pretrained_predictor_path()
     assert path.name == "shape_predictor_68_face_landmarks.dat" and path.stat().st_size > 90e6
-    probe = ("import sys; from rejectopt.landmarks._predictor import pretrained_predictor_path as p; p(); "
-             "print('face_recognition_models' in sys.modules)")
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
+    probe = (
+        "import sys; from rejectopt.landmarks._predictor import pretrained_predictor_path as p; p(); "
+        "print('face_recognition_models' in sys.modules)"
+    )
+    assert (
+        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip()
+        == "False"
+    )
     monkeypatch.setattr(_predictor.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(ModuleNotFoundError, match=r"landmarks.pretrained needs .* pip install -e '\.\[landmarks\]'"):
+    with pytest.raises(
+        ModuleNotFoundError, match=r"landmarks.pretrained needs .* pip install -e '\.\[landmarks\]'"
+    ):
         _predictor.pretrained_predictor_path()
     spec = type("Spec", (), {"submodule_search_locations": [str(tmp_path)]})()
     monkeypatch.setattr(_predictor.importlib.util, "find_spec", lambda name: spec)
@@ -293,9 +347,15 @@ def test_known_answers_of_images_truths_and_boxes(tmp_path):
 
     Image.fromarray(np.full((4, 6, 3), (255, 0, 0), dtype=np.uint8)).save(tmp_path / "red.png")
     image = _faces.load_image(tmp_path / "red.png")
-    assert (image.shape, image.dtype, int(image[0, 0])) == ((4, 6), np.uint8, 76)  # luma 299 * 255 // 1000
+    assert (image.shape, image.dtype, int(image[0, 0])) == (
+        (4, 6),
+        np.uint8,
+        76,
+    )  # luma 299 * 255 // 1000
     Image.fromarray(np.zeros((8, 3), dtype=np.uint8)).save(tmp_path / "black.png")
-    assert [i.shape for i in _faces.load_images([tmp_path / "red.png", tmp_path / "black.png"])] == [(4, 6), (8, 3)]
+    assert [
+        i.shape for i in _faces.load_images([tmp_path / "red.png", tmp_path / "black.png"])
+    ] == [(4, 6), (8, 3)]
     (tmp_path / "face.pts").write_text("".join(f"{k} 1\n" for k in range(1, 69)))  # bare, 1-based
     truths = _faces.load_truths(pd.DataFrame({"pts": [str(tmp_path / "face.pts")] * 2}))
     assert truths.shape == (2, 68, 2) and truths[0, :2].tolist() == [[0.0, 0.0], [1.0, 0.0]]
@@ -316,11 +376,17 @@ def test_the_astronaut_is_detected_once_and_read_from_the_cache(tmp_path):
 
     (tmp_path / "afw").mkdir()
     Image.fromarray(astronaut()).save(tmp_path / "afw" / "astronaut.png")
-    x, y = np.meshgrid(np.linspace(185, 255, 17), np.linspace(90, 160, 4))  # a rough 17 x 4 grid over the face
-    (tmp_path / "afw" / "astronaut.pts").write_text("".join(f"{a + 1} {b + 1}\n" for a, b in zip(x.ravel(), y.ravel())))
+    x, y = np.meshgrid(
+        np.linspace(185, 255, 17), np.linspace(90, 160, 4)
+    )  # a rough 17 x 4 grid over the face
+    (tmp_path / "afw" / "astronaut.pts").write_text(
+        "".join(f"{a + 1} {b + 1}\n" for a, b in zip(x.ravel(), y.ravel()))
+    )
     faces = list_faces(tmp_path, ["afw"])
     first = _detect.load_or_detect_faces(faces, tmp_path / "detections.npz")
-    assert first["box"].tolist() == [[175.0, 76.0, 265.0, 166.0]] and first["detected"].tolist() == [True]
+    assert first["box"].tolist() == [[175.0, 76.0, 265.0, 166.0]] and first[
+        "detected"
+    ].tolist() == [True]
     assert first["iou"].round(3).tolist() == [0.605]
     second = _detect.load_or_detect_faces(faces, tmp_path / "detections.npz")
     assert sorted(second) == ["box", "detected", "iou", "name", "score", "subset", "upsample"]
@@ -335,20 +401,34 @@ def test_a_tiny_predictor_on_synthetic_faces_has_known_size_and_losses(tmp_path)
     for image, truth in zip(images, truths):  # the 68 points drawn white on black
         image[truth[:, 1].round().astype(int), truth[:, 0].round().astype(int)] = 255
     boxes = np.stack([_detect.fallback_box(truth) for truth in truths])
-    options = {"cascade_depth": 2, "tree_depth": 2, "num_trees_per_cascade_level": 5, "oversampling_amount": 1}
-    path = _predictor.train_shape_predictor(images, boxes, truths, options, path=tmp_path / "model.dat")
+    options = {
+        "cascade_depth": 2,
+        "tree_depth": 2,
+        "num_trees_per_cascade_level": 5,
+        "oversampling_amount": 1,
+    }
+    path = _predictor.train_shape_predictor(
+        images, boxes, truths, options, path=tmp_path / "model.dat"
+    )
     assert (path.name, path.stat().st_size) == ("model.dat", 38960)
     predictor = _predictor.load_predictor(path)
     assert type(predictor).__name__ == "shape_predictor"
     pred = _predictor.predict_landmarks(path, images, boxes)
-    assert pred.shape == (3, 68, 2) and np.array_equal(pred, _predictor.predict_landmarks(predictor, images, boxes))
+    assert pred.shape == (3, 68, 2) and np.array_equal(
+        pred, _predictor.predict_landmarks(predictor, images, boxes)
+    )
     assert L.per_landmark(L.landmark_loss(truths, pred)).round(2).tolist() == [4.77, 4.83, 5.03]
 
 
 def test_the_official_archive_is_trusted_once_it_extracted_with_its_layout(tmp_path):
     from rejectopt.datasets._faces300w import (
-        ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER, archive_raw_file, check_archive_layout, extract_official_archive,
-        fetch_archive)
+        ARCHIVE_SUBSETS,
+        ARCHIVE_TOP_FOLDER,
+        archive_raw_file,
+        check_archive_layout,
+        extract_official_archive,
+        fetch_archive,
+    )
     from rejectopt.datasets._trust import read_lock
 
     points = [(i, 2 * i) for i in range(68)]
@@ -358,15 +438,25 @@ def test_the_official_archive_is_trusted_once_it_extracted_with_its_layout(tmp_p
         write_pts(folder / "face.pts", points)
         (folder / "face.jpg").write_bytes(b"")
     assert check_archive_layout(tmp_path / "layout")["subset"].tolist() == [
-        "afw", "helen/testset", "helen/trainset", "ibug", "lfpw/testset", "lfpw/trainset"]
+        "afw",
+        "helen/testset",
+        "helen/trainset",
+        "ibug",
+        "lfpw/testset",
+        "lfpw/trainset",
+    ]
     (tmp_path / "mirror" / "300w").mkdir(parents=True)
     with tarfile.open(tmp_path / "mirror" / "300w" / archive_raw_file().name, "w:gz") as tar:
         tar.add(tmp_path / "layout" / ARCHIVE_TOP_FOLDER, arcname=ARCHIVE_TOP_FOLDER)
-    archive = fetch_archive(tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False, record_lock=False)
+    archive = fetch_archive(
+        tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False, record_lock=False
+    )
     assert archive.name == archive_raw_file().name and read_lock(archive.parent) == {}  # pending
     out = extract_official_archive(archive, tmp_path / "faces")
     assert len(list_faces(out / ARCHIVE_TOP_FOLDER, ARCHIVE_SUBSETS)) == 6
     assert list(read_lock(archive.parent)) == [archive_raw_file().name]
     (tmp_path / "layout" / ARCHIVE_TOP_FOLDER / "ibug" / "face.pts").unlink()
-    with pytest.raises(ValueError, match="^not the official 300-W layout: no annotated face in ibug$"):
+    with pytest.raises(
+        ValueError, match="^not the official 300-W layout: no annotated face in ibug$"
+    ):
         check_archive_layout(tmp_path / "layout")

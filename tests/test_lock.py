@@ -15,26 +15,37 @@ import sys
 import pytest
 from packaging.markers import Marker, default_environment
 from packaging.requirements import Requirement
+from support import REPO, TEST_LOCK
 
 from rejectopt.pipeline.report import environment_markdown
 from rejectopt.pipeline.report._lock import lock_differences, lock_pins, lock_sha256
-from support import REPO, TEST_LOCK
 
 PIPELINE_LOCK = REPO / "requirements" / "pipeline.txt"
 LOCK_SCRIPT = REPO / "requirements" / "lock.sh"
 #: The Pythons the locks serve (the pipeline extra's Snakemake 9 needs 3.11) and platforms users run on.
 ENVIRONMENTS = [
-    {**default_environment(), "python_version": v, "python_full_version": v + ".0", "sys_platform": platform,
-     "platform_system": system, "os_name": os_name, "platform_machine": machine}
+    {
+        **default_environment(),
+        "python_version": v,
+        "python_full_version": v + ".0",
+        "sys_platform": platform,
+        "platform_system": system,
+        "os_name": os_name,
+        "platform_machine": machine,
+    }
     for v in ("3.11", "3.12", "3.13")
-    for platform, system, os_name, machine in (("linux", "Linux", "posix", "x86_64"),
-                                               ("darwin", "Darwin", "posix", "arm64"),
-                                               ("win32", "Windows", "nt", "AMD64"))
+    for platform, system, os_name, machine in (
+        ("linux", "Linux", "posix", "x86_64"),
+        ("darwin", "Darwin", "posix", "arm64"),
+        ("win32", "Windows", "nt", "AMD64"),
+    )
 ]
 
 
 def _project():
-    tomllib = pytest.importorskip("tomllib", reason="Python 3.10 has no tomllib; CI's main Python runs this")
+    tomllib = pytest.importorskip(
+        "tomllib", reason="Python 3.10 has no tomllib; CI's main Python runs this"
+    )
     return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 
 
@@ -47,8 +58,11 @@ def _requirements(*extras):
 
 
 def _pinned(lock, environment):
-    return {name: version for name, version, marker in lock_pins(lock)
-            if marker is None or Marker(marker).evaluate(environment)}
+    return {
+        name: version
+        for name, version, marker in lock_pins(lock)
+        if marker is None or Marker(marker).evaluate(environment)
+    }
 
 
 def _lock_day(lock):
@@ -58,8 +72,11 @@ def _lock_day(lock):
     return match.group(1)
 
 
-@pytest.mark.parametrize("lock, extras", [(PIPELINE_LOCK, ("pipeline",)), (TEST_LOCK, ("pipeline", "test"))],
-                         ids=["pipeline", "test"])
+@pytest.mark.parametrize(
+    "lock, extras",
+    [(PIPELINE_LOCK, ("pipeline",)), (TEST_LOCK, ("pipeline", "test"))],
+    ids=["pipeline", "test"],
+)
 def test_the_lock_pins_every_requirement_within_pyprojects_range(lock, extras):
     """On each supported Python and platform, every requirement README's line installs (core, its
     extras, the build backend) has exactly one pinned version, inside pyproject.toml's range: a
@@ -71,8 +88,12 @@ def test_the_lock_pins_every_requirement_within_pyprojects_range(lock, extras):
                 continue
             name = re.sub(r"[-_.]+", "-", requirement.name).lower()
             where = f"{lock.name} on Python {environment['python_version']} / {environment['sys_platform']}"
-            assert name in pinned, f"{where}: {requirement} is not pinned; rerun `bash requirements/lock.sh`"
-            assert pinned[name] in requirement.specifier, f"{where}: {name}=={pinned[name]} is outside {requirement}"
+            assert name in pinned, (
+                f"{where}: {requirement} is not pinned; rerun `bash requirements/lock.sh`"
+            )
+            assert pinned[name] in requirement.specifier, (
+                f"{where}: {name}=={pinned[name]} is outside {requirement}"
+            )
 
 
 def test_both_locks_pin_the_same_releases_from_the_same_day():
@@ -89,7 +110,15 @@ def test_one_release_per_package_on_every_python():
     versions = {}
     for name, version, _ in lock_pins(TEST_LOCK):
         versions.setdefault(name, set()).add(version)
-    numerical = ("numpy", "scipy", "pandas", "scikit-learn", "xgboost-cpu", "matplotlib", "snakemake")
+    numerical = (
+        "numpy",
+        "scipy",
+        "pandas",
+        "scikit-learn",
+        "xgboost-cpu",
+        "matplotlib",
+        "snakemake",
+    )
     assert {name: versions[name] for name in numerical if len(versions[name]) != 1} == {}
 
 
@@ -111,7 +140,9 @@ def test_the_changelog_records_the_locks_day():
 
 
 def test_the_readme_installs_from_the_locks():
-    block = (REPO / "README.md").read_text(encoding="utf-8").split("```bash\n", 1)[1].splitlines()[:2]
+    block = (
+        (REPO / "README.md").read_text(encoding="utf-8").split("```bash\n", 1)[1].splitlines()[:2]
+    )
     assert "pip install --require-hashes -r requirements/pipeline.txt" in block[0]
     assert "pip install --require-hashes -r requirements/test.txt" in block[1]
     assert all("pip install --no-deps --no-build-isolation -e ." in line for line in block)
@@ -124,20 +155,28 @@ def test_lock_differences_names_each_installed_package_off_the_lock(tmp_path):
     pytest_version = importlib.metadata.version("pytest")
     packaging_version = importlib.metadata.version("packaging")
     lock = tmp_path / "lock.txt"
-    lock.write_text("# a lock\n"
-                    f"pytest==0.0.1 ; python_version < '3'\npytest=={pytest_version} ; python_version >= '3' \\\n"
-                    "    --hash=sha256:00\n"
-                    "packaging==0.0.1 \\\n    --hash=sha256:00\n"
-                    "no-such-distribution-anywhere==1.0\n")
+    lock.write_text(
+        "# a lock\n"
+        f"pytest==0.0.1 ; python_version < '3'\npytest=={pytest_version} ; python_version >= '3' \\\n"
+        "    --hash=sha256:00\n"
+        "packaging==0.0.1 \\\n    --hash=sha256:00\n"
+        "no-such-distribution-anywhere==1.0\n"
+    )
     assert lock_differences(lock) == [f"packaging {packaging_version} (lock: 0.0.1)"]
-    assert [pin[:2] for pin in lock_pins(lock)] == [("pytest", "0.0.1"), ("pytest", pytest_version),
-                                                   ("packaging", "0.0.1"), ("no-such-distribution-anywhere", "1.0")]
+    assert [pin[:2] for pin in lock_pins(lock)] == [
+        ("pytest", "0.0.1"),
+        ("pytest", pytest_version),
+        ("packaging", "0.0.1"),
+        ("no-such-distribution-anywhere", "1.0"),
+    ]
 
 
 def test_a_file_without_pins_is_refused_by_name(tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("# nothing here\n")
-    with pytest.raises(ValueError, match=r"empty\.txt: no 'name==version' line; a lock is written by"):
+    with pytest.raises(
+        ValueError, match=r"empty\.txt: no 'name==version' line; a lock is written by"
+    ):
         lock_pins(empty)
 
 
@@ -159,7 +198,9 @@ def test_the_environment_page_names_the_blas_kernels(monkeypatch):
 
     blas = [info for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
-    line = next(line for line in environment_markdown({}, {}).splitlines() if line.startswith("BLAS: "))
+    line = next(
+        line for line in environment_markdown({}, {}).splitlines() if line.startswith("BLAS: ")
+    )
     assert line.endswith("; OPENBLAS_CORETYPE=Haswell")
     assert all(f"{info['internal_api']} {info.get('version')} (" in line for info in blas)
     monkeypatch.delenv("OPENBLAS_CORETYPE")
@@ -168,16 +209,32 @@ def test_the_environment_page_names_the_blas_kernels(monkeypatch):
 
 # ---------------------------------------------------------------- the refresh command
 def test_the_refresh_command_refuses_a_day_that_is_not_one(tmp_path):
-    run = subprocess.run(["bash", str(LOCK_SCRIPT), "2026-13-45"], capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        ["bash", str(LOCK_SCRIPT), "2026-13-45"], capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 2
-    assert "'2026-13-45' is not a day as YYYY-MM-DD (usage: bash requirements/lock.sh [YYYY-MM-DD])" in run.stderr
+    assert (
+        "'2026-13-45' is not a day as YYYY-MM-DD (usage: bash requirements/lock.sh [YYYY-MM-DD])"
+        in run.stderr
+    )
 
 
 def test_the_jobs_environment_is_what_the_refresh_command_writes():
     """envs/rejectopt.yaml is requirements/lock_inputs.py's output for the checked-in lock, byte for
     byte: an edit by hand, or a lock refreshed without it, fails here."""
     pytest.importorskip("tomllib", reason="Python 3.10 has no tomllib; CI's main Python runs this")
-    run = subprocess.run([sys.executable, str(REPO / "requirements" / "lock_inputs.py"), "conda-env", str(TEST_LOCK)], capture_output=True, text=True, timeout=60, cwd=REPO)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "requirements" / "lock_inputs.py"),
+            "conda-env",
+            str(TEST_LOCK),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout == (REPO / "envs" / "rejectopt.yaml").read_text(encoding="utf-8")
 
@@ -186,8 +243,22 @@ def test_the_changelog_line_names_the_numerical_packages_that_moved(tmp_path):
     old, new = tmp_path / "old.txt", tmp_path / "new.txt"
     old.write_text("numpy==2.3.5\nscipy==1.17.1\nidna==3.10\ngone==1.0\n")
     new.write_text("numpy==2.4.6\nscipy==1.17.1\nidna==3.21\n")
-    run = subprocess.run([sys.executable, str(REPO / "requirements" / "lock_inputs.py"), "changes", str(old), str(new),
-                          "2026-12-06"], capture_output=True, text=True, timeout=60, cwd=REPO)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "requirements" / "lock_inputs.py"),
+            "changes",
+            str(old),
+            str(new),
+            "2026-12-06",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
     assert run.returncode == 0, run.stderr
-    assert run.stderr.splitlines()[-1] == ("- The lock (`requirements/`) moved to the releases published before "
-                                           "2026-12-06: numpy 2.3.5 -> 2.4.6 (1 other package(s) moved, 1 left).")
+    assert run.stderr.splitlines()[-1] == (
+        "- The lock (`requirements/`) moved to the releases published before "
+        "2026-12-06: numpy 2.3.5 -> 2.4.6 (1 other package(s) moved, 1 left)."
+    )

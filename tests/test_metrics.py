@@ -7,9 +7,9 @@ from rejectopt.metrics import (
     aurc,
     rc_curve,
     risk_full,
-    selective_risk_coverage,
     sele_loss,
     sele_proxy,
+    selective_risk_coverage,
 )
 from rejectopt.metrics._confusion import selective_outcome
 
@@ -116,13 +116,20 @@ def test_rc_curve_last_risk_is_full_risk():
 def test_selective_risk_coverage_accepts_below_or_at_threshold():
     risk, coverage = selective_risk_coverage([0, 1, 2, 3], [0.0, 1.0, 2.0, 3.0], 1.0)
     assert (risk, coverage) == (0.5, 0.5)
-    risk, coverage = selective_risk_coverage([1, 1], [5.0, 6.0], 0.0)  # nothing accepted: undefined risk
+    risk, coverage = selective_risk_coverage(
+        [1, 1], [5.0, 6.0], 0.0
+    )  # nothing accepted: undefined risk
     assert np.isnan(risk) and coverage == 0.0
 
 
 def test_metrics_return_python_floats():
     loss, score = _tied_sample(0)
-    for value in (aurc(loss, score), sele_loss(loss, score), sele_proxy(loss, score), risk_full(loss)):
+    for value in (
+        aurc(loss, score),
+        sele_loss(loss, score),
+        sele_proxy(loss, score),
+        risk_full(loss),
+    ):
         assert type(value) is float
 
 
@@ -155,11 +162,17 @@ def test_selective_outcome_counts_errors_and_rejections():
     assert got["coverage"] == pytest.approx(0.6) and got["selective_risk"] == pytest.approx(100 / 3)
     assert (got["n_test"], got["n_rejected"], got["n_errors_accepted"]) == (5, 2, 1)
     # other units: a 0/1 loss with loss_scale 1 gives the same risk divided by 100
-    assert selective_outcome(loss / 100, accepted, 0.2, loss_scale=1.0)["cost_risk"] == pytest.approx(got["cost_risk"] / 100)
+    assert selective_outcome(loss / 100, accepted, 0.2, loss_scale=1.0)[
+        "cost_risk"
+    ] == pytest.approx(got["cost_risk"] / 100)
     # accept all: the error rate; reject all: 100 d and an undefined selective risk
     assert selective_outcome(loss, np.ones(5, bool), 0.2)["cost_risk"] == pytest.approx(60.0)
     none = selective_outcome(loss, np.zeros(5, bool), 0.2)
-    assert none["cost_risk"] == pytest.approx(20.0) and none["coverage"] == 0 and np.isnan(none["selective_risk"])
+    assert (
+        none["cost_risk"] == pytest.approx(20.0)
+        and none["coverage"] == 0
+        and np.isnan(none["selective_risk"])
+    )
 
 
 @pytest.mark.parametrize("loss, accepted", [([0.0, 1.0], [True]), ([], []), ([[0.0]], [[True]])])
@@ -168,12 +181,15 @@ def test_selective_outcome_rejects_bad_shapes(loss, accepted):
         selective_outcome(loss, accepted, 0.1)
 
 
-@pytest.mark.parametrize("loss, cost, message", [
-    ([float("nan"), 0.0], 0.2, "NaN or infinite"),
-    ([-5.0, 0.0], 0.2, "non-negative"),
-    ([0.0, 100.0], -0.1, "reject_cost must be a finite number >= 0"),
-    ([0.0, 100.0], float("inf"), "reject_cost must be a finite number >= 0"),
-])
+@pytest.mark.parametrize(
+    "loss, cost, message",
+    [
+        ([float("nan"), 0.0], 0.2, "NaN or infinite"),
+        ([-5.0, 0.0], 0.2, "non-negative"),
+        ([0.0, 100.0], -0.1, "reject_cost must be a finite number >= 0"),
+        ([0.0, 100.0], float("inf"), "reject_cost must be a finite number >= 0"),
+    ],
+)
 def test_selective_outcome_refuses_a_bad_loss_or_reject_cost(loss, cost, message):
     """A NaN loss used to give a NaN cost risk, a negative one a negative selective risk."""
     with pytest.raises(ValueError, match=message):
@@ -185,18 +201,26 @@ def test_integer_scores_beyond_2_53_keep_their_order():
     assert aurc([1, 0], np.array([2**62 + 1, 2**62])) == 0.25
     assert aurc([1, 0], np.array([2**63 + 1, 2**63], dtype=np.uint64)) == 0.25
     assert aurc([1, 0], [10**400, 1]) == 0.25  # Python ints beyond any dtype: ranked exactly too
-    assert aurc([0, 1, 1], np.array([5, 2**60, 3])) == aurc([0, 1, 1], [5.0, 7.0, 3.0])  # small ones unchanged
+    assert aurc([0, 1, 1], np.array([5, 2**60, 3])) == aurc(
+        [0, 1, 1], [5.0, 7.0, 3.0]
+    )  # small ones unchanged
     with pytest.raises(ValueError, match="beyond 2\\*\\*53.*ranks"):
-        selective_risk_coverage([1, 0], np.array([2**62 + 1, 2**62]), 0.5)  # a threshold needs the values
+        selective_risk_coverage(
+            [1, 0], np.array([2**62 + 1, 2**62]), 0.5
+        )  # a threshold needs the values
 
 
 def test_inputs_a_newcomer_tries_are_refused_by_name():
-    with pytest.raises(TypeError, match="loss must be an array-like.*got a generator.*list\\(loss\\)"):
+    with pytest.raises(
+        TypeError, match="loss must be an array-like.*got a generator.*list\\(loss\\)"
+    ):
         aurc((x for x in [1, 0]), [1, 2])
     with pytest.raises(TypeError, match="uncertainty must be an array-like.*generator"):
         aurc([1, 0], (x for x in [1, 2]))
     with pytest.raises(ValueError, match="uncertainty holds a value beyond the float64 range"):
         aurc([1, 0], [10**400, 0.5])  # a Python int beside a float: no exact ranking possible
-    with pytest.raises(ValueError, match="loss values up to 1e\\+308 over 2 rows overflow float64 sums.*rescale"):
+    with pytest.raises(
+        ValueError, match="loss values up to 1e\\+308 over 2 rows overflow float64 sums.*rescale"
+    ):
         aurc([1e308, 1], [1, 2])
     assert aurc([1e300, 0], [1, 2]) == pytest.approx(0.75e300)  # large but summable: (1 + 1/2) / 2

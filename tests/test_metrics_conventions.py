@@ -28,13 +28,21 @@ from rejectopt.metrics import (
 )
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "metric_conventions_golden.json").read_text())
-FUNCTIONS = {"aurc": aurc, "augrc": augrc, "eaurc": eaurc, "eaugrc": eaugrc,
-             "risk_at_coverage": risk_at_coverage, "coverage_at_risk": coverage_at_risk}
+FUNCTIONS = {
+    "aurc": aurc,
+    "augrc": augrc,
+    "eaurc": eaurc,
+    "eaugrc": eaugrc,
+    "risk_at_coverage": risk_at_coverage,
+    "coverage_at_risk": coverage_at_risk,
+}
 LIBRARIES = [c for c in CONVENTIONS if c != "paper"]
 
 
 def _call(metric, loss, uncertainty, case, **kwargs):
-    target = {"risk_at_coverage": (case["coverage"],), "coverage_at_risk": (case["risk"],)}.get(metric, ())
+    target = {"risk_at_coverage": (case["coverage"],), "coverage_at_risk": (case["risk"],)}.get(
+        metric, ()
+    )
     return FUNCTIONS[metric](loss, uncertainty, *target, **kwargs)
 
 
@@ -47,9 +55,13 @@ def _same(got, want):
 def test_the_golden_file_covers_what_it_claims():
     cases = GOLDEN["cases"]
     assert sum(c["id"].startswith("random-") for c in cases) >= 300
-    assert sum(c["id"].startswith("fd-shifts:") for c in cases) == 31  # RC_STATS_TEST_CASES without NaN
+    assert (
+        sum(c["id"].startswith("fd-shifts:") for c in cases) == 31
+    )  # RC_STATS_TEST_CASES without NaN
     random_cases = [c for c in cases if c["id"].startswith("random-")]
-    assert sum(len(set(c["uncertainty"])) < len(c["uncertainty"]) for c in random_cases) > 150  # ties
+    assert (
+        sum(len(set(c["uncertainty"])) < len(c["uncertainty"]) for c in random_cases) > 150
+    )  # ties
     assert sum(not set(c["loss"]) <= {0.0, 1.0} for c in random_cases) > 100  # graded losses
     provenance = GOLDEN["provenance"]
     assert {"mapie", "torch-uncertainty", "torch", "numpy"} <= set(provenance["packages"])
@@ -85,7 +97,9 @@ def test_the_papers_aurc_is_mapies_one_minus_auarc_on_every_binary_case():
     checked = 0
     for case in GOLDEN["cases"]:
         if "mapie" in case["values"]:
-            assert _same(aurc(case["loss"], case["uncertainty"]), case["values"]["mapie"]["aurc"]), case["id"]
+            assert _same(
+                aurc(case["loss"], case["uncertainty"]), case["values"]["mapie"]["aurc"]
+            ), case["id"]
             checked += 1
     assert checked > 150
 
@@ -101,13 +115,19 @@ def test_the_four_sample_example():
     assert augrc(LOSS, UNCERTAINTY, convention="fd-shifts") == 0.1875
     # Geifman: (1/2 + 1/4 + 1/3 + 0) / 4 = 13/48, the same number by another road
     assert aurc(LOSS, UNCERTAINTY, convention="geifman") == pytest.approx(13 / 48, abs=1e-15)
-    assert aurc(LOSS, UNCERTAINTY, convention="fd-shifts-legacy") == pytest.approx(13 / 48, abs=1e-15)
+    assert aurc(LOSS, UNCERTAINTY, convention="fd-shifts-legacy") == pytest.approx(
+        13 / 48, abs=1e-15
+    )
     # MAPIE: 1 - mean(1, 1/2, 2/3, 1/2) = 1/3, eq. (27) of the paper
     assert aurc(LOSS, UNCERTAINTY, convention="mapie") == pytest.approx(1 / 3, abs=1e-15)
     assert aurc(LOSS, UNCERTAINTY) == pytest.approx(1 / 3, abs=1e-15)
     # torch-uncertainty: trapezoid over (k/4, r_k) = 13/48, divided by 1 - 1/4
-    assert aurc(LOSS, UNCERTAINTY, convention="torch-uncertainty") == pytest.approx(13 / 36, abs=1e-15)
-    assert augrc(LOSS, UNCERTAINTY, convention="torch-uncertainty") == pytest.approx(0.25, abs=1e-15)
+    assert aurc(LOSS, UNCERTAINTY, convention="torch-uncertainty") == pytest.approx(
+        13 / 36, abs=1e-15
+    )
+    assert augrc(LOSS, UNCERTAINTY, convention="torch-uncertainty") == pytest.approx(
+        0.25, abs=1e-15
+    )
     assert round(aurc(LOSS, UNCERTAINTY, convention="torch-uncertainty"), 3) == 0.361
 
 
@@ -115,15 +135,21 @@ def test_swapping_tied_examples_moves_every_convention_but_fd_shifts():
     tied = [-0.9, -0.8, -0.8, -0.1]
     a, b = [0, 1, 0, 1], [0, 0, 1, 1]  # the two tied examples (positions 1 and 2) swapped
     assert aurc(a, tied, convention="fd-shifts") == aurc(b, tied, convention="fd-shifts") == 0.1875
-    expected = {"torch-uncertainty": (13 / 36, 7 / 36), "geifman": (3 / 16, 13 / 48),
-                "fd-shifts-legacy": (7 / 48, 1 / 3), "mapie": (1 / 3, 5 / 24), "paper": (1 / 3, 5 / 24)}
+    expected = {
+        "torch-uncertainty": (13 / 36, 7 / 36),
+        "geifman": (3 / 16, 13 / 48),
+        "fd-shifts-legacy": (7 / 48, 1 / 3),
+        "mapie": (1 / 3, 5 / 24),
+        "paper": (1 / 3, 5 / 24),
+    }
     for convention, (before, after) in expected.items():
         assert aurc(a, tied, convention=convention) == pytest.approx(before, abs=1e-15), convention
         assert aurc(b, tied, convention=convention) == pytest.approx(after, abs=1e-15), convention
         # the tie-averaged value is the same for both orders: the mean of the two orders' values
         for loss in (a, b):
             assert aurc(loss, tied, ties="average", convention=convention) == pytest.approx(
-                (before + after) / 2, abs=1e-15), convention
+                (before + after) / 2, abs=1e-15
+            ), convention
     assert round(aurc(b, tied, convention="torch-uncertainty"), 3) == 0.194
 
 
@@ -137,19 +163,33 @@ def _every_tie_order(loss, uncertainty):
         yield loss[order], uncertainty[order]
 
 
-@pytest.mark.parametrize("convention", ["torch-uncertainty", "geifman", "fd-shifts-legacy", "mapie", "paper"])
+@pytest.mark.parametrize(
+    "convention", ["torch-uncertainty", "geifman", "fd-shifts-legacy", "mapie", "paper"]
+)
 def test_tie_average_is_the_mean_over_every_order_of_the_tied_examples(convention):
     rng = np.random.default_rng(7)
     metrics = [m for m in ("aurc", "augrc", "eaurc", "risk_at_coverage") if _defines(convention, m)]
     for _ in range(12):
         n = int(rng.integers(2, 7))
         uncertainty = rng.integers(0, 3, n).astype(float)  # at most 5! x 1 orders
-        loss = (rng.random(n) < 0.5).astype(float) if convention == "mapie" else rng.choice([0.0, 0.3, 1.0], n)
+        loss = (
+            (rng.random(n) < 0.5).astype(float)
+            if convention == "mapie"
+            else rng.choice([0.0, 0.3, 1.0], n)
+        )
         case = {"coverage": float(rng.choice([0.4, 0.75, 1.0])), "risk": 0.3}
         for metric in metrics:
-            values = [_call(metric, lo, un, case, convention=convention) for lo, un in _every_tie_order(loss, uncertainty)]
+            values = [
+                _call(metric, lo, un, case, convention=convention)
+                for lo, un in _every_tie_order(loss, uncertainty)
+            ]
             averaged = _call(metric, loss, uncertainty, case, convention=convention, ties="average")
-            assert averaged == pytest.approx(np.mean(values), abs=1e-12), (convention, metric, loss, uncertainty)
+            assert averaged == pytest.approx(np.mean(values), abs=1e-12), (
+                convention,
+                metric,
+                loss,
+                uncertainty,
+            )
 
 
 def _defines(convention, metric):
@@ -166,23 +206,35 @@ def test_fd_shifts_ignores_the_order_of_ties():
     orders = [np.lexsort((rng.random(30), uncertainty)) for _ in range(5)]  # tie groups shuffled
     for metric in FUNCTIONS:
         case = {"coverage": 0.6, "risk": 0.6}
-        values = [_call(metric, loss[o], uncertainty[o], case, convention="fd-shifts") for o in orders]
+        values = [
+            _call(metric, loss[o], uncertainty[o], case, convention="fd-shifts") for o in orders
+        ]
         assert max(values) - min(values) < 1e-12, metric
         assert len({tuple(loss[o]) for o in orders}) == 5  # the orders differ
 
 
-@pytest.mark.parametrize(("convention", "metric"), [
-    ("mapie", "eaurc"), ("mapie", "augrc"), ("mapie", "risk_at_coverage"), ("torch-uncertainty", "eaurc"),
-    ("geifman", "augrc"), ("geifman", "coverage_at_risk"), ("fd-shifts-legacy", "eaugrc"),
-    ("torch-uncertainty", "eaugrc"),
-])
+@pytest.mark.parametrize(
+    ("convention", "metric"),
+    [
+        ("mapie", "eaurc"),
+        ("mapie", "augrc"),
+        ("mapie", "risk_at_coverage"),
+        ("torch-uncertainty", "eaurc"),
+        ("geifman", "augrc"),
+        ("geifman", "coverage_at_risk"),
+        ("fd-shifts-legacy", "eaugrc"),
+        ("torch-uncertainty", "eaugrc"),
+    ],
+)
 def test_a_metric_the_convention_lacks_is_an_error_naming_both(convention, metric):
     with pytest.raises(ValueError, match=rf"convention '{convention}' .* does not define {metric}"):
         _call(metric, LOSS, UNCERTAINTY, {"coverage": 0.5, "risk": 0.5}, convention=convention)
 
 
 def test_unknown_convention_and_non_binary_mapie_losses_are_errors():
-    with pytest.raises(ValueError, match="convention must be one of 'paper', 'fd-shifts'.*got 'sklearn'"):
+    with pytest.raises(
+        ValueError, match="convention must be one of 'paper', 'fd-shifts'.*got 'sklearn'"
+    ):
         aurc(LOSS, UNCERTAINTY, convention="sklearn")
     with pytest.raises(ValueError, match="convention 'mapie'.*0/1 losses"):
         aurc([0, 100, 0, 100], UNCERTAINTY, convention="mapie")
@@ -202,7 +254,9 @@ def test_the_paper_convention_is_the_default_bit_for_bit():
     loss, uncertainty = 100.0 * (rng.random(200) < 0.3), np.round(rng.random(200), 1)
     assert aurc(loss, uncertainty, convention="paper") == aurc(loss, uncertainty)
     assert eaurc(loss, uncertainty, convention="paper") == eaurc(loss, uncertainty)
-    assert risk_at_coverage(loss, uncertainty, 0.7, convention="paper") == risk_at_coverage(loss, uncertainty, 0.7)
+    assert risk_at_coverage(loss, uncertainty, 0.7, convention="paper") == risk_at_coverage(
+        loss, uncertainty, 0.7
+    )
 
 
 def test_bootstrap_evaluates_a_library_convention_per_resample():
@@ -221,11 +275,15 @@ def test_excess_aurc_of_0_100_losses_is_the_0_1_value_times_100(convention):
     # Their reference e + (1 - e) ln(1 - e) is the 0/1 oracle: on the 0/100 loss it was NaN
     got = eaurc([0, 100, 0, 100, 0], [1, 2, 3, 4, 5], convention=convention)
     assert math.isfinite(got)
-    assert got == pytest.approx(100 * eaurc([0, 1, 0, 1, 0], [1, 2, 3, 4, 5], convention=convention), rel=1e-12)
+    assert got == pytest.approx(
+        100 * eaurc([0, 1, 0, 1, 0], [1, 2, 3, 4, 5], convention=convention), rel=1e-12
+    )
     # by hand (geifman): risks after removing 0..4 of the least confident: 2/5, 2/5, 1/4, 1/3, 0/2 -> mean
     if convention == "geifman":
         e = 0.4
-        assert got == pytest.approx(100 * ((0.4 + 0.4 + 0.25 + 1 / 3 + 0.0) / 5 - (e + (1 - e) * math.log(1 - e))))
+        assert got == pytest.approx(
+            100 * ((0.4 + 0.4 + 0.25 + 1 / 3 + 0.0) / 5 - (e + (1 - e) * math.log(1 - e)))
+        )
 
 
 @pytest.mark.parametrize("convention", ["geifman", "fd-shifts-legacy"])
@@ -233,7 +291,9 @@ def test_excess_aurc_refuses_losses_its_0_1_reference_does_not_define(convention
     with pytest.raises(ValueError, match=f"convention '{convention}'.*0/1.*'paper' or 'fd-shifts'"):
         eaurc([0, 1, 2, 1, 0], [1, 2, 3, 4, 5], convention=convention)  # absolute errors
     # graded losses in [0, 1] keep the library's own value (the golden cases check it); here by hand
-    if convention == "geifman":  # risks 1/2 and 0.5/2 (divided by one more than kept), reference at e = 1/2
+    if (
+        convention == "geifman"
+    ):  # risks 1/2 and 0.5/2 (divided by one more than kept), reference at e = 1/2
         want = (0.5 + 0.25) / 2 - (0.5 + 0.5 * math.log(0.5))
         assert eaurc([0.5, 0.5], [0, 1], convention=convention) == pytest.approx(want, rel=1e-12)
 
@@ -248,7 +308,9 @@ def test_fd_shifts_legacy_scores_a_single_wrong_prediction_zero_as_fd_shifts_doe
 # --------------------------------------------------------------------------------------------
 # Partial areas: fd-shifts' evaluate_auc(cov_min, cov_max), values made by its re-typed code
 # --------------------------------------------------------------------------------------------
-PARTIAL = json.loads((Path(__file__).parent / "data" / "metric_partial_area_golden.json").read_text())
+PARTIAL = json.loads(
+    (Path(__file__).parent / "data" / "metric_partial_area_golden.json").read_text()
+)
 
 
 def test_partial_areas_equal_fd_shifts_own_values():
@@ -257,7 +319,9 @@ def test_partial_areas_equal_fd_shifts_own_values():
         loss, uncertainty = np.asarray(case["loss"]), np.asarray(case["uncertainty"])
         for value in case["values"]:
             for metric, function in (("aurc", aurc), ("augrc", augrc)):
-                got = function(loss, uncertainty, convention="fd-shifts", coverage_range=tuple(value["range"]))
+                got = function(
+                    loss, uncertainty, convention="fd-shifts", coverage_range=tuple(value["range"])
+                )
                 checked += 1
                 if not _same(got, value[metric]):
                     wrong.append((case["id"], metric, value["range"], got, value[metric]))
@@ -265,7 +329,9 @@ def test_partial_areas_equal_fd_shifts_own_values():
     assert not wrong, wrong[:5]
     assert PARTIAL["provenance"]["re-typed"]["repo"] == "IML-DKFZ/fd-shifts"
     # fd-shifts itself refuses a partial AUGRC on every range but [0, 1]
-    refusals = {tuple(v["range"]): v["fd_shifts_augrc"] for c in PARTIAL["cases"] for v in c["values"]}
+    refusals = {
+        tuple(v["range"]): v["fd_shifts_augrc"] for c in PARTIAL["cases"] for v in c["values"]
+    }
     assert refusals[(0.0, 1.0)] is None and refusals[(0.0, 0.5)] == "NotImplementedError"
 
 
@@ -292,17 +358,22 @@ def test_fd_shifts_partial_aurc_is_the_integral_of_its_curve_but_inside_one_segm
     # four-sample: confidences 0.9, 0.8, 0.7, 0.1 -> uncertainties, errors at 0.8 and 0.1; points at 1/4 .. 1
     loss, uncertainty = [0, 1, 0, 1], [-0.9, -0.8, -0.7, -0.1]
     for low, high in ((0.0, 1.0), (0.2, 0.8), (0.25, 0.75), (0.1, 0.2)):
-        assert aurc(loss, uncertainty, convention="fd-shifts", coverage_range=(low, high)) == pytest.approx(
-            _hyperbola_integral(loss, uncertainty, low, high), abs=1e-9)
+        assert aurc(
+            loss, uncertainty, convention="fd-shifts", coverage_range=(low, high)
+        ) == pytest.approx(_hyperbola_integral(loss, uncertainty, low, high), abs=1e-9)
     # both ends inside (1/2, 3/4): fd-shifts' single-segment formula is not that integral (its value kept)
     fd = aurc(loss, uncertainty, convention="fd-shifts", coverage_range=(0.5625, 0.6875))
-    golden = next(v["aurc"] for v in PARTIAL["cases"][0]["values"] if v["range"] == [0.5625, 0.6875])
+    golden = next(
+        v["aurc"] for v in PARTIAL["cases"][0]["values"] if v["range"] == [0.5625, 0.6875]
+    )
     assert fd == pytest.approx(golden, rel=1e-12)
     assert abs(fd - _hyperbola_integral(loss, uncertainty, 0.5625, 0.6875)) > 0.05
 
 
 def test_partial_areas_refuse_conventions_without_one_and_bad_ranges():
-    with pytest.raises(ValueError, match="coverage_range is defined for the conventions 'paper' and 'fd-shifts'"):
+    with pytest.raises(
+        ValueError, match="coverage_range is defined for the conventions 'paper' and 'fd-shifts'"
+    ):
         aurc([0, 1], [0, 1], convention="torch-uncertainty", coverage_range=(0, 0.5))
     with pytest.raises(ValueError, match="convention 'mapie'.*does not define augrc"):
         augrc([0, 1], [0, 1], convention="mapie", coverage_range=(0, 0.5))

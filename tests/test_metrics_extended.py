@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rejectopt import metrics
+from rejectopt._checks import clopper_pearson
 from rejectopt.metrics import (
     METRICS,
     ConfidenceInterval,
@@ -23,8 +24,11 @@ from rejectopt.metrics import (
     risk_at_coverage,
     sele_loss,
 )
-from rejectopt.selective import empirical_risk_coverage, fit_bounded_abstention, fit_bounded_improvement
-from rejectopt._checks import clopper_pearson
+from rejectopt.selective import (
+    empirical_risk_coverage,
+    fit_bounded_abstention,
+    fit_bounded_improvement,
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -102,7 +106,9 @@ def test_augrc_is_invariant_to_example_order_and_uses_loss_units():
     loss, u = rng.integers(0, 3, 50) * 100.0, rng.integers(0, 6, 50).astype(float)
     perm = rng.permutation(50)
     assert augrc(loss[perm], u[perm]) == pytest.approx(augrc(loss, u), rel=1e-13)
-    assert augrc(loss / 100, u) == pytest.approx(augrc(loss, u) / 100, rel=1e-13)  # no x1000 scaling
+    assert augrc(loss / 100, u) == pytest.approx(
+        augrc(loss, u) / 100, rel=1e-13
+    )  # no x1000 scaling
 
 
 def test_augrc_sele_identity_for_distinct_scores():
@@ -115,7 +121,9 @@ def test_augrc_sele_identity_for_distinct_scores():
         generalized = risk * coverage  # L(k)/n
         right_riemann = float(np.sum(generalized) / n)
         assert sele_loss(loss, u) == pytest.approx(right_riemann, rel=1e-12, abs=1e-15)
-        assert augrc(loss, u) == pytest.approx(sele_loss(loss, u) - loss.sum() / (2 * n**2), rel=1e-12, abs=1e-15)
+        assert augrc(loss, u) == pytest.approx(
+            sele_loss(loss, u) - loss.sum() / (2 * n**2), rel=1e-12, abs=1e-15
+        )
 
 
 def test_augrc_sele_identity_with_ties():
@@ -156,9 +164,13 @@ def test_excess_areas_against_definitions_and_nonnegative():
     rng = np.random.default_rng(8)
     for _ in range(200):
         loss, u = _random_case(rng)
-        assert eaurc(loss, u) == pytest.approx(_aurc_index(loss, u) - _aurc_index(loss, loss), abs=1e-12)
+        assert eaurc(loss, u) == pytest.approx(
+            _aurc_index(loss, u) - _aurc_index(loss, loss), abs=1e-12
+        )
         oracle = _augrc_reference(loss.tolist(), loss.tolist())
-        assert eaugrc(loss, u) == pytest.approx(_augrc_reference(loss.tolist(), u.tolist()) - oracle, abs=1e-12)
+        assert eaugrc(loss, u) == pytest.approx(
+            _augrc_reference(loss.tolist(), u.tolist()) - oracle, abs=1e-12
+        )
         assert eaurc(loss, u) >= -1e-12 and eaugrc(loss, u) >= -1e-12
 
 
@@ -181,8 +193,14 @@ def test_aurc_tie_rules():
     assert aurc(loss, u, ties="average") == pytest.approx(aurc(loss, u), rel=1e-13)  # no ties: same
     loss, u = rng.integers(0, 3, 80).astype(float), rng.integers(0, 4, 80).astype(float)
     perm = rng.permutation(80)
-    assert aurc(loss[perm], u[perm], ties="average") == pytest.approx(aurc(loss, u, ties="average"), rel=1e-13)
-    assert aurc(loss, u, ties="index") == aurc(loss, u) == pytest.approx(_aurc_index(loss, u), rel=1e-13)
+    assert aurc(loss[perm], u[perm], ties="average") == pytest.approx(
+        aurc(loss, u, ties="average"), rel=1e-13
+    )
+    assert (
+        aurc(loss, u, ties="index")
+        == aurc(loss, u)
+        == pytest.approx(_aurc_index(loss, u), rel=1e-13)
+    )
     with pytest.raises(ValueError, match="ties"):
         aurc(loss, u, ties="random")
 
@@ -203,12 +221,15 @@ def test_risk_at_coverage_is_the_bounded_abstention_rule():
     for _ in range(100):
         loss, u = _random_case(rng)
         omega = float(rng.uniform(0.01, 1.0))
-        expected_risk, expected_coverage = empirical_risk_coverage(loss, u, fit_bounded_abstention(loss, u, omega))
+        expected_risk, expected_coverage = empirical_risk_coverage(
+            loss, u, fit_bounded_abstention(loss, u, omega)
+        )
         assert expected_coverage == pytest.approx(omega, rel=1e-9)
         assert risk_at_coverage(loss, u, omega) == pytest.approx(expected_risk, rel=1e-9, abs=1e-12)
         perm = rng.permutation(loss.size)
         assert risk_at_coverage(loss[perm], u[perm], omega) == pytest.approx(
-            risk_at_coverage(loss, u, omega), rel=1e-12, abs=1e-15)
+            risk_at_coverage(loss, u, omega), rel=1e-12, abs=1e-15
+        )
 
 
 def test_coverage_at_risk_is_the_bounded_improvement_rule():
@@ -280,7 +301,9 @@ def test_bootstrap_vectorised_equals_per_resample_loop(form):
     for seed in range(4):
         loss, u = _random_case(rng)
         fast = bootstrap_ci(metric, loss, u, n_resamples=150, level=0.9, random_state=seed)
-        slow = bootstrap_ci(lambda a, b: function(a, b), loss, u, n_resamples=150, level=0.9, random_state=seed)
+        slow = bootstrap_ci(
+            lambda a, b: function(a, b), loss, u, n_resamples=150, level=0.9, random_state=seed
+        )
         assert isinstance(fast, ConfidenceInterval) and isinstance(fast.low, float)
         np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
         assert fast.low <= fast.high
@@ -302,7 +325,9 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
 def test_bootstrap_in_blocks_equals_the_loop(monkeypatch):
     rng = np.random.default_rng(1)
     loss, u = rng.random(50), rng.random(50)
-    monkeypatch.setattr(metrics._bootstrap, "_BOOTSTRAP_BLOCK_ELEMENTS", 50 * 7)  # 7 resamples per block
+    monkeypatch.setattr(
+        metrics._bootstrap, "_BOOTSTRAP_BLOCK_ELEMENTS", 50 * 7
+    )  # 7 resamples per block
     blocked = bootstrap_ci("augrc", loss, u, n_resamples=100, random_state=3)
     looped = bootstrap_ci(lambda a, b: augrc(a, b), loss, u, n_resamples=100, random_state=3)
     np.testing.assert_allclose(blocked, looped, rtol=1e-12)
@@ -332,12 +357,19 @@ def test_bootstrap_argument_errors(kwargs, match):
 def test_registry():
     assert list(METRICS) == ["aurc", "augrc", "eaurc", "eaugrc"]
     assert {name: m.label for name, m in METRICS.items()} == {
-        "aurc": "AuRC", "augrc": "AUGRC", "eaurc": "E-AuRC", "eaugrc": "E-AUGRC"}
+        "aurc": "AuRC",
+        "augrc": "AUGRC",
+        "eaurc": "E-AuRC",
+        "eaugrc": "E-AUGRC",
+    }
     for name, entry in METRICS.items():
         assert get_metric(name) is entry.function is getattr(metrics, name)
         assert isinstance(entry.function([0.0, 1.0], [0.5, 0.2]), float)
     assert get_metric(augrc) is augrc
-    with pytest.raises(ValueError, match="'AURC' is not a valid metric name; valid names are 'aurc', 'augrc', 'eaurc', 'eaugrc'"):
+    with pytest.raises(
+        ValueError,
+        match="'AURC' is not a valid metric name; valid names are 'aurc', 'augrc', 'eaurc', 'eaugrc'",
+    ):
         get_metric("AURC")
 
 
@@ -348,8 +380,10 @@ def test_reject_confusion_matrix():
     m = reject_confusion_matrix(y_true, y_pred, rejected)
     correct = y_true == y_pred
     assert m.dtype == np.int64 and m.shape == (2, 2)
-    assert m.tolist() == [[np.sum(~rejected & correct), np.sum(~rejected & ~correct)],
-                          [np.sum(rejected & correct), np.sum(rejected & ~correct)]]
+    assert m.tolist() == [
+        [np.sum(~rejected & correct), np.sum(~rejected & ~correct)],
+        [np.sum(rejected & correct), np.sum(rejected & ~correct)],
+    ]
     assert reject_confusion_matrix(["a", "b"], ["a", "a"], [0, 1]).tolist() == [[1, 0], [0, 1]]
 
 
@@ -383,7 +417,10 @@ BAD_INPUTS = {
     "nan_loss": (([0.0, np.nan], [0.1, 0.2]), r"loss contains 1 NaN"),
     "nan_uncertainty": (([0.0, 1.0], [np.nan, 0.2]), r"uncertainty contains 1 NaN"),
     "negative_loss": (([0.0, -1.0], [0.1, 0.2]), r"loss must be non-negative"),
-    "length_mismatch": (([0.0, 1.0], [0.1, 0.2, 0.3]), r"loss and uncertainty must have the same length"),
+    "length_mismatch": (
+        ([0.0, 1.0], [0.1, 0.2, 0.3]),
+        r"loss and uncertainty must have the same length",
+    ),
     "empty": (([], []), r"loss must contain at least one example"),
 }
 
@@ -431,12 +468,16 @@ def test_paper_partial_aurc_integrates_the_step_curve_of_eq_27():
     loss, uncertainty = rng.integers(0, 3, 23).astype(float), rng.integers(0, 6, 23).astype(float)
     for ties in ("index", "average"):
         assert aurc(loss, uncertainty, ties=ties, coverage_range=(0, 1)) == pytest.approx(
-            aurc(loss, uncertainty, ties=ties), rel=1e-13)
+            aurc(loss, uncertainty, ties=ties), rel=1e-13
+        )
         for low, high in ((0.0, 0.5), (0.13, 0.71), (0.5, 1.0), (0.3, 0.31)):
             assert aurc(loss, uncertainty, ties=ties, coverage_range=(low, high)) == pytest.approx(
-                _step_area(loss, uncertainty, low, high, ties), abs=1e-5)
+                _step_area(loss, uncertainty, low, high, ties), abs=1e-5
+            )
     # by hand: risks 0, 1/2, 2/3 on (0, 1/3], (1/3, 2/3], (2/3, 1]; [1/2, 1] holds 1/6 of 1/2 and 1/3 of 2/3
-    assert aurc([0, 1, 1], [1, 2, 3], coverage_range=(0.5, 1)) == pytest.approx(1 / 12 + 2 / 9, rel=1e-12)
+    assert aurc([0, 1, 1], [1, 2, 3], coverage_range=(0.5, 1)) == pytest.approx(
+        1 / 12 + 2 / 9, rel=1e-12
+    )
     # additive over adjacent ranges
     parts = [aurc(loss, uncertainty, coverage_range=r) for r in ((0, 0.4), (0.4, 0.9), (0.9, 1))]
     assert sum(parts) == pytest.approx(aurc(loss, uncertainty), rel=1e-12)
@@ -445,11 +486,14 @@ def test_paper_partial_aurc_integrates_the_step_curve_of_eq_27():
 def test_paper_partial_augrc_is_the_trapezoid_on_the_sub_range():
     rng = np.random.default_rng(6)
     loss, uncertainty = rng.random(31), np.round(rng.random(31), 1)
-    assert augrc(loss, uncertainty, coverage_range=(0, 1)) == pytest.approx(augrc(loss, uncertainty), rel=1e-13)
+    assert augrc(loss, uncertainty, coverage_range=(0, 1)) == pytest.approx(
+        augrc(loss, uncertainty), rel=1e-13
+    )
     parts = [augrc(loss, uncertainty, coverage_range=r) for r in ((0, 0.25), (0.25, 0.6), (0.6, 1))]
     assert sum(parts) == pytest.approx(augrc(loss, uncertainty), rel=1e-12)
     assert augrc(loss, uncertainty, coverage_range=(0.2, 0.7)) == pytest.approx(
-        augrc(loss, uncertainty, convention="fd-shifts", coverage_range=(0.2, 0.7)), rel=1e-12)
+        augrc(loss, uncertainty, convention="fd-shifts", coverage_range=(0.2, 0.7)), rel=1e-12
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -459,21 +503,33 @@ def test_groups_give_each_groups_own_metric():
     rng = np.random.default_rng(8)
     loss, uncertainty = 100.0 * (rng.random(90) < 0.3), np.round(rng.random(90), 2)
     groups = rng.choice(["x", "y", "z"], 90)
-    for function, kwargs in ((aurc, {}), (augrc, {}), (eaurc, {}), (eaugrc, {}), (aurc, {"ties": "average"}),
-                             (aurc, {"coverage_range": (0, 0.5)}), (risk_at_coverage, {"coverage": 0.6}),
-                             (coverage_at_risk, {"risk": 20.0}), (aurc, {"convention": "fd-shifts"})):
+    for function, kwargs in (
+        (aurc, {}),
+        (augrc, {}),
+        (eaurc, {}),
+        (eaugrc, {}),
+        (aurc, {"ties": "average"}),
+        (aurc, {"coverage_range": (0, 0.5)}),
+        (risk_at_coverage, {"coverage": 0.6}),
+        (coverage_at_risk, {"risk": 20.0}),
+        (aurc, {"convention": "fd-shifts"}),
+    ):
         got = function(loss, uncertainty, groups=groups, **kwargs)
         assert list(got) == ["x", "y", "z"]
         for label in got:
             rows = groups == label
             assert got[label] == function(loss[rows], uncertainty[rows], **kwargs)
     curves = rc_curve(loss, uncertainty, groups=groups)
-    assert np.array_equal(curves["y"][1], rc_curve(loss[groups == "y"], uncertainty[groups == "y"])[1])
+    assert np.array_equal(
+        curves["y"][1], rc_curve(loss[groups == "y"], uncertainty[groups == "y"])[1]
+    )
     assert aurc([0, 1, 0, 1], [1, 2, 3, 4], groups=np.array([2, 2, 1, 1])) == {1: 0.25, 2: 0.25}
 
 
 def test_groups_are_refused_when_they_do_not_label_every_row():
-    with pytest.raises(ValueError, match="groups must hold one label per row: 3 rows, got shape \\(2,\\)"):
+    with pytest.raises(
+        ValueError, match="groups must hold one label per row: 3 rows, got shape \\(2,\\)"
+    ):
         aurc([0, 1, 0], [1, 2, 3], groups=["a", "b"])
     with pytest.raises(ValueError, match="missing label \\(None or NaN\\) at row 1"):
         aurc([0, 1, 0], [1, 2, 3], groups=["a", None, "b"])
@@ -495,8 +551,11 @@ def test_selective_report_by_hand():
     assert report["coverage"].tolist() == pytest.approx([2 / 3, 2 / 4, 4 / 7])
     assert report["selective_risk"].tolist() == pytest.approx([0.0, 50.0, 25.0])
     assert report["worst"].tolist() == [False, True, False]
-    assert report["aurc"].tolist() == [aurc(loss[:3], uncertainty[:3]), aurc(loss[3:], uncertainty[3:]),
-                                       aurc(loss, uncertainty)]
+    assert report["aurc"].tolist() == [
+        aurc(loss[:3], uncertainty[:3]),
+        aurc(loss[3:], uncertainty[3:]),
+        aurc(loss, uncertainty),
+    ]
     assert report["augrc"].iloc[1] == augrc(loss[3:], uncertainty[3:])
     full = metrics.selective_report(loss, uncertainty)  # no groups, every row accepted
     assert full["group"].tolist() == ["(all)"] and full["coverage"].tolist() == [1.0]
@@ -513,8 +572,13 @@ def test_selective_report_takes_a_fitted_selective_classifier_on_real_data():
     from rejectopt.selective import SelectionFunction
 
     X, y = load_wine(return_X_y=True)
-    model = SelectiveClassifier(make_pipeline(StandardScaler(), LogisticRegression()), target="coverage", value=0.8,
-                                C_grid=(1.0,), random_state=0).fit(X[::2], y[::2])
+    model = SelectiveClassifier(
+        make_pipeline(StandardScaler(), LogisticRegression()),
+        target="coverage",
+        value=0.8,
+        C_grid=(1.0,),
+        random_state=0,
+    ).fit(X[::2], y[::2])
     X_test, y_test = X[1::2], y[1::2]
     uncertainty = model.predict_uncertainty(X_test)
     loss = 100.0 * (model.estimator_.predict(X_test) != y_test)
@@ -522,11 +586,17 @@ def test_selective_report_takes_a_fitted_selective_classifier_on_real_data():
     report = metrics.selective_report(loss, uncertainty, groups, selection=model, confidence=0.9)
     prob = model.selection_.acceptance_probability(uncertainty)
     assert report["coverage"].iloc[-1] == pytest.approx(prob.mean())
-    same = metrics.selective_report(loss, uncertainty, groups,
-                                    selection=SelectionFunction(model.selection_.threshold, model.selection_.accept_prob),
-                                    confidence=0.9)
+    same = metrics.selective_report(
+        loss,
+        uncertainty,
+        groups,
+        selection=SelectionFunction(model.selection_.threshold, model.selection_.accept_prob),
+        confidence=0.9,
+    )
     assert report.equals(same)
-    assert (report["risk_low"] <= report["selective_risk"]).all() and (report["selective_risk"] <= report["risk_high"]).all()
+    assert (report["risk_low"] <= report["selective_risk"]).all() and (
+        report["selective_risk"] <= report["risk_high"]
+    ).all()
 
 
 # --------------------------------------------------------------------------------------------
@@ -542,29 +612,49 @@ def _population(rng, reps, n, binary=True):
 
 def test_band_known_answer_clopper_pearson_and_bernstein():
     band = metrics.risk_coverage_band([0, 0, 100, 0, 100], [1, 2, 3, 3, 4], confidence=0.9)
-    assert band.coverage.tolist() == [0.2, 0.4, 0.8, 1.0] and band["risk"].tolist() == [0.0, 0.0, 25.0, 40.0]
+    assert band.coverage.tolist() == [0.2, 0.4, 0.8, 1.0] and band["risk"].tolist() == [
+        0.0,
+        0.0,
+        25.0,
+        40.0,
+    ]
     from scipy.stats import beta  # the exact binomial interval, from its definition
+
     assert band.lower[2] == pytest.approx(100 * beta.ppf(0.05, 1, 4), rel=1e-12)
     assert band.upper[2] == pytest.approx(100 * beta.ppf(0.95, 2, 3), rel=1e-12)
-    assert band.lower[0] == 0.0 and band.upper[0] == pytest.approx(100 * (1 - 0.05 ** (1 / 1)), rel=1e-12)
-    assert set(band.keys()) >= {"coverage", "risk", "lower", "upper"} and band["method"].startswith("Clopper")
-    together = metrics.risk_coverage_band([0, 0, 100, 0, 100], [1, 2, 3, 3, 4], confidence=0.9, simultaneous=True)
-    assert together.upper[2] == pytest.approx(100 * beta.ppf(1 - 0.1 / 8, 2, 3), rel=1e-12)  # Bonferroni, m = 4
+    assert band.lower[0] == 0.0 and band.upper[0] == pytest.approx(
+        100 * (1 - 0.05 ** (1 / 1)), rel=1e-12
+    )
+    assert set(band.keys()) >= {"coverage", "risk", "lower", "upper"} and band["method"].startswith(
+        "Clopper"
+    )
+    together = metrics.risk_coverage_band(
+        [0, 0, 100, 0, 100], [1, 2, 3, 3, 4], confidence=0.9, simultaneous=True
+    )
+    assert together.upper[2] == pytest.approx(
+        100 * beta.ppf(1 - 0.1 / 8, 2, 3), rel=1e-12
+    )  # Bonferroni, m = 4
     assert "Bonferroni over 4 coverages" in together.method
     # bounded losses: Maurer & Pontil, each side at alpha / 2: sqrt(2 V ln(4/a) / k) + 7 ln(4/a) / (3 (k - 1))
     loss = np.array([0.0, 1.0, 0.5, 2.0, 1.5, 0.0, 0.5, 1.0])
     band = metrics.risk_coverage_band(loss, np.arange(8), loss_bound=2.0)
     z = loss / 2.0
     half = math.sqrt(2 * np.var(z, ddof=1) * math.log(4 / 0.05) / 8) + 7 * math.log(4 / 0.05) / 21
-    assert band.lower[-1] == pytest.approx(2 * max(0.0, z.mean() - half)) and "empirical Bernstein" in band.method
+    assert (
+        band.lower[-1] == pytest.approx(2 * max(0.0, z.mean() - half))
+        and "empirical Bernstein" in band.method
+    )
     assert band.upper[-1] == pytest.approx(2 * min(1.0, z.mean() + half))
 
 
 def test_band_needs_the_loss_bound_from_the_losss_definition():
-    with pytest.raises(ValueError, match="loss_bound is needed.*100 for the 0/100 loss.*without errors"):
+    with pytest.raises(
+        ValueError, match="loss_bound is needed.*100 for the 0/100 loss.*without errors"
+    ):
         metrics.risk_coverage_band([0, 0, 0], [1, 2, 3])  # no error: the bound cannot be read off
-    assert metrics.risk_coverage_band([0, 0, 0], [1, 2, 3], loss_bound=100).upper[-1] == pytest.approx(
-        100 * (1 - 0.025 ** (1 / 3)))
+    assert metrics.risk_coverage_band([0, 0, 0], [1, 2, 3], loss_bound=100).upper[
+        -1
+    ] == pytest.approx(100 * (1 - 0.025 ** (1 / 3)))
     with pytest.raises(ValueError, match="loss_bound=1.0 is below the largest loss 2.0"):
         metrics.risk_coverage_band([0, 2], [1, 2], loss_bound=1)
     with pytest.raises(ValueError, match="confidence must lie in \\(0, 1\\)"):
@@ -577,12 +667,21 @@ def test_pointwise_band_covers_the_selective_risk_at_its_nominal_level():
     rng = np.random.default_rng(1)
     reps, n, k = 400, 200, 99  # the point at coverage 1/2
     s, loss, truth = _population(rng, reps, n)
-    covered = np.array([(lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(l, u))
-                        for l, u, t in zip(loss, s, truth)])
+    covered = np.array(
+        [
+            (lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(l, u))
+            for l, u, t in zip(loss, s, truth)
+        ]
+    )
     assert covered.mean() >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
     # the same band, read over the whole curve, does not hold everywhere at once: the simultaneous one does
-    whole = [np.all((b.lower <= t) & (t <= b.upper)) for b, t in
-             ((metrics.risk_coverage_band(l, u), t) for l, u, t in zip(loss[:100], s[:100], truth[:100]))]
+    whole = [
+        np.all((b.lower <= t) & (t <= b.upper))
+        for b, t in (
+            (metrics.risk_coverage_band(l, u), t)
+            for l, u, t in zip(loss[:100], s[:100], truth[:100])
+        )
+    ]
     assert np.mean(whole) < 0.8
 
 
@@ -590,22 +689,35 @@ def test_simultaneous_band_covers_the_whole_curve_at_its_nominal_level():
     rng = np.random.default_rng(2)
     reps, n = 300, 200
     s, loss, truth = _population(rng, reps, n)
-    whole = [np.all((b.lower <= t) & (t <= b.upper)) for b, t in
-             ((metrics.risk_coverage_band(l, u, simultaneous=True), t) for l, u, t in zip(loss, s, truth))]
+    whole = [
+        np.all((b.lower <= t) & (t <= b.upper))
+        for b, t in (
+            (metrics.risk_coverage_band(l, u, simultaneous=True), t)
+            for l, u, t in zip(loss, s, truth)
+        )
+    ]
     assert np.mean(whole) >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
     s, loss, truth = _population(rng, 200, n, binary=False)  # graded losses: empirical Bernstein
-    whole = [np.all((b.lower <= t) & (t <= b.upper)) for b, t in
-             ((metrics.risk_coverage_band(l, u, simultaneous=True, loss_bound=1.0), t)
-              for l, u, t in zip(loss, s, truth))]
+    whole = [
+        np.all((b.lower <= t) & (t <= b.upper))
+        for b, t in (
+            (metrics.risk_coverage_band(l, u, simultaneous=True, loss_bound=1.0), t)
+            for l, u, t in zip(loss, s, truth)
+        )
+    ]
     assert np.mean(whole) >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / 200)
 
 
 def test_intervals_of_risk_at_coverage_and_coverage_at_risk():
     loss, uncertainty = [0, 0, 100, 0, 100, 0], [1, 2, 3, 3, 4, 5]
     risk, ci = risk_at_coverage(loss, uncertainty, 0.5, confidence=0.9)
-    assert risk == risk_at_coverage(loss, uncertainty, 0.5) == pytest.approx(50 / 3)  # half of the tie (100, 0)
+    assert (
+        risk == risk_at_coverage(loss, uncertainty, 0.5) == pytest.approx(50 / 3)
+    )  # half of the tie (100, 0)
     low, high = clopper_pearson(0.5, 3.0, 0.1)  # fractional count: 0.5 errors among 3 accepted
-    assert ci == ConfidenceInterval(pytest.approx(100 * float(low)), pytest.approx(100 * float(high)))
+    assert ci == ConfidenceInterval(
+        pytest.approx(100 * float(low)), pytest.approx(100 * float(high))
+    )
     coverage, ci = coverage_at_risk(loss, uncertainty, 30.0, confidence=0.9)
     assert coverage == coverage_at_risk(loss, uncertainty, 30.0)
     band = metrics.risk_coverage_band(loss, uncertainty, confidence=0.9, simultaneous=True)
@@ -624,8 +736,12 @@ def test_compare_scores_known_answers():
     a, b = risk + rng.normal(0, 0.2, 120), rng.random(120)
     result = metrics.compare_scores(loss, a, b, n_resamples=300, random_state=3)
     assert result.difference == aurc(loss, a) - aurc(loss, b) == result["difference"]
-    slow = metrics.compare_scores(loss, a, b, metric=lambda l, u: aurc(l, u), n_resamples=300, random_state=3)
-    assert slow.ci == pytest.approx(result.ci, rel=1e-12) and slow.p_value == result.p_value  # same resamples
+    slow = metrics.compare_scores(
+        loss, a, b, metric=lambda l, u: aurc(l, u), n_resamples=300, random_state=3
+    )
+    assert (
+        slow.ci == pytest.approx(result.ci, rel=1e-12) and slow.p_value == result.p_value
+    )  # same resamples
     same = metrics.compare_scores(loss, a, a, n_resamples=50)
     assert same.difference == 0.0 and same.ci == (0.0, 0.0) and same.p_value == 1.0
     assert "paired percentile bootstrap" in result.method and result.metric == "aurc"
@@ -645,8 +761,13 @@ def test_compare_scores_holds_its_level_under_the_null():
     for r in range(reps):
         risk = rng.random(n)
         loss = (rng.random(n) < 0.1 + 0.5 * risk).astype(float)
-        result = metrics.compare_scores(loss, risk + rng.normal(0, 0.3, n), risk + rng.normal(0, 0.3, n),
-                                        n_resamples=300, random_state=r)
+        result = metrics.compare_scores(
+            loss,
+            risk + rng.normal(0, 0.3, n),
+            risk + rng.normal(0, 0.3, n),
+            n_resamples=300,
+            random_state=r,
+        )
         rejected += result.p_value < 0.05
         covered += result.ci.low <= 0.0 <= result.ci.high
     tolerance = 3 * math.sqrt(0.05 * 0.95 / reps)
@@ -659,8 +780,12 @@ def test_coverage_at_risk_interval_covers_the_populations_coverage():
     rng = np.random.default_rng(5)
     reps, n = 100, 1000
     s, loss, _ = _population(rng, reps, n)
-    intervals = np.array([coverage_at_risk(l, u, 0.12, confidence=0.95)[1] for l, u in zip(loss, s)])
-    assert np.mean((intervals[:, 0] <= 0.35) & (0.35 <= intervals[:, 1])) >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / reps)
+    intervals = np.array(
+        [coverage_at_risk(l, u, 0.12, confidence=0.95)[1] for l, u in zip(loss, s)]
+    )
+    assert np.mean((intervals[:, 0] <= 0.35) & (0.35 <= intervals[:, 1])) >= 0.95 - 3 * math.sqrt(
+        0.05 * 0.95 / reps
+    )
     assert np.mean(intervals[:, 1] - intervals[:, 0]) < 0.8  # informative: not the whole [0, 1]
 
 
@@ -676,9 +801,12 @@ def test_per_group_curves_on_one_figure():
     fig, ax = plt.subplots()
     for label, (coverage, risk) in rc_curve(loss, uncertainty, groups=groups).items():
         rows = groups == label
-        metrics.RiskCoverageDisplay.from_losses(loss[rows], uncertainty[rows], name=label, ax=ax,
-                                                plot_oracle=False, plot_random=False)
-        assert np.array_equal(ax.lines[-1].get_ydata(), risk) and np.array_equal(ax.lines[-1].get_xdata(), coverage)
+        metrics.RiskCoverageDisplay.from_losses(
+            loss[rows], uncertainty[rows], name=label, ax=ax, plot_oracle=False, plot_random=False
+        )
+        assert np.array_equal(ax.lines[-1].get_ydata(), risk) and np.array_equal(
+            ax.lines[-1].get_xdata(), coverage
+        )
     assert [line.get_label().split()[0] for line in ax.lines] == ["a", "b"]
     plt.close(fig)
 
@@ -689,14 +817,21 @@ def test_band_and_paired_test_levels_with_tighter_tolerance():
     rng = np.random.default_rng(11)
     reps, n, k = 2000, 200, 99
     s, loss, truth = _population(rng, reps, n)
-    covered = [(lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(l, u))
-               for l, u, t in zip(loss, s, truth)]
+    covered = [
+        (lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(l, u))
+        for l, u, t in zip(loss, s, truth)
+    ]
     assert np.mean(covered) >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
     reps, rejected = 800, 0
     for r in range(reps):
         risk = rng.random(n)
         loss = (rng.random(n) < 0.1 + 0.5 * risk).astype(float)
-        result = metrics.compare_scores(loss, risk + rng.normal(0, 0.3, n), risk + rng.normal(0, 0.3, n),
-                                        n_resamples=300, random_state=r)
+        result = metrics.compare_scores(
+            loss,
+            risk + rng.normal(0, 0.3, n),
+            risk + rng.normal(0, 0.3, n),
+            n_resamples=300,
+            random_state=r,
+        )
         rejected += result.p_value < 0.05
     assert rejected / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)

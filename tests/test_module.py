@@ -5,7 +5,6 @@ import sys
 
 import pandas as pd
 import pytest
-
 from support import AURC_TOLERANCE_OUTSIDE_LOCK, DEMO_MIRROR, REPO, lock_differences
 
 #: A user's Snakefile: the workflow's config.yaml, narrowed to one dataset of the demo mirror, one
@@ -60,8 +59,13 @@ def test_the_workflow_runs_as_a_module_of_a_users_snakefile(tmp_path):
     tests/test_pipeline.py): split 0 of sattelite, LR trained with C = 100, REG learned with C = 1.
     Exactly under the lock; in another environment within ``support.AURC_TOLERANCE_OUTSIDE_LOCK``."""
     (tmp_path / "Snakefile").write_text(USER_SNAKEFILE)
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, (run.stdout + run.stderr)[-5000:]
     table = pd.read_csv(tmp_path / "results/tables/table3a.csv")
     recorded = pd.read_csv(REPO / "tests/data/pipeline_baseline/table3a.csv")

@@ -51,7 +51,10 @@ def test_table1_stated_setup_reproduces_only_a_and_b_discrimination(table_stated
     """OOD N(x; 3, 0.2) as stated: A's and B's AUROC / AUPR and C's 'unable' match..."""
     for method in ("A(inf)", "B(0.2)"):
         for col in ("auroc", "aupr"):
-            assert abs(table_stated.loc[method, col] - paper.loc[method, col]) <= ROUND2, (method, col)
+            assert abs(table_stated.loc[method, col] - paper.loc[method, col]) <= ROUND2, (
+                method,
+                col,
+            )
     assert np.isnan(table_stated.loc["C(0)", ["risk_tpr_fpr", "risk_prec_recall"]]).all()
     # ...and the rest is pinned as a discrepancy (exact values, 1e-3), far from the paper.
     pinned = {
@@ -114,8 +117,14 @@ def test_table1_structure_claims_of_the_paper(table_mean2):
     """Sec. 3.3: single scores have the same risk under both models; D is best; D >= C in OSCR."""
     t = table_mean2
     for method in ("A(inf)", "B(0.2)"):
-        assert t.loc[method, "risk_tpr_fpr"] == pytest.approx(t.loc[method, "risk_prec_recall"], abs=1e-9)
-    assert t.loc["D(R)", "risk_tpr_fpr"] < t.loc["B(0.2)", "risk_tpr_fpr"] < t.loc["A(inf)", "risk_tpr_fpr"]
+        assert t.loc[method, "risk_tpr_fpr"] == pytest.approx(
+            t.loc[method, "risk_prec_recall"], abs=1e-9
+        )
+    assert (
+        t.loc["D(R)", "risk_tpr_fpr"]
+        < t.loc["B(0.2)", "risk_tpr_fpr"]
+        < t.loc["A(inf)", "risk_tpr_fpr"]
+    )
     assert t.loc["D(R)", "risk_prec_recall"] <= t.loc["D(R)", "risk_tpr_fpr"]
     assert t.loc["D(R)", "oscr"] >= t.loc[["A(inf)", "B(0.2)", "C(0)"], "oscr"].max() - 1e-12
 
@@ -267,7 +276,9 @@ def test_selective_risk_at_tpr_fpr_equals_brute_force():
         tpr_min, fpr_max = _attainable(rng, (~is_ood).sum()), _attainable(rng, is_ood.sum())
         want = _brute(loss, is_ood, u, lambda t, f, p: t >= tpr_min - TOL and f <= fpr_max + TOL)
         got = ood.selective_risk_at_tpr_fpr(loss, is_ood, u, tpr_min, fpr_max)
-        assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want, rel=1e-12, abs=1e-15)
+        assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(
+            want, rel=1e-12, abs=1e-15
+        )
 
 
 def test_selective_risk_at_precision_recall_equals_brute_force():
@@ -278,7 +289,9 @@ def test_selective_risk_at_precision_recall_equals_brute_force():
         recall = _attainable(rng, (~is_ood).sum())
         want = _brute(loss, is_ood, u, lambda t, f, p: t >= recall - TOL and p >= kappa - TOL)
         got = ood.selective_risk_at_precision_recall(loss, is_ood, u, kappa, recall)
-        assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want, rel=1e-12, abs=1e-15)
+        assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(
+            want, rel=1e-12, abs=1e-15
+        )
 
 
 def test_precision_with_ood_prior_equals_paper_formula():
@@ -392,7 +405,10 @@ def test_cost_based_fit_equals_brute_force():
 
         def cost(c):
             lid = np.nan_to_num(loss)
-            return float(np.sum(np.where(is_ood, eps2 * c + eps3 * (1 - c), lid * c + eps1 * (1 - c)))) / n
+            return (
+                float(np.sum(np.where(is_ood, eps2 * c + eps3 * (1 - c), lid * c + eps1 * (1 - c))))
+                / n
+            )
 
         brute = min(cost((u <= t).astype(float)) for t in [-np.inf, *np.unique(u)])
         assert cost(sel.acceptance_probability(u)) == pytest.approx(brute, abs=1e-12)
@@ -423,7 +439,13 @@ def test_fitted_strategies_meet_constraints_on_held_out_data(synthetic_split):
         ),
         "double tpr-fpr": (
             ood.fit_double_score_tpr_fpr(
-                val["loss"], val["is_ood"], val["cond_risk"], val["likelihood_ratio"], 0.7, 0.2, angles=91
+                val["loss"],
+                val["is_ood"],
+                val["cond_risk"],
+                val["likelihood_ratio"],
+                0.7,
+                0.2,
+                angles=91,
             ),
             lambda sel, d: sel.acceptance_probability(d["cond_risk"], d["likelihood_ratio"]),
         ),
@@ -439,7 +461,9 @@ def test_fitted_strategies_meet_constraints_on_held_out_data(synthetic_split):
     # precision-recall with the model's prior
     for sel, prob in (
         (
-            ood.fit_bounded_precision_recall(val["loss"], val["is_ood"], s_b, 0.9, 0.7, ood_prior=0.25),
+            ood.fit_bounded_precision_recall(
+                val["loss"], val["is_ood"], s_b, 0.9, 0.7, ood_prior=0.25
+            ),
             lambda sel: sel.acceptance_probability(s_b_tst),
         ),
         (
@@ -471,7 +495,11 @@ def test_cost_based_double_score_recovers_theorem_1(synthetic_split):
         val["loss"], val["is_ood"], val["cond_risk"], val["likelihood_ratio"], angles=91, **costs
     )
     s_c = _strategies.cost_based_score(
-        tst["cond_risk"], tst["likelihood_ratio"], accept_cost_ood=eps2, reject_cost_ood=eps3, ood_prior=pi
+        tst["cond_risk"],
+        tst["likelihood_ratio"],
+        accept_cost_ood=eps2,
+        reject_cost_ood=eps3,
+        ood_prior=pi,
     )
     closed = SelectionFunction(threshold=eps1, accept_prob=1.0).acceptance_probability(s_c)
 
@@ -498,7 +526,9 @@ def test_exact_angle_search_is_never_worse_than_the_grid():
         s_r, s_g = rng.random(n), rng.random(n) + 0.6 * is_ood
         loss = (rng.random(n) < 0.6 * s_r).astype(float)
         kw = dict(tpr_min=0.6, fpr_max=0.4)
-        exact = _strategies.double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, angles="exact", **kw)
+        exact = _strategies.double_score_risk_at_tpr_fpr(
+            loss, is_ood, s_r, s_g, angles="exact", **kw
+        )
         grid = _strategies.double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, angles=181, **kw)
         assert exact <= grid + 1e-12
         sel = ood.fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, angles="exact", **kw)
@@ -589,7 +619,9 @@ def test_other_entry_points_name_bad_arguments():
     with pytest.raises(ValueError, match="no OOD"):
         ood.auroc([False, False], u)
     with pytest.raises(ValueError, match="accept_cost_ood"):
-        ood.fit_cost_based(loss, is_ood, u, reject_cost_id=0.1, accept_cost_ood=0.0, reject_cost_ood=0.5)
+        ood.fit_cost_based(
+            loss, is_ood, u, reject_cost_id=0.1, accept_cost_ood=0.0, reject_cost_ood=0.5
+        )
     with pytest.raises(ValueError, match="p_in"):
         _finite.solve_bounded_tpr_fpr_finite([0.5, 0.6], [0.5, 0.5], [0.1, 0.2], 0.5, 0.5)
     with pytest.raises(ValueError, match="ccr"):
@@ -601,9 +633,9 @@ def test_ood_losses_are_ignored():
     loss, is_ood, u = _random_case(rng)
     other = loss.copy()
     other[is_ood] = 123.0
-    assert ood.selective_risk_at_tpr_fpr(loss, is_ood, u, 0.3, 1.0) == ood.selective_risk_at_tpr_fpr(
-        other, is_ood, u, 0.3, 1.0
-    )
+    assert ood.selective_risk_at_tpr_fpr(
+        loss, is_ood, u, 0.3, 1.0
+    ) == ood.selective_risk_at_tpr_fpr(other, is_ood, u, 0.3, 1.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -643,7 +675,10 @@ def test_mahalanobis_equals_explicit_formula_and_separates_far_ood():
     is_ood = np.repeat([False, True], 300)
     assert ood.auroc(is_ood, s) > 0.99
     assert (
-        ood.auroc(is_ood, ood.KNNDistanceOOD(n_neighbors=5).fit(X).predict(np.vstack([X_id, X_ood]))) > 0.99
+        ood.auroc(
+            is_ood, ood.KNNDistanceOOD(n_neighbors=5).fit(X).predict(np.vstack([X_id, X_ood]))
+        )
+        > 0.99
     )
 
 
@@ -668,43 +703,97 @@ def test_known_answers_on_eight_samples_with_two_errors_and_three_ood():
     u = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
     is_ood = [False, False, True, False, False, True, False, True]
     loss = [0, 0, nan, 1, 0, nan, 1, nan]
-    assert round(ood.selective_risk_at_tpr_fpr(loss, is_ood, u, tpr_min=0.6, fpr_max=0.5), 4) == 0.25
+    assert (
+        round(ood.selective_risk_at_tpr_fpr(loss, is_ood, u, tpr_min=0.6, fpr_max=0.5), 4) == 0.25
+    )
     assert math.isnan(ood.selective_risk_at_tpr_fpr(loss, is_ood, u, tpr_min=0.9, fpr_max=0.5))
-    assert round(ood.selective_risk_at_precision_recall(loss, is_ood, u, precision_min=0.7, recall_min=0.8), 4) == 0.25
+    assert (
+        round(
+            ood.selective_risk_at_precision_recall(
+                loss, is_ood, u, precision_min=0.7, recall_min=0.8
+            ),
+            4,
+        )
+        == 0.25
+    )
     fpr, tpr, thresholds = ood.roc_curve(is_ood, u)
     assert np.round(fpr, 4).tolist() == [0.0, 0.0, 0.0, 0.3333, 0.3333, 0.3333, 0.6667, 0.6667, 1.0]
-    assert tpr.tolist() == [0.0, 0.2, 0.4, 0.4, 0.6, 0.8, 0.8, 1.0, 1.0] and thresholds[:3].tolist() == [-np.inf, 0.1, 0.2]
+    assert tpr.tolist() == [0.0, 0.2, 0.4, 0.4, 0.6, 0.8, 0.8, 1.0, 1.0] and thresholds[
+        :3
+    ].tolist() == [-np.inf, 0.1, 0.2]
     assert round(ood.auroc(is_ood, u), 4) == 0.7333
     precision, recall, _ = ood.precision_recall_curve(is_ood, u)
     assert np.round(precision, 4).tolist() == [1.0, 1.0, 0.6667, 0.75, 0.8, 0.6667, 0.7143, 0.625]
     assert recall.tolist() == [0.2, 0.4, 0.4, 0.6, 0.8, 0.8, 1.0, 1.0]
-    assert (round(ood.aupr(is_ood, u), 4), round(ood.aupr(is_ood, u, ood_prior=0.5), 4)) == (0.8529, 0.7897)
+    assert (round(ood.aupr(is_ood, u), 4), round(ood.aupr(is_ood, u, ood_prior=0.5), 4)) == (
+        0.8529,
+        0.7897,
+    )
     coverage, risk, _ = ood.risk_coverage_curve_at_fpr(loss, is_ood, u, 0.5)
-    assert coverage.tolist() == [0.2, 0.4, 0.4, 0.6, 0.8] and np.round(risk, 4).tolist() == [0, 0, 0, 0.3333, 0.25]
-    assert (round(ood.oscr(loss, is_ood, u), 4), round(ood.oscr(loss, is_ood, u, ccr="open_set"), 4)) == (0.7833, 0.5333)
+    assert coverage.tolist() == [0.2, 0.4, 0.4, 0.6, 0.8] and np.round(risk, 4).tolist() == [
+        0,
+        0,
+        0,
+        0.3333,
+        0.25,
+    ]
+    assert (
+        round(ood.oscr(loss, is_ood, u), 4),
+        round(ood.oscr(loss, is_ood, u, ccr="open_set"), 4),
+    ) == (0.7833, 0.5333)
     rates = ood.empirical_rates(loss, is_ood, [1, 1, 1, 0.5, 0, 0, 0, 0])
-    assert {k: round(v, 4) for k, v in rates.items()} == {"tpr": 0.5, "fpr": 0.3333, "precision": 0.7143,
-                                                         "selective_risk": 0.2}
+    assert {k: round(v, 4) for k, v in rates.items()} == {
+        "tpr": 0.5,
+        "fpr": 0.3333,
+        "precision": 0.7143,
+        "selective_risk": 0.2,
+    }
     loss = [0, 0, nan, 0, 1, nan, 1, nan]  # the fourth ID sample correct, the fifth an error
     costs = {"accept_cost_ood": 1.0, "reject_cost_ood": 0.0}
     assert ood.fit_cost_based(loss, is_ood, u, reject_cost_id=0.3, **costs).threshold == 0.2
-    assert ood.fit_cost_based(loss, is_ood, u, reject_cost_id=0.5, accept_cost_ood=0.2, reject_cost_ood=0.0
-                              ).threshold == 0.4
+    assert (
+        ood.fit_cost_based(
+            loss, is_ood, u, reject_cost_id=0.5, accept_cost_ood=0.2, reject_cost_ood=0.0
+        ).threshold
+        == 0.4
+    )
     rule = ood.fit_bounded_tpr_fpr(loss, is_ood, u, tpr_min=0.7, fpr_max=0.5)
     rates = ood.empirical_rates(loss, is_ood, rule.acceptance_probability(u))
-    assert (rule.threshold, round(rule.accept_prob, 4), round(rates["tpr"], 4), round(rates["selective_risk"], 4)) == (
-        0.5, 0.5, 0.7, 0.1429)
+    assert (
+        rule.threshold,
+        round(rule.accept_prob, 4),
+        round(rates["tpr"], 4),
+        round(rates["selective_risk"], 4),
+    ) == (0.5, 0.5, 0.7, 0.1429)
     assert ood.fit_bounded_tpr_fpr(loss, is_ood, u, 0.7, 0.5, randomize=False).accept_prob == 1.0
     rule = ood.fit_bounded_precision_recall(loss, is_ood, u, precision_min=0.75, recall_min=0.7)
     rates = ood.empirical_rates(loss, is_ood, rule.acceptance_probability(u))
-    assert (rule.threshold, round(rule.accept_prob, 4), round(rates["precision"], 4)) == (0.5, 0.5, 0.7778)
+    assert (rule.threshold, round(rule.accept_prob, 4), round(rates["precision"], 4)) == (
+        0.5,
+        0.5,
+        0.7778,
+    )
     points = _metrics.operating_points([0, 1, 9], [False, False, True], [0.1, 0.5, 0.5])
-    assert points.threshold.tolist() == [-np.inf, 0.1, 0.5] and points.n_ood_accepted.tolist() == [0, 0, 1]
+    assert points.threshold.tolist() == [-np.inf, 0.1, 0.5] and points.n_ood_accepted.tolist() == [
+        0,
+        0,
+        1,
+    ]
     assert points.tpr.tolist() == [0.0, 0.5, 1.0] and points.fpr.tolist() == [0.0, 0.0, 1.0]
-    assert points.selective_risk.tolist()[1:] == [0.0, 0.5] and points.precision.tolist()[1:] == [1.0, 2 / 3]
+    assert points.selective_risk.tolist()[1:] == [0.0, 0.5] and points.precision.tolist()[1:] == [
+        1.0,
+        2 / 3,
+    ]
     np.testing.assert_allclose(  # eps2 = 1, eps3 = 0, pi = 0.2: the likelihood ratio weighted by 0.25
-        _strategies.cost_based_score([0.1, 0.3, 0.05], [0.5, 0.1, 4.0], accept_cost_ood=1.0, reject_cost_ood=0.0,
-                                     ood_prior=0.2), [0.225, 0.325, 1.05])
+        _strategies.cost_based_score(
+            [0.1, 0.3, 0.05],
+            [0.5, 0.1, 4.0],
+            accept_cost_ood=1.0,
+            reject_cost_ood=0.0,
+            ood_prior=0.2,
+        ),
+        [0.225, 0.325, 1.05],
+    )
 
 
 def test_known_answers_of_a_double_score_where_each_score_alone_fails():
@@ -717,36 +806,74 @@ def test_known_answers_of_a_double_score_where_each_score_alone_fails():
     rule = ood.fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min=0.6, fpr_max=0.0)
     assert (round(rule.mu, 4), rule.accept_prob) == (0.3393, 1.0)
     assert rule.acceptance_probability(s_r, s_g).tolist() == accepted
-    rule = ood.fit_double_score_precision_recall(loss, is_ood, s_r, s_g, precision_min=0.9, recall_min=0.6)
+    rule = ood.fit_double_score_precision_recall(
+        loss, is_ood, s_r, s_g, precision_min=0.9, recall_min=0.6
+    )
     assert rule.acceptance_probability(s_r, s_g).tolist() == accepted
-    rule = ood.fit_double_score_cost_based(loss, is_ood, s_r, s_g, reject_cost_id=0.5, accept_cost_ood=1.0,
-                                           reject_cost_ood=0.0)
+    rule = ood.fit_double_score_cost_based(
+        loss, is_ood, s_r, s_g, reject_cost_id=0.5, accept_cost_ood=1.0, reject_cost_ood=0.0
+    )
     assert rule.acceptance_probability(s_r, s_g).tolist() == accepted
-    assert _strategies.double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min=0.6, fpr_max=0.0) == 0.0
+    assert (
+        _strategies.double_score_risk_at_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min=0.6, fpr_max=0.0)
+        == 0.0
+    )
     risks = [ood.selective_risk_at_tpr_fpr(loss, is_ood, s, 0.6, 0.0) for s in (s_r, s_g)]
     assert math.isnan(risks[0]) and round(risks[1], 4) == 0.25
-    assert _strategies.double_score_risk_at_precision_recall(loss, is_ood, s_r, s_g, precision_min=0.9,
-                                                             recall_min=0.6) == 0.0
-    assert _strategies.double_score_risk_at_precision_recall(loss, is_ood, s_r, s_g, 0.9, 1.0) == 0.4  # both errors
+    assert (
+        _strategies.double_score_risk_at_precision_recall(
+            loss, is_ood, s_r, s_g, precision_min=0.9, recall_min=0.6
+        )
+        == 0.0
+    )
+    assert (
+        _strategies.double_score_risk_at_precision_recall(loss, is_ood, s_r, s_g, 0.9, 1.0) == 0.4
+    )  # both errors
     rule = ood.DoubleScoreSelection(weight_r=1.0, weight_g=0.5, threshold=0.75, accept_prob=0.5)
     assert rule.score([0.25, 0.5, 0.25], [0.5, 0.5, 1.0]).tolist() == [0.5, 0.75, 0.75]
-    assert rule.acceptance_probability([0.25, 0.5, 0.25], [0.5, 0.5, 1.0]).tolist() == [1.0, 0.5, 0.5]
-    assert rule.to_dict() == {"weight_r": 1.0, "weight_g": 0.5, "threshold": 0.75, "accept_prob": 0.5}
+    assert rule.acceptance_probability([0.25, 0.5, 0.25], [0.5, 0.5, 1.0]).tolist() == [
+        1.0,
+        0.5,
+        0.5,
+    ]
+    assert rule.to_dict() == {
+        "weight_r": 1.0,
+        "weight_g": 0.5,
+        "threshold": 0.75,
+        "accept_prob": 0.5,
+    }
 
 
 def test_known_answers_of_the_finite_solutions_the_gaussian_model_and_table1():
     p_in, p_out, cond_risk = [0.5, 0.3, 0.2], [0.5, 0.1, 0.4], [0.05, 0.2, 0.3]
-    solution = _finite.solve_bounded_tpr_fpr_finite(p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=1.0)
-    assert (solution.accept_prob.round(4).tolist(), round(solution.selective_risk, 4), solution.mu) == (
-        [1.0, 0.3333, 0.0], 0.075, 0.0)
-    solution = _finite.solve_bounded_tpr_fpr_finite(p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=0.45)
+    solution = _finite.solve_bounded_tpr_fpr_finite(
+        p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=1.0
+    )
+    assert (
+        solution.accept_prob.round(4).tolist(),
+        round(solution.selective_risk, 4),
+        solution.mu,
+    ) == ([1.0, 0.3333, 0.0], 0.075, 0.0)
+    solution = _finite.solve_bounded_tpr_fpr_finite(
+        p_in, p_out, cond_risk, tpr_min=0.6, fpr_max=0.45
+    )
     assert solution.accept_prob.round(4).tolist() == [0.75, 0.75, 0.0]
-    assert [round(v, 4) for v in (solution.selective_risk, solution.tpr, solution.fpr, solution.mu, solution.lam)] == [
-        0.1063, 0.6, 0.45, 0.225, 0.275]
-    solution = _finite.solve_bounded_precision_recall_finite(p_in, p_out, cond_risk, precision_min=0.6,
-                                                             recall_min=0.6, ood_prior=0.5)
-    assert (solution.accept_prob.round(4).tolist(), round(solution.fpr, 4), round(solution.selective_risk, 4)) == (
-        [0.6, 1.0, 0.0], 0.4, 0.125)  # with pi = 0.5, precision >= 0.6 at recall 0.6 means FPR <= 0.4
+    assert [
+        round(v, 4)
+        for v in (solution.selective_risk, solution.tpr, solution.fpr, solution.mu, solution.lam)
+    ] == [0.1063, 0.6, 0.45, 0.225, 0.275]
+    solution = _finite.solve_bounded_precision_recall_finite(
+        p_in, p_out, cond_risk, precision_min=0.6, recall_min=0.6, ood_prior=0.5
+    )
+    assert (
+        solution.accept_prob.round(4).tolist(),
+        round(solution.fpr, 4),
+        round(solution.selective_risk, 4),
+    ) == (
+        [0.6, 1.0, 0.0],
+        0.4,
+        0.125,
+    )  # with pi = 0.5, precision >= 0.6 at recall 0.6 means FPR <= 0.4
     model = ood.GaussianOODModel()
     assert np.round(model.likelihood_ratio([0.0, 3.0]), 4).tolist() == [0.0, 5.0739]
     sample = model.sample(5, random_state=0)
@@ -754,5 +881,7 @@ def test_known_answers_of_the_finite_solutions_the_gaussian_model_and_table1():
     table = ood.synthetic_table1(oscr_angles=2)
     assert table[["risk_tpr_fpr", "auroc", "aupr"]].round(4).to_dict("list") == {
         "risk_tpr_fpr": [0.2291, 0.2094, pytest.approx(np.nan, nan_ok=True), 0.1866],
-        "auroc": [0.8798, 0.8588, 0.3666, 0.8798], "aupr": [0.9629, 0.9490, 0.7455, 0.9629]}
+        "auroc": [0.8798, 0.8588, 0.3666, 0.8798],
+        "aupr": [0.9629, 0.9490, 0.7455, 0.9629],
+    }
     assert _synthetic.paper_table1().loc["D(R)"].tolist() == [0.133, 0.129, 0.88, 0.96, 0.86]

@@ -11,19 +11,31 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer, load_wine
+from support import DEMO_MIRROR, snakemake
 
-from rejectopt.pipeline.config import ConfigError, PluginError, coerce_numbers, load_plugins, plan_run
 from rejectopt.datasets import load_prepared, prepare_dataset
-from rejectopt.pipeline.experiments.paper import SCORE_ERROR, run_classifiers, run_scores, score_key, tst_outcomes
+from rejectopt.pipeline.config import (
+    ConfigError,
+    PluginError,
+    coerce_numbers,
+    load_plugins,
+    plan_run,
+)
+from rejectopt.pipeline.experiments.paper import (
+    SCORE_ERROR,
+    run_classifiers,
+    run_scores,
+    score_key,
+    tst_outcomes,
+)
 from rejectopt.scores import SCORES, ScoreError, get_score, make_score, register_score, score_names
 from rejectopt.splits import make_splits, save_splits
-from support import DEMO_MIRROR, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 
 #: A real score of a user's own: the mean loss of the k nearest Trn2 neighbours, k = 1 + round(C).
 PLUGIN = textwrap.dedent(
-    '''
+    """
     import numpy as np
     from sklearn.neighbors import KNeighborsRegressor
 
@@ -42,7 +54,7 @@ PLUGIN = textwrap.dedent(
 
         def predict(self, X, y_pred):
             return self.model_.predict(np.column_stack([X, y_pred]))
-    '''
+    """
 )
 
 
@@ -65,8 +77,9 @@ def plugin_run(tmp_path_factory):
     (workdir / "my_scores.py").write_text(PLUGIN)
     _write_wine_csv(workdir / "wine.csv")
     _write_cancer_npz(workdir / "cancer.npz")
-    (workdir / "user.yaml").write_text(textwrap.dedent(
-        """
+    (workdir / "user.yaml").write_text(
+        textwrap.dedent(
+            """
         plugins: [my_scores]
         custom_datasets:
           wine: {path: wine.csv, task: classification, target: cultivar}
@@ -77,7 +90,8 @@ def plugin_run(tmp_path_factory):
         scores: {lr: [sele, knn_loss]}
         landmarks: {enabled: false}
         """
-    ))
+        )
+    )
     run = snakemake(workdir, "--cores", "2", "--configfile", str(workdir / "user.yaml"))
     assert run.returncode == 0, run.stderr[-5000:]
     return workdir
@@ -138,7 +152,10 @@ scores: {{lr: [sele]}}
     "source, expected",
     [
         (None, "module 'bad_plugin' not found"),
-        ("import numpy\nraise RuntimeError('no licence server')\n", "bad_plugin' failed to import: RuntimeError: no licence server"),
+        (
+            "import numpy\nraise RuntimeError('no licence server')\n",
+            "bad_plugin' failed to import: RuntimeError: no licence server",
+        ),
         ("import sys\nsys.exit(0)\n", "bad_plugin' failed to import: SystemExit: 0"),
         (
             "import rejectopt\n@rejectopt.scores.register_score('sele')\nclass Mine:\n"
@@ -184,7 +201,14 @@ def test_a_bad_custom_cell_fails_its_preparation_job_naming_file_line_and_column
     rows = GOOD_ROWS[:4] + [(4, "1e300", "q")] + GOOD_ROWS[5:]
     (tmp_path / "mine.csv").write_text(_csv(rows))
     (tmp_path / "user.yaml").write_text(textwrap.dedent(DATASET_CONFIG))
-    run = snakemake(tmp_path, "results/data/mine/data.npz", "--cores", "1", "--configfile", str(tmp_path / "user.yaml"))
+    run = snakemake(
+        tmp_path,
+        "results/data/mine/data.npz",
+        "--cores",
+        "1",
+        "--configfile",
+        str(tmp_path / "user.yaml"),
+    )
     assert run.returncode != 0
     expected = "CustomDatasetError: mine.csv line 6, column 'b': 1e300 lies beyond +-1e+150, the bound on feature values"
     assert expected in (tmp_path / "logs/prepare_dataset/mine.log").read_text()
@@ -198,7 +222,13 @@ def test_a_bad_custom_cell_fails_its_preparation_job_naming_file_line_and_column
 def test_every_built_in_method_is_registered_once_with_a_label():
     assert score_names(learned=True) == ["reg", "tcp", "sele", "reg_shared", "sele_shared"]
     assert set(score_names(learned=False)) == {"mcp", "margin", "face_score"}
-    assert [get_score(n).label for n in ("sele", "reg", "tcp", "mcp", "margin")] == ["SELE", "REG", "TCP", "MCP", "Margin"]
+    assert [get_score(n).label for n in ("sele", "reg", "tcp", "mcp", "margin")] == [
+        "SELE",
+        "REG",
+        "TCP",
+        "MCP",
+        "Margin",
+    ]
     assert get_score("tcp").needs_posteriors and not get_score("sele").needs_posteriors
 
 
@@ -225,24 +255,36 @@ def test_reading_the_registries_imports_no_scikit_learn():
 
 
 def test_a_class_registered_by_path_is_checked_when_first_used():
-    from rejectopt.classifiers import CLASSIFIERS, register_classifier
     from rejectopt._registry import RegistryError
+    from rejectopt.classifiers import CLASSIFIERS, register_classifier
 
-    register_score("test_by_path")("rejectopt.scores._baselines:MCP")  # a baseline, registered as learned
+    register_score("test_by_path")(
+        "rejectopt.scores._baselines:MCP"
+    )  # a baseline, registered as learned
     register_score("test_bad_path")("rejectopt.scores._baselines:NoSuchScore")
     register_classifier("test_no_train", task="classification", baseline="mcp", posteriors=True)(
-        "rejectopt.scores._ridge:REG")
+        "rejectopt.scores._ridge:REG"
+    )
     try:
         assert SCORES.origin("test_by_path") == "rejectopt.scores._baselines.MCP"
-        with pytest.raises(RegistryError, match=r"rejectopt.scores._baselines.MCP: score 'test_by_path' lacks fit, "
-                                                r"predict \(see rejectopt.scores.register_score\)"):
+        with pytest.raises(
+            RegistryError,
+            match=r"rejectopt.scores._baselines.MCP: score 'test_by_path' lacks fit, "
+            r"predict \(see rejectopt.scores.register_score\)",
+        ):
             get_score("test_by_path").cls
-        with pytest.raises(RegistryError, match="cannot load the registered class 'rejectopt.scores._baselines:"
-                                                "NoSuchScore': AttributeError"):
+        with pytest.raises(
+            RegistryError,
+            match="cannot load the registered class 'rejectopt.scores._baselines:"
+            "NoSuchScore': AttributeError",
+        ):
             get_score("test_bad_path").cls
         with pytest.raises(RegistryError, match="classifier 'test_no_train' lacks train, outputs"):
             CLASSIFIERS.get("test_no_train").cls
-        assert get_score("sele").cls.__name__ == "SELE" and get_score("sele").cls is get_score("sele").cls
+        assert (
+            get_score("sele").cls.__name__ == "SELE"
+            and get_score("sele").cls is get_score("sele").cls
+        )
     finally:
         SCORES.remove("test_by_path")
         SCORES.remove("test_bad_path")
@@ -284,12 +326,21 @@ def test_a_plain_class_gets_the_C_grid_through_select_C():
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"scores": {"svm": ["tcp"]}}, "score 'tcp' learns from class posteriors, which classifier 'svm' does not give"),
+        (
+            {"scores": {"svm": ["tcp"]}},
+            "score 'tcp' learns from class posteriors, which classifier 'svm' does not give",
+        ),
         ({"scores": {"lr": ["sel"]}}, "unknown score 'sel': did you mean 'sele'?"),
         ({"scores": {"lr": ["mcp"]}}, "'mcp' is a baseline"),
-        ({"classifiers": {"classification": ["svor"]}}, "classifier 'svor' is for the ordinal task"),
+        (
+            {"classifiers": {"classification": ["svor"]}},
+            "classifier 'svor' is for the ordinal task",
+        ),
         ({"datasets": ["letterr"]}, "unknown dataset 'letterr' (did you mean 'letter'?)"),
-        ({"custom_datasets": {"letter": {"path": "x.csv"}}}, "'letter' is one of the paper's datasets"),
+        (
+            {"custom_datasets": {"letter": {"path": "x.csv"}}},
+            "'letter' is one of the paper's datasets",
+        ),
     ],
 )
 def test_plan_run_names_the_bad_entry(change, message):
@@ -303,11 +354,17 @@ def test_plan_run_names_the_bad_entry(change, message):
 
 
 def test_numbers_given_as_text_become_numbers():
-    assert coerce_numbers({"C_classifier": ["1", "10", "-1", "0.5", "1e3"], "datasets": ["letter"]}) == {
-        "C_classifier": [1, 10, -1, 0.5, 1000.0], "datasets": ["letter"],
+    assert coerce_numbers(
+        {"C_classifier": ["1", "10", "-1", "0.5", "1e3"], "datasets": ["letter"]}
+    ) == {
+        "C_classifier": [1, 10, -1, 0.5, 1000.0],
+        "datasets": ["letter"],
     }
-    assert coerce_numbers({"landmarks": {"enabled": "false", "max_faces": "40"}, "raw_dir": "10"}) == {
-        "landmarks": {"enabled": False, "max_faces": 40}, "raw_dir": "10",
+    assert coerce_numbers(
+        {"landmarks": {"enabled": "false", "max_faces": "40"}, "raw_dir": "10"}
+    ) == {
+        "landmarks": {"enabled": False, "max_faces": 40},
+        "raw_dir": "10",
     }
     assert coerce_numbers({"custom_datasets": {"d": {"path": "1.csv", "target": "0"}}}) == {
         "custom_datasets": {"d": {"path": "1.csv", "target": "0"}},
@@ -323,7 +380,7 @@ def test_load_plugins_refuses_a_non_module_name(tmp_path):
 
 #: A user's score that leaves the process (``sys.exit(0)``) when asked for its uncertainty.
 EXITING_PLUGIN = textwrap.dedent(
-    '''
+    """
     import sys
 
     import numpy as np
@@ -342,7 +399,7 @@ EXITING_PLUGIN = textwrap.dedent(
 
         def predict(self, X, y_pred):
             sys.exit(0)
-    '''
+    """
 )
 
 
@@ -350,30 +407,74 @@ def test_a_failing_plugin_keeps_the_other_scores_of_its_job_and_is_named_when_re
     prepare_dataset("sattelite", tmp_path / "raw", tmp_path / "data.npz", mirror=DEMO_MIRROR)
     _, y = load_prepared(tmp_path / "data.npz")
     save_splits(tmp_path / "splits.npz", make_splits(y, n_splits=1, seed=0, dataset="sattelite"))
-    run_classifiers(tmp_path / "data.npz", tmp_path / "splits.npz", {0: tmp_path / "lr_0.npz"}, "lr", [1.0], 0,
-                    dataset="sattelite")
+    run_classifiers(
+        tmp_path / "data.npz",
+        tmp_path / "splits.npz",
+        {0: tmp_path / "lr_0.npz"},
+        "lr",
+        [1.0],
+        0,
+        dataset="sattelite",
+    )
     plugin = tmp_path / "exiting_scores.py"
     plugin.write_text(EXITING_PLUGIN)
     spec = importlib.util.spec_from_file_location("exiting_scores", plugin)
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
-    common = {"task": "classification", "C_grid": [1.0], "seed": 0, "dataset": "sattelite", "classifier": "lr"}
+    common = {
+        "task": "classification",
+        "C_grid": [1.0],
+        "seed": 0,
+        "dataset": "sattelite",
+        "classifier": "lr",
+    }
     try:
-        chosen = run_scores(tmp_path / "data.npz", tmp_path / "splits.npz", {0: tmp_path / "lr_0.npz"},
-                            scores=["test_exiting", "sele"], out_path=tmp_path / "both.npz", **common)
-        run_scores(tmp_path / "data.npz", tmp_path / "splits.npz", {0: tmp_path / "lr_0.npz"}, scores=["sele"],
-                   out_path=tmp_path / "sele.npz", **common)
+        chosen = run_scores(
+            tmp_path / "data.npz",
+            tmp_path / "splits.npz",
+            {0: tmp_path / "lr_0.npz"},
+            scores=["test_exiting", "sele"],
+            out_path=tmp_path / "both.npz",
+            **common,
+        )
+        run_scores(
+            tmp_path / "data.npz",
+            tmp_path / "splits.npz",
+            {0: tmp_path / "lr_0.npz"},
+            scores=["sele"],
+            out_path=tmp_path / "sele.npz",
+            **common,
+        )
     finally:
         SCORES.remove("test_exiting")
-    expected = (f"sattelite lr split 0: score 'test_exiting' (class exiting_scores.Exiting in {plugin}) failed in "
-                "predict: SystemExit(0)")
+    expected = (
+        f"sattelite lr split 0: score 'test_exiting' (class exiting_scores.Exiting in {plugin}) failed in "
+        "predict: SystemExit(0)"
+    )
     assert chosen[("test_exiting", 0)] == {"error": expected}
     with np.load(tmp_path / "both.npz") as both, np.load(tmp_path / "sele.npz") as alone:
         assert str(both[score_key("test_exiting", 0, SCORE_ERROR)]) == expected
-        for field in ("uncertainty", "C", "C_grid", "val_aurc"):  # SELE's results, as if learned alone
-            np.testing.assert_array_equal(both[score_key("sele", 0, field)], alone[score_key("sele", 0, field)])
-    with pytest.raises(ScoreError, match=f"{tmp_path / 'both.npz'}: score 'test_exiting' failed when it was learned, "
-                                         "so it has no results: sattelite lr split 0: score 'test_exiting' "
-                                         r"\(class exiting_scores.Exiting in .*exiting_scores.py\) failed in predict"):
-        tst_outcomes("classification", tmp_path / "data.npz", tmp_path / "splits.npz",
-                     {("lr", 0): tmp_path / "lr_0.npz"},
-                     {("lr", "sele", 0): tmp_path / "both.npz", ("lr", "test_exiting", 0): tmp_path / "both.npz"})
+        for field in (
+            "uncertainty",
+            "C",
+            "C_grid",
+            "val_aurc",
+        ):  # SELE's results, as if learned alone
+            np.testing.assert_array_equal(
+                both[score_key("sele", 0, field)], alone[score_key("sele", 0, field)]
+            )
+    with pytest.raises(
+        ScoreError,
+        match=f"{tmp_path / 'both.npz'}: score 'test_exiting' failed when it was learned, "
+        "so it has no results: sattelite lr split 0: score 'test_exiting' "
+        r"\(class exiting_scores.Exiting in .*exiting_scores.py\) failed in predict",
+    ):
+        tst_outcomes(
+            "classification",
+            tmp_path / "data.npz",
+            tmp_path / "splits.npz",
+            {("lr", 0): tmp_path / "lr_0.npz"},
+            {
+                ("lr", "sele", 0): tmp_path / "both.npz",
+                ("lr", "test_exiting", 0): tmp_path / "both.npz",
+            },
+        )

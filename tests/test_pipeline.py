@@ -8,8 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-
-from support import DEMO_MIRROR, REPO, assert_summary_close, lock_differences, rule_counts, snakemake
+from support import (
+    DEMO_MIRROR,
+    REPO,
+    assert_summary_close,
+    lock_differences,
+    rule_counts,
+    snakemake,
+)
 
 # Every test here runs Snakemake: the `pipeline` extra (conftest skips without it, or fails with CI=true).
 pytestmark = pytest.mark.pipeline
@@ -20,12 +26,26 @@ BASELINE = REPO / "tests" / "data" / "pipeline_baseline"
 
 
 def test_ci_configuration_plans_the_ood_and_double_hinge_jobs(tmp_path):
-    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", f"data_mirror={DEMO_MIRROR}",
-                    "datasets=[sattelite,abalone]", "n_splits=1", timeout=300)
+    run = snakemake(
+        tmp_path,
+        "-n",
+        "--quiet",
+        "rules",
+        "--config",
+        f"data_mirror={DEMO_MIRROR}",
+        "datasets=[sattelite,abalone]",
+        "n_splits=1",
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     counts = rule_counts(run.stdout + run.stderr)
     # OOD: sattelite only (abalone is ordinal, not in ood.datasets): 1 split, 1 table, 1 figure job, Table 1
-    assert [counts[r] for r in ("ood_split", "ood_table", "ood_figures", "ood_table1")] == [1, 1, 1, 1]
+    assert [counts[r] for r in ("ood_split", "ood_table", "ood_figures", "ood_table1")] == [
+        1,
+        1,
+        1,
+        1,
+    ]
     # double hinge: neither sattelite (6 classes) nor abalone (ordinal) is binary: breast cancer only, 1 split
     assert counts["double_hinge_split"] == 1 and counts["double_hinge_report"] == 1
 
@@ -54,7 +74,10 @@ def test_full_default_config_plans_all_22_datasets(tmp_path):
         ("C_score=[-1,1]", "-1"),
         ("n_split=1", "n_split"),
         ("classifiers={classification: [knn]}", "unknown classifier 'knn'"),
-        ("C_classifier=[-1,10]", "config C_classifier.0: -1 is invalid"),  # numbers given as text on the CLI
+        (
+            "C_classifier=[-1,10]",
+            "config C_classifier.0: -1 is invalid",
+        ),  # numbers given as text on the CLI
     ],
 )
 def test_bad_config_is_rejected_before_any_job(tmp_path, override, message):
@@ -64,10 +87,19 @@ def test_bad_config_is_rejected_before_any_job(tmp_path, override, message):
     assert not (tmp_path / "results").exists()
 
 
-@pytest.mark.parametrize("formats, message", [
-    (["pdf"], "config figure_formats: ['pdf'] must list 'png' (Every figure is written in these formats"),
-    (["png", "eps"], "config figure_formats.1: 'eps' is invalid: 'eps' is not one of ['png', 'pdf', 'svg']"),
-])
+@pytest.mark.parametrize(
+    "formats, message",
+    [
+        (
+            ["pdf"],
+            "config figure_formats: ['pdf'] must list 'png' (Every figure is written in these formats",
+        ),
+        (
+            ["png", "eps"],
+            "config figure_formats.1: 'eps' is invalid: 'eps' is not one of ['png', 'pdf', 'svg']",
+        ),
+    ],
+)
 def test_figure_formats_must_keep_the_reports_png(formats, message):
     import yaml
 
@@ -91,16 +123,29 @@ def test_a_misspelt_key_gets_one_short_message(tmp_path):
 
 
 def test_command_line_number_lists_are_numbers(tmp_path):
-    run = snakemake(tmp_path, "-n", "--quiet", "rules", "--config", "C_classifier=[1,10]", "datasets=[letter]", "n_splits=1")
+    run = snakemake(
+        tmp_path,
+        "-n",
+        "--quiet",
+        "rules",
+        "--config",
+        "C_classifier=[1,10]",
+        "datasets=[letter]",
+        "n_splits=1",
+    )
     assert run.returncode == 0, run.stderr[-2000:]
 
 
 def test_ratios_not_summing_to_one_are_rejected(tmp_path):
     configfile = tmp_path / "bad.yaml"
-    configfile.write_text("split_ratios:\n  default: [0.3, 0.1, 0.3, 0.1, 0.2]\n  codrna: [0.3, 0.1, 0.3, 0.1, 0.3]\n")
+    configfile.write_text(
+        "split_ratios:\n  default: [0.3, 0.1, 0.3, 0.1, 0.2]\n  codrna: [0.3, 0.1, 0.3, 0.1, 0.3]\n"
+    )
     run = snakemake(tmp_path, "-n", "--configfile", str(configfile))
     assert run.returncode != 0
-    assert "split_ratios.codrna" in run.stdout + run.stderr and "sum to 1" in run.stdout + run.stderr
+    assert (
+        "split_ratios.codrna" in run.stdout + run.stderr and "sum to 1" in run.stdout + run.stderr
+    )
 
 
 def test_missing_mirror_folder_is_named(tmp_path):
@@ -115,8 +160,12 @@ def _untracked_in_checkout():
     the tests do not run from a git clone."""
     if shutil.which("git") is None or not (REPO / ".git").exists():
         return None
-    listing = subprocess.run(["git", "-C", str(REPO), "ls-files", "--others", "--exclude-standard"],
-                             capture_output=True, text=True, check=True)
+    listing = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return set(listing.stdout.splitlines())
 
 
@@ -131,7 +180,13 @@ def pipeline_run(tmp_path_factory, untracked_before_run):
     """Two embedded datasets (one per task), one split, end to end on 2 cores."""
     workdir = tmp_path_factory.mktemp("pipeline")
     run = snakemake(
-        workdir, "--cores", "2", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite,abalone]", "n_splits=1",
+        workdir,
+        "--cores",
+        "2",
+        "--config",
+        f"data_mirror={DEMO_MIRROR}",
+        "datasets=[sattelite,abalone]",
+        "n_splits=1",
     )
     assert run.returncode == 0, run.stderr[-5000:]
     return workdir
@@ -151,7 +206,9 @@ def test_pipeline_writes_only_results_logs_and_snakemake(pipeline_run, untracked
 def test_the_guarantees_experiment_runs_in_the_default_pipeline(pipeline_run):
     """The default config lists the guarantees experiment: its tables, Markdown and figure come out of the demo run,
     the certified targets within delta (up to the 99.9 % binomial quantile of the draws), the plug-in far above."""
-    assert (REPO / "config.yaml").read_text().count("experiments: [rejectopt.pipeline.experiments.guarantees]") == 1
+    assert (REPO / "config.yaml").read_text().count(
+        "experiments: [rejectopt.pipeline.experiments.guarantees]"
+    ) == 1
     out = pipeline_run / "results/experiments/guarantees"
     cells = pd.read_csv(out / "tables/cells.csv", index_col=[0, 1, 2, 3, 4, 5])
     assert len(cells) > 0 and (cells["draws"] == 200).all()
@@ -203,8 +260,19 @@ def test_pipeline_writes_the_contracted_outputs(pipeline_run):
 def test_pipeline_numbers_are_sane(pipeline_run):
     summary = pd.read_csv(pipeline_run / "results/summary.csv")
     assert list(summary.columns) == [
-        "task", "dataset", "split", "classifier", "score", "C_classifier", "C_score", "aurc", "risk_full", "n_test",
-        "augrc", "eaurc", "eaugrc",
+        "task",
+        "dataset",
+        "split",
+        "classifier",
+        "score",
+        "C_classifier",
+        "C_score",
+        "aurc",
+        "risk_full",
+        "n_test",
+        "augrc",
+        "eaurc",
+        "eaugrc",
     ]
     got = set(zip(summary.dataset, summary.classifier, summary.score))
     assert got == {
@@ -219,13 +287,21 @@ def test_pipeline_numbers_are_sane(pipeline_run):
     assert sat.risk_full.between(5, 30).all()  # paper: LR 15.06, SVM 15.36 (% error)
     assert (abs(sat.n_test - 0.2 * 6435) <= 6).all()  # within one example per class
     comparison = (pipeline_run / "results/tables/paper_comparison.md").read_text()
-    assert "Datasets run: sattelite, abalone" in comparison or "Datasets run: abalone, sattelite" in comparison
+    assert (
+        "Datasets run: sattelite, abalone" in comparison
+        or "Datasets run: abalone, sattelite" in comparison
+    )
 
 
 @pytest.mark.slow
 def test_pipeline_rerun_has_nothing_to_do(pipeline_run):
     run = snakemake(
-        pipeline_run, "-n", "--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite,abalone]", "n_splits=1",
+        pipeline_run,
+        "-n",
+        "--config",
+        f"data_mirror={DEMO_MIRROR}",
+        "datasets=[sattelite,abalone]",
+        "n_splits=1",
     )
     assert run.returncode == 0
     assert "Nothing to be done" in run.stdout + run.stderr
@@ -239,19 +315,37 @@ def test_report_html_holds_every_table_and_figure(pipeline_run):
 
     alone = snakemake(pipeline_run, "--report", "results/report.html", timeout=300)
     output = alone.stdout + alone.stderr
-    assert alone.returncode != 0 and "Missing metadata" not in output and "marked for report" not in output, output
+    assert (
+        alone.returncode != 0
+        and "Missing metadata" not in output
+        and "marked for report" not in output
+    ), output
     line = next(line for line in output.splitlines() if line.startswith("snakemake --report: "))
-    named = f"data_mirror={shlex.quote(str(DEMO_MIRROR))} datasets='[sattelite, abalone]' n_splits=1"
+    named = (
+        f"data_mirror={shlex.quote(str(DEMO_MIRROR))} datasets='[sattelite, abalone]' n_splits=1"
+    )
     assert line.endswith(f"give the report the run's own, --config {named}"), line
     assert not (pipeline_run / "results/report.html").exists()
-    run = snakemake(pipeline_run, "--report", "results/report.html", "--config", *shlex.split(named))
+    run = snakemake(
+        pipeline_run, "--report", "results/report.html", "--config", *shlex.split(named)
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     html = (pipeline_run / "results/report.html").read_text(errors="replace")
     for name in [
-        "table3a.csv", "table3b.csv", "table3c.csv", "table4.csv",
-        "cd_lr.png", "cd_svm.png", "cd_xgb.png", "cd_svor.png",
-        "improvement_lr.png", "improvement_svor.png",
-        "paper_comparison.md", "paper_comparison.csv", "timing.csv", "environment.md",
+        "table3a.csv",
+        "table3b.csv",
+        "table3c.csv",
+        "table4.csv",
+        "cd_lr.png",
+        "cd_svm.png",
+        "cd_xgb.png",
+        "cd_svor.png",
+        "improvement_lr.png",
+        "improvement_svor.png",
+        "paper_comparison.md",
+        "paper_comparison.csv",
+        "timing.csv",
+        "environment.md",
     ]:
         assert name in html, name
 
@@ -280,8 +374,12 @@ def test_outputs_of_the_ci_configuration_are_unchanged(pipeline_run):
     assert summary[columns].to_csv(index=False) == recorded
     for name in ["table3a", "table3b", "table3c", "table4"]:
         for ext in ("csv", "md", "tex"):
-            assert (pipeline_run / f"results/tables/{name}.{ext}").read_bytes() == (BASELINE / f"{name}.{ext}").read_bytes(), name
-    assert (pipeline_run / "results/tables/paper_comparison.csv").read_bytes() == (BASELINE / "paper_comparison.csv").read_bytes()
+            assert (pipeline_run / f"results/tables/{name}.{ext}").read_bytes() == (
+                BASELINE / f"{name}.{ext}"
+            ).read_bytes(), name
+    assert (pipeline_run / "results/tables/paper_comparison.csv").read_bytes() == (
+        BASELINE / "paper_comparison.csv"
+    ).read_bytes()
 
 
 def _copy_of_run(pipeline_run, tmp_path):
@@ -305,20 +403,44 @@ def _logs(work):
 
 
 def _rerun(work, *targets):
-    return snakemake(work, "--cores", "1", "--keep-going", *targets, "--config", f"data_mirror={DEMO_MIRROR}",
-                     "datasets=[sattelite,abalone]", "n_splits=1", timeout=600)
+    return snakemake(
+        work,
+        "--cores",
+        "1",
+        "--keep-going",
+        *targets,
+        "--config",
+        f"data_mirror={DEMO_MIRROR}",
+        "datasets=[sattelite,abalone]",
+        "n_splits=1",
+        timeout=600,
+    )
 
 
 @pytest.mark.slow
-def test_one_dataset_command_after_the_demo_run_keeps_its_verified_raw_files(pipeline_run, tmp_path):
+def test_one_dataset_command_after_the_demo_run_keeps_its_verified_raw_files(
+    pipeline_run, tmp_path
+):
     """The guide's "rerun exactly one dataset" command after a run on the demo mirror, without
     data_mirror (and so offline, with no source for the raw files): the raw files' sha256 is pinned,
     so the change of source does not make Snakemake delete and fetch them again. The target comes
     before --config, which would read it as one more key=value."""
     work = _copy_of_run(pipeline_run, tmp_path)
-    raw = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in (work / "results/raw").rglob("*") if path.is_file()}
+    raw = {
+        path: (path.read_bytes(), path.stat().st_mtime_ns)
+        for path in (work / "results/raw").rglob("*")
+        if path.is_file()
+    }
     assert {path.parent.name for path in raw} == {"sattelite", "abalone"}
-    run = snakemake(work, "--cores", "1", "results/datasets/abalone/summary.csv", "--config", "n_splits=1", timeout=300)
+    run = snakemake(
+        work,
+        "--cores",
+        "1",
+        "results/datasets/abalone/summary.csv",
+        "--config",
+        "n_splits=1",
+        timeout=300,
+    )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-3000:]
     assert "Nothing to be done" in output and "download_raw" not in output, output[-3000:]
@@ -339,18 +461,26 @@ def test_edited_raw_file_and_edited_scores_are_refused_naming_the_file(pipeline_
     run = _rerun(work, "results/summary.csv")
     assert run.returncode != 0
     logs = _logs(work)
-    assert f"raw file {raw.relative_to(work)} changed since it was verified: expected sha256 " in logs
+    assert (
+        f"raw file {raw.relative_to(work)} changed since it was verified: expected sha256 " in logs
+    )
     assert "found " + hashlib.sha256(raw.read_bytes()).hexdigest() in logs
     assert f"IntermediateFileError: {scores.relative_to(work)}: no content record" in logs
     assert f"`snakemake --forcerun {raw.relative_to(work)}`" in logs  # how to fetch it again
     assert f"`snakemake --forcerun {scores.relative_to(work)}`" in logs  # how to remake it
-    assert (work / "results/summary.csv").read_bytes() == summary  # the earlier summary is not overwritten
-    assert not (work / "results/data/abalone/data.npz").exists()  # Snakemake removed the failed job's output
+    assert (
+        work / "results/summary.csv"
+    ).read_bytes() == summary  # the earlier summary is not overwritten
+    assert not (
+        work / "results/data/abalone/data.npz"
+    ).exists()  # Snakemake removed the failed job's output
     assert not (work / "results/datasets/sattelite/summary.csv").exists()
 
 
 @pytest.mark.slow
-def test_a_damaged_summary_and_an_edited_experiment_row_are_refused_then_remade(pipeline_run, tmp_path):
+def test_a_damaged_summary_and_an_edited_experiment_row_are_refused_then_remade(
+    pipeline_run, tmp_path
+):
     """results/summary.csv truncated mid-row and a number of the guarantees experiment's split_0.csv edited:
     the rules that read them (rankings, experiment_tables) fail naming the file and --forcerun, instead of a
     KeyError in a table or the edited number averaged into cells.csv; --forcerun remakes the summary as it was."""
@@ -369,15 +499,21 @@ def test_a_damaged_summary_and_an_edited_experiment_row_are_refused_then_remade(
     assert run.returncode != 0
     logs = _logs(work)
     for path in ("results/summary.csv", rows.relative_to(work)):
-        assert f"IntermediateFileError: {path}: its content changed after it was written" in logs, logs[-3000:]
+        assert f"IntermediateFileError: {path}: its content changed after it was written" in logs, (
+            logs[-3000:]
+        )
         assert f"`snakemake --forcerun {path}`" in logs
     assert "KeyError" not in logs
-    cells = work / "results/experiments/guarantees/tables/cells.csv"  # removed with the failed job's folder, or kept
+    cells = (
+        work / "results/experiments/guarantees/tables/cells.csv"
+    )  # removed with the failed job's folder, or kept
     assert not cells.exists() or cells.read_bytes() == cells_before
     remade = _rerun(work, "results/tables/rankings.md", "--forcerun", "results/summary.csv")
     assert remade.returncode == 0, remade.stderr[-3000:]
     assert summary_path.read_bytes() == summary
-    assert (work / "results/tables/rankings.md").read_bytes() == (pipeline_run / "results/tables/rankings.md").read_bytes()
+    assert (work / "results/tables/rankings.md").read_bytes() == (
+        pipeline_run / "results/tables/rankings.md"
+    ).read_bytes()
 
 
 @pytest.mark.slow
@@ -420,13 +556,23 @@ def test_split_job_cpu_s_cuts_training_jobs_by_split_with_the_same_files(tmp_pat
     double_hinge_one_split); the double-hinge experiment's split files are then the same as from one
     job for all splits (each split is seeded on its own): CSVs byte for byte, curves array for array."""
     config = ["--config", f"data_mirror={DEMO_MIRROR}", "datasets=[sattelite]", "n_splits=2"]
-    plan = snakemake(tmp_path / "plan", "-n", "--quiet", "rules", *config, "split_job_cpu_s=0", timeout=300)
+    plan = snakemake(
+        tmp_path / "plan", "-n", "--quiet", "rules", *config, "split_job_cpu_s=0", timeout=300
+    )
     assert plan.returncode == 0, plan.stderr[-3000:]
     counts = rule_counts(plan.stdout + plan.stderr)
-    assert counts["train_classifier_split"] == 2 * 3 and "train_classifier" not in counts  # lr, svm, xgb
-    assert counts["double_hinge_one_split"] == 2 and "double_hinge_split" not in counts  # breast cancer
+    assert (
+        counts["train_classifier_split"] == 2 * 3 and "train_classifier" not in counts
+    )  # lr, svm, xgb
+    assert (
+        counts["double_hinge_one_split"] == 2 and "double_hinge_split" not in counts
+    )  # breast cancer
 
-    targets = [f"results/double_hinge/breast_cancer/split_{k}.{ext}" for k in (0, 1) for ext in ("csv", "npz")]
+    targets = [
+        f"results/double_hinge/breast_cancer/split_{k}.{ext}"
+        for k in (0, 1)
+        for ext in ("csv", "npz")
+    ]
     runs = {}
     for name, extra in (("one_job", []), ("per_split", ["split_job_cpu_s=0"])):
         work = tmp_path / name
@@ -451,22 +597,48 @@ def test_table_intervals_rewrite_the_summaries_and_give_each_cells_interval(pipe
     their interval columns (one split: the mean's interval is the split's), Table 3a's AuRC cells get
     ``[low, high]`` and its csv ``<method>_low`` / ``_high``; the tables under other metrics stay."""
     work = _copy_of_run(pipeline_run, tmp_path)
-    run = snakemake(work, "--cores", "2", "results/tables/table3a.md", "--config", f"data_mirror={DEMO_MIRROR}",
-                    "datasets=[sattelite,abalone]", "n_splits=1", "table_intervals=True", timeout=600)
+    run = snakemake(
+        work,
+        "--cores",
+        "2",
+        "results/tables/table3a.md",
+        "--config",
+        f"data_mirror={DEMO_MIRROR}",
+        "datasets=[sattelite,abalone]",
+        "n_splits=1",
+        "table_intervals=True",
+        timeout=600,
+    )
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     summary = pd.read_csv(work / "results/summary.csv")
     before = pd.read_csv(pipeline_run / "results/summary.csv")
-    assert list(summary.columns) == [*before.columns, "aurc_low", "aurc_high", "aurc_mean_low", "aurc_mean_high"]
+    assert list(summary.columns) == [
+        *before.columns,
+        "aurc_low",
+        "aurc_high",
+        "aurc_mean_low",
+        "aurc_mean_high",
+    ]
     assert summary[before.columns].equals(before)
-    assert ((summary["aurc_low"] < summary["aurc"]) & (summary["aurc"] < summary["aurc_high"])).all()
-    assert summary["aurc_mean_low"].equals(summary["aurc_low"]) and summary["aurc_mean_high"].equals(summary["aurc_high"])
+    assert (
+        (summary["aurc_low"] < summary["aurc"]) & (summary["aurc"] < summary["aurc_high"])
+    ).all()
+    assert summary["aurc_mean_low"].equals(summary["aurc_low"]) and summary[
+        "aurc_mean_high"
+    ].equals(summary["aurc_high"])
     from rejectopt.pipeline.report._format import format_number
 
     markdown = (work / "results/tables/table3a.md").read_text()
-    row = summary[(summary["dataset"] == "sattelite") & (summary["classifier"] == "lr") & (summary["score"] == "sele")].iloc[0]
+    row = summary[
+        (summary["dataset"] == "sattelite")
+        & (summary["classifier"] == "lr")
+        & (summary["score"] == "sele")
+    ].iloc[0]
     assert f"[{format_number(row['aurc_low'])}, {format_number(row['aurc_high'])}]" in markdown
     assert "[low, high]: 95% percentile bootstrap interval of the mean over splits" in markdown
     csv = pd.read_csv(work / "results/tables/table3a.csv")
     assert csv.loc[0, "sele_low"] == pytest.approx(row["aurc_mean_low"], rel=1e-12)
     for name in ("table3a_augrc.md", "table3a_augrc.csv"):
-        assert (work / "results/tables" / name).read_bytes() == (pipeline_run / "results/tables" / name).read_bytes()
+        assert (work / "results/tables" / name).read_bytes() == (
+            pipeline_run / "results/tables" / name
+        ).read_bytes()

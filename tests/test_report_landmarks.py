@@ -8,15 +8,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from support import fake_faces, fake_result
 
 from rejectopt._io import save_csv
-from rejectopt.pipeline.experiments.landmarks import landmark_summary, load_landmark_result, save_landmark_result
 from rejectopt.landmarks import per_landmark
+from rejectopt.pipeline.experiments.landmarks import (
+    landmark_summary,
+    load_landmark_result,
+    save_landmark_result,
+)
 from rejectopt.pipeline.report import comparison_markdown, format_number, paper_comparison
-from rejectopt.pipeline.tables import landmarks_spec
 from rejectopt.pipeline.report import landmarks as R
+from rejectopt.pipeline.tables import landmarks_spec
 
 
 def test_figures_and_note_render(tmp_path):
@@ -24,18 +27,28 @@ def test_figures_and_note_render(tmp_path):
 
     results = {0: fake_result(seed=0), 1: fake_result(seed=1)}
     summary = landmark_summary(results)
-    curve = lambda s: pd.DataFrame({"m": [10, 10, 10, 24, 24, 24], "method": ["sele", "reg", "face_score"] * 2,  # noqa: E731
-                                    "C": 1.0, "test_aurc": np.arange(6.0) + s})
+    curve = lambda s: pd.DataFrame(
+        {
+            "m": [10, 10, 10, 24, 24, 24],
+            "method": ["sele", "reg", "face_score"] * 2,  # noqa: E731
+            "C": 1.0,
+            "test_aurc": np.arange(6.0) + s,
+        }
+    )
     curves = {0: curve(0), 1: curve(1)}
     faces = fake_faces(tmp_path)
     for pretrained in (False, True):
-        figures = [R.landmark_rc_figure(results[0], 0, summary, pretrained=pretrained),
-                   R.learning_curve_figure(curves, pretrained=pretrained),
-                   R.faces_figure(faces, results[0], 0, pretrained=pretrained)]
+        figures = [
+            R.landmark_rc_figure(results[0], 0, summary, pretrained=pretrained),
+            R.learning_curve_figure(curves, pretrained=pretrained),
+            R.faces_figure(faces, results[0], 0, pretrained=pretrained),
+        ]
         for k, figure in enumerate(figures):
             assert isinstance(figure, Figure)
             figure.savefig(tmp_path / f"{k}.png", format="png", dpi=50)
-            titles = [ax.get_title() for ax in figure.axes] + [figure._suptitle.get_text() if figure._suptitle else ""]
+            titles = [ax.get_title() for ax in figure.axes] + [
+                figure._suptitle.get_text() if figure._suptitle else ""
+            ]
             assert any("optimistic" in t for t in titles) == pretrained
         note = R.landmarks_note(summary, curves, results, n_faces=24, pretrained=pretrained)
         assert ("optimistic" in note) == pretrained and "| mean ± std |" in note
@@ -46,7 +59,10 @@ def test_figures_and_note_render(tmp_path):
     lines = note.splitlines()
     header = next(line for line in lines if line.startswith("| split |"))
     columns = [c.strip() for c in header.strip("|").split("|")]
-    row = [c.strip() for c in next(line for line in lines if line.startswith("| 0 |")).strip("|").split("|")]
+    row = [
+        c.strip()
+        for c in next(line for line in lines if line.startswith("| 0 |")).strip("|").split("|")
+    ]
     assert len(row) == len(columns)
     for score, label in (("sele", "SELE"), ("reg", "REG"), ("face_score", "Face score")):
         aurc = summary[(summary.split == 0) & (summary.score == score)]["aurc"].item()
@@ -59,19 +75,30 @@ def test_paper_comparison_handles_the_landmark_rows_without_paper_std():
     summary = landmark_summary({0: fake_result(seed=0), 1: fake_result(seed=1)})
     summary.loc[summary.score == "sele", "aurc"] = [2.7, 2.7]  # within 10% of 2.6
     summary.loc[summary.score == "reg", "aurc"] = [3.5, 3.5]  # 25% off 2.8
-    reference = pd.read_csv(Path(__file__).resolve().parents[1] / "workflow/resources/reference_results.csv")
+    reference = pd.read_csv(
+        Path(__file__).resolve().parents[1] / "workflow/resources/reference_results.csv"
+    )
     comparison = paper_comparison(summary, reference)
     cells = comparison[comparison.task == "landmarks"].set_index("score")
     assert cells["paper_std"].isna().all()
     assert bool(cells.loc["sele", "agrees"]) and not bool(cells.loc["reg", "agrees"])
     assert bool(cells.loc["face_score", "agrees"])
     markdown = comparison_markdown(comparison, [], ["300w"], [])
-    assert landmarks_spec(["sele", "reg"]).title in markdown and "landmarks / dlib: 2 of 3 cells agree" in markdown
+    assert (
+        landmarks_spec(["sele", "reg"]).title in markdown
+        and "landmarks / dlib: 2 of 3 cells agree" in markdown
+    )
 
 
 def _curve(seed):
-    return pd.DataFrame({"m": [10, 10, 10, 24, 24, 24], "method": ["sele", "reg", "face_score"] * 2, "C": 1.0,
-                         "test_aurc": np.arange(6.0) + seed})
+    return pd.DataFrame(
+        {
+            "m": [10, 10, 10, 24, 24, 24],
+            "method": ["sele", "reg", "face_score"] * 2,
+            "C": 1.0,
+            "test_aurc": np.arange(6.0) + seed,
+        }
+    )
 
 
 def test_the_rules_files_hold_the_rendered_numbers(tmp_path):
@@ -84,17 +111,35 @@ def test_the_rules_files_hold_the_rendered_numbers(tmp_path):
     curve_paths = [tmp_path / f"curve_{k}.csv" for k in (0, 1)]
     for k in (0, 1):
         save_landmark_result(result_paths[k], fake_result(seed=k))
-        save_csv(_curve(k), curve_paths[k])  # as the landmark job writes it, with its content record
-    summary = R.landmarks_summary_files(result_paths, curve_paths, tmp_path / "summary.csv", tmp_path / "note.md",
-                                        splits=[0, 1], faces=faces, pretrained=False)
+        save_csv(
+            _curve(k), curve_paths[k]
+        )  # as the landmark job writes it, with its content record
+    summary = R.landmarks_summary_files(
+        result_paths,
+        curve_paths,
+        tmp_path / "summary.csv",
+        tmp_path / "note.md",
+        splits=[0, 1],
+        faces=faces,
+        pretrained=False,
+    )
     results = {k: load_landmark_result(result_paths[k]) for k in (0, 1)}
     pd.testing.assert_frame_equal(summary, landmark_summary(results))
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "summary.csv"), summary, check_dtype=False)
     curves = {k: pd.read_csv(curve_paths[k]) for k in (0, 1)}
-    assert (tmp_path / "note.md").read_text() == R.landmarks_note(summary, curves, results, 24, False)
+    assert (tmp_path / "note.md").read_text() == R.landmarks_note(
+        summary, curves, results, 24, False
+    )
     outputs = {name: tmp_path / f"{name}.png" for name in ("rc", "learning_curve", "faces")}
-    R.landmark_figure_files(tmp_path / "summary.csv", result_paths, curve_paths, outputs, splits=[0, 1], faces=faces,
-                            pretrained=True)
+    R.landmark_figure_files(
+        tmp_path / "summary.csv",
+        result_paths,
+        curve_paths,
+        outputs,
+        splits=[0, 1],
+        faces=faces,
+        pretrained=True,
+    )
     for path in outputs.values():
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -4,11 +4,11 @@ experiment's statistics, the figures of one real split, the report files, and th
 import numpy as np
 import pandas as pd
 import pytest
+from support import ood_results
 
 from rejectopt import ood, stats
 from rejectopt.pipeline.experiments import ood as ood_experiment
 from rejectopt.pipeline.report import ood as report
-from support import ood_results
 
 
 def test_labels():
@@ -42,10 +42,14 @@ def test_table_of_two_datasets_says_its_tests_have_no_power():
     from scipy.stats import chi2
 
     results, _ = ood_results()
-    two = report.render_ood_table(ood_experiment.ood_table(results[results["dataset"] != "gamma"]), "md")
+    two = report.render_ood_table(
+        ood_experiment.ood_table(results[results["dataset"] != "gamma"]), "md"
+    )
     assert round(chi2.sf(6, 3), 3) == 0.112
-    assert ("Caveat: with N = 2 datasets and k = 4 methods the Friedman test cannot reject equivalence at 0.05 "
-            "whatever the results (its smallest possible p, every dataset ranking the methods alike, is 0.112)") in two
+    assert (
+        "Caveat: with N = 2 datasets and k = 4 methods the Friedman test cannot reject equivalence at 0.05 "
+        "whatever the results (its smallest possible p, every dataset ranking the methods alike, is 0.112)"
+    ) in two
     assert "Caveat" not in report.render_ood_table(ood_experiment.ood_table(results), "md")
 
 
@@ -53,18 +57,24 @@ def test_table_of_one_dataset_says_why_its_tests_are_na():
     """The OOD table of one dataset (the demo's sattelite) prints Friedman n/a with the caveat saying why,
     "1 dataset" in the singular."""
     results, _ = ood_results()
-    one = report.render_ood_table(ood_experiment.ood_table(results[results["dataset"] == "alpha"]), "md")
+    one = report.render_ood_table(
+        ood_experiment.ood_table(results[results["dataset"] == "alpha"]), "md"
+    )
     assert "Friedman test (ranks by R^S at the seed bound, 1 dataset): p = n/a" in one
-    assert ("Caveat: with N = 1 dataset the Friedman and Nemenyi tests are not defined (n/a): they compare the "
-            "methods' ranks across datasets, and with k = 4 methods the Friedman test can reject equivalence at "
-            "0.05 from N = 3 on; run more datasets.") in one
+    assert (
+        "Caveat: with N = 1 dataset the Friedman and Nemenyi tests are not defined (n/a): they compare the "
+        "methods' ranks across datasets, and with k = 4 methods the Friedman test can reject equivalence at "
+        "0.05 from N = 3 on; run more datasets."
+    ) in one
 
 
 def test_bold_follows_the_printed_risks():
     """Two methods whose R^S print alike share the bold; a dataset where all print alike has none."""
     results, _ = ood_results()
     results = results[results["dataset"] == "alpha"].copy()
-    results["risk_seed"] = results["method"].map({"mcp": 3.001, "knn": 2.999, "mcp+knn": 3.5, "sele": 4.0})
+    results["risk_seed"] = results["method"].map(
+        {"mcp": 3.001, "knn": 2.999, "mcp+knn": 3.5, "sele": 4.0}
+    )
     results["risk_fixed"] = 7.0
     md = report.render_ood_table(ood_experiment.ood_table(results), "md")
     first = md.split("### Average ranks")[0]
@@ -83,7 +93,9 @@ def test_cells_print_unable_for_a_missing_mean_and_the_mean_alone_for_one_split(
 
 def test_report_files(sattelite, tmp_path):
     folder = sattelite[0]
-    table = report.ood_table_files([folder / "split_0.csv"], tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex")
+    table = report.ood_table_files(
+        [folder / "split_0.csv"], tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex"
+    )
     assert len(table) == 7 and (table["n_splits"] == 1).all()
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "t.csv"), table, check_dtype=False)
     assert "OOD benchmark, LR" in (tmp_path / "t.md").read_text()
@@ -92,7 +104,9 @@ def test_report_files(sattelite, tmp_path):
 
 def test_sattelite_figures_are_written(sattelite, tmp_path):
     folder = sattelite[0]
-    report.ood_figure_files([folder / "split_0.npz"], tmp_path / "roc.png", tmp_path / "rc.png", dataset="sattelite")
+    report.ood_figure_files(
+        [folder / "split_0.npz"], tmp_path / "roc.png", tmp_path / "rc.png", dataset="sattelite"
+    )
     for name in ("roc.png", "rc.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -116,7 +130,9 @@ def test_sattelite_figures_name_the_dataset_classifier_and_methods(sattelite):
     seed, fpr = report.ood_rc_figure([curves], "sattelite").axes
     assert seed.get_title().startswith("sattelite, LR: RC at seed bound (mean ")
     assert fpr.get_title() == f"sattelite, LR: RC at FPR <= {float(curves['fpr_max']):g}, Tst"
-    assert [text.get_text().split(" (unable)")[0] for text in fpr.get_legend().get_texts()] == labels
+    assert [
+        text.get_text().split(" (unable)")[0] for text in fpr.get_legend().get_texts()
+    ] == labels
 
 
 def test_table1_file_writes_what_it_returns(tmp_path, monkeypatch):

@@ -15,7 +15,17 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 
 from rejectopt.metrics import aurc
-from rejectopt.scores import REG, SCORES, SELE, TCP, ScoreError, make_score, mcp, select_C, svm_margin
+from rejectopt.scores import (
+    REG,
+    SCORES,
+    SELE,
+    TCP,
+    ScoreError,
+    make_score,
+    mcp,
+    select_C,
+    svm_margin,
+)
 from rejectopt.scores._base import PerClassLinearScore
 from rejectopt.scores._baselines import svor_margin
 from rejectopt.scores._registry import call_score, constant_score_message, describe_score
@@ -87,9 +97,10 @@ def test_sele_gradient_matches_finite_differences():
     for k in np.random.default_rng(1).choice(theta.size, 10, replace=False):
         e = np.zeros_like(theta)
         e[k] = step
-        numeric = (problem.value_and_gradient(theta + e, 0.7)[0] - problem.value_and_gradient(theta - e, 0.7)[0]) / (
-            2 * step
-        )
+        numeric = (
+            problem.value_and_gradient(theta + e, 0.7)[0]
+            - problem.value_and_gradient(theta - e, 0.7)[0]
+        ) / (2 * step)
         assert grad[k] == pytest.approx(numeric, rel=1e-5, abs=1e-8)
 
 
@@ -121,7 +132,11 @@ def test_sele_objective_matches_tightly_converged_reference(C):
         return value + 0.5 * C_eff * np.sum(theta[:, :d] ** 2), grad.ravel()
 
     reference = minimize(
-        objective, np.zeros(K * (d + 1)), jac=True, method="L-BFGS-B", options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 20000}
+        objective,
+        np.zeros(K * (d + 1)),
+        jac=True,
+        method="L-BFGS-B",
+        options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 20000},
     )
     fitted_theta = np.hstack([sele.coef_, sele.intercept_[:, None]]).ravel()
     assert objective(fitted_theta)[0] == pytest.approx(sele.objective_, rel=1e-6)
@@ -136,7 +151,9 @@ def test_learned_score_recovers_ordering_of_linear_conditional_risk(linear_risk,
     (X, y_pred, loss, _), (X_tst, y_pred_tst, loss_tst, risk_tst) = linear_risk
     score = clone(estimator).fit(X, y_pred, loss).predict(X_tst, y_pred_tst)
     assert spearmanr(score, risk_tst).statistic >= 0.9
-    random_aurcs = [aurc(loss_tst, np.random.default_rng(k).random(len(loss_tst))) for k in range(5)]
+    random_aurcs = [
+        aurc(loss_tst, np.random.default_rng(k).random(len(loss_tst))) for k in range(5)
+    ]
     assert aurc(loss_tst, score) < 0.75 * min(random_aurcs)
     assert aurc(loss_tst, score) < 1.1 * aurc(loss_tst, risk_tst)
 
@@ -199,7 +216,9 @@ def test_unseen_predicted_class_is_most_uncertain_and_does_not_crash(estimator):
 # ---------------------------------------------------------------- scikit-learn API
 
 
-@pytest.mark.parametrize("estimator", [SELE(C=3, chunk_size=50), REG(C=3), TCP(C=3)], ids=["SELE", "REG", "TCP"])
+@pytest.mark.parametrize(
+    "estimator", [SELE(C=3, chunk_size=50), REG(C=3), TCP(C=3)], ids=["SELE", "REG", "TCP"]
+)
 def test_get_params_set_params_clone_round_trip(estimator):
     params = estimator.get_params()
     copy = clone(estimator)
@@ -315,7 +334,9 @@ def test_structured_score_round_trip():
     fitted = REG(C=1.0).fit(X, None, loss)
     data = fitted.to_dict()
     assert data["structured"] is True
-    np.testing.assert_array_equal(PerClassLinearScore.from_dict(data).predict(X, None), fitted.predict(X, None))
+    np.testing.assert_array_equal(
+        PerClassLinearScore.from_dict(data).predict(X, None), fitted.predict(X, None)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -324,19 +345,31 @@ def reg_dict(problem):
     return REG(C=1.0, n_classes=2).fit(X, y_pred, loss).to_dict()
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda d: d.pop("mean"), r"score: missing keys \['mean'\]"),
-    (lambda d: d.update(extra=1), r"score: unknown keys \['extra'\]"),
-    (lambda d: d.update(kind="tcp"), "score.kind: score 'tcp' is not a SELE"),  # via SELE.from_dict
-    (lambda d: d.update(kind=["reg"]), "score.kind: unknown score"),
-    (lambda d: d["scale"].__setitem__(1, 0), r"score.scale\[1\] must be > 0"),
-    (lambda d: d["mean"].__setitem__(0, "0.5"), r"score.mean\[0\] must be a finite number"),
-    (lambda d: d["intercept"].__setitem__(0, 10**400), r"score.intercept\[0\] must be a finite number"),
-    (lambda d: d["coef"].append([0.0, 0.0, 0.0]), "score.coef must be a list of 2 lists, got a list of 3"),
-    (lambda d: d.update(n_classes=True), "score.n_classes must be an integer >= 1"),
-    (lambda d: d.update(class_seen=[1, 1]), "score.class_seen must be a list of 2 booleans"),
-    (lambda d: d.update(C=-1), "score.C must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda d: d.pop("mean"), r"score: missing keys \['mean'\]"),
+        (lambda d: d.update(extra=1), r"score: unknown keys \['extra'\]"),
+        (
+            lambda d: d.update(kind="tcp"),
+            "score.kind: score 'tcp' is not a SELE",
+        ),  # via SELE.from_dict
+        (lambda d: d.update(kind=["reg"]), "score.kind: unknown score"),
+        (lambda d: d["scale"].__setitem__(1, 0), r"score.scale\[1\] must be > 0"),
+        (lambda d: d["mean"].__setitem__(0, "0.5"), r"score.mean\[0\] must be a finite number"),
+        (
+            lambda d: d["intercept"].__setitem__(0, 10**400),
+            r"score.intercept\[0\] must be a finite number",
+        ),
+        (
+            lambda d: d["coef"].append([0.0, 0.0, 0.0]),
+            "score.coef must be a list of 2 lists, got a list of 3",
+        ),
+        (lambda d: d.update(n_classes=True), "score.n_classes must be an integer >= 1"),
+        (lambda d: d.update(class_seen=[1, 1]), "score.class_seen must be a list of 2 booleans"),
+        (lambda d: d.update(C=-1), "score.C must be >= 0"),
+    ],
+)
 def test_score_from_dict_names_the_bad_field(reg_dict, edit, message):
     data = json.loads(json.dumps(reg_dict))
     edit(data)
@@ -349,7 +382,7 @@ def test_score_from_dict_names_the_bad_field(reg_dict, edit, message):
 # A user's score (plugin) that fails: named with its file, whatever it does wrong
 # --------------------------------------------------------------------------------------------
 #: A plugin file: the mean loss of the k nearest training rows, with a switch for each defect.
-FAULTY_PLUGIN = '''
+FAULTY_PLUGIN = """
 import sys
 
 import numpy as np
@@ -380,7 +413,7 @@ class FaultyKNN:
         if DEFECT == "constant":
             s[:] = 1.0
         return s
-'''
+"""
 
 
 @pytest.fixture
@@ -409,41 +442,68 @@ def digits_losses():
     return X, y_pred, 100.0 * (y_pred != y)
 
 
-@pytest.mark.parametrize("defect, message", [
-    ("raise", r"failed in fit: RuntimeError: licence server unreachable"),
-    ("no-self", r"fit must return self, got None"),
-    ("exit", r"failed in predict: SystemExit\(0\)"),
-    ("-inf", r"predict returned the uncertainty -inf at row index 3 \(1 non-finite value\(s\) of 300\)"),
-    ("nan", r"predict returned the uncertainty nan at row index 3"),
-    ("inf", r"predict returned the uncertainty inf at row index 3"),
-])
+@pytest.mark.parametrize(
+    "defect, message",
+    [
+        ("raise", r"failed in fit: RuntimeError: licence server unreachable"),
+        ("no-self", r"fit must return self, got None"),
+        ("exit", r"failed in predict: SystemExit\(0\)"),
+        (
+            "-inf",
+            r"predict returned the uncertainty -inf at row index 3 \(1 non-finite value\(s\) of 300\)",
+        ),
+        ("nan", r"predict returned the uncertainty nan at row index 3"),
+        ("inf", r"predict returned the uncertainty inf at row index 3"),
+    ],
+)
 def test_a_faulty_plugin_is_named_with_its_file(faulty_plugin, digits_losses, defect, message):
     module, path = faulty_plugin
     module.DEFECT = defect
     X, y_pred, loss = digits_losses
     with pytest.raises(ScoreError, match=message) as err:
-        select_C(make_score("faulty_knn", 1.0), X[:300], y_pred[:300], loss[:300], X[300:], y_pred[300:],
-                 loss[300:], C_grid=(1, 3))
-    assert str(err.value).startswith(f"score 'faulty_knn' (class faulty_scores.FaultyKNN in {path})")
+        select_C(
+            make_score("faulty_knn", 1.0),
+            X[:300],
+            y_pred[:300],
+            loss[:300],
+            X[300:],
+            y_pred[300:],
+            loss[300:],
+            C_grid=(1, 3),
+        )
+    assert str(err.value).startswith(
+        f"score 'faulty_knn' (class faulty_scores.FaultyKNN in {path})"
+    )
 
 
 def test_a_sound_plugin_passes_and_a_constant_one_is_described(faulty_plugin, digits_losses):
     _, path = faulty_plugin
     X, y_pred, loss = digits_losses
-    best, val_aurc = select_C(make_score("faulty_knn", 1.0), X[:300], y_pred[:300], loss[:300], X[300:],
-                              y_pred[300:], loss[300:], C_grid=(1, 3))
+    best, val_aurc = select_C(
+        make_score("faulty_knn", 1.0),
+        X[:300],
+        y_pred[:300],
+        loss[:300],
+        X[300:],
+        y_pred[300:],
+        loss[300:],
+        C_grid=(1, 3),
+    )
     assert val_aurc[best.C] == min(val_aurc.values())
     assert constant_score_message(best.predict(X[300:], None), best, "Val") is None
     assert constant_score_message(np.full(300, 2.5), best, "Val2 of digits") == (
         f"score 'faulty_knn' (class faulty_scores.FaultyKNN in {path}) gives the same uncertainty 2.5 to all 300 rows "
-        "of Val2 of digits: it orders nothing, and every row is accepted at random with one probability")
+        "of Val2 of digits: it orders nothing, and every row is accepted at random with one probability"
+    )
 
 
 def test_a_built_in_score_keeps_its_own_input_errors():
     """The library's scores validate their input; their errors are not blamed on the score."""
     assert describe_score(SELE()) == "score 'sele' (rejectopt.scores._sele.SELE)"
     with pytest.raises(ValueError, match="loss contains NaN or infinite values") as err:
-        call_score(REG(), "fit", np.ones((5, 2)), np.zeros(5, int), np.array([0, 1, np.nan, 0, 1.0]))
+        call_score(
+            REG(), "fit", np.ones((5, 2)), np.zeros(5, int), np.array([0, 1, np.nan, 0, 1.0])
+        )
     assert type(err.value) is ValueError
 
 
@@ -460,15 +520,19 @@ def test_registered_baseline_classes_compute_their_formula():
     np.testing.assert_array_equal(Margin.compute([1.5, -0.2]), [-1.5, -0.2])
     np.testing.assert_array_equal(FaceScore.compute([12.5, 3.0]), face_score([12.5, 3.0]))
     np.testing.assert_array_equal(face_score([12.5, 3.0]), [-12.5, -3.0])
-    np.testing.assert_allclose(svor_margin([0.2, 1.4, 3.0], thresholds=[0.0, 1.0, 2.0]), [-0.2, -0.4, -1.0])
+    np.testing.assert_allclose(
+        svor_margin([0.2, 1.4, 3.0], thresholds=[0.0, 1.0, 2.0]), [-0.2, -0.4, -1.0]
+    )
 
 
 def test_score_info_makes_a_learner_with_only_the_keywords_it_takes():
     from rejectopt.scores import get_score
 
     info = get_score("tcp")
-    assert repr(info) == ("ScoreInfo(name='tcp', source='rejectopt.scores._ridge:TCP', label='TCP', "
-                          "learns_from='true_class_posterior', applies_to=None)")
+    assert repr(info) == (
+        "ScoreInfo(name='tcp', source='rejectopt.scores._ridge:TCP', label='TCP', "
+        "learns_from='true_class_posterior', applies_to=None)"
+    )
     assert (info.cls.__name__, info.baseline, info.needs_posteriors) == ("TCP", False, True)
     assert repr(info.make(1.0, n_classes=3, random_state=0)) == "TCP(C=1.0, n_classes=3)"
     assert repr(make_score("reg", 1.0, n_classes=3, chunk_size=200)) == "REG(C=1.0, n_classes=3)"
@@ -477,7 +541,9 @@ def test_score_info_makes_a_learner_with_only_the_keywords_it_takes():
 def test_call_score_checks_the_uncertainty_and_names_the_score():
     X, y_pred = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([0, 0, 1, 1])
     score = call_score(REG(C=0), "fit", X, y_pred, np.array([10.0, 30.0, 20.0, 60.0]))
-    np.testing.assert_allclose(call_score(score, "predict", X, y_pred, n_rows=4), [10.0, 30.0, 20.0, 60.0])
+    np.testing.assert_allclose(
+        call_score(score, "predict", X, y_pred, n_rows=4), [10.0, 30.0, 20.0, 60.0]
+    )
     assert describe_score(REG(C=1.0)) == "score 'reg' (rejectopt.scores._ridge.REG)"
 
     class Forgetful:
@@ -489,7 +555,8 @@ def test_call_score_checks_the_uncertainty_and_names_the_score():
     assert isinstance(err.value, ValueError)
     assert constant_score_message([0.0, 0.0, 0.0], REG(), "the validation rows") == (
         "score 'reg' (rejectopt.scores._ridge.REG) gives the same uncertainty 0 to all 3 rows of the validation rows: "
-        "it orders nothing, and every row is accepted at random with one probability")
+        "it orders nothing, and every row is accepted at random with one probability"
+    )
     assert constant_score_message([0.1, 0.2], REG(), "the validation rows") is None
 
 
@@ -500,19 +567,29 @@ def test_a_fitted_score_round_trips_through_json_numbers():
     score = REG(C=0).fit(X, y_pred, np.array([10.0, 30.0, 20.0, 60.0]))
     data = score.to_dict()
     assert (data["kind"], data["n_classes"], data["n_features"]) == ("reg", 2, 1)
-    np.testing.assert_allclose(PerClassLinearScore.from_dict(data).predict(X, y_pred), [10.0, 30.0, 20.0, 60.0])
+    np.testing.assert_allclose(
+        PerClassLinearScore.from_dict(data).predict(X, y_pred), [10.0, 30.0, 20.0, 60.0]
+    )
     np.testing.assert_allclose(score.predict(np.array([[1.0]]), np.array([5])), [60.0])
 
 
 def test_make_chunks_and_the_chunked_objective_known_answer():
     """SELE's chunks: a seeded partition. One chunk of four rows, two wrong (loss 100): at s = 0 each of the 16
     pair terms of eq. (30) is l_i log 2, so R = 50 log 2; ranking the wrong rows as more uncertain lowers R."""
-    assert [c.tolist() for c in make_chunks(10, chunk_size=4, random_state=0)] == [[2, 8, 4, 9, 1], [6, 7, 3, 0, 5]]
-    objective = ChunkedSELEObjective([0.0, 100.0, 0.0, 100.0], make_chunks(4, chunk_size=4), dtype=np.float64)
+    assert [c.tolist() for c in make_chunks(10, chunk_size=4, random_state=0)] == [
+        [2, 8, 4, 9, 1],
+        [6, 7, 3, 0, 5],
+    ]
+    objective = ChunkedSELEObjective(
+        [0.0, 100.0, 0.0, 100.0], make_chunks(4, chunk_size=4), dtype=np.float64
+    )
     value, gradient = objective.value_and_gradient(np.zeros(4))
     assert value == pytest.approx(50 * np.log(2), abs=1e-4)
     np.testing.assert_allclose(gradient, [6.25, -6.25, 6.25, -6.25], atol=1e-4)
-    values = [objective.value_and_gradient(np.array(s))[0] for s in ([0.0, 1.0, 0.0, 1.0], [0.0, -1.0, 0.0, -1.0])]
+    values = [
+        objective.value_and_gradient(np.array(s))[0]
+        for s in ([0.0, 1.0, 0.0, 1.0], [0.0, -1.0, 0.0, -1.0])
+    ]
     assert [round(v, 4) for v in values] == [25.1602, 50.1602]
 
 
@@ -530,15 +607,25 @@ def test_class_agnostic_features_equal_their_definitions():
     p = special.softmax(Z, axis=1)
     z = Z - Z.mean(axis=1, keepdims=True)
     top = -np.sort(-p, axis=1)
-    expected = {"p_top1": top[:, 0], "p_top5": top[:, 4], "log_p_top1": np.log(top[:, 0]),
-                "margin": top[:, 0] - top[:, 1], "logit_margin": -np.diff(-np.sort(-Z, axis=1)[:, :2], axis=1)[:, 0],
-                "entropy": stats.entropy(p, axis=1), "energy": -special.logsumexp(Z, axis=1),
-                "doctor_g": (p * p).sum(axis=1), "max_centred_logit": z.max(axis=1),
-                "norm1": np.abs(z).sum(axis=1), "norm2": np.linalg.norm(z, axis=1),
-                "maxlogit_p3": z.max(axis=1) / np.linalg.norm(z, ord=3, axis=1)}
+    expected = {
+        "p_top1": top[:, 0],
+        "p_top5": top[:, 4],
+        "log_p_top1": np.log(top[:, 0]),
+        "margin": top[:, 0] - top[:, 1],
+        "logit_margin": -np.diff(-np.sort(-Z, axis=1)[:, :2], axis=1)[:, 0],
+        "entropy": stats.entropy(p, axis=1),
+        "energy": -special.logsumexp(Z, axis=1),
+        "doctor_g": (p * p).sum(axis=1),
+        "max_centred_logit": z.max(axis=1),
+        "norm1": np.abs(z).sum(axis=1),
+        "norm2": np.linalg.norm(z, axis=1),
+        "maxlogit_p3": z.max(axis=1) / np.linalg.norm(z, ord=3, axis=1),
+    }
     for name, values in expected.items():
         np.testing.assert_allclose(F[name], values, rtol=1e-10, atol=1e-12, err_msg=name)
-    assert len(FEATURE_NAMES) == 20 and output_features(Z[:, :2])[:, 2:5].tolist() == [[0.0] * 3] * 50  # padded top-5
+    assert (
+        len(FEATURE_NAMES) == 20 and output_features(Z[:, :2])[:, 2:5].tolist() == [[0.0] * 3] * 50
+    )  # padded top-5
 
 
 def test_class_shared_scores_fit_a_thousand_classes_with_one_weight_vector():
@@ -551,10 +638,16 @@ def test_class_shared_scores_fit_a_thousand_classes_with_one_weight_vector():
     loss = 100.0 * (rng.random(600) < p_error)
     for name in ("sele_shared", "reg_shared"):
         score = make_score(name, 1.0, n_classes=1000).fit(Z, Z.argmax(axis=1), loss)
-        assert score.coef_.shape == (1000, 20) and (score.coef_ == score.coef_[0]).all() and score.class_seen_.all()
+        assert (
+            score.coef_.shape == (1000, 20)
+            and (score.coef_ == score.coef_[0]).all()
+            and score.class_seen_.all()
+        )
         again = PerClassLinearScore.from_dict(json.loads(json.dumps(score.to_dict())))
         np.testing.assert_array_equal(again.predict(Z, Z.argmax(axis=1)), score.predict(Z, None))
-        assert aurc(loss, score.predict(Z, None)) < aurc(loss, rng.random(600))  # it learned an order
+        assert aurc(loss, score.predict(Z, None)) < aurc(
+            loss, rng.random(600)
+        )  # it learned an order
 
 
 def special_softmax_max(Z):
@@ -571,12 +664,17 @@ def test_sele_refuses_a_fit_over_its_memory_budget_before_allocating(n, d, K, gi
     X = np.broadcast_to(np.float64(0.0), (n, d))
     y_pred = np.arange(n) % K
     tracemalloc.start()
-    with pytest.raises(ValueError, match=rf"SELE on {n} rows, {d} features and {K} predicted classes would need about "
-                                         rf"{gib}\d\d GiB .*alone is {K} x {d + 1} x {d + 1} float64\), over the memory budget of 4.00 GiB .* nothing was allocated. "
-                                         r"Use score 'reg' .*'sele_shared' or 'reg_shared'.*SELE\(memory_budget=...\) or "
-                                         r"\$REJECTOPT_SELE_MEMORY_BUDGET"):
+    with pytest.raises(
+        ValueError,
+        match=rf"SELE on {n} rows, {d} features and {K} predicted classes would need about "
+        rf"{gib}\d\d GiB .*alone is {K} x {d + 1} x {d + 1} float64\), over the memory budget of 4.00 GiB .* nothing was allocated. "
+        r"Use score 'reg' .*'sele_shared' or 'reg_shared'.*SELE\(memory_budget=...\) or "
+        r"\$REJECTOPT_SELE_MEMORY_BUDGET",
+    ):
         SELE(n_classes=K).fit(X, y_pred, np.zeros(n))
-    assert tracemalloc.get_traced_memory()[1] < 16_000_000  # BLAS probing only: the design alone would be 24 MB+
+    assert (
+        tracemalloc.get_traced_memory()[1] < 16_000_000
+    )  # BLAS probing only: the design alone would be 24 MB+
     tracemalloc.stop()
 
 
@@ -590,7 +688,10 @@ def test_sele_memory_budget_from_the_environment_and_its_estimate_bounds_the_pea
     with pytest.raises(ValueError, match=r"over the memory budget of 0.00 GiB \(1e\+05 bytes\)"):
         SELE(n_classes=3).fit(X, y_pred, loss)
     monkeypatch.setenv("REJECTOPT_SELE_MEMORY_BUDGET", "lots")
-    with pytest.raises(ValueError, match=r"\$REJECTOPT_SELE_MEMORY_BUDGET must be a number of bytes > 0, got 'lots'"):
+    with pytest.raises(
+        ValueError,
+        match=r"\$REJECTOPT_SELE_MEMORY_BUDGET must be a number of bytes > 0, got 'lots'",
+    ):
         SELE(n_classes=3).fit(X, y_pred, loss)
     monkeypatch.delenv("REJECTOPT_SELE_MEMORY_BUDGET")
     tracemalloc.start()
@@ -627,16 +728,24 @@ def test_output_features_in_row_blocks_equal_one_pass_over_all_rows(K):
             got = output_features(logits, rows_per_block=rows_per_block)
         # Equal bit for bit on numpy 2; numpy 1.x (the declared floor) reduces a block's rows along other
         # SIMD paths, measured at most 4.4e-16 absolute, 2.8e-15 relative, hence rtol 1e-14.
-        np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0, err_msg=f"rows_per_block={rows_per_block}")
+        np.testing.assert_allclose(
+            got, expected, rtol=1e-14, atol=0, err_msg=f"rows_per_block={rows_per_block}"
+        )
     assert np.isfinite(expected[[0, 1, 2, 5]]).all()
     from rejectopt.scores._shared import FEATURE_NAMES, pnorm_max
 
     for column, name in enumerate(FEATURE_NAMES):
-        if name.startswith("maxlogit_p") or name == "max_centred_logit":  # against the one-p-at-a-time formula
+        if (
+            name.startswith("maxlogit_p") or name == "max_centred_logit"
+        ):  # against the one-p-at-a-time formula
             q = 0 if name == "max_centred_logit" else int(name.removeprefix("maxlogit_p"))
-            keep = np.arange(len(logits)) != 3  # the row spanning beyond the float range overflows the p-norm
+            keep = (
+                np.arange(len(logits)) != 3
+            )  # the row spanning beyond the float range overflows the p-norm
             with np.errstate(over="ignore", invalid="ignore"):
-                np.testing.assert_allclose(expected[keep, column], pnorm_max(logits[keep], q), rtol=1e-12, atol=0)
+                np.testing.assert_allclose(
+                    expected[keep, column], pnorm_max(logits[keep], q), rtol=1e-12, atol=0
+                )
 
 
 def test_output_features_refuse_one_logit_and_name_a_non_finite_one_in_a_later_block():
@@ -668,8 +777,13 @@ def test_class_shared_scores_on_precomputed_features_equal_those_on_the_logits(n
     np.testing.assert_array_equal(on_features.coef_, on_logits.coef_)
     assert on_features.n_features_in_ == 12 and on_features.to_dict() == on_logits.to_dict()
     np.testing.assert_array_equal(on_features.predict(features), on_logits.predict(logits))
-    np.testing.assert_array_equal(on_logits.predict(features[train]), on_logits.predict(logits[train]))
-    paths = [clone(template).fit_path(X, y_pred[train], loss[train], (0, 10)) for X in (logits[train], features[train])]
+    np.testing.assert_array_equal(
+        on_logits.predict(features[train]), on_logits.predict(logits[train])
+    )
+    paths = [
+        clone(template).fit_path(X, y_pred[train], loss[train], (0, 10))
+        for X in (logits[train], features[train])
+    ]
     for a, b in zip(*paths):
         np.testing.assert_array_equal(a.coef_, b.coef_)
     with pytest.raises(ValueError, match="X has 5 logits, but the score was fitted on 12"):
@@ -686,12 +800,19 @@ def test_fit_selective_computes_the_features_of_the_logits_once(monkeypatch):
     y_pred = logits.argmax(1)
     loss = 100.0 * (rng.random(300) < 0.3)
     parts = split_rows(300)
-    expected = fit_selective(logits, y_pred, loss, Target("coverage", 0.8), parts, score="reg_shared", n_classes=8)
+    expected = fit_selective(
+        logits, y_pred, loss, Target("coverage", 0.8), parts, score="reg_shared", n_classes=8
+    )
     rows_read = []
     original = _shared.output_features
-    monkeypatch.setattr(_shared, "output_features",
-                        lambda X, *args, **kw: rows_read.append(len(X)) or original(X, *args, **kw))
-    fit = fit_selective(logits, y_pred, loss, Target("coverage", 0.8), parts, score="reg_shared", n_classes=8)
+    monkeypatch.setattr(
+        _shared,
+        "output_features",
+        lambda X, *args, **kw: rows_read.append(len(X)) or original(X, *args, **kw),
+    )
+    fit = fit_selective(
+        logits, y_pred, loss, Target("coverage", 0.8), parts, score="reg_shared", n_classes=8
+    )
     assert rows_read == [300]  # once for all rows, not per C, refit and prediction (2.6 n rows)
     np.testing.assert_array_equal(fit.uncertainty, expected.uncertainty)
     manual = make_score("reg_shared", fit.C, n_classes=8)
@@ -705,12 +826,21 @@ def test_sele_memory_estimate_counts_the_pair_weights_the_objective_lays_out():
     from rejectopt.scores._sele import _pair_bytes, estimate_fit_bytes
 
     rng = np.random.default_rng(0)
-    for loss, layout in ((100.0 * (rng.random(20_000) < 0.2), "bipartite"), (rng.random(20_000), "circulant")):
+    for loss, layout in (
+        (100.0 * (rng.random(20_000) < 0.2), "bipartite"),
+        (rng.random(20_000), "circulant"),
+    ):
         chunks = make_chunks(loss.size, 500, 0)
         objective = ChunkedSELEObjective(loss, chunks)
-        held = sum(a.nbytes for g in objective.groups
-                   for a in ((g.pos_weight, g.pos_local, g.zero_local, g.zero_mask, g.pos_loss) if g.bipartite
-                             else (g.weight,)))
+        held = sum(
+            a.nbytes
+            for g in objective.groups
+            for a in (
+                (g.pos_weight, g.pos_local, g.zero_local, g.zero_mask, g.pos_loss)
+                if g.bipartite
+                else (g.weight,)
+            )
+        )
         assert {g.bipartite for g in objective.groups} == {layout == "bipartite"}
         assert 0.9 * held <= _pair_bytes(loss, chunks, 4) <= 1.1 * held, (layout, held)
         shape_only = estimate_fit_bytes(loss.size, 50, 10)
@@ -731,6 +861,10 @@ def test_sele_reuses_the_risk_of_a_point_across_C_and_the_path_equals_it_recompu
     assert problem.objective.n_evaluations == before + 1
     w = theta.reshape(problem.shape)[:, :-1]
     assert f10 - f1 == pytest.approx(0.5 * 9.0 * np.sum(w**2) / problem.scale, rel=1e-12)
-    np.testing.assert_allclose((g10 - g1).reshape(problem.shape)[:, :-1], 9.0 * w / problem.scale, rtol=1e-12)
+    np.testing.assert_allclose(
+        (g10 - g1).reshape(problem.shape)[:, :-1], 9.0 * w / problem.scale, rtol=1e-12
+    )
     fresh = SELE(n_jobs=1)._build_problem(X, y_pred, loss)
-    assert fresh.value_and_gradient(theta, 10.0)[0] == f10  # the reused risk is the one computed afresh
+    assert (
+        fresh.value_and_gradient(theta, 10.0)[0] == f10
+    )  # the reused risk is the one computed afresh

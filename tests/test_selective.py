@@ -5,7 +5,9 @@ import math
 
 import numpy as np
 import pytest
+from known_answers import brute_force_margin_threshold
 
+from rejectopt.metrics._confusion import selective_outcome
 from rejectopt.selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -18,8 +20,6 @@ from rejectopt.selective import (
     fit_geifman_el_yaniv,
     operating_point,
 )
-from rejectopt.metrics._confusion import selective_outcome
-from known_answers import brute_force_margin_threshold
 
 
 def synthetic_sample(n, seed):
@@ -38,8 +38,14 @@ def val_test():
 def tied_sample():
     """100 examples on 4 distinct scores; counts 10/20/30/40, errors 0/2/15/30."""
     s = np.repeat([0.0, 1.0, 2.0, 3.0], [10, 20, 30, 40])
-    loss = np.concatenate([np.zeros(10), np.r_[np.ones(2), np.zeros(18)],
-                           np.r_[np.ones(15), np.zeros(15)], np.r_[np.ones(30), np.zeros(10)]])
+    loss = np.concatenate(
+        [
+            np.zeros(10),
+            np.r_[np.ones(2), np.zeros(18)],
+            np.r_[np.ones(15), np.zeros(15)],
+            np.r_[np.ones(30), np.zeros(10)],
+        ]
+    )
     return loss, s
 
 
@@ -57,9 +63,14 @@ def test_selection_function_acceptance_probability_and_sampling():
 
 
 def test_selection_function_json_round_trip():
-    for sel in (SelectionFunction(0.3, 0.5), SelectionFunction(np.inf, 1.0),
-                SelectionFunction(-np.inf, 0.0)):
-        restored = SelectionFunction.from_dict(json.loads(json.dumps(sel.to_dict(), allow_nan=False)))
+    for sel in (
+        SelectionFunction(0.3, 0.5),
+        SelectionFunction(np.inf, 1.0),
+        SelectionFunction(-np.inf, 0.0),
+    ):
+        restored = SelectionFunction.from_dict(
+            json.loads(json.dumps(sel.to_dict(), allow_nan=False))
+        )
         assert restored == sel
         assert isinstance(restored.threshold, float)
 
@@ -159,8 +170,11 @@ def test_cost_based_minimises_empirical_cost_vs_brute_force(eps):
     loss = rng.random(300) * (0.2 + s)
     sel = fit_cost_based(loss, s, eps)
     fitted = expected_cost(loss, s, sel, eps)
-    candidates = [SelectionFunction(a, nu) for a in np.r_[-np.inf, np.unique(s), np.inf]
-                  for nu in (0.0, 0.3, 1.0)]
+    candidates = [
+        SelectionFunction(a, nu)
+        for a in np.r_[-np.inf, np.unique(s), np.inf]
+        for nu in (0.0, 0.3, 1.0)
+    ]
     brute = min(expected_cost(loss, s, c, eps) for c in candidates)
     assert fitted <= brute + 1e-12
     assert sel.accept_prob in (0.0, 1.0)
@@ -193,14 +207,21 @@ def test_geifman_el_yaniv_loss_scale_and_validation(val_test):
         fit_geifman_el_yaniv(loss_v * 0.5, s_v, 0.1, 0.05)
     with pytest.raises(ValueError, match="delta"):
         fit_geifman_el_yaniv(loss_v, s_v, 0.1, 1.5)
-    with pytest.raises(InfeasibleTargetError, match="infeasible"):  # a certified target's error, a ValueError
+    with pytest.raises(
+        InfeasibleTargetError, match="infeasible"
+    ):  # a certified target's error, a ValueError
         fit_geifman_el_yaniv(loss_v, s_v, 0.001, 0.05)
 
 
 # ---------------------------------------------------------------- input validation
-@pytest.mark.parametrize("fit, arg", [
-    (fit_cost_based, 0.1), (fit_bounded_improvement, 0.1), (fit_bounded_abstention, 0.5),
-])
+@pytest.mark.parametrize(
+    "fit, arg",
+    [
+        (fit_cost_based, 0.1),
+        (fit_bounded_improvement, 0.1),
+        (fit_bounded_abstention, 0.5),
+    ],
+)
 def test_bad_inputs_raise_clear_errors(fit, arg):
     with pytest.raises(ValueError, match="length mismatch"):
         fit([0.0, 1.0], [0.1], arg)
@@ -234,7 +255,11 @@ def test_empirical_risk_coverage_with_zero_coverage_is_nan():
 # --------------------------------------------------------------------------------------------
 def test_chow_reject_rejects_below_one_minus_d():
     # the boundary: a maximum posterior of exactly 1 - d is accepted
-    assert _chow_reject([[0.8, 0.2], [0.79, 0.21], [0.1, 0.9]], 0.2).tolist() == [False, True, False]
+    assert _chow_reject([[0.8, 0.2], [0.79, 0.21], [0.1, 0.9]], 0.2).tolist() == [
+        False,
+        True,
+        False,
+    ]
     assert _chow_reject([[0.5, 0.5]], 0.45).tolist() == [True]
     with pytest.raises(ValueError, match="2-D"):
         _chow_reject([0.8, 0.2], 0.2)
@@ -267,17 +292,23 @@ def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
 
 
 def test_operating_point_with_nothing_accepted_is_undefined():
-    point = operating_point([0.0, 100.0], [1.0, 2.0], SelectionFunction(-np.inf, 0.0), loss_bound=100)
+    point = operating_point(
+        [0.0, 100.0], [1.0, 2.0], SelectionFunction(-np.inf, 0.0), loss_bound=100
+    )
     assert point.coverage == 0.0 and math.isnan(point.selective_risk)
     assert all(math.isnan(v) for v in point.selective_risk_ci)
 
 
 def test_selection_function_from_dict_is_strict():
-    assert SelectionFunction.from_dict({"threshold": "-inf", "accept_prob": 1}) == SelectionFunction(-np.inf, 1.0)
-    for bad, field in (({"threshold": "0.5", "accept_prob": 1.0}, "selection.threshold"),
-                       ({"threshold": 0.5, "accept_prob": True}, "selection.accept_prob"),
-                       ({"threshold": 0.5, "accept_prob": 1.5}, "selection.accept_prob"),
-                       ({"threshold": 0.5, "accept_prob": 1.0, "nu": 1}, "unknown keys"),
-                       ([0.5, 1.0], "must be an object")):
+    assert SelectionFunction.from_dict(
+        {"threshold": "-inf", "accept_prob": 1}
+    ) == SelectionFunction(-np.inf, 1.0)
+    for bad, field in (
+        ({"threshold": "0.5", "accept_prob": 1.0}, "selection.threshold"),
+        ({"threshold": 0.5, "accept_prob": True}, "selection.accept_prob"),
+        ({"threshold": 0.5, "accept_prob": 1.5}, "selection.accept_prob"),
+        ({"threshold": 0.5, "accept_prob": 1.0, "nu": 1}, "unknown keys"),
+        ([0.5, 1.0], "must be an object"),
+    ):
         with pytest.raises(ValueError, match=field):
             SelectionFunction.from_dict(bad, name="selection")

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from support import DEMO_MIRROR, REPO, snakemake_command
 
 STATE = Path(os.environ.get("REJECTOPT_SLURM_STATE", "/tmp/rejectopt-slurm"))
@@ -24,9 +23,11 @@ STATE = Path(os.environ.get("REJECTOPT_SLURM_STATE", "/tmp/rejectopt-slurm"))
 #: 40 jobs) doubled the run's time without reaching another rule.
 CONFIG = ["datasets=[sattelite]", "n_splits=1", "classifiers={classification: [lr]}"]
 SLURM_PROFILES = [
-    "--workflow-profile", str(REPO / "workflow/profiles/slurm"),
+    "--workflow-profile",
+    str(REPO / "workflow/profiles/slurm"),
     # CI-only: squeue status checks (this cluster has no accounting, so no sacct).
-    "--profile", str(REPO / "workflow/ci/slurm-profile"),
+    "--profile",
+    str(REPO / "workflow/ci/slurm-profile"),
 ]
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) ")
 
@@ -51,7 +52,9 @@ def bounded_snakemake(workdir, *args, limit):
     start = time.monotonic()
     try:
         with open(out, "w") as fh:
-            returncode = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, timeout=limit + 60).returncode
+            returncode = subprocess.run(
+                cmd, stdout=fh, stderr=subprocess.STDOUT, timeout=limit + 60
+            ).returncode
     finally:
         text = out.read_text() if out.exists() else ""
         ids = sorted({slurm_id for _, slurm_id in SUBMITTED.findall(text)}, key=int)
@@ -68,8 +71,12 @@ def check_finished(returncode, output, limit):
 @pytest.fixture(scope="module")
 def cluster():
     """The cluster answers (REJECTOPT_SLURM=1 promises one: failing here is an error, not a skip)."""
-    run = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0 and run.stdout.strip(), f"REJECTOPT_SLURM=1 but sinfo fails: {run.stderr}"
+    run = subprocess.run(
+        ["sinfo", "-h", "-N", "-o", "%N %t"], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0 and run.stdout.strip(), (
+        f"REJECTOPT_SLURM=1 but sinfo fails: {run.stderr}"
+    )
     return run.stdout
 
 
@@ -79,7 +86,12 @@ def slurm_run(cluster, tmp_path_factory):
     workdir = tmp_path_factory.mktemp("slurm") / "run"
     limit = 900
     returncode, output, seconds = bounded_snakemake(
-        workdir, *SLURM_PROFILES, "--config", f"data_mirror={DEMO_MIRROR}", *CONFIG, limit=limit,
+        workdir,
+        *SLURM_PROFILES,
+        "--config",
+        f"data_mirror={DEMO_MIRROR}",
+        *CONFIG,
+        limit=limit,
     )
     check_finished(returncode, output, limit)
     print(f"SLURM run: {seconds:.0f} s")
@@ -92,7 +104,14 @@ def local_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("local") / "run"
     limit = 900
     returncode, output, seconds = bounded_snakemake(
-        workdir, "--workflow-profile", "none", "--cores", "2", "--config", f"data_mirror={DEMO_MIRROR}", *CONFIG,
+        workdir,
+        "--workflow-profile",
+        "none",
+        "--cores",
+        "2",
+        "--config",
+        f"data_mirror={DEMO_MIRROR}",
+        *CONFIG,
         limit=limit,
     )
     check_finished(returncode, output, limit)
@@ -123,7 +142,9 @@ def test_every_job_ran_as_a_slurm_job(slurm_run):
     for slurm_id in slurm_ids:
         # the batch job ran the rule in a job step (srun) and finished it
         text = logs[slurm_id].read_text()
-        assert "--executor slurm-jobstep" in text and "Finished jobid: 0 (Rule: " in text, text[-2000:]
+        assert "--executor slurm-jobstep" in text and "Finished jobid: 0 (Rule: " in text, text[
+            -2000:
+        ]
     # ... and slurmctld itself ran them to completion with exit status 0
     ctld_log = (STATE / "log/slurmctld.log").read_text()
     for slurm_id in slurm_ids:
@@ -136,7 +157,9 @@ def outputs_to_compare(workdir):
     return {
         str(p.relative_to(workdir)): p.read_bytes()
         for p in sorted(results.rglob("*"))
-        if p.is_file() and "benchmarks" not in p.relative_to(results).parts and not p.name.startswith("timing")
+        if p.is_file()
+        and "benchmarks" not in p.relative_to(results).parts
+        and not p.name.startswith("timing")
     }
 
 
@@ -164,9 +187,17 @@ def test_a_failing_slurm_job_fails_the_run_with_its_slurm_status(cluster, tmp_pa
     workdir = tmp_path / "run"
     limit = 300
     returncode, output, seconds = bounded_snakemake(
-        workdir, *SLURM_PROFILES, "--config", f"data_mirror={mirror}", "datasets=[abalone]", "n_splits=1", limit=limit,
+        workdir,
+        *SLURM_PROFILES,
+        "--config",
+        f"data_mirror={mirror}",
+        "datasets=[abalone]",
+        "n_splits=1",
+        limit=limit,
     )
-    assert returncode != 137, f"snakemake hung on a failed SLURM job and was killed after {limit} s:\n{output[-5000:]}"
+    assert returncode != 137, (
+        f"snakemake hung on a failed SLURM job and was killed after {limit} s:\n{output[-5000:]}"
+    )
     assert returncode != 0, output[-5000:]
     failed = re.findall(r"SLURM-job '(\d+)' failed, SLURM status is: 'FAILED'", output)
     assert failed, output[-5000:]

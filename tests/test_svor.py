@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from support import run_sklearn_check
 
 from rejectopt.classifiers import SVOR
 from rejectopt.classifiers._svor import svor_objective
-from support import run_sklearn_check
 
 
 def make_ordinal(n, d, n_classes, noise=0.5, seed=0):
@@ -20,6 +20,7 @@ def make_ordinal(n, d, n_classes, noise=0.5, seed=0):
 def reference_optimum(X, y, n_classes, C):
     """Optimum of the SVOR objective from a generic conic solver (cvxpy + Clarabel)."""
     import cvxpy as cp  # a test dependency (extra "test"): its absence must fail, not skip
+
     n, d = X.shape
     w = cp.Variable(d)
     b = cp.Variable(n_classes - 1)
@@ -51,7 +52,8 @@ def test_certificate_and_objective_consistent(C):
     assert 0 <= model.gap_ <= 1e-7 * model.objective_ + 1e-12
     assert model.dual_objective_ <= model.objective_
     assert model.objective_ == pytest.approx(
-        svor_objective(model.coef_, model.thresholds_, X, y, C), rel=1e-12)
+        svor_objective(model.coef_, model.thresholds_, X, y, C), rel=1e-12
+    )
     # no random perturbation improves on the certified optimum
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -77,8 +79,7 @@ def test_predict_formula_and_margin():
     np.testing.assert_allclose(model.decision_function(X), f)
     expected = (f[:, None] > model.thresholds_[None, :]).sum(axis=1)
     np.testing.assert_array_equal(model.predict(X), expected)
-    np.testing.assert_allclose(model.margin(X),
-                               -np.abs(f[:, None] - model.thresholds_).min(axis=1))
+    np.testing.assert_allclose(model.margin(X), -np.abs(f[:, None] - model.thresholds_).min(axis=1))
     assert model.predict(X).dtype.kind == "i"
     assert set(np.unique(model.predict(X))) <= set(range(5))
 
@@ -103,7 +104,8 @@ def test_missing_extreme_and_middle_classes():
     assert pred.min() >= 0 and pred.max() <= 5
     # training objective with absent classes equals the objective on the present ones
     assert model.objective_ == pytest.approx(
-        svor_objective(model.coef_, model.thresholds_, X[keep], y[keep], 10.0))
+        svor_objective(model.coef_, model.thresholds_, X[keep], y[keep], 10.0)
+    )
 
 
 def test_two_classes_is_binary_hinge_svm():
@@ -129,13 +131,17 @@ def test_rejects_bad_labels():
         SVOR(n_classes=2).fit(X, [0, 1, 2, 1])
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
         SVOR().fit(X, [0.5, 1, 0, 1])
-    with pytest.raises(ValueError, match=r"SVOR needs ordinal labels, the integers 0..n_classes-1 in the classes' "
-                                         r"order; got <U4 labels such as 'high': encode them in their order first"):
+    with pytest.raises(
+        ValueError,
+        match=r"SVOR needs ordinal labels, the integers 0..n_classes-1 in the classes' "
+        r"order; got <U4 labels such as 'high': encode them in their order first",
+    ):
         SVOR().fit(X, ["high", "low", "low", "high"])
 
 
 def test_not_fitted_raises():
     from sklearn.exceptions import NotFittedError
+
     with pytest.raises(NotFittedError):
         SVOR().predict(np.zeros((2, 2)))
 
@@ -155,10 +161,12 @@ SVOR_EXPECTED_FAILED_CHECKS = {
     "check_classifiers_train": (
         "decision_function is the projection <x, w>, which predict compares with the learned thresholds b_j (the "
         "ordinal model, section 5.2.2), not with 0 as the check assumes for two classes; the pipeline's SVOR margin "
-        "reads it so (test_two_class_svor_predicts_by_its_threshold)"),
+        "reads it so (test_two_class_svor_predicts_by_its_threshold)"
+    ),
     "check_classifiers_classes": (
         "SVOR learns ordered classes, the integers 0..n_classes-1 whose order is the labels' own; it refuses the "
-        "check's text labels ('one', 'two'), whose order it cannot know (test_rejects_bad_labels)"),
+        "check's text labels ('one', 'two'), whose order it cannot know (test_rejects_bad_labels)"
+    ),
 }
 
 
@@ -179,6 +187,8 @@ def test_two_class_svor_predicts_by_its_threshold():
     f = model.decision_function(X)
     np.testing.assert_array_equal(model.predict(X), (f > model.thresholds_[0]).astype(int))
     assert np.mean(model.predict(X) == y) > 0.83 and model.thresholds_[0] != 0
-    assert np.any((f > 0) != (f > model.thresholds_[0]))  # where the check's reading of decision_function differs
+    assert np.any(
+        (f > 0) != (f > model.thresholds_[0])
+    )  # where the check's reading of decision_function differs
     with pytest.raises(ValueError, match="X has 1 features, but SVOR is expecting 2 features"):
         model.predict(X[:, :1])

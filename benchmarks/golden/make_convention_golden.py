@@ -101,8 +101,12 @@ def selective_risk_stats(*, confids, residuals, idx_sorted_confids=None):
     coverages.append(0)
     risks.append(risks[-1])
     working_point_mask.append(False)
-    return {"coverages": np.array(coverages), "risks": np.array(risks), "thresholds": np.array(thresholds),
-            "working_point_mask": working_point_mask}
+    return {
+        "coverages": np.array(coverages),
+        "risks": np.array(risks),
+        "thresholds": np.array(thresholds),
+        "working_point_mask": working_point_mask,
+    }
 
 
 def generalized_risk_stats(*, confids, residuals, idx_sorted_confids=None):
@@ -133,8 +137,12 @@ def generalized_risk_stats(*, confids, residuals, idx_sorted_confids=None):
     coverages.append(0)
     working_point_mask.append(risks[-1] > 0)
     risks.append(0)
-    return {"coverages": np.array(coverages), "risks": np.array(risks), "thresholds": np.array(thresholds),
-            "working_point_mask": working_point_mask}
+    return {
+        "coverages": np.array(coverages),
+        "risks": np.array(risks),
+        "thresholds": np.array(thresholds),
+        "working_point_mask": working_point_mask,
+    }
 
 
 class RiskCoverageStats:
@@ -147,7 +155,9 @@ class RiskCoverageStats:
         self.is_binary = np.all(np.logical_or(self.residuals == 0, self.residuals == 1))
 
     def _evaluate_rc_curve_stats(self, *, risk, confids=None, residuals=None):
-        idx_sorted_confids = np.argsort(confids) if confids is not None else np.argsort(self.confids)
+        idx_sorted_confids = (
+            np.argsort(confids) if confids is not None else np.argsort(self.confids)
+        )
         confids = confids if confids is not None else self.confids
         residuals = residuals if residuals is not None else self.residuals
         stats = selective_risk_stats if risk == "selective-risk" else generalized_risk_stats
@@ -175,17 +185,25 @@ class RiskCoverageStats:
     def aurc_optimal(self):
         if self.is_binary:
             err = np.mean(self.residuals)
-            return self.AUC_DISPLAY_SCALE * (err + (1 - err) * (np.log(1 - err + np.finfo(err.dtype).eps)))
-        stats = self._evaluate_rc_curve_stats(risk="selective-risk", confids=np.linspace(1, 0, len(self.confids)),
-                                              residuals=self.residuals[np.argsort(self.residuals)])
+            return self.AUC_DISPLAY_SCALE * (
+                err + (1 - err) * (np.log(1 - err + np.finfo(err.dtype).eps))
+            )
+        stats = self._evaluate_rc_curve_stats(
+            risk="selective-risk",
+            confids=np.linspace(1, 0, len(self.confids)),
+            residuals=self.residuals[np.argsort(self.residuals)],
+        )
         return self.evaluate_auc(coverages=stats["coverages"], risks=stats["risks"])
 
     @property
     def augrc_optimal(self):
         if self.is_binary:
             return 0.5 * np.mean(self.residuals) ** 2 * self.AUC_DISPLAY_SCALE
-        stats = self._evaluate_rc_curve_stats(risk="generalized-risk", confids=np.linspace(1, 0, len(self.confids)),
-                                              residuals=self.residuals[np.argsort(self.residuals)])
+        stats = self._evaluate_rc_curve_stats(
+            risk="generalized-risk",
+            confids=np.linspace(1, 0, len(self.confids)),
+            residuals=self.residuals[np.argsort(self.residuals)],
+        )
         return self.evaluate_auc(coverages=stats["coverages"], risks=stats["risks"])
 
     @property
@@ -254,7 +272,10 @@ class LegacyStatsCache:
 
 def legacy_aurc(stats_cache):
     _, risks, weights = stats_cache.rc_curve_stats
-    return sum([(risks[i] + risks[i + 1]) * 0.5 * weights[i] for i in range(len(weights))]) * AURC_DISPLAY_SCALE
+    return (
+        sum([(risks[i] + risks[i + 1]) * 0.5 * weights[i] for i in range(len(weights))])
+        * AURC_DISPLAY_SCALE
+    )
 
 
 def legacy_eaurc(stats_cache):
@@ -309,35 +330,57 @@ def fd_shifts_test_cases(rng):
     }
     # fd-shifts' expected (aurc, eaurc, augrc) per case, from its tests/utils.py
     expected = {
-        ("confid-all-equal", "p-all-one"): (0.0, 0.0, 0), ("confid-all-equal", "p-all-zero"): (1.0, 0.0, 0.5),
+        ("confid-all-equal", "p-all-one"): (0.0, 0.0, 0),
+        ("confid-all-equal", "p-all-zero"): (1.0, 0.0, 0.5),
         ("confid-all-equal", "p-01"): (0.5, 0.3465735902799724, 0.25),
         ("confid-all-equal", "p-asc"): (0.5, 0.2524999999999986, 0.24999999999999997),
         ("confid-all-equal", "p-plateau"): (0.5, 0.1817914679883058, 0.25000000000000017),
-        ("confid-01", "p-all-one"): (0.0, 0.0, 0), ("confid-01", "p-all-zero"): (1.0, 0.0, 0.5),
+        ("confid-01", "p-all-one"): (0.0, 0.0, 0),
+        ("confid-01", "p-all-zero"): (1.0, 0.0, 0.5),
         ("confid-01", "p-01"): (0.125, -0.02842640972002758, 0.125),
         ("confid-01", "p-asc"): (0.49621212121212127, 0.24871212121211994, 0.24873737373737373),
         ("confid-01", "p-plateau"): (0.49699999999999944, 0.17879146798830492, 0.24899999999999978),
-        ("confid-10", "p-all-one"): (0.0, 0.0, 0), ("confid-10", "p-all-zero"): (1.0, 0.0, 0.5),
+        ("confid-10", "p-all-one"): (0.0, 0.0, 0),
+        ("confid-10", "p-all-zero"): (1.0, 0.0, 0.5),
         ("confid-10", "p-01"): (0.875, 0.7215735902799725, 0.375),
         ("confid-10", "p-asc"): (0.503787878787879, 0.2562878787878777, 0.25126262626262635),
         ("confid-10", "p-plateau"): (0.5029999999999994, 0.18479146798830492, 0.2509999999999998),
-        ("confid-asc", "p-all-one"): (0.0, 0.0, 0), ("confid-asc", "p-all-zero"): (1.0, 0.0, 0.5),
+        ("confid-asc", "p-all-one"): (0.0, 0.0, 0),
+        ("confid-asc", "p-all-zero"): (1.0, 0.0, 0.5),
         ("confid-asc", "p-01"): (0.48281112575762547, 0.3293847160375979, 0.2475),
         ("confid-asc", "p-asc"): (0.24750000000000133, 0, 0.16583333333333353),
         ("confid-asc", "p-plateau"): (0.3182085320116945, 0.0, 0.18750000000000108),
-        ("confid-asc-u", "p-all-one"): (0.0, 0.0, 0), ("confid-asc-u", "p-all-zero"): (1.0, 0.0, 0.5),
+        ("confid-asc-u", "p-all-one"): (0.0, 0.0, 0),
+        ("confid-asc-u", "p-all-zero"): (1.0, 0.0, 0.5),
         ("confid-asc-u", "p-01"): (0.48281112575762547, 0.3293847160375979, 0.2475),
         ("confid-asc-u", "p-asc"): (0.24750000000000133, 0, 0.16583333333333353),
         ("confid-asc-u", "p-plateau"): (0.3182085320116945, 0.0, 0.18750000000000108),
-        ("confid-plateaus", "p-all-one"): (0.0, 0.0, 0), ("confid-plateaus", "p-all-zero"): (1.0, 0.0, 0.5),
+        ("confid-plateaus", "p-all-one"): (0.0, 0.0, 0),
+        ("confid-plateaus", "p-all-zero"): (1.0, 0.0, 0.5),
         ("confid-plateaus", "p-01"): (0.49083333333333334, 0.33740692361330576, 0.2475),
-        ("confid-plateaus", "p-asc"): (0.2632575757575754, 0.015757575757574083, 0.17108585858585845),
-        ("confid-plateaus", "p-plateau"): (0.31250000000000255, -0.005708532011691969, 0.18750000000000097),
+        ("confid-plateaus", "p-asc"): (
+            0.2632575757575754,
+            0.015757575757574083,
+            0.17108585858585845,
+        ),
+        ("confid-plateaus", "p-plateau"): (
+            0.31250000000000255,
+            -0.005708532011691969,
+            0.18750000000000097,
+        ),
     }
     cases = [(f"fd-shifts:{ci}_{pi}", c[ci], p[pi], expected[(ci, pi)]) for ci, pi in expected]
-    permuted = np.concatenate([rng.permutation(p_alt[i * n // 4:(i + 1) * n // 4]) for i in range(4)])
-    cases.append(("fd-shifts:confid-plateaus_p-plateau-perm", c["confid-plateaus"], permuted,
-                  (0.49083333333333334, 0.33740692361330576, 0.2475)))
+    permuted = np.concatenate(
+        [rng.permutation(p_alt[i * n // 4 : (i + 1) * n // 4]) for i in range(4)]
+    )
+    cases.append(
+        (
+            "fd-shifts:confid-plateaus_p-plateau-perm",
+            c["confid-plateaus"],
+            permuted,
+            (0.49083333333333334, 0.33740692361330576, 0.2475),
+        )
+    )
     return cases
 
 
@@ -393,28 +436,41 @@ def library_values(conf, loss, coverage, risk):
     out, orders = {}, {}
     fd = RiskCoverageStats(conf, loss)
     out["fd-shifts"] = {
-        "aurc": _value(lambda: fd.aurc), "augrc": _value(lambda: fd.augrc),
-        "eaurc": _value(lambda: fd.eaurc), "eaugrc": _value(lambda: fd.eaugrc),
-        "risk_at_coverage": _value(lambda: fd.get_working_point(risk="selective-risk", target_cov=coverage)[1]),
-        "coverage_at_risk": _value(lambda: fd.get_working_point(risk="selective-risk", target_risk=risk)[0]),
+        "aurc": _value(lambda: fd.aurc),
+        "augrc": _value(lambda: fd.augrc),
+        "eaurc": _value(lambda: fd.eaurc),
+        "eaugrc": _value(lambda: fd.eaugrc),
+        "risk_at_coverage": _value(
+            lambda: fd.get_working_point(risk="selective-risk", target_cov=coverage)[1]
+        ),
+        "coverage_at_risk": _value(
+            lambda: fd.get_working_point(risk="selective-risk", target_risk=risk)[0]
+        ),
     }
     ascending, stable_ascending = np.argsort(conf), np.argsort(conf, kind="stable")
-    orders["fd-shifts"] = orders["fd-shifts-legacy"] = orders["geifman"] = _order(ascending, stable_ascending)
+    orders["fd-shifts"] = orders["fd-shifts-legacy"] = orders["geifman"] = _order(
+        ascending, stable_ascending
+    )
     legacy = LegacyStatsCache(conf, 1 - loss)
-    out["fd-shifts-legacy"] = {"aurc": _value(lambda: legacy_aurc(legacy)),
-                               "eaurc": _value(lambda: legacy_eaurc(legacy))}
+    out["fd-shifts-legacy"] = {
+        "aurc": _value(lambda: legacy_aurc(legacy)),
+        "eaurc": _value(lambda: legacy_eaurc(legacy)),
+    }
     with np.errstate(divide="ignore", invalid="ignore"):
         _, auc, eaurc = RC_curve(loss, conf)
     out["geifman"] = {"aurc": float(auc), "eaurc": float(eaurc)}
     out["torch-uncertainty"] = {
-        "aurc": _torch_metric(AURC(), conf, loss), "augrc": _torch_metric(AUGRC(), conf, loss),
+        "aurc": _torch_metric(AURC(), conf, loss),
+        "augrc": _torch_metric(AUGRC(), conf, loss),
         "risk_at_coverage": _torch_metric(RiskAtxCov(cov_threshold=coverage), conf, loss),
         "coverage_at_risk": _torch_metric(CovAtxRisk(risk_threshold=risk), conf, loss),
     }
     descending = torch.as_tensor(conf, dtype=torch.float64).argsort(descending=True).numpy()
     orders["torch-uncertainty"] = _order(descending, np.argsort(-conf, kind="stable"))
     if np.all((loss == 0) | (loss == 1)):
-        out["mapie"] = {"aurc": 1.0 - auarc(1 - loss, conf)}  # MAPIE's own stable sort: no order to record
+        out["mapie"] = {
+            "aurc": 1.0 - auarc(1 - loss, conf)
+        }  # MAPIE's own stable sort: no order to record
     return out, {k: v for k, v in orders.items() if v is not None}
 
 
@@ -428,8 +484,14 @@ def main():
     def add(case_id, conf, loss, coverage=0.5, risk=0.1):
         conf, loss = np.asarray(conf, dtype=float), np.asarray(loss, dtype=float)
         values, orders = library_values(conf, loss, coverage, risk)
-        case = {"id": case_id, "loss": loss.tolist(), "uncertainty": (-conf).tolist(), "coverage": coverage,
-                "risk": risk, "values": values}
+        case = {
+            "id": case_id,
+            "loss": loss.tolist(),
+            "uncertainty": (-conf).tolist(),
+            "coverage": coverage,
+            "risk": risk,
+            "values": values,
+        }
         if orders:
             case["order"] = orders
         cases.append(case)
@@ -442,28 +504,50 @@ def main():
         values = add(case_id, conf, 1 - correct, 0.5, 0.3)
         got = values["fd-shifts"]
         for name, want in (("aurc", aurc), ("eaurc", eaurc), ("augrc", augrc)):
-            assert math.isclose(got[name], want, rel_tol=1e-9, abs_tol=1e-9), (case_id, name, got[name], want)
+            assert math.isclose(got[name], want, rel_tol=1e-9, abs_tol=1e-9), (
+                case_id,
+                name,
+                got[name],
+                want,
+            )
     for k in range(N_RANDOM):
         add(*random_case(rng, k))
 
     provenance = {
         "generator": "benchmarks/golden/make_convention_golden.py",
-        "python": sys.version.split()[0], "platform": platform.platform(), "machine": platform.machine(),
-        "packages": {name: version(name) for name in
-                     ("numpy", "torch", "torchmetrics", "torch-uncertainty", "mapie", "scikit-learn")},
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "packages": {
+            name: version(name)
+            for name in (
+                "numpy",
+                "torch",
+                "torchmetrics",
+                "torch-uncertainty",
+                "mapie",
+                "scikit-learn",
+            )
+        },
         "re-typed": {
-            "fd-shifts": {"repo": "IML-DKFZ/fd-shifts", "files": {
-                "fd_shifts/analysis/rc_stats_utils.py": "8ac4f6dbb5dd4bc3cb3a9756758f4ee31fd5aa5d",
-                "fd_shifts/analysis/rc_stats.py": "56276af1d8d2ebcfe94c85bf06ad68c079169833",
-                "fd_shifts/analysis/metrics.py (legacy)": "29d7d9b8fd60940d647559aa3571affaa17e504c",
-                "fd_shifts/tests/utils.py (RC_STATS_TEST_CASES)": "ccead8427d5d09148aa3c651804a62c7d8e328e7"}},
-            "geifman": {"repo": "geifmany/uncertainty_ICLR",
-                        "files": {"utils/uncertainty_tools.py": "24b8d47ab58555c4c468c07d954687f948900cfb"}},
+            "fd-shifts": {
+                "repo": "IML-DKFZ/fd-shifts",
+                "files": {
+                    "fd_shifts/analysis/rc_stats_utils.py": "8ac4f6dbb5dd4bc3cb3a9756758f4ee31fd5aa5d",
+                    "fd_shifts/analysis/rc_stats.py": "56276af1d8d2ebcfe94c85bf06ad68c079169833",
+                    "fd_shifts/analysis/metrics.py (legacy)": "29d7d9b8fd60940d647559aa3571affaa17e504c",
+                    "fd_shifts/tests/utils.py (RC_STATS_TEST_CASES)": "ccead8427d5d09148aa3c651804a62c7d8e328e7",
+                },
+            },
+            "geifman": {
+                "repo": "geifmany/uncertainty_ICLR",
+                "files": {"utils/uncertainty_tools.py": "24b8d47ab58555c4c468c07d954687f948900cfb"},
+            },
         },
         "seed": SEED,
         "units": "loss units: fd-shifts' display factor 1000 left out; MAPIE stored as 1 - auarc",
         "order": "the library's processing order (indices into loss/uncertainty) where its unstable sort "
-                 "differs from a stable one; absent = the stable order",
+        "differs from a stable one; absent = the stable order",
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"provenance": provenance, "cases": cases}, separators=(",", ":"))

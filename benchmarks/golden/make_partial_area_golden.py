@@ -72,8 +72,12 @@ def selective_risk_stats(*, confids, residuals, idx_sorted_confids=None):
     coverages.append(0)
     risks.append(risks[-1])
     working_point_mask.append(False)
-    return {"coverages": np.array(coverages), "risks": np.array(risks), "thresholds": np.array(thresholds),
-            "working_point_mask": working_point_mask}
+    return {
+        "coverages": np.array(coverages),
+        "risks": np.array(risks),
+        "thresholds": np.array(thresholds),
+        "working_point_mask": working_point_mask,
+    }
 
 
 def generalized_risk_stats(*, confids, residuals, idx_sorted_confids=None):
@@ -104,8 +108,12 @@ def generalized_risk_stats(*, confids, residuals, idx_sorted_confids=None):
     coverages.append(0)
     working_point_mask.append(risks[-1] > 0)
     risks.append(0)
-    return {"coverages": np.array(coverages), "risks": np.array(risks), "thresholds": np.array(thresholds),
-            "working_point_mask": working_point_mask}
+    return {
+        "coverages": np.array(coverages),
+        "risks": np.array(risks),
+        "thresholds": np.array(thresholds),
+        "working_point_mask": working_point_mask,
+    }
 
 
 class RiskCoverageStats:
@@ -118,10 +126,15 @@ class RiskCoverageStats:
 
     def get_curve_stats(self, *, risk):
         stats = selective_risk_stats if risk == "selective-risk" else generalized_risk_stats
-        return stats(confids=self.confids, residuals=self.residuals, idx_sorted_confids=np.argsort(self.confids))
+        return stats(
+            confids=self.confids,
+            residuals=self.residuals,
+            idx_sorted_confids=np.argsort(self.confids),
+        )
 
-    def evaluate_auc(self, *, risk=None, coverages=None, risks=None, cov_min=0, cov_max=1,
-                     interpolation="linear"):
+    def evaluate_auc(
+        self, *, risk=None, coverages=None, risks=None, cov_min=0, cov_max=1, interpolation="linear"
+    ):
         if cov_max <= cov_min or cov_max <= 0 or cov_min >= 1:
             return 0.0
         assert (coverages is None) == (risks is None)
@@ -158,7 +171,9 @@ class RiskCoverageStats:
             if len(idx_range) > 0:
                 cov_above = coverages[idx_range[0] - 1]
                 error_sum_above = risks[idx_range[0] - 1] * cov_above
-                upper_lim = (cov_max - coverages[idx_range[0]]) / (cov_above - coverages[idx_range[0]])
+                upper_lim = (cov_max - coverages[idx_range[0]]) / (
+                    cov_above - coverages[idx_range[0]]
+                )
                 cov_above *= n
                 error_sum_above *= n
             else:
@@ -177,7 +192,9 @@ class RiskCoverageStats:
                 cov_diff = cov_above - cov_below
                 aurc = (error_sum_above - error_sum_below) * (upper_lim - lower_lim) + (
                     error_sum_below * cov_above - error_sum_above * cov_below
-                ) * np.log((cov_above + cov_diff * upper_lim) / (cov_below + cov_diff * lower_lim)) / cov_diff
+                ) * np.log(
+                    (cov_above + cov_diff * upper_lim) / (cov_below + cov_diff * lower_lim)
+                ) / cov_diff
                 return aurc / n
         aurc = 0
         if len(cov) > 1:
@@ -186,9 +203,13 @@ class RiskCoverageStats:
             error_sum_next = error_sum[1:]
             cov_prev = cov[:-1]
             cov_next = cov[1:]
-            aurc += sum(error_sum_prev - error_sum_next
-                        + (error_sum_next * cov_prev - error_sum_prev * cov_next) * np.log(cov_prev / cov_next)
-                        / cov_diff)
+            aurc += sum(
+                error_sum_prev
+                - error_sum_next
+                + (error_sum_next * cov_prev - error_sum_prev * cov_next)
+                * np.log(cov_prev / cov_next)
+                / cov_diff
+            )
         if cov_below == 0:
             aurc += error_sum[-1] * (1 - lower_lim)
         else:
@@ -236,7 +257,13 @@ def random_case(rng, k):
 def coverage_ranges(rng, conf):
     """Fixed ranges, random ones, and ranges whose ends sit on the curve's points."""
     n = len(conf)
-    points = sorted({(n - i) / n for i in range(n) if i == 0 or conf[np.argsort(conf)][i - 1] != conf[np.argsort(conf)][i]})
+    points = sorted(
+        {
+            (n - i) / n
+            for i in range(n)
+            if i == 0 or conf[np.argsort(conf)][i - 1] != conf[np.argsort(conf)][i]
+        }
+    )
     ranges = [(0.0, 1.0), (0.0, 0.5), (0.5, 1.0), (0.2, 0.8), (0.0, 0.1), (0.9, 1.0)]
     a, b = np.sort(np.round(rng.uniform(0, 1, 2), 3))
     if a < b:
@@ -244,7 +271,9 @@ def coverage_ranges(rng, conf):
     if len(points) >= 2:
         ranges.append((float(points[0]), float(points[-1])))
         lo, hi = points[len(points) // 2 - 1], points[len(points) // 2]
-        ranges.append((float(lo + (hi - lo) / 4), float(lo + 3 * (hi - lo) / 4)))  # inside one segment
+        ranges.append(
+            (float(lo + (hi - lo) / 4), float(lo + 3 * (hi - lo) / 4))
+        )  # inside one segment
     return ranges
 
 
@@ -259,31 +288,53 @@ def generalized_reference(stats, a, b):
 def main():
     rng = np.random.default_rng(SEED)
     cases = []
-    named = [("four-sample", np.array([0.9, 0.8, 0.7, 0.1]), np.array([0.0, 1, 0, 1])),
-             ("four-sample-tie", np.array([0.9, 0.8, 0.8, 0.1]), np.array([0.0, 1, 0, 1]))]
+    named = [
+        ("four-sample", np.array([0.9, 0.8, 0.7, 0.1]), np.array([0.0, 1, 0, 1])),
+        ("four-sample-tie", np.array([0.9, 0.8, 0.8, 0.1]), np.array([0.0, 1, 0, 1])),
+    ]
     for case_id, conf, loss in named + [random_case(rng, k) for k in range(N_RANDOM)]:
         fd = RiskCoverageStats(conf, loss)
         values = []
         for a, b in coverage_ranges(rng, conf):
-            aurc = float(fd.evaluate_auc(risk="selective-risk", cov_min=a, cov_max=b, interpolation="non-linear"))
+            aurc = float(
+                fd.evaluate_auc(
+                    risk="selective-risk", cov_min=a, cov_max=b, interpolation="non-linear"
+                )
+            )
             try:
                 fd.evaluate_auc(risk="generalized-risk", cov_min=a, cov_max=b)
                 refusal = None
             except NotImplementedError:
                 refusal = "NotImplementedError"
             augrc = generalized_reference(fd.get_curve_stats(risk="generalized-risk"), a, b)
-            values.append({"range": [a, b], "aurc": aurc, "augrc": augrc, "fd_shifts_augrc": refusal})
-        cases.append({"id": case_id, "loss": loss.tolist(), "uncertainty": (-conf).tolist(), "values": values})
+            values.append(
+                {"range": [a, b], "aurc": aurc, "augrc": augrc, "fd_shifts_augrc": refusal}
+            )
+        cases.append(
+            {
+                "id": case_id,
+                "loss": loss.tolist(),
+                "uncertainty": (-conf).tolist(),
+                "values": values,
+            }
+        )
     provenance = {
         "generator": "benchmarks/golden/make_partial_area_golden.py",
-        "python": sys.version.split()[0], "platform": platform.platform(), "numpy": version("numpy"),
-        "re-typed": {"repo": "IML-DKFZ/fd-shifts", "files": {
-            "fd_shifts/analysis/rc_stats_utils.py": "8ac4f6dbb5dd4bc3cb3a9756758f4ee31fd5aa5d",
-            "fd_shifts/analysis/rc_stats.py": "56276af1d8d2ebcfe94c85bf06ad68c079169833"}},
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "numpy": version("numpy"),
+        "re-typed": {
+            "repo": "IML-DKFZ/fd-shifts",
+            "files": {
+                "fd_shifts/analysis/rc_stats_utils.py": "8ac4f6dbb5dd4bc3cb3a9756758f4ee31fd5aa5d",
+                "fd_shifts/analysis/rc_stats.py": "56276af1d8d2ebcfe94c85bf06ad68c079169833",
+            },
+        },
         "aurc": "fd-shifts evaluate_auc(risk='selective-risk', cov_min, cov_max, interpolation='non-linear')",
         "augrc": "np.trapezoid of fd-shifts' generalized_risk_stats points clipped to the range by np.interp "
-                 "(fd-shifts' own evaluate_auc raises NotImplementedError on a partial AUGRC)",
-        "seed": SEED, "units": "loss units (AUC_DISPLAY_SCALE = 1)",
+        "(fd-shifts' own evaluate_auc raises NotImplementedError on a partial AUGRC)",
+        "seed": SEED,
+        "units": "loss units (AUC_DISPLAY_SCALE = 1)",
     }
     text = json.dumps({"provenance": provenance, "cases": cases}, separators=(",", ":"))
     OUT.write_text(text + "\n")

@@ -12,8 +12,22 @@ import lazy_loader as _lazy
 __version__ = "0.5.2"
 
 _SUBMODULES = [
-    "classifiers", "datasets", "estimator", "exceptions", "fitting", "landmarks", "logits", "metrics", "model", "ood",
-    "pipeline", "scores", "selective", "splits", "stats", "targets",
+    "classifiers",
+    "datasets",
+    "estimator",
+    "exceptions",
+    "fitting",
+    "landmarks",
+    "logits",
+    "metrics",
+    "model",
+    "ood",
+    "pipeline",
+    "scores",
+    "selective",
+    "splits",
+    "stats",
+    "targets",
 ]
 __getattr__, _, _ = _lazy.attach(
     __name__,

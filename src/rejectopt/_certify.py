@@ -48,9 +48,9 @@ from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Any
 
+import lazy_loader as _lazy
 import numpy as np
 import pandas as pd
-import lazy_loader as _lazy
 
 from ._checks import as_ood_mask, check_confidence, clopper_pearson
 from .selective import (
@@ -106,7 +106,9 @@ def _binomial_pvalue(errors: Any, trials: Any, rate: Any) -> np.ndarray:
     numpy.ndarray
         The p-values, elementwise.
     """
-    errors, trials, rate = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (errors, trials, rate)))
+    errors, trials, rate = np.broadcast_arrays(
+        *(np.asarray(v, dtype=float) for v in (errors, trials, rate))
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         p = _special.betainc(np.maximum(trials - errors, 1e-300), errors + 1.0, 1.0 - rate)
     return np.where((trials <= 0) | (errors >= trials), 1.0, p)
@@ -131,17 +133,23 @@ def _hoeffding_bentkus_pvalue(mean: Any, trials: Any, rate: Any) -> np.ndarray:
     numpy.ndarray
         The p-values, elementwise.
     """
-    mean, trials, rate = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (mean, trials, rate)))
+    mean, trials, rate = np.broadcast_arrays(
+        *(np.asarray(v, dtype=float) for v in (mean, trials, rate))
+    )
     a = np.minimum(mean, rate)
     with np.errstate(invalid="ignore", divide="ignore"):
         h = _special.xlogy(a, a / rate) + _special.xlogy(1.0 - a, (1.0 - a) / (1.0 - rate))
         hoeffding = np.exp(-trials * h)
-        bentkus = math.e * _binomial_pvalue(np.ceil(trials * mean - 1e-9), trials, rate)  # real counts too
+        bentkus = math.e * _binomial_pvalue(
+            np.ceil(trials * mean - 1e-9), trials, rate
+        )  # real counts too
     p = np.minimum(np.minimum(hoeffding, bentkus), 1.0)
     return np.where(trials <= 0, 1.0, p)
 
 
-def _risk_pvalue(loss_sum: Any, trials: Any, target: float, loss_bound: float, binary: bool) -> np.ndarray:
+def _risk_pvalue(
+    loss_sum: Any, trials: Any, target: float, loss_bound: float, binary: bool
+) -> np.ndarray:
     """p-value of ``H0: selective risk >= target`` on cuts with ``trials`` rows and ``loss_sum``.
 
     Exact binomial for 0/B losses (``binary``), Hoeffding-Bentkus otherwise; losses scaled by B.
@@ -172,7 +180,9 @@ def _risk_pvalue(loss_sum: Any, trials: Any, target: float, loss_bound: float, b
     return _hoeffding_bentkus_pvalue(mean, trials, rate)
 
 
-def _risk_upper_bound(loss_sum: Any, trials: Any, delta: float, loss_bound: float, binary: bool) -> np.ndarray:
+def _risk_upper_bound(
+    loss_sum: Any, trials: Any, delta: float, loss_bound: float, binary: bool
+) -> np.ndarray:
     """Pointwise ``(1 - delta)`` upper confidence bound of the selective risk of fixed cuts (loss units).
 
     Clopper-Pearson for 0/B losses, the inversion of the Hoeffding-Bentkus p-value (bisection)
@@ -329,23 +339,41 @@ class CertifiedSelection(SelectionFunction):
         ``{bound, confidence, n_calibration, method, risk_bound, coverage_bound, loss_bound}``;
         ``model.json`` format_version 2 had all but ``loss_bound``.
         """
+
         def number(value):
             return None if math.isnan(value) else float(value)
 
-        return {"bound": number(self.bound), "confidence": float(self.confidence),
-                "n_calibration": int(self.n_calibration), "method": self.method,
-                "risk_bound": number(self.risk_bound), "coverage_bound": number(self.coverage_bound),
-                "loss_bound": number(self.loss_bound)}
+        return {
+            "bound": number(self.bound),
+            "confidence": float(self.confidence),
+            "n_calibration": int(self.n_calibration),
+            "method": self.method,
+            "risk_bound": number(self.risk_bound),
+            "coverage_bound": number(self.coverage_bound),
+            "loss_bound": number(self.loss_bound),
+        }
 
 
 #: The keys of :attr:`CertifiedSelection.certificate` before ``loss_bound`` (``model.json`` format_version 2).
-CERTIFICATE_KEYS_V2 = ("bound", "confidence", "n_calibration", "method", "risk_bound", "coverage_bound")
+CERTIFICATE_KEYS_V2 = (
+    "bound",
+    "confidence",
+    "n_calibration",
+    "method",
+    "risk_bound",
+    "coverage_bound",
+)
 #: The keys of :attr:`CertifiedSelection.certificate` (``model.json`` format_version 3).
 CERTIFICATE_KEYS = CERTIFICATE_KEYS_V2 + ("loss_bound",)
 
 
-def certified_from_dict(selection: Any, certificate: Any, *, name: str = "certificate",
-                        format_version: int | None = None) -> CertifiedSelection:
+def certified_from_dict(
+    selection: Any,
+    certificate: Any,
+    *,
+    name: str = "certificate",
+    format_version: int | None = None,
+) -> CertifiedSelection:
     """Inverse of ``(to_dict(), certificate)``, for untrusted input (``model.json``).
 
     A certificate of ``model.json`` format_version 2 has no ``loss_bound``; it is read with
@@ -395,11 +423,15 @@ def certified_from_dict(selection: Any, certificate: Any, *, name: str = "certif
         keys = CERTIFICATE_KEYS if format_version >= 3 else CERTIFICATE_KEYS_V2
     given = set(certificate) if isinstance(certificate, dict) else None
     if keys is CERTIFICATE_KEYS and given == set(CERTIFICATE_KEYS_V2):
-        raise ValueError(f"{name}.loss_bound is missing: a format_version 3 certificate records B, the largest loss a "
-                         "prediction can have, that its risk bound rests on (null where none does)")
+        raise ValueError(
+            f"{name}.loss_bound is missing: a format_version 3 certificate records B, the largest loss a "
+            "prediction can have, that its risk bound rests on (null where none does)"
+        )
     if keys is CERTIFICATE_KEYS_V2 and given == set(CERTIFICATE_KEYS):
-        raise ValueError(f"{name}.loss_bound is not a field of a format_version {format_version} certificate "
-                         "(format_version 3 adds it)")
+        raise ValueError(
+            f"{name}.loss_bound is not a field of a format_version {format_version} certificate "
+            "(format_version 3 adds it)"
+        )
     if given != set(keys):
         raise ValueError(f"{name} must be an object with keys {', '.join(sorted(keys))}")
     values = {}
@@ -411,7 +443,11 @@ def certified_from_dict(selection: Any, certificate: Any, *, name: str = "certif
             raise ValueError(f"{name}.{key} must be a number or null, got {value!r}")
         values[key] = float(value)
     confidence = certificate["confidence"]
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, (int, float))
+        or not 0 < confidence < 1
+    ):
         raise ValueError(f"{name}.confidence must be a number in (0, 1), got {confidence!r}")
     n_calibration = certificate["n_calibration"]
     if isinstance(n_calibration, bool) or not isinstance(n_calibration, int) or n_calibration < 1:
@@ -423,19 +459,35 @@ def certified_from_dict(selection: Any, certificate: Any, *, name: str = "certif
     if loss_bound is None:
         values["loss_bound"] = float("nan")
         if "loss_bound" in keys and method in RISK_METHODS:
-            raise ValueError(f"{name}.loss_bound is null but method {method!r} certifies a risk, whose bound rests on "
-                             "B, the largest loss a prediction can have")
+            raise ValueError(
+                f"{name}.loss_bound is null but method {method!r} certifies a risk, whose bound rests on "
+                "B, the largest loss a prediction can have"
+            )
         if "loss_bound" in keys and not math.isnan(values["risk_bound"]):
-            raise ValueError(f"{name}.loss_bound is null but {name}.risk_bound is {values['risk_bound']:g}: a risk "
-                             "bound rests on B, the largest loss a prediction can have")
-    elif (isinstance(loss_bound, bool) or not isinstance(loss_bound, (int, float)) or not math.isfinite(loss_bound)
-          or loss_bound <= 0):
-        raise ValueError(f"{name}.loss_bound must be a finite number > 0 (B, the largest loss a prediction can have) "
-                         f"or null, got {loss_bound!r}")
+            raise ValueError(
+                f"{name}.loss_bound is null but {name}.risk_bound is {values['risk_bound']:g}: a risk "
+                "bound rests on B, the largest loss a prediction can have"
+            )
+    elif (
+        isinstance(loss_bound, bool)
+        or not isinstance(loss_bound, (int, float))
+        or not math.isfinite(loss_bound)
+        or loss_bound <= 0
+    ):
+        raise ValueError(
+            f"{name}.loss_bound must be a finite number > 0 (B, the largest loss a prediction can have) "
+            f"or null, got {loss_bound!r}"
+        )
     else:
         values["loss_bound"] = float(loss_bound)
-    return CertifiedSelection(base.threshold, base.accept_prob, confidence=float(confidence),
-                              n_calibration=n_calibration, method=method, **values)
+    return CertifiedSelection(
+        base.threshold,
+        base.accept_prob,
+        confidence=float(confidence),
+        n_calibration=n_calibration,
+        method=method,
+        **values,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -462,18 +514,24 @@ def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any) -> tuple[float, bool]
     if loss_bound is None:
         if not np.all((loss == 0.0) | (loss == ZERO_ONE_BOUND)):
             bad = int(np.flatnonzero((loss != 0.0) & (loss != ZERO_ONE_BOUND))[0])
-            raise ValueError(f"a certified risk target needs the loss's bound: loss[{bad}] = {loss[bad]:g} is not a "
-                             "0/100 loss; pass loss_bound (the largest loss a prediction can have by the loss's "
-                             "definition: 100 for the 0/100 loss, K - 1 for the MAE on K ordinal labels)")
+            raise ValueError(
+                f"a certified risk target needs the loss's bound: loss[{bad}] = {loss[bad]:g} is not a "
+                "0/100 loss; pass loss_bound (the largest loss a prediction can have by the loss's "
+                "definition: 100 for the 0/100 loss, K - 1 for the MAE on K ordinal labels)"
+            )
         return ZERO_ONE_BOUND, True
     bound = float(loss_bound)
     if not (math.isfinite(bound) and bound > 0):
-        raise ValueError(f"loss_bound must be a finite number > 0 (the largest loss a prediction can have), "
-                         f"got {loss_bound!r}")
+        raise ValueError(
+            f"loss_bound must be a finite number > 0 (the largest loss a prediction can have), "
+            f"got {loss_bound!r}"
+        )
     if loss.size and float(loss.max()) > bound:
         i = int(np.argmax(loss))
-        raise ValueError(f"loss[{i}] = {loss[i]:g} exceeds loss_bound {bound:g}: the bound must be the largest "
-                         "loss a prediction can have")
+        raise ValueError(
+            f"loss[{i}] = {loss[i]:g} exceeds loss_bound {bound:g}: the bound must be the largest "
+            "loss a prediction can have"
+        )
     return bound, bool(np.all((loss == 0.0) | (loss == bound)))
 
 
@@ -535,26 +593,42 @@ def _smallest_certified(certifies: Any, loss_bound: float) -> float:
     return high
 
 
-def _infeasible_risk(target_risk: float, confidence: float, method: str, n: int, n_tested: int,
-                     rows_needed: int, best: float, why: str) -> InfeasibleTargetError:
+def _infeasible_risk(
+    target_risk: float,
+    confidence: float,
+    method: str,
+    n: int,
+    n_tested: int,
+    rows_needed: int,
+    best: float,
+    why: str,
+) -> InfeasibleTargetError:
     """The error of a risk target the sample cannot certify, with advice that certifies on these rows.
 
     ``best`` is a target risk the same procedure certifies on the same rows (NaN: none below B);
     where even error-free rows would be too few (``n_tested < rows_needed``), the message says how
     many rows the target needs instead of suggesting a value the rows cannot reach.
     """
-    head = (f"target risk={target_risk:g} cannot be certified at confidence {confidence:g} on these {n} "
-            f"calibration rows (method {method}): ")
+    head = (
+        f"target risk={target_risk:g} cannot be certified at confidence {confidence:g} on these {n} "
+        f"calibration rows (method {method}): "
+    )
     if math.isnan(best):
         advice = "no target risk below the loss's bound can be certified on these rows"
     else:
         advice = f"the smallest target risk the method certifies on these rows is {best:.8g}; ask for risk >= {best:.8g}"
     if n_tested < rows_needed:
-        total = rows_needed if n_tested == n else f"about {math.ceil(rows_needed * n / max(n_tested, 1))}"
-        text = (f"{head}even without an error, risk={target_risk:g} at confidence {confidence:g} needs at least "
-                f"{rows_needed} "
-                f"tested rows ({total} calibration rows), and {n_tested} are tested; {advice}, a lower "
-                "confidence, or more calibration rows")
+        total = (
+            rows_needed
+            if n_tested == n
+            else f"about {math.ceil(rows_needed * n / max(n_tested, 1))}"
+        )
+        text = (
+            f"{head}even without an error, risk={target_risk:g} at confidence {confidence:g} needs at least "
+            f"{rows_needed} "
+            f"tested rows ({total} calibration rows), and {n_tested} are tested; {advice}, a lower "
+            "confidence, or more calibration rows"
+        )
     else:
         text = f"{head}{why}; {advice}, a lower confidence, or more calibration rows"
     error = InfeasibleTargetError(text)
@@ -568,8 +642,15 @@ def _infeasible_risk(target_risk: float, confidence: float, method: str, n: int,
 # --------------------------------------------------------------------------------------------
 # Risk targets
 # --------------------------------------------------------------------------------------------
-def _ltt_start(loss: np.ndarray, s: np.ndarray, target_risk: float, delta: float, n_test: int, loss_bound: float,
-               binary: bool) -> float:
+def _ltt_start(
+    loss: np.ndarray,
+    s: np.ndarray,
+    target_risk: float,
+    delta: float,
+    n_test: int,
+    loss_bound: float,
+    binary: bool,
+) -> float:
     """Where fixed-sequence testing starts, chosen on the start rows only.
 
     Each cut ``{s <= a}`` of the start rows gets the p-value it would have on ``n_test`` rows
@@ -623,7 +704,9 @@ class _LTTRows:
         return int(self.trials[-1]) if self.trials.size else 0
 
 
-def _ltt_rows(loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any) -> _LTTRows:
+def _ltt_rows(
+    loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any
+) -> _LTTRows:
     """Split the rows (seeded): ``round(start_fraction * n)`` start rows (none below ``MIN_START_ROWS``), the rest tested."""
     n = loss.size
     n_start = int(round(start_fraction * n))
@@ -651,25 +734,37 @@ def _ltt_full_share(rows: _LTTRows, target_risk: float, delta: float, loss_bound
         return 1.0
     n_test = max(rows.n_tested, 1)
     rate = target_risk / loss_bound
-    mean = (float(rows.start_loss.sum()) / loss_bound + rate) / (m + 1.0)  # one prior row at the target
+    mean = (float(rows.start_loss.sum()) / loss_bound + rate) / (
+        m + 1.0
+    )  # one prior row at the target
     spread = math.sqrt(mean * (1 - mean) * (1.0 / n_test + 1.0 / (m + 2.0)))
     critical = rate - _NORMAL.inv_cdf(1.0 - delta) * math.sqrt(rate * (1 - rate) / n_test)
     share = _NORMAL.cdf((critical - mean) / spread)
     return min(max(share, FULL_SHARE_MIN), 1.0 - FULL_SHARE_MIN)
 
 
-def _ltt_plan(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float,
-              binary: bool) -> tuple[float, float, float, int]:
+def _ltt_plan(
+    rows: _LTTRows, target_risk: float, delta: float, loss_bound: float, binary: bool
+) -> tuple[float, float, float, int]:
     """The two tests of a target: (full set's level, chain's level, chain's start threshold, its first cut)."""
     share = _ltt_full_share(rows, target_risk, delta, loss_bound)
     chain_delta = delta * (1.0 - share)
     if chain_delta <= 0.0:
         return delta, 0.0, math.inf, -1
-    start = _ltt_start(rows.start_loss, rows.start_s, target_risk, chain_delta, rows.n_tested, loss_bound, binary)
-    return delta * share, chain_delta, start, int(np.searchsorted(rows.values, start, side="right")) - 1
+    start = _ltt_start(
+        rows.start_loss, rows.start_s, target_risk, chain_delta, rows.n_tested, loss_bound, binary
+    )
+    return (
+        delta * share,
+        chain_delta,
+        start,
+        int(np.searchsorted(rows.values, start, side="right")) - 1,
+    )
 
 
-def _ltt_certifies(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float, binary: bool) -> bool:
+def _ltt_certifies(
+    rows: _LTTRows, target_risk: float, delta: float, loss_bound: float, binary: bool
+) -> bool:
     """Whether Learn-then-Test certifies ``target_risk`` on these rows: the full set's or the start cut's test rejects."""
     if not 0.0 < target_risk < loss_bound or rows.n_tested == 0:
         return False
@@ -679,8 +774,16 @@ def _ltt_certifies(rows: _LTTRows, target_risk: float, delta: float, loss_bound:
     return bool(p[0] <= full_delta or (first >= 0 and p[1] <= chain_delta))
 
 
-def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: float, loss_bound: float,
-             binary: bool, start_fraction: float, random_state: Any) -> CertifiedSelection:
+def _fit_ltt(
+    loss: np.ndarray,
+    s: np.ndarray,
+    target_risk: float,
+    confidence: float,
+    loss_bound: float,
+    binary: bool,
+    start_fraction: float,
+    random_state: Any,
+) -> CertifiedSelection:
     """The full set tested alone at ``delta * w``, else fixed-sequence testing from a start at ``delta * (1 - w)``."""
     delta = 1.0 - confidence
     n = loss.size
@@ -690,13 +793,26 @@ def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: fl
     if pvalues.size and pvalues[-1] <= full_delta:
         threshold, accept_prob = math.inf, 1.0
     elif first < 0 or pvalues[first] > chain_delta:
-        best = _smallest_certified(lambda a: _ltt_certifies(rows, a, delta, loss_bound, binary), loss_bound)
+        best = _smallest_certified(
+            lambda a: _ltt_certifies(rows, a, delta, loss_bound, binary), loss_bound
+        )
         where = "the full set" if math.isinf(start) else f"threshold {start:.6g}"
-        why = (f"the full set tested alone (level {full_delta:.3g}) and the fixed-sequence test from its start "
-               f"({where}, level {chain_delta:.3g}) both fail" if chain_delta > 0 else
-               f"the full set tested alone (level {full_delta:.3g}) fails")
-        raise _infeasible_risk(target_risk, confidence, "ltt", n, rows.n_tested,
-                               _rows_needed(target_risk, delta, loss_bound), best, why)
+        why = (
+            f"the full set tested alone (level {full_delta:.3g}) and the fixed-sequence test from its start "
+            f"({where}, level {chain_delta:.3g}) both fail"
+            if chain_delta > 0
+            else f"the full set tested alone (level {full_delta:.3g}) fails"
+        )
+        raise _infeasible_risk(
+            target_risk,
+            confidence,
+            "ltt",
+            n,
+            rows.n_tested,
+            _rows_needed(target_risk, delta, loss_bound),
+            best,
+            why,
+        )
     else:
         failed = np.flatnonzero(pvalues[first:] > chain_delta)
         if failed.size == 0:
@@ -705,9 +821,17 @@ def _fit_ltt(loss: np.ndarray, s: np.ndarray, target_risk: float, confidence: fl
             threshold, accept_prob = float(rows.values[first + int(failed[0])]), 0.0
     selection = SelectionFunction(threshold, accept_prob)
     accepted = float(selection.acceptance_probability(s).sum())
-    return CertifiedSelection(threshold, accept_prob, bound=float(target_risk), confidence=confidence,
-                              n_calibration=n, method="ltt", risk_bound=float(target_risk),
-                              coverage_bound=_dkw_coverage_lower_bound(accepted, n, delta), loss_bound=loss_bound)
+    return CertifiedSelection(
+        threshold,
+        accept_prob,
+        bound=float(target_risk),
+        confidence=confidence,
+        n_calibration=n,
+        method="ltt",
+        risk_bound=float(target_risk),
+        coverage_bound=_dkw_coverage_lower_bound(accepted, n, delta),
+        loss_bound=loss_bound,
+    )
 
 
 def _sgr_rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
@@ -718,9 +842,17 @@ def _sgr_rows_needed(target_risk: float, delta: float, loss_bound: float) -> int
     return n
 
 
-def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float, *, loss_bound: Any = None,
-                        method: str | None = None, start_fraction: float = START_FRACTION,
-                        random_state: Any = 0) -> CertifiedSelection:
+def fit_certified_risk(
+    loss: Any,
+    s: Any,
+    target_risk: float,
+    confidence: float,
+    *,
+    loss_bound: Any = None,
+    method: str | None = None,
+    start_fraction: float = START_FRACTION,
+    random_state: Any = 0,
+) -> CertifiedSelection:
     """The largest-coverage selection whose population selective risk is <= ``target_risk`` w.p. >= ``confidence``.
 
     Parameters
@@ -758,19 +890,27 @@ def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float,
     confidence = check_confidence(confidence)
     method = RISK_METHODS[0] if method is None else method
     if method not in RISK_METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, RISK_METHODS))}, got {method!r}")
+        raise ValueError(
+            f"method must be one of {', '.join(map(repr, RISK_METHODS))}, got {method!r}"
+        )
     bound, binary = _resolve_loss_bound(loss, loss_bound)
     target_risk = float(target_risk)
     if not 0.0 < target_risk < bound:
-        raise ValueError(f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
-                         f"got {target_risk:g}")
+        raise ValueError(
+            f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
+            f"got {target_risk:g}"
+        )
     if method == "ltt":
         if not 0.0 <= start_fraction < 1.0:
             raise ValueError(f"start_fraction must lie in [0, 1), got {start_fraction!r}")
-        return _fit_ltt(loss, s, target_risk, confidence, bound, binary, start_fraction, random_state)
+        return _fit_ltt(
+            loss, s, target_risk, confidence, bound, binary, start_fraction, random_state
+        )
     if not binary:
-        raise ValueError(f"method 'sgr' bounds 0/B losses only (Clopper-Pearson); these losses are not all 0 or "
-                         f"{bound:g}: use method 'ltt'")
+        raise ValueError(
+            f"method 'sgr' bounds 0/B losses only (Clopper-Pearson); these losses are not all 0 or "
+            f"{bound:g}: use method 'ltt'"
+        )
     delta = 1.0 - confidence
     try:
         selection, risk_bound = fit_geifman_el_yaniv(loss, s, target_risk, delta, loss_scale=bound)
@@ -778,11 +918,17 @@ def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float,
         pass
     else:
         accepted = float(selection.acceptance_probability(s).sum())
-        return CertifiedSelection(selection.threshold, selection.accept_prob, bound=risk_bound,
-                                  confidence=confidence, n_calibration=loss.size, method="sgr",
-                                  risk_bound=risk_bound,
-                                  coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, delta),
-                                  loss_bound=bound)
+        return CertifiedSelection(
+            selection.threshold,
+            selection.accept_prob,
+            bound=risk_bound,
+            confidence=confidence,
+            n_calibration=loss.size,
+            method="sgr",
+            risk_bound=risk_bound,
+            coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, delta),
+            loss_bound=bound,
+        )
 
     def certifies(a):  # SGR's own decision at target a (a binary search: O(n log n) per target)
         try:
@@ -793,8 +939,16 @@ def fit_certified_risk(loss: Any, s: Any, target_risk: float, confidence: float,
 
     n = loss.size
     needed = _sgr_rows_needed(target_risk, delta, bound)
-    raise _infeasible_risk(target_risk, confidence, "sgr", n, n, needed, _smallest_certified(certifies, bound),
-                           "no threshold of the binary search has a bound below the target")
+    raise _infeasible_risk(
+        target_risk,
+        confidence,
+        "sgr",
+        n,
+        n,
+        needed,
+        _smallest_certified(certifies, bound),
+        "no threshold of the binary search has a bound below the target",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -810,8 +964,9 @@ def _coverage_rank(n: int, target_coverage: float, delta: float) -> int:
     return int(ok[0]) if ok.size else n + 1
 
 
-def fit_certified_coverage(loss: Any, s: Any, target_coverage: float, confidence: float, *,
-                            loss_bound: Any = None) -> CertifiedSelection:
+def fit_certified_coverage(
+    loss: Any, s: Any, target_coverage: float, confidence: float, *, loss_bound: Any = None
+) -> CertifiedSelection:
     """The smallest cut whose population coverage is >= ``target_coverage`` w.p. >= ``confidence``.
 
     Parameters
@@ -847,17 +1002,28 @@ def fit_certified_coverage(loss: Any, s: Any, target_coverage: float, confidence
     except ValueError:  # no B: no risk bound, and nothing rests on B
         bound = risk_bound = float("nan")
     else:
-        risk_bound = float(_risk_upper_bound(loss[accepted].sum(), accepted.sum(), delta, bound, binary))
-    return CertifiedSelection(threshold, 1.0, bound=coverage_bound, confidence=confidence, n_calibration=n,
-                              method="order-statistic", risk_bound=risk_bound, coverage_bound=coverage_bound,
-                              loss_bound=bound)
+        risk_bound = float(
+            _risk_upper_bound(loss[accepted].sum(), accepted.sum(), delta, bound, binary)
+        )
+    return CertifiedSelection(
+        threshold,
+        1.0,
+        bound=coverage_bound,
+        confidence=confidence,
+        n_calibration=n,
+        method="order-statistic",
+        risk_bound=risk_bound,
+        coverage_bound=coverage_bound,
+        loss_bound=bound,
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # OOD: bounded TPR-FPR
 # --------------------------------------------------------------------------------------------
-def fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_max: float,
-                           confidence: float) -> CertifiedSelection:
+def fit_certified_tpr_fpr(
+    loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_max: float, confidence: float
+) -> CertifiedSelection:
     """TPR >= ``tpr_min`` and FPR <= ``fpr_max`` with probability >= ``confidence`` (union bound, delta/2 each).
 
     The cut is the coverage cut of the ID rows at ``tpr_min`` (the smallest certified, so the
@@ -892,25 +1058,41 @@ def fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_ma
     is_ood = as_ood_mask(is_ood)
     s = np.asarray(s, dtype=float)
     if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
-        raise ValueError(f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "
-                         f"{is_ood.size} and {s.size}")
+        raise ValueError(
+            f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "
+            f"{is_ood.size} and {s.size}"
+        )
     if np.isnan(s).any():
         raise ValueError(f"uncertainty contains NaN at index {int(np.flatnonzero(np.isnan(s))[0])}")
     n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
     if n_id == 0 or n_ood == 0:
-        raise ValueError(f"a certified tpr-fpr target needs ID and OOD rows, got {n_id} ID and {n_ood} OOD")
+        raise ValueError(
+            f"a certified tpr-fpr target needs ID and OOD rows, got {n_id} ID and {n_ood} OOD"
+        )
     delta = (1.0 - confidence) / 2
     s_id = np.sort(s[~is_ood])
     if tpr_min <= 0:  # accept nothing: FPR is 0 for every input, no draw can miss fpr <= fpr_max
-        return CertifiedSelection(-math.inf, 0.0, bound=0.0, confidence=confidence, n_calibration=int(s.size),
-                                  method="order-statistic+clopper-pearson", risk_bound=float("nan"),
-                                  coverage_bound=0.0, loss_bound=float("nan"))
+        return CertifiedSelection(
+            -math.inf,
+            0.0,
+            bound=0.0,
+            confidence=confidence,
+            n_calibration=int(s.size),
+            method="order-statistic+clopper-pearson",
+            risk_bound=float("nan"),
+            coverage_bound=0.0,
+            loss_bound=float("nan"),
+        )
     else:
         k = _coverage_rank(n_id, float(tpr_min), delta)
         if k > n_id:
             threshold, accept_prob, tpr_bound = math.inf, 1.0, 1.0
         else:
-            threshold, accept_prob, tpr_bound = float(s_id[k - 1]), 1.0, _coverage_lower_bound(k, n_id, delta)
+            threshold, accept_prob, tpr_bound = (
+                float(s_id[k - 1]),
+                1.0,
+                _coverage_lower_bound(k, n_id, delta),
+            )
     selection = SelectionFunction(threshold, accept_prob)
     ood_accepted = float(selection.acceptance_probability(s[is_ood]).sum())
     fpr_bound = float(_risk_upper_bound(ood_accepted, n_ood, delta, 1.0, True))
@@ -919,14 +1101,23 @@ def fit_certified_tpr_fpr(loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_ma
             f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence {confidence:g} on these "
             f"{s.size} rows ({n_id} ID, {n_ood} OOD): the threshold certifying TPR >= {tpr_min:g} accepts "
             f"{int(ood_accepted)} OOD rows, whose FPR upper bound ({1 - delta:.1%}) is {fpr_bound:.4g}; ask for "
-            f"fpr >= {fpr_bound:.4g}, a lower tpr or confidence, or more rows")
+            f"fpr >= {fpr_bound:.4g}, a lower tpr or confidence, or more rows"
+        )
         error.best_bound = fpr_bound
         error.confidence = confidence
         error.n_calibration = int(s.size)
         raise error
-    return CertifiedSelection(threshold, accept_prob, bound=fpr_bound, confidence=confidence,
-                              n_calibration=int(s.size), method="order-statistic+clopper-pearson",
-                              risk_bound=float("nan"), coverage_bound=tpr_bound, loss_bound=float("nan"))
+    return CertifiedSelection(
+        threshold,
+        accept_prob,
+        bound=fpr_bound,
+        confidence=confidence,
+        n_calibration=int(s.size),
+        method="order-statistic+clopper-pearson",
+        risk_bound=float("nan"),
+        coverage_bound=tpr_bound,
+        loss_bound=float("nan"),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -939,12 +1130,16 @@ def _certified_target(target: Any, caller: str) -> Any:
     if getattr(target, "kind", None) not in ("risk", "coverage"):
         raise ValueError(f"{caller} takes a risk=L or coverage=W Target, got {target!r}")
     if target.confidence is None:
-        raise ValueError(f"{caller} needs a certified target: give it a confidence, e.g. "
-                         f"Target({target.kind!r}, {target.value:g}, confidence=0.95)")
+        raise ValueError(
+            f"{caller} needs a certified target: give it a confidence, e.g. "
+            f"Target({target.kind!r}, {target.value:g}, confidence=0.95)"
+        )
     return target
 
 
-def certification_table(loss: Any, uncertainty: Any, target: Any, *, loss_bound: Any = None) -> pd.DataFrame:
+def certification_table(
+    loss: Any, uncertainty: Any, target: Any, *, loss_bound: Any = None
+) -> pd.DataFrame:
     """Per threshold: rows accepted, empirical risk, upper confidence bound and p-value.
 
     One row per distinct calibration score ``t``, for the cut accepting ``s <= t``. The bounds
@@ -987,21 +1182,38 @@ def certification_table(loss: Any, uncertainty: Any, target: Any, *, loss_bound:
     values, trials, sums = _prefix_sums(loss, s)
     upper = _risk_upper_bound(sums, trials, delta, bound, binary)
     if target.kind == "risk":
-        pvalues = (_risk_pvalue(sums, trials, target.value, bound, binary) if target.value < bound
-                   else np.ones_like(trials))
+        pvalues = (
+            _risk_pvalue(sums, trials, target.value, bound, binary)
+            if target.value < bound
+            else np.ones_like(trials)
+        )
     else:  # H0: population coverage of the cut < value; P(Binomial(n, value) >= accepted)
         pvalues = _sps.binom.sf(trials - 1, n, target.value)
-    return pd.DataFrame({"threshold": values, "n_accepted": trials.astype(int), "coverage": trials / n,
-                         "empirical_risk": sums / trials, "upper_bound": upper, "p_value": pvalues})
+    return pd.DataFrame(
+        {
+            "threshold": values,
+            "n_accepted": trials.astype(int),
+            "coverage": trials / n,
+            "empirical_risk": sums / trials,
+            "upper_bound": upper,
+            "p_value": pvalues,
+        }
+    )
 
 
-def _population_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _population_sums(
+    loss: np.ndarray, s: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Distinct scores, their counts and loss sums, and the cumulative counts / sums below each (leading 0)."""
     values, inverse = np.unique(s, return_inverse=True)
     counts = np.bincount(inverse, minlength=values.size).astype(float)
     sums = np.bincount(inverse, weights=loss, minlength=values.size)
-    return values, np.stack([counts, sums]), np.concatenate([[0.0], np.cumsum(counts)]), \
-        np.concatenate([[0.0], np.cumsum(sums)])
+    return (
+        values,
+        np.stack([counts, sums]),
+        np.concatenate([[0.0], np.cumsum(counts)]),
+        np.concatenate([[0.0], np.cumsum(sums)]),
+    )
 
 
 def _evaluate(selection: SelectionFunction, table: tuple) -> tuple[float, float]:
@@ -1057,7 +1269,8 @@ class TargetValidity:
         matplotlib.figure.Figure
             The figure, with the target as a vertical line and the violation rates in the legend.
         """
-        from matplotlib.figure import Figure  # matplotlib: only the figure needs it (0.3 s to import)
+        # matplotlib: only the figure needs it (0.3 s to import)
+        from matplotlib.figure import Figure
 
         if ax is None:
             ax = Figure(figsize=(6.4, 3.6), layout="constrained").add_subplot()
@@ -1065,28 +1278,54 @@ class TargetValidity:
         for method, rows in self.draws.groupby("method", sort=False):
             row = self.summary.loc[method]
             values = rows[column].dropna()
-            ax.hist(values, bins=30, alpha=0.55, label=f"{method}: violated {row.violation_rate:.1%} "
-                    f"[{row.violation_low:.1%}, {row.violation_high:.1%}]")
-        ax.axvline(self.target.value, color="black", linestyle="--", label=f"target {self.target.kind}="
-                   f"{self.target.value:g} (delta {1 - self.target.confidence:g})")
-        ax.set_xlabel(("selective risk" if self.target.kind == "risk" else "coverage") + " on all rows")
+            ax.hist(
+                values,
+                bins=30,
+                alpha=0.55,
+                label=f"{method}: violated {row.violation_rate:.1%} "
+                f"[{row.violation_low:.1%}, {row.violation_high:.1%}]",
+            )
+        ax.axvline(
+            self.target.value,
+            color="black",
+            linestyle="--",
+            label=f"target {self.target.kind}="
+            f"{self.target.value:g} (delta {1 - self.target.confidence:g})",
+        )
+        ax.set_xlabel(
+            ("selective risk" if self.target.kind == "risk" else "coverage") + " on all rows"
+        )
         ax.set_ylabel("calibration draws")
-        ax.set_title(f"{len(self.draws) // max(self.draws['method'].nunique(), 1)} draws of {self.n_calibration} "
-                     f"of {self.n_rows} rows", fontsize="medium")
+        ax.set_title(
+            f"{len(self.draws) // max(self.draws['method'].nunique(), 1)} draws of {self.n_calibration} "
+            f"of {self.n_rows} rows",
+            fontsize="medium",
+        )
         ax.legend(fontsize="small")
         return ax.figure
 
 
-def _draw_outcome(selection: Any, population: tuple, test: tuple) -> tuple[float, float, float, float]:
+def _draw_outcome(
+    selection: Any, population: tuple, test: tuple
+) -> tuple[float, float, float, float]:
     """Population and test (coverage, risk) of a draw's selection; an infeasible draw (None) accepts nothing."""
     if selection is None:
         return 0.0, float("nan"), 0.0, float("nan")
     return (*_evaluate(selection, population), *_evaluate(selection, test))
 
 
-def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 500,
-                    calibration_fraction: float = 0.5, loss_bound: Any = None, method: str | None = None,
-                    random_state: Any = 0, progress: Any = None) -> TargetValidity:
+def validate_target(
+    loss: Any,
+    uncertainty: Any,
+    target: Any,
+    *,
+    repeats: int = 500,
+    calibration_fraction: float = 0.5,
+    loss_bound: Any = None,
+    method: str | None = None,
+    random_state: Any = 0,
+    progress: Any = None,
+) -> TargetValidity:
     """How often a certified target fails on a user's own rows, beside the plug-in target.
 
     All ``N`` rows are taken as the population: ``repeats`` times, a calibration sample of
@@ -1145,11 +1384,15 @@ def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 
     ({'certified': 0.02, 'plug-in': 0.6}, 0.1)
     """
     target = _certified_target(target, "validate_target")
-    loss, s = _validate_loss_and_scores(loss, uncertainty)  # checked on all rows: a message names the user's row
+    loss, s = _validate_loss_and_scores(
+        loss, uncertainty
+    )  # checked on all rows: a message names the user's row
     if target.kind == "risk":
         _resolve_loss_bound(loss, loss_bound)
     if progress is not None and not callable(progress):
-        raise ValueError(f"progress must be a callable progress(done, total) or None, got {progress!r}")
+        raise ValueError(
+            f"progress must be a callable progress(done, total) or None, got {progress!r}"
+        )
     if not 0.0 < float(calibration_fraction) < 1.0:
         raise ValueError(f"calibration_fraction must lie in (0, 1), got {calibration_fraction!r}")
     if int(repeats) != repeats or repeats < 1:
@@ -1157,8 +1400,10 @@ def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 
     n_rows = loss.size
     n_cal = int(round(float(calibration_fraction) * n_rows))
     if not 2 <= n_cal <= n_rows - 1:
-        raise ValueError(f"calibration_fraction {calibration_fraction:g} of {n_rows} rows leaves {n_cal} calibration "
-                         "rows; need at least 2 and one row left out")
+        raise ValueError(
+            f"calibration_fraction {calibration_fraction:g} of {n_rows} rows leaves {n_cal} calibration "
+            "rows; need at least 2 and one row left out"
+        )
     population = _population_sums(loss, s)
     rng = np.random.default_rng(random_state)
     plug_in = replace(target, confidence=None)
@@ -1167,9 +1412,13 @@ def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 
         chosen = np.zeros(n_rows, dtype=bool)
         chosen[rng.choice(n_rows, n_cal, replace=False)] = True
         test = _population_sums(loss[~chosen], s[~chosen])
-        for name, fit in (("certified", lambda: target.fit(loss[chosen], s[chosen], loss_bound=loss_bound,
-                                                          method=method)),
-                          ("plug-in", lambda: plug_in.fit(loss[chosen], s[chosen]))):
+        for name, fit in (
+            (
+                "certified",
+                lambda: target.fit(loss[chosen], s[chosen], loss_bound=loss_bound, method=method),
+            ),
+            ("plug-in", lambda: plug_in.fit(loss[chosen], s[chosen])),
+        ):
             try:
                 selection = fit()
             except InfeasibleTargetError:
@@ -1179,18 +1428,55 @@ def validate_target(loss: Any, uncertainty: Any, target: Any, *, repeats: int = 
                 violated = bool(risk > target.value * (1 + 1e-12))
             else:
                 violated = bool(coverage < target.value * (1 - 1e-12))
-            records.append((repeat, name, coverage, risk, test_coverage, test_risk, violated, selection is None))
+            records.append(
+                (
+                    repeat,
+                    name,
+                    coverage,
+                    risk,
+                    test_coverage,
+                    test_risk,
+                    violated,
+                    selection is None,
+                )
+            )
         if progress is not None:
             progress(repeat + 1, int(repeats))
-    draws = pd.DataFrame(records, columns=["repeat", "method", "population_coverage", "population_risk",
-                                           "test_coverage", "test_risk", "violated", "infeasible"])
+    draws = pd.DataFrame(
+        records,
+        columns=[
+            "repeat",
+            "method",
+            "population_coverage",
+            "population_risk",
+            "test_coverage",
+            "test_risk",
+            "violated",
+            "infeasible",
+        ],
+    )
     summary = draws.groupby("method", sort=False).agg(
-        violations=("violated", "sum"), violation_rate=("violated", "mean"),
-        infeasible_rate=("infeasible", "mean"), mean_coverage=("population_coverage", "mean"),
-        mean_risk=("population_risk", "mean"))
+        violations=("violated", "sum"),
+        violation_rate=("violated", "mean"),
+        infeasible_rate=("infeasible", "mean"),
+        mean_coverage=("population_coverage", "mean"),
+        mean_risk=("population_risk", "mean"),
+    )
     violations = summary["violations"].to_numpy(dtype=float)
     summary["violation_low"], summary["violation_high"] = clopper_pearson(violations, repeats, 0.05)
     summary["delta"] = round(1.0 - target.confidence, 12)
-    summary = summary[["violations", "violation_rate", "violation_low", "violation_high", "delta",
-                       "infeasible_rate", "mean_coverage", "mean_risk"]]
-    return TargetValidity(target=target, n_rows=n_rows, n_calibration=n_cal, draws=draws, summary=summary)
+    summary = summary[
+        [
+            "violations",
+            "violation_rate",
+            "violation_low",
+            "violation_high",
+            "delta",
+            "infeasible_rate",
+            "mean_coverage",
+            "mean_risk",
+        ]
+    ]
+    return TargetValidity(
+        target=target, n_rows=n_rows, n_calibration=n_cal, draws=draws, summary=summary
+    )

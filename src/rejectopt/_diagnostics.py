@@ -11,13 +11,22 @@ loss, ``MAE`` for the absolute error, else the loss column's.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["labels_never_predicted", "missed_bounds", "missed_coverage", "missed_risk", "nothing_to_learn",
-           "risk_in_percent", "tied_C", "worse_than_random"]
+__all__ = [
+    "labels_never_predicted",
+    "missed_bounds",
+    "missed_coverage",
+    "missed_risk",
+    "nothing_to_learn",
+    "risk_in_percent",
+    "tied_C",
+    "worse_than_random",
+]
 
 
 def risk_in_percent(target: Any, loss: str, named: Callable[[Any], str]) -> str | None:
@@ -40,9 +49,11 @@ def risk_in_percent(target: Any, loss: str, named: Callable[[Any], str]) -> str 
     if target.kind != "risk" or loss != "zero_one" or not target.value < 1:
         return None
     value = target.value
-    return (f"{named(target)}: the risk of the 0/100 loss is in percent (an error costs 100), so this asks for at "
-            f"most {value:g} % errors among the accepted predictions; if you meant the fraction {value:g} "
-            f"({100 * value:g} %), ask for {named(replace(target, value=100 * value))}")
+    return (
+        f"{named(target)}: the risk of the 0/100 loss is in percent (an error costs 100), so this asks for at "
+        f"most {value:g} % errors among the accepted predictions; if you meant the fraction {value:g} "
+        f"({100 * value:g} %), ask for {named(replace(target, value=100 * value))}"
+    )
 
 
 def nothing_to_learn(loss: Any, rows: str) -> str | None:
@@ -63,8 +74,10 @@ def nothing_to_learn(loss: Any, rows: str) -> str | None:
     loss = np.asarray(loss)
     if loss.size == 0 or loss.any():
         return None
-    return (f"every loss is 0 (all {loss.size} predictions {rows} are correct): there is nothing to learn, the "
-            "uncertainty score is constant and the rows are accepted at random with one probability")
+    return (
+        f"every loss is 0 (all {loss.size} predictions {rows} are correct): there is nothing to learn, the "
+        "uncertainty score is constant and the rows are accepted at random with one probability"
+    )
 
 
 def labels_never_predicted(y: Any, y_pred: Any) -> str | None:
@@ -88,13 +101,23 @@ def labels_never_predicted(y: Any, y_pred: Any) -> str | None:
     if y.size == 0 or overlap:
         return None
     labels, predicted = np.unique(y.astype(str)), np.unique(y_pred.astype(str))
-    return (f"no label of y ({', '.join(labels[:5])}{', ...' if labels.size > 5 else ''}) is ever predicted by the "
-            f"classifier ({', '.join(predicted[:5])}{', ...' if predicted.size > 5 else ''}): every prediction counts "
-            "as an error (label encodings differ?)")
+    return (
+        f"no label of y ({', '.join(labels[:5])}{', ...' if labels.size > 5 else ''}) is ever predicted by the "
+        f"classifier ({', '.join(predicted[:5])}{', ...' if predicted.size > 5 else ''}): every prediction counts "
+        "as an error (label encodings differ?)"
+    )
 
 
-def missed_risk(target: Any, named: Callable[[Any], str], n_rows: int, risk: float | None, interval: Any,
-                coverage: float, full_risk: float, unit: str) -> str | None:
+def missed_risk(
+    target: Any,
+    named: Callable[[Any], str],
+    n_rows: int,
+    risk: float | None,
+    interval: Any,
+    coverage: float,
+    full_risk: float,
+    unit: str,
+) -> str | None:
     """The report rows' selective risk lies above a risk target beyond its 95 % interval.
 
     The calibration rows meet a plug-in target by construction; held-out rows that miss it
@@ -126,16 +149,31 @@ def missed_risk(target: Any, named: Callable[[Any], str], n_rows: int, risk: flo
         The message, or None.
     """
     low, high = interval
-    if target.kind != "risk" or risk is None or low is None or math.isnan(low) or not low > target.value:
+    if (
+        target.kind != "risk"
+        or risk is None
+        or low is None
+        or math.isnan(low)
+        or not low > target.value
+    ):
         return None
-    return (f"the {n_rows} held-out report rows miss {named(target)}: their selective risk {risk:.4g} {unit} (95 % "
-            f"interval [{low:.4g}, {high:.4g}]) at coverage {coverage:.4g} lies above {target.value:g} {unit} beyond "
-            f"its interval, against {full_risk:.4g} {unit} when every row is accepted; the threshold fitted on the "
-            "calibration rows does not hold on new rows: ask for a larger risk, or give more rows")
+    return (
+        f"the {n_rows} held-out report rows miss {named(target)}: their selective risk {risk:.4g} {unit} (95 % "
+        f"interval [{low:.4g}, {high:.4g}]) at coverage {coverage:.4g} lies above {target.value:g} {unit} beyond "
+        f"its interval, against {full_risk:.4g} {unit} when every row is accepted; the threshold fitted on the "
+        "calibration rows does not hold on new rows: ask for a larger risk, or give more rows"
+    )
 
 
-def missed_coverage(target: Any, named: Callable[[Any], str], n_rows: int, coverage: float, interval: Any, *,
-                    draws: tuple | None = None) -> str | None:
+def missed_coverage(
+    target: Any,
+    named: Callable[[Any], str],
+    n_rows: int,
+    coverage: float,
+    interval: Any,
+    *,
+    draws: tuple | None = None,
+) -> str | None:
     """The report rows' coverage lies off a coverage target beyond its 95 % interval (a certified one: below it).
 
     A certified coverage is a lower bound: only falling short of it is a miss.
@@ -167,22 +205,30 @@ def missed_coverage(target: Any, named: Callable[[Any], str], n_rows: int, cover
     """
     low, high = interval
     certified = target.confidence is not None
-    if target.kind != "coverage" or not (high < target.value if certified else not low <= target.value <= high):
+    if target.kind != "coverage" or not (
+        high < target.value if certified else not low <= target.value <= high
+    ):
         return None
     if draws is not None and not (draws[0] > 0 and 0.0 < draws[1] < 1.0):
         return None
-    message = (f"the {n_rows} held-out report rows miss {named(target)}: their coverage {coverage:.4g} lies "
-               f"{'below' if certified else 'outside'} {target.value:g} beyond its 95 % interval "
-               f"[{low:.4g}, {high:.4g}]")
+    message = (
+        f"the {n_rows} held-out report rows miss {named(target)}: their coverage {coverage:.4g} lies "
+        f"{'below' if certified else 'outside'} {target.value:g} beyond its 95 % interval "
+        f"[{low:.4g}, {high:.4g}]"
+    )
     if draws is None:
         return message
     tied, accept_prob, tie_breaking = draws
-    return (f"{message}: {tied} of them tie at the threshold and are accepted with probability {accept_prob:.3g} "
-            f"each, drawn by tie_breaking={tie_breaking!r}; expect a coverage off the target on new rows too (a "
-            "score with fewer ties, or more rows, brings it closer)")
+    return (
+        f"{message}: {tied} of them tie at the threshold and are accepted with probability {accept_prob:.3g} "
+        f"each, drawn by tie_breaking={tie_breaking!r}; expect a coverage off the target on new rows too (a "
+        "score with fewer ties, or more rows, brings it closer)"
+    )
 
 
-def missed_bounds(target: Any, named: Callable[[Any], str], n_rows: int, missed: list[str]) -> str | None:
+def missed_bounds(
+    target: Any, named: Callable[[Any], str], n_rows: int, missed: list[str]
+) -> str | None:
     """The report rows miss bounds of an OOD target beyond their 95 % intervals.
 
     Parameters
@@ -203,8 +249,10 @@ def missed_bounds(target: Any, named: Callable[[Any], str], n_rows: int, missed:
     """
     if not missed:
         return None
-    return (f"the {n_rows} held-out report rows miss {named(target)}: {' and '.join(missed)} beyond the 95 % "
-            "interval")
+    return (
+        f"the {n_rows} held-out report rows miss {named(target)}: {' and '.join(missed)} beyond the 95 % "
+        "interval"
+    )
 
 
 def worse_than_random(learned: float | None, random_order: float, unit: str) -> str | None:
@@ -224,9 +272,11 @@ def worse_than_random(learned: float | None, random_order: float, unit: str) -> 
     """
     if learned is None or not learned > random_order:
         return None
-    return (f"the learned score orders the report rows worse than random: AuRC {learned:.4g} {unit} against "
-            f"{random_order:.4g} {unit} for a random order (lower is better); the score did not learn which "
-            "predictions err: give more rows or other features")
+    return (
+        f"the learned score orders the report rows worse than random: AuRC {learned:.4g} {unit} against "
+        f"{random_order:.4g} {unit} for a random order (lower is better); the score did not learn which "
+        "predictions err: give more rows or other features"
+    )
 
 
 def tied_C(aurcs: Any, C_grid: Any, C: float, grid: str, unit: str) -> str | None:
@@ -253,6 +303,8 @@ def tied_C(aurcs: Any, C_grid: Any, C: float, grid: str, unit: str) -> str | Non
     values = list(aurcs)
     if len(values) < 2 or np.ptp(values) > 1e-12 * max(1.0, abs(values[0])):
         return None
-    return (f"all {len(values)} values of {grid} ({','.join(f'{float(c):g}' for c in C_grid)}) tie at "
-            f"validation AuRC {values[0]:.4g} {unit}: C = {C:g} was chosen by the tie-break (the largest, most "
-            "regularised); the validation rows cannot tell them apart")
+    return (
+        f"all {len(values)} values of {grid} ({','.join(f'{float(c):g}' for c in C_grid)}) tie at "
+        f"validation AuRC {values[0]:.4g} {unit}: C = {C:g} was chosen by the tie-break (the largest, most "
+        "regularised); the validation rows cannot tell them apart"
+    )

@@ -66,8 +66,10 @@ def recompute_hint(path) -> str:
     Deleting the file is not enough: Snakemake does not remake a missing intermediate file while
     the files made from it are present and newer than their other inputs.
     """
-    return (f"remake it with `snakemake --forcerun {path}` and the run's usual options (it remakes the file "
-            "and everything made from it), or, with the library, rerun the step that wrote it")
+    return (
+        f"remake it with `snakemake --forcerun {path}` and the run's usual options (it remakes the file "
+        "and everything made from it), or, with the library, rerun the step that wrote it"
+    )
 
 
 @contextlib.contextmanager
@@ -88,9 +90,13 @@ def atomic_path(path):
     except OSError as err:
         if err.errno not in _NO_ROOM:
             raise
-        raise OSError(err.errno, f"{err.strerror} while writing {path}; nothing was written there (the partial "
-                      f"file was removed): free space on (or make writable) the file system of {path.parent}, "
-                      "or write the results elsewhere, then run again", str(path)) from err
+        raise OSError(
+            err.errno,
+            f"{err.strerror} while writing {path}; nothing was written there (the partial "
+            f"file was removed): free space on (or make writable) the file system of {path.parent}, "
+            "or write the results elsewhere, then run again",
+            str(path),
+        ) from err
     finally:
         with contextlib.suppress(OSError):  # never hide the error above behind a failed clean-up
             tmp.unlink(missing_ok=True)
@@ -130,10 +136,16 @@ def save_npz(path, *, provenance: Mapping | None = None, **arrays) -> None:
         The arrays by name (no object arrays: files are read without pickles).
     """
     arrays = {name: np.asarray(value) for name, value in arrays.items()}
-    record = {"format": _RECORD_FORMAT, "sha256": arrays_sha256(arrays), "provenance": _jsonable(dict(provenance or {}))}
+    record = {
+        "format": _RECORD_FORMAT,
+        "sha256": arrays_sha256(arrays),
+        "provenance": _jsonable(dict(provenance or {})),
+    }
     comment = _RECORD_TAG + json.dumps(record, sort_keys=True).encode()
     if len(comment) > 65535:  # the zip format's bound on a comment
-        raise ValueError(f"{path}: provenance too large for the file's record ({len(comment)} bytes, at most 65535)")
+        raise ValueError(
+            f"{path}: provenance too large for the file's record ({len(comment)} bytes, at most 65535)"
+        )
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as handle:
             np.savez(handle, **arrays)
@@ -172,8 +184,10 @@ class NpzArrays(dict):
 
 
 def _corrupt(path, err) -> IntermediateFileError:
-    return IntermediateFileError(f"{path}: corrupt or truncated .npz, cannot be read ({type(err).__name__}: {err}); "
-                                 f"{recompute_hint(path)}")
+    return IntermediateFileError(
+        f"{path}: corrupt or truncated .npz, cannot be read ({type(err).__name__}: {err}); "
+        f"{recompute_hint(path)}"
+    )
 
 
 def _read_record(path: Path) -> dict | None:
@@ -186,10 +200,14 @@ def _read_record(path: Path) -> dict | None:
     if not comment.startswith(_RECORD_TAG):
         return None
     try:
-        record = json.loads(comment[len(_RECORD_TAG):])
+        record = json.loads(comment[len(_RECORD_TAG) :])
     except ValueError as err:
         raise _corrupt(path, err) from err
-    if not isinstance(record, dict) or record.get("format") != _RECORD_FORMAT or "sha256" not in record:
+    if (
+        not isinstance(record, dict)
+        or record.get("format") != _RECORD_FORMAT
+        or "sha256" not in record
+    ):
         raise _corrupt(path, ValueError(f"unreadable content record {comment[:80]!r}"))
     return record
 
@@ -269,7 +287,9 @@ def _check_provenance(path: Path, provenance: Mapping, expect: Mapping | None) -
     """Refuse a file whose recorded provenance differs from what the reader ``expect``s (stale)."""
     for key, value in (expect or {}).items():
         recorded = provenance.get(key)
-        if value is None or recorded is None:  # not known to the reader, or not stated by the writer
+        if (
+            value is None or recorded is None
+        ):  # not known to the reader, or not stated by the writer
             continue
         if recorded != _jsonable(value):
             raise IntermediateFileError(
@@ -315,16 +335,23 @@ class LazyNpz(Mapping):
         except OSError as err:
             raise error(f"{self.path}: cannot read the file ({err.strerror or err})") from None
         if head.startswith(_NPY_MAGIC):
-            raise error(f"{self.path}: a single .npy array renamed .npz, not an .npz archive of named arrays; save "
-                        "the arrays by name with numpy.savez(path, logits=..., labels=...) (or X=..., y=...)")
+            raise error(
+                f"{self.path}: a single .npy array renamed .npz, not an .npz archive of named arrays; save "
+                "the arrays by name with numpy.savez(path, logits=..., labels=...) (or X=..., y=...)"
+            )
         try:
             with zipfile.ZipFile(self.path) as archive:
                 infos = archive.infolist()
         except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
-            kind = ("text (a CSV? give it the suffix .csv)" if head and _looks_like_text(head)
-                    else f"it begins with {head[:16]!r}")
-            raise error(f"{self.path}: not an .npz (zip) archive: {kind} ({type(err).__name__}: {err}); "
-                        "write it with numpy.savez") from None
+            kind = (
+                "text (a CSV? give it the suffix .csv)"
+                if head and _looks_like_text(head)
+                else f"it begins with {head[:16]!r}"
+            )
+            raise error(
+                f"{self.path}: not an .npz (zip) archive: {kind} ({type(err).__name__}: {err}); "
+                "write it with numpy.savez"
+            ) from None
         self._members = {}
         for info in infos:
             name = info.filename
@@ -354,45 +381,59 @@ class LazyNpz(Mapping):
     def _read(self, info, key):
         where = f"{self.path}: member {info.filename!r} (array {key!r})"
         if not info.filename.endswith(".npy"):
-            raise self.error(f"{where} is not an .npy array (numpy.savez writes '{key}.npy'); save the array with "
-                             "numpy.savez")
+            raise self.error(
+                f"{where} is not an .npy array (numpy.savez writes '{key}.npy'); save the array with "
+                "numpy.savez"
+            )
         try:
             with zipfile.ZipFile(self.path) as archive, archive.open(info) as member:
                 try:
                     version = np.lib.format.read_magic(member)
-                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                    read_header = {
+                        (1, 0): np.lib.format.read_array_header_1_0,
+                        (2, 0): np.lib.format.read_array_header_2_0,
+                    }.get(version)
                     if read_header is None:
                         raise ValueError(f"unsupported .npy format version {version}")
                     shape, fortran, dtype = read_header(member)
                 except ValueError as err:
                     raise self.error(f"{where} is not a readable .npy array ({err})") from None
                 if dtype.hasobject:
-                    raise self.error(f"{where} holds Python objects (dtype {dtype}), which need pickle and are not "
-                                     "read: save numbers (or fixed-width text)")
+                    raise self.error(
+                        f"{where} holds Python objects (dtype {dtype}), which need pickle and are not "
+                        "read: save numbers (or fixed-width text)"
+                    )
                 n_bytes = int(np.prod([int(v) for v in shape], dtype=object)) * dtype.itemsize
                 if n_bytes > self.max_bytes:
-                    raise self.error(f"{where} declares shape {tuple(shape)} of {dtype}, {n_bytes:.4g} bytes, over the "
-                                     f"limit of {self.max_bytes:.4g} bytes for one array: nothing was allocated")
+                    raise self.error(
+                        f"{where} declares shape {tuple(shape)} of {dtype}, {n_bytes:.4g} bytes, over the "
+                        f"limit of {self.max_bytes:.4g} bytes for one array: nothing was allocated"
+                    )
                 held = info.file_size - member.tell()
                 if n_bytes != held:
-                    raise self.error(f"{where} declares shape {tuple(shape)} of {dtype} ({n_bytes} bytes) but holds "
-                                     f"{held} bytes of data: the file is corrupt or was edited")
+                    raise self.error(
+                        f"{where} declares shape {tuple(shape)} of {dtype} ({n_bytes} bytes) but holds "
+                        f"{held} bytes of data: the file is corrupt or was edited"
+                    )
                 buffer = bytearray(n_bytes)
                 view, filled = memoryview(buffer), 0
                 while filled < n_bytes:
                     # A zip member's readinto reads the whole request into a bytes object first and
                     # copies it: slices of READ_CHUNK bytes keep that temporary small, not two more
                     # copies of a 1 GB array.
-                    got = member.readinto(view[filled:filled + READ_CHUNK])
+                    got = member.readinto(view[filled : filled + READ_CHUNK])
                     if not got:
                         break
                     filled += got
         except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as err:
-            raise self.error(f"{where}: cannot be read ({type(err).__name__}: {err}); the file is corrupt or "
-                             "truncated") from None
+            raise self.error(
+                f"{where}: cannot be read ({type(err).__name__}: {err}); the file is corrupt or "
+                "truncated"
+            ) from None
         if filled != n_bytes:
-            raise self.error(f"{where}: {filled} of its {n_bytes} bytes could be read; the file is truncated")
+            raise self.error(
+                f"{where}: {filled} of its {n_bytes} bytes could be read; the file is truncated"
+            )
         array = np.frombuffer(buffer, dtype=dtype)
         return array.reshape(shape, order="F" if fortran else "C")
 
@@ -462,9 +503,14 @@ def save_csv(frame, path, *, provenance: Mapping | None = None, index: bool = Fa
     path = Path(path)
     with atomic_path(path) as tmp:
         frame.to_csv(tmp, index=index)
-        record = {"format": _RECORD_FORMAT, "sha256": hashlib.sha256(Path(tmp).read_bytes()).hexdigest(),
-                  "provenance": _jsonable(dict(provenance or {}))}
-        write_bytes(_CSV_RECORD_TAG + json.dumps(record, sort_keys=True).encode(), csv_record_path(path))
+        record = {
+            "format": _RECORD_FORMAT,
+            "sha256": hashlib.sha256(Path(tmp).read_bytes()).hexdigest(),
+            "provenance": _jsonable(dict(provenance or {})),
+        }
+        write_bytes(
+            _CSV_RECORD_TAG + json.dumps(record, sort_keys=True).encode(), csv_record_path(path)
+        )
 
 
 def load_csv_bytes(path, *, expect: Mapping | None = None) -> bytes:
@@ -505,12 +551,20 @@ def load_csv_bytes(path, *, expect: Mapping | None = None) -> bytes:
             f"verified (written or replaced by hand, or made by an older version); {recompute_hint(path)}"
         ) from None
     try:
-        record = json.loads(raw[len(_CSV_RECORD_TAG):]) if raw.startswith(_CSV_RECORD_TAG) else None
+        record = (
+            json.loads(raw[len(_CSV_RECORD_TAG) :]) if raw.startswith(_CSV_RECORD_TAG) else None
+        )
     except ValueError:
         record = None
-    if not isinstance(record, dict) or record.get("format") != _RECORD_FORMAT or "sha256" not in record:
-        raise IntermediateFileError(f"{path}: its content record {record_path} is unreadable ({raw[:80]!r}); "
-                                    f"{recompute_hint(path)}")
+    if (
+        not isinstance(record, dict)
+        or record.get("format") != _RECORD_FORMAT
+        or "sha256" not in record
+    ):
+        raise IntermediateFileError(
+            f"{path}: its content record {record_path} is unreadable ({raw[:80]!r}); "
+            f"{recompute_hint(path)}"
+        )
     found = hashlib.sha256(data).hexdigest()
     if found != record["sha256"]:
         raise IntermediateFileError(

@@ -19,14 +19,22 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Callable, Generic, Iterator, TypeVar
+from typing import Generic, TypeVar
 
 from .exceptions import RegistryError
 
-__all__ = ["ClassEntry", "ExitAtImport", "Registry", "RegistryError", "import_interruption", "import_user_module",
-           "load_class"]
+__all__ = [
+    "ClassEntry",
+    "ExitAtImport",
+    "Registry",
+    "RegistryError",
+    "import_interruption",
+    "import_user_module",
+    "load_class",
+]
 
 T = TypeVar("T")
 
@@ -48,7 +56,9 @@ def load_class(path: str) -> type:
         for part in qualname.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
-        raise RegistryError(f"cannot load the registered class {path!r}: {type(exc).__name__}: {exc}") from exc
+        raise RegistryError(
+            f"cannot load the registered class {path!r}: {type(exc).__name__}: {exc}"
+        ) from exc
     if not isinstance(obj, type):
         raise RegistryError(f"{path!r} is a {type(obj).__name__}, not a class")
     return obj
@@ -112,9 +122,11 @@ def import_interruption(name: str, err: BaseException) -> str:
     str
     """
     if isinstance(err, ExitAtImport):
-        return (f"module {name!r} called os._exit({err.status}) while imported, which would end planning (Snakemake "
-                f"itself) at once with exit status {err.status} and no message; a module is imported by the planning "
-                "and by every job: take the call out of its top level")
+        return (
+            f"module {name!r} called os._exit({err.status}) while imported, which would end planning (Snakemake "
+            f"itself) at once with exit status {err.status} and no message; a module is imported by the planning "
+            "and by every job: take the call out of its top level"
+        )
     return f"module {name!r} was interrupted while imported (KeyboardInterrupt); nothing was run"
 
 
@@ -156,8 +168,12 @@ def _import_user_module(name: str, search_dir) -> ModuleType:
         installed = importlib.util.find_spec(top)
         origin = None if installed is None else installed.origin
     if origin is not None and Path(origin).resolve() != path:
-        raise ImportError(f"{path} has the name of the installed module {top!r} ({origin}) and would shadow it; "
-                          "rename the file (and its entry in the config)", name=top, path=str(path))
+        raise ImportError(
+            f"{path} has the name of the installed module {top!r} ({origin}) and would shadow it; "
+            "rename the file (and its entry in the config)",
+            name=top,
+            path=str(path),
+        )
     if loaded is None:
         package = [str(path.parent)] if path.name == "__init__.py" else None
         spec = importlib.util.spec_from_file_location(top, path, submodule_search_locations=package)
@@ -227,8 +243,9 @@ class Registry(Generic[T]):
         self._entries[name] = entry
         self._origin[name] = origin
 
-    def decorator(self, name: str, make_entry: Callable[[type | str], T],
-                  check: Callable[[type, str], object]) -> Callable:
+    def decorator(
+        self, name: str, make_entry: Callable[[type | str], T], check: Callable[[type, str], object]
+    ) -> Callable:
         """A class decorator registering ``make_entry(cls)`` under ``name``.
 
         It takes a class, checked now by ``check(cls, origin)``, or the class's import path

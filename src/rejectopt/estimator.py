@@ -10,25 +10,43 @@ import numpy as np
 from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.model_selection import StratifiedKFold
 from sklearn.frozen import FrozenEstimator
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (check_consistent_length, check_is_fitted, column_or_1d, has_fit_parameter,
-                                      validate_data)
+from sklearn.utils.validation import (
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    has_fit_parameter,
+    validate_data,
+)
 
+from ._diagnostics import (
+    labels_never_predicted,
+    missed_coverage,
+    missed_risk,
+    nothing_to_learn,
+    risk_in_percent,
+)
+from .exceptions import InfeasibleTargetError
 from .fitting import fit_selective, split_rows
 from .metrics import per_example_loss
-from .model import _check_features, _feature_bounds, _out_of_range, _out_of_range_message, _value_text, decide
+from .model import (
+    _check_features,
+    _feature_bounds,
+    _out_of_range,
+    _out_of_range_message,
+    _value_text,
+    decide,
+)
 from .scores import TCP, get_score, score_names
 from .scores._selection import SCORE_C_GRID
-from .exceptions import InfeasibleTargetError
 from .selective import _check_tie_breaking, operating_point
 from .stats import wilson_interval
 from .targets import Target
-from ._diagnostics import labels_never_predicted, missed_coverage, missed_risk, nothing_to_learn, risk_in_percent
 
 __all__ = ["SelectiveClassifier"]
 
@@ -72,18 +90,24 @@ def _check_numeric_columns(X):
             if texts.size or dtype.kind not in "O":
                 first = values.iloc[int(texts[0])] if texts.size else values.iloc[0]
                 row = values.index[int(texts[0])] if texts.size else values.index[0]
-                raise ValueError(f"X: column {column!r} holds {dtype} values (e.g. {first!r} at row {row!r}), not "
-                                 "numbers: the uncertainty score reads every column as a number; encode the column "
-                                 "before the SelectiveClassifier (e.g. make_pipeline(ColumnTransformer(...), "
-                                 "SelectiveClassifier(...))) or convert it with pandas.to_numeric")
+                raise ValueError(
+                    f"X: column {column!r} holds {dtype} values (e.g. {first!r} at row {row!r}), not "
+                    "numbers: the uncertainty score reads every column as a number; encode the column "
+                    "before the SelectiveClassifier (e.g. make_pipeline(ColumnTransformer(...), "
+                    "SelectiveClassifier(...))) or convert it with pandas.to_numeric"
+                )
         return
     array = X if isinstance(X, np.ndarray) else None
     if array is not None and array.dtype.kind in "USO" and array.ndim == 2:
-        texts = np.argwhere(np.vectorize(lambda v: isinstance(v, (str, bytes)), otypes=[bool])(array))
+        texts = np.argwhere(
+            np.vectorize(lambda v: isinstance(v, (str, bytes)), otypes=[bool])(array)
+        )
         if texts.size:
             i, j = texts[0]
-            raise ValueError(f"X: value {array[i, j]!r} at row {i}, column {j} is text, not a number: the uncertainty "
-                             "score reads every column as a number; convert X to numbers first")
+            raise ValueError(
+                f"X: value {array[i, j]!r} at row {i}, column {j} is text, not a number: the uncertainty "
+                "score reads every column as a number; convert X to numbers first"
+            )
 
 
 def _fraction(value, name):
@@ -104,14 +128,18 @@ def _check_number(value, name, meaning):
     """
     if isinstance(value, (str, bytes, bool, np.bool_)) or not isinstance(value, numbers.Real):
         kind = type(value).__name__
-        raise ValueError(f"{name} must be a number ({meaning}), got {value!r} (a {kind}): pass it as a number, "
-                         f"e.g. {name}={0.95 if name == 'confidence' else 0.8}")
+        raise ValueError(
+            f"{name} must be a number ({meaning}), got {value!r} (a {kind}): pass it as a number, "
+            f"e.g. {name}={0.95 if name == 'confidence' else 0.8}"
+        )
 
 
 def _estimator_has(method):
     """``available_if`` check: the fitted classifier (else the unfitted one) has ``method``."""
+
     def check(self):
         return hasattr(getattr(self, "estimator_", self.estimator), method)
+
     return check
 
 
@@ -383,7 +411,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             return Target(self.target, self.value, self.confidence)
         except ValueError as err:
             extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
-            raise ValueError(f"target={self.target!r}, value={self.value!r}{extra}: {err}") from None
+            raise ValueError(
+                f"target={self.target!r}, value={self.value!r}{extra}: {err}"
+            ) from None
 
     def _loss_bound(self, kind, loss):
         """The largest loss by the loss's definition: 100 for the 0/100 loss, the label range for the MAE."""
@@ -391,7 +421,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             return None
         if self.loss == "zero_one":
             return 100.0
-        return max(float(np.ptp(np.asarray(self.classes_, dtype=np.float64))), float(loss.max(initial=0.0)))
+        return max(
+            float(np.ptp(np.asarray(self.classes_, dtype=np.float64))), float(loss.max(initial=0.0))
+        )
 
     def _score_spec(self):
         """``(registry entry or None, instance or None)`` of ``uncertainty_score``, validated."""
@@ -402,19 +434,27 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             except ValueError as err:
                 raise ValueError(f"uncertainty_score: {err}") from None
             if info.baseline:
-                raise ValueError(f"uncertainty_score={spec!r} is computed from a classifier's outputs, it is not "
-                                 f"learned; choose a learned score: {', '.join(score_names(learned=True))}")
+                raise ValueError(
+                    f"uncertainty_score={spec!r} is computed from a classifier's outputs, it is not "
+                    f"learned; choose a learned score: {', '.join(score_names(learned=True))}"
+                )
             return info, None
         if not (hasattr(spec, "fit") and hasattr(spec, "predict") and hasattr(spec, "get_params")):
-            raise ValueError(f"uncertainty_score must be the name of a learned score "
-                             f"({', '.join(score_names(learned=True))}) or an unfitted score estimator such as SELE(); "
-                             f"got {spec!r}")
+            raise ValueError(
+                f"uncertainty_score must be the name of a learned score "
+                f"({', '.join(score_names(learned=True))}) or an unfitted score estimator such as SELE(); "
+                f"got {spec!r}"
+            )
         return None, spec
 
     def _n_jobs(self):
         if self.n_jobs is None:
             return None
-        if isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs < 1:
+        if (
+            isinstance(self.n_jobs, bool)
+            or not isinstance(self.n_jobs, numbers.Integral)
+            or self.n_jobs < 1
+        ):
             raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
         return int(self.n_jobs)
 
@@ -422,7 +462,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """An unfitted copy of a score instance with this estimator's classes, seed and threads."""
         params = instance.get_params()
         updates = {"n_classes": n_classes, "random_state": seed, "n_jobs": self._n_jobs(), "C": 0.0}
-        updates = {k: v for k, v in updates.items() if k in params and not (k == "n_jobs" and v is None)}
+        updates = {
+            k: v for k, v in updates.items() if k in params and not (k == "n_jobs" and v is None)
+        }
         return clone(instance).set_params(**updates)
 
     def _C_grid(self):
@@ -431,7 +473,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         except (TypeError, ValueError):
             grid = []
         if not grid or not all(math.isfinite(c) and c >= 0 for c in grid):
-            raise ValueError(f"C_grid must be a non-empty sequence of finite numbers >= 0, got {self.C_grid!r}")
+            raise ValueError(
+                f"C_grid must be a non-empty sequence of finite numbers >= 0, got {self.C_grid!r}"
+            )
         return grid
 
     def _seed(self):
@@ -452,11 +496,17 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             return None
         if isinstance(cv, numbers.Integral) and not isinstance(cv, (bool, np.bool_)):
             if cv < 2:
-                raise ValueError(f"cv must be None (a held-out split) or a number of folds >= 2, got {cv!r}")
+                raise ValueError(
+                    f"cv must be None (a held-out split) or a number of folds >= 2, got {cv!r}"
+                )
             cv = int(cv)
-        elif not (hasattr(cv, "split") and hasattr(cv, "get_n_splits")) or isinstance(cv, (str, bytes)):
-            raise ValueError(f"cv must be None (a held-out split), a number of folds >= 2 or a splitter such as "
-                             f"sklearn.model_selection.KFold(5), got {cv!r}")
+        elif not (hasattr(cv, "split") and hasattr(cv, "get_n_splits")) or isinstance(
+            cv, (str, bytes)
+        ):
+            raise ValueError(
+                f"cv must be None (a held-out split), a number of folds >= 2 or a splitter such as "
+                f"sklearn.model_selection.KFold(5), got {cv!r}"
+            )
         return None if self._prefit() else cv
 
     def _check_fractions(self):
@@ -465,8 +515,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         report = _fraction(self.report_fraction, "report_fraction")
         validation = _fraction(self.validation_fraction, "validation_fraction")
         if calibration + report >= 1.0:
-            raise ValueError(f"calibration_fraction + report_fraction must be < 1, got "
-                             f"{self.calibration_fraction!r} + {self.report_fraction!r}")
+            raise ValueError(
+                f"calibration_fraction + report_fraction must be < 1, got "
+                f"{self.calibration_fraction!r} + {self.report_fraction!r}"
+            )
         return classifier, calibration, report, validation
 
     # ----------------------------------------------------------------------------------------
@@ -483,10 +535,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             try:
                 parts = split_rows(n, calibration, report, validation, seed, min_rows=1)
             except ValueError as err:
-                raise ValueError(f"SelectiveClassifier: too few samples, n_samples = {n} ({err}); every part "
-                                 f"needs at least 1 sample") from None
-            classifier_rows = (np.union1d(parts["fit"], parts["validation"]) if certified
-                               else np.arange(n, dtype=np.intp))
+                raise ValueError(
+                    f"SelectiveClassifier: too few samples, n_samples = {n} ({err}); every part "
+                    f"needs at least 1 sample"
+                ) from None
+            classifier_rows = (
+                np.union1d(parts["fit"], parts["validation"])
+                if certified
+                else np.arange(n, dtype=np.intp)
+            )
             return {"classifier": classifier_rows, **parts}, np.arange(n, dtype=np.intp), parts
         if self._prefit():
             classifier_rows, rest = np.array([], dtype=np.intp), np.arange(n)
@@ -496,12 +553,20 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             classifier_rows, rest = np.sort(order[:n_classifier]), np.sort(order[n_classifier:])
         try:
             if not self._prefit() and min(classifier_rows.size, rest.size) < 1:
-                raise ValueError(f"{classifier_rows.size} rows for the classifier and {rest.size} for the rest")
+                raise ValueError(
+                    f"{classifier_rows.size} rows for the classifier and {rest.size} for the rest"
+                )
             parts = split_rows(rest.size, calibration, report, validation, seed, min_rows=1)
         except ValueError as err:
-            raise ValueError(f"SelectiveClassifier: too few samples, n_samples = {n} ({err}); every part "
-                             f"needs at least 1 sample") from None
-        return {"classifier": classifier_rows, **{name: rest[rows] for name, rows in parts.items()}}, rest, parts
+            raise ValueError(
+                f"SelectiveClassifier: too few samples, n_samples = {n} ({err}); every part "
+                f"needs at least 1 sample"
+            ) from None
+        return (
+            {"classifier": classifier_rows, **{name: rest[rows] for name, rows in parts.items()}},
+            rest,
+            parts,
+        )
 
     def _losses(self, y, y_pred):
         if self.loss == "mae":
@@ -520,7 +585,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             known = np.asarray(self.classes_[position] == y_pred, dtype=bool)
         except TypeError:
             lookup = {label: k for k, label in enumerate(self.classes_.tolist())}
-            position = np.array([lookup.get(label, n_classes) for label in y_pred.tolist()], dtype=np.intp)
+            position = np.array(
+                [lookup.get(label, n_classes) for label in y_pred.tolist()], dtype=np.intp
+            )
             known = position < n_classes
         return np.where(known, position, n_classes).astype(np.intp)
 
@@ -529,13 +596,17 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if not hasattr(model, "predict_proba"):
             raise ValueError("uncertainty_score='tcp' needs an estimator with predict_proba")
         if not hasattr(model, "classes_"):
-            raise ValueError(f"uncertainty_score='tcp' needs the estimator's classes_ (the class of each "
-                             f"predict_proba column); {type(model).__name__} has predict_proba but no "
-                             "classes_: set it on the classifier, or choose uncertainty_score='sele'")
+            raise ValueError(
+                f"uncertainty_score='tcp' needs the estimator's classes_ (the class of each "
+                f"predict_proba column); {type(model).__name__} has predict_proba but no "
+                "classes_: set it on the classifier, or choose uncertainty_score='sele'"
+            )
         proba = np.asarray(model.predict_proba(X), dtype=np.float64)
         classes = np.asarray(model.classes_)
         lookup = {label: k for k, label in enumerate(classes.tolist())}
-        column = np.array([lookup.get(label, -1) for label in np.asarray(y).tolist()], dtype=np.intp)
+        column = np.array(
+            [lookup.get(label, -1) for label in np.asarray(y).tolist()], dtype=np.intp
+        )
         return np.where(column >= 0, proba[np.arange(len(column)), np.maximum(column, 0)], 0.0)
 
     def fit(self, X, y, **fit_params):
@@ -580,7 +651,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         X_raw, X, y = self._check_rows(X, y)
         seed = self._seed()
         cv = self._cv()
-        split, rest, parts = self._split(X.shape[0], seed, cv, certified=target.confidence is not None)
+        split, rest, parts = self._split(
+            X.shape[0], seed, cv, certified=target.confidence is not None
+        )
         posterior = _learns_from_posterior(*spec)
         if cv is None:
             for name in ("cv_folds_", "cv_predictions_"):  # of an earlier fit with cross-fitting
@@ -588,16 +661,31 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             self.estimator_ = self._fit_estimator(X_raw, X, y, split["classifier"], routed)
             y_pred, fit_target = self._predictions(self.estimator_, X_raw, X, y, rest, posterior)
         else:
-            self.estimator_, y_pred, fit_target = self._cross_fit(X_raw, X, y, split["classifier"], cv, seed,
-                                                                  routed, posterior)
-        classes, loss = self._losses_of_rest(y, rest, y_pred, "of the rows after the classifier's part" if cv is None
-                                             else "of the rows (out of fold: each by a classifier that did not see it)")
-        fitted = self._fit_score_and_selection(X, rest, parts, classes, loss, target, spec, seed, fit_target)
+            self.estimator_, y_pred, fit_target = self._cross_fit(
+                X_raw, X, y, split["classifier"], cv, seed, routed, posterior
+            )
+        classes, loss = self._losses_of_rest(
+            y,
+            rest,
+            y_pred,
+            "of the rows after the classifier's part"
+            if cv is None
+            else "of the rows (out of fold: each by a classifier that did not see it)",
+        )
+        fitted = self._fit_score_and_selection(
+            X, rest, parts, classes, loss, target, spec, seed, fit_target
+        )
         self.uncertainty_score_, self.C_, self.validation_aurc_, self.selection_ = (
-            fitted.score, fitted.C, dict(fitted.validation_aurc), fitted.selection)
+            fitted.score,
+            fitted.C,
+            dict(fitted.validation_aurc),
+            fitted.selection,
+        )
         self.split_, self.random_seed_ = split, seed
         report = parts["report"]
-        self._report(X[rest][report], classes[report], loss[report], fitted.uncertainty[report], target)
+        self._report(
+            X[rest][report], classes[report], loss[report], fitted.uncertainty[report], target
+        )
         return self
 
     def _check_params(self):
@@ -609,11 +697,14 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self._n_jobs()
         _check_tie_breaking(self.tie_breaking)
         if self.loss not in _LOSSES:
-            raise ValueError(f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}")
+            raise ValueError(
+                f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}"
+            )
         prefit = self._prefit()
         if not hasattr(self.estimator, "predict") or not (prefit or hasattr(self.estimator, "fit")):
-            raise ValueError(f"estimator must have predict{'' if prefit else ' and fit'}; "
-                             f"got {self.estimator!r}")
+            raise ValueError(
+                f"estimator must have predict{'' if prefit else ' and fit'}; got {self.estimator!r}"
+            )
         self._warn(risk_in_percent(target, self.loss, _named))
         return target, spec
 
@@ -632,10 +723,14 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if not self._prefit():
             params = _rows_of_params(routed, X.shape[0], rows)
             return clone(self.estimator).fit(_take_rows(X_raw, X, rows), y[rows], **params)
-        why = "prefit=True" if self.prefit else "the estimator is a FrozenEstimator (used as fitted)"
+        why = (
+            "prefit=True" if self.prefit else "the estimator is a FrozenEstimator (used as fitted)"
+        )
         if routed:
-            raise ValueError(f"fit parameters {sorted(routed)} are for the estimator's fit, but {why}: it is not "
-                             "fitted here; fit it with them before wrapping it")
+            raise ValueError(
+                f"fit parameters {sorted(routed)} are for the estimator's fit, but {why}: it is not "
+                "fitted here; fit it with them before wrapping it"
+            )
         try:
             check_is_fitted(self.estimator)
         except NotFittedError as err:
@@ -649,8 +744,14 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         probabilities there (else None)."""
         y_pred = np.asarray(model.predict(_take_rows(X_raw, X, rows)))
         if y_pred.shape != (rows.size,):
-            raise ValueError(f"estimator.predict returned shape {y_pred.shape}, expected {(rows.size,)}")
-        fit_target = self._true_class_probability(model, _take_rows(X_raw, X, rows), y[rows]) if posterior else None
+            raise ValueError(
+                f"estimator.predict returned shape {y_pred.shape}, expected {(rows.size,)}"
+            )
+        fit_target = (
+            self._true_class_probability(model, _take_rows(X_raw, X, rows), y[rows])
+            if posterior
+            else None
+        )
         return y_pred, fit_target
 
     def _cross_fit(self, X_raw, X, y, rows, cv, seed, routed, posterior):
@@ -662,23 +763,40 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Sets :attr:`cv_folds_` and :attr:`cv_predictions_`.
         """
         n = X.shape[0]
-        splitter = StratifiedKFold(cv, shuffle=True, random_state=seed) if isinstance(cv, numbers.Integral) else cv
+        splitter = (
+            StratifiedKFold(cv, shuffle=True, random_state=seed)
+            if isinstance(cv, numbers.Integral)
+            else cv
+        )
         try:
-            folds = [(rows[np.asarray(train)], rows[np.asarray(test)])
-                     for train, test in splitter.split(X[rows], y[rows])]
+            folds = [
+                (rows[np.asarray(train)], rows[np.asarray(test)])
+                for train, test in splitter.split(X[rows], y[rows])
+            ]
         except ValueError as err:
-            raise ValueError(f"cv={cv!r}: cannot cut the {rows.size} rows the classifier learns from (n_samples = "
-                             f"{n}) into folds ({err}); lower cv, or pass cv=None (a held-out split)") from None
-        tested = np.sort(np.concatenate([test for _, test in folds])) if folds else np.array([], dtype=np.intp)
+            raise ValueError(
+                f"cv={cv!r}: cannot cut the {rows.size} rows the classifier learns from (n_samples = "
+                f"{n}) into folds ({err}); lower cv, or pass cv=None (a held-out split)"
+            ) from None
+        tested = (
+            np.sort(np.concatenate([test for _, test in folds]))
+            if folds
+            else np.array([], dtype=np.intp)
+        )
         if tested.size != rows.size or not np.array_equal(tested, rows):
-            raise ValueError(f"cv={cv!r} must put each of the {rows.size} rows in exactly one test fold (as KFold "
-                             "does) so that each gets one out-of-fold prediction; its folds test "
-                             f"{tested.size} rows ({np.unique(tested).size} distinct)")
-        final = clone(self.estimator).fit(_take_rows(X_raw, X, rows), y[rows], **_rows_of_params(routed, n, rows))
+            raise ValueError(
+                f"cv={cv!r} must put each of the {rows.size} rows in exactly one test fold (as KFold "
+                "does) so that each gets one out-of-fold prediction; its folds test "
+                f"{tested.size} rows ({np.unique(tested).size} distinct)"
+            )
+        final = clone(self.estimator).fit(
+            _take_rows(X_raw, X, rows), y[rows], **_rows_of_params(routed, n, rows)
+        )
         where, predicted, targets = [], [], []
         for train, test in folds:
-            model = clone(self.estimator).fit(_take_rows(X_raw, X, train), y[train],
-                                              **_rows_of_params(routed, n, train))
+            model = clone(self.estimator).fit(
+                _take_rows(X_raw, X, train), y[train], **_rows_of_params(routed, n, train)
+            )
             y_pred, fit_target = self._predictions(model, X_raw, X, y, test, posterior)
             where.append(test), predicted.append(y_pred), targets.append(fit_target)
         others = np.setdiff1d(np.arange(n), rows)
@@ -702,41 +820,90 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.classes_ = self._classes(y, y_pred)
         self._check_reject_label(self.classes_)
         loss = self._losses(y_rest, y_pred)
-        self._warn(nothing_to_learn(loss, where),
-                   labels_never_predicted(y_rest, y_pred))
+        self._warn(nothing_to_learn(loss, where), labels_never_predicted(y_rest, y_pred))
         return self._class_index(y_pred), loss
 
-    def _fit_score_and_selection(self, X, rest, parts, classes, loss, target, spec, seed, fit_target):
+    def _fit_score_and_selection(
+        self, X, rest, parts, classes, loss, target, spec, seed, fit_target
+    ):
         """:func:`rejectopt.fitting.fit_selective` on the rows after the classifier's part."""
         info, instance = spec
-        score = info.name if info is not None else self._score_template(instance, len(self.classes_), seed)
+        score = (
+            info.name
+            if info is not None
+            else self._score_template(instance, len(self.classes_), seed)
+        )
         try:
-            return fit_selective(X[rest], classes, loss, target, parts, score=score,
-                                 n_classes=len(self.classes_), C_grid=self._C_grid(), seed=seed, n_jobs=self._n_jobs(),
-                                 fit_target=fit_target, loss_bound=self._loss_bound(target.kind, loss))
+            return fit_selective(
+                X[rest],
+                classes,
+                loss,
+                target,
+                parts,
+                score=score,
+                n_classes=len(self.classes_),
+                C_grid=self._C_grid(),
+                seed=seed,
+                n_jobs=self._n_jobs(),
+                fit_target=fit_target,
+                loss_bound=self._loss_bound(target.kind, loss),
+            )
         except InfeasibleTargetError as err:
-            error = InfeasibleTargetError(f"cannot meet {_named(target)} on the {parts['calibration'].size} "
-                                          f"calibration rows: {err}")
-            for name in ("best_bound", "rows_needed", "confidence", "n_calibration"):  # a certified target's numbers
+            error = InfeasibleTargetError(
+                f"cannot meet {_named(target)} on the {parts['calibration'].size} "
+                f"calibration rows: {err}"
+            )
+            for name in (
+                "best_bound",
+                "rows_needed",
+                "confidence",
+                "n_calibration",
+            ):  # a certified target's numbers
                 if hasattr(err, name):
                     setattr(error, name, getattr(err, name))
             raise error from None
 
     def _report(self, X, classes, loss, uncertainty, target):
         """:attr:`report_` on the held-out report rows, and the warnings on what they show."""
-        point = operating_point(loss, uncertainty, self.selection_, loss_bound=self._loss_bound("risk", loss))
-        decided = decide(self.uncertainty_score_, self.selection_, X, classes, seed=self.random_seed_,
-                         tie_breaking=self.tie_breaking).accept
-        self.report_ = {"coverage_expected": point.coverage, "coverage_reached": float(decided.mean()),
-                        "selective_risk": None if math.isnan(point.selective_risk) else point.selective_risk,
-                        "risk_unit": _RISK_UNITS[self.loss], "n_rows": int(loss.size)}
+        point = operating_point(
+            loss, uncertainty, self.selection_, loss_bound=self._loss_bound("risk", loss)
+        )
+        decided = decide(
+            self.uncertainty_score_,
+            self.selection_,
+            X,
+            classes,
+            seed=self.random_seed_,
+            tie_breaking=self.tie_breaking,
+        ).accept
+        self.report_ = {
+            "coverage_expected": point.coverage,
+            "coverage_reached": float(decided.mean()),
+            "selective_risk": None if math.isnan(point.selective_risk) else point.selective_risk,
+            "risk_unit": _RISK_UNITS[self.loss],
+            "n_rows": int(loss.size),
+        }
         ties = int(np.sum(uncertainty == self.selection_.threshold))
         self._warn(
-            missed_coverage(target, _named, loss.size, float(decided.mean()),
-                            wilson_interval(float(decided.sum()), loss.size),
-                            draws=(ties, self.selection_.accept_prob, self.tie_breaking)),
-            missed_risk(target, _named, loss.size, point.selective_risk, point.selective_risk_ci, point.coverage,
-                        float(np.mean(loss)), _RISK_UNITS[self.loss]))
+            missed_coverage(
+                target,
+                _named,
+                loss.size,
+                float(decided.mean()),
+                wilson_interval(float(decided.sum()), loss.size),
+                draws=(ties, self.selection_.accept_prob, self.tie_breaking),
+            ),
+            missed_risk(
+                target,
+                _named,
+                loss.size,
+                point.selective_risk,
+                point.selective_risk_ci,
+                point.coverage,
+                float(np.mean(loss)),
+                _RISK_UNITS[self.loss],
+            ),
+        )
 
     @staticmethod
     def _warn(*messages):
@@ -758,17 +925,21 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             return dict(process_routing(self, "fit", **fit_params).estimator.fit)
         unknown = sorted(set(fit_params) - {"sample_weight"})
         if unknown:
-            raise ValueError(f"SelectiveClassifier.fit got {unknown}: with metadata routing off, only sample_weight "
-                             "is passed to the estimator's fit; enable routing with "
-                             "sklearn.set_config(enable_metadata_routing=True) and request them on the estimator "
-                             "(estimator.set_fit_request(...))")
+            raise ValueError(
+                f"SelectiveClassifier.fit got {unknown}: with metadata routing off, only sample_weight "
+                "is passed to the estimator's fit; enable routing with "
+                "sklearn.set_config(enable_metadata_routing=True) and request them on the estimator "
+                "(estimator.set_fit_request(...))"
+            )
         if fit_params.get("sample_weight") is None:
             return {}
         if not self._prefit() and not has_fit_parameter(self.estimator, "sample_weight"):
-            raise ValueError(f"sample_weight was given but {type(self.estimator).__name__}.fit does not accept "
-                             "sample_weight; the uncertainty score and the selection function do not use weights "
-                             "either (see SelectiveClassifier's Notes), so they would be ignored: drop them, or "
-                             "wrap a classifier that takes them")
+            raise ValueError(
+                f"sample_weight was given but {type(self.estimator).__name__}.fit does not accept "
+                "sample_weight; the uncertainty score and the selection function do not use weights "
+                "either (see SelectiveClassifier's Notes), so they would be ignored: drop them, or "
+                "wrap a classifier that takes them"
+            )
         return {"sample_weight": fit_params["sample_weight"]}
 
     def get_metadata_routing(self):
@@ -780,13 +951,21 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         sklearn.utils.metadata_routing.MetadataRouter
         """
-        return MetadataRouter(owner=type(self).__name__).add_self_request(self).add(
-            estimator=self.estimator, method_mapping=MethodMapping().add(caller="fit", callee="fit"))
+        return (
+            MetadataRouter(owner=type(self).__name__)
+            .add_self_request(self)
+            .add(
+                estimator=self.estimator,
+                method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+            )
+        )
 
     def _check_reject_label(self, classes):
         if any(_same_label(label, self.reject_label) for label in np.asarray(classes).tolist()):
-            raise ValueError(f"reject_label={self.reject_label!r} is one of the classes {np.asarray(classes).tolist()}; "
-                             f"choose another reject_label")
+            raise ValueError(
+                f"reject_label={self.reject_label!r} is one of the classes {np.asarray(classes).tolist()}; "
+                f"choose another reject_label"
+            )
 
     def _classes(self, y, y_pred):
         labels = [np.unique(y), np.unique(y_pred)]
@@ -794,7 +973,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             labels.append(np.asarray(self.estimator_.classes_))
         kinds = {part.dtype.kind for part in labels if part.size}
         try:
-            if kinds <= set("biuf") or kinds <= set("US"):  # else numpy would compare 0 with '0' as equal
+            if kinds <= set("biuf") or kinds <= set(
+                "US"
+            ):  # else numpy would compare 0 with '0' as equal
                 return np.unique(np.concatenate(labels))
         except (TypeError, ValueError):
             pass
@@ -802,7 +983,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         # that each predicted label has a place (an unplaced one would break the score's classes)
         known = np.unique(y).tolist()
         seen = set(known)
-        extra = [v for part in labels[1:] for v in np.asarray(part).tolist() if not (v in seen or seen.add(v))]
+        extra = [
+            v
+            for part in labels[1:]
+            for v in np.asarray(part).tolist()
+            if not (v in seen or seen.add(v))
+        ]
         return np.array(known + extra, dtype=object)
 
     # ----------------------------------------------------------------------------------------
@@ -816,20 +1002,35 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
         self._refuse_non_finite(X)
         extreme, first = _out_of_range(X, *_feature_bounds(self.uncertainty_score_))
-        if first is not None:  # rejected by decide; the classifier never sees them (it may overflow, or fail)
+        if (
+            first is not None
+        ):  # rejected by decide; the classifier never sees them (it may overflow, or fail)
             i, j = first
             where = _out_of_range_message(X[i, j], f"at row {i}, {self._column(j)}", stated=False)
-            warnings.warn(f"{int(extreme.sum())} row(s) with a value out of range (first: {where}): rejected",
-                          stacklevel=3)
+            warnings.warn(
+                f"{int(extreme.sum())} row(s) with a value out of range (first: {where}): rejected",
+                stacklevel=3,
+            )
             safe = np.flatnonzero(~extreme)
-            y_safe = np.asarray(self.estimator_.predict(_take_rows(X_raw, X, safe))) if safe.size else self.classes_[:0]
+            y_safe = (
+                np.asarray(self.estimator_.predict(_take_rows(X_raw, X, safe)))
+                if safe.size
+                else self.classes_[:0]
+            )
             y_pred = np.empty(X.shape[0], dtype=np.result_type(y_safe.dtype, self.classes_.dtype))
             y_pred[safe], y_pred[extreme] = y_safe, self.classes_[0]
         else:
             y_pred = np.asarray(self.estimator_.predict(X_raw))
         classes = self._class_index(y_pred)
-        decisions = decide(self.uncertainty_score_, self.selection_, X, classes, unseen=classes == len(self.classes_),
-                           seed=self.random_seed_, tie_breaking=self.tie_breaking)
+        decisions = decide(
+            self.uncertainty_score_,
+            self.selection_,
+            X,
+            classes,
+            unseen=classes == len(self.classes_),
+            seed=self.random_seed_,
+            tie_breaking=self.tie_breaking,
+        )
         return y_pred, decisions
 
     def _column(self, j):
@@ -841,9 +1042,11 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         bad = ~np.isfinite(X)
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise ValueError(f"X: value {_value_text(X[i, j])} at row {i}, {self._column(j)} is not a finite number: "
-                             f"NaN or infinite values cannot be decided ({int(bad.any(axis=1).sum())} row(s) in all); "
-                             "apply refuses them too")
+            raise ValueError(
+                f"X: value {_value_text(X[i, j])} at row {i}, {self._column(j)} is not a finite number: "
+                f"NaN or infinite values cannot be decided ({int(bad.any(axis=1).sum())} row(s) in all); "
+                "apply refuses them too"
+            )
 
     def predict(self, X):
         """Predicted labels, ``reject_label`` where the prediction is rejected.
@@ -909,7 +1112,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return self._own_columns(self._delegate("predict_log_proba", X), -np.inf, "predict_log_proba")
+        return self._own_columns(
+            self._delegate("predict_log_proba", X), -np.inf, "predict_log_proba"
+        )
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
@@ -931,7 +1136,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """The wrapped classifier's ``method`` on ``X``, after the checks :meth:`predict` makes."""
         check_is_fitted(self, ["selection_", "uncertainty_score_"])
         _check_numeric_columns(X)
-        self._refuse_non_finite(validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False))
+        self._refuse_non_finite(
+            validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
+        )
         return np.asarray(getattr(self.estimator_, method)(X))
 
     def _own_columns(self, values, fill, method):
@@ -941,15 +1148,19 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if theirs is None:
             if method == "decision_function" or (values.ndim == 2 and values.shape[1] == n_classes):
                 return values
-            raise ValueError(f"{method}: {type(self.estimator_).__name__} returns {values.shape[-1]} columns for the "
-                             f"{n_classes} classes {self.classes_.tolist()} and has no classes_ naming them")
+            raise ValueError(
+                f"{method}: {type(self.estimator_).__name__} returns {values.shape[-1]} columns for the "
+                f"{n_classes} classes {self.classes_.tolist()} and has no classes_ naming them"
+            )
         theirs = np.asarray(theirs)
         if theirs.tolist() == self.classes_.tolist():
             return values
         if fill is None:
-            raise ValueError(f"{method}: the classifier's classes {theirs.tolist()} differ from classes_ "
-                             f"{self.classes_.tolist()} (labels of y it never saw at fit, or labels it predicts that "
-                             f"y lacks), and its scores have no value for the others; use predict_proba")
+            raise ValueError(
+                f"{method}: the classifier's classes {theirs.tolist()} differ from classes_ "
+                f"{self.classes_.tolist()} (labels of y it never saw at fit, or labels it predicts that "
+                f"y lacks), and its scores have no value for the others; use predict_proba"
+            )
         out = np.full((values.shape[0], n_classes), fill, dtype=np.float64)
         out[:, self._class_index(theirs)] = values
         return out
@@ -976,26 +1187,38 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         accept = decisions.accept
         y = column_or_1d(y, warn=True)
         check_consistent_length(y_pred, y)
-        weight = np.ones(len(y)) if sample_weight is None else column_or_1d(sample_weight).astype(np.float64)
+        weight = (
+            np.ones(len(y))
+            if sample_weight is None
+            else column_or_1d(sample_weight).astype(np.float64)
+        )
         check_consistent_length(y, weight)
         accepted_weight = float(weight[accept].sum())
         if accepted_weight <= 0:
             return float("nan")
-        return float(np.dot(weight[accept], np.asarray(y_pred[accept] == y[accept], dtype=np.float64))
-                     / accepted_weight)
+        return float(
+            np.dot(weight[accept], np.asarray(y_pred[accept] == y[accept], dtype=np.float64))
+            / accepted_weight
+        )
 
 
 def _rows_of_params(params, n_samples, rows):
     """Fit parameters cut to ``rows``: those holding one value per sample (as scikit-learn's splitters do)."""
     out = {}
     for key, value in params.items():
-        if value is not None and not isinstance(value, (str, bytes)) and hasattr(value, "__len__") \
-                and len(value) == n_samples:
+        if (
+            value is not None
+            and not isinstance(value, (str, bytes))
+            and hasattr(value, "__len__")
+            and len(value) == n_samples
+        ):
             out[key] = _safe_indexing(value, rows)
         else:
             out[key] = value
     if out.get("sample_weight") is not None and len(params["sample_weight"]) != n_samples:
-        raise ValueError(f"sample_weight has {len(params['sample_weight'])} values for {n_samples} samples")
+        raise ValueError(
+            f"sample_weight has {len(params['sample_weight'])} values for {n_samples} samples"
+        )
     return out
 
 

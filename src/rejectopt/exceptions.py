@@ -36,6 +36,7 @@ __all__ = [
 
 # --- the selection function and its target ---------------------------------------------------
 
+
 class InfeasibleTargetError(ValueError):
     """No selection function meets the target on the sample.
 
@@ -57,6 +58,7 @@ class InfeasibleTargetError(ValueError):
 
 
 # --- uncertainty scores and the registries -----------------------------------------------------
+
 
 class RegistryError(ValueError):
     """A name that is unknown, or registered twice.
@@ -118,11 +120,22 @@ class MemoryBudgetError(ValueError):
 
     def __init__(self, message, n_samples, n_features, n_classes, estimate, budget):
         super().__init__(message)
-        self.n_samples, self.n_features, self.n_classes = int(n_samples), int(n_features), int(n_classes)
+        self.n_samples, self.n_features, self.n_classes = (
+            int(n_samples),
+            int(n_features),
+            int(n_classes),
+        )
         self.estimate, self.budget = float(estimate), float(budget)
 
     def __reduce__(self):  # rebuilt whole when it crosses a process boundary (a worker's failure)
-        return type(self), (str(self), self.n_samples, self.n_features, self.n_classes, self.estimate, self.budget)
+        return type(self), (
+            str(self),
+            self.n_samples,
+            self.n_features,
+            self.n_classes,
+            self.estimate,
+            self.budget,
+        )
 
 
 class NetworkOutputError(ValueError):
@@ -154,11 +167,16 @@ class NetworkOutputError(ValueError):
     def __init__(self, array, problem, index=None, column=None, function=None):
         self.array, self.problem, self.index, self.column = array, problem, index, column
         self.function = function
-        where = "" if index is None else f" at index {index}" + ("" if column is None else f", column {column}")
+        where = (
+            ""
+            if index is None
+            else f" at index {index}" + ("" if column is None else f", column {column}")
+        )
         super().__init__(f"{function + ': ' if function else ''}{array}: {problem}{where}")
 
 
 # --- files: the intermediate .npz files, the datasets' raw files, a user's dataset -------------
+
 
 class IntermediateFileError(ValueError):
     """An intermediate ``.npz`` or ``.csv`` that cannot be trusted: corrupt or truncated, changed since it was

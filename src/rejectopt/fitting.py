@@ -25,8 +25,15 @@ from .targets import OODTarget, Target
 
 __all__ = ["SelectiveFit", "fit_selective", "split_rows"]
 
-def split_rows(n: int, calibration_fraction: float = 0.3, report_fraction: float = 0.2,
-               validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
+
+def split_rows(
+    n: int,
+    calibration_fraction: float = 0.3,
+    report_fraction: float = 0.2,
+    validation_fraction: float = 0.3,
+    seed: int = 0,
+    min_rows: int = 10,
+) -> dict[str, np.ndarray]:
     """Seeded split of ``range(n)`` into train (``fit`` + ``validation``), ``calibration`` and ``report`` rows.
 
     Part sizes are ``round(fraction * n)``; the validation rows are the train rows' last share
@@ -62,31 +69,48 @@ def split_rows(n: int, calibration_fraction: float = 0.3, report_fraction: float
     >>> split_rows(10, seed=1, min_rows=1)
     {'fit': array([4, 7, 8]), 'validation': array([0, 1]), 'calibration': array([2, 5, 9]), 'report': array([3, 6])}
     """
-    fractions = {"calibration_fraction": calibration_fraction, "report_fraction": report_fraction,
-                 "validation_fraction": validation_fraction}
+    fractions = {
+        "calibration_fraction": calibration_fraction,
+        "report_fraction": report_fraction,
+        "validation_fraction": validation_fraction,
+    }
     for name, value in fractions.items():
         if not 0.0 < value < 1.0:
             raise ValueError(f"{name} must lie in (0, 1), got {value:g}")
     if calibration_fraction + report_fraction >= 1.0:
-        raise ValueError(f"calibration_fraction + report_fraction = {calibration_fraction + report_fraction:g} "
-                         "leaves no rows to train the score: the sum must be below 1")
+        raise ValueError(
+            f"calibration_fraction + report_fraction = {calibration_fraction + report_fraction:g} "
+            "leaves no rows to train the score: the sum must be below 1"
+        )
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     n_calibration = int(round(calibration_fraction * n))
     n_report = int(round(report_fraction * n))
     n_train = n - n_calibration - n_report
     n_validation = int(round(validation_fraction * n_train))
-    sizes = {"fit": n_train - n_validation, "validation": n_validation,
-             "calibration": n_calibration, "report": n_report}
+    sizes = {
+        "fit": n_train - n_validation,
+        "validation": n_validation,
+        "calibration": n_calibration,
+        "report": n_report,
+    }
     if any(v < min_rows for v in sizes.values()):
-        raise ValueError(f"too few rows ({n}) for the split {sizes}: every part needs at least {min_rows} rows")
+        raise ValueError(
+            f"too few rows ({n}) for the split {sizes}: every part needs at least {min_rows} rows"
+        )
     order = np.random.default_rng(seed).permutation(n)
     bounds = np.cumsum([0] + list(sizes.values()))
-    return {name: np.sort(order[bounds[k]:bounds[k + 1]]) for k, name in enumerate(sizes)}
+    return {name: np.sort(order[bounds[k] : bounds[k + 1]]) for k, name in enumerate(sizes)}
 
 
-def _split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fraction: float = 0.2,
-                    validation_fraction: float = 0.3, seed: int = 0, min_rows: int = 10) -> dict[str, np.ndarray]:
+def _split_ood_rows(
+    is_ood: Any,
+    calibration_fraction: float = 0.3,
+    report_fraction: float = 0.2,
+    validation_fraction: float = 0.3,
+    seed: int = 0,
+    min_rows: int = 10,
+) -> dict[str, np.ndarray]:
     """:func:`split_rows` for a sample mixing in-distribution (ID) and OOD rows (``is_ood`` True).
 
     OOD rows have no meaningful loss to train a score on: the ID rows alone are split by
@@ -122,17 +146,27 @@ def _split_ood_rows(is_ood: Any, calibration_fraction: float = 0.3, report_fract
     if ood_rows.size == 0:
         raise ValueError("no OOD rows: no row is marked OOD")
     try:
-        id_parts = split_rows(id_rows.size, calibration_fraction, report_fraction, validation_fraction, seed,
-                              min_rows=min_rows)
+        id_parts = split_rows(
+            id_rows.size,
+            calibration_fraction,
+            report_fraction,
+            validation_fraction,
+            seed,
+            min_rows=min_rows,
+        )
     except ValueError as err:
         if str(err).startswith("too few rows"):
             raise ValueError(f"ID rows: {err}") from None
         raise
-    n_calibration = int(round(ood_rows.size * calibration_fraction / (calibration_fraction + report_fraction)))
+    n_calibration = int(
+        round(ood_rows.size * calibration_fraction / (calibration_fraction + report_fraction))
+    )
     sizes = {"calibration": n_calibration, "report": ood_rows.size - n_calibration}
     if min(sizes.values()) < min_rows:
-        raise ValueError(f"too few OOD rows ({ood_rows.size}) for the split {sizes}: the calibration and the report "
-                         f"part each need at least {min_rows} OOD rows")
+        raise ValueError(
+            f"too few OOD rows ({ood_rows.size}) for the split {sizes}: the calibration and the report "
+            f"part each need at least {min_rows} OOD rows"
+        )
     order = ood_rows[np.random.default_rng([seed, 1]).permutation(ood_rows.size)]
     ood_parts = {"calibration": order[:n_calibration], "report": order[n_calibration:]}
     parts = {name: id_rows[rows] for name, rows in id_parts.items()}
@@ -173,10 +207,22 @@ class SelectiveFit:
     parts: dict
 
 
-def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", parts: dict, *,
-                  score: Any = "sele", n_classes: int | None = None, C_grid: Any = None, seed: int = 0,
-                  n_jobs: int = 1, is_ood: Any = None, fit_target: Any = None,
-                  loss_bound: Any = None) -> SelectiveFit:
+def fit_selective(
+    X: Any,
+    y_pred: Any,
+    loss: Any,
+    target: Target | OODTarget,
+    parts: dict,
+    *,
+    score: Any = "sele",
+    n_classes: int | None = None,
+    C_grid: Any = None,
+    seed: int = 0,
+    n_jobs: int = 1,
+    is_ood: Any = None,
+    fit_target: Any = None,
+    loss_bound: Any = None,
+) -> SelectiveFit:
     """Learn an uncertainty score and a selection function from a classifier's predictions and losses.
 
     The score is fitted on ``parts["fit"]`` per C of ``C_grid``; the C of least validation
@@ -249,7 +295,9 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
     if isinstance(score, str):
         info = get_score(score)
         if info.learns_from != "loss" and fit_target is None:
-            raise ValueError(f"score {score!r} learns from {info.learns_from}, not from the loss: pass fit_target")
+            raise ValueError(
+                f"score {score!r} learns from {info.learns_from}, not from the loss: pass fit_target"
+            )
         context = {"n_classes": n_classes, "random_state": seed, "n_jobs": n_jobs}
         template = info.make(0.0, **context)
 
@@ -260,9 +308,14 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
 
         def learner_with(C):
             return clone(template).set_params(C=C)
+
     precompute = getattr(template, "precompute_features", None)
-    if callable(precompute):  # e.g. a network's logits -> their class-agnostic features, once for every row:
-        X = precompute(X)     # the C grid, the refit and the prediction below read them, not the logits
+    if callable(
+        precompute
+    ):  # e.g. a network's logits -> their class-agnostic features, once for every row:
+        X = precompute(
+            X
+        )  # the C grid, the refit and the prediction below read them, not the logits
     fit_target = loss if fit_target is None else np.asarray(fit_target, dtype=float)
     fit_rows, val_rows = parts["fit"], parts["validation"]
     ood_target = isinstance(target, OODTarget)
@@ -274,18 +327,38 @@ def fit_selective(X: Any, y_pred: Any, loss: Any, target: "Target | OODTarget", 
             raise ValueError(f"is_ood has shape {is_ood.shape}, the loss {np.shape(loss)}")
         fit_rows, val_rows = fit_rows[~is_ood[fit_rows]], val_rows[~is_ood[val_rows]]
     elif is_ood is not None:
-        raise ValueError(f"is_ood is used only with a TPR-FPR or precision-recall target, not {target}")
-    best, val_aurc = select_C(template, X[fit_rows], y_pred[fit_rows], fit_target[fit_rows],
-                              X[val_rows], y_pred[val_rows], loss[val_rows], C_grid=C_grid)
+        raise ValueError(
+            f"is_ood is used only with a TPR-FPR or precision-recall target, not {target}"
+        )
+    best, val_aurc = select_C(
+        template,
+        X[fit_rows],
+        y_pred[fit_rows],
+        fit_target[fit_rows],
+        X[val_rows],
+        y_pred[val_rows],
+        loss[val_rows],
+        C_grid=C_grid,
+    )
     train_rows = np.concatenate([fit_rows, val_rows])
-    learner = call_score(learner_with(best.C), "fit", X[train_rows], y_pred[train_rows], fit_target[train_rows])
+    learner = call_score(
+        learner_with(best.C), "fit", X[train_rows], y_pred[train_rows], fit_target[train_rows]
+    )
     s = call_score(learner, "predict", X, y_pred, n_rows=len(loss))
     constant = constant_score_message(s, learner, "the sample")
     if constant and np.ptp(fit_target[train_rows]) > 0:  # a constant target has its own warning
         warnings.warn(constant, stacklevel=2)
     cal = parts["calibration"]
-    selection = (target.fit(loss[cal], is_ood[cal], s[cal]) if ood_target
-                 else target.fit(loss[cal], s[cal], loss_bound=loss_bound))
-    return SelectiveFit(score=learner, C=float(best.C),
-                        validation_aurc={float(c): float(v) for c, v in val_aurc.items()},
-                        selection=selection, uncertainty=s, parts=parts)
+    selection = (
+        target.fit(loss[cal], is_ood[cal], s[cal])
+        if ood_target
+        else target.fit(loss[cal], s[cal], loss_bound=loss_bound)
+    )
+    return SelectiveFit(
+        score=learner,
+        C=float(best.C),
+        validation_aurc={float(c): float(v) for c, v in val_aurc.items()},
+        selection=selection,
+        uncertainty=s,
+        parts=parts,
+    )

@@ -65,7 +65,14 @@ from .metrics import METRICS, aurc, per_example_loss, rc_curve, risk_full
 from .model import FEATURE_LIMIT, _out_of_range
 from .scores import get_score, mcp, score_names, svm_margin
 from .scores._selection import SCORE_C_GRID
-from .scores._shared import block_rows, first_non_finite, log_softmax, pnorm_max, pnorm_unit, row_blocks
+from .scores._shared import (
+    block_rows,
+    first_non_finite,
+    log_softmax,
+    pnorm_max,
+    pnorm_unit,
+    row_blocks,
+)
 from .selective import InfeasibleTargetError, empirical_risk_coverage
 from .targets import Target, parse_target
 
@@ -102,20 +109,33 @@ def _real_matrix(values, name, function=None):
     try:
         values = np.asarray(values)
     except ValueError as err:  # ragged rows
-        raise NetworkOutputError(name, f"is not a rectangular array ({err})", function=function) from None
+        raise NetworkOutputError(
+            name, f"is not a rectangular array ({err})", function=function
+        ) from None
     if values.ndim != 2:
-        hint = (f"; one row of {values.shape[0]} logits is a 2-D array of one row, e.g. [row] or row[None, :]"
-                if values.ndim == 1 and name == "logits" else "")
-        raise NetworkOutputError(name, f"must be 2-D (n x {'K' if name == 'logits' else 'd'}), got shape "
-                                       f"{values.shape}{hint}", function=function)
+        hint = (
+            f"; one row of {values.shape[0]} logits is a 2-D array of one row, e.g. [row] or row[None, :]"
+            if values.ndim == 1 and name == "logits"
+            else ""
+        )
+        raise NetworkOutputError(
+            name,
+            f"must be 2-D (n x {'K' if name == 'logits' else 'd'}), got shape {values.shape}{hint}",
+            function=function,
+        )
     if values.dtype.kind not in "biuf":
-        raise NetworkOutputError(name, f"must hold real numbers, got dtype {values.dtype}", function=function)
-    values = np.asarray(values, dtype=np.float64)  # no copy of float64 outputs: n x K can be gigabytes
+        raise NetworkOutputError(
+            name, f"must hold real numbers, got dtype {values.dtype}", function=function
+        )
+    values = np.asarray(
+        values, dtype=np.float64
+    )  # no copy of float64 outputs: n x K can be gigabytes
     bad = first_non_finite(values)
     if bad is not None:
         i, j, count = bad
-        raise NetworkOutputError(name, f"non-finite value {values[i, j]} ({count} in all)", i, j,
-                                 function=function)
+        raise NetworkOutputError(
+            name, f"non-finite value {values[i, j]} ({count} in all)", i, j, function=function
+        )
     return values
 
 
@@ -125,8 +145,11 @@ def _checked(logits, function):
     if logits.shape[0] == 0:
         raise NetworkOutputError("logits", "no rows", function=function)
     if logits.shape[1] < 2 and function not in ("max_logit", "predictions"):
-        raise NetworkOutputError("logits", f"needs at least 2 columns (classes), got shape {logits.shape}",
-                                 function=function)
+        raise NetworkOutputError(
+            "logits",
+            f"needs at least 2 columns (classes), got shape {logits.shape}",
+            function=function,
+        )
     return logits
 
 
@@ -166,7 +189,9 @@ def check_network_outputs(logits, labels=None, embeddings=None):
     if n == 0:
         raise NetworkOutputError("logits", "no rows")
     if K < 2:
-        raise NetworkOutputError("logits", f"needs at least 2 columns (classes), got shape {logits.shape}")
+        raise NetworkOutputError(
+            "logits", f"needs at least 2 columns (classes), got shape {logits.shape}"
+        )
     if embeddings is not None:
         embeddings = _real_matrix(embeddings, "embeddings")
         if embeddings.shape[0] != n:
@@ -180,14 +205,22 @@ def check_network_outputs(logits, labels=None, embeddings=None):
         if labels.shape[0] != n:
             raise NetworkOutputError("labels", f"has {labels.shape[0]} rows, logits {n}")
         if labels.dtype.kind not in "biuf":
-            raise NetworkOutputError("labels", f"must hold class indices 0..{K - 1}, got dtype {labels.dtype}")
+            raise NetworkOutputError(
+                "labels", f"must hold class indices 0..{K - 1}, got dtype {labels.dtype}"
+            )
         values = labels.astype(np.float64)
-        bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)) | (values < 0) | (values > K - 1))
+        bad = np.flatnonzero(
+            ~np.isfinite(values) | (values != np.round(values)) | (values < 0) | (values > K - 1)
+        )
         if bad.size:
             i = int(bad[0])
-            raise NetworkOutputError("labels", f"label {_number(labels[i])} is not a class of the {K} logits "
-                                     f"(0..{K - 1}{_whole_hint(values[i])})"
-                                     + (f" ({bad.size} rows in all)" if bad.size > 1 else ""), i)
+            raise NetworkOutputError(
+                "labels",
+                f"label {_number(labels[i])} is not a class of the {K} logits "
+                f"(0..{K - 1}{_whole_hint(values[i])})"
+                + (f" ({bad.size} rows in all)" if bad.size > 1 else ""),
+                i,
+            )
         labels = values.astype(np.int64)
     return logits, labels, embeddings
 
@@ -316,7 +349,9 @@ def entropy(logits):
 
 def _entropy(logits):
     log_p = _log_softmax(logits)
-    finite = np.where(log_p > -np.inf, log_p, 0.0)  # 0 log 0 = 0: a probability that underflows adds nothing
+    finite = np.where(
+        log_p > -np.inf, log_p, 0.0
+    )  # 0 log 0 = 0: a probability that underflows adds nothing
     return -(np.exp(log_p) * finite).sum(axis=1)
 
 
@@ -350,32 +385,42 @@ def energy(logits, temperature=1.0):
     [-0.69314718056]
     """
     if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
-        raise TypeError(f"energy: temperature must be a real number > 0, got {temperature!r} "
-                        f"({type(temperature).__name__})")
+        raise TypeError(
+            f"energy: temperature must be a real number > 0, got {temperature!r} "
+            f"({type(temperature).__name__})"
+        )
     temperature = float(temperature)
     if not (np.isfinite(temperature) and temperature > 0):
         raise ValueError(f"energy: temperature must be a finite number > 0, got {temperature!r}")
     logits = _checked(logits, "energy")
     result, overflow = np.empty(logits.shape[0]), []
-    for rows in row_blocks(logits.shape[0], block_rows(logits.shape[1])):  # rows in blocks: no n x K temporaries
+    for rows in row_blocks(
+        logits.shape[0], block_rows(logits.shape[1])
+    ):  # rows in blocks: no n x K temporaries
         with np.errstate(over="ignore", under="ignore"):
             scaled = logits[rows] / temperature
             bad_rows = np.flatnonzero(~np.isfinite(scaled).all(axis=1))
             overflow.append(rows.start + bad_rows)
             if not bad_rows.size and not any(b.size for b in overflow):
                 top = scaled.max(axis=1)
-                result[rows] = -temperature * (top + np.log(np.exp(scaled - top[:, None]).sum(axis=1)))
+                result[rows] = -temperature * (
+                    top + np.log(np.exp(scaled - top[:, None]).sum(axis=1))
+                )
     bad = np.concatenate(overflow)
     if bad.size:
         i = int(bad[0])
-        raise ValueError(f"energy: logits / temperature overflows at index {i} (largest |logit| "
-                         f"{np.abs(logits[i]).max():g}, temperature {temperature!r}; {bad.size} row(s) in all): "
-                         "use a larger temperature, or rescale the logits")
+        raise ValueError(
+            f"energy: logits / temperature overflows at index {i} (largest |logit| "
+            f"{np.abs(logits[i]).max():g}, temperature {temperature!r}; {bad.size} row(s) in all): "
+            "use a larger temperature, or rescale the logits"
+        )
     bad = np.flatnonzero(~np.isfinite(result))
     if bad.size:
         i = int(bad[0])
-        raise ValueError(f"energy: -T log sum exp(f / T) overflows at index {i} with temperature {temperature!r} "
-                         f"({bad.size} row(s) in all): use a smaller temperature")
+        raise ValueError(
+            f"energy: -T log sum exp(f / T) overflows at index {i} with temperature {temperature!r} "
+            f"({bad.size} row(s) in all): use a smaller temperature"
+        )
     return result
 
 
@@ -465,17 +510,28 @@ TEMPERATURE_GRID = tuple(np.round(np.arange(0.05, 2.0001, 0.05), 2))
 
 def _temperature(temperature, function):
     if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
-        raise TypeError(f"{function}: temperature must be a real number > 0, got {temperature!r} "
-                        f"({type(temperature).__name__})")
+        raise TypeError(
+            f"{function}: temperature must be a real number > 0, got {temperature!r} "
+            f"({type(temperature).__name__})"
+        )
     temperature = float(temperature)
     if not (np.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"{function}: temperature must be a finite number > 0, got {temperature!r}")
+        raise ValueError(
+            f"{function}: temperature must be a finite number > 0, got {temperature!r}"
+        )
     return temperature
 
 
 def _check_p(p, function):
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (p == 0 or p >= 1) or np.isnan(p):
-        raise ValueError(f"{function}: p must be 0 (no normalisation) or a number >= 1 (inf: the max norm), got {p!r}")
+    if (
+        isinstance(p, bool)
+        or not isinstance(p, numbers.Real)
+        or not (p == 0 or p >= 1)
+        or np.isnan(p)
+    ):
+        raise ValueError(
+            f"{function}: p must be 0 (no normalisation) or a number >= 1 (inf: the max norm), got {p!r}"
+        )
     return float(p)
 
 
@@ -485,8 +541,10 @@ def _max_softmax(values, temperature, function):
         scaled = values / temperature
     bad = np.flatnonzero(~np.isfinite(scaled).all(axis=1))
     if bad.size:
-        raise ValueError(f"{function}: logits / temperature overflows at index {int(bad[0])} with temperature "
-                         f"{temperature!r} ({bad.size} row(s) in all): use a larger temperature")
+        raise ValueError(
+            f"{function}: logits / temperature overflows at index {int(bad[0])} with temperature "
+            f"{temperature!r} ({bad.size} row(s) in all): use a larger temperature"
+        )
     with np.errstate(over="ignore"):
         shifted = scaled - scaled.max(axis=1, keepdims=True)
     return 1.0 / np.exp(shifted).sum(axis=1)
@@ -558,7 +616,9 @@ def _zero_one_loss(logits, labels, function):
     return logits, 100.0 * (labels != logits.argmax(axis=1))
 
 
-def fit_pnorm(logits, labels, method="maxlogit", *, p_grid=P_GRID, temperature_grid=TEMPERATURE_GRID):
+def fit_pnorm(
+    logits, labels, method="maxlogit", *, p_grid=P_GRID, temperature_grid=TEMPERATURE_GRID
+):
     """The p (and for MSP-pNorm the temperature) of least AuRC on held-out rows (Cattelan & Silva 2024).
 
     A grid search, as the paper's: AuRC (eq. 27 of Franc et al. 2023, 0/100 loss of the network's
@@ -604,7 +664,10 @@ def fit_pnorm(logits, labels, method="maxlogit", *, p_grid=P_GRID, temperature_g
             candidates = [(None, -unit.max(axis=1))]
         else:
             mean_norm = float(norm.mean()) if p else 1.0
-            candidates = [(t / mean_norm, 1.0 - _max_softmax(unit, t / mean_norm, "fit_pnorm")) for t in relative]
+            candidates = [
+                (t / mean_norm, 1.0 - _max_softmax(unit, t / mean_norm, "fit_pnorm"))
+                for t in relative
+            ]
         for temperature, uncertainty in candidates:
             value = aurc(loss, uncertainty)
             if best is None or value < best["aurc"]:
@@ -643,28 +706,41 @@ def fit_temperature(logits, labels, *, bounds=(1e-3, 1e3)):
         raise ValueError("fit_temperature: labels are needed")
     low, high = (_temperature(b, "fit_temperature") for b in bounds)
     if not low < high:
-        raise ValueError(f"fit_temperature: bounds must be (low, high) with low < high, got {bounds!r}")
+        raise ValueError(
+            f"fit_temperature: bounds must be (low, high) with low < high, got {bounds!r}"
+        )
     true_logit = logits[np.arange(len(labels)), labels]
 
     def nll(log_t):
         t = np.exp(log_t)
         scaled = logits / t
         top = scaled.max(axis=1)
-        return float(np.mean(top + np.log(np.exp(scaled - top[:, None]).sum(axis=1)) - true_logit / t))
+        return float(
+            np.mean(top + np.log(np.exp(scaled - top[:, None]).sum(axis=1)) - true_logit / t)
+        )
 
-    result = minimize_scalar(nll, bounds=(np.log(low), np.log(high)), method="bounded",
-                             options={"xatol": 1e-10})
+    result = minimize_scalar(
+        nll, bounds=(np.log(low), np.log(high)), method="bounded", options={"xatol": 1e-10}
+    )
     t = float(np.exp(result.x))
     at_bounds = {b: nll(np.log(b)) for b in (low, high)}
     edge = min(at_bounds, key=at_bounds.get)
-    if at_bounds[edge] <= result.fun + 1e-12 * max(1.0, abs(result.fun)):  # a bound is as good: no interior minimum
-        raise ValueError(f"fit_temperature: the NLL is least at the bound T = {edge:.4g} of {bounds!r}: the logits "
-                         "separate these labels (almost) perfectly, or the rows are too few; no temperature fits")
+    if at_bounds[edge] <= result.fun + 1e-12 * max(
+        1.0, abs(result.fun)
+    ):  # a bound is as good: no interior minimum
+        raise ValueError(
+            f"fit_temperature: the NLL is least at the bound T = {edge:.4g} of {bounds!r}: the logits "
+            "separate these labels (almost) perfectly, or the rows are too few; no temperature fits"
+        )
     return t
 
 
 #: The post-hoc scores of :func:`fit_logits`, tuned on its training rows: name -> display label.
-POST_HOC = {"maxlogit_pnorm": "MaxLogit-pNorm", "msp_pnorm": "MSP-pNorm", "msp_ts": "MSP, temperature-scaled"}
+POST_HOC = {
+    "maxlogit_pnorm": "MaxLogit-pNorm",
+    "msp_pnorm": "MSP-pNorm",
+    "msp_ts": "MSP, temperature-scaled",
+}
 
 
 def _post_hoc(name, logits, labels, tune):
@@ -674,8 +750,10 @@ def _post_hoc(name, logits, labels, tune):
         return maxlogit_pnorm(logits, best["p"]), f"{POST_HOC[name]} (p={best['p']:g})"
     if name == "msp_pnorm":
         best = fit_pnorm(logits[tune], labels[tune], "msp")
-        return (msp_pnorm(logits, best["p"], best["temperature"]),
-                f"{POST_HOC[name]} (p={best['p']:g}, T={best['temperature']:.3g})")
+        return (
+            msp_pnorm(logits, best["p"], best["temperature"]),
+            f"{POST_HOC[name]} (p={best['p']:g}, T={best['temperature']:.3g})",
+        )
     t = fit_temperature(logits[tune], labels[tune])
     return msp_pnorm(logits, 0, t), f"{POST_HOC[name]} (T={t:.3g})"
 
@@ -776,13 +854,30 @@ def _feature_sources(features, embeddings):
     if bad or not sources:
         raise ValueError(f"features must be 'auto' or among {_FEATURE_SOURCES}, got {features!r}")
     if "embeddings" in sources and embeddings is None:
-        raise ValueError("features='embeddings' needs embeddings; pass them or use features='logits'")
+        raise ValueError(
+            "features='embeddings' needs embeddings; pass them or use features='logits'"
+        )
     return sources
 
 
-def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores=None,
-               baselines=None, features="auto", C_grid=SCORE_C_GRID, calibration_fraction=0.3,
-               report_fraction=0.2, validation_fraction=0.3, seed=0, n_jobs=1, min_rows=10, post_hoc=None):
+def fit_logits(
+    logits,
+    labels,
+    embeddings=None,
+    *,
+    target="coverage=0.8",
+    scores=None,
+    baselines=None,
+    features="auto",
+    C_grid=SCORE_C_GRID,
+    calibration_fraction=0.3,
+    report_fraction=0.2,
+    validation_fraction=0.3,
+    seed=0,
+    n_jobs=1,
+    min_rows=10,
+    post_hoc=None,
+):
     """Baselines and learned scores of a network's outputs, compared on held-out rows.
 
     Seeded split (:func:`rejectopt.fitting.split_rows`): ``fit`` trains each learned score,
@@ -855,23 +950,44 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
         raise ValueError("labels are needed: the scores learn from the loss of each prediction")
     for array, values in (("logits", logits), ("embeddings", embeddings)):
         first = None if values is None else _out_of_range(values)[1]
-        if first is not None:  # standardising such a feature overflows: every learned score would be constant
-            raise NetworkOutputError(array, f"value {values[first]:g} is beyond +-{FEATURE_LIMIT:g}, the bound of a "
-                                     "feature (standardising it overflows float64); rescale the outputs", *first)
-    scores = (score_names(learned=True, general=True) if scores is None
-              else [scores] if isinstance(scores, str) else list(scores))
+        if (
+            first is not None
+        ):  # standardising such a feature overflows: every learned score would be constant
+            raise NetworkOutputError(
+                array,
+                f"value {values[first]:g} is beyond +-{FEATURE_LIMIT:g}, the bound of a "
+                "feature (standardising it overflows float64); rescale the outputs",
+                *first,
+            )
+    scores = (
+        score_names(learned=True, general=True)
+        if scores is None
+        else [scores]
+        if isinstance(scores, str)
+        else list(scores)
+    )
     baselines = [baselines] if isinstance(baselines, str) else baselines
-    post_hoc = list(POST_HOC) if post_hoc is None else [post_hoc] if isinstance(post_hoc, str) else list(post_hoc)
+    post_hoc = (
+        list(POST_HOC)
+        if post_hoc is None
+        else [post_hoc]
+        if isinstance(post_hoc, str)
+        else list(post_hoc)
+    )
     unknown = [name for name in post_hoc if name not in POST_HOC]
     if unknown:
         raise ValueError(f"unknown post-hoc score(s) {unknown}; known: {', '.join(POST_HOC)}")
     if isinstance(target, str):
         target = parse_target(target)
-    if not isinstance(target, Target):  # an OOD target: a wrong value of the option, not a wrong type
+    if not isinstance(
+        target, Target
+    ):  # an OOD target: a wrong value of the option, not a wrong type
         raise ValueError(f"target must be a coverage, risk or reject-cost target, got {target!r}")  # noqa: TRY004
     unknown = [s for s in scores if s not in score_names(learned=True)]
     if unknown:
-        raise ValueError(f"unknown learned score(s) {unknown}; registered: {', '.join(score_names(learned=True))}")
+        raise ValueError(
+            f"unknown learned score(s) {unknown}; registered: {', '.join(score_names(learned=True))}"
+        )
     sources = _feature_sources(features, embeddings) if scores else []
     if not scores and not post_hoc and baselines is not None and not list(baselines):
         raise ValueError("nothing to compare: give at least one learned score or baseline")
@@ -879,25 +995,41 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
     y_pred = predictions(logits)
     loss = per_example_loss("zero_one", labels, y_pred)
     proba = None  # the n x K posteriors, computed only for a score that learns from them (TCP)
-    parts = split_rows(n, calibration_fraction, report_fraction, validation_fraction, seed, min_rows=min_rows)
+    parts = split_rows(
+        n, calibration_fraction, report_fraction, validation_fraction, seed, min_rows=min_rows
+    )
     cal, rep = parts["calibration"], parts["report"]
 
     uncertainty, selections, fitted, rows = {}, {}, {}, []
 
     def add_row(method, label, kind, source, C, s, selection):
         risk, coverage = empirical_risk_coverage(loss[rep], s[rep], selection)
-        rows.append({"method": method, "label": label, "kind": kind, "features": source, "C": C,
-                     "aurc": METRICS["aurc"].function(loss[rep], s[rep]),
-                     **{m: METRICS[m].function(loss[rep], s[rep]) for m in _EXTRA_METRICS},
-                     "risk_full": risk_full(loss[rep]), "threshold": selection.threshold,
-                     "accept_prob": selection.accept_prob, "coverage": coverage, "selective_risk": risk,
-                     "n_eval": int(rep.size), "seed": seed})
+        rows.append(
+            {
+                "method": method,
+                "label": label,
+                "kind": kind,
+                "features": source,
+                "C": C,
+                "aurc": METRICS["aurc"].function(loss[rep], s[rep]),
+                **{m: METRICS[m].function(loss[rep], s[rep]) for m in _EXTRA_METRICS},
+                "risk_full": risk_full(loss[rep]),
+                "threshold": selection.threshold,
+                "accept_prob": selection.accept_prob,
+                "coverage": coverage,
+                "selective_risk": risk,
+                "n_eval": int(rep.size),
+                "seed": seed,
+            }
+        )
 
     for name, s in baseline_uncertainties(logits, baselines).items():
         try:
             selection = target.fit(loss[cal], s[cal])
         except InfeasibleTargetError as err:
-            raise ValueError(f"{name}: cannot meet target {target} on the {cal.size} calibration rows: {err}") from None
+            raise ValueError(
+                f"{name}: cannot meet target {target} on the {cal.size} calibration rows: {err}"
+            ) from None
         uncertainty[name], selections[name] = s, selection
         add_row(name, BASELINES[name][1], "baseline", "", float("nan"), s, selection)
     tune = np.concatenate([parts["fit"], parts["validation"]])
@@ -906,12 +1038,16 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
             s, label = _post_hoc(name, logits, labels, tune)
         except ValueError as err:
             others = tuple(other for other in post_hoc if other != name)
-            raise ValueError(f"{name}: {err} (on the {tune.size} training rows); leave it out with "
-                             f"post_hoc={others!r}") from None
+            raise ValueError(
+                f"{name}: {err} (on the {tune.size} training rows); leave it out with "
+                f"post_hoc={others!r}"
+            ) from None
         try:
             selection = target.fit(loss[cal], s[cal])
         except InfeasibleTargetError as err:
-            raise ValueError(f"{name}: cannot meet target {target} on the {cal.size} calibration rows: {err}") from None
+            raise ValueError(
+                f"{name}: cannot meet target {target} on the {cal.size} calibration rows: {err}"
+            ) from None
         uncertainty[name], selections[name] = s, selection
         add_row(name, label, "post-hoc", "logits", float("nan"), s, selection)
     shared_source = "logits" if "logits" in sources else (sources[0] if sources else None)
@@ -927,17 +1063,49 @@ def fit_logits(logits, labels, embeddings=None, *, target="coverage=0.8", scores
                 proba = softmax(logits)
             fit_target = info.target(loss, labels, proba) if info.needs_posteriors else None
             try:
-                fit = fit_selective(X, y_pred, loss, target, parts, score=name, n_classes=K, C_grid=C_grid,
-                                    seed=seed, n_jobs=n_jobs, fit_target=fit_target)
+                fit = fit_selective(
+                    X,
+                    y_pred,
+                    loss,
+                    target,
+                    parts,
+                    score=name,
+                    n_classes=K,
+                    C_grid=C_grid,
+                    seed=seed,
+                    n_jobs=n_jobs,
+                    fit_target=fit_target,
+                )
             except InfeasibleTargetError as err:
-                raise ValueError(f"{method}: cannot meet target {target} on the {cal.size} calibration rows: "
-                                 f"{err}") from None
-            uncertainty[method], selections[method], fitted[method] = fit.uncertainty, fit.selection, fit.score
-            add_row(method, info.label, "learned", "logits" if reads_logits else source, fit.C, fit.uncertainty,
-                    fit.selection)
+                raise ValueError(
+                    f"{method}: cannot meet target {target} on the {cal.size} calibration rows: "
+                    f"{err}"
+                ) from None
+            uncertainty[method], selections[method], fitted[method] = (
+                fit.uncertainty,
+                fit.selection,
+                fit.score,
+            )
+            add_row(
+                method,
+                info.label,
+                "learned",
+                "logits" if reads_logits else source,
+                fit.C,
+                fit.uncertainty,
+                fit.selection,
+            )
     curves = []
     for method, s in uncertainty.items():
         coverage, risk = rc_curve(loss[rep], s[rep])
         curves.append(pd.DataFrame({"method": method, "coverage": coverage, "risk": risk}))
-    return LogitsFit(table=pd.DataFrame(rows), curves=pd.concat(curves, ignore_index=True), selections=selections,
-                     scores=fitted, uncertainty=uncertainty, parts=parts, loss=loss, y_pred=y_pred)
+    return LogitsFit(
+        table=pd.DataFrame(rows),
+        curves=pd.concat(curves, ignore_index=True),
+        selections=selections,
+        scores=fitted,
+        uncertainty=uncertainty,
+        parts=parts,
+        loss=loss,
+        y_pred=y_pred,
+    )

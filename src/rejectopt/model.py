@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ._certify import ZERO_ONE_BOUND, CertifiedSelection, certified_from_dict
 from .scores._base import PerClassLinearScore
 from .scores._registry import call_score
-from ._certify import ZERO_ONE_BOUND, CertifiedSelection, certified_from_dict
 from .selective import SelectionFunction, _check_tie_breaking
 from .targets import OODTarget, parse_target
 
@@ -52,8 +52,18 @@ _READABLE_VERSIONS = (1, 2, 3)
 _MODEL_FORMAT = "rejectopt-selective-model"
 #: ``pred_column`` of a model with one class-agnostic score (no predicted class).
 _NO_PRED = "none"
-_MODEL_KEYS_V1 = ("format", "format_version", "feature_columns", "classes", "score", "selection", "target", "loss",
-                  "versions", "pred_column")
+_MODEL_KEYS_V1 = (
+    "format",
+    "format_version",
+    "feature_columns",
+    "classes",
+    "score",
+    "selection",
+    "target",
+    "loss",
+    "versions",
+    "pred_column",
+)
 #: The fields of versions 2 and 3 (version 3 changes the content of ``certificate`` only).
 _MODEL_KEYS = _MODEL_KEYS_V1 + ("n_logits", "certificate")
 #: Largest ``model.json`` read, refused before parsing: the largest model a learned score makes,
@@ -68,8 +78,9 @@ _COEF_WARN = 1e100
 # --------------------------------------------------------------------------------------------
 # The guard
 # --------------------------------------------------------------------------------------------
-def _out_of_range(X: np.ndarray, low: Any = -FEATURE_LIMIT,
-                  high: Any = FEATURE_LIMIT) -> tuple[np.ndarray, tuple[int, int] | None]:
+def _out_of_range(
+    X: np.ndarray, low: Any = -FEATURE_LIMIT, high: Any = FEATURE_LIMIT
+) -> tuple[np.ndarray, tuple[int, int] | None]:
     """Rows of ``X`` with a value outside ``[low, high]`` or NaN, and the first one's ``(row, column)``.
 
     The one home of the guard (estimator, CLI, :func:`decide`). A first pass on the column
@@ -152,8 +163,10 @@ def _check_features(X: np.ndarray, *, what: str = "X") -> None:
     rows, first = _out_of_range(X)
     if first is not None:
         i, j = first
-        raise ValueError(f"{what}: {_out_of_range_message(X[i, j], f'at row {i}, column {j}')} "
-                         f"({int(rows.sum())} row(s) in all)")
+        raise ValueError(
+            f"{what}: {_out_of_range_message(X[i, j], f'at row {i}, column {j}')} "
+            f"({int(rows.sum())} row(s) in all)"
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -193,8 +206,16 @@ class Decisions:
     first_out_of_range: tuple[int, int] | None = None
 
 
-def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, unseen: Any = None, seed: int = 0,
-           tie_breaking: str = "sequential") -> Decisions:
+def decide(
+    score: Any,
+    selection: SelectionFunction,
+    X: Any,
+    classes: Any,
+    *,
+    unseen: Any = None,
+    seed: int = 0,
+    tie_breaking: str = "sequential",
+) -> Decisions:
     """The guarded decisions of a fitted score and selection function on the rows of ``X``.
 
     Parameters
@@ -257,21 +278,44 @@ def decide(score: Any, selection: SelectionFunction, X: Any, classes: Any, *, un
         with np.errstate(over="ignore", invalid="ignore"):
             uncertainty = np.array(score.predict(X_safe, classes), dtype=np.float64)
     else:  # a user's score: a non-finite value on an in-range row is its defect, refused naming it
-        uncertainty = np.array(call_score(score, "predict", X_safe, classes, n_rows=n), dtype=np.float64)
+        uncertainty = np.array(
+            call_score(score, "predict", X_safe, classes, n_rows=n), dtype=np.float64
+        )
     overflow = ~np.isfinite(uncertainty) & ~extreme
     rejected = extreme | overflow | unseen
     uncertainty[rejected] = np.inf
-    accept = selection.accept(uncertainty, random_state=seed, tie_breaking=tie_breaking, rows=X_safe) & ~rejected
+    accept = (
+        selection.accept(uncertainty, random_state=seed, tie_breaking=tie_breaking, rows=X_safe)
+        & ~rejected
+    )
     probability = np.where(rejected, 0.0, selection.acceptance_probability(uncertainty))
-    return Decisions(uncertainty=uncertainty, accept=accept, acceptance_probability=probability,
-                     out_of_range=extreme, overflow=overflow, unseen=unseen, first_out_of_range=first)
+    return Decisions(
+        uncertainty=uncertainty,
+        accept=accept,
+        acceptance_probability=probability,
+        out_of_range=extreme,
+        overflow=overflow,
+        unseen=unseen,
+        first_out_of_range=first,
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # model.json
 # --------------------------------------------------------------------------------------------
-def model_dict(*, feature_columns, classes, score, selection, target, loss_name, versions, pred_column,
-               ood_column=None, n_logits=None) -> dict:
+def model_dict(
+    *,
+    feature_columns,
+    classes,
+    score,
+    selection,
+    target,
+    loss_name,
+    versions,
+    pred_column,
+    ood_column=None,
+    n_logits=None,
+) -> dict:
     """The content of ``model.json`` (key order fixed: the file is byte-identical for the same input).
 
     Parameters
@@ -344,15 +388,19 @@ def _check_class_seen(score: PerClassLinearScore) -> None:
     intercept the unseen-class score (the largest training uncertainty); a file saying otherwise is refused."""
     for c in np.flatnonzero(~score.class_seen_):
         if np.any(score.coef_[c] != 0) or score.intercept_[c] != score.unseen_class_score_:
-            raise ValueError(f"score.class_seen[{c}] is false (no training row predicted class {c}) but score.coef[{c}] "
-                             f"or score.intercept[{c}] is not that of an unseen class (zero weights, intercept "
-                             "score.unseen_class_score)")
+            raise ValueError(
+                f"score.class_seen[{c}] is false (no training row predicted class {c}) but score.coef[{c}] "
+                f"or score.intercept[{c}] is not that of an unseen class (zero weights, intercept "
+                "score.unseen_class_score)"
+            )
 
 
 #: What a certified selection's bounds are to its target: (certificate field, relation, target's bound) per kind.
-_CERTIFIED_BOUNDS = {"risk": (("bound", "<="), ("risk_bound", "<=")),
-                     "coverage": (("bound", ">="), ("coverage_bound", ">=")),
-                     "tpr-fpr": (("coverage_bound", ">=", "tpr"), ("bound", "<=", "fpr"))}
+_CERTIFIED_BOUNDS = {
+    "risk": (("bound", "<="), ("risk_bound", "<=")),
+    "coverage": (("bound", ">="), ("coverage_bound", ">=")),
+    "tpr-fpr": (("coverage_bound", ">=", "tpr"), ("bound", "<=", "fpr")),
+}
 #: Slack of the comparison, for a bound written and read back through JSON's 17 digits.
 _BOUND_SLACK = 1e-12
 _EDITED = "the file was edited or is corrupt: re-run select"
@@ -369,8 +417,10 @@ def _check_certificate(target: Any, selection: CertifiedSelection) -> None:
     does not hold.
     """
     if selection.accept_prob not in (0.0, 1.0):
-        raise ValueError(f"selection.accept_prob is {selection.accept_prob!r} but a certified selection (certificate "
-                         f"not null) accepts its threshold's ties all or none (0 or 1), never at random; {_EDITED}")
+        raise ValueError(
+            f"selection.accept_prob is {selection.accept_prob!r} but a certified selection (certificate "
+            f"not null) accepts its threshold's ties all or none (0 or 1), never at random; {_EDITED}"
+        )
     targets = target.as_dict() if isinstance(target, OODTarget) else None
     for entry in _CERTIFIED_BOUNDS[target.kind]:
         field, relation = entry[0], entry[1]
@@ -381,8 +431,10 @@ def _check_certificate(target: Any, selection: CertifiedSelection) -> None:
         if not ok:  # NaN too: a certified risk or coverage states its bound
             name = entry[2] if targets is not None else target.kind
             words = "at most" if relation == "<=" else "at least"
-            raise ValueError(f"certificate.{field} is {_value_text(bound)} but the target's {name} is {value:g}: a "
-                             f"certified selection's {field} is {words} its target's ({relation} {value:g}); {_EDITED}")
+            raise ValueError(
+                f"certificate.{field} is {_value_text(bound)} but the target's {name} is {value:g}: a "
+                f"certified selection's {field} is {words} its target's ({relation} {value:g}); {_EDITED}"
+            )
 
 
 def _check_loss_bound(target: Any, selection: CertifiedSelection, loss: str) -> None:
@@ -397,15 +449,21 @@ def _check_loss_bound(target: Any, selection: CertifiedSelection, loss: str) -> 
     bound = selection.loss_bound
     if isinstance(target, OODTarget):
         if not np.isnan(bound):
-            raise ValueError(f"certificate.loss_bound is {bound:g} but a {target.kind} certificate bounds no loss "
-                             f"(loss_bound null); {_EDITED}")
+            raise ValueError(
+                f"certificate.loss_bound is {bound:g} but a {target.kind} certificate bounds no loss "
+                f"(loss_bound null); {_EDITED}"
+            )
         return
     if np.isnan(bound):
-        raise ValueError(f"certificate.loss_bound is null but the target is a certified {target.kind}: select records "
-                         f"B, the largest loss a prediction can have, that the risk bound rests on; {_EDITED}")
+        raise ValueError(
+            f"certificate.loss_bound is null but the target is a certified {target.kind}: select records "
+            f"B, the largest loss a prediction can have, that the risk bound rests on; {_EDITED}"
+        )
     if loss == "zero_one" and bound < ZERO_ONE_BOUND:
-        raise ValueError(f"certificate.loss_bound is {bound:g} but loss zero_one has losses of {ZERO_ONE_BOUND:g} (an "
-                         f"error, by its definition): B is at least the largest loss a prediction can have; {_EDITED}")
+        raise ValueError(
+            f"certificate.loss_bound is {bound:g} but loss zero_one has losses of {ZERO_ONE_BOUND:g} (an "
+            f"error, by its definition): B is at least the largest loss a prediction can have; {_EDITED}"
+        )
 
 
 def _reject_constant(name):
@@ -449,29 +507,44 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     ValueError: unsupported format_version 4: this release reads format_version 1, 2 and 3 (a newer rejectopt wrote it? upgrade rejectopt)
     """
     if not isinstance(model, dict) or model.get("format") != _MODEL_FORMAT:
-        raise ValueError(f"not a rejectopt model (expected \"format\": \"{_MODEL_FORMAT}\")")
+        raise ValueError(f'not a rejectopt model (expected "format": "{_MODEL_FORMAT}")')
     version = model.get("format_version")
     if isinstance(version, bool) or version not in _READABLE_VERSIONS:
-        newer = (" (a newer rejectopt wrote it? upgrade rejectopt)"
-                 if isinstance(version, int) and not isinstance(version, bool) and version > MODEL_FORMAT_VERSION
-                 else "")
+        newer = (
+            " (a newer rejectopt wrote it? upgrade rejectopt)"
+            if isinstance(version, int)
+            and not isinstance(version, bool)
+            and version > MODEL_FORMAT_VERSION
+            else ""
+        )
         readable = [str(v) for v in _READABLE_VERSIONS]
-        raise ValueError(f"unsupported format_version {reprlib.repr(version)}: this release reads format_version "
-                         f"{', '.join(readable[:-1])} and {readable[-1]}{newer}")
+        raise ValueError(
+            f"unsupported format_version {reprlib.repr(version)}: this release reads format_version "
+            f"{', '.join(readable[:-1])} and {readable[-1]}{newer}"
+        )
     keys = _MODEL_KEYS if version >= 2 else _MODEL_KEYS_V1
     missing = [k for k in keys if k not in model]
     unknown = sorted(str(k) for k in model if k not in keys)
     if missing or unknown:
-        raise ValueError("; ".join(([f"missing field(s) {missing}"] if missing else [])
-                                   + ([f"unknown field(s) {unknown}"] if unknown else [])))
+        raise ValueError(
+            "; ".join(
+                ([f"missing field(s) {missing}"] if missing else [])
+                + ([f"unknown field(s) {unknown}"] if unknown else [])
+            )
+        )
     score = PerClassLinearScore.from_dict(model["score"], name="score")
     _check_class_seen(score)
     certificate = model.get("certificate")
-    selection = (SelectionFunction.from_dict(model["selection"], name="selection") if certificate is None
-                 else certified_from_dict(model["selection"], certificate, format_version=version))
+    selection = (
+        SelectionFunction.from_dict(model["selection"], name="selection")
+        if certificate is None
+        else certified_from_dict(model["selection"], certificate, format_version=version)
+    )
     features = _text_list(model["feature_columns"], "feature_columns")
     if len(features) != score.n_features_in_:
-        raise ValueError(f"feature_columns has {len(features)} names but score.n_features is {score.n_features_in_}")
+        raise ValueError(
+            f"feature_columns has {len(features)} names but score.n_features is {score.n_features_in_}"
+        )
     pred_column = model["pred_column"]
     if not isinstance(pred_column, str):
         raise ValueError("pred_column must be a string")
@@ -480,31 +553,45 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     classes = model["classes"]
     if pred_column == _NO_PRED:
         if classes is not None or score.n_classes_ != 1:
-            raise ValueError(f"classes must be null and score.n_classes 1 with pred_column {_NO_PRED!r}")
+            raise ValueError(
+                f"classes must be null and score.n_classes 1 with pred_column {_NO_PRED!r}"
+            )
     else:
         if classes is None:
-            raise ValueError(f"classes is null but pred_column is {pred_column!r}: the list of predicted classes "
-                             "is needed to pick each row's weights")
+            raise ValueError(
+                f"classes is null but pred_column is {pred_column!r}: the list of predicted classes "
+                "is needed to pick each row's weights"
+            )
         _text_list(classes, "classes")
         if len(classes) != score.n_classes_:
-            raise ValueError(f"classes has {len(classes)} entries but score.n_classes is {score.n_classes_}")
+            raise ValueError(
+                f"classes has {len(classes)} entries but score.n_classes is {score.n_classes_}"
+            )
     target = model["target"]
     if not isinstance(target, dict):
-        raise ValueError("target must be an object with keys kind and value (and optionally confidence)")
+        raise ValueError(
+            "target must be an object with keys kind and value (and optionally confidence)"
+        )
     if target.get("kind") in OODTarget.KINDS:
         if set(target) - {"confidence"} != {"kind", "value", "ood_column"}:
-            raise ValueError(f"target of kind {target['kind']} must be an object with keys kind, value and ood_column "
-                             "(and optionally confidence)")
+            raise ValueError(
+                f"target of kind {target['kind']} must be an object with keys kind, value and ood_column "
+                "(and optionally confidence)"
+            )
         if not isinstance(target["ood_column"], str):
             raise ValueError("target.ood_column must be a string")
         target = {k: v for k, v in target.items() if k != "ood_column"}
     parsed = parse_target(target)
     confidence = parsed.confidence
     if certificate is not None and confidence != selection.confidence:
-        raise ValueError(f"certificate.confidence {selection.confidence:g} differs from the target's confidence "
-                         f"{confidence!r}: the certificate is not that of this target")
+        raise ValueError(
+            f"certificate.confidence {selection.confidence:g} differs from the target's confidence "
+            f"{confidence!r}: the certificate is not that of this target"
+        )
     if certificate is None and confidence is not None:
-        raise ValueError(f"target has confidence {confidence:g} (a certified target) but certificate is null")
+        raise ValueError(
+            f"target has confidence {confidence:g} (a certified target) but certificate is null"
+        )
     if not isinstance(model["loss"], str):
         raise ValueError("loss must be a string")
     if certificate is not None:
@@ -515,9 +602,13 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
         raise ValueError("versions must be an object of strings")
     n_logits = model.get("n_logits")
-    if n_logits is not None and (isinstance(n_logits, bool) or not isinstance(n_logits, int) or n_logits < 2):
-        raise ValueError(f"n_logits must be null or an integer >= 2 (the width of a network's logits), got "
-                         f"{reprlib.repr(n_logits)}")
+    if n_logits is not None and (
+        isinstance(n_logits, bool) or not isinstance(n_logits, int) or n_logits < 2
+    ):
+        raise ValueError(
+            f"n_logits must be null or an integer >= 2 (the width of a network's logits), got "
+            f"{reprlib.repr(n_logits)}"
+        )
     return score, selection
 
 
@@ -531,7 +622,9 @@ def _unique_keys(pairs: list) -> dict:
     out = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"duplicate key {reprlib.repr(key)} in one JSON object: each field must appear once")
+            raise ValueError(
+                f"duplicate key {reprlib.repr(key)} in one JSON object: each field must appear once"
+            )
         out[key] = value
     return out
 
@@ -575,10 +668,14 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
         raise ValueError(f"{path}: no such file")
     size = path.stat().st_size
     if size > MODEL_MAX_BYTES:
-        raise ValueError(f"{path}: {size / 2**20:.0f} MB is larger than a model file can be "
-                         f"({MODEL_MAX_BYTES / 2**20:.0f} MB, 4 million weights); refused before parsing")
+        raise ValueError(
+            f"{path}: {size / 2**20:.0f} MB is larger than a model file can be "
+            f"({MODEL_MAX_BYTES / 2**20:.0f} MB, 4 million weights); refused before parsing"
+        )
     try:
-        model = json.loads(path.read_bytes(), parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        model = json.loads(
+            path.read_bytes(), parse_constant=_reject_constant, object_pairs_hook=_unique_keys
+        )
     except RecursionError:
         raise ValueError(f"{path}: not a JSON model file (nested too deeply)") from None
     except (ValueError, OSError) as err:  # JSONDecodeError, UnicodeDecodeError, unreadable

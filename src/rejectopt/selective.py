@@ -31,8 +31,8 @@ import reprlib
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
 import lazy_loader as _lazy
+import numpy as np
 
 #: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson bound needs it).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
@@ -63,7 +63,9 @@ _MASK64 = (1 << 64) - 1
 
 def _check_tie_breaking(tie_breaking: str) -> None:
     if tie_breaking not in _TIE_BREAKING:
-        raise ValueError(f"tie_breaking must be one of {', '.join(map(repr, _TIE_BREAKING))}; got {tie_breaking!r}")
+        raise ValueError(
+            f"tie_breaking must be one of {', '.join(map(repr, _TIE_BREAKING))}; got {tie_breaking!r}"
+        )
 
 
 def _splitmix64(values):
@@ -76,7 +78,9 @@ def _splitmix64(values):
 
 def _row_uniforms(X: np.ndarray, seed: int) -> np.ndarray:
     """Uniform [0, 1) per row, a function of the row and ``seed``: ``"hash"`` decides copies alike."""
-    bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0).view(np.uint64)  # + 0.0: -0.0 -> 0.0
+    bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0).view(
+        np.uint64
+    )  # + 0.0: -0.0 -> 0.0
     with np.errstate(over="ignore"):
         state = _splitmix64(np.full(bits.shape[0], np.uint64(seed & _MASK64)))
         for j in range(bits.shape[1]):
@@ -138,8 +142,14 @@ class SelectionFunction:
         prob[s == self.threshold] = self.accept_prob
         return prob
 
-    def accept(self, uncertainty: Any, random_state: Any = None, *, tie_breaking: str = "sequential",
-               rows: Any = None) -> np.ndarray:
+    def accept(
+        self,
+        uncertainty: Any,
+        random_state: Any = None,
+        *,
+        tie_breaking: str = "sequential",
+        rows: Any = None,
+    ) -> np.ndarray:
         """Draw accept/reject decisions, random only at ties ``s == threshold``.
 
         The one home of tie-breaking (:func:`rejectopt.model.decide` draws here too).
@@ -187,7 +197,9 @@ class SelectionFunction:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, name: str = "SelectionFunction") -> "SelectionFunction":
+    def from_dict(
+        cls, data: dict[str, Any], *, name: str = "SelectionFunction"
+    ) -> SelectionFunction:
         """Inverse of :meth:`to_dict`, for untrusted input (e.g. hand-edited JSON).
 
         Exactly the keys ``threshold`` (number, ``"inf"`` or ``"-inf"``) and ``accept_prob``
@@ -199,8 +211,10 @@ class SelectionFunction:
             Naming the missing, unknown or malformed field.
         """
         if not isinstance(data, dict):
-            raise ValueError(f"{name} must be an object with keys threshold and accept_prob, "
-                             f"got {type(data).__name__}")
+            raise ValueError(
+                f"{name} must be an object with keys threshold and accept_prob, "
+                f"got {type(data).__name__}"
+            )
         missing = {"threshold", "accept_prob"} - set(data)
         if missing:
             raise ValueError(f"{name}: missing keys {sorted(missing)}")
@@ -211,11 +225,15 @@ class SelectionFunction:
         if isinstance(threshold, str) and threshold in ("inf", "-inf"):
             threshold = float(threshold)
         elif not _is_real_number(threshold) or not math.isfinite(float(threshold)):
-            raise ValueError(f'{name}.threshold must be a finite number, "inf" or "-inf", '
-                             f"got {reprlib.repr(threshold)}")
+            raise ValueError(
+                f'{name}.threshold must be a finite number, "inf" or "-inf", '
+                f"got {reprlib.repr(threshold)}"
+            )
         accept_prob = data["accept_prob"]
         if not _is_real_number(accept_prob) or not 0.0 <= accept_prob <= 1.0:
-            raise ValueError(f"{name}.accept_prob must be a number in [0, 1], got {reprlib.repr(accept_prob)}")
+            raise ValueError(
+                f"{name}.accept_prob must be a number in [0, 1], got {reprlib.repr(accept_prob)}"
+            )
         return cls(threshold=float(threshold), accept_prob=float(accept_prob))
 
 
@@ -240,14 +258,14 @@ def _as_finite_or_inf_array(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _validate_loss_and_scores(loss: Any, s: Any, loss_name: str = "loss") -> tuple[np.ndarray, np.ndarray]:
+def _validate_loss_and_scores(
+    loss: Any, s: Any, loss_name: str = "loss"
+) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(loss, s)`` as 1-D float arrays or raise ValueError naming the bad input."""
     loss = np.asarray(loss, dtype=float)
     s = np.asarray(s, dtype=float)
     if loss.ndim != 1 or s.ndim != 1:
-        raise ValueError(
-            f"{loss_name} and s must be 1-D, got shapes {loss.shape} and {s.shape}"
-        )
+        raise ValueError(f"{loss_name} and s must be 1-D, got shapes {loss.shape} and {s.shape}")
     if loss.shape[0] != s.shape[0]:
         raise ValueError(
             f"length mismatch: {loss_name} has {loss.shape[0]} elements, s has {s.shape[0]}"
@@ -496,7 +514,9 @@ def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> Selecti
     j = int(np.searchsorted(cum_counts[1:], target_count * (1 - 1e-12), side="left"))
     j = min(j, groups.values.size - 1)
     kappa = (target_count - cum_counts[j]) / groups.counts[j]
-    return SelectionFunction(threshold=groups.values[j], accept_prob=float(np.clip(kappa, 0.0, 1.0)))
+    return SelectionFunction(
+        threshold=groups.values[j], accept_prob=float(np.clip(kappa, 0.0, 1.0))
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -698,8 +718,15 @@ selective_risk_ci_method, n_accepted_expected
         return self.tpr_ci
 
 
-def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence: float = 0.95, *,
-                    loss_bound: float, is_ood: Any = None) -> OperatingPoint:
+def operating_point(
+    loss: Any,
+    s: Any,
+    selection: SelectionFunction,
+    confidence: float = 0.95,
+    *,
+    loss_bound: float,
+    is_ood: Any = None,
+) -> OperatingPoint:
     """Coverage (Wilson interval) and selective risk (:func:`rejectopt.stats.selective_risk_interval`).
 
     Parameters
@@ -751,8 +778,14 @@ def operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence:
     )
 
 
-def _ood_operating_point(loss: Any, s: Any, selection: SelectionFunction, confidence: float, loss_bound: float,
-                         is_ood: Any) -> OODOperatingPoint:
+def _ood_operating_point(
+    loss: Any,
+    s: Any,
+    selection: SelectionFunction,
+    confidence: float,
+    loss_bound: float,
+    is_ood: Any,
+) -> OODOperatingPoint:
     """:func:`operating_point` on ID and OOD rows: exact expectations over the randomisation (as
     :func:`rejectopt.ood.empirical_rates`); NaN where nothing is accepted."""
     loss = np.asarray(loss, dtype=float)
@@ -761,13 +794,17 @@ def _ood_operating_point(loss: Any, s: Any, selection: SelectionFunction, confid
         raise ValueError(f"is_ood has shape {is_ood.shape}, the loss {loss.shape}")
     n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
     if n_id == 0 or n_ood == 0:
-        raise ValueError(f"an operating point with OOD rows needs ID and OOD rows, got {n_id} ID and {n_ood} OOD")
+        raise ValueError(
+            f"an operating point with OOD rows needs ID and OOD rows, got {n_id} ID and {n_ood} OOD"
+        )
     _, s = _validate_loss_and_scores(np.where(is_ood, 0.0, loss), s)  # OOD rows' losses may be NaN
     prob = selection.acceptance_probability(s)
     accepted_id, accepted_ood = float(prob[~is_ood].sum()), float(prob[is_ood].sum())
     accepted = accepted_id + accepted_ood
     loss_id, prob_id = loss[~is_ood], prob[~is_ood]
-    risk_ci, risk_method = selective_risk_interval(loss_id, prob_id, confidence, loss_bound=loss_bound)
+    risk_ci, risk_method = selective_risk_interval(
+        loss_id, prob_id, confidence, loss_bound=loss_bound
+    )
     rates_method = f"Wilson score interval ({confidence:.0%})"
     return OODOperatingPoint(
         coverage=accepted / is_ood.size,
@@ -815,7 +852,9 @@ def _chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
     return proba.max(axis=1) < 1.0 - float(reject_cost)
 
 
-def _fit_margin_threshold(decision: Any, loss: Any, reject_cost: float, *, loss_scale: float = 100.0) -> SelectionFunction:
+def _fit_margin_threshold(
+    decision: Any, loss: Any, reject_cost: float, *, loss_scale: float = 100.0
+) -> SelectionFunction:
     """SVM margin baseline: :func:`fit_cost_based` on the uncertainty ``-|f|``, cost ``loss_scale d``.
 
     Parameters
@@ -833,4 +872,6 @@ def _fit_margin_threshold(decision: Any, loss: Any, reject_cost: float, *, loss_
         On ``-|f|``: accepts ``|f| >= -threshold`` (``accept_prob`` 1) or, rejecting all of
         the sample, ``|f| > -threshold`` (``accept_prob`` 0).
     """
-    return fit_cost_based(loss, -np.abs(np.asarray(decision, float)), float(loss_scale) * float(reject_cost))
+    return fit_cost_based(
+        loss, -np.abs(np.asarray(decision, float)), float(loss_scale) * float(reject_cost)
+    )

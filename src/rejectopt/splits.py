@@ -55,10 +55,14 @@ def _stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.n
         bounds = np.cumsum(_part_sizes(len(members), ratios))[:-1]
         for part, chunk in zip(_PARTS, np.split(members, bounds)):
             pieces[part].append(chunk)
-    return {part: np.sort(np.concatenate(chunks)).astype(np.int64) for part, chunks in pieces.items()}
+    return {
+        part: np.sort(np.concatenate(chunks)).astype(np.int64) for part, chunks in pieces.items()
+    }
 
 
-def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, dataset: str = "") -> dict[str, np.ndarray]:
+def make_splits(
+    y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, dataset: str = ""
+) -> dict[str, np.ndarray]:
     """``n_splits`` independent stratified partitions, seeded by (seed, dataset, k).
 
     Parameters
@@ -103,7 +107,9 @@ def make_splits(y, ratios=DEFAULT_RATIOS, n_splits: int = 5, seed: int = 0, data
     return arrays
 
 
-def _check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "split", y=None, ratios=None) -> None:
+def _check_split(
+    parts: dict[str, np.ndarray], n_rows: int, *, where: str = "split", y=None, ratios=None
+) -> None:
     """Check ``parts`` partition ``range(n_rows)``: nothing both trained and tested on, nothing left out.
 
     With ``y`` and ``ratios``, also the stratification of :func:`_stratified_partition`.
@@ -145,16 +151,20 @@ def _check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "spl
         taken = owner[index] >= 0
         if taken.any():
             row = int(index[taken][0])
-            raise ValueError(f"{where}: parts {_PARTS[owner[row]]} and {part} overlap (row {row} is in both); the "
-                             "parts of a split must be disjoint")
+            raise ValueError(
+                f"{where}: parts {_PARTS[owner[row]]} and {part} overlap (row {row} is in both); the "
+                "parts of a split must be disjoint"
+            )
         values, counts = np.unique(index, return_counts=True)
         if (counts > 1).any():
             raise ValueError(f"{where}: part {part} holds row {int(values[counts > 1][0])} twice")
         owner[index] = number
     if joined.size != n_rows:
         row = int(np.flatnonzero(owner < 0)[0])
-        raise ValueError(f"{where}: the parts hold {joined.size} of the data's {n_rows} rows (row {row} is in none); "
-                         f"a split covers every row ({', '.join(f'{p} {sizes[p]}' for p in _PARTS)})")
+        raise ValueError(
+            f"{where}: the parts hold {joined.size} of the data's {n_rows} rows (row {row} is in none); "
+            f"a split covers every row ({', '.join(f'{p} {sizes[p]}' for p in _PARTS)})"
+        )
     if y is not None and ratios is not None:
         y, ratios = np.asarray(y), check_ratios(ratios)
         labels, totals = np.unique(y, return_counts=True)
@@ -163,11 +173,15 @@ def _check_split(parts: dict[str, np.ndarray], n_rows: int, *, where: str = "spl
             off = np.abs(counts - ratio * totals) >= 1
             if off.any():
                 label = labels[np.argmax(off)]
-                raise ValueError(f"{where}: part {part} holds {counts[np.argmax(off)]} examples of class {label}, "
-                                 f"expected {ratio} x {totals[np.argmax(off)]} up to one (ratios {ratios.tolist()})")
+                raise ValueError(
+                    f"{where}: part {part} holds {counts[np.argmax(off)]} examples of class {label}, "
+                    f"expected {ratio} x {totals[np.argmax(off)]} up to one (ratios {ratios.tolist()})"
+                )
 
 
-def save_splits(path, splits: dict[str, np.ndarray], *, y=None, ratios=None, data_sha256: str | None = None) -> None:
+def save_splits(
+    path, splits: dict[str, np.ndarray], *, y=None, ratios=None, data_sha256: str | None = None
+) -> None:
     """Write the index arrays to ``path`` (``.npz``) atomically, each split checked first.
 
     Parameters
@@ -209,12 +223,25 @@ def save_splits(path, splits: dict[str, np.ndarray], *, y=None, ratios=None, dat
     """
     splits = {name: np.asarray(index, dtype=np.int64) for name, index in splits.items()}
     ks = sorted({int(name.rsplit("_", 1)[1]) for name in splits})
-    n_rows = len(y) if y is not None else sum(splits[f"{part}_{ks[0]}"].size for part in _PARTS if f"{part}_{ks[0]}" in splits)
+    n_rows = (
+        len(y)
+        if y is not None
+        else sum(splits[f"{part}_{ks[0]}"].size for part in _PARTS if f"{part}_{ks[0]}" in splits)
+    )
     for k in ks:
-        _check_split({part: splits[f"{part}_{k}"] for part in _PARTS if f"{part}_{k}" in splits}, n_rows,
-                    where=f"{path}: split {k}", y=y, ratios=ratios)
-    provenance = {"n_rows": int(n_rows), "n_splits": len(ks), "data_sha256": data_sha256,
-                  "ratios": None if ratios is None else check_ratios(ratios).tolist()}
+        _check_split(
+            {part: splits[f"{part}_{k}"] for part in _PARTS if f"{part}_{k}" in splits},
+            n_rows,
+            where=f"{path}: split {k}",
+            y=y,
+            ratios=ratios,
+        )
+    provenance = {
+        "n_rows": int(n_rows),
+        "n_splits": len(ks),
+        "data_sha256": data_sha256,
+        "ratios": None if ratios is None else check_ratios(ratios).tolist(),
+    }
     save_npz(path, provenance=provenance, **splits)
 
 
@@ -254,7 +281,9 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
     data = load_npz(path, expect={"data_sha256": data_sha256})
     missing = [f"{part}_{k}" for part in _PARTS if f"{part}_{k}" not in data]
     if missing:
-        raise KeyError(f"{path} has no split {k} (missing {', '.join(missing)}); rerun make_splits with n_splits > {k}")
+        raise KeyError(
+            f"{path} has no split {k} (missing {', '.join(missing)}); rerun make_splits with n_splits > {k}"
+        )
     parts = {part: data[f"{part}_{k}"] for part in _PARTS}
     try:
         _check_split(parts, int(data.provenance.get("n_rows", -1)), where=f"{path}: split {k}")

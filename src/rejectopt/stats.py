@@ -11,9 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import lazy_loader as _lazy
 import numpy as np
 import pandas as pd
-import lazy_loader as _lazy
 
 #: scipy.stats, imported at its first use (it costs about 0.6 s: a table job needs it, a figure job not).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
@@ -36,7 +36,9 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 def _validate_table(table: Any) -> pd.DataFrame:
     if not isinstance(table, pd.DataFrame):
-        raise ValueError(f"table must be a pandas DataFrame (datasets x methods), got {type(table).__name__}")
+        raise ValueError(
+            f"table must be a pandas DataFrame (datasets x methods), got {type(table).__name__}"
+        )
     n_datasets, n_methods = table.shape
     if n_methods < 2:
         raise ValueError(f"need at least 2 methods (columns), got {n_methods}")
@@ -341,7 +343,9 @@ def significant_pairs(avg_ranks: pd.Series, cd: float) -> list[tuple[str, str]]:
     """
     if not np.isfinite(cd):
         return []
-    return [(a, b) for a in avg_ranks.index for b in avg_ranks.index if avg_ranks[b] - avg_ranks[a] > cd]
+    return [
+        (a, b) for a in avg_ranks.index for b in avg_ranks.index if avg_ranks[b] - avg_ranks[a] > cd
+    ]
 
 
 def _cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
@@ -421,7 +425,9 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
     return max(0.0, min(centre - half, p)), min(1.0, max(centre + half, p))
 
 
-def _normal_interval(mean: float, variance: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+def _normal_interval(
+    mean: float, variance: float, n: float, confidence: float = 0.95
+) -> tuple[float, float]:
     """Normal-approximation interval ``mean +- z sqrt(variance / n)``.
 
     Parameters
@@ -440,8 +446,9 @@ def _normal_interval(mean: float, variance: float, n: float, confidence: float =
     return mean - half, mean + half
 
 
-def selective_risk_interval(loss: Any, accept_prob: Any, confidence: float = 0.95, *,
-                            loss_bound: float) -> tuple[tuple[float, float], str]:
+def selective_risk_interval(
+    loss: Any, accept_prob: Any, confidence: float = 0.95, *, loss_bound: float
+) -> tuple[tuple[float, float], str]:
     """Confidence interval of the selective risk over the accepted rows, and its method.
 
     Rows are weighted by acceptance probability. Accepted losses in {0, ``loss_bound``} (the
@@ -481,30 +488,44 @@ def selective_risk_interval(loss: Any, accept_prob: Any, confidence: float = 0.9
     """
     bound = float(loss_bound)
     if not (math.isfinite(bound) and bound > 0):
-        raise ValueError(f"loss_bound must be a finite number > 0 (the largest loss a prediction can have), "
-                         f"got {loss_bound!r}")
+        raise ValueError(
+            f"loss_bound must be a finite number > 0 (the largest loss a prediction can have), "
+            f"got {loss_bound!r}"
+        )
     loss = np.asarray(loss, dtype=float)
     accept_prob = np.asarray(accept_prob, dtype=float)
     if loss.size and float(loss.max()) > bound:
-        raise ValueError(f"loss {float(loss.max()):g} exceeds loss_bound {bound:g}: the bound must be the largest "
-                         "loss a prediction can have")
+        raise ValueError(
+            f"loss {float(loss.max()):g} exceeds loss_bound {bound:g}: the bound must be the largest "
+            "loss a prediction can have"
+        )
     accepted = float(accept_prob.sum())
     if accepted <= 0:
         return (float("nan"), float("nan")), "none (nothing accepted)"
     on = loss[accept_prob > 0]
-    if np.all((on == 0.0) | (on == bound)):  # also an accepted sample without a loss: its bound is not 0
+    if np.all(
+        (on == 0.0) | (on == bound)
+    ):  # also an accepted sample without a loss: its bound is not 0
         low, high = wilson_interval(float(accept_prob @ (loss > 0)), accepted, confidence)
-        return (low * bound, high * bound), f"Wilson score interval ({confidence:.0%}) on the accepted rows"
+        return (
+            low * bound,
+            high * bound,
+        ), f"Wilson score interval ({confidence:.0%}) on the accepted rows"
     mean = float(accept_prob @ loss) / accepted
     variance = float(accept_prob @ (loss - mean) ** 2) / max(accepted - 1.0, 1.0)
     low, high = _normal_interval(mean, variance, accepted, confidence)
-    return (max(0.0, low), min(high, bound)), f"normal approximation ({confidence:.0%}) on the accepted rows"
+    return (
+        max(0.0, low),
+        min(high, bound),
+    ), f"normal approximation ({confidence:.0%}) on the accepted rows"
 
 
 # --------------------------------------------------------------------------------------------
 # Vectorised intervals of a mean of bounded losses (the risk-coverage bands of rejectopt.metrics)
 # --------------------------------------------------------------------------------------------
-def _empirical_bernstein(mean: Any, variance: Any, trials: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray]:
+def _empirical_bernstein(
+    mean: Any, variance: Any, trials: Any, alpha: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """Empirical Bernstein interval of the mean of ``trials`` i.i.d. values in [0, 1], level ``1 - alpha``.
 
     Maurer & Pontil (2009), Theorem 4: with probability ``1 - d`` the mean is within
@@ -512,9 +533,13 @@ def _empirical_bernstein(mean: Any, variance: Any, trials: Any, alpha: Any) -> t
     sample variance); each side at ``d = alpha / 2``. Valid at every ``k`` for any
     distribution on [0, 1], so conservative; clipped to [0, 1] (``k < 2``: [0, 1]).
     """
-    mean, variance, k = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (mean, variance, trials)))
+    mean, variance, k = np.broadcast_arrays(
+        *(np.asarray(v, dtype=float) for v in (mean, variance, trials))
+    )
     log_term = np.log(4.0 / np.broadcast_to(np.asarray(alpha, dtype=float), mean.shape))
     with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.sqrt(2.0 * np.maximum(variance, 0.0) * log_term / k) + 7.0 * log_term / (3.0 * (k - 1.0))
+        half = np.sqrt(2.0 * np.maximum(variance, 0.0) * log_term / k) + 7.0 * log_term / (
+            3.0 * (k - 1.0)
+        )
     half = np.where(k >= 2, half, np.inf)
     return np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)

@@ -39,8 +39,14 @@ from .selective import (
     fit_cost_based,
 )
 
-
-__all__ = ["Target", "OODTarget", "parse_target", "CertifiedSelection", "certification_table", "validate_target"]
+__all__ = [
+    "Target",
+    "OODTarget",
+    "parse_target",
+    "CertifiedSelection",
+    "certification_table",
+    "validate_target",
+]
 
 
 def _normal_kind(kind: Any) -> Any:
@@ -101,26 +107,36 @@ class Target:
     def __post_init__(self) -> None:
         kind = _normal_kind(self.kind)
         if kind not in self.KINDS:
-            raise ValueError(f"target kind must be one of {', '.join(map(repr, self.KINDS))}, got {self.kind!r}")
+            raise ValueError(
+                f"target kind must be one of {', '.join(map(repr, self.KINDS))}, got {self.kind!r}"
+            )
         object.__setattr__(self, "kind", kind)
         try:
             number = float(self.value)
         except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"target {self.kind}: {reprlib.repr(self.value)} is not a number") from None
+            raise ValueError(
+                f"target {self.kind}: {reprlib.repr(self.value)} is not a number"
+            ) from None
         if self.kind == "coverage" and not 0.0 < number <= 1.0:
             raise ValueError(f"target coverage must lie in (0, 1], got {number:g}")
         if self.kind == "risk" and not (math.isfinite(number) and number > 0):
-            raise ValueError(f"target risk must be a finite number > 0 (loss units), got {number:g}")
+            raise ValueError(
+                f"target risk must be a finite number > 0 (loss units), got {number:g}"
+            )
         if self.kind == "reject-cost" and not (math.isfinite(number) and number >= 0):
             raise ValueError(f"target reject-cost must be a finite number >= 0, got {number:g}")
         object.__setattr__(self, "value", number)
         if self.confidence is not None:
             if self.kind == "reject-cost":
-                raise ValueError("target reject-cost has no certified form (no guarantee is defined for the "
-                                 "cost-based model): drop the confidence, or certify risk=L or coverage=W")
+                raise ValueError(
+                    "target reject-cost has no certified form (no guarantee is defined for the "
+                    "cost-based model): drop the confidence, or certify risk=L or coverage=W"
+                )
             object.__setattr__(self, "confidence", check_confidence(self.confidence))
 
-    def fit(self, loss: Any, uncertainty: Any, *, loss_bound: Any = None, method: str | None = None) -> SelectionFunction:
+    def fit(
+        self, loss: Any, uncertainty: Any, *, loss_bound: Any = None, method: str | None = None
+    ) -> SelectionFunction:
         """Fit the selection function on calibration ``loss`` and ``uncertainty``.
 
         Plug-in (no confidence): eqs. 15-16 / 22-24 / Chow's rule on the rows. Certified: risk
@@ -152,11 +168,16 @@ class Target:
         """
         if self.confidence is not None:
             if self.kind == "coverage":
-                return fit_certified_coverage(loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound)
-            return fit_certified_risk(loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound,
-                                       method=method)
+                return fit_certified_coverage(
+                    loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound
+                )
+            return fit_certified_risk(
+                loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound, method=method
+            )
         if method is not None:
-            raise ValueError(f"method {method!r} applies to a certified risk target only: give the target a confidence")
+            raise ValueError(
+                f"method {method!r} applies to a certified risk target only: give the target a confidence"
+            )
         if self.kind == "coverage":
             return fit_bounded_abstention(loss, uncertainty, self.value)
         if self.kind == "risk":
@@ -253,17 +274,23 @@ class OODTarget:
             raise ValueError(f"target must be {_OOD_TARGET_FORMS}, got kind {self.kind!r}")
         bounds = tuple(self.bounds)
         if len(bounds) != 2:
-            raise ValueError(f"target {self.kind} needs two bounds ({', '.join(self.names)}), got {len(bounds)}")
+            raise ValueError(
+                f"target {self.kind} needs two bounds ({', '.join(self.names)}), got {len(bounds)}"
+            )
         checked = []
         for name, value in zip(self.names, bounds):
             if not _is_real_number(value) or not 0.0 <= float(value) <= 1.0:
-                raise ValueError(f"target {name} must be a number in [0, 1], got {reprlib.repr(value)}")
+                raise ValueError(
+                    f"target {name} must be a number in [0, 1], got {reprlib.repr(value)}"
+                )
             checked.append(float(value))
         object.__setattr__(self, "bounds", tuple(checked))
         if self.confidence is not None:
             if self.kind != "tpr-fpr":
-                raise ValueError("target precision-recall has no certified form (the precision's prior is the "
-                                 "sample's OOD share): drop the confidence, or certify tpr=T,fpr=F")
+                raise ValueError(
+                    "target precision-recall has no certified form (the precision's prior is the "
+                    "sample's OOD share): drop the confidence, or certify tpr=T,fpr=F"
+                )
             object.__setattr__(self, "confidence", check_confidence(self.confidence))
 
     def __repr__(self) -> str:
@@ -302,7 +329,11 @@ class OODTarget:
         out = {}
         for name, bound in self.as_dict().items():
             value = float(rates[name])
-            out[name] = bool(value <= bound + CONSTRAINT_TOL if name == "fpr" else value >= bound - CONSTRAINT_TOL)
+            out[name] = bool(
+                value <= bound + CONSTRAINT_TOL
+                if name == "fpr"
+                else value >= bound - CONSTRAINT_TOL
+            )
         return out
 
     def fit(self, loss: Any, is_ood: Any, uncertainty: Any) -> SelectionFunction:
@@ -329,9 +360,11 @@ class OODTarget:
             pass  # described below with what the rows allow; bad input (a plain ValueError) propagates
         is_ood = np.asarray(is_ood).astype(bool)  # valid: the strategy checked it
         attainable = self.attainable(is_ood, uncertainty)
-        raise InfeasibleTargetError(f"target {self} is infeasible on these {is_ood.size} rows "
-                                    f"({int((~is_ood).sum())} ID, {int(is_ood.sum())} OOD): "
-                                    f"{self.describe_attainable(attainable)}; the strategy is unable")
+        raise InfeasibleTargetError(
+            f"target {self} is infeasible on these {is_ood.size} rows "
+            f"({int((~is_ood).sum())} ID, {int(is_ood.sum())} OOD): "
+            f"{self.describe_attainable(attainable)}; the strategy is unable"
+        )
 
     def attainable(self, is_ood: Any, uncertainty: Any) -> dict[str, float]:
         """What the rows allow for each bound, given the other, with randomised thresholds.
@@ -347,17 +380,24 @@ class OODTarget:
         tpr, fpr = points.tpr, points.fpr
         if self.kind == "tpr-fpr":
             tpr_min, fpr_max = self.bounds
-            return {"fpr_at_tpr": _fpr_at_tpr(tpr, fpr, tpr_min), "tpr_at_fpr": _tpr_at_fpr(tpr, fpr, fpr_max)}
+            return {
+                "fpr_at_tpr": _fpr_at_tpr(tpr, fpr, tpr_min),
+                "tpr_at_fpr": _tpr_at_fpr(tpr, fpr, fpr_max),
+            }
         precision_min, recall_min = self.bounds
         A, F = tpr * n_id, fpr * n_ood
         candidates = [A[1:][tpr[1:] >= recall_min], F[1:][tpr[1:] >= recall_min]]
         if recall_min > 0:
-            candidates = [np.append(candidates[0], recall_min * n_id),
-                          np.append(candidates[1], _fpr_at_tpr(tpr, fpr, recall_min) * n_ood)]
+            candidates = [
+                np.append(candidates[0], recall_min * n_id),
+                np.append(candidates[1], _fpr_at_tpr(tpr, fpr, recall_min) * n_ood),
+            ]
         accepted = candidates[0] + candidates[1]
         with np.errstate(invalid="ignore", divide="ignore"):
             precisions = np.where(accepted > 0, candidates[0] / accepted, np.nan)
-        best_precision = float(np.nanmax(precisions)) if np.isfinite(precisions).any() else float("nan")
+        best_precision = (
+            float(np.nanmax(precisions)) if np.isfinite(precisions).any() else float("nan")
+        )
         # largest A on each segment between consecutive points with (1 - p) A - p F >= 0 (linear in tau)
         g = (1.0 - precision_min) * A - precision_min * F
         g0, g1 = g[:-1], g[1:]
@@ -382,17 +422,22 @@ class OODTarget:
             E.g. ``at TPR >= 0.8 the smallest attainable FPR is 0.2, at FPR <= 0.2 the largest
             attainable TPR is 0.8``.
         """
+
         def fmt(value):
             return "nothing" if math.isnan(value) else f"{value:.4g}"
 
         if self.kind == "tpr-fpr":
             tpr_min, fpr_max = self.bounds
-            return (f"at TPR >= {tpr_min:g} the smallest attainable FPR is {fmt(attainable['fpr_at_tpr'])}, "
-                    f"at FPR <= {fpr_max:g} the largest attainable TPR is {fmt(attainable['tpr_at_fpr'])}")
+            return (
+                f"at TPR >= {tpr_min:g} the smallest attainable FPR is {fmt(attainable['fpr_at_tpr'])}, "
+                f"at FPR <= {fpr_max:g} the largest attainable TPR is {fmt(attainable['tpr_at_fpr'])}"
+            )
         precision_min, recall_min = self.bounds
-        return (f"at recall >= {recall_min:g} the largest attainable precision is "
-                f"{fmt(attainable['precision_at_recall'])}, at precision >= {precision_min:g} the largest "
-                f"attainable recall is {fmt(attainable['recall_at_precision'])}")
+        return (
+            f"at recall >= {recall_min:g} the largest attainable precision is "
+            f"{fmt(attainable['precision_at_recall'])}, at precision >= {precision_min:g} the largest "
+            f"attainable recall is {fmt(attainable['recall_at_precision'])}"
+        )
 
 
 def _fpr_at_tpr(tpr: np.ndarray, fpr: np.ndarray, tpr_min: float) -> float:
@@ -436,32 +481,44 @@ def _parse_ood_target(text: str, parts: list[str]) -> OODTarget:
             return OODTarget(kind, tuple(values[name] for name in names))
         if set(values) < set(names):
             missing = (set(names) - set(values)).pop()
-            raise ValueError(f"target {text!r} needs {missing} as well: {','.join(f'{n}=...' for n in names)}")
-    raise ValueError(f"target must be {_OOD_TARGET_FORMS}, got {text!r} (the bounds of two models mixed)")
+            raise ValueError(
+                f"target {text!r} needs {missing} as well: {','.join(f'{n}=...' for n in names)}"
+            )
+    raise ValueError(
+        f"target must be {_OOD_TARGET_FORMS}, got {text!r} (the bounds of two models mixed)"
+    )
 
 
-def _target_of_dict(data: dict) -> "Target | OODTarget":
+def _target_of_dict(data: dict) -> Target | OODTarget:
     """The target of a ``to_dict()`` dict (``model.json``'s ``target``), for untrusted input: ValueError naming the
     malformed part."""
     if set(data) not in ({"kind", "value"}, {"kind", "value", "confidence"}):
-        raise ValueError("target must be an object with keys kind and value (and optionally confidence)")
+        raise ValueError(
+            "target must be an object with keys kind and value (and optionally confidence)"
+        )
     kind, value = data["kind"], data["value"]
     confidence = data.get("confidence")
-    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))):
-        raise ValueError(f"target.confidence must be a number in (0, 1), got {reprlib.repr(confidence)}")
+    if confidence is not None and (
+        isinstance(confidence, bool) or not isinstance(confidence, (int, float))
+    ):
+        raise ValueError(
+            f"target.confidence must be a number in (0, 1), got {reprlib.repr(confidence)}"
+        )
     if not isinstance(kind, str):
         raise ValueError("target must hold a kind (text) and a value")
     if kind in OODTarget.KINDS:
         names = _OOD_TARGET_KINDS[kind]
         if not isinstance(value, dict) or set(value) != set(names):
-            raise ValueError(f"target.value of kind {kind} must be an object with keys {' and '.join(names)}")
+            raise ValueError(
+                f"target.value of kind {kind} must be an object with keys {' and '.join(names)}"
+            )
         return OODTarget(kind, tuple(value[name] for name in names), confidence)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("target must hold a kind (text) and a value (number)")
     return Target(kind, value, confidence)
 
 
-def parse_target(spec: "str | dict") -> "Target | OODTarget":
+def parse_target(spec: str | dict) -> Target | OODTarget:
     """Read a target as the CLI's ``--target`` or a model file writes it: a :class:`Target` or an :class:`OODTarget`.
 
     Parameters
@@ -503,7 +560,9 @@ def parse_target(spec: "str | dict") -> "Target | OODTarget":
     parts = text.split(",")
     confidence = None
     if sum(part.partition("=")[0].strip().lower() == "confidence" for part in parts) > 1:
-        raise ValueError(f"target {text!r} gives confidence more than once: give it once, e.g. risk=5,confidence=0.95")
+        raise ValueError(
+            f"target {text!r} gives confidence more than once: give it once, e.g. risk=5,confidence=0.95"
+        )
     if len(parts) > 1 and parts[-1].partition("=")[0].strip().lower() == "confidence":
         value = parts.pop().partition("=")[2].strip()
         try:
@@ -512,8 +571,13 @@ def parse_target(spec: "str | dict") -> "Target | OODTarget":
             raise ValueError(f"target confidence: {value!r} is not a number") from None
         check_confidence(confidence)
         target = parse_target(",".join(parts))
-        return type(target)(*(getattr(target, f) for f in ("kind", "bounds" if isinstance(target, OODTarget)
-                                                           else "value")), confidence)
+        return type(target)(
+            *(
+                getattr(target, f)
+                for f in ("kind", "bounds" if isinstance(target, OODTarget) else "value")
+            ),
+            confidence,
+        )
     first = parts[0].partition("=")[0].strip().lower()
     if len(parts) > 1 or first in ("tpr", "fpr", "precision", "recall"):
         return _parse_ood_target(text, parts)

@@ -16,7 +16,9 @@ def log_to(path):
     previous = sys.excepthook
 
     def log_and_raise(kind, error, trace):
-        logging.getLogger("rejectopt").error("%s: %s", kind.__name__, error, exc_info=(kind, error, trace))
+        logging.getLogger("rejectopt").error(
+            "%s: %s", kind.__name__, error, exc_info=(kind, error, trace)
+        )
         previous(kind, error, trace)
 
     sys.excepthook = log_and_raise

@@ -2,8 +2,8 @@
 
 from _logging import log_to
 
-from rejectopt.pipeline.experiments.landmarks import select_faces
 from rejectopt.pipeline import load_or_detect_faces
+from rejectopt.pipeline.experiments.landmarks import select_faces
 
 log_to(snakemake.log[0])
 faces = select_faces(**snakemake.params.faces)

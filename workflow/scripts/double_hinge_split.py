@@ -5,9 +5,8 @@ The rule's params other than ``splits`` are the library call's keyword arguments
 (where given) holds the staged LR classifier file of each split, in the order of ``splits``.
 """
 
-from threadpoolctl import threadpool_limits
-
 from _logging import log_to
+from threadpoolctl import threadpool_limits
 
 from rejectopt.pipeline.experiments.double_hinge import STAGED_LR, run_dataset_files
 
@@ -15,6 +14,7 @@ log_to(snakemake.log[0])
 inputs = dict(snakemake.input.items())  # none for breast cancer, built from scikit-learn in the job
 params = dict(snakemake.params.items())
 splits = list(map(int, params.pop("splits")))
+
 
 def as_list(files):
     """A named input or output as a list: one file (the one-split rule's) comes as a plain string."""

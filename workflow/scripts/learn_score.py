@@ -2,9 +2,8 @@
 
 import sys
 
-from threadpoolctl import threadpool_limits
-
 from _logging import log_to
+from threadpoolctl import threadpool_limits
 
 from rejectopt.pipeline.config import load_plugins
 from rejectopt.pipeline.experiments.paper import run_scores
@@ -28,4 +27,6 @@ with threadpool_limits(limits=snakemake.threads):
 # a failed score is recorded in the file (the others' results are kept) and said on the console
 for result in chosen.values():
     if "error" in result:
-        print(f"learn_score: {result['error']} (recorded in {snakemake.output[0]})", file=sys.stderr)
+        print(
+            f"learn_score: {result['error']} (recorded in {snakemake.output[0]})", file=sys.stderr
+        )

@@ -6,8 +6,8 @@ is written, and the file records the checksum of the data it was made from.
 
 from _logging import log_to
 
-from rejectopt.pipeline import npz_checksum
 from rejectopt.datasets import load_prepared
+from rejectopt.pipeline import npz_checksum
 from rejectopt.splits import make_splits, save_splits
 
 log_to(snakemake.log[0])
@@ -19,4 +19,10 @@ splits = make_splits(
     seed=snakemake.params.seed,
     dataset=snakemake.wildcards.dataset,
 )
-save_splits(snakemake.output[0], splits, y=y, ratios=snakemake.params.ratios, data_sha256=npz_checksum(snakemake.input[0]))
+save_splits(
+    snakemake.output[0],
+    splits,
+    y=y,
+    ratios=snakemake.params.ratios,
+    data_sha256=npz_checksum(snakemake.input[0]),
+)

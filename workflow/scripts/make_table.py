@@ -14,9 +14,13 @@ log_to(snakemake.log[0])
 spec, cd_paths = snakemake.params.spec, snakemake.params.cd
 # refused if edited since collect_summary wrote it; a NaN AuRC is named by its line, not met in the ranks
 summary = read_summary(snakemake.input[0], recorded=True)
-outputs = zip(snakemake.params.metrics, snakemake.output.csv, snakemake.output.md, snakemake.output.tex)
+outputs = zip(
+    snakemake.params.metrics, snakemake.output.csv, snakemake.output.md, snakemake.output.tex
+)
 for metric, csv, md, tex in outputs:
-    table = metric_table(summary, spec, metric, intervals=snakemake.params.intervals and metric == "aurc")
+    table = metric_table(
+        summary, spec, metric, intervals=snakemake.params.intervals and metric == "aurc"
+    )
     stats = table_statistics(table, spec.methods)
     flat = table.copy()
     flat.columns = ["_".join(filter(None, col)) for col in flat.columns]
@@ -24,4 +28,6 @@ for metric, csv, md, tex in outputs:
     write_text(render_table(table, spec, stats, fmt="md", metric=metric), md)
     write_text(render_table(table, spec, stats, fmt="tex", metric=metric), tex)
     if metric in cd_paths:
-        save_figure(cd_figure(stats, spec, metric), cd_paths[metric], snakemake.params.figure_formats)
+        save_figure(
+            cd_figure(stats, spec, metric), cd_paths[metric], snakemake.params.figure_formats
+        )

@@ -5,5 +5,10 @@ from _logging import log_to
 from rejectopt.pipeline.report.ood import ood_figure_files
 
 log_to(snakemake.log[0])
-ood_figure_files(snakemake.input, snakemake.output.roc, snakemake.output.rc, dataset=snakemake.wildcards.dataset,
-                 formats=snakemake.params.figure_formats)
+ood_figure_files(
+    snakemake.input,
+    snakemake.output.roc,
+    snakemake.output.rc,
+    dataset=snakemake.wildcards.dataset,
+    formats=snakemake.params.figure_formats,
+)

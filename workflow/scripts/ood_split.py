@@ -4,9 +4,8 @@
 The rule's params other than ``splits`` are the library call's keyword arguments.
 """
 
-from threadpoolctl import threadpool_limits
-
 from _logging import log_to
+from threadpoolctl import threadpool_limits
 
 from rejectopt.pipeline.experiments.ood import run_dataset_files
 

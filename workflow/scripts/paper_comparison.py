@@ -1,7 +1,6 @@
 """Rule paper_comparison: every cell of ours beside the paper's published number."""
 
 import pandas as pd
-
 from _logging import log_to
 
 from rejectopt.pipeline import write_csv, write_text
@@ -15,4 +14,7 @@ convention = snakemake.params.convention
 comparison = paper_comparison(summary[summary["dataset"].isin(run)], reference, convention)
 write_csv(comparison, snakemake.output.csv)
 missing = sorted(set(reference["dataset"]) - set(run))
-write_text(comparison_markdown(comparison, list(snakemake.params.specs), run, missing, convention), snakemake.output.md)
+write_text(
+    comparison_markdown(comparison, list(snakemake.params.specs), run, missing, convention),
+    snakemake.output.md,
+)

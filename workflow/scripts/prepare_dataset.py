@@ -19,4 +19,9 @@ if snakemake.params.custom is not None:
     prepare_custom(snakemake.params.custom, snakemake.output[0], feature_limit=FEATURE_LIMIT)
 else:
     # The raw files are already fetched by download_raw; this re-verifies, parses and validates.
-    prepare_dataset(snakemake.wildcards.dataset, snakemake.params.raw_dir, snakemake.output[0], allow_download=False)
+    prepare_dataset(
+        snakemake.wildcards.dataset,
+        snakemake.params.raw_dir,
+        snakemake.output[0],
+        allow_download=False,
+    )

@@ -7,4 +7,7 @@ from rejectopt.pipeline.report import rankings_markdown, read_summary
 
 log_to(snakemake.log[0])
 summary = read_summary(snakemake.input[0], recorded=True)  # refused if edited since written
-write_text(rankings_markdown(summary, snakemake.params.specs, snakemake.params.metrics), snakemake.output[0])
+write_text(
+    rankings_markdown(summary, snakemake.params.specs, snakemake.params.metrics),
+    snakemake.output[0],
+)

@@ -2,8 +2,8 @@
 
 from _logging import log_to
 
-from rejectopt.pipeline.experiments.paper import summarize_dataset
 from rejectopt.pipeline import save_csv
+from rejectopt.pipeline.experiments.paper import summarize_dataset
 
 log_to(snakemake.log[0])
 summary = summarize_dataset(

@@ -6,9 +6,8 @@ n_jobs (``score_jobs``, also the BLAS thread limit) is a fixed parameter, as the
 the job's threads only set how many worker processes run the independent pieces.
 """
 
-from threadpoolctl import threadpool_limits
-
 from _logging import log_to
+from threadpoolctl import threadpool_limits
 
 from rejectopt.pipeline.experiments.landmarks import run_split_files
 

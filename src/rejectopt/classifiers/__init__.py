@@ -12,15 +12,48 @@ import lazy_loader as _lazy
 from ._registry import CLASSIFIERS, classifier_names, get_classifier, register_classifier
 
 _MODELS = "rejectopt.classifiers._selection"
-register_classifier("lr", task="classification", baseline="mcp", posteriors=True, label="LR", table="table3a",
-                    title="Table 3a: logistic regression", extension=False)(f"{_MODELS}:LogisticRegressionModel")
-register_classifier("svm", task="classification", baseline="margin", posteriors=False, label="SVM",
-                    table="table3b", title="Table 3b: linear SVM", extension=False)(f"{_MODELS}:LinearSVMModel")
-register_classifier("svor", task="ordinal", baseline="margin", posteriors=False, threads=2, label="SVOR",
-                    table="table4", title="Table 4: SVOR (ordinal regression)", extension=False)(f"{_MODELS}:SVORModel")
-register_classifier("xgb", task="classification", baseline="mcp", posteriors=True, uses_C=False, threads=1,
-                    label="XGBoost", table="table3c",
-                    title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)")(f"{_MODELS}:XGBoostModel")
+register_classifier(
+    "lr",
+    task="classification",
+    baseline="mcp",
+    posteriors=True,
+    label="LR",
+    table="table3a",
+    title="Table 3a: logistic regression",
+    extension=False,
+)(f"{_MODELS}:LogisticRegressionModel")
+register_classifier(
+    "svm",
+    task="classification",
+    baseline="margin",
+    posteriors=False,
+    label="SVM",
+    table="table3b",
+    title="Table 3b: linear SVM",
+    extension=False,
+)(f"{_MODELS}:LinearSVMModel")
+register_classifier(
+    "svor",
+    task="ordinal",
+    baseline="margin",
+    posteriors=False,
+    threads=2,
+    label="SVOR",
+    table="table4",
+    title="Table 4: SVOR (ordinal regression)",
+    extension=False,
+)(f"{_MODELS}:SVORModel")
+register_classifier(
+    "xgb",
+    task="classification",
+    baseline="mcp",
+    posteriors=True,
+    uses_C=False,
+    threads=1,
+    label="XGBoost",
+    table="table3c",
+    title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)",
+)(f"{_MODELS}:XGBoostModel")
 
 # The pipeline's own steps (``_selection.train_classifier``, ``classifier_outputs``,
 # ``_double_hinge.fit_double_hinge``) are reached through these private submodules, loaded on

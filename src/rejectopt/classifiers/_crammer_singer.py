@@ -80,7 +80,7 @@ def _hessian(Z, Pi, C, mu):
     pairs, diag = np.zeros((kk.size, iu.size)), np.zeros((K, iu.size))
     block = max(1, BLOCK_FLOATS // max(iu.size, kk.size))
     for start in range(0, rows.size, block):
-        Qb, Zb = Q[rows[start:start + block]], Z[rows[start:start + block]]
+        Qb, Zb = Q[rows[start : start + block]], Z[rows[start : start + block]]
         outer = Zb[:, iu] * Zb[:, ju]
         weights = Qb[:, kk] * Qb[:, ll]
         r, c = np.nonzero(weights)
@@ -132,7 +132,9 @@ def _solve(Z, yi, C, W, tol, max_iter, mu, predictor=None):
     """
     point = _evaluate(Z, yi, W, C, mu)
     if predictor is not None:
-        step = (C - predictor[1]) / predictor[1] * cho_solve(predictor[0], W.ravel()).reshape(W.shape)
+        step = (
+            (C - predictor[1]) / predictor[1] * cho_solve(predictor[0], W.ravel()).reshape(W.shape)
+        )
         point = _line_search(Z, yi, C, mu, point, step, 0.0) or point
     n_iter, chol, starting = 0, None, True
     while True:
@@ -155,10 +157,12 @@ def _solve(Z, yi, C, W, tol, max_iter, mu, predictor=None):
         starting = False
         if S > 0.5 * target and dec <= MU_CENTRAL * C * mu:
             mu_new = mu * min(max(MU_TARGET * target / S, MU_MIN_FACTOR), MU_MAX_FACTOR)
-            dPi = Pi * (A - np.sum(Pi * A, axis=1)[:, None]) / mu ** 2
+            dPi = Pi * (A - np.sum(Pi * A, axis=1)[:, None]) / mu**2
             step = (mu_new - mu) * cho_solve(chol, C * (dPi.T @ Z).ravel()).reshape(W.shape)
             mu = mu_new
-            point = min(_evaluate(Z, yi, W, C, mu), _evaluate(Z, yi, W + step, C, mu), key=lambda q: q[0])
+            point = min(
+                _evaluate(Z, yi, W, C, mu), _evaluate(Z, yi, W + step, C, mu), key=lambda q: q[0]
+            )
             continue
         trial = _line_search(Z, yi, C, mu, point, d.reshape(W.shape), -dec)
         if trial is None:  # no decrease at this mu within rounding: smooth less, or stop
@@ -170,8 +174,19 @@ def _solve(Z, yi, C, W, tol, max_iter, mu, predictor=None):
     D = min(D, P)  # D <= P holds exactly; this only removes rounding
     gap = P - D
     rel_gap = gap / max(abs(P), _TINY)
-    return W, mu, chol, {"objective": P, "dual_objective": D, "gap": gap, "rel_gap": rel_gap,
-                         "n_iter": n_iter, "converged": bool(rel_gap <= tol)}
+    return (
+        W,
+        mu,
+        chol,
+        {
+            "objective": P,
+            "dual_objective": D,
+            "gap": gap,
+            "rel_gap": rel_gap,
+            "n_iter": n_iter,
+            "converged": bool(rel_gap <= tol),
+        },
+    )
 
 
 def crammer_singer_objective(X, y, coef, intercept, C, classes=None):
@@ -320,8 +335,12 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
         if not self.C > 0:
             raise ValueError(f"C must be positive, got {self.C}")
         W0 = mu0 = None
-        if (self.warm_start and hasattr(self, "coef_") and np.array_equal(classes, self.classes_)
-                and self.coef_.shape[1] == X.shape[1]):
+        if (
+            self.warm_start
+            and hasattr(self, "coef_")
+            and np.array_equal(classes, self.classes_)
+            and self.coef_.shape[1] == X.shape[1]
+        ):
             W0, mu0 = np.column_stack([self.coef_, self.intercept_]), self.smoothing_
         self._fit(X, classes, yi, W0, mu0)
         return self
@@ -330,8 +349,16 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
         """Solve from ``W0`` at smoothing ``mu0``; returns the final Cholesky factor (or None)."""
         Z = np.column_stack([X, np.ones(X.shape[0])])
         W0 = np.zeros((classes.size, Z.shape[1])) if W0 is None else np.array(W0, dtype=float)
-        W, mu, chol, info = _solve(Z, yi, float(self.C), W0, float(self.tol), int(self.max_iter),
-                                   MU_START if mu0 is None else mu0, predictor)
+        W, mu, chol, info = _solve(
+            Z,
+            yi,
+            float(self.C),
+            W0,
+            float(self.tol),
+            int(self.max_iter),
+            MU_START if mu0 is None else mu0,
+            predictor,
+        )
         self.classes_ = classes
         self.coef_ = np.ascontiguousarray(W[:, :-1])
         self.intercept_ = W[:, -1].copy()
@@ -340,9 +367,12 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
         for key in ("objective", "dual_objective", "gap", "rel_gap", "n_iter", "converged"):
             setattr(self, key + "_", info[key])
         if not self.converged_:
-            warnings.warn(f"CrammerSingerSVM(C={self.C:g}) stopped after {self.n_iter_} iterations "
-                          f"(max_iter={self.max_iter}) with relative duality gap {self.rel_gap_:.3g} > "
-                          f"tol={self.tol:g}", ConvergenceWarning)
+            warnings.warn(
+                f"CrammerSingerSVM(C={self.C:g}) stopped after {self.n_iter_} iterations "
+                f"(max_iter={self.max_iter}) with relative duality gap {self.rel_gap_:.3g} > "
+                f"tol={self.tol:g}",
+                ConvergenceWarning,
+            )
         return chol
 
     def decision_function(self, X):
@@ -381,10 +411,14 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
 
 def _check_training_data(X, y):
     X, y = check_X_y(X, y, dtype=float)
-    check_classification_targets(y)  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
+    check_classification_targets(
+        y
+    )  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
     classes, yi = np.unique(y, return_inverse=True)
     if classes.size < 2:
-        raise ValueError(f"CrammerSingerSVM needs at least 2 classes in y, got {classes.size} class")
+        raise ValueError(
+            f"CrammerSingerSVM needs at least 2 classes in y, got {classes.size} class"
+        )
     return X, classes, yi.astype(np.intp)
 
 

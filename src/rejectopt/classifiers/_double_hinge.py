@@ -2,7 +2,7 @@
 
 import time
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.linalg
@@ -65,7 +65,8 @@ def chow_thresholds(c_pos=1.0, c_neg=1.0, r_pos=0.2, r_neg=0.2):
     if r_pos / c_pos + r_neg / c_neg >= 1.0:
         raise ValueError(
             f"inconsistent costs {costs}: need r_pos/c_pos + r_neg/c_neg < 1, else rejection is "
-            "never optimal (Chow's thresholds satisfy p_minus >= p_plus)")
+            "never optimal (Chow's thresholds satisfy p_minus >= p_plus)"
+        )
     return r_neg / (c_pos - r_pos + r_neg), (c_neg - r_neg) / (c_neg - r_neg + r_pos)
 
 
@@ -204,7 +205,9 @@ def _solve(Phi, y, cxi, ceta, t, tau, *, K=None, tol=1e-8, max_iter=100):
         try:
             fac = scipy.linalg.cho_factor(S, check_finite=False)
             solve_S = lambda rhs: scipy.linalg.cho_solve(fac, rhs, check_finite=False)  # noqa: E731
-        except np.linalg.LinAlgError:  # numerically indefinite near the end: pivoted LU + refinement
+        except (
+            np.linalg.LinAlgError
+        ):  # numerically indefinite near the end: pivoted LU + refinement
             fac = scipy.linalg.lu_factor(S, check_finite=False)
             solve_S = lambda rhs: scipy.linalg.lu_solve(fac, rhs, check_finite=False)  # noqa: E731
 
@@ -231,7 +234,8 @@ def _solve(Phi, y, cxi, ceta, t, tau, *, K=None, tol=1e-8, max_iter=100):
                     break
                 fix = newton(err, zero_n, zero_n, zero_4, zero_4)
                 step_ = [a + b for a, b in zip(step_[:3], fix[:3])] + [
-                    [a + b for a, b in zip(step_[k], fix[k])] for k in (3, 4)]
+                    [a + b for a, b in zip(step_[k], fix[k])] for k in (3, 4)
+                ]
             return step_
 
         def step(ds, dlam):
@@ -239,13 +243,15 @@ def _solve(Phi, y, cxi, ceta, t, tau, *, K=None, tol=1e-8, max_iter=100):
 
         mu = complementarity / (4 * n)
         rc = [sk * lk for sk, lk in zip(s, lam)]
-        _, _, _, ds, dlam = direction(rc)                       # predictor (affine scaling)
+        _, _, _, ds, dlam = direction(rc)  # predictor (affine scaling)
         a_aff = min(1.0, step(ds, dlam))
-        mu_aff = sum(float((sk + a_aff * dsk) @ (lk + a_aff * dlk))
-                     for sk, dsk, lk, dlk in zip(s, ds, lam, dlam)) / (4 * n)
+        mu_aff = sum(
+            float((sk + a_aff * dsk) @ (lk + a_aff * dlk))
+            for sk, dsk, lk, dlk in zip(s, ds, lam, dlam)
+        ) / (4 * n)
         sigma = (mu_aff / mu) ** 3
         rc = [rck + dsk * dlk - sigma * mu for rck, dsk, dlk in zip(rc, ds, dlam)]
-        dv, dxi, deta, ds, dlam = direction(rc)                 # corrector
+        dv, dxi, deta, ds, dlam = direction(rc)  # corrector
         a = min(1.0, 0.99 * step(ds, dlam))
         stalled = stalled + 1 if a < 1e-6 else 0
         v, xi, eta = v + a * dv, xi + a * dxi, eta + a * deta
@@ -259,9 +265,13 @@ def _solve(Phi, y, cxi, ceta, t, tau, *, K=None, tol=1e-8, max_iter=100):
             best = sparse
             break
     primal, dual, gamma, b = best
-    info.update(objective=primal, dual_objective=dual, gap=primal - dual,
-                rel_gap=(primal - dual) / max(abs(primal), 1e-300),
-                converged=primal - dual <= tol * abs(primal))
+    info.update(
+        objective=primal,
+        dual_objective=dual,
+        gap=primal - dual,
+        rel_gap=(primal - dual) / max(abs(primal), 1e-300),
+        converged=primal - dual <= tol * abs(primal),
+    )
     return gamma, b, info
 
 
@@ -439,8 +449,22 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
     (['a', 'b'], [False, True, False])
     """
 
-    def __init__(self, *, reject_cost=0.2, C=1.0, kernel="linear", gamma="scale", n_landmarks=None,
-                 random_state=None, c_pos=None, c_neg=None, r_pos=None, r_neg=None, tol=1e-8, max_iter=100):
+    def __init__(
+        self,
+        *,
+        reject_cost=0.2,
+        C=1.0,
+        kernel="linear",
+        gamma="scale",
+        n_landmarks=None,
+        random_state=None,
+        c_pos=None,
+        c_neg=None,
+        r_pos=None,
+        r_neg=None,
+        tol=1e-8,
+        max_iter=100,
+    ):
         self.reject_cost = reject_cost
         self.C = C
         self.kernel = kernel
@@ -465,9 +489,13 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         if self.r_pos is None or self.r_neg is None:
             if not np.isfinite(d) or d <= 0:
                 raise ValueError(f"reject_cost must be positive, got {d!r}")
-            if d >= 0.5 and all(c is None for c in (self.c_pos, self.c_neg, self.r_pos, self.r_neg)):
-                raise ValueError(f"reject_cost must be < 1/2, got {d!r}: with a rejection cost of at "
-                                 "least half the misclassification cost rejection is never optimal")
+            if d >= 0.5 and all(
+                c is None for c in (self.c_pos, self.c_neg, self.r_pos, self.r_neg)
+            ):
+                raise ValueError(
+                    f"reject_cost must be < 1/2, got {d!r}: with a rejection cost of at "
+                    "least half the misclassification cost rejection is never optimal"
+                )
         costs = [1.0 if c is None else c for c in (self.c_pos, self.c_neg)]
         costs += [d if r is None else r for r in (self.r_pos, self.r_neg)]
         chow_thresholds(*costs)
@@ -484,7 +512,9 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         if self.gamma == "auto":
             return 1.0 / X.shape[1]
         if isinstance(self.gamma, str) or not self.gamma > 0:
-            raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {self.gamma!r}")
+            raise ValueError(
+                f"gamma must be 'scale', 'auto' or a positive float, got {self.gamma!r}"
+            )
         return float(self.gamma)
 
     def fit(self, X, y):
@@ -494,8 +524,10 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if self.classes_.size != 2:
             k = self.classes_.size
-            raise ValueError(f"Only binary classification is supported. DoubleHingeSVM needs exactly two "
-                             f"classes in y, found {k} class{'es' if k > 1 else ''}: {self.classes_.tolist()[:10]}")
+            raise ValueError(
+                f"Only binary classification is supported. DoubleHingeSVM needs exactly two "
+                f"classes in y, found {k} class{'es' if k > 1 else ''}: {self.classes_.tolist()[:10]}"
+            )
         if not (np.isfinite(self.C) and self.C > 0):
             raise ValueError(f"C must be positive, got {self.C!r}")
         c_pos, c_neg, r_pos, r_neg = self._costs()
@@ -511,21 +543,31 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         self.feature_map_, self.n_landmarks_ = None, None
         if self.n_landmarks is not None:
             if self.kernel != "rbf":
-                raise ValueError(f"n_landmarks is the Nyström rank of the rbf kernel; kernel={self.kernel!r} "
-                                 "takes n_landmarks=None")
-            if isinstance(self.n_landmarks, bool) or not isinstance(self.n_landmarks, (int, np.integer)) \
-                    or self.n_landmarks < 1:
-                raise ValueError(f"n_landmarks must be a positive int or None, got {self.n_landmarks!r}")
+                raise ValueError(
+                    f"n_landmarks is the Nyström rank of the rbf kernel; kernel={self.kernel!r} "
+                    "takes n_landmarks=None"
+                )
+            if (
+                isinstance(self.n_landmarks, bool)
+                or not isinstance(self.n_landmarks, (int, np.integer))
+                or self.n_landmarks < 1
+            ):
+                raise ValueError(
+                    f"n_landmarks must be a positive int or None, got {self.n_landmarks!r}"
+                )
             self.n_landmarks_ = int(min(self.n_landmarks, X.shape[0]))
-            self.feature_map_ = Nystroem(gamma=self.gamma_, n_components=self.n_landmarks_,
-                                         random_state=self.random_state).fit(X)
+            self.feature_map_ = Nystroem(
+                gamma=self.gamma_, n_components=self.n_landmarks_, random_state=self.random_state
+            ).fit(X)
             K, Phi = None, self.feature_map_.transform(X)
         elif self.kernel == "linear":
             K, Phi = None, X
         else:
             K = rbf_kernel(X, gamma=self.gamma_)
             Phi = _rbf_features(K)
-        gamma, b, info = _solve(Phi, ys, cxi, ceta, t, tau, K=K, tol=self.tol, max_iter=self.max_iter)
+        gamma, b, info = _solve(
+            Phi, ys, cxi, ceta, t, tau, K=K, tol=self.tol, max_iter=self.max_iter
+        )
         self.support_ = np.flatnonzero(gamma > 0)
         self.dual_coef_ = (ys * gamma)[self.support_]
         self.intercept_ = b
@@ -537,8 +579,12 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         self.gap_, self.rel_gap_ = info["gap"], info["rel_gap"]
         self.n_iter_, self.converged_ = info["n_iter"], info["converged"]
         if not self.converged_:
-            warnings.warn(f"DoubleHingeSVM: relative duality gap {self.rel_gap_:.2e} > tol={self.tol:g} "
-                          f"after {self.n_iter_} iterations", ConvergenceWarning, stacklevel=2)
+            warnings.warn(
+                f"DoubleHingeSVM: relative duality gap {self.rel_gap_:.2e} > tol={self.tol:g} "
+                f"after {self.n_iter_} iterations",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         return self
 
     def decision_function(self, X):
@@ -546,13 +592,18 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "intercept_")
         X = check_array(X, dtype=np.float64)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but DoubleHingeSVM is expecting "
-                             f"{self.n_features_in_} features as input.")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but DoubleHingeSVM is expecting "
+                f"{self.n_features_in_} features as input."
+            )
         if self.feature_map_ is not None:
             return self.feature_map_.transform(X) @ self.coef_ + self.intercept_
         if self.kernel == "linear":
             return X @ self.coef_ + self.intercept_
-        return rbf_kernel(X, self.support_vectors_, gamma=self.gamma_) @ self.dual_coef_ + self.intercept_
+        return (
+            rbf_kernel(X, self.support_vectors_, gamma=self.gamma_) @ self.dual_coef_
+            + self.intercept_
+        )
 
     def predict(self, X):
         """The class on f's side of ``threshold_`` (0 for equal misclassification costs), rejected or not."""
@@ -565,9 +616,20 @@ class DoubleHingeSVM(ClassifierMixin, BaseEstimator):
         return (f > self.f_minus_) & (f < self.f_plus_)
 
 
-def fit_double_hinge(Z_trn, y_trn, Z_val, y_val, reject_cost: float, C_grid: Sequence[float], *,
-                     c_scaling: str = "mean", kernel: str = "linear", gamma_grid: Sequence[float] | None = None,
-                     n_landmarks: int | None = None, random_state=None):
+def fit_double_hinge(
+    Z_trn,
+    y_trn,
+    Z_val,
+    y_val,
+    reject_cost: float,
+    C_grid: Sequence[float],
+    *,
+    c_scaling: str = "mean",
+    kernel: str = "linear",
+    gamma_grid: Sequence[float] | None = None,
+    n_landmarks: int | None = None,
+    random_state=None,
+):
     """One :class:`DoubleHingeSVM` per ``C`` (and per RBF width); the best by the validation cost risk.
 
     Model selection for the cost-based model: the cost risk ``(errors + d rejections) / n`` of
@@ -627,12 +689,16 @@ def fit_double_hinge(Z_trn, y_trn, Z_val, y_val, reject_cost: float, C_grid: Seq
         raise ValueError(f"c_scaling must be 'mean' or 'sum', got {c_scaling!r}")
     if kernel == "linear":
         if gamma_grid is not None:
-            raise ValueError("gamma_grid is the RBF kernel's; the linear kernel takes gamma_grid=None")
+            raise ValueError(
+                "gamma_grid is the RBF kernel's; the linear kernel takes gamma_grid=None"
+            )
         grid = [(None, float(c)) for c in sorted(float(c) for c in C_grid)]
     elif kernel == "rbf":
         gammas = sorted(float(g) for g in (gamma_grid or ()))
         if not gammas or any(not (np.isfinite(g) and g > 0) for g in gammas):
-            raise ValueError(f"kernel='rbf' needs gamma_grid of positive widths, got {gamma_grid!r}")
+            raise ValueError(
+                f"kernel='rbf' needs gamma_grid of positive widths, got {gamma_grid!r}"
+            )
         grid = [(g, float(c)) for g in gammas for c in sorted(float(c) for c in C_grid)]
     else:
         raise ValueError(f"kernel must be 'linear' or 'rbf', got {kernel!r}")
@@ -642,16 +708,35 @@ def fit_double_hinge(Z_trn, y_trn, Z_val, y_val, reject_cost: float, C_grid: Seq
     for gamma, C in grid:
         key = C if gamma is None else (gamma, C)
         weight = C / n if c_scaling == "mean" else C
-        extra = {} if gamma is None else {"kernel": "rbf", "gamma": gamma, "n_landmarks": n_landmarks,
-                                          "random_state": random_state}
+        extra = (
+            {}
+            if gamma is None
+            else {
+                "kernel": "rbf",
+                "gamma": gamma,
+                "n_landmarks": n_landmarks,
+                "random_state": random_state,
+            }
+        )
         wall, cpu = time.perf_counter(), time.process_time()
         model = DoubleHingeSVM(reject_cost=reject_cost, C=weight, **extra).fit(Z_trn, y_trn)
-        fits[key] = (time.perf_counter() - wall, time.process_time() - cpu, int(model.n_iter_), float(model.rel_gap_))
+        fits[key] = (
+            time.perf_counter() - wall,
+            time.process_time() - cpu,
+            int(model.n_iter_),
+            float(model.rel_gap_),
+        )
         loss = per_example_loss("zero_one", y_val, model.predict(Z_val))
         risks[key] = selective_outcome(loss, ~model.reject(Z_val), reject_cost)["cost_risk"]
         if best is None or risks[key] < best[2]:
             best = (model, key, risks[key])
     model, key, _ = best
-    info = {"key": key, "gamma": None if kernel == "linear" else key[0], "val_cost_risk": risks, "fits": fits,
-            "fit_wall_s": sum(f[0] for f in fits.values()), "fit_cpu_s": sum(f[1] for f in fits.values())}
+    info = {
+        "key": key,
+        "gamma": None if kernel == "linear" else key[0],
+        "val_cost_risk": risks,
+        "fits": fits,
+        "fit_wall_s": sum(f[0] for f in fits.values()),
+        "fit_cpu_s": sum(f[1] for f in fits.values()),
+    }
     return model, (key if kernel == "linear" else key[1]), info

@@ -79,18 +79,30 @@ class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit on two labels (``{0, 1}`` or any two, the second in sorted order positive); returns self."""
         X, y = validate_data(self, X, y, dtype=float)
-        check_classification_targets(y)  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
+        check_classification_targets(
+            y
+        )  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
         labels = np.unique(y)
         if labels.dtype.kind in "biuf" and np.isin(labels, [0, 1]).all():
-            classes = np.array([0, 1])  # the pipeline's encoding, also when a split holds one of them
+            classes = np.array(
+                [0, 1]
+            )  # the pipeline's encoding, also when a split holds one of them
         elif labels.size == 2:
             classes = labels
         else:
             prefix = "" if labels.size < 2 else "Only binary classification is supported: "
-            raise ValueError(f"{prefix}BinaryHingeSVM needs two classes, got {labels.size} class(es): "
-                             f"{labels[:5].tolist()}{' ...' if labels.size > 5 else ''}")
-        w, b, info = solve_threshold_hinge_qp(X, (y == classes[1]).astype(np.int64), 1, float(self.C),
-                                              tol=self.tol, max_iter=self.max_iter)
+            raise ValueError(
+                f"{prefix}BinaryHingeSVM needs two classes, got {labels.size} class(es): "
+                f"{labels[:5].tolist()}{' ...' if labels.size > 5 else ''}"
+            )
+        w, b, info = solve_threshold_hinge_qp(
+            X,
+            (y == classes[1]).astype(np.int64),
+            1,
+            float(self.C),
+            tol=self.tol,
+            max_iter=self.max_iter,
+        )
         self.coef_ = w
         self.intercept_ = float(-b[0])
         self.classes_ = classes
@@ -112,7 +124,9 @@ class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # a binary model: scikit-learn's checks skip multiclass problems
+        tags.classifier_tags.multi_class = (
+            False  # a binary model: scikit-learn's checks skip multiclass problems
+        )
         return tags
 
 
@@ -133,7 +147,9 @@ def lr_solver(n_features, n_classes):
     return "newton-cholesky" if (n_features + 1) * n_classes <= NEWTON_MAX_PARAMS else "lbfgs"
 
 
-def make_classifier(kind, *, C, n_classes, n_samples, n_features=None, random_state=0, c_scaling="sum"):
+def make_classifier(
+    kind, *, C, n_classes, n_samples, n_features=None, random_state=0, c_scaling="sum"
+):
     """Unfitted ``Pipeline(StandardScaler, model)`` for one model of section 5.2.
 
     The scaler standardises with the statistics of the data the pipeline is fitted on
@@ -204,8 +220,9 @@ def make_classifier(kind, *, C, n_classes, n_samples, n_features=None, random_st
     c, C = loss_weights(C, n_samples, c_scaling)
     if kind == "lr":
         solver = "lbfgs" if n_features is None else lr_solver(n_features, n_classes)
-        model = LogisticRegression(C=c, solver=solver, tol=LR_TOL, max_iter=LR_MAX_ITER,
-                                   random_state=random_state)
+        model = LogisticRegression(
+            C=c, solver=solver, tol=LR_TOL, max_iter=LR_MAX_ITER, random_state=random_state
+        )
     elif kind == "svm" and n_classes == 2:
         model = BinaryHingeSVM(C=C, random_state=random_state)
     elif kind == "svm":
@@ -228,8 +245,15 @@ def loss_weights(C, n_samples, c_scaling="sum"):
 
 
 def _fit_classifier(kind, X, y, *, C, n_classes, random_state=0, c_scaling="sum"):
-    pipe = make_classifier(kind, C=C, n_classes=n_classes, n_samples=X.shape[0], n_features=X.shape[1],
-                           random_state=random_state, c_scaling=c_scaling)
+    pipe = make_classifier(
+        kind,
+        C=C,
+        n_classes=n_classes,
+        n_samples=X.shape[0],
+        n_features=X.shape[1],
+        random_state=random_state,
+        c_scaling=c_scaling,
+    )
     if kind == "lr" and np.unique(y).size == 2:
         pipe.set_params(model__C=2.0 * pipe[-1].C)
     return pipe.fit(X, y)

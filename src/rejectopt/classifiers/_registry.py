@@ -6,7 +6,14 @@ from dataclasses import dataclass
 
 from .._registry import ClassEntry, Registry, RegistryError
 
-__all__ = ["CLASSIFIERS", "TASKS", "ClassifierInfo", "classifier_names", "get_classifier", "register_classifier"]
+__all__ = [
+    "CLASSIFIERS",
+    "TASKS",
+    "ClassifierInfo",
+    "classifier_names",
+    "get_classifier",
+    "register_classifier",
+]
 
 #: Prediction tasks of the benchmark: the loss is ``100 [y != y']`` or ``|y - y'|``.
 TASKS = ("classification", "ordinal")
@@ -151,7 +158,9 @@ def register_classifier(
     >>> CLASSIFIERS.remove("nearest_mean")  # forget it again (tests, interactive sessions)
     """
     if task not in TASKS:
-        raise RegistryError(f"register_classifier({name!r}): task must be one of {TASKS}, got {task!r}")
+        raise RegistryError(
+            f"register_classifier({name!r}): task must be one of {TASKS}, got {task!r}"
+        )
 
     def entry(cls) -> ClassifierInfo:
         return ClassifierInfo(

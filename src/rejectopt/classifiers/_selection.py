@@ -27,8 +27,10 @@ def _check_labels(y, n_classes, name):
         raise ValueError(f"{name} must hold integer labels 0..K-1")
     y = y.astype(np.int64)
     if y.size and (y.min() < 0 or (n_classes is not None and y.max() >= n_classes)):
-        raise ValueError(f"{name} must lie in 0..{n_classes - 1 if n_classes else 'K-1'}, "
-                         f"got range [{y.min()}, {y.max()}]")
+        raise ValueError(
+            f"{name} must lie in 0..{n_classes - 1 if n_classes else 'K-1'}, "
+            f"got range [{y.min()}, {y.max()}]"
+        )
     return y
 
 
@@ -38,8 +40,19 @@ def _error(y_true, y_pred, loss):
     return float(np.mean(np.abs(y_true - y_pred)))
 
 
-def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=None, random_state=0,
-                     loss=None, n_classes=None, c_scaling="sum", n_jobs=1):
+def train_classifier(
+    kind,
+    X_trn,
+    y_trn,
+    X_val,
+    y_val,
+    C_grid=None,
+    random_state=0,
+    loss=None,
+    n_classes=None,
+    c_scaling="sum",
+    n_jobs=1,
+):
     """Train one model per ``C`` on Trn1 and keep the best on Val1 (section 5.2).
 
     Parameters
@@ -100,8 +113,18 @@ def train_classifier(kind, X_trn, y_trn, X_val, y_val, C_grid=None, random_state
     y_val = _check_labels(y_val, n_classes, "y_val")
     if n_classes is None:
         n_classes = int(max(y_trn.max(), y_val.max())) + 1
-    return info.cls.train(X_trn, y_trn, X_val, y_val, C_grid=C_grid, n_classes=n_classes,
-                          random_state=random_state, n_jobs=n_jobs, loss=loss, c_scaling=c_scaling)
+    return info.cls.train(
+        X_trn,
+        y_trn,
+        X_val,
+        y_val,
+        C_grid=C_grid,
+        n_classes=n_classes,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        loss=loss,
+        c_scaling=c_scaling,
+    )
 
 
 class _LinearModel:
@@ -110,14 +133,33 @@ class _LinearModel:
     kind = ""
 
     @classmethod
-    def train(cls, X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss, c_scaling="sum"):
+    def train(
+        cls,
+        X_trn,
+        y_trn,
+        X_val,
+        y_val,
+        *,
+        C_grid,
+        n_classes,
+        random_state,
+        n_jobs,
+        loss,
+        c_scaling="sum",
+    ):
         C_grid = C_GRID if C_grid is None else C_grid
         if len(C_grid) == 0:
             raise ValueError("C_grid is empty")
         best = None
         errors = {}
-        models = cls._fit_grid(X_trn, y_trn, sorted(C_grid), n_classes=n_classes, random_state=random_state,
-                               c_scaling=c_scaling)
+        models = cls._fit_grid(
+            X_trn,
+            y_trn,
+            sorted(C_grid),
+            n_classes=n_classes,
+            random_state=random_state,
+            c_scaling=c_scaling,
+        )
         for C, model in zip(sorted(C_grid), models):
             _log_certificate(cls.kind, C, model[-1])
             y_hat = cls.outputs(model, X_val, n_classes=n_classes)["y_pred"]
@@ -129,8 +171,18 @@ class _LinearModel:
     @classmethod
     def _fit_grid(cls, X_trn, y_trn, C_grid, *, n_classes, random_state, c_scaling):
         """One fitted ``Pipeline(StandardScaler, model)`` per C of ``C_grid`` (increasing)."""
-        return [_fit_classifier(cls.kind, X_trn, y_trn, C=C, n_classes=n_classes, random_state=random_state,
-                                c_scaling=c_scaling) for C in C_grid]
+        return [
+            _fit_classifier(
+                cls.kind,
+                X_trn,
+                y_trn,
+                C=C,
+                n_classes=n_classes,
+                random_state=random_state,
+                c_scaling=c_scaling,
+            )
+            for C in C_grid
+        ]
 
 
 #: The words a job's log uses for a fit that stopped at its iteration cap without its convergence
@@ -143,14 +195,33 @@ def _log_certificate(kind, C, est):
     with :data:`CAP_MESSAGE` when the fit stopped at its iteration cap (LR: scikit-learn's ``n_iter_`` at
     ``max_iter``; the certified solvers: ``converged_`` false) -- never silently."""
     if hasattr(est, "rel_gap_"):
-        log.info("%s C=%g: objective %.10g, relative duality gap %.2e, %d iterations, converged %s", kind, C,
-                 est.objective_, est.rel_gap_, est.n_iter_, est.converged_)
+        log.info(
+            "%s C=%g: objective %.10g, relative duality gap %.2e, %d iterations, converged %s",
+            kind,
+            C,
+            est.objective_,
+            est.rel_gap_,
+            est.n_iter_,
+            est.converged_,
+        )
         if not est.converged_:
-            log.warning("%s C=%g %s (%d iterations, relative duality gap %.2e above its tolerance)", kind, C,
-                        CAP_MESSAGE, est.n_iter_, est.rel_gap_)
+            log.warning(
+                "%s C=%g %s (%d iterations, relative duality gap %.2e above its tolerance)",
+                kind,
+                C,
+                CAP_MESSAGE,
+                est.n_iter_,
+                est.rel_gap_,
+            )
     elif hasattr(est, "max_iter") and np.max(getattr(est, "n_iter_", 0)) >= est.max_iter:
-        log.warning("%s C=%g %s (%d iterations, gradient tolerance %g not reached)", kind, C, CAP_MESSAGE,
-                    int(np.max(est.n_iter_)), est.tol)
+        log.warning(
+            "%s C=%g %s (%d iterations, gradient tolerance %g not reached)",
+            kind,
+            C,
+            CAP_MESSAGE,
+            int(np.max(est.n_iter_)),
+            est.tol,
+        )
 
 
 class LogisticRegressionModel(_LinearModel):
@@ -193,14 +264,23 @@ class LinearSVMModel(_LinearModel):
         (:func:`fit_crammer_singer_path`; each fit certified to :data:`CS_TOL`), the same
         models as :func:`make_classifier` up to the solver tolerance; binary: as every linear model."""
         if n_classes == 2:
-            return super()._fit_grid(X_trn, y_trn, C_grid, n_classes=n_classes, random_state=random_state,
-                                     c_scaling=c_scaling)
-        from sklearn.pipeline import Pipeline  # scikit-learn: heavy, reading the registry must not load it
+            return super()._fit_grid(
+                X_trn,
+                y_trn,
+                C_grid,
+                n_classes=n_classes,
+                random_state=random_state,
+                c_scaling=c_scaling,
+            )
+        # scikit-learn: heavy, reading the registry must not load it
+        from sklearn.pipeline import Pipeline
         from sklearn.preprocessing import StandardScaler  # scikit-learn: as above
 
         scaler = StandardScaler().fit(X_trn)
         weights = [loss_weights(C, X_trn.shape[0], c_scaling)[0] for C in C_grid]
-        path = fit_crammer_singer_path(scaler.transform(X_trn), y_trn, weights, tol=CS_TOL, random_state=random_state)
+        path = fit_crammer_singer_path(
+            scaler.transform(X_trn), y_trn, weights, tol=CS_TOL, random_state=random_state
+        )
         return [Pipeline([("scaler", scaler), ("model", est)]) for est in path]
 
 
@@ -212,20 +292,40 @@ class SVORModel(_LinearModel):
     @staticmethod
     def outputs(model, X, n_classes=None):
         est, Z = model[-1], model[:-1].transform(X)
-        return {"y_pred": est.predict(Z), "baseline": est.margin(Z), "decision": est.decision_function(Z)}
+        return {
+            "y_pred": est.predict(Z),
+            "baseline": est.margin(Z),
+            "decision": est.decision_function(Z),
+        }
 
 
 class XGBoostModel:
     """Gradient-boosted trees on their own hyper-parameter grid (:func:`~rejectopt.classifiers._xgb.train_xgb`)."""
 
     @staticmethod
-    def train(X_trn, y_trn, X_val, y_val, *, C_grid, n_classes, random_state, n_jobs, loss, c_scaling="sum"):
-        return _train_xgb_on_grid(X_trn, y_trn, X_val, y_val, C_grid, random_state, loss, n_classes, n_jobs)
+    def train(
+        X_trn,
+        y_trn,
+        X_val,
+        y_val,
+        *,
+        C_grid,
+        n_classes,
+        random_state,
+        n_jobs,
+        loss,
+        c_scaling="sum",
+    ):
+        return _train_xgb_on_grid(
+            X_trn, y_trn, X_val, y_val, C_grid, random_state, loss, n_classes, n_jobs
+        )
 
     @staticmethod
     def outputs(model, X, n_classes=None):
         if n_classes is not None and int(n_classes) != model.n_classes_:
-            raise ValueError(f"model was trained for n_classes={model.n_classes_}, got n_classes={n_classes}")
+            raise ValueError(
+                f"model was trained for n_classes={model.n_classes_}, got n_classes={n_classes}"
+            )
         return xgb_outputs(model, X)
 
 
@@ -242,13 +342,27 @@ def _train_xgb_on_grid(X_trn, y_trn, X_val, y_val, grid, random_state, loss, n_c
     if grid is None:
         grid = XGB_GRID
     elif any(not isinstance(point, dict) for point in grid):
-        raise ValueError("xgb has no C: pass C_grid=None (XGB_GRID) or a sequence of hyper-parameter dicts")
-    model, index, errors = train_xgb(X_trn, y_trn, X_val, y_val, grid=grid, random_state=random_state,
-                                     n_classes=n_classes, error=lambda y_true, y_pred: _error(y_true, y_pred, loss),
-                                     n_jobs=n_jobs)
+        raise ValueError(
+            "xgb has no C: pass C_grid=None (XGB_GRID) or a sequence of hyper-parameter dicts"
+        )
+    model, index, errors = train_xgb(
+        X_trn,
+        y_trn,
+        X_val,
+        y_val,
+        grid=grid,
+        random_state=random_state,
+        n_classes=n_classes,
+        error=lambda y_true, y_pred: _error(y_true, y_pred, loss),
+        n_jobs=n_jobs,
+    )
     if model.capped_:
-        log.warning("xgb grid point %d %s (%d boosting rounds, Val1 log-loss still falling)", model.grid_index_,
-                    CAP_MESSAGE, model.best_iteration_ + 1)
+        log.warning(
+            "xgb grid point %d %s (%d boosting rounds, Val1 log-loss still falling)",
+            model.grid_index_,
+            CAP_MESSAGE,
+            model.best_iteration_ + 1,
+        )
     return model, index, errors
 
 

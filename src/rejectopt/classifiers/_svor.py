@@ -145,8 +145,11 @@ def solve_threshold_hinge_qp(X, y, n_thr, C, *, tol=1e-6, max_iter=200, verbose=
     n, d = X.shape
     if n_thr == 0:
         w = np.zeros(d)
-        return w, np.empty(0), dict(objective=0.0, dual_objective=0.0, gap=0.0,
-                                    rel_gap=0.0, n_iter=0, converged=True)
+        return (
+            w,
+            np.empty(0),
+            dict(objective=0.0, dual_objective=0.0, gap=0.0, rel_gap=0.0, n_iter=0, converged=True),
+        )
     # Thresholds with all examples on one side have zero loss at the optimum for any
     # w (the threshold can move out of the way): exclude them from the QP and set
     # them from the exact 1-D rule afterwards.
@@ -218,8 +221,9 @@ def solve_threshold_hinge_qp(X, y, n_thr, C, *, tol=1e-6, max_iter=200, verbose=
                 return dw, db, da, dt, dxi
 
             def step_length(da, dt, dxi):
-                s = min(_max_step(alpha, da), _max_step(mu, -da),
-                        _max_step(t, dt), _max_step(xi, dxi))
+                s = min(
+                    _max_step(alpha, da), _max_step(mu, -da), _max_step(t, dt), _max_step(xi, dxi)
+                )
                 return s
 
             # predictor
@@ -227,8 +231,10 @@ def solve_threshold_hinge_qp(X, y, n_thr, C, *, tol=1e-6, max_iter=200, verbose=
             r2 = mu * xi
             dw, db, da, dt, dxi = direction(r1, r2)
             s_aff = min(1.0, step_length(da, dt, dxi))
-            mu_aff = (((alpha + s_aff * da) * (t + s_aff * dt)).sum()
-                      + ((mu - s_aff * da) * (xi + s_aff * dxi)).sum()) / m2
+            mu_aff = (
+                ((alpha + s_aff * da) * (t + s_aff * dt)).sum()
+                + ((mu - s_aff * da) * (xi + s_aff * dxi)).sum()
+            ) / m2
             sigma = (mu_aff / mu_c) ** 3
             # corrector
             r1 = r1 + da * dt - sigma * mu_c
@@ -263,8 +269,12 @@ def solve_threshold_hinge_qp(X, y, n_thr, C, *, tol=1e-6, max_iter=200, verbose=
     dual = best[3] if J > 0 else 0.0
     if J == 0:
         info["converged"] = True
-    info.update(objective=primal, dual_objective=dual, gap=primal - dual,
-                rel_gap=(primal - dual) / max(abs(primal), 1e-300))
+    info.update(
+        objective=primal,
+        dual_objective=dual,
+        gap=primal - dual,
+        rel_gap=(primal - dual) / max(abs(primal), 1e-300),
+    )
     return w, b_full, info
 
 
@@ -334,8 +344,9 @@ class SVOR(ClassifierMixin, BaseEstimator):
     [0, 0, 1, 2]
     """
 
-    def __init__(self, *, C=1.0, n_classes=None, tol=1e-6, max_iter=200,
-                 random_state=0, verbose=False):
+    def __init__(
+        self, *, C=1.0, n_classes=None, tol=1e-6, max_iter=200, random_state=0, verbose=False
+    ):
         self.C = C
         self.n_classes = n_classes
         self.tol = tol
@@ -357,22 +368,33 @@ class SVOR(ClassifierMixin, BaseEstimator):
         self
         """
         X, y = validate_data(self, X, y, dtype=float)
-        check_classification_targets(y)  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
+        check_classification_targets(
+            y
+        )  # "Unknown label type" for a continuous y, as scikit-learn's classifiers say
         if y.dtype.kind not in "biuf":
-            raise ValueError(f"SVOR needs ordinal labels, the integers 0..n_classes-1 in the classes' order; got "
-                             f"{y.dtype} labels such as {y[:1].tolist()[0]!r}: encode them in their order first")
+            raise ValueError(
+                f"SVOR needs ordinal labels, the integers 0..n_classes-1 in the classes' order; got "
+                f"{y.dtype} labels such as {y[:1].tolist()[0]!r}: encode them in their order first"
+            )
         if not np.all(np.mod(y, 1) == 0):
             raise ValueError("y must hold integer labels 0..n_classes-1")
         y = y.astype(np.int64)
         n_classes = int(y.max()) + 1 if self.n_classes is None else int(self.n_classes)
         if y.min() < 0 or y.max() >= n_classes:
-            raise ValueError(f"labels must lie in 0..{n_classes - 1}, got range "
-                             f"[{y.min()}, {y.max()}]")
+            raise ValueError(
+                f"labels must lie in 0..{n_classes - 1}, got range [{y.min()}, {y.max()}]"
+            )
         if self.C <= 0:
             raise ValueError(f"C must be positive, got {self.C}")
-        w, b, info = solve_threshold_hinge_qp(X, y, n_classes - 1, float(self.C),
-                                              tol=self.tol, max_iter=self.max_iter,
-                                              verbose=self.verbose)
+        w, b, info = solve_threshold_hinge_qp(
+            X,
+            y,
+            n_classes - 1,
+            float(self.C),
+            tol=self.tol,
+            max_iter=self.max_iter,
+            verbose=self.verbose,
+        )
         self.coef_ = w
         self.thresholds_ = b
         self.n_classes_ = n_classes

@@ -83,9 +83,11 @@ def _import_xgboost():
     try:
         import xgboost  # xgboost: heavy, only an XGBoost fit needs it
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("the 'xgb' classifier needs the xgboost package: pip install 'rejectopt[xgboost]' "
-                          "(XGBoost's CPU build, also in the pipeline extra) or pip install xgboost (its CUDA "
-                          "build)") from err
+        raise ImportError(
+            "the 'xgb' classifier needs the xgboost package: pip install 'rejectopt[xgboost]' "
+            "(XGBoost's CPU build, also in the pipeline extra) or pip install xgboost (its CUDA "
+            "build)"
+        ) from err
     return xgboost
 
 
@@ -111,13 +113,17 @@ class _Matrices:
         check_consistent_length(X, y)
         self.classes = np.unique(y)
         if self.classes.size < 2:
-            raise ValueError(f"xgb needs at least two classes in training, got {self.classes.tolist()}")
+            raise ValueError(
+                f"xgb needs at least two classes in training, got {self.classes.tolist()}"
+            )
         self.n_classes = int(self.classes.max()) + 1 if n_classes is None else int(n_classes)
         if self.classes.max() >= self.n_classes:
             raise ValueError(f"label {self.classes.max()} >= n_classes={self.n_classes}")
         self.n_jobs = _check_n_jobs(n_jobs)
         self.n_features = X.shape[1]
-        self.train = xgboost.QuantileDMatrix(X, np.searchsorted(self.classes, y), nthread=self.n_jobs)
+        self.train = xgboost.QuantileDMatrix(
+            X, np.searchsorted(self.classes, y), nthread=self.n_jobs
+        )
         self.val = None
         if X_val is not None:
             X_val = check_array(X_val, dtype=float)
@@ -125,17 +131,29 @@ class _Matrices:
             check_consistent_length(X_val, y_val)
             known = np.isin(y_val, self.classes)
             if not known.any():
-                raise ValueError("no validation example belongs to a class seen in training; cannot early-stop")
-            self.val = xgboost.QuantileDMatrix(X_val[known], np.searchsorted(self.classes, y_val[known]),
-                                               ref=self.train, nthread=self.n_jobs)
+                raise ValueError(
+                    "no validation example belongs to a class seen in training; cannot early-stop"
+                )
+            self.val = xgboost.QuantileDMatrix(
+                X_val[known],
+                np.searchsorted(self.classes, y_val[known]),
+                ref=self.train,
+                nthread=self.n_jobs,
+            )
 
     def params(self, max_depth, learning_rate, random_state):
         """Booster parameters, as ``xgboost.XGBClassifier`` sets them for these labels."""
         binary = self.classes.size == 2
-        params = {"objective": "binary:logistic" if binary else "multi:softprob",
-                  "eval_metric": "logloss" if binary else "mlogloss",
-                  "max_depth": int(max_depth), "learning_rate": float(learning_rate), "tree_method": "hist",
-                  "random_state": int(random_state), "nthread": self.n_jobs, "verbosity": 0}
+        params = {
+            "objective": "binary:logistic" if binary else "multi:softprob",
+            "eval_metric": "logloss" if binary else "mlogloss",
+            "max_depth": int(max_depth),
+            "learning_rate": float(learning_rate),
+            "tree_method": "hist",
+            "random_state": int(random_state),
+            "nthread": self.n_jobs,
+            "verbosity": 0,
+        }
         if not binary:
             params["num_class"] = int(self.classes.size)
         return params
@@ -155,7 +173,9 @@ class _Boosting:
         xgboost = _import_xgboost()
         self.matrices = matrices
         self.patience = patience if matrices.val is not None and patience else None
-        self.booster = xgboost.Booster(params, [matrices.train] + ([matrices.val] if self.patience else []))
+        self.booster = xgboost.Booster(
+            params, [matrices.train] + ([matrices.val] if self.patience else [])
+        )
         self.rounds, self.best_iteration, self.best_score, self.stopped = 0, -1, np.inf, False
 
     def run(self, max_rounds):
@@ -223,8 +243,17 @@ class XGBLabelSpaceClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, *, n_classes=None, max_depth=6, learning_rate=0.3, n_estimators=XGB_MAX_ROUNDS,
-                 early_stopping_rounds=XGB_EARLY_STOPPING_ROUNDS, random_state=0, n_jobs=1):
+    def __init__(
+        self,
+        *,
+        n_classes=None,
+        max_depth=6,
+        learning_rate=0.3,
+        n_estimators=XGB_MAX_ROUNDS,
+        early_stopping_rounds=XGB_EARLY_STOPPING_ROUNDS,
+        random_state=0,
+        n_jobs=1,
+    ):
         self.n_classes = n_classes
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -260,7 +289,9 @@ class XGBLabelSpaceClassifier(ClassifierMixin, BaseEstimator):
         self.best_iteration_ = int(boosting.best_iteration)
         # boosted to its round cap before early stopping fired: the Val1 log-loss had improved within
         # the last `patience` rounds (logged as a fit stopped at its iteration cap)
-        self.capped_ = bool(boosting.patience and not boosting.stopped and boosting.rounds >= int(self.n_estimators))
+        self.capped_ = bool(
+            boosting.patience and not boosting.stopped and boosting.rounds >= int(self.n_estimators)
+        )
         self.booster_ = boosting.booster[: self.best_iteration_ + 1]
         self.booster_.set_param({"nthread": matrices.n_jobs})
         return self
@@ -270,7 +301,9 @@ class XGBLabelSpaceClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "booster_")
         X = check_array(X, dtype=float)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
+            raise ValueError(
+                f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}"
+            )
         p = self.booster_.inplace_predict(X)  # float32, as XGBClassifier.predict_proba
         if p.ndim == 1:  # binary:logistic gives p(second class)
             p = np.column_stack([1.0 - p, p])
@@ -288,8 +321,11 @@ class XGBLabelSpaceClassifier(ClassifierMixin, BaseEstimator):
     def best_params_(self):
         """The hyper-parameters that define the fitted model, rounds included (JSON-able)."""
         check_is_fitted(self, "booster_")
-        return {"max_depth": int(self.max_depth), "learning_rate": float(self.learning_rate),
-                "n_estimators": self.best_iteration_ + 1}
+        return {
+            "max_depth": int(self.max_depth),
+            "learning_rate": float(self.learning_rate),
+            "n_estimators": self.best_iteration_ + 1,
+        }
 
 
 def _check_grid(grid):
@@ -300,21 +336,38 @@ def _check_grid(grid):
     for point in grid:
         unknown = set(point) - allowed
         if unknown:
-            raise ValueError(f"unknown xgb hyper-parameter(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+            raise ValueError(
+                f"unknown xgb hyper-parameter(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
+            )
     return grid
 
 
 def _check_selection_rounds(selection_rounds):
     if selection_rounds is None:
         return None
-    if isinstance(selection_rounds, bool) or not isinstance(selection_rounds, numbers.Integral) \
-            or selection_rounds < 1:
-        raise ValueError(f"selection_rounds must be a positive integer or None, got {selection_rounds!r}")
+    if (
+        isinstance(selection_rounds, bool)
+        or not isinstance(selection_rounds, numbers.Integral)
+        or selection_rounds < 1
+    ):
+        raise ValueError(
+            f"selection_rounds must be a positive integer or None, got {selection_rounds!r}"
+        )
     return int(selection_rounds)
 
 
-def train_xgb(X_trn, y_trn, X_val, y_val, grid=XGB_GRID, random_state=0, n_classes=None,
-              error=None, n_jobs=1, selection_rounds=XGB_SELECTION_ROUNDS):
+def train_xgb(
+    X_trn,
+    y_trn,
+    X_val,
+    y_val,
+    grid=XGB_GRID,
+    random_state=0,
+    n_classes=None,
+    error=None,
+    n_jobs=1,
+    selection_rounds=XGB_SELECTION_ROUNDS,
+):
     """Boost every grid point on Trn1 up to a round cap, keep the best on Val1, boost it on.
 
     Phase 1: each point of ``grid`` is boosted for at most
@@ -367,14 +420,18 @@ def train_xgb(X_trn, y_trn, X_val, y_val, grid=XGB_GRID, random_state=0, n_class
     grid = _check_grid(grid)
     selection_rounds = _check_selection_rounds(selection_rounds)
     if error is None:
+
         def error(y_true, y_pred):
             return float(np.mean(y_true != y_pred))
+
     y_val = np.asarray(y_val).astype(np.int64)
     X_val = check_array(X_val, dtype=float)
     matrices = _Matrices(X_trn, y_trn, X_val, y_val, n_classes, n_jobs)
     best, errors = None, {}
     for index, point in enumerate(grid):
-        model = XGBLabelSpaceClassifier(n_classes=n_classes, random_state=random_state, n_jobs=n_jobs, **point)
+        model = XGBLabelSpaceClassifier(
+            n_classes=n_classes, random_state=random_state, n_jobs=n_jobs, **point
+        )
         boosting = model._start(matrices)
         rounds = int(model.n_estimators)
         boosting.run(rounds if selection_rounds is None else min(selection_rounds, rounds))

@@ -29,7 +29,9 @@ def _refuse_inputs(out, inputs):
     for option, path in inputs.items():
         if path is not None and _same_file(out, path):
             raise InputError(f"--out {out} is the {option} file: refusing to overwrite an input")
-    if out.exists() and not out.is_file():  # a device such as /dev/null, a pipe, a folder in select's --out
+    if (
+        out.exists() and not out.is_file()
+    ):  # a device such as /dev/null, a pipe, a folder in select's --out
         raise InputError(f"--out {out} exists and is not a regular file: refusing to replace it")
 
 
@@ -52,8 +54,10 @@ def check_output_folder(out_dir, names, inputs, force):
         _refuse_inputs(out_dir / name, inputs)
     existing = [name for name in names if (out_dir / name).exists()]
     if existing and not force:
-        raise InputError(f"--out {out_dir} already holds {', '.join(existing)}; pass --force to replace "
-                         f"{'it' if len(existing) == 1 else 'them'}")
+        raise InputError(
+            f"--out {out_dir} already holds {', '.join(existing)}; pass --force to replace "
+            f"{'it' if len(existing) == 1 else 'them'}"
+        )
 
 
 def write_outputs(out_dir, files):

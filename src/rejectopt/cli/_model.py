@@ -50,9 +50,15 @@ def load_model(path):
     largest = float(np.abs(score.coef_).max()) if score.coef_.size else 0.0
     if largest > _COEF_WARN:
         c, j = np.unravel_index(int(np.abs(score.coef_).argmax()), score.coef_.shape)
-        log.warning("%s: score.coef[%d][%d] is %g: a learned weight is never this large (beyond %g, the score "
-                    "overflows on ordinary rows, which are then rejected); was the file edited?", path, c, j,
-                    score.coef_[c, j], _COEF_WARN)
+        log.warning(
+            "%s: score.coef[%d][%d] is %g: a learned weight is never this large (beyond %g, the score "
+            "overflows on ordinary rows, which are then rejected); was the file edited?",
+            path,
+            c,
+            j,
+            score.coef_[c, j],
+            _COEF_WARN,
+        )
     return model, score, selection
 
 
@@ -88,40 +94,70 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
     if vocabulary is None:
         classes, unseen_mask = np.zeros(n, dtype=np.intp), np.zeros(n, dtype=bool)
     else:
-        classes, unseen_mask = class_indices(table.pred_keys, vocabulary, table.source, table.is_csv,
-                                             pred_column, unseen)
-    if model.get("n_logits") is not None and table.n_logits is not None and table.n_logits != model["n_logits"]:
-        raise InputError(f"{table.source}: the network's outputs have {table.n_logits} logits, the model was selected "
-                         f"on {model['n_logits']} (model.json n_logits): apply the model to outputs of the network it "
-                         "was selected on")
+        classes, unseen_mask = class_indices(
+            table.pred_keys, vocabulary, table.source, table.is_csv, pred_column, unseen
+        )
+    if (
+        model.get("n_logits") is not None
+        and table.n_logits is not None
+        and table.n_logits != model["n_logits"]
+    ):
+        raise InputError(
+            f"{table.source}: the network's outputs have {table.n_logits} logits, the model was selected "
+            f"on {model['n_logits']} (model.json n_logits): apply the model to outputs of the network it "
+            "was selected on"
+        )
     not_trained = ~score.class_seen_[classes] & ~unseen_mask
     if not_trained.any():
         first = int(np.flatnonzero(not_trained)[0])
-        log.warning("%d row(s) predict a class that no training row of the score predicted (model.json "
-                    "score.class_seen false; first: %s, value %r): they get the unseen-class uncertainty %g, the "
-                    "largest training uncertainty", int(not_trained.sum()), table.where(first),
-                    table.pred_keys[first] if table.pred_keys is not None else None, score.unseen_class_score_)
+        log.warning(
+            "%d row(s) predict a class that no training row of the score predicted (model.json "
+            "score.class_seen false; first: %s, value %r): they get the unseen-class uncertainty %g, the "
+            "largest training uncertainty",
+            int(not_trained.sum()),
+            table.where(first),
+            table.pred_keys[first] if table.pred_keys is not None else None,
+            score.unseen_class_score_,
+        )
     decisions = decide(score, selection, table.X, classes, unseen=unseen_mask, seed=seed)
     if decisions.overflow.any():
-        log.warning("%d of %d row(s) rejected because the score overflowed on them (largest |score.coef| in the model "
-                    "file: %g): the model rejects what it cannot score; re-run select if the file was edited",
-                    int(decisions.overflow.sum()), n, float(np.abs(score.coef_).max()))
+        log.warning(
+            "%d of %d row(s) rejected because the score overflowed on them (largest |score.coef| in the model "
+            "file: %g): the model rejects what it cannot score; re-run select if the file was edited",
+            int(decisions.overflow.sum()),
+            n,
+            float(np.abs(score.coef_).max()),
+        )
     extreme_mask = decisions.out_of_range
     if decisions.first_out_of_range is not None:
         first = decisions.first_out_of_range
-        message = out_of_range_message(table.source, table.X, first, table.feature_columns, table.where(first[0]))
+        message = out_of_range_message(
+            table.source, table.X, first, table.feature_columns, table.where(first[0])
+        )
         if extreme == "error":
-            raise InputError(f"{message} ({int(extreme_mask.sum())} row(s) in all); pass --extreme-values reject "
-                             "to reject such rows")
-        log.warning("%d row(s) with values out of range (first: %s): rejected", int(extreme_mask.sum()),
-                    one_line(message))
+            raise InputError(
+                f"{message} ({int(extreme_mask.sum())} row(s) in all); pass --extreme-values reject "
+                "to reject such rows"
+            )
+        log.warning(
+            "%d row(s) with values out of range (first: %s): rejected",
+            int(extreme_mask.sum()),
+            one_line(message),
+        )
     if unseen_mask.any():
         first = int(np.flatnonzero(unseen_mask)[0])
-        log.warning("%d row(s) predict a class not seen by select (first: %s, value %r): rejected",
-                    int(unseen_mask.sum()), table.where(first), table.pred_keys[first])
+        log.warning(
+            "%d row(s) predict a class not seen by select (first: %s, value %r): rejected",
+            int(unseen_mask.sum()),
+            table.where(first),
+            table.pred_keys[first],
+        )
     columns = {"row": np.arange(1, n + 1) if table.is_csv else np.arange(n)}
     if table.pred_keys is not None:
         columns[pred_column] = table.pred_keys
-    columns.update(uncertainty=decisions.uncertainty, acceptance_probability=decisions.acceptance_probability,
-                   accept=decisions.accept.astype(int))
+    columns.update(
+        uncertainty=decisions.uncertainty,
+        acceptance_probability=decisions.acceptance_probability,
+        accept=decisions.accept.astype(int),
+    )
     return pd.DataFrame(columns)

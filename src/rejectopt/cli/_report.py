@@ -16,14 +16,30 @@ from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
 from ..targets import CertifiedSelection, OODTarget, parse_target
 
-__all__ = ["LOSS_BOUND_SOURCES", "guarantee_statements", "json_bytes", "ood_report_dict", "ood_report_markdown",
-           "ood_summary_line", "report_dict", "report_markdown", "risk_unit", "summary_line", "versions"]
+__all__ = [
+    "LOSS_BOUND_SOURCES",
+    "guarantee_statements",
+    "json_bytes",
+    "ood_report_dict",
+    "ood_report_markdown",
+    "ood_summary_line",
+    "report_dict",
+    "report_markdown",
+    "risk_unit",
+    "summary_line",
+    "versions",
+]
 
 
 def versions():
     """Versions of rejectopt, Python and the numerical libraries (recorded in the outputs)."""
-    return {"rejectopt": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__}
+    return {
+        "rejectopt": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "scikit-learn": sklearn.__version__,
+    }
 
 
 def risk_unit(loss_name):
@@ -67,20 +83,37 @@ def _fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bou
         "C_grid": [float(c) for c in C_grid],
         "validation_aurc": {str(k): v for k, v in fit.validation_aurc.items()},
         "selection": fit.selection.to_dict(),
-        "certificate": fit.selection.certificate if isinstance(fit.selection, CertifiedSelection) else None,
+        "certificate": fit.selection.certificate
+        if isinstance(fit.selection, CertifiedSelection)
+        else None,
         "split": split,
     }
 
 
 def _rows(parts, total):
     """Rows per part of the split, as ``report.json`` counts them."""
-    return {"total": int(total), "train_fit": int(parts["fit"].size),
-            "train_validation": int(parts["validation"].size), "calibration": int(parts["calibration"].size),
-            "report": int(parts["report"].size)}
+    return {
+        "total": int(total),
+        "train_fit": int(parts["fit"].size),
+        "train_validation": int(parts["validation"].size),
+        "calibration": int(parts["calibration"].size),
+        "report": int(parts["report"].size),
+    }
 
 
-def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, versions, loss_bound,
-                loss_bound_source="definition"):
+def report_dict(
+    fit,
+    loss,
+    target,
+    *,
+    score_name,
+    loss_name,
+    C_grid,
+    split,
+    versions,
+    loss_bound,
+    loss_bound_source="definition",
+):
     """The content of ``report.json`` for a :class:`rejectopt.fitting.SelectiveFit` on ``loss``.
 
     ``loss_bound``: the largest loss a prediction can have (100 for the 0/100 loss), the
@@ -96,10 +129,16 @@ def report_dict(fit, loss, target, *, score_name, loss_name, C_grid, split, vers
         "target": target.to_dict(),
         **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source),
         "rows": _rows(parts, s.size),
-        "calibration": {"coverage": calibration_coverage, "selective_risk": _none_if_nan(calibration_risk)},
+        "calibration": {
+            "coverage": calibration_coverage,
+            "selective_risk": _none_if_nan(calibration_risk),
+        },
         "report": _point_dict(operating_point(loss_rep, s_rep, selection, loss_bound=loss_bound)),
-        "aurc_report": {"learned_score": aurc(loss_rep, s_rep), "random_order": float(loss_rep.mean()),
-                        "oracle": aurc(loss_rep, loss_rep)},
+        "aurc_report": {
+            "learned_score": aurc(loss_rep, s_rep),
+            "random_order": float(loss_rep.mean()),
+            "oracle": aurc(loss_rep, loss_rep),
+        },
         "risk_full_coverage_report": float(loss_rep.mean()),
         "versions": versions,
     }
@@ -110,9 +149,12 @@ def fmt(value, digits=4):
 
 
 #: Where a certified risk's bound B came from, as ``report.json``'s ``loss_bound_source`` names it.
-LOSS_BOUND_SOURCES = {"option": "--loss-bound", "definition": "the loss's definition",
-                      "labels": "the span of the labels and predictions in the file, K - 1 when every class occurs",
-                      "data": "the largest loss in the file"}
+LOSS_BOUND_SOURCES = {
+    "option": "--loss-bound",
+    "definition": "the loss's definition",
+    "labels": "the span of the labels and predictions in the file, K - 1 when every class occurs",
+    "data": "the largest loss in the file",
+}
 
 
 def guarantee_statements(report):
@@ -142,18 +184,31 @@ def guarantee_statements(report):
         return []
     level, kind = certificate["confidence"], report["target"]["kind"]
     if kind == "tpr-fpr":
-        return [{"level": level, "bounds": [("fpr", "<=", certificate["bound"]),
-                                            ("tpr", ">=", certificate["coverage_bound"])]}]
+        return [
+            {
+                "level": level,
+                "bounds": [
+                    ("fpr", "<=", certificate["bound"]),
+                    ("tpr", ">=", certificate["coverage_bound"]),
+                ],
+            }
+        ]
     if kind == "risk":
-        return [{"level": level, "bounds": [("risk", "<=", certificate["risk_bound"])]},
-                {"level": level, "bounds": [("coverage", ">=", certificate["coverage_bound"])]}]
+        return [
+            {"level": level, "bounds": [("risk", "<=", certificate["risk_bound"])]},
+            {"level": level, "bounds": [("coverage", ">=", certificate["coverage_bound"])]},
+        ]
     return [{"level": level, "bounds": [("coverage", ">=", certificate["coverage_bound"])]}]
 
 
 def _pointwise_risk(report):
     """A coverage target's risk bound: pointwise (as if its threshold were fixed in advance), not guaranteed."""
     certificate = report.get("certificate")
-    if certificate is None or report["target"]["kind"] != "coverage" or certificate["risk_bound"] is None:
+    if (
+        certificate is None
+        or report["target"]["kind"] != "coverage"
+        or certificate["risk_bound"] is None
+    ):
         return None
     return certificate["risk_bound"]
 
@@ -164,8 +219,9 @@ def _bound_text(quantity, relation, value, unit, *, long):
         name = quantity.upper() if quantity in ("fpr", "tpr") else quantity
         return f"{name} {relation} {fmt(value)}" + (f" {unit}" if quantity == "risk" else "")
     name = {"risk": "selective risk", "coverage": "coverage", "fpr": "FPR", "tpr": "TPR"}[quantity]
-    return (f"its {name} is {'at most' if relation == '<=' else 'at least'} {fmt(value)}"
-            + (f" {unit}" if quantity == "risk" else ""))
+    return f"its {name} is {'at most' if relation == '<=' else 'at least'} {fmt(value)}" + (
+        f" {unit}" if quantity == "risk" else ""
+    )
 
 
 def _loss_bound_text(report):
@@ -183,42 +239,60 @@ def guarantee_lines(report):
     certificate, unit = report.get("certificate"), report["risk_unit"]
     statements = guarantee_statements(report)
     if certificate is None:
-        text = ("Plug-in target: met on the calibration rows, not guaranteed for new rows (the report rows above "
-                "show what new rows get). Pass --confidence (e.g. 0.95) to certify a risk, coverage or TPR-FPR target.")
+        text = (
+            "Plug-in target: met on the calibration rows, not guaranteed for new rows (the report rows above "
+            "show what new rows get). Pass --confidence (e.g. 0.95) to certify a risk, coverage or TPR-FPR target."
+        )
     else:
         draw = f"over the draw of the {certificate['n_calibration']} calibration rows"
         why = {"risk": " (the target)", "coverage": " (lower confidence bound)"}
         sentences = []
         for k, statement in enumerate(statements):
             quantity = statement["bounds"][0][0]
-            bounds = " and ".join(_bound_text(*bound, unit, long=True) for bound in statement["bounds"])
+            bounds = " and ".join(
+                _bound_text(*bound, unit, long=True) for bound in statement["bounds"]
+            )
             bounds = bounds.replace("its ", "the population's ", 1)
             if report["target"]["kind"] == "risk" and quantity == "coverage":
-                why_here = " (one-sided DKW lower bound, valid for a threshold chosen from the data)"
+                why_here = (
+                    " (one-sided DKW lower bound, valid for a threshold chosen from the data)"
+                )
             else:
                 why_here = why.get(quantity, " (both at once: a union bound, delta / 2 each)")
-            sentences.append(f"{'Separately, with' if k else 'With'} probability at least {statement['level']:.4g} "
-                             f"{'over the same draw' if k else draw}, {bounds}{why_here}.")
+            sentences.append(
+                f"{'Separately, with' if k else 'With'} probability at least {statement['level']:.4g} "
+                f"{'over the same draw' if k else draw}, {bounds}{why_here}."
+            )
         if len(statements) > 1:
-            sentences.append(f"Each statement holds alone at its level; both at once are not guaranteed at "
-                             f"{statements[0]['level']:.4g}.")
+            sentences.append(
+                f"Each statement holds alone at its level; both at once are not guaranteed at "
+                f"{statements[0]['level']:.4g}."
+            )
         risk = _pointwise_risk(report)
         if risk is not None:
-            sentences.append(f"Not part of the guarantee: the accepted calibration rows give the selective risk an "
-                             f"upper confidence bound of {fmt(risk)} {unit} at level {certificate['confidence']:.4g}, "
-                             "pointwise (as if the threshold had been fixed in advance).")
+            sentences.append(
+                f"Not part of the guarantee: the accepted calibration rows give the selective risk an "
+                f"upper confidence bound of {fmt(risk)} {unit} at level {certificate['confidence']:.4g}, "
+                "pointwise (as if the threshold had been fixed in advance)."
+            )
         if report["target"]["kind"] == "risk":
             sentences.append(f"The risk bound rests on {_loss_bound_text(report)}.")
-        text = (f"**Guarantee** (certified target, method {certificate['method']}): " + " ".join(sentences)
-                + " The guarantee is marginal over calibration samples drawn i.i.d. (exchangeable) from the population "
-                "the new rows come from; it is not conditional on this sample, and does not hold under a shift of the "
-                "population.")
+        text = (
+            f"**Guarantee** (certified target, method {certificate['method']}): "
+            + " ".join(sentences)
+            + " The guarantee is marginal over calibration samples drawn i.i.d. (exchangeable) from the population "
+            "the new rows come from; it is not conditional on this sample, and does not hold under a shift of the "
+            "population."
+        )
     lines = [text, ""]
     if report.get("thresholds_csv"):
         level = certificate["confidence"] if certificate is not None else 0.95
-        lines += [f"Per threshold of the calibration rows (rows accepted, empirical risk, {level:.4g} upper bound of "
-                  f"the risk, p-value of the target; pointwise, as if each threshold were fixed in advance): "
-                  f"[{report['thresholds_csv']}]({report['thresholds_csv']}).", ""]
+        lines += [
+            f"Per threshold of the calibration rows (rows accepted, empirical risk, {level:.4g} upper bound of "
+            f"the risk, p-value of the target; pointwise, as if each threshold were fixed in advance): "
+            f"[{report['thresholds_csv']}]({report['thresholds_csv']}).",
+            "",
+        ]
     return lines
 
 
@@ -269,10 +343,12 @@ def report_markdown(report):
 def summary_line(report):
     """The line ``select`` prints: coverage and selective risk on the report rows with their intervals."""
     point = report["report"]
-    return (f"report rows: coverage {fmt(point['coverage'])} [{fmt(point['coverage_ci'][0])}, "
-            f"{fmt(point['coverage_ci'][1])}], selective risk {fmt(point['selective_risk'])} "
-            f"[{fmt(point['selective_risk_ci'][0])}, {fmt(point['selective_risk_ci'][1])}] {report['risk_unit']}"
-            f"{_certified_text(report)}")
+    return (
+        f"report rows: coverage {fmt(point['coverage'])} [{fmt(point['coverage_ci'][0])}, "
+        f"{fmt(point['coverage_ci'][1])}], selective risk {fmt(point['selective_risk'])} "
+        f"[{fmt(point['selective_risk_ci'][0])}, {fmt(point['selective_risk_ci'][1])}] {report['risk_unit']}"
+        f"{_certified_text(report)}"
+    )
 
 
 def _certified_text(report):
@@ -284,10 +360,12 @@ def _certified_text(report):
     if not statements:
         return ""
     unit = report["risk_unit"]
-    clauses = [f"with probability >= {statement['level']:g}: "
-               + " and ".join(_bound_text(*bound, unit, long=False) for bound in statement["bounds"])
-               + (" (both at once)" if len(statement["bounds"]) > 1 else "")
-               for statement in statements]
+    clauses = [
+        f"with probability >= {statement['level']:g}: "
+        + " and ".join(_bound_text(*bound, unit, long=False) for bound in statement["bounds"])
+        + (" (both at once)" if len(statement["bounds"]) > 1 else "")
+        for statement in statements
+    ]
     text = "; certified for the population " + "; separately, ".join(clauses)
     if len(statements) > 1:
         text += " (each alone, not both at once)"
@@ -306,8 +384,12 @@ def json_bytes(obj):
 # --------------------------------------------------------------------------------------------
 #: Rates reported for an OOD target, in the order of the report.
 OOD_RATES = ("tpr", "fpr", "precision", "recall")
-_RATE_LABELS = {"tpr": "TPR (share of ID rows accepted)", "fpr": "FPR (share of OOD rows accepted)",
-                "precision": "precision (share of ID among the accepted)", "recall": "recall (= TPR)"}
+_RATE_LABELS = {
+    "tpr": "TPR (share of ID rows accepted)",
+    "fpr": "FPR (share of OOD rows accepted)",
+    "precision": "precision (share of ID among the accepted)",
+    "recall": "recall (= TPR)",
+}
 
 
 def is_ood_report(report):
@@ -317,18 +399,28 @@ def is_ood_report(report):
 
 def _ood_point_dict(point):
     """``report.json``'s entry of a :class:`rejectopt.selective.OODOperatingPoint`; null for an undefined value."""
+
     def interval(values):
         return [_none_if_nan(v) for v in values]
 
     return {
-        "coverage": point.coverage, "coverage_ci": list(point.coverage_ci),
+        "coverage": point.coverage,
+        "coverage_ci": list(point.coverage_ci),
         "coverage_ci_method": point.coverage_ci_method,
-        "tpr": point.tpr, "tpr_ci": list(point.tpr_ci), "fpr": point.fpr, "fpr_ci": list(point.fpr_ci),
-        "precision": _none_if_nan(point.precision), "precision_ci": interval(point.precision_ci),
-        "recall": point.recall, "recall_ci": list(point.recall_ci), "rates_ci_method": point.rates_ci_method,
-        "selective_risk": _none_if_nan(point.selective_risk), "selective_risk_ci": interval(point.selective_risk_ci),
+        "tpr": point.tpr,
+        "tpr_ci": list(point.tpr_ci),
+        "fpr": point.fpr,
+        "fpr_ci": list(point.fpr_ci),
+        "precision": _none_if_nan(point.precision),
+        "precision_ci": interval(point.precision_ci),
+        "recall": point.recall,
+        "recall_ci": list(point.recall_ci),
+        "rates_ci_method": point.rates_ci_method,
+        "selective_risk": _none_if_nan(point.selective_risk),
+        "selective_risk_ci": interval(point.selective_risk_ci),
         "selective_risk_ci_method": point.selective_risk_ci_method,
-        "n_accepted_expected": point.n_accepted_expected, "n_id_accepted_expected": point.n_id_accepted_expected,
+        "n_accepted_expected": point.n_accepted_expected,
+        "n_id_accepted_expected": point.n_id_accepted_expected,
         "n_ood_accepted_expected": point.n_ood_accepted_expected,
     }
 
@@ -346,13 +438,28 @@ def _feasibility(target, point):
         upper = {name: _nan_if_none(point[f"{name}_ci"][1]) for name in target.names}
         lower = {name: _nan_if_none(point[f"{name}_ci"][0]) for name in target.names}
         # a lower bound is contradicted when the interval lies below it, an upper bound when it lies above
-        within = target.met({name: lower[name] if name == "fpr" else upper[name] for name in target.names})
+        within = target.met(
+            {name: lower[name] if name == "fpr" else upper[name] for name in target.names}
+        )
         out["met_within_ci"] = {**within, "all": all(within.values())}
     return out
 
 
-def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid, split, versions, ood_column,
-                    loss_bound, loss_bound_source="definition"):
+def ood_report_dict(
+    fit,
+    loss,
+    is_ood,
+    target,
+    *,
+    score_name,
+    loss_name,
+    C_grid,
+    split,
+    versions,
+    ood_column,
+    loss_bound,
+    loss_bound_source="definition",
+):
     """The content of ``report.json`` for an OOD target (:class:`rejectopt.targets.OODTarget`).
 
     On the calibration rows (where the selection function was fitted) and on the held-out
@@ -364,25 +471,40 @@ def ood_report_dict(fit, loss, is_ood, target, *, score_name, loss_name, C_grid,
     parts, s, selection = fit.parts, fit.uncertainty, fit.selection
     cal, rep = parts["calibration"], parts["report"]
     ood_cal, ood_rep = is_ood[cal], is_ood[rep]
-    calibration = _ood_point_dict(operating_point(loss[cal], s[cal], selection, loss_bound=loss_bound,
-                                                  is_ood=ood_cal))
+    calibration = _ood_point_dict(
+        operating_point(loss[cal], s[cal], selection, loss_bound=loss_bound, is_ood=ood_cal)
+    )
     calibration = {k: v for k, v in calibration.items() if not k.endswith(("_ci", "_ci_method"))}
-    point = _ood_point_dict(operating_point(loss[rep], s[rep], selection, loss_bound=loss_bound, is_ood=ood_rep))
+    point = _ood_point_dict(
+        operating_point(loss[rep], s[rep], selection, loss_bound=loss_bound, is_ood=ood_rep)
+    )
     loss_id, s_id = loss[rep][~ood_rep], s[rep][~ood_rep]
     on_report = _feasibility(target, point)
     return {
         "target": target.to_dict(),
         "ood_column": ood_column,
         **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source),
-        "rows": {**_rows(parts, s.size),
-                 "ood": {"total": int(is_ood.sum()), "calibration": int(ood_cal.sum()), "report": int(ood_rep.sum())}},
+        "rows": {
+            **_rows(parts, s.size),
+            "ood": {
+                "total": int(is_ood.sum()),
+                "calibration": int(ood_cal.sum()),
+                "report": int(ood_rep.sum()),
+            },
+        },
         "calibration": calibration,
         "attainable_calibration": target.attainable(ood_cal, s[cal]),
         "report": point,
-        "feasibility": {"calibration": _feasibility(target, calibration)["met"], "report": on_report["met"],
-                        "report_within_ci": on_report["met_within_ci"]},
-        "aurc_report": {"learned_score": aurc(loss_id, s_id), "random_order": float(loss_id.mean()),
-                        "oracle": aurc(loss_id, loss_id)},
+        "feasibility": {
+            "calibration": _feasibility(target, calibration)["met"],
+            "report": on_report["met"],
+            "report_within_ci": on_report["met_within_ci"],
+        },
+        "aurc_report": {
+            "learned_score": aurc(loss_id, s_id),
+            "random_order": float(loss_id.mean()),
+            "oracle": aurc(loss_id, loss_id),
+        },
         "auroc_report": auroc(ood_rep, s[rep]),
         "risk_full_coverage_report": float(loss_id.mean()),
         "versions": versions,
@@ -401,12 +523,24 @@ def _yes(flag):
 def ood_report_markdown(report):
     """The human-readable ``report.md`` of an OOD target."""
     target = parse_target(report["target"])
-    point, rows, aurcs, cal = report["report"], report["rows"], report["aurc_report"], report["calibration"]
+    point, rows, aurcs, cal = (
+        report["report"],
+        report["rows"],
+        report["aurc_report"],
+        report["calibration"],
+    )
     sel, feasibility = report["selection"], report["feasibility"]
-    model = ("bounded TPR-FPR model (Theorem 3)" if target.kind == "tpr-fpr"
-             else "bounded precision-recall model (Theorem 5)")
-    bound_text = {"tpr": "TPR >= {:g}", "fpr": "FPR <= {:g}", "precision": "precision >= {:g}",
-                  "recall": "recall >= {:g}"}
+    model = (
+        "bounded TPR-FPR model (Theorem 3)"
+        if target.kind == "tpr-fpr"
+        else "bounded precision-recall model (Theorem 5)"
+    )
+    bound_text = {
+        "tpr": "TPR >= {:g}",
+        "fpr": "FPR <= {:g}",
+        "precision": "precision >= {:g}",
+        "recall": "recall >= {:g}",
+    }
     ood = rows["ood"]
     lines = [
         "# Selective prediction report (with out-of-distribution rows)",
@@ -432,8 +566,10 @@ def ood_report_markdown(report):
         "|---|---|---|---|",
     ]
     for name in OOD_RATES:
-        lines.append(f"| {_RATE_LABELS[name]} | {fmt(point[name])} | {_interval(point, name)} | "
-                     f"{point['rates_ci_method']} |")
+        lines.append(
+            f"| {_RATE_LABELS[name]} | {fmt(point[name])} | {_interval(point, name)} | "
+            f"{point['rates_ci_method']} |"
+        )
     lines += [
         f"| coverage (share of all rows accepted) | {fmt(point['coverage'])} | {_interval(point, 'coverage')} | "
         f"{point['coverage_ci_method']} |",
@@ -448,10 +584,12 @@ def ood_report_markdown(report):
         "|---|---|---|---|---|---|",
     ]
     for name, value in target.as_dict().items():
-        lines.append(f"| {bound_text[name].format(value)} | {fmt(cal[name])} | "
-                     f"{_yes(feasibility['calibration'][name])} "
-                     f"| {fmt(point[name])} | {_yes(feasibility['report'][name])} | "
-                     f"{_yes(feasibility['report_within_ci'][name])} |")
+        lines.append(
+            f"| {bound_text[name].format(value)} | {fmt(cal[name])} | "
+            f"{_yes(feasibility['calibration'][name])} "
+            f"| {fmt(point[name])} | {_yes(feasibility['report'][name])} | "
+            f"{_yes(feasibility['report_within_ci'][name])} |"
+        )
     lines += [
         "",
         f"On the calibration rows {target.describe_attainable(report['attainable_calibration'])}; coverage "
@@ -474,12 +612,17 @@ def ood_summary_line(report):
     target = parse_target(report["target"])
     point = report["report"]
     names = ("tpr", "fpr") if target.kind == "tpr-fpr" else ("precision", "recall")
-    rates = ", ".join(f"{name if name in ('precision', 'recall') else name.upper()} {fmt(point[name])} "
-                      f"{_interval(point, name)}" for name in names)
+    rates = ", ".join(
+        f"{name if name in ('precision', 'recall') else name.upper()} {fmt(point[name])} "
+        f"{_interval(point, name)}"
+        for name in names
+    )
     met = report["feasibility"]["report"]["all"]
     within = report["feasibility"]["report_within_ci"]["all"]
     verdict = "met" if met else ("not met, within sampling error" if within else "NOT met")
-    return (f"report rows: {rates}, coverage {fmt(point['coverage'])} {_interval(point, 'coverage')}, selective risk "
-            f"of accepted ID rows {fmt(point['selective_risk'])} {_interval(point, 'selective_risk')} "
-            f"{report['risk_unit']}; target "
-            f"{target} {verdict}{_certified_text(report)}")
+    return (
+        f"report rows: {rates}, coverage {fmt(point['coverage'])} {_interval(point, 'coverage')}, selective risk "
+        f"of accepted ID rows {fmt(point['selective_risk'])} {_interval(point, 'selective_risk')} "
+        f"{report['risk_unit']}; target "
+        f"{target} {verdict}{_certified_text(report)}"
+    )

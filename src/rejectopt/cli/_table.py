@@ -39,8 +39,17 @@ from ..metrics import per_example_loss
 from ..model import _NO_PRED, _out_of_range, _out_of_range_message
 from ._errors import InputError, one_line
 
-__all__ = ["NETWORK_ARRAYS", "NETWORK_CSV", "Table", "class_indices", "class_vocabulary", "is_network_file",
-           "load_table", "out_of_range_message", "row_label"]
+__all__ = [
+    "NETWORK_ARRAYS",
+    "NETWORK_CSV",
+    "Table",
+    "class_indices",
+    "class_vocabulary",
+    "is_network_file",
+    "load_table",
+    "out_of_range_message",
+    "row_label",
+]
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +146,10 @@ def _class_keys(values, column, source, is_csv, index=None):
     if missing.size == 0 and any(k is None for k in keys):
         missing = np.flatnonzero([keys[c] is None for c in codes])
     if missing.size:
-        raise InputError(f"{source}: missing value (NaN) in column {column!r} at "
-                         f"{row_label(_position(missing[0], index), is_csv)} ({missing.size} row(s) in all)")
+        raise InputError(
+            f"{source}: missing value (NaN) in column {column!r} at "
+            f"{row_label(_position(missing[0], index), is_csv)} ({missing.size} row(s) in all)"
+        )
     return np.array(keys, dtype=object)[codes]
 
 
@@ -152,21 +163,29 @@ def _numeric_column(values, column, source, is_csv, non_negative=False, index=No
     non_numeric = np.flatnonzero(numbers.isna().to_numpy() & series.notna().to_numpy())
     if non_numeric.size:
         i = non_numeric[0]
-        raise InputError(f"{source}: non-numeric value {series.iloc[i]!r} in column {column!r} at "
-                         f"{row_label(_position(i, index), is_csv)}")
+        raise InputError(
+            f"{source}: non-numeric value {series.iloc[i]!r} in column {column!r} at "
+            f"{row_label(_position(i, index), is_csv)}"
+        )
     numbers = numbers.to_numpy(dtype=float)
     missing = np.flatnonzero(np.isnan(numbers))
     if missing.size:
-        raise InputError(f"{source}: missing value (NaN) in column {column!r} at "
-                         f"{row_label(_position(missing[0], index), is_csv)} ({missing.size} row(s) in all)")
+        raise InputError(
+            f"{source}: missing value (NaN) in column {column!r} at "
+            f"{row_label(_position(missing[0], index), is_csv)} ({missing.size} row(s) in all)"
+        )
     infinite = np.flatnonzero(np.isinf(numbers))
     if infinite.size:
-        raise InputError(f"{source}: infinite value in column {column!r} at "
-                         f"{row_label(_position(infinite[0], index), is_csv)}")
+        raise InputError(
+            f"{source}: infinite value in column {column!r} at "
+            f"{row_label(_position(infinite[0], index), is_csv)}"
+        )
     if non_negative and (numbers < 0).any():
         i = int(np.flatnonzero(numbers < 0)[0])
-        raise InputError(f"{source}: negative loss {numbers[i]:g} in column {column!r} at "
-                         f"{row_label(_position(i, index), is_csv)}")
+        raise InputError(
+            f"{source}: negative loss {numbers[i]:g} in column {column!r} at "
+            f"{row_label(_position(i, index), is_csv)}"
+        )
     return numbers
 
 
@@ -209,24 +228,34 @@ def _ood_column(values, column, source, is_csv):
         i = int(bad[0])
         if per_row[i] == -1:
             n_missing = int((per_row == -1).sum())
-            raise InputError(f"{source}: missing value (NaN) in the OOD column {column!r} at {row_label(i, is_csv)} "
-                             f"({n_missing} row(s) in all): mark every row 0/false (ID) or 1/true (OOD)")
-        raise InputError(f"{source}: value {series.iloc[i]!r} in the OOD column {column!r} at {row_label(i, is_csv)} "
-                         "is not 0/false (ID) or 1/true (OOD)")
+            raise InputError(
+                f"{source}: missing value (NaN) in the OOD column {column!r} at {row_label(i, is_csv)} "
+                f"({n_missing} row(s) in all): mark every row 0/false (ID) or 1/true (OOD)"
+            )
+        raise InputError(
+            f"{source}: value {series.iloc[i]!r} in the OOD column {column!r} at {row_label(i, is_csv)} "
+            "is not 0/false (ID) or 1/true (OOD)"
+        )
     is_ood = per_row.astype(bool)
     if not is_ood.any():
-        raise InputError(f"{source}: the OOD column {column!r} marks no row OOD (1/true): a TPR-FPR or "
-                         "precision-recall target needs OOD rows")
+        raise InputError(
+            f"{source}: the OOD column {column!r} marks no row OOD (1/true): a TPR-FPR or "
+            "precision-recall target needs OOD rows"
+        )
     if is_ood.all():
-        raise InputError(f"{source}: the OOD column {column!r} marks every row OOD (1/true): a TPR-FPR or "
-                         "precision-recall target needs ID rows")
+        raise InputError(
+            f"{source}: the OOD column {column!r} marks every row OOD (1/true): a TPR-FPR or "
+            "precision-recall target needs ID rows"
+        )
     return is_ood
 
 
 def _require_columns(available, required, source):
     missing = [c for c in required if c not in available]
     if missing:
-        raise InputError(f"{source}: missing column(s) {missing}; the file has columns {list(available)}")
+        raise InputError(
+            f"{source}: missing column(s) {missing}; the file has columns {list(available)}"
+        )
 
 
 def out_of_range_message(source, X, first, columns, where):
@@ -256,8 +285,9 @@ def _csv_header(source):
     """
     try:
         if isinstance(source, io.BytesIO):
-            handle = io.TextIOWrapper(io.BytesIO(source.getvalue()), encoding="utf-8-sig", errors="replace",
-                                      newline="")
+            handle = io.TextIOWrapper(
+                io.BytesIO(source.getvalue()), encoding="utf-8-sig", errors="replace", newline=""
+            )
             return next(csv.reader(handle, skipinitialspace=True), [])
         with open(source, newline="", encoding="utf-8-sig", errors="replace") as handle:
             return next(csv.reader(handle, skipinitialspace=True), [])
@@ -286,12 +316,18 @@ def _csv_source(path):
         head = handle.read(8)
     if suffix not in _OPENERS and suffix != ".zip":
         if head.startswith(b"\x93NUMPY"):
-            raise InputError(f"{path}: a .npy array, not a CSV; the data must be an .npz of named arrays "
-                             "(numpy.savez) or a CSV with a header")
+            raise InputError(
+                f"{path}: a .npy array, not a CSV; the data must be an .npz of named arrays "
+                "(numpy.savez) or a CSV with a header"
+            )
         if head.startswith(b"PK\x03\x04"):
-            raise InputError(f"{path}: a zip archive (an .npz?), not a CSV; give an .npz of arrays the suffix .npz")
+            raise InputError(
+                f"{path}: a zip archive (an .npz?), not a CSV; give an .npz of arrays the suffix .npz"
+            )
         if suffix in (".zst", ".tar", ".tgz", ".7z"):
-            raise InputError(f"{path}: a compressed archive that is not read directly; decompress it to a .csv first")
+            raise InputError(
+                f"{path}: a compressed archive that is not read directly; decompress it to a .csv first"
+            )
         return path
     cap = max(_DECOMPRESSED_FLOOR, _DECOMPRESSED_RATIO * path.stat().st_size)
     try:
@@ -299,7 +335,9 @@ def _csv_source(path):
             with zipfile.ZipFile(path) as archive:
                 names = [n for n in archive.namelist() if not n.endswith("/")]
                 if len(names) != 1:
-                    raise InputError(f"{path}: a zip of a CSV must hold exactly one file, it holds {len(names)}")
+                    raise InputError(
+                        f"{path}: a zip of a CSV must hold exactly one file, it holds {len(names)}"
+                    )
                 with archive.open(names[0]) as stream:
                     data = stream.read(cap + 1)
         else:
@@ -314,9 +352,11 @@ def _csv_source(path):
     except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, zlib.error) as err:
         raise InputError(f"{path}: cannot decompress ({one_line(err)})") from None
     if len(data) > cap:
-        raise InputError(f"{path}: decompresses to more than {cap:,} bytes ({_DECOMPRESSED_RATIO} x its "
-                         f"{path.stat().st_size:,} compressed bytes, at least {_DECOMPRESSED_FLOOR:,}): refused as a "
-                         "decompression bomb; if the data are genuine, decompress the file yourself and pass the .csv")
+        raise InputError(
+            f"{path}: decompresses to more than {cap:,} bytes ({_DECOMPRESSED_RATIO} x its "
+            f"{path.stat().st_size:,} compressed bytes, at least {_DECOMPRESSED_FLOOR:,}): refused as a "
+            "decompression bomb; if the data are genuine, decompress the file yourself and pass the .csv"
+        )
     return io.BytesIO(data)
 
 
@@ -326,10 +366,14 @@ def _read_frame(path):
         raise InputError(f"{path}: no such file")
     suffix = path.suffix.lower()
     if suffix == ".npz":
-        return LazyNpz(path, error=InputError), False  # each array read when used: unused members never are
+        return LazyNpz(
+            path, error=InputError
+        ), False  # each array read when used: unused members never are
     if suffix == ".npy":
-        raise InputError(f"{path}: a single .npy array; the data must be an .npz of named arrays (numpy.savez(path, "
-                         "logits=..., labels=...) or X=..., y_pred=..., y=...) or a CSV with a header")
+        raise InputError(
+            f"{path}: a single .npy array; the data must be an .npz of named arrays (numpy.savez(path, "
+            "logits=..., labels=...) or X=..., y_pred=..., y=...) or a CSV with a header"
+        )
     source = _csv_source(path)
     try:
         frame = pd.read_csv(source, skipinitialspace=True, compression=None, **EXACT_FLOATS)
@@ -338,10 +382,14 @@ def _read_frame(path):
     except (ValueError, OSError) as err:  # ParserError, UnicodeDecodeError, unreadable file
         raise InputError(f"{path}: cannot parse CSV ({one_line(err)})") from None
     header = _csv_header(source)
-    duplicates = [name for name, count in collections.Counter(header or []).items() if count > 1 and name]
+    duplicates = [
+        name for name, count in collections.Counter(header or []).items() if count > 1 and name
+    ]
     if duplicates:
-        raise InputError(f"{path}: duplicate column name(s) {duplicates} in the header: every column needs its own "
-                         "name")
+        raise InputError(
+            f"{path}: duplicate column name(s) {duplicates} in the header: every column needs its own "
+            "name"
+        )
     return frame, True
 
 
@@ -377,10 +425,15 @@ def _check_feature_list(feature_columns, special, source, option="--feature-colu
         seen.add(name)
     clash = [c for c in feature_columns if c in special]
     if clash:
-        roles = ("the label, the prediction, the loss or the OOD indicator" if OOD_ROLE in special.values()
-                 else "the label, the prediction or the loss")
-        raise InputError(f"{source}: {option} includes {clash}, the {special[clash[0]]} column: a feature "
-                         f"must not be {roles}")
+        roles = (
+            "the label, the prediction, the loss or the OOD indicator"
+            if OOD_ROLE in special.values()
+            else "the label, the prediction or the loss"
+        )
+        raise InputError(
+            f"{source}: {option} includes {clash}, the {special[clash[0]]} column: a feature "
+            f"must not be {roles}"
+        )
 
 
 def _check_distinct_roles(pred_column, label_column, loss_column):
@@ -392,22 +445,36 @@ def _check_distinct_roles(pred_column, label_column, loss_column):
     if pred_column is None:
         return
     if loss_column is None and pred_column == label_column:
-        raise InputError(f"--pred-column {pred_column!r} is the label column (--label-column, default y): the "
-                         "predicted class and the true label need columns of their own (read from one column, every "
-                         "prediction would be right and every loss 0); name your classifier's predictions with "
-                         "--pred-column")
+        raise InputError(
+            f"--pred-column {pred_column!r} is the label column (--label-column, default y): the "
+            "predicted class and the true label need columns of their own (read from one column, every "
+            "prediction would be right and every loss 0); name your classifier's predictions with "
+            "--pred-column"
+        )
     if pred_column == loss_column:
-        raise InputError(f"--pred-column {pred_column!r} is the loss column (--loss-column): the predicted class and "
-                         "the loss need columns of their own")
+        raise InputError(
+            f"--pred-column {pred_column!r} is the loss column (--loss-column): the predicted class and "
+            "the loss need columns of their own"
+        )
 
 
 #: Role of the OOD column in messages.
 OOD_ROLE = "OOD indicator"
 
 
-def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=None, loss="zero_one",
-               feature_columns=None, need_loss=True, ood_column=None, logit_features=False,
-               feature_option="--feature-columns"):
+def load_table(
+    path,
+    *,
+    pred_column="y_pred",
+    label_column=None,
+    loss_column=None,
+    loss="zero_one",
+    feature_columns=None,
+    need_loss=True,
+    ood_column=None,
+    logit_features=False,
+    feature_option="--feature-columns",
+):
     """Read and validate a CSV or NPZ for ``select`` (``need_loss=True``) or ``apply``.
 
     Parameters
@@ -461,26 +528,57 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
     frame, is_csv = _read_frame(path)
     source = str(path)
     if is_network_file(frame, is_csv):
-        return _network_table(frame, is_csv, source, pred_column=pred_column, label_column=label_column,
-                              loss_column=loss_column, loss=loss, feature_columns=feature_columns,
-                              need_loss=need_loss, ood_column=ood_column, logit_features=logit_features,
-                              feature_option=feature_option)
+        return _network_table(
+            frame,
+            is_csv,
+            source,
+            pred_column=pred_column,
+            label_column=label_column,
+            loss_column=loss_column,
+            loss=loss,
+            feature_columns=feature_columns,
+            need_loss=need_loss,
+            ood_column=ood_column,
+            logit_features=logit_features,
+            feature_option=feature_option,
+        )
     label_column = "y" if label_column is None else label_column
     use_pred = pred_column != _NO_PRED
-    special = [c for c in (pred_column if use_pred else None,
-                           (loss_column or label_column) if need_loss else None, ood_column) if c]
+    special = [
+        c
+        for c in (
+            pred_column if use_pred else None,
+            (loss_column or label_column) if need_loss else None,
+            ood_column,
+        )
+        if c
+    ]
     if need_loss:
         _check_distinct_roles(pred_column if use_pred else None, label_column, loss_column)
     if ood_column is not None:
-        roles = {label_column: "label", loss_column: "loss", pred_column if use_pred else None: "prediction"}
+        roles = {
+            label_column: "label",
+            loss_column: "loss",
+            pred_column if use_pred else None: "prediction",
+        }
         if ood_column in roles:
-            raise InputError(f"--ood-column {ood_column!r} is the {roles[ood_column]} column: the OOD indicator "
-                             "needs a column of its own")
+            raise InputError(
+                f"--ood-column {ood_column!r} is the {roles[ood_column]} column: the OOD indicator "
+                "needs a column of its own"
+            )
     if need_loss and feature_columns is not None:
-        roles = {label_column: "label", loss_column: "loss", pred_column if use_pred else None: "prediction",
-                 ood_column: OOD_ROLE}
-        _check_feature_list(feature_columns, {c: r for c, r in roles.items() if c is not None}, source,
-                            feature_option)
+        roles = {
+            label_column: "label",
+            loss_column: "loss",
+            pred_column if use_pred else None: "prediction",
+            ood_column: OOD_ROLE,
+        }
+        _check_feature_list(
+            feature_columns,
+            {c: r for c, r in roles.items() if c is not None},
+            source,
+            feature_option,
+        )
     if is_csv:
         required = special + list(feature_columns or [])
         _require_columns(frame.columns, required, source)
@@ -491,46 +589,88 @@ def load_table(path, *, pred_column="y_pred", label_column=None, loss_column=Non
             excluded = {pred_column, label_column, loss_column, ood_column}
             feature_columns = [str(c) for c in frame.columns if c not in excluded]
         if not feature_columns:
-            raise InputError(f"{source}: no feature columns (the file has columns {list(frame.columns)})")
+            raise InputError(
+                f"{source}: no feature columns (the file has columns {list(frame.columns)})"
+            )
         X = np.empty((len(frame), len(feature_columns)))
         try:
             for j, name in enumerate(feature_columns):
                 X[:, j] = _numeric_column(frame[name].to_numpy(), name, source, True)
         except InputError as err:
-            hint = " (feature columns were inferred: choose them with --feature-columns)" if inferred else ""
+            hint = (
+                " (feature columns were inferred: choose them with --feature-columns)"
+                if inferred
+                else ""
+            )
             raise InputError(f"{err}{hint}") from None
         column = frame.__getitem__
     else:
-        npz_names = {pred_column: "y_pred", label_column: "y", loss_column: "loss", ood_column: "is_ood"}
+        npz_names = {
+            pred_column: "y_pred",
+            label_column: "y",
+            loss_column: "loss",
+            ood_column: "is_ood",
+        }
         _require_columns(frame, [npz_names[c] for c in special], source)
-        X = _feature_matrix_from_npz(frame, source, None if feature_columns is None else len(feature_columns))
+        X = _feature_matrix_from_npz(
+            frame, source, None if feature_columns is None else len(feature_columns)
+        )
         if X.shape[0] == 0:
             raise InputError(f"{source}: no data rows (array 'X' has 0 rows)")
         if feature_columns is None:
             names = frame.get("feature_names")
-            feature_columns = ([str(v) for v in names] if names is not None and len(names) == X.shape[1]
-                               else [f"x{j}" for j in range(X.shape[1])])
+            feature_columns = (
+                [str(v) for v in names]
+                if names is not None and len(names) == X.shape[1]
+                else [f"x{j}" for j in range(X.shape[1])]
+            )
 
         def column(name):
             return _npz_column(frame, npz_names[name], source)
+
     for name in special:
         if len(column(name)) != X.shape[0]:
-            raise InputError(f"{source}: column {name!r} has {len(column(name))} rows, X has {X.shape[0]}")
+            raise InputError(
+                f"{source}: column {name!r} has {len(column(name))} rows, X has {X.shape[0]}"
+            )
     if need_loss:
         _check_range(X, feature_columns, source, is_csv)
-    is_ood = _ood_column(column(ood_column), ood_column, source, is_csv) if ood_column is not None else None
+    is_ood = (
+        _ood_column(column(ood_column), ood_column, source, is_csv)
+        if ood_column is not None
+        else None
+    )
     pred_raw = column(pred_column) if use_pred else None
     pred_keys = _class_keys(pred_raw, pred_column, source, is_csv) if use_pred else None
     losses = loss_bound = None
     if need_loss:
         id_rows = None if is_ood is None else np.flatnonzero(~is_ood)
-        losses, loss_bound = _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source,
-                                     is_csv, id_rows)
+        losses, loss_bound = _losses(
+            column,
+            pred_raw,
+            pred_keys,
+            pred_column,
+            label_column,
+            loss_column,
+            loss,
+            source,
+            is_csv,
+            id_rows,
+        )
         if id_rows is not None:
             losses = _spread(losses, id_rows, X.shape[0])
-    return Table(X=X, feature_columns=list(feature_columns), pred_keys=pred_keys, loss=losses, source=source,
-                 is_csv=is_csv, pred_raw=pred_raw, is_ood=is_ood, columns=[str(c) for c in frame.keys()],
-                 loss_bound=loss_bound)
+    return Table(
+        X=X,
+        feature_columns=list(feature_columns),
+        pred_keys=pred_keys,
+        loss=losses,
+        source=source,
+        is_csv=is_csv,
+        pred_raw=pred_raw,
+        is_ood=is_ood,
+        columns=[str(c) for c in frame.keys()],
+        loss_bound=loss_bound,
+    )
 
 
 def _spread(values, rows, n):
@@ -540,31 +680,54 @@ def _spread(values, rows, n):
     return out
 
 
-def _losses(column, pred_raw, pred_keys, pred_column, label_column, loss_column, loss, source, is_csv, rows=None):
+def _losses(
+    column,
+    pred_raw,
+    pred_keys,
+    pred_column,
+    label_column,
+    loss_column,
+    loss,
+    source,
+    is_csv,
+    rows=None,
+):
     """The loss of each row, or of the rows ``rows`` only (the ID rows: only they are read and checked).
 
     Returns ``(losses, bound)``: the bound by the loss's definition (:attr:`Table.loss_bound`).
     """
+
     def part(values):
         return values if rows is None else np.asarray(values, dtype=object)[rows]
 
     if loss_column is not None:
-        losses = _numeric_column(part(column(loss_column)), loss_column, source, is_csv, non_negative=True, index=rows)
+        losses = _numeric_column(
+            part(column(loss_column)), loss_column, source, is_csv, non_negative=True, index=rows
+        )
         _check_range(losses[:, None], [loss_column], source, is_csv, index=rows)
         return losses, None
     if pred_keys is None:
-        raise InputError("--pred-column none needs --loss-column (the loss cannot be computed without predictions)")
+        raise InputError(
+            "--pred-column none needs --loss-column (the loss cannot be computed without predictions)"
+        )
     pred_keys = pred_keys if rows is None else pred_keys[rows]
     if loss == "zero_one":
         labels = _class_keys(part(column(label_column)), label_column, source, is_csv, index=rows)
         if not set(labels.tolist()) & set(pred_keys.tolist()):
-            log.warning("%s: no value of %r occurs in %r: every prediction counts as an error (label encodings "
-                        "differ?)", source, label_column, pred_column)
+            log.warning(
+                "%s: no value of %r occurs in %r: every prediction counts as an error (label encodings "
+                "differ?)",
+                source,
+                label_column,
+                pred_column,
+            )
         return 100.0 * (labels != pred_keys).astype(float), 100.0
     if loss == "mae":
         y = _numeric_column(part(column(label_column)), label_column, source, is_csv, index=rows)
         y_pred = _numeric_column(part(pred_raw), pred_column, source, is_csv, index=rows)
-        _check_range(np.column_stack([y, y_pred]), [label_column, pred_column], source, is_csv, index=rows)
+        _check_range(
+            np.column_stack([y, y_pred]), [label_column, pred_column], source, is_csv, index=rows
+        )
         # ordinal labels 0..K-1 err by at most K - 1; one class seen: a one-step error is the least there is
         span = float(max(y.max(), y_pred.max()) - min(y.min(), y_pred.min()))
         return np.abs(y - y_pred), span if span > 0 else 1.0
@@ -604,7 +767,8 @@ def class_indices(keys, vocabulary, source="", is_csv=True, column="y_pred", uns
         raise InputError(
             f"{source}: predicted class {keys[i]!r} in column {column!r} at {row_label(i, is_csv)} was not seen "
             f"when the model was built ({int(unseen_mask.sum())} row(s) in all; known classes {list(vocabulary)}); "
-            f"pass --unseen-classes reject to reject such rows")
+            f"pass --unseen-classes reject to reject such rows"
+        )
     return np.where(unseen_mask, 0, indices), unseen_mask
 
 
@@ -630,39 +794,66 @@ def is_network_file(frame, is_csv):
 
 def _numbered_columns(columns, prefix, source):
     """``[prefix0, prefix1, ...]``: the columns named ``prefix<j>``, checked to run from 0 without a gap."""
-    found = sorted(int(_NUMBERED[prefix].match(str(c)).group(1)) for c in columns if _NUMBERED[prefix].match(str(c)))
+    found = sorted(
+        int(_NUMBERED[prefix].match(str(c)).group(1))
+        for c in columns
+        if _NUMBERED[prefix].match(str(c))
+    )
     padded = [str(c) for c in columns if re.fullmatch(rf"{prefix}0[0-9]+", str(c))]
     if padded:
-        raise InputError(f"{source}: column {padded[0]!r} is numbered with a leading zero: the columns are numbered "
-                         f"{prefix}0, {prefix}1, .., {prefix}10 without padding; rename {padded[0]!r} to "
-                         f"'{prefix}{int(padded[0][len(prefix):])}' ({len(padded)} padded column(s))")
+        raise InputError(
+            f"{source}: column {padded[0]!r} is numbered with a leading zero: the columns are numbered "
+            f"{prefix}0, {prefix}1, .., {prefix}10 without padding; rename {padded[0]!r} to "
+            f"'{prefix}{int(padded[0][len(prefix) :])}' ({len(padded)} padded column(s))"
+        )
     missing = sorted(set(range(found[-1] + 1)) - set(found)) if found else []
     if missing:
-        raise InputError(f"{source}: column {prefix}{missing[0]} is missing: the columns {prefix}0 .. "
-                         f"{prefix}{found[-1]} must all be there ({len(missing)} missing)")
+        raise InputError(
+            f"{source}: column {prefix}{missing[0]} is missing: the columns {prefix}0 .. "
+            f"{prefix}{found[-1]} must all be there ({len(missing)} missing)"
+        )
     return [f"{prefix}{j}" for j in found]
 
 
 def _network_error(err, source, is_csv, columns):
     """The CLI's wording of a :class:`rejectopt.exceptions.NetworkOutputError`: the file's own row and column names."""
     if err.index is None:
-        what = f"column(s) {NETWORK_CSV[err.array]}*" if is_csv and err.array != "labels" else (
-            f"column {columns['labels']!r}" if is_csv else f"array {columns[err.array]!r}")
+        what = (
+            f"column(s) {NETWORK_CSV[err.array]}*"
+            if is_csv and err.array != "labels"
+            else (f"column {columns['labels']!r}" if is_csv else f"array {columns[err.array]!r}")
+        )
         return InputError(f"{source}: {what} {err.problem}")
     if is_csv:
-        column = (f"{NETWORK_CSV[err.array]}{err.column}" if err.array != "labels" else columns["labels"])
-        return InputError(f"{source}: {err.problem} in column {column!r} at {row_label(err.index, True)}")
+        column = (
+            f"{NETWORK_CSV[err.array]}{err.column}" if err.array != "labels" else columns["labels"]
+        )
+        return InputError(
+            f"{source}: {err.problem} in column {column!r} at {row_label(err.index, True)}"
+        )
     at = f"index {err.index}" + ("" if err.column is None else f", column {err.column}")
     return InputError(f"{source}: {err.problem} in array {columns[err.array]!r} at {at}")
 
 
-def _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss,
-                          feature_option="--feature-columns"):
+def _refuse_table_options(
+    source,
+    pred_column,
+    loss_column,
+    loss,
+    feature_columns,
+    ood_column,
+    need_loss,
+    feature_option="--feature-columns",
+):
     """Options of a table of predictions that a network's outputs do not take, each with the reason."""
-    why = (f"{source} holds a network's outputs (logits): the prediction is the largest logit, the features are "
-           "the embeddings (else the logits; the logits for the class-shared scores) and the loss is "
-           "100 [label != prediction]")
-    if not need_loss:  # apply: the options are the model's; its feature columns are checked against the file's
+    why = (
+        f"{source} holds a network's outputs (logits): the prediction is the largest logit, the features are "
+        "the embeddings (else the logits; the logits for the class-shared scores) and the loss is "
+        "100 [label != prediction]"
+    )
+    if (
+        not need_loss
+    ):  # apply: the options are the model's; its feature columns are checked against the file's
         return
     if pred_column != "y_pred":
         raise InputError(f"--pred-column {pred_column} does not apply: {why}")
@@ -673,12 +864,27 @@ def _refuse_table_options(source, pred_column, loss_column, loss, feature_column
     if loss != "zero_one":
         raise InputError(f"--loss {loss} does not apply: {why}")
     if ood_column is not None:
-        raise InputError(f"{source}: a TPR-FPR or precision-recall target is not available for a network's outputs "
-                         "yet; export a table of predictions (features, y_pred, y, is_ood) instead")
+        raise InputError(
+            f"{source}: a TPR-FPR or precision-recall target is not available for a network's outputs "
+            "yet; export a table of predictions (features, y_pred, y, is_ood) instead"
+        )
 
 
-def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_column, loss, feature_columns,
-                   need_loss, ood_column, logit_features=False, feature_option="--feature-columns"):
+def _network_table(
+    frame,
+    is_csv,
+    source,
+    *,
+    pred_column,
+    label_column,
+    loss_column,
+    loss,
+    feature_columns,
+    need_loss,
+    ood_column,
+    logit_features=False,
+    feature_option="--feature-columns",
+):
     """:class:`Table` of a network's outputs (:data:`NETWORK_ARRAYS`, :data:`NETWORK_CSV`).
 
     ``select`` (``need_loss``) needs the labels; ``apply`` passes the model's ``feature_columns``,
@@ -691,23 +897,42 @@ def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_col
     network's export commonly carries both. ``model.json`` records ``logit_*`` as its feature
     columns, and ``apply`` reads the logits of a file with embeddings for such a model.
     """
-    _refuse_table_options(source, pred_column, loss_column, loss, feature_columns, ood_column, need_loss,
-                          feature_option)
+    _refuse_table_options(
+        source,
+        pred_column,
+        loss_column,
+        loss,
+        feature_columns,
+        ood_column,
+        need_loss,
+        feature_option,
+    )
     if is_csv:
         names = dict(NETWORK_CSV, labels=label_column or NETWORK_CSV["labels"])
         if "y_pred" in frame.columns or "X" in frame.columns:
-            raise InputError(f"{source}: both logit columns (logit_0, ...) and a prediction column 'y_pred': is it a "
-                             "network's outputs or a table of predictions? Rename one")
+            raise InputError(
+                f"{source}: both logit columns (logit_0, ...) and a prediction column 'y_pred': is it a "
+                "network's outputs or a table of predictions? Rename one"
+            )
         if len(frame) == 0:
             raise InputError(f"{source}: no data rows (the file has only a header)")
         logit_columns = _numbered_columns(frame.columns, "logit_", source)
         emb_columns = _numbered_columns(frame.columns, "emb_", source)
-        logits = np.column_stack([_numeric_column(frame[c].to_numpy(), c, source, True) for c in logit_columns])
-        embeddings = (np.column_stack([_numeric_column(frame[c].to_numpy(), c, source, True) for c in emb_columns])
-                      if emb_columns else None)
+        logits = np.column_stack(
+            [_numeric_column(frame[c].to_numpy(), c, source, True) for c in logit_columns]
+        )
+        embeddings = (
+            np.column_stack(
+                [_numeric_column(frame[c].to_numpy(), c, source, True) for c in emb_columns]
+            )
+            if emb_columns
+            else None
+        )
         if need_loss:
             _require_columns(frame.columns, [names["labels"]], source)
-            labels = _numeric_column(frame[names["labels"]].to_numpy(), names["labels"], source, True)
+            labels = _numeric_column(
+                frame[names["labels"]].to_numpy(), names["labels"], source, True
+            )
         else:
             labels = None
         known = set(logit_columns) | set(emb_columns) | {names["labels"]}
@@ -715,8 +940,10 @@ def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_col
     else:
         names = dict(NETWORK_ARRAYS, labels=label_column or NETWORK_ARRAYS["labels"])
         if "X" in frame or "y_pred" in frame:
-            raise InputError(f"{source}: both an array 'logits' and an array 'X' or 'y_pred': is it a network's "
-                             "outputs or a table of predictions? Keep one")
+            raise InputError(
+                f"{source}: both an array 'logits' and an array 'X' or 'y_pred': is it a network's "
+                "outputs or a table of predictions? Keep one"
+            )
         if need_loss:
             _require_columns(frame, [names["labels"]], source)
         logits, embeddings = frame[names["logits"]], frame.get(names["embeddings"])
@@ -729,24 +956,44 @@ def _network_table(frame, is_csv, source, *, pred_column, label_column, loss_col
     except NetworkOutputError as err:
         raise _network_error(err, source, is_csv, names) from None
     if feature_columns is not None:  # apply: the model's columns say which it was selected on
-        logit_features = bool(feature_columns) and str(list(feature_columns)[0]).startswith(NETWORK_CSV["logits"])
+        logit_features = bool(feature_columns) and str(list(feature_columns)[0]).startswith(
+            NETWORK_CSV["logits"]
+        )
     if logit_features and embeddings is not None:
         log.info("%s: the score reads the logits: the embeddings are not read", source)
     X = embeddings if embeddings is not None and not logit_features else logits
     feature_columns_found = [f"{'logit_' if X is logits else 'emb_'}{j}" for j in range(X.shape[1])]
     if feature_columns is not None and list(feature_columns) != feature_columns_found:
-        given = "embeddings" if X is not logits else "logits" if embeddings is not None else "logits, no embeddings"
-        raise InputError(f"{source}: the model reads {len(feature_columns)} features {_span(feature_columns)}, "
-                         f"this network's outputs give {len(feature_columns_found)} {_span(feature_columns_found)} "
-                         f"({given}): apply the model to outputs of the network it was selected on")
+        given = (
+            "embeddings"
+            if X is not logits
+            else "logits"
+            if embeddings is not None
+            else "logits, no embeddings"
+        )
+        raise InputError(
+            f"{source}: the model reads {len(feature_columns)} features {_span(feature_columns)}, "
+            f"this network's outputs give {len(feature_columns_found)} {_span(feature_columns_found)} "
+            f"({given}): apply the model to outputs of the network it was selected on"
+        )
     if need_loss:
         _check_range(X, feature_columns_found, source, is_csv)
     y_pred = predictions(logits)
     pred_keys = np.array([str(k) for k in y_pred], dtype=object)
     losses = per_example_loss("zero_one", labels, y_pred) if need_loss else None
-    return Table(X=X, feature_columns=feature_columns_found, pred_keys=pred_keys, loss=losses, source=source,
-                 is_csv=is_csv, pred_raw=y_pred, is_ood=None, columns=[str(c) for c in frame],
-                 loss_bound=100.0 if need_loss else None, n_logits=int(logits.shape[1]))
+    return Table(
+        X=X,
+        feature_columns=feature_columns_found,
+        pred_keys=pred_keys,
+        loss=losses,
+        source=source,
+        is_csv=is_csv,
+        pred_raw=y_pred,
+        is_ood=None,
+        columns=[str(c) for c in frame],
+        loss_bound=100.0 if need_loss else None,
+        n_logits=int(logits.shape[1]),
+    )
 
 
 def _span(columns):

@@ -40,8 +40,15 @@ logger = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- one member of a download
-def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, sink, hint: str,
-                   max_ratio: float = MAX_UNPACK_RATIO) -> None:
+def extract_member(
+    raw_file: RawFile,
+    archive: Path,
+    url: str,
+    n_bytes: int,
+    sink,
+    hint: str,
+    max_ratio: float = MAX_UNPACK_RATIO,
+) -> None:
     """Copy member ``raw_file.archive_member`` of the downloaded zip / tar ``archive`` into ``sink``;
     a damaged archive raises :class:`DecompressionError` ending with ``hint`` (what to do), a member
     past the raw file's pinned size (``raw_file.size``), or else past the cap,
@@ -55,9 +62,18 @@ def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, s
 
     def too_large(name: str):
         if size is not None:
-            return size_limit_error(raw_file.name, f"member {name!r} of {what}", size, hint, discarded(sink))
-        return unpack_limit_error(raw_file.name, f"member {name!r} of {what}", cap, n_bytes, max_ratio, hint,
-                                  discarded(sink))
+            return size_limit_error(
+                raw_file.name, f"member {name!r} of {what}", size, hint, discarded(sink)
+            )
+        return unpack_limit_error(
+            raw_file.name,
+            f"member {name!r} of {what}",
+            cap,
+            n_bytes,
+            max_ratio,
+            hint,
+            discarded(sink),
+        )
 
     try:
         if zipfile.is_zipfile(archive):
@@ -71,7 +87,13 @@ def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, s
         if tarfile.is_tarfile(archive):
             check_stream(archive, raw_file.name, what, hint, max_ratio)
             with tarfile.open(archive) as bundle:
-                info = _regular_member(bundle, resolve_member(bundle.getnames(), member, url), raw_file.name, what, hint)
+                info = _regular_member(
+                    bundle,
+                    resolve_member(bundle.getnames(), member, url),
+                    raw_file.name,
+                    what,
+                    hint,
+                )
                 if info.size > cap:
                     raise too_large(info.name)
                 source = bundle.extractfile(info)
@@ -96,7 +118,9 @@ def extract_member(raw_file: "RawFile", archive: Path, url: str, n_bytes: int, s
     )
 
 
-def _regular_member(bundle: tarfile.TarFile, name: str, raw_name: str, what: str, hint: str) -> tarfile.TarInfo:
+def _regular_member(
+    bundle: tarfile.TarFile, name: str, raw_name: str, what: str, hint: str
+) -> tarfile.TarInfo:
     """The tar member ``name`` if it is a regular file; a link, folder or special file is refused
     (a raw file is stored in the archive itself: a link could name another member, or none)."""
     info = bundle.getmember(name)
@@ -133,10 +157,20 @@ def _check_member(member: tarfile.TarInfo, dest: Path, tar_path, earlier_files: 
     name = member.name
     target = (dest / name).resolve()
     if Path(name).is_absolute() or os.path.isabs(name) or not target.is_relative_to(dest):
-        raise ValueError(f"{tar_path}: member {name!r} escapes the destination; nothing was extracted")
+        raise ValueError(
+            f"{tar_path}: member {name!r} escapes the destination; nothing was extracted"
+        )
     if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
-        kind = "a device file" if (member.ischr() or member.isblk()) else "a FIFO" if member.isfifo() else "special"
-        raise ValueError(f"{tar_path}: member {name!r} is {kind}, not a regular file; nothing was extracted")
+        kind = (
+            "a device file"
+            if (member.ischr() or member.isblk())
+            else "a FIFO"
+            if member.isfifo()
+            else "special"
+        )
+        raise ValueError(
+            f"{tar_path}: member {name!r} is {kind}, not a regular file; nothing was extracted"
+        )
     if member.issym() or member.islnk():
         base = target.parent if member.issym() else dest
         link = (base / member.linkname).resolve()
@@ -193,7 +227,9 @@ def extract_archive(tar_path, dest, check=None, max_ratio: float = MAX_UNPACK_RA
     """
     dest = Path(dest)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise FileExistsError(f"{dest} already exists and is not an empty folder: remove it to extract {tar_path}")
+        raise FileExistsError(
+            f"{dest} already exists and is not an empty folder: remove it to extract {tar_path}"
+        )
     remove_stale_parts(dest.parent, dest.name)
     packed = Path(tar_path).stat().st_size
     cap = unpack_cap(packed, max_ratio)
@@ -217,14 +253,22 @@ def extract_archive(tar_path, dest, check=None, max_ratio: float = MAX_UNPACK_RA
                     declared = sum(member.size for member in members if member.isfile())
                     if declared > cap:
                         raise unpack_limit_error(
-                            Path(tar_path).name, f"the archive {tar_path} ({len(members)} members, {declared} bytes "
-                            "declared)", cap, packed, max_ratio, redo)
+                            Path(tar_path).name,
+                            f"the archive {tar_path} ({len(members)} members, {declared} bytes "
+                            "declared)",
+                            cap,
+                            packed,
+                            max_ratio,
+                            redo,
+                        )
                     archive.extractall(root, members=members, filter="data")
             except UnpackLimitError:
                 raise
             except tarfile.FilterError as error:
-                raise ValueError(f"{tar_path}: unsafe member refused by the tar data filter: {error}; "
-                                 "nothing was extracted") from error
+                raise ValueError(
+                    f"{tar_path}: unsafe member refused by the tar data filter: {error}; "
+                    "nothing was extracted"
+                ) from error
             except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError) as error:
                 if isinstance(error, OSError) and error.errno is not None:
                     raise  # a real I/O error (disk full, permissions), not bad data

@@ -12,15 +12,23 @@ from pathlib import Path
 
 import numpy as np
 
+from .._checks import check_ratios
 from .._io import LazyNpz, save_npz
 from ..exceptions import CustomDatasetError
-from .._checks import check_ratios
-from ..splits import DEFAULT_RATIOS, _PARTS, _part_sizes
+from ..splits import _PARTS, DEFAULT_RATIOS, _part_sizes
 from ._prepare import fingerprint, load_prepared
 from ._trust import sha256_of_file
 
-__all__ = ["CustomDataset", "CustomDatasetError", "check_custom", "custom_checksums", "custom_dataset", "load_custom",
-           "peek_custom", "prepare_custom"]
+__all__ = [
+    "CustomDataset",
+    "CustomDatasetError",
+    "check_custom",
+    "custom_checksums",
+    "custom_dataset",
+    "load_custom",
+    "peek_custom",
+    "prepare_custom",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +87,9 @@ class CustomDataset:
         return "npz" if self.path.suffix.lower() == ".npz" else "csv"
 
 
-def custom_dataset(name: str, entry: dict, base_dir: str | os.PathLike = ".", ratios=None) -> CustomDataset:
+def custom_dataset(
+    name: str, entry: dict, base_dir: str | os.PathLike = ".", ratios=None
+) -> CustomDataset:
     """Validate one ``custom_datasets: {name: {path, task, target, n_classes}}`` entry (the file is not read).
 
     Parameters
@@ -107,10 +117,14 @@ def custom_dataset(name: str, entry: dict, base_dir: str | os.PathLike = ".", ra
     """
     where = f"config custom_datasets.{name}"
     if not isinstance(entry, dict):
-        raise CustomDatasetError(f"{where}: expected a mapping with keys path, task, target, n_classes; got {entry!r}")
+        raise CustomDatasetError(
+            f"{where}: expected a mapping with keys path, task, target, n_classes; got {entry!r}"
+        )
     unknown = set(entry) - {"path", "task", "target", "n_classes"}
     if unknown:
-        raise CustomDatasetError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: path, task, target, n_classes")
+        raise CustomDatasetError(
+            f"{where}: unknown key(s) {sorted(unknown)}; allowed: path, task, target, n_classes"
+        )
     if "path" not in entry:
         raise CustomDatasetError(f"{where}: 'path' is missing (a .csv or .npz file)")
     path = Path(base_dir) / Path(str(entry["path"])).expanduser()
@@ -120,15 +134,27 @@ def custom_dataset(name: str, entry: dict, base_dir: str | os.PathLike = ".", ra
     if path.suffix.lower() not in (".csv", ".npz"):
         raise CustomDatasetError(f"{where}.path: {path} must end in .csv or .npz")
     if not path.is_file():
-        raise CustomDatasetError(f"{where}.path: file {path} does not exist (relative paths are read from {Path(base_dir).resolve()})")
+        raise CustomDatasetError(
+            f"{where}.path: file {path} does not exist (relative paths are read from {Path(base_dir).resolve()})"
+        )
     target = entry.get("target")
     if path.suffix.lower() == ".csv" and not target:
         raise CustomDatasetError(f"{where}.target: name the target column of {path}")
     n_classes = entry.get("n_classes")
-    if n_classes is not None and (isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 2):
-        raise CustomDatasetError(f"{where}.n_classes: {n_classes!r} is not a number of classes (an integer >= 2)")
-    return CustomDataset(name=name, path=path, task=task, target=None if target is None else str(target),
-                         n_classes=n_classes, ratios=None if ratios is None else tuple(float(r) for r in ratios))
+    if n_classes is not None and (
+        isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 2
+    ):
+        raise CustomDatasetError(
+            f"{where}.n_classes: {n_classes!r} is not a number of classes (an integer >= 2)"
+        )
+    return CustomDataset(
+        name=name,
+        path=path,
+        task=task,
+        target=None if target is None else str(target),
+        n_classes=n_classes,
+        ratios=None if ratios is None else tuple(float(r) for r in ratios),
+    )
 
 
 def _decoded_lines(handle, path):
@@ -150,7 +176,9 @@ def _csv_header(dataset: CustomDataset, header: list) -> tuple[list, int]:
     seen = set()
     for column in header:
         if column in seen:
-            raise CustomDatasetError(f"{path} line 1: column {column!r} appears twice in the header; rename one")
+            raise CustomDatasetError(
+                f"{path} line 1: column {column!r} appears twice in the header; rename one"
+            )
         seen.add(column)
     if dataset.target not in header:
         raise CustomDatasetError(
@@ -158,7 +186,9 @@ def _csv_header(dataset: CustomDataset, header: list) -> tuple[list, int]:
             f"({', '.join(header)})"
         )
     if len(header) < 2:
-        raise CustomDatasetError(f"{path}: no feature columns besides the target {dataset.target!r}")
+        raise CustomDatasetError(
+            f"{path}: no feature columns besides the target {dataset.target!r}"
+        )
     return header, header.index(dataset.target)
 
 
@@ -172,7 +202,9 @@ def _csv_matrix(dataset: CustomDataset, feature_limit: float) -> tuple[np.ndarra
         reader = csv.reader(_decoded_lines(handle, path))
         header = next(reader, None)
         if header is None:
-            raise CustomDatasetError(f"{path}: the file is empty; expected a header line and data rows")
+            raise CustomDatasetError(
+                f"{path}: the file is empty; expected a header line and data rows"
+            )
         header, t = _csv_header(dataset, header)
         features = [c for c in range(len(header)) if c != t]
         values = array.array("d")
@@ -180,11 +212,15 @@ def _csv_matrix(dataset: CustomDataset, feature_limit: float) -> tuple[np.ndarra
         for row in reader:
             line = reader.line_num
             if len(row) != len(header):
-                raise CustomDatasetError(f"{path} line {line}: {len(row)} fields, the header has {len(header)}")
+                raise CustomDatasetError(
+                    f"{path} line {line}: {len(row)} fields, the header has {len(header)}"
+                )
             values.extend(_number(row[c], path, line, header[c], feature_limit) for c in features)
             value = row[t].strip()
             if value == "" or value.lower() == "nan":
-                raise CustomDatasetError(f"{path} line {line}, column {header[t]!r}: the target is missing")
+                raise CustomDatasetError(
+                    f"{path} line {line}, column {header[t]!r}: the target is missing"
+                )
             targets.append(value)
     if not targets:
         raise CustomDatasetError(f"{path}: the header is the only line; no data rows")
@@ -199,8 +235,10 @@ def _beyond(value: float, feature_limit: float) -> str | None:
     if not np.isfinite(value):
         return "is not finite (infinite, or beyond float64's range)"
     if abs(value) > feature_limit:
-        return (f"lies beyond +-{feature_limit:g}, the bound on feature values (beyond it, standardising the "
-                "features overflows float64); rescale the column, e.g. to log units")
+        return (
+            f"lies beyond +-{feature_limit:g}, the bound on feature values (beyond it, standardising the "
+            "features overflows float64); rescale the column, e.g. to log units"
+        )
     return None
 
 
@@ -222,13 +260,19 @@ def _number(text: str, path, line: int, column: str, feature_limit: float) -> fl
 
 def _npz_arrays(dataset: CustomDataset, feature_limit: float) -> tuple[np.ndarray, np.ndarray]:
     path = dataset.path
-    data = LazyNpz(path, error=CustomDatasetError)  # reads X and y only, each checked against its declared size
+    data = LazyNpz(
+        path, error=CustomDatasetError
+    )  # reads X and y only, each checked against its declared size
     missing = [k for k in ("X", "y") if k not in data.files]
     if missing:
-        raise CustomDatasetError(f"{path}: no array {' or '.join(missing)} (found {', '.join(data.files)})")
+        raise CustomDatasetError(
+            f"{path}: no array {' or '.join(missing)} (found {', '.join(data.files)})"
+        )
     X, y = data["X"], data["y"]
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
-        raise CustomDatasetError(f"{path}: X must be 2-D and y 1-D with as many rows; got {X.shape} and {y.shape}")
+        raise CustomDatasetError(
+            f"{path}: X must be 2-D and y 1-D with as many rows; got {X.shape} and {y.shape}"
+        )
     if not np.issubdtype(X.dtype, np.number):
         raise CustomDatasetError(f"{path}: X has dtype {X.dtype}; features must be numeric")
     X = X.astype(np.float64)
@@ -236,8 +280,10 @@ def _npz_arrays(dataset: CustomDataset, feature_limit: float) -> tuple[np.ndarra
         bad = np.argwhere(~(np.abs(X) <= feature_limit))
     if bad.size:
         row, column = bad[0]
-        raise CustomDatasetError(f"{path}: X[{row}, {column}] = {X[row, column]:g} {_beyond(X[row, column], feature_limit)} "
-                                 f"({len(np.unique(bad[:, 0]))} row(s) in all)")
+        raise CustomDatasetError(
+            f"{path}: X[{row}, {column}] = {X[row, column]:g} {_beyond(X[row, column], feature_limit)} "
+            f"({len(np.unique(bad[:, 0]))} row(s) in all)"
+        )
     return X, y
 
 
@@ -311,7 +357,9 @@ def peek_custom(dataset: CustomDataset) -> dict:
             sample = handle.read(_SAMPLE_BYTES)
         header = next(csv.reader(_decoded_lines(iter([first]), path)), None)
         if header is None:
-            raise CustomDatasetError(f"{path}: the file is empty; expected a header line and data rows")
+            raise CustomDatasetError(
+                f"{path}: the file is empty; expected a header line and data rows"
+            )
         d = len(_csv_header(dataset, header)[0]) - 1
         rows = sample.splitlines(keepends=True)
         if len(sample) < _SAMPLE_BYTES:  # the whole file was read: the count is exact
@@ -323,12 +371,16 @@ def peek_custom(dataset: CustomDataset) -> dict:
         with zipfile.ZipFile(path) as archive:
             shapes = {key: _npy_shape(archive, key) for key in ("X", "y")}
     except (OSError, ValueError, zipfile.BadZipFile) as err:
-        raise CustomDatasetError(f"{path}: not a readable .npz file of arrays X and y ({err})") from None
+        raise CustomDatasetError(
+            f"{path}: not a readable .npz file of arrays X and y ({err})"
+        ) from None
     missing = [k for k, shape in shapes.items() if shape is None]
     if missing:
         raise CustomDatasetError(f"{path}: no array {' or '.join(missing)}")
     if len(shapes["X"]) != 2 or len(shapes["y"]) != 1 or shapes["X"][0] != shapes["y"][0]:
-        raise CustomDatasetError(f"{path}: X must be 2-D and y 1-D with as many rows; got {shapes['X']} and {shapes['y']}")
+        raise CustomDatasetError(
+            f"{path}: X must be 2-D and y 1-D with as many rows; got {shapes['X']} and {shapes['y']}"
+        )
     return {"n": int(shapes["y"][0]), "d": int(shapes["X"][1]), "exact": True}
 
 
@@ -338,11 +390,17 @@ def _npy_shape(archive: zipfile.ZipFile, key: str) -> tuple | None:
         return None
     with archive.open(f"{key}.npy") as member:
         version = np.lib.format.read_magic(member)
-        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        read = (
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
         return tuple(read(member)[0])
 
 
-def load_custom(dataset: CustomDataset, *, feature_limit: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def load_custom(
+    dataset: CustomDataset, *, feature_limit: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(X, y, classes)`` of a custom dataset, validated; errors name file, line and column.
 
     Parameters
@@ -377,10 +435,16 @@ def load_custom(dataset: CustomDataset, *, feature_limit: float) -> tuple[np.nda
         X, y, classes = load_custom(grades, feature_limit=1e150)
         y.tolist(), classes.tolist()   # ([1, 0, 1], [1.0, 3.0])
     """
-    X, raw = _csv_matrix(dataset, feature_limit) if dataset.kind == "csv" else _npz_arrays(dataset, feature_limit)
+    X, raw = (
+        _csv_matrix(dataset, feature_limit)
+        if dataset.kind == "csv"
+        else _npz_arrays(dataset, feature_limit)
+    )
     y, classes = _encode_target(dataset, raw)
     if len(classes) < 2:
-        raise CustomDatasetError(f"{dataset.path}: the target has a single class ({classes[0]!r}); need at least 2")
+        raise CustomDatasetError(
+            f"{dataset.path}: the target has a single class ({classes[0]!r}); need at least 2"
+        )
     return X, y, classes
 
 
@@ -439,7 +503,12 @@ def check_custom(dataset: CustomDataset, *, feature_limit: float) -> dict:
     """
     X, y, classes = load_custom(dataset, feature_limit=feature_limit)
     _check_classes(dataset, y, classes)
-    return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": len(classes), "sha256": sha256_of_file(dataset.path)}
+    return {
+        "n": int(X.shape[0]),
+        "d": int(X.shape[1]),
+        "k": len(classes),
+        "sha256": sha256_of_file(dataset.path),
+    }
 
 
 def prepare_custom(dataset: CustomDataset, out_npz, *, feature_limit: float) -> dict:
@@ -472,10 +541,21 @@ def prepare_custom(dataset: CustomDataset, out_npz, *, feature_limit: float) -> 
     digest = fingerprint(X, y)
     logger.info(
         "%s: wrote %s from %s (n=%d, d=%d, K=%d, classes %s, xy_sha256 %s)",
-        dataset.name, out_npz, dataset.path, *X.shape, len(classes), list(classes)[:10], digest,
+        dataset.name,
+        out_npz,
+        dataset.path,
+        *X.shape,
+        len(classes),
+        list(classes)[:10],
+        digest,
     )
-    return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": len(classes), "xy_sha256": digest,
-            "raw": {dataset.path.name: sha256_of_file(dataset.path)}}
+    return {
+        "n": int(X.shape[0]),
+        "d": int(X.shape[1]),
+        "k": len(classes),
+        "xy_sha256": digest,
+        "raw": {dataset.path.name: sha256_of_file(dataset.path)},
+    }
 
 
 def custom_checksums(dataset: CustomDataset, npz_path) -> dict:
@@ -494,5 +574,10 @@ def custom_checksums(dataset: CustomDataset, npz_path) -> dict:
         ``{"n", "d", "k", "xy_sha256", "raw": {"<file name> (custom)": sha256}}``.
     """
     X, y = load_prepared(npz_path)
-    return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": int(y.max()) + 1, "xy_sha256": fingerprint(X, y),
-            "raw": {f"{dataset.path.name} (custom)": sha256_of_file(dataset.path)}}
+    return {
+        "n": int(X.shape[0]),
+        "d": int(X.shape[1]),
+        "k": int(y.max()) + 1,
+        "xy_sha256": fingerprint(X, y),
+        "raw": {f"{dataset.path.name} (custom)": sha256_of_file(dataset.path)},
+    }

@@ -36,12 +36,32 @@ from typing import IO
 from ._errors import DecompressionError, UnpackLimitError
 from ._stream import CHUNK_BYTES, OverLimit, ReadFailed, discarded, pump
 
-__all__ = ["DECODE_ERRORS", "MAX_UNPACK_RATIO", "MIN_UNPACK_CAP_BYTES", "TEST_COMMAND", "check_stream",
-           "compression_of_suffix", "decompress_into", "iter_unlzw", "open_decompressed", "size_limit_error", "unlzw",
-           "unpack_cap", "unpack_limit_error"]
+__all__ = [
+    "DECODE_ERRORS",
+    "MAX_UNPACK_RATIO",
+    "MIN_UNPACK_CAP_BYTES",
+    "TEST_COMMAND",
+    "check_stream",
+    "compression_of_suffix",
+    "decompress_into",
+    "iter_unlzw",
+    "open_decompressed",
+    "size_limit_error",
+    "unlzw",
+    "unpack_cap",
+    "unpack_limit_error",
+]
 
 #: What a decompressor or archive reader raises on corrupt or truncated data.
-DECODE_ERRORS = (EOFError, OSError, ValueError, lzma.LZMAError, zlib.error, zipfile.BadZipFile, tarfile.TarError)
+DECODE_ERRORS = (
+    EOFError,
+    OSError,
+    ValueError,
+    lzma.LZMAError,
+    zlib.error,
+    zipfile.BadZipFile,
+    tarfile.TarError,
+)
 
 #: Default of the ``unpack_max_ratio`` config key: decompressed bytes per compressed byte allowed.
 MAX_UNPACK_RATIO = 100.0
@@ -50,13 +70,19 @@ MIN_UNPACK_CAP_BYTES = 64 << 20
 
 
 def unpack_cap(packed_bytes: int, max_ratio: float = MAX_UNPACK_RATIO) -> int:
-    """Most bytes a file of ``packed_bytes`` compressed bytes may expand to.
-    """
+    """Most bytes a file of ``packed_bytes`` compressed bytes may expand to."""
     return max(MIN_UNPACK_CAP_BYTES, int(max_ratio * packed_bytes))
 
 
-def unpack_limit_error(name: str, what: str, cap: int, packed_bytes: int, max_ratio: float,
-                       hint: str, outcome: str = "nothing was written") -> UnpackLimitError:
+def unpack_limit_error(
+    name: str,
+    what: str,
+    cap: int,
+    packed_bytes: int,
+    max_ratio: float,
+    hint: str,
+    outcome: str = "nothing was written",
+) -> UnpackLimitError:
     """The error of a file expanding past its cap: names the file, the cap, what became of the
     bytes written (``outcome``: :func:`._stream.discarded`) and how to raise the cap."""
     return UnpackLimitError(
@@ -100,11 +126,24 @@ def compression_of_suffix(suffix: str) -> str | None:
 
 
 #: The shell command that checks a compressed copy, named in the hint of a decompression error.
-TEST_COMMAND = {"xz": "xz -t", "gz": "gzip -t", "bz2": "bzip2 -t", "Z": "uncompress -c > /dev/null <"}
+TEST_COMMAND = {
+    "xz": "xz -t",
+    "gz": "gzip -t",
+    "bz2": "bzip2 -t",
+    "Z": "uncompress -c > /dev/null <",
+}
 
 
-def decompress_into(path: Path, compression: str | None, sink, name: str, what: str, hint: str,
-                    max_ratio: float = MAX_UNPACK_RATIO, size: int | None = None) -> None:
+def decompress_into(
+    path: Path,
+    compression: str | None,
+    sink,
+    name: str,
+    what: str,
+    hint: str,
+    max_ratio: float = MAX_UNPACK_RATIO,
+    size: int | None = None,
+) -> None:
     """Decompress ``path`` into ``sink``: at most ``size`` bytes (the raw file's pinned size), else at
     most :func:`unpack_cap` bytes of a compressed file; corrupt or truncated data raises
     :class:`DecompressionError`, data past the limit :class:`UnpackLimitError`, each naming
@@ -120,7 +159,9 @@ def decompress_into(path: Path, compression: str | None, sink, name: str, what: 
     except OverLimit:
         if size is not None:
             raise size_limit_error(name, as_what, size, hint, discarded(sink)) from None
-        raise unpack_limit_error(name, as_what, cap, packed, max_ratio, hint, discarded(sink)) from None
+        raise unpack_limit_error(
+            name, as_what, cap, packed, max_ratio, hint, discarded(sink)
+        ) from None
     except (ReadFailed, ValueError) as exc:  # ValueError: an unknown compression
         error = exc.error if isinstance(exc, ReadFailed) else exc
         raise DecompressionError(
@@ -138,8 +179,9 @@ class _NullSink:
         return len(chunk)
 
 
-def check_stream(path: str | os.PathLike, name: str, what: str, hint: str,
-                 max_ratio: float = MAX_UNPACK_RATIO) -> None:
+def check_stream(
+    path: str | os.PathLike, name: str, what: str, hint: str, max_ratio: float = MAX_UNPACK_RATIO
+) -> None:
     """Decompress a gzip / bzip2 / xz file once, discarding the output, so that its end-of-stream
     checks (CRC, size) run: a tar reader stops at the archive's end marker and never reaches them.
     A plain file passes; corrupt or truncated data raises :class:`DecompressionError`, a stream
@@ -238,7 +280,9 @@ def iter_unlzw(data: bytes, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
         elif code == len(table) and previous is not None:
             entry = previous + previous[:1]
         else:
-            raise ValueError(f"corrupt .Z stream: code {code} with {len(table)} table entries ({n_bits}-bit codes)")
+            raise ValueError(
+                f"corrupt .Z stream: code {code} with {len(table)} table entries ({n_bits}-bit codes)"
+            )
         out += entry
         if len(out) >= chunk_bytes:
             yield bytes(out)

@@ -161,22 +161,36 @@ class DownloadOptions:
     max_ratio: float = MAX_UNPACK_RATIO
 
     def __post_init__(self):
-        if self.base is not None and urllib.parse.urlsplit(self.base).scheme not in ("http", "https", "file"):
-            raise ValueError(f"download_base must be an http://, https:// or file:// URL, got {self.base!r}")
+        if self.base is not None and urllib.parse.urlsplit(self.base).scheme not in (
+            "http",
+            "https",
+            "file",
+        ):
+            raise ValueError(
+                f"download_base must be an http://, https:// or file:// URL, got {self.base!r}"
+            )
         if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
             raise ValueError(f"download_retries must be an integer >= 0, got {self.retries!r}")
         # finite too: NaN fails every comparison, and an infinite wait or ratio overflows where used
         if not (self.backoff_s >= 0 and math.isfinite(self.backoff_s)):
-            raise ValueError(f"download_backoff_s must be a finite number >= 0, got {self.backoff_s!r}")
+            raise ValueError(
+                f"download_backoff_s must be a finite number >= 0, got {self.backoff_s!r}"
+            )
         if not (self.timeout_s > 0 and math.isfinite(self.timeout_s)):
-            raise ValueError(f"download_timeout_s must be a finite number > 0, got {self.timeout_s!r}")
+            raise ValueError(
+                f"download_timeout_s must be a finite number > 0, got {self.timeout_s!r}"
+            )
         if not (self.deadline_s > 0 and math.isfinite(self.deadline_s)):
-            raise ValueError(f"download_deadline_s must be a finite number > 0, got {self.deadline_s!r}")
+            raise ValueError(
+                f"download_deadline_s must be a finite number > 0, got {self.deadline_s!r}"
+            )
         if not (self.max_ratio >= 1 and math.isfinite(self.max_ratio)):
-            raise ValueError(f"unpack_max_ratio must be a finite number >= 1, got {self.max_ratio!r}")
+            raise ValueError(
+                f"unpack_max_ratio must be a finite number >= 1, got {self.max_ratio!r}"
+            )
 
     @classmethod
-    def from_config(cls, config: Mapping) -> "DownloadOptions":
+    def from_config(cls, config: Mapping) -> DownloadOptions:
         """The options of a pipeline config (keys ``download_base``, ``download_retries``,
         ``download_backoff_s``, ``download_timeout_s``, ``download_deadline_s``,
         ``unpack_max_ratio``; absent keys take the defaults)."""
@@ -198,7 +212,7 @@ class DownloadOptions:
         return self.backoff_s * 2 ** (retry - 1)
 
 
-def as_options(download: "DownloadOptions | Mapping | None") -> DownloadOptions:
+def as_options(download: DownloadOptions | Mapping | None) -> DownloadOptions:
     """``download`` as :class:`DownloadOptions` (None: the defaults; a mapping: its fields)."""
     if download is None:
         return DownloadOptions()
@@ -317,7 +331,9 @@ class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
         self._watchdog = watchdog
 
     def https_open(self, req):
-        return self.do_open(partial(_WatchedHTTPSConnection, watchdog=self._watchdog), req, context=self._context)
+        return self.do_open(
+            partial(_WatchedHTTPSConnection, watchdog=self._watchdog), req, context=self._context
+        )
 
 
 #: What reading an HTTP response raises when the connection breaks or stalls.
@@ -334,7 +350,9 @@ def _is_transient(error: BaseException) -> bool:
         return isinstance(error, http.client.HTTPException)
     if isinstance(error, socket.gaierror):
         return error.errno == socket.EAI_AGAIN
-    if isinstance(error, (FileNotFoundError, PermissionError, IsADirectoryError, ssl.SSLCertVerificationError)):
+    if isinstance(
+        error, (FileNotFoundError, PermissionError, IsADirectoryError, ssl.SSLCertVerificationError)
+    ):
         return False
     return True
 
@@ -363,8 +381,14 @@ class _PastSize(Exception):
         self.outcome = outcome
 
 
-def _attempt(url: str, path: Path, timeout_s: float, deadline: float,
-             progress: ProgressCallback | None, limit: int | None = None) -> tuple[str, int]:
+def _attempt(
+    url: str,
+    path: Path,
+    timeout_s: float,
+    deadline: float,
+    progress: ProgressCallback | None,
+    limit: int | None = None,
+) -> tuple[str, int]:
     """One GET of ``url`` into ``path`` (truncated first), ended by a watchdog at ``deadline``
     (:func:`time.monotonic`) and before the first byte past ``limit``; (sha256, bytes) or
     _Transient / _Final / _PastDeadline / _PastSize."""
@@ -373,23 +397,43 @@ def _attempt(url: str, path: Path, timeout_s: float, deadline: float,
     with _Watchdog(remaining_s) as watchdog:
         try:
             # a silence longer than what is left of the deadline is the deadline too
-            return _get(url, path, min(timeout_s, max(remaining_s, 0.001)), timeout_s, watchdog, progress, state,
-                        limit)
+            return _get(
+                url,
+                path,
+                min(timeout_s, max(remaining_s, 0.001)),
+                timeout_s,
+                watchdog,
+                progress,
+                state,
+                limit,
+            )
         except (_Transient, urllib.error.URLError, *_NETWORK_ERRORS):
             if watchdog.fired or time.monotonic() >= deadline:
                 raise _PastDeadline(state["n_bytes"], state["total"]) from None
             raise
 
 
-def _get(url: str, path: Path, socket_timeout_s: float, timeout_s: float, watchdog: _Watchdog,
-         progress: ProgressCallback | None, state: dict, limit: int | None = None) -> tuple[str, int]:
-    opener = urllib.request.build_opener(_WatchedHTTPHandler(watchdog), _WatchedHTTPSHandler(watchdog))
+def _get(
+    url: str,
+    path: Path,
+    socket_timeout_s: float,
+    timeout_s: float,
+    watchdog: _Watchdog,
+    progress: ProgressCallback | None,
+    state: dict,
+    limit: int | None = None,
+) -> tuple[str, int]:
+    opener = urllib.request.build_opener(
+        _WatchedHTTPHandler(watchdog), _WatchedHTTPSHandler(watchdog)
+    )
     try:
         response = opener.open(url, timeout=socket_timeout_s)
     except urllib.error.HTTPError as exc:
         exc.close()
         reason = f"HTTP {exc.code} {exc.reason}"
-        raise (_Transient if exc.code in TRANSIENT_HTTP_STATUSES else _Final)(reason, exc.code) from exc
+        raise (_Transient if exc.code in TRANSIENT_HTTP_STATUSES else _Final)(
+            reason, exc.code
+        ) from exc
     except (urllib.error.URLError, *_NETWORK_ERRORS) as exc:
         if watchdog.fired:
             raise
@@ -409,24 +453,40 @@ def _get(url: str, path: Path, socket_timeout_s: float, timeout_s: float, watchd
 
             try:
                 # read1: whatever has arrived, so that a failure reports the bytes really received
-                pump(response, sink, _NETWORK_ERRORS, counted, total, read=getattr(response, "read1", None),
-                     limit=limit)
+                pump(
+                    response,
+                    sink,
+                    _NETWORK_ERRORS,
+                    counted,
+                    total,
+                    read=getattr(response, "read1", None),
+                    limit=limit,
+                )
             except OverLimit:
                 raise _PastSize(discarded(sink)) from None
             except ReadFailed as exc:
                 of = f" of the {total} announced" if total is not None else ""
-                raise _Transient(f"{_network_reason(exc.error, timeout_s)} after {sink.n_bytes} bytes{of}") from exc.error
+                raise _Transient(
+                    f"{_network_reason(exc.error, timeout_s)} after {sink.n_bytes} bytes{of}"
+                ) from exc.error
     # the watchdog's shutdown looks like the end of the body to http.client
     if watchdog.fired and (total is None or sink.n_bytes != total):
         raise _PastDeadline(sink.n_bytes, total)
     # http.client stops quietly at a closed connection: compare with the announced length.
     if total is not None and sink.n_bytes != total:
-        raise _Transient(f"the server announced Content-Length {total} but sent {sink.n_bytes} bytes")
+        raise _Transient(
+            f"the server announced Content-Length {total} but sent {sink.n_bytes} bytes"
+        )
     return sink.hexdigest(), sink.n_bytes
 
 
-def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, options: DownloadOptions,
-              progress: ProgressCallback | None) -> tuple[str, int, int]:
+def download_with_retries(
+    raw_file: RawFile,
+    path: Path,
+    dest_dir: Path,
+    options: DownloadOptions,
+    progress: ProgressCallback | None,
+) -> tuple[str, int, int]:
     """Download ``raw_file.url`` (after ``download_base``) into ``path`` with retries, all within
     ``options.deadline_s``; (sha256, bytes, attempts made) or :class:`DownloadError`. A download
     that is the stored file itself (no archive member, no compression) stops before the first
@@ -445,15 +505,22 @@ def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, optio
             f"(download_deadline_s={options.deadline_s:g}; attempt {attempt} of {attempts}, {where}): "
             f"the server sends too slowly or never ends. Nothing was kept in "
             f"{dest_dir}. If the server is only slow, raise download_deadline_s. {MIRROR_HINT}",
-            url=url, status=None, attempts=attempt,
+            url=url,
+            status=None,
+            attempts=attempt,
         )
 
     for attempt in range(1, attempts + 1):
         try:
             sha256, n_bytes = _attempt(url, path, options.timeout_s, deadline, progress, limit)
         except _PastSize as exc:
-            raise size_limit_error(raw_file.name, f"the download of {url}{official}", limit,
-                                   _download_hint(raw_file, url), exc.outcome) from None
+            raise size_limit_error(
+                raw_file.name,
+                f"the download of {url}{official}",
+                limit,
+                _download_hint(raw_file, url),
+                exc.outcome,
+            ) from None
         except _PastDeadline as exc:
             of = f" of the {exc.total} announced" if exc.total is not None else ""
             raise past_deadline(attempt, f"{exc.n_bytes} bytes{of} received") from None
@@ -463,18 +530,28 @@ def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, optio
                 f"(attempt {attempt} of {attempts}, download_retries={options.retries}: only dropped or refused "
                 f"connections, timeouts, short bodies and HTTP {'/'.join(map(str, sorted(TRANSIENT_HTTP_STATUSES)))} "
                 f"are retried). Nothing was kept in {dest_dir}. {MIRROR_HINT}",
-                url=url, status=exc.status, attempts=attempt,
+                url=url,
+                status=exc.status,
+                attempts=attempt,
             ) from exc
         except _Transient as exc:
             last = exc
             if attempt < attempts:
                 delay = options.delay(attempt)
                 if time.monotonic() + delay >= deadline:
-                    raise past_deadline(attempt, f"the wait of {delay:g} s before a retry would pass it; last "
-                                        f"error: {exc.reason}") from exc
+                    raise past_deadline(
+                        attempt,
+                        f"the wait of {delay:g} s before a retry would pass it; last "
+                        f"error: {exc.reason}",
+                    ) from exc
                 logger.warning(
                     "%s: attempt %d of %d failed (%s: %s); retrying in %g s",
-                    raw_file.name, attempt, attempts, url, exc.reason, delay,
+                    raw_file.name,
+                    attempt,
+                    attempts,
+                    url,
+                    exc.reason,
+                    delay,
                 )
                 _sleep(delay)
             continue
@@ -485,7 +562,9 @@ def download_with_retries(raw_file: "RawFile", path: Path, dest_dir: Path, optio
         f"{raw_file.name}: download of {url}{official} failed after {attempts} attempts "
         f"(download_retries={options.retries}); last error: {last.reason}. Nothing was kept in "
         f"{dest_dir}. {MIRROR_HINT}",
-        url=url, status=last.status, attempts=attempts,
+        url=url,
+        status=last.status,
+        attempts=attempts,
     ) from last
 
 
@@ -503,8 +582,9 @@ def _logging_progress(label: str) -> ProgressCallback:
     return report
 
 
-def write_from_url(raw_file: "RawFile", dest_dir: Path, out_path: Path, options: DownloadOptions,
-                   progress) -> tuple[str, int, int]:
+def write_from_url(
+    raw_file: RawFile, dest_dir: Path, out_path: Path, options: DownloadOptions, progress
+) -> tuple[str, int, int]:
     """Download ``raw_file`` into ``out_path``, extracting its member / decompressing it;
     (sha256 of ``out_path``, its bytes, download attempts)."""
     url = options.url_for(raw_file.url)
@@ -514,19 +594,36 @@ def write_from_url(raw_file: "RawFile", dest_dir: Path, out_path: Path, options:
     if not needs_unpacking and raw_file.download_sha256 is None:
         return download_with_retries(raw_file, out_path, dest_dir, options, callback)
     with _scratch_path(dest_dir, raw_file.name + ".download") as tmp_path:
-        download_sha256, n_bytes, attempts = download_with_retries(raw_file, tmp_path, dest_dir, options, callback)
+        download_sha256, n_bytes, attempts = download_with_retries(
+            raw_file, tmp_path, dest_dir, options, callback
+        )
         verify_sha256(
             f"{url} (the download of {raw_file.name}; {attempts_note(attempts)})",
-            raw_file.download_sha256, download_sha256, "the download",
+            raw_file.download_sha256,
+            download_sha256,
+            "the download",
         )
         with open(out_path, "wb") as handle:
             sink = HashingWriter(handle)
             if raw_file.archive_member:
-                extract_member(raw_file, tmp_path, url, n_bytes, sink, _download_hint(raw_file, url), options.max_ratio)
+                extract_member(
+                    raw_file,
+                    tmp_path,
+                    url,
+                    n_bytes,
+                    sink,
+                    _download_hint(raw_file, url),
+                    options.max_ratio,
+                )
             else:
                 decompress_into(
-                    tmp_path, raw_file.compression, sink, raw_file.name,
-                    f"the download of {url} ({n_bytes} bytes)", _download_hint(raw_file, url), options.max_ratio,
+                    tmp_path,
+                    raw_file.compression,
+                    sink,
+                    raw_file.name,
+                    f"the download of {url} ({n_bytes} bytes)",
+                    _download_hint(raw_file, url),
+                    options.max_ratio,
                     raw_file.size,
                 )
         return sink.hexdigest(), sink.n_bytes, attempts
@@ -537,7 +634,7 @@ def attempts_note(attempts: int) -> str:
     return f"{attempts} download attempt{'s' if attempts > 1 else ''}; a checksum mismatch is not retried"
 
 
-def _download_hint(raw_file: "RawFile", url: str) -> str:
+def _download_hint(raw_file: RawFile, url: str) -> str:
     return (
         f"Run again to download it anew; if this happens again the file served at {url} is damaged: "
         f"put an intact copy at <data_mirror>/{raw_file.dataset}/{raw_file.name}[.xz|.gz|.bz2] and set "

@@ -7,6 +7,18 @@ fetching modules import them from here.
 
 from __future__ import annotations
 
-from ..exceptions import ChecksumError, DataSourceError, DecompressionError, DownloadError, UnpackLimitError
+from ..exceptions import (
+    ChecksumError,
+    DataSourceError,
+    DecompressionError,
+    DownloadError,
+    UnpackLimitError,
+)
 
-__all__ = ["ChecksumError", "DataSourceError", "DecompressionError", "DownloadError", "UnpackLimitError"]
+__all__ = [
+    "ChecksumError",
+    "DataSourceError",
+    "DecompressionError",
+    "DownloadError",
+    "UnpackLimitError",
+]

@@ -62,7 +62,14 @@ OFFICIAL_SOURCES = {
 
 
 #: Face folders of the extracted official archive (relative to its top folder).
-ARCHIVE_SUBSETS = ("afw", "helen/trainset", "helen/testset", "lfpw/trainset", "lfpw/testset", "ibug")
+ARCHIVE_SUBSETS = (
+    "afw",
+    "helen/trainset",
+    "helen/testset",
+    "lfpw/trainset",
+    "lfpw/testset",
+    "ibug",
+)
 
 
 #: Face folders of an offline copy of the faces (the ``faces_mirror`` config option; the project's has 1,537 faces).
@@ -110,9 +117,13 @@ def read_pts(path) -> np.ndarray:
                 raise ValueError
             points.append((float(fields[0]), float(fields[1])))
         except ValueError:
-            raise ValueError(f"{path}: malformed point line {line!r} (expected two numbers 'x y')") from None
+            raise ValueError(
+                f"{path}: malformed point line {line!r} (expected two numbers 'x y')"
+            ) from None
     if declared is not None and declared != len(points):
-        raise ValueError(f"{path}: header declares n_points {declared} but the file holds {len(points)} points")
+        raise ValueError(
+            f"{path}: header declares n_points {declared} but the file holds {len(points)} points"
+        )
     if len(points) != N_LANDMARKS:
         raise ValueError(f"{path}: expected {N_LANDMARKS} points, found {len(points)}")
     coords = np.asarray(points, dtype=np.float64) - 1.0
@@ -197,11 +208,16 @@ def archive_raw_file():
         Dataset ``"300w"``, the dlib.net URL, no pinned sha256.
     """
     return RawFile(
-        dataset="300w", name=OFFICIAL_SOURCES["archive_name"], url=OFFICIAL_SOURCES["archive_url"], sha256=None
+        dataset="300w",
+        name=OFFICIAL_SOURCES["archive_name"],
+        url=OFFICIAL_SOURCES["archive_url"],
+        sha256=None,
     )
 
 
-def fetch_archive(dest_dir, mirror=None, allow_download: bool = True, download=None, record_lock: bool = True) -> Path:
+def fetch_archive(
+    dest_dir, mirror=None, allow_download: bool = True, download=None, record_lock: bool = True
+) -> Path:
     """Fetch the official archive (~1.7 GB) with :func:`rejectopt.datasets.fetch_file`.
 
     ``download`` (a :class:`rejectopt.datasets.DownloadOptions` or mapping) sets the
@@ -229,7 +245,11 @@ def fetch_archive(dest_dir, mirror=None, allow_download: bool = True, download=N
         ``dest_dir/ibug_300W_large_face_landmark_dataset.tar.gz``.
     """
     return fetch_file(
-        archive_raw_file(), dest_dir, mirror=mirror, allow_download=allow_download, download=download,
+        archive_raw_file(),
+        dest_dir,
+        mirror=mirror,
+        allow_download=allow_download,
+        download=download,
         record_lock=record_lock,
     )
 

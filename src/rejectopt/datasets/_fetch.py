@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 MIRROR_SUFFIXES = ("", ".xz", ".gz", ".bz2")
 
 
-def find_in_mirror(raw_file: "RawFile", mirror: str | os.PathLike) -> Path | None:
+def find_in_mirror(raw_file: RawFile, mirror: str | os.PathLike) -> Path | None:
     """Path of ``<mirror>/<dataset>/<name>[.xz|.gz|.bz2]`` (first existing), else None."""
     folder = Path(mirror) / raw_file.dataset
     for suffix in MIRROR_SUFFIXES:
@@ -47,20 +47,37 @@ def find_in_mirror(raw_file: "RawFile", mirror: str | os.PathLike) -> Path | Non
     return None
 
 
-def _write_from_mirror(raw_file: "RawFile", mirror_path: Path, sink: HashingWriter, max_ratio: float) -> None:
+def _write_from_mirror(
+    raw_file: RawFile, mirror_path: Path, sink: HashingWriter, max_ratio: float
+) -> None:
     """Copy (decompress) the mirror copy into ``sink``, never past the raw file's pinned size: a
     plain copy larger than it is refused before a byte is copied, a compressed one is stopped at it."""
-    compression = compression_of_suffix(mirror_path.name[len(raw_file.name):])
+    compression = compression_of_suffix(mirror_path.name[len(raw_file.name) :])
     what, hint = f"the data_mirror copy {mirror_path}", _mirror_hint(mirror_path, compression)
-    if compression is None and raw_file.size is not None and mirror_path.stat().st_size > raw_file.size:
-        raise size_limit_error(raw_file.name, f"{what} ({mirror_path.stat().st_size} bytes)", raw_file.size, hint,
-                               "nothing was written")
+    if (
+        compression is None
+        and raw_file.size is not None
+        and mirror_path.stat().st_size > raw_file.size
+    ):
+        raise size_limit_error(
+            raw_file.name,
+            f"{what} ({mirror_path.stat().st_size} bytes)",
+            raw_file.size,
+            hint,
+            "nothing was written",
+        )
     logger.info("%s: copying from mirror %s", raw_file.name, mirror_path)
-    decompress_into(mirror_path, compression, sink, raw_file.name, what, hint, max_ratio, raw_file.size)
+    decompress_into(
+        mirror_path, compression, sink, raw_file.name, what, hint, max_ratio, raw_file.size
+    )
 
 
 def _mirror_hint(path: Path, compression: str | None) -> str:
-    check = f" (`{TEST_COMMAND[compression]} {path}` checks a copy)" if compression in TEST_COMMAND else ""
+    check = (
+        f" (`{TEST_COMMAND[compression]} {path}` checks a copy)"
+        if compression in TEST_COMMAND
+        else ""
+    )
     return (
         f"Replace {path} with an intact copy of the official file{check}, or remove it from the "
         "data_mirror folder to download the official file instead."
@@ -69,12 +86,12 @@ def _mirror_hint(path: Path, compression: str | None) -> str:
 
 # --------------------------------------------------------------------------- public
 def fetch_file(
-    raw_file: "RawFile",
+    raw_file: RawFile,
     dest_dir: str | os.PathLike,
     mirror: str | os.PathLike | None = None,
     progress: bool | ProgressCallback = True,
     allow_download: bool = True,
-    download: "DownloadOptions | Mapping | None" = None,
+    download: DownloadOptions | Mapping | None = None,
     record_lock: bool = True,
 ) -> Path:
     """Fetch one raw file into ``dest_dir/<raw_file.name>`` and verify its sha256.
@@ -135,18 +152,28 @@ def fetch_file(
     if final_path.exists():
         # a file of another size than the one pinned beside the registry's hash cannot have that
         # hash: not read whole (a hash from checksums.lock has no size beside it)
-        sized = origin != "registry" or raw_file.size is None or final_path.stat().st_size == raw_file.size
+        sized = (
+            origin != "registry"
+            or raw_file.size is None
+            or final_path.stat().st_size == raw_file.size
+        )
         if expected is not None and sized and sha256_of_file(final_path) == expected:
             logger.debug("%s: already present and verified", final_path)
             return final_path
         if expected is None and not record_lock:
-            logger.info("%s: already present, pending (its sha256 is recorded once its dataset passed validation)",
-                        final_path)
+            logger.info(
+                "%s: already present, pending (its sha256 is recorded once its dataset passed validation)",
+                final_path,
+            )
             return final_path
 
     mirror_path = find_in_mirror(raw_file, mirror) if mirror is not None else None
     if mirror is not None and mirror_path is None:
-        tried = Path(mirror) / raw_file.dataset / (raw_file.name + "[" + "|".join(MIRROR_SUFFIXES[1:]) + "]")
+        tried = (
+            Path(mirror)
+            / raw_file.dataset
+            / (raw_file.name + "[" + "|".join(MIRROR_SUFFIXES[1:]) + "]")
+        )
         if not allow_download:
             raise DataSourceError(
                 f"{raw_file.name} not found in the data mirror (tried {tried}); its official URL is "
@@ -154,7 +181,9 @@ def fetch_file(
             )
         logger.info("%s: not in the mirror (%s), downloading instead", raw_file.name, tried)
     elif mirror is None and not allow_download:
-        raise DataSourceError(f"{raw_file.name}: downloading disabled and no `data_mirror` given ({raw_file.url})")
+        raise DataSourceError(
+            f"{raw_file.name}: downloading disabled and no `data_mirror` given ({raw_file.url})"
+        )
 
     with atomic_path(final_path) as tmp_path:
         if mirror_path is not None:
@@ -163,14 +192,24 @@ def fetch_file(
                 _write_from_mirror(raw_file, mirror_path, sink, options.max_ratio)
             found, n_bytes, source = sink.hexdigest(), sink.n_bytes, str(mirror_path)
         else:
-            found, n_bytes, attempts = write_from_url(raw_file, dest_dir, tmp_path, options, progress)
+            found, n_bytes, attempts = write_from_url(
+                raw_file, dest_dir, tmp_path, options, progress
+            )
             source = f"{options.url_for(raw_file.url)}; {attempts_note(attempts)}"
-        verify_sha256(f"{raw_file.name} (from {source}; expected hash from the {origin or 'registry'})", expected, found)
+        verify_sha256(
+            f"{raw_file.name} (from {source}; expected hash from the {origin or 'registry'})",
+            expected,
+            found,
+        )
 
     if expected is None and not record_lock:
         logger.info(
             "%s: written, pending (sha256 %s, %d bytes, no pinned hash): recorded in %s once its dataset "
-            "passed validation", final_path, found, n_bytes, dest_dir / LOCK_FILE_NAME,
+            "passed validation",
+            final_path,
+            found,
+            n_bytes,
+            dest_dir / LOCK_FILE_NAME,
         )
         return final_path
     if expected is None:

@@ -114,7 +114,9 @@ def equal_frequency_bins(target, n_bins: int) -> np.ndarray:
     if bin_of_value.max() + 1 < n_bins:
         logger.warning(
             "only %d distinct target values: %d bins instead of %d",
-            len(distinct), bin_of_value.max() + 1, n_bins,
+            len(distinct),
+            bin_of_value.max() + 1,
+            n_bins,
         )
     return bin_of_value[inverse.ravel()].astype(np.int64)
 
@@ -205,7 +207,9 @@ def _concat_last_column_target(
 
 
 # --------------------------------------------------------------------------- validation
-def _validate(table: pd.DataFrame, numeric_cols, target_col=None, numeric_target: bool = False) -> None:
+def _validate(
+    table: pd.DataFrame, numeric_cols, target_col=None, numeric_target: bool = False
+) -> None:
     """Raise ValueError naming the file, line and column of the first bad cell.
 
     Bad cells: a non-numeric or non-finite value (text, NaN, inf) or a missing
@@ -231,7 +235,9 @@ def _validate(table: pd.DataFrame, numeric_cols, target_col=None, numeric_target
             if values.dtype.kind == "f":
                 bad = ~np.isfinite(values)
             else:
-                bad = ~np.isfinite(pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64))
+                bad = ~np.isfinite(
+                    pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
+                )
         else:
             bad = series.isna().to_numpy()
         if bad.any():
@@ -249,7 +255,9 @@ def _validate(table: pd.DataFrame, numeric_cols, target_col=None, numeric_target
     else:
         what = f"non-finite value {value!r}"
     column = f"column {col + 1}" if isinstance(col, (int, np.integer)) else f"column {col!r}"
-    raise ValueError(f"{source.name}: {_where(source, row, table.attrs.get('header_lines', 0))}, {column}: {what}")
+    raise ValueError(
+        f"{source.name}: {_where(source, row, table.attrs.get('header_lines', 0))}, {column}: {what}"
+    )
 
 
 def _where(path: Path, row: int, header_lines: int = 0, skip_comments: bool = False) -> str:
@@ -297,7 +305,9 @@ def _read_svmlight(paths: list[Path], n_features: int) -> tuple[np.ndarray, np.n
     from sklearn.datasets import load_svmlight_files  # scikit-learn: heavy (1 s), LIBSVM files only
 
     try:
-        loaded = load_svmlight_files([str(p) for p in paths], n_features=n_features, dtype=np.float64)
+        loaded = load_svmlight_files(
+            [str(p) for p in paths], n_features=n_features, dtype=np.float64
+        )
     except ValueError as exc:
         for path in paths:
             problem = _svmlight_problem(Path(path), n_features)
@@ -312,7 +322,9 @@ def _read_svmlight(paths: list[Path], n_features: int) -> tuple[np.ndarray, np.n
         if bad.any() or bad_label.any():
             row = int(np.argmax(bad.any(axis=1) | bad_label))
             what = "label" if bad_label[row] else f"feature {int(np.argmax(bad[row])) + 1}"
-            raise ValueError(f"{Path(path).name}: {_where(Path(path), row, skip_comments=True)}: non-finite {what}")
+            raise ValueError(
+                f"{Path(path).name}: {_where(Path(path), row, skip_comments=True)}: non-finite {what}"
+            )
     return np.ascontiguousarray(np.vstack(blocks)), np.concatenate(labels)
 
 
@@ -334,7 +346,9 @@ def read_codrna(paths: Paths):
 
 def read_covtype(paths: Paths):
     """covtype: ``covtype.data`` (decompressed from the UCI .gz); 54 features, classes 1..7."""
-    return _concat_last_column_target([_read_comma_table(_path(paths, "covtype.data"))], numeric_target=True)
+    return _concat_last_column_target(
+        [_read_comma_table(_path(paths, "covtype.data"))], numeric_target=True
+    )
 
 
 def read_ijcnn(paths: Paths):
@@ -361,7 +375,11 @@ def read_marketing(paths: Paths):
     column in file order, levels sorted.  Target ``y``: no/yes.
     """
     table = _read_header_csv(_path(paths, "bank-full.csv"), sep=";")
-    categorical = [c for c in table.columns if table[c].dtype == object or pd.api.types.is_string_dtype(table[c])]
+    categorical = [
+        c
+        for c in table.columns
+        if table[c].dtype == object or pd.api.types.is_string_dtype(table[c])
+    ]
     numeric = [c for c in table.columns if c not in categorical]
     _validate(table, numeric, "y")
     target = table.pop("y").to_numpy()
@@ -399,7 +417,8 @@ def read_sattelite(paths: Paths):
 def read_sensorless(paths: Paths):
     """sensorless: ``Sensorless_drive_diagnosis.txt``, whitespace separated; 48 features, classes 1..11."""
     return _concat_last_column_target(
-        [_read_whitespace_table(_path(paths, "Sensorless_drive_diagnosis.txt"))], numeric_target=True
+        [_read_whitespace_table(_path(paths, "Sensorless_drive_diagnosis.txt"))],
+        numeric_target=True,
     )
 
 
@@ -459,7 +478,9 @@ def read_bikeshare(paths: Paths):
 
 def read_california(paths: Paths):
     """california: ``cal_housing.data``; 8 features, target medianHouseValue (last column)."""
-    return _concat_last_column_target([_read_comma_table(_path(paths, "cal_housing.data"))], numeric_target=True)
+    return _concat_last_column_target(
+        [_read_comma_table(_path(paths, "cal_housing.data"))], numeric_target=True
+    )
 
 
 def read_ccpp(paths: Paths):
@@ -469,15 +490,19 @@ def read_ccpp(paths: Paths):
     try:
         import openpyxl  # noqa: F401  openpyxl: optional (the pipeline extra), only ccpp's .xlsx needs it
     except ImportError as err:
-        raise ImportError(f"reading {path} (dataset ccpp) needs openpyxl: pip install 'rejectopt[pipeline]' "
-                          "(or pip install openpyxl)") from err
+        raise ImportError(
+            f"reading {path} (dataset ccpp) needs openpyxl: pip install 'rejectopt[pipeline]' "
+            "(or pip install openpyxl)"
+        ) from err
     table = _tag(pd.read_excel(path, sheet_name="Sheet1", engine="openpyxl"), path, 1)
     return _split_features_target(table, "PE", numeric_target=True)
 
 
 def read_cpu(paths: Paths):
     """cpu (Delve comp-activ, cpu_act): ``cpu_act.data``; 21 features, target ``usr``."""
-    return _concat_last_column_target([_read_comma_table(_path(paths, "cpu_act.data"))], numeric_target=True)
+    return _concat_last_column_target(
+        [_read_comma_table(_path(paths, "cpu_act.data"))], numeric_target=True
+    )
 
 
 def read_facebook(paths: Paths):
@@ -486,7 +511,10 @@ def read_facebook(paths: Paths):
 
     Both files are required; the test file alone is never used as a stand-in.
     """
-    tables = [_read_comma_table(_path(paths, f)) for f in ("Features_Variant_1.csv", "Features_TestSet.csv")]
+    tables = [
+        _read_comma_table(_path(paths, f))
+        for f in ("Features_Variant_1.csv", "Features_TestSet.csv")
+    ]
     return _concat_last_column_target(tables, numeric_target=True)
 
 
@@ -503,13 +531,31 @@ def read_gpu(paths: Paths):
 
 
 METRO_HOLIDAYS = (
-    "Christmas Day", "Columbus Day", "Independence Day", "Labor Day",
-    "Martin Luther King Jr Day", "Memorial Day", "New Years Day", "None", "State Fair",
-    "Thanksgiving Day", "Veterans Day", "Washingtons Birthday",
+    "Christmas Day",
+    "Columbus Day",
+    "Independence Day",
+    "Labor Day",
+    "Martin Luther King Jr Day",
+    "Memorial Day",
+    "New Years Day",
+    "None",
+    "State Fair",
+    "Thanksgiving Day",
+    "Veterans Day",
+    "Washingtons Birthday",
 )
 METRO_WEATHER = (
-    "Clear", "Clouds", "Drizzle", "Fog", "Haze", "Mist", "Rain", "Smoke",
-    "Snow", "Squall", "Thunderstorm",
+    "Clear",
+    "Clouds",
+    "Drizzle",
+    "Fog",
+    "Haze",
+    "Mist",
+    "Rain",
+    "Smoke",
+    "Snow",
+    "Squall",
+    "Thunderstorm",
 )
 
 
@@ -525,20 +571,28 @@ def read_metro(paths: Paths):
     weather_description one-hot (38 levels, a refinement of weather_main), which
     would exceed 30.  The literal string "None" is read as text, not NA.
     """
-    table = _read_header_csv(_path(paths, "Metro_Interstate_Traffic_Volume.csv"), keep_default_na=False)
-    _validate(table, ["temp", "rain_1h", "snow_1h", "clouds_all"], "traffic_volume", numeric_target=True)
-    unknown = (set(table["holiday"]) - set(METRO_HOLIDAYS)) | (set(table["weather_main"]) - set(METRO_WEATHER))
+    table = _read_header_csv(
+        _path(paths, "Metro_Interstate_Traffic_Volume.csv"), keep_default_na=False
+    )
+    _validate(
+        table, ["temp", "rain_1h", "snow_1h", "clouds_all"], "traffic_volume", numeric_target=True
+    )
+    unknown = (set(table["holiday"]) - set(METRO_HOLIDAYS)) | (
+        set(table["weather_main"]) - set(METRO_WEATHER)
+    )
     if unknown:
         raise ValueError(f"metro: unexpected category levels {sorted(unknown)}")
     numeric = table[["temp", "rain_1h", "snow_1h", "clouds_all"]].to_numpy(dtype=np.float64)
     stamp = pd.to_datetime(table["date_time"], format="%Y-%m-%d %H:%M:%S")
     calendar = np.column_stack([stamp.dt.month, stamp.dt.day, stamp.dt.hour]).astype(np.float64)
-    X = np.hstack([
-        _one_hot(table["holiday"], METRO_HOLIDAYS),
-        numeric,
-        _one_hot(table["weather_main"], METRO_WEATHER),
-        calendar,
-    ])
+    X = np.hstack(
+        [
+            _one_hot(table["holiday"], METRO_HOLIDAYS),
+            numeric,
+            _one_hot(table["weather_main"], METRO_WEATHER),
+            calendar,
+        ]
+    )
     return np.ascontiguousarray(X), table["traffic_volume"].to_numpy(dtype=np.float64)
 
 
@@ -565,5 +619,7 @@ def read_superconduct(paths: Paths):
     """superconduct: ``train.csv`` (zip member); 81 features, target ``critical_temp``."""
     table = _read_header_csv(_path(paths, "train.csv"))
     if "critical_temp" not in table.columns:
-        raise ValueError(f"train.csv: no column 'critical_temp' in its header (columns {list(table.columns[:5])}...)")
+        raise ValueError(
+            f"train.csv: no column 'critical_temp' in its header (columns {list(table.columns[:5])}...)"
+        )
     return _split_features_target(table, "critical_temp", numeric_target=True)

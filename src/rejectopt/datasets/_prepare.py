@@ -23,9 +23,9 @@ from ..exceptions import RawDataError
 from ._download import DownloadOptions
 from ._errors import ChecksumError, DataSourceError
 from ._fetch import fetch_file, find_in_mirror
-from ._trust import expected_sha256, is_trusted, read_lock, record_trusted, sha256_of_file
 from ._parsers import encode_labels, equal_frequency_bins
 from ._registry import DatasetSpec, get_spec
+from ._trust import expected_sha256, is_trusted, read_lock, record_trusted, sha256_of_file
 
 __all__ = [
     "available_in_mirror",
@@ -72,7 +72,9 @@ def fingerprint(X: np.ndarray, y: np.ndarray) -> str:
     return hasher.hexdigest()
 
 
-def parse_raw(name: str | DatasetSpec, paths: Mapping[str, str | os.PathLike]) -> tuple[np.ndarray, np.ndarray]:
+def parse_raw(
+    name: str | DatasetSpec, paths: Mapping[str, str | os.PathLike]
+) -> tuple[np.ndarray, np.ndarray]:
     """Read the raw files of a dataset into canonical ``X`` (float64) and ``y`` (int64, 0..K-1).
 
     Parameters
@@ -113,7 +115,9 @@ def _check_against_spec(spec: DatasetSpec, X: np.ndarray, y: np.ndarray, digest:
         )
 
 
-def validate_arrays(spec: DatasetSpec, X: np.ndarray, y: np.ndarray, paths: Mapping[str, str | os.PathLike]) -> None:
+def validate_arrays(
+    spec: DatasetSpec, X: np.ndarray, y: np.ndarray, paths: Mapping[str, str | os.PathLike]
+) -> None:
     """Check parsed arrays before anything is written: a 2-D ``X`` with the spec's column count,
     finite values, one integer label >= 0 per row.
 
@@ -145,7 +149,9 @@ def validate_arrays(spec: DatasetSpec, X: np.ndarray, y: np.ndarray, paths: Mapp
             f"{where}: data row {row + 1}, feature column {column + 1}: non-finite value {float(X[row, column])}"
         )
     if y.dtype.kind not in "iu" or (len(y) and int(y.min()) < 0):
-        raise RawDataError(f"{where}: labels must be integers >= 0 (got dtype {y.dtype}, min {y.min() if len(y) else None})")
+        raise RawDataError(
+            f"{where}: labels must be integers >= 0 (got dtype {y.dtype}, min {y.min() if len(y) else None})"
+        )
 
 
 def _reject(dest: Path, pending: Mapping[str, str]) -> list[Path]:
@@ -168,8 +174,14 @@ def _fetch_verified(raw_file, dest: Path, mirror, allow_download: bool, download
     says that this file changed, with the expected and found sha256, not that downloading is off.
     """
     try:
-        return fetch_file(raw_file, dest, mirror=mirror, allow_download=allow_download, download=download,
-                          record_lock=False)
+        return fetch_file(
+            raw_file,
+            dest,
+            mirror=mirror,
+            allow_download=allow_download,
+            download=download,
+            record_lock=False,
+        )
     except DataSourceError:
         path = dest / raw_file.name
         expected, origin = expected_sha256(raw_file, dest)
@@ -253,7 +265,11 @@ def prepare_dataset(
         if not pending:
             raise
         moved = _reject(dest, pending)
-        reason = str(exc).strip().rstrip(".") if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        reason = (
+            str(exc).strip().rstrip(".")
+            if isinstance(exc, ValueError)
+            else f"{type(exc).__name__}: {exc}"
+        )
         raise RawDataError(
             f"{reason}. "
             f"Not trusted: {', '.join(sorted(pending))} (no pinned sha256) "
@@ -263,7 +279,14 @@ def prepare_dataset(
         ) from exc
     save_npz(out_npz, provenance={"dataset": spec.name, "xy_sha256": digest}, X=X, y=y)
     record_trusted(dest, pending)
-    logger.info("%s: wrote %s (n=%d, d=%d, K=%d, xy_sha256 %s)", name, out_npz, *X.shape, spec.n_classes, digest)
+    logger.info(
+        "%s: wrote %s (n=%d, d=%d, K=%d, xy_sha256 %s)",
+        name,
+        out_npz,
+        *X.shape,
+        spec.n_classes,
+        digest,
+    )
     return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": int(y.max()) + 1, "xy_sha256": digest}
 
 
@@ -299,8 +322,10 @@ def load_prepared(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     data = load_npz(path)
     missing = [name for name in ("X", "y") if name not in data]
     if missing:
-        raise IntermediateFileError(f"{path}: no array {' or '.join(missing)} (holds {', '.join(data) or 'nothing'}): "
-                                    f"not a prepared dataset; {recompute_hint(path)}")
+        raise IntermediateFileError(
+            f"{path}: no array {' or '.join(missing)} (holds {', '.join(data) or 'nothing'}): "
+            f"not a prepared dataset; {recompute_hint(path)}"
+        )
     return data["X"], data["y"]
 
 
@@ -346,4 +371,10 @@ def dataset_checksums(name: str, npz_path: str | os.PathLike, raw_dir: str | os.
     X, y = load_prepared(npz_path)
     locked = read_lock(Path(raw_dir) / name)
     raw = {f.name: f.sha256 or locked.get(f.name, "unknown") for f in get_spec(name).files}
-    return {"n": int(X.shape[0]), "d": int(X.shape[1]), "k": int(y.max()) + 1, "xy_sha256": fingerprint(X, y), "raw": raw}
+    return {
+        "n": int(X.shape[0]),
+        "d": int(X.shape[1]),
+        "k": int(y.max()) + 1,
+        "xy_sha256": fingerprint(X, y),
+        "raw": raw,
+    }

@@ -17,8 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-__all__ = ["CHUNK_BYTES", "HashingWriter", "OverLimit", "ProgressCallback", "ReadFailed", "discarded", "pump",
-           "remove_stale_parts"]
+__all__ = [
+    "CHUNK_BYTES",
+    "HashingWriter",
+    "OverLimit",
+    "ProgressCallback",
+    "ReadFailed",
+    "discarded",
+    "pump",
+    "remove_stale_parts",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +59,11 @@ def discarded(sink) -> str:
     when no byte reached it; else how many did, and that they are deleted (every caller writes
     into a temporary file that :func:`rejectopt._io.atomic_path` or a scratch path removes)."""
     n_bytes = getattr(sink, "n_bytes", 0)
-    return "nothing was written" if n_bytes == 0 else f"the {n_bytes} bytes written so far are deleted, nothing is kept"
+    return (
+        "nothing was written"
+        if n_bytes == 0
+        else f"the {n_bytes} bytes written so far are deleted, nothing is kept"
+    )
 
 
 class ReadFailed(Exception):
@@ -70,8 +82,15 @@ class OverLimit(Exception):
         self.limit = limit
 
 
-def pump(source: IO[bytes], sink, catch: tuple, progress: ProgressCallback | None = None,
-         total: int | None = None, read=None, limit: int | None = None) -> None:
+def pump(
+    source: IO[bytes],
+    sink,
+    catch: tuple,
+    progress: ProgressCallback | None = None,
+    total: int | None = None,
+    read=None,
+    limit: int | None = None,
+) -> None:
     """Copy ``source`` to ``sink`` in chunks (``read(n)``, default ``source.read``); an exception of
     ``catch`` raised by a read becomes :class:`ReadFailed` (errors of the sink, e.g. a full disk,
     pass through unchanged). A source longer than ``limit`` bytes raises :class:`OverLimit` as
@@ -129,5 +148,7 @@ def remove_stale_parts(folder: Path, name: str) -> list[Path]:
         else:
             path.unlink(missing_ok=True)
         removed.append(path)
-        logger.warning("%s: removed %s, left by a run that was killed (process %d)", name, path, pid)
+        logger.warning(
+            "%s: removed %s, left by a run that was killed (process %d)", name, path, pid
+        )
     return removed

@@ -29,8 +29,15 @@ from ._stream import CHUNK_BYTES
 if TYPE_CHECKING:  # pragma: no cover
     from ._registry import RawFile
 
-__all__ = ["LOCK_FILE_NAME", "expected_sha256", "is_trusted", "read_lock", "record_trusted", "sha256_of_file",
-           "verify_sha256"]
+__all__ = [
+    "LOCK_FILE_NAME",
+    "expected_sha256",
+    "is_trusted",
+    "read_lock",
+    "record_trusted",
+    "sha256_of_file",
+    "verify_sha256",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +106,9 @@ def record_trusted(dest_dir: str | os.PathLike, hashes: Mapping[str, str]) -> No
     for name, sha256 in sorted(hashes.items()):
         logger.warning(
             "%s: no pinned sha256; recorded %s in %s, later fetches are verified against it",
-            name, sha256, dest_dir / LOCK_FILE_NAME,
+            name,
+            sha256,
+            dest_dir / LOCK_FILE_NAME,
         )
 
 
@@ -115,7 +124,7 @@ def verify_sha256(label: str, expected: str | None, found: str, what: str = "the
         )
 
 
-def expected_sha256(raw_file: "RawFile", dest_dir: Path) -> tuple[str | None, str]:
+def expected_sha256(raw_file: RawFile, dest_dir: Path) -> tuple[str | None, str]:
     """(expected hash, where it comes from): pinned in the registry, else the lock file, else None."""
     if raw_file.sha256 is not None:
         return raw_file.sha256.lower(), "registry"
@@ -123,6 +132,6 @@ def expected_sha256(raw_file: "RawFile", dest_dir: Path) -> tuple[str | None, st
     return (locked, LOCK_FILE_NAME) if locked else (None, "")
 
 
-def is_trusted(raw_file: "RawFile", dest_dir: str | os.PathLike) -> bool:
+def is_trusted(raw_file: RawFile, dest_dir: str | os.PathLike) -> bool:
     """True if ``raw_file`` has a pinned sha256 or one recorded in ``dest_dir/checksums.lock``."""
     return expected_sha256(raw_file, Path(dest_dir))[0] is not None

@@ -74,7 +74,9 @@ def box_iou(box, boxes) -> np.ndarray:
     width = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
     height = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
     inter = width * height
-    area = lambda b: np.clip(b[..., 2] - b[..., 0], 0, None) * np.clip(b[..., 3] - b[..., 1], 0, None)  # noqa: E731
+    area = lambda b: (
+        np.clip(b[..., 2] - b[..., 0], 0, None) * np.clip(b[..., 3] - b[..., 1], 0, None)
+    )  # noqa: E731
     union = area(box) + area(boxes) - inter
     return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
 
@@ -133,11 +135,17 @@ def _detect_one(task):
     if _WORKER_DETECTOR is None:
         _WORKER_DETECTOR = _hog_detector()
     truth = read_pts(pts_path)
-    return truth, _best_detection(_WORKER_DETECTOR, load_image(image_path), landmark_bbox(truth)[0], upsample)
+    return truth, _best_detection(
+        _WORKER_DETECTOR, load_image(image_path), landmark_bbox(truth)[0], upsample
+    )
 
 
-def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float = MISS_IOU_THRESHOLD,
-                 n_jobs: int = 1) -> dict:
+def detect_faces(
+    faces_df: pd.DataFrame,
+    upsample: int = 1,
+    iou_threshold: float = MISS_IOU_THRESHOLD,
+    n_jobs: int = 1,
+) -> dict:
     """Run DLIB's HOG frontal face detector once per face and match it to the annotation.
 
     Each image is scanned with ``detector.run(image, upsample, -1)`` (threshold
@@ -200,7 +208,10 @@ def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float
         score[k] = floor
     logger.info(
         "detect_faces: %d of %d faces missed (IoU < %.2f): fallback box and score %.4f",
-        int((~detected).sum()), n, iou_threshold, floor,
+        int((~detected).sum()),
+        n,
+        iou_threshold,
+        floor,
     )
     return {
         "box": box,
@@ -213,7 +224,9 @@ def detect_faces(faces_df: pd.DataFrame, upsample: int = 1, iou_threshold: float
     }
 
 
-def load_or_detect_faces(faces_df: pd.DataFrame, cache_path, upsample: int = 1, n_jobs: int = 1) -> dict:
+def load_or_detect_faces(
+    faces_df: pd.DataFrame, cache_path, upsample: int = 1, n_jobs: int = 1
+) -> dict:
     """:func:`detect_faces` cached in an ``.npz`` (detection runs once per face set).
 
     The cache is reused only when its ``name``/``subset`` columns equal the

@@ -41,7 +41,8 @@ def load_image(path) -> np.ndarray:
     ndarray of shape (H, W), uint8
         C-contiguous, as dlib expects.
     """
-    from PIL import Image  # pillow: optional (the landmarks extra), only the jobs reading images need it
+    # pillow: optional (the landmarks extra), only the jobs reading images need it
+    from PIL import Image
 
     with Image.open(path) as image:
         return np.ascontiguousarray(np.asarray(image.convert("L"), dtype=np.uint8))
@@ -78,7 +79,11 @@ def load_truths(faces: pd.DataFrame) -> np.ndarray:
         0-based ``(x, y)`` per face and landmark (:func:`rejectopt.datasets.read_pts`); shape
         (0, 68, 2) for no rows.
     """
-    return np.stack([read_pts(path) for path in faces["pts"]]) if len(faces) else np.zeros((0, N_LANDMARKS, 2))
+    return (
+        np.stack([read_pts(path) for path in faces["pts"]])
+        if len(faces)
+        else np.zeros((0, N_LANDMARKS, 2))
+    )
 
 
 # --------------------------------------------------------------------------- loss
@@ -147,7 +152,9 @@ def landmark_loss(truth, pred) -> np.ndarray:
         raise ValueError(f"truth and pred shapes differ: {truth.shape} vs {pred.shape}")
     iod = inter_ocular_distance(truth)
     if np.any(iod <= 0):
-        raise ValueError(f"ground-truth inter-ocular distance must be positive (face {int(np.argmin(iod))})")
+        raise ValueError(
+            f"ground-truth inter-ocular distance must be positive (face {int(np.argmin(iod))})"
+        )
     return 100.0 / iod * np.linalg.norm(truth - pred, axis=2).sum(axis=1)
 
 

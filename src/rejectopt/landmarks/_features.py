@@ -38,7 +38,9 @@ _FACES_PER_BATCH = 64
 
 
 # --------------------------------------------------------------------------- features
-def _patch_grid(landmarks: np.ndarray, side: float, angle: float, size: int) -> tuple[np.ndarray, np.ndarray]:
+def _patch_grid(
+    landmarks: np.ndarray, side: float, angle: float, size: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Sampling coordinates (rows, cols) of shape (68, size, size) of rotated square patches."""
     offsets = (np.arange(size) + 0.5) / size * side - side / 2
     u, v = np.meshgrid(offsets, offsets)  # u along the patch x axis, v along its y axis
@@ -91,7 +93,9 @@ def _hog_descriptors(patches) -> np.ndarray:
     magnitude = np.hypot(g_col, g_row)
     orientation = np.arctan2(g_row, g_col) * (180 / np.pi) % 180
     edges = 180.0 / _HOG_ORIENTATIONS * np.arange(_HOG_ORIENTATIONS + 1)
-    bins = np.searchsorted(edges, orientation, side="right") - 1  # edges[b] <= angle < edges[b + 1]; 9 = none
+    bins = (
+        np.searchsorted(edges, orientation, side="right") - 1
+    )  # edges[b] <= angle < edges[b + 1]; 9 = none
 
     # Pixel k of every (patch, cell), k in row-major order within the cell: shape (64, n * 4).
     def by_pixel(array):
@@ -102,11 +106,17 @@ def _hog_descriptors(patches) -> np.ndarray:
     n_slots = n * 4 * _HOG_ORIENTATIONS
     totals = np.zeros(n_slots + 1, dtype=np.float32)  # the last slot collects the "no bin" pixels
     base = np.arange(n * 4) * _HOG_ORIENTATIONS
-    for k in range(_CELL_PX * _CELL_PX):  # sequential, as the C loop: each cell-bin gets <= 1 term per step
+    for k in range(
+        _CELL_PX * _CELL_PX
+    ):  # sequential, as the C loop: each cell-bin gets <= 1 term per step
         slot = np.where(bins[k] < _HOG_ORIENTATIONS, base + bins[k], n_slots)
         totals[slot] = (totals[slot].astype(np.float64) + magnitude[k]).astype(np.float32)
     # the mean over the cell's pixels in float too (C: float / int), exact except below float's normal range
-    blocks = (totals[:n_slots] / np.float32(_CELL_PX * _CELL_PX)).astype(np.float64).reshape(n, 4 * _HOG_ORIENTATIONS)
+    blocks = (
+        (totals[:n_slots] / np.float32(_CELL_PX * _CELL_PX))
+        .astype(np.float64)
+        .reshape(n, 4 * _HOG_ORIENTATIONS)
+    )
     eps2 = 1e-5**2
     out = blocks / np.sqrt(np.sum(blocks**2, axis=1) + eps2)[:, None]
     out = np.minimum(out, 0.2)
@@ -115,7 +125,8 @@ def _hog_descriptors(patches) -> np.ndarray:
 
 def _landmark_patches(image, landmarks: np.ndarray) -> np.ndarray:
     """The 68 rotated, scale-normalised 16 x 16 patches of one face (bilinear, nearest border)."""
-    from scipy.ndimage import map_coordinates  # scipy.ndimage: 0.25 s to import, only feature extraction needs it
+    # scipy.ndimage: 0.25 s to import, only feature extraction needs it
+    from scipy.ndimage import map_coordinates
 
     gray = np.asarray(image, dtype=np.float64)
     if gray.ndim == 3:
@@ -211,8 +222,12 @@ def face_features(images, landmarks, with_coordinates: bool = False) -> np.ndarr
     features = np.zeros((len(images), dim))
     for start in range(0, len(images), _FACES_PER_BATCH):  # HOG of a batch of faces in one go
         stop = min(start + _FACES_PER_BATCH, len(images))
-        patches = np.concatenate([_landmark_patches(images[k], landmarks[k]) for k in range(start, stop)])
-        features[start:stop, :N_FEATURES] = _hog_descriptors(patches).reshape(stop - start, N_FEATURES)
+        patches = np.concatenate(
+            [_landmark_patches(images[k], landmarks[k]) for k in range(start, stop)]
+        )
+        features[start:stop, :N_FEATURES] = _hog_descriptors(patches).reshape(
+            stop - start, N_FEATURES
+        )
     if with_coordinates:
         for k, shape in enumerate(landmarks):
             features[k, N_FEATURES:] = _normalised_coordinates(shape)

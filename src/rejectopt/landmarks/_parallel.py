@@ -54,5 +54,7 @@ def map_in_processes(function, tasks, n_jobs: int, chunksize: int = 1):
         yield from map(function, tasks)
         return
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_init_worker, initargs=(function,)) as pool:
+    with ProcessPoolExecutor(
+        n_jobs, mp_context=context, initializer=_init_worker, initargs=(function,)
+    ) as pool:
         yield from pool.map(_call_worker_function, tasks, chunksize=chunksize)

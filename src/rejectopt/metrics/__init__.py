@@ -44,6 +44,7 @@ from ._conventions import CONVENTIONS
 from ._display import RiskCoverageDisplay
 from ._losses import TASK_LOSS, per_example_loss, task_loss
 from ._registry import METRICS, Metric, get_metric
+from ._report import selective_report
 from ._risk_coverage import (
     augrc,
     aurc,
@@ -55,9 +56,8 @@ from ._risk_coverage import (
     risk_full,
     selective_risk_coverage,
 )
-from ._report import selective_report
-from ._sele import sele_loss, sele_proxy
 from ._scorer import selective_scorer
+from ._sele import sele_loss, sele_proxy
 
 __all__ = [
     "CONVENTIONS",

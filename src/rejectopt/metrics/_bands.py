@@ -124,7 +124,8 @@ def loss_kind(loss, loss_bound):
             "loss_bound is needed: the largest loss the loss's definition allows (1 for 0/1 errors, 100 "
             "for the 0/100 loss, K - 1 for the absolute error on K ordered classes); it is not read from "
             f"these losses (values {values[:5].tolist()}{'...' if values.size > 5 else ''}), because a sample "
-            "without errors would give a bound of 0")
+            "without errors would give a bound of 0"
+        )
     try:
         bound = float(loss_bound)
     except (TypeError, ValueError):
@@ -132,8 +133,10 @@ def loss_kind(loss, loss_bound):
     if not (math.isfinite(bound) and bound > 0):
         raise ValueError(f"loss_bound must be a positive finite number, got {loss_bound!r}")
     if largest > bound:
-        raise ValueError(f"loss_bound={bound!r} is below the largest loss {largest!r}; pass the bound of "
-                         "the loss's definition")
+        raise ValueError(
+            f"loss_bound={bound!r} is below the largest loss {largest!r}; pass the bound of "
+            "the loss's definition"
+        )
     return bound, only(bound)
 
 
@@ -174,19 +177,26 @@ def _clopper_pearson_curve(errors, trials, alpha):
     f_below, f_above, f_cell = _cell_edges(trials - errors, width)
     new = np.ones(errors.size, dtype=bool)
     new[1:] = (x_cell[1:] != x_cell[:-1]) | (f_cell[1:] != f_cell[:-1])
-    new[1:] |= (x_below[1:] != x_below[:-1]) | (f_above[1:] != f_above[:-1])  # a clipped edge: its own run
+    new[1:] |= (x_below[1:] != x_below[:-1]) | (
+        f_above[1:] != f_above[:-1]
+    )  # a clipped edge: its own run
     new[1:] |= (x_above[1:] != x_above[:-1]) | (f_below[1:] != f_below[:-1])
     starts, run = np.flatnonzero(new), np.cumsum(new) - 1
     x0, f1, x1, f0 = x_below[starts], f_above[starts], x_above[starts], f_below[starts]
-    with np.errstate(invalid="ignore", divide="ignore"):  # the formulas of clopper_pearson, on the grid
+    with np.errstate(
+        invalid="ignore", divide="ignore"
+    ):  # the formulas of clopper_pearson, on the grid
         low = np.where(x0 > 0, _sps.beta.ppf(alpha / 2, np.maximum(x0, 1e-300), f1 + 1), 0.0)
         high = np.where(f0 > 0, _sps.beta.isf(alpha / 2, x1 + 1, np.maximum(f0, 1e-300)), 1.0)
     return np.nan_to_num(low, nan=0.0)[run], np.nan_to_num(high, nan=1.0)[run]
 
 
 def _method(binary, bound, confidence, simultaneous, m):
-    kind = (f"Clopper-Pearson on the errors (losses in {{0, {bound:g}}})" if binary
-            else f"empirical Bernstein (Maurer & Pontil 2009) for losses in [0, {bound:g}]")
+    kind = (
+        f"Clopper-Pearson on the errors (losses in {{0, {bound:g}}})"
+        if binary
+        else f"empirical Bernstein (Maurer & Pontil 2009) for losses in [0, {bound:g}]"
+    )
     where = f", Bonferroni over {m} coverages (simultaneous)" if simultaneous else " (pointwise)"
     return f"{kind}, {confidence:.0%}{where}"
 
@@ -200,7 +210,11 @@ def _curve_points(loss, uncertainty, squares=True):
     u = uncertainty[order]
     ends = np.flatnonzero(np.concatenate([u[1:] != u[:-1], [True]]))
     sorted_loss = loss[order]
-    return ends + 1.0, np.cumsum(sorted_loss)[ends], np.cumsum(sorted_loss**2)[ends] if squares else None
+    return (
+        ends + 1.0,
+        np.cumsum(sorted_loss)[ends],
+        np.cumsum(sorted_loss**2)[ends] if squares else None,
+    )
 
 
 def risk_coverage_band(loss, uncertainty, confidence=0.95, simultaneous=False, *, loss_bound=None):
@@ -268,8 +282,15 @@ def risk_coverage_band(loss, uncertainty, confidence=0.95, simultaneous=False, *
     else:
         lower, upper = mean_interval(sums, squares, counts, bound, binary, alpha)
     risk = sums / counts
-    return RiskCoverageBand(counts / loss.size, risk, np.minimum(lower, risk), np.maximum(upper, risk),
-                            confidence, bool(simultaneous), _method(binary, bound, confidence, bool(simultaneous), m))
+    return RiskCoverageBand(
+        counts / loss.size,
+        risk,
+        np.minimum(lower, risk),
+        np.maximum(upper, risk),
+        confidence,
+        bool(simultaneous),
+        _method(binary, bound, confidence, bool(simultaneous), m),
+    )
 
 
 def risk_interval_at(loss, uncertainty, coverage, confidence, loss_bound):
@@ -282,9 +303,19 @@ def risk_interval_at(loss, uncertainty, coverage, confidence, loss_bound):
     size = np.bincount(group)
     positions = np.arange(loss.size + 1, dtype=float)
     t = coverage * loss.size
-    cum = [np.interp(t, positions, np.concatenate(([0.0], np.cumsum(
-        (np.bincount(group, weights=values) / size)[group][order])))) for values in (loss, loss**2)]
-    low, high = mean_interval(np.array(cum[0]), np.array(cum[1]), np.array(t), bound, binary, 1.0 - confidence)
+    cum = [
+        np.interp(
+            t,
+            positions,
+            np.concatenate(
+                ([0.0], np.cumsum((np.bincount(group, weights=values) / size)[group][order]))
+            ),
+        )
+        for values in (loss, loss**2)
+    ]
+    low, high = mean_interval(
+        np.array(cum[0]), np.array(cum[1]), np.array(t), bound, binary, 1.0 - confidence
+    )
     risk = cum[0] / t
     return ConfidenceInterval(float(min(low, risk)), float(max(high, risk)))
 

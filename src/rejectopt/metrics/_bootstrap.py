@@ -11,8 +11,8 @@ from ._bands import ConfidenceInterval
 from ._losses import _as_loss_and_uncertainty
 from ._registry import get_metric
 from ._risk_coverage import (
-    _aurc_rows,
     _augrc_rows,
+    _aurc_rows,
     _coverage_at_risk_rows,
     _eaugrc_rows,
     _eaurc_rows,
@@ -26,7 +26,9 @@ from ._risk_coverage import (
     risk_at_coverage,
 )
 
-_BOOTSTRAP_BLOCK_ELEMENTS = 1 << 21  # drawn rows per block of resamples (a few 16 MB arrays at once)
+_BOOTSTRAP_BLOCK_ELEMENTS = (
+    1 << 21
+)  # drawn rows per block of resamples (a few 16 MB arrays at once)
 
 
 def _draws(rng, n, n_resamples):
@@ -56,7 +58,9 @@ def _multiplicities(index, n):
     return counts
 
 
-_ROW_BY_ROW = 1 << 12  # from this many rows on, a resample's running count is taken alone (it then stays in cache)
+_ROW_BY_ROW = (
+    1 << 12
+)  # from this many rows on, a resample's running count is taken alone (it then stays in cache)
 
 
 class _ResampledAurc:
@@ -86,16 +90,24 @@ class _ResampledAurc:
     def __call__(self, counts):
         """The AuRC of each resample: ``counts`` (shape (B, n)) the copies of each row in this score's order."""
         if self.n >= _ROW_BY_ROW:
-            running = np.zeros((1, self.n + 1), dtype=self.count_type)  # one buffer: no page faults per row
+            running = np.zeros(
+                (1, self.n + 1), dtype=self.count_type
+            )  # one buffer: no page faults per row
             return np.array([self._area(row[None, :], running)[0] for row in counts])
         return self._area(counts, np.zeros((counts.shape[0], self.n + 1), dtype=self.count_type))
 
     def _area(self, counts, running):
-        np.cumsum(counts, axis=1, dtype=self.count_type, out=running[:, 1:])  # rows drawn before each
-        before = np.take(running, self.positions, axis=1).astype(np.intp)  # intp: the look-ups twice as fast
+        np.cumsum(
+            counts, axis=1, dtype=self.count_type, out=running[:, 1:]
+        )  # rows drawn before each
+        before = np.take(running, self.positions, axis=1).astype(
+            np.intp
+        )  # intp: the look-ups twice as fast
         after = np.take(running, self.next_positions, axis=1).astype(np.intp)
         terms = np.take(self.partial, after) - np.take(self.partial, before)
-        return np.sum(terms * self.losses, axis=1) / self.n  # not a BLAS product: its threads spin when busy
+        return (
+            np.sum(terms * self.losses, axis=1) / self.n
+        )  # not a BLAS product: its threads spin when busy
 
 
 def _in_order(counts, order, out=None):
@@ -147,11 +159,16 @@ def _drop_nan(values, name, what):
         return values
     kept = values[~missing]
     if kept.size == 0:
-        raise ValueError(f"metric {name!r} returned NaN on every one of the {values.size} resamples of {what}; "
-                         "give a metric that returns a number on resampled rows")
-    warnings.warn(f"metric {name!r} returned NaN on {values.size - kept.size} of the {values.size} resamples of "
-                  f"{what}; they are left out and the interval uses the other {kept.size}", RuntimeWarning,
-                  stacklevel=3)
+        raise ValueError(
+            f"metric {name!r} returned NaN on every one of the {values.size} resamples of {what}; "
+            "give a metric that returns a number on resampled rows"
+        )
+    warnings.warn(
+        f"metric {name!r} returned NaN on {values.size - kept.size} of the {values.size} resamples of "
+        f"{what}; they are left out and the interval uses the other {kept.size}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
     return kept
 
 
@@ -162,8 +179,10 @@ def _check_not_nan(value, name, what):
     except TypeError:  # not a number at all: the metric's own problem, reported where it is used
         return
     if missing:
-        raise ValueError(f"metric {name!r} returned NaN on {what}; a NaN estimate has no interval or p-value: "
-                         "give a metric that returns a number on these rows")
+        raise ValueError(
+            f"metric {name!r} returned NaN on {what}; a NaN estimate has no interval or p-value: "
+            "give a metric that returns a number on these rows"
+        )
 
 
 #: Vectorised (rows = resamples) implementations of the metrics, keyed by the public function.
@@ -178,7 +197,12 @@ _ROWS = {
 
 
 #: Keyword arguments the vectorised implementations take; ``ties`` only matters to these two.
-_ROWS_KEYWORDS = {aurc: {"ties"}, eaurc: {"ties"}, risk_at_coverage: {"coverage"}, coverage_at_risk: {"risk"}}
+_ROWS_KEYWORDS = {
+    aurc: {"ties"},
+    eaurc: {"ties"},
+    risk_at_coverage: {"coverage"},
+    coverage_at_risk: {"risk"},
+}
 
 
 def _resolve_metric(metric):
@@ -197,7 +221,9 @@ def _resolve_metric(metric):
             return metric, None, {}
         allowed = _ROWS_KEYWORDS.get(metric.func, set())
         kwargs = {k: v for k, v in kwargs.items() if k in allowed or k != "ties"}
-        if not set(kwargs) <= allowed:  # e.g. coverage_range: no vectorised form, evaluated per resample
+        if (
+            not set(kwargs) <= allowed
+        ):  # e.g. coverage_range: no vectorised form, evaluated per resample
             return metric, None, {}
         return metric, _ROWS[metric.func], kwargs
     return metric, _ROWS.get(metric), {}
@@ -266,15 +292,23 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
     """
     function, rows_function, kwargs = _resolve_metric(metric)
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, (int, np.integer))
+        or n_resamples < 1
+    ):
         raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
     n_resamples = int(n_resamples)
     level = check_confidence(level, "level")
     name = _metric_name(metric, function)
-    _check_not_nan(function(loss, uncertainty), name, "the full sample")  # also validates its own arguments
+    _check_not_nan(
+        function(loss, uncertainty), name, "the full sample"
+    )  # also validates its own arguments
     rng = np.random.default_rng(random_state)
     n = loss.size
-    fast = _fast_rows(rows_function, kwargs, loss, uncertainty) if rows_function is not None else None
+    fast = (
+        _fast_rows(rows_function, kwargs, loss, uncertainty) if rows_function is not None else None
+    )
     sample = _Sample(loss, uncertainty) if rows_function is not None and fast is None else None
     values = np.empty(n_resamples)
     for start, index in _draws(rng, n, n_resamples):
@@ -282,9 +316,13 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
         if fast is not None:
             values[start:stop] = fast(_multiplicities(index, n))
         elif rows_function is not None:
-            values[start:stop] = rows_function(sample, _multiplicities(index, n).astype(np.float64), **kwargs)
+            values[start:stop] = rows_function(
+                sample, _multiplicities(index, n).astype(np.float64), **kwargs
+            )
         else:
-            index.sort(axis=1)  # a resample in index order: ties are broken as in the original sample
+            index.sort(
+                axis=1
+            )  # a resample in index order: ties are broken as in the original sample
             values[start:stop] = [function(loss[i], uncertainty[i]) for i in index]
     values = _drop_nan(values, name, f"the {n} rows")
     alpha = 1.0 - level

@@ -14,8 +14,8 @@ from ._bootstrap import (
     _is_fast,
     _metric_name,
     _multiplicities,
-    _resolve_metric,
     _ResampledAurc,
+    _resolve_metric,
 )
 from ._losses import _as_loss_and_uncertainty
 from ._risk_coverage import _Sample
@@ -49,24 +49,40 @@ def _rank_counts(rng, n, n_resamples):
     block = max(1, _BOOTSTRAP_BLOCK_ELEMENTS // n)
     buffer = None
     for start in range(0, n_resamples, block):
-        if n <= _CHUNK:  # one chunk, whose multinomial draws nothing: the same stream, drawn for the block at once
-            yield start, _multiplicities(rng.integers(0, n, size=(min(block, n_resamples - start), n)), n)
+        if (
+            n <= _CHUNK
+        ):  # one chunk, whose multinomial draws nothing: the same stream, drawn for the block at once
+            yield (
+                start,
+                _multiplicities(rng.integers(0, n, size=(min(block, n_resamples - start), n)), n),
+            )
             continue
         rows = min(block, n_resamples - start)
-        if buffer is None or buffer.shape[0] != rows or buffer.dtype != np.uint8:  # reused: no page faults
+        if (
+            buffer is None or buffer.shape[0] != rows or buffer.dtype != np.uint8
+        ):  # reused: no page faults
             buffer = np.empty((rows, n), dtype=np.uint8)
         counts = buffer
         for row in range(counts.shape[0]):
             for (first, size), drawn in zip(chunks, rng.multinomial(n, sizes / n).tolist()):
                 chunk = np.bincount(rng.integers(0, size, drawn), minlength=size)
-                if counts.dtype == np.uint8 and chunk.max() > 255:  # a row drawn 256 times: never in practice
+                if (
+                    counts.dtype == np.uint8 and chunk.max() > 255
+                ):  # a row drawn 256 times: never in practice
                     counts = counts.astype(np.intp)
-                counts[row, first:first + size] = chunk
+                counts[row, first : first + size] = chunk
         yield start, counts
 
 
-def compare_scores(loss, uncertainty_a, uncertainty_b, metric="aurc", n_resamples=2000, random_state=0,
-                   confidence=0.95):
+def compare_scores(
+    loss,
+    uncertainty_a,
+    uncertainty_b,
+    metric="aurc",
+    n_resamples=2000,
+    random_state=0,
+    confidence=0.95,
+):
     """Paired test of two uncertainty scores of the same predictions on the same test rows.
 
     Paired percentile bootstrap: each resample draws the ``n`` rows with replacement and
@@ -132,7 +148,11 @@ def compare_scores(loss, uncertainty_a, uncertainty_b, metric="aurc", n_resample
     function, rows_function, kwargs = _resolve_metric(metric)
     loss, uncertainty_a = _as_loss_and_uncertainty(loss, uncertainty_a)
     _, uncertainty_b = _as_loss_and_uncertainty(loss, uncertainty_b)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, (int, np.integer))
+        or n_resamples < 1
+    ):
         raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
     n_resamples = int(n_resamples)
     confidence = check_confidence(confidence)
@@ -150,7 +170,11 @@ def compare_scores(loss, uncertainty_a, uncertainty_b, metric="aurc", n_resample
     if rows_function is not None and _is_fast(rows_function, kwargs):
         # E-AuRC's oracle term is the same for both scores on a resample: the difference is the AuRC's
         order_b = np.argsort(uncertainty_b, kind="stable")
-        area_a, area_b, b_in_a = _ResampledAurc(loss[order_a]), _ResampledAurc(loss[order_b]), rank_a[order_b]
+        area_a, area_b, b_in_a = (
+            _ResampledAurc(loss[order_a]),
+            _ResampledAurc(loss[order_b]),
+            rank_a[order_b],
+        )
 
         in_b = None
 
@@ -163,20 +187,39 @@ def compare_scores(loss, uncertainty_a, uncertainty_b, metric="aurc", n_resample
 
         def evaluate(counts):
             weights = _in_order(counts, rank_a).astype(np.float64)  # example order
-            return rows_function(sample_a, weights, **kwargs) - rows_function(sample_b, weights, **kwargs)
+            return rows_function(sample_a, weights, **kwargs) - rows_function(
+                sample_b, weights, **kwargs
+            )
     else:
+
         def evaluate(counts):
-            rows = (np.sort(np.repeat(order_a, row)) for row in counts)  # index order: ties as in the sample
-            return [function(loss[i], uncertainty_a[i]) - function(loss[i], uncertainty_b[i]) for i in rows]
+            rows = (
+                np.sort(np.repeat(order_a, row)) for row in counts
+            )  # index order: ties as in the sample
+            return [
+                function(loss[i], uncertainty_a[i]) - function(loss[i], uncertainty_b[i])
+                for i in rows
+            ]
+
     for start, counts in _rank_counts(rng, n, n_resamples):  # one block of resamples at a time
-        values[start:start + counts.shape[0]] = evaluate(counts)
+        values[start : start + counts.shape[0]] = evaluate(counts)
     kept = _drop_nan(values, name, f"the {n} rows")
     alpha = 1.0 - confidence
     low, high = np.quantile(kept, [alpha / 2, 1.0 - alpha / 2])
     below = (1.0 + np.count_nonzero(kept <= 0.0)) / (1.0 + kept.size)
     above = (1.0 + np.count_nonzero(kept >= 0.0)) / (1.0 + kept.size)
-    left_out = "" if kept.size == n_resamples else f" ({n_resamples - kept.size} NaN resamples left out)"
-    method = (f"paired percentile bootstrap of {name}(a) - {name}(b) over {n_resamples} resamples of the "
-              f"{n} rows{left_out}; two-sided p-value by inverting the interval")
-    return PairedComparison(difference, ConfidenceInterval(float(low), float(high)),
-                            float(min(1.0, 2.0 * min(below, above))), name, n_resamples, method)
+    left_out = (
+        "" if kept.size == n_resamples else f" ({n_resamples - kept.size} NaN resamples left out)"
+    )
+    method = (
+        f"paired percentile bootstrap of {name}(a) - {name}(b) over {n_resamples} resamples of the "
+        f"{n} rows{left_out}; two-sided p-value by inverting the interval"
+    )
+    return PairedComparison(
+        difference,
+        ConfidenceInterval(float(low), float(high)),
+        float(min(1.0, 2.0 * min(below, above))),
+        name,
+        n_resamples,
+        method,
+    )

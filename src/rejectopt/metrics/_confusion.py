@@ -20,9 +20,13 @@ def _as_label_array(values, name):
     if array.size == 0:
         raise ValueError(f"{name} must contain at least one example, got shape (0,)")
     if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} contains {np.count_nonzero(~np.isfinite(array))} NaN or infinite value(s)")
+        raise ValueError(
+            f"{name} contains {np.count_nonzero(~np.isfinite(array))} NaN or infinite value(s)"
+        )
     if array.dtype.kind == "O":
-        bad = [i for i, v in enumerate(array.tolist()) if isinstance(v, float) and not math.isfinite(v)]
+        bad = [
+            i for i, v in enumerate(array.tolist()) if isinstance(v, float) and not math.isfinite(v)
+        ]
         if bad:
             raise ValueError(f"{name} contains {len(bad)} NaN or infinite value(s)")
     return array
@@ -118,14 +122,17 @@ def selective_outcome(loss, accepted, reject_cost, *, loss_scale=100.0):
     loss = np.asarray(loss, dtype=float)
     accepted = np.asarray(accepted, dtype=bool)
     if loss.shape != accepted.shape or loss.ndim != 1 or loss.size == 0:
-        raise ValueError(f"loss and accepted must be 1-D of the same non-zero length, got {loss.shape}, {accepted.shape}")
+        raise ValueError(
+            f"loss and accepted must be 1-D of the same non-zero length, got {loss.shape}, {accepted.shape}"
+        )
     loss = _as_loss(loss)
     if not (math.isfinite(float(reject_cost)) and float(reject_cost) >= 0):
         raise ValueError(f"reject_cost must be a finite number >= 0, got {reject_cost!r}")
     n, n_acc = loss.size, int(accepted.sum())
     n_rej = n - n_acc
     return {
-        "cost_risk": (float(loss[accepted].sum()) + float(loss_scale) * float(reject_cost) * n_rej) / n,
+        "cost_risk": (float(loss[accepted].sum()) + float(loss_scale) * float(reject_cost) * n_rej)
+        / n,
         "coverage": n_acc / n,
         "selective_risk": float(loss[accepted].mean()) if n_acc else float("nan"),
         "n_test": n,

@@ -57,12 +57,15 @@ ORDER_DEPENDENT = ("paper", "fd-shifts-legacy", "geifman", "torch-uncertainty", 
 def check(convention, metric):
     """Raise ValueError unless ``convention`` is known and defines ``metric``."""
     if not isinstance(convention, str) or convention not in CONVENTIONS:
-        raise ValueError(f"convention must be one of {', '.join(map(repr, CONVENTIONS))}; got {convention!r}")
+        raise ValueError(
+            f"convention must be one of {', '.join(map(repr, CONVENTIONS))}; got {convention!r}"
+        )
     if metric not in DEFINED[convention]:
         having = [c for c in CONVENTIONS if metric in DEFINED[c]]
         raise ValueError(
             f"convention {convention!r} ({SOURCES[convention]}) does not define {metric}; "
-            f"the conventions that do: {', '.join(map(repr, having))}")
+            f"the conventions that do: {', '.join(map(repr, having))}"
+        )
 
 
 def tie_means(loss, uncertainty):
@@ -115,7 +118,9 @@ def _fd_curve(loss, uncertainty, generalized):
     remaining = _remaining_sums(r)  # remaining[i + 1]: after removing i + 1 examples
     at = np.flatnonzero(c[:-1] != c[1:])  # i with a point after removing examples 0..i
     kept = n - 1 - at
-    risks = np.concatenate(([remaining[0] / n], remaining[at + 1] / (kept if not generalized else n)))
+    risks = np.concatenate(
+        ([remaining[0] / n], remaining[at + 1] / (kept if not generalized else n))
+    )
     coverages = np.concatenate(([1.0], kept / n, [0.0]))
     working = [True]
     lowest = risks[0]
@@ -162,12 +167,18 @@ def fd_shifts(metric, loss, uncertainty, coverage=None, risk=None):
         return _fd_area(loss, uncertainty, True) - _fd_optimal(loss, True)
     coverages, risks, working = _fd_curve(loss, uncertainty, False)
     coverages, risks = coverages[working], risks[working]
-    if metric == "risk_at_coverage":  # get_working_point(target_cov): the lowest risk at coverage >= target
+    if (
+        metric == "risk_at_coverage"
+    ):  # get_working_point(target_cov): the lowest risk at coverage >= target
         return float(risks[coverages >= coverage].min())
-    admissible = risks <= risk  # get_working_point(target_risk): the largest coverage at risk <= target
+    admissible = (
+        risks <= risk
+    )  # get_working_point(target_risk): the largest coverage at risk <= target
     if not admissible.any():
-        raise ValueError(f"convention 'fd-shifts': no working point of the risk-coverage curve has a selective "
-                         f"risk <= {risk!r} (the lowest is {risks.min()!r}); fd-shifts' get_working_point fails here too")
+        raise ValueError(
+            f"convention 'fd-shifts': no working point of the risk-coverage curve has a selective "
+            f"risk <= {risk!r} (the lowest is {risks.min()!r}); fd-shifts' get_working_point fails here too"
+        )
     return float(coverages[admissible].max())
 
 
@@ -213,7 +224,9 @@ def fd_shifts_partial(metric, loss, uncertainty, low, high):
     sums = risks[:-1][::-1] * counts
     counts, sums = np.concatenate(([0.0], counts)), np.concatenate(([0.0], sums))
     x1, x2 = low * n, high * n
-    if not np.any((counts >= x1) & (counts <= x2)):  # both ends inside one segment (x1 > 0: 0 is a point)
+    if not np.any(
+        (counts >= x1) & (counts <= x2)
+    ):  # both ends inside one segment (x1 > 0: 0 is a point)
         j = int(np.searchsorted(counts, x1))
         k0, s0, k1, s1 = counts[j - 1], sums[j - 1], counts[j], sums[j]
         if k0 == 0:
@@ -221,8 +234,10 @@ def fd_shifts_partial(metric, loss, uncertainty, low, high):
         # fd-shifts' single-segment branch: fractions (x1 - k0)/(k1 - k0) and x2/k1 of the segment, the
         # upper one measured from k1 in the logarithm (its quirk; correct would be (x2 - k0)/(k1 - k0) from k0)
         lower, upper = (x1 - k0) / (k1 - k0), x2 / k1
-        return ((s1 - s0) * (upper - lower)
-                + (s0 * k1 - s1 * k0) * math.log((k1 + (k1 - k0) * upper) / x1) / (k1 - k0)) / n
+        return (
+            (s1 - s0) * (upper - lower)
+            + (s0 * k1 - s1 * k0) * math.log((k1 + (k1 - k0) * upper) / x1) / (k1 - k0)
+        ) / n
     area = 0.0
     for j in range(1, counts.size):
         a, b = max(counts[j - 1], x1), min(counts[j], x2)
@@ -243,7 +258,9 @@ def fd_shifts_legacy(metric, loss, uncertainty):
     r, c = _ascending_confidence(loss, uncertainty)
     n = r.size
     remaining = _remaining_sums(r)
-    starts = np.ones(max(n - 1, 0), dtype=bool)  # removal i (0..n-2) keeps a point: i == 0 or a new score
+    starts = np.ones(
+        max(n - 1, 0), dtype=bool
+    )  # removal i (0..n-2) keeps a point: i == 0 or a new score
     starts[1:] = c[1 : n - 1] != c[: n - 2]
     at = np.flatnonzero(starts)
     risks = np.concatenate(([remaining[0] / n], remaining[at + 1] / (n - 1 - at)))
@@ -252,7 +269,9 @@ def fd_shifts_legacy(metric, loss, uncertainty):
     if tail > 0:
         risks = np.concatenate((risks, [risks[-1]]))
         weights = np.concatenate((weights, [tail / n]))
-    area = _sequential_sum((risks[:-1] + risks[1:]) * 0.5 * weights)  # 0.0 for n = 1: no pair of risks
+    area = _sequential_sum(
+        (risks[:-1] + risks[1:]) * 0.5 * weights
+    )  # 0.0 for n = 1: no pair of risks
     if metric == "aurc":
         return area
     err = np.mean(loss)
@@ -277,7 +296,8 @@ def _zero_one_reference(convention, loss):
         f"convention {convention!r}: its E-AuRC subtracts e + (1 - e) ln(1 - e), the oracle AuRC of 0/1 "
         f"errors, which is undefined for losses above 1 that are not 0/m errors (got values "
         f"{values[:5].tolist()}{'...' if values.size > 5 else ''}, e.g. an absolute error); use "
-        "convention 'paper' or 'fd-shifts', whose oracle is the sorted losses themselves")
+        "convention 'paper' or 'fd-shifts', whose oracle is the sorted losses themselves"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -328,9 +348,11 @@ def torch_uncertainty(metric, loss, uncertainty, coverage=None, risk=None):
 def mapie(metric, loss, uncertainty, original_loss):
     """1 - MAPIE's AUARC; MAPIE takes correctness ``1 - loss`` and refuses anything but 0/1."""
     if not _is_binary(original_loss):
-        raise ValueError("convention 'mapie' (MAPIE's auarc) takes 0/1 losses only (correctness = 1 - loss), got "
-                         f"values {np.unique(original_loss)[:5].tolist()}...; pass 0/1 errors (e.g. the 0/100 "
-                         "loss divided by 100) or choose another convention")
+        raise ValueError(
+            "convention 'mapie' (MAPIE's auarc) takes 0/1 losses only (correctness = 1 - loss), got "
+            f"values {np.unique(original_loss)[:5].tolist()}...; pass 0/1 errors (e.g. the 0/100 "
+            "loss divided by 100) or choose another convention"
+        )
     correct = (1.0 - loss)[np.argsort(uncertainty, kind="stable")]
     accuracy = np.cumsum(correct) / np.arange(1, correct.size + 1, dtype=float)
     return 1.0 - float(np.mean(accuracy))

@@ -21,13 +21,16 @@ _RISK_LABELS = {"zero_one": "Selective risk (%)", "mae": "Selective risk (mean a
 
 def _field(result, name):
     """A field of a result given as a mapping or as an object with attributes."""
-    return np.asarray(result[name] if isinstance(result, dict) else getattr(result, name), dtype=np.float64)
+    return np.asarray(
+        result[name] if isinstance(result, dict) else getattr(result, name), dtype=np.float64
+    )
 
 
 def _band(loss, uncertainty, confidence, simultaneous, loss_bound):
     """``(coverage, lower, upper)`` of :func:`rejectopt.metrics.risk_coverage_band`."""
-    result = risk_coverage_band(loss, uncertainty, confidence=confidence, simultaneous=simultaneous,
-                                loss_bound=loss_bound)
+    result = risk_coverage_band(
+        loss, uncertainty, confidence=confidence, simultaneous=simultaneous, loss_bound=loss_bound
+    )
     return _field(result, "coverage"), _field(result, "lower"), _field(result, "upper")
 
 
@@ -96,8 +99,18 @@ class RiskCoverageDisplay:
     (13.0, 40.0, 'score (AuRC 13)')
     """
 
-    def __init__(self, *, coverage, risk, aurc=None, name=None, oracle_risk=None, random_risk=None, band=None,
-                 risk_label="Selective risk"):
+    def __init__(
+        self,
+        *,
+        coverage,
+        risk,
+        aurc=None,
+        name=None,
+        oracle_risk=None,
+        random_risk=None,
+        band=None,
+        risk_label="Selective risk",
+    ):
         self.coverage = coverage
         self.risk = risk
         self.aurc = aurc
@@ -107,8 +120,19 @@ class RiskCoverageDisplay:
         self.band = band
         self.risk_label = risk_label
 
-    def plot(self, ax=None, *, name=None, plot_oracle=True, plot_random=True, plot_band=True, oracle_kw=None,
-             random_kw=None, band_kw=None, **kwargs):
+    def plot(
+        self,
+        ax=None,
+        *,
+        name=None,
+        plot_oracle=True,
+        plot_random=True,
+        plot_band=True,
+        oracle_kw=None,
+        random_kw=None,
+        band_kw=None,
+        **kwargs,
+    ):
         """Draw the curve, its references and its band.
 
         Parameters
@@ -139,25 +163,42 @@ class RiskCoverageDisplay:
         name = self.name if name is None else name
         label = name
         if self.aurc is not None:
-            label = f"{name} (AuRC {self.aurc:.3g})" if name is not None else f"AuRC {self.aurc:.3g}"
+            label = (
+                f"{name} (AuRC {self.aurc:.3g})" if name is not None else f"AuRC {self.aurc:.3g}"
+            )
         (self.line_,) = ax.plot(self.coverage, self.risk, **{"label": label, **kwargs})
         self.band_ = None
         if plot_band and self.band is not None:
             coverage, lower, upper = self.band
-            self.band_ = ax.fill_between(coverage, lower, upper, **{
-                "color": self.line_.get_color(), "alpha": 0.2, "linewidth": 0,
-                "label": f"{name} band" if name is not None else "band", **(band_kw or {})})
+            self.band_ = ax.fill_between(
+                coverage,
+                lower,
+                upper,
+                **{
+                    "color": self.line_.get_color(),
+                    "alpha": 0.2,
+                    "linewidth": 0,
+                    "label": f"{name} band" if name is not None else "band",
+                    **(band_kw or {}),
+                },
+            )
         self.oracle_line_ = self.random_line_ = None
         if plot_oracle and self.oracle_risk is not None:
-            self.oracle_line_ = self._reference(ax, f"rejectopt-oracle-{_digest(self.coverage, self.oracle_risk)}",
-                                                self.coverage, self.oracle_risk,
-                                                {"label": "oracle", "color": "black", "linestyle": ":",
-                                                 **(oracle_kw or {})})
+            self.oracle_line_ = self._reference(
+                ax,
+                f"rejectopt-oracle-{_digest(self.coverage, self.oracle_risk)}",
+                self.coverage,
+                self.oracle_risk,
+                {"label": "oracle", "color": "black", "linestyle": ":", **(oracle_kw or {})},
+            )
         if plot_random and self.random_risk is not None:
-            self.random_line_ = self._reference(ax, f"rejectopt-random-{_digest([self.random_risk])}", [0.0, 1.0],
-                                                [self.random_risk, self.random_risk],
-                                                {"label": "random order", "color": "grey", "linestyle": "--",
-                                                 **(random_kw or {})})
+            self.random_line_ = self._reference(
+                ax,
+                f"rejectopt-random-{_digest([self.random_risk])}",
+                [0.0, 1.0],
+                [self.random_risk, self.random_risk],
+                {"label": "random order", "color": "grey", "linestyle": "--", **(random_kw or {})},
+            )
         ax.set(xlabel="Coverage", ylabel=self.risk_label, xlim=(0.0, 1.0))
         ax.legend(loc="best")
         self.ax_, self.figure_ = ax, ax.figure
@@ -174,8 +215,20 @@ class RiskCoverageDisplay:
         return line
 
     @classmethod
-    def from_losses(cls, loss, uncertainty, *, name=None, band=False, confidence=0.95, simultaneous=False,
-                    loss_bound=None, risk_label="Selective risk", ax=None, **kwargs):
+    def from_losses(
+        cls,
+        loss,
+        uncertainty,
+        *,
+        name=None,
+        band=False,
+        confidence=0.95,
+        simultaneous=False,
+        loss_bound=None,
+        risk_label="Selective risk",
+        ax=None,
+        **kwargs,
+    ):
         """Draw the curve of per-row losses ordered by an uncertainty score.
 
         Parameters
@@ -210,9 +263,16 @@ class RiskCoverageDisplay:
         coverage, risk = rc_curve(loss, uncertainty)
         loss = np.asarray(loss, dtype=np.float64)
         _, oracle_risk = rc_curve(loss, loss)
-        display = cls(coverage=coverage, risk=risk, aurc=aurc(loss, uncertainty), name=name, oracle_risk=oracle_risk,
-                      random_risk=float(loss.mean()), risk_label=risk_label,
-                      band=_band(loss, uncertainty, confidence, simultaneous, loss_bound) if band else None)
+        display = cls(
+            coverage=coverage,
+            risk=risk,
+            aurc=aurc(loss, uncertainty),
+            name=name,
+            oracle_risk=oracle_risk,
+            random_risk=float(loss.mean()),
+            risk_label=risk_label,
+            band=_band(loss, uncertainty, confidence, simultaneous, loss_bound) if band else None,
+        )
         return display.plot(ax=ax, **kwargs)
 
     @classmethod
@@ -237,9 +297,13 @@ class RiskCoverageDisplay:
         """
         kwargs.setdefault("risk_label", _RISK_LABELS.get(loss, "Selective risk"))
         losses = per_example_loss(loss, y_true, y_pred)
-        if "loss_bound" not in kwargs:  # the bound from the loss's definition, not from the errors seen
+        if (
+            "loss_bound" not in kwargs
+        ):  # the bound from the loss's definition, not from the errors seen
             labels = np.concatenate([np.asarray(y_true).ravel(), np.asarray(y_pred).ravel()])
-            kwargs["loss_bound"] = 100.0 if loss == "zero_one" else float(np.ptp(labels.astype(np.float64)))
+            kwargs["loss_bound"] = (
+                100.0 if loss == "zero_one" else float(np.ptp(labels.astype(np.float64)))
+            )
         return cls.from_losses(losses, uncertainty, **kwargs)
 
     @classmethod
@@ -268,5 +332,11 @@ class RiskCoverageDisplay:
         if name is None:
             name = type(estimator.estimator_).__name__
         uncertainty = np.asarray(estimator.predict_uncertainty(X), dtype=np.float64)
-        return cls.from_predictions(np.asarray(y), y_pred, uncertainty, loss=getattr(estimator, "loss", "zero_one"),
-                                    name=name, **kwargs)
+        return cls.from_predictions(
+            np.asarray(y),
+            y_pred,
+            uncertainty,
+            loss=getattr(estimator, "loss", "zero_one"),
+            name=name,
+            **kwargs,
+        )

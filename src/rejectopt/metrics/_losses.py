@@ -9,7 +9,6 @@ import collections.abc
 
 import numpy as np
 
-
 #: The per-example losses by name: ``zero_one`` = ``100 [y != y']`` (the paper's 0/100 loss, so
 #: risks read in percent, Section 5.2) and ``mae`` = ``|y - y'|`` (ordinal labels, Table 4).
 LOSSES = ("zero_one", "mae")
@@ -54,7 +53,9 @@ def per_example_loss(name, y_true, y_pred):
     if name not in LOSSES:
         raise ValueError(f"unknown loss {name!r}: expected one of {', '.join(map(repr, LOSSES))}")
     if y_true.shape != y_pred.shape:
-        raise ValueError(f"labels of shape {y_true.shape} and predictions of shape {y_pred.shape} differ")
+        raise ValueError(
+            f"labels of shape {y_true.shape} and predictions of shape {y_pred.shape} differ"
+        )
     if name == "zero_one":
         return 100.0 * (y_true != y_pred)
     return np.abs(y_true - y_pred).astype(float)
@@ -99,13 +100,17 @@ _LOSS_SUM_LIMIT = np.finfo(np.float64).max / 16
 def _as_array(values, name):
     """``np.asarray(values)`` with the errors a newcomer meets named: generators, numbers beyond float64."""
     if isinstance(values, (str, bytes, collections.abc.Iterator)):
-        raise TypeError(f"{name} must be an array-like of numbers (list, tuple, numpy or pandas array), got a "
-                        f"{type(values).__name__}; pass list({name}) or np.fromiter({name}, float)")
+        raise TypeError(
+            f"{name} must be an array-like of numbers (list, tuple, numpy or pandas array), got a "
+            f"{type(values).__name__}; pass list({name}) or np.fromiter({name}, float)"
+        )
     try:
         return np.asarray(values)
     except OverflowError:
-        raise ValueError(f"{name} holds an integer too large for any numpy dtype (beyond 2**64); pass "
-                         "floats or rescale the values") from None
+        raise ValueError(
+            f"{name} holds an integer too large for any numpy dtype (beyond 2**64); pass "
+            "floats or rescale the values"
+        ) from None
 
 
 def _to_float(values, name):
@@ -114,8 +119,10 @@ def _to_float(values, name):
         with np.errstate(over="raise", invalid="ignore"):
             return values.astype(np.float64)
     except (OverflowError, FloatingPointError):
-        raise ValueError(f"{name} holds a value beyond the float64 range (|x| > 1.8e308); rescale it (the "
-                         "metrics depend on the order of the uncertainties only)") from None
+        raise ValueError(
+            f"{name} holds a value beyond the float64 range (|x| > 1.8e308); rescale it (the "
+            "metrics depend on the order of the uncertainties only)"
+        ) from None
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} must hold numbers only: {error}") from None
 
@@ -128,13 +135,17 @@ def _as_loss(loss):
     if loss.size == 0:
         raise ValueError("loss must contain at least one example, got shape (0,)")
     if not np.all(np.isfinite(loss)):
-        raise ValueError(f"loss contains {np.count_nonzero(~np.isfinite(loss))} NaN or infinite value(s)")
+        raise ValueError(
+            f"loss contains {np.count_nonzero(~np.isfinite(loss))} NaN or infinite value(s)"
+        )
     if np.any(loss < 0):
         raise ValueError(f"loss must be non-negative, got minimum {loss.min()!r}")
     if loss.max() > _LOSS_SUM_LIMIT / loss.size:
-        raise ValueError(f"loss values up to {loss.max():.3g} over {loss.size} rows overflow float64 sums "
-                         "(the cumulative losses of the risk-coverage curve); rescale the losses, e.g. divide "
-                         "by their maximum")
+        raise ValueError(
+            f"loss values up to {loss.max():.3g} over {loss.size} rows overflow float64 sums "
+            "(the cumulative losses of the risk-coverage curve); rescale the losses, e.g. divide "
+            "by their maximum"
+        )
     return loss
 
 
@@ -147,17 +158,25 @@ def _as_uncertainty(uncertainty, exact_order=True):
     (exact integer sort); without it (a threshold is compared with the values) it is refused.
     """
     raw = _as_array(uncertainty, "uncertainty")
-    if raw.dtype == object and raw.size and all(isinstance(v, (int, np.integer)) for v in raw.ravel()):
+    if (
+        raw.dtype == object
+        and raw.size
+        and all(isinstance(v, (int, np.integer)) for v in raw.ravel())
+    ):
         big = max(abs(int(v)) for v in raw.ravel()) > 2**53
         if big and exact_order and raw.ndim == 1:
             _, ranks = np.unique(np.array([int(v) for v in raw], dtype=object), return_inverse=True)
             return ranks.astype(np.float64)
     if raw.dtype.kind in "iu" and raw.size and raw.ndim == 1:
-        if int(np.max(raw)) > 2**53 or int(np.min(raw)) < -2**53:
+        if int(np.max(raw)) > 2**53 or int(np.min(raw)) < -(2**53):
             if not exact_order:
-                raise ValueError("uncertainty holds integers beyond 2**53, which float64 cannot tell apart; "
-                                 "pass their ranks (scipy.stats.rankdata) together with a rank threshold")
-            _, ranks = np.unique(raw, return_inverse=True)  # exact integer comparison, no float cast
+                raise ValueError(
+                    "uncertainty holds integers beyond 2**53, which float64 cannot tell apart; "
+                    "pass their ranks (scipy.stats.rankdata) together with a rank threshold"
+                )
+            _, ranks = np.unique(
+                raw, return_inverse=True
+            )  # exact integer comparison, no float cast
             return ranks.astype(np.float64)
     return _to_float(raw, "uncertainty")
 

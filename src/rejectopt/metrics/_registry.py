@@ -1,6 +1,7 @@
 """The registry of metrics of ``(loss, uncertainty)`` that tables, figures and the bootstrap name."""
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from ._risk_coverage import augrc, aurc, eaugrc, eaurc
 
@@ -31,8 +32,12 @@ class Metric(NamedTuple):
 
 #: Metrics of ``(loss, uncertainty)`` by name; all are areas in loss units, lower is better.
 METRICS = {
-    "aurc": Metric(aurc, "AuRC", "area under the risk-coverage curve (eq. 27 of Franc et al. 2023)"),
-    "augrc": Metric(augrc, "AUGRC", "area under the generalized risk-coverage curve (Traub et al. 2024)"),
+    "aurc": Metric(
+        aurc, "AuRC", "area under the risk-coverage curve (eq. 27 of Franc et al. 2023)"
+    ),
+    "augrc": Metric(
+        augrc, "AUGRC", "area under the generalized risk-coverage curve (Traub et al. 2024)"
+    ),
     "eaurc": Metric(eaurc, "E-AuRC", "AuRC minus the AuRC of the oracle ordering"),
     "eaugrc": Metric(eaugrc, "E-AUGRC", "AUGRC minus the AUGRC of the oracle ordering"),
 }
@@ -65,4 +70,6 @@ def get_metric(name):
         return name
     if isinstance(name, str) and name in METRICS:
         return METRICS[name].function
-    raise ValueError(f"{name!r} is not a valid metric name; valid names are {', '.join(map(repr, METRICS))}")
+    raise ValueError(
+        f"{name!r} is not a valid metric name; valid names are {', '.join(map(repr, METRICS))}"
+    )

@@ -22,24 +22,30 @@ def _acceptance(selection, uncertainty, raw_uncertainty):
     selection = getattr(selection, "selection_", selection)  # a fitted SelectiveClassifier
     if hasattr(selection, "acceptance_probability"):
         if _beyond_float(raw_uncertainty):
-            raise ValueError("uncertainty holds integers beyond 2**53, which a selection function's float "
-                             "threshold cannot tell apart; pass a threshold (an integer) as selection, or the "
-                             "scores' ranks (scipy.stats.rankdata) with a selection function fitted on ranks")
+            raise ValueError(
+                "uncertainty holds integers beyond 2**53, which a selection function's float "
+                "threshold cannot tell apart; pass a threshold (an integer) as selection, or the "
+                "scores' ranks (scipy.stats.rankdata) with a selection function fitted on ranks"
+            )
         return np.asarray(selection.acceptance_probability(raw_uncertainty), dtype=float)
-    if isinstance(selection, (int, float, np.integer, np.floating)) and not isinstance(selection, bool):
+    if isinstance(selection, (int, float, np.integer, np.floating)) and not isinstance(
+        selection, bool
+    ):
         if math.isnan(float(selection)):
             raise ValueError("selection: a threshold must not be NaN")
         return _at_or_below(raw_uncertainty, selection).astype(float)
-    raise ValueError("selection must be None (accept every row), a threshold (accept uncertainty <= it), a "
-                     "rejectopt.selective.SelectionFunction or a fitted SelectiveClassifier; got "
-                     f"{type(selection).__name__}")
+    raise ValueError(
+        "selection must be None (accept every row), a threshold (accept uncertainty <= it), a "
+        "rejectopt.selective.SelectionFunction or a fitted SelectiveClassifier; got "
+        f"{type(selection).__name__}"
+    )
 
 
 def _beyond_float(raw):
     """Whether ``raw`` holds integers that float64 cannot all tell apart (beyond 2**53)."""
     values = np.asarray(raw)
     if values.dtype.kind in "iu" and values.size:
-        return int(values.max()) > 2**53 or int(values.min()) < -2**53
+        return int(values.max()) > 2**53 or int(values.min()) < -(2**53)
     if values.dtype == object:
         return any(isinstance(v, (int, np.integer)) and abs(int(v)) > 2**53 for v in values.ravel())
     return False
@@ -70,7 +76,9 @@ def _at_or_below(raw, threshold):
     return values.astype(np.float64) <= float(threshold)
 
 
-def selective_report(loss, uncertainty, groups=None, selection=None, *, confidence=None, loss_bound=None):
+def selective_report(
+    loss, uncertainty, groups=None, selection=None, *, confidence=None, loss_bound=None
+):
     """Tidy table of a selective classifier per group and overall: n, coverage, selective risk, AuRC, AUGRC.
 
     One row per group (labels sorted) and a last row ``"(all)"`` over every row (so no group
@@ -140,12 +148,16 @@ def selective_report(loss, uncertainty, groups=None, selection=None, *, confiden
     else:
         labels, inverse = _group_labels(groups, loss.size)
         if any(isinstance(label, str) and label == OVERALL for label in labels):
-            raise ValueError(f"groups: the label {OVERALL!r} is the name of the report's overall row; rename "
-                             f"that group (e.g. groups = np.where(groups == {OVERALL!r}, 'all rows', groups))")
+            raise ValueError(
+                f"groups: the label {OVERALL!r} is the name of the report's overall row; rename "
+                f"that group (e.g. groups = np.where(groups == {OVERALL!r}, 'all rows', groups))"
+            )
     if confidence is not None:
         confidence = check_confidence(confidence)
         bound, binary = loss_kind(loss, loss_bound)
-    total_aurc, total_augrc, group_aurc, group_augrc = _group_areas(loss, scores, inverse, len(labels))
+    total_aurc, total_augrc, group_aurc, group_augrc = _group_areas(
+        loss, scores, inverse, len(labels)
+    )
     # every group's sums by one bincount each; the overall row's as before, over all rows
     accepted, accepted_loss, accepted_square = (np.empty(0),) * 3
     sizes = np.empty(0, dtype=np.int64)
@@ -160,15 +172,25 @@ def selective_report(loss, uncertainty, groups=None, selection=None, *, confiden
     sizes = np.append(sizes, loss.size)
     with np.errstate(invalid="ignore", divide="ignore"):
         risk = np.where(accepted > 0, accepted_loss / accepted, np.nan)
-    columns = {"group": labels + [OVERALL], "n": sizes.astype(np.int64), "coverage": accepted / sizes,
-               "selective_risk": risk}
+    columns = {
+        "group": labels + [OVERALL],
+        "n": sizes.astype(np.int64),
+        "coverage": accepted / sizes,
+        "selective_risk": risk,
+    }
     if confidence is not None:
         accepted_square = np.append(accepted_square, float(accept @ loss**2))
         low, high = np.full(sizes.size, np.nan), np.full(sizes.size, np.nan)
         some = accepted > 0
         if some.any():
-            low[some], high[some] = mean_interval(accepted_loss[some], accepted_square[some], accepted[some],
-                                                  bound, binary, 1.0 - confidence)
+            low[some], high[some] = mean_interval(
+                accepted_loss[some],
+                accepted_square[some],
+                accepted[some],
+                bound,
+                binary,
+                1.0 - confidence,
+            )
         columns["risk_low"], columns["risk_high"] = low, high
     columns["aurc"] = np.append(group_aurc, total_aurc)
     columns["augrc"] = np.append(group_augrc, total_augrc)

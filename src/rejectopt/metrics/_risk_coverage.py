@@ -109,8 +109,15 @@ def aurc(loss, uncertainty, ties="index", convention="paper", *, coverage_range=
     """
     _check_choice(ties, "ties", ("index", "average"))
     if groups is not None:
-        return _by_group(aurc, loss, uncertainty, groups, ties=ties, convention=convention,
-                        coverage_range=coverage_range)
+        return _by_group(
+            aurc,
+            loss,
+            uncertainty,
+            groups,
+            ties=ties,
+            convention=convention,
+            coverage_range=coverage_range,
+        )
     if coverage_range is not None:
         return _partial_area("aurc", loss, uncertainty, coverage_range, convention, ties)
     if convention != "paper":
@@ -181,7 +188,9 @@ def selective_risk_coverage(loss, uncertainty, threshold):
 def _paper_only(convention, option):
     if convention != "paper":
         _conventions.check(convention, "aurc")
-        raise ValueError(f"{option} is computed for the convention 'paper' only, got convention {convention!r}")
+        raise ValueError(
+            f"{option} is computed for the convention 'paper' only, got convention {convention!r}"
+        )
 
 
 def _check_choice(value, name, choices):
@@ -218,14 +227,18 @@ def _group_labels(groups, n):
     (same result in O(n)); the missing-label check is one vectorised pass.
     """
     if isinstance(groups, (str, bytes, collections.abc.Iterator)):
-        raise TypeError(f"groups must be an array-like of one label per row, got a {type(groups).__name__}")
+        raise TypeError(
+            f"groups must be an array-like of one label per row, got a {type(groups).__name__}"
+        )
     raw = np.asarray(groups)
     if raw.ndim != 1 or raw.size != n:
         raise ValueError(f"groups must hold one label per row: {n} rows, got shape {raw.shape}")
     missing = _missing_labels(raw)
     if missing.any():
-        raise ValueError(f"groups has a missing label (None or NaN) at row {int(np.argmax(missing))} "
-                         f"({int(np.count_nonzero(missing))} in all); label every row, e.g. 'unknown'")
+        raise ValueError(
+            f"groups has a missing label (None or NaN) at row {int(np.argmax(missing))} "
+            f"({int(np.count_nonzero(missing))} in all); label every row, e.g. 'unknown'"
+        )
     if raw.dtype.kind in "iu" and raw.size and int(raw.max()) - int(raw.min()) <= 4 * raw.size:
         low = raw.min()
         shifted = (raw - low).astype(np.intp)
@@ -236,8 +249,10 @@ def _group_labels(groups, n):
         try:
             labels, inverse = np.unique(raw, return_inverse=True)
         except TypeError:
-            raise ValueError("groups mixes labels that cannot be sorted together (e.g. numbers and strings); "
-                             "convert them to one type, e.g. str") from None
+            raise ValueError(
+                "groups mixes labels that cannot be sorted together (e.g. numbers and strings); "
+                "convert them to one type, e.g. str"
+            ) from None
     return [v.item() if isinstance(v, np.generic) else v for v in labels], inverse
 
 
@@ -270,8 +285,10 @@ def _by_group(function, loss, uncertainty, groups, **kwargs):
     labels, inverse = _group_labels(groups, loss.size)
     order = np.argsort(_compact_codes(inverse, len(labels)), kind="stable")
     ends = np.cumsum(np.bincount(inverse, minlength=len(labels)))
-    return {label: function(loss[rows], uncertainty[rows], **kwargs)
-            for label, rows in zip(labels, np.split(order, ends[:-1]))}
+    return {
+        label: function(loss[rows], uncertainty[rows], **kwargs)
+        for label, rows in zip(labels, np.split(order, ends[:-1]))
+    }
 
 
 def _group_areas(loss, uncertainty, inverse=None, n_groups=0):
@@ -296,11 +313,16 @@ def _group_areas(loss, uncertainty, inverse=None, n_groups=0):
     n = loss.size
     order_u = np.argsort(uncertainty, kind="stable")
     loss_u, u_sorted = loss[order_u], uncertainty[order_u]
-    overall_aurc = float(np.mean(np.cumsum(loss_u) / np.arange(1, n + 1, dtype=np.float64)))  # as rc_curve
+    overall_aurc = float(
+        np.mean(np.cumsum(loss_u) / np.arange(1, n + 1, dtype=np.float64))
+    )  # as rc_curve
     tie_starts = np.flatnonzero(np.concatenate([[True], u_sorted[1:] != u_sorted[:-1]]))
     counts, sums = np.ones((1, n)), loss_u[None, :].copy()  # as _Sample.groups(..., "tie")
     if tie_starts.size < n:
-        counts, sums = np.add.reduceat(counts, tie_starts, axis=1), np.add.reduceat(sums, tie_starts, axis=1)
+        counts, sums = (
+            np.add.reduceat(counts, tie_starts, axis=1),
+            np.add.reduceat(sums, tie_starts, axis=1),
+        )
     overall_augrc = float(_augrc_of_groups(counts, sums, None, n)[0])
     del counts, sums, tie_starts
     if inverse is None or n_groups == 0:
@@ -321,13 +343,14 @@ def _group_areas(loss, uncertainty, inverse=None, n_groups=0):
     tie_group = codes[tie_starts].astype(np.intp)
     after = tie_starts + tie_counts - starts[tie_group]
     weight = (sizes[tie_group] - after) + 0.5 * tie_counts
-    group_augrc = np.bincount(tie_group, weights=np.add.reduceat(loss_s, tie_starts) * weight,
-                              minlength=n_groups) / (sizes.astype(np.float64) ** 2)
+    group_augrc = np.bincount(
+        tie_group, weights=np.add.reduceat(loss_s, tie_starts) * weight, minlength=n_groups
+    ) / (sizes.astype(np.float64) ** 2)
     del tie_starts, tie_counts, tie_group, after, weight, codes
     # AuRC: the groups of each size class stacked, zero-padded, cumulative sums along the rows
     size_class = np.zeros(n_groups, dtype=np.intp)
     size_class[sizes > 1] = np.ceil(np.log2(sizes[sizes > 1])).astype(np.intp)
-    size_class += (2 ** size_class) < sizes  # guard the float log2
+    size_class += (2**size_class) < sizes  # guard the float log2
     group_aurc = np.empty(n_groups)
     for c in np.unique(size_class):
         members = np.flatnonzero(size_class == c)
@@ -350,7 +373,9 @@ def _check_range(coverage_range):
     try:
         low, high = (float(v) for v in coverage_range)
     except (TypeError, ValueError):
-        raise ValueError(f"coverage_range must be a pair (a, b) of numbers, got {coverage_range!r}") from None
+        raise ValueError(
+            f"coverage_range must be a pair (a, b) of numbers, got {coverage_range!r}"
+        ) from None
     if not 0.0 <= low < high <= 1.0:
         raise ValueError(f"coverage_range must satisfy 0 <= a < b <= 1, got {coverage_range!r}")
     return low, high
@@ -361,8 +386,10 @@ def _partial_area(metric, loss, uncertainty, coverage_range, convention, ties):
     low, high = _check_range(coverage_range)
     if convention not in ("paper", "fd-shifts"):
         _conventions.check(convention, metric)  # an unknown convention is named first
-        raise ValueError(f"coverage_range is defined for the conventions 'paper' and 'fd-shifts', not "
-                         f"{convention!r} ({_conventions.SOURCES[convention]}), whose curve has no partial area")
+        raise ValueError(
+            f"coverage_range is defined for the conventions 'paper' and 'fd-shifts', not "
+            f"{convention!r} ({_conventions.SOURCES[convention]}), whose curve has no partial area"
+        )
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     if convention == "fd-shifts":
         return float(_conventions.fd_shifts_partial(metric, loss, uncertainty, low, high))
@@ -372,12 +399,17 @@ def _partial_area(metric, loss, uncertainty, coverage_range, convention, ties):
         sample = _Sample(loss, uncertainty)
         counts, sums, _ = sample.groups(np.ones((1, n)), "tie")
         ends = np.concatenate(([0.0], np.cumsum(counts[0])))
-        return float(_conventions.partial_trapezoid(ends / n, np.concatenate(([0.0], np.cumsum(sums[0]))) / n,
-                                                    low, high))
+        return float(
+            _conventions.partial_trapezoid(
+                ends / n, np.concatenate(([0.0], np.cumsum(sums[0]))) / n, low, high
+            )
+        )
     sorted_loss = (_conventions.tie_means(loss, uncertainty) if ties == "average" else loss)[order]
     i = np.arange(1, n + 1, dtype=np.float64)
     risk = np.cumsum(sorted_loss) / i
-    width = np.clip(np.minimum(i, high * n) - np.maximum(i - 1.0, low * n), 0.0, None)  # of ((i-1)/n, i/n]
+    width = np.clip(
+        np.minimum(i, high * n) - np.maximum(i - 1.0, low * n), 0.0, None
+    )  # of ((i-1)/n, i/n]
     return float(width @ risk / n)
 
 
@@ -431,8 +463,11 @@ def _aurc_of_groups(counts, sums, means, n):
     after = np.cumsum(counts, axis=1)
     before = after - counts
     harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n + 1))])
-    increment = np.where(counts == 1, 1.0 / np.maximum(after, 1.0),
-                         harmonic[after.astype(np.intp)] - harmonic[before.astype(np.intp)])
+    increment = np.where(
+        counts == 1,
+        1.0 / np.maximum(after, 1.0),
+        harmonic[after.astype(np.intp)] - harmonic[before.astype(np.intp)],
+    )
     cum_before = np.cumsum(sums, axis=1) - sums
     return np.sum((cum_before - means * before) * increment + sums, axis=1) / n
 
@@ -443,7 +478,9 @@ def _augrc_of_groups(counts, sums, means, n):
 
 
 def _aurc_rows(sample, weights, ties="index"):
-    return _aurc_of_groups(*sample.groups(weights, "tie" if ties == "average" else "example"), sample.n)
+    return _aurc_of_groups(
+        *sample.groups(weights, "tie" if ties == "average" else "example"), sample.n
+    )
 
 
 def _augrc_rows(sample, weights):
@@ -452,7 +489,12 @@ def _augrc_rows(sample, weights):
 
 def _eaurc_rows(sample, weights, ties="index"):
     oracle = _aurc_of_groups(*sample.groups(weights, "oracle"), sample.n)
-    return _aurc_of_groups(*sample.groups(weights, "tie" if ties == "average" else "example"), sample.n) - oracle
+    return (
+        _aurc_of_groups(
+            *sample.groups(weights, "tie" if ties == "average" else "example"), sample.n
+        )
+        - oracle
+    )
 
 
 def _eaugrc_rows(sample, weights):
@@ -465,7 +507,9 @@ def _risk_at_coverage_rows(sample, weights, coverage):
     n = sample.n
     t = coverage * n
     after = np.cumsum(counts, axis=1)
-    g = np.minimum(np.sum(after < t, axis=1), counts.shape[1] - 1)[:, None]  # group holding position t
+    g = np.minimum(np.sum(after < t, axis=1), counts.shape[1] - 1)[
+        :, None
+    ]  # group holding position t
     before = np.take_along_axis(after - counts, g, axis=1)[:, 0]
     cum_before = np.take_along_axis(np.cumsum(sums, axis=1) - sums, g, axis=1)[:, 0]
     mean = np.take_along_axis(np.broadcast_to(means, counts.shape), g, axis=1)[:, 0]
@@ -476,7 +520,9 @@ def _coverage_at_risk_rows(sample, weights, risk):
     counts, sums, _ = sample.groups(weights, "tie")
     n = sample.n
     n_rows, n_groups = counts.shape
-    ends = np.zeros((n_rows, n_groups + 1))  # examples accepted at the end of group g (0 before any)
+    ends = np.zeros(
+        (n_rows, n_groups + 1)
+    )  # examples accepted at the end of group g (0 before any)
     np.cumsum(counts, axis=1, out=ends[:, 1:])
     cum = np.zeros((n_rows, n_groups + 1))
     np.cumsum(sums, axis=1, out=cum[:, 1:])
@@ -488,7 +534,9 @@ def _coverage_at_risk_rows(sample, weights, risk):
     nxt = np.minimum(last + 1, n_groups)
     with np.errstate(divide="ignore", invalid="ignore"):
         fraction = np.clip(-excess[rows, last] / (excess[rows, nxt] - excess[rows, last]), 0.0, 1.0)
-    boundary = counts[rows, np.minimum(last, n_groups - 1)]  # size of the next group (group index = last)
+    boundary = counts[
+        rows, np.minimum(last, n_groups - 1)
+    ]  # size of the next group (group index = last)
     return (ends[rows, last] + np.where(inside, fraction * boundary, 0.0)) / n
 
 
@@ -555,8 +603,15 @@ def augrc(loss, uncertainty, *, ties="index", convention="paper", coverage_range
     0.1875
     """
     if groups is not None:
-        return _by_group(augrc, loss, uncertainty, groups, ties=ties, convention=convention,
-                        coverage_range=coverage_range)
+        return _by_group(
+            augrc,
+            loss,
+            uncertainty,
+            groups,
+            ties=ties,
+            convention=convention,
+            coverage_range=coverage_range,
+        )
     if coverage_range is not None:
         _check_choice(ties, "ties", ("index", "average"))
         return _partial_area("augrc", loss, uncertainty, coverage_range, convention, ties)
@@ -640,8 +695,17 @@ def eaugrc(loss, uncertainty, *, ties="index", convention="paper", groups=None):
     return _one_row(_eaugrc_rows, loss, uncertainty)
 
 
-def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="paper", groups=None,
-                     confidence=None, loss_bound=None):
+def risk_at_coverage(
+    loss,
+    uncertainty,
+    coverage,
+    *,
+    ties="index",
+    convention="paper",
+    groups=None,
+    confidence=None,
+    loss_bound=None,
+):
     """Selective risk at an exact coverage, ties resolved as the paper's selection function.
 
     The expected selective risk (eqs. 5-6 of [1]) of
@@ -687,20 +751,40 @@ def risk_at_coverage(loss, uncertainty, coverage, *, ties="index", convention="p
     """
     coverage = _check_coverage(coverage)
     if groups is not None:
-        return _by_group(risk_at_coverage, loss, uncertainty, groups, coverage=coverage, ties=ties,
-                         convention=convention, confidence=confidence, loss_bound=loss_bound)
+        return _by_group(
+            risk_at_coverage,
+            loss,
+            uncertainty,
+            groups,
+            coverage=coverage,
+            ties=ties,
+            convention=convention,
+            confidence=confidence,
+            loss_bound=loss_bound,
+        )
     if confidence is not None:
         _paper_only(convention, "confidence")
         value = risk_at_coverage(loss, uncertainty, coverage, ties=ties)
         return value, _bands.risk_interval_at(loss, uncertainty, coverage, confidence, loss_bound)
     if convention != "paper":
-        return _by_convention("risk_at_coverage", loss, uncertainty, convention, ties, coverage=coverage)
+        return _by_convention(
+            "risk_at_coverage", loss, uncertainty, convention, ties, coverage=coverage
+        )
     _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_risk_at_coverage_rows, loss, uncertainty, coverage=coverage)
 
 
-def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper", groups=None,
-                     confidence=None, loss_bound=None):
+def coverage_at_risk(
+    loss,
+    uncertainty,
+    risk,
+    *,
+    ties="index",
+    convention="paper",
+    groups=None,
+    confidence=None,
+    loss_bound=None,
+):
     """Largest coverage whose selective risk stays <= ``risk``, ties resolved as the paper's rule.
 
     The expected coverage of :func:`rejectopt.selective.fit_bounded_improvement` (Theorem 3
@@ -743,12 +827,23 @@ def coverage_at_risk(loss, uncertainty, risk, *, ties="index", convention="paper
     """
     risk = _check_risk(risk)
     if groups is not None:
-        return _by_group(coverage_at_risk, loss, uncertainty, groups, risk=risk, ties=ties,
-                         convention=convention, confidence=confidence, loss_bound=loss_bound)
+        return _by_group(
+            coverage_at_risk,
+            loss,
+            uncertainty,
+            groups,
+            risk=risk,
+            ties=ties,
+            convention=convention,
+            confidence=confidence,
+            loss_bound=loss_bound,
+        )
     if confidence is not None:
         _paper_only(convention, "confidence")
         value = coverage_at_risk(loss, uncertainty, risk, ties=ties)
-        return value, _bands.coverage_interval_at(loss, uncertainty, risk, value, confidence, loss_bound)
+        return value, _bands.coverage_interval_at(
+            loss, uncertainty, risk, value, confidence, loss_bound
+        )
     if convention != "paper":
         return _by_convention("coverage_at_risk", loss, uncertainty, convention, ties, risk=risk)
     _check_choice(ties, "ties", ("index", "average"))

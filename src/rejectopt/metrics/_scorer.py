@@ -23,21 +23,27 @@ def _classifier_predictions(estimator, X):
     """The wrapped classifier's prediction on every row, rejected or not (the loss of each prediction)."""
     classifier = getattr(estimator, "estimator_", None)
     if classifier is None or not hasattr(classifier, "predict"):
-        raise TypeError(f"{type(estimator).__name__} has no fitted classifier estimator_ with predict: the risk-"
-                        "coverage metrics need the loss of every prediction, rejected ones included; pass a fitted "
-                        "rejectopt.SelectiveClassifier")
+        raise TypeError(
+            f"{type(estimator).__name__} has no fitted classifier estimator_ with predict: the risk-"
+            "coverage metrics need the loss of every prediction, rejected ones included; pass a fitted "
+            "rejectopt.SelectiveClassifier"
+        )
     return np.asarray(classifier.predict(X))
 
 
 def _losses(estimator, X, y):
     """Each row's loss under the estimator's own ``loss`` (the 0/100 loss when it names none)."""
-    return per_example_loss(getattr(estimator, "loss", "zero_one"), np.asarray(y), _classifier_predictions(estimator, X))
+    return per_example_loss(
+        getattr(estimator, "loss", "zero_one"), np.asarray(y), _classifier_predictions(estimator, X)
+    )
 
 
 def _need(estimator, method, who="a selective scorer"):
     if not callable(getattr(estimator, method, None)):
-        raise TypeError(f"{type(estimator).__name__} has no {method}(X): {who} needs a fitted selective classifier "
-                        "such as rejectopt.SelectiveClassifier")
+        raise TypeError(
+            f"{type(estimator).__name__} has no {method}(X): {who} needs a fitted selective classifier "
+            "such as rejectopt.SelectiveClassifier"
+        )
 
 
 class _SelectiveScorer:
@@ -51,18 +57,25 @@ class _SelectiveScorer:
 
     def __call__(self, estimator, X, y, sample_weight=None):
         if sample_weight is not None:
-            raise ValueError(f"{self!r}: sample_weight is not supported; the selective metrics weigh every row "
-                             "alike, as the targets do")
+            raise ValueError(
+                f"{self!r}: sample_weight is not supported; the selective metrics weigh every row "
+                "alike, as the targets do"
+            )
         y = np.asarray(y)
         if self.metric == "aurc":
             _need(estimator, "predict_uncertainty")
-            return -aurc(_losses(estimator, X, y), np.asarray(estimator.predict_uncertainty(X), dtype=np.float64))
+            return -aurc(
+                _losses(estimator, X, y),
+                np.asarray(estimator.predict_uncertainty(X), dtype=np.float64),
+            )
         _need(estimator, "accept")
         accept = np.asarray(estimator.accept(X), dtype=bool)
         if self.metric == "coverage":
             return float(accept.mean()) if accept.size else math.nan
         if not accept.any():
-            return math.nan  # the selective risk of no prediction is undefined; GridSearchCV ranks it last
+            return (
+                math.nan
+            )  # the selective risk of no prediction is undefined; GridSearchCV ranks it last
         return -float(_losses(estimator, X, y)[accept].mean())
 
 
@@ -121,5 +134,7 @@ def selective_scorer(metric):
     ({'estimator__logisticregression__C': 0.01}, 0.972)
     """
     if metric not in _METRICS:
-        raise ValueError(f"selective_scorer: metric must be one of {', '.join(map(repr, _METRICS))}, got {metric!r}")
+        raise ValueError(
+            f"selective_scorer: metric must be one of {', '.join(map(repr, _METRICS))}, got {metric!r}"
+        )
     return _SelectiveScorer(metric)

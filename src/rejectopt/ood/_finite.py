@@ -33,7 +33,11 @@ import numpy as np
 
 from ._validation import as_finite_1d, check_lengths, check_prior, check_target
 
-__all__ = ["FiniteSolution", "solve_bounded_tpr_fpr_finite", "solve_bounded_precision_recall_finite"]
+__all__ = [
+    "FiniteSolution",
+    "solve_bounded_tpr_fpr_finite",
+    "solve_bounded_precision_recall_finite",
+]
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,9 @@ def solve_bounded_tpr_fpr_finite(
     # Neyman-Pearson: the smallest FPR at TPR = phi accepts the smallest g first
     fpr_min = float(b_s @ _greedy(a_s, g_s, phi))
     if fpr_min > rho + 1e-12:
-        raise ValueError(f"infeasible: the smallest FPR at TPR {phi!r} is {fpr_min:.6g} > fpr_max={rho!r}")
+        raise ValueError(
+            f"infeasible: the smallest FPR at TPR {phi!r} is {fpr_min:.6g} > fpr_max={rho!r}"
+        )
     i, j = np.triu_indices(a_s.size, k=1)
     dg = g_s[i] - g_s[j]
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -91,7 +91,9 @@ class OperatingPoints:
         return self.tpr
 
 
-def _points(loss: np.ndarray, is_ood: np.ndarray, u: np.ndarray, ood_prior: float | None) -> OperatingPoints:
+def _points(
+    loss: np.ndarray, is_ood: np.ndarray, u: np.ndarray, ood_prior: float | None
+) -> OperatingPoints:
     sw = _sweep.sweep(u, is_ood, loss)
     last = sw.last[0]
     zero = np.zeros(1)
@@ -213,7 +215,9 @@ def selective_risk_at_precision_recall(
     ood_prior = check_prior(ood_prior)
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     sw = _sweep.sweep(u, is_ood, loss)
-    cons = _sweep.precision_recall_constraints(sw.n_id, sw.n_ood, precision_min, recall_min, ood_prior)
+    cons = _sweep.precision_recall_constraints(
+        sw.n_id, sw.n_ood, precision_min, recall_min, ood_prior
+    )
     best = _sweep.best_constrained(sw, cons, randomize=False)
     return float(best.risk[0]) if best.feasible[0] else float("nan")
 

@@ -70,7 +70,9 @@ class KNNDistanceOOD(BaseEstimator):
     def fit(self, X, y=None):
         """Index the training features ``X`` of shape (n, d); ``y`` is ignored."""
         X = check_array(X, dtype=np.float64)
-        if not (isinstance(self.n_neighbors, (int, np.integer)) and 1 <= self.n_neighbors <= X.shape[0]):
+        if not (
+            isinstance(self.n_neighbors, (int, np.integer)) and 1 <= self.n_neighbors <= X.shape[0]
+        ):
             raise ValueError(
                 f"n_neighbors must be an int in [1, n_samples={X.shape[0]}], got {self.n_neighbors!r}"
             )

@@ -102,7 +102,9 @@ def cost_based_score(
     r = as_finite_1d(cond_risk, "cond_risk")
     g = np.asarray(likelihood_ratio, dtype=float)
     if g.shape != r.shape:
-        raise ValueError(f"length mismatch: cond_risk has {r.shape}, likelihood_ratio has {g.shape}")
+        raise ValueError(
+            f"length mismatch: cond_risk has {r.shape}, likelihood_ratio has {g.shape}"
+        )
     if np.isnan(g).any() or (g < 0).any():
         raise ValueError("likelihood_ratio must be >= 0 and not NaN")
     return r + (eps2 - eps3) * pi / (1.0 - pi) * g
@@ -198,11 +200,19 @@ def _single_selection(sw: _sweep.Sweep, best: _sweep.Best, what: str) -> Selecti
             f"infeasible {what}: no threshold on this validation sample accepts an ID sample "
             "while meeting both constraints"
         )
-    return SelectionFunction(threshold=float(sw.values[0, best.position[0]]), accept_prob=float(best.tau[0]))
+    return SelectionFunction(
+        threshold=float(sw.values[0, best.position[0]]), accept_prob=float(best.tau[0])
+    )
 
 
 def fit_bounded_tpr_fpr(
-    loss: Any, is_ood: Any, uncertainty: Any, tpr_min: float, fpr_max: float, *, randomize: bool = True
+    loss: Any,
+    is_ood: Any,
+    uncertainty: Any,
+    tpr_min: float,
+    fpr_max: float,
+    *,
+    randomize: bool = True,
 ) -> SelectionFunction:
     """Optimal selective function of the bounded TPR-FPR model on one score (Theorem 3, eq. 9).
 
@@ -296,9 +306,13 @@ def fit_bounded_precision_recall(
     ood_prior = check_prior(ood_prior)
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     sw = _sweep.sweep(u, is_ood, loss)
-    cons = _sweep.precision_recall_constraints(sw.n_id, sw.n_ood, precision_min, recall_min, ood_prior)
+    cons = _sweep.precision_recall_constraints(
+        sw.n_id, sw.n_ood, precision_min, recall_min, ood_prior
+    )
     best = _sweep.best_constrained(sw, cons, randomize=randomize)
-    return _single_selection(sw, best, f"precision_min={precision_min!r}, recall_min={recall_min!r}")
+    return _single_selection(
+        sw, best, f"precision_min={precision_min!r}, recall_min={recall_min!r}"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,7 +321,9 @@ def fit_bounded_precision_recall(
 def _as_score_array(values: Any, name: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     if np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN at index {int(np.flatnonzero(np.isnan(arr).ravel())[0])}")
+        raise ValueError(
+            f"{name} contains NaN at index {int(np.flatnonzero(np.isnan(arr).ravel())[0])}"
+        )
     return arr
 
 
@@ -374,7 +390,9 @@ class DoubleScoreSelection:
         s_r = _as_score_array(s_r, "s_r")
         s_g = _as_score_array(s_g, "s_g")
         if s_r.shape != s_g.shape:
-            raise ValueError(f"length mismatch: s_r has shape {s_r.shape}, s_g has shape {s_g.shape}")
+            raise ValueError(
+                f"length mismatch: s_r has shape {s_r.shape}, s_g has shape {s_g.shape}"
+            )
         return self.weight_r * s_r + self.weight_g * s_g
 
     @property
@@ -407,7 +425,7 @@ class DoubleScoreSelection:
         return {"weight_r": self.weight_r, "weight_g": self.weight_g, **self.selection.to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "DoubleScoreSelection":
+    def from_dict(cls, data: dict[str, Any]) -> DoubleScoreSelection:
         """Inverse of :meth:`to_dict`; rejects missing, unknown or malformed fields.
 
         Raises
@@ -416,13 +434,17 @@ class DoubleScoreSelection:
             Naming the offending field.
         """
         if not isinstance(data, dict):
-            raise ValueError(f"DoubleScoreSelection.from_dict needs a dict, got {type(data).__name__}")
+            raise ValueError(
+                f"DoubleScoreSelection.from_dict needs a dict, got {type(data).__name__}"
+            )
         weights = {}
         for key in ("weight_r", "weight_g"):
             if key not in data:
                 raise ValueError(f"DoubleScoreSelection.from_dict: missing keys {[key]}")
             value = data[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            if isinstance(value, bool) or not isinstance(
+                value, (int, float, np.integer, np.floating)
+            ):
                 raise ValueError(f"DoubleScoreSelection.{key} must be a number, got {value!r}")
             weights[key] = float(value)
         rest = {k: v for k, v in data.items() if k not in weights}
@@ -434,7 +456,9 @@ class DoubleScoreSelection:
 _CHUNK_ELEMENTS = 1_000_000
 
 
-def _critical_angles(p_r: np.ndarray, p_g: np.ndarray, lo: float, hi: float, max_pairs: int) -> np.ndarray:
+def _critical_angles(
+    p_r: np.ndarray, p_g: np.ndarray, lo: float, hi: float, max_pairs: int
+) -> np.ndarray:
     """Angles in [lo, hi] at which two distinct points swap order along (cos a, sin a), plus
     ``lo``, ``hi`` and the midpoints between consecutive ones (one angle per distinct ordering)."""
     pts = np.unique(np.column_stack([p_r, p_g]), axis=0)
@@ -456,11 +480,18 @@ def _critical_angles(p_r: np.ndarray, p_g: np.ndarray, lo: float, hi: float, max
 
 
 def _angles(
-    spec: Any, angle_range: tuple[float, float], p_r: np.ndarray, p_g: np.ndarray, n: int, max_work: float
+    spec: Any,
+    angle_range: tuple[float, float],
+    p_r: np.ndarray,
+    p_g: np.ndarray,
+    n: int,
+    max_work: float,
 ) -> np.ndarray:
     lo, hi = (float(a) for a in angle_range)
     if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi and hi - lo <= 2 * np.pi + 1e-12):
-        raise ValueError(f"angle_range must be (lo, hi) with lo <= hi <= lo + 2 pi, got {angle_range!r}")
+        raise ValueError(
+            f"angle_range must be (lo, hi) with lo <= hi <= lo + 2 pi, got {angle_range!r}"
+        )
     if isinstance(spec, str):
         if spec != "exact":
             raise ValueError(f"angles must be an int, an array of angles or 'exact', got {spec!r}")
@@ -635,7 +666,9 @@ def fit_double_score_tpr_fpr(
 
     value, selection = _double_search(loss, is_ood, s_r, s_g, solve_rows=solve, **opts)
     if selection is None:
-        raise InfeasibleTargetError(f"infeasible tpr_min={tpr_min!r}, fpr_max={fpr_max!r} for every angle tried")
+        raise InfeasibleTargetError(
+            f"infeasible tpr_min={tpr_min!r}, fpr_max={fpr_max!r} for every angle tried"
+        )
     return selection
 
 
@@ -697,7 +730,9 @@ def fit_double_score_precision_recall(
     _check_no_extra(kwargs, "fit_double_score_precision_recall")
 
     def solve(sw):
-        cons = _sweep.precision_recall_constraints(sw.n_id, sw.n_ood, precision_min, recall_min, ood_prior)
+        cons = _sweep.precision_recall_constraints(
+            sw.n_id, sw.n_ood, precision_min, recall_min, ood_prior
+        )
         b = _sweep.best_constrained(sw, cons, randomize=randomize)
         return b.risk, b.position, b.tau
 
@@ -789,7 +824,9 @@ def double_score_risk_at_tpr_fpr(
         NaN when no angle is feasible ("unable").
     """
     try:
-        sel = fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, tpr_min, fpr_max, randomize=False, **kwargs)
+        sel = fit_double_score_tpr_fpr(
+            loss, is_ood, s_r, s_g, tpr_min, fpr_max, randomize=False, **kwargs
+        )
     except InfeasibleTargetError:
         return float("nan")
     return _risk_of(sel, loss, is_ood, s_r, s_g)
@@ -827,7 +864,15 @@ def double_score_risk_at_precision_recall(
     """
     try:
         sel = fit_double_score_precision_recall(
-            loss, is_ood, s_r, s_g, precision_min, recall_min, ood_prior=ood_prior, randomize=False, **kwargs
+            loss,
+            is_ood,
+            s_r,
+            s_g,
+            precision_min,
+            recall_min,
+            ood_prior=ood_prior,
+            randomize=False,
+            **kwargs,
         )
     except InfeasibleTargetError:
         return float("nan")

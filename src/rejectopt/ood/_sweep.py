@@ -75,7 +75,9 @@ def sweep(scores: np.ndarray, is_ood: np.ndarray, loss: np.ndarray) -> Sweep:
     last[:, -1] = True
     last[:, :-1] = differ
     n_ood = int(is_ood.sum())
-    return Sweep(values=values, A=A, F=F, L=L, last=last, new_group=new_group, n_id=n - n_ood, n_ood=n_ood)
+    return Sweep(
+        values=values, A=A, F=F, L=L, last=last, new_group=new_group, n_id=n - n_ood, n_ood=n_ood
+    )
 
 
 # A linear constraint alpha * A + beta * F + gamma >= 0 on the (expected) accepted ID count A

@@ -265,9 +265,13 @@ class _Population:
         c = self.classes[k]
         mu = np.asarray(m.class_means)[c]
         w = np.asarray(m.class_weights)[c]
-        return self._seg_cum[k] + w * (ndtr((x - mu) / m.class_std) - ndtr((start - mu) / m.class_std))
+        return self._seg_cum[k] + w * (
+            ndtr((x - mu) / m.class_std) - ndtr((start - mu) / m.class_std)
+        )
 
-    def rates(self, weight_r: float, weight_g: float, lams: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def rates(
+        self, weight_r: float, weight_g: float, lams: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(tpr, fpr, selective_risk)`` for each threshold in ``lams`` (vectorised)."""
         lams = np.atleast_1d(np.asarray(lams, float))
         s_grid = weight_r * self.r_grid + weight_g * self.g_grid
@@ -420,7 +424,9 @@ class _Population:
         vals = np.array([value(a) for a in grid])
         i = int(np.argmin(vals))
         lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-        res = optimize.minimize_scalar(value, bounds=(lo, hi), method="bounded", options={"xatol": 1e-4})
+        res = optimize.minimize_scalar(
+            value, bounds=(lo, hi), method="bounded", options={"xatol": 1e-4}
+        )
         a = float(res.x) if res.fun <= vals[i] else float(grid[i])
         out = self.best_risk(math.cos(a), math.sin(a), **constraints)
         out["angle"] = a
@@ -514,7 +520,10 @@ def synthetic_table1(
     a_row = rows["A(inf)"]
     oscr_d = max(
         [rows[k]["oscr"] for k in rows]
-        + [pop.areas(math.cos(a), math.sin(a))["oscr"] for a in np.linspace(0, np.pi / 2, oscr_angles)[1:-1]]
+        + [
+            pop.areas(math.cos(a), math.sin(a))["oscr"]
+            for a in np.linspace(0, np.pi / 2, oscr_angles)[1:-1]
+        ]
     )
     rows["D(R)"] = {
         "risk_tpr_fpr": d_tf["risk"],

@@ -32,7 +32,9 @@ def check_prior(ood_prior: Any) -> float | None:
     try:
         value = float(ood_prior)
     except (TypeError, ValueError):
-        raise ValueError(f"ood_prior must be None or a number in (0, 1), got {ood_prior!r}") from None
+        raise ValueError(
+            f"ood_prior must be None or a number in (0, 1), got {ood_prior!r}"
+        ) from None
     if not (math.isfinite(value) and 0.0 < value < 1.0):
         raise ValueError(f"ood_prior must lie in the open interval (0, 1), got {ood_prior!r}")
     return value
@@ -70,7 +72,9 @@ def check_lengths(**arrays: np.ndarray) -> int:
 
 def check_both_classes(is_ood: np.ndarray, *, need_ood: bool = True, need_id: bool = True) -> None:
     if need_id and not (~is_ood).any():
-        raise ValueError("is_ood marks every sample as OOD: no ID samples, TPR and risk are undefined")
+        raise ValueError(
+            "is_ood marks every sample as OOD: no ID samples, TPR and risk are undefined"
+        )
     if need_ood and not is_ood.any():
         raise ValueError("is_ood marks no sample as OOD: no OOD samples, FPR is undefined")
 

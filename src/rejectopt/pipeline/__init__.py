@@ -10,13 +10,30 @@ import lazy_loader as _lazy
 
 #: The library's inner helpers that the workflow's scripts use (``_surface``).
 _SURFACE = [
-    "CAP_MESSAGE", "DownloadOptions", "MIRROR_SUBSETS", "aggregate_files", "custom_checksums", "dataset_checksums",
-    "extract_official_archive", "fetch_archive", "fetch_file", "load_experiments", "load_or_detect_faces",
-    "npz_checksum", "prepare_custom", "run_dataset", "save_csv", "save_figure", "write_csv", "write_text",
+    "CAP_MESSAGE",
+    "DownloadOptions",
+    "MIRROR_SUBSETS",
+    "aggregate_files",
+    "custom_checksums",
+    "dataset_checksums",
+    "extract_official_archive",
+    "fetch_archive",
+    "fetch_file",
+    "load_experiments",
+    "load_or_detect_faces",
+    "npz_checksum",
+    "prepare_custom",
+    "run_dataset",
+    "save_csv",
+    "save_figure",
+    "write_csv",
+    "write_text",
 ]
 _SUBMODULES = ["config", "experiments", "report", "resources", "tables"]
 
-__getattr__, _, _ = _lazy.attach(__name__, submodules=_SUBMODULES, submod_attrs={"_surface": _SURFACE})
+__getattr__, _, _ = _lazy.attach(
+    __name__, submodules=_SUBMODULES, submod_attrs={"_surface": _SURFACE}
+)
 
 __all__ = sorted(_SUBMODULES + _SURFACE)
 

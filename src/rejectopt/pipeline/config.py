@@ -26,13 +26,23 @@ from .._registry import ExitAtImport, import_interruption, import_user_module
 from ..classifiers import CLASSIFIERS, get_classifier
 from ..classifiers._registry import TASKS
 from ..datasets import REGISTRY as DATASET_REGISTRY
-from ..datasets._prepare import available_in_mirror
 from ..datasets._custom import custom_dataset, peek_custom
+from ..datasets._prepare import available_in_mirror
 from ..metrics import aurc
 from ..scores import SCORES
 
-__all__ = ["C_MAX", "ConfigError", "PluginError", "RunPlan", "blas_environment", "blas_kernels_run", "coerce_numbers", "load_plugins", "plan_run",
-           "validate_config"]
+__all__ = [
+    "C_MAX",
+    "ConfigError",
+    "PluginError",
+    "RunPlan",
+    "blas_environment",
+    "blas_kernels_run",
+    "coerce_numbers",
+    "load_plugins",
+    "plan_run",
+    "validate_config",
+]
 
 
 class ConfigError(ValueError):
@@ -57,7 +67,9 @@ BLAS_CORETYPE = "Haswell"
 #: Hessian of the logistic loss, ``X.T @ (w * X)``, at one thread as a one-thread job runs it. The
 #: OpenBLAS 0.3.34 of numpy 2.5.5's wheels dies in it (SIGSEGV) with the Haswell kernels on an
 #: AVX-512 CPU, where numpy 2.4.6's OpenBLAS 0.3.31 runs it.
-_KERNEL_PROBE = "import numpy as np; x = np.ones((2000, 36)); w = np.ones(2000); (x.T @ (x * w[:, None])).sum()"
+_KERNEL_PROBE = (
+    "import numpy as np; x = np.ones((2000, 36)); w = np.ones(2000); (x.T @ (x * w[:, None])).sum()"
+)
 
 
 def blas_environment(environ=None, cpuinfo="/proc/cpuinfo", probe=True) -> dict[str, str]:
@@ -106,7 +118,9 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo", probe=True) -> dict[
             "numpy's OpenBLAS crashes with the %s kernels on this CPU (a matrix product at one thread, as "
             "the jobs run it): they are not pinned, so the jobs use the kernels OpenBLAS picks for this CPU "
             "and a fit's last bits may differ from a run on another machine. The releases of the lock "
-            "(requirements/pipeline.txt, README line 1) run them", BLAS_CORETYPE)
+            "(requirements/pipeline.txt, README line 1) run them",
+            BLAS_CORETYPE,
+        )
         return {}
     return pinned
 
@@ -131,7 +145,9 @@ def blas_kernels_run(coretype, environ=None) -> bool:
     """
     environ = dict(os.environ if environ is None else environ)
     environ.update(OPENBLAS_CORETYPE=coretype, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    child = subprocess.run([sys.executable, "-c", _KERNEL_PROBE], env=environ, capture_output=True, timeout=300)
+    child = subprocess.run(
+        [sys.executable, "-c", _KERNEL_PROBE], env=environ, capture_output=True, timeout=300
+    )
     return child.returncode == 0
 
 
@@ -170,7 +186,9 @@ def load_plugins(modules, search_dir=".") -> list:
     loaded = []
     for name in modules or []:
         if not isinstance(name, str) or not all(part.isidentifier() for part in name.split(".")):
-            raise PluginError(f"config plugins: {name!r} is not a module name (e.g. my_scores or package.module)")
+            raise PluginError(
+                f"config plugins: {name!r} is not a module name (e.g. my_scores or package.module)"
+            )
         try:
             loaded.append(import_user_module(name, search_dir))
         except ModuleNotFoundError as err:
@@ -180,12 +198,20 @@ def load_plugins(modules, search_dir=".") -> list:
                     f"directory ({search_dir}) or on PYTHONPATH"
                 ) from None
             raise PluginError(f"config plugins: module {name!r} failed to import: {err}") from None
-        except (ExitAtImport, KeyboardInterrupt) as err:  # one line naming the module, not a traceback or a silent exit
+        except (
+            ExitAtImport,
+            KeyboardInterrupt,
+        ) as err:  # one line naming the module, not a traceback or a silent exit
             raise PluginError(f"config plugins: {import_interruption(name, err)}") from None
-        except (Exception, SystemExit) as err:  # a plugin's own error, reported with its module's name
+        except (
+            Exception,
+            SystemExit,
+        ) as err:  # a plugin's own error, reported with its module's name
             # SystemExit too: a plugin calling sys.exit() while imported would otherwise end the
             # planning process (Snakemake itself) without a word on which module did it
-            raise PluginError(f"config plugins: module {name!r} failed to import: {type(err).__name__}: {err}") from None
+            raise PluginError(
+                f"config plugins: module {name!r} failed to import: {type(err).__name__}: {err}"
+            ) from None
     return loaded
 
 
@@ -226,10 +252,19 @@ def coerce_numbers(value, _key=None):
         unchanged.
     """
     if isinstance(value, dict) and _key is None:
-        return {k: None if k in NULLABLE_PATHS and _is_null(v)
-                else v if k == "custom_datasets" else coerce_numbers(v, k) for k, v in value.items()}
+        return {
+            k: None
+            if k in NULLABLE_PATHS and _is_null(v)
+            else v
+            if k == "custom_datasets"
+            else coerce_numbers(v, k)
+            for k, v in value.items()
+        }
     if isinstance(value, dict):
-        return {k: _to_scalar(v) if isinstance(v, str) else coerce_numbers(v, k) for k, v in value.items()}
+        return {
+            k: _to_scalar(v) if isinstance(v, str) else coerce_numbers(v, k)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_to_scalar(v) if isinstance(v, str) else coerce_numbers(v, _key) for v in value]
     return value
@@ -279,7 +314,9 @@ def validate_config(config: dict, schema: dict) -> None:
     import jsonschema  # jsonschema: only the pipeline's config check needs it (a pipeline extra)
 
     validator = jsonschema.Draft7Validator(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.path), list(map(str, e.path))))
+    errors = sorted(
+        validator.iter_errors(config), key=lambda e: (len(e.path), list(map(str, e.path)))
+    )
     if errors:
         raise ConfigError("; ".join(_one_line(e) for e in errors[:3]))
 
@@ -292,12 +329,26 @@ def _one_line(error) -> str:
         hints = []
         for key in extra:
             close = difflib.get_close_matches(str(key), allowed, n=3)
-            hints.append(f"unknown key {key!r}" + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""))
+            hints.append(
+                f"unknown key {key!r}"
+                + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
+            )
         return f"{where}: {'; '.join(hints)}; allowed keys: {', '.join(allowed)}"
-    if error.validator == "contains" and "const" in error.validator_value:  # figure_formats must list png
-        return (f"{where}: {error.instance!r} must list {error.validator_value['const']!r}"
-                f" ({error.schema.get('description', 'required by the schema')})")
-    if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "type", "enum"):
+    if (
+        error.validator == "contains" and "const" in error.validator_value
+    ):  # figure_formats must list png
+        return (
+            f"{where}: {error.instance!r} must list {error.validator_value['const']!r}"
+            f" ({error.schema.get('description', 'required by the schema')})"
+        )
+    if error.validator in (
+        "minimum",
+        "exclusiveMinimum",
+        "maximum",
+        "exclusiveMaximum",
+        "type",
+        "enum",
+    ):
         return f"{where}: {error.instance!r} is invalid: {error.message.split(chr(10))[0]}"
     return f"{where}: {error.message.splitlines()[0][:300]}"
 
@@ -380,21 +431,29 @@ def _check_methods(config: dict) -> None:
                 raise ConfigError(f"config classifiers.{task}: {CLASSIFIERS.unknown_message(name)}")
             info = get_classifier(name)
             if info.task != task:
-                raise ConfigError(f"config classifiers.{task}: classifier {name!r} is for the {info.task} task")
+                raise ConfigError(
+                    f"config classifiers.{task}: classifier {name!r} is for the {info.task} task"
+                )
     for classifier, names in config.get("scores", {}).items():
         if classifier not in CLASSIFIERS:
             raise ConfigError(f"config scores: {CLASSIFIERS.unknown_message(classifier)}")
         info = get_classifier(classifier)
         for name in names:
             if name not in SCORES:
-                raise ConfigError(f"config scores.{classifier}: {SCORES.unknown_message(name)} "
-                                  "(a score of your own: list its module under plugins)")
+                raise ConfigError(
+                    f"config scores.{classifier}: {SCORES.unknown_message(name)} "
+                    "(a score of your own: list its module under plugins)"
+                )
             score = SCORES.get(name)
             if score.baseline:
-                raise ConfigError(f"config scores.{classifier}: {name!r} is a baseline read off a classifier's "
-                                  "outputs, always reported; list only learned scores here")
+                raise ConfigError(
+                    f"config scores.{classifier}: {name!r} is a baseline read off a classifier's "
+                    "outputs, always reported; list only learned scores here"
+                )
             if score.applies_to is not None and classifier not in score.applies_to:
-                raise ConfigError(f"config scores.{classifier}: score {name!r} applies to {', '.join(score.applies_to)} only")
+                raise ConfigError(
+                    f"config scores.{classifier}: score {name!r} applies to {', '.join(score.applies_to)} only"
+                )
             if score.needs_posteriors and not info.posteriors:
                 with_posteriors = [c for c, i in CLASSIFIERS.items() if i.posteriors]
                 raise ConfigError(
@@ -411,8 +470,11 @@ C_MAX = 1e6
 
 def _check_C_grids(config: dict) -> None:
     """Every C is finite and within ``[0, C_MAX]``; a classifier's C positive (at C = 0 its data would weigh nothing)."""
-    grids = {"C_classifier": (config.get("C_classifier"), False), "C_score": (config.get("C_score"), True),
-             "double_hinge.C_grid": ((config.get("double_hinge") or {}).get("C_grid"), False)}
+    grids = {
+        "C_classifier": (config.get("C_classifier"), False),
+        "C_score": (config.get("C_score"), True),
+        "double_hinge.C_grid": ((config.get("double_hinge") or {}).get("C_grid"), False),
+    }
     for key, (grid, zero_ok) in grids.items():
         if grid is None:
             continue
@@ -422,7 +484,9 @@ def _check_C_grids(config: dict) -> None:
         for i, C in enumerate(grid):
             number = isinstance(C, (int, float)) and not isinstance(C, bool) and math.isfinite(C)
             if not (number and (0 <= C if zero_ok else 0 < C) and C <= C_MAX):
-                raise ConfigError(f"config {key}[{i}]: C = {C!r} is invalid; every C must be a finite number in {allowed}")
+                raise ConfigError(
+                    f"config {key}[{i}]: C = {C!r} is invalid; every C must be a finite number in {allowed}"
+                )
 
 
 def _check_classifier_lists(config: dict, task: dict) -> None:
@@ -449,8 +513,10 @@ def _check_class_counts(config: dict, run: list, custom: dict, n_classes: dict) 
             if name not in custom or name not in run:
                 continue
             if custom[name].task != "classification":
-                raise ConfigError(f"config {block}.datasets: {name!r} is an {custom[name].task} dataset "
-                                  f"(custom_datasets.{name}.task); the experiment {why}")
+                raise ConfigError(
+                    f"config {block}.datasets: {name!r} is an {custom[name].task} dataset "
+                    f"(custom_datasets.{name}.task); the experiment {why}"
+                )
             if n_classes[name] is None:
                 raise ConfigError(
                     f"config custom_datasets.{name}.n_classes: declare the number of classes of {name!r}, listed "
@@ -479,8 +545,10 @@ def _check_finite(value, key: str = "") -> None:
         for i, item in enumerate(value):
             _check_finite(item, f"{key}[{i}]")
     elif isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"config {key}: {value!r} is not a finite number; give a finite value "
-                          "(a large one where you mean no limit)")
+        raise ConfigError(
+            f"config {key}: {value!r} is not a finite number; give a finite value "
+            "(a large one where you mean no limit)"
+        )
 
 
 def _check_convention(config: dict, task: dict) -> None:
@@ -499,7 +567,8 @@ def _check_convention(config: dict, task: dict) -> None:
         raise ConfigError(
             f"config aurc_convention: {convention!r} cannot score the run's ordinal datasets "
             f"{', '.join(ordinal)} (their loss is the absolute error |y - h(x)|): {err}; choose another "
-            "aurc_convention (paper is eq. (27)) or drop them from datasets") from None
+            "aurc_convention (paper is eq. (27)) or drop them from datasets"
+        ) from None
 
 
 def _check_table_intervals(config: dict) -> None:
@@ -507,14 +576,18 @@ def _check_table_intervals(config: dict) -> None:
     here, not by every dataset's summary job after training."""
     convention = config.get("aurc_convention", "paper")
     if config.get("table_intervals", False) and convention != "paper":
-        raise ConfigError(f"config table_intervals: the intervals are of the paper's AuRC (eq. (27)), but "
-                          f"aurc_convention is {convention!r}; set aurc_convention: paper or table_intervals: false")
+        raise ConfigError(
+            f"config table_intervals: the intervals are of the paper's AuRC (eq. (27)), but "
+            f"aurc_convention is {convention!r}; set aurc_convention: paper or table_intervals: false"
+        )
 
 
 def _code_files(config: dict) -> dict:
     """Method -> file of the user's class behind it, for the classifiers and scores the config names."""
     names = [c for cs in (config.get("classifiers") or {}).values() for c in cs]
-    names += [c for c in config.get("scores") or {}] + [s for ss in (config.get("scores") or {}).values() for s in ss]
+    names += [c for c in config.get("scores") or {}] + [
+        s for ss in (config.get("scores") or {}).values() for s in ss
+    ]
     files = {}
     for name in dict.fromkeys(names):
         registry = CLASSIFIERS if name in CLASSIFIERS else SCORES if name in SCORES else None
@@ -575,8 +648,12 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     custom = {}
     for name, entry in (config.get("custom_datasets") or {}).items():
         if name in DATASET_REGISTRY:
-            raise ConfigError(f"config custom_datasets.{name}: {name!r} is one of the paper's datasets; choose another name")
-        custom[name] = custom_dataset(name, entry, base_dir, ratios=ratios.get(name, ratios.get("default")))
+            raise ConfigError(
+                f"config custom_datasets.{name}: {name!r} is one of the paper's datasets; choose another name"
+            )
+        custom[name] = custom_dataset(
+            name, entry, base_dir, ratios=ratios.get(name, ratios.get("default"))
+        )
     for name in ratios:
         if name != "default" and name not in DATASET_REGISTRY and name not in custom:
             raise ConfigError(f"config split_ratios.{name}: unknown dataset {name!r}")
@@ -603,7 +680,9 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
         else:
             skipped.append(name)
     if not run:
-        raise ConfigError(f"none of the configured datasets {wanted} is available in data_mirror={mirror!r}")
+        raise ConfigError(
+            f"none of the configured datasets {wanted} is available in data_mirror={mirror!r}"
+        )
     n_examples, n_classes = {}, {}
     for name in run:
         if name in custom:
@@ -619,4 +698,6 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     _check_class_counts(config, run, custom, n_classes)
     classifiers = {t: list(config.get("classifiers", {}).get(t, [])) for t in TASKS}
     scores = {c: list(s) for c, s in config.get("scores", {}).items()}
-    return RunPlan(run, skipped, task, custom, n_examples, classifiers, scores, n_classes, _code_files(config))
+    return RunPlan(
+        run, skipped, task, custom, n_examples, classifiers, scores, n_classes, _code_files(config)
+    )

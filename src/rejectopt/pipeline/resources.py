@@ -35,7 +35,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-
 __all__ = [
     "JOB_STARTUP_CPU_S",
     "MEMORY_MARGIN",
@@ -108,19 +107,43 @@ STAGES: dict[str, StageCost] = {
     # Refitted on the real runs with the Gaussian-kernel row (marketing, phishing, breast cancer; 5 splits
     # each): its Nystroem fits cost ~ n_trn1 x rank^2 (rank 200, double_hinge.rbf_rank) and hold
     # n_trn1 x rank features, so CPU and memory grow with n, not n d; a larger rank costs more
-    "double_hinge_split": StageCost(c0=1.3, a=1000.0, b=1, m0=167, m1=22.1, m2=1073, size="n"),  # 3 jobs
-    "learn_score/lr": StageCost(c0=0.959, a=1.289, b=0.35, m0=189, m1=2.69, m2=45, size="ndk"),  # 19 jobs
-    "learn_score/svm": StageCost(c0=1.1, a=1.587, b=0.3, m0=180, m1=8.98, m2=35, size="ndk"),  # 19 jobs
-    "learn_score/svor": StageCost(c0=0.485, a=2.302, b=0.55, m0=193, m1=0, m2=40.4, size="nd"),  # 16 jobs
-    "learn_score/xgb": StageCost(c0=0.844, a=1.271, b=0.3, m0=167, m1=12.9, m2=25.7, size="ndk"),  # 18 jobs
-    "make_splits": StageCost(c0=0.422, a=0.5224, b=0.3, m0=79, m1=7.88, m2=0, per_split=False, size="n"),  # 19 jobs
+    "double_hinge_split": StageCost(
+        c0=1.3, a=1000.0, b=1, m0=167, m1=22.1, m2=1073, size="n"
+    ),  # 3 jobs
+    "learn_score/lr": StageCost(
+        c0=0.959, a=1.289, b=0.35, m0=189, m1=2.69, m2=45, size="ndk"
+    ),  # 19 jobs
+    "learn_score/svm": StageCost(
+        c0=1.1, a=1.587, b=0.3, m0=180, m1=8.98, m2=35, size="ndk"
+    ),  # 19 jobs
+    "learn_score/svor": StageCost(
+        c0=0.485, a=2.302, b=0.55, m0=193, m1=0, m2=40.4, size="nd"
+    ),  # 16 jobs
+    "learn_score/xgb": StageCost(
+        c0=0.844, a=1.271, b=0.3, m0=167, m1=12.9, m2=25.7, size="ndk"
+    ),  # 18 jobs
+    "make_splits": StageCost(
+        c0=0.422, a=0.5224, b=0.3, m0=79, m1=7.88, m2=0, per_split=False, size="n"
+    ),  # 19 jobs
     "ood_split": StageCost(c0=0.954, a=0.3958, b=0.85, m0=249, m1=0, m2=231, size="ndk"),  # 4 jobs
-    "prepare_dataset": StageCost(c0=0.493, a=0.3173, b=0.55, m0=130, m1=15.2, m2=5.32, per_split=False, size="nd"),  # 23 jobs
-    "summarize_dataset": StageCost(c0=0.477, a=0.1361, b=0.3, m0=76, m1=15.3, m2=0, size="ndk"),  # 19 jobs
-    "train_classifier/lr": StageCost(c0=0.567, a=1.611, b=0.3, m0=174, m1=9.26, m2=38.9, size="ndk"),  # 19 jobs
-    "train_classifier/svm": StageCost(c0=1.08, a=1.532, b=0.65, m0=274, m1=5.34, m2=136, size="ndk"),  # 19 jobs
-    "train_classifier/svor": StageCost(c0=1.22, a=11.36, b=1, m0=162, m1=13.6, m2=51.3, size="nd"),  # 16 jobs
-    "train_classifier/xgb": StageCost(c0=3.58, a=6.012, b=1, m0=226, m1=9.03, m2=73.6, size="ndk"),  # 18 jobs
+    "prepare_dataset": StageCost(
+        c0=0.493, a=0.3173, b=0.55, m0=130, m1=15.2, m2=5.32, per_split=False, size="nd"
+    ),  # 23 jobs
+    "summarize_dataset": StageCost(
+        c0=0.477, a=0.1361, b=0.3, m0=76, m1=15.3, m2=0, size="ndk"
+    ),  # 19 jobs
+    "train_classifier/lr": StageCost(
+        c0=0.567, a=1.611, b=0.3, m0=174, m1=9.26, m2=38.9, size="ndk"
+    ),  # 19 jobs
+    "train_classifier/svm": StageCost(
+        c0=1.08, a=1.532, b=0.65, m0=274, m1=5.34, m2=136, size="ndk"
+    ),  # 19 jobs
+    "train_classifier/svor": StageCost(
+        c0=1.22, a=11.36, b=1, m0=162, m1=13.6, m2=51.3, size="nd"
+    ),  # 16 jobs
+    "train_classifier/xgb": StageCost(
+        c0=3.58, a=6.012, b=1, m0=226, m1=9.03, m2=73.6, size="ndk"
+    ),  # 18 jobs
 }
 
 
@@ -157,8 +180,15 @@ def _costs(rule: str, classifier: str | None) -> list[StageCost]:
     return same_rule
 
 
-def job_resources(rule: str, n: int, d: int, k: int, classifier: str | None = None, splits: int = 1,
-                  threads: int = 1) -> dict[str, int]:
+def job_resources(
+    rule: str,
+    n: int,
+    d: int,
+    k: int,
+    classifier: str | None = None,
+    splits: int = 1,
+    threads: int = 1,
+) -> dict[str, int]:
     """``{"mem_mb", "runtime"}`` a job of ``rule`` declares for a dataset of ``n`` rows, ``d`` features, ``K`` classes.
 
     Parameters
@@ -180,8 +210,10 @@ def job_resources(rule: str, n: int, d: int, k: int, classifier: str | None = No
         ``mem_mb`` (MB) and ``runtime`` (minutes), with the margins of this module.
     """
     if min(n, d, k) < 1 or splits < 1 or threads < 1:
-        raise ValueError(f"job_resources({rule!r}): n, d, K, splits and threads must be positive, got "
-                         f"n={n}, d={d}, K={k}, splits={splits}, threads={threads}")
+        raise ValueError(
+            f"job_resources({rule!r}): n, d, K, splits and threads must be positive, got "
+            f"n={n}, d={d}, K={k}, splits={splits}, threads={threads}"
+        )
     costs = _costs(rule, classifier)
     rss = max(cost.rss_mb(n, d, k) for cost in costs)
     mem_mb = int(math.ceil((MEMORY_MARGIN * rss + MEMORY_FLOOR_MB) / 100.0) * 100)
@@ -190,8 +222,15 @@ def job_resources(rule: str, n: int, d: int, k: int, classifier: str | None = No
     return {"mem_mb": mem_mb, "runtime": runtime}
 
 
-def splits_per_job(classifier: str | None, n: int, d: int, k: int, n_splits: int,
-                   stage: str = "train_classifier", threshold: float = SPLIT_JOB_CPU_S) -> int:
+def splits_per_job(
+    classifier: str | None,
+    n: int,
+    d: int,
+    k: int,
+    n_splits: int,
+    stage: str = "train_classifier",
+    threshold: float = SPLIT_JOB_CPU_S,
+) -> int:
     """Splits one job of rule ``stage`` covers: all of them, or 1 for a job costlier than ``threshold``.
 
     Parameters

@@ -13,8 +13,8 @@ edited since it was written.
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import pandas as pd
 
@@ -71,6 +71,7 @@ def load_csv(path, *, expect: Mapping | None = None, **read_csv) -> pd.DataFrame
         The file has no content record beside it, or its bytes differ from it.
     """
     return pd.read_csv(io.BytesIO(load_csv_bytes(path, expect=expect)), **read_csv)
+
 
 #: The summary's columns with config ``table_intervals`` (written by
 #: :func:`rejectopt.pipeline.experiments.paper.summarize_dataset`, appended after its other columns):
@@ -135,7 +136,9 @@ def table_specs(scores: dict, classifiers=None) -> dict[str, TableSpec]:
         if name not in wanted:
             continue
         methods = (info.baseline, *scores.get(name, ()))
-        specs[info.table] = TableSpec(info.table, info.task, name, methods, info.title, info.extension)
+        specs[info.table] = TableSpec(
+            info.table, info.task, name, methods, info.title, info.extension
+        )
     return specs
 
 
@@ -152,11 +155,18 @@ def landmarks_spec(scores) -> TableSpec:
     TableSpec
         Named ``landmarks``, classifier ``dlib``.
     """
-    return TableSpec("landmarks", "landmarks", "dlib", ("face_score", *[s for s in scores if s != "face_score"]),
-                     "Section 5.2.3: DLIB landmarks on 300-W (Fig. 4)")
+    return TableSpec(
+        "landmarks",
+        "landmarks",
+        "dlib",
+        ("face_score", *[s for s in scores if s != "face_score"]),
+        "Section 5.2.3: DLIB landmarks on 300-W (Fig. 4)",
+    )
 
 
-def metric_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", intervals: bool = False) -> pd.DataFrame:
+def metric_table(
+    summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", intervals: bool = False
+) -> pd.DataFrame:
     """Mean and std over splits of a test metric (default AuRC) per (dataset, method), and of R@100.
 
     ``metric`` is a column of the summary, one per registered metric
@@ -200,7 +210,9 @@ def metric_table(summary: pd.DataFrame, spec: TableSpec, metric: str = "aurc", i
         or holds two intervals for one (dataset, method).
     """
     if metric not in summary.columns:
-        raise ValueError(f"summary has no column {metric!r} (columns: {', '.join(summary.columns)})")
+        raise ValueError(
+            f"summary has no column {metric!r} (columns: {', '.join(summary.columns)})"
+        )
     rows = summary[(summary["classifier"] == spec.classifier) & summary["score"].isin(spec.methods)]
     if rows.empty:
         raise ValueError(f"summary has no rows for classifier {spec.classifier!r} ({spec.name})")
@@ -237,29 +249,42 @@ def _check_complete(rows: pd.DataFrame, spec: TableSpec) -> None:
         raise ValueError(
             f"summary lacks rows of classifier {spec.classifier!r} ({spec.name}): {shown}; the summary is incomplete "
             "(truncated, or a score's rows deleted): make it again from the dataset summaries (in the pipeline: "
-            "`snakemake --forcerun results/summary.csv` and the run's usual options)")
+            "`snakemake --forcerun results/summary.csv` and the run's usual options)"
+        )
 
 
-def _with_intervals(stats: pd.DataFrame, rows: pd.DataFrame, metric: str, spec: TableSpec) -> pd.DataFrame:
+def _with_intervals(
+    stats: pd.DataFrame, rows: pd.DataFrame, metric: str, spec: TableSpec
+) -> pd.DataFrame:
     """``stats`` with ``(method, 'low'|'high')`` after each method's std: the summary's interval of the mean."""
     if metric != "aurc":
-        raise ValueError(f"{spec.name}: the table intervals (config table_intervals) are of AuRC, not {metric!r}")
+        raise ValueError(
+            f"{spec.name}: the table intervals (config table_intervals) are of AuRC, not {metric!r}"
+        )
     bounds = ["aurc_mean_low", "aurc_mean_high"]
     missing = [c for c in bounds if c not in rows.columns]
     if missing or rows[bounds].isna().to_numpy().any():
-        raise ValueError(f"{spec.name}: the summary has no {' / '.join(bounds)} for every row, so it was written "
-                         "with config table_intervals off; rerun the pipeline with table_intervals: true, which "
-                         "writes the dataset summaries again with the intervals")
+        raise ValueError(
+            f"{spec.name}: the summary has no {' / '.join(bounds)} for every row, so it was written "
+            "with config table_intervals off; rerun the pipeline with table_intervals: true, which "
+            "writes the dataset summaries again with the intervals"
+        )
     spread = rows.groupby(["dataset", "score"])[bounds].agg(["min", "max"])
     for column in bounds:
         if not (spread[(column, "min")] == spread[(column, "max")]).all():
-            raise ValueError(f"{spec.name}: the summary holds two values of {column} for one (dataset, score): "
-                             "its rows come from different runs; write it again from one run")
+            raise ValueError(
+                f"{spec.name}: the summary holds two values of {column} for one (dataset, score): "
+                "its rows come from different runs; write it again from one run"
+            )
     for column, name in zip(bounds, ("low", "high")):
         values = spread[(column, "min")].unstack("score")
         for method in stats.columns.get_level_values(0).unique():
             stats[(method, name)] = values[method]
-    order = [(m, c) for m in stats.columns.get_level_values(0).unique() for c in ("mean", "std", "low", "high")]
+    order = [
+        (m, c)
+        for m in stats.columns.get_level_values(0).unique()
+        for c in ("mean", "std", "low", "high")
+    ]
     return stats[order]
 
 
@@ -339,7 +364,9 @@ def friedman_min_pvalue(n_datasets: int, n_methods: int) -> float:
     from scipy.stats import chi2  # scipy.stats: loaded by the table jobs only
 
     if n_datasets < 2 or n_methods < 2:
-        raise ValueError(f"the Friedman test needs at least 2 datasets and 2 methods, got {n_datasets} and {n_methods}")
+        raise ValueError(
+            f"the Friedman test needs at least 2 datasets and 2 methods, got {n_datasets} and {n_methods}"
+        )
     return float(chi2.sf(n_datasets * (n_methods - 1), n_methods - 1))
 
 

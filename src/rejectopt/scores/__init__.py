@@ -13,17 +13,25 @@ from ._registry import SCORES, ScoreError, get_score, make_score, register_score
 
 # The order of registration is the order of the registry (CLI choices, default score lists).
 register_score("mcp", label="MCP", learns_from="classifier")("rejectopt.scores._baselines:MCP")
-register_score("margin", label="Margin", learns_from="classifier")("rejectopt.scores._baselines:Margin")
-register_score("face_score", label="Face score", learns_from="classifier")("rejectopt.scores._baselines:FaceScore")
+register_score("margin", label="Margin", learns_from="classifier")(
+    "rejectopt.scores._baselines:Margin"
+)
+register_score("face_score", label="Face score", learns_from="classifier")(
+    "rejectopt.scores._baselines:FaceScore"
+)
 register_score("reg", label="REG", learns_from="loss")("rejectopt.scores._ridge:REG")
-register_score("tcp", label="TCP", learns_from="true_class_posterior")("rejectopt.scores._ridge:TCP")
+register_score("tcp", label="TCP", learns_from="true_class_posterior")(
+    "rejectopt.scores._ridge:TCP"
+)
 register_score("sele", label="SELE", learns_from="loss")("rejectopt.scores._sele:SELE")
 # One weight vector for all classes, on class-agnostic features of a network's logits: their X is
 # the logits, so they apply to the deep-network route only (no classifier of the pipeline).
-register_score("reg_shared", label="REG (class-shared)", learns_from="loss",
-               applies_to=("network",))("rejectopt.scores._shared:REGShared")
-register_score("sele_shared", label="SELE (class-shared)", learns_from="loss",
-               applies_to=("network",))("rejectopt.scores._shared:SELEShared")
+register_score(
+    "reg_shared", label="REG (class-shared)", learns_from="loss", applies_to=("network",)
+)("rejectopt.scores._shared:REGShared")
+register_score(
+    "sele_shared", label="SELE (class-shared)", learns_from="loss", applies_to=("network",)
+)("rejectopt.scores._shared:SELEShared")
 
 __getattr__, _, _ = _lazy.attach(
     __name__,

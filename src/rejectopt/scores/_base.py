@@ -77,12 +77,12 @@ class ClassLayout:
         # beside the caller's X, the fit holds one n x (d+1) matrix, not three n x d temporaries.
         step = max(1, (1 << 15) // max(1, d))
         for start in range(0, n, step):
-            rows = self.order[start:start + step]
+            rows = self.order[start : start + step]
             block = X[rows]
             if mean is not None:
                 block -= mean
                 block /= scale
-            self.design[start:start + step, :d] = block
+            self.design[start : start + step, :d] = block
 
     @property
     def n_params(self):
@@ -164,9 +164,13 @@ class PerClassLinearScore(BaseEstimator):
         check_is_fitted(self, ["coef_", "intercept_"])
         X = check_array(X, dtype=np.float64)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but the score was fitted with {self.n_features_in_}")
+            raise ValueError(
+                f"X has {X.shape[1]} features, but the score was fitted with {self.n_features_in_}"
+            )
         if self.structured_ and y_pred is not None:
-            raise ValueError("the score was fitted in structured-output mode (y_pred=None); pass y_pred=None")
+            raise ValueError(
+                "the score was fitted in structured-output mode (y_pred=None); pass y_pred=None"
+            )
         if not self.structured_ and y_pred is None:
             raise ValueError("the score was fitted per predicted class; y_pred is required")
         classes, _ = check_predicted_classes(y_pred, X.shape[0], self.n_classes_)
@@ -190,7 +194,9 @@ class PerClassLinearScore(BaseEstimator):
         check_is_fitted(self, ["coef_", "intercept_"])
         kinds = [name for name, info in SCORES.items() if info.cls is type(self)]
         if not kinds:
-            raise ValueError(f"{type(self).__name__} is not a registered score: to_dict needs its registered name")
+            raise ValueError(
+                f"{type(self).__name__} is not a registered score: to_dict needs its registered name"
+            )
         data = {
             "kind": kinds[0],
             "C": float(self.C),
@@ -224,8 +230,18 @@ class PerClassLinearScore(BaseEstimator):
         """
         if not isinstance(data, dict):
             raise ValueError(f"{name} must be an object, got {type(data).__name__}")
-        required = {"kind", "C", "n_classes", "n_features", "mean", "scale", "coef", "intercept",
-                    "unseen_class_score", "class_seen"}
+        required = {
+            "kind",
+            "C",
+            "n_classes",
+            "n_features",
+            "mean",
+            "scale",
+            "coef",
+            "intercept",
+            "unseen_class_score",
+            "class_seen",
+        }
         missing = sorted(required - set(data))
         if missing:
             raise ValueError(f"{name}: missing keys {missing}")
@@ -253,11 +269,19 @@ class PerClassLinearScore(BaseEstimator):
         intercept = _json_numbers(data["intercept"], (K,), f"{name}.intercept")
         unseen = float(_json_numbers(data["unseen_class_score"], (), f"{name}.unseen_class_score"))
         seen = data["class_seen"]
-        if not isinstance(seen, list) or len(seen) != K or not all(isinstance(v, bool) for v in seen):
-            raise ValueError(f"{name}.class_seen must be a list of {K} booleans (true/false), one per class")
+        if (
+            not isinstance(seen, list)
+            or len(seen) != K
+            or not all(isinstance(v, bool) for v in seen)
+        ):
+            raise ValueError(
+                f"{name}.class_seen must be a list of {K} booleans (true/false), one per class"
+            )
         structured = data.get("structured", False)
         if not isinstance(structured, bool) or (structured and K != 1):
-            raise ValueError(f"{name}.structured must be true (with n_classes 1) or false, got {_brief(structured)}")
+            raise ValueError(
+                f"{name}.structured must be true (with n_classes 1) or false, got {_brief(structured)}"
+            )
         score = SCORES.get(kind).make(float(C), n_classes=K)
         score.mean_, score.scale_, score.coef_, score.intercept_ = mean, scale, coef, intercept
         score.n_classes_, score.n_features_in_ = K, d
@@ -283,10 +307,14 @@ def _json_numbers(value, shape, field):
         return float(value)
     if not isinstance(value, list) or len(value) != shape[0]:
         got = f"a list of {len(value)}" if isinstance(value, list) else type(value).__name__
-        raise ValueError(f"{field} must be a list of {shape[0]} {'lists' if len(shape) > 1 else 'numbers'}, got {got}")
+        raise ValueError(
+            f"{field} must be a list of {shape[0]} {'lists' if len(shape) > 1 else 'numbers'}, got {got}"
+        )
     if len(shape) > 1:
-        return np.array([_json_numbers(row, shape[1:], f"{field}[{i}]") for i, row in enumerate(value)],
-                        dtype=np.float64).reshape(shape)
+        return np.array(
+            [_json_numbers(row, shape[1:], f"{field}[{i}]") for i, row in enumerate(value)],
+            dtype=np.float64,
+        ).reshape(shape)
     for i, v in enumerate(value):
         if not _is_finite_number(v):
             raise ValueError(f"{field}[{i}] must be a finite number, got {_brief(v)}")

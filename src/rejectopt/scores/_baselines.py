@@ -9,14 +9,15 @@ from the registry like the learned scores.
 
 import numpy as np
 
-
 __all__ = ["mcp", "svm_margin", "svor_margin", "face_score", "MCP", "Margin", "FaceScore"]
 
 
 def _finite_array(values, name, ndims):
     values = np.asarray(values, dtype=np.float64)
     if values.ndim not in ndims:
-        raise ValueError(f"{name} must have {' or '.join(map(str, ndims))} dimension(s), got shape {values.shape}")
+        raise ValueError(
+            f"{name} must have {' or '.join(map(str, ndims))} dimension(s), got shape {values.shape}"
+        )
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return values

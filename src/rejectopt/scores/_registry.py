@@ -91,7 +91,9 @@ class ScoreInfo(ClassEntry):
         keywords ``__init__`` accepts are passed: ``__init__(self, C=1.0)`` gets ``C`` alone.
         """
         if self.baseline:
-            raise RegistryError(f"score {self.name!r} is a baseline of the classifier's outputs: it is not learned")
+            raise RegistryError(
+                f"score {self.name!r} is a baseline of the classifier's outputs: it is not learned"
+            )
         accepted = _init_keywords(self.cls)
         kwargs = {k: v for k, v in context.items() if k in accepted or "**" in accepted}
         return self.cls(C=C, **kwargs)
@@ -108,7 +110,9 @@ class ScoreInfo(ClassEntry):
                 )
             y_true = np.asarray(y_true)
             return np.asarray(proba, dtype=float)[np.arange(len(y_true)), y_true]
-        raise RegistryError(f"score {self.name!r} is a baseline of the classifier's outputs: it is not learned")
+        raise RegistryError(
+            f"score {self.name!r} is a baseline of the classifier's outputs: it is not learned"
+        )
 
 
 def _init_keywords(cls) -> set[str]:
@@ -124,7 +128,9 @@ def _init_keywords(cls) -> set[str]:
 SCORES: Registry[ScoreInfo] = Registry("score")
 
 
-def register_score(name: str, *, label: str | None = None, learns_from: str = "loss", applies_to=None):
+def register_score(
+    name: str, *, label: str | None = None, learns_from: str = "loss", applies_to=None
+):
     """Class decorator registering an uncertainty score under ``name``.
 
     A user's score is one Python file::
@@ -182,19 +188,30 @@ def register_score(name: str, *, label: str | None = None, learns_from: str = "l
     >>> SCORES.remove("nearest_loss")  # forget it again (tests, interactive sessions)
     """
     if learns_from not in LEARNS_FROM:
-        raise RegistryError(f"register_score({name!r}): learns_from must be one of {LEARNS_FROM}, got {learns_from!r}")
+        raise RegistryError(
+            f"register_score({name!r}): learns_from must be one of {LEARNS_FROM}, got {learns_from!r}"
+        )
 
     def entry(cls) -> ScoreInfo:
-        return ScoreInfo(name=name, source=cls, label=label or name, learns_from=learns_from,
-                         applies_to=None if applies_to is None else tuple(applies_to))
+        return ScoreInfo(
+            name=name,
+            source=cls,
+            label=label or name,
+            learns_from=learns_from,
+            applies_to=None if applies_to is None else tuple(applies_to),
+        )
 
-    return SCORES.decorator(name, entry, lambda cls, origin: _check_class(name, learns_from, cls, origin))
+    return SCORES.decorator(
+        name, entry, lambda cls, origin: _check_class(name, learns_from, cls, origin)
+    )
 
 
 def _check_class(name: str, learns_from: str, cls, origin: str) -> type:
     """``cls`` if it has what a score registered with ``learns_from`` needs; else a RegistryError."""
     if not isinstance(cls, type):
-        raise RegistryError(f"{origin}: @register_score({name!r}) decorates a class, got {type(cls).__name__}")
+        raise RegistryError(
+            f"{origin}: @register_score({name!r}) decorates a class, got {type(cls).__name__}"
+        )
     if learns_from == "classifier":
         missing = [m for m in ("compute",) if not callable(getattr(cls, m, None))]
     else:
@@ -202,7 +219,9 @@ def _check_class(name: str, learns_from: str, cls, origin: str) -> type:
         if "C" not in _init_keywords(cls) and "**" not in _init_keywords(cls):
             missing.append("__init__(self, C=...)")
     if missing:
-        raise RegistryError(f"{origin}: score {name!r} lacks {', '.join(missing)} (see rejectopt.scores.register_score)")
+        raise RegistryError(
+            f"{origin}: score {name!r} lacks {', '.join(missing)} (see rejectopt.scores.register_score)"
+        )
     return cls
 
 
@@ -235,7 +254,9 @@ def get_score(name: str) -> ScoreInfo:
     return SCORES.get(name)
 
 
-def score_names(*, learned: bool | None = None, learns_from: str | None = None, general: bool = False) -> list[str]:
+def score_names(
+    *, learned: bool | None = None, learns_from: str | None = None, general: bool = False
+) -> list[str]:
     """Registered score names; ``learned=True`` only learned ones, ``False`` only baselines.
 
     The one place a default list of methods comes from: a score registered later (a user's
@@ -263,9 +284,13 @@ def score_names(*, learned: bool | None = None, learns_from: str | None = None, 
     >>> score_names(learns_from="loss", general=True)
     ['reg', 'sele']
     """
-    return [n for n, info in SCORES.items()
-            if (learned is None or info.baseline != learned) and (learns_from is None or info.learns_from == learns_from)
-            and not (general and info.applies_to is not None)]
+    return [
+        n
+        for n, info in SCORES.items()
+        if (learned is None or info.baseline != learned)
+        and (learns_from is None or info.learns_from == learns_from)
+        and not (general and info.applies_to is not None)
+    ]
 
 
 def make_score(name: str, C, **context):
@@ -331,7 +356,11 @@ def describe_score(learner) -> str:
     """
     cls = learner if isinstance(learner, type) else type(learner)
     origin = origin_of(cls)
-    names = [name for name, info in SCORES.items() if info.source is cls or origin_of(info.source) == origin]
+    names = [
+        name
+        for name, info in SCORES.items()
+        if info.source is cls or origin_of(info.source) == origin
+    ]
     what = f"score {names[0]!r}" if names else "uncertainty score"
     if _built_in(cls):
         return f"{what} ({origin})"
@@ -375,7 +404,11 @@ def call_score(learner, method: str, *args, n_rows: int | None = None):
     except (Exception, SystemExit) as err:
         if isinstance(err, Exception) and _built_in(learner):
             raise  # the library's own scores validate their inputs: their errors name the data already
-        cause = f"SystemExit({err.code!r})" if isinstance(err, SystemExit) else f"{type(err).__name__}: {err}"
+        cause = (
+            f"SystemExit({err.code!r})"
+            if isinstance(err, SystemExit)
+            else f"{type(err).__name__}: {err}"
+        )
         raise ScoreError(f"{describe_score(learner)} failed in {method}: {cause}") from err
     if method == "fit" and result is None:
         raise ScoreError(f"{describe_score(learner)}: fit must return self, got None")
@@ -384,17 +417,23 @@ def call_score(learner, method: str, *args, n_rows: int | None = None):
     try:
         values = np.asarray(result, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise ScoreError(f"{describe_score(learner)}: {method} returned values that are not real numbers "
-                         f"({type(err).__name__}: {err})") from None
+        raise ScoreError(
+            f"{describe_score(learner)}: {method} returned values that are not real numbers "
+            f"({type(err).__name__}: {err})"
+        ) from None
     if values.shape != (n_rows,):
-        raise ScoreError(f"{describe_score(learner)}: {method} returned shape {values.shape} for {n_rows} rows; "
-                         f"an uncertainty is one number per row, shape ({n_rows},)")
+        raise ScoreError(
+            f"{describe_score(learner)}: {method} returned shape {values.shape} for {n_rows} rows; "
+            f"an uncertainty is one number per row, shape ({n_rows},)"
+        )
     bad = ~np.isfinite(values)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ScoreError(f"{describe_score(learner)}: {method} returned the uncertainty {values[i]} at row index {i} "
-                         f"({int(bad.sum())} non-finite value(s) of {n_rows}); an uncertainty must be a finite "
-                         "number (NaN cannot be ranked, -inf would be accepted first whatever the loss)")
+        raise ScoreError(
+            f"{describe_score(learner)}: {method} returned the uncertainty {values[i]} at row index {i} "
+            f"({int(bad.sum())} non-finite value(s) of {n_rows}); an uncertainty must be a finite "
+            "number (NaN cannot be ranked, -inf would be accepted first whatever the loss)"
+        )
     return values
 
 
@@ -420,5 +459,7 @@ def constant_score_message(uncertainty, learner, where: str) -> str | None:
     values = np.asarray(uncertainty, dtype=np.float64)
     if values.size < 2 or np.ptp(values) != 0:
         return None
-    return (f"{describe_score(learner)} gives the same uncertainty {values[0]:g} to all {values.size} rows of "
-            f"{where}: it orders nothing, and every row is accepted at random with one probability")
+    return (
+        f"{describe_score(learner)} gives the same uncertainty {values[0]:g} to all {values.size} rows of "
+        f"{where}: it orders nothing, and every row is accepted at random with one probability"
+    )

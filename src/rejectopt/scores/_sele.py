@@ -20,7 +20,9 @@ from ._selection import SCORE_C_GRID
 __all__ = ["SELE", "ChunkedSELEObjective", "make_chunks"]
 
 _LOG2 = float(np.log(2.0))
-_BATCH_ELEMENTS = 1 << 19  # pair-tensor elements per batch: 2 MiB float32 buffers, the L2 cache; fewer Python calls per pass
+_BATCH_ELEMENTS = (
+    1 << 19
+)  # pair-tensor elements per batch: 2 MiB float32 buffers, the L2 cache; fewer Python calls per pass
 _FAST_RANGE = 20.0  # |centred s/2| up to which exp(s) is safe and accurate in float32
 #: Default of SELE's ``memory_budget`` (bytes) when neither the parameter nor the environment sets it.
 DEFAULT_MEMORY_BUDGET = 4 * 2**30
@@ -51,8 +53,17 @@ def memory_budget(value=None):
     return budget
 
 
-def estimate_fit_bytes(n_samples, n_features, n_classes, chunk_size=500, dtype="float32", n_jobs=1, *, loss=None,
-                       random_state=0):
+def estimate_fit_bytes(
+    n_samples,
+    n_features,
+    n_classes,
+    chunk_size=500,
+    dtype="float32",
+    n_jobs=1,
+    *,
+    loss=None,
+    random_state=0,
+):
     """Bytes a SELE fit holds at its peak, estimated from the data's shape before anything is allocated.
 
     The terms: the per-class preconditioner (the curvature Gram ``Z_c^T diag(h) Z_c``, its
@@ -89,7 +100,11 @@ def estimate_fit_bytes(n_samples, n_features, n_classes, chunk_size=500, dtype="
     if loss is None:
         pairs = n * max(1, min(int(chunk_size), n) // 2) * itemsize
     else:
-        pairs = _pair_bytes(np.asarray(loss, dtype=np.float64), make_chunks(n, int(chunk_size), random_state), itemsize)
+        pairs = _pair_bytes(
+            np.asarray(loss, dtype=np.float64),
+            make_chunks(n, int(chunk_size), random_state),
+            itemsize,
+        )
     scratch = max(1, int(n_jobs)) * 8 * _BATCH_ELEMENTS * 8
     lbfgs = (2 * _LBFGS_PAIRS + 6) * params * 8
     return int(preconditioner + design + pairs + scratch + lbfgs)
@@ -110,7 +125,9 @@ def _pair_bytes(loss, chunks, itemsize):
         positives = np.array([np.count_nonzero(loss[c] > 0) for c in group])
         n_pos, n_zero = int(positives.max()), int((size - positives).max())
         if n_pos * n_zero + (n_pos // 2) * n_pos < 0.8 * m * size:  # bipartite
-            total += len(group) * ((n_pos // 2) * n_pos * itemsize + (n_pos + n_zero) * (8 + itemsize))
+            total += len(group) * (
+                (n_pos // 2) * n_pos * itemsize + (n_pos + n_zero) * (8 + itemsize)
+            )
         else:
             total += len(group) * m * size * itemsize
     return total
@@ -232,9 +249,13 @@ class _ChunkGroup:
         order = np.argsort(~positive, axis=1, kind="stable")  # positives first
         counts = positive.sum(axis=1)
         slots = np.arange(max(n_pos, n_zero))
-        self.pos_local = np.where(slots[None, :n_pos] < counts[:, None], order[:, :n_pos], n)  # n = dummy slot
+        self.pos_local = np.where(
+            slots[None, :n_pos] < counts[:, None], order[:, :n_pos], n
+        )  # n = dummy slot
         zero_rank = slots[None, :n_zero] + counts[:, None]
-        self.zero_local = np.where(zero_rank < n, np.take_along_axis(order, np.minimum(zero_rank, n - 1), 1), n)
+        self.zero_local = np.where(
+            zero_rank < n, np.take_along_axis(order, np.minimum(zero_rank, n - 1), 1), n
+        )
         self.zero_mask = (self.zero_local < n).astype(dtype)
         padded_loss = np.concatenate([self.loss, np.zeros((n_chunks, 1))], axis=1)
         pos_loss = np.take_along_axis(padded_loss, self.pos_local, axis=1) * self.norm
@@ -242,7 +263,9 @@ class _ChunkGroup:
         self.pos_m = n_pos // 2
         weight = _circulant_weights(pos_loss, n_pos, dtype)
         real = (self.pos_local < n).astype(dtype)
-        weight *= real[:, None, :] * _partner_view(real, self.pos_m)  # pairs with padding get weight 0
+        weight *= real[:, None, :] * _partner_view(
+            real, self.pos_m
+        )  # pairs with padding get weight 0
         self.pos_weight = weight
 
 
@@ -305,7 +328,8 @@ class ChunkedSELEObjective:
         """Diagonal (i = j) and linear ``(l_i - l_j) D/2`` parts of sum_k psi_k, and their gradient in u."""
         n = group.n
         value = group.norm * (
-            _LOG2 * group.loss_sum.sum() - np.sum(n * np.einsum("pi,pi->p", group.loss, u) - group.loss_sum * u.sum(axis=1))
+            _LOG2 * group.loss_sum.sum()
+            - np.sum(n * np.einsum("pi,pi->p", group.loss, u) - group.loss_sum * u.sum(axis=1))
         )
         grad_u = -group.norm * (n * group.loss - group.loss_sum[:, None])
         return value, grad_u
@@ -321,7 +345,9 @@ class ChunkedSELEObjective:
             value, grad = self._circulant_terms(g, u, group.weight[start:stop], fast, scratch)
         grad_u[g][start:stop] += grad
         if fast:  # sum over pairs of W_ij (u_i + u_j) = norm ((n - 2) l.u + L U), and U = 0 after centring
-            value -= group.norm * (group.n - 2) * float(np.einsum("pi,pi->", group.loss[start:stop], u))
+            value -= (
+                group.norm * (group.n - 2) * float(np.einsum("pi,pi->", group.loss[start:stop], u))
+            )
         return value
 
     def _circulant_terms(self, key, u, weight, fast, scratch):
@@ -366,19 +392,30 @@ class ChunkedSELEObjective:
         work = scratch.get((g, "b_work"), (group.batch, n_pos, n_zero), rows)
         tanh = scratch.get((g, "b_tanh"), (group.batch, n_pos, n_zero), rows)
         if fast:
-            e_pos, e_zero = np.exp(2.0 * u_pos).astype(self.dtype), np.exp(2.0 * u_zero).astype(self.dtype)
+            e_pos, e_zero = (
+                np.exp(2.0 * u_pos).astype(self.dtype),
+                np.exp(2.0 * u_zero).astype(self.dtype),
+            )
             total = np.add(e_pos[:, :, None], e_zero[:, None, :], out=work)
             np.subtract(e_zero[:, None, :], e_pos[:, :, None], out=tanh)
             tanh /= total
             np.log(total, out=total)
         else:
-            np.subtract(u_zero.astype(self.dtype)[:, None, :], u_pos.astype(self.dtype)[:, :, None], out=tanh)
+            np.subtract(
+                u_zero.astype(self.dtype)[:, None, :],
+                u_pos.astype(self.dtype)[:, :, None],
+                out=tanh,
+            )
             total = _log_2cosh(tanh, work)
             np.tanh(tanh, out=tanh)
-        value = float(np.einsum("pa,pa->", pos_loss, np.matmul(total, zero_mask[:, :, None])[:, :, 0]))
+        value = float(
+            np.einsum("pa,pa->", pos_loss, np.matmul(total, zero_mask[:, :, None])[:, :, 0])
+        )
         grad_pos = -pos_loss * np.matmul(tanh, zero_mask[:, :, None])[:, :, 0]
         grad_zero = zero_mask * np.matmul(pos_loss[:, None, :], tanh)[:, 0, :]
-        pos_value, pos_grad = self._circulant_terms((g, "pos"), u_pos, group.pos_weight[start:stop], fast, scratch)
+        pos_value, pos_grad = self._circulant_terms(
+            (g, "pos"), u_pos, group.pos_weight[start:stop], fast, scratch
+        )
         grad = np.zeros((rows, n + 1))
         np.put_along_axis(grad, zero_local, grad_zero, axis=1)
         np.put_along_axis(grad, pos_local, grad_pos + pos_grad, axis=1)  # padding lands in column n
@@ -393,7 +430,9 @@ class ChunkedSELEObjective:
         # element (p, t-1, j) of the skewed view is values[p, t-1, (j - t) mod n]
         base = doubled.reshape(rows, -1)[:, n - 1 :]
         skew = np.lib.stride_tricks.as_strided(
-            base, shape=(rows, m, n), strides=(base.strides[0], (2 * n - 1) * base.strides[1], base.strides[1])
+            base,
+            shape=(rows, m, n),
+            strides=(base.strides[0], (2 * n - 1) * base.strides[1], base.strides[1]),
         )
         return skew.sum(axis=1)
 
@@ -424,7 +463,9 @@ class ChunkedSELEObjective:
         u_centred, grad_u, value = [], [], 0.0
         for group in self.groups:
             u = 0.5 * scores[group.index]
-            u -= u.mean(axis=1, keepdims=True)  # psi_k is invariant to a shift of the chunk's scores
+            u -= u.mean(
+                axis=1, keepdims=True
+            )  # psi_k is invariant to a shift of the chunk's scores
             lin_value, lin_grad = self._constant_and_linear_part(group, u)
             value += lin_value
             grad_u.append(lin_grad)
@@ -434,8 +475,11 @@ class ChunkedSELEObjective:
             value += self._run_tasks(task_ids, u_centred, grad_u, self._scratch[0])
         else:  # each thread its own buffers: part k of every evaluation runs on self._scratch[k]
             parts = np.array_split(task_ids, self.n_jobs)
-            futures = [executor.submit(self._run_tasks, part, u_centred, grad_u, scratch)
-                       for part, scratch in zip(parts, self._scratch) if part.size]
+            futures = [
+                executor.submit(self._run_tasks, part, u_centred, grad_u, scratch)
+                for part, scratch in zip(parts, self._scratch)
+                if part.size
+            ]
             value += sum(f.result() for f in futures)
         gradient = np.empty(self.n)
         for group, g_u in zip(self.groups, grad_u):
@@ -485,24 +529,34 @@ class _SELEProblem:
         h = np.empty(loss_sorted.size)
         for chunk in chunks:
             n_k = len(chunk)
-            h[chunk] = (n_k * loss_sorted[chunk] + loss_sorted[chunk].sum()) / (4.0 * n_k**2 * len(chunks))
+            h[chunk] = (n_k * loss_sorted[chunk] + loss_sorted[chunk].sum()) / (
+                4.0 * n_k**2 * len(chunks)
+            )
         gram = np.zeros((self.shape[0], self.shape[1], self.shape[1]))
-        root_h = np.sqrt(h)  # h >= 0: Z^T diag(h) Z = (sqrt(h) Z)^T (sqrt(h) Z), a symmetric rank update
+        root_h = np.sqrt(
+            h
+        )  # h >= 0: Z^T diag(h) Z = (sqrt(h) Z)^T (sqrt(h) Z), a symmetric rank update
         step = max(1, (1 << 16) // self.shape[1])
         for c, rows in self.layout.blocks():
             upper = np.zeros((self.shape[1], self.shape[1]), order="F")
-            for start in range(rows.start, rows.stop, step):  # in row blocks: no n x (d+1) temporary
+            for start in range(
+                rows.start, rows.stop, step
+            ):  # in row blocks: no n x (d+1) temporary
                 stop = min(start + step, rows.stop)
                 block = self.layout.design[start:stop] * root_h[start:stop, None]
                 upper = syrk(1.0, block.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
-            gram[c] = np.triu(upper) + np.triu(upper, 1).T  # half the flops of a product, then mirrored
+            gram[c] = (
+                np.triu(upper) + np.triu(upper, 1).T
+            )  # half the flops of a product, then mirrored
         return gram
 
     def _preconditioner(self, C):
         """Lower-triangular Cholesky factors ``L_c`` with ``L_c L_c^T = M_c / scale``, shape (K, d+1, d+1)."""
         d1 = self.shape[1]
         reg = np.diag(np.r_[np.full(d1 - 1, C), 0.0])
-        largest = max(abs(float(self._gram.max())), abs(float(self._gram.min())))  # no (K, d+1, d+1) temporary
+        largest = max(
+            abs(float(self._gram.max())), abs(float(self._gram.min()))
+        )  # no (K, d+1, d+1) temporary
         jitter = 1e-10 * max(1.0, largest) * np.eye(d1)
         factors = np.empty_like(self._gram)
         for c in range(self.shape[0]):
@@ -540,7 +594,9 @@ class _SELEProblem:
         phi0 = np.einsum("kji,kj->ki", L, theta0.reshape(self.shape)).ravel()
 
         def to_theta(phi):
-            if np.array_equal(phi, phi0):  # the start itself, not its round trip through L (equal to rounding)
+            if np.array_equal(
+                phi, phi0
+            ):  # the start itself, not its round trip through L (equal to rounding)
                 return theta0.reshape(self.shape).copy()
             return np.einsum("kji,kj->ki", L_inv, phi.reshape(self.shape))
 
@@ -694,7 +750,10 @@ class SELE(PerClassLinearScore):
             raise ValueError("loss must be non-negative")
         position = np.empty_like(layout.order)
         position[layout.order] = np.arange(layout.order.size)
-        chunks = [position[c] for c in make_chunks(layout.order.size, int(self.chunk_size), self.random_state)]
+        chunks = [
+            position[c]
+            for c in make_chunks(layout.order.size, int(self.chunk_size), self.random_state)
+        ]
         return _SELEProblem(layout, loss_sorted, chunks, np.dtype(self.dtype), self.n_jobs)
 
     def _check_memory(self, X, y_pred, loss=None):
@@ -713,10 +772,22 @@ class SELE(PerClassLinearScore):
         budget = memory_budget(self.memory_budget)
         n_jobs = max(1, min(4, os.cpu_count() or 1)) if self.n_jobs is None else int(self.n_jobs)
         loss = np.asarray(loss, dtype=np.float64) if loss is not None else None
-        usable = (loss is not None and loss.shape == (n,) and np.isfinite(loss).all()  # else the fit names the fault
-                  and isinstance(self.random_state, (int, np.integer)))  # a RandomState's draws are the fit's
-        estimate = estimate_fit_bytes(n, d, K, int(self.chunk_size), self.dtype, n_jobs,
-                                      loss=loss if usable else None, random_state=self.random_state)
+        usable = (
+            loss is not None
+            and loss.shape == (n,)
+            and np.isfinite(loss).all()  # else the fit names the fault
+            and isinstance(self.random_state, (int, np.integer))
+        )  # a RandomState's draws are the fit's
+        estimate = estimate_fit_bytes(
+            n,
+            d,
+            K,
+            int(self.chunk_size),
+            self.dtype,
+            n_jobs,
+            loss=loss if usable else None,
+            random_state=self.random_state,
+        )
         if estimate > budget:
             raise MemoryBudgetError(
                 f"SELE on {n} rows, {d} features and {K} predicted classes would need about {_gib(estimate)} "
@@ -725,7 +796,12 @@ class SELE(PerClassLinearScore):
                 "Use score 'reg' (per-class ridge regression, no preconditioner), 'sele_shared' or 'reg_shared' "
                 "(one weight vector for all classes on class-agnostic features of a network's logits), fewer "
                 f"features, or raise the budget with SELE(memory_budget=...) or ${MEMORY_BUDGET_ENV} (bytes)",
-                n_samples=n, n_features=d, n_classes=K, estimate=estimate, budget=budget)
+                n_samples=n,
+                n_features=d,
+                n_classes=K,
+                estimate=estimate,
+                budget=budget,
+            )
 
     def _effective_C(self, C, problem):
         return max(_check_C(C), float(self.min_C) * problem.scale)
@@ -736,8 +812,12 @@ class SELE(PerClassLinearScore):
         if problem.scale == 0.0:  # all losses zero: R == 0, minimiser theta = 0
             theta, n_iter, value = np.zeros(problem.shape), 0, 0.0
         else:
-            theta, n_iter, value = problem.solve(C_eff, theta0, float(self.tol), int(self.max_iter), executor)
-        solution = theta.copy()  # as the solver left it: the warm start of the next C (its risk is known)
+            theta, n_iter, value = problem.solve(
+                C_eff, theta0, float(self.tol), int(self.max_iter), executor
+            )
+        solution = (
+            theta.copy()
+        )  # as the solver left it: the warm start of the next C (its risk is known)
         scores = problem.layout.scores_sorted(theta)
         theta[problem.layout.counts > 0, -1] -= scores.mean()  # fix the shift: F is invariant to it
         self._solution = solution
@@ -802,7 +882,14 @@ class SELE(PerClassLinearScore):
                 solved, info = template._solve(problem, C, theta, executor)
                 theta = template._solution  # unshifted: the last point the solver evaluated
                 estimator = clone(self).set_params(C=C)
-                for name in ("mean_", "scale_", "n_features_in_", "n_classes_", "structured_", "class_seen_"):
+                for name in (
+                    "mean_",
+                    "scale_",
+                    "n_features_in_",
+                    "n_classes_",
+                    "structured_",
+                    "class_seen_",
+                ):
                     setattr(estimator, name, copy.copy(getattr(template, name)))
                 fitted[C] = estimator._store(problem, solved, info)
         return [fitted[C] for C in C_grid]

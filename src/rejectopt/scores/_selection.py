@@ -13,7 +13,8 @@ def _with_C(estimator, C):
     """An unfitted copy of ``estimator`` with ``C``: ``clone`` for scikit-learn estimators, else
     ``type(estimator)(C=C)`` (the plugin contract of :func:`~rejectopt.scores.register_score`)."""
     if hasattr(estimator, "get_params") and hasattr(estimator, "set_params"):
-        from sklearn.base import clone  # here, not at the top: reading the score registry needs no scikit-learn
+        # here, not at the top: reading the score registry needs no scikit-learn
+        from sklearn.base import clone
 
         return clone(estimator).set_params(C=C)
     return type(estimator)(C=C)
@@ -86,7 +87,9 @@ def select_C(
         raise ValueError("C_grid must contain at least one value")
     fitted = _fit_per_C(estimator, X_trn, y_pred_trn, target_trn, C_grid)
     n_val = len(loss_val)
-    val_aurc = {C: aurc(loss_val, call_score(est, "predict", X_val, y_pred_val, n_rows=n_val))
-                for C, est in zip(C_grid, fitted)}
+    val_aurc = {
+        C: aurc(loss_val, call_score(est, "predict", X_val, y_pred_val, n_rows=n_val))
+        for C, est in zip(C_grid, fitted)
+    }
     best = min(range(len(C_grid)), key=lambda k: (val_aurc[C_grid[k]], -C_grid[k]))
     return fitted[best], val_aurc

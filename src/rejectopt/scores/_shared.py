@@ -29,9 +29,22 @@ from sklearn.utils import check_array
 from ._ridge import REG
 from ._sele import SELE
 
-__all__ = ["BLOCK_ELEMENTS", "FEATURE_BLOCK_ELEMENTS", "FEATURE_NAMES", "LogitFeatures", "REGShared", "SELEShared",
-           "block_rows", "feature_buffers", "first_non_finite", "log_softmax", "output_features", "pnorm_max",
-           "pnorm_unit", "row_blocks"]
+__all__ = [
+    "BLOCK_ELEMENTS",
+    "FEATURE_BLOCK_ELEMENTS",
+    "FEATURE_NAMES",
+    "LogitFeatures",
+    "REGShared",
+    "SELEShared",
+    "block_rows",
+    "feature_buffers",
+    "first_non_finite",
+    "log_softmax",
+    "output_features",
+    "pnorm_max",
+    "pnorm_unit",
+    "row_blocks",
+]
 
 #: Logits processed at once (rows x K) by the baselines of :mod:`rejectopt.logits`: a block's
 #: float64 temporaries are 125 KiB each, so a pass over the logits holds its output, not copies of
@@ -78,8 +91,19 @@ _FEATURE_P = (1, 2, 3, 4, 6, 8)
 #: The sorted probabilities kept (padded with 0 for fewer classes).
 _TOP_K = 5
 #: Names of the columns of :func:`output_features`, in order.
-FEATURE_NAMES = (*(f"p_top{k}" for k in range(1, _TOP_K + 1)), "log_p_top1", "margin", "logit_margin", "entropy",
-                 "energy", "doctor_g", "max_centred_logit", "norm1", "norm2", *(f"maxlogit_p{p}" for p in _FEATURE_P))
+FEATURE_NAMES = (
+    *(f"p_top{k}" for k in range(1, _TOP_K + 1)),
+    "log_p_top1",
+    "margin",
+    "logit_margin",
+    "entropy",
+    "energy",
+    "doctor_g",
+    "max_centred_logit",
+    "norm1",
+    "norm2",
+    *(f"maxlogit_p{p}" for p in _FEATURE_P),
+)
 
 
 def row_blocks(n_rows, rows_per_block):
@@ -184,16 +208,23 @@ def output_features(logits, rows_per_block=None):
     logits = check_array(logits, dtype=np.float64, ensure_all_finite=False)
     n, K = logits.shape
     if K < 2:
-        raise ValueError(f"the class-shared scores read a network's logits (n x K, K >= 2); got shape {logits.shape}")
+        raise ValueError(
+            f"the class-shared scores read a network's logits (n x K, K >= 2); got shape {logits.shape}"
+        )
     blocks = row_blocks(n, rows_per_block or max(1, FEATURE_BLOCK_ELEMENTS // K))
     features = np.empty((n, len(FEATURE_NAMES)))
     work = feature_buffers(blocks[0].stop if blocks else 0, K)
     for rows in blocks:
         block = logits[rows]
-        low, high = block.min(axis=1), block.max(axis=1)  # a NaN or an infinity shows in one of them
+        low, high = (
+            block.min(axis=1),
+            block.max(axis=1),
+        )  # a NaN or an infinity shows in one of them
         if not (np.isfinite(low).all() and np.isfinite(high).all()):
             i, j, _ = first_non_finite(block)
-            raise ValueError(f"logits: non-finite value {block[i, j]} at index {rows.start + i}, column {j}")
+            raise ValueError(
+                f"logits: non-finite value {block[i, j]} at index {rows.start + i}, column {j}"
+            )
         _block_features(block, out=features[rows], work=work, extremes=(low, high))
     return features
 
@@ -235,16 +266,26 @@ def _block_features(logits, out=None, work=None, extremes=None):
                 log_p_max = log_p[rows, j]
         top_p = -np.sort(-top_p, axis=1)
     else:
-        top_logits, top_p, log_p_max = -np.sort(-logits, axis=1), -np.sort(-p, axis=1), log_p.max(axis=1)
+        top_logits, top_p, log_p_max = (
+            -np.sort(-logits, axis=1),
+            -np.sort(-p, axis=1),
+            log_p.max(axis=1),
+        )
     top = np.zeros((n, _TOP_K))
     top[:, :k] = top_p
     out[:, :_TOP_K] = top
     out[:, 5] = log_p_max
     out[:, 6] = top[:, 0] - top[:, 1]
-    with np.errstate(over="ignore"):  # a span beyond the float range: the margin is as large as floats go
+    with np.errstate(
+        over="ignore"
+    ):  # a span beyond the float range: the margin is as large as floats go
         out[:, 7] = np.minimum(top_logits[:, 0] - top_logits[:, 1], np.finfo(np.float64).max)
-    terms = np.multiply(p, log_p, out=C)  # the entropy's p log p, 0 where p = 0 (log p may be -inf there)
-    with np.errstate(over="ignore"):  # log p >= -(span + log K) up to rounding: p > 0 if that is above -700
+    terms = np.multiply(
+        p, log_p, out=C
+    )  # the entropy's p log p, 0 where p = 0 (log p may be -inf there)
+    with np.errstate(
+        over="ignore"
+    ):  # log p >= -(span + log K) up to rounding: p > 0 if that is above -700
         underflow = not np.max(high - low, initial=0.0) + np.log(K) < 700.0
     if underflow:
         np.copyto(terms, 0.0, where=np.equal(p, 0.0, out=mask))
@@ -256,7 +297,9 @@ def _block_features(logits, out=None, work=None, extremes=None):
     scale = np.maximum(high, -low)  # max |f|
     scale[scale == 0] = 1.0
     z = np.divide(logits, scale[:, None], out=D)
-    np.subtract(z, (z.sum(axis=1) / K)[:, None], out=z)  # the centred logits over scale: no overflow
+    np.subtract(
+        z, (z.sum(axis=1) / K)[:, None], out=z
+    )  # the centred logits over scale: no overflow
     abs_z = np.abs(z, out=A)
     z_max = z.max(axis=1)
     out[:, 11] = z_max * scale
@@ -415,8 +458,12 @@ class _SharedMixin:
             X = check_array(X, dtype=np.float64, ensure_all_finite=False)
             features, n_logits = None, X.shape[1]
         if n_logits != self.n_features_in_:
-            raise ValueError(f"X has {n_logits} logits, but the score was fitted on {self.n_features_in_}")
-        Z = ((output_features(X) if features is None else features) - self.feature_mean_) / self.feature_scale_
+            raise ValueError(
+                f"X has {n_logits} logits, but the score was fitted on {self.n_features_in_}"
+            )
+        Z = (
+            (output_features(X) if features is None else features) - self.feature_mean_
+        ) / self.feature_scale_
         return Z @ self.coef_[0] + self.intercept_[0]
 
     def to_dict(self):

@@ -57,14 +57,47 @@ MSD_FIRST_ROW = (
 )
 # Years of the generated MSD rows: in range 1970..2010 (both ends included) and outside it
 # (the reader keeps only 1970..2010, the authors' skipLabels rule).
-MSD_YEARS = (1956, 1962, 1969, 1970, 1971, 1975, 1980, 1984, 1991, 1999, 2001, 2003, 2005, 2007, 2009, 2010, 2011)
+MSD_YEARS = (
+    1956,
+    1962,
+    1969,
+    1970,
+    1971,
+    1975,
+    1980,
+    1984,
+    1991,
+    1999,
+    2001,
+    2003,
+    2005,
+    2007,
+    2009,
+    2010,
+    2011,
+)
 
 SUPERCONDUCT_PROPERTIES = (
-    "atomic_mass", "fie", "atomic_radius", "Density", "ElectronAffinity", "FusionHeat",
-    "ThermalConductivity", "Valence",
+    "atomic_mass",
+    "fie",
+    "atomic_radius",
+    "Density",
+    "ElectronAffinity",
+    "FusionHeat",
+    "ThermalConductivity",
+    "Valence",
 )
 SUPERCONDUCT_STATISTICS = (
-    "mean", "wtd_mean", "gmean", "wtd_gmean", "entropy", "wtd_entropy", "range", "wtd_range", "std", "wtd_std",
+    "mean",
+    "wtd_mean",
+    "gmean",
+    "wtd_gmean",
+    "entropy",
+    "wtd_entropy",
+    "range",
+    "wtd_range",
+    "std",
+    "wtd_std",
 )
 ELEMENTS = (
     "H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr "
@@ -76,7 +109,9 @@ ELEMENTS = (
 def superconduct_columns() -> list[str]:
     """The 82 column names of train.csv: number_of_elements, 80 statistics, critical_temp."""
     names = ["number_of_elements"]
-    names += [f"{stat}_{prop}" for prop in SUPERCONDUCT_PROPERTIES for stat in SUPERCONDUCT_STATISTICS]
+    names += [
+        f"{stat}_{prop}" for prop in SUPERCONDUCT_PROPERTIES for stat in SUPERCONDUCT_STATISTICS
+    ]
     return names + ["critical_temp"]
 
 
@@ -123,11 +158,17 @@ def _full_repr(value: float) -> str:
 def make_superconduct(rng: np.random.Generator) -> dict[str, str]:
     columns = superconduct_columns()
     rows = [",".join(columns)]
-    temps = rng.permutation(np.concatenate([np.arange(1, 31) * 3.0, np.round(rng.uniform(0.5, 120, 20), 3)]))
+    temps = rng.permutation(
+        np.concatenate([np.arange(1, 31) * 3.0, np.round(rng.uniform(0.5, 120, 20), 3)])
+    )
     for temp in temps:
         n_elements = int(rng.integers(1, 10))
-        stats = rng.lognormal(3.0, 1.2, 80)  # all 80 statistics of positive element properties are >= 0
-        rows.append(",".join([str(n_elements)] + [_full_repr(v) for v in stats] + [_full_repr(temp)]))
+        stats = rng.lognormal(
+            3.0, 1.2, 80
+        )  # all 80 statistics of positive element properties are >= 0
+        rows.append(
+            ",".join([str(n_elements)] + [_full_repr(v) for v in stats] + [_full_repr(temp)])
+        )
     unique = [",".join(ELEMENTS + ["critical_temp", "material"])]
     for temp, material, amounts in (
         (29.0, "Ba0.2La1.8Cu1O4", {"O": 4, "Cu": 1, "Ba": 0.2, "La": 1.8}),
@@ -136,7 +177,10 @@ def make_superconduct(rng: np.random.Generator) -> dict[str, str]:
     ):
         cells = [_full_repr(amounts.get(element, 0)) for element in ELEMENTS]
         unique.append(",".join(cells + [_full_repr(temp), material]))
-    return {"superconduct/train.csv": "\n".join(rows) + "\n", "superconduct/unique_m.csv": "\n".join(unique) + "\n"}
+    return {
+        "superconduct/train.csv": "\n".join(rows) + "\n",
+        "superconduct/unique_m.csv": "\n".join(unique) + "\n",
+    }
 
 
 def make_msd(rng: np.random.Generator) -> dict[str, str]:
@@ -146,8 +190,14 @@ def make_msd(rng: np.random.Generator) -> dict[str, str]:
         averages = rng.normal(0, 30, 12)
         averages[0] = rng.uniform(20, 55)  # timbre average 1 (loudness) is positive
         covariances = rng.normal(0, 150, 78)
-        covariances[:11] = np.abs(covariances[:11]) * 10  # large positive values first, as in the real first row
-        lines.append(",".join([str(int(year))] + [f"{v:.5f}" for v in np.concatenate([averages, covariances])]))
+        covariances[:11] = (
+            np.abs(covariances[:11]) * 10
+        )  # large positive values first, as in the real first row
+        lines.append(
+            ",".join(
+                [str(int(year))] + [f"{v:.5f}" for v in np.concatenate([averages, covariances])]
+            )
+        )
     return {"msd/YearPredictionMSD.txt": "\n".join(lines) + "\n"}
 
 

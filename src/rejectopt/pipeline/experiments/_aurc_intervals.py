@@ -52,17 +52,22 @@ def aurc_resamples(samples, n_resamples: int, seed: int) -> np.ndarray:
     union = np.unique(np.concatenate([rows for rows, _, _ in samples]))
     positions = [np.searchsorted(union, rows) for rows, _, _ in samples]
     sorted_by_u = [np.argsort(uncertainty, kind="stable") for _, _, uncertainty in samples]
-    losses = [np.asarray(loss, dtype=float)[order] for (_, loss, _), order in zip(samples, sorted_by_u)]
+    losses = [
+        np.asarray(loss, dtype=float)[order] for (_, loss, _), order in zip(samples, sorted_by_u)
+    ]
     n = union.size
     rng = np.random.default_rng(seed)
     values = np.empty((len(samples), n_resamples))
     block = max(1, _INTERVAL_BLOCK_ELEMENTS // n)
     for start in range(0, n_resamples, block):
         rows = min(block, n_resamples - start)
-        draws = rng.integers(0, n, size=(rows, n), dtype=np.intp) + (np.arange(rows, dtype=np.intp) * n)[:, None]
+        draws = (
+            rng.integers(0, n, size=(rows, n), dtype=np.intp)
+            + (np.arange(rows, dtype=np.intp) * n)[:, None]
+        )
         counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
         for i, (where, order, loss) in enumerate(zip(positions, sorted_by_u, losses)):
-            values[i, start:start + rows] = _weighted_aurc(loss, counts[:, where[order]])
+            values[i, start : start + rows] = _weighted_aurc(loss, counts[:, where[order]])
     return values
 
 
@@ -78,14 +83,18 @@ def _weighted_aurc(loss_sorted, counts) -> np.ndarray:
     after = np.cumsum(counts, axis=1)  # integers: exact indices into H and G
     total = after[:, -1]
     if not np.all(total > 0):
-        raise ValueError("a bootstrap resample of the Tst rows drew none of a split's rows: its Tst part is too "
-                         "small for an interval; set config table_intervals: false or use more data")
+        raise ValueError(
+            "a bootstrap resample of the Tst rows drew none of a split's rows: its Tst part is too "
+            "small for an interval; set config table_intervals: false or use more data"
+        )
     harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, int(total.max()) + 1))])
     partial = np.concatenate([[0.0], np.cumsum(harmonic[:-1])])  # G(0 .. max m)
     lossy = np.flatnonzero(loss_sorted)
     loss, copies, ends = loss_sorted[lossy], counts[:, lossy], after[:, lossy]
     spans = partial[ends]
-    spans -= partial[ends - copies]  # G(N + c) - G(N), in place: the arrays are (resamples, examples)
+    spans -= partial[
+        ends - copies
+    ]  # G(N + c) - G(N), in place: the arrays are (resamples, examples)
     return (harmonic[total] * (copies @ loss) - spans @ loss) / total
 
 
@@ -105,4 +114,7 @@ def interval_columns(summary: pd.DataFrame, values: np.ndarray) -> pd.DataFrame:
     for _, index in summary.groupby(["classifier", "score"], sort=False).indices.items():
         low, high = np.quantile(values[index].mean(axis=0), quantiles)
         mean_low[index], mean_high[index] = low, high
-    return pd.DataFrame(dict(zip(INTERVAL_COLUMNS, (split_low, split_high, mean_low, mean_high))), index=summary.index)
+    return pd.DataFrame(
+        dict(zip(INTERVAL_COLUMNS, (split_low, split_high, mean_low, mean_high))),
+        index=summary.index,
+    )

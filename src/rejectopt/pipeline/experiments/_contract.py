@@ -8,9 +8,10 @@ import difflib
 import logging
 import time
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,8 +22,18 @@ from ...datasets import load_prepared
 from ...splits import load_split
 from ..tables import load_csv
 
-__all__ = ["BUILT_IN", "LOSS_SCALE", "SplitInputs", "SplitResult", "aggregate_files", "check_experiment",
-           "load_experiments", "run_dataset", "run_splits", "split_inputs"]
+__all__ = [
+    "BUILT_IN",
+    "LOSS_SCALE",
+    "SplitInputs",
+    "SplitResult",
+    "aggregate_files",
+    "check_experiment",
+    "load_experiments",
+    "run_dataset",
+    "run_splits",
+    "split_inputs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +121,10 @@ class SplitInputs:
         try:
             return Path(self.staged[role])
         except KeyError:
-            raise KeyError(f"{self.dataset} split {self.split}: no staged file {role!r} "
-                           f"(the rule gives: {', '.join(sorted(self.staged)) or 'none'})") from None
+            raise KeyError(
+                f"{self.dataset} split {self.split}: no staged file {role!r} "
+                f"(the rule gives: {', '.join(sorted(self.staged)) or 'none'})"
+            ) from None
 
     def _load(self) -> tuple[np.ndarray, np.ndarray]:
         if self._data is None:
@@ -147,7 +160,9 @@ class SplitResult:
     curves: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-def split_inputs(dataset: str, task: str, seed: int, data_path, splits_path, splits, staged=None) -> dict[int, SplitInputs]:
+def split_inputs(
+    dataset: str, task: str, seed: int, data_path, splits_path, splits, staged=None
+) -> dict[int, SplitInputs]:
     """:class:`SplitInputs` of every split of ``splits`` for one dataset, the data read once for all.
 
     Parameters
@@ -171,8 +186,12 @@ def split_inputs(dataset: str, task: str, seed: int, data_path, splits_path, spl
     """
     data = load_prepared(data_path)
     staged = staged or {}
-    return {int(k): SplitInputs(dataset, int(k), task, seed, data_path, splits_path, dict(staged.get(k, {})), _data=data)
-            for k in splits}
+    return {
+        int(k): SplitInputs(
+            dataset, int(k), task, seed, data_path, splits_path, dict(staged.get(k, {})), _data=data
+        )
+        for k in splits
+    }
 
 
 def check_experiment(experiment: Any, origin: str = "") -> Any:
@@ -209,8 +228,10 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
     where = origin or getattr(experiment, "__name__", repr(experiment))
     missing = [name for name in CONTRACT if not hasattr(experiment, name)]
     if missing:
-        raise TypeError(f"experiment {where}: missing {', '.join(missing)} of the contract "
-                        f"({', '.join(CONTRACT)}; see rejectopt.pipeline.experiments)")
+        raise TypeError(
+            f"experiment {where}: missing {', '.join(missing)} of the contract "
+            f"({', '.join(CONTRACT)}; see rejectopt.pipeline.experiments)"
+        )
     name = experiment.NAME
     if not isinstance(name, str) or not name.isidentifier() or name != name.lower():
         raise TypeError(f"experiment {where}: NAME {name!r} is not a lower-case Python identifier")
@@ -262,31 +283,49 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
     loaded: dict[str, Any] = {}
     for path in paths or []:
         if not isinstance(path, str) or not all(part.isidentifier() for part in path.split(".")):
-            raise ImportError(f"config experiments: {path!r} is not a module name (e.g. my_experiment or package.module)")
+            raise ImportError(
+                f"config experiments: {path!r} is not a module name (e.g. my_experiment or package.module)"
+            )
         try:
             module = import_user_module(path, search_dir)
-        except (ExitAtImport, KeyboardInterrupt) as err:  # one line naming the module, not a traceback or a silent exit
+        except (
+            ExitAtImport,
+            KeyboardInterrupt,
+        ) as err:  # one line naming the module, not a traceback or a silent exit
             raise ImportError(f"config experiments: {import_interruption(path, err)}") from None
-        except (Exception, SystemExit) as err:  # the user's module's own error, reported with its name
+        except (
+            Exception,
+            SystemExit,
+        ) as err:  # the user's module's own error, reported with its name
             # SystemExit too: a module calling sys.exit() while imported would otherwise end the
             # planning process (Snakemake itself) with no job, no output and no word of which module did it
             moved = ""
-            if path.startswith("rejectopt.experiments."):  # the built-in experiments' home before 0.3.0
-                moved = f"; the built-in experiments moved to rejectopt.pipeline.experiments: write {'rejectopt.pipeline.' + path[len('rejectopt.'):]!r}"
-            raise ImportError(f"config experiments: module {path!r} failed to import: "
-                              f"{type(err).__name__}: {err}{moved}") from err
+            if path.startswith(
+                "rejectopt.experiments."
+            ):  # the built-in experiments' home before 0.3.0
+                moved = f"; the built-in experiments moved to rejectopt.pipeline.experiments: write {'rejectopt.pipeline.' + path[len('rejectopt.') :]!r}"
+            raise ImportError(
+                f"config experiments: module {path!r} failed to import: "
+                f"{type(err).__name__}: {err}{moved}"
+            ) from err
         check_experiment(module, origin=f"{path!r}")
         owner = CONTRACT_BUILT_IN.get(module.NAME)
         if owner is not None and module.__name__ != owner:
-            raise TypeError(f"experiment {path!r} (module {module.__name__!r}, {getattr(module, '__file__', '?')}): "
-                            f"NAME {module.NAME!r} is the built-in experiment's of module {owner!r}, listed or not; "
-                            "rename your experiment's NAME")
+            raise TypeError(
+                f"experiment {path!r} (module {module.__name__!r}, {getattr(module, '__file__', '?')}): "
+                f"NAME {module.NAME!r} is the built-in experiment's of module {owner!r}, listed or not; "
+                "rename your experiment's NAME"
+            )
         if module.NAME in loaded:
-            raise TypeError(f"experiment {path!r}: NAME {module.NAME!r} is taken by module "
-                            f"{loaded[module.NAME].__name__!r}, listed before it; give one of them another NAME")
+            raise TypeError(
+                f"experiment {path!r}: NAME {module.NAME!r} is taken by module "
+                f"{loaded[module.NAME].__name__!r}, listed before it; give one of them another NAME"
+            )
         if module.NAME in BUILT_IN:
-            raise TypeError(f"experiment {path!r}: NAME {module.NAME!r} is taken "
-                            f"(built in: {', '.join(BUILT_IN)}; loaded: {', '.join(loaded) or 'none'})")
+            raise TypeError(
+                f"experiment {path!r}: NAME {module.NAME!r} is taken "
+                f"(built in: {', '.join(BUILT_IN)}; loaded: {', '.join(loaded) or 'none'})"
+            )
         loaded[module.NAME] = module
     if config is not None:
         _check_settings(loaded, config)
@@ -299,23 +338,37 @@ def _check_settings(loaded: Mapping[str, Any], config: Mapping) -> None:
         if key in loaded:
             continue
         if key in BUILT_IN:
-            block = "its top-level keys (C_classifier, scores, ...)" if key == "paper" else f"its own block {key}:"
-            raise ValueError(f"config experiment_settings.{key}: {key!r} is a built-in experiment, set by {block}; "
-                             "experiment_settings holds the settings of your own experiments only")
+            block = (
+                "its top-level keys (C_classifier, scores, ...)"
+                if key == "paper"
+                else f"its own block {key}:"
+            )
+            raise ValueError(
+                f"config experiment_settings.{key}: {key!r} is a built-in experiment, set by {block}; "
+                "experiment_settings holds the settings of your own experiments only"
+            )
         close = difflib.get_close_matches(str(key), list(loaded), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(
             f"config experiment_settings: unknown experiment {key!r}{hint}; its keys are the NAMEs of the "
-            f"experiments listed under experiments (loaded: {', '.join(loaded) or 'none'})")
+            f"experiments listed under experiments (loaded: {', '.join(loaded) or 'none'})"
+        )
     for name, module in loaded.items():
         try:
             chosen = module.settings(config)
-        except (Exception, SystemExit) as err:  # the user's check of its settings, named before any job
-            raise ValueError(f"experiment {name} (module {module.__name__!r}): settings(config) raised "
-                             f"{type(err).__name__}: {err}; fix config experiment_settings.{name}") from err
+        except (
+            Exception,
+            SystemExit,
+        ) as err:  # the user's check of its settings, named before any job
+            raise ValueError(
+                f"experiment {name} (module {module.__name__!r}): settings(config) raised "
+                f"{type(err).__name__}: {err}; fix config experiment_settings.{name}"
+            ) from err
         if not isinstance(chosen, Mapping):
-            raise TypeError(f"experiment {name} (module {module.__name__!r}): settings(config) returned "
-                            f"{_kind(chosen)}, not a dict (the contract: see rejectopt.pipeline.experiments)")
+            raise TypeError(
+                f"experiment {name} (module {module.__name__!r}): settings(config) returned "
+                f"{_kind(chosen)}, not a dict (the contract: see rejectopt.pipeline.experiments)"
+            )
 
 
 def _kind(value: Any) -> str:
@@ -330,40 +383,62 @@ def _check_result(result: Any, name: str, inputs: SplitInputs) -> SplitResult:
     columns: a metric that could not be computed should be noticed before it is averaged away.
     """
     where = f"experiment {name}: run_split on {inputs.dataset} split {inputs.split}"
-    contract = ("the contract (see rejectopt.pipeline.experiments) is SplitResult(rows, curves={...}) with rows a pandas "
-                "DataFrame, one row per method and setting")
+    contract = (
+        "the contract (see rejectopt.pipeline.experiments) is SplitResult(rows, curves={...}) with rows a pandas "
+        "DataFrame, one row per method and setting"
+    )
     if not isinstance(result, SplitResult):
         raise TypeError(f"{where} returned {_kind(result)}, not a SplitResult; {contract}")
     if not isinstance(result.rows, pd.DataFrame):
-        raise TypeError(f"{where} returned SplitResult(rows={_kind(result.rows)}), not a DataFrame; {contract}")
+        raise TypeError(
+            f"{where} returned SplitResult(rows={_kind(result.rows)}), not a DataFrame; {contract}"
+        )
     for column, value in (("dataset", inputs.dataset), ("split", inputs.split)):
         if column in result.rows.columns:
             found = list(dict.fromkeys(result.rows[column].tolist()))
             if any(v != value for v in found):
                 raise ValueError(
                     f"{where}: its rows carry their own {column!r} column (values {found[:5]}), which is not "
-                    f"{value!r}; drop or rename that column: the pipeline adds {column!r} to every row")
+                    f"{value!r}; drop or rename that column: the pipeline adds {column!r} to every row"
+                )
     if not isinstance(result.curves, Mapping):
-        raise TypeError(f"{where} returned curves={_kind(result.curves)}, not a dict of arrays by name; {contract}")
+        raise TypeError(
+            f"{where} returned curves={_kind(result.curves)}, not a dict of arrays by name; {contract}"
+        )
     for key, value in result.curves.items():
         if not isinstance(key, str) or not key or key in ("path", "provenance"):
-            raise TypeError(f"{where}: curve name {key!r} is not a non-empty string other than 'path' and "
-                            "'provenance' (it names an array of the .npz, whose writer takes those two)")
+            raise TypeError(
+                f"{where}: curve name {key!r} is not a non-empty string other than 'path' and "
+                "'provenance' (it names an array of the .npz, whose writer takes those two)"
+            )
         kind = np.asarray(value).dtype.kind
         if kind not in "biuf":
-            raise TypeError(f"{where}: curve {key!r} is an array of dtype {np.asarray(value).dtype}, not numbers "
-                            "(the .npz is read without pickles)")
+            raise TypeError(
+                f"{where}: curve {key!r} is an array of dtype {np.asarray(value).dtype}, not numbers "
+                "(the .npz is read without pickles)"
+            )
     missing = result.rows.isna()
     if missing.to_numpy().any():
         columns = [c for c in result.rows.columns if missing[c].any()]
-        counts = ", ".join(f"{c!r} ({int(missing[c].sum())} of {len(missing)} rows)" for c in columns)
-        warnings.warn(f"{where}: NaN in {counts}; written as empty cells, which aggregate reads back as NaN "
-                      "(pandas' mean and count skip them)", RuntimeWarning, stacklevel=2)
+        counts = ", ".join(
+            f"{c!r} ({int(missing[c].sum())} of {len(missing)} rows)" for c in columns
+        )
+        warnings.warn(
+            f"{where}: NaN in {counts}; written as empty cells, which aggregate reads back as NaN "
+            "(pandas' mean and count skip them)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return result
 
 
-def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[int, SplitInputs],
-               outputs: Mapping[int, tuple], *, label: str = "") -> dict[int, SplitResult]:
+def run_splits(
+    run_split: Callable[[SplitInputs], SplitResult],
+    inputs: Mapping[int, SplitInputs],
+    outputs: Mapping[int, tuple],
+    *,
+    label: str = "",
+) -> dict[int, SplitResult]:
     """Run ``run_split`` on each split of ``inputs`` and write its files as soon as it is done.
 
     Rows lacking ``dataset`` and ``split`` get them, first. Files are written atomically, so an
@@ -395,16 +470,32 @@ def run_splits(run_split: Callable[[SplitInputs], SplitResult], inputs: Mapping[
             if column not in result.rows.columns:
                 result.rows.insert(0, column, value)
         rows_path, curves_path = outputs[split]
-        save_csv(result.rows, rows_path)  # with its content record: an edited row is refused when read
+        save_csv(
+            result.rows, rows_path
+        )  # with its content record: an edited row is refused when read
         if curves_path is not None:
             save_npz(curves_path, **result.curves)
-        log.info("%s split %d: %d rows in %.1f s", label, split, len(result.rows), time.perf_counter() - start)
+        log.info(
+            "%s split %d: %d rows in %.1f s",
+            label,
+            split,
+            len(result.rows),
+            time.perf_counter() - start,
+        )
         results[split] = result
     return results
 
 
-def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, splits_path, split_files: Mapping,
-                staged: Mapping | None = None) -> dict[int, SplitResult]:
+def run_dataset(
+    experiment,
+    config: dict,
+    dataset: str,
+    task: str,
+    data_path,
+    splits_path,
+    split_files: Mapping,
+    staged: Mapping | None = None,
+) -> dict[int, SplitResult]:
     """Every split of ``split_files`` of one dataset through ``experiment``: its rows and its curves.
 
     The generic rule ``experiment_dataset`` for a user's experiment: settings and data read once,
@@ -444,13 +535,21 @@ def run_dataset(experiment, config: dict, dataset: str, task: str, data_path, sp
         Rows that carry their own ``dataset`` or ``split`` column with another value.
     """
     settings = experiment.settings(config)
-    inputs = split_inputs(dataset, task, int(config.get("seed", 0)), data_path, splits_path, split_files, staged)
+    inputs = split_inputs(
+        dataset, task, int(config.get("seed", 0)), data_path, splits_path, split_files, staged
+    )
     outputs = {}
     for k, paths in split_files.items():
-        rows_path, curves_path = (paths, Path(paths).with_suffix(".npz")) if isinstance(paths, (str, Path)) else paths
+        rows_path, curves_path = (
+            (paths, Path(paths).with_suffix(".npz")) if isinstance(paths, (str, Path)) else paths
+        )
         outputs[k] = (rows_path, curves_path)
-    return run_splits(lambda i: _check_result(experiment.run_split(i, settings), experiment.NAME, i), inputs,
-                      outputs, label=f"{experiment.NAME} {dataset}")
+    return run_splits(
+        lambda i: _check_result(experiment.run_split(i, settings), experiment.NAME, i),
+        inputs,
+        outputs,
+        label=f"{experiment.NAME} {dataset}",
+    )
 
 
 def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, pd.DataFrame]:
@@ -487,17 +586,23 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
     tables = experiment.aggregate(rows, experiment.settings(config))
     out_dir = Path(out_dir)
     where = f"experiment {experiment.NAME}: aggregate"
-    contract = (f"the contract (see rejectopt.pipeline.experiments) is a dict of pandas DataFrames by table name, e.g. "
-                f"{{'risk': table}}; nothing was written to {out_dir}")
+    contract = (
+        f"the contract (see rejectopt.pipeline.experiments) is a dict of pandas DataFrames by table name, e.g. "
+        f"{{'risk': table}}; nothing was written to {out_dir}"
+    )
     # every table checked before any file is written: a refused result leaves the folder as it was
     if not isinstance(tables, Mapping):
         raise TypeError(f"{where} returned {_kind(tables)}, not a dict of tables; {contract}")
     for name, table in tables.items():
         if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"{where} returned table name {name!r}; "
-                             "use Python identifiers (they become file names)")
+            raise ValueError(
+                f"{where} returned table name {name!r}; "
+                "use Python identifiers (they become file names)"
+            )
         if not isinstance(table, pd.DataFrame):
-            raise TypeError(f"{where} returned table {name!r} as {_kind(table)}, not a DataFrame; {contract}")
+            raise TypeError(
+                f"{where} returned table {name!r} as {_kind(table)}, not a DataFrame; {contract}"
+            )
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
         with atomic_path(out_dir / f"{name}.csv") as tmp:

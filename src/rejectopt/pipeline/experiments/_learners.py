@@ -9,8 +9,9 @@ whose protocol differs (classes held out of Trn1, a Val2 selection function) run
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -65,9 +66,23 @@ class ClassifierThenScore:
     times: dict
 
 
-def fit_classifier_then_score(kind: str, X, y, parts: dict, rows, *, n_classes: int, C_classifier: Sequence[float],
-                              C_score: Sequence[float], classifier_seed: int, score_seed: int, score: str = "sele",
-                              chunk_size: int = 500, threads: int = 1, ignore=None) -> ClassifierThenScore:
+def fit_classifier_then_score(
+    kind: str,
+    X,
+    y,
+    parts: dict,
+    rows,
+    *,
+    n_classes: int,
+    C_classifier: Sequence[float],
+    C_score: Sequence[float],
+    classifier_seed: int,
+    score_seed: int,
+    score: str = "sele",
+    chunk_size: int = 500,
+    threads: int = 1,
+    ignore=None,
+) -> ClassifierThenScore:
     """Train ``kind`` on Trn1 (C by Val1 error), predict ``rows``, learn ``score`` on Trn2 (C by Val2 AuRC).
 
     Parameters
@@ -110,12 +125,22 @@ def fit_classifier_then_score(kind: str, X, y, parts: dict, rows, *, n_classes: 
     """
     info = get_classifier(kind)
     if info.task != "classification":
-        raise ValueError(f"{kind!r} is an {info.task} classifier; this step needs a classification one")
+        raise ValueError(
+            f"{kind!r} is an {info.task} classifier; this step needs a classification one"
+        )
     trn1, val1, trn2, val2 = (parts[p] for p in ("trn1", "val1", "trn2", "val2"))
     wall, cpu = time.perf_counter(), time.process_time()
-    model, C, _ = classifiers._selection.train_classifier(kind, X[trn1], y[trn1], X[val1], y[val1],
-                                   C_grid=tuple(C_classifier) if info.uses_C else None, n_classes=n_classes,
-                                   random_state=classifier_seed, n_jobs=threads)
+    model, C, _ = classifiers._selection.train_classifier(
+        kind,
+        X[trn1],
+        y[trn1],
+        X[val1],
+        y[val1],
+        C_grid=tuple(C_classifier) if info.uses_C else None,
+        n_classes=n_classes,
+        random_state=classifier_seed,
+        n_jobs=threads,
+    )
     times = {"classifier": (time.perf_counter() - wall, time.process_time() - cpu)}
     out = classifiers._selection.classifier_outputs(kind, model, X[rows], n_classes=n_classes)
     y_pred, baseline = np.zeros(y.size, dtype=np.int64), np.zeros(y.size)
@@ -128,10 +153,22 @@ def fit_classifier_then_score(kind: str, X, y, parts: dict, rows, *, n_classes: 
     if ignore is not None:
         loss[np.asarray(ignore, dtype=bool)] = np.nan
     learner_info = get_score(score)
-    learner = learner_info.make(C_score[0], n_classes=n_classes, chunk_size=chunk_size, random_state=score_seed)
+    learner = learner_info.make(
+        C_score[0], n_classes=n_classes, chunk_size=chunk_size, random_state=score_seed
+    )
     target = learner_info.target(np.nan_to_num(loss), y, proba)
     wall, cpu = time.perf_counter(), time.process_time()
-    best, _ = scores.select_C(learner, X[trn2], y_pred[trn2], target[trn2], X[val2], y_pred[val2], loss[val2],
-                       C_grid=tuple(C_score))
+    best, _ = scores.select_C(
+        learner,
+        X[trn2],
+        y_pred[trn2],
+        target[trn2],
+        X[val2],
+        y_pred[val2],
+        loss[val2],
+        C_grid=tuple(C_score),
+    )
     times["score"] = (time.perf_counter() - wall, time.process_time() - cpu)
-    return ClassifierThenScore(model, float(C), y_pred, baseline, proba, loss, best, float(best.C), times)
+    return ClassifierThenScore(
+        model, float(C), y_pred, baseline, proba, loss, best, float(best.C), times
+    )

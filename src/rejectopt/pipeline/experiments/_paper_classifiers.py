@@ -15,10 +15,10 @@ import numpy as np
 # The learners load on first use (the package's lazy attributes), so that a job that only reads
 # the registries, a table or a figure job, does not import scikit-learn.
 from ... import classifiers
+from ..._checks import derive_seed
 from ..._io import load_npz, npz_checksum, save_npz
 from ...classifiers import get_classifier
 from ...datasets import load_prepared
-from ..._checks import derive_seed
 from ...splits import load_split
 
 __all__ = ["load_classifier_file", "run_classifier", "run_classifiers"]
@@ -27,7 +27,15 @@ log = logging.getLogger(__name__)
 
 
 def run_classifier(
-    data_path, splits_path, split: int, kind: str, C_grid, seed: int, out_path, dataset: str = "", threads: int = 1
+    data_path,
+    splits_path,
+    split: int,
+    kind: str,
+    C_grid,
+    seed: int,
+    out_path,
+    dataset: str = "",
+    threads: int = 1,
 ) -> dict:
     """Train ``kind`` on Trn1 of one split, pick C by Val1 error and save its outputs on every example.
 
@@ -50,12 +58,27 @@ def run_classifier(
     dict
         ``{"C", "val_error"}``: the chosen C and the Val1 error of each C.
     """
-    return run_classifiers(data_path, splits_path, {split: out_path}, kind, C_grid, seed, dataset=dataset,
-                           threads=threads)[split]
+    return run_classifiers(
+        data_path,
+        splits_path,
+        {split: out_path},
+        kind,
+        C_grid,
+        seed,
+        dataset=dataset,
+        threads=threads,
+    )[split]
 
 
 def run_classifiers(
-    data_path, splits_path, split_files: dict, kind: str, C_grid, seed: int, dataset: str = "", threads: int = 1
+    data_path,
+    splits_path,
+    split_files: dict,
+    kind: str,
+    C_grid,
+    seed: int,
+    dataset: str = "",
+    threads: int = 1,
 ) -> dict:
     """:func:`run_classifier` on every split of ``split_files`` (``split -> out_path``), the data read once.
 
@@ -107,7 +130,11 @@ def run_classifiers(
         outputs = classifiers._selection.classifier_outputs(kind, model, X, n_classes=n_classes)
         log.info(
             "%s %s split %d: C=%g chosen on Val1 (errors %s) in %.1f s",
-            dataset, kind, split, best_C, {c: round(e, 4) for c, e in val_errors.items()},
+            dataset,
+            kind,
+            split,
+            best_C,
+            {c: round(e, 4) for c, e in val_errors.items()},
             time.perf_counter() - start,
         )
         arrays = {
@@ -119,8 +146,12 @@ def run_classifiers(
         }
         if outputs.get("proba") is not None:
             arrays["proba"] = np.asarray(outputs["proba"], dtype=float)
-        provenance = {"data_sha256": data_id, "splits_sha256": npz_checksum(splits_path), "split": int(split),
-                      "classifier": kind}
+        provenance = {
+            "data_sha256": data_id,
+            "splits_sha256": npz_checksum(splits_path),
+            "split": int(split),
+            "classifier": kind,
+        }
         save_npz(out_path, provenance=provenance, **arrays)
         chosen[split] = {"C": best_C, "val_error": val_errors}
     return chosen
@@ -151,4 +182,6 @@ def load_classifier_file(path, data_sha256: str | None = None, split: int | None
         Naming the file: corrupt, edited, without a content record, or made from other data or
         for another split.
     """
-    return load_npz(path, expect={"data_sha256": data_sha256, "split": None if split is None else int(split)})
+    return load_npz(
+        path, expect={"data_sha256": data_sha256, "split": None if split is None else int(split)}
+    )

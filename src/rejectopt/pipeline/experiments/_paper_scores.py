@@ -15,11 +15,11 @@ import numpy as np
 # The learners load on first use (the package's lazy attributes), so that a job that only reads
 # the registries, a table or a figure job, does not import scikit-learn.
 from ... import scores as _scores  # the module: run_scores has a parameter named scores
+from ..._checks import derive_seed
 from ..._io import npz_checksum, save_npz
 from ...datasets import load_prepared
 from ...metrics import task_loss
 from ...scores import get_score
-from ..._checks import derive_seed
 from ...splits import load_split
 from ._paper_classifiers import load_classifier_file
 
@@ -99,17 +99,30 @@ def learn_score(
     start = time.perf_counter()
     best, val_aurc = _scores.select_C(
         learner,
-        X[trn2], y_pred[trn2], target[trn2],
-        X[val2], y_pred[val2], loss[val2],
+        X[trn2],
+        y_pred[trn2],
+        target[trn2],
+        X[val2],
+        y_pred[val2],
+        loss[val2],
         C_grid=tuple(C_grid),
     )
     log.info(
         "%s %s/%s split %d: C=%g chosen on Val2 (AuRC %s) in %.1f s",
-        dataset, classifier, score, split, best.C, {c: round(a, 4) for c, a in val_aurc.items()},
+        dataset,
+        classifier,
+        score,
+        split,
+        best.C,
+        {c: round(a, 4) for c, a in val_aurc.items()},
         time.perf_counter() - start,
     )
-    uncertainty = _scores._registry.call_score(best, "predict", X[tst], y_pred[tst], n_rows=tst.size)
-    constant = _scores._registry.constant_score_message(uncertainty, best, f"Tst of {dataset} split {split} ({classifier})")
+    uncertainty = _scores._registry.call_score(
+        best, "predict", X[tst], y_pred[tst], n_rows=tst.size
+    )
+    constant = _scores._registry.constant_score_message(
+        uncertainty, best, f"Tst of {dataset} split {split} ({classifier})"
+    )
     if constant:
         log.warning("%s", constant)
     return {
@@ -210,8 +223,21 @@ def run_scores(
             proba = clf["proba"] if "proba" in clf.files else None
         for score in scores:
             try:
-                result = learn_score(X, y, parts, y_pred, proba, task, score, C_grid, seed, split,
-                                     chunk_size=chunk_size, dataset=dataset, classifier=classifier)
+                result = learn_score(
+                    X,
+                    y,
+                    parts,
+                    y_pred,
+                    proba,
+                    task,
+                    score,
+                    C_grid,
+                    seed,
+                    split,
+                    chunk_size=chunk_size,
+                    dataset=dataset,
+                    classifier=classifier,
+                )
             except _scores.ScoreError as err:  # this score's own defect: the other scores go on
                 message = f"{dataset} {classifier} split {split}: {err}"
                 log.error("%s", message)
@@ -219,7 +245,9 @@ def run_scores(
                 chosen[(score, split)] = {"error": message}
                 continue
             arrays.update({score_key(score, split, f): result[f] for f in SCORE_FIELDS})
-            chosen[(score, split)] = {"C": float(result["C"]),
-                                      "val_aurc": dict(zip(result["C_grid"].tolist(), result["val_aurc"].tolist()))}
+            chosen[(score, split)] = {
+                "C": float(result["C"]),
+                "val_aurc": dict(zip(result["C_grid"].tolist(), result["val_aurc"].tolist())),
+            }
     save_npz(out_path, provenance=provenance, **arrays)
     return chosen

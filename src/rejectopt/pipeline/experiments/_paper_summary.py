@@ -10,19 +10,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..._checks import derive_seed
 from ..._io import load_npz, npz_checksum
 from ...classifiers import get_classifier
 from ...datasets import load_prepared
 from ...metrics import METRICS, TASK_LOSS, aurc, risk_full, task_loss
 from ...scores import ScoreError
-from ..._checks import derive_seed
 from ...splits import load_split
 from ..tables import INTERVAL_RESAMPLES
 from ._aurc_intervals import aurc_resamples, interval_columns
 from ._paper_classifiers import load_classifier_file
 from ._paper_scores import SCORE_ERROR, score_key
 
-__all__ = ["BASE_SUMMARY_COLUMNS", "EXTRA_METRICS", "SUMMARY_COLUMNS", "summarize_dataset", "tst_outcomes"]
+__all__ = [
+    "BASE_SUMMARY_COLUMNS",
+    "EXTRA_METRICS",
+    "SUMMARY_COLUMNS",
+    "summarize_dataset",
+    "tst_outcomes",
+]
 
 #: Metrics of :data:`rejectopt.metrics.METRICS` stored beside ``aurc`` (raw loss units), in registry order.
 EXTRA_METRICS = [name for name in METRICS if name != "aurc"]
@@ -46,7 +52,9 @@ BASE_SUMMARY_COLUMNS = [
 SUMMARY_COLUMNS = [*BASE_SUMMARY_COLUMNS, *EXTRA_METRICS]
 
 
-def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, score_files: dict) -> dict:
+def tst_outcomes(
+    task: str, data_path, splits_path, classifier_files: dict, score_files: dict
+) -> dict:
     """Tst losses and every score's uncertainties, per (classifier, split).
 
     Parameters
@@ -87,21 +95,39 @@ def tst_outcomes(task: str, data_path, splits_path, classifier_files: dict, scor
             if (clf_name, score_split) == (classifier, split):
                 held.setdefault(score_path, []).append(score)
         for score_path, names in held.items():
-            with load_npz(score_path, expect={"data_sha256": data_id, f"classifier_sha256/split_{int(split)}": clf_id}) as sc:
+            with load_npz(
+                score_path,
+                expect={"data_sha256": data_id, f"classifier_sha256/split_{int(split)}": clf_id},
+            ) as sc:
                 for score in names:
                     if score_key(score, split, SCORE_ERROR) in sc.files:
-                        raise ScoreError(f"{score_path}: score {score!r} failed when it was learned, so it "
-                                                 f"has no results: {sc[score_key(score, split, SCORE_ERROR)]}; "
-                                                 f"fix the score's file (or drop {score!r} from the config's "
-                                                 "scores) and rerun")
-                    scores[score] = (sc[score_key(score, split, "uncertainty")], float(sc[score_key(score, split, "C")]))
+                        raise ScoreError(
+                            f"{score_path}: score {score!r} failed when it was learned, so it "
+                            f"has no results: {sc[score_key(score, split, SCORE_ERROR)]}; "
+                            f"fix the score's file (or drop {score!r} from the config's "
+                            "scores) and rerun"
+                        )
+                    scores[score] = (
+                        sc[score_key(score, split, "uncertainty")],
+                        float(sc[score_key(score, split, "C")]),
+                    )
         scores = {name: scores[name] for name in [baseline, *sorted(set(scores) - {baseline})]}
         outcomes[(classifier, split)] = (loss, C_classifier, scores)
     return outcomes
 
 
-def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifier_files: dict, score_files: dict,
-                      aurc_convention: str = "paper", *, intervals: bool = False, seed: int = 0) -> pd.DataFrame:
+def summarize_dataset(
+    dataset: str,
+    task: str,
+    data_path,
+    splits_path,
+    classifier_files: dict,
+    score_files: dict,
+    aurc_convention: str = "paper",
+    *,
+    intervals: bool = False,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Test AuRC, the other registered metrics and the full-coverage risk of every (split, classifier, score).
 
     With ``intervals`` (config ``table_intervals``) the rows also get
@@ -141,8 +167,10 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
         ``intervals`` under another ``aurc_convention``, or a split with too few Tst rows.
     """
     if intervals and aurc_convention != "paper":
-        raise ValueError(f"{dataset}: config table_intervals are intervals of eq. (27) AuRC, but aurc_convention is "
-                         f"{aurc_convention!r}; set aurc_convention: paper or table_intervals: false")
+        raise ValueError(
+            f"{dataset}: config table_intervals are intervals of eq. (27) AuRC, but aurc_convention is "
+            f"{aurc_convention!r}; set aurc_convention: paper or table_intervals: false"
+        )
     outcomes = tst_outcomes(task, data_path, splits_path, classifier_files, score_files)
     rows = []
     for (classifier, split), (loss, C_classifier, scores) in outcomes.items():
@@ -166,10 +194,17 @@ def summarize_dataset(dataset: str, task: str, data_path, splits_path, classifie
     if not intervals:
         return summary
     data_id = npz_checksum(data_path)
-    tst = {split: load_split(splits_path, split, data_sha256=data_id)["tst"] for _, split in outcomes}
-    samples = [(tst[split], loss, uncertainty) for (_, split), (loss, _, scores) in outcomes.items()
-               for uncertainty, _ in scores.values()]  # the order of the summary's rows
-    values = aurc_resamples(samples, INTERVAL_RESAMPLES, derive_seed(seed, dataset, "table_intervals"))
+    tst = {
+        split: load_split(splits_path, split, data_sha256=data_id)["tst"] for _, split in outcomes
+    }
+    samples = [
+        (tst[split], loss, uncertainty)
+        for (_, split), (loss, _, scores) in outcomes.items()
+        for uncertainty, _ in scores.values()
+    ]  # the order of the summary's rows
+    values = aurc_resamples(
+        samples, INTERVAL_RESAMPLES, derive_seed(seed, dataset, "table_intervals")
+    )
     return pd.concat([summary, interval_columns(summary, values)], axis=1)
 
 

@@ -86,8 +86,9 @@ from __future__ import annotations
 import logging
 import time
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -95,14 +96,14 @@ import pandas as pd
 # The learners load on first use (the package's lazy attributes): the Snakefile imports this
 # module to plan the run, and a table job does not need scikit-learn.
 from ... import classifiers, scores
+from ..._checks import derive_seed
 from ..._io import load_npz, save_csv, write_csv
 from ...datasets import get_spec
 from ...metrics import rc_curve, task_loss
 from ...metrics._confusion import selective_outcome
 from ...scores import get_score
 from ...selective import _chow_reject, _fit_margin_threshold, fit_cost_based
-from ..._checks import derive_seed
-from ...splits import DEFAULT_RATIOS, _PARTS, make_splits
+from ...splits import _PARTS, DEFAULT_RATIOS, make_splits
 from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods
 from ..tables import load_csv
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
@@ -153,7 +154,11 @@ DEFAULTS = {
 }
 
 #: The pipeline's settings of LR and SELE where the config lacks them (its defaults).
-_PIPELINE_DEFAULTS = {"C_classifier": [1, 10, 100, 1000], "C_score": [0, 1, 10, 100, 1000], "sele_chunk_size": 500}
+_PIPELINE_DEFAULTS = {
+    "C_classifier": [1, 10, 100, 1000],
+    "C_score": [0, 1, 10, 100, 1000],
+    "sele_chunk_size": 500,
+}
 
 #: The compared methods, in table order (see the module notes).
 METHODS = ("double_hinge_rbf", "double_hinge", "lr_sele", "svm_threshold", "lr_chow")
@@ -169,9 +174,25 @@ STAGED_LR = "classifier/lr"
 
 #: Columns of ``results/double_hinge/{dataset}/split_{k}.csv`` (one row per reject cost and method).
 SPLIT_COLUMNS = [
-    "dataset", "split", "reject_cost", "method", "cost_risk", "coverage", "selective_risk", "error_full",
-    "n_test", "n_rejected", "n_errors_accepted", "val_part", "val_cost_risk", "C", "C_score", "threshold",
-    "n_iter", "rel_gap", "gamma",
+    "dataset",
+    "split",
+    "reject_cost",
+    "method",
+    "cost_risk",
+    "coverage",
+    "selective_risk",
+    "error_full",
+    "n_test",
+    "n_rejected",
+    "n_errors_accepted",
+    "val_part",
+    "val_cost_risk",
+    "C",
+    "C_score",
+    "threshold",
+    "n_iter",
+    "rel_gap",
+    "gamma",
 ]
 
 #: Columns of ``results/double_hinge/{dataset}/timing_split_{k}.csv``: fit times, kept apart so the results
@@ -206,25 +227,45 @@ def settings(config: dict) -> dict:
     block = dict(config.get("double_hinge") or {})
     unknown = sorted(set(block) - set(DEFAULTS))
     if unknown:
-        raise ValueError(f"config double_hinge: unknown keys {unknown}; allowed: {sorted(DEFAULTS)}")
+        raise ValueError(
+            f"config double_hinge: unknown keys {unknown}; allowed: {sorted(DEFAULTS)}"
+        )
     out = {**DEFAULTS, **block}
     costs = [float(d) for d in out["reject_costs"]]
     if not costs or any(not 0.0 < d < 0.5 for d in costs) or len(set(costs)) != len(costs):
-        raise ValueError(f"config double_hinge.reject_costs must be distinct numbers in (0, 1/2), got {out['reject_costs']!r}")
+        raise ValueError(
+            f"config double_hinge.reject_costs must be distinct numbers in (0, 1/2), got {out['reject_costs']!r}"
+        )
     grid = [float(c) for c in out["C_grid"]]
     if not grid or any(not (np.isfinite(c) and c > 0) for c in grid):
-        raise ValueError(f"config double_hinge.C_grid must hold positive numbers, got {out['C_grid']!r}")
+        raise ValueError(
+            f"config double_hinge.C_grid must hold positive numbers, got {out['C_grid']!r}"
+        )
     rbf = {}
     for key in ("rbf_gamma_grid", "rbf_C_grid"):
         rbf[key] = [float(c) for c in out[key]]
-        if not rbf[key] or any(not (np.isfinite(c) and c > 0) for c in rbf[key]) or len(set(rbf[key])) != len(rbf[key]):
-            raise ValueError(f"config double_hinge.{key} must hold distinct positive numbers, got {out[key]!r}")
+        if (
+            not rbf[key]
+            or any(not (np.isfinite(c) and c > 0) for c in rbf[key])
+            or len(set(rbf[key])) != len(rbf[key])
+        ):
+            raise ValueError(
+                f"config double_hinge.{key} must hold distinct positive numbers, got {out[key]!r}"
+            )
     rank = out["rbf_rank"]
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
-        raise ValueError(f"config double_hinge.rbf_rank must be a positive integer (the Nyström rank), got {rank!r}")
-    out.update(rbf_gamma_grid=sorted(rbf["rbf_gamma_grid"]), rbf_C_grid=sorted(rbf["rbf_C_grid"]), rbf_rank=int(rank))
+        raise ValueError(
+            f"config double_hinge.rbf_rank must be a positive integer (the Nyström rank), got {rank!r}"
+        )
+    out.update(
+        rbf_gamma_grid=sorted(rbf["rbf_gamma_grid"]),
+        rbf_C_grid=sorted(rbf["rbf_C_grid"]),
+        rbf_rank=int(rank),
+    )
     if out["c_scaling"] not in ("mean", "sum"):
-        raise ValueError(f"config double_hinge.c_scaling must be 'mean' or 'sum', got {out['c_scaling']!r}")
+        raise ValueError(
+            f"config double_hinge.c_scaling must be 'mean' or 'sum', got {out['c_scaling']!r}"
+        )
     out["reject_costs"], out["C_grid"] = sorted(costs), grid
     out["datasets"] = list(out["datasets"])
     # the LR and SELE grids as the config gives them: the staged rules read the same values
@@ -241,7 +282,9 @@ def settings(config: dict) -> dict:
 _settings = settings
 
 
-def covered_datasets(settings: dict, run_datasets: Sequence[str], custom: Sequence[str] = ()) -> list[str]:
+def covered_datasets(
+    settings: dict, run_datasets: Sequence[str], custom: Sequence[str] = ()
+) -> list[str]:
     """The datasets of ``settings["datasets"]`` the run covers, then breast cancer.
 
     A listed name must be :data:`BREAST_CANCER`, registered binary, or custom (checked for two
@@ -279,7 +322,9 @@ def covered_datasets(settings: dict, run_datasets: Sequence[str], custom: Sequen
     return chosen + ([BREAST_CANCER] if BREAST_CANCER in settings["datasets"] else [])
 
 
-def breast_cancer_split(split: int, ratios=None, seed: int = 0) -> tuple[np.ndarray, np.ndarray, dict]:
+def breast_cancer_split(
+    split: int, ratios=None, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, dict]:
     """Wisconsin breast cancer (569 x 30, shipped with scikit-learn) and its split ``split``.
 
     Split ``split`` of ``make_splits(y, ratios, n_splits=split + 1, seed, dataset="breast_cancer")``,
@@ -302,12 +347,17 @@ def breast_cancer_split(split: int, ratios=None, seed: int = 0) -> tuple[np.ndar
     parts : dict
         Index arrays ``trn1, val1, trn2, val2, tst``.
     """
-    from sklearn.datasets import load_breast_cancer  # scikit-learn: heavy, only the split jobs need it
+    # scikit-learn: heavy, only the split jobs need it
+    from sklearn.datasets import load_breast_cancer
 
     X, y = load_breast_cancer(return_X_y=True)
     ratios = DEFAULT_RATIOS if ratios is None else ratios
     arrays = make_splits(y, ratios, n_splits=int(split) + 1, seed=seed, dataset=BREAST_CANCER)
-    return np.asarray(X, float), np.asarray(y, np.int64), {p: arrays[f"{p}_{int(split)}"] for p in _PARTS}
+    return (
+        np.asarray(X, float),
+        np.asarray(y, np.int64),
+        {p: arrays[f"{p}_{int(split)}"] for p in _PARTS},
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -338,13 +388,26 @@ class DoubleHingeSplitResult(SplitResult):
 def _row(method: str, d: float, outcome: dict, **extra: Any) -> dict:
     nan = float("nan")
     row = {"method": method, "reject_cost": float(d), **outcome}
-    for key in ("val_part", "val_cost_risk", "C", "C_score", "threshold", "fit_wall_s", "fit_cpu_s", "n_iter",
-                "rel_gap", "error_full", "gamma"):
+    for key in (
+        "val_part",
+        "val_cost_risk",
+        "C",
+        "C_score",
+        "threshold",
+        "fit_wall_s",
+        "fit_cpu_s",
+        "n_iter",
+        "rel_gap",
+        "error_full",
+        "gamma",
+    ):
         row[key] = extra.get(key, "none" if key == "val_part" else nan)
     return row
 
 
-def _staged_lr_then_sele(path, X, y, parts: dict, settings: dict, score_seed: int) -> ClassifierThenScore:
+def _staged_lr_then_sele(
+    path, X, y, parts: dict, settings: dict, score_seed: int
+) -> ClassifierThenScore:
     """LR's outputs from its staged classifier file, then SELE learned on them as
     :func:`rejectopt.pipeline.experiments._learners.fit_classifier_then_score` learns it.
 
@@ -360,22 +423,40 @@ def _staged_lr_then_sele(path, X, y, parts: dict, settings: dict, score_seed: in
         y_pred, baseline, proba = staged["y_pred"], staged["baseline"], staged["proba"]
         C, grid = float(staged["C"]), sorted(float(c) for c in staged["C_grid"])
     if y_pred.shape != y.shape or proba.shape != (y.size, 2):
-        raise ValueError(f"{path}: staged LR outputs of shape {y_pred.shape} / {proba.shape}, "
-                         f"expected ({y.size},) / ({y.size}, 2)")
+        raise ValueError(
+            f"{path}: staged LR outputs of shape {y_pred.shape} / {proba.shape}, "
+            f"expected ({y.size},) / ({y.size}, 2)"
+        )
     if grid != sorted(float(c) for c in settings["C_classifier"]):
-        raise ValueError(f"{path}: staged LR chosen on the grid {grid}, this run's C_classifier is "
-                         f"{settings['C_classifier']}")
+        raise ValueError(
+            f"{path}: staged LR chosen on the grid {grid}, this run's C_classifier is "
+            f"{settings['C_classifier']}"
+        )
     trn2, val2 = parts["trn2"], parts["val2"]
     loss = task_loss("classification", y, y_pred).astype(float)
     info = get_score("sele")
-    learner = info.make(settings["C_score"][0], n_classes=2, chunk_size=settings["sele_chunk_size"],
-                        random_state=score_seed)
+    learner = info.make(
+        settings["C_score"][0],
+        n_classes=2,
+        chunk_size=settings["sele_chunk_size"],
+        random_state=score_seed,
+    )
     target = info.target(loss, y, proba)
     wall, cpu = time.perf_counter(), time.process_time()
-    best, _ = scores.select_C(learner, X[trn2], y_pred[trn2], target[trn2], X[val2], y_pred[val2], loss[val2],
-                              C_grid=tuple(settings["C_score"]))
-    times = {"classifier": (float("nan"), float("nan")),
-             "score": (time.perf_counter() - wall, time.process_time() - cpu)}
+    best, _ = scores.select_C(
+        learner,
+        X[trn2],
+        y_pred[trn2],
+        target[trn2],
+        X[val2],
+        y_pred[val2],
+        loss[val2],
+        C_grid=tuple(settings["C_score"]),
+    )
+    times = {
+        "classifier": (float("nan"), float("nan")),
+        "score": (time.perf_counter() - wall, time.process_time() - cpu),
+    }
     return ClassifierThenScore(None, C, y_pred, baseline, proba, loss, best, float(best.C), times)
 
 
@@ -396,37 +477,60 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
     DoubleHingeSplitResult
         The rows (:data:`SPLIT_COLUMNS`), the Tst RC curves, the fit times and the models.
     """
-    from sklearn.preprocessing import StandardScaler  # scikit-learn: heavy, only the split jobs need it
+    # scikit-learn: heavy, only the split jobs need it
+    from sklearn.preprocessing import StandardScaler
 
     dataset, split, seed = inputs.dataset, int(inputs.split), int(inputs.seed)
     if dataset == BREAST_CANCER:
         X, y, parts = breast_cancer_split(split, settings["split_ratios"], seed=seed)
     else:
         X, y, parts = inputs.X, inputs.y, inputs.parts
-    reject_costs, C_grid, c_scaling = settings["reject_costs"], settings["C_grid"], settings["c_scaling"]
+    reject_costs, C_grid, c_scaling = (
+        settings["reject_costs"],
+        settings["C_grid"],
+        settings["c_scaling"],
+    )
     X = np.asarray(X, dtype=float)
     classes, y = np.unique(np.asarray(y), return_inverse=True)
     if classes.size != 2:
-        raise ValueError(f"{dataset or 'the dataset'}: the double-hinge experiment needs a binary dataset, "
-                         f"found {classes.size} classes")
+        raise ValueError(
+            f"{dataset or 'the dataset'}: the double-hinge experiment needs a binary dataset, "
+            f"found {classes.size} classes"
+        )
     y = y.astype(np.int64)
     parts = {p: np.asarray(parts[p], dtype=np.int64) for p in _PARTS}
     trn1, val1, trn2, val2, tst = (parts[p] for p in _PARTS)
-    seeds = {part: derive_seed(seed, dataset, "double_hinge", split, part)
-             for part in ("lr", "sele", "svm", "nystroem")}
+    seeds = {
+        part: derive_seed(seed, dataset, "double_hinge", split, part)
+        for part in ("lr", "sele", "svm", "nystroem")
+    }
     rows: list[dict] = []
     start = time.perf_counter()
 
     # LR on Trn1 (C by Val1 error), SELE on Trn2 (C by Val2 AuRC), predicted on Trn2, Val2 and Tst;
     # LR from the staged classifier file where the rule gives it
     if STAGED_LR in inputs.staged:
-        lr = _staged_lr_then_sele(inputs.staged_file(STAGED_LR), X, y, parts, settings, seeds["sele"])
-        log.info("%s split %d: LR's outputs read from %s", dataset, split, inputs.staged_file(STAGED_LR))
+        lr = _staged_lr_then_sele(
+            inputs.staged_file(STAGED_LR), X, y, parts, settings, seeds["sele"]
+        )
+        log.info(
+            "%s split %d: LR's outputs read from %s", dataset, split, inputs.staged_file(STAGED_LR)
+        )
     else:
         used = np.concatenate([trn2, val2, tst])
-        lr = fit_classifier_then_score("lr", X, y, parts, used, n_classes=2, C_classifier=settings["C_classifier"],
-                                       C_score=settings["C_score"], classifier_seed=seeds["lr"],
-                                       score_seed=seeds["sele"], chunk_size=settings["sele_chunk_size"])
+        lr = fit_classifier_then_score(
+            "lr",
+            X,
+            y,
+            parts,
+            used,
+            n_classes=2,
+            C_classifier=settings["C_classifier"],
+            C_score=settings["C_score"],
+            classifier_seed=seeds["lr"],
+            score_seed=seeds["sele"],
+            chunk_size=settings["sele_chunk_size"],
+        )
     loss, proba, score, C_lr = lr.loss, lr.proba, lr.score, lr.C
     lr_time, sele_time = lr.times["classifier"], lr.times["score"]
     s_val2, s_tst = score.predict(X[val2], lr.y_pred[val2]), score.predict(X[tst], lr.y_pred[tst])
@@ -434,8 +538,17 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
 
     # the plain SVM on Trn1 (C by Val1 error, the SVMs' grid), f on Val2 and Tst
     wall, cpu = time.perf_counter(), time.process_time()
-    svm, C_svm, _ = classifiers._selection.train_classifier("svm", X[trn1], y[trn1], X[val1], y[val1], C_grid=tuple(C_grid),
-                                                 n_classes=2, random_state=seeds["svm"], c_scaling=c_scaling)
+    svm, C_svm, _ = classifiers._selection.train_classifier(
+        "svm",
+        X[trn1],
+        y[trn1],
+        X[val1],
+        y[val1],
+        C_grid=tuple(C_grid),
+        n_classes=2,
+        random_state=seeds["svm"],
+        c_scaling=c_scaling,
+    )
     svm_time = (time.perf_counter() - wall, time.process_time() - cpu)
     f_val2 = classifiers._selection.classifier_outputs("svm", svm, X[val2], n_classes=2)["decision"]
     f_tst = classifiers._selection.classifier_outputs("svm", svm, X[tst], n_classes=2)["decision"]
@@ -449,63 +562,174 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
     for d in reject_costs:
         d = float(d)
         model, C_dh, info = classifiers._double_hinge.fit_double_hinge(
-            Z_trn1, y[trn1], Z_val1, y[val1], d, settings["rbf_C_grid"], c_scaling=c_scaling, kernel="rbf",
-            gamma_grid=gamma_grid, n_landmarks=settings["rbf_rank"], random_state=seeds["nystroem"])
+            Z_trn1,
+            y[trn1],
+            Z_val1,
+            y[val1],
+            d,
+            settings["rbf_C_grid"],
+            c_scaling=c_scaling,
+            kernel="rbf",
+            gamma_grid=gamma_grid,
+            n_landmarks=settings["rbf_rank"],
+            random_state=seeds["nystroem"],
+        )
         rbf_models[d] = model
-        log.info("%s split %d d=%g: RBF DH-SVM gamma=%.4g C=%g, Val1 cost risk %.3f (rank %s)", dataset, split, d,
-                 info["gamma"], C_dh, info["val_cost_risk"][info["key"]], model.n_landmarks_)
+        log.info(
+            "%s split %d d=%g: RBF DH-SVM gamma=%.4g C=%g, Val1 cost risk %.3f (rank %s)",
+            dataset,
+            split,
+            d,
+            info["gamma"],
+            C_dh,
+            info["val_cost_risk"][info["key"]],
+            model.n_landmarks_,
+        )
         dh_loss = LOSS_SCALE * (model.predict(Z_tst) != y[tst])
         key = info["key"]
-        rows.append(_row("double_hinge_rbf", d, selective_outcome(dh_loss, ~model.reject(Z_tst), d), val_part="val1",
-                         val_cost_risk=info["val_cost_risk"][key], C=C_dh, gamma=info["gamma"],
-                         fit_wall_s=info["fit_wall_s"], fit_cpu_s=info["fit_cpu_s"], n_iter=info["fits"][key][2],
-                         rel_gap=info["fits"][key][3], error_full=float(dh_loss.mean()), threshold=model.f_plus_))
+        rows.append(
+            _row(
+                "double_hinge_rbf",
+                d,
+                selective_outcome(dh_loss, ~model.reject(Z_tst), d),
+                val_part="val1",
+                val_cost_risk=info["val_cost_risk"][key],
+                C=C_dh,
+                gamma=info["gamma"],
+                fit_wall_s=info["fit_wall_s"],
+                fit_cpu_s=info["fit_cpu_s"],
+                n_iter=info["fits"][key][2],
+                rel_gap=info["fits"][key][3],
+                error_full=float(dh_loss.mean()),
+                threshold=model.f_plus_,
+            )
+        )
 
-        model, C_dh, info = classifiers._double_hinge.fit_double_hinge(Z_trn1, y[trn1], Z_val1, y[val1], d, C_grid,
-                                                         c_scaling=c_scaling)
+        model, C_dh, info = classifiers._double_hinge.fit_double_hinge(
+            Z_trn1, y[trn1], Z_val1, y[val1], d, C_grid, c_scaling=c_scaling
+        )
         dh_models[d] = model
         dh_loss = LOSS_SCALE * (model.predict(Z_tst) != y[tst])
-        rows.append(_row("double_hinge", d, selective_outcome(dh_loss, ~model.reject(Z_tst), d), val_part="val1",
-                         val_cost_risk=info["val_cost_risk"][C_dh], C=C_dh, fit_wall_s=info["fit_wall_s"],
-                         fit_cpu_s=info["fit_cpu_s"], n_iter=info["fits"][C_dh][2], rel_gap=info["fits"][C_dh][3],
-                         error_full=float(dh_loss.mean()), threshold=model.f_plus_))
+        rows.append(
+            _row(
+                "double_hinge",
+                d,
+                selective_outcome(dh_loss, ~model.reject(Z_tst), d),
+                val_part="val1",
+                val_cost_risk=info["val_cost_risk"][C_dh],
+                C=C_dh,
+                fit_wall_s=info["fit_wall_s"],
+                fit_cpu_s=info["fit_cpu_s"],
+                n_iter=info["fits"][C_dh][2],
+                rel_gap=info["fits"][C_dh][3],
+                error_full=float(dh_loss.mean()),
+                threshold=model.f_plus_,
+            )
+        )
 
         sel = fit_cost_based(loss[val2], s_val2, LOSS_SCALE * d)
         val_acc = sel.acceptance_probability(s_val2) > 0.5
-        rows.append(_row("lr_sele", d, selective_outcome(loss[tst], sel.acceptance_probability(s_tst) > 0.5, d),
-                         val_part="val2", val_cost_risk=selective_outcome(loss[val2], val_acc, d)["cost_risk"],
-                         C=C_lr, C_score=lr.C_score, threshold=sel.threshold, error_full=lr_error,
-                         fit_wall_s=lr_time[0] + sele_time[0], fit_cpu_s=lr_time[1] + sele_time[1]))
+        rows.append(
+            _row(
+                "lr_sele",
+                d,
+                selective_outcome(loss[tst], sel.acceptance_probability(s_tst) > 0.5, d),
+                val_part="val2",
+                val_cost_risk=selective_outcome(loss[val2], val_acc, d)["cost_risk"],
+                C=C_lr,
+                C_score=lr.C_score,
+                threshold=sel.threshold,
+                error_full=lr_error,
+                fit_wall_s=lr_time[0] + sele_time[0],
+                fit_cpu_s=lr_time[1] + sele_time[1],
+            )
+        )
 
         sel = _fit_margin_threshold(f_val2, svm_loss_val2, d)
         val_acc = sel.acceptance_probability(-np.abs(f_val2)) > 0.5
-        rows.append(_row("svm_threshold", d,
-                         selective_outcome(svm_loss_tst, sel.acceptance_probability(-np.abs(f_tst)) > 0.5, d),
-                         val_part="val2", val_cost_risk=selective_outcome(svm_loss_val2, val_acc, d)["cost_risk"],
-                         C=C_svm, threshold=-sel.threshold, error_full=float(svm_loss_tst.mean()),
-                         fit_wall_s=svm_time[0], fit_cpu_s=svm_time[1], n_iter=int(svm[-1].n_iter_),
-                         rel_gap=float(svm[-1].rel_gap_)))
+        rows.append(
+            _row(
+                "svm_threshold",
+                d,
+                selective_outcome(
+                    svm_loss_tst, sel.acceptance_probability(-np.abs(f_tst)) > 0.5, d
+                ),
+                val_part="val2",
+                val_cost_risk=selective_outcome(svm_loss_val2, val_acc, d)["cost_risk"],
+                C=C_svm,
+                threshold=-sel.threshold,
+                error_full=float(svm_loss_tst.mean()),
+                fit_wall_s=svm_time[0],
+                fit_cpu_s=svm_time[1],
+                n_iter=int(svm[-1].n_iter_),
+                rel_gap=float(svm[-1].rel_gap_),
+            )
+        )
 
-        rows.append(_row("lr_chow", d, selective_outcome(loss[tst], ~_chow_reject(proba[tst], d), d), C=C_lr,
-                         threshold=1.0 - d, error_full=lr_error, fit_wall_s=lr_time[0], fit_cpu_s=lr_time[1]))
-        log.info("%s split %d d=%g: cost risk %s; linear DH-SVM C=%g (Val1 %s)", dataset, split, d,
-                 {r["method"]: round(r["cost_risk"], 3) for r in rows[-len(METHODS):]}, C_dh,
-                 {c: round(v, 3) for c, v in info["val_cost_risk"].items()})
+        rows.append(
+            _row(
+                "lr_chow",
+                d,
+                selective_outcome(loss[tst], ~_chow_reject(proba[tst], d), d),
+                C=C_lr,
+                threshold=1.0 - d,
+                error_full=lr_error,
+                fit_wall_s=lr_time[0],
+                fit_cpu_s=lr_time[1],
+            )
+        )
+        log.info(
+            "%s split %d d=%g: cost risk %s; linear DH-SVM C=%g (Val1 %s)",
+            dataset,
+            split,
+            d,
+            {r["method"]: round(r["cost_risk"], 3) for r in rows[-len(METHODS) :]},
+            C_dh,
+            {c: round(v, 3) for c, v in info["val_cost_risk"].items()},
+        )
 
     frame = pd.DataFrame(rows).assign(dataset=dataset, split=split)
     cov_s, risk_s = rc_curve(loss[tst], s_tst)
     cov_m, risk_m = rc_curve(svm_loss_tst, -np.abs(f_tst))
     curves = {"lr_sele_cov": cov_s, "lr_sele_risk": risk_s, "svm_cov": cov_m, "svm_risk": risk_m}
-    log.info("%s split %d: LR C=%g (Tst error %.2f %%), SELE C=%g, SVM C=%g, %d reject costs in %.1f s", dataset,
-             split, C_lr, lr_error, lr.C_score, C_svm, len(reject_costs), time.perf_counter() - start)
-    models = {"lr": lr.model, "sele": score, "svm": svm, "scaler": scaler, "double_hinge": dh_models,
-              "double_hinge_rbf": rbf_models}
-    return DoubleHingeSplitResult(frame[SPLIT_COLUMNS], curves, timing=frame[TIMING_COLUMNS], models=models)
+    log.info(
+        "%s split %d: LR C=%g (Tst error %.2f %%), SELE C=%g, SVM C=%g, %d reject costs in %.1f s",
+        dataset,
+        split,
+        C_lr,
+        lr_error,
+        lr.C_score,
+        C_svm,
+        len(reject_costs),
+        time.perf_counter() - start,
+    )
+    models = {
+        "lr": lr.model,
+        "sele": score,
+        "svm": svm,
+        "scaler": scaler,
+        "double_hinge": dh_models,
+        "double_hinge_rbf": rbf_models,
+    }
+    return DoubleHingeSplitResult(
+        frame[SPLIT_COLUMNS], curves, timing=frame[TIMING_COLUMNS], models=models
+    )
 
 
-def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], *, dataset: str, seed: int = 0,
-                      settings: dict | None = None, split_ratios=None, C_classifier=None, C_score=None,
-                      sele_chunk_size=None, staged: Mapping | None = None) -> dict[int, DoubleHingeSplitResult]:
+def run_dataset_files(
+    data_path,
+    splits_path,
+    split_files: Mapping[int, tuple],
+    *,
+    dataset: str,
+    seed: int = 0,
+    settings: dict | None = None,
+    split_ratios=None,
+    C_classifier=None,
+    C_score=None,
+    sele_chunk_size=None,
+    staged: Mapping | None = None,
+) -> dict[int, DoubleHingeSplitResult]:
     """File-in / file-out :func:`run_split` on every split of ``split_files`` of one dataset.
 
     Each split's files are written atomically when it is done
@@ -540,22 +764,36 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
     dict of int to DoubleHingeSplitResult
         Each split's result, as written.
     """
-    config = {"double_hinge": settings, "split_ratios": {} if split_ratios is None else {"default": split_ratios}}
-    for key, value in (("C_classifier", C_classifier), ("C_score", C_score), ("sele_chunk_size", sele_chunk_size)):
+    config = {
+        "double_hinge": settings,
+        "split_ratios": {} if split_ratios is None else {"default": split_ratios},
+    }
+    for key, value in (
+        ("C_classifier", C_classifier),
+        ("C_score", C_score),
+        ("sele_chunk_size", sele_chunk_size),
+    ):
         if value is not None:
             config[key] = value
     chosen = _settings(config)
     if dataset == BREAST_CANCER:
-        inputs = {int(k): SplitInputs(dataset, int(k), "classification", int(seed), None, None) for k in split_files}
+        inputs = {
+            int(k): SplitInputs(dataset, int(k), "classification", int(seed), None, None)
+            for k in split_files
+        }
     else:
-        inputs = split_inputs(dataset, "classification", int(seed), data_path, splits_path, split_files, staged)
+        inputs = split_inputs(
+            dataset, "classification", int(seed), data_path, splits_path, split_files, staged
+        )
 
     def run(split_input: SplitInputs) -> DoubleHingeSplitResult:
         result = run_split(split_input, chosen)
         save_csv(result.timing, split_files[split_input.split][2])
         return result
 
-    outputs = {int(k): (csv_path, curves_path) for k, (csv_path, curves_path, _) in split_files.items()}
+    outputs = {
+        int(k): (csv_path, curves_path) for k, (csv_path, curves_path, _) in split_files.items()
+    }
     return run_splits(run, inputs, outputs, label=f"{NAME} {dataset}")
 
 
@@ -582,7 +820,9 @@ def table_order(results: pd.DataFrame) -> tuple[list[str], list[float], list[str
     """
     datasets = list(dict.fromkeys(results["dataset"]))
     costs = sorted(dict.fromkeys(results["reject_cost"].astype(float)))
-    methods = [m for m in METHODS if m in set(results["method"])] + sorted(set(results["method"]) - set(METHODS))
+    methods = [m for m in METHODS if m in set(results["method"])] + sorted(
+        set(results["method"]) - set(METHODS)
+    )
     return datasets, costs, methods
 
 
@@ -616,14 +856,23 @@ def double_hinge_table(results: pd.DataFrame) -> pd.DataFrame:
         raise ValueError("results has no rows")
     datasets, costs, methods = table_order(results)
     frame = results.sort_values("split", kind="stable")
-    table = frame.groupby(["dataset", "reject_cost", "method"]).agg(
-        n_splits=("split", "nunique"),
-        **{f"{c}_{s}": (c, s) for c in _MEAN_STD for s in ("mean", "std")},
-        n_empty=("coverage", lambda v: int((v == 0).sum())),
-        C=("C", lambda v: " ".join(f"{c:g}" for c in v)),
-        gamma=("gamma", lambda v: " ".join(f"{g:.4g}" for g in v) if v.notna().any() else np.nan),
-    ).reset_index()
-    order = table.assign(_d=table["dataset"].map(datasets.index), _m=table["method"].map(methods.index))
+    table = (
+        frame.groupby(["dataset", "reject_cost", "method"])
+        .agg(
+            n_splits=("split", "nunique"),
+            **{f"{c}_{s}": (c, s) for c in _MEAN_STD for s in ("mean", "std")},
+            n_empty=("coverage", lambda v: int((v == 0).sum())),
+            C=("C", lambda v: " ".join(f"{c:g}" for c in v)),
+            gamma=(
+                "gamma",
+                lambda v: " ".join(f"{g:.4g}" for g in v) if v.notna().any() else np.nan,
+            ),
+        )
+        .reset_index()
+    )
+    order = table.assign(
+        _d=table["dataset"].map(datasets.index), _m=table["method"].map(methods.index)
+    )
     return table.loc[order.sort_values(["_d", "reject_cost", "_m"]).index].reset_index(drop=True)
 
 
@@ -676,14 +925,20 @@ def cost_risk_ranks(table: pd.DataFrame) -> RankResult:
     ranks = rank_methods(wide)
     if len(cells) >= 2:
         res = friedman_test(wide)
-        p, p_id, cd = float(res.pvalue), float(res.iman_davenport_pvalue), nemenyi_cd(len(methods), len(cells))
+        p, p_id, cd = (
+            float(res.pvalue),
+            float(res.iman_davenport_pvalue),
+            nemenyi_cd(len(methods), len(cells)),
+        )
     else:
         p = p_id = cd = float("nan")
     wins = (ranks == ranks.min(axis=1).to_numpy()[:, None]).sum(axis=0).rename("best_cells")
     return RankResult(ranks, average_ranks(wide), p, p_id, cd, wins)
 
 
-def wilcoxon_tests(results: pd.DataFrame, reference: str = REFERENCE, metric: str = "cost_risk") -> pd.DataFrame:
+def wilcoxon_tests(
+    results: pd.DataFrame, reference: str = REFERENCE, metric: str = "cost_risk"
+) -> pd.DataFrame:
     """Paired Wilcoxon signed-rank tests of ``reference`` against each other method.
 
     Pairs: the (dataset, split) cells of one cost, or (dataset, split, cost) of all (``reject_cost``
@@ -710,15 +965,20 @@ def wilcoxon_tests(results: pd.DataFrame, reference: str = REFERENCE, metric: st
     ValueError
         If ``results`` holds no row of ``reference``.
     """
-    from scipy.stats import wilcoxon  # scipy.stats: heavy (about 0.6 s), only the table job needs it
+    # scipy.stats: heavy (about 0.6 s), only the table job needs it
+    from scipy.stats import wilcoxon
 
     _, costs, methods = table_order(results)
     if reference not in methods:
         raise ValueError(f"results hold no rows of the reference method {reference!r}")
-    groups = [(f"{c:g}", results[results["reject_cost"].astype(float) == c]) for c in costs] + [("all", results)]
+    groups = [(f"{c:g}", results[results["reject_cost"].astype(float) == c]) for c in costs] + [
+        ("all", results)
+    ]
     rows = []
     for label, frame in groups:
-        wide = frame.pivot(index=["dataset", "split", "reject_cost"], columns="method", values=metric)
+        wide = frame.pivot(
+            index=["dataset", "split", "reject_cost"], columns="method", values=metric
+        )
         for method in methods:
             if method == reference:
                 continue
@@ -729,15 +989,25 @@ def wilcoxon_tests(results: pd.DataFrame, reference: str = REFERENCE, metric: st
             if diff.size and not np.any(diff):
                 stat, p = 0.0, 1.0  # no evidence either way (scipy: 1 for few pairs, NaN for many)
             elif diff.size:
-                with warnings.catch_warnings():  # e.g. one non-zero difference: zero variance of the normal approximation
+                with (
+                    warnings.catch_warnings()
+                ):  # e.g. one non-zero difference: zero variance of the normal approximation
                     warnings.simplefilter("ignore", RuntimeWarning)
                     res = wilcoxon(x, y)
                 stat, p = float(res.statistic), float(res.pvalue)
-            rows.append({"reject_cost": label, "method": method, "n_pairs": int(diff.size),
-                         "n_nonzero": int(np.count_nonzero(diff)), "reference_better": int((diff < 0).sum()),
-                         "reference_worse": int((diff > 0).sum()),
-                         "median_difference": float(np.median(diff)) if diff.size else float("nan"),
-                         "statistic": stat, "pvalue": p})
+            rows.append(
+                {
+                    "reject_cost": label,
+                    "method": method,
+                    "n_pairs": int(diff.size),
+                    "n_nonzero": int(np.count_nonzero(diff)),
+                    "reference_better": int((diff < 0).sum()),
+                    "reference_worse": int((diff > 0).sum()),
+                    "median_difference": float(np.median(diff)) if diff.size else float("nan"),
+                    "statistic": stat,
+                    "pvalue": p,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -762,9 +1032,22 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     ranks = cost_risk_ranks(table)
     rank_frame = pd.DataFrame({"average_rank": ranks.average_ranks, "best_cells": ranks.wins})
     rank_frame.index.name = "method"
-    rank_tests = pd.DataFrame([{"n_cells": len(ranks.ranks), "friedman_pvalue": ranks.friedman_pvalue,
-                                "iman_davenport_pvalue": ranks.iman_davenport_pvalue, "nemenyi_cd_005": ranks.cd_005}])
-    return {"double_hinge": table, "ranks": rank_frame, "rank_tests": rank_tests, "wilcoxon": wilcoxon_tests(rows)}
+    rank_tests = pd.DataFrame(
+        [
+            {
+                "n_cells": len(ranks.ranks),
+                "friedman_pvalue": ranks.friedman_pvalue,
+                "iman_davenport_pvalue": ranks.iman_davenport_pvalue,
+                "nemenyi_cd_005": ranks.cd_005,
+            }
+        ]
+    )
+    return {
+        "double_hinge": table,
+        "ranks": rank_frame,
+        "rank_tests": rank_tests,
+        "wilcoxon": wilcoxon_tests(rows),
+    }
 
 
 def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -789,7 +1072,9 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
     rejectopt.exceptions.IntermediateFileError
         A split's CSV without its content record, or changed since it was written.
     """
-    results = pd.concat([load_csv(p) for p in csv_paths], ignore_index=True)  # refused if edited since written
+    results = pd.concat(
+        [load_csv(p) for p in csv_paths], ignore_index=True
+    )  # refused if edited since written
     table = double_hinge_table(results)
     write_csv(table, csv_out)
     return results, table

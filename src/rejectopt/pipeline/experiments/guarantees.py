@@ -35,15 +35,16 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..._checks import clopper_pearson, derive_seed
 from ...classifiers import get_classifier
 from ...scores import score_names
 from ...selective import InfeasibleTargetError
-from ..._checks import clopper_pearson, derive_seed
 from ...targets import Target
 from ._contract import SplitInputs, SplitResult
 from .paper import tst_outcomes
@@ -70,24 +71,45 @@ DEFAULTS = {
 _TOL = 1e-12
 
 #: The rows' columns, in order.
-ROW_COLUMNS = ["classifier", "score", "target", "level", "target_value", "delta", "method", "base_risk", "n_rows",
-               "n_calibration", "repeats", "violations", "violation_rate", "infeasible_rate", "mean_coverage",
-               "mean_risk"]
+ROW_COLUMNS = [
+    "classifier",
+    "score",
+    "target",
+    "level",
+    "target_value",
+    "delta",
+    "method",
+    "base_risk",
+    "n_rows",
+    "n_calibration",
+    "repeats",
+    "violations",
+    "violation_rate",
+    "infeasible_rate",
+    "mean_coverage",
+    "mean_risk",
+]
 
 
-def _numbers(block: Mapping, key: str, low: float, high: float, *, closed_high: bool) -> list[float]:
+def _numbers(
+    block: Mapping, key: str, low: float, high: float, *, closed_high: bool
+) -> list[float]:
     values = block[key]
     if isinstance(values, (int, float)) and not isinstance(values, bool):
         values = [values]
     try:
         out = [float(v) for v in values]
     except (TypeError, ValueError):
-        raise ValueError(f"config experiment_settings.{NAME}.{key} must be a list of numbers, got {values!r}") from None
+        raise ValueError(
+            f"config experiment_settings.{NAME}.{key} must be a list of numbers, got {values!r}"
+        ) from None
     inside = all(low < v < high or (closed_high and v == high) for v in out)
     if not out or not inside or len(set(out)) != len(out):
         interval = f"({low:g}, {high:g}{']' if closed_high else ')'}"
-        raise ValueError(f"config experiment_settings.{NAME}.{key} must be distinct numbers in {interval}, "
-                         f"got {values!r}")
+        raise ValueError(
+            f"config experiment_settings.{NAME}.{key} must be distinct numbers in {interval}, "
+            f"got {values!r}"
+        )
     return out
 
 
@@ -116,37 +138,51 @@ def settings(config: dict) -> dict:
     block = dict((config.get("experiment_settings") or {}).get(NAME) or {})
     unknown = sorted(set(block) - set(DEFAULTS))
     if unknown:
-        raise ValueError(f"config experiment_settings.{NAME}: unknown keys {unknown}; allowed: {sorted(DEFAULTS)}")
+        raise ValueError(
+            f"config experiment_settings.{NAME}: unknown keys {unknown}; allowed: {sorted(DEFAULTS)}"
+        )
     out = {**DEFAULTS, **block}
     out["risk_fractions"] = _numbers(out, "risk_fractions", 0.0, 1.0, closed_high=True)
     out["coverages"] = _numbers(out, "coverages", 0.0, 1.0, closed_high=True)
     out["deltas"] = _numbers(out, "deltas", 0.0, 1.0, closed_high=False)
-    out["calibration_fraction"] = _numbers(out, "calibration_fraction", 0.0, 1.0, closed_high=False)[0]
+    out["calibration_fraction"] = _numbers(
+        out, "calibration_fraction", 0.0, 1.0, closed_high=False
+    )[0]
     for key, least in (("repeats", 2), ("max_rows", 20)):
         value = out[key]
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-            raise ValueError(f"config experiment_settings.{NAME}.{key} must be an integer >= {least}, got {value!r}")
+            raise ValueError(
+                f"config experiment_settings.{NAME}.{key} must be an integer >= {least}, got {value!r}"
+            )
         out[key] = int(value)
     if out["scores"] is None:
         out["scores"] = ["baseline", *score_names(learns_from="loss", general=True)]
     scores = out["scores"]
     if isinstance(scores, str) or not scores or len(set(scores)) != len(scores):
-        raise ValueError(f"config experiment_settings.{NAME}.scores must be a list of distinct score names "
-                         f"('baseline' is the classifier's own), got {scores!r}")
+        raise ValueError(
+            f"config experiment_settings.{NAME}.scores must be a list of distinct score names "
+            f"('baseline' is the classifier's own), got {scores!r}"
+        )
     out["scores"] = [str(s) for s in scores]
     staged = {str(c): [str(s) for s in v] for c, v in (config.get("scores") or {}).items()}
-    out["scores_of"] = {c: [s for s in out["scores"] if s in learned] for c, learned in staged.items()}
+    out["scores_of"] = {
+        c: [s for s in out["scores"] if s in learned] for c, learned in staged.items()
+    }
     learned_anywhere = {s for v in staged.values() for s in v}
     if "scores" not in block and staged:
         # The default covers the learned scores the run has: a run that narrows config scores
         # (say to reg only) still gets its guarantees table, for what it learned; a score the
         # user names in experiment_settings must exist.
         out["scores"] = [s for s in out["scores"] if s == "baseline" or s in learned_anywhere]
-        out["scores_of"] = {c: [s for s in out["scores"] if s in learned] for c, learned in staged.items()}
+        out["scores_of"] = {
+            c: [s for s in out["scores"] if s in learned] for c, learned in staged.items()
+        }
     missing = [s for s in out["scores"] if s != "baseline" and s not in learned_anywhere]
     if staged and missing:
-        raise ValueError(f"config experiment_settings.{NAME}.scores: {missing} is learned for no classifier of the "
-                         f"run (config scores: {staged}); drop it or add it to scores")
+        raise ValueError(
+            f"config experiment_settings.{NAME}.scores: {missing} is learned for no classifier of the "
+            f"run (config scores: {staged}); drop it or add it to scores"
+        )
     return out
 
 
@@ -181,13 +217,19 @@ def calibration_draws(n_rows: int, settings: Mapping, seed: int) -> tuple[int, n
     """
     n_cal = int(round(settings["calibration_fraction"] * n_rows))
     if not 2 <= n_cal <= n_rows - 1:
-        raise ValueError(f"calibration_fraction {settings['calibration_fraction']:g} of {n_rows} rows leaves {n_cal} "
-                         "calibration rows; need at least 2 and one row left out")
+        raise ValueError(
+            f"calibration_fraction {settings['calibration_fraction']:g} of {n_rows} rows leaves {n_cal} "
+            "calibration rows; need at least 2 and one row left out"
+        )
     rng = np.random.default_rng(seed)
-    return n_cal, np.stack([rng.choice(n_rows, n_cal, replace=False) for _ in range(settings["repeats"])])
+    return n_cal, np.stack(
+        [rng.choice(n_rows, n_cal, replace=False) for _ in range(settings["repeats"])]
+    )
 
 
-def check_targets(loss: np.ndarray, s: np.ndarray, draws: np.ndarray, targets, deltas) -> pd.DataFrame:
+def check_targets(
+    loss: np.ndarray, s: np.ndarray, draws: np.ndarray, targets, deltas
+) -> pd.DataFrame:
     """Every target's outcome on every calibration draw: one row per (draw, target, delta, method).
 
     Parameters
@@ -221,10 +263,36 @@ def check_targets(loss: np.ndarray, s: np.ndarray, draws: np.ndarray, targets, d
                     selection = None
                 coverage, risk = _population_outcome(selection, loss, s)
                 violated = _violated(kind, value, coverage, risk)
-                for d in (deltas if delta is None else [delta]):
-                    records.append((repeat, kind, level, value, d, method, coverage, risk, violated, selection is None))
-    return pd.DataFrame(records, columns=["repeat", "target", "level", "target_value", "delta", "method", "coverage",
-                                          "risk", "violated", "infeasible"])
+                for d in deltas if delta is None else [delta]:
+                    records.append(
+                        (
+                            repeat,
+                            kind,
+                            level,
+                            value,
+                            d,
+                            method,
+                            coverage,
+                            risk,
+                            violated,
+                            selection is None,
+                        )
+                    )
+    return pd.DataFrame(
+        records,
+        columns=[
+            "repeat",
+            "target",
+            "level",
+            "target_value",
+            "delta",
+            "method",
+            "coverage",
+            "risk",
+            "violated",
+            "infeasible",
+        ],
+    )
 
 
 def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
@@ -243,22 +311,44 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
         Rows of :data:`ROW_COLUMNS` (none for an ordinal dataset); no curves.
     """
     if inputs.task != "classification":
-        log.info("%s is %s: the guarantees experiment covers classification datasets only", inputs.dataset,
-                 inputs.task)
+        log.info(
+            "%s is %s: the guarantees experiment covers classification datasets only",
+            inputs.dataset,
+            inputs.task,
+        )
         return SplitResult(pd.DataFrame(columns=ROW_COLUMNS))
-    classifiers = sorted(role.split("/", 1)[1] for role in inputs.staged if role.startswith("classifier/"))
+    classifiers = sorted(
+        role.split("/", 1)[1] for role in inputs.staged if role.startswith("classifier/")
+    )
     n_tst = len(inputs.parts["tst"])
-    rng = np.random.default_rng(derive_seed(inputs.seed, inputs.dataset, NAME, inputs.split, "population"))
-    rows_used = np.sort(rng.choice(n_tst, settings["max_rows"], replace=False)) if n_tst > settings["max_rows"] \
+    rng = np.random.default_rng(
+        derive_seed(inputs.seed, inputs.dataset, NAME, inputs.split, "population")
+    )
+    rows_used = (
+        np.sort(rng.choice(n_tst, settings["max_rows"], replace=False))
+        if n_tst > settings["max_rows"]
         else np.arange(n_tst)
-    n_cal, draws = calibration_draws(rows_used.size, settings,
-                                     derive_seed(inputs.seed, inputs.dataset, NAME, inputs.split, "draws"))
-    learned_of = {c: [s for s in settings["scores_of"].get(c, []) if s != "baseline"] for c in classifiers}
+    )
+    n_cal, draws = calibration_draws(
+        rows_used.size,
+        settings,
+        derive_seed(inputs.seed, inputs.dataset, NAME, inputs.split, "draws"),
+    )
+    learned_of = {
+        c: [s for s in settings["scores_of"].get(c, []) if s != "baseline"] for c in classifiers
+    }
     # One read of the data and its checksum for every classifier of the split.
-    outcomes = tst_outcomes(inputs.task, inputs.data_path, inputs.splits_path,
-                            {(c, inputs.split): inputs.staged_file(f"classifier/{c}") for c in classifiers},
-                            {(c, s, inputs.split): inputs.staged_file(f"scores/{c}")
-                             for c in classifiers for s in learned_of[c]})
+    outcomes = tst_outcomes(
+        inputs.task,
+        inputs.data_path,
+        inputs.splits_path,
+        {(c, inputs.split): inputs.staged_file(f"classifier/{c}") for c in classifiers},
+        {
+            (c, s, inputs.split): inputs.staged_file(f"scores/{c}")
+            for c in classifiers
+            for s in learned_of[c]
+        },
+    )
     frames = []
     for classifier in classifiers:
         baseline = get_classifier(classifier).baseline
@@ -268,22 +358,43 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
         base_risk = float(loss.mean())
         targets = _targets(settings, base_risk)
         if base_risk == 0:
-            log.warning("%s split %d %s: no error on the %d population rows, so no risk target below the base risk; "
-                        "coverage targets only", inputs.dataset, inputs.split, classifier, loss.size)
+            log.warning(
+                "%s split %d %s: no error on the %d population rows, so no risk target below the base risk; "
+                "coverage targets only",
+                inputs.dataset,
+                inputs.split,
+                classifier,
+                loss.size,
+            )
         names = ([baseline] if "baseline" in settings["scores"] else []) + learned
         for score in names:
             s = np.asarray(scores[score][0], dtype=float)[rows_used]
             outcome = check_targets(loss, s, draws, targets, settings["deltas"])
-            cells = outcome.groupby(["target", "level", "target_value", "delta", "method"], sort=False).agg(
-                violations=("violated", "sum"), violation_rate=("violated", "mean"),
-                infeasible_rate=("infeasible", "mean"), mean_coverage=("coverage", "mean"),
-                mean_risk=("risk", "mean")).reset_index()
+            cells = (
+                outcome.groupby(["target", "level", "target_value", "delta", "method"], sort=False)
+                .agg(
+                    violations=("violated", "sum"),
+                    violation_rate=("violated", "mean"),
+                    infeasible_rate=("infeasible", "mean"),
+                    mean_coverage=("coverage", "mean"),
+                    mean_risk=("risk", "mean"),
+                )
+                .reset_index()
+            )
             cells.insert(0, "score", score)
             cells.insert(0, "classifier", classifier)
-            cells["base_risk"], cells["n_rows"], cells["n_calibration"] = base_risk, loss.size, n_cal
+            cells["base_risk"], cells["n_rows"], cells["n_calibration"] = (
+                base_risk,
+                loss.size,
+                n_cal,
+            )
             cells["repeats"] = len(draws)
             frames.append(cells)
-    rows = pd.concat(frames, ignore_index=True)[ROW_COLUMNS] if frames else pd.DataFrame(columns=ROW_COLUMNS)
+    rows = (
+        pd.concat(frames, ignore_index=True)[ROW_COLUMNS]
+        if frames
+        else pd.DataFrame(columns=ROW_COLUMNS)
+    )
     return SplitResult(rows)
 
 
@@ -291,10 +402,19 @@ def _pooled(group: pd.DataFrame) -> pd.Series:
     draws = float(group["repeats"].sum())
     violations = float(group["violations"].sum())
     low, high = (float(v) for v in clopper_pearson(violations, draws, 0.05))
-    return pd.Series({"target_value": group["target_value"].mean(), "draws": draws, "violations": violations,
-                      "violation_rate": violations / draws, "violation_low": low, "violation_high": high,
-                      "infeasible_rate": group["infeasible_rate"].mean(), "mean_coverage": group["mean_coverage"].mean(),
-                      "mean_risk": group["mean_risk"].mean()})
+    return pd.Series(
+        {
+            "target_value": group["target_value"].mean(),
+            "draws": draws,
+            "violations": violations,
+            "violation_rate": violations / draws,
+            "violation_low": low,
+            "violation_high": high,
+            "infeasible_rate": group["infeasible_rate"].mean(),
+            "mean_coverage": group["mean_coverage"].mean(),
+            "mean_risk": group["mean_risk"].mean(),
+        }
+    )
 
 
 def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
@@ -320,27 +440,37 @@ def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
     keys = ["dataset", "classifier", "score", "target", "level", "delta"]
     if rows.empty:
         return {"cells": pd.DataFrame(columns=keys).set_index(keys), "summary": pd.DataFrame()}
-    pooled = rows.groupby([*keys, "method"], sort=True).apply(_pooled, include_groups=False).unstack("method")
-    cells = pd.DataFrame({
-        "target_value": pooled[("target_value", "certified")],
-        "draws": pooled[("draws", "certified")],
-        "plugin_violation_rate": pooled[("violation_rate", "plug-in")],
-        "certified_violation_rate": pooled[("violation_rate", "certified")],
-        "certified_violation_low": pooled[("violation_low", "certified")],
-        "certified_violation_high": pooled[("violation_high", "certified")],
-        "certified_infeasible_rate": pooled[("infeasible_rate", "certified")],
-        "plugin_coverage": pooled[("mean_coverage", "plug-in")],
-        "certified_coverage": pooled[("mean_coverage", "certified")],
-    })
+    pooled = (
+        rows.groupby([*keys, "method"], sort=True)
+        .apply(_pooled, include_groups=False)
+        .unstack("method")
+    )
+    cells = pd.DataFrame(
+        {
+            "target_value": pooled[("target_value", "certified")],
+            "draws": pooled[("draws", "certified")],
+            "plugin_violation_rate": pooled[("violation_rate", "plug-in")],
+            "certified_violation_rate": pooled[("violation_rate", "certified")],
+            "certified_violation_low": pooled[("violation_low", "certified")],
+            "certified_violation_high": pooled[("violation_high", "certified")],
+            "certified_infeasible_rate": pooled[("infeasible_rate", "certified")],
+            "plugin_coverage": pooled[("mean_coverage", "plug-in")],
+            "certified_coverage": pooled[("mean_coverage", "certified")],
+        }
+    )
     cells["coverage_cost"] = cells["plugin_coverage"] - cells["certified_coverage"]
     reset = cells.reset_index()
     reset["above_delta"] = reset["certified_violation_low"] > reset["delta"]
     summary = reset.groupby(["target", "level", "delta"], sort=True).agg(
         cells=("dataset", "size"),
-        plugin_violation_mean=("plugin_violation_rate", "mean"), plugin_violation_max=("plugin_violation_rate", "max"),
+        plugin_violation_mean=("plugin_violation_rate", "mean"),
+        plugin_violation_max=("plugin_violation_rate", "max"),
         certified_violation_mean=("certified_violation_rate", "mean"),
         certified_violation_max=("certified_violation_rate", "max"),
         certified_cells_above_delta=("above_delta", "sum"),
-        plugin_coverage=("plugin_coverage", "mean"), certified_coverage=("certified_coverage", "mean"),
-        coverage_cost=("coverage_cost", "mean"), certified_infeasible_rate=("certified_infeasible_rate", "mean"))
+        plugin_coverage=("plugin_coverage", "mean"),
+        certified_coverage=("certified_coverage", "mean"),
+        coverage_cost=("coverage_cost", "mean"),
+        certified_infeasible_rate=("certified_infeasible_rate", "mean"),
+    )
     return {"cells": cells, "summary": summary}

@@ -38,24 +38,29 @@ import functools
 import json
 import logging
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..._checks import check_ratios, derive_seed
 from ..._io import load_npz, save_csv, save_npz, write_text
 from ...datasets._faces300w import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER, MIRROR_SUBSETS, list_faces
 from ...landmarks import face_features, landmark_loss, per_landmark
 from ...landmarks._faces import load_images, load_truths
 from ...landmarks._parallel import map_in_processes
-from ...landmarks._predictor import load_predictor, predict_landmarks, pretrained_predictor_path, train_shape_predictor
+from ...landmarks._predictor import (
+    load_predictor,
+    predict_landmarks,
+    pretrained_predictor_path,
+    train_shape_predictor,
+)
 from ...metrics import aurc
 from ...scores import make_score, score_names, select_C
 from ...scores._baselines import face_score as face_score_uncertainty
 from ...scores._selection import SCORE_C_GRID
-from ..._checks import check_ratios, derive_seed
 from ...splits import load_split, make_splits, save_splits
 from ..tables import landmarks_spec, load_csv, metric_table
 from ._contract import SplitInputs, SplitResult
@@ -113,8 +118,20 @@ DEFAULT_RATIOS = (0.35, 0.05, 0.30, 0.10, 0.20)
 #: Shape-predictor options tried on Val1 (dlib's defaults except nu / oversampling, kept tiny:
 #: one training takes ~20 s (oversampling 5) to ~40 s (10) for ~540 faces on 2 cores).
 DEFAULT_OPTIONS_GRID = (
-    {"cascade_depth": 10, "tree_depth": 4, "nu": 0.1, "num_trees_per_cascade_level": 500, "oversampling_amount": 5},
-    {"cascade_depth": 10, "tree_depth": 4, "nu": 0.1, "num_trees_per_cascade_level": 500, "oversampling_amount": 10},
+    {
+        "cascade_depth": 10,
+        "tree_depth": 4,
+        "nu": 0.1,
+        "num_trees_per_cascade_level": 500,
+        "oversampling_amount": 5,
+    },
+    {
+        "cascade_depth": 10,
+        "tree_depth": 4,
+        "nu": 0.1,
+        "num_trees_per_cascade_level": 500,
+        "oversampling_amount": 10,
+    },
 )
 
 #: Sizes m of the Trn2 prefixes of the learning curve (Fig. 4b of [1]); sizes above the size of Trn2 are dropped
@@ -200,14 +217,20 @@ def settings(config: dict) -> dict:
         raise ValueError(f"config landmarks.split_ratios: {error}") from None
     grid = out["predictor_options_grid"]
     if not grid or not all(isinstance(options, dict) for options in grid):
-        raise ValueError(f"config landmarks.predictor_options_grid must be a non-empty list of option "
-                         f"mappings, got {grid!r}")
+        raise ValueError(
+            f"config landmarks.predictor_options_grid must be a non-empty list of option "
+            f"mappings, got {grid!r}"
+        )
     sizes = out["learning_curve_sizes"]
     if any(isinstance(m, bool) or not isinstance(m, int) or m < 2 for m in sizes):
-        raise ValueError(f"config landmarks.learning_curve_sizes must be integers >= 2, got {sizes!r}")
+        raise ValueError(
+            f"config landmarks.learning_curve_sizes must be integers >= 2, got {sizes!r}"
+        )
     faces = out["max_faces"]
     if faces is not None and (isinstance(faces, bool) or not isinstance(faces, int) or faces < 1):
-        raise ValueError(f"config landmarks.max_faces must be a positive integer or null, got {faces!r}")
+        raise ValueError(
+            f"config landmarks.max_faces must be a positive integer or null, got {faces!r}"
+        )
     out["C_grid"] = config.get("C_score", list(SCORE_C_GRID))
     out["seed"] = int(config.get("seed", 0))
     mirror = config.get("faces_mirror")
@@ -291,7 +314,9 @@ def load_detections(path, faces_df: pd.DataFrame) -> dict:
     return detections
 
 
-def load_split_inputs(faces: dict, detections_path, splits_path, split: int, master_seed: int) -> tuple:
+def load_split_inputs(
+    faces: dict, detections_path, splits_path, split: int, master_seed: int
+) -> tuple:
     """The inputs of split ``split`` (rules train_predictor and train_landmarks).
 
     Parameters
@@ -321,21 +346,52 @@ def load_split_inputs(faces: dict, detections_path, splits_path, split: int, mas
 # --------------------------------------------------------------------------------------------
 # One split: the shape predictor on Trn1 / Val1, the scores on Trn2 / Val2, Tst
 # --------------------------------------------------------------------------------------------
-def _validated_predictor(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
-                         options: dict, threads: int, seed: int, path) -> tuple[Path, float]:
+def _validated_predictor(
+    images_trn,
+    boxes_trn,
+    truths_trn,
+    images_val,
+    boxes_val,
+    truths_val,
+    options: dict,
+    threads: int,
+    seed: int,
+    path,
+) -> tuple[Path, float]:
     """Train one shape predictor on Trn1, save it at ``path``; return it and its mean per-landmark Val1 loss."""
-    path, predictor = train_shape_predictor(images_trn, boxes_trn, truths_trn, options, threads, seed, path=path,
-                                            return_predictor=True)
+    path, predictor = train_shape_predictor(
+        images_trn, boxes_trn, truths_trn, options, threads, seed, path=path, return_predictor=True
+    )
     pred = predict_landmarks(predictor, images_val, boxes_val)
     return path, float(per_landmark(landmark_loss(truths_val, pred)).mean())
 
 
-def _train_grid_cell(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val, threads, seed, work_dir,
-                     cell):
+def _train_grid_cell(
+    images_trn,
+    boxes_trn,
+    truths_trn,
+    images_val,
+    boxes_val,
+    truths_val,
+    threads,
+    seed,
+    work_dir,
+    cell,
+):
     """:func:`_validated_predictor` of the grid cell ``cell = (index, options)``, saved in ``work_dir``."""
     k, options = cell
-    return _validated_predictor(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
-                                options, threads, seed, Path(work_dir) / f"shape_predictor_{k}.dat")
+    return _validated_predictor(
+        images_trn,
+        boxes_trn,
+        truths_trn,
+        images_val,
+        boxes_val,
+        truths_val,
+        options,
+        threads,
+        seed,
+        Path(work_dir) / f"shape_predictor_{k}.dat",
+    )
 
 
 def _best_predictor(options_grid, candidates: dict) -> tuple[Path, dict, dict]:
@@ -345,7 +401,9 @@ def _best_predictor(options_grid, candidates: dict) -> tuple[Path, dict, dict]:
     ``options_grid``. Returns ``(model_path, best_options, {grid index: Val1 error})``.
     """
     if len(candidates) != len(options_grid):
-        raise ValueError(f"{len(candidates)} candidate predictors for {len(options_grid)} option sets")
+        raise ValueError(
+            f"{len(candidates)} candidate predictors for {len(options_grid)} option sets"
+        )
     errors = {k: float(error) for k, (_, error) in candidates.items()}
     for k, options in enumerate(options_grid):
         logger.info("options %d %s: Val1 mean per-landmark loss %.3f", k, options, errors[k])
@@ -353,9 +411,19 @@ def _best_predictor(options_grid, candidates: dict) -> tuple[Path, dict, dict]:
     return Path(candidates[best][0]), dict(options_grid[best]), errors
 
 
-def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
-                             options_grid, threads: int, seed: int, work_dir,
-                             workers: int = 1) -> tuple[Path, dict, dict]:
+def choose_predictor_options(
+    images_trn,
+    boxes_trn,
+    truths_trn,
+    images_val,
+    boxes_val,
+    truths_val,
+    options_grid,
+    threads: int,
+    seed: int,
+    work_dir,
+    workers: int = 1,
+) -> tuple[Path, dict, dict]:
     """Train one shape predictor per option set on Trn1; keep the smallest mean per-landmark Val1
     loss (ties: the earlier options).
 
@@ -381,8 +449,18 @@ def choose_predictor_options(images_trn, boxes_trn, truths_trn, images_val, boxe
     tuple
         ``(model_path, best_options, {grid index: Val1 error})``, the error the mean per-landmark loss.
     """
-    train = functools.partial(_train_grid_cell, images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
-                              threads, seed, Path(work_dir))
+    train = functools.partial(
+        _train_grid_cell,
+        images_trn,
+        boxes_trn,
+        truths_trn,
+        images_val,
+        boxes_val,
+        truths_val,
+        threads,
+        seed,
+        Path(work_dir),
+    )
     trained = map_in_processes(train, list(enumerate(options_grid)), workers)
     return _best_predictor(options_grid, dict(enumerate(trained)))
 
@@ -398,8 +476,15 @@ def _predictor_data(faces_df: pd.DataFrame, detections: dict, split_indices: dic
     return tuple(data)
 
 
-def train_candidate_predictor(faces_df: pd.DataFrame, detections: dict, split_indices: dict, options: dict,
-                              threads: int = 1, seed: int = 0, path=None) -> tuple[Path, float]:
+def train_candidate_predictor(
+    faces_df: pd.DataFrame,
+    detections: dict,
+    split_indices: dict,
+    options: dict,
+    threads: int = 1,
+    seed: int = 0,
+    path=None,
+) -> tuple[Path, float]:
     """One cell of the option grid of :func:`run_landmark_split`: train on Trn1, measure on Val1.
 
     Exactly :func:`choose_predictor_options`'s model for ``options``, so the pipeline can train
@@ -428,9 +513,20 @@ def train_candidate_predictor(faces_df: pd.DataFrame, detections: dict, split_in
         The saved model and its mean per-landmark loss on Val1.
     """
     images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val = _predictor_data(
-        faces_df, detections, split_indices)
-    path, error = _validated_predictor(images_trn, boxes_trn, truths_trn, images_val, boxes_val, truths_val,
-                                       dict(options), threads, seed, path)
+        faces_df, detections, split_indices
+    )
+    path, error = _validated_predictor(
+        images_trn,
+        boxes_trn,
+        truths_trn,
+        images_val,
+        boxes_val,
+        truths_val,
+        dict(options),
+        threads,
+        seed,
+        path,
+    )
     logger.info("options %s: Val1 mean per-landmark loss %.3f", dict(options), error)
     return path, error
 
@@ -442,8 +538,16 @@ def _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed):
     registry (:func:`rejectopt.scores.make_score`).
     """
     return {
-        name: select_C(make_score(name, C_grid[0], random_state=seed, n_jobs=threads),
-                       X_trn, None, loss_trn, X_val, None, loss_val, C_grid=C_grid)
+        name: select_C(
+            make_score(name, C_grid[0], random_state=seed, n_jobs=threads),
+            X_trn,
+            None,
+            loss_trn,
+            X_val,
+            None,
+            loss_val,
+            C_grid=C_grid,
+        )
         for name in LEARNED_SCORES
     }
 
@@ -453,7 +557,10 @@ def _fit_scores(X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed, 
     if head is not None:
         X_trn, loss_trn = X_trn[head], loss_trn[head]
     fitted = _learn_scores(X_trn, loss_trn, X_val, loss_val, C_grid, threads, seed)
-    return {name: (float(estimator.C), val, estimator.predict(X_tst, None)) for name, (estimator, val) in fitted.items()}
+    return {
+        name: (float(estimator.C), val, estimator.predict(X_tst, None))
+        for name, (estimator, val) in fitted.items()
+    }
 
 
 def _learning_curve_sizes(sizes, n_trn2: int) -> list[int]:
@@ -535,7 +642,10 @@ def run_landmark_split(
         test_aurc), ``mean_error`` {part: mean per-landmark loss}.
     """
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
-    parts = {part: np.asarray(split_indices[part], dtype=np.int64) for part in ("trn1", "val1", "trn2", "val2", "tst")}
+    parts = {
+        part: np.asarray(split_indices[part], dtype=np.int64)
+        for part in ("trn1", "val1", "trn2", "val2", "tst")
+    }
     boxes = np.asarray(detections["box"], dtype=np.float64)
     face_score = np.asarray(detections["score"], dtype=np.float64)
     rng = np.random.default_rng(seed)
@@ -548,7 +658,12 @@ def run_landmark_split(
             model, options, val1_error = _best_predictor(options_grid, dict(enumerate(candidates)))
         else:
             model, options, val1_error = choose_predictor_options(
-                *_predictor_data(faces_df, detections, parts), options_grid, threads, seed, work_dir, workers=workers,
+                *_predictor_data(faces_df, detections, parts),
+                options_grid,
+                threads,
+                seed,
+                work_dir,
+                workers=workers,
             )
         predictor = load_predictor(model)  # loaded once for the three parts
         data, preds = {}, {}
@@ -558,16 +673,27 @@ def run_landmark_split(
             pred = preds[part] = predict_landmarks(predictor, images, boxes[parts[part]])
             loss = landmark_loss(load_truths(rows), pred)
             data[part] = (face_features(images, pred, with_coordinates=with_coordinates), loss)
-            logger.info("%s: %d faces, mean per-landmark loss %.3f", part, len(rows), per_landmark(loss).mean())
+            logger.info(
+                "%s: %d faces, mean per-landmark loss %.3f",
+                part,
+                len(rows),
+                per_landmark(loss).mean(),
+            )
         del predictor, images
-    (X_trn, loss_trn), (X_val, loss_val), (X_tst, loss_tst) = data["trn2"], data["val2"], data["tst"]
+    (X_trn, loss_trn), (X_val, loss_val), (X_tst, loss_tst) = (
+        data["trn2"],
+        data["val2"],
+        data["tst"],
+    )
 
     # The full-Trn2 scores and the learning curve (Fig. 4b): the same fit on the first m faces of a
     # seeded permutation of Trn2, C chosen on Val2 each time; the fits are independent (workers).
     order = rng.permutation(len(loss_trn))
     sizes = _learning_curve_sizes(learning_curve_sizes, len(loss_trn))
     heads = [None] + [order[:m] for m in sizes if m != len(loss_trn)]
-    fit = functools.partial(_fit_scores, X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed)
+    fit = functools.partial(
+        _fit_scores, X_trn, loss_trn, X_val, loss_val, X_tst, C_grid, threads, seed
+    )
     fits = list(map_in_processes(fit, heads, workers))
     learned, partial = fits[0], dict(zip([m for m in sizes if m != len(loss_trn)], fits[1:]))
 
@@ -581,9 +707,22 @@ def run_landmark_split(
     for m in sizes:
         fitted = learned if m == len(loss_trn) else partial[m]
         for name, (C, _, u) in fitted.items():
-            curve.append({"m": m, "method": name, "C": C, "test_aurc": float(aurc(per_landmark(loss_tst), u))})
-        curve.append({"m": m, "method": "face_score", "C": np.nan, "test_aurc": test_aurc["face_score"]})
-        logger.info("learning curve m=%d: %s", m, {row["method"]: round(row["test_aurc"], 3) for row in curve[-3:]})
+            curve.append(
+                {
+                    "m": m,
+                    "method": name,
+                    "C": C,
+                    "test_aurc": float(aurc(per_landmark(loss_tst), u)),
+                }
+            )
+        curve.append(
+            {"m": m, "method": "face_score", "C": np.nan, "test_aurc": test_aurc["face_score"]}
+        )
+        logger.info(
+            "learning curve m=%d: %s",
+            m,
+            {row["method"]: round(row["test_aurc"], 3) for row in curve[-3:]},
+        )
     return {
         "tst_index": parts["tst"],
         "loss": loss_tst,
@@ -592,7 +731,10 @@ def run_landmark_split(
         "aurc": test_aurc,
         "risk_full": float(per_landmark(loss_tst).mean()),
         "C": {name: C for name, (C, _, _) in learned.items()},
-        "val_aurc": {name: {float(C): float(v) for C, v in val.items()} for name, (_, val, _) in learned.items()},
+        "val_aurc": {
+            name: {float(C): float(v) for C, v in val.items()}
+            for name, (_, val, _) in learned.items()
+        },
         "predictor_options": options,
         "val1_error": val1_error,
         "mean_error": {part: float(per_landmark(loss).mean()) for part, (_, loss) in data.items()},
@@ -625,7 +767,9 @@ def _staged_candidates(inputs: SplitInputs, n_options: int) -> list | None:
     candidates = []
     for k in range(n_options):
         with open(inputs.staged_file(f"val1_error/{k}")) as handle:
-            candidates.append((inputs.staged_file(f"predictor/{k}"), json.load(handle)["val1_error"]))
+            candidates.append(
+                (inputs.staged_file(f"predictor/{k}"), json.load(handle)["val1_error"])
+            )
     return candidates
 
 
@@ -708,12 +852,25 @@ def face_splits_file(out_path, *, faces: dict, ratios, n_splits: int, seed: int)
     faces_df = select_faces(**faces)
     subsets = faces_df["subset"].to_numpy()
     splits = make_splits(subsets, ratios=ratios, n_splits=n_splits, seed=seed, dataset=DATASET)
-    save_splits(out_path, splits, y=subsets, ratios=ratios)  # checked: every face once, stratified by subset
+    save_splits(
+        out_path, splits, y=subsets, ratios=ratios
+    )  # checked: every face once, stratified by subset
     return splits
 
 
-def train_predictor_file(detections_path, splits_path, split: int, option: int, model_out, error_out, *,
-                         faces: dict, options_grid, trainer_threads: int, seed: int) -> float:
+def train_predictor_file(
+    detections_path,
+    splits_path,
+    split: int,
+    option: int,
+    model_out,
+    error_out,
+    *,
+    faces: dict,
+    options_grid,
+    trainer_threads: int,
+    seed: int,
+) -> float:
     """One cell of the option grid on one split (rule train_predictor, :func:`train_candidate_predictor`).
 
     Parameters
@@ -740,20 +897,46 @@ def train_predictor_file(detections_path, splits_path, split: int, option: int, 
     float
         The mean per-landmark Val1 loss of the model.
     """
-    faces_df, detections, split_indices, split_seed_ = load_split_inputs(faces, detections_path, splits_path,
-                                                                         int(split), seed)
+    faces_df, detections, split_indices, split_seed_ = load_split_inputs(
+        faces, detections_path, splits_path, int(split), seed
+    )
     options = dict(options_grid[int(option)])
-    _, error = train_candidate_predictor(faces_df, detections, split_indices, options, threads=trainer_threads,
-                                         seed=split_seed_, path=model_out)
-    write_text(json.dumps({"option": int(option), "options": options, "val1_error": error}, sort_keys=True) + "\n",
-               error_out)
+    _, error = train_candidate_predictor(
+        faces_df,
+        detections,
+        split_indices,
+        options,
+        threads=trainer_threads,
+        seed=split_seed_,
+        path=model_out,
+    )
+    write_text(
+        json.dumps({"option": int(option), "options": options, "val1_error": error}, sort_keys=True)
+        + "\n",
+        error_out,
+    )
     return error
 
 
-def run_split_files(detections_path, splits_path, split: int, result_out, curve_out, *, faces: dict, seed: int,
-                    options_grid, C_grid, learning_curve_sizes, with_coordinates: bool, pretrained: bool,
-                    score_jobs: int, models: Sequence = (), errors: Sequence = (),
-                    workers: int = 1) -> LandmarkSplitResult:
+def run_split_files(
+    detections_path,
+    splits_path,
+    split: int,
+    result_out,
+    curve_out,
+    *,
+    faces: dict,
+    seed: int,
+    options_grid,
+    C_grid,
+    learning_curve_sizes,
+    with_coordinates: bool,
+    pretrained: bool,
+    score_jobs: int,
+    models: Sequence = (),
+    errors: Sequence = (),
+    workers: int = 1,
+) -> LandmarkSplitResult:
     """:func:`run_split` on split ``split``, file in / file out (rule train_landmarks; keywords: its params).
 
     Parameters
@@ -790,9 +973,15 @@ def run_split_files(detections_path, splits_path, split: int, result_out, curve_
     LandmarkSplitResult
         As :func:`run_split`.
     """
-    chosen = _settings_of(faces, seed, predictor_options_grid=list(options_grid), C_grid=C_grid,
-                          learning_curve_sizes=list(learning_curve_sizes), with_coordinates=with_coordinates,
-                          pretrained=pretrained)
+    chosen = _settings_of(
+        faces,
+        seed,
+        predictor_options_grid=list(options_grid),
+        C_grid=C_grid,
+        learning_curve_sizes=list(learning_curve_sizes),
+        with_coordinates=with_coordinates,
+        pretrained=pretrained,
+    )
     chosen["score_jobs"] = score_jobs
     staged = {STAGED_DETECTIONS: detections_path}
     for k, (model, error) in enumerate(zip(models, errors)):
@@ -869,14 +1058,26 @@ def landmark_summary(results: dict) -> pd.DataFrame:
     rows = []
     for split, result in sorted(results.items()):
         options = result["predictor_options"]
-        oversampling = np.nan if options.get("pretrained") else float(options.get("oversampling_amount", np.nan))
+        oversampling = (
+            np.nan
+            if options.get("pretrained")
+            else float(options.get("oversampling_amount", np.nan))
+        )
         for method in METHODS:
-            rows.append({
-                "task": "landmarks", "dataset": "300w", "split": int(split), "classifier": "dlib", "score": method,
-                "C_classifier": oversampling, "C_score": float(result["C"].get(method, np.nan)),
-                "aurc": float(result["aurc"][method]), "risk_full": float(result["risk_full"]),
-                "n_test": int(len(result["loss"])),
-            })
+            rows.append(
+                {
+                    "task": "landmarks",
+                    "dataset": "300w",
+                    "split": int(split),
+                    "classifier": "dlib",
+                    "score": method,
+                    "C_classifier": oversampling,
+                    "C_score": float(result["C"].get(method, np.nan)),
+                    "aurc": float(result["aurc"][method]),
+                    "risk_full": float(result["risk_full"]),
+                    "n_test": int(len(result["loss"])),
+                }
+            )
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
@@ -894,7 +1095,9 @@ def learning_curve_table(curves: dict) -> pd.DataFrame:
     pandas.DataFrame
         Columns ``method, m, mean, std, count``.
     """
-    frame = pd.concat([curve.assign(split=int(k)) for k, curve in curves.items()], ignore_index=True)
+    frame = pd.concat(
+        [curve.assign(split=int(k)) for k, curve in curves.items()], ignore_index=True
+    )
     return frame.groupby(["method", "m"])["test_aurc"].agg(["mean", "std", "count"]).reset_index()
 
 
@@ -917,8 +1120,9 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     return {"landmarks": metric_table(rows, landmarks_spec(LEARNED_SCORES))}
 
 
-def summary_file(result_paths: Sequence, curve_paths: Sequence, splits: Sequence,
-                 summary_out) -> tuple[dict, dict, pd.DataFrame]:
+def summary_file(
+    result_paths: Sequence, curve_paths: Sequence, splits: Sequence, summary_out
+) -> tuple[dict, dict, pd.DataFrame]:
     """Read every split's result and learning curve; write their rows (:func:`landmark_summary`)
     (rule summarize_landmarks).
 

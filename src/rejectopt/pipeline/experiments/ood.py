@@ -65,13 +65,17 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.preprocessing import StandardScaler  # rejectopt.ood's feature scores load scikit-learn already
+from sklearn.preprocessing import (
+    StandardScaler,
+)  # rejectopt.ood's feature scores load scikit-learn already
 
+from ..._checks import derive_seed
 from ..._io import write_csv
 from ...classifiers import get_classifier
 from ...datasets import get_spec
@@ -89,7 +93,6 @@ from ...ood import (
 )
 from ...ood._metrics import operating_points
 from ...selective import InfeasibleTargetError
-from ..._checks import derive_seed
 from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods, significant_pairs
 from ..tables import load_csv
 from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
@@ -135,7 +138,11 @@ DEFAULTS = {
 }
 
 #: The pipeline's settings of the classifier and SELE where the config lacks them (its defaults).
-_PIPELINE_DEFAULTS = {"C_classifier": [1, 10, 100, 1000], "C_score": [0, 1, 10, 100, 1000], "sele_chunk_size": 500}
+_PIPELINE_DEFAULTS = {
+    "C_classifier": [1, 10, 100, 1000],
+    "C_score": [0, 1, 10, 100, 1000],
+    "sele_chunk_size": 500,
+}
 
 #: The metrics the methods are ranked by (:func:`ood_statistics`): R^S at the two bounds (smaller is
 #: better), AUROC and OSCR (larger is better).
@@ -146,11 +153,41 @@ _FEASIBLE_TOL = 1e-9
 
 #: Columns of ``results/ood/{dataset}/split_{k}.csv`` (one row per classifier and method).
 SPLIT_COLUMNS = [
-    "dataset", "split", "classifier", "method", "kind", "held_out", "n_classes", "n_id_val", "n_ood_val",
-    "n_id_tst", "n_ood_tst", "C_classifier", "C_sele", "id_error", "tpr_min", "fpr_max", "fpr_bound_val",
-    "fpr_bound_tst", "risk_seed", "risk_fixed", "feasible_val_seed", "feasible_tst_seed", "feasible_val_fixed",
-    "feasible_tst_fixed", "deployed_risk_seed", "deployed_tpr_seed", "deployed_fpr_seed", "deployed_risk_fixed",
-    "deployed_tpr_fixed", "deployed_fpr_fixed", "mu_seed", "mu_fixed", "fpr_at_tpr", "auroc", "oscr",
+    "dataset",
+    "split",
+    "classifier",
+    "method",
+    "kind",
+    "held_out",
+    "n_classes",
+    "n_id_val",
+    "n_ood_val",
+    "n_id_tst",
+    "n_ood_tst",
+    "C_classifier",
+    "C_sele",
+    "id_error",
+    "tpr_min",
+    "fpr_max",
+    "fpr_bound_val",
+    "fpr_bound_tst",
+    "risk_seed",
+    "risk_fixed",
+    "feasible_val_seed",
+    "feasible_tst_seed",
+    "feasible_val_fixed",
+    "feasible_tst_fixed",
+    "deployed_risk_seed",
+    "deployed_tpr_seed",
+    "deployed_fpr_seed",
+    "deployed_risk_fixed",
+    "deployed_tpr_fixed",
+    "deployed_fpr_fixed",
+    "mu_seed",
+    "mu_fixed",
+    "fpr_at_tpr",
+    "auroc",
+    "oscr",
 ]
 
 
@@ -183,14 +220,18 @@ def settings(config: dict) -> dict:
         raise ValueError(f"config ood: unknown keys {unknown}; allowed: {sorted(DEFAULTS)}")
     out = {**DEFAULTS, **block}
     if not 0.0 < float(out["held_out_fraction"]) < 1.0:
-        raise ValueError(f"config ood.held_out_fraction must lie in (0, 1), got {out['held_out_fraction']!r}")
+        raise ValueError(
+            f"config ood.held_out_fraction must lie in (0, 1), got {out['held_out_fraction']!r}"
+        )
     for key in ("tpr_min", "fpr_max"):
         if not 0.0 <= float(out[key]) <= 1.0:
             raise ValueError(f"config ood.{key} must lie in [0, 1], got {out[key]!r}")
     if int(out["knn_neighbors"]) < 1 or int(out["angles"]) < 2:
         raise ValueError("config ood.knn_neighbors must be >= 1 and ood.angles >= 2")
     for name in out["classifiers"]:
-        if get_classifier(name).task != "classification":  # an unknown name fails here, listing the valid ones
+        if (
+            get_classifier(name).task != "classification"
+        ):  # an unknown name fails here, listing the valid ones
             raise ValueError(f"config ood.classifiers: {name!r} is not a classification classifier")
     for key, default in _PIPELINE_DEFAULTS.items():
         out[key] = config.get(key, default)
@@ -204,8 +245,9 @@ def settings(config: dict) -> dict:
 _settings = settings
 
 
-def covered_datasets(settings: dict, run_datasets: Sequence[str], task: Mapping[str, str],
-                     custom: Sequence[str] = ()) -> list[str]:
+def covered_datasets(
+    settings: dict, run_datasets: Sequence[str], task: Mapping[str, str], custom: Sequence[str] = ()
+) -> list[str]:
     """The datasets of ``settings["datasets"]`` the run covers, in run order.
 
     Every listed name must be registered or in ``custom``, even if not covered.
@@ -469,7 +511,9 @@ def evaluate_ood_methods(
         (r_v, r_t), (g_v, g_t) = singles[r], singles[g]
         for which, bound in bounds.items():
             try:
-                sel = fit_double_score_tpr_fpr(loss_v, ood_v, r_v, g_v, tpr_min, bound, angles=int(angles))
+                sel = fit_double_score_tpr_fpr(
+                    loss_v, ood_v, r_v, g_v, tpr_min, bound, angles=int(angles)
+                )
             except InfeasibleTargetError:
                 m.tst_score[which] = None
                 continue
@@ -480,17 +524,26 @@ def evaluate_ood_methods(
         methods.append(m)
 
     bound_tst = max(
-        min_fpr_at_tpr(ood_t, m.tst_score["seed"], tpr_min) for m in methods if m.tst_score["seed"] is not None
+        min_fpr_at_tpr(ood_t, m.tst_score["seed"], tpr_min)
+        for m in methods
+        if m.tst_score["seed"] is not None
     )
     targets = {"seed": bound_tst, "fixed": float(fpr_max)}
     nan = float("nan")
     rows, curves = [], {"fpr_bound_tst": np.float64(bound_tst)}
     for m in methods:
-        row: dict[str, Any] = {"method": m.name, "kind": m.kind, "fpr_bound_val": bound_val, "fpr_bound_tst": bound_tst}
+        row: dict[str, Any] = {
+            "method": m.name,
+            "kind": m.kind,
+            "fpr_bound_val": bound_val,
+            "fpr_bound_tst": bound_tst,
+        }
         for which in ("seed", "fixed"):
             u = m.tst_score[which]
             row[f"risk_{which}"] = (
-                nan if u is None else selective_risk_at_tpr_fpr(loss_t, ood_t, u, tpr_min, targets[which])
+                nan
+                if u is None
+                else selective_risk_at_tpr_fpr(loss_t, ood_t, u, tpr_min, targets[which])
             )
             fitted = which in m.accept_val
             row[f"feasible_val_{which}"] = fitted and _rates_ok(
@@ -504,7 +557,10 @@ def evaluate_ood_methods(
             row[f"mu_{which}"] = m.mu.get(which, nan)
             if u is not None:
                 cov, risk, _ = risk_coverage_curve_at_fpr(loss_t, ood_t, u, targets[which])
-                curves[f"{m.name}__rc_{which}_cov"], curves[f"{m.name}__rc_{which}_risk"] = cov, risk
+                curves[f"{m.name}__rc_{which}_cov"], curves[f"{m.name}__rc_{which}_risk"] = (
+                    cov,
+                    risk,
+                )
         u = m.tst_score["seed"]
         row["fpr_at_tpr"] = min_fpr_at_tpr(ood_t, u, tpr_min)
         row["auroc"] = auroc(ood_t, u)
@@ -601,24 +657,47 @@ def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSp
         "knn": (knn.predict(z_val), knn.predict(z_tst)),
         "mahalanobis": (maha.predict(z_val), maha.predict(z_tst)),
     }
-    log.info("%s split %d: OOD scores fitted on %d Trn1 examples in %.1f s", dataset, split, part.trn1.size,
-             time.perf_counter() - start)
+    log.info(
+        "%s split %d: OOD scores fitted on %d Trn1 examples in %.1f s",
+        dataset,
+        split,
+        part.trn1.size,
+        time.perf_counter() - start,
+    )
 
-    frames, curves = [], {"classifiers": np.asarray(list(classifiers)), "tpr_min": np.float64(tpr_min),
-                          "fpr_max": np.float64(fpr_max)}
+    frames, curves = (
+        [],
+        {
+            "classifiers": np.asarray(list(classifiers)),
+            "tpr_min": np.float64(tpr_min),
+            "fpr_max": np.float64(fpr_max),
+        },
+    )
     scores: dict[str, OODScores] = {}
     for kind in classifiers:
         info = get_classifier(kind)
         if info.task != "classification":
-            raise ValueError(f"the OOD benchmark needs a classification classifier, {kind!r} is {info.task}")
+            raise ValueError(
+                f"the OOD benchmark needs a classification classifier, {kind!r} is {info.task}"
+            )
         # predicted where SELE learns and is selected (Trn2, Val2) and where the rules are tuned and
         # scored (Val, Tst); Val2 is part of Val
         needed = np.unique(np.concatenate([part.trn2, val, tst]))
         fitted = fit_classifier_then_score(
-            kind, X, y, id_parts, needed, n_classes=k_id, C_classifier=settings["C_classifier"],
-            C_score=settings["C_score"], classifier_seed=derive_seed(seed, dataset, "ood", split, kind),
-            score_seed=derive_seed(seed, dataset, "ood", split, kind, "sele"), score="sele",
-            chunk_size=settings["sele_chunk_size"], threads=threads, ignore=is_ood,
+            kind,
+            X,
+            y,
+            id_parts,
+            needed,
+            n_classes=k_id,
+            C_classifier=settings["C_classifier"],
+            C_score=settings["C_score"],
+            classifier_seed=derive_seed(seed, dataset, "ood", split, kind),
+            score_seed=derive_seed(seed, dataset, "ood", split, kind, "sele"),
+            score="sele",
+            chunk_size=settings["sele_chunk_size"],
+            threads=threads,
+            ignore=is_ood,
         )
         loss, y_pred, sele = fitted.loss, fitted.y_pred, fitted.score
         singles = {
@@ -627,34 +706,71 @@ def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSp
             **ood_scores,
         }
         doubles = [(info.baseline, "knn"), ("sele", "knn"), ("sele", "mahalanobis")]
-        scores[kind] = OODScores(loss[val], is_ood[val], loss[tst], is_ood[tst], singles, doubles,
-                                 fitted.C, fitted.C_score)
+        scores[kind] = OODScores(
+            loss[val],
+            is_ood[val],
+            loss[tst],
+            is_ood[tst],
+            singles,
+            doubles,
+            fitted.C,
+            fitted.C_score,
+        )
         rows, split_curves = evaluate_ood_methods(
-            (loss[val], is_ood[val]), (loss[tst], is_ood[tst]), singles, doubles,
-            tpr_min=tpr_min, fpr_max=fpr_max, angles=settings["angles"],
+            (loss[val], is_ood[val]),
+            (loss[tst], is_ood[tst]),
+            singles,
+            doubles,
+            tpr_min=tpr_min,
+            fpr_max=fpr_max,
+            angles=settings["angles"],
         )
         id_tst = tst[~is_ood[tst]]
         frame = pd.DataFrame(rows)
         frame = frame.assign(
-            dataset=dataset, split=split, classifier=kind,
-            held_out=" ".join(map(str, part.held_out)), n_classes=int(y.max()) + 1, **counts,
-            C_classifier=fitted.C, C_sele=fitted.C_score, id_error=float(np.mean(loss[id_tst])),
-            tpr_min=float(tpr_min), fpr_max=float(fpr_max),
+            dataset=dataset,
+            split=split,
+            classifier=kind,
+            held_out=" ".join(map(str, part.held_out)),
+            n_classes=int(y.max()) + 1,
+            **counts,
+            C_classifier=fitted.C,
+            C_sele=fitted.C_score,
+            id_error=float(np.mean(loss[id_tst])),
+            tpr_min=float(tpr_min),
+            fpr_max=float(fpr_max),
         )
         frames.append(frame[SPLIT_COLUMNS])
         curves.update({f"{kind}__{key}": value for key, value in split_curves.items()})
         curves[f"{kind}__methods"] = np.asarray(list(frame["method"]))
         log.info(
             "%s %s split %d: C=%g, SELE C=%g, FPR bound Val %.3f / Tst %.3f, R^S %s (%.1f s)",
-            dataset, kind, split, fitted.C, fitted.C_score, rows[0]["fpr_bound_val"], rows[0]["fpr_bound_tst"],
-            {r["method"]: round(r["risk_seed"], 2) for r in rows}, time.perf_counter() - start,
+            dataset,
+            kind,
+            split,
+            fitted.C,
+            fitted.C_score,
+            rows[0]["fpr_bound_val"],
+            rows[0]["fpr_bound_tst"],
+            {r["method"]: round(r["risk_seed"], 2) for r in rows},
+            time.perf_counter() - start,
         )
     return OODSplitResult(pd.concat(frames, ignore_index=True), curves, scores)
 
 
-def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], *, dataset: str, seed: int = 0,
-                      settings: dict | None = None, C_classifier=None, C_score=None, sele_chunk_size=None,
-                      threads: int = 1) -> dict[int, OODSplitResult]:
+def run_dataset_files(
+    data_path,
+    splits_path,
+    split_files: Mapping[int, tuple],
+    *,
+    dataset: str,
+    seed: int = 0,
+    settings: dict | None = None,
+    C_classifier=None,
+    C_score=None,
+    sele_chunk_size=None,
+    threads: int = 1,
+) -> dict[int, OODSplitResult]:
     """File-in / file-out :func:`run_split` on every split of ``split_files`` of one dataset.
 
     The data are read once; each split's files are written atomically when it is done
@@ -686,13 +802,21 @@ def run_dataset_files(data_path, splits_path, split_files: Mapping[int, tuple], 
         By split.
     """
     config = {"ood": settings}
-    for key, value in (("C_classifier", C_classifier), ("C_score", C_score), ("sele_chunk_size", sele_chunk_size)):
+    for key, value in (
+        ("C_classifier", C_classifier),
+        ("C_score", C_score),
+        ("sele_chunk_size", sele_chunk_size),
+    ):
         if value is not None:
             config[key] = value
     chosen = _settings(config)
     inputs = split_inputs(dataset, "classification", int(seed), data_path, splits_path, split_files)
-    return run_splits(lambda split_input: run_split(split_input, chosen, threads=threads), inputs,
-                      {int(k): tuple(paths) for k, paths in split_files.items()}, label=f"{NAME} {dataset}")
+    return run_splits(
+        lambda split_input: run_split(split_input, chosen, threads=threads),
+        inputs,
+        {int(k): tuple(paths) for k, paths in split_files.items()},
+        label=f"{NAME} {dataset}",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -733,7 +857,10 @@ def ood_table(results: pd.DataFrame) -> pd.DataFrame:
     grouped = results.groupby(keys, sort=False)
     bounds = {c: (c, "first") for c in ("tpr_min", "fpr_max") if c in results}
     table = grouped.agg(
-        kind=("kind", "first"), held_out=("held_out", "first"), **bounds, n_splits=("split", "nunique"),
+        kind=("kind", "first"),
+        held_out=("held_out", "first"),
+        **bounds,
+        n_splits=("split", "nunique"),
         **{f"{c}_{s}": (c, s) for c in _MEAN_STD for s in ("mean", "std")},
         unable_seed=("risk_seed", lambda v: int(v.isna().sum())),
         unable_fixed=("risk_fixed", lambda v: int(v.isna().sum())),
@@ -783,18 +910,24 @@ def _rankable(table: pd.DataFrame, classifier: str, metric: str) -> pd.DataFrame
     rows = table[table["classifier"] == classifier]
     methods = list(dict.fromkeys(rows["method"]))
     datasets = list(dict.fromkeys(rows["dataset"]))
-    wide = rows.pivot(index="dataset", columns="method", values=f"{metric}_mean").loc[datasets, methods]
+    wide = rows.pivot(index="dataset", columns="method", values=f"{metric}_mean").loc[
+        datasets, methods
+    ]
     higher_is_better = metric in ("auroc", "oscr")
     values = -wide if higher_is_better else wide.copy()
     if metric.startswith("risk_"):
-        unable = rows.pivot(index="dataset", columns="method", values=f"unable_{metric[5:]}").loc[datasets, methods]
+        unable = rows.pivot(index="dataset", columns="method", values=f"unable_{metric[5:]}").loc[
+            datasets, methods
+        ]
         values = values.mask(unable > 0)
     finite = values.to_numpy(dtype=float)
     worst = np.nanmax(finite) + 1.0 if np.isfinite(finite).any() else 1.0
     return values.astype(float).fillna(worst)
 
 
-def ood_statistics(table: pd.DataFrame, classifier: str, metric: str = "risk_seed") -> OODStatistics:
+def ood_statistics(
+    table: pd.DataFrame, classifier: str, metric: str = "risk_seed"
+) -> OODStatistics:
     """Per-dataset ranks of the methods, average ranks, Friedman test, Nemenyi CD (Demsar 2006).
 
     Ranks are on the mean over the splits (unable on any split of a dataset: worst there, having
@@ -846,13 +979,26 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     for classifier in dict.fromkeys(table["classifier"]):
         for metric in RANK_METRICS:
             s = ood_statistics(table, classifier, metric)
-            ranks += [{"classifier": classifier, "metric": metric, "method": m, "average_rank": float(r)}
-                      for m, r in s.average_ranks.items()]
-            tests.append({"classifier": classifier, "metric": metric, "n_datasets": s.n_datasets,
-                          "friedman_pvalue": s.friedman_pvalue, "iman_davenport_pvalue": s.iman_davenport_pvalue,
-                          "nemenyi_cd_005": s.cd_005, "nemenyi_cd_010": s.cd_010})
-    return {"ood": table, "ranks": pd.DataFrame(ranks).set_index(["classifier", "metric", "method"]),
-            "rank_tests": pd.DataFrame(tests).set_index(["classifier", "metric"])}
+            ranks += [
+                {"classifier": classifier, "metric": metric, "method": m, "average_rank": float(r)}
+                for m, r in s.average_ranks.items()
+            ]
+            tests.append(
+                {
+                    "classifier": classifier,
+                    "metric": metric,
+                    "n_datasets": s.n_datasets,
+                    "friedman_pvalue": s.friedman_pvalue,
+                    "iman_davenport_pvalue": s.iman_davenport_pvalue,
+                    "nemenyi_cd_005": s.cd_005,
+                    "nemenyi_cd_010": s.cd_010,
+                }
+            )
+    return {
+        "ood": table,
+        "ranks": pd.DataFrame(ranks).set_index(["classifier", "metric", "method"]),
+        "rank_tests": pd.DataFrame(tests).set_index(["classifier", "metric"]),
+    }
 
 
 def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -877,7 +1023,9 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
     rejectopt.exceptions.IntermediateFileError
         A split's CSV without its content record, or changed since it was written.
     """
-    results = pd.concat([load_csv(p) for p in csv_paths], ignore_index=True)  # refused if edited since written
+    results = pd.concat(
+        [load_csv(p) for p in csv_paths], ignore_index=True
+    )  # refused if edited since written
     table = ood_table(results)
     write_csv(table, csv_out)
     return results, table

@@ -26,7 +26,13 @@ from ..tables import metric_table, table_specs
 from ._contract import SplitInputs, SplitResult
 from ._paper_classifiers import load_classifier_file, run_classifier, run_classifiers
 from ._paper_scores import SCORE_ERROR, SCORE_FIELDS, learn_score, run_scores, score_key
-from ._paper_summary import BASE_SUMMARY_COLUMNS, EXTRA_METRICS, SUMMARY_COLUMNS, summarize_dataset, tst_outcomes
+from ._paper_summary import (
+    BASE_SUMMARY_COLUMNS,
+    EXTRA_METRICS,
+    SUMMARY_COLUMNS,
+    summarize_dataset,
+    tst_outcomes,
+)
 
 __all__ = [
     "NAME",
@@ -77,8 +83,10 @@ def settings(config: dict) -> dict:
     wanted = [name for task in config.get("classifiers", {}).values() for name in task]
     unknown = [name for name in wanted if name not in CLASSIFIERS]
     if unknown:
-        raise ValueError(f"config classifiers: {', '.join(map(repr, unknown))} "
-                         f"not registered (registered: {', '.join(CLASSIFIERS.names())})")
+        raise ValueError(
+            f"config classifiers: {', '.join(map(repr, unknown))} "
+            f"not registered (registered: {', '.join(CLASSIFIERS.names())})"
+        )
     return {
         "classifiers": [name for name in CLASSIFIERS.names() if name in wanted],
         "scores": {name: list(config.get("scores", {}).get(name, ())) for name in wanted},
@@ -93,8 +101,10 @@ def settings(config: dict) -> dict:
 def _aurc_convention(config: dict) -> str:
     convention = config.get("aurc_convention", "paper")
     if convention not in CONVENTIONS:
-        raise ValueError(f"config aurc_convention: {convention!r} is not a convention; "
-                         f"choose one of {', '.join(map(repr, CONVENTIONS))}")
+        raise ValueError(
+            f"config aurc_convention: {convention!r} is not a convention; "
+            f"choose one of {', '.join(map(repr, CONVENTIONS))}"
+        )
     return convention
 
 
@@ -119,8 +129,15 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
         classifier_files[(name, inputs.split)] = inputs.staged_file(f"classifier/{name}")
         for score in settings["scores"].get(name, ()):
             score_files[(name, score, inputs.split)] = inputs.staged_file(f"scores/{name}")
-    rows = summarize_dataset(inputs.dataset, inputs.task, inputs.data_path, inputs.splits_path,
-                             classifier_files, score_files, settings.get("aurc_convention", "paper"))
+    rows = summarize_dataset(
+        inputs.dataset,
+        inputs.task,
+        inputs.data_path,
+        inputs.splits_path,
+        classifier_files,
+        score_files,
+        settings.get("aurc_convention", "paper"),
+    )
     return SplitResult(rows)
 
 
@@ -141,4 +158,6 @@ def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
     """
     specs = table_specs(settings["scores"], settings["classifiers"])
     present = set(rows["classifier"])
-    return {name: metric_table(rows, spec) for name, spec in specs.items() if spec.classifier in present}
+    return {
+        name: metric_table(rows, spec) for name, spec in specs.items() if spec.classifier in present
+    }

@@ -11,12 +11,21 @@ experiment (``ood``, ``double_hinge``, ``landmarks``) and for the CLI's figures 
 """
 
 from ._comparison import comparison_markdown, paper_comparison
-from ._figures import CD_ALPHA, cd_diagram, cd_figure, improvement_figure, mean_rc_curve, message_figure, rc_curves_figure, rc_figure
+from ._figures import (
+    CD_ALPHA,
+    cd_diagram,
+    cd_figure,
+    improvement_figure,
+    mean_rc_curve,
+    message_figure,
+    rc_curves_figure,
+    rc_figure,
+)
 from ._format import format_number
 from ._provenance import environment_markdown, report_config_error, report_requested, timing_table
 from ._rankings import metric_rankings, rankings_markdown
-from ._specs import classifier_label, label, metric_label
 from ._render import read_summary, render_table
+from ._specs import classifier_label, label, metric_label
 
 __all__ = [
     "CD_ALPHA",

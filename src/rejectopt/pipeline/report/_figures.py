@@ -17,8 +17,20 @@ from ..tables import TableSpec, TableStatistics
 from ._format import format_number
 from ._specs import label, metric_label
 
-__all__ = ["CD_ALPHA", "FIGURE_FORMATS", "cd_diagram", "figure_bytes", "figure_paths", "improvement_figure", "cd_figure", "message_figure",
-           "rc_figure", "rc_curves_figure", "mean_rc_curve", "save_figure"]
+__all__ = [
+    "CD_ALPHA",
+    "FIGURE_FORMATS",
+    "cd_diagram",
+    "figure_bytes",
+    "figure_paths",
+    "improvement_figure",
+    "cd_figure",
+    "message_figure",
+    "rc_figure",
+    "rc_curves_figure",
+    "mean_rc_curve",
+    "save_figure",
+]
 
 #: Significance level of the Nemenyi test in the CD diagrams, as in the paper's Fig. 1 and 3a.
 CD_ALPHA = 0.10
@@ -45,10 +57,14 @@ def figure_paths(path, formats=("png",)) -> list[Path]:
     """
     path = Path(path)
     if path.suffix != ".png":
-        raise ValueError(f"{path}: a figure's path must end in .png (its other formats go beside it)")
+        raise ValueError(
+            f"{path}: a figure's path must end in .png (its other formats go beside it)"
+        )
     unknown = sorted(set(formats) - set(FIGURE_FORMATS))
     if unknown:
-        raise ValueError(f"figure format(s) {unknown} unknown; config figure_formats takes {list(FIGURE_FORMATS)}")
+        raise ValueError(
+            f"figure format(s) {unknown} unknown; config figure_formats takes {list(FIGURE_FORMATS)}"
+        )
     return [path] + [path.with_suffix(f".{fmt}") for fmt in dict.fromkeys(formats) if fmt != "png"]
 
 
@@ -126,13 +142,17 @@ def _wrap_to_width(text: str, width_inches: float, fontsize: float) -> str:
     no-power line would otherwise run past both edges of the figure and be cut. Lines that fit are
     left as they are, so a title that fits gives the same figure as before.
     """
-    from matplotlib.font_manager import FontProperties  # matplotlib: heavy, only the figure jobs need it
+    # matplotlib: heavy, only the figure jobs need it
+    from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath  # matplotlib, as above
 
     measure, font = TextToPath(), FontProperties(size=fontsize)
 
     def fits(line: str) -> bool:
-        return measure.get_text_width_height_descent(line, font, ismath=False)[0] <= 72.0 * width_inches
+        return (
+            measure.get_text_width_height_descent(line, font, ismath=False)[0]
+            <= 72.0 * width_inches
+        )
 
     lines = []
     for line in text.split("\n"):
@@ -229,7 +249,14 @@ def cd_diagram(
     ax.plot([x_of(1), x_of(1 + cd)], [cd_y, cd_y], **line_kw)
     for end in (1, 1 + cd):
         ax.plot([x_of(end), x_of(end)], [cd_y - 0.05, cd_y + 0.05], **line_kw)
-    ax.text(x_of(1 + cd / 2), cd_y + 0.07, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=_FONT_SIZE)
+    ax.text(
+        x_of(1 + cd / 2),
+        cd_y + 0.07,
+        f"CD = {cd:.2f}",
+        ha="center",
+        va="bottom",
+        fontsize=_FONT_SIZE,
+    )
 
     # method lines and labels
     for side, items in (("left", left), ("right", right)):
@@ -250,8 +277,13 @@ def cd_diagram(
     for i, group in enumerate(groups):
         y = -(0.1 + _BAR_STEP * (i + 0.5))
         low, high = ranks[group[0]], ranks[group[-1]]
-        ax.plot([x_of(low) - 0.04, x_of(high) + 0.04], [y, y], color="black", linewidth=3.0,
-                solid_capstyle="butt")
+        ax.plot(
+            [x_of(low) - 0.04, x_of(high) + 0.04],
+            [y, y],
+            color="black",
+            linewidth=3.0,
+            solid_capstyle="butt",
+        )
 
     if title:
         ax.text(width / 2, top - 0.05, title, ha="center", va="top", fontsize=_FONT_SIZE + 1)
@@ -283,13 +315,21 @@ def improvement_figure(gains: pd.DataFrame, spec: TableSpec):
     width = 0.8 / max(len(methods), 1)
     x = np.arange(len(datasets))
     for i, m in enumerate(methods):
-        ax.bar(x + (i - (len(methods) - 1) / 2) * width, gains[(m, "mean")], width,
-               yerr=gains[(m, "std")].fillna(0), capsize=2, label=label(m))
+        ax.bar(
+            x + (i - (len(methods) - 1) / 2) * width,
+            gains[(m, "mean")],
+            width,
+            yerr=gains[(m, "std")].fillna(0),
+            capsize=2,
+            label=label(m),
+        )
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x, datasets, rotation=45, ha="right")
     ax.set_ylabel(f"improvement over {label(spec.baseline)} [%]")
-    ax.set_title(f"{spec.title}\nAuRC improvement over {label(spec.baseline)}, mean ± std over splits",
-                 fontsize=10)
+    ax.set_title(
+        f"{spec.title}\nAuRC improvement over {label(spec.baseline)}, mean ± std over splits",
+        fontsize=10,
+    )
     ax.legend()
     return fig
 
@@ -315,12 +355,18 @@ def cd_figure(stats: TableStatistics, spec: TableSpec, metric: str = "aurc"):
     ranks = stats.average_ranks.rename(lambda m: label(m))
     name = spec.title if metric == "aurc" else f"{spec.title} ({metric_label(metric)})"
     if stats.n_datasets < 2:
-        return message_figure(f"{name}: a CD diagram needs at least 2 datasets, this run has {stats.n_datasets}.")
+        return message_figure(
+            f"{name}: a CD diagram needs at least 2 datasets, this run has {stats.n_datasets}."
+        )
     cd = nemenyi_cd(len(ranks), stats.n_datasets, alpha=CD_ALPHA)
     title = f"{name}\nN = {stats.n_datasets} datasets, Nemenyi CD = {format_number(cd)} (alpha = {CD_ALPHA})"
-    if not stats.tests_have_power:  # N too small for the Friedman test to reject (rejectopt.pipeline.tables)
-        title += (f"\nno power: with N = {stats.n_datasets} the Friedman test cannot reject "
-                  f"(smallest possible p {stats.min_friedman_pvalue:.3f} > 0.05)")
+    if (
+        not stats.tests_have_power
+    ):  # N too small for the Friedman test to reject (rejectopt.pipeline.tables)
+        title += (
+            f"\nno power: with N = {stats.n_datasets} the Friedman test cannot reject "
+            f"(smallest possible p {stats.min_friedman_pvalue:.3f} > 0.05)"
+        )
     return cd_diagram(ranks, cd, title=title)
 
 
@@ -344,8 +390,16 @@ def message_figure(message: str):
     return fig
 
 
-def rc_figure(loss, uncertainty, *, score_label="score", point=None, point_label="chosen point",
-              risk_label="loss", title=None):
+def rc_figure(
+    loss,
+    uncertainty,
+    *,
+    score_label="score",
+    point=None,
+    point_label="chosen point",
+    risk_label="loss",
+    title=None,
+):
     """Risk-coverage curve of ``uncertainty`` on ``loss``, with the oracle and random order.
 
     Parameters
@@ -367,20 +421,30 @@ def rc_figure(loss, uncertainty, *, score_label="score", point=None, point_label
     """
     from matplotlib.figure import Figure  # matplotlib: heavy, only the figure jobs need it
 
-
     loss = np.asarray(loss, dtype=float)
     fig = Figure(figsize=(5.5, 4.0), dpi=110)
     ax = fig.add_subplot()
     learned, oracle, random_order = aurc(loss, uncertainty), aurc(loss, loss), float(loss.mean())
     ax.plot(*rc_curve(loss, uncertainty), label=f"{score_label} score (AuRC {learned:.3g})")
     ax.plot(*rc_curve(loss, loss), color="0.6", lw=1, label=f"oracle (AuRC {oracle:.3g})")
-    ax.axhline(random_order, color="0.3", ls="--", lw=1, label=f"random order (AuRC {random_order:.3g})")
+    ax.axhline(
+        random_order, color="0.3", ls="--", lw=1, label=f"random order (AuRC {random_order:.3g})"
+    )
     if point is not None and not math.isnan(point.selective_risk):
         (cov_low, cov_high), (risk_low, risk_high) = point.coverage_ci, point.selective_risk_ci
-        ax.errorbar([point.coverage], [point.selective_risk],
-                    xerr=[[max(0.0, point.coverage - cov_low)], [max(0.0, cov_high - point.coverage)]],
-                    yerr=[[max(0.0, point.selective_risk - risk_low)], [max(0.0, risk_high - point.selective_risk)]],
-                    fmt="o", color="C3", capsize=3, label=point_label)
+        ax.errorbar(
+            [point.coverage],
+            [point.selective_risk],
+            xerr=[[max(0.0, point.coverage - cov_low)], [max(0.0, cov_high - point.coverage)]],
+            yerr=[
+                [max(0.0, point.selective_risk - risk_low)],
+                [max(0.0, risk_high - point.selective_risk)],
+            ],
+            fmt="o",
+            color="C3",
+            capsize=3,
+            label=point_label,
+        )
     ax.set_xlabel("coverage")
     ax.set_ylabel(f"selective risk ({risk_label})")
     ax.set_xlim(0, 1)
@@ -448,7 +512,13 @@ def rc_curves_figure(curves: dict, title: str, risk_label: str = "loss"):
     first = next(iter(curves.values()))
     oracle, _ = mean_rc_curve([(loss, loss) for loss, _ in first])
     ax.plot(RC_GRID, oracle, color="0.5", lw=1, ls=":", label="oracle")
-    ax.axhline(float(np.mean([np.mean(loss) for loss, _ in first])), color="0.3", lw=1, ls="--", label="random order")
+    ax.axhline(
+        float(np.mean([np.mean(loss) for loss, _ in first])),
+        color="0.3",
+        lw=1,
+        ls="--",
+        label="random order",
+    )
     ax.set_xlabel("coverage")
     ax.set_ylabel(f"selective risk ({risk_label})")
     ax.set_xlim(0, 1)
@@ -456,4 +526,3 @@ def rc_curves_figure(curves: dict, title: str, risk_label: str = "loss"):
     ax.set_title(f"{title}\nTst, mean ± std over {len(first)} split(s)", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
     return fig
-

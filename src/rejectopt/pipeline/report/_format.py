@@ -6,8 +6,17 @@ import numpy as np
 
 from ..tables import friedman_min_pvalue
 
-__all__ = ["ALIKE_NOTE", "best_cells", "count", "format_number", "mean_std_cell", "pm", "power_caveat", "printed_alike",
-           "table_section"]
+__all__ = [
+    "ALIKE_NOTE",
+    "best_cells",
+    "count",
+    "format_number",
+    "mean_std_cell",
+    "pm",
+    "power_caveat",
+    "printed_alike",
+    "table_section",
+]
 
 
 def format_number(value: float, digits: int = 2) -> str:
@@ -66,11 +75,17 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def mean_std_cell(mean: float, std: float, digits: int, pm_sign: str, n: int, missing: str = "n/a") -> str:
+def mean_std_cell(
+    mean: float, std: float, digits: int, pm_sign: str, n: int, missing: str = "n/a"
+) -> str:
     """``mean<pm_sign>std`` over ``n`` splits; the mean alone for one split or an undefined std; ``missing`` for no mean."""
     if not np.isfinite(mean):
         return missing
-    return f"{mean:.{digits}f}{pm_sign}{std:.{digits}f}" if n > 1 and np.isfinite(std) else f"{mean:.{digits}f}"
+    return (
+        f"{mean:.{digits}f}{pm_sign}{std:.{digits}f}"
+        if n > 1 and np.isfinite(std)
+        else f"{mean:.{digits}f}"
+    )
 
 
 def pm(mean: float, std: float) -> str:
@@ -87,20 +102,26 @@ def power_caveat(n_datasets: int, n_methods: int, min_pvalue: float | None = Non
     None), exceeds 0.05: the test and the Nemenyi test after it then have no power. Empty when they do.
     """
     if n_methods < 2:
-        return (f"Caveat: with k = {count(n_methods, 'method')} there is nothing to rank: the Friedman and "
-                "Nemenyi tests are not defined (n/a).")
+        return (
+            f"Caveat: with k = {count(n_methods, 'method')} there is nothing to rank: the Friedman and "
+            "Nemenyi tests are not defined (n/a)."
+        )
     if n_datasets < 2:
-        return (f"Caveat: with N = {count(n_datasets, 'dataset')} the Friedman and Nemenyi tests are not defined "
-                f"(n/a): they compare the methods' ranks across datasets, and with k = {n_methods} methods the "
-                f"Friedman test can reject equivalence at 0.05 from N = {_datasets_with_power(n_methods)} on; "
-                "run more datasets.")
+        return (
+            f"Caveat: with N = {count(n_datasets, 'dataset')} the Friedman and Nemenyi tests are not defined "
+            f"(n/a): they compare the methods' ranks across datasets, and with k = {n_methods} methods the "
+            f"Friedman test can reject equivalence at 0.05 from N = {_datasets_with_power(n_methods)} on; "
+            "run more datasets."
+        )
     if min_pvalue is None:
         min_pvalue = friedman_min_pvalue(n_datasets, n_methods)
     if not min_pvalue > 0.05:
         return ""
-    return (f"Caveat: with N = {n_datasets} datasets and k = {n_methods} methods the Friedman test cannot reject "
-            f"equivalence at 0.05 whatever the results (its smallest possible p, every dataset ranking the methods "
-            f"alike, is {min_pvalue:.3f}): it and the Nemenyi test have no power here; run more datasets.")
+    return (
+        f"Caveat: with N = {n_datasets} datasets and k = {n_methods} methods the Friedman test cannot reject "
+        f"equivalence at 0.05 whatever the results (its smallest possible p, every dataset ranking the methods "
+        f"alike, is {min_pvalue:.3f}): it and the Nemenyi test have no power here; run more datasets."
+    )
 
 
 def _datasets_with_power(n_methods: int) -> int:
@@ -111,8 +132,16 @@ def _datasets_with_power(n_methods: int) -> int:
     return n
 
 
-def table_section(title: str, header: list[str], body: list[list[str]], notes: list[str], fmt: str,
-                  escape=None, escape_pipes: bool = False, footer: list[list[str]] = ()) -> list[str]:
+def table_section(
+    title: str,
+    header: list[str],
+    body: list[list[str]],
+    notes: list[str],
+    fmt: str,
+    escape=None,
+    escape_pipes: bool = False,
+    footer: list[list[str]] = (),
+) -> list[str]:
     """One titled table with its notes, as Markdown (``fmt='md'``) or LaTeX tabular (``'tex'``) lines.
 
     The one writer of the report's tables (the results tables, the OOD and the double-hinge
@@ -126,23 +155,49 @@ def table_section(title: str, header: list[str], body: list[list[str]], notes: l
     return _booktabs_section(title, header, body, footer, notes, escape or (lambda cell: cell))
 
 
-def _markdown_section(title: str, header: list[str], rows: list[list[str]], notes: list[str],
-                      escape_pipes: bool) -> list[str]:
+def _markdown_section(
+    title: str, header: list[str], rows: list[list[str]], notes: list[str], escape_pipes: bool
+) -> list[str]:
     """``### title``, a pipe table and the notes as lines (see :func:`table_section`)."""
+
     def row(cells):
         return "| " + " | ".join(c.replace("|", "\\|") if escape_pipes else c for c in cells) + " |"
 
-    return [f"### {title}", "", row(header), "|" + "---|" * len(header), *map(row, rows), "", *notes, ""]
+    return [
+        f"### {title}",
+        "",
+        row(header),
+        "|" + "---|" * len(header),
+        *map(row, rows),
+        "",
+        *notes,
+        "",
+    ]
 
 
-def _booktabs_section(title: str, header: list[str], body: list[list[str]], footer: list[list[str]],
-                      notes: list[str], escape) -> list[str]:
+def _booktabs_section(
+    title: str,
+    header: list[str],
+    body: list[list[str]],
+    footer: list[list[str]],
+    notes: list[str],
+    escape,
+) -> list[str]:
     """A LaTeX tabular with booktabs rules, the title and notes as comments, as lines (see :func:`table_section`)."""
+
     def row(cells):
         return " & ".join(escape(c) for c in cells) + " \\\\"
 
     # booktabs rules (\usepackage{booktabs}), as journals ask: no vertical rules, three weights of line
-    return ([f"% {title} (needs \\usepackage{{booktabs}})", f"\\begin{{tabular}}{{l{'r' * (len(header) - 1)}}}",
-             "\\toprule", row(header), "\\midrule", *map(row, body)]
-            + (["\\midrule", *map(row, footer)] if footer else [])
-            + ["\\bottomrule", "\\end{tabular}", *[f"% {n}" for n in notes], ""])
+    return (
+        [
+            f"% {title} (needs \\usepackage{{booktabs}})",
+            f"\\begin{{tabular}}{{l{'r' * (len(header) - 1)}}}",
+            "\\toprule",
+            row(header),
+            "\\midrule",
+            *map(row, body),
+        ]
+        + (["\\midrule", *map(row, footer)] if footer else [])
+        + ["\\bottomrule", "\\end{tabular}", *[f"% {n}" for n in notes], ""]
+    )

@@ -39,7 +39,9 @@ def lock_pins(path) -> list[tuple[str, str, str | None]]:
             name, pinned, marker = match.groups()
             pins.append((canonical_name(name), pinned, marker or None))
     if not pins:
-        raise ValueError(f"{path}: no 'name==version' line; a lock is written by `bash requirements/lock.sh`")
+        raise ValueError(
+            f"{path}: no 'name==version' line; a lock is written by `bash requirements/lock.sh`"
+        )
     return pins
 
 

@@ -17,7 +17,13 @@ import yaml
 from ._format import count, format_number
 from ._lock import lock_differences, lock_sha256
 
-__all__ = ["timing_table", "environment_markdown", "recorded_config", "report_config_error", "report_requested"]
+__all__ = [
+    "timing_table",
+    "environment_markdown",
+    "recorded_config",
+    "report_config_error",
+    "report_requested",
+]
 
 
 def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
@@ -43,27 +49,59 @@ def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
     records = []
     for path in map(Path, benchmark_files):
         bench = pd.read_csv(path, sep="\t")
-        parts = path.parts[path.parts.index("benchmarks") + 1:]
+        parts = path.parts[path.parts.index("benchmarks") + 1 :]
         rule, dataset = parts[0], parts[1]
-        records.append({"rule": rule, "dataset": dataset, "s": float(bench["s"].iloc[0]),
-                        "max_rss": float(pd.to_numeric(bench["max_rss"], errors="coerce").iloc[0])})
+        records.append(
+            {
+                "rule": rule,
+                "dataset": dataset,
+                "s": float(bench["s"].iloc[0]),
+                "max_rss": float(pd.to_numeric(bench["max_rss"], errors="coerce").iloc[0]),
+            }
+        )
     frame = pd.DataFrame(records, columns=["rule", "dataset", "s", "max_rss"])
-    table = frame.groupby(["rule", "dataset"]).agg(
-        jobs=("s", "size"), total_s=("s", "sum"), mean_s=("s", "mean"), max_s=("s", "max"), max_rss_mb=("max_rss", "max")
-    ).reset_index()
+    table = (
+        frame.groupby(["rule", "dataset"])
+        .agg(
+            jobs=("s", "size"),
+            total_s=("s", "sum"),
+            mean_s=("s", "mean"),
+            max_s=("s", "max"),
+            max_rss_mb=("max_rss", "max"),
+        )
+        .reset_index()
+    )
     lines = ["# Wall time of the training rules (Snakemake `benchmark:` files)", ""]
     for rule, group in table.groupby("rule"):
-        lines.append(f"- {rule}: {count(int(group['jobs'].sum()), 'job')}, {group['total_s'].sum():.1f} s in total")
-    lines += ["", "| rule | dataset | jobs | total [s] | mean [s] | max [s] | max RSS [MB] |", "|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"- {rule}: {count(int(group['jobs'].sum()), 'job')}, {group['total_s'].sum():.1f} s in total"
+        )
+    lines += [
+        "",
+        "| rule | dataset | jobs | total [s] | mean [s] | max [s] | max RSS [MB] |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for _, r in table.iterrows():
-        lines.append(f"| {r['rule']} | {r['dataset']} | {r['jobs']} | {r['total_s']:.1f} | {r['mean_s']:.1f} | "
-                     f"{r['max_s']:.1f} | {format_number(r['max_rss_mb'], 0)} |")
+        lines.append(
+            f"| {r['rule']} | {r['dataset']} | {r['jobs']} | {r['total_s']:.1f} | {r['mean_s']:.1f} | "
+            f"{r['max_s']:.1f} | {format_number(r['max_rss_mb'], 0)} |"
+        )
     return table, "\n".join(lines) + "\n"
 
 
 _ENVIRONMENT_PACKAGES = (
-    "rejectopt", "numpy", "scipy", "pandas", "scikit-learn", "xgboost", "xgboost-cpu", "matplotlib",
-    "snakemake", "snakemake-executor-plugin-slurm", "dlib-bin", "scikit-image",
+    "rejectopt",
+    "numpy",
+    "scipy",
+    "pandas",
+    "scikit-learn",
+    "xgboost",
+    "xgboost-cpu",
+    "matplotlib",
+    "snakemake",
+    "snakemake-executor-plugin-slurm",
+    "dlib-bin",
+    "scikit-image",
 )
 
 
@@ -97,17 +135,36 @@ def environment_markdown(config: dict, datasets: dict, locks=()) -> str:
     str
         The Markdown report: Python and package versions, the lock, datasets, configuration.
     """
-    lines = ["# Environment of this run", "", f"Python {platform.python_version()} on {platform.platform()}", ""]
+    lines = [
+        "# Environment of this run",
+        "",
+        f"Python {platform.python_version()} on {platform.platform()}",
+        "",
+    ]
     lines += ["| package | version |", "|---|---|"]
     lines += [f"| {p} | {_installed_version(p)} |" for p in _ENVIRONMENT_PACKAGES]
     lines += ["", f"BLAS: {_blas_kernels()}"]
     lines += _lock_lines(locks)
-    lines += ["", "## Datasets", "", "| dataset | n | d | K | fingerprint of X, y (sha256) | raw files (sha256) |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Datasets",
+        "",
+        "| dataset | n | d | K | fingerprint of X, y (sha256) | raw files (sha256) |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, info in sorted(datasets.items()):
         raw = "<br>".join(f"{f}: `{h}`" for f, h in sorted(info["raw"].items()))
-        lines.append(f"| {name} | {info['n']} | {info['d']} | {info['k']} | `{info['xy_sha256']}` | {raw} |")
-    lines += ["", "## Configuration", "", "```yaml", yaml.safe_dump(config, sort_keys=True).rstrip(), "```"]
+        lines.append(
+            f"| {name} | {info['n']} | {info['d']} | {info['k']} | `{info['xy_sha256']}` | {raw} |"
+        )
+    lines += [
+        "",
+        "## Configuration",
+        "",
+        "```yaml",
+        yaml.safe_dump(config, sort_keys=True).rstrip(),
+        "```",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -115,25 +172,39 @@ def _blas_kernels() -> str:
     """The BLAS libraries this process has loaded, with their version and kernels, and whether the
     kernels were pinned (``OPENBLAS_CORETYPE``, :func:`rejectopt.pipeline.config.blas_environment`):
     the same code gives other last bits with other kernels."""
-    libraries = [f"{info['internal_api']} {info.get('version')} ({info.get('architecture')} kernels)"
-                 for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+    libraries = [
+        f"{info['internal_api']} {info.get('version')} ({info.get('architecture')} kernels)"
+        for info in threadpoolctl.threadpool_info()
+        if info["user_api"] == "blas"
+    ]
     pinned = os.environ.get("OPENBLAS_CORETYPE")
     return (", ".join(libraries) or "none loaded") + (
-        f"; OPENBLAS_CORETYPE={pinned}" if pinned else "; OpenBLAS's kernels not pinned (its choice for this CPU)")
+        f"; OPENBLAS_CORETYPE={pinned}"
+        if pinned
+        else "; OpenBLAS's kernels not pinned (its choice for this CPU)"
+    )
 
 
 def _lock_lines(locks) -> list[str]:
     """The page's lock section: each lock's sha256 and whether the installed packages are at its versions."""
     if not locks:
         return []
-    lines = ["", "## Lock", "", "| lock | sha256 | installed packages not at its versions |", "|---|---|---|"]
+    lines = [
+        "",
+        "## Lock",
+        "",
+        "| lock | sha256 | installed packages not at its versions |",
+        "|---|---|---|",
+    ]
     for path in map(Path, locks):
         if not path.is_file():
             lines.append(f"| {path.name} | no such file: {path} | |")
             continue
         differences = lock_differences(path)
-        lines.append(f"| {path.parent.name}/{path.name} | `{lock_sha256(path)}` | "
-                     f"{'none' if not differences else '<br>'.join(differences)} |")
+        lines.append(
+            f"| {path.parent.name}/{path.name} | `{lock_sha256(path)}` | "
+            f"{'none' if not differences else '<br>'.join(differences)} |"
+        )
     return lines
 
 
@@ -164,7 +235,9 @@ def _flow(value) -> str:
         return {None: "", True: "true", False: "false"}[value]
     if isinstance(value, (int, float)):
         return repr(value)
-    return yaml.safe_dump(value, default_flow_style=True, width=float("inf"), sort_keys=False).strip()
+    return yaml.safe_dump(
+        value, default_flow_style=True, width=float("inf"), sort_keys=False
+    ).strip()
 
 
 def _differences(recorded: dict, current: dict) -> dict:
@@ -194,7 +267,9 @@ def report_requested(argv) -> bool:
         True when Snakemake was asked only for the report.
     """
     argv = [str(a) for a in argv]
-    asked = any(a in ("--report", "--reporter") or a.startswith(("--report=", "--reporter=")) for a in argv)
+    asked = any(
+        a in ("--report", "--reporter") or a.startswith(("--report=", "--reporter=")) for a in argv
+    )
     return asked and "--report-after-run" not in argv
 
 
@@ -226,16 +301,25 @@ def report_config_error(targets, config: dict, environment_md, exists=os.path.ex
     missing = [str(t) for t in targets if not exists(t)]
     if not missing:
         return None
-    what = (f"{missing[0]} is" if len(missing) == 1
-            else f"{missing[0]} and {count(len(missing) - 1, 'more output')} are")
+    what = (
+        f"{missing[0]} is"
+        if len(missing) == 1
+        else f"{missing[0]} and {count(len(missing) - 1, 'more output')} are"
+    )
     recorded = recorded_config(environment_md)
     if recorded is None:
-        return (f"snakemake --report: {what} missing (this configuration's) and no {environment_md} records "
-                "the configuration of a finished run: run the pipeline first, then the report with the same --config")
+        return (
+            f"snakemake --report: {what} missing (this configuration's) and no {environment_md} records "
+            "the configuration of a finished run: run the pipeline first, then the report with the same --config"
+        )
     changed = _differences(recorded, config)
     if not changed:
-        return (f"snakemake --report: {what} missing, of the configuration recorded in {environment_md}: the "
-                "run did not finish; run the pipeline again with the same --config, then the report")
+        return (
+            f"snakemake --report: {what} missing, of the configuration recorded in {environment_md}: the "
+            "run did not finish; run the pipeline again with the same --config, then the report"
+        )
     options = " ".join(f"{key}={shlex.quote(_flow(value))}" for key, value in changed.items())
-    return (f"snakemake --report: {what} missing (this configuration's); the run in results/ had another "
-            f"(recorded in {environment_md}): give the report the run's own, --config {options}")
+    return (
+        f"snakemake --report: {what} missing (this configuration's); the run in results/ had another "
+        f"(recorded in {environment_md}): give the report the run's own, --config {options}"
+    )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..tables import TableSpec, metric_table, mean_matrix, table_statistics
+from ..tables import TableSpec, mean_matrix, metric_table, table_statistics
 from ._format import count, format_number, power_caveat
-from ._specs import label, metric_label
 from ._render import significant_pairs
+from ._specs import label, metric_label
 
 __all__ = ["metric_rankings", "rankings_markdown"]
 
@@ -45,7 +45,9 @@ def _verdicts(stats, means) -> dict:
         "best": best,
         "order": ", ".join(label(m) for m in ranks.index),
         "friedman": stats.n_datasets >= 2 and stats.friedman_pvalue <= 0.05,
-        "pairs": significant_pairs(means) if means.shape[0] >= 2 and means.shape[1] >= 2 else "none",
+        "pairs": significant_pairs(means)
+        if means.shape[0] >= 2 and means.shape[1] >= 2
+        else "none",
     }
 
 
@@ -71,8 +73,12 @@ def rankings_markdown(summary: pd.DataFrame, specs, metrics) -> str:
         The Markdown report.
     """
     metrics = list(metrics)
-    lines = ["# Average ranks under each metric", "",
-             "Ranks of the methods by mean test value per dataset (1 = best; every metric: lower is better).", ""]
+    lines = [
+        "# Average ranks under each metric",
+        "",
+        "Ranks of the methods by mean test value per dataset (1 = best; every metric: lower is better).",
+        "",
+    ]
     for spec in specs:
         ranked = metric_rankings(summary, spec, metrics)
         methods = [m for m in spec.methods if m in ranked[metrics[0]][0].average_ranks.index]
@@ -80,11 +86,20 @@ def rankings_markdown(summary: pd.DataFrame, specs, metrics) -> str:
         lines.append("| method | " + " | ".join(metric_label(m) for m in metrics) + " |")
         lines.append("|---|" + "---|" * len(metrics))
         for method in methods:
-            cells = [format_number(ranked[m][0].average_ranks.get(method, float("nan"))) for m in metrics]
+            cells = [
+                format_number(ranked[m][0].average_ranks.get(method, float("nan"))) for m in metrics
+            ]
             lines.append(f"| {label(method)} | " + " | ".join(cells) + " |")
-        lines.append("| Friedman p | " + " | ".join(format_number(ranked[m][0].friedman_pvalue, 4) for m in metrics) + " |")
-        lines.append("| Nemenyi pairs (alpha 0.10) | " + " | ".join(
-            _verdicts(*ranked[m])["pairs"] for m in metrics) + " |")
+        lines.append(
+            "| Friedman p | "
+            + " | ".join(format_number(ranked[m][0].friedman_pvalue, 4) for m in metrics)
+            + " |"
+        )
+        lines.append(
+            "| Nemenyi pairs (alpha 0.10) | "
+            + " | ".join(_verdicts(*ranked[m])["pairs"] for m in metrics)
+            + " |"
+        )
         lines.append("")
         reference = _verdicts(*ranked["aurc"]) if "aurc" in ranked else None
         sentences = []
@@ -94,21 +109,32 @@ def rankings_markdown(summary: pd.DataFrame, specs, metrics) -> str:
             verdict = _verdicts(*ranked[metric])
             name = metric_label(metric)
             if verdict["best"] != reference["best"]:
-                sentences.append(f"Under {name} the best-ranked method is {label(verdict['best'])}, "
-                                 f"under AuRC {label(reference['best'])}.")
+                sentences.append(
+                    f"Under {name} the best-ranked method is {label(verdict['best'])}, "
+                    f"under AuRC {label(reference['best'])}."
+                )
             elif verdict["order"] != reference["order"]:
-                sentences.append(f"Under {name} the same method ranks first, but the order is {verdict['order']} "
-                                 f"(AuRC: {reference['order']}).")
+                sentences.append(
+                    f"Under {name} the same method ranks first, but the order is {verdict['order']} "
+                    f"(AuRC: {reference['order']})."
+                )
             if verdict["friedman"] != reference["friedman"]:
-                sentences.append(f"Friedman {'rejects' if verdict['friedman'] else 'does not reject'} equivalence at "
-                                 f"0.05 under {name}, {'rejects' if reference['friedman'] else 'does not'} under AuRC.")
+                sentences.append(
+                    f"Friedman {'rejects' if verdict['friedman'] else 'does not reject'} equivalence at "
+                    f"0.05 under {name}, {'rejects' if reference['friedman'] else 'does not'} under AuRC."
+                )
             if verdict["pairs"] != reference["pairs"]:
-                sentences.append(f"Nemenyi (alpha 0.10) separates {verdict['pairs']} under {name}, "
-                                 f"{reference['pairs']} under AuRC.")
+                sentences.append(
+                    f"Nemenyi (alpha 0.10) separates {verdict['pairs']} under {name}, "
+                    f"{reference['pairs']} under AuRC."
+                )
         first = ranked[metrics[0]][0]
         n = first.n_datasets
-        lines.append(" ".join(sentences) if sentences else
-                     f"Every metric agrees with AuRC on the best method, Friedman's verdict and the Nemenyi pairs ({count(n, 'dataset')}).")
+        lines.append(
+            " ".join(sentences)
+            if sentences
+            else f"Every metric agrees with AuRC on the best method, Friedman's verdict and the Nemenyi pairs ({count(n, 'dataset')})."
+        )
         caveat = power_caveat(n, len(methods), first.min_friedman_pvalue)
         if caveat:
             lines += ["", caveat]

@@ -9,9 +9,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...stats import average_ranks, nemenyi_cd, significant_pairs as _pairs
+from ...stats import average_ranks, nemenyi_cd
+from ...stats import significant_pairs as _pairs
 from ..tables import INTERVAL_LEVEL, INTERVAL_RESAMPLES, TableSpec, TableStatistics, load_csv
-from ._format import ALIKE_NOTE, best_cells, count, format_number, power_caveat, printed_alike, table_section
+from ._format import (
+    ALIKE_NOTE,
+    best_cells,
+    count,
+    format_number,
+    power_caveat,
+    printed_alike,
+    table_section,
+)
 from ._specs import label, metric_label
 
 __all__ = ["read_summary", "render_table", "significant_pairs"]
@@ -61,8 +70,11 @@ def read_summary(path, extra_metrics=(), *, recorded: bool = False) -> pd.DataFr
         if bad.size:
             i = int(bad[0])
             row = summary.iloc[i]
-            what = ", ".join(f"{key} {row[key]}" for key in ("dataset", "classifier", "score", "split")
-                             if key in summary.columns)
+            what = ", ".join(
+                f"{key} {row[key]}"
+                for key in ("dataset", "classifier", "score", "split")
+                if key in summary.columns
+            )
             value = summary[column].iloc[i]
             shown = repr(value) if isinstance(value, str) else f"{value}"
             raise ValueError(
@@ -80,8 +92,13 @@ def significant_pairs(means: pd.DataFrame, alpha: float = 0.10) -> str:
     return ", ".join(pairs) if pairs else "none"
 
 
-def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, fmt: str = "md",
-                 metric: str = "aurc") -> str:
+def render_table(
+    table: pd.DataFrame,
+    spec: TableSpec,
+    stats: TableStatistics,
+    fmt: str = "md",
+    metric: str = "aurc",
+) -> str:
     """Render a results table as Markdown (``fmt='md'``) or LaTeX (``fmt='tex'``).
 
     Cells are ``mean ± std`` of test AuRC over the splits; the best mean per
@@ -124,19 +141,28 @@ def render_table(table: pd.DataFrame, spec: TableSpec, stats: TableStatistics, f
             if (m, "low") in table.columns:
                 cell += f" [{format_number(row[(m, 'low')])}, {format_number(row[(m, 'high')])}]"
             cells.append(bold(cell) if strong else cell)
-        cells.append(f"{format_number(row[('risk_full', 'mean')])}{pm}{format_number(row[('risk_full', 'std')])}")
+        cells.append(
+            f"{format_number(row[('risk_full', 'mean')])}{pm}{format_number(row[('risk_full', 'std')])}"
+        )
         cells.append(str(int(row[("n_splits", "")])))
         body.append(cells)
-    ranks = ["avg. rank"] + [format_number(stats.average_ranks.get(m, np.nan)) for m in methods] + ["", ""]
+    ranks = (
+        ["avg. rank"]
+        + [format_number(stats.average_ranks.get(m, np.nan)) for m in methods]
+        + ["", ""]
+    )
     notes = [
         f"Test {metric_label(metric)} (mean ± std over splits) on {count(stats.n_datasets, 'dataset')}; best per row in bold.",
         f"Friedman test p = {format_number(stats.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(stats.iman_davenport_pvalue, 4)}); "
         f"Nemenyi CD = {format_number(stats.cd_005)} (alpha = 0.05), {format_number(stats.cd_010)} (alpha = 0.10).",
     ]
     if any((m, "low") in table.columns for m in methods):
-        notes.insert(1, f"[low, high]: {INTERVAL_LEVEL:.0%} percentile bootstrap interval of the mean over splits, "
-                        f"{INTERVAL_RESAMPLES} resamples of the test rows (shared by the splits' test parts), given the "
-                        "trained classifiers and scores; the std also holds the splits' training variation.")
+        notes.insert(
+            1,
+            f"[low, high]: {INTERVAL_LEVEL:.0%} percentile bootstrap interval of the mean over splits, "
+            f"{INTERVAL_RESAMPLES} resamples of the test rows (shared by the splits' test parts), given the "
+            "trained classifiers and scores; the std also holds the splits' training variation.",
+        )
     if alike:
         notes.append(ALIKE_NOTE)
     caveat = power_caveat(stats.n_datasets, len(methods), stats.min_friedman_pvalue)

@@ -9,8 +9,8 @@ the number formats :mod:`rejectopt.pipeline.report._format`'s.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,15 @@ from ..experiments.double_hinge import (
 )
 from ..tables import friedman_min_pvalue, load_csv
 from ._figures import save_figure
-from ._format import ALIKE_NOTE, best_cells, format_number, mean_std_cell, power_caveat, printed_alike, table_section
+from ._format import (
+    ALIKE_NOTE,
+    best_cells,
+    format_number,
+    mean_std_cell,
+    power_caveat,
+    printed_alike,
+    table_section,
+)
 
 __all__ = [
     "double_hinge_figure",
@@ -124,16 +132,25 @@ def _latex_cell(cell: str) -> str:
     """A Markdown cell as LaTeX: special characters escaped, **bold** -> \\textbf{}."""
     strong = cell.startswith("**") and cell.endswith("**")
     cell = cell[2:-2] if strong else cell
-    cell = (cell.replace("_", "\\_").replace("%", "\\%").replace("|f|", "$|f|$").replace("R^S", "$R^S$")
-            .replace("±", "$\\pm$"))
+    cell = (
+        cell.replace("_", "\\_")
+        .replace("%", "\\%")
+        .replace("|f|", "$|f|$")
+        .replace("R^S", "$R^S$")
+        .replace("±", "$\\pm$")
+    )
     return f"\\textbf{{{cell}}}" if strong else cell
 
 
 def _table_cells(table: pd.DataFrame, datasets: list, costs: list, methods: list) -> list[tuple]:
     """(dataset label on its first row, d, the methods' rows) of every (dataset, d) cell of the table."""
     idx = table.set_index(["dataset", "reject_cost", "method"])
-    return [(dataset if i == 0 else "", c, idx.loc[(dataset, c)].loc[methods])
-            for dataset in datasets for i, c in enumerate(costs) if (dataset, c, methods[0]) in idx.index]
+    return [
+        (dataset if i == 0 else "", c, idx.loc[(dataset, c)].loc[methods])
+        for dataset in datasets
+        for i, c in enumerate(costs)
+        if (dataset, c, methods[0]) in idx.index
+    ]
 
 
 def _cost_risk_section(cells_of: list[tuple], methods: list, n_splits: int) -> _Section:
@@ -145,17 +162,25 @@ def _cost_risk_section(cells_of: list[tuple], methods: list, n_splits: int) -> _
         alike = alike or printed_alike(means)
         cells = [first, f"{c:g}", format_number(100 * c, 1)]
         for (_, r), strong in zip(block.iterrows(), best_cells(means)):
-            cell = mean_std_cell(r["cost_risk_mean"], r["cost_risk_std"], 2, _PM, int(r["n_splits"]))
+            cell = mean_std_cell(
+                r["cost_risk_mean"], r["cost_risk_std"], 2, _PM, int(r["n_splits"])
+            )
             cells.append(_bold(cell) if strong else cell)
         body.append(cells)
-    return (f"Cost risk on Tst (%), {n_splits} split(s)", ["dataset", "d", "reject all"] + _labels(methods), body,
-            ["Cost risk = 100 (errors + d x rejections) / n on Tst (errors only on accepted examples), mean ± std over "
-             "splits; best per row in bold. 'reject all' = 100 d. DH-SVM (RBF): double-hinge SVM with the Gaussian "
-             "kernel (Nyström approximation), width and C by Val1 cost risk; DH-SVM (linear): the same with the linear "
-             "kernel, C by Val1 cost risk (biased at small d: its best line is not Chow's rule even where the log-odds "
-             "is linear); LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; SVM + |f| threshold: the plain SVM, "
-             "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."]
-            + ([ALIKE_NOTE] if alike else []))
+    return (
+        f"Cost risk on Tst (%), {n_splits} split(s)",
+        ["dataset", "d", "reject all"] + _labels(methods),
+        body,
+        [
+            "Cost risk = 100 (errors + d x rejections) / n on Tst (errors only on accepted examples), mean ± std over "
+            "splits; best per row in bold. 'reject all' = 100 d. DH-SVM (RBF): double-hinge SVM with the Gaussian "
+            "kernel (Nyström approximation), width and C by Val1 cost risk; DH-SVM (linear): the same with the linear "
+            "kernel, C by Val1 cost risk (biased at small d: its best line is not Chow's rule even where the log-odds "
+            "is linear); LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; SVM + |f| threshold: the plain SVM, "
+            "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."
+        ]
+        + ([ALIKE_NOTE] if alike else []),
+    )
 
 
 def _coverage_section(cells_of: list[tuple], methods: list) -> _Section:
@@ -165,28 +190,47 @@ def _coverage_section(cells_of: list[tuple], methods: list) -> _Section:
         cells = [first, f"{c:g}"]
         for _, r in block.iterrows():
             ns = int(r["n_splits"])
-            risk = mean_std_cell(r["selective_risk_mean"], r["selective_risk_std"], 2, _PM, ns - int(r["n_empty"]))
+            risk = mean_std_cell(
+                r["selective_risk_mean"], r["selective_risk_std"], 2, _PM, ns - int(r["n_empty"])
+            )
             if r["n_empty"]:
                 risk += f" ({int(r['n_empty'])}/{ns} empty)"
-            cells.append(f"{mean_std_cell(r['coverage_mean'], r['coverage_std'], 3, _PM, ns)} / {risk}")
+            cells.append(
+                f"{mean_std_cell(r['coverage_mean'], r['coverage_std'], 3, _PM, ns)} / {risk}"
+            )
         body.append(cells)
-    return ("Coverage / selective risk R^S (%) on Tst", ["dataset", "d"] + _labels(methods), body,
-            ["Coverage = share of Tst accepted; R^S = error (%) on the accepted examples, over the splits accepting "
-             "something ('empty': splits rejecting every Tst example)."])
+    return (
+        "Coverage / selective risk R^S (%) on Tst",
+        ["dataset", "d"] + _labels(methods),
+        body,
+        [
+            "Coverage = share of Tst accepted; R^S = error (%) on the accepted examples, over the splits accepting "
+            "something ('empty': splits rejecting every Tst example)."
+        ],
+    )
 
 
 def _ranks_section(table: pd.DataFrame, methods: list) -> _Section:
     """Average ranks by cost risk over the (dataset, d) cells, Friedman and Nemenyi."""
     ranks = cost_risk_ranks(table)
-    body = [[method_label(m), format_number(ranks.average_ranks[m]), str(int(ranks.wins[m]))] for m in methods]
-    return (f"Average ranks by cost risk over {len(ranks.ranks)} (dataset, d) cells",
-            ["method", "average rank", "best in cells"], body,
-            ["Ranked per (dataset, d) cell on the mean cost risk over splits (1 = best, ties averaged); 'best in cells' "
-             "counts ties for the best.",
-             f"Friedman p = {format_number(ranks.friedman_pvalue, 4)} "
-             f"(Iman-Davenport p = {format_number(ranks.iman_davenport_pvalue, 4)}), "
-             f"Nemenyi CD (alpha 0.05) = {format_number(ranks.cd_005)}; the cells of a dataset share its splits, so these "
-             "tests are indicative.", *_caveat(len(ranks.ranks), len(methods))])
+    body = [
+        [method_label(m), format_number(ranks.average_ranks[m]), str(int(ranks.wins[m]))]
+        for m in methods
+    ]
+    return (
+        f"Average ranks by cost risk over {len(ranks.ranks)} (dataset, d) cells",
+        ["method", "average rank", "best in cells"],
+        body,
+        [
+            "Ranked per (dataset, d) cell on the mean cost risk over splits (1 = best, ties averaged); 'best in cells' "
+            "counts ties for the best.",
+            f"Friedman p = {format_number(ranks.friedman_pvalue, 4)} "
+            f"(Iman-Davenport p = {format_number(ranks.iman_davenport_pvalue, 4)}), "
+            f"Nemenyi CD (alpha 0.05) = {format_number(ranks.cd_005)}; the cells of a dataset share its splits, so these "
+            "tests are indicative.",
+            *_caveat(len(ranks.ranks), len(methods)),
+        ],
+    )
 
 
 def _wilcoxon_section(results: pd.DataFrame, costs: list, methods: list) -> _Section:
@@ -200,14 +244,21 @@ def _wilcoxon_section(results: pd.DataFrame, costs: list, methods: list) -> _Sec
         cells = [label, str(int(rows["n_pairs"].iloc[0]))]
         for m in others:
             r = rows.loc[m]
-            cells.append(f"p = {format_number(r['pvalue'], 4)} ({int(r['reference_better'])}/"
-                         f"{int(r['reference_worse'])}, median {r['median_difference']:+.2f})")
+            cells.append(
+                f"p = {format_number(r['pvalue'], 4)} ({int(r['reference_better'])}/"
+                f"{int(r['reference_worse'])}, median {r['median_difference']:+.2f})"
+            )
         body.append(cells)
-    return (f"Paired Wilcoxon signed-rank tests of the {ref}'s cost risk",
-            ["d", "pairs"] + [f"{ref} vs {method_label(m)}" for m in others], body,
-            ["scipy.stats.wilcoxon (two-sided, zero differences dropped) over the (dataset, split) pairs of each d and "
-             f"the (dataset, split, d) pairs of all d. In brackets: pairs where the {ref} is better / worse, and the "
-             f"median of {ref} minus the other method (percentage points; negative = {ref} better)."])
+    return (
+        f"Paired Wilcoxon signed-rank tests of the {ref}'s cost risk",
+        ["d", "pairs"] + [f"{ref} vs {method_label(m)}" for m in others],
+        body,
+        [
+            "scipy.stats.wilcoxon (two-sided, zero differences dropped) over the (dataset, split) pairs of each d and "
+            f"the (dataset, split, d) pairs of all d. In brackets: pairs where the {ref} is better / worse, and the "
+            f"median of {ref} minus the other method (percentage points; negative = {ref} better)."
+        ],
+    )
 
 
 def _model_selection_section(table: pd.DataFrame, datasets: list, methods: list) -> _Section:
@@ -217,14 +268,30 @@ def _model_selection_section(table: pd.DataFrame, datasets: list, methods: list)
         for method in [m for m in DOUBLE_HINGE_METHODS if m in methods]:
             dh = table[(table["dataset"] == dataset) & (table["method"] == method)]
             if method == "double_hinge_rbf":
-                chosen = "; ".join(f"{c:g}: C {C}, gamma {g}" for c, C, g in zip(dh["reject_cost"], dh["C"], dh["gamma"]))
+                chosen = "; ".join(
+                    f"{c:g}: C {C}, gamma {g}"
+                    for c, C, g in zip(dh["reject_cost"], dh["C"], dh["gamma"])
+                )
             else:
                 chosen = "; ".join(f"{c:g}: C {C}" for c, C in zip(dh["reject_cost"], dh["C"]))
-            body.append([dataset, method_label(method), chosen, str(int(dh["n_splits"].max())) if len(dh) else "0"])
-    return ("Model selection", ["dataset", "model", "chosen per d (per split)", "splits"], body,
-            ["Each DH-SVM fits one model per grid point and per d on Trn1 (interior point method, certified duality "
-             "gap) and keeps the one with the smallest Val1 cost risk (RBF: width gamma, absolute, and C; linear: C); "
-             "the solver times are in timing_double_hinge.md."])
+            body.append(
+                [
+                    dataset,
+                    method_label(method),
+                    chosen,
+                    str(int(dh["n_splits"].max())) if len(dh) else "0",
+                ]
+            )
+    return (
+        "Model selection",
+        ["dataset", "model", "chosen per d (per split)", "splits"],
+        body,
+        [
+            "Each DH-SVM fits one model per grid point and per d on Trn1 (interior point method, certified duality "
+            "gap) and keeps the one with the smallest Val1 cost risk (RBF: width gamma, absolute, and C; linear: C); "
+            "the solver times are in timing_double_hinge.md."
+        ],
+    )
 
 
 def _labels(methods: list) -> list[str]:
@@ -257,9 +324,13 @@ def render_double_hinge_timing(timing: pd.DataFrame) -> str:
     missing = [c for c in TIMING_COLUMNS if c not in timing]
     if missing:
         raise ValueError(f"timing lacks the columns {missing}")
-    out = ["### Solver time per split", "",
-           "| dataset | DH-SVM (RBF) fits CPU s | DH-SVM (RBF) fits wall s | DH-SVM (linear) fits CPU s | "
-           "DH-SVM (linear) fits wall s | plain SVM CPU s | splits |", "|---|---|---|---|---|---|---|"]
+    out = [
+        "### Solver time per split",
+        "",
+        "| dataset | DH-SVM (RBF) fits CPU s | DH-SVM (RBF) fits wall s | DH-SVM (linear) fits CPU s | "
+        "DH-SVM (linear) fits wall s | plain SVM CPU s | splits |",
+        "|---|---|---|---|---|---|---|",
+    ]
 
     def mean_of(frame: pd.DataFrame, column: str) -> str:
         return format_number(float(frame[column].mean()) if len(frame) else np.nan, 1)
@@ -271,10 +342,15 @@ def render_double_hinge_timing(timing: pd.DataFrame) -> str:
             dh = rows[rows["method"] == method].groupby("split")[["fit_cpu_s", "fit_wall_s"]].sum()
             cells += [mean_of(dh, "fit_cpu_s"), mean_of(dh, "fit_wall_s")]
         svm = rows[rows["method"] == "svm_threshold"].groupby("split")[["fit_cpu_s"]].first()
-        out.append(f"| {dataset} | {' | '.join(cells)} | {mean_of(svm, 'fit_cpu_s')} | {rows['split'].nunique()} |")
-    out += ["", "Each DH-SVM fits one model per grid point and per d; its times are summed over both, then "
-            "averaged over the splits. The plain SVM fits its grid once per split. Wall-clock records: they vary "
-            "from run to run, unlike every other output of the experiment."]
+        out.append(
+            f"| {dataset} | {' | '.join(cells)} | {mean_of(svm, 'fit_cpu_s')} | {rows['split'].nunique()} |"
+        )
+    out += [
+        "",
+        "Each DH-SVM fits one model per grid point and per d; its times are summed over both, then "
+        "averaged over the splits. The plain SVM fits its grid once per split. Wall-clock records: they vary "
+        "from run to run, unlike every other output of the experiment.",
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -320,29 +396,63 @@ def double_hinge_figure(curves: list[dict], rows: pd.DataFrame, dataset: str = "
     ax.plot(cov, risk, "-", color="C1", linewidth=1.4, label="LR + SELE RC curve")
     cov, risk = _mean_curve(curves, "svm")
     ax.plot(cov, risk, ":", color="C2", linewidth=1.2, label="SVM |f| RC curve")
-    mean = rows.groupby(["method", "reject_cost"]).agg(coverage=("coverage", "mean"),
-                                                       selective_risk=("selective_risk", "mean"),
-                                                       cost_risk=("cost_risk", "mean")).reset_index()
-    styles = {"double_hinge_rbf": ("D", "C4", 8), "double_hinge": ("o", "C0", 8), "lr_sele": ("x", "C1", 7), "svm_threshold": ("^", "C2", 6),
-              "lr_chow": ("s", "C3", 5)}
+    mean = (
+        rows.groupby(["method", "reject_cost"])
+        .agg(
+            coverage=("coverage", "mean"),
+            selective_risk=("selective_risk", "mean"),
+            cost_risk=("cost_risk", "mean"),
+        )
+        .reset_index()
+    )
+    styles = {
+        "double_hinge_rbf": ("D", "C4", 8),
+        "double_hinge": ("o", "C0", 8),
+        "lr_sele": ("x", "C1", 7),
+        "svm_threshold": ("^", "C2", 6),
+        "lr_chow": ("s", "C3", 5),
+    }
     for method in [m for m in METHODS if m in set(mean["method"])]:
         pts = mean[mean["method"] == method]
         marker, color, size = styles[method]
-        ax.plot(pts["coverage"], pts["selective_risk"], marker, color=color, markersize=size, linestyle="none",
-                markerfacecolor=color if method in DOUBLE_HINGE_METHODS else "none", label=method_label(method))
+        ax.plot(
+            pts["coverage"],
+            pts["selective_risk"],
+            marker,
+            color=color,
+            markersize=size,
+            linestyle="none",
+            markerfacecolor=color if method in DOUBLE_HINGE_METHODS else "none",
+            label=method_label(method),
+        )
         if method == REFERENCE:
             for _, p in pts.iterrows():
                 if np.isfinite(p["selective_risk"]):
-                    ax.annotate(f"d={p['reject_cost']:g}", (p["coverage"], p["selective_risk"]), fontsize=7,
-                                xytext=(4, 4), textcoords="offset points", color=color)
-        bx.plot(pts["reject_cost"], pts["cost_risk"], marker + "-", color=color, markersize=size,
-                markerfacecolor=color if method in DOUBLE_HINGE_METHODS else "none", label=method_label(method))
+                    ax.annotate(
+                        f"d={p['reject_cost']:g}",
+                        (p["coverage"], p["selective_risk"]),
+                        fontsize=7,
+                        xytext=(4, 4),
+                        textcoords="offset points",
+                        color=color,
+                    )
+        bx.plot(
+            pts["reject_cost"],
+            pts["cost_risk"],
+            marker + "-",
+            color=color,
+            markersize=size,
+            markerfacecolor=color if method in DOUBLE_HINGE_METHODS else "none",
+            label=method_label(method),
+        )
     costs = np.sort(mean["reject_cost"].unique())
     bx.plot(costs, 100 * costs, "--", color="grey", linewidth=0.8, label="reject all (100 d)")
     bx.set_ylim(0, 1.25 * float(mean["cost_risk"].max()))
     # zoom on the coverages the methods reach (the RC curves are noisy at small coverage)
     low = max(0.0, float(np.nanmin(mean["coverage"])) - 0.1)
-    shown = [float(np.nanmax(mean["selective_risk"])) if mean["selective_risk"].notna().any() else 0.0]
+    shown = [
+        float(np.nanmax(mean["selective_risk"])) if mean["selective_risk"].notna().any() else 0.0
+    ]
     for name in ("lr_sele", "svm"):
         c, r = _mean_curve(curves, name)
         shown.append(float(r[c >= low].max()) if np.any(c >= low) else 0.0)
@@ -368,9 +478,17 @@ def _caveat(n_cells: int, n_methods: int) -> list[str]:
     return [caveat.replace(" datasets ", " (dataset, d) cells ")] if caveat else []
 
 
-def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_out, md_out, tex_out,
-                              figures: dict | None = None, timing_paths: Sequence = (),
-                              timing_out=None, figure_formats=("png",)) -> pd.DataFrame:
+def double_hinge_report_files(
+    csv_paths: Sequence,
+    curve_paths: Sequence,
+    csv_out,
+    md_out,
+    tex_out,
+    figures: dict | None = None,
+    timing_paths: Sequence = (),
+    timing_out=None,
+    figure_formats=("png",),
+) -> pd.DataFrame:
     """Per-split CSVs and curve NPZs -> the table (CSV, Markdown, LaTeX) and one figure per dataset;
     the per-split timing CSVs ``timing_paths`` -> :func:`render_double_hinge_timing` at ``timing_out``.
 
@@ -423,6 +541,12 @@ def double_hinge_report_files(csv_paths: Sequence, curve_paths: Sequence, csv_ou
                 with load_npz(path) as data:  # verified: unchanged since run_split's job wrote it
                     curves.append({k: data[k] for k in data.files})
         if not curves:
-            raise ValueError(f"no curve file of dataset {dataset!r} among {list(map(str, curve_paths))}")
-        save_figure(double_hinge_figure(curves, results[results["dataset"] == dataset], dataset), png, figure_formats)
+            raise ValueError(
+                f"no curve file of dataset {dataset!r} among {list(map(str, curve_paths))}"
+            )
+        save_figure(
+            double_hinge_figure(curves, results[results["dataset"] == dataset], dataset),
+            png,
+            figure_formats,
+        )
     return table

@@ -24,11 +24,19 @@ def _markdown(table: pd.DataFrame, digits: int = 3) -> str:
 
     def cell(value):
         if isinstance(value, (float, np.floating)):
-            return "" if math.isnan(value) else f"{value:.{digits}f}".rstrip("0").rstrip(".") if value % 1 else f"{value:.0f}"
+            return (
+                ""
+                if math.isnan(value)
+                else f"{value:.{digits}f}".rstrip("0").rstrip(".")
+                if value % 1
+                else f"{value:.0f}"
+            )
         return str(value)
 
     lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * frame.shape[1]]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    lines += [
+        "| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -60,11 +68,15 @@ def render(tables_dir, out_dir, formats=("png",)) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     cells = pd.read_csv(tables_dir / "cells.csv", index_col=[0, 1, 2, 3, 4, 5])
     summary = pd.read_csv(tables_dir / "summary.csv", index_col=[0, 1, 2])
-    text = ("# Guarantees: plug-in vs certified targets\n\n"
-            "Violation rate: share of calibration draws whose population selective risk exceeds the target "
-            "(risk) or whose population coverage falls below it (coverage); coverage cost: plug-in minus "
-            "certified mean coverage.\n\n## Summary\n\n" + _markdown(summary) + "\n## Every cell\n\n"
-            + _markdown(cells))
+    text = (
+        "# Guarantees: plug-in vs certified targets\n\n"
+        "Violation rate: share of calibration draws whose population selective risk exceeds the target "
+        "(risk) or whose population coverage falls below it (coverage); coverage cost: plug-in minus "
+        "certified mean coverage.\n\n## Summary\n\n"
+        + _markdown(summary)
+        + "\n## Every cell\n\n"
+        + _markdown(cells)
+    )
     written = [out_dir / "guarantees.md"]
     with atomic_path(written[0]) as tmp:
         Path(tmp).write_text(text)
@@ -82,11 +94,21 @@ def render(tables_dir, out_dir, formats=("png",)) -> list[Path]:
         labels = ["plug-in"]
         for i, delta in enumerate(deltas, start=1):
             rates = part[part["delta"] == delta]
-            top.scatter(i + rng.uniform(-0.15, 0.15, len(rates)), rates["certified_violation_rate"], s=8, alpha=0.6,
-                        color="tab:blue")
+            top.scatter(
+                i + rng.uniform(-0.15, 0.15, len(rates)),
+                rates["certified_violation_rate"],
+                s=8,
+                alpha=0.6,
+                color="tab:blue",
+            )
             top.hlines(delta, i - 0.3, i + 0.3, colors="black", linestyles="--")
-            bottom.scatter(i + rng.uniform(-0.15, 0.15, len(rates)), rates["coverage_cost"], s=8, alpha=0.6,
-                           color="tab:blue")
+            bottom.scatter(
+                i + rng.uniform(-0.15, 0.15, len(rates)),
+                rates["coverage_cost"],
+                s=8,
+                alpha=0.6,
+                color="tab:blue",
+            )
             labels.append(f"certified\ndelta {delta:g}")
         top.set_xticks(range(len(labels)), labels, fontsize="small")
         top.set_title(f"{kind} = {level}", fontsize="medium")

@@ -15,13 +15,16 @@ References
 from __future__ import annotations
 
 import textwrap
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..._io import write_text
 from ...datasets._faces300w import read_pts
+from ...landmarks import per_landmark
+from ...landmarks._faces import load_image
+from ...metrics import rc_curve
 from ..experiments.landmarks import (
     LEARNED_SCORES,
     METHODS,
@@ -30,9 +33,6 @@ from ..experiments.landmarks import (
     select_faces,
     summary_file,
 )
-from ...landmarks import per_landmark
-from ...landmarks._faces import load_image
-from ...metrics import rc_curve
 from ..tables import load_csv
 from ._figures import save_figure
 from ._format import count, format_number, pm
@@ -63,10 +63,16 @@ def _mean_std_of(values) -> str:
 
 def _title(text: str, pretrained: bool, width: int = 80) -> str:
     """A figure title; in demo mode followed by :data:`PRETRAINED_WARNING`, wrapped to ``width`` characters."""
-    return f"{text}\n" + "\n".join(textwrap.wrap(PRETRAINED_WARNING + ".", width)) if pretrained else text
+    return (
+        f"{text}\n" + "\n".join(textwrap.wrap(PRETRAINED_WARNING + ".", width))
+        if pretrained
+        else text
+    )
 
 
-def landmarks_note(summary: pd.DataFrame, curves: dict, results: dict, n_faces: int, pretrained: bool) -> str:
+def landmarks_note(
+    summary: pd.DataFrame, curves: dict, results: dict, n_faces: int, pretrained: bool
+) -> str:
     """Markdown note on the landmark experiment: settings, per-split and mean AuRC, learning curve.
 
     Parameters
@@ -97,35 +103,56 @@ def landmarks_note(summary: pd.DataFrame, curves: dict, results: dict, n_faces: 
         "(NaN for the pretrained model).",
         "",
         # the columns in METHODS order, labelled from the same tuple (the registry decides the order)
-        "| split | " + " | ".join(label(m) for m in METHODS) + " | R@100 | "
-        + " | ".join(f"C {label(m)}" for m in LEARNED_SCORES) + " | predictor |",
+        "| split | "
+        + " | ".join(label(m) for m in METHODS)
+        + " | R@100 | "
+        + " | ".join(f"C {label(m)}" for m in LEARNED_SCORES)
+        + " | predictor |",
         "|---" * (len(METHODS) + len(LEARNED_SCORES) + 3) + "|",
     ]
     wide = summary.pivot(index="split", columns="score", values="aurc")
     for split, result in sorted(results.items()):
         lines.append(
-            f"| {split} | " + " | ".join(format_number(wide.loc[split, m]) for m in METHODS)
-            + f" | {format_number(result['risk_full'])} | " + " | ".join(f"{result['C'][m]:g}" for m in LEARNED_SCORES)
+            f"| {split} | "
+            + " | ".join(format_number(wide.loc[split, m]) for m in METHODS)
+            + f" | {format_number(result['risk_full'])} | "
+            + " | ".join(f"{result['C'][m]:g}" for m in LEARNED_SCORES)
             + f" | {result['predictor_options']} |"
         )
     risk = summary.drop_duplicates("split")["risk_full"]
-    lines.append("| mean ± std | " + " | ".join(_mean_std_of(wide[m]) for m in METHODS) + f" | {_mean_std_of(risk)} |"
-                 + " |" * (len(LEARNED_SCORES) + 1))
+    lines.append(
+        "| mean ± std | "
+        + " | ".join(_mean_std_of(wide[m]) for m in METHODS)
+        + f" | {_mean_std_of(risk)} |"
+        + " |" * (len(LEARNED_SCORES) + 1)
+    )
     table = learning_curve_table(curves)
-    lines += ["", "## Learning curve (test AuRC vs number of Trn2 faces, mean ± std over splits)", "",
-              "| m | " + " | ".join(label(m) for m in METHODS) + " |", "|---" * (len(METHODS) + 1) + "|"]
+    lines += [
+        "",
+        "## Learning curve (test AuRC vs number of Trn2 faces, mean ± std over splits)",
+        "",
+        "| m | " + " | ".join(label(m) for m in METHODS) + " |",
+        "|---" * (len(METHODS) + 1) + "|",
+    ]
     for m, group in table.groupby("m"):
         cells = group.set_index("method")
-        lines.append(f"| {m} | " + " | ".join(
-            pm(cells.loc[k, "mean"], cells.loc[k, "std"]) if k in cells.index else "" for k in METHODS
-        ) + " |")
+        lines.append(
+            f"| {m} | "
+            + " | ".join(
+                pm(cells.loc[k, "mean"], cells.loc[k, "std"]) if k in cells.index else ""
+                for k in METHODS
+            )
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
 # Figures: Fig. 4a, 4b and 5 of [1]
 # --------------------------------------------------------------------------------------------
-def landmark_rc_figure(result: dict, split: int, summary: pd.DataFrame | None = None, pretrained: bool = False):
+def landmark_rc_figure(
+    result: dict, split: int, summary: pd.DataFrame | None = None, pretrained: bool = False
+):
     """Risk-coverage curves of the three scores on one split's Tst (Fig. 4a of [1]).
 
     The legend gives that split's test AuRC and, with ``summary``, the mean ±
@@ -161,8 +188,14 @@ def landmark_rc_figure(result: dict, split: int, summary: pd.DataFrame | None = 
     ax.set_xlabel("coverage [%]")
     ax.set_ylabel("selective risk [mean error per landmark, % of iod]")
     n_splits = "" if summary is None else f" of {summary['split'].nunique()}"
-    ax.set_title(_title(f"300-W, DLIB landmarks: RC curves on Tst of split {split}{n_splits} "
-                        f"({count(len(loss), 'face')})", pretrained), fontsize=9)
+    ax.set_title(
+        _title(
+            f"300-W, DLIB landmarks: RC curves on Tst of split {split}{n_splits} "
+            f"({count(len(loss), 'face')})",
+            pretrained,
+        ),
+        fontsize=9,
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return fig
@@ -193,20 +226,33 @@ def learning_curve_figure(curves: dict, pretrained: bool = False):
         rows = table[table["method"] == method].sort_values("m")
         if method == "face_score":
             mean, std = rows["mean"].iloc[0], rows["std"].fillna(0).iloc[0]
-            ax.axhline(mean, color="gray", linestyle="--", label=f"{label(method)} ({format_number(mean)})")
+            ax.axhline(
+                mean, color="gray", linestyle="--", label=f"{label(method)} ({format_number(mean)})"
+            )
             ax.axhspan(mean - std, mean + std, color="gray", alpha=0.15)
             continue
-        ax.errorbar(rows["m"], rows["mean"], yerr=rows["std"].fillna(0), marker="o", capsize=3,
-                    label=label(method))
+        ax.errorbar(
+            rows["m"],
+            rows["mean"],
+            yerr=rows["std"].fillna(0),
+            marker="o",
+            capsize=3,
+            label=label(method),
+        )
     ax.set_xlabel("number of Trn2 faces")
     ax.set_ylabel("test AuRC [per landmark]")
-    ax.set_title(_title(f"300-W: learning curve, mean ± std over {count(len(curves), 'split')}", pretrained), fontsize=9)
+    ax.set_title(
+        _title(f"300-W: learning curve, mean ± std over {count(len(curves), 'split')}", pretrained),
+        fontsize=9,
+    )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return fig
 
 
-def faces_figure(faces_df: pd.DataFrame, result: dict, split: int, n: int = 10, pretrained: bool = False):
+def faces_figure(
+    faces_df: pd.DataFrame, result: dict, split: int, n: int = 10, pretrained: bool = False
+):
     """The ``n`` test faces with the lowest and the ``n`` with the highest SELE uncertainty (Fig. 5 of [1]).
 
     Ground truth in green, prediction in red; each title gives the face's loss
@@ -257,24 +303,42 @@ def faces_figure(faces_df: pd.DataFrame, result: dict, split: int, n: int = 10, 
         pad = 0.15 * max(box[2] - box[0], box[3] - box[1])
         ax.set_xlim(box[0] - pad, box[2] + pad)
         ax.set_ylim(box[3] + pad, box[1] - pad)
-        ax.set_title(f"loss {format_number(loss[k])}", fontsize=8,
-                     color="black" if which == "lowest" else "darkred")
+        ax.set_title(
+            f"loss {format_number(loss[k])}",
+            fontsize=8,
+            color="black" if which == "lowest" else "darkred",
+        )
         ax.set_axis_off()
     for ax in set(axes) - {ax for ax, _, _ in chosen}:
         ax.set_axis_off()
     if chosen:
         axes[0].legend(loc="lower left", fontsize=6, markerscale=3)
-    fig.suptitle(_title(f"300-W Tst of split {split}: rows 1-{rows_each} the {n} faces with the lowest SELE "
-                        f"uncertainty, rows {rows_each + 1}-{2 * rows_each} the {n} with the highest "
-                        "(green truth, red DLIB; loss per landmark, % of iod)", pretrained, width=140), fontsize=9)
+    fig.suptitle(
+        _title(
+            f"300-W Tst of split {split}: rows 1-{rows_each} the {n} faces with the lowest SELE "
+            f"uncertainty, rows {rows_each + 1}-{2 * rows_each} the {n} with the highest "
+            "(green truth, red DLIB; loss per landmark, % of iod)",
+            pretrained,
+            width=140,
+        ),
+        fontsize=9,
+    )
     return fig
 
 
 # --------------------------------------------------------------------------------------------
 # The pipeline's jobs: files in, files out
 # --------------------------------------------------------------------------------------------
-def landmarks_summary_files(result_paths: Sequence, curve_paths: Sequence, summary_out, note_out, *,
-                            splits: Sequence, faces: dict, pretrained: bool) -> pd.DataFrame:
+def landmarks_summary_files(
+    result_paths: Sequence,
+    curve_paths: Sequence,
+    summary_out,
+    note_out,
+    *,
+    splits: Sequence,
+    faces: dict,
+    pretrained: bool,
+) -> pd.DataFrame:
     """Every split's result and learning curve to the summary rows (``summary_out``, through
     :func:`rejectopt.pipeline.experiments.landmarks.summary_file`) and the note (``note_out``, :func:`landmarks_note`).
 
@@ -305,8 +369,17 @@ def landmarks_summary_files(result_paths: Sequence, curve_paths: Sequence, summa
     return summary
 
 
-def landmark_figure_files(summary_path, result_paths: Sequence, curve_paths: Sequence, outputs: Mapping, *,
-                          splits: Sequence, faces: dict, pretrained: bool, formats=("png",)) -> None:
+def landmark_figure_files(
+    summary_path,
+    result_paths: Sequence,
+    curve_paths: Sequence,
+    outputs: Mapping,
+    *,
+    splits: Sequence,
+    faces: dict,
+    pretrained: bool,
+    formats=("png",),
+) -> None:
     """Fig. 4a (:func:`landmark_rc_figure`) and 5 (:func:`faces_figure`) of the first split, Fig. 4b
     (:func:`learning_curve_figure`) of every split, saved as PNG at ``outputs["rc"]``,
     ``outputs["learning_curve"]`` and ``outputs["faces"]``.

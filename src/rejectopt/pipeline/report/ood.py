@@ -13,16 +13,25 @@ The numbers are :mod:`rejectopt.pipeline.experiments.ood`'s (:func:`~rejectopt.p
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..._io import load_npz, write_text
-from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
 from ...ood import GaussianOODModel, paper_table1, synthetic_table1
+from ..experiments.ood import RANK_METRICS, ood_statistics, table_file
 from ._figures import save_figure
-from ._format import ALIKE_NOTE, best_cells, count, format_number, mean_std_cell, power_caveat, printed_alike, table_section
+from ._format import (
+    ALIKE_NOTE,
+    best_cells,
+    count,
+    format_number,
+    mean_std_cell,
+    power_caveat,
+    printed_alike,
+    table_section,
+)
 from ._specs import classifier_label, label
 
 __all__ = [
@@ -90,7 +99,11 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
     md = fmt == "md"
     pm = " ± " if md else " $\\pm$ "
     bold = (lambda s: f"**{s}**") if md else (lambda s: f"\\textbf{{{s}}}")
-    esc = (lambda s: s) if md else (lambda s: s.replace("_", "\\_").replace("R^S", "$R^S$").replace(">=", "$\\geq$"))
+    esc = (
+        (lambda s: s)
+        if md
+        else (lambda s: s.replace("_", "\\_").replace("R^S", "$R^S$").replace(">=", "$\\geq$"))
+    )
     tpr_min = float(table["tpr_min"].iloc[0]) if "tpr_min" in table else float("nan")
     out: list[str] = []
 
@@ -105,20 +118,32 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
         stats = {m: ood_statistics(table, classifier, m) for m in RANK_METRICS}
         fpr_max = float(rows["fpr_max"].iloc[0]) if "fpr_max" in rows else float("nan")
         target = f"TPR {format_number(tpr_min)}"
-        header = ["dataset (seed FPR bound)", "method", f"R^S @ {target}, seed bound", "feasible Val/Tst",
-                  f"R^S @ {target}, FPR {format_number(fpr_max)}", "feasible Val/Tst", "FPR@" + target, "AUROC",
-                  "OSCR"]
+        header = [
+            "dataset (seed FPR bound)",
+            "method",
+            f"R^S @ {target}, seed bound",
+            "feasible Val/Tst",
+            f"R^S @ {target}, FPR {format_number(fpr_max)}",
+            "feasible Val/Tst",
+            "FPR@" + target,
+            "AUROC",
+            "OSCR",
+        ]
         body = []
         alike = False
         for dataset in dict.fromkeys(rows["dataset"]):
             block = rows[rows["dataset"] == dataset].set_index("method").loc[methods]
             strong = {}
             for w in ("seed", "fixed"):  # a method unable on some split has no mean to compare
-                means = block[f"risk_{w}_mean"].where(block[f"unable_{w}"] == 0).to_numpy(dtype=float)
+                means = (
+                    block[f"risk_{w}_mean"].where(block[f"unable_{w}"] == 0).to_numpy(dtype=float)
+                )
                 strong[w] = best_cells(means)
                 alike = alike or printed_alike(means)
             ns = int(block["n_splits"].iloc[0])
-            bound = _cell(block["fpr_bound_tst_mean"].iloc[0], block["fpr_bound_tst_std"].iloc[0], 3, pm, ns)
+            bound = _cell(
+                block["fpr_bound_tst_mean"].iloc[0], block["fpr_bound_tst_std"].iloc[0], 3, pm, ns
+            )
             for i, (method, r) in enumerate(block.iterrows()):
                 cells = [f"{dataset} ({bound})" if i == 0 else "", method_label(method)]
                 for w in ("seed", "fixed"):
@@ -128,9 +153,11 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
                         cell = f"unable on {int(r[f'unable_{w}'])}/{ns}"
                     cells.append(bold(cell) if strong[w][i] else cell)
                     cells.append(f"{int(r[f'feasible_val_{w}'])}/{int(r[f'feasible_tst_{w}'])}")
-                cells += [_cell(r["fpr_at_tpr_mean"], r["fpr_at_tpr_std"], 3, pm, ns),
-                          _cell(r["auroc_mean"], r["auroc_std"], 3, pm, ns),
-                          _cell(r["oscr_mean"], r["oscr_std"], 3, pm, ns)]
+                cells += [
+                    _cell(r["fpr_at_tpr_mean"], r["fpr_at_tpr_std"], 3, pm, ns),
+                    _cell(r["auroc_mean"], r["auroc_std"], 3, pm, ns),
+                    _cell(r["oscr_mean"], r["oscr_std"], 3, pm, ns),
+                ]
                 body.append(cells)
         title = f"OOD benchmark, {clf_label}: held-out classes as OOD, Tst, {n_splits} split(s)"
         s = stats["risk_seed"]
@@ -151,35 +178,75 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
         notes += [caveat] if caveat else []
         emit(header, body, title, notes)
 
-        rank_header = ["method", "R^S seed bound", f"R^S FPR {format_number(fpr_max)}", "AUROC", "OSCR"]
-        rank_body = [[method_label(m)] + [format_number(stats[k].average_ranks[m]) for k in stats] for m in methods]
+        rank_header = [
+            "method",
+            "R^S seed bound",
+            f"R^S FPR {format_number(fpr_max)}",
+            "AUROC",
+            "OSCR",
+        ]
+        rank_body = [
+            [method_label(m)] + [format_number(stats[k].average_ranks[m]) for k in stats]
+            for m in methods
+        ]
         pairs = s.significant_pairs(0.05)
         rank_notes = [
             "Average rank over the datasets (1 = best; unable ranks worst), ranked per dataset on the mean over splits.",
             "Nemenyi (alpha = 0.05) separates: "
-            + (", ".join(f"{method_label(a)} < {method_label(b)}" for a, b in pairs) if pairs else "no pair")
+            + (
+                ", ".join(f"{method_label(a)} < {method_label(b)}" for a, b in pairs)
+                if pairs
+                else "no pair"
+            )
             + " (by R^S at the seed bound).",
         ]
         emit(rank_header, rank_body, f"Average ranks, {clf_label}", rank_notes)
 
         per_header = ["dataset"] + [method_label(m) for m in methods]
-        per_body = [[d] + [format_number(v, 1) for v in s.ranks.loc[d, methods]] for d in s.ranks.index]
+        per_body = [
+            [d] + [format_number(v, 1) for v in s.ranks.loc[d, methods]] for d in s.ranks.index
+        ]
         emit(per_header, per_body, f"Ranks per dataset by R^S at the seed bound, {clf_label}", [])
 
         doubles = [m for m in methods if "+" in m]
         singles = [m for m in methods if "+" not in m]
-        d_header = ["double score", "beats both of its scores", "beats every single score", "rank / best single rank"]
+        d_header = [
+            "double score",
+            "beats both of its scores",
+            "beats every single score",
+            "rank / best single rank",
+        ]
         d_body = []
         for m in doubles:
             parts = m.split("+")
-            both = [d for d in s.ranks.index if all(s.ranks.loc[d, m] < s.ranks.loc[d, p] for p in parts)]
-            every = [d for d in s.ranks.index if all(s.ranks.loc[d, m] < s.ranks.loc[d, p] for p in singles)]
-            ranks = "; ".join(f"{d} {format_number(s.ranks.loc[d, m], 1)}/{format_number(s.ranks.loc[d, singles].min(), 1)}"
-                              for d in s.ranks.index)
-            d_body.append([method_label(m), f"{len(both)}/{s.n_datasets}: {', '.join(both) or '-'}",
-                           f"{len(every)}/{s.n_datasets}: {', '.join(every) or '-'}", ranks])
-        emit(d_header, d_body, f"Double scores against the single scores (R^S at the seed bound), {clf_label}",
-             ["Strictly better rank on the dataset (ranked on the mean R^S over splits)."])
+            both = [
+                d
+                for d in s.ranks.index
+                if all(s.ranks.loc[d, m] < s.ranks.loc[d, p] for p in parts)
+            ]
+            every = [
+                d
+                for d in s.ranks.index
+                if all(s.ranks.loc[d, m] < s.ranks.loc[d, p] for p in singles)
+            ]
+            ranks = "; ".join(
+                f"{d} {format_number(s.ranks.loc[d, m], 1)}/{format_number(s.ranks.loc[d, singles].min(), 1)}"
+                for d in s.ranks.index
+            )
+            d_body.append(
+                [
+                    method_label(m),
+                    f"{len(both)}/{s.n_datasets}: {', '.join(both) or '-'}",
+                    f"{len(every)}/{s.n_datasets}: {', '.join(every) or '-'}",
+                    ranks,
+                ]
+            )
+        emit(
+            d_header,
+            d_body,
+            f"Double scores against the single scores (R^S at the seed bound), {clf_label}",
+            ["Strictly better rank on the dataset (ranked on the mean R^S over splits)."],
+        )
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -268,7 +335,9 @@ def ood_roc_figure(curves: list[dict], dataset: str = ""):
         ax = fig.add_subplot(1, len(classifiers), i + 1)
         for m in _methods(curves, clf):
             style = "-" if "+" in m else "--"
-            ax.plot(_GRID, _mean_roc(curves, f"{clf}__{m}"), style, label=method_label(m), linewidth=1.3)
+            ax.plot(
+                _GRID, _mean_roc(curves, f"{clf}__{m}"), style, label=method_label(m), linewidth=1.3
+            )
         bound = float(np.mean([c[f"{clf}__fpr_bound_tst"] for c in curves]))
         ax.axhline(tpr_min, color="grey", linewidth=0.8, linestyle=":")
         ax.axvline(bound, color="grey", linewidth=0.8, linestyle=":")
@@ -277,8 +346,11 @@ def ood_roc_figure(curves: list[dict], dataset: str = ""):
         ax.set_ylim(0, 1.01)
         ax.set_xlabel("FPR (share of OOD accepted)")
         ax.set_ylabel("TPR (share of ID accepted)")
-        ax.set_title(f"{dataset}, {classifier_label(clf)}: ROC on Tst, mean of {len(curves)} split(s)\n"
-                     f"dotted: TPR {tpr_min:g}, mean seed FPR bound {bound:.3f}", fontsize=9)
+        ax.set_title(
+            f"{dataset}, {classifier_label(clf)}: ROC on Tst, mean of {len(curves)} split(s)\n"
+            f"dotted: TPR {tpr_min:g}, mean seed FPR bound {bound:.3f}",
+            fontsize=9,
+        )
         ax.legend(fontsize=7, loc="lower right")
     return fig
 
@@ -311,8 +383,9 @@ def ood_rc_figure(curves: list[dict], dataset: str = ""):
     fig = Figure(figsize=(10.0, 4.2 * len(classifiers)), layout="constrained")
     for i, clf in enumerate(classifiers):
         bound = float(np.mean([c[f"{clf}__fpr_bound_tst"] for c in curves]))
-        for j, (which, name) in enumerate((("seed", f"seed bound (mean {bound:.3f})"),
-                                           ("fixed", f"FPR <= {fpr_max:g}"))):
+        for j, (which, name) in enumerate(
+            (("seed", f"seed bound (mean {bound:.3f})"), ("fixed", f"FPR <= {fpr_max:g}"))
+        ):
             ax = fig.add_subplot(len(classifiers), 2, 2 * i + j + 1)
             for m in _methods(curves, clf):
                 cov, risk = _mean_rc(curves, f"{clf}__{m}", which)
@@ -330,7 +403,9 @@ def ood_rc_figure(curves: list[dict], dataset: str = ""):
     return fig
 
 
-def ood_figure_files(curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "", formats=("png",)) -> None:
+def ood_figure_files(
+    curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "", formats=("png",)
+) -> None:
     """Per-split curve NPZs of one dataset -> the ROC and RC-at-FPR figures (PNG, and each further format).
 
     Parameters
@@ -414,7 +489,9 @@ def render_table1(stated: pd.DataFrame, mean2: pd.DataFrame, paper: pd.DataFrame
                     continue
                 cells.append(fmt(value, digits, col.startswith("risk")))
             mu = row.get("mu", np.nan) if "mu" in row else np.nan
-            cells.append("" if source == "paper" else ("inf" if mu == np.inf else fmt(mu, 3, False)))
+            cells.append(
+                "" if source == "paper" else ("inf" if mu == np.inf else fmt(mu, 3, False))
+            )
             lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -442,6 +519,8 @@ def ood_table1_file(md_out) -> str:
     str
         The text written.
     """
-    text = render_table1(synthetic_table1(), synthetic_table1(GaussianOODModel(ood_mean=2.0)), paper_table1())
+    text = render_table1(
+        synthetic_table1(), synthetic_table1(GaussianOODModel(ood_mean=2.0)), paper_table1()
+    )
     write_text(text, md_out)
     return text

@@ -42,10 +42,15 @@ def select_figure(fit, loss, report, score_label):
     loss_rep, s_rep = loss[rep], fit.uncertainty[rep]
     unit = f"{report['loss']}{', %' if report['loss'] == 'zero_one' else ''}"
     target = report["target"]
-    return rc_figure(loss_rep, s_rep, score_label=score_label, point=operating_point(loss_rep, s_rep, fit.selection,
-                                                                            loss_bound=report["loss_bound"]),
-                     point_label=f"chosen point ({target['kind']}={target['value']:g})", risk_label=unit,
-                     title=f"report rows (n={report['rows']['report']})")
+    return rc_figure(
+        loss_rep,
+        s_rep,
+        score_label=score_label,
+        point=operating_point(loss_rep, s_rep, fit.selection, loss_bound=report["loss_bound"]),
+        point_label=f"chosen point ({target['kind']}={target['value']:g})",
+        risk_label=unit,
+        title=f"report rows (n={report['rows']['report']})",
+    )
 
 
 def ood_select_figure(fit, loss, is_ood, report, score_label):
@@ -83,9 +88,16 @@ def ood_select_figure(fit, loss, is_ood, report, score_label):
     def bar(value, ci):
         return [[max(0.0, value - ci[0])], [max(0.0, ci[1] - value)]]
 
-    roc.errorbar([point["fpr"]], [point["tpr"]], xerr=bar(point["fpr"], point["fpr_ci"]),
-                 yerr=bar(point["tpr"], point["tpr_ci"]), fmt="o", color="C3", capsize=3,
-                 label=f"chosen point ({target})")
+    roc.errorbar(
+        [point["fpr"]],
+        [point["tpr"]],
+        xerr=bar(point["fpr"], point["fpr_ci"]),
+        yerr=bar(point["tpr"], point["tpr_ci"]),
+        fmt="o",
+        color="C3",
+        capsize=3,
+        label=f"chosen point ({target})",
+    )
     bounds = target.as_dict()
     if "tpr" in bounds:
         roc.axhline(bounds["tpr"], color="0.4", ls=":", lw=1)
@@ -96,16 +108,31 @@ def ood_select_figure(fit, loss, is_ood, report, score_label):
     roc.set_ylabel("TPR (share of ID rows accepted)")
     roc.set_xlim(0, 1)
     roc.set_ylim(0, 1.01)
-    roc.set_title(f"report rows: {report['rows']['report'] - report['rows']['ood']['report']} ID, "
-                  f"{report['rows']['ood']['report']} OOD", fontsize=10)
+    roc.set_title(
+        f"report rows: {report['rows']['report'] - report['rows']['ood']['report']} ID, "
+        f"{report['rows']['ood']['report']} OOD",
+        fontsize=10,
+    )
     roc.legend(fontsize=8, loc="lower right")
     loss_id, s_id = loss[rep][~ood_rep], s_rep[~ood_rep]
-    rc.plot(*rc_curve(loss_id, s_id), label=f"{score_label} score (AuRC {report['aurc_report']['learned_score']:.3g})")
-    rc.axhline(report["risk_full_coverage_report"], color="0.3", ls="--", lw=1, label="random order")
+    rc.plot(
+        *rc_curve(loss_id, s_id),
+        label=f"{score_label} score (AuRC {report['aurc_report']['learned_score']:.3g})",
+    )
+    rc.axhline(
+        report["risk_full_coverage_report"], color="0.3", ls="--", lw=1, label="random order"
+    )
     if point["selective_risk"] is not None:
-        rc.errorbar([point["tpr"]], [point["selective_risk"]], xerr=bar(point["tpr"], point["tpr_ci"]),
-                    yerr=bar(point["selective_risk"], point["selective_risk_ci"]), fmt="o", color="C3", capsize=3,
-                    label="chosen point")
+        rc.errorbar(
+            [point["tpr"]],
+            [point["selective_risk"]],
+            xerr=bar(point["tpr"], point["tpr_ci"]),
+            yerr=bar(point["selective_risk"], point["selective_risk_ci"]),
+            fmt="o",
+            color="C3",
+            capsize=3,
+            label="chosen point",
+        )
     unit = f"{report['loss']}{', %' if report['loss'] == 'zero_one' else ''}"
     rc.set_xlabel("coverage of the ID rows (= TPR)")
     rc.set_ylabel(f"selective risk of the accepted ID rows ({unit})")
