@@ -14,16 +14,63 @@ import numbers
 import zlib
 from typing import Any
 
-import numpy as np
 import lazy_loader as _lazy
+import numpy as np
 
 #: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson interval needs it).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)
 
-__all__ = ["SPLIT_PARTS", "as_ood_mask", "check_confidence", "check_ratios", "clopper_pearson", "derive_seed"]
+__all__ = [
+    "SPLIT_PARTS",
+    "as_ood_mask",
+    "check_1d",
+    "check_confidence",
+    "check_open_unit",
+    "check_ratios",
+    "clopper_pearson",
+    "derive_seed",
+]
 
 #: The five parts of a split (Section 5.2), in the order in which ratio vectors list them.
 SPLIT_PARTS = ("trn1", "val1", "trn2", "val2", "tst")
+
+
+def check_open_unit(
+    value: Any, name: str, *, hint: str = "", error: type[Exception] = ValueError
+) -> float:
+    """``value`` as a float strictly inside (0, 1), or ``error`` naming ``name``: the one (0, 1) check.
+
+    Levels, fractions and priors are open-interval parameters: 0 or 1 would make a bound vacuous or
+    a split empty. ``hint`` follows the interval in the message (what the number means); ``error``
+    lets a shell raise its own error class with the same words.
+
+    >>> check_open_unit(0.25, "fraction")
+    0.25
+    >>> check_open_unit(1.0, "fraction", hint=" (a share of the rows)")
+    Traceback (most recent call last):
+    ValueError: fraction must lie in (0, 1) (a share of the rows), got 1
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise error(f"{name} must be a real number in (0, 1){hint}, got {value!r}")
+    number = float(value)
+    if not 0.0 < number < 1.0:  # NaN too
+        raise error(f"{name} must lie in (0, 1){hint}, got {number:g}")
+    return number
+
+
+def check_1d(values: Any, name: str, *, error: type[Exception] = ValueError) -> np.ndarray:
+    """``values`` as a 1-D array, or ``error`` naming ``name`` and the shape: the one 1-D check.
+
+    >>> check_1d([1, 2], "loss").shape
+    (2,)
+    >>> check_1d([[1, 2]], "loss")
+    Traceback (most recent call last):
+    ValueError: loss must be 1-D, got shape (1, 2)
+    """
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise error(f"{name} must be 1-D, got shape {array.shape}")
+    return array
 
 
 def check_confidence(confidence: Any, name: str = "confidence") -> float:
@@ -47,12 +94,11 @@ def check_confidence(confidence: Any, name: str = "confidence") -> float:
         Not a real number (text such as ``"0.95"``, a bool, None), NaN, or outside (0, 1).
     """
     if isinstance(confidence, (bool, np.bool_)) or not isinstance(confidence, numbers.Real):
-        raise ValueError(f"{name} must be a real number in (0, 1) (it is 1 - delta, e.g. 0.95), got "
-                         f"{confidence!r}; convert text with float() first")
-    value = float(confidence)
-    if not 0.0 < value < 1.0:  # NaN too
-        raise ValueError(f"{name} must lie in (0, 1) (it is 1 - delta, e.g. 0.95), got {value:g}")
-    return value
+        raise ValueError(
+            f"{name} must be a real number in (0, 1) (it is 1 - delta, e.g. 0.95), got "
+            f"{confidence!r}; convert text with float() first"
+        )
+    return check_open_unit(confidence, name, hint=" (it is 1 - delta, e.g. 0.95)")
 
 
 def as_ood_mask(is_ood: Any) -> np.ndarray:
@@ -75,9 +121,7 @@ def as_ood_mask(is_ood: Any) -> np.ndarray:
     ValueError
         ``is_ood`` is not 1-D, is empty, or holds a value other than a boolean, 0 or 1.
     """
-    arr = np.asarray(is_ood)
-    if arr.ndim != 1:
-        raise ValueError(f"is_ood must be 1-D, got shape {arr.shape}")
+    arr = check_1d(is_ood, "is_ood")
     if arr.size == 0:
         raise ValueError("is_ood is empty; need at least one ID and one OOD sample")
     if arr.dtype == bool:
