@@ -3,8 +3,9 @@
 A map for the maintainer: how many rooms a call of ``SelectiveClassifier.fit`` or of one Table 3a
 cell (one dataset's split, one classifier, one score, AuRC on Tst) walks through, and how often it
 returns to the module that called it. Run ``python benchmarks/call_path.py`` (in-memory data, no
-files): it prints, per call, the sequence of rejectopt modules entered, the number of distinct
-modules and the number of returns to the first module.
+files): it prints, per call, the sequence of rejectopt modules in the order first entered, the number
+of distinct modules and the number of returns to the first module (the rooms a reader visits, and how
+often the call comes back to where it started).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def report(title: str, path: list[str]) -> None:
     first = path[0] if path else ""
     returns = sum(1 for name in path[1:] if name == first)
     print(f"{title}: {len(set(path))} modules, {returns} returns to {first}")
-    print("  " + " -> ".join(name.removeprefix("rejectopt.") for name in path))
+    # each module once, in the order the call first enters it
+    print("  " + " -> ".join(name.removeprefix("rejectopt.") for name in dict.fromkeys(path)))
 
 
 def main() -> None:
@@ -46,25 +48,28 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
 
     from rejectopt import SelectiveClassifier
-    from rejectopt.metrics import aurc
-    from rejectopt.scores import learn_score
+    from rejectopt.metrics import aurc, task_loss
+    from rejectopt.pipeline.experiments.paper import learn_score
 
     X, y = load_breast_cancer(return_X_y=True)
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     clf = SelectiveClassifier(LogisticRegression(max_iter=2000), target="coverage", value=0.9)
     report("SelectiveClassifier.fit", module_path(lambda: clf.fit(X, y)))
 
-    # One Table 3a cell: a classifier trained on Trn1, a score learned on Val1 ... evaluated on Tst.
-    rng = np.random.default_rng(0)
-    order = rng.permutation(len(y))
-    trn, val, tst = np.array_split(order, 3)
-    model = LogisticRegression(max_iter=2000).fit(X[trn], y[trn])
+    # One Table 3a cell on one split: the classifier of Trn1, SELE learned on Trn2 with C chosen by
+    # Val2 AuRC (the pipeline's own step), AuRC on Tst.
+    order = np.random.default_rng(0).permutation(len(y))
+    trn1, trn2, val2, tst = np.array_split(order, 4)
+    parts = {"trn2": trn2, "val2": val2, "tst": tst}
+    model = LogisticRegression(max_iter=2000).fit(X[trn1], y[trn1])
+    y_pred, proba = model.predict(X), model.predict_proba(X)
 
     def cell() -> float:
-        score = learn_score("sele", model, X[val], y[val])
-        uncertainty = score(X[tst])
-        loss = (model.predict(X[tst]) != y[tst]).astype(float)
-        return aurc(loss, uncertainty)
+        result = learn_score(
+            X, y, parts, y_pred, proba, "classification", "sele", [0.1, 1.0], seed=0, split=0
+        )
+        loss = task_loss("classification", y[tst], y_pred[tst])
+        return aurc(loss, result["uncertainty"])
 
     report("Table 3a cell (SELE on LR, AuRC on Tst)", module_path(cell))
 
