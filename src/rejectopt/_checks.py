@@ -10,9 +10,12 @@ of the package.
 
 from __future__ import annotations
 
+import functools
 import numbers
+import warnings
 import zlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import lazy_loader as _lazy
 import numpy as np
@@ -29,7 +32,10 @@ __all__ = [
     "check_ratios",
     "clopper_pearson",
     "derive_seed",
+    "renamed_argument",
 ]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 #: The five parts of a split (Section 5.2), in the order in which ratio vectors list them.
 SPLIT_PARTS = ("trn1", "val1", "trn2", "val2", "tst")
@@ -209,3 +215,49 @@ def clopper_pearson(errors: Any, trials: Any, alpha: Any) -> tuple[np.ndarray, n
         low = np.where(x > 0, _sps.beta.ppf(alpha / 2, np.maximum(x, 1e-300), k - x + 1), 0.0)
         high = np.where(x < k, _sps.beta.isf(alpha / 2, x + 1, np.maximum(k - x, 1e-300)), 1.0)
     return np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=1.0)
+
+
+def renamed_argument(old: str, new: str, *, since: str) -> Callable[[_F], _F]:
+    """Accept the keyword ``old`` for ``new`` for one more release, with one FutureWarning.
+
+    A renamed argument breaks every caller that passes it by keyword; the old spelling keeps working
+    for one release and warns once per function and process (not on every call of a loop), so that
+    a caller sees what to change without a flood. Positional calls are unaffected.
+
+    >>> @renamed_argument("s", "uncertainty", since="0.6.0")
+    ... def lowest(uncertainty):
+    ...     return min(uncertainty)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     lowest(s=[3, 1]), lowest(s=[2])
+    (1, 2)
+    >>> print(*[str(w.message) for w in caught])
+    lowest(s=...) is renamed lowest(uncertainty=...) in 0.6.0; the old name is removed in the next release
+    """
+
+    def decorate(function: _F) -> _F:
+        warned = False
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            nonlocal warned
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(
+                        f"{function.__name__}() got both {old}= and {new}=; pass {new}= alone"
+                    )
+                kwargs[new] = kwargs.pop(old)
+                if not warned:
+                    warned = True
+                    warnings.warn(
+                        f"{function.__name__}({old}=...) is renamed {function.__name__}({new}=...) "
+                        f"in {since}; the old name is removed in the next release",
+                        FutureWarning,
+                        stacklevel=2,
+                    )
+            return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
