@@ -22,13 +22,12 @@ from .._diagnostics import (
 )
 from ..fitting import _split_ood_rows, fit_selective, split_rows
 from ..model import model_dict
-from ..pipeline.report._figures import figure_bytes, figure_paths
-from ..pipeline.report.selection import ood_select_figure, select_figure
 from ..scores import get_score
 from ..scores._sele import MEMORY_BUDGET_ENV, SELE, MemoryBudgetError, memory_budget
 from ..selective import InfeasibleTargetError
 from ..targets import OODTarget, Target, certification_table, parse_target, validate_target
 from ._errors import EXIT_INPUT_ERROR, InputError, one_line
+from ._figures import figure_files, figure_names, ood_select_figure, select_figure
 from ._files import check_output_file, check_output_folder, write_decisions, write_outputs
 from ._model import apply_model, load_model
 from ._parser import DEFAULT_OOD_COLUMN, build_parser
@@ -64,16 +63,6 @@ MIN_ROWS_PER_PART = 10
 # --------------------------------------------------------------------------------------------
 # select
 # --------------------------------------------------------------------------------------------
-def _figure_names(png, args):
-    """A figure's file names: ``png`` and its copy in each further --figure-format (the PNG first)."""
-    return [path.name for path in figure_paths(png, args.figure_format or ["png"])]
-
-
-def _figure_files(png, figure, args):
-    """``{name: bytes}`` of a figure in every format of :func:`_figure_names` (PDF and SVG without a date)."""
-    return {name: figure_bytes(figure, name.rsplit(".", 1)[1]) for name in _figure_names(png, args)}
-
-
 def _parse_C_grid(text):
     try:
         grid = [float(v) for v in str(text).split(",") if v.strip()]
@@ -393,7 +382,7 @@ def run_select(args):
     )
     outputs = (
         SELECT_OUTPUTS
-        + tuple(_figure_names(SELECT_FIGURE, args)[1:])
+        + tuple(figure_names(SELECT_FIGURE, args)[1:])
         + ((THRESHOLDS_CSV,) if isinstance(target, Target) and target.kind != "reject-cost" else ())
     )
     check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
@@ -534,7 +523,7 @@ def run_select(args):
         "model.json": json_bytes(model),
         "report.json": json_bytes(report),
         "report.md": texts[0].encode(),
-        **_figure_files(SELECT_FIGURE, figure, args),
+        **figure_files(SELECT_FIGURE, figure, args),
     }
     if thresholds is not None:
         files[THRESHOLDS_CSV] = thresholds
@@ -790,7 +779,7 @@ def run_validate(args):
             )
         _check_uncertainty_column(args)
         features = [args.uncertainty_column]
-    outputs = VALIDATE_OUTPUTS + tuple(_figure_names(VALIDATE_FIGURE, args)[1:])
+    outputs = VALIDATE_OUTPUTS + tuple(figure_names(VALIDATE_FIGURE, args)[1:])
     check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     table = load_table(
         args.data,
@@ -834,7 +823,7 @@ def run_validate(args):
     files = {
         "repeats.csv": check.draws.to_csv(index=False, float_format="%.10g").encode(),
         "summary.csv": summary.to_csv(index=False, float_format="%.10g").encode(),
-        **_figure_files(VALIDATE_FIGURE, check.plot(), args),
+        **figure_files(VALIDATE_FIGURE, check.plot(), args),
     }
     check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     try:
