@@ -309,7 +309,8 @@ def test_select_refuses_label_prediction_or_loss_as_a_feature(
         ),
         (
             ("--pred-column", "loss", "--loss-column", "loss"),
-            "--pred-column 'loss' is the loss column (--loss-column): the predicted class and the loss need columns of their "
+            "--pred-column 'loss' is the loss column (--loss-column): the predicted class and the "
+            "loss need columns of their "
             "own",
         ),
     ],

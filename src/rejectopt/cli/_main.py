@@ -42,7 +42,7 @@ from ._report import (
     summary_line,
     versions,
 )
-from ._table import class_indices, class_vocabulary, load_table
+from ._table import class_indices, class_vocabulary, load_apply_table, load_table
 
 __all__ = ["main"]
 
@@ -546,11 +546,8 @@ def run_apply(args):
     model, score, selection = load_model(args.model)
     if model["pred_column"] != "none":
         _check_pred_column(model["pred_column"], f"{args.model}: pred_column")
-    table = load_table(
-        args.data,
-        pred_column=model["pred_column"],
-        feature_columns=model["feature_columns"],
-        need_loss=False,
+    table = load_apply_table(
+        args.data, pred_column=model["pred_column"], feature_columns=model["feature_columns"]
     )
     ood_column = model["target"].get("ood_column")
     if ood_column is not None and ood_column in table.columns:
