@@ -1554,11 +1554,11 @@ def test_validate_of_a_hopeless_target_puts_the_infeasible_draws_first_and_no_qu
 
 def test_validate_progress_is_logged_on_long_runs_only(caplog):
     """Silent for the first PROGRESS_SECONDS; after them a line at each new tenth, or every PROGRESS_SECONDS."""
-    from rejectopt.cli import _main
+    from rejectopt.cli import _validate
 
     now = [0.0]
-    progress = _main._Progress(clock=lambda: now[0])
-    with caplog.at_level(logging.INFO, logger="rejectopt.cli._main"):
+    progress = _validate._Progress(clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="rejectopt.cli._validate"):
         for done, at in (
             (10, 1.0),
             (60, 4.0),
@@ -1582,10 +1582,10 @@ def test_validate_logs_its_progress_through_the_draws(
     digits, tmp_path, capsys, caplog, monkeypatch
 ):
     """With PROGRESS_SECONDS at 0 every draw is 'long': one line per draw, to the logger (stderr), not stdout."""
-    from rejectopt.cli import _main
+    from rejectopt.cli import _validate
 
-    monkeypatch.setattr(_main, "PROGRESS_SECONDS", 0.0)
-    with caplog.at_level(logging.INFO, logger="rejectopt.cli._main"):
+    monkeypatch.setattr(_validate, "PROGRESS_SECONDS", 0.0)
+    with caplog.at_level(logging.INFO, logger="rejectopt.cli._validate"):
         assert (
             cli.main(
                 [
