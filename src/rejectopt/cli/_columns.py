@@ -15,10 +15,10 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from ..model import _out_of_range, _out_of_range_message
+from ..model import _NO_PRED, _out_of_range, _out_of_range_message
 from ._errors import InputError
 
-__all__ = ["Table", "out_of_range_message", "row_label"]
+__all__ = ["Table", "has_prediction", "out_of_range_message", "row_label"]
 
 
 @dataclass
@@ -70,6 +70,21 @@ class Table:
     def where(self, i):
         """Human-readable position of 0-based row ``i``."""
         return row_label(i, self.is_csv)
+
+
+def has_prediction(pred_column):
+    """Whether ``pred_column`` names a predicted-class column (``--pred-column none``: one score for all).
+
+    Parameters
+    ----------
+    pred_column : str
+        The option's value.
+
+    Returns
+    -------
+    bool
+    """
+    return pred_column != _NO_PRED
 
 
 def row_label(i, is_csv):

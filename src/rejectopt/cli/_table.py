@@ -30,7 +30,6 @@ import pandas as pd
 
 from .._checks import check_1d
 from .._io import LazyNpz
-from ..model import _NO_PRED
 from ._columns import (
     Table,
     _check_range,
@@ -38,6 +37,7 @@ from ._columns import (
     _numeric_column,
     _ood_column,
     _require_columns,
+    has_prediction,
     row_label,
 )
 from ._errors import InputError, one_line
@@ -347,7 +347,7 @@ def _prediction_table(
 ):
     """:class:`Table` of a table of predictions for ``select`` and ``validate`` (:func:`load_table`)."""
     label_column = "y" if label_column is None else label_column
-    use_pred = pred_column != _NO_PRED
+    use_pred = has_prediction(pred_column)
     pred = pred_column if use_pred else None
     special = [c for c in (pred, loss_column or label_column, ood_column) if c]
     _check_distinct_roles(pred, label_column, loss_column)
@@ -411,7 +411,7 @@ def _apply_prediction_table(frame, is_csv, source, *, pred_column, feature_colum
 
     Values beyond :data:`rejectopt.model.FEATURE_LIMIT` are let through: ``apply`` rejects their rows.
     """
-    use_pred = pred_column != _NO_PRED
+    use_pred = has_prediction(pred_column)
     special = [pred_column] if use_pred and pred_column else []
     X, feature_columns, column = _read_predictions(
         frame, is_csv, source, special, feature_columns, _npz_names(pred_column, "y")
