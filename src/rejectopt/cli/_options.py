@@ -49,6 +49,7 @@ MIN_ROWS_PER_PART = 10
 
 
 def parse_C_grid(text):
+    """``--C`` as a list of regularisation constants: comma-separated, finite and non-negative."""
     try:
         grid = [float(v) for v in str(text).split(",") if v.strip()]
     except ValueError:
@@ -59,6 +60,7 @@ def parse_C_grid(text):
 
 
 def check_fractions(args):
+    """Each fraction of the split in (0, 1), and calibration + report below 1 (rows left to train on)."""
     fractions = {
         "--calibration-fraction": args.calibration_fraction,
         "--report-fraction": args.report_fraction,
@@ -126,7 +128,7 @@ def require_loss_bound(args, target):
 
 
 def resolve_loss_bound(args, table):
-    """The largest loss a prediction can have, and where it came from (a key of :data:`LOSS_BOUND_SOURCES`).
+    """The largest loss a prediction can have, and its source (a key of ``_report.LOSS_BOUND_SOURCES``).
 
     ``--loss-bound``, else by the loss's definition (100 for the 0/100 loss; the MAE's span of
     the labels read, K - 1 when every class occurs; ``--loss-bound K-1`` declares it when the
