@@ -27,7 +27,7 @@ from rejectopt.cli._errors import InputError
 from rejectopt.cli._files import write_outputs
 from rejectopt.cli._model import apply_model, load_model
 from rejectopt.cli._parser import build_parser, cli_scores
-from rejectopt.cli._table import EXACT_FLOATS, load_table
+from rejectopt.cli._table import EXACT_FLOATS, load_apply_table, load_table
 from rejectopt.fitting import split_rows
 from rejectopt.logits import fit_logits
 from rejectopt.scores import SELE
@@ -113,7 +113,7 @@ def test_coverage_on_unseen_rows(satellite, selected, tmp_path):
 def test_model_json_round_trip_reproduces_uncertainties_exactly(satellite, selected, tmp_path):
     _, paths = satellite
     model, score, selection = load_model(selected / "model.json")
-    table = load_table(paths["unseen"], feature_columns=model["feature_columns"], need_loss=False)
+    table = load_apply_table(paths["unseen"], feature_columns=model["feature_columns"])
     classes = np.array([model["classes"].index(k) for k in table.pred_keys])
     expected = score.predict(table.X, classes)
     out = tmp_path / "decisions.csv"
@@ -417,7 +417,7 @@ def test_small_table_parser_defaults_and_missing_model(tmp_path):
         InputError, match=r"rows\.csv: value 1e\+300 in column 'a' at row 2 is out of range: "
     ):
         load_table(path)  # select refuses it
-    assert load_table(path, need_loss=False).X[:, 0].tolist() == [
+    assert load_apply_table(path).X[:, 0].tolist() == [
         0.5,
         1e300,
     ]  # apply rejects the row later
@@ -464,9 +464,7 @@ def test_select_then_apply_in_memory_scenario(tmp_path, capsys):
     )
     model, score, selection = load_model(tmp_path / "sel" / "model.json")
     assert model["target"] == {"kind": "coverage", "value": 0.8} and type(score).__name__ == "SELE"
-    decisions = apply_model(
-        model, score, selection, load_table(tmp_path / "val.csv", need_loss=False)
-    )
+    decisions = apply_model(model, score, selection, load_apply_table(tmp_path / "val.csv"))
     assert decisions.columns.tolist() == [
         "row",
         "y_pred",
@@ -1556,11 +1554,11 @@ def test_validate_of_a_hopeless_target_puts_the_infeasible_draws_first_and_no_qu
 
 def test_validate_progress_is_logged_on_long_runs_only(caplog):
     """Silent for the first PROGRESS_SECONDS; after them a line at each new tenth, or every PROGRESS_SECONDS."""
-    from rejectopt.cli import _main
+    from rejectopt.cli import _validate
 
     now = [0.0]
-    progress = _main._Progress(clock=lambda: now[0])
-    with caplog.at_level(logging.INFO, logger="rejectopt.cli._main"):
+    progress = _validate._Progress(clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="rejectopt.cli._validate"):
         for done, at in (
             (10, 1.0),
             (60, 4.0),
@@ -1584,10 +1582,10 @@ def test_validate_logs_its_progress_through_the_draws(
     digits, tmp_path, capsys, caplog, monkeypatch
 ):
     """With PROGRESS_SECONDS at 0 every draw is 'long': one line per draw, to the logger (stderr), not stdout."""
-    from rejectopt.cli import _main
+    from rejectopt.cli import _validate
 
-    monkeypatch.setattr(_main, "PROGRESS_SECONDS", 0.0)
-    with caplog.at_level(logging.INFO, logger="rejectopt.cli._main"):
+    monkeypatch.setattr(_validate, "PROGRESS_SECONDS", 0.0)
+    with caplog.at_level(logging.INFO, logger="rejectopt.cli._validate"):
         assert (
             cli.main(
                 [
@@ -1624,7 +1622,8 @@ def test_validate_logs_its_progress_through_the_draws(
         ),
         (
             ["--target", "risk=3", "--confidence", "0.9", "--uncertainty-column", "y"],
-            "--uncertainty-column 'y' is the label column (--label-column, default y): the uncertainty score needs a column "
+            "--uncertainty-column 'y' is the label column (--label-column, default y): the uncertainty "
+            "score needs a column "
             "of its own: your score of each row (larger = less certain)",
         ),
         (
@@ -1633,7 +1632,8 @@ def test_validate_logs_its_progress_through_the_draws(
         ),
         (
             ["--target", "risk=3", "--confidence", "0.9", "--pred-column", "y"],
-            "--pred-column 'y' is the label column (--label-column, default y): the predicted class and the true label need "
+            "--pred-column 'y' is the label column (--label-column, default y): the predicted class "
+            "and the true label need "
             "columns of their own (read from one column, every prediction would be right and every loss 0)",
         ),
         (["--target", "risk=3"], "the following arguments are required: --confidence"),

@@ -309,7 +309,8 @@ def test_select_refuses_label_prediction_or_loss_as_a_feature(
         ),
         (
             ("--pred-column", "loss", "--loss-column", "loss"),
-            "--pred-column 'loss' is the loss column (--loss-column): the predicted class and the loss need columns of their "
+            "--pred-column 'loss' is the loss column (--loss-column): the predicted class and the "
+            "loss need columns of their "
             "own",
         ),
     ],
@@ -445,9 +446,9 @@ def test_a_bug_is_a_traceback_not_bad_input(paths, tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise ValueError("a bug in the library")
 
-    import rejectopt.cli._main as main_module
+    import rejectopt.cli._select as select_module
 
-    monkeypatch.setattr(main_module, "fit_selective", broken)
+    monkeypatch.setattr(select_module, "fit_selective", broken)
     with pytest.raises(ValueError, match="a bug in the library"):
         cli.main([str(a) for a in select_argv(paths["given"], tmp_path / "sel")])
     assert not (tmp_path / "sel").exists()

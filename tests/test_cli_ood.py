@@ -19,7 +19,7 @@ from support import DEMO_MIRROR
 from rejectopt import cli
 from rejectopt.cli._errors import InputError
 from rejectopt.cli._model import apply_model, load_model
-from rejectopt.cli._table import load_table
+from rejectopt.cli._table import load_apply_table, load_table
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.fitting import _split_ood_rows
 from rejectopt.selective import InfeasibleTargetError
@@ -98,7 +98,7 @@ def sigma(p, n):
 def report_rows_rates(paths, out):
     """Expected TPR / FPR / precision on the report rows, recomputed from model.json and the data."""
     model, score, selection = load_model(out / "model.json")
-    table = load_table(paths["given"], feature_columns=model["feature_columns"], need_loss=False)
+    table = load_apply_table(paths["given"], feature_columns=model["feature_columns"])
     is_ood = pd.read_csv(paths["given"])["is_ood"].to_numpy() == 1
     report = _split_ood_rows(is_ood, seed=0)["report"]
     decisions = apply_model(model, score, selection, table)

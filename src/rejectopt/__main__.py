@@ -1,4 +1,7 @@
-"""``python -m rejectopt``: selective prediction for your own classifier (``python -m rejectopt --help``, ``--version``)."""
+"""``python -m rejectopt``: selective prediction for your own classifier.
+
+``python -m rejectopt --help`` lists the commands, ``--version`` the version.
+"""
 
 from .cli import main
 

@@ -13,9 +13,11 @@ The work is the library's: :func:`rejectopt.fitting.split_rows` and
 :func:`rejectopt.fitting.fit_selective` (the code of :class:`rejectopt.SelectiveClassifier`),
 :func:`rejectopt.targets.parse_target`, :func:`rejectopt.selective.operating_point`, the
 intervals of :mod:`rejectopt.stats`, and :mod:`rejectopt.model` for the file, its guard and its
-decisions. This package adds argument parsing (``_parser``), the three commands (``_main``),
-input tables (``_table``), the model file's errors (``_model``), output files (``_files``) and
-the report texts (``_report``).
+decisions. This package adds argument parsing (``_parser``), the commands (``_select``,
+``_validate``; ``apply`` and the entry point in ``_main``) and the option checks they share
+(``_options``), input tables (``_table``; a network's outputs in ``_network``; their columns in
+``_columns``), the model file's errors (``_model``), output files (``_files``), the figures
+(``_figures``) and the report texts (``_report``).
 
 Errors in the input exit with status 2 and a one-line message naming the file, row and column
 (or the model field); no partial output is left behind, an input is never overwritten, and an

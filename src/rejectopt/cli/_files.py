@@ -14,7 +14,13 @@ from pathlib import Path
 from .._io import atomic_path
 from ._errors import InputError, one_line
 
-__all__ = ["check_output_file", "check_output_folder", "write_decisions", "write_outputs"]
+__all__ = [
+    "check_output_file",
+    "check_output_folder",
+    "write_decisions",
+    "write_folder",
+    "write_outputs",
+]
 
 
 def _same_file(a, b):
@@ -76,6 +82,19 @@ def write_outputs(out_dir, files):
         if created and out_dir.is_dir() and not any(out_dir.iterdir()):
             out_dir.rmdir()
         raise
+
+
+def write_folder(out_dir, names, inputs, force, files):
+    """Check ``out_dir`` again (:func:`check_output_folder`), then write ``files`` (:func:`write_outputs`).
+
+    Checked again because the folder may have changed while the command ran; a failure to write
+    is bad input (the folder's), named with ``--out``.
+    """
+    check_output_folder(out_dir, names, inputs, force)
+    try:
+        write_outputs(out_dir, files)
+    except OSError as err:
+        raise InputError(f"--out {out_dir}: cannot write ({one_line(err)})") from None
 
 
 def write_decisions(frame, out):

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from ..model import _COEF_WARN, decide, read_model
+from ._columns import out_of_range_message
 from ._errors import InputError, one_line
-from ._table import class_indices, out_of_range_message
+from ._table import class_indices
 
 __all__ = ["apply_model", "load_model"]
 
@@ -75,7 +76,7 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
     model, score, selection
         What :func:`load_model` returns.
     table : Table
-        The rows to decide (:func:`load_table` with ``need_loss=False``).
+        The rows to decide (:func:`rejectopt.cli._table.load_apply_table`).
     unseen : {"error", "reject"}, default="error"
         Rows predicting a class ``select`` never saw: an :class:`InputError`, or rejected.
     extreme : {"reject", "error"}, default="reject"

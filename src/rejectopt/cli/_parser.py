@@ -91,6 +91,15 @@ def _learning_options():
         "(n x d), or CSV with columns logit_0..logit_{K-1}, label and optionally emb_0..emb_{d-1} "
         "(prediction = largest logit; features = embeddings, else logits)",
     )
+    _add_score_options(p)
+    _add_split_options(p)
+    _add_column_options(p)
+    p.add_argument("--n-jobs", type=int, default=1, help="threads of SELE (default %(default)s)")
+    return p
+
+
+def _add_score_options(p):
+    """``--score`` (the scores that learn from the loss) and ``--C`` (the regularisation grid)."""
     choices = cli_scores()
     others = [n for n in score_names(learned=True) if get_score(n).needs_posteriors]
     p.add_argument(
@@ -112,6 +121,10 @@ def _learning_options():
         default=",".join(f"{c:g}" for c in SCORE_C_GRID),
         help="regularisation grid, comma-separated (default %(default)s)",
     )
+
+
+def _add_split_options(p):
+    """The row split: the calibration, report and validation fractions and the seed."""
     p.add_argument(
         "--calibration-fraction",
         type=float,
@@ -136,6 +149,10 @@ def _learning_options():
         default=0,
         help="seed of the row split and of SELE's chunks (default 0)",
     )
+
+
+def _add_column_options(p):
+    """The table's columns (label, prediction, loss, features) and the loss with its bound."""
     p.add_argument(
         "--label-column",
         default=None,
@@ -175,8 +192,6 @@ def _learning_options():
         default=None,
         help="comma-separated feature columns (default: every column except label/pred/loss/OOD)",
     )
-    p.add_argument("--n-jobs", type=int, default=1, help="threads of SELE (default %(default)s)")
-    return p
 
 
 def _add_figure_format(p, figure):

@@ -296,6 +296,11 @@ def guarantee_lines(report):
     return lines
 
 
+def _certified_at(target):
+    """`` certified at confidence 0.9`` for a certified target's dict, else nothing."""
+    return f" certified at confidence {target['confidence']:g}" if "confidence" in target else ""
+
+
 def report_markdown(report):
     """The human-readable ``report.md``."""
     point, rows, aurcs = report["report"], report["rows"], report["aurc_report"]
@@ -304,7 +309,7 @@ def report_markdown(report):
         "# Selective prediction report",
         "",
         f"Target: **{report['target']['kind']} = {report['target']['value']:g}**"
-        f"{' certified at confidence {:g}'.format(report['target']['confidence']) if 'confidence' in report['target'] else ''}"
+        f"{_certified_at(report['target'])}"
         f" (loss: {report['loss']}); "
         f"score: {report['score'].upper()} with C = {report['C']:g} (chosen by validation AuRC).",
         "",
@@ -520,34 +525,31 @@ def _yes(flag):
     return "yes" if flag else "**no**"
 
 
-def ood_report_markdown(report):
-    """The human-readable ``report.md`` of an OOD target."""
-    target = parse_target(report["target"])
-    point, rows, aurcs, cal = (
-        report["report"],
-        report["rows"],
-        report["aurc_report"],
-        report["calibration"],
-    )
-    sel, feasibility = report["selection"], report["feasibility"]
+#: The text of each bound of an OOD target in ``report.md``.
+_BOUND_TEXT = {
+    "tpr": "TPR >= {:g}",
+    "fpr": "FPR <= {:g}",
+    "precision": "precision >= {:g}",
+    "recall": "recall >= {:g}",
+}
+
+
+def _ood_intro_lines(report, target):
+    """``report.md`` of an OOD target: the title, the target, the selection function and the rows."""
+    rows, sel = report["rows"], report["selection"]
     model = (
         "bounded TPR-FPR model (Theorem 3)"
         if target.kind == "tpr-fpr"
         else "bounded precision-recall model (Theorem 5)"
     )
-    bound_text = {
-        "tpr": "TPR >= {:g}",
-        "fpr": "FPR <= {:g}",
-        "precision": "precision >= {:g}",
-        "recall": "recall >= {:g}",
-    }
+    bounds = " and ".join(_BOUND_TEXT[n].format(v) for n, v in target.as_dict().items())
     ood = rows["ood"]
-    lines = [
+    return [
         "# Selective prediction report (with out-of-distribution rows)",
         "",
         f"Target: **{target}** ({model} of Franc, Prusa & Paplham: the smallest selective risk of the accepted "
         f"in-distribution (ID) rows subject to "
-        f"{' and '.join(bound_text[n].format(v) for n, v in target.as_dict().items())}); OOD rows marked by column "
+        f"{bounds}); OOD rows marked by column "
         f"`{report['ood_column']}`. Loss: {report['loss']}; score: {report['score'].upper()} with C = {report['C']:g} "
         "(learned from the ID rows, chosen by validation AuRC).",
         "",
@@ -560,6 +562,13 @@ def ood_report_markdown(report):
         f"{rows['report'] - ood['report']} | {rows['total'] - ood['total']} |",
         f"| OOD | 0 | 0 | {ood['calibration']} | {ood['report']} | {ood['total']} |",
         "",
+    ]
+
+
+def _ood_report_rows_lines(report):
+    """``report.md`` of an OOD target: the rates, coverage and risk achieved on the report rows."""
+    point = report["report"]
+    lines = [
         "Achieved on the held-out report rows (not used for fitting or calibration):",
         "",
         "| quantity | value | 95 % interval | method |",
@@ -570,7 +579,7 @@ def ood_report_markdown(report):
             f"| {_RATE_LABELS[name]} | {fmt(point[name])} | {_interval(point, name)} | "
             f"{point['rates_ci_method']} |"
         )
-    lines += [
+    return lines + [
         f"| coverage (share of all rows accepted) | {fmt(point['coverage'])} | {_interval(point, 'coverage')} | "
         f"{point['coverage_ci_method']} |",
         f"| selective risk of the accepted ID rows ({report['risk_unit']}) | {fmt(point['selective_risk'])} | "
@@ -578,6 +587,14 @@ def ood_report_markdown(report):
         f"| risk of the ID rows at full coverage ({report['risk_unit']}) | {fmt(report['risk_full_coverage_report'])} "
         "| | |",
         "",
+    ]
+
+
+def _ood_feasibility_lines(report, target):
+    """``report.md`` of an OOD target: each bound met or not, what the calibration rows allow, the AUROC and AuRC."""
+    point, cal, aurcs = report["report"], report["calibration"], report["aurc_report"]
+    feasibility = report["feasibility"]
+    lines = [
         "Feasibility (each bound on the calibration rows, where the rule was fitted, and on the report rows):",
         "",
         "| bound | calibration | met | report | met | met within the 95 % interval |",
@@ -585,21 +602,42 @@ def ood_report_markdown(report):
     ]
     for name, value in target.as_dict().items():
         lines.append(
-            f"| {bound_text[name].format(value)} | {fmt(cal[name])} | "
+            f"| {_BOUND_TEXT[name].format(value)} | {fmt(cal[name])} | "
             f"{_yes(feasibility['calibration'][name])} "
             f"| {fmt(point[name])} | {_yes(feasibility['report'][name])} | "
             f"{_yes(feasibility['report_within_ci'][name])} |"
         )
-    lines += [
+    return lines + [
         "",
         f"On the calibration rows {target.describe_attainable(report['attainable_calibration'])}; coverage "
         f"{fmt(cal['coverage'])}, selective risk of the accepted ID rows {fmt(cal['selective_risk'])} "
         f"{report['risk_unit']}.",
         "",
         f"Separation of ID and OOD report rows by the score: AUROC {fmt(report['auroc_report'])} (0.5 = none). "
-        f"AuRC on the ID report rows (lower is better, {report['risk_unit']}): learned score {fmt(aurcs['learned_score'])}, random order "
+        f"AuRC on the ID report rows (lower is better, {report['risk_unit']}): learned score "
+        f"{fmt(aurcs['learned_score'])}, random order "
         f"{fmt(aurcs['random_order'])}, oracle {fmt(aurcs['oracle'])}.",
         "",
+    ]
+
+
+def ood_report_markdown(report):
+    """The human-readable ``report.md`` of an OOD target.
+
+    Parameters
+    ----------
+    report : dict
+        The content of ``report.json`` for an OOD target (:func:`ood_report_dict`).
+
+    Returns
+    -------
+    str
+    """
+    target = parse_target(report["target"])
+    lines = [
+        *_ood_intro_lines(report, target),
+        *_ood_report_rows_lines(report),
+        *_ood_feasibility_lines(report, target),
         *guarantee_lines(report),
         "![ROC and RC curves](rc_curve.png)",
         "",

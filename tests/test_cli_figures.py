@@ -1,4 +1,4 @@
-"""The figures of ``python -m rejectopt select`` (rejectopt.pipeline.report.selection): what each axes shows."""
+"""The figures of ``python -m rejectopt select`` (rejectopt.cli._figures): what each axes shows."""
 
 import numpy as np
 import pytest
@@ -6,10 +6,10 @@ from sklearn.datasets import load_digits
 from sklearn.metrics import roc_auc_score
 from sklearn.naive_bayes import GaussianNB
 
+from rejectopt.cli._figures import ood_select_figure, select_figure
 from rejectopt.cli._report import ood_report_dict, report_dict
 from rejectopt.fitting import _split_ood_rows, fit_selective, split_rows
 from rejectopt.metrics import aurc
-from rejectopt.pipeline.report.selection import ood_select_figure, select_figure
 from rejectopt.targets import Target, parse_target
 
 

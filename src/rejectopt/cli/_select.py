@@ -1,0 +1,340 @@
+"""The ``select`` command: learn the score, fit the selection function, write the model and report.
+
+The work is the library's (:func:`rejectopt.fitting.split_rows`,
+:func:`rejectopt.fitting.fit_selective`); this module reads the options and the table, turns the
+library's refusals into the command line's messages, and writes ``model.json``, ``report.json``,
+``report.md``, the figure and, for a risk or coverage target, the per-threshold table.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .._diagnostics import (
+    missed_bounds,
+    missed_coverage,
+    missed_risk,
+    nothing_to_learn,
+    risk_in_percent,
+    tied_C,
+    worse_than_random,
+)
+from ..fitting import _split_ood_rows, fit_selective, split_rows
+from ..model import model_dict
+from ..scores import get_score
+from ..scores._sele import MemoryBudgetError
+from ..selective import InfeasibleTargetError
+from ..targets import Target, certification_table
+from ._errors import InputError, one_line
+from ._figures import figure_files, figure_names, ood_select_figure, select_figure
+from ._files import check_output_folder, write_folder
+from ._options import (
+    MIN_ROWS_PER_PART,
+    check_certified_risk,
+    check_fractions,
+    check_memory_budget_env,
+    check_pred_column,
+    class_codes,
+    feature_list,
+    log_warnings,
+    memory_budget_error,
+    named,
+    ood_column_of,
+    parse_C_grid,
+    reads_logits,
+    require_loss_bound,
+    resolve_loss_bound,
+    target_of,
+    warn_labels_span,
+)
+from ._parser import DEFAULT_OOD_COLUMN
+from ._report import (
+    json_bytes,
+    ood_report_dict,
+    ood_report_markdown,
+    ood_summary_line,
+    report_dict,
+    report_markdown,
+    summary_line,
+    versions,
+)
+from ._table import load_table
+
+__all__ = ["SELECT_FIGURE", "SELECT_OUTPUTS", "THRESHOLDS_CSV", "run_select"]
+
+log = logging.getLogger(__name__)
+
+#: Files written by ``select``, in this order (its figure in each --figure-format after them).
+SELECT_OUTPUTS = ("model.json", "report.json", "report.md", "rc_curve.png")
+#: ``select``'s figure, the RC curve report.md shows.
+SELECT_FIGURE = "rc_curve.png"
+#: ``select``'s per-threshold table of the calibration rows (a risk or coverage target).
+THRESHOLDS_CSV = "thresholds.csv"
+#: Level of the pointwise bounds in the per-threshold table of a plug-in target.
+TABLE_CONFIDENCE = 0.95
+
+
+def _warn_report(report, target, C_grid):
+    """The report rows' warnings: a missed target, a score worse than random, a tie over C."""
+    unit, point, n_rows = report["risk_unit"], report["report"], report["rows"]["report"]
+    feasibility = report.get("feasibility", {}).get("report_within_ci", {})
+    aurcs, validation = report["aurc_report"], report["validation_aurc"]
+    log_warnings(
+        missed_risk(
+            target,
+            named,
+            n_rows,
+            point["selective_risk"],
+            point["selective_risk_ci"],
+            point["coverage"],
+            report["risk_full_coverage_report"],
+            unit,
+        ),
+        missed_coverage(target, named, n_rows, point["coverage"], point["coverage_ci"]),
+        missed_bounds(
+            target,
+            named,
+            n_rows,
+            [name for name, ok in feasibility.items() if name != "all" and not ok],
+        ),
+        worse_than_random(aurcs["learned_score"], aurcs["random_order"], unit),
+        tied_C(validation.values(), C_grid, report["C"], "--C", unit),
+    )
+
+
+def _thresholds_csv(fit, loss, target, loss_bound):
+    """The per-threshold table of the calibration rows as CSV bytes, or None (reject-cost and OOD targets).
+
+    Pointwise bounds at the target's confidence, or at :data:`TABLE_CONFIDENCE` for a plug-in target.
+    """
+    if not isinstance(target, Target) or target.kind not in ("risk", "coverage"):
+        return None
+    cal = fit.parts["calibration"]
+    level = target.confidence if target.confidence is not None else TABLE_CONFIDENCE
+    table = certification_table(
+        loss[cal],
+        fit.uncertainty[cal],
+        Target(target.kind, target.value, level),
+        loss_bound=loss_bound,
+    )
+    return table.to_csv(index=False, float_format="%.10g").encode()
+
+
+def _check_options(args):
+    """The target, OOD column, C grid, feature columns and output files: every option, before the data are read."""
+    target = target_of(args)
+    if args.pred_column != "none":
+        check_pred_column(args.pred_column, "--pred-column")
+    ood_column = ood_column_of(args, target)
+    C_grid = parse_C_grid(args.C)
+    check_fractions(args)
+    check_memory_budget_env(args.score)
+    require_loss_bound(args, target)
+    features = feature_list(args)
+    outputs = (
+        SELECT_OUTPUTS
+        + tuple(figure_names(SELECT_FIGURE, args)[1:])
+        + ((THRESHOLDS_CSV,) if isinstance(target, Target) and target.kind != "reject-cost" else ())
+    )
+    check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
+    return target, ood_column, C_grid, features, outputs
+
+
+def _read_table(args, target, ood_column, features):
+    """The table, the loss's name and its bound (with where the bound came from), warnings logged."""
+    table = load_table(
+        args.data,
+        pred_column=args.pred_column,
+        label_column=args.label_column,
+        loss_column=args.loss_column,
+        loss=args.loss,
+        feature_columns=features,
+        ood_column=ood_column,
+        logit_features=reads_logits(args.score),
+    )
+    loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
+    loss_bound, loss_bound_source = resolve_loss_bound(args, table)
+    check_certified_risk(target, loss_bound)
+    warn_labels_span(args, target, loss_bound_source, loss_bound)
+    log_warnings(
+        risk_in_percent(target, loss_name, named),
+        nothing_to_learn(table.loss, f"of {table.source}")
+        if table.is_ood is None
+        else nothing_to_learn(table.loss[~table.is_ood], f"of the ID rows of {table.source}"),
+    )
+    if ood_column is None and features is None and DEFAULT_OOD_COLUMN in table.feature_columns:
+        log.warning(
+            "%s: column %r is used as a feature; to mark OOD rows with it, give a target tpr=T,fpr=F or "
+            "precision=P,recall=R",
+            table.source,
+            DEFAULT_OOD_COLUMN,
+        )
+    return table, loss_name, loss_bound, loss_bound_source
+
+
+def _split(args, table):
+    """The row split; with OOD rows, each part holds its share of them."""
+    fractions = (
+        args.calibration_fraction,
+        args.report_fraction,
+        args.validation_fraction,
+        args.seed,
+    )
+    try:
+        if table.is_ood is None:
+            parts = split_rows(table.X.shape[0], *fractions, min_rows=MIN_ROWS_PER_PART)
+        else:
+            parts = _split_ood_rows(table.is_ood, *fractions, min_rows=MIN_ROWS_PER_PART)
+    except ValueError as err:
+        raise InputError(f"{table.source}: {err}" if table.is_ood is not None else err) from None
+    log.info("rows: %s", {k: int(v.size) for k, v in parts.items()})
+    return parts
+
+
+def _fit(args, table, classes, n_classes, target, parts, C_grid, loss_bound):
+    """:func:`rejectopt.fitting.fit_selective`, its refusals (an unmet target, SELE's memory budget) as bad input."""
+    try:
+        fit = fit_selective(
+            table.X,
+            classes,
+            table.loss,
+            target,
+            parts,
+            score=args.score,
+            n_classes=n_classes,
+            C_grid=C_grid,
+            seed=args.seed,
+            n_jobs=args.n_jobs,
+            is_ood=table.is_ood,
+            loss_bound=loss_bound,
+        )
+    except InfeasibleTargetError as err:
+        message = one_line(err)
+        message = message.removeprefix(
+            f"target {target} is "
+        )  # OODTarget.fit names the target: once is enough
+        raise InputError(
+            f"cannot meet --target {target} on the calibration rows: {message}"
+        ) from None
+    except MemoryBudgetError as err:
+        raise memory_budget_error(err, args, table) from None
+    log.info(
+        "%s: C=%g chosen by validation AuRC %s",
+        get_score(args.score).label,
+        fit.C,
+        fit.validation_aurc,
+    )
+    log.info(
+        "selection function: threshold %.6g, acceptance probability %.4g at the threshold",
+        fit.selection.threshold,
+        fit.selection.accept_prob,
+    )
+    return fit
+
+
+def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thresholds):
+    """``report.json``'s content, ``report.md``'s text, the printed line and the figure.
+
+    ``bound`` is the loss's bound and where it came from; ``thresholds`` the per-threshold
+    table's bytes or None, which ``report.md`` links to.
+    """
+    loss_bound, loss_bound_source = bound
+    label = get_score(args.score).label
+    common = {
+        "score_name": args.score,
+        "loss_name": loss_name,
+        "C_grid": C_grid,
+        "split": {
+            "seed": args.seed,
+            "calibration_fraction": args.calibration_fraction,
+            "report_fraction": args.report_fraction,
+            "validation_fraction": args.validation_fraction,
+        },
+        "versions": versions(),
+    }
+    if table.is_ood is None:
+        report = report_dict(
+            fit,
+            table.loss,
+            target,
+            **common,
+            loss_bound=loss_bound,
+            loss_bound_source=loss_bound_source,
+        )
+        report["thresholds_csv"] = THRESHOLDS_CSV if thresholds is not None else None
+        texts = (report_markdown(report), summary_line(report))
+        figure = select_figure(fit, table.loss, report, label)
+    else:
+        report = ood_report_dict(
+            fit,
+            table.loss,
+            table.is_ood,
+            target,
+            **common,
+            ood_column=ood_column,
+            loss_bound=loss_bound,
+            loss_bound_source=loss_bound_source,
+        )
+        texts = (ood_report_markdown(report), ood_summary_line(report))
+        figure = ood_select_figure(fit, table.loss, table.is_ood, report, label)
+    return report, texts, figure
+
+
+def run_select(args):
+    """``select``: learn the score and the selection function from ``--data``, write them and the report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The options of ``select``.
+
+    Returns
+    -------
+    int
+        0; bad input raises :class:`rejectopt.cli._errors.InputError`.
+    """
+    target, ood_column, C_grid, features, outputs = _check_options(args)
+    table, loss_name, loss_bound, loss_bound_source = _read_table(
+        args, target, ood_column, features
+    )
+    vocabulary, classes = class_codes(table)
+    parts = _split(args, table)
+    n_classes = len(vocabulary) if vocabulary is not None else 1
+    fit = _fit(args, table, classes, n_classes, target, parts, C_grid, loss_bound)
+    thresholds = _thresholds_csv(fit, table.loss, target, loss_bound)
+    report, texts, figure = _report(
+        args,
+        fit,
+        table,
+        target,
+        loss_name,
+        C_grid,
+        (loss_bound, loss_bound_source),
+        ood_column,
+        thresholds,
+    )
+    _warn_report(report, target, C_grid)
+    model = model_dict(
+        feature_columns=table.feature_columns,
+        classes=vocabulary,
+        score=fit.score,
+        selection=fit.selection,
+        target=target,
+        loss_name=loss_name,
+        versions=report["versions"],
+        pred_column=args.pred_column,
+        ood_column=ood_column,
+        n_logits=table.n_logits,
+    )
+    files = {
+        "model.json": json_bytes(model),
+        "report.json": json_bytes(report),
+        "report.md": texts[0].encode(),
+        **figure_files(SELECT_FIGURE, figure, args),
+    }
+    if thresholds is not None:
+        files[THRESHOLDS_CSV] = thresholds
+    write_folder(args.out, outputs, {"--data": args.data}, args.force, files)
+    print(f"wrote {', '.join(files)} to {args.out}")
+    print(texts[1])
+    return 0
