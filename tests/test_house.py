@@ -48,7 +48,7 @@ INTERNAL_MODULES = [
     "rejectopt.pipeline.report.ood",
     "rejectopt.pipeline.report.double_hinge",
     "rejectopt.pipeline.report.landmarks",
-    "rejectopt.pipeline.report.selection",
+    "rejectopt.cli._figures",
     "rejectopt.pipeline.report.guarantees",
     "rejectopt.pipeline.config",
     "rejectopt.pipeline.resources",

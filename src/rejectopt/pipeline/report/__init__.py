@@ -7,7 +7,7 @@ experiments'; their labels are read off the registries (:mod:`rejectopt.classifi
 :mod:`rejectopt.scores`, :mod:`rejectopt.metrics`). One module per concept: ``_specs`` (labels),
 ``_render`` (tables as Markdown and LaTeX), ``_figures``, ``_rankings`` (ranks under every metric), ``_comparison``
 (the paper's numbers), ``_provenance`` (timing, environment), and one module per further
-experiment (``ood``, ``double_hinge``, ``landmarks``) and for the CLI's figures (``selection``).
+experiment (``ood``, ``double_hinge``, ``landmarks``); the CLI's figures are in ``rejectopt.cli._figures``.
 """
 
 from ._comparison import comparison_markdown, paper_comparison
