@@ -1,4 +1,5 @@
-"""Internal: the pipeline's configuration (plugins, validation with one-line errors, the run's plan); not part of the public API.
+"""Internal: the pipeline's configuration (plugins, validation with one-line errors, the run's
+plan); not part of the public API.
 
 Used by ``workflow/rules/common.smk`` before any job runs, and usable without
 Snakemake: ``plan_run(yaml.safe_load(open("config.yaml")))`` tells what a run
@@ -469,7 +470,8 @@ C_MAX = 1e6
 
 
 def _check_C_grids(config: dict) -> None:
-    """Every C is finite and within ``[0, C_MAX]``; a classifier's C positive (at C = 0 its data would weigh nothing)."""
+    """Every C is finite and within ``[0, C_MAX]``; a classifier's C positive (at C = 0 its data
+    would weigh nothing)."""
     grids = {
         "C_classifier": (config.get("C_classifier"), False),
         "C_score": (config.get("C_score"), True),
@@ -609,7 +611,8 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     for a file of any size): unknown datasets, classifiers or scores (with the registered names
     listed), scores that do not apply to a classifier, split ratios, C grids, numbers that are
     NaN or infinite, a task of the run left without a classifier, an ``aurc_convention`` that
-    cannot score a task of the run (or comes with ``table_intervals``), the class counts of the OOD and double-hinge datasets, and
+    cannot score a task of the run (or comes with ``table_intervals``), the class counts of the
+    OOD and double-hinge datasets, and
     each custom dataset's entry, header (CSV) or array shapes (NPZ). The user's experiments are
     loaded and their settings checked beside it, by
     :func:`rejectopt.pipeline.experiments._contract.load_experiments` with the config. The content of a custom
