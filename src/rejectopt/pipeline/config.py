@@ -86,6 +86,10 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo", probe=True) -> dict[
     (an OpenBLAS release whose AVX2 kernels crash on this CPU), nothing is pinned and the
     ``rejectopt`` logger warns that the jobs' last bits may then differ from another machine's.
 
+    .. versionchanged:: 0.5.2
+       The kernels run once in a child process before they are pinned (``probe``): an OpenBLAS
+       whose AVX2 kernels crash on the CPU had killed every job that multiplies matrices.
+
     Parameters
     ----------
     environ : mapping or None, default=None
@@ -96,6 +100,8 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo", probe=True) -> dict[
         that cannot be read pins nothing.
     probe : bool, default=True
         Whether to run the kernels once in a child process (a Python importing numpy) before pinning them.
+
+        .. versionadded:: 0.5.2
 
     Returns
     -------
@@ -237,6 +243,10 @@ def coerce_numbers(value, _key=None):
     (:data:`NULLABLE_PATHS`): there ``"null"``, ``"none"``, ``"~"`` and ``""`` (any case) become
     None, as ``--config data_mirror=null`` means (YAML's null; a folder of that name is
     written ``./null``).
+
+    .. versionchanged:: 0.4.0
+       ``"null"``, ``"none"``, ``"~"`` and ``""`` mean None for the folders and URLs that may be
+       null; they were taken for a folder of that name.
 
     Parameters
     ----------
