@@ -287,7 +287,8 @@ def checks(frame, method="ltt"):
 
 
 def remedies_summary(frame):
-    """Per method (ltt, the full set on ltt's tested rows, each remedy): cells missed, and the mean coverage over cells."""
+    """Per method (ltt, the full set on ltt's tested rows, each remedy): cells missed, and the mean
+    coverage over cells."""
     out = []
     for method in ("ltt", "full_tested", *[m for m in REMEDIES if m in set(frame["method"])]):
         verdict = checks(frame, method)

@@ -13,7 +13,8 @@ California districts' 8 features, and as the class the percentile of the median 
 equal-count bins of the raw target, fewer where values tie at the survey's cap): K = 100 for the
 same network and protocol.
 
-Needs torch and the raw data from ``$REJECTOPT_DATA_MIRROR`` (a folder of the official raw files, laid out as the downloads).
+Needs torch and the raw data from ``$REJECTOPT_DATA_MIRROR`` (a folder of the official raw files,
+laid out as the downloads).
 
 Usage: REJECTOPT_DATA_MIRROR=/path/to/mirror python benchmarks/bench_deep_scores.py --seeds 5
 """

@@ -146,9 +146,9 @@ def import_cost(script, rule, repeats=3):
         ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
     ]
     preamble = (
-        "import sys; sys.path.insert(0, %r); import pickle; from snakemake.logging import logger; "
+        f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); import pickle; "
+        "from snakemake.logging import logger; "
         "from snakemake.iocontainers import Snakemake; from snakemake.shell import shell\n"
-        % str(SCRIPTS)
     )
     code = preamble + "\n".join([*lines, *FIRST_USE.get(rule, [])])
     costs = []

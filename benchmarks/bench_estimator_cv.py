@@ -22,7 +22,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import sklearn
 from sklearn.datasets import load_digits

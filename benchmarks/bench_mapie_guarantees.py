@@ -8,7 +8,8 @@ MAPIE is never a dependency of rejectopt: this script runs in its own environmen
     mapie-venv/bin/pip install -e /path/to/rejectopt      # no extras
 
 Run: ``mapie-venv/bin/python benchmarks/bench_mapie_guarantees.py [--datasets marketing phishing]
-[--mirror DIR] [--repeats 200] [--deltas 0.1 0.05] [--risk-fraction 0.5] [--out benchmarks/mapie_guarantees_records.csv]``.
+[--mirror DIR] [--repeats 200] [--deltas 0.1 0.05] [--risk-fraction 0.5]
+[--out benchmarks/mapie_guarantees_records.csv]``.
 
 Per binary dataset of the mirror: split 0 of the pipeline's splits (seed 0, default ratios), a
 scikit-learn logistic regression (C = 1, standardised features) trained on Trn1; its Tst rows are the

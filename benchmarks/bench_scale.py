@@ -54,10 +54,15 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
-
-from rejectopt.classifiers import get_classifier
-from rejectopt.datasets import REGISTRY
-from rejectopt.pipeline.resources import STAGES, job_resources, splits_per_job, work_size
+# Imported once the path is set: the repository's own source, ahead of any installed rejectopt.
+from rejectopt.classifiers import get_classifier  # noqa: E402
+from rejectopt.datasets import REGISTRY  # noqa: E402
+from rejectopt.pipeline.resources import (  # noqa: E402
+    STAGES,
+    job_resources,
+    splits_per_job,
+    work_size,
+)
 
 #: The datasets of Table 2 the offline mirror does not hold.
 UNMIRRORED = ("covtype", "codrna", "msd", "sensorless", "facebook", "superconduct", "ijcnn")
@@ -134,7 +139,8 @@ def parse_jobs(output):
 #: The library call of each per-dataset rule that has no ``benchmark:`` record, replayed in a
 #: process of its own after the run (CPU-s and peak RSS from ``getrusage``).
 REPLAYED = {
-    "prepare_dataset": "from rejectopt.datasets._custom import prepare_custom; from rejectopt.pipeline.config import plan_run; "
+    "prepare_dataset": "from rejectopt.datasets._custom import prepare_custom; "
+    "from rejectopt.pipeline.config import plan_run; "
     "import yaml; plan = plan_run(yaml.safe_load(open({base!r})) | "
     "yaml.safe_load(open('bench_config.yaml'))); from rejectopt.model import FEATURE_LIMIT; "
     "prepare_custom(plan.custom['{name}'], 'replay.npz', feature_limit=FEATURE_LIMIT)",

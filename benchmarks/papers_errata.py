@@ -225,7 +225,8 @@ def jmlr_theorem8(_args):
         best = max((aurc(np.eye(n)[i], u) / sele(np.eye(n)[i], u), i) for i in range(n))
         harmonic = float(sum(Fraction(1, k) for k in range(1, n + 1)))
         print(
-            f"  n = {n:3d}: max ratio {best[0]:.4f} (unit loss on example {best[1]}, the least uncertain), H_n = {harmonic:.4f}"
+            f"  n = {n:3d}: max ratio {best[0]:.4f} (unit loss on example {best[1]}, "
+            f"the least uncertain), H_n = {harmonic:.4f}"
         )
     print(
         "  e.g. losses [1, 0, 0, 0] with increasing uncertainty:",
@@ -251,7 +252,8 @@ def jmlr_theorem8(_args):
 def jmlr_nemenyi(_args):
     q = nemenyi_q(3, alpha=0.10)
     print(
-        f"Nemenyi CD, k = 3, N = 11, alpha 0.10: q = {q:.4f}, CD = q sqrt(k(k+1)/(6N)) = {nemenyi_cd(3, 11, alpha=0.10):.4f}"
+        f"Nemenyi CD, k = 3, N = 11, alpha 0.10: q = {q:.4f}, "
+        f"CD = q sqrt(k(k+1)/(6N)) = {nemenyi_cd(3, 11, alpha=0.10):.4f}"
         f" (paper: 0.98); at alpha 0.05: {nemenyi_cd(3, 11, alpha=0.05):.4f}"
     )
 
@@ -269,7 +271,8 @@ def dh_loss(_args):
         for y in (1.0, -1.0):
             ours = double_hinge_loss(y, f, p_minus, p_plus)
             print(
-                f"  y = {y:+.0f}, f = logit({p}) = {f:+.4f}: loss {float(ours):.6f}, log(1+e^(-yf)) {math.log1p(math.exp(-y * f)):.6f}"
+                f"  y = {y:+.0f}, f = logit({p}) = {f:+.4f}: loss {float(ours):.6f}, "
+                f"log(1+e^(-yf)) {math.log1p(math.exp(-y * f)):.6f}"
             )
     h_lo, h_hi = entropy(p_minus), entropy(p_plus)
     print(

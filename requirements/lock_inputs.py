@@ -103,7 +103,8 @@ def conda_env(lock: Path) -> str:
     for requirement in jobs_requirements():
         name = _LOCK.canonical_name(requirement.name)
         if name not in pins:
-            raise SystemExit(f"{lock}: {requirement.name} ({requirement}) is not in the lock; rerun requirements/lock.sh")
+            raise SystemExit(f"{lock}: {requirement.name} ({requirement}) is not in the lock; "
+                             "rerun requirements/lock.sh")
         if pins[name] not in requirement.specifier:
             raise SystemExit(f"{lock}: {name}=={pins[name]} is outside pyproject.toml's {requirement}")
         if name in PIP_ONLY:
@@ -122,14 +123,19 @@ def changes(old: Path, new: Path, day: str) -> str:
     before = read_lock(old, LINUX) if old.exists() else {}
     after = read_lock(new, LINUX)
     moved = {name: (before.get(name, "new"), version) for name, version in after.items() if before.get(name) != version}
+    # A package new to the lock (a requirement added to pyproject.toml, or its dependencies) did not move.
+    added = sorted(name for name in after if name not in before) if before else []
     gone = sorted(set(before) - set(after))
     first = [f"{name} {moved[name][0]} -> {moved[name][1]}" for name in NUMERICAL if name in moved]
-    others = len(moved) - len(first)
+    others = len(moved) - len(first) - len([name for name in added if name not in NUMERICAL])
     text = f"- The lock (`requirements/`) moved to the releases published before {day}"
     if first:
         text += ": " + ", ".join(first)
-    if others or gone:
-        text += f" ({others} other package(s) moved" + (f", {len(gone)} left" if gone else "") + ")"
+    counts = [f"{others} other package(s) moved"] if others or gone else []
+    counts += [f"{len(gone)} left"] if gone else []
+    counts += [f"{len(added)} added: {', '.join(added)}"] if added else []
+    if counts:
+        text += " (" + ", ".join(counts) + ")"
     return text + "."
 
 
@@ -162,7 +168,8 @@ def main(argv: list[str]) -> None:
         sys.stdout.write(conda_env(Path(args[0])))
     elif command == "changes" and len(args) == 3:
         line = changes(Path(args[0]), Path(args[1]), args[2])
-        print(f"lock.sh: for the CHANGELOG's next release (tests/test_lock.py looks for the day):\n{line}", file=sys.stderr)
+        print(f"lock.sh: for the CHANGELOG's next release (tests/test_lock.py looks for the day):\n{line}",
+              file=sys.stderr)
     elif command == "status" and len(args) == 1:
         print(status(Path(args[0])))
     else:

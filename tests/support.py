@@ -139,7 +139,7 @@ def skip_or_fail_without_pipeline(item):
     pytest.skip(f"needs {', '.join(missing)}: pip install 'rejectopt[pipeline]'")
 
 
-# --------------------------------------------------------------------------- the full offline copies (marker ``mirror``)
+# ------------------------------------------------------- the full offline copies (marker ``mirror``)
 #: The variables a test marked ``mirror`` reads, and the folder each names: full offline copies of
 #: the official files, which the repository does not ship (CI sets them in its second pass).
 MIRRORS = {

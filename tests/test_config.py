@@ -171,7 +171,7 @@ def test_an_edited_plugin_or_custom_file_reruns_what_depends_on_it(tmp_path):
         "classifiers/wine/lr/split_0.npz",
         "scores/wine/lr.npz",
     ]
-    for i, name in enumerate(outputs):
+    for name in outputs:
         (tmp_path / "results" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "results" / name).touch()
     run = snakemake(tmp_path, target, "--touch", "--cores", "1", *config)

@@ -49,7 +49,6 @@ import subprocess
 import sys
 import tokenize
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

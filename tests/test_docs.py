@@ -238,7 +238,8 @@ def test_maths_renders_offline_from_the_bundled_mathjax(site, served, browser):
     rendered = browser.execute_script(
         "const m = Array.from(document.querySelectorAll('article mjx-container'));"
         "return [m.length, m.filter(e => e.getBoundingClientRect().width > 0 && e.querySelector('mjx-c')).length,"
-        " document.querySelector('article').innerText.includes('\\\\('), Array.from(document.fonts).some(f => f.family.includes('MJXTEX') && f.status === 'loaded')];"
+        " document.querySelector('article').innerText.includes('\\\\('),"
+        " Array.from(document.fonts).some(f => f.family.includes('MJXTEX') && f.status === 'loaded')];"
     )
     total, drawn, raw_left, fonts = rendered
     assert total >= 10 and drawn == total and fonts, rendered

@@ -3,9 +3,10 @@
 The README is a quickstart of at most 10 KB that opens with the two set-up commands; the docs own
 every longer text and never include the README's; the public API (the reference's modules,
 ``API_MODULES`` in docs/conf.py) has numpydoc's Parameters, Returns and Examples on each name, and
-the library's part of it (all but the pipeline's experiment contract) at most 150 names; the pipeline's internal modules keep Parameters and Returns without a mandatory
-example; a docstring's Examples block is at most 15 lines and the package's doctests at most
-1,000 lines.
+the library's part of it (all but the pipeline's experiment contract) at most 150 names; the
+pipeline's internal modules keep Parameters and Returns without a mandatory example; a docstring's
+Examples block is at most 15 lines and the package's doctests at most 1,000 lines. CI and the
+pre-commit hooks run the same formatter, linter and type checker, with the lock's releases.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "rejectopt"
@@ -70,6 +72,42 @@ def _api_modules() -> list[str]:
 
 
 API_MODULES = _api_modules()
+
+
+# --- the everyday checks -----------------------------------------------------------------------
+
+
+def _ci_style_commands() -> list[str]:
+    """The ruff and mypy commands .ci/run runs, as written there (a continued line without its ``\\``)."""
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    return re.findall(r"^(\.venv/bin/(?:ruff|mypy)\b.*?)\s*\\?$", text, re.M)
+
+
+def test_pre_commit_runs_cis_style_and_type_checks():
+    """The hooks are CI's three commands, run with README line 2's environment (the lock's ruff and
+    mypy): local hooks that fetch nothing, so a commit is checked offline as CI checks it."""
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    assert [repo["repo"] for repo in config["repos"]] == ["local"]
+    hooks = config["repos"][0]["hooks"]
+    assert [hook["language"] for hook in hooks] == ["system"] * len(hooks)
+    assert [hook["pass_filenames"] for hook in hooks] == [False] * len(hooks)
+    ci = _ci_style_commands()
+    assert ci == [
+        ".venv/bin/ruff format --check src workflow/scripts tests",
+        ".venv/bin/ruff check src workflow/scripts tests",
+        ".venv/bin/mypy",
+    ]
+    assert [hook["entry"] for hook in hooks] == ci
+    for hook in hooks:
+        for path in ("src/rejectopt/model.py", "pyproject.toml"):
+            assert re.search(hook["files"], path), f"{hook['id']} does not run on {path}"
+    assert not re.search(hooks[0]["files"], "docs/conf.py")
+
+
+def test_the_developer_docs_show_the_checks():
+    page = (ROOT / "docs" / "guide" / "getting_started.md").read_text(encoding="utf-8")
+    assert all(command in page for command in _ci_style_commands())
+    assert "pre-commit install" in page
 
 
 # --- README and docs ---------------------------------------------------------------------------

@@ -262,3 +262,30 @@ def test_the_changelog_line_names_the_numerical_packages_that_moved(tmp_path):
         "- The lock (`requirements/`) moved to the releases published before "
         "2026-12-06: numpy 2.3.5 -> 2.4.6 (1 other package(s) moved, 1 left)."
     )
+
+
+def test_the_changelog_line_counts_a_package_new_to_the_lock_as_added(tmp_path):
+    """A requirement added to pyproject.toml brings packages that were not in the lock: they are
+    named as added, not counted among the packages that moved to newer releases."""
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text("numpy==2.4.6\nidna==3.10\n")
+    new.write_text("numpy==2.4.6\nidna==3.10\nruff==0.17.6\nmypy==2.4.1\n")
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "requirements" / "lock_inputs.py"),
+            "changes",
+            str(old),
+            str(new),
+            "2026-12-06",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines()[-1] == (
+        "- The lock (`requirements/`) moved to the releases published before "
+        "2026-12-06 (2 added: mypy, ruff)."
+    )

@@ -21,7 +21,8 @@ from support import (
 pytestmark = pytest.mark.pipeline
 
 #: Outputs of the CI configuration recorded before the open-method-layer refactor, which had to leave
-#: them byte-identical; sattelite's SVM rows and two SELE values re-recorded since (test_outputs_of_the_ci_configuration_are_unchanged).
+#: them byte-identical; sattelite's SVM rows and two SELE values re-recorded since
+#: (test_outputs_of_the_ci_configuration_are_unchanged).
 BASELINE = REPO / "tests" / "data" / "pipeline_baseline"
 
 

@@ -395,7 +395,8 @@ def test_render_table_known_answer():
             "| avg. rank | 3.00 | 1.33 | 1.67 |  |  |",
             "",
             "Test AuRC (mean ± std over splits) on 3 datasets; best per row in bold.",
-            "Friedman test p = 0.0970 (Iman-Davenport p = 0.0494); Nemenyi CD = 1.91 (alpha = 0.05), 1.68 (alpha = 0.10).",
+            "Friedman test p = 0.0970 (Iman-Davenport p = 0.0494); "
+            "Nemenyi CD = 1.91 (alpha = 0.05), 1.68 (alpha = 0.10).",
             "",
         ]
     )
@@ -805,8 +806,8 @@ def test_table_intervals_are_read_from_the_summary_and_rendered():
     assert stats.average_ranks.equals(table_statistics(plain, spec.methods).average_ranks)
     md = render_table(table, spec, stats, fmt="md")
     assert (
-        "| a | 12.50 ± 0.71 [11.50, 13.75] | **8.50 ± 0.71 [7.50, 9.75]** | 9.50 ± 0.71 [8.50, 10.75] | 30.50 ± 0.71 | 2 |"
-        in md
+        "| a | 12.50 ± 0.71 [11.50, 13.75] | **8.50 ± 0.71 [7.50, 9.75]** "
+        "| 9.50 ± 0.71 [8.50, 10.75] | 30.50 ± 0.71 | 2 |" in md
     )
     assert (
         "[low, high]: 95% percentile bootstrap interval of the mean over splits, 1000 resamples of the test rows"

@@ -1,4 +1,5 @@
-"""Internal: the pipeline's configuration (plugins, validation with one-line errors, the run's plan); not part of the public API.
+"""Internal: the pipeline's configuration (plugins, validation with one-line errors, the run's
+plan); not part of the public API.
 
 Used by ``workflow/rules/common.smk`` before any job runs, and usable without
 Snakemake: ``plan_run(yaml.safe_load(open("config.yaml")))`` tells what a run
@@ -85,6 +86,10 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo", probe=True) -> dict[
     (an OpenBLAS release whose AVX2 kernels crash on this CPU), nothing is pinned and the
     ``rejectopt`` logger warns that the jobs' last bits may then differ from another machine's.
 
+    .. versionchanged:: 0.5.2
+       The kernels run once in a child process before they are pinned (``probe``): an OpenBLAS
+       whose AVX2 kernels crash on the CPU had killed every job that multiplies matrices.
+
     Parameters
     ----------
     environ : mapping or None, default=None
@@ -95,6 +100,8 @@ def blas_environment(environ=None, cpuinfo="/proc/cpuinfo", probe=True) -> dict[
         that cannot be read pins nothing.
     probe : bool, default=True
         Whether to run the kernels once in a child process (a Python importing numpy) before pinning them.
+
+        .. versionadded:: 0.5.2
 
     Returns
     -------
@@ -236,6 +243,10 @@ def coerce_numbers(value, _key=None):
     (:data:`NULLABLE_PATHS`): there ``"null"``, ``"none"``, ``"~"`` and ``""`` (any case) become
     None, as ``--config data_mirror=null`` means (YAML's null; a folder of that name is
     written ``./null``).
+
+    .. versionchanged:: 0.4.0
+       ``"null"``, ``"none"``, ``"~"`` and ``""`` mean None for the folders and URLs that may be
+       null; they were taken for a folder of that name.
 
     Parameters
     ----------
@@ -469,7 +480,8 @@ C_MAX = 1e6
 
 
 def _check_C_grids(config: dict) -> None:
-    """Every C is finite and within ``[0, C_MAX]``; a classifier's C positive (at C = 0 its data would weigh nothing)."""
+    """Every C is finite and within ``[0, C_MAX]``; a classifier's C positive (at C = 0 its data
+    would weigh nothing)."""
     grids = {
         "C_classifier": (config.get("C_classifier"), False),
         "C_score": (config.get("C_score"), True),
@@ -609,7 +621,8 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     for a file of any size): unknown datasets, classifiers or scores (with the registered names
     listed), scores that do not apply to a classifier, split ratios, C grids, numbers that are
     NaN or infinite, a task of the run left without a classifier, an ``aurc_convention`` that
-    cannot score a task of the run (or comes with ``table_intervals``), the class counts of the OOD and double-hinge datasets, and
+    cannot score a task of the run (or comes with ``table_intervals``), the class counts of the
+    OOD and double-hinge datasets, and
     each custom dataset's entry, header (CSV) or array shapes (NPZ). The user's experiments are
     loaded and their settings checked beside it, by
     :func:`rejectopt.pipeline.experiments._contract.load_experiments` with the config. The content of a custom

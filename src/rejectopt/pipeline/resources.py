@@ -1,4 +1,5 @@
-"""Internal: what each pipeline job declares (``mem_mb``, ``runtime``) and how many splits it trains, from n, d, K; not part of the public API.
+"""Internal: what each pipeline job declares (``mem_mb``, ``runtime``) and how many splits it
+trains, from n, d, K; not part of the public API.
 
 A scheduler packs jobs by what they declare: a declaration far above the need serialises a
 workstation run (``--resources mem_mb=...``) and queues a cluster job behind bigger ones, one below
@@ -72,7 +73,8 @@ SPLIT_JOB_CPU_S = 100 * JOB_STARTUP_CPU_S
 
 @dataclass(frozen=True)
 class StageCost:
-    """Fitted cost of one stage: CPU-s per split ``c0 + a (n d K / 1e6) ** b``, RSS ``m0 + m1 n d / 1e6 + m2 n K / 1e6``.
+    """Fitted cost of one stage: CPU-s per split ``c0 + a (n d K / 1e6) ** b``, RSS
+    ``m0 + m1 n d / 1e6 + m2 n K / 1e6``.
 
     Parameters
     ----------

@@ -1,4 +1,6 @@
-"""Internal: the pipeline's rendering of the paper's tables, figures, comparison with the published numbers and the run's provenance; not part of the public API (see :mod:`rejectopt.pipeline.experiments` for the experiment contract).
+"""Internal: the pipeline's rendering of the paper's tables, figures, comparison with the
+published numbers and the run's provenance; not part of the public API (see
+:mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 Everything is computed from one tidy table, ``results/summary.csv`` (columns
 :data:`rejectopt.pipeline.experiments.paper.SUMMARY_COLUMNS`); stored numbers are raw, formatting

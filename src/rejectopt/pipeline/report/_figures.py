@@ -1,4 +1,5 @@
-"""Internal (the pipeline's report): figures of the results: improvement over the baseline (Fig. 2 / 3b) and CD diagrams."""
+"""Internal (the pipeline's report): figures of the results: improvement over the baseline
+(Fig. 2 / 3b) and CD diagrams."""
 
 from __future__ import annotations
 

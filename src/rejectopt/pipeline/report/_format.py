@@ -1,6 +1,9 @@
-"""Internal (the pipeline's report): number formats and the table writer (Markdown, LaTeX) shared by every rendered table: one home, so all experiments print alike."""
+"""Internal (the pipeline's report): number formats and the table writer (Markdown, LaTeX)
+shared by every rendered table: one home, so all experiments print alike."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -78,7 +81,8 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 def mean_std_cell(
     mean: float, std: float, digits: int, pm_sign: str, n: int, missing: str = "n/a"
 ) -> str:
-    """``mean<pm_sign>std`` over ``n`` splits; the mean alone for one split or an undefined std; ``missing`` for no mean."""
+    """``mean<pm_sign>std`` over ``n`` splits; the mean alone for one split or an undefined std;
+    ``missing`` for no mean."""
     if not np.isfinite(mean):
         return missing
     return (
@@ -140,7 +144,7 @@ def table_section(
     fmt: str,
     escape=None,
     escape_pipes: bool = False,
-    footer: list[list[str]] = (),
+    footer: Sequence[list[str]] = (),
 ) -> list[str]:
     """One titled table with its notes, as Markdown (``fmt='md'``) or LaTeX tabular (``'tex'``) lines.
 
@@ -179,7 +183,7 @@ def _booktabs_section(
     title: str,
     header: list[str],
     body: list[list[str]],
-    footer: list[list[str]],
+    footer: Sequence[list[str]],
     notes: list[str],
     escape,
 ) -> list[str]:

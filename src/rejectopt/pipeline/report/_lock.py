@@ -22,7 +22,10 @@ _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)\s*(?:;\s*(.*?))?\
 
 
 def canonical_name(name: str) -> str:
-    """PEP 503's normal form of a distribution's name (``Scikit_Learn`` -> ``scikit-learn``)."""
+    """PEP 503's normal form of a distribution's name (``Scikit_Learn`` -> ``scikit-learn``).
+
+    .. versionadded:: 0.5.2
+    """
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -30,6 +33,8 @@ def lock_pins(path) -> list[tuple[str, str, str | None]]:
     """Every pin of a lock file, in its order: (canonical name, version, marker text or None).
 
     Raises ValueError naming the file when it holds no pin (not a lock, or an empty one).
+
+    .. versionadded:: 0.5.2
     """
     text = Path(path).read_text(encoding="utf-8")
     pins = []
@@ -47,7 +52,10 @@ def lock_pins(path) -> list[tuple[str, str, str | None]]:
 
 def lock_differences(path) -> list[str]:
     """The installed packages whose version the lock at ``path`` does not list, as
-    ``"numpy 2.5.0 (lock: 2.4.6)"``; empty when this environment is the lock's."""
+    ``"numpy 2.5.0 (lock: 2.4.6)"``; empty when this environment is the lock's.
+
+    .. versionadded:: 0.5.2
+    """
     allowed: dict[str, list[str]] = {}
     for name, pinned, _ in lock_pins(path):
         allowed.setdefault(name, []).append(pinned)
@@ -63,5 +71,8 @@ def lock_differences(path) -> list[str]:
 
 
 def lock_sha256(path) -> str:
-    """sha256 of the lock file's bytes: the name of the environment a run was installed from."""
+    """sha256 of the lock file's bytes: the name of the environment a run was installed from.
+
+    .. versionadded:: 0.5.2
+    """
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -119,6 +119,10 @@ def environment_markdown(config: dict, datasets: dict, locks=()) -> str:
     ``datasets`` maps a dataset name to ``{"n", "d", "k", "xy_sha256",
     "raw": {file name: sha256}}``.
 
+    .. versionchanged:: 0.5.2
+       The page names each lock by its sha256 with the installed packages not at its versions
+       (``locks``), and states the BLAS libraries, their kernels and whether they were pinned.
+
     Parameters
     ----------
     config : dict
@@ -129,6 +133,8 @@ def environment_markdown(config: dict, datasets: dict, locks=()) -> str:
         The lock files beside the workflow (``requirements/pipeline.txt`` and ``test.txt``): each is
         named with its sha256, and the installed packages not at their versions are listed, so the
         page says whether this run's numbers are the lock's. A path that does not exist is named so.
+
+        .. versionadded:: 0.5.2
 
     Returns
     -------

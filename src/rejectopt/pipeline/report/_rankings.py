@@ -1,4 +1,5 @@
-"""Internal (the pipeline's report): average ranks of each table's methods under every registered metric, side by side."""
+"""Internal (the pipeline's report): average ranks of each table's methods under every
+registered metric, side by side."""
 
 from __future__ import annotations
 
@@ -133,7 +134,8 @@ def rankings_markdown(summary: pd.DataFrame, specs, metrics) -> str:
         lines.append(
             " ".join(sentences)
             if sentences
-            else f"Every metric agrees with AuRC on the best method, Friedman's verdict and the Nemenyi pairs ({count(n, 'dataset')})."
+            else "Every metric agrees with AuRC on the best method, Friedman's verdict and the "
+            f"Nemenyi pairs ({count(n, 'dataset')})."
         )
         caveat = power_caveat(n, len(methods), first.min_friedman_pvalue)
         if caveat:

@@ -1,4 +1,5 @@
-"""Internal (the pipeline's report): the paper's results tables rendered, mean +- std of test AuRC per dataset, ranks, Friedman, Nemenyi.
+"""Internal (the pipeline's report): the paper's results tables rendered, mean +- std of test
+AuRC per dataset, ranks, Friedman, Nemenyi.
 
 The numbers are :mod:`rejectopt.pipeline.tables`' (``metric_table``, ``table_statistics``), imported from
 there, not re-exported.
@@ -152,8 +153,10 @@ def render_table(
         + ["", ""]
     )
     notes = [
-        f"Test {metric_label(metric)} (mean ± std over splits) on {count(stats.n_datasets, 'dataset')}; best per row in bold.",
-        f"Friedman test p = {format_number(stats.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(stats.iman_davenport_pvalue, 4)}); "
+        f"Test {metric_label(metric)} (mean ± std over splits) on "
+        f"{count(stats.n_datasets, 'dataset')}; best per row in bold.",
+        f"Friedman test p = {format_number(stats.friedman_pvalue, 4)} "
+        f"(Iman-Davenport p = {format_number(stats.iman_davenport_pvalue, 4)}); "
         f"Nemenyi CD = {format_number(stats.cd_005)} (alpha = 0.05), {format_number(stats.cd_010)} (alpha = 0.10).",
     ]
     if any((m, "low") in table.columns for m in methods):

@@ -1,4 +1,5 @@
-"""Internal (the pipeline's report): display labels of the registered methods, classifiers and metrics, the one home of what a reader sees.
+"""Internal (the pipeline's report): display labels of the registered methods, classifiers and
+metrics, the one home of what a reader sees.
 
 What a table holds (:class:`rejectopt.pipeline.tables.TableSpec`) is imported from there, not re-exported.
 """
