@@ -23,8 +23,8 @@ Synthetic example (Sec. 3.1, Table 1): :class:`GaussianOODModel`, :func:`synthet
 OOD scores on features: :class:`KNNDistanceOOD`, :class:`MahalanobisOOD`.
 
 The building blocks the pipeline and the checks import from their modules: the operating points
-of all thresholds (``_metrics``), the cost-based score and a double score's risk at a target
-(``_strategies``), the closed forms on finite input sets (Theorems 3, 7; A.5, A.6: ``_finite``),
+of all thresholds (``_metrics``), the cost-based score (``_cost``) and a double score's risk at a
+target (``_strategies``), the closed forms on finite input sets (Theorems 3, 7; A.5, A.6: ``_finite``),
 Table 1 as printed (``_synthetic``), the constraint tolerance (``_validation``).
 
 This package is the library: it knows rules, scores and metrics, not the pipeline. The tabular
