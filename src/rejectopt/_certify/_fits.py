@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_ood_mask, check_confidence
+from .._checks import as_ood_mask, check_confidence, renamed_argument
 from ..selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -414,9 +414,10 @@ def _sgr_rows_needed(target_risk: float, delta: float, loss_bound: float) -> int
     return n
 
 
+@renamed_argument("s", "uncertainty", since="0.6.0")
 def fit_certified_risk(
     loss: Any,
-    s: Any,
+    uncertainty: Any,
     target_risk: float,
     confidence: float,
     *,
@@ -427,9 +428,12 @@ def fit_certified_risk(
 ) -> CertifiedSelection:
     """The largest-coverage selection whose population selective risk is <= ``target_risk`` w.p. >= ``confidence``.
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty``; ``s=`` works for one more release, with a FutureWarning.
+
     Parameters
     ----------
-    loss, s : array_like of shape (n,)
+    loss, uncertainty : array_like of shape (n,)
         Calibration losses in [0, B] and uncertainty scores.
     target_risk : float
         Target selective risk in loss units, in (0, B).
@@ -458,7 +462,7 @@ def fit_certified_risk(
     ValueError
         Bad input, naming it.
     """
-    loss, s = _validate_loss_and_scores(loss, s)
+    loss, s = _validate_loss_and_scores(loss, uncertainty)
     confidence = check_confidence(confidence)
     method = RISK_METHODS[0] if method is None else method
     if method not in RISK_METHODS:
@@ -528,14 +532,23 @@ def fit_certified_risk(
 # --------------------------------------------------------------------------------------------
 
 
+@renamed_argument("s", "uncertainty", since="0.6.0")
 def fit_certified_coverage(
-    loss: Any, s: Any, target_coverage: float, confidence: float, *, loss_bound: Any = None
+    loss: Any,
+    uncertainty: Any,
+    target_coverage: float,
+    confidence: float,
+    *,
+    loss_bound: Any = None,
 ) -> CertifiedSelection:
     """The smallest cut whose population coverage is >= ``target_coverage`` w.p. >= ``confidence``.
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty``; ``s=`` works for one more release, with a FutureWarning.
+
     Parameters
     ----------
-    loss, s : array_like of shape (n,)
+    loss, uncertainty : array_like of shape (n,)
         Calibration losses (for the risk bound only) and uncertainty scores.
     target_coverage : float
         ``w`` in (0, 1].
@@ -551,7 +564,7 @@ def fit_certified_coverage(
         ``(s_(k), 1)`` or, when ``n`` rows cannot certify ``w``, ``(inf, 1)`` (accept all, coverage 1);
         ``loss_bound`` the B its risk bound rests on.
     """
-    loss, s = _validate_loss_and_scores(loss, s)
+    loss, s = _validate_loss_and_scores(loss, uncertainty)
     confidence = check_confidence(confidence)
     delta = 1.0 - confidence
     n = loss.size
@@ -585,8 +598,9 @@ def fit_certified_coverage(
 # --------------------------------------------------------------------------------------------
 # OOD: bounded TPR-FPR
 # --------------------------------------------------------------------------------------------
+@renamed_argument("s", "uncertainty", since="0.6.0")
 def fit_certified_tpr_fpr(
-    loss: Any, is_ood: Any, s: Any, tpr_min: float, fpr_max: float, confidence: float
+    loss: Any, is_ood: Any, uncertainty: Any, tpr_min: float, fpr_max: float, confidence: float
 ) -> CertifiedSelection:
     """TPR >= ``tpr_min`` and FPR <= ``fpr_max`` with probability >= ``confidence`` (union bound, delta/2 each).
 
@@ -594,13 +608,16 @@ def fit_certified_tpr_fpr(
     least OOD and, for a proper score, the least risk); its FPR is fixed given the ID rows and
     bounded by Clopper-Pearson on the independent OOD rows.
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty``; ``s=`` works for one more release, with a FutureWarning.
+
     Parameters
     ----------
     loss : array_like of shape (n,)
         Ignored but for its length (OOD rows' losses may be NaN).
     is_ood : array_like of bool of shape (n,)
         True for an OOD row.
-    s : array_like of shape (n,)
+    uncertainty : array_like of shape (n,)
         Uncertainty scores.
     tpr_min, fpr_max : float
         The bounds, in [0, 1].
@@ -620,7 +637,7 @@ def fit_certified_tpr_fpr(
     """
     confidence = check_confidence(confidence)
     is_ood = as_ood_mask(is_ood)
-    s = np.asarray(s, dtype=float)
+    s = np.asarray(uncertainty, dtype=float)
     if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
         raise ValueError(
             f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "
