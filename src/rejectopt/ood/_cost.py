@@ -8,6 +8,7 @@ The loss (3) prices a rejected ID row (eps1), an accepted OOD row (eps2) and a r
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,7 @@ def _best_cost(
     return row_min, position - 1
 
 
-def fit_cost_based(
+def fit_cost_based_ood(
     loss: Any,
     is_ood: Any,
     uncertainty: Any,
@@ -128,6 +129,11 @@ def fit_cost_based(
     averaged over the mixture (1): accepting ``uncertainty <= t`` costs
     ``(1 - pi)/n_I (sum_{ID acc} l_i + eps1 #ID rej) + pi/n_O (eps2 #OOD acc + eps3 #OOD rej)``.
     For ``s_C`` of eq. (5) with the true ``r_B``, ``g`` the minimiser is ``eps1`` (Theorem 1).
+
+    .. versionchanged:: 0.6.0
+       Renamed from ``fit_cost_based``, the name of :func:`rejectopt.selective.fit_cost_based`
+       (the cost-based model without OOD rows, another signature); the old name works for one
+       more release, with a FutureWarning.
 
     Parameters
     ----------
@@ -149,8 +155,8 @@ def fit_cost_based(
     An OOD sample at 0.2 stops the threshold while accepting it costs more than rejecting:
 
     >>> loss, is_ood, uncertainty = [0, float("nan"), 0, 1], [False, True, False, False], [0.1, 0.2, 0.3, 0.4]
-    >>> [fit_cost_based(loss, is_ood, uncertainty, reject_cost_id=0.5, accept_cost_ood=cost,
-    ...                 reject_cost_ood=0.0).threshold for cost in (1.0, 0.2)]
+    >>> [fit_cost_based_ood(loss, is_ood, uncertainty, reject_cost_id=0.5, accept_cost_ood=cost,
+    ...                     reject_cost_ood=0.0).threshold for cost in (1.0, 0.2)]
     [0.1, 0.3]
     """
     eps = _check_costs(reject_cost_id, accept_cost_ood, reject_cost_ood)
@@ -161,3 +167,39 @@ def fit_cost_based(
     if position[0] < 0:
         return SelectionFunction(threshold=float(sw.values[0, 0]), accept_prob=0.0)
     return SelectionFunction(threshold=float(sw.values[0, position[0]]), accept_prob=1.0)
+
+
+#: The former names already warned about in this process (one FutureWarning each, not one per call).
+_WARNED: set[str] = set()
+
+
+def fit_cost_based(loss: Any, is_ood: Any, uncertainty: Any, **costs: Any) -> SelectionFunction:
+    """:func:`fit_cost_based_ood` under its former name, for one more release.
+
+    .. versionchanged:: 0.6.0
+       Renamed :func:`fit_cost_based_ood`: :func:`rejectopt.selective.fit_cost_based` has the
+       same name and another signature. This alias warns once (FutureWarning) and is removed in
+       the next release.
+
+    Parameters
+    ----------
+    loss, is_ood, uncertainty : array_like, shape (n,)
+        As :func:`fit_cost_based_ood`.
+    **costs : float
+        ``reject_cost_id``, ``accept_cost_ood``, ``reject_cost_ood`` and ``ood_prior``, as
+        :func:`fit_cost_based_ood`.
+
+    Returns
+    -------
+    SelectionFunction
+        :func:`fit_cost_based_ood`'s.
+    """
+    if "fit_cost_based" not in _WARNED:
+        _WARNED.add("fit_cost_based")
+        warnings.warn(
+            "rejectopt.ood.fit_cost_based is renamed rejectopt.ood.fit_cost_based_ood in 0.6.0; "
+            "the old name is removed in the next release",
+            FutureWarning,
+            stacklevel=2,
+        )
+    return fit_cost_based_ood(loss, is_ood, uncertainty, **costs)

@@ -27,7 +27,13 @@ import numpy as np
 
 from ..selective import InfeasibleTargetError, SelectionFunction
 from . import _sweep
-from ._cost import _best_cost, _check_costs, cost_based_score, fit_cost_based
+from ._cost import (
+    _best_cost,
+    _check_costs,
+    cost_based_score,
+    fit_cost_based,
+    fit_cost_based_ood,
+)
 from ._metrics import empirical_rates
 from ._validation import as_finite_1d, check_lengths, check_prior, check_target, validate
 
@@ -36,6 +42,7 @@ __all__ = [
     "DoubleScoreSelection",
     "cost_based_score",
     "fit_cost_based",
+    "fit_cost_based_ood",
     "fit_bounded_tpr_fpr",
     "fit_bounded_precision_recall",
     "fit_double_score_cost_based",
@@ -615,7 +622,7 @@ def fit_double_score_cost_based(
     """Double-score rule minimising the empirical cost-based risk (Definition 1, Theorem 1).
 
     For true ``s_r = r_B``, ``s_g = g`` the optimum is ``mu = (eps2 - eps3) pi / (1 - pi)``,
-    ``lambda = eps1`` (eq. 5); here both are tuned as :func:`fit_cost_based` over B.2's angles
+    ``lambda = eps1`` (eq. 5); here both are tuned as :func:`fit_cost_based_ood` over B.2's angles
     (deterministic: the risk is linear in the boundary's acceptance probability).
 
     Parameters
