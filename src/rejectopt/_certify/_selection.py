@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .._checks import check_open_unit
 from ..selective import SelectionFunction
 
 #: SGR at the same delta in 38 of the 40 cells measured on the guide's "Guarantees" page).
@@ -183,13 +184,7 @@ def certified_from_dict(
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{name}.{key} must be a number or null, got {value!r}")
         values[key] = float(value)
-    confidence = certificate["confidence"]
-    if (
-        isinstance(confidence, bool)
-        or not isinstance(confidence, (int, float))
-        or not 0 < confidence < 1
-    ):
-        raise ValueError(f"{name}.confidence must be a number in (0, 1), got {confidence!r}")
+    confidence = check_open_unit(certificate["confidence"], f"{name}.confidence")
     n_calibration = certificate["n_calibration"]
     if isinstance(n_calibration, bool) or not isinstance(n_calibration, int) or n_calibration < 1:
         raise ValueError(f"{name}.n_calibration must be an integer >= 1, got {n_calibration!r}")
