@@ -401,7 +401,7 @@ def _double_search(
     w_r = np.cos(a) / scale_r
     w_g = np.sin(a) / scale_g
     chunk = max(1, _CHUNK_ELEMENTS // n)
-    best = (np.inf, None)
+    best: tuple[float, DoubleScoreSelection | None] = (np.inf, None)
     for start in range(0, a.size, chunk):
         sl = slice(start, start + chunk)
         scores = w_r[sl, None] * s_r[None, :] + w_g[sl, None] * s_g[None, :]

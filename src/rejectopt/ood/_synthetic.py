@@ -366,6 +366,8 @@ class _Population:
             max_cov = float(rates(lam_f)[0][0])
             segments = [(lam_t, lam_f)] if lam_t <= lam_f else []
         else:
+            if precision_min is None:
+                raise ValueError("best_risk needs fpr_max or precision_min")
             k = (1 - pi) * (1 - precision_min) / (pi * precision_min)
 
             def slack(lams):
