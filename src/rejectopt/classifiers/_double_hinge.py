@@ -170,6 +170,10 @@ def _solve(Phi, y, cxi, ceta, t, tau, *, K=None, tol=1e-8, max_iter=100):
     The Newton systems reduce to ``(r+1) x (r+1)`` normal equations. The stopping
     test is the relative duality gap of :func:`_certificate`; the best certificate
     seen is returned as ``(gamma, b, info)``.
+
+    One function on purpose: the predictor and corrector steps share the iterate, its residuals
+    and the factorised normal equations of the same iteration, so a split would pass a dozen
+    arrays between pieces that make sense only together.
     """
     n, r = Phi.shape
     M = y[:, None] * np.hstack([Phi, np.ones((n, 1))])
