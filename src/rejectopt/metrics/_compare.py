@@ -142,12 +142,12 @@ def compare_scores(
     ``p_value < 1 - confidence`` whenever ``ci`` excludes 0 (up to the quantiles' interpolation).
 
     The AuRC and E-AuRC (``ties="index"``) of a resample come from its counts in each score's
-    order, one running count per resample and no sort (2,000 resamples of 10^6 rows: 28
-    CPU-seconds, a twelfth of the former path; ``benchmarks/compare_scores_records.json``); the
-    other metrics of this module run vectorised over a block of resamples, and any other
-    callable is called on each resample's rows in index order; all three see the same
-    resamples for a seed. Resamples are drawn in blocks of about two
-    million rows, so memory does not grow with ``n_resamples``.
+    order, one running count per resample and no sort (its time and memory against the former
+    path, on 2,000 resamples of 10^6 rows: ``benchmarks/compare_scores_records.json``, written by
+    ``benchmarks/bench_compare_scores.py``); the other metrics of this module run vectorised
+    over a block of resamples, and any other callable is called on each resample's rows in
+    index order; all three see the same resamples for a seed. Resamples are drawn in blocks of
+    about two million rows, so memory does not grow with ``n_resamples``.
 
     NaN: a metric that is NaN on the full sample is refused (ValueError naming it). Resamples on
     which the difference is NaN are left out with a RuntimeWarning saying how many; ``ci`` and
