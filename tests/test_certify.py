@@ -9,6 +9,7 @@ uncertainty, its held-out rows taken as the population.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -538,8 +539,8 @@ NUMBER = (
         ),
         (
             {"loss_bound": None, "method": "order-statistic", "risk_bound": 7.5},
-            "certificate.loss_bound is null but certificate.risk_bound is 7.5: a risk bound rests on B, the largest loss a "
-            "prediction can have$",
+            "certificate.loss_bound is null but certificate.risk_bound is 7.5: a risk bound rests "
+            "on B, the largest loss a prediction can have$",
         ),
     ],
 )
@@ -628,3 +629,34 @@ def test_a_soft_or_mistyped_ood_label_is_refused_by_the_certificate_and_the_row_
     assert (
         _split_ood_rows(np.array([0, 1] * 200), seed=0)["calibration"].size > 0
     )  # 0/1 integers stay accepted
+
+
+def test_the_former_keyword_s_warns_once_and_fits_the_same_selection():
+    """``s=`` is renamed ``uncertainty=`` in 0.6.0: one FutureWarning per function, the same fit."""
+    loss, u = _zero_one_rows()
+    ood_loss, is_ood, ood_u = _ood_rows()
+    fits = {
+        "fit_certified_risk": lambda **scores: fit_certified_risk(
+            loss, target_risk=10.0, confidence=0.9, **scores
+        ),
+        "fit_certified_coverage": lambda **scores: fit_certified_coverage(
+            loss, target_coverage=0.5, confidence=0.9, **scores
+        ),
+        "fit_certified_tpr_fpr": lambda **scores: fit_certified_tpr_fpr(
+            ood_loss, is_ood, tpr_min=0.5, fpr_max=0.9, confidence=0.9, **scores
+        ),
+    }
+
+    def outcome(selection):  # NaN bounds compare unequal: the certificate reads them as None
+        return selection.to_dict(), selection.certificate
+
+    for name, fit in fits.items():
+        scores = ood_u if name == "fit_certified_tpr_fpr" else u
+        expected = outcome(fit(uncertainty=scores))
+        with pytest.warns(FutureWarning, match=rf"{name}\(s=\.\.\.\) is renamed {name}\(unc"):
+            assert outcome(fit(s=scores)) == expected
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # once per function: a second call stays silent
+            assert outcome(fit(s=scores)) == expected
+        with pytest.raises(TypeError, match="got both s= and uncertainty="):
+            fit(s=scores, uncertainty=scores)

@@ -15,7 +15,7 @@ import pytest
 from rejectopt import metrics
 from rejectopt.metrics import aurc, bootstrap_ci, compare_scores, eaurc
 from rejectopt.metrics._bootstrap import _fast_rows, _ResampledAurc
-from rejectopt.metrics._risk_coverage import _aurc_rows, _eaurc_rows
+from rejectopt.metrics._weighted import _aurc_rows, _eaurc_rows
 
 
 def _tied_case(rng, n):
@@ -77,7 +77,7 @@ def test_tie_average_keeps_its_own_rows_function():
     average = functools.partial(aurc, ties="average")
     fast = compare_scores(loss, a, b, metric=average, n_resamples=200, random_state=1)
     slow = compare_scores(
-        loss, a, b, metric=lambda l, s: average(l, s), n_resamples=200, random_state=1
+        loss, a, b, metric=lambda loss_, s: average(loss_, s), n_resamples=200, random_state=1
     )
     assert fast.ci == pytest.approx(slow.ci, rel=1e-12) and fast.p_value == slow.p_value
     assert fast.difference == average(loss, a) - average(loss, b)
@@ -95,7 +95,7 @@ def test_vectorised_equals_the_metric_on_each_resample(monkeypatch, metric, chun
     function = metrics.get_metric(metric)
     fast = compare_scores(loss, a, b, metric=metric, n_resamples=150, random_state=2)
     slow = compare_scores(
-        loss, a, b, metric=lambda l, u: function(l, u), n_resamples=150, random_state=2
+        loss, a, b, metric=lambda loss_, u: function(loss_, u), n_resamples=150, random_state=2
     )
     assert fast.ci == pytest.approx(slow.ci, rel=1e-11, abs=1e-12) and fast.p_value == slow.p_value
     assert fast.difference == function(loss, a) - function(loss, b)
@@ -106,7 +106,7 @@ def test_vectorised_equals_the_metric_on_each_resample(monkeypatch, metric, chun
 def test_blocks_of_resamples_give_the_same_result(monkeypatch, metric, chunk):
     if chunk:
         monkeypatch.setattr(metrics._compare, "_CHUNK", chunk)
-    metric = (lambda l, u: aurc(l, u)) if metric == "custom" else metric
+    metric = (lambda loss_, u: aurc(loss_, u)) if metric == "custom" else metric
     rng = np.random.default_rng(8)
     loss, a = _tied_case(rng, 60)
     b = rng.random(60)
@@ -128,7 +128,7 @@ def test_a_custom_metric_is_resampled_in_blocks(monkeypatch):
     loss, a, b = (rng.random(n) < 0.2).astype(float), rng.random(n), rng.random(n)
     tracemalloc.start()
     try:
-        compare_scores(loss, a, b, metric=lambda l, u: float(l[:5].sum()), n_resamples=100)
+        compare_scores(loss, a, b, metric=lambda loss_, u: float(loss_[:5].sum()), n_resamples=100)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -147,7 +147,7 @@ def test_a_metric_that_is_nan_on_the_sample_is_refused():
         compare_scores(loss, u, u[::-1], metric=undefined)
     with pytest.raises(ValueError, match=r"metric 'undefined' returned NaN on the full sample"):
         bootstrap_ci(undefined, loss, u)
-    half = functools.partial(lambda l, s, k: float("nan") if s[0] > 0.35 else 0.0, k=1)
+    half = functools.partial(lambda loss_, s, k: float("nan") if s[0] > 0.35 else 0.0, k=1)
     with pytest.raises(ValueError, match="NaN on the full sample with score b"):
         compare_scores(loss, u, u[::-1], metric=half)
 
@@ -190,9 +190,9 @@ def test_nan_resamples_are_left_out_and_counted():
             loss,
             a,
             b,
-            metric=lambda l, u: (
+            metric=lambda loss_, u: (
                 0.0
-                if l.size == 15 and l.sum() == loss.sum() and np.array_equal(l, loss)
+                if loss_.size == 15 and loss_.sum() == loss.sum() and np.array_equal(loss_, loss)
                 else float("nan")
             ),
             n_resamples=50,
@@ -247,7 +247,7 @@ def test_a_custom_metric_runs_under_an_address_space_limit():
             pass
         rng = np.random.default_rng(0)
         loss, a, b = (rng.random(200_000) < 0.2).astype(float), rng.random(200_000), rng.random(200_000)
-        result = compare_scores(loss, a, b, metric=lambda l, u: float(l[u < 0.5].mean()), n_resamples=600)
+        result = compare_scores(loss, a, b, metric=lambda loss_, u: float(loss_[u < 0.5].mean()), n_resamples=600)
         print(result.n_resamples)
     """)
     done = subprocess.run(
@@ -269,10 +269,10 @@ def test_a_keyword_without_a_vectorised_form_is_evaluated_per_resample():
     partial = functools.partial(aurc, coverage_range=(0.0, 0.5))
     bound = compare_scores(loss, a, b, metric=partial, n_resamples=120, random_state=5)
     called = compare_scores(
-        loss, a, b, metric=lambda l, u: partial(l, u), n_resamples=120, random_state=5
+        loss, a, b, metric=lambda loss_, u: partial(loss_, u), n_resamples=120, random_state=5
     )
     assert bound.ci == called.ci and bound.p_value == called.p_value
     assert bound.ci != compare_scores(loss, a, b, n_resamples=120, random_state=5).ci
     assert bootstrap_ci(partial, loss, a, n_resamples=80, random_state=1) == bootstrap_ci(
-        lambda l, u: partial(l, u), loss, a, n_resamples=80, random_state=1
+        lambda loss_, u: partial(loss_, u), loss, a, n_resamples=80, random_state=1
     )

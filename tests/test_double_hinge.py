@@ -482,7 +482,9 @@ def test_fit_double_hinge_names_a_bad_kernel_grid(kw, match):
 
 
 def _gaussian_1d(n, rng):
-    """Classes N(-1, 1) / N(+1, 1) with equal priors: the log-odds is 2x, so Chow's rule rejects iff |x| < logit(1-d)/2."""
+    """Classes N(-1, 1) / N(+1, 1) with equal priors: the log-odds is 2x.
+
+    So Chow's rule rejects iff |x| < logit(1-d)/2."""
     y = np.where(rng.random(n) < 0.5, 1, -1)
     return rng.normal(y.astype(float), 1.0)[:, None], y
 

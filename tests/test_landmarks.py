@@ -20,7 +20,7 @@ from rejectopt.datasets._faces300w import list_faces, read_pts
 from rejectopt.landmarks import _detect, _faces, _features, _parallel, _predictor
 
 
-# --------------------------------------------------------------------------- .pts (the 300-W annotations, rejectopt.datasets)
+# ------------------------------------------------ .pts (the 300-W annotations, rejectopt.datasets)
 @pytest.mark.parametrize("header", [True, False])
 def test_read_pts_both_header_styles_are_zero_based(tmp_path, header):
     points = random_points()

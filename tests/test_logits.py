@@ -422,7 +422,9 @@ def _no_torch(name, package=None):
 
 
 def test_torch_tests_fail_on_ci_without_torch_and_skip_elsewhere(monkeypatch):
-    """tests/conftest.py's hook: without torch a `torch` test is skipped, but with CI=true it fails (never a silent skip)."""
+    """tests/conftest.py's hook: without torch a `torch` test is skipped, with CI=true it fails.
+
+    Never a silent skip on CI."""
     monkeypatch.setattr(support.importlib.util, "find_spec", _no_torch)
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="torch is not installed but CI=true"):
@@ -645,7 +647,9 @@ def test_route_applies_the_feature_bound_of_the_command_line(net):
 
 
 def test_class_shared_score_through_select_and_apply_on_logits(net, tmp_path):
-    """``select --score sele_shared`` on logits writes a model.json that ``apply`` reads back to the same uncertainties."""
+    """``select --score sele_shared`` on logits writes a model.json that ``apply`` reads back.
+
+    It gives the same uncertainties."""
     npz = tmp_path / "logits_only.npz"
     np.savez(npz, logits=net["logits"], labels=net["labels"])
     assert (

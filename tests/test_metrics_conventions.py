@@ -3,8 +3,8 @@
 ``tests/data/metric_conventions_golden.json`` holds values computed by MAPIE's and
 torch-uncertainty's released code and by fd-shifts' and Geifman's functions re-typed from their
 repositories (``benchmarks/golden/make_convention_golden.py``, provenance in the file), on the
-4-sample example of the library survey (docs/guide/metric_conventions.md), fd-shifts' own RC_STATS_TEST_CASES and 320 random cases with ties,
-plateaus and graded losses.
+4-sample example of the library survey (docs/guide/metric_conventions.md), fd-shifts' own
+RC_STATS_TEST_CASES and 320 random cases with ties, plateaus and graded losses.
 """
 
 import functools
@@ -104,7 +104,8 @@ def test_the_papers_aurc_is_mapies_one_minus_auarc_on_every_binary_case():
     assert checked > 150
 
 
-# The 4-sample example of docs/guide/metric_conventions.md: losses [0, 1, 0, 1], confidences [.9, .8, .7, .1] (uncertainty = -confidence).
+# The 4-sample example of docs/guide/metric_conventions.md: losses [0, 1, 0, 1], confidences
+# [.9, .8, .7, .1] (uncertainty = -confidence).
 LOSS = [0, 1, 0, 1]
 UNCERTAINTY = [-0.9, -0.8, -0.7, -0.1]
 
@@ -346,10 +347,10 @@ def test_the_golden_partial_ranges_reach_every_branch_of_fd_shifts_code():
 def _hyperbola_integral(loss, uncertainty, low, high, steps=200_001):
     """Midpoint-rule integral of the selective risk with the accepted loss linear between tie-group ends."""
     order = np.argsort(uncertainty, kind="stable")
-    u, l = np.asarray(uncertainty)[order], np.asarray(loss, dtype=float)[order]
-    n = len(l)
+    u, sorted_loss = np.asarray(uncertainty)[order], np.asarray(loss, dtype=float)[order]
+    n = len(sorted_loss)
     ends = [0] + [k for k in range(1, n + 1) if k == n or u[k] != u[k - 1]]
-    sums = np.concatenate(([0.0], np.cumsum(l)))[ends]
+    sums = np.concatenate(([0.0], np.cumsum(sorted_loss)))[ends]
     x = low * n + (np.arange(steps) + 0.5) * (high - low) * n / steps
     return float(np.mean(np.interp(x, ends, sums) / x) * (high - low))
 

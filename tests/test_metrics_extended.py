@@ -669,8 +669,8 @@ def test_pointwise_band_covers_the_selective_risk_at_its_nominal_level():
     s, loss, truth = _population(rng, reps, n)
     covered = np.array(
         [
-            (lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(l, u))
-            for l, u, t in zip(loss, s, truth)
+            (lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(row_loss, u))
+            for row_loss, u, t in zip(loss, s, truth)
         ]
     )
     assert covered.mean() >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
@@ -678,8 +678,8 @@ def test_pointwise_band_covers_the_selective_risk_at_its_nominal_level():
     whole = [
         np.all((b.lower <= t) & (t <= b.upper))
         for b, t in (
-            (metrics.risk_coverage_band(l, u), t)
-            for l, u, t in zip(loss[:100], s[:100], truth[:100])
+            (metrics.risk_coverage_band(row_loss, u), t)
+            for row_loss, u, t in zip(loss[:100], s[:100], truth[:100])
         )
     ]
     assert np.mean(whole) < 0.8
@@ -692,8 +692,8 @@ def test_simultaneous_band_covers_the_whole_curve_at_its_nominal_level():
     whole = [
         np.all((b.lower <= t) & (t <= b.upper))
         for b, t in (
-            (metrics.risk_coverage_band(l, u, simultaneous=True), t)
-            for l, u, t in zip(loss, s, truth)
+            (metrics.risk_coverage_band(row_loss, u, simultaneous=True), t)
+            for row_loss, u, t in zip(loss, s, truth)
         )
     ]
     assert np.mean(whole) >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
@@ -701,8 +701,8 @@ def test_simultaneous_band_covers_the_whole_curve_at_its_nominal_level():
     whole = [
         np.all((b.lower <= t) & (t <= b.upper))
         for b, t in (
-            (metrics.risk_coverage_band(l, u, simultaneous=True, loss_bound=1.0), t)
-            for l, u, t in zip(loss, s, truth)
+            (metrics.risk_coverage_band(row_loss, u, simultaneous=True, loss_bound=1.0), t)
+            for row_loss, u, t in zip(loss, s, truth)
         )
     ]
     assert np.mean(whole) >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / 200)
@@ -737,7 +737,7 @@ def test_compare_scores_known_answers():
     result = metrics.compare_scores(loss, a, b, n_resamples=300, random_state=3)
     assert result.difference == aurc(loss, a) - aurc(loss, b) == result["difference"]
     slow = metrics.compare_scores(
-        loss, a, b, metric=lambda l, u: aurc(l, u), n_resamples=300, random_state=3
+        loss, a, b, metric=lambda row_loss, u: aurc(row_loss, u), n_resamples=300, random_state=3
     )
     assert (
         slow.ci == pytest.approx(result.ci, rel=1e-12) and slow.p_value == result.p_value
@@ -781,7 +781,7 @@ def test_coverage_at_risk_interval_covers_the_populations_coverage():
     reps, n = 100, 1000
     s, loss, _ = _population(rng, reps, n)
     intervals = np.array(
-        [coverage_at_risk(l, u, 0.12, confidence=0.95)[1] for l, u in zip(loss, s)]
+        [coverage_at_risk(row_loss, u, 0.12, confidence=0.95)[1] for row_loss, u in zip(loss, s)]
     )
     assert np.mean((intervals[:, 0] <= 0.35) & (0.35 <= intervals[:, 1])) >= 0.95 - 3 * math.sqrt(
         0.05 * 0.95 / reps
@@ -818,8 +818,8 @@ def test_band_and_paired_test_levels_with_tighter_tolerance():
     reps, n, k = 2000, 200, 99
     s, loss, truth = _population(rng, reps, n)
     covered = [
-        (lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(l, u))
-        for l, u, t in zip(loss, s, truth)
+        (lambda b: b.lower[k] <= t[k] <= b.upper[k])(metrics.risk_coverage_band(row_loss, u))
+        for row_loss, u, t in zip(loss, s, truth)
     ]
     assert np.mean(covered) >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / reps)
     reps, rejected = 800, 0

@@ -12,6 +12,7 @@ Known answers:
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -343,7 +344,11 @@ def test_risk_coverage_curve_at_fpr_and_its_end():
 # --------------------------------------------------------------------------------------------
 # Randomised single-score strategies (eq. 9 with tau)
 # --------------------------------------------------------------------------------------------
-def _dense_tau_search(loss, is_ood, u, feasible, taus=np.linspace(0, 1, 101)):
+#: The grid of tau that the brute-force search tries.
+_DENSE_TAUS = np.linspace(0, 1, 101)
+
+
+def _dense_tau_search(loss, is_ood, u, feasible, taus=_DENSE_TAUS):
     """Best expected risk over (boundary group, tau on a grid) -- brute force."""
     best = math.inf
     n_id, n_ood = (~is_ood).sum(), is_ood.sum()
@@ -398,7 +403,7 @@ def test_cost_based_fit_equals_brute_force():
         loss, is_ood, u = _random_case(rng)
         eps1, eps3 = rng.random(), rng.random() * 0.2
         eps2 = eps3 + rng.random()
-        sel = ood.fit_cost_based(
+        sel = ood.fit_cost_based_ood(
             loss, is_ood, u, reject_cost_id=eps1, accept_cost_ood=eps2, reject_cost_ood=eps3
         )
         n = u.size
@@ -619,7 +624,7 @@ def test_other_entry_points_name_bad_arguments():
     with pytest.raises(ValueError, match="no OOD"):
         ood.auroc([False, False], u)
     with pytest.raises(ValueError, match="accept_cost_ood"):
-        ood.fit_cost_based(
+        ood.fit_cost_based_ood(
             loss, is_ood, u, reject_cost_id=0.1, accept_cost_ood=0.0, reject_cost_ood=0.5
         )
     with pytest.raises(ValueError, match="p_in"):
@@ -750,9 +755,9 @@ def test_known_answers_on_eight_samples_with_two_errors_and_three_ood():
     }
     loss = [0, 0, nan, 0, 1, nan, 1, nan]  # the fourth ID sample correct, the fifth an error
     costs = {"accept_cost_ood": 1.0, "reject_cost_ood": 0.0}
-    assert ood.fit_cost_based(loss, is_ood, u, reject_cost_id=0.3, **costs).threshold == 0.2
+    assert ood.fit_cost_based_ood(loss, is_ood, u, reject_cost_id=0.3, **costs).threshold == 0.2
     assert (
-        ood.fit_cost_based(
+        ood.fit_cost_based_ood(
             loss, is_ood, u, reject_cost_id=0.5, accept_cost_ood=0.2, reject_cost_ood=0.0
         ).threshold
         == 0.4
@@ -885,3 +890,19 @@ def test_known_answers_of_the_finite_solutions_the_gaussian_model_and_table1():
         "aupr": [0.9629, 0.9490, 0.7455, 0.9629],
     }
     assert _synthetic.paper_table1().loc["D(R)"].tolist() == [0.133, 0.129, 0.88, 0.96, 0.86]
+
+
+def test_the_former_name_fit_cost_based_warns_once_and_fits_the_same_threshold():
+    """``rejectopt.ood.fit_cost_based`` is renamed ``fit_cost_based_ood`` in 0.6.0 (the name was
+    also :func:`rejectopt.selective.fit_cost_based`'s): the old name warns once, fits the same."""
+    nan = float("nan")
+    loss, is_ood, u = [0, nan, 0, 1], [False, True, False, False], [0.1, 0.2, 0.3, 0.4]
+    costs = {"reject_cost_id": 0.5, "accept_cost_ood": 0.2, "reject_cost_ood": 0.0}
+    expected = ood.fit_cost_based_ood(loss, is_ood, u, **costs)
+    assert expected.threshold == 0.3
+    with pytest.warns(FutureWarning, match=r"ood\.fit_cost_based is renamed .*fit_cost_based_ood"):
+        assert ood.fit_cost_based(loss, is_ood, u, **costs) == expected
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per process: a loop of calls is not flooded
+        assert ood.fit_cost_based(loss, is_ood, u, **costs) == expected
+    assert "fit_cost_based" not in ood.__all__ and "fit_cost_based_ood" in ood.__all__

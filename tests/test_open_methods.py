@@ -210,7 +210,10 @@ def test_a_bad_custom_cell_fails_its_preparation_job_naming_file_line_and_column
         str(tmp_path / "user.yaml"),
     )
     assert run.returncode != 0
-    expected = "CustomDatasetError: mine.csv line 6, column 'b': 1e300 lies beyond +-1e+150, the bound on feature values"
+    expected = (
+        "CustomDatasetError: mine.csv line 6, column 'b': 1e300 lies beyond +-1e+150, the bound "
+        "on feature values"
+    )
     assert expected in (tmp_path / "logs/prepare_dataset/mine.log").read_text()
     assert "Error in rule prepare_dataset" in run.stdout + run.stderr
     assert not (tmp_path / "results/data/mine/data.npz").exists()
@@ -239,7 +242,8 @@ def test_reading_the_registries_imports_no_scikit_learn():
     code = textwrap.dedent(
         """
         import sys
-        import rejectopt.pipeline.config, rejectopt.pipeline.experiments, rejectopt.pipeline.experiments.paper, rejectopt.pipeline.report
+        import rejectopt.pipeline.config, rejectopt.pipeline.experiments
+        import rejectopt.pipeline.experiments.paper, rejectopt.pipeline.report
         from rejectopt.classifiers import CLASSIFIERS
         from rejectopt.scores import SCORES
         from rejectopt.pipeline.tables import table_specs
@@ -272,15 +276,15 @@ def test_a_class_registered_by_path_is_checked_when_first_used():
             match=r"rejectopt.scores._baselines.MCP: score 'test_by_path' lacks fit, "
             r"predict \(see rejectopt.scores.register_score\)",
         ):
-            get_score("test_by_path").cls
+            _ = get_score("test_by_path").cls
         with pytest.raises(
             RegistryError,
             match="cannot load the registered class 'rejectopt.scores._baselines:"
             "NoSuchScore': AttributeError",
         ):
-            get_score("test_bad_path").cls
+            _ = get_score("test_bad_path").cls
         with pytest.raises(RegistryError, match="classifier 'test_no_train' lacks train, outputs"):
-            CLASSIFIERS.get("test_no_train").cls
+            _ = CLASSIFIERS.get("test_no_train").cls
         assert (
             get_score("sele").cls.__name__ == "SELE"
             and get_score("sele").cls is get_score("sele").cls

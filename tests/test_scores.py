@@ -57,11 +57,13 @@ def _naive_chunk_objective(loss, chunks, scores):
     """Eq. (30) averaged over chunks, with explicit n_k x n_k matrices (float64)."""
     value, grad = 0.0, np.zeros_like(scores)
     for chunk in chunks:
-        s, l = scores[chunk], loss[chunk]
+        s, chunk_loss = scores[chunk], loss[chunk]
         diff = s[None, :] - s[:, None]
         sig = _sigmoid(diff)
-        value += (l[:, None] * np.logaddexp(0.0, diff)).sum() / len(chunk) ** 2
-        grad[chunk] += ((l[:, None] * sig).sum(axis=0) - l * sig.sum(axis=1)) / len(chunk) ** 2
+        value += (chunk_loss[:, None] * np.logaddexp(0.0, diff)).sum() / len(chunk) ** 2
+        grad[chunk] += (
+            (chunk_loss[:, None] * sig).sum(axis=0) - chunk_loss * sig.sum(axis=1)
+        ) / len(chunk) ** 2
     return value / len(chunks), grad / len(chunks)
 
 
@@ -667,7 +669,8 @@ def test_sele_refuses_a_fit_over_its_memory_budget_before_allocating(n, d, K, gi
     with pytest.raises(
         ValueError,
         match=rf"SELE on {n} rows, {d} features and {K} predicted classes would need about "
-        rf"{gib}\d\d GiB .*alone is {K} x {d + 1} x {d + 1} float64\), over the memory budget of 4.00 GiB .* nothing was allocated. "
+        rf"{gib}\d\d GiB .*alone is {K} x {d + 1} x {d + 1} float64\), "
+        r"over the memory budget of 4.00 GiB .* nothing was allocated. "
         r"Use score 'reg' .*'sele_shared' or 'reg_shared'.*SELE\(memory_budget=...\) or "
         r"\$REJECTOPT_SELE_MEMORY_BUDGET",
     ):

@@ -89,7 +89,9 @@ def test_single_training_class_is_an_error(iris):
 
 
 def _xgbclassifier_proba(X_trn, y_trn, X_val, y_val, X, n_classes, **params):
-    """``xgboost.XGBClassifier`` (the booster before the shared-matrix grid) on encoded labels, early-stopped on (X_val, y_val)."""
+    """``xgboost.XGBClassifier`` (the booster before the shared-matrix grid) on encoded labels.
+
+    Early-stopped on (X_val, y_val)."""
     xgboost = pytest.importorskip("xgboost")
     classes = np.unique(y_trn)
     known = np.isin(y_val, classes)

@@ -372,6 +372,7 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
                 f"(max_iter={self.max_iter}) with relative duality gap {self.rel_gap_:.3g} > "
                 f"tol={self.tol:g}",
                 ConvergenceWarning,
+                stacklevel=2,
             )
         return chol
 

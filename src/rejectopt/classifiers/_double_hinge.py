@@ -3,6 +3,7 @@
 import time
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -169,6 +170,10 @@ def _solve(Phi, y, cxi, ceta, t, tau, *, K=None, tol=1e-8, max_iter=100):
     The Newton systems reduce to ``(r+1) x (r+1)`` normal equations. The stopping
     test is the relative duality gap of :func:`_certificate`; the best certificate
     seen is returned as ``(gamma, b, info)``.
+
+    One function on purpose: the predictor and corrector steps share the iterate, its residuals
+    and the factorised normal equations of the same iteration, so a split would pass a dozen
+    arrays between pieces that make sense only together.
     """
     n, r = Phi.shape
     M = y[:, None] * np.hstack([Phi, np.ones((n, 1))])
@@ -692,7 +697,9 @@ def fit_double_hinge(
             raise ValueError(
                 "gamma_grid is the RBF kernel's; the linear kernel takes gamma_grid=None"
             )
-        grid = [(None, float(c)) for c in sorted(float(c) for c in C_grid)]
+        grid: list[tuple[float | None, float]] = [
+            (None, float(c)) for c in sorted(float(c) for c in C_grid)
+        ]
     elif kernel == "rbf":
         gammas = sorted(float(g) for g in (gamma_grid or ()))
         if not gammas or any(not (np.isfinite(g) and g > 0) for g in gammas):
@@ -704,11 +711,13 @@ def fit_double_hinge(
         raise ValueError(f"kernel must be 'linear' or 'rbf', got {kernel!r}")
     n = len(y_trn)
     y_val = np.asarray(y_val)
-    best, risks, fits = None, {}, {}
+    best: tuple[DoubleHingeSVM, Any, float] | None = None
+    risks: dict[Any, float] = {}
+    fits: dict[Any, tuple[float, float, int, float]] = {}
     for gamma, C in grid:
-        key = C if gamma is None else (gamma, C)
+        key: Any = C if gamma is None else (gamma, C)
         weight = C / n if c_scaling == "mean" else C
-        extra = (
+        extra: dict[str, Any] = (
             {}
             if gamma is None
             else {
@@ -730,6 +739,8 @@ def fit_double_hinge(
         risks[key] = selective_outcome(loss, ~model.reject(Z_val), reject_cost)["cost_risk"]
         if best is None or risks[key] < best[2]:
             best = (model, key, risks[key])
+    if best is None:
+        raise ValueError(f"C_grid must hold at least one C, got {C_grid!r}")
     model, key, _ = best
     info = {
         "key": key,

@@ -30,8 +30,8 @@ class BinaryHingeSVM(ClassifierMixin, BaseEstimator):
 
     Minimises ``||w||^2/2 + C/n sum_i max(0, 1 - y_i (<w, x_i> + b))`` with
     ``y_i in {-1, +1}`` encoded as labels ``{0, 1}`` (section 5.2.1 of [1], the
-    binary case); other two labels are mapped in sorted order, the second one positive. This is SVOR with two classes and one threshold ``-b``, so it is
-    solved by the same interior point method
+    binary case); other two labels are mapped in sorted order, the second one positive. This is
+    SVOR with two classes and one threshold ``-b``, so it is solved by the same interior point method
     (:func:`~rejectopt.classifiers._svor.solve_threshold_hinge_qp`), with a
     certified duality gap. Unlike liblinear's ``LinearSVC``, the bias is not
     regularised.

@@ -134,6 +134,10 @@ def solve_threshold_hinge_qp(X, y, n_thr, C, *, tol=1e-6, max_iter=200, verbose=
     projected onto the dual feasible set ``{0 <= alpha <= c, sum_i s_ij alpha_ij = 0}``.
     By weak duality ``P - D >= P - P* >= 0``.
 
+    One function on purpose: the predictor and corrector steps share the iterate, its residuals
+    and the factorised normal equations of the same iteration, so a split would pass a dozen
+    arrays between pieces that make sense only together.
+
     Returns
     -------
     w, b, info : ndarray, ndarray, dict

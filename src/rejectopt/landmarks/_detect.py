@@ -74,9 +74,10 @@ def box_iou(box, boxes) -> np.ndarray:
     width = np.clip(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0, None)
     height = np.clip(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0, None)
     inter = width * height
-    area = lambda b: (
-        np.clip(b[..., 2] - b[..., 0], 0, None) * np.clip(b[..., 3] - b[..., 1], 0, None)
-    )  # noqa: E731
+
+    def area(b):
+        return np.clip(b[..., 2] - b[..., 0], 0, None) * np.clip(b[..., 3] - b[..., 1], 0, None)
+
     union = area(box) + area(boxes) - inter
     return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
 
@@ -203,7 +204,7 @@ def detect_faces(
     if not detected.any():
         raise RuntimeError("the face detector matched none of the faces")
     floor = float(score[detected].min())
-    for k in np.flatnonzero(~detected):
+    for k in np.flatnonzero(~detected).tolist():
         box[k] = fallback_box(truths[k])
         score[k] = floor
     logger.info(

@@ -11,6 +11,14 @@ from ._bands import ConfidenceInterval
 from ._losses import _as_loss_and_uncertainty
 from ._registry import get_metric
 from ._risk_coverage import (
+    augrc,
+    aurc,
+    coverage_at_risk,
+    eaugrc,
+    eaurc,
+    risk_at_coverage,
+)
+from ._weighted import (
     _augrc_rows,
     _aurc_rows,
     _coverage_at_risk_rows,
@@ -18,12 +26,6 @@ from ._risk_coverage import (
     _eaurc_rows,
     _risk_at_coverage_rows,
     _Sample,
-    augrc,
-    aurc,
-    coverage_at_risk,
-    eaugrc,
-    eaurc,
-    risk_at_coverage,
 )
 
 _BOOTSTRAP_BLOCK_ELEMENTS = (

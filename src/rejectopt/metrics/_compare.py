@@ -18,7 +18,7 @@ from ._bootstrap import (
     _resolve_metric,
 )
 from ._losses import _as_loss_and_uncertainty
-from ._risk_coverage import _Sample
+from ._weighted import _Sample
 
 
 class PairedComparison(_Result):
@@ -74,6 +74,54 @@ def _rank_counts(rng, n, n_resamples):
         yield start, counts
 
 
+def _paired_evaluator(loss, uncertainty_a, uncertainty_b, function, rows_function, kwargs):
+    """``evaluate(counts)``: the metric's difference a - b on a block of resamples, paired.
+
+    ``counts`` are the resamples' multiplicities in score a's sorted order (:func:`_rank_counts`).
+    The fastest path that computes the metric exactly: the AuRC's running sums, the weighted
+    kernels of :mod:`._weighted`, else the metric's own function on each resample's rows.
+    """
+    n = loss.size
+    order_a = np.argsort(uncertainty_a, kind="stable")
+    rank_a = np.empty(n, dtype=np.intp)
+    rank_a[order_a] = np.arange(n)
+    if rows_function is not None and _is_fast(rows_function, kwargs):
+        # E-AuRC's oracle term is the same for both scores on a resample: the difference is the AuRC's
+        order_b = np.argsort(uncertainty_b, kind="stable")
+        area_a, area_b, b_in_a = (
+            _ResampledAurc(loss[order_a]),
+            _ResampledAurc(loss[order_b]),
+            rank_a[order_b],
+        )
+
+        in_b = None
+
+        def evaluate(counts):
+            nonlocal in_b
+            in_b = _in_order(counts, b_in_a, in_b)
+            return area_a(counts) - area_b(in_b)  # paired: the same rows
+    elif rows_function is not None:
+        sample_a, sample_b = _Sample(loss, uncertainty_a), _Sample(loss, uncertainty_b)
+
+        def evaluate(counts):
+            weights = _in_order(counts, rank_a).astype(np.float64)  # example order
+            return rows_function(sample_a, weights, **kwargs) - rows_function(
+                sample_b, weights, **kwargs
+            )
+    else:
+
+        def evaluate(counts):
+            rows = (
+                np.sort(np.repeat(order_a, row)) for row in counts
+            )  # index order: ties as in the sample
+            return [
+                function(loss[i], uncertainty_a[i]) - function(loss[i], uncertainty_b[i])
+                for i in rows
+            ]
+
+    return evaluate
+
+
 def compare_scores(
     loss,
     uncertainty_a,
@@ -94,12 +142,12 @@ def compare_scores(
     ``p_value < 1 - confidence`` whenever ``ci`` excludes 0 (up to the quantiles' interpolation).
 
     The AuRC and E-AuRC (``ties="index"``) of a resample come from its counts in each score's
-    order, one running count per resample and no sort (2,000 resamples of 10^6 rows: 28
-    CPU-seconds, a twelfth of the former path; ``benchmarks/compare_scores_records.json``); the
-    other metrics of this module run vectorised over a block of resamples, and any other
-    callable is called on each resample's rows in index order; all three see the same
-    resamples for a seed. Resamples are drawn in blocks of about two
-    million rows, so memory does not grow with ``n_resamples``.
+    order, one running count per resample and no sort (its time and memory against the former
+    path, on 2,000 resamples of 10^6 rows: ``benchmarks/compare_scores_records.json``, written by
+    ``benchmarks/bench_compare_scores.py``); the other metrics of this module run vectorised
+    over a block of resamples, and any other callable is called on each resample's rows in
+    index order; all three see the same resamples for a seed. Resamples are drawn in blocks of
+    about two million rows, so memory does not grow with ``n_resamples``.
 
     NaN: a metric that is NaN on the full sample is refused (ValueError naming it). Resamples on
     which the difference is NaN are left out with a RuntimeWarning saying how many; ``ci`` and
@@ -164,43 +212,9 @@ def compare_scores(
     rng = np.random.default_rng(random_state)
     n = loss.size
     values = np.empty(n_resamples)
-    order_a = np.argsort(uncertainty_a, kind="stable")
-    rank_a = np.empty(n, dtype=np.intp)
-    rank_a[order_a] = np.arange(n)
-    if rows_function is not None and _is_fast(rows_function, kwargs):
-        # E-AuRC's oracle term is the same for both scores on a resample: the difference is the AuRC's
-        order_b = np.argsort(uncertainty_b, kind="stable")
-        area_a, area_b, b_in_a = (
-            _ResampledAurc(loss[order_a]),
-            _ResampledAurc(loss[order_b]),
-            rank_a[order_b],
-        )
-
-        in_b = None
-
-        def evaluate(counts):
-            nonlocal in_b
-            in_b = _in_order(counts, b_in_a, in_b)
-            return area_a(counts) - area_b(in_b)  # paired: the same rows
-    elif rows_function is not None:
-        sample_a, sample_b = _Sample(loss, uncertainty_a), _Sample(loss, uncertainty_b)
-
-        def evaluate(counts):
-            weights = _in_order(counts, rank_a).astype(np.float64)  # example order
-            return rows_function(sample_a, weights, **kwargs) - rows_function(
-                sample_b, weights, **kwargs
-            )
-    else:
-
-        def evaluate(counts):
-            rows = (
-                np.sort(np.repeat(order_a, row)) for row in counts
-            )  # index order: ties as in the sample
-            return [
-                function(loss[i], uncertainty_a[i]) - function(loss[i], uncertainty_b[i])
-                for i in rows
-            ]
-
+    evaluate = _paired_evaluator(
+        loss, uncertainty_a, uncertainty_b, function, rows_function, kwargs
+    )
     for start, counts in _rank_counts(rng, n, n_resamples):  # one block of resamples at a time
         values[start : start + counts.shape[0]] = evaluate(counts)
     kept = _drop_nan(values, name, f"the {n} rows")

@@ -10,13 +10,12 @@ import math
 
 import numpy as np
 
+from .._checks import check_1d
 from ._losses import _as_loss
 
 
 def _as_label_array(values, name):
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    array = check_1d(values, name)
     if array.size == 0:
         raise ValueError(f"{name} must contain at least one example, got shape (0,)")
     if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
@@ -63,9 +62,7 @@ def reject_confusion_matrix(y_true, y_pred, rejected):
     """
     y_true = _as_label_array(y_true, "y_true")
     y_pred = _as_label_array(y_pred, "y_pred")
-    rejected = np.asarray(rejected)
-    if rejected.ndim != 1:
-        raise ValueError(f"rejected must be 1-D, got shape {rejected.shape}")
+    rejected = check_1d(rejected, "rejected")
     if not (y_true.shape == y_pred.shape == rejected.shape):
         raise ValueError(
             f"y_true, y_pred and rejected must have the same length, got shapes {y_true.shape}, "

@@ -14,7 +14,7 @@ Metrics (Sec. 3, B.2): :func:`selective_risk_at_tpr_fpr`,
 :func:`precision_recall_curve`, :func:`aupr`, :func:`risk_coverage_curve_at_fpr`,
 :func:`oscr`, :func:`empirical_rates`.
 
-Strategies (Theorems 1, 3, 5; Sec. 2.4): :func:`fit_cost_based`, :func:`fit_bounded_tpr_fpr`,
+Strategies (Theorems 1, 3, 5; Sec. 2.4): :func:`fit_cost_based_ood`, :func:`fit_bounded_tpr_fpr`,
 :func:`fit_bounded_precision_recall` (returning :class:`rejectopt.selective.SelectionFunction`);
 the double score :class:`DoubleScoreSelection` with :func:`fit_double_score_cost_based`,
 :func:`fit_double_score_tpr_fpr`, :func:`fit_double_score_precision_recall`.
@@ -23,8 +23,8 @@ Synthetic example (Sec. 3.1, Table 1): :class:`GaussianOODModel`, :func:`synthet
 OOD scores on features: :class:`KNNDistanceOOD`, :class:`MahalanobisOOD`.
 
 The building blocks the pipeline and the checks import from their modules: the operating points
-of all thresholds (``_metrics``), the cost-based score and a double score's risk at a target
-(``_strategies``), the closed forms on finite input sets (Theorems 3, 7; A.5, A.6: ``_finite``),
+of all thresholds (``_metrics``), the cost-based score (``_cost``) and a double score's risk at a
+target (``_strategies``), the closed forms on finite input sets (Theorems 3, 7; A.5, A.6: ``_finite``),
 Table 1 as printed (``_synthetic``), the constraint tolerance (``_validation``).
 
 This package is the library: it knows rules, scores and metrics, not the pipeline. The tabular
@@ -53,11 +53,14 @@ from ._strategies import (
     DoubleScoreSelection,
     fit_bounded_precision_recall,
     fit_bounded_tpr_fpr,
-    fit_cost_based,
+    fit_cost_based_ood,
     fit_double_score_cost_based,
     fit_double_score_precision_recall,
     fit_double_score_tpr_fpr,
 )
+
+# The former name of fit_cost_based_ood, for one more release (it warns): not in __all__.
+from ._strategies import fit_cost_based as fit_cost_based
 from ._synthetic import GaussianOODModel, paper_table1, synthetic_table1
 
 __all__ = [
@@ -71,7 +74,7 @@ __all__ = [
     "oscr",
     "empirical_rates",
     "DoubleScoreSelection",
-    "fit_cost_based",
+    "fit_cost_based_ood",
     "fit_bounded_tpr_fpr",
     "fit_bounded_precision_recall",
     "fit_double_score_cost_based",

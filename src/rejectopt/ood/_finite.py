@@ -155,9 +155,9 @@ def solve_bounded_tpr_fpr_finite(
     values = []
     lams = []
     for start in range(0, mus.size, 4096):
-        d, lam = _dual_values(a_s, r_s, g_s, mus[start : start + 4096], phi, rho)
-        values.append(d)
-        lams.append(lam)
+        chunk_values, chunk_lams = _dual_values(a_s, r_s, g_s, mus[start : start + 4096], phi, rho)
+        values.append(chunk_values)
+        lams.append(chunk_lams)
     d = np.concatenate(values)
     lam_all = np.concatenate(lams)
     best = int(np.argmax(d))

@@ -163,7 +163,7 @@ def best_constrained(sw: Sweep, constraints: list[Constraint], *, randomize: boo
         tau = np.ones(A.shape)
     else:
         A0, F0, L0 = sw.before()
-        a, f, l = sw.A - A0, sw.F - F0, sw.L - L0
+        a, f, loss_b = sw.A - A0, sw.F - F0, sw.L - L0  # a, f, l of the docstring
         lo = np.zeros(a.shape)
         hi = np.ones(a.shape)
         ok = last.copy()
@@ -181,7 +181,7 @@ def best_constrained(sw: Sweep, constraints: list[Constraint], *, randomize: boo
         candidates = []
         for t in (lo, hi):
             At = A0 + t * a
-            r = np.where(ok & (At > 0), _safe_ratio(L0 + t * l, At), np.inf)
+            r = np.where(ok & (At > 0), _safe_ratio(L0 + t * loss_b, At), np.inf)
             candidates.append((r, t))
         (r_lo, t_lo), (r_hi, t_hi) = candidates
         take_hi = r_hi <= r_lo * (1 + 1e-12) + 1e-300
@@ -189,7 +189,7 @@ def best_constrained(sw: Sweep, constraints: list[Constraint], *, randomize: boo
         tau = np.where(take_hi, t_hi, t_lo)
         A = A0 + tau * a
         F = F0 + tau * f
-        L = L0 + tau * l
+        L = L0 + tau * loss_b
     row_min = risk.min(axis=1)
     slack = 1e-12 * np.maximum(1.0, np.abs(np.where(np.isfinite(row_min), row_min, 0.0)))
     near = risk <= (row_min + slack)[:, None]

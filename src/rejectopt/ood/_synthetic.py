@@ -77,6 +77,8 @@ import pandas as pd
 from scipy import optimize
 from scipy.special import ndtr
 
+from .._checks import check_open_unit
+
 __all__ = ["GaussianOODModel", "synthetic_table1", "paper_table1"]
 
 _SQRT2PI = math.sqrt(2.0 * math.pi)
@@ -123,8 +125,7 @@ class GaussianOODModel:
             raise ValueError("class_means must have one mean per class weight")
         if not (self.class_std > 0 and self.ood_std > 0):
             raise ValueError("class_std and ood_std must be > 0")
-        if not 0 < self.ood_prior < 1:
-            raise ValueError("ood_prior must lie in (0, 1)")
+        check_open_unit(self.ood_prior, "ood_prior")
 
     # ---- densities ---------------------------------------------------------------------
     def joint_id(self, x: Any) -> np.ndarray:
@@ -365,6 +366,8 @@ class _Population:
             max_cov = float(rates(lam_f)[0][0])
             segments = [(lam_t, lam_f)] if lam_t <= lam_f else []
         else:
+            if precision_min is None:
+                raise ValueError("best_risk needs fpr_max or precision_min")
             k = (1 - pi) * (1 - precision_min) / (pi * precision_min)
 
             def slack(lams):

@@ -9,7 +9,8 @@ below are likewise imported on first access (SPEC 1, ``lazy_loader``).
 
 import lazy_loader as _lazy
 
-from ._registry import SCORES, ScoreError, get_score, make_score, register_score, score_names
+from ._registry import SCORES, get_score, make_score, register_score, score_names
+from ._registry import ScoreError as ScoreError  # importable here, outside __all__ (the pipeline's)
 
 # The order of registration is the order of the registry (CLI choices, default score lists).
 register_score("mcp", label="MCP", learns_from="classifier")("rejectopt.scores._baselines:MCP")

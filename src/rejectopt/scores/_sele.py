@@ -691,10 +691,10 @@ class SELE(PerClassLinearScore):
     BMRM solver of [1]. At ``C = 0`` (only the tiny ridge above) the objective can be flat
     around its minimiser: on the demo's sattelite / XGBoost split the float32 solve stopped
     1.4e-4 (relative) above a float64 optimum, with weights 11 % away from it, and tightening
-    ``tol`` in float32 does not close that (it stalls near 3e-5); ``dtype="float64"`` does. :meth:`fit_path` fits a whole C grid sharing the pair
-    weights, warm-started from the largest C down; the risk ``R`` at each start is the one
-    computed at the previous solution (it does not depend on C), so a start costs no pass over
-    the pairs.
+    ``tol`` in float32 does not close that (it stalls near 3e-5); ``dtype="float64"`` does.
+    :meth:`fit_path` fits a whole C grid sharing the pair weights, warm-started from the largest
+    C down; the risk ``R`` at each start is the one computed at the previous solution (it does
+    not depend on C), so a start costs no pass over the pairs.
 
     References
     ----------

@@ -233,10 +233,10 @@ def _block_features(logits, out=None, work=None, extremes=None):
     """:func:`output_features` of one block of validated logits (n, K), written to ``out`` (n, 20) when given.
 
     One pass per quantity: the softmax's top 5 are the posteriors of the 5 largest logits (the
-    posterior is increasing in the logit), found by 5 argmax passes, and the centred logits ``z`` and ``|z| / max|z|`` are shared by every p-norm
-    feature (:func:`pnorm_max` computes them per p; the maximum of ``z / ||z||_p`` is
-    ``max z / ||z||_p``). Integer powers are products: the features equal :func:`pnorm_max`'s
-    to rounding (about 1e-15 relative).
+    posterior is increasing in the logit), found by 5 argmax passes, and the centred logits ``z``
+    and ``|z| / max|z|`` are shared by every p-norm feature (:func:`pnorm_max` computes them per
+    p; the maximum of ``z / ||z||_p`` is ``max z / ||z||_p``). Integer powers are products: the
+    features equal :func:`pnorm_max`'s to rounding (about 1e-15 relative).
 
     Every array of the block's shape lives in ``work`` (:func:`feature_buffers`, or new ones),
     and each formula gives the value it gives on fresh arrays, bit for bit, in fewer passes:

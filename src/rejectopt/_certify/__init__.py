@@ -1,0 +1,91 @@
+"""Internal: certified selection, a selective risk or coverage guaranteed with probability 1 - delta.
+
+:class:`~rejectopt.targets.Target` with a ``confidence`` fits here; the plug-in targets
+(:mod:`rejectopt.selective`) meet their value on the calibration rows only. Every guarantee
+is *marginal over the calibration sample* of ``n`` i.i.d. (exchangeable) rows: with probability
+at least ``confidence = 1 - delta`` the drawn sample gives a selection function whose
+population quantity meets the target. The user guide's "Guarantees" page carries the proofs;
+the statements:
+
+* **risk, method "ltt"** (Learn-then-Test, Angelopoulos et al. 2021, fixed-sequence testing):
+  the hypotheses are the nested cuts ``{s <= t}`` / ``{s < t}`` ordered from the most
+  confident; ``H_t``: the population selective risk of the cut exceeds the target. Each is
+  tested with the exact binomial tail (losses in {0, B}: Clopper-Pearson's p-value) or the
+  Hoeffding-Bentkus p-value (any loss in [0, B], Bates et al. 2021, Prop. 3), both valid
+  conditionally on the number of accepted rows. Fixed-sequence testing must start at a cut
+  chosen without the rows it tests: a seeded random ``start_fraction`` of the rows picks the
+  start (:func:`_ltt_start`), the others test every cut from there upwards at level
+  ``delta * (1 - w)``; the selection is the largest cut of the unbroken run of rejections. The
+  full set alone is tested too, at ``delta * w``, ``w`` the start rows' predicted chance that it
+  certifies (:func:`_ltt_full_share`); a union bound over the two tests. With fewer than
+  ``MIN_START_ROWS`` start rows (``n < 190``) the full set alone is tested, on every row. The
+  family-wise error is at most delta (the first cut after the start whose risk exceeds the
+  target is a fixed cut, and the run can pass it only by rejecting it).
+* **risk, method "sgr"** (Geifman & El-Yaniv 2017): :func:`rejectopt.selective.fit_geifman_el_yaniv`,
+  binary search with a union bound over its ``ceil(log2 n)`` steps; 0/B losses only.
+* **coverage** (order statistics): the cut at the ``k``-th smallest score, ``k`` the smallest
+  count with ``P(Binomial(n, w) >= k) <= delta``, has population coverage >= ``w`` with
+  probability >= ``1 - delta``: ``F(s_(k)) < w`` needs ``k`` scores below ``F^-1(w)``.
+* **tpr-fpr** (OOD): the TPR cut is the coverage cut of the ID rows at delta / 2; the FPR of that
+  cut (fixed given the ID rows, the OOD rows independent) is bounded by Clopper-Pearson at
+  delta / 2; a union bound gives both.
+
+Certified selections are deterministic (``accept_prob`` 0 or 1): the randomised boundary of
+eq. 25 needs the randomisation of the calibration rows to be part of the tested cut, and the
+deterministic cuts already reach the certified maximum up to one tie group.
+
+A certified target is checked here too: :func:`certification_table` lists each threshold's
+pointwise bound and p-value, :func:`validate_target` measures how often the target fails when the
+user's own rows are the population. :mod:`rejectopt.targets` exports both (the reference documents
+them there), and the fits of the three certified kinds.
+"""
+
+# The private names are re-exported (``X as X``) for the tests and the benchmarks, which read the
+# tails and the steps of Learn-then-Test from ``rejectopt._certify`` as they did before the split.
+from ._fits import (
+    FULL_SHARE_MIN,
+    MIN_START_ROWS,
+    START_FRACTION,
+    fit_certified_coverage,
+    fit_certified_risk,
+    fit_certified_tpr_fpr,
+)
+from ._fits import _ltt_full_share as _ltt_full_share
+from ._fits import _ltt_rows as _ltt_rows
+from ._fits import _ltt_start as _ltt_start
+from ._fits import _prefix_sums as _prefix_sums
+from ._selection import (
+    CERTIFICATE_KEYS,
+    CERTIFICATE_KEYS_V2,
+    RISK_METHODS,
+    ZERO_ONE_BOUND,
+    CertifiedSelection,
+    certified_from_dict,
+)
+from ._tails import _binomial_pvalue as _binomial_pvalue
+from ._tails import _coverage_lower_bound as _coverage_lower_bound
+from ._tails import _coverage_rank as _coverage_rank
+from ._tails import _hoeffding_bentkus_pvalue as _hoeffding_bentkus_pvalue
+from ._tails import _risk_pvalue as _risk_pvalue
+from ._tails import _risk_upper_bound as _risk_upper_bound
+from ._validate import TargetValidity, certification_table, validate_target
+from ._validate import _evaluate as _evaluate
+from ._validate import _population_sums as _population_sums
+
+__all__ = [
+    "CERTIFICATE_KEYS",
+    "CERTIFICATE_KEYS_V2",
+    "FULL_SHARE_MIN",
+    "MIN_START_ROWS",
+    "RISK_METHODS",
+    "START_FRACTION",
+    "ZERO_ONE_BOUND",
+    "CertifiedSelection",
+    "TargetValidity",
+    "certification_table",
+    "certified_from_dict",
+    "fit_certified_coverage",
+    "fit_certified_risk",
+    "fit_certified_tpr_fpr",
+    "validate_target",
+]

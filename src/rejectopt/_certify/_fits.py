@@ -1,0 +1,700 @@
+"""Internal: the certified fits, a selective risk, a coverage or a TPR-FPR pair guaranteed w.p. 1 - delta.
+
+The statements and their proofs: :mod:`rejectopt._certify` and the user guide's "Guarantees" page.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from .._checks import as_ood_mask, check_confidence, renamed_argument
+from ..selective import (
+    InfeasibleTargetError,
+    SelectionFunction,
+    _validate_loss_and_scores,
+    fit_geifman_el_yaniv,
+)
+from ._selection import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection
+from ._tails import (
+    _coverage_lower_bound,
+    _coverage_rank,
+    _dkw_coverage_lower_bound,
+    _risk_pvalue,
+    _risk_upper_bound,
+)
+
+#: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
+START_FRACTION = 0.05
+
+#: The standard normal (the start rows' prediction of the full set's test; statistics': no scipy call per target).
+_NORMAL = NormalDist()
+
+#: Fewest start rows worth holding out ("ltt"): with fewer (n < 190 at 5 %) the full set alone is tested on every
+#: row, since a handful of start rows predicts little and holding them out costs the full set's test its power.
+MIN_START_ROWS = 10
+
+#: Least share of delta that either of "ltt"'s two tests (the full set alone, the fixed sequence) keeps.
+FULL_SHARE_MIN = 0.02
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks
+# --------------------------------------------------------------------------------------------
+def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any) -> tuple[float, bool]:
+    """B (the largest loss by definition) and whether every loss is 0 or B.
+
+    ``None`` means the project's 0/100 loss and is accepted only when every loss is 0 or 100;
+    any other loss must declare its bound (MAE on K ordinal labels: K - 1), never the sample's max.
+
+    Parameters
+    ----------
+    loss : numpy.ndarray
+        The calibration losses (validated, >= 0).
+    loss_bound : float or None
+        The declared bound.
+
+    Returns
+    -------
+    (float, bool)
+        B and whether the exact binomial tail applies.
+    """
+    if loss_bound is None:
+        if not np.all((loss == 0.0) | (loss == ZERO_ONE_BOUND)):
+            bad = int(np.flatnonzero((loss != 0.0) & (loss != ZERO_ONE_BOUND))[0])
+            raise ValueError(
+                f"a certified risk target needs the loss's bound: loss[{bad}] = {loss[bad]:g} is not a "
+                "0/100 loss; pass loss_bound (the largest loss a prediction can have by the loss's "
+                "definition: 100 for the 0/100 loss, K - 1 for the MAE on K ordinal labels)"
+            )
+        return ZERO_ONE_BOUND, True
+    bound = float(loss_bound)
+    if not (math.isfinite(bound) and bound > 0):
+        raise ValueError(
+            f"loss_bound must be a finite number > 0 (the largest loss a prediction can have), "
+            f"got {loss_bound!r}"
+        )
+    if loss.size and float(loss.max()) > bound:
+        i = int(np.argmax(loss))
+        raise ValueError(
+            f"loss[{i}] = {loss[i]:g} exceeds loss_bound {bound:g}: the bound must be the largest "
+            "loss a prediction can have"
+        )
+    return bound, bool(np.all((loss == 0.0) | (loss == bound)))
+
+
+# --------------------------------------------------------------------------------------------
+# Cuts: prefixes of the sorted distinct scores
+# --------------------------------------------------------------------------------------------
+def _prefix_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct scores and, per cut ``{s <= values[j]}``, the rows and loss sum it accepts."""
+    values, inverse = np.unique(s, return_inverse=True)
+    counts = np.bincount(inverse, minlength=values.size).astype(float)
+    sums = np.bincount(inverse, weights=loss, minlength=values.size)
+    return values, np.cumsum(counts), np.cumsum(sums)
+
+
+def _rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
+    """Error-free tested rows needed to certify ``target_risk`` at ``delta``: ``ceil(log delta / log(1 - r))``.
+
+    With ``m`` rows and no error both p-values are ``(1 - r)^m`` (``r`` the target over B), and
+    more errors only raise them, so fewer tested rows certify nothing at that target.
+    """
+    rate = target_risk / loss_bound
+    return int(math.ceil(math.log(delta) / math.log1p(-rate) - 1e-9))
+
+
+def _round_up(value: float, digits: int) -> float:
+    """``value`` rounded up to ``digits`` significant digits (advice is printed; rounding down could fail)."""
+    if not (math.isfinite(value) and value > 0):
+        return value
+    rounded = float(f"{value:.{digits - 1}e}")
+    if rounded < value:
+        step = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+        rounded = float(f"{rounded + step:.{digits - 1}e}")
+    return rounded
+
+
+def _smallest_certified(certifies: Any, loss_bound: float) -> float:
+    """A small target risk that ``certifies`` (a decision of the procedure on fixed rows), or NaN if none below B.
+
+    Bisection keeps its upper end a target that certifies, so the answer certifies when asked for
+    even where the decision is not monotone in the target (Learn-then-Test's start depends on it);
+    the answer is then rounded up to the fewest significant digits (4, 6, 8) that still certify.
+    """
+    high = loss_bound * (1.0 - 1e-9)
+    if not certifies(high):
+        return float("nan")
+    low = 0.0
+    for _ in range(34):  # B / 2**34: far below the 8 significant digits the advice is printed with
+        mid = (low + high) / 2
+        if mid <= 0.0:
+            break
+        if certifies(mid):
+            high = mid
+        else:
+            low = mid
+    for digits in (4, 6, 8):
+        nice = _round_up(high, digits)
+        if nice < loss_bound and certifies(nice):
+            return nice
+    return high
+
+
+def _certificate_error(text: str, **advice: Any) -> InfeasibleTargetError:
+    """An :class:`InfeasibleTargetError` carrying the advice of a certified target as attributes.
+
+    ``best_bound``, ``rows_needed``, ``confidence``, ``n_calibration``: the attributes that
+    :class:`~rejectopt.exceptions.InfeasibleTargetError` documents for a certified target, set on
+    the instance because the class declares none (the plug-in targets raise it without them).
+    """
+    error = InfeasibleTargetError(text)
+    for name, value in advice.items():
+        setattr(error, name, value)
+    return error
+
+
+def _infeasible_risk(
+    target_risk: float,
+    confidence: float,
+    method: str,
+    n: int,
+    n_tested: int,
+    rows_needed: int,
+    best: float,
+    why: str,
+) -> InfeasibleTargetError:
+    """The error of a risk target the sample cannot certify, with advice that certifies on these rows.
+
+    ``best`` is a target risk the same procedure certifies on the same rows (NaN: none below B);
+    where even error-free rows would be too few (``n_tested < rows_needed``), the message says how
+    many rows the target needs instead of suggesting a value the rows cannot reach.
+    """
+    head = (
+        f"target risk={target_risk:g} cannot be certified at confidence {confidence:g} on these {n} "
+        f"calibration rows (method {method}): "
+    )
+    if math.isnan(best):
+        advice = "no target risk below the loss's bound can be certified on these rows"
+    else:
+        advice = (
+            f"the smallest target risk the method certifies on these rows is {best:.8g}; "
+            f"ask for risk >= {best:.8g}"
+        )
+    if n_tested < rows_needed:
+        total = (
+            rows_needed
+            if n_tested == n
+            else f"about {math.ceil(rows_needed * n / max(n_tested, 1))}"
+        )
+        text = (
+            f"{head}even without an error, risk={target_risk:g} at confidence {confidence:g} needs at least "
+            f"{rows_needed} "
+            f"tested rows ({total} calibration rows), and {n_tested} are tested; {advice}, a lower "
+            "confidence, or more calibration rows"
+        )
+    else:
+        text = f"{head}{why}; {advice}, a lower confidence, or more calibration rows"
+    return _certificate_error(
+        text,
+        best_bound=best,
+        confidence=confidence,
+        n_calibration=int(n),
+        rows_needed=int(rows_needed),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Risk targets
+# --------------------------------------------------------------------------------------------
+def _ltt_start(
+    loss: np.ndarray,
+    s: np.ndarray,
+    target_risk: float,
+    delta: float,
+    n_test: int,
+    loss_bound: float,
+    binary: bool,
+) -> float:
+    """Where fixed-sequence testing starts, chosen on the start rows only.
+
+    Each cut ``{s <= a}`` of the start rows gets the p-value it would have on ``n_test`` rows
+    of the same risk. The start is the *earliest* cut whose predicted p-value reaches the
+    geometric mean of delta and the smallest one: the cut with the smallest predicted p-value
+    lies where the start rows were luckiest, and the tested rows often fail there (the winner's
+    curse), while the run of rejections climbs from an earlier start anyway. ``+inf`` (the full
+    set, a cut fixed in advance) without start rows.
+
+    Parameters
+    ----------
+    loss, s : numpy.ndarray
+        The start rows' losses and scores.
+    target_risk, delta : float
+        The target and 1 - confidence.
+    n_test : int
+        Rows the test will use.
+    loss_bound : float
+        B.
+    binary : bool
+        Whether every loss is 0 or B.
+
+    Returns
+    -------
+    float
+        The score ``a`` of the start cut.
+    """
+    if loss.size == 0:
+        return math.inf
+    values, trials, sums = _prefix_sums(loss, s)
+    scale = n_test / loss.size
+    predicted = _risk_pvalue(sums * scale, trials * scale, target_risk, loss_bound, binary)
+    best = float(predicted.min())
+    level = max(math.sqrt(max(best, 1e-300) * delta), best)
+    j = int(np.flatnonzero(predicted <= level)[0])
+    return math.inf if j == values.size - 1 else float(values[j])
+
+
+@dataclass(frozen=True)
+class _LTTRows:
+    """One sample split for Learn-then-Test: the start rows, and the tested rows' cuts (sorted once)."""
+
+    start_loss: np.ndarray
+    start_s: np.ndarray
+    values: np.ndarray
+    trials: np.ndarray
+    sums: np.ndarray
+
+    @property
+    def n_tested(self) -> int:
+        return int(self.trials[-1]) if self.trials.size else 0
+
+
+def _ltt_rows(
+    loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any
+) -> _LTTRows:
+    """Split the rows (seeded): ``round(start_fraction * n)`` start rows, the rest tested.
+
+    No start rows below ``MIN_START_ROWS``: the full set is then tested alone, on every row.
+    """
+    n = loss.size
+    n_start = int(round(start_fraction * n))
+    if n_start < MIN_START_ROWS:
+        n_start = 0
+    order = np.random.default_rng(random_state).permutation(n)
+    start_rows, test_rows = order[:n_start], order[n_start:]
+    values, trials, sums = _prefix_sums(loss[test_rows], s[test_rows])
+    return _LTTRows(loss[start_rows], s[start_rows], values, trials, sums)
+
+
+def _ltt_full_share(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float) -> float:
+    """Share of delta that tests the full set alone, chosen on the start rows only (1 without start rows).
+
+    The start rows' predicted probability that the tested rows reject "the full set's risk >=
+    target" at level delta: their mean loss (shrunk by one prior row at the target, so that a
+    handful of start rows predicts an even chance) against the test's normal critical
+    value, its variance that of the tested rows plus the start rows' own. Clipped to
+    [:data:`FULL_SHARE_MIN`, 1 - :data:`FULL_SHARE_MIN`]: a flat risk, where the full set is
+    the best cut, keeps almost all of delta for it; a risk that falls with the score leaves
+    almost all of it to the fixed-sequence test from the start.
+    """
+    m = rows.start_loss.size
+    if m == 0:
+        return 1.0
+    n_test = max(rows.n_tested, 1)
+    rate = target_risk / loss_bound
+    mean = (float(rows.start_loss.sum()) / loss_bound + rate) / (
+        m + 1.0
+    )  # one prior row at the target
+    spread = math.sqrt(mean * (1 - mean) * (1.0 / n_test + 1.0 / (m + 2.0)))
+    critical = rate - _NORMAL.inv_cdf(1.0 - delta) * math.sqrt(rate * (1 - rate) / n_test)
+    share = _NORMAL.cdf((critical - mean) / spread)
+    return min(max(share, FULL_SHARE_MIN), 1.0 - FULL_SHARE_MIN)
+
+
+def _ltt_plan(
+    rows: _LTTRows, target_risk: float, delta: float, loss_bound: float, binary: bool
+) -> tuple[float, float, float, int]:
+    """The two tests of a target: (full set's level, chain's level, chain's start threshold, its first cut)."""
+    share = _ltt_full_share(rows, target_risk, delta, loss_bound)
+    chain_delta = delta * (1.0 - share)
+    if chain_delta <= 0.0:
+        return delta, 0.0, math.inf, -1
+    start = _ltt_start(
+        rows.start_loss, rows.start_s, target_risk, chain_delta, rows.n_tested, loss_bound, binary
+    )
+    return (
+        delta * share,
+        chain_delta,
+        start,
+        int(np.searchsorted(rows.values, start, side="right")) - 1,
+    )
+
+
+def _ltt_certifies(
+    rows: _LTTRows, target_risk: float, delta: float, loss_bound: float, binary: bool
+) -> bool:
+    """Whether Learn-then-Test certifies ``target_risk`` here: the full set's or the start cut's test rejects."""
+    if not 0.0 < target_risk < loss_bound or rows.n_tested == 0:
+        return False
+    full_delta, chain_delta, _, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
+    at = [-1] if first < 0 else [-1, first]
+    p = _risk_pvalue(rows.sums[at], rows.trials[at], target_risk, loss_bound, binary)
+    return bool(p[0] <= full_delta or (first >= 0 and p[1] <= chain_delta))
+
+
+def _fit_ltt(
+    loss: np.ndarray,
+    s: np.ndarray,
+    target_risk: float,
+    confidence: float,
+    loss_bound: float,
+    binary: bool,
+    start_fraction: float,
+    random_state: Any,
+) -> CertifiedSelection:
+    """The full set tested alone at ``delta * w``, else fixed-sequence testing from a start at ``delta * (1 - w)``."""
+    delta = 1.0 - confidence
+    n = loss.size
+    rows = _ltt_rows(loss, s, start_fraction, random_state)
+    full_delta, chain_delta, start, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
+    pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary)
+    if pvalues.size and pvalues[-1] <= full_delta:
+        threshold, accept_prob = math.inf, 1.0
+    elif first < 0 or pvalues[first] > chain_delta:
+        best = _smallest_certified(
+            lambda a: _ltt_certifies(rows, a, delta, loss_bound, binary), loss_bound
+        )
+        where = "the full set" if math.isinf(start) else f"threshold {start:.6g}"
+        why = (
+            f"the full set tested alone (level {full_delta:.3g}) and the fixed-sequence test from its start "
+            f"({where}, level {chain_delta:.3g}) both fail"
+            if chain_delta > 0
+            else f"the full set tested alone (level {full_delta:.3g}) fails"
+        )
+        raise _infeasible_risk(
+            target_risk,
+            confidence,
+            "ltt",
+            n,
+            rows.n_tested,
+            _rows_needed(target_risk, delta, loss_bound),
+            best,
+            why,
+        )
+    else:
+        failed = np.flatnonzero(pvalues[first:] > chain_delta)
+        if failed.size == 0:
+            threshold, accept_prob = math.inf, 1.0
+        else:
+            threshold, accept_prob = float(rows.values[first + int(failed[0])]), 0.0
+    selection = SelectionFunction(threshold, accept_prob)
+    accepted = float(selection.acceptance_probability(s).sum())
+    return CertifiedSelection(
+        threshold,
+        accept_prob,
+        bound=float(target_risk),
+        confidence=confidence,
+        n_calibration=n,
+        method="ltt",
+        risk_bound=float(target_risk),
+        coverage_bound=_dkw_coverage_lower_bound(accepted, n, delta),
+        loss_bound=loss_bound,
+    )
+
+
+def _sgr_rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
+    """Smallest ``n`` whose error-free rows pass SGR's test at ``delta / ceil(log2 n)``."""
+    n = _rows_needed(target_risk, delta, loss_bound)
+    while n < _rows_needed(target_risk, delta / max(1, math.ceil(math.log2(n))), loss_bound):
+        n += 1
+    return n
+
+
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def fit_certified_risk(
+    loss: Any,
+    uncertainty: Any,
+    target_risk: float,
+    confidence: float,
+    *,
+    loss_bound: Any = None,
+    method: str | None = None,
+    start_fraction: float = START_FRACTION,
+    random_state: Any = 0,
+) -> CertifiedSelection:
+    """The largest-coverage selection whose population selective risk is <= ``target_risk`` w.p. >= ``confidence``.
+
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty``; ``s=`` works for one more release, with a FutureWarning.
+
+    Parameters
+    ----------
+    loss, uncertainty : array_like of shape (n,)
+        Calibration losses in [0, B] and uncertainty scores.
+    target_risk : float
+        Target selective risk in loss units, in (0, B).
+    confidence : float
+        1 - delta, in (0, 1).
+    loss_bound : float or None, default None
+        B by the loss's definition; None for the 0/100 loss (every loss 0 or 100).
+    method : {"ltt", "sgr"} or None, default None
+        None: ``RISK_METHODS[0]``.
+    start_fraction : float, default START_FRACTION
+        "ltt": share of the rows that chooses the start of the test.
+    random_state : int, default 0
+        "ltt": seed of the rows chosen for the start.
+
+    Returns
+    -------
+    CertifiedSelection
+        The selection and its guarantee; ``loss_bound`` the B it rests on (100 for the 0/100 loss).
+
+    Raises
+    ------
+    InfeasibleTargetError
+        The sample cannot certify the target; ``best_bound`` is a target risk the same method
+        certifies on the same rows (NaN if none below B), ``rows_needed`` the tested rows that
+        even an error-free sample needs for ``target_risk``.
+    ValueError
+        Bad input, naming it.
+    """
+    loss, s = _validate_loss_and_scores(loss, uncertainty)
+    confidence = check_confidence(confidence)
+    method = RISK_METHODS[0] if method is None else method
+    if method not in RISK_METHODS:
+        raise ValueError(
+            f"method must be one of {', '.join(map(repr, RISK_METHODS))}, got {method!r}"
+        )
+    bound, binary = _resolve_loss_bound(loss, loss_bound)
+    target_risk = float(target_risk)
+    if not 0.0 < target_risk < bound:
+        raise ValueError(
+            f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
+            f"got {target_risk:g}"
+        )
+    if method == "ltt":
+        if not 0.0 <= start_fraction < 1.0:
+            raise ValueError(f"start_fraction must lie in [0, 1), got {start_fraction!r}")
+        return _fit_ltt(
+            loss, s, target_risk, confidence, bound, binary, start_fraction, random_state
+        )
+    if not binary:
+        raise ValueError(
+            f"method 'sgr' bounds 0/B losses only (Clopper-Pearson); these losses are not all 0 or "
+            f"{bound:g}: use method 'ltt'"
+        )
+    delta = 1.0 - confidence
+    try:
+        selection, risk_bound = fit_geifman_el_yaniv(loss, s, target_risk, delta, loss_scale=bound)
+    except InfeasibleTargetError:
+        pass
+    else:
+        accepted = float(selection.acceptance_probability(s).sum())
+        return CertifiedSelection(
+            selection.threshold,
+            selection.accept_prob,
+            bound=risk_bound,
+            confidence=confidence,
+            n_calibration=loss.size,
+            method="sgr",
+            risk_bound=risk_bound,
+            coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, delta),
+            loss_bound=bound,
+        )
+
+    def certifies(a):  # SGR's own decision at target a (a binary search: O(n log n) per target)
+        try:
+            fit_geifman_el_yaniv(loss, s, a, delta, loss_scale=bound)
+        except InfeasibleTargetError:
+            return False
+        return True
+
+    n = loss.size
+    needed = _sgr_rows_needed(target_risk, delta, bound)
+    raise _infeasible_risk(
+        target_risk,
+        confidence,
+        "sgr",
+        n,
+        n,
+        needed,
+        _smallest_certified(certifies, bound),
+        "no threshold of the binary search has a bound below the target",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Coverage targets
+# --------------------------------------------------------------------------------------------
+
+
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def fit_certified_coverage(
+    loss: Any,
+    uncertainty: Any,
+    target_coverage: float,
+    confidence: float,
+    *,
+    loss_bound: Any = None,
+) -> CertifiedSelection:
+    """The smallest cut whose population coverage is >= ``target_coverage`` w.p. >= ``confidence``.
+
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty``; ``s=`` works for one more release, with a FutureWarning.
+
+    Parameters
+    ----------
+    loss, uncertainty : array_like of shape (n,)
+        Calibration losses (for the risk bound only) and uncertainty scores.
+    target_coverage : float
+        ``w`` in (0, 1].
+    confidence : float
+        1 - delta.
+    loss_bound : float or None, default None
+        B for the risk bound; None for the 0/100 loss. Another loss without it gets a NaN
+        risk bound and a NaN ``loss_bound``.
+
+    Returns
+    -------
+    CertifiedSelection
+        ``(s_(k), 1)`` or, when ``n`` rows cannot certify ``w``, ``(inf, 1)`` (accept all, coverage 1);
+        ``loss_bound`` the B its risk bound rests on.
+    """
+    loss, s = _validate_loss_and_scores(loss, uncertainty)
+    confidence = check_confidence(confidence)
+    delta = 1.0 - confidence
+    n = loss.size
+    k = _coverage_rank(n, float(target_coverage), delta)
+    if k > n:
+        threshold, coverage_bound = math.inf, 1.0
+    else:
+        threshold, coverage_bound = float(np.sort(s)[k - 1]), _coverage_lower_bound(k, n, delta)
+    accepted = s <= threshold
+    try:
+        bound, binary = _resolve_loss_bound(loss, loss_bound)
+    except ValueError:  # no B: no risk bound, and nothing rests on B
+        bound = risk_bound = float("nan")
+    else:
+        risk_bound = float(
+            _risk_upper_bound(loss[accepted].sum(), accepted.sum(), delta, bound, binary)
+        )
+    return CertifiedSelection(
+        threshold,
+        1.0,
+        bound=coverage_bound,
+        confidence=confidence,
+        n_calibration=n,
+        method="order-statistic",
+        risk_bound=risk_bound,
+        coverage_bound=coverage_bound,
+        loss_bound=bound,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# OOD: bounded TPR-FPR
+# --------------------------------------------------------------------------------------------
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def fit_certified_tpr_fpr(
+    loss: Any, is_ood: Any, uncertainty: Any, tpr_min: float, fpr_max: float, confidence: float
+) -> CertifiedSelection:
+    """TPR >= ``tpr_min`` and FPR <= ``fpr_max`` with probability >= ``confidence`` (union bound, delta/2 each).
+
+    The cut is the coverage cut of the ID rows at ``tpr_min`` (the smallest certified, so the
+    least OOD and, for a proper score, the least risk); its FPR is fixed given the ID rows and
+    bounded by Clopper-Pearson on the independent OOD rows.
+
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty``; ``s=`` works for one more release, with a FutureWarning.
+
+    Parameters
+    ----------
+    loss : array_like of shape (n,)
+        Ignored but for its length (OOD rows' losses may be NaN).
+    is_ood : array_like of bool of shape (n,)
+        True for an OOD row.
+    uncertainty : array_like of shape (n,)
+        Uncertainty scores.
+    tpr_min, fpr_max : float
+        The bounds, in [0, 1].
+    confidence : float
+        1 - delta.
+
+    Returns
+    -------
+    CertifiedSelection
+        ``bound`` the FPR's upper bound, ``coverage_bound`` the TPR's lower bound; ``risk_bound``
+        and ``loss_bound`` NaN (no loss is bounded).
+
+    Raises
+    ------
+    InfeasibleTargetError
+        The FPR's bound exceeds ``fpr_max``; the message gives it.
+    """
+    confidence = check_confidence(confidence)
+    is_ood = as_ood_mask(is_ood)
+    s = np.asarray(uncertainty, dtype=float)
+    if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
+        raise ValueError(
+            f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "
+            f"{is_ood.size} and {s.size}"
+        )
+    if np.isnan(s).any():
+        raise ValueError(f"uncertainty contains NaN at index {int(np.flatnonzero(np.isnan(s))[0])}")
+    n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
+    if n_id == 0 or n_ood == 0:
+        raise ValueError(
+            f"a certified tpr-fpr target needs ID and OOD rows, got {n_id} ID and {n_ood} OOD"
+        )
+    delta = (1.0 - confidence) / 2
+    s_id = np.sort(s[~is_ood])
+    if tpr_min <= 0:  # accept nothing: FPR is 0 for every input, no draw can miss fpr <= fpr_max
+        return CertifiedSelection(
+            -math.inf,
+            0.0,
+            bound=0.0,
+            confidence=confidence,
+            n_calibration=int(s.size),
+            method="order-statistic+clopper-pearson",
+            risk_bound=float("nan"),
+            coverage_bound=0.0,
+            loss_bound=float("nan"),
+        )
+    else:
+        k = _coverage_rank(n_id, float(tpr_min), delta)
+        if k > n_id:
+            threshold, accept_prob, tpr_bound = math.inf, 1.0, 1.0
+        else:
+            threshold, accept_prob, tpr_bound = (
+                float(s_id[k - 1]),
+                1.0,
+                _coverage_lower_bound(k, n_id, delta),
+            )
+    selection = SelectionFunction(threshold, accept_prob)
+    ood_accepted = float(selection.acceptance_probability(s[is_ood]).sum())
+    fpr_bound = float(_risk_upper_bound(ood_accepted, n_ood, delta, 1.0, True))
+    if fpr_bound > fpr_max:
+        raise _certificate_error(
+            f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence {confidence:g} on these "
+            f"{s.size} rows ({n_id} ID, {n_ood} OOD): the threshold certifying TPR >= {tpr_min:g} accepts "
+            f"{int(ood_accepted)} OOD rows, whose FPR upper bound ({1 - delta:.1%}) is {fpr_bound:.4g}; ask for "
+            f"fpr >= {fpr_bound:.4g}, a lower tpr or confidence, or more rows",
+            best_bound=fpr_bound,
+            confidence=confidence,
+            n_calibration=int(s.size),
+        )
+    return CertifiedSelection(
+        threshold,
+        accept_prob,
+        bound=fpr_bound,
+        confidence=confidence,
+        n_calibration=int(s.size),
+        method="order-statistic+clopper-pearson",
+        risk_bound=float("nan"),
+        coverage_bound=tpr_bound,
+        loss_bound=float("nan"),
+    )
