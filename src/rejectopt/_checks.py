@@ -10,6 +10,7 @@ of the package.
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import numbers
 import warnings
@@ -25,7 +26,10 @@ _sps = _lazy.load("scipy.stats", suppress_warning=True)
 
 __all__ = [
     "SPLIT_PARTS",
+    "as_loss",
+    "as_loss_and_uncertainty",
     "as_ood_mask",
+    "as_uncertainty",
     "check_1d",
     "check_confidence",
     "check_open_unit",
@@ -77,6 +81,151 @@ def check_1d(values: Any, name: str, *, error: type[Exception] = ValueError) -> 
     if array.ndim != 1:
         raise error(f"{name} must be 1-D, got shape {array.shape}")
     return array
+
+
+#: Largest loss magnitude whose sums (and sums of squares, scaled) stay finite: ``max(loss) * n`` below it.
+LOSS_SUM_LIMIT = np.finfo(np.float64).max / 16
+
+
+def _as_array(values: Any, name: str) -> np.ndarray:
+    """``np.asarray(values)`` with the errors a newcomer meets named: generators, numbers beyond float64."""
+    if isinstance(values, (str, bytes, collections.abc.Iterator)):
+        raise TypeError(
+            f"{name} must be an array-like of numbers (list, tuple, numpy or pandas array), got a "
+            f"{type(values).__name__}; pass list({name}) or np.fromiter({name}, float)"
+        )
+    try:
+        return np.asarray(values)
+    except OverflowError:
+        raise ValueError(
+            f"{name} holds an integer too large for any numpy dtype (beyond 2**64); pass "
+            "floats or rescale the values"
+        ) from None
+
+
+def _to_float(values: np.ndarray, name: str) -> np.ndarray:
+    """Cast to float64, naming the argument when a value overflows (|x| > 1.8e308) or is not a number."""
+    try:
+        with np.errstate(over="raise", invalid="ignore"):
+            return values.astype(np.float64)
+    except (OverflowError, FloatingPointError):
+        raise ValueError(
+            f"{name} holds a value beyond the float64 range (|x| > 1.8e308); rescale it (the "
+            "metrics depend on the order of the uncertainties only)"
+        ) from None
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must hold numbers only: {error}") from None
+
+
+def _check_finite(values: np.ndarray, name: str) -> None:
+    """ValueError counting the NaN or infinite entries of ``values`` and naming the first one."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} contains {np.count_nonzero(bad)} NaN or infinite value(s) "
+            f"(first: {name}[{i}] = {values[i]})"
+        )
+
+
+def as_loss(loss: Any, name: str = "loss", *, ignored: Any = None) -> np.ndarray:
+    """``loss`` as a non-empty 1-D float64 array of finite non-negative values, or the error naming it.
+
+    ``ignored`` (a boolean mask of the same length) marks rows whose loss does not count: the
+    out-of-distribution rows, which may have no label and so a NaN loss; they are set to 0.
+
+    >>> as_loss([0, 100]).tolist()
+    [0.0, 100.0]
+    >>> as_loss([0.0, -1.0])
+    Traceback (most recent call last):
+    ValueError: loss must be non-negative; loss[1] = -1.0
+    """
+    loss = check_1d(_to_float(_as_array(loss, name), name), name)
+    if loss.size == 0:
+        raise ValueError(f"{name} must contain at least one example, got shape (0,)")
+    if ignored is not None:
+        loss = np.where(ignored, 0.0, loss)
+    _check_finite(loss, name)
+    if (loss < 0).any():
+        i = int(np.flatnonzero(loss < 0)[0])
+        raise ValueError(f"{name} must be non-negative; {name}[{i}] = {loss[i]}")
+    if loss.max() > LOSS_SUM_LIMIT / loss.size:
+        raise ValueError(
+            f"{name} values up to {loss.max():.3g} over {loss.size} rows overflow float64 sums "
+            "(the cumulative losses of the risk-coverage curve); rescale the losses, e.g. divide "
+            "by their maximum"
+        )
+    return loss
+
+
+def as_uncertainty(
+    uncertainty: Any, name: str = "uncertainty", *, exact_order: bool = True
+) -> np.ndarray:
+    """``uncertainty`` as a 1-D finite float64 array that orders and ties exactly as the input.
+
+    Integers beyond 2**53 (int64 / uint64, or Python ints) are not all representable in
+    float64: distinct scores would collapse into ties. Every risk-coverage metric depends on
+    the scores' order only, so with ``exact_order`` such input is replaced by its dense ranks
+    (exact integer sort); without it (a threshold is compared with the values) it is refused.
+    """
+    raw = _as_array(uncertainty, name)
+    values = _exact_ranks(raw, name, exact_order)
+    if values is None:
+        values = _to_float(raw, name)
+    values = check_1d(values, name)
+    _check_finite(values, name)
+    return values
+
+
+def _exact_ranks(raw: np.ndarray, name: str, exact_order: bool) -> np.ndarray | None:
+    """Dense ranks of 1-D integers beyond 2**53 (``exact_order``), else None; refused without it."""
+    if raw.ndim != 1 or raw.size == 0:
+        return None
+    if raw.dtype == object and all(isinstance(v, (int, np.integer)) for v in raw):
+        if max(abs(int(v)) for v in raw) > 2**53 and exact_order:
+            _, ranks = np.unique(np.array([int(v) for v in raw], dtype=object), return_inverse=True)
+            return ranks.astype(np.float64)
+    if raw.dtype.kind in "iu" and (int(np.max(raw)) > 2**53 or int(np.min(raw)) < -(2**53)):
+        if not exact_order:
+            raise ValueError(
+                f"{name} holds integers beyond 2**53, which float64 cannot tell apart; "
+                "pass their ranks (scipy.stats.rankdata) together with a rank threshold"
+            )
+        _, ranks = np.unique(raw, return_inverse=True)  # exact integer comparison, no float cast
+        return ranks.astype(np.float64)
+    return None
+
+
+def as_loss_and_uncertainty(
+    loss: Any,
+    uncertainty: Any,
+    *,
+    exact_order: bool = True,
+    ignored: Any = None,
+    loss_name: str = "loss",
+    uncertainty_name: str = "uncertainty",
+) -> tuple[np.ndarray, np.ndarray]:
+    """A pair (loss, uncertainty) as equally long 1-D finite float64 arrays: the one check of the pair.
+
+    The metrics, the selection functions and the OOD metrics all read this pair; they refuse it
+    with the same words. ``loss`` as :func:`as_loss` (``ignored`` rows set to 0), ``uncertainty``
+    as :func:`as_uncertainty` (``exact_order``: False where a threshold is compared with it).
+
+    >>> loss, u = as_loss_and_uncertainty([0, 100], [0.2, 0.7])
+    >>> loss.tolist(), u.tolist()
+    ([0.0, 100.0], [0.2, 0.7])
+    >>> as_loss_and_uncertainty([0, 100], [0.2])
+    Traceback (most recent call last):
+    ValueError: length mismatch: loss and uncertainty must have the same length, got shapes (2,) and (1,)
+    """
+    loss = as_loss(loss, loss_name, ignored=ignored)
+    uncertainty = as_uncertainty(uncertainty, uncertainty_name, exact_order=exact_order)
+    if uncertainty.shape != loss.shape:
+        raise ValueError(
+            f"length mismatch: {loss_name} and {uncertainty_name} must have the same length, "
+            f"got shapes {loss.shape} and {uncertainty.shape}"
+        )
+    return loss, uncertainty
 
 
 def check_confidence(confidence: Any, name: str = "confidence") -> float:

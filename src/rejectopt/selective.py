@@ -34,11 +34,12 @@ from typing import Any
 import lazy_loader as _lazy
 import numpy as np
 
-#: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson bound needs it).
-_sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
-
+from ._checks import as_loss_and_uncertainty
 from .exceptions import InfeasibleTargetError
 from .stats import selective_risk_interval, wilson_interval
+
+#: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson bound needs it).
+_sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
 
 __all__ = [
     "OperatingPoint",
@@ -258,29 +259,13 @@ def _as_finite_or_inf_array(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _validate_loss_and_scores(
-    loss: Any, s: Any, loss_name: str = "loss"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(loss, s)`` as 1-D float arrays or raise ValueError naming the bad input."""
-    loss = np.asarray(loss, dtype=float)
-    s = np.asarray(s, dtype=float)
-    if loss.ndim != 1 or s.ndim != 1:
-        raise ValueError(f"{loss_name} and s must be 1-D, got shapes {loss.shape} and {s.shape}")
-    if loss.shape[0] != s.shape[0]:
-        raise ValueError(
-            f"length mismatch: {loss_name} has {loss.shape[0]} elements, s has {s.shape[0]}"
-        )
-    if loss.shape[0] == 0:
-        raise ValueError(f"{loss_name} and s are empty; need at least one example")
-    for name, arr in ((loss_name, loss), ("s", s)):
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{name} must be finite; {name}[{i}] = {arr[i]}")
-    if (loss < 0).any():
-        i = int(np.flatnonzero(loss < 0)[0])
-        raise ValueError(f"{loss_name} must be non-negative; {loss_name}[{i}] = {loss[i]}")
-    return loss, s
+def _check_pair(loss: Any, s: Any, loss_name: str = "loss") -> tuple[np.ndarray, np.ndarray]:
+    """The shared check of the pair; exact values, not ranks: a threshold is compared with them."""
+    return as_loss_and_uncertainty(loss, s, exact_order=False, loss_name=loss_name)
+
+
+# old name, kept until its importers in _certify.py use rejectopt._checks.as_loss_and_uncertainty
+_validate_loss_and_scores = _check_pair
 
 
 @dataclass(frozen=True)
@@ -353,7 +338,7 @@ def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> 
     >>> round(risk, 4), round(coverage, 4)
     (0.2857, 0.5833)
     """
-    loss, s = _validate_loss_and_scores(loss, s)
+    loss, s = _check_pair(loss, s)
     prob = selection.acceptance_probability(s)
     accepted_mass = float(prob.sum())
     coverage = accepted_mass / loss.size
@@ -392,7 +377,7 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
     >>> fit_cost_based([0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], reject_cost=0.4)
     SelectionFunction(threshold=0.2, accept_prob=1.0)
     """
-    loss, s = _validate_loss_and_scores(loss, s)
+    loss, s = _check_pair(loss, s)
     reject_cost = _check_nonnegative(reject_cost, "reject_cost")
     groups = _tie_groups(loss, s)
     n = loss.size
@@ -448,7 +433,7 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
     >>> round(risk, 4), round(coverage, 4)
     (0.3, 0.7143)
     """
-    loss, s = _validate_loss_and_scores(loss, s)
+    loss, s = _check_pair(loss, s)
     target_risk = float(target_risk)
     if not (math.isfinite(target_risk) and target_risk > 0):
         raise ValueError(f"target_risk must be a finite number > 0, got {target_risk!r}")
@@ -505,7 +490,7 @@ def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> Selecti
     >>> [round(v, 4) for v in empirical_risk_coverage(loss, s, selection)]
     [0.3333, 0.75]
     """
-    loss, s = _validate_loss_and_scores(loss, s)
+    loss, s = _check_pair(loss, s)
     omega = _check_unit_interval(target_coverage, "target_coverage", closed_low=False)
     groups = _tie_groups(loss, s)
     cum_counts = groups.cum_counts
@@ -523,7 +508,10 @@ def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> Selecti
 # Geifman & El-Yaniv (2017): selection with guaranteed risk (SGR)
 # --------------------------------------------------------------------------------------------
 def _binomial_tail_upper_bound(n_errors: int, n_accepted: int, delta: float) -> float:
-    """B*(r, delta, m): largest b with P(Binomial(m, b) <= k) >= delta, the (1 - delta) quantile of Beta(k + 1, m - k)."""
+    """B*(r, delta, m): largest b with P(Binomial(m, b) <= k) >= delta.
+
+    It is the (1 - delta) quantile of Beta(k + 1, m - k).
+    """
     if n_accepted == 0 or n_errors >= n_accepted:
         return 1.0
     return float(_sps.beta.ppf(1.0 - delta, n_errors + 1, n_accepted - n_errors))
@@ -584,7 +572,7 @@ def fit_geifman_el_yaniv(
     >>> selection, round(bound, 4)
     (SelectionFunction(threshold=0.62, accept_prob=1.0), 9.4827)
     """
-    loss01, s = _validate_loss_and_scores(loss01, s, loss_name="loss01")
+    loss01, s = _check_pair(loss01, s, loss_name="loss01")
     loss_scale = float(loss_scale)
     if not (math.isfinite(loss_scale) and loss_scale > 0):
         raise ValueError(f"loss_scale must be a finite number > 0, got {loss_scale!r}")
@@ -763,7 +751,7 @@ def operating_point(
     """
     if is_ood is not None:
         return _ood_operating_point(loss, s, selection, confidence, loss_bound, is_ood)
-    loss, s = _validate_loss_and_scores(loss, s)
+    loss, s = _check_pair(loss, s)
     prob = selection.acceptance_probability(s)
     risk, coverage = empirical_risk_coverage(loss, s, selection)
     risk_ci, risk_method = selective_risk_interval(loss, prob, confidence, loss_bound=loss_bound)
@@ -797,7 +785,7 @@ def _ood_operating_point(
         raise ValueError(
             f"an operating point with OOD rows needs ID and OOD rows, got {n_id} ID and {n_ood} OOD"
         )
-    _, s = _validate_loss_and_scores(np.where(is_ood, 0.0, loss), s)  # OOD rows' losses may be NaN
+    _, s = as_loss_and_uncertainty(loss, s, exact_order=False, ignored=is_ood)  # OOD losses: NaN ok
     prob = selection.acceptance_probability(s)
     accepted_id, accepted_ood = float(prob[~is_ood].sum()), float(prob[is_ood].sum())
     accepted = accepted_id + accepted_ood
