@@ -24,6 +24,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._checks import check_open_unit
 from ._diagnostics import (
     labels_never_predicted,
     missed_coverage,
@@ -111,13 +112,7 @@ def _check_numeric_columns(X):
 
 
 def _fraction(value, name):
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = float("nan")
-    if not 0.0 < number < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
-    return number
+    return check_open_unit(value, name)
 
 
 def _check_number(value, name, meaning):

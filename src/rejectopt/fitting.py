@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from ._checks import as_ood_mask
+from ._checks import as_ood_mask, check_open_unit
 from .scores import get_score, select_C
 from .scores._registry import call_score, constant_score_message
 from .scores._selection import SCORE_C_GRID
@@ -75,8 +75,7 @@ def split_rows(
         "validation_fraction": validation_fraction,
     }
     for name, value in fractions.items():
-        if not 0.0 < value < 1.0:
-            raise ValueError(f"{name} must lie in (0, 1), got {value:g}")
+        check_open_unit(value, name)
     if calibration_fraction + report_fraction >= 1.0:
         raise ValueError(
             f"calibration_fraction + report_fraction = {calibration_fraction + report_fraction:g} "

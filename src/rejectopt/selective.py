@@ -34,7 +34,7 @@ from typing import Any
 import lazy_loader as _lazy
 import numpy as np
 
-from ._checks import as_loss_and_uncertainty
+from ._checks import as_loss_and_uncertainty, check_open_unit
 from .exceptions import InfeasibleTargetError
 from .stats import selective_risk_interval, wilson_interval
 
@@ -587,9 +587,7 @@ def fit_geifman_el_yaniv(
     target_risk = float(target_risk)
     if not (math.isfinite(target_risk) and 0 < target_risk <= loss_scale):
         raise ValueError(f"target_risk must lie in (0, {loss_scale:g}], got {target_risk!r}")
-    delta = float(delta)
-    if not (math.isfinite(delta) and 0 < delta < 1):
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    delta = check_open_unit(delta, "delta")
 
     order = np.argsort(s, kind="stable")
     s_sorted = s[order]

@@ -15,6 +15,8 @@ import lazy_loader as _lazy
 import numpy as np
 import pandas as pd
 
+from ._checks import check_open_unit
+
 #: scipy.stats, imported at its first use (it costs about 0.6 s: a table job needs it, a figure job not).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
 
@@ -232,9 +234,7 @@ def _validate_k_n_alpha(k: int, n: int, alpha: float) -> tuple[int, int, float]:
         raise ValueError(f"k (number of methods) must be an integer >= 2, got {k!r}")
     if int(n) != n or n < 1:
         raise ValueError(f"n (number of datasets) must be an integer >= 1, got {n!r}")
-    if not (0.0 < float(alpha) < 1.0):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    return int(k), int(n), float(alpha)
+    return int(k), int(n), check_open_unit(alpha, "alpha")
 
 
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:
@@ -385,9 +385,7 @@ def _cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
 # Confidence intervals of a selective classifier's coverage and selective risk
 # --------------------------------------------------------------------------------------------
 def _z_value(confidence: float) -> float:
-    confidence = float(confidence)
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    confidence = check_open_unit(confidence, "confidence")
     return float(_sps.norm.ppf(0.5 + confidence / 2))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_loss_and_uncertainty, as_ood_mask, check_1d
+from .._checks import as_loss_and_uncertainty, as_ood_mask, check_1d, check_open_unit
 
 #: Absolute tolerance with which the rate constraints (TPR, FPR, precision) are checked, so that
 #: a target equal to an attainable ratio ``k / n`` counts as met despite floating-point rounding.
@@ -29,15 +29,7 @@ def check_prior(ood_prior: Any) -> float | None:
     """``None`` (use the sample share of OOD) or a float in the open interval (0, 1)."""
     if ood_prior is None:
         return None
-    try:
-        value = float(ood_prior)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"ood_prior must be None or a number in (0, 1), got {ood_prior!r}"
-        ) from None
-    if not (math.isfinite(value) and 0.0 < value < 1.0):
-        raise ValueError(f"ood_prior must lie in the open interval (0, 1), got {ood_prior!r}")
-    return value
+    return check_open_unit(ood_prior, "ood_prior", hint=" or None")
 
 
 def as_1d(values: Any, name: str) -> np.ndarray:
