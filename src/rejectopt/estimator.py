@@ -24,7 +24,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._checks import check_open_unit
+from ._checks import NONE, HasMethods, InstanceOf, Interval, Options, validate_params
 from ._diagnostics import (
     labels_never_predicted,
     missed_coverage,
@@ -45,7 +45,7 @@ from .model import (
 )
 from .scores import TCP, get_score, score_names
 from .scores._selection import SCORE_C_GRID
-from .selective import _check_tie_breaking, operating_point
+from .selective import TIE_BREAKING, operating_point
 from .stats import wilson_interval
 from .targets import Target
 
@@ -109,10 +109,6 @@ def _check_numeric_columns(X):
                 f"X: value {array[i, j]!r} at row {i}, column {j} is text, not a number: the uncertainty "
                 "score reads every column as a number; convert X to numbers first"
             )
-
-
-def _fraction(value, name):
-    return check_open_unit(value, name)
 
 
 def _check_number(value, name, meaning):
@@ -393,6 +389,31 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.confidence = confidence
         self.cv = cv
 
+    #: The parameters checked by one table (``rejectopt._checks.validate_params``) before any fit;
+    #: ``target``, ``value`` and ``confidence`` are checked as a :class:`~rejectopt.targets.Target`,
+    #: ``uncertainty_score`` against the score registry and ``C_grid`` as a sequence.
+    _param_constraints = {
+        **{
+            f"{part}_fraction": Interval(0, 1)
+            for part in ("classifier", "calibration", "report", "validation")
+        },
+        "loss": Options(*_LOSSES),
+        "tie_breaking": Options(*TIE_BREAKING),
+        "n_jobs": [NONE, Interval(1, None, integer=True, closed="left")],
+        "random_state": [
+            Interval(0, None, integer=True, closed="left", label="a non-negative integer"),
+            NONE,
+            InstanceOf(np.random.RandomState, np.random.Generator),
+        ],
+        "cv": [
+            NONE("None (a held-out split)"),
+            Interval(2, None, integer=True, closed="left", label="a number of folds >= 2"),
+            HasMethods(
+                "split", "get_n_splits", label="a splitter such as sklearn.model_selection.KFold(5)"
+            ),
+        ],
+    }
+
     # ----------------------------------------------------------------------------------------
     # Parameter checks
     # ----------------------------------------------------------------------------------------
@@ -443,15 +464,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return None, spec
 
     def _n_jobs(self):
-        if self.n_jobs is None:
-            return None
-        if (
-            isinstance(self.n_jobs, bool)
-            or not isinstance(self.n_jobs, numbers.Integral)
-            or self.n_jobs < 1
-        ):
-            raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
-        return int(self.n_jobs)
+        return None if self.n_jobs is None else int(self.n_jobs)
 
     def _score_template(self, instance, n_classes, seed):
         """An unfitted copy of a score instance with this estimator's classes, seed and threads."""
@@ -476,8 +489,6 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _seed(self):
         state = self.random_state
         if isinstance(state, numbers.Integral) and not isinstance(state, bool):
-            if state < 0:
-                raise ValueError(f"random_state must be a non-negative integer, got {state!r}")
             return int(state)
         if isinstance(state, np.random.Generator):
             return int(state.integers(2**31 - 1))
@@ -487,28 +498,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """``cv`` checked: None, a number of folds >= 2, or a splitter such as ``KFold(5)``; None when prefitted
         (ignored, as ``classifier_fraction`` is: nothing is fitted to cross-fit)."""
         cv = self.cv
-        if cv is None:
+        if cv is None or self._prefit():
             return None
-        if isinstance(cv, numbers.Integral) and not isinstance(cv, (bool, np.bool_)):
-            if cv < 2:
-                raise ValueError(
-                    f"cv must be None (a held-out split) or a number of folds >= 2, got {cv!r}"
-                )
-            cv = int(cv)
-        elif not (hasattr(cv, "split") and hasattr(cv, "get_n_splits")) or isinstance(
-            cv, (str, bytes)
-        ):
-            raise ValueError(
-                f"cv must be None (a held-out split), a number of folds >= 2 or a splitter such as "
-                f"sklearn.model_selection.KFold(5), got {cv!r}"
-            )
-        return None if self._prefit() else cv
+        return int(cv) if isinstance(cv, numbers.Integral) else cv
 
     def _check_fractions(self):
-        classifier = _fraction(self.classifier_fraction, "classifier_fraction")
-        calibration = _fraction(self.calibration_fraction, "calibration_fraction")
-        report = _fraction(self.report_fraction, "report_fraction")
-        validation = _fraction(self.validation_fraction, "validation_fraction")
+        classifier, calibration, report, validation = (
+            float(getattr(self, f"{part}_fraction"))
+            for part in ("classifier", "calibration", "report", "validation")
+        )
         if calibration + report >= 1.0:
             raise ValueError(
                 f"calibration_fraction + report_fraction must be < 1, got "
@@ -686,15 +684,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _check_params(self):
         """The target and ``(registry entry, instance)`` of the score, once every parameter is checked."""
         target = self._target()
-        self._cv()
+        validate_params(type(self).__name__, self.get_params(deep=False), self._param_constraints)
         self._C_grid()
         spec = self._score_spec()
-        self._n_jobs()
-        _check_tie_breaking(self.tie_breaking)
-        if self.loss not in _LOSSES:
-            raise ValueError(
-                f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}"
-            )
         prefit = self._prefit()
         if not hasattr(self.estimator, "predict") or not (prefit or hasattr(self.estimator, "fit")):
             raise ValueError(

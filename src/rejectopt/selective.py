@@ -34,7 +34,7 @@ from typing import Any
 import lazy_loader as _lazy
 import numpy as np
 
-from ._checks import as_loss_and_uncertainty, check_open_unit
+from ._checks import Interval, as_loss_and_uncertainty, validate_params
 from .exceptions import InfeasibleTargetError
 from .stats import selective_risk_interval, wilson_interval
 
@@ -58,7 +58,9 @@ __all__ = [
 # The selection function
 # --------------------------------------------------------------------------------------------
 #: How inputs tied at the threshold are drawn (eq. 25): see :meth:`SelectionFunction.accept`.
-_TIE_BREAKING = ("hash", "sequential")
+#: How rows tied at the threshold are drawn: by a hash of the row, or in the order given.
+TIE_BREAKING = ("hash", "sequential")
+_TIE_BREAKING = TIE_BREAKING
 _MASK64 = (1 << 64) - 1
 
 
@@ -293,20 +295,15 @@ def _tie_groups(loss: np.ndarray, s: np.ndarray) -> _TieGroups:
     return _TieGroups(values=values, counts=counts.astype(float), loss_sums=loss_sums)
 
 
-def _check_unit_interval(value: float, name: str, *, closed_low: bool) -> float:
-    value = float(value)
-    low_ok = value >= 0.0 if closed_low else value > 0.0
-    if not (math.isfinite(value) and low_ok and value <= 1.0):
-        interval = "[0, 1]" if closed_low else "(0, 1]"
-        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
-    return value
-
-
-def _check_nonnegative(value: float, name: str) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value >= 0.0):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return value
+#: The scalar parameters of the public functions below, declared once (``validate_params``); the
+#: target risk of Geifman & El-Yaniv's bound depends on the loss's scale and is checked there.
+_PARAMETERS = {
+    "reject_cost": Interval(0, None, closed="left"),
+    "target_risk": Interval(0, None),
+    "target_coverage": Interval(0, 1, closed="right"),
+    "delta": Interval(0, 1),
+    "loss_scale": Interval(0, None),
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -378,7 +375,8 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
     SelectionFunction(threshold=0.2, accept_prob=1.0)
     """
     loss, s = _check_pair(loss, s)
-    reject_cost = _check_nonnegative(reject_cost, "reject_cost")
+    validate_params("fit_cost_based", {"reject_cost": reject_cost}, _PARAMETERS)
+    reject_cost = float(reject_cost)
     groups = _tie_groups(loss, s)
     n = loss.size
     cum_counts, cum_losses = groups.cum_counts, groups.cum_losses
@@ -434,9 +432,8 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
     (0.3, 0.7143)
     """
     loss, s = _check_pair(loss, s)
+    validate_params("fit_bounded_improvement", {"target_risk": target_risk}, _PARAMETERS)
     target_risk = float(target_risk)
-    if not (math.isfinite(target_risk) and target_risk > 0):
-        raise ValueError(f"target_risk must be a finite number > 0, got {target_risk!r}")
     groups = _tie_groups(loss, s)
     group_excess = groups.loss_sums - target_risk * groups.counts
     cum_excess = np.concatenate([[0.0], np.cumsum(group_excess)])  # D after group j = 0..m
@@ -491,7 +488,8 @@ def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> Selecti
     [0.3333, 0.75]
     """
     loss, s = _check_pair(loss, s)
-    omega = _check_unit_interval(target_coverage, "target_coverage", closed_low=False)
+    validate_params("fit_bounded_abstention", {"target_coverage": target_coverage}, _PARAMETERS)
+    omega = float(target_coverage)
     groups = _tie_groups(loss, s)
     cum_counts = groups.cum_counts
     target_count = omega * loss.size
@@ -573,9 +571,8 @@ def fit_geifman_el_yaniv(
     (SelectionFunction(threshold=0.62, accept_prob=1.0), 9.4827)
     """
     loss01, s = _check_pair(loss01, s, loss_name="loss01")
+    validate_params("fit_geifman_el_yaniv", {"loss_scale": loss_scale}, _PARAMETERS)
     loss_scale = float(loss_scale)
-    if not (math.isfinite(loss_scale) and loss_scale > 0):
-        raise ValueError(f"loss_scale must be a finite number > 0, got {loss_scale!r}")
     errors = loss01 / loss_scale
     not_binary = ~np.isin(errors, (0.0, 1.0))
     if not_binary.any():
@@ -587,7 +584,8 @@ def fit_geifman_el_yaniv(
     target_risk = float(target_risk)
     if not (math.isfinite(target_risk) and 0 < target_risk <= loss_scale):
         raise ValueError(f"target_risk must lie in (0, {loss_scale:g}], got {target_risk!r}")
-    delta = check_open_unit(delta, "delta")
+    validate_params("fit_geifman_el_yaniv", {"delta": delta}, _PARAMETERS)
+    delta = float(delta)
 
     order = np.argsort(s, kind="stable")
     s_sorted = s[order]
