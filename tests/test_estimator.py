@@ -1036,7 +1036,8 @@ def _aurc_by_hand(loss, uncertainty):
 
 
 def test_grid_search_with_selective_scorers_matches_an_independent_computation():
-    """Breast cancer: the default score picks the lowest coverage; AuRC, risk and coverage scorers as computed by hand."""
+    """Breast cancer: the default score picks the lowest coverage; AuRC, risk and coverage scorers
+    as computed by hand."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 

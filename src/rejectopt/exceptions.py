@@ -53,9 +53,9 @@ class InfeasibleTargetError(ValueError):
     >>> try:
     ...     fit_bounded_improvement([1.0, 0.0], [0.1, 0.2], target_risk=0.1)
     ... except InfeasibleTargetError as error:
-    ...     print(str(error).replace(": ", ":\n"))
-    infeasible target_risk=0.1:
-    no threshold reaches a selective risk <= target on this sample (smallest achievable selective risk is 0.5)
+    ...     message = str(error)
+    >>> message.split(": ")[0], message[message.index("(smallest"):]
+    ('infeasible target_risk=0.1', '(smallest achievable selective risk is 0.5)')
     """
 
 
