@@ -238,12 +238,12 @@ def test_every_public_name_is_in_the_api_reference_or_the_pipeline():
 
 
 def test_the_command_line_words_errors_with_the_library_s_one_line():
-    """One function puts an error's message on one line, the library's (``model._one_line``): the
+    """One function puts an error's message on one line, the library's (``model.one_line``): the
     command line's messages and the model file's errors read alike."""
     from rejectopt.cli._errors import one_line
-    from rejectopt.model import _one_line
+    from rejectopt.model import one_line as library_one_line
 
-    assert one_line is _one_line
+    assert one_line is library_one_line
     assert one_line(ValueError("bad value\n   in row 3")) == "bad value in row 3"
     assert one_line(KeyError()) == "KeyError"  # an error without a message is named, not blank
 

@@ -11,13 +11,13 @@ from rejectopt.metrics._confusion import selective_outcome
 from rejectopt.selective import (
     InfeasibleTargetError,
     SelectionFunction,
-    _chow_reject,
-    _fit_margin_threshold,
+    chow_reject,
     empirical_risk_coverage,
     fit_bounded_abstention,
     fit_bounded_improvement,
     fit_cost_based,
     fit_geifman_el_yaniv,
+    fit_margin_threshold,
     operating_point,
 )
 
@@ -258,22 +258,22 @@ def test_empirical_risk_coverage_with_zero_coverage_is_nan():
 # --------------------------------------------------------------------------------------------
 # Two rules of the cost-based model on a classifier's own outputs: Chow's, the margin threshold
 # --------------------------------------------------------------------------------------------
-def test_chow_reject_rejects_below_one_minus_d():
+def testchow_reject_rejects_below_one_minus_d():
     # the boundary: a maximum posterior of exactly 1 - d is accepted
-    assert _chow_reject([[0.8, 0.2], [0.79, 0.21], [0.1, 0.9]], 0.2).tolist() == [
+    assert chow_reject([[0.8, 0.2], [0.79, 0.21], [0.1, 0.9]], 0.2).tolist() == [
         False,
         True,
         False,
     ]
-    assert _chow_reject([[0.5, 0.5]], 0.45).tolist() == [True]
+    assert chow_reject([[0.5, 0.5]], 0.45).tolist() == [True]
     with pytest.raises(ValueError, match="2-D"):
-        _chow_reject([0.8, 0.2], 0.2)
+        chow_reject([0.8, 0.2], 0.2)
 
 
 def test_margin_threshold_known_answer():
     # the two errors have the smallest margins, so the rule rejects |f| < 1
     f = np.array([2.0, -1.5, 0.2, -0.1, 1.0, 0.05])
-    selection = _fit_margin_threshold(f, [0, 0, 100, 0, 0, 100], reject_cost=0.2)
+    selection = fit_margin_threshold(f, [0, 0, 100, 0, 0, 100], reject_cost=0.2)
     assert selection == SelectionFunction(threshold=-1.0, accept_prob=1.0)
     assert selection.acceptance_probability(-np.abs(f)).tolist() == [1, 1, 0, 0, 1, 0]
 
@@ -284,7 +284,7 @@ def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
     f = np.round(rng.normal(size=300), 1)  # many ties in |f|, and f = 0
     loss = 100.0 * (rng.random(300) < 1 / (1 + np.exp(3 * np.abs(f))))
     for d in [0.05, 0.1, 0.2, 0.3, 0.45]:
-        sel = _fit_margin_threshold(f, loss, d)
+        sel = fit_margin_threshold(f, loss, d)
         accept = sel.acceptance_probability(-np.abs(f)) > 0.5
         cost, coverage, t = brute_force_margin_threshold(f, loss, d)
         got = selective_outcome(loss, accept, d)
@@ -293,7 +293,7 @@ def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
         if coverage > 0:
             assert -sel.threshold == pytest.approx(t)
         # the same rule on a 0/1 loss with loss_scale 1
-        assert _fit_margin_threshold(f, loss / 100, d, loss_scale=1.0) == sel
+        assert fit_margin_threshold(f, loss / 100, d, loss_scale=1.0) == sel
 
 
 def test_operating_point_with_nothing_accepted_is_undefined():

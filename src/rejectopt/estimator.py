@@ -32,17 +32,17 @@ from ._diagnostics import (
     nothing_to_learn,
     risk_in_percent,
 )
+from ._features import (
+    check_features,
+    feature_bounds,
+    out_of_range,
+    out_of_range_message,
+    value_text,
+)
 from .exceptions import InfeasibleTargetError
 from .fitting import fit_selective, split_rows
 from .metrics import per_example_loss
-from .model import (
-    _check_features,
-    _feature_bounds,
-    _out_of_range,
-    _out_of_range_message,
-    _value_text,
-    decide,
-)
+from .model import decide
 from .scores import TCP, get_score, score_names
 from .scores._selection import SCORE_C_GRID
 from .selective import TIE_BREAKING, operating_point
@@ -700,7 +700,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         X_raw = X
         _check_numeric_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
-        _check_features(X)
+        check_features(X)
         check_classification_targets(y)
         self._check_reject_label(np.unique(y))
         return X_raw, X, y
@@ -988,12 +988,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         _check_numeric_columns(X)
         X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
         self._refuse_non_finite(X)
-        extreme, first = _out_of_range(X, *_feature_bounds(self.uncertainty_score_))
+        extreme, first = out_of_range(X, *feature_bounds(self.uncertainty_score_))
         if (
             first is not None
         ):  # rejected by decide; the classifier never sees them (it may overflow, or fail)
             i, j = first
-            where = _out_of_range_message(X[i, j], f"at row {i}, {self._column(j)}", stated=False)
+            where = out_of_range_message(X[i, j], f"at row {i}, {self._column(j)}", stated=False)
             warnings.warn(
                 f"{int(extreme.sum())} row(s) with a value out of range (first: {where}): rejected",
                 stacklevel=3,
@@ -1030,7 +1030,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if bad.any():
             i, j = np.argwhere(bad)[0]
             raise ValueError(
-                f"X: value {_value_text(X[i, j])} at row {i}, {self._column(j)} is not a finite number: "
+                f"X: value {value_text(X[i, j])} at row {i}, {self._column(j)} is not a finite number: "
                 f"NaN or infinite values cannot be decided ({int(bad.any(axis=1).sum())} row(s) in all); "
                 "apply refuses them too"
             )

@@ -102,7 +102,7 @@ def split_rows(
     return {name: np.sort(order[bounds[k] : bounds[k + 1]]) for k, name in enumerate(sizes)}
 
 
-def _split_ood_rows(
+def split_ood_rows(
     is_ood: Any,
     calibration_fraction: float = 0.3,
     report_fraction: float = 0.2,
@@ -361,3 +361,7 @@ def fit_selective(
         uncertainty=s,
         parts=parts,
     )
+
+
+# old name, kept until its importers in cli/_main.py use split_ood_rows
+_split_ood_rows = split_ood_rows

@@ -60,14 +60,14 @@ __all__ = [
 #: How inputs tied at the threshold are drawn (eq. 25): see :meth:`SelectionFunction.accept`.
 #: How rows tied at the threshold are drawn: by a hash of the row, or in the order given.
 TIE_BREAKING = ("hash", "sequential")
-_TIE_BREAKING = TIE_BREAKING
 _MASK64 = (1 << 64) - 1
 
 
-def _check_tie_breaking(tie_breaking: str) -> None:
-    if tie_breaking not in _TIE_BREAKING:
+def check_tie_breaking(tie_breaking: str) -> None:
+    """ValueError unless ``tie_breaking`` is one of :data:`TIE_BREAKING` (a model file's, a parameter)."""
+    if tie_breaking not in TIE_BREAKING:
         raise ValueError(
-            f"tie_breaking must be one of {', '.join(map(repr, _TIE_BREAKING))}; got {tie_breaking!r}"
+            f"tie_breaking must be one of {', '.join(map(repr, TIE_BREAKING))}; got {tie_breaking!r}"
         )
 
 
@@ -175,7 +175,7 @@ class SelectionFunction:
         numpy.ndarray of bool
             True where the prediction is accepted.
         """
-        _check_tie_breaking(tie_breaking)
+        check_tie_breaking(tie_breaking)
         if tie_breaking == "hash" and rows is None:
             raise ValueError('tie_breaking="hash" draws from the inputs: pass rows')
         s = _as_finite_or_inf_array(uncertainty, "uncertainty")
@@ -813,7 +813,7 @@ def _ood_operating_point(
 # --------------------------------------------------------------------------------------------
 # Two rules of the cost-based model (Problem 1) on a classifier's own outputs
 # --------------------------------------------------------------------------------------------
-def _chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
+def chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
     """Chow's rule: reject iff ``max_y p(y|x) < 1 - d`` (exactly ``1 - d`` is accepted).
 
     Bayes-optimal for the cost-based model on true posteriors; nothing is fitted.
@@ -836,7 +836,7 @@ def _chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
     return proba.max(axis=1) < 1.0 - float(reject_cost)
 
 
-def _fit_margin_threshold(
+def fit_margin_threshold(
     decision: Any, loss: Any, reject_cost: float, *, loss_scale: float = 100.0
 ) -> SelectionFunction:
     """SVM margin baseline: :func:`fit_cost_based` on the uncertainty ``-|f|``, cost ``loss_scale d``.
@@ -859,3 +859,9 @@ def _fit_margin_threshold(
     return fit_cost_based(
         loss, -np.abs(np.asarray(decision, float)), float(loss_scale) * float(reject_cost)
     )
+
+
+# old name, kept until its importers in pipeline/experiments/double_hinge.py use chow_reject
+_chow_reject = chow_reject
+# old name, kept until its importers in pipeline/experiments/double_hinge.py use fit_margin_threshold
+_fit_margin_threshold = fit_margin_threshold

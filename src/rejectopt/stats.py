@@ -361,7 +361,7 @@ def significant_pairs(avg_ranks: pd.Series, cd: float) -> list[tuple[str, str]]:
     ]
 
 
-def _cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
+def cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
     """Maximal runs (>= 2 methods, in rank order) with ``max rank - min rank < cd``: the CD diagram's bars.
 
     Parameters
@@ -549,3 +549,7 @@ def _empirical_bernstein(
         )
     half = np.where(k >= 2, half, np.inf)
     return np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)
+
+
+# old name, kept until its importers in pipeline/report/_figures.py use cliques
+_cliques = cliques

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._io import atomic_path
+from ..exceptions import DataSourceError, DecompressionError, UnpackLimitError
 from ._decompress import (
     DECODE_ERRORS,
     MAX_UNPACK_RATIO,
@@ -28,7 +29,6 @@ from ._decompress import (
     unpack_cap,
     unpack_limit_error,
 )
-from ._errors import DataSourceError, DecompressionError, UnpackLimitError
 from ._stream import OverLimit, ReadFailed, discarded, pump, remove_stale_parts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,7 +52,7 @@ def extract_member(
     """Copy member ``raw_file.archive_member`` of the downloaded zip / tar ``archive`` into ``sink``;
     a damaged archive raises :class:`DecompressionError` ending with ``hint`` (what to do), a member
     past the raw file's pinned size (``raw_file.size``), or else past the cap,
-    :class:`~rejectopt.datasets._errors.UnpackLimitError`, a member that is a link or not a file
+    :class:`~rejectopt.exceptions.UnpackLimitError`, a member that is a link or not a file
     :class:`DataSourceError`."""
     member = raw_file.archive_member
     what = f"the download of {url} ({n_bytes} bytes)"

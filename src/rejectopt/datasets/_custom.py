@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .._checks import check_ratios
+from .._checks import SPLIT_PARTS, check_ratios
 from .._io import LazyNpz, save_npz
 from ..exceptions import CustomDatasetError
-from ..splits import _PARTS, DEFAULT_RATIOS, _part_sizes
+from ..splits import DEFAULT_RATIOS, part_sizes
 from ._prepare import fingerprint, load_prepared
 from ._trust import sha256_of_file
 
@@ -452,7 +452,7 @@ def min_class_size(ratios) -> int:
     """Smallest class size for which every part of ``ratios`` gets at least one example."""
     ratios = check_ratios(ratios)
     n = len(ratios)
-    while np.any(_part_sizes(n, ratios) == 0):
+    while np.any(part_sizes(n, ratios) == 0):
         n += 1
     return n
 
@@ -473,7 +473,7 @@ def _check_classes(dataset: CustomDataset, y: np.ndarray, classes: np.ndarray) -
         listed = ", ".join(f"{value!r} ({count})" for value, count in small[:5])
         raise CustomDatasetError(
             f"{dataset.path}: class(es) {listed} of target {dataset.target or 'y'!r} are too small to be split five "
-            f"ways ({'/'.join(_PARTS)} with ratios {check_ratios(ratios).tolist()}): every class needs at least {need} "
+            f"ways ({'/'.join(SPLIT_PARTS)} with ratios {check_ratios(ratios).tolist()}): every class needs at least {need} "
             "examples; merge or drop the small classes"
         )
 

@@ -15,7 +15,7 @@ The cap
     benchmark expand 1 to 36 times (phishing under xz, the most compressible), so a factor of 100
     leaves them room while a bomb (gzip reaches 1,000:1, bzip2 and LZW far more) is stopped after
     at most 100 times what was downloaded. A file over either raises
-    :class:`~rejectopt.datasets._errors.UnpackLimitError` naming the file, the limit, how many
+    :class:`~rejectopt.exceptions.UnpackLimitError` naming the file, the limit, how many
     bytes were written (and deleted) and what to do.
 """
 
@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from ._errors import DecompressionError, UnpackLimitError
+from ..exceptions import DecompressionError, UnpackLimitError
 from ._stream import CHUNK_BYTES, OverLimit, ReadFailed, discarded, pump
 
 __all__ = [

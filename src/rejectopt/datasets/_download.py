@@ -50,9 +50,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..exceptions import DownloadError
 from ._archive import extract_member
 from ._decompress import MAX_UNPACK_RATIO, decompress_into, size_limit_error
-from ._errors import DownloadError
 from ._stream import HashingWriter, OverLimit, ProgressCallback, ReadFailed, discarded, pump
 from ._trust import verify_sha256
 
@@ -490,7 +490,7 @@ def download_with_retries(
     """Download ``raw_file.url`` (after ``download_base``) into ``path`` with retries, all within
     ``options.deadline_s``; (sha256, bytes, attempts made) or :class:`DownloadError`. A download
     that is the stored file itself (no archive member, no compression) stops before the first
-    byte past the raw file's pinned size (:class:`~rejectopt.datasets._errors.UnpackLimitError`,
+    byte past the raw file's pinned size (:class:`~rejectopt.exceptions.UnpackLimitError`,
     not retried)."""
     url = options.url_for(raw_file.url)
     official = "" if url == raw_file.url else f" (official URL {raw_file.url})"
