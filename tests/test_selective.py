@@ -2,6 +2,7 @@
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -317,3 +318,23 @@ def test_selection_function_from_dict_is_strict():
     ):
         with pytest.raises(ValueError, match=field):
             SelectionFunction.from_dict(bad, name="selection")
+
+
+def test_the_old_keyword_s_still_works_once_warned():
+    """``s=`` is renamed ``uncertainty=``: the old keyword gives the same selection, with one
+    FutureWarning per function however often it is used, so that a loop is not flooded."""
+    loss, u = [0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    expected = fit_bounded_abstention(loss, uncertainty=u, target_coverage=0.75)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = fit_bounded_abstention(loss, s=u, target_coverage=0.75)
+        second = fit_bounded_abstention(loss, s=u, target_coverage=0.75)
+    assert first == second == expected
+    future = [w for w in caught if issubclass(w.category, FutureWarning)]
+    assert [str(w.message) for w in future] == [
+        "fit_bounded_abstention(s=...) is renamed fit_bounded_abstention(uncertainty=...) in "
+        "0.6.0; the old name is removed in the next release"
+    ]
+    assert future[0].filename == __file__  # the warning points at the caller's line
+    with pytest.raises(TypeError, match="got both s= and uncertainty="):
+        fit_bounded_abstention(loss, s=u, uncertainty=u, target_coverage=0.75)

@@ -34,7 +34,7 @@ from typing import Any
 import lazy_loader as _lazy
 import numpy as np
 
-from ._checks import Interval, as_loss_and_uncertainty, validate_params
+from ._checks import Interval, as_loss_and_uncertainty, renamed_argument, validate_params
 from .exceptions import InfeasibleTargetError
 from .stats import selective_risk_interval, wilson_interval
 
@@ -309,14 +309,21 @@ _PARAMETERS = {
 # --------------------------------------------------------------------------------------------
 # Evaluation
 # --------------------------------------------------------------------------------------------
-def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> tuple[float, float]:
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def empirical_risk_coverage(
+    loss: Any, uncertainty: Any, selection: SelectionFunction
+) -> tuple[float, float]:
     """Expected empirical selective risk and coverage of ``selection`` (eqs. 5-6).
 
     Exact over the tie randomisation (see the module's Conventions).
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Losses ``l(y_i, h(x_i)) >= 0`` and uncertainty scores.
     selection : SelectionFunction
         The selection function to evaluate.
@@ -335,7 +342,7 @@ def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> 
     >>> round(risk, 4), round(coverage, 4)
     (0.2857, 0.5833)
     """
-    loss, s = _check_pair(loss, s)
+    loss, s = _check_pair(loss, uncertainty)
     prob = selection.acceptance_probability(s)
     accepted_mass = float(prob.sum())
     coverage = accepted_mass / loss.size
@@ -346,7 +353,8 @@ def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> 
 # --------------------------------------------------------------------------------------------
 # Cost-based model (Problem 1, eq. 4)
 # --------------------------------------------------------------------------------------------
-def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def fit_cost_based(loss: Any, uncertainty: Any, reject_cost: float) -> SelectionFunction:
     """Empirical Chow rule on the score: minimise the empirical cost-based risk (eq. 1).
 
     Minimises ``(sum_{s_i <= u} l_i + reject_cost * #(s_i > u)) / n`` over the cuts between
@@ -354,9 +362,13 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
     all-or-nothing: the risk is linear in a tie group's ``nu``, so ``nu in {0, 1}`` is optimal
     (the remark after eq. (4): a deterministic optimal strategy exists).
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Validation losses (>= 0) and uncertainty scores.
     reject_cost : float
         Reject cost epsilon >= 0 (loss units).
@@ -374,7 +386,7 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
     >>> fit_cost_based([0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], reject_cost=0.4)
     SelectionFunction(threshold=0.2, accept_prob=1.0)
     """
-    loss, s = _check_pair(loss, s)
+    loss, s = _check_pair(loss, uncertainty)
     validate_params("fit_cost_based", {"reject_cost": reject_cost}, _PARAMETERS)
     reject_cost = float(reject_cost)
     groups = _tie_groups(loss, s)
@@ -391,7 +403,8 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
 # --------------------------------------------------------------------------------------------
 # Bounded-improvement model (Problem 3, Theorem 3, eqs. 14-16)
 # --------------------------------------------------------------------------------------------
-def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionFunction:
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def fit_bounded_improvement(loss: Any, uncertainty: Any, target_risk: float) -> SelectionFunction:
     """Maximal empirical coverage subject to empirical selective risk <= ``target_risk``.
 
     Empirical Theorem 3. The cumulative excess loss (r-bar of eq. 13) ``D(a, nu) =
@@ -400,9 +413,13 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
     group's ``nu = -D(before group) / (group excess)`` (eq. 16) makes the expected risk equal
     ``target_risk`` exactly, unless the whole sample meets it (all accepted).
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Validation losses (>= 0) and uncertainty scores.
     target_risk : float
         Target selective risk lambda > 0 (loss units).
@@ -431,7 +448,7 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
     >>> round(risk, 4), round(coverage, 4)
     (0.3, 0.7143)
     """
-    loss, s = _check_pair(loss, s)
+    loss, s = _check_pair(loss, uncertainty)
     validate_params("fit_bounded_improvement", {"target_risk": target_risk}, _PARAMETERS)
     target_risk = float(target_risk)
     groups = _tie_groups(loss, s)
@@ -459,16 +476,23 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
 # --------------------------------------------------------------------------------------------
 # Bounded-abstention model (Problem 5, Theorem 6, eqs. 22-24)
 # --------------------------------------------------------------------------------------------
-def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> SelectionFunction:
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def fit_bounded_abstention(
+    loss: Any, uncertainty: Any, target_coverage: float
+) -> SelectionFunction:
     """Minimal empirical selective risk subject to coverage >= ``target_coverage``.
 
     Empirical Theorem 6: beta is the smallest distinct score with ``#(s <= beta) >= omega * n``
     (eq. 22) and ``kappa = (omega * n - #(s < beta)) / #(s == beta)`` (eq. 24), so the expected
     coverage is exactly ``omega``; optimal for a proper score. ``loss`` is only validated.
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Validation losses (>= 0) and uncertainty scores.
     target_coverage : float
         Target coverage omega in (0, 1].
@@ -487,7 +511,7 @@ def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> Selecti
     >>> [round(v, 4) for v in empirical_risk_coverage(loss, s, selection)]
     [0.3333, 0.75]
     """
-    loss, s = _check_pair(loss, s)
+    loss, s = _check_pair(loss, uncertainty)
     validate_params("fit_bounded_abstention", {"target_coverage": target_coverage}, _PARAMETERS)
     omega = float(target_coverage)
     groups = _tie_groups(loss, s)
@@ -515,9 +539,10 @@ def _binomial_tail_upper_bound(n_errors: int, n_accepted: int, delta: float) -> 
     return float(_sps.beta.ppf(1.0 - delta, n_errors + 1, n_accepted - n_errors))
 
 
+@renamed_argument("s", "uncertainty", since="0.6.0")
 def fit_geifman_el_yaniv(
     loss01: Any,
-    s: Any,
+    uncertainty: Any,
     target_risk: float,
     delta: float,
     loss_scale: float = 1.0,
@@ -531,9 +556,13 @@ def fit_geifman_el_yaniv(
     (the *last* tested threshold), the largest-coverage threshold below the target is returned
     (same union bound); if none is, ValueError.
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss01, s : array_like, shape (n,)
+    loss01, uncertainty : array_like, shape (n,)
         0/1 losses times ``loss_scale`` (e.g. 0/100) and uncertainty scores (ties accepted together).
     target_risk : float
         Desired risk r* in (0, loss_scale], in loss units.
@@ -570,7 +599,7 @@ def fit_geifman_el_yaniv(
     >>> selection, round(bound, 4)
     (SelectionFunction(threshold=0.62, accept_prob=1.0), 9.4827)
     """
-    loss01, s = _check_pair(loss01, s, loss_name="loss01")
+    loss01, s = _check_pair(loss01, uncertainty, loss_name="loss01")
     validate_params("fit_geifman_el_yaniv", {"loss_scale": loss_scale}, _PARAMETERS)
     loss_scale = float(loss_scale)
     errors = loss01 / loss_scale
@@ -702,9 +731,10 @@ selective_risk_ci_method, n_accepted_expected
         return self.tpr_ci
 
 
+@renamed_argument("s", "uncertainty", since="0.6.0")
 def operating_point(
     loss: Any,
-    s: Any,
+    uncertainty: Any,
     selection: SelectionFunction,
     confidence: float = 0.95,
     *,
@@ -713,9 +743,13 @@ def operating_point(
 ) -> OperatingPoint:
     """Coverage (Wilson interval) and selective risk (:func:`rejectopt.stats.selective_risk_interval`).
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Losses (>= 0; NaN allowed on OOD rows) and uncertainty scores.
     selection : SelectionFunction
         The fitted selection function.
@@ -746,8 +780,8 @@ def operating_point(
     'Wilson score interval (95%) on the accepted rows'
     """
     if is_ood is not None:
-        return _ood_operating_point(loss, s, selection, confidence, loss_bound, is_ood)
-    loss, s = _check_pair(loss, s)
+        return _ood_operating_point(loss, uncertainty, selection, confidence, loss_bound, is_ood)
+    loss, s = _check_pair(loss, uncertainty)
     prob = selection.acceptance_probability(s)
     risk, coverage = empirical_risk_coverage(loss, s, selection)
     risk_ci, risk_method = selective_risk_interval(loss, prob, confidence, loss_bound=loss_bound)
