@@ -24,7 +24,8 @@ from rejectopt.model import (
 )
 from rejectopt.scores import REG
 from rejectopt.scores._base import PerClassLinearScore
-from rejectopt.selective import SelectionFunction, _row_uniforms
+from rejectopt._selection_function import _row_uniforms
+from rejectopt.selective import SelectionFunction
 from rejectopt.targets import CertifiedSelection, OODTarget, Target
 
 #: A two-class, two-feature linear score written by hand: s = coef_c . (x - mean) / scale + intercept_c.

@@ -206,6 +206,27 @@ class SelectiveFit:
     parts: dict
 
 
+def _score_learner(score, n_classes, seed, n_jobs, fit_target):
+    """``(template, learner_with)``: the score learner unfitted, and a function of C making one."""
+    if not isinstance(score, str):
+
+        def with_C(C):
+            return clone(score).set_params(C=C)
+
+        return score, with_C
+    info = get_score(score)
+    if info.learns_from != "loss" and fit_target is None:
+        raise ValueError(
+            f"score {score!r} learns from {info.learns_from}, not from the loss: pass fit_target"
+        )
+    context = {"n_classes": n_classes, "random_state": seed, "n_jobs": n_jobs}
+
+    def make(C):
+        return info.make(C, **context)
+
+    return make(0.0), make
+
+
 def fit_selective(
     X: Any,
     y_pred: Any,
@@ -291,30 +312,12 @@ def fit_selective(
     ('SELE', 1.0)
     """
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
-    if isinstance(score, str):
-        info = get_score(score)
-        if info.learns_from != "loss" and fit_target is None:
-            raise ValueError(
-                f"score {score!r} learns from {info.learns_from}, not from the loss: pass fit_target"
-            )
-        context = {"n_classes": n_classes, "random_state": seed, "n_jobs": n_jobs}
-        template = info.make(0.0, **context)
-
-        def learner_with(C):
-            return info.make(C, **context)
-    else:
-        template = score
-
-        def learner_with(C):
-            return clone(template).set_params(C=C)
-
+    template, learner_with = _score_learner(score, n_classes, seed, n_jobs, fit_target)
     precompute = getattr(template, "precompute_features", None)
-    if callable(
-        precompute
-    ):  # e.g. a network's logits -> their class-agnostic features, once for every row:
-        X = precompute(
-            X
-        )  # the C grid, the refit and the prediction below read them, not the logits
+    if callable(precompute):
+        # e.g. a network's logits -> their class-agnostic features, once for every row: the C
+        # grid, the refit and the prediction below read them, not the logits
+        X = precompute(X)
     fit_target = loss if fit_target is None else np.asarray(fit_target, dtype=float)
     fit_rows, val_rows = parts["fit"], parts["validation"]
     ood_target = isinstance(target, OODTarget)

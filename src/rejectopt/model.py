@@ -423,6 +423,23 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
         ...
     ValueError: unsupported format_version 4: this release reads format_version 1, 2 and 3 (a newer rejectopt wrote it? upgrade rejectopt)
     """
+    version = _check_format(model)
+    score = PerClassLinearScore.from_dict(model["score"], name="score")
+    _check_class_seen(score)
+    certificate = model.get("certificate")
+    selection = (
+        SelectionFunction.from_dict(model["selection"], name="selection")
+        if certificate is None
+        else certified_from_dict(model["selection"], certificate, format_version=version)
+    )
+    _check_columns(model, score)
+    _check_target(model, selection, certificate, version)
+    _check_extras(model)
+    return score, selection
+
+
+def _check_format(model: Any) -> int:
+    """The ``format_version`` of a model file, once its format, version and fields are checked."""
     if not isinstance(model, dict) or model.get("format") != _MODEL_FORMAT:
         raise ValueError(f'not a rejectopt model (expected "format": "{_MODEL_FORMAT}")')
     version = model.get("format_version")
@@ -449,14 +466,11 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
                 + ([f"unknown field(s) {unknown}"] if unknown else [])
             )
         )
-    score = PerClassLinearScore.from_dict(model["score"], name="score")
-    _check_class_seen(score)
-    certificate = model.get("certificate")
-    selection = (
-        SelectionFunction.from_dict(model["selection"], name="selection")
-        if certificate is None
-        else certified_from_dict(model["selection"], certificate, format_version=version)
-    )
+    return version
+
+
+def _check_columns(model: Any, score: PerClassLinearScore) -> None:
+    """``feature_columns``, ``pred_column`` and ``classes`` agree with each other and the score."""
     features = _text_list(model["feature_columns"], "feature_columns")
     if len(features) != score.n_features_in_:
         raise ValueError(
@@ -484,6 +498,10 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
             raise ValueError(
                 f"classes has {len(classes)} entries but score.n_classes is {score.n_classes_}"
             )
+
+
+def _check_target(model: Any, selection: SelectionFunction, certificate: Any, version: int) -> None:
+    """The target parses, agrees with the certificate (or its absence), and ``loss`` is a name."""
     target = model["target"]
     if not isinstance(target, dict):
         raise ValueError(
@@ -515,6 +533,10 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
         _check_certificate(parsed, selection)
         if version >= 3:
             _check_loss_bound(parsed, selection, model["loss"])
+
+
+def _check_extras(model: Any) -> None:
+    """``versions`` (package versions, text) and ``n_logits`` (a network's logits width)."""
     versions = model["versions"]
     if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
         raise ValueError("versions must be an object of strings")
@@ -526,7 +548,6 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
             f"n_logits must be null or an integer >= 2 (the width of a network's logits), got "
             f"{reprlib.repr(n_logits)}"
         )
-    return score, selection
 
 
 def one_line(err: BaseException) -> str:
