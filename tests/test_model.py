@@ -15,6 +15,7 @@ from rejectopt._features import (
     out_of_range,
     out_of_range_message,
 )
+from rejectopt._selection_function import _row_uniforms
 from rejectopt.model import (
     _MODEL_FORMAT,
     decide,
@@ -24,7 +25,6 @@ from rejectopt.model import (
 )
 from rejectopt.scores import REG
 from rejectopt.scores._base import PerClassLinearScore
-from rejectopt._selection_function import _row_uniforms
 from rejectopt.selective import SelectionFunction
 from rejectopt.targets import CertifiedSelection, OODTarget, Target
 
@@ -475,7 +475,8 @@ EDITED = "the file was edited or is corrupt: re-run select$"
         (
             COVERAGE,
             {"selection__accept_prob": 0.37},
-            "selection.accept_prob is 0.37 but a certified selection \\(certificate not null\\) accepts its threshold's ties "
+            "selection.accept_prob is 0.37 but a certified selection \\(certificate not null\\) "
+            "accepts its threshold's ties "
             "all or none \\(0 or 1\\), never at random",
         ),
     ],
@@ -560,13 +561,15 @@ def test_a_format_3_certificate_reads_back_its_loss_bound(tmp_path, fitted, loss
         (
             COVERAGE,
             {"certificate__loss_bound": None, "certificate__risk_bound": None},
-            f"certificate.loss_bound is null but the target is a certified coverage: select records B, the largest loss a "
+            f"certificate.loss_bound is null but the target is a certified coverage: select records B, "
+            f"the largest loss a "
             f"prediction can have, that the risk bound rests on; {EDITED}",
         ),
         (
             RISK,
             {"certificate__loss_bound": 50.0},
-            f"certificate.loss_bound is 50 but loss zero_one has losses of 100 .an error, by its definition.: B is at least "
+            f"certificate.loss_bound is 50 but loss zero_one has losses of 100 .an error, by its "
+            f"definition.: B is at least "
             f"the largest loss a prediction can have; {EDITED}",
         ),
         (

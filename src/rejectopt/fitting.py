@@ -351,11 +351,10 @@ def fit_selective(
     if constant and np.ptp(fit_target[train_rows]) > 0:  # a constant target has its own warning
         warnings.warn(constant, stacklevel=2)
     cal = parts["calibration"]
-    selection = (
-        target.fit(loss[cal], is_ood[cal], s[cal])
-        if ood_target
-        else target.fit(loss[cal], s[cal], loss_bound=loss_bound)
-    )
+    if isinstance(target, OODTarget):
+        selection = target.fit(loss[cal], is_ood[cal], s[cal])
+    else:
+        selection = target.fit(loss[cal], s[cal], loss_bound=loss_bound)
     return SelectiveFit(
         score=learner,
         C=float(best.C),

@@ -16,7 +16,7 @@ import json
 import reprlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -418,10 +418,10 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
 
     Examples
     --------
-    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 4})
+    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 4})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    ValueError: unsupported format_version 4: this release reads format_version 1, 2 and 3 (a newer rejectopt wrote it? upgrade rejectopt)
+    ValueError: unsupported format_version 4: ... 1, 2 and 3 (a newer rejectopt wrote it? upgrade rejectopt)
     """
     version = _check_format(model)
     score = PerClassLinearScore.from_dict(model["score"], name="score")
@@ -500,7 +500,9 @@ def _check_columns(model: Any, score: PerClassLinearScore) -> None:
             )
 
 
-def _check_target(model: Any, selection: SelectionFunction, certificate: Any, version: int) -> None:
+def _check_target(
+    model: Any, selection: SelectionFunction | CertifiedSelection, certificate: Any, version: int
+) -> None:
     """The target parses, agrees with the certificate (or its absence), and ``loss`` is a name."""
     target = model["target"]
     if not isinstance(target, dict):
@@ -518,9 +520,11 @@ def _check_target(model: Any, selection: SelectionFunction, certificate: Any, ve
         target = {k: v for k, v in target.items() if k != "ood_column"}
     parsed = parse_target(target)
     confidence = parsed.confidence
-    if certificate is not None and confidence != selection.confidence:
+    # certified_from_dict made the selection whenever there is a certificate
+    certified = None if certificate is None else cast(CertifiedSelection, selection)
+    if certified is not None and confidence != certified.confidence:
         raise ValueError(
-            f"certificate.confidence {selection.confidence:g} differs from the target's confidence "
+            f"certificate.confidence {certified.confidence:g} differs from the target's confidence "
             f"{confidence!r}: the certificate is not that of this target"
         )
     if certificate is None and confidence is not None:
@@ -529,10 +533,10 @@ def _check_target(model: Any, selection: SelectionFunction, certificate: Any, ve
         )
     if not isinstance(model["loss"], str):
         raise ValueError("loss must be a string")
-    if certificate is not None:
-        _check_certificate(parsed, selection)
+    if certified is not None:
+        _check_certificate(parsed, certified)
         if version >= 3:
-            _check_loss_bound(parsed, selection, model["loss"])
+            _check_loss_bound(parsed, certified, model["loss"])
 
 
 def _check_extras(model: Any) -> None:

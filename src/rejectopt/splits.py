@@ -46,7 +46,7 @@ def _stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.n
     """
     y = np.asarray(y)
     ratios = check_ratios(ratios)
-    pieces = {part: [] for part in SPLIT_PARTS}
+    pieces: dict[str, list[np.ndarray]] = {part: [] for part in SPLIT_PARTS}
     for label in np.unique(y):
         members = rng.permutation(np.flatnonzero(y == label))
         bounds = np.cumsum(part_sizes(len(members), ratios))[:-1]
@@ -215,10 +215,10 @@ def save_splits(
     >>> import numpy as np
     >>> splits = make_splits(np.array([0] * 10 + [1] * 10), n_splits=1)
     >>> splits["tst_0"] = splits["trn1_0"]
-    >>> save_splits("splits.npz", splits)
+    >>> save_splits("splits.npz", splits)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: splits.npz: split 0: parts trn1 and tst overlap (row 1 is in both); the parts of a split must be disjoint
+    ValueError: splits.npz: split 0: parts trn1 and tst overlap (row 1 is in both); the parts of ... disjoint
     """
     splits = {name: np.asarray(index, dtype=np.int64) for name, index in splits.items()}
     ks = sorted({int(name.rsplit("_", 1)[1]) for name in splits})

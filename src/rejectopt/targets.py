@@ -347,7 +347,10 @@ class OODTarget:
             Bad input (no ID or no OOD rows, NaN, lengths), from :mod:`rejectopt.ood`.
         """
         if self.confidence is not None:
-            return fit_certified_tpr_fpr(loss, is_ood, uncertainty, *self.bounds, self.confidence)
+            tpr_min, fpr_max = self.bounds
+            return fit_certified_tpr_fpr(
+                loss, is_ood, uncertainty, tpr_min, fpr_max, self.confidence
+            )
         fit = fit_bounded_tpr_fpr if self.kind == "tpr-fpr" else fit_bounded_precision_recall
         try:
             return fit(loss, is_ood, uncertainty, *self.bounds)
@@ -566,13 +569,9 @@ def parse_target(spec: str | dict) -> Target | OODTarget:
             raise ValueError(f"target confidence: {value!r} is not a number") from None
         check_confidence(confidence)
         target = parse_target(",".join(parts))
-        return type(target)(
-            *(
-                getattr(target, f)
-                for f in ("kind", "bounds" if isinstance(target, OODTarget) else "value")
-            ),
-            confidence,
-        )
+        if isinstance(target, OODTarget):
+            return OODTarget(target.kind, target.bounds, confidence)
+        return Target(target.kind, target.value, confidence)
     first = parts[0].partition("=")[0].strip().lower()
     if len(parts) > 1 or first in ("tpr", "fpr", "precision", "recall"):
         return _parse_ood_target(text, parts)

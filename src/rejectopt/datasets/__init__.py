@@ -17,8 +17,12 @@ the landmark experiment: layouts, ``.pts`` annotations, the official archive). T
 imports its steps (fetching, locking, the faces) from these modules directly.
 """
 
-from ..exceptions import ChecksumError, DataSourceError, DownloadError
-from ._custom import CustomDataset, CustomDatasetError, load_custom, peek_custom
+# the data sources' errors and CustomDatasetError stay importable from here (old import paths)
+from ..exceptions import ChecksumError as ChecksumError
+from ..exceptions import DataSourceError as DataSourceError
+from ..exceptions import DownloadError as DownloadError
+from ._custom import CustomDataset, load_custom, peek_custom
+from ._custom import CustomDatasetError as CustomDatasetError
 from ._prepare import load_prepared, prepare_dataset
 from ._registry import REGISTRY, DatasetSpec, get_spec
 

@@ -31,7 +31,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from ..exceptions import DecompressionError, UnpackLimitError
 from ._stream import CHUNK_BYTES, OverLimit, ReadFailed, discarded, pump
@@ -112,7 +112,7 @@ def open_decompressed(path: Path, compression: str | None) -> IO[bytes]:
     if compression == "xz":
         return lzma.open(path, "rb")
     if compression == "gz":
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     if compression == "bz2":
         return bz2.open(path, "rb")
     if compression == "Z":
@@ -159,8 +159,9 @@ def decompress_into(
     except OverLimit:
         if size is not None:
             raise size_limit_error(name, as_what, size, hint, discarded(sink)) from None
+        # only a compressed file has a cap without a size, and only a cap stops the pump
         raise unpack_limit_error(
-            name, as_what, cap, packed, max_ratio, hint, discarded(sink)
+            name, as_what, cast(int, cap), packed, max_ratio, hint, discarded(sink)
         ) from None
     except (ReadFailed, ValueError) as exc:  # ValueError: an unknown compression
         error = exc.error if isinstance(exc, ReadFailed) else exc
@@ -204,10 +205,11 @@ class _ChunkStream(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         while not self._pending:
-            self._pending = next(self._chunks, None)
-            if self._pending is None:
+            chunk = next(self._chunks, None)
+            if chunk is None:
                 self._pending = b""
                 return 0
+            self._pending = chunk
         n = min(len(buffer), len(self._pending))
         buffer[:n] = self._pending[:n]
         self._pending = self._pending[n:]
