@@ -238,12 +238,12 @@ def test_every_public_name_is_in_the_api_reference_or_the_pipeline():
 
 
 def test_the_command_line_words_errors_with_the_library_s_one_line():
-    """One function puts an error's message on one line, the library's (``model._one_line``): the
+    """One function puts an error's message on one line, the library's (``model.one_line``): the
     command line's messages and the model file's errors read alike."""
     from rejectopt.cli._errors import one_line
-    from rejectopt.model import _one_line
+    from rejectopt.model import one_line as library_one_line
 
-    assert one_line is _one_line
+    assert one_line is library_one_line
     assert one_line(ValueError("bad value\n   in row 3")) == "bad value in row 3"
     assert one_line(KeyError()) == "KeyError"  # an error without a message is named, not blank
 
@@ -280,3 +280,52 @@ def test_the_old_home_of_a_built_in_experiment_is_named_with_its_new_one():
 
     with pytest.raises(ImportError, match=r"write 'rejectopt\.pipeline\.experiments\.guarantees'"):
         load_experiments(["rejectopt.experiments.guarantees"])
+
+
+def _unit(module):
+    """The unit a private name stays inside: a module directly in the package is its own unit
+    (``rejectopt.model``); a module of a subpackage belongs to that subpackage (``rejectopt.metrics``,
+    ``rejectopt.pipeline.report``)."""
+    package = module.rpartition(".")[0]
+    return module if package == "rejectopt" else package
+
+
+def private_imports_across_units():
+    """``file:line name (from module)`` of every ``_``-prefixed name one unit imports from another.
+
+    The name imported is what counts: ``from ..metrics._confusion import selective_outcome`` takes a
+    public name; ``from ..model import _one_line`` and ``from ..metrics import _confusion`` do not."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        module = ".".join(parts[:-1] if is_package else parts)
+        package = module if is_package else module.rpartition(".")[0]
+        importer = module if is_package else _unit(module)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if not source.startswith("rejectopt"):
+                continue
+            source_is_package = (SRC.parent / source.replace(".", "/") / "__init__.py").exists()
+            exporter = source if source_is_package else _unit(source)
+            if exporter == importer:
+                continue
+            for alias in node.names:
+                name = alias.name
+                if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno} {name} (from {source})")
+    return found
+
+
+def test_no_unit_imports_a_private_name_of_another():
+    """A ``_`` name is a unit's own: another unit that needs it needs a public name in its home,
+    so that the home can change the private one without breaking a reader it cannot see."""
+    found = private_imports_across_units()
+    assert not found, "private names imported across units:\n" + "\n".join(found)

@@ -606,7 +606,7 @@ def test_known_answers_of_a_small_custom_csv_and_npz(tmp_path):
 def test_toy_mirror_faults_raise_the_data_source_errors(tmp_path):
     import gzip
 
-    from rejectopt.datasets._errors import DecompressionError, UnpackLimitError
+    from rejectopt.exceptions import DecompressionError, UnpackLimitError
 
     (tmp_path / "mirror" / "toy").mkdir(parents=True)
     (tmp_path / "mirror" / "toy" / "toy.csv").write_text("1,2,a\n3,4,b\n")

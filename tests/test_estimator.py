@@ -602,15 +602,15 @@ def test_report_on_held_out_rows(digits):
         ),
         (
             {"value": 1.5},
-            r"^target='coverage', value=1\.5: target coverage must lie in \(0, 1\], got 1\.5$",
+            r"^target='coverage', value=1\.5: target: coverage must be a number in \(0, 1\], got 1\.5$",
         ),
         (
             {"target": "risk", "value": -1},
-            r"^target='risk', value=-1: target risk must be a finite number > 0",
+            r"^target='risk', value=-1: target: risk must be a finite number > 0 \(loss units\)",
         ),
         (
             {"target": "reject_cost", "value": np.nan},
-            r"value=nan: target reject-cost must be a finite number >= 0",
+            r"value=nan: target: reject-cost must be a finite number >= 0, got nan$",
         ),
         ({"uncertainty_score": "sel"}, "uncertainty_score: .*'sele'"),
         (
@@ -806,7 +806,8 @@ def test_all_correct_rows_and_tied_coverage_warn_as_select_reports():
 
 
 class _InfAtPredict:
-    """A user's score instance: REG's ridge regression of the loss, but -inf on rows whose first pixel is 0 once fitted."""
+    """A user's score instance: REG's ridge regression of the loss, but -inf on rows whose first pixel
+    is 0 once fitted."""
 
     def __init__(self, C=1.0, poison=False):
         self.C, self.poison = C, poison
@@ -1035,7 +1036,8 @@ def _aurc_by_hand(loss, uncertainty):
 
 
 def test_grid_search_with_selective_scorers_matches_an_independent_computation():
-    """Breast cancer: the default score picks the lowest coverage; AuRC, risk and coverage scorers as computed by hand."""
+    """Breast cancer: the default score picks the lowest coverage; AuRC, risk and coverage scorers
+    as computed by hand."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 

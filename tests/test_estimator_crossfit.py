@@ -10,7 +10,6 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold, ShuffleSplit, cross_val_predict, train_test_split
 from sklearn.naive_bayes import GaussianNB
-from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from rejectopt._checks import clopper_pearson
@@ -85,18 +84,19 @@ def _index(model, labels):
             r"\(a str\): pass it as a number, e\.g\. value=0\.8$",
         ),
         ({"value": True}, r"^value must be a number .*got True \(a bool\)"),
-        ({"value": 0.0}, r"target coverage must lie in \(0, 1\], got 0"),
+        ({"value": 0.0}, r"target: coverage must be a number in \(0, 1\], got 0\.0$"),
         (
             {"target": "accuracy"},
             r"target kind must be one of 'coverage', 'risk', 'reject-cost', got 'accuracy'",
         ),
-        ({"cv": 1}, r"^cv must be None \(a held-out split\) or a number of folds >= 2, got 1$"),
         (
-            {"cv": True},
-            r"^cv must be None \(a held-out split\), a number of folds >= 2 or a splitter",
+            {"cv": 1},
+            r"^SelectiveClassifier: cv must be None \(a held-out split\), a number of folds >= 2 "
+            r"or a splitter such as sklearn\.model_selection\.KFold\(5\), got 1$",
         ),
-        ({"cv": "5"}, r"^cv must be None .*got '5'$"),
-        ({"cv": 2.5}, r"^cv must be None .*got 2\.5$"),
+        ({"cv": True}, r"^SelectiveClassifier: cv must be None .*got True$"),
+        ({"cv": "5"}, r"^SelectiveClassifier: cv must be None .*got '5'$"),
+        ({"cv": 2.5}, r"^SelectiveClassifier: cv must be None .*got 2\.5$"),
     ],
 )
 def test_every_bad_parameter_is_refused_before_the_classifier_is_fitted(

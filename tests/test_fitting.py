@@ -146,7 +146,8 @@ def test_a_constant_score_is_fitted_with_a_warning_naming_it(digits):
             C_grid=(1.0,),
         )
     assert str(caught[0].message) == (
-        f"uncertainty score (class test_fitting._Prior in {__file__}) gives the same uncertainty {fit.uncertainty[0]:g} "
+        f"uncertainty score (class test_fitting._Prior in {__file__}) gives the same uncertainty "
+        f"{fit.uncertainty[0]:g} "
         f"to all {len(y_val)} rows of the sample: it orders nothing, and every row is accepted at random with one "
         "probability"
     )

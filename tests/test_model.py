@@ -8,13 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rejectopt._features import (
+    FEATURE_LIMIT,
+    check_features,
+    feature_bounds,
+    out_of_range,
+    out_of_range_message,
+)
+from rejectopt._selection_function import _row_uniforms
 from rejectopt.model import (
     _MODEL_FORMAT,
-    FEATURE_LIMIT,
-    _check_features,
-    _feature_bounds,
-    _out_of_range,
-    _out_of_range_message,
     decide,
     model_dict,
     read_model,
@@ -22,7 +25,7 @@ from rejectopt.model import (
 )
 from rejectopt.scores import REG
 from rejectopt.scores._base import PerClassLinearScore
-from rejectopt.selective import SelectionFunction, _row_uniforms
+from rejectopt.selective import SelectionFunction
 from rejectopt.targets import CertifiedSelection, OODTarget, Target
 
 #: A two-class, two-feature linear score written by hand: s = coef_c . (x - mean) / scale + intercept_c.
@@ -48,71 +51,71 @@ def _by_hand(X, classes):
 
 def test_out_of_range_flags_extremes_and_nan_and_names_the_first():
     X = np.array([[0.0, 1.0], [1e151, 0.0], [0.0, np.nan], [-2e150, 3.0], [5.0, 5.0]])
-    rows, first = _out_of_range(X)
+    rows, first = out_of_range(X)
     np.testing.assert_array_equal(rows, [False, True, True, True, False])
     assert first == (1, 0)
-    assert _out_of_range(np.array([[0.0, 1.0], [2.0, np.inf], [np.nan, 3.0]]))[1] == (
+    assert out_of_range(np.array([[0.0, 1.0], [2.0, np.inf], [np.nan, 3.0]]))[1] == (
         1,
         1,
     )  # row-major order
     # per-column bounds
-    rows, first = _out_of_range(X[[0, 4]], np.array([-1.0, -1.0]), np.array([4.0, 6.0]))
+    rows, first = out_of_range(X[[0, 4]], np.array([-1.0, -1.0]), np.array([4.0, 6.0]))
     np.testing.assert_array_equal(rows, [False, True])
     assert first == (1, 0)
-    rows, first = _out_of_range(
+    rows, first = out_of_range(
         X[[0, 4]], 0.0, [5.0, 5.0]
     )  # scalar and list bounds, values on the bounds
     assert not rows.any() and first is None
-    rows, first = _out_of_range(np.zeros((0, 3)))
+    rows, first = out_of_range(np.zeros((0, 3)))
     assert not rows.any() and first is None
 
 
 def test_out_of_range_message_says_why():
-    assert _out_of_range_message(float("nan"), "at row 1, column 0") == (
+    assert out_of_range_message(float("nan"), "at row 1, column 0") == (
         "value NaN at row 1, column 0 is out of range: values must be finite numbers"
     )
-    assert _out_of_range_message(float("-inf"), "at row 1, column 0") == (
+    assert out_of_range_message(float("-inf"), "at row 1, column 0") == (
         "value -inf at row 1, column 0 is out of range: values must be finite numbers"
     )
-    assert _out_of_range_message(1e200, "in column 'f4' at row 7") == (
+    assert out_of_range_message(1e200, "in column 'f4' at row 7") == (
         "value 1e+200 in column 'f4' at row 7 is out of range: values must lie within +-1e+150 (beyond, "
         "standardising the features overflows float64)"
     )
-    assert _out_of_range_message(0.25, "at row 0, column 3", stated=False) == (
+    assert out_of_range_message(0.25, "at row 0, column 3", stated=False) == (
         "value 0.25 at row 0, column 3: standardised with the model's mean and scale it lies beyond +-1e+150"
     )
 
 
 def test_feature_bounds_are_the_raw_and_the_standardised_limits():
     score = PerClassLinearScore.from_dict(SCORE)
-    low, high = _feature_bounds(score)
+    low, high = feature_bounds(score)
     # |x| <= L and |(x - mean) / scale| <= L: feature 0 (scale 2) is bounded by the raw limit, feature 1 (scale 0.5)
     # by the standardised one
     np.testing.assert_array_equal(low, [-FEATURE_LIMIT, -2.0 - 0.5 * FEATURE_LIMIT])
     np.testing.assert_array_equal(high, [FEATURE_LIMIT, -2.0 + 0.5 * FEATURE_LIMIT])
-    assert _feature_bounds(object()) == (-FEATURE_LIMIT, FEATURE_LIMIT)
+    assert feature_bounds(object()) == (-FEATURE_LIMIT, FEATURE_LIMIT)
     # a feature whose training values spread over 1e-6 gets a bound 1e6 times tighter
     narrow = REG(C=0).fit(np.array([[0.0], [1e-6]]), np.array([0, 0]), np.array([0.0, 1.0]))
-    np.testing.assert_allclose(_feature_bounds(narrow), ([-5e143], [5e143]))
+    np.testing.assert_allclose(feature_bounds(narrow), ([-5e143], [5e143]))
 
 
 def test_check_features_names_row_and_column():
     X = np.ones((5, 3))
-    _check_features(X)
+    check_features(X)
     X[3, 1], X[4, 0] = -1e200, np.inf
     with pytest.raises(
         ValueError,
         match=r"X: value -1e\+200 at row 3, column 1 is out of range: values must lie "
         r"within \+-1e\+150 .*\(2 row\(s\) in all\)",
     ):
-        _check_features(X)
+        check_features(X)
     X[1, 0] = np.nan
     with pytest.raises(
         ValueError,
         match=r"^X_train: value NaN at row 1, column 0 is out of range: values must be "
         r"finite numbers \(3 row\(s\) in all\)$",
     ):
-        _check_features(X, what="X_train")
+        check_features(X, what="X_train")
 
 
 def test_decide_known_answer_with_guarded_rows():
@@ -472,7 +475,8 @@ EDITED = "the file was edited or is corrupt: re-run select$"
         (
             COVERAGE,
             {"selection__accept_prob": 0.37},
-            "selection.accept_prob is 0.37 but a certified selection \\(certificate not null\\) accepts its threshold's ties "
+            "selection.accept_prob is 0.37 but a certified selection \\(certificate not null\\) "
+            "accepts its threshold's ties "
             "all or none \\(0 or 1\\), never at random",
         ),
     ],
@@ -557,13 +561,15 @@ def test_a_format_3_certificate_reads_back_its_loss_bound(tmp_path, fitted, loss
         (
             COVERAGE,
             {"certificate__loss_bound": None, "certificate__risk_bound": None},
-            f"certificate.loss_bound is null but the target is a certified coverage: select records B, the largest loss a "
+            f"certificate.loss_bound is null but the target is a certified coverage: select records B, "
+            f"the largest loss a "
             f"prediction can have, that the risk bound rests on; {EDITED}",
         ),
         (
             RISK,
             {"certificate__loss_bound": 50.0},
-            f"certificate.loss_bound is 50 but loss zero_one has losses of 100 .an error, by its definition.: B is at least "
+            f"certificate.loss_bound is 50 but loss zero_one has losses of 100 .an error, by its "
+            f"definition.: B is at least "
             f"the largest loss a prediction can have; {EDITED}",
         ),
         (

@@ -2,6 +2,7 @@
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -11,13 +12,13 @@ from rejectopt.metrics._confusion import selective_outcome
 from rejectopt.selective import (
     InfeasibleTargetError,
     SelectionFunction,
-    _chow_reject,
-    _fit_margin_threshold,
+    chow_reject,
     empirical_risk_coverage,
     fit_bounded_abstention,
     fit_bounded_improvement,
     fit_cost_based,
     fit_geifman_el_yaniv,
+    fit_margin_threshold,
     operating_point,
 )
 
@@ -225,11 +226,16 @@ def test_geifman_el_yaniv_loss_scale_and_validation(val_test):
 def test_bad_inputs_raise_clear_errors(fit, arg):
     with pytest.raises(ValueError, match="length mismatch"):
         fit([0.0, 1.0], [0.1], arg)
-    with pytest.raises(ValueError, match=r"s must be finite; s\[1\] = nan"):
+    with pytest.raises(
+        ValueError,
+        match=r"uncertainty contains 1 NaN or infinite value\(s\) \(first: uncertainty\[1\] = nan\)",
+    ):
         fit([0.0, 1.0], [0.1, np.nan], arg)
     with pytest.raises(ValueError, match=r"loss must be non-negative; loss\[0\] = -1"):
         fit([-1.0, 1.0], [0.1, 0.2], arg)
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(
+        ValueError, match=r"loss must contain at least one example, got shape \(0,\)"
+    ):
         fit([], [], arg)
 
 
@@ -253,22 +259,22 @@ def test_empirical_risk_coverage_with_zero_coverage_is_nan():
 # --------------------------------------------------------------------------------------------
 # Two rules of the cost-based model on a classifier's own outputs: Chow's, the margin threshold
 # --------------------------------------------------------------------------------------------
-def test_chow_reject_rejects_below_one_minus_d():
+def testchow_reject_rejects_below_one_minus_d():
     # the boundary: a maximum posterior of exactly 1 - d is accepted
-    assert _chow_reject([[0.8, 0.2], [0.79, 0.21], [0.1, 0.9]], 0.2).tolist() == [
+    assert chow_reject([[0.8, 0.2], [0.79, 0.21], [0.1, 0.9]], 0.2).tolist() == [
         False,
         True,
         False,
     ]
-    assert _chow_reject([[0.5, 0.5]], 0.45).tolist() == [True]
+    assert chow_reject([[0.5, 0.5]], 0.45).tolist() == [True]
     with pytest.raises(ValueError, match="2-D"):
-        _chow_reject([0.8, 0.2], 0.2)
+        chow_reject([0.8, 0.2], 0.2)
 
 
 def test_margin_threshold_known_answer():
     # the two errors have the smallest margins, so the rule rejects |f| < 1
     f = np.array([2.0, -1.5, 0.2, -0.1, 1.0, 0.05])
-    selection = _fit_margin_threshold(f, [0, 0, 100, 0, 0, 100], reject_cost=0.2)
+    selection = fit_margin_threshold(f, [0, 0, 100, 0, 0, 100], reject_cost=0.2)
     assert selection == SelectionFunction(threshold=-1.0, accept_prob=1.0)
     assert selection.acceptance_probability(-np.abs(f)).tolist() == [1, 1, 0, 0, 1, 0]
 
@@ -279,7 +285,7 @@ def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
     f = np.round(rng.normal(size=300), 1)  # many ties in |f|, and f = 0
     loss = 100.0 * (rng.random(300) < 1 / (1 + np.exp(3 * np.abs(f))))
     for d in [0.05, 0.1, 0.2, 0.3, 0.45]:
-        sel = _fit_margin_threshold(f, loss, d)
+        sel = fit_margin_threshold(f, loss, d)
         accept = sel.acceptance_probability(-np.abs(f)) > 0.5
         cost, coverage, t = brute_force_margin_threshold(f, loss, d)
         got = selective_outcome(loss, accept, d)
@@ -288,7 +294,7 @@ def test_margin_threshold_matches_brute_force_on_synthetic_data(seed):
         if coverage > 0:
             assert -sel.threshold == pytest.approx(t)
         # the same rule on a 0/1 loss with loss_scale 1
-        assert _fit_margin_threshold(f, loss / 100, d, loss_scale=1.0) == sel
+        assert fit_margin_threshold(f, loss / 100, d, loss_scale=1.0) == sel
 
 
 def test_operating_point_with_nothing_accepted_is_undefined():
@@ -312,3 +318,23 @@ def test_selection_function_from_dict_is_strict():
     ):
         with pytest.raises(ValueError, match=field):
             SelectionFunction.from_dict(bad, name="selection")
+
+
+def test_the_old_keyword_s_still_works_once_warned():
+    """``s=`` is renamed ``uncertainty=``: the old keyword gives the same selection, with one
+    FutureWarning per function however often it is used, so that a loop is not flooded."""
+    loss, u = [0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    expected = fit_bounded_abstention(loss, uncertainty=u, target_coverage=0.75)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = fit_bounded_abstention(loss, s=u, target_coverage=0.75)
+        second = fit_bounded_abstention(loss, s=u, target_coverage=0.75)
+    assert first == second == expected
+    future = [w for w in caught if issubclass(w.category, FutureWarning)]
+    assert [str(w.message) for w in future] == [
+        "fit_bounded_abstention(s=...) is renamed fit_bounded_abstention(uncertainty=...) in "
+        "0.6.0; the old name is removed in the next release"
+    ]
+    assert future[0].filename == __file__  # the warning points at the caller's line
+    with pytest.raises(TypeError, match="got both s= and uncertainty="):
+        fit_bounded_abstention(loss, s=u, uncertainty=u, target_coverage=0.75)

@@ -1,10 +1,9 @@
 import numpy as np
 import pytest
 
-from rejectopt._checks import check_ratios, derive_seed
+from rejectopt._checks import SPLIT_PARTS, check_ratios, derive_seed
 from rejectopt._io import IntermediateFileError, save_npz
 from rejectopt.splits import (
-    _PARTS,
     DEFAULT_RATIOS,
     _stratified_partition,
     load_split,
@@ -25,7 +24,7 @@ def labels():
 def test_parts_are_disjoint_and_cover_every_example(labels):
     splits = make_splits(labels, n_splits=3, seed=7, dataset="toy")
     for k in range(3):
-        parts = [splits[f"{p}_{k}"] for p in _PARTS]
+        parts = [splits[f"{p}_{k}"] for p in SPLIT_PARTS]
         joined = np.concatenate(parts)
         assert len(joined) == len(labels)
         assert np.array_equal(np.sort(joined), np.arange(len(labels)))
@@ -37,7 +36,7 @@ def test_parts_are_disjoint_and_cover_every_example(labels):
 def test_ratios_hold_within_one_example_per_class(labels, ratios):
     splits = make_splits(labels, ratios=ratios, n_splits=2, seed=3, dataset="toy")
     for k in range(2):
-        for part, ratio in zip(_PARTS, ratios):
+        for part, ratio in zip(SPLIT_PARTS, ratios):
             counts = np.bincount(labels[splits[f"{part}_{k}"]], minlength=4)
             expected = ratio * np.bincount(labels, minlength=4)
             assert np.all(np.abs(counts - expected) < 1.0), (part, counts, expected)
@@ -99,10 +98,10 @@ def test_small_sample_known_answers(tmp_path):
 def test_index_arrays_are_named_and_typed_by_the_contract(labels, tmp_path):
     save_splits(tmp_path / "s.npz", make_splits(labels, n_splits=2, seed=0, dataset="toy"))
     with np.load(tmp_path / "s.npz", allow_pickle=False) as data:
-        assert sorted(data.files) == sorted(f"{p}_{k}" for k in range(2) for p in _PARTS)
+        assert sorted(data.files) == sorted(f"{p}_{k}" for k in range(2) for p in SPLIT_PARTS)
         assert all(data[name].dtype == np.int64 for name in data.files)
     parts = load_split(tmp_path / "s.npz", 1)
-    assert list(parts) == list(_PARTS)
+    assert list(parts) == list(SPLIT_PARTS)
     with pytest.raises(KeyError, match="no split 2"):
         load_split(tmp_path / "s.npz", 2)
 

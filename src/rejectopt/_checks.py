@@ -1,31 +1,49 @@
 """Internal: the small checks and helpers that several layers share, each written once.
 
+:func:`check_open_unit` and :func:`check_1d` are the one (0, 1) and the one 1-D check;
+:func:`as_loss_and_uncertainty` the one check of a (loss, uncertainty) pair (the metrics, the
+selection functions, the OOD metrics); :func:`validate_params` checks an owner's parameters
+against its table of constraints (:class:`Interval`, :class:`Options`, ...).
 :func:`check_confidence` reads a level ``1 - delta`` (certified targets, bands, paired tests,
 bootstrap intervals); :func:`check_ratios` a split's five fractions (the splits, the settings,
 custom datasets); :func:`derive_seed` gives every named cell of a run its own seed (the splits,
 the experiments, the benchmarks); :func:`clopper_pearson` is the exact binomial interval (the
-risk-coverage bands, the guarantees' violation rates). Below every other module: it imports none
-of the package.
+risk-coverage bands, the guarantees' violation rates). Below every other module but
+:mod:`rejectopt.exceptions`, the only one it imports.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import numbers
+import reprlib
 import warnings
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import lazy_loader as _lazy
 import numpy as np
 
+from .exceptions import InvalidParameterError
+
 #: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson interval needs it).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)
 
 __all__ = [
+    "CALLABLE",
+    "NONE",
     "SPLIT_PARTS",
+    "Constraint",
+    "HasMethods",
+    "InstanceOf",
+    "Interval",
+    "Options",
+    "as_loss",
+    "as_loss_and_uncertainty",
     "as_ood_mask",
+    "as_uncertainty",
     "check_1d",
     "check_confidence",
     "check_open_unit",
@@ -33,6 +51,7 @@ __all__ = [
     "clopper_pearson",
     "derive_seed",
     "renamed_argument",
+    "validate_params",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -77,6 +96,151 @@ def check_1d(values: Any, name: str, *, error: type[Exception] = ValueError) -> 
     if array.ndim != 1:
         raise error(f"{name} must be 1-D, got shape {array.shape}")
     return array
+
+
+#: Largest loss magnitude whose sums (and sums of squares, scaled) stay finite: ``max(loss) * n`` below it.
+LOSS_SUM_LIMIT = np.finfo(np.float64).max / 16
+
+
+def _as_array(values: Any, name: str) -> np.ndarray:
+    """``np.asarray(values)`` with the errors a newcomer meets named: generators, numbers beyond float64."""
+    if isinstance(values, (str, bytes, collections.abc.Iterator)):
+        raise TypeError(
+            f"{name} must be an array-like of numbers (list, tuple, numpy or pandas array), got a "
+            f"{type(values).__name__}; pass list({name}) or np.fromiter({name}, float)"
+        )
+    try:
+        return np.asarray(values)
+    except OverflowError:
+        raise ValueError(
+            f"{name} holds an integer too large for any numpy dtype (beyond 2**64); pass "
+            "floats or rescale the values"
+        ) from None
+
+
+def _to_float(values: np.ndarray, name: str) -> np.ndarray:
+    """Cast to float64, naming the argument when a value overflows (|x| > 1.8e308) or is not a number."""
+    try:
+        with np.errstate(over="raise", invalid="ignore"):
+            return values.astype(np.float64)
+    except (OverflowError, FloatingPointError):
+        raise ValueError(
+            f"{name} holds a value beyond the float64 range (|x| > 1.8e308); rescale it (the "
+            "metrics depend on the order of the uncertainties only)"
+        ) from None
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must hold numbers only: {error}") from None
+
+
+def _check_finite(values: np.ndarray, name: str) -> None:
+    """ValueError counting the NaN or infinite entries of ``values`` and naming the first one."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} contains {np.count_nonzero(bad)} NaN or infinite value(s) "
+            f"(first: {name}[{i}] = {values[i]})"
+        )
+
+
+def as_loss(loss: Any, name: str = "loss", *, ignored: Any = None) -> np.ndarray:
+    """``loss`` as a non-empty 1-D float64 array of finite non-negative values, or the error naming it.
+
+    ``ignored`` (a boolean mask of the same length) marks rows whose loss does not count: the
+    out-of-distribution rows, which may have no label and so a NaN loss; they are set to 0.
+
+    >>> as_loss([0, 100]).tolist()
+    [0.0, 100.0]
+    >>> as_loss([0.0, -1.0])
+    Traceback (most recent call last):
+    ValueError: loss must be non-negative; loss[1] = -1.0
+    """
+    loss = check_1d(_to_float(_as_array(loss, name), name), name)
+    if loss.size == 0:
+        raise ValueError(f"{name} must contain at least one example, got shape (0,)")
+    if ignored is not None:
+        loss = np.where(ignored, 0.0, loss)
+    _check_finite(loss, name)
+    if (loss < 0).any():
+        i = int(np.flatnonzero(loss < 0)[0])
+        raise ValueError(f"{name} must be non-negative; {name}[{i}] = {loss[i]}")
+    if loss.max() > LOSS_SUM_LIMIT / loss.size:
+        raise ValueError(
+            f"{name} values up to {loss.max():.3g} over {loss.size} rows overflow float64 sums "
+            "(the cumulative losses of the risk-coverage curve); rescale the losses, e.g. divide "
+            "by their maximum"
+        )
+    return loss
+
+
+def as_uncertainty(
+    uncertainty: Any, name: str = "uncertainty", *, exact_order: bool = True
+) -> np.ndarray:
+    """``uncertainty`` as a 1-D finite float64 array that orders and ties exactly as the input.
+
+    Integers beyond 2**53 (int64 / uint64, or Python ints) are not all representable in
+    float64: distinct scores would collapse into ties. Every risk-coverage metric depends on
+    the scores' order only, so with ``exact_order`` such input is replaced by its dense ranks
+    (exact integer sort); without it (a threshold is compared with the values) it is refused.
+    """
+    raw = _as_array(uncertainty, name)
+    values = _exact_ranks(raw, name, exact_order)
+    if values is None:
+        values = _to_float(raw, name)
+    values = check_1d(values, name)
+    _check_finite(values, name)
+    return values
+
+
+def _exact_ranks(raw: np.ndarray, name: str, exact_order: bool) -> np.ndarray | None:
+    """Dense ranks of 1-D integers beyond 2**53 (``exact_order``), else None; refused without it."""
+    if raw.ndim != 1 or raw.size == 0:
+        return None
+    if raw.dtype == object and all(isinstance(v, (int, np.integer)) for v in raw):
+        if max(abs(int(v)) for v in raw) > 2**53 and exact_order:
+            _, ranks = np.unique(np.array([int(v) for v in raw], dtype=object), return_inverse=True)
+            return ranks.astype(np.float64)
+    if raw.dtype.kind in "iu" and (int(np.max(raw)) > 2**53 or int(np.min(raw)) < -(2**53)):
+        if not exact_order:
+            raise ValueError(
+                f"{name} holds integers beyond 2**53, which float64 cannot tell apart; "
+                "pass their ranks (scipy.stats.rankdata) together with a rank threshold"
+            )
+        _, ranks = np.unique(raw, return_inverse=True)  # exact integer comparison, no float cast
+        return ranks.astype(np.float64)
+    return None
+
+
+def as_loss_and_uncertainty(
+    loss: Any,
+    uncertainty: Any,
+    *,
+    exact_order: bool = True,
+    ignored: Any = None,
+    loss_name: str = "loss",
+    uncertainty_name: str = "uncertainty",
+) -> tuple[np.ndarray, np.ndarray]:
+    """A pair (loss, uncertainty) as equally long 1-D finite float64 arrays: the one check of the pair.
+
+    The metrics, the selection functions and the OOD metrics all read this pair; they refuse it
+    with the same words. ``loss`` as :func:`as_loss` (``ignored`` rows set to 0), ``uncertainty``
+    as :func:`as_uncertainty` (``exact_order``: False where a threshold is compared with it).
+
+    >>> loss, u = as_loss_and_uncertainty([0, 100], [0.2, 0.7])
+    >>> loss.tolist(), u.tolist()
+    ([0.0, 100.0], [0.2, 0.7])
+    >>> as_loss_and_uncertainty([0, 100], [0.2])
+    Traceback (most recent call last):
+    ValueError: length mismatch: loss and uncertainty must have the same length, got shapes (2,) and (1,)
+    """
+    loss = as_loss(loss, loss_name, ignored=ignored)
+    uncertainty = as_uncertainty(uncertainty, uncertainty_name, exact_order=exact_order)
+    if uncertainty.shape != loss.shape:
+        raise ValueError(
+            f"length mismatch: {loss_name} and {uncertainty_name} must have the same length, "
+            f"got shapes {loss.shape} and {uncertainty.shape}"
+        )
+    return loss, uncertainty
 
 
 def check_confidence(confidence: Any, name: str = "confidence") -> float:
@@ -261,3 +425,224 @@ def renamed_argument(old: str, new: str, *, since: str) -> Callable[[_F], _F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter constraints: each owner declares its parameters once, one validator checks them
+# --------------------------------------------------------------------------------------------
+def _is_real(value: Any) -> bool:
+    """A real number that is not a bool (``True`` as a level or a count is a slip, not 1)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+class Constraint:
+    """One kind of value a parameter may take: :meth:`accepts` it, and :meth:`describe` says it.
+
+    ``label`` replaces the generated description where the owner's words say more (``"a number of
+    folds >= 2"`` rather than ``"an integer >= 2"``).
+    """
+
+    label: str | None = None
+
+    def accepts(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.label or self._describe()
+
+    def _describe(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.describe()}>"
+
+
+class Interval(Constraint):
+    """A finite real number (or an ``integer``) between ``low`` and ``high`` (None: unbounded there).
+
+    ``closed`` is ``"neither"``, ``"left"``, ``"right"`` or ``"both"``: which ends belong to it.
+    NaN and infinities lie in no interval (a level, a cost or a count is finite); bools are no
+    numbers.
+
+    >>> Interval(0, 1, closed="right").describe(), Interval(1, None, integer=True, closed="left").describe()
+    ('a number in (0, 1]', 'an integer >= 1')
+    """
+
+    def __init__(
+        self,
+        low: float | None = None,
+        high: float | None = None,
+        *,
+        closed: str = "neither",
+        integer: bool = False,
+        label: str | None = None,
+    ) -> None:
+        if closed not in ("neither", "left", "right", "both"):
+            raise ValueError(f"closed must be 'neither', 'left', 'right' or 'both', got {closed!r}")
+        self.low, self.high, self.closed, self.integer, self.label = (
+            low,
+            high,
+            closed,
+            integer,
+            label,
+        )
+
+    @property
+    def is_open_unit(self) -> bool:
+        """The open interval (0, 1) of real numbers: levels, fractions, priors (:func:`check_open_unit`)."""
+        return (self.low, self.high, self.closed, self.integer) == (0, 1, "neither", False)
+
+    def accepts(self, value: Any) -> bool:
+        if not (_is_real(value) and (isinstance(value, numbers.Integral) or not self.integer)):
+            return False
+        number = float(value)
+        if not np.isfinite(number):
+            return False
+        left_closed, right_closed = (
+            self.closed in ("left", "both"),
+            self.closed in ("right", "both"),
+        )
+        if self.low is not None and not (number >= self.low if left_closed else number > self.low):
+            return False
+        return self.high is None or (number <= self.high if right_closed else number < self.high)
+
+    def _describe(self) -> str:
+        kind = "an integer" if self.integer else "a finite number"
+        left_closed, right_closed = (
+            self.closed in ("left", "both"),
+            self.closed in ("right", "both"),
+        )
+        if self.low is not None and self.high is not None:
+            ends = f"{'[' if left_closed else '('}{self.low:g}, {self.high:g}{']' if right_closed else ')'}"
+            return f"{'an integer' if self.integer else 'a number'} in {ends}"
+        if self.low is not None:
+            return f"{kind} {'>=' if left_closed else '>'} {self.low:g}"
+        if self.high is not None:
+            return f"{kind} {'<=' if right_closed else '<'} {self.high:g}"
+        return kind
+
+
+class Options(Constraint):
+    """One of a few fixed values, compared with ``==`` (but ``True`` is not ``1``).
+
+    >>> Options("hash", "sequential").describe()
+    "one of 'hash', 'sequential'"
+    """
+
+    def __init__(self, *values: Any, label: str | None = None) -> None:
+        self.values, self.label = values, label
+
+    def accepts(self, value: Any) -> bool:
+        for option in self.values:
+            if isinstance(value, (bool, np.bool_)) != isinstance(option, bool):
+                continue
+            try:
+                if bool(value == option):
+                    return True
+            except (TypeError, ValueError):  # an array compares elementwise
+                continue
+        return False
+
+    def _describe(self) -> str:
+        return f"one of {', '.join(map(repr, self.values))}"
+
+
+class _NoneConstraint(Constraint):
+    def __init__(self, label: str | None = None) -> None:
+        self.label = label
+
+    def accepts(self, value: Any) -> bool:
+        return value is None
+
+    def _describe(self) -> str:
+        return "None"
+
+    def __call__(self, label: str) -> _NoneConstraint:
+        """The same constraint, said in the owner's words (``NONE("None (a held-out split)")``)."""
+        return _NoneConstraint(label)
+
+
+class _CallableConstraint(Constraint):
+    def accepts(self, value: Any) -> bool:
+        return callable(value)
+
+    def _describe(self) -> str:
+        return "a callable"
+
+
+#: The parameter may be None (a default worked out at fit time, or "not asked for").
+NONE = _NoneConstraint()
+#: The parameter is a function (a progress callback, a score).
+CALLABLE = _CallableConstraint()
+
+
+class HasMethods(Constraint):
+    """An object with these methods (a splitter, an estimator): duck-typed, as scikit-learn's objects are."""
+
+    def __init__(self, *methods: str, label: str | None = None) -> None:
+        self.methods, self.label = methods, label
+
+    def accepts(self, value: Any) -> bool:
+        return not isinstance(value, (str, bytes)) and all(
+            callable(getattr(value, m, None)) for m in self.methods
+        )
+
+    def _describe(self) -> str:
+        return f"an object with the method(s) {', '.join(self.methods)}"
+
+
+class InstanceOf(Constraint):
+    """An instance of one of ``types``."""
+
+    def __init__(self, *types: type, label: str | None = None) -> None:
+        self.types, self.label = types, label
+
+    def accepts(self, value: Any) -> bool:
+        return isinstance(value, self.types)
+
+    def _describe(self) -> str:
+        return f"an instance of {' or '.join(t.__name__ for t in self.types)}"
+
+
+def validate_params(owner: str, values: Mapping[str, Any], constraints: Mapping[str, Any]) -> None:
+    """Check each parameter of ``values`` named in ``constraints`` against its allowed kinds.
+
+    ``constraints`` maps a parameter's name to one :class:`Constraint` or a list of them (the value
+    must satisfy one); names it holds but ``values`` lacks are skipped, so that the functions of a
+    module share one table. A refusal is an :class:`~rejectopt.exceptions.InvalidParameterError` (a
+    ValueError and a TypeError) naming ``owner``, the parameter, what it allows and what it got; an
+    open (0, 1) interval is worded as :func:`check_open_unit` words it.
+
+    >>> table = {"n_jobs": [NONE, Interval(1, None, integer=True, closed="left")]}
+    >>> validate_params("fit", {"n_jobs": 2}, table)
+    >>> validate_params("fit", {"n_jobs": 0}, table)
+    Traceback (most recent call last):
+    rejectopt.exceptions.InvalidParameterError: fit: n_jobs must be None or an integer >= 1, got 0
+    >>> validate_params("fit", {"level": 1.0}, {"level": Interval(0, 1)})
+    Traceback (most recent call last):
+    rejectopt.exceptions.InvalidParameterError: fit: level must lie in (0, 1), got 1
+    """
+    for name, allowed in constraints.items():
+        if name not in values:  # a table shared by several functions, each checking its own
+            continue
+        kinds = list(allowed) if isinstance(allowed, (list, tuple)) else [allowed]
+        value = values[name]
+        if any(kind.accepts(value) for kind in kinds):
+            continue
+        others = [kind for kind in kinds if not isinstance(kind, _NoneConstraint)]
+        if len(others) == 1 and isinstance(others[0], Interval) and others[0].is_open_unit:
+            hint = " or None" if len(kinds) > 1 else ""
+            try:
+                check_open_unit(value, name, hint=hint)
+            except ValueError as err:
+                raise InvalidParameterError(f"{owner}: {err}") from None
+        texts = [kind.describe() for kind in kinds]
+        expected = texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} or {texts[-1]}"
+        raise InvalidParameterError(f"{owner}: {name} must be {expected}, got {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    """A refused value as the message shows it: numbers plainly (``1.5``, not ``np.float64(1.5)``)."""
+    if _is_real(value):
+        return str(int(value)) if isinstance(value, numbers.Integral) else repr(float(value))
+    return reprlib.repr(value)

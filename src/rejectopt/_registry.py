@@ -131,7 +131,8 @@ def import_interruption(name: str, err: BaseException) -> str:
 
 
 def import_user_module(name: str, search_dir: str | os.PathLike = ".") -> ModuleType:
-    """Import a user's module ``name`` (``my_scores`` or ``package.module``): from ``search_dir`` by file path, else from ``sys.path``.
+    """Import a user's module ``name`` (``my_scores`` or ``package.module``): from ``search_dir``
+    by file path, else from ``sys.path``.
 
     The folder is never put on ``sys.path``: there, any file of the working directory named like
     an installed module (a stray ``sklearn.py``) would be imported in its place by every later
@@ -177,6 +178,8 @@ def _import_user_module(name: str, search_dir) -> ModuleType:
     if loaded is None:
         package = [str(path.parent)] if path.name == "__init__.py" else None
         spec = importlib.util.spec_from_file_location(top, path, submodule_search_locations=package)
+        # a path to a .py file always has a spec with a loader (SourceFileLoader)
+        assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[top] = module
         try:

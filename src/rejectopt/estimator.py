@@ -24,6 +24,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._checks import NONE, HasMethods, InstanceOf, Interval, Options, validate_params
 from ._diagnostics import (
     labels_never_predicted,
     missed_coverage,
@@ -31,20 +32,20 @@ from ._diagnostics import (
     nothing_to_learn,
     risk_in_percent,
 )
+from ._features import (
+    check_features,
+    feature_bounds,
+    out_of_range,
+    out_of_range_message,
+    value_text,
+)
 from .exceptions import InfeasibleTargetError
 from .fitting import fit_selective, split_rows
 from .metrics import per_example_loss
-from .model import (
-    _check_features,
-    _feature_bounds,
-    _out_of_range,
-    _out_of_range_message,
-    _value_text,
-    decide,
-)
+from .model import decide
 from .scores import TCP, get_score, score_names
 from .scores._selection import SCORE_C_GRID
-from .selective import _check_tie_breaking, operating_point
+from .selective import TIE_BREAKING, operating_point
 from .stats import wilson_interval
 from .targets import Target
 
@@ -108,16 +109,6 @@ def _check_numeric_columns(X):
                 f"X: value {array[i, j]!r} at row {i}, column {j} is text, not a number: the uncertainty "
                 "score reads every column as a number; convert X to numbers first"
             )
-
-
-def _fraction(value, name):
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = float("nan")
-    if not 0.0 < number < 1.0:
-        raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
-    return number
 
 
 def _check_number(value, name, meaning):
@@ -398,6 +389,31 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.confidence = confidence
         self.cv = cv
 
+    #: The parameters checked by one table (``rejectopt._checks.validate_params``) before any fit;
+    #: ``target``, ``value`` and ``confidence`` are checked as a :class:`~rejectopt.targets.Target`,
+    #: ``uncertainty_score`` against the score registry and ``C_grid`` as a sequence.
+    _param_constraints = {
+        **{
+            f"{part}_fraction": Interval(0, 1)
+            for part in ("classifier", "calibration", "report", "validation")
+        },
+        "loss": Options(*_LOSSES),
+        "tie_breaking": Options(*TIE_BREAKING),
+        "n_jobs": [NONE, Interval(1, None, integer=True, closed="left")],
+        "random_state": [
+            Interval(0, None, integer=True, closed="left", label="a non-negative integer"),
+            NONE,
+            InstanceOf(np.random.RandomState, np.random.Generator),
+        ],
+        "cv": [
+            NONE("None (a held-out split)"),
+            Interval(2, None, integer=True, closed="left", label="a number of folds >= 2"),
+            HasMethods(
+                "split", "get_n_splits", label="a splitter such as sklearn.model_selection.KFold(5)"
+            ),
+        ],
+    }
+
     # ----------------------------------------------------------------------------------------
     # Parameter checks
     # ----------------------------------------------------------------------------------------
@@ -448,15 +464,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return None, spec
 
     def _n_jobs(self):
-        if self.n_jobs is None:
-            return None
-        if (
-            isinstance(self.n_jobs, bool)
-            or not isinstance(self.n_jobs, numbers.Integral)
-            or self.n_jobs < 1
-        ):
-            raise ValueError(f"n_jobs must be None or an integer >= 1, got {self.n_jobs!r}")
-        return int(self.n_jobs)
+        return None if self.n_jobs is None else int(self.n_jobs)
 
     def _score_template(self, instance, n_classes, seed):
         """An unfitted copy of a score instance with this estimator's classes, seed and threads."""
@@ -481,8 +489,6 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _seed(self):
         state = self.random_state
         if isinstance(state, numbers.Integral) and not isinstance(state, bool):
-            if state < 0:
-                raise ValueError(f"random_state must be a non-negative integer, got {state!r}")
             return int(state)
         if isinstance(state, np.random.Generator):
             return int(state.integers(2**31 - 1))
@@ -492,28 +498,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """``cv`` checked: None, a number of folds >= 2, or a splitter such as ``KFold(5)``; None when prefitted
         (ignored, as ``classifier_fraction`` is: nothing is fitted to cross-fit)."""
         cv = self.cv
-        if cv is None:
+        if cv is None or self._prefit():
             return None
-        if isinstance(cv, numbers.Integral) and not isinstance(cv, (bool, np.bool_)):
-            if cv < 2:
-                raise ValueError(
-                    f"cv must be None (a held-out split) or a number of folds >= 2, got {cv!r}"
-                )
-            cv = int(cv)
-        elif not (hasattr(cv, "split") and hasattr(cv, "get_n_splits")) or isinstance(
-            cv, (str, bytes)
-        ):
-            raise ValueError(
-                f"cv must be None (a held-out split), a number of folds >= 2 or a splitter such as "
-                f"sklearn.model_selection.KFold(5), got {cv!r}"
-            )
-        return None if self._prefit() else cv
+        return int(cv) if isinstance(cv, numbers.Integral) else cv
 
     def _check_fractions(self):
-        classifier = _fraction(self.classifier_fraction, "classifier_fraction")
-        calibration = _fraction(self.calibration_fraction, "calibration_fraction")
-        report = _fraction(self.report_fraction, "report_fraction")
-        validation = _fraction(self.validation_fraction, "validation_fraction")
+        classifier, calibration, report, validation = (
+            float(getattr(self, f"{part}_fraction"))
+            for part in ("classifier", "calibration", "report", "validation")
+        )
         if calibration + report >= 1.0:
             raise ValueError(
                 f"calibration_fraction + report_fraction must be < 1, got "
@@ -691,15 +684,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _check_params(self):
         """The target and ``(registry entry, instance)`` of the score, once every parameter is checked."""
         target = self._target()
-        self._cv()
+        validate_params(type(self).__name__, self.get_params(deep=False), self._param_constraints)
         self._C_grid()
         spec = self._score_spec()
-        self._n_jobs()
-        _check_tie_breaking(self.tie_breaking)
-        if self.loss not in _LOSSES:
-            raise ValueError(
-                f"loss must be one of {', '.join(map(repr, _LOSSES))}; got {self.loss!r}"
-            )
         prefit = self._prefit()
         if not hasattr(self.estimator, "predict") or not (prefit or hasattr(self.estimator, "fit")):
             raise ValueError(
@@ -713,7 +700,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         X_raw = X
         _check_numeric_columns(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
-        _check_features(X)
+        check_features(X)
         check_classification_targets(y)
         self._check_reject_label(np.unique(y))
         return X_raw, X, y
@@ -1001,12 +988,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         _check_numeric_columns(X)
         X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
         self._refuse_non_finite(X)
-        extreme, first = _out_of_range(X, *_feature_bounds(self.uncertainty_score_))
+        extreme, first = out_of_range(X, *feature_bounds(self.uncertainty_score_))
         if (
             first is not None
         ):  # rejected by decide; the classifier never sees them (it may overflow, or fail)
             i, j = first
-            where = _out_of_range_message(X[i, j], f"at row {i}, {self._column(j)}", stated=False)
+            where = out_of_range_message(X[i, j], f"at row {i}, {self._column(j)}", stated=False)
             warnings.warn(
                 f"{int(extreme.sum())} row(s) with a value out of range (first: {where}): rejected",
                 stacklevel=3,
@@ -1043,7 +1030,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         if bad.any():
             i, j = np.argwhere(bad)[0]
             raise ValueError(
-                f"X: value {_value_text(X[i, j])} at row {i}, {self._column(j)} is not a finite number: "
+                f"X: value {value_text(X[i, j])} at row {i}, {self._column(j)} is not a finite number: "
                 f"NaN or infinite values cannot be decided ({int(bad.any(axis=1).sum())} row(s) in all); "
                 "apply refuses them too"
             )

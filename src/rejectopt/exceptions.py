@@ -25,6 +25,7 @@ __all__ = [
     "DownloadError",
     "InfeasibleTargetError",
     "IntermediateFileError",
+    "InvalidParameterError",
     "MemoryBudgetError",
     "NetworkOutputError",
     "RawDataError",
@@ -52,12 +53,27 @@ class InfeasibleTargetError(ValueError):
     >>> try:
     ...     fit_bounded_improvement([1.0, 0.0], [0.1, 0.2], target_risk=0.1)
     ... except InfeasibleTargetError as error:
-    ...     print(error)
-    infeasible target_risk=0.1: no threshold reaches a selective risk <= target on this sample (smallest achievable selective risk is 0.5)
+    ...     message = str(error)
+    >>> message.split(": ")[0], message[message.index("(smallest"):]
+    ('infeasible target_risk=0.1', '(smallest achievable selective risk is 0.5)')
     """
 
 
 # --- uncertainty scores and the registries -----------------------------------------------------
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter outside what its owner's constraint table allows (``rejectopt._checks.validate_params``).
+
+    Both a :class:`ValueError` and a :class:`TypeError`: a wrong value and a value of the wrong type
+    are told by one check, and a caller catching either (as scikit-learn's own checks let it) catches
+    this.
+
+    Examples
+    --------
+    >>> issubclass(InvalidParameterError, ValueError) and issubclass(InvalidParameterError, TypeError)
+    True
+    """
 
 
 class RegistryError(ValueError):

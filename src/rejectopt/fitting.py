@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from ._checks import as_ood_mask
+from ._checks import as_ood_mask, check_open_unit
 from .scores import get_score, select_C
 from .scores._registry import call_score, constant_score_message
 from .scores._selection import SCORE_C_GRID
@@ -75,8 +75,7 @@ def split_rows(
         "validation_fraction": validation_fraction,
     }
     for name, value in fractions.items():
-        if not 0.0 < value < 1.0:
-            raise ValueError(f"{name} must lie in (0, 1), got {value:g}")
+        check_open_unit(value, name)
     if calibration_fraction + report_fraction >= 1.0:
         raise ValueError(
             f"calibration_fraction + report_fraction = {calibration_fraction + report_fraction:g} "
@@ -103,7 +102,7 @@ def split_rows(
     return {name: np.sort(order[bounds[k] : bounds[k + 1]]) for k, name in enumerate(sizes)}
 
 
-def _split_ood_rows(
+def split_ood_rows(
     is_ood: Any,
     calibration_fraction: float = 0.3,
     report_fraction: float = 0.2,
@@ -207,6 +206,27 @@ class SelectiveFit:
     parts: dict
 
 
+def _score_learner(score, n_classes, seed, n_jobs, fit_target):
+    """``(template, learner_with)``: the score learner unfitted, and a function of C making one."""
+    if not isinstance(score, str):
+
+        def with_C(C):
+            return clone(score).set_params(C=C)
+
+        return score, with_C
+    info = get_score(score)
+    if info.learns_from != "loss" and fit_target is None:
+        raise ValueError(
+            f"score {score!r} learns from {info.learns_from}, not from the loss: pass fit_target"
+        )
+    context = {"n_classes": n_classes, "random_state": seed, "n_jobs": n_jobs}
+
+    def make(C):
+        return info.make(C, **context)
+
+    return make(0.0), make
+
+
 def fit_selective(
     X: Any,
     y_pred: Any,
@@ -292,30 +312,12 @@ def fit_selective(
     ('SELE', 1.0)
     """
     C_grid = SCORE_C_GRID if C_grid is None else C_grid
-    if isinstance(score, str):
-        info = get_score(score)
-        if info.learns_from != "loss" and fit_target is None:
-            raise ValueError(
-                f"score {score!r} learns from {info.learns_from}, not from the loss: pass fit_target"
-            )
-        context = {"n_classes": n_classes, "random_state": seed, "n_jobs": n_jobs}
-        template = info.make(0.0, **context)
-
-        def learner_with(C):
-            return info.make(C, **context)
-    else:
-        template = score
-
-        def learner_with(C):
-            return clone(template).set_params(C=C)
-
+    template, learner_with = _score_learner(score, n_classes, seed, n_jobs, fit_target)
     precompute = getattr(template, "precompute_features", None)
-    if callable(
-        precompute
-    ):  # e.g. a network's logits -> their class-agnostic features, once for every row:
-        X = precompute(
-            X
-        )  # the C grid, the refit and the prediction below read them, not the logits
+    if callable(precompute):
+        # e.g. a network's logits -> their class-agnostic features, once for every row: the C
+        # grid, the refit and the prediction below read them, not the logits
+        X = precompute(X)
     fit_target = loss if fit_target is None else np.asarray(fit_target, dtype=float)
     fit_rows, val_rows = parts["fit"], parts["validation"]
     ood_target = isinstance(target, OODTarget)
@@ -349,11 +351,10 @@ def fit_selective(
     if constant and np.ptp(fit_target[train_rows]) > 0:  # a constant target has its own warning
         warnings.warn(constant, stacklevel=2)
     cal = parts["calibration"]
-    selection = (
-        target.fit(loss[cal], is_ood[cal], s[cal])
-        if ood_target
-        else target.fit(loss[cal], s[cal], loss_bound=loss_bound)
-    )
+    if isinstance(target, OODTarget):
+        selection = target.fit(loss[cal], is_ood[cal], s[cal])
+    else:
+        selection = target.fit(loss[cal], s[cal], loss_bound=loss_bound)
     return SelectiveFit(
         score=learner,
         C=float(best.C),
@@ -362,3 +363,7 @@ def fit_selective(
         uncertainty=s,
         parts=parts,
     )
+
+
+# old name, kept until its importers in cli/_main.py use split_ood_rows
+_split_ood_rows = split_ood_rows

@@ -16,14 +16,21 @@ import json
 import reprlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ._certify import ZERO_ONE_BOUND, CertifiedSelection, certified_from_dict
+from ._features import (
+    FEATURE_LIMIT,
+    feature_bounds,
+    out_of_range,
+    out_of_range_message,
+    value_text,
+)
 from .scores._base import PerClassLinearScore
 from .scores._registry import call_score
-from .selective import SelectionFunction, _check_tie_breaking
+from .selective import SelectionFunction, check_tie_breaking
 from .targets import OODTarget, parse_target
 
 __all__ = [
@@ -36,10 +43,6 @@ __all__ = [
     "validate_model",
 ]
 
-#: Largest magnitude of a feature value (and of a loss): beyond it, standardising's sums of
-#: squares overflow float64 on large samples, and a linear score of it says nothing.
-FEATURE_LIMIT = 1e150
-
 #: The ``format_version`` this release writes; a change of the fields raises it. Version 2 adds
 #: ``n_logits`` (a network's logits width K) and ``certificate`` (a certified target's guarantee);
 #: version 3 adds the certificate's ``loss_bound`` (B, the largest loss, that its risk bound rests on).
@@ -51,7 +54,8 @@ _READABLE_VERSIONS = (1, 2, 3)
 #: The ``format`` field of every ``model.json``: a file without it is not read as a model.
 _MODEL_FORMAT = "rejectopt-selective-model"
 #: ``pred_column`` of a model with one class-agnostic score (no predicted class).
-_NO_PRED = "none"
+NO_PRED = "none"
+_NO_PRED = NO_PRED  # old name, kept until its importers in cli/_table.py use NO_PRED
 _MODEL_KEYS_V1 = (
     "format",
     "format_version",
@@ -72,101 +76,14 @@ _MODEL_KEYS = _MODEL_KEYS_V1 + ("n_logits", "certificate")
 MODEL_MAX_BYTES = 100 * 2**20
 #: A weight beyond this magnitude makes the linear score overflow on ordinary rows (standardised
 #: features of a few units): ``apply`` would reject almost every row, so it warns.
-_COEF_WARN = 1e100
+COEF_WARN = 1e100
+_COEF_WARN = COEF_WARN  # old name, kept until its importers in cli/_model.py use COEF_WARN
 
 
-# --------------------------------------------------------------------------------------------
-# The guard
-# --------------------------------------------------------------------------------------------
-def _out_of_range(
-    X: np.ndarray, low: Any = -FEATURE_LIMIT, high: Any = FEATURE_LIMIT
-) -> tuple[np.ndarray, tuple[int, int] | None]:
-    """Rows of ``X`` with a value outside ``[low, high]`` or NaN, and the first one's ``(row, column)``.
-
-    The one home of the guard (estimator, CLI, :func:`decide`). A first pass on the column
-    extremes avoids float temporaries, so a million rows cost little.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Feature values.
-    low, high : float or ndarray of shape (d,), default=-FEATURE_LIMIT, FEATURE_LIMIT
-        Bounds, one for all columns or one per column (:func:`_feature_bounds`).
-
-    Returns
-    -------
-    rows : ndarray of bool of shape (n,)
-        True for a row out of range.
-    first : tuple of (int, int) or None
-        0-based, row-major first such value; None if none.
-    """
-    rows = np.zeros(X.shape[0], dtype=bool)
-    if X.size == 0:
-        return rows, None
-    low_col, high_col = X.min(axis=0), X.max(axis=0)  # NaN where a column holds a NaN
-    if np.all(low_col >= low) and np.all(high_col <= high):
-        return rows, None
-    rows = ~((X >= low) & (X <= high)).all(axis=1)
-    i = int(np.flatnonzero(rows)[0])
-    low, high = np.broadcast_to(low, X.shape[1:]), np.broadcast_to(high, X.shape[1:])
-    return rows, (i, int(np.flatnonzero(~((X[i] >= low) & (X[i] <= high)))[0]))
-
-
-def _out_of_range_reason(value: float) -> str:
-    """Why ``value`` is out of range: not finite, beyond the raw bound, or beyond it once standardised."""
-    if not np.isfinite(value):
-        return "values must be finite numbers"
-    if abs(value) > FEATURE_LIMIT:
-        return f"values must lie within +-{FEATURE_LIMIT:g} (beyond, standardising the features overflows float64)"
-    return f"standardised with the model's mean and scale it lies beyond +-{FEATURE_LIMIT:g}"
-
-
-def _value_text(value: float) -> str:
-    """A feature value as messages print it: ``1e+308``, ``inf``, ``-inf``, ``NaN``."""
-    return "NaN" if np.isnan(value) else f"{value:g}"
-
-
-def _out_of_range_message(value: float, position: str, *, stated: bool = True) -> str:
-    """``value 1e+308 <position> is out of range: <why>``, for the guard's first stopped value.
-
-    Parameters
-    ----------
-    value : float
-        The value.
-    position : str
-        In the caller's terms: ``at row 3, column 2``, ``in column 'f4' at row 7``.
-    stated : bool, default=True
-        False leaves out "is out of range", for a sentence that has said it.
-
-    Returns
-    -------
-    str
-    """
-    return f"value {_value_text(value)} {position}{' is out of range' if stated else ''}: {_out_of_range_reason(value)}"
-
-
-def _feature_bounds(score: Any) -> tuple[Any, Any]:
-    """Per-feature raw bounds with ``|x| <= L`` and ``|(x - mean) / scale| <= L`` (:data:`FEATURE_LIMIT`).
-
-    A score without ``mean_`` / ``scale_`` gets the raw bound alone, as scalars.
-    """
-    if not (hasattr(score, "mean_") and hasattr(score, "scale_")):
-        return -FEATURE_LIMIT, FEATURE_LIMIT
-    with np.errstate(over="ignore"):
-        low = np.maximum(-FEATURE_LIMIT, score.mean_ - FEATURE_LIMIT * score.scale_)
-        high = np.minimum(FEATURE_LIMIT, score.mean_ + FEATURE_LIMIT * score.scale_)
-    return low, high
-
-
-def _check_features(X: np.ndarray, *, what: str = "X") -> None:
-    """ValueError naming the first training value beyond :data:`FEATURE_LIMIT` or not finite."""
-    rows, first = _out_of_range(X)
-    if first is not None:
-        i, j = first
-        raise ValueError(
-            f"{what}: {_out_of_range_message(X[i, j], f'at row {i}, column {j}')} "
-            f"({int(rows.sum())} row(s) in all)"
-        )
+# old name, kept until its importers in logits.py, cli/_table.py use rejectopt._features.out_of_range
+_out_of_range = out_of_range
+# old name, kept until its importers in cli/_table.py use rejectopt._features.out_of_range_message
+_out_of_range_message = out_of_range_message
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,11 +182,11 @@ def decide(
     >>> decisions.out_of_range, decisions.first_out_of_range
     (array([False, False,  True,  True, False]), (2, 0))
     """
-    _check_tie_breaking(tie_breaking)
+    check_tie_breaking(tie_breaking)
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     unseen = np.zeros(n, dtype=bool) if unseen is None else np.asarray(unseen, dtype=bool)
-    extreme, first = _out_of_range(X, *_feature_bounds(score))
+    extreme, first = out_of_range(X, *feature_bounds(score))
     classes = np.where(unseen, 0, np.asarray(classes)) if unseen.any() else classes
     # an out-of-range row's features are replaced before the score sees them (a NaN would stop it):
     # the row is rejected whatever its score
@@ -432,7 +349,7 @@ def _check_certificate(target: Any, selection: CertifiedSelection) -> None:
             name = entry[2] if targets is not None else target.kind
             words = "at most" if relation == "<=" else "at least"
             raise ValueError(
-                f"certificate.{field} is {_value_text(bound)} but the target's {name} is {value:g}: a "
+                f"certificate.{field} is {value_text(bound)} but the target's {name} is {value:g}: a "
                 f"certified selection's {field} is {words} its target's ({relation} {value:g}); {_EDITED}"
             )
 
@@ -501,11 +418,28 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
 
     Examples
     --------
-    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 4})
+    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 4})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    ValueError: unsupported format_version 4: this release reads format_version 1, 2 and 3 (a newer rejectopt wrote it? upgrade rejectopt)
+    ValueError: unsupported format_version 4: ... 1, 2 and 3 (a newer rejectopt wrote it? upgrade rejectopt)
     """
+    version = _check_format(model)
+    score = PerClassLinearScore.from_dict(model["score"], name="score")
+    _check_class_seen(score)
+    certificate = model.get("certificate")
+    selection = (
+        SelectionFunction.from_dict(model["selection"], name="selection")
+        if certificate is None
+        else certified_from_dict(model["selection"], certificate, format_version=version)
+    )
+    _check_columns(model, score)
+    _check_target(model, selection, certificate, version)
+    _check_extras(model)
+    return score, selection
+
+
+def _check_format(model: Any) -> int:
+    """The ``format_version`` of a model file, once its format, version and fields are checked."""
     if not isinstance(model, dict) or model.get("format") != _MODEL_FORMAT:
         raise ValueError(f'not a rejectopt model (expected "format": "{_MODEL_FORMAT}")')
     version = model.get("format_version")
@@ -532,14 +466,11 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
                 + ([f"unknown field(s) {unknown}"] if unknown else [])
             )
         )
-    score = PerClassLinearScore.from_dict(model["score"], name="score")
-    _check_class_seen(score)
-    certificate = model.get("certificate")
-    selection = (
-        SelectionFunction.from_dict(model["selection"], name="selection")
-        if certificate is None
-        else certified_from_dict(model["selection"], certificate, format_version=version)
-    )
+    return version
+
+
+def _check_columns(model: Any, score: PerClassLinearScore) -> None:
+    """``feature_columns``, ``pred_column`` and ``classes`` agree with each other and the score."""
     features = _text_list(model["feature_columns"], "feature_columns")
     if len(features) != score.n_features_in_:
         raise ValueError(
@@ -551,10 +482,10 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     if pred_column in features:
         raise ValueError(f"feature_columns includes the pred_column {pred_column!r}")
     classes = model["classes"]
-    if pred_column == _NO_PRED:
+    if pred_column == NO_PRED:
         if classes is not None or score.n_classes_ != 1:
             raise ValueError(
-                f"classes must be null and score.n_classes 1 with pred_column {_NO_PRED!r}"
+                f"classes must be null and score.n_classes 1 with pred_column {NO_PRED!r}"
             )
     else:
         if classes is None:
@@ -567,6 +498,12 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
             raise ValueError(
                 f"classes has {len(classes)} entries but score.n_classes is {score.n_classes_}"
             )
+
+
+def _check_target(
+    model: Any, selection: SelectionFunction | CertifiedSelection, certificate: Any, version: int
+) -> None:
+    """The target parses, agrees with the certificate (or its absence), and ``loss`` is a name."""
     target = model["target"]
     if not isinstance(target, dict):
         raise ValueError(
@@ -583,9 +520,11 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
         target = {k: v for k, v in target.items() if k != "ood_column"}
     parsed = parse_target(target)
     confidence = parsed.confidence
-    if certificate is not None and confidence != selection.confidence:
+    # certified_from_dict made the selection whenever there is a certificate
+    certified = None if certificate is None else cast(CertifiedSelection, selection)
+    if certified is not None and confidence != certified.confidence:
         raise ValueError(
-            f"certificate.confidence {selection.confidence:g} differs from the target's confidence "
+            f"certificate.confidence {certified.confidence:g} differs from the target's confidence "
             f"{confidence!r}: the certificate is not that of this target"
         )
     if certificate is None and confidence is not None:
@@ -594,10 +533,14 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
         )
     if not isinstance(model["loss"], str):
         raise ValueError("loss must be a string")
-    if certificate is not None:
-        _check_certificate(parsed, selection)
+    if certified is not None:
+        _check_certificate(parsed, certified)
         if version >= 3:
-            _check_loss_bound(parsed, selection, model["loss"])
+            _check_loss_bound(parsed, certified, model["loss"])
+
+
+def _check_extras(model: Any) -> None:
+    """``versions`` (package versions, text) and ``n_logits`` (a network's logits width)."""
     versions = model["versions"]
     if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
         raise ValueError("versions must be an object of strings")
@@ -609,12 +552,14 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
             f"n_logits must be null or an integer >= 2 (the width of a network's logits), got "
             f"{reprlib.repr(n_logits)}"
         )
-    return score, selection
 
 
-def _one_line(err: BaseException) -> str:
+def one_line(err: BaseException) -> str:
     """The message of ``err`` on one line, else its type's name; the command line words its errors with it too."""
     return " ".join(str(err).split()) or type(err).__name__
+
+
+_one_line = one_line  # old name, kept until its importers in cli/_errors.py use one_line
 
 
 def _unique_keys(pairs: list) -> dict:
@@ -679,11 +624,11 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
     except RecursionError:
         raise ValueError(f"{path}: not a JSON model file (nested too deeply)") from None
     except (ValueError, OSError) as err:  # JSONDecodeError, UnicodeDecodeError, unreadable
-        raise ValueError(f"{path}: not a JSON model file ({_one_line(err)})") from None
+        raise ValueError(f"{path}: not a JSON model file ({one_line(err)})") from None
     try:
         score, selection = validate_model(model)
     except ValueError as err:
-        raise ValueError(f"{path}: invalid model: {_one_line(err)}") from None
+        raise ValueError(f"{path}: invalid model: {one_line(err)}") from None
     model.setdefault("n_logits", None)
     model.setdefault("certificate", None)
     if model["certificate"] is not None:

@@ -26,19 +26,23 @@ Conventions
 from __future__ import annotations
 
 import math
-import numbers
-import reprlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import lazy_loader as _lazy
 import numpy as np
 
-#: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson bound needs it).
-_sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
+from ._checks import Interval, as_loss_and_uncertainty, renamed_argument, validate_params
 
+# the selection function's own module; TIE_BREAKING and check_tie_breaking are re-exported here
+from ._selection_function import TIE_BREAKING as TIE_BREAKING
+from ._selection_function import SelectionFunction
+from ._selection_function import check_tie_breaking as check_tie_breaking
 from .exceptions import InfeasibleTargetError
 from .stats import selective_risk_interval, wilson_interval
+
+#: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson bound needs it).
+_sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
 
 __all__ = [
     "OperatingPoint",
@@ -54,233 +58,15 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------------------------
-# The selection function
-# --------------------------------------------------------------------------------------------
-#: How inputs tied at the threshold are drawn (eq. 25): see :meth:`SelectionFunction.accept`.
-_TIE_BREAKING = ("hash", "sequential")
-_MASK64 = (1 << 64) - 1
-
-
-def _check_tie_breaking(tie_breaking: str) -> None:
-    if tie_breaking not in _TIE_BREAKING:
-        raise ValueError(
-            f"tie_breaking must be one of {', '.join(map(repr, _TIE_BREAKING))}; got {tie_breaking!r}"
-        )
-
-
-def _splitmix64(values):
-    """SplitMix64 finaliser on a uint64 array (wrapping arithmetic)."""
-    values = values + np.uint64(0x9E3779B97F4A7C15)
-    values = (values ^ (values >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    values = (values ^ (values >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return values ^ (values >> np.uint64(31))
-
-
-def _row_uniforms(X: np.ndarray, seed: int) -> np.ndarray:
-    """Uniform [0, 1) per row, a function of the row and ``seed``: ``"hash"`` decides copies alike."""
-    bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0).view(
-        np.uint64
-    )  # + 0.0: -0.0 -> 0.0
-    with np.errstate(over="ignore"):
-        state = _splitmix64(np.full(bits.shape[0], np.uint64(seed & _MASK64)))
-        for j in range(bits.shape[1]):
-            state = _splitmix64(state ^ bits[:, j])
-    return (state >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
-@dataclass(frozen=True)
-class SelectionFunction:
-    """Randomized Bayes selection function on an uncertainty score (eq. 25; ties: eqs. 15, 23).
-
-    Parameters
-    ----------
-    threshold : float
-        Decision threshold ``a`` (gamma in eq. 15, beta in eq. 23). May be ``+inf`` (accept
-        everything) or ``-inf`` (reject everything), never NaN.
-    accept_prob : float
-        Acceptance probability ``nu`` in [0, 1] at exact ties ``s == threshold`` (tau in
-        eq. 16, kappa in eq. 24).
-
-    Examples
-    --------
-    >>> selection = SelectionFunction(threshold=0.4, accept_prob=0.5)
-    >>> selection.acceptance_probability([0.1, 0.4, 0.9])
-    array([1. , 0.5, 0. ])
-    >>> selection.to_dict()
-    {'threshold': 0.4, 'accept_prob': 0.5}
-    """
-
-    threshold: float
-    accept_prob: float
-
-    def __post_init__(self) -> None:
-        threshold = float(self.threshold)
-        accept_prob = float(self.accept_prob)
-        if math.isnan(threshold):
-            raise ValueError("SelectionFunction: threshold must not be NaN")
-        if not 0.0 <= accept_prob <= 1.0:
-            raise ValueError(
-                f"SelectionFunction: accept_prob must lie in [0, 1], got {self.accept_prob!r}"
-            )
-        object.__setattr__(self, "threshold", threshold)
-        object.__setattr__(self, "accept_prob", accept_prob)
-
-    def acceptance_probability(self, uncertainty: Any) -> np.ndarray:
-        """Probability c(x) of accepting each input: 1, ``accept_prob`` or 0 (eq. 25).
-
-        Parameters
-        ----------
-        uncertainty : array_like of float
-            Uncertainty scores ``s(x)``; NaN raises ValueError.
-
-        Returns
-        -------
-        numpy.ndarray of float, same shape as ``uncertainty``.
-        """
-        s = _as_finite_or_inf_array(uncertainty, "uncertainty")
-        prob = np.where(s < self.threshold, 1.0, 0.0)
-        prob[s == self.threshold] = self.accept_prob
-        return prob
-
-    def accept(
-        self,
-        uncertainty: Any,
-        random_state: Any = None,
-        *,
-        tie_breaking: str = "sequential",
-        rows: Any = None,
-    ) -> np.ndarray:
-        """Draw accept/reject decisions, random only at ties ``s == threshold``.
-
-        The one home of tie-breaking (:func:`rejectopt.model.decide` draws here too).
-
-        Parameters
-        ----------
-        uncertainty : array_like of float
-            Uncertainty scores ``s(x)``.
-        random_state : None, int, or numpy.random.Generator
-            Seed or generator for the boundary draws; an int with ``tie_breaking="hash"``.
-        tie_breaking : {"sequential", "hash"}, default="sequential"
-            ``"sequential"``: one seeded draw per tied input, in row order (``apply``'s).
-            ``"hash"``: from the input's own values (``rows``) and the seed, so every copy of
-            an input is decided alike, in any batch and order.
-        rows : array_like of shape (n, d) or None, default=None
-            The inputs ``"hash"`` reads; required with it.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            True where the prediction is accepted.
-        """
-        _check_tie_breaking(tie_breaking)
-        if tie_breaking == "hash" and rows is None:
-            raise ValueError('tie_breaking="hash" draws from the inputs: pass rows')
-        s = _as_finite_or_inf_array(uncertainty, "uncertainty")
-        accepted = s < self.threshold
-        ties = s == self.threshold
-        n_ties = int(ties.sum())
-        if n_ties and self.accept_prob >= 1.0:
-            accepted[ties] = True
-        elif n_ties and self.accept_prob > 0.0:
-            if tie_breaking == "hash":
-                draws = _row_uniforms(np.asarray(rows)[ties], random_state)
-            else:
-                draws = np.random.default_rng(random_state).random(n_ties)
-            accepted[ties] = draws < self.accept_prob
-        return accepted
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able dict; infinite thresholds are written as the strings ``"inf"``/``"-inf"``."""
-        data = asdict(self)
-        if math.isinf(self.threshold):
-            data["threshold"] = "inf" if self.threshold > 0 else "-inf"
-        return data
-
-    @classmethod
-    def from_dict(
-        cls, data: dict[str, Any], *, name: str = "SelectionFunction"
-    ) -> SelectionFunction:
-        """Inverse of :meth:`to_dict`, for untrusted input (e.g. hand-edited JSON).
-
-        Exactly the keys ``threshold`` (number, ``"inf"`` or ``"-inf"``) and ``accept_prob``
-        (in [0, 1]); ``name`` prefixes field names in the messages.
-
-        Raises
-        ------
-        ValueError
-            Naming the missing, unknown or malformed field.
-        """
-        if not isinstance(data, dict):
-            raise ValueError(
-                f"{name} must be an object with keys threshold and accept_prob, "
-                f"got {type(data).__name__}"
-            )
-        missing = {"threshold", "accept_prob"} - set(data)
-        if missing:
-            raise ValueError(f"{name}: missing keys {sorted(missing)}")
-        unknown = set(data) - {"threshold", "accept_prob"}
-        if unknown:
-            raise ValueError(f"{name}: unknown keys {sorted(map(str, unknown))}")
-        threshold = data["threshold"]
-        if isinstance(threshold, str) and threshold in ("inf", "-inf"):
-            threshold = float(threshold)
-        elif not _is_real_number(threshold) or not math.isfinite(float(threshold)):
-            raise ValueError(
-                f'{name}.threshold must be a finite number, "inf" or "-inf", '
-                f"got {reprlib.repr(threshold)}"
-            )
-        accept_prob = data["accept_prob"]
-        if not _is_real_number(accept_prob) or not 0.0 <= accept_prob <= 1.0:
-            raise ValueError(
-                f"{name}.accept_prob must be a number in [0, 1], got {reprlib.repr(accept_prob)}"
-            )
-        return cls(threshold=float(threshold), accept_prob=float(accept_prob))
-
-
-def _is_real_number(value: Any) -> bool:
-    """True for int and float values (JSON numbers) within the float range; False for bool, str, etc."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        return False
-    try:
-        float(value)
-    except OverflowError:  # an integer beyond the float range
-        return False
-    return True
-
-
-# --------------------------------------------------------------------------------------------
 # Input validation and tie groups
 # --------------------------------------------------------------------------------------------
-def _as_finite_or_inf_array(values: Any, name: str) -> np.ndarray:
-    arr = np.asarray(values, dtype=float)
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN at index {int(np.flatnonzero(np.isnan(arr))[0])}")
-    return arr
+def _check_pair(loss: Any, s: Any, loss_name: str = "loss") -> tuple[np.ndarray, np.ndarray]:
+    """The shared check of the pair; exact values, not ranks: a threshold is compared with them."""
+    return as_loss_and_uncertainty(loss, s, exact_order=False, loss_name=loss_name)
 
 
-def _validate_loss_and_scores(
-    loss: Any, s: Any, loss_name: str = "loss"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(loss, s)`` as 1-D float arrays or raise ValueError naming the bad input."""
-    loss = np.asarray(loss, dtype=float)
-    s = np.asarray(s, dtype=float)
-    if loss.ndim != 1 or s.ndim != 1:
-        raise ValueError(f"{loss_name} and s must be 1-D, got shapes {loss.shape} and {s.shape}")
-    if loss.shape[0] != s.shape[0]:
-        raise ValueError(
-            f"length mismatch: {loss_name} has {loss.shape[0]} elements, s has {s.shape[0]}"
-        )
-    if loss.shape[0] == 0:
-        raise ValueError(f"{loss_name} and s are empty; need at least one example")
-    for name, arr in ((loss_name, loss), ("s", s)):
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{name} must be finite; {name}[{i}] = {arr[i]}")
-    if (loss < 0).any():
-        i = int(np.flatnonzero(loss < 0)[0])
-        raise ValueError(f"{loss_name} must be non-negative; {loss_name}[{i}] = {loss[i]}")
-    return loss, s
+# old name, kept until its importers in _certify.py use rejectopt._checks.as_loss_and_uncertainty
+_validate_loss_and_scores = _check_pair
 
 
 @dataclass(frozen=True)
@@ -308,33 +94,35 @@ def _tie_groups(loss: np.ndarray, s: np.ndarray) -> _TieGroups:
     return _TieGroups(values=values, counts=counts.astype(float), loss_sums=loss_sums)
 
 
-def _check_unit_interval(value: float, name: str, *, closed_low: bool) -> float:
-    value = float(value)
-    low_ok = value >= 0.0 if closed_low else value > 0.0
-    if not (math.isfinite(value) and low_ok and value <= 1.0):
-        interval = "[0, 1]" if closed_low else "(0, 1]"
-        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
-    return value
-
-
-def _check_nonnegative(value: float, name: str) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value >= 0.0):
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return value
+#: The scalar parameters of the public functions below, declared once (``validate_params``); the
+#: target risk of Geifman & El-Yaniv's bound depends on the loss's scale and is checked there.
+_PARAMETERS = {
+    "reject_cost": Interval(0, None, closed="left"),
+    "target_risk": Interval(0, None),
+    "target_coverage": Interval(0, 1, closed="right"),
+    "delta": Interval(0, 1),
+    "loss_scale": Interval(0, None),
+}
 
 
 # --------------------------------------------------------------------------------------------
 # Evaluation
 # --------------------------------------------------------------------------------------------
-def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> tuple[float, float]:
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def empirical_risk_coverage(
+    loss: Any, uncertainty: Any, selection: SelectionFunction
+) -> tuple[float, float]:
     """Expected empirical selective risk and coverage of ``selection`` (eqs. 5-6).
 
     Exact over the tie randomisation (see the module's Conventions).
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Losses ``l(y_i, h(x_i)) >= 0`` and uncertainty scores.
     selection : SelectionFunction
         The selection function to evaluate.
@@ -353,7 +141,7 @@ def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> 
     >>> round(risk, 4), round(coverage, 4)
     (0.2857, 0.5833)
     """
-    loss, s = _validate_loss_and_scores(loss, s)
+    loss, s = _check_pair(loss, uncertainty)
     prob = selection.acceptance_probability(s)
     accepted_mass = float(prob.sum())
     coverage = accepted_mass / loss.size
@@ -364,7 +152,8 @@ def empirical_risk_coverage(loss: Any, s: Any, selection: SelectionFunction) -> 
 # --------------------------------------------------------------------------------------------
 # Cost-based model (Problem 1, eq. 4)
 # --------------------------------------------------------------------------------------------
-def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def fit_cost_based(loss: Any, uncertainty: Any, reject_cost: float) -> SelectionFunction:
     """Empirical Chow rule on the score: minimise the empirical cost-based risk (eq. 1).
 
     Minimises ``(sum_{s_i <= u} l_i + reject_cost * #(s_i > u)) / n`` over the cuts between
@@ -372,9 +161,13 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
     all-or-nothing: the risk is linear in a tie group's ``nu``, so ``nu in {0, 1}`` is optimal
     (the remark after eq. (4): a deterministic optimal strategy exists).
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Validation losses (>= 0) and uncertainty scores.
     reject_cost : float
         Reject cost epsilon >= 0 (loss units).
@@ -392,8 +185,9 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
     >>> fit_cost_based([0, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], reject_cost=0.4)
     SelectionFunction(threshold=0.2, accept_prob=1.0)
     """
-    loss, s = _validate_loss_and_scores(loss, s)
-    reject_cost = _check_nonnegative(reject_cost, "reject_cost")
+    loss, s = _check_pair(loss, uncertainty)
+    validate_params("fit_cost_based", {"reject_cost": reject_cost}, _PARAMETERS)
+    reject_cost = float(reject_cost)
     groups = _tie_groups(loss, s)
     n = loss.size
     cum_counts, cum_losses = groups.cum_counts, groups.cum_losses
@@ -408,7 +202,8 @@ def fit_cost_based(loss: Any, s: Any, reject_cost: float) -> SelectionFunction:
 # --------------------------------------------------------------------------------------------
 # Bounded-improvement model (Problem 3, Theorem 3, eqs. 14-16)
 # --------------------------------------------------------------------------------------------
-def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionFunction:
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def fit_bounded_improvement(loss: Any, uncertainty: Any, target_risk: float) -> SelectionFunction:
     """Maximal empirical coverage subject to empirical selective risk <= ``target_risk``.
 
     Empirical Theorem 3. The cumulative excess loss (r-bar of eq. 13) ``D(a, nu) =
@@ -417,9 +212,13 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
     group's ``nu = -D(before group) / (group excess)`` (eq. 16) makes the expected risk equal
     ``target_risk`` exactly, unless the whole sample meets it (all accepted).
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Validation losses (>= 0) and uncertainty scores.
     target_risk : float
         Target selective risk lambda > 0 (loss units).
@@ -448,10 +247,9 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
     >>> round(risk, 4), round(coverage, 4)
     (0.3, 0.7143)
     """
-    loss, s = _validate_loss_and_scores(loss, s)
+    loss, s = _check_pair(loss, uncertainty)
+    validate_params("fit_bounded_improvement", {"target_risk": target_risk}, _PARAMETERS)
     target_risk = float(target_risk)
-    if not (math.isfinite(target_risk) and target_risk > 0):
-        raise ValueError(f"target_risk must be a finite number > 0, got {target_risk!r}")
     groups = _tie_groups(loss, s)
     group_excess = groups.loss_sums - target_risk * groups.counts
     cum_excess = np.concatenate([[0.0], np.cumsum(group_excess)])  # D after group j = 0..m
@@ -477,16 +275,23 @@ def fit_bounded_improvement(loss: Any, s: Any, target_risk: float) -> SelectionF
 # --------------------------------------------------------------------------------------------
 # Bounded-abstention model (Problem 5, Theorem 6, eqs. 22-24)
 # --------------------------------------------------------------------------------------------
-def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> SelectionFunction:
+@renamed_argument("s", "uncertainty", since="0.6.0")
+def fit_bounded_abstention(
+    loss: Any, uncertainty: Any, target_coverage: float
+) -> SelectionFunction:
     """Minimal empirical selective risk subject to coverage >= ``target_coverage``.
 
     Empirical Theorem 6: beta is the smallest distinct score with ``#(s <= beta) >= omega * n``
     (eq. 22) and ``kappa = (omega * n - #(s < beta)) / #(s == beta)`` (eq. 24), so the expected
     coverage is exactly ``omega``; optimal for a proper score. ``loss`` is only validated.
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Validation losses (>= 0) and uncertainty scores.
     target_coverage : float
         Target coverage omega in (0, 1].
@@ -505,8 +310,9 @@ def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> Selecti
     >>> [round(v, 4) for v in empirical_risk_coverage(loss, s, selection)]
     [0.3333, 0.75]
     """
-    loss, s = _validate_loss_and_scores(loss, s)
-    omega = _check_unit_interval(target_coverage, "target_coverage", closed_low=False)
+    loss, s = _check_pair(loss, uncertainty)
+    validate_params("fit_bounded_abstention", {"target_coverage": target_coverage}, _PARAMETERS)
+    omega = float(target_coverage)
     groups = _tie_groups(loss, s)
     cum_counts = groups.cum_counts
     target_count = omega * loss.size
@@ -523,15 +329,19 @@ def fit_bounded_abstention(loss: Any, s: Any, target_coverage: float) -> Selecti
 # Geifman & El-Yaniv (2017): selection with guaranteed risk (SGR)
 # --------------------------------------------------------------------------------------------
 def _binomial_tail_upper_bound(n_errors: int, n_accepted: int, delta: float) -> float:
-    """B*(r, delta, m): largest b with P(Binomial(m, b) <= k) >= delta, the (1 - delta) quantile of Beta(k + 1, m - k)."""
+    """B*(r, delta, m): largest b with P(Binomial(m, b) <= k) >= delta.
+
+    It is the (1 - delta) quantile of Beta(k + 1, m - k).
+    """
     if n_accepted == 0 or n_errors >= n_accepted:
         return 1.0
     return float(_sps.beta.ppf(1.0 - delta, n_errors + 1, n_accepted - n_errors))
 
 
+@renamed_argument("s", "uncertainty", since="0.6.0")
 def fit_geifman_el_yaniv(
     loss01: Any,
-    s: Any,
+    uncertainty: Any,
     target_risk: float,
     delta: float,
     loss_scale: float = 1.0,
@@ -545,9 +355,13 @@ def fit_geifman_el_yaniv(
     (the *last* tested threshold), the largest-coverage threshold below the target is returned
     (same union bound); if none is, ValueError.
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss01, s : array_like, shape (n,)
+    loss01, uncertainty : array_like, shape (n,)
         0/1 losses times ``loss_scale`` (e.g. 0/100) and uncertainty scores (ties accepted together).
     target_risk : float
         Desired risk r* in (0, loss_scale], in loss units.
@@ -584,10 +398,9 @@ def fit_geifman_el_yaniv(
     >>> selection, round(bound, 4)
     (SelectionFunction(threshold=0.62, accept_prob=1.0), 9.4827)
     """
-    loss01, s = _validate_loss_and_scores(loss01, s, loss_name="loss01")
+    loss01, s = _check_pair(loss01, uncertainty, loss_name="loss01")
+    validate_params("fit_geifman_el_yaniv", {"loss_scale": loss_scale}, _PARAMETERS)
     loss_scale = float(loss_scale)
-    if not (math.isfinite(loss_scale) and loss_scale > 0):
-        raise ValueError(f"loss_scale must be a finite number > 0, got {loss_scale!r}")
     errors = loss01 / loss_scale
     not_binary = ~np.isin(errors, (0.0, 1.0))
     if not_binary.any():
@@ -599,9 +412,8 @@ def fit_geifman_el_yaniv(
     target_risk = float(target_risk)
     if not (math.isfinite(target_risk) and 0 < target_risk <= loss_scale):
         raise ValueError(f"target_risk must lie in (0, {loss_scale:g}], got {target_risk!r}")
+    validate_params("fit_geifman_el_yaniv", {"delta": delta}, _PARAMETERS)
     delta = float(delta)
-    if not (math.isfinite(delta) and 0 < delta < 1):
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
 
     order = np.argsort(s, kind="stable")
     s_sorted = s[order]
@@ -718,9 +530,10 @@ selective_risk_ci_method, n_accepted_expected
         return self.tpr_ci
 
 
+@renamed_argument("s", "uncertainty", since="0.6.0")
 def operating_point(
     loss: Any,
-    s: Any,
+    uncertainty: Any,
     selection: SelectionFunction,
     confidence: float = 0.95,
     *,
@@ -729,9 +542,13 @@ def operating_point(
 ) -> OperatingPoint:
     """Coverage (Wilson interval) and selective risk (:func:`rejectopt.stats.selective_risk_interval`).
 
+    .. versionchanged:: 0.6.0
+       ``s`` is renamed ``uncertainty`` (``s=`` still works, with a FutureWarning, until the
+       next release).
+
     Parameters
     ----------
-    loss, s : array_like, shape (n,)
+    loss, uncertainty : array_like, shape (n,)
         Losses (>= 0; NaN allowed on OOD rows) and uncertainty scores.
     selection : SelectionFunction
         The fitted selection function.
@@ -762,8 +579,8 @@ def operating_point(
     'Wilson score interval (95%) on the accepted rows'
     """
     if is_ood is not None:
-        return _ood_operating_point(loss, s, selection, confidence, loss_bound, is_ood)
-    loss, s = _validate_loss_and_scores(loss, s)
+        return _ood_operating_point(loss, uncertainty, selection, confidence, loss_bound, is_ood)
+    loss, s = _check_pair(loss, uncertainty)
     prob = selection.acceptance_probability(s)
     risk, coverage = empirical_risk_coverage(loss, s, selection)
     risk_ci, risk_method = selective_risk_interval(loss, prob, confidence, loss_bound=loss_bound)
@@ -797,7 +614,7 @@ def _ood_operating_point(
         raise ValueError(
             f"an operating point with OOD rows needs ID and OOD rows, got {n_id} ID and {n_ood} OOD"
         )
-    _, s = _validate_loss_and_scores(np.where(is_ood, 0.0, loss), s)  # OOD rows' losses may be NaN
+    _, s = as_loss_and_uncertainty(loss, s, exact_order=False, ignored=is_ood)  # OOD losses: NaN ok
     prob = selection.acceptance_probability(s)
     accepted_id, accepted_ood = float(prob[~is_ood].sum()), float(prob[is_ood].sum())
     accepted = accepted_id + accepted_ood
@@ -829,7 +646,7 @@ def _ood_operating_point(
 # --------------------------------------------------------------------------------------------
 # Two rules of the cost-based model (Problem 1) on a classifier's own outputs
 # --------------------------------------------------------------------------------------------
-def _chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
+def chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
     """Chow's rule: reject iff ``max_y p(y|x) < 1 - d`` (exactly ``1 - d`` is accepted).
 
     Bayes-optimal for the cost-based model on true posteriors; nothing is fitted.
@@ -852,7 +669,7 @@ def _chow_reject(proba: Any, reject_cost: float) -> np.ndarray:
     return proba.max(axis=1) < 1.0 - float(reject_cost)
 
 
-def _fit_margin_threshold(
+def fit_margin_threshold(
     decision: Any, loss: Any, reject_cost: float, *, loss_scale: float = 100.0
 ) -> SelectionFunction:
     """SVM margin baseline: :func:`fit_cost_based` on the uncertainty ``-|f|``, cost ``loss_scale d``.
@@ -875,3 +692,9 @@ def _fit_margin_threshold(
     return fit_cost_based(
         loss, -np.abs(np.asarray(decision, float)), float(loss_scale) * float(reject_cost)
     )
+
+
+# old name, kept until its importers in pipeline/experiments/double_hinge.py use chow_reject
+_chow_reject = chow_reject
+# old name, kept until its importers in pipeline/experiments/double_hinge.py use fit_margin_threshold
+_fit_margin_threshold = fit_margin_threshold

@@ -13,14 +13,11 @@ from ._io import IntermediateFileError, load_npz, recompute_hint, save_npz
 
 __all__ = ["DEFAULT_RATIOS", "make_splits", "save_splits", "load_split"]
 
-#: The five parts, in the order in which ratio vectors list them (defined with their check in :mod:`rejectopt._checks`).
-_PARTS = SPLIT_PARTS
-
 #: The paper's ratios 30/10/30/10/20 (Section 5.2.1).
 DEFAULT_RATIOS = (0.3, 0.1, 0.3, 0.1, 0.2)
 
 
-def _part_sizes(n: int, ratios: np.ndarray) -> np.ndarray:
+def part_sizes(n: int, ratios: np.ndarray) -> np.ndarray:
     """Largest-remainder sizes: each within one of ``ratio * n``, remainder ties to the earlier part."""
     exact = ratios * n
     sizes = np.floor(exact).astype(int)
@@ -45,15 +42,15 @@ def _stratified_partition(y, ratios, rng: np.random.Generator) -> dict[str, np.n
     Returns
     -------
     dict of str to ndarray of int64
-        Sorted example indices per part, keyed by ``_PARTS``.
+        Sorted example indices per part, keyed by ``SPLIT_PARTS``.
     """
     y = np.asarray(y)
     ratios = check_ratios(ratios)
-    pieces = {part: [] for part in _PARTS}
+    pieces: dict[str, list[np.ndarray]] = {part: [] for part in SPLIT_PARTS}
     for label in np.unique(y):
         members = rng.permutation(np.flatnonzero(y == label))
-        bounds = np.cumsum(_part_sizes(len(members), ratios))[:-1]
-        for part, chunk in zip(_PARTS, np.split(members, bounds)):
+        bounds = np.cumsum(part_sizes(len(members), ratios))[:-1]
+        for part, chunk in zip(SPLIT_PARTS, np.split(members, bounds)):
             pieces[part].append(chunk)
     return {
         part: np.sort(np.concatenate(chunks)).astype(np.int64) for part, chunks in pieces.items()
@@ -117,7 +114,7 @@ def _check_split(
     Parameters
     ----------
     parts : dict of str to array-like of int
-        Row indices keyed by ``_PARTS``.
+        Row indices keyed by ``SPLIT_PARTS``.
     n_rows : int
         The data's number of rows.
     where : str, default "split"
@@ -137,22 +134,24 @@ def _check_split(
     ValueError
         Naming ``where``, the parts involved and, for an overlap or a gap, an example row.
     """
-    missing = [part for part in _PARTS if part not in parts]
+    missing = [part for part in SPLIT_PARTS if part not in parts]
     if missing:
         raise ValueError(f"{where}: no part {', '.join(missing)}")
-    sizes = {part: np.asarray(parts[part]).size for part in _PARTS}
-    joined = np.concatenate([np.asarray(parts[part], dtype=np.int64).ravel() for part in _PARTS])
+    sizes = {part: np.asarray(parts[part]).size for part in SPLIT_PARTS}
+    joined = np.concatenate(
+        [np.asarray(parts[part], dtype=np.int64).ravel() for part in SPLIT_PARTS]
+    )
     if joined.size and (joined.min() < 0 or joined.max() >= n_rows):
         bad = int(joined[(joined < 0) | (joined >= n_rows)][0])
         raise ValueError(f"{where}: row {bad} is outside the data's {n_rows} rows")
     owner = np.full(n_rows, -1)
-    for number, part in enumerate(_PARTS):
+    for number, part in enumerate(SPLIT_PARTS):
         index = np.asarray(parts[part], dtype=np.int64)
         taken = owner[index] >= 0
         if taken.any():
             row = int(index[taken][0])
             raise ValueError(
-                f"{where}: parts {_PARTS[owner[row]]} and {part} overlap (row {row} is in both); the "
+                f"{where}: parts {SPLIT_PARTS[owner[row]]} and {part} overlap (row {row} is in both); the "
                 "parts of a split must be disjoint"
             )
         values, counts = np.unique(index, return_counts=True)
@@ -163,12 +162,12 @@ def _check_split(
         row = int(np.flatnonzero(owner < 0)[0])
         raise ValueError(
             f"{where}: the parts hold {joined.size} of the data's {n_rows} rows (row {row} is in none); "
-            f"a split covers every row ({', '.join(f'{p} {sizes[p]}' for p in _PARTS)})"
+            f"a split covers every row ({', '.join(f'{p} {sizes[p]}' for p in SPLIT_PARTS)})"
         )
     if y is not None and ratios is not None:
         y, ratios = np.asarray(y), check_ratios(ratios)
         labels, totals = np.unique(y, return_counts=True)
-        for part, ratio in zip(_PARTS, ratios):
+        for part, ratio in zip(SPLIT_PARTS, ratios):
             counts = np.array([np.sum(y[parts[part]] == label) for label in labels])
             off = np.abs(counts - ratio * totals) >= 1
             if off.any():
@@ -216,21 +215,23 @@ def save_splits(
     >>> import numpy as np
     >>> splits = make_splits(np.array([0] * 10 + [1] * 10), n_splits=1)
     >>> splits["tst_0"] = splits["trn1_0"]
-    >>> save_splits("splits.npz", splits)
+    >>> save_splits("splits.npz", splits)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: splits.npz: split 0: parts trn1 and tst overlap (row 1 is in both); the parts of a split must be disjoint
+    ValueError: splits.npz: split 0: parts trn1 and tst overlap (row 1 is in both); the parts of ... disjoint
     """
     splits = {name: np.asarray(index, dtype=np.int64) for name, index in splits.items()}
     ks = sorted({int(name.rsplit("_", 1)[1]) for name in splits})
     n_rows = (
         len(y)
         if y is not None
-        else sum(splits[f"{part}_{ks[0]}"].size for part in _PARTS if f"{part}_{ks[0]}" in splits)
+        else sum(
+            splits[f"{part}_{ks[0]}"].size for part in SPLIT_PARTS if f"{part}_{ks[0]}" in splits
+        )
     )
     for k in ks:
         _check_split(
-            {part: splits[f"{part}_{k}"] for part in _PARTS if f"{part}_{k}" in splits},
+            {part: splits[f"{part}_{k}"] for part in SPLIT_PARTS if f"{part}_{k}" in splits},
             n_rows,
             where=f"{path}: split {k}",
             y=y,
@@ -260,7 +261,7 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
     Returns
     -------
     dict of str to ndarray of int64
-        Row indices keyed by ``_PARTS``.
+        Row indices keyed by ``SPLIT_PARTS``.
 
     Raises
     ------
@@ -279,14 +280,18 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
         list(parts)   # ['trn1', 'val1', 'trn2', 'val2', 'tst']
     """
     data = load_npz(path, expect={"data_sha256": data_sha256})
-    missing = [f"{part}_{k}" for part in _PARTS if f"{part}_{k}" not in data]
+    missing = [f"{part}_{k}" for part in SPLIT_PARTS if f"{part}_{k}" not in data]
     if missing:
         raise KeyError(
             f"{path} has no split {k} (missing {', '.join(missing)}); rerun make_splits with n_splits > {k}"
         )
-    parts = {part: data[f"{part}_{k}"] for part in _PARTS}
+    parts = {part: data[f"{part}_{k}"] for part in SPLIT_PARTS}
     try:
         _check_split(parts, int(data.provenance.get("n_rows", -1)), where=f"{path}: split {k}")
     except ValueError as err:
         raise IntermediateFileError(f"{err}; {recompute_hint(path)}") from err
     return parts
+
+
+# old name, kept until its importers in pipeline/experiments/double_hinge.py use SPLIT_PARTS
+_PARTS = SPLIT_PARTS

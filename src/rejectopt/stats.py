@@ -15,6 +15,8 @@ import lazy_loader as _lazy
 import numpy as np
 import pandas as pd
 
+from ._checks import Interval, check_open_unit, validate_params
+
 #: scipy.stats, imported at its first use (it costs about 0.6 s: a table job needs it, a figure job not).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
 
@@ -227,13 +229,24 @@ def friedman_test(table: pd.DataFrame) -> FriedmanResult:
 # --------------------------------------------------------------------------------------------
 # Nemenyi post-hoc test
 # --------------------------------------------------------------------------------------------
-def _validate_k_n_alpha(k: int, n: int, alpha: float) -> tuple[int, int, float]:
-    if int(k) != k or k < 2:
-        raise ValueError(f"k (number of methods) must be an integer >= 2, got {k!r}")
-    if int(n) != n or n < 1:
-        raise ValueError(f"n (number of datasets) must be an integer >= 1, got {n!r}")
-    if not (0.0 < float(alpha) < 1.0):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+#: The scalar parameters of the public functions of this module, declared once (``validate_params``).
+_PARAMETERS = {
+    "k": Interval(
+        2, None, integer=True, closed="left", label="an integer >= 2 (number of methods)"
+    ),
+    "n": Interval(
+        1, None, integer=True, closed="left", label="an integer >= 1 (number of datasets)"
+    ),
+    "alpha": Interval(0, 1),
+    "cd": Interval(0, None),
+    "loss_bound": Interval(
+        0, None, label="a finite number > 0 (the largest loss a prediction can have)"
+    ),
+}
+
+
+def _validate_k_n_alpha(owner: str, k: int, n: int, alpha: float) -> tuple[int, int, float]:
+    validate_params(owner, {"k": k, "n": n, "alpha": alpha}, _PARAMETERS)
     return int(k), int(n), float(alpha)
 
 
@@ -259,7 +272,7 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     >>> round(nemenyi_q(3), 3), round(nemenyi_q(4, alpha=0.10), 3)
     (2.344, 2.291)
     """
-    k, _, alpha = _validate_k_n_alpha(k, 1, alpha)
+    k, _, alpha = _validate_k_n_alpha("nemenyi_q", k, 1, alpha)
     q_range = float(_sps.studentized_range.ppf(1.0 - alpha, k, np.inf))
     if not math.isfinite(q_range):  # fall back to a very large df if df=inf is unsupported
         q_range = float(_sps.studentized_range.ppf(1.0 - alpha, k, 1e7))
@@ -287,7 +300,7 @@ def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
     >>> round(nemenyi_cd(4, 11, alpha=0.10), 3)
     1.261
     """
-    k, n, alpha = _validate_k_n_alpha(k, n, alpha)
+    k, n, alpha = _validate_k_n_alpha("nemenyi_cd", k, n, alpha)
     return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n))
 
 
@@ -348,7 +361,7 @@ def significant_pairs(avg_ranks: pd.Series, cd: float) -> list[tuple[str, str]]:
     ]
 
 
-def _cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
+def cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
     """Maximal runs (>= 2 methods, in rank order) with ``max rank - min rank < cd``: the CD diagram's bars.
 
     Parameters
@@ -363,9 +376,8 @@ def _cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
     list of list of str
         Groups, and methods within them, in rank order.
     """
+    validate_params("cliques", {"cd": cd}, _PARAMETERS)
     cd = float(cd)
-    if not (math.isfinite(cd) and cd > 0):
-        raise ValueError(f"cd must be a finite number > 0, got {cd!r}")
     ranks = pd.Series(avg_ranks, dtype=float).sort_values(kind="stable")
     if ranks.isna().any():
         raise ValueError(f"avg_ranks contains NaN for {list(ranks.index[ranks.isna()])}")
@@ -385,9 +397,7 @@ def _cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
 # Confidence intervals of a selective classifier's coverage and selective risk
 # --------------------------------------------------------------------------------------------
 def _z_value(confidence: float) -> float:
-    confidence = float(confidence)
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    confidence = check_open_unit(confidence, "confidence")
     return float(_sps.norm.ppf(0.5 + confidence / 2))
 
 
@@ -486,12 +496,8 @@ def selective_risk_interval(
     >>> round(selective_risk_interval([0.0] * 20, [1.0] * 20, loss_bound=100)[0][1], 2)
     16.11
     """
+    validate_params("selective_risk_interval", {"loss_bound": loss_bound}, _PARAMETERS)
     bound = float(loss_bound)
-    if not (math.isfinite(bound) and bound > 0):
-        raise ValueError(
-            f"loss_bound must be a finite number > 0 (the largest loss a prediction can have), "
-            f"got {loss_bound!r}"
-        )
     loss = np.asarray(loss, dtype=float)
     accept_prob = np.asarray(accept_prob, dtype=float)
     if loss.size and float(loss.max()) > bound:
@@ -543,3 +549,7 @@ def _empirical_bernstein(
         )
     half = np.where(k >= 2, half, np.inf)
     return np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)
+
+
+# old name, kept until its importers in pipeline/report/_figures.py use cliques
+_cliques = cliques

@@ -26,14 +26,13 @@ from ._certify import (
     fit_certified_tpr_fpr,
     validate_target,
 )
-from ._checks import check_confidence
+from ._checks import Interval, check_confidence, validate_params
 from .ood import fit_bounded_precision_recall, fit_bounded_tpr_fpr
 from .ood._metrics import operating_points
 from .ood._validation import CONSTRAINT_TOL
 from .selective import (
     InfeasibleTargetError,
     SelectionFunction,
-    _is_real_number,
     fit_bounded_abstention,
     fit_bounded_improvement,
     fit_cost_based,
@@ -52,6 +51,14 @@ __all__ = [
 def _normal_kind(kind: Any) -> Any:
     """A kind as written (``Reject_Cost``) in its one spelling (``reject-cost``); a non-text kind as it is."""
     return kind.strip().lower().replace("_", "-") if isinstance(kind, str) else kind
+
+
+#: The value each kind of :class:`Target` allows, declared once (``validate_params``).
+_TARGET_VALUES = {
+    "coverage": Interval(0, 1, closed="right"),
+    "risk": Interval(0, None, label="a finite number > 0 (loss units)"),
+    "reject-cost": Interval(0, None, closed="left"),
+}
 
 
 @dataclass(frozen=True, repr=False)
@@ -95,7 +102,7 @@ class Target:
     >>> Target("coverage", 1.5)
     Traceback (most recent call last):
         ...
-    ValueError: target coverage must lie in (0, 1], got 1.5
+    rejectopt.exceptions.InvalidParameterError: target: coverage must be a number in (0, 1], got 1.5
     """
 
     KINDS: ClassVar[tuple[str, ...]] = ("coverage", "risk", "reject-cost")
@@ -117,14 +124,7 @@ class Target:
             raise ValueError(
                 f"target {self.kind}: {reprlib.repr(self.value)} is not a number"
             ) from None
-        if self.kind == "coverage" and not 0.0 < number <= 1.0:
-            raise ValueError(f"target coverage must lie in (0, 1], got {number:g}")
-        if self.kind == "risk" and not (math.isfinite(number) and number > 0):
-            raise ValueError(
-                f"target risk must be a finite number > 0 (loss units), got {number:g}"
-            )
-        if self.kind == "reject-cost" and not (math.isfinite(number) and number >= 0):
-            raise ValueError(f"target reject-cost must be a finite number >= 0, got {number:g}")
+        validate_params("target", {self.kind: number}, _TARGET_VALUES)
         object.__setattr__(self, "value", number)
         if self.confidence is not None:
             if self.kind == "reject-cost":
@@ -277,14 +277,9 @@ class OODTarget:
             raise ValueError(
                 f"target {self.kind} needs two bounds ({', '.join(self.names)}), got {len(bounds)}"
             )
-        checked = []
-        for name, value in zip(self.names, bounds):
-            if not _is_real_number(value) or not 0.0 <= float(value) <= 1.0:
-                raise ValueError(
-                    f"target {name} must be a number in [0, 1], got {reprlib.repr(value)}"
-                )
-            checked.append(float(value))
-        object.__setattr__(self, "bounds", tuple(checked))
+        rate = Interval(0, 1, closed="both")
+        validate_params("target", dict(zip(self.names, bounds)), dict.fromkeys(self.names, rate))
+        object.__setattr__(self, "bounds", tuple(float(value) for value in bounds))
         if self.confidence is not None:
             if self.kind != "tpr-fpr":
                 raise ValueError(
@@ -352,7 +347,10 @@ class OODTarget:
             Bad input (no ID or no OOD rows, NaN, lengths), from :mod:`rejectopt.ood`.
         """
         if self.confidence is not None:
-            return fit_certified_tpr_fpr(loss, is_ood, uncertainty, *self.bounds, self.confidence)
+            tpr_min, fpr_max = self.bounds
+            return fit_certified_tpr_fpr(
+                loss, is_ood, uncertainty, tpr_min, fpr_max, self.confidence
+            )
         fit = fit_bounded_tpr_fpr if self.kind == "tpr-fpr" else fit_bounded_precision_recall
         try:
             return fit(loss, is_ood, uncertainty, *self.bounds)
@@ -550,7 +548,7 @@ def parse_target(spec: str | dict) -> Target | OODTarget:
     >>> parse_target("coverage=2")
     Traceback (most recent call last):
         ...
-    ValueError: target coverage must lie in (0, 1], got 2
+    rejectopt.exceptions.InvalidParameterError: target: coverage must be a number in (0, 1], got 2.0
     >>> parse_target({"kind": "risk", "value": 5, "confidence": 0.9}) == Target("risk", 5, confidence=0.9)
     True
     """
@@ -571,13 +569,9 @@ def parse_target(spec: str | dict) -> Target | OODTarget:
             raise ValueError(f"target confidence: {value!r} is not a number") from None
         check_confidence(confidence)
         target = parse_target(",".join(parts))
-        return type(target)(
-            *(
-                getattr(target, f)
-                for f in ("kind", "bounds" if isinstance(target, OODTarget) else "value")
-            ),
-            confidence,
-        )
+        if isinstance(target, OODTarget):
+            return OODTarget(target.kind, target.bounds, confidence)
+        return Target(target.kind, target.value, confidence)
     first = parts[0].partition("=")[0].strip().lower()
     if len(parts) > 1 or first in ("tpr", "fpr", "precision", "recall"):
         return _parse_ood_target(text, parts)

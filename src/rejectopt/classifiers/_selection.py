@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_consistent_length
 
+from .._checks import check_1d
 from ..scores import mcp, svm_margin
 from ._crammer_singer import fit_crammer_singer_path
 from ._linear import C_GRID, CS_TOL, BinaryHingeSVM, _fit_classifier, loss_weights
@@ -20,9 +21,7 @@ log = logging.getLogger(__name__)
 
 
 def _check_labels(y, n_classes, name):
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {y.shape}")
+    y = check_1d(y, name)
     if y.size and not np.all(np.equal(np.mod(y, 1), 0)):
         raise ValueError(f"{name} must hold integer labels 0..K-1")
     y = y.astype(np.int64)

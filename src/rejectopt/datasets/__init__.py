@@ -10,14 +10,19 @@ One module per concept: ``_registry`` (the datasets and their raw files), ``_fet
 from the data mirror or its URL), ``_download`` (HTTP with retries, backoff, timeouts,
 ``download_base``), ``_trust`` (sha256 pinned or recorded in ``checksums.lock``),
 ``_decompress`` (xz, gzip, bzip2, unix compress), ``_archive`` (a member of a zip / tar, a tar
-extracted safely), ``_stream`` (chunked, hashed copies), ``_errors``, ``_parsers`` / ``_prepare``
+extracted safely), ``_stream`` (chunked, hashed copies), ``_parsers`` / ``_prepare``
 (raw files to verified arrays), ``_custom`` (a user's file), ``_faces300w`` (the 300-W faces of
-the landmark experiment: layouts, ``.pts`` annotations, the official archive). The pipeline
+the landmark experiment: layouts, ``.pts`` annotations, the official archive). Their errors live in
+:mod:`rejectopt.exceptions` with every other exception of the library. The pipeline
 imports its steps (fetching, locking, the faces) from these modules directly.
 """
 
-from ._custom import CustomDataset, CustomDatasetError, load_custom, peek_custom
-from ._errors import ChecksumError, DataSourceError, DownloadError
+# the data sources' errors and CustomDatasetError stay importable from here (old import paths)
+from ..exceptions import ChecksumError as ChecksumError
+from ..exceptions import DataSourceError as DataSourceError
+from ..exceptions import DownloadError as DownloadError
+from ._custom import CustomDataset, load_custom, peek_custom
+from ._custom import CustomDatasetError as CustomDatasetError
 from ._prepare import load_prepared, prepare_dataset
 from ._registry import REGISTRY, DatasetSpec, get_spec
 

@@ -17,9 +17,10 @@ import tarfile
 import zipfile
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from .._io import atomic_path
+from ..exceptions import DataSourceError, DecompressionError, UnpackLimitError
 from ._decompress import (
     DECODE_ERRORS,
     MAX_UNPACK_RATIO,
@@ -28,7 +29,6 @@ from ._decompress import (
     unpack_cap,
     unpack_limit_error,
 )
-from ._errors import DataSourceError, DecompressionError, UnpackLimitError
 from ._stream import OverLimit, ReadFailed, discarded, pump, remove_stale_parts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,9 +52,9 @@ def extract_member(
     """Copy member ``raw_file.archive_member`` of the downloaded zip / tar ``archive`` into ``sink``;
     a damaged archive raises :class:`DecompressionError` ending with ``hint`` (what to do), a member
     past the raw file's pinned size (``raw_file.size``), or else past the cap,
-    :class:`~rejectopt.datasets._errors.UnpackLimitError`, a member that is a link or not a file
+    :class:`~rejectopt.exceptions.UnpackLimitError`, a member that is a link or not a file
     :class:`DataSourceError`."""
-    member = raw_file.archive_member
+    member = cast(str, raw_file.archive_member)  # called for a raw file inside an archive only
     what = f"the download of {url} ({n_bytes} bytes)"
     damaged = f"{raw_file.name}: {what} cannot be read as an archive"
     size = raw_file.size
@@ -77,28 +77,28 @@ def extract_member(
 
     try:
         if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as bundle:
-                info = bundle.getinfo(resolve_member(bundle.namelist(), member, url))
-                if info.file_size > cap:
-                    raise too_large(info.filename)
-                with bundle.open(info) as source:
+            with zipfile.ZipFile(archive) as zip_bundle:
+                zip_info = zip_bundle.getinfo(resolve_member(zip_bundle.namelist(), member, url))
+                if zip_info.file_size > cap:
+                    raise too_large(zip_info.filename)
+                with zip_bundle.open(zip_info) as source:
                     pump(source, sink, DECODE_ERRORS, limit=cap)
             return
         if tarfile.is_tarfile(archive):
             check_stream(archive, raw_file.name, what, hint, max_ratio)
-            with tarfile.open(archive) as bundle:
-                info = _regular_member(
-                    bundle,
-                    resolve_member(bundle.getnames(), member, url),
+            with tarfile.open(archive) as tar_bundle:
+                tar_info = _regular_member(
+                    tar_bundle,
+                    resolve_member(tar_bundle.getnames(), member, url),
                     raw_file.name,
                     what,
                     hint,
                 )
-                if info.size > cap:
-                    raise too_large(info.name)
-                source = bundle.extractfile(info)
-                with source:
-                    pump(source, sink, DECODE_ERRORS, limit=cap)
+                if tar_info.size > cap:
+                    raise too_large(tar_info.name)
+                # a regular member (checked above) always has a file object
+                with cast(IO[bytes], tar_bundle.extractfile(tar_info)) as tar_source:
+                    pump(tar_source, sink, DECODE_ERRORS, limit=cap)
             return
     except OverLimit:
         raise too_large(member) from None

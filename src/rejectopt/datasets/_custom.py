@@ -9,13 +9,14 @@ import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
-from .._checks import check_ratios
+from .._checks import SPLIT_PARTS, check_ratios
 from .._io import LazyNpz, save_npz
 from ..exceptions import CustomDatasetError
-from ..splits import _PARTS, DEFAULT_RATIOS, _part_sizes
+from ..splits import DEFAULT_RATIOS, part_sizes
 from ._prepare import fingerprint, load_prepared
 from ._trust import sha256_of_file
 
@@ -164,7 +165,8 @@ def _decoded_lines(handle, path):
             yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
         except UnicodeDecodeError as err:
             raise CustomDatasetError(
-                f"{path} line {number}: byte 0x{raw[err.start]:02x} (position {err.start + 1} of the line) is not UTF-8; "
+                f"{path} line {number}: byte 0x{raw[err.start]:02x} "
+                f"(position {err.start + 1} of the line) is not UTF-8; "
                 "custom CSV files are read as UTF-8: save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
             ) from None
 
@@ -300,7 +302,8 @@ def _encode_target(dataset: CustomDataset, raw: np.ndarray) -> tuple[np.ndarray,
         if dataset.task == "ordinal":
             bad = next(v for v in raw if not _is_number(v))
             raise CustomDatasetError(
-                f"{dataset.path}: ordinal target {dataset.target or 'y'!r} holds {bad!r}; ordinal levels must be numbers"
+                f"{dataset.path}: ordinal target {dataset.target or 'y'!r} holds {bad!r}; "
+                "ordinal levels must be numbers"
             ) from None
     if numeric is not None:
         if not np.all(np.isfinite(numeric)):
@@ -377,11 +380,12 @@ def peek_custom(dataset: CustomDataset) -> dict:
     missing = [k for k, shape in shapes.items() if shape is None]
     if missing:
         raise CustomDatasetError(f"{path}: no array {' or '.join(missing)}")
-    if len(shapes["X"]) != 2 or len(shapes["y"]) != 1 or shapes["X"][0] != shapes["y"][0]:
+    x_shape, y_shape = cast(tuple, shapes["X"]), cast(tuple, shapes["y"])  # neither is missing
+    if len(x_shape) != 2 or len(y_shape) != 1 or x_shape[0] != y_shape[0]:
         raise CustomDatasetError(
-            f"{path}: X must be 2-D and y 1-D with as many rows; got {shapes['X']} and {shapes['y']}"
+            f"{path}: X must be 2-D and y 1-D with as many rows; got {x_shape} and {y_shape}"
         )
-    return {"n": int(shapes["y"][0]), "d": int(shapes["X"][1]), "exact": True}
+    return {"n": int(y_shape[0]), "d": int(x_shape[1]), "exact": True}
 
 
 def _npy_shape(archive: zipfile.ZipFile, key: str) -> tuple | None:
@@ -452,7 +456,7 @@ def min_class_size(ratios) -> int:
     """Smallest class size for which every part of ``ratios`` gets at least one example."""
     ratios = check_ratios(ratios)
     n = len(ratios)
-    while np.any(_part_sizes(n, ratios) == 0):
+    while np.any(part_sizes(n, ratios) == 0):
         n += 1
     return n
 
@@ -473,7 +477,8 @@ def _check_classes(dataset: CustomDataset, y: np.ndarray, classes: np.ndarray) -
         listed = ", ".join(f"{value!r} ({count})" for value, count in small[:5])
         raise CustomDatasetError(
             f"{dataset.path}: class(es) {listed} of target {dataset.target or 'y'!r} are too small to be split five "
-            f"ways ({'/'.join(_PARTS)} with ratios {check_ratios(ratios).tolist()}): every class needs at least {need} "
+            f"ways ({'/'.join(SPLIT_PARTS)} with ratios {check_ratios(ratios).tolist()}): "
+            f"every class needs at least {need} "
             "examples; merge or drop the small classes"
         )
 

@@ -15,7 +15,7 @@ The cap
     benchmark expand 1 to 36 times (phishing under xz, the most compressible), so a factor of 100
     leaves them room while a bomb (gzip reaches 1,000:1, bzip2 and LZW far more) is stopped after
     at most 100 times what was downloaded. A file over either raises
-    :class:`~rejectopt.datasets._errors.UnpackLimitError` naming the file, the limit, how many
+    :class:`~rejectopt.exceptions.UnpackLimitError` naming the file, the limit, how many
     bytes were written (and deleted) and what to do.
 """
 
@@ -31,9 +31,9 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
-from ._errors import DecompressionError, UnpackLimitError
+from ..exceptions import DecompressionError, UnpackLimitError
 from ._stream import CHUNK_BYTES, OverLimit, ReadFailed, discarded, pump
 
 __all__ = [
@@ -112,7 +112,7 @@ def open_decompressed(path: Path, compression: str | None) -> IO[bytes]:
     if compression == "xz":
         return lzma.open(path, "rb")
     if compression == "gz":
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     if compression == "bz2":
         return bz2.open(path, "rb")
     if compression == "Z":
@@ -159,8 +159,9 @@ def decompress_into(
     except OverLimit:
         if size is not None:
             raise size_limit_error(name, as_what, size, hint, discarded(sink)) from None
+        # only a compressed file has a cap without a size, and only a cap stops the pump
         raise unpack_limit_error(
-            name, as_what, cap, packed, max_ratio, hint, discarded(sink)
+            name, as_what, cast(int, cap), packed, max_ratio, hint, discarded(sink)
         ) from None
     except (ReadFailed, ValueError) as exc:  # ValueError: an unknown compression
         error = exc.error if isinstance(exc, ReadFailed) else exc
@@ -204,10 +205,11 @@ class _ChunkStream(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         while not self._pending:
-            self._pending = next(self._chunks, None)
-            if self._pending is None:
+            chunk = next(self._chunks, None)
+            if chunk is None:
                 self._pending = b""
                 return 0
+            self._pending = chunk
         n = min(len(buffer), len(self._pending))
         buffer[:n] = self._pending[:n]
         self._pending = self._pending[n:]

@@ -48,17 +48,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
+from ..exceptions import DownloadError
 from ._archive import extract_member
 from ._decompress import MAX_UNPACK_RATIO, decompress_into, size_limit_error
-from ._errors import DownloadError
 from ._stream import HashingWriter, OverLimit, ProgressCallback, ReadFailed, discarded, pump
 from ._trust import verify_sha256
 
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Self  # Python >= 3.11; annotations only
-
     from ._registry import RawFile
 
 __all__ = [
@@ -288,7 +286,7 @@ class _Watchdog:
         except OSError:
             pass
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> _Watchdog:
         self._timer.start()
         return self
 
@@ -340,7 +338,7 @@ class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
 _NETWORK_ERRORS = (OSError, http.client.HTTPException)
 
 
-def _is_transient(error: BaseException) -> bool:
+def _is_transient(error: BaseException | str) -> bool:
     """Whether a failure to get a response is worth another attempt: a refused, reset or timed-out
     connection or a temporary name-resolution failure is; an unknown host, a missing file under a
     file:// base, a certificate that does not verify or a malformed URL is not."""
@@ -392,7 +390,7 @@ def _attempt(
     """One GET of ``url`` into ``path`` (truncated first), ended by a watchdog at ``deadline``
     (:func:`time.monotonic`) and before the first byte past ``limit``; (sha256, bytes) or
     _Transient / _Final / _PastDeadline / _PastSize."""
-    state = {"n_bytes": 0, "total": None}
+    state: dict[str, Any] = {"n_bytes": 0, "total": None}
     remaining_s = deadline - time.monotonic()
     with _Watchdog(remaining_s) as watchdog:
         try:
@@ -490,14 +488,14 @@ def download_with_retries(
     """Download ``raw_file.url`` (after ``download_base``) into ``path`` with retries, all within
     ``options.deadline_s``; (sha256, bytes, attempts made) or :class:`DownloadError`. A download
     that is the stored file itself (no archive member, no compression) stops before the first
-    byte past the raw file's pinned size (:class:`~rejectopt.datasets._errors.UnpackLimitError`,
+    byte past the raw file's pinned size (:class:`~rejectopt.exceptions.UnpackLimitError`,
     not retried)."""
     url = options.url_for(raw_file.url)
     official = "" if url == raw_file.url else f" (official URL {raw_file.url})"
     attempts = options.retries + 1
     limit = None if raw_file.archive_member or raw_file.compression else raw_file.size
     deadline = time.monotonic() + options.deadline_s
-    last = None
+    last: _Transient | None = None
 
     def past_deadline(attempt: int, where: str) -> DownloadError:
         return DownloadError(
@@ -517,7 +515,7 @@ def download_with_retries(
             raise size_limit_error(
                 raw_file.name,
                 f"the download of {url}{official}",
-                limit,
+                cast(int, limit),  # only a pinned size sets a limit
                 _download_hint(raw_file, url),
                 exc.outcome,
             ) from None
@@ -558,6 +556,7 @@ def download_with_retries(
         if attempt > 1:
             logger.info("%s: downloaded on attempt %d of %d", raw_file.name, attempt, attempts)
         return sha256, n_bytes, attempt
+    last = cast(_Transient, last)  # every attempt failed transiently, else it returned or raised
     raise DownloadError(
         f"{raw_file.name}: download of {url}{official} failed after {attempts} attempts "
         f"(download_retries={options.retries}); last error: {last.reason}. Nothing was kept in "

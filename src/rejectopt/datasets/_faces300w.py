@@ -110,7 +110,7 @@ def read_pts(path) -> np.ndarray:
         header, lines = _split_pts_header(path, lines)
         declared = header
     points = []
-    for number, line in enumerate(lines, 1):
+    for line in lines:
         fields = line.split()
         try:
             if len(fields) != 2:
@@ -329,7 +329,8 @@ def extract_official_archive(tar_path, dest) -> Path:
         rejected = tar_path.with_name(tar_path.name + ".rejected")
         os.replace(tar_path, rejected)
         raise type(error)(
-            f"{str(error).strip().rstrip('.')}. The archive was not recorded in checksums.lock and was moved aside to {rejected}; "
+            f"{str(error).strip().rstrip('.')}. The archive was not recorded in checksums.lock and "
+            f"was moved aside to {rejected}; "
             "the next run downloads it again."
         ) from error
     if not trusted:

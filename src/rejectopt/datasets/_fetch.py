@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._io import atomic_path
+from ..exceptions import DataSourceError
 from ._decompress import TEST_COMMAND, compression_of_suffix, decompress_into, size_limit_error
 from ._download import DownloadOptions, as_options, attempts_note, write_from_url
-from ._errors import DataSourceError
 from ._stream import HashingWriter, ProgressCallback, remove_stale_parts
 from ._trust import LOCK_FILE_NAME, expected_sha256, record_trusted, sha256_of_file, verify_sha256
 
@@ -139,7 +139,7 @@ def fetch_file(
     DecompressionError
         The mirror copy or the download cannot be decompressed / unpacked, or holds more
         than the raw file's pinned size (``raw_file.size``), or, without one, expands past the
-        cap (:class:`~rejectopt.datasets._errors.UnpackLimitError`; the copy stops there).
+        cap (:class:`~rejectopt.exceptions.UnpackLimitError`; the copy stops there).
     DataSourceError
         Neither the mirror nor the URL provided the file.
     """

@@ -19,9 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from .._io import IntermediateFileError, load_npz, recompute_hint, save_npz
-from ..exceptions import RawDataError
+from ..exceptions import ChecksumError, DataSourceError, RawDataError
 from ._download import DownloadOptions
-from ._errors import ChecksumError, DataSourceError
 from ._fetch import fetch_file, find_in_mirror
 from ._parsers import encode_labels, equal_frequency_bins
 from ._registry import DatasetSpec, get_spec

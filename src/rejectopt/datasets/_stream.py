@@ -133,7 +133,7 @@ def remove_stale_parts(folder: Path, name: str) -> list[Path]:
     user's, or of a fetch running beside this one, is never removed. Returns what was removed.
     """
     pattern = re.compile(rf"\.{re.escape(name)}\.(?:(\d+)|download\.(\d+)\.[a-z0-9_]+)\.part")
-    removed = []
+    removed: list[Path] = []
     if not folder.is_dir():
         return removed
     for path in folder.iterdir():

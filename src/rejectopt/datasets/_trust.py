@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._io import write_text
-from ._errors import ChecksumError
+from ..exceptions import ChecksumError
 from ._stream import CHUNK_BYTES
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_ood_mask
+from .._checks import as_loss_and_uncertainty, as_ood_mask, check_1d, check_open_unit
 
 #: Absolute tolerance with which the rate constraints (TPR, FPR, precision) are checked, so that
 #: a target equal to an attainable ratio ``k / n`` counts as met despite floating-point rounding.
@@ -29,21 +29,12 @@ def check_prior(ood_prior: Any) -> float | None:
     """``None`` (use the sample share of OOD) or a float in the open interval (0, 1)."""
     if ood_prior is None:
         return None
-    try:
-        value = float(ood_prior)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"ood_prior must be None or a number in (0, 1), got {ood_prior!r}"
-        ) from None
-    if not (math.isfinite(value) and 0.0 < value < 1.0):
-        raise ValueError(f"ood_prior must lie in the open interval (0, 1), got {ood_prior!r}")
-    return value
+    return check_open_unit(ood_prior, "ood_prior", hint=" or None")
 
 
 def as_1d(values: Any, name: str) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    """``values`` as a non-empty 1-D array: an OOD rate needs at least one ID and one OOD row."""
+    arr = check_1d(values, name)
     if arr.size == 0:
         raise ValueError(f"{name} is empty; need at least one ID and one OOD sample")
     return arr
@@ -97,22 +88,13 @@ def validate(
     uncertainty = as_finite_1d(uncertainty, uncertainty_name)
     arrays = {"is_ood": is_ood, uncertainty_name: uncertainty}
     if need_loss:
-        loss_arr = as_1d(loss, "loss")
-        try:
-            loss_arr = loss_arr.astype(float)
-        except (TypeError, ValueError):
-            raise ValueError("loss must be numeric") from None
-        arrays = {"loss": loss_arr, **arrays}
+        arrays = {"loss": check_1d(loss, "loss"), **arrays}
     check_lengths(**arrays)
     check_both_classes(is_ood, need_ood=need_ood)
     if not need_loss:
         return None, is_ood, uncertainty
-    loss_arr = np.where(is_ood, 0.0, loss_arr)
-    bad = ~np.isfinite(loss_arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"loss of ID samples must be finite; loss[{i}] = {loss_arr[i]}")
-    if (loss_arr < 0).any():
-        i = int(np.flatnonzero(loss_arr < 0)[0])
-        raise ValueError(f"loss must be non-negative; loss[{i}] = {loss_arr[i]}")
+    # the loss of OOD rows does not count: they may have no label, hence a NaN loss
+    loss_arr, _ = as_loss_and_uncertainty(
+        arrays["loss"], uncertainty, ignored=is_ood, uncertainty_name=uncertainty_name
+    )
     return loss_arr, is_ood, uncertainty

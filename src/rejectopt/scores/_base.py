@@ -8,6 +8,7 @@ from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
+from .._checks import check_1d
 from ._registry import SCORES
 
 __all__ = ["PerClassLinearScore"]
@@ -129,9 +130,7 @@ class PerClassLinearScore(BaseEstimator):
 
     def _validate_fit_data(self, X, y_pred, target, target_name):
         X = check_array(X, dtype=np.float64)
-        target = np.asarray(target, dtype=np.float64)
-        if target.ndim != 1:
-            raise ValueError(f"{target_name} must be 1-D, got shape {target.shape}")
+        target = check_1d(np.asarray(target, dtype=np.float64), target_name)
         check_consistent_length(X, target)
         if not np.all(np.isfinite(target)):
             raise ValueError(f"{target_name} contains NaN or infinite values")
