@@ -620,14 +620,14 @@ def test_certified_risk_holds_on_real_data(sattelite_mcp):
 def test_a_soft_or_mistyped_ood_label_is_refused_by_the_certificate_and_the_row_split():
     """A 0.5 in ``is_ood`` was read as True (an OOD row) by the certified TPR-FPR fit and the OOD
     row split; both now refuse it, naming the index, as the plug-in OOD strategies do."""
-    from rejectopt.fitting import _split_ood_rows
+    from rejectopt.fitting import split_ood_rows
 
     with pytest.raises(ValueError, match=r"is_ood\[2\] = 0\.5$"):
         fit_certified_tpr_fpr(np.zeros(4), [0, 1, 0.5, 0], np.arange(4.0), 0.5, 0.5, 0.9)
     with pytest.raises(ValueError, match=r"is_ood\[1\] = 0\.5$"):
-        _split_ood_rows([0, 0.5, 1, 0])
+        split_ood_rows([0, 0.5, 1, 0])
     assert (
-        _split_ood_rows(np.array([0, 1] * 200), seed=0)["calibration"].size > 0
+        split_ood_rows(np.array([0, 1] * 200), seed=0)["calibration"].size > 0
     )  # 0/1 integers stay accepted
 
 

@@ -8,7 +8,7 @@ from sklearn.naive_bayes import GaussianNB
 
 from rejectopt.cli._figures import ood_select_figure, select_figure
 from rejectopt.cli._report import ood_report_dict, report_dict
-from rejectopt.fitting import _split_ood_rows, fit_selective, split_rows
+from rejectopt.fitting import fit_selective, split_ood_rows, split_rows
 from rejectopt.metrics import aurc
 from rejectopt.targets import Target, parse_target
 
@@ -73,7 +73,7 @@ def test_ood_select_figure_shows_roc_and_the_id_rows_rc_curve():
         y_pred,
         loss,
         target,
-        _split_ood_rows(is_ood, seed=0),
+        split_ood_rows(is_ood, seed=0),
         n_classes=8,
         C_grid=[1.0],
         is_ood=is_ood,

@@ -21,7 +21,7 @@ from rejectopt.cli._errors import InputError
 from rejectopt.cli._model import apply_model, load_model
 from rejectopt.cli._table import load_apply_table, load_table
 from rejectopt.datasets import load_prepared, prepare_dataset
-from rejectopt.fitting import _split_ood_rows
+from rejectopt.fitting import split_ood_rows
 from rejectopt.selective import InfeasibleTargetError
 from rejectopt.targets import OODTarget, parse_target
 
@@ -100,7 +100,7 @@ def report_rows_rates(paths, out):
     model, score, selection = load_model(out / "model.json")
     table = load_apply_table(paths["given"], feature_columns=model["feature_columns"])
     is_ood = pd.read_csv(paths["given"])["is_ood"].to_numpy() == 1
-    report = _split_ood_rows(is_ood, seed=0)["report"]
+    report = split_ood_rows(is_ood, seed=0)["report"]
     decisions = apply_model(model, score, selection, table)
     prob = decisions["acceptance_probability"].to_numpy()[report]
     ood = is_ood[report]

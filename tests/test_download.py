@@ -77,7 +77,6 @@ from rejectopt.datasets import (
 )
 from rejectopt.datasets._decompress import MIN_UNPACK_CAP_BYTES, unlzw
 from rejectopt.datasets._download import DownloadOptions, resolve_url
-from rejectopt.datasets._errors import DecompressionError, UnpackLimitError
 from rejectopt.datasets._faces300w import (
     ARCHIVE_SUBSETS,
     extract_official_archive,
@@ -88,6 +87,7 @@ from rejectopt.datasets._fetch import fetch_file
 from rejectopt.datasets._prepare import RawDataError, fingerprint
 from rejectopt.datasets._registry import RawFile
 from rejectopt.datasets._trust import LOCK_FILE_NAME, read_lock
+from rejectopt.exceptions import DecompressionError, UnpackLimitError
 from rejectopt.pipeline.config import ConfigError, validate_config
 
 REPO = Path(__file__).resolve().parents[1]

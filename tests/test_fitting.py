@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.naive_bayes import GaussianNB
 
-from rejectopt.fitting import _split_ood_rows, fit_selective, split_rows
+from rejectopt.fitting import fit_selective, split_ood_rows, split_rows
 from rejectopt.scores import REG, SELE, TCP
 from rejectopt.selective import empirical_risk_coverage, operating_point
 from rejectopt.targets import Target
@@ -159,7 +159,7 @@ def test_a_constant_score_is_fitted_with_a_warning_naming_it(digits):
 def test_split_ood_rows_keeps_the_ood_rows_out_of_fit_and_validation():
     """Every fourth of 40 rows is OOD: they go to the calibration and the report part only, 60 : 40."""
     is_ood = np.arange(40) % 4 == 0
-    parts = _split_ood_rows(is_ood, min_rows=2)
+    parts = split_ood_rows(is_ood, min_rows=2)
     counts = {name: (len(rows), int(is_ood[rows].sum())) for name, rows in parts.items()}
     assert counts == {
         "fit": (11, 0),

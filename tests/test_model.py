@@ -335,7 +335,7 @@ CERTIFICATE = {
         ),
         (
             {"certificate": dict(CERTIFICATE, confidence=1.5)},
-            r"certificate.confidence must be a number in \(0, 1\)",
+            r"certificate.confidence must lie in \(0, 1\)",
         ),
         (
             {"certificate": dict(CERTIFICATE, n_calibration=0)},

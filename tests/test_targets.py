@@ -167,7 +167,7 @@ def test_certified_fit_returns_its_guarantee_and_the_plug_in_is_unchanged():
         "accept_prob": selection.accept_prob,
     }
     assert certified_from_dict(selection.to_dict(), selection.certificate) == selection
-    with pytest.raises(ValueError, match="certificate.confidence must be a number in"):
+    with pytest.raises(ValueError, match="certificate.confidence must lie in"):
         certified_from_dict(selection.to_dict(), {**selection.certificate, "confidence": 2})
     with pytest.raises(ValueError, match="pass loss_bound"):
         Target("risk", 1, confidence=0.9).fit(loss / 50, s)

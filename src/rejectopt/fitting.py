@@ -363,7 +363,3 @@ def fit_selective(
         uncertainty=s,
         parts=parts,
     )
-
-
-# old name, kept until its importers in cli/_main.py use split_ood_rows
-_split_ood_rows = split_ood_rows

@@ -25,7 +25,6 @@ from ._features import (
     FEATURE_LIMIT,
     feature_bounds,
     out_of_range,
-    out_of_range_message,
     value_text,
 )
 from .scores._base import PerClassLinearScore
@@ -55,7 +54,6 @@ _READABLE_VERSIONS = (1, 2, 3)
 _MODEL_FORMAT = "rejectopt-selective-model"
 #: ``pred_column`` of a model with one class-agnostic score (no predicted class).
 NO_PRED = "none"
-_NO_PRED = NO_PRED  # old name, kept until its importers in cli/_table.py use NO_PRED
 _MODEL_KEYS_V1 = (
     "format",
     "format_version",
@@ -77,13 +75,6 @@ MODEL_MAX_BYTES = 100 * 2**20
 #: A weight beyond this magnitude makes the linear score overflow on ordinary rows (standardised
 #: features of a few units): ``apply`` would reject almost every row, so it warns.
 COEF_WARN = 1e100
-_COEF_WARN = COEF_WARN  # old name, kept until its importers in cli/_model.py use COEF_WARN
-
-
-# old name, kept until its importers in logits.py, cli/_table.py use rejectopt._features.out_of_range
-_out_of_range = out_of_range
-# old name, kept until its importers in cli/_table.py use rejectopt._features.out_of_range_message
-_out_of_range_message = out_of_range_message
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,9 +548,6 @@ def _check_extras(model: Any) -> None:
 def one_line(err: BaseException) -> str:
     """The message of ``err`` on one line, else its type's name; the command line words its errors with it too."""
     return " ".join(str(err).split()) or type(err).__name__
-
-
-_one_line = one_line  # old name, kept until its importers in cli/_errors.py use one_line
 
 
 def _unique_keys(pairs: list) -> dict:

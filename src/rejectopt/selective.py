@@ -65,10 +65,6 @@ def _check_pair(loss: Any, s: Any, loss_name: str = "loss") -> tuple[np.ndarray,
     return as_loss_and_uncertainty(loss, s, exact_order=False, loss_name=loss_name)
 
 
-# old name, kept until its importers in _certify.py use rejectopt._checks.as_loss_and_uncertainty
-_validate_loss_and_scores = _check_pair
-
-
 @dataclass(frozen=True)
 class _TieGroups:
     """Distinct scores ``values`` (ascending) with per-group counts and loss sums."""

@@ -549,7 +549,3 @@ def _empirical_bernstein(
         )
     half = np.where(k >= 2, half, np.inf)
     return np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)
-
-
-# old name, kept until its importers in pipeline/report/_figures.py use cliques
-_cliques = cliques

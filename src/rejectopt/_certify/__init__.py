@@ -89,3 +89,8 @@ __all__ = [
     "fit_certified_tpr_fpr",
     "validate_target",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``, not the submodules and helpers the imports above add."""
+    return list(__all__)

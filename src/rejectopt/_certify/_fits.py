@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_ood_mask, check_confidence, renamed_argument
+from .._checks import as_loss_and_uncertainty, as_ood_mask, check_confidence, renamed_argument
 from ..selective import (
     InfeasibleTargetError,
     SelectionFunction,
-    _validate_loss_and_scores,
     fit_geifman_el_yaniv,
 )
 from ._selection import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection
@@ -462,7 +461,7 @@ def fit_certified_risk(
     ValueError
         Bad input, naming it.
     """
-    loss, s = _validate_loss_and_scores(loss, uncertainty)
+    loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     confidence = check_confidence(confidence)
     method = RISK_METHODS[0] if method is None else method
     if method not in RISK_METHODS:
@@ -564,7 +563,7 @@ def fit_certified_coverage(
         ``(s_(k), 1)`` or, when ``n`` rows cannot certify ``w``, ``(inf, 1)`` (accept all, coverage 1);
         ``loss_bound`` the B its risk bound rests on.
     """
-    loss, s = _validate_loss_and_scores(loss, uncertainty)
+    loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     confidence = check_confidence(confidence)
     delta = 1.0 - confidence
     n = loss.size

@@ -9,8 +9,8 @@ import lazy_loader as _lazy
 import numpy as np
 import pandas as pd
 
-from .._checks import check_open_unit, clopper_pearson
-from ..selective import InfeasibleTargetError, SelectionFunction, _validate_loss_and_scores
+from .._checks import as_loss_and_uncertainty, check_open_unit, clopper_pearson
+from ..selective import InfeasibleTargetError, SelectionFunction
 from ._fits import _prefix_sums, _resolve_loss_bound
 from ._tails import _risk_pvalue, _risk_upper_bound
 
@@ -70,7 +70,7 @@ def certification_table(
     3        0.4           4            25.0       67.954    0.312
     """
     target = _certified_target(target, "certification_table")
-    loss, s = _validate_loss_and_scores(loss, uncertainty)
+    loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     delta = 1.0 - target.confidence
     n = loss.size
     bound, binary = _resolve_loss_bound(loss, loss_bound)
@@ -223,7 +223,7 @@ def _validation_rows(
     Returns the target, the losses, the scores and the calibration rows of each draw.
     """
     target = _certified_target(target, "validate_target")
-    loss, s = _validate_loss_and_scores(loss, uncertainty)
+    loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     if target.kind == "risk":
         _resolve_loss_bound(loss, loss_bound)
     if progress is not None and not callable(progress):

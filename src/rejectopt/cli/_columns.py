@@ -15,7 +15,8 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from ..model import _NO_PRED, _out_of_range, _out_of_range_message
+from .. import _features
+from ..model import NO_PRED
 from ._errors import InputError
 
 __all__ = ["Table", "has_prediction", "out_of_range_message", "row_label"]
@@ -84,7 +85,7 @@ def has_prediction(pred_column):
     -------
     bool
     """
-    return pred_column != _NO_PRED
+    return pred_column != NO_PRED
 
 
 def row_label(i, is_csv):
@@ -242,7 +243,7 @@ def out_of_range_message(source, X, first, columns, where):
     ``first`` is the value's (row, column) in ``X``; ``where`` names its row as the file does.
     """
     i, j = first
-    return f"{source}: {_out_of_range_message(X[i, j], f'in column {columns[j]!r} at {where}')}"
+    return f"{source}: {_features.out_of_range_message(X[i, j], f'in column {columns[j]!r} at {where}')}"
 
 
 def _check_range(X, columns, source, is_csv, index=None):
@@ -250,7 +251,7 @@ def _check_range(X, columns, source, is_csv, index=None):
 
     ``index``: the file rows of ``X`` when they are a subset (for the message).
     """
-    first = _out_of_range(X)[1]
+    first = _features.out_of_range(X)[1]
     if first is not None:
         where = row_label(_position(first[0], index), is_csv)
         raise InputError(out_of_range_message(source, X, first, columns, where))

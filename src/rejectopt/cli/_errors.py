@@ -4,7 +4,7 @@ It stays in the shell (not in :mod:`rejectopt.exceptions`): the library never ra
 :func:`rejectopt.cli.main` turns it into a message, never into a traceback.
 """
 
-from ..model import _one_line as one_line
+from ..model import one_line
 
 __all__ = ["EXIT_INPUT_ERROR", "InputError", "one_line"]
 

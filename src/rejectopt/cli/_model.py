@@ -12,7 +12,7 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..model import _COEF_WARN, decide, read_model
+from ..model import COEF_WARN, decide, read_model
 from ._columns import out_of_range_message
 from ._errors import InputError, one_line
 from ._table import class_indices
@@ -49,7 +49,7 @@ def load_model(path):
     except ValueError as err:
         raise InputError(one_line(err)) from None
     largest = float(np.abs(score.coef_).max()) if score.coef_.size else 0.0
-    if largest > _COEF_WARN:
+    if largest > COEF_WARN:
         c, j = np.unravel_index(int(np.abs(score.coef_).argmax()), score.coef_.shape)
         log.warning(
             "%s: score.coef[%d][%d] is %g: a learned weight is never this large (beyond %g, the score "
@@ -58,7 +58,7 @@ def load_model(path):
             c,
             j,
             score.coef_[c, j],
-            _COEF_WARN,
+            COEF_WARN,
         )
     return model, score, selection
 

@@ -19,7 +19,7 @@ from .._diagnostics import (
     tied_C,
     worse_than_random,
 )
-from ..fitting import _split_ood_rows, fit_selective, split_rows
+from ..fitting import fit_selective, split_ood_rows, split_rows
 from ..model import model_dict
 from ..scores import get_score
 from ..scores._sele import MemoryBudgetError
@@ -184,7 +184,7 @@ def _split(args, table):
         if table.is_ood is None:
             parts = split_rows(table.X.shape[0], *fractions, min_rows=MIN_ROWS_PER_PART)
         else:
-            parts = _split_ood_rows(table.is_ood, *fractions, min_rows=MIN_ROWS_PER_PART)
+            parts = split_ood_rows(table.is_ood, *fractions, min_rows=MIN_ROWS_PER_PART)
     except ValueError as err:
         raise InputError(f"{table.source}: {err}" if table.is_ood is not None else err) from None
     log.info("rows: %s", {k: int(v.size) for k, v in parts.items()})

@@ -92,3 +92,8 @@ __all__ = [
     "predictions",
     "softmax",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``, not the submodules and helpers the imports above add."""
+    return list(__all__)

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._features import FEATURE_LIMIT, out_of_range
 from ..exceptions import NetworkOutputError
 from ..fitting import fit_selective, split_rows
 from ..metrics import METRICS, per_example_loss, rc_curve, risk_full
-from ..model import FEATURE_LIMIT, _out_of_range
 from ..scores import get_score, score_names
 from ..scores._selection import SCORE_C_GRID
 from ..selective import InfeasibleTargetError, empirical_risk_coverage
@@ -92,7 +92,7 @@ def _check_feature_range(logits, embeddings):
     Standardising such a feature overflows float64: every learned score would be constant.
     """
     for array, values in (("logits", logits), ("embeddings", embeddings)):
-        first = None if values is None else _out_of_range(values)[1]
+        first = None if values is None else out_of_range(values)[1]
         if first is not None:
             raise NetworkOutputError(
                 array,

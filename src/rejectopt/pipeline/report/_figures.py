@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..._io import atomic_path
 from ...metrics import aurc, rc_curve
-from ...stats import _cliques, nemenyi_cd
+from ...stats import cliques, nemenyi_cd
 from ..tables import TableSpec, TableStatistics
 from ._format import format_number
 from ._specs import label, metric_label
@@ -179,7 +179,7 @@ def cd_diagram(
 
     A horizontal axis of average ranks 1..k (best on the left), each method's name on a line
     going to its average rank (better half on the left, worse half on the right), thick bars
-    joining groups not significantly different (``rejectopt.stats._cliques``) and the CD interval drawn
+    joining groups not significantly different (``rejectopt.stats.cliques``) and the CD interval drawn
     above the axis.
 
     Parameters
@@ -202,7 +202,7 @@ def cd_diagram(
     ranks = pd.Series(avg_ranks, dtype=float).sort_values(kind="stable")
     if ranks.size < 2:
         raise ValueError(f"need at least 2 methods, got {ranks.size}")
-    groups = _cliques(ranks, cd)
+    groups = cliques(ranks, cd)
     k = ranks.size
     labels = [f"{name} ({rank:.2f})" for name, rank in ranks.items()]
     n_left = (k + 1) // 2
