@@ -329,3 +329,35 @@ def test_no_unit_imports_a_private_name_of_another():
     so that the home can change the private one without breaking a reader it cannot see."""
     found = private_imports_across_units()
     assert not found, "private names imported across units:\n" + "\n".join(found)
+
+
+def test_the_open_unit_and_1d_checks_are_written_once():
+    """Every (0, 1) and 1-D check calls rejectopt._checks.check_open_unit / check_1d: the message
+    written anywhere else (a string or an f-string's text, docstrings aside) is a second definition,
+    whose wording and handling of text, bools and NaN would drift from the first."""
+    pattern = re.compile(r"must (?:lie |be )?in (?:the open interval )?\(0, ?1\)|must be 1-D")
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path.name == "_checks.py":
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr):
+                text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) in docstrings:
+                    continue
+                text = node.value
+            else:
+                continue
+            if pattern.search(text):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} {text.strip()[:60]!r}")
+    assert sorted(set(found)) == []

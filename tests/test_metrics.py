@@ -177,7 +177,7 @@ def test_selective_outcome_counts_errors_and_rejections():
 
 @pytest.mark.parametrize("loss, accepted", [([0.0, 1.0], [True]), ([], []), ([[0.0]], [[True]])])
 def test_selective_outcome_rejects_bad_shapes(loss, accepted):
-    with pytest.raises(ValueError, match="1-D of the same non-zero length"):
+    with pytest.raises(ValueError, match="must be 1-D|of the same non-zero length"):
         selective_outcome(loss, accepted, 0.1)
 
 

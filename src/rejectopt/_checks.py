@@ -83,8 +83,13 @@ def check_open_unit(
     return number
 
 
-def check_1d(values: Any, name: str, *, error: type[Exception] = ValueError) -> np.ndarray:
+def check_1d(
+    values: Any, name: str, *, error: Callable[[str], Exception] = ValueError
+) -> np.ndarray:
     """``values`` as a 1-D array, or ``error`` naming ``name`` and the shape: the one 1-D check.
+
+    ``error`` is called with the message: an exception class, or a function that builds one
+    (an error that records the array's name apart, as :class:`rejectopt.exceptions.NetworkOutputError`).
 
     >>> check_1d([1, 2], "loss").shape
     (2,)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import check_1d
 from ..exceptions import NetworkOutputError
 from ..scores._shared import block_rows, first_non_finite, log_softmax, row_blocks
 
@@ -106,9 +107,11 @@ def check_network_outputs(logits, labels=None, embeddings=None):
         if embeddings.shape[1] == 0:
             raise NetworkOutputError("embeddings", f"has no columns (shape {embeddings.shape})")
     if labels is not None:
-        labels = np.asarray(labels)
-        if labels.ndim != 1:
-            raise NetworkOutputError("labels", f"must be 1-D, got shape {labels.shape}")
+        labels = check_1d(
+            labels,
+            "labels",
+            error=lambda message: NetworkOutputError("labels", message.removeprefix("labels ")),
+        )
         if labels.shape[0] != n:
             raise NetworkOutputError("labels", f"has {labels.shape[0]} rows, logits {n}")
         if labels.dtype.kind not in "biuf":

@@ -107,7 +107,7 @@ def selective_outcome(loss, accepted, reject_cost, *, loss_scale=100.0):
     Raises
     ------
     ValueError
-        ``loss`` and ``accepted`` not 1-D of the same non-zero length, a loss that is negative or
+        ``loss`` and ``accepted`` not 1-D or not of the same non-zero length, a loss that is negative or
         not finite, or ``reject_cost`` negative or not finite.
 
     Examples
@@ -116,11 +116,11 @@ def selective_outcome(loss, accepted, reject_cost, *, loss_scale=100.0):
     >>> out["cost_risk"], out["coverage"], out["n_rejected"]  # (100 + 100 * 0.2 * 1) / 4
     (30.0, 0.75, 1)
     """
-    loss = np.asarray(loss, dtype=float)
-    accepted = np.asarray(accepted, dtype=bool)
-    if loss.shape != accepted.shape or loss.ndim != 1 or loss.size == 0:
+    loss = check_1d(np.asarray(loss, dtype=float), "loss")
+    accepted = check_1d(np.asarray(accepted, dtype=bool), "accepted")
+    if loss.shape != accepted.shape or loss.size == 0:
         raise ValueError(
-            f"loss and accepted must be 1-D of the same non-zero length, got {loss.shape}, {accepted.shape}"
+            f"loss and accepted must be of the same non-zero length, got {loss.shape}, {accepted.shape}"
         )
     loss = _as_loss(loss)
     if not (math.isfinite(float(reject_cost)) and float(reject_cost) >= 0):
