@@ -148,6 +148,8 @@ class TargetValidity:
 
         Read it first: a high share means the summary's coverage and risk describe the few draws
         that did certify (the risk) and the zeros of the others (the coverage).
+
+        .. versionadded:: 0.4.0
         """
         return float(self.summary.loc["certified", "infeasible_rate"])
 
@@ -355,6 +357,8 @@ def validate_target(
         Seed of the draws.
     progress : callable or None, default None
         Called as ``progress(done, total)`` after each draw (e.g. to print how far a long check is).
+
+        .. versionadded:: 0.4.0
 
     Returns
     -------
