@@ -28,7 +28,8 @@ import numpy as np
 
 from .exceptions import InvalidParameterError
 
-#: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson interval needs it).
+#: scipy.stats, imported at its first use (heavy to import: ``benchmarks/import_costs_records.csv``;
+#: only the Clopper-Pearson interval needs it).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)
 
 __all__ = [

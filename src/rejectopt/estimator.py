@@ -225,6 +225,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         5 folds than with None, its selective risk lower, for about 3x the fit time; 10 folds
         cost about twice as much as 5 for a gain within the seeds' noise.
 
+        .. versionadded:: 0.4.0
+           Cross-fitting is the default (``cv=5``); ``cv=None`` is the former held-out split.
+
     Attributes
     ----------
     estimator_ : object

@@ -47,6 +47,9 @@ class InfeasibleTargetError(ValueError):
     the loss's bound does), ``rows_needed`` (the tested rows an error-free sample needs for the
     target at that confidence), ``confidence`` and ``n_calibration``.
 
+    .. versionadded:: 0.4.0
+       ``best_bound`` and ``rows_needed``.
+
     Examples
     --------
     >>> from rejectopt.selective import fit_bounded_improvement

@@ -278,6 +278,9 @@ def fit_selective(
         Passed to the score learner when it accepts ``random_state`` / ``n_jobs``.
     is_ood : array_like of bool, shape (n,), or None
         Needed with an :class:`OODTarget` (and only then): True for OOD rows.
+
+        .. versionchanged:: 0.4.0
+           Values other than booleans, 0 and 1 are refused.
     fit_target : ndarray of shape (n,) or None
         What the score fits when not the loss: the true class's posterior (TCP, eq. 35). C is
         still chosen by the AuRC of the loss.

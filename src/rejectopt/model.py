@@ -44,7 +44,8 @@ __all__ = [
 
 #: The ``format_version`` this release writes; a change of the fields raises it. Version 2 adds
 #: ``n_logits`` (a network's logits width K) and ``certificate`` (a certified target's guarantee);
-#: version 3 adds the certificate's ``loss_bound`` (B, the largest loss, that its risk bound rests on).
+#: version 3 (since 0.5.0) adds the certificate's ``loss_bound`` (B, the largest loss, that its
+#: risk bound rests on).
 MODEL_FORMAT_VERSION = 3
 #: Every ``format_version`` this release reads: a version-1 file (without ``n_logits`` and
 #: ``certificate``) is read as a model without either, a version-2 certificate (without
@@ -226,6 +227,9 @@ def model_dict(
 ) -> dict:
     """The content of ``model.json`` (key order fixed: the file is byte-identical for the same input).
 
+    .. versionchanged:: 0.5.0
+       Writes ``format_version`` 3: a certified target's ``certificate`` records ``loss_bound``.
+
     Parameters
     ----------
     feature_columns : sequence of str
@@ -389,6 +393,11 @@ def _text_list(value, field, *, unique=True):
 
 def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     """Check every field of a parsed ``model.json``; returns ``(score, selection)``.
+
+    .. versionchanged:: 0.5.0
+       Reads ``format_version`` 3 and still 1 and 2 (a format-2 certificate reads with
+       ``loss_bound`` NaN); a format-3 certificate without a valid ``loss_bound``, or a 0/100 loss
+       with a bound below 100, is refused naming ``certificate.loss_bound``.
 
     Parameters
     ----------
@@ -567,6 +576,11 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
 
     A version-1 file gets ``n_logits`` and ``certificate`` null in the returned ``model``; a
     version-2 certificate gets ``loss_bound`` null (its B was not recorded).
+
+    .. versionchanged:: 0.5.0
+       Reads ``format_version`` 3 and still 1 and 2 (a format-2 certificate reads with
+       ``loss_bound`` NaN); a format-3 certificate without a valid ``loss_bound``, or a 0/100 loss
+       with a bound below 100, is refused naming ``certificate.loss_bound``.
 
     Parameters
     ----------

@@ -41,7 +41,8 @@ from ._selection_function import check_tie_breaking as check_tie_breaking
 from .exceptions import InfeasibleTargetError
 from .stats import selective_risk_interval, wilson_interval
 
-#: scipy.stats, imported at its first use (about 0.6 s; only the Clopper-Pearson bound needs it).
+#: scipy.stats, imported at its first use (heavy to import: ``benchmarks/import_costs_records.csv``;
+#: only the Clopper-Pearson bound needs it).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
 
 __all__ = [

@@ -17,7 +17,8 @@ import pandas as pd
 
 from ._checks import Interval, check_open_unit, validate_params
 
-#: scipy.stats, imported at its first use (it costs about 0.6 s: a table job needs it, a figure job not).
+#: scipy.stats, imported at its first use (heavy to import: ``benchmarks/import_costs_records.csv``;
+#: a table job needs it, a figure job not).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)  # parent scipy is cheap
 
 __all__ = [

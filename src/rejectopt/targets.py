@@ -81,6 +81,9 @@ class Target:
         i.i.d. calibration sample (the user guide's "Guarantees"); :meth:`fit` then returns a
         :class:`CertifiedSelection`. The reject-cost model has no certified form.
 
+        .. versionchanged:: 0.4.0
+           Text, a bool, NaN, 0 and 1 are refused.
+
     Attributes
     ----------
     KINDS : tuple of str
@@ -234,6 +237,9 @@ class OODTarget:
     confidence : float or None, default None
         None: the bounds hold on the calibration rows. ``1 - delta``: tpr-fpr only, both bounds
         hold for the population with probability >= ``confidence`` (:class:`CertifiedSelection`).
+
+        .. versionchanged:: 0.4.0
+           Text, a bool, NaN, 0 and 1 are refused.
 
     Attributes
     ----------
@@ -518,6 +524,9 @@ def _target_of_dict(data: dict) -> Target | OODTarget:
 
 def parse_target(spec: str | dict) -> Target | OODTarget:
     """Read a target as the CLI's ``--target`` or a model file writes it: a :class:`Target` or an :class:`OODTarget`.
+
+    .. versionchanged:: 0.4.0
+       A target string giving ``confidence=`` twice is refused.
 
     Parameters
     ----------

@@ -427,6 +427,11 @@ def fit_certified_risk(
 ) -> CertifiedSelection:
     """The largest-coverage selection whose population selective risk is <= ``target_risk`` w.p. >= ``confidence``.
 
+    .. versionchanged:: 0.4.0
+       Learn-then-Test also tests the full set alone (delta split between the two tests) and,
+       below 190 rows, tests the full set only: a target the whole set certifies is no longer
+       refused, and the selection on a given sample can differ from 0.3.0's.
+
     .. versionchanged:: 0.6.0
        ``s`` is renamed ``uncertainty``; ``s=`` works for one more release, with a FutureWarning.
 
@@ -616,6 +621,9 @@ def fit_certified_tpr_fpr(
         Ignored but for its length (OOD rows' losses may be NaN).
     is_ood : array_like of bool of shape (n,)
         True for an OOD row.
+
+        .. versionchanged:: 0.4.0
+           Values other than booleans, 0 and 1 are refused.
     uncertainty : array_like of shape (n,)
         Uncertainty scores.
     tpr_min, fpr_max : float

@@ -52,6 +52,8 @@ class CertifiedSelection(SelectionFunction):
         MAE on K ordinal labels, a declared ``loss_bound`` otherwise. NaN where no risk bound
         rests on it: a tpr-fpr target, or a coverage target fitted without a known B.
 
+        .. versionadded:: 0.5.0
+
     Examples
     --------
     >>> from rejectopt.targets import Target
@@ -79,6 +81,9 @@ class CertifiedSelection(SelectionFunction):
 
         ``{bound, confidence, n_calibration, method, risk_bound, coverage_bound, loss_bound}``;
         ``model.json`` format_version 2 had all but ``loss_bound``.
+
+        .. versionchanged:: 0.5.0
+           Carries ``loss_bound``.
         """
 
         def number(value):
@@ -134,6 +139,8 @@ def certified_from_dict(
         The ``model.json`` version the certificate comes from: 2 reads the keys without
         ``loss_bound`` (``CERTIFICATE_KEYS_V2``), 3 requires it (``CERTIFICATE_KEYS``);
         None reads either.
+
+        .. versionadded:: 0.5.0
 
     Returns
     -------

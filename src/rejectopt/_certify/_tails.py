@@ -13,7 +13,8 @@ from typing import Any
 import lazy_loader as _lazy
 import numpy as np
 
-#: scipy.stats / scipy.special, imported at their first use (about 0.6 s).
+#: scipy.stats / scipy.special, imported at their first use (heavy to import:
+#: ``benchmarks/import_costs_records.csv``).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)
 _special = _lazy.load("scipy.special", suppress_warning=True)
 

@@ -14,7 +14,8 @@ from ..selective import InfeasibleTargetError, SelectionFunction
 from ._fits import _prefix_sums, _resolve_loss_bound
 from ._tails import _risk_pvalue, _risk_upper_bound
 
-#: scipy.stats, imported at its first use (about 0.6 s).
+#: scipy.stats, imported at its first use (heavy to import:
+#: ``benchmarks/import_costs_records.csv``).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)
 
 
@@ -148,6 +149,8 @@ class TargetValidity:
 
         Read it first: a high share means the summary's coverage and risk describe the few draws
         that did certify (the risk) and the zeros of the others (the coverage).
+
+        .. versionadded:: 0.4.0
         """
         return float(self.summary.loc["certified", "infeasible_rate"])
 
@@ -164,7 +167,7 @@ class TargetValidity:
         matplotlib.figure.Figure
             The figure, with the target as a vertical line and the violation rates in the legend.
         """
-        # matplotlib: only the figure needs it (0.3 s to import)
+        # matplotlib: heavy to import (benchmarks/import_costs_records.csv); only the figure uses it
         from matplotlib.figure import Figure
 
         if ax is None:
@@ -355,6 +358,8 @@ def validate_target(
         Seed of the draws.
     progress : callable or None, default None
         Called as ``progress(done, total)`` after each draw (e.g. to print how far a long check is).
+
+        .. versionadded:: 0.4.0
 
     Returns
     -------

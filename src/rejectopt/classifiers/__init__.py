@@ -3,8 +3,10 @@
 Every classifier is registered once, here for the built-in ones and with
 :func:`register_classifier` for a user's; the pipeline and the reports read
 :data:`CLASSIFIERS`. The built-in classes are registered by import path and loaded
-on first use, so reading the registry imports no scikit-learn (a table job starts in a third of the time); the names
-below are likewise imported on first access (SPEC 1, ``lazy_loader``).
+on first use, so reading the registry imports no scikit-learn (heavy to import:
+``benchmarks/import_costs_records.csv``; a table job's start-up:
+``benchmarks/measured_records.csv``, topic ``registry_import``); the names below are
+likewise imported on first access (SPEC 1, ``lazy_loader``).
 """
 
 import lazy_loader as _lazy

@@ -141,8 +141,8 @@ def lr_solver(n_features, n_classes):
     ``O(n ((d+1) K)^2)``; ``lbfgs`` is cheap per step but needs hundreds to
     thousands of steps at weak regularisation. Both stop at the same tolerance
     on the same convex objective. Measured on Trn1 of split 0 (C grid, 2 cores):
-    shuttle 21 s vs 105 s and avila 4 s vs 88 s favour Newton, letter
-    ((16+1) x 26 parameters) 127 s vs 19 s favours lbfgs.
+    shuttle and avila favour Newton by far, letter ((16+1) x 26 parameters)
+    favours lbfgs by far (``benchmarks/measured_records.csv``, topic ``lr_solver``).
     """
     return "newton-cholesky" if (n_features + 1) * n_classes <= NEWTON_MAX_PARAMS else "lbfgs"
 

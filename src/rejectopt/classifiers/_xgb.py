@@ -13,16 +13,16 @@ in two phases:
    :data:`XGB_MAX_ROUNDS` rounds with the same early stopping.
 
 Why: the cost is the number of boosting rounds. A round grows one
-tree per class, 2-20 ms single-threaded on these datasets, while building the
-matrices costs under 40 ms: sharing them saves little, the rounds are what to
-cut. Boosting every point to its
-own early stop took 3,665 rounds (33.5 s, one thread) on avila split 0 and
-1,430 rounds (7.5 s) on pendigit; the two phases take 1,900 rounds (17.5 s)
-and 1,341 rounds (6.5 s), and on split 0 of avila, pendigit, sattelite,
+tree per class, and the hundreds to thousands of rounds of a grid cost far
+more than building the matrices: sharing them saves little, the rounds are
+what to cut. The two phases take about half the rounds,
+and half the time, of boosting every point to its own early stop on avila
+split 0 and fewer on pendigit, and on split 0 of avila, pendigit, sattelite,
 shuttle and letter they choose the same grid point with the same rounds, so
-the same model and Val1 log-loss (``benchmarks/bench_xgb.py``). ``max_bin``
-stays XGBoost's 256: 64 bins raised avila's Val1 log-loss by 17-28 % at 300
-rounds for a 17-26 % saving in time.
+the same model and Val1 log-loss (``benchmarks/bench_xgb.py``; measured:
+``benchmarks/measured_records.csv``, topic ``xgb_rounds``). ``max_bin``
+stays XGBoost's 256: 64 bins raised avila's Val1 log-loss at 300 rounds by
+about as much as they saved in time (topic ``xgb_max_bin``).
 
 The Trn1 histogram matrix (``xgboost.QuantileDMatrix``) and the Val1 matrix
 (quantised with Trn1's cuts) are built once and shared by every grid point.
@@ -397,8 +397,9 @@ def train_xgb(
         XGBoost threads, a positive integer. More than one buys little at
         these sizes and collapses when the cores are shared (OpenMP threads
         wait for each other every tree): on pendigit split 0 two threads took
-        5.7 s (11.3 s CPU) against 6.6 s for one, and 167 s against 10 s
-        beside two busy processes on two cores.
+        barely less time than one for twice the CPU, and many times more
+        beside two busy processes on two cores (measured:
+        ``benchmarks/measured_records.csv``, topic ``xgb_threads``).
     selection_rounds : int or None, default=XGB_SELECTION_ROUNDS
         Round cap of phase 1; None for no cap.
 

@@ -302,7 +302,8 @@ def _svmlight_problem(path: Path, n_features: int) -> str | None:
 
 
 def _read_svmlight(paths: list[Path], n_features: int) -> tuple[np.ndarray, np.ndarray]:
-    from sklearn.datasets import load_svmlight_files  # scikit-learn: heavy (1 s), LIBSVM files only
+    # scikit-learn: heavy to import (benchmarks/import_costs_records.csv), LIBSVM files only
+    from sklearn.datasets import load_svmlight_files
 
     try:
         loaded = load_svmlight_files(

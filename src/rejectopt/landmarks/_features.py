@@ -125,7 +125,7 @@ def _hog_descriptors(patches) -> np.ndarray:
 
 def _landmark_patches(image, landmarks: np.ndarray) -> np.ndarray:
     """The 68 rotated, scale-normalised 16 x 16 patches of one face (bilinear, nearest border)."""
-    # scipy.ndimage: 0.25 s to import, only feature extraction needs it
+    # scipy.ndimage: heavy to import (benchmarks/import_costs_records.csv); features only
     from scipy.ndimage import map_coordinates
 
     gray = np.asarray(image, dtype=np.float64)

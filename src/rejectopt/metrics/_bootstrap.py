@@ -113,7 +113,7 @@ class _ResampledAurc:
 
 
 def _in_order(counts, order, out=None):
-    """``counts[:, order]`` row by row (a 1-D gather per row is several times faster than the 2-D one).
+    """``counts[:, order]`` row by row (a 1-D gather per row is faster than the 2-D one).
 
     ``out``: a buffer of the same shape and type to reuse, else a new array.
     """

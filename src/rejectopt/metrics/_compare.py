@@ -154,6 +154,11 @@ def compare_scores(
     ``p_value`` are read from the others (their count in the proportions' denominator) and
     ``method`` says how many were left out.
 
+    .. versionchanged:: 0.4.0
+       The resamples are drawn over score a's ranks: the same ``random_state`` gives other (equally
+       valid) numbers than 0.3.0. A metric that is NaN on the data is refused, naming it; NaN
+       resamples are dropped with a warning that counts them.
+
     Parameters
     ----------
     loss : array-like of shape (n,)

@@ -100,6 +100,9 @@ def selective_report(
         Losses and uncertainty scores, as in :func:`aurc`.
     groups : array-like of shape (n,), optional
         A label per row (any sortable type); None: the overall row only.
+
+        .. versionchanged:: 0.4.0
+           A group labelled ``"(all)"``, the name of the overall row, is refused.
     selection : None, float, SelectionFunction or fitted SelectiveClassifier, optional
         Which rows are accepted: None accepts every row (coverage 1: the classifier without
         rejection); a number accepts ``uncertainty <= it`` (compared exactly with integer

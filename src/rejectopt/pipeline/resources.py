@@ -60,8 +60,9 @@ RUNTIME_FLOOR_MIN = 5
 #: CPU seconds a job that fits models spends before its first fit: the process, Snakemake's
 #: preamble, importing scikit-learn (or XGBoost) and reading the data. Measured in the ``benchmark:``
 #: records of ``benchmarks/bench_scale_records.csv``: the cheapest training jobs (stand-ins at 10 % of
-#: their n, where the fit is a small part) took 1.2 CPU-s (LR, SVM) to 2.8 (SVOR), and Snakemake's
-#: sampler misses about 1 CPU-s of a job that short (``benchmarks/bench_scale.py``); rounded up. It is
+#: their n, where the fit is a small part) plus what Snakemake's sampler misses of a job that short
+#: (``benchmarks/bench_scale.py``; the numbers: ``benchmarks/measured_records.csv``, topic
+#: ``job_startup``), rounded up. It is
 #: why the pipeline gives a cheap (dataset, classifier) pair, a classifier's scores and a dataset's
 #: OOD or double-hinge splits one job each. The cost models of :data:`STAGES` fit their own start-up
 #: (``c0``) per stage.

@@ -191,8 +191,10 @@ class _Scratch:
     than their arithmetic: larger than the C library's mmap threshold (128 KiB, unless the
     process freed a larger mapped block before, which raises glibc's threshold), each one was
     mapped afresh and its pages faulted in (SELE on 17,500 rows of 20 features with 29 % errors,
-    ``sele_shared``'s fit rows in ``benchmarks/bench_many_classes.py --record``: about 15 ms an
-    evaluation with fresh buffers, about 6 ms with these; the values are the same, bit for bit).
+    ``sele_shared``'s fit rows in ``benchmarks/bench_many_classes.py --record``: an evaluation
+    with these takes less than half the time of one with fresh buffers, measured in
+    ``benchmarks/measured_records.csv``, topic ``sele_buffers``; the values are the same, bit for
+    bit).
     """
 
     def __init__(self, dtype):

@@ -51,7 +51,8 @@ __all__ = [
 #: the input. They stay below the C library's 128 KiB threshold above which each array is mapped
 #: afresh and its pages fault in, which cost more than the arithmetic (the class-shared features
 #: at K = 1,000 and n = 50,000, when they allocated their temporaries per block: 32-row blocks took
-#: 4.4 CPU-s, 2.4 of them in the kernel, and 16-row blocks 1.7 s; 2,048-row blocks more still).
+#: more than twice the CPU time of 16-row blocks, most of it in the kernel, and 2,048-row blocks
+#: more still; measured: ``benchmarks/measured_records.csv``, topic ``shared_blocks``).
 BLOCK_ELEMENTS = 16_000
 
 
