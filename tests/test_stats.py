@@ -8,10 +8,10 @@ import pytest
 from scipy import stats as sps
 
 from rejectopt.stats import (
-    _cliques,
     _nemenyi_pairwise,
     _normal_interval,
     average_ranks,
+    cliques,
     friedman_test,
     nemenyi_cd,
     nemenyi_q,
@@ -213,15 +213,15 @@ def test_cliques_hand_made():
     paper = pd.Series(
         {"sele": 1.36, "tcp": 2.36, "mcp": 2.73, "reg": 3.55}
     )  # the paper's ranks, CD 1.26
-    assert _cliques(paper, cd=1.26) == [["sele", "tcp"], ["tcp", "mcp", "reg"]]
-    assert _cliques(ranks, cd=1.5) == [["A", "B", "C"], ["C", "D", "E"]]
-    assert _cliques(ranks, cd=1.25) == [["A", "B", "C"], ["D", "E"]]
-    assert _cliques(ranks, cd=0.5) == [["D", "E"]]  # 1.5 - 1.0 is not < 0.5
-    assert _cliques(ranks, cd=0.6) == [["A", "B"], ["D", "E"]]
-    assert _cliques(ranks, cd=0.05) == []
-    assert _cliques(ranks, cd=10) == [["A", "B", "C", "D", "E"]]
+    assert cliques(paper, cd=1.26) == [["sele", "tcp"], ["tcp", "mcp", "reg"]]
+    assert cliques(ranks, cd=1.5) == [["A", "B", "C"], ["C", "D", "E"]]
+    assert cliques(ranks, cd=1.25) == [["A", "B", "C"], ["D", "E"]]
+    assert cliques(ranks, cd=0.5) == [["D", "E"]]  # 1.5 - 1.0 is not < 0.5
+    assert cliques(ranks, cd=0.6) == [["A", "B"], ["D", "E"]]
+    assert cliques(ranks, cd=0.05) == []
+    assert cliques(ranks, cd=10) == [["A", "B", "C", "D", "E"]]
     with pytest.raises(ValueError, match="cd"):
-        _cliques(ranks, cd=0)
+        cliques(ranks, cd=0)
 
 
 # --------------------------------------------------------------------------------------------
