@@ -14,14 +14,14 @@ import numpy as np
 
 # The learners load on first use (the package's lazy attributes), so that a job that only reads
 # the registries, a table or a figure job, does not import scikit-learn.
-from ... import scores as _scores  # the module: run_scores has a parameter named scores
-from ..._checks import derive_seed
-from ..._io import npz_checksum, save_npz
-from ...datasets import load_prepared
-from ...metrics import task_loss
-from ...scores import get_score
-from ...splits import load_split
-from ._paper_classifiers import load_classifier_file
+from .... import scores as _scores  # the module: run_scores has a parameter named scores
+from ...._checks import derive_seed
+from ...._io import npz_checksum, save_npz
+from ....datasets import load_prepared
+from ....metrics import task_loss
+from ....scores import get_score
+from ....splits import load_split
+from ._classifiers import load_classifier_file
 
 __all__ = ["SCORE_ERROR", "SCORE_FIELDS", "learn_score", "run_scores", "score_key"]
 
