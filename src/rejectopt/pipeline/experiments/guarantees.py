@@ -27,8 +27,9 @@ posteriors) and the registered scores that learn from the loss (REG, SELE, and a
 Rows (one per classifier, score, target, delta and method): the violations and their rate, the
 share of infeasible draws, the mean population coverage and risk. :func:`aggregate` pools the
 splits (the coverage certification costs: plug-in minus certified mean coverage);
-:func:`rejectopt.pipeline.report.guarantees.render` writes its Markdown and figure. Ordinal datasets give no rows (their MAE loss
-would need its own levels; the experiment covers the classification datasets of the run).
+:func:`rejectopt.pipeline.report.guarantees.render` writes its Markdown and figure. Ordinal
+datasets give no rows (their MAE loss would need its own levels; the experiment covers the
+classification datasets of the run).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._checks import clopper_pearson, derive_seed
+from ..._checks import clopper_pearson, derive_seed, renamed_argument
 from ...classifiers import get_classifier
 from ...scores import score_names
 from ...selective import InfeasibleTargetError
@@ -227,14 +228,15 @@ def calibration_draws(n_rows: int, settings: Mapping, seed: int) -> tuple[int, n
     )
 
 
+@renamed_argument("s", "uncertainty", since="0.6.0")
 def check_targets(
-    loss: np.ndarray, s: np.ndarray, draws: np.ndarray, targets, deltas
+    loss: np.ndarray, uncertainty: np.ndarray, draws: np.ndarray, targets, deltas
 ) -> pd.DataFrame:
     """Every target's outcome on every calibration draw: one row per (draw, target, delta, method).
 
     Parameters
     ----------
-    loss, s : numpy.ndarray of shape (N,)
+    loss, uncertainty : numpy.ndarray of shape (N,)
         The population's 0/100 losses and uncertainties.
     draws : numpy.ndarray of int of shape (repeats, n)
         The calibration samples (:func:`calibration_draws`).
@@ -252,7 +254,7 @@ def check_targets(
     """
     records = []
     for repeat, chosen in enumerate(draws):
-        cal_loss, cal_s = loss[chosen], s[chosen]
+        cal_loss, cal_s = loss[chosen], uncertainty[chosen]
         for kind, level, value in targets:
             fits = [("plug-in", None, Target(kind, value))]
             fits += [("certified", d, Target(kind, value, confidence=1.0 - d)) for d in deltas]
@@ -261,7 +263,7 @@ def check_targets(
                     selection = target.fit(cal_loss, cal_s)
                 except InfeasibleTargetError:
                     selection = None
-                coverage, risk = _population_outcome(selection, loss, s)
+                coverage, risk = _population_outcome(selection, loss, uncertainty)
                 violated = _violated(kind, value, coverage, risk)
                 for d in deltas if delta is None else [delta]:
                     records.append(
