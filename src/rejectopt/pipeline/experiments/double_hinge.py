@@ -97,7 +97,7 @@ import pandas as pd
 # module to plan the run, and a table job does not need scikit-learn.
 from ... import classifiers, scores
 from ..._checks import derive_seed
-from ..._io import load_npz, save_csv, write_csv
+from ..._io import load_npz, save_csv
 from ...datasets import get_spec
 from ...metrics import rc_curve, task_loss
 from ...metrics._confusion import selective_outcome
@@ -105,8 +105,8 @@ from ...scores import get_score
 from ...selective import _chow_reject, _fit_margin_threshold, fit_cost_based
 from ...splits import _PARTS, DEFAULT_RATIOS, make_splits
 from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods
-from ..tables import load_csv
-from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
+from . import _contract as contract
+from ._contract import LOSS_SCALE, SplitInputs, SplitResult, rule_config
 from ._learners import ClassifierThenScore, fit_classifier_then_score
 
 __all__ = [
@@ -532,6 +532,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
             chunk_size=settings["sele_chunk_size"],
         )
     loss, proba, score, C_lr = lr.loss, lr.proba, lr.score, lr.C
+    assert proba is not None  # LR has posteriors: Chow's rule reads them
     lr_time, sele_time = lr.times["classifier"], lr.times["score"]
     s_val2, s_tst = score.predict(X[val2], lr.y_pred[val2]), score.predict(X[tst], lr.y_pred[tst])
     lr_error = float(loss[tst].mean())
@@ -732,9 +733,9 @@ def run_dataset_files(
 ) -> dict[int, DoubleHingeSplitResult]:
     """File-in / file-out :func:`run_split` on every split of ``split_files`` of one dataset.
 
-    Each split's files are written atomically when it is done
-    (:func:`rejectopt.pipeline.experiments._contract.run_splits`) and depend only on its seeds. The keywords
-    are the rule's params (None: the pipeline's defaults).
+    The contract's :func:`~rejectopt.pipeline.experiments._contract.run_dataset_files` with this
+    experiment's settings, built from the rule's params (the keywords; None: the pipeline's
+    defaults), and each split's fit times written beside its rows.
 
     Parameters
     ----------
@@ -764,37 +765,31 @@ def run_dataset_files(
     dict of int to DoubleHingeSplitResult
         Each split's result, as written.
     """
-    config = {
-        "double_hinge": settings,
-        "split_ratios": {} if split_ratios is None else {"default": split_ratios},
-    }
-    for key, value in (
-        ("C_classifier", C_classifier),
-        ("C_score", C_score),
-        ("sele_chunk_size", sele_chunk_size),
-    ):
-        if value is not None:
-            config[key] = value
+    config = rule_config(
+        NAME,
+        settings,
+        split_ratios={} if split_ratios is None else {"default": split_ratios},
+        C_classifier=C_classifier,
+        C_score=C_score,
+        sele_chunk_size=sele_chunk_size,
+    )
     chosen = _settings(config)
-    if dataset == BREAST_CANCER:
-        inputs = {
-            int(k): SplitInputs(dataset, int(k), "classification", int(seed), None, None)
-            for k in split_files
-        }
-    else:
-        inputs = split_inputs(
-            dataset, "classification", int(seed), data_path, splits_path, split_files, staged
-        )
 
     def run(split_input: SplitInputs) -> DoubleHingeSplitResult:
         result = run_split(split_input, chosen)
         save_csv(result.timing, split_files[split_input.split][2])
         return result
 
-    outputs = {
-        int(k): (csv_path, curves_path) for k, (csv_path, curves_path, _) in split_files.items()
-    }
-    return run_splits(run, inputs, outputs, label=f"{NAME} {dataset}")
+    return contract.run_dataset_files(
+        NAME,
+        run,
+        None if dataset == BREAST_CANCER else data_path,
+        splits_path,
+        split_files,
+        dataset=dataset,
+        seed=seed,
+        staged=None if dataset == BREAST_CANCER else staged,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -1051,7 +1046,8 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
 
 
 def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every split's rows to :func:`double_hinge_table`, written to ``csv_out`` (CSV, atomically).
+    """Every split's rows to :func:`double_hinge_table`, written to ``csv_out`` (CSV, atomically):
+    the contract's :func:`~rejectopt.pipeline.experiments._contract.table_file`.
 
     Parameters
     ----------
@@ -1072,9 +1068,4 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
     rejectopt.exceptions.IntermediateFileError
         A split's CSV without its content record, or changed since it was written.
     """
-    results = pd.concat(
-        [load_csv(p) for p in csv_paths], ignore_index=True
-    )  # refused if edited since written
-    table = double_hinge_table(results)
-    write_csv(table, csv_out)
-    return results, table
+    return contract.table_file(csv_paths, csv_out, double_hinge_table)

@@ -76,7 +76,6 @@ from sklearn.preprocessing import (
 )  # rejectopt.ood's feature scores load scikit-learn already
 
 from ..._checks import derive_seed
-from ..._io import write_csv
 from ...classifiers import get_classifier
 from ...datasets import get_spec
 from ...ood import (
@@ -94,8 +93,8 @@ from ...ood import (
 from ...ood._metrics import operating_points
 from ...selective import InfeasibleTargetError
 from ...stats import average_ranks, friedman_test, nemenyi_cd, rank_methods, significant_pairs
-from ..tables import load_csv
-from ._contract import LOSS_SCALE, SplitInputs, SplitResult, run_splits, split_inputs
+from . import _contract as contract
+from ._contract import LOSS_SCALE, SplitInputs, SplitResult, rule_config
 from ._learners import fit_classifier_then_score
 
 __all__ = [
@@ -773,9 +772,8 @@ def run_dataset_files(
 ) -> dict[int, OODSplitResult]:
     """File-in / file-out :func:`run_split` on every split of ``split_files`` of one dataset.
 
-    The data are read once; each split's files are written atomically when it is done
-    (:func:`rejectopt.pipeline.experiments._contract.run_splits`) and depend on that split alone. The
-    keywords are the rule's params.
+    The contract's :func:`~rejectopt.pipeline.experiments._contract.run_dataset_files` with this
+    experiment's settings, built from the rule's params (the keywords).
 
     Parameters
     ----------
@@ -801,21 +799,18 @@ def run_dataset_files(
     dict of int to OODSplitResult
         By split.
     """
-    config = {"ood": settings}
-    for key, value in (
-        ("C_classifier", C_classifier),
-        ("C_score", C_score),
-        ("sele_chunk_size", sele_chunk_size),
-    ):
-        if value is not None:
-            config[key] = value
+    config = rule_config(
+        NAME, settings, C_classifier=C_classifier, C_score=C_score, sele_chunk_size=sele_chunk_size
+    )
     chosen = _settings(config)
-    inputs = split_inputs(dataset, "classification", int(seed), data_path, splits_path, split_files)
-    return run_splits(
+    return contract.run_dataset_files(
+        NAME,
         lambda split_input: run_split(split_input, chosen, threads=threads),
-        inputs,
-        {int(k): tuple(paths) for k, paths in split_files.items()},
-        label=f"{NAME} {dataset}",
+        data_path,
+        splits_path,
+        split_files,
+        dataset=dataset,
+        seed=seed,
     )
 
 
@@ -1002,7 +997,8 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
 
 
 def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every split's rows to :func:`ood_table`, written to ``csv_out`` (CSV, atomically).
+    """Every split's rows to :func:`ood_table`, written to ``csv_out`` (CSV, atomically): the
+    contract's :func:`~rejectopt.pipeline.experiments._contract.table_file`.
 
     Parameters
     ----------
@@ -1023,9 +1019,4 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
     rejectopt.exceptions.IntermediateFileError
         A split's CSV without its content record, or changed since it was written.
     """
-    results = pd.concat(
-        [load_csv(p) for p in csv_paths], ignore_index=True
-    )  # refused if edited since written
-    table = ood_table(results)
-    write_csv(table, csv_out)
-    return results, table
+    return contract.table_file(csv_paths, csv_out, ood_table)
