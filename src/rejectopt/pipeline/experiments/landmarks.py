@@ -41,6 +41,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -465,7 +466,9 @@ def choose_predictor_options(
     return _best_predictor(options_grid, dict(enumerate(trained)))
 
 
-def _predictor_data(faces_df: pd.DataFrame, detections: dict, split_indices: dict) -> tuple:
+def _predictor_data(
+    faces_df: pd.DataFrame, detections: dict, split_indices: dict
+) -> tuple[Any, Any, Any, Any, Any, Any]:
     """Images, detector boxes and ground truths of Trn1 and of Val1."""
     boxes = np.asarray(detections["box"], dtype=np.float64)
     data = []
@@ -473,7 +476,8 @@ def _predictor_data(faces_df: pd.DataFrame, detections: dict, split_indices: dic
         rows = np.asarray(split_indices[part], dtype=np.int64)
         subset = faces_df.iloc[rows]
         data += [load_images(subset["image"]), boxes[rows], load_truths(subset)]
-    return tuple(data)
+    trn_images, trn_boxes, trn_truths, val_images, val_boxes, val_truths = data
+    return trn_images, trn_boxes, trn_truths, val_images, val_boxes, val_truths
 
 
 def train_candidate_predictor(
@@ -593,12 +597,12 @@ def run_landmark_split(
     4. Learning curve (Fig. 4b): step 3 on the first m faces of a seeded permutation of Trn2
        (Trn2 is sorted by subset, so a plain prefix would be one subset).
 
-    Split proportions: the paper splits 5,807 faces 3,484 / 1,161 / 1,162 (30/10/30/10/20 %). The offline copy has 1,537,
-    so :data:`DEFAULT_RATIOS` (35/5/30/10/20 %) moves Val1's share to Trn1: Val1 only compares a
-    tiny grid by a mean error (77 faces are plenty), while the predictor's error, hence the loss
-    distribution to rank, depends on the training size; Trn2 keeps 461 faces for 2,449 weights
-    (the regulariser does the rest), Val2 / Tst enough for stable AuRCs (dominated by the few
-    large losses).
+    Split proportions: the paper splits 5,807 faces 3,484 / 1,161 / 1,162 (30/10/30/10/20 %).
+    The offline copy has 1,537, so :data:`DEFAULT_RATIOS` (35/5/30/10/20 %) moves Val1's share
+    to Trn1: Val1 only compares a tiny grid by a mean error (77 faces are plenty), while the
+    predictor's error, hence the loss distribution to rank, depends on the training size; Trn2
+    keeps 461 faces for 2,449 weights (the regulariser does the rest), Val2 / Tst enough for
+    stable AuRCs (dominated by the few large losses).
 
     Parameters
     ----------
@@ -652,6 +656,7 @@ def run_landmark_split(
     with tempfile.TemporaryDirectory(prefix="landmarks_") as scratch:
         work_dir = Path(work_dir) if work_dir is not None else Path(scratch)
         work_dir.mkdir(parents=True, exist_ok=True)
+        val1_error: dict
         if pretrained:
             model, options, val1_error = pretrained_predictor_path(), {"pretrained": True}, {}
         elif candidates is not None:
@@ -1007,7 +1012,7 @@ def save_landmark_result(path, result: dict) -> None:
     -------
     None
     """
-    arrays = {key: np.asarray(result[key]) for key in _RESULT_ARRAYS}
+    arrays: dict[str, Any] = {key: np.asarray(result[key]) for key in _RESULT_ARRAYS}
     for key in _RESULT_JSON:
         arrays[key] = np.array(json.dumps(result[key], sort_keys=True))
     arrays["risk_full"] = np.array(float(result["risk_full"]))

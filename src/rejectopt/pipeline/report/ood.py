@@ -294,6 +294,7 @@ def _mean_rc(curves: list[dict], key: str, which: str) -> tuple[np.ndarray, np.n
         cov, risk = c.get(f"{key}__rc_{which}_cov"), c.get(f"{key}__rc_{which}_risk")
         if cov is None or cov.size == 0:
             return np.array([]), np.array([])
+        assert risk is not None  # written beside its coverages
         pos = np.searchsorted(cov, _GRID - 1e-12, side="left")  # first point with coverage >= c
         r = np.where(pos < cov.size, risk[np.minimum(pos, cov.size - 1)], np.nan)
         risks.append(r)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import numpy as np
 
@@ -214,7 +215,9 @@ def run_scores(
     """
     X, y = load_prepared(data_path)
     data_id = npz_checksum(data_path)
-    arrays, chosen, provenance = {}, {}, {"data_sha256": data_id, "classifier": classifier}
+    arrays: dict[str, Any] = {}
+    chosen: dict[tuple, dict[str, Any]] = {}
+    provenance = {"data_sha256": data_id, "classifier": classifier}
     for split, clf_path in sorted(classifier_files.items()):
         parts = load_split(splits_path, split, data_sha256=data_id)
         with load_classifier_file(clf_path, data_id, split) as clf:

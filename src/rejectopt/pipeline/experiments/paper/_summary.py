@@ -90,7 +90,7 @@ def tst_outcomes(
             baseline = get_classifier(classifier).baseline
             scores = {baseline: (clf["baseline"][tst], np.nan)}
             C_classifier = float(clf["C"])
-        held = {}  # path -> the scores of this (classifier, split) it holds; each file opened once
+        held: dict = {}  # path -> the scores of this (classifier, split) it holds; each file opened once
         for (clf_name, score, score_split), score_path in sorted(score_files.items()):
             if (clf_name, score_split) == (classifier, split):
                 held.setdefault(score_path, []).append(score)
