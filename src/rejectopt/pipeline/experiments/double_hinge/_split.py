@@ -138,6 +138,235 @@ def _staged_lr_then_sele(
     return ClassifierThenScore(None, C, y_pred, baseline, proba, loss, best, float(best.C), times)
 
 
+def _binary_split(inputs: SplitInputs, settings: dict) -> tuple[np.ndarray, np.ndarray, dict]:
+    """The split's features, 0/1 labels and parts (breast cancer's built here); a dataset without
+    exactly two classes is refused."""
+    dataset, split, seed = inputs.dataset, int(inputs.split), int(inputs.seed)
+    if dataset == BREAST_CANCER:
+        X, y, parts = breast_cancer_split(split, settings["split_ratios"], seed=seed)
+    else:
+        X, y, parts = inputs.X, inputs.y, inputs.parts
+    X = np.asarray(X, dtype=float)
+    classes, y = np.unique(np.asarray(y), return_inverse=True)
+    if classes.size != 2:
+        raise ValueError(
+            f"{dataset or 'the dataset'}: the double-hinge experiment needs a binary dataset, "
+            f"found {classes.size} classes"
+        )
+    y = y.astype(np.int64)
+    parts = {p: np.asarray(parts[p], dtype=np.int64) for p in _PARTS}
+    return X, y, parts
+
+
+def _lr_and_sele(
+    inputs: SplitInputs, X, y, parts: dict, settings: dict, seeds: dict
+) -> ClassifierThenScore:
+    """LR on Trn1 (C by Val1 error), SELE on Trn2 (C by Val2 AuRC), predicted on Trn2, Val2 and
+    Tst; LR from the staged classifier file where the rule gives it."""
+    if STAGED_LR in inputs.staged:
+        lr = _staged_lr_then_sele(
+            inputs.staged_file(STAGED_LR), X, y, parts, settings, seeds["sele"]
+        )
+        log.info(
+            "%s split %d: LR's outputs read from %s",
+            inputs.dataset,
+            int(inputs.split),
+            inputs.staged_file(STAGED_LR),
+        )
+        return lr
+    used = np.concatenate([parts["trn2"], parts["val2"], parts["tst"]])
+    return fit_classifier_then_score(
+        "lr",
+        X,
+        y,
+        parts,
+        used,
+        n_classes=2,
+        C_classifier=settings["C_classifier"],
+        C_score=settings["C_score"],
+        classifier_seed=seeds["lr"],
+        score_seed=seeds["sele"],
+        chunk_size=settings["sele_chunk_size"],
+    )
+
+
+@dataclass
+class _PlainSVM:
+    """The plain SVM on Trn1 (C by Val1 error, the SVMs' grid): its decision values ``f`` on Val2
+    and Tst, their 0/100 losses and its fit time (wall, CPU)."""
+
+    model: Any
+    C: float
+    fit_time: tuple[float, float]
+    f_val2: np.ndarray
+    f_tst: np.ndarray
+    loss_val2: np.ndarray
+    loss_tst: np.ndarray
+
+
+def _plain_svm(X, y, parts: dict, settings: dict, seed: int) -> _PlainSVM:
+    trn1, val1, val2, tst = parts["trn1"], parts["val1"], parts["val2"], parts["tst"]
+    wall, cpu = time.perf_counter(), time.process_time()
+    svm, C_svm, _ = classifiers._selection.train_classifier(
+        "svm",
+        X[trn1],
+        y[trn1],
+        X[val1],
+        y[val1],
+        C_grid=tuple(settings["C_grid"]),
+        n_classes=2,
+        random_state=seed,
+        c_scaling=settings["c_scaling"],
+    )
+    fit_time = (time.perf_counter() - wall, time.process_time() - cpu)
+    f_val2 = classifiers._selection.classifier_outputs("svm", svm, X[val2], n_classes=2)["decision"]
+    f_tst = classifiers._selection.classifier_outputs("svm", svm, X[tst], n_classes=2)["decision"]
+    return _PlainSVM(
+        svm,
+        C_svm,
+        fit_time,
+        f_val2,
+        f_tst,
+        LOSS_SCALE * ((f_val2 > 0).astype(np.int64) != y[val2]),
+        LOSS_SCALE * ((f_tst > 0).astype(np.int64) != y[tst]),
+    )
+
+
+def _double_hinge_rows(
+    Z: tuple, y, parts: dict, d: float, settings: dict, seed: int, gamma_grid, where: tuple
+) -> tuple[list[dict], Any, Any, dict, float]:
+    """The RBF and the linear double-hinge SVM at reject cost ``d`` on the standardised features
+    ``Z`` (Trn1, Val1, Tst): their two rows, the two models, the linear one's fit info and C."""
+    Z_trn1, Z_val1, Z_tst = Z
+    trn1, val1, tst = parts["trn1"], parts["val1"], parts["tst"]
+    c_scaling = settings["c_scaling"]
+    model, C_dh, info = classifiers._double_hinge.fit_double_hinge(
+        Z_trn1,
+        y[trn1],
+        Z_val1,
+        y[val1],
+        d,
+        settings["rbf_C_grid"],
+        c_scaling=c_scaling,
+        kernel="rbf",
+        gamma_grid=gamma_grid,
+        n_landmarks=settings["rbf_rank"],
+        random_state=seed,
+    )
+    rbf_model = model
+    log.info(
+        "%s split %d d=%g: RBF DH-SVM gamma=%.4g C=%g, Val1 cost risk %.3f (rank %s)",
+        *where,
+        d,
+        info["gamma"],
+        C_dh,
+        info["val_cost_risk"][info["key"]],
+        model.n_landmarks_,
+    )
+    dh_loss = LOSS_SCALE * (model.predict(Z_tst) != y[tst])
+    key = info["key"]
+    rows = [
+        _row(
+            "double_hinge_rbf",
+            d,
+            selective_outcome(dh_loss, ~model.reject(Z_tst), d),
+            val_part="val1",
+            val_cost_risk=info["val_cost_risk"][key],
+            C=C_dh,
+            gamma=info["gamma"],
+            fit_wall_s=info["fit_wall_s"],
+            fit_cpu_s=info["fit_cpu_s"],
+            n_iter=info["fits"][key][2],
+            rel_gap=info["fits"][key][3],
+            error_full=float(dh_loss.mean()),
+            threshold=model.f_plus_,
+        )
+    ]
+    model, C_dh, info = classifiers._double_hinge.fit_double_hinge(
+        Z_trn1, y[trn1], Z_val1, y[val1], d, settings["C_grid"], c_scaling=c_scaling
+    )
+    dh_loss = LOSS_SCALE * (model.predict(Z_tst) != y[tst])
+    rows.append(
+        _row(
+            "double_hinge",
+            d,
+            selective_outcome(dh_loss, ~model.reject(Z_tst), d),
+            val_part="val1",
+            val_cost_risk=info["val_cost_risk"][C_dh],
+            C=C_dh,
+            fit_wall_s=info["fit_wall_s"],
+            fit_cpu_s=info["fit_cpu_s"],
+            n_iter=info["fits"][C_dh][2],
+            rel_gap=info["fits"][C_dh][3],
+            error_full=float(dh_loss.mean()),
+            threshold=model.f_plus_,
+        )
+    )
+    return rows, rbf_model, model, info, C_dh
+
+
+def _post_hoc_rows(
+    d: float, lr: ClassifierThenScore, s_val2, s_tst, svm: _PlainSVM, parts: dict
+) -> list[dict]:
+    """The post-hoc rules at reject cost ``d``: LR + SELE with the cost-based rule and the plain
+    SVM with a ``|f|`` threshold (both fitted on Val2), LR with Chow's rule."""
+    val2, tst = parts["val2"], parts["tst"]
+    loss, proba = lr.loss, lr.proba
+    assert proba is not None  # LR has posteriors: Chow's rule reads them
+    lr_time, sele_time = lr.times["classifier"], lr.times["score"]
+    lr_error = float(loss[tst].mean())
+    sel = fit_cost_based(loss[val2], s_val2, LOSS_SCALE * d)
+    val_acc = sel.acceptance_probability(s_val2) > 0.5
+    rows = [
+        _row(
+            "lr_sele",
+            d,
+            selective_outcome(loss[tst], sel.acceptance_probability(s_tst) > 0.5, d),
+            val_part="val2",
+            val_cost_risk=selective_outcome(loss[val2], val_acc, d)["cost_risk"],
+            C=lr.C,
+            C_score=lr.C_score,
+            threshold=sel.threshold,
+            error_full=lr_error,
+            fit_wall_s=lr_time[0] + sele_time[0],
+            fit_cpu_s=lr_time[1] + sele_time[1],
+        )
+    ]
+    sel = _fit_margin_threshold(svm.f_val2, svm.loss_val2, d)
+    val_acc = sel.acceptance_probability(-np.abs(svm.f_val2)) > 0.5
+    rows.append(
+        _row(
+            "svm_threshold",
+            d,
+            selective_outcome(
+                svm.loss_tst, sel.acceptance_probability(-np.abs(svm.f_tst)) > 0.5, d
+            ),
+            val_part="val2",
+            val_cost_risk=selective_outcome(svm.loss_val2, val_acc, d)["cost_risk"],
+            C=svm.C,
+            threshold=-sel.threshold,
+            error_full=float(svm.loss_tst.mean()),
+            fit_wall_s=svm.fit_time[0],
+            fit_cpu_s=svm.fit_time[1],
+            n_iter=int(svm.model[-1].n_iter_),
+            rel_gap=float(svm.model[-1].rel_gap_),
+        )
+    )
+    rows.append(
+        _row(
+            "lr_chow",
+            d,
+            selective_outcome(loss[tst], ~_chow_reject(proba[tst], d), d),
+            C=lr.C,
+            threshold=1.0 - d,
+            error_full=lr_error,
+            fit_wall_s=lr_time[0],
+            fit_cpu_s=lr_time[1],
+        )
+    )
+    return rows
+
+
 def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
     """The five methods of the module notes on one split, for every reject cost; scored on Tst.
 
@@ -159,204 +388,28 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
     from sklearn.preprocessing import StandardScaler
 
     dataset, split, seed = inputs.dataset, int(inputs.split), int(inputs.seed)
-    if dataset == BREAST_CANCER:
-        X, y, parts = breast_cancer_split(split, settings["split_ratios"], seed=seed)
-    else:
-        X, y, parts = inputs.X, inputs.y, inputs.parts
-    reject_costs, C_grid, c_scaling = (
-        settings["reject_costs"],
-        settings["C_grid"],
-        settings["c_scaling"],
-    )
-    X = np.asarray(X, dtype=float)
-    classes, y = np.unique(np.asarray(y), return_inverse=True)
-    if classes.size != 2:
-        raise ValueError(
-            f"{dataset or 'the dataset'}: the double-hinge experiment needs a binary dataset, "
-            f"found {classes.size} classes"
-        )
-    y = y.astype(np.int64)
-    parts = {p: np.asarray(parts[p], dtype=np.int64) for p in _PARTS}
-    trn1, val1, trn2, val2, tst = (parts[p] for p in _PARTS)
+    X, y, parts = _binary_split(inputs, settings)
+    trn1, val1, val2, tst = parts["trn1"], parts["val1"], parts["val2"], parts["tst"]
     seeds = {
         part: derive_seed(seed, dataset, "double_hinge", split, part)
         for part in ("lr", "sele", "svm", "nystroem")
     }
     rows: list[dict] = []
     start = time.perf_counter()
-
-    # LR on Trn1 (C by Val1 error), SELE on Trn2 (C by Val2 AuRC), predicted on Trn2, Val2 and Tst;
-    # LR from the staged classifier file where the rule gives it
-    if STAGED_LR in inputs.staged:
-        lr = _staged_lr_then_sele(
-            inputs.staged_file(STAGED_LR), X, y, parts, settings, seeds["sele"]
-        )
-        log.info(
-            "%s split %d: LR's outputs read from %s", dataset, split, inputs.staged_file(STAGED_LR)
-        )
-    else:
-        used = np.concatenate([trn2, val2, tst])
-        lr = fit_classifier_then_score(
-            "lr",
-            X,
-            y,
-            parts,
-            used,
-            n_classes=2,
-            C_classifier=settings["C_classifier"],
-            C_score=settings["C_score"],
-            classifier_seed=seeds["lr"],
-            score_seed=seeds["sele"],
-            chunk_size=settings["sele_chunk_size"],
-        )
-    loss, proba, score, C_lr = lr.loss, lr.proba, lr.score, lr.C
-    assert proba is not None  # LR has posteriors: Chow's rule reads them
-    lr_time, sele_time = lr.times["classifier"], lr.times["score"]
+    lr = _lr_and_sele(inputs, X, y, parts, settings, seeds)
+    score = lr.score
     s_val2, s_tst = score.predict(X[val2], lr.y_pred[val2]), score.predict(X[tst], lr.y_pred[tst])
-    lr_error = float(loss[tst].mean())
-
-    # the plain SVM on Trn1 (C by Val1 error, the SVMs' grid), f on Val2 and Tst
-    wall, cpu = time.perf_counter(), time.process_time()
-    svm, C_svm, _ = classifiers._selection.train_classifier(
-        "svm",
-        X[trn1],
-        y[trn1],
-        X[val1],
-        y[val1],
-        C_grid=tuple(C_grid),
-        n_classes=2,
-        random_state=seeds["svm"],
-        c_scaling=c_scaling,
-    )
-    svm_time = (time.perf_counter() - wall, time.process_time() - cpu)
-    f_val2 = classifiers._selection.classifier_outputs("svm", svm, X[val2], n_classes=2)["decision"]
-    f_tst = classifiers._selection.classifier_outputs("svm", svm, X[tst], n_classes=2)["decision"]
-    svm_loss_val2 = LOSS_SCALE * ((f_val2 > 0).astype(np.int64) != y[val2])
-    svm_loss_tst = LOSS_SCALE * ((f_tst > 0).astype(np.int64) != y[tst])
-
+    svm = _plain_svm(X, y, parts, settings, seeds["svm"])
     scaler = StandardScaler().fit(X[trn1])
-    Z_trn1, Z_val1, Z_tst = (scaler.transform(X[i]) for i in (trn1, val1, tst))
+    Z = tuple(scaler.transform(X[i]) for i in (trn1, val1, tst))
     dh_models, rbf_models = {}, {}
     gamma_grid = [g / X.shape[1] for g in settings["rbf_gamma_grid"]]
-    for d in reject_costs:
+    for d in settings["reject_costs"]:
         d = float(d)
-        model, C_dh, info = classifiers._double_hinge.fit_double_hinge(
-            Z_trn1,
-            y[trn1],
-            Z_val1,
-            y[val1],
-            d,
-            settings["rbf_C_grid"],
-            c_scaling=c_scaling,
-            kernel="rbf",
-            gamma_grid=gamma_grid,
-            n_landmarks=settings["rbf_rank"],
-            random_state=seeds["nystroem"],
+        dh_rows, rbf_models[d], dh_models[d], info, C_dh = _double_hinge_rows(
+            Z, y, parts, d, settings, seeds["nystroem"], gamma_grid, (dataset, split)
         )
-        rbf_models[d] = model
-        log.info(
-            "%s split %d d=%g: RBF DH-SVM gamma=%.4g C=%g, Val1 cost risk %.3f (rank %s)",
-            dataset,
-            split,
-            d,
-            info["gamma"],
-            C_dh,
-            info["val_cost_risk"][info["key"]],
-            model.n_landmarks_,
-        )
-        dh_loss = LOSS_SCALE * (model.predict(Z_tst) != y[tst])
-        key = info["key"]
-        rows.append(
-            _row(
-                "double_hinge_rbf",
-                d,
-                selective_outcome(dh_loss, ~model.reject(Z_tst), d),
-                val_part="val1",
-                val_cost_risk=info["val_cost_risk"][key],
-                C=C_dh,
-                gamma=info["gamma"],
-                fit_wall_s=info["fit_wall_s"],
-                fit_cpu_s=info["fit_cpu_s"],
-                n_iter=info["fits"][key][2],
-                rel_gap=info["fits"][key][3],
-                error_full=float(dh_loss.mean()),
-                threshold=model.f_plus_,
-            )
-        )
-
-        model, C_dh, info = classifiers._double_hinge.fit_double_hinge(
-            Z_trn1, y[trn1], Z_val1, y[val1], d, C_grid, c_scaling=c_scaling
-        )
-        dh_models[d] = model
-        dh_loss = LOSS_SCALE * (model.predict(Z_tst) != y[tst])
-        rows.append(
-            _row(
-                "double_hinge",
-                d,
-                selective_outcome(dh_loss, ~model.reject(Z_tst), d),
-                val_part="val1",
-                val_cost_risk=info["val_cost_risk"][C_dh],
-                C=C_dh,
-                fit_wall_s=info["fit_wall_s"],
-                fit_cpu_s=info["fit_cpu_s"],
-                n_iter=info["fits"][C_dh][2],
-                rel_gap=info["fits"][C_dh][3],
-                error_full=float(dh_loss.mean()),
-                threshold=model.f_plus_,
-            )
-        )
-
-        sel = fit_cost_based(loss[val2], s_val2, LOSS_SCALE * d)
-        val_acc = sel.acceptance_probability(s_val2) > 0.5
-        rows.append(
-            _row(
-                "lr_sele",
-                d,
-                selective_outcome(loss[tst], sel.acceptance_probability(s_tst) > 0.5, d),
-                val_part="val2",
-                val_cost_risk=selective_outcome(loss[val2], val_acc, d)["cost_risk"],
-                C=C_lr,
-                C_score=lr.C_score,
-                threshold=sel.threshold,
-                error_full=lr_error,
-                fit_wall_s=lr_time[0] + sele_time[0],
-                fit_cpu_s=lr_time[1] + sele_time[1],
-            )
-        )
-
-        sel = _fit_margin_threshold(f_val2, svm_loss_val2, d)
-        val_acc = sel.acceptance_probability(-np.abs(f_val2)) > 0.5
-        rows.append(
-            _row(
-                "svm_threshold",
-                d,
-                selective_outcome(
-                    svm_loss_tst, sel.acceptance_probability(-np.abs(f_tst)) > 0.5, d
-                ),
-                val_part="val2",
-                val_cost_risk=selective_outcome(svm_loss_val2, val_acc, d)["cost_risk"],
-                C=C_svm,
-                threshold=-sel.threshold,
-                error_full=float(svm_loss_tst.mean()),
-                fit_wall_s=svm_time[0],
-                fit_cpu_s=svm_time[1],
-                n_iter=int(svm[-1].n_iter_),
-                rel_gap=float(svm[-1].rel_gap_),
-            )
-        )
-
-        rows.append(
-            _row(
-                "lr_chow",
-                d,
-                selective_outcome(loss[tst], ~_chow_reject(proba[tst], d), d),
-                C=C_lr,
-                threshold=1.0 - d,
-                error_full=lr_error,
-                fit_wall_s=lr_time[0],
-                fit_cpu_s=lr_time[1],
-            )
-        )
+        rows += dh_rows + _post_hoc_rows(d, lr, s_val2, s_tst, svm, parts)
         log.info(
             "%s split %d d=%g: cost risk %s; linear DH-SVM C=%g (Val1 %s)",
             dataset,
@@ -368,24 +421,24 @@ def run_split(inputs: SplitInputs, settings: dict) -> DoubleHingeSplitResult:
         )
 
     frame = pd.DataFrame(rows).assign(dataset=dataset, split=split)
-    cov_s, risk_s = rc_curve(loss[tst], s_tst)
-    cov_m, risk_m = rc_curve(svm_loss_tst, -np.abs(f_tst))
+    cov_s, risk_s = rc_curve(lr.loss[tst], s_tst)
+    cov_m, risk_m = rc_curve(svm.loss_tst, -np.abs(svm.f_tst))
     curves = {"lr_sele_cov": cov_s, "lr_sele_risk": risk_s, "svm_cov": cov_m, "svm_risk": risk_m}
     log.info(
         "%s split %d: LR C=%g (Tst error %.2f %%), SELE C=%g, SVM C=%g, %d reject costs in %.1f s",
         dataset,
         split,
-        C_lr,
-        lr_error,
+        lr.C,
+        float(lr.loss[tst].mean()),
         lr.C_score,
-        C_svm,
-        len(reject_costs),
+        svm.C,
+        len(settings["reject_costs"]),
         time.perf_counter() - start,
     )
     models = {
         "lr": lr.model,
         "sele": score,
-        "svm": svm,
+        "svm": svm.model,
         "scaler": scaler,
         "double_hinge": dh_models,
         "double_hinge_rbf": rbf_models,
