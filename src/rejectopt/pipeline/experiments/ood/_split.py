@@ -33,7 +33,7 @@ from ....selective import InfeasibleTargetError
 from .. import _contract as contract
 from .._contract import LOSS_SCALE, SplitInputs, SplitResult, rule_config
 from .._learners import fit_classifier_then_score
-from ._setup import _FEASIBLE_TOL, NAME, SPLIT_COLUMNS, _settings, ood_partition
+from ._setup import _FEASIBLE_TOL, NAME, SPLIT_COLUMNS, OODPartition, _settings, ood_partition
 
 log = logging.getLogger(__package__)  # the package's logger, as before the split
 
@@ -79,6 +79,48 @@ def _rates_ok(rates: dict, tpr_min: float, fpr_max: float) -> bool:
     return bool(rates["tpr"] >= tpr_min - _FEASIBLE_TOL and rates["fpr"] <= fpr_max + _FEASIBLE_TOL)
 
 
+def _fit_methods(
+    loss_v: np.ndarray,
+    ood_v: np.ndarray,
+    singles: dict,
+    doubles: Sequence[tuple[str, str]],
+    bounds: dict,
+    tpr_min: float,
+    angles: int,
+) -> list[_Method]:
+    """Every method's rule fitted on Val at each FPR bound (a single's threshold, a double's
+    ``mu``, ``lambda``, ``tau``), singles first; a bound a rule cannot meet is left out."""
+    methods: list[_Method] = []
+    for name, (u_v, u_t) in singles.items():
+        m = _Method(name, "single")
+        for which, bound in bounds.items():
+            m.tst_score[which] = np.asarray(u_t, float)
+            try:
+                rule = fit_bounded_tpr_fpr(loss_v, ood_v, u_v, tpr_min, bound)
+            except InfeasibleTargetError:
+                continue
+            m.accept_val[which] = rule.acceptance_probability(u_v)
+            m.accept_tst[which] = rule.acceptance_probability(u_t)
+        methods.append(m)
+    for r, g in doubles:
+        m = _Method(f"{r}+{g}", "double")
+        (r_v, r_t), (g_v, g_t) = singles[r], singles[g]
+        for which, bound in bounds.items():
+            try:
+                sel = fit_double_score_tpr_fpr(
+                    loss_v, ood_v, r_v, g_v, tpr_min, bound, angles=int(angles)
+                )
+            except InfeasibleTargetError:
+                m.tst_score[which] = None
+                continue
+            m.tst_score[which] = sel.score(r_t, g_t)
+            m.accept_val[which] = sel.acceptance_probability(r_v, g_v)
+            m.accept_tst[which] = sel.acceptance_probability(r_t, g_t)
+            m.mu[which] = sel.mu
+        methods.append(m)
+    return methods
+
+
 def evaluate_ood_methods(
     val: tuple[np.ndarray, np.ndarray],
     tst: tuple[np.ndarray, np.ndarray],
@@ -120,35 +162,7 @@ def evaluate_ood_methods(
     loss_t, ood_t = np.asarray(tst[0], float), np.asarray(tst[1], bool)
     bound_val = max(min_fpr_at_tpr(ood_v, u_v, tpr_min) for u_v, _ in singles.values())
     bounds = {"seed": bound_val, "fixed": float(fpr_max)}
-
-    methods: list[_Method] = []
-    for name, (u_v, u_t) in singles.items():
-        m = _Method(name, "single")
-        for which, bound in bounds.items():
-            m.tst_score[which] = np.asarray(u_t, float)
-            try:
-                rule = fit_bounded_tpr_fpr(loss_v, ood_v, u_v, tpr_min, bound)
-            except InfeasibleTargetError:
-                continue
-            m.accept_val[which] = rule.acceptance_probability(u_v)
-            m.accept_tst[which] = rule.acceptance_probability(u_t)
-        methods.append(m)
-    for r, g in doubles:
-        m = _Method(f"{r}+{g}", "double")
-        (r_v, r_t), (g_v, g_t) = singles[r], singles[g]
-        for which, bound in bounds.items():
-            try:
-                sel = fit_double_score_tpr_fpr(
-                    loss_v, ood_v, r_v, g_v, tpr_min, bound, angles=int(angles)
-                )
-            except InfeasibleTargetError:
-                m.tst_score[which] = None
-                continue
-            m.tst_score[which] = sel.score(r_t, g_t)
-            m.accept_val[which] = sel.acceptance_probability(r_v, g_v)
-            m.accept_tst[which] = sel.acceptance_probability(r_t, g_t)
-            m.mu[which] = sel.mu
-        methods.append(m)
+    methods = _fit_methods(loss_v, ood_v, singles, doubles, bounds, tpr_min, angles)
 
     bound_tst = max(
         min_fpr_at_tpr(ood_t, m.tst_score["seed"], tpr_min)
@@ -246,6 +260,78 @@ class OODSplitResult(SplitResult):
 # --------------------------------------------------------------------------------------------
 # One split
 # --------------------------------------------------------------------------------------------
+def _feature_scores(X: np.ndarray, y: np.ndarray, part: OODPartition, settings: dict) -> dict:
+    """The kNN-distance and Mahalanobis OOD scores fitted on Trn1 (standardised): their Val and Tst
+    uncertainties by name."""
+    val, tst = part.val, part.tst
+    scaler = StandardScaler().fit(X[part.trn1])
+    z_trn1, z_val, z_tst = (scaler.transform(X[i]) for i in (part.trn1, val, tst))
+    knn = KNNDistanceOOD(n_neighbors=int(settings["knn_neighbors"])).fit(z_trn1)
+    maha = MahalanobisOOD().fit(z_trn1, y[part.trn1])
+    return {
+        "knn": (knn.predict(z_val), knn.predict(z_tst)),
+        "mahalanobis": (maha.predict(z_val), maha.predict(z_tst)),
+    }
+
+
+def _classifier_scores(
+    kind: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    part: OODPartition,
+    settings: dict,
+    seeds: tuple[int, int],
+    threads: int,
+    ood_scores: dict,
+) -> tuple[OODScores, Any]:
+    """One classifier on the ID classes of Trn1 and SELE on those of Trn2: the single and double
+    scores its methods are tuned and evaluated on, and what was fitted."""
+    val, tst, is_ood = part.val, part.tst, part.is_ood
+    id_parts = {"trn1": part.trn1, "val1": part.val1, "trn2": part.trn2, "val2": part.val2}
+    info = get_classifier(kind)
+    if info.task != "classification":
+        raise ValueError(
+            f"the OOD benchmark needs a classification classifier, {kind!r} is {info.task}"
+        )
+    # predicted where SELE learns and is selected (Trn2, Val2) and where the rules are tuned and
+    # scored (Val, Tst); Val2 is part of Val
+    needed = np.unique(np.concatenate([part.trn2, val, tst]))
+    fitted = fit_classifier_then_score(
+        kind,
+        X,
+        y,
+        id_parts,
+        needed,
+        n_classes=part.n_classes_id,
+        C_classifier=settings["C_classifier"],
+        C_score=settings["C_score"],
+        classifier_seed=seeds[0],
+        score_seed=seeds[1],
+        score="sele",
+        chunk_size=settings["sele_chunk_size"],
+        threads=threads,
+        ignore=is_ood,
+    )
+    loss, y_pred, sele = fitted.loss, fitted.y_pred, fitted.score
+    singles = {
+        info.baseline: (fitted.baseline[val], fitted.baseline[tst]),
+        "sele": (sele.predict(X[val], y_pred[val]), sele.predict(X[tst], y_pred[tst])),
+        **ood_scores,
+    }
+    doubles = [(info.baseline, "knn"), ("sele", "knn"), ("sele", "mahalanobis")]
+    scores = OODScores(
+        loss[val],
+        is_ood[val],
+        loss[tst],
+        is_ood[tst],
+        singles,
+        doubles,
+        fitted.C,
+        fitted.C_score,
+    )
+    return scores, fitted
+
+
 def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSplitResult:
     """The OOD benchmark on one split: hold out classes, train, score, tune on Val, test on Tst.
 
@@ -271,19 +357,9 @@ def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSp
     y = np.asarray(inputs.y)
     part = ood_partition(y, inputs.parts, settings["held_out_fraction"])
     counts = part.counts()
-    k_id = part.n_classes_id
     val, tst, is_ood = part.val, part.tst, part.is_ood
-    id_parts = {"trn1": part.trn1, "val1": part.val1, "trn2": part.trn2, "val2": part.val2}
     start = time.perf_counter()
-
-    scaler = StandardScaler().fit(X[part.trn1])
-    z_trn1, z_val, z_tst = (scaler.transform(X[i]) for i in (part.trn1, val, tst))
-    knn = KNNDistanceOOD(n_neighbors=int(settings["knn_neighbors"])).fit(z_trn1)
-    maha = MahalanobisOOD().fit(z_trn1, y[part.trn1])
-    ood_scores = {
-        "knn": (knn.predict(z_val), knn.predict(z_tst)),
-        "mahalanobis": (maha.predict(z_val), maha.predict(z_tst)),
-    }
+    ood_scores = _feature_scores(X, y, part, settings)
     log.info(
         "%s split %d: OOD scores fitted on %d Trn1 examples in %.1f s",
         dataset,
@@ -302,47 +378,14 @@ def run_split(inputs: SplitInputs, settings: dict, *, threads: int = 1) -> OODSp
     )
     scores: dict[str, OODScores] = {}
     for kind in classifiers:
-        info = get_classifier(kind)
-        if info.task != "classification":
-            raise ValueError(
-                f"the OOD benchmark needs a classification classifier, {kind!r} is {info.task}"
-            )
-        # predicted where SELE learns and is selected (Trn2, Val2) and where the rules are tuned and
-        # scored (Val, Tst); Val2 is part of Val
-        needed = np.unique(np.concatenate([part.trn2, val, tst]))
-        fitted = fit_classifier_then_score(
-            kind,
-            X,
-            y,
-            id_parts,
-            needed,
-            n_classes=k_id,
-            C_classifier=settings["C_classifier"],
-            C_score=settings["C_score"],
-            classifier_seed=derive_seed(seed, dataset, "ood", split, kind),
-            score_seed=derive_seed(seed, dataset, "ood", split, kind, "sele"),
-            score="sele",
-            chunk_size=settings["sele_chunk_size"],
-            threads=threads,
-            ignore=is_ood,
+        seeds = (
+            derive_seed(seed, dataset, "ood", split, kind),
+            derive_seed(seed, dataset, "ood", split, kind, "sele"),
         )
-        loss, y_pred, sele = fitted.loss, fitted.y_pred, fitted.score
-        singles = {
-            info.baseline: (fitted.baseline[val], fitted.baseline[tst]),
-            "sele": (sele.predict(X[val], y_pred[val]), sele.predict(X[tst], y_pred[tst])),
-            **ood_scores,
-        }
-        doubles = [(info.baseline, "knn"), ("sele", "knn"), ("sele", "mahalanobis")]
-        scores[kind] = OODScores(
-            loss[val],
-            is_ood[val],
-            loss[tst],
-            is_ood[tst],
-            singles,
-            doubles,
-            fitted.C,
-            fitted.C_score,
+        scores[kind], fitted = _classifier_scores(
+            kind, X, y, part, settings, seeds, threads, ood_scores
         )
+        loss, singles, doubles = fitted.loss, scores[kind].singles, scores[kind].doubles
         rows, split_curves = evaluate_ood_methods(
             (loss[val], is_ood[val]),
             (loss[tst], is_ood[tst]),
