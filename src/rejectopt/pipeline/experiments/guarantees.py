@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._checks import clopper_pearson, derive_seed, renamed_argument
+from ..._checks import check_open_unit, clopper_pearson, derive_seed, renamed_argument
 from ...classifiers import get_classifier
 from ...scores import score_names
 from ...selective import InfeasibleTargetError
@@ -104,6 +104,9 @@ def _numbers(
         raise ValueError(
             f"config experiment_settings.{NAME}.{key} must be a list of numbers, got {values!r}"
         ) from None
+    if (low, high, closed_high) == (0.0, 1.0, False):
+        for v in out:
+            check_open_unit(v, f"config experiment_settings.{NAME}.{key}")
     inside = all(low < v < high or (closed_high and v == high) for v in out)
     if not out or not inside or len(set(out)) != len(out):
         interval = f"({low:g}, {high:g}{']' if closed_high else ')'}"
@@ -297,6 +300,34 @@ def check_targets(
     )
 
 
+def _cells(
+    outcome: pd.DataFrame,
+    classifier: str,
+    score: str,
+    base_risk: float,
+    sizes: tuple[int, int, int],
+) -> pd.DataFrame:
+    """One classifier and score's rows of :data:`ROW_COLUMNS` from its draws' outcomes
+    (:func:`check_targets`): per target, delta and method, the violations and the means; ``sizes``
+    are the population's rows, the calibration rows and the draws."""
+    cells = (
+        outcome.groupby(["target", "level", "target_value", "delta", "method"], sort=False)
+        .agg(
+            violations=("violated", "sum"),
+            violation_rate=("violated", "mean"),
+            infeasible_rate=("infeasible", "mean"),
+            mean_coverage=("coverage", "mean"),
+            mean_risk=("risk", "mean"),
+        )
+        .reset_index()
+    )
+    cells.insert(0, "score", score)
+    cells.insert(0, "classifier", classifier)
+    cells["base_risk"], cells["n_rows"], cells["n_calibration"] = base_risk, sizes[0], sizes[1]
+    cells["repeats"] = sizes[2]
+    return cells
+
+
 def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
     """One split: the violation rates of every target on the staged Tst outcomes of each classifier and score.
 
@@ -372,25 +403,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
         for score in names:
             s = np.asarray(scores[score][0], dtype=float)[rows_used]
             outcome = check_targets(loss, s, draws, targets, settings["deltas"])
-            cells = (
-                outcome.groupby(["target", "level", "target_value", "delta", "method"], sort=False)
-                .agg(
-                    violations=("violated", "sum"),
-                    violation_rate=("violated", "mean"),
-                    infeasible_rate=("infeasible", "mean"),
-                    mean_coverage=("coverage", "mean"),
-                    mean_risk=("risk", "mean"),
-                )
-                .reset_index()
-            )
-            cells.insert(0, "score", score)
-            cells.insert(0, "classifier", classifier)
-            cells["base_risk"], cells["n_rows"], cells["n_calibration"] = (
-                base_risk,
-                loss.size,
-                n_cal,
-            )
-            cells["repeats"] = len(draws)
+            cells = _cells(outcome, classifier, score, base_risk, (loss.size, n_cal, len(draws)))
             frames.append(cells)
     rows = (
         pd.concat(frames, ignore_index=True)[ROW_COLUMNS]

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ...._checks import check_1d, check_open_unit
 from ....classifiers import get_classifier
 from ....datasets import get_spec
 
@@ -108,10 +109,7 @@ def settings(config: dict) -> dict:
     if unknown:
         raise ValueError(f"config ood: unknown keys {unknown}; allowed: {sorted(DEFAULTS)}")
     out = {**DEFAULTS, **block}
-    if not 0.0 < float(out["held_out_fraction"]) < 1.0:
-        raise ValueError(
-            f"config ood.held_out_fraction must lie in (0, 1), got {out['held_out_fraction']!r}"
-        )
+    check_open_unit(out["held_out_fraction"], "config ood.held_out_fraction")
     for key in ("tpr_min", "fpr_max"):
         if not 0.0 <= float(out[key]) <= 1.0:
             raise ValueError(f"config ood.{key} must lie in [0, 1], got {out[key]!r}")
@@ -198,12 +196,10 @@ def held_out_classes(y: Any, fraction: float = 0.3) -> np.ndarray:
         Labels that are not ``0..K-1``, a fraction outside ``(0, 1)``, or fewer than 2 ID
         classes left.
     """
-    y = np.asarray(y)
-    if y.ndim != 1 or y.size == 0 or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
+    y = check_1d(y, "y")
+    if y.size == 0 or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
         raise ValueError("y must be a non-empty 1-D array of integer labels 0..K-1")
-    fraction = float(fraction)
-    if not 0.0 < fraction < 1.0:
-        raise ValueError(f"fraction must lie in (0, 1), got {fraction!r}")
+    fraction = check_open_unit(fraction, "fraction")
     n_classes = int(y.max()) + 1
     n_out = max(1, math.ceil(round(fraction * n_classes, 9)))
     if n_classes - n_out < 2:
