@@ -268,6 +268,88 @@ def _learning_curve_sizes(sizes, n_trn2: int) -> list[int]:
     return sorted({int(m) for m in sizes if 0 < int(m) < n_trn2} | {n_trn2})
 
 
+def _predict_parts(
+    faces_df: pd.DataFrame,
+    detections: dict,
+    parts: dict,
+    options_grid,
+    jobs: tuple[int, int, int],
+    work_dir,
+    candidates,
+    *,
+    pretrained: bool,
+    with_coordinates: bool,
+) -> tuple[dict, dict, dict, dict]:
+    """Step 1 and the predictions of step 2: the shape predictor (pretrained, the best of the
+    staged candidates, or trained on Trn1 and chosen on Val1), then on Trn2 / Val2 / Tst the
+    predicted landmarks, their losses and the HOG features. ``jobs`` is ``(threads, workers,
+    seed)``; returns the options, the Val1 errors, ``part -> (features, loss)`` and the predictions.
+    """
+    threads, workers, seed = jobs
+    boxes = np.asarray(detections["box"], dtype=np.float64)
+    with tempfile.TemporaryDirectory(prefix="landmarks_") as scratch:
+        work_dir = Path(work_dir) if work_dir is not None else Path(scratch)
+        work_dir.mkdir(parents=True, exist_ok=True)
+        val1_error: dict
+        if pretrained:
+            model, options, val1_error = pretrained_predictor_path(), {"pretrained": True}, {}
+        elif candidates is not None:
+            model, options, val1_error = _best_predictor(options_grid, dict(enumerate(candidates)))
+        else:
+            model, options, val1_error = choose_predictor_options(
+                *_predictor_data(faces_df, detections, parts),
+                options_grid,
+                threads,
+                seed,
+                work_dir,
+                workers=workers,
+            )
+        predictor = load_predictor(model)  # loaded once for the three parts
+        data, preds = {}, {}
+        for part in ("trn2", "val2", "tst"):
+            rows = faces_df.iloc[parts[part]]
+            images = load_images(rows["image"])
+            pred = preds[part] = predict_landmarks(predictor, images, boxes[parts[part]])
+            loss = landmark_loss(load_truths(rows), pred)
+            data[part] = (face_features(images, pred, with_coordinates=with_coordinates), loss)
+            logger.info(
+                "%s: %d faces, mean per-landmark loss %.3f",
+                part,
+                len(rows),
+                per_landmark(loss).mean(),
+            )
+        del predictor, images
+    return options, val1_error, data, preds
+
+
+def _learning_curve_rows(
+    sizes, learned: dict, partial: dict, n_trn: int, loss_tst, test_aurc: dict
+) -> list[dict]:
+    """Fig. 4b's rows: per training size ``m``, each learned score's C and test AuRC, then the
+    face score's (which learns nothing)."""
+    curve = []
+    for m in sizes:
+        fitted = learned if m == n_trn else partial[m]
+        for name, (C, _, u) in fitted.items():
+            curve.append(
+                {
+                    "m": m,
+                    "method": name,
+                    "C": C,
+                    "test_aurc": float(aurc(per_landmark(loss_tst), u)),
+                }
+            )
+        curve.append(
+            {"m": m, "method": "face_score", "C": np.nan, "test_aurc": test_aurc["face_score"]}
+        )
+        logger.info(
+            "learning curve m=%d: %s",
+            m,
+            {row["method"]: round(row["test_aurc"], 3) for row in curve[-3:]},
+        )
+    return curve
+
+
 def run_landmark_split(
     faces_df: pd.DataFrame,
     detections: dict,
@@ -347,41 +429,19 @@ def run_landmark_split(
         part: np.asarray(split_indices[part], dtype=np.int64)
         for part in ("trn1", "val1", "trn2", "val2", "tst")
     }
-    boxes = np.asarray(detections["box"], dtype=np.float64)
     face_score = np.asarray(detections["score"], dtype=np.float64)
     rng = np.random.default_rng(seed)
-    with tempfile.TemporaryDirectory(prefix="landmarks_") as scratch:
-        work_dir = Path(work_dir) if work_dir is not None else Path(scratch)
-        work_dir.mkdir(parents=True, exist_ok=True)
-        val1_error: dict
-        if pretrained:
-            model, options, val1_error = pretrained_predictor_path(), {"pretrained": True}, {}
-        elif candidates is not None:
-            model, options, val1_error = _best_predictor(options_grid, dict(enumerate(candidates)))
-        else:
-            model, options, val1_error = choose_predictor_options(
-                *_predictor_data(faces_df, detections, parts),
-                options_grid,
-                threads,
-                seed,
-                work_dir,
-                workers=workers,
-            )
-        predictor = load_predictor(model)  # loaded once for the three parts
-        data, preds = {}, {}
-        for part in ("trn2", "val2", "tst"):
-            rows = faces_df.iloc[parts[part]]
-            images = load_images(rows["image"])
-            pred = preds[part] = predict_landmarks(predictor, images, boxes[parts[part]])
-            loss = landmark_loss(load_truths(rows), pred)
-            data[part] = (face_features(images, pred, with_coordinates=with_coordinates), loss)
-            logger.info(
-                "%s: %d faces, mean per-landmark loss %.3f",
-                part,
-                len(rows),
-                per_landmark(loss).mean(),
-            )
-        del predictor, images
+    options, val1_error, data, preds = _predict_parts(
+        faces_df,
+        detections,
+        parts,
+        options_grid,
+        (threads, workers, seed),
+        work_dir,
+        candidates,
+        pretrained=pretrained,
+        with_coordinates=with_coordinates,
+    )
     (X_trn, loss_trn), (X_val, loss_val), (X_tst, loss_tst) = (
         data["trn2"],
         data["val2"],
@@ -405,26 +465,7 @@ def run_landmark_split(
     test_aurc = {name: float(aurc(per_landmark(loss_tst), u)) for name, u in uncertainty.items()}
     logger.info("test AuRC (per landmark): %s", {k: round(v, 3) for k, v in test_aurc.items()})
 
-    curve = []
-    for m in sizes:
-        fitted = learned if m == len(loss_trn) else partial[m]
-        for name, (C, _, u) in fitted.items():
-            curve.append(
-                {
-                    "m": m,
-                    "method": name,
-                    "C": C,
-                    "test_aurc": float(aurc(per_landmark(loss_tst), u)),
-                }
-            )
-        curve.append(
-            {"m": m, "method": "face_score", "C": np.nan, "test_aurc": test_aurc["face_score"]}
-        )
-        logger.info(
-            "learning curve m=%d: %s",
-            m,
-            {row["method"]: round(row["test_aurc"], 3) for row in curve[-3:]},
-        )
+    curve = _learning_curve_rows(sizes, learned, partial, len(loss_trn), loss_tst, test_aurc)
     return {
         "tst_index": parts["tst"],
         "loss": loss_tst,
