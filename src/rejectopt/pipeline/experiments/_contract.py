@@ -698,25 +698,11 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
 
 
 def rule_config(name: str, block: Mapping | None, **keys: Any) -> dict:
-    """The pipeline config a built-in experiment's rule params stand for.
+    """The pipeline config a built-in experiment's rule params stand for: ``{name: block, **keys}``.
 
     A rule passes the experiment's block and the few top-level keys it reads as params (so that a
     change elsewhere in the config does not rerun it); a key given as None is left out, which
     leaves it to the experiment's default.
-
-    Parameters
-    ----------
-    name : str
-        The experiment's ``NAME``: the block's key.
-    block : mapping or None
-        The experiment's config block (None: its defaults).
-    **keys
-        Top-level config keys; None leaves one out.
-
-    Returns
-    -------
-    dict
-        ``{name: block, **keys}`` without the None keys.
 
     Examples
     --------
@@ -767,16 +753,10 @@ def run_dataset_files(
         By split, as written.
     """
     if data_path is None:
+        staged_of = {k: dict(roles) for k, roles in (staged or {}).items()}
+        task, master = "classification", int(seed)
         inputs = {
-            int(k): SplitInputs(
-                dataset,
-                int(k),
-                "classification",
-                int(seed),
-                None,
-                None,
-                {**(staged or {}).get(k, {})},
-            )
+            int(k): SplitInputs(dataset, int(k), task, master, None, None, staged_of.get(k, {}))
             for k in split_files
         }
     else:
