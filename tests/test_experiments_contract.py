@@ -2,6 +2,7 @@
 toy experiment added as the user guide says, run by the pipeline's generic rules on real data."""
 
 import sys
+import types
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,10 @@ from rejectopt.metrics import risk_at_coverage, task_loss
 from rejectopt.pipeline.experiments import SplitInputs, SplitResult, check_experiment
 from rejectopt.pipeline.experiments._contract import (
     BUILT_IN,
+    BUILT_IN_MODULES,
+    Experiment,
     aggregate_files,
+    built_in_experiments,
     load_experiments,
     run_dataset,
     split_inputs,
@@ -41,6 +45,23 @@ def test_every_built_in_experiment_keeps_the_contract(name):
     module = __import__(f"rejectopt.pipeline.experiments.{name}", fromlist=["NAME"])
     assert check_experiment(module) is module
     assert module.NAME == name and name in BUILT_IN
+
+
+def test_the_registry_lists_every_built_in_experiment_as_an_experiment():
+    registry = built_in_experiments()
+    assert list(registry) == ["paper", "guarantees", "ood", "double_hinge", "landmarks"]
+    for name, module in registry.items():
+        assert isinstance(module, Experiment), name
+        assert module.NAME == name and module.__name__ == BUILT_IN_MODULES[name]
+    # the protocol is structural: what lacks a name of the contract is no Experiment
+    assert not isinstance(types.SimpleNamespace(NAME="half", settings=dict), Experiment)
+
+
+def test_load_experiments_with_built_in_puts_them_first_and_a_listed_one_once():
+    listed = load_experiments(["rejectopt.pipeline.experiments.guarantees"], built_in=True)
+    assert list(listed) == ["paper", "guarantees", "ood", "double_hinge", "landmarks"]
+    assert load_experiments([]) == {}
+    assert list(load_experiments(["rejectopt.pipeline.experiments.guarantees"])) == ["guarantees"]
 
 
 def test_a_module_missing_part_of_the_contract_is_named(tmp_path):

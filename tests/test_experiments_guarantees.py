@@ -233,7 +233,8 @@ def test_an_ordinal_dataset_gives_no_rows(staged):
             {"risk_fractions": [0.5, 1.5]},
             r"guarantees.risk_fractions must be distinct numbers in \(0, 1\]",
         ),
-        ({"deltas": [0.1, 1]}, r"guarantees.deltas must be distinct numbers in \(0, 1\)"),
+        ({"deltas": [0.1, 1]}, r"guarantees.deltas must lie in \(0, 1\), got 1"),
+        ({"deltas": [0.1, 0.1]}, r"guarantees.deltas must be distinct numbers in \(0, 1\)"),
         ({"repeats": 1}, r"guarantees.repeats must be an integer >= 2, got 1"),
         ({"scores": ["sele", "knn"]}, r"guarantees.scores: \['knn'\] is learned for no classifier"),
     ],
@@ -269,3 +270,18 @@ def test_the_default_scores_follow_a_run_that_narrows_its_learned_scores():
         g.settings(
             {**narrowed, "experiment_settings": {"guarantees": {"scores": ["baseline", "sele"]}}}
         )
+
+
+def test_check_targets_takes_uncertainty_and_still_s_for_one_release():
+    """``uncertainty`` is the library's name for a score's values; ``s=`` keeps working in 0.6.0 with
+    a FutureWarning naming the new keyword, and gives the same rows."""
+    rng = np.random.default_rng(0)
+    uncertainty = rng.random(40)
+    loss = np.where(rng.random(40) < uncertainty, 100.0, 0.0)
+    draws = np.stack([rng.choice(40, 20, replace=False) for _ in range(3)])
+    targets = [("coverage", "0.8", 0.8)]
+    new = g.check_targets(loss, uncertainty=uncertainty, draws=draws, targets=targets, deltas=[0.1])
+    with pytest.warns(FutureWarning, match=r"check_targets\(uncertainty=\.\.\.\) in 0\.6\.0"):
+        old = g.check_targets(loss, s=uncertainty, draws=draws, targets=targets, deltas=[0.1])
+    pd.testing.assert_frame_equal(old, new)
+    assert len(new) == 3 * 2  # per draw: the plug-in row and the certified one

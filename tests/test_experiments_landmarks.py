@@ -104,8 +104,8 @@ def test_importing_landmarks_imports_no_scikit_learn():
     import sys
 
     code = (
-        "import sys, rejectopt.landmarks, rejectopt.pipeline.experiments.landmarks as E; print('sklearn' in sys.modules); "
-        "print(E.LEARNED_SCORES, E.METHODS)"
+        "import sys, rejectopt.landmarks, rejectopt.pipeline.experiments.landmarks as E; "
+        "print('sklearn' in sys.modules); print(E.LEARNED_SCORES, E.METHODS)"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     from rejectopt.scores import get_score, score_names

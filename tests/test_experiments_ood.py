@@ -347,3 +347,25 @@ def test_a_splits_scores_recompute_its_rows(sattelite):
         (sc.loss_val, sc.is_ood_val), (sc.loss_tst, sc.is_ood_tst), sc.singles, sc.doubles
     )
     assert [row["risk_seed"] for row in rows] == result.rows["risk_seed"].tolist()
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: ood_experiment.settings({"ood": {"held_out_fraction": 1}}),
+            r"config ood.held_out_fraction must lie in \(0, 1\), got 1",
+        ),
+        (
+            lambda: ood_experiment.held_out_classes(np.arange(10), 0.0),
+            r"fraction must lie in \(0, 1\), got 0",
+        ),
+        (
+            lambda: ood_experiment.held_out_classes(np.arange(10).reshape(2, 5), 0.3),
+            r"y must be 1-D, got shape \(2, 5\)",
+        ),
+    ],
+)
+def test_the_fraction_and_the_labels_are_checked_by_the_shared_checks(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

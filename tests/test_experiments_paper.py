@@ -285,7 +285,7 @@ def _resampled_aurc_by_hand(samples, n_resamples, seed):
 def test_interval_resamples_equal_aurc_of_the_repeated_rows():
     """Two overlapping Tst parts, tied uncertainties, 0/100 and ordinal losses: each resample's AuRC
     equals eq. (27) on the drawn rows, a row in both parts counting in both."""
-    from rejectopt.pipeline.experiments._aurc_intervals import aurc_resamples
+    from rejectopt.pipeline.experiments.paper._aurc_intervals import aurc_resamples
 
     rng = np.random.default_rng(4)
     first, second = (
@@ -398,7 +398,7 @@ def test_interval_of_the_mean_over_splits_covers_at_its_level():
     intervals of the mean, and of a split, hold it in 200 simulated datasets within 3 binomial
     standard errors of 95 % (measured over 1,000: 94.9 %; resampling each split on its own instead
     gave about 84 %, since the shared rows make the splits' AuRC move together)."""
-    from rejectopt.pipeline.experiments._aurc_intervals import aurc_resamples
+    from rejectopt.pipeline.experiments.paper._aurc_intervals import aurc_resamples
 
     rng = np.random.default_rng(0)
     n_rows, n_test, n_splits, n_datasets = 500, 100, 5, 200

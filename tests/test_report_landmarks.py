@@ -27,14 +27,17 @@ def test_figures_and_note_render(tmp_path):
 
     results = {0: fake_result(seed=0), 1: fake_result(seed=1)}
     summary = landmark_summary(results)
-    curve = lambda s: pd.DataFrame(
-        {
-            "m": [10, 10, 10, 24, 24, 24],
-            "method": ["sele", "reg", "face_score"] * 2,  # noqa: E731
-            "C": 1.0,
-            "test_aurc": np.arange(6.0) + s,
-        }
-    )
+
+    def curve(s):
+        return pd.DataFrame(
+            {
+                "m": [10, 10, 10, 24, 24, 24],
+                "method": ["sele", "reg", "face_score"] * 2,
+                "C": 1.0,
+                "test_aurc": np.arange(6.0) + s,
+            }
+        )
+
     curves = {0: curve(0), 1: curve(1)}
     faces = fake_faces(tmp_path)
     for pretrained in (False, True):

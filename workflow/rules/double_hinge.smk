@@ -50,6 +50,19 @@ if DH_DATASETS:
     TARGETS += [f"results/figures/double_hinge/{d}.png" for d in DH_DATASETS]
 
 
+# The rule_config keywords of both split rules (rejectopt.pipeline.experiments._contract.rule_config):
+# the config block but datasets, which only selects the jobs (leaving it out keeps them when the
+# list changes), and the top-level keys the experiment reads.
+DH_PARAMS = dict(
+    settings={k: DOUBLE_HINGE[k] for k in dh_experiment.DEFAULTS if k != "datasets"},
+    split_ratios=config["split_ratios"]["default"],
+    C_classifier=config["C_classifier"],
+    C_score=config["C_score"],
+    sele_chunk_size=config.get("sele_chunk_size", 500),
+    seed=config["seed"],
+)
+
+
 # One job per dataset runs every split (a job's start-up, rejectopt.pipeline.resources.JOB_STARTUP_CPU_S, costs
 # more than a small dataset's split), each split written as soon as it is done; a costly dataset's
 # split job (double_hinge_one_split) wins over it.
@@ -83,16 +96,9 @@ rule double_hinge_split:
         mem_mb=declared("double_hinge_split", "mem_mb"),
         runtime=declared("double_hinge_split", "runtime", splits=len(SPLITS)),
     params:
+        **DH_PARAMS,
         # the keyword arguments of the library call (splits: the job's loop)
         splits=SPLITS,
-        # the config block but datasets, which only selects the jobs: leaving it out keeps them
-        # when the list changes
-        settings={k: DOUBLE_HINGE[k] for k in dh_experiment.DEFAULTS if k != "datasets"},
-        split_ratios=config["split_ratios"]["default"],
-        C_classifier=config["C_classifier"],
-        C_score=config["C_score"],
-        sele_chunk_size=config.get("sele_chunk_size", 500),
-        seed=config["seed"],
     script:
         "../scripts/double_hinge_split.py"
 
@@ -118,13 +124,8 @@ rule double_hinge_one_split:
         mem_mb=declared("double_hinge_split", "mem_mb"),
         runtime=declared("double_hinge_split", "runtime"),
     params:
+        **DH_PARAMS,
         splits=lambda w: [int(w.split)],
-        settings={k: DOUBLE_HINGE[k] for k in dh_experiment.DEFAULTS if k != "datasets"},
-        split_ratios=config["split_ratios"]["default"],
-        C_classifier=config["C_classifier"],
-        C_score=config["C_score"],
-        sele_chunk_size=config.get("sele_chunk_size", 500),
-        seed=config["seed"],
     script:
         "../scripts/double_hinge_split.py"
 

@@ -1,4 +1,5 @@
-"""Rule ood_figures: ROC and RC-at-FPR curves of one dataset, mean over the splits (rejectopt.pipeline.report.ood.ood_figure_files)."""
+"""Rule ood_figures: ROC and RC-at-FPR curves of one dataset, mean over the splits
+(rejectopt.pipeline.report.ood.ood_figure_files)."""
 
 from _logging import log_to
 

@@ -1,4 +1,5 @@
-"""Rule ood_table1: Table 1 of Franc, Prusa & Paplham computed beside the paper's (rejectopt.pipeline.report.ood.ood_table1_file)."""
+"""Rule ood_table1: Table 1 of Franc, Prusa & Paplham computed beside the paper's
+(rejectopt.pipeline.report.ood.ood_table1_file)."""
 
 from _logging import log_to
 

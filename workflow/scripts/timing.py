@@ -1,4 +1,5 @@
-"""Rule timing: wall time per rule and dataset from the benchmark: records, and every fit that stopped at its iteration cap."""
+"""Rule timing: wall time per rule and dataset from the benchmark: records, and every fit that
+stopped at its iteration cap."""
 
 from pathlib import Path
 

@@ -1,4 +1,5 @@
-"""Rules train_classifier / train_classifier_split: on the job's splits of one (dataset, classifier), fit on Trn1, select C on Val1, save outputs."""
+"""Rules train_classifier / train_classifier_split: on the job's splits of one (dataset,
+classifier), fit on Trn1, select C on Val1, save outputs."""
 
 from _logging import log_to
 from threadpoolctl import threadpool_limits

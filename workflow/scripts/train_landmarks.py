@@ -1,4 +1,5 @@
-"""Rule train_landmarks: the landmark experiment on one split (rejectopt.pipeline.experiments.landmarks.run_split_files).
+"""Rule train_landmarks: the landmark experiment on one split
+(rejectopt.pipeline.experiments.landmarks.run_split_files).
 
 The best of the split's shape predictors (rule train_predictor) on Val1, SELE / REG on its HOG
 features and the learning curve. The rule's params are the library call's keyword arguments. SELE's

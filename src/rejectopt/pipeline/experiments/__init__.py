@@ -1,7 +1,7 @@
 """The experiment contract: what a module needs to run as an experiment of the pipeline.
 
-An experiment is a module (or any object) with these four names; :func:`check_experiment`
-checks them:
+An experiment is a module (or any object) with these four names, the protocol
+:class:`Experiment` (a type checker and an editor read it); :func:`check_experiment` checks them:
 
 ``NAME : str``
     Its name: a lower-case identifier, the folder of its results
@@ -22,9 +22,10 @@ checks them:
 
 A user's experiment, listed in the config key ``experiments``, runs through the generic rules of
 ``workflow/rules/experiments.smk`` split by split, each split's rows written as soon as it is
-done, then aggregated; the four built-in experiments (the paper's tables, OOD, double hinge,
-landmarks: internal modules of this package) keep their own rules and result paths, which
-predate the generic ones.
+done, then aggregated. The built-in experiments (the paper's tables, guarantees, OOD, double
+hinge, landmarks: internal modules of this package) implement the same protocol; but for
+guarantees, which runs through the generic rules, they keep their own rules and result paths,
+which predate the generic ones, and those rules call the contract's split loop.
 
 A user's experiment sees, in ``inputs.staged``, the files of the run's classifiers and scores for
 the dataset: ``classifier/<name>`` (arrays ``y_pred``, ``baseline``, ``proba`` where the
@@ -43,9 +44,9 @@ cell is written as an empty cell, with a warning. An experiment is trusted code:
 pipeline's jobs with the user's permissions and may read and write any file.
 """
 
-from ._contract import LOSS_SCALE, SplitInputs, SplitResult, check_experiment
+from ._contract import LOSS_SCALE, Experiment, SplitInputs, SplitResult, check_experiment
 
-__all__ = ["LOSS_SCALE", "SplitInputs", "SplitResult", "check_experiment"]
+__all__ = ["LOSS_SCALE", "Experiment", "SplitInputs", "SplitResult", "check_experiment"]
 
 
 def __dir__():

@@ -5,18 +5,19 @@ loaded and checked, their rows and tables written."""
 from __future__ import annotations
 
 import difflib
+import importlib
 import logging
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
-from ..._io import atomic_path, save_csv, save_npz
+from ..._io import atomic_path, save_csv, save_npz, write_csv
 from ..._registry import ExitAtImport, import_interruption, import_user_module
 from ...datasets import load_prepared
 from ...splits import load_split
@@ -24,15 +25,21 @@ from ..tables import load_csv
 
 __all__ = [
     "BUILT_IN",
+    "BUILT_IN_MODULES",
+    "Experiment",
     "LOSS_SCALE",
     "SplitInputs",
     "SplitResult",
     "aggregate_files",
+    "built_in_experiments",
     "check_experiment",
     "load_experiments",
+    "rule_config",
     "run_dataset",
+    "run_dataset_files",
     "run_splits",
     "split_inputs",
+    "table_file",
 ]
 
 log = logging.getLogger(__name__)
@@ -44,10 +51,21 @@ LOSS_SCALE = 100.0
 #: The built-in experiments' names: a user's experiment may not take them.
 BUILT_IN = ("paper", "ood", "double_hinge", "landmarks")
 
+#: Every built-in experiment by ``NAME``: the module that implements :class:`Experiment`. The paper's,
+#: OOD's, double hinge's and landmarks' rules predate the generic ones and keep their result paths;
+#: guarantees runs through the generic rules.
+BUILT_IN_MODULES = {
+    "paper": "rejectopt.pipeline.experiments.paper",
+    "guarantees": "rejectopt.pipeline.experiments.guarantees",
+    "ood": "rejectopt.pipeline.experiments.ood",
+    "double_hinge": "rejectopt.pipeline.experiments.double_hinge",
+    "landmarks": "rejectopt.pipeline.experiments.landmarks",
+}
+
 #: The built-in experiments that keep the contract and are listed under ``experiments:`` like a
 #: user's, by ``NAME``: that name is theirs even when they are not listed, or a user's module of the
 #: same ``NAME`` would take their rules, their files (``results/experiments/<NAME>/``) and their report.
-CONTRACT_BUILT_IN = {"guarantees": "rejectopt.pipeline.experiments.guarantees"}
+CONTRACT_BUILT_IN = {"guarantees": BUILT_IN_MODULES["guarantees"]}
 
 #: The names a module of the contract defines (see :mod:`rejectopt.pipeline.experiments`).
 CONTRACT = ("NAME", "settings", "run_split", "aggregate")
@@ -160,6 +178,50 @@ class SplitResult:
     curves: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+@runtime_checkable
+class Experiment(Protocol):
+    """What an experiment provides: a module (or any object) with these four names.
+
+    Every built-in experiment (:data:`BUILT_IN_MODULES`) and a user's is one; a module satisfies
+    the protocol by its module-level names, so a type checker reads ``experiment: Experiment =
+    my_module`` as a check of the whole contract, and :func:`check_experiment` makes it at run time.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        None: a protocol is not instantiated; a module or an object with the four names is one.
+
+    Examples
+    --------
+    A built-in experiment's module is one; an object missing a name of the contract is not:
+
+    >>> import types
+    >>> from rejectopt.pipeline.experiments import guarantees
+    >>> isinstance(guarantees, Experiment)
+    True
+    >>> isinstance(types.SimpleNamespace(NAME="half", settings=dict), Experiment)
+    False
+    """
+
+    #: A lower-case identifier: the folder of the results (``results/experiments/<NAME>/``).
+    NAME: str
+
+    def settings(self, config: dict) -> dict:
+        """The settings read from the whole pipeline config, defaults filled in, values checked."""
+        ...
+
+    def run_split(self, inputs: SplitInputs, settings: dict) -> SplitResult:
+        """One split of one dataset: tidy rows and optional curves."""
+        ...
+
+    def aggregate(self, rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
+        """Every split's rows to the experiment's tables, as numbers."""
+        ...
+
+
+_Result = TypeVar("_Result", bound=SplitResult)
+
+
 def split_inputs(
     dataset: str, task: str, seed: int, data_path, splits_path, splits, staged=None
 ) -> dict[int, SplitInputs]:
@@ -220,10 +282,11 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
     >>> mine = types.SimpleNamespace(NAME="mine", settings=dict, run_split=print, aggregate=print)
     >>> check_experiment(mine).NAME
     'mine'
-    >>> check_experiment(types.SimpleNamespace(NAME="mine", settings=dict), origin="my_experiment")
+    >>> half = types.SimpleNamespace(NAME="mine", settings=dict)
+    >>> check_experiment(half, origin="my_experiment")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: experiment my_experiment: missing run_split, aggregate of the contract (NAME, settings, run_split, aggregate; see rejectopt.pipeline.experiments)
+    TypeError: experiment my_experiment: missing run_split, aggregate of the contract (NAME, ...)
     """
     where = origin or getattr(experiment, "__name__", repr(experiment))
     missing = [name for name in CONTRACT if not hasattr(experiment, name)]
@@ -241,7 +304,23 @@ def check_experiment(experiment: Any, origin: str = "") -> Any:
     return experiment
 
 
-def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> dict[str, Any]:
+def built_in_experiments() -> dict[str, Experiment]:
+    """Every built-in experiment, imported and checked against the contract: ``NAME -> module``.
+
+    Returns
+    -------
+    dict of str to Experiment
+        In the order of :data:`BUILT_IN_MODULES`.
+    """
+    return {
+        name: check_experiment(importlib.import_module(path), origin=path)
+        for name, path in BUILT_IN_MODULES.items()
+    }
+
+
+def load_experiments(
+    paths, search_dir=".", config: Mapping | None = None, *, built_in: bool = False
+) -> dict[str, Any]:
     """Import a user's experiment modules (config key ``experiments``) and check them: ``NAME -> module``.
 
     Looked up as ``plugins`` are (:func:`rejectopt._registry.import_user_module`): by file in
@@ -260,6 +339,9 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
     config : mapping, optional
         The whole pipeline config: its ``experiment_settings`` and each ``settings(config)`` are
         checked.
+    built_in : bool, default False
+        Also every built-in experiment (:func:`built_in_experiments`), first: the registry of all
+        the run's experiments. Their settings are not checked here (each reads its own block).
 
     Returns
     -------
@@ -303,7 +385,11 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
             if path.startswith(
                 "rejectopt.experiments."
             ):  # the built-in experiments' home before 0.3.0
-                moved = f"; the built-in experiments moved to rejectopt.pipeline.experiments: write {'rejectopt.pipeline.' + path[len('rejectopt.') :]!r}"
+                new_path = "rejectopt.pipeline." + path[len("rejectopt.") :]
+                moved = (
+                    "; the built-in experiments moved to rejectopt.pipeline.experiments: "
+                    f"write {new_path!r}"
+                )
             raise ImportError(
                 f"config experiments: module {path!r} failed to import: "
                 f"{type(err).__name__}: {err}{moved}"
@@ -329,7 +415,7 @@ def load_experiments(paths, search_dir=".", config: Mapping | None = None) -> di
         loaded[module.NAME] = module
     if config is not None:
         _check_settings(loaded, config)
-    return loaded
+    return {**built_in_experiments(), **loaded} if built_in else loaded
 
 
 def _check_settings(loaded: Mapping[str, Any], config: Mapping) -> None:
@@ -405,16 +491,16 @@ def _check_result(result: Any, name: str, inputs: SplitInputs) -> SplitResult:
         raise TypeError(
             f"{where} returned curves={_kind(result.curves)}, not a dict of arrays by name; {contract}"
         )
-    for key, value in result.curves.items():
+    for key, array in result.curves.items():
         if not isinstance(key, str) or not key or key in ("path", "provenance"):
             raise TypeError(
                 f"{where}: curve name {key!r} is not a non-empty string other than 'path' and "
                 "'provenance' (it names an array of the .npz, whose writer takes those two)"
             )
-        kind = np.asarray(value).dtype.kind
+        kind = np.asarray(array).dtype.kind
         if kind not in "biuf":
             raise TypeError(
-                f"{where}: curve {key!r} is an array of dtype {np.asarray(value).dtype}, not numbers "
+                f"{where}: curve {key!r} is an array of dtype {np.asarray(array).dtype}, not numbers "
                 "(the .npz is read without pickles)"
             )
     missing = result.rows.isna()
@@ -433,12 +519,12 @@ def _check_result(result: Any, name: str, inputs: SplitInputs) -> SplitResult:
 
 
 def run_splits(
-    run_split: Callable[[SplitInputs], SplitResult],
+    run_split: Callable[[SplitInputs], _Result],
     inputs: Mapping[int, SplitInputs],
     outputs: Mapping[int, tuple],
     *,
     label: str = "",
-) -> dict[int, SplitResult]:
+) -> dict[int, _Result]:
     """Run ``run_split`` on each split of ``inputs`` and write its files as soon as it is done.
 
     Rows lacking ``dataset`` and ``split`` get them, first. Files are written atomically, so an
@@ -474,7 +560,8 @@ def run_splits(
             result.rows, rows_path
         )  # with its content record: an edited row is refused when read
         if curves_path is not None:
-            save_npz(curves_path, **result.curves)
+            arrays: dict[str, Any] = dict(result.curves)
+            save_npz(curves_path, **arrays)
         log.info(
             "%s split %d: %d rows in %.1f s",
             label,
@@ -607,4 +694,106 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
     for name, table in tables.items():
         with atomic_path(out_dir / f"{name}.csv") as tmp:
             table.to_csv(tmp)
-    return tables
+    return dict(tables)
+
+
+def rule_config(name: str, block: Mapping | None, **keys: Any) -> dict:
+    """The pipeline config a built-in experiment's rule params stand for: ``{name: block, **keys}``.
+
+    A rule passes the experiment's block and the few top-level keys it reads as params (so that a
+    change elsewhere in the config does not rerun it); a key given as None is left out, which
+    leaves it to the experiment's default.
+
+    Examples
+    --------
+    >>> rule_config("ood", None, C_score=[1.0], sele_chunk_size=None)
+    {'ood': None, 'C_score': [1.0]}
+    """
+    return {name: block, **{key: value for key, value in keys.items() if value is not None}}
+
+
+def run_dataset_files(
+    name: str,
+    run_split: Callable[[SplitInputs], _Result],
+    data_path,
+    splits_path,
+    split_files: Mapping[int, Sequence],
+    *,
+    dataset: str,
+    seed: int = 0,
+    staged: Mapping | None = None,
+) -> dict[int, _Result]:
+    """A built-in experiment's rule: ``run_split`` on every split of ``split_files`` of one dataset.
+
+    The data are read once; each split's rows and curves are written atomically when it is done
+    (:func:`run_splits`), so they depend on that split alone.
+
+    Parameters
+    ----------
+    name : str
+        The experiment's ``NAME`` (the log lines').
+    run_split : callable
+        ``SplitInputs -> SplitResult``: the experiment's ``run_split`` with its settings bound.
+    data_path, splits_path : path-like or None
+        The prepared data and its splits file; None for a dataset the job builds itself in
+        ``run_split`` (double hinge's breast cancer).
+    split_files : mapping of int to sequence
+        ``split -> (rows_csv, curves_npz, ...)``: the first two are written here, the rest are
+        ``run_split``'s own.
+    dataset : str
+        The dataset's name.
+    seed : int, default 0
+        The run's master seed.
+    staged : mapping, optional
+        ``split -> {role: path}`` (:attr:`SplitInputs.staged`).
+
+    Returns
+    -------
+    dict of int to SplitResult
+        By split, as written.
+    """
+    if data_path is None:
+        staged_of = {k: dict(roles) for k, roles in (staged or {}).items()}
+        task, master = "classification", int(seed)
+        inputs = {
+            int(k): SplitInputs(dataset, int(k), task, master, None, None, staged_of.get(k, {}))
+            for k in split_files
+        }
+    else:
+        inputs = split_inputs(
+            dataset, "classification", int(seed), data_path, splits_path, split_files, staged
+        )
+    outputs = {int(k): (paths[0], paths[1]) for k, paths in split_files.items()}
+    return run_splits(run_split, inputs, outputs, label=f"{name} {dataset}")
+
+
+def table_file(
+    csv_paths: Sequence, csv_out, table: Callable[[pd.DataFrame], pd.DataFrame]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every split's rows to ``table(rows)``, written to ``csv_out`` (CSV, atomically).
+
+    Parameters
+    ----------
+    csv_paths : sequence of path-like
+        The splits' rows (:func:`run_dataset_files`).
+    csv_out : path-like
+        The table written.
+    table : callable
+        ``rows -> table``: the experiment's main table.
+
+    Returns
+    -------
+    rows : pandas.DataFrame
+        The splits' rows, concatenated.
+    table : pandas.DataFrame
+        ``table`` of them, as written.
+
+    Raises
+    ------
+    rejectopt.exceptions.IntermediateFileError
+        A split's CSV without its content record, or changed since it was written.
+    """
+    rows = pd.concat([load_csv(p) for p in csv_paths], ignore_index=True)  # refused if edited
+    made = table(rows)
+    write_csv(made, csv_out)
+    return rows, made

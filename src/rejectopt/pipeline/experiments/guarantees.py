@@ -27,8 +27,9 @@ posteriors) and the registered scores that learn from the loss (REG, SELE, and a
 Rows (one per classifier, score, target, delta and method): the violations and their rate, the
 share of infeasible draws, the mean population coverage and risk. :func:`aggregate` pools the
 splits (the coverage certification costs: plug-in minus certified mean coverage);
-:func:`rejectopt.pipeline.report.guarantees.render` writes its Markdown and figure. Ordinal datasets give no rows (their MAE loss
-would need its own levels; the experiment covers the classification datasets of the run).
+:func:`rejectopt.pipeline.report.guarantees.render` writes its Markdown and figure. Ordinal
+datasets give no rows (their MAE loss would need its own levels; the experiment covers the
+classification datasets of the run).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._checks import clopper_pearson, derive_seed
+from ..._checks import check_open_unit, clopper_pearson, derive_seed, renamed_argument
 from ...classifiers import get_classifier
 from ...scores import score_names
 from ...selective import InfeasibleTargetError
@@ -103,6 +104,9 @@ def _numbers(
         raise ValueError(
             f"config experiment_settings.{NAME}.{key} must be a list of numbers, got {values!r}"
         ) from None
+    if (low, high, closed_high) == (0.0, 1.0, False):
+        for v in out:
+            check_open_unit(v, f"config experiment_settings.{NAME}.{key}")
     inside = all(low < v < high or (closed_high and v == high) for v in out)
     if not out or not inside or len(set(out)) != len(out):
         interval = f"({low:g}, {high:g}{']' if closed_high else ')'}"
@@ -227,14 +231,15 @@ def calibration_draws(n_rows: int, settings: Mapping, seed: int) -> tuple[int, n
     )
 
 
+@renamed_argument("s", "uncertainty", since="0.6.0")
 def check_targets(
-    loss: np.ndarray, s: np.ndarray, draws: np.ndarray, targets, deltas
+    loss: np.ndarray, uncertainty: np.ndarray, draws: np.ndarray, targets, deltas
 ) -> pd.DataFrame:
     """Every target's outcome on every calibration draw: one row per (draw, target, delta, method).
 
     Parameters
     ----------
-    loss, s : numpy.ndarray of shape (N,)
+    loss, uncertainty : numpy.ndarray of shape (N,)
         The population's 0/100 losses and uncertainties.
     draws : numpy.ndarray of int of shape (repeats, n)
         The calibration samples (:func:`calibration_draws`).
@@ -252,7 +257,7 @@ def check_targets(
     """
     records = []
     for repeat, chosen in enumerate(draws):
-        cal_loss, cal_s = loss[chosen], s[chosen]
+        cal_loss, cal_s = loss[chosen], uncertainty[chosen]
         for kind, level, value in targets:
             fits = [("plug-in", None, Target(kind, value))]
             fits += [("certified", d, Target(kind, value, confidence=1.0 - d)) for d in deltas]
@@ -261,7 +266,7 @@ def check_targets(
                     selection = target.fit(cal_loss, cal_s)
                 except InfeasibleTargetError:
                     selection = None
-                coverage, risk = _population_outcome(selection, loss, s)
+                coverage, risk = _population_outcome(selection, loss, uncertainty)
                 violated = _violated(kind, value, coverage, risk)
                 for d in deltas if delta is None else [delta]:
                     records.append(
@@ -293,6 +298,34 @@ def check_targets(
             "infeasible",
         ],
     )
+
+
+def _cells(
+    outcome: pd.DataFrame,
+    classifier: str,
+    score: str,
+    base_risk: float,
+    sizes: tuple[int, int, int],
+) -> pd.DataFrame:
+    """One classifier and score's rows of :data:`ROW_COLUMNS` from its draws' outcomes
+    (:func:`check_targets`): per target, delta and method, the violations and the means; ``sizes``
+    are the population's rows, the calibration rows and the draws."""
+    cells = (
+        outcome.groupby(["target", "level", "target_value", "delta", "method"], sort=False)
+        .agg(
+            violations=("violated", "sum"),
+            violation_rate=("violated", "mean"),
+            infeasible_rate=("infeasible", "mean"),
+            mean_coverage=("coverage", "mean"),
+            mean_risk=("risk", "mean"),
+        )
+        .reset_index()
+    )
+    cells.insert(0, "score", score)
+    cells.insert(0, "classifier", classifier)
+    cells["base_risk"], cells["n_rows"], cells["n_calibration"] = base_risk, sizes[0], sizes[1]
+    cells["repeats"] = sizes[2]
+    return cells
 
 
 def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
@@ -370,25 +403,7 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
         for score in names:
             s = np.asarray(scores[score][0], dtype=float)[rows_used]
             outcome = check_targets(loss, s, draws, targets, settings["deltas"])
-            cells = (
-                outcome.groupby(["target", "level", "target_value", "delta", "method"], sort=False)
-                .agg(
-                    violations=("violated", "sum"),
-                    violation_rate=("violated", "mean"),
-                    infeasible_rate=("infeasible", "mean"),
-                    mean_coverage=("coverage", "mean"),
-                    mean_risk=("risk", "mean"),
-                )
-                .reset_index()
-            )
-            cells.insert(0, "score", score)
-            cells.insert(0, "classifier", classifier)
-            cells["base_risk"], cells["n_rows"], cells["n_calibration"] = (
-                base_risk,
-                loss.size,
-                n_cal,
-            )
-            cells["repeats"] = len(draws)
+            cells = _cells(outcome, classifier, score, base_risk, (loss.size, n_cal, len(draws)))
             frames.append(cells)
     rows = (
         pd.concat(frames, ignore_index=True)[ROW_COLUMNS]

@@ -1,4 +1,5 @@
-"""Internal (the pipeline's report): our numbers beside the paper's published ones: agreement per cell, rankings, significance."""
+"""Internal (the pipeline's report): our numbers beside the paper's published ones: agreement per
+cell, rankings, significance."""
 
 from __future__ import annotations
 
@@ -143,6 +144,60 @@ def _conclusions(comparison: pd.DataFrame, spec: TableSpec) -> list[str]:
     return lines
 
 
+def _every_cell(comparison: pd.DataFrame) -> list[str]:
+    """The report's last section: every cell of the comparison as a Markdown table."""
+    lines: list[str] = []
+    lines += [
+        "",
+        "## Every cell",
+        "",
+        "A cell that disagrees is marked **no**; `diff/std` is the difference in units of the paper's std.",
+        "",
+    ]
+    header = [
+        "task",
+        "dataset",
+        "classifier",
+        "score",
+        "metric",
+        "paper",
+        "ours",
+        "diff",
+        "diff/std",
+        "agrees",
+    ]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, r in comparison.iterrows():
+        ours = (
+            "not run"
+            if pd.isna(r["ours_mean"])
+            else f"{r['ours_mean']:.2f} ± {format_number(r['ours_std'])}"
+        )
+        agrees = "" if pd.isna(r["agrees"]) else ("yes" if r["agrees"] else "**no**")
+        paper = f"{r['paper_mean']:.2f}" + (
+            "" if pd.isna(r["paper_std"]) else f" ± {r['paper_std']:.2f}"
+        )
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    r["task"],
+                    r["dataset"],
+                    r["classifier"],
+                    r["score"],
+                    r["metric"],
+                    paper,
+                    ours,
+                    "" if pd.isna(r["diff"]) else f"{r['diff']:+.2f}",
+                    format_number(r["diff_in_paper_std"], 1),
+                    agrees,
+                ]
+            )
+            + " |"
+        )
+    return lines
+
+
 def comparison_markdown(
     comparison: pd.DataFrame, specs, datasets_run, datasets_missing, convention: str = "paper"
 ) -> str:
@@ -198,52 +253,5 @@ def comparison_markdown(
         ]
     for spec in specs:
         lines += _conclusions(comparison, spec)
-    lines += [
-        "",
-        "## Every cell",
-        "",
-        "A cell that disagrees is marked **no**; `diff/std` is the difference in units of the paper's std.",
-        "",
-    ]
-    header = [
-        "task",
-        "dataset",
-        "classifier",
-        "score",
-        "metric",
-        "paper",
-        "ours",
-        "diff",
-        "diff/std",
-        "agrees",
-    ]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for _, r in comparison.iterrows():
-        ours = (
-            "not run"
-            if pd.isna(r["ours_mean"])
-            else f"{r['ours_mean']:.2f} ± {format_number(r['ours_std'])}"
-        )
-        agrees = "" if pd.isna(r["agrees"]) else ("yes" if r["agrees"] else "**no**")
-        paper = f"{r['paper_mean']:.2f}" + (
-            "" if pd.isna(r["paper_std"]) else f" ± {r['paper_std']:.2f}"
-        )
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    r["task"],
-                    r["dataset"],
-                    r["classifier"],
-                    r["score"],
-                    r["metric"],
-                    paper,
-                    ours,
-                    "" if pd.isna(r["diff"]) else f"{r['diff']:+.2f}",
-                    format_number(r["diff_in_paper_std"], 1),
-                    agrees,
-                ]
-            )
-            + " |"
-        )
+    lines += _every_cell(comparison)
     return "\n".join(lines) + "\n"

@@ -1,9 +1,12 @@
-"""Internal: the pipeline's rendering of the double-hinge experiment; not part of the public API (see :mod:`rejectopt.pipeline.experiments` for the experiment contract).
+"""Internal: the pipeline's rendering of the double-hinge experiment; not part of the public API
+(see :mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 Its table as Markdown / LaTeX, the solver times, one figure per dataset.
 
-The numbers are :mod:`rejectopt.pipeline.experiments.double_hinge`'s (:func:`~rejectopt.pipeline.experiments.double_hinge.double_hinge_table`,
-:func:`~rejectopt.pipeline.experiments.double_hinge.cost_risk_ranks`, :func:`~rejectopt.pipeline.experiments.double_hinge.wilcoxon_tests`);
+The numbers are :mod:`rejectopt.pipeline.experiments.double_hinge`'s
+(:func:`~rejectopt.pipeline.experiments.double_hinge.double_hinge_table`,
+:func:`~rejectopt.pipeline.experiments.double_hinge.cost_risk_ranks`,
+:func:`~rejectopt.pipeline.experiments.double_hinge.wilcoxon_tests`);
 the number formats :mod:`rejectopt.pipeline.report._format`'s.
 """
 
@@ -56,7 +59,8 @@ _LABELS = {
 
 
 def method_label(method: str) -> str:
-    """Display label of a method of :data:`~rejectopt.pipeline.experiments.double_hinge.METHODS` (``double_hinge_rbf`` -> ``DH-SVM (RBF)``).
+    """Display label of a method of :data:`~rejectopt.pipeline.experiments.double_hinge.METHODS`
+    (``double_hinge_rbf`` -> ``DH-SVM (RBF)``).
 
     Parameters
     ----------
@@ -176,8 +180,9 @@ def _cost_risk_section(cells_of: list[tuple], methods: list, n_splits: int) -> _
             "splits; best per row in bold. 'reject all' = 100 d. DH-SVM (RBF): double-hinge SVM with the Gaussian "
             "kernel (Nyström approximation), width and C by Val1 cost risk; DH-SVM (linear): the same with the linear "
             "kernel, C by Val1 cost risk (biased at small d: its best line is not Chow's rule even where the log-odds "
-            "is linear); LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; SVM + |f| threshold: the plain SVM, "
-            "threshold minimising the Val2 cost risk; LR + Chow: reject iff max posterior < 1 - d."
+            "is linear); LR + SELE: cost-based selection (reject cost 100 d) fitted on Val2; "
+            "SVM + |f| threshold: the plain SVM, threshold minimising the Val2 cost risk; "
+            "LR + Chow: reject iff max posterior < 1 - d."
         ]
         + ([ALIKE_NOTE] if alike else []),
     )
@@ -226,8 +231,8 @@ def _ranks_section(table: pd.DataFrame, methods: list) -> _Section:
             "counts ties for the best.",
             f"Friedman p = {format_number(ranks.friedman_pvalue, 4)} "
             f"(Iman-Davenport p = {format_number(ranks.iman_davenport_pvalue, 4)}), "
-            f"Nemenyi CD (alpha 0.05) = {format_number(ranks.cd_005)}; the cells of a dataset share its splits, so these "
-            "tests are indicative.",
+            f"Nemenyi CD (alpha 0.05) = {format_number(ranks.cd_005)}; "
+            "the cells of a dataset share its splits, so these tests are indicative.",
             *_caveat(len(ranks.ranks), len(methods)),
         ],
     )

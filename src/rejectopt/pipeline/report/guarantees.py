@@ -41,7 +41,8 @@ def _markdown(table: pd.DataFrame, digits: int = 3) -> str:
 
 
 def render(tables_dir, out_dir, formats=("png",)) -> list[Path]:
-    """The tables of :func:`rejectopt.pipeline.experiments.guarantees.aggregate` (read from ``tables_dir``) as Markdown and one figure.
+    """The tables of :func:`rejectopt.pipeline.experiments.guarantees.aggregate` (read from
+    ``tables_dir``) as Markdown and one figure.
 
     Writes ``guarantees.md`` (the summary, then every cell) and ``guarantees.<fmt>`` for each of
     ``formats``: per target, the violation rate of each cell for the plug-in and the certified

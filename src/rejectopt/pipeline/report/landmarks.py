@@ -1,8 +1,10 @@
-"""Internal: the pipeline's rendering of the landmark experiment; not part of the public API (see :mod:`rejectopt.pipeline.experiments` for the experiment contract).
+"""Internal: the pipeline's rendering of the landmark experiment; not part of the public API (see
+:mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 Its note (Markdown) and the paper's Fig. 4a, 4b and 5.
 
-The numbers are :mod:`rejectopt.pipeline.experiments.landmarks`' (:func:`~rejectopt.pipeline.experiments.landmarks.landmark_summary`,
+The numbers are :mod:`rejectopt.pipeline.experiments.landmarks`'
+(:func:`~rejectopt.pipeline.experiments.landmarks.landmark_summary`,
 :func:`~rejectopt.pipeline.experiments.landmarks.learning_curve_table`); method labels are the score registry's
 (:func:`rejectopt.pipeline.report.label`), number formats :mod:`rejectopt.pipeline.report._format`'s.
 
@@ -97,7 +99,8 @@ def landmarks_note(
     if pretrained:
         lines += [f"**WARNING — {PRETRAINED_WARNING}.** Use this mode only as a demo.", ""]
     lines += [
-        f"{count(n_faces, 'annotated face')}, {count(summary['split'].nunique(), 'split')}. AuRC and R@100 are on the per-landmark "
+        f"{count(n_faces, 'annotated face')}, {count(summary['split'].nunique(), 'split')}. "
+        "AuRC and R@100 are on the per-landmark "
         "scale (loss / 68, the scale of the paper's Fig. 4; paper: SELE 2.6, REG 2.8, face score 3.5).",
         "`C_classifier` in summary.csv is the shape predictor's oversampling amount chosen on Val1 "
         "(NaN for the pretrained model).",

@@ -1,4 +1,5 @@
-"""Internal: the pipeline's rendering of the OOD experiment; not part of the public API (see :mod:`rejectopt.pipeline.experiments` for the experiment contract).
+"""Internal: the pipeline's rendering of the OOD experiment; not part of the public API (see
+:mod:`rejectopt.pipeline.experiments` for the experiment contract).
 
 Its table as Markdown / LaTeX, the ROC and RC figures, the seed's Table 1.
 
@@ -13,7 +14,8 @@ The numbers are :mod:`rejectopt.pipeline.experiments.ood`'s (:func:`~rejectopt.p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -74,6 +76,155 @@ def _cell(mean: float, std: float, digits: int, pm: str, n_splits: int) -> str:
 # --------------------------------------------------------------------------------------------
 # The table: mean +- std per (dataset, method), ranks, Friedman, Nemenyi
 # --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Style:
+    """How a format writes a cell: ``±``, bold and escaped text."""
+
+    pm: str
+    bold: Callable[[str], str]
+    esc: Callable[[str], str]
+
+
+def _style(fmt: str) -> _Style:
+    if fmt not in ("md", "tex"):
+        raise ValueError(f"fmt must be 'md' or 'tex', got {fmt!r}")
+    md = fmt == "md"
+    return _Style(
+        " ± " if md else " $\\pm$ ",
+        (lambda s: f"**{s}**") if md else (lambda s: f"\\textbf{{{s}}}"),
+        (
+            (lambda s: s)
+            if md
+            else (lambda s: s.replace("_", "\\_").replace("R^S", "$R^S$").replace(">=", "$\\geq$"))
+        ),
+    )
+
+
+def _dataset_rows(block: pd.DataFrame, dataset: str, style: _Style) -> tuple[list[list[str]], bool]:
+    """One dataset's rows of the main table (``block``: its methods, in order) and whether two of
+    its bold candidates print alike."""
+    pm, alike = style.pm, False
+    strong = {}
+    for w in ("seed", "fixed"):  # a method unable on some split has no mean to compare
+        means = block[f"risk_{w}_mean"].where(block[f"unable_{w}"] == 0).to_numpy(dtype=float)
+        strong[w] = best_cells(means)
+        alike = alike or printed_alike(means)
+    ns = int(block["n_splits"].iloc[0])
+    bound = _cell(
+        block["fpr_bound_tst_mean"].iloc[0], block["fpr_bound_tst_std"].iloc[0], 3, pm, ns
+    )
+    body = []
+    for i, (method, r) in enumerate(block.iterrows()):
+        cells = [f"{dataset} ({bound})" if i == 0 else "", method_label(method)]
+        for w in ("seed", "fixed"):
+            mean = r[f"risk_{w}_mean"] if r[f"unable_{w}"] == 0 else np.nan
+            cell = _cell(mean, r[f"risk_{w}_std"], 2, pm, ns)
+            if r[f"unable_{w}"] and r[f"unable_{w}"] < ns:
+                cell = f"unable on {int(r[f'unable_{w}'])}/{ns}"
+            cells.append(style.bold(cell) if strong[w][i] else cell)
+            cells.append(f"{int(r[f'feasible_val_{w}'])}/{int(r[f'feasible_tst_{w}'])}")
+        cells += [
+            _cell(r["fpr_at_tpr_mean"], r["fpr_at_tpr_std"], 3, pm, ns),
+            _cell(r["auroc_mean"], r["auroc_std"], 3, pm, ns),
+            _cell(r["oscr_mean"], r["oscr_std"], 3, pm, ns),
+        ]
+        body.append(cells)
+    return body, alike
+
+
+def _main_notes(tpr_min: float, s, alike: bool) -> list[str]:
+    """The main table's notes: what R^S, the seed bound and feasibility are; Friedman, Nemenyi."""
+    notes = [
+        f"R^S = error (%) on the accepted ID test examples at TPR >= {format_number(tpr_min)} and "
+        "FPR <= the bound, best threshold on Tst (for a double score of s_r + mu s_g, mu tuned on "
+        "Val); mean ± std over splits; best per dataset in bold; unable = no threshold meets the "
+        "bounds.",
+        "Seed bound (beside the dataset, mean ± std over splits): per split the highest FPR "
+        f"attained by all methods at TPR {format_number(tpr_min)} on Tst (Franc, Prusa & Paplham, "
+        "Sec. 4).",
+        "feasible Val/Tst: number of splits where the rule fitted on Val (threshold, tau; for a "
+        "double score also mu) meets the TPR and FPR bounds it was fitted for on Val / on Tst.",
+        f"Friedman test (ranks by R^S at the seed bound, {count(s.n_datasets, 'dataset')}): "
+        f"p = {format_number(s.friedman_pvalue, 4)} "
+        f"(Iman-Davenport p = {format_number(s.iman_davenport_pvalue, 4)}); "
+        f"Nemenyi CD = {format_number(s.cd_005)} (alpha = 0.05), "
+        f"{format_number(s.cd_010)} (alpha = 0.10).",
+    ]
+    notes += [ALIKE_NOTE] if alike else []
+    caveat = power_caveat(s.n_datasets, len(s.average_ranks))
+    return notes + ([caveat] if caveat else [])
+
+
+def _rank_sections(methods: list, stats: dict, fpr_max: float, clf_label: str) -> list[tuple]:
+    """The average ranks by every metric and the ranks per dataset by R^S at the seed bound."""
+    s = stats["risk_seed"]
+    rank_header = [
+        "method",
+        "R^S seed bound",
+        f"R^S FPR {format_number(fpr_max)}",
+        "AUROC",
+        "OSCR",
+    ]
+    rank_body = [
+        [method_label(m)] + [format_number(stats[k].average_ranks[m]) for k in stats]
+        for m in methods
+    ]
+    pairs = s.significant_pairs(0.05)
+    separated = (
+        ", ".join(f"{method_label(a)} < {method_label(b)}" for a, b in pairs)
+        if pairs
+        else "no pair"
+    )
+    rank_notes = [
+        "Average rank over the datasets (1 = best; unable ranks worst), ranked per dataset on the "
+        "mean over splits.",
+        "Nemenyi (alpha = 0.05) separates: " + separated + " (by R^S at the seed bound).",
+    ]
+    per_header = ["dataset"] + [method_label(m) for m in methods]
+    per_body = [[d] + [format_number(v, 1) for v in s.ranks.loc[d, methods]] for d in s.ranks.index]
+    return [
+        (rank_header, rank_body, f"Average ranks, {clf_label}", rank_notes),
+        (per_header, per_body, f"Ranks per dataset by R^S at the seed bound, {clf_label}", []),
+    ]
+
+
+def _double_section(methods: list, s, clf_label: str) -> tuple:
+    """How each double score ranks against its two single scores and against every single one."""
+    doubles = [m for m in methods if "+" in m]
+    singles = [m for m in methods if "+" not in m]
+    header = [
+        "double score",
+        "beats both of its scores",
+        "beats every single score",
+        "rank / best single rank",
+    ]
+    body = []
+    for m in doubles:
+        parts = m.split("+")
+        both = [
+            d for d in s.ranks.index if all(s.ranks.loc[d, m] < s.ranks.loc[d, p] for p in parts)
+        ]
+        every = [
+            d for d in s.ranks.index if all(s.ranks.loc[d, m] < s.ranks.loc[d, p] for p in singles)
+        ]
+        ranks = "; ".join(
+            f"{d} {format_number(s.ranks.loc[d, m], 1)}/"
+            f"{format_number(s.ranks.loc[d, singles].min(), 1)}"
+            for d in s.ranks.index
+        )
+        body.append(
+            [
+                method_label(m),
+                f"{len(both)}/{s.n_datasets}: {', '.join(both) or '-'}",
+                f"{len(every)}/{s.n_datasets}: {', '.join(every) or '-'}",
+                ranks,
+            ]
+        )
+    title = f"Double scores against the single scores (R^S at the seed bound), {clf_label}"
+    notes = ["Strictly better rank on the dataset (ranked on the mean R^S over splits)."]
+    return header, body, title, notes
+
+
 def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
     """The OOD table as Markdown (``fmt='md'``) or LaTeX (``fmt='tex'``), one section per classifier.
 
@@ -94,22 +245,9 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
     str
         The sections of every classifier of ``table``.
     """
-    if fmt not in ("md", "tex"):
-        raise ValueError(f"fmt must be 'md' or 'tex', got {fmt!r}")
-    md = fmt == "md"
-    pm = " ± " if md else " $\\pm$ "
-    bold = (lambda s: f"**{s}**") if md else (lambda s: f"\\textbf{{{s}}}")
-    esc = (
-        (lambda s: s)
-        if md
-        else (lambda s: s.replace("_", "\\_").replace("R^S", "$R^S$").replace(">=", "$\\geq$"))
-    )
+    style = _style(fmt)
     tpr_min = float(table["tpr_min"].iloc[0]) if "tpr_min" in table else float("nan")
     out: list[str] = []
-
-    def emit(header: list[str], body: list[list[str]], title: str, notes: list[str]) -> None:
-        out.extend(table_section(title, header, body, notes, fmt, esc))
-
     for classifier in dict.fromkeys(table["classifier"]):
         rows = table[table["classifier"] == classifier]
         methods = list(dict.fromkeys(rows["method"]))
@@ -129,124 +267,22 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
             "AUROC",
             "OSCR",
         ]
-        body = []
-        alike = False
+        body, alike = [], False
         for dataset in dict.fromkeys(rows["dataset"]):
             block = rows[rows["dataset"] == dataset].set_index("method").loc[methods]
-            strong = {}
-            for w in ("seed", "fixed"):  # a method unable on some split has no mean to compare
-                means = (
-                    block[f"risk_{w}_mean"].where(block[f"unable_{w}"] == 0).to_numpy(dtype=float)
-                )
-                strong[w] = best_cells(means)
-                alike = alike or printed_alike(means)
-            ns = int(block["n_splits"].iloc[0])
-            bound = _cell(
-                block["fpr_bound_tst_mean"].iloc[0], block["fpr_bound_tst_std"].iloc[0], 3, pm, ns
-            )
-            for i, (method, r) in enumerate(block.iterrows()):
-                cells = [f"{dataset} ({bound})" if i == 0 else "", method_label(method)]
-                for w in ("seed", "fixed"):
-                    mean = r[f"risk_{w}_mean"] if r[f"unable_{w}"] == 0 else np.nan
-                    cell = _cell(mean, r[f"risk_{w}_std"], 2, pm, ns)
-                    if r[f"unable_{w}"] and r[f"unable_{w}"] < ns:
-                        cell = f"unable on {int(r[f'unable_{w}'])}/{ns}"
-                    cells.append(bold(cell) if strong[w][i] else cell)
-                    cells.append(f"{int(r[f'feasible_val_{w}'])}/{int(r[f'feasible_tst_{w}'])}")
-                cells += [
-                    _cell(r["fpr_at_tpr_mean"], r["fpr_at_tpr_std"], 3, pm, ns),
-                    _cell(r["auroc_mean"], r["auroc_std"], 3, pm, ns),
-                    _cell(r["oscr_mean"], r["oscr_std"], 3, pm, ns),
-                ]
-                body.append(cells)
+            dataset_body, dataset_alike = _dataset_rows(block, dataset, style)
+            body += dataset_body
+            alike = alike or dataset_alike
         title = f"OOD benchmark, {clf_label}: held-out classes as OOD, Tst, {n_splits} split(s)"
-        s = stats["risk_seed"]
-        notes = [
-            f"R^S = error (%) on the accepted ID test examples at TPR >= {format_number(tpr_min)} and FPR <= the "
-            "bound, best threshold on Tst (for a double score of s_r + mu s_g, mu tuned on Val); mean ± std over "
-            "splits; best per dataset in bold; unable = no threshold meets the bounds.",
-            "Seed bound (beside the dataset, mean ± std over splits): per split the highest FPR attained by all "
-            f"methods at TPR {format_number(tpr_min)} on Tst (Franc, Prusa & Paplham, Sec. 4).",
-            "feasible Val/Tst: number of splits where the rule fitted on Val (threshold, tau; for a double score also mu) "
-            "meets the TPR and FPR bounds it was fitted for on Val / on Tst.",
-            f"Friedman test (ranks by R^S at the seed bound, {count(s.n_datasets, 'dataset')}): "
-            f"p = {format_number(s.friedman_pvalue, 4)} (Iman-Davenport p = {format_number(s.iman_davenport_pvalue, 4)}); "
-            f"Nemenyi CD = {format_number(s.cd_005)} (alpha = 0.05), {format_number(s.cd_010)} (alpha = 0.10).",
+        sections = [
+            (header, body, title, _main_notes(tpr_min, stats["risk_seed"], alike)),
+            *_rank_sections(methods, stats, fpr_max, clf_label),
+            _double_section(methods, stats["risk_seed"], clf_label),
         ]
-        notes += [ALIKE_NOTE] if alike else []
-        caveat = power_caveat(s.n_datasets, len(s.average_ranks))
-        notes += [caveat] if caveat else []
-        emit(header, body, title, notes)
-
-        rank_header = [
-            "method",
-            "R^S seed bound",
-            f"R^S FPR {format_number(fpr_max)}",
-            "AUROC",
-            "OSCR",
-        ]
-        rank_body = [
-            [method_label(m)] + [format_number(stats[k].average_ranks[m]) for k in stats]
-            for m in methods
-        ]
-        pairs = s.significant_pairs(0.05)
-        rank_notes = [
-            "Average rank over the datasets (1 = best; unable ranks worst), ranked per dataset on the mean over splits.",
-            "Nemenyi (alpha = 0.05) separates: "
-            + (
-                ", ".join(f"{method_label(a)} < {method_label(b)}" for a, b in pairs)
-                if pairs
-                else "no pair"
+        for section_header, section_body, section_title, notes in sections:
+            out.extend(
+                table_section(section_title, section_header, section_body, notes, fmt, style.esc)
             )
-            + " (by R^S at the seed bound).",
-        ]
-        emit(rank_header, rank_body, f"Average ranks, {clf_label}", rank_notes)
-
-        per_header = ["dataset"] + [method_label(m) for m in methods]
-        per_body = [
-            [d] + [format_number(v, 1) for v in s.ranks.loc[d, methods]] for d in s.ranks.index
-        ]
-        emit(per_header, per_body, f"Ranks per dataset by R^S at the seed bound, {clf_label}", [])
-
-        doubles = [m for m in methods if "+" in m]
-        singles = [m for m in methods if "+" not in m]
-        d_header = [
-            "double score",
-            "beats both of its scores",
-            "beats every single score",
-            "rank / best single rank",
-        ]
-        d_body = []
-        for m in doubles:
-            parts = m.split("+")
-            both = [
-                d
-                for d in s.ranks.index
-                if all(s.ranks.loc[d, m] < s.ranks.loc[d, p] for p in parts)
-            ]
-            every = [
-                d
-                for d in s.ranks.index
-                if all(s.ranks.loc[d, m] < s.ranks.loc[d, p] for p in singles)
-            ]
-            ranks = "; ".join(
-                f"{d} {format_number(s.ranks.loc[d, m], 1)}/{format_number(s.ranks.loc[d, singles].min(), 1)}"
-                for d in s.ranks.index
-            )
-            d_body.append(
-                [
-                    method_label(m),
-                    f"{len(both)}/{s.n_datasets}: {', '.join(both) or '-'}",
-                    f"{len(every)}/{s.n_datasets}: {', '.join(every) or '-'}",
-                    ranks,
-                ]
-            )
-        emit(
-            d_header,
-            d_body,
-            f"Double scores against the single scores (R^S at the seed bound), {clf_label}",
-            ["Strictly better rank on the dataset (ranked on the mean R^S over splits)."],
-        )
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -294,6 +330,7 @@ def _mean_rc(curves: list[dict], key: str, which: str) -> tuple[np.ndarray, np.n
         cov, risk = c.get(f"{key}__rc_{which}_cov"), c.get(f"{key}__rc_{which}_risk")
         if cov is None or cov.size == 0:
             return np.array([]), np.array([])
+        assert risk is not None  # written beside its coverages
         pos = np.searchsorted(cov, _GRID - 1e-12, side="left")  # first point with coverage >= c
         r = np.where(pos < cov.size, risk[np.minimum(pos, cov.size - 1)], np.nan)
         risks.append(r)

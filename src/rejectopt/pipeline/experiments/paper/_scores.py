@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import numpy as np
 
 # The learners load on first use (the package's lazy attributes), so that a job that only reads
 # the registries, a table or a figure job, does not import scikit-learn.
-from ... import scores as _scores  # the module: run_scores has a parameter named scores
-from ..._checks import derive_seed
-from ..._io import npz_checksum, save_npz
-from ...datasets import load_prepared
-from ...metrics import task_loss
-from ...scores import get_score
-from ...splits import load_split
-from ._paper_classifiers import load_classifier_file
+from .... import scores as _scores  # the module: run_scores has a parameter named scores
+from ...._checks import derive_seed
+from ...._io import npz_checksum, save_npz
+from ....datasets import load_prepared
+from ....metrics import task_loss
+from ....scores import get_score
+from ....splits import load_split
+from ._classifiers import load_classifier_file
 
 __all__ = ["SCORE_ERROR", "SCORE_FIELDS", "learn_score", "run_scores", "score_key"]
 
@@ -214,7 +215,9 @@ def run_scores(
     """
     X, y = load_prepared(data_path)
     data_id = npz_checksum(data_path)
-    arrays, chosen, provenance = {}, {}, {"data_sha256": data_id, "classifier": classifier}
+    arrays: dict[str, Any] = {}
+    chosen: dict[tuple, dict[str, Any]] = {}
+    provenance = {"data_sha256": data_id, "classifier": classifier}
     for split, clf_path in sorted(classifier_files.items()):
         parts = load_split(splits_path, split, data_sha256=data_id)
         with load_classifier_file(clf_path, data_id, split) as clf:

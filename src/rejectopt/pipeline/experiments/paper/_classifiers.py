@@ -14,12 +14,12 @@ import numpy as np
 
 # The learners load on first use (the package's lazy attributes), so that a job that only reads
 # the registries, a table or a figure job, does not import scikit-learn.
-from ... import classifiers
-from ..._checks import derive_seed
-from ..._io import load_npz, npz_checksum, save_npz
-from ...classifiers import get_classifier
-from ...datasets import load_prepared
-from ...splits import load_split
+from .... import classifiers
+from ...._checks import derive_seed
+from ...._io import load_npz, npz_checksum, save_npz
+from ....classifiers import get_classifier
+from ....datasets import load_prepared
+from ....splits import load_split
 
 __all__ = ["load_classifier_file", "run_classifier", "run_classifiers"]
 

@@ -3,9 +3,9 @@
 
 The paper's experiment (Section 5.2, Tables 3a / 3b / 4; Table 3c, our XGBoost extension), as
 file-in / file-out steps, one per staged rule, unaware of the workflow manager, outputs written
-atomically: classifiers on Trn1 / Val1 (:func:`run_classifiers`, in ``_paper_classifiers``),
-scores on Trn2 / Val2 (:func:`run_scores`, in ``_paper_scores``), Tst evaluation
-(:func:`summarize_dataset`, in ``_paper_summary``, its bootstrap intervals in ``_aurc_intervals``).
+atomically: classifiers on Trn1 / Val1 (:func:`run_classifiers`, in ``_classifiers``),
+scores on Trn2 / Val2 (:func:`run_scores`, in ``_scores``), Tst evaluation
+(:func:`summarize_dataset`, in ``_summary``, its bootstrap intervals in ``_aurc_intervals``).
 The steps are named here, their one import path for the workflow's scripts and the other
 experiments. Other experiments reuse the staged files where their protocol is the same.
 
@@ -19,14 +19,14 @@ import pandas as pd
 
 # The learners load on first use (the package's lazy attributes), so that a job that only reads
 # the registries, a table or a figure job, does not import scikit-learn.
-from ... import classifiers
-from ...classifiers import CLASSIFIERS
-from ...metrics import CONVENTIONS
-from ..tables import metric_table, table_specs
-from ._contract import SplitInputs, SplitResult
-from ._paper_classifiers import load_classifier_file, run_classifier, run_classifiers
-from ._paper_scores import SCORE_ERROR, SCORE_FIELDS, learn_score, run_scores, score_key
-from ._paper_summary import (
+from .... import classifiers
+from ....classifiers import CLASSIFIERS
+from ....metrics import CONVENTIONS
+from ...tables import metric_table, table_specs
+from .._contract import SplitInputs, SplitResult
+from ._classifiers import load_classifier_file, run_classifier, run_classifiers
+from ._scores import SCORE_ERROR, SCORE_FIELDS, learn_score, run_scores, score_key
+from ._summary import (
     BASE_SUMMARY_COLUMNS,
     EXTRA_METRICS,
     SUMMARY_COLUMNS,
@@ -53,6 +53,12 @@ __all__ = [
     "summarize_dataset",
     "tst_outcomes",
 ]
+
+
+def __dir__():
+    """The names of ``__all__``, not the private submodules and helpers the imports above add."""
+    return list(__all__)
+
 
 #: The experiment's name in the experiment contract (the paper's Tables 3 and 4).
 NAME = "paper"
@@ -142,7 +148,8 @@ def run_split(inputs: SplitInputs, settings: dict) -> SplitResult:
 
 
 def aggregate(rows: pd.DataFrame, settings: dict) -> dict[str, pd.DataFrame]:
-    """Every split's rows to one :func:`rejectopt.pipeline.tables.metric_table` per classifier, keyed by name (``table3a``).
+    """Every split's rows to one :func:`rejectopt.pipeline.tables.metric_table` per classifier,
+    keyed by name (``table3a``).
 
     Parameters
     ----------

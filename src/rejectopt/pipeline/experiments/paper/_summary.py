@@ -10,17 +10,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..._checks import derive_seed
-from ..._io import load_npz, npz_checksum
-from ...classifiers import get_classifier
-from ...datasets import load_prepared
-from ...metrics import METRICS, TASK_LOSS, aurc, risk_full, task_loss
-from ...scores import ScoreError
-from ...splits import load_split
-from ..tables import INTERVAL_RESAMPLES
+from ...._checks import derive_seed
+from ...._io import load_npz, npz_checksum
+from ....classifiers import get_classifier
+from ....datasets import load_prepared
+from ....metrics import METRICS, TASK_LOSS, aurc, risk_full, task_loss
+from ....scores import ScoreError
+from ....splits import load_split
+from ...tables import INTERVAL_RESAMPLES
 from ._aurc_intervals import aurc_resamples, interval_columns
-from ._paper_classifiers import load_classifier_file
-from ._paper_scores import SCORE_ERROR, score_key
+from ._classifiers import load_classifier_file
+from ._scores import SCORE_ERROR, score_key
 
 __all__ = [
     "BASE_SUMMARY_COLUMNS",
@@ -90,7 +90,7 @@ def tst_outcomes(
             baseline = get_classifier(classifier).baseline
             scores = {baseline: (clf["baseline"][tst], np.nan)}
             C_classifier = float(clf["C"])
-        held = {}  # path -> the scores of this (classifier, split) it holds; each file opened once
+        held: dict = {}  # path -> the scores of this (classifier, split) it holds; each file opened once
         for (clf_name, score, score_split), score_path in sorted(score_files.items()):
             if (clf_name, score_split) == (classifier, split):
                 held.setdefault(score_path, []).append(score)
@@ -135,9 +135,9 @@ def summarize_dataset(
     (:data:`~rejectopt.pipeline.tables.INTERVAL_LEVEL`, :data:`~rejectopt.pipeline.tables.INTERVAL_RESAMPLES`
     resamples) of the split's test AuRC (``aurc_low`` / ``aurc_high``) and of its mean over the
     dataset's splits (``aurc_mean_low`` / ``aurc_mean_high``), from one set of resamples
-    (:func:`~rejectopt.pipeline.experiments._aurc_intervals.aurc_resamples`). They are the test rows' sampling uncertainty given the trained
-    classifiers and scores; the ``std`` over splits also holds the variation from training on
-    other rows.
+    (:func:`~rejectopt.pipeline.experiments.paper._aurc_intervals.aurc_resamples`). They are the
+    test rows' sampling uncertainty given the trained classifiers and scores; the ``std`` over
+    splits also holds the variation from training on other rows.
 
     Parameters
     ----------

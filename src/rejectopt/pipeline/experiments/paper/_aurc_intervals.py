@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..tables import INTERVAL_COLUMNS, INTERVAL_LEVEL
+from ...tables import INTERVAL_COLUMNS, INTERVAL_LEVEL
 
 __all__ = ["aurc_resamples", "interval_columns"]
 
