@@ -294,7 +294,9 @@ def private_imports_across_units():
     """``file:line name (from module)`` of every ``_``-prefixed name one unit imports from another.
 
     The name imported is what counts: ``from ..metrics._confusion import selective_outcome`` takes a
-    public name; ``from ..model import _one_line`` and ``from ..metrics import _confusion`` do not."""
+    public name; ``from ..model import _one_line`` and ``from ..metrics import _confusion`` do not.
+    A package's private module is shared with the package's own subpackages (``from .. import
+    _contract`` in an experiment's subpackage): they are inside the package it is private to."""
     found = []
     for path in sorted(SRC.rglob("*.py")):
         parts = path.relative_to(SRC.parent).with_suffix("").parts
@@ -319,6 +321,13 @@ def private_imports_across_units():
                 continue
             for alias in node.names:
                 name = alias.name
+                home = SRC.parent / source.replace(".", "/") / name
+                if (
+                    source_is_package
+                    and module.startswith(source + ".")
+                    and (home.with_suffix(".py").exists() or (home / "__init__.py").exists())
+                ):
+                    continue
                 if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno} {name} (from {source})")
     return found

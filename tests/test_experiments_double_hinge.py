@@ -22,13 +22,14 @@ from scipy.stats import wilcoxon
 from support import COSTS, double_hinge_results, split_paths
 
 from rejectopt import stats
+from rejectopt._checks import SPLIT_PARTS
 from rejectopt._io import save_csv, save_npz
 from rejectopt.classifiers import DoubleHingeSVM
 from rejectopt.classifiers._selection import classifier_outputs
 from rejectopt.pipeline.experiments import SplitInputs, check_experiment
 from rejectopt.pipeline.experiments import double_hinge as dh
 from rejectopt.pipeline.experiments.paper import run_classifiers
-from rejectopt.splits import _PARTS, DEFAULT_RATIOS, make_splits, save_splits
+from rejectopt.splits import DEFAULT_RATIOS, make_splits, save_splits
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,11 +121,11 @@ def test_breast_cancer_splits_are_make_splits_and_independent_of_their_number():
     X, y, parts = dh.breast_cancer_split(3, seed=7)
     assert X.shape == (569, 30) and set(np.unique(y)) == {0, 1}
     ref = make_splits(y, DEFAULT_RATIOS, n_splits=5, seed=7, dataset="breast_cancer")
-    for p in _PARTS:
+    for p in SPLIT_PARTS:
         np.testing.assert_array_equal(parts[p], ref[f"{p}_3"])
-    assert np.array_equal(np.sort(np.concatenate([parts[p] for p in _PARTS])), np.arange(569))
+    assert np.array_equal(np.sort(np.concatenate([parts[p] for p in SPLIT_PARTS])), np.arange(569))
     _, _, again = dh.breast_cancer_split(3, seed=7)
-    assert all(np.array_equal(parts[p], again[p]) for p in _PARTS)
+    assert all(np.array_equal(parts[p], again[p]) for p in SPLIT_PARTS)
     _, _, other = dh.breast_cancer_split(3, seed=8)
     assert not np.array_equal(parts["tst"], other["tst"])
 

@@ -689,9 +689,3 @@ def fit_margin_threshold(
     return fit_cost_based(
         loss, -np.abs(np.asarray(decision, float)), float(loss_scale) * float(reject_cost)
     )
-
-
-# old name, kept until its importers in pipeline/experiments/double_hinge.py use chow_reject
-_chow_reject = chow_reject
-# old name, kept until its importers in pipeline/experiments/double_hinge.py use fit_margin_threshold
-_fit_margin_threshold = fit_margin_threshold

@@ -291,7 +291,3 @@ def load_split(path, k: int, *, data_sha256: str | None = None) -> dict[str, np.
     except ValueError as err:
         raise IntermediateFileError(f"{err}; {recompute_hint(path)}") from err
     return parts
-
-
-# old name, kept until its importers in pipeline/experiments/double_hinge.py use SPLIT_PARTS
-_PARTS = SPLIT_PARTS

@@ -33,10 +33,10 @@ risk ``(errors + d x rejections) / n`` (Chow's cost-based model, Problem 1 of [2
 * ``svm_threshold`` -- naive baseline: the plain linear SVM
   (:class:`~rejectopt.classifiers.BinaryHingeSVM`) on Trn1, ``C`` by Val1 error on the *same* grid
   and scaling as the double-hinge SVM, rejecting iff ``|f(x)|`` is below the threshold minimising
-  the cost risk on **Val2** (``rejectopt.selective._fit_margin_threshold``; as ``lr_sele``, so both
+  the cost risk on **Val2** (``rejectopt.selective.fit_margin_threshold``; as ``lr_sele``, so both
   post-hoc rules see the same data).
 * ``lr_chow`` -- Chow's rule on LR's posterior: reject iff ``max_y p(y|x) < 1 - d``
-  (``rejectopt.selective._chow_reject``); nothing tuned.
+  (``rejectopt.selective.chow_reject``); nothing tuned.
 
 Seeds: ``derive_seed(seed, dataset, "double_hinge", split, part)``, ``part`` in ``lr``,
 ``sele``, ``svm``, ``nystroem``; the solvers are deterministic.

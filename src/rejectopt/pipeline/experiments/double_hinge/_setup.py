@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...._checks import SPLIT_PARTS
 from ....datasets import get_spec
-from ....splits import _PARTS, DEFAULT_RATIOS, make_splits
+from ....splits import DEFAULT_RATIOS, make_splits
 
 #: The experiment's name in the experiment contract (the double-hinge benchmark).
 NAME = "double_hinge"
@@ -229,5 +230,5 @@ def breast_cancer_split(
     return (
         np.asarray(X, float),
         np.asarray(y, np.int64),
-        {p: arrays[f"{p}_{int(split)}"] for p in _PARTS},
+        {p: arrays[f"{p}_{int(split)}"] for p in SPLIT_PARTS},
     )

@@ -14,13 +14,12 @@ import pandas as pd
 # The learners load on first use (the package's lazy attributes): the Snakefile imports this
 # module to plan the run, and a table job does not need scikit-learn.
 from .... import classifiers, scores
-from ...._checks import derive_seed
+from ...._checks import SPLIT_PARTS, derive_seed
 from ...._io import load_npz, save_csv
 from ....metrics import rc_curve, task_loss
 from ....metrics._confusion import selective_outcome
 from ....scores import get_score
-from ....selective import _chow_reject, _fit_margin_threshold, fit_cost_based
-from ....splits import _PARTS
+from ....selective import chow_reject, fit_cost_based, fit_margin_threshold
 from .. import _contract as contract
 from .._contract import LOSS_SCALE, SplitInputs, SplitResult, rule_config
 from .._learners import ClassifierThenScore, fit_classifier_then_score
@@ -154,7 +153,7 @@ def _binary_split(inputs: SplitInputs, settings: dict) -> tuple[np.ndarray, np.n
             f"found {classes.size} classes"
         )
     y = y.astype(np.int64)
-    parts = {p: np.asarray(parts[p], dtype=np.int64) for p in _PARTS}
+    parts = {p: np.asarray(parts[p], dtype=np.int64) for p in SPLIT_PARTS}
     return X, y, parts
 
 
@@ -332,7 +331,7 @@ def _post_hoc_rows(
             fit_cpu_s=lr_time[1] + sele_time[1],
         )
     ]
-    sel = _fit_margin_threshold(svm.f_val2, svm.loss_val2, d)
+    sel = fit_margin_threshold(svm.f_val2, svm.loss_val2, d)
     val_acc = sel.acceptance_probability(-np.abs(svm.f_val2)) > 0.5
     rows.append(
         _row(
@@ -356,7 +355,7 @@ def _post_hoc_rows(
         _row(
             "lr_chow",
             d,
-            selective_outcome(loss[tst], ~_chow_reject(proba[tst], d), d),
+            selective_outcome(loss[tst], ~chow_reject(proba[tst], d), d),
             C=lr.C,
             threshold=1.0 - d,
             error_full=lr_error,

@@ -181,7 +181,7 @@ def wilcoxon_tests(
     ValueError
         If ``results`` holds no row of ``reference``.
     """
-    # scipy.stats: heavy (about 0.6 s), only the table job needs it
+    # scipy.stats: heavy to import (benchmarks/import_costs_records.csv); tables only
     from scipy.stats import wilcoxon
 
     _, costs, methods = table_order(results)

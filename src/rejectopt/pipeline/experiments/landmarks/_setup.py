@@ -30,7 +30,8 @@ DATASET = "300w"
 DEFAULT_RATIOS = (0.35, 0.05, 0.30, 0.10, 0.20)
 
 #: Shape-predictor options tried on Val1 (dlib's defaults except nu / oversampling, kept tiny:
-#: one training takes ~20 s (oversampling 5) to ~40 s (10) for ~540 faces on 2 cores).
+#: one training of ~540 faces takes about twice as long at oversampling 10 as at 5; measured:
+#: benchmarks/measured_records.csv, topic landmarks_training).
 DEFAULT_OPTIONS_GRID = (
     {
         "cascade_depth": 10,
@@ -65,7 +66,8 @@ DEFAULTS = {
 
 #: dlib's trainer threads. Fixed, not the job's cores: the model depends on dlib's thread count (it
 #: sums the residuals per thread block). 1, with the grid's jobs side by side: on 2 cores one 2-thread
-#: training took 40 s (57 CPU-s), one 1-thread 44 s (45 CPU-s), two 1-thread side by side 42 s and 46 s.
+#: training was barely faster than one 1-thread training for more CPU, and two 1-thread trainings
+#: side by side took about as long as one (benchmarks/measured_records.csv, topic landmarks_threads).
 TRAINER_THREADS = 1
 
 #: SELE's ``n_jobs`` (and the BLAS thread limit of the job), fixed for the same reason: SELE's sums
