@@ -9,7 +9,7 @@ so importing the package itself stays cheap.
 import lazy_loader as _lazy
 
 # The one place the version is written: pyproject.toml reads it ([tool.setuptools.dynamic]).
-__version__ = "0.5.2"
+__version__ = "0.6.0"
 
 _SUBMODULES = [
     "classifiers",
