@@ -25,7 +25,7 @@ import numpy as np
 import xgboost
 
 from rejectopt._checks import derive_seed
-from rejectopt.classifiers._selection import classifier_outputs, train_classifier
+from rejectopt.classifiers._training import classifier_outputs, train_classifier
 from rejectopt.classifiers._xgb import XGB_GRID
 from rejectopt.datasets import load_prepared, prepare_dataset
 from rejectopt.splits import DEFAULT_RATIOS, load_split, make_splits, save_splits

@@ -13,7 +13,7 @@ from support import run_sklearn_check, split
 from rejectopt.classifiers import BinaryHingeSVM, CrammerSingerSVM, make_classifier
 from rejectopt.classifiers._crammer_singer import crammer_singer_objective
 from rejectopt.classifiers._linear import CS_TOL
-from rejectopt.classifiers._selection import classifier_outputs, train_classifier
+from rejectopt.classifiers._training import classifier_outputs, train_classifier
 
 
 # the SVM on iris: the multiclass (Crammer-Singer) solver takes minutes on digits' large C, and iris
@@ -207,7 +207,7 @@ def test_a_fit_at_its_iteration_cap_is_logged(iris, monkeypatch, caplog):
     Xt, yt, Xv, yv = iris
     monkeypatch.setattr(_linear, "LR_MAX_ITER", 2)
     with (
-        caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"),
+        caplog.at_level("WARNING", logger="rejectopt.classifiers._training"),
         warnings.catch_warnings(),
     ):
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -215,14 +215,14 @@ def test_a_fit_at_its_iteration_cap_is_logged(iris, monkeypatch, caplog):
     assert "lr C=1000 stopped at its iteration cap (2 iterations" in caplog.text
     caplog.clear()
     monkeypatch.setattr(_linear, "SVOR", functools.partial(_linear.SVOR, max_iter=1))
-    with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"):
+    with caplog.at_level("WARNING", logger="rejectopt.classifiers._training"):
         train_classifier("svor", Xt, yt, Xv, yv, C_grid=(1.0,), n_classes=3)
     assert (
         "svor C=1 stopped at its iteration cap (1 iterations, relative duality gap" in caplog.text
     )
     caplog.clear()
     monkeypatch.undo()
-    with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"):
+    with caplog.at_level("WARNING", logger="rejectopt.classifiers._training"):
         train_classifier("lr", Xt, yt, Xv, yv, C_grid=(1.0,), n_classes=3)
         train_classifier("svor", Xt, yt, Xv, yv, C_grid=(1.0,), n_classes=3)
     assert "iteration cap" not in caplog.text
@@ -244,7 +244,7 @@ def test_registry_entries_and_the_iris_known_answers():
         False,
     )
     assert (info.source, info.cls.__name__) == (
-        "rejectopt.classifiers._selection:SVORModel",
+        "rejectopt.classifiers._training:SVORModel",
         "SVORModel",
     )
     X, y = load_iris(return_X_y=True)

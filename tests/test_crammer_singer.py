@@ -18,7 +18,7 @@ from rejectopt.classifiers._crammer_singer import (
     crammer_singer_objective,
     fit_crammer_singer_path,
 )
-from rejectopt.classifiers._selection import classifier_outputs
+from rejectopt.classifiers._training import classifier_outputs
 
 
 def primal(X, y, coef, intercept, C):

@@ -25,7 +25,7 @@ from rejectopt import stats
 from rejectopt._checks import SPLIT_PARTS
 from rejectopt._io import save_csv, save_npz
 from rejectopt.classifiers import DoubleHingeSVM
-from rejectopt.classifiers._selection import classifier_outputs
+from rejectopt.classifiers._training import classifier_outputs
 from rejectopt.pipeline.experiments import SplitInputs, check_experiment
 from rejectopt.pipeline.experiments import double_hinge as dh
 from rejectopt.pipeline.experiments.paper import run_classifiers

@@ -32,7 +32,7 @@ from rejectopt.landmarks._detect import detect_faces, load_or_detect_faces
 from rejectopt.pipeline.experiments import SplitInputs, check_experiment
 from rejectopt.pipeline.experiments import landmarks as E
 from rejectopt.pipeline.experiments.paper import BASE_SUMMARY_COLUMNS
-from rejectopt.scores._selection import SCORE_C_GRID
+from rejectopt.scores._tuning import SCORE_C_GRID
 from rejectopt.splits import save_splits
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rejectopt.classifiers._selection import classifier_outputs, train_classifier
+from rejectopt.classifiers._training import classifier_outputs, train_classifier
 from rejectopt.classifiers._xgb import XGB_GRID, XGBLabelSpaceClassifier, train_xgb
 
 # Every test here trains XGBoost: the `pipeline` extra (conftest skips without it, or fails with CI=true).
@@ -230,7 +230,7 @@ def test_a_fit_ended_by_its_round_cap_says_so(digits, caplog):
     )
     assert not stopped.capped_ and stopped.best_iteration_ < 997
     assert not XGBLabelSpaceClassifier(n_classes=10, n_estimators=3).fit(Xt, yt).capped_
-    with caplog.at_level("WARNING", logger="rejectopt.classifiers._selection"):
+    with caplog.at_level("WARNING", logger="rejectopt.classifiers._training"):
         train_classifier(
             "xgb",
             Xt,

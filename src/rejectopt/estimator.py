@@ -44,7 +44,7 @@ from .fitting import fit_selective, split_rows
 from .metrics import per_example_loss
 from .model import decide
 from .scores import TCP, get_score, score_names
-from .scores._selection import SCORE_C_GRID
+from .scores._tuning import SCORE_C_GRID
 from .selective import TIE_BREAKING, operating_point
 from .stats import wilson_interval
 from .targets import Target

@@ -19,7 +19,7 @@ from sklearn.base import clone
 from ._checks import as_ood_mask, check_open_unit
 from .scores import get_score, select_C
 from .scores._registry import call_score, constant_score_message
-from .scores._selection import SCORE_C_GRID
+from .scores._tuning import SCORE_C_GRID
 from .selective import SelectionFunction
 from .targets import OODTarget, Target
 

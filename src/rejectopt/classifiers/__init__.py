@@ -13,7 +13,7 @@ import lazy_loader as _lazy
 
 from ._registry import CLASSIFIERS, classifier_names, get_classifier, register_classifier
 
-_MODELS = "rejectopt.classifiers._selection"
+_MODELS = "rejectopt.classifiers._training"
 register_classifier(
     "lr",
     task="classification",
@@ -57,12 +57,12 @@ register_classifier(
     title="Table 3c: gradient-boosted trees (XGBoost; extension, not in the paper)",
 )(f"{_MODELS}:XGBoostModel")
 
-# The pipeline's own steps (``_selection.train_classifier``, ``classifier_outputs``,
+# The pipeline's own steps (``_training.train_classifier``, ``classifier_outputs``,
 # ``_double_hinge.fit_double_hinge``) are reached through these private submodules, loaded on
 # first use like the public names.
 __getattr__, _, _ = _lazy.attach(
     __name__,
-    submodules=["_double_hinge", "_selection"],
+    submodules=["_double_hinge", "_training"],
     submod_attrs={
         "_crammer_singer": ["CrammerSingerSVM"],
         "_double_hinge": ["DoubleHingeSVM"],

@@ -289,7 +289,7 @@ class CrammerSingerSVM(ClassifierMixin, BaseEstimator):
     With two classes present, ``decision_function`` still returns shape (n, 2)
     (``LinearSVC`` returns the 1-D difference ``F = f_1 - f_0``); at the optimum
     ``w_0 = -w_1``, so the columns equal ``[-F, F] / 2``, which is what
-    :func:`~rejectopt.classifiers._selection.classifier_outputs` builds from a 1-D output.
+    :func:`~rejectopt.classifiers._training.classifier_outputs` builds from a 1-D output.
 
     References
     ----------

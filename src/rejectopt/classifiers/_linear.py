@@ -13,7 +13,7 @@ from ._svor import SVOR, set_solver_certificate, solve_threshold_hinge_qp
 
 __all__ = ["BinaryHingeSVM", "C_GRID", "make_classifier", "loss_weights", "KINDS"]
 
-#: The linear models built by :func:`make_classifier` (registered in ``_selection``).
+#: The linear models built by :func:`make_classifier` (registered in ``_training``).
 KINDS = ("lr", "svm", "svor")
 #: The classifiers' C grid of section 5.2 (selected by Val1 error or MAE).
 C_GRID = (1, 10, 100, 1000)

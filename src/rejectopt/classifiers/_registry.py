@@ -103,7 +103,7 @@ def register_classifier(
 
     ``table`` defaults to ``"table_<name>"``; ``extension`` to True (only the
     paper's own models set it to False). The decorator also takes the class's import
-    path, ``register_classifier("lr", ...)("rejectopt.classifiers._selection:LogisticRegressionModel")``:
+    path, ``register_classifier("lr", ...)("rejectopt.classifiers._training:LogisticRegressionModel")``:
     the class is then imported and checked on first use.
 
     Parameters

@@ -7,7 +7,7 @@ import argparse
 from .. import __version__
 from ..pipeline.report._figures import FIGURE_FORMATS
 from ..scores import get_score, score_names
-from ..scores._selection import SCORE_C_GRID
+from ..scores._tuning import SCORE_C_GRID
 
 __all__ = ["DEFAULT_OOD_COLUMN", "DEFAULT_SCORE", "build_parser", "cli_scores"]
 

@@ -12,7 +12,7 @@ from ..exceptions import NetworkOutputError
 from ..fitting import fit_selective, split_rows
 from ..metrics import METRICS, per_example_loss, rc_curve, risk_full
 from ..scores import get_score, score_names
-from ..scores._selection import SCORE_C_GRID
+from ..scores._tuning import SCORE_C_GRID
 from ..selective import InfeasibleTargetError, empirical_risk_coverage
 from ..targets import Target, parse_target
 from ._baselines import BASELINES, POST_HOC, _post_hoc, baseline_uncertainties

@@ -7,7 +7,7 @@ this module is the one door the scripts use, so that moving one of them changes 
 """
 
 from .._io import npz_checksum, save_csv, write_csv, write_text
-from ..classifiers._selection import CAP_MESSAGE
+from ..classifiers._training import CAP_MESSAGE
 from ..datasets._custom import custom_checksums, prepare_custom
 from ..datasets._download import DownloadOptions
 from ..datasets._faces300w import MIRROR_SUBSETS, extract_official_archive, fetch_archive

@@ -42,7 +42,7 @@ __getattr__, _, _ = _lazy.attach(
         "_baselines": ["mcp", "svm_margin"],
         "_ridge": ["REG", "TCP"],
         "_sele": ["SELE"],
-        "_selection": ["select_C"],
+        "_tuning": ["select_C"],
     },
 )
 

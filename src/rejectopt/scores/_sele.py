@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 from ..exceptions import MemoryBudgetError
 from ._base import PerClassLinearScore, single_threaded_blas
 from ._ridge import _check_C
-from ._selection import SCORE_C_GRID
+from ._tuning import SCORE_C_GRID
 
 __all__ = ["SELE", "ChunkedSELEObjective", "make_chunks"]
 

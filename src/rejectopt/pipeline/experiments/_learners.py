@@ -130,7 +130,7 @@ def fit_classifier_then_score(
         )
     trn1, val1, trn2, val2 = (parts[p] for p in ("trn1", "val1", "trn2", "val2"))
     wall, cpu = time.perf_counter(), time.process_time()
-    model, C, _ = classifiers._selection.train_classifier(
+    model, C, _ = classifiers._training.train_classifier(
         kind,
         X[trn1],
         y[trn1],
@@ -142,7 +142,7 @@ def fit_classifier_then_score(
         n_jobs=threads,
     )
     times = {"classifier": (time.perf_counter() - wall, time.process_time() - cpu)}
-    out = classifiers._selection.classifier_outputs(kind, model, X[rows], n_classes=n_classes)
+    out = classifiers._training.classifier_outputs(kind, model, X[rows], n_classes=n_classes)
     y_pred, baseline = np.zeros(y.size, dtype=np.int64), np.zeros(y.size)
     y_pred[rows], baseline[rows] = out["y_pred"], out["baseline"]
     proba = None

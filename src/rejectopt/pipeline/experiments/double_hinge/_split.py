@@ -206,7 +206,7 @@ class _PlainSVM:
 def _plain_svm(X, y, parts: dict, settings: dict, seed: int) -> _PlainSVM:
     trn1, val1, val2, tst = parts["trn1"], parts["val1"], parts["val2"], parts["tst"]
     wall, cpu = time.perf_counter(), time.process_time()
-    svm, C_svm, _ = classifiers._selection.train_classifier(
+    svm, C_svm, _ = classifiers._training.train_classifier(
         "svm",
         X[trn1],
         y[trn1],
@@ -218,8 +218,8 @@ def _plain_svm(X, y, parts: dict, settings: dict, seed: int) -> _PlainSVM:
         c_scaling=settings["c_scaling"],
     )
     fit_time = (time.perf_counter() - wall, time.process_time() - cpu)
-    f_val2 = classifiers._selection.classifier_outputs("svm", svm, X[val2], n_classes=2)["decision"]
-    f_tst = classifiers._selection.classifier_outputs("svm", svm, X[tst], n_classes=2)["decision"]
+    f_val2 = classifiers._training.classifier_outputs("svm", svm, X[val2], n_classes=2)["decision"]
+    f_tst = classifiers._training.classifier_outputs("svm", svm, X[tst], n_classes=2)["decision"]
     return _PlainSVM(
         svm,
         C_svm,

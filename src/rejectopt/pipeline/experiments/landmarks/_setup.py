@@ -11,7 +11,7 @@ from ...._checks import check_ratios, derive_seed
 from ...._io import load_npz
 from ....datasets._faces300w import ARCHIVE_SUBSETS, ARCHIVE_TOP_FOLDER, MIRROR_SUBSETS, list_faces
 from ....scores import score_names
-from ....scores._selection import SCORE_C_GRID
+from ....scores._tuning import SCORE_C_GRID
 from ....splits import load_split
 from ..paper import BASE_SUMMARY_COLUMNS
 

@@ -25,7 +25,7 @@ from ....landmarks._predictor import (
 from ....metrics import aurc
 from ....scores import make_score, select_C
 from ....scores._baselines import face_score as face_score_uncertainty
-from ....scores._selection import SCORE_C_GRID
+from ....scores._tuning import SCORE_C_GRID
 from .._contract import SplitInputs, SplitResult
 from ._setup import (
     DEFAULT_LEARNING_CURVE_SIZES,

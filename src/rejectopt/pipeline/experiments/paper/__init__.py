@@ -96,7 +96,7 @@ def settings(config: dict) -> dict:
     return {
         "classifiers": [name for name in CLASSIFIERS.names() if name in wanted],
         "scores": {name: list(config.get("scores", {}).get(name, ())) for name in wanted},
-        "C_classifier": list(config.get("C_classifier", classifiers._selection.C_GRID)),
+        "C_classifier": list(config.get("C_classifier", classifiers._training.C_GRID)),
         "C_score": list(config.get("C_score", ())),
         "sele_chunk_size": int(config.get("sele_chunk_size", 500)),
         "seed": int(config.get("seed", 0)),

@@ -116,7 +116,7 @@ def run_classifiers(
     for split, out_path in sorted(split_files.items()):
         parts = load_split(splits_path, split, data_sha256=data_id)
         start = time.perf_counter()
-        model, best_C, val_errors = classifiers._selection.train_classifier(
+        model, best_C, val_errors = classifiers._training.train_classifier(
             kind,
             X[parts["trn1"]],
             y[parts["trn1"]],
@@ -127,7 +127,7 @@ def run_classifiers(
             random_state=derive_seed(seed, dataset, "classifier", kind, split),
             n_jobs=threads,
         )
-        outputs = classifiers._selection.classifier_outputs(kind, model, X, n_classes=n_classes)
+        outputs = classifiers._training.classifier_outputs(kind, model, X, n_classes=n_classes)
         log.info(
             "%s %s split %d: C=%g chosen on Val1 (errors %s) in %.1f s",
             dataset,
