@@ -16,24 +16,3 @@ from ..datasets._prepare import dataset_checksums
 from ..landmarks._detect import load_or_detect_faces
 from .experiments._contract import aggregate_files, load_experiments, run_dataset
 from .report._figures import save_figure
-
-__all__ = [
-    "CAP_MESSAGE",
-    "DownloadOptions",
-    "MIRROR_SUBSETS",
-    "aggregate_files",
-    "custom_checksums",
-    "dataset_checksums",
-    "extract_official_archive",
-    "fetch_archive",
-    "fetch_file",
-    "load_experiments",
-    "load_or_detect_faces",
-    "npz_checksum",
-    "prepare_custom",
-    "run_dataset",
-    "save_csv",
-    "save_figure",
-    "write_csv",
-    "write_text",
-]
