@@ -15,6 +15,7 @@ from ..datasets._fetch import fetch_file
 from ..datasets._prepare import dataset_checksums
 from ..landmarks._detect import load_or_detect_faces
 from .experiments._contract import aggregate_files, load_experiments, run_dataset
+from .experiments._rules import run_rule
 from .report._figures import save_figure
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "npz_checksum",
     "prepare_custom",
     "run_dataset",
+    "run_rule",
     "save_csv",
     "save_figure",
     "write_csv",
