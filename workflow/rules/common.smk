@@ -316,7 +316,8 @@ def train_predictor_priority(wildcards):
 
 
 # Every experiment's per-dataset rule (experiment_dataset, ood_split, double_hinge_split,
-# double_hinge_one_split) is the template of experiment_rule.smk under its own name.
+# double_hinge_one_split, train_landmarks) is the template of experiment_rule.smk under its own
+# name.
 module experiment_template:
     snakefile:
         "experiment_rule.smk"

@@ -3,7 +3,8 @@
 # scores; one job per dataset writes each split's rows (.csv) and curves (.npz, empty when
 # run_split returns none), one job per experiment its tables.
 # The module's file is an input, so editing it reruns what depends on it.
-# experiment_dataset is the template of experiment_rule.smk, as are OOD's and double hinge's rules.
+# experiment_dataset is the template of experiment_rule.smk, as are OOD's, double hinge's and
+# landmarks' rules.
 
 TARGETS += [f"results/experiments/{name}/tables" for name in USER_EXPERIMENTS]
 

@@ -1,7 +1,7 @@
-"""One entry point for every experiment's per-dataset rule: the workflow's one script calls it.
+"""One entry point for every experiment's per-dataset (or per-split) rule, called by one script.
 
 The rules ``experiment_dataset`` (a user's experiment, and guarantees), ``ood_split``,
-``double_hinge_split`` and ``double_hinge_one_split`` are one rule template of
+``double_hinge_split``, ``double_hinge_one_split`` and ``train_landmarks`` are one rule template of
 ``workflow/rules/experiment_rule.smk`` under their own names, inputs, outputs and params; their
 one script hands Snakemake's ``input``, ``output``, ``wildcards``, ``threads`` and ``params`` to
 :func:`run_rule`, which finds the experiment the rule runs and calls its own ``run_rule`` (a
@@ -26,6 +26,7 @@ RULE_EXPERIMENTS = {
     "ood_split": "ood",
     "double_hinge_split": "double_hinge",
     "double_hinge_one_split": "double_hinge",
+    "train_landmarks": "landmarks",
 }
 
 #: The generic rule of a user's experiment (config key ``experiments``), by its wildcard.
