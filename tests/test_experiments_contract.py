@@ -674,3 +674,23 @@ def test_each_built_in_experiments_rule_has_its_entry_and_a_rule_of_that_name():
             assert callable(module.run_rule), name
     with pytest.raises(ValueError, match=r"rule 'ood_table' runs no experiment; .*ood_split"):
         run_rule("ood_table", {}, {}, {}, 1, {})
+
+
+@pytest.mark.parametrize(
+    "name, rule",
+    [
+        ("ood_split", "ood_split"),
+        ("rejectopt_ood_split", "ood_split"),
+        ("rejectopt_double_hinge_one_split", "double_hinge_one_split"),
+        ("rejectopt_double_hinge_split", "double_hinge_split"),
+        ("train_landmarks_copy", "train_landmarks"),
+        ("rejectopt_experiment_dataset", "experiment_dataset"),
+        ("rejectopt_ood_table", None),
+        ("food_split", None),
+    ],
+)
+def test_a_rule_imported_under_another_name_is_still_its_experiments(name, rule):
+    """A user's Snakefile importing the workflow as a module renames its rules (rejectopt_*)."""
+    from rejectopt.pipeline.experiments._rules import rule_of
+
+    assert rule_of(name) == rule

@@ -38,6 +38,28 @@ def as_list(files) -> list:
     return [files] if isinstance(files, str) else list(files)
 
 
+def rule_of(name: str) -> str | None:
+    """The experiment rule a job's rule is: ``name`` itself, or the one it was imported as.
+
+    A user's Snakefile that imports the workflow as a module renames its rules
+    (``use rule * from rejectopt as rejectopt_*``): ``rejectopt_ood_split`` is ``ood_split``. The
+    longest rule name that ``name`` is, ends with or starts with (after or before a ``_``) wins,
+    so ``double_hinge_one_split`` is never taken for ``double_hinge_split``.
+
+    Examples
+    --------
+    >>> rule_of("rejectopt_double_hinge_one_split"), rule_of("ood_table")
+    ('double_hinge_one_split', None)
+    """
+    known = [GENERIC_RULE, *RULE_EXPERIMENTS]
+    matches = [
+        rule
+        for rule in known
+        if name == rule or name.endswith(f"_{rule}") or name.startswith(f"{rule}_")
+    ]
+    return max(matches, key=len) if matches else None
+
+
 def run_rule(
     rule: str,
     inputs: Mapping[str, Any],
@@ -46,13 +68,14 @@ def run_rule(
     threads: int,
     params: Mapping[str, Any],
     config: Mapping | None = None,
-) -> dict:
-    """Run one job of an experiment's per-dataset rule: every split it names, each written when done.
+) -> Any:
+    """Run one job of an experiment's rule: every split it names, each written when done.
 
     Parameters
     ----------
     rule : str
-        The rule's name: a key of :data:`RULE_EXPERIMENTS`, or :data:`GENERIC_RULE`.
+        The rule's name: a key of :data:`RULE_EXPERIMENTS`, or :data:`GENERIC_RULE`, or either
+        renamed by a user's Snakefile that imports the workflow as a module (:func:`rule_of`).
     inputs, outputs, wildcards, params : mapping
         The job's named inputs, outputs, wildcards and params (Snakemake's, as dicts).
     threads : int
@@ -63,15 +86,20 @@ def run_rule(
 
     Returns
     -------
-    dict of int to SplitResult
-        By split, as written.
+    dict of int to SplitResult, or LandmarkSplitResult
+        What the experiment's ``run_rule`` returns: by split, as written (``train_landmarks``:
+        its one split's result).
 
     Raises
     ------
     ValueError
         A rule that runs no experiment.
     """
-    if rule == GENERIC_RULE:
+    known = rule_of(rule)
+    if known is None:
+        names = ", ".join([GENERIC_RULE, *RULE_EXPERIMENTS])
+        raise ValueError(f"rule {rule!r} runs no experiment; the rules that do: {names}")
+    if known == GENERIC_RULE:
         config = dict(config or {})
         experiment = load_experiments(config["experiments"])[wildcards["experiment"]]
         files = dict(enumerate(zip(as_list(outputs["rows"]), as_list(outputs["curves"]))))
@@ -85,8 +113,5 @@ def run_rule(
             files,
             params["staged"],
         )
-    if rule not in RULE_EXPERIMENTS:
-        known = ", ".join([GENERIC_RULE, *RULE_EXPERIMENTS])
-        raise ValueError(f"rule {rule!r} runs no experiment; the rules that do: {known}")
-    experiment = importlib.import_module(BUILT_IN_MODULES[RULE_EXPERIMENTS[rule]])
+    experiment = importlib.import_module(BUILT_IN_MODULES[RULE_EXPERIMENTS[known]])
     return experiment.run_rule(dict(inputs), dict(outputs), dict(wildcards), threads, dict(params))
