@@ -609,3 +609,88 @@ def test_os_exit_at_import_stops_the_dry_run_with_a_message(tmp_path):
         -3000:
     ]
     assert not (tmp_path / "results").exists()
+
+
+COUNT_MODULE = """
+import pandas as pd
+from rejectopt.pipeline.experiments import SplitResult
+
+NAME = "count"
+
+
+def settings(config):
+    return {}
+
+
+def run_split(inputs, settings):
+    return SplitResult(pd.DataFrame({"method": ["tst_size"], "value": [len(inputs.parts["tst"])]}))
+
+
+def aggregate(rows, settings):
+    return {"total": rows}
+"""
+
+
+def test_the_one_rule_script_runs_a_user_experiment_as_the_generic_rule_did(
+    iris_files, tmp_path, monkeypatch
+):
+    """Rule experiment_dataset through run_rule: the experiment by its wildcard, its files as
+    run_dataset writes them."""
+    from rejectopt.pipeline import run_rule
+
+    (tmp_path / "count_rows.py").write_text(COUNT_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "count_rows", raising=False)
+    rows = [str(tmp_path / f"rule_{k}.csv") for k in (0, 1)]
+    curves = [str(tmp_path / f"rule_{k}.npz") for k in (0, 1)]
+    results = run_rule(
+        "experiment_dataset",
+        {"data": str(iris_files[0]), "splits": str(iris_files[1])},
+        {"rows": rows, "curves": curves},
+        {"experiment": "count", "dataset": "iris"},
+        1,
+        {"task": "classification", "staged": {}},
+        {"experiments": ["count_rows"], "seed": 0},
+    )
+    assert sorted(results) == [0, 1] and results[1].rows["split"].eq(1).all()
+    direct = {k: (tmp_path / f"direct_{k}.csv", tmp_path / f"direct_{k}.npz") for k in (0, 1)}
+    run_dataset(count_experiment(), {"seed": 0}, "iris", "classification", *iris_files, direct)
+    for k in (0, 1):
+        assert pd.read_csv(rows[k]).equals(pd.read_csv(direct[k][0]))
+        assert np.load(curves[k]).files == np.load(direct[k][1]).files
+
+
+def test_each_built_in_experiments_rule_has_its_entry_and_a_rule_of_that_name():
+    """The rule's name picks the experiment: each named rule is the template's in the workflow,
+    and its experiment has a run_rule; another name is refused with the rules that run one."""
+    from rejectopt.pipeline import run_rule
+    from rejectopt.pipeline.experiments._rules import GENERIC_RULE, RULE_EXPERIMENTS
+
+    rules = "".join(path.read_text() for path in (REPO / "workflow" / "rules").glob("*.smk"))
+    for rule, name in [*RULE_EXPERIMENTS.items(), (GENERIC_RULE, None)]:
+        assert f" as {rule} with:" in rules, rule
+        if name is not None:
+            module = __import__(BUILT_IN_MODULES[name], fromlist=["run_rule"])
+            assert callable(module.run_rule), name
+    with pytest.raises(ValueError, match=r"rule 'ood_table' runs no experiment; .*ood_split"):
+        run_rule("ood_table", {}, {}, {}, 1, {})
+
+
+@pytest.mark.parametrize(
+    "name, rule",
+    [
+        ("ood_split", "ood_split"),
+        ("rejectopt_ood_split", "ood_split"),
+        ("rejectopt_double_hinge_one_split", "double_hinge_one_split"),
+        ("rejectopt_double_hinge_split", "double_hinge_split"),
+        ("train_landmarks_copy", "train_landmarks"),
+        ("rejectopt_experiment_dataset", "experiment_dataset"),
+        ("rejectopt_ood_table", None),
+        ("food_split", None),
+    ],
+)
+def test_a_rule_imported_under_another_name_is_still_its_experiments(name, rule):
+    """A user's Snakefile importing the workflow as a module renames its rules (rejectopt_*)."""
+    from rejectopt.pipeline.experiments._rules import rule_of
+
+    assert rule_of(name) == rule

@@ -650,6 +650,33 @@ def test_the_pipeline_files_on_synthetic_faces_give_the_contracts_split(syntheti
         and (out.rows["n_test"] == 4).all()
     )
     assert E.load_landmark_result(tmp_path / "result.npz")["aurc"] == out.result["aurc"]
+    # rule train_landmarks' one script: run_rule by the rule's name writes the very same bytes
+    from rejectopt.pipeline import run_rule
+
+    run_rule(
+        "train_landmarks",
+        {
+            "detections": str(root / "detections.npz"),
+            "splits": str(root / "splits.npz"),
+            "models": [str(m) for m in models],
+            "errors": [str(e) for e in errors],
+        },
+        {"result": str(tmp_path / "rule.npz"), "curve": str(tmp_path / "rule.csv")},
+        {"split": "0"},
+        1,
+        {
+            "faces": faces,
+            "options_grid": grid,
+            "C_grid": [1.0],
+            "learning_curve_sizes": [],
+            "with_coordinates": False,
+            "pretrained": False,
+            "score_jobs": 1,
+            "seed": 0,
+        },
+    )
+    for made, direct in (("rule.npz", "result.npz"), ("rule.csv", "curve.csv")):
+        assert (tmp_path / made).read_bytes() == (tmp_path / direct).read_bytes(), made
     chosen = E.settings(
         {
             "C_score": [1.0],

@@ -313,3 +313,13 @@ def train_predictor_priority(wildcards):
     return 1 + predictor_cost(grid[int(wildcards.option)]) / max(
         map(predictor_cost, grid)
     )
+
+
+# Every experiment's per-dataset rule (experiment_dataset, ood_split, double_hinge_split,
+# double_hinge_one_split, train_landmarks) is the template of experiment_rule.smk under its own
+# name.
+module experiment_template:
+    snakefile:
+        "experiment_rule.smk"
+    config:
+        config

@@ -69,7 +69,7 @@ DH_PARAMS = dict(
 ruleorder: double_hinge_one_split > double_hinge_split
 
 
-rule double_hinge_split:
+use rule experiment_split from experiment_template as double_hinge_split with:
     input:
         # the pipeline's prepared data and splits, and its LR classifier files where the run trains
         # LR on the dataset (the job reads LR's outputs instead of training it again); none for
@@ -88,22 +88,19 @@ rule double_hinge_split:
         "results/benchmarks/double_hinge_split/{dataset}.tsv"
     wildcard_constraints:
         dataset="|".join(DH_DATASETS) or "none",
-    conda:
-        "../../envs/rejectopt.yaml"
-    threads: 1
     resources:
         # by the dataset's size, also for breast cancer (not in the run's plan)
         mem_mb=declared("double_hinge_split", "mem_mb"),
         runtime=declared("double_hinge_split", "runtime", splits=len(SPLITS)),
     params:
         **DH_PARAMS,
-        # the keyword arguments of the library call (splits: the job's loop)
+        # the keyword arguments of the library call (rejectopt.pipeline.experiments.double_hinge
+        # .run_rule; splits: the job's loop)
         splits=SPLITS,
-    script:
-        "../scripts/double_hinge_split.py"
 
 
-rule double_hinge_one_split:
+# the same rule on one split: its own files, log and benchmark, and the one split as its loop
+use rule double_hinge_split as double_hinge_one_split with:
     input:
         unpack(lambda w: double_hinge_inputs(w.dataset, splits=[int(w.split)])),
     output:
@@ -117,17 +114,11 @@ rule double_hinge_one_split:
     wildcard_constraints:
         dataset="|".join(DH_SPLIT_DATASETS) or "none",
         split=r"\d+",
-    conda:
-        "../../envs/rejectopt.yaml"
-    threads: 1
     resources:
         mem_mb=declared("double_hinge_split", "mem_mb"),
         runtime=declared("double_hinge_split", "runtime"),
     params:
-        **DH_PARAMS,
         splits=lambda w: [int(w.split)],
-    script:
-        "../scripts/double_hinge_split.py"
 
 
 rule double_hinge_report:

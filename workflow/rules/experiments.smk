@@ -3,11 +3,13 @@
 # scores; one job per dataset writes each split's rows (.csv) and curves (.npz, empty when
 # run_split returns none), one job per experiment its tables.
 # The module's file is an input, so editing it reruns what depends on it.
+# experiment_dataset is the template of experiment_rule.smk, as are OOD's, double hinge's and
+# landmarks' rules.
 
 TARGETS += [f"results/experiments/{name}/tables" for name in USER_EXPERIMENTS]
 
 
-rule experiment_dataset:
+use rule experiment_split from experiment_template as experiment_dataset with:
     input:
         module=lambda w: USER_EXPERIMENTS[w.experiment].__file__,
         data="results/data/{dataset}/data.npz",
@@ -27,17 +29,12 @@ rule experiment_dataset:
         "logs/experiment_dataset/{experiment}/{dataset}.log",
     benchmark:
         "results/benchmarks/experiment_dataset/{experiment}/{dataset}.tsv"
-    conda:
-        "../../envs/rejectopt.yaml"
-    threads: 1
     resources:
         mem_mb=3000,
         runtime=60,
     params:
         task=lambda w: TASK[w.dataset],
         staged=lambda w: staged_files(w.dataset),
-    script:
-        "../scripts/experiment_dataset.py"
 
 
 rule experiment_tables:

@@ -174,6 +174,8 @@ rule train_predictor:
         mem_mb=lambda w: 2000 if LANDMARKS_MODE == "mirror" else 12000,
         runtime=lambda w: 30 if LANDMARKS_MODE == "mirror" else 480,
     params:
+        # the keyword arguments of the library call
+        # (rejectopt.pipeline.experiments.landmarks.run_rule)
         faces=FACES,
         options_grid=LANDMARKS["predictor_options_grid"],
         trainer_threads=LANDMARK_TRAINER_THREADS,
@@ -182,7 +184,7 @@ rule train_predictor:
         "../scripts/train_predictor.py"
 
 
-rule train_landmarks:
+use rule experiment_split from experiment_template as train_landmarks with:
     input:
         FACES_INPUT,
         detections=f"{LANDMARK_DIR}/detections.npz",
@@ -203,8 +205,6 @@ rule train_landmarks:
     benchmark:
         "results/benchmarks/train_landmarks/300w/split_{split}.tsv"
     priority: 10
-    conda:
-        "../../envs/rejectopt.yaml"
     # threads = worker processes fitting the learned scores of the learning-curve points side by
     # side (results independent of their number); inside each, SELE's fixed LANDMARK_SCORE_JOBS
     # threads add a second core only in its short parallel sections.
@@ -221,8 +221,6 @@ rule train_landmarks:
         pretrained=LANDMARKS["pretrained"],
         score_jobs=LANDMARK_SCORE_JOBS,
         seed=config["seed"],
-    script:
-        "../scripts/train_landmarks.py"
 
 
 rule summarize_landmarks:

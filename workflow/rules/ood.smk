@@ -36,7 +36,7 @@ TARGETS += ["results/tables/ood_table1.md"]
 
 # One job per dataset runs every split (a split costs no more than a few job start-ups,
 # rejectopt.pipeline.resources.JOB_STARTUP_CPU_S), each split written as soon as it is done.
-rule ood_split:
+use rule experiment_split from experiment_template as ood_split with:
     input:
         data="results/data/{dataset}/data.npz",
         splits="results/data/{dataset}/splits.npz",
@@ -47,14 +47,13 @@ rule ood_split:
         "logs/ood_split/{dataset}.log",
     benchmark:
         "results/benchmarks/ood_split/{dataset}.tsv"
-    conda:
-        "../../envs/rejectopt.yaml"
     threads: lambda w: max(get_classifier(c).threads for c in OOD["classifiers"])
     resources:
         mem_mb=declared("ood_split", "mem_mb"),
         runtime=declared("ood_split", "runtime", splits=len(SPLITS)),
     params:
-        # the keyword arguments of the library call (splits: the job's loop)
+        # the keyword arguments of the library call (rejectopt.pipeline.experiments.ood.run_rule;
+        # splits: the job's loop)
         splits=SPLITS,
         # the config block but datasets, which only selects the jobs: leaving it out keeps them
         # when the list changes
@@ -63,8 +62,6 @@ rule ood_split:
         C_score=config["C_score"],
         sele_chunk_size=config.get("sele_chunk_size", 500),
         seed=config["seed"],
-    script:
-        "../scripts/ood_split.py"
 
 
 rule ood_table:

@@ -1,22 +1,19 @@
-"""Rule experiment_dataset: one user experiment's rows and curves of every split of one dataset."""
+"""Every experiment's per-dataset rule (the template of workflow/rules/experiment_rule.smk:
+experiment_dataset, ood_split, double_hinge_split, double_hinge_one_split, train_landmarks): the
+job's splits through the experiment the rule runs (rejectopt.pipeline.run_rule, by the rule's
+name)."""
 
 from _logging import log_to
 
-from rejectopt.pipeline import load_experiments, run_dataset
+from rejectopt.pipeline import run_rule
 
 log_to(snakemake.log[0])
-name, dataset = snakemake.wildcards.experiment, snakemake.wildcards.dataset
-experiment = load_experiments(snakemake.config["experiments"])[name]
-files = dict(
-    enumerate(zip(snakemake.output.rows, snakemake.output.curves))
-)  # split -> (rows, curves)
-run_dataset(
-    experiment,
+run_rule(
+    snakemake.rule,
+    dict(snakemake.input.items()),
+    dict(snakemake.output.items()),
+    dict(snakemake.wildcards.items()),
+    snakemake.threads,
+    dict(snakemake.params.items()),
     snakemake.config,
-    dataset,
-    snakemake.params.task,
-    snakemake.input.data,
-    snakemake.input.splits,
-    files,
-    snakemake.params.staged,
 )

@@ -24,6 +24,7 @@ _SURFACE = [
     "npz_checksum",
     "prepare_custom",
     "run_dataset",
+    "run_rule",
     "save_csv",
     "save_figure",
     "write_csv",

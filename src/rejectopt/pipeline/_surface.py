@@ -15,4 +15,5 @@ from ..datasets._fetch import fetch_file
 from ..datasets._prepare import dataset_checksums
 from ..landmarks._detect import load_or_detect_faces
 from .experiments._contract import aggregate_files, load_experiments, run_dataset
+from .experiments._rules import run_rule
 from .report._figures import save_figure

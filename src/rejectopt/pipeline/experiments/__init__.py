@@ -25,7 +25,11 @@ A user's experiment, listed in the config key ``experiments``, runs through the 
 done, then aggregated. The built-in experiments (the paper's tables, guarantees, OOD, double
 hinge, landmarks: internal modules of this package) implement the same protocol; but for
 guarantees, which runs through the generic rules, they keep their own rules and result paths,
-which predate the generic ones, and those rules call the contract's split loop.
+which predate the generic ones, and those rules call the contract's split loop. OOD's, double
+hinge's and landmarks' per-dataset rules are the generic rule's template
+(``workflow/rules/experiment_rule.smk``) under their own names: its one script calls
+``rejectopt.pipeline.run_rule``, which picks the experiment by the rule's name and calls its own
+``run_rule``.
 
 A user's experiment sees, in ``inputs.staged``, the files of the run's classifiers and scores for
 the dataset: ``classifier/<name>`` (arrays ``y_pred``, ``baseline``, ``proba`` where the

@@ -97,7 +97,7 @@ from ._setup import (
     covered_datasets,
     settings,
 )
-from ._split import DoubleHingeSplitResult, run_dataset_files, run_split
+from ._split import DoubleHingeSplitResult, run_dataset_files, run_rule, run_split
 from ._tables import (
     RankResult,
     aggregate,
@@ -125,6 +125,7 @@ __all__ = [
     "breast_cancer_split",
     "run_split",
     "run_dataset_files",
+    "run_rule",
     "aggregate",
     "table_file",
     "table_order",

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 # The learners load on first use (the package's lazy attributes): the Snakefile imports this
 # module to plan the run, and a table job does not need scikit-learn.
@@ -23,6 +24,7 @@ from ....selective import chow_reject, fit_cost_based, fit_margin_threshold
 from .. import _contract as contract
 from .._contract import LOSS_SCALE, SplitInputs, SplitResult, rule_config
 from .._learners import ClassifierThenScore, fit_classifier_then_score
+from .._rules import as_list
 from ._setup import (
     BREAST_CANCER,
     METHODS,
@@ -520,3 +522,44 @@ def run_dataset_files(
         seed=seed,
         staged=None if dataset == BREAST_CANCER else staged,
     )
+
+
+def run_rule(
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    wildcards: Mapping[str, str],
+    threads: int,
+    params: Mapping[str, Any],
+) -> dict[int, DoubleHingeSplitResult]:
+    """Rules ``double_hinge_split`` and ``double_hinge_one_split``: :func:`run_dataset_files`.
+
+    The experiment's entry of :func:`rejectopt.pipeline.experiments._rules.run_rule`: the rule's
+    params other than ``splits`` (the job's loop) are :func:`run_dataset_files`' keywords; its
+    input ``lr`` (where given) holds the staged LR classifier file of each split, in the order of
+    ``splits``. Breast cancer has no input: the job builds it from scikit-learn.
+
+    Parameters
+    ----------
+    inputs, outputs, wildcards, params : mapping
+        The job's named inputs, outputs, wildcards and params (Snakemake's, as dicts).
+    threads : int
+        The job's threads: BLAS is held to them.
+
+    Returns
+    -------
+    dict of int to DoubleHingeSplitResult
+        By split, as written.
+    """
+    keywords = dict(params)
+    splits = [int(k) for k in keywords.pop("splits")]
+    files = zip(*(as_list(outputs[name]) for name in ("csv", "curves", "timing")))
+    staged = {k: {STAGED_LR: path} for k, path in zip(splits, as_list(inputs.get("lr", [])))}
+    with threadpool_limits(limits=threads):
+        return run_dataset_files(
+            inputs.get("data"),
+            inputs.get("splits"),
+            dict(zip(splits, files)),
+            dataset=wildcards["dataset"],
+            staged=staged,
+            **keywords,
+        )

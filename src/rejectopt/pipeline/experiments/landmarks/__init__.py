@@ -36,6 +36,7 @@ from __future__ import annotations
 from ._files import (
     face_splits_file,
     load_landmark_result,
+    run_rule,
     run_split_files,
     save_landmark_result,
     summary_file,
@@ -94,6 +95,7 @@ __all__ = [
     "run_split",
     "face_splits_file",
     "train_predictor_file",
+    "run_rule",
     "run_split_files",
     "save_landmark_result",
     "load_landmark_result",

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ...._io import load_npz, save_csv, save_npz, write_text
 from ....splits import make_splits, save_splits
 from ...tables import load_csv
 from .._contract import SplitInputs
+from .._rules import as_list
 from ._setup import (
     _RESULT_ARRAYS,
     _RESULT_JSON,
@@ -279,3 +281,44 @@ def summary_file(
     summary = landmark_summary(results)
     save_csv(summary, summary_out)  # a dataset summary: collect_summary verifies it
     return results, curves, summary
+
+
+def run_rule(
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    wildcards: Mapping[str, str],
+    threads: int,
+    params: Mapping[str, Any],
+) -> LandmarkSplitResult:
+    """Rule ``train_landmarks``: :func:`run_split_files` on the job's split.
+
+    The experiment's entry of :func:`rejectopt.pipeline.experiments._rules.run_rule`: the rule's
+    params are :func:`run_split_files`' keywords. SELE's ``n_jobs`` (``score_jobs``, also the BLAS
+    thread limit) is a fixed param, as the results depend on it; the job's threads only set how
+    many worker processes run the independent pieces.
+
+    Parameters
+    ----------
+    inputs, outputs, wildcards, params : mapping
+        The job's named inputs, outputs, wildcards and params (Snakemake's, as dicts).
+    threads : int
+        The job's threads: the worker processes.
+
+    Returns
+    -------
+    LandmarkSplitResult
+        The split's result, as written.
+    """
+    keywords = dict(params)
+    with threadpool_limits(limits=keywords["score_jobs"]):
+        return run_split_files(
+            inputs["detections"],
+            inputs["splits"],
+            int(wildcards["split"]),
+            outputs["result"],
+            outputs["curve"],
+            models=as_list(inputs["models"]),
+            errors=as_list(inputs["errors"]),
+            workers=threads,
+            **keywords,
+        )

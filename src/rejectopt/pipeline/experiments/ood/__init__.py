@@ -49,7 +49,7 @@ Ranks (:func:`ood_statistics`): per dataset on the mean over splits (unable on a
 average ranks, Friedman, Nemenyi's CD by :mod:`rejectopt.stats`.
 
 Contract (:mod:`rejectopt.pipeline.experiments`): :data:`NAME`, :func:`settings`, :func:`run_split`,
-:func:`aggregate`. Rule ``ood_split`` runs :func:`run_dataset_files`, ``ood_table``
+:func:`aggregate`. Rule ``ood_split`` runs :func:`run_rule` (:func:`run_dataset_files`), ``ood_table``
 :func:`table_file`; rendering is :mod:`rejectopt.pipeline.report.ood`'s.
 
 References
@@ -79,6 +79,7 @@ from ._split import (
     evaluate_ood_methods,
     min_fpr_at_tpr,
     run_dataset_files,
+    run_rule,
     run_split,
 )
 from ._tables import OODStatistics, aggregate, ood_statistics, ood_table, table_file
@@ -100,6 +101,7 @@ __all__ = [
     "evaluate_ood_methods",
     "run_split",
     "run_dataset_files",
+    "run_rule",
     "ood_table",
     "ood_statistics",
     "aggregate",

@@ -13,6 +13,7 @@ import pandas as pd
 from sklearn.preprocessing import (
     StandardScaler,
 )  # rejectopt.ood's feature scores load scikit-learn already
+from threadpoolctl import threadpool_limits
 
 from ...._checks import derive_seed
 from ....classifiers import get_classifier
@@ -33,6 +34,7 @@ from ....selective import InfeasibleTargetError
 from .. import _contract as contract
 from .._contract import LOSS_SCALE, SplitInputs, SplitResult, rule_config
 from .._learners import fit_classifier_then_score
+from .._rules import as_list
 from ._setup import _FEASIBLE_TOL, NAME, SPLIT_COLUMNS, OODPartition, _settings, ood_partition
 
 log = logging.getLogger(__package__)  # the package's logger, as before the split
@@ -483,3 +485,41 @@ def run_dataset_files(
         dataset=dataset,
         seed=seed,
     )
+
+
+def run_rule(
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    wildcards: Mapping[str, str],
+    threads: int,
+    params: Mapping[str, Any],
+) -> dict[int, OODSplitResult]:
+    """Rule ``ood_split``: :func:`run_dataset_files` on the job's files.
+
+    The experiment's entry of :func:`rejectopt.pipeline.experiments._rules.run_rule`: the rule's
+    params other than ``splits`` (the job's loop) are :func:`run_dataset_files`' keywords.
+
+    Parameters
+    ----------
+    inputs, outputs, wildcards, params : mapping
+        The job's named inputs, outputs, wildcards and params (Snakemake's, as dicts).
+    threads : int
+        The job's threads: BLAS is held to them, and they are the classifier's ``n_jobs``.
+
+    Returns
+    -------
+    dict of int to OODSplitResult
+        By split, as written.
+    """
+    keywords = dict(params)
+    splits = [int(k) for k in keywords.pop("splits")]
+    files = zip(as_list(outputs["csv"]), as_list(outputs["curves"]))
+    with threadpool_limits(limits=threads):
+        return run_dataset_files(
+            inputs["data"],
+            inputs["splits"],
+            dict(zip(splits, files)),
+            dataset=wildcards["dataset"],
+            threads=threads,
+            **keywords,
+        )
