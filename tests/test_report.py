@@ -538,25 +538,27 @@ def test_labels_and_number_format():
 
 
 def test_timing_table_per_rule_and_dataset_known_answer(tmp_path):
-    for rule, dataset, seconds in (
-        ("train_classifier", "iris", 1.5),
-        ("train_classifier", "wine", 2.5),
-        ("learn_score", "iris", 4.0),
+    # a rule of one job per dataset writes <rule>/<dataset>.tsv: its dataset is the file's stem
+    for rule, file, seconds in (
+        ("train_classifier", "iris/split_0.tsv", 1.5),
+        ("train_classifier", "wine/split_0.tsv", 2.5),
+        ("learn_score", "iris/split_0.tsv", 4.0),
+        ("summarize_dataset", "iris.tsv", 0.5),
     ):
-        path = tmp_path / "benchmarks" / rule / dataset / "split_0.tsv"
-        path.parent.mkdir(parents=True)
+        path = tmp_path / "benchmarks" / rule / file
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"s\th:m:s\tmax_rss\n{seconds}\t0:00:01\t130.2\n")
     table, markdown = timing_table(sorted(tmp_path.rglob("*.tsv")))
     assert table.to_dict("list") == {
-        "rule": ["learn_score", "train_classifier", "train_classifier"],
-        "dataset": ["iris", "iris", "wine"],
-        "jobs": [1, 1, 1],
-        "total_s": [4.0, 1.5, 2.5],
-        "mean_s": [4.0, 1.5, 2.5],
-        "max_s": [4.0, 1.5, 2.5],
-        "max_rss_mb": [130.2, 130.2, 130.2],
+        "rule": ["learn_score", "summarize_dataset", "train_classifier", "train_classifier"],
+        "dataset": ["iris", "iris", "iris", "wine"],
+        "jobs": [1, 1, 1, 1],
+        "total_s": [4.0, 0.5, 1.5, 2.5],
+        "mean_s": [4.0, 0.5, 1.5, 2.5],
+        "max_s": [4.0, 0.5, 1.5, 2.5],
+        "max_rss_mb": [130.2, 130.2, 130.2, 130.2],
     }
-    assert markdown.splitlines()[3] == "- train_classifier: 2 jobs, 4.0 s in total"
+    assert markdown.splitlines()[4] == "- train_classifier: 2 jobs, 4.0 s in total"
 
 
 def test_environment_ends_with_the_datasets_and_the_config():

@@ -29,7 +29,8 @@ __all__ = [
 def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
     """Wall time per rule and dataset from Snakemake ``benchmark:`` files.
 
-    ``benchmark_files`` are paths ``.../benchmarks/<rule>/<dataset>/.../<file>.tsv``.
+    ``benchmark_files`` are paths ``.../benchmarks/<rule>/<dataset>/.../<file>.tsv``, or
+    ``.../benchmarks/<rule>/<dataset>.tsv`` for a rule of one job per dataset.
     Returns the tidy frame (rule, dataset, jobs, total_s, mean_s, max_s,
     max_rss_mb) and its Markdown rendering.
 
@@ -50,7 +51,7 @@ def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
     for path in map(Path, benchmark_files):
         bench = pd.read_csv(path, sep="\t")
         parts = path.parts[path.parts.index("benchmarks") + 1 :]
-        rule, dataset = parts[0], parts[1]
+        rule, dataset = parts[0], parts[1] if len(parts) > 2 else Path(parts[1]).stem
         records.append(
             {
                 "rule": rule,
