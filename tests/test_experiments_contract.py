@@ -681,6 +681,7 @@ def test_each_built_in_experiments_rule_has_its_entry_and_a_rule_of_that_name():
     [
         ("ood_split", "ood_split"),
         ("rejectopt_ood_split", "ood_split"),
+        ("rejectopt_summarize_dataset", "summarize_dataset"),
         ("rejectopt_double_hinge_one_split", "double_hinge_one_split"),
         ("rejectopt_double_hinge_split", "double_hinge_split"),
         ("train_landmarks_copy", "train_landmarks"),

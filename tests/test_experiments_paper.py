@@ -418,3 +418,57 @@ def test_interval_of_the_mean_over_splits_covers_at_its_level():
     tolerance = 3 * np.sqrt(0.95 * 0.05 / n_datasets)
     assert abs(held_mean / n_datasets - 0.95) < tolerance
     assert abs(held_split / n_datasets - 0.95) < tolerance
+
+
+def test_the_summarize_dataset_rule_runs_through_the_one_rule_entry(digits_run, tmp_path):
+    """The rule's job (rejectopt.pipeline.run_rule, by the rule's name, as the workflow's one
+    experiment script calls it) writes summarize_dataset's frame with its content record, and the
+    record is what a later rule checks."""
+    from rejectopt.pipeline import run_rule
+    from rejectopt.pipeline.tables import load_csv
+
+    root, classifiers = digits_run
+    run_scores(
+        root / "data.npz",
+        root / "splits.npz",
+        classifiers,
+        "classification",
+        ["reg"],
+        C_SCORE,
+        0,
+        tmp_path / "scores.npz",
+        dataset="digits",
+        classifier="lr",
+    )
+    params = {
+        "task": "classification",
+        "classifier_files": {("lr", k): p for k, p in classifiers.items()},
+        "score_files": {("lr", "reg", k): tmp_path / "scores.npz" for k in classifiers},
+        "aurc_convention": "paper",
+        "table_intervals": False,
+        "seed": 0,
+    }
+    out = tmp_path / "summary.csv"
+    written = run_rule(
+        "rejectopt_summarize_dataset",  # as a Snakefile importing the workflow as a module names it
+        {"data": str(root / "data.npz"), "splits": str(root / "splits.npz")},
+        {"summary": str(out)},
+        {"dataset": "digits"},
+        1,
+        params,
+    )
+    direct = summarize_dataset(
+        "digits",
+        "classification",
+        root / "data.npz",
+        root / "splits.npz",
+        params["classifier_files"],
+        params["score_files"],
+    )
+    assert written.equals(direct)
+    assert sorted(written["split"].unique()) == [0, 1] and set(written["score"]) >= {"reg", "mcp"}
+    read = load_csv(out)  # checked against its record
+    assert read["aurc"].tolist() == direct["aurc"].tolist()
+    out.write_text(out.read_text().replace("digits", "digitz", 1))
+    with pytest.raises(ValueError, match="summary.csv"):
+        load_csv(out)

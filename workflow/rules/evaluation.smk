@@ -1,33 +1,36 @@
 # Evaluate every score on Tst: one summary per dataset, then one for the run.
 
 SUMMARIES += [f"results/datasets/{d}/summary.csv" for d in DATASETS]
+BENCHMARKS += [f"results/benchmarks/summarize_dataset/{d}.tsv" for d in DATASETS]
 
 
-rule summarize_dataset:
+# The paper's per-dataset step, through the one experiment rule template
+# (rejectopt.pipeline.experiments.paper.run_rule): every split's test rows from the staged
+# classifier and score files.
+use rule experiment_split from experiment_template as summarize_dataset with:
     input:
         data="results/data/{dataset}/data.npz",
         splits="results/data/{dataset}/splits.npz",
         classifiers=lambda w: list(classifier_files(w.dataset).values()),
         scores=lambda w: sorted(set(score_files(w.dataset).values())),
     output:
-        "results/datasets/{dataset}/summary.csv",
+        summary="results/datasets/{dataset}/summary.csv",
     log:
         "logs/summarize_dataset/{dataset}.log",
-    conda:
-        "../../envs/rejectopt.yaml"
+    benchmark:
+        "results/benchmarks/summarize_dataset/{dataset}.tsv"
     threads: 1
     resources:
         mem_mb=declared("summarize_dataset", "mem_mb"),
         runtime=declared("summarize_dataset", "runtime", splits=len(SPLITS)),
     params:
+        # summarize_dataset's arguments (rejectopt.pipeline.experiments.paper.run_rule)
         task=lambda w: TASK[w.dataset],
         classifier_files=lambda w: classifier_files(w.dataset),
         score_files=lambda w: score_files(w.dataset),
         aurc_convention=config.get("aurc_convention", "paper"),
         table_intervals=config.get("table_intervals", False),
         seed=config.get("seed", 0),
-    script:
-        "../scripts/summarize_dataset.py"
 
 
 rule collect_summary:

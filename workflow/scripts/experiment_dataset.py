@@ -1,7 +1,7 @@
 """Every experiment's per-dataset rule (the template of workflow/rules/experiment_rule.smk:
-experiment_dataset, ood_split, double_hinge_split, double_hinge_one_split, train_landmarks): the
-job's splits through the experiment the rule runs (rejectopt.pipeline.run_rule, by the rule's
-name)."""
+experiment_dataset, summarize_dataset, ood_split, double_hinge_split, double_hinge_one_split,
+train_landmarks): the job's splits through the experiment the rule runs
+(rejectopt.pipeline.run_rule, by the rule's name)."""
 
 from _logging import log_to
 

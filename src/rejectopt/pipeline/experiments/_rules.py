@@ -1,14 +1,18 @@
 """One entry point for every experiment's per-dataset (or per-split) rule, called by one script.
 
-The rules ``experiment_dataset`` (a user's experiment, and guarantees), ``ood_split``,
-``double_hinge_split``, ``double_hinge_one_split`` and ``train_landmarks`` are one rule template of
-``workflow/rules/experiment_rule.smk`` under their own names, inputs, outputs and params; their
-one script hands Snakemake's ``input``, ``output``, ``wildcards``, ``threads`` and ``params`` to
-:func:`run_rule`, which finds the experiment the rule runs and calls its own ``run_rule`` (a
-built-in experiment's, whose params are its library call's keywords) or, for a user's experiment,
-the contract's :func:`~rejectopt.pipeline.experiments._contract.run_dataset`. The params a rule
-passes are exactly those it passed before there was one script, so that a finished run's jobs
-stay done.
+The rules ``experiment_dataset`` (a user's experiment, and guarantees), ``summarize_dataset`` (the
+paper's), ``ood_split``, ``double_hinge_split``, ``double_hinge_one_split`` and ``train_landmarks``
+are one rule template of ``workflow/rules/experiment_rule.smk`` under their own names, inputs,
+outputs and params; their one script hands Snakemake's ``input``, ``output``, ``wildcards``,
+``threads`` and ``params`` to :func:`run_rule`, which finds the experiment the rule runs and calls
+its own ``run_rule`` (a built-in experiment's, whose params are its library call's keywords) or,
+for a user's experiment, the contract's
+:func:`~rejectopt.pipeline.experiments._contract.run_dataset`. The params a rule passes are
+exactly those it passed before there was one script, so that a finished run's jobs stay done.
+The paper's staged rules, ``train_classifier`` and ``learn_score``, keep scripts of their own:
+their files are the staged inputs every experiment reads, not an experiment's step, and Snakemake
+reruns a job whose script is newer than its outputs, so on the shared script any edit of it
+would rerun every finished training job, the bulk of a run's CPU.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from ._contract import BUILT_IN_MODULES, load_experiments, run_dataset
 #: whose ``run_rule`` each one runs. The rule's name picks it, since a rule's params are what its
 #: jobs are rerun on (a new one would rerun every finished job).
 RULE_EXPERIMENTS = {
+    "summarize_dataset": "paper",
     "ood_split": "ood",
     "double_hinge_split": "double_hinge",
     "double_hinge_one_split": "double_hinge",
@@ -86,9 +91,9 @@ def run_rule(
 
     Returns
     -------
-    dict of int to SplitResult, or LandmarkSplitResult
+    dict of int to SplitResult, LandmarkSplitResult or pandas.DataFrame
         What the experiment's ``run_rule`` returns: by split, as written (``train_landmarks``:
-        its one split's result).
+        its one split's result; ``summarize_dataset``: the dataset's summary).
 
     Raises
     ------

@@ -30,6 +30,7 @@ from ._summary import (
     BASE_SUMMARY_COLUMNS,
     EXTRA_METRICS,
     SUMMARY_COLUMNS,
+    run_rule,
     summarize_dataset,
     tst_outcomes,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "aggregate",
     "run_split",
+    "run_rule",
     "settings",
     "run_classifier",
     "run_classifiers",

@@ -7,11 +7,14 @@ the full-coverage risk (:func:`summarize_dataset`, :data:`SUMMARY_COLUMNS`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from ...._checks import derive_seed
-from ...._io import load_npz, npz_checksum
+from ...._io import load_npz, npz_checksum, save_csv
 from ....classifiers import get_classifier
 from ....datasets import load_prepared
 from ....metrics import METRICS, TASK_LOSS, aurc, risk_full, task_loss
@@ -26,6 +29,7 @@ __all__ = [
     "BASE_SUMMARY_COLUMNS",
     "EXTRA_METRICS",
     "SUMMARY_COLUMNS",
+    "run_rule",
     "summarize_dataset",
     "tst_outcomes",
 ]
@@ -236,3 +240,45 @@ def _summary_aurc(dataset: str, task: str, loss, uncertainty, convention: str = 
         return scale * aurc(np.asarray(loss) / scale, uncertainty, convention=convention)
     except ValueError as err:
         raise ValueError(f"{dataset} ({task}), config aurc_convention: {err}") from None
+
+
+def run_rule(
+    inputs: Mapping[str, Any],
+    outputs: Mapping[str, Any],
+    wildcards: Mapping[str, str],
+    threads: int,
+    params: Mapping[str, Any],
+) -> pd.DataFrame:
+    """Rule ``summarize_dataset``: :func:`summarize_dataset` on the job's files, saved with its record.
+
+    The paper's entry of :func:`rejectopt.pipeline.experiments._rules.run_rule`, as every other
+    experiment's per-dataset rule; the rule's params are :func:`summarize_dataset`'s arguments
+    (``classifier_files`` and ``score_files`` by (classifier[, score], split)). Its staged inputs,
+    the classifiers and scores, come from the rules ``train_classifier`` and ``learn_score``.
+
+    Parameters
+    ----------
+    inputs, outputs, wildcards, params : mapping
+        The job's named inputs (``data``, ``splits``), outputs (``summary``), wildcards
+        (``dataset``) and params (Snakemake's, as dicts).
+    threads : int
+        The job's threads (one: the summary reads files and sums losses).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The summary, as written (its content record beside it, checked by ``collect_summary``).
+    """
+    summary = summarize_dataset(
+        wildcards["dataset"],
+        params["task"],
+        inputs["data"],
+        inputs["splits"],
+        params["classifier_files"],
+        params["score_files"],
+        params["aurc_convention"],
+        intervals=params["table_intervals"],
+        seed=params["seed"],
+    )
+    save_csv(summary, outputs["summary"])
+    return summary
