@@ -1,9 +1,9 @@
-"""The parameter-constraint table and its one validator (rejectopt._checks.validate_params)."""
+"""The parameter-constraint table and its one validator (rejectopt._params.validate_params)."""
 
 import numpy as np
 import pytest
 
-from rejectopt._checks import (
+from rejectopt._params import (
     CALLABLE,
     NONE,
     HasMethods,

@@ -32,7 +32,8 @@ from typing import Any
 import lazy_loader as _lazy
 import numpy as np
 
-from ._checks import Interval, as_loss_and_uncertainty, renamed_argument, validate_params
+from ._checks import as_loss_and_uncertainty, renamed_argument
+from ._params import Interval, validate_params
 
 # the selection function's own module; TIE_BREAKING and check_tie_breaking are re-exported here
 from ._selection_function import TIE_BREAKING as TIE_BREAKING

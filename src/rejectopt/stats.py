@@ -15,7 +15,8 @@ import lazy_loader as _lazy
 import numpy as np
 import pandas as pd
 
-from ._checks import Interval, check_open_unit, validate_params
+from ._checks import check_open_unit
+from ._params import Interval, validate_params
 
 #: scipy.stats, imported at its first use (heavy to import: ``benchmarks/import_costs_records.csv``;
 #: a table job needs it, a figure job not).
