@@ -23,11 +23,13 @@ from .exceptions import InvalidParameterError
 __all__ = [
     "CALLABLE",
     "NONE",
+    "SEED",
     "Constraint",
     "HasMethods",
     "InstanceOf",
     "Interval",
     "Options",
+    "as_real",
     "validate_params",
 ]
 
@@ -178,6 +180,27 @@ NONE = _NoneConstraint()
 CALLABLE = _CallableConstraint()
 
 
+class _SeedConstraint(Constraint):
+    """What :func:`numpy.random.default_rng` takes: None, an integer >= 0, a sequence of them, a
+    SeedSequence, a BitGenerator or a Generator (a bool is a slip, not a seed)."""
+
+    def accepts(self, value: Any) -> bool:
+        if isinstance(value, (bool, np.bool_)):
+            return False
+        try:
+            np.random.default_rng(value)  # a Generator is returned as given: no state is drawn
+        except (TypeError, ValueError):
+            return False
+        return True
+
+    def _describe(self) -> str:
+        return "None, an integer >= 0 or a numpy SeedSequence, BitGenerator or Generator"
+
+
+#: The parameter seeds :func:`numpy.random.default_rng` (a ``random_state`` of the metrics).
+SEED = _SeedConstraint()
+
+
 class HasMethods(Constraint):
     """An object with these methods (a splitter, an estimator): duck-typed, as scikit-learn's objects are."""
 
@@ -248,3 +271,22 @@ def _shown(value: Any) -> str:
     if _is_real(value):
         return str(int(value)) if isinstance(value, numbers.Integral) else repr(float(value))
     return reprlib.repr(value)
+
+
+def as_real(value: Any) -> Any:
+    """``value`` as ``float()`` reads it when it is no real number but reads as one, else as given.
+
+    The older checks of a few parameters (a coverage, a risk, a rate bound, a cost, a loss bound)
+    read them with ``float()``, which takes text such as ``"0.5"`` and a one-element array: what
+    they accepted stays accepted. A bool, and anything ``float()`` refuses, is returned as given,
+    for the table to refuse in its words.
+
+    >>> as_real("0.5"), as_real(np.array(0.25)), as_real(True), as_real("half")
+    (0.5, 0.25, True, 'half')
+    """
+    if _is_real(value) or isinstance(value, (bool, np.bool_)):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return value
