@@ -100,6 +100,7 @@ _PARAMETERS = {
     "target_coverage": Interval(0, 1, closed="right"),
     "delta": Interval(0, 1),
     "loss_scale": Interval(0, None),
+    "confidence": Interval(0, 1),
 }
 
 
@@ -576,6 +577,7 @@ def operating_point(
     >>> point.selective_risk_ci_method
     'Wilson score interval (95%) on the accepted rows'
     """
+    validate_params("operating_point", {"confidence": confidence}, _PARAMETERS)
     if is_ood is not None:
         return _ood_operating_point(loss, uncertainty, selection, confidence, loss_bound, is_ood)
     loss, s = _check_pair(loss, uncertainty)
