@@ -284,5 +284,7 @@ def test_validate_target_names_the_users_row_reports_progress_and_the_infeasible
         check.infeasible_rate == 1.0
     )  # 30 % errors everywhere: risk 1 % never certifies on 200 rows
     assert check.infeasible_rate == check.summary.loc["certified", "infeasible_rate"]
-    with pytest.raises(ValueError, match="progress must be a callable"):
+    with pytest.raises(
+        ValueError, match="validate_target: progress must be None or a callable, got 3"
+    ):
         validate_target(loss, u, Target("risk", 10, confidence=0.9), repeats=2, progress=3)

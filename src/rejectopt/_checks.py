@@ -2,14 +2,14 @@
 
 :func:`check_open_unit` and :func:`check_1d` are the one (0, 1) and the one 1-D check;
 :func:`as_loss_and_uncertainty` the one check of a (loss, uncertainty) pair (the metrics, the
-selection functions, the OOD metrics); :func:`validate_params` checks an owner's parameters
-against its table of constraints (:class:`Interval`, :class:`Options`, ...).
+selection functions, the OOD metrics); the scalar parameters are checked against their owners'
+tables by :mod:`rejectopt._params`, which imports this module (never the other way round).
 :func:`check_confidence` reads a level ``1 - delta`` (certified targets, bands, paired tests,
 bootstrap intervals); :func:`check_ratios` a split's five fractions (the splits, the settings,
 custom datasets); :func:`derive_seed` gives every named cell of a run its own seed (the splits,
 the experiments, the benchmarks); :func:`clopper_pearson` is the exact binomial interval (the
 risk-coverage bands, the guarantees' violation rates). Below every other module but
-:mod:`rejectopt.exceptions`, the only one it imports.
+:mod:`rejectopt.exceptions`; it imports no module of the package.
 """
 
 from __future__ import annotations
@@ -17,30 +17,20 @@ from __future__ import annotations
 import collections.abc
 import functools
 import numbers
-import reprlib
 import warnings
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import lazy_loader as _lazy
 import numpy as np
-
-from .exceptions import InvalidParameterError
 
 #: scipy.stats, imported at its first use (heavy to import: ``benchmarks/import_costs_records.csv``;
 #: only the Clopper-Pearson interval needs it).
 _sps = _lazy.load("scipy.stats", suppress_warning=True)
 
 __all__ = [
-    "CALLABLE",
-    "NONE",
     "SPLIT_PARTS",
-    "Constraint",
-    "HasMethods",
-    "InstanceOf",
-    "Interval",
-    "Options",
     "as_loss",
     "as_loss_and_uncertainty",
     "as_ood_mask",
@@ -52,7 +42,6 @@ __all__ = [
     "clopper_pearson",
     "derive_seed",
     "renamed_argument",
-    "validate_params",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -431,224 +420,3 @@ def renamed_argument(old: str, new: str, *, since: str) -> Callable[[_F], _F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
-
-
-# --------------------------------------------------------------------------------------------
-# Parameter constraints: each owner declares its parameters once, one validator checks them
-# --------------------------------------------------------------------------------------------
-def _is_real(value: Any) -> bool:
-    """A real number that is not a bool (``True`` as a level or a count is a slip, not 1)."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-class Constraint:
-    """One kind of value a parameter may take: :meth:`accepts` it, and :meth:`describe` says it.
-
-    ``label`` replaces the generated description where the owner's words say more (``"a number of
-    folds >= 2"`` rather than ``"an integer >= 2"``).
-    """
-
-    label: str | None = None
-
-    def accepts(self, value: Any) -> bool:
-        raise NotImplementedError
-
-    def describe(self) -> str:
-        return self.label or self._describe()
-
-    def _describe(self) -> str:
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}: {self.describe()}>"
-
-
-class Interval(Constraint):
-    """A finite real number (or an ``integer``) between ``low`` and ``high`` (None: unbounded there).
-
-    ``closed`` is ``"neither"``, ``"left"``, ``"right"`` or ``"both"``: which ends belong to it.
-    NaN and infinities lie in no interval (a level, a cost or a count is finite); bools are no
-    numbers.
-
-    >>> Interval(0, 1, closed="right").describe(), Interval(1, None, integer=True, closed="left").describe()
-    ('a number in (0, 1]', 'an integer >= 1')
-    """
-
-    def __init__(
-        self,
-        low: float | None = None,
-        high: float | None = None,
-        *,
-        closed: str = "neither",
-        integer: bool = False,
-        label: str | None = None,
-    ) -> None:
-        if closed not in ("neither", "left", "right", "both"):
-            raise ValueError(f"closed must be 'neither', 'left', 'right' or 'both', got {closed!r}")
-        self.low, self.high, self.closed, self.integer, self.label = (
-            low,
-            high,
-            closed,
-            integer,
-            label,
-        )
-
-    @property
-    def is_open_unit(self) -> bool:
-        """The open interval (0, 1) of real numbers: levels, fractions, priors (:func:`check_open_unit`)."""
-        return (self.low, self.high, self.closed, self.integer) == (0, 1, "neither", False)
-
-    def accepts(self, value: Any) -> bool:
-        if not (_is_real(value) and (isinstance(value, numbers.Integral) or not self.integer)):
-            return False
-        number = float(value)
-        if not np.isfinite(number):
-            return False
-        left_closed, right_closed = (
-            self.closed in ("left", "both"),
-            self.closed in ("right", "both"),
-        )
-        if self.low is not None and not (number >= self.low if left_closed else number > self.low):
-            return False
-        return self.high is None or (number <= self.high if right_closed else number < self.high)
-
-    def _describe(self) -> str:
-        kind = "an integer" if self.integer else "a finite number"
-        left_closed, right_closed = (
-            self.closed in ("left", "both"),
-            self.closed in ("right", "both"),
-        )
-        if self.low is not None and self.high is not None:
-            ends = f"{'[' if left_closed else '('}{self.low:g}, {self.high:g}{']' if right_closed else ')'}"
-            return f"{'an integer' if self.integer else 'a number'} in {ends}"
-        if self.low is not None:
-            return f"{kind} {'>=' if left_closed else '>'} {self.low:g}"
-        if self.high is not None:
-            return f"{kind} {'<=' if right_closed else '<'} {self.high:g}"
-        return kind
-
-
-class Options(Constraint):
-    """One of a few fixed values, compared with ``==`` (but ``True`` is not ``1``).
-
-    >>> Options("hash", "sequential").describe()
-    "one of 'hash', 'sequential'"
-    """
-
-    def __init__(self, *values: Any, label: str | None = None) -> None:
-        self.values, self.label = values, label
-
-    def accepts(self, value: Any) -> bool:
-        for option in self.values:
-            if isinstance(value, (bool, np.bool_)) != isinstance(option, bool):
-                continue
-            try:
-                if bool(value == option):
-                    return True
-            except (TypeError, ValueError):  # an array compares elementwise
-                continue
-        return False
-
-    def _describe(self) -> str:
-        return f"one of {', '.join(map(repr, self.values))}"
-
-
-class _NoneConstraint(Constraint):
-    def __init__(self, label: str | None = None) -> None:
-        self.label = label
-
-    def accepts(self, value: Any) -> bool:
-        return value is None
-
-    def _describe(self) -> str:
-        return "None"
-
-    def __call__(self, label: str) -> _NoneConstraint:
-        """The same constraint, said in the owner's words (``NONE("None (a held-out split)")``)."""
-        return _NoneConstraint(label)
-
-
-class _CallableConstraint(Constraint):
-    def accepts(self, value: Any) -> bool:
-        return callable(value)
-
-    def _describe(self) -> str:
-        return "a callable"
-
-
-#: The parameter may be None (a default worked out at fit time, or "not asked for").
-NONE = _NoneConstraint()
-#: The parameter is a function (a progress callback, a score).
-CALLABLE = _CallableConstraint()
-
-
-class HasMethods(Constraint):
-    """An object with these methods (a splitter, an estimator): duck-typed, as scikit-learn's objects are."""
-
-    def __init__(self, *methods: str, label: str | None = None) -> None:
-        self.methods, self.label = methods, label
-
-    def accepts(self, value: Any) -> bool:
-        return not isinstance(value, (str, bytes)) and all(
-            callable(getattr(value, m, None)) for m in self.methods
-        )
-
-    def _describe(self) -> str:
-        return f"an object with the method(s) {', '.join(self.methods)}"
-
-
-class InstanceOf(Constraint):
-    """An instance of one of ``types``."""
-
-    def __init__(self, *types: type, label: str | None = None) -> None:
-        self.types, self.label = types, label
-
-    def accepts(self, value: Any) -> bool:
-        return isinstance(value, self.types)
-
-    def _describe(self) -> str:
-        return f"an instance of {' or '.join(t.__name__ for t in self.types)}"
-
-
-def validate_params(owner: str, values: Mapping[str, Any], constraints: Mapping[str, Any]) -> None:
-    """Check each parameter of ``values`` named in ``constraints`` against its allowed kinds.
-
-    ``constraints`` maps a parameter's name to one :class:`Constraint` or a list of them (the value
-    must satisfy one); names it holds but ``values`` lacks are skipped, so that the functions of a
-    module share one table. A refusal is an :class:`~rejectopt.exceptions.InvalidParameterError` (a
-    ValueError and a TypeError) naming ``owner``, the parameter, what it allows and what it got; an
-    open (0, 1) interval is worded as :func:`check_open_unit` words it.
-
-    >>> table = {"n_jobs": [NONE, Interval(1, None, integer=True, closed="left")]}
-    >>> validate_params("fit", {"n_jobs": 2}, table)
-    >>> validate_params("fit", {"n_jobs": 0}, table)
-    Traceback (most recent call last):
-    rejectopt.exceptions.InvalidParameterError: fit: n_jobs must be None or an integer >= 1, got 0
-    >>> validate_params("fit", {"level": 1.0}, {"level": Interval(0, 1)})
-    Traceback (most recent call last):
-    rejectopt.exceptions.InvalidParameterError: fit: level must lie in (0, 1), got 1
-    """
-    for name, allowed in constraints.items():
-        if name not in values:  # a table shared by several functions, each checking its own
-            continue
-        kinds = list(allowed) if isinstance(allowed, (list, tuple)) else [allowed]
-        value = values[name]
-        if any(kind.accepts(value) for kind in kinds):
-            continue
-        others = [kind for kind in kinds if not isinstance(kind, _NoneConstraint)]
-        if len(others) == 1 and isinstance(others[0], Interval) and others[0].is_open_unit:
-            hint = " or None" if len(kinds) > 1 else ""
-            try:
-                check_open_unit(value, name, hint=hint)
-            except ValueError as err:
-                raise InvalidParameterError(f"{owner}: {err}") from None
-        texts = [kind.describe() for kind in kinds]
-        expected = texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} or {texts[-1]}"
-        raise InvalidParameterError(f"{owner}: {name} must be {expected}, got {_shown(value)}")
-
-
-def _shown(value: Any) -> str:
-    """A refused value as the message shows it: numbers plainly (``1.5``, not ``np.float64(1.5)``)."""
-    if _is_real(value):
-        return str(int(value)) if isinstance(value, numbers.Integral) else repr(float(value))
-    return reprlib.repr(value)

@@ -24,7 +24,6 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._checks import NONE, HasMethods, InstanceOf, Interval, Options, validate_params
 from ._diagnostics import (
     labels_never_predicted,
     missed_coverage,
@@ -39,6 +38,7 @@ from ._features import (
     out_of_range_message,
     value_text,
 )
+from ._params import NONE, HasMethods, InstanceOf, Interval, Options, validate_params
 from .exceptions import InfeasibleTargetError
 from .fitting import fit_selective, split_rows
 from .metrics import per_example_loss
@@ -392,7 +392,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.confidence = confidence
         self.cv = cv
 
-    #: The parameters checked by one table (``rejectopt._checks.validate_params``) before any fit;
+    #: The parameters checked by one table (``rejectopt._params.validate_params``) before any fit;
     #: ``target``, ``value`` and ``confidence`` are checked as a :class:`~rejectopt.targets.Target`,
     #: ``uncertainty_score`` against the score registry and ``C_grid`` as a sequence.
     _param_constraints = {

@@ -66,7 +66,7 @@ class InfeasibleTargetError(ValueError):
 
 
 class InvalidParameterError(ValueError, TypeError):
-    """A parameter outside what its owner's constraint table allows (``rejectopt._checks.validate_params``).
+    """A parameter outside what its owner's constraint table allows (``rejectopt._params.validate_params``).
 
     Both a :class:`ValueError` and a :class:`TypeError`: a wrong value and a value of the wrong type
     are told by one check, and a caller catching either (as scikit-learn's own checks let it) catches

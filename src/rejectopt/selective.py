@@ -32,7 +32,8 @@ from typing import Any
 import lazy_loader as _lazy
 import numpy as np
 
-from ._checks import Interval, as_loss_and_uncertainty, renamed_argument, validate_params
+from ._checks import as_loss_and_uncertainty, renamed_argument
+from ._params import Interval, validate_params
 
 # the selection function's own module; TIE_BREAKING and check_tie_breaking are re-exported here
 from ._selection_function import TIE_BREAKING as TIE_BREAKING
@@ -99,6 +100,7 @@ _PARAMETERS = {
     "target_coverage": Interval(0, 1, closed="right"),
     "delta": Interval(0, 1),
     "loss_scale": Interval(0, None),
+    "confidence": Interval(0, 1),
 }
 
 
@@ -575,6 +577,7 @@ def operating_point(
     >>> point.selective_risk_ci_method
     'Wilson score interval (95%) on the accepted rows'
     """
+    validate_params("operating_point", {"confidence": confidence}, _PARAMETERS)
     if is_ood is not None:
         return _ood_operating_point(loss, uncertainty, selection, confidence, loss_bound, is_ood)
     loss, s = _check_pair(loss, uncertainty)

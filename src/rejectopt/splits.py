@@ -10,11 +10,19 @@ import numpy as np
 
 from ._checks import SPLIT_PARTS, check_ratios, derive_seed
 from ._io import IntermediateFileError, load_npz, recompute_hint, save_npz
+from ._params import Interval, validate_params
 
 __all__ = ["DEFAULT_RATIOS", "make_splits", "save_splits", "load_split"]
 
 #: The paper's ratios 30/10/30/10/20 (Section 5.2.1).
 DEFAULT_RATIOS = (0.3, 0.1, 0.3, 0.1, 0.2)
+
+#: The scalar parameters of the public functions of this module, declared once (``validate_params``).
+#: ``seed`` and ``dataset`` are read by :func:`rejectopt._checks.derive_seed`, which takes what
+#: ``int()`` and ``str()`` take; the ratios are a vector (:func:`rejectopt._checks.check_ratios`).
+_PARAMETERS = {
+    "n_splits": Interval(1, None, integer=True, closed="left"),
+}
 
 
 def part_sizes(n: int, ratios: np.ndarray) -> np.ndarray:
@@ -94,8 +102,7 @@ def make_splits(
     >>> splits["tst_0"], splits["tst_1"]
     (array([ 2,  6, 10, 18]), array([ 4,  5, 12, 15]))
     """
-    if n_splits < 1:
-        raise ValueError(f"n_splits must be at least 1, got {n_splits}")
+    validate_params("make_splits", {"n_splits": n_splits}, _PARAMETERS)
     arrays = {}
     for k in range(n_splits):
         rng = np.random.default_rng(derive_seed(seed, dataset, "split", k))

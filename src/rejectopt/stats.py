@@ -15,7 +15,8 @@ import lazy_loader as _lazy
 import numpy as np
 import pandas as pd
 
-from ._checks import Interval, check_open_unit, validate_params
+from ._checks import check_open_unit
+from ._params import Interval, validate_params
 
 #: scipy.stats, imported at its first use (heavy to import: ``benchmarks/import_costs_records.csv``;
 #: a table job needs it, a figure job not).
@@ -239,6 +240,7 @@ _PARAMETERS = {
         1, None, integer=True, closed="left", label="an integer >= 1 (number of datasets)"
     ),
     "alpha": Interval(0, 1),
+    "confidence": Interval(0, 1),
     "cd": Interval(0, None),
     "loss_bound": Interval(
         0, None, label="a finite number > 0 (the largest loss a prediction can have)"
@@ -427,8 +429,9 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
     >>> round(low, 4), round(high, 4)
     (0.0411, 0.15)
     """
-    if n <= 0:
+    if n <= 0:  # no row: no interval, whatever the level
         return float("nan"), float("nan")
+    validate_params("wilson_interval", {"confidence": confidence}, _PARAMETERS)
     z = _z_value(confidence)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -507,8 +510,9 @@ def selective_risk_interval(
             "loss a prediction can have"
         )
     accepted = float(accept_prob.sum())
-    if accepted <= 0:
+    if accepted <= 0:  # no accepted row: no interval, whatever the level
         return (float("nan"), float("nan")), "none (nothing accepted)"
+    validate_params("selective_risk_interval", {"confidence": confidence}, _PARAMETERS)
     on = loss[accept_prob > 0]
     if np.all(
         (on == 0.0) | (on == bound)

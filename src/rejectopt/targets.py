@@ -26,7 +26,8 @@ from ._certify import (
     fit_certified_tpr_fpr,
     validate_target,
 )
-from ._checks import Interval, check_confidence, validate_params
+from ._checks import check_confidence
+from ._params import Interval, validate_params
 from .ood import fit_bounded_precision_recall, fit_bounded_tpr_fpr
 from .ood._metrics import operating_points
 from .ood._validation import CONSTRAINT_TOL

@@ -12,12 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_loss_and_uncertainty, as_ood_mask, check_confidence, renamed_argument
+from .._checks import as_loss_and_uncertainty, as_ood_mask, renamed_argument
 from ..selective import (
     InfeasibleTargetError,
     SelectionFunction,
     fit_geifman_el_yaniv,
 )
+from . import _parameters
 from ._selection import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection
 from ._tails import (
     _coverage_lower_bound,
@@ -44,7 +45,7 @@ FULL_SHARE_MIN = 0.02
 # --------------------------------------------------------------------------------------------
 # Input checks
 # --------------------------------------------------------------------------------------------
-def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any) -> tuple[float, bool]:
+def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any, owner: str) -> tuple[float, bool]:
     """B (the largest loss by definition) and whether every loss is 0 or B.
 
     ``None`` means the project's 0/100 loss and is accepted only when every loss is 0 or 100;
@@ -56,6 +57,8 @@ def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any) -> tuple[float, bool]
         The calibration losses (validated, >= 0).
     loss_bound : float or None
         The declared bound.
+    owner : str
+        The public function whose ``loss_bound`` it is, named in a refusal (:mod:`._parameters`).
 
     Returns
     -------
@@ -71,12 +74,8 @@ def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any) -> tuple[float, bool]
                 "definition: 100 for the 0/100 loss, K - 1 for the MAE on K ordinal labels)"
             )
         return ZERO_ONE_BOUND, True
-    bound = float(loss_bound)
-    if not (math.isfinite(bound) and bound > 0):
-        raise ValueError(
-            f"loss_bound must be a finite number > 0 (the largest loss a prediction can have), "
-            f"got {loss_bound!r}"
-        )
+    (bound,) = _parameters.check(owner, loss_bound=loss_bound)
+    bound = float(bound)
     if loss.size and float(loss.max()) > bound:
         i = int(np.argmax(loss))
         raise ValueError(
@@ -467,22 +466,21 @@ def fit_certified_risk(
         Bad input, naming it.
     """
     loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
-    confidence = check_confidence(confidence)
-    method = RISK_METHODS[0] if method is None else method
-    if method not in RISK_METHODS:
-        raise ValueError(
-            f"method must be one of {', '.join(map(repr, RISK_METHODS))}, got {method!r}"
-        )
-    bound, binary = _resolve_loss_bound(loss, loss_bound)
+    confidence, method = _parameters.check(
+        "fit_certified_risk", confidence=confidence, method=method
+    )
+    confidence, method = float(confidence), RISK_METHODS[0] if method is None else method
+    bound, binary = _resolve_loss_bound(loss, loss_bound, "fit_certified_risk")
     target_risk = float(target_risk)
     if not 0.0 < target_risk < bound:
         raise ValueError(
             f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
             f"got {target_risk:g}"
         )
-    if method == "ltt":
-        if not 0.0 <= start_fraction < 1.0:
-            raise ValueError(f"start_fraction must lie in [0, 1), got {start_fraction!r}")
+    if method == "ltt":  # the only method that reads them
+        _parameters.check(
+            "fit_certified_risk", start_fraction=start_fraction, random_state=random_state
+        )
         return _fit_ltt(
             loss, s, target_risk, confidence, bound, binary, start_fraction, random_state
         )
@@ -569,7 +567,7 @@ def fit_certified_coverage(
         ``loss_bound`` the B its risk bound rests on.
     """
     loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
-    confidence = check_confidence(confidence)
+    confidence = float(_parameters.check("fit_certified_coverage", confidence=confidence)[0])
     delta = 1.0 - confidence
     n = loss.size
     k = _coverage_rank(n, float(target_coverage), delta)
@@ -579,7 +577,7 @@ def fit_certified_coverage(
         threshold, coverage_bound = float(np.sort(s)[k - 1]), _coverage_lower_bound(k, n, delta)
     accepted = s <= threshold
     try:
-        bound, binary = _resolve_loss_bound(loss, loss_bound)
+        bound, binary = _resolve_loss_bound(loss, loss_bound, "fit_certified_coverage")
     except ValueError:  # no B: no risk bound, and nothing rests on B
         bound = risk_bound = float("nan")
     else:
@@ -642,7 +640,7 @@ def fit_certified_tpr_fpr(
     InfeasibleTargetError
         The FPR's bound exceeds ``fpr_max``; the message gives it.
     """
-    confidence = check_confidence(confidence)
+    confidence = float(_parameters.check("fit_certified_tpr_fpr", confidence=confidence)[0])
     is_ood = as_ood_mask(is_ood)
     s = np.asarray(uncertainty, dtype=float)
     if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:

@@ -9,8 +9,9 @@ import lazy_loader as _lazy
 import numpy as np
 import pandas as pd
 
-from .._checks import as_loss_and_uncertainty, check_open_unit, clopper_pearson
+from .._checks import as_loss_and_uncertainty, clopper_pearson
 from ..selective import InfeasibleTargetError, SelectionFunction
+from . import _parameters
 from ._fits import _prefix_sums, _resolve_loss_bound
 from ._tails import _risk_pvalue, _risk_upper_bound
 
@@ -74,7 +75,7 @@ def certification_table(
     loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     delta = 1.0 - target.confidence
     n = loss.size
-    bound, binary = _resolve_loss_bound(loss, loss_bound)
+    bound, binary = _resolve_loss_bound(loss, loss_bound, "certification_table")
     values, trials, sums = _prefix_sums(loss, s)
     upper = _risk_upper_bound(sums, trials, delta, bound, binary)
     if target.kind == "risk":
@@ -228,14 +229,14 @@ def _validation_rows(
     target = _certified_target(target, "validate_target")
     loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     if target.kind == "risk":
-        _resolve_loss_bound(loss, loss_bound)
-    if progress is not None and not callable(progress):
-        raise ValueError(
-            f"progress must be a callable progress(done, total) or None, got {progress!r}"
-        )
-    fraction = check_open_unit(calibration_fraction, "calibration_fraction")
-    if int(repeats) != repeats or repeats < 1:
-        raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+        _resolve_loss_bound(loss, loss_bound, "validate_target")
+    _, fraction, _ = _parameters.check(
+        "validate_target",
+        progress=progress,
+        calibration_fraction=calibration_fraction,
+        repeats=repeats,
+    )
+    fraction = float(fraction)
     n_rows = loss.size
     n_cal = int(round(fraction * n_rows))
     if not 2 <= n_cal <= n_rows - 1:
@@ -393,6 +394,7 @@ def validate_target(
     )
     n_rows = loss.size
     population = _population_sums(loss, s)
+    _parameters.check("validate_target", random_state=random_state)
     rng = np.random.default_rng(random_state)
     fit_options = {"loss_bound": loss_bound, "method": method}
     records = []

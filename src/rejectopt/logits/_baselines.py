@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ..metrics import aurc
 from ..scores import mcp, svm_margin
 from ..scores._shared import block_rows, pnorm_max, pnorm_unit, row_blocks
+from . import _parameters
 from ._outputs import _by_rows, _checked, _log_softmax, check_network_outputs
 
 
@@ -95,14 +94,7 @@ def energy(logits, temperature=1.0):
     >>> energy([[0.0, 0.0]]).round(12).tolist()  # -log 2
     [-0.69314718056]
     """
-    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
-        raise TypeError(
-            f"energy: temperature must be a real number > 0, got {temperature!r} "
-            f"({type(temperature).__name__})"
-        )
-    temperature = float(temperature)
-    if not (np.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"energy: temperature must be a finite number > 0, got {temperature!r}")
+    temperature = _temperature(temperature, "energy")
     logits = _checked(logits, "energy")
     result, overflow = np.empty(logits.shape[0]), []
     for rows in row_blocks(
@@ -220,30 +212,13 @@ TEMPERATURE_GRID = tuple(np.round(np.arange(0.05, 2.0001, 0.05), 2))
 
 
 def _temperature(temperature, function):
-    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
-        raise TypeError(
-            f"{function}: temperature must be a real number > 0, got {temperature!r} "
-            f"({type(temperature).__name__})"
-        )
-    temperature = float(temperature)
-    if not (np.isfinite(temperature) and temperature > 0):
-        raise ValueError(
-            f"{function}: temperature must be a finite number > 0, got {temperature!r}"
-        )
-    return temperature
+    """``temperature`` as a float, refused naming ``function`` (:mod:`._parameters`)."""
+    return float(_parameters.check(function, temperature=temperature)[0])
 
 
 def _check_p(p, function):
-    if (
-        isinstance(p, bool)
-        or not isinstance(p, numbers.Real)
-        or not (p == 0 or p >= 1)
-        or np.isnan(p)
-    ):
-        raise ValueError(
-            f"{function}: p must be 0 (no normalisation) or a number >= 1 (inf: the max norm), got {p!r}"
-        )
-    return float(p)
+    """``p`` as a float, refused naming ``function`` (:mod:`._parameters`)."""
+    return float(_parameters.check(function, p=p)[0])
 
 
 def _max_softmax(values, temperature, function):
@@ -363,8 +338,7 @@ def fit_pnorm(
     True
     """
     logits, loss = _zero_one_loss(logits, labels, "fit_pnorm")
-    if method not in ("maxlogit", "msp"):
-        raise ValueError(f"fit_pnorm: method must be 'maxlogit' or 'msp', got {method!r}")
+    _parameters.check("fit_pnorm", method=method)
     p_grid = [_check_p(p, "fit_pnorm") for p in np.atleast_1d(p_grid).tolist()]
     relative = [_temperature(t, "fit_pnorm") for t in np.atleast_1d(temperature_grid).tolist()]
     if not p_grid or (method == "msp" and not relative):

@@ -15,6 +15,7 @@ from ..scores import get_score, score_names
 from ..scores._tuning import SCORE_C_GRID
 from ..selective import InfeasibleTargetError, empirical_risk_coverage
 from ..targets import Target, parse_target
+from . import _parameters
 from ._baselines import BASELINES, POST_HOC, _post_hoc, baseline_uncertainties
 from ._outputs import check_network_outputs, predictions, softmax
 
@@ -334,6 +335,13 @@ def fit_logits(
     >>> bool(result.table.set_index("method").loc["mcp", "aurc"] < result.table["risk_full"].iloc[0])
     True
     """
+    _parameters.check(
+        "fit_logits",
+        calibration_fraction=calibration_fraction,
+        report_fraction=report_fraction,
+        validation_fraction=validation_fraction,
+        seed=seed,
+    )
     logits, labels, embeddings, target, scores, baselines, post_hoc, sources = _checked_inputs(
         logits, labels, embeddings, target, scores, baselines, post_hoc, features
     )

@@ -35,15 +35,15 @@ a million.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import lazy_loader as _lazy
 import numpy as np
 
 from .. import stats as _stats
-from .._checks import check_confidence, clopper_pearson
+from .._checks import clopper_pearson
 from ._losses import _as_loss_and_uncertainty
+from ._parameters import check as _check_parameters
 
 _sps = _lazy.load("scipy.stats", suppress_warning=True)  # imported at its first use, as in _checks
 
@@ -105,10 +105,12 @@ class RiskCoverageBand(_Result):
         self.confidence, self.simultaneous, self.method = confidence, simultaneous, method
 
 
-def loss_kind(loss, loss_bound):
+def loss_kind(loss, loss_bound, owner="risk_coverage_band"):
     """``(B, binary)``: the losses' bound from their definition, and whether they lie in {0, B}.
 
-    O(n) passes (no sort): the band at a million rows reads them once each.
+    ``loss_bound`` is read (and refused naming ``owner``, :mod:`._parameters`) only here: a
+    function reads it only when it builds an interval. O(n) passes (no sort): the band at a
+    million rows reads them once each.
     """
     largest = float(loss.max())
 
@@ -126,12 +128,7 @@ def loss_kind(loss, loss_bound):
             f"these losses (values {values[:5].tolist()}{'...' if values.size > 5 else ''}), because a sample "
             "without errors would give a bound of 0"
         )
-    try:
-        bound = float(loss_bound)
-    except (TypeError, ValueError):
-        raise ValueError(f"loss_bound must be a positive number, got {loss_bound!r}") from None
-    if not (math.isfinite(bound) and bound > 0):
-        raise ValueError(f"loss_bound must be a positive finite number, got {loss_bound!r}")
+    bound = float(_check_parameters(owner, loss_bound=loss_bound)["loss_bound"])
     if largest > bound:
         raise ValueError(
             f"loss_bound={bound!r} is below the largest loss {largest!r}; pass the bound of "
@@ -268,11 +265,15 @@ def risk_coverage_band(loss, uncertainty, confidence=0.95, simultaneous=False, *
     >>> band.method
     'Clopper-Pearson on the errors (losses in {0, 100}), 95% (pointwise)'
     """
+    _check_parameters("risk_coverage_band", confidence=confidence, simultaneous=simultaneous)
+    return _band(loss, uncertainty, confidence, simultaneous, loss_bound, "risk_coverage_band")
+
+
+def _band(loss, uncertainty, confidence, simultaneous, loss_bound, owner):
+    """:func:`risk_coverage_band` once its scalars are checked; ``owner`` names the caller."""
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
-    confidence = check_confidence(confidence)
-    if not isinstance(simultaneous, (bool, np.bool_)):
-        raise ValueError(f"simultaneous must be True or False, got {simultaneous!r}")
-    bound, binary = loss_kind(loss, loss_bound)
+    confidence = float(confidence)
+    bound, binary = loss_kind(loss, loss_bound, owner)
     counts, sums, squares = _curve_points(loss, uncertainty, squares=not binary)
     m = counts.size
     alpha = (1.0 - confidence) / (m if simultaneous else 1)
@@ -293,11 +294,11 @@ def risk_coverage_band(loss, uncertainty, confidence=0.95, simultaneous=False, *
     )
 
 
-def risk_interval_at(loss, uncertainty, coverage, confidence, loss_bound):
+def risk_interval_at(loss, uncertainty, coverage, confidence, loss_bound, *, owner):
     """Pointwise interval of the risk at ``coverage`` (fractional count ``coverage n``, ties averaged)."""
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
-    confidence = check_confidence(confidence)
-    bound, binary = loss_kind(loss, loss_bound)
+    confidence = float(confidence)
+    bound, binary = loss_kind(loss, loss_bound, owner)
     order = np.argsort(uncertainty, kind="stable")
     _, group = np.unique(uncertainty, return_inverse=True)
     size = np.bincount(group)
@@ -320,7 +321,7 @@ def risk_interval_at(loss, uncertainty, coverage, confidence, loss_bound):
     return ConfidenceInterval(float(min(low, risk)), float(max(high, risk)))
 
 
-def coverage_interval_at(loss, uncertainty, risk, value, confidence, loss_bound):
+def coverage_interval_at(loss, uncertainty, risk, value, confidence, loss_bound, *, owner):
     """Interval of the population's coverage at ``risk`` from the simultaneous band.
 
     If every interval holds, the true risk is <= ``risk`` wherever the band's upper edge is, and
@@ -328,7 +329,7 @@ def coverage_interval_at(loss, uncertainty, risk, value, confidence, loss_bound)
     coverage of the first kind and the first coverage of the second kind after the last
     coverage whose lower edge is <= ``risk``. Widened, if needed, to contain ``value``.
     """
-    band = risk_coverage_band(loss, uncertainty, confidence, True, loss_bound=loss_bound)
+    band = _band(loss, uncertainty, confidence, True, loss_bound, owner)
     below = np.flatnonzero(band.upper <= risk)
     low = float(band.coverage[below[-1]]) if below.size else 0.0
     possible = np.flatnonzero(band.lower <= risk)

@@ -6,9 +6,9 @@ import warnings
 
 import numpy as np
 
-from .._checks import check_confidence
 from ._bands import ConfidenceInterval
 from ._losses import _as_loss_and_uncertainty
+from ._parameters import check as _check_parameters
 from ._registry import get_metric
 from ._risk_coverage import (
     augrc,
@@ -292,16 +292,12 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
     >>> bool(low < augrc(loss, u) < high)
     True
     """
+    _check_parameters(
+        "bootstrap_ci", n_resamples=n_resamples, level=level, random_state=random_state
+    )
     function, rows_function, kwargs = _resolve_metric(metric)
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
-    if (
-        isinstance(n_resamples, bool)
-        or not isinstance(n_resamples, (int, np.integer))
-        or n_resamples < 1
-    ):
-        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
-    n_resamples = int(n_resamples)
-    level = check_confidence(level, "level")
+    n_resamples, level = int(n_resamples), float(level)
     name = _metric_name(metric, function)
     _check_not_nan(
         function(loss, uncertainty), name, "the full sample"

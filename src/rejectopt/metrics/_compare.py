@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_confidence
 from ._bands import ConfidenceInterval, _Result
 from ._bootstrap import (
     _BOOTSTRAP_BLOCK_ELEMENTS,
@@ -18,6 +17,7 @@ from ._bootstrap import (
     _resolve_metric,
 )
 from ._losses import _as_loss_and_uncertainty
+from ._parameters import check as _check_parameters
 from ._weighted import _Sample
 
 
@@ -198,17 +198,16 @@ def compare_scores(
     >>> bool(result.difference < 0), bool(result.p_value < 0.05), bool(result["ci"].high < 0)
     (True, True, True)
     """
+    _check_parameters(
+        "compare_scores",
+        n_resamples=n_resamples,
+        confidence=confidence,
+        random_state=random_state,
+    )
     function, rows_function, kwargs = _resolve_metric(metric)
     loss, uncertainty_a = _as_loss_and_uncertainty(loss, uncertainty_a)
     _, uncertainty_b = _as_loss_and_uncertainty(loss, uncertainty_b)
-    if (
-        isinstance(n_resamples, bool)
-        or not isinstance(n_resamples, (int, np.integer))
-        or n_resamples < 1
-    ):
-        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
-    n_resamples = int(n_resamples)
-    confidence = check_confidence(confidence)
+    n_resamples, confidence = int(n_resamples), float(confidence)
     name = _metric_name(metric, function)
     value_a, value_b = function(loss, uncertainty_a), function(loss, uncertainty_b)
     _check_not_nan(value_a, name, "the full sample with score a")

@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from ._bands import check_confidence, loss_kind, mean_interval
+from ._bands import loss_kind, mean_interval
 from ._losses import _as_loss_and_uncertainty
+from ._parameters import check as _check_parameters
 from ._risk_coverage import _group_areas, _group_labels
 
 #: The label of the row over all groups in :func:`selective_report`.
@@ -144,6 +145,7 @@ def selective_report(
     1      b  3  0.666667            50.0   True
     2  (all)  6  0.666667            25.0  False
     """
+    _check_parameters("selective_report", optional=("confidence",), confidence=confidence)
     loss, scores = _as_loss_and_uncertainty(loss, uncertainty)
     accept = _acceptance(selection, scores, uncertainty if selection is not None else None)
     if groups is None:
@@ -156,8 +158,8 @@ def selective_report(
                 f"that group (e.g. groups = np.where(groups == {OVERALL!r}, 'all rows', groups))"
             )
     if confidence is not None:
-        confidence = check_confidence(confidence)
-        bound, binary = loss_kind(loss, loss_bound)
+        confidence = float(confidence)
+        bound, binary = loss_kind(loss, loss_bound, "selective_report")
     total_aurc, total_augrc, group_aurc, group_augrc = _group_areas(
         loss, scores, inverse, len(labels)
     )

@@ -6,13 +6,12 @@ Every area goes through :class:`._weighted._Sample` (sorted once, evaluated unde
 """
 
 import collections.abc
-import math
 
 import numpy as np
 import pandas as pd
 
 from ..selective import SelectionFunction, empirical_risk_coverage
-from . import _bands, _conventions
+from . import _bands, _conventions, _parameters
 from ._losses import _as_loss, _as_loss_and_uncertainty
 from ._weighted import (
     _augrc_of_groups,
@@ -118,7 +117,7 @@ def aurc(loss, uncertainty, ties="index", convention="paper", *, coverage_range=
     >>> aurc([0, 1, 0, 1], [1, 2, 3, 4], groups=["a", "a", "b", "b"])
     {'a': 0.25, 'b': 0.25}
     """
-    _check_choice(ties, "ties", ("index", "average"))
+    _parameters.check("aurc", ties=ties, convention=convention)
     if groups is not None:
         return _by_group(
             aurc,
@@ -202,31 +201,6 @@ def _paper_only(convention, option):
         raise ValueError(
             f"{option} is computed for the convention 'paper' only, got convention {convention!r}"
         )
-
-
-def _check_choice(value, name, choices):
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
-
-
-def _check_coverage(coverage):
-    try:
-        coverage = float(coverage)
-    except (TypeError, ValueError):
-        raise ValueError(f"coverage must be a number in (0, 1], got {coverage!r}") from None
-    if not (0.0 < coverage <= 1.0):
-        raise ValueError(f"coverage must lie in (0, 1], got {coverage!r}")
-    return coverage
-
-
-def _check_risk(risk):
-    try:
-        risk = float(risk)
-    except (TypeError, ValueError):
-        raise ValueError(f"risk must be a finite number >= 0 (loss units), got {risk!r}") from None
-    if not (math.isfinite(risk) and risk >= 0.0):
-        raise ValueError(f"risk must be a finite number >= 0 (loss units), got {risk!r}")
-    return risk
 
 
 def _group_labels(groups, n):
@@ -426,7 +400,6 @@ def _partial_area(metric, loss, uncertainty, coverage_range, convention, ties):
 
 def _by_convention(metric, loss, uncertainty, convention, ties, **targets):
     """``metric`` under a library's ``convention`` (:mod:`rejectopt.metrics._conventions`)."""
-    _check_choice(ties, "ties", ("index", "average"))
     _conventions.check(convention, metric)
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     return float(_conventions.evaluate(metric, loss, uncertainty, convention, ties, **targets))
@@ -480,6 +453,7 @@ def augrc(loss, uncertainty, *, ties="index", convention="paper", coverage_range
     >>> augrc([0, 1], [0.5, 0.5], coverage_range=(0.5, 1))  # trapezoid from 1/4 to 1/2
     0.1875
     """
+    _parameters.check("augrc", ties=ties, convention=convention)
     if groups is not None:
         return _by_group(
             augrc,
@@ -491,11 +465,9 @@ def augrc(loss, uncertainty, *, ties="index", convention="paper", coverage_range
             coverage_range=coverage_range,
         )
     if coverage_range is not None:
-        _check_choice(ties, "ties", ("index", "average"))
         return _partial_area("augrc", loss, uncertainty, coverage_range, convention, ties)
     if convention != "paper":
         return _by_convention("augrc", loss, uncertainty, convention, ties)
-    _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_augrc_rows, loss, uncertainty)
 
 
@@ -530,7 +502,7 @@ def eaurc(loss, uncertainty, *, ties="index", convention="paper", groups=None):
     >>> eaurc([0, 1], [0.9, 0.1])  # aurc (1 + 1/2)/2 minus oracle (0 + 1/2)/2
     0.5
     """
-    _check_choice(ties, "ties", ("index", "average"))
+    _parameters.check("eaurc", ties=ties, convention=convention)
     if groups is not None:
         return _by_group(eaurc, loss, uncertainty, groups, ties=ties, convention=convention)
     if convention != "paper":
@@ -565,11 +537,11 @@ def eaugrc(loss, uncertainty, *, ties="index", convention="paper", groups=None):
     >>> eaugrc([0, 1], [0.9, 0.1])  # 3/8 - 1/8
     0.25
     """
+    _parameters.check("eaugrc", ties=ties, convention=convention)
     if groups is not None:
         return _by_group(eaugrc, loss, uncertainty, groups, ties=ties, convention=convention)
     if convention != "paper":
         return _by_convention("eaugrc", loss, uncertainty, convention, ties)
-    _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_eaugrc_rows, loss, uncertainty)
 
 
@@ -627,7 +599,16 @@ def risk_at_coverage(
     >>> risk_at_coverage([0, 1, 1, 0], [0, 1, 1, 2], 0.5)  # 0 + half of the tie group (1, 1)
     0.5
     """
-    coverage = _check_coverage(coverage)
+    coverage = float(
+        _parameters.check(
+            "risk_at_coverage",
+            optional=("confidence",),
+            coverage=coverage,
+            ties=ties,
+            convention=convention,
+            confidence=confidence,
+        )["coverage"]
+    )
     if groups is not None:
         return _by_group(
             risk_at_coverage,
@@ -643,12 +624,13 @@ def risk_at_coverage(
     if confidence is not None:
         _paper_only(convention, "confidence")
         value = risk_at_coverage(loss, uncertainty, coverage, ties=ties)
-        return value, _bands.risk_interval_at(loss, uncertainty, coverage, confidence, loss_bound)
+        return value, _bands.risk_interval_at(
+            loss, uncertainty, coverage, confidence, loss_bound, owner="risk_at_coverage"
+        )
     if convention != "paper":
         return _by_convention(
             "risk_at_coverage", loss, uncertainty, convention, ties, coverage=coverage
         )
-    _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_risk_at_coverage_rows, loss, uncertainty, coverage=coverage)
 
 
@@ -703,7 +685,16 @@ def coverage_at_risk(
     >>> coverage_at_risk([0, 0, 1, 1], [0, 1, 2, 3], 0.25)  # 2 + 2/3 accepted
     0.6666666666666666
     """
-    risk = _check_risk(risk)
+    risk = float(
+        _parameters.check(
+            "coverage_at_risk",
+            optional=("confidence",),
+            risk=risk,
+            ties=ties,
+            convention=convention,
+            confidence=confidence,
+        )["risk"]
+    )
     if groups is not None:
         return _by_group(
             coverage_at_risk,
@@ -720,9 +711,8 @@ def coverage_at_risk(
         _paper_only(convention, "confidence")
         value = coverage_at_risk(loss, uncertainty, risk, ties=ties)
         return value, _bands.coverage_interval_at(
-            loss, uncertainty, risk, value, confidence, loss_bound
+            loss, uncertainty, risk, value, confidence, loss_bound, owner="coverage_at_risk"
         )
     if convention != "paper":
         return _by_convention("coverage_at_risk", loss, uncertainty, convention, ties, risk=risk)
-    _check_choice(ties, "ties", ("index", "average"))
     return _one_row(_coverage_at_risk_rows, loss, uncertainty, risk=risk)

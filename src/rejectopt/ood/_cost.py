@@ -7,30 +7,26 @@ The loss (3) prices a rejected ID row (eps1), an accepted OOD row (eps2) and a r
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
 import numpy as np
 
 from ..selective import SelectionFunction
-from . import _sweep
-from ._validation import as_finite_1d, check_prior, validate
+from . import _parameters, _sweep
+from ._validation import as_finite_1d, validate
 
 
 def _check_costs(
-    reject_cost_id: float, accept_cost_ood: float, reject_cost_ood: float
+    owner: str, reject_cost_id: float, accept_cost_ood: float, reject_cost_ood: float
 ) -> tuple[float, float, float]:
-    out = []
-    for name, value in (
-        ("reject_cost_id", reject_cost_id),
-        ("accept_cost_ood", accept_cost_ood),
-        ("reject_cost_ood", reject_cost_ood),
-    ):
-        value = float(value)
-        if not (math.isfinite(value) and value >= 0):
-            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-        out.append(value)
+    """The three costs as floats (:mod:`._parameters`), the OOD acceptance the dearer one."""
+    out = _parameters.check(
+        owner,
+        reject_cost_id=reject_cost_id,
+        accept_cost_ood=accept_cost_ood,
+        reject_cost_ood=reject_cost_ood,
+    )
     if not out[1] > out[2]:
         raise ValueError(
             f"accept_cost_ood (eps2={out[1]!r}) must exceed reject_cost_ood (eps3={out[2]!r}), "
@@ -68,8 +64,8 @@ def cost_based_score(
     numpy.ndarray of float, shape (n,)
         ``s_C(x)``; ``+inf`` where ``g(x)`` is.
     """
-    _, eps2, eps3 = _check_costs(0.0, accept_cost_ood, reject_cost_ood)
-    pi = check_prior(ood_prior)
+    _, eps2, eps3 = _check_costs("cost_based_score", 0.0, accept_cost_ood, reject_cost_ood)
+    (pi,) = _parameters.check("cost_based_score", ood_prior=ood_prior)
     if pi is None:
         raise ValueError("ood_prior must be given for the cost-based score")
     r = as_finite_1d(cond_risk, "cond_risk")
@@ -159,8 +155,8 @@ def fit_cost_based_ood(
     ...                     reject_cost_ood=0.0).threshold for cost in (1.0, 0.2)]
     [0.1, 0.3]
     """
-    eps = _check_costs(reject_cost_id, accept_cost_ood, reject_cost_ood)
-    ood_prior = check_prior(ood_prior)
+    eps = _check_costs("fit_cost_based_ood", reject_cost_id, accept_cost_ood, reject_cost_ood)
+    (ood_prior,) = _parameters.check("fit_cost_based_ood", ood_prior=ood_prior)
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     sw = _sweep.sweep(u, is_ood, loss)
     _, position = _best_cost(sw, eps, ood_prior)

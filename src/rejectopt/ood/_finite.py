@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_finite_1d, check_lengths, check_prior, check_target
+from . import _parameters
+from ._validation import as_finite_1d, check_lengths
 
 __all__ = [
     "FiniteSolution",
@@ -134,8 +135,7 @@ def solve_bounded_tpr_fpr_finite(
     check_lengths(p_in=a, p_out=b, cond_risk=r)
     if (r < 0).any():
         raise ValueError("cond_risk must be non-negative")
-    phi = check_target(tpr_min, "tpr_min")
-    rho = check_target(fpr_max, "fpr_max")
+    phi, rho = _parameters.check("solve_bounded_tpr_fpr_finite", tpr_min=tpr_min, fpr_max=fpr_max)
     if phi == 0:
         raise ValueError("tpr_min must be > 0 (the selective risk is undefined at TPR 0)")
     sup = a > 0  # inputs with p_I = 0 have g = inf and are never accepted
@@ -217,9 +217,12 @@ def solve_bounded_precision_recall_finite(
         An optimal ``c``, found as that of :func:`solve_bounded_tpr_fpr_finite` at the
         ``rho_max`` above.
     """
-    kappa = check_target(precision_min, "precision_min")
-    phi = check_target(recall_min, "recall_min")
-    pi = check_prior(ood_prior)
+    kappa, phi, pi = _parameters.check(
+        "solve_bounded_precision_recall_finite",
+        precision_min=precision_min,
+        recall_min=recall_min,
+        ood_prior=ood_prior,
+    )
     if pi is None:
         raise ValueError("ood_prior must be given")
     rho = 1.0 if kappa == 0 else min(1.0, (1 - pi) * (1 - kappa) / (pi * kappa) * phi)

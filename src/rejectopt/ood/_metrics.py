@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _sweep
-from ._validation import check_prior, check_target, validate
+from . import _parameters, _sweep
+from ._validation import validate
 
 __all__ = [
     "OperatingPoints",
@@ -134,7 +134,7 @@ def operating_points(
     OperatingPoints
     """
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
-    return _points(loss, is_ood, u, check_prior(ood_prior))
+    return _points(loss, is_ood, u, _parameters.check("operating_points", ood_prior=ood_prior)[0])
 
 
 def selective_risk_at_tpr_fpr(
@@ -166,8 +166,9 @@ def selective_risk_at_tpr_fpr(
     >>> [selective_risk_at_tpr_fpr(loss, is_ood, [0.1, 0.4, 0.35, 0.2], t, 0.5) for t in (0.6, 1.0)]
     [0.0, nan]
     """
-    tpr_min = check_target(tpr_min, "tpr_min")
-    fpr_max = check_target(fpr_max, "fpr_max")
+    tpr_min, fpr_max = _parameters.check(
+        "selective_risk_at_tpr_fpr", tpr_min=tpr_min, fpr_max=fpr_max
+    )
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     sw = _sweep.sweep(u, is_ood, loss)
     best = _sweep.best_constrained(
@@ -210,9 +211,12 @@ def selective_risk_at_precision_recall(
     ...                                          precision_min=0.6, recall_min=0.6), 4)
     0.3333
     """
-    precision_min = check_target(precision_min, "precision_min")
-    recall_min = check_target(recall_min, "recall_min")
-    ood_prior = check_prior(ood_prior)
+    precision_min, recall_min, ood_prior = _parameters.check(
+        "selective_risk_at_precision_recall",
+        precision_min=precision_min,
+        recall_min=recall_min,
+        ood_prior=ood_prior,
+    )
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     sw = _sweep.sweep(u, is_ood, loss)
     cons = _sweep.precision_recall_constraints(
@@ -298,7 +302,7 @@ def precision_recall_curve(
     >>> precision.round(4), recall
     (array([1.    , 1.    , 0.6667]), array([0.5, 1. , 1. ]))
     """
-    ood_prior = check_prior(ood_prior)
+    (ood_prior,) = _parameters.check("precision_recall_curve", ood_prior=ood_prior)
     _, is_ood, u = validate(None, is_ood, uncertainty, need_loss=False)
     pts = _points(np.zeros(u.shape), is_ood, u, ood_prior)
     return pts.precision[1:], pts.tpr[1:], pts.threshold[1:]
@@ -328,6 +332,7 @@ def aupr(is_ood: Any, uncertainty: Any, *, ood_prior: float | None = None) -> fl
     >>> round(aupr(is_ood, uncertainty), 4), round(aupr(is_ood, uncertainty, ood_prior=0.2), 4)
     (0.8333, 0.9444)
     """
+    _parameters.check("aupr", ood_prior=ood_prior)
     precision, recall, _ = precision_recall_curve(is_ood, uncertainty, ood_prior=ood_prior)
     steps = np.diff(np.concatenate([[0.0], recall]))
     return float(np.sum(steps * precision))
@@ -359,7 +364,7 @@ def risk_coverage_curve_at_fpr(
     >>> coverage.round(4), risk
     (array([0.3333, 0.6667]), array([0. , 0.5]))
     """
-    fpr_max = check_target(fpr_max, "fpr_max")
+    (fpr_max,) = _parameters.check("risk_coverage_curve_at_fpr", fpr_max=fpr_max)
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     pts = _points(loss, is_ood, u, None)
     keep = (pts.fpr <= fpr_max + 1e-12) & (pts.n_id_accepted > 0)
@@ -393,8 +398,7 @@ def oscr(loss: Any, is_ood: Any, uncertainty: Any, *, ccr: str = "seed") -> floa
     >>> oscr(loss, is_ood, uncertainty), oscr(loss, is_ood, uncertainty, ccr="open_set")
     (1.0, 0.5)
     """
-    if ccr not in ("seed", "open_set"):
-        raise ValueError(f"ccr must be 'seed' or 'open_set', got {ccr!r}")
+    _parameters.check("oscr", ccr=ccr)
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     pts = _points(loss, is_ood, u, None)
     if ccr == "open_set":
@@ -439,7 +443,7 @@ def empirical_rates(
     >>> {key: round(value, 4) for key, value in rates.items()}
     {'tpr': 0.75, 'fpr': 0.25, 'precision': 0.75, 'selective_risk': 0.3333}
     """
-    ood_prior = check_prior(ood_prior)
+    (ood_prior,) = _parameters.check("empirical_rates", ood_prior=ood_prior)
     loss, is_ood, c = validate(loss, is_ood, accept_prob, uncertainty_name="accept_prob")
     if ((c < 0) | (c > 1)).any():
         raise ValueError("accept_prob must lie in [0, 1]")

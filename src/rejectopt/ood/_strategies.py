@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..selective import InfeasibleTargetError, SelectionFunction
-from . import _sweep
+from . import _parameters, _sweep
 from ._cost import (
     _best_cost,
     _check_costs,
@@ -35,7 +35,7 @@ from ._cost import (
     fit_cost_based_ood,
 )
 from ._metrics import empirical_rates
-from ._validation import as_finite_1d, check_lengths, check_prior, check_target, validate
+from ._validation import as_finite_1d, check_lengths, validate
 
 __all__ = [
     "SelectionFunction",
@@ -113,8 +113,7 @@ def fit_bounded_tpr_fpr(
     >>> rule.threshold, round(rule.accept_prob, 4)
     (0.2, 0.5)
     """
-    tpr_min = check_target(tpr_min, "tpr_min")
-    fpr_max = check_target(fpr_max, "fpr_max")
+    tpr_min, fpr_max = _parameters.check("fit_bounded_tpr_fpr", tpr_min=tpr_min, fpr_max=fpr_max)
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     sw = _sweep.sweep(u, is_ood, loss)
     best = _sweep.best_constrained(
@@ -163,9 +162,12 @@ def fit_bounded_precision_recall(
     >>> rule.threshold, round(rule.accept_prob, 4)
     (0.4, 0.4)
     """
-    precision_min = check_target(precision_min, "precision_min")
-    recall_min = check_target(recall_min, "recall_min")
-    ood_prior = check_prior(ood_prior)
+    precision_min, recall_min, ood_prior = _parameters.check(
+        "fit_bounded_precision_recall",
+        precision_min=precision_min,
+        recall_min=recall_min,
+        ood_prior=ood_prior,
+    )
     loss, is_ood, u = validate(loss, is_ood, uncertainty)
     sw = _sweep.sweep(u, is_ood, loss)
     cons = _sweep.precision_recall_constraints(
@@ -515,8 +517,9 @@ def fit_double_score_tpr_fpr(
     >>> fit_double_score_tpr_fpr(loss, is_ood, s_r, s_g, 0.6, 0.0).acceptance_probability(s_r, s_g)
     array([1., 0., 0., 0., 1.])
     """
-    tpr_min = check_target(tpr_min, "tpr_min")
-    fpr_max = check_target(fpr_max, "fpr_max")
+    tpr_min, fpr_max = _parameters.check(
+        "fit_double_score_tpr_fpr", tpr_min=tpr_min, fpr_max=fpr_max
+    )
     opts = _double_defaults(kwargs)
     _check_no_extra(kwargs, "fit_double_score_tpr_fpr")
 
@@ -585,9 +588,12 @@ def fit_double_score_precision_recall(
     >>> rule.acceptance_probability(s_r, s_g)
     array([0., 1., 1., 0., 0., 1.])
     """
-    precision_min = check_target(precision_min, "precision_min")
-    recall_min = check_target(recall_min, "recall_min")
-    ood_prior = check_prior(ood_prior)
+    precision_min, recall_min, ood_prior = _parameters.check(
+        "fit_double_score_precision_recall",
+        precision_min=precision_min,
+        recall_min=recall_min,
+        ood_prior=ood_prior,
+    )
     opts = _double_defaults(kwargs)
     _check_no_extra(kwargs, "fit_double_score_precision_recall")
 
@@ -650,8 +656,10 @@ def fit_double_score_cost_based(
     >>> rule.acceptance_probability(s_r, s_g)
     array([1., 0., 0., 1.])
     """
-    eps = _check_costs(reject_cost_id, accept_cost_ood, reject_cost_ood)
-    ood_prior = check_prior(ood_prior)
+    eps = _check_costs(
+        "fit_double_score_cost_based", reject_cost_id, accept_cost_ood, reject_cost_ood
+    )
+    (ood_prior,) = _parameters.check("fit_double_score_cost_based", ood_prior=ood_prior)
     opts = _double_defaults(kwargs)
     _check_no_extra(kwargs, "fit_double_score_cost_based")
 

@@ -78,6 +78,7 @@ from scipy import optimize
 from scipy.special import ndtr
 
 from .._checks import check_open_unit
+from . import _parameters
 
 __all__ = ["GaussianOODModel", "synthetic_table1", "paper_table1"]
 
@@ -504,6 +505,7 @@ def synthetic_table1(
     >>> table.loc["D(R)", ["risk_tpr_fpr", "auroc", "aupr", "mu"]].round(4).tolist()
     [0.1866, 0.8798, 0.9629, 0.1107]
     """
+    _parameters.check("synthetic_table1", oscr_angles=oscr_angles)
     model = model or GaussianOODModel()
     pop = _Population(model)
     rows = {}

@@ -2,34 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from .._checks import as_loss_and_uncertainty, as_ood_mask, check_1d, check_open_unit
+from .._checks import as_loss_and_uncertainty, as_ood_mask, check_1d
 
 #: Absolute tolerance with which the rate constraints (TPR, FPR, precision) are checked, so that
 #: a target equal to an attainable ratio ``k / n`` counts as met despite floating-point rounding.
 CONSTRAINT_TOL = 1e-12
-
-
-def check_target(value: Any, name: str) -> float:
-    """Return ``value`` as a float in [0, 1] or raise ValueError naming ``name``."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}") from None
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise ValueError(f"{name} must lie in [0, 1], got {value!r}")
-    return value
-
-
-def check_prior(ood_prior: Any) -> float | None:
-    """``None`` (use the sample share of OOD) or a float in the open interval (0, 1)."""
-    if ood_prior is None:
-        return None
-    return check_open_unit(ood_prior, "ood_prior", hint=" or None")
 
 
 def as_1d(values: Any, name: str) -> np.ndarray:

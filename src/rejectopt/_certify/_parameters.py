@@ -1,0 +1,51 @@
+"""The scalar parameters and options of the certified fits, declared once.
+
+:func:`fit_certified_risk`, :func:`fit_certified_coverage`, :func:`fit_certified_tpr_fpr`,
+:func:`validate_target` and :func:`certification_table` check their levels, methods, fractions,
+seeds and loss bound against this one table (:func:`rejectopt._params.validate_params`), each
+refusal naming the function: "<function>: <name> must be <what>, got <value>". A target's
+value (a risk below the loss bound, a coverage, rates) is checked by the fit that reads it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._params import CALLABLE, NONE, SEED, Interval, Options, as_real, validate_params
+from ._selection import RISK_METHODS
+
+__all__ = ["PARAMETERS", "check"]
+
+
+class _WholeNumber(Interval):
+    """An integer >= ``low``, also written as a float (``500.0``): what ``repeats`` always took."""
+
+    def accepts(self, value: Any) -> bool:
+        return super().accepts(value) and float(value).is_integer()
+
+
+#: Each scalar parameter of the certified fits and what it allows.
+PARAMETERS: dict[str, Any] = {
+    "confidence": Interval(0, 1),
+    "method": [NONE, Options(*RISK_METHODS)],
+    "start_fraction": Interval(0, 1, closed="left"),
+    "random_state": SEED,
+    "loss_bound": [NONE, Interval(0, None, label="a finite number > 0")],
+    "repeats": _WholeNumber(1, None, closed="left", label="an integer >= 1"),
+    "calibration_fraction": Interval(0, 1),
+    "progress": [NONE, CALLABLE],
+}
+
+#: The parameters the older checks read with ``float()`` (text such as "100" accepted): still so.
+_READ_AS_FLOAT = ("loss_bound",)
+
+
+def check(owner: str, **values: Any) -> tuple[Any, ...]:
+    """Refuse a value outside :data:`PARAMETERS`, naming ``owner``; return the values in order.
+
+    ``loss_bound`` comes back as :func:`rejectopt._params.as_real` reads it, the others as
+    given.
+    """
+    values = {k: as_real(v) if k in _READ_AS_FLOAT else v for k, v in values.items()}
+    validate_params(owner, values, PARAMETERS)
+    return tuple(values.values())
