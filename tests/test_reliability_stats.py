@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rejectopt.metrics import aurc, selective_report
+from rejectopt.metrics import aurc, bootstrap_ci, compare_scores, selective_report
 
 LOSS = [0.0, 1.0, 0.0, 1.0]
 UNCERTAINTY = [0.1, 0.2, 0.3, 0.4]
@@ -89,3 +89,99 @@ def test_a_list_mixing_kinds_is_not_turned_into_strings():
     # a list of one kind keeps its fast paths: integers are counted, strings sorted
     assert aurc(LOSS, UNCERTAINTY, groups=[7, 7, 3, 3]) == {3: 0.25, 7: 0.25}
     assert aurc(LOSS, UNCERTAINTY, groups=["1", "1", "2", "2"]) == {"1": 0.25, "2": 0.25}
+
+
+# ---------------------------------------------------------------- custom metrics
+def _sample(n=40):
+    rng = np.random.default_rng(0)
+    return (rng.random(n) < 0.3).astype(float), rng.random(n), rng.random(n)
+
+
+def returns_none(loss, uncertainty):
+    return None
+
+
+def returns_an_array(loss, uncertainty):
+    return np.array([1.0, 2.0])
+
+
+def returns_text(loss, uncertainty):
+    return "0.5"
+
+
+def returns_infinity(loss, uncertainty):
+    return np.inf
+
+
+def returns_a_boolean(loss, uncertainty):
+    return True
+
+
+def _on_resamples(value):
+    """A metric that is 0.5 on the full sample (40 rows) and ``value`` on a resample with a repeat."""
+
+    def metric(loss, uncertainty):
+        return 0.5 if np.unique(uncertainty).size == uncertainty.size else value
+
+    metric.__name__ = f"resampled_{type(value).__name__}"
+    return metric
+
+
+def _both(metric):
+    loss, a, b = _sample()
+    yield lambda: compare_scores(loss, a, b, metric=metric, n_resamples=5)
+    yield lambda: bootstrap_ci(metric, loss, a, n_resamples=5, random_state=0)
+
+
+@pytest.mark.parametrize(
+    ("metric", "error", "message"),
+    [
+        (returns_none, TypeError, r"metric 'returns_none' returned None on the full sample"),
+        (
+            returns_an_array,
+            TypeError,
+            r"metric 'returns_an_array' returned an array of shape \(2,\) on the full sample",
+        ),
+        (returns_text, TypeError, r"metric 'returns_text' returned the text '0.5' on the full"),
+        (returns_a_boolean, TypeError, r"metric 'returns_a_boolean' returned a bool \(True\)"),
+        (
+            returns_infinity,
+            ValueError,
+            r"metric 'returns_infinity' returned an infinite value \(inf\) on the full sample",
+        ),
+        (
+            _on_resamples(None),
+            TypeError,
+            r"metric 'resampled_NoneType' returned None on a resample of the 40 rows",
+        ),
+        (
+            _on_resamples(-np.inf),
+            ValueError,
+            r"metric 'resampled_float' returned an infinite value \(-inf\) on a resample of the "
+            r"40 rows",
+        ),
+    ],
+)
+def test_a_custom_metric_that_returns_no_number_is_named_with_what_it_returned(
+    metric, error, message
+):
+    for call in _both(metric):
+        with pytest.raises(error, match=message) as caught:
+            call()
+        assert "NaN" not in str(caught.value)
+
+
+def test_a_custom_metric_returning_nan_on_a_resample_is_still_left_out_with_a_warning():
+    loss, a, b = _sample()
+    with pytest.raises(ValueError, match="returned NaN on every one of the 5 resamples"):
+        compare_scores(loss, a, b, metric=_on_resamples(np.nan), n_resamples=5)
+
+    def without_the_first_row(loss, uncertainty):  # NaN when the sample's lowest a is not drawn
+        return 0.5 if uncertainty.min() == a.min() else np.nan
+
+    with pytest.warns(RuntimeWarning, match=r"returned NaN on \d+ of the 20 resamples"):
+        interval = bootstrap_ci(without_the_first_row, loss, a, n_resamples=20, random_state=0)
+    assert interval == (0.5, 0.5)
+    one_number = compare_scores(loss, a, b, metric=lambda x, u: np.float64(0.25), n_resamples=5)
+    assert one_number.difference == 0.0 and one_number.ci == (0.0, 0.0)
+    assert bootstrap_ci(lambda x, u: np.array(0.25), loss, a, n_resamples=5) == (0.25, 0.25)
