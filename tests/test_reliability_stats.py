@@ -185,3 +185,28 @@ def test_a_custom_metric_returning_nan_on_a_resample_is_still_left_out_with_a_wa
     one_number = compare_scores(loss, a, b, metric=lambda x, u: np.float64(0.25), n_resamples=5)
     assert one_number.difference == 0.0 and one_number.ci == (0.0, 0.0)
     assert bootstrap_ci(lambda x, u: np.array(0.25), loss, a, n_resamples=5) == (0.25, 0.25)
+
+
+# ---------------------------------------------------------------- class-shared scores
+@pytest.mark.parametrize("learner", ["REGShared", "SELEShared"])
+def test_a_row_whose_features_overflow_is_refused_by_both_shared_predicts(learner):
+    from rejectopt.scores import _shared
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(60, 3))
+    loss = 100.0 * (rng.random(60) < 0.3)
+    score = getattr(_shared, learner)(C=1).fit(logits, None, loss)
+    rows = np.array([[0.0, 1.0, 2.0], [1e308, -1e308, 0.0]])
+    message = (
+        r"logits at index {}: the feature 'norm1' overflows the float range \(inf; the logits "
+        r"span -1e\+308 to 1e\+308\)"
+    )
+    with pytest.raises(ValueError, match=message.format(1)):
+        score.predict(rows)
+    with pytest.raises(ValueError, match=message.format(61)):
+        score.fit(np.vstack([logits, rows]), None, np.append(loss, [0.0, 0.0]))
+    # max f - mean f = 2.3e308: the first feature to overflow is named
+    with pytest.raises(ValueError, match="index 0: the feature 'max_centred_logit' overflows"):
+        score.predict([[1.7e308, -1.7e308, -1.7e308]])
+    # large logits within the models' bound on features (rejectopt.model.FEATURE_LIMIT) score
+    assert np.isfinite(score.predict([[1e150, -1e150, 0.0], [0.0, 1.0, 2.0]])).all()
