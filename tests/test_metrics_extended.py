@@ -535,7 +535,7 @@ def test_groups_are_refused_when_they_do_not_label_every_row():
         aurc([0, 1, 0], [1, 2, 3], groups=["a", None, "b"])
     with pytest.raises(ValueError, match="missing label.*at row 2"):
         augrc([0, 1, 0], [1, 2, 3], groups=[1.0, 2.0, np.nan])
-    with pytest.raises(ValueError, match="cannot be sorted together"):
+    with pytest.raises(ValueError, match="mixes labels of different kinds, strings"):
         aurc([0, 1, 0], [1, 2, 3], groups=np.array(["a", 1, 2], dtype=object))
     with pytest.raises(TypeError, match="groups must be an array-like"):
         aurc([0, 1, 0], [1, 2, 3], groups="abc")

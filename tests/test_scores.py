@@ -726,13 +726,18 @@ def test_output_features_in_row_blocks_equal_one_pass_over_all_rows(K):
     logits = _logits_with_hard_rows(101, K, K)
     with np.errstate(over="ignore", invalid="ignore"):
         expected = _block_features(logits)  # the unblocked computation
+    # the row spanning beyond the float range has a norm beyond it too: refused in any block
+    for rows_per_block in (None, 1, 2, 64):
+        with pytest.raises(ValueError, match="logits at index 3: the feature 'norm1' overflows"):
+            output_features(logits, rows_per_block=rows_per_block)
+    kept = np.arange(len(logits)) != 3
     for rows_per_block in (None, 1, 2, 7, 64, 100, 101, 500):
         with np.errstate(over="ignore", invalid="ignore"):
-            got = output_features(logits, rows_per_block=rows_per_block)
+            got = output_features(logits[kept], rows_per_block=rows_per_block)
         # Equal bit for bit on numpy 2; numpy 1.x (the declared floor) reduces a block's rows along other
         # SIMD paths, measured at most 4.4e-16 absolute, 2.8e-15 relative, hence rtol 1e-14.
         np.testing.assert_allclose(
-            got, expected, rtol=1e-14, atol=0, err_msg=f"rows_per_block={rows_per_block}"
+            got, expected[kept], rtol=1e-14, atol=0, err_msg=f"rows_per_block={rows_per_block}"
         )
     assert np.isfinite(expected[[0, 1, 2, 5]]).all()
     from rejectopt.scores._shared import FEATURE_NAMES, pnorm_max

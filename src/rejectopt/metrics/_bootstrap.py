@@ -2,6 +2,8 @@
 
 import functools
 import math
+import numbers
+import reprlib
 import warnings
 
 import numpy as np
@@ -174,17 +176,48 @@ def _drop_nan(values, name, what):
     return kept
 
 
-def _check_not_nan(value, name, what):
-    """ValueError naming the metric when its value on the full sample is NaN (no interval can describe it)."""
+def _metric_value(value, name, what, *, resample=False):
+    """A metric's value as a float, or an error naming the metric and what it returned.
+
+    Not one real number (None, an array, a text, a boolean): TypeError, the value described.
+    Infinite: ValueError saying so (a percentile of infinite values is no interval, and the
+    difference of two is NaN, not a measurement). NaN: ValueError on the full sample (no
+    interval can describe it); on a resample (``resample=True``) it is returned, for
+    :func:`_drop_nan` to leave out and count.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"metric {name!r} returned {_described(value)} on {what}; a metric returns one number"
+        )
     try:
-        missing = math.isnan(value)
-    except TypeError:  # not a number at all: the metric's own problem, reported where it is used
-        return
-    if missing:
+        number = float(value)
+    except OverflowError:  # an integer beyond the float range
+        number = math.copysign(math.inf, value)
+    if math.isinf(number):
+        raise ValueError(
+            f"metric {name!r} returned an infinite value ({number}) on {what}; an "
+            "infinite estimate has no interval or p-value: give a metric that returns a finite "
+            "number on these rows"
+        )
+    if math.isnan(number) and not resample:
         raise ValueError(
             f"metric {name!r} returned NaN on {what}; a NaN estimate has no interval or p-value: "
             "give a metric that returns a number on these rows"
         )
+    return number
+
+
+def _described(value):
+    """What a metric returned instead of one number, for its error message."""
+    if value is None:
+        return "None"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    if isinstance(value, (str, bytes)):
+        return f"the text {reprlib.repr(value)}"
+    return f"a {type(value).__name__} ({reprlib.repr(value)})"
 
 
 #: Vectorised (rows = resamples) implementations of the metrics, keyed by the public function.
@@ -254,7 +287,9 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
 
     NaN: a metric that returns NaN on the full sample is refused (ValueError naming it); the
     resamples on which it returns NaN are left out with a RuntimeWarning saying how many, and
-    the quantiles are read from the others.
+    the quantiles are read from the others. A value that is infinite (on the sample or on a
+    resample) or not one number (None, an array, a text) is refused, naming the metric and
+    what it returned.
 
     Parameters
     ----------
@@ -281,7 +316,9 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
     ValueError
         On a bad ``metric``, ``n_resamples`` or ``level``, on losses and uncertainties that are
         not one finite number per row, and when the metric returns NaN on the full sample or on
-        every resample.
+        every resample, or an infinite value.
+    TypeError
+        When the metric returns something else than one number (None, an array, a text).
 
     Examples
     --------
@@ -299,7 +336,7 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
     loss, uncertainty = _as_loss_and_uncertainty(loss, uncertainty)
     n_resamples, level = int(n_resamples), float(level)
     name = _metric_name(metric, function)
-    _check_not_nan(
+    _metric_value(
         function(loss, uncertainty), name, "the full sample"
     )  # also validates its own arguments
     rng = np.random.default_rng(random_state)
@@ -308,7 +345,7 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
         _fast_rows(rows_function, kwargs, loss, uncertainty) if rows_function is not None else None
     )
     sample = _Sample(loss, uncertainty) if rows_function is not None and fast is None else None
-    values = np.empty(n_resamples)
+    values, resampled = np.empty(n_resamples), f"a resample of the {n} rows"
     for start, index in _draws(rng, n, n_resamples):
         stop = start + index.shape[0]
         if fast is not None:
@@ -321,7 +358,10 @@ def bootstrap_ci(metric, loss, uncertainty, n_resamples=2000, level=0.95, random
             index.sort(
                 axis=1
             )  # a resample in index order: ties are broken as in the original sample
-            values[start:stop] = [function(loss[i], uncertainty[i]) for i in index]
+            values[start:stop] = [
+                _metric_value(function(loss[i], uncertainty[i]), name, resampled, resample=True)
+                for i in index
+            ]
     values = _drop_nan(values, name, f"the {n} rows")
     alpha = 1.0 - level
     low, high = np.quantile(values, [alpha / 2, 1.0 - alpha / 2])

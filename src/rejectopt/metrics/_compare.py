@@ -7,11 +7,11 @@ import numpy as np
 from ._bands import ConfidenceInterval, _Result
 from ._bootstrap import (
     _BOOTSTRAP_BLOCK_ELEMENTS,
-    _check_not_nan,
     _drop_nan,
     _in_order,
     _is_fast,
     _metric_name,
+    _metric_value,
     _multiplicities,
     _ResampledAurc,
     _resolve_metric,
@@ -74,13 +74,16 @@ def _rank_counts(rng, n, n_resamples):
         yield start, counts
 
 
-def _paired_evaluator(loss, uncertainty_a, uncertainty_b, function, rows_function, kwargs):
+def _paired_evaluator(loss, uncertainty_a, uncertainty_b, metric, rows_function, kwargs):
     """``evaluate(counts)``: the metric's difference a - b on a block of resamples, paired.
 
     ``counts`` are the resamples' multiplicities in score a's sorted order (:func:`_rank_counts`).
     The fastest path that computes the metric exactly: the AuRC's running sums, the weighted
-    kernels of :mod:`._weighted`, else the metric's own function on each resample's rows.
+    kernels of :mod:`._weighted`, else the metric's own function (``metric`` is its
+    ``(function, name)``) on each resample's rows, each value checked to be one finite number
+    or NaN before the two are subtracted (the difference of two infinities would be NaN).
     """
+    function, name = metric
     n = loss.size
     order_a = np.argsort(uncertainty_a, kind="stable")
     rank_a = np.empty(n, dtype=np.intp)
@@ -110,14 +113,19 @@ def _paired_evaluator(loss, uncertainty_a, uncertainty_b, function, rows_functio
             )
     else:
 
+        def value(rows, uncertainty, score):
+            return _metric_value(
+                function(loss[rows], uncertainty[rows]),
+                name,
+                f"a resample of the {n} rows with score {score}",
+                resample=True,
+            )
+
         def evaluate(counts):
             rows = (
                 np.sort(np.repeat(order_a, row)) for row in counts
             )  # index order: ties as in the sample
-            return [
-                function(loss[i], uncertainty_a[i]) - function(loss[i], uncertainty_b[i])
-                for i in rows
-            ]
+            return [value(i, uncertainty_a, "a") - value(i, uncertainty_b, "b") for i in rows]
 
     return evaluate
 
@@ -152,7 +160,8 @@ def compare_scores(
     NaN: a metric that is NaN on the full sample is refused (ValueError naming it). Resamples on
     which the difference is NaN are left out with a RuntimeWarning saying how many; ``ci`` and
     ``p_value`` are read from the others (their count in the proportions' denominator) and
-    ``method`` says how many were left out.
+    ``method`` says how many were left out. A value that is infinite, or not one number (None,
+    an array, a text), is refused, naming the metric and what it returned.
 
     .. versionchanged:: 0.4.0
        The resamples are drawn over score a's ranks: the same ``random_state`` gives other (equally
@@ -186,7 +195,10 @@ def compare_scores(
     ------
     ValueError
         On a bad ``metric``, ``n_resamples`` or ``confidence``, on scores of another length than
-        ``loss`` or not finite, and when the metric is NaN on the full sample or on every resample.
+        ``loss`` or not finite, and when the metric is NaN on the full sample or on every resample,
+        or infinite.
+    TypeError
+        When the metric returns something else than one number (None, an array, a text).
 
     Examples
     --------
@@ -209,15 +221,14 @@ def compare_scores(
     _, uncertainty_b = _as_loss_and_uncertainty(loss, uncertainty_b)
     n_resamples, confidence = int(n_resamples), float(confidence)
     name = _metric_name(metric, function)
-    value_a, value_b = function(loss, uncertainty_a), function(loss, uncertainty_b)
-    _check_not_nan(value_a, name, "the full sample with score a")
-    _check_not_nan(value_b, name, "the full sample with score b")
-    difference = float(value_a - value_b)
+    value_a = _metric_value(function(loss, uncertainty_a), name, "the full sample with score a")
+    value_b = _metric_value(function(loss, uncertainty_b), name, "the full sample with score b")
+    difference = value_a - value_b
     rng = np.random.default_rng(random_state)
     n = loss.size
     values = np.empty(n_resamples)
     evaluate = _paired_evaluator(
-        loss, uncertainty_a, uncertainty_b, function, rows_function, kwargs
+        loss, uncertainty_a, uncertainty_b, (function, name), rows_function, kwargs
     )
     for start, counts in _rank_counts(rng, n, n_resamples):  # one block of resamples at a time
         values[start : start + counts.shape[0]] = evaluate(counts)

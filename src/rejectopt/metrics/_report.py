@@ -100,10 +100,16 @@ def selective_report(
     loss, uncertainty : array-like of shape (n,)
         Losses and uncertainty scores, as in :func:`aurc`.
     groups : array-like of shape (n,), optional
-        A label per row (any sortable type); None: the overall row only.
+        A label per row, all of one kind (numbers, strings, booleans or one sortable type);
+        None: the overall row only. A list, an array and a Series of the same labels give the
+        same groups.
 
         .. versionchanged:: 0.4.0
            A group labelled ``"(all)"``, the name of the overall row, is refused.
+
+        .. versionchanged:: 0.6.0
+           A list's NaN and a list mixing kinds (``[1, "1"]``, ``[1, "a"]``) are refused, as in
+           an array or a Series; numpy had read them as strings (a group ``"nan"``, one ``"1"``).
     selection : None, float, SelectionFunction or fitted SelectiveClassifier, optional
         Which rows are accepted: None accepts every row (coverage 1: the classifier without
         rejection); a number accepts ``uncertainty <= it`` (compared exactly with integer
@@ -127,7 +133,8 @@ def selective_report(
     ------
     ValueError
         Invalid losses or uncertainties (as :func:`aurc`); ``groups`` not one label per row, a
-        missing label, or a label ``"(all)"``; a NaN threshold or an unknown kind of
+        missing label (None, NaN, NA), labels of several kinds (e.g. ``1`` and ``"1"``), or a
+        label ``"(all)"``; a NaN threshold or an unknown kind of
         ``selection``; a selection function's float threshold on integer scores beyond 2**53
         (pass an integer threshold, or ranks); ``confidence`` outside (0, 1) or a needed
         ``loss_bound`` missing or below the largest loss.

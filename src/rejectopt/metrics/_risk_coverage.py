@@ -6,6 +6,7 @@ Every area goes through :class:`._weighted._Sample` (sorted once, evaluated unde
 """
 
 import collections.abc
+import numbers
 
 import numpy as np
 import pandas as pd
@@ -206,24 +207,22 @@ def _paper_only(convention, option):
 def _group_labels(groups, n):
     """Validated group labels: 1-D, one per row, no missing value; returns ``(labels, inverse)`` sorted.
 
-    ``labels`` is the sorted list of distinct labels (numpy scalars as Python values) and
-    ``inverse`` the index of each row's label in it, as ``np.unique(groups, return_inverse=True)``.
-    Integer labels spanning a range of at most a few times ``n`` are counted instead of sorted
-    (same result in O(n)); the missing-label check is one vectorised pass.
+    The one reader of every ``groups=``. ``labels`` is the sorted list of distinct labels (numpy
+    scalars as Python values) and ``inverse`` the index of each row's label in it, as
+    ``np.unique(groups, return_inverse=True)``. A list, an array and a Series of the same labels
+    give the same groups or the same refusal (:func:`_label_array`). Integer labels spanning a
+    range of at most a few times ``n`` are counted instead of sorted (same result in O(n)); the
+    missing-label check is one vectorised pass.
     """
-    if isinstance(groups, (str, bytes, collections.abc.Iterator)):
-        raise TypeError(
-            f"groups must be an array-like of one label per row, got a {type(groups).__name__}"
-        )
-    raw = np.asarray(groups)
-    if raw.ndim != 1 or raw.size != n:
-        raise ValueError(f"groups must hold one label per row: {n} rows, got shape {raw.shape}")
+    raw = _label_array(groups, n)
     missing = _missing_labels(raw)
     if missing.any():
         raise ValueError(
             f"groups has a missing label (None or NaN) at row {int(np.argmax(missing))} "
             f"({int(np.count_nonzero(missing))} in all); label every row, e.g. 'unknown'"
         )
+    if raw.dtype == object:
+        raw = _one_kind(raw)
     if raw.dtype.kind in "iu" and raw.size and int(raw.max()) - int(raw.min()) <= 4 * raw.size:
         low = raw.min()
         shifted = (raw - low).astype(np.intp)
@@ -235,10 +234,72 @@ def _group_labels(groups, n):
             labels, inverse = np.unique(raw, return_inverse=True)
         except TypeError:
             raise ValueError(
-                "groups mixes labels that cannot be sorted together (e.g. numbers and strings); "
-                "convert them to one type, e.g. str"
+                f"groups holds labels that cannot be sorted ({type(raw[0]).__name__}); convert "
+                "them to one sortable type, e.g. str"
             ) from None
     return [v.item() if isinstance(v, np.generic) else v for v in labels], inverse
+
+
+def _label_array(groups, n):
+    """``groups`` as a 1-D array of ``n`` labels, each element as given (object dtype if mixed).
+
+    ``np.asarray`` of a list that mixes kinds converts its elements to one dtype first: numbers
+    and NaN become strings (``[1, "1"]`` one group ``"1"``, NaN a group ``"nan"``), booleans
+    become integers. A list's own element types are read before that, and a list of several
+    kinds is kept as objects, as an array or a Series of the same labels already is, so the
+    checks below see the labels as the caller wrote them.
+    """
+    if isinstance(groups, (str, bytes, collections.abc.Iterator)):
+        raise TypeError(
+            f"groups must be an array-like of one label per row, got a {type(groups).__name__}"
+        )
+    raw = np.asarray(groups)
+    if raw.ndim != 1 or raw.size != n:
+        raise ValueError(f"groups must hold one label per row: {n} rows, got shape {raw.shape}")
+    if (
+        isinstance(groups, (list, tuple))
+        and raw.dtype != object
+        and len({_kind(t) for t in set(map(type, groups))}) > 1
+    ):
+        raw = np.empty(n, dtype=object)
+        raw[:] = list(groups)
+    return raw
+
+
+def _kind(label_type):
+    """The kind of a label's type: labels of two kinds are never one group, nor sorted together."""
+    if issubclass(label_type, (bool, np.bool_)):
+        return "booleans"
+    if issubclass(label_type, numbers.Number):
+        return "numbers"
+    if issubclass(label_type, (str, np.str_)):
+        return "strings"
+    if issubclass(label_type, bytes):
+        return "bytes"
+    return label_type.__name__
+
+
+def _one_kind(raw):
+    """An object array of labels of one kind, numbers as a numeric array; ValueError on mixed kinds.
+
+    Numbers of one object array may be ints and floats: as a numeric array, as numpy makes of a
+    list of them, ``1`` and ``1.0`` are one group whatever the container.
+    """
+    kinds = {_kind(t) for t in set(map(type, raw))}
+    if len(kinds) > 1:
+        first = {}
+        for row, label in enumerate(raw):
+            first.setdefault(_kind(type(label)), row)
+        named = " and ".join(f"{kind} (first at row {row})" for kind, row in first.items())
+        raise ValueError(
+            f"groups mixes labels of different kinds, {named}: such labels are never one group "
+            "nor sorted together; convert the labels to one kind, e.g. str"
+        )
+    if kinds == {"numbers"}:
+        numeric = np.asarray(raw.tolist())
+        if numeric.dtype != object:
+            return numeric
+    return raw
 
 
 def _missing_labels(raw):

@@ -204,7 +204,9 @@ def output_features(logits, rows_per_block=None):
     Raises
     ------
     ValueError
-        Not 2-D with at least 2 columns, or a non-finite value (naming the row and column).
+        Not 2-D with at least 2 columns, a non-finite value (naming the row and column), or a
+        row whose features overflow the float range (its logits spanning nearly all of it,
+        e.g. ``[1e308, -1e308, 0]``; naming the row and the feature).
     """
     logits = check_array(logits, dtype=np.float64, ensure_all_finite=False)
     n, K = logits.shape
@@ -226,8 +228,32 @@ def output_features(logits, rows_per_block=None):
             raise ValueError(
                 f"logits: non-finite value {block[i, j]} at index {rows.start + i}, column {j}"
             )
-        _block_features(block, out=features[rows], work=work, extremes=(low, high))
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named just below
+            _block_features(block, out=features[rows], work=work, extremes=(low, high))
+        _check_overflow(features[rows], rows.start, low, high)
     return features
+
+
+def _check_overflow(features, first_row, low, high):
+    """ValueError naming the first row of a block whose features overflow the float range.
+
+    With finite logits only the features that carry the logits' scale can: the largest centred
+    logit and the 1- and 2-norms of the centred logits (the p-norm ratios stay in [-1, 1]). A
+    row such as ``[1e308, -1e308, 0]`` has ``||f - mean f||_1 = 2e308``: its true value is no
+    float, so there is no finite value to compute instead, and clipping it to the largest
+    float would give rows of very different spans one value. Left infinite, it makes the linear
+    score +-inf by the sign of its weight alone (the most or the least confident row by chance,
+    REG and SELE disagreeing); so the row is refused.
+    """
+    finite = np.isfinite(features)
+    if finite.all():
+        return
+    i, j = (int(v) for v in np.argwhere(~finite)[0])
+    raise ValueError(
+        f"logits at index {first_row + i}: the feature {FEATURE_NAMES[j]!r} overflows the float "
+        f"range ({features[i, j]}; the logits span {low[i]:g} to {high[i]:g}), and a score linear "
+        "in it would be infinite; the class-shared scores refuse such a row"
+    )
 
 
 def _block_features(logits, out=None, work=None, extremes=None):
