@@ -100,3 +100,38 @@ def test_a_fold_lacking_a_class_is_named():
         match=r"fold 1 of 2 failed; its \d+ training rows hold the classes \[1\], lacking \[0\]",
     ):
         model.fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "statement, new",
+    [
+        ("import rejectopt.experiments", "rejectopt.pipeline.experiments"),
+        ("import rejectopt.experiments.guarantees", "rejectopt.pipeline.experiments"),
+        ("from rejectopt import report", "rejectopt.pipeline.report"),
+        ("from rejectopt.config import load_config", "rejectopt.pipeline.config"),
+        ("from rejectopt.resources import estimate", "rejectopt.pipeline.resources"),
+        (
+            "from rejectopt.tables import aurc_table",
+            r"rejectopt.pipeline.tables' \(its aurc_table is metric_table\)",
+        ),
+    ],
+)
+def test_an_old_module_path_names_its_new_home(statement, new):
+    with pytest.raises(ImportError, match=rf"rejectopt 0.3.0 moved it to '{new}"):
+        exec(statement, {})
+
+
+def test_a_module_that_never_existed_keeps_the_usual_error():
+    with pytest.raises(ModuleNotFoundError, match=r"^No module named 'rejectopt.nothere'$"):
+        exec("import rejectopt.nothere", {})
+
+
+def test_the_moved_paths_cost_import_rejectopt_no_import():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, rejectopt; print(sorted(m for m in sys.modules if m.startswith('rejectopt')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['rejectopt']"
