@@ -608,3 +608,28 @@ def test_an_old_format_2_certified_model_applies_as_its_format_3_twin(tmp_path, 
     np.testing.assert_array_equal(
         decisions["accept"], decisions["uncertainty"] <= raw["selection"]["threshold"]
     )
+
+
+@pytest.mark.parametrize("command", ["select", "validate"])
+@pytest.mark.parametrize(
+    "extra, fragment",
+    [
+        (
+            ("--label-column", "y"),
+            "--loss-column loss and --label-column y conflict: the loss column gives each "
+            "prediction's loss, so the labels would not be read; give one of them",
+        ),
+        (("--loss", "mae"), "--loss-column loss and --loss mae conflict"),
+    ],
+)
+def test_a_loss_column_beside_labels_or_a_loss_is_a_conflict(
+    command, extra, fragment, paths, tmp_path, capsys
+):
+    out = tmp_path / "out"
+    argv = [command, "--data", paths["given"], "--out", out, "--loss-column", "loss", *extra]
+    certified = () if command == "select" else ("--confidence", "0.9")
+    status, err = run(
+        [*argv, "--target", "coverage=0.8", *certified, "--loss-bound", "100"], capsys
+    )
+    assert_one_line_error(status, err, fragment)
+    assert not out.exists()

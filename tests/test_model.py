@@ -613,3 +613,143 @@ def test_a_format_2_certified_model_still_loads_its_loss_bound_unrecorded():
     assert (
         validate_model(dict(edited, format_version=3))[1].loss_bound == 100.0
     )  # the same certificate in format 3
+
+
+RISK_MAE = (
+    Target("risk", 1, confidence=0.9),
+    replace(RISK[1], bound=1.0, risk_bound=1.0, loss_bound=4.0),
+)
+
+
+@pytest.mark.parametrize(
+    "fitted, loss_name, changes, message",
+    [
+        (
+            RISK,
+            "zero_one",
+            {"certificate__method": "foo"},
+            "certificate.method is 'foo' but a cert",
+        ),
+        (
+            COVERAGE,
+            "zero_one",
+            {"certificate__method": "foo"},
+            "certificate.method is 'foo' but a certified coverage target is certified by ",
+        ),
+        (
+            TPR_FPR,
+            "zero_one",
+            {"certificate__method": "order-statistic"},
+            "certificate.method is 'order-statistic' but a certified tpr-fpr",
+        ),
+        (
+            RISK,
+            "zero_one",
+            {"target": {"kind": "coverage", "value": 0.4, "confidence": 0.9}},
+            "certificate.method is 'ltt' but a certified coverage target is certified by "
+            "'order-statistic'",
+        ),
+        (
+            RISK,
+            "zero_one",
+            {"certificate__coverage_bound": 1.5},
+            r"certificate.coverage_bound is 1.5 but a coverage .a share of the rows. lies in \[0, 1\]",
+        ),
+        (
+            RISK,
+            "zero_one",
+            {"certificate__coverage_bound": -0.5},
+            "certificate.coverage_bound is -0.5 but a coverage",
+        ),
+        (
+            COVERAGE,
+            "zero_one",
+            {"certificate__coverage_bound": 1.5, "certificate__bound": 1.5},
+            "certificate.coverage_bound is 1.5 but a coverage",
+        ),
+        (
+            TPR_FPR,
+            "zero_one",
+            {"certificate__coverage_bound": 1.5},
+            "certificate.coverage_bound is 1.5 but a coverage",
+        ),
+        (TPR_FPR, "zero_one", {"certificate__bound": -0.1}, "certificate.bound is -0.1 but a cov"),
+        (
+            RISK_MAE,
+            "mae",
+            {"certificate__loss_bound": 1e-300},
+            "certificate.loss_bound is 1e-300 but certificate.risk_bound is 1: a risk bound lies in",
+        ),
+        (
+            RISK_MAE,
+            "mae",
+            {
+                "certificate__loss_bound": 0.5,
+                "certificate__risk_bound": 0.5,
+                "certificate__bound": 0.5,
+            },
+            "certificate.loss_bound is 0.5 but the target's risk is 1: a certified risk lies below B",
+        ),
+        (
+            (COVERAGE[0], replace(COVERAGE[1], loss_bound=10.0)),
+            "column cost",
+            {"certificate__loss_bound": 1e-300},
+            "certificate.loss_bound is 1e-300 but certificate.risk_bound is 7.5",
+        ),
+        (
+            RISK_MAE,
+            "mae",
+            {"classes": ["0", "9"]},
+            r"certificate.loss_bound is 4 but loss mae on the classes \['0', '9'\] has losses up to 9",
+        ),
+        (
+            RISK,
+            "zero_one",
+            {"certificate__bound": 4.0},
+            "certificate.bound is 4 but certificate.risk_bound is 5: a certified risk's bound is",
+        ),
+        (
+            COVERAGE,
+            "zero_one",
+            {"certificate__bound": 0.9},
+            "certificate.bound is 0.9 but certificate.coverage_bound is 0.81",
+        ),
+        (
+            RISK,
+            "zero_one",
+            {"certificate__bound": -1.0, "certificate__risk_bound": -1.0},
+            "certificate.risk_bound is -1, below 0",
+        ),
+        (
+            COVERAGE,
+            "zero_one",
+            {"certificate__risk_bound": -1.0},
+            "certificate.risk_bound is -1, below 0",
+        ),
+        (
+            RISK,
+            "zero_one",
+            {"loss": "hinge"},
+            "loss is 'hinge' but select writes 'zero_one', 'mae'",
+        ),
+        (RISK, "zero_one", {"loss": "column "}, "loss is 'column ' but select writes"),
+    ],
+)
+def test_an_edited_certificate_is_refused_naming_the_field(
+    tmp_path, fitted, loss_name, changes, message
+):
+    """Fields that disagree with each other, with the target's kind or with the loss: never fitted."""
+    path = _certified(tmp_path, *fitted, loss_name=loss_name)
+    assert read_model(path)[2].certificate == fitted[1].certificate  # as written, it reads
+    content = json.loads(path.read_text())
+    for key, value in changes.items():
+        entry, _, field = key.partition("__")
+        if field:
+            content[entry][field] = value
+        else:
+            content[entry] = value
+    path.write_text(json.dumps(content))
+    with pytest.raises(
+        ValueError, match=f"^{tmp_path / 'model.json'}: invalid model: {message}.*; {EDITED}"
+    ):
+        read_model(path)

@@ -8,14 +8,25 @@ import warnings
 
 import numpy as np
 from sklearn import get_config
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    clone,
+    is_regressor,
+)
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    get_routing_for_object,
+    process_routing,
+)
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
@@ -227,6 +238,12 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
         .. versionadded:: 0.4.0
            Cross-fitting is the default (``cv=5``); ``cv=None`` is the former held-out split.
+    loss_bound : float > 0 or None, default=None
+        ``loss="mae"`` only: B, the largest loss a prediction can have (``K - 1`` for K ordinal
+        labels 0..K-1), as ``select --loss-bound``. A certified risk's bound holds for losses in
+        [0, B], fixed before the rows are drawn. None: the span of the labels of ``y`` and of
+        the predictions, which is ``K - 1`` only when the smallest and largest classes occur; a
+        certified target then warns, as ``select`` does, that a missing class makes B too small.
 
     Attributes
     ----------
@@ -373,6 +390,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         n_jobs=1,
         confidence=None,
         cv=_DEFAULT_CV,
+        loss_bound=None,
     ):
         self.estimator = estimator
         self.uncertainty_score = uncertainty_score
@@ -391,6 +409,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.confidence = confidence
         self.cv = cv
+        self.loss_bound = loss_bound
 
     #: The parameters checked by one table (``rejectopt._params.validate_params``) before any fit;
     #: ``target``, ``value`` and ``confidence`` are checked as a :class:`~rejectopt.targets.Target`,
@@ -415,6 +434,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 "split", "get_n_splits", label="a splitter such as sklearn.model_selection.KFold(5)"
             ),
         ],
+        "loss_bound": [
+            NONE("None (the span of the labels)"),
+            Interval(0, None, label="the largest loss a prediction can have, a number > 0"),
+        ],
     }
 
     # ----------------------------------------------------------------------------------------
@@ -435,11 +458,13 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             ) from None
 
     def _loss_bound(self, kind, loss):
-        """The largest loss by the loss's definition: 100 for the 0/100 loss, the label range for the MAE."""
+        """The largest loss: 100 for the 0/100 loss; for the MAE, ``loss_bound``, else the label range."""
         if kind != "risk":
             return None
         if self.loss == "zero_one":
             return 100.0
+        if self.loss_bound is not None:
+            return float(self.loss_bound)
         return max(
             float(np.ptp(np.asarray(self.classes_, dtype=np.float64))), float(loss.max(initial=0.0))
         )
@@ -503,7 +528,17 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         cv = self.cv
         if cv is None or self._prefit():
             return None
-        return int(cv) if isinstance(cv, numbers.Integral) else cv
+        if isinstance(cv, numbers.Integral):
+            return int(cv)
+        if get_routing_for_object(cv).consumes("split", ["groups"]):
+            raise ValueError(
+                f"cv={cv!r} splits by groups, which SelectiveClassifier does not take: fit's "
+                "parameters go to the estimator, and the calibration and report rows are drawn "
+                "at random, not by group, so rows of one group would reach both the classifier and "
+                "the rows that certify it. Pass a splitter without groups (e.g. StratifiedKFold(5)), "
+                "or cv=None with whole groups held out of X"
+            )
+        return cv
 
     def _check_fractions(self):
         classifier, calibration, report, validation = (
@@ -668,6 +703,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             if cv is None
             else "of the rows (out of fold: each by a classifier that did not see it)",
         )
+        self._check_loss_bound(target, loss)
         fitted = self._fit_score_and_selection(
             X, rest, parts, classes, loss, target, spec, seed, fit_target
         )
@@ -695,8 +731,38 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"estimator must have predict{'' if prefit else ' and fit'}; got {self.estimator!r}"
             )
+        if self.loss_bound is not None and self.loss != "mae":
+            raise ValueError(
+                f"loss_bound={self.loss_bound!r} applies to loss='mae' only: the {self.loss} loss is "
+                "bounded by its definition (100)"
+            )
         self._warn(risk_in_percent(target, self.loss, _named))
         return target, spec
+
+    def _check_loss_bound(self, target, loss):
+        """Refuse a loss above ``loss_bound``; warn when a certified risk takes B from the labels.
+
+        The certificate holds for losses in [0, B] with B fixed before the rows are drawn; the
+        span of the labels read is the MAE's ``K - 1`` only when the smallest and largest classes
+        occur, so a class missing from the sample makes B, and the certified risk, too small.
+        """
+        if self.loss != "mae":
+            return
+        worst = float(loss.max(initial=0.0))
+        if self.loss_bound is not None:
+            if worst > self.loss_bound:
+                raise ValueError(
+                    f"loss_bound={self.loss_bound!r}: a prediction has the loss {worst:g}, above it; "
+                    "give the largest loss a prediction can have (K - 1 for K ordinal labels)"
+                )
+            return
+        if target.kind == "risk" and target.confidence is not None:
+            self._warn(
+                f"{_named(target)} with loss='mae': the certificate takes B = "
+                f"{self._loss_bound('risk', loss):g}, the span of the labels and predictions, as the "
+                "largest loss; it is the MAE's K - 1 only when the smallest and largest classes "
+                "occur: pass loss_bound=K-1 if one may be missing"
+            )
 
     def _check_rows(self, X, y):
         """``(X as given, X as a float array, y)``, refused as ``apply`` refuses rows (see the class Notes)."""
@@ -737,6 +803,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError(
                 f"estimator.predict returned shape {y_pred.shape}, expected {(rows.size,)}"
             )
+        _refuse_continuous(model, y_pred)
         fit_target = (
             self._true_class_probability(model, _take_rows(X_raw, X, rows), y[rows])
             if posterior
@@ -783,10 +850,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             _take_rows(X_raw, X, rows), y[rows], **_rows_of_params(routed, n, rows)
         )
         where, predicted, targets = [], [], []
-        for train, test in folds:
-            model = clone(self.estimator).fit(
-                _take_rows(X_raw, X, train), y[train], **_rows_of_params(routed, n, train)
-            )
+        for k, (train, test) in enumerate(folds):
+            model = self._fit_fold(X_raw, X, y, (k, len(folds), train), routed)
             y_pred, fit_target = self._predictions(model, X_raw, X, y, test, posterior)
             where.append(test), predicted.append(y_pred), targets.append(fit_target)
         others = np.setdiff1d(np.arange(n), rows)
@@ -798,6 +863,27 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         fit_target = np.concatenate(targets)[order] if posterior else None
         self.cv_folds_, self.cv_predictions_ = folds, y_pred
         return final, y_pred, fit_target
+
+    def _fit_fold(self, X_raw, X, y, fold, routed):
+        """A clone fitted on one fold's training rows; its failure names the fold and its classes.
+
+        A fold whose training rows lack classes (a splitter without stratification, or a class of
+        a few rows) fails inside the classifier with a message naming no fold.
+        """
+        k, n_folds, train = fold
+        try:
+            return clone(self.estimator).fit(
+                _take_rows(X_raw, X, train), y[train], **_rows_of_params(routed, X.shape[0], train)
+            )
+        except ValueError as err:
+            held = np.unique(y[train]).tolist()
+            missing = np.setdiff1d(np.unique(y), y[train]).tolist()
+            lacks = f", lacking {missing}" if missing else ""
+            raise ValueError(
+                f"cv={self.cv!r}: fitting {type(self.estimator).__name__} on fold {k + 1} of "
+                f"{n_folds} failed; its {train.size} training rows hold the classes {held}{lacks}: "
+                f"{err}. Use a stratified splitter (e.g. StratifiedKFold), fewer folds, or cv=None"
+            ) from err
 
     def _losses_of_rest(self, y, rest, y_pred, where):
         """The predictions on the rows after the classifier's part as indices of :attr:`classes_` (which it sets),
@@ -1210,6 +1296,24 @@ def _rows_of_params(params, n_samples, rows):
             f"sample_weight has {len(params['sample_weight'])} values for {n_samples} samples"
         )
     return out
+
+
+def _refuse_continuous(model, y_pred):
+    """Refuse continuous predictions: a regressor's outputs are no labels to accept or reject.
+
+    Each distinct output would become a class of ``classes_`` (hundreds of floats), and the score
+    would learn one weight vector per output value; scikit-learn's ``type_of_target`` tells them.
+    """
+    if y_pred.dtype.kind not in "fc" or type_of_target(y_pred) != "continuous":
+        return
+    name = type(model).__name__
+    kind = "a regressor" if is_regressor(model) else "not a classifier's labels"
+    first = y_pred[np.flatnonzero(y_pred != np.round(y_pred))[0]]
+    raise ValueError(
+        f"{name}.predict returns continuous values (e.g. {first!r}, {np.unique(y_pred).size} distinct): "
+        f"{kind}; SelectiveClassifier wraps a classifier whose predictions are class labels. Wrap a "
+        "classifier, or round the outputs to labels with a classifier of your own"
+    )
 
 
 def _same_label(label, reject_label):

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ._certify import ZERO_ONE_BOUND, CertifiedSelection, certified_from_dict
+from ._certify import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection, certified_from_dict
 from ._features import (
     FEATURE_LIMIT,
     feature_bounds,
@@ -378,6 +378,96 @@ def _check_loss_bound(target: Any, selection: CertifiedSelection, loss: str) -> 
         )
 
 
+#: The methods that certify each kind of target (what ``Target.fit`` / ``OODTarget.fit`` record).
+_CERTIFYING_METHODS = {
+    "risk": RISK_METHODS,
+    "coverage": ("order-statistic",),
+    "tpr-fpr": ("order-statistic+clopper-pearson",),
+}
+#: The ``loss`` of a model: the losses ``select --loss`` computes, else ``"column NAME"``.
+_LOSS_NAMES = ("zero_one", "mae")
+_LOSS_COLUMN = "column "
+
+
+def _check_loss_name(loss: Any) -> None:
+    """``loss`` is a name ``select`` writes: the scale of every risk in the file rests on it."""
+    if not isinstance(loss, str):
+        raise ValueError("loss must be a string")
+    if loss not in _LOSS_NAMES and not (
+        loss.startswith(_LOSS_COLUMN) and len(loss) > len(_LOSS_COLUMN)
+    ):
+        raise ValueError(
+            f"loss is {reprlib.repr(loss)} but select writes 'zero_one', 'mae' or 'column NAME' "
+            f"(a loss column); {_EDITED}"
+        )
+
+
+def _check_certificate_fields(
+    target: Any, selection: CertifiedSelection, loss: str, classes: Any
+) -> None:
+    """ValueError when a certificate's fields disagree with one another or with the model's loss.
+
+    What fitting records: the method of the target's kind; ``bound`` is the target's own bound
+    (``risk_bound`` of a risk, ``coverage_bound`` of a coverage); coverages, TPR and FPR bounds
+    lie in [0, 1]; a risk bound in [0, B]; a certified risk below B; an MAE's B at least the
+    span of its classes (K - 1 for labels 0..K-1). An edited field would otherwise be read as a
+    guarantee that no fit gave.
+    """
+    methods = _CERTIFYING_METHODS[target.kind]
+    if selection.method not in methods:
+        raise ValueError(
+            f"certificate.method is {reprlib.repr(selection.method)} but a certified {target.kind} "
+            f"target is certified by {' or '.join(map(repr, methods))}; {_EDITED}"
+        )
+    own = {"risk": "risk_bound", "coverage": "coverage_bound"}.get(target.kind)
+    if own is not None and selection.bound != getattr(selection, own):
+        raise ValueError(
+            f"certificate.bound is {value_text(selection.bound)} but certificate.{own} is "
+            f"{value_text(getattr(selection, own))}: a certified {target.kind}'s bound is its {own}; "
+            f"{_EDITED}"
+        )
+    shares = ["coverage_bound"] + (["bound"] if isinstance(target, OODTarget) else [])
+    for field in shares:
+        value = getattr(selection, field)
+        if not (np.isnan(value) or 0.0 <= value <= 1.0):
+            raise ValueError(
+                f"certificate.{field} is {value_text(value)} but a coverage (a share of the rows) "
+                f"lies in [0, 1]; {_EDITED}"
+            )
+    _check_risk_scale(target, selection, loss, classes)
+
+
+def _check_risk_scale(target: Any, selection: CertifiedSelection, loss: str, classes: Any) -> None:
+    """A risk bound in [0, B], a certified risk below B, and an MAE's B at least its classes' span."""
+    bound, risk = selection.loss_bound, selection.risk_bound
+    if not np.isnan(risk) and risk < 0:
+        raise ValueError(f"certificate.risk_bound is {value_text(risk)}, below 0; {_EDITED}")
+    if np.isnan(bound):
+        return
+    if not np.isnan(risk) and risk > bound * (1 + _BOUND_SLACK):
+        raise ValueError(
+            f"certificate.loss_bound is {bound:g} but certificate.risk_bound is {risk:g}: a risk "
+            f"bound lies in [0, B], B the largest loss; {_EDITED}"
+        )
+    if target.kind == "risk" and not target.value < bound:
+        raise ValueError(
+            f"certificate.loss_bound is {bound:g} but the target's risk is {target.value:g}: a "
+            f"certified risk lies below B, the largest loss a prediction can have; {_EDITED}"
+        )
+    if loss == "mae" and isinstance(classes, list):
+        try:
+            labels = np.asarray(classes, dtype=np.float64)
+        except (TypeError, ValueError):  # text labels: their K - 1 is not known from the file
+            return
+        span = float(np.ptp(labels)) if labels.size else 0.0
+        if bound < span:
+            raise ValueError(
+                f"certificate.loss_bound is {bound:g} but loss mae on the classes "
+                f"{reprlib.repr(classes)} has losses up to {span:g} (K - 1): B is at least the "
+                f"largest loss a prediction can have; {_EDITED}"
+            )
+
+
 def _reject_constant(name):
     raise ValueError(f"non-standard JSON number {name}")
 
@@ -531,12 +621,12 @@ def _check_target(
         raise ValueError(
             f"target has confidence {confidence:g} (a certified target) but certificate is null"
         )
-    if not isinstance(model["loss"], str):
-        raise ValueError("loss must be a string")
+    _check_loss_name(model["loss"])
     if certified is not None:
         _check_certificate(parsed, certified)
         if version >= 3:
             _check_loss_bound(parsed, certified, model["loss"])
+        _check_certificate_fields(parsed, certified, model["loss"], model["classes"])
 
 
 def _check_extras(model: Any) -> None:

@@ -104,6 +104,26 @@ def check_pred_column(pred_column, where):
         )
 
 
+def check_loss_source(args):
+    """InputError for ``--loss-column`` beside ``--label-column`` or ``--loss mae``: two loss sources.
+
+    A loss column replaces the labels and the loss computed from them; given both, one would be
+    ignored without a word (the labels, which the user meant to be read).
+    """
+    if args.loss_column is None:
+        return
+    if args.label_column is not None:
+        raise InputError(
+            f"--loss-column {args.loss_column} and --label-column {args.label_column} conflict: the loss "
+            "column gives each prediction's loss, so the labels would not be read; give one of them"
+        )
+    if args.loss != "zero_one":
+        raise InputError(
+            f"--loss-column {args.loss_column} and --loss {args.loss} conflict: --loss computes the loss "
+            "from the labels, the loss column gives it; give one of them"
+        )
+
+
 def require_loss_bound(args, target):
     """InputError for a loss column without ``--loss-bound`` under a certified risk or coverage target.
 

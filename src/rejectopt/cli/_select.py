@@ -32,6 +32,7 @@ from ._options import (
     MIN_ROWS_PER_PART,
     check_certified_risk,
     check_fractions,
+    check_loss_source,
     check_memory_budget_env,
     check_pred_column,
     class_codes,
@@ -129,6 +130,7 @@ def _check_options(args):
     C_grid = parse_C_grid(args.C)
     check_fractions(args)
     check_memory_budget_env(args.score)
+    check_loss_source(args)
     require_loss_bound(args, target)
     features = feature_list(args)
     outputs = (

@@ -22,6 +22,7 @@ from ._files import check_output_folder, write_folder
 from ._options import (
     MIN_ROWS_PER_PART,
     check_fractions,
+    check_loss_source,
     check_memory_budget_env,
     check_pred_column,
     class_codes,
@@ -231,6 +232,7 @@ def _check_options(args):
         check_memory_budget_env(args.score)
     if args.pred_column != "none":
         check_pred_column(args.pred_column, "--pred-column")
+    check_loss_source(args)
     require_loss_bound(args, target)
     features = feature_list(args)
     if args.uncertainty_column is not None:
