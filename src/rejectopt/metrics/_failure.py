@@ -26,7 +26,7 @@ import numpy as np
 
 from .._checks import as_loss_and_uncertainty, as_uncertainty, check_1d
 from .._params import Interval, Options, validate_params
-from ._risk_coverage import _by_group, _group_labels, augrc
+from ._risk_coverage import _by_group, _group_labels
 
 __all__ = [
     "FAILURE_PARAMETERS",
@@ -255,6 +255,23 @@ def _as_labels(y_true, y_pred, uncertainty, owner):
     return y_true, (y_true != y_pred).astype(np.float64), uncertainty
 
 
+def _class_codes(y_true):
+    """``(n_classes, code per row, rows per class)``: integer labels counted, others sorted.
+
+    The codes are 16-bit where they fit, so that a stable sort by class is numpy's radix sort.
+    """
+    if y_true.dtype.kind in "iu" and int(y_true.max()) - int(y_true.min()) <= 4 * y_true.size:
+        shifted = (y_true - y_true.min()).astype(np.intp)
+        counts = np.bincount(shifted)
+        present = counts > 0
+        codes = (np.cumsum(present) - 1)[shifted]
+        counts = counts[present]
+    else:
+        _, codes, counts = np.unique(y_true, return_inverse=True, return_counts=True)
+    dtype = np.uint16 if counts.size <= 2**16 else np.intp
+    return counts.size, codes.astype(dtype, copy=False), counts
+
+
 def _ba_by_group(function, y_true, y_pred, uncertainty, groups):
     """``{label: function(rows of the group)}``: each group's classes and coverage its own."""
     y_true, loss, uncertainty = _as_labels(y_true, y_pred, uncertainty, function.__name__)
@@ -297,7 +314,7 @@ def aurc_ba(y_true, y_pred, uncertainty, *, groups=None):
     if groups is not None:
         return _ba_by_group(aurc_ba, y_true, y_pred, uncertainty, groups)
     y_true, loss, uncertainty = _as_labels(y_true, y_pred, uncertainty, "aurc_ba")
-    classes, cls = np.unique(y_true, return_inverse=True)
+    n_classes, cls, _ = _class_codes(y_true)
     order = np.argsort(uncertainty, kind="stable")
     cls, loss, ranked = cls[order], loss[order], uncertainty[order]
     # Each accepted row changes only its class's error rate: the risk is a cumulated sum of those
@@ -312,10 +329,9 @@ def aurc_ba(y_true, y_pred, uncertainty, *, groups=None):
     change = np.empty(cls.size)
     change[by_class] = rate - before
     ends = np.flatnonzero(np.r_[ranked[1:] != ranked[:-1], True])
-    risk = np.cumsum(change)[ends] / classes.size
+    risk = np.cumsum(change)[ends] / n_classes
     coverage = (ends + 1) / cls.size
-    risk, coverage = np.r_[risk[0], risk], np.r_[0.0, coverage]
-    return float(np.sum(np.diff(coverage) * (risk[1:] + risk[:-1]) / 2))
+    return _trapezoid(np.r_[0.0, coverage], np.r_[risk[0], risk])
 
 
 def augrc_ba(y_true, y_pred, uncertainty, *, groups=None):
@@ -323,7 +339,8 @@ def augrc_ba(y_true, y_pred, uncertainty, *, groups=None):
 
     Each error of true class ``c`` (``n_c`` rows, ``K`` classes) weighs ``n / (K n_c)``, so
     that at full coverage the generalized risk is 1 - balanced accuracy; the area is fd-shifts'
-    AUGRC of those weights (:func:`augrc` with ``convention="fd-shifts"``).
+    AUGRC of those weights (as :func:`augrc` with ``convention="fd-shifts"``): the accepted
+    weight over ``n`` at each distinct uncertainty, trapezoids down to ``(0, 0)``.
 
     Parameters
     ----------
@@ -343,9 +360,18 @@ def augrc_ba(y_true, y_pred, uncertainty, *, groups=None):
     if groups is not None:
         return _ba_by_group(augrc_ba, y_true, y_pred, uncertainty, groups)
     y_true, loss, uncertainty = _as_labels(y_true, y_pred, uncertainty, "augrc_ba")
-    _, cls, per_class = np.unique(y_true, return_inverse=True, return_counts=True)
-    weights = cls.size / (per_class.size * per_class[cls])
-    return float(augrc(loss * weights, uncertainty, convention="fd-shifts"))
+    n_classes, cls, per_class = _class_codes(y_true)
+    weighted = loss * (cls.size / (n_classes * per_class[cls]))
+    order = np.argsort(uncertainty, kind="stable")
+    ranked = uncertainty[order]
+    ends = np.flatnonzero(np.r_[ranked[1:] != ranked[:-1], True])
+    risk = np.r_[0.0, np.cumsum(weighted[order])[ends] / cls.size]
+    return _trapezoid(np.r_[0.0, (ends + 1) / cls.size], risk)
+
+
+def _trapezoid(coverage, risk):
+    """The trapezoid area under the points ``(coverage, risk)``, coverage ascending."""
+    return float(np.sum(np.diff(coverage) * (risk[1:] + risk[:-1]) / 2))
 
 
 def aurc_achievable(loss, uncertainty, *, groups=None):
