@@ -209,3 +209,11 @@ def test_mapies_auarc_is_already_the_mapie_convention():
             assert math.isclose(got, case["values"]["mapie"]["aurc"], rel_tol=1e-12, abs_tol=1e-12)
             checked += 1
     assert checked >= 150
+
+
+def test_fd_shifts_reads_95_percent_as_0_9495():
+    """1899 of 2000 successes (94.95 %) reach fd-shifts' 95 %, not the plain definition's."""
+    u = np.r_[np.arange(2000.0), 1898.5]
+    loss = np.r_[np.zeros(2000), 1.0]
+    assert fpr_at_tpr(loss, u, convention="fd-shifts") == 0.0
+    assert fpr_at_tpr(loss, u) == fpr_at_tpr(loss, u, convention="torch-uncertainty") == 1.0
