@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import check_1d
 from .._params import Interval, Options, validate_params
 from ._risk_coverage import _group_labels
 
@@ -81,13 +82,11 @@ def _as_probabilities(probabilities, y_true):
         row = int(np.argmax(bad))
         raise ValueError(
             f"each row of probabilities must sum to 1 (within {ROW_SUM_TOLERANCE}); row {row} "
-            f"sums to {sums[row]!r}"
+            f"sums to {float(sums[row])!r}"
         )
-    y = np.asarray(y_true)
-    if y.ndim != 1 or y.size != p.shape[0]:
-        raise ValueError(
-            f"y_true must hold one label per row: {p.shape[0]} rows, got shape {y.shape}"
-        )
+    y = check_1d(y_true, "y_true")
+    if y.size != p.shape[0]:
+        raise ValueError(f"y_true must hold one label per row: {p.shape[0]} rows, got {y.size}")
     if y.dtype.kind not in "iu" and not (y.dtype.kind == "f" and np.all(y == np.round(y))):
         raise ValueError(f"y_true must hold integer class indices, got dtype {y.dtype}")
     y = y.astype(np.intp)
