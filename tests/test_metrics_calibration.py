@@ -172,3 +172,16 @@ def test_scalar_parameters_are_checked_against_the_table():
         maximum_calibration_error(p, y, convention="sklearn")
     with pytest.raises(InvalidParameterError, match="n_bins must be an integer"):
         adaptive_calibration_error(p, y, n_bins=1.5)
+
+
+def test_the_registry_names_every_calibration_metric_with_its_inputs():
+    from rejectopt.metrics._calibration_registry import CALIBRATION_METRICS
+
+    p, y = [[0.9, 0.1], [0.3, 0.7], [0.6, 0.4]], [0, 1, 1]
+    assert set(CALIBRATION_METRICS) == {"ece", "mce", "adaptive_ece", "brier", "nll"}
+    for name, entry in CALIBRATION_METRICS.items():
+        assert entry.name == name and entry.inputs == ("probabilities", "y_true")
+        assert entry.higher_is_better is False
+        binned = name in ("ece", "mce", "adaptive_ece")
+        assert entry.function(p, y, **({"n_bins": 2} if binned else {})) >= 0
+    assert CALIBRATION_METRICS["nll"].function(p, y) == negative_log_likelihood(p, y)
