@@ -31,7 +31,9 @@ Provenance (also written into the output file, with the versions actually import
   run in its own Python 3.12 environment (``PROBLY_PYTHON``), the released file
   ``probly/evaluation/tasks.py`` loaded by path (the package's ``__init__`` imports optional
   dependencies this function does not use). Its sort is NumPy's default
-  ``argsort`` reversed; the probly cases have distinct uncertainties, so no tie order enters.
+  ``argsort`` reversed, which is not stable: for the cases with tied uncertainties the file
+  records ``order = argsort(u)`` as computed in probly's environment; fed in that order,
+  rejectopt's stable sort, reversed, processes the rows in probly's sequence.
 """
 
 from __future__ import annotations
@@ -150,7 +152,11 @@ tasks = importlib.util.module_from_spec(tasks_spec)
 tasks_spec.loader.exec_module(tasks)
 selective_prediction = tasks.selective_prediction
 data = json.load(sys.stdin)
-print(json.dumps([selective_prediction(np.array(c["u"]), np.array(c["l"]), n_bins=50)[0] for c in data]))
+print(json.dumps([
+    {"aurc": selective_prediction(np.array(c["u"]), np.array(c["l"]), n_bins=50)[0],
+     "order": np.argsort(np.array(c["u"])).tolist()}  # the same sort probly's function runs
+    for c in data
+]))
 """
 
 
@@ -170,6 +176,14 @@ def probly_cases():
     out.append({"name": "graded_251", "l": rng.exponential(size=251).tolist(), "u": u.tolist()})
     out.append({"name": "all_zero_60", "l": [0.0] * 60, "u": rng.random(60).tolist()})
     out.append({"name": "all_one_60", "l": [1.0] * 60, "u": rng.random(60).tolist()})
+    for n in (64, 300):  # ties: uncertainties on a coarse grid
+        out.append(
+            {
+                "name": f"tied_{n}",
+                "l": rng.choice([0.0, 0.5, 1.0], n).tolist(),
+                "u": np.round(rng.random(n), 1).tolist(),
+            }
+        )
     python = os.environ["PROBLY_PYTHON"]
     done = subprocess.run(
         [python, "-c", PROBLY_CODE],
@@ -186,7 +200,9 @@ def probly_cases():
         check=True,
     ).stdout.strip()
     for case, value in zip(out, values):
-        case["aurc"] = value
+        case["aurc"] = value["aurc"]
+        if len(set(case["u"])) < len(case["u"]):  # its processing order is this order reversed
+            case["order"] = value["order"]
     return out, probly_version
 
 
