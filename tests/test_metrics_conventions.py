@@ -37,6 +37,10 @@ FUNCTIONS = {
     "coverage_at_risk": coverage_at_risk,
 }
 LIBRARIES = [c for c in CONVENTIONS if c != "paper"]
+# probly's golden values live with the calibration metrics' (its own Python 3.12 environment)
+PROBLY_GOLDEN = json.loads(
+    (Path(__file__).parent / "data" / "metric_calibration_golden.json").read_text()
+)["probly"]
 
 
 def _call(metric, loss, uncertainty, case, **kwargs):
@@ -68,7 +72,7 @@ def test_the_golden_file_covers_what_it_claims():
     assert provenance["re-typed"]["fd-shifts"]["repo"] == "IML-DKFZ/fd-shifts"
 
 
-@pytest.mark.parametrize("convention", LIBRARIES)
+@pytest.mark.parametrize("convention", [c for c in LIBRARIES if c != "probly"])
 def test_every_value_equals_the_librarys_own(convention):
     checked, wrong = 0, []
     for case in GOLDEN["cases"]:
@@ -381,3 +385,51 @@ def test_partial_areas_refuse_conventions_without_one_and_bad_ranges():
     for bad in ((0.5, 0.5), (-0.1, 0.5), (0.2, 1.5), (0.5,), "ab", 0.5):
         with pytest.raises(ValueError, match="coverage_range"):
             aurc([0, 1], [0, 1], coverage_range=bad)
+
+
+def test_probly_aurc_equals_problys_own_values():
+    assert len(PROBLY_GOLDEN) >= 8
+    assert sum("order" in case for case in PROBLY_GOLDEN) >= 2  # tied uncertainties
+    for case in PROBLY_GOLDEN:
+        loss, uncertainty = np.asarray(case["l"]), np.asarray(case["u"])
+        if "order" in case:  # probly's argsort(u); it processes the rows in the reverse order
+            loss, uncertainty = loss[case["order"]], uncertainty[case["order"]]
+        got = aurc(loss, uncertainty, convention="probly")
+        assert _same(got, case["aurc"]), (case["name"], got, case["aurc"])
+
+
+def test_probly_bins_its_curve_on_a_fixed_grid():
+    # 100 rows, 2 per step: point i is the mean loss of the 100 - 2 i least uncertain rows,
+    # placed at i / 49 whatever share it rejected; the last point keeps 2 rows, not 100/50
+    loss = np.zeros(100)
+    loss[:3] = 1.0
+    uncertainty = np.arange(100.0)  # the losses of 1 are the least uncertain, rejected last
+    means = [min(3, 100 - 2 * i) / (100 - 2 * i) for i in range(50)]
+    want = float(np.sum(np.diff(np.linspace(0, 1, 50)) * (np.add(means[1:], means[:-1])) / 2))
+    assert aurc(loss, uncertainty, convention="probly") == pytest.approx(want, abs=1e-15)
+    assert (
+        aurc(loss, uncertainty, convention="probly") > 0.1
+    )  # risk 1 at the last point, placed at coverage 0
+
+
+def test_probly_rejects_the_later_of_tied_rows_first_and_averages_ties_on_request():
+    uncertainty = np.arange(60.0)
+    uncertainty[58] = uncertainty[59]  # the two most uncertain rows tie
+    first, second = np.zeros(60), np.zeros(60)
+    first[58], second[59] = 1.0, 1.0
+    a, b = (
+        aurc(first, uncertainty, convention="probly"),
+        aurc(second, uncertainty, convention="probly"),
+    )
+    assert a > b  # row 59 (input position later) is rejected first: row 58's loss stays longer
+    for loss in (first, second):
+        assert aurc(loss, uncertainty, ties="average", convention="probly") == pytest.approx(
+            (a + b) / 2, abs=1e-15
+        )
+
+
+def test_probly_needs_fifty_rows_and_defines_the_aurc_only():
+    with pytest.raises(ValueError, match="convention 'probly'.*at least 50 rows.*got 49"):
+        aurc(np.zeros(49), np.arange(49.0), convention="probly")
+    with pytest.raises(ValueError, match="convention 'probly' .* does not define augrc"):
+        augrc(np.zeros(60), np.arange(60.0), convention="probly")

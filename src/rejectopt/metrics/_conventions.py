@@ -28,7 +28,15 @@ import math
 import numpy as np
 
 #: The conventions, ``paper`` first (the default of :mod:`rejectopt.metrics`).
-CONVENTIONS = ("paper", "fd-shifts", "fd-shifts-legacy", "geifman", "torch-uncertainty", "mapie")
+CONVENTIONS = (
+    "paper",
+    "fd-shifts",
+    "fd-shifts-legacy",
+    "geifman",
+    "torch-uncertainty",
+    "mapie",
+    "probly",
+)
 
 #: Where each convention comes from (named in error messages and the docs).
 SOURCES = {
@@ -38,6 +46,7 @@ SOURCES = {
     "geifman": "Geifman & El-Yaniv's RC_curve (uncertainty_ICLR, utils/uncertainty_tools.py)",
     "torch-uncertainty": "torch-uncertainty's AURC / AUGRC / RiskAtxCov / CovAtxRisk",
     "mapie": "MAPIE's auarc (mapie.metrics.uncertainty), as 1 - AUARC",
+    "probly": "probly's selective_prediction (probly.evaluation.tasks), n_bins=50",
 }
 
 #: The metrics each convention defines; asking another raises ValueError.
@@ -48,10 +57,11 @@ DEFINED = {
     "geifman": ("aurc", "eaurc"),
     "torch-uncertainty": ("aurc", "augrc", "risk_at_coverage", "coverage_at_risk"),
     "mapie": ("aurc",),
+    "probly": ("aurc",),
 }
 
 #: Conventions whose values depend on the order of tied examples (``ties`` matters).
-ORDER_DEPENDENT = ("paper", "fd-shifts-legacy", "geifman", "torch-uncertainty", "mapie")
+ORDER_DEPENDENT = ("paper", "fd-shifts-legacy", "geifman", "torch-uncertainty", "mapie", "probly")
 
 
 def check(convention, metric):
@@ -358,6 +368,37 @@ def mapie(metric, loss, uncertainty, original_loss):
     return 1.0 - float(np.mean(accuracy))
 
 
+# --------------------------------------------------------------------------------------------
+# probly: selective_prediction (binned curve on a 0..1 grid of n_bins points)
+# --------------------------------------------------------------------------------------------
+#: probly's default number of points of its binned curve.
+PROBLY_BINS = 50
+
+
+def probly(metric, loss, uncertainty):
+    """probly's ``selective_prediction``: the mean loss of the rows left after rejecting the
+    ``i * (n // 50)`` most uncertain, i = 0..49, trapezoid over ``linspace(0, 1, 50)``.
+
+    Its quirks are kept: the grid places point ``i`` at ``i / 49`` whatever share of the rows it
+    rejected (``n // 50`` rows per step, so the last point keeps ``n - 49 (n // 50)`` rows, not
+    ``n / 50``), and it refuses fewer than 50 rows. It sorts by ``argsort(uncertainty)[::-1]``;
+    among tied uncertainties the later input row is rejected first here (a stable sort
+    reversed), what NumPy's ``argsort`` gives whenever it keeps equal keys in place.
+    """
+    n = loss.size
+    if n < PROBLY_BINS:
+        raise ValueError(
+            f"convention 'probly' ({SOURCES['probly']}) needs at least {PROBLY_BINS} rows "
+            f"(one per point of its curve), got {n}; probly refuses them too"
+        )
+    del metric  # probly defines the AURC only (check() has refused the others)
+    ordered = loss[np.argsort(uncertainty, kind="stable")[::-1]]
+    step = n // PROBLY_BINS
+    # one np.mean per point, as probly's loop (the same pairwise sums, so the same rounding)
+    means = np.array([np.mean(ordered[i * step :]) for i in range(PROBLY_BINS)])
+    return _trapezoid(means, np.linspace(0, 1, PROBLY_BINS))
+
+
 def evaluate(metric, loss, uncertainty, convention, ties, coverage=None, risk=None):
     """``metric`` of validated ``(loss, uncertainty)`` under a non-paper ``convention``."""
     check(convention, metric)
@@ -372,4 +413,6 @@ def evaluate(metric, loss, uncertainty, convention, ties, coverage=None, risk=No
         return scale * function(metric, loss / scale, uncertainty)
     if convention == "torch-uncertainty":
         return torch_uncertainty(metric, loss, uncertainty, coverage, risk)
+    if convention == "probly":
+        return probly(metric, loss, uncertainty)
     return mapie(metric, loss, uncertainty, original)
