@@ -3,7 +3,7 @@
 The README is a quickstart of at most 10 KB that opens with the two set-up commands; the docs own
 every longer text and never include the README's; the public API (the reference's modules,
 ``API_MODULES`` in docs/conf.py) has numpydoc's Parameters, Returns and Examples on each name, and
-the library's part of it (all but the pipeline's experiment contract) at most 150 names; the
+the library's part of it (all but the pipeline's experiment contract) at most 170 names; the
 pipeline's internal modules keep Parameters and Returns without a mandatory example; a docstring's
 Examples block is at most 15 lines and the package's doctests at most 1,000 lines. CI and the
 pre-commit hooks run the same formatter, linter and type checker, with the lock's releases.
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support import MAX_PUBLIC_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "rejectopt"
@@ -33,7 +34,6 @@ README_COMMANDS = (
     ".venv/bin/pip install --no-deps --no-build-isolation -e . && .venv/bin/pytest -n auto --dist loadfile",
 )
 README_MAX_BYTES = 10_240
-MAX_PUBLIC_NAMES = 150
 MAX_EXAMPLE_LINES = 15
 MAX_DOCTEST_LINES = 1_000
 
@@ -148,7 +148,7 @@ def test_no_docs_page_includes_readme_text():
 
 # --- the public API ----------------------------------------------------------------------------
 
-#: The library's modules of the reference: the 150 names are the library's. The experiment contract
+#: The library's modules of the reference: the MAX_PUBLIC_NAMES names are the library's. The experiment contract
 #: (``rejectopt.pipeline.experiments``) is documented there too, but is the pipeline's.
 LIBRARY_API_MODULES = [
     module for module in API_MODULES if not module.startswith("rejectopt.pipeline")
@@ -161,7 +161,7 @@ def _public_names() -> set[str]:
     }
 
 
-def test_public_api_has_at_most_150_names():
+def test_public_api_has_at_most_170_names():
     counts = {
         module: len(importlib.import_module(module).__all__) for module in LIBRARY_API_MODULES
     }

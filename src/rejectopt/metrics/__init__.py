@@ -12,7 +12,8 @@ Conventions. The risk-coverage metrics (:func:`aurc`, :func:`augrc`, :func:`eaur
 :func:`eaugrc`, :func:`risk_at_coverage`, :func:`coverage_at_risk`) take
 ``convention`` (:data:`CONVENTIONS`): ``"paper"`` (the default, eq. (27) of [1] and this
 module's definitions) or the definition of another library -- ``"fd-shifts"``,
-``"fd-shifts-legacy"``, ``"geifman"``, ``"torch-uncertainty"``, ``"mapie"`` -- computed as that
+``"fd-shifts-legacy"``, ``"geifman"``, ``"torch-uncertainty"``, ``"mapie"``, ``"probly"`` (its AuRC
+only) -- computed as that
 library computes it, tie rule and scale included (in loss units: fd-shifts' display factor
 1000 is left out). A metric a convention does not define raises ValueError naming both.
 Where a convention depends on the order of tied scores, ``ties="index"`` takes the input
@@ -27,6 +28,13 @@ Beyond the point values: ``groups=`` on the risk-coverage metrics and
 (paired bootstrap test of two scores); ``coverage_range=`` on :func:`aurc` / :func:`augrc`
 (partial areas, fd-shifts' ``cov_min`` / ``cov_max`` under its convention).
 
+The rest of what a failure-detection paper reports, in :data:`FAILURE_METRICS` with each one's
+direction and inputs: the failure detector's :func:`failure_auroc`, :func:`fpr_at_tpr` and
+:func:`failure_aupr`; :func:`aurc_achievable` and the balanced-accuracy areas :func:`aurc_ba`,
+:func:`augrc_ba` (of labels and predictions); and the calibration of class probabilities,
+:func:`expected_calibration_error`, :func:`maximum_calibration_error`,
+:func:`adaptive_calibration_error`, :func:`brier_score` and :func:`negative_log_likelihood`.
+
 References
 ----------
 .. [1] V. Franc, D. Prusa, V. Voracek. Optimal Strategies for Reject Option
@@ -38,10 +46,21 @@ References
 
 from ._bands import ConfidenceInterval, risk_coverage_band
 from ._bootstrap import bootstrap_ci
+from ._calibration import (
+    adaptive_calibration_error,
+    brier_score,
+    brier_score_terms,
+    expected_calibration_error,
+    maximum_calibration_error,
+    negative_log_likelihood,
+    nll_terms,
+)
 from ._compare import compare_scores
 from ._confusion import reject_confusion_matrix
 from ._conventions import CONVENTIONS
 from ._display import RiskCoverageDisplay
+from ._failure import augrc_ba, aurc_achievable, aurc_ba, failure_aupr, failure_auroc, fpr_at_tpr
+from ._failure_registry import FAILURE_METRICS, FailureMetric, get_failure_metric
 from ._losses import TASK_LOSS, per_example_loss, task_loss
 from ._registry import METRICS, Metric, get_metric
 from ._report import selective_report
@@ -86,6 +105,22 @@ __all__ = [
     "Metric",
     "METRICS",
     "get_metric",
+    "failure_auroc",
+    "fpr_at_tpr",
+    "failure_aupr",
+    "aurc_achievable",
+    "aurc_ba",
+    "augrc_ba",
+    "expected_calibration_error",
+    "maximum_calibration_error",
+    "adaptive_calibration_error",
+    "brier_score",
+    "brier_score_terms",
+    "negative_log_likelihood",
+    "nll_terms",
+    "FailureMetric",
+    "FAILURE_METRICS",
+    "get_failure_metric",
 ]
 
 

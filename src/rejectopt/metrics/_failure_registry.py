@@ -1,14 +1,23 @@
-"""The registry of failure-detection metrics, apart from :data:`._registry.METRICS`.
+"""The registry of the failure-detection metrics, apart from :data:`._registry.METRICS`.
 
 :data:`._registry.METRICS` holds the ``(loss, uncertainty)`` areas, lower is better, and the
-pipeline's summary adds a column per entry; these metrics differ in direction (an AUROC is
-higher-is-better) and some in inputs (the balanced-accuracy areas read the labels), so they live
-here with both said, and the pipeline's outputs stay as they are.
+pipeline's summary adds a column per entry; the other metrics a failure-detection paper reports
+(fd-shifts and torch-uncertainty report them side by side) differ in direction (an AUROC is
+higher-is-better) and some in inputs (the balanced-accuracy areas read the labels, the
+calibration metrics the class probabilities), so they live here with both said, and the
+pipeline's outputs stay as they are.
 """
 
 from collections.abc import Callable
 from typing import NamedTuple
 
+from ._calibration import (
+    adaptive_calibration_error,
+    brier_score,
+    expected_calibration_error,
+    maximum_calibration_error,
+    negative_log_likelihood,
+)
 from ._failure import (
     augrc_ba,
     aurc_achievable,
@@ -24,6 +33,8 @@ __all__ = ["FAILURE_METRICS", "FailureMetric", "get_failure_metric"]
 LOSS_INPUTS = ("loss", "uncertainty")
 #: The inputs of a metric of the labels and the score.
 LABEL_INPUTS = ("y_true", "y_pred", "uncertainty")
+#: The inputs of a calibration metric: the class probabilities and the labels.
+PROBABILITY_INPUTS = ("probabilities", "y_true")
 
 
 class FailureMetric(NamedTuple):
@@ -40,7 +51,8 @@ class FailureMetric(NamedTuple):
     higher_is_better : bool
         The direction of a better detector.
     inputs : tuple of str
-        ``("loss", "uncertainty")`` or ``("y_true", "y_pred", "uncertainty")``.
+        ``("loss", "uncertainty")``, ``("y_true", "y_pred", "uncertainty")`` or
+        ``("probabilities", "y_true")``.
 
     Examples
     --------
@@ -121,6 +133,41 @@ FAILURE_METRICS = {
         "AUGRC of the errors weighted by inverse class prevalence (fd-shifts augrc_ba)",
         False,
         LABEL_INPUTS,
+    ),
+    "ece": FailureMetric(
+        expected_calibration_error,
+        "ECE",
+        "expected calibration error of the top-label confidence, equal-width bins",
+        False,
+        PROBABILITY_INPUTS,
+    ),
+    "mce": FailureMetric(
+        maximum_calibration_error,
+        "MCE",
+        "maximum calibration error over the equal-width bins",
+        False,
+        PROBABILITY_INPUTS,
+    ),
+    "adaptive_ece": FailureMetric(
+        adaptive_calibration_error,
+        "Adaptive ECE",
+        "expected calibration error over equal-mass bins",
+        False,
+        PROBABILITY_INPUTS,
+    ),
+    "brier": FailureMetric(
+        brier_score,
+        "Brier",
+        "mean squared distance of the probabilities from the one-hot label",
+        False,
+        PROBABILITY_INPUTS,
+    ),
+    "nll": FailureMetric(
+        negative_log_likelihood,
+        "NLL",
+        "mean negative log probability of the true class",
+        False,
+        PROBABILITY_INPUTS,
     ),
 }
 
