@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import as_loss_and_uncertainty, as_ood_mask, renamed_argument
+from .._params import format_level
 from ..selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -143,6 +144,13 @@ def _smallest_certified(certifies: Any, loss_bound: float) -> float:
     return high
 
 
+def _percent(delta: float) -> str:
+    """The level ``1 - delta`` in percent, to one decimal unless that would read as 100 % (a
+    ``delta`` below 5e-4; below 2**-54, ``1 - delta`` is 1 as a float): then as ``1 - delta``."""
+    text = f"{1.0 - delta:.1%}"
+    return f"1 - {delta:g}" if text == "100.0%" else text
+
+
 def _certificate_error(text: str, **advice: Any) -> InfeasibleTargetError:
     """An :class:`InfeasibleTargetError` carrying the advice of a certified target as attributes.
 
@@ -173,7 +181,7 @@ def _infeasible_risk(
     many rows the target needs instead of suggesting a value the rows cannot reach.
     """
     head = (
-        f"target risk={target_risk:g} cannot be certified at confidence {confidence:g} on these {n} "
+        f"target risk={target_risk:g} cannot be certified at confidence {format_level(confidence)} on these {n} "
         f"calibration rows (method {method}): "
     )
     if math.isnan(best):
@@ -190,8 +198,8 @@ def _infeasible_risk(
             else f"about {math.ceil(rows_needed * n / max(n_tested, 1))}"
         )
         text = (
-            f"{head}even without an error, risk={target_risk:g} at confidence {confidence:g} needs at least "
-            f"{rows_needed} "
+            f"{head}even without an error, risk={target_risk:g} at confidence "
+            f"{format_level(confidence)} needs at least {rows_needed} "
             f"tested rows ({total} calibration rows), and {n_tested} are tested; {advice}, a lower "
             "confidence, or more calibration rows"
         )
@@ -684,10 +692,11 @@ def fit_certified_tpr_fpr(
     fpr_bound = float(_risk_upper_bound(ood_accepted, n_ood, delta, 1.0, True))
     if fpr_bound > fpr_max:
         raise _certificate_error(
-            f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence {confidence:g} on these "
-            f"{s.size} rows ({n_id} ID, {n_ood} OOD): the threshold certifying TPR >= {tpr_min:g} accepts "
-            f"{int(ood_accepted)} OOD rows, whose FPR upper bound ({1 - delta:.1%}) is {fpr_bound:.4g}; ask for "
-            f"fpr >= {fpr_bound:.4g}, a lower tpr or confidence, or more rows",
+            f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence "
+            f"{format_level(confidence)} on these {s.size} rows ({n_id} ID, {n_ood} OOD): the "
+            f"threshold certifying TPR >= {tpr_min:g} accepts {int(ood_accepted)} OOD rows, whose "
+            f"FPR upper bound ({_percent(delta)}) is {fpr_bound:.4g}; ask for fpr >= "
+            f"{fpr_bound:.4g}, a lower tpr or confidence, or more rows",
             best_bound=fpr_bound,
             confidence=confidence,
             n_calibration=int(s.size),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._params import CALLABLE, NONE, SEED, Interval, Options, as_real, validate_params
+from .._params import CALLABLE, CONFIDENCE, NONE, SEED, Interval, Options, as_real, validate_params
 from ._selection import RISK_METHODS
 
 __all__ = ["PARAMETERS", "check"]
@@ -26,7 +26,7 @@ class _WholeNumber(Interval):
 
 #: Each scalar parameter of the certified fits and what it allows.
 PARAMETERS: dict[str, Any] = {
-    "confidence": Interval(0, 1),
+    "confidence": CONFIDENCE,
     "method": [NONE, Options(*RISK_METHODS)],
     "start_fraction": Interval(0, 1, closed="left"),
     "random_state": SEED,

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import as_loss_and_uncertainty, clopper_pearson
+from .._params import format_level
 from ..selective import InfeasibleTargetError, SelectionFunction
 from . import _parameters
 from ._fits import _prefix_sums, _resolve_loss_bound
@@ -189,7 +190,7 @@ class TargetValidity:
             color="black",
             linestyle="--",
             label=f"target {self.target.kind}="
-            f"{self.target.value:g} (delta {1 - self.target.confidence:g})",
+            f"{self.target.value:g} (delta {format_level(1 - self.target.confidence)})",
         )
         ax.set_xlabel(
             ("selective risk" if self.target.kind == "risk" else "coverage") + " on all rows"

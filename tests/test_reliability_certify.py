@@ -1,0 +1,105 @@
+"""Certified selection under hostile input: levels the computations cannot represent, SGR's and
+Learn-then-Test's advice, the per-threshold table, infinite scores and the parameter table."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rejectopt import stats
+from rejectopt._certify import (
+    certified_from_dict,
+    fit_certified_coverage,
+    fit_certified_risk,
+    fit_certified_tpr_fpr,
+)
+from rejectopt._checks import CONFIDENCE_MIN, check_confidence
+from rejectopt._params import CONFIDENCE, format_level
+from rejectopt.exceptions import InvalidParameterError
+from rejectopt.metrics import risk_coverage_band
+from rejectopt.selective import InfeasibleTargetError, SelectionFunction, operating_point
+from rejectopt.targets import Target, parse_target
+
+
+def _rows(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    s = rng.random(n)
+    return 100.0 * (rng.random(n) < s / 4), s
+
+
+# --------------------------------------------------------------------------------------------
+# A confidence the computations cannot represent
+# --------------------------------------------------------------------------------------------
+TOO_SMALL = (1e-300, 1e-16, 5e-11)
+RANGE = r"must lie in \[1e-10, 1\) \(it is 1 - delta, e\.g\. 0\.95\), got "
+
+
+@pytest.mark.parametrize("level", TOO_SMALL)
+def test_a_level_that_underflows_is_refused_naming_the_range(level):
+    loss, s = _rows()
+    with pytest.raises(ValueError, match="^confidence " + RANGE):
+        Target("risk", 20, confidence=level)
+    with pytest.raises(ValueError, match="^confidence " + RANGE):
+        parse_target(f"coverage=0.8,confidence={level!r}")
+    owners = {
+        "fit_certified_risk": lambda: fit_certified_risk(loss, s, 20, level),
+        "fit_certified_coverage": lambda: fit_certified_coverage(loss, s, 0.8, level),
+        "fit_certified_tpr_fpr": lambda: fit_certified_tpr_fpr(
+            loss, np.arange(s.size) % 2 == 0, s, 0.5, 0.9, level
+        ),
+        "wilson_interval": lambda: stats.wilson_interval(3, 10, confidence=level),
+        "risk_coverage_band": lambda: risk_coverage_band(loss, s, confidence=level),
+        "operating_point": lambda: operating_point(
+            loss, s, SelectionFunction(0.5, 1.0), confidence=level, loss_bound=100
+        ),
+    }
+    for owner, call in owners.items():
+        with pytest.raises(InvalidParameterError, match=f"^{owner}: confidence " + RANGE):
+            call()
+
+
+def test_the_tables_and_the_check_share_one_range():
+    for level in (*TOO_SMALL, 0.0, 1.0, -0.5, math.nan, math.inf, True, "0.9"):
+        with pytest.raises(ValueError):
+            check_confidence(level)
+        assert not CONFIDENCE.accepts(level)
+    for level in (CONFIDENCE_MIN, 0.5, 0.95, 0.9999999999999999):
+        assert check_confidence(level) == level
+        assert CONFIDENCE.accepts(level)
+    # outside (0, 1) the wording stays that of every level
+    with pytest.raises(ValueError, match=r"^confidence must lie in \(0, 1\)"):
+        check_confidence(1.0)
+
+
+def test_a_certificate_at_the_ends_of_the_range_meets_its_own_target():
+    loss, s = _rows()
+    for level in (CONFIDENCE_MIN, 1e-6, 0.5, 0.9999999999999999):
+        for w in (0.01, 0.5, 0.8, 0.99):
+            selection = fit_certified_coverage(loss, s, w, level)
+            assert selection.coverage_bound >= w or math.isinf(selection.threshold)
+            assert selection.confidence == level
+
+
+def test_a_certificate_with_a_level_too_small_is_refused_when_read_back():
+    certificate = {"bound": 0.8, "confidence": 1e-300, "n_calibration": 10, "method": "x"}
+    certificate.update(risk_bound=None, coverage_bound=0.8)
+    with pytest.raises(ValueError, match="^certificate.confidence " + RANGE):
+        certified_from_dict({"threshold": 0.3, "accept_prob": 1.0}, certificate, format_version=2)
+
+
+def test_a_level_just_below_one_never_reads_as_one():
+    level = 0.9999999999999999
+    assert format_level(level) == "0.9999999999999999"
+    assert format_level(0.95) == "0.95"
+    target = Target("risk", 1, confidence=level)
+    assert str(target) == "risk=1,confidence=0.9999999999999999"
+    assert parse_target(str(target)) == target
+    loss, s = _rows(300)
+    with pytest.raises(InfeasibleTargetError) as caught:
+        target.fit(loss, s)
+    assert "at confidence 0.9999999999999999 " in str(caught.value)
+    assert "confidence 1 " not in str(caught.value)
+    is_ood = np.arange(s.size) % 2 == 0
+    with pytest.raises(InfeasibleTargetError) as caught:
+        fit_certified_tpr_fpr(loss, is_ood, s, 0.9, 0.01, level)
+    assert "100.0%" not in str(caught.value) and "confidence 1 " not in str(caught.value)
