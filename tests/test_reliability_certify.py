@@ -103,3 +103,39 @@ def test_a_level_just_below_one_never_reads_as_one():
     with pytest.raises(InfeasibleTargetError) as caught:
         fit_certified_tpr_fpr(loss, is_ood, s, 0.9, 0.01, level)
     assert "100.0%" not in str(caught.value) and "confidence 1 " not in str(caught.value)
+
+
+# --------------------------------------------------------------------------------------------
+# SGR's refusal: its decision, sorted once
+# --------------------------------------------------------------------------------------------
+def test_sgrs_advice_search_decides_as_sgr_itself():
+    from rejectopt._certify._fits import _SGRSearch
+    from rejectopt.selective import fit_geifman_el_yaniv
+
+    rng = np.random.default_rng(3)
+    for n in (7, 300, 2500):
+        s = np.round(rng.random(n), 2)  # ties: a threshold accepts its tie group
+        loss = 100.0 * (rng.random(n) < s / 3)
+        search = _SGRSearch(loss, s, 0.1, 100.0)
+        for target in rng.random(60) * 100:
+            try:
+                fit_geifman_el_yaniv(loss, s, target, 0.1, loss_scale=100)
+            except InfeasibleTargetError:
+                assert not search.certifies(target)
+            else:
+                assert search.certifies(target)
+
+
+def test_sgrs_advice_certifies_and_its_rows_needed_is_the_smallest():
+    from rejectopt._certify._fits import _rows_needed, _sgr_rows_needed
+
+    loss, s = _rows(3000)
+    with pytest.raises(InfeasibleTargetError) as caught:
+        fit_certified_risk(loss, s, 1, 0.9, method="sgr")
+    best = caught.value.best_bound
+    assert fit_certified_risk(loss, s, best, 0.9, method="sgr").bound < best
+    for target, delta in ((1e-4, 0.1), (1.0, 0.05), (30.0, 1e-6)):
+        n = _sgr_rows_needed(target, delta, 100.0)
+        steps = lambda m: max(1, math.ceil(math.log2(m)))  # noqa: E731
+        assert n >= _rows_needed(target, delta / steps(n), 100.0)
+        assert n - 1 < _rows_needed(target, delta / steps(n - 1), 100.0)

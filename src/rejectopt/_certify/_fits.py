@@ -27,6 +27,7 @@ from ._tails import (
     _dkw_coverage_lower_bound,
     _risk_pvalue,
     _risk_upper_bound,
+    _sps,
 )
 
 #: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
@@ -332,12 +333,12 @@ def _ltt_plan(
     start = _ltt_start(
         rows.start_loss, rows.start_s, target_risk, chain_delta, rows.n_tested, loss_bound, binary
     )
-    return (
-        delta * share,
-        chain_delta,
-        start,
-        int(np.searchsorted(rows.values, start, side="right")) - 1,
-    )
+    first = int(np.searchsorted(rows.values, start, side="right")) - 1
+    if first == rows.values.size - 1:
+        # The chain would start at the full set: the same hypothesis as the full set's own test,
+        # fixed by the start rows alone, so it is tested once, at the whole of delta.
+        return delta, 0.0, math.inf, -1
+    return delta * share, chain_delta, start, first
 
 
 def _ltt_certifies(
@@ -413,11 +414,65 @@ def _fit_ltt(
 
 
 def _sgr_rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
-    """Smallest ``n`` whose error-free rows pass SGR's test at ``delta / ceil(log2 n)``."""
+    """Smallest ``n`` whose error-free rows pass SGR's test at ``delta / ceil(log2 n)``.
+
+    ``needed(n)``, the rows that test needs, never falls as ``n`` grows; from below the answer
+    ``n*`` each step ``n <- needed(n)`` stays at or below ``needed(n*) <= n*`` and rises, so the
+    iteration reaches ``n*`` in a few steps (a step of one row took millions at small targets).
+    """
+
+    def needed(n: int) -> int:
+        return _rows_needed(target_risk, delta / max(1, math.ceil(math.log2(n))), loss_bound)
+
     n = _rows_needed(target_risk, delta, loss_bound)
-    while n < _rows_needed(target_risk, delta / max(1, math.ceil(math.log2(n))), loss_bound):
-        n += 1
+    while n < needed(n):
+        n = needed(n)
     return n
+
+
+class _SGRSearch:
+    """SGR's decision at any target on fixed rows, sorted once: the advice's search asks it often.
+
+    The binary search's thresholds and their Clopper-Pearson bounds do not depend on the target,
+    only the path through them does; each bound is computed once (as
+    :func:`rejectopt.selective.fit_geifman_el_yaniv` computes it, the ``1 - delta / k`` quantile
+    of Beta(e + 1, m - e)), so a decision costs ``ceil(log2 n)`` comparisons, not a sort.
+    0/B losses only (SGR's own restriction).
+    """
+
+    def __init__(self, loss: np.ndarray, s: np.ndarray, delta: float, loss_bound: float) -> None:
+        # A threshold accepts its ties, so its rows and errors are counts of scores <= it: two
+        # sorts of the scores (all, and the errors' own; the losses are 0 or B), not an argsort.
+        self.s_sorted = np.sort(s)
+        self.error_s_sorted = np.sort(s[loss > 0.0])
+        self.n_steps = max(1, math.ceil(math.log2(s.size)))
+        self.delta_step = delta / self.n_steps
+        self.loss_bound = loss_bound
+        self.bounds: dict[int, float] = {}
+
+    def _bound(self, mid: int) -> float:
+        if mid not in self.bounds:
+            theta = self.s_sorted[mid - 1]
+            accepted = int(np.searchsorted(self.s_sorted, theta, side="right"))
+            errors = int(np.searchsorted(self.error_s_sorted, theta, side="right"))
+            self.bounds[mid] = (
+                1.0
+                if errors >= accepted
+                else float(_sps.beta.ppf(1.0 - self.delta_step, errors + 1, accepted - errors))
+            )
+        return self.bounds[mid]
+
+    def certifies(self, target_risk: float) -> bool:
+        """Whether some threshold of SGR's search at ``target_risk`` has a bound below it."""
+        target = target_risk / self.loss_bound
+        low, high, found = 0, self.s_sorted.size, False
+        for _ in range(self.n_steps):
+            mid = (low + high + 1) // 2
+            if self._bound(mid) < target:
+                low, found = mid, True
+            else:
+                high = mid
+        return found
 
 
 @renamed_argument("s", "uncertainty", since="0.6.0")
@@ -516,13 +571,6 @@ def fit_certified_risk(
             loss_bound=bound,
         )
 
-    def certifies(a):  # SGR's own decision at target a (a binary search: O(n log n) per target)
-        try:
-            fit_geifman_el_yaniv(loss, s, a, delta, loss_scale=bound)
-        except InfeasibleTargetError:
-            return False
-        return True
-
     n = loss.size
     needed = _sgr_rows_needed(target_risk, delta, bound)
     raise _infeasible_risk(
@@ -532,7 +580,7 @@ def fit_certified_risk(
         n,
         n,
         needed,
-        _smallest_certified(certifies, bound),
+        _smallest_certified(_SGRSearch(loss, s, delta, bound).certifies, bound),
         "no threshold of the binary search has a bound below the target",
     )
 
