@@ -139,3 +139,60 @@ def test_sgrs_advice_certifies_and_its_rows_needed_is_the_smallest():
         steps = lambda m: max(1, math.ceil(math.log2(m)))  # noqa: E731
         assert n >= _rows_needed(target, delta / steps(n), 100.0)
         assert n - 1 < _rows_needed(target, delta / steps(n - 1), 100.0)
+
+
+# --------------------------------------------------------------------------------------------
+# The per-threshold table's wording; infinite scores; the parameter table
+# --------------------------------------------------------------------------------------------
+def test_the_table_of_a_coverage_target_says_what_needs_the_loss_bound():
+    from rejectopt.targets import certification_table
+
+    loss, s = [0.0, 0.5, 1.0], [0.1, 0.2, 0.3]
+    with pytest.raises(ValueError) as caught:
+        certification_table(loss, s, Target("coverage", 0.5, confidence=0.9))
+    assert "risk target" not in str(caught.value)
+    assert str(caught.value).startswith("certification_table's upper_bound column")
+    with pytest.raises(ValueError, match="^a certified risk target needs the loss's bound"):
+        certification_table(loss, s, Target("risk", 0.4, confidence=0.9))
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_certified_tpr_fpr_refuses_infinite_scores_as_risk_and_coverage_do(bad):
+    loss, s = _rows(200)
+    s = s.copy()
+    s[7] = bad
+    is_ood = np.arange(s.size) % 2 == 0
+    message = r"^uncertainty contains 1 NaN or infinite value\(s\) \(first: uncertainty\[7\] = "
+    with pytest.raises(ValueError, match=message):
+        fit_certified_tpr_fpr(loss, is_ood, s, 0.5, 0.9, 0.9)
+    with pytest.raises(ValueError, match=message):
+        fit_certified_coverage(loss, s, 0.5, 0.9)
+    with pytest.raises(ValueError, match=message):
+        fit_certified_risk(loss, s, 20, 0.9)
+
+
+@pytest.mark.parametrize("bad", [1.5, 0, -1, math.nan, True, "0.5"])
+def test_certified_coverage_refuses_a_coverage_outside_its_table(bad):
+    loss, s = _rows(200)
+    with pytest.raises(InvalidParameterError, match="^fit_certified_coverage: target_coverage "):
+        fit_certified_coverage(loss, s, bad, 0.9)
+
+
+@pytest.mark.parametrize("name", ["tpr_min", "fpr_max"])
+@pytest.mark.parametrize("bad", [1.5, -0.1, math.nan, True])
+def test_certified_tpr_fpr_refuses_a_rate_bound_outside_its_table(name, bad):
+    loss, s = _rows(200)
+    bounds = {"tpr_min": 0.5, "fpr_max": 0.9, name: bad}
+    with pytest.raises(InvalidParameterError, match=rf"^fit_certified_tpr_fpr: {name} must be "):
+        fit_certified_tpr_fpr(loss, np.arange(s.size) % 2 == 0, s, confidence=0.9, **bounds)
+
+
+def test_sgr_checks_the_options_it_ignores_and_is_unchanged_by_valid_ones():
+    loss, s = _rows(3000)
+    reference = fit_certified_risk(loss, s, 20, 0.9, method="sgr")
+    other = fit_certified_risk(loss, s, 20, 0.9, method="sgr", start_fraction=0.3, random_state=7)
+    assert other == reference
+    with pytest.raises(InvalidParameterError, match="^fit_certified_risk: start_fraction "):
+        fit_certified_risk(loss, s, 20, 0.9, method="sgr", start_fraction=1.5)
+    with pytest.raises(InvalidParameterError, match="^fit_certified_risk: random_state "):
+        fit_certified_risk(loss, s, 20, 0.9, method="sgr", random_state="seed")

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_loss_and_uncertainty, as_ood_mask, renamed_argument
+from .._checks import as_loss_and_uncertainty, as_ood_mask, as_uncertainty, renamed_argument
 from .._params import format_level
 from ..selective import (
     InfeasibleTargetError,
@@ -47,7 +47,9 @@ FULL_SHARE_MIN = 0.02
 # --------------------------------------------------------------------------------------------
 # Input checks
 # --------------------------------------------------------------------------------------------
-def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any, owner: str) -> tuple[float, bool]:
+def _resolve_loss_bound(
+    loss: np.ndarray, loss_bound: Any, owner: str, needs: str = "a certified risk target"
+) -> tuple[float, bool]:
     """B (the largest loss by definition) and whether every loss is 0 or B.
 
     ``None`` means the project's 0/100 loss and is accepted only when every loss is 0 or 100;
@@ -61,6 +63,8 @@ def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any, owner: str) -> tuple[
         The declared bound.
     owner : str
         The public function whose ``loss_bound`` it is, named in a refusal (:mod:`._parameters`).
+    needs : str, default "a certified risk target"
+        What needs B, as the refusal of a loss without it says.
 
     Returns
     -------
@@ -71,7 +75,7 @@ def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any, owner: str) -> tuple[
         if not np.all((loss == 0.0) | (loss == ZERO_ONE_BOUND)):
             bad = int(np.flatnonzero((loss != 0.0) & (loss != ZERO_ONE_BOUND))[0])
             raise ValueError(
-                f"a certified risk target needs the loss's bound: loss[{bad}] = {loss[bad]:g} is not a "
+                f"{needs} needs the loss's bound: loss[{bad}] = {loss[bad]:g} is not a "
                 "0/100 loss; pass loss_bound (the largest loss a prediction can have by the loss's "
                 "definition: 100 for the 0/100 loss, K - 1 for the MAE on K ordinal labels)"
             )
@@ -510,9 +514,11 @@ def fit_certified_risk(
     method : {"ltt", "sgr"} or None, default None
         None: ``RISK_METHODS[0]``.
     start_fraction : float, default START_FRACTION
-        "ltt": share of the rows that chooses the start of the test.
+        "ltt": share of the rows that chooses the start of the test, in [0, 1). "sgr" ignores
+        it (its search uses every row) but refuses a value outside [0, 1) all the same.
     random_state : int, default 0
-        "ltt": seed of the rows chosen for the start.
+        "ltt": seed of the rows chosen for the start. "sgr" draws nothing and ignores it, but
+        refuses what is no seed.
 
     Returns
     -------
@@ -540,10 +546,12 @@ def fit_certified_risk(
             f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
             f"got {target_risk:g}"
         )
-    if method == "ltt":  # the only method that reads them
-        _parameters.check(
-            "fit_certified_risk", start_fraction=start_fraction, random_state=random_state
-        )
+    # Checked for either method: "sgr" ignores them (its search uses every row and draws
+    # nothing), but a value no method could use is a slip either way.
+    _parameters.check(
+        "fit_certified_risk", start_fraction=start_fraction, random_state=random_state
+    )
+    if method == "ltt":
         return _fit_ltt(
             loss, s, target_risk, confidence, bound, binary, start_fraction, random_state
         )
@@ -623,7 +631,10 @@ def fit_certified_coverage(
         ``loss_bound`` the B its risk bound rests on.
     """
     loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
-    confidence = float(_parameters.check("fit_certified_coverage", confidence=confidence)[0])
+    confidence, target_coverage = _parameters.check(
+        "fit_certified_coverage", confidence=confidence, target_coverage=target_coverage
+    )
+    confidence = float(confidence)
     delta = 1.0 - confidence
     n = loss.size
     k = _coverage_rank(n, float(target_coverage), delta)
@@ -696,16 +707,18 @@ def fit_certified_tpr_fpr(
     InfeasibleTargetError
         The FPR's bound exceeds ``fpr_max``; the message gives it.
     """
-    confidence = float(_parameters.check("fit_certified_tpr_fpr", confidence=confidence)[0])
+    confidence, tpr_min, fpr_max = _parameters.check(
+        "fit_certified_tpr_fpr", confidence=confidence, tpr_min=tpr_min, fpr_max=fpr_max
+    )
+    confidence, tpr_min, fpr_max = float(confidence), float(tpr_min), float(fpr_max)
     is_ood = as_ood_mask(is_ood)
-    s = np.asarray(uncertainty, dtype=float)
+    # the one check of scores the risk and coverage targets make too: 1-D, finite, exactly ordered
+    s = as_uncertainty(uncertainty, exact_order=False)
     if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
         raise ValueError(
             f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "
             f"{is_ood.size} and {s.size}"
         )
-    if np.isnan(s).any():
-        raise ValueError(f"uncertainty contains NaN at index {int(np.flatnonzero(np.isnan(s))[0])}")
     n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
     if n_id == 0 or n_ood == 0:
         raise ValueError(

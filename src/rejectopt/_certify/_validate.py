@@ -76,7 +76,12 @@ def certification_table(
     loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     delta = 1.0 - target.confidence
     n = loss.size
-    bound, binary = _resolve_loss_bound(loss, loss_bound, "certification_table")
+    needs = (
+        "a certified risk target"
+        if target.kind == "risk"
+        else "certification_table's upper_bound column (the selective risk's bound)"
+    )
+    bound, binary = _resolve_loss_bound(loss, loss_bound, "certification_table", needs)
     values, trials, sums = _prefix_sums(loss, s)
     upper = _risk_upper_bound(sums, trials, delta, bound, binary)
     if target.kind == "risk":
