@@ -137,8 +137,9 @@ def test_sgrs_advice_certifies_and_its_rows_needed_is_the_smallest():
     for target, delta in ((1e-4, 0.1), (1.0, 0.05), (30.0, 1e-6)):
         n = _sgr_rows_needed(target, delta, 100.0)
         steps = lambda m: max(1, math.ceil(math.log2(m)))  # noqa: E731
-        assert n >= _rows_needed(target, delta / steps(n), 100.0)
-        assert n - 1 < _rows_needed(target, delta / steps(n - 1), 100.0)
+        # SGR's first cut holds (n + 1) // 2 rows: error-free, it certifies iff they suffice
+        assert (n + 1) // 2 >= _rows_needed(target, delta / steps(n), 100.0)
+        assert n // 2 < _rows_needed(target, delta / steps(n - 1), 100.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,3 +197,41 @@ def test_sgr_checks_the_options_it_ignores_and_is_unchanged_by_valid_ones():
         fit_certified_risk(loss, s, 20, 0.9, method="sgr", start_fraction=1.5)
     with pytest.raises(InvalidParameterError, match="^fit_certified_risk: random_state "):
         fit_certified_risk(loss, s, 20, 0.9, method="sgr", random_state="seed")
+
+
+# --------------------------------------------------------------------------------------------
+# rows_needed: the advised sample certifies, one row fewer does not
+# --------------------------------------------------------------------------------------------
+def _error_free_certifies(n, risk, confidence, method, seed):
+    s = np.random.default_rng(seed).random(n)
+    try:
+        fit_certified_risk(np.zeros(n), s, risk, confidence, method=method)
+    except InfeasibleTargetError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("method", ["ltt", "sgr"])
+@pytest.mark.parametrize("risk, confidence", [(1, 0.9), (5, 0.95), (10, 0.9), (0.5, 0.99)])
+def test_the_advised_sample_size_certifies_error_free_and_one_fewer_does_not(
+    method, risk, confidence
+):
+    with pytest.raises(InfeasibleTargetError) as caught:
+        fit_certified_risk(np.zeros(20), np.arange(20.0), risk, confidence, method=method)
+    text = str(caught.value)
+    advised = int(text.split(" calibration rows), and")[0].rsplit("(", 1)[1])
+    assert f"needs at least {caught.value.rows_needed} tested rows ({advised} calibration" in text
+    for seed in range(3):
+        assert _error_free_certifies(advised, risk, confidence, method, seed)
+        assert not _error_free_certifies(advised - 1, risk, confidence, method, seed)
+
+
+def test_a_run_started_at_the_full_set_tests_it_once_at_the_whole_level():
+    # 243 error-free rows: 12 start rows, 231 tested; (1 - 0.01)**231 = 0.098 <= 0.1, which the
+    # full set's two tests at split levels each missed
+    assert _error_free_certifies(243, 1, 0.9, "ltt", 0)
+    from rejectopt._certify import _ltt_rows
+    from rejectopt._certify._fits import _ltt_plan
+
+    rows = _ltt_rows(np.zeros(243), np.random.default_rng(0).random(243), 0.05, 0)
+    assert _ltt_plan(rows, 1.0, 0.1, 100.0, True) == (0.1, 0.0, math.inf, -1)

@@ -178,12 +178,15 @@ def _infeasible_risk(
     rows_needed: int,
     best: float,
     why: str,
+    calibration_needed: int,
 ) -> InfeasibleTargetError:
     """The error of a risk target the sample cannot certify, with advice that certifies on these rows.
 
     ``best`` is a target risk the same procedure certifies on the same rows (NaN: none below B);
     where even error-free rows would be too few (``n_tested < rows_needed``), the message says how
-    many rows the target needs instead of suggesting a value the rows cannot reach.
+    many rows the target needs instead of suggesting a value the rows cannot reach:
+    ``calibration_needed`` is the fewest calibration rows that, error-free, certify it (the
+    smallest such sample: one row fewer does not).
     """
     head = (
         f"target risk={target_risk:g} cannot be certified at confidence {format_level(confidence)} on these {n} "
@@ -197,16 +200,11 @@ def _infeasible_risk(
             f"ask for risk >= {best:.8g}"
         )
     if n_tested < rows_needed:
-        total = (
-            rows_needed
-            if n_tested == n
-            else f"about {math.ceil(rows_needed * n / max(n_tested, 1))}"
-        )
         text = (
             f"{head}even without an error, risk={target_risk:g} at confidence "
             f"{format_level(confidence)} needs at least {rows_needed} "
-            f"tested rows ({total} calibration rows), and {n_tested} are tested; {advice}, a lower "
-            "confidence, or more calibration rows"
+            f"tested rows ({calibration_needed} calibration rows), and {n_tested} are tested; "
+            f"{advice}, a lower confidence, or more calibration rows"
         )
     else:
         text = f"{head}{why}; {advice}, a lower confidence, or more calibration rows"
@@ -395,6 +393,7 @@ def _fit_ltt(
             _rows_needed(target_risk, delta, loss_bound),
             best,
             why,
+            _ltt_calibration_rows(_rows_needed(target_risk, delta, loss_bound), start_fraction),
         )
     else:
         failed = np.flatnonzero(pvalues[first:] > chain_delta)
@@ -418,19 +417,45 @@ def _fit_ltt(
 
 
 def _sgr_rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
-    """Smallest ``n`` whose error-free rows pass SGR's test at ``delta / ceil(log2 n)``.
+    """Fewest rows ``n`` whose error-free sample SGR certifies: ``(n + 1) // 2 >= needed(n)``.
 
-    ``needed(n)``, the rows that test needs, never falls as ``n`` grows; from below the answer
-    ``n*`` each step ``n <- needed(n)`` stays at or below ``needed(n*) <= n*`` and rises, so the
-    iteration reaches ``n*`` in a few steps (a step of one row took millions at small targets).
+    SGR's search first tests the cut of the ``(n + 1) // 2`` least uncertain rows, at
+    ``delta / ceil(log2 n)``; without errors it certifies iff that cut passes (a failure moves the
+    search to smaller cuts, whose bounds are larger), so those rows must reach
+    ``needed(n) = _rows_needed(target, delta / ceil(log2 n))``. ``needed`` never falls as ``n``
+    grows; from below the answer ``n*`` each step ``n <- 2 needed(n) - 1`` stays at or below
+    ``2 needed(n*) - 1 <= n*`` and rises, so the iteration reaches ``n*`` in a few steps.
     """
 
-    def needed(n: int) -> int:
-        return _rows_needed(target_risk, delta / max(1, math.ceil(math.log2(n))), loss_bound)
+    def enough(n: int) -> int:
+        steps = max(1, math.ceil(math.log2(n)))
+        return 2 * _rows_needed(target_risk, delta / steps, loss_bound) - 1
 
-    n = _rows_needed(target_risk, delta, loss_bound)
-    while n < needed(n):
-        n = needed(n)
+    n = max(1, 2 * _rows_needed(target_risk, delta, loss_bound) - 1)
+    while n < enough(n):
+        n = enough(n)
+    return n
+
+
+def _ltt_calibration_rows(rows_needed: int, start_fraction: float) -> int:
+    """Fewest calibration rows whose split leaves ``rows_needed`` tested rows ("ltt").
+
+    Error-free, those rows certify: the start rows then predict that only the full set can
+    pass, so it is tested alone at delta (:func:`_ltt_plan`), on ``rows_needed`` rows. A sample
+    below ``MIN_START_ROWS / start_fraction`` rows has no start rows, so the answer is not
+    monotone there: 185 rows may test 185 and 190 rows test 180.
+    """
+
+    def tested(n: int) -> int:
+        n_start = int(round(start_fraction * n))
+        return n - (n_start if n_start >= MIN_START_ROWS else 0)
+
+    if tested(rows_needed) >= rows_needed:
+        return rows_needed
+    # Past it every sample has start rows, and n - round(f n) >= m needs n >= (m - 0.5) / (1 - f).
+    n = max(rows_needed + 1, int((rows_needed - 0.5) / (1.0 - start_fraction)))
+    while tested(n) < rows_needed:
+        n += 1
     return n
 
 
@@ -590,6 +615,7 @@ def fit_certified_risk(
         needed,
         _smallest_certified(_SGRSearch(loss, s, delta, bound).certifies, bound),
         "no threshold of the binary search has a bound below the target",
+        needed,
     )
 
 
