@@ -109,7 +109,7 @@ def test_a_level_just_below_one_never_reads_as_one():
 # SGR's refusal: its decision, sorted once
 # --------------------------------------------------------------------------------------------
 def test_sgrs_advice_search_decides_as_sgr_itself():
-    from rejectopt._certify._fits import _SGRSearch
+    from rejectopt._certify._tails import _SGRSearch
     from rejectopt.selective import fit_geifman_el_yaniv
 
     rng = np.random.default_rng(3)
