@@ -30,6 +30,8 @@ import numpy as np
 _sps = _lazy.load("scipy.stats", suppress_warning=True)
 
 __all__ = [
+    "CONFIDENCE_MIN",
+    "CONFIDENCE_RANGE",
     "SPLIT_PARTS",
     "as_loss",
     "as_loss_and_uncertainty",
@@ -238,8 +240,27 @@ def as_loss_and_uncertainty(
     return loss, uncertainty
 
 
+#: Smallest level the certified computations represent faithfully. A level enters them as
+#: ``delta = 1 - confidence``, rounded to the float grid just below 1 (spacing 2**-53), so the level
+#: they use, ``1 - delta``, is off by up to 2**-54 (5.6e-17): from 1e-10 on that is below 1e-6 of
+#: the level, under the 6 significant digits a statement prints, and the binomial and beta tails
+#: evaluated near 1 (absolute error about 1e-16) still order against ``delta`` (at 1e-16 a
+#: coverage certificate's bound falls below its own target; at 1e-300 ``delta`` is exactly 1 and
+#: the normal quantile of ``1 - delta`` is undefined). The upper end is 1, open: every float below
+#: 1 leaves ``delta >= 2**-53``, where ``log(delta)``, the normal quantile of ``1 - delta``, the
+#: Clopper-Pearson, Hoeffding-Bentkus and binomial tails and a ``model.json`` round trip (the
+#: level is written as its shortest repr, read back exactly) are all finite and exact.
+CONFIDENCE_MIN = 1e-10
+
+#: The usable range of a confidence, as the messages name it.
+CONFIDENCE_RANGE = f"[{CONFIDENCE_MIN:g}, 1)"
+
+
 def check_confidence(confidence: Any, name: str = "confidence") -> float:
-    """``confidence`` (a level ``1 - delta``) as a float in (0, 1), or ValueError naming ``name``.
+    """``confidence`` (a level ``1 - delta``) as a float in [:data:`CONFIDENCE_MIN`, 1), or ValueError.
+
+    The one check of a level: the parameter tables' confidence entries
+    (:data:`rejectopt._params.CONFIDENCE`) accept what it accepts and word a refusal as it does.
 
     Parameters
     ----------
@@ -256,14 +277,30 @@ def check_confidence(confidence: Any, name: str = "confidence") -> float:
     Raises
     ------
     ValueError
-        Not a real number (text such as ``"0.95"``, a bool, None), NaN, or outside (0, 1).
+        Not a real number (text such as ``"0.95"``, a bool, None), NaN, outside (0, 1) (worded
+        as :func:`check_open_unit` words it), or below :data:`CONFIDENCE_MIN` (naming the range).
+
+    Examples
+    --------
+    >>> check_confidence(0.95)
+    0.95
+    >>> check_confidence(1e-300)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: confidence must lie in [1e-10, 1) (it is 1 - delta, e.g. 0.95), got 1e-300: ...
     """
+    hint = " (it is 1 - delta, e.g. 0.95)"
     if isinstance(confidence, (bool, np.bool_)) or not isinstance(confidence, numbers.Real):
         raise ValueError(
-            f"{name} must be a real number in (0, 1) (it is 1 - delta, e.g. 0.95), got "
+            f"{name} must be a real number in (0, 1){hint}, got "
             f"{confidence!r}; convert text with float() first"
         )
-    return check_open_unit(confidence, name, hint=" (it is 1 - delta, e.g. 0.95)")
+    number = check_open_unit(confidence, name, hint=hint)
+    if number < CONFIDENCE_MIN:
+        raise ValueError(
+            f"{name} must lie in {CONFIDENCE_RANGE}{hint}, got {number:g}: below {CONFIDENCE_MIN:g}, "
+            "delta = 1 - confidence rounds the level away"
+        )
+    return number
 
 
 def as_ood_mask(is_ood: Any) -> np.ndarray:

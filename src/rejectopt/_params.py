@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_open_unit
+from ._checks import CONFIDENCE_MIN, CONFIDENCE_RANGE, check_confidence, check_open_unit
 from .exceptions import InvalidParameterError
 
 __all__ = [
     "CALLABLE",
+    "CONFIDENCE",
     "NONE",
     "SEED",
     "Constraint",
@@ -30,6 +31,7 @@ __all__ = [
     "Interval",
     "Options",
     "as_real",
+    "format_level",
     "validate_params",
 ]
 
@@ -229,6 +231,35 @@ class InstanceOf(Constraint):
         return f"an instance of {' or '.join(t.__name__ for t in self.types)}"
 
 
+class _ConfidenceConstraint(Interval):
+    """A level ``1 - delta`` in [CONFIDENCE_MIN, 1): what :func:`check_confidence` accepts, so that
+    every table's confidence entry and the targets' own check give one range and one wording."""
+
+    def __init__(self) -> None:
+        super().__init__(CONFIDENCE_MIN, 1, closed="left", label=f"a level in {CONFIDENCE_RANGE}")
+
+    def accepts(self, value: Any) -> bool:
+        return _is_real(value) and super().accepts(value)
+
+
+#: The confidence entry of every parameter table (the certified fits, the metrics, the bands and
+#: tests of :mod:`rejectopt.stats`, :mod:`rejectopt.selective`, the estimator): one range, whose
+#: ends :data:`rejectopt._checks.CONFIDENCE_MIN` explains.
+CONFIDENCE = _ConfidenceConstraint()
+
+
+def format_level(level: float) -> str:
+    """A level as a statement prints it: ``:g``, unless that would read as 1 or 0 (then in full).
+
+    A confidence of 0.9999999999999999 is a level below 1; "confidence 1" would state a certainty.
+
+    >>> format_level(0.95), format_level(0.9999999999999999)
+    ('0.95', '0.9999999999999999')
+    """
+    text = f"{level:g}"
+    return repr(float(level)) if text in ("1", "0") else text
+
+
 def validate_params(owner: str, values: Mapping[str, Any], constraints: Mapping[str, Any]) -> None:
     """Check each parameter of ``values`` named in ``constraints`` against its allowed kinds.
 
@@ -255,10 +286,15 @@ def validate_params(owner: str, values: Mapping[str, Any], constraints: Mapping[
         if any(kind.accepts(value) for kind in kinds):
             continue
         others = [kind for kind in kinds if not isinstance(kind, _NoneConstraint)]
-        if len(others) == 1 and isinstance(others[0], Interval) and others[0].is_open_unit:
+        level = len(others) == 1 and isinstance(others[0], _ConfidenceConstraint)
+        if level or (
+            len(others) == 1 and isinstance(others[0], Interval) and others[0].is_open_unit
+        ):
             hint = " or None" if len(kinds) > 1 else ""
             try:
-                check_open_unit(value, name, hint=hint)
+                check_open_unit(value, name, hint=hint)  # outside (0, 1): worded as every level
+                if level:  # inside, but too small for the computations: naming the usable range
+                    check_confidence(value, name)
             except ValueError as err:
                 raise InvalidParameterError(f"{owner}: {err}") from None
         texts = [kind.describe() for kind in kinds]

@@ -33,7 +33,7 @@ import lazy_loader as _lazy
 import numpy as np
 
 from ._checks import as_loss_and_uncertainty, renamed_argument
-from ._params import Interval, validate_params
+from ._params import CONFIDENCE, Interval, validate_params
 
 # the selection function's own module; TIE_BREAKING and check_tie_breaking are re-exported here
 from ._selection_function import TIE_BREAKING as TIE_BREAKING
@@ -100,7 +100,7 @@ _PARAMETERS = {
     "target_coverage": Interval(0, 1, closed="right"),
     "delta": Interval(0, 1),
     "loss_scale": Interval(0, None),
-    "confidence": Interval(0, 1),
+    "confidence": CONFIDENCE,
 }
 
 

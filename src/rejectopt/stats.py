@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ._checks import check_open_unit
-from ._params import Interval, validate_params
+from ._params import CONFIDENCE, Interval, validate_params
 
 #: scipy.stats, imported at its first use (heavy to import: ``benchmarks/import_costs_records.csv``;
 #: a table job needs it, a figure job not).
@@ -240,7 +240,7 @@ _PARAMETERS = {
         1, None, integer=True, closed="left", label="an integer >= 1 (number of datasets)"
     ),
     "alpha": Interval(0, 1),
-    "confidence": Interval(0, 1),
+    "confidence": CONFIDENCE,
     "cd": Interval(0, None),
     "loss_bound": Interval(
         0, None, label="a finite number > 0 (the largest loss a prediction can have)"

@@ -27,7 +27,7 @@ from ._certify import (
     validate_target,
 )
 from ._checks import check_confidence
-from ._params import Interval, validate_params
+from ._params import Interval, format_level, validate_params
 from .ood import fit_bounded_precision_recall, fit_bounded_tpr_fpr
 from .ood._metrics import operating_points
 from .ood._validation import CONSTRAINT_TOL
@@ -190,7 +190,11 @@ class Target:
 
     def __str__(self) -> str:
         text = f"{self.kind}={self.value:g}"
-        return text if self.confidence is None else f"{text},confidence={self.confidence:g}"
+        return (
+            text
+            if self.confidence is None
+            else f"{text},confidence={format_level(self.confidence)}"
+        )
 
     def __repr__(self) -> str:
         extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
@@ -310,7 +314,11 @@ class OODTarget:
 
     def __str__(self) -> str:
         text = ",".join(f"{name}={value:g}" for name, value in self.as_dict().items())
-        return text if self.confidence is None else f"{text},confidence={self.confidence:g}"
+        return (
+            text
+            if self.confidence is None
+            else f"{text},confidence={format_level(self.confidence)}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The target as ``model.json`` and ``report.json`` hold it; :func:`parse_target` reads it back.

@@ -17,7 +17,9 @@ the statements:
   start (:func:`_ltt_start`), the others test every cut from there upwards at level
   ``delta * (1 - w)``; the selection is the largest cut of the unbroken run of rejections. The
   full set alone is tested too, at ``delta * w``, ``w`` the start rows' predicted chance that it
-  certifies (:func:`_ltt_full_share`); a union bound over the two tests. With fewer than
+  certifies (:func:`_ltt_full_share`); a union bound over the two tests. Where the start rows
+  start the sequence at the full set, the two tests are one hypothesis, tested once at delta.
+  With fewer than
   ``MIN_START_ROWS`` start rows (``n < 190``) the full set alone is tested, on every row. The
   family-wise error is at most delta (the first cut after the start whose risk exceeds the
   target is a fixed cut, and the run can pass it only by rejecting it).

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_loss_and_uncertainty, as_ood_mask, renamed_argument
+from .._checks import as_loss_and_uncertainty, as_ood_mask, as_uncertainty, renamed_argument
+from .._params import format_level
 from ..selective import (
     InfeasibleTargetError,
     SelectionFunction,
@@ -26,6 +27,7 @@ from ._tails import (
     _dkw_coverage_lower_bound,
     _risk_pvalue,
     _risk_upper_bound,
+    _SGRSearch,
 )
 
 #: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
@@ -45,7 +47,9 @@ FULL_SHARE_MIN = 0.02
 # --------------------------------------------------------------------------------------------
 # Input checks
 # --------------------------------------------------------------------------------------------
-def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any, owner: str) -> tuple[float, bool]:
+def _resolve_loss_bound(
+    loss: np.ndarray, loss_bound: Any, owner: str, needs: str = "a certified risk target"
+) -> tuple[float, bool]:
     """B (the largest loss by definition) and whether every loss is 0 or B.
 
     ``None`` means the project's 0/100 loss and is accepted only when every loss is 0 or 100;
@@ -59,6 +63,8 @@ def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any, owner: str) -> tuple[
         The declared bound.
     owner : str
         The public function whose ``loss_bound`` it is, named in a refusal (:mod:`._parameters`).
+    needs : str, default "a certified risk target"
+        What needs B, as the refusal of a loss without it says.
 
     Returns
     -------
@@ -69,7 +75,7 @@ def _resolve_loss_bound(loss: np.ndarray, loss_bound: Any, owner: str) -> tuple[
         if not np.all((loss == 0.0) | (loss == ZERO_ONE_BOUND)):
             bad = int(np.flatnonzero((loss != 0.0) & (loss != ZERO_ONE_BOUND))[0])
             raise ValueError(
-                f"a certified risk target needs the loss's bound: loss[{bad}] = {loss[bad]:g} is not a "
+                f"{needs} needs the loss's bound: loss[{bad}] = {loss[bad]:g} is not a "
                 "0/100 loss; pass loss_bound (the largest loss a prediction can have by the loss's "
                 "definition: 100 for the 0/100 loss, K - 1 for the MAE on K ordinal labels)"
             )
@@ -143,6 +149,13 @@ def _smallest_certified(certifies: Any, loss_bound: float) -> float:
     return high
 
 
+def _percent(delta: float) -> str:
+    """The level ``1 - delta`` in percent, to one decimal unless that would read as 100 % (a
+    ``delta`` below 5e-4; below 2**-54, ``1 - delta`` is 1 as a float): then as ``1 - delta``."""
+    text = f"{1.0 - delta:.1%}"
+    return f"1 - {delta:g}" if text == "100.0%" else text
+
+
 def _certificate_error(text: str, **advice: Any) -> InfeasibleTargetError:
     """An :class:`InfeasibleTargetError` carrying the advice of a certified target as attributes.
 
@@ -165,15 +178,18 @@ def _infeasible_risk(
     rows_needed: int,
     best: float,
     why: str,
+    calibration_needed: int,
 ) -> InfeasibleTargetError:
     """The error of a risk target the sample cannot certify, with advice that certifies on these rows.
 
     ``best`` is a target risk the same procedure certifies on the same rows (NaN: none below B);
     where even error-free rows would be too few (``n_tested < rows_needed``), the message says how
-    many rows the target needs instead of suggesting a value the rows cannot reach.
+    many rows the target needs instead of suggesting a value the rows cannot reach:
+    ``calibration_needed`` is the fewest calibration rows that, error-free, certify it (the
+    smallest such sample: one row fewer does not).
     """
     head = (
-        f"target risk={target_risk:g} cannot be certified at confidence {confidence:g} on these {n} "
+        f"target risk={target_risk:g} cannot be certified at confidence {format_level(confidence)} on these {n} "
         f"calibration rows (method {method}): "
     )
     if math.isnan(best):
@@ -184,16 +200,11 @@ def _infeasible_risk(
             f"ask for risk >= {best:.8g}"
         )
     if n_tested < rows_needed:
-        total = (
-            rows_needed
-            if n_tested == n
-            else f"about {math.ceil(rows_needed * n / max(n_tested, 1))}"
-        )
         text = (
-            f"{head}even without an error, risk={target_risk:g} at confidence {confidence:g} needs at least "
-            f"{rows_needed} "
-            f"tested rows ({total} calibration rows), and {n_tested} are tested; {advice}, a lower "
-            "confidence, or more calibration rows"
+            f"{head}even without an error, risk={target_risk:g} at confidence "
+            f"{format_level(confidence)} needs at least {rows_needed} "
+            f"tested rows ({calibration_needed} calibration rows), and {n_tested} are tested; "
+            f"{advice}, a lower confidence, or more calibration rows"
         )
     else:
         text = f"{head}{why}; {advice}, a lower confidence, or more calibration rows"
@@ -324,12 +335,12 @@ def _ltt_plan(
     start = _ltt_start(
         rows.start_loss, rows.start_s, target_risk, chain_delta, rows.n_tested, loss_bound, binary
     )
-    return (
-        delta * share,
-        chain_delta,
-        start,
-        int(np.searchsorted(rows.values, start, side="right")) - 1,
-    )
+    first = int(np.searchsorted(rows.values, start, side="right")) - 1
+    if first == rows.values.size - 1:
+        # The chain would start at the full set: the same hypothesis as the full set's own test,
+        # fixed by the start rows alone, so it is tested once, at the whole of delta.
+        return delta, 0.0, math.inf, -1
+    return delta * share, chain_delta, start, first
 
 
 def _ltt_certifies(
@@ -382,6 +393,7 @@ def _fit_ltt(
             _rows_needed(target_risk, delta, loss_bound),
             best,
             why,
+            _ltt_calibration_rows(_rows_needed(target_risk, delta, loss_bound), start_fraction),
         )
     else:
         failed = np.flatnonzero(pvalues[first:] > chain_delta)
@@ -405,9 +417,44 @@ def _fit_ltt(
 
 
 def _sgr_rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
-    """Smallest ``n`` whose error-free rows pass SGR's test at ``delta / ceil(log2 n)``."""
-    n = _rows_needed(target_risk, delta, loss_bound)
-    while n < _rows_needed(target_risk, delta / max(1, math.ceil(math.log2(n))), loss_bound):
+    """Fewest rows ``n`` whose error-free sample SGR certifies: ``(n + 1) // 2 >= needed(n)``.
+
+    SGR's search first tests the cut of the ``(n + 1) // 2`` least uncertain rows, at
+    ``delta / ceil(log2 n)``; without errors it certifies iff that cut passes (a failure moves the
+    search to smaller cuts, whose bounds are larger), so those rows must reach
+    ``needed(n) = _rows_needed(target, delta / ceil(log2 n))``. ``needed`` never falls as ``n``
+    grows; from below the answer ``n*`` each step ``n <- 2 needed(n) - 1`` stays at or below
+    ``2 needed(n*) - 1 <= n*`` and rises, so the iteration reaches ``n*`` in a few steps.
+    """
+
+    def enough(n: int) -> int:
+        steps = max(1, math.ceil(math.log2(n)))
+        return 2 * _rows_needed(target_risk, delta / steps, loss_bound) - 1
+
+    n = max(1, 2 * _rows_needed(target_risk, delta, loss_bound) - 1)
+    while n < enough(n):
+        n = enough(n)
+    return n
+
+
+def _ltt_calibration_rows(rows_needed: int, start_fraction: float) -> int:
+    """Fewest calibration rows whose split leaves ``rows_needed`` tested rows ("ltt").
+
+    Error-free, those rows certify: the start rows then predict that only the full set can
+    pass, so it is tested alone at delta (:func:`_ltt_plan`), on ``rows_needed`` rows. A sample
+    below ``MIN_START_ROWS / start_fraction`` rows has no start rows, so the answer is not
+    monotone there: 185 rows may test 185 and 190 rows test 180.
+    """
+
+    def tested(n: int) -> int:
+        n_start = int(round(start_fraction * n))
+        return n - (n_start if n_start >= MIN_START_ROWS else 0)
+
+    if tested(rows_needed) >= rows_needed:
+        return rows_needed
+    # Past it every sample has start rows, and n - round(f n) >= m needs n >= (m - 0.5) / (1 - f).
+    n = max(rows_needed + 1, int((rows_needed - 0.5) / (1.0 - start_fraction)))
+    while tested(n) < rows_needed:
         n += 1
     return n
 
@@ -447,9 +494,11 @@ def fit_certified_risk(
     method : {"ltt", "sgr"} or None, default None
         None: ``RISK_METHODS[0]``.
     start_fraction : float, default START_FRACTION
-        "ltt": share of the rows that chooses the start of the test.
+        "ltt": share of the rows that chooses the start of the test, in [0, 1). "sgr" ignores
+        it (its search uses every row) but refuses a value outside [0, 1) all the same.
     random_state : int, default 0
-        "ltt": seed of the rows chosen for the start.
+        "ltt": seed of the rows chosen for the start. "sgr" draws nothing and ignores it, but
+        refuses what is no seed.
 
     Returns
     -------
@@ -477,10 +526,12 @@ def fit_certified_risk(
             f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
             f"got {target_risk:g}"
         )
-    if method == "ltt":  # the only method that reads them
-        _parameters.check(
-            "fit_certified_risk", start_fraction=start_fraction, random_state=random_state
-        )
+    # Checked for either method: "sgr" ignores them (its search uses every row and draws
+    # nothing), but a value no method could use is a slip either way.
+    _parameters.check(
+        "fit_certified_risk", start_fraction=start_fraction, random_state=random_state
+    )
+    if method == "ltt":
         return _fit_ltt(
             loss, s, target_risk, confidence, bound, binary, start_fraction, random_state
         )
@@ -508,13 +559,6 @@ def fit_certified_risk(
             loss_bound=bound,
         )
 
-    def certifies(a):  # SGR's own decision at target a (a binary search: O(n log n) per target)
-        try:
-            fit_geifman_el_yaniv(loss, s, a, delta, loss_scale=bound)
-        except InfeasibleTargetError:
-            return False
-        return True
-
     n = loss.size
     needed = _sgr_rows_needed(target_risk, delta, bound)
     raise _infeasible_risk(
@@ -524,8 +568,9 @@ def fit_certified_risk(
         n,
         n,
         needed,
-        _smallest_certified(certifies, bound),
+        _smallest_certified(_SGRSearch(loss, s, delta, bound).certifies, bound),
         "no threshold of the binary search has a bound below the target",
+        needed,
     )
 
 
@@ -567,7 +612,10 @@ def fit_certified_coverage(
         ``loss_bound`` the B its risk bound rests on.
     """
     loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
-    confidence = float(_parameters.check("fit_certified_coverage", confidence=confidence)[0])
+    confidence, target_coverage = _parameters.check(
+        "fit_certified_coverage", confidence=confidence, target_coverage=target_coverage
+    )
+    confidence = float(confidence)
     delta = 1.0 - confidence
     n = loss.size
     k = _coverage_rank(n, float(target_coverage), delta)
@@ -640,16 +688,18 @@ def fit_certified_tpr_fpr(
     InfeasibleTargetError
         The FPR's bound exceeds ``fpr_max``; the message gives it.
     """
-    confidence = float(_parameters.check("fit_certified_tpr_fpr", confidence=confidence)[0])
+    confidence, tpr_min, fpr_max = _parameters.check(
+        "fit_certified_tpr_fpr", confidence=confidence, tpr_min=tpr_min, fpr_max=fpr_max
+    )
+    confidence, tpr_min, fpr_max = float(confidence), float(tpr_min), float(fpr_max)
     is_ood = as_ood_mask(is_ood)
-    s = np.asarray(uncertainty, dtype=float)
+    # the one check of scores the risk and coverage targets make too: 1-D, finite, exactly ordered
+    s = as_uncertainty(uncertainty, exact_order=False)
     if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
         raise ValueError(
             f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "
             f"{is_ood.size} and {s.size}"
         )
-    if np.isnan(s).any():
-        raise ValueError(f"uncertainty contains NaN at index {int(np.flatnonzero(np.isnan(s))[0])}")
     n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
     if n_id == 0 or n_ood == 0:
         raise ValueError(
@@ -684,10 +734,11 @@ def fit_certified_tpr_fpr(
     fpr_bound = float(_risk_upper_bound(ood_accepted, n_ood, delta, 1.0, True))
     if fpr_bound > fpr_max:
         raise _certificate_error(
-            f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence {confidence:g} on these "
-            f"{s.size} rows ({n_id} ID, {n_ood} OOD): the threshold certifying TPR >= {tpr_min:g} accepts "
-            f"{int(ood_accepted)} OOD rows, whose FPR upper bound ({1 - delta:.1%}) is {fpr_bound:.4g}; ask for "
-            f"fpr >= {fpr_bound:.4g}, a lower tpr or confidence, or more rows",
+            f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence "
+            f"{format_level(confidence)} on these {s.size} rows ({n_id} ID, {n_ood} OOD): the "
+            f"threshold certifying TPR >= {tpr_min:g} accepts {int(ood_accepted)} OOD rows, whose "
+            f"FPR upper bound ({_percent(delta)}) is {fpr_bound:.4g}; ask for fpr >= "
+            f"{fpr_bound:.4g}, a lower tpr or confidence, or more rows",
             best_bound=fpr_bound,
             confidence=confidence,
             n_calibration=int(s.size),

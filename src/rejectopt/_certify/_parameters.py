@@ -2,16 +2,16 @@
 
 :func:`fit_certified_risk`, :func:`fit_certified_coverage`, :func:`fit_certified_tpr_fpr`,
 :func:`validate_target` and :func:`certification_table` check their levels, methods, fractions,
-seeds and loss bound against this one table (:func:`rejectopt._params.validate_params`), each
-refusal naming the function: "<function>: <name> must be <what>, got <value>". A target's
-value (a risk below the loss bound, a coverage, rates) is checked by the fit that reads it.
+seeds, loss bound, coverage and rate bounds against this one table (:func:`rejectopt._params.validate_params`), each
+refusal naming the function: "<function>: <name> must be <what>, got <value>". A target risk,
+whose range depends on the loss bound, is checked by the fit that reads it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .._params import CALLABLE, NONE, SEED, Interval, Options, as_real, validate_params
+from .._params import CALLABLE, CONFIDENCE, NONE, SEED, Interval, Options, as_real, validate_params
 from ._selection import RISK_METHODS
 
 __all__ = ["PARAMETERS", "check"]
@@ -26,9 +26,12 @@ class _WholeNumber(Interval):
 
 #: Each scalar parameter of the certified fits and what it allows.
 PARAMETERS: dict[str, Any] = {
-    "confidence": Interval(0, 1),
+    "confidence": CONFIDENCE,
     "method": [NONE, Options(*RISK_METHODS)],
     "start_fraction": Interval(0, 1, closed="left"),
+    "target_coverage": Interval(0, 1, closed="right"),
+    "tpr_min": Interval(0, 1, closed="both"),
+    "fpr_max": Interval(0, 1, closed="both"),
     "random_state": SEED,
     "loss_bound": [NONE, Interval(0, None, label="a finite number > 0")],
     "repeats": _WholeNumber(1, None, closed="left", label="an integer >= 1"),

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .._checks import check_open_unit
+from .._checks import check_confidence
 from ..selective import SelectionFunction
 
 #: SGR at the same delta in 38 of the 40 cells measured on the guide's "Guarantees" page).
@@ -191,7 +191,7 @@ def certified_from_dict(
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{name}.{key} must be a number or null, got {value!r}")
         values[key] = float(value)
-    confidence = check_open_unit(certificate["confidence"], f"{name}.confidence")
+    confidence = check_confidence(certificate["confidence"], f"{name}.confidence")
     n_calibration = certificate["n_calibration"]
     if isinstance(n_calibration, bool) or not isinstance(n_calibration, int) or n_calibration < 1:
         raise ValueError(f"{name}.n_calibration must be an integer >= 1, got {n_calibration!r}")

@@ -212,3 +212,48 @@ def _coverage_rank(n: int, target_coverage: float, delta: float) -> int:
     tails = _sps.binom.sf(np.arange(n + 1) - 1, n, target_coverage)  # P(Bin >= k), k = 0..n
     ok = np.flatnonzero(tails <= delta)
     return int(ok[0]) if ok.size else n + 1
+
+
+class _SGRSearch:
+    """SGR's decision at any target on fixed rows, sorted once: the advice's search asks it often.
+
+    The binary search's thresholds and their Clopper-Pearson bounds do not depend on the target,
+    only the path through them does; each bound is computed once (as
+    :func:`rejectopt.selective.fit_geifman_el_yaniv` computes it, the ``1 - delta / k`` quantile
+    of Beta(e + 1, m - e)), so a decision costs ``ceil(log2 n)`` comparisons, not a sort.
+    0/B losses only (SGR's own restriction).
+    """
+
+    def __init__(self, loss: np.ndarray, s: np.ndarray, delta: float, loss_bound: float) -> None:
+        # A threshold accepts its ties, so its rows and errors are counts of scores <= it: two
+        # sorts of the scores (all, and the errors' own; the losses are 0 or B), not an argsort.
+        self.s_sorted = np.sort(s)
+        self.error_s_sorted = np.sort(s[loss > 0.0])
+        self.n_steps = max(1, math.ceil(math.log2(s.size)))
+        self.delta_step = delta / self.n_steps
+        self.loss_bound = loss_bound
+        self.bounds: dict[int, float] = {}
+
+    def _bound(self, mid: int) -> float:
+        if mid not in self.bounds:
+            theta = self.s_sorted[mid - 1]
+            accepted = int(np.searchsorted(self.s_sorted, theta, side="right"))
+            errors = int(np.searchsorted(self.error_s_sorted, theta, side="right"))
+            self.bounds[mid] = (
+                1.0
+                if errors >= accepted
+                else float(_sps.beta.ppf(1.0 - self.delta_step, errors + 1, accepted - errors))
+            )
+        return self.bounds[mid]
+
+    def certifies(self, target_risk: float) -> bool:
+        """Whether some threshold of SGR's search at ``target_risk`` has a bound below it."""
+        target = target_risk / self.loss_bound
+        low, high, found = 0, self.s_sorted.size, False
+        for _ in range(self.n_steps):
+            mid = (low + high + 1) // 2
+            if self._bound(mid) < target:
+                low, found = mid, True
+            else:
+                high = mid
+        return found

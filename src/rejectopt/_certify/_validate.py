@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import as_loss_and_uncertainty, clopper_pearson
+from .._params import format_level
 from ..selective import InfeasibleTargetError, SelectionFunction
 from . import _parameters
 from ._fits import _prefix_sums, _resolve_loss_bound
@@ -75,7 +76,12 @@ def certification_table(
     loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     delta = 1.0 - target.confidence
     n = loss.size
-    bound, binary = _resolve_loss_bound(loss, loss_bound, "certification_table")
+    needs = (
+        "a certified risk target"
+        if target.kind == "risk"
+        else "certification_table's upper_bound column (the selective risk's bound)"
+    )
+    bound, binary = _resolve_loss_bound(loss, loss_bound, "certification_table", needs)
     values, trials, sums = _prefix_sums(loss, s)
     upper = _risk_upper_bound(sums, trials, delta, bound, binary)
     if target.kind == "risk":
@@ -189,7 +195,7 @@ class TargetValidity:
             color="black",
             linestyle="--",
             label=f"target {self.target.kind}="
-            f"{self.target.value:g} (delta {1 - self.target.confidence:g})",
+            f"{self.target.value:g} (delta {format_level(1 - self.target.confidence)})",
         )
         ax.set_xlabel(
             ("selective risk" if self.target.kind == "risk" else "coverage") + " on all rows"

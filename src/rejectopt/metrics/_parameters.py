@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._params import NONE, SEED, Interval, Options, as_real, validate_params
+from .._params import CONFIDENCE, NONE, SEED, Interval, Options, as_real, validate_params
 from ._conventions import CONVENTIONS
 
 __all__ = ["PARAMETERS", "check"]
@@ -21,7 +21,7 @@ PARAMETERS: dict[str, Any] = {
     "convention": Options(*CONVENTIONS),
     "coverage": Interval(0, 1, closed="right"),
     "risk": Interval(0, None, closed="left", label="a finite number >= 0 (loss units)"),
-    "confidence": Interval(0, 1),  # None, where a function allows it, is not checked
+    "confidence": CONFIDENCE,  # None, where a function allows it, is not checked
     "level": Interval(0, 1),
     "loss_bound": [NONE, Interval(0, None, label="a finite number > 0")],
     "simultaneous": Options(True, False, label="True or False"),
