@@ -135,3 +135,12 @@ def test_the_moved_paths_cost_import_rejectopt_no_import():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['rejectopt']"
+
+
+@pytest.mark.parametrize("rows", [0, -1])
+def test_rows_per_block_zero_is_refused_as_minus_one_is(rows):
+    """0 rows per block meant "the default" (a falsy value) while -1 was refused: both are refused."""
+    from rejectopt.scores._shared import output_features
+
+    with pytest.raises(ValueError, match=rf"rows_per_block must be a positive integer, got {rows}"):
+        output_features(np.zeros((4, 3)), rows_per_block=rows)

@@ -49,7 +49,7 @@ from ._features import (
     out_of_range_message,
     value_text,
 )
-from ._params import NONE, HasMethods, InstanceOf, Interval, Options, validate_params
+from ._params import NONE, HasMethods, InstanceOf, Interval, Options, format_level, validate_params
 from .exceptions import InfeasibleTargetError
 from .fitting import fit_selective, split_rows
 from .metrics import per_example_loss
@@ -73,7 +73,7 @@ _RISK_UNITS = {"zero_one": "%", "mae": "MAE"}
 
 def _named(target):
     """A target as this estimator's messages name it: by its parameters (``target='risk', value=2``)."""
-    extra = "" if target.confidence is None else f", confidence={target.confidence:g}"
+    extra = "" if target.confidence is None else f", confidence={format_level(target.confidence)}"
     return f"target={target.kind!r}, value={target.value:g}{extra}"
 
 

@@ -27,6 +27,7 @@ from ._features import (
     out_of_range,
     value_text,
 )
+from ._params import format_level
 from .scores._base import PerClassLinearScore
 from .scores._registry import call_score
 from .selective import SelectionFunction, check_tie_breaking
@@ -614,12 +615,12 @@ def _check_target(
     certified = None if certificate is None else cast(CertifiedSelection, selection)
     if certified is not None and confidence != certified.confidence:
         raise ValueError(
-            f"certificate.confidence {certified.confidence:g} differs from the target's confidence "
+            f"certificate.confidence {format_level(certified.confidence)} differs from the target's confidence "
             f"{confidence!r}: the certificate is not that of this target"
         )
     if certificate is None and confidence is not None:
         raise ValueError(
-            f"target has confidence {confidence:g} (a certified target) but certificate is null"
+            f"target has confidence {format_level(confidence)} (a certified target) but certificate is null"
         )
     _check_loss_name(model["loss"])
     if certified is not None:

@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from .._checks import check_open_unit
+from .._params import format_level
 from ..scores import get_score
 from ..scores._sele import MEMORY_BUDGET_ENV, SELE, memory_budget
 from ..targets import OODTarget, Target, parse_target
@@ -250,15 +251,15 @@ def target_of(args):
         return target
     if target.confidence is not None and target.confidence != args.confidence:
         raise InputError(
-            f"--target {args.target} gives confidence {target.confidence:g} and --confidence "
-            f"{args.confidence:g}: give it once"
+            f"--target {args.target} gives confidence {format_level(target.confidence)} and --confidence "
+            f"{format_level(args.confidence)}: give it once"
         )
     fields = (target.kind, target.bounds if isinstance(target, OODTarget) else target.value)
     try:
         return type(target)(*fields, args.confidence)
     except ValueError as err:
         raise InputError(
-            f"--confidence {args.confidence:g} with --target {args.target}: {one_line(err)}"
+            f"--confidence {format_level(args.confidence)} with --target {args.target}: {one_line(err)}"
         ) from None
 
 

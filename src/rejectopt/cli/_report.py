@@ -11,6 +11,7 @@ import scipy
 import sklearn
 
 from .. import __version__
+from .._params import format_level
 from ..metrics import aurc
 from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
@@ -260,7 +261,7 @@ def guarantee_lines(report):
             else:
                 why_here = why.get(quantity, " (both at once: a union bound, delta / 2 each)")
             sentences.append(
-                f"{'Separately, with' if k else 'With'} probability at least {statement['level']:.4g} "
+                f"{'Separately, with' if k else 'With'} probability at least {format_level(statement['level'])} "
                 f"{'over the same draw' if k else draw}, {bounds}{why_here}."
             )
         if len(statements) > 1:

@@ -82,7 +82,7 @@ def aurc(loss, uncertainty, ties="index", convention="paper", *, coverage_range=
           Invariant to the order of the examples.
 
         Also for the order-dependent conventions (``"torch-uncertainty"``, ``"geifman"``,
-        ``"fd-shifts-legacy"``, ``"mapie"``): ``"index"`` is the library's sort made stable
+        ``"fd-shifts-legacy"``, ``"mapie"``, ``"probly"``): ``"index"`` is the library's sort made stable
         (its unstable sort varies by platform and length). fd-shifts' AURC is order-invariant.
         fd-shifts-legacy gives 0.0 for a single example whatever its loss: its curve has one
         point and its area sums over pairs of points (the library's own value, kept).

@@ -117,7 +117,7 @@ def row_blocks(n_rows, rows_per_block):
     """
     size = int(rows_per_block)
     if size < 1:
-        raise ValueError(f"block_rows must be a positive integer, got {rows_per_block!r}")
+        raise ValueError(f"rows_per_block must be a positive integer, got {rows_per_block!r}")
     return [slice(start, min(n_rows, start + size)) for start in range(0, n_rows, size)]
 
 
@@ -127,7 +127,9 @@ def first_non_finite(values, rows_per_block=None):
     Checked in row blocks: no ``n x K`` boolean temporaries for a large, clean array; ``count``
     is the number of non-finite values in all (counted only when there is one).
     """
-    blocks = row_blocks(values.shape[0], rows_per_block or block_rows(values.shape[1]))
+    blocks = row_blocks(
+        values.shape[0], block_rows(values.shape[1]) if rows_per_block is None else rows_per_block
+    )
     for rows in blocks:
         block = values[rows]
         if not np.isfinite(block).all():
@@ -214,7 +216,9 @@ def output_features(logits, rows_per_block=None):
         raise ValueError(
             f"the class-shared scores read a network's logits (n x K, K >= 2); got shape {logits.shape}"
         )
-    blocks = row_blocks(n, rows_per_block or max(1, FEATURE_BLOCK_ELEMENTS // K))
+    blocks = row_blocks(
+        n, max(1, FEATURE_BLOCK_ELEMENTS // K) if rows_per_block is None else rows_per_block
+    )
     features = np.empty((n, len(FEATURE_NAMES)))
     work = feature_buffers(blocks[0].stop if blocks else 0, K)
     for rows in blocks:
