@@ -8,6 +8,7 @@ from scipy import stats
 from support import DEMO_MIRROR
 
 from rejectopt._checks import derive_seed
+from rejectopt._io import save_csv
 from rejectopt.pipeline.experiments import check_experiment
 from rejectopt.pipeline.experiments import guarantees as g
 from rejectopt.pipeline.experiments._contract import load_experiments, split_inputs
@@ -201,8 +202,13 @@ def test_aggregate_pools_the_splits_and_prices_the_certification(result):
 def test_render_writes_the_markdown_and_the_figure(result, tmp_path):
     tables = g.aggregate(result.assign(dataset="sattelite", split=0), g.settings(CONFIG))
     (tmp_path / "tables").mkdir()
-    for name, table in tables.items():
-        table.to_csv(tmp_path / "tables" / f"{name}.csv")
+    for name, table in tables.items():  # as aggregate_files writes them: with their record
+        save_csv(
+            table,
+            tmp_path / "tables" / f"{name}.csv",
+            provenance={"experiment": "guarantees", "table": name},
+            index=True,
+        )
     written = render(tmp_path / "tables", tmp_path / "out", ("png", "pdf"))
     assert [p.name for p in written] == ["guarantees.md", "guarantees.png", "guarantees.pdf"]
     text = written[0].read_text()
