@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from ...._io import load_npz, save_csv, save_npz, write_text
 from ....splits import make_splits, save_splits
-from ...tables import load_csv
+from ...tables import dataset_summary_role, load_csv
 from .._contract import SplitInputs
 from .._rules import as_list
 from ._setup import (
@@ -279,7 +279,8 @@ def summary_file(
     results = {k: load_landmark_result(path) for k, path in zip(splits, result_paths)}
     curves = {k: load_csv(path) for k, path in zip(splits, curve_paths)}
     summary = landmark_summary(results)
-    save_csv(summary, summary_out)  # a dataset summary: collect_summary verifies it
+    # a dataset summary: collect_summary verifies it, and that it is this dataset's
+    save_csv(summary, summary_out, provenance=dataset_summary_role(DATASET))
     return results, curves, summary
 
 
