@@ -149,6 +149,16 @@ def dataset_summary_role(dataset: str) -> dict:
 
     Its rule writes it so and ``collect_summary`` expects it of the file its input path names, so
     that one dataset's summary copied with its record over another's is refused, naming both.
+
+    Parameters
+    ----------
+    dataset : str
+        The dataset's name.
+
+    Returns
+    -------
+    dict
+        ``{"summary": "dataset", "dataset": dataset}``.
     """
     return {"summary": "dataset", "dataset": dataset}
 
@@ -165,6 +175,16 @@ def split_file_role(path) -> dict:
     dataset and split in the file's record; the rule that reads the file expects them from the
     path it asked for, so a file copied with its record over another split's or dataset's is
     refused. A path of another form names no role (an empty dict: nothing expected).
+
+    Parameters
+    ----------
+    path : path-like
+        A per-split file, e.g. ``results/ood/sattelite/split_0.npz``.
+
+    Returns
+    -------
+    dict
+        ``{"dataset": <its folder's name>, "split": k}``, or empty.
 
     Examples
     --------
