@@ -163,7 +163,11 @@ def test_a_user_experiment_writes_its_rows_per_split_and_its_tables(iris_files, 
     assert pd.read_csv(files[1]).equals(results[1].rows)
     tables = aggregate_files(count_experiment(), {}, files.values(), tmp_path / "tables")
     assert tables["total"].loc["tst_size", "value"] == 60
-    assert sorted(path.name for path in (tmp_path / "tables").iterdir()) == ["total.csv"]
+    # each table with its content record beside it, which the rule reading it checks
+    assert sorted(path.name for path in (tmp_path / "tables").iterdir()) == [
+        "total.csv",
+        "total.csv.record",
+    ]
     with pytest.raises(ValueError, match=r"experiment count: aggregate returned table name 'a/b'"):
         aggregate_files(count_experiment("a/b"), {}, files.values(), tmp_path / "other")
 
@@ -422,7 +426,7 @@ def test_an_aggregate_that_breaks_the_contract_is_named_and_writes_nothing(
         f"of pandas DataFrames by table name, e.g. {{'risk': table}}; nothing was written to {out}"
     )
     assert (
-        sorted(p.name for p in out.iterdir()) == ["total.csv"]
+        sorted(p.name for p in out.iterdir()) == ["total.csv", "total.csv.record"]
         and (out / "total.csv").read_bytes() == before
     )
 

@@ -8,9 +8,14 @@ from scipy import stats
 from support import DEMO_MIRROR
 
 from rejectopt._checks import derive_seed
+from rejectopt._io import IntermediateFileError, save_csv
 from rejectopt.pipeline.experiments import check_experiment
 from rejectopt.pipeline.experiments import guarantees as g
-from rejectopt.pipeline.experiments._contract import load_experiments, split_inputs
+from rejectopt.pipeline.experiments._contract import (
+    aggregate_files,
+    load_experiments,
+    split_inputs,
+)
 from rejectopt.pipeline.report.guarantees import render
 from rejectopt.selective import InfeasibleTargetError
 from rejectopt.targets import Target
@@ -201,8 +206,13 @@ def test_aggregate_pools_the_splits_and_prices_the_certification(result):
 def test_render_writes_the_markdown_and_the_figure(result, tmp_path):
     tables = g.aggregate(result.assign(dataset="sattelite", split=0), g.settings(CONFIG))
     (tmp_path / "tables").mkdir()
-    for name, table in tables.items():
-        table.to_csv(tmp_path / "tables" / f"{name}.csv")
+    for name, table in tables.items():  # as aggregate_files writes them: with their record
+        save_csv(
+            table,
+            tmp_path / "tables" / f"{name}.csv",
+            provenance={"experiment": "guarantees", "table": name},
+            index=True,
+        )
     written = render(tmp_path / "tables", tmp_path / "out", ("png", "pdf"))
     assert [p.name for p in written] == ["guarantees.md", "guarantees.png", "guarantees.pdf"]
     text = written[0].read_text()
@@ -214,6 +224,50 @@ def test_render_writes_the_markdown_and_the_figure(result, tmp_path):
     # the same tables give the same bytes (no creation date), so a rerun or a SLURM run equals a local one
     again = render(tmp_path / "tables", tmp_path / "again", ("png", "pdf"))
     assert [p.read_bytes() for p in again] == [p.read_bytes() for p in written]
+
+
+def test_the_tables_are_written_with_their_record_and_refused_after_an_edit(result, tmp_path):
+    """experiment_tables writes the tables with their record (aggregate_files) and the report reads them
+    checked: an edited number or a deleted row is refused naming --forcerun, and never reaches
+    guarantees.md."""
+    rows = tmp_path / "sattelite" / "split_0.csv"
+    role = {"experiment": g.NAME, "dataset": "sattelite", "split": 0}
+    save_csv(result.assign(dataset="sattelite", split=0), rows, provenance=role)
+    tables = tmp_path / "tables"
+    aggregate_files(g, CONFIG, [rows], tables, expect=lambda path: role)
+    assert sorted(p.name for p in tables.iterdir()) == [
+        "cells.csv",
+        "cells.csv.record",
+        "summary.csv",
+        "summary.csv.record",
+    ]
+    render(tables, tmp_path / "out", ("png",))
+    for name, damage in (
+        ("summary.csv", lambda lines: [lines[0], _edited(lines[1]), *lines[2:]]),
+        ("cells.csv", lambda lines: lines[:1] + lines[2:]),
+    ):
+        path = tables / name
+        text = path.read_text()
+        path.write_text("".join(damage(text.splitlines(keepends=True))))
+        with pytest.raises(IntermediateFileError) as err:
+            render(tables, tmp_path / "damaged", ("png",))
+        assert str(err.value).startswith(f"{path}: its content changed after it was written")
+        assert f"snakemake --forcerun {path}" in str(err.value)
+        assert not (tmp_path / "damaged" / "guarantees.md").exists()
+        path.write_text(text)
+    # one table's file and record copied over the other's: refused, naming both tables
+    for suffix in ("", ".record"):
+        (tables / f"cells.csv{suffix}").write_bytes((tables / f"summary.csv{suffix}").read_bytes())
+    with pytest.raises(
+        IntermediateFileError, match=r"made from table 'summary', but this step's is 'cells'"
+    ):
+        render(tables, tmp_path / "copied", ("png",))
+
+
+def _edited(line: str) -> str:
+    """``line`` with its last number changed (0.0075 -> 0.314, say)."""
+    head, _, last = line.rstrip("\n").rpartition(",")
+    return f"{head},{'0.314' if last != '0.314' else '0.315'}\n"
 
 
 def test_an_ordinal_dataset_gives_no_rows(staged):

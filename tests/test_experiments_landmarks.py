@@ -27,11 +27,13 @@ from support import (
     write_pts,
 )
 
+from rejectopt._io import IntermediateFileError, save_csv
 from rejectopt.datasets._faces300w import ARCHIVE_SUBSETS, MIRROR_SUBSETS
 from rejectopt.landmarks._detect import detect_faces, load_or_detect_faces
 from rejectopt.pipeline.experiments import SplitInputs, check_experiment
 from rejectopt.pipeline.experiments import landmarks as E
 from rejectopt.pipeline.experiments.paper import BASE_SUMMARY_COLUMNS
+from rejectopt.pipeline.tables import dataset_summary_role, load_csv
 from rejectopt.scores._tuning import SCORE_C_GRID
 from rejectopt.splits import save_splits
 
@@ -285,7 +287,12 @@ def test_the_pipeline_files_give_the_split_of_the_library_call(tmp_path):
         seed=E.split_seed(5, 1),
         learning_curve_sizes=[6],
     )
-    saved = E.load_landmark_result(tmp_path / "split_1.npz")
+    saved = E.load_landmark_result(tmp_path / "split_1.npz", E.split_role(1))
+    # both files record the split they are of: read as split 0's, they are refused, naming both
+    with pytest.raises(IntermediateFileError, match=r"made from split 1, but this step's is 0"):
+        E.load_landmark_result(tmp_path / "split_1.npz", E.split_role(0))
+    with pytest.raises(IntermediateFileError, match=r"made from split 1, but this step's is 0"):
+        load_csv(tmp_path / "curve_1.csv", expect=E.split_role(0))
     for key in (
         "tst_index",
         "loss",
@@ -353,6 +360,35 @@ def test_landmark_result_round_trips_and_summarises(tmp_path):
     assert list(summary.columns) == SUMMARY_COLUMNS
     assert set(summary["score"]) == {"face_score", "sele", "reg"} and len(summary) == 6
     assert (summary["task"] == "landmarks").all() and (summary["classifier"] == "dlib").all()
+
+
+def test_summary_file_refuses_a_split_copied_over_another_naming_both(tmp_path):
+    """Each split's result and learning curve record their split (as run_split_files writes them):
+    summarize_landmarks refuses split 0's files copied over split 1's."""
+    paths = {}
+    for k in (0, 1):
+        result, role = fake_result(seed=k), E.split_role(k)
+        E.save_landmark_result(tmp_path / f"split_{k}.npz", result, provenance=role)
+        save_csv(
+            pd.DataFrame({"n": [6], "aurc": [0.1 * k]}), tmp_path / f"c_{k}.csv", provenance=role
+        )
+        paths[k] = (tmp_path / f"split_{k}.npz", tmp_path / f"c_{k}.csv")
+    results, curves = [paths[k][0] for k in (0, 1)], [paths[k][1] for k in (0, 1)]
+    _, _, summary = E.summary_file(results, curves, [0, 1], tmp_path / "summary.csv")
+    assert sorted(set(summary["split"])) == [0, 1]
+    assert load_csv(tmp_path / "summary.csv", expect=dataset_summary_role("300w")).equals(summary)
+    paths[1][0].write_bytes(paths[0][0].read_bytes())  # the record is inside the .npz
+    with pytest.raises(
+        IntermediateFileError, match=r"split_1.npz: made from split 0, but this step's is 1"
+    ):
+        E.summary_file(results, curves, [0, 1], tmp_path / "again.csv")
+    E.save_landmark_result(paths[1][0], fake_result(seed=1), provenance=E.split_role(1))
+    for suffix in ("", ".record"):
+        (tmp_path / f"c_1.csv{suffix}").write_bytes((tmp_path / f"c_0.csv{suffix}").read_bytes())
+    with pytest.raises(
+        IntermediateFileError, match=r"c_1.csv: made from split 0, but this step's is 1"
+    ):
+        E.summary_file(results, curves, [0, 1], tmp_path / "again.csv")
     assert (
         summary["C_classifier"].eq(5).all()
         and summary.loc[summary.score == "face_score", "C_score"].isna().all()

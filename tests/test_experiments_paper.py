@@ -426,7 +426,7 @@ def test_the_summarize_dataset_rule_runs_through_the_one_rule_entry(digits_run, 
     experiment script calls it) writes summarize_dataset's frame with its content record, and the
     record is what a later rule checks."""
     from rejectopt.pipeline import run_rule
-    from rejectopt.pipeline.tables import load_csv
+    from rejectopt.pipeline.tables import dataset_summary_role, load_csv
 
     root, classifiers = digits_run
     run_scores(
@@ -472,6 +472,10 @@ def test_the_summarize_dataset_rule_runs_through_the_one_rule_entry(digits_run, 
     assert read.equals(pd.read_csv(out))
     # pandas' default float parser (the floors' pandas) may read a written repr an ulp away
     np.testing.assert_allclose(read["aurc"], direct["aurc"], rtol=1e-14, atol=0)
+    # the record names the dataset: collect_summary refuses it as another dataset's summary
+    assert load_csv(out, expect=dataset_summary_role("digits")).equals(read)
+    with pytest.raises(ValueError, match=r"made from dataset 'digits', but this step's is 'iris'"):
+        load_csv(out, expect=dataset_summary_role("iris"))
     out.write_text(out.read_text().replace("digits", "digitz", 1))
     with pytest.raises(ValueError, match="summary.csv"):
         load_csv(out)

@@ -284,17 +284,25 @@ def load_npz(path, *, expect: Mapping | None = None) -> NpzArrays:
 
 
 def _check_provenance(path: Path, provenance: Mapping, expect: Mapping | None) -> None:
-    """Refuse a file whose recorded provenance differs from what the reader ``expect``s (stale)."""
+    """Refuse a file whose recorded provenance differs from what the reader ``expect``s (stale).
+
+    Also what a file's record says it is (its role: the dataset, split, table it belongs to): a
+    file copied with its record over another's is refused, naming both. A key the writer did not
+    record is accepted as unknown: a run finished by an earlier release wrote records without a
+    role, and the content checksum still guards those files against edits; refusing them would
+    rerun every finished job whose rule did not change, for no damage found. Every file written
+    since records its role, so a copy of one of them is always caught.
+    """
     for key, value in (expect or {}).items():
         recorded = provenance.get(key)
         if (
             value is None or recorded is None
-        ):  # not known to the reader, or not stated by the writer
+        ):  # not known to the reader, or not stated by the writer (an earlier release's record)
             continue
         if recorded != _jsonable(value):
             raise IntermediateFileError(
                 f"{path}: made from {key} {recorded!r}, but this step's is {_jsonable(value)!r}: the file is stale "
-                f"(made from other inputs); {recompute_hint(path)}"
+                f"(made from other inputs) or copied from another {key}'s file; {recompute_hint(path)}"
             )
 
 

@@ -4,6 +4,7 @@
 from _logging import log_to
 
 from rejectopt.pipeline.report.double_hinge import double_hinge_report_files
+from rejectopt.pipeline.tables import split_file_role
 
 log_to(snakemake.log[0])
 double_hinge_report_files(
@@ -16,4 +17,6 @@ double_hinge_report_files(
     timing_paths=snakemake.input.timing,
     timing_out=snakemake.output.timing,
     figure_formats=snakemake.params.figure_formats,
+    # each split's files must be recorded as the dataset and split their input paths name
+    expect=split_file_role,
 )

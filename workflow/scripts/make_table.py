@@ -8,12 +8,12 @@ from _logging import log_to
 
 from rejectopt.pipeline import save_figure, write_text
 from rejectopt.pipeline.report import cd_figure, read_summary, render_table
-from rejectopt.pipeline.tables import metric_table, table_statistics
+from rejectopt.pipeline.tables import RUN_SUMMARY, metric_table, table_statistics
 
 log_to(snakemake.log[0])
 spec, cd_paths = snakemake.params.spec, snakemake.params.cd
 # refused if edited since collect_summary wrote it; a NaN AuRC is named by its line, not met in the ranks
-summary = read_summary(snakemake.input[0], recorded=True)
+summary = read_summary(snakemake.input[0], recorded=True, expect=RUN_SUMMARY)
 outputs = zip(
     snakemake.params.metrics, snakemake.output.csv, snakemake.output.md, snakemake.output.tex
 )

@@ -4,6 +4,7 @@
 from _logging import log_to
 
 from rejectopt.pipeline.report.ood import ood_figure_files
+from rejectopt.pipeline.tables import split_file_role
 
 log_to(snakemake.log[0])
 ood_figure_files(
@@ -12,4 +13,5 @@ ood_figure_files(
     snakemake.output.rc,
     dataset=snakemake.wildcards.dataset,
     formats=snakemake.params.figure_formats,
+    expect=split_file_role,  # each split's curves recorded as the dataset and split its path names
 )

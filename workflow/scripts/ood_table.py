@@ -4,6 +4,14 @@
 from _logging import log_to
 
 from rejectopt.pipeline.report.ood import ood_table_files
+from rejectopt.pipeline.tables import split_file_role
 
 log_to(snakemake.log[0])
-ood_table_files(snakemake.input, snakemake.output.csv, snakemake.output.md, snakemake.output.tex)
+# each split's rows must be recorded as the dataset and split its input path names
+ood_table_files(
+    snakemake.input,
+    snakemake.output.csv,
+    snakemake.output.md,
+    snakemake.output.tex,
+    expect=split_file_role,
+)

@@ -13,12 +13,14 @@ edited since it was written.
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
-from .._io import load_csv_bytes
+from .._io import load_csv_bytes, write_csv
 from ..classifiers import CLASSIFIERS
 from ..stats import average_ranks, friedman_test, nemenyi_cd
 
@@ -26,14 +28,19 @@ __all__ = [
     "INTERVAL_COLUMNS",
     "INTERVAL_LEVEL",
     "INTERVAL_RESAMPLES",
+    "RUN_SUMMARY",
     "TableSpec",
     "TableStatistics",
+    "dataset_summary_role",
     "friedman_min_pvalue",
     "landmarks_spec",
     "load_csv",
+    "load_split_rows",
     "mean_matrix",
     "metric_table",
     "relative_improvement",
+    "split_file_role",
+    "table_file",
     "table_specs",
     "table_statistics",
 ]
@@ -71,6 +78,126 @@ def load_csv(path, *, expect: Mapping | None = None, **read_csv) -> pd.DataFrame
         The file has no content record beside it, or its bytes differ from it.
     """
     return pd.read_csv(io.BytesIO(load_csv_bytes(path, expect=expect)), **read_csv)
+
+
+def load_split_rows(paths, expect: Callable | None = None, **role) -> pd.DataFrame:
+    """Every split's rows (:func:`load_csv`, concatenated), each file's record checked for its role.
+
+    Parameters
+    ----------
+    paths : iterable of path-like
+        The splits' CSV files.
+    expect : callable, optional
+        ``path -> mapping``: what each file's record must say (the pipeline's:
+        :func:`split_file_role`, the dataset and split its path names).
+    **role
+        What every file's record must say too (e.g. ``experiment="guarantees"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    frames = [load_csv(p, expect={**role, **(expect(p) if expect else {})}) for p in paths]
+    return pd.concat(frames, ignore_index=True)
+
+
+def table_file(
+    csv_paths: Sequence,
+    csv_out,
+    table: Callable[[pd.DataFrame], pd.DataFrame],
+    expect: Callable | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every split's rows to ``table(rows)``, written to ``csv_out`` (CSV, atomically).
+
+    Parameters
+    ----------
+    csv_paths : sequence of path-like
+        The splits' rows (an experiment's ``run_dataset_files``).
+    csv_out : path-like
+        The table written.
+    table : callable
+        ``rows -> table``: the experiment's main table.
+    expect : callable, optional
+        ``path -> mapping``: what each split's record must say (:func:`load_split_rows`).
+
+    Returns
+    -------
+    rows : pandas.DataFrame
+        The splits' rows, concatenated.
+    table : pandas.DataFrame
+        ``table`` of them, as written.
+
+    Raises
+    ------
+    rejectopt.exceptions.IntermediateFileError
+        A split's CSV without its content record, changed since it was written, or recorded
+        as another dataset's or split's.
+    """
+    rows = load_split_rows(csv_paths, expect)  # refused if edited or copied
+    made = table(rows)
+    write_csv(made, csv_out)
+    return rows, made
+
+
+#: What the record of ``results/summary.csv`` says it is (collect_summary writes it, the table rules
+#: expect it); a dataset's summary says ``{"summary": "dataset", "dataset": <its name>}``.
+RUN_SUMMARY = {"summary": "run"}
+
+
+def dataset_summary_role(dataset: str) -> dict:
+    """What the record of ``results/datasets/<dataset>/summary.csv`` says it is: that dataset's summary.
+
+    Its rule writes it so and ``collect_summary`` expects it of the file its input path names, so
+    that one dataset's summary copied with its record over another's is refused, naming both.
+
+    Parameters
+    ----------
+    dataset : str
+        The dataset's name.
+
+    Returns
+    -------
+    dict
+        ``{"summary": "dataset", "dataset": dataset}``.
+    """
+    return {"summary": "dataset", "dataset": dataset}
+
+
+#: A per-split file of the pipeline: ``<dataset>/split_<k>.csv`` (or ``.npz``, or ``timing_split_<k>.csv``).
+_SPLIT_FILE = re.compile(r"(?:timing_)?split_(\d+)\.(?:csv|npz)")
+
+
+def split_file_role(path) -> dict:
+    """The dataset and split that the pipeline's path of a per-split file names: what its record must say.
+
+    Every experiment's rule writes split ``k`` of a dataset to ``<dataset>/split_<k>.csv`` (its
+    curves to ``.npz``, double hinge's timing to ``timing_split_<k>.csv``), and writes the same
+    dataset and split in the file's record; the rule that reads the file expects them from the
+    path it asked for, so a file copied with its record over another split's or dataset's is
+    refused. A path of another form names no role (an empty dict: nothing expected).
+
+    Parameters
+    ----------
+    path : path-like
+        A per-split file, e.g. ``results/ood/sattelite/split_0.npz``.
+
+    Returns
+    -------
+    dict
+        ``{"dataset": <its folder's name>, "split": k}``, or empty.
+
+    Examples
+    --------
+    >>> split_file_role("results/experiments/guarantees/abalone/split_1.csv")
+    {'dataset': 'abalone', 'split': 1}
+    >>> split_file_role("rows.csv")
+    {}
+    """
+    path = Path(path)
+    found = _SPLIT_FILE.fullmatch(path.name)
+    if found is None or not path.parent.name:
+        return {}
+    return {"dataset": path.parent.name, "split": int(found.group(1))}
 
 
 #: The summary's columns with config ``table_intervals`` (written by

@@ -17,11 +17,11 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from ..._io import atomic_path, save_csv, save_npz, write_csv
+from ..._io import save_csv, save_npz
 from ..._registry import ExitAtImport, import_interruption, import_user_module
 from ...datasets import load_prepared
 from ...splits import load_split
-from ..tables import load_csv
+from ..tables import load_split_rows
 
 __all__ = [
     "BUILT_IN",
@@ -39,7 +39,6 @@ __all__ = [
     "run_dataset_files",
     "run_splits",
     "split_inputs",
-    "table_file",
 ]
 
 log = logging.getLogger(__name__)
@@ -370,21 +369,16 @@ def load_experiments(
             )
         try:
             module = import_user_module(path, search_dir)
-        except (
-            ExitAtImport,
-            KeyboardInterrupt,
-        ) as err:  # one line naming the module, not a traceback or a silent exit
+        # one line naming the module, not a traceback or a silent exit
+        except (ExitAtImport, KeyboardInterrupt) as err:
             raise ImportError(f"config experiments: {import_interruption(path, err)}") from None
-        except (
-            Exception,
-            SystemExit,
-        ) as err:  # the user's module's own error, reported with its name
+        # the user's module's own error, reported with its name
+        except (Exception, SystemExit) as err:
             # SystemExit too: a module calling sys.exit() while imported would otherwise end the
             # planning process (Snakemake itself) with no job, no output and no word of which module did it
             moved = ""
-            if path.startswith(
-                "rejectopt.experiments."
-            ):  # the built-in experiments' home before 0.3.0
+            # the built-in experiments' home before 0.3.0
+            if path.startswith("rejectopt.experiments."):
                 new_path = "rejectopt.pipeline." + path[len("rejectopt.") :]
                 moved = (
                     "; the built-in experiments moved to rejectopt.pipeline.experiments: "
@@ -442,10 +436,8 @@ def _check_settings(loaded: Mapping[str, Any], config: Mapping) -> None:
     for name, module in loaded.items():
         try:
             chosen = module.settings(config)
-        except (
-            Exception,
-            SystemExit,
-        ) as err:  # the user's check of its settings, named before any job
+        # the user's check of its settings, named before any job
+        except (Exception, SystemExit) as err:
             raise ValueError(
                 f"experiment {name} (module {module.__name__!r}): settings(config) raised "
                 f"{type(err).__name__}: {err}; fix config experiment_settings.{name}"
@@ -524,13 +516,16 @@ def run_splits(
     outputs: Mapping[int, tuple],
     *,
     label: str = "",
+    provenance: Mapping | None = None,
 ) -> dict[int, _Result]:
     """Run ``run_split`` on each split of ``inputs`` and write its files as soon as it is done.
 
     Rows lacking ``dataset`` and ``split`` get them, first. Files are written atomically, so an
     interrupted job leaves no half-written split, and with their content record (the rows'
     ``<file>.csv.record``, the curves' in the ``.npz``), so a file edited afterwards is refused
-    by its reader.
+    by its reader. The record also names the split's dataset and number (and ``provenance``):
+    a file copied with its record over another split's is refused by a reader that expects its
+    own (:func:`rejectopt.pipeline.tables.split_file_role`).
 
     Parameters
     ----------
@@ -542,6 +537,8 @@ def run_splits(
         By split: ``(rows_csv, curves_npz)`` (``curves_npz`` may be None).
     label : str, default ""
         What the log lines name.
+    provenance : mapping, optional
+        Recorded in every split's files beside its dataset and split (e.g. the experiment's name).
 
     Returns
     -------
@@ -556,12 +553,12 @@ def run_splits(
             if column not in result.rows.columns:
                 result.rows.insert(0, column, value)
         rows_path, curves_path = outputs[split]
-        save_csv(
-            result.rows, rows_path
-        )  # with its content record: an edited row is refused when read
+        role = {**(provenance or {}), "dataset": inputs[split].dataset, "split": int(split)}
+        # with its content record: an edited row is refused when read, a copied one too
+        save_csv(result.rows, rows_path, provenance=role)
         if curves_path is not None:
             arrays: dict[str, Any] = dict(result.curves)
-            save_npz(curves_path, **arrays)
+            save_npz(curves_path, provenance=role, **arrays)
         log.info(
             "%s split %d: %d rows in %.1f s",
             label,
@@ -636,11 +633,18 @@ def run_dataset(
         inputs,
         outputs,
         label=f"{experiment.NAME} {dataset}",
+        provenance={"experiment": experiment.NAME},
     )
 
 
-def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, pd.DataFrame]:
+def aggregate_files(
+    experiment, config: dict, rows_paths, out_dir, *, expect: Callable | None = None
+) -> dict[str, pd.DataFrame]:
     """Every split's rows to the experiment's tables, one ``<table>.csv`` (with its index) each in ``out_dir``.
+
+    Each table is written with its content record (:func:`rejectopt._io.save_csv`), which names
+    the experiment and the table, so that the rule reading it (the guarantees report) refuses it
+    edited, truncated or copied over another; the CSV's bytes are those of ``table.to_csv``.
 
     Parameters
     ----------
@@ -652,6 +656,9 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
         Every split's rows (:func:`run_dataset`'s CSV files).
     out_dir : path-like
         The tables' folder, made if missing.
+    expect : callable, optional
+        ``path -> mapping``: what the record of each file of ``rows_paths`` must say (the
+        pipeline's: the experiment and :func:`rejectopt.pipeline.tables.split_file_role`).
 
     Returns
     -------
@@ -667,9 +674,10 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
         A table name that is not a file name (the experiment's ``aggregate`` is named).
     rejectopt.exceptions.IntermediateFileError
         A split's rows without their content record, or changed since :func:`run_dataset` wrote
-        them (a number edited, a row deleted): the file and ``snakemake --forcerun`` are named.
+        them (a number edited, a row deleted), or recorded as other than ``expect`` says (another
+        dataset's or split's): the file and ``snakemake --forcerun`` are named.
     """
-    rows = pd.concat([load_csv(path) for path in rows_paths], ignore_index=True)
+    rows = load_split_rows(rows_paths, expect)
     tables = experiment.aggregate(rows, experiment.settings(config))
     out_dir = Path(out_dir)
     where = f"experiment {experiment.NAME}: aggregate"
@@ -692,8 +700,8 @@ def aggregate_files(experiment, config: dict, rows_paths, out_dir) -> dict[str, 
             )
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
-        with atomic_path(out_dir / f"{name}.csv") as tmp:
-            table.to_csv(tmp)
+        role = {"experiment": experiment.NAME, "table": name}
+        save_csv(table, out_dir / f"{name}.csv", provenance=role, index=True)
     return dict(tables)
 
 
@@ -764,36 +772,6 @@ def run_dataset_files(
             dataset, "classification", int(seed), data_path, splits_path, split_files, staged
         )
     outputs = {int(k): (paths[0], paths[1]) for k, paths in split_files.items()}
-    return run_splits(run_split, inputs, outputs, label=f"{name} {dataset}")
-
-
-def table_file(
-    csv_paths: Sequence, csv_out, table: Callable[[pd.DataFrame], pd.DataFrame]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every split's rows to ``table(rows)``, written to ``csv_out`` (CSV, atomically).
-
-    Parameters
-    ----------
-    csv_paths : sequence of path-like
-        The splits' rows (:func:`run_dataset_files`).
-    csv_out : path-like
-        The table written.
-    table : callable
-        ``rows -> table``: the experiment's main table.
-
-    Returns
-    -------
-    rows : pandas.DataFrame
-        The splits' rows, concatenated.
-    table : pandas.DataFrame
-        ``table`` of them, as written.
-
-    Raises
-    ------
-    rejectopt.exceptions.IntermediateFileError
-        A split's CSV without its content record, or changed since it was written.
-    """
-    rows = pd.concat([load_csv(p) for p in csv_paths], ignore_index=True)  # refused if edited
-    made = table(rows)
-    write_csv(made, csv_out)
-    return rows, made
+    return run_splits(
+        run_split, inputs, outputs, label=f"{name} {dataset}", provenance={"experiment": name}
+    )

@@ -31,7 +31,9 @@ __all__ = ["read_summary", "render_table", "significant_pairs"]
 SUMMARY_NUMBERS = ("aurc", "risk_full")
 
 
-def read_summary(path, extra_metrics=(), *, recorded: bool = False) -> pd.DataFrame:
+def read_summary(
+    path, extra_metrics=(), *, recorded: bool = False, expect: dict | None = None
+) -> pd.DataFrame:
     """A results summary (``summary.csv``), its :data:`SUMMARY_NUMBERS` and ``extra_metrics`` checked to be finite.
 
     The pipeline's summaries are written with their content record
@@ -47,6 +49,11 @@ def read_summary(path, extra_metrics=(), *, recorded: bool = False) -> pd.DataFr
         Further metric columns that must be finite where present.
     recorded : bool, default False
         The file must carry its content record and match it (the pipeline's rules read so).
+    expect : mapping, optional
+        With ``recorded``: what the record must say the file is
+        (:func:`rejectopt.pipeline.tables.dataset_summary_role`, or
+        :data:`rejectopt.pipeline.tables.RUN_SUMMARY`), so that a summary copied with its record over another
+        is refused, naming both.
 
     Returns
     -------
@@ -60,9 +67,10 @@ def read_summary(path, extra_metrics=(), *, recorded: bool = False) -> pd.DataFr
         and split, and the value, for the first bad row; a column of ``extra_metrics`` missing
         from the file is not checked (the landmark summary holds the base columns only).
     rejectopt.exceptions.IntermediateFileError
-        With ``recorded``: the file has no content record, or changed since it was written.
+        With ``recorded``: the file has no content record, changed since it was written, or is
+        recorded as another than ``expect``.
     """
-    summary = load_csv(path) if recorded else pd.read_csv(path)
+    summary = load_csv(path, expect=expect) if recorded else pd.read_csv(path)
     for column in (*SUMMARY_NUMBERS, *extra_metrics):
         if column not in summary.columns:
             continue

@@ -12,7 +12,7 @@ the number formats :mod:`rejectopt.pipeline.report._format`'s.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +29,7 @@ from ..experiments.double_hinge import (
     table_order,
     wilcoxon_tests,
 )
-from ..tables import friedman_min_pvalue, load_csv
+from ..tables import friedman_min_pvalue, load_split_rows
 from ._figures import save_figure
 from ._format import (
     ALIKE_NOTE,
@@ -493,6 +493,7 @@ def double_hinge_report_files(
     timing_paths: Sequence = (),
     timing_out=None,
     figure_formats=("png",),
+    expect: Callable | None = None,
 ) -> pd.DataFrame:
     """Per-split CSVs and curve NPZs -> the table (CSV, Markdown, LaTeX) and one figure per dataset;
     the per-split timing CSVs ``timing_paths`` -> :func:`render_double_hinge_timing` at ``timing_out``.
@@ -520,6 +521,9 @@ def double_hinge_report_files(
     figure_formats : sequence of str, default ("png",)
         Config figure_formats: each figure is also written beside its PNG in these
         (:func:`rejectopt.pipeline.report._figures.save_figure`).
+    expect : callable, optional
+        ``path -> mapping``: what the record of each per-split file (rows, curves, timing) must
+        say (the pipeline's: :func:`rejectopt.pipeline.tables.split_file_role`).
 
     Returns
     -------
@@ -531,19 +535,22 @@ def double_hinge_report_files(
     ValueError
         If a dataset of ``figures`` has no curve file.
     rejectopt.exceptions.IntermediateFileError
-        A curve file without its content record, or changed since it was written.
+        A per-split file without its content record, changed since it was written, or recorded
+        as another dataset's or split's.
     """
-    results, table = table_file(csv_paths, csv_out)
+    role = expect or (lambda path: {})
+    results, table = table_file(csv_paths, csv_out, expect)
     write_text(render_double_hinge_table(table, results, "md"), md_out)
     write_text(render_double_hinge_table(table, results, "tex"), tex_out)
     if timing_out is not None:
-        timing = pd.concat([load_csv(p) for p in timing_paths], ignore_index=True)
+        timing = load_split_rows(timing_paths, expect, table="timing")
         write_text(render_double_hinge_timing(timing), timing_out)
     for dataset, png in (figures or {}).items():
         curves = []
         for path in curve_paths:
             if Path(path).parent.name == dataset:
-                with load_npz(path) as data:  # verified: unchanged since run_split's job wrote it
+                # verified: unchanged since run_split's job wrote it, and that split's
+                with load_npz(path, expect=role(path)) as data:
                     curves.append({k: data[k] for k in data.files})
         if not curves:
             raise ValueError(

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ..._io import atomic_path
+from ..experiments.guarantees import NAME
+from ..tables import load_csv
 from ._figures import figure_paths, save_figure
 
 __all__ = ["render"]
@@ -62,13 +64,25 @@ def render(tables_dir, out_dir, formats=("png",)) -> list[Path]:
     -------
     list of pathlib.Path
         The files written.
+
+    Raises
+    ------
+    rejectopt.exceptions.IntermediateFileError
+        A table without its content record (:func:`rejectopt._io.save_csv`), changed since
+        the experiment's ``experiment_tables`` job wrote it (a number edited, a row deleted), or
+        recorded as another experiment's or table's: the file and ``snakemake --forcerun`` are
+        named, before a number of it reaches ``guarantees.md``.
     """
     from matplotlib.figure import Figure  # matplotlib: only the figure needs it
 
     tables_dir, out_dir = Path(tables_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    cells = pd.read_csv(tables_dir / "cells.csv", index_col=[0, 1, 2, 3, 4, 5])
-    summary = pd.read_csv(tables_dir / "summary.csv", index_col=[0, 1, 2])
+    cells, summary = (
+        load_csv(
+            tables_dir / f"{name}.csv", expect={"experiment": NAME, "table": name}, index_col=index
+        )
+        for name, index in (("cells", [0, 1, 2, 3, 4, 5]), ("summary", [0, 1, 2]))
+    )
     text = (
         "# Guarantees: plug-in vs certified targets\n\n"
         "Violation rate: share of calibration draws whose population selective risk exceeds the target "

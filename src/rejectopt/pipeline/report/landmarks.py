@@ -28,14 +28,16 @@ from ...landmarks import per_landmark
 from ...landmarks._faces import load_image
 from ...metrics import rc_curve
 from ..experiments.landmarks import (
+    DATASET,
     LEARNED_SCORES,
     METHODS,
     learning_curve_table,
     load_landmark_result,
     select_faces,
+    split_role,
     summary_file,
 )
-from ..tables import load_csv
+from ..tables import dataset_summary_role, load_csv
 from ._figures import save_figure
 from ._format import count, format_number, pm
 from ._specs import label
@@ -407,10 +409,12 @@ def landmark_figure_files(
         Config figure_formats: each figure is also written beside its PNG in these
         (:func:`rejectopt.pipeline.report._figures.save_figure`).
     """
-    first = load_landmark_result(result_paths[0])  # Fig. 4a and 5 show the first split
-    curves = {k: load_csv(path) for k, path in zip(splits, curve_paths)}
+    # Fig. 4a and 5 show the first split; every file must be the split (or summary) it stands for
+    first = load_landmark_result(result_paths[0], split_role(splits[0]))
+    curves = {k: load_csv(path, expect=split_role(k)) for k, path in zip(splits, curve_paths)}
+    summary = load_csv(summary_path, expect=dataset_summary_role(DATASET))
     figures = {
-        "rc": landmark_rc_figure(first, splits[0], load_csv(summary_path), pretrained=pretrained),
+        "rc": landmark_rc_figure(first, splits[0], summary, pretrained=pretrained),
         "learning_curve": learning_curve_figure(curves, pretrained=pretrained),
         "faces": faces_figure(select_faces(**faces), first, splits[0], pretrained=pretrained),
     }

@@ -286,7 +286,9 @@ def render_ood_table(table: pd.DataFrame, fmt: str = "md") -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def ood_table_files(csv_paths: Sequence, csv_out, md_out, tex_out) -> pd.DataFrame:
+def ood_table_files(
+    csv_paths: Sequence, csv_out, md_out, tex_out, *, expect: Callable | None = None
+) -> pd.DataFrame:
     """Per-split CSVs -> the table's numbers (CSV, :func:`rejectopt.pipeline.experiments.ood.table_file`) and
     :func:`render_ood_table` (Markdown, LaTeX).
 
@@ -296,13 +298,16 @@ def ood_table_files(csv_paths: Sequence, csv_out, md_out, tex_out) -> pd.DataFra
         The per-split CSVs (``results/ood/{dataset}/split_{k}.csv``).
     csv_out, md_out, tex_out : path-like
         Where the table's numbers, its Markdown and its LaTeX are written (atomically).
+    expect : callable, optional
+        ``path -> mapping``: what each split's record must say (the pipeline's:
+        :func:`rejectopt.pipeline.tables.split_file_role`).
 
     Returns
     -------
     pandas.DataFrame
         :func:`rejectopt.pipeline.experiments.ood.ood_table` of the rows.
     """
-    _, table = table_file(csv_paths, csv_out)
+    _, table = table_file(csv_paths, csv_out, expect)
     write_text(render_ood_table(table, "md"), md_out)
     write_text(render_ood_table(table, "tex"), tex_out)
     return table
@@ -441,7 +446,13 @@ def ood_rc_figure(curves: list[dict], dataset: str = ""):
 
 
 def ood_figure_files(
-    curve_paths: Sequence, roc_out, rc_out, *, dataset: str = "", formats=("png",)
+    curve_paths: Sequence,
+    roc_out,
+    rc_out,
+    *,
+    dataset: str = "",
+    formats=("png",),
+    expect: Callable | None = None,
 ) -> None:
     """Per-split curve NPZs of one dataset -> the ROC and RC-at-FPR figures (PNG, and each further format).
 
@@ -456,10 +467,14 @@ def ood_figure_files(
     formats : sequence of str, default ("png",)
         Config figure_formats: each figure is also written beside its PNG in these
         (:func:`rejectopt.pipeline.report._figures.save_figure`).
+    expect : callable, optional
+        ``path -> mapping``: what each curve file's record must say (the pipeline's:
+        :func:`rejectopt.pipeline.tables.split_file_role`).
     """
     curves = []
     for path in curve_paths:
-        with load_npz(path) as data:  # verified: a curve file edited by hand is refused, named
+        # verified: a curve file edited by hand, or another split's copied over it, is refused, named
+        with load_npz(path, expect=expect(path) if expect else None) as data:
             curves.append({k: data[k] for k in data.files})
     save_figure(ood_roc_figure(curves, dataset), roc_out, formats)
     save_figure(ood_rc_figure(curves, dataset), rc_out, formats)

@@ -509,7 +509,9 @@ def run_dataset_files(
 
     def run(split_input: SplitInputs) -> DoubleHingeSplitResult:
         result = run_split(split_input, chosen)
-        save_csv(result.timing, split_files[split_input.split][2])
+        # its record names the split, as the rows' (run_splits) do: a copy over another's is refused
+        role = {"dataset": split_input.dataset, "split": int(split_input.split), "table": "timing"}
+        save_csv(result.timing, split_files[split_input.split][2], provenance=role)
         return result
 
     return contract.run_dataset_files(

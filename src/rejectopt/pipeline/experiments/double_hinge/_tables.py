@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ....stats import average_ranks, friedman_test, nemenyi_cd, rank_methods
-from .. import _contract as contract
+from ... import tables as result_tables
 from ._setup import METHODS, REFERENCE
 
 # --------------------------------------------------------------------------------------------
@@ -266,9 +266,9 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     }
 
 
-def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table_file(csv_paths: Sequence, csv_out, expect=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every split's rows to :func:`double_hinge_table`, written to ``csv_out`` (CSV, atomically):
-    the contract's :func:`~rejectopt.pipeline.experiments._contract.table_file`.
+    the pipeline's :func:`~rejectopt.pipeline.tables.table_file`.
 
     Parameters
     ----------
@@ -276,6 +276,9 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
         The per-split CSVs (:data:`SPLIT_COLUMNS`).
     csv_out : path-like
         Where the table goes.
+    expect : callable, optional
+        ``path -> mapping``: what each split's record must say (the pipeline's:
+        :func:`rejectopt.pipeline.tables.split_file_role`).
 
     Returns
     -------
@@ -287,6 +290,7 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
     Raises
     ------
     rejectopt.exceptions.IntermediateFileError
-        A split's CSV without its content record, or changed since it was written.
+        A split's CSV without its content record, changed since it was written, or recorded
+        as another dataset's or split's.
     """
-    return contract.table_file(csv_paths, csv_out, double_hinge_table)
+    return result_tables.table_file(csv_paths, csv_out, double_hinge_table, expect)

@@ -39,6 +39,7 @@ from ._files import (
     run_rule,
     run_split_files,
     save_landmark_result,
+    split_role,
     summary_file,
     train_predictor_file,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "learning_curve_table",
     "aggregate",
     "summary_file",
+    "split_role",
 ]
 
 

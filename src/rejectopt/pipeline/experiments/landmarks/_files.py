@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from ...._io import load_npz, save_csv, save_npz, write_text
 from ....splits import make_splits, save_splits
-from ...tables import load_csv
+from ...tables import dataset_summary_role, load_csv
 from .._contract import SplitInputs
 from .._rules import as_list
 from ._setup import (
@@ -204,12 +204,30 @@ def run_split_files(
         staged[f"predictor/{k}"], staged[f"val1_error/{k}"] = model, error
     inputs = SplitInputs(DATASET, int(split), NAME, int(seed), None, splits_path, staged)
     out = run_split(inputs, chosen, workers=workers)
-    save_csv(out.result["learning_curve"], curve_out)
-    save_landmark_result(result_out, out.result)
+    # their records name the split: the readers refuse one split's file copied over another's
+    role = split_role(split)
+    save_csv(out.result["learning_curve"], curve_out, provenance=role)
+    save_landmark_result(result_out, out.result, provenance=role)
     return out
 
 
-def save_landmark_result(path, result: dict) -> None:
+def split_role(split: int) -> dict:
+    """What the record of split ``split``'s result and learning curve says they are, and their readers expect.
+
+    Parameters
+    ----------
+    split : int
+        The split's number.
+
+    Returns
+    -------
+    dict
+        ``{"dataset": "300w", "split": split}``.
+    """
+    return {"dataset": DATASET, "split": int(split)}
+
+
+def save_landmark_result(path, result: dict, provenance: Mapping | None = None) -> None:
     """Write a :func:`run_landmark_split` result to ``.npz`` atomically (dicts as JSON, no pickle).
 
     Parameters
@@ -218,6 +236,8 @@ def save_landmark_result(path, result: dict) -> None:
         The ``.npz`` written (:func:`rejectopt._io.save_npz`).
     result : dict
         A :func:`run_landmark_split` result; its learning curve is not saved here.
+    provenance : mapping, optional
+        Recorded with the arrays (:func:`split_role`: the split it is of).
 
     Returns
     -------
@@ -227,23 +247,25 @@ def save_landmark_result(path, result: dict) -> None:
     for key in _RESULT_JSON:
         arrays[key] = np.array(json.dumps(result[key], sort_keys=True))
     arrays["risk_full"] = np.array(float(result["risk_full"]))
-    save_npz(path, **arrays)
+    save_npz(path, provenance=provenance, **arrays)
 
 
-def load_landmark_result(path) -> dict:
+def load_landmark_result(path, expect: Mapping | None = None) -> dict:
     """Inverse of :func:`save_landmark_result` (without the learning curve, saved as CSV beside it).
 
     Parameters
     ----------
     path : path-like
         A file of :func:`save_landmark_result` (checked by :func:`rejectopt._io.load_npz`).
+    expect : mapping, optional
+        What its record must say it is (:func:`split_role`).
 
     Returns
     -------
     dict
         The result's arrays, its JSON entries as dicts and ``risk_full`` as a float.
     """
-    with load_npz(path) as data:
+    with load_npz(path, expect=expect) as data:
         result = {key: data[key] for key in _RESULT_ARRAYS}
         for key in _RESULT_JSON:
             result[key] = json.loads(str(data[key]))
@@ -276,10 +298,13 @@ def summary_file(
     rejectopt.exceptions.IntermediateFileError
         A split's CSV without its content record, or changed since it was written.
     """
-    results = {k: load_landmark_result(path) for k, path in zip(splits, result_paths)}
-    curves = {k: load_csv(path) for k, path in zip(splits, curve_paths)}
+    results = {
+        k: load_landmark_result(path, split_role(k)) for k, path in zip(splits, result_paths)
+    }
+    curves = {k: load_csv(path, expect=split_role(k)) for k, path in zip(splits, curve_paths)}
     summary = landmark_summary(results)
-    save_csv(summary, summary_out)  # a dataset summary: collect_summary verifies it
+    # a dataset summary: collect_summary verifies it, and that it is this dataset's
+    save_csv(summary, summary_out, provenance=dataset_summary_role(DATASET))
     return results, curves, summary
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ....stats import average_ranks, friedman_test, nemenyi_cd, rank_methods, significant_pairs
-from .. import _contract as contract
+from ... import tables as result_tables
 from ._setup import RANK_METRICS
 
 # --------------------------------------------------------------------------------------------
@@ -194,9 +194,9 @@ def aggregate(rows: pd.DataFrame, settings: dict | None = None) -> dict[str, pd.
     }
 
 
-def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame]:
+def table_file(csv_paths: Sequence, csv_out, expect=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every split's rows to :func:`ood_table`, written to ``csv_out`` (CSV, atomically): the
-    contract's :func:`~rejectopt.pipeline.experiments._contract.table_file`.
+    pipeline's :func:`~rejectopt.pipeline.tables.table_file`.
 
     Parameters
     ----------
@@ -204,6 +204,9 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
         The splits' rows (:func:`run_dataset_files`).
     csv_out : path-like
         The table written.
+    expect : callable, optional
+        ``path -> mapping``: what each split's record must say (the pipeline's:
+        :func:`rejectopt.pipeline.tables.split_file_role`).
 
     Returns
     -------
@@ -215,6 +218,7 @@ def table_file(csv_paths: Sequence, csv_out) -> tuple[pd.DataFrame, pd.DataFrame
     Raises
     ------
     rejectopt.exceptions.IntermediateFileError
-        A split's CSV without its content record, or changed since it was written.
+        A split's CSV without its content record, changed since it was written, or recorded
+        as another dataset's or split's.
     """
-    return contract.table_file(csv_paths, csv_out, ood_table)
+    return result_tables.table_file(csv_paths, csv_out, ood_table, expect)

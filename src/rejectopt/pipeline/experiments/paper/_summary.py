@@ -20,7 +20,7 @@ from ....datasets import load_prepared
 from ....metrics import METRICS, TASK_LOSS, aurc, risk_full, task_loss
 from ....scores import ScoreError
 from ....splits import load_split
-from ...tables import INTERVAL_RESAMPLES
+from ...tables import INTERVAL_RESAMPLES, dataset_summary_role
 from ._aurc_intervals import aurc_resamples, interval_columns
 from ._classifiers import load_classifier_file
 from ._scores import SCORE_ERROR, score_key
@@ -280,5 +280,6 @@ def run_rule(
         intervals=params["table_intervals"],
         seed=params["seed"],
     )
-    save_csv(summary, outputs["summary"])
+    # its record names the dataset: collect_summary refuses it copied over another dataset's
+    save_csv(summary, outputs["summary"], provenance=dataset_summary_role(wildcards["dataset"]))
     return summary
