@@ -135,9 +135,15 @@ def test_selective_classifier_checks_its_table_before_fitting():
 
 # --- every public entry point declares its scalars ----------------------------------------------
 
-#: Each covered module and its one table of scalar parameters.
+#: Each covered module and its tables of scalar parameters: one per module of the package that
+#: defines its functions (the metrics' risk-coverage, failure-detection and calibration modules
+#: each declare theirs, since an argument such as ``convention`` allows other values in each).
 TABLES = {
-    "rejectopt.metrics": "rejectopt.metrics._parameters:PARAMETERS",
+    "rejectopt.metrics": (
+        "rejectopt.metrics._parameters:PARAMETERS",
+        "rejectopt.metrics._failure:FAILURE_PARAMETERS",
+        "rejectopt.metrics._calibration:PARAMETERS",
+    ),
     "rejectopt.ood": "rejectopt.ood._parameters:PARAMETERS",
     "rejectopt._certify": "rejectopt._certify._parameters:PARAMETERS",
     "rejectopt.logits": "rejectopt.logits._parameters:PARAMETERS",
@@ -194,8 +200,13 @@ def _scalar_defaults():
 
 
 def _table(module_name):
-    home, attribute = TABLES[module_name].split(":")
-    return getattr(importlib.import_module(home), attribute)
+    """The names every table of ``module_name`` declares."""
+    homes = TABLES[module_name]
+    names = set()
+    for entry in (homes,) if isinstance(homes, str) else homes:
+        home, attribute = entry.split(":")
+        names |= set(getattr(importlib.import_module(home), attribute))
+    return names
 
 
 def test_every_scalar_default_of_a_public_function_is_declared():

@@ -121,6 +121,13 @@ def test_an_old_module_path_names_its_new_home(statement, new):
         exec(statement, {})
 
 
+def test_the_renamed_table_function_names_its_new_name():
+    with pytest.raises(ImportError, match=r"rejectopt 0.3.0 renamed it metric_table$"):
+        exec("from rejectopt.pipeline.tables import aurc_table", {})
+    with pytest.raises(AttributeError, match=r"has no attribute 'nothere'"):
+        exec("import rejectopt.pipeline.tables as t; t.nothere", {})
+
+
 def test_a_module_that_never_existed_keeps_the_usual_error():
     with pytest.raises(ModuleNotFoundError, match=r"^No module named 'rejectopt.nothere'$"):
         exec("import rejectopt.nothere", {})

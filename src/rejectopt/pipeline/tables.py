@@ -549,3 +549,13 @@ def relative_improvement(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame
     learned = [m for m in spec.methods[1:] if m in wide.columns]
     gains = pd.DataFrame({m: 100.0 * (base - wide[m]) / base for m in learned})
     return gains.groupby("dataset").agg(["mean", "std"])
+
+
+def __getattr__(name: str):
+    """A name the module had before 0.3.0 gets its new one (``from ... import aurc_table``)."""
+    if name == "aurc_table":
+        # an ImportError, not an AttributeError: ``from m import x`` would replace the latter's text
+        raise ImportError(
+            "rejectopt.pipeline.tables has no aurc_table: rejectopt 0.3.0 renamed it metric_table"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
