@@ -146,12 +146,16 @@ def expected_calibration_error(probabilities, y_true, *, n_bins=15, convention="
     n_bins : int, default 15
         Number of equal-width confidence bins (torchmetrics' default; torch-uncertainty's
         ``CalibrationError`` defaults to 10, fd-shifts takes it from its configuration).
-    convention : {"torch-uncertainty", "fd-shifts"}
-        Whose bin edges and edge rules to follow (module docstring).
+    convention : {"torch-uncertainty", "fd-shifts"}, default "torch-uncertainty"
+        Whose binning to follow (module docstring): torch-uncertainty's edges
+        ``linspace(0, 1, n_bins + 1)`` closed on the left, a confidence of 1 in a bin of its own;
+        or fd-shifts' edges ``linspace(0, 1 + 1e-8, n_bins + 1)`` closed on the left (1 in the
+        last bin), every bin's accuracy 0 when all predictions are correct or all wrong.
 
     Returns
     -------
     float
+        The bin-size-weighted mean gap, in [0, 1].
 
     Examples
     --------
@@ -167,13 +171,40 @@ def expected_calibration_error(probabilities, y_true, *, n_bins=15, convention="
 def maximum_calibration_error(probabilities, y_true, *, n_bins=15, convention="torch-uncertainty"):
     """Maximum calibration error: the largest ``|accuracy - confidence|`` over the non-empty bins.
 
-    Parameters as :func:`expected_calibration_error`.
+    A single badly calibrated bin shows here even when it holds few rows.
+
+    Parameters
+    ----------
+    probabilities : array-like of shape (n, K)
+        Class probabilities, each row in [0, 1] summing to 1 within :data:`ROW_SUM_TOLERANCE`.
+    y_true : array-like of shape (n,)
+        The true class of each row, an integer in ``[0, K)``.
+    n_bins : int, default 15
+        Number of equal-width confidence bins, as in :func:`expected_calibration_error`.
+    convention : {"torch-uncertainty", "fd-shifts"}, default "torch-uncertainty"
+        Whose binning to follow (module docstring): torch-uncertainty's edges
+        ``linspace(0, 1, n_bins + 1)`` closed on the left, a confidence of 1 in a bin of its own;
+        or fd-shifts' edges ``linspace(0, 1 + 1e-8, n_bins + 1)`` closed on the left (1 in the
+        last bin), every bin's accuracy 0 when all predictions are correct or all wrong.
+
+    Returns
+    -------
+    float
+        The largest gap over the bins that hold a row, in [0, 1].
 
     Examples
     --------
     >>> p = [[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]]
     >>> round(maximum_calibration_error(p, [0, 1, 0, 1], n_bins=2), 10)
     0.25
+
+    Both rows correct, one bin of confidence 0.85: accuracy 1, but 0 under fd-shifts' quirk.
+
+    >>> p = [[0.9, 0.1], [0.2, 0.8]]
+    >>> round(maximum_calibration_error(p, [0, 1], n_bins=2), 10)
+    0.15
+    >>> round(maximum_calibration_error(p, [0, 1], n_bins=2, convention="fd-shifts"), 10)
+    0.85
     """
     _check("maximum_calibration_error", n_bins=n_bins, convention=convention)
     _, accuracy, confidence = _bins(*_top_label(probabilities, y_true), n_bins, convention)
@@ -187,10 +218,24 @@ def adaptive_calibration_error(probabilities, y_true, *, n_bins=15):
     one more rows (the longer ones first); the ECE is taken over these runs. Fewer rows than
     bins leave empty runs, where torch-uncertainty returns NaN: refused here.
 
+    Parameters
+    ----------
+    probabilities : array-like of shape (n, K)
+        Class probabilities, each row in [0, 1] summing to 1 within :data:`ROW_SUM_TOLERANCE`.
+    y_true : array-like of shape (n,)
+        The true class of each row, an integer in ``[0, K)``.
+    n_bins : int, default 15
+        Number of equal-mass bins, at most the number of rows.
+
+    Returns
+    -------
+    float
+        The run-size-weighted mean of ``|accuracy - mean confidence|``, in [0, 1].
+
     Examples
     --------
     >>> p = [[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.2, 0.8]]
-    >>> round(adaptive_calibration_error(p, [0, 1, 0, 1], n_bins=2), 10)
+    >>> round(adaptive_calibration_error(p, [0, 1, 0, 1], n_bins=2), 10)  # (0.65 + 0.15) / 2
     0.4
     """
     _check("adaptive_calibration_error", n_bins=n_bins)
@@ -211,7 +256,28 @@ def adaptive_calibration_error(probabilities, y_true, *, n_bins=15):
 
 
 def brier_score_terms(probabilities, y_true):
-    """Per row: ``sum_k (p_k - [k == y])^2``, in [0, 2]."""
+    """Per row: ``sum_k (p_k - [k == y])^2``, in [0, 2], the terms :func:`brier_score` averages.
+
+    The terms bootstrap like a loss: :func:`bootstrap_ci` of them with their mean as the
+    statistic gives an interval for the mean.
+
+    Parameters
+    ----------
+    probabilities : array-like of shape (n, K)
+        Class probabilities, each row in [0, 1] summing to 1 within :data:`ROW_SUM_TOLERANCE`.
+    y_true : array-like of shape (n,)
+        The true class of each row, an integer in ``[0, K)``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The squared distance of each row to its one-hot label.
+
+    Examples
+    --------
+    >>> brier_score_terms([[0.5, 0.5], [0.25, 0.75]], [0, 1])  # 2 * 0.5**2, 2 * 0.25**2
+    array([0.5  , 0.125])
+    """
     p, y = _as_probabilities(probabilities, y_true)
     target = np.zeros_like(p)
     target[np.arange(p.shape[0]), y] = 1.0
@@ -219,7 +285,29 @@ def brier_score_terms(probabilities, y_true):
 
 
 def nll_terms(probabilities, y_true):
-    """Per row: ``-log p_y`` (infinite where the true class has probability 0)."""
+    """Per row: ``-log p_y``, the terms :func:`negative_log_likelihood` averages.
+
+    The terms bootstrap like a loss: :func:`bootstrap_ci` of them with their mean as the
+    statistic gives an interval for the mean.
+
+    Parameters
+    ----------
+    probabilities : array-like of shape (n, K)
+        Class probabilities, each row in [0, 1] summing to 1 within :data:`ROW_SUM_TOLERANCE`.
+    y_true : array-like of shape (n,)
+        The true class of each row, an integer in ``[0, K)``.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        ``-log`` of each row's probability of its true class: infinite where it is 0 (as
+        torch-uncertainty's ``CategoricalNLL``), so a mean over such a row is infinite.
+
+    Examples
+    --------
+    >>> nll_terms([[0.5, 0.5], [0.25, 0.75], [1.0, 0.0]], [0, 1, 1])  # log 2, log 4/3, log 1/0
+    array([0.69314718, 0.28768207,        inf])
+    """
     p, y = _as_probabilities(probabilities, y_true)
     with np.errstate(divide="ignore"):
         return -np.log(p[np.arange(p.shape[0]), y])
@@ -237,12 +325,27 @@ def _mean(terms, groups):
 def brier_score(probabilities, y_true, *, groups=None):
     """Multiclass Brier score: the mean over rows of :func:`brier_score_terms` (torch-uncertainty's).
 
-    ``groups`` (one label per row) returns ``{label: the group's mean}`` instead of a float.
+    Parameters
+    ----------
+    probabilities : array-like of shape (n, K)
+        Class probabilities, each row in [0, 1] summing to 1 within :data:`ROW_SUM_TOLERANCE`.
+    y_true : array-like of shape (n,)
+        The true class of each row, an integer in ``[0, K)``.
+    groups : array-like of shape (n,), optional
+        A group label per row: the metric of each group's own rows (as in :func:`aurc`).
+
+    Returns
+    -------
+    float
+        The mean squared distance to the one-hot label, in [0, 2] (summed over the K classes,
+        not divided by K); with ``groups`` a dict from each label to its group's mean.
 
     Examples
     --------
-    >>> brier_score([[0.9, 0.1], [0.4, 0.6]], [0, 0])
+    >>> brier_score([[0.9, 0.1], [0.4, 0.6]], [0, 0])  # (0.02 + 0.72) / 2
     0.37
+    >>> brier_score([[0.5, 0.5], [0.25, 0.75]], [0, 1], groups=["a", "b"])
+    {'a': 0.5, 'b': 0.125}
     """
     return _mean(brier_score_terms(probabilities, y_true), groups)
 
@@ -250,11 +353,26 @@ def brier_score(probabilities, y_true, *, groups=None):
 def negative_log_likelihood(probabilities, y_true, *, groups=None):
     """Mean negative log-likelihood of the true class (torch-uncertainty's ``CategoricalNLL``).
 
-    ``groups`` (one label per row) returns ``{label: the group's mean}`` instead of a float.
+    Parameters
+    ----------
+    probabilities : array-like of shape (n, K)
+        Class probabilities, each row in [0, 1] summing to 1 within :data:`ROW_SUM_TOLERANCE`.
+    y_true : array-like of shape (n,)
+        The true class of each row, an integer in ``[0, K)``.
+    groups : array-like of shape (n,), optional
+        A group label per row: the metric of each group's own rows (as in :func:`aurc`).
+
+    Returns
+    -------
+    float
+        The mean of :func:`nll_terms`, in nats, infinite when a true class has probability 0;
+        with ``groups`` a dict from each label to its group's mean.
 
     Examples
     --------
-    >>> round(negative_log_likelihood([[0.5, 0.5], [0.25, 0.75]], [0, 1]), 10)
+    >>> round(negative_log_likelihood([[0.5, 0.5], [0.25, 0.75]], [0, 1]), 10)  # log(8/3) / 2
     0.4904146265
+    >>> negative_log_likelihood([[0.5, 0.5], [0.5, 0.5]], [0, 1], groups=["a", "b"])
+    {'a': 0.6931471805599453, 'b': 0.6931471805599453}
     """
     return _mean(nll_terms(probabilities, y_true), groups)
