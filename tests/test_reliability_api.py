@@ -151,3 +151,26 @@ def test_rows_per_block_zero_is_refused_as_minus_one_is(rows):
 
     with pytest.raises(ValueError, match=rf"rows_per_block must be a positive integer, got {rows}"):
         output_features(np.zeros((4, 3)), rows_per_block=rows)
+
+
+@pytest.mark.parametrize("command", ["select", "validate"])
+@pytest.mark.parametrize("target, level", [("risk=5", "1e-300"), ("coverage=0.8", "1e-16")])
+def test_a_confidence_that_underflows_is_refused_by_the_command_line(
+    command, target, level, tmp_path, capsys
+):
+    """select wrote a model.json that apply refused as corrupt, validate blamed the data file, and a
+    risk target ended in a 31-line traceback: each is one line naming the usable range."""
+    from cli_data import wine_table
+
+    from rejectopt import cli
+
+    data = wine_table(tmp_path / "data")
+    argv = [command, "--data", data, "--target", target, "--confidence", level]
+    try:
+        status = cli.main([str(a) for a in [*argv, "--out", tmp_path / "out"]])
+    except SystemExit as stop:
+        status = stop.code
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1
+    assert f"confidence must lie in [1e-10, 1) (it is 1 - delta, e.g. 0.95), got {level}" in err
+    assert not (tmp_path / "out" / "model.json").exists()
