@@ -765,7 +765,7 @@ def test_output_features_refuse_one_logit_and_name_a_non_finite_one_in_a_later_b
     logits[23, 1] = -np.inf
     with pytest.raises(ValueError, match="non-finite value -inf at index 23, column 1"):
         output_features(logits, rows_per_block=8)
-    with pytest.raises(ValueError, match="block_rows must be a positive integer, got -1"):
+    with pytest.raises(ValueError, match="rows_per_block must be a positive integer, got -1"):
         output_features(logits[:20], rows_per_block=-1)
 
 
