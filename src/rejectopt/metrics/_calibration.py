@@ -137,6 +137,8 @@ def _check(owner, **values):
 def expected_calibration_error(probabilities, y_true, *, n_bins=15, convention="torch-uncertainty"):
     """Expected calibration error: the mean over bins of ``|accuracy - confidence|``, weighted by size.
 
+    .. versionadded:: 0.7.0
+
     Parameters
     ----------
     probabilities : array-like of shape (n, K)
@@ -170,6 +172,8 @@ def expected_calibration_error(probabilities, y_true, *, n_bins=15, convention="
 
 def maximum_calibration_error(probabilities, y_true, *, n_bins=15, convention="torch-uncertainty"):
     """Maximum calibration error: the largest ``|accuracy - confidence|`` over the non-empty bins.
+
+    .. versionadded:: 0.7.0
 
     A single badly calibrated bin shows here even when it holds few rows.
 
@@ -213,6 +217,8 @@ def maximum_calibration_error(probabilities, y_true, *, n_bins=15, convention="t
 
 def adaptive_calibration_error(probabilities, y_true, *, n_bins=15):
     """Adaptive (equal-mass) ECE, torch-uncertainty's ``AdaptiveCalibrationError``.
+
+    .. versionadded:: 0.7.0
 
     The confidences sorted ascending (stably) are cut into ``n_bins`` runs of ``n // n_bins`` or
     one more rows (the longer ones first); the ECE is taken over these runs. Fewer rows than
@@ -258,6 +264,8 @@ def adaptive_calibration_error(probabilities, y_true, *, n_bins=15):
 def brier_score_terms(probabilities, y_true):
     """Per row: ``sum_k (p_k - [k == y])^2``, in [0, 2], the terms :func:`brier_score` averages.
 
+    .. versionadded:: 0.7.0
+
     The terms bootstrap like a loss: :func:`bootstrap_ci` of them with their mean as the
     statistic gives an interval for the mean.
 
@@ -286,6 +294,8 @@ def brier_score_terms(probabilities, y_true):
 
 def nll_terms(probabilities, y_true):
     """Per row: ``-log p_y``, the terms :func:`negative_log_likelihood` averages.
+
+    .. versionadded:: 0.7.0
 
     The terms bootstrap like a loss: :func:`bootstrap_ci` of them with their mean as the
     statistic gives an interval for the mean.
@@ -325,6 +335,8 @@ def _mean(terms, groups):
 def brier_score(probabilities, y_true, *, groups=None):
     """Multiclass Brier score: the mean over rows of :func:`brier_score_terms` (torch-uncertainty's).
 
+    .. versionadded:: 0.7.0
+
     Parameters
     ----------
     probabilities : array-like of shape (n, K)
@@ -352,6 +364,8 @@ def brier_score(probabilities, y_true, *, groups=None):
 
 def negative_log_likelihood(probabilities, y_true, *, groups=None):
     """Mean negative log-likelihood of the true class (torch-uncertainty's ``CategoricalNLL``).
+
+    .. versionadded:: 0.7.0
 
     Parameters
     ----------

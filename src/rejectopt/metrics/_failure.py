@@ -79,6 +79,8 @@ def _both_classes(failed, owner, need=("error", "success")):
 def failure_auroc(loss, uncertainty, *, groups=None):
     """Area under the ROC curve of the uncertainty as a detector of the errors.
 
+    .. versionadded:: 0.7.0
+
     The probability that an error's uncertainty exceeds a success's, a tie counting 1/2 (the
     Mann-Whitney statistic with midranks): what fd-shifts' ``failauc`` (sklearn's trapezoid over
     the ROC curve, tied scores one point) and torchmetrics' ``BinaryAUROC`` compute.
@@ -121,6 +123,8 @@ def failure_auroc(loss, uncertainty, *, groups=None):
 
 def failure_aupr(loss, uncertainty, *, positive="error", groups=None):
     """Average precision of the failure detector: sklearn's ``average_precision_score``.
+
+    .. versionadded:: 0.7.0
 
     ``positive="error"``: the errors are the positives, ranked by decreasing uncertainty
     (fd-shifts' ``failap_err``); ``"success"``: the successes, ranked by increasing uncertainty
@@ -168,6 +172,8 @@ def failure_aupr(loss, uncertainty, *, positive="error", groups=None):
 
 def fpr_at_tpr(loss, uncertainty, *, tpr=0.95, convention="paper", groups=None):
     """Share of the errors accepted at the threshold accepting a share ``tpr`` of the successes.
+
+    .. versionadded:: 0.7.0
 
     The detector of the literature's "FPR at 95 % TPR": the successes are the positives and a
     row is accepted when its uncertainty is at most a threshold; the value is the lowest FPR (errors
@@ -286,6 +292,8 @@ def _ba_by_group(function, y_true, y_pred, uncertainty, groups):
 def aurc_ba(y_true, y_pred, uncertainty, *, groups=None):
     """fd-shifts' ``aurc_ba``: the AURC with risk = 1 - balanced accuracy of the accepted rows.
 
+    .. versionadded:: 0.7.0
+
     At each distinct uncertainty (tied rows rejected together) the risk is the mean, over the
     classes of ``y_true``, of each class's error rate among its accepted rows; a class with no
     accepted row counts 0 but stays in the mean (fd-shifts' rule: the divisor is the number of
@@ -337,6 +345,8 @@ def aurc_ba(y_true, y_pred, uncertainty, *, groups=None):
 def augrc_ba(y_true, y_pred, uncertainty, *, groups=None):
     """fd-shifts' ``augrc_ba``: the AUGRC of the errors weighted by ``n / (K n_c)``.
 
+    .. versionadded:: 0.7.0
+
     Each error of true class ``c`` (``n_c`` rows, ``K`` classes) weighs ``n / (K n_c)``, so
     that at full coverage the generalized risk is 1 - balanced accuracy; the area is fd-shifts'
     AUGRC of those weights (as :func:`augrc` with ``convention="fd-shifts"``): the accepted
@@ -376,6 +386,8 @@ def _trapezoid(coverage, risk):
 
 def aurc_achievable(loss, uncertainty, *, groups=None):
     """fd-shifts' ``aurc_achievable``: the AURC over the ROC convex hull's thresholds only.
+
+    .. versionadded:: 0.7.0
 
     Only the thresholds on the convex hull of the ROC curve (successes as positives) are kept,
     as a randomised choice between two kept thresholds reaches any point between them; between

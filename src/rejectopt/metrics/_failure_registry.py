@@ -40,6 +40,8 @@ PROBABILITY_INPUTS = ("probabilities", "y_true")
 class FailureMetric(NamedTuple):
     """A registered failure-detection metric: ``function(*inputs) -> float`` and how to read it.
 
+    .. versionadded:: 0.7.0
+
     Parameters
     ----------
     function : callable
@@ -174,6 +176,8 @@ FAILURE_METRICS = {
 
 def get_failure_metric(name):
     """The :class:`FailureMetric` registered under ``name`` in :data:`FAILURE_METRICS`.
+
+    .. versionadded:: 0.7.0
 
     Parameters
     ----------
