@@ -107,7 +107,7 @@ def selective_report(
         .. versionchanged:: 0.4.0
            A group labelled ``"(all)"``, the name of the overall row, is refused.
 
-        .. versionchanged:: 0.6.0
+        .. versionchanged:: 0.7.0
            A list's NaN and a list mixing kinds (``[1, "1"]``, ``[1, "a"]``) are refused, as in
            an array or a Series; numpy had read them as strings (a group ``"nan"``, one ``"1"``).
     selection : None, float, SelectionFunction or fitted SelectiveClassifier, optional
