@@ -10,6 +10,9 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 
 from rejectopt import cli
+from rejectopt.cli._model import apply_model, load_model
+from rejectopt.cli._table import load_apply_table
+from rejectopt.fitting import split_rows
 from rejectopt.metrics import aurc, failure_auroc, fpr_at_tpr, metrics_table
 
 
@@ -33,10 +36,6 @@ def _select(data, out, *options):
 
 def _report_rows(report_json, data):
     """The report rows' losses (0/100) and learned uncertainties, recomputed from the outputs."""
-    from rejectopt.cli._model import apply_model, load_model
-    from rejectopt.cli._table import load_apply_table
-    from rejectopt.fitting import split_rows
-
     report = json.loads(report_json.read_text())
     model, score, selection = load_model(report_json.parent / "model.json")
     decisions = apply_model(model, score, selection, load_apply_table(data))
