@@ -143,6 +143,7 @@ TABLES = {
         "rejectopt.metrics._parameters:PARAMETERS",
         "rejectopt.metrics._failure:FAILURE_PARAMETERS",
         "rejectopt.metrics._calibration:PARAMETERS",
+        "rejectopt.metrics._table:TABLE_PARAMETERS",
     ),
     "rejectopt.ood": "rejectopt.ood._parameters:PARAMETERS",
     "rejectopt._certify": "rejectopt._certify._parameters:PARAMETERS",

@@ -1,6 +1,12 @@
 # Evaluate every score on Tst: one summary per dataset, then one for the run.
 
 SUMMARIES += [f"results/datasets/{d}/summary.csv" for d in DATASETS]
+#: Config summary_metrics (checked by plan_run), as the summary rules' param when set.
+SUMMARY_METRICS_PARAM = (
+    {"summary_metrics": list(config["summary_metrics"])}
+    if config.get("summary_metrics")
+    else {}
+)
 BENCHMARKS += [f"results/benchmarks/summarize_dataset/{d}.tsv" for d in DATASETS]
 
 
@@ -31,6 +37,9 @@ use rule experiment_split from experiment_template as summarize_dataset with:
         aurc_convention=config.get("aurc_convention", "paper"),
         table_intervals=config.get("table_intervals", False),
         seed=config.get("seed", 0),
+        # passed only when the config names some: a new param changes the params Snakemake
+        # records, which would rerun every summary of a run that does not use the key
+        **SUMMARY_METRICS_PARAM,
 
 
 rule collect_summary:
@@ -46,5 +55,7 @@ rule collect_summary:
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        **SUMMARY_METRICS_PARAM,  # the added columns it checks; none by default, as above
     script:
         "../scripts/collect_summary.py"

@@ -14,10 +14,10 @@ log_to(snakemake.log[0])
 # every dataset's metrics are checked here, so a NaN is named by its own file and row
 # and each must be as its rule wrote it (its content record): an edited row is refused, naming the file,
 # and so is another dataset's summary copied over it (results/datasets/<dataset>/summary.csv names it)
+# config summary_metrics: their columns are checked too (the rule's params name them)
+metrics = [*EXTRA_METRICS, *snakemake.params.get("summary_metrics", [])]
 frames = [
-    read_summary(
-        path, EXTRA_METRICS, recorded=True, expect=dataset_summary_role(Path(path).parent.name)
-    )
+    read_summary(path, metrics, recorded=True, expect=dataset_summary_role(Path(path).parent.name))
     for path in snakemake.input
 ]
 save_csv(

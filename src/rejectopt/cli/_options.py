@@ -15,6 +15,7 @@ import numpy as np
 
 from .._checks import check_open_unit
 from .._params import format_level
+from ..metrics import FAILURE_METRICS, METRICS
 from ..scores import get_score
 from ..scores._sele import MEMORY_BUDGET_ENV, SELE, memory_budget
 from ..targets import OODTarget, Target, parse_target
@@ -36,6 +37,8 @@ __all__ = [
     "named",
     "ood_column_of",
     "parse_C_grid",
+    "parse_metrics",
+    "report_metric_names",
     "reads_logits",
     "require_loss_bound",
     "resolve_loss_bound",
@@ -58,6 +61,43 @@ def parse_C_grid(text):
     if not grid or any(not math.isfinite(c) or c < 0 for c in grid):
         raise InputError(f"--C must be non-negative finite numbers, got {text!r}")
     return grid
+
+
+def report_metric_names():
+    """The registered metrics ``--metrics`` can add: those of the loss and the score alone.
+
+    ``select`` keeps the loss and the predicted classes of each row, not the labels nor class
+    probabilities, so the balanced-accuracy areas and the calibration metrics are out of reach.
+    """
+    loss_only = [n for n, m in FAILURE_METRICS.items() if m.inputs == ("loss", "uncertainty")]
+    return [*METRICS, *loss_only]
+
+
+def parse_metrics(text, target):
+    """``--metrics`` as a list of registered names, ``"all"``, or None (not asked for)."""
+    if text is None:
+        return None
+    if isinstance(target, OODTarget):
+        raise InputError(f"--metrics is not available with an OOD target ({target})")
+    if text.strip() == "all":
+        return "all"
+    names = [v.strip() for v in text.split(",") if v.strip()]
+    valid = report_metric_names()
+    for name in names:
+        if name in FAILURE_METRICS and name not in valid:
+            needs = ", ".join(k for k in FAILURE_METRICS[name].inputs if k != "uncertainty")
+            raise InputError(
+                f"--metrics: {name!r} needs {needs}, which select does not keep; valid names "
+                f"are {', '.join(map(repr, valid))} or 'all'"
+            )
+        if name not in valid:
+            raise InputError(
+                f"--metrics: unknown metric {name!r}; valid names are "
+                f"{', '.join(map(repr, valid))} or 'all'"
+            )
+    if not names:
+        raise InputError(f"--metrics names no metric, got {text!r}")
+    return names
 
 
 def check_fractions(args):

@@ -259,6 +259,16 @@ def _add_select_parser(sub, common, learning):
     )
     _add_figure_format(p, "rc_curve.png")
     p.add_argument(
+        "--metrics",
+        default=None,
+        metavar="NAME[,NAME...]",
+        help="also report these registered metrics of the learned score on the report rows, "
+        "under 'metrics' in report.json and as a table in report.md: aurc, augrc, eaurc, eaugrc "
+        "(in the loss's units), failure_auroc, fpr_at_95_tpr, failure_aupr_error, "
+        "failure_aupr_success, aurc_achievable (of the failures: loss > 0 for zero_one, else a "
+        "0/1 loss); 'all' for every one the loss allows. Default: none",
+    )
+    p.add_argument(
         "--ood-column",
         default=None,
         help=f"with a tpr/fpr or precision/recall target: column marking OOD rows, 0/false = ID, "

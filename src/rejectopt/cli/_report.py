@@ -12,7 +12,7 @@ import sklearn
 
 from .. import __version__
 from .._params import format_level
-from ..metrics import aurc
+from ..metrics import FAILURE_METRICS, METRICS, aurc, metrics_table
 from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
 from ..targets import CertifiedSelection, OODTarget, parse_target
@@ -21,6 +21,8 @@ __all__ = [
     "LOSS_BOUND_SOURCES",
     "guarantee_statements",
     "json_bytes",
+    "metrics_dict",
+    "metrics_lines",
     "ood_report_dict",
     "ood_report_markdown",
     "ood_summary_line",
@@ -143,6 +145,65 @@ def report_dict(
         "risk_full_coverage_report": float(loss_rep.mean()),
         "versions": versions,
     }
+
+
+def metrics_dict(loss, uncertainty, names, loss_name, log_warning):
+    """``report.json``'s ``"metrics"``: each registered metric of the learned score, by name.
+
+    ``loss`` and ``uncertainty`` are the report rows'; ``names`` a list of registered names or
+    ``"all"`` (:func:`rejectopt.cli._options.report_metric_names`). The areas read the loss in its
+    units, as ``aurc_report``; the failure detector reads the failures, ``loss > 0`` for the 0/100
+    loss and the loss itself otherwise, whose graded values it refuses (ValueError for a named
+    metric; ``"all"`` leaves them out and ``log_warning`` says so).
+    """
+    failed = loss > 0 if loss_name == "zero_one" else loss
+    detector = [n for n, m in FAILURE_METRICS.items() if m.inputs == ("loss", "uncertainty")]
+    if names == "all":
+        binary = bool(np.all((failed == 0) | (failed == 1)))
+        if not binary:
+            log_warning(
+                f"the loss {loss_name} is not 0/1, so the failure detector's metrics "
+                f"{', '.join(detector)} are left out of --metrics all"
+            )
+        names = [*METRICS, *(detector if binary else [])]
+    areas = [n for n in names if n in METRICS]
+    detected = [n for n in names if n not in METRICS]
+    scores = {"learned_score": uncertainty}
+    tables = [
+        metrics_table(loss_of, scores, metrics=chosen)
+        for loss_of, chosen in ((loss, areas), (failed, detected))
+        if chosen
+    ]
+    values = {
+        name: table.loc[(METRICS.get(name) or FAILURE_METRICS[name]).label, "learned_score"]
+        for table, chosen in zip(tables, [c for c in (areas, detected) if c])
+        for name in chosen
+    }
+    return {
+        name: {
+            "label": (METRICS.get(name) or FAILURE_METRICS[name]).label,
+            "higher_is_better": name in FAILURE_METRICS and FAILURE_METRICS[name].higher_is_better,
+            "learned_score": float(values[name]),
+        }
+        for name in names
+    }
+
+
+def metrics_lines(report):
+    """``report.md``'s table of ``--metrics``; nothing without it (the report as before)."""
+    if "metrics" not in report:
+        return []
+    lines = [
+        "Metrics of the learned score on the report rows "
+        f"(areas in {report['risk_unit']}, the others of the failures):",
+        "",
+        "| metric | learned score | better |",
+        "|---|---|---|",
+    ]
+    for entry in report["metrics"].values():
+        better = "higher" if entry["higher_is_better"] else "lower"
+        lines.append(f"| {entry['label']} | {fmt(entry['learned_score'])} | {better} |")
+    return [*lines, ""]
 
 
 def fmt(value, digits=4):
@@ -340,6 +401,7 @@ def report_markdown(report):
         f"oracle {fmt(aurcs['oracle'])}.",
         "",
         *guarantee_lines(report),
+        *metrics_lines(report),
         "![RC curve](rc_curve.png)",
         "",
     ]

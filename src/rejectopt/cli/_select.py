@@ -42,6 +42,7 @@ from ._options import (
     named,
     ood_column_of,
     parse_C_grid,
+    parse_metrics,
     reads_logits,
     require_loss_bound,
     resolve_loss_bound,
@@ -51,6 +52,7 @@ from ._options import (
 from ._parser import DEFAULT_OOD_COLUMN
 from ._report import (
     json_bytes,
+    metrics_dict,
     ood_report_dict,
     ood_report_markdown,
     ood_summary_line,
@@ -128,6 +130,7 @@ def _check_options(args):
         check_pred_column(args.pred_column, "--pred-column")
     ood_column = ood_column_of(args, target)
     C_grid = parse_C_grid(args.C)
+    args.metrics = parse_metrics(getattr(args, "metrics", None), target)
     check_fractions(args)
     check_memory_budget_env(args.score)
     check_loss_source(args)
@@ -234,6 +237,15 @@ def _fit(args, table, classes, n_classes, target, parts, C_grid, loss_bound):
     return fit
 
 
+def _metrics(args, fit, loss, loss_name):
+    """``--metrics`` on the report rows; a metric the loss cannot feed is bad input."""
+    rows = fit.parts["report"]
+    try:
+        return metrics_dict(loss[rows], fit.uncertainty[rows], args.metrics, loss_name, log.warning)
+    except ValueError as err:
+        raise InputError(f"--metrics: {one_line(err).removeprefix('metrics_table: ')}") from None
+
+
 def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thresholds):
     """``report.json``'s content, ``report.md``'s text, the printed line and the figure.
 
@@ -264,6 +276,8 @@ def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thre
             loss_bound_source=loss_bound_source,
         )
         report["thresholds_csv"] = THRESHOLDS_CSV if thresholds is not None else None
+        if args.metrics is not None:
+            report["metrics"] = _metrics(args, fit, table.loss, loss_name)
         texts = (report_markdown(report), summary_line(report))
         figure = select_figure(fit, table.loss, report, label)
     else:

@@ -77,6 +77,7 @@ from ._risk_coverage import (
 )
 from ._scorer import selective_scorer
 from ._sele import sele_loss, sele_proxy
+from ._table import metrics_table
 
 __all__ = [
     "CONVENTIONS",
@@ -121,6 +122,7 @@ __all__ = [
     "FailureMetric",
     "FAILURE_METRICS",
     "get_failure_metric",
+    "metrics_table",
 ]
 
 

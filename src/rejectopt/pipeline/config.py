@@ -31,6 +31,7 @@ from ..datasets._custom import custom_dataset, peek_custom
 from ..datasets._prepare import available_in_mirror
 from ..metrics import aurc
 from ..scores import SCORES
+from .tables import check_summary_metrics
 
 __all__ = [
     "C_MAX",
@@ -594,6 +595,15 @@ def _check_table_intervals(config: dict) -> None:
         )
 
 
+def _check_summary_metrics(config: dict) -> None:
+    """``summary_metrics`` (schema: a failure metric's name) must be one a summary row can feed:
+    refused here, not by every dataset's summary job after training."""
+    try:
+        check_summary_metrics(config.get("summary_metrics"))
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+
+
 def _code_files(config: dict) -> dict:
     """Method -> file of the user's class behind it, for the classifiers and scores the config names."""
     names = [c for cs in (config.get("classifiers") or {}).values() for c in cs]
@@ -621,7 +631,8 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     for a file of any size): unknown datasets, classifiers or scores (with the registered names
     listed), scores that do not apply to a classifier, split ratios, C grids, numbers that are
     NaN or infinite, a task of the run left without a classifier, an ``aurc_convention`` that
-    cannot score a task of the run (or comes with ``table_intervals``), the class counts of the
+    cannot score a task of the run (or comes with ``table_intervals``), a ``summary_metrics``
+    name a summary cannot compute, the class counts of the
     OOD and double-hinge datasets, and
     each custom dataset's entry, header (CSV) or array shapes (NPZ). The user's experiments are
     loaded and their settings checked beside it, by
@@ -708,6 +719,7 @@ def plan_run(config: dict, base_dir=".") -> RunPlan:
     _check_classifier_lists(config, task)
     _check_convention(config, task)
     _check_table_intervals(config)
+    _check_summary_metrics(config)
     _check_class_counts(config, run, custom, n_classes)
     classifiers = {t: list(config.get("classifiers", {}).get(t, [])) for t in TASKS}
     scores = {c: list(s) for c, s in config.get("scores", {}).items()}

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .._io import load_csv_bytes, write_csv
 from ..classifiers import CLASSIFIERS
+from ..metrics import FAILURE_METRICS
 from ..stats import average_ranks, friedman_test, nemenyi_cd
 
 __all__ = [
@@ -29,6 +30,8 @@ __all__ = [
     "INTERVAL_LEVEL",
     "INTERVAL_RESAMPLES",
     "RUN_SUMMARY",
+    "SUMMARY_FAILURE_METRICS",
+    "check_summary_metrics",
     "TableSpec",
     "TableStatistics",
     "dataset_summary_role",
@@ -549,6 +552,33 @@ def relative_improvement(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame
     learned = [m for m in spec.methods[1:] if m in wide.columns]
     gains = pd.DataFrame({m: 100.0 * (base - wide[m]) / base for m in learned})
     return gains.groupby("dataset").agg(["mean", "std"])
+
+
+#: The :data:`rejectopt.metrics.FAILURE_METRICS` config ``summary_metrics`` may add as summary
+#: columns: those of the loss and the score, the only inputs a summary row has (no labels, no
+#: class probabilities).
+SUMMARY_FAILURE_METRICS = [
+    name for name, metric in FAILURE_METRICS.items() if metric.inputs == ("loss", "uncertainty")
+]
+
+
+def check_summary_metrics(names) -> list[str]:
+    """Config ``summary_metrics`` as a list, refused (ValueError naming the key) beyond
+    :data:`SUMMARY_FAILURE_METRICS`: a metric of labels or probabilities has no input in a summary."""
+    names = list(names or [])
+    for name in names:
+        if name in SUMMARY_FAILURE_METRICS:
+            continue
+        if name in FAILURE_METRICS:
+            needs = ", ".join(k for k in FAILURE_METRICS[name].inputs if k != "uncertainty")
+            reason = f"it needs {needs}, which the summary does not hold"
+        else:
+            reason = "it is not a failure metric of the loss and the score"
+        raise ValueError(
+            f"config summary_metrics: {name!r} cannot be a summary column: {reason}; the "
+            f"allowed names are {', '.join(SUMMARY_FAILURE_METRICS)}"
+        )
+    return names
 
 
 def __getattr__(name: str):

@@ -17,10 +17,15 @@ from ...._checks import derive_seed
 from ...._io import load_npz, npz_checksum, save_csv
 from ....classifiers import get_classifier
 from ....datasets import load_prepared
-from ....metrics import METRICS, TASK_LOSS, aurc, risk_full, task_loss
+from ....metrics import FAILURE_METRICS, METRICS, TASK_LOSS, aurc, risk_full, task_loss
 from ....scores import ScoreError
 from ....splits import load_split
-from ...tables import INTERVAL_RESAMPLES, dataset_summary_role
+from ...tables import (
+    INTERVAL_RESAMPLES,
+    SUMMARY_FAILURE_METRICS,
+    check_summary_metrics,
+    dataset_summary_role,
+)
 from ._aurc_intervals import aurc_resamples, interval_columns
 from ._classifiers import load_classifier_file
 from ._scores import SCORE_ERROR, score_key
@@ -29,6 +34,7 @@ __all__ = [
     "BASE_SUMMARY_COLUMNS",
     "EXTRA_METRICS",
     "SUMMARY_COLUMNS",
+    "SUMMARY_FAILURE_METRICS",
     "run_rule",
     "summarize_dataset",
     "tst_outcomes",
@@ -131,6 +137,7 @@ def summarize_dataset(
     *,
     intervals: bool = False,
     seed: int = 0,
+    summary_metrics=(),
 ) -> pd.DataFrame:
     """Test AuRC, the other registered metrics and the full-coverage risk of every (split, classifier, score).
 
@@ -158,18 +165,27 @@ def summarize_dataset(
     seed : int, default 0
         The run's seed (config ``seed``); the resamples' seed is derived from it and ``dataset``,
         so every classifier and score of the dataset is resampled alike.
+    summary_metrics : sequence of str, default ()
+        Config ``summary_metrics``: names of :data:`SUMMARY_FAILURE_METRICS` appended as columns
+        after :data:`SUMMARY_COLUMNS`, in this order. They read the failures ``loss > 0`` (a
+        misclassification, or an ordinal prediction off the true class): a failure detector
+        needs a binary failure, and the task losses are graded (0/100, the absolute error).
 
     Returns
     -------
     pandas.DataFrame
-        With :data:`SUMMARY_COLUMNS` (then :data:`~rejectopt.pipeline.tables.INTERVAL_COLUMNS`); baselines
+        With :data:`SUMMARY_COLUMNS`, then ``summary_metrics``, then
+        :data:`~rejectopt.pipeline.tables.INTERVAL_COLUMNS`; baselines
         are rows with score ``mcp`` / ``margin`` and an empty ``C_score``.
 
     Raises
     ------
     ValueError
-        ``intervals`` under another ``aurc_convention``, or a split with too few Tst rows.
+        ``intervals`` under another ``aurc_convention``, a split with too few Tst rows, a
+        ``summary_metrics`` name outside :data:`SUMMARY_FAILURE_METRICS`, or a test split
+        without an error or without a success (the failure detector's AUROC or FPR need both).
     """
+    failure_columns = check_summary_metrics(summary_metrics)
     if intervals and aurc_convention != "paper":
         raise ValueError(
             f"{dataset}: config table_intervals are intervals of eq. (27) AuRC, but aurc_convention is "
@@ -192,9 +208,13 @@ def summarize_dataset(
                     "risk_full": risk_full(loss),
                     "n_test": len(loss),
                     **{name: METRICS[name].function(loss, uncertainty) for name in EXTRA_METRICS},
+                    **{
+                        name: FAILURE_METRICS[name].function(np.asarray(loss) > 0, uncertainty)
+                        for name in failure_columns
+                    },
                 }
             )
-    summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    summary = pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *failure_columns])
     if not intervals:
         return summary
     data_id = npz_checksum(data_path)
@@ -279,6 +299,8 @@ def run_rule(
         params["aurc_convention"],
         intervals=params["table_intervals"],
         seed=params["seed"],
+        # the rule passes summary_metrics only when the config names some (see evaluation.smk)
+        summary_metrics=params.get("summary_metrics", ()),
     )
     # its record names the dataset: collect_summary refuses it copied over another dataset's
     save_csv(summary, outputs["summary"], provenance=dataset_summary_role(wildcards["dataset"]))
