@@ -34,6 +34,7 @@ direction and inputs: the failure detector's :func:`failure_auroc`, :func:`fpr_a
 :func:`augrc_ba` (of labels and predictions); and the calibration of class probabilities,
 :func:`expected_calibration_error`, :func:`maximum_calibration_error`,
 :func:`adaptive_calibration_error`, :func:`brier_score` and :func:`negative_log_likelihood`.
+One call computes every registered metric per score, a paper's table: :func:`metrics_table`.
 
 References
 ----------
