@@ -114,27 +114,29 @@ def _thresholds_csv(fit, loss, target, loss_bound, max_cuts=THRESHOLDS_MAX_CUTS)
 
     Pointwise bounds at the target's confidence, or at :data:`TABLE_CONFIDENCE` for a plug-in
     target. With more than ``max_cuts`` distinct calibration scores, ``max_cuts`` cuts evenly
-    spaced in coverage, the selected threshold's cut and the next one (the first it refused),
-    each row exactly the full table's; a log line says so.
+    spaced in coverage and the three around the selected threshold ``t`` (``s < t``, ``s <= t``
+    and the next one, the first it refused), each row exactly the full table's; a log line says so.
     """
     if not isinstance(target, Target) or target.kind not in ("risk", "coverage"):
         return None
     cal = fit.parts["calibration"]
     level = target.confidence if target.confidence is not None else TABLE_CONFIDENCE
-    threshold = fit.selection.threshold
+    scores, threshold = fit.uncertainty[cal], fit.selection.threshold
+    # The cut {s < t} too: what an acceptance probability 0 at the threshold keeps.
+    below = scores[scores < threshold].max(initial=-np.inf)
     table = certification_table(
         loss[cal],
-        fit.uncertainty[cal],
+        scores,
         Target(target.kind, target.value, level),
         loss_bound=loss_bound,
         max_cuts=max_cuts,
-        include=[threshold, np.nextafter(threshold, np.inf)],
+        include=[below, threshold, np.nextafter(threshold, np.inf)],
     )
-    n_cuts = np.unique(fit.uncertainty[cal]).size
+    n_cuts = np.unique(scores).size
     if len(table) < n_cuts:
         log.info(
-            "%s: %d of the %d cuts of the calibration rows (evenly spaced in coverage, and the "
-            "selected threshold's); rejectopt.targets.certification_table lists every cut",
+            "%s: %d of the %d cuts of the calibration rows (evenly spaced in coverage, and those "
+            "around the threshold); rejectopt.targets.certification_table lists every cut",
             THRESHOLDS_CSV,
             len(table),
             n_cuts,
