@@ -2,9 +2,10 @@
 
 :func:`fit_certified_risk`, :func:`fit_certified_coverage`, :func:`fit_certified_tpr_fpr`,
 :func:`validate_target` and :func:`certification_table` check their levels, methods, fractions,
-seeds, loss bound, coverage and rate bounds against this one table (:func:`rejectopt._params.validate_params`), each
-refusal naming the function: "<function>: <name> must be <what>, got <value>". A target risk,
-whose range depends on the loss bound, is checked by the fit that reads it.
+seeds, loss bound, coverage, rate bounds and the table's cut count against this one table
+(:func:`rejectopt._params.validate_params`), each refusal naming the function: "<function>:
+<name> must be <what>, got <value>". A target risk, whose range depends on the loss bound, is
+checked by the fit that reads it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ PARAMETERS: dict[str, Any] = {
     "repeats": _WholeNumber(1, None, closed="left", label="an integer >= 1"),
     "calibration_fraction": Interval(0, 1),
     "progress": [NONE, CALLABLE],
+    "max_cuts": [NONE, Interval(1, None, closed="left", integer=True)],
 }
 
 #: The parameters the older checks read with ``float()`` (text such as "100" accepted): still so.

@@ -36,13 +36,24 @@ def _certified_target(target: Any, caller: str) -> Any:
 
 
 def certification_table(
-    loss: Any, uncertainty: Any, target: Any, *, loss_bound: Any = None
+    loss: Any,
+    uncertainty: Any,
+    target: Any,
+    *,
+    loss_bound: Any = None,
+    max_cuts: Any = None,
+    include: Any = None,
 ) -> pd.DataFrame:
     """Per threshold: rows accepted, empirical risk, upper confidence bound and p-value.
 
     One row per distinct calibration score ``t``, for the cut accepting ``s <= t``. The bounds
     and p-values are *pointwise* (each as if its threshold had been fixed in advance); the
     certified threshold is :meth:`Target.fit`'s, which handles the choice among thresholds.
+
+    The cost is linear in the number of distinct scores: each cut's 0/B risk bound is a beta
+    quantile, evaluated one by one (``benchmarks/measured_records.csv``, ``certification_table``
+    rows). ``max_cuts`` bounds it: the bounds are then computed at those cuts alone, each row
+    equal to the full table's row at that cut.
 
     Parameters
     ----------
@@ -52,6 +63,13 @@ def certification_table(
         A risk or coverage target with a confidence (``1 - delta``).
     loss_bound : float or None, default None
         The largest loss by the loss's definition; None for the 0/100 loss.
+    max_cuts : int or None, default None
+        None lists every cut. An integer ``m`` lists at most ``m`` cuts evenly spaced in
+        coverage when there are more distinct scores (the first cut reaching each coverage
+        ``i / m``, the full set among them), plus the cuts of ``include``.
+    include : array_like of float or None, default None
+        Scores whose cut is listed whatever ``max_cuts`` keeps (e.g. a fitted threshold): the
+        cut accepting ``s <= t`` for the smallest distinct score ``t`` at or above each.
 
     Returns
     -------
@@ -73,6 +91,7 @@ def certification_table(
     3        0.4           4            25.0       67.954    0.312
     """
     target = _certified_target(target, "certification_table")
+    _parameters.check("certification_table", max_cuts=max_cuts)
     loss, s = as_loss_and_uncertainty(loss, uncertainty, exact_order=False)
     delta = 1.0 - target.confidence
     n = loss.size
@@ -83,6 +102,9 @@ def certification_table(
     )
     bound, binary = _resolve_loss_bound(loss, loss_bound, "certification_table", needs)
     values, trials, sums = _prefix_sums(loss, s)
+    rows = _listed_cuts(values, trials, max_cuts, include)
+    if rows is not None:  # every column is elementwise per cut: the kept rows are the full table's
+        values, trials, sums = values[rows], trials[rows], sums[rows]
     upper = _risk_upper_bound(sums, trials, delta, bound, binary)
     if target.kind == "risk":
         pvalues = (
@@ -102,6 +124,26 @@ def certification_table(
             "p_value": pvalues,
         }
     )
+
+
+def _listed_cuts(
+    values: np.ndarray, trials: np.ndarray, max_cuts: Any, include: Any
+) -> np.ndarray | None:
+    """Indices of the cuts :func:`certification_table` lists, or None for every cut.
+
+    ``max_cuts`` cuts evenly spaced in coverage: for ``i = 1 .. m``, the first cut accepting at
+    least ``ceil(i n / m)`` rows (``i = m``: the full set); then the cut of each ``include`` score.
+    """
+    if max_cuts is None or values.size <= max_cuts:
+        return None
+    m, n = int(max_cuts), int(trials[-1])
+    wanted = -(-np.arange(1, m + 1, dtype=np.int64) * n // m)  # ceil(i n / m), in integers
+    rows = np.searchsorted(trials, wanted, side="left")
+    if include is not None:
+        extra = np.asarray(include, dtype=float).ravel()
+        extra = np.searchsorted(values, extra[np.isfinite(extra)], side="left")
+        rows = np.concatenate([rows, extra[extra < values.size]])
+    return np.unique(rows)
 
 
 def _population_sums(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
+
 from .._diagnostics import (
     missed_bounds,
     missed_coverage,
@@ -75,6 +77,10 @@ SELECT_FIGURE = "rc_curve.png"
 THRESHOLDS_CSV = "thresholds.csv"
 #: Level of the pointwise bounds in the per-threshold table of a plug-in target.
 TABLE_CONFIDENCE = 0.95
+#: Most cuts evenly spaced in coverage that ``thresholds.csv`` lists (the selected threshold's cut
+#: and the next one come on top): each cut's bound costs a beta quantile, so listing every distinct
+#: calibration score would make the table the slowest step of a large ``select``.
+THRESHOLDS_MAX_CUTS = 100_000
 
 
 def _warn_report(report, target, C_grid):
@@ -105,21 +111,38 @@ def _warn_report(report, target, C_grid):
     )
 
 
-def _thresholds_csv(fit, loss, target, loss_bound):
+def _thresholds_csv(fit, loss, target, loss_bound, max_cuts=THRESHOLDS_MAX_CUTS):
     """The per-threshold table of the calibration rows as CSV bytes, or None (reject-cost and OOD targets).
 
-    Pointwise bounds at the target's confidence, or at :data:`TABLE_CONFIDENCE` for a plug-in target.
+    Pointwise bounds at the target's confidence, or at :data:`TABLE_CONFIDENCE` for a plug-in
+    target. With more than ``max_cuts`` distinct calibration scores, ``max_cuts`` cuts evenly
+    spaced in coverage and the three around the selected threshold ``t`` (``s < t``, ``s <= t``
+    and the next one, the first it refused), each row exactly the full table's; a log line says so.
     """
     if not isinstance(target, Target) or target.kind not in ("risk", "coverage"):
         return None
     cal = fit.parts["calibration"]
     level = target.confidence if target.confidence is not None else TABLE_CONFIDENCE
+    scores, threshold = fit.uncertainty[cal], fit.selection.threshold
+    # The cut {s < t} too: what an acceptance probability 0 at the threshold keeps.
+    below = scores[scores < threshold].max(initial=-np.inf)
     table = certification_table(
         loss[cal],
-        fit.uncertainty[cal],
+        scores,
         Target(target.kind, target.value, level),
         loss_bound=loss_bound,
+        max_cuts=max_cuts,
+        include=[below, threshold, np.nextafter(threshold, np.inf)],
     )
+    n_cuts = np.unique(scores).size
+    if len(table) < n_cuts:
+        log.info(
+            "%s: %d of the %d cuts of the calibration rows (evenly spaced in coverage, and those "
+            "around the threshold); rejectopt.targets.certification_table lists every cut",
+            THRESHOLDS_CSV,
+            len(table),
+            n_cuts,
+        )
     return table.to_csv(index=False, float_format="%.10g").encode()
 
 
