@@ -212,7 +212,9 @@ def summaries(tmp_path):
 
 
 def _collect(run_script, summaries, out):
-    run_script("collect_summary", input=[str(p) for p in summaries.values()], output=[str(out)])
+    run_script(
+        "collect_summary", input=[str(p) for p in summaries.values()], output=[str(out)], params={}
+    )
 
 
 def test_collect_summary_refuses_one_datasets_summary_copied_over_anothers(

@@ -12,6 +12,10 @@ from ..scores._tuning import SCORE_C_GRID
 __all__ = ["DEFAULT_OOD_COLUMN", "DEFAULT_SCORE", "build_parser", "cli_scores"]
 
 DEFAULT_SCORE = "sele"
+#: Most cuts evenly spaced in coverage that ``thresholds.csv`` lists (the selected threshold's cut
+#: and the next one come on top): each cut's bound costs a beta quantile, so listing every distinct
+#: calibration score would make the table the slowest step of a large ``select``.
+THRESHOLDS_MAX_CUTS = 100_000
 #: Column marking the OOD rows for a tpr=T,fpr=F or precision=P,recall=R target (``--ood-column``).
 DEFAULT_OOD_COLUMN = "is_ood"
 
@@ -254,7 +258,8 @@ def _add_select_parser(sub, common, learning):
         required=True,
         help="output folder: model.json, report.md, report.json, rc_curve.png and, "
         "for a risk or coverage target, thresholds.csv (per threshold of the "
-        "calibration rows: rows accepted, empirical risk, upper bound, "
+        f"calibration rows, at most {THRESHOLDS_MAX_CUTS:,} evenly spaced in coverage and those "
+        "around the threshold: rows accepted, empirical risk, upper bound, "
         "p-value)",
     )
     _add_figure_format(p, "rc_curve.png")

@@ -51,7 +51,7 @@ from ._options import (
     target_of,
     warn_labels_span,
 )
-from ._parser import DEFAULT_OOD_COLUMN
+from ._parser import DEFAULT_OOD_COLUMN, THRESHOLDS_MAX_CUTS
 from ._report import (
     json_bytes,
     metrics_dict,
@@ -77,10 +77,6 @@ SELECT_FIGURE = "rc_curve.png"
 THRESHOLDS_CSV = "thresholds.csv"
 #: Level of the pointwise bounds in the per-threshold table of a plug-in target.
 TABLE_CONFIDENCE = 0.95
-#: Most cuts evenly spaced in coverage that ``thresholds.csv`` lists (the selected threshold's cut
-#: and the next one come on top): each cut's bound costs a beta quantile, so listing every distinct
-#: calibration score would make the table the slowest step of a large ``select``.
-THRESHOLDS_MAX_CUTS = 100_000
 
 
 def _warn_report(report, target, C_grid):

@@ -564,7 +564,18 @@ SUMMARY_FAILURE_METRICS = [
 
 def check_summary_metrics(names) -> list[str]:
     """Config ``summary_metrics`` as a list, refused (ValueError naming the key) beyond
-    :data:`SUMMARY_FAILURE_METRICS`: a metric of labels or probabilities has no input in a summary."""
+    :data:`SUMMARY_FAILURE_METRICS`: a metric of labels or probabilities has no input in a summary.
+
+    Parameters
+    ----------
+    names : list of str or None
+        The config key's value (None or empty: no column beyond the default ones).
+
+    Returns
+    -------
+    list of str
+        The names, in the config's order.
+    """
     names = list(names or [])
     for name in names:
         if name in SUMMARY_FAILURE_METRICS:
