@@ -235,3 +235,16 @@ def test_a_run_started_at_the_full_set_tests_it_once_at_the_whole_level():
 
     rows = _ltt_rows(np.zeros(243), np.random.default_rng(0).random(243), 0.05, 0)
     assert _ltt_plan(rows, 1.0, 0.1, 100.0, True) == (0.1, 0.0, math.inf, -1)
+
+
+def test_the_estimator_refuses_an_underflowing_confidence_before_fitting():
+    """SelectiveClassifier(confidence=1e-300) ended in a raw statistics.StatisticsError."""
+    from sklearn.linear_model import LogisticRegression
+
+    from rejectopt import SelectiveClassifier
+
+    X, y = np.random.default_rng(0).normal(size=(80, 2)), np.arange(80) % 2
+    model = SelectiveClassifier(LogisticRegression(), target="risk", value=20, confidence=1e-300)
+    with pytest.raises(ValueError, match="confidence " + RANGE + "1e-300"):
+        model.fit(X, y)
+    assert not hasattr(model, "selection_")
