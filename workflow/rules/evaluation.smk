@@ -29,17 +29,17 @@ use rule experiment_split from experiment_template as summarize_dataset with:
     resources:
         mem_mb=declared("summarize_dataset", "mem_mb"),
         runtime=declared("summarize_dataset", "runtime", splits=len(SPLITS)),
+    # summarize_dataset's arguments (rejectopt.pipeline.experiments.paper.run_rule);
+    # summary_metrics passed only when the config names some: a new param changes the params
+    # Snakemake records, which would rerun every summary of a run that does not use the key
     params:
-        # summarize_dataset's arguments (rejectopt.pipeline.experiments.paper.run_rule)
+        **SUMMARY_METRICS_PARAM,
         task=lambda w: TASK[w.dataset],
         classifier_files=lambda w: classifier_files(w.dataset),
         score_files=lambda w: score_files(w.dataset),
         aurc_convention=config.get("aurc_convention", "paper"),
         table_intervals=config.get("table_intervals", False),
         seed=config.get("seed", 0),
-        # passed only when the config names some: a new param changes the params Snakemake
-        # records, which would rerun every summary of a run that does not use the key
-        **SUMMARY_METRICS_PARAM,
 
 
 rule collect_summary:
