@@ -69,6 +69,7 @@ def test_a_metric_without_its_inputs_in_a_summary_is_refused_naming_the_key(digi
     assert plan_run(config).datasets == ["letter"]
 
 
+@pytest.mark.pipeline  # the config schema is checked by jsonschema, of the pipeline extra
 def test_the_schema_refuses_a_misspelt_metric():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     validate_config({**config, "summary_metrics": ["failure_auroc"]}, SCHEMA)
