@@ -232,6 +232,35 @@ def test_tables_under_another_metric_and_the_rankings_say_where_they_differ():
         metric_table(summary, TABLES["table3a"], "eaurc")
 
 
+def test_a_higher_is_better_metric_ranks_its_largest_value_first():
+    from rejectopt.pipeline.report import metric_rankings, rankings_markdown
+
+    spec = TABLES["table3a"]
+    summary = _summary(datasets=("a", "b", "c", "d"))
+    # a failure AUROC ordered as the AuRC (SELE best): larger for the better detector
+    summary["failure_auroc"] = 1.0 - summary["aurc"] / 100.0
+    aurc = table_statistics(metric_table(summary, spec), spec.methods)
+    table = metric_table(summary, spec, "failure_auroc")
+    stats = table_statistics(table, spec.methods, "failure_auroc")
+    # the same order as AuRC's, and the same Friedman statistic (it reads the ranks' spread)
+    assert stats.average_ranks.to_dict() == aurc.average_ranks.to_dict()
+    assert stats.average_ranks["sele"] == 1.0
+    assert stats.friedman_pvalue == pytest.approx(aurc.friedman_pvalue, rel=1e-12)
+    # without the metric the ranks read the values as lower-is-better: the order turns round
+    assert table_statistics(table, spec.methods).average_ranks["sele"] == 4.0
+    markdown = render_table(table, spec, stats, fmt="md", metric="failure_auroc")
+    row_a = next(line for line in markdown.splitlines() if line.startswith("| a |"))
+    assert row_a.split(" | ")[2].startswith("**0.92")  # SELE: 1 - (8 + 0) / 100, bold
+    assert "best per row in bold (higher is better)." in markdown
+    assert "(AUROC_f)" in markdown.splitlines()[0]
+    _, means = metric_rankings(summary, spec, ["failure_auroc"])["failure_auroc"]
+    assert (means["sele"] < means["mcp"]).all()  # signed so that lower is better
+    text = rankings_markdown(summary, [spec], ["aurc", "failure_auroc"])
+    assert "(1 = best; higher is better for AUROC_f, lower for the rest)." in text
+    assert "| SELE | 1.00 | 1.00 |" in text
+    assert "Every metric agrees with AuRC on the best method" in text
+
+
 def test_mean_rc_curve_averages_splits_on_a_common_grid():
     from rejectopt.metrics import rc_curve
     from rejectopt.pipeline.report import mean_rc_curve
