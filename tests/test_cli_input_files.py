@@ -154,3 +154,34 @@ def test_a_folder_as_model_names_the_model_json_inside(selected, tmp_path, capsy
         err,
         f"{tmp_path}: a folder, not a model file; pass the model.json that select wrote",
     )
+
+
+# --------------------------------------------------------------------------------------------
+# decisions.csv: row k is the k-th data row, counted from 1
+# --------------------------------------------------------------------------------------------
+def test_decisions_row_k_is_the_kth_data_row_of_the_csv(selected, tmp_path, capsys):
+    """Each data row of a 6-row file, applied alone, gets the uncertainty of its ``row`` in the
+    decisions of the whole file: row k is data row k (the header not counted), as in messages."""
+    _, model = selected
+    new = _table(6, seed=2).drop(columns="y")
+    data = tmp_path / "new.csv"
+    new.to_csv(data, index=False)
+    assert run(apply_argv(model, data, tmp_path / "d.csv"), capsys)[0] == 0
+    decisions = pd.read_csv(tmp_path / "d.csv")
+    assert decisions["row"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert len(set(decisions["uncertainty"])) == 6  # distinct rows: a shift would be seen
+    for k in range(1, 7):
+        alone = tmp_path / f"row{k}.csv"
+        new.iloc[[k - 1]].to_csv(alone, index=False)
+        assert run(apply_argv(model, alone, tmp_path / f"d{k}.csv"), capsys)[0] == 0
+        uncertainty = pd.read_csv(tmp_path / f"d{k}.csv")["uncertainty"].item()
+        # to 1e-12: BLAS may sum one row's product in another order than six rows'
+        assert decisions.loc[decisions["row"] == k, "uncertainty"].item() == pytest.approx(
+            uncertainty, rel=1e-12, abs=1e-12
+        )
+    # the error messages count rows alike: a text value in data row 4 is "row 4"
+    lines = data.read_text().splitlines()
+    lines[4] = "oops," + lines[4].split(",", 1)[1]  # line 4 + 1 of the file holds data row 4
+    data.write_text("\n".join(lines) + "\n")
+    status, err = run(apply_argv(model, data, tmp_path / "bad.csv"), capsys)
+    assert_one_line_error(status, err, "'oops'", "row 4")
