@@ -12,9 +12,11 @@ import math
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
+from rejectopt import cli
 from rejectopt._certify import (
     AUDIT_COLUMNS,
     MIN_START_ROWS,
@@ -221,3 +223,34 @@ def test_the_trail_is_frozen_json_able_and_outside_equality():
     assert "audit" not in repr(selection) and "audit" not in selection.certificate
     assert pickle.loads(pickle.dumps(selection)).audit.reason == audit.reason
     assert selection.audit.summary().startswith(f"{len(audit)} cuts tested (method ltt)")
+
+
+def test_select_writes_the_trail_to_report_json_and_its_summary_to_report_md(tmp_path):
+    """A certified risk target on 2000 rows whose classifier errs on 4 %: the audit's rows in
+    report.json, their stop at the selection written to model.json, one sentence in report.md."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] > 0).astype(int)
+    y_pred = np.where(rng.random(n) < 0.04, 1 - y, y)
+    table = pd.DataFrame(X, columns=["f0", "f1", "f2"]).assign(y=y, y_pred=y_pred)
+    table.to_csv(tmp_path / "rows.csv", index=False)
+    out = tmp_path / "sel"
+    args = ["select", "--data", str(tmp_path / "rows.csv"), "--target", "risk=12,confidence=0.9"]
+    assert cli.main([*args, "--score", "reg", "--C", "0", "--out", str(out), "-q"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    audit = report["audit"]
+    assert audit["method"] == "ltt" and audit["n_tests"] == len(audit["rows"]) >= 1
+    stop = audit["rows"][audit["stop_step"] - 1]
+    assert stop["rejected"] and not any(r["rejected"] for r in audit["rows"][audit["stop_step"] :])
+    assert {"threshold": stop["threshold"], "accept_prob": stop["accept_prob"]} == report[
+        "selection"
+    ]
+    assert json.loads((out / "model.json").read_text())["selection"] == report["selection"]
+    assert audit["level_spent"] <= audit["delta"] * (1 + 1e-12)
+    markdown = (out / "report.md").read_text()
+    assert (
+        f"**Audit trail** (`report.json`'s `audit`, one row per test in the order made): {audit['summary']}"
+        in markdown
+    )
+    assert f"{audit['n_tests']} cuts tested (method ltt)" in markdown
