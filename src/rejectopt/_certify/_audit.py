@@ -256,7 +256,10 @@ def ltt_trail(
     if full_rejected:
         reason = "the full set tested alone is rejected, so every row is accepted"
     elif first < 0:
-        reason = "the full set tested alone is not rejected and no fixed sequence is tested"
+        reason = (
+            "the full set tested alone is not rejected; it is the one test (no start rows, or "
+            "their start is the full set)"
+        )
     else:
         failed = np.flatnonzero(pvalues[first:] > chain_delta)
         end = last if failed.size == 0 else first + int(failed[0])
@@ -352,10 +355,11 @@ def coverage_trail(
     ``s_sorted`` is ``s`` sorted, as the fit sorted it.
     """
     n = s_sorted.size
-    ranks = [r for r in (k, k - 1) if 1 <= r <= n]
-    thresholds = [float(s_sorted[r - 1]) for r in ranks]
-    pvalues = [float(_sps.binom.sf(r - 1, n, target_coverage)) for r in ranks]
-    bounds = [float(_sps.beta.ppf(delta, r, n - r + 1)) for r in ranks]
+    ranks = np.asarray([r for r in (k, k - 1) if 1 <= r <= n], dtype=int)
+    thresholds = [float(v) for v in s_sorted[ranks - 1]]
+    # one vectorised call each: scipy's per-call overhead, not the two ranks, is the cost
+    pvalues = [float(v) for v in _sps.binom.sf(ranks - 1, n, target_coverage)]
+    bounds = [float(v) for v in _sps.beta.ppf(delta, ranks, n - ranks + 1)]
     if k > n:  # the full set's coverage is 1 >= w in every population: a null no sample keeps
         thresholds, pvalues, bounds = [math.inf, *thresholds], [0.0, *pvalues], [1.0, *bounds]
         reason = (
