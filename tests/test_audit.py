@@ -24,6 +24,7 @@ from rejectopt._certify import (
     certified_from_dict,
     fit_certified_coverage,
     fit_certified_risk,
+    fit_certified_tpr_fpr,
 )
 from rejectopt.selective import InfeasibleTargetError
 from rejectopt.targets import AuditTrail, Target
@@ -195,6 +196,49 @@ def test_coverage_trail_recomputes_and_stops_at_the_selection(kind, n, w):
     assert audit.spent == pytest.approx(
         delta, rel=1e-15
     )  # one level: the rank depends on n, w and delta alone
+
+
+@pytest.mark.parametrize(("n", "tpr", "fpr"), [(600, 0.8, 0.5), (200, 0.95, 0.9), (60, 0.999, 1.0)])
+def test_tpr_fpr_trail_recomputes_and_stops_at_the_selection(n, tpr, fpr):
+    """The ID rows' order statistic at delta / 2, then the FPR's Clopper-Pearson test at delta / 2."""
+    rng = np.random.default_rng(n)
+    is_ood = rng.random(n) < 0.3
+    s = rng.random(n) + 0.5 * is_ood  # OOD rows score higher
+    delta = 0.1
+    selection = fit_certified_tpr_fpr(np.zeros(n), is_ood, s, tpr, fpr, 1 - delta)
+    audit = selection.audit
+    _assert_stops_at_the_selection(selection)
+    *ranks, last = audit.rows
+    s_id, n_id, n_ood = np.sort(s[~is_ood]), int((~is_ood).sum()), int(is_ood.sum())
+    for row in ranks:
+        assert row.stage == "order statistic" and row.level == pytest.approx(delta / 2, rel=1e-15)
+        if math.isfinite(row.threshold):
+            rank = int(np.searchsorted(s_id, row.threshold)) + 1
+            assert row.pvalue == pytest.approx(stats.binom.sf(rank - 1, n_id, tpr), rel=RTOL)
+        assert row.rejected == (row.pvalue <= delta / 2)
+    accepted = int(_accepts(last, s[is_ood]).sum())
+    assert (last.stage, last.accepted, last.coverage) == ("fpr bound", accepted, accepted / n_ood)
+    bound = (
+        1.0 if accepted >= n_ood else stats.beta.ppf(1 - delta / 2, accepted + 1, n_ood - accepted)
+    )
+    assert last.bound == pytest.approx(bound, rel=RTOL) == pytest.approx(selection.bound, rel=1e-12)
+    assert last.pvalue == pytest.approx(stats.binom.cdf(accepted, n_ood, fpr), rel=RTOL)
+    # the union bound: delta / 2 for the TPR's order statistic, delta / 2 for the FPR's test
+    assert audit.spent == pytest.approx(delta, rel=1e-12) and audit.spent <= delta * (1 + 1e-12)
+
+
+def test_tpr_fpr_trails_of_an_unmet_fpr_and_of_tpr_zero():
+    rng = np.random.default_rng(5)
+    is_ood = rng.random(400) < 0.5
+    s = rng.random(400)  # OOD rows score like ID rows: the FPR follows the TPR
+    with pytest.raises(InfeasibleTargetError) as caught:
+        fit_certified_tpr_fpr(np.zeros(400), is_ood, s, 0.9, 0.1, 0.9)
+    audit = caught.value.audit
+    assert not audit.certified and audit.stop is None and not audit.rows[-1].rejected
+    assert audit.rows[-1].bound == pytest.approx(caught.value.best_bound, rel=1e-12)
+    nothing = fit_certified_tpr_fpr(np.zeros(400), is_ood, s, 0.0, 0.1, 0.9)
+    _assert_stops_at_the_selection(nothing)
+    assert (len(nothing.audit), nothing.audit.spent) == (1, 0.0)
 
 
 def test_infeasible_targets_carry_the_trail_that_failed():

@@ -59,7 +59,8 @@ class AuditRow:
         Its place in the order of testing, from 1.
     stage : str
         The part of the procedure: ``"full set"`` and ``"fixed sequence"`` (Learn-then-Test),
-        ``"binary search"`` (SGR), ``"order statistic"`` (coverage).
+        ``"binary search"`` (SGR), ``"order statistic"`` (coverage, a tpr-fpr target's TPR),
+        ``"fpr bound"`` (a tpr-fpr target's FPR, on the OOD rows).
     threshold, accept_prob : float
         The cut, as the selection function that applies it (accept ``s < threshold``, and
         ``s == threshold`` with probability ``accept_prob``): the certified cut's are the fit's.
@@ -79,7 +80,8 @@ class AuditRow:
     level : float
         The level of this test (the share of delta it is compared with).
     rejected : bool
-        Whether the null was rejected: the cut is certified as far as this test goes.
+        Whether the null was rejected: the cut is certified as far as this test goes. Where a
+        bound decides (SGR, the FPR), the bound against the target, as the fit decides.
     """
 
     step: int
@@ -110,14 +112,15 @@ class AuditTrail:
 
     Reached as ``CertifiedSelection.audit`` (``SelectiveClassifier.selection_.audit``); a target
     the sample cannot certify raises an :class:`~rejectopt.exceptions.InfeasibleTargetError`
-    whose ``audit`` is the trail that failed (risk targets). A coverage target's trail keeps the
+    whose ``audit`` is the trail that failed (risk and tpr-fpr targets). A coverage target's trail keeps the
     certified rank and the rank below it: the ranks above it are rejected a fortiori (their
     p-values are smaller and depend on ``n``, ``w`` and delta alone, not on the sample).
 
     Parameters
     ----------
     method : str
-        The certificate's method (``"ltt"``, ``"sgr"``, ``"order-statistic"``).
+        The certificate's method (``"ltt"``, ``"sgr"``, ``"order-statistic"``,
+        ``"order-statistic+clopper-pearson"``).
     delta : float
         ``1 - confidence``, the level the whole procedure may spend.
     reason : str
@@ -126,6 +129,9 @@ class AuditTrail:
         Rows the tests used (Learn-then-Test holds its start rows out).
     columns : dict of str to numpy.ndarray
         One array per name of :data:`AUDIT_COLUMNS` but ``step``, one entry per test, in order.
+    certified : bool, default True
+        Whether the procedure certified its target: False where the last test that decides
+        failed after earlier ones passed (a tpr-fpr target whose FPR bound is above the target).
 
     Examples
     --------
@@ -142,36 +148,37 @@ class AuditTrail:
     reason: str
     n_tested: int
     columns: dict[str, np.ndarray]
+    certified: bool = True
 
     def __len__(self) -> int:
         return int(self.columns["level"].size)
 
-    @property
-    def rows(self) -> tuple[AuditRow, ...]:
-        """The tests, in the order the procedure made them."""
+    def _row(self, i: int) -> AuditRow:
         c = self.columns
-        return tuple(
-            AuditRow(
-                step=i + 1,
-                stage=str(c["stage"][i]),
-                threshold=float(c["threshold"][i]),
-                accept_prob=float(c["accept_prob"][i]),
-                accepted=int(c["accepted"][i]),
-                risk=float(c["risk"][i]),
-                coverage=float(c["coverage"][i]),
-                pvalue=float(c["pvalue"][i]),
-                bound=float(c["bound"][i]),
-                level=float(c["level"][i]),
-                rejected=bool(c["rejected"][i]),
-            )
-            for i in range(len(self))
+        return AuditRow(
+            step=i + 1,
+            stage=str(c["stage"][i]),
+            threshold=float(c["threshold"][i]),
+            accept_prob=float(c["accept_prob"][i]),
+            accepted=int(c["accepted"][i]),
+            risk=float(c["risk"][i]),
+            coverage=float(c["coverage"][i]),
+            pvalue=float(c["pvalue"][i]),
+            bound=float(c["bound"][i]),
+            level=float(c["level"][i]),
+            rejected=bool(c["rejected"][i]),
         )
 
     @property
+    def rows(self) -> tuple[AuditRow, ...]:
+        """The tests, in the order the procedure made them."""
+        return tuple(self._row(i) for i in range(len(self)))
+
+    @property
     def stop(self) -> AuditRow | None:
-        """The last rejected test, whose cut is the certified one; None where nothing was rejected."""
+        """The last rejected test, whose cut is the certified one; None where nothing was certified."""
         rejected = np.flatnonzero(self.columns["rejected"])
-        return self.rows[int(rejected[-1])] if rejected.size else None
+        return self._row(int(rejected[-1])) if rejected.size and self.certified else None
 
     @property
     def spent(self) -> float:
@@ -206,10 +213,10 @@ class AuditTrail:
         """One sentence: how many cuts were tested, at which level, and where the procedure stopped."""
         stop = self.stop
         where = (
-            "nothing was rejected"
+            "nothing is certified"
             if stop is None
             else f"the certified cut is test {stop.step} (threshold {stop.threshold:.6g}, "
-            f"{stop.accepted} of {self.n_tested} rows accepted)"
+            f"{stop.accepted} rows accepted, a share {stop.coverage:.4g} of those it tested)"
         )
         return (
             f"{len(self)} cuts tested (method {self.method}), spending {self.spent:.4g} of "
@@ -217,7 +224,14 @@ class AuditTrail:
         )
 
 
-def _trail(method: str, delta: float, reason: str, n_tested: int, **columns: Any) -> AuditTrail:
+def _trail(
+    method: str,
+    delta: float,
+    reason: str,
+    n_tested: int,
+    certified: bool = True,
+    **columns: Any,
+) -> AuditTrail:
     """An :class:`AuditTrail` of read-only column arrays (a frozen record of frozen columns)."""
     arrays = {}
     size = np.asarray(columns["threshold"]).size
@@ -225,7 +239,7 @@ def _trail(method: str, delta: float, reason: str, n_tested: int, **columns: Any
         array = np.array(np.broadcast_to(columns[name], (size,)))
         array.flags.writeable = False
         arrays[name] = array
-    return AuditTrail(method, float(delta), reason, int(n_tested), arrays)
+    return AuditTrail(method, float(delta), reason, int(n_tested), arrays, certified)
 
 
 def _mean_loss(sums: np.ndarray, trials: np.ndarray) -> np.ndarray:
@@ -341,7 +355,7 @@ def sgr_trail(
 
 
 def coverage_trail(
-    loss: np.ndarray,
+    loss: np.ndarray | None,
     s: np.ndarray,
     s_sorted: np.ndarray,
     k: int,
@@ -352,7 +366,7 @@ def coverage_trail(
 
     ``P(Binomial(n, w) >= rank)`` grows as the rank falls, so the ranks are a fixed sequence from
     the top: ``k`` is its last rejection, ``k - 1`` its first non-rejection (none at rank 1).
-    ``s_sorted`` is ``s`` sorted, as the fit sorted it.
+    ``s_sorted`` is ``s`` sorted, as the fit sorted it; ``loss`` None: no risk (NaN).
     """
     n = s_sorted.size
     ranks = np.asarray([r for r in (k, k - 1) if 1 <= r <= n], dtype=int)
@@ -372,7 +386,7 @@ def coverage_trail(
         )
     cut = np.asarray(thresholds)
     accepted = np.searchsorted(s_sorted, cut, side="right").astype(np.int64)
-    sums = np.array([loss[s <= t].sum() for t in thresholds], dtype=float)
+    sums = np.array([np.nan if loss is None else loss[s <= t].sum() for t in thresholds])
     p = np.asarray(pvalues)
     return _trail(
         "order-statistic",
@@ -389,4 +403,61 @@ def coverage_trail(
         bound=np.asarray(bounds),
         level=delta,
         rejected=p <= delta,
+    )
+
+
+def tpr_fpr_trail(
+    s_id: np.ndarray,
+    k: int,
+    tpr_min: float,
+    delta: float,
+    fpr: tuple[float, int, float, float],
+) -> AuditTrail:
+    """A tpr-fpr target's trail: the ID rows' order statistic at ``delta``, then the FPR's test at ``delta``.
+
+    ``s_id``: the ID rows' scores, sorted; ``delta`` is each half of the union bound; ``fpr``:
+    ``(OOD rows accepted, OOD rows, fpr_max, its Clopper-Pearson bound)`` at the chosen cut.
+    """
+    ood_accepted, n_ood, fpr_max, fpr_bound = fpr
+    tpr = coverage_trail(None, s_id, s_id, k, tpr_min, delta)
+    stop = tpr.stop
+    assert stop is not None  # the order statistic always certifies a cut (the full set at worst)
+    rejected = fpr_bound <= fpr_max
+    fpr_row: dict[str, Any] = {
+        "stage": "fpr bound",
+        "threshold": stop.threshold,
+        "accept_prob": stop.accept_prob,
+        "accepted": int(ood_accepted),
+        "risk": np.nan,
+        "coverage": ood_accepted / n_ood,
+        "pvalue": float(_binomial_pvalue(ood_accepted, n_ood, fpr_max)),
+        "bound": fpr_bound,
+        "level": delta,
+        "rejected": rejected,
+    }
+    columns = {name: np.append(tpr.columns[name], value) for name, value in fpr_row.items()}
+    verdict = "at most" if rejected else "above"
+    reason = f"TPR: {tpr.reason}; FPR: its bound {fpr_bound:.4g} is {verdict} fpr {fpr_max:g}"
+    return _trail(
+        "order-statistic+clopper-pearson", 2 * delta, reason, s_id.size, rejected, **columns
+    )
+
+
+def accept_nothing_trail(n_ood: int, delta: float) -> AuditTrail:
+    """The trail of ``tpr <= 0``: the cut accepting nothing, whose FPR is 0 in every population (no test)."""
+    return _trail(
+        "order-statistic+clopper-pearson",
+        2 * delta,
+        "tpr <= 0: the cut accepting nothing, whose FPR is 0 in every population, without a test",
+        n_ood,
+        stage="fpr bound",
+        threshold=np.array([-np.inf]),
+        accept_prob=0.0,
+        accepted=0,
+        risk=np.nan,
+        coverage=0.0,
+        pvalue=0.0,
+        bound=0.0,
+        level=0.0,
+        rejected=True,
     )

@@ -20,7 +20,13 @@ from ..selective import (
     fit_geifman_el_yaniv,
 )
 from . import _parameters
-from ._audit import coverage_trail, ltt_trail, sgr_trail
+from ._audit import (
+    accept_nothing_trail,
+    coverage_trail,
+    ltt_trail,
+    sgr_trail,
+    tpr_fpr_trail,
+)
 from ._selection import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection
 from ._tails import (
     _coverage_lower_bound,
@@ -729,6 +735,7 @@ def fit_certified_tpr_fpr(
             risk_bound=float("nan"),
             coverage_bound=0.0,
             loss_bound=float("nan"),
+            audit=accept_nothing_trail(n_ood, delta),
         )
     else:
         k = _coverage_rank(n_id, float(tpr_min), delta)
@@ -743,8 +750,9 @@ def fit_certified_tpr_fpr(
     selection = SelectionFunction(threshold, accept_prob)
     ood_accepted = float(selection.acceptance_probability(s[is_ood]).sum())
     fpr_bound = float(_risk_upper_bound(ood_accepted, n_ood, delta, 1.0, True))
+    audit = tpr_fpr_trail(s_id, k, tpr_min, delta, (ood_accepted, n_ood, fpr_max, fpr_bound))
     if fpr_bound > fpr_max:
-        raise _certificate_error(
+        error = _certificate_error(
             f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence "
             f"{format_level(confidence)} on these {s.size} rows ({n_id} ID, {n_ood} OOD): the "
             f"threshold certifying TPR >= {tpr_min:g} accepts {int(ood_accepted)} OOD rows, whose "
@@ -753,7 +761,9 @@ def fit_certified_tpr_fpr(
             best_bound=fpr_bound,
             confidence=confidence,
             n_calibration=int(s.size),
+            audit=audit,
         )
+        raise error
     return CertifiedSelection(
         threshold,
         accept_prob,
@@ -764,4 +774,5 @@ def fit_certified_tpr_fpr(
         risk_bound=float("nan"),
         coverage_bound=tpr_bound,
         loss_bound=float("nan"),
+        audit=audit,
     )
