@@ -298,3 +298,34 @@ def test_select_writes_the_trail_to_report_json_and_its_summary_to_report_md(tmp
         in markdown
     )
     assert f"{audit['n_tests']} cuts tested (method ltt)" in markdown
+
+
+def test_select_of_a_tpr_fpr_target_writes_its_trail(tmp_path):
+    """300 ID rows below 200 OOD rows on the one feature (test_cli's tpr-fpr table): the trail ends
+    with the FPR's test at the TPR's cut, and report.md says where it stopped."""
+    n_id, n_ood = 300, 200
+    is_ood = np.arange(n_id + n_ood) >= n_id
+    y = np.zeros(n_id + n_ood, dtype=int)
+    y[n_id - 20 : n_id : 2] = 1
+    y[is_ood] = -1
+    f0 = np.where(is_ood, 700.0, 0.0) + np.arange(n_id + n_ood)
+    table = pd.DataFrame({"f0": f0, "y": y, "y_pred": 0, "is_ood": is_ood.astype(int)})
+    table.to_csv(tmp_path / "mixed.csv", index=False)
+    out = tmp_path / "sel"
+    args = ["select", "--data", str(tmp_path / "mixed.csv"), "--target", "tpr=0.8,fpr=0.3"]
+    assert cli.main([*args, "--confidence", "0.9", "--C", "1", "--out", str(out), "-q"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    audit = report["audit"]
+    stop = audit["rows"][audit["stop_step"] - 1]
+    assert audit["method"] == "order-statistic+clopper-pearson" and audit["stop_step"] == len(
+        audit["rows"]
+    )
+    assert stop["stage"] == "fpr bound" and stop["rejected"]
+    assert stop["bound"] == pytest.approx(report["certificate"]["bound"], rel=1e-12)
+    assert {"threshold": stop["threshold"], "accept_prob": stop["accept_prob"]} == report[
+        "selection"
+    ]
+    assert (
+        f"**Audit trail** (`report.json`'s `audit`, one row per test in the order made): {audit['summary']}"
+        in (out / "report.md").read_text()
+    )

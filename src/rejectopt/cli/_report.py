@@ -97,7 +97,7 @@ def _fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bou
 def audit_dict(selection):
     """``report.json``'s ``"audit"``: what the certified fit tested, in order, and why it stopped.
 
-    None for a plug-in target and a tpr-fpr one (no trail). ``rows`` lists the tests in the order
+    None for a plug-in target (no trail). ``rows`` lists the tests in the order
     the procedure made them (:meth:`rejectopt.targets.AuditTrail.to_records`); ``stop_step`` is
     the last rejected test, whose cut is the selection.
     """
@@ -740,6 +740,7 @@ def ood_report_markdown(report):
         *_ood_report_rows_lines(report),
         *_ood_feasibility_lines(report, target),
         *guarantee_lines(report),
+        *audit_lines(report),
         "![ROC and RC curves](rc_curve.png)",
         "",
     ]
