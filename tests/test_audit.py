@@ -45,6 +45,8 @@ def _population(kind, n, seed):
         return 100.0 * (rng.random(n) < 0.04), s
     if kind == "graded":
         return np.round(100.0 * rng.random(n) * s * 0.4, 1), s
+    if kind == "cubic":  # a low risk that rises late: a run can pass every cut up to the full set
+        return 100.0 * (rng.random(n) < 0.1 * s**3), s
     if kind == "ties":  # few distinct scores: cuts accept tied rows together
         s = np.round(s * 20) / 20
         return 100.0 * (rng.random(n) < 0.3 * s), s
@@ -75,19 +77,20 @@ def _assert_stops_at_the_selection(selection):
 
 
 @pytest.mark.parametrize(
-    ("kind", "n", "target"),
+    ("kind", "n", "target", "seed"),
     [
-        ("falling", 1500, 12.0),  # a fixed-sequence run that breaks
-        ("falling", 3000, 8.0),
-        ("falling", 150, 25.0),  # no start rows: the full set alone, on every row
-        ("flat", 400, 12.0),  # the full set's own test rejects
-        ("ties", 1500, 12.0),  # 21 distinct scores: tied rows enter a cut together
-        ("graded", 400, 12.0),  # Hoeffding-Bentkus, a run that breaks
-        ("graded", 1500, 12.0),
+        ("falling", 1500, 12.0, 1500),  # a fixed-sequence run that breaks
+        ("falling", 3000, 8.0, 3000),
+        ("falling", 150, 25.0, 150),  # no start rows: the full set alone, on every row
+        ("flat", 400, 12.0, 400),  # the full set's own test rejects
+        ("ties", 1500, 12.0, 1500),  # 21 distinct scores: tied rows enter a cut together
+        ("graded", 400, 12.0, 400),  # Hoeffding-Bentkus, a run that breaks
+        ("graded", 1500, 12.0, 1500),
+        ("cubic", 1000, 4.0, 3),  # a run that rejects every cut up to the full set
     ],
 )
-def test_ltt_trail_recomputes_and_stops_at_the_selection(kind, n, target):
-    loss, s = _population(kind, n, seed=n)
+def test_ltt_trail_recomputes_and_stops_at_the_selection(kind, n, target, seed):
+    loss, s = _population(kind, n, seed=seed)
     confidence = 0.9
     delta = 1 - confidence
     selection = fit_certified_risk(loss, s, target, confidence, loss_bound=100.0)
@@ -118,6 +121,8 @@ def test_ltt_trail_recomputes_and_stops_at_the_selection(kind, n, target):
     # the run tests nested cuts upwards, rejects all but possibly its last, at one shared level
     assert [row.accepted for row in chain] == sorted({row.accepted for row in chain})
     assert all(row.rejected for row in chain[:-1])
+    if chain and chain[-1].rejected:  # the run reached the full set
+        assert math.isinf(chain[-1].threshold) and "all cuts" in audit.reason
     assert len({row.level for row in chain}) <= 1
     # delta is split between the full set's test and the run: the two levels sum to delta
     spent = rows[0].level + (chain[0].level if chain else 0.0)
