@@ -112,9 +112,10 @@ class AuditTrail:
 
     Reached as ``CertifiedSelection.audit`` (``SelectiveClassifier.selection_.audit``); a target
     the sample cannot certify raises an :class:`~rejectopt.exceptions.InfeasibleTargetError`
-    whose ``audit`` is the trail that failed (risk and tpr-fpr targets). A coverage target's trail keeps the
-    certified rank and the rank below it: the ranks above it are rejected a fortiori (their
-    p-values are smaller and depend on ``n``, ``w`` and delta alone, not on the sample).
+    whose ``audit`` is the trail that failed (risk and tpr-fpr targets). A coverage target's
+    trail keeps the certified rank and the rank below it: the ranks above it are rejected a
+    fortiori (their p-values are smaller and depend on ``n``, ``w`` and delta alone, not on the
+    sample).
 
     Parameters
     ----------
@@ -126,7 +127,8 @@ class AuditTrail:
     reason : str
         Why the procedure stopped where it did.
     n_tested : int
-        Rows the tests used (Learn-then-Test holds its start rows out).
+        Rows the tests used (Learn-then-Test holds its start rows out; a tpr-fpr target's ID
+        rows, its FPR test's ``coverage`` being over the OOD rows).
     columns : dict of str to numpy.ndarray
         One array per name of :data:`AUDIT_COLUMNS` but ``step``, one entry per test, in order.
     certified : bool, default True
