@@ -260,7 +260,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     uncertainty_score_ : SELE, REG or TCP
         The fitted uncertainty score.
     selection_ : rejectopt.selective.SelectionFunction
-        Threshold and acceptance probability at the threshold (eq. 25).
+        Threshold and acceptance probability at the threshold (eq. 25). A certified risk or
+        coverage target's (:class:`~rejectopt.targets.CertifiedSelection`) carries its audit
+        trail as ``selection_.audit`` (:class:`~rejectopt.targets.AuditTrail`): the cuts tested,
+        in order, at which level, and why the procedure stopped.
     classes_ : ndarray
         Class labels: those of ``y``, of ``estimator_.classes_`` and of its predictions.
     reject_label_ : object

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._certify import (
+    AuditTrail,
     CertifiedSelection,
     certification_table,
     fit_certified_coverage,
@@ -44,6 +45,7 @@ __all__ = [
     "OODTarget",
     "parse_target",
     "CertifiedSelection",
+    "AuditTrail",
     "certification_table",
     "validate_target",
 ]

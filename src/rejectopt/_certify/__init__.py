@@ -36,6 +36,10 @@ Certified selections are deterministic (``accept_prob`` 0 or 1): the randomised 
 eq. 25 needs the randomisation of the calibration rows to be part of the tested cut, and the
 deterministic cuts already reach the certified maximum up to one tie group.
 
+Every certified risk or coverage fit keeps its audit trail (:class:`AuditTrail`, the
+selection's ``audit``): the cuts tested in order, their p-values and levels, and why the
+procedure stopped, its last rejected cut the selection.
+
 A certified target is checked here too: :func:`certification_table` lists each threshold's
 pointwise bound and p-value, :func:`validate_target` measures how often the target fails when the
 user's own rows are the population. :mod:`rejectopt.targets` exports both (the reference documents
@@ -44,6 +48,7 @@ them there), and the fits of the three certified kinds.
 
 # The private names are re-exported (``X as X``) for the tests and the benchmarks, which read the
 # tails and the steps of Learn-then-Test from ``rejectopt._certify`` as they did before the split.
+from ._audit import AUDIT_COLUMNS, AuditTrail
 from ._fits import (
     FULL_SHARE_MIN,
     MIN_START_ROWS,
@@ -75,6 +80,7 @@ from ._validate import _evaluate as _evaluate
 from ._validate import _population_sums as _population_sums
 
 __all__ = [
+    "AUDIT_COLUMNS",
     "CERTIFICATE_KEYS",
     "CERTIFICATE_KEYS_V2",
     "FULL_SHARE_MIN",
@@ -82,6 +88,7 @@ __all__ = [
     "RISK_METHODS",
     "START_FRACTION",
     "ZERO_ONE_BOUND",
+    "AuditTrail",
     "CertifiedSelection",
     "TargetValidity",
     "certification_table",

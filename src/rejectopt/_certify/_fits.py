@@ -20,6 +20,13 @@ from ..selective import (
     fit_geifman_el_yaniv,
 )
 from . import _parameters
+from ._audit import (
+    accept_nothing_trail,
+    coverage_trail,
+    ltt_trail,
+    sgr_trail,
+    tpr_fpr_trail,
+)
 from ._selection import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection
 from ._tails import (
     _coverage_lower_bound,
@@ -369,8 +376,10 @@ def _fit_ltt(
     delta = 1.0 - confidence
     n = loss.size
     rows = _ltt_rows(loss, s, start_fraction, random_state)
-    full_delta, chain_delta, start, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
+    plan = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
+    full_delta, chain_delta, start, first = plan
     pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary)
+    audit = ltt_trail(rows.values, rows.trials, rows.sums, pvalues, plan, delta)
     if pvalues.size and pvalues[-1] <= full_delta:
         threshold, accept_prob = math.inf, 1.0
     elif first < 0 or pvalues[first] > chain_delta:
@@ -384,7 +393,7 @@ def _fit_ltt(
             if chain_delta > 0
             else f"the full set tested alone (level {full_delta:.3g}) fails"
         )
-        raise _infeasible_risk(
+        error = _infeasible_risk(
             target_risk,
             confidence,
             "ltt",
@@ -395,6 +404,8 @@ def _fit_ltt(
             why,
             _ltt_calibration_rows(_rows_needed(target_risk, delta, loss_bound), start_fraction),
         )
+        error.audit = audit  # type: ignore[attr-defined]  # the trail that failed
+        raise error
     else:
         failed = np.flatnonzero(pvalues[first:] > chain_delta)
         if failed.size == 0:
@@ -413,6 +424,7 @@ def _fit_ltt(
         risk_bound=float(target_risk),
         coverage_bound=_dkw_coverage_lower_bound(accepted, n, delta),
         loss_bound=loss_bound,
+        audit=audit,
     )
 
 
@@ -557,11 +569,12 @@ def fit_certified_risk(
             risk_bound=risk_bound,
             coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, delta),
             loss_bound=bound,
+            audit=sgr_trail(loss, s, target_risk, delta, bound),
         )
 
     n = loss.size
     needed = _sgr_rows_needed(target_risk, delta, bound)
-    raise _infeasible_risk(
+    error = _infeasible_risk(
         target_risk,
         confidence,
         "sgr",
@@ -572,6 +585,8 @@ def fit_certified_risk(
         "no threshold of the binary search has a bound below the target",
         needed,
     )
+    error.audit = sgr_trail(loss, s, target_risk, delta, bound)  # type: ignore[attr-defined]
+    raise error
 
 
 # --------------------------------------------------------------------------------------------
@@ -619,10 +634,11 @@ def fit_certified_coverage(
     delta = 1.0 - confidence
     n = loss.size
     k = _coverage_rank(n, float(target_coverage), delta)
+    s_sorted = np.sort(s)
     if k > n:
         threshold, coverage_bound = math.inf, 1.0
     else:
-        threshold, coverage_bound = float(np.sort(s)[k - 1]), _coverage_lower_bound(k, n, delta)
+        threshold, coverage_bound = float(s_sorted[k - 1]), _coverage_lower_bound(k, n, delta)
     accepted = s <= threshold
     try:
         bound, binary = _resolve_loss_bound(loss, loss_bound, "fit_certified_coverage")
@@ -642,6 +658,7 @@ def fit_certified_coverage(
         risk_bound=risk_bound,
         coverage_bound=coverage_bound,
         loss_bound=bound,
+        audit=coverage_trail(loss, s, s_sorted, k, float(target_coverage), delta),
     )
 
 
@@ -718,6 +735,7 @@ def fit_certified_tpr_fpr(
             risk_bound=float("nan"),
             coverage_bound=0.0,
             loss_bound=float("nan"),
+            audit=accept_nothing_trail(n_ood, delta),
         )
     else:
         k = _coverage_rank(n_id, float(tpr_min), delta)
@@ -732,8 +750,9 @@ def fit_certified_tpr_fpr(
     selection = SelectionFunction(threshold, accept_prob)
     ood_accepted = float(selection.acceptance_probability(s[is_ood]).sum())
     fpr_bound = float(_risk_upper_bound(ood_accepted, n_ood, delta, 1.0, True))
+    audit = tpr_fpr_trail(s_id, k, tpr_min, delta, (ood_accepted, n_ood, fpr_max, fpr_bound))
     if fpr_bound > fpr_max:
-        raise _certificate_error(
+        error = _certificate_error(
             f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence "
             f"{format_level(confidence)} on these {s.size} rows ({n_id} ID, {n_ood} OOD): the "
             f"threshold certifying TPR >= {tpr_min:g} accepts {int(ood_accepted)} OOD rows, whose "
@@ -742,7 +761,9 @@ def fit_certified_tpr_fpr(
             best_bound=fpr_bound,
             confidence=confidence,
             n_calibration=int(s.size),
+            audit=audit,
         )
+        raise error
     return CertifiedSelection(
         threshold,
         accept_prob,
@@ -753,4 +774,5 @@ def fit_certified_tpr_fpr(
         risk_bound=float("nan"),
         coverage_bound=tpr_bound,
         loss_bound=float("nan"),
+        audit=audit,
     )
