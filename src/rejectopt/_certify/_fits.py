@@ -6,7 +6,7 @@ The statements and their proofs: :mod:`rejectopt._certify` and the user guide's 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
@@ -22,6 +22,7 @@ from ..selective import (
 from . import _parameters
 from ._selection import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection
 from ._tails import (
+    RISK_TAILS,
     _coverage_lower_bound,
     _coverage_rank,
     _dkw_coverage_lower_bound,
@@ -100,6 +101,53 @@ def _prefix_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
     counts = np.bincount(inverse, minlength=values.size).astype(float)
     sums = np.bincount(inverse, weights=loss, minlength=values.size)
     return values, np.cumsum(counts), np.cumsum(sums)
+
+
+def _prefix_moments(loss: np.ndarray, s: np.ndarray) -> dict[str, Any]:
+    """Per cut of :func:`_prefix_sums`, the sum of squared losses and the largest loss it accepts.
+
+    The betting p-value's statistics (:func:`._tails._betting_pvalue`), as keywords of
+    :func:`._tails._risk_pvalue` and :func:`._tails._risk_upper_bound`.
+    """
+    values, inverse = np.unique(s, return_inverse=True)
+    squares = np.bincount(inverse, weights=loss * loss, minlength=values.size)
+    top = np.zeros(values.size)
+    np.maximum.at(top, inverse, loss)
+    return {"squares": np.cumsum(squares), "top": np.maximum.accumulate(top)}
+
+
+def _resolve_tail(tail: Any, binary: bool, owner: str) -> str:
+    """The tail of the cuts' tests, checked: ``"hb"`` for 0/B losses, which never use it.
+
+    0/B losses keep the exact binomial tail, which both bounds only approximate from above.
+    """
+    (tail,) = _parameters.check(owner, tail=tail)
+    return "hb" if binary else str(tail)
+
+
+def _tail_keywords(tail: str, moments: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of :func:`_risk_pvalue` / :func:`_risk_upper_bound` for ``tail`` with no rows
+    held out to choose: "auto" is the union bound of the two p-values."""
+    if tail == "hb":
+        return {}
+    return {**moments, "both": tail == "auto"}
+
+
+def _start_prefers_betting(
+    loss: np.ndarray, s: np.ndarray, target_risk: float, n_test: int, loss_bound: float
+) -> bool:
+    """ "auto" with start rows: whether they predict a smaller p-value from betting than from
+    Hoeffding-Bentkus at their best cut (on ``n_test`` rows of the same losses).
+
+    A choice made on the start rows alone, which the tested rows are independent of: each
+    tested p-value stays valid given it, as the start of the sequence does.
+    """
+    _, trials, sums = _prefix_sums(loss, s)
+    scale = n_test / loss.size
+    moments = _prefix_moments(loss, s)
+    moments["squares"] = moments["squares"] * scale  # the largest loss stays
+    args = (sums * scale, trials * scale, target_risk, loss_bound, False)
+    return bool(_risk_pvalue(*args, **moments).min() <= _risk_pvalue(*args).min())
 
 
 def _rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
@@ -228,6 +276,7 @@ def _ltt_start(
     n_test: int,
     loss_bound: float,
     binary: bool,
+    betting: bool = False,
 ) -> float:
     """Where fixed-sequence testing starts, chosen on the start rows only.
 
@@ -250,6 +299,8 @@ def _ltt_start(
         B.
     binary : bool
         Whether every loss is 0 or B.
+    betting : bool, default False
+        Whether the tested cuts take the betting p-value (Hoeffding-Bentkus when not).
 
     Returns
     -------
@@ -260,7 +311,12 @@ def _ltt_start(
         return math.inf
     values, trials, sums = _prefix_sums(loss, s)
     scale = n_test / loss.size
-    predicted = _risk_pvalue(sums * scale, trials * scale, target_risk, loss_bound, binary)
+    moments = _prefix_moments(loss, s) if betting else {}
+    if moments:  # n_test rows of the same losses: the squares scale as the sums, the largest stays
+        moments["squares"] = moments["squares"] * scale
+    predicted = _risk_pvalue(
+        sums * scale, trials * scale, target_risk, loss_bound, binary, **moments
+    )
     best = float(predicted.min())
     level = max(math.sqrt(max(best, 1e-300) * delta), best)
     j = int(np.flatnonzero(predicted <= level)[0])
@@ -276,18 +332,43 @@ class _LTTRows:
     values: np.ndarray
     trials: np.ndarray
     sums: np.ndarray
+    #: The tested cuts' betting statistics (:func:`_prefix_moments`; empty for "hb") and the
+    #: tail (:func:`_resolve_tail`).
+    moments: dict[str, Any] = field(default_factory=dict)
+    tail: str = "hb"
 
     @property
     def n_tested(self) -> int:
         return int(self.trials[-1]) if self.trials.size else 0
 
+    def betting(self, target_risk: float, loss_bound: float) -> bool:
+        """Whether the tests of ``target_risk`` take the betting p-value ("auto": the start rows
+        choose; without start rows :meth:`keywords` takes the union bound instead)."""
+        if self.tail != "auto" or self.start_loss.size == 0:
+            return self.tail == "betting"
+        return _start_prefers_betting(
+            self.start_loss, self.start_s, target_risk, self.n_tested, loss_bound
+        )
+
+    def keywords(self, target_risk: float, loss_bound: float, at: Any = slice(None)) -> dict:
+        """The keywords of :func:`_risk_pvalue` for the tested cuts ``at``."""
+        moments = {name: value[at] for name, value in self.moments.items()}
+        if self.tail == "auto" and self.start_loss.size == 0:
+            return _tail_keywords("auto", moments)
+        return moments if self.betting(target_risk, loss_bound) else {}
+
 
 def _ltt_rows(
-    loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any
+    loss: np.ndarray,
+    s: np.ndarray,
+    start_fraction: float,
+    random_state: Any,
+    tail: str = "hb",
 ) -> _LTTRows:
     """Split the rows (seeded): ``round(start_fraction * n)`` start rows, the rest tested.
 
     No start rows below ``MIN_START_ROWS``: the full set is then tested alone, on every row.
+    ``tail`` other than "hb": the tested cuts carry the betting p-value's statistics.
     """
     n = loss.size
     n_start = int(round(start_fraction * n))
@@ -296,7 +377,8 @@ def _ltt_rows(
     order = np.random.default_rng(random_state).permutation(n)
     start_rows, test_rows = order[:n_start], order[n_start:]
     values, trials, sums = _prefix_sums(loss[test_rows], s[test_rows])
-    return _LTTRows(loss[start_rows], s[start_rows], values, trials, sums)
+    moments = _prefix_moments(loss[test_rows], s[test_rows]) if tail != "hb" else {}
+    return _LTTRows(loss[start_rows], s[start_rows], values, trials, sums, moments, tail)
 
 
 def _ltt_full_share(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float) -> float:
@@ -333,7 +415,14 @@ def _ltt_plan(
     if chain_delta <= 0.0:
         return delta, 0.0, math.inf, -1
     start = _ltt_start(
-        rows.start_loss, rows.start_s, target_risk, chain_delta, rows.n_tested, loss_bound, binary
+        rows.start_loss,
+        rows.start_s,
+        target_risk,
+        chain_delta,
+        rows.n_tested,
+        loss_bound,
+        binary,
+        betting=rows.betting(target_risk, loss_bound),
     )
     first = int(np.searchsorted(rows.values, start, side="right")) - 1
     if first == rows.values.size - 1:
@@ -351,7 +440,14 @@ def _ltt_certifies(
         return False
     full_delta, chain_delta, _, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
     at = [-1] if first < 0 else [-1, first]
-    p = _risk_pvalue(rows.sums[at], rows.trials[at], target_risk, loss_bound, binary)
+    p = _risk_pvalue(
+        rows.sums[at],
+        rows.trials[at],
+        target_risk,
+        loss_bound,
+        binary,
+        **rows.keywords(target_risk, loss_bound, at),
+    )
     return bool(p[0] <= full_delta or (first >= 0 and p[1] <= chain_delta))
 
 
@@ -364,13 +460,21 @@ def _fit_ltt(
     binary: bool,
     start_fraction: float,
     random_state: Any,
+    tail: str = "hb",
 ) -> CertifiedSelection:
     """The full set tested alone at ``delta * w``, else fixed-sequence testing from a start at ``delta * (1 - w)``."""
     delta = 1.0 - confidence
     n = loss.size
-    rows = _ltt_rows(loss, s, start_fraction, random_state)
+    rows = _ltt_rows(loss, s, start_fraction, random_state, tail)
     full_delta, chain_delta, start, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
-    pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary)
+    pvalues = _risk_pvalue(
+        rows.sums,
+        rows.trials,
+        target_risk,
+        loss_bound,
+        binary,
+        **rows.keywords(target_risk, loss_bound),
+    )
     if pvalues.size and pvalues[-1] <= full_delta:
         threshold, accept_prob = math.inf, 1.0
     elif first < 0 or pvalues[first] > chain_delta:
@@ -470,6 +574,7 @@ def fit_certified_risk(
     method: str | None = None,
     start_fraction: float = START_FRACTION,
     random_state: Any = 0,
+    tail: str = RISK_TAILS[0],
 ) -> CertifiedSelection:
     """The largest-coverage selection whose population selective risk is <= ``target_risk`` w.p. >= ``confidence``.
 
@@ -499,6 +604,12 @@ def fit_certified_risk(
     random_state : int, default 0
         "ltt": seed of the rows chosen for the start. "sgr" draws nothing and ignores it, but
         refuses what is no seed.
+    tail : {"auto", "hb", "betting"}, default "auto"
+        "ltt", a loss that is not 0/B: the p-value of each cut's test, Hoeffding-Bentkus
+        ("hb") or the variance-adaptive betting p-value ("betting"). "auto": the start rows
+        choose the one they predict smaller; without start rows (``n < 190``), the smaller of
+        the two doubled. 0/B losses keep the exact binomial tail whatever it says; "sgr" (0/B
+        only) ignores it.
 
     Returns
     -------
@@ -531,9 +642,10 @@ def fit_certified_risk(
     _parameters.check(
         "fit_certified_risk", start_fraction=start_fraction, random_state=random_state
     )
+    tail = _resolve_tail(tail, binary, "fit_certified_risk")
     if method == "ltt":
         return _fit_ltt(
-            loss, s, target_risk, confidence, bound, binary, start_fraction, random_state
+            loss, s, target_risk, confidence, bound, binary, start_fraction, random_state, tail
         )
     if not binary:
         raise ValueError(
@@ -587,6 +699,7 @@ def fit_certified_coverage(
     confidence: float,
     *,
     loss_bound: Any = None,
+    tail: str = RISK_TAILS[0],
 ) -> CertifiedSelection:
     """The smallest cut whose population coverage is >= ``target_coverage`` w.p. >= ``confidence``.
 
@@ -604,6 +717,9 @@ def fit_certified_coverage(
     loss_bound : float or None, default None
         B for the risk bound; None for the 0/100 loss. Another loss without it gets a NaN
         risk bound and a NaN ``loss_bound``.
+    tail : {"auto", "hb", "betting"}, default "auto"
+        The risk bound of a loss that is not 0/B, as :func:`fit_certified_risk` takes it
+        ("auto": no rows are held out, so the bound of the two p-values' union bound).
 
     Returns
     -------
@@ -624,13 +740,19 @@ def fit_certified_coverage(
     else:
         threshold, coverage_bound = float(np.sort(s)[k - 1]), _coverage_lower_bound(k, n, delta)
     accepted = s <= threshold
+    _parameters.check("fit_certified_coverage", tail=tail)
     try:
         bound, binary = _resolve_loss_bound(loss, loss_bound, "fit_certified_coverage")
     except ValueError:  # no B: no risk bound, and nothing rests on B
         bound = risk_bound = float("nan")
     else:
+        kept = loss[accepted]
+        moments = _tail_keywords(
+            _resolve_tail(tail, binary, "fit_certified_coverage"),
+            {"squares": float((kept * kept).sum()), "top": float(kept.max(initial=0.0))},
+        )
         risk_bound = float(
-            _risk_upper_bound(loss[accepted].sum(), accepted.sum(), delta, bound, binary)
+            _risk_upper_bound(kept.sum(), accepted.sum(), delta, bound, binary, **moments)
         )
     return CertifiedSelection(
         threshold,
