@@ -26,9 +26,13 @@ from ._tails import (
     _coverage_lower_bound,
     _coverage_rank,
     _dkw_coverage_lower_bound,
+    _ltt_keywords,
+    _predicted_pvalues,
+    _prefix_moments,
     _risk_pvalue,
     _risk_upper_bound,
     _SGRSearch,
+    _tail_keywords,
 )
 
 #: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
@@ -103,51 +107,10 @@ def _prefix_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return values, np.cumsum(counts), np.cumsum(sums)
 
 
-def _prefix_moments(loss: np.ndarray, s: np.ndarray) -> dict[str, Any]:
-    """Per cut of :func:`_prefix_sums`, the sum of squared losses and the largest loss it accepts.
-
-    The betting p-value's statistics (:func:`._tails._betting_pvalue`), as keywords of
-    :func:`._tails._risk_pvalue` and :func:`._tails._risk_upper_bound`.
-    """
-    values, inverse = np.unique(s, return_inverse=True)
-    squares = np.bincount(inverse, weights=loss * loss, minlength=values.size)
-    top = np.zeros(values.size)
-    np.maximum.at(top, inverse, loss)
-    return {"squares": np.cumsum(squares), "top": np.maximum.accumulate(top)}
-
-
 def _resolve_tail(tail: Any, binary: bool, owner: str) -> str:
-    """The tail of the cuts' tests, checked: ``"hb"`` for 0/B losses, which never use it.
-
-    0/B losses keep the exact binomial tail, which both bounds only approximate from above.
-    """
+    """The tail of the cuts' tests, checked: "hb" for 0/B losses, which keep the exact binomial."""
     (tail,) = _parameters.check(owner, tail=tail)
     return "hb" if binary else str(tail)
-
-
-def _tail_keywords(tail: str, moments: dict[str, Any]) -> dict[str, Any]:
-    """The keywords of :func:`_risk_pvalue` / :func:`_risk_upper_bound` for ``tail`` with no rows
-    held out to choose: "auto" is the union bound of the two p-values."""
-    if tail == "hb":
-        return {}
-    return {**moments, "both": tail == "auto"}
-
-
-def _start_prefers_betting(
-    loss: np.ndarray, s: np.ndarray, target_risk: float, n_test: int, loss_bound: float
-) -> bool:
-    """ "auto" with start rows: whether they predict a smaller p-value from betting than from
-    Hoeffding-Bentkus at their best cut (on ``n_test`` rows of the same losses).
-
-    A choice made on the start rows alone, which the tested rows are independent of: each
-    tested p-value stays valid given it, as the start of the sequence does.
-    """
-    _, trials, sums = _prefix_sums(loss, s)
-    scale = n_test / loss.size
-    moments = _prefix_moments(loss, s)
-    moments["squares"] = moments["squares"] * scale  # the largest loss stays
-    args = (sums * scale, trials * scale, target_risk, loss_bound, False)
-    return bool(_risk_pvalue(*args, **moments).min() <= _risk_pvalue(*args).min())
 
 
 def _rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
@@ -309,13 +272,8 @@ def _ltt_start(
     """
     if loss.size == 0:
         return math.inf
-    values, trials, sums = _prefix_sums(loss, s)
-    scale = n_test / loss.size
-    moments = _prefix_moments(loss, s) if betting else {}
-    if moments:  # n_test rows of the same losses: the squares scale as the sums, the largest stays
-        moments["squares"] = moments["squares"] * scale
-    predicted = _risk_pvalue(
-        sums * scale, trials * scale, target_risk, loss_bound, binary, **moments
+    values, predicted = _predicted_pvalues(
+        loss, s, target_risk, n_test, loss_bound, binary, betting
     )
     best = float(predicted.min())
     level = max(math.sqrt(max(best, 1e-300) * delta), best)
@@ -332,8 +290,7 @@ class _LTTRows:
     values: np.ndarray
     trials: np.ndarray
     sums: np.ndarray
-    #: The tested cuts' betting statistics (:func:`_prefix_moments`; empty for "hb") and the
-    #: tail (:func:`_resolve_tail`).
+    #: The tested cuts' betting statistics (empty for "hb") and the tail (:func:`_resolve_tail`).
     moments: dict[str, Any] = field(default_factory=dict)
     tail: str = "hb"
 
@@ -341,29 +298,9 @@ class _LTTRows:
     def n_tested(self) -> int:
         return int(self.trials[-1]) if self.trials.size else 0
 
-    def betting(self, target_risk: float, loss_bound: float) -> bool:
-        """Whether the tests of ``target_risk`` take the betting p-value ("auto": the start rows
-        choose; without start rows :meth:`keywords` takes the union bound instead)."""
-        if self.tail != "auto" or self.start_loss.size == 0:
-            return self.tail == "betting"
-        return _start_prefers_betting(
-            self.start_loss, self.start_s, target_risk, self.n_tested, loss_bound
-        )
-
-    def keywords(self, target_risk: float, loss_bound: float, at: Any = slice(None)) -> dict:
-        """The keywords of :func:`_risk_pvalue` for the tested cuts ``at``."""
-        moments = {name: value[at] for name, value in self.moments.items()}
-        if self.tail == "auto" and self.start_loss.size == 0:
-            return _tail_keywords("auto", moments)
-        return moments if self.betting(target_risk, loss_bound) else {}
-
 
 def _ltt_rows(
-    loss: np.ndarray,
-    s: np.ndarray,
-    start_fraction: float,
-    random_state: Any,
-    tail: str = "hb",
+    loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any, tail: str = "hb"
 ) -> _LTTRows:
     """Split the rows (seeded): ``round(start_fraction * n)`` start rows, the rest tested.
 
@@ -414,15 +351,10 @@ def _ltt_plan(
     chain_delta = delta * (1.0 - share)
     if chain_delta <= 0.0:
         return delta, 0.0, math.inf, -1
+    bet = bool(_ltt_keywords(rows, target_risk, loss_bound, []))  # the start's p-values as tested
+    start_rows = (rows.start_loss, rows.start_s)
     start = _ltt_start(
-        rows.start_loss,
-        rows.start_s,
-        target_risk,
-        chain_delta,
-        rows.n_tested,
-        loss_bound,
-        binary,
-        betting=rows.betting(target_risk, loss_bound),
+        *start_rows, target_risk, chain_delta, rows.n_tested, loss_bound, binary, bet
     )
     first = int(np.searchsorted(rows.values, start, side="right")) - 1
     if first == rows.values.size - 1:
@@ -440,14 +372,8 @@ def _ltt_certifies(
         return False
     full_delta, chain_delta, _, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
     at = [-1] if first < 0 else [-1, first]
-    p = _risk_pvalue(
-        rows.sums[at],
-        rows.trials[at],
-        target_risk,
-        loss_bound,
-        binary,
-        **rows.keywords(target_risk, loss_bound, at),
-    )
+    keywords = _ltt_keywords(rows, target_risk, loss_bound, at)
+    p = _risk_pvalue(rows.sums[at], rows.trials[at], target_risk, loss_bound, binary, **keywords)
     return bool(p[0] <= full_delta or (first >= 0 and p[1] <= chain_delta))
 
 
@@ -467,14 +393,8 @@ def _fit_ltt(
     n = loss.size
     rows = _ltt_rows(loss, s, start_fraction, random_state, tail)
     full_delta, chain_delta, start, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
-    pvalues = _risk_pvalue(
-        rows.sums,
-        rows.trials,
-        target_risk,
-        loss_bound,
-        binary,
-        **rows.keywords(target_risk, loss_bound),
-    )
+    keywords = _ltt_keywords(rows, target_risk, loss_bound)
+    pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary, **keywords)
     if pvalues.size and pvalues[-1] <= full_delta:
         threshold, accept_prob = math.inf, 1.0
     elif first < 0 or pvalues[first] > chain_delta:

@@ -289,6 +289,63 @@ def _risk_upper_bound(
     return np.where(k > 0, high, 1.0) * loss_bound
 
 
+def _prefix_moments(loss: np.ndarray, s: np.ndarray) -> dict[str, Any]:
+    """Per cut ``{s <= t}`` of the distinct scores ``t``: the sum of squared losses and the largest
+    loss it accepts (beside :func:`._fits._prefix_sums`' counts and sums).
+
+    The betting p-value's statistics (:func:`_betting_pvalue`), as keywords of
+    :func:`_risk_pvalue` and :func:`_risk_upper_bound`.
+    """
+    values, inverse = np.unique(s, return_inverse=True)
+    squares = np.bincount(inverse, weights=loss * loss, minlength=values.size)
+    top = np.zeros(values.size)
+    np.maximum.at(top, inverse, loss)
+    return {"squares": np.cumsum(squares), "top": np.maximum.accumulate(top)}
+
+
+def _tail_keywords(tail: str, moments: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of :func:`_risk_pvalue` / :func:`_risk_upper_bound` for ``tail`` with no rows
+    held out to choose: "auto" is the union bound of the two p-values."""
+    if tail == "hb":
+        return {}
+    return {**moments, "both": tail == "auto"}
+
+
+def _predicted_pvalues(
+    loss: Any, s: Any, target: float, n_test: int, loss_bound: float, binary: bool, betting: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct scores and the p-value each cut of these (start) rows would have on ``n_test`` rows
+    of the same losses: counts, sums and squares scaled, the largest loss as it is."""
+    values, inverse = np.unique(s, return_inverse=True)
+    scale = n_test / loss.size
+    trials = np.cumsum(np.bincount(inverse, minlength=values.size)) * scale
+    sums = np.cumsum(np.bincount(inverse, weights=loss, minlength=values.size)) * scale
+    moments = _prefix_moments(loss, s) if betting else {}
+    if moments:
+        moments["squares"] = moments["squares"] * scale
+    return values, _risk_pvalue(sums, trials, target, loss_bound, binary, **moments)
+
+
+def _ltt_keywords(rows: Any, target: float, loss_bound: float, at: Any = slice(None)) -> dict:
+    """The keywords of :func:`_risk_pvalue` for the tested cuts ``at`` of Learn-then-Test's rows.
+
+    "auto" with start rows: betting if they predict a smaller p-value from it than from
+    Hoeffding-Bentkus at their best cut, a choice made on the start rows alone, which the tested
+    rows are independent of (each tested p-value stays valid given it, as the start of the
+    sequence does); without start rows, the union bound (:func:`_tail_keywords`).
+    """
+    moments = {name: value[at] for name, value in rows.moments.items()}
+    if rows.tail != "auto" or rows.start_loss.size == 0:
+        return _tail_keywords(rows.tail, moments) if rows.tail != "betting" else moments
+    predicted = [
+        _predicted_pvalues(
+            rows.start_loss, rows.start_s, target, rows.n_tested, loss_bound, False, b
+        )
+        for b in (True, False)
+    ]
+    return moments if predicted[0][1].min() <= predicted[1][1].min() else {}
+
+
 # Cached for the reason _coverage_rank is.
 @functools.lru_cache(maxsize=1024)
 def _coverage_lower_bound(accepted: int, n: int, delta: float) -> float:

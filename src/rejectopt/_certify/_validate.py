@@ -13,8 +13,8 @@ from .._checks import as_loss_and_uncertainty, clopper_pearson
 from .._params import format_level
 from ..selective import InfeasibleTargetError, SelectionFunction
 from . import _parameters
-from ._fits import _prefix_moments, _prefix_sums, _resolve_loss_bound, _resolve_tail, _tail_keywords
-from ._tails import _risk_pvalue, _risk_upper_bound
+from ._fits import _prefix_sums, _resolve_loss_bound, _resolve_tail
+from ._tails import _prefix_moments, _risk_pvalue, _risk_upper_bound, _tail_keywords
 
 #: scipy.stats, imported at its first use (heavy to import:
 #: ``benchmarks/import_costs_records.csv``).
