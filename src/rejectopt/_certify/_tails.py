@@ -110,9 +110,9 @@ def _betting_pvalue(mean: Any, mean_sq: Any, top: Any, trials: Any, rate: Any) -
 
     Validity, for any distribution on [0, 1] with mean ``mu >= rate`` and ``n`` i.i.d. losses
     (a cut fixed in advance, given its number of rows): for ``lam`` in (0, 1], each factor
-    ``1 + lam (r - x_i)`` is >= 0 and has mean ``1 + lam (r - mu) <= 1`` for every ``r <= rate``,
-    so in any fixed order of the rows ``K_t(r)`` is a nonnegative supermartingale from 1, and so
-    is the mixture ``Kbar_t = mean_g K_t^g(rate)``; Ville's inequality gives
+    ``1 + lam (rate - x_i)`` is >= 0 and has mean ``1 + lam (rate - mu) <= 1``, so in any fixed
+    order of the rows ``K_t(rate)`` is a nonnegative supermartingale from 1, and so is the
+    mixture ``Kbar_t = mean_g K_t^g(rate)``; Ville's inequality gives
     ``P(sup_t Kbar_t >= 1 / delta) <= delta``. Pathwise, ``exp(H_g(rate)) = exp(h_g(r'))`` for some
     ``r' <= rate``, ``<= K^g(r') <= K^g(rate)`` (the inequality holds row by row for every ``r'``,
     and ``K^g`` increases in ``r``), so ``E(rate) <= Kbar_n`` and ``P(p <= delta) <= delta``.
