@@ -10,9 +10,11 @@ the statements:
 * **risk, method "ltt"** (Learn-then-Test, Angelopoulos et al. 2021, fixed-sequence testing):
   the hypotheses are the nested cuts ``{s <= t}`` / ``{s < t}`` ordered from the most
   confident; ``H_t``: the population selective risk of the cut exceeds the target. Each is
-  tested with the exact binomial tail (losses in {0, B}: Clopper-Pearson's p-value) or the
-  Hoeffding-Bentkus p-value (any loss in [0, B], Bates et al. 2021, Prop. 3), both valid
-  conditionally on the number of accepted rows. Fixed-sequence testing must start at a cut
+  tested with the exact binomial tail (losses in {0, B}: Clopper-Pearson's p-value) or, for any
+  loss in [0, B], the Hoeffding-Bentkus p-value (Bates et al. 2021, Prop. 3) or the
+  variance-adaptive betting p-value (Waudby-Smith & Ramdas 2023; Ville's inequality,
+  :func:`._tails._betting_pvalue`), all valid conditionally on the number of accepted rows;
+  ``tail="auto"`` lets the start rows choose between the last two. Fixed-sequence testing must start at a cut
   chosen without the rows it tests: a seeded random ``start_fraction`` of the rows picks the
   start (:func:`_ltt_start`), the others test every cut from there upwards at level
   ``delta * (1 - w)``; the selection is the largest cut of the unbroken run of rejections. The
@@ -55,12 +57,12 @@ from ._fits import (
     START_FRACTION,
     fit_certified_coverage,
     fit_certified_risk,
-    fit_certified_tpr_fpr,
 )
 from ._fits import _ltt_full_share as _ltt_full_share
 from ._fits import _ltt_rows as _ltt_rows
 from ._fits import _ltt_start as _ltt_start
 from ._fits import _prefix_sums as _prefix_sums
+from ._ood import fit_certified_tpr_fpr
 from ._selection import (
     CERTIFICATE_KEYS,
     CERTIFICATE_KEYS_V2,

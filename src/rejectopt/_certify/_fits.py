@@ -6,13 +6,13 @@ The statements and their proofs: :mod:`rejectopt._certify` and the user guide's 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
-from .._checks import as_loss_and_uncertainty, as_ood_mask, as_uncertainty, renamed_argument
+from .._checks import as_loss_and_uncertainty, renamed_argument
 from .._params import format_level
 from ..selective import (
     InfeasibleTargetError,
@@ -21,20 +21,23 @@ from ..selective import (
 )
 from . import _parameters
 from ._audit import (
-    accept_nothing_trail,
     coverage_trail,
     ltt_trail,
     sgr_trail,
-    tpr_fpr_trail,
 )
 from ._selection import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection
 from ._tails import (
+    RISK_TAILS,
     _coverage_lower_bound,
     _coverage_rank,
     _dkw_coverage_lower_bound,
+    _ltt_keywords,
+    _predicted_pvalues,
+    _prefix_moments,
     _risk_pvalue,
     _risk_upper_bound,
     _SGRSearch,
+    _tail_keywords,
 )
 
 #: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
@@ -107,6 +110,12 @@ def _prefix_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
     counts = np.bincount(inverse, minlength=values.size).astype(float)
     sums = np.bincount(inverse, weights=loss, minlength=values.size)
     return values, np.cumsum(counts), np.cumsum(sums)
+
+
+def _resolve_tail(tail: Any, binary: bool, owner: str) -> str:
+    """The tail of the cuts' tests, checked: "hb" for 0/B losses, which keep the exact binomial."""
+    (tail,) = _parameters.check(owner, tail=tail)
+    return "hb" if binary else str(tail)
 
 
 def _rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
@@ -235,6 +244,7 @@ def _ltt_start(
     n_test: int,
     loss_bound: float,
     binary: bool,
+    betting: bool = False,
 ) -> float:
     """Where fixed-sequence testing starts, chosen on the start rows only.
 
@@ -257,6 +267,8 @@ def _ltt_start(
         B.
     binary : bool
         Whether every loss is 0 or B.
+    betting : bool, default False
+        Whether the tested cuts take the betting p-value (Hoeffding-Bentkus when not).
 
     Returns
     -------
@@ -265,9 +277,9 @@ def _ltt_start(
     """
     if loss.size == 0:
         return math.inf
-    values, trials, sums = _prefix_sums(loss, s)
-    scale = n_test / loss.size
-    predicted = _risk_pvalue(sums * scale, trials * scale, target_risk, loss_bound, binary)
+    values, predicted = _predicted_pvalues(
+        loss, s, target_risk, n_test, loss_bound, binary, betting
+    )
     best = float(predicted.min())
     level = max(math.sqrt(max(best, 1e-300) * delta), best)
     j = int(np.flatnonzero(predicted <= level)[0])
@@ -283,6 +295,9 @@ class _LTTRows:
     values: np.ndarray
     trials: np.ndarray
     sums: np.ndarray
+    #: The tested cuts' betting statistics (empty for "hb") and the tail (:func:`_resolve_tail`).
+    moments: dict[str, Any] = field(default_factory=dict)
+    tail: str = "hb"
 
     @property
     def n_tested(self) -> int:
@@ -290,11 +305,12 @@ class _LTTRows:
 
 
 def _ltt_rows(
-    loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any
+    loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any, tail: str = "hb"
 ) -> _LTTRows:
     """Split the rows (seeded): ``round(start_fraction * n)`` start rows, the rest tested.
 
     No start rows below ``MIN_START_ROWS``: the full set is then tested alone, on every row.
+    ``tail`` other than "hb": the tested cuts carry the betting p-value's statistics.
     """
     n = loss.size
     n_start = int(round(start_fraction * n))
@@ -303,7 +319,8 @@ def _ltt_rows(
     order = np.random.default_rng(random_state).permutation(n)
     start_rows, test_rows = order[:n_start], order[n_start:]
     values, trials, sums = _prefix_sums(loss[test_rows], s[test_rows])
-    return _LTTRows(loss[start_rows], s[start_rows], values, trials, sums)
+    moments = _prefix_moments(loss[test_rows], s[test_rows]) if tail != "hb" else {}
+    return _LTTRows(loss[start_rows], s[start_rows], values, trials, sums, moments, tail)
 
 
 def _ltt_full_share(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float) -> float:
@@ -339,8 +356,10 @@ def _ltt_plan(
     chain_delta = delta * (1.0 - share)
     if chain_delta <= 0.0:
         return delta, 0.0, math.inf, -1
+    bet = bool(_ltt_keywords(rows, target_risk, loss_bound, []))  # the start's p-values as tested
+    start_rows = (rows.start_loss, rows.start_s)
     start = _ltt_start(
-        rows.start_loss, rows.start_s, target_risk, chain_delta, rows.n_tested, loss_bound, binary
+        *start_rows, target_risk, chain_delta, rows.n_tested, loss_bound, binary, bet
     )
     first = int(np.searchsorted(rows.values, start, side="right")) - 1
     if first == rows.values.size - 1:
@@ -358,7 +377,8 @@ def _ltt_certifies(
         return False
     full_delta, chain_delta, _, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
     at = [-1] if first < 0 else [-1, first]
-    p = _risk_pvalue(rows.sums[at], rows.trials[at], target_risk, loss_bound, binary)
+    keywords = _ltt_keywords(rows, target_risk, loss_bound, at)
+    p = _risk_pvalue(rows.sums[at], rows.trials[at], target_risk, loss_bound, binary, **keywords)
     return bool(p[0] <= full_delta or (first >= 0 and p[1] <= chain_delta))
 
 
@@ -371,14 +391,16 @@ def _fit_ltt(
     binary: bool,
     start_fraction: float,
     random_state: Any,
+    tail: str = "hb",
 ) -> CertifiedSelection:
     """The full set tested alone at ``delta * w``, else fixed-sequence testing from a start at ``delta * (1 - w)``."""
     delta = 1.0 - confidence
     n = loss.size
-    rows = _ltt_rows(loss, s, start_fraction, random_state)
+    rows = _ltt_rows(loss, s, start_fraction, random_state, tail)
     plan = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
     full_delta, chain_delta, start, first = plan
-    pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary)
+    keywords = _ltt_keywords(rows, target_risk, loss_bound)
+    pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary, **keywords)
     audit = ltt_trail(rows.values, rows.trials, rows.sums, pvalues, plan, delta)
     if pvalues.size and pvalues[-1] <= full_delta:
         threshold, accept_prob = math.inf, 1.0
@@ -482,6 +504,7 @@ def fit_certified_risk(
     method: str | None = None,
     start_fraction: float = START_FRACTION,
     random_state: Any = 0,
+    tail: str = RISK_TAILS[0],
 ) -> CertifiedSelection:
     """The largest-coverage selection whose population selective risk is <= ``target_risk`` w.p. >= ``confidence``.
 
@@ -511,6 +534,12 @@ def fit_certified_risk(
     random_state : int, default 0
         "ltt": seed of the rows chosen for the start. "sgr" draws nothing and ignores it, but
         refuses what is no seed.
+    tail : {"auto", "hb", "betting"}, default "auto"
+        "ltt", a loss that is not 0/B: the p-value of each cut's test, Hoeffding-Bentkus
+        ("hb") or the variance-adaptive betting p-value ("betting"). "auto": the start rows
+        choose the one they predict smaller; without start rows (``n < 190``), the smaller of
+        the two doubled. 0/B losses keep the exact binomial tail whatever it says; "sgr" (0/B
+        only) ignores it.
 
     Returns
     -------
@@ -543,9 +572,10 @@ def fit_certified_risk(
     _parameters.check(
         "fit_certified_risk", start_fraction=start_fraction, random_state=random_state
     )
+    tail = _resolve_tail(tail, binary, "fit_certified_risk")
     if method == "ltt":
         return _fit_ltt(
-            loss, s, target_risk, confidence, bound, binary, start_fraction, random_state
+            loss, s, target_risk, confidence, bound, binary, start_fraction, random_state, tail
         )
     if not binary:
         raise ValueError(
@@ -602,6 +632,7 @@ def fit_certified_coverage(
     confidence: float,
     *,
     loss_bound: Any = None,
+    tail: str = RISK_TAILS[0],
 ) -> CertifiedSelection:
     """The smallest cut whose population coverage is >= ``target_coverage`` w.p. >= ``confidence``.
 
@@ -619,6 +650,9 @@ def fit_certified_coverage(
     loss_bound : float or None, default None
         B for the risk bound; None for the 0/100 loss. Another loss without it gets a NaN
         risk bound and a NaN ``loss_bound``.
+    tail : {"auto", "hb", "betting"}, default "auto"
+        The risk bound of a loss that is not 0/B, as :func:`fit_certified_risk` takes it
+        ("auto": no rows are held out, so the bound of the two p-values' union bound).
 
     Returns
     -------
@@ -640,13 +674,19 @@ def fit_certified_coverage(
     else:
         threshold, coverage_bound = float(s_sorted[k - 1]), _coverage_lower_bound(k, n, delta)
     accepted = s <= threshold
+    _parameters.check("fit_certified_coverage", tail=tail)
     try:
         bound, binary = _resolve_loss_bound(loss, loss_bound, "fit_certified_coverage")
     except ValueError:  # no B: no risk bound, and nothing rests on B
         bound = risk_bound = float("nan")
     else:
+        kept = loss[accepted]
+        moments = _tail_keywords(
+            _resolve_tail(tail, binary, "fit_certified_coverage"),
+            {"squares": float((kept * kept).sum()), "top": float(kept.max(initial=0.0))},
+        )
         risk_bound = float(
-            _risk_upper_bound(loss[accepted].sum(), accepted.sum(), delta, bound, binary)
+            _risk_upper_bound(kept.sum(), accepted.sum(), delta, bound, binary, **moments)
         )
     return CertifiedSelection(
         threshold,
@@ -659,120 +699,4 @@ def fit_certified_coverage(
         coverage_bound=coverage_bound,
         loss_bound=bound,
         audit=coverage_trail(loss, s, s_sorted, k, float(target_coverage), delta),
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# OOD: bounded TPR-FPR
-# --------------------------------------------------------------------------------------------
-@renamed_argument("s", "uncertainty", since="0.6.0")
-def fit_certified_tpr_fpr(
-    loss: Any, is_ood: Any, uncertainty: Any, tpr_min: float, fpr_max: float, confidence: float
-) -> CertifiedSelection:
-    """TPR >= ``tpr_min`` and FPR <= ``fpr_max`` with probability >= ``confidence`` (union bound, delta/2 each).
-
-    The cut is the coverage cut of the ID rows at ``tpr_min`` (the smallest certified, so the
-    least OOD and, for a proper score, the least risk); its FPR is fixed given the ID rows and
-    bounded by Clopper-Pearson on the independent OOD rows.
-
-    .. versionchanged:: 0.6.0
-       ``s`` is renamed ``uncertainty``; ``s=`` works for one more release, with a FutureWarning.
-
-    Parameters
-    ----------
-    loss : array_like of shape (n,)
-        Ignored but for its length (OOD rows' losses may be NaN).
-    is_ood : array_like of bool of shape (n,)
-        True for an OOD row.
-
-        .. versionchanged:: 0.4.0
-           Values other than booleans, 0 and 1 are refused.
-    uncertainty : array_like of shape (n,)
-        Uncertainty scores.
-    tpr_min, fpr_max : float
-        The bounds, in [0, 1].
-    confidence : float
-        1 - delta.
-
-    Returns
-    -------
-    CertifiedSelection
-        ``bound`` the FPR's upper bound, ``coverage_bound`` the TPR's lower bound; ``risk_bound``
-        and ``loss_bound`` NaN (no loss is bounded).
-
-    Raises
-    ------
-    InfeasibleTargetError
-        The FPR's bound exceeds ``fpr_max``; the message gives it.
-    """
-    confidence, tpr_min, fpr_max = _parameters.check(
-        "fit_certified_tpr_fpr", confidence=confidence, tpr_min=tpr_min, fpr_max=fpr_max
-    )
-    confidence, tpr_min, fpr_max = float(confidence), float(tpr_min), float(fpr_max)
-    is_ood = as_ood_mask(is_ood)
-    # the one check of scores the risk and coverage targets make too: 1-D, finite, exactly ordered
-    s = as_uncertainty(uncertainty, exact_order=False)
-    if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
-        raise ValueError(
-            f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "
-            f"{is_ood.size} and {s.size}"
-        )
-    n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
-    if n_id == 0 or n_ood == 0:
-        raise ValueError(
-            f"a certified tpr-fpr target needs ID and OOD rows, got {n_id} ID and {n_ood} OOD"
-        )
-    delta = (1.0 - confidence) / 2
-    s_id = np.sort(s[~is_ood])
-    if tpr_min <= 0:  # accept nothing: FPR is 0 for every input, no draw can miss fpr <= fpr_max
-        return CertifiedSelection(
-            -math.inf,
-            0.0,
-            bound=0.0,
-            confidence=confidence,
-            n_calibration=int(s.size),
-            method="order-statistic+clopper-pearson",
-            risk_bound=float("nan"),
-            coverage_bound=0.0,
-            loss_bound=float("nan"),
-            audit=accept_nothing_trail(n_ood, delta),
-        )
-    else:
-        k = _coverage_rank(n_id, float(tpr_min), delta)
-        if k > n_id:
-            threshold, accept_prob, tpr_bound = math.inf, 1.0, 1.0
-        else:
-            threshold, accept_prob, tpr_bound = (
-                float(s_id[k - 1]),
-                1.0,
-                _coverage_lower_bound(k, n_id, delta),
-            )
-    selection = SelectionFunction(threshold, accept_prob)
-    ood_accepted = float(selection.acceptance_probability(s[is_ood]).sum())
-    fpr_bound = float(_risk_upper_bound(ood_accepted, n_ood, delta, 1.0, True))
-    audit = tpr_fpr_trail(s_id, k, tpr_min, delta, (ood_accepted, n_ood, fpr_max, fpr_bound))
-    if fpr_bound > fpr_max:
-        error = _certificate_error(
-            f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence "
-            f"{format_level(confidence)} on these {s.size} rows ({n_id} ID, {n_ood} OOD): the "
-            f"threshold certifying TPR >= {tpr_min:g} accepts {int(ood_accepted)} OOD rows, whose "
-            f"FPR upper bound ({_percent(delta)}) is {fpr_bound:.4g}; ask for fpr >= "
-            f"{fpr_bound:.4g}, a lower tpr or confidence, or more rows",
-            best_bound=fpr_bound,
-            confidence=confidence,
-            n_calibration=int(s.size),
-            audit=audit,
-        )
-        raise error
-    return CertifiedSelection(
-        threshold,
-        accept_prob,
-        bound=fpr_bound,
-        confidence=confidence,
-        n_calibration=int(s.size),
-        method="order-statistic+clopper-pearson",
-        risk_bound=float("nan"),
-        coverage_bound=tpr_bound,
-        loss_bound=float("nan"),
-        audit=audit,
     )

@@ -47,9 +47,9 @@ class CertifiedSelection(SelectionFunction):
         ``(1 - delta)`` lower bound of the coverage (TPR for tpr-fpr): ``bound`` for a coverage
         target; for a risk target the one-sided DKW bound, valid for a data-chosen threshold.
     loss_bound : float
-        B, the largest loss a prediction can have, that ``risk_bound`` rests on: both tails
-        scale the losses by B (the binomial tail needs losses in {0, B}, Hoeffding-Bentkus in
-        [0, B]), so a loss above B voids the risk bound. 100 for the 0/100 loss, K - 1 for the
+        B, the largest loss a prediction can have, that ``risk_bound`` rests on: every tail
+        scales the losses by B (the binomial tail needs losses in {0, B}, Hoeffding-Bentkus and
+        the betting tail in [0, B]), so a loss above B voids the risk bound. 100 for the 0/100 loss, K - 1 for the
         MAE on K ordinal labels, a declared ``loss_bound`` otherwise. NaN where no risk bound
         rests on it: a tpr-fpr target, or a coverage target fitted without a known B.
 

@@ -13,8 +13,8 @@ from .._checks import as_loss_and_uncertainty, clopper_pearson
 from .._params import format_level
 from ..selective import InfeasibleTargetError, SelectionFunction
 from . import _parameters
-from ._fits import _prefix_sums, _resolve_loss_bound
-from ._tails import _risk_pvalue, _risk_upper_bound
+from ._fits import _prefix_sums, _resolve_loss_bound, _resolve_tail
+from ._tails import _prefix_moments, _risk_pvalue, _risk_upper_bound, _tail_keywords
 
 #: scipy.stats, imported at its first use (heavy to import:
 #: ``benchmarks/import_costs_records.csv``).
@@ -43,6 +43,7 @@ def certification_table(
     loss_bound: Any = None,
     max_cuts: Any = None,
     include: Any = None,
+    tail: str = "auto",
 ) -> pd.DataFrame:
     """Per threshold: rows accepted, empirical risk, upper confidence bound and p-value.
 
@@ -70,13 +71,16 @@ def certification_table(
     include : array_like of float or None, default None
         Scores whose cut is listed whatever ``max_cuts`` keeps (e.g. a fitted threshold): the
         cut accepting ``s <= t`` for the smallest distinct score ``t`` at or above each.
+    tail : {"auto", "hb", "betting"}, default "auto"
+        The risk's tail for a loss that is not 0/B (:func:`fit_certified_risk`); no rows are
+        held out here, so "auto" is the smaller of the two p-values doubled (a union bound).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``threshold``, ``n_accepted``, ``coverage``, ``empirical_risk``,
         ``upper_bound`` (the risk's ``(1 - delta)`` bound: Clopper-Pearson for 0/B losses,
-        Hoeffding-Bentkus otherwise) and ``p_value`` (risk: of "the cut's risk >= target";
+        otherwise the inversion of ``tail``'s p-value) and ``p_value`` (risk: of "the cut's risk >= target";
         coverage: of "the cut's population coverage < target", from the order statistics).
 
     Examples
@@ -101,14 +105,18 @@ def certification_table(
         else "certification_table's upper_bound column (the selective risk's bound)"
     )
     bound, binary = _resolve_loss_bound(loss, loss_bound, "certification_table", needs)
+    tail = _resolve_tail(tail, binary, "certification_table")
     values, trials, sums = _prefix_sums(loss, s)
+    moments = _prefix_moments(loss, s) if tail != "hb" else {}
     rows = _listed_cuts(values, trials, max_cuts, include)
     if rows is not None:  # every column is elementwise per cut: the kept rows are the full table's
         values, trials, sums = values[rows], trials[rows], sums[rows]
-    upper = _risk_upper_bound(sums, trials, delta, bound, binary)
+        moments = {name: value[rows] for name, value in moments.items()}
+    keywords = _tail_keywords(tail, moments)
+    upper = _risk_upper_bound(sums, trials, delta, bound, binary, **keywords)
     if target.kind == "risk":
         pvalues = (
-            _risk_pvalue(sums, trials, target.value, bound, binary)
+            _risk_pvalue(sums, trials, target.value, bound, binary, **keywords)
             if target.value < bound
             else np.ones_like(trials)
         )
@@ -377,6 +385,7 @@ def validate_target(
     method: str | None = None,
     random_state: Any = 0,
     progress: Any = None,
+    tail: str | None = None,
 ) -> TargetValidity:
     """How often a certified target fails on a user's own rows, beside the plug-in target.
 
@@ -409,6 +418,9 @@ def validate_target(
         Called as ``progress(done, total)`` after each draw (e.g. to print how far a long check is).
 
         .. versionadded:: 0.4.0
+    tail : {"auto", "hb", "betting"} or None, default None
+        The certified target's tail for a loss that is not 0/B (:meth:`Target.fit`); None is
+        "auto".
 
     Returns
     -------
@@ -444,7 +456,9 @@ def validate_target(
     population = _population_sums(loss, s)
     _parameters.check("validate_target", random_state=random_state)
     rng = np.random.default_rng(random_state)
-    fit_options = {"loss_bound": loss_bound, "method": method}
+    if tail is not None:
+        _parameters.check("validate_target", tail=tail)
+    fit_options = {"loss_bound": loss_bound, "method": method, "tail": tail}
     records = []
     for repeat in range(int(repeats)):
         chosen = np.zeros(n_rows, dtype=bool)
