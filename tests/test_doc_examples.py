@@ -325,7 +325,7 @@ def check_shown_value(block, value, where, shown):
 def check_prints(block, output):
     """Each "`cmd` prints `...`" of the text after the block is in the block's output."""
     checked = 0
-    for quoted in re.findall(r"`[\w .-]+` prints (?:e\.g\. )?`([^`]+)`", block.after):
+    for quoted in re.findall(r"`[\w ./-]+` prints (?:e\.g\. )?`([^`]+)`", block.after):
         quoted = " ".join(quoted.split())
         assert contains_line(output, quoted), (
             f"{block.id}: the page says it prints {quoted!r}; it printed:\n{output[-4000:]}"
@@ -747,6 +747,63 @@ def test_a_shell_block_runs_as_written(tmp_path):
         block, ".venv/bin/rejectopt --version\n.venv/bin/python -c 'import rejectopt'\n"
     )
     assert venv["error"] is None and "rejectopt" in venv["output"], venv
+
+
+#: README's quickstart: the example a newcomer runs first.
+QUICKSTART = next(
+    b for b in PARSED["README.md"][0] if b.lang == "python" and "SelectiveClassifier(" in b.code
+)
+
+
+def quickstart_report(monkeypatch, threads, perturbation=0.0, seed=0):
+    """The quickstart's ``report_``, run with BLAS and OpenMP on ``threads`` threads and its
+    features multiplied by ``1 + perturbation * N(0, 1)``."""
+    # scikit-learn and threadpoolctl: heavy, for the quickstart's tests only
+    import sklearn.datasets
+    from threadpoolctl import threadpool_limits
+
+    load = sklearn.datasets.load_digits
+
+    def perturbed(**kwargs):
+        X, y = load(**kwargs)
+        noise = np.random.default_rng(seed).standard_normal(X.shape)
+        return X * (1 + perturbation * noise), y
+
+    namespace = {"__name__": "quickstart"}
+    with monkeypatch.context() as patch, threadpool_limits(limits=threads):
+        patch.setattr(sklearn.datasets, "load_digits", perturbed)
+        exec(compile(QUICKSTART.code, QUICKSTART.id, "exec"), namespace)
+    return namespace["clf"].report_
+
+
+def test_the_quickstart_reports_the_same_on_one_and_two_threads(monkeypatch):
+    """The thread count changes the order of BLAS's sums, so a fit's last bits: the quickstart's
+    report must not move with it (docs/guide/troubleshooting.md). One and two threads give the
+    same bits on some machines and not on others, so the fit must also ignore features perturbed
+    by 1e-12 and 1e-10 relative, well above a summation order's rounding: LogisticRegression on
+    the raw digits, stopped by lbfgs's tolerance after hundreds of steps, moved a held-out row
+    across the threshold at 1e-12. Exact equality: the report counts rows."""
+    one = quickstart_report(monkeypatch, threads=1)
+    assert quickstart_report(monkeypatch, threads=2) == one
+    for seed, perturbation in ((0, 1e-12), (1, 1e-12), (2, 1e-10)):
+        assert quickstart_report(monkeypatch, 1, perturbation, seed) == one, (seed, perturbation)
+
+
+def test_getting_started_shows_the_readme_quickstart():
+    """The getting-started page repeats the quickstart (importing from rejectopt.estimator): the
+    same statements, so the test above covers both."""
+    [block] = [
+        b
+        for b in PARSED["docs/guide/getting_started.md"][0]
+        if b.lang == "python" and "SelectiveClassifier(" in b.code
+    ]
+
+    def statements(code):
+        return [
+            ast.dump(node) for node in ast.parse(code).body if not isinstance(node, ast.ImportFrom)
+        ]
+
+    assert statements(block.code) == statements(QUICKSTART.code)
 
 
 def test_every_check_names_one_block():
