@@ -7,6 +7,11 @@
 # landmarks' rules.
 
 TARGETS += [f"results/experiments/{name}/tables" for name in USER_EXPERIMENTS]
+BENCHMARKS += [
+    f"results/benchmarks/experiment_dataset/{name}/{d}.tsv"
+    for name in USER_EXPERIMENTS
+    for d in DATASETS
+]
 
 
 use rule experiment_split from experiment_template as experiment_dataset with:
