@@ -74,10 +74,21 @@ if getattr(GUARANTEES, "__name__", "") == "rejectopt.pipeline.experiments.guaran
         input:
             module=GUARANTEES.__file__,
             tables="results/experiments/guarantees/tables",
+        # in report.html: the experiment runs by default, so its table and figure are the run's too
         output:
-            markdown="results/experiments/guarantees/guarantees.md",
+            markdown=report(
+                "results/experiments/guarantees/guarantees.md",
+                caption="../report/guarantees.rst",
+                category="Guarantees",
+                labels={"item": "plug-in vs certified targets (tables)"},
+            ),
             figures=[
-                "results/experiments/guarantees/guarantees.png",
+                report(
+                    "results/experiments/guarantees/guarantees.png",
+                    caption="../report/guarantees_figure.rst",
+                    category="Guarantees",
+                    labels={"item": "violation rates and coverage costs (figure)"},
+                ),
                 *figure_copies("results/experiments/guarantees/guarantees.png"),
             ],
         log:
