@@ -170,13 +170,11 @@ def _certificate_error(text: str, **advice: Any) -> InfeasibleTargetError:
 
 
 class _RiskRefusal(InfeasibleTargetError):
-    """A refused risk target whose advice (``best_bound`` and the message naming it) is computed when read.
+    """A refused risk target whose advice (``best_bound``, the message naming it) is computed when read.
 
-    The advice is a bisection over target risks, each a fit on the same rows, so it costs many
-    fits; a caller that only catches the refusal (a validation's draws, the guarantees
-    experiment) never reads it and pays for one fit. The message and the attributes are those
-    of an :class:`InfeasibleTargetError` built with the advice at hand, and it pickles as one.
-    """
+    The advice is a bisection of fits on the same rows: a caller that only catches the refusal (a
+    validation's draws) pays for one fit. Message and attributes are those of an eagerly built
+    :class:`InfeasibleTargetError`, and it pickles as one."""
 
     # Shown as the class users catch (tracebacks, repr): the laziness is no part of the API.
     __module__ = InfeasibleTargetError.__module__
@@ -186,8 +184,7 @@ class _RiskRefusal(InfeasibleTargetError):
         super().__init__()
         self._advise, self._render = advise, render
         self._best: float | None = None
-        for name, value in attributes.items():
-            setattr(self, name, value)
+        self.__dict__.update(attributes)
 
     @property
     def best_bound(self) -> float:
@@ -195,9 +192,8 @@ class _RiskRefusal(InfeasibleTargetError):
             self._best = float(self._advise())
         return self._best
 
-    # The text is derived from the advice, never set.
     @property
-    def args(self) -> tuple[str]:  # type: ignore[override]
+    def args(self) -> tuple[str]:  # type: ignore[override]  # derived from the advice, never set
         return (self._render(self.best_bound),)
 
     def __str__(self) -> str:
