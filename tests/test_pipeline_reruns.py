@@ -4,6 +4,7 @@ Real dry runs (``snakemake -n``) after the outputs are made up to date with ``--
 Snakemake plans is what a user's next run would compute.
 """
 
+import sys
 import textwrap
 
 import pytest
@@ -47,9 +48,19 @@ def test_plugins_of_names_the_plugin_that_defines_a_method(tmp_path):
         assert plugins_of(modules, ["lr", "test_rr_mine"]) == ["rr_mine"]
         assert plugins_of(modules, ["test_rr_mine", "test_rr_other"]) == modules
         assert plugins_of(None, ["lr"]) == []
+        # a class registered by a plugin that imports it: its plugin cannot be told, all load
+        load_plugins(["rr_reexport"], search_dir=tmp_path)
+        assert plugins_of(["rr_reexport"], ["lr", "test_rr_reexport"]) == ["rr_reexport"]
+        assert plugins_of(["rr_reexport", "rr_other"], ["test_rr_reexport"]) == [
+            "rr_reexport",
+            "rr_other",
+        ]
     finally:
-        for name in ("test_rr_mine", "test_rr_other"):
-            SCORES.remove(name)
+        for name in ("test_rr_mine", "test_rr_other", "test_rr_reexport"):
+            if name in SCORES:
+                SCORES.remove(name)
+        for module in ("rr_mine", "rr_other", "rr_reexport"):
+            sys.modules.pop(module, None)
 
 
 @pytest.mark.pipeline
