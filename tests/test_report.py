@@ -174,6 +174,22 @@ def test_timing_table_sums_benchmark_records(tmp_path):
     assert "train_classifier: 2 jobs, 4.0 s in total" in md
 
 
+def test_timing_table_names_each_experiment_and_its_datasets(tmp_path):
+    records = {("guarantees", "wine"): 7.5, ("guarantees", "cancer"): 9.0, ("mine", "wine"): 1.0}
+    for (experiment, dataset), seconds in records.items():
+        path = tmp_path / "benchmarks" / "experiment_dataset" / experiment / f"{dataset}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\tmax_rss\n{seconds}\t10\n")
+    table, md = timing_table(sorted((tmp_path / "benchmarks").rglob("*.tsv")))
+    got = {(r.rule, r.dataset): r.total_s for r in table.itertuples()}
+    assert got == {
+        ("experiment_dataset/guarantees", "cancer"): 9.0,
+        ("experiment_dataset/guarantees", "wine"): 7.5,
+        ("experiment_dataset/mine", "wine"): 1.0,
+    }
+    assert "- experiment_dataset/guarantees: 2 jobs, 16.5 s in total" in md
+
+
 def test_cd_figure_explains_itself_with_a_single_dataset():
     from rejectopt.pipeline.report import cd_figure
 

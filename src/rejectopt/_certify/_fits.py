@@ -185,6 +185,44 @@ def _certificate_error(text: str, **advice: Any) -> InfeasibleTargetError:
     return error
 
 
+class _RiskRefusal(InfeasibleTargetError):
+    """A refused risk target whose advice (``best_bound``, the message naming it) is computed when read.
+
+    The advice is a bisection of fits on the same rows: a caller that only catches the refusal (a
+    validation's draws) pays for one fit. Message and attributes are those of an eagerly built
+    :class:`InfeasibleTargetError`, and it pickles as one."""
+
+    # Shown as the class users catch (tracebacks, repr): the laziness is no part of the API.
+    __module__ = InfeasibleTargetError.__module__
+    __qualname__ = InfeasibleTargetError.__qualname__
+
+    def __init__(self, advise: Any, render: Any, **attributes: Any) -> None:
+        super().__init__()
+        self._advise, self._render = advise, render
+        self._best: float | None = None
+        self.__dict__.update(attributes)
+
+    @property
+    def best_bound(self) -> float:
+        if self._best is None:
+            self._best = float(self._advise())
+        return self._best
+
+    @property
+    def args(self) -> tuple[str]:  # type: ignore[override]  # derived from the advice, never set
+        return (self._render(self.best_bound),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+    def __repr__(self) -> str:
+        return f"{InfeasibleTargetError.__name__}({self.args[0]!r})"
+
+    def __reduce__(self) -> tuple:
+        state = {name: value for name, value in vars(self).items() if not name.startswith("_")}
+        return InfeasibleTargetError, self.args, {**state, "best_bound": self.best_bound}
+
+
 def _infeasible_risk(
     target_risk: float,
     confidence: float,
@@ -192,41 +230,43 @@ def _infeasible_risk(
     n: int,
     n_tested: int,
     rows_needed: int,
-    best: float,
+    advise: Any,
     why: str,
     calibration_needed: int,
 ) -> InfeasibleTargetError:
     """The error of a risk target the sample cannot certify, with advice that certifies on these rows.
 
-    ``best`` is a target risk the same procedure certifies on the same rows (NaN: none below B);
-    where even error-free rows would be too few (``n_tested < rows_needed``), the message says how
-    many rows the target needs instead of suggesting a value the rows cannot reach:
-    ``calibration_needed`` is the fewest calibration rows that, error-free, certify it (the
-    smallest such sample: one row fewer does not).
+    ``advise()`` gives a target risk the same procedure certifies on the same rows (NaN: none
+    below B), called only when the advice is read; where even error-free rows would be too few
+    (``n_tested < rows_needed``), the message says how many rows the target needs instead of
+    suggesting a value the rows cannot reach: ``calibration_needed`` is the fewest calibration
+    rows that, error-free, certify it (the smallest such sample: one row fewer does not).
     """
     head = (
         f"target risk={target_risk:g} cannot be certified at confidence {format_level(confidence)} on these {n} "
         f"calibration rows (method {method}): "
     )
-    if math.isnan(best):
-        advice = "no target risk below the loss's bound can be certified on these rows"
-    else:
-        advice = (
-            f"the smallest target risk the method certifies on these rows is {best:.8g}; "
-            f"ask for risk >= {best:.8g}"
-        )
-    if n_tested < rows_needed:
-        text = (
-            f"{head}even without an error, risk={target_risk:g} at confidence "
-            f"{format_level(confidence)} needs at least {rows_needed} "
-            f"tested rows ({calibration_needed} calibration rows), and {n_tested} are tested; "
-            f"{advice}, a lower confidence, or more calibration rows"
-        )
-    else:
-        text = f"{head}{why}; {advice}, a lower confidence, or more calibration rows"
-    return _certificate_error(
-        text,
-        best_bound=best,
+
+    def render(best: float) -> str:
+        if math.isnan(best):
+            advice = "no target risk below the loss's bound can be certified on these rows"
+        else:
+            advice = (
+                f"the smallest target risk the method certifies on these rows is {best:.8g}; "
+                f"ask for risk >= {best:.8g}"
+            )
+        if n_tested < rows_needed:
+            return (
+                f"{head}even without an error, risk={target_risk:g} at confidence "
+                f"{format_level(confidence)} needs at least {rows_needed} "
+                f"tested rows ({calibration_needed} calibration rows), and {n_tested} are tested; "
+                f"{advice}, a lower confidence, or more calibration rows"
+            )
+        return f"{head}{why}; {advice}, a lower confidence, or more calibration rows"
+
+    return _RiskRefusal(
+        advise,
+        render,
         confidence=confidence,
         n_calibration=int(n),
         rows_needed=int(rows_needed),
@@ -405,9 +445,12 @@ def _fit_ltt(
     if pvalues.size and pvalues[-1] <= full_delta:
         threshold, accept_prob = math.inf, 1.0
     elif first < 0 or pvalues[first] > chain_delta:
-        best = _smallest_certified(
-            lambda a: _ltt_certifies(rows, a, delta, loss_bound, binary), loss_bound
-        )
+
+        def advise() -> float:
+            return _smallest_certified(
+                lambda a: _ltt_certifies(rows, a, delta, loss_bound, binary), loss_bound
+            )
+
         where = "the full set" if math.isinf(start) else f"threshold {start:.6g}"
         why = (
             f"the full set tested alone (level {full_delta:.3g}) and the fixed-sequence test from its start "
@@ -422,7 +465,7 @@ def _fit_ltt(
             n,
             rows.n_tested,
             _rows_needed(target_risk, delta, loss_bound),
-            best,
+            advise,
             why,
             _ltt_calibration_rows(_rows_needed(target_risk, delta, loss_bound), start_fraction),
         )
@@ -611,7 +654,7 @@ def fit_certified_risk(
         n,
         n,
         needed,
-        _smallest_certified(_SGRSearch(loss, s, delta, bound).certifies, bound),
+        lambda: _smallest_certified(_SGRSearch(loss, s, delta, bound).certifies, bound),
         "no threshold of the binary search has a bound below the target",
         needed,
     )
