@@ -23,6 +23,7 @@ from ._certify import (
     CertifiedSelection,
     certification_table,
     fit_certified_coverage,
+    fit_certified_gate,
     fit_certified_risk,
     fit_certified_tpr_fpr,
     validate_target,
@@ -64,6 +65,10 @@ _TARGET_VALUES = {
 }
 
 
+#: A release gate's coverage floor (1 is refused apart, with its own advice).
+_GATE_FLOOR = {"min_coverage": Interval(0, 1)}
+
+
 @dataclass(frozen=True, repr=False)
 class Target:
     """What a selection function is fitted for: a plug-in target or, with a confidence, a certified one.
@@ -86,6 +91,13 @@ class Target:
 
         .. versionchanged:: 0.4.0
            Text, a bool, NaN, 0 and 1 are refused.
+    min_coverage : float or None, default None
+        A certified risk target's coverage floor in (0, 1): the release gate "risk <= value AND
+        coverage >= min_coverage", both together with probability >= ``confidence``
+        (:func:`rejectopt._certify.fit_certified_gate`). Written ``risk=A,min_coverage=W``
+        before the confidence in text.
+
+        .. versionadded:: 0.8.0
 
     Attributes
     ----------
@@ -116,6 +128,7 @@ class Target:
     kind: str
     value: float
     confidence: float | None = None
+    min_coverage: float | None = None
 
     def __post_init__(self) -> None:
         kind = _normal_kind(self.kind)
@@ -139,6 +152,21 @@ class Target:
                     "cost-based model): drop the confidence, or certify risk=L or coverage=W"
                 )
             object.__setattr__(self, "confidence", check_confidence(self.confidence))
+        if self.min_coverage is not None:
+            if self.kind != "risk" or self.confidence is None:
+                raise ValueError(
+                    "target min_coverage is the floor of a certified risk target (a release "
+                    "gate): give it with risk=A and a confidence, e.g. "
+                    "Target('risk', 5, confidence=0.9, min_coverage=0.5)"
+                )
+            if self.min_coverage == 1:
+                raise ValueError(
+                    "target min_coverage=1 leaves the full set only, whose risk is the target "
+                    f"with no floor: use Target('risk', {self.value:g}, confidence="
+                    f"{format_level(self.confidence)})"
+                )
+            validate_params("target", {"min_coverage": self.min_coverage}, _GATE_FLOOR)
+            object.__setattr__(self, "min_coverage", float(self.min_coverage))
 
     def fit(
         self,
@@ -182,8 +210,23 @@ class Target:
             same method certifies on the same rows, ``rows_needed`` the tested rows an error-free
             sample needs), or a tpr-fpr FPR bound above the target.
         """
+        tails: dict[str, Any] = {} if tail is None else {"tail": tail}
+        if self.min_coverage is not None:
+            if method not in (None, "ltt"):
+                raise ValueError(
+                    f"method {method!r}: a release gate's risk is certified by 'ltt' only"
+                )
+            assert self.confidence is not None  # __post_init__: a floor comes with a confidence
+            return fit_certified_gate(
+                loss,
+                uncertainty,
+                self.value,
+                self.min_coverage,
+                self.confidence,
+                loss_bound=loss_bound,
+                **tails,
+            )
         if self.confidence is not None:
-            tails: dict[str, Any] = {} if tail is None else {"tail": tail}
             if self.kind == "coverage":
                 return fit_certified_coverage(
                     loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound, **tails
@@ -213,6 +256,8 @@ class Target:
 
     def __str__(self) -> str:
         text = f"{self.kind}={self.value:g}"
+        if self.min_coverage is not None:
+            text += f",min_coverage={self.min_coverage:g}"
         return (
             text
             if self.confidence is None
@@ -221,6 +266,8 @@ class Target:
 
     def __repr__(self) -> str:
         extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
+        if self.min_coverage is not None:
+            extra += f", min_coverage={self.min_coverage!r}"
         return f"Target(kind={self.kind!r}, value={self.value!r}{extra})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -231,7 +278,10 @@ class Target:
         dict
             ``{"kind": ..., "value": ...}``, with ``"confidence"`` for a certified target; JSON-able.
         """
-        return _with_confidence({"kind": self.kind, "value": self.value}, self.confidence)
+        data = _with_confidence({"kind": self.kind, "value": self.value}, self.confidence)
+        if self.min_coverage is not None:
+            data["min_coverage"] = self.min_coverage
+        return data
 
 
 def _with_confidence(data: dict[str, Any], confidence: float | None) -> dict[str, Any]:
@@ -528,9 +578,19 @@ def _parse_ood_target(text: str, parts: list[str]) -> OODTarget:
 def _target_of_dict(data: dict) -> Target | OODTarget:
     """The target of a ``to_dict()`` dict (``model.json``'s ``target``), for untrusted input: ValueError naming the
     malformed part."""
-    if set(data) not in ({"kind", "value"}, {"kind", "value", "confidence"}):
+    if set(data) not in (
+        {"kind", "value"},
+        {"kind", "value", "confidence"},
+        {"kind", "value", "confidence", "min_coverage"},
+    ):
         raise ValueError(
-            "target must be an object with keys kind and value (and optionally confidence)"
+            "target must be an object with keys kind and value (and optionally confidence, "
+            "then min_coverage)"
+        )
+    floor = data.get("min_coverage")
+    if floor is not None and (isinstance(floor, bool) or not isinstance(floor, (int, float))):
+        raise ValueError(
+            f"target.min_coverage must be a number in (0, 1), got {reprlib.repr(floor)}"
         )
     kind, value = data["kind"], data["value"]
     confidence = data.get("confidence")
@@ -551,7 +611,29 @@ def _target_of_dict(data: dict) -> Target | OODTarget:
         return OODTarget(kind, tuple(value[name] for name in names), confidence)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("target must hold a kind (text) and a value (number)")
-    return Target(kind, value, confidence)
+    return Target(kind, value, confidence, floor)
+
+
+def _is_gate(parts: list[str]) -> bool:
+    """Whether a target's comma-separated parts are ``risk=A,min_coverage=W`` (a release gate)."""
+    return len(parts) == 2 and parts[1].partition("=")[0].strip().lower() == "min_coverage"
+
+
+def _parse_gate(text: str, parts: list[str], confidence: float | None) -> Target:
+    """``risk=A,min_coverage=W`` of a ``--target`` with its ``confidence`` (None: refused by
+    :class:`Target`, which names what a floor needs)."""
+    head = parse_target(parts[0])
+    value = parts[1].partition("=")[2].strip()
+    try:
+        floor = float(value)
+    except ValueError:
+        raise ValueError(f"target min_coverage: {value!r} is not a number") from None
+    if not isinstance(head, Target) or head.kind != "risk":
+        raise ValueError(
+            f"target {text!r}: min_coverage is the floor of a risk target, e.g. "
+            "risk=5,min_coverage=0.5,confidence=0.9"
+        )
+    return Target("risk", head.value, confidence, floor)
 
 
 def parse_target(spec: str | dict) -> Target | OODTarget:
@@ -609,10 +691,14 @@ def parse_target(spec: str | dict) -> Target | OODTarget:
         except ValueError:
             raise ValueError(f"target confidence: {value!r} is not a number") from None
         check_confidence(confidence)
+        if _is_gate(parts):
+            return _parse_gate(text, parts, confidence)
         target = parse_target(",".join(parts))
         if isinstance(target, OODTarget):
             return OODTarget(target.kind, target.bounds, confidence)
         return Target(target.kind, target.value, confidence)
+    if _is_gate(parts):
+        return _parse_gate(text, parts, None)
     first = parts[0].partition("=")[0].strip().lower()
     if len(parts) > 1 or first in ("tpr", "fpr", "precision", "recall"):
         return _parse_ood_target(text, parts)

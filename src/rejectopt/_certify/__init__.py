@@ -30,6 +30,10 @@ the statements:
 * **coverage** (order statistics): the cut at the ``k``-th smallest score, ``k`` the smallest
   count with ``P(Binomial(n, w) >= k) <= delta``, has population coverage >= ``w`` with
   probability >= ``1 - delta``: ``F(s_(k)) < w`` needs ``k`` scores below ``F^-1(w)``.
+* **release gate** (:func:`fit_certified_gate`, risk <= ``a`` and coverage >= ``w``
+  together): the risk fit ("ltt") at ``delta (1 - JOINT_COVERAGE_SHARE)`` and the coverage
+  cut at ``delta JOINT_COVERAGE_SHARE``; granted when the former's cut contains the latter's, so
+  on both events (a union bound) its risk is <= ``a`` and its coverage >= ``w``.
 * **tpr-fpr** (OOD): the TPR cut is the coverage cut of the ID rows at delta / 2; the FPR of that
   cut (fixed given the ID rows, the OOD rows independent) is bounded by Clopper-Pearson at
   delta / 2; a union bound gives both.
@@ -62,10 +66,12 @@ from ._fits import _ltt_full_share as _ltt_full_share
 from ._fits import _ltt_rows as _ltt_rows
 from ._fits import _ltt_start as _ltt_start
 from ._fits import _prefix_sums as _prefix_sums
+from ._joint import JOINT_COVERAGE_SHARE, fit_certified_gate
 from ._ood import fit_certified_tpr_fpr
 from ._selection import (
     CERTIFICATE_KEYS,
     CERTIFICATE_KEYS_V2,
+    JOINT_METHOD,
     RISK_METHODS,
     ZERO_ONE_BOUND,
     CertifiedSelection,
@@ -86,6 +92,8 @@ __all__ = [
     "CERTIFICATE_KEYS",
     "CERTIFICATE_KEYS_V2",
     "FULL_SHARE_MIN",
+    "JOINT_COVERAGE_SHARE",
+    "JOINT_METHOD",
     "MIN_START_ROWS",
     "RISK_METHODS",
     "START_FRACTION",
@@ -96,6 +104,7 @@ __all__ = [
     "certification_table",
     "certified_from_dict",
     "fit_certified_coverage",
+    "fit_certified_gate",
     "fit_certified_risk",
     "fit_certified_tpr_fpr",
     "validate_target",

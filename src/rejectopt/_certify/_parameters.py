@@ -33,6 +33,8 @@ PARAMETERS: dict[str, Any] = {
     "tail": Options(*RISK_TAILS),
     "start_fraction": Interval(0, 1, closed="left"),
     "target_coverage": Interval(0, 1, closed="right"),
+    # a floor of 1 leaves the full set only: certify its risk, with no floor
+    "min_coverage": Interval(0, 1),
     "tpr_min": Interval(0, 1, closed="both"),
     "fpr_max": Interval(0, 1, closed="both"),
     "random_state": SEED,

@@ -13,6 +13,11 @@ from ._audit import AuditTrail
 #: SGR at the same delta in 38 of the 40 cells measured on the guide's "Guarantees" page).
 RISK_METHODS = ("ltt", "sgr")
 
+#: The ``method`` a release gate's certificate records (:func:`rejectopt._certify.fit_certified_gate`):
+#: Learn-then-Test for the risk and an order statistic for the floor, joined by a union bound;
+#: its ``risk_bound`` and ``coverage_bound`` (the floor) hold *together* at ``confidence``.
+JOINT_METHOD = "ltt+order-statistic"
+
 
 #: The loss of one error of the project's 0/100 loss (:func:`rejectopt.metrics.per_example_loss`).
 ZERO_ONE_BOUND = 100.0
@@ -39,13 +44,15 @@ class CertifiedSelection(SelectionFunction):
         Calibration rows the guarantee rests on (ID and OOD rows for tpr-fpr).
     method : str
         ``"ltt"`` (Learn-then-Test fixed-sequence testing) or ``"sgr"`` for a risk target,
+        :data:`JOINT_METHOD` (``"ltt+order-statistic"``) for a release gate,
         ``"order-statistic"`` for coverage, ``"order-statistic+clopper-pearson"`` for tpr-fpr.
     risk_bound : float
         ``(1 - delta)`` upper bound of the selective risk (loss units): ``bound`` for a risk
         target; for a coverage target the pointwise bound of the chosen cut's risk; NaN for tpr-fpr.
     coverage_bound : float
         ``(1 - delta)`` lower bound of the coverage (TPR for tpr-fpr): ``bound`` for a coverage
-        target; for a risk target the one-sided DKW bound, valid for a data-chosen threshold.
+        target; for a risk target the one-sided DKW bound, valid for a data-chosen threshold;
+        for a release gate the floor, which holds *together* with ``risk_bound`` at ``confidence``.
     loss_bound : float
         B, the largest loss a prediction can have, that ``risk_bound`` rests on: every tail
         scales the losses by B (the binomial tail needs losses in {0, B}, Hoeffding-Bentkus and
@@ -209,7 +216,7 @@ def certified_from_dict(
     loss_bound = certificate.get("loss_bound")
     if loss_bound is None:
         values["loss_bound"] = float("nan")
-        if "loss_bound" in keys and method in RISK_METHODS:
+        if "loss_bound" in keys and method in (*RISK_METHODS, JOINT_METHOD):
             raise ValueError(
                 f"{name}.loss_bound is null but method {method!r} certifies a risk, whose bound rests on "
                 "B, the largest loss a prediction can have"

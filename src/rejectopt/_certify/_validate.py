@@ -329,7 +329,9 @@ def _draw_records(
 ) -> list[tuple]:
     """One draw's rows of ``draws``: the certified target and its plug-in twin fitted on ``chosen``."""
     test = _population_sums(loss[~chosen], s[~chosen])
-    plug_in = replace(target, confidence=None)
+    floor = getattr(target, "min_coverage", None)  # a release gate's coverage floor
+    # the plug-in twin meets the risk on the rows; a floor exists only with a confidence
+    plug_in = replace(target, confidence=None, min_coverage=None)
     records = []
     for name, fit in (
         ("certified", lambda: target.fit(loss[chosen], s[chosen], **fit_options)),
@@ -342,6 +344,10 @@ def _draw_records(
         coverage, risk, test_coverage, test_risk = _draw_outcome(selection, population, test)
         if target.kind == "risk":
             violated = bool(risk > target.value * (1 + 1e-12))
+            if floor is not None:  # the gate: the risk bound or the floor missed
+                violated = violated or bool(
+                    selection is not None and coverage < floor * (1 - 1e-12)
+                )
         else:
             violated = bool(coverage < target.value * (1 - 1e-12))
         records.append(
@@ -409,8 +415,9 @@ def validate_target(
     its plug-in twin (same kind and value, no confidence) are fitted on it, and the population
     coverage and selective risk of each selection are computed exactly on all ``N`` rows (and on
     the rows left out, the test part). A draw *violates* when the population risk exceeds the
-    target (risk) or the population coverage falls below it (coverage); an infeasible draw
-    rejects everything and does not violate. The certified violation rate should stay at or
+    target (risk) or the population coverage falls below it (coverage), and a release gate's
+    (risk with ``min_coverage``) when either does; an infeasible draw rejects everything and
+    does not violate. The certified violation rate should stay at or
     below delta up to its Clopper-Pearson interval; sampling without replacement only helps.
 
     Parameters
@@ -418,7 +425,10 @@ def validate_target(
     loss, uncertainty : array_like of shape (N,)
         Losses and uncertainty scores of the user's rows.
     target : Target
-        A risk or coverage target with a confidence.
+        A risk or coverage target with a confidence, or a release gate.
+
+        .. versionchanged:: 0.8.0
+           A release gate (``min_coverage``) is checked for both of its conditions.
     repeats : int, default 500
         Calibration draws.
     calibration_fraction : float, default 0.5
