@@ -145,3 +145,42 @@ def test_choose_score_keeps_the_incumbent_unless_the_challenger_wins_beyond_nois
     assert chosen == "sele" and aurcs["sele"] < aurcs["mcp"]
     assert choose_score({"mcp": mcp, "reg": learned(-slightly)}, loss, rows)[0] == "mcp"
     assert choose_score({"mcp": mcp, "sele": learned(perfect)})[0] == "sele"  # untested: least AuRC
+
+
+def _network(n=3000, K=20, seed=0):
+    """Logits whose true class gets a boost of random size: MSP ranks the errors well, and a
+    linear score of 20 logits on 900 training rows has nothing more to learn."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, K, n)
+    logits = rng.normal(size=(n, K))
+    logits[np.arange(n), labels] += rng.normal(2.5, 1.5, n)
+    return logits, labels
+
+
+def test_fit_logits_returns_a_baseline_as_the_chosen_score():
+    from rejectopt.logits import baseline_uncertainties, fit_logits
+
+    logits, labels = _network()
+    result = fit_logits(logits, labels, scores=("reg",), C_grid=(1.0,), post_hoc=())
+    assert list(result.candidate_aurc)[0] == "mcp"
+    assert set(result.candidate_aurc) == {*baseline_uncertainties(logits[:1]), "reg"}
+    assert result.chosen in baseline_names("logits")
+    assert result.candidate_aurc["reg"] > result.candidate_aurc["mcp"]
+    assert isinstance(result.chosen_score, ConfidenceScore)
+    # the chosen score decides new logits as the baseline ranks them
+    np.testing.assert_allclose(
+        result.chosen_score.predict(logits[:100]),
+        result.uncertainty[result.chosen][:100],
+        rtol=0,
+        atol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("name", baseline_names("logits"))
+def test_a_confidence_score_of_logits_is_the_baseline_of_fit_logits(name):
+    from rejectopt.logits import baseline_uncertainties
+
+    logits, _ = _network(n=200)
+    expected = baseline_uncertainties(logits, [name])[name]
+    got = ConfidenceScore(name, "logits").fit(logits, None).predict(logits)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)  # float rounding only
