@@ -1,9 +1,12 @@
 """The score choice: ``"auto"``, the classifier's own confidence as a score, and the warning when a
 forced learned score ranks the errors worse than the classifier does."""
 
+import json
+import logging
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_breast_cancer
@@ -12,7 +15,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from rejectopt import SelectiveClassifier
+from rejectopt import SelectiveClassifier, cli
 from rejectopt.fitting import LearnedScore, choose_score
 from rejectopt.scores._confidence import ConfidenceScore, baseline_names
 
@@ -41,8 +44,7 @@ def test_auto_reaches_the_coverage_of_the_classifiers_own_confidence(seed):
     mcp, _ = _fit(X, y, "mcp", **options)
     assert SelectiveClassifier(options["estimator"]).uncertainty_score == "auto"
     assert auto.report_["coverage_expected"] >= mcp.report_["coverage_expected"] > 0.8
-    assert list(auto.candidate_aurc_)[:4] == baseline_names("proba")
-    assert {"sele", "reg", "tcp"} <= set(auto.candidate_aurc_)
+    assert list(auto.candidate_aurc_) == [*baseline_names("proba"), "sele", "reg", "tcp"]
     assert auto.chosen_score_ in auto.candidate_aurc_
     np.testing.assert_array_equal(auto.split_["calibration"], mcp.split_["calibration"])
 
@@ -116,8 +118,8 @@ class _NoProba(ClassifierMixin, BaseEstimator):
 def test_auto_without_probabilities_chooses_among_the_learned_scores():
     X, y = load_breast_cancer(return_X_y=True)
     model, _ = _fit(X, y, "auto", estimator=_NoProba().fit(X, y), prefit=True, C_grid=(1.0,))
-    assert set(model.candidate_aurc_) == {"reg", "sele"}
-    assert model.chosen_score_ == min(model.candidate_aurc_, key=model.candidate_aurc_.get)
+    assert list(model.candidate_aurc_) == ["sele", "reg"]  # SELE, the paper's, is the incumbent
+    assert model.chosen_score_ in model.candidate_aurc_
 
 
 def test_choose_score_keeps_the_incumbent_unless_the_challenger_wins_beyond_noise():
@@ -184,3 +186,96 @@ def test_a_confidence_score_of_logits_is_the_baseline_of_fit_logits(name):
     expected = baseline_uncertainties(logits, [name])[name]
     got = ConfidenceScore(name, "logits").fit(logits, None).predict(logits)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)  # float rounding only
+
+
+@pytest.fixture(scope="module")
+def network_csv(tmp_path_factory):
+    """A network's outputs as ``select`` reads them: columns logit_0..logit_19 and label."""
+    logits, labels = _network(n=2000)
+    frame = pd.DataFrame(logits, columns=[f"logit_{j}" for j in range(logits.shape[1])])
+    frame["label"] = labels
+    path = tmp_path_factory.mktemp("network") / "net.csv"
+    frame.to_csv(path, index=False)
+    return path, logits
+
+
+def _select(path, out, *options):
+    argv = ["select", "--data", str(path), "--target", "risk=5", "--out", str(out), "-q"]
+    assert cli.main([*argv, *options]) == 0
+    return (
+        json.loads((out / "report.json").read_text()),
+        json.loads((out / "model.json").read_text()),
+        (out / "report.md").read_text(),
+    )
+
+
+def test_select_auto_and_mcp_on_a_networks_outputs_end_to_end(network_csv, tmp_path):
+    from rejectopt.logits import msp
+
+    path, logits = network_csv
+    report, model, markdown = _select(path, tmp_path / "auto")
+    aurcs = report["score_choice"]["validation_aurc"]
+    assert report["score_choice"]["option"] == "auto"
+    assert list(aurcs)[:2] == ["mcp", "margin"] and {"sele", "reg", "sele_shared"} <= set(aurcs)
+    assert report["score"] in aurcs and report["score"] in markdown.lower()
+    assert "chosen by --score auto, of the validation AuRCs mcp " in markdown
+    forced, forced_model, forced_md = _select(path, tmp_path / "mcp", "--score", "mcp")
+    assert forced["score"] == "mcp" and forced["C"] is None and forced["validation_aurc"] == {}
+    assert forced_model["score"] == {
+        "kind": "baseline",
+        "name": "mcp",
+        "inputs": "logits",
+        "n_classes": 20,
+        "n_features": 20,
+    }
+    assert "MCP, the network's own confidence (nothing learned)" in forced_md
+    # model.json round trip: apply decides with the network's MSP of each row
+    out = tmp_path / "decisions.csv"
+    argv = ["apply", "--model", str(tmp_path / "mcp" / "model.json"), "--data", str(path)]
+    assert cli.main([*argv, "--out", str(out), "-q"]) == 0
+    decisions = pd.read_csv(out)
+    np.testing.assert_allclose(decisions["uncertainty"], msp(logits), rtol=0, atol=1e-12)
+    if report["score"] == "mcp":  # auto kept MSP: the same selection as forcing it
+        assert report["selection"] == forced["selection"]
+
+
+def test_select_warns_when_a_forced_learned_score_ranks_worse_than_msp(
+    network_csv, tmp_path, caplog
+):
+    path, _ = network_csv
+    with caplog.at_level(logging.WARNING):
+        report, _, _ = _select(path, tmp_path / "reg", "--score", "reg", "--C", "1")
+    aurcs = report["score_choice"]["validation_aurc"]
+    assert report["score_choice"]["option"] == "reg" and list(aurcs) == ["reg", "mcp"]
+    assert aurcs["reg"] > aurcs["mcp"]
+    assert "--score reg: its AuRC on the 300 validation rows" in caplog.text
+    assert "--score auto (the default) weighs both" in caplog.text
+
+
+def test_a_baseline_needs_a_networks_logits(tmp_path, capsys):
+    X, y = load_breast_cancer(return_X_y=True)
+    frame = pd.DataFrame(X[:, :3], columns=["a", "b", "c"])
+    frame["y_pred"], frame["y"] = (X[:, 0] > 14).astype(int), y
+    frame.to_csv(tmp_path / "table.csv", index=False)
+    argv = ["select", "--data", str(tmp_path / "table.csv"), "--target", "coverage=0.8"]
+    assert cli.main([*argv, "--score", "mcp", "--out", str(tmp_path / "o"), "-q"]) == 2
+    assert "--score mcp reads a network's logits" in capsys.readouterr().err
+    report, _, _ = _select(tmp_path / "table.csv", tmp_path / "auto")
+    assert list(report["score_choice"]["validation_aurc"]) == ["sele", "reg"]
+
+
+def test_a_baseline_model_file_is_checked_field_by_field(network_csv, tmp_path):
+    from rejectopt.model import validate_model
+
+    path, _ = network_csv
+    _, model, _ = _select(path, tmp_path / "mcp", "--score", "mcp")
+    score, _ = validate_model(model)
+    assert isinstance(score, ConfidenceScore) and score.n_features_in_ == 20
+    for field, value, message in [
+        ("name", "softmax", r"score.name: 'softmax' is not a baseline of logits"),
+        ("inputs", "proba", r"score.inputs must be 'logits'"),
+        ("n_features", 19, r"baseline of 19 logits but n_logits is 20"),
+    ]:
+        edited = {**model, "score": {**model["score"], field: value}}
+        with pytest.raises(ValueError, match=message):
+            validate_model(edited)

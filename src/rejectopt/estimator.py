@@ -37,6 +37,7 @@ from sklearn.utils.validation import (
 
 from ._diagnostics import (
     labels_never_predicted,
+    loses_to_confidence,
     missed_coverage,
     missed_risk,
     nothing_to_learn,
@@ -168,9 +169,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     uncertainty_score : str or estimator, default="auto"
         ``"auto"``: every candidate below is learned on the fit rows and scored by its AuRC on
         the validation rows (eq. 27), the rows that choose C; the classifier's own confidence
-        (MCP) is kept unless a candidate has the lesser AuRC there and in 95 % of bootstrap
-        resamples of those rows (:func:`rejectopt.fitting.choose_score`): on a few hundred rows
-        a learned score beats it by chance as often as not. The choice is
+        (MCP; without ``predict_proba``, SELE) is kept unless a candidate has the lesser AuRC
+        there and in 95 % of bootstrap resamples of those rows
+        (:func:`rejectopt.fitting.choose_score`): on a few hundred rows a learned score beats
+        it by chance as often as not. The choice is
         :attr:`chosen_score_`, the candidates' AuRCs :attr:`candidate_aurc_`. The calibration
         rows play no part in it, so a certified target's guarantee holds as for a fixed score.
         Candidates: the baselines of the class probabilities when the classifier has
@@ -976,13 +978,19 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 fit_target=true_class if _needs_posterior(name, score) else None,
             )
         if spec[2] == AUTO:
-            # the classifier's confidence, when first, is kept unless beaten beyond noise
-            confidence = isinstance(next(iter(candidates.values())), ConfidenceScore)
-            test = (loss, parts["validation"]) if confidence else (None, None)
-            chosen, aurcs = choose_score(learned, *test, seed=seed)
+            # the first candidate (MCP, else SELE) is kept unless beaten beyond noise
+            chosen, aurcs = choose_score(learned, loss, parts["validation"], seed=seed)
         else:  # forced: the first candidate; MCP, when there, only to compare with
             chosen, aurcs = next(iter(learned)), {k: float(v.aurc) for k, v in learned.items()}
-            self._warn(_loses_to_confidence(chosen, aurcs, parts["validation"].size))
+            self._warn(
+                loses_to_confidence(
+                    chosen,
+                    aurcs,
+                    parts["validation"].size,
+                    lambda name: f"uncertainty_score={name!r}",
+                    _RISK_UNITS[self.loss],
+                )
+            )
         self.chosen_score_, self.candidate_aurc_ = chosen, aurcs
         try:
             fitted = fit_selection(
@@ -1011,19 +1019,21 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _candidates(self, spec, has_proba, has_true_class, seed):
         """``name -> unfitted score`` to learn: the one forced (then MCP to compare), or ``"auto"``'s.
 
-        ``"auto"`` tries the baselines of the class probabilities first (at equal AuRC, the score
-        that learns nothing), then the registry's learned scores that work on any features (TCP
-        only with the true class's probability).
+        ``"auto"`` tries the baselines of the class probabilities first (the incumbent MCP, then
+        the others), then the registry's learned scores that work on any features, SELE (the
+        paper's, the incumbent without probabilities) first; TCP only with the true class's
+        probability.
         """
         info, instance, choice = spec
         n_classes = len(self.classes_)
         if choice == AUTO:
             names = baseline_names("proba") if has_proba else []
-            names += [
+            learned = [
                 n
                 for n in score_names(learned=True, general=True)
                 if has_true_class or not get_score(n).needs_posteriors
             ]
+            names += sorted(learned, key=lambda n: n != "sele")
         elif choice is not None:
             return {choice: ConfidenceScore(choice, "proba")}
         else:
@@ -1463,20 +1473,6 @@ def _stacked_posteriors(parts, order):
     width = max(p.shape[1] for _, p in parts)
     proba = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for _, p in parts])
     return (None if true_class is None else true_class[order]), proba[order]
-
-
-def _loses_to_confidence(name, aurcs, n_rows):
-    """The warning's text when forced score ``name`` has a larger validation AuRC than MCP, else None."""
-    if "mcp" not in aurcs or name == "mcp" or aurcs[name] <= aurcs["mcp"]:
-        return None
-    best = min(aurcs, key=aurcs.get)
-    return (
-        f"uncertainty_score={name!r}: its AuRC on the {n_rows} validation rows, {aurcs[name]:.4g}, "
-        f"is worse than that of the classifier's own confidence (MCP, 1 - the largest class "
-        f"probability, out of fold), {aurcs['mcp']:.4g}: the learned score ranks the errors "
-        f"worse than the classifier does; uncertainty_score='auto' (the default) chooses the "
-        f"lesser AuRC, here {best!r}"
-    )
 
 
 def _learns_from_posterior(info, template):

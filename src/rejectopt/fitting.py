@@ -19,6 +19,7 @@ from sklearn.base import clone
 from ._checks import as_ood_mask, check_open_unit
 from .metrics import aurc
 from .scores import get_score, select_C
+from .scores._confidence import AUTO
 from .scores._registry import call_score, constant_score_message
 from .scores._tuning import SCORE_C_GRID
 from .selective import SelectionFunction
@@ -34,11 +35,6 @@ __all__ = [
     "learn_score",
     "split_rows",
 ]
-
-
-#: The ``score`` that picks, among the candidates, the one of least validation AuRC
-#: (:func:`choose_score`): the default of :class:`rejectopt.SelectiveClassifier` and ``select``.
-AUTO = "auto"
 
 
 def split_rows(
@@ -413,7 +409,7 @@ def learn_score(
         fit_rows, val_rows = fit_rows[~is_ood[fit_rows]], val_rows[~is_ood[val_rows]]
     train_rows = np.concatenate([fit_rows, val_rows])
     if getattr(score, "learned", True) is False:  # a baseline: nothing to fit, no C to choose
-        baseline = clone(score).set_params(n_classes=n_classes)
+        baseline = type(score)(**{**score.get_params(), "n_classes": n_classes})
         learner = call_score(baseline, "fit", X[train_rows], y_pred[train_rows], None)
         s = call_score(learner, "predict", X, y_pred, n_rows=len(loss))
         return LearnedScore(learner, float("nan"), {}, aurc(loss[val_rows], s[val_rows]), s)

@@ -13,12 +13,16 @@ through their softmax (:func:`rejectopt.scores._shared.log_softmax`, the one hom
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from ._baselines import mcp, svm_margin
-from ._shared import log_softmax
 
-__all__ = ["INPUTS", "ConfidenceScore", "baseline_names", "confidence_label"]
+__all__ = ["AUTO", "INPUTS", "ConfidenceScore", "baseline_names", "confidence_label"]
+
+#: The score option that picks, among the candidates, the one of least validation AuRC
+#: (:func:`rejectopt.fitting.choose_score`): the default of :class:`rejectopt.SelectiveClassifier`
+#: and ``select``. Here, with the baselines' names, so that the command line's parser reads them
+#: without importing scikit-learn.
+AUTO = "auto"
 
 
 def _entropy(proba):
@@ -93,7 +97,7 @@ def _check_inputs(inputs):
         raise ValueError(f"inputs must be one of {INPUTS}, got {inputs!r}")
 
 
-class ConfidenceScore(BaseEstimator):
+class ConfidenceScore:
     """A baseline of the classifier's outputs, with the fitted score's interface.
 
     Parameters
@@ -129,6 +133,21 @@ class ConfidenceScore(BaseEstimator):
         self.inputs = inputs
         self.n_classes = n_classes
 
+    def __repr__(self):
+        return f"ConfidenceScore(name={self.name!r}, inputs={self.inputs!r})"
+
+    def get_params(self, deep=True):
+        """The parameters, as scikit-learn's estimators give them."""
+        return {"name": self.name, "inputs": self.inputs, "n_classes": self.n_classes}
+
+    def set_params(self, **params):
+        """Set parameters (``name``, ``inputs``, ``n_classes``); returns self."""
+        for key, value in params.items():
+            if key not in self.get_params():
+                raise ValueError(f"ConfidenceScore has no parameter {key!r}")
+            setattr(self, key, value)
+        return self
+
     def _formula(self):
         _check_inputs(self.inputs)
         if self.name not in baseline_names(self.inputs):
@@ -162,7 +181,12 @@ class ConfidenceScore(BaseEstimator):
         formula = self._formula()
         if self.name in _OF_LOGITS:
             return np.asarray(formula(X), dtype=np.float64)
-        proba = np.exp(log_softmax(X)) if self.inputs == "logits" else X
+        if self.inputs == "logits":
+            # here: the softmax's one home imports scikit-learn, which the parser does not need
+            from ._shared import log_softmax
+
+            X = np.exp(log_softmax(X))
+        proba = X
         return np.asarray(formula(proba), dtype=np.float64)
 
     def to_dict(self):
