@@ -52,11 +52,11 @@ from ._features import (
 )
 from ._params import NONE, HasMethods, InstanceOf, Interval, Options, format_level, validate_params
 from .exceptions import InfeasibleTargetError
-from .fitting import AUTO, choose_score, fit_selection, learn_score, split_rows
+from .fitting import choose_score, fit_selection, learn_score, split_rows
 from .metrics import per_example_loss
 from .model import decide
 from .scores import SCORES, TCP, get_score, score_names
-from .scores._confidence import ConfidenceScore, baseline_names
+from .scores._confidence import AUTO, ConfidenceScore, baseline_names
 from .scores._tuning import SCORE_C_GRID
 from .selective import TIE_BREAKING, operating_point
 from .stats import wilson_interval

@@ -23,10 +23,10 @@ from .._diagnostics import (
     tied_C,
     worse_than_random,
 )
-from ..fitting import AUTO, choose_score, fit_selection, learn_score, split_ood_rows, split_rows
+from ..fitting import choose_score, fit_selection, learn_score, split_ood_rows, split_rows
 from ..model import model_dict
 from ..scores import get_score
-from ..scores._confidence import ConfidenceScore, baseline_names, confidence_label
+from ..scores._confidence import AUTO, ConfidenceScore, baseline_names, confidence_label
 from ..scores._sele import MemoryBudgetError
 from ..selective import InfeasibleTargetError
 from ..targets import Target, certification_table

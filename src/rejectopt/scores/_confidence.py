@@ -15,13 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._baselines import mcp, svm_margin
+from ._shared import log_softmax
 
 __all__ = ["AUTO", "INPUTS", "ConfidenceScore", "baseline_names", "confidence_label"]
 
 #: The score option that picks, among the candidates, the one of least validation AuRC
 #: (:func:`rejectopt.fitting.choose_score`): the default of :class:`rejectopt.SelectiveClassifier`
-#: and ``select``. Here, with the baselines' names, so that the command line's parser reads them
-#: without importing scikit-learn.
+#: and ``select``. Here, with the baselines' names that the command line's parser offers.
 AUTO = "auto"
 
 
@@ -182,9 +182,6 @@ class ConfidenceScore:
         if self.name in _OF_LOGITS:
             return np.asarray(formula(X), dtype=np.float64)
         if self.inputs == "logits":
-            # here: the softmax's one home imports scikit-learn, which the parser does not need
-            from ._shared import log_softmax
-
             X = np.exp(log_softmax(X))
         proba = X
         return np.asarray(formula(proba), dtype=np.float64)
