@@ -326,8 +326,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     classifier  ``classifier_fraction``     fitting a clone of ``estimator`` (not with
                                             ``prefit=True``: then all rows go on)
     fit         rest of the train part      fitting the uncertainty score for each C
-    validation  ``validation_fraction`` of  choosing C by the AuRC (eq. 27), then the score
-                the train part              is refitted on fit + validation rows
+    validation  ``validation_fraction`` of  choosing C, and the score (``"auto"``), by the AuRC
+                the train part              (eq. 27); the score is refitted on fit + validation
     calibration ``calibration_fraction``    fitting the selection function for the target
     report      ``report_fraction``         held out: :attr:`report_`
     =========== =========================== ===============================================

@@ -253,7 +253,8 @@ def _add_select_parser(sub, common, learning):
         parents=[common, learning],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         help="learn the score and selection function from labelled predictions",
-        description="Learn an uncertainty score (SELE or REG) from your classifier's predictions and losses, and "
+        description="Learn an uncertainty score (SELE or REG; on a network's outputs, or its own confidence) "
+        "from your classifier's predictions and losses, and "
         "fit the selection function for a target.\n\nRows are split (seeded): train (score; an internal "
         "validation share picks C by AuRC), calibration (selection function) and report (held out: "
         "achieved coverage and selective risk with 95% intervals).",
