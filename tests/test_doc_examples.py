@@ -5,10 +5,14 @@ docs/guide/*.md is one test case, named by its page and its number among the pag
 blocks (``docs/guide/metrics.md#3``, counted from 1). A page's blocks run in order in one
 scratch folder, as a reader runs them: its Python blocks share one interpreter (a later block
 uses an earlier one's variables), its shell blocks read the files the Python blocks wrote.
-``python``, ``python3``, ``rejectopt``, ``snakemake`` and ``.venv/bin/...`` are this
-environment's; ``pip`` is refused, so an install command that is not marked fails instead of
-changing the environment. ``workflow/resources/demo_mirror`` is the repository's, as from the
-repository's root. Running one block runs the page's earlier blocks first.
+Shell blocks run as written, as after README's first line, which installs into ``.venv`` and
+never activates it: the scratch folder's ``.venv/bin`` holds ``python``, ``rejectopt``,
+``snakemake`` and ``pytest`` of this environment, and a bare ``python``, ``python3``,
+``rejectopt``, ``snakemake`` or ``pytest`` fails, as it does for that reader (command not found,
+or an interpreter without rejectopt); ``pip`` is refused too, so an install command that is not
+marked fails instead of changing the environment. ``workflow/resources/demo_mirror`` is the
+repository's, as from the repository's root. Running one block runs the page's earlier blocks
+first.
 
 A comment right before a block's fence marks it (several may be joined by ``;``):
 
@@ -19,7 +23,7 @@ A comment right before a block's fence marks it (several may be joined by ``;``)
 - ``<!-- doc-test: slow -->``: longer than about 10 seconds; the page's later blocks, which may
   build on it, are slow too.
 - ``<!-- doc-test: snakefile -->``: the block is a Snakefile (``/path/to/rejectopt``: this
-  repository); it is written to ``Snakefile`` and run by ``snakemake --cores 2``.
+  repository); it is written to ``Snakefile`` and run by ``.venv/bin/snakemake --cores 2``.
 
 A Python block whose first line is ``# name.py`` and a YAML block whose first line is
 ``# name.yaml`` are also written to that file, as the reader would save them.
@@ -321,7 +325,7 @@ def check_shown_value(block, value, where, shown):
 def check_prints(block, output):
     """Each "`cmd` prints `...`" of the text after the block is in the block's output."""
     checked = 0
-    for quoted in re.findall(r"`[\w .-]+` prints (?:e\.g\. )?`([^`]+)`", block.after):
+    for quoted in re.findall(r"`[\w ./-]+` prints (?:e\.g\. )?`([^`]+)`", block.after):
         quoted = " ".join(quoted.split())
         assert contains_line(output, quoted), (
             f"{block.id}: the page says it prints {quoted!r}; it printed:\n{output[-4000:]}"
@@ -404,15 +408,15 @@ def check_ood_select(run, block):
 CHECKS = {
     (
         "README.md",
-        "rejectopt select --data val.csv --target coverage=0.8 --out selection/",
+        ".venv/bin/rejectopt select --data val.csv --target coverage=0.8 --out selection/",
     ): check_readme_select,
     (
         "docs/guide/selective.md",
-        "python -m rejectopt select --data results/demo/val.csv",
+        ".venv/bin/rejectopt select --data results/demo/val.csv",
     ): check_selective_select,
     (
         "docs/guide/ood.md",
-        "python -m rejectopt select --data results/demo/val_ood.csv",
+        ".venv/bin/rejectopt select --data results/demo/val_ood.csv",
     ): check_ood_select,
 }
 
@@ -482,24 +486,43 @@ for request in sys.stdin:
 '''
 
 
-def _shims(folder):
-    """``python``, ``rejectopt``, ... of this environment, and a ``pip`` that refuses."""
-    folder.mkdir(parents=True, exist_ok=True)
-    commands = {
-        "python": "",
-        "python3": "",
-        "rejectopt": "-m rejectopt",
-        "snakemake": "-m snakemake",
-        "pytest": "-m pytest",
-    }
-    for name, module in commands.items():
-        (folder / name).write_text(f'#!/bin/sh\nexec "{sys.executable}" {module} "$@"\n')
-    for name in ("pip", "pip3"):
-        (folder / name).write_text(
-            "#!/bin/sh\necho 'doc test: pip would change the test environment; "
-            "mark the block <!-- doc-test: skip (why) -->' >&2\nexit 1\n"
+#: The commands of README's ``.venv/bin``, as this environment runs them.
+VENV_COMMANDS = {
+    "python": "",
+    "python3": "",
+    "rejectopt": "-m rejectopt",
+    "snakemake": "-m snakemake",
+    "pytest": "-m pytest",
+}
+
+
+def _refusal(message):
+    return f"#!/bin/sh\necho 'doc test: {message}' >&2\nexit 127\n"
+
+
+def _shims(venv_bin, path_bin):
+    """``venv_bin``: README's ``.venv/bin`` with ``python``, ``rejectopt``, ... of this
+    environment; ``path_bin``, first on PATH: the same names bare, which fail as for a reader
+    who never activated ``.venv``; and in both a ``pip`` that refuses."""
+    for folder in (venv_bin, path_bin):
+        folder.mkdir(parents=True, exist_ok=True)
+    for name, module in VENV_COMMANDS.items():
+        (venv_bin / name).write_text(f'#!/bin/sh\nexec "{sys.executable}" {module} "$@"\n')
+        (path_bin / name).write_text(
+            _refusal(
+                f"{name}: not the command README line 1 installs, which never activates .venv; "
+                f"write .venv/bin/{name}"
+            )
         )
-    for path in folder.iterdir():
+    for name in ("pip", "pip3"):
+        for folder in (venv_bin, path_bin):
+            (folder / name).write_text(
+                _refusal(
+                    "pip would change the test environment; mark the block "
+                    "<!-- doc-test: skip (why) -->"
+                )
+            )
+    for path in [*venv_bin.iterdir(), *path_bin.iterdir()]:
         path.chmod(0o755)
 
 
@@ -508,15 +531,16 @@ class PageRun:
 
     def __init__(self, page, workdir):
         self.page, self.workdir = page, workdir
-        self.bin = workdir / ".venv" / "bin"  # the README's `.venv/bin/...`, and `python` on PATH
-        _shims(self.bin)
+        self.bin = workdir / ".venv" / "bin"  # the README's `.venv/bin/...`
+        bare = workdir.parent / f"{workdir.name}-bare"  # outside the page's folder
+        _shims(self.bin, bare)
         (workdir / "workflow" / "resources").mkdir(parents=True)
         (workdir / "workflow" / "resources" / "demo_mirror").symlink_to(
             REPO / "workflow" / "resources" / "demo_mirror"
         )
         self.env = {
             **os.environ,
-            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PATH": f"{bare}{os.pathsep}{os.environ.get('PATH', '')}",
             "MPLBACKEND": "Agg",
         }
         self.done: dict[int, dict | None] = {}  # block number -> result; None: not run (skipped)
@@ -595,7 +619,7 @@ class PageRun:
 
     def _snakefile(self, block, code):
         (self.workdir / "Snakefile").write_text(code)
-        return self._shell(block, "snakemake --cores 2\n")
+        return self._shell(block, ".venv/bin/snakemake --cores 2\n")
 
     def run(self, block):
         """Run ``block`` (and the page's earlier blocks first); its result."""
@@ -665,6 +689,121 @@ def test_a_shown_number_holds_to_its_digits():
         2: ("inline", "0.25 (prose)"),
         4: ("below", " a  b\n0  1"),
     }
+
+
+#: The pages of a reader's first hour: every command they show, in a block (run or not) or in the
+#: text, is written as it runs after README's first line, which never activates ``.venv``.
+FIRST_HOUR = (
+    "README.md",
+    "docs/guide/getting_started.md",
+    "docs/guide/guarantees.md",
+    "docs/guide/troubleshooting.md",
+)
+#: A command of README's ``.venv/bin`` written bare, at the start of a command (``python3 -m venv``
+#: makes the venv, with the system's Python).
+BARE_COMMAND = re.compile(
+    r"(?:^|&&|\|\||[;|(])\s*((?:python3?|rejectopt|snakemake|pytest|pip3?)\b(?!\s+-m\s+venv\b)[^\n]*)",
+    re.M,
+)
+
+
+def bare_commands_in_text(text):
+    """The bare commands of ``text``'s inline code (a span with a space: a command, not a name)."""
+    spans = (" ".join(span.split()) for span in re.findall(r"`([^`]+)`", text))
+    return [m.group(1) for span in spans if " " in span for m in BARE_COMMAND.finditer(span)]
+
+
+def bare_commands(page):
+    """The commands of ``page``'s shell blocks and text that call ``python``, ``rejectopt``, ...
+    without ``.venv/bin/``."""
+    text = (REPO / page).read_text(encoding="utf-8")
+    in_blocks = [
+        m.group(1)
+        for block in PARSED[page][0]
+        if block.lang in RUNNABLE
+        for m in BARE_COMMAND.finditer(block.code)
+    ]
+    prose = re.sub(r"^(`{3,}|~{3,}).*?^\1", "", text, flags=re.M | re.S)
+    return in_blocks + bare_commands_in_text(prose)
+
+
+def test_the_first_hour_pages_write_every_command_as_it_runs_after_readme_line_1():
+    assert bare_commands_in_text(
+        "`python -m rejectopt select\n--help`, `a && pytest -q`, `python3 -m venv .venv`, `pytest`"
+    ) == ["python -m rejectopt select --help", "pytest -q"]
+    for page in FIRST_HOUR:
+        assert bare_commands(page) == [], page
+
+
+def test_a_shell_block_runs_as_written(tmp_path):
+    """The doc test's shell is a reader's after README's first line: ``.venv/bin/rejectopt`` runs,
+    a bare ``rejectopt`` (or ``python``, ``snakemake``, ...) fails as on their machine."""
+    run = PageRun("README.md", tmp_path / "page")
+    block = Block("README.md", 0, 0, "bash", "", "")
+    for name in VENV_COMMANDS:
+        bare = run._shell(block, f"{name} --version\n")
+        assert bare["error"] is not None and f"write .venv/bin/{name}" in bare["output"], bare
+    venv = run._shell(
+        block, ".venv/bin/rejectopt --version\n.venv/bin/python -c 'import rejectopt'\n"
+    )
+    assert venv["error"] is None and "rejectopt" in venv["output"], venv
+
+
+#: README's quickstart: the example a newcomer runs first.
+QUICKSTART = next(
+    b for b in PARSED["README.md"][0] if b.lang == "python" and "SelectiveClassifier(" in b.code
+)
+
+
+def quickstart_report(monkeypatch, threads, perturbation=0.0, seed=0):
+    """The quickstart's ``report_``, run with BLAS and OpenMP on ``threads`` threads and its
+    features multiplied by ``1 + perturbation * N(0, 1)``."""
+    # scikit-learn and threadpoolctl: heavy, for the quickstart's tests only
+    import sklearn.datasets
+    from threadpoolctl import threadpool_limits
+
+    load = sklearn.datasets.load_digits
+
+    def perturbed(**kwargs):
+        X, y = load(**kwargs)
+        noise = np.random.default_rng(seed).standard_normal(X.shape)
+        return X * (1 + perturbation * noise), y
+
+    namespace = {"__name__": "quickstart"}
+    with monkeypatch.context() as patch, threadpool_limits(limits=threads):
+        patch.setattr(sklearn.datasets, "load_digits", perturbed)
+        exec(compile(QUICKSTART.code, QUICKSTART.id, "exec"), namespace)
+    return namespace["clf"].report_
+
+
+def test_the_quickstart_reports_the_same_on_one_and_two_threads(monkeypatch):
+    """The thread count changes the order of BLAS's sums, so a fit's last bits: the quickstart's
+    report must not move with it (docs/guide/troubleshooting.md). One and two threads give the
+    same bits on some machines and not on others, so the fit must also ignore features perturbed
+    by 1e-12 and 1e-10 relative, well above a summation order's rounding: LogisticRegression on
+    the raw digits, stopped by lbfgs's tolerance after hundreds of steps, moved a held-out row
+    across the threshold at 1e-12. Exact equality: the report counts rows."""
+    one = quickstart_report(monkeypatch, threads=1)
+    assert quickstart_report(monkeypatch, threads=2) == one
+    for seed, perturbation in ((0, 1e-12), (1, 1e-12), (2, 1e-10)):
+        assert quickstart_report(monkeypatch, 1, perturbation, seed) == one, (seed, perturbation)
+
+
+def test_getting_started_shows_the_readme_quickstart():
+    """The getting-started page repeats the quickstart (importing from rejectopt.estimator): the
+    same statements, so the test above covers both."""
+    [block] = [
+        b
+        for b in PARSED["docs/guide/getting_started.md"][0]
+        if b.lang == "python" and "SelectiveClassifier(" in b.code
+    ]
+
+    def statements(code):
+        return [
+            ast.dump(node) for node in ast.parse(code).body if not isinstance(node, ast.ImportFrom)
+        ]
+
+    assert statements(block.code) == statements(QUICKSTART.code)
 
 
 def test_every_check_names_one_block():

@@ -70,6 +70,7 @@ from rejectopt.datasets import (
     DataSourceError,
     DownloadError,
     _download,
+    _fetch,
     _prepare,
     get_spec,
     load_prepared,
@@ -1050,6 +1051,46 @@ def test_a_plain_mirror_copy_larger_than_the_pinned_size_is_not_copied(tmp_path)
     copy.write_bytes(OFFICIAL)  # the official file passes, and one already fetched is kept as it is
     path = fetch_file(PINNED, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False)
     assert path.read_bytes() == OFFICIAL and fetch_file(PINNED, tmp_path / "raw") == path
+
+
+def _no_download(*args, **kwargs):
+    raise AssertionError("a download was attempted")
+
+
+def test_prepare_dataset_refuses_a_mirror_folder_that_does_not_exist(monkeypatch, tmp_path):
+    """A mistyped mirror was taken for an empty one: every file was downloaded instead, which
+    offline ended in a DownloadError about host names that never named the mirror."""
+    monkeypatch.setattr(_fetch, "write_from_url", _no_download)
+    missing = tmp_path / "mirorr"
+    with pytest.raises(DataSourceError) as info:
+        prepare_dataset("abalone", tmp_path / "raw", tmp_path / "abalone.npz", mirror=str(missing))
+    assert str(info.value) == (
+        f"data mirror {str(missing)!r} does not exist (resolved: {missing}): `mirror=` (the "
+        "pipeline's `data_mirror` config option) must be a folder laid out as "
+        "<mirror>/<dataset>/<file>[.xz|.gz|.bz2]; correct the path, or pass mirror=None "
+        "(data_mirror: null) to download the official files"
+    )
+    assert files_in(tmp_path / "raw") == [] and not (tmp_path / "abalone.npz").exists()
+    info = prepare_dataset(
+        "abalone", tmp_path / "raw", tmp_path / "abalone.npz", mirror=DEMO_MIRROR
+    )
+    assert (info["n"], info["d"]) == (4177, 10)  # the same call with the folder that exists
+
+
+def test_the_download_step_refuses_a_data_mirror_that_is_a_file(monkeypatch, tmp_path):
+    """The pipeline's download_raw calls fetch_file with the config's data_mirror and downloading
+    off: a data_mirror that stopped being a folder after the run was planned is named as such,
+    not as a file missing from the mirror, and a raw file already fetched does not hide it."""
+    monkeypatch.setattr(_fetch, "write_from_url", _no_download)
+    not_a_folder = tmp_path / "mirror.tar"
+    not_a_folder.write_bytes(b"")
+    (tmp_path / "mirror" / "toy").mkdir(parents=True)
+    (tmp_path / "mirror" / "toy" / "toy.csv").write_bytes(OFFICIAL)
+    fetch_file(PINNED, tmp_path / "raw", mirror=tmp_path / "mirror", allow_download=False)
+    for allow_download in (False, True):
+        with pytest.raises(DataSourceError, match=r"data mirror '.*mirror\.tar' is not a folder"):
+            fetch_file(PINNED, tmp_path / "raw", mirror=not_a_folder, allow_download=allow_download)
+    assert files_in(tmp_path / "raw") == ["toy.csv"]
 
 
 def test_a_download_past_the_pinned_size_stops_there_and_is_not_retried(server, sleeps, tmp_path):

@@ -45,7 +45,8 @@ EXPECTED_FAILED_CHECKS = {
         "classifier's predictions in their place it passes (test_xfailed_checks_fail_only_because_of_the_reject_label)"
     ),
     "check_classifiers_classes": (
-        "its last problem uses the labels {-1, 1}, which contain the default reject_label=-1, so fit refuses "
+        "its last problem uses the labels {-1, 1}, which contain -1, the label of a rejection by default "
+        "(reject_label=None) for numeric classes, so fit refuses "
         "them (an abstention would be indistinguishable from class -1); and it compares predict with the argmax of "
         "decision_function, which predict overrides with reject_label on the rejected rows; with another "
         "reject_label and the classifier's predictions in place of the rejections it passes "
@@ -487,6 +488,72 @@ def test_string_labels_and_reject_label_types(iris):
     assert mixed.dtype == object and set(mixed.tolist()) <= set(names) | {-1}
     with pytest.raises(ValueError, match="reject_label='setosa' is one of the classes"):
         model.set_params(reject_label="setosa").fit(X_trn, names[y_trn])
+
+
+@pytest.mark.parametrize(
+    "kind, expected",
+    [("text", "reject"), ("object text", "reject"), ("int", -1), ("float", -1)],
+)
+def test_the_default_reject_label_has_the_classes_type(kind, expected, iris):
+    """reject_label=None: -1 among numbers, "reject" among text, so predict keeps the classes'
+    dtype kind (text classes once got -1 in an object array)."""
+    X_trn, y_trn, X_val, _ = iris
+    y = {
+        "text": np.array(["setosa", "versicolor", "virginica"])[y_trn],
+        "object text": pd.Series(["setosa", "versicolor", "virginica"])
+        .iloc[y_trn]
+        .to_numpy(object),
+        "int": y_trn,
+        "float": y_trn.astype(float),
+    }[kind]
+    model = SelectiveClassifier(GaussianNB(), C_grid=(1.0,), value=0.7).fit(X_trn, y)
+    labels = model.predict(X_val)
+    assert model.reject_label is None and model.reject_label_ == expected
+    # the classifier's own kind: text for text, numbers for numbers (an object y may stay object)
+    assert labels.dtype.kind == np.asarray(model.estimator_.predict(X_val)).dtype.kind
+    assert labels.dtype.kind == {"text": "U", "int": "i", "float": "f"}.get(kind, labels.dtype.kind)
+    accept = model.accept(X_val)
+    assert 0 < accept.sum() < len(X_val)  # both kinds of row are there to check
+    assert (labels[~accept] == expected).all()
+    assert set(labels[accept].tolist()) <= set(np.unique(y).tolist())
+
+
+@pytest.mark.parametrize(
+    "y, params, message",
+    [
+        (
+            np.array([-1, 0, 1]),
+            {},
+            r"^reject_label=None \(the default\) labels a rejection -1 for numeric classes, and -1 "
+            r"is one of the classes \[-1, 0, 1\]; pass a label that is no class, e.g\. "
+            r"reject_label=-2$",
+        ),
+        (
+            np.array(["reject", "keep", "other"]),
+            {},
+            r"^reject_label=None \(the default\) labels a rejection 'reject' for text classes, and "
+            r"'reject' is one of the classes \['keep', 'other', 'reject'\]; pass a label that is no "
+            r"class, e.g\. reject_label='abstain'$",
+        ),
+        (
+            np.array(["setosa", "versicolor", "virginica"]),
+            {"reject_label": "setosa"},
+            r"^reject_label='setosa' is one of the classes \['setosa', 'versicolor', 'virginica'\]; "
+            r"choose another reject_label, e.g\. reject_label='reject'$",
+        ),
+        (
+            np.array([-1.0, 0.0, 1.0]),
+            {"reject_label": -1},
+            r"^reject_label=-1 is one of the classes \[-1\.0, 0\.0, 1\.0\]; choose another "
+            r"reject_label, e.g\. reject_label=-2$",
+        ),
+    ],
+)
+def test_a_reject_label_that_is_a_class_is_refused_by_name(y, params, message, iris):
+    X_trn, y_trn, _, _ = iris
+    model = SelectiveClassifier(GaussianNB(), C_grid=(1.0,), **params)
+    with pytest.raises(ValueError, match=message):
+        model.fit(X_trn, y[y_trn])
 
 
 class _SignRule:

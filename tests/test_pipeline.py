@@ -643,3 +643,51 @@ def test_table_intervals_rewrite_the_summaries_and_give_each_cells_interval(pipe
         assert (work / "results/tables" / name).read_bytes() == (
             pipeline_run / "results/tables" / name
         ).read_bytes()
+
+
+@pytest.mark.slow
+def test_summary_metrics_get_tables_of_their_own_ranked_their_way(pipeline_run, tmp_path):
+    """config summary_metrics after the demo run: the summaries gain the columns, each gets its
+    version of Table 3a (a failure AUROC bolds its largest mean) and a rankings column; AuRC's
+    table stays as it was."""
+    work = _copy_of_run(pipeline_run, tmp_path)
+    run = snakemake(
+        work,
+        "--cores",
+        "2",
+        "results/tables/table3a_failure_auroc.md",
+        "results/tables/table3a_aurc_ba.csv",
+        "results/tables/rankings.md",
+        "results/tables/table3a.md",
+        "--config",
+        f"data_mirror={DEMO_MIRROR}",
+        "datasets=[sattelite,abalone]",
+        "n_splits=1",
+        "summary_metrics=[failure_auroc,aurc_ba]",
+        timeout=600,
+    )
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    summary = pd.read_csv(work / "results/summary.csv")
+    before = pd.read_csv(pipeline_run / "results/summary.csv")
+    assert list(summary.columns) == [*before.columns, "failure_auroc", "aurc_ba"]
+    assert summary[before.columns].equals(before)
+    rows = summary[(summary["dataset"] == "sattelite") & (summary["classifier"] == "lr")]
+    auroc = rows.set_index("score")["failure_auroc"]
+    from rejectopt.pipeline.report._format import format_number
+
+    markdown = (work / "results/tables/table3a_failure_auroc.md").read_text()
+    line = next(x for x in markdown.splitlines() if x.startswith("| sattelite |"))
+    best = auroc.idxmax()
+    assert f"**{format_number(auroc[best])} ± " in line
+    assert "best per row in bold (higher is better)." in markdown
+    csv = pd.read_csv(work / "results/tables/table3a_aurc_ba.csv")
+    ba = rows.set_index("score")["aurc_ba"]
+    assert csv.loc[csv["dataset"] == "sattelite", "sele_mean"].item() == pytest.approx(
+        ba["sele"], rel=1e-12
+    )
+    rankings = (work / "results/tables/rankings.md").read_text()
+    assert "higher is better for AUROC_f, lower for the rest" in rankings
+    assert "| method | AuRC | AUGRC | E-AuRC | E-AUGRC | AUROC_f | AURC-BA |" in rankings
+    assert (work / "results/tables/table3a.md").read_bytes() == (
+        pipeline_run / "results/tables/table3a.md"
+    ).read_bytes()

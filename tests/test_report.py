@@ -174,6 +174,22 @@ def test_timing_table_sums_benchmark_records(tmp_path):
     assert "train_classifier: 2 jobs, 4.0 s in total" in md
 
 
+def test_timing_table_names_each_experiment_and_its_datasets(tmp_path):
+    records = {("guarantees", "wine"): 7.5, ("guarantees", "cancer"): 9.0, ("mine", "wine"): 1.0}
+    for (experiment, dataset), seconds in records.items():
+        path = tmp_path / "benchmarks" / "experiment_dataset" / experiment / f"{dataset}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\tmax_rss\n{seconds}\t10\n")
+    table, md = timing_table(sorted((tmp_path / "benchmarks").rglob("*.tsv")))
+    got = {(r.rule, r.dataset): r.total_s for r in table.itertuples()}
+    assert got == {
+        ("experiment_dataset/guarantees", "cancer"): 9.0,
+        ("experiment_dataset/guarantees", "wine"): 7.5,
+        ("experiment_dataset/mine", "wine"): 1.0,
+    }
+    assert "- experiment_dataset/guarantees: 2 jobs, 16.5 s in total" in md
+
+
 def test_cd_figure_explains_itself_with_a_single_dataset():
     from rejectopt.pipeline.report import cd_figure
 
@@ -230,6 +246,35 @@ def test_tables_under_another_metric_and_the_rankings_say_where_they_differ():
     assert "Under AUGRC the best-ranked method is REG, under AuRC SELE." in text
     with pytest.raises(ValueError, match="no column 'eaurc'"):
         metric_table(summary, TABLES["table3a"], "eaurc")
+
+
+def test_a_higher_is_better_metric_ranks_its_largest_value_first():
+    from rejectopt.pipeline.report import metric_rankings, rankings_markdown
+
+    spec = TABLES["table3a"]
+    summary = _summary(datasets=("a", "b", "c", "d"))
+    # a failure AUROC ordered as the AuRC (SELE best): larger for the better detector
+    summary["failure_auroc"] = 1.0 - summary["aurc"] / 100.0
+    aurc = table_statistics(metric_table(summary, spec), spec.methods)
+    table = metric_table(summary, spec, "failure_auroc")
+    stats = table_statistics(table, spec.methods, "failure_auroc")
+    # the same order as AuRC's, and the same Friedman statistic (it reads the ranks' spread)
+    assert stats.average_ranks.to_dict() == aurc.average_ranks.to_dict()
+    assert stats.average_ranks["sele"] == 1.0
+    assert stats.friedman_pvalue == pytest.approx(aurc.friedman_pvalue, rel=1e-12)
+    # without the metric the ranks read the values as lower-is-better: the order turns round
+    assert table_statistics(table, spec.methods).average_ranks["sele"] == 4.0
+    markdown = render_table(table, spec, stats, fmt="md", metric="failure_auroc")
+    row_a = next(line for line in markdown.splitlines() if line.startswith("| a |"))
+    assert row_a.split(" | ")[2].startswith("**0.92")  # SELE: 1 - (8 + 0) / 100, bold
+    assert "best per row in bold (higher is better)." in markdown
+    assert "(AUROC_f)" in markdown.splitlines()[0]
+    _, means = metric_rankings(summary, spec, ["failure_auroc"])["failure_auroc"]
+    assert (means["sele"] < means["mcp"]).all()  # signed so that lower is better
+    text = rankings_markdown(summary, [spec], ["aurc", "failure_auroc"])
+    assert "(1 = best; higher is better for AUROC_f, lower for the rest)." in text
+    assert "| SELE | 1.00 | 1.00 |" in text
+    assert "Every metric agrees with AuRC on the best method" in text
 
 
 def test_mean_rc_curve_averages_splits_on_a_common_grid():

@@ -8,7 +8,7 @@ from support import REPO
 
 from rejectopt._io import save_npz
 from rejectopt.datasets import load_prepared
-from rejectopt.metrics import FAILURE_METRICS, failure_auroc, fpr_at_tpr
+from rejectopt.metrics import FAILURE_METRICS, augrc_ba, aurc_ba, failure_auroc, fpr_at_tpr
 from rejectopt.pipeline.config import ConfigError, plan_run, validate_config
 from rejectopt.pipeline.experiments.paper import (
     SUMMARY_COLUMNS,
@@ -53,16 +53,33 @@ def test_the_added_columns_follow_the_summary_and_hold_the_metrics_of_the_failur
     assert 0.5 < row["failure_auroc"] <= 1
 
 
+def test_the_label_metrics_read_the_tst_labels_and_the_predictions(digits_lr):
+    root, args = digits_lr
+    added = summarize_dataset(*args, summary_metrics=["aurc_ba", "failure_auroc", "augrc_ba"])
+    assert list(added.columns) == [*SUMMARY_COLUMNS, "aurc_ba", "failure_auroc", "augrc_ba"]
+    _, y = load_prepared(root / "data.npz")
+    tst = load_split(root / "splits.npz", 0)["tst"]
+    with np.load(root / "lr.npz") as clf:
+        y_pred, mcp = clf["y_pred"][tst], clf["baseline"][tst]
+    row = added.iloc[0]
+    assert row["aurc_ba"] == aurc_ba(y[tst], y_pred, mcp)
+    assert row["augrc_ba"] == augrc_ba(y[tst], y_pred, mcp)
+    assert row["failure_auroc"] == failure_auroc(y[tst] != y_pred, mcp)
+    # the balanced risk of the accepted rows is not the error rate: the columns differ in kind
+    assert 0 < row["augrc_ba"] < row["aurc_ba"] < 1
+
+
 def test_a_metric_without_its_inputs_in_a_summary_is_refused_naming_the_key(digits_lr):
     _, args = digits_lr
     with pytest.raises(ValueError, match=r"^config summary_metrics: 'ece' cannot be a summary"):
         summarize_dataset(*args, summary_metrics=["ece"])
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config.update(datasets=["letter"], summary_metrics=["failure_auroc", "aurc_ba"])
+    config.update(datasets=["letter"], summary_metrics=["failure_auroc", "brier"])
     with pytest.raises(
         ConfigError,
-        match=r"^config summary_metrics: 'aurc_ba' cannot be a summary column: it needs "
-        r"y_true, y_pred, which the summary does not hold; the allowed names are failure_auroc, ",
+        match=r"^config summary_metrics: 'brier' cannot be a summary column: it measures the "
+        r"classifier's class probabilities, not the score, so every score of a classifier would "
+        r"get the same value; the allowed names are failure_auroc, ",
     ):
         plan_run(config)
     config["summary_metrics"] = SUMMARY_FAILURE_METRICS

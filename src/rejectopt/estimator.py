@@ -198,8 +198,16 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         loss + ``value`` per rejection (cost-based model).
     value : float, default=0.8
         Target coverage, selective risk or reject cost.
-    reject_label : object, default=-1
-        Label returned by :meth:`predict` for rejected inputs; must not be a class.
+    reject_label : object or None, default=None
+        Label returned by :meth:`predict` for rejected inputs; a class is refused by name. None:
+        ``-1`` when the classes are numbers, ``"reject"`` when they are text, a label of the
+        classes' own type, so that :meth:`predict` returns an array of their dtype kind (a
+        label of another type, ``-1`` among text classes, gives an object array). The label in
+        use is :attr:`reject_label_`: compare predictions with it, not with ``reject_label``.
+
+        .. versionchanged:: 0.8.0
+           The default is None (``-1`` for numeric classes, ``"reject"`` for text ones); it was
+           ``-1``, which text classes got mixed into an object array.
     prefit : bool, default=False
         ``estimator`` is already fitted: it is used as is (not cloned, not refitted) and
         all rows go to the score and the selection function. ``clone`` (e.g. inside
@@ -277,9 +285,17 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ``name -> validation AuRC`` of each candidate (``"auto"``), or of the forced score and
         MCP, its yardstick, when the classifier has ``predict_proba``.
     selection_ : rejectopt.selective.SelectionFunction
-        Threshold and acceptance probability at the threshold (eq. 25).
+        Threshold and acceptance probability at the threshold (eq. 25). A certified risk or
+        coverage target's (:class:`~rejectopt.targets.CertifiedSelection`) carries its audit
+        trail as ``selection_.audit`` (:class:`~rejectopt.targets.AuditTrail`): the cuts tested,
+        in order, at which level, and why the procedure stopped.
     classes_ : ndarray
         Class labels: those of ``y``, of ``estimator_.classes_`` and of its predictions.
+    reject_label_ : object
+        The label :meth:`predict` gives a rejected input: ``reject_label``, or its default for
+        :attr:`classes_` when None.
+
+        .. versionadded:: 0.8.0
     C_ : float
         Regularisation constant of the score; NaN for a baseline (nothing is learned).
     validation_aurc_ : dict
@@ -402,7 +418,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         uncertainty_score=AUTO,
         target="coverage",
         value=0.8,
-        reject_label=-1,
+        reject_label=None,
         prefit=False,
         classifier_fraction=0.5,
         calibration_fraction=0.3,
@@ -1149,11 +1165,23 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         )
 
     def _check_reject_label(self, classes):
-        if any(_same_label(label, self.reject_label) for label in np.asarray(classes).tolist()):
+        """The label of a rejection among ``classes`` (``reject_label`` or its default), refused if
+        it is one of them: a rejection would read as that class."""
+        classes = np.asarray(classes).tolist()
+        label = _default_reject_label(classes) if self.reject_label is None else self.reject_label
+        if not any(_same_label(value, label) for value in classes):
+            return label
+        if self.reject_label is not None:
             raise ValueError(
-                f"reject_label={self.reject_label!r} is one of the classes {np.asarray(classes).tolist()}; "
-                f"choose another reject_label"
+                f"reject_label={label!r} is one of the classes {classes}; choose another "
+                f"reject_label, e.g. reject_label={_free_label(label, classes)!r}"
             )
+        kind = "text" if isinstance(label, str) else "numeric"
+        raise ValueError(
+            f"reject_label=None (the default) labels a rejection {label!r} for {kind} classes, and "
+            f"{label!r} is one of the classes {classes}; pass a label that is no class, e.g. "
+            f"reject_label={_free_label(label, classes)!r}"
+        )
 
     def _classes(self, y, y_pred):
         labels = [np.unique(y), np.unique(y_pred)]
@@ -1264,17 +1292,30 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
-            Same dtype as the classes when ``reject_label`` fits in it, else object.
+            The classifier's predictions, :attr:`reject_label_` on the rejected rows: of their
+            dtype kind (numbers, text) when the label is of the same kind, which the default
+            ``reject_label=None`` ensures, else object.
+
+            .. versionchanged:: 0.8.0
+               Text classes get ``"reject"`` by default, in an array of text, not ``-1`` in an
+               object array.
         """
         y_pred, decisions = self._decide(X)
-        accept = decisions.accept
-        reject = np.asarray(self.reject_label)
+        label = self.reject_label_
+        reject = np.asarray(label)
         numeric = y_pred.dtype.kind in "biuf" and reject.dtype.kind in "biuf"
-        text = y_pred.dtype.kind in "US" and reject.dtype.kind in "US"
+        text = y_pred.dtype.kind in "US" and reject.dtype.kind == y_pred.dtype.kind
         dtype = np.result_type(y_pred.dtype, reject.dtype) if numeric or text else object
         labels = y_pred.astype(dtype, copy=True)
-        labels[~accept] = self.reject_label
+        labels[~decisions.accept] = label
         return labels
+
+    @property
+    def reject_label_(self):
+        """The label :meth:`predict` gives a rejected input: ``reject_label``, or its default for
+        :attr:`classes_` (``-1`` for numbers, ``"reject"`` for text)."""
+        check_is_fitted(self, "classes_")
+        return self._check_reject_label(self.classes_)
 
     def accept(self, X):
         """Whether the classifier's prediction on each row of ``X`` is accepted (ndarray of bool)."""
@@ -1444,6 +1485,21 @@ def _refuse_continuous(model, y_pred):
         f"{kind}; SelectiveClassifier wraps a classifier whose predictions are class labels. Wrap a "
         "classifier, or round the outputs to labels with a classifier of your own"
     )
+
+
+def _default_reject_label(classes):
+    """``reject_label=None``: ``"reject"`` if a class is text, else ``-1``, a label of the classes'
+    type, so that :meth:`SelectiveClassifier.predict` keeps their dtype kind."""
+    return "reject" if any(isinstance(value, str) for value in classes) else -1
+
+
+def _free_label(label, classes):
+    """A label of ``label``'s type that is no class, for the advice of a refused ``reject_label``."""
+    if isinstance(label, str):
+        words = ("reject", "abstain", "rejected", *(f"reject_{i}" for i in range(len(classes) + 1)))
+        return next(word for word in words if word not in classes)
+    numbers = [value for value in classes if isinstance(value, (int, float)) and np.isfinite(value)]
+    return int(np.floor(min(numbers))) - 1 if numbers else -1
 
 
 def _same_label(label, reject_label):

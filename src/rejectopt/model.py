@@ -728,6 +728,10 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
     ValueError: no/such/model.json: no such file
     """
     path = Path(path)
+    if path.is_dir():  # select's --out folder given for the model.json inside it
+        inside = path / "model.json"
+        advice = f"pass {inside}" if inside.is_file() else "pass the model.json that select wrote"
+        raise ValueError(f"{path}: a folder, not a model file; {advice}")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
     size = path.stat().st_size

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._certify import (
+    AuditTrail,
     CertifiedSelection,
     certification_table,
     fit_certified_coverage,
@@ -44,6 +45,7 @@ __all__ = [
     "OODTarget",
     "parse_target",
     "CertifiedSelection",
+    "AuditTrail",
     "certification_table",
     "validate_target",
 ]
@@ -139,7 +141,13 @@ class Target:
             object.__setattr__(self, "confidence", check_confidence(self.confidence))
 
     def fit(
-        self, loss: Any, uncertainty: Any, *, loss_bound: Any = None, method: str | None = None
+        self,
+        loss: Any,
+        uncertainty: Any,
+        *,
+        loss_bound: Any = None,
+        method: str | None = None,
+        tail: str | None = None,
     ) -> SelectionFunction:
         """Fit the selection function on calibration ``loss`` and ``uncertainty``.
 
@@ -157,6 +165,10 @@ class Target:
             losses only.
         method : {"ltt", "sgr"} or None, default None
             Certified risk only; None is "ltt".
+        tail : {"auto", "hb", "betting"} or None, default None
+            Certified only, a loss that is not 0/B: the tail bound of the risk, Hoeffding-Bentkus
+            ("hb") or the variance-adaptive betting bound ("betting"); None is "auto", the
+            betting bound. 0/B losses keep the exact binomial tail.
 
         Returns
         -------
@@ -171,16 +183,27 @@ class Target:
             sample needs), or a tpr-fpr FPR bound above the target.
         """
         if self.confidence is not None:
+            tails: dict[str, Any] = {} if tail is None else {"tail": tail}
             if self.kind == "coverage":
                 return fit_certified_coverage(
-                    loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound
+                    loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound, **tails
                 )
             return fit_certified_risk(
-                loss, uncertainty, self.value, self.confidence, loss_bound=loss_bound, method=method
+                loss,
+                uncertainty,
+                self.value,
+                self.confidence,
+                loss_bound=loss_bound,
+                method=method,
+                **tails,
             )
         if method is not None:
             raise ValueError(
                 f"method {method!r} applies to a certified risk target only: give the target a confidence"
+            )
+        if tail is not None:
+            raise ValueError(
+                f"tail {tail!r} applies to a certified target only: give the target a confidence"
             )
         if self.kind == "coverage":
             return fit_bounded_abstention(loss, uncertainty, self.value)

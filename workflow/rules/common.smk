@@ -19,6 +19,7 @@ from rejectopt.pipeline.config import (
     coerce_numbers,
     load_plugins,
     plan_run,
+    plugins_of,
     validate_config,
 )
 from rejectopt.pipeline.experiments import double_hinge as dh_experiment

@@ -7,6 +7,11 @@
 # landmarks' rules.
 
 TARGETS += [f"results/experiments/{name}/tables" for name in USER_EXPERIMENTS]
+BENCHMARKS += [
+    f"results/benchmarks/experiment_dataset/{name}/{d}.tsv"
+    for name in USER_EXPERIMENTS
+    for d in DATASETS
+]
 
 
 use rule experiment_split from experiment_template as experiment_dataset with:
@@ -69,10 +74,21 @@ if getattr(GUARANTEES, "__name__", "") == "rejectopt.pipeline.experiments.guaran
         input:
             module=GUARANTEES.__file__,
             tables="results/experiments/guarantees/tables",
+        # in report.html: the experiment runs by default, so its table and figure are the run's too
         output:
-            markdown="results/experiments/guarantees/guarantees.md",
+            markdown=report(
+                "results/experiments/guarantees/guarantees.md",
+                caption="../report/guarantees.rst",
+                category="Guarantees",
+                labels={"item": "plug-in vs certified targets (tables)"},
+            ),
             figures=[
-                "results/experiments/guarantees/guarantees.png",
+                report(
+                    "results/experiments/guarantees/guarantees.png",
+                    caption="../report/guarantees_figure.rst",
+                    category="Guarantees",
+                    labels={"item": "violation rates and coverage costs (figure)"},
+                ),
                 *figure_copies("results/experiments/guarantees/guarantees.png"),
             ],
         log:

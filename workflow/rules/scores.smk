@@ -40,6 +40,10 @@ rule learn_score:
         C_grid=config["C_score"],
         seed=config["seed"],
         chunk_size=config["sele_chunk_size"],
-        plugins=config.get("plugins") or [],
+        # only the plugins of this classifier and its scores: another classifier's new plugin
+        # score changes no param here, so its learn_score jobs do not rerun
+        plugins=lambda w: plugins_of(
+            config.get("plugins"), [w.classifier, *scores_of(w.classifier)]
+        ),
     script:
         "../scripts/learn_score.py"

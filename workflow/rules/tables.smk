@@ -8,8 +8,11 @@ from rejectopt.pipeline.tables import table_specs
 TABLES = table_specs(config["scores"], PLAN.classifiers_run())
 TABLE_OF = {spec.classifier: name for name, spec in TABLES.items()}
 
-#: Every registered metric besides AuRC gets its own version of each table (and a CD diagram).
-OTHER_METRICS = [m for m in METRICS if m != "aurc"]
+#: Every registered metric besides AuRC gets its own version of each table (and a CD diagram),
+#: as does each of config summary_metrics (a summary column; higher_is_better turns its ranks).
+OTHER_METRICS = [m for m in METRICS if m != "aurc"] + list(
+    config.get("summary_metrics") or []
+)
 TABLE_METRICS = ["aurc", *OTHER_METRICS]
 TARGETS += [
     table_path(t, m, ext)
@@ -113,7 +116,7 @@ rule rankings:
         runtime=5,
     params:
         specs=list(TABLES.values()),
-        metrics=list(METRICS),
+        metrics=TABLE_METRICS,
     script:
         "../scripts/rankings.py"
 

@@ -21,7 +21,7 @@ for metric, csv, md, tex in outputs:
     table = metric_table(
         summary, spec, metric, intervals=snakemake.params.intervals and metric == "aurc"
     )
-    stats = table_statistics(table, spec.methods)
+    stats = table_statistics(table, spec.methods, metric)
     flat = table.copy()
     flat.columns = ["_".join(filter(None, col)) for col in flat.columns]
     write_text(flat.reset_index().to_csv(index=False), csv)

@@ -10,9 +10,11 @@ the statements:
 * **risk, method "ltt"** (Learn-then-Test, Angelopoulos et al. 2021, fixed-sequence testing):
   the hypotheses are the nested cuts ``{s <= t}`` / ``{s < t}`` ordered from the most
   confident; ``H_t``: the population selective risk of the cut exceeds the target. Each is
-  tested with the exact binomial tail (losses in {0, B}: Clopper-Pearson's p-value) or the
-  Hoeffding-Bentkus p-value (any loss in [0, B], Bates et al. 2021, Prop. 3), both valid
-  conditionally on the number of accepted rows. Fixed-sequence testing must start at a cut
+  tested with the exact binomial tail (losses in {0, B}: Clopper-Pearson's p-value) or, for any
+  loss in [0, B], the Hoeffding-Bentkus p-value (Bates et al. 2021, Prop. 3) or the
+  variance-adaptive betting p-value (Waudby-Smith & Ramdas 2023; Ville's inequality,
+  :func:`._tails._betting_pvalue`), all valid conditionally on the number of accepted rows;
+  ``tail="auto"`` lets the start rows choose between the last two. Fixed-sequence testing must start at a cut
   chosen without the rows it tests: a seeded random ``start_fraction`` of the rows picks the
   start (:func:`_ltt_start`), the others test every cut from there upwards at level
   ``delta * (1 - w)``; the selection is the largest cut of the unbroken run of rejections. The
@@ -36,6 +38,10 @@ Certified selections are deterministic (``accept_prob`` 0 or 1): the randomised 
 eq. 25 needs the randomisation of the calibration rows to be part of the tested cut, and the
 deterministic cuts already reach the certified maximum up to one tie group.
 
+Every certified risk or coverage fit keeps its audit trail (:class:`AuditTrail`, the
+selection's ``audit``): the cuts tested in order, their p-values and levels, and why the
+procedure stopped, its last rejected cut the selection.
+
 A certified target is checked here too: :func:`certification_table` lists each threshold's
 pointwise bound and p-value, :func:`validate_target` measures how often the target fails when the
 user's own rows are the population. :mod:`rejectopt.targets` exports both (the reference documents
@@ -44,18 +50,19 @@ them there), and the fits of the three certified kinds.
 
 # The private names are re-exported (``X as X``) for the tests and the benchmarks, which read the
 # tails and the steps of Learn-then-Test from ``rejectopt._certify`` as they did before the split.
+from ._audit import AUDIT_COLUMNS, AuditTrail
 from ._fits import (
     FULL_SHARE_MIN,
     MIN_START_ROWS,
     START_FRACTION,
     fit_certified_coverage,
     fit_certified_risk,
-    fit_certified_tpr_fpr,
 )
 from ._fits import _ltt_full_share as _ltt_full_share
 from ._fits import _ltt_rows as _ltt_rows
 from ._fits import _ltt_start as _ltt_start
 from ._fits import _prefix_sums as _prefix_sums
+from ._ood import fit_certified_tpr_fpr
 from ._selection import (
     CERTIFICATE_KEYS,
     CERTIFICATE_KEYS_V2,
@@ -75,6 +82,7 @@ from ._validate import _evaluate as _evaluate
 from ._validate import _population_sums as _population_sums
 
 __all__ = [
+    "AUDIT_COLUMNS",
     "CERTIFICATE_KEYS",
     "CERTIFICATE_KEYS_V2",
     "FULL_SHARE_MIN",
@@ -82,6 +90,7 @@ __all__ = [
     "RISK_METHODS",
     "START_FRACTION",
     "ZERO_ONE_BOUND",
+    "AuditTrail",
     "CertifiedSelection",
     "TargetValidity",
     "certification_table",

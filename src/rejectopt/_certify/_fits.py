@@ -6,13 +6,13 @@ The statements and their proofs: :mod:`rejectopt._certify` and the user guide's 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
-from .._checks import as_loss_and_uncertainty, as_ood_mask, as_uncertainty, renamed_argument
+from .._checks import as_loss_and_uncertainty, renamed_argument
 from .._params import format_level
 from ..selective import (
     InfeasibleTargetError,
@@ -20,14 +20,24 @@ from ..selective import (
     fit_geifman_el_yaniv,
 )
 from . import _parameters
+from ._audit import (
+    coverage_trail,
+    ltt_trail,
+    sgr_trail,
+)
 from ._selection import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection
 from ._tails import (
+    RISK_TAILS,
     _coverage_lower_bound,
     _coverage_rank,
     _dkw_coverage_lower_bound,
+    _ltt_keywords,
+    _predicted_pvalues,
+    _prefix_moments,
     _risk_pvalue,
     _risk_upper_bound,
     _SGRSearch,
+    _tail_keywords,
 )
 
 #: Share of the calibration rows that chooses where the fixed-sequence test starts ("ltt").
@@ -102,6 +112,12 @@ def _prefix_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return values, np.cumsum(counts), np.cumsum(sums)
 
 
+def _resolve_tail(tail: Any, binary: bool, owner: str) -> str:
+    """The tail of the cuts' tests, checked: "hb" for 0/B losses, which keep the exact binomial."""
+    (tail,) = _parameters.check(owner, tail=tail)
+    return "hb" if binary else str(tail)
+
+
 def _rows_needed(target_risk: float, delta: float, loss_bound: float) -> int:
     """Error-free tested rows needed to certify ``target_risk`` at ``delta``: ``ceil(log delta / log(1 - r))``.
 
@@ -169,6 +185,44 @@ def _certificate_error(text: str, **advice: Any) -> InfeasibleTargetError:
     return error
 
 
+class _RiskRefusal(InfeasibleTargetError):
+    """A refused risk target whose advice (``best_bound``, the message naming it) is computed when read.
+
+    The advice is a bisection of fits on the same rows: a caller that only catches the refusal (a
+    validation's draws) pays for one fit. Message and attributes are those of an eagerly built
+    :class:`InfeasibleTargetError`, and it pickles as one."""
+
+    # Shown as the class users catch (tracebacks, repr): the laziness is no part of the API.
+    __module__ = InfeasibleTargetError.__module__
+    __qualname__ = InfeasibleTargetError.__qualname__
+
+    def __init__(self, advise: Any, render: Any, **attributes: Any) -> None:
+        super().__init__()
+        self._advise, self._render = advise, render
+        self._best: float | None = None
+        self.__dict__.update(attributes)
+
+    @property
+    def best_bound(self) -> float:
+        if self._best is None:
+            self._best = float(self._advise())
+        return self._best
+
+    @property
+    def args(self) -> tuple[str]:  # type: ignore[override]  # derived from the advice, never set
+        return (self._render(self.best_bound),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+    def __repr__(self) -> str:
+        return f"{InfeasibleTargetError.__name__}({self.args[0]!r})"
+
+    def __reduce__(self) -> tuple:
+        state = {name: value for name, value in vars(self).items() if not name.startswith("_")}
+        return InfeasibleTargetError, self.args, {**state, "best_bound": self.best_bound}
+
+
 def _infeasible_risk(
     target_risk: float,
     confidence: float,
@@ -176,41 +230,43 @@ def _infeasible_risk(
     n: int,
     n_tested: int,
     rows_needed: int,
-    best: float,
+    advise: Any,
     why: str,
     calibration_needed: int,
 ) -> InfeasibleTargetError:
     """The error of a risk target the sample cannot certify, with advice that certifies on these rows.
 
-    ``best`` is a target risk the same procedure certifies on the same rows (NaN: none below B);
-    where even error-free rows would be too few (``n_tested < rows_needed``), the message says how
-    many rows the target needs instead of suggesting a value the rows cannot reach:
-    ``calibration_needed`` is the fewest calibration rows that, error-free, certify it (the
-    smallest such sample: one row fewer does not).
+    ``advise()`` gives a target risk the same procedure certifies on the same rows (NaN: none
+    below B), called only when the advice is read; where even error-free rows would be too few
+    (``n_tested < rows_needed``), the message says how many rows the target needs instead of
+    suggesting a value the rows cannot reach: ``calibration_needed`` is the fewest calibration
+    rows that, error-free, certify it (the smallest such sample: one row fewer does not).
     """
     head = (
         f"target risk={target_risk:g} cannot be certified at confidence {format_level(confidence)} on these {n} "
         f"calibration rows (method {method}): "
     )
-    if math.isnan(best):
-        advice = "no target risk below the loss's bound can be certified on these rows"
-    else:
-        advice = (
-            f"the smallest target risk the method certifies on these rows is {best:.8g}; "
-            f"ask for risk >= {best:.8g}"
-        )
-    if n_tested < rows_needed:
-        text = (
-            f"{head}even without an error, risk={target_risk:g} at confidence "
-            f"{format_level(confidence)} needs at least {rows_needed} "
-            f"tested rows ({calibration_needed} calibration rows), and {n_tested} are tested; "
-            f"{advice}, a lower confidence, or more calibration rows"
-        )
-    else:
-        text = f"{head}{why}; {advice}, a lower confidence, or more calibration rows"
-    return _certificate_error(
-        text,
-        best_bound=best,
+
+    def render(best: float) -> str:
+        if math.isnan(best):
+            advice = "no target risk below the loss's bound can be certified on these rows"
+        else:
+            advice = (
+                f"the smallest target risk the method certifies on these rows is {best:.8g}; "
+                f"ask for risk >= {best:.8g}"
+            )
+        if n_tested < rows_needed:
+            return (
+                f"{head}even without an error, risk={target_risk:g} at confidence "
+                f"{format_level(confidence)} needs at least {rows_needed} "
+                f"tested rows ({calibration_needed} calibration rows), and {n_tested} are tested; "
+                f"{advice}, a lower confidence, or more calibration rows"
+            )
+        return f"{head}{why}; {advice}, a lower confidence, or more calibration rows"
+
+    return _RiskRefusal(
+        advise,
+        render,
         confidence=confidence,
         n_calibration=int(n),
         rows_needed=int(rows_needed),
@@ -228,6 +284,7 @@ def _ltt_start(
     n_test: int,
     loss_bound: float,
     binary: bool,
+    betting: bool = False,
 ) -> float:
     """Where fixed-sequence testing starts, chosen on the start rows only.
 
@@ -250,6 +307,8 @@ def _ltt_start(
         B.
     binary : bool
         Whether every loss is 0 or B.
+    betting : bool, default False
+        Whether the tested cuts take the betting p-value (Hoeffding-Bentkus when not).
 
     Returns
     -------
@@ -258,9 +317,9 @@ def _ltt_start(
     """
     if loss.size == 0:
         return math.inf
-    values, trials, sums = _prefix_sums(loss, s)
-    scale = n_test / loss.size
-    predicted = _risk_pvalue(sums * scale, trials * scale, target_risk, loss_bound, binary)
+    values, predicted = _predicted_pvalues(
+        loss, s, target_risk, n_test, loss_bound, binary, betting
+    )
     best = float(predicted.min())
     level = max(math.sqrt(max(best, 1e-300) * delta), best)
     j = int(np.flatnonzero(predicted <= level)[0])
@@ -276,6 +335,9 @@ class _LTTRows:
     values: np.ndarray
     trials: np.ndarray
     sums: np.ndarray
+    #: The tested cuts' betting statistics (empty for "hb") and the tail (:func:`_resolve_tail`).
+    moments: dict[str, Any] = field(default_factory=dict)
+    tail: str = "hb"
 
     @property
     def n_tested(self) -> int:
@@ -283,11 +345,12 @@ class _LTTRows:
 
 
 def _ltt_rows(
-    loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any
+    loss: np.ndarray, s: np.ndarray, start_fraction: float, random_state: Any, tail: str = "hb"
 ) -> _LTTRows:
     """Split the rows (seeded): ``round(start_fraction * n)`` start rows, the rest tested.
 
     No start rows below ``MIN_START_ROWS``: the full set is then tested alone, on every row.
+    ``tail`` other than "hb": the tested cuts carry the betting p-value's statistics.
     """
     n = loss.size
     n_start = int(round(start_fraction * n))
@@ -296,7 +359,8 @@ def _ltt_rows(
     order = np.random.default_rng(random_state).permutation(n)
     start_rows, test_rows = order[:n_start], order[n_start:]
     values, trials, sums = _prefix_sums(loss[test_rows], s[test_rows])
-    return _LTTRows(loss[start_rows], s[start_rows], values, trials, sums)
+    moments = _prefix_moments(loss[test_rows], s[test_rows]) if tail != "hb" else {}
+    return _LTTRows(loss[start_rows], s[start_rows], values, trials, sums, moments, tail)
 
 
 def _ltt_full_share(rows: _LTTRows, target_risk: float, delta: float, loss_bound: float) -> float:
@@ -332,8 +396,10 @@ def _ltt_plan(
     chain_delta = delta * (1.0 - share)
     if chain_delta <= 0.0:
         return delta, 0.0, math.inf, -1
+    bet = bool(_ltt_keywords(rows, target_risk, loss_bound, []))  # the start's p-values as tested
+    start_rows = (rows.start_loss, rows.start_s)
     start = _ltt_start(
-        rows.start_loss, rows.start_s, target_risk, chain_delta, rows.n_tested, loss_bound, binary
+        *start_rows, target_risk, chain_delta, rows.n_tested, loss_bound, binary, bet
     )
     first = int(np.searchsorted(rows.values, start, side="right")) - 1
     if first == rows.values.size - 1:
@@ -351,7 +417,8 @@ def _ltt_certifies(
         return False
     full_delta, chain_delta, _, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
     at = [-1] if first < 0 else [-1, first]
-    p = _risk_pvalue(rows.sums[at], rows.trials[at], target_risk, loss_bound, binary)
+    keywords = _ltt_keywords(rows, target_risk, loss_bound, at)
+    p = _risk_pvalue(rows.sums[at], rows.trials[at], target_risk, loss_bound, binary, **keywords)
     return bool(p[0] <= full_delta or (first >= 0 and p[1] <= chain_delta))
 
 
@@ -364,19 +431,26 @@ def _fit_ltt(
     binary: bool,
     start_fraction: float,
     random_state: Any,
+    tail: str = "hb",
 ) -> CertifiedSelection:
     """The full set tested alone at ``delta * w``, else fixed-sequence testing from a start at ``delta * (1 - w)``."""
     delta = 1.0 - confidence
     n = loss.size
-    rows = _ltt_rows(loss, s, start_fraction, random_state)
-    full_delta, chain_delta, start, first = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
-    pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary)
+    rows = _ltt_rows(loss, s, start_fraction, random_state, tail)
+    plan = _ltt_plan(rows, target_risk, delta, loss_bound, binary)
+    full_delta, chain_delta, start, first = plan
+    keywords = _ltt_keywords(rows, target_risk, loss_bound)
+    pvalues = _risk_pvalue(rows.sums, rows.trials, target_risk, loss_bound, binary, **keywords)
+    audit = ltt_trail(rows.values, rows.trials, rows.sums, pvalues, plan, delta)
     if pvalues.size and pvalues[-1] <= full_delta:
         threshold, accept_prob = math.inf, 1.0
     elif first < 0 or pvalues[first] > chain_delta:
-        best = _smallest_certified(
-            lambda a: _ltt_certifies(rows, a, delta, loss_bound, binary), loss_bound
-        )
+
+        def advise() -> float:
+            return _smallest_certified(
+                lambda a: _ltt_certifies(rows, a, delta, loss_bound, binary), loss_bound
+            )
+
         where = "the full set" if math.isinf(start) else f"threshold {start:.6g}"
         why = (
             f"the full set tested alone (level {full_delta:.3g}) and the fixed-sequence test from its start "
@@ -384,17 +458,19 @@ def _fit_ltt(
             if chain_delta > 0
             else f"the full set tested alone (level {full_delta:.3g}) fails"
         )
-        raise _infeasible_risk(
+        error = _infeasible_risk(
             target_risk,
             confidence,
             "ltt",
             n,
             rows.n_tested,
             _rows_needed(target_risk, delta, loss_bound),
-            best,
+            advise,
             why,
             _ltt_calibration_rows(_rows_needed(target_risk, delta, loss_bound), start_fraction),
         )
+        error.audit = audit  # type: ignore[attr-defined]  # the trail that failed
+        raise error
     else:
         failed = np.flatnonzero(pvalues[first:] > chain_delta)
         if failed.size == 0:
@@ -413,6 +489,7 @@ def _fit_ltt(
         risk_bound=float(target_risk),
         coverage_bound=_dkw_coverage_lower_bound(accepted, n, delta),
         loss_bound=loss_bound,
+        audit=audit,
     )
 
 
@@ -470,6 +547,7 @@ def fit_certified_risk(
     method: str | None = None,
     start_fraction: float = START_FRACTION,
     random_state: Any = 0,
+    tail: str = RISK_TAILS[0],
 ) -> CertifiedSelection:
     """The largest-coverage selection whose population selective risk is <= ``target_risk`` w.p. >= ``confidence``.
 
@@ -499,6 +577,12 @@ def fit_certified_risk(
     random_state : int, default 0
         "ltt": seed of the rows chosen for the start. "sgr" draws nothing and ignores it, but
         refuses what is no seed.
+    tail : {"auto", "hb", "betting"}, default "auto"
+        "ltt", a loss that is not 0/B: the p-value of each cut's test, Hoeffding-Bentkus
+        ("hb") or the variance-adaptive betting p-value ("betting"). "auto": the start rows
+        choose the one they predict smaller; without start rows (``n < 190``), the smaller of
+        the two doubled. 0/B losses keep the exact binomial tail whatever it says; "sgr" (0/B
+        only) ignores it.
 
     Returns
     -------
@@ -531,9 +615,10 @@ def fit_certified_risk(
     _parameters.check(
         "fit_certified_risk", start_fraction=start_fraction, random_state=random_state
     )
+    tail = _resolve_tail(tail, binary, "fit_certified_risk")
     if method == "ltt":
         return _fit_ltt(
-            loss, s, target_risk, confidence, bound, binary, start_fraction, random_state
+            loss, s, target_risk, confidence, bound, binary, start_fraction, random_state, tail
         )
     if not binary:
         raise ValueError(
@@ -557,21 +642,24 @@ def fit_certified_risk(
             risk_bound=risk_bound,
             coverage_bound=_dkw_coverage_lower_bound(accepted, loss.size, delta),
             loss_bound=bound,
+            audit=sgr_trail(loss, s, target_risk, delta, bound),
         )
 
     n = loss.size
     needed = _sgr_rows_needed(target_risk, delta, bound)
-    raise _infeasible_risk(
+    error = _infeasible_risk(
         target_risk,
         confidence,
         "sgr",
         n,
         n,
         needed,
-        _smallest_certified(_SGRSearch(loss, s, delta, bound).certifies, bound),
+        lambda: _smallest_certified(_SGRSearch(loss, s, delta, bound).certifies, bound),
         "no threshold of the binary search has a bound below the target",
         needed,
     )
+    error.audit = sgr_trail(loss, s, target_risk, delta, bound)  # type: ignore[attr-defined]
+    raise error
 
 
 # --------------------------------------------------------------------------------------------
@@ -587,6 +675,7 @@ def fit_certified_coverage(
     confidence: float,
     *,
     loss_bound: Any = None,
+    tail: str = RISK_TAILS[0],
 ) -> CertifiedSelection:
     """The smallest cut whose population coverage is >= ``target_coverage`` w.p. >= ``confidence``.
 
@@ -604,6 +693,9 @@ def fit_certified_coverage(
     loss_bound : float or None, default None
         B for the risk bound; None for the 0/100 loss. Another loss without it gets a NaN
         risk bound and a NaN ``loss_bound``.
+    tail : {"auto", "hb", "betting"}, default "auto"
+        The risk bound of a loss that is not 0/B, as :func:`fit_certified_risk` takes it
+        ("auto": no rows are held out, so the bound of the two p-values' union bound).
 
     Returns
     -------
@@ -619,18 +711,25 @@ def fit_certified_coverage(
     delta = 1.0 - confidence
     n = loss.size
     k = _coverage_rank(n, float(target_coverage), delta)
+    s_sorted = np.sort(s)
     if k > n:
         threshold, coverage_bound = math.inf, 1.0
     else:
-        threshold, coverage_bound = float(np.sort(s)[k - 1]), _coverage_lower_bound(k, n, delta)
+        threshold, coverage_bound = float(s_sorted[k - 1]), _coverage_lower_bound(k, n, delta)
     accepted = s <= threshold
+    _parameters.check("fit_certified_coverage", tail=tail)
     try:
         bound, binary = _resolve_loss_bound(loss, loss_bound, "fit_certified_coverage")
     except ValueError:  # no B: no risk bound, and nothing rests on B
         bound = risk_bound = float("nan")
     else:
+        kept = loss[accepted]
+        moments = _tail_keywords(
+            _resolve_tail(tail, binary, "fit_certified_coverage"),
+            {"squares": float((kept * kept).sum()), "top": float(kept.max(initial=0.0))},
+        )
         risk_bound = float(
-            _risk_upper_bound(loss[accepted].sum(), accepted.sum(), delta, bound, binary)
+            _risk_upper_bound(kept.sum(), accepted.sum(), delta, bound, binary, **moments)
         )
     return CertifiedSelection(
         threshold,
@@ -642,115 +741,5 @@ def fit_certified_coverage(
         risk_bound=risk_bound,
         coverage_bound=coverage_bound,
         loss_bound=bound,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# OOD: bounded TPR-FPR
-# --------------------------------------------------------------------------------------------
-@renamed_argument("s", "uncertainty", since="0.6.0")
-def fit_certified_tpr_fpr(
-    loss: Any, is_ood: Any, uncertainty: Any, tpr_min: float, fpr_max: float, confidence: float
-) -> CertifiedSelection:
-    """TPR >= ``tpr_min`` and FPR <= ``fpr_max`` with probability >= ``confidence`` (union bound, delta/2 each).
-
-    The cut is the coverage cut of the ID rows at ``tpr_min`` (the smallest certified, so the
-    least OOD and, for a proper score, the least risk); its FPR is fixed given the ID rows and
-    bounded by Clopper-Pearson on the independent OOD rows.
-
-    .. versionchanged:: 0.6.0
-       ``s`` is renamed ``uncertainty``; ``s=`` works for one more release, with a FutureWarning.
-
-    Parameters
-    ----------
-    loss : array_like of shape (n,)
-        Ignored but for its length (OOD rows' losses may be NaN).
-    is_ood : array_like of bool of shape (n,)
-        True for an OOD row.
-
-        .. versionchanged:: 0.4.0
-           Values other than booleans, 0 and 1 are refused.
-    uncertainty : array_like of shape (n,)
-        Uncertainty scores.
-    tpr_min, fpr_max : float
-        The bounds, in [0, 1].
-    confidence : float
-        1 - delta.
-
-    Returns
-    -------
-    CertifiedSelection
-        ``bound`` the FPR's upper bound, ``coverage_bound`` the TPR's lower bound; ``risk_bound``
-        and ``loss_bound`` NaN (no loss is bounded).
-
-    Raises
-    ------
-    InfeasibleTargetError
-        The FPR's bound exceeds ``fpr_max``; the message gives it.
-    """
-    confidence, tpr_min, fpr_max = _parameters.check(
-        "fit_certified_tpr_fpr", confidence=confidence, tpr_min=tpr_min, fpr_max=fpr_max
-    )
-    confidence, tpr_min, fpr_max = float(confidence), float(tpr_min), float(fpr_max)
-    is_ood = as_ood_mask(is_ood)
-    # the one check of scores the risk and coverage targets make too: 1-D, finite, exactly ordered
-    s = as_uncertainty(uncertainty, exact_order=False)
-    if s.shape != is_ood.shape or len(np.asarray(loss)) != s.size:
-        raise ValueError(
-            f"loss, is_ood and uncertainty must have one length, got {len(np.asarray(loss))}, "
-            f"{is_ood.size} and {s.size}"
-        )
-    n_id, n_ood = int((~is_ood).sum()), int(is_ood.sum())
-    if n_id == 0 or n_ood == 0:
-        raise ValueError(
-            f"a certified tpr-fpr target needs ID and OOD rows, got {n_id} ID and {n_ood} OOD"
-        )
-    delta = (1.0 - confidence) / 2
-    s_id = np.sort(s[~is_ood])
-    if tpr_min <= 0:  # accept nothing: FPR is 0 for every input, no draw can miss fpr <= fpr_max
-        return CertifiedSelection(
-            -math.inf,
-            0.0,
-            bound=0.0,
-            confidence=confidence,
-            n_calibration=int(s.size),
-            method="order-statistic+clopper-pearson",
-            risk_bound=float("nan"),
-            coverage_bound=0.0,
-            loss_bound=float("nan"),
-        )
-    else:
-        k = _coverage_rank(n_id, float(tpr_min), delta)
-        if k > n_id:
-            threshold, accept_prob, tpr_bound = math.inf, 1.0, 1.0
-        else:
-            threshold, accept_prob, tpr_bound = (
-                float(s_id[k - 1]),
-                1.0,
-                _coverage_lower_bound(k, n_id, delta),
-            )
-    selection = SelectionFunction(threshold, accept_prob)
-    ood_accepted = float(selection.acceptance_probability(s[is_ood]).sum())
-    fpr_bound = float(_risk_upper_bound(ood_accepted, n_ood, delta, 1.0, True))
-    if fpr_bound > fpr_max:
-        raise _certificate_error(
-            f"target tpr={tpr_min:g},fpr={fpr_max:g} cannot be certified at confidence "
-            f"{format_level(confidence)} on these {s.size} rows ({n_id} ID, {n_ood} OOD): the "
-            f"threshold certifying TPR >= {tpr_min:g} accepts {int(ood_accepted)} OOD rows, whose "
-            f"FPR upper bound ({_percent(delta)}) is {fpr_bound:.4g}; ask for fpr >= "
-            f"{fpr_bound:.4g}, a lower tpr or confidence, or more rows",
-            best_bound=fpr_bound,
-            confidence=confidence,
-            n_calibration=int(s.size),
-        )
-    return CertifiedSelection(
-        threshold,
-        accept_prob,
-        bound=fpr_bound,
-        confidence=confidence,
-        n_calibration=int(s.size),
-        method="order-statistic+clopper-pearson",
-        risk_bound=float("nan"),
-        coverage_bound=tpr_bound,
-        loss_bound=float("nan"),
+        audit=coverage_trail(loss, s, s_sorted, k, float(target_coverage), delta),
     )

@@ -1,7 +1,7 @@
 """The scalar parameters and options of the certified fits, declared once.
 
 :func:`fit_certified_risk`, :func:`fit_certified_coverage`, :func:`fit_certified_tpr_fpr`,
-:func:`validate_target` and :func:`certification_table` check their levels, methods, fractions,
+:func:`validate_target` and :func:`certification_table` check their levels, methods, tails, fractions,
 seeds, loss bound, coverage, rate bounds and the table's cut count against this one table
 (:func:`rejectopt._params.validate_params`), each refusal naming the function: "<function>:
 <name> must be <what>, got <value>". A target risk, whose range depends on the loss bound, is
@@ -14,6 +14,7 @@ from typing import Any
 
 from .._params import CALLABLE, CONFIDENCE, NONE, SEED, Interval, Options, as_real, validate_params
 from ._selection import RISK_METHODS
+from ._tails import RISK_TAILS
 
 __all__ = ["PARAMETERS", "check"]
 
@@ -29,6 +30,7 @@ class _WholeNumber(Interval):
 PARAMETERS: dict[str, Any] = {
     "confidence": CONFIDENCE,
     "method": [NONE, Options(*RISK_METHODS)],
+    "tail": Options(*RISK_TAILS),
     "start_fraction": Interval(0, 1, closed="left"),
     "target_coverage": Interval(0, 1, closed="right"),
     "tpr_min": Interval(0, 1, closed="both"),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._checks import check_confidence
 from ..selective import SelectionFunction
+from ._audit import AuditTrail
 
 #: SGR at the same delta in 38 of the 40 cells measured on the guide's "Guarantees" page).
 RISK_METHODS = ("ltt", "sgr")
@@ -46,13 +47,18 @@ class CertifiedSelection(SelectionFunction):
         ``(1 - delta)`` lower bound of the coverage (TPR for tpr-fpr): ``bound`` for a coverage
         target; for a risk target the one-sided DKW bound, valid for a data-chosen threshold.
     loss_bound : float
-        B, the largest loss a prediction can have, that ``risk_bound`` rests on: both tails
-        scale the losses by B (the binomial tail needs losses in {0, B}, Hoeffding-Bentkus in
-        [0, B]), so a loss above B voids the risk bound. 100 for the 0/100 loss, K - 1 for the
+        B, the largest loss a prediction can have, that ``risk_bound`` rests on: every tail
+        scales the losses by B (the binomial tail needs losses in {0, B}, Hoeffding-Bentkus and
+        the betting tail in [0, B]), so a loss above B voids the risk bound. 100 for the 0/100 loss, K - 1 for the
         MAE on K ordinal labels, a declared ``loss_bound`` otherwise. NaN where no risk bound
         rests on it: a tpr-fpr target, or a coverage target fitted without a known B.
 
         .. versionadded:: 0.5.0
+    audit : AuditTrail or None
+        What the procedure tested, in order, at which level, and why it stopped
+        (:class:`~rejectopt.targets.AuditTrail`); its last rejected cut is this
+        selection. None for a selection read back from ``model.json`` or a tpr-fpr target. Not
+        part of the certificate, nor of equality and the repr.
 
     Examples
     --------
@@ -70,6 +76,8 @@ class CertifiedSelection(SelectionFunction):
     risk_bound: float = float("nan")
     coverage_bound: float = float("nan")
     loss_bound: float = float("nan")
+    # Not compared: a selection read back from model.json (no trail) equals the fitted one.
+    audit: AuditTrail | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The selection alone, as :meth:`SelectionFunction.to_dict` (the guarantee: :attr:`certificate`)."""
@@ -229,5 +237,8 @@ def certified_from_dict(
         confidence=float(confidence),
         n_calibration=n_calibration,
         method=method,
-        **values,
+        bound=values["bound"],
+        risk_bound=values["risk_bound"],
+        coverage_bound=values["coverage_bound"],
+        loss_bound=values["loss_bound"],
     )

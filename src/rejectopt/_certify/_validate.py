@@ -13,8 +13,8 @@ from .._checks import as_loss_and_uncertainty, clopper_pearson
 from .._params import format_level
 from ..selective import InfeasibleTargetError, SelectionFunction
 from . import _parameters
-from ._fits import _prefix_sums, _resolve_loss_bound
-from ._tails import _risk_pvalue, _risk_upper_bound
+from ._fits import _prefix_sums, _resolve_loss_bound, _resolve_tail
+from ._tails import _prefix_moments, _risk_pvalue, _risk_upper_bound, _tail_keywords
 
 #: scipy.stats, imported at its first use (heavy to import:
 #: ``benchmarks/import_costs_records.csv``).
@@ -43,6 +43,7 @@ def certification_table(
     loss_bound: Any = None,
     max_cuts: Any = None,
     include: Any = None,
+    tail: str = "auto",
 ) -> pd.DataFrame:
     """Per threshold: rows accepted, empirical risk, upper confidence bound and p-value.
 
@@ -70,13 +71,16 @@ def certification_table(
     include : array_like of float or None, default None
         Scores whose cut is listed whatever ``max_cuts`` keeps (e.g. a fitted threshold): the
         cut accepting ``s <= t`` for the smallest distinct score ``t`` at or above each.
+    tail : {"auto", "hb", "betting"}, default "auto"
+        The risk's tail for a loss that is not 0/B (:func:`fit_certified_risk`); no rows are
+        held out here, so "auto" is the smaller of the two p-values doubled (a union bound).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``threshold``, ``n_accepted``, ``coverage``, ``empirical_risk``,
         ``upper_bound`` (the risk's ``(1 - delta)`` bound: Clopper-Pearson for 0/B losses,
-        Hoeffding-Bentkus otherwise) and ``p_value`` (risk: of "the cut's risk >= target";
+        otherwise the inversion of ``tail``'s p-value) and ``p_value`` (risk: of "the cut's risk >= target";
         coverage: of "the cut's population coverage < target", from the order statistics).
 
     Examples
@@ -101,14 +105,18 @@ def certification_table(
         else "certification_table's upper_bound column (the selective risk's bound)"
     )
     bound, binary = _resolve_loss_bound(loss, loss_bound, "certification_table", needs)
+    tail = _resolve_tail(tail, binary, "certification_table")
     values, trials, sums = _prefix_sums(loss, s)
+    moments = _prefix_moments(loss, s) if tail != "hb" else {}
     rows = _listed_cuts(values, trials, max_cuts, include)
     if rows is not None:  # every column is elementwise per cut: the kept rows are the full table's
         values, trials, sums = values[rows], trials[rows], sums[rows]
-    upper = _risk_upper_bound(sums, trials, delta, bound, binary)
+        moments = {name: value[rows] for name, value in moments.items()}
+    keywords = _tail_keywords(tail, moments)
+    upper = _risk_upper_bound(sums, trials, delta, bound, binary, **keywords)
     if target.kind == "risk":
         pvalues = (
-            _risk_pvalue(sums, trials, target.value, bound, binary)
+            _risk_pvalue(sums, trials, target.value, bound, binary, **keywords)
             if target.value < bound
             else np.ones_like(trials)
         )
@@ -214,7 +222,9 @@ class TargetValidity:
         Returns
         -------
         matplotlib.figure.Figure
-            The figure, with the target as a vertical line and the violation rates in the legend.
+            The figure, with the target as a vertical line and, in the legend, each method's
+            violations among the draws it granted and its refused draws (they accept nothing:
+            no risk to draw, coverage 0).
         """
         # matplotlib: heavy to import (benchmarks/import_costs_records.csv); only the figure uses it
         from matplotlib.figure import Figure
@@ -223,15 +233,8 @@ class TargetValidity:
             ax = Figure(figsize=(6.4, 3.6), layout="constrained").add_subplot()
         column = "population_risk" if self.target.kind == "risk" else "population_coverage"
         for method, rows in self.draws.groupby("method", sort=False):
-            row = self.summary.loc[method]
             values = rows[column].dropna()
-            ax.hist(
-                values,
-                bins=30,
-                alpha=0.55,
-                label=f"{method}: violated {row.violation_rate:.1%} "
-                f"[{row.violation_low:.1%}, {row.violation_high:.1%}]",
-            )
+            ax.hist(values, bins=30, alpha=0.55, label=_legend_label(method, rows))
         ax.axvline(
             self.target.value,
             color="black",
@@ -250,6 +253,26 @@ class TargetValidity:
         )
         ax.legend(fontsize="small")
         return ax.figure
+
+
+def _legend_label(method: str, rows: pd.DataFrame) -> str:
+    """A method's legend entry: its violations among the draws it granted, and its refusals.
+
+    A refused draw accepts nothing, so it cannot violate: counted among all draws, the rate of
+    a target refused on most draws reads as a guarantee that held. Among the granted draws,
+    with the refusals beside it, the entry says both what was granted and how often.
+    """
+    granted = rows[~rows["infeasible"].astype(bool)]
+    violations, refused = int(granted["violated"].sum()), len(rows) - len(granted)
+    if len(granted):
+        low, high = (float(v) for v in clopper_pearson(violations, len(granted), 0.05))
+        rate = f" = {violations / len(granted):.1%} [{low:.1%}, {high:.1%}]"
+    else:
+        rate = ""
+    return (
+        f"{method}: violated {violations} of {len(granted)} granted draws{rate}; "
+        f"refused {refused} of {len(rows)} ({refused / max(len(rows), 1):.1%})"
+    )
 
 
 def _draw_outcome(
@@ -377,6 +400,7 @@ def validate_target(
     method: str | None = None,
     random_state: Any = 0,
     progress: Any = None,
+    tail: str | None = None,
 ) -> TargetValidity:
     """How often a certified target fails on a user's own rows, beside the plug-in target.
 
@@ -409,6 +433,9 @@ def validate_target(
         Called as ``progress(done, total)`` after each draw (e.g. to print how far a long check is).
 
         .. versionadded:: 0.4.0
+    tail : {"auto", "hb", "betting"} or None, default None
+        The certified target's tail for a loss that is not 0/B (:meth:`Target.fit`); None is
+        "auto".
 
     Returns
     -------
@@ -444,7 +471,9 @@ def validate_target(
     population = _population_sums(loss, s)
     _parameters.check("validate_target", random_state=random_state)
     rng = np.random.default_rng(random_state)
-    fit_options = {"loss_bound": loss_bound, "method": method}
+    if tail is not None:
+        _parameters.check("validate_target", tail=tail)
+    fit_options = {"loss_bound": loss_bound, "method": method, "tail": tail}
     records = []
     for repeat in range(int(repeats)):
         chosen = np.zeros(n_rows, dtype=bool)

@@ -88,7 +88,10 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
     Returns
     -------
     pandas.DataFrame
-        ``row``, the predicted class, ``uncertainty``, ``acceptance_probability``, ``accept`` (0/1).
+        ``row``, the predicted class, ``uncertainty``, ``acceptance_probability``, ``accept`` (0/1),
+        one line per row of ``table`` in its order. ``row`` counts rows as the messages do
+        (:func:`rejectopt.cli._columns.row_label`): a CSV's data rows from 1, the header not
+        counted (row k is on line k + 1), an NPZ's array index from 0.
     """
     n = table.X.shape[0]
     vocabulary = model["classes"]

@@ -335,7 +335,9 @@ def _add_apply_parser(sub, common):
     p.add_argument(
         "--out",
         required=True,
-        help="output CSV: row, predicted class, uncertainty, acceptance_probability, accept (1/0)",
+        help="output CSV, one line per input row in its order: row (a CSV's data row counted "
+        "from 1, the header not counted; an NPZ's 0-based index), predicted class, uncertainty, "
+        "acceptance_probability, accept (1/0)",
     )
     p.add_argument(
         "--seed",

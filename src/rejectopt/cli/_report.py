@@ -97,8 +97,45 @@ def _fit_entries(
         "certificate": fit.selection.certificate
         if isinstance(fit.selection, CertifiedSelection)
         else None,
+        "audit": audit_dict(fit.selection),
         "split": split,
     }
+
+
+def audit_dict(selection):
+    """``report.json``'s ``"audit"``: what the certified fit tested, in order, and why it stopped.
+
+    None for a plug-in target (no trail). ``rows`` lists the tests in the order
+    the procedure made them (:meth:`rejectopt.targets.AuditTrail.to_records`); ``stop_step`` is
+    the last rejected test, whose cut is the selection.
+    """
+    audit = getattr(selection, "audit", None)
+    if audit is None:
+        return None
+    stop = audit.stop
+    return {
+        "method": audit.method,
+        "delta": audit.delta,
+        "level_spent": audit.spent,
+        "n_tested": audit.n_tested,
+        "n_tests": len(audit),
+        "stop_step": None if stop is None else stop.step,
+        "reason": audit.reason,
+        "summary": audit.summary(),
+        "rows": audit.to_records(),
+    }
+
+
+def audit_lines(report):
+    """``report.md``'s sentence on the audit trail of a certified fit; nothing without one."""
+    audit = report.get("audit")
+    if not audit:
+        return []
+    return [
+        f"**Audit trail** (`report.json`'s `audit`, one row per test in the order made): "
+        f"{audit['summary']}",
+        "",
+    ]
 
 
 def _rows(parts, total):
@@ -428,6 +465,7 @@ def report_markdown(report):
         f"oracle {fmt(aurcs['oracle'])}.",
         "",
         *guarantee_lines(report),
+        *audit_lines(report),
         *metrics_lines(report),
         "![RC curve](rc_curve.png)",
         "",
@@ -738,6 +776,7 @@ def ood_report_markdown(report):
         *_ood_report_rows_lines(report),
         *_ood_feasibility_lines(report, target),
         *guarantee_lines(report),
+        *audit_lines(report),
         "![ROC and RC curves](rc_curve.png)",
         "",
     ]

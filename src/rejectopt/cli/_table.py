@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bz2
 import collections
+import contextlib
 import csv
 import gzip
 import io
@@ -76,6 +77,49 @@ def _csv_header(source):
             return next(csv.reader(handle, skipinitialspace=True), [])
     except csv.Error:
         return None
+
+
+#: Delimiters a CSV exported with other settings may use: (character, its name, its Python literal).
+_OTHER_DELIMITERS = ((";", "semicolon", "';'"), ("\t", "tab", "'\\t'"))
+
+
+def _delimiter_hint(header, source):
+    """Advice for a CSV whose header is one cell holding ``;`` or a tab, else ``""``.
+
+    Such a file was saved with another delimiter (a spreadsheet in a locale whose decimal mark is
+    the comma writes ``;``): read with commas, its header is one column named after all of them,
+    and the error that follows (a missing column, text in a feature) would not say why.
+    """
+    if header is None or len(header) != 1:
+        return ""
+    for delimiter, name, literal in _OTHER_DELIMITERS:
+        if delimiter in str(header[0]):
+            path = Path(source)
+            comma = path.with_name(f"{path.name.split('.')[0] or path.name}_comma.csv")
+            decimal = (
+                ", with decimal=',' in read_csv if its numbers have a decimal comma"
+                if delimiter == ";"
+                else ""
+            )
+            return (
+                f". Its header is one column holding {name}s: the file looks {name}-separated, "
+                "and rejectopt reads comma-separated CSV; save it as comma-separated, e.g. "
+                f"pandas.read_csv({str(path)!r}, sep={literal}).to_csv({str(comma)!r}, "
+                f"index=False){decimal}"
+            )
+    return ""
+
+
+@contextlib.contextmanager
+def _delimiter_advice(frame, is_csv, source):
+    """Add :func:`_delimiter_hint` to an :class:`InputError` raised reading ``frame``'s columns."""
+    hint = _delimiter_hint(list(frame.columns), source) if is_csv else ""
+    try:
+        yield
+    except InputError as err:
+        if not hint:
+            raise
+        raise InputError(f"{err}{hint}") from None
 
 
 #: Decompressed size allowed for a compressed CSV: this many times its compressed size, at least
@@ -143,8 +187,33 @@ def _csv_source(path):
     return io.BytesIO(data)
 
 
-def _read_frame(path):
+#: What ``--data`` holds, for the message of a folder passed in its place.
+_DATA_OF_SELECT = (
+    "the features, predicted class and label (or loss) of each row, or a network's logits and "
+    "labels"
+)
+_DATA_OF_APPLY = "the model's features and the predicted class of each row, or a network's logits"
+_DATA_SUFFIXES = (".csv", ".npz", ".gz", ".bz2", ".xz", ".zip")
+
+
+def _refuse_folder(path, expected):
+    """InputError for a folder given as ``--data`` (``--data .``), with the data files it holds."""
+    names = sorted(
+        entry.name
+        for entry in path.iterdir()
+        if entry.is_file() and entry.suffix.lower() in _DATA_SUFFIXES
+    )
+    holds = f"; it holds {', '.join(names[:5])}{', ...' if len(names) > 5 else ''}" if names else ""
+    raise InputError(
+        f"{path}: a folder, not a file; --data takes one file, a CSV with a header or an NPZ, "
+        f"with {expected}{holds}"
+    )
+
+
+def _read_frame(path, expected):
     path = Path(path)
+    if path.is_dir():
+        _refuse_folder(path, expected)
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     suffix = path.suffix.lower()
@@ -163,7 +232,8 @@ def _read_frame(path):
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: the file is empty") from None
     except (ValueError, OSError) as err:  # ParserError, UnicodeDecodeError, unreadable file
-        raise InputError(f"{path}: cannot parse CSV ({one_line(err)})") from None
+        hint = _delimiter_hint(_csv_header(source), str(path))
+        raise InputError(f"{path}: cannot parse CSV ({one_line(err)}){hint}") from None
     header = _csv_header(source)
     duplicates = [
         name for name, count in collections.Counter(header or []).items() if count > 1 and name
@@ -490,7 +560,7 @@ def load_table(
         Missing or duplicate columns, no rows, NaN, non-numeric or out-of-range values:
         naming the file, row and column.
     """
-    frame, is_csv = _read_frame(path)
+    frame, is_csv = _read_frame(path, _DATA_OF_SELECT)
     options = {
         "pred_column": pred_column,
         "label_column": label_column,
@@ -500,9 +570,10 @@ def load_table(
         "ood_column": ood_column,
         "feature_option": feature_option,
     }
-    if is_network_file(frame, is_csv):
-        return network_table(frame, is_csv, str(path), logit_features=logit_features, **options)
-    return _prediction_table(frame, is_csv, str(path), **options)
+    with _delimiter_advice(frame, is_csv, str(path)):
+        if is_network_file(frame, is_csv):
+            return network_table(frame, is_csv, str(path), logit_features=logit_features, **options)
+        return _prediction_table(frame, is_csv, str(path), **options)
 
 
 def load_apply_table(path, *, pred_column="y_pred", feature_columns=None):
@@ -531,12 +602,13 @@ def load_apply_table(path, *, pred_column="y_pred", feature_columns=None):
         Missing or duplicate columns, no rows, NaN or non-numeric values: naming the file, row
         and column.
     """
-    frame, is_csv = _read_frame(path)
-    if is_network_file(frame, is_csv):
-        return network_apply_table(frame, is_csv, str(path), feature_columns)
-    return _apply_prediction_table(
-        frame, is_csv, str(path), pred_column=pred_column, feature_columns=feature_columns
-    )
+    frame, is_csv = _read_frame(path, _DATA_OF_APPLY)
+    with _delimiter_advice(frame, is_csv, str(path)):
+        if is_network_file(frame, is_csv):
+            return network_apply_table(frame, is_csv, str(path), feature_columns)
+        return _apply_prediction_table(
+            frame, is_csv, str(path), pred_column=pred_column, feature_columns=feature_columns
+        )
 
 
 def _spread(values, rows, n):

@@ -30,11 +30,34 @@ from ._trust import LOCK_FILE_NAME, expected_sha256, record_trusted, sha256_of_f
 if TYPE_CHECKING:  # pragma: no cover
     from ._registry import RawFile
 
-__all__ = ["MIRROR_SUFFIXES", "fetch_file", "find_in_mirror"]
+__all__ = ["MIRROR_SUFFIXES", "check_mirror_folder", "fetch_file", "find_in_mirror"]
 
 logger = logging.getLogger(__name__)
 
 MIRROR_SUFFIXES = ("", ".xz", ".gz", ".bz2")
+
+
+def check_mirror_folder(mirror: str | os.PathLike | None) -> None:
+    """Refuse a data mirror that is not an existing folder.
+
+    A mistyped or unmounted mirror would otherwise hold no file, and every raw file would be
+    downloaded instead: offline that ends in a network error about host names that never names
+    the mirror, online it fetches the data the mirror was meant to provide.
+
+    Raises
+    ------
+    DataSourceError
+        ``mirror`` is given and is not a folder; the message names it, the option and the fix.
+    """
+    if mirror is None or Path(mirror).is_dir():
+        return
+    state = "is not a folder" if Path(mirror).exists() else "does not exist"
+    raise DataSourceError(
+        f"data mirror {str(mirror)!r} {state} (resolved: {Path(mirror).absolute()}): `mirror=` "
+        "(the pipeline's `data_mirror` config option) must be a folder laid out as "
+        "<mirror>/<dataset>/<file>[.xz|.gz|.bz2]; correct the path, or pass mirror=None "
+        "(data_mirror: null) to download the official files"
+    )
 
 
 def find_in_mirror(raw_file: RawFile, mirror: str | os.PathLike) -> Path | None:
@@ -141,8 +164,9 @@ def fetch_file(
         than the raw file's pinned size (``raw_file.size``), or, without one, expands past the
         cap (:class:`~rejectopt.exceptions.UnpackLimitError`; the copy stops there).
     DataSourceError
-        Neither the mirror nor the URL provided the file.
+        Neither the mirror nor the URL provided the file, or ``mirror`` is not a folder.
     """
+    check_mirror_folder(mirror)
     options = as_options(download)
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)

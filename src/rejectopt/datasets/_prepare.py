@@ -21,7 +21,7 @@ import numpy as np
 from .._io import IntermediateFileError, load_npz, recompute_hint, save_npz
 from ..exceptions import ChecksumError, DataSourceError, RawDataError
 from ._download import DownloadOptions
-from ._fetch import fetch_file, find_in_mirror
+from ._fetch import check_mirror_folder, fetch_file, find_in_mirror
 from ._parsers import encode_labels, equal_frequency_bins
 from ._registry import DatasetSpec, get_spec
 from ._trust import expected_sha256, is_trusted, read_lock, record_trusted, sha256_of_file
@@ -232,7 +232,7 @@ def prepare_dataset(
     Raises
     ------
     ChecksumError, DownloadError, DecompressionError, DataSourceError
-        From fetching.
+        From fetching; a ``mirror`` that is not a folder is a ``DataSourceError`` naming it.
     ValueError
         A reader's error naming the file, line and column of a bad cell;
         ``RawDataError`` from the array checks; a shape or pinned
@@ -251,6 +251,7 @@ def prepare_dataset(
         info["n"], info["d"], info["k"]   # (4177, 10, 19)
     """
     spec = get_spec(name)
+    check_mirror_folder(mirror)  # before a present raw file's check can hide the cause
     dest = Path(raw_dir) / spec.name
     paths = {f.name: _fetch_verified(f, dest, mirror, allow_download, download) for f in spec.files}
     # Files with neither a pinned nor a locked sha256: trusted only once everything below passed.

@@ -43,6 +43,7 @@ __all__ = [
     "coerce_numbers",
     "load_plugins",
     "plan_run",
+    "plugins_of",
     "validate_config",
 ]
 
@@ -221,6 +222,43 @@ def load_plugins(modules, search_dir=".") -> list:
                 f"config plugins: module {name!r} failed to import: {type(err).__name__}: {err}"
             ) from None
     return loaded
+
+
+def plugins_of(modules, methods) -> list:
+    """The ``plugins:`` modules that define one of ``methods`` (classifiers, scores), in config order.
+
+    A job loads the plugins of the methods it runs, and gets them as a param: a plugin added for
+    one classifier's scores leaves the other classifiers' jobs (their params) as they were. A
+    user's method whose class lives in no module of ``modules`` (a plugin registering a class it
+    imports) cannot be traced to its plugin: then every module is returned, as all were loaded
+    before.
+
+    Parameters
+    ----------
+    modules : list of str or None
+        The config's ``plugins:``.
+    methods : iterable of str
+        Registered classifier and score names (:func:`load_plugins` has run).
+
+    Returns
+    -------
+    list of str
+        A sub-list of ``modules``.
+    """
+    modules = list(modules or [])
+    needed = set()
+    for name in methods:
+        registry = CLASSIFIERS if name in CLASSIFIERS else SCORES if name in SCORES else None
+        if registry is None:
+            continue
+        source = registry.get(name).source  # the class, or its import path "module:Class"
+        home = source.split(":")[0] if isinstance(source, str) else source.__module__
+        if home.startswith("rejectopt."):
+            continue
+        if home not in modules:
+            return modules
+        needed.add(home)
+    return [m for m in modules if m in needed]
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")

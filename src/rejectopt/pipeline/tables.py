@@ -36,10 +36,12 @@ __all__ = [
     "TableStatistics",
     "dataset_summary_role",
     "friedman_min_pvalue",
+    "higher_is_better",
     "landmarks_spec",
     "load_csv",
     "load_split_rows",
     "mean_matrix",
+    "oriented_means",
     "metric_table",
     "relative_improvement",
     "split_file_role",
@@ -500,8 +502,8 @@ def friedman_min_pvalue(n_datasets: int, n_methods: int) -> float:
     return float(chi2.sf(n_datasets * (n_methods - 1), n_methods - 1))
 
 
-def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
-    """Rank methods per dataset by mean test AuRC and test their equivalence (Demsar 2006).
+def table_statistics(table: pd.DataFrame, methods, metric: str = "aurc") -> TableStatistics:
+    """Rank methods per dataset by a mean test metric and test their equivalence (Demsar 2006).
 
     Parameters
     ----------
@@ -509,13 +511,18 @@ def table_statistics(table: pd.DataFrame, methods) -> TableStatistics:
         :func:`metric_table` of the metric.
     methods : iterable of str
         The methods compared (columns of ``table``); datasets missing one are left out.
+    metric : str, default "aurc"
+        The table's metric: rank 1 is its best value (:func:`oriented_means`), the largest for
+        a :func:`higher_is_better` metric.
+
+        .. versionadded:: 0.8.0
 
     Returns
     -------
     TableStatistics
         The tests are NaN with fewer than 2 datasets or methods.
     """
-    means = mean_matrix(table, methods).dropna()
+    means = oriented_means(table, methods, metric).dropna()
     n, k = means.shape
     ranks = average_ranks(means)
     if n >= 2 and k >= 2:
@@ -555,16 +562,18 @@ def relative_improvement(summary: pd.DataFrame, spec: TableSpec) -> pd.DataFrame
 
 
 #: The :data:`rejectopt.metrics.FAILURE_METRICS` config ``summary_metrics`` may add as summary
-#: columns: those of the loss and the score, the only inputs a summary row has (no labels, no
-#: class probabilities).
+#: columns: those of the loss and the score, and those of the labels and the score (the
+#: balanced-accuracy areas), the inputs a test split has for every classifier. The calibration
+#: metrics are left out: they read the classifier's class probabilities, not the score, so every
+#: score of a classifier would get the same value and a table of them would rank nothing.
 SUMMARY_FAILURE_METRICS = [
-    name for name, metric in FAILURE_METRICS.items() if metric.inputs == ("loss", "uncertainty")
+    name for name, metric in FAILURE_METRICS.items() if "probabilities" not in metric.inputs
 ]
 
 
 def check_summary_metrics(names) -> list[str]:
     """Config ``summary_metrics`` as a list, refused (ValueError naming the key) beyond
-    :data:`SUMMARY_FAILURE_METRICS`: a metric of labels or probabilities has no input in a summary.
+    :data:`SUMMARY_FAILURE_METRICS`: a calibration metric does not depend on the score.
 
     Parameters
     ----------
@@ -581,15 +590,63 @@ def check_summary_metrics(names) -> list[str]:
         if name in SUMMARY_FAILURE_METRICS:
             continue
         if name in FAILURE_METRICS:
-            needs = ", ".join(k for k in FAILURE_METRICS[name].inputs if k != "uncertainty")
-            reason = f"it needs {needs}, which the summary does not hold"
+            reason = (
+                "it measures the classifier's class probabilities, not the score, so every "
+                "score of a classifier would get the same value"
+            )
         else:
-            reason = "it is not a failure metric of the loss and the score"
+            reason = "it is not a failure metric of the loss or the labels and the score"
         raise ValueError(
             f"config summary_metrics: {name!r} cannot be a summary column: {reason}; the "
             f"allowed names are {', '.join(SUMMARY_FAILURE_METRICS)}"
         )
     return names
+
+
+def higher_is_better(metric: str) -> bool:
+    """Whether a larger value of a summary column ``metric`` is better.
+
+    The registered areas (:data:`rejectopt.metrics.METRICS`) are lower-is-better; a failure
+    detector's AUROC or AUPR (:data:`rejectopt.metrics.FAILURE_METRICS`) is higher-is-better, so
+    the ranks, the bold cells and the Nemenyi pairs of its table turn round.
+
+    Parameters
+    ----------
+    metric : str
+        A summary column: a registered metric's name.
+
+    Returns
+    -------
+    bool
+        ``FAILURE_METRICS[metric].higher_is_better``; False for every other name.
+    """
+    return metric in FAILURE_METRICS and FAILURE_METRICS[metric].higher_is_better
+
+
+def oriented_means(table: pd.DataFrame, methods, metric: str = "aurc") -> pd.DataFrame:
+    """:func:`mean_matrix` signed so that lower is better: negated for a
+    :func:`higher_is_better` metric, as is for the rest.
+
+    The ranks (:func:`rejectopt.stats.average_ranks`: 1 = the smallest value), the Friedman test
+    and the Nemenyi pairs read this matrix; the Friedman statistic depends on the ranks' spread
+    only, so it is the same either way, while the ranks turn round.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`metric_table` of ``metric``.
+    methods : iterable of str
+        The columns kept, in this order.
+    metric : str, default "aurc"
+        The table's metric.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by dataset, one column per method.
+    """
+    means = mean_matrix(table, methods)
+    return -means if higher_is_better(metric) else means
 
 
 def __getattr__(name: str):

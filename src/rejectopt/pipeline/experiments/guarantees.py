@@ -208,6 +208,93 @@ def _population_outcome(selection: Any, loss: np.ndarray, s: np.ndarray) -> tupl
     return mass / s.size, (float(accept @ loss) / mass if mass > 0 else math.nan)
 
 
+class _Population:
+    """The population sorted once: a deterministic cut's coverage and risk by two look-ups.
+
+    With integer losses (the 0/100 loss) and a cut that accepts each row with probability 0 or 1,
+    every sum :func:`_population_outcome` takes is an exact integer in floating point, whatever
+    the order it is added in, so the look-ups give its very numbers; a randomised tie (an
+    accept probability strictly between 0 and 1) or other losses take its own path.
+    """
+
+    def __init__(self, loss: np.ndarray, s: np.ndarray) -> None:
+        order = np.argsort(s, kind="stable")
+        self.loss, self.s, self.sorted_s = loss, s, s[order]
+        self.cum_loss = np.concatenate([[0.0], np.cumsum(loss[order])])
+        self.exact = bool(np.all(np.isfinite(loss) & (loss == np.round(loss))))
+        self.exact = self.exact and float(np.abs(loss).sum()) < 2.0**52
+
+    def outcomes(self, thresholds: np.ndarray, accept_prob: float) -> tuple[np.ndarray, np.ndarray]:
+        """Coverage and risk of the cuts ``(t, accept_prob)`` for each ``t``; ``accept_prob`` 0 or 1."""
+        # a tie at the threshold is accepted (probability 1) or rejected (0) whole
+        if accept_prob == 1.0:
+            accepted = np.searchsorted(self.sorted_s, thresholds, side="right")
+        else:
+            accepted = np.searchsorted(self.sorted_s, thresholds, side="left")
+        mass = accepted.astype(float)
+        total = self.cum_loss[accepted]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            risk = np.where(accepted > 0, total / np.where(accepted > 0, mass, 1.0), math.nan)
+        return mass / self.s.size, risk
+
+    def outcome(self, selection: Any) -> tuple[float, float]:
+        """:func:`_population_outcome` of one selection (None: refused)."""
+        if selection is None or not self.exact or selection.accept_prob not in (0.0, 1.0):
+            return _population_outcome(selection, self.loss, self.s)
+        coverage, risk = self.outcomes(np.array([selection.threshold]), selection.accept_prob)
+        return float(coverage[0]), float(risk[0])
+
+
+def _never_certified(target: Target, n_cal: int) -> bool:
+    """Whether no calibration sample of ``n_cal`` rows can certify the risk ``target``.
+
+    Its refusal says how many tested rows an error-free sample needs (``rows_needed``); a sample
+    has at most ``n_cal`` tested rows, and errors only raise the p-values, so below that every
+    draw is refused, and fitting each one only to be told so is skipped. One fit on ``n_cal``
+    error-free rows asks for the number.
+    """
+    try:
+        target.fit(np.zeros(n_cal), np.arange(n_cal, dtype=float))
+    except InfeasibleTargetError as error:
+        # set on a certified refusal, though the class declares no such attribute
+        return n_cal < int(error.rows_needed)  # type: ignore[attr-defined]
+    return False
+
+
+def _coverage_thresholds(target: Target, cal_s: np.ndarray) -> np.ndarray:
+    """Each draw's certified coverage cut ``s_(k)`` (``inf``: accept all), its rank ``k`` asked once.
+
+    The certified coverage cut is the ``k``-th smallest calibration score, ``k`` fixed by the
+    sample's size, the target and delta (:func:`rejectopt.targets.Target.fit`): on the scores
+    ``0, 1, ..., n - 1`` the fit's threshold is ``k - 1``.
+    """
+    n = cal_s.shape[1]
+    threshold = target.fit(np.zeros(n), np.arange(n, dtype=float)).threshold
+    if math.isinf(threshold):
+        return np.full(cal_s.shape[0], math.inf)
+    return np.sort(cal_s, axis=1)[:, int(threshold)]
+
+
+def _fit_outcomes(
+    target: Target, loss: np.ndarray, uncertainty: np.ndarray, draws: np.ndarray, population
+) -> list[tuple[float, float, bool]]:
+    """One target's ``(coverage, risk, infeasible)`` on the population, per calibration draw."""
+    certified = target.confidence is not None
+    if certified and target.kind == "coverage" and population.exact:
+        coverage, risk = population.outcomes(_coverage_thresholds(target, uncertainty[draws]), 1.0)
+        return [(float(c), float(r), False) for c, r in zip(coverage, risk)]
+    if certified and target.kind == "risk" and _never_certified(target, draws.shape[1]):
+        return [(0.0, math.nan, True)] * len(draws)
+    out = []
+    for chosen in draws:
+        try:
+            selection = target.fit(loss[chosen], uncertainty[chosen])
+        except InfeasibleTargetError:
+            selection = None
+        out.append((*population.outcome(selection), selection is None))
+    return out
+
+
 def _violated(kind: str, value: float, coverage: float, risk: float) -> bool:
     if kind == "risk":
         return bool(risk > value * (1 + _TOL))  # NaN (nothing accepted) does not violate
@@ -255,18 +342,24 @@ def check_targets(
         ``repeat``, ``target``, ``level``, ``target_value``, ``delta``, ``method``,
         ``coverage``, ``risk`` (population), ``violated``, ``infeasible``.
     """
+    population = _Population(loss, uncertainty)
+    # Per target, its plug-in and certified fits, each fitted on every draw at once (a certified
+    # coverage cut is one sort, a risk target no draw can certify is no fit); the records keep
+    # the order of draw, target, fit.
+    fits = [
+        [("plug-in", None, Target(kind, value))]
+        + [("certified", d, Target(kind, value, confidence=1.0 - d)) for d in deltas]
+        for kind, value in ((kind, value) for kind, _, value in targets)
+    ]
+    outcomes = [
+        [_fit_outcomes(target, loss, uncertainty, draws, population) for _, _, target in group]
+        for group in fits
+    ]
     records = []
-    for repeat, chosen in enumerate(draws):
-        cal_loss, cal_s = loss[chosen], uncertainty[chosen]
-        for kind, level, value in targets:
-            fits = [("plug-in", None, Target(kind, value))]
-            fits += [("certified", d, Target(kind, value, confidence=1.0 - d)) for d in deltas]
-            for method, delta, target in fits:
-                try:
-                    selection = target.fit(cal_loss, cal_s)
-                except InfeasibleTargetError:
-                    selection = None
-                coverage, risk = _population_outcome(selection, loss, uncertainty)
+    for repeat in range(len(draws)):
+        for (kind, level, value), group, results in zip(targets, fits, outcomes):
+            for (method, delta, _), result in zip(group, results):
+                coverage, risk, infeasible = result[repeat]
                 violated = _violated(kind, value, coverage, risk)
                 for d in deltas if delta is None else [delta]:
                     records.append(
@@ -280,7 +373,7 @@ def check_targets(
                             coverage,
                             risk,
                             violated,
-                            selection is None,
+                            infeasible,
                         )
                     )
     return pd.DataFrame(

@@ -26,11 +26,18 @@ __all__ = [
 ]
 
 
+#: Rules whose benchmark records sit under their experiment's name, then the dataset's.
+_PER_EXPERIMENT = ("experiment_dataset",)
+
+
 def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
     """Wall time per rule and dataset from Snakemake ``benchmark:`` files.
 
     ``benchmark_files`` are paths ``.../benchmarks/<rule>/<dataset>/.../<file>.tsv``, or
-    ``.../benchmarks/<rule>/<dataset>.tsv`` for a rule of one job per dataset.
+    ``.../benchmarks/<rule>/<dataset>.tsv`` for a rule of one job per dataset. An experiment's
+    per-dataset rule keeps one record per experiment and dataset,
+    ``.../benchmarks/experiment_dataset/<experiment>/<dataset>.tsv``: its rule is named
+    ``experiment_dataset/<experiment>``, so that each experiment's cost reads apart.
     Returns the tidy frame (rule, dataset, jobs, total_s, mean_s, max_s,
     max_rss_mb) and its Markdown rendering.
 
@@ -52,6 +59,8 @@ def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
         bench = pd.read_csv(path, sep="\t")
         parts = path.parts[path.parts.index("benchmarks") + 1 :]
         rule, dataset = parts[0], parts[1] if len(parts) > 2 else Path(parts[1]).stem
+        if rule in _PER_EXPERIMENT and len(parts) == 3:
+            rule, dataset = f"{rule}/{parts[1]}", Path(parts[2]).stem
         records.append(
             {
                 "rule": rule,
@@ -72,7 +81,7 @@ def timing_table(benchmark_files) -> tuple[pd.DataFrame, str]:
         )
         .reset_index()
     )
-    lines = ["# Wall time of the training rules (Snakemake `benchmark:` files)", ""]
+    lines = ["# Wall time of the rules (Snakemake `benchmark:` files)", ""]
     for rule, group in table.groupby("rule"):
         lines.append(
             f"- {rule}: {count(int(group['jobs'].sum()), 'job')}, {group['total_s'].sum():.1f} s in total"

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..tables import TableSpec, mean_matrix, metric_table, table_statistics
+from ..tables import (
+    TableSpec,
+    higher_is_better,
+    metric_table,
+    oriented_means,
+    table_statistics,
+)
 from ._format import count, format_number, power_caveat
 from ._render import significant_pairs
 from ._specs import label, metric_label
@@ -29,14 +35,26 @@ def metric_rankings(summary: pd.DataFrame, spec: TableSpec, metrics) -> dict:
     -------
     dict
         ``metric -> (TableStatistics, pandas.DataFrame)``: the ranks and tests of
-        :func:`rejectopt.pipeline.tables.table_statistics`, and the datasets x methods matrix of mean test values.
+        :func:`rejectopt.pipeline.tables.table_statistics`, and the datasets x methods matrix of mean test values,
+        signed so that lower is better (:func:`rejectopt.pipeline.tables.oriented_means`).
     """
     out = {}
     for metric in metrics:
         table = metric_table(summary, spec, metric)
         methods = [m for m in spec.methods if (m, "mean") in table.columns]
-        out[metric] = (table_statistics(table, methods), mean_matrix(table, methods).dropna())
+        out[metric] = (
+            table_statistics(table, methods, metric),
+            oriented_means(table, methods, metric).dropna(),
+        )
     return out
+
+
+def _directions(metrics) -> str:
+    """The header's word on which way each metric is better (a failure AUROC's is up)."""
+    higher = [metric_label(m) for m in metrics if higher_is_better(m)]
+    if not higher:
+        return "every metric: lower is better"
+    return f"higher is better for {', '.join(higher)}, lower for the rest"
 
 
 def _verdicts(stats, means) -> dict:
@@ -77,7 +95,9 @@ def rankings_markdown(summary: pd.DataFrame, specs, metrics) -> str:
     lines = [
         "# Average ranks under each metric",
         "",
-        "Ranks of the methods by mean test value per dataset (1 = best; every metric: lower is better).",
+        "Ranks of the methods by mean test value per dataset (1 = best; "
+        + _directions(metrics)
+        + ").",
         "",
     ]
     for spec in specs:

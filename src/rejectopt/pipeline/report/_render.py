@@ -12,7 +12,14 @@ import pandas as pd
 
 from ...stats import average_ranks, nemenyi_cd
 from ...stats import significant_pairs as _pairs
-from ..tables import INTERVAL_LEVEL, INTERVAL_RESAMPLES, TableSpec, TableStatistics, load_csv
+from ..tables import (
+    INTERVAL_LEVEL,
+    INTERVAL_RESAMPLES,
+    TableSpec,
+    TableStatistics,
+    higher_is_better,
+    load_csv,
+)
 from ._format import (
     ALIKE_NOTE,
     best_cells,
@@ -143,6 +150,7 @@ def render_table(
     alike = False
     for dataset, row in table.iterrows():
         means = np.array([row[(m, "mean")] for m in methods])
+        means = -means if higher_is_better(metric) else means  # bold the best, whichever way
         alike = alike or printed_alike(means)
         cells = [dataset]
         for m, strong in zip(methods, best_cells(means)):
@@ -162,7 +170,8 @@ def render_table(
     )
     notes = [
         f"Test {metric_label(metric)} (mean ± std over splits) on "
-        f"{count(stats.n_datasets, 'dataset')}; best per row in bold.",
+        f"{count(stats.n_datasets, 'dataset')}; best per row in bold"
+        + (" (higher is better)." if higher_is_better(metric) else "."),
         f"Friedman test p = {format_number(stats.friedman_pvalue, 4)} "
         f"(Iman-Davenport p = {format_number(stats.iman_davenport_pvalue, 4)}); "
         f"Nemenyi CD = {format_number(stats.cd_005)} (alpha = 0.05), {format_number(stats.cd_010)} (alpha = 0.10).",

@@ -7,7 +7,7 @@ What a table holds (:class:`rejectopt.pipeline.tables.TableSpec`) is imported fr
 from __future__ import annotations
 
 from ...classifiers import get_classifier
-from ...metrics import METRICS
+from ...metrics import FAILURE_METRICS, METRICS
 from ...scores import get_score
 
 __all__ = ["classifier_label", "label", "metric_label"]
@@ -30,19 +30,22 @@ def label(name: str) -> str:
 
 
 def metric_label(name: str) -> str:
-    """Display label of a metric of :data:`rejectopt.metrics.METRICS` (``augrc`` -> ``AUGRC``).
+    """Display label of a metric of :data:`rejectopt.metrics.METRICS` (``augrc`` -> ``AUGRC``) or
+    of :data:`rejectopt.metrics.FAILURE_METRICS` (``failure_auroc`` -> ``AUROC_f``).
 
     Parameters
     ----------
     name : str
-        Key of the metric in the registry.
+        Key of the metric in either registry.
 
     Returns
     -------
     str
         The metric's label, or ``name`` itself for an unknown metric.
     """
-    return METRICS[name].label if name in METRICS else name
+    if name in METRICS:
+        return METRICS[name].label
+    return FAILURE_METRICS[name].label if name in FAILURE_METRICS else name
 
 
 def classifier_label(name: str) -> str:

@@ -126,6 +126,30 @@ def tst_outcomes(
     return outcomes
 
 
+def _tst_labels(data_path, splits_path, classifier_files: dict) -> dict:
+    """``(classifier, split) -> (y_true, y_pred)`` on Tst: the inputs of the label metrics of
+    config ``summary_metrics`` (read only when it names one, so other runs open no file more)."""
+    _, y = load_prepared(data_path)
+    data_id = npz_checksum(data_path)
+    labels = {}
+    for (classifier, split), clf_path in sorted(classifier_files.items()):
+        tst = load_split(splits_path, split, data_sha256=data_id)["tst"]
+        with load_classifier_file(clf_path, data_id, split) as clf:
+            labels[(classifier, split)] = (y[tst], clf["y_pred"][tst])
+    return labels
+
+
+def _failure_values(names, loss, uncertainty, labels) -> dict:
+    """The ``summary_metrics`` columns of one row: a loss metric reads the failures ``loss > 0``,
+    a label metric ``(y_true, y_pred)``."""
+    values = {}
+    for name in names:
+        metric = FAILURE_METRICS[name]
+        inputs = (*labels, uncertainty) if "y_true" in metric.inputs else (loss > 0, uncertainty)
+        values[name] = metric.function(*inputs)
+    return values
+
+
 def summarize_dataset(
     dataset: str,
     task: str,
@@ -167,9 +191,11 @@ def summarize_dataset(
         so every classifier and score of the dataset is resampled alike.
     summary_metrics : sequence of str, default ()
         Config ``summary_metrics``: names of :data:`SUMMARY_FAILURE_METRICS` appended as columns
-        after :data:`SUMMARY_COLUMNS`, in this order. They read the failures ``loss > 0`` (a
-        misclassification, or an ordinal prediction off the true class): a failure detector
-        needs a binary failure, and the task losses are graded (0/100, the absolute error).
+        after :data:`SUMMARY_COLUMNS`, in this order. A metric of the loss reads the failures
+        ``loss > 0`` (a misclassification, or an ordinal prediction off the true class): a
+        failure detector needs a binary failure, and the task losses are graded (0/100, the
+        absolute error). A metric of the labels (``aurc_ba``, ``augrc_ba``) reads the Tst labels
+        and the classifier's predictions.
 
     Returns
     -------
@@ -192,6 +218,8 @@ def summarize_dataset(
             f"{aurc_convention!r}; set aurc_convention: paper or table_intervals: false"
         )
     outcomes = tst_outcomes(task, data_path, splits_path, classifier_files, score_files)
+    needs_labels = any("y_true" in FAILURE_METRICS[name].inputs for name in failure_columns)
+    labels = _tst_labels(data_path, splits_path, classifier_files) if needs_labels else {}
     rows = []
     for (classifier, split), (loss, C_classifier, scores) in outcomes.items():
         for score, (uncertainty, C_score) in scores.items():
@@ -208,10 +236,12 @@ def summarize_dataset(
                     "risk_full": risk_full(loss),
                     "n_test": len(loss),
                     **{name: METRICS[name].function(loss, uncertainty) for name in EXTRA_METRICS},
-                    **{
-                        name: FAILURE_METRICS[name].function(np.asarray(loss) > 0, uncertainty)
-                        for name in failure_columns
-                    },
+                    **_failure_values(
+                        failure_columns,
+                        np.asarray(loss),
+                        uncertainty,
+                        labels.get((classifier, split), ()),
+                    ),
                 }
             )
     summary = pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *failure_columns])
