@@ -74,14 +74,10 @@ def _point_dict(point):
     }
 
 
-def _fit_entries(
-    fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source, score_choice=None
-):
+def _fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source):
     """The entries of ``report.json`` on what was fitted, in the file's order (both kinds of target).
 
-    ``score_choice``: ``{"option": ..., "validation_aurc": {name: AuRC}}``, what ``--score`` asked
-    and each candidate's validation AuRC (``auto``'s, or the forced score's and MSP's). ``C`` is
-    null for a baseline, which learns nothing.
+    ``C`` is null for a baseline, which learns nothing.
     """
     return {
         "loss": loss_name,
@@ -89,7 +85,6 @@ def _fit_entries(
         "loss_bound_source": loss_bound_source,
         "risk_unit": risk_unit(loss_name),
         "score": score_name,
-        **({} if score_choice is None else {"score_choice": score_choice}),
         "C": None if math.isnan(fit.C) else fit.C,
         "C_grid": [float(c) for c in C_grid],
         "validation_aurc": {str(k): v for k, v in fit.validation_aurc.items()},
@@ -155,7 +150,6 @@ def report_dict(
     target,
     *,
     score_name,
-    score_choice=None,
     loss_name,
     C_grid,
     split,
@@ -176,9 +170,7 @@ def report_dict(
     calibration_risk, calibration_coverage = empirical_risk_coverage(loss[cal], s[cal], selection)
     return {
         "target": target.to_dict(),
-        **_fit_entries(
-            fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source, score_choice
-        ),
+        **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source),
         "rows": _rows(parts, s.size),
         "calibration": {
             "coverage": calibration_coverage,
@@ -412,7 +404,8 @@ def _certified_at(target):
 
 
 def _score_text(report):
-    """``SELE with C = 10 (chosen by validation AuRC)``, a baseline's name, and ``auto``'s choice."""
+    """``SELE with C = 10 (chosen by validation AuRC)``, or a baseline; and ``score_choice``, which
+    ``select`` adds: ``--score`` as given and each candidate's validation AuRC."""
     name = report["score"].upper()
     text = (
         f"{name}, the network's own confidence (nothing learned)"
@@ -585,7 +578,6 @@ def ood_report_dict(
     target,
     *,
     score_name,
-    score_choice=None,
     loss_name,
     C_grid,
     split,
@@ -617,9 +609,7 @@ def ood_report_dict(
     return {
         "target": target.to_dict(),
         "ood_column": ood_column,
-        **_fit_entries(
-            fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source, score_choice
-        ),
+        **_fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source),
         "rows": {
             **_rows(parts, s.size),
             "ood": {

@@ -368,9 +368,9 @@ def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thre
     loss_bound, loss_bound_source = bound
     chosen, aurcs = choice
     label = _label(chosen)
+    choice = {"option": args.score, "validation_aurc": aurcs}  # report.json's score_choice
     common = {
         "score_name": chosen,
-        "score_choice": {"option": args.score, "validation_aurc": aurcs},
         "loss_name": loss_name,
         "C_grid": C_grid,
         "split": {
@@ -391,6 +391,7 @@ def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thre
             loss_bound_source=loss_bound_source,
         )
         report["thresholds_csv"] = THRESHOLDS_CSV if thresholds is not None else None
+        report["score_choice"] = choice
         if args.metrics is not None:
             report["metrics"] = _metrics(args, fit, table.loss, loss_name)
         texts = (report_markdown(report), summary_line(report))
@@ -406,6 +407,7 @@ def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thre
             loss_bound=loss_bound,
             loss_bound_source=loss_bound_source,
         )
+        report["score_choice"] = choice
         texts = (ood_report_markdown(report), ood_summary_line(report))
         figure = ood_select_figure(fit, table.loss, table.is_ood, report, label)
     return report, texts, figure
