@@ -390,14 +390,19 @@ def test_cli_offers_the_registered_scores_that_learn_from_the_loss(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["select", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
+    offered = ["auto", *choices, "mcp", "margin", "entropy", "doctor", "max_logit", "energy"]
     assert (
-        f"--score {{{','.join(choices)}}}" in help_text
+        f"--score {{{','.join(offered)}}}" in help_text
         and "not TCP: it learns from the classifier's class posteriors" in help_text
     )
     args = build_parser().parse_args(
         ["select", "--data", "d.csv", "--target", "coverage=0.5", "--out", "o"]
     )
-    assert args.C == "0,1,10,100,1000" and args.score == "sele"  # SCORE_C_GRID
+    assert args.C == "0,1,10,100,1000" and args.score == "auto"  # SCORE_C_GRID
+    validate = build_parser().parse_args(
+        ["validate", "--data", "d.csv", "--target", "risk=5", "--confidence", "0.9", "--out", "v"]
+    )
+    assert validate.score == "sele"  # validate fits one learned score
 
 
 def test_small_table_parser_defaults_and_missing_model(tmp_path):
@@ -518,6 +523,8 @@ def network_selected(network, tmp_path_factory):
                     "coverage=0.8",
                     "--seed",
                     "3",
+                    "--score",
+                    "sele",
                     "--out",
                     str(out[kind]),
                     "--force",

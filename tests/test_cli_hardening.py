@@ -448,7 +448,7 @@ def test_a_bug_is_a_traceback_not_bad_input(paths, tmp_path, monkeypatch):
 
     import rejectopt.cli._select as select_module
 
-    monkeypatch.setattr(select_module, "fit_selective", broken)
+    monkeypatch.setattr(select_module, "learn_score", broken)
     with pytest.raises(ValueError, match="a bug in the library"):
         cli.main([str(a) for a in select_argv(paths["given"], tmp_path / "sel")])
     assert not (tmp_path / "sel").exists()

@@ -167,7 +167,12 @@ def test_prefit_decides_exactly_as_select_and_apply(readme_example):
     ex = readme_example
     X, y, val, new = ex["X"], ex["y"], ex["val"], ex["new"]
     model = SelectiveClassifier(
-        ex["clf"], prefit=True, target="coverage", value=0.8, random_state=0
+        ex["clf"],
+        uncertainty_score="sele",
+        prefit=True,
+        target="coverage",
+        value=0.8,
+        random_state=0,
     )
     model.fit(X[val], y[val])
     assert model.estimator_ is ex["clf"]
@@ -236,6 +241,7 @@ def test_sequential_ties_reproduce_apply_draws(readme_example, tmp_path):
     )
     model = SelectiveClassifier(
         ex["clf"],
+        uncertainty_score="sele",
         prefit=True,
         target="risk",
         value=8,
@@ -614,7 +620,9 @@ def test_hash_ties_are_batch_and_order_invariant():
     X = rng.normal(size=(400, 2))
     y = (X[:, 0] > 0).astype(int)
     X[:, 0] += np.where(y == 1, 3.0, -3.0)
-    model = SelectiveClassifier(LogisticRegression(), C_grid=(1.0,), value=0.75).fit(X, y)
+    model = SelectiveClassifier(
+        LogisticRegression(), uncertainty_score="sele", C_grid=(1.0,), value=0.75
+    ).fit(X, y)
     assert model.selection_.accept_prob == pytest.approx(0.75)
     X_new = rng.normal(size=(4000, 2))
     accept = model.accept(X_new)
@@ -629,7 +637,9 @@ def test_hash_ties_are_batch_and_order_invariant():
 
 def test_report_on_held_out_rows(digits):
     X_trn, y_trn, _, _ = digits
-    model = SelectiveClassifier(LinearSVC(), C_grid=(1.0,), value=0.8, cv=None).fit(X_trn, y_trn)
+    model = SelectiveClassifier(
+        LinearSVC(), uncertainty_score="sele", C_grid=(1.0,), value=0.8, cv=None
+    ).fit(X_trn, y_trn)
     sizes = {name: rows.size for name, rows in model.split_.items()}
     assert sum(sizes.values()) == len(y_trn) and sizes["classifier"] == round(0.5 * len(y_trn))
     all_rows = np.concatenate(list(model.split_.values()))
@@ -681,10 +691,10 @@ def test_report_on_held_out_rows(digits):
         ),
         ({"uncertainty_score": "sel"}, "uncertainty_score: .*'sele'"),
         (
-            {"uncertainty_score": "mcp"},
-            "uncertainty_score='mcp' is computed from a classifier's outputs",
+            {"uncertainty_score": "face_score"},
+            "uncertainty_score='face_score' is computed from outputs a classifier of this",
         ),
-        ({"uncertainty_score": 3}, "uncertainty_score must be the name of a learned score"),
+        ({"uncertainty_score": 3}, "uncertainty_score must be 'auto', the name of a learned score"),
         ({"tie_breaking": "random"}, "tie_breaking must be one of 'hash', 'sequential'"),
         ({"loss": "hinge"}, "loss must be one of 'zero_one', 'mae'"),
         ({"calibration_fraction": 1.0}, r"calibration_fraction must lie in \(0, 1\)"),
@@ -848,7 +858,11 @@ def test_all_correct_rows_and_tied_coverage_warn_as_select_reports():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = SelectiveClassifier(
-            LogisticRegression(max_iter=2000), C_grid=(1.0,), value=0.6, cv=None
+            LogisticRegression(max_iter=2000),
+            uncertainty_score="sele",
+            C_grid=(1.0,),
+            value=0.6,
+            cv=None,
         ).fit(X, y)
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     assert messages[0].startswith(
@@ -923,21 +937,26 @@ def test_sample_weight_reaches_the_classifier_only_with_routing_off_and_on():
     X, y = load_breast_cancer(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     w = np.random.default_rng(0).uniform(0.1, 5.0, len(y))
-    model = SelectiveClassifier(LogisticRegression(), C_grid=(1.0,), cv=None).fit(
-        X, y, sample_weight=w
-    )
+    model = SelectiveClassifier(
+        LogisticRegression(), uncertainty_score="sele", C_grid=(1.0,), cv=None
+    ).fit(X, y, sample_weight=w)
     rows = model.split_["classifier"]
     weighted = LogisticRegression().fit(X[rows], y[rows], sample_weight=w[rows])
     np.testing.assert_array_equal(model.estimator_.coef_, weighted.coef_)
     assert not np.allclose(weighted.coef_, LogisticRegression().fit(X[rows], y[rows]).coef_)
     # the score and the selection function: those of the same classifier, frozen, on the other rows, unweighted
     rest = np.setdiff1d(np.arange(len(y)), rows)
-    frozen = SelectiveClassifier(FrozenEstimator(weighted), C_grid=(1.0,)).fit(X[rest], y[rest])
+    frozen = SelectiveClassifier(
+        FrozenEstimator(weighted), uncertainty_score="sele", C_grid=(1.0,)
+    ).fit(X[rest], y[rest])
     assert frozen.selection_ == model.selection_
     np.testing.assert_array_equal(frozen.uncertainty_score_.coef_, model.uncertainty_score_.coef_)
     with sklearn.config_context(enable_metadata_routing=True):
         routed = SelectiveClassifier(
-            LogisticRegression().set_fit_request(sample_weight=True), C_grid=(1.0,), cv=None
+            LogisticRegression().set_fit_request(sample_weight=True),
+            uncertainty_score="sele",
+            C_grid=(1.0,),
+            cv=None,
         )
         np.testing.assert_array_equal(
             routed.fit(X, y, sample_weight=w).estimator_.coef_, weighted.coef_
@@ -945,7 +964,9 @@ def test_sample_weight_reaches_the_classifier_only_with_routing_off_and_on():
         with pytest.raises(
             UnsetMetadataPassedError, match=r"\[sample_weight\] are passed but are not explicitly"
         ):
-            SelectiveClassifier(LogisticRegression(), C_grid=(1.0,)).fit(X, y, sample_weight=w)
+            SelectiveClassifier(LogisticRegression(), uncertainty_score="sele", C_grid=(1.0,)).fit(
+                X, y, sample_weight=w
+            )
         # scoring weights are the estimator's own request (score consumes sample_weight)
         routing = (
             SelectiveClassifier(LogisticRegression())
@@ -1057,7 +1078,12 @@ def test_a_risk_target_below_one_percent_and_a_missed_target_warn():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = SelectiveClassifier(
-            classifier, target="risk", value=0.02, C_grid=(1.0,), random_state=3
+            classifier,
+            uncertainty_score="sele",
+            target="risk",
+            value=0.02,
+            C_grid=(1.0,),
+            random_state=3,
         ).fit(X, y)
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     assert messages[0] == (
@@ -1089,7 +1115,12 @@ def test_a_risk_target_below_one_percent_and_a_missed_target_warn():
         # keep the risk <= 2 %), above the 132 lowest report rows, 1 error: 0.76 %, met, no warning
         warnings.simplefilter("error")
         met = SelectiveClassifier(
-            classifier, target="risk", value=2, C_grid=(1.0,), random_state=3
+            classifier,
+            uncertainty_score="sele",
+            target="risk",
+            value=2,
+            C_grid=(1.0,),
+            random_state=3,
         ).fit(X, y)
     assert met.report_["selective_risk"] == pytest.approx(100 / 132)
 

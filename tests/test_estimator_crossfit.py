@@ -166,7 +166,9 @@ def test_every_row_is_predicted_by_a_model_that_did_not_see_it(small_digits):
     on all rows, and the score and the selection learn from the out-of-fold predictions."""
     X, y = small_digits
     clf = LogisticRegression(max_iter=500)
-    model = SelectiveClassifier(clf, value=0.8, cv=5, C_grid=(1.0,), random_state=3).fit(X, y)
+    model = SelectiveClassifier(
+        clf, uncertainty_score="sele", value=0.8, cv=5, C_grid=(1.0,), random_state=3
+    ).fit(X, y)
     folds = model.cv_folds_
     assert len(folds) == 5
     assert all(np.intersect1d(train, test).size == 0 for train, test in folds)

@@ -358,6 +358,8 @@ def test_torch_network_outputs_through_library_and_cli(tmp_path):
                 str(tmp_path / "net.npz"),
                 "--target",
                 "coverage=0.8",
+                "--score",
+                "sele",
                 "--out",
                 str(sel),
                 "-q",

@@ -19,6 +19,7 @@ import numpy as np
 
 __all__ = [
     "labels_never_predicted",
+    "loses_to_confidence",
     "missed_bounds",
     "missed_coverage",
     "missed_risk",
@@ -307,4 +308,37 @@ def tied_C(aurcs: Any, C_grid: Any, C: float, grid: str, unit: str) -> str | Non
         f"all {len(values)} values of {grid} ({','.join(f'{float(c):g}' for c in C_grid)}) tie at "
         f"validation AuRC {values[0]:.4g} {unit}: C = {C:g} was chosen by the tie-break (the largest, most "
         "regularised); the validation rows cannot tell them apart"
+    )
+
+
+def loses_to_confidence(
+    score: str, aurcs: dict, n_rows: int, named: Callable[[str], str], unit: str
+) -> str | None:
+    """A learned score forced whose validation AuRC is worse than the classifier's own confidence's.
+
+    Parameters
+    ----------
+    score : str
+        The score forced (a key of ``aurcs``).
+    aurcs : dict of str -> float
+        Validation AuRC by score; ``"mcp"`` is the classifier's confidence (out of fold, or the
+        network's MSP). Without it there is nothing to compare with.
+    n_rows : int
+        The validation rows.
+    named : callable
+        How the reader names a score: ``uncertainty_score='sele'`` or ``--score sele``.
+    unit : str
+        The risk's unit.
+
+    Returns
+    -------
+    str or None
+    """
+    if "mcp" not in aurcs or score == "mcp" or not aurcs[score] > aurcs["mcp"]:
+        return None
+    return (
+        f"{named(score)}: its AuRC on the {n_rows} validation rows, {aurcs[score]:.4g} {unit}, is "
+        f"worse than that of the classifier's own confidence (MCP, 1 - the largest class "
+        f"probability), {aurcs['mcp']:.4g} {unit}: the learned score ranks the "
+        f"errors worse than the classifier does; {named('auto')} (the default) weighs both"
     )

@@ -37,6 +37,7 @@ from sklearn.utils.validation import (
 
 from ._diagnostics import (
     labels_never_predicted,
+    loses_to_confidence,
     missed_coverage,
     missed_risk,
     nothing_to_learn,
@@ -51,10 +52,11 @@ from ._features import (
 )
 from ._params import NONE, HasMethods, InstanceOf, Interval, Options, format_level, validate_params
 from .exceptions import InfeasibleTargetError
-from .fitting import fit_selective, split_rows
+from .fitting import choose_score, fit_selection, learn_score, split_rows
 from .metrics import per_example_loss
 from .model import decide
-from .scores import TCP, get_score, score_names
+from .scores import SCORES, TCP, get_score, score_names
+from .scores._confidence import AUTO, ConfidenceScore, baseline_names
 from .scores._tuning import SCORE_C_GRID
 from .selective import TIE_BREAKING, operating_point
 from .stats import wilson_interval
@@ -148,30 +150,47 @@ def _estimator_has(method):
 class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Classifier with a reject option: the paper's optimal strategy on top of any classifier.
 
-    An uncertainty score (SELE, REG or TCP: one linear score per predicted class, eq. 37 of [1])
-    is learned from the losses of the classifier's predictions, and the randomized Bayes
+    An uncertainty score (SELE, REG or TCP: one linear score per predicted class, eq. 37 of [1];
+    or the classifier's own confidence, such as MCP, when no learned score ranks its errors
+    better) is learned from the losses of the classifier's predictions, and the randomized Bayes
     selection function (eq. 25) is fitted for a target coverage (Problem 5), selective risk
     (Problem 3) or reject cost (Problem 1, Chow's rule). Fitting and deciding are the code of
     ``python -m rejectopt select`` and ``apply`` (:func:`rejectopt.fitting.fit_selective`,
-    :func:`rejectopt.model.decide`): with ``prefit=True`` and the same seed, target and C grid,
-    the decisions are theirs.
+    :func:`rejectopt.model.decide`): with ``prefit=True`` and the same score, seed, target and C
+    grid, the decisions are theirs.
 
     Parameters
     ----------
     estimator : object
         Classifier with ``predict`` (and ``fit`` unless ``prefit=True``); ``predict_proba``
-        is needed only for ``uncertainty_score="tcp"``. It sees ``X`` as passed to :meth:`fit` and
+        is needed for ``uncertainty_score="tcp"`` and the baselines, and lets ``"auto"`` try
+        them. It sees ``X`` as passed to :meth:`fit` and
         :meth:`predict` (e.g. a DataFrame); the uncertainty score sees ``X`` as a float array.
-    uncertainty_score : str or estimator, default="sele"
-        Uncertainty score learner: the name of a learned score of the registry
-        (:func:`rejectopt.scores.get_score`: ``"sele"``, the paper's SELE, eq. 30;
-        ``"reg"``, loss regression; ``"tcp"``, true-class-probability regression, which
-        needs ``predict_proba``; or a registered plugin), or an unfitted instance such as
-        ``SELE(chunk_size=200)`` to set its options. Its ``n_classes`` and ``random_state``
-        are set from this estimator (and ``n_jobs`` unless ``n_jobs=None``). Not called
-        ``score``, which would hide the :meth:`score` method (scikit-learn stores
+    uncertainty_score : str or estimator, default="auto"
+        ``"auto"``: every candidate below is learned on the fit rows and scored by its AuRC on
+        the validation rows (eq. 27), the rows that choose C; the classifier's own confidence
+        (MCP; without ``predict_proba``, SELE) is kept unless a candidate has the lesser AuRC
+        there and in 95 % of bootstrap resamples of those rows
+        (:func:`rejectopt.fitting.choose_score`): on a few hundred rows a learned score beats
+        it by chance as often as not. The choice is
+        :attr:`chosen_score_`, the candidates' AuRCs :attr:`candidate_aurc_`. The calibration
+        rows play no part in it, so a certified target's guarantee holds as for a fixed score.
+        Candidates: the baselines of the class probabilities when the classifier has
+        ``predict_proba`` (``"mcp"``, 1 - the largest probability; ``"margin"``, minus the gap
+        between the two largest; ``"entropy"``; ``"doctor"``, 1 - the sum of squares), then the
+        learned scores of the registry that work on any features (:func:`rejectopt.scores.get_score`:
+        ``"reg"``, loss regression; ``"tcp"``, true-class-probability regression, which needs
+        ``predict_proba``; ``"sele"``, the paper's SELE, eq. 30; or a registered plugin).
+        Any of these names forces that score; an unfitted instance such as
+        ``SELE(chunk_size=200)`` forces it with its options (its ``n_classes`` and
+        ``random_state`` are set from this estimator, and ``n_jobs`` unless ``n_jobs=None``).
+        A forced learned score whose validation AuRC is worse than MCP's warns (UserWarning).
+        Not called ``score``, which would hide the :meth:`score` method (scikit-learn stores
         parameters as attributes); not an instance by default, because scikit-learn
         requires immutable defaults.
+
+        .. versionchanged:: 0.8.0
+           The default is ``"auto"`` (was ``"sele"``), and the baselines are accepted.
     target : {"coverage", "risk", "reject-cost"}, default="coverage"
         ``"coverage"``: accept a fraction ``value`` in (0, 1] of inputs (bounded abstention);
         ``"risk"``: the largest coverage whose selective risk is <= ``value`` in loss units
@@ -257,8 +276,14 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     ----------
     estimator_ : object
         The fitted classifier (``estimator`` itself when ``prefit=True``).
-    uncertainty_score_ : SELE, REG or TCP
-        The fitted uncertainty score.
+    uncertainty_score_ : SELE, REG, TCP or ConfidenceScore
+        The fitted uncertainty score; a baseline's reads the classifier's ``predict_proba``.
+    chosen_score_ : str
+        The name of the score fitted: ``"auto"``'s choice, or the one forced (an instance's
+        class name).
+    candidate_aurc_ : dict
+        ``name -> validation AuRC`` of each candidate (``"auto"``), or of the forced score and
+        MCP, its yardstick, when the classifier has ``predict_proba``.
     selection_ : rejectopt.selective.SelectionFunction
         Threshold and acceptance probability at the threshold (eq. 25). A certified risk or
         coverage target's (:class:`~rejectopt.targets.CertifiedSelection`) carries its audit
@@ -272,9 +297,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
         .. versionadded:: 0.8.0
     C_ : float
-        Regularisation constant of the score.
+        Regularisation constant of the score; NaN for a baseline (nothing is learned).
     validation_aurc_ : dict
-        ``C -> validation AuRC``.
+        ``C -> validation AuRC``; empty for a baseline.
     report_ : dict
         The selection function on the ``n_rows`` held-out report rows:
 
@@ -317,8 +342,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     classifier  ``classifier_fraction``     fitting a clone of ``estimator`` (not with
                                             ``prefit=True``: then all rows go on)
     fit         rest of the train part      fitting the uncertainty score for each C
-    validation  ``validation_fraction`` of  choosing C by the AuRC (eq. 27), then the score
-                the train part              is refitted on fit + validation rows
+    validation  ``validation_fraction`` of  choosing C, and the score (``"auto"``), by the AuRC
+                the train part              (eq. 27); the score is refitted on fit + validation
     calibration ``calibration_fraction``    fitting the selection function for the target
     report      ``report_fraction``         held out: :attr:`report_`
     =========== =========================== ===============================================
@@ -390,7 +415,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self,
         estimator,
         *,
-        uncertainty_score="sele",
+        uncertainty_score=AUTO,
         target="coverage",
         value=0.8,
         reject_label=None,
@@ -486,26 +511,35 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         )
 
     def _score_spec(self):
-        """``(registry entry or None, instance or None)`` of ``uncertainty_score``, validated."""
+        """``(registry entry or None, instance or None, choice)`` of ``uncertainty_score``, validated.
+
+        ``choice`` is ``"auto"``, the name of a baseline of the classifier's probabilities, or None
+        (a learned score is forced: the registry entry's or the instance).
+        """
         spec = self.uncertainty_score
         if isinstance(spec, str):
+            if spec == AUTO or spec in baseline_names("proba"):
+                return None, None, spec
             try:
                 info = get_score(spec)
             except ValueError as err:
                 raise ValueError(f"uncertainty_score: {err}") from None
             if info.baseline:
                 raise ValueError(
-                    f"uncertainty_score={spec!r} is computed from a classifier's outputs, it is not "
-                    f"learned; choose a learned score: {', '.join(score_names(learned=True))}"
+                    f"uncertainty_score={spec!r} is computed from outputs a classifier of this "
+                    f"estimator does not give; choose {AUTO!r}, a learned score "
+                    f"({', '.join(score_names(learned=True))}) or a baseline of the class "
+                    f"probabilities ({', '.join(baseline_names('proba'))})"
                 )
-            return info, None
+            return info, None, None
         if not (hasattr(spec, "fit") and hasattr(spec, "predict") and hasattr(spec, "get_params")):
             raise ValueError(
-                f"uncertainty_score must be the name of a learned score "
-                f"({', '.join(score_names(learned=True))}) or an unfitted score estimator such as SELE(); "
-                f"got {spec!r}"
+                f"uncertainty_score must be {AUTO!r}, the name of a learned score "
+                f"({', '.join(score_names(learned=True))}) or of a baseline of the class "
+                f"probabilities ({', '.join(baseline_names('proba'))}), or an unfitted score "
+                f"estimator such as SELE(); got {spec!r}"
             )
-        return None, spec
+        return None, spec, None
 
     def _n_jobs(self):
         return None if self.n_jobs is None else int(self.n_jobs)
@@ -639,22 +673,37 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return np.where(known, position, n_classes).astype(np.intp)
 
     @staticmethod
-    def _true_class_probability(model, X, y):
+    def _posterior(model, X, y, needs):
+        """``(true-class probability or None, class probabilities)`` of ``model`` on rows ``X``.
+
+        ``needs`` names the score that cannot do without them (``"tcp"``, a forced baseline),
+        else None: then a classifier without ``predict_proba`` gives None (``"auto"`` leaves the
+        baselines out), and one without ``classes_`` gives no true-class probability (no TCP).
+        """
         if not hasattr(model, "predict_proba"):
-            raise ValueError("uncertainty_score='tcp' needs an estimator with predict_proba")
-        if not hasattr(model, "classes_"):
-            raise ValueError(
-                f"uncertainty_score='tcp' needs the estimator's classes_ (the class of each "
-                f"predict_proba column); {type(model).__name__} has predict_proba but no "
-                "classes_: set it on the classifier, or choose uncertainty_score='sele'"
-            )
+            if needs is None:
+                return None
+            raise ValueError(f"uncertainty_score={needs!r} needs an estimator with predict_proba")
         proba = np.asarray(model.predict_proba(X), dtype=np.float64)
+        if proba.ndim != 2 or proba.shape[0] != len(y):
+            raise ValueError(
+                f"estimator.predict_proba returned shape {proba.shape} for {len(y)} rows"
+            )
+        if not hasattr(model, "classes_"):
+            if needs == "tcp":
+                raise ValueError(
+                    f"uncertainty_score='tcp' needs the estimator's classes_ (the class of each "
+                    f"predict_proba column); {type(model).__name__} has predict_proba but no "
+                    "classes_: set it on the classifier, or choose uncertainty_score='sele'"
+                )
+            return None, proba
         classes = np.asarray(model.classes_)
         lookup = {label: k for k, label in enumerate(classes.tolist())}
         column = np.array(
             [lookup.get(label, -1) for label in np.asarray(y).tolist()], dtype=np.intp
         )
-        return np.where(column >= 0, proba[np.arange(len(column)), np.maximum(column, 0)], 0.0)
+        true_class = proba[np.arange(len(column)), np.maximum(column, 0)]
+        return np.where(column >= 0, true_class, 0.0), proba
 
     def fit(self, X, y, **fit_params):
         """Fit the classifier (unless prefitted), the uncertainty score and the selection function.
@@ -701,14 +750,21 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         split, rest, parts = self._split(
             X.shape[0], seed, cv, certified=target.confidence is not None
         )
-        posterior = _learns_from_posterior(*spec)
+        info, instance, choice = spec
+        # the posterior is read whenever the classifier gives one: "auto" compares the baselines
+        # with the learned scores, and a forced learned score is compared with MCP (a warning)
+        posterior = (
+            "tcp"
+            if _learns_from_posterior(info, instance)
+            else (choice if choice not in (None, AUTO) else None)
+        )
         if cv is None:
             for name in ("cv_folds_", "cv_predictions_"):  # of an earlier fit with cross-fitting
                 self.__dict__.pop(name, None)
             self.estimator_ = self._fit_estimator(X_raw, X, y, split["classifier"], routed)
-            y_pred, fit_target = self._predictions(self.estimator_, X_raw, X, y, rest, posterior)
+            y_pred, outputs = self._predictions(self.estimator_, X_raw, X, y, rest, posterior)
         else:
-            self.estimator_, y_pred, fit_target = self._cross_fit(
+            self.estimator_, y_pred, outputs = self._cross_fit(
                 X_raw, X, y, split["classifier"], cv, seed, routed, posterior
             )
         classes, loss = self._losses_of_rest(
@@ -720,8 +776,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             else "of the rows (out of fold: each by a classifier that did not see it)",
         )
         self._check_loss_bound(target, loss)
-        fitted = self._fit_score_and_selection(
-            X, rest, parts, classes, loss, target, spec, seed, fit_target
+        fitted, inputs = self._fit_score_and_selection(
+            X, rest, parts, classes, loss, target, spec, seed, outputs
         )
         self.uncertainty_score_, self.C_, self.validation_aurc_, self.selection_ = (
             fitted.score,
@@ -732,7 +788,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.split_, self.random_seed_ = split, seed
         report = parts["report"]
         self._report(
-            X[rest][report], classes[report], loss[report], fitted.uncertainty[report], target
+            inputs[report], classes[report], loss[report], fitted.uncertainty[report], target
         )
         return self
 
@@ -812,20 +868,15 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return self.estimator
 
     def _predictions(self, model, X_raw, X, y, rows, posterior):
-        """``model``'s predictions on ``rows`` and, for a score learning from the posterior, its true-class
-        probabilities there (else None)."""
+        """``model``'s predictions on ``rows`` and its posterior there (:meth:`_posterior`, which
+        ``posterior`` names the score needing it for, or None)."""
         y_pred = np.asarray(model.predict(_take_rows(X_raw, X, rows)))
         if y_pred.shape != (rows.size,):
             raise ValueError(
                 f"estimator.predict returned shape {y_pred.shape}, expected {(rows.size,)}"
             )
         _refuse_continuous(model, y_pred)
-        fit_target = (
-            self._true_class_probability(model, _take_rows(X_raw, X, rows), y[rows])
-            if posterior
-            else None
-        )
-        return y_pred, fit_target
+        return y_pred, self._posterior(model, _take_rows(X_raw, X, rows), y[rows], posterior)
 
     def _cross_fit(self, X_raw, X, y, rows, cv, seed, routed, posterior):
         """The classifier refitted on ``rows``, and the predictions the score and the selection read.
@@ -876,9 +927,8 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             where.append(others), predicted.append(y_pred), targets.append(fit_target)
         order = np.argsort(np.concatenate(where), kind="stable")
         y_pred = np.concatenate(predicted)[order]
-        fit_target = np.concatenate(targets)[order] if posterior else None
         self.cv_folds_, self.cv_predictions_ = folds, y_pred
-        return final, y_pred, fit_target
+        return final, y_pred, _stacked_posteriors(targets, order)
 
     def _fit_fold(self, X_raw, X, y, fold, routed):
         """A clone fitted on one fold's training rows; its failure names the fold and its classes.
@@ -915,29 +965,55 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self._warn(nothing_to_learn(loss, where), labels_never_predicted(y_rest, y_pred))
         return self._class_index(y_pred), loss
 
-    def _fit_score_and_selection(
-        self, X, rest, parts, classes, loss, target, spec, seed, fit_target
-    ):
-        """:func:`rejectopt.fitting.fit_selective` on the rows after the classifier's part."""
-        info, instance = spec
-        score = (
-            info.name
-            if info is not None
-            else self._score_template(instance, len(self.classes_), seed)
-        )
-        try:
-            return fit_selective(
-                X[rest],
+    def _fit_score_and_selection(self, X, rest, parts, classes, loss, target, spec, seed, outputs):
+        """The candidate scores learned on the rows after the classifier's part, the chosen one's selection.
+
+        Every candidate is learned by :func:`rejectopt.fitting.learn_score` on the fit and
+        validation rows alone, and ``"auto"`` keeps the one of least validation AuRC. The
+        calibration rows, where the selection function (and a certified target's bound) is
+        fitted, play no part in the choice: given the choice, they are as independent of the
+        score as with a fixed score, so the guarantee of a certified target holds unchanged.
+        Returns the fit and the chosen score's inputs on those rows (features, or probabilities).
+        """
+        true_class, proba = outputs if outputs is not None else (None, None)
+        candidates = self._candidates(spec, proba is not None, true_class is not None, seed)
+        learned, inputs = {}, {}
+        for name, score in candidates.items():
+            baseline = isinstance(score, ConfidenceScore)
+            inputs[name] = proba if baseline else X[rest]
+            learned[name] = learn_score(
+                inputs[name],
                 classes,
                 loss,
-                target,
                 parts,
                 score=score,
                 n_classes=len(self.classes_),
                 C_grid=self._C_grid(),
                 seed=seed,
                 n_jobs=self._n_jobs(),
-                fit_target=fit_target,
+                fit_target=true_class if _needs_posterior(name, score) else None,
+            )
+        if spec[2] == AUTO:
+            # the first candidate (MCP, else SELE) is kept unless beaten beyond noise
+            chosen, aurcs = choose_score(learned, loss, parts["validation"], seed=seed)
+        else:  # forced: the first candidate; MCP, when there, only to compare with
+            chosen, aurcs = next(iter(learned)), {k: float(v.aurc) for k, v in learned.items()}
+            self._warn(
+                loses_to_confidence(
+                    chosen,
+                    aurcs,
+                    parts["validation"].size,
+                    lambda name: f"uncertainty_score={name!r}",
+                    _RISK_UNITS[self.loss],
+                )
+            )
+        self.chosen_score_, self.candidate_aurc_ = chosen, aurcs
+        try:
+            fitted = fit_selection(
+                learned[chosen],
+                loss,
+                target,
+                parts,
                 loss_bound=self._loss_bound(target.kind, loss),
             )
         except InfeasibleTargetError as err:
@@ -954,6 +1030,42 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 if hasattr(err, name):
                     setattr(error, name, getattr(err, name))
             raise error from None
+        return fitted, inputs[chosen]
+
+    def _candidates(self, spec, has_proba, has_true_class, seed):
+        """``name -> unfitted score`` to learn: the one forced (then MCP to compare), or ``"auto"``'s.
+
+        ``"auto"`` tries the baselines of the class probabilities first (the incumbent MCP, then
+        the others), then the registry's learned scores that work on any features, SELE (the
+        paper's, the incumbent without probabilities) first; TCP only with the true class's
+        probability.
+        """
+        info, instance, choice = spec
+        n_classes = len(self.classes_)
+        if choice == AUTO:
+            names = baseline_names("proba") if has_proba else []
+            learned = [
+                n
+                for n in score_names(learned=True, general=True)
+                if has_true_class or not get_score(n).needs_posteriors
+            ]
+            names += sorted(learned, key=lambda n: n != "sele")
+        elif choice is not None:
+            return {choice: ConfidenceScore(choice, "proba")}
+        else:
+            name = info.name if info is not None else type(instance).__name__
+            names = [name] + (["mcp"] if has_proba and name != "mcp" else [])
+        out = {}
+        for name in names:
+            if name in baseline_names("proba") and has_proba:
+                out[name] = ConfidenceScore(name, "proba")
+            elif info is None and instance is not None and name == type(instance).__name__:
+                out[name] = self._score_template(instance, n_classes, seed)
+            else:
+                out[name] = get_score(name).make(
+                    0.0, n_classes=n_classes, random_state=seed, n_jobs=self._n_jobs()
+                )
+        return out
 
     def _report(self, X, classes, loss, uncertainty, target):
         """:attr:`report_` on the held-out report rows, and the warnings on what they show."""
@@ -1129,13 +1241,31 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         decisions = decide(
             self.uncertainty_score_,
             self.selection_,
-            X,
+            self._score_inputs(X_raw, X, extreme),
             classes,
             unseen=classes == len(self.classes_),
             seed=self.random_seed_,
             tie_breaking=self.tie_breaking,
         )
         return y_pred, decisions
+
+    def _score_inputs(self, X_raw, X, extreme):
+        """What the score reads of ``X``: the features, or for a baseline the classifier's probabilities.
+
+        A row out of range gets infinite probabilities, so that :func:`rejectopt.model.decide`
+        rejects it as out of range, as it does the features; the classifier never sees it.
+        """
+        if not isinstance(self.uncertainty_score_, ConfidenceScore):
+            return X
+        safe = np.flatnonzero(~extreme)
+        if not safe.size:
+            return np.full((X.shape[0], 1), np.inf)
+        values = np.asarray(
+            self.estimator_.predict_proba(_take_rows(X_raw, X, safe)), dtype=np.float64
+        )
+        proba = np.full((X.shape[0], values.shape[1]), np.inf)
+        proba[safe] = values
+        return proba
 
     def _column(self, j):
         names = getattr(self, "feature_names_in_", None)
@@ -1377,6 +1507,28 @@ def _same_label(label, reject_label):
         return bool(label == reject_label)
     except (TypeError, ValueError):
         return False
+
+
+def _needs_posterior(name, score):
+    """Whether candidate ``name`` learns from the true class's probability (TCP, a plugin so registered)."""
+    if name in SCORES and not isinstance(score, ConfidenceScore):
+        return get_score(name).needs_posteriors
+    return isinstance(score, TCP)
+
+
+def _stacked_posteriors(parts, order):
+    """The posteriors of the folds' rows, in row order; None when a part has none.
+
+    A fold's classifier that never saw a class has one column fewer: the columns are padded with
+    zeros, which changes none of the baselines (a probability of 0 is never the largest, nor
+    second, and adds nothing to the entropy or DOCTOR's sum).
+    """
+    if any(part is None for part in parts):
+        return None
+    true_class = None if any(t is None for t, _ in parts) else np.concatenate([t for t, _ in parts])
+    width = max(p.shape[1] for _, p in parts)
+    proba = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for _, p in parts])
+    return (None if true_class is None else true_class[order]), proba[order]
 
 
 def _learns_from_posterior(info, template):

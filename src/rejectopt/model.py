@@ -29,6 +29,7 @@ from ._features import (
 )
 from ._params import format_level
 from .scores._base import PerClassLinearScore
+from .scores._confidence import ConfidenceScore
 from .scores._registry import call_score
 from .selective import SelectionFunction, check_tie_breaking
 from .targets import OODTarget, parse_target
@@ -296,6 +297,32 @@ def model_dict(
     }
 
 
+def _score_of(model: Any) -> Any:
+    """The fitted score of ``model["score"]``: a learned linear score, or a baseline of the logits.
+
+    A baseline (``"kind": "baseline"``, written by ``select --score mcp``, or ``auto`` choosing
+    it) reads the network's logits, one feature column per logit: ``n_logits`` must be its
+    width. Files without one read as before.
+    """
+    entry = model["score"]
+    if isinstance(entry, dict) and entry.get("kind") == "baseline":
+        score = ConfidenceScore.from_dict(entry, name="score")
+        if score.inputs != "logits":
+            raise ValueError(
+                f"score.inputs must be 'logits' (a model file's features are a network's logits "
+                f"for a baseline), got {score.inputs!r}"
+            )
+        if model.get("n_logits") != score.n_features_in_:
+            raise ValueError(
+                f"score is a baseline of {score.n_features_in_} logits but n_logits is "
+                f"{reprlib.repr(model.get('n_logits'))}: a baseline reads a network's logits"
+            )
+        return score
+    score = PerClassLinearScore.from_dict(entry, name="score")
+    _check_class_seen(score)
+    return score
+
+
 def _check_class_seen(score: PerClassLinearScore) -> None:
     """``class_seen`` false means the training rows never predicted that class: its weights are 0 and its
     intercept the unseen-class score (the largest training uncertainty); a file saying otherwise is refused."""
@@ -515,8 +542,7 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     ValueError: unsupported format_version 4: ... 1, 2 and 3 (a newer rejectopt wrote it? upgrade rejectopt)
     """
     version = _check_format(model)
-    score = PerClassLinearScore.from_dict(model["score"], name="score")
-    _check_class_seen(score)
+    score = _score_of(model)
     certificate = model.get("certificate")
     selection = (
         SelectionFunction.from_dict(model["selection"], name="selection")

@@ -48,7 +48,8 @@ def load_model(path):
         model, score, selection = read_model(path)
     except ValueError as err:
         raise InputError(one_line(err)) from None
-    largest = float(np.abs(score.coef_).max()) if score.coef_.size else 0.0
+    coef = getattr(score, "coef_", np.zeros((0, 0)))  # a baseline has no weights
+    largest = float(np.abs(coef).max()) if coef.size else 0.0
     if largest > COEF_WARN:
         c, j = np.unravel_index(int(np.abs(score.coef_).argmax()), score.coef_.shape)
         log.warning(

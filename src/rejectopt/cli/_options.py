@@ -17,6 +17,7 @@ from .._checks import check_open_unit
 from .._params import format_level
 from ..metrics import FAILURE_METRICS, METRICS
 from ..scores import get_score
+from ..scores._confidence import AUTO, baseline_names
 from ..scores._sele import MEMORY_BUDGET_ENV, SELE, memory_budget
 from ..targets import OODTarget, Target, parse_target
 from ._errors import InputError, one_line
@@ -308,7 +309,10 @@ def check_memory_budget_env(score):
 
     Checked before the data are read; the other scores do not read it.
     """
-    if os.environ.get(MEMORY_BUDGET_ENV) is not None and issubclass(get_score(score).cls, SELE):
+    if score in baseline_names("logits"):
+        return
+    sele = score == AUTO or issubclass(get_score(score).cls, SELE)  # "auto" tries SELE
+    if os.environ.get(MEMORY_BUDGET_ENV) is not None and sele:
         try:
             memory_budget()
         except ValueError as err:
@@ -320,6 +324,10 @@ def reads_logits(score):
 
     A network's outputs then give it their logits, not their embeddings, as :func:`rejectopt.logits.fit_logits` does.
     """
+    if score in baseline_names("logits"):
+        return True
+    if score == AUTO:  # its learned candidates read the features; the logits are read apart
+        return False
     return bool(getattr(get_score(score).cls, "reads_logits", False))
 
 

@@ -7,11 +7,23 @@ import argparse
 from .. import __version__
 from ..pipeline.report._figures import FIGURE_FORMATS
 from ..scores import get_score, score_names
+from ..scores._confidence import AUTO, baseline_names, confidence_label
 from ..scores._tuning import SCORE_C_GRID
 
-__all__ = ["DEFAULT_OOD_COLUMN", "DEFAULT_SCORE", "build_parser", "cli_scores"]
+__all__ = [
+    "DEFAULT_OOD_COLUMN",
+    "DEFAULT_SCORE",
+    "SELECT_DEFAULT_SCORE",
+    "build_parser",
+    "cli_scores",
+    "select_scores",
+]
 
+#: The learned score ``validate`` fits by default, and ``"auto"``'s incumbent without logits.
 DEFAULT_SCORE = "sele"
+#: ``select --score``'s default: the candidate of least validation AuRC (the network's MSP, else
+#: SELE, kept unless beaten beyond the validation rows' noise).
+SELECT_DEFAULT_SCORE = AUTO
 #: Most cuts evenly spaced in coverage that ``thresholds.csv`` lists (the selected threshold's cut
 #: and the next one come on top): each cut's bound costs a beta quantile, so listing every distinct
 #: calibration score would make the table the slowest step of a large ``select``.
@@ -29,6 +41,11 @@ def cli_scores():
         and callable(getattr(get_score(n).cls, "from_dict", None))
     ]
     return sorted(names, key=lambda n: n != DEFAULT_SCORE)
+
+
+def select_scores():
+    """``select --score``'s choices: ``"auto"``, the learned scores, the baselines of a network's logits."""
+    return [AUTO, *cli_scores(), *baseline_names("logits")]
 
 
 def _non_negative_int(text):
@@ -78,14 +95,17 @@ def build_parser(prog="rejectopt"):
         "--force", action="store_true", help="replace existing output files (never an input file)"
     )
     learning = _learning_options()
-    _add_select_parser(sub, common, learning)
+    _add_select_parser(sub, common, _learning_options(choose=True))
     _add_apply_parser(sub, common)
     _add_validate_parser(sub, common, learning)
     return parser
 
 
-def _learning_options():
-    """Options ``select`` and ``validate`` share: the table of predictions, its loss, the score and the row split."""
+def _learning_options(choose=False):
+    """Options ``select`` and ``validate`` share: the table of predictions, its loss, the score and the row split.
+
+    ``choose``: ``select``'s ``--score``, which also offers ``"auto"`` and the baselines.
+    """
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument(
         "--data",
@@ -95,23 +115,36 @@ def _learning_options():
         "(n x d), or CSV with columns logit_0..logit_{K-1}, label and optionally emb_0..emb_{d-1} "
         "(prediction = largest logit; features = embeddings, else logits)",
     )
-    _add_score_options(p)
+    _add_score_options(p, choose)
     _add_split_options(p)
     _add_column_options(p)
     p.add_argument("--n-jobs", type=int, default=1, help="threads of SELE (default %(default)s)")
     return p
 
 
-def _add_score_options(p):
-    """``--score`` (the scores that learn from the loss) and ``--C`` (the regularisation grid)."""
+def _add_score_options(p, choose=False):
+    """``--score`` (the scores that learn from the loss; with ``choose``, ``"auto"`` and the
+    baselines too) and ``--C`` (the regularisation grid)."""
     choices = cli_scores()
     others = [n for n in score_names(learned=True) if get_score(n).needs_posteriors]
+    chooser = (
+        f"'{AUTO}' (default): of the candidates, the one of least AuRC on the validation rows "
+        "(the network's MSP, else SELE, is kept unless beaten in 95 %% of bootstrap resamples "
+        "of them); a learned score forced and worse there than MSP warns. Or a "
+        "learned score, "
+    )
+    baselines = (
+        "; or a baseline of a network's logits (read as they are, no learning): "
+        + ", ".join(f"{n} ({confidence_label(n)})" for n in baseline_names("logits"))
+    )
     p.add_argument(
         "--score",
-        choices=choices,
-        default=DEFAULT_SCORE,
-        help=f"learned uncertainty score, one that learns from the loss: "
-        f"{' or '.join(get_score(n).label for n in choices)} (default {get_score(DEFAULT_SCORE).label})"
+        choices=select_scores() if choose else choices,
+        default=SELECT_DEFAULT_SCORE if choose else DEFAULT_SCORE,
+        help=(chooser if choose else "learned uncertainty score, ")
+        + f"one that learns from the loss: "
+        f"{' or '.join(get_score(n).label for n in choices)}"
+        + (baselines if choose else f" (default {get_score(DEFAULT_SCORE).label})")
         + (
             f"; not {', '.join(get_score(n).label for n in others)}: "
             f"{'it learns' if len(others) == 1 else 'they learn'} from the classifier's class "
@@ -220,7 +253,8 @@ def _add_select_parser(sub, common, learning):
         parents=[common, learning],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         help="learn the score and selection function from labelled predictions",
-        description="Learn an uncertainty score (SELE or REG) from your classifier's predictions and losses, and "
+        description="Learn an uncertainty score (SELE or REG; on a network's outputs, or its own confidence) "
+        "from your classifier's predictions and losses, and "
         "fit the selection function for a target.\n\nRows are split (seeded): train (score; an internal "
         "validation share picks C by AuRC), calibration (selection function) and report (held out: "
         "achieved coverage and selective risk with 95% intervals).",

@@ -75,14 +75,17 @@ def _point_dict(point):
 
 
 def _fit_entries(fit, score_name, loss_name, C_grid, split, loss_bound, loss_bound_source):
-    """The entries of ``report.json`` on what was fitted, in the file's order (both kinds of target)."""
+    """The entries of ``report.json`` on what was fitted, in the file's order (both kinds of target).
+
+    ``C`` is null for a baseline, which learns nothing.
+    """
     return {
         "loss": loss_name,
         "loss_bound": float(loss_bound),
         "loss_bound_source": loss_bound_source,
         "risk_unit": risk_unit(loss_name),
         "score": score_name,
-        "C": fit.C,
+        "C": None if math.isnan(fit.C) else fit.C,
         "C_grid": [float(c) for c in C_grid],
         "validation_aurc": {str(k): v for k, v in fit.validation_aurc.items()},
         "selection": fit.selection.to_dict(),
@@ -400,6 +403,23 @@ def _certified_at(target):
     return f" certified at confidence {target['confidence']:g}" if "confidence" in target else ""
 
 
+def _score_text(report):
+    """``SELE with C = 10 (chosen by validation AuRC)``, or a baseline; and ``score_choice``, which
+    ``select`` adds: ``--score`` as given and each candidate's validation AuRC."""
+    name = report["score"].upper()
+    text = (
+        f"{name}, the network's own confidence (nothing learned)"
+        if report["C"] is None
+        else f"{name} with C = {report['C']:g} (chosen by validation AuRC)"
+    )
+    choice = report.get("score_choice")
+    if choice is None or len(choice["validation_aurc"]) < 2:
+        return text
+    aurcs = ", ".join(f"{n} {fmt(v)}" for n, v in choice["validation_aurc"].items())
+    how = "chosen by --score auto" if choice["option"] == "auto" else "forced by --score"
+    return f"{text}; {how}, of the validation AuRCs {aurcs} ({report['risk_unit']})"
+
+
 def report_markdown(report):
     """The human-readable ``report.md``."""
     point, rows, aurcs = report["report"], report["rows"], report["aurc_report"]
@@ -410,7 +430,7 @@ def report_markdown(report):
         f"Target: **{report['target']['kind']} = {report['target']['value']:g}**"
         f"{_certified_at(report['target'])}"
         f" (loss: {report['loss']}); "
-        f"score: {report['score'].upper()} with C = {report['C']:g} (chosen by validation AuRC).",
+        f"score: {_score_text(report)}.",
         "",
         f"Selection function (randomized Bayes rule, eq. 25): accept if uncertainty < {sel['threshold']}, "
         f"accept with probability {sel['accept_prob']:.4g} if equal, reject otherwise.",
@@ -651,8 +671,14 @@ def _ood_intro_lines(report, target):
         f"Target: **{target}** ({model} of Franc, Prusa & Paplham: the smallest selective risk of the accepted "
         f"in-distribution (ID) rows subject to "
         f"{bounds}); OOD rows marked by column "
-        f"`{report['ood_column']}`. Loss: {report['loss']}; score: {report['score'].upper()} with C = {report['C']:g} "
-        "(learned from the ID rows, chosen by validation AuRC).",
+        f"`{report['ood_column']}`. Loss: {report['loss']}; score: "
+        + (
+            f"{report['score'].upper()} with C = {report['C']:g} "
+            "(learned from the ID rows, chosen by validation AuRC)."
+            if report["C"] is not None
+            and len(report.get("score_choice", {}).get("validation_aurc", ())) < 2
+            else f"{_score_text(report)}."
+        ),
         "",
         f"Selection function (randomized threshold rule): accept if uncertainty < {sel['threshold']}, "
         f"accept with probability {sel['accept_prob']:.4g} if equal, reject otherwise.",

@@ -9,10 +9,12 @@ library's refusals into the command line's messages, and writes ``model.json``, 
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 
 from .._diagnostics import (
+    loses_to_confidence,
     missed_bounds,
     missed_coverage,
     missed_risk,
@@ -21,9 +23,10 @@ from .._diagnostics import (
     tied_C,
     worse_than_random,
 )
-from ..fitting import fit_selective, split_ood_rows, split_rows
+from ..fitting import choose_score, fit_selection, learn_score, split_ood_rows, split_rows
 from ..model import model_dict
 from ..scores import get_score
+from ..scores._confidence import AUTO, ConfidenceScore, baseline_names, confidence_label
 from ..scores._sele import MemoryBudgetError
 from ..selective import InfeasibleTargetError
 from ..targets import Target, certification_table
@@ -51,7 +54,7 @@ from ._options import (
     target_of,
     warn_labels_span,
 )
-from ._parser import DEFAULT_OOD_COLUMN, THRESHOLDS_MAX_CUTS
+from ._parser import DEFAULT_OOD_COLUMN, THRESHOLDS_MAX_CUTS, cli_scores
 from ._report import (
     json_bytes,
     metrics_dict,
@@ -60,6 +63,7 @@ from ._report import (
     ood_summary_line,
     report_dict,
     report_markdown,
+    risk_unit,
     summary_line,
     versions,
 )
@@ -215,22 +219,110 @@ def _split(args, table):
     return parts
 
 
-def _fit(args, table, classes, n_classes, target, parts, C_grid, loss_bound):
-    """:func:`rejectopt.fitting.fit_selective`, its refusals (an unmet target, SELE's memory budget) as bad input."""
+def _logits_of(args, table, target, ood_column, features):
+    """The table whose features are the network's logits: ``table`` itself, or read again for them.
+
+    None for a table of predictions: it holds no logits, so no baseline and no class-shared score.
+    """
+    if table.n_logits is None:
+        return None
+    if all(name.startswith("logit_") for name in table.feature_columns):
+        return table
+    return load_table(
+        args.data,
+        pred_column=args.pred_column,
+        label_column=args.label_column,
+        loss_column=args.loss_column,
+        loss=args.loss,
+        feature_columns=features,
+        ood_column=ood_column,
+        logit_features=True,
+    )
+
+
+def _candidates(args, table, logits):
+    """``name -> (score, table it reads)``: ``--score auto``'s candidates, or the one forced (and MSP).
+
+    ``auto``: the baselines of the logits, MSP first (the incumbent), then the learned scores,
+    SELE first (the incumbent without logits); the class-shared ones and the baselines only on
+    a network's outputs. A learned score forced brings MSP along, to warn when it ranks worse.
+    """
+    baselines = baseline_names("logits") if logits is not None else []
+    if args.score == AUTO:
+        names = baselines + [
+            n for n in cli_scores() if logits is not None or get_score(n).applies_to is None
+        ]
+    elif args.score in baseline_names("logits"):
+        if logits is None:
+            raise InputError(
+                f"{table.source}: --score {args.score} reads a network's logits (an NPZ with an "
+                "array logits, or CSV columns logit_0..), and this table of predictions has none; "
+                "use --score auto or a learned score"
+            )
+        names = [args.score]
+    else:
+        names = [args.score] + (["mcp"] if logits is not None else [])
+    out = {}
+    for name in names:
+        if name in baselines:
+            out[name] = (ConfidenceScore(name, "logits"), logits)
+        else:
+            out[name] = (name, logits if reads_logits(name) else table)
+    return out
+
+
+def _learn(args, table, classes, n_classes, parts, C_grid, candidates):
+    """Each candidate learned on the fit and validation rows; SELE over its memory budget is left
+    out of ``auto`` (logged), refused when forced."""
+    learned, sources = {}, {}
+    for name, (score, source) in candidates.items():
+        try:
+            learned[name] = learn_score(
+                source.X,
+                classes,
+                table.loss,
+                parts,
+                score=score,
+                n_classes=n_classes,
+                C_grid=C_grid,
+                seed=args.seed,
+                n_jobs=args.n_jobs,
+                is_ood=table.is_ood,
+            )
+        except MemoryBudgetError as err:
+            if args.score != AUTO or len(candidates) == 1:
+                raise memory_budget_error(err, args, table) from None
+            log.info("--score auto: %s left out (%s)", name, one_line(err))
+            continue
+        sources[name] = source
+    return learned, sources
+
+
+def _fit(args, table, classes, n_classes, target, parts, C_grid, loss_bound, logits):
+    """The candidates learned on the fit and validation rows, the chosen one's selection function.
+
+    The choice reads the validation rows alone (the rows that choose C), never the calibration
+    rows the selection function and a certified bound are fitted on: given the choice, those
+    are as independent of the score as with a score fixed in advance, so the guarantee holds.
+    Returns the fit, the chosen score's name, the candidates' validation AuRCs and the table
+    the chosen score read (its feature columns go to ``model.json``).
+    """
+    candidates = _candidates(args, table, logits)
+    learned, sources = _learn(args, table, classes, n_classes, parts, C_grid, candidates)
+    if args.score == AUTO:
+        chosen, aurcs = choose_score(learned, table.loss, parts["validation"], seed=args.seed)
+        log.info("--score auto: validation AuRC %s; chosen: %s", aurcs, chosen)
+    else:
+        chosen, aurcs = args.score, {k: float(v.aurc) for k, v in learned.items()}
+        unit = risk_unit(f"column {args.loss_column}" if args.loss_column else args.loss)
+        log_warnings(
+            loses_to_confidence(
+                chosen, aurcs, parts["validation"].size, lambda n: f"--score {n}", unit
+            )
+        )
     try:
-        fit = fit_selective(
-            table.X,
-            classes,
-            table.loss,
-            target,
-            parts,
-            score=args.score,
-            n_classes=n_classes,
-            C_grid=C_grid,
-            seed=args.seed,
-            n_jobs=args.n_jobs,
-            is_ood=table.is_ood,
-            loss_bound=loss_bound,
+        fit = fit_selection(
+            learned[chosen], table.loss, target, parts, is_ood=table.is_ood, loss_bound=loss_bound
         )
     except InfeasibleTargetError as err:
         message = one_line(err)
@@ -240,20 +332,21 @@ def _fit(args, table, classes, n_classes, target, parts, C_grid, loss_bound):
         raise InputError(
             f"cannot meet --target {target} on the calibration rows: {message}"
         ) from None
-    except MemoryBudgetError as err:
-        raise memory_budget_error(err, args, table) from None
-    log.info(
-        "%s: C=%g chosen by validation AuRC %s",
-        get_score(args.score).label,
-        fit.C,
-        fit.validation_aurc,
-    )
+    if not math.isnan(fit.C):
+        log.info(
+            "%s: C=%g chosen by validation AuRC %s", _label(chosen), fit.C, fit.validation_aurc
+        )
     log.info(
         "selection function: threshold %.6g, acceptance probability %.4g at the threshold",
         fit.selection.threshold,
         fit.selection.accept_prob,
     )
-    return fit
+    return fit, chosen, aurcs, sources[chosen]
+
+
+def _label(name):
+    """Display label of a score: the registry's, or a baseline's."""
+    return confidence_label(name) if name in baseline_names("logits") else get_score(name).label
 
 
 def _metrics(args, fit, loss, loss_name):
@@ -265,16 +358,19 @@ def _metrics(args, fit, loss, loss_name):
         raise InputError(f"--metrics: {one_line(err).removeprefix('metrics_table: ')}") from None
 
 
-def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thresholds):
+def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thresholds, choice):
     """``report.json``'s content, ``report.md``'s text, the printed line and the figure.
 
     ``bound`` is the loss's bound and where it came from; ``thresholds`` the per-threshold
-    table's bytes or None, which ``report.md`` links to.
+    table's bytes or None, which ``report.md`` links to; ``choice`` the chosen score's name and
+    the candidates' validation AuRCs.
     """
     loss_bound, loss_bound_source = bound
-    label = get_score(args.score).label
+    chosen, aurcs = choice
+    label = _label(chosen)
+    choice = {"option": args.score, "validation_aurc": aurcs}  # report.json's score_choice
     common = {
-        "score_name": args.score,
+        "score_name": chosen,
         "loss_name": loss_name,
         "C_grid": C_grid,
         "split": {
@@ -295,6 +391,7 @@ def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thre
             loss_bound_source=loss_bound_source,
         )
         report["thresholds_csv"] = THRESHOLDS_CSV if thresholds is not None else None
+        report["score_choice"] = choice
         if args.metrics is not None:
             report["metrics"] = _metrics(args, fit, table.loss, loss_name)
         texts = (report_markdown(report), summary_line(report))
@@ -310,6 +407,7 @@ def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thre
             loss_bound=loss_bound,
             loss_bound_source=loss_bound_source,
         )
+        report["score_choice"] = choice
         texts = (ood_report_markdown(report), ood_summary_line(report))
         figure = ood_select_figure(fit, table.loss, table.is_ood, report, label)
     return report, texts, figure
@@ -335,7 +433,10 @@ def run_select(args):
     vocabulary, classes = class_codes(table)
     parts = _split(args, table)
     n_classes = len(vocabulary) if vocabulary is not None else 1
-    fit = _fit(args, table, classes, n_classes, target, parts, C_grid, loss_bound)
+    logits = _logits_of(args, table, target, ood_column, features)
+    fit, chosen, aurcs, source = _fit(
+        args, table, classes, n_classes, target, parts, C_grid, loss_bound, logits
+    )
     thresholds = _thresholds_csv(fit, table.loss, target, loss_bound)
     report, texts, figure = _report(
         args,
@@ -347,10 +448,11 @@ def run_select(args):
         (loss_bound, loss_bound_source),
         ood_column,
         thresholds,
+        (chosen, aurcs),
     )
     _warn_report(report, target, C_grid)
     model = model_dict(
-        feature_columns=table.feature_columns,
+        feature_columns=source.feature_columns,
         classes=vocabulary,
         score=fit.score,
         selection=fit.selection,

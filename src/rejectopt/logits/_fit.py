@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from .._features import FEATURE_LIMIT, out_of_range
 from ..exceptions import NetworkOutputError
-from ..fitting import fit_selective, split_rows
-from ..metrics import METRICS, per_example_loss, rc_curve, risk_full
+from ..fitting import LearnedScore, choose_score, fit_selective, split_rows
+from ..metrics import METRICS, aurc, per_example_loss, rc_curve, risk_full
 from ..scores import get_score, score_names
+from ..scores._confidence import ConfidenceScore, baseline_names
 from ..scores._tuning import SCORE_C_GRID
 from ..selective import InfeasibleTargetError, empirical_risk_coverage
 from ..targets import Target, parse_target
@@ -53,6 +54,18 @@ class LogitsFit:
         ``100 [label != prediction]``.
     y_pred : ndarray of shape (n,)
         The network's predictions.
+    chosen : str
+        The method ``"auto"`` would decide with (``select --score auto``): of the baselines and
+        learned scores, the one of least AuRC on the validation rows (the learned scores' at
+        their chosen C, fitted on the fit rows), MSP kept unless beaten in 95 % of bootstrap
+        resamples of those rows (:func:`rejectopt.fitting.choose_score`). The post-hoc scores,
+        tuned on the validation rows, are not candidates: their AuRC there is in-sample.
+    candidate_aurc : dict of str -> float
+        Each candidate's validation AuRC, MSP first.
+    chosen_score : object
+        The chosen method's fitted score: a learned score, or a baseline's
+        :class:`~rejectopt.scores._confidence.ConfidenceScore` reading the logits (its
+        ``predict(logits)`` is the baseline's uncertainty).
 
     Examples
     --------
@@ -67,6 +80,9 @@ class LogitsFit:
     parts: dict
     loss: np.ndarray
     y_pred: np.ndarray
+    chosen: str = ""
+    candidate_aurc: dict = field(default_factory=dict)
+    chosen_score: object = None
 
 
 #: Metrics of the table besides ``aurc``, in registry order.
@@ -150,6 +166,7 @@ class _Comparison:
         self.loss, self.target, self.seed = loss, target, seed
         self.cal, self.rep = parts["calibration"], parts["report"]
         self.uncertainty, self.selections, self.fitted, self.rows = {}, {}, {}, []
+        self.learned = {}  # the candidates of the choice, by method: baselines and learned scores
 
     def fit_target(self, method, s):
         """The target's selection of ``s`` on the calibration rows, or ValueError naming ``method``."""
@@ -244,6 +261,13 @@ def _add_learned(comparison, scores, sources, logits, labels, embeddings, y_pred
                     f"{comparison.cal.size} calibration rows: {err}"
                 ) from None
             comparison.fitted[method] = fit.score
+            comparison.learned[method] = LearnedScore(
+                fit.score,
+                fit.C,
+                fit.validation_aurc,
+                min(fit.validation_aurc.values()),
+                fit.uncertainty,
+            )
             source_read = "logits" if reads_logits else source
             comparison.add(
                 method, info.label, "learned", source_read, fit.C, fit.uncertainty, fit.selection
@@ -356,14 +380,30 @@ def fit_logits(
         min_rows=min_rows,
     )
     comparison = _Comparison(loss, parts, target, seed)
+    val = parts["validation"]
     for name, s in baseline_uncertainties(logits, baselines).items():
         selection = comparison.fit_target(name, s)
         comparison.add(name, BASELINES[name][1], "baseline", "", float("nan"), s, selection)
+        if name in baseline_names("logits"):
+            score = ConfidenceScore(name, "logits", logits.shape[1]).fit(logits, y_pred)
+            comparison.learned[name] = LearnedScore(
+                score, float("nan"), {}, aurc(loss[val], s[val]), s
+            )
     tune = np.concatenate([parts["fit"], parts["validation"]])
     _add_post_hoc(comparison, post_hoc, logits, labels, tune)
     options = {"C_grid": C_grid, "seed": seed, "n_jobs": n_jobs}
     _add_learned(comparison, scores, sources, logits, labels, embeddings, y_pred, parts, options)
+    chosen, candidate_aurc = "", {}
+    if comparison.learned:
+        # MSP first: the incumbent, kept unless another candidate wins beyond the noise
+        candidates = dict(sorted(comparison.learned.items(), key=lambda item: item[0] != "mcp"))
+        msp_first = "mcp" in candidates
+        test = (loss, val) if msp_first else (None, None)
+        chosen, candidate_aurc = choose_score(candidates, *test, seed=seed)
     return LogitsFit(
+        chosen=chosen,
+        candidate_aurc=candidate_aurc,
+        chosen_score=comparison.learned[chosen].score if chosen else None,
         table=pd.DataFrame(comparison.rows),
         curves=comparison.curves(),
         selections=comparison.selections,
