@@ -13,7 +13,17 @@ from rejectopt import cli
 from rejectopt.cli._model import apply_model, load_model
 from rejectopt.cli._table import load_apply_table
 from rejectopt.fitting import split_rows
-from rejectopt.metrics import aurc, failure_auroc, fpr_at_tpr, metrics_table
+from rejectopt.metrics import (
+    augrc_ba,
+    aurc,
+    aurc_ba,
+    brier_score,
+    expected_calibration_error,
+    failure_auroc,
+    fpr_at_tpr,
+    metrics_table,
+    negative_log_likelihood,
+)
 
 
 @pytest.fixture(scope="module")
@@ -86,24 +96,102 @@ def test_named_metrics_are_the_library_values_on_the_report_rows(digits_csv, tmp
     assert "| AUROC_f | " in markdown and "| higher |" in markdown
 
 
-def test_all_is_every_metric_of_the_loss_and_the_score(digits_csv, tmp_path):
+def test_all_is_every_metric_of_the_loss_the_labels_and_the_score(digits_csv, tmp_path):
     out = tmp_path / "sel"
     assert _select(digits_csv, out, "--metrics", "all") == 0
     report = json.loads((out / "report.json").read_text())
-    expected = metrics_table(np.array([0, 1, 0, 1]), {"s": np.arange(4.0)}).index.tolist()
+    labels = np.array([0, 1, 0, 1])
+    expected = metrics_table(
+        labels, {"s": np.arange(4.0)}, y_true=labels, y_pred=np.zeros(4, dtype=int)
+    ).index.tolist()
     assert [entry["label"] for entry in report["metrics"].values()] == expected
+    assert "aurc_ba" in report["metrics"] and "ece" not in report["metrics"]
+
+
+def test_the_balanced_accuracy_areas_read_the_report_rows_labels(digits_csv, tmp_path):
+    out = tmp_path / "sel"
+    assert _select(digits_csv, out, "--metrics", "aurc_ba,augrc_ba") == 0
+    report, _, uncertainty = _report_rows(out / "report.json", digits_csv)
+    frame = pd.read_csv(digits_csv)
+    split = report["split"]
+    rows = split_rows(
+        len(frame),
+        split["calibration_fraction"],
+        split["report_fraction"],
+        split["validation_fraction"],
+        split["seed"],
+        min_rows=10,
+    )["report"]
+    y, y_pred = frame["y"].to_numpy()[rows], frame["y_pred"].to_numpy()[rows]
+    entries = report["metrics"]
+    assert entries["aurc_ba"]["learned_score"] == pytest.approx(
+        aurc_ba(y, y_pred, uncertainty), rel=1e-9
+    )
+    assert entries["augrc_ba"]["learned_score"] == pytest.approx(
+        augrc_ba(y, y_pred, uncertainty), rel=1e-9
+    )
+    assert "| AURC-BA | " in (out / "report.md").read_text()
+
+
+def test_a_networks_probabilities_give_the_calibration_metrics(tmp_path):
+    """Logits and labels: ECE, Brier and NLL of the softmax on the report rows."""
+    rng = np.random.default_rng(0)
+    n, k = 1200, 4
+    labels = rng.integers(0, k, n)
+    logits = rng.normal(0, 1, (n, k))
+    logits[np.arange(n), labels] += 2.0  # a network right about 70 % of the time
+    data = tmp_path / "net.npz"
+    np.savez(data, logits=logits, labels=labels)
+    out = tmp_path / "sel"
+    args = ["-q", "select", "--data", str(data), "--target", "coverage=0.8", "--score", "mcp"]
+    assert cli.main([*args, "--out", str(out), "--metrics", "ece,brier,nll,aurc_ba"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    split = report["split"]
+    rows = split_rows(
+        n,
+        split["calibration_fraction"],
+        split["report_fraction"],
+        split["validation_fraction"],
+        split["seed"],
+        min_rows=10,
+    )["report"]
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    entries = report["metrics"]
+    assert entries["ece"]["learned_score"] == pytest.approx(
+        expected_calibration_error(p[rows], labels[rows]), rel=1e-9
+    )
+    assert entries["brier"]["learned_score"] == pytest.approx(
+        brier_score(p[rows], labels[rows]), rel=1e-9
+    )
+    assert entries["nll"]["learned_score"] == pytest.approx(
+        negative_log_likelihood(p[rows], labels[rows]), rel=1e-9
+    )
+    assert entries["aurc_ba"]["learned_score"] == pytest.approx(
+        aurc_ba(labels[rows], p[rows].argmax(axis=1), 1 - p[rows].max(axis=1)), rel=1e-9
+    )
 
 
 @pytest.mark.parametrize(
-    "value, message",
+    "options, message",
     [
-        ("auroc", r"--metrics: unknown metric 'auroc'; valid names are 'aurc', .*'all'"),
-        ("ece", r"--metrics: 'ece' needs probabilities, y_true, which select does not keep"),
-        ("aurc_ba", r"--metrics: 'aurc_ba' needs y_true, y_pred, which select does not keep"),
+        (
+            ("--metrics", "auroc"),
+            r"--metrics: unknown metric 'auroc'; valid names are 'aurc', .*'all'",
+        ),
+        (
+            ("--metrics", "ece"),
+            r"--metrics: 'ece' needs a network's class probabilities \(an NPZ or CSV of logits\)",
+        ),
+        (
+            ("--loss", "mae", "--metrics", "aurc_ba"),
+            r"--metrics: 'aurc_ba' needs the labels, which a table read with --loss-column or "
+            r"--loss mae does not give",
+        ),
     ],
 )
-def test_a_metric_select_cannot_compute_is_refused(digits_csv, tmp_path, capsys, value, message):
-    assert _select(digits_csv, tmp_path / "sel", "--metrics", value) != 0
+def test_a_metric_select_cannot_compute_is_refused(digits_csv, tmp_path, capsys, options, message):
+    assert _select(digits_csv, tmp_path / "sel", *options) != 0
     assert not (tmp_path / "sel").exists() or not any((tmp_path / "sel").iterdir())
     assert re.search(message, capsys.readouterr().err)
 

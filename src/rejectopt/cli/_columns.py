@@ -47,10 +47,17 @@ class Table:
         MAE; None for a loss column (its bound is declared by ``--loss-bound``).
     n_logits : int or None
         A network's outputs: the width K of its logits (recorded in ``model.json``).
+    label_keys : ndarray of str objects (n,) or None
+        The labels, normalised as ``pred_keys``, where the 0/100 loss was computed from them on
+        every row (the balanced-accuracy areas of ``select --metrics`` read them); None else.
+    probabilities : ndarray (n, K) or None
+        A network's class probabilities (the softmax of its logits), for the calibration
+        metrics of ``select --metrics``; None for a table of predictions.
 
     Parameters
     ----------
     X, feature_columns, pred_keys, loss, source, is_csv, is_ood, columns, loss_bound, n_logits
+    label_keys, probabilities
         The attributes above.
     pred_raw : ndarray or None
         The predicted classes as read, before normalisation (for the ``mae`` loss).
@@ -67,6 +74,8 @@ class Table:
     columns: list = field(default_factory=list, repr=False)
     loss_bound: float | None = None
     n_logits: int | None = None
+    label_keys: np.ndarray | None = field(default=None, repr=False)
+    probabilities: np.ndarray | None = field(default=None, repr=False)
 
     def where(self, i):
         """Human-readable position of 0-based row ``i``."""

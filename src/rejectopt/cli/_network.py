@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from ..logits import NetworkOutputError, check_network_outputs, predictions
+from ..logits import NetworkOutputError, check_network_outputs, predictions, softmax
 from ..metrics import per_example_loss
 from ._columns import Table, _check_range, _numeric_column, _require_columns, row_label
 from ._errors import InputError
@@ -194,8 +194,11 @@ def _features(logits, embeddings, logit_features, source):
     return X, [f"{'logit_' if X is logits else 'emb_'}{j}" for j in range(X.shape[1])]
 
 
-def _table(frame, is_csv, source, X, feature_columns, logits, y_pred, loss, loss_bound):
-    """The :class:`Table` of a network's outputs, whose predictions ``y_pred`` are the largest logits."""
+def _table(
+    frame, is_csv, source, X, feature_columns, logits, y_pred, loss, loss_bound, labels=None
+):
+    """The :class:`Table` of a network's outputs, whose predictions ``y_pred`` are the largest
+    logits; with ``labels`` (``select``, ``validate``) also their keys and the softmax."""
     return Table(
         X=X,
         feature_columns=feature_columns,
@@ -208,6 +211,8 @@ def _table(frame, is_csv, source, X, feature_columns, logits, y_pred, loss, loss
         columns=[str(c) for c in frame],
         loss_bound=loss_bound,
         n_logits=int(logits.shape[1]),
+        label_keys=None if labels is None else np.array([str(k) for k in labels], dtype=object),
+        probabilities=None if labels is None else softmax(logits),
     )
 
 
@@ -272,7 +277,9 @@ def network_table(
     _check_range(X, feature_columns, source, is_csv)
     y_pred = predictions(logits)
     loss = per_example_loss("zero_one", labels, y_pred)
-    return _table(frame, is_csv, source, X, feature_columns, logits, y_pred, loss, 100.0)
+    return _table(
+        frame, is_csv, source, X, feature_columns, logits, y_pred, loss, 100.0, labels=labels
+    )
 
 
 def network_apply_table(frame, is_csv, source, feature_columns=None):

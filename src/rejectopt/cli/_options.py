@@ -65,13 +65,13 @@ def parse_C_grid(text):
 
 
 def report_metric_names():
-    """The registered metrics ``--metrics`` can add: those of the loss and the score alone.
+    """The registered metrics ``--metrics`` can name: the areas, then the failure metrics.
 
-    ``select`` keeps the loss and the predicted classes of each row, not the labels nor class
-    probabilities, so the balanced-accuracy areas and the calibration metrics are out of reach.
+    Which of them a run computes depends on its table (:func:`rejectopt.cli._report_metrics.metrics_dict`):
+    the failure detector's read the 0/1 failures, the balanced-accuracy areas the labels (a
+    table whose 0/100 loss came from them), the calibration metrics a network's probabilities.
     """
-    loss_only = [n for n, m in FAILURE_METRICS.items() if m.inputs == ("loss", "uncertainty")]
-    return [*METRICS, *loss_only]
+    return [*METRICS, *FAILURE_METRICS]
 
 
 def parse_metrics(text, target):
@@ -85,12 +85,6 @@ def parse_metrics(text, target):
     names = [v.strip() for v in text.split(",") if v.strip()]
     valid = report_metric_names()
     for name in names:
-        if name in FAILURE_METRICS and name not in valid:
-            needs = ", ".join(k for k in FAILURE_METRICS[name].inputs if k != "uncertainty")
-            raise InputError(
-                f"--metrics: {name!r} needs {needs}, which select does not keep; valid names "
-                f"are {', '.join(map(repr, valid))} or 'all'"
-            )
         if name not in valid:
             raise InputError(
                 f"--metrics: unknown metric {name!r}; valid names are "

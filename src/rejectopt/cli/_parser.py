@@ -305,7 +305,9 @@ def _add_select_parser(sub, common, learning):
         "under 'metrics' in report.json and as a table in report.md: aurc, augrc, eaurc, eaugrc "
         "(in the loss's units), failure_auroc, fpr_at_95_tpr, failure_aupr_error, "
         "failure_aupr_success, aurc_achievable (of the failures: loss > 0 for zero_one, else a "
-        "0/1 loss); 'all' for every one the loss allows. Default: none",
+        "0/1 loss), aurc_ba, augrc_ba (of the labels: a zero_one loss computed from them), ece, "
+        "mce, adaptive_ece, brier, nll (of a network's probabilities); 'all' for every one the "
+        "table allows. Default: none",
     )
     p.add_argument(
         "--ood-column",

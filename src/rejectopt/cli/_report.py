@@ -12,7 +12,7 @@ import sklearn
 
 from .. import __version__
 from .._params import format_level
-from ..metrics import FAILURE_METRICS, METRICS, aurc, metrics_table
+from ..metrics import aurc
 from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
 from ..targets import CertifiedSelection, OODTarget, parse_target
@@ -21,7 +21,6 @@ __all__ = [
     "LOSS_BOUND_SOURCES",
     "guarantee_statements",
     "json_bytes",
-    "metrics_dict",
     "metrics_lines",
     "ood_report_dict",
     "ood_report_markdown",
@@ -187,55 +186,14 @@ def report_dict(
     }
 
 
-def metrics_dict(loss, uncertainty, names, loss_name, log_warning):
-    """``report.json``'s ``"metrics"``: each registered metric of the learned score, by name.
-
-    ``loss`` and ``uncertainty`` are the report rows'; ``names`` a list of registered names or
-    ``"all"`` (:func:`rejectopt.cli._options.report_metric_names`). The areas read the loss in its
-    units, as ``aurc_report``; the failure detector reads the failures, ``loss > 0`` for the 0/100
-    loss and the loss itself otherwise, whose graded values it refuses (ValueError for a named
-    metric; ``"all"`` leaves them out and ``log_warning`` says so).
-    """
-    failed = loss > 0 if loss_name == "zero_one" else loss
-    detector = [n for n, m in FAILURE_METRICS.items() if m.inputs == ("loss", "uncertainty")]
-    if names == "all":
-        binary = bool(np.all((failed == 0) | (failed == 1)))
-        if not binary:
-            log_warning(
-                f"the loss {loss_name} is not 0/1, so the failure detector's metrics "
-                f"{', '.join(detector)} are left out of --metrics all"
-            )
-        names = [*METRICS, *(detector if binary else [])]
-    areas = [n for n in names if n in METRICS]
-    detected = [n for n in names if n not in METRICS]
-    scores = {"learned_score": uncertainty}
-    tables = [
-        metrics_table(loss_of, scores, metrics=chosen)
-        for loss_of, chosen in ((loss, areas), (failed, detected))
-        if chosen
-    ]
-    values = {
-        name: table.loc[(METRICS.get(name) or FAILURE_METRICS[name]).label, "learned_score"]
-        for table, chosen in zip(tables, [c for c in (areas, detected) if c])
-        for name in chosen
-    }
-    return {
-        name: {
-            "label": (METRICS.get(name) or FAILURE_METRICS[name]).label,
-            "higher_is_better": name in FAILURE_METRICS and FAILURE_METRICS[name].higher_is_better,
-            "learned_score": float(values[name]),
-        }
-        for name in names
-    }
-
-
 def metrics_lines(report):
     """``report.md``'s table of ``--metrics``; nothing without it (the report as before)."""
     if "metrics" not in report:
         return []
     lines = [
         "Metrics of the learned score on the report rows "
-        f"(areas in {report['risk_unit']}, the others of the failures):",
+        f"(areas in {report['risk_unit']}; the others of the failures, the labels or the "
+        "probabilities):",
         "",
         "| metric | learned score | better |",
         "|---|---|---|",

@@ -57,7 +57,6 @@ from ._options import (
 from ._parser import DEFAULT_OOD_COLUMN, THRESHOLDS_MAX_CUTS, cli_scores
 from ._report import (
     json_bytes,
-    metrics_dict,
     ood_report_dict,
     ood_report_markdown,
     ood_summary_line,
@@ -67,6 +66,7 @@ from ._report import (
     summary_line,
     versions,
 )
+from ._report_metrics import metrics_dict
 from ._table import load_table
 
 __all__ = ["SELECT_FIGURE", "SELECT_OUTPUTS", "THRESHOLDS_CSV", "run_select"]
@@ -349,11 +349,26 @@ def _label(name):
     return confidence_label(name) if name in baseline_names("logits") else get_score(name).label
 
 
-def _metrics(args, fit, loss, loss_name):
-    """``--metrics`` on the report rows; a metric the loss cannot feed is bad input."""
+def _metrics(args, fit, table, loss_name):
+    """``--metrics`` on the report rows; a metric the table cannot feed is bad input."""
     rows = fit.parts["report"]
+    labels = probabilities = None
+    if table.label_keys is not None:
+        y_true, y_pred = table.label_keys[rows], table.pred_keys[rows]
+        if table.probabilities is not None:  # a network's classes: the probabilities' columns
+            y_true, y_pred = y_true.astype(int), y_pred.astype(int)
+            probabilities = table.probabilities[rows]
+        labels = (y_true, y_pred)
     try:
-        return metrics_dict(loss[rows], fit.uncertainty[rows], args.metrics, loss_name, log.warning)
+        return metrics_dict(
+            table.loss[rows],
+            fit.uncertainty[rows],
+            args.metrics,
+            loss_name,
+            log.warning,
+            labels=labels,
+            probabilities=probabilities,
+        )
     except ValueError as err:
         raise InputError(f"--metrics: {one_line(err).removeprefix('metrics_table: ')}") from None
 
@@ -393,7 +408,7 @@ def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thre
         report["thresholds_csv"] = THRESHOLDS_CSV if thresholds is not None else None
         report["score_choice"] = choice
         if args.metrics is not None:
-            report["metrics"] = _metrics(args, fit, table.loss, loss_name)
+            report["metrics"] = _metrics(args, fit, table, loss_name)
         texts = (report_markdown(report), summary_line(report))
         figure = select_figure(fit, table.loss, report, label)
     else:

@@ -448,7 +448,7 @@ def _prediction_table(
     pred_raw = column(pred_column) if use_pred else None
     pred_keys = _class_keys(pred_raw, pred_column, source, is_csv) if use_pred else None
     id_rows = None if is_ood is None else np.flatnonzero(~is_ood)
-    losses, loss_bound = _losses(
+    losses, loss_bound, label_keys = _losses(
         column,
         pred_raw,
         pred_keys,
@@ -461,7 +461,7 @@ def _prediction_table(
         id_rows,
     )
     if id_rows is not None:
-        losses = _spread(losses, id_rows, X.shape[0])
+        losses, label_keys = _spread(losses, id_rows, X.shape[0]), None
     return Table(
         X=X,
         feature_columns=list(feature_columns),
@@ -473,6 +473,7 @@ def _prediction_table(
         is_ood=is_ood,
         columns=[str(c) for c in frame.keys()],
         loss_bound=loss_bound,
+        label_keys=label_keys,
     )
 
 
@@ -632,7 +633,9 @@ def _losses(
 ):
     """The loss of each row, or of the rows ``rows`` only (the ID rows: only they are read and checked).
 
-    Returns ``(losses, bound)``: the bound by the loss's definition (:attr:`Table.loss_bound`).
+    Returns ``(losses, bound, label_keys)``: the bound by the loss's definition
+    (:attr:`Table.loss_bound`) and the labels' keys where the 0/100 loss compared them (None
+    else).
     """
 
     def part(values):
@@ -643,7 +646,7 @@ def _losses(
             part(column(loss_column)), loss_column, source, is_csv, non_negative=True, index=rows
         )
         _check_range(losses[:, None], [loss_column], source, is_csv, index=rows)
-        return losses, None
+        return losses, None, None
     if pred_keys is None:
         raise InputError(
             "--pred-column none needs --loss-column (the loss cannot be computed without predictions)"
@@ -659,7 +662,7 @@ def _losses(
                 label_column,
                 pred_column,
             )
-        return 100.0 * (labels != pred_keys).astype(float), 100.0
+        return 100.0 * (labels != pred_keys).astype(float), 100.0, labels
     if loss == "mae":
         y = _numeric_column(part(column(label_column)), label_column, source, is_csv, index=rows)
         y_pred = _numeric_column(part(pred_raw), pred_column, source, is_csv, index=rows)
@@ -668,7 +671,7 @@ def _losses(
         )
         # ordinal labels 0..K-1 err by at most K - 1; one class seen: a one-step error is the least there is
         span = float(max(y.max(), y_pred.max()) - min(y.min(), y_pred.min()))
-        return np.abs(y - y_pred), span if span > 0 else 1.0
+        return np.abs(y - y_pred), span if span > 0 else 1.0, None
     raise InputError(f"--loss must be zero_one or mae, got {loss!r}")
 
 
