@@ -2213,3 +2213,44 @@ def test_each_printed_statement_of_a_certified_risk_holds_at_its_level(n):
     sigma = np.sqrt(DELTA * (1 - DELTA) / DRAWS)
     for rate in _failures(statements, _population_truth(np.array(thresholds))):
         assert rate * len(thresholds) / DRAWS <= DELTA + 3 * sigma, rate
+
+
+def test_the_printed_statement_of_a_release_gate_holds_at_its_level():
+    """1,000 calibration draws of n = 1,000 from the known population, gate risk <= 20 % and coverage >= 0.4 at
+    0.9: the report states ONE sentence with both bounds at 0.9 (the gate theorem), and it fails (either bound
+    missed by the population) in at most delta + 3 sigma of the draws. The good cuts are t in [0.4, 0.75] (risk
+    100 (0.05 + 0.2 t) <= 20); a refused draw states nothing and counts as no failure, as select exits 2."""
+    from rejectopt.cli._report import guarantee_lines, guarantee_statements
+    from rejectopt.exceptions import InfeasibleTargetError
+    from rejectopt.model import gate_statement
+    from rejectopt.targets import Target
+
+    n = 1000
+    rng = np.random.default_rng(7)
+    target = Target("risk", 20, confidence=1 - DELTA, min_coverage=0.4)
+    thresholds, report = [], None
+    for _ in range(DRAWS):
+        u = rng.random(n)
+        try:
+            selection = target.fit(100.0 * (rng.random(n) < 0.05 + 0.4 * u), u)
+        except InfeasibleTargetError:
+            continue
+        thresholds.append(selection.threshold)
+        if report is None:
+            report = {
+                "target": target.to_dict(),
+                "certificate": selection.certificate,
+                "risk_unit": "%",
+                "loss_bound": 100.0,
+            }
+    assert len(thresholds) > DRAWS / 2  # most draws grant: the check is of statements made
+    statements = guarantee_statements(report)
+    assert statements == [
+        {"level": 1 - DELTA, "bounds": [("risk", "<=", 20.0), ("coverage", ">=", 0.4)]}
+    ]
+    text = " ".join(guarantee_lines(report))
+    assert gate_statement(report["certificate"], "%") in text
+    assert text.count("probability at least") == 1 and "Separately" not in text
+    sigma = np.sqrt(DELTA * (1 - DELTA) / DRAWS)
+    (rate,) = _failures(statements, _population_truth(np.array(thresholds)))
+    assert rate * len(thresholds) / DRAWS <= DELTA + 3 * sigma, rate

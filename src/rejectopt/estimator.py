@@ -54,7 +54,7 @@ from ._params import NONE, HasMethods, InstanceOf, Interval, Options, format_lev
 from .exceptions import InfeasibleTargetError
 from .fitting import choose_score, fit_selection, learn_score, split_rows
 from .metrics import per_example_loss
-from .model import decide
+from .model import decide, gate_statement
 from .scores import SCORES, TCP, get_score, score_names
 from .scores._confidence import AUTO, ConfidenceScore, baseline_names
 from .scores._tuning import SCORE_C_GRID
@@ -76,6 +76,8 @@ _RISK_UNITS = {"zero_one": "%", "mae": "MAE"}
 def _named(target):
     """A target as this estimator's messages name it: by its parameters (``target='risk', value=2``)."""
     extra = "" if target.confidence is None else f", confidence={format_level(target.confidence)}"
+    if target.min_coverage is not None:
+        extra += f", min_coverage={target.min_coverage:g}"
     return f"target={target.kind!r}, value={target.value:g}{extra}"
 
 
@@ -271,6 +273,17 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         [0, B], fixed before the rows are drawn. None: the span of the labels of ``y`` and of
         the predictions, which is ``K - 1`` only when the smallest and largest classes occur; a
         certified target then warns, as ``select`` does, that a missing class makes B too small.
+    min_coverage : float in (0, 1) or None, default=None
+        A release gate: with ``target="risk"`` and a ``confidence``, the coverage floor ``w``
+        certified *together* with the risk (:class:`rejectopt.targets.Target` with
+        ``min_coverage``, the Guarantees page's "Release gate"): with probability at least
+        ``confidence`` over the calibration sample, the population's selective risk is at most
+        ``value`` and its coverage at least ``min_coverage``, both at once. :attr:`selection_`'s
+        method is then ``"ltt+order-statistic"``; a gate the calibration rows cannot grant raises
+        :class:`~rejectopt.exceptions.InfeasibleTargetError` saying which part failed. None: no
+        floor; refused without a certified risk target.
+
+        .. versionadded:: 0.8.0
 
     Attributes
     ----------
@@ -311,7 +324,9 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         - ``selective_risk``: the mean loss of the accepted rows, in ``risk_unit``; None when
           nothing is accepted;
         - ``risk_unit``: ``"%"`` for the 0/100 loss (2.5 means 2.5 % errors, not 250 %),
-          ``"MAE"`` for ``loss="mae"`` (label units), as ``report.json``'s ``risk_unit``.
+          ``"MAE"`` for ``loss="mae"`` (label units), as ``report.json``'s ``risk_unit``;
+        - ``guarantee``: with ``min_coverage`` only, the release gate's guarantee, the one
+          sentence ``select``'s ``report.md`` states (:func:`rejectopt.model.gate_statement`).
     split_ : dict of ndarray
         Row indices of ``X`` in each part: ``classifier`` (the rows ``estimator_`` is fitted
         on; with cross-fitting, also in other parts), ``fit``, ``validation``, ``calibration``,
@@ -432,6 +447,7 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         confidence=None,
         cv=_DEFAULT_CV,
         loss_bound=None,
+        min_coverage=None,
     ):
         self.estimator = estimator
         self.uncertainty_score = uncertainty_score
@@ -451,9 +467,11 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.confidence = confidence
         self.cv = cv
         self.loss_bound = loss_bound
+        self.min_coverage = min_coverage
 
     #: The parameters checked by one table (``rejectopt._params.validate_params``) before any fit;
-    #: ``target``, ``value`` and ``confidence`` are checked as a :class:`~rejectopt.targets.Target`,
+    #: ``target``, ``value``, ``confidence`` and ``min_coverage`` are checked as a
+    #: :class:`~rejectopt.targets.Target` (the floor's range is declared here too),
     #: ``uncertainty_score`` against the score registry and ``C_grid`` as a sequence.
     _param_constraints = {
         **{
@@ -479,23 +497,48 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             NONE("None (the span of the labels)"),
             Interval(0, None, label="the largest loss a prediction can have, a number > 0"),
         ],
+        "min_coverage": [NONE("None (no coverage floor)"), Interval(0, 1)],
     }
 
     # ----------------------------------------------------------------------------------------
     # Parameter checks
     # ----------------------------------------------------------------------------------------
     def _target(self):
-        """The :class:`~rejectopt.targets.Target` of ``target``, ``value`` and ``confidence``: its checks, in
-        this estimator's parameters."""
+        """The :class:`~rejectopt.targets.Target` of ``target``, ``value``, ``confidence`` and
+        ``min_coverage``: its checks, in this estimator's parameters."""
         _check_number(self.value, "value", "a coverage, selective risk or reject cost")
         if self.confidence is not None:
             _check_number(self.confidence, "confidence", "a level 1 - delta in (0, 1), or None")
+        if self.min_coverage is not None:
+            _check_number(self.min_coverage, "min_coverage", "a coverage floor in (0, 1), or None")
+        extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
         try:
-            return Target(self.target, self.value, self.confidence)
+            target = Target(self.target, self.value, self.confidence)
         except ValueError as err:
-            extra = "" if self.confidence is None else f", confidence={self.confidence!r}"
             raise ValueError(
                 f"target={self.target!r}, value={self.value!r}{extra}: {err}"
+            ) from None
+        if self.min_coverage is None:
+            return target
+        if target.kind != "risk" or target.confidence is None:
+            raise ValueError(
+                f"min_coverage={self.min_coverage!r} is the coverage floor of a certified risk "
+                f"target (a release gate), not of target={target.kind!r} with confidence="
+                f"{self.confidence!r}: pass target='risk' and a confidence, e.g. "
+                "target='risk', value=5, confidence=0.9, min_coverage=0.5"
+            )
+        if self.min_coverage == 1:
+            raise ValueError(
+                f"min_coverage=1 leaves the full set only, whose risk is the target with no floor: "
+                f"drop min_coverage (target='risk', value={target.value:g}, confidence="
+                f"{format_level(target.confidence)})"
+            )
+        try:
+            return Target("risk", target.value, target.confidence, self.min_coverage)
+        except ValueError as err:
+            raise ValueError(
+                f"target={self.target!r}, value={self.value!r}{extra}, "
+                f"min_coverage={self.min_coverage!r}: {err}"
             ) from None
 
     def _loss_bound(self, kind, loss):
@@ -1087,6 +1130,10 @@ class SelectiveClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             "risk_unit": _RISK_UNITS[self.loss],
             "n_rows": int(loss.size),
         }
+        if target.min_coverage is not None:  # a release gate: its theorem, as select states it
+            self.report_["guarantee"] = gate_statement(
+                self.selection_.certificate, _RISK_UNITS[self.loss]
+            )
         ties = int(np.sum(uncertainty == self.selection_.threshold))
         self._warn(
             missed_coverage(

@@ -20,7 +20,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from ._certify import RISK_METHODS, ZERO_ONE_BOUND, CertifiedSelection, certified_from_dict
+from ._certify import (
+    JOINT_METHOD,
+    RISK_METHODS,
+    ZERO_ONE_BOUND,
+    CertifiedSelection,
+    certified_from_dict,
+)
+from ._certify import gate_statement as gate_statement  # the estimator's and the CLI's home of it
 from ._features import (
     FEATURE_LIMIT,
     feature_bounds,
@@ -47,12 +54,19 @@ __all__ = [
 #: The ``format_version`` this release writes; a change of the fields raises it. Version 2 adds
 #: ``n_logits`` (a network's logits width K) and ``certificate`` (a certified target's guarantee);
 #: version 3 (since 0.5.0) adds the certificate's ``loss_bound`` (B, the largest loss, that its
-#: risk bound rests on).
-MODEL_FORMAT_VERSION = 3
+#: risk bound rests on); version 4 (since 0.8.0) adds the target's ``min_coverage``, a release
+#: gate's coverage floor, certified by ``"ltt+order-statistic"``.
+MODEL_FORMAT_VERSION = 4
+#: The version a model without a release gate is written in. Why not always 4: a file that
+#: holds nothing format 3 lacks stays readable by the releases that read format 3, and a gate's
+#: file is refused by them as "unsupported format_version 4 ... upgrade rejectopt", which says
+#: what to do, rather than as a malformed target.
+_GATELESS_FORMAT_VERSION = 3
 #: Every ``format_version`` this release reads: a version-1 file (without ``n_logits`` and
 #: ``certificate``) is read as a model without either, a version-2 certificate (without
-#: ``loss_bound``) as one whose B is not recorded (``loss_bound`` NaN).
-_READABLE_VERSIONS = (1, 2, 3)
+#: ``loss_bound``) as one whose B is not recorded (``loss_bound`` NaN), a version-3 target
+#: without ``min_coverage``.
+_READABLE_VERSIONS = (1, 2, 3, 4)
 #: The ``format`` field of every ``model.json``: a file without it is not read as a model.
 _MODEL_FORMAT = "rejectopt-selective-model"
 #: ``pred_column`` of a model with one class-agnostic score (no predicted class).
@@ -69,7 +83,8 @@ _MODEL_KEYS_V1 = (
     "versions",
     "pred_column",
 )
-#: The fields of versions 2 and 3 (version 3 changes the content of ``certificate`` only).
+#: The fields of versions 2 to 4 (version 3 changes the content of ``certificate`` only, version 4
+#: that of ``target``).
 _MODEL_KEYS = _MODEL_KEYS_V1 + ("n_logits", "certificate")
 #: Largest ``model.json`` read, refused before parsing: the largest model a learned score makes,
 #: 4 million weights (K = 1,000 classes x d = 4,096 features) at about 25 bytes each, is 100 MB;
@@ -232,6 +247,10 @@ def model_dict(
     .. versionchanged:: 0.5.0
        Writes ``format_version`` 3: a certified target's ``certificate`` records ``loss_bound``.
 
+    .. versionchanged:: 0.8.0
+       A release gate (a target with ``min_coverage``) is written in ``format_version`` 4; any
+       other model still in 3.
+
     Parameters
     ----------
     feature_columns : sequence of str
@@ -281,9 +300,10 @@ def model_dict(
     target_entry = target.to_dict()
     if ood_column is not None:
         target_entry["ood_column"] = ood_column
+    gate = getattr(target, "min_coverage", None) is not None
     return {
         "format": _MODEL_FORMAT,
-        "format_version": MODEL_FORMAT_VERSION,
+        "format_version": MODEL_FORMAT_VERSION if gate else _GATELESS_FORMAT_VERSION,
         "feature_columns": list(feature_columns),
         "classes": classes,
         "score": score.to_dict(),
@@ -362,6 +382,12 @@ def _check_certificate(target: Any, selection: CertifiedSelection) -> None:
             f"not null) accepts its threshold's ties all or none (0 or 1), never at random; {_EDITED}"
         )
     targets = target.as_dict() if isinstance(target, OODTarget) else None
+    floor = getattr(target, "min_coverage", None)
+    if floor is not None and not selection.coverage_bound >= floor - _BOUND_SLACK:
+        raise ValueError(
+            f"certificate.coverage_bound is {value_text(selection.coverage_bound)} but the target's "
+            f"min_coverage is {floor:g}: a release gate's coverage_bound is its floor; {_EDITED}"
+        )
     for entry in _CERTIFIED_BOUNDS[target.kind]:
         field, relation = entry[0], entry[1]
         value = targets[entry[2]] if targets is not None else target.value
@@ -442,6 +468,8 @@ def _check_certificate_fields(
     guarantee that no fit gave.
     """
     methods = _CERTIFYING_METHODS[target.kind]
+    if getattr(target, "min_coverage", None) is not None:
+        methods = (JOINT_METHOD,)  # a release gate: its floor is certified with its risk
     if selection.method not in methods:
         raise ValueError(
             f"certificate.method is {reprlib.repr(selection.method)} but a certified {target.kind} "
@@ -517,6 +545,10 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
        ``loss_bound`` NaN); a format-3 certificate without a valid ``loss_bound``, or a 0/100 loss
        with a bound below 100, is refused naming ``certificate.loss_bound``.
 
+    .. versionchanged:: 0.8.0
+       Reads ``format_version`` 4, whose target may carry ``min_coverage`` (a release gate,
+       method ``"ltt+order-statistic"``); a malformed floor is refused naming ``target``'s field.
+
     Parameters
     ----------
     model : object
@@ -536,10 +568,10 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
 
     Examples
     --------
-    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 4})  # doctest: +ELLIPSIS
+    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 5})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    ValueError: unsupported format_version 4: ... 1, 2 and 3 (a newer rejectopt wrote it? upgrade rejectopt)
+    ValueError: unsupported format_version 5: ... 1, 2, 3 and 4 (a newer rejectopt wrote it? upgrade rejectopt)
     """
     version = _check_format(model)
     score = _score_of(model)
@@ -635,6 +667,11 @@ def _check_target(
         if not isinstance(target["ood_column"], str):
             raise ValueError("target.ood_column must be a string")
         target = {k: v for k, v in target.items() if k != "ood_column"}
+    if version < MODEL_FORMAT_VERSION and "min_coverage" in target:
+        raise ValueError(
+            f"target.min_coverage is not a field of a format_version {version} model (format_version "
+            f"{MODEL_FORMAT_VERSION} adds it, a release gate's coverage floor); {_EDITED}"
+        )
     parsed = parse_target(target)
     confidence = parsed.confidence
     # certified_from_dict made the selection whenever there is a certificate
@@ -698,6 +735,10 @@ def read_model(path: Any) -> tuple[dict, PerClassLinearScore, SelectionFunction]
        Reads ``format_version`` 3 and still 1 and 2 (a format-2 certificate reads with
        ``loss_bound`` NaN); a format-3 certificate without a valid ``loss_bound``, or a 0/100 loss
        with a bound below 100, is refused naming ``certificate.loss_bound``.
+
+    .. versionchanged:: 0.8.0
+       Reads ``format_version`` 4, whose target may carry ``min_coverage`` (a release gate,
+       method ``"ltt+order-statistic"``); a malformed floor is refused naming ``target``'s field.
 
     Parameters
     ----------

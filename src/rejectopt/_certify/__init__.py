@@ -66,7 +66,7 @@ from ._fits import _ltt_full_share as _ltt_full_share
 from ._fits import _ltt_rows as _ltt_rows
 from ._fits import _ltt_start as _ltt_start
 from ._fits import _prefix_sums as _prefix_sums
-from ._joint import JOINT_COVERAGE_SHARE, fit_certified_gate
+from ._joint import JOINT_COVERAGE_SHARE, fit_certified_gate, gate_statement
 from ._ood import fit_certified_tpr_fpr
 from ._selection import (
     CERTIFICATE_KEYS,
@@ -107,6 +107,7 @@ __all__ = [
     "fit_certified_gate",
     "fit_certified_risk",
     "fit_certified_tpr_fpr",
+    "gate_statement",
     "validate_target",
 ]
 

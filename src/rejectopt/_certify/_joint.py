@@ -36,7 +36,7 @@ from ._fits import START_FRACTION, fit_certified_coverage, fit_certified_risk
 from ._selection import JOINT_METHOD, CertifiedSelection
 from ._tails import RISK_TAILS
 
-__all__ = ["JOINT_COVERAGE_SHARE", "fit_certified_gate"]
+__all__ = ["JOINT_COVERAGE_SHARE", "fit_certified_gate", "gate_statement"]
 
 #: Share of delta the gate spends on the coverage floor (the rest tests the risk). Chosen by
 #: measurement, the grant rate over the 32 cells of ``benchmarks/bench_certified_gate.py``
@@ -203,3 +203,23 @@ def _gate_trail(
     reason = f"{reasons}; gate {verdict} (the risk's cut {'contains' if granted else 'misses'} the coverage cut)"
     n_tested = risk.n_tested if risk is not None else coverage.n_tested  # type: ignore[union-attr]
     return _trail(JOINT_METHOD, delta, reason, n_tested, granted, **columns)
+
+
+def gate_statement(certificate: dict, unit: str) -> str:
+    """A release gate's guarantee as one sentence: the gate theorem of the Guarantees page.
+
+    ``select``'s ``report.md`` and :attr:`rejectopt.SelectiveClassifier.report_` both state it
+    from here (read from :mod:`rejectopt.model`, which re-exports it): the risk bound and the
+    coverage floor hold *together*, at the one level ``confidence`` (a union bound).
+    ``certificate`` is the gate's
+    :attr:`~rejectopt.targets.CertifiedSelection.certificate`, ``unit`` the risk's (``"%"`` for
+    the 0/100 loss, ``"MAE"``).
+
+    .. versionadded:: 0.8.0
+    """
+    return (
+        f"With probability at least {format_level(certificate['confidence'])} over the draw of "
+        f"the {certificate['n_calibration']} calibration rows, the population's selective risk is "
+        f"at most {certificate['risk_bound']:.4g} {unit} and its coverage at least "
+        f"{certificate['coverage_bound']:.4g}, together (the release gate: a union bound)."
+    )

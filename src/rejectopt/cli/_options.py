@@ -276,10 +276,50 @@ def check_certified_risk(target, loss_bound):
         )
 
 
-def target_of(args):
-    """``--target``, certified by ``--confidence`` (or by ``,confidence=C`` in the target itself)."""
+def _gate_text(args):
+    """``--target`` as :func:`parse_target` reads it: a release gate (``risk=A,min_coverage=W``)
+    without ``,confidence=C`` takes ``--confidence``'s, since its floor is certified with the risk;
+    InputError for a gate without either, or with the floor 1 (the full set: no floor at all)."""
+    text = args.target
+    names = [part.partition("=")[0].strip().lower() for part in str(text).split(",")]
+    if "min_coverage" not in names:
+        return text
+    floor = str(text).split(",")[names.index("min_coverage")].partition("=")[2].strip()
+    head = str(text).split(",")[0].strip()
     try:
-        target = parse_target(args.target)
+        full = float(floor) == 1
+    except ValueError:
+        full = False  # not a number: parse_target names it
+    if head.partition("=")[0].strip().lower() != "risk":
+        raise InputError(
+            f"--target {text}: min_coverage is the coverage floor of a certified risk target, "
+            "e.g. --target risk=5,min_coverage=0.5 --confidence 0.9"
+        )
+    if full:
+        raise InputError(
+            f"--target {text}: min_coverage=1 leaves the full set only, whose risk is the target "
+            f"with no floor: give --target {head} (with its confidence)"
+        )
+    if "confidence" in names:
+        return text
+    if args.confidence is None:
+        raise InputError(
+            f"--target {text}: a coverage floor (min_coverage) is certified together with the "
+            "risk, at a confidence: give --confidence C (e.g. 0.9), or end the target in "
+            ",confidence=C"
+        )
+    return f"{text},confidence={args.confidence!r}"
+
+
+def target_of(args):
+    """``--target``, certified by ``--confidence`` (or by ``,confidence=C`` in the target itself).
+
+    A release gate is ``--target risk=A,min_coverage=W`` with either: the floor is a part of the
+    target, as ``parse_target`` and ``model.json`` write it, so ``select``, ``validate`` and the
+    model file name one target in one form (no separate ``--min-coverage`` option).
+    """
+    try:
+        target = parse_target(_gate_text(args))
     except ValueError as err:
         raise InputError(f"--{err}") from None
     if args.confidence is None:
@@ -290,8 +330,9 @@ def target_of(args):
             f"{format_level(args.confidence)}: give it once"
         )
     fields = (target.kind, target.bounds if isinstance(target, OODTarget) else target.value)
+    floor = () if isinstance(target, OODTarget) else (target.min_coverage,)
     try:
-        return type(target)(*fields, args.confidence)
+        return type(target)(*fields, args.confidence, *floor)
     except ValueError as err:
         raise InputError(
             f"--confidence {format_level(args.confidence)} with --target {args.target}: {one_line(err)}"

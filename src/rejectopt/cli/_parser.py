@@ -276,7 +276,8 @@ def _add_select_parser(sub, common, learning):
         "out-of-distribution (OOD) rows marked by --ood-column: tpr=T,fpr=F (smallest selective risk "
         "of the accepted ID rows with TPR = share of ID accepted >= T and FPR = share of OOD accepted "
         "<= F) or precision=P,recall=R (share of ID among the accepted >= P, recall = TPR >= R); "
-        "bounds in [0,1]",
+        "bounds in [0,1]. A release gate: risk=L,min_coverage=W with --confidence (or ending in "
+        ",confidence=C): selective risk <= L and coverage >= W, both together, W in (0,1)",
     )
     p.add_argument(
         "--confidence",
@@ -284,7 +285,8 @@ def _add_select_parser(sub, common, learning):
         default=None,
         help="certify the target: with probability >= C over the calibration rows (drawn i.i.d.), the "
         "population's selective risk is at most L (risk=L) or its coverage at least W (coverage=W), "
-        "or TPR >= T and FPR <= F (tpr=T,fpr=F); e.g. 0.95. Default: none, a plug-in target met on "
+        "or TPR >= T and FPR <= F (tpr=T,fpr=F), or risk <= L and coverage >= W together "
+        "(risk=L,min_coverage=W, a release gate); e.g. 0.95. Default: none, a plug-in target met on "
         "the calibration rows only",
     )
     p.add_argument(
@@ -382,13 +384,17 @@ def _add_validate_parser(sub, common, learning):
         "the score as 'select' does; or every row with --uncertainty-column) as the population, draw "
         "calibration samples from it --repeats times, fit the certified target and its plug-in twin on "
         "each, and count how often the population's selective risk exceeds the target (risk) or its "
-        "coverage falls below it (coverage). The certified violation rate should stay at or below "
+        "coverage falls below it (coverage), or either happens (a release gate, "
+        "risk=L,min_coverage=W). The certified violation rate should stay at or below "
         "delta = 1 - confidence within its interval.",
         epilog="Example:\n  python -m rejectopt validate --data preds.csv --target risk=2 --confidence 0.95 "
         "--repeats 500 --out check/",
     )
     p.add_argument(
-        "--target", required=True, help="risk=L (loss units: percent for zero_one) or coverage=W"
+        "--target",
+        required=True,
+        help="risk=L (loss units: percent for zero_one), coverage=W, or risk=L,min_coverage=W (a "
+        "release gate: risk <= L and coverage >= W together)",
     )
     p.add_argument(
         "--confidence",

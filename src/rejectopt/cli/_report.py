@@ -13,6 +13,7 @@ import sklearn
 from .. import __version__
 from .._params import format_level
 from ..metrics import aurc
+from ..model import gate_statement
 from ..ood import auroc
 from ..selective import empirical_risk_coverage, operating_point
 from ..targets import CertifiedSelection, OODTarget, parse_target
@@ -224,8 +225,9 @@ def guarantee_statements(report):
     entry here, and each is a theorem of the Guarantees page: a risk target's risk bound
     (Learn-then-Test) and, alone, its coverage bound (one-sided DKW, valid for a threshold chosen
     from the data); a coverage target's coverage bound (order statistics); a TPR-FPR target's two
-    bounds at once (a union bound at delta / 2 each). Two bounds each at level ``1 - delta`` are
-    not a joint statement at ``1 - delta``: only the TPR-FPR entry joins its bounds.
+    bounds at once (a union bound at delta / 2 each); a release gate's risk bound and coverage
+    floor at once (a union bound, the gate theorem). Two bounds each at level ``1 - delta`` are
+    not a joint statement at ``1 - delta``: only the TPR-FPR and the gate entries join their bounds.
 
     Parameters
     ----------
@@ -253,12 +255,27 @@ def guarantee_statements(report):
                 ],
             }
         ]
+    if kind == "risk" and is_gate(report):
+        return [
+            {
+                "level": level,
+                "bounds": [
+                    ("risk", "<=", certificate["risk_bound"]),
+                    ("coverage", ">=", certificate["coverage_bound"]),
+                ],
+            }
+        ]
     if kind == "risk":
         return [
             {"level": level, "bounds": [("risk", "<=", certificate["risk_bound"])]},
             {"level": level, "bounds": [("coverage", ">=", certificate["coverage_bound"])]},
         ]
     return [{"level": level, "bounds": [("coverage", ">=", certificate["coverage_bound"])]}]
+
+
+def is_gate(report):
+    """Whether ``report`` is a release gate's: a certified risk with a coverage floor (``min_coverage``)."""
+    return "min_coverage" in report["target"] and report.get("certificate") is not None
 
 
 def _pointwise_risk(report):
@@ -306,8 +323,8 @@ def guarantee_lines(report):
     else:
         draw = f"over the draw of the {certificate['n_calibration']} calibration rows"
         why = {"risk": " (the target)", "coverage": " (lower confidence bound)"}
-        sentences = []
-        for k, statement in enumerate(statements):
+        sentences = [gate_statement(certificate, unit)] if is_gate(report) else []
+        for k, statement in enumerate([] if sentences else statements):
             quantity = statement["bounds"][0][0]
             bounds = " and ".join(
                 _bound_text(*bound, unit, long=True) for bound in statement["bounds"]
@@ -357,8 +374,14 @@ def guarantee_lines(report):
 
 
 def _certified_at(target):
-    """`` certified at confidence 0.9`` for a certified target's dict, else nothing."""
-    return f" certified at confidence {target['confidence']:g}" if "confidence" in target else ""
+    """`` certified at confidence 0.9`` for a certified target's dict (`` with coverage >= 0.5``
+    before it for a release gate), else nothing."""
+    floor = f" with coverage >= {target['min_coverage']:g}" if "min_coverage" in target else ""
+    return (
+        f"{floor} certified at confidence {target['confidence']:g}"
+        if "confidence" in target
+        else ""
+    )
 
 
 def _score_text(report):

@@ -194,6 +194,34 @@ def _validity_lines(summary, target, unit):
     return lines
 
 
+def _gate_lines(draws, target, unit):
+    """A release gate's violations per condition: how often each of its two bounds was missed.
+
+    A draw violates the gate when either condition fails (``violated``); the two counts say
+    which, with the tolerance :func:`rejectopt.targets.validate_target` applies. A plug-in twin
+    has no floor, so only the certified gate's floor is counted.
+    """
+    if getattr(target, "min_coverage", None) is None:
+        return []
+    lines = []
+    for method, rows in draws.groupby("method", sort=False):
+        feasible = rows[~rows["infeasible"].astype(bool)]
+        risk = int((feasible["population_risk"] > target.value * (1 + 1e-12)).sum())
+        text = (
+            f"{method + ':':10s} by condition: selective risk > {target.value:g} {unit} in {risk}"
+        )
+        if method == "certified":
+            floor = int((feasible["population_coverage"] < target.min_coverage * (1 - 1e-12)).sum())
+            text += (
+                f", coverage < {target.min_coverage:g} in {floor} of {len(rows)} draws (the "
+                "gate is violated when either fails)"
+            )
+        else:
+            text += f" of {len(rows)} draws (no floor: the plug-in twin fits the risk alone)"
+        lines.append(text)
+    return lines
+
+
 def _number(value):
     """A quantile as the printout shows it: ``n/a`` when undefined (no draw accepted a row)."""
     return "n/a" if not np.isfinite(value) else f"{value:.4g}"
@@ -322,6 +350,7 @@ def run_validate(args):
         f"--target {target}: {args.repeats} draws of {check.n_calibration} calibration rows from the {check.n_rows} "
         f"{'rows' if args.uncertainty_column else 'held-out rows'} of {table.source} taken as the population"
     )
-    for line in _validity_lines(summary, target, risk_unit(loss_name)):
+    unit = risk_unit(loss_name)
+    for line in [*_validity_lines(summary, target, unit), *_gate_lines(check.draws, target, unit)]:
         print(line)
     return 0
