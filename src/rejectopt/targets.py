@@ -22,7 +22,6 @@ import numpy as np
 from ._certify import (
     AuditTrail,
     CertifiedSelection,
-    GroupCertificate,
     GroupSelection,
     certification_table,
     fit_certified_coverage,
@@ -51,7 +50,6 @@ __all__ = [
     "parse_target",
     "CertifiedSelection",
     "AuditTrail",
-    "GroupCertificate",
     "GroupSelection",
     "certification_table",
     "fit_certified_groups",

@@ -93,11 +93,28 @@ class GroupSelection:
         The level each fit ran at: ``confidence``, or ``(1 - delta)^(1 / G)`` simultaneously.
     simultaneous : bool
         Whether the groups' own certificates hold together.
-    groups : tuple of GroupCertificate
-        One per group, in sorted label order (first appearance where labels do not sort).
+    groups : tuple
+        One record per group, in sorted label order (first appearance where labels do not
+        sort), ``selection[label]`` one of them. Each has ``label``, ``n_rows``, ``threshold``
+        and ``accept_prob`` (what applies to the group), ``certificate`` (the group's own
+        :class:`CertifiedSelection`, None where it fell back), ``fallback`` (True: the pooled
+        threshold applies, and its guarantee holds for the pooled population only),
+        ``statement`` (what holds, for which population, at which level) and ``reason`` (the
+        refusal that made it fall back).
     pooled : CertifiedSelection or None
         The fit on all rows at ``group_confidence``, the fallbacks' threshold; None where it
         was refused (then no group fell back).
+
+    Examples
+    --------
+    >>> from rejectopt.targets import Target, fit_certified_groups
+    >>> u = np.tile(np.linspace(0, 1, 300), 2)
+    >>> groups = np.repeat(["a", "b"], 300)
+    >>> selection = fit_certified_groups(u * 0, u, groups, Target("coverage", 0.5, confidence=0.9))
+    >>> selection.labels, round(selection["a"].threshold, 3), selection["a"].fallback
+    (['a', 'b'], 0.538, False)
+    >>> selection.to_records()[0]["holds_for"]
+    'group'
     """
 
     target: Any
