@@ -5,7 +5,8 @@ with u ~ U(0, 1) and P(error | u) = c_g * u (c_g = 0.2, 0.5, 1.0), so the popula
 risk of the cut {u < t} in group g is exactly 100 * c_g * min(t, 1) / 2 (0/100 loss). The third
 group is small (400 rows against 1,000). A draw violates group g when g holds its own
 certificate and that exact risk exceeds the target; a group that fell back makes no claim for
-itself. Violation rates must stay within delta + 3 sigma, sigma = sqrt(delta (1 - delta) / draws),
+itself, and a draw refused outright (a group and the pooled fit both refused) makes none.
+Violation rates must stay within delta + 3 sigma, sigma = sqrt(delta (1 - delta) / draws),
 the binomial standard error of a rate whose truth is delta (the procedure's rates are at most
 delta; three sigma keeps a valid procedure from failing by chance on a fixed seed's draws).
 """
@@ -52,7 +53,10 @@ def _simulate(simultaneous, seed):
     violates = np.zeros((DRAWS, 3), dtype=bool)
     pooled = np.zeros((DRAWS, 3), dtype=bool)
     for draw in range(DRAWS):
-        fitted = fit_certified_groups(*_draw(rng), target, simultaneous=simultaneous)
+        try:
+            fitted = fit_certified_groups(*_draw(rng), target, simultaneous=simultaneous)
+        except InfeasibleTargetError:  # a group and its fallback both refused: no claim at all
+            continue
         for j, label in enumerate(LABELS):
             group = fitted[str(label)]
             own[draw, j] = not group.fallback
