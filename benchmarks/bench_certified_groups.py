@@ -25,7 +25,7 @@ method's share of refused draws. The group ``any`` is the share of draws in whic
 claim is false. Checks: every per-group violation rate and the simultaneous ``any`` rate <=
 delta + 3 sigma (the binomial standard error at delta); the pooled threshold's worst group
 above delta. Writes the records
-and ``<out>_checks.csv``; prints both.
+and ``<out>_checks.csv``; prints both, and the Guarantees page's table (:func:`page_table`).
 """
 
 import argparse
@@ -162,6 +162,38 @@ def checks(frame):
     return pd.DataFrame(rows)
 
 
+#: The page's names of the methods, in its table's order.
+PAGE_METHODS = {
+    "per-group": "per group",
+    "simultaneous": "simultaneous",
+    "pooled": "one pooled threshold",
+}
+
+
+def page_table(frame):
+    """The Guarantees page's table of the records: own and violation rates per group and delta."""
+
+    def cell(row):
+        own = "-" if math.isnan(row["own_rate"]) else f"{row['own_rate']:.3f}"
+        return f"{own} / {row['violation_rate']:.3f}"
+
+    lines = [
+        "| delta | method | easy (0.2): own / violates | middle (0.5): own / violates "
+        "| hard (1.0, 400 rows): own / violates | any group violates |",
+        "|---|---|---|---|---|---|",
+    ]
+    for delta in sorted(frame["delta"].unique()):
+        for method, name in PAGE_METHODS.items():
+            rows = frame[(frame["delta"] == delta) & (frame["method"] == method)]
+            rows = rows.set_index("group")
+            cells = [cell(rows.loc[group]) for group in SLOPES]
+            lines.append(
+                f"| {delta:g} | {name} | {' | '.join(cells)} | "
+                f"{rows.loc['any', 'violation_rate']:.3f} |"
+            )
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=400)
@@ -174,12 +206,13 @@ def main():
     for i, delta in enumerate(args.deltas):
         rows += records(delta, args.draws, run_cell(delta, args.draws, args.seed + i))
     frame = pd.DataFrame(rows)
-    frame.to_csv(args.out, index=False, float_format="%.4f")
+    frame.to_csv(args.out, index=False)
     verdict = checks(frame)
     verdict.to_csv(args.out.replace(".csv", "_checks.csv"), index=False, float_format="%.4f")
     with pd.option_context("display.width", 200, "display.max_rows", 100):
         print(frame.round(3).to_string(index=False))
         print(verdict.round(4).to_string(index=False))
+    print(page_table(frame))
     print(f"{time.process_time() - start:.0f} CPU seconds")
 
 

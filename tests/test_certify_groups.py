@@ -220,3 +220,22 @@ def test_simultaneous_must_be_a_bool():
             Target("coverage", 0.5, confidence=0.9),
             simultaneous="yes",
         )
+
+
+def test_the_guarantees_page_shows_the_benchmark_records_and_they_meet_their_claims():
+    """The page's table is the benchmark record's, and the record's checks hold."""
+    import importlib.util
+
+    import pandas as pd
+    from support import REPO
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_certified_groups", REPO / "benchmarks" / "bench_certified_groups.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    record = pd.read_csv(REPO / "benchmarks" / "certified_groups_records.csv")
+    page = (REPO / "docs" / "guide" / "guarantees.md").read_text(encoding="utf-8")
+    assert bench.page_table(record) in page
+    verdict = bench.checks(record)
+    assert len(verdict) == 6 and verdict["ok"].all()
