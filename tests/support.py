@@ -345,5 +345,7 @@ def run_sklearn_check(check, estimator, monkeypatch):
 #: The library's public names at most (tests/test_house.py counts the API reference's library
 #: modules, tests/test_architecture.py every public module outside the pipeline): 150 until 0.7.0,
 #: which adds the failure-detection and calibration metrics a paper's table reports (16 names in
-#: rejectopt.metrics).
-MAX_PUBLIC_NAMES = 170
+#: rejectopt.metrics); 170 until 0.8.0, whose certified release gates' records and per-group
+#: certificates are what a deployment reads (AuditTrail, GroupSelection, fit_certified_groups in
+#: rejectopt.targets; the gate itself is a Target's min_coverage, no new name).
+MAX_PUBLIC_NAMES = 175

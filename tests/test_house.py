@@ -3,7 +3,7 @@
 The README is a quickstart of at most 10 KB that opens with the two set-up commands; the docs own
 every longer text and never include the README's; the public API (the reference's modules,
 ``API_MODULES`` in docs/conf.py) has numpydoc's Parameters, Returns and Examples on each name, and
-the library's part of it (all but the pipeline's experiment contract) at most 170 names; the
+the library's part of it (all but the pipeline's experiment contract) at most 175 names; the
 pipeline's internal modules keep Parameters and Returns without a mandatory example; a docstring's
 Examples block is at most 15 lines and the package's doctests at most 1,000 lines. CI and the
 pre-commit hooks run the same formatter, linter and type checker, with the lock's releases.
@@ -161,7 +161,7 @@ def _public_names() -> set[str]:
     }
 
 
-def test_public_api_has_at_most_170_names():
+def test_public_api_has_at_most_175_names():
     counts = {
         module: len(importlib.import_module(module).__all__) for module in LIBRARY_API_MODULES
     }

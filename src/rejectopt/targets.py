@@ -6,7 +6,8 @@ and the dict a target's ``to_dict`` writes to the model file. A plug-in target f
 strategies of :mod:`rejectopt.selective` and :mod:`rejectopt.ood`, a certified one (with a
 confidence) with the certification's (``rejectopt._certify``); none of them knows of targets
 but the certification's checks of a certified target on the user's rows,
-:func:`certification_table` and :func:`validate_target`, which are read from here.
+:func:`certification_table` and :func:`validate_target`, and its per-group fit,
+:func:`fit_certified_groups`, which are read from here.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ import numpy as np
 from ._certify import (
     AuditTrail,
     CertifiedSelection,
+    GroupSelection,
     certification_table,
     fit_certified_coverage,
     fit_certified_gate,
+    fit_certified_groups,
     fit_certified_risk,
     fit_certified_tpr_fpr,
     validate_target,
@@ -47,7 +50,9 @@ __all__ = [
     "parse_target",
     "CertifiedSelection",
     "AuditTrail",
+    "GroupSelection",
     "certification_table",
+    "fit_certified_groups",
     "validate_target",
 ]
 

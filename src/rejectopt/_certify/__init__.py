@@ -34,6 +34,11 @@ the statements:
   together): the risk fit ("ltt") at ``delta (1 - JOINT_COVERAGE_SHARE)`` and the coverage
   cut at ``delta JOINT_COVERAGE_SHARE``; granted when the former's cut contains the latter's, so
   on both events (a union bound) its risk is <= ``a`` and its coverage >= ``w``.
+* **per group** (:func:`fit_certified_groups`): given the group column, each group's rows are
+  an i.i.d. sample of its group's population, so a fit on them alone certifies that group;
+  simultaneously at ``(1 - delta)^(1 / G)`` each, the groups' fits being independent given the
+  labels. A group its rows cannot certify takes the pooled threshold, certified for the pooled
+  population only.
 * **tpr-fpr** (OOD): the TPR cut is the coverage cut of the ID rows at delta / 2; the FPR of that
   cut (fixed given the ID rows, the OOD rows independent) is bounded by Clopper-Pearson at
   delta / 2; a union bound gives both.
@@ -66,6 +71,7 @@ from ._fits import _ltt_full_share as _ltt_full_share
 from ._fits import _ltt_rows as _ltt_rows
 from ._fits import _ltt_start as _ltt_start
 from ._fits import _prefix_sums as _prefix_sums
+from ._groups import GroupCertificate, GroupSelection, fit_certified_groups
 from ._joint import JOINT_COVERAGE_SHARE, fit_certified_gate, gate_statement
 from ._ood import fit_certified_tpr_fpr
 from ._selection import (
@@ -100,11 +106,14 @@ __all__ = [
     "ZERO_ONE_BOUND",
     "AuditTrail",
     "CertifiedSelection",
+    "GroupCertificate",
+    "GroupSelection",
     "TargetValidity",
     "certification_table",
     "certified_from_dict",
     "fit_certified_coverage",
     "fit_certified_gate",
+    "fit_certified_groups",
     "fit_certified_risk",
     "fit_certified_tpr_fpr",
     "gate_statement",

@@ -1,8 +1,9 @@
 """The scalar parameters and options of the certified fits, declared once.
 
 :func:`fit_certified_risk`, :func:`fit_certified_coverage`, :func:`fit_certified_tpr_fpr`,
-:func:`validate_target` and :func:`certification_table` check their levels, methods, tails, fractions,
-seeds, loss bound, coverage, rate bounds and the table's cut count against this one table
+:func:`validate_target`, :func:`certification_table` and :func:`fit_certified_groups` check
+their levels, methods, tails, fractions, seeds, loss bound, coverage, rate bounds, the table's
+cut count and the groups' ``simultaneous`` against this one table
 (:func:`rejectopt._params.validate_params`), each refusal naming the function: "<function>:
 <name> must be <what>, got <value>". A target risk, whose range depends on the loss bound, is
 checked by the fit that reads it.
@@ -43,6 +44,8 @@ PARAMETERS: dict[str, Any] = {
     "calibration_fraction": Interval(0, 1),
     "progress": [NONE, CALLABLE],
     "max_cuts": [NONE, Interval(1, None, closed="left", integer=True)],
+    # per-group certificates: each group's own level, or all groups' together
+    "simultaneous": Options(True, False, label="True or False"),
 }
 
 #: The parameters the older checks read with ``float()`` (text such as "100" accepted): still so.
