@@ -33,6 +33,7 @@ from ..targets import Target, certification_table
 from ._errors import InputError, one_line
 from ._figures import figure_files, figure_names, ood_select_figure, select_figure
 from ._files import check_output_folder, write_folder
+from ._groups import check_group_options, fit_groups, group_markdown, group_records, group_summary
 from ._options import (
     MIN_ROWS_PER_PART,
     check_certified_risk,
@@ -152,6 +153,7 @@ def _check_options(args):
     if args.pred_column != "none":
         check_pred_column(args.pred_column, "--pred-column")
     ood_column = ood_column_of(args, target)
+    args.group_column = check_group_options(args, target)
     C_grid = parse_C_grid(args.C)
     args.metrics = parse_metrics(getattr(args, "metrics", None), target)
     check_fractions(args)
@@ -179,6 +181,7 @@ def _read_table(args, target, ood_column, features):
         feature_columns=features,
         ood_column=ood_column,
         logit_features=reads_logits(args.score),
+        group_column=args.group_column,
     )
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     loss_bound, loss_bound_source = resolve_loss_bound(args, table)
@@ -410,6 +413,12 @@ def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thre
         if args.metrics is not None:
             report["metrics"] = _metrics(args, fit, table, loss_name)
         texts = (report_markdown(report), summary_line(report))
+        if args.group_column is not None:
+            groups = fit_groups(
+                fit, table, target, loss_bound, args.group_column, args.simultaneous
+            )
+            report["groups"] = group_records(groups, fit, table, args.group_column)
+            texts = (texts[0] + group_markdown(report), texts[1] + "\n" + group_summary(report))
         figure = select_figure(fit, table.loss, report, label)
     else:
         report = ood_report_dict(

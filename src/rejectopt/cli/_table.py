@@ -42,6 +42,7 @@ from ._columns import (
     row_label,
 )
 from ._errors import InputError, one_line
+from ._groups import GROUP_OPTION, check_group_role, group_labels
 from ._network import is_network_file, network_apply_table, network_table
 
 __all__ = [
@@ -414,6 +415,7 @@ def _prediction_table(
     feature_columns,
     ood_column,
     feature_option,
+    group_column=None,
 ):
     """:class:`Table` of a table of predictions for ``select`` and ``validate`` (:func:`load_table`)."""
     label_column = "y" if label_column is None else label_column
@@ -422,13 +424,10 @@ def _prediction_table(
     special = [c for c in (pred, loss_column or label_column, ood_column) if c]
     _check_distinct_roles(pred, label_column, loss_column)
     _check_ood_role(ood_column, label_column, loss_column, pred)
+    roles = {label_column: "label", loss_column: "loss", pred: "prediction", ood_column: OOD_ROLE}
+    check_group_role(group_column, roles)
     if feature_columns is not None:
-        roles = {
-            label_column: "label",
-            loss_column: "loss",
-            pred: "prediction",
-            ood_column: OOD_ROLE,
-        }
+        roles[group_column] = "group (--group-column)"
         _check_feature_list(
             feature_columns,
             {c: r for c, r in roles.items() if c is not None},
@@ -436,10 +435,14 @@ def _prediction_table(
             feature_option,
         )
     npz_names = _npz_names(pred_column, label_column, loss_column, ood_column)
+    if group_column is not None:
+        _require_group_column(frame, is_csv, source, group_column)
+        npz_names[group_column] = group_column  # not a feature; an NPZ's array of that name
     X, feature_columns, column = _read_predictions(
         frame, is_csv, source, special, feature_columns, npz_names
     )
     _check_range(X, feature_columns, source, is_csv)
+    groups = _read_groups(frame, is_csv, source, group_column, X.shape[0])
     is_ood = (
         _ood_column(column(ood_column), ood_column, source, is_csv)
         if ood_column is not None
@@ -474,7 +477,31 @@ def _prediction_table(
         columns=[str(c) for c in frame.keys()],
         loss_bound=loss_bound,
         label_keys=label_keys,
+        groups=groups,
     )
+
+
+def _require_group_column(frame, is_csv, source, group_column):
+    """InputError when ``--group-column`` names no column (NPZ: array) of the file."""
+    available = list(frame.keys())
+    if group_column not in available:
+        raise InputError(
+            f"{source}: {GROUP_OPTION} {group_column!r}: no such {'column' if is_csv else 'array'}; "
+            f"the file has {available}: name the one holding each row's group"
+        )
+
+
+def _read_groups(frame, is_csv, source, group_column, n_rows):
+    """``--group-column``'s labels, one per row (None without the option)."""
+    if group_column is None:
+        return None
+    _require_group_column(frame, is_csv, source, group_column)
+    raw = frame[group_column] if is_csv else _npz_column(frame, group_column, source)
+    if len(raw) != n_rows:
+        raise InputError(
+            f"{source}: {GROUP_OPTION} {group_column!r} has {len(raw)} rows, the data {n_rows}"
+        )
+    return group_labels(raw, group_column, source, is_csv)
 
 
 def _apply_prediction_table(frame, is_csv, source, *, pred_column, feature_columns):
@@ -511,6 +538,7 @@ def load_table(
     ood_column=None,
     logit_features=False,
     feature_option="--feature-columns",
+    group_column=None,
 ):
     """Read and validate a CSV or NPZ for ``select`` and ``validate``: features, predictions and losses.
 
@@ -543,6 +571,10 @@ def load_table(
         ID and OOD rows. The OOD rows need valid features and a predicted class (the score of a
         row depends on both); their label and loss are not read (they may be empty) and their
         ``loss`` is NaN.
+    group_column : str or None
+        ``select --group-column``: the column (NPZ: array) of each row's group label, read
+        into ``Table.groups``; it is not a feature and must not be the label, prediction, loss
+        or OOD column. None: no groups.
     logit_features : bool
         A score that reads a network's logits (a class-shared score, whose ``reads_logits`` is
         True): a network's outputs give their logits as the features, even with embeddings.
@@ -573,8 +605,13 @@ def load_table(
     }
     with _delimiter_advice(frame, is_csv, str(path)):
         if is_network_file(frame, is_csv):
-            return network_table(frame, is_csv, str(path), logit_features=logit_features, **options)
-        return _prediction_table(frame, is_csv, str(path), **options)
+            table = network_table(
+                frame, is_csv, str(path), logit_features=logit_features, **options
+            )
+            check_group_role(group_column, dict.fromkeys(table.feature_columns, "feature"))
+            table.groups = _read_groups(frame, is_csv, str(path), group_column, table.X.shape[0])
+            return table
+        return _prediction_table(frame, is_csv, str(path), group_column=group_column, **options)
 
 
 def load_apply_table(path, *, pred_column="y_pred", feature_columns=None):

@@ -1,0 +1,199 @@
+"""``select --group-column``: a certified threshold per group, in report.json and report.md."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.linear_model import LogisticRegression
+
+from rejectopt import cli
+from rejectopt.cli._model import apply_model, load_model
+from rejectopt.cli._table import load_apply_table
+from rejectopt.fitting import split_rows
+from rejectopt.selective import SelectionFunction, empirical_risk_coverage
+from rejectopt.targets import Target, fit_certified_groups
+
+
+@pytest.fixture(scope="module")
+def digits_csv(tmp_path_factory):
+    """The README's table (digits, a logistic regression on 300 rows) with a group column: the
+    predicted class, copied into a column of its own."""
+    folder = tmp_path_factory.mktemp("groups")
+    X, y = load_digits(return_X_y=True, as_frame=True)
+    clf = LogisticRegression(max_iter=2000).fit(X[:300], y[:300])
+    table = X.assign(y=y, y_pred=clf.predict(X))[300:1300]
+    table = table.assign(cls=table["y_pred"], parity=np.where(table["y_pred"] % 2, "odd", "even"))
+    table.to_csv(folder / "val.csv", index=False)
+    return folder / "val.csv"
+
+
+def _select(data, out, *options):
+    args = ["-q", "select", "--data", str(data), "--C", "1", "--out", str(out)]
+    return cli.main([*args, *options])
+
+
+def _rows(report, n):
+    split = report["split"]
+    return split_rows(
+        n,
+        split["calibration_fraction"],
+        split["report_fraction"],
+        split["validation_fraction"],
+        split["seed"],
+        min_rows=10,
+    )
+
+
+@pytest.mark.parametrize(
+    "target", [["--target", "coverage=0.8"], ["--target", "risk=10,min_coverage=0.5"]]
+)
+def test_each_group_is_the_library_fit_on_its_calibration_rows(digits_csv, tmp_path, target):
+    """The per-group records are fit_certified_groups on the calibration rows' uncertainties (as
+    apply recomputes them) and groups; coverage and risk per group are those of the report rows."""
+    out = tmp_path / "sel"
+    assert _select(digits_csv, out, *target, "--confidence", "0.9", "--group-column", "parity") == 0
+    report = json.loads((out / "report.json").read_text())
+    frame = pd.read_csv(digits_csv)
+    model, score, selection = load_model(out / "model.json")
+    assert "parity" not in model["feature_columns"] and "cls" in model["feature_columns"]
+    s = apply_model(model, score, selection, load_apply_table(digits_csv, **_apply(model)))
+    s = s["uncertainty"].to_numpy()
+    loss = 100.0 * (frame["y"] != frame["y_pred"]).to_numpy()
+    parts = _rows(report, len(frame))
+    cal, rep = parts["calibration"], parts["report"]
+    groups = frame["parity"].to_numpy()
+    t = report["target"]
+    target = Target(t["kind"], t["value"], t["confidence"], t.get("min_coverage"))
+    expected = fit_certified_groups(loss[cal], s[cal], groups[cal], target, loss_bound=100.0)
+    records = report["groups"]["records"]
+    assert [r["group"] for r in records] == ["even", "odd"]
+    for record, group in zip(records, expected.groups):
+        assert record["threshold"] == group.threshold and record["fallback"] == group.fallback
+        assert record["n_rows"] == int((groups[cal] == group.label).sum())
+        rows = rep[groups[rep] == group.label]
+        risk, coverage = empirical_risk_coverage(
+            loss[rows], s[rows], SelectionFunction(group.threshold, group.accept_prob)
+        )
+        assert record["report_rows"] == rows.size
+        assert record["report_coverage"] == pytest.approx(coverage, rel=1e-12)
+        assert record["report_selective_risk"] == pytest.approx(risk, rel=1e-12)
+    markdown = (out / "report.md").read_text()
+    assert "## Per-group certificates (--group-column parity)" in markdown
+    for r in records:
+        kind = "pooled (fallback)" if r["fallback"] else "own"
+        assert f"| {r['group']} | {r['n_rows']} | " in markdown and f"| {kind} |" in markdown
+
+
+def _apply(model):
+    return {"pred_column": model["pred_column"], "feature_columns": model["feature_columns"]}
+
+
+def test_small_groups_fall_back_to_the_pooled_threshold_and_say_so(digits_csv, tmp_path, capsys):
+    """Grouped by predicted class (about 27 calibration rows each), risk 10 % at 0.9: a class that
+    cannot certify on its own takes the pooled threshold, and its sentence says the pooled
+    population only; with --simultaneous the pooled level is (0.9)^(1/10)."""
+    out, data = tmp_path / "sel", tmp_path / "cls.csv"
+    pd.read_csv(digits_csv).drop(columns="parity").to_csv(data, index=False)  # text: no feature
+    options = ["--target", "risk=10", "--confidence", "0.9", "--group-column", "cls"]
+    assert _select(data, out, *options, "--simultaneous") == 0
+    printed = capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    groups = report["groups"]
+    assert groups["simultaneous"] and groups["group_confidence"] == pytest.approx(0.9**0.1)
+    fallen = [r["group"] for r in groups["records"] if r["fallback"]]
+    assert fallen and all(r["holds_for"] == "pooled" for r in groups["records"] if r["fallback"])
+    markdown = (out / "report.md").read_text()
+    assert "This holds for the pooled population only, NOT for groups" in markdown
+    assert f"per group (--group-column cls): {10 - len(fallen)} of 10 groups" in printed
+
+
+def test_a_group_of_one_row(digits_csv, tmp_path):
+    """A group of one calibration row: a coverage target accepts all of it (too few rows for its
+    order statistic), a risk target falls back to the pooled threshold."""
+    frame = pd.read_csv(digits_csv)
+    parts = split_rows(len(frame), seed=0, min_rows=10)  # select's default split
+    lonely = parts["calibration"][0]
+    frame.loc[lonely, "parity"] = "lonely"
+    frame.to_csv(tmp_path / "one.csv", index=False)
+    options = ["--confidence", "0.9", "--group-column", "parity"]
+    assert _select(tmp_path / "one.csv", tmp_path / "c", "--target", "coverage=0.8", *options) == 0
+    record = json.loads((tmp_path / "c" / "report.json").read_text())["groups"]["records"][1]
+    assert (record["group"], record["n_rows"], record["fallback"]) == ("lonely", 1, False)
+    assert record["threshold"] == "inf"
+    assert _select(tmp_path / "one.csv", tmp_path / "r", "--target", "risk=10", *options) == 0
+    record = json.loads((tmp_path / "r" / "report.json").read_text())["groups"]["records"][1]
+    assert (record["group"], record["n_rows"], record["fallback"]) == ("lonely", 1, True)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ["--target", "risk=5", "--group-column", "parity"],
+            "--group-column 'parity' fits a certified threshold per group, and --target risk=5 is "
+            "not certified: give a risk or coverage target with --confidence",
+        ),
+        (
+            ["--target", "risk=5", "--confidence", "0.9", "--simultaneous"],
+            "--simultaneous makes the per-group certificates hold together: it needs "
+            "--group-column COL",
+        ),
+        (
+            ["--target", "risk=5", "--confidence", "0.9", "--group-column", "site"],
+            "--group-column 'site': no such column; the file has [",
+        ),
+        (
+            ["--target", "risk=5", "--confidence", "0.9", "--group-column", "y"],
+            "--group-column 'y' is the label column: the group labels need a column of their own",
+        ),
+        (
+            ["--target", "risk=5", "--confidence", "0.9", "--group-column", "y_pred"],
+            "--group-column 'y_pred' is the prediction column",
+        ),
+        (
+            ["--target", "coverage=0.8", "--confidence", "0.9", "--group-column", "parity"]
+            + ["--feature-columns", "parity,cls"],
+            "--feature-columns includes ['parity'], the group (--group-column) column",
+        ),
+    ],
+)
+def test_refused_options(digits_csv, tmp_path, capsys, options, message):
+    assert _select(digits_csv, tmp_path / "o", *options) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_missing_label_is_refused_naming_its_row(digits_csv, tmp_path, capsys):
+    frame = pd.read_csv(digits_csv)
+    frame.loc[6, "parity"] = None
+    frame.to_csv(tmp_path / "nan.csv", index=False)
+    options = ["--target", "risk=5", "--confidence", "0.9", "--group-column", "parity"]
+    assert _select(tmp_path / "nan.csv", tmp_path / "o", *options) == 2
+    assert (
+        "nan.csv: --group-column 'parity' has no label at row 7: every row needs its group"
+        in capsys.readouterr().err
+    )
+
+
+def test_an_npz_array_names_the_groups(digits_csv, tmp_path):
+    """An NPZ's array named by --group-column holds the groups; a CSV and its NPZ agree."""
+    frame = pd.read_csv(digits_csv)
+    X = frame.drop(columns=["y", "y_pred", "parity"]).to_numpy()
+    np.savez(
+        tmp_path / "val.npz",
+        X=X,
+        y=frame["y"].to_numpy(),
+        y_pred=frame["y_pred"].to_numpy(),
+        parity=frame["parity"].to_numpy().astype(str),
+    )
+    options = ["--target", "coverage=0.8", "--confidence", "0.9", "--group-column", "parity"]
+    assert _select(tmp_path / "val.npz", tmp_path / "n", *options) == 0
+    assert _select(digits_csv, tmp_path / "c", *options) == 0
+    npz, csv = (json.loads((tmp_path / f / "report.json").read_text()) for f in ("n", "c"))
+    keys = ("group", "n_rows", "fallback", "report_rows")
+    for a, b in zip(npz["groups"]["records"], csv["groups"]["records"], strict=True):
+        assert [a[k] for k in keys] == [b[k] for k in keys]
+        # the NPZ's features are read from its array, the CSV's parsed from text: equal to an ulp
+        assert a["threshold"] == pytest.approx(b["threshold"], rel=1e-12)
