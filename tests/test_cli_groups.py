@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 
 from rejectopt import cli
 from rejectopt.cli._model import apply_model, load_model
-from rejectopt.cli._table import load_apply_table
+from rejectopt.cli._table import EXACT_FLOATS, load_apply_table
 from rejectopt.fitting import split_rows
 from rejectopt.selective import SelectionFunction, empirical_risk_coverage
 from rejectopt.targets import Target, fit_certified_groups
@@ -87,7 +87,11 @@ def test_each_group_is_the_library_fit_on_its_calibration_rows(digits_csv, tmp_p
 
 
 def _apply(model):
-    return {"pred_column": model["pred_column"], "feature_columns": model["feature_columns"]}
+    return {
+        "pred_column": model["pred_column"],
+        "feature_columns": model["feature_columns"],
+        "group_column": model["groups"]["column"],
+    }
 
 
 def test_small_groups_fall_back_to_the_pooled_threshold_and_say_so(digits_csv, tmp_path, capsys):
@@ -197,3 +201,75 @@ def test_an_npz_array_names_the_groups(digits_csv, tmp_path):
         assert [a[k] for k in keys] == [b[k] for k in keys]
         # the NPZ's features are read from its array, the CSV's parsed from text: equal to an ulp
         assert a["threshold"] == pytest.approx(b["threshold"], rel=1e-12)
+
+
+def test_apply_decides_each_row_by_its_groups_threshold(digits_csv, tmp_path, capsys):
+    """model.json (format_version 5) records each group's threshold, and apply decides each row
+    by its group's: the decisions are GroupSelection.accept of the uncertainties apply writes."""
+    out = tmp_path / "sel"
+    options = ["--target", "coverage=0.8", "--confidence", "0.9", "--group-column", "parity"]
+    assert _select(digits_csv, out, *options) == 0
+    model = json.loads((out / "model.json").read_text())
+    report = json.loads((out / "report.json").read_text())
+    assert model["format_version"] == 5 and model["groups"]["column"] == "parity"
+    assert [(g["label"], g["selection"]["threshold"]) for g in model["groups"]["groups"]] == [
+        (r["group"], r["threshold"]) for r in report["groups"]["records"]
+    ]
+    decisions_csv = tmp_path / "d.csv"
+    args = ["-q", "apply", "--model", str(out / "model.json"), "--data", str(digits_csv)]
+    assert cli.main([*args, "--out", str(decisions_csv)]) == 0
+    decisions = pd.read_csv(decisions_csv, **EXACT_FLOATS)  # the uncertainties' exact bits
+    groups = pd.read_csv(digits_csv)["parity"].to_numpy()
+    threshold = {r["group"]: r["threshold"] for r in report["groups"]["records"]}
+    expected = decisions["uncertainty"].to_numpy() <= np.vectorize(threshold.get)(groups)
+    np.testing.assert_array_equal(decisions["accept"].to_numpy(), expected.astype(int))
+    assert 0 < expected.mean() < 1  # the two thresholds differ: a single one would not match
+    # a group select saw no row of: refused, naming it and its row
+    frame = pd.read_csv(digits_csv)
+    frame.loc[4, "parity"] = "prime"
+    frame.to_csv(tmp_path / "new.csv", index=False)
+    args = ["-q", "apply", "--model", str(out / "model.json"), "--data", str(tmp_path / "new.csv")]
+    assert cli.main([*args, "--out", str(tmp_path / "e.csv")]) == 2
+    assert (
+        "the group column 'parity' (model.json groups.column) holds 'prime' at row 5 (1 row(s) in "
+        "all), a group that select saw no row of" in capsys.readouterr().err
+    )
+    frame.drop(columns="parity").to_csv(tmp_path / "none.csv", index=False)
+    args = ["-q", "apply", "--model", str(out / "model.json"), "--data", str(tmp_path / "none.csv")]
+    assert cli.main([*args, "--out", str(tmp_path / "f.csv")]) == 2
+    assert "the model's group column (model.json groups.column) 'parity': no such column" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_model_without_groups_keeps_its_format_version(digits_csv, tmp_path):
+    """Only a per-group model is written in format 5: the others stay readable by older releases."""
+    options = ["--target", "coverage=0.8", "--confidence", "0.9"]
+    assert _select(digits_csv, tmp_path / "s", *options, "--feature-columns", "cls") == 0
+    model = json.loads((tmp_path / "s" / "model.json").read_text())
+    assert model["format_version"] == 3 and "groups" not in model
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda g: g.pop("column"), "groups: missing field(s) ['column']"),
+        (lambda g: g["groups"][1].update(label="even"), "groups.groups[1].label 'even' is given"),
+        (lambda g: g["groups"][1].update(label=None), "groups.groups[1].label must be text or"),
+        (lambda g: g["groups"][1].update(label=1), "groups.groups mixes label kinds"),
+        (lambda g: g.update(confidence=1.5), "groups.confidence"),
+        (lambda g: g["groups"][0]["selection"].pop("accept_prob"), "groups.groups[0].selection"),
+    ],
+)
+def test_an_edited_groups_entry_is_refused_naming_its_field(digits_csv, tmp_path, edit, message):
+    from rejectopt.model import read_model
+
+    out = tmp_path / "sel"
+    options = ["--target", "coverage=0.8", "--confidence", "0.9", "--group-column", "parity"]
+    assert _select(digits_csv, out, *options, "--feature-columns", "cls") == 0
+    model = json.loads((out / "model.json").read_text())
+    edit(model["groups"])
+    (out / "model.json").write_text(json.dumps(model))
+    with pytest.raises(ValueError, match="invalid model: ") as error:
+        read_model(out / "model.json")
+    assert message in str(error.value)

@@ -19,6 +19,7 @@ import numbers
 
 import numpy as np
 
+from .._model_fields import check_groups, group_key
 from .._params import format_level
 from ..selective import InfeasibleTargetError, empirical_risk_coverage
 from ..targets import CertifiedSelection, Target, fit_certified_groups
@@ -32,6 +33,7 @@ __all__ = [
     "fit_groups",
     "group_labels",
     "group_lines",
+    "group_decisions",
     "group_markdown",
     "group_records",
     "group_statements",
@@ -93,18 +95,18 @@ def _is_missing(value):
     return False
 
 
-def group_labels(raw, column, source, is_csv):
+def group_labels(raw, column, source, is_csv, option=GROUP_OPTION):
     """The group column as a list of plain labels (numpy scalars unwrapped, text stripped).
 
     A missing label (empty cell, NaN, empty text) is refused naming its row: a row without a
-    group belongs to no certificate.
+    group belongs to no certificate. ``option`` names the column's source in the message.
     """
     labels = []
     for i, value in enumerate(np.asarray(raw, dtype=object)):
         value = value.item() if isinstance(value, np.generic) else value
         if _is_missing(value):
             raise InputError(
-                f"{source}: {GROUP_OPTION} {column!r} has no label at {row_label(i, is_csv)}: "
+                f"{source}: {option} {column!r} has no label at {row_label(i, is_csv)}: "
                 "every row needs its group; fill it in (e.g. 'unknown') or drop the row"
             )
         labels.append(value.strip() if isinstance(value, str) else value)
@@ -264,8 +266,8 @@ def group_markdown(report):
         f"## Per-group certificates ({GROUP_OPTION} {groups['column']})",
         "",
         "Each group's threshold is fitted on its own calibration rows; coverage and selective "
-        "risk are achieved with it on the group's held-out report rows. model.json keeps the "
-        "single threshold above, which `apply` applies to every row.",
+        "risk are achieved with it on the group's held-out report rows. model.json records each "
+        "group's threshold (`groups`), and `apply` decides each row by its group's.",
         "",
         f"| group | calibration rows | threshold | certificate | report rows | coverage | "
         f"selective risk ({unit}) |",
@@ -294,3 +296,37 @@ def group_summary(report):
         f"{len(records)} groups certified on their own rows{together}, {fallen} on the pooled "
         "threshold (its guarantee holds for the pooled population only); see report.md"
     )
+
+
+def group_decisions(entry, table, uncertainty, forced):
+    """``apply``'s acceptance probability and decision of each row by its group's threshold.
+
+    ``entry`` is ``model.json``'s ``groups``; ``forced`` marks the rows rejected whatever their
+    group (unseen class, out-of-range value, overflow). A label ``select`` never saw is refused
+    naming it: no certificate covers its group, and the pooled threshold's guarantee is not the
+    group's (rows of it can be dropped, or the model selected again with rows of that group).
+    Certified selections are deterministic: a row is accepted where its probability is 1.
+    """
+    selections = check_groups(entry)
+    if table.groups is None:
+        raise InputError(
+            f"{table.source}: the model decides each row by its group, and no group column was "
+            f"read: read the table with group_column={entry['column']!r} (model.json groups.column)"
+        )
+    keys = [group_key(label) for label in table.groups]
+    unknown = [i for i, key in enumerate(keys) if key not in selections]
+    if unknown:
+        first = unknown[0]
+        raise InputError(
+            f"{table.source}: the group column {entry['column']!r} (model.json groups.column) holds "
+            f"{table.groups[first]!r} at {table.where(first)} ({len(unknown)} row(s) in all), a "
+            f"group that select saw no row of, so no certificate covers it (the groups are "
+            f"{[g['label'] for g in entry['groups']]}): drop these rows, or select again with "
+            "rows of that group"
+        )
+    probability = np.zeros(len(keys))
+    for key, selection in selections.items():
+        rows = np.array([k == key for k in keys], dtype=bool)
+        probability[rows] = selection.acceptance_probability(uncertainty[rows])
+    probability[forced] = 0.0
+    return probability, probability >= 1.0

@@ -333,7 +333,8 @@ def _add_group_options(p):
         "on the calibration rows of that group alone; report.json 'groups' and report.md list "
         "each group's threshold, certificate and report-row coverage and selective risk. A group "
         "too small to certify on its own takes the pooled threshold, whose guarantee holds for "
-        "the pooled population only. model.json keeps the single threshold",
+        "the pooled population only. model.json records each group's threshold, and apply reads "
+        "column COL and decides each row by its group's (a group select saw no row of is refused)",
     )
     p.add_argument(
         "--simultaneous",

@@ -481,27 +481,27 @@ def _prediction_table(
     )
 
 
-def _require_group_column(frame, is_csv, source, group_column):
-    """InputError when ``--group-column`` names no column (NPZ: array) of the file."""
+def _require_group_column(frame, is_csv, source, group_column, option=GROUP_OPTION):
+    """InputError when ``--group-column`` (``option``) names no column (NPZ: array) of the file."""
     available = list(frame.keys())
     if group_column not in available:
         raise InputError(
-            f"{source}: {GROUP_OPTION} {group_column!r}: no such {'column' if is_csv else 'array'}; "
+            f"{source}: {option} {group_column!r}: no such {'column' if is_csv else 'array'}; "
             f"the file has {available}: name the one holding each row's group"
         )
 
 
-def _read_groups(frame, is_csv, source, group_column, n_rows):
+def _read_groups(frame, is_csv, source, group_column, n_rows, option=GROUP_OPTION):
     """``--group-column``'s labels, one per row (None without the option)."""
     if group_column is None:
         return None
-    _require_group_column(frame, is_csv, source, group_column)
+    _require_group_column(frame, is_csv, source, group_column, option)
     raw = frame[group_column] if is_csv else _npz_column(frame, group_column, source)
     if len(raw) != n_rows:
         raise InputError(
             f"{source}: {GROUP_OPTION} {group_column!r} has {len(raw)} rows, the data {n_rows}"
         )
-    return group_labels(raw, group_column, source, is_csv)
+    return group_labels(raw, group_column, source, is_csv, option)
 
 
 def _apply_prediction_table(frame, is_csv, source, *, pred_column, feature_columns):
@@ -614,7 +614,7 @@ def load_table(
         return _prediction_table(frame, is_csv, str(path), group_column=group_column, **options)
 
 
-def load_apply_table(path, *, pred_column="y_pred", feature_columns=None):
+def load_apply_table(path, *, pred_column="y_pred", feature_columns=None, group_column=None):
     """Read and validate a CSV or NPZ for ``apply``: the model's features and predicted classes.
 
     No label or loss is read. Values beyond :data:`rejectopt.model.FEATURE_LIMIT` are let through:
@@ -629,6 +629,9 @@ def load_apply_table(path, *, pred_column="y_pred", feature_columns=None):
     feature_columns : list of str or None, default=None
         The model's feature columns; None: every column except ``y`` and the prediction (a
         network's outputs: the embeddings, else the logits).
+    group_column : str or None, default=None
+        A per-group model's group column (``model.json``'s ``groups.column``), read into
+        ``Table.groups``; None: no groups.
 
     Returns
     -------
@@ -643,10 +646,16 @@ def load_apply_table(path, *, pred_column="y_pred", feature_columns=None):
     frame, is_csv = _read_frame(path, _DATA_OF_APPLY)
     with _delimiter_advice(frame, is_csv, str(path)):
         if is_network_file(frame, is_csv):
-            return network_apply_table(frame, is_csv, str(path), feature_columns)
-        return _apply_prediction_table(
-            frame, is_csv, str(path), pred_column=pred_column, feature_columns=feature_columns
+            table = network_apply_table(frame, is_csv, str(path), feature_columns)
+        else:
+            table = _apply_prediction_table(
+                frame, is_csv, str(path), pred_column=pred_column, feature_columns=feature_columns
+            )
+        option = "the model's group column (model.json groups.column)"
+        table.groups = _read_groups(
+            frame, is_csv, str(path), group_column, table.X.shape[0], option
         )
+        return table
 
 
 def _spread(values, rows, n):
