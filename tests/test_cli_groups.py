@@ -273,3 +273,40 @@ def test_an_edited_groups_entry_is_refused_naming_its_field(digits_csv, tmp_path
     with pytest.raises(ValueError, match="invalid model: ") as error:
         read_model(out / "model.json")
     assert message in str(error.value)
+
+
+@pytest.fixture(scope="module")
+def population_csv(tmp_path_factory):
+    """Two sites of known uncertainty curves and a user's own score column u (no score learned):
+    site "b" has u = V^2, so one threshold for both gives the sites different coverages."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    site = rng.choice(np.array(["a", "b"]), size=n, p=[0.6, 0.4])
+    v = rng.random(n)
+    u = np.where(site == "b", v**2, v)
+    y = (rng.random(n) < 0.05 + 0.4 * u).astype(int)
+    path = tmp_path_factory.mktemp("population") / "pop.csv"
+    pd.DataFrame({"u": u, "y": y, "y_pred": np.zeros(n, int), "site": site}).to_csv(
+        path, index=False
+    )
+    return path
+
+
+@pytest.mark.parametrize("simultaneous", [False, True])
+def test_validate_reports_each_groups_violation_rate(population_csv, tmp_path, simultaneous):
+    """validate --group-column: groups.csv has one line per group (and one for all together with
+    --simultaneous); each own certificate's violation rate is not above delta beyond its 95 %
+    interval (the per-group theorem), and every draw certifies both sites on their own."""
+    out = tmp_path / "v"
+    args = ["-q", "validate", "--data", str(population_csv), "--uncertainty-column", "u"]
+    args += ["--target", "coverage=0.8", "--confidence", "0.9", "--repeats", "100"]
+    args += ["--group-column", "site", "--out", str(out)]
+    assert cli.main(args + (["--simultaneous"] if simultaneous else [])) == 0
+    table = pd.read_csv(out / "groups.csv")
+    expected = ["a", "b"] + (["(all groups together)"] if simultaneous else [])
+    assert table["group"].tolist() == expected
+    own = table.iloc[:2]
+    assert own["own_draws"].tolist() == [100, 100] and own["fallback_draws"].tolist() == [0, 0]
+    assert own["population_rows"].sum() == 4000
+    assert (table["violation_low"] <= table["delta"]).all()
+    assert (table["violation_rate"] == table["own_violations"] / 100).all()

@@ -440,3 +440,18 @@ def _add_validate_parser(sub, common, learning):
         help="output folder: repeats.csv (one line per draw and method), summary.csv, validity.png",
     )
     _add_figure_format(p, "validity.png")
+    p.add_argument(
+        "--group-column",
+        default=None,
+        metavar="COL",
+        help="also check the per-group certificates of select --group-column COL: on each draw, "
+        "fit a threshold per group of column COL and count how often each group's own "
+        "certificate fails on that group's population rows (a fallback group's pooled one on "
+        "all rows); writes groups.csv and prints each group's violation rate beside delta",
+    )
+    p.add_argument(
+        "--simultaneous",
+        action="store_true",
+        help="with --group-column: the groups' certificates fitted to hold together, and a "
+        "line for how often any of them fails",
+    )
