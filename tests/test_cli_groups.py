@@ -310,3 +310,27 @@ def test_validate_reports_each_groups_violation_rate(population_csv, tmp_path, s
     assert own["population_rows"].sum() == 4000
     assert (table["violation_low"] <= table["delta"]).all()
     assert (table["violation_rate"] == table["own_violations"] / 100).all()
+
+
+def test_a_networks_outputs_take_a_group_array(tmp_path, capsys):
+    """An NPZ of logits and labels with an array of sites: select fits per site, apply reads the
+    array back; the labels array cannot be the group column."""
+    rng = np.random.default_rng(0)
+    n = 1500
+    logits = 2 * rng.normal(size=(n, 3))
+    labels = np.where(rng.random(n) < 0.8, logits.argmax(1), rng.integers(0, 3, n))
+    site = np.where(rng.random(n) < 0.5, "x", "y")
+    np.savez(tmp_path / "net.npz", logits=logits, labels=labels, site=site)
+    options = ["--target", "coverage=0.8", "--confidence", "0.9", "--score", "mcp"]
+    out = tmp_path / "sel"
+    assert _select(tmp_path / "net.npz", out, *options, "--group-column", "site") == 0
+    model = json.loads((out / "model.json").read_text())
+    assert [g["label"] for g in model["groups"]["groups"]] == ["x", "y"]
+    args = ["-q", "apply", "--model", str(out / "model.json"), "--data", str(tmp_path / "net.npz")]
+    assert cli.main([*args, "--out", str(tmp_path / "d.csv")]) == 0
+    decisions = pd.read_csv(tmp_path / "d.csv", **EXACT_FLOATS)
+    threshold = {g["label"]: g["selection"]["threshold"] for g in model["groups"]["groups"]}
+    expected = decisions["uncertainty"].to_numpy() <= np.vectorize(threshold.get)(site)
+    np.testing.assert_array_equal(decisions["accept"].to_numpy(), expected.astype(int))
+    assert _select(tmp_path / "net.npz", tmp_path / "o", *options, "--group-column", "labels") == 2
+    assert "--group-column 'labels' is the label column" in capsys.readouterr().err

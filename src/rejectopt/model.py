@@ -559,6 +559,9 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
        Reads ``format_version`` 4, whose target may carry ``min_coverage`` (a release gate,
        method ``"ltt+order-statistic"``); a malformed floor is refused naming ``target``'s field.
 
+    .. versionchanged:: 0.9.0
+       Reads ``format_version`` 5, whose ``groups`` holds a per-group model's thresholds.
+
     Parameters
     ----------
     model : object

@@ -43,7 +43,13 @@ from ._columns import (
 )
 from ._errors import InputError, one_line
 from ._groups import GROUP_OPTION, check_group_role, group_labels
-from ._network import is_network_file, network_apply_table, network_table
+from ._network import (
+    NETWORK_ARRAYS,
+    NETWORK_CSV,
+    is_network_file,
+    network_apply_table,
+    network_table,
+)
 
 __all__ = [
     "EXACT_FLOATS",
@@ -481,6 +487,16 @@ def _prediction_table(
     )
 
 
+def _network_roles(table, is_csv, label_column, loss_column):
+    """The columns (arrays) of a network's outputs that cannot be the group column, by role."""
+    names = NETWORK_CSV if is_csv else NETWORK_ARRAYS
+    roles = dict.fromkeys(table.feature_columns, "feature")
+    if not is_csv:
+        roles.update({names["logits"]: "logits", names["embeddings"]: "embeddings"})
+    roles[label_column or names["labels"]] = "label"
+    return roles if loss_column is None else {**roles, loss_column: "loss"}
+
+
 def _require_group_column(frame, is_csv, source, group_column, option=GROUP_OPTION):
     """InputError when ``--group-column`` (``option``) names no column (NPZ: array) of the file."""
     available = list(frame.keys())
@@ -608,7 +624,7 @@ def load_table(
             table = network_table(
                 frame, is_csv, str(path), logit_features=logit_features, **options
             )
-            check_group_role(group_column, dict.fromkeys(table.feature_columns, "feature"))
+            check_group_role(group_column, _network_roles(table, is_csv, label_column, loss_column))
             table.groups = _read_groups(frame, is_csv, str(path), group_column, table.X.shape[0])
             return table
         return _prediction_table(frame, is_csv, str(path), group_column=group_column, **options)
