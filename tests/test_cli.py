@@ -2254,3 +2254,108 @@ def test_the_printed_statement_of_a_release_gate_holds_at_its_level():
     sigma = np.sqrt(DELTA * (1 - DELTA) / DRAWS)
     (rate,) = _failures(statements, _population_truth(np.array(thresholds)))
     assert rate * len(thresholds) / DRAWS <= DELTA + 3 * sigma, rate
+
+
+#: Per-group populations: group "a" (and "c") as above; group "b" has u = V^2, V ~ U(0, 1), so the cut
+#: {u <= t} has coverage sqrt(t) and selective risk 100 (0.05 + 0.4 t / 3) % (the mean of V^2 below sqrt(t)).
+#: Shares 0.5, 0.49 and 0.01: "c" has about 10 rows of 1,000, too few to certify a risk on its own.
+GROUP_SHARES = {"a": 0.5, "b": 0.49, "c": 0.01}
+
+
+def _group_truth(population, threshold):
+    """Coverage and selective risk of the cut {u <= threshold} on one group, or pooled (None)."""
+    t = np.clip(float(threshold), 0.0, 1.0)
+    each = {
+        "a": (t, 100 * (0.05 + 0.2 * t)),
+        "b": (np.sqrt(t), 100 * (0.05 + 0.4 * t / 3)),
+        "c": (t, 100 * (0.05 + 0.2 * t)),
+    }
+    if population is not None:
+        coverage, risk = each[population]
+        return {"coverage": coverage, "risk": risk}
+    coverage = sum(GROUP_SHARES[g] * each[g][0] for g in each)
+    risk = sum(GROUP_SHARES[g] * each[g][0] * each[g][1] for g in each) / max(coverage, 1e-12)
+    return {"coverage": coverage, "risk": risk}
+
+
+def _group_failures(target, simultaneous, n=1000, seed=11):
+    """Per "with probability at least" sentence of select --group-column's report (keyed by the
+    populations it names), the share of DRAWS calibration draws where it is stated and a bound of it
+    fails on its population; a refused draw states nothing and counts as no failure."""
+    from rejectopt.cli._groups import group_lines, group_statements
+    from rejectopt.exceptions import InfeasibleTargetError
+    from rejectopt.targets import fit_certified_groups
+
+    rng = np.random.default_rng(seed)
+    failures, stated = {}, 0
+    for _ in range(DRAWS):
+        groups = rng.choice(np.array(list(GROUP_SHARES)), size=n, p=list(GROUP_SHARES.values()))
+        v = rng.random(n)
+        u = np.where(groups == "b", v**2, v)
+        loss = 100.0 * (rng.random(n) < 0.05 + 0.4 * u)
+        try:
+            selection = fit_certified_groups(loss, u, groups, target, simultaneous=simultaneous)
+        except InfeasibleTargetError:
+            continue
+        stated += 1
+        report = {
+            "target": target.to_dict(),
+            "risk_unit": "%",
+            "groups": {
+                "column": "g",
+                "simultaneous": simultaneous,
+                "confidence": selection.confidence,
+                "group_confidence": selection.group_confidence,
+                "n_calibration": n,
+                "records": selection.to_records(),
+            },
+        }
+        statements = group_statements(report)
+        text = " ".join(group_lines(report))
+        assert text.lower().count("with probability at least") == len(statements)
+        for statement in statements:
+            key = tuple(dict.fromkeys(b[3] for b in statement["bounds"]))
+            held = all(
+                _holds(_group_truth(p, _applied(selection, p))[q], rel, value)
+                for q, rel, value, p in statement["bounds"]
+            )
+            failures.setdefault(key, []).append((statement["level"], not held))
+    assert stated > DRAWS / 2  # most draws certify: the check is of statements made
+    return {key: (rows[0][0], sum(f for _, f in rows) / DRAWS) for key, rows in failures.items()}
+
+
+def _holds(truth, relation, bound):
+    """Whether the population's value meets a stated bound (to rounding: bounds are stored floats)."""
+    return truth <= bound + 1e-12 if relation == "<=" else truth >= bound - 1e-12
+
+
+def _applied(selection, population):
+    """The threshold a statement's population is served with: its group's, or the pooled one."""
+    return selection.pooled.threshold if population is None else selection[population].threshold
+
+
+def test_each_per_group_statement_of_a_certified_coverage_holds_together():
+    """--group-column --simultaneous, coverage 0.8 at 0.9 on groups of known coverage curves: the one
+    sentence stating every group's coverage at once fails in at most delta + 3 sigma of the draws
+    (Sidak), and no group falls back (a coverage target never does)."""
+    from rejectopt.targets import Target
+
+    failures = _group_failures(Target("coverage", 0.8, confidence=1 - DELTA), simultaneous=True)
+    assert list(failures) == [("a", "b", "c")]
+    sigma = np.sqrt(DELTA * (1 - DELTA) / DRAWS)
+    ((level, rate),) = failures.values()
+    assert level == 1 - DELTA and rate <= DELTA + 3 * sigma, rate
+
+
+@pytest.mark.slow
+def test_each_per_group_statement_of_a_certified_risk_holds_at_its_level():
+    """--group-column, risk 15 % at 0.9 (Learn-then-Test per group, ten seconds): each group's own
+    sentence fails on that group's population, and the pooled sentence of the small group "c" (which
+    falls back) on the pooled population, in at most delta + 3 sigma of the draws."""
+    from rejectopt.targets import Target
+
+    failures = _group_failures(Target("risk", 15, confidence=1 - DELTA), simultaneous=False)
+    assert {("a",), ("b",), (None,)} <= set(failures)  # "c" falls back in most draws
+    sigma = np.sqrt(DELTA * (1 - DELTA) / DRAWS)
+    for level, rate in failures.values():
+        assert level == 1 - DELTA and rate <= DELTA + 3 * sigma, rate

@@ -221,12 +221,12 @@ def test_model_json_round_trip(tmp_path):
     [
         ({"format": "other"}, "not a rejectopt model"),
         (
-            {"format_version": 5},
-            "unsupported format_version 5: this release reads format_version 1, 2, 3 and 4 \\(a newer",
+            {"format_version": 6},
+            "unsupported format_version 6: this release reads format_version 1, 2, 3, 4 and 5 \\(a newer",
         ),
         (
             {"format_version": "1"},
-            "unsupported format_version '1': this release reads format_version 1, 2, 3 and 4$",
+            "unsupported format_version '1': this release reads format_version 1, 2, 3, 4 and 5$",
         ),
         ({"classes": ["x"]}, "classes has 1 entries but score.n_classes is 2"),
         ({"feature_columns": ["a", "a"]}, "feature_columns lists 'a' twice"),

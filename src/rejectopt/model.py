@@ -34,6 +34,7 @@ from ._features import (
     out_of_range,
     value_text,
 )
+from ._model_fields import check_extras, check_groups
 from ._params import format_level
 from .scores._base import PerClassLinearScore
 from .scores._confidence import ConfidenceScore
@@ -55,8 +56,11 @@ __all__ = [
 #: ``n_logits`` (a network's logits width K) and ``certificate`` (a certified target's guarantee);
 #: version 3 (since 0.5.0) adds the certificate's ``loss_bound`` (B, the largest loss, that its
 #: risk bound rests on); version 4 (since 0.8.0) adds the target's ``min_coverage``, a release
-#: gate's coverage floor, certified by ``"ltt+order-statistic"``.
-MODEL_FORMAT_VERSION = 4
+#: gate's coverage floor, certified by ``"ltt+order-statistic"``; version 5 (since 0.9.0) adds
+#: ``groups``, a certified threshold per group (``select --group-column``).
+MODEL_FORMAT_VERSION = 5
+#: The version a release gate without groups is written in (and that reads ``min_coverage``).
+_GATE_FORMAT_VERSION = 4
 #: The version a model without a release gate is written in. Why not always 4: a file that
 #: holds nothing format 3 lacks stays readable by the releases that read format 3, and a gate's
 #: file is refused by them as "unsupported format_version 4 ... upgrade rejectopt", which says
@@ -66,7 +70,7 @@ _GATELESS_FORMAT_VERSION = 3
 #: ``certificate``) is read as a model without either, a version-2 certificate (without
 #: ``loss_bound``) as one whose B is not recorded (``loss_bound`` NaN), a version-3 target
 #: without ``min_coverage``.
-_READABLE_VERSIONS = (1, 2, 3, 4)
+_READABLE_VERSIONS = (1, 2, 3, 4, 5)
 #: The ``format`` field of every ``model.json``: a file without it is not read as a model.
 _MODEL_FORMAT = "rejectopt-selective-model"
 #: ``pred_column`` of a model with one class-agnostic score (no predicted class).
@@ -241,6 +245,7 @@ def model_dict(
     pred_column,
     ood_column=None,
     n_logits=None,
+    groups=None,
 ) -> dict:
     """The content of ``model.json`` (key order fixed: the file is byte-identical for the same input).
 
@@ -275,6 +280,9 @@ def model_dict(
     n_logits : int or None, default=None
         A deep network's outputs: the width K of its logits, which ``apply`` checks (the
         features may be embeddings, whose width says nothing of K).
+    groups : dict or None, default=None
+        Per-group certificates (``select --group-column``): the entry ``groups`` of
+        ``format_version`` 5, which ``apply`` decides each row's group by.
 
     Returns
     -------
@@ -301,9 +309,10 @@ def model_dict(
     if ood_column is not None:
         target_entry["ood_column"] = ood_column
     gate = getattr(target, "min_coverage", None) is not None
-    return {
+    version = _GATE_FORMAT_VERSION if gate else _GATELESS_FORMAT_VERSION
+    model = {
         "format": _MODEL_FORMAT,
-        "format_version": MODEL_FORMAT_VERSION if gate else _GATELESS_FORMAT_VERSION,
+        "format_version": MODEL_FORMAT_VERSION if groups is not None else version,
         "feature_columns": list(feature_columns),
         "classes": classes,
         "score": score.to_dict(),
@@ -315,6 +324,7 @@ def model_dict(
         "n_logits": n_logits,
         "certificate": selection.certificate if isinstance(selection, CertifiedSelection) else None,
     }
+    return model if groups is None else {**model, "groups": groups}
 
 
 def _score_of(model: Any) -> Any:
@@ -549,6 +559,9 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
        Reads ``format_version`` 4, whose target may carry ``min_coverage`` (a release gate,
        method ``"ltt+order-statistic"``); a malformed floor is refused naming ``target``'s field.
 
+    .. versionchanged:: 0.9.0
+       Reads ``format_version`` 5, whose ``groups`` holds a per-group model's thresholds.
+
     Parameters
     ----------
     model : object
@@ -568,10 +581,10 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
 
     Examples
     --------
-    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 5})  # doctest: +ELLIPSIS
+    >>> validate_model({"format": "rejectopt-selective-model", "format_version": 6})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    ValueError: unsupported format_version 5: ... 1, 2, 3 and 4 (a newer rejectopt wrote it? upgrade rejectopt)
+    ValueError: unsupported format_version 6: ... 1, 2, 3, 4 and 5 (a newer rejectopt wrote it? upgrade rejectopt)
     """
     version = _check_format(model)
     score = _score_of(model)
@@ -583,7 +596,9 @@ def validate_model(model: Any) -> tuple[PerClassLinearScore, SelectionFunction]:
     )
     _check_columns(model, score)
     _check_target(model, selection, certificate, version)
-    _check_extras(model)
+    check_extras(model)
+    if version >= 5:
+        check_groups(model["groups"])
     return score, selection
 
 
@@ -605,7 +620,7 @@ def _check_format(model: Any) -> int:
             f"unsupported format_version {reprlib.repr(version)}: this release reads format_version "
             f"{', '.join(readable[:-1])} and {readable[-1]}{newer}"
         )
-    keys = _MODEL_KEYS if version >= 2 else _MODEL_KEYS_V1
+    keys = _MODEL_KEYS_V1 if version < 2 else _MODEL_KEYS + (("groups",) if version >= 5 else ())
     missing = [k for k in keys if k not in model]
     unknown = sorted(str(k) for k in model if k not in keys)
     if missing or unknown:
@@ -667,10 +682,10 @@ def _check_target(
         if not isinstance(target["ood_column"], str):
             raise ValueError("target.ood_column must be a string")
         target = {k: v for k, v in target.items() if k != "ood_column"}
-    if version < MODEL_FORMAT_VERSION and "min_coverage" in target:
+    if version < _GATE_FORMAT_VERSION and "min_coverage" in target:
         raise ValueError(
             f"target.min_coverage is not a field of a format_version {version} model (format_version "
-            f"{MODEL_FORMAT_VERSION} adds it, a release gate's coverage floor); {_EDITED}"
+            f"{_GATE_FORMAT_VERSION} adds it, a release gate's coverage floor); {_EDITED}"
         )
     parsed = parse_target(target)
     confidence = parsed.confidence
@@ -691,21 +706,6 @@ def _check_target(
         if version >= 3:
             _check_loss_bound(parsed, certified, model["loss"])
         _check_certificate_fields(parsed, certified, model["loss"], model["classes"])
-
-
-def _check_extras(model: Any) -> None:
-    """``versions`` (package versions, text) and ``n_logits`` (a network's logits width)."""
-    versions = model["versions"]
-    if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
-        raise ValueError("versions must be an object of strings")
-    n_logits = model.get("n_logits")
-    if n_logits is not None and (
-        isinstance(n_logits, bool) or not isinstance(n_logits, int) or n_logits < 2
-    ):
-        raise ValueError(
-            f"n_logits must be null or an integer >= 2 (the width of a network's logits), got "
-            f"{reprlib.repr(n_logits)}"
-        )
 
 
 def one_line(err: BaseException) -> str:

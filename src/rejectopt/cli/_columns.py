@@ -53,11 +53,13 @@ class Table:
     probabilities : ndarray (n, K) or None
         A network's class probabilities (the softmax of its logits), for the calibration
         metrics of ``select --metrics``; None for a table of predictions.
+    groups : list or None
+        ``select --group-column``: each row's group label; None without one.
 
     Parameters
     ----------
     X, feature_columns, pred_keys, loss, source, is_csv, is_ood, columns, loss_bound, n_logits
-    label_keys, probabilities
+    label_keys, probabilities, groups
         The attributes above.
     pred_raw : ndarray or None
         The predicted classes as read, before normalisation (for the ``mae`` loss).
@@ -76,6 +78,7 @@ class Table:
     n_logits: int | None = None
     label_keys: np.ndarray | None = field(default=None, repr=False)
     probabilities: np.ndarray | None = field(default=None, repr=False)
+    groups: list | None = field(default=None, repr=False)
 
     def where(self, i):
         """Human-readable position of 0-based row ``i``."""

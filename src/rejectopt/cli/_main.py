@@ -45,8 +45,12 @@ def run_apply(args):
     model, score, selection = load_model(args.model)
     if model["pred_column"] != "none":
         check_pred_column(model["pred_column"], f"{args.model}: pred_column")
+    groups = model.get("groups")
     table = load_apply_table(
-        args.data, pred_column=model["pred_column"], feature_columns=model["feature_columns"]
+        args.data,
+        pred_column=model["pred_column"],
+        feature_columns=model["feature_columns"],
+        group_column=None if groups is None else groups["column"],
     )
     ood_column = model["target"].get("ood_column")
     if ood_column is not None and ood_column in table.columns:

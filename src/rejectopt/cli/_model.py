@@ -15,6 +15,7 @@ import pandas as pd
 from ..model import COEF_WARN, decide, read_model
 from ._columns import out_of_range_message
 from ._errors import InputError, one_line
+from ._groups import group_decisions
 from ._table import class_indices
 
 __all__ = ["apply_model", "load_model"]
@@ -67,7 +68,9 @@ def load_model(path):
 def apply_model(model, score, selection, table, unseen="error", extreme="reject", seed=0):
     """Uncertainty and accept/reject decisions for the rows of ``table`` (:func:`rejectopt.model.decide`).
 
-    Rows whose predicted class was not seen by ``select`` raise InputError
+    A per-group model (``model.json``'s ``groups``) decides each row by its group's threshold,
+    read from the table's group column; a label ``select`` never saw raises InputError (no
+    certificate covers it). Rows whose predicted class was not seen by ``select`` raise InputError
     (``unseen="error"``) or are rejected with uncertainty ``+inf`` (``"reject"``); so are
     rows with a feature value beyond :data:`rejectopt.model.FEATURE_LIMIT` (raw or
     standardised), by ``extreme``.
@@ -125,6 +128,10 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
             score.unseen_class_score_,
         )
     decisions = decide(score, selection, table.X, classes, unseen=unseen_mask, seed=seed)
+    probability, accept = decisions.acceptance_probability, decisions.accept
+    if model.get("groups") is not None:  # a per-group model: each row by its group's threshold
+        forced = unseen_mask | decisions.out_of_range | decisions.overflow
+        probability, accept = group_decisions(model["groups"], table, decisions.uncertainty, forced)
     if decisions.overflow.any():
         log.warning(
             "%d of %d row(s) rejected because the score overflowed on them (largest |score.coef| in the model "
@@ -162,7 +169,7 @@ def apply_model(model, score, selection, table, unseen="error", extreme="reject"
         columns[pred_column] = table.pred_keys
     columns.update(
         uncertainty=decisions.uncertainty,
-        acceptance_probability=decisions.acceptance_probability,
-        accept=decisions.accept.astype(int),
+        acceptance_probability=probability,
+        accept=accept.astype(int),
     )
     return pd.DataFrame(columns)

@@ -319,6 +319,29 @@ def _add_select_parser(sub, common, learning):
         "and a predicted class; their label or loss is not read (may be empty). The score learns from "
         "the ID rows; OOD rows go to the calibration and report rows only",
     )
+    _add_group_options(p)
+
+
+def _add_group_options(p):
+    """``select --group-column`` and ``--simultaneous``: a certified threshold per group."""
+    p.add_argument(
+        "--group-column",
+        default=None,
+        metavar="COL",
+        help="with a certified target (--confidence): also fit a threshold per group, the group "
+        "of each row read from column COL (array COL of an NPZ; not a feature, no empty label), "
+        "on the calibration rows of that group alone; report.json 'groups' and report.md list "
+        "each group's threshold, certificate and report-row coverage and selective risk. A group "
+        "too small to certify on its own takes the pooled threshold, whose guarantee holds for "
+        "the pooled population only. model.json records each group's threshold, and apply reads "
+        "column COL and decides each row by its group's (a group select saw no row of is refused)",
+    )
+    p.add_argument(
+        "--simultaneous",
+        action="store_true",
+        help="with --group-column: all groups' own certificates hold together with probability "
+        ">= C (each group fitted at (C)^(1/G), Sidak), instead of each group's alone",
+    )
 
 
 def _add_apply_parser(sub, common):
@@ -417,3 +440,18 @@ def _add_validate_parser(sub, common, learning):
         help="output folder: repeats.csv (one line per draw and method), summary.csv, validity.png",
     )
     _add_figure_format(p, "validity.png")
+    p.add_argument(
+        "--group-column",
+        default=None,
+        metavar="COL",
+        help="also check the per-group certificates of select --group-column COL: on each draw, "
+        "fit a threshold per group of column COL and count how often each group's own "
+        "certificate fails on that group's population rows (a fallback group's pooled one on "
+        "all rows); writes groups.csv and prints each group's violation rate beside delta",
+    )
+    p.add_argument(
+        "--simultaneous",
+        action="store_true",
+        help="with --group-column: the groups' certificates fitted to hold together, and a "
+        "line for how often any of them fails",
+    )

@@ -23,6 +23,7 @@ from .._diagnostics import (
     tied_C,
     worse_than_random,
 )
+from .._model_fields import groups_entry
 from ..fitting import choose_score, fit_selection, learn_score, split_ood_rows, split_rows
 from ..model import model_dict
 from ..scores import get_score
@@ -33,6 +34,7 @@ from ..targets import Target, certification_table
 from ._errors import InputError, one_line
 from ._figures import figure_files, figure_names, ood_select_figure, select_figure
 from ._files import check_output_folder, write_folder
+from ._groups import check_group_options, fit_groups, group_markdown, group_records, group_summary
 from ._options import (
     MIN_ROWS_PER_PART,
     check_certified_risk,
@@ -152,6 +154,7 @@ def _check_options(args):
     if args.pred_column != "none":
         check_pred_column(args.pred_column, "--pred-column")
     ood_column = ood_column_of(args, target)
+    args.group_column = check_group_options(args, target)
     C_grid = parse_C_grid(args.C)
     args.metrics = parse_metrics(getattr(args, "metrics", None), target)
     check_fractions(args)
@@ -179,6 +182,7 @@ def _read_table(args, target, ood_column, features):
         feature_columns=features,
         ood_column=ood_column,
         logit_features=reads_logits(args.score),
+        group_column=args.group_column,
     )
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     loss_bound, loss_bound_source = resolve_loss_bound(args, table)
@@ -373,12 +377,14 @@ def _metrics(args, fit, table, loss_name):
         raise InputError(f"--metrics: {one_line(err).removeprefix('metrics_table: ')}") from None
 
 
-def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thresholds, choice):
+def _report(
+    args, fit, table, target, loss_name, C_grid, bound, ood_column, thresholds, choice, groups=None
+):
     """``report.json``'s content, ``report.md``'s text, the printed line and the figure.
 
     ``bound`` is the loss's bound and where it came from; ``thresholds`` the per-threshold
     table's bytes or None, which ``report.md`` links to; ``choice`` the chosen score's name and
-    the candidates' validation AuRCs.
+    the candidates' validation AuRCs; ``groups`` the per-group selections or None.
     """
     loss_bound, loss_bound_source = bound
     chosen, aurcs = choice
@@ -410,6 +416,9 @@ def _report(args, fit, table, target, loss_name, C_grid, bound, ood_column, thre
         if args.metrics is not None:
             report["metrics"] = _metrics(args, fit, table, loss_name)
         texts = (report_markdown(report), summary_line(report))
+        if groups is not None:
+            report["groups"] = group_records(groups, fit, table, args.group_column)
+            texts = (texts[0] + group_markdown(report), texts[1] + "\n" + group_summary(report))
         figure = select_figure(fit, table.loss, report, label)
     else:
         report = ood_report_dict(
@@ -453,6 +462,9 @@ def run_select(args):
         args, table, classes, n_classes, target, parts, C_grid, loss_bound, logits
     )
     thresholds = _thresholds_csv(fit, table.loss, target, loss_bound)
+    groups = None
+    if args.group_column is not None:
+        groups = fit_groups(fit, table, target, loss_bound, args.group_column, args.simultaneous)
     report, texts, figure = _report(
         args,
         fit,
@@ -464,6 +476,7 @@ def run_select(args):
         ood_column,
         thresholds,
         (chosen, aurcs),
+        groups,
     )
     _warn_report(report, target, C_grid)
     model = model_dict(
@@ -477,6 +490,7 @@ def run_select(args):
         pred_column=args.pred_column,
         ood_column=ood_column,
         n_logits=table.n_logits,
+        groups=None if groups is None else groups_entry(args.group_column, groups),
     )
     files = {
         "model.json": json_bytes(model),

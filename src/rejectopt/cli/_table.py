@@ -42,7 +42,14 @@ from ._columns import (
     row_label,
 )
 from ._errors import InputError, one_line
-from ._network import is_network_file, network_apply_table, network_table
+from ._groups import GROUP_OPTION, check_group_role, group_labels
+from ._network import (
+    NETWORK_ARRAYS,
+    NETWORK_CSV,
+    is_network_file,
+    network_apply_table,
+    network_table,
+)
 
 __all__ = [
     "EXACT_FLOATS",
@@ -414,6 +421,7 @@ def _prediction_table(
     feature_columns,
     ood_column,
     feature_option,
+    group_column=None,
 ):
     """:class:`Table` of a table of predictions for ``select`` and ``validate`` (:func:`load_table`)."""
     label_column = "y" if label_column is None else label_column
@@ -422,13 +430,10 @@ def _prediction_table(
     special = [c for c in (pred, loss_column or label_column, ood_column) if c]
     _check_distinct_roles(pred, label_column, loss_column)
     _check_ood_role(ood_column, label_column, loss_column, pred)
+    roles = {label_column: "label", loss_column: "loss", pred: "prediction", ood_column: OOD_ROLE}
+    check_group_role(group_column, roles)
     if feature_columns is not None:
-        roles = {
-            label_column: "label",
-            loss_column: "loss",
-            pred: "prediction",
-            ood_column: OOD_ROLE,
-        }
+        roles[group_column] = "group (--group-column)"
         _check_feature_list(
             feature_columns,
             {c: r for c, r in roles.items() if c is not None},
@@ -436,10 +441,14 @@ def _prediction_table(
             feature_option,
         )
     npz_names = _npz_names(pred_column, label_column, loss_column, ood_column)
+    if group_column is not None:
+        _require_group_column(frame, is_csv, source, group_column)
+        npz_names[group_column] = group_column  # not a feature; an NPZ's array of that name
     X, feature_columns, column = _read_predictions(
         frame, is_csv, source, special, feature_columns, npz_names
     )
     _check_range(X, feature_columns, source, is_csv)
+    groups = _read_groups(frame, is_csv, source, group_column, X.shape[0])
     is_ood = (
         _ood_column(column(ood_column), ood_column, source, is_csv)
         if ood_column is not None
@@ -474,7 +483,41 @@ def _prediction_table(
         columns=[str(c) for c in frame.keys()],
         loss_bound=loss_bound,
         label_keys=label_keys,
+        groups=groups,
     )
+
+
+def _network_roles(table, is_csv, label_column, loss_column):
+    """The columns (arrays) of a network's outputs that cannot be the group column, by role."""
+    names = NETWORK_CSV if is_csv else NETWORK_ARRAYS
+    roles = dict.fromkeys(table.feature_columns, "feature")
+    if not is_csv:
+        roles.update({names["logits"]: "logits", names["embeddings"]: "embeddings"})
+    roles[label_column or names["labels"]] = "label"
+    return roles if loss_column is None else {**roles, loss_column: "loss"}
+
+
+def _require_group_column(frame, is_csv, source, group_column, option=GROUP_OPTION):
+    """InputError when ``--group-column`` (``option``) names no column (NPZ: array) of the file."""
+    available = list(frame.keys())
+    if group_column not in available:
+        raise InputError(
+            f"{source}: {option} {group_column!r}: no such {'column' if is_csv else 'array'}; "
+            f"the file has {available}: name the one holding each row's group"
+        )
+
+
+def _read_groups(frame, is_csv, source, group_column, n_rows, option=GROUP_OPTION):
+    """``--group-column``'s labels, one per row (None without the option)."""
+    if group_column is None:
+        return None
+    _require_group_column(frame, is_csv, source, group_column, option)
+    raw = frame[group_column] if is_csv else _npz_column(frame, group_column, source)
+    if len(raw) != n_rows:
+        raise InputError(
+            f"{source}: {GROUP_OPTION} {group_column!r} has {len(raw)} rows, the data {n_rows}"
+        )
+    return group_labels(raw, group_column, source, is_csv, option)
 
 
 def _apply_prediction_table(frame, is_csv, source, *, pred_column, feature_columns):
@@ -511,6 +554,7 @@ def load_table(
     ood_column=None,
     logit_features=False,
     feature_option="--feature-columns",
+    group_column=None,
 ):
     """Read and validate a CSV or NPZ for ``select`` and ``validate``: features, predictions and losses.
 
@@ -543,6 +587,10 @@ def load_table(
         ID and OOD rows. The OOD rows need valid features and a predicted class (the score of a
         row depends on both); their label and loss are not read (they may be empty) and their
         ``loss`` is NaN.
+    group_column : str or None
+        ``select --group-column``: the column (NPZ: array) of each row's group label, read
+        into ``Table.groups``; it is not a feature and must not be the label, prediction, loss
+        or OOD column. None: no groups.
     logit_features : bool
         A score that reads a network's logits (a class-shared score, whose ``reads_logits`` is
         True): a network's outputs give their logits as the features, even with embeddings.
@@ -573,11 +621,16 @@ def load_table(
     }
     with _delimiter_advice(frame, is_csv, str(path)):
         if is_network_file(frame, is_csv):
-            return network_table(frame, is_csv, str(path), logit_features=logit_features, **options)
-        return _prediction_table(frame, is_csv, str(path), **options)
+            table = network_table(
+                frame, is_csv, str(path), logit_features=logit_features, **options
+            )
+            check_group_role(group_column, _network_roles(table, is_csv, label_column, loss_column))
+            table.groups = _read_groups(frame, is_csv, str(path), group_column, table.X.shape[0])
+            return table
+        return _prediction_table(frame, is_csv, str(path), group_column=group_column, **options)
 
 
-def load_apply_table(path, *, pred_column="y_pred", feature_columns=None):
+def load_apply_table(path, *, pred_column="y_pred", feature_columns=None, group_column=None):
     """Read and validate a CSV or NPZ for ``apply``: the model's features and predicted classes.
 
     No label or loss is read. Values beyond :data:`rejectopt.model.FEATURE_LIMIT` are let through:
@@ -592,6 +645,9 @@ def load_apply_table(path, *, pred_column="y_pred", feature_columns=None):
     feature_columns : list of str or None, default=None
         The model's feature columns; None: every column except ``y`` and the prediction (a
         network's outputs: the embeddings, else the logits).
+    group_column : str or None, default=None
+        A per-group model's group column (``model.json``'s ``groups.column``), read into
+        ``Table.groups``; None: no groups.
 
     Returns
     -------
@@ -606,10 +662,16 @@ def load_apply_table(path, *, pred_column="y_pred", feature_columns=None):
     frame, is_csv = _read_frame(path, _DATA_OF_APPLY)
     with _delimiter_advice(frame, is_csv, str(path)):
         if is_network_file(frame, is_csv):
-            return network_apply_table(frame, is_csv, str(path), feature_columns)
-        return _apply_prediction_table(
-            frame, is_csv, str(path), pred_column=pred_column, feature_columns=feature_columns
+            table = network_apply_table(frame, is_csv, str(path), feature_columns)
+        else:
+            table = _apply_prediction_table(
+                frame, is_csv, str(path), pred_column=pred_column, feature_columns=feature_columns
+            )
+        option = "the model's group column (model.json groups.column)"
+        table.groups = _read_groups(
+            frame, is_csv, str(path), group_column, table.X.shape[0], option
         )
+        return table
 
 
 def _spread(values, rows, n):

@@ -19,6 +19,7 @@ from ..targets import Target, validate_target
 from ._errors import InputError, one_line
 from ._figures import figure_files, figure_names
 from ._files import check_output_folder, write_folder
+from ._groups import check_group_options
 from ._options import (
     MIN_ROWS_PER_PART,
     check_fractions,
@@ -39,6 +40,7 @@ from ._options import (
 )
 from ._report import risk_unit
 from ._table import load_table
+from ._validate_groups import GROUPS_CSV, group_validity, group_validity_lines
 
 __all__ = ["QUANTILES", "VALIDATE_FIGURE", "VALIDATE_OUTPUTS", "run_validate"]
 
@@ -270,7 +272,9 @@ def _check_options(args):
             )
         _check_uncertainty_column(args)
         features = [args.uncertainty_column]
+    args.group_column = check_group_options(args, target)
     outputs = VALIDATE_OUTPUTS + tuple(figure_names(VALIDATE_FIGURE, args)[1:])
+    outputs += (GROUPS_CSV,) if args.group_column is not None else ()
     check_output_folder(args.out, outputs, {"--data": args.data}, args.force)
     return target, C_grid, features, outputs
 
@@ -289,6 +293,22 @@ def _warn_failures(summary, loss_bound):
             100 * certified["violation_high"],
             loss_bound,
         )
+
+
+def _group_validity(args, table, rows, uncertainty, check, target, loss_bound):
+    """``groups.csv`` and its printed lines: each group's certificate checked on the same population."""
+    frame = group_validity(
+        table.loss[rows],
+        uncertainty,
+        [table.groups[i] for i in rows],
+        target,
+        simultaneous=args.simultaneous,
+        n_calibration=check.n_calibration,
+        repeats=args.repeats,
+        seed=args.seed,
+        loss_bound=loss_bound,
+    )
+    return frame, args.group_column, args.repeats
 
 
 def run_validate(args):
@@ -314,6 +334,7 @@ def run_validate(args):
         feature_columns=features,
         logit_features=args.uncertainty_column is None and reads_logits(args.score),
         feature_option="--uncertainty-column" if args.uncertainty_column else "--feature-columns",
+        group_column=args.group_column,
     )
     loss_name = f"column {args.loss_column}" if args.loss_column else args.loss
     loss_bound, loss_bound_source = resolve_loss_bound(args, table)
@@ -338,11 +359,16 @@ def run_validate(args):
     except ValueError as err:
         raise InputError(f"{table.source}: {one_line(err)}") from None
     summary = _validity_summary(check)
+    groups = None
+    if args.group_column is not None:
+        groups = _group_validity(args, table, rows, uncertainty, check, target, loss_bound)
     files = {
         "repeats.csv": check.draws.to_csv(index=False, float_format="%.10g").encode(),
         "summary.csv": summary.to_csv(index=False, float_format="%.10g").encode(),
         **figure_files(VALIDATE_FIGURE, check.plot(), args),
     }
+    if groups is not None:
+        files[GROUPS_CSV] = groups[0].to_csv(index=False, float_format="%.10g").encode()
     write_folder(args.out, outputs, {"--data": args.data}, args.force, files)
     _warn_failures(summary, loss_bound)
     print(f"wrote {', '.join(files)} to {args.out}")
@@ -352,5 +378,7 @@ def run_validate(args):
     )
     unit = risk_unit(loss_name)
     for line in [*_validity_lines(summary, target, unit), *_gate_lines(check.draws, target, unit)]:
+        print(line)
+    for line in [] if groups is None else group_validity_lines(*groups):
         print(line)
     return 0
