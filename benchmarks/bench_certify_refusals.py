@@ -4,8 +4,8 @@ Synthetic data: ``u ~ U(0, 1)``, ``loss ~ 100 * Bernoulli(u / 10)`` (the 0/100 l
 (target risk 1e-4, which no sample of this size certifies) computes its advice: the smallest
 target the method certifies on the rows and the sample size an error-free sample needs. The fit
 is target risk ``--fit-risk`` (5) on the same rows. Prints the median of ``--repeats`` in-process
-wall times (``time.perf_counter``); ``--only`` runs one case, for timing the whole process with
-farm-bench.
+wall times (``time.perf_counter``); ``--only`` runs one case, for timing the whole process from
+outside (``/usr/bin/time -v``).
 
 ``--caught`` times the refusals as a caller that only catches them (a validation's draws, the
 guarantees experiment): the advice is computed when read, so a caught refusal should cost what a

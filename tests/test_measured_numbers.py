@@ -99,3 +99,18 @@ def test_an_allowed_setting_is_still_in_its_file():
     """An allowlist entry whose text is gone hides nothing and must go too."""
     for file, setting in SETTINGS:
         assert setting in (SRC / file).read_text(encoding="utf-8"), (file, setting)
+
+
+def test_readmes_demo_time_is_a_quiet_runs_record():
+    """README's first line promises "about N minutes on 2 cores": the newest demo record, a quiet
+    run of that command (``benchmarks/bench_end_to_end.py --mode demo --cores 2``), took at most
+    N minutes of Snakemake's wall time."""
+    import csv
+
+    repo = SRC.parents[1]
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    minutes = int(re.search(r"about (\d+) minutes on 2 cores\s*\(a quiet run's record", readme)[1])
+    lines = (repo / "benchmarks" / "end_to_end_records.csv").read_text().splitlines()
+    rows = [r for r in csv.DictReader(lines[1:]) if r["mode"] == "demo" and r["cores"] == "2"]
+    assert rows, "no demo record: run benchmarks/bench_end_to_end.py --mode demo --cores 2"
+    assert float(rows[-1]["snakemake_wall_s"]) <= 60 * minutes
