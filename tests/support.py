@@ -349,3 +349,12 @@ def run_sklearn_check(check, estimator, monkeypatch):
 #: certificates are what a deployment reads (AuditTrail, GroupSelection, fit_certified_groups in
 #: rejectopt.targets; the gate itself is a Target's min_coverage, no new name).
 MAX_PUBLIC_NAMES = 175
+
+
+def load_benchmark(name):
+    """The module ``benchmarks/<name>.py``, loaded from its file: a test of a benchmark record
+    calls the script's own table and checks (the benchmarks are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

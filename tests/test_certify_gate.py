@@ -206,16 +206,10 @@ def test_validate_target_checks_both_conditions_of_a_gate_on_real_rows(digits_mc
 
 def test_the_guarantees_page_shows_the_gate_records_and_the_record_meets_its_claims():
     """The page's table is the benchmark record's, and what the page says of it holds there."""
-    import importlib.util
-
     import pandas as pd
-    from support import REPO
+    from support import REPO, load_benchmark
 
-    spec = importlib.util.spec_from_file_location(
-        "bench_certified_gate", REPO / "benchmarks" / "bench_certified_gate.py"
-    )
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("bench_certified_gate")
     record = pd.read_csv(REPO / "benchmarks" / "certified_gate_records.csv")
     page = (REPO / "docs" / "guide" / "guarantees.md").read_text(encoding="utf-8")
     assert bench.page_table(record) in page

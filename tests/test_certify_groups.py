@@ -224,16 +224,10 @@ def test_simultaneous_must_be_a_bool():
 
 def test_the_guarantees_page_shows_the_benchmark_records_and_they_meet_their_claims():
     """The page's table is the benchmark record's, and the record's checks hold."""
-    import importlib.util
-
     import pandas as pd
-    from support import REPO
+    from support import REPO, load_benchmark
 
-    spec = importlib.util.spec_from_file_location(
-        "bench_certified_groups", REPO / "benchmarks" / "bench_certified_groups.py"
-    )
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("bench_certified_groups")
     record = pd.read_csv(REPO / "benchmarks" / "certified_groups_records.csv")
     page = (REPO / "docs" / "guide" / "guarantees.md").read_text(encoding="utf-8")
     assert bench.page_table(record) in page

@@ -5,13 +5,12 @@ MAPIE is not installed here (it is no dependency); the benchmark module imports 
 its MAPIE functions, so its population, its table and its gate side run without it.
 """
 
-import importlib.util
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
-from support import REPO
+from support import REPO, load_benchmark
 
 RECORD = REPO / "benchmarks" / "mapie_gate_records.csv"
 PAGE = REPO / "docs" / "guide" / "guarantees.md"
@@ -19,12 +18,7 @@ PAGE = REPO / "docs" / "guide" / "guarantees.md"
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_mapie_gate", REPO / "benchmarks" / "bench_mapie_gate.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_mapie_gate")
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,12 @@ from .._params import format_level
 from ..selective import InfeasibleTargetError
 from . import _parameters
 from ._audit import AUDIT_COLUMNS, AuditTrail, _trail
-from ._fits import START_FRACTION, fit_certified_coverage, fit_certified_risk
+from ._fits import (
+    START_FRACTION,
+    _certificate_error,
+    fit_certified_coverage,
+    fit_certified_risk,
+)
 from ._selection import JOINT_METHOD, CertifiedSelection
 from ._tails import RISK_TAILS
 
@@ -104,6 +109,7 @@ def fit_certified_gate(
         f"certified at confidence {format_level(confidence)} on these {loss.size} calibration "
         "rows: "
     )
+    coverage = fit_certified_coverage(loss, s, min_coverage, 1.0 - delta_coverage)
     try:
         risk = fit_certified_risk(
             loss,
@@ -117,24 +123,22 @@ def fit_certified_gate(
             tail=tail,
         )
     except InfeasibleTargetError as err:
-        coverage = fit_certified_coverage(loss, s, min_coverage, 1.0 - delta_coverage)
-        raise _gate_error(
+        raise _certificate_error(
             f"{head}the risk test (level {delta_risk:.3g}) certifies no cut: {err}",
-            (confidence, loss.size, getattr(err, "rows_needed", 0)),
-            _gate_trail(coverage.audit, getattr(err, "audit", None), delta, False),
+            **_gate_advice(confidence, loss.size, getattr(err, "rows_needed", 0)),
+            audit=_gate_trail(coverage.audit, getattr(err, "audit", None), delta, False),
         ) from None
-    coverage = fit_certified_coverage(loss, s, min_coverage, 1.0 - delta_coverage)
     granted = _contains(risk, coverage)
     trail = _gate_trail(coverage.audit, risk.audit, delta, granted)
     if not granted:
         accepted = float(risk.acceptance_probability(s).mean())
-        raise _gate_error(
+        raise _certificate_error(
             f"{head}the largest cut whose risk is certified (level {delta_risk:.3g}) accepts "
             f"{accepted:.4g} of the rows, short of the cut that certifies coverage >= "
             f"{min_coverage:g} (level {delta_coverage:.3g}, threshold {coverage.threshold:.6g}); "
             "ask for a higher risk, a lower floor, a lower confidence, or more calibration rows",
-            (confidence, loss.size, 0),
-            trail,
+            **_gate_advice(confidence, loss.size, 0),
+            audit=trail,
         )
     return CertifiedSelection(
         risk.threshold,
@@ -163,23 +167,15 @@ def _contains(risk: CertifiedSelection, coverage: CertifiedSelection) -> bool:
     return bool(coverage.threshold < risk.threshold)
 
 
-def _gate_error(
-    text: str, advice: tuple[float, int, int], trail: AuditTrail | None
-) -> InfeasibleTargetError:
-    """The gate's refusal with a certified target's attributes, ``advice`` = (confidence,
-    calibration rows, rows needed), and the trail that failed; ``best_bound`` NaN: no single
-    risk is advice once a floor comes with it."""
-    error = InfeasibleTargetError(text)
-    confidence, n, rows_needed = advice
-    for name, value in (
-        ("best_bound", float("nan")),
-        ("rows_needed", int(rows_needed)),
-        ("confidence", confidence),
-        ("n_calibration", int(n)),
-        ("audit", trail),
-    ):
-        setattr(error, name, value)
-    return error
+def _gate_advice(confidence: float, n: int, rows_needed: int) -> dict[str, Any]:
+    """A refused gate's attributes of a certified target (:func:`._fits._certificate_error`):
+    ``best_bound`` NaN, since no single risk is advice once a floor comes with it."""
+    return {
+        "best_bound": float("nan"),
+        "rows_needed": int(rows_needed),
+        "confidence": confidence,
+        "n_calibration": int(n),
+    }
 
 
 def _gate_trail(

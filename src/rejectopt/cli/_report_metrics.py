@@ -11,15 +11,18 @@ from ..metrics import FAILURE_METRICS, METRICS, metrics_table
 __all__ = ["metrics_dict"]
 
 
-def _unavailable(name, binary, labels, probabilities):
-    """Why the table cannot feed the failure metric ``name`` (None: it can)."""
+#: The inputs of the failure detector's metrics: the graded loss's refusal is metrics_table's own.
+_DETECTOR_INPUTS = ("loss", "uncertainty")
+
+
+def _unavailable(name, labels, probabilities):
+    """Why the table cannot feed the failure metric ``name``'s labels or probabilities (None: it
+    can, or the metric reads the loss only)."""
     inputs = FAILURE_METRICS[name].inputs
     if "probabilities" in inputs and probabilities is None:
         return "a network's class probabilities (an NPZ or CSV of logits)"
     if "y_pred" in inputs and labels is None:
         return "the labels, which a table read with --loss-column or --loss mae does not give"
-    if inputs == ("loss", "uncertainty") and not binary:
-        return "a 0/1 loss"
     return None
 
 
@@ -43,17 +46,21 @@ def metrics_dict(
     """
     failed = loss > 0 if loss_name == "zero_one" else loss
     binary = bool(np.all((failed == 0) | (failed == 1)))
-    missing = {n: _unavailable(n, binary, labels, probabilities) for n in FAILURE_METRICS}
+    missing = {n: _unavailable(n, labels, probabilities) for n in FAILURE_METRICS}
     if names == "all":
-        detector = [n for n, m in FAILURE_METRICS.items() if m.inputs == ("loss", "uncertainty")]
+        detector = [n for n, m in FAILURE_METRICS.items() if m.inputs == _DETECTOR_INPUTS]
         if not binary:
             log_warning(
                 f"the loss {loss_name} is not 0/1, so the failure detector's metrics "
                 f"{', '.join(detector)} are left out of --metrics all"
             )
-        names = [*METRICS, *(n for n in FAILURE_METRICS if missing[n] is None)]
+        left_out = set(detector) if not binary else set()
+        names = [
+            *METRICS,
+            *(n for n in FAILURE_METRICS if missing[n] is None and n not in left_out),
+        ]
     for name in names:
-        if missing.get(name) is not None and missing[name] != "a 0/1 loss":
+        if missing.get(name) is not None:
             raise ValueError(f"{name!r} needs {missing[name]}")
     areas = [n for n in names if n in METRICS]
     detected = [n for n in names if n not in METRICS]
