@@ -11,18 +11,18 @@ coverage 0.4, ``w`` = 0.3; the gate holds for the cuts covering 0.3 to 0.4).
 Per (population, n, delta), ``draws`` i.i.d. samples are fitted by:
 
 * ``gate``: :func:`rejectopt._certify.fit_certified_gate` as shipped (its coverage share
-  :data:`~rejectopt._certify.JOINT_COVERAGE_SHARE`);
-* ``share_<r>``: the same union of the risk fit (Learn-then-Test at ``delta (1 - r)``) and the
-  coverage order statistic (at ``delta r``), for r in :data:`SHARES`: the measurement that chose
-  the shipped share;
+  :data:`~rejectopt._certify.JOINT_COVERAGE_SHARE`): the coverage order statistic at
+  ``delta r``, then the risk tested by fixed sequence on every row from the cut just below the
+  coverage cut upwards at ``delta (1 - r)``;
+* ``share_<r>``: the same gate with the coverage share r, for r in :data:`SHARES` (the module
+  constant set for the call): the measurement that chose the shipped share;
 * ``dkw_halves``: the workaround a user has without the gate, ``Target("risk", a)`` at
   ``delta / 2``, granted when its DKW coverage bound at ``delta / 2`` is >= ``w``;
 * ``os_then_risk``: the coverage order statistic at ``delta / 2``, then the risk tested by fixed
-  sequence from that cut upwards at ``delta / 2`` (the largest cut of the unbroken run). Its
-  start is chosen by the tested rows' own scores, so Learn-then-Test's argument (a start fixed
-  before the tested rows are seen) does not cover it; given the order statistic the rows below
-  it are i.i.d. from the cut's population, but the run's larger cuts weigh them by their count,
-  not by the population's share. We have no proof of its level; it is measured here only.
+  sequence from the coverage cut itself upwards at ``delta / 2`` (the largest cut of the unbroken
+  run). Its first test holds the order statistic's own row, whose loss has the mean of the
+  scores at the boundary, not of the cut: the gate's proof needs the run to start one cut lower,
+  so this alternative's level is measured here only.
 
 A draw is *granted* when the method returns a selection, *violated* when the granted selection's
 population risk exceeds ``a`` or its population coverage is below ``w`` (exact: the population
@@ -48,6 +48,7 @@ from rejectopt._certify import (  # noqa: E402
     JOINT_COVERAGE_SHARE,
     _binomial_pvalue,
     _evaluate,
+    _joint,
     _population_sums,
     fit_certified_coverage,
     fit_certified_gate,
@@ -61,16 +62,16 @@ SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 FLOOR_SHARE = 0.75
 
 
-def _union(loss, s, target, floor, delta, share, draw):
-    """The gate at coverage share ``share``: the risk fit's cut if it holds the coverage cut."""
+def _gate_at_share(loss, s, target, floor, delta, share):
+    """The shipped gate with its coverage share set to ``share`` for this call."""
+    shipped = _joint.JOINT_COVERAGE_SHARE
+    _joint.JOINT_COVERAGE_SHARE = share
     try:
-        risk = fit_certified_risk(loss, s, target, 1 - delta * (1 - share), random_state=draw)
+        return fit_certified_gate(loss, s, target, floor, 1 - delta)
     except InfeasibleTargetError:
         return None
-    coverage = fit_certified_coverage(loss, s, floor, 1 - delta * share)
-    if math.isinf(risk.threshold) or coverage.threshold < risk.threshold:
-        return risk
-    return None
+    finally:
+        _joint.JOINT_COVERAGE_SHARE = shipped
 
 
 def _dkw_halves(loss, s, target, floor, delta, draw):
@@ -104,11 +105,11 @@ def _os_then_risk(loss, s, target, floor, delta):
 def fits(loss, s, target, floor, delta, draw):
     out = {}
     try:
-        out["gate"] = fit_certified_gate(loss, s, target, floor, 1 - delta, random_state=draw)
+        out["gate"] = fit_certified_gate(loss, s, target, floor, 1 - delta)
     except InfeasibleTargetError:
         out["gate"] = None
     for share in SHARES:
-        out[f"share_{share:g}"] = _union(loss, s, target, floor, delta, share, draw)
+        out[f"share_{share:g}"] = _gate_at_share(loss, s, target, floor, delta, share)
     out["dkw_halves"] = _dkw_halves(loss, s, target, floor, delta, draw)
     out["os_then_risk"] = _os_then_risk(loss, s, target, floor, delta)
     return out

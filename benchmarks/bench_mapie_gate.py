@@ -15,9 +15,9 @@ other half's 899 rows are the population. Their max-probability confidence ``c``
 delta, ``repeats`` calibration samples of ``n`` rows are drawn with replacement from the
 population (the same draws for every method) and fitted by:
 
-* ``rejectopt gate``: ``Target("risk", 100 a, confidence=1 - delta, min_coverage=w)`` (the risk
-  by Learn-then-Test fixed-sequence testing from a start placed by 5 % of the rows, at
-  ``delta (1 - rho)``; the coverage by an order statistic at ``delta rho``, rho = 0.1);
+* ``rejectopt gate``: ``Target("risk", 100 a, confidence=1 - delta, min_coverage=w)`` (the
+  coverage by an order statistic at ``delta rho``, rho = 0.1; the risk by fixed-sequence testing
+  on every row from the cut just below the coverage cut, at ``delta (1 - rho)``);
 * ``MAPIE bonferroni_holm``: ``BinaryClassificationController`` with two risks, the selective
   error (a custom ``BinaryRisk``: occurrence ``h != y``, condition "accepted") at ``a`` and
   MAPIE's ``abstention_rate`` at ``1 - w``, the predict function returning ``h`` where ``c >=

@@ -210,7 +210,9 @@ def test_an_infeasible_gate_says_which_part_failed(readme_tables, tmp_path, caps
         capsys,
     )
     assert status == 2 and "cannot meet --target risk=10,min_coverage=0.99,confidence=0.9" in err
-    assert "short of the cut that certifies coverage >= 0.99" in err
+    # the risk's run, started just below the floor's cut, fails at once: the message says so
+    assert "from the cut just below the cut that certifies coverage >= 0.99" in err
+    assert "is not rejected at its first cut" in err
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import sys as _sys
 import lazy_loader as _lazy
 
 # The one place the version is written: pyproject.toml reads it ([tool.setuptools.dynamic]).
-__version__ = "0.8.0"
+__version__ = "0.9.0"
 
 _SUBMODULES = [
     "classifiers",

@@ -31,9 +31,11 @@ the statements:
   count with ``P(Binomial(n, w) >= k) <= delta``, has population coverage >= ``w`` with
   probability >= ``1 - delta``: ``F(s_(k)) < w`` needs ``k`` scores below ``F^-1(w)``.
 * **release gate** (:func:`fit_certified_gate`, risk <= ``a`` and coverage >= ``w``
-  together): the risk fit ("ltt") at ``delta (1 - JOINT_COVERAGE_SHARE)`` and the coverage
-  cut at ``delta JOINT_COVERAGE_SHARE``; granted when the former's cut contains the latter's, so
-  on both events (a union bound) its risk is <= ``a`` and its coverage >= ``w``.
+  together): the coverage cut at ``delta JOINT_COVERAGE_SHARE``, then fixed-sequence risk
+  tests on every row from the cut just below it, at ``delta (1 - JOINT_COVERAGE_SHARE)``;
+  granted when the run passes the coverage cut. Given the counts of rows below the cuts where
+  the risk crosses ``a``, the cut a violation needs rejected holds independent rows of mean at
+  least ``a`` (the Guarantees page's proof), so a union bound gives both at ``1 - delta``.
 * **per group** (:func:`fit_certified_groups`): given the group column, each group's rows are
   an i.i.d. sample of its group's population, so a fit on them alone certifies that group;
   simultaneously at ``(1 - delta)^(1 / G)`` each, the groups' fits being independent given the

@@ -309,6 +309,48 @@ def ltt_trail(
     )
 
 
+def fixed_sequence_trail(
+    values: np.ndarray,
+    trials: np.ndarray,
+    sums: np.ndarray,
+    pvalues: np.ndarray,
+    first: int,
+    level: float,
+    delta: float,
+) -> AuditTrail:
+    """A fixed-sequence run's trail on every row (the release gate's risk): from cut ``first`` up
+    to its first non-rejection, each at ``level``, recorded as :func:`ltt_trail` records its run."""
+    n_tested = int(trials[-1])
+    failed = np.flatnonzero(pvalues[first:] > level)
+    end = values.size - 1 if failed.size == 0 else first + int(failed[0])
+    if failed.size == 0:
+        reason = "all cuts of the fixed sequence rejected, up to the full set"
+    elif end == first:
+        reason = "the fixed sequence's first cut is not rejected"
+    else:
+        reason = "first non-rejection in the fixed sequence; the cut before it is certified"
+    idx = np.arange(first, end + 1)
+    above = np.append(values[1:], np.inf)[idx]
+    p = pvalues[idx]
+    return _trail(
+        "fixed-sequence",
+        delta,
+        reason,
+        n_tested,
+        failed.size == 0 or end > first,
+        stage="fixed sequence",
+        threshold=above,
+        accept_prob=np.where(np.isinf(above), 1.0, 0.0),
+        accepted=trials[idx].astype(np.int64),
+        risk=_mean_loss(sums[idx], trials[idx]),
+        coverage=trials[idx] / max(n_tested, 1),
+        pvalue=p,
+        bound=np.nan,
+        level=level,
+        rejected=p <= level,
+    )
+
+
 def sgr_trail(
     loss: np.ndarray, s: np.ndarray, target_risk: float, delta: float, loss_bound: float
 ) -> AuditTrail:

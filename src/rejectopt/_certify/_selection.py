@@ -14,7 +14,8 @@ from ._audit import AuditTrail
 RISK_METHODS = ("ltt", "sgr")
 
 #: The ``method`` a release gate's certificate records (:func:`rejectopt._certify.fit_certified_gate`):
-#: Learn-then-Test for the risk and an order statistic for the floor, joined by a union bound;
+#: an order statistic for the floor, then a fixed sequence for the risk (Learn-then-Test's
+#: family-wise test) from the cut just below it, joined by a union bound;
 #: its ``risk_bound`` and ``coverage_bound`` (the floor) hold *together* at ``confidence``.
 JOINT_METHOD = "ltt+order-statistic"
 
