@@ -15,8 +15,9 @@ leave its (loss, uncertainty) rows as they are:
   ratios): group ``g`` holds about ``pi_g`` of the rows and errs at about ``m_g r``, the small
   "hard" group twice as often as the table. Given ``e`` the label is independent of the score,
   so within a group the error odds are the table's scaled by ``m_g (1 - r) / (1 - m_g r)`` at
-  every score. The flat population's hard group errs at 10 % at every cut, above its 8 %
-  target: no cut of it meets the target, so any certificate it holds is a violation.
+  every score. The flat population's hard group errs at 10 % whatever the score, above its 8 %
+  target: only cuts of its first few rows meet the target (its oracle coverage is 0.00005), so
+  nearly any certificate it holds is a violation.
 * **magnitude**: an error costs 1, 2, 3 or 4 with probabilities 0.55, 0.25, 0.12, 0.08 (mean
   :data:`MEAN_MAGNITUDE` = 1.73), drawn per row independently of everything else; the graded
   loss is ``e x magnitude`` in [0, B], B = 4 (the same errors, graded), and its target is
