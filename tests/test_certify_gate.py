@@ -14,7 +14,6 @@ from rejectopt._certify import (
     JOINT_METHOD,
     fit_certified_coverage,
     fit_certified_gate,
-    fit_certified_risk,
 )
 from rejectopt.exceptions import InfeasibleTargetError, InvalidParameterError
 from rejectopt.targets import Target, parse_target, validate_target
@@ -43,7 +42,7 @@ def test_the_gate_violates_at_most_delta_on_a_population_with_a_known_answer(flo
     rng = np.random.default_rng(int(floor * 100))
     delta, target = 0.1, 10.0
     violations = granted = 0
-    for draw in range(draws):
+    for _ in range(draws):
         loss, u = _rising(rng, 1000)
         try:
             selection = fit_certified_gate(loss, u, target, floor, 1 - delta)
