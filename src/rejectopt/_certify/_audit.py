@@ -58,7 +58,8 @@ class AuditRow:
     step : int
         Its place in the order of testing, from 1.
     stage : str
-        The part of the procedure: ``"full set"`` and ``"fixed sequence"`` (Learn-then-Test),
+        The part of the procedure: ``"full set"`` and ``"fixed sequence"`` (Learn-then-Test, and a
+        release gate's risk run),
         ``"binary search"`` (SGR), ``"order statistic"`` (coverage, a tpr-fpr target's TPR),
         ``"fpr bound"`` (a tpr-fpr target's FPR, on the OOD rows).
     threshold, accept_prob : float
