@@ -193,6 +193,22 @@ def test_a_floor_the_risk_run_cannot_reach_is_refused_naming_both_levels():
     assert info.value.rows_needed == 0 and info.value.audit.stop is None
 
 
+def test_a_coverage_cut_on_the_most_confident_score_starts_the_run_only_as_a_tied_block():
+    """The run starts at the cut below the coverage cut; below the most confident score there is
+    none. A tied block there is i.i.d. rows of an atom and may start the run; one row may not."""
+    rng = np.random.default_rng(3)
+    # 60 % of the rows tie at uncertainty 0, error-free; the rest err at 20 %
+    u = np.where(rng.random(1000) < 0.6, 0.0, rng.random(1000))
+    loss = np.where(u == 0.0, 0.0, 100.0 * (rng.random(1000) < 0.2))
+    gate = fit_certified_gate(loss, u, 10.0, 0.3, 0.9)
+    run = [row for row in gate.audit.rows if row.stage == "fixed sequence"]
+    assert run[0].accepted == int((u == 0).sum()) and run[0].rejected  # the block starts it
+    assert gate.threshold > 0.0  # it accepts the whole block, and more
+    # a floor the single most confident row meets (rank 1 certifies w at delta rho)
+    with pytest.raises(InfeasibleTargetError, match="met by the single most confident row"):
+        fit_certified_gate(loss[u > 0], u[u > 0], 10.0, 1e-5, 0.9)
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

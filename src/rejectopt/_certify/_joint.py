@@ -133,6 +133,19 @@ def fit_certified_gate(
     else:
         cover = int(np.searchsorted(values, coverage.threshold))
         first = max(cover - 1, 0)
+        if cover == 0 and trials[0] < 2:
+            # Below the most confident score there is no cut; its block may start the run only
+            # as a tied block of rows (the proof's i.i.d. rows of a population atom), not as the
+            # one order statistic whose loss has the boundary's mean.
+            raise _certificate_error(
+                f"release gate risk<={target_risk:g} and coverage>={min_coverage:g} cannot be "
+                f"certified at confidence {format_level(confidence)} on these {loss.size} "
+                f"calibration rows: the floor {min_coverage:g} is met by the single most "
+                "confident row, and the risk's run must start at a cut below the coverage cut; "
+                "ask for a higher floor, or omit min_coverage",
+                **_gate_advice(confidence, loss.size, 0),
+                audit=coverage.audit,
+            )
     run = fixed_sequence_trail(values, trials, sums, pvalues, first, delta_risk, delta_risk)
     failed = np.flatnonzero(pvalues[first:] > delta_risk)
     end = values.size - 1 if failed.size == 0 else first + int(failed[0]) - 1
