@@ -20,9 +20,9 @@ Per (population, n, delta), ``draws`` i.i.d. samples are fitted by:
   ``delta / 2``, granted when its DKW coverage bound at ``delta / 2`` is >= ``w``;
 * ``os_then_risk``: the coverage order statistic at ``delta / 2``, then the risk tested by fixed
   sequence from the coverage cut itself upwards at ``delta / 2`` (the largest cut of the unbroken
-  run). Its first test holds the order statistic's own row, whose loss has the mean of the
-  scores at the boundary, not of the cut: the gate's proof needs the run to start one cut lower,
-  so this alternative's level is measured here only.
+  run). Its first test holds the order statistic's own row, whose loss has the boundary
+  score's mean, not the cut's: the gate's proof needs the run to start one cut lower, so this
+  alternative's level is measured here only.
 
 A draw is *granted* when the method returns a selection, *violated* when the granted selection's
 population risk exceeds ``a`` or its population coverage is below ``w`` (exact: the population

@@ -31,6 +31,22 @@ def _truth(selection):
     return t, 25.0 * t
 
 
+def _gate_draws(draw, truth, target, floor, delta, draws):
+    """(violations, grants) of the gate over ``draws`` samples; ``truth(selection)`` gives the
+    population's (coverage, risk in percent) of a granted cut. A refusal never violates."""
+    violations = granted = 0
+    for _ in range(draws):
+        loss, u = draw()
+        try:
+            selection = fit_certified_gate(loss, u, target, floor, 1 - delta)
+        except InfeasibleTargetError:
+            continue
+        granted += 1
+        coverage, risk = truth(selection)
+        violations += risk > target + 1e-9 or coverage < floor - 1e-9
+    return violations, granted
+
+
 @pytest.mark.parametrize(
     ("floor", "draws"),
     [
@@ -41,16 +57,9 @@ def _truth(selection):
 def test_the_gate_violates_at_most_delta_on_a_population_with_a_known_answer(floor, draws):
     rng = np.random.default_rng(int(floor * 100))
     delta, target = 0.1, 10.0
-    violations = granted = 0
-    for _ in range(draws):
-        loss, u = _rising(rng, 1000)
-        try:
-            selection = fit_certified_gate(loss, u, target, floor, 1 - delta)
-        except InfeasibleTargetError:
-            continue
-        granted += 1
-        coverage, risk = _truth(selection)
-        violations += risk > target + 1e-9 or coverage < floor - 1e-9
+    violations, granted = _gate_draws(
+        lambda: _rising(rng, 1000), _truth, target, floor, delta, draws
+    )
     sigma = math.sqrt(delta * (1 - delta) / draws)
     # the guarantee: violations over all draws (a refusal never violates) within delta + 3 sigma
     assert violations / draws <= delta + 3 * sigma
@@ -92,16 +101,14 @@ def test_the_gate_holds_its_level_where_the_risk_is_not_monotone_and_scores_tie(
     assert np.flatnonzero(good).tolist() == [11, 12, *range(14, 22)]
     rng = np.random.default_rng(int(delta * 1000))
     draws = 400
-    violations = granted = 0
-    for _ in range(draws):
-        loss, u = _hump(rng, 1000)
-        try:
-            selection = fit_certified_gate(loss, u, target, floor, 1 - delta)
-        except InfeasibleTargetError:
-            continue
-        granted += 1
-        coverage, risk = _hump_truth(selection.threshold)
-        violations += risk > target + 1e-9 or coverage < floor - 1e-9
+    violations, granted = _gate_draws(
+        lambda: _hump(rng, 1000),
+        lambda sel: _hump_truth(sel.threshold),
+        target,
+        floor,
+        delta,
+        draws,
+    )
     assert violations / draws <= delta + 3 * math.sqrt(delta * (1 - delta) / draws)
     # the gate is granted in some draws (about 0.25 at delta 0.1), so the bound is exercised
     assert granted / draws > 0.05

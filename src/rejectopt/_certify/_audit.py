@@ -250,6 +250,45 @@ def _mean_loss(sums: np.ndarray, trials: np.ndarray) -> np.ndarray:
         return np.where(trials > 0, sums / np.maximum(trials, 1.0), np.nan)
 
 
+def fixed_sequence_run(pvalues: np.ndarray, first: int, level: float) -> tuple[int, int, str]:
+    """A fixed-sequence run over the cuts from ``first`` upwards, each at ``level``: its last
+    rejected cut (``first - 1`` where none is), the last cut it tested, and why it stopped."""
+    failed = np.flatnonzero(pvalues[first:] > level)
+    if failed.size == 0:
+        last = pvalues.size - 1
+        return last, last, "all cuts of the fixed sequence rejected, up to the full set"
+    stop = first + int(failed[0])
+    if stop == first:
+        return stop - 1, stop, "the fixed sequence's first cut is not rejected"
+    return (
+        stop - 1,
+        stop,
+        "first non-rejection in the fixed sequence; the cut before it is certified",
+    )
+
+
+def _cut_columns(
+    values: np.ndarray,
+    trials: np.ndarray,
+    sums: np.ndarray,
+    pvalues: np.ndarray,
+    idx: np.ndarray,
+    n_tested: int,
+) -> dict[str, Any]:
+    """The trail's columns of the tested cuts ``idx`` of ``{s <= values[j]}``, each recorded as the
+    fit returns it: ``(values[j + 1], 0)``, the last cut ``(inf, 1)``."""
+    above = np.append(values[1:], np.inf)[idx]
+    return {
+        "threshold": above,
+        "accept_prob": np.where(np.isinf(above), 1.0, 0.0),
+        "accepted": trials[idx].astype(np.int64),
+        "risk": _mean_loss(sums[idx], trials[idx]),
+        "coverage": trials[idx] / max(n_tested, 1),
+        "pvalue": pvalues[idx],
+        "bound": np.nan,
+    }
+
+
 def ltt_trail(
     values: np.ndarray,
     trials: np.ndarray,
@@ -278,35 +317,21 @@ def ltt_trail(
             "their start is the full set)"
         )
     else:
-        failed = np.flatnonzero(pvalues[first:] > chain_delta)
-        end = last if failed.size == 0 else first + int(failed[0])
-        at += range(first, end + 1)
-        stage += ["fixed sequence"] * (end + 1 - first)
-        level += [chain_delta] * (end + 1 - first)
-        if failed.size == 0:
-            reason = "all cuts of the fixed sequence rejected, up to the full set"
-        elif end == first:
-            reason = "the fixed sequence's first cut is not rejected"
-        else:
-            reason = "first non-rejection in the fixed sequence; the cut before it is certified"
+        _, tested, reason = fixed_sequence_run(pvalues, first, chain_delta)
+        at += range(first, tested + 1)
+        stage += ["fixed sequence"] * (tested + 1 - first)
+        level += [chain_delta] * (tested + 1 - first)
     idx = np.asarray(at)
-    above = np.append(values[1:], np.inf)[idx]
-    p = pvalues[idx]
+    levels = np.asarray(level, dtype=float)
     return _trail(
         "ltt",
         delta,
         reason,
         n_tested,
         stage=np.asarray(stage),
-        threshold=above,
-        accept_prob=np.where(np.isinf(above), 1.0, 0.0),
-        accepted=trials[idx].astype(np.int64),
-        risk=_mean_loss(sums[idx], trials[idx]),
-        coverage=trials[idx] / max(n_tested, 1),
-        pvalue=p,
-        bound=np.nan,
-        level=np.asarray(level, dtype=float),
-        rejected=p <= np.asarray(level),
+        level=levels,
+        rejected=pvalues[idx] <= levels,
+        **_cut_columns(values, trials, sums, pvalues, idx, n_tested),
     )
 
 
@@ -316,39 +341,24 @@ def fixed_sequence_trail(
     sums: np.ndarray,
     pvalues: np.ndarray,
     first: int,
+    run: tuple[int, int, str],
     level: float,
     delta: float,
 ) -> AuditTrail:
-    """A fixed-sequence run's trail on every row (the release gate's risk): from cut ``first`` up
-    to its first non-rejection, each at ``level``, recorded as :func:`ltt_trail` records its run."""
-    n_tested = int(trials[-1])
-    failed = np.flatnonzero(pvalues[first:] > level)
-    end = values.size - 1 if failed.size == 0 else first + int(failed[0])
-    if failed.size == 0:
-        reason = "all cuts of the fixed sequence rejected, up to the full set"
-    elif end == first:
-        reason = "the fixed sequence's first cut is not rejected"
-    else:
-        reason = "first non-rejection in the fixed sequence; the cut before it is certified"
-    idx = np.arange(first, end + 1)
-    above = np.append(values[1:], np.inf)[idx]
-    p = pvalues[idx]
+    """A fixed-sequence run's trail on every row (the release gate's risk): from cut ``first`` to
+    the last it tested, each at ``level``; ``run`` is :func:`fixed_sequence_run`'s."""
+    end, tested, reason = run
+    idx = np.arange(first, tested + 1)
     return _trail(
         "fixed-sequence",
         delta,
         reason,
-        n_tested,
-        failed.size == 0 or end > first,
+        int(trials[-1]),
+        end >= first,
         stage="fixed sequence",
-        threshold=above,
-        accept_prob=np.where(np.isinf(above), 1.0, 0.0),
-        accepted=trials[idx].astype(np.int64),
-        risk=_mean_loss(sums[idx], trials[idx]),
-        coverage=trials[idx] / max(n_tested, 1),
-        pvalue=p,
-        bound=np.nan,
         level=level,
-        rejected=p <= level,
+        rejected=pvalues[idx] <= level,
+        **_cut_columns(values, trials, sums, pvalues, idx, int(trials[-1])),
     )
 
 

@@ -22,6 +22,7 @@ from ..selective import (
 from . import _parameters
 from ._audit import (
     coverage_trail,
+    fixed_sequence_run,
     ltt_trail,
     sgr_trail,
 )
@@ -110,6 +111,17 @@ def _prefix_sums(loss: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarra
     counts = np.bincount(inverse, minlength=values.size).astype(float)
     sums = np.bincount(inverse, weights=loss, minlength=values.size)
     return values, np.cumsum(counts), np.cumsum(sums)
+
+
+def _check_target_risk(target_risk: Any, bound: float) -> float:
+    """A certified risk target as a float, checked to lie in (0, B): 0 and B need no certificate."""
+    target_risk = float(target_risk)
+    if not 0.0 < target_risk < bound:
+        raise ValueError(
+            f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
+            f"got {target_risk:g}"
+        )
+    return target_risk
 
 
 def _resolve_tail(tail: Any, binary: bool, owner: str) -> str:
@@ -472,11 +484,11 @@ def _fit_ltt(
         error.audit = audit  # type: ignore[attr-defined]  # the trail that failed
         raise error
     else:
-        failed = np.flatnonzero(pvalues[first:] > chain_delta)
-        if failed.size == 0:
+        end = fixed_sequence_run(pvalues, first, chain_delta)[0]
+        if end == rows.values.size - 1:
             threshold, accept_prob = math.inf, 1.0
         else:
-            threshold, accept_prob = float(rows.values[first + int(failed[0])]), 0.0
+            threshold, accept_prob = float(rows.values[end + 1]), 0.0
     selection = SelectionFunction(threshold, accept_prob)
     accepted = float(selection.acceptance_probability(s).sum())
     return CertifiedSelection(
@@ -604,12 +616,7 @@ def fit_certified_risk(
     )
     confidence, method = float(confidence), RISK_METHODS[0] if method is None else method
     bound, binary = _resolve_loss_bound(loss, loss_bound, "fit_certified_risk")
-    target_risk = float(target_risk)
-    if not 0.0 < target_risk < bound:
-        raise ValueError(
-            f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
-            f"got {target_risk:g}"
-        )
+    target_risk = _check_target_risk(target_risk, bound)
     # Checked for either method: "sgr" ignores them (its search uses every row and draws
     # nothing), but a value no method could use is a slip either way.
     _parameters.check(

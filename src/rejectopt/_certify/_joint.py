@@ -35,9 +35,10 @@ from .._checks import as_loss_and_uncertainty
 from .._params import format_level
 from ..selective import InfeasibleTargetError
 from . import _parameters
-from ._audit import AUDIT_COLUMNS, AuditTrail, _trail, fixed_sequence_trail
+from ._audit import AUDIT_COLUMNS, AuditTrail, _trail, fixed_sequence_run, fixed_sequence_trail
 from ._fits import (
     _certificate_error,
+    _check_target_risk,
     _prefix_sums,
     _resolve_loss_bound,
     _resolve_tail,
@@ -110,12 +111,7 @@ def fit_certified_gate(
     )
     confidence, min_coverage = float(confidence), float(min_coverage)
     bound, binary = _resolve_loss_bound(loss, loss_bound, "fit_certified_gate")
-    target_risk = float(target_risk)
-    if not 0.0 < target_risk < bound:
-        raise ValueError(
-            f"a certified target risk must lie in (0, {bound:g}) (loss units, loss_bound {bound:g}), "
-            f"got {target_risk:g}"
-        )
+    target_risk = _check_target_risk(target_risk, bound)
     tail = _resolve_tail(tail, binary, "fit_certified_gate")
     delta = 1.0 - confidence
     delta_coverage = delta * JOINT_COVERAGE_SHARE
@@ -146,11 +142,13 @@ def fit_certified_gate(
                 **_gate_advice(confidence, loss.size, 0),
                 audit=coverage.audit,
             )
-    run = fixed_sequence_trail(values, trials, sums, pvalues, first, delta_risk, delta_risk)
-    failed = np.flatnonzero(pvalues[first:] > delta_risk)
-    end = values.size - 1 if failed.size == 0 else first + int(failed[0]) - 1
+    run = fixed_sequence_run(pvalues, first, delta_risk)
+    end = run[0]
     granted = end >= cover
-    trail = _gate_trail(coverage.audit, run, delta, granted)
+    risk_trail = fixed_sequence_trail(
+        values, trials, sums, pvalues, first, run, delta_risk, delta_risk
+    )
+    trail = _gate_trail(coverage.audit, risk_trail, delta, granted)
     if not granted:
         raise _refusal(
             target_risk,
